@@ -1,0 +1,59 @@
+# mcp-elicit: `make demo` runs the main job; `make test` installs everything and runs every test.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+NODE22_DIR := tools/node22
+NODE22_BIN := $(CURDIR)/$(NODE22_DIR)/node_modules/node/bin
+HARNESS_DIR := tools/conformance
+STAMP_PY := $(VENV)/.installed
+STAMP_NODE := $(NODE22_DIR)/node_modules/.installed
+STAMP_HARNESS := $(HARNESS_DIR)/node_modules/.installed
+DEMO_PORT ?= 8765
+
+.PHONY: all install test check lint typecheck unit conformance demo bench clean
+
+all: test
+
+$(STAMP_PY): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $@
+
+# Node 22 (the machine's Node may be older; the conformance harness needs 22+), pinned by its lockfile.
+$(STAMP_NODE): $(NODE22_DIR)/package-lock.json
+	cd $(NODE22_DIR) && npm ci --no-audit --no-fund --loglevel=error
+	$(NODE22_BIN)/node --version
+	touch $@
+
+# The official conformance harness, pinned by its lockfile, installed with Node 22.
+$(STAMP_HARNESS): $(HARNESS_DIR)/package-lock.json $(STAMP_NODE)
+	cd $(HARNESS_DIR) && PATH=$(NODE22_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+install: $(STAMP_PY) $(STAMP_HARNESS)
+
+lint: $(STAMP_PY)
+	$(BIN)/ruff check mcp_elicit tests examples bench
+	$(BIN)/ruff format --check mcp_elicit tests examples bench
+
+typecheck: $(STAMP_PY)
+	$(BIN)/mypy
+
+unit: install
+	PATH=$(NODE22_BIN):$$PATH $(BIN)/pytest -q
+
+check: lint typecheck
+
+test: install check unit
+
+conformance: install
+	PATH=$(NODE22_BIN):$$PATH $(BIN)/pytest -q -m conformance
+
+demo: $(STAMP_PY)
+	$(BIN)/python examples/run_demo.py --port $(DEMO_PORT)
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) $(NODE22_DIR)/node_modules $(HARNESS_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache

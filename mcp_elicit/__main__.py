@@ -1,0 +1,5 @@
+"""``python -m mcp_elicit``: the command line."""
+
+from mcp_elicit.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The ``mcp-elicit`` command line."""

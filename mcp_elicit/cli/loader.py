@@ -1,0 +1,63 @@
+"""Finding the ``Server`` a user's file or module defines.
+
+Rules: a target is ``path/to/file.py`` or ``package.module``, optionally followed by
+``:attribute``. Without an attribute, the module's ``app``, ``server`` or ``mcp`` is used,
+or its only ``Server`` instance. Every failure says what was looked for and where.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from mcp_elicit.errors import CliError
+from mcp_elicit.server.app import Server
+
+__all__ = ["load_server"]
+
+_NAMES = ("app", "server", "mcp")
+
+
+def _load_module(spec: str) -> ModuleType:
+    if spec.endswith(".py") or "/" in spec or Path(spec).suffix == ".py":
+        path = Path(spec).resolve()
+        if not path.is_file():
+            raise CliError(f"no such file: {spec}", exit_code=2)
+        name = f"_mcp_elicit_app_{abs(hash(str(path)))}"
+        module_spec = importlib.util.spec_from_file_location(name, path)
+        if module_spec is None or module_spec.loader is None:
+            raise CliError(f"cannot import {spec}", exit_code=2)
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[name] = module
+        sys.path.insert(0, str(path.parent))
+        module_spec.loader.exec_module(module)
+        return module
+    try:
+        return importlib.import_module(spec)
+    except ModuleNotFoundError as exc:
+        raise CliError(f"cannot import module {spec!r}: {exc}", exit_code=2) from None
+
+
+def load_server(target: str) -> Server:
+    spec, _, attr = target.partition(":")
+    if ":" in target and len(spec) == 1 and target[1:3] in (":\\", ":/"):  # a Windows drive letter
+        spec, attr = target, ""
+    module = _load_module(spec)
+    if attr:
+        obj = getattr(module, attr, None)
+        if not isinstance(obj, Server):
+            raise CliError(f"{spec} has no Server named {attr!r}", exit_code=2)
+        return obj
+    for name in _NAMES:
+        obj = getattr(module, name, None)
+        if isinstance(obj, Server):
+            return obj
+    found = [v for v in vars(module).values() if isinstance(v, Server)]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise CliError(f"{spec} defines no mcp_elicit.Server (name it app, or pass {spec}:NAME)", exit_code=2)
+    raise CliError(f"{spec} defines several Servers; pass {spec}:NAME to choose one", exit_code=2)

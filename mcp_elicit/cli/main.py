@@ -1,0 +1,139 @@
+"""``mcp-elicit``: serve a server, generate a state key.
+
+Rules: every error ends with a message on stderr and the exit code its ``CliError``
+carries (2 for usage and configuration problems); nothing but JSON-RPC ever goes to stdout
+when serving over stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from mcp_elicit.errors import CliError, ConfigError
+from mcp_elicit.sealing import KeyRing
+
+__all__ = ["main"]
+
+STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
+log = logging.getLogger("mcp_elicit.cli")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="mcp-elicit", description="MCP elicitation toolkit")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="serve an mcp_elicit Server over stdio or Streamable HTTP")
+    serve.add_argument("target", help="path/to/app.py or package.module, optionally :NAME")
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP here instead of stdio")
+    serve.add_argument("--path", default="/mcp", help="the MCP endpoint path (default /mcp)")
+    serve.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="accept this Host/Origin besides loopback (repeatable; '*' turns the check off)",
+    )
+    serve.add_argument(
+        "--state-key-file", type=Path, help=f"keys sealing requestState (else ${STATE_KEYS_ENV})"
+    )
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+
+    keygen = sub.add_parser("keygen", help="print a new requestState key file")
+    keygen.set_defaults(command="keygen")
+    return parser
+
+
+def _state_keys(path: Path | None) -> KeyRing | None:
+    try:
+        if path is not None:
+            return KeyRing.from_text(path.read_text(encoding="utf-8"))
+        env = os.environ.get(STATE_KEYS_ENV)
+        if env:
+            return KeyRing.from_text(env)
+    except OSError as exc:
+        raise CliError(f"cannot read the state key file: {exc}", exit_code=2) from None
+    except ConfigError as exc:
+        raise CliError(f"invalid state keys: {exc}", exit_code=2) from None
+    return None
+
+
+def _split_address(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise CliError(f"--http needs HOST:PORT, not {value!r}", exit_code=2)
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from mcp_elicit.cli.loader import load_server
+
+    logging.basicConfig(
+        level=args.log_level.upper(),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    server = load_server(args.target)
+    keys = _state_keys(args.state_key_file)
+    if keys is not None:
+        server.set_state_keys(keys)
+    else:
+        log.info(
+            "requestState is sealed with a random per-process key; several instances behind one URL need a "
+            "shared key (--state-key-file or $%s, see 'mcp-elicit keygen')",
+            STATE_KEYS_ENV,
+        )
+    if args.http is None:
+        from mcp_elicit.transports.stdio_server import serve_stdio
+
+        asyncio.run(serve_stdio(server))
+        return 0
+    import uvicorn
+
+    from mcp_elicit.transports.http_server import LOOPBACK_HOSTS, StreamableHTTP
+
+    host, port = _split_address(args.http)
+    allowed = [*LOOPBACK_HOSTS, *args.allow_host]
+    app = StreamableHTTP(server, path=args.path, allowed_hosts=allowed)
+    shown = f"[{host}]" if ":" in host else host
+    print(
+        f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}", file=sys.stderr, flush=True
+    )
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning" if args.log_level == "info" else args.log_level,
+        lifespan="on",
+        http="httptools" if _has("httptools") else "h11",
+        loop="uvloop" if _has("uvloop") else "asyncio",
+    )
+    uvicorn.Server(config).run()
+    return 0
+
+
+def _has(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "serve":
+            return _serve(args)
+        if args.command == "keygen":
+            print(KeyRing.generate().export_text(), end="")
+            return 0
+    except CliError as exc:
+        print(f"mcp-elicit: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+    return 2

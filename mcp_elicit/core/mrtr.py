@@ -1,0 +1,281 @@
+"""Multi round-trip requests (2026-07-28), server side, replay style. No I/O.
+
+A handler that needs input asks for it; when the answer is not in hand, the request ends
+with ``resultType: "input_required"``, the outstanding ``inputRequests`` and a sealed
+``requestState`` holding every answer accepted so far. The client retries with a new id,
+the answers under the same keys and the state echoed; the handler runs again from the
+top, finds its earlier answers in the state, and goes one question further.
+
+Rules:
+
+* Each question has a key (chosen by the handler, or derived from its order) and a
+  fingerprint (a digest of exactly what was asked). A recorded answer is only ever given
+  back to the same key *and* the same fingerprint; anything else is a
+  ``ReplayMismatchError``, never a silent mix-up.
+* A fresh answer (from ``inputResponses``) is checked against the question asked *now*:
+  the form schema for elicitation, the result shape for sampling and roots. A bad answer
+  re-asks the question with a note saying what was wrong; it is never handed to the
+  handler. Keys nobody asked about are ignored.
+* The state is sealed (AEAD) and bound to the method, the target, the arguments and the
+  principal; any failure to open it is ``InvalidRequestState``. A request that completes
+  in one round carries no state.
+* Limits come first: an oversized ``inputResponses`` is refused before anything else.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import orjson
+from pydantic import ValidationError
+
+from mcp_elicit.errors import (
+    FormValidationError,
+    InternalError,
+    InvalidParams,
+    ReplayMismatchError,
+)
+from mcp_elicit.forms import FormSchema
+from mcp_elicit.sealing import Binding, StateSealer, arguments_digest
+
+__all__ = [
+    "ELICIT",
+    "LIST_ROOTS",
+    "SAMPLE",
+    "Ask",
+    "InputRequired",
+    "Replay",
+    "binding_for",
+]
+
+ELICIT: Final = "elicitation/create"
+SAMPLE: Final = "sampling/createMessage"
+LIST_ROOTS: Final = "roots/list"
+
+MAX_INPUT_RESPONSES_BYTES: Final = 256 * 1024
+MAX_INPUT_RESPONSES: Final = 64
+_STATE_VERSION: Final = 1
+
+
+@dataclass(slots=True)
+class Ask:
+    """One question a handler asks: an input request under a key.
+
+    ``schema`` is set for form-mode elicitation; the answer is checked against it.
+    """
+
+    key: str
+    method: str
+    params: dict[str, Any]
+    schema: FormSchema | None = None
+    _fingerprint: str | None = field(default=None, repr=False)
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            digest = hashlib.sha256(
+                orjson.dumps({"m": self.method, "p": self.params}, option=orjson.OPT_SORT_KEYS)
+            ).digest()
+            self._fingerprint = base64.urlsafe_b64encode(digest[:12]).decode("ascii")
+        return self._fingerprint
+
+    def wire(self, note: str | None = None) -> dict[str, Any]:
+        """The ``inputRequests`` entry; ``note`` (what was wrong last time) leads the message."""
+        params = self.params
+        if note is not None and self.method == ELICIT:
+            params = {**params, "message": f"{note}\n\n{params.get('message', '')}".rstrip()}
+        return {"method": self.method, "params": params}
+
+
+class InputRequired(BaseException):
+    """Raised inside a handler when answers are missing; ends this round.
+
+    It derives from ``BaseException`` so that a handler's ``except Exception`` cannot
+    swallow it by accident.
+    """
+
+    def __init__(self, asks: list[Ask]) -> None:
+        super().__init__([a.key for a in asks])
+        self.asks = asks
+
+
+def binding_for(method: str, params: Mapping[str, Any], principal: str | None) -> Binding:
+    """What a request's state is bound to: method, target, arguments, principal."""
+    if method == "resources/read":
+        target = params.get("uri")
+        arguments: object = None
+    else:
+        target = params.get("name")
+        arguments = params.get("arguments")
+    return Binding(
+        method=method,
+        target=target if isinstance(target, str) else "",
+        arguments=arguments_digest(arguments if isinstance(arguments, Mapping) else None),
+        principal=principal,
+    )
+
+
+class Replay:
+    """The answers one round of a multi round-trip request has to work with."""
+
+    def __init__(
+        self,
+        *,
+        answers: dict[str, tuple[str, Any]] | None = None,
+        pending: dict[str, str] | None = None,
+        fresh: dict[str, Any] | None = None,
+        round_no: int = 0,
+        shape_problem: str | None = None,
+    ) -> None:
+        self.answers: dict[str, tuple[str, Any]] = answers or {}
+        self.pending: dict[str, str] = pending or {}
+        self.fresh: dict[str, Any] = fresh or {}
+        self.round = round_no
+        self.shape_problem = shape_problem
+        self.notes: dict[str, str] = {}
+        self.changed = False
+
+    @classmethod
+    def begin(cls, params: Mapping[str, Any], *, sealer: StateSealer, binding: Binding, now: float) -> Replay:
+        """Open the state and read the answers a retry carries."""
+        responses = params.get("inputResponses")
+        fresh: dict[str, Any] = {}
+        problem: str | None = None
+        if responses is not None:
+            if not isinstance(responses, dict):
+                problem = "inputResponses must be an object mapping each input request key to its result"
+            else:
+                if (
+                    len(responses) > MAX_INPUT_RESPONSES
+                    or len(orjson.dumps(responses)) > MAX_INPUT_RESPONSES_BYTES
+                ):
+                    raise InvalidParams(
+                        f"Invalid params: inputResponses is too large (at most {MAX_INPUT_RESPONSES} entries "
+                        f"and {MAX_INPUT_RESPONSES_BYTES} bytes)"
+                    )
+                fresh = responses
+        token = params.get("requestState")
+        if token is None:
+            return cls(fresh=fresh, shape_problem=problem)
+        payload = sealer.open(token, binding, now=now)
+        try:
+            state = orjson.loads(payload)
+            answers = {k: (v[0], v[1]) for k, v in state["a"].items()}
+            pending = dict(state["p"])
+            round_no = int(state["r"])
+        except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
+            raise InternalError("Internal error: a sealed requestState had an unexpected layout") from None
+        return cls(answers=answers, pending=pending, fresh=fresh, round_no=round_no, shape_problem=problem)
+
+    def resolve(self, ask: Ask) -> tuple[bool, Any]:
+        """``(True, answer)`` when ``ask`` is answered (checked), else ``(False, None)``.
+
+        A fresh answer that does not fit is noted and counts as unanswered.
+        """
+        recorded = self.answers.get(ask.key)
+        if recorded is not None:
+            if recorded[0] != ask.fingerprint:
+                raise ReplayMismatchError(
+                    f"On replay the handler asked something different under key {ask.key!r} than the "
+                    "recorded round did. A handler must ask the same questions, in the same order, for the "
+                    "same arguments and answers; give changing questions distinct keys."
+                )
+            return True, recorded[1]
+        expected = self.pending.get(ask.key)
+        if expected is not None and expected != ask.fingerprint:
+            raise ReplayMismatchError(
+                f"The question under key {ask.key!r} changed between rounds; the client's answer was for "
+                "a different question. Give changing questions distinct keys."
+            )
+        if ask.key not in self.fresh:
+            if self.shape_problem is not None:
+                self.notes[ask.key] = f"Your previous answer could not be read: {self.shape_problem}."
+            return False, None
+        try:
+            answer = check_answer(ask, self.fresh[ask.key])
+        except _BadAnswer as exc:
+            self.notes[ask.key] = f"Your previous answer was not accepted: {exc}."
+            return False, None
+        self.answers[ask.key] = (ask.fingerprint, answer)
+        self.changed = True
+        return True, answer
+
+    def input_required(
+        self, asks: list[Ask], *, sealer: StateSealer, binding: Binding, now: float
+    ) -> dict[str, Any]:
+        """The ``input_required`` result asking ``asks``, with the state for the next round."""
+        requests: dict[str, Any] = {}
+        pending: dict[str, str] = {}
+        for ask in asks:
+            if ask.key in requests:
+                raise ReplayMismatchError(f"Two questions in one round share the key {ask.key!r}")
+            requests[ask.key] = ask.wire(self.notes.get(ask.key))
+            pending[ask.key] = ask.fingerprint
+        payload = orjson.dumps(
+            {
+                "v": _STATE_VERSION,
+                "r": self.round + 1,
+                "a": {k: [fp, answer] for k, (fp, answer) in self.answers.items()},
+                "p": pending,
+            }
+        )
+        return {
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": sealer.seal(payload, binding, now=now),
+        }
+
+
+class _BadAnswer(Exception):
+    """A client's answer that does not fit its question (private: becomes a re-ask note)."""
+
+
+def check_answer(ask: Ask, raw: object) -> Any:
+    """Check one ``inputResponses`` entry against its question; return the clean answer."""
+    if not isinstance(raw, dict):
+        raise _BadAnswer("each answer must be a JSON object")
+    if ask.method == ELICIT:
+        return _check_elicit(ask, raw)
+    if ask.method == SAMPLE:
+        from mcp_types import CreateMessageResult
+
+        try:
+            CreateMessageResult.model_validate(raw)
+        except ValidationError as exc:
+            raise _BadAnswer(_pydantic_summary(exc, "a sampling result")) from None
+        return raw
+    if ask.method == LIST_ROOTS:
+        from mcp_types import ListRootsResult
+
+        try:
+            ListRootsResult.model_validate(raw)
+        except ValidationError as exc:
+            raise _BadAnswer(_pydantic_summary(exc, "a roots list")) from None
+        return raw
+    raise _BadAnswer(f"unexpected input request method {ask.method!r}")
+
+
+def _check_elicit(ask: Ask, raw: dict[str, Any]) -> dict[str, Any]:
+    action = raw.get("action")
+    if action not in ("accept", "decline", "cancel"):
+        raise _BadAnswer('"action" must be "accept", "decline" or "cancel"')
+    if action != "accept" or ask.schema is None:
+        return {"action": action}
+    content = raw.get("content")
+    if content is None:
+        content = {}
+    try:
+        clean = ask.schema.validate(content)
+    except FormValidationError as exc:
+        raise _BadAnswer(str(exc)) from None
+    return {"action": "accept", "content": clean}
+
+
+def _pydantic_summary(exc: ValidationError, what: str) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
+    return f"it is not {what} ({where}: {first.get('msg', 'invalid')})"

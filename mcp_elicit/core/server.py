@@ -1,0 +1,235 @@
+"""The server's protocol core: which revision a request speaks, whether it may proceed, and
+what its result looks like on the wire. No I/O, no handlers: decoded JSON in, decisions out.
+
+Rules (2026-07-28, checked in this order, the order the spec and the conformance suite
+expect):
+
+1. ``_meta`` carries protocolVersion and clientCapabilities        -32602, HTTP 400
+2. the ``MCP-Protocol-Version`` header equals the ``_meta`` version   -32020, HTTP 400
+3. the version is one we speak                                    -32022, HTTP 400
+4. ``Mcp-Method`` equals ``method``; ``Mcp-Name`` equals name/uri    -32020, HTTP 400
+5. the method exists in this revision                             -32601, HTTP 404
+
+Header checks (2 and 4) apply only where there are headers (Streamable HTTP). Every result
+gets ``resultType``; cacheable results get ``ttlMs`` and ``cacheScope``; every modern result
+names the server in ``_meta``. A request whose era is the handshake one goes to
+``rev_2025_11_25``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from mcp_elicit.errors import HeaderMismatch, InvalidParams, MethodNotFound, UnsupportedProtocolVersion
+from mcp_elicit.wire import headers as h
+from mcp_elicit.wire.jsonrpc import Request, RequestId
+from mcp_elicit.wire.meta import SERVER_INFO_META_KEY, ClientCapabilities, RequestMeta, parse_request_meta
+from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake
+
+__all__ = [
+    "CACHEABLE_METHODS",
+    "FRAMEWORK_METHODS",
+    "INPUT_METHODS",
+    "Call",
+    "ServerCore",
+    "ServerIdentity",
+]
+
+#: Methods a modern server answers through the framework's handlers.
+FRAMEWORK_METHODS: Final = frozenset(
+    {
+        "tools/list",
+        "tools/call",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    }
+)
+#: Methods whose result may be ``input_required`` (multi round-trip).
+INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: Methods whose results carry caching hints.
+CACHEABLE_METHODS: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+#: Methods of the handshake revisions that 2026-07-28 removed.
+REMOVED_METHODS: Final = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ServerIdentity:
+    """What the server says about itself."""
+
+    name: str
+    version: str
+    title: str | None = None
+    instructions: str | None = None
+    capabilities: Mapping[str, Any] = field(default_factory=dict)
+    cache_ttl_ms: int = 0
+    cache_scope: Literal["public", "private"] = "private"
+
+    def info(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.title:
+            info["title"] = self.title
+        return info
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A request that passed the protocol checks and goes to a handler."""
+
+    id: RequestId
+    method: str
+    params: dict[str, Any]
+    revision: str
+    capabilities: ClientCapabilities
+    client_info: Mapping[str, Any] | None = None
+    log_level: str | None = None
+    progress_token: str | int | None = None
+
+    @property
+    def modern(self) -> bool:
+        return self.revision in MODERN
+
+
+class ServerCore:
+    """Protocol decisions for one server; shared by every transport and connection."""
+
+    def __init__(self, identity: ServerIdentity) -> None:
+        self.identity = identity
+        self._server_meta = {SERVER_INFO_META_KEY: identity.info()}
+
+    # ---- era -----------------------------------------------------------------
+
+    @staticmethod
+    def is_handshake_request(
+        message: Request, headers: Mapping[str, str] | None, *, in_session: bool = False
+    ) -> bool:
+        """True when ``message`` belongs to the handshake era (2025-11-25 and earlier)."""
+        if in_session:
+            return True
+        if headers is not None:
+            if "mcp-session-id" in headers:
+                return True
+            version = headers.get(h.VERSION_HEADER)
+            if version is not None:
+                return is_handshake(version.strip())
+        if message.method == "initialize":
+            meta = (message.params or {}).get("_meta")
+            return not (isinstance(meta, Mapping) and "io.modelcontextprotocol/protocolVersion" in meta)
+        return False
+
+    # ---- modern requests -------------------------------------------------------
+
+    def check_modern(self, message: Request, headers: Mapping[str, str] | None) -> Call:
+        """Run the 2026-07-28 checks on ``message``; raise the first error that applies."""
+        params = message.params if message.params is not None else {}
+        try:
+            meta: RequestMeta = parse_request_meta(params)
+        except InvalidParams as exc:
+            exc.request_id = message.id
+            raise
+        version = meta.protocol_version
+        try:
+            if headers is not None:
+                self._check_version_header(headers, version)
+            if version not in MODERN:
+                raise UnsupportedProtocolVersion.for_version(version, SUPPORTED)
+            if headers is not None:
+                self._check_standard_headers(headers, message.method, params)
+            if message.method not in FRAMEWORK_METHODS and message.method != "server/discover":
+                if message.method in REMOVED_METHODS:
+                    raise MethodNotFound(
+                        f"Method not found: {message.method} does not exist in revision {version} "
+                        "(it belongs to the initialize handshake of 2025-11-25 and earlier)"
+                    )
+                raise MethodNotFound(f"Method not found: {message.method}")
+        except (HeaderMismatch, UnsupportedProtocolVersion, MethodNotFound) as exc:
+            exc.request_id = message.id
+            raise
+        return Call(
+            id=message.id,
+            method=message.method,
+            params=params,
+            revision=version,
+            capabilities=meta.capabilities,
+            client_info=meta.client_info,
+            log_level=meta.log_level,
+            progress_token=meta.progress_token,
+        )
+
+    @staticmethod
+    def _check_version_header(headers: Mapping[str, str], version: str) -> None:
+        raw = headers.get(h.VERSION_HEADER)
+        if raw is None:
+            raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
+        if raw.strip() != version:
+            raise HeaderMismatch(
+                f"Header mismatch: MCP-Protocol-Version header {raw.strip()!r} does not match "
+                f"_meta protocolVersion {version!r}"
+            )
+
+    @staticmethod
+    def _check_standard_headers(headers: Mapping[str, str], method: str, params: Mapping[str, Any]) -> None:
+        raw_method = headers.get(h.METHOD_HEADER)
+        if raw_method is None:
+            raise HeaderMismatch("Header mismatch: the Mcp-Method header is required")
+        if raw_method.strip() != method:
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Method header {raw_method.strip()!r} "
+                f"does not match body method {method!r}"
+            )
+        expected = h.name_source(method, params)
+        if expected is None:
+            return
+        raw_name = headers.get(h.NAME_HEADER)
+        if raw_name is None:
+            raise HeaderMismatch(f"Header mismatch: the Mcp-Name header is required for {method}")
+        try:
+            name = h.decode_value(raw_name)
+        except ValueError as exc:
+            raise HeaderMismatch(f"Header mismatch: Mcp-Name header is invalid: {exc}") from None
+        if name != expected:
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Name header value {name!r} does not match body value {expected!r}"
+            )
+
+    # ---- results ---------------------------------------------------------------
+
+    def discover(self) -> dict[str, Any]:
+        """The ``server/discover`` result body (before ``finish``)."""
+        result: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED),
+            "capabilities": dict(self.identity.capabilities),
+        }
+        if self.identity.instructions:
+            result["instructions"] = self.identity.instructions
+        return result
+
+    def finish(self, method: str, result: dict[str, Any], *, modern: bool = True) -> dict[str, Any]:
+        """Stamp a handler's result for the wire (in place; returns it)."""
+        if modern:
+            result.setdefault("resultType", "complete")
+            meta = result.get("_meta")
+            if meta is None:
+                result["_meta"] = self._server_meta
+            elif SERVER_INFO_META_KEY not in meta:
+                result["_meta"] = {**meta, **self._server_meta}
+            if method in CACHEABLE_METHODS and result["resultType"] == "complete":
+                result.setdefault("ttlMs", self.identity.cache_ttl_ms)
+                result.setdefault("cacheScope", self.identity.cache_scope)
+        return result

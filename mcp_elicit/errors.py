@@ -1,0 +1,315 @@
+"""The whole exception tree of mcp-elicit, in one place.
+
+::
+
+    MCPElicitError
+    ├── ProtocolError                 a JSON-RPC error that goes on the wire (code, data, HTTP status)
+    │   ├── ParseError                -32700  the bytes are not JSON
+    │   ├── InvalidRequest            -32600  JSON, but not a JSON-RPC request/notification
+    │   ├── MethodNotFound            -32601  unknown or removed method (HTTP 404 on 2026-07-28)
+    │   ├── InvalidParams             -32602  params of the wrong shape or type
+    │   │   ├── InvalidRequestMeta    -32602  required ``_meta`` field missing (HTTP 400)
+    │   │   ├── ResourceNotFound      -32602  ``data.uri`` names the resource
+    │   │   └── InvalidRequestState   -32602  sealed state failed to open; the reason is never sent
+    │   ├── InternalError             -32603  we broke, not the peer
+    │   ├── HeaderMismatch            -32020  HTTP headers disagree with the body (HTTP 400)
+    │   ├── MissingClientCapability   -32021  ``data.requiredCapabilities`` (HTTP 400)
+    │   ├── UnsupportedProtocolVersion -32022 ``data.supported`` / ``data.requested`` (HTTP 400)
+    │   └── URLElicitationRequired    -32042  ``data.elicitations`` (2025-11-25 only)
+    ├── FormSchemaError               a form schema outside the flat subset, caught at definition time
+    │   └── SensitiveFieldError       a form field asks for a secret: use URL mode
+    ├── FormValidationError           an answer does not fit the schema that was asked
+    ├── ReplayMismatchError           a handler asked a different question on replay
+    ├── ToolError                     raised by a tool to report a failure as an ``isError`` result
+    ├── ConfigError                   bad configuration (keys, addresses, files)
+    ├── TransportError                the connection failed or closed
+    └── CliError                      carries the process exit code
+
+Rules: a protocol error says who broke the rules through its class, and carries the
+JSON-RPC code and the HTTP status a transport should use. Declining or cancelling an
+elicitation is a *result*, never an exception. A tool failure is a result with
+``isError``, never a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+__all__ = [
+    "CliError",
+    "ConfigError",
+    "FormSchemaError",
+    "FormValidationError",
+    "HeaderMismatch",
+    "InternalError",
+    "InvalidParams",
+    "InvalidRequest",
+    "InvalidRequestMeta",
+    "InvalidRequestState",
+    "MCPElicitError",
+    "MethodNotFound",
+    "MissingClientCapability",
+    "ParseError",
+    "ProtocolError",
+    "ReplayMismatchError",
+    "ResourceNotFound",
+    "SensitiveFieldError",
+    "ToolError",
+    "TransportError",
+    "URLElicitationRequired",
+    "UnsupportedProtocolVersion",
+    "ValidationProblem",
+]
+
+
+class MCPElicitError(Exception):
+    """Base class of every error mcp-elicit raises."""
+
+
+class ProtocolError(MCPElicitError):
+    """A JSON-RPC error response: ``code``, ``message``, optional ``data``.
+
+    ``http_status`` is the status a Streamable HTTP transport answers with when this
+    error is the whole response (200 when the spec asks for none in particular).
+    """
+
+    code: ClassVar[int] = -32603
+    default_http_status: ClassVar[int] = 200
+
+    def __init__(
+        self,
+        message: str,
+        data: Any = None,
+        *,
+        http_status: int | None = None,
+        request_id: str | int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+        self.http_status = self.default_http_status if http_status is None else http_status
+        #: The id of the request this error answers, when the decoder could read one.
+        self.request_id = request_id
+
+    def to_error(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` member."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    @staticmethod
+    def from_error(error: Mapping[str, Any]) -> ProtocolError:
+        """Rebuild the most specific error class from a received JSON-RPC ``error`` member."""
+        code = error.get("code")
+        message = str(error.get("message", ""))
+        data = error.get("data")
+        cls = _BY_CODE.get(code) if isinstance(code, int) else None
+        if cls is None:
+            err = ProtocolError(message, data)
+            err.code = code if isinstance(code, int) else -32603  # type: ignore[misc]
+            return err
+        return cls(message, data)
+
+
+class ParseError(ProtocolError):
+    """The bytes received are not valid JSON."""
+
+    code = -32700
+    default_http_status = 400
+
+
+class InvalidRequest(ProtocolError):
+    """Valid JSON that is not a valid JSON-RPC request or notification."""
+
+    code = -32600
+    default_http_status = 400
+
+
+class MethodNotFound(ProtocolError):
+    """The method does not exist, or does not exist in the revision spoken."""
+
+    code = -32601
+    default_http_status = 404
+
+
+class InvalidParams(ProtocolError):
+    """The params of a request have the wrong shape or types."""
+
+    code = -32602
+
+
+class InvalidRequestMeta(InvalidParams):
+    """A required per-request ``_meta`` field is missing or malformed (2026-07-28)."""
+
+    default_http_status = 400
+
+
+class ResourceNotFound(InvalidParams):
+    """``resources/read`` named a URI that no resource or template serves."""
+
+    def __init__(self, uri: str) -> None:
+        super().__init__(f"Resource not found: {uri}", {"uri": uri})
+        self.uri = uri
+
+
+class InvalidRequestState(InvalidParams):
+    """A ``requestState`` that failed verification.
+
+    Every failure looks the same on the wire; ``reason`` says what went wrong and is for
+    the server's own log only.
+    """
+
+    WIRE_MESSAGE: ClassVar[str] = "Invalid or expired requestState"
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(self.WIRE_MESSAGE)
+        self.reason = reason
+
+
+class InternalError(ProtocolError):
+    """Something failed on our side."""
+
+    code = -32603
+
+
+class HeaderMismatch(ProtocolError):
+    """HTTP headers missing, malformed, or disagreeing with the body (2026-07-28)."""
+
+    code = -32020
+    default_http_status = 400
+
+
+class MissingClientCapability(ProtocolError):
+    """Handling the request needs a client capability the request did not declare."""
+
+    code = -32021
+    default_http_status = 400
+
+    @classmethod
+    def requiring(cls, required: Mapping[str, Any]) -> MissingClientCapability:
+        names = ", ".join(_capability_paths(required))
+        return cls(
+            f"This request needs the client capability {names}, which the client did not declare",
+            {"requiredCapabilities": dict(required)},
+        )
+
+    @property
+    def required(self) -> dict[str, Any]:
+        data = self.data if isinstance(self.data, dict) else {}
+        req = data.get("requiredCapabilities")
+        return dict(req) if isinstance(req, dict) else {}
+
+
+class UnsupportedProtocolVersion(ProtocolError):
+    """The requested protocol version is not one this side speaks."""
+
+    code = -32022
+    default_http_status = 400
+
+    @classmethod
+    def for_version(cls, requested: str, supported: Sequence[str]) -> UnsupportedProtocolVersion:
+        return cls(
+            f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
+            {"supported": list(supported), "requested": requested},
+        )
+
+
+class URLElicitationRequired(ProtocolError):
+    """The request cannot go on until the user completes URL-mode elicitations (2025-11-25)."""
+
+    code = -32042
+
+
+_BY_CODE: dict[int, type[ProtocolError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequest,
+        MethodNotFound,
+        InvalidParams,
+        InternalError,
+        HeaderMismatch,
+        MissingClientCapability,
+        UnsupportedProtocolVersion,
+        URLElicitationRequired,
+    )
+}
+
+
+def _capability_paths(required: Mapping[str, Any], prefix: str = "") -> list[str]:
+    paths: list[str] = []
+    for key, value in required.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            paths.extend(_capability_paths(value, path + "."))
+        else:
+            paths.append(path)
+    return paths
+
+
+class FormSchemaError(MCPElicitError):
+    """A form schema outside the flat subset elicitation allows.
+
+    Raised when a tool is defined (or a form is built), naming the field and the rule.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        super().__init__(f"field {field!r}: {message}" if field else message)
+        self.field = field
+
+
+class SensitiveFieldError(FormSchemaError):
+    """A form field asks for something secret; secrets must go through URL mode."""
+
+
+@dataclass(frozen=True, slots=True)
+class ValidationProblem:
+    """One thing wrong with an answer: the field (None for the whole form) and what."""
+
+    field: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.field}: {self.message}" if self.field else self.message
+
+
+class FormValidationError(MCPElicitError):
+    """Content that does not fit the requested schema; ``problems`` lists each fault."""
+
+    def __init__(self, problems: Sequence[ValidationProblem]) -> None:
+        self.problems = tuple(problems)
+        super().__init__("; ".join(str(p) for p in self.problems) or "invalid answer")
+
+
+class ReplayMismatchError(MCPElicitError):
+    """On replay, a handler asked something other than what the recorded round asked.
+
+    This is a bug in the handler (its questions must not depend on anything but its
+    arguments and earlier answers); the request fails instead of mixing up answers.
+    """
+
+
+class ToolError(MCPElicitError):
+    """Raise inside a tool to fail it with this message as an ``isError`` result."""
+
+
+class ConfigError(MCPElicitError):
+    """Invalid configuration: a key file, an address, an option."""
+
+
+class TransportError(MCPElicitError):
+    """The connection could not be made, or failed or closed underneath a request."""
+
+
+class CliError(MCPElicitError):
+    """An error that ends the command line program with ``exit_code``."""
+
+    exit_code: int = 1
+
+    def __init__(self, message: str, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        if exit_code is not None:
+            self.exit_code = exit_code

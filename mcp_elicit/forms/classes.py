@@ -1,0 +1,218 @@
+"""From a class of fields (dataclass, TypedDict, pydantic model) to a form, and back.
+
+:func:`describe_class` reads a class's fields, in order, into named field specs
+(through :mod:`annotations`) and a :class:`Binding` that :meth:`Binding.build` uses to
+turn a validated answer into an instance of that class.
+
+Rules:
+
+- A field is required unless it has a default (or a default factory), is ``X | None``,
+  or is a TypedDict key that is not required. ``init=False`` dataclass fields and
+  ClassVars are not asked.
+- A default becomes the wire default when it fits the field (an Enum member becomes its
+  value, a date its ISO text, a set a list in option order); a default that does not
+  fit is refused, while a default factory whose result does not fit is simply not
+  shown (the factory still runs when the instance is built).
+- ``build`` leaves an absent field out when the class has a default for it (or for a
+  TypedDict), and passes None for an absent ``X | None`` field without one.
+- pydantic is only looked at when it has been imported: a class cannot be a pydantic
+  model otherwise. A pydantic field's alias, when set, is its name on the wire.
+  ``ValidationError``\\s raised while building a model become
+  :class:`FormValidationError`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_elicit.errors import FormSchemaError, FormValidationError, ValidationProblem
+from mcp_elicit.forms.annotations import Converter, spec_for
+from mcp_elicit.forms.fields import FieldSpec
+from mcp_elicit.forms.validate import Invalid, compile_field
+
+__all__ = ["Binding", "describe_class"]
+
+_NO_DEFAULT: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class _Attr:
+    """One class field as found: wire name, type, defaults and what pydantic says."""
+
+    name: str
+    annotation: Any
+    declared_required: bool
+    default: Any = _NO_DEFAULT
+    factory: Callable[[], Any] | None = None
+    metadata: tuple[object, ...] = ()
+    title: str | None = None
+    description: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """How to build an instance of ``target`` from a validated answer."""
+
+    target: type[Any]
+    make: Callable[[dict[str, Any]], Any]
+    # (wire name, to_python, pass None when absent)
+    plan: tuple[tuple[str, Callable[[Any], Any], bool], ...]
+
+    def build(self, content: Mapping[str, Any]) -> Any:
+        values: dict[str, Any] = {}
+        for name, to_python, none_when_absent in self.plan:
+            value = content.get(name)
+            if value is not None:
+                values[name] = to_python(value)
+            elif none_when_absent:
+                values[name] = None
+        return self.make(values)
+
+
+def _hints(cls: type[Any]) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(cls, include_extras=True)
+    except Exception as exc:  # NameError, TypeError: unresolved forward references
+        raise FormSchemaError(f"cannot read the annotations of {cls.__name__}: {exc}") from None
+
+
+def _dataclass_attrs(cls: type[Any]) -> list[_Attr]:
+    hints = _hints(cls)
+    attrs = []
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        factory = None if f.default_factory is dataclasses.MISSING else f.default_factory
+        default = _NO_DEFAULT if f.default is dataclasses.MISSING else f.default
+        required = default is _NO_DEFAULT and factory is None
+        attrs.append(_Attr(f.name, hints.get(f.name, f.type), required, default, factory))
+    return attrs
+
+
+def _key_required(hint: Any, total: bool) -> bool:
+    """Whether a TypedDict key is required, read from its own ``Required``/``NotRequired``.
+
+    ``__required_keys__`` cannot be trusted: on Python 3.11, under
+    ``from __future__ import annotations``, it misses ``NotRequired`` and ``Required``.
+    """
+    while True:
+        origin = typing.get_origin(hint)
+        if origin is typing.Annotated:
+            hint = typing.get_args(hint)[0]
+        elif origin is typing.NotRequired:
+            return False
+        elif origin is typing.Required:
+            return True
+        else:
+            return total
+
+
+def _typeddict_attrs(cls: type[Any]) -> list[_Attr]:
+    total = bool(getattr(cls, "__total__", True))
+    return [_Attr(name, tp, _key_required(tp, total)) for name, tp in _hints(cls).items()]
+
+
+def _pydantic_base() -> type[Any] | None:
+    if "pydantic" not in sys.modules:
+        return None
+    import pydantic
+
+    return pydantic.BaseModel
+
+
+def _pydantic_attrs(cls: type[Any]) -> list[_Attr]:
+    from pydantic_core import PydanticUndefined
+
+    attrs = []
+    for name, info in cls.model_fields.items():
+        default = _NO_DEFAULT if info.default is PydanticUndefined else info.default
+        factory = info.default_factory  # one that takes the validated data fails and shows no default
+        attrs.append(
+            _Attr(
+                info.alias or name,
+                info.annotation,
+                info.is_required(),
+                default,
+                factory,
+                tuple(info.metadata),
+                info.title,
+                info.description,
+            )
+        )
+    return attrs
+
+
+def _pydantic_maker(cls: type[Any]) -> Callable[[dict[str, Any]], Any]:
+    import pydantic
+
+    def make(values: dict[str, Any]) -> Any:
+        try:
+            return cls.model_validate(values)
+        except pydantic.ValidationError as exc:
+            problems = [
+                ValidationProblem(str(err["loc"][0]) if err["loc"] else None, err["msg"])
+                for err in exc.errors()
+            ]
+            raise FormValidationError(problems) from None
+
+    return make
+
+
+def _wire_default(spec: FieldSpec, converter: Converter, attr: _Attr) -> Any:
+    """The wire default for ``attr``, or None when there is none (or a factory's does not fit)."""
+    factory = attr.factory if attr.default is _NO_DEFAULT else None
+    from_factory = factory is not None
+    if attr.default is _NO_DEFAULT and factory is None:
+        return None
+    try:
+        value = factory() if factory is not None else attr.default
+        if value is None:
+            return None
+        wire = converter.to_wire(value)
+    except (ValueError, TypeError) as exc:
+        if from_factory:
+            return None
+        raise FormSchemaError(
+            f"the default {attr.default!r} does not fit the field: {exc}", field=attr.name
+        ) from None
+    if from_factory and isinstance(compile_field(spec)(wire), Invalid):
+        return None
+    return tuple(wire) if isinstance(wire, list) else wire
+
+
+def describe_class(cls: object) -> tuple[tuple[FieldSpec, ...], Binding]:
+    """Named field specs for the fields of ``cls``, and the binding that builds a ``cls``."""
+    base = _pydantic_base()
+    make: Callable[[dict[str, Any]], Any]
+    if not isinstance(cls, type):
+        raise FormSchemaError(f"a form needs a dataclass, TypedDict or pydantic model class, not {cls!r}")
+    if dataclasses.is_dataclass(cls):
+        attrs, make = _dataclass_attrs(cls), lambda values: cls(**values)
+    elif issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
+        attrs, make = _typeddict_attrs(cls), dict
+    elif base is not None and issubclass(cls, base):
+        attrs, make = _pydantic_attrs(cls), _pydantic_maker(cls)
+    else:
+        raise FormSchemaError(
+            f"a form needs a dataclass, TypedDict or pydantic model class, not {cls.__name__}"
+        )
+    specs: list[FieldSpec] = []
+    plan = []
+    for attr in attrs:
+        spec, converter, optional = spec_for(
+            attr.name, attr.annotation, attr.metadata, title=attr.title, description=attr.description
+        )
+        has_default = attr.default is not _NO_DEFAULT or attr.factory is not None
+        required = attr.declared_required and not optional and not has_default
+        spec = dataclasses.replace(spec, required=required)
+        wire = _wire_default(spec, converter, attr)
+        if wire is not None:
+            spec = dataclasses.replace(spec, default=wire)
+        specs.append(spec)
+        plan.append((attr.name, converter.to_python, optional and not has_default and attr.declared_required))
+    return tuple(specs), Binding(cls, make, tuple(plan))

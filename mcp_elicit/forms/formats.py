@@ -1,0 +1,120 @@
+"""String formats of the form subset: ``email``, ``uri``, ``date`` and ``date-time``.
+
+Each format has a predicate (``str -> bool``), a message for a person, and, for the
+two temporal formats, a parser to the Python value that ``FormSchema.build`` returns.
+
+Rules:
+
+- ``date`` is strictly ``YYYY-MM-DD`` (RFC 3339 ``full-date``) and must exist on the
+  calendar; years before 0001 are refused because Python cannot hold them.
+- ``date-time`` is RFC 3339: ``T`` (or ``t``) between date and time, seconds
+  required, optional fraction, and a ``Z`` or ``±HH:MM`` offset required. The leap
+  second ``:60`` is refused (Python cannot hold it).
+- ``email`` is pragmatic, not RFC 5322: one ``@``, no spaces or quotes, no empty or
+  dotted-out local part, and a domain of at least two labels whose last is a word of
+  two or more letters (or an ``xn--`` label). ``name@localhost`` is refused.
+- ``uri`` is an absolute URI: a scheme, ``:``, then something without whitespace or
+  control characters; ``http``, ``https``, ``ws``, ``wss`` and ``ftp`` need a host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta, timezone
+
+__all__ = [
+    "FORMAT_CHECKS",
+    "FORMAT_MESSAGES",
+    "is_date",
+    "is_date_time",
+    "is_email",
+    "is_uri",
+    "parse_date",
+    "parse_date_time",
+]
+
+_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
+_DATE_TIME = re.compile(
+    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
+    r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))\Z"
+)
+_EMAIL = re.compile(
+    r"(?!\.)(?!.*\.\.)[^\s@\"(),:;<>\[\]\\]{1,64}(?<!\.)"
+    r"@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+(?:[^\W\d_]{2,63}|xn--[A-Za-z0-9-]{1,59})\Z"
+)
+_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):([^\s\x00-\x1f\x7f]+)\Z")
+_NEEDS_HOST = frozenset({"http", "https", "ws", "wss", "ftp"})
+_UTC = UTC
+
+
+def parse_date(text: str) -> date | None:
+    """The date ``text`` names, or None if it is not a strict ``YYYY-MM-DD`` calendar date."""
+    match = _DATE.match(text)
+    if match is None:
+        return None
+    try:
+        return date(int(match[1]), int(match[2]), int(match[3]))
+    except ValueError:
+        return None
+
+
+def parse_date_time(text: str) -> datetime | None:
+    """The aware datetime ``text`` names, or None if it is not RFC 3339 with an offset."""
+    match = _DATE_TIME.match(text)
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
+    if zulu:
+        tz = _UTC
+    else:
+        hours, minutes = int(off_h), int(off_m)
+        if hours > 23 or minutes > 59:
+            return None
+        offset = timedelta(hours=hours, minutes=minutes)
+        tz = timezone(-offset if sign == "-" else offset) if offset else _UTC
+    micro = int((fraction or "0")[:6].ljust(6, "0"))
+    try:
+        return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tz)
+    except ValueError:
+        return None
+
+
+def is_date(text: str) -> bool:
+    return parse_date(text) is not None
+
+
+def is_date_time(text: str) -> bool:
+    return parse_date_time(text) is not None
+
+
+def is_email(text: str) -> bool:
+    return len(text) <= 254 and _EMAIL.match(text) is not None
+
+
+def is_uri(text: str) -> bool:
+    match = _URI.match(text)
+    if match is None:
+        return False
+    if match[1].lower() in _NEEDS_HOST:
+        rest = match[2]
+        if not rest.startswith("//"):
+            return False
+        host = re.split(r"[/?#]", rest[2:], maxsplit=1)[0].rpartition("@")[2]
+        return host not in ("", ":") and not host.startswith(":")
+    return True
+
+
+FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
+    "email": is_email,
+    "uri": is_uri,
+    "date": is_date,
+    "date-time": is_date_time,
+}
+
+FORMAT_MESSAGES: dict[str, str] = {
+    "email": "must be an email address like name@example.com",
+    "uri": "must be an absolute URI like https://example.com/page",
+    "date": "must be a date like 2026-12-31",
+    "date-time": "must be a date and time with a time zone, like 2026-12-31T18:30:00Z",
+}

@@ -1,0 +1,179 @@
+"""What is said about a field besides its type: ``Field(...)`` and constraint objects.
+
+``Annotated[int, Field(title="Party size", minimum=1, maximum=20)]`` is how a dataclass,
+TypedDict or pydantic model gives a form field its title, description, bounds, format,
+option titles and the ``not_secret`` override. :class:`Constraints` gathers all that a
+field's annotation and its pydantic ``FieldInfo`` say into one place.
+
+Rules:
+
+- Several ``Field(...)`` merge; a later one's set values win.
+- Besides ``Field``, only what maps onto the form subset is understood: annotated-types
+  objects with ``ge``/``gt``/``le``/``lt``/``min_length``/``max_length`` (pydantic
+  turns ``pydantic.Field(ge=1)`` into these), a pydantic ``FieldInfo`` inside
+  ``Annotated``, and pydantic's ``Strict`` (ignored: answers are checked strictly
+  anyway). Anything else is refused with :class:`FormSchemaError`, rather than ignored.
+- pydantic is looked at only when it is already imported.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms.fields import StringFormat
+
+__all__ = ["Constraints", "Field"]
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Field:
+    """Form metadata for ``Annotated[T, Field(...)]``: titles, bounds, format, secret override.
+
+    Bounds are inclusive. ``titles`` maps option values to display titles.
+    ``not_secret=True`` tells the secret guard this field is not a secret.
+    """
+
+    title: str | None
+    description: str | None
+    minimum: float | None
+    maximum: float | None
+    min_length: int | None
+    max_length: int | None
+    format: StringFormat | None
+    min_items: int | None
+    max_items: int | None
+    titles: tuple[tuple[str, str], ...] | None
+    not_secret: bool
+
+    def __init__(
+        self,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        format: StringFormat | None = None,
+        min_items: int | None = None,
+        max_items: int | None = None,
+        titles: Mapping[str, str] | None = None,
+        not_secret: bool = False,
+    ) -> None:
+        values = dict(locals())
+        del values["self"]
+        values["titles"] = None if titles is None else tuple(titles.items())
+        for attr, value in values.items():
+            object.__setattr__(self, attr, value)
+
+    def said(self) -> dict[str, Any]:
+        """The attributes this Field sets (not None, not False)."""
+        return {a: v for a in Field.__slots__ if (v := getattr(self, a)) is not None and v is not False}
+
+
+def _pydantic_field_info(item: object) -> Any:
+    """``item`` if it is a pydantic ``FieldInfo`` (only when pydantic is already imported)."""
+    if "pydantic" not in sys.modules:
+        return None
+    from pydantic.fields import FieldInfo
+
+    return item if isinstance(item, FieldInfo) else None
+
+
+@dataclass(slots=True)
+class Constraints:
+    """Everything said about one field besides its type, merged from all sources."""
+
+    name: str
+    field: Field = field(default_factory=Field)
+    lower: float | None = None
+    upper: float | None = None
+    lower_exclusive: bool = False
+    upper_exclusive: bool = False
+    min_len: int | None = None
+    max_len: int | None = None
+
+    def fail(self, message: str) -> FormSchemaError:
+        return FormSchemaError(message, field=self.name)
+
+    @property
+    def has_bounds(self) -> bool:
+        return self.lower is not None or self.upper is not None
+
+    @property
+    def has_lengths(self) -> bool:
+        return self.min_len is not None or self.max_len is not None
+
+    def take(self, item: object) -> None:
+        """Merge one metadata object in, or refuse it."""
+        if isinstance(item, Field):
+            merged = {a: getattr(self.field, a) for a in Field.__slots__} | item.said()
+            titles = merged.pop("titles")
+            self.field = Field(**merged, titles=None if titles is None else dict(titles))
+        elif item is None or type(item).__name__ == "Strict":
+            return
+        elif type(item).__module__ == "annotated_types":
+            self._take_constraint(item)
+        elif (info := _pydantic_field_info(item)) is not None:
+            self.take(Field(title=info.title, description=info.description))
+            for inner in info.metadata:
+                self.take(inner)
+        else:
+            raise self.fail(
+                f"the constraint {item!r} cannot be expressed in a form; "
+                "use mcp_elicit.forms.Field(...) for titles, bounds and formats"
+            )
+
+    def _take_constraint(self, item: object) -> None:
+        known = False
+        for attr, target, exclusive in (
+            ("ge", "lower", False),
+            ("gt", "lower", True),
+            ("le", "upper", False),
+            ("lt", "upper", True),
+        ):
+            if (value := getattr(item, attr, None)) is not None:
+                known = True
+                setattr(self, target, value)
+                setattr(self, f"{target}_exclusive", exclusive)
+        for attr, target in (("min_length", "min_len"), ("max_length", "max_len")):
+            if (value := getattr(item, attr, None)) is not None:
+                known = True
+                setattr(self, target, value)
+        if not known:
+            raise self.fail(f"the constraint {item!r} cannot be expressed in a form")
+
+    def only(self, kind: str, *allowed: str, bounds: bool = False, lengths: bool = False) -> None:
+        """Refuse what does not apply to ``kind``: Field attributes not in ``allowed``, stray constraints."""
+        for attr in self.field.said():
+            if attr not in allowed and attr not in ("title", "description", "not_secret"):
+                raise self.fail(f"Field({attr}=...) does not apply to {kind}")
+        if not bounds and self.has_bounds:
+            raise self.fail(f"numeric bounds do not apply to {kind}")
+        if not lengths and self.has_lengths:
+            raise self.fail(f"length constraints do not apply to {kind}")
+
+    def numeric_bounds(self, *, whole: bool) -> tuple[float | None, float | None]:
+        """Inclusive bounds: ``Field`` wins; exclusive ones are exact for whole numbers only."""
+        lower, upper = self.lower, self.upper
+        for bound, exclusive in ((lower, self.lower_exclusive), (upper, self.upper_exclusive)):
+            if exclusive and bound is not None and not (whole and isinstance(bound, int)):
+                raise self.fail("exclusive bounds (gt/lt) cannot be expressed in a form; use ge/le")
+        if self.lower_exclusive and lower is not None:
+            lower += 1
+        if self.upper_exclusive and upper is not None:
+            upper -= 1
+        if self.field.minimum is not None:
+            lower = self.field.minimum
+        if self.field.maximum is not None:
+            upper = self.field.maximum
+        return lower, upper
+
+    def lengths(self, low: str, high: str) -> tuple[int | None, int | None]:
+        """Length bounds from ``Field(low=..., high=...)``, else from MinLen/MaxLen."""
+        lo, hi = getattr(self.field, low), getattr(self.field, high)
+        return (self.min_len if lo is None else lo), (self.max_len if hi is None else hi)

@@ -1,0 +1,212 @@
+"""The form: an ordered set of fields, checked once, then used to validate answers.
+
+:class:`FormSchema` is what a server asks with and what a client renders. Build one
+from the wire (:meth:`FormSchema.parse`), from a Python class
+(:meth:`FormSchema.from_type`), or by hand (:func:`Form`); send it with
+:meth:`FormSchema.to_json`; check answers with :meth:`FormSchema.validate`.
+
+Rules:
+
+- A FormSchema is immutable and always consistent: construction checks that names
+  are unique and non-empty, each field obeys its own rules, each default passes the
+  field's own validator, and (unless ``check_secrets=False``) that no field asks for
+  a secret, raising :class:`SensitiveFieldError` for the first that does.
+- Per-field checkers are compiled at construction; validation is a loop over them.
+- Equality is on the fields only; ``not_secret`` marks and the bound Python type
+  (for :meth:`build`) do not take part, so ``parse(s.to_json()) == s``.
+- :meth:`build` returns an instance of the class given to ``from_type``, or the
+  validated ``dict`` for parsed and hand-built forms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeAlias
+
+from mcp_elicit.errors import FormSchemaError, SensitiveFieldError
+from mcp_elicit.forms.classes import Binding, describe_class
+from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
+from mcp_elicit.forms.parse import parse_fields
+from mcp_elicit.forms.secrets import SecretFinding, find_secret_fields
+from mcp_elicit.forms.validate import FormValidator, Invalid, compile_field
+
+__all__ = ["Form", "FormSchema", "SchemaLike"]
+
+_SPEC_TYPES = (String, Number, Integer, Boolean, Choice, MultiChoice)
+_FROM_TYPE_CACHE: weakref.WeakKeyDictionary[object, FormSchema] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True, init=False)
+class FormSchema:
+    """An ordered, checked set of form fields. See the module docstring for the rules."""
+
+    fields: tuple[FieldSpec, ...]
+    secret_findings: tuple[SecretFinding, ...] = field(compare=False, repr=False)
+    _validator: FormValidator = field(compare=False, repr=False)
+    _binding: Binding | None = field(compare=False, repr=False)
+
+    def __init__(self, fields: Iterable[FieldSpec], *, check_secrets: bool = True) -> None:
+        specs = tuple(fields)
+        seen: set[str] = set()
+        for spec in specs:
+            if not isinstance(spec, _SPEC_TYPES):
+                raise FormSchemaError(
+                    "form fields must be String, Number, Integer, Boolean, Choice or MultiChoice, "
+                    f"not {spec!r}"
+                )
+            if not isinstance(spec.name, str) or not spec.name:
+                raise FormSchemaError(f"every field needs a non-empty name: {spec!r}")
+            if spec.name in seen:
+                raise FormSchemaError("the form has two fields of this name", field=spec.name)
+            seen.add(spec.name)
+            spec.check()
+            _check_default(spec)
+        findings = find_secret_fields(specs)
+        if check_secrets and findings:
+            raise SensitiveFieldError(findings[0].message, field=findings[0].field)
+        object.__setattr__(self, "fields", specs)
+        object.__setattr__(self, "secret_findings", findings)
+        object.__setattr__(self, "_validator", FormValidator(specs))
+        object.__setattr__(self, "_binding", None)
+
+    # -- constructors -----------------------------------------------------------------
+
+    @classmethod
+    def parse(
+        cls, obj: object, *, not_secret: Collection[str] = (), check_secrets: bool = True
+    ) -> FormSchema:
+        """The form a ``requestedSchema`` JSON object describes.
+
+        ``not_secret`` names fields the secret guard should let through;
+        ``check_secrets=False`` accepts every field and leaves what the guard found in
+        :attr:`secret_findings` (for a client that wants to warn rather than refuse).
+        """
+        specs = parse_fields(obj)
+        names = {spec.name for spec in specs}
+        unknown = set(not_secret) - names
+        if unknown:
+            raise FormSchemaError(
+                f"not_secret names {', '.join(sorted(map(repr, unknown)))}, which are not fields"
+            )
+        if not_secret:
+            specs = tuple(replace(s, not_secret=True) if s.name in not_secret else s for s in specs)
+        return FormSchema(specs, check_secrets=check_secrets)
+
+    @classmethod
+    def from_type(cls, tp: object) -> FormSchema:
+        """The form for a dataclass, TypedDict or pydantic model class; :meth:`build` makes a ``tp``.
+
+        Anything else is refused with :class:`FormSchemaError`. Forms are cached per class.
+        """
+        try:
+            cached = _FROM_TYPE_CACHE.get(tp)
+        except TypeError:  # not weak-referenceable: not a class we can describe either
+            cached = None
+        if cached is not None:
+            return cached
+        specs, binding = describe_class(tp)
+        schema = FormSchema(specs)
+        object.__setattr__(schema, "_binding", binding)
+        with contextlib.suppress(TypeError):
+            _FROM_TYPE_CACHE[tp] = schema
+        return schema
+
+    @classmethod
+    def of(cls, spec: SchemaLike, *, not_secret: Collection[str] = ()) -> FormSchema:
+        """``spec`` as a FormSchema: a FormSchema as is, a JSON mapping parsed, a class described."""
+        if isinstance(spec, FormSchema):
+            return spec
+        if isinstance(spec, Mapping):
+            return cls.parse(spec, not_secret=not_secret)
+        if isinstance(spec, type):
+            return cls.from_type(spec)
+        raise FormSchemaError(f"a form is a FormSchema, a requestedSchema mapping or a class, not {spec!r}")
+
+    # -- reading ----------------------------------------------------------------------
+
+    @property
+    def required(self) -> tuple[str, ...]:
+        """Names of the required fields, in field order."""
+        return tuple(spec.name for spec in self.fields if spec.required)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Names of all fields, in order."""
+        return tuple(spec.name for spec in self.fields)
+
+    @property
+    def target(self) -> type[Any] | None:
+        """The class :meth:`build` makes, or None when it returns a dict."""
+        return None if self._binding is None else self._binding.target
+
+    def field(self, name: str) -> FieldSpec:
+        """The field called ``name`` (KeyError if there is none)."""
+        for spec in self.fields:
+            if spec.name == name:
+                return spec
+        raise KeyError(name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The wire form, a ``requestedSchema`` valid under both spec revisions."""
+        out: dict[str, Any] = {"type": "object", "properties": {s.name: s.to_json() for s in self.fields}}
+        if required := self.required:
+            out["required"] = list(required)
+        return out
+
+    # -- answers ----------------------------------------------------------------------
+
+    def validate(self, content: object) -> dict[str, Any]:
+        """The cleaned answer (known fields only), or :class:`FormValidationError` with every problem."""
+        return self._validator.validate(content)
+
+    def apply_defaults(self, content: object) -> dict[str, Any]:
+        """A copy of ``content`` with absent (or null) fields that have defaults filled in."""
+        return self._validator.apply_defaults(content)
+
+    def check_field(self, name: str, value: object) -> str | None:
+        """The problem with one field's value as a message for a person, or None if it is fine."""
+        return self._validator.check_field(name, value)
+
+    def build(self, content: object) -> Any:
+        """Validate ``content``, then make the bound class's instance (or return the dict)."""
+        clean = self._validator.validate(content)
+        return clean if self._binding is None else self._binding.build(clean)
+
+
+SchemaLike: TypeAlias = FormSchema | Mapping[str, Any] | type[Any]
+
+
+def _check_default(spec: FieldSpec) -> None:
+    if spec.default is None:
+        return
+    result = compile_field(spec)(list(spec.default) if isinstance(spec, MultiChoice) else spec.default)
+    if isinstance(result, Invalid):
+        raise FormSchemaError(
+            f"the default {spec.default!r} is not a valid answer: it {result.message}", field=spec.name
+        )
+
+
+def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -> FormSchema:
+    """A form from field specs by name: ``Form(size=Integer(minimum=1), ok=Boolean(default=False))``.
+
+    Fields are required unless made ``required=False``; order is the order given.
+    Use the positional mapping for names that are not Python identifiers.
+    """
+    given: dict[str, FieldSpec] = dict(fields or {})
+    for name, spec in named.items():
+        if name in given:
+            raise FormSchemaError("the field is given twice", field=name)
+        given[name] = spec
+    specs = []
+    for name, spec in given.items():
+        if not isinstance(spec, _SPEC_TYPES):
+            raise FormSchemaError(
+                f"expected a field spec such as String() or Integer(), not {spec!r}", field=name
+            )
+        if spec.name and spec.name != name:
+            raise FormSchemaError(f"the spec is named {spec.name!r} but given as {name!r}", field=name)
+        specs.append(replace(spec, name=name))
+    return FormSchema(specs)

@@ -1,0 +1,261 @@
+"""The secret guard: find form fields that ask for a password, key, token or card.
+
+The MCP spec says servers MUST NOT use form mode to ask for sensitive information
+(passwords, API keys, access tokens, payment credentials): those go through URL
+mode, so they never pass through the client or the model. This module finds fields
+that look like they ask for one, so a form refuses them when it is defined.
+
+Rules (reasons in ``docs/design/secret-guard.md``):
+
+- Only fields that can carry a typed secret are checked: :class:`String` (except
+  ``date``, ``date-time`` and ``email`` formats), :class:`Integer` and :class:`Number`.
+  Booleans and choices hold values the server itself offered.
+- Texts are split into lowercase words (snake, kebab, camel case, letters/digits).
+- A *clear* phrase ("password", "api key", "card number", "cvv", ...) counts anywhere in
+  the name, title or description, unless the next word says the field is about the
+  secret rather than the secret itself ("password length", "token count", "api key
+  name", "card number last 4"). "hint" is deliberately not such a word.
+- An *ambiguous* word ("token", "secret", "pin", "pwd") counts only at the end of a
+  field name, after dropping echo words ("new_pin", "github_token", "client_secret",
+  "token_confirm"), and not after a word that makes it harmless ("next_page_token").
+  In prose only the upper-case word "PIN" counts (not "PIN code", India's postal code).
+- A field marked ``not_secret`` is never reported.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from mcp_elicit.forms.fields import FieldSpec, Integer, Number, String
+
+__all__ = ["SecretFinding", "find_secret_fields", "secret_in_field", "words"]
+
+_SPLIT = re.compile(r"[\W_]+")
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Lowercase words of an identifier or a sentence: ``APIKey2`` -> ``("api", "key", "2")``."""
+    out: list[str] = []
+    for chunk in _SPLIT.split(text):
+        start = 0
+        for i in range(1, len(chunk)):
+            before, here = chunk[i - 1], chunk[i]
+            after = chunk[i + 1] if i + 1 < len(chunk) else ""
+            if (
+                before.isdigit() != here.isdigit()
+                or (before.islower() and here.isupper())
+                or (before.isupper() and here.isupper() and after.islower())
+            ):
+                out.append(chunk[start:i].lower())
+                start = i
+        if chunk:
+            out.append(chunk[start:].lower())
+    return tuple(out)
+
+
+def _wordset(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Clear phrases: (phrase, what it asks for). Plural of the last word also counts.
+_CLEAR: tuple[tuple[str, str], ...] = (
+    ("password", "a password"),
+    ("passwd", "a password"),
+    ("passphrase", "a passphrase"),
+    ("pass phrase", "a passphrase"),
+    ("passcode", "a passcode"),
+    ("pin number", "a PIN"),
+    ("api key", "an API key"),
+    ("apikey", "an API key"),
+    ("api secret", "an API secret"),
+    ("api token", "an API token"),
+    ("access key", "an access key"),
+    ("secret key", "a secret key"),
+    ("private key", "a private key"),
+    ("ssh key", "an SSH key"),
+    ("signing key", "a signing key"),
+    ("encryption key", "an encryption key"),
+    ("master key", "a master key"),
+    ("recovery key", "a recovery key"),
+    ("access token", "an access token"),
+    ("refresh token", "a refresh token"),
+    ("bearer token", "a bearer token"),
+    ("auth token", "an auth token"),
+    ("authentication token", "an auth token"),
+    ("authorization token", "an auth token"),
+    ("oauth token", "an OAuth token"),
+    ("session token", "a session token"),
+    ("id token", "an ID token"),
+    ("jwt", "a JSON Web Token"),
+    ("session cookie", "a session cookie"),
+    ("auth cookie", "a session cookie"),
+    ("client secret", "a client secret"),
+    ("app secret", "an app secret"),
+    ("shared secret", "a shared secret"),
+    ("webhook secret", "a webhook secret"),
+    ("signing secret", "a signing secret"),
+    ("credential", "credentials"),
+    ("credit card", "a payment card number"),
+    ("debit card", "a payment card number"),
+    ("card number", "a payment card number"),
+    ("cardnumber", "a payment card number"),
+    ("cc number", "a payment card number"),
+    ("cvv", "a card security code (CVV)"),
+    ("cvc", "a card security code (CVC)"),
+    ("card verification", "a card security code"),
+    ("security code", "a security code"),
+    ("iban", "a bank account number (IBAN)"),
+    ("bank account", "bank account details"),
+    ("routing number", "a bank routing number"),
+    ("sort code", "a bank sort code"),
+    ("ssn", "a social security number"),
+    ("social security", "a social security number"),
+    ("social insurance number", "a social insurance number"),
+    ("otp", "a one-time code"),
+    ("totp", "a one-time code"),
+    ("hotp", "a one-time code"),
+    ("one time password", "a one-time code"),
+    ("one time passcode", "a one-time code"),
+    ("one time code", "a one-time code"),
+    ("2fa code", "a one-time code"),
+    ("mfa code", "a one-time code"),
+    ("two factor code", "a one-time code"),
+    ("authenticator code", "a one-time code"),
+    ("sms code", "a one-time code"),
+    ("auth code", "an authorization code"),
+    ("authorization code", "an authorization code"),
+    ("backup code", "a recovery code"),
+    ("recovery code", "a recovery code"),
+    ("seed phrase", "a wallet recovery phrase"),
+    ("recovery phrase", "a wallet recovery phrase"),
+    ("mnemonic phrase", "a wallet recovery phrase"),
+    ("wallet seed", "a wallet recovery phrase"),
+)
+
+# A clear phrase followed by one of these is about the secret, not the secret itself.
+_ABOUT = _wordset(
+    "count counts length len limit limits budget usage size max min maximum minimum type types kind "
+    "name names label id ids fingerprint path file filename location url uri endpoint header env "
+    "variable var policy policies strength rule rules requirement requirements reset manager vault "
+    "expiry expiration expires expired expire age changed updated created rotated rotation format "
+    "generator prefix suffix last last4 scope scopes permission permissions holder owner provider "
+    "profile store helper issuer enabled required protected protection"
+)
+
+# Ambiguous words: only at the end of a field name. (word, what, plural counts, harmless before)
+_HEADS: tuple[tuple[str, str, bool, frozenset[str]], ...] = (
+    (
+        "token",
+        "a token",
+        False,
+        _wordset(
+            "page pagination continuation sync cursor next previous prev idempotency design "
+            "base quote nft crypto"
+        ),
+    ),
+    ("secret", "a secret", True, frozenset({"santa"})),
+    ("pin", "a PIN", False, frozenset({"map", "drop", "location", "board", "push", "hair"})),
+    ("pwd", "a password", False, frozenset()),
+)
+
+# Words dropped from the end of a name before looking at its last word.
+_ECHO = _wordset(
+    "confirm confirmation confirmed again repeat repeated retype verify verification value input text "
+    "str string field raw plain plaintext hash hint new old current"
+)
+
+_PROSE_PIN = re.compile(r"\bPINs?\b(?!\s*-?\s*[Cc]ode)")
+
+_CLEAR_WORDS: tuple[tuple[tuple[str, ...], str], ...] = tuple((words(p), what) for p, what in _CLEAR)
+
+
+@dataclass(frozen=True, slots=True)
+class SecretFinding:
+    """A field that seems to ask for a secret: where we saw it and what it asks for."""
+
+    field: str
+    where: Literal["name", "title", "description"]
+    phrase: str
+    asks_for: str
+
+    @property
+    def message(self) -> str:
+        """Why the field was refused and what to do instead (without the field prefix)."""
+        seen = "its name" if self.where == "name" else f"its {self.where}"
+        return (
+            f"{seen} asks for {self.asks_for} (matched {self.phrase!r}). The MCP spec forbids "
+            "collecting passwords, API keys, access tokens and payment credentials through form-mode "
+            "elicitation; collect it through a URL-mode elicitation instead (e.g. ctx.elicit_url(...)). "
+            "If this is a false positive, mark the field not_secret=True "
+            f"(or FormSchema.parse(..., not_secret={{{self.field!r}}}))."
+        )
+
+
+def _clear_phrase(ws: tuple[str, ...]) -> tuple[str, str] | None:
+    for phrase, what in _CLEAR_WORDS:
+        size = len(phrase)
+        for start in range(len(ws) - size + 1):
+            *head, last = ws[start : start + size]
+            if head != list(phrase[:-1]) or last not in (phrase[-1], phrase[-1] + "s"):
+                continue
+            following = ws[start + size] if start + size < len(ws) else None
+            if following is None or following not in _ABOUT:
+                return " ".join(ws[start : start + size]), what
+    return None
+
+
+def _head_word(ws: tuple[str, ...]) -> tuple[str, str] | None:
+    end = len(ws)
+    while end > 1 and (ws[end - 1] in _ECHO or ws[end - 1].isdigit()):
+        end -= 1
+    if end == 0:
+        return None
+    last, before = ws[end - 1], ws[end - 2] if end > 1 else ""
+    for word, what, plural, harmless in _HEADS:
+        if (last == word or (plural and last == word + "s")) and before not in harmless:
+            return last, what
+    return None
+
+
+def _can_hold_secret(spec: FieldSpec) -> bool:
+    if isinstance(spec, String):
+        return spec.format in (None, "uri")
+    return isinstance(spec, Integer | Number)
+
+
+def secret_in_field(spec: FieldSpec) -> SecretFinding | None:
+    """What ``spec`` seems to ask for, judged by name, title and description, or None.
+
+    Ignores ``not_secret``; :func:`find_secret_fields` honours it.
+    """
+    if not _can_hold_secret(spec):
+        return None
+    name_words = words(spec.name)
+    hit = _clear_phrase(name_words) or _head_word(name_words)
+    if hit is not None:
+        return SecretFinding(spec.name, "name", *hit)
+    prose: tuple[tuple[Literal["title", "description"], str | None], ...] = (
+        ("title", spec.title),
+        ("description", spec.description),
+    )
+    for where, text in prose:
+        if not text:
+            continue
+        hit = _clear_phrase(words(text))
+        if hit is None and (pin := _PROSE_PIN.search(text)) is not None:
+            hit = pin[0], "a PIN"
+        if hit is not None:
+            return SecretFinding(spec.name, where, *hit)
+    return None
+
+
+def find_secret_fields(fields: Iterable[FieldSpec]) -> tuple[SecretFinding, ...]:
+    """Every field (not marked ``not_secret``) that seems to ask for a secret, in order."""
+    found = []
+    for spec in fields:
+        if not spec.not_secret and (finding := secret_in_field(spec)) is not None:
+            found.append(finding)
+    return tuple(found)

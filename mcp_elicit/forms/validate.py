@@ -1,0 +1,270 @@
+"""Checking answers against a form: per-field checkers compiled once, run many times.
+
+The same code checks an answer on the server (did the user send what was asked?)
+and on the client (may this be sent?), so it is the single source of truth for
+what a valid answer is, and its messages are written for a person.
+
+Rules:
+
+- A checker takes one JSON value and returns the cleaned value or an
+  :class:`Invalid` carrying one message. Checkers are closures specialised at
+  schema construction; the hot path allocates only the result dict.
+- Types follow JSON: ``bool`` is never a number, ``int`` is never a ``bool``.
+  The only coercion is an integral float for an integer field (``3.0`` -> ``3``);
+  str/int subclasses (``StrEnum`` members) become plain ``str``/``int``.
+- A value of ``None`` (JSON ``null``) counts as absent: it is dropped for an optional
+  field and "is required" for a required one.
+- Unknown keys are dropped. Every problem is reported, one per field, in field order.
+- Lengths count code points. Numbers must be finite.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeAlias
+
+from mcp_elicit.errors import FormValidationError, ValidationProblem
+from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
+from mcp_elicit.forms.formats import FORMAT_CHECKS, FORMAT_MESSAGES
+
+__all__ = ["Checker", "FormValidator", "Invalid", "compile_field"]
+
+
+class Invalid:
+    """What a checker returns for a bad value: one message for a person."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __repr__(self) -> str:
+        return f"Invalid({self.message!r})"
+
+
+Checker: TypeAlias = Callable[[object], object]
+
+NOT_OBJECT = "the answer must be an object that maps field names to values"
+_NOT_TEXT = Invalid("must be text")
+_NOT_NUMBER = Invalid("must be a number")
+_NOT_WHOLE = Invalid("must be a whole number")
+_NOT_FINITE = Invalid("must be a finite number")
+_NOT_BOOL = Invalid("must be true or false")
+_MAX_LISTED = 10
+
+
+def _num(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def _listing(options: Sequence[Option]) -> str:
+    values = [value for value, _ in options]
+    if len(values) <= _MAX_LISTED:
+        return ", ".join(values)
+    return ", ".join(values[: _MAX_LISTED - 1]) + f", … ({len(values)} options)"
+
+
+def _length_messages(lo: int | None, hi: int | None) -> tuple[Invalid, Invalid]:
+    if lo is not None and lo == hi:
+        exact = Invalid(f"must be exactly {_plural(lo, 'character')} long")
+        return exact, exact
+    short = Invalid(
+        "must not be empty" if lo == 1 else f"must be at least {_plural(lo or 0, 'character')} long"
+    )
+    long = Invalid(f"must be at most {_plural(hi or 0, 'character')} long")
+    return short, long
+
+
+def _string(spec: String) -> Checker:
+    lo, hi = spec.min_length or 0, spec.max_length if spec.max_length is not None else sys.maxsize
+    too_short, too_long = _length_messages(spec.min_length, spec.max_length)
+    fmt = FORMAT_CHECKS[spec.format] if spec.format is not None else None
+    bad_format = Invalid(FORMAT_MESSAGES[spec.format] if spec.format is not None else "")
+    plain = lo == 0 and hi == sys.maxsize and fmt is None
+
+    def check(value: object) -> object:
+        if type(value) is not str:
+            if not isinstance(value, str):
+                return _NOT_TEXT
+            value = str.__str__(value)
+        if plain:
+            return value
+        size = len(value)
+        if size < lo:
+            return too_short
+        if size > hi:
+            return too_long
+        if fmt is not None and not fmt(value):
+            return bad_format
+        return value
+
+    return check
+
+
+def _numeric(spec: Number | Integer) -> Checker:
+    whole = isinstance(spec, Integer)
+    lo = -math.inf if spec.minimum is None else spec.minimum
+    hi = math.inf if spec.maximum is None else spec.maximum
+    too_small = Invalid(f"must be at least {_num(lo)}")
+    too_big = Invalid(f"must be at most {_num(hi)}")
+
+    def check(value: object) -> object:
+        number: float
+        if type(value) is int:
+            number = value
+        elif type(value) is float:
+            number = value
+            if not math.isfinite(number):
+                return _NOT_FINITE
+            if whole:
+                if not number.is_integer():
+                    return _NOT_WHOLE
+                number = int(number)
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            return _NOT_WHOLE if whole else _NOT_NUMBER
+        else:  # an int or float subclass
+            return check(int(value) if isinstance(value, int) else float(value))
+        if number < lo:
+            return too_small
+        if number > hi:
+            return too_big
+        return number
+
+    return check
+
+
+def _boolean(spec: Boolean) -> Checker:
+    def check(value: object) -> object:
+        return value if value is True or value is False else _NOT_BOOL
+
+    return check
+
+
+def _choice(spec: Choice) -> Checker:
+    values = frozenset(value for value, _ in spec.options)
+    not_member = Invalid(f"must be one of: {_listing(spec.options)}")
+
+    def check(value: object) -> object:
+        if type(value) is str:
+            return value if value in values else not_member
+        if isinstance(value, str):
+            return check(str.__str__(value))
+        return not_member
+
+    return check
+
+
+def _multi_choice(spec: MultiChoice) -> Checker:
+    values = frozenset(value for value, _ in spec.options)
+    listing = _listing(spec.options)
+    not_list = Invalid(f"must be a list of choices from: {listing}")
+    lo = spec.min_items or 0
+    hi = spec.max_items if spec.max_items is not None else sys.maxsize
+    if lo == hi:
+        too_few = too_many = Invalid(f"must have exactly {_plural(lo, 'choice')}")
+    else:
+        too_few = Invalid(f"must have at least {_plural(lo, 'choice')}")
+        too_many = Invalid(f"must have at most {_plural(hi, 'choice')}")
+
+    def check(value: object) -> object:
+        if type(value) is not list and not isinstance(value, list | tuple):
+            return not_list
+        chosen: list[str] = []
+        seen: set[str] = set()
+        for item in value:
+            if not isinstance(item, str):
+                return Invalid(f"contains {item!r}, which is not one of: {listing}")
+            item = str.__str__(item)
+            if item not in values:
+                return Invalid(f"contains {item!r}, which is not one of: {listing}")
+            if item in seen:
+                return Invalid(f"contains {item!r} more than once")
+            seen.add(item)
+            chosen.append(item)
+        if len(chosen) < lo:
+            return too_few
+        if len(chosen) > hi:
+            return too_many
+        return chosen
+
+    return check
+
+
+def compile_field(spec: FieldSpec) -> Checker:
+    """The checker for one field: value in, cleaned value or :class:`Invalid` out."""
+    if isinstance(spec, String):
+        return _string(spec)
+    if isinstance(spec, Number | Integer):
+        return _numeric(spec)
+    if isinstance(spec, Boolean):
+        return _boolean(spec)
+    if isinstance(spec, Choice):
+        return _choice(spec)
+    return _multi_choice(spec)
+
+
+class FormValidator:
+    """Validation, defaults and per-field checks for one ordered set of fields."""
+
+    __slots__ = ("_by_name", "_defaults", "_plan")
+
+    def __init__(self, fields: Sequence[FieldSpec]) -> None:
+        plan = []
+        for spec in fields:
+            missing = ValidationProblem(spec.name, "is required") if spec.required else None
+            plan.append((spec.name, missing, compile_field(spec)))
+        self._plan: tuple[tuple[str, ValidationProblem | None, Checker], ...] = tuple(plan)
+        self._by_name = {entry[0]: entry for entry in plan}
+        self._defaults = tuple((spec.name, spec.default) for spec in fields if spec.default is not None)
+
+    def validate(self, content: object) -> dict[str, Any]:
+        """The cleaned answer, or :class:`FormValidationError` listing every problem."""
+        if type(content) is not dict and not isinstance(content, Mapping):
+            raise FormValidationError((ValidationProblem(None, NOT_OBJECT),))
+        get = content.get
+        out: dict[str, Any] = {}
+        problems: list[ValidationProblem] | None = None
+        for name, missing, check in self._plan:
+            value = get(name)
+            if value is None:
+                if missing is not None:
+                    if problems is None:
+                        problems = []
+                    problems.append(missing)
+                continue
+            result = check(value)
+            if type(result) is Invalid:
+                if problems is None:
+                    problems = []
+                problems.append(ValidationProblem(name, result.message))
+            else:
+                out[name] = result
+        if problems is not None:
+            raise FormValidationError(problems)
+        return out
+
+    def apply_defaults(self, content: object) -> dict[str, Any]:
+        """A copy of ``content`` with each absent (or null) field that has a default filled in."""
+        if not isinstance(content, Mapping):
+            raise FormValidationError((ValidationProblem(None, NOT_OBJECT),))
+        out = dict(content)
+        for name, default in self._defaults:
+            if out.get(name) is None:
+                out[name] = list(default) if isinstance(default, tuple) else default
+        return out
+
+    def check_field(self, name: str, value: object) -> str | None:
+        """The problem with ``value`` for field ``name`` as a message, or None if it is fine."""
+        _, missing, check = self._by_name[name]
+        if value is None:
+            return None if missing is None else missing.message
+        result = check(value)
+        return result.message if isinstance(result, Invalid) else None

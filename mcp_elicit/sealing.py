@@ -1,0 +1,313 @@
+"""Request-state sealing: the AEAD envelope around a server's ``requestState``.
+
+A server answering with ``resultType: "input_required"`` may give the client an opaque
+``requestState`` that the client echoes on its retry. The string passes through the
+client, so it is attacker-controlled. This module turns the server's own bytes into
+such a string and back, with AES-256-GCM (see ``docs/design/request-state-sealing.md``)::
+
+    token      = "v1." kid "." hex(nonce[12] || ciphertext || tag[16])    lowercase hex
+    plaintext  = expires_at (float64, big-endian, seconds) || payload
+    associated = "v1." kid "." || server_id || method || target || arguments digest
+                 || principal                   (each length-prefixed; None != "")
+
+Rules:
+
+* Sans-IO: the standard library, ``cryptography`` and :mod:`mcp_elicit.errors` only.
+  Time is an argument (``now``); keys arrive as bytes or text, never from files or env.
+* Keys are derived once, when a :class:`KeyRing` is built (HKDF-SHA256 with versioned
+  labels), never per call. The first key seals; every key opens (rotation).
+* The binding (server, method, target, arguments digest, principal) is never in the
+  token, only in the associated data: any mismatch is an authentication failure.
+* The expiry is sealed in the plaintext: the client can neither read nor extend it.
+* :meth:`StateSealer.open` raises :class:`InvalidRequestState` and nothing else, for any
+  input. The size is checked before any decoding or cryptography. A token has exactly
+  one spelling: any change to any character fails. The ``reason`` is for the server's
+  log; the wire message is always the same.
+* The payload is opaque bytes; the caller encodes it. Sealing bounds replay (principal,
+  request, expiry) but does not make a token single-use: a server that needs that must
+  record spent tokens itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import os
+import re
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from mcp_elicit.errors import ConfigError, InvalidRequestState
+
+__all__ = ["MIN_SECRET_BYTES", "Binding", "KeyRing", "StateSealer", "arguments_digest"]
+
+MIN_SECRET_BYTES = 32
+_HKDF_SALT = b"mcp-elicit requestState"
+_INFO_AEAD_KEY = b"mcp-elicit/requestState/v1/aes-256-gcm-key"
+_INFO_KEY_ID = b"mcp-elicit/requestState/v1/key-id"
+_KID_BYTES = 4  # 8 hex characters
+
+_PREFIX = "v1."
+_HEAD = len(_PREFIX) + 2 * _KID_BYTES + 1  # "v1." kid "."
+_NONCE = 12
+_EXPIRY = struct.Struct(">d")
+_OVERHEAD = _NONCE + _EXPIRY.size + 16  # nonce, expiry, tag
+_FIELD_LENGTHS = struct.Struct(">IIII")
+_NO_PRINCIPAL = 0xFFFFFFFF  # the length slot of an absent principal: None differs from ""
+_INF = float("inf")
+_HEX_KEY = re.compile(r"(?:[0-9a-fA-F]{2})+")
+_B64_KEY = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+
+
+def _utf8(text: str) -> bytes:
+    # surrogatepass: strings decoded from JSON may hold lone surrogates; still injective.
+    return text.encode("utf-8", "surrogatepass")
+
+
+def arguments_digest(arguments: Mapping[str, Any] | None) -> bytes:
+    """SHA-256 of the canonical JSON of request arguments (None digests like ``{}``).
+
+    Canonical: sorted keys, ``,``/``:`` separators, no ASCII escaping, UTF-8.
+    """
+    encoded = json.dumps(
+        {} if arguments is None else dict(arguments),
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(_utf8(encoded)).digest()
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """What a token is bound to: the originating request and who sent it.
+
+    ``arguments`` is a digest of the request's salient params (see
+    :func:`arguments_digest`). ``principal`` None means unauthenticated, which differs
+    from every string, ``""`` included. The associated-data encoding is computed once,
+    here, so the same binding can open one token and seal the next cheaply.
+    """
+
+    method: str
+    target: str
+    arguments: bytes
+    principal: str | None = None
+    _data: bytes = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.method, str) and isinstance(self.target, str)):
+            raise TypeError("Binding.method and Binding.target must be str")
+        if not isinstance(self.arguments, bytes):
+            raise TypeError("Binding.arguments must be bytes (a digest); see arguments_digest()")
+        if self.principal is not None and not isinstance(self.principal, str):
+            raise TypeError("Binding.principal must be str or None")
+        method, target, principal = _utf8(self.method), _utf8(self.target), b""
+        principal_len = _NO_PRINCIPAL
+        if self.principal is not None:
+            principal = _utf8(self.principal)
+            principal_len = len(principal)
+        lengths = _FIELD_LENGTHS.pack(len(method), len(target), len(self.arguments), principal_len)
+        object.__setattr__(self, "_data", lengths + method + target + self.arguments + principal)
+
+    @classmethod
+    def for_request(
+        cls, method: str, target: str, arguments: Mapping[str, Any] | None, principal: str | None = None
+    ) -> Binding:
+        """The binding of a request, digesting its arguments."""
+        return cls(method, target, arguments_digest(arguments), principal)
+
+
+def _derive(secret: bytes, info: bytes, length: int) -> bytes:
+    return HKDF(algorithm=SHA256(), length=length, salt=_HKDF_SALT, info=info).derive(secret)
+
+
+def _parse_secret(entry: str, where: str) -> bytes:
+    if _HEX_KEY.fullmatch(entry):
+        secret = bytes.fromhex(entry)
+    elif _B64_KEY.fullmatch(entry) and len(body := entry.rstrip("=")) % 4 != 1:
+        std = body.replace("-", "+").replace("_", "/")
+        secret = base64.b64decode(std + "=" * (-len(std) % 4), validate=True)
+    else:
+        raise ConfigError(f"{where}: not a hex or base64 key (bad character or length)")
+    if len(secret) < MIN_SECRET_BYTES:
+        raise ConfigError(f"{where}: key is {len(secret)} bytes; need at least {MIN_SECRET_BYTES}")
+    return secret
+
+
+class KeyRing:
+    """Master secrets for sealing: the first seals, all open.
+
+    To rotate, put the new secret first and keep the old ones until the tokens they
+    sealed have expired. Each secret yields an AES-256 key and a public key id.
+    """
+
+    __slots__ = ("_entries", "_secrets")
+
+    def __init__(self, secrets: Sequence[bytes]) -> None:
+        if isinstance(secrets, bytes | bytearray | memoryview | str):
+            raise ConfigError("KeyRing takes a sequence of secrets: KeyRing([secret])")
+        self._secrets = tuple(bytes(s) if isinstance(s, bytearray) else s for s in secrets)
+        if not self._secrets:
+            raise ConfigError("a key ring needs at least one secret")
+        entries: dict[str, AESGCM] = {}
+        for i, secret in enumerate(self._secrets, 1):
+            if not isinstance(secret, bytes):
+                raise ConfigError(f"key {i}: expected bytes, got {type(secret).__name__}")
+            if len(secret) < MIN_SECRET_BYTES:
+                raise ConfigError(f"key {i} is {len(secret)} bytes; need at least {MIN_SECRET_BYTES}")
+            if secret.count(secret[:1]) == len(secret):
+                raise ConfigError(f"key {i} is one byte repeated; use random bytes")
+            kid = _derive(secret, _INFO_KEY_ID, _KID_BYTES).hex()
+            if kid in entries:
+                raise ConfigError(f"key {i} repeats an earlier key")
+            entries[kid] = AESGCM(_derive(secret, _INFO_AEAD_KEY, 32))
+        self._entries = entries  # in ring order: the first entry seals
+
+    @classmethod
+    def generate(cls) -> KeyRing:
+        """A ring of one fresh random secret: its tokens die with the process."""
+        return cls([os.urandom(MIN_SECRET_BYTES)])
+
+    @classmethod
+    def from_text(cls, text: str) -> KeyRing:
+        """Parse a key file or environment value: keys in hex or base64, one per line.
+
+        Commas and spaces also separate keys; ``#`` starts a comment. An even-length
+        all-hex entry is hex; anything else is base64 (standard or URL-safe alphabet,
+        padding optional). Errors name the line, never the key.
+        """
+        if not isinstance(text, str):
+            raise ConfigError("key text must be a str")
+        secrets = [
+            _parse_secret(entry, f"key text line {n}")
+            for n, line in enumerate(text.splitlines(), 1)
+            for entry in line.split("#", 1)[0].replace(",", " ").split()
+        ]
+        if not secrets:
+            raise ConfigError("no keys found: expected one hex or base64 key per line")
+        return cls(secrets)
+
+    def export_text(self) -> str:
+        """The text of a key file holding this ring (secret!), as :meth:`from_text` reads it."""
+        lines = ["# mcp-elicit requestState keys: the first seals, all open. Keep this secret."]
+        lines += [f"{s.hex()}  # kid {kid}" for s, kid in zip(self._secrets, self._entries, strict=True)]
+        return "\n".join(lines) + "\n"
+
+    @property
+    def key_ids(self) -> tuple[str, ...]:
+        """The public key ids, sealing key first (they appear in tokens and logs)."""
+        return tuple(self._entries)
+
+    def __repr__(self) -> str:
+        return f"KeyRing(key_ids={self.key_ids!r})"
+
+
+class StateSealer:
+    """Seals payloads into ``requestState`` tokens bound to a request, and opens them."""
+
+    __slots__ = ("_max", "_max_payload", "_open", "_sealing", "_server_id", "_ttl")
+
+    def __init__(
+        self, keys: KeyRing, *, server_id: str, ttl: float = 600.0, max_token_size: int = 64 * 1024
+    ) -> None:
+        if not isinstance(keys, KeyRing):
+            raise ConfigError("keys must be a KeyRing")
+        if not isinstance(server_id, str) or not server_id:
+            raise ConfigError("server_id must be a non-empty string")
+        if not 0.0 < ttl < _INF:
+            raise ConfigError(f"ttl must be a positive number of seconds, not {ttl!r}")
+        if not isinstance(max_token_size, int) or not 256 <= max_token_size <= 1 << 30:
+            raise ConfigError("max_token_size must be an int from 256 to 2**30")
+        self._server_id = server_id
+        self._ttl = float(ttl)
+        self._max = max_token_size
+        self._max_payload = (max_token_size - _HEAD) // 2 - _OVERHEAD
+        server = _utf8(server_id)
+        server = struct.pack(">I", len(server)) + server
+        # Token head "v1.<kid>." -> that key's AEAD and associated-data head.
+        self._open = {
+            f"{_PREFIX}{kid}.": (aead, f"{_PREFIX}{kid}.".encode("ascii") + server)
+            for kid, aead in keys._entries.items()
+        }
+        head = next(iter(self._open))
+        self._sealing = (head, *self._open[head])
+
+    @property
+    def server_id(self) -> str:
+        """Who this sealer seals for: tokens sealed under another server id never open."""
+        return self._server_id
+
+    @property
+    def ttl(self) -> float:
+        """The default lifetime of a token, in seconds."""
+        return self._ttl
+
+    def seal(self, payload: bytes, binding: Binding, *, now: float, ttl: float | None = None) -> str:
+        """Seal ``payload`` for ``binding``, valid until ``now + ttl`` (default: the sealer's).
+
+        Raises ValueError for a bad ``ttl``/``now`` or a payload too large for a token.
+        """
+        life = self._ttl if ttl is None else ttl
+        expires = now + life
+        if not (0.0 < life < _INF and -_INF < expires < _INF):
+            raise ValueError(f"ttl must be positive and now finite (ttl={life!r}, now={now!r})")
+        if len(payload) > self._max_payload:
+            raise ValueError(f"payload of {len(payload)} bytes is too large for max_token_size={self._max}")
+        head, aead, ad = self._sealing
+        nonce = os.urandom(_NONCE)
+        sealed = aead.encrypt(nonce, _EXPIRY.pack(expires) + payload, ad + binding._data)
+        return head + (nonce + sealed).hex()
+
+    def open(self, token: object, binding: Binding, *, now: float) -> bytes:
+        """The payload sealed in ``token``, if intact, bound to ``binding`` and unexpired.
+
+        Raises :class:`InvalidRequestState`, and nothing else, with a private reason:
+        "not a string", "too large", "bad prefix", "unsupported version", "malformed",
+        "unknown key id", "truncated", "bad hex", "authentication failed", "expired".
+        """
+        if not isinstance(token, str):
+            raise InvalidRequestState("not a string")
+        if len(token) > self._max:
+            raise InvalidRequestState("too large")
+        entry = self._open.get(token[:_HEAD])
+        if entry is None:
+            raise InvalidRequestState(_head_problem(token))
+        body = token[_HEAD:]
+        if len(body) < 2 * _OVERHEAD:
+            raise InvalidRequestState("truncated")
+        # One spelling per token: a2b_hex would also take upper case.
+        if "A" in body or "B" in body or "C" in body or "D" in body or "E" in body or "F" in body:
+            raise InvalidRequestState("bad hex")
+        try:
+            raw = binascii.a2b_hex(body)
+        except ValueError:  # binascii.Error, or a non-ASCII str
+            raise InvalidRequestState("bad hex") from None
+        aead, head = entry
+        try:
+            plain = aead.decrypt(raw[:_NONCE], raw[_NONCE:], head + binding._data)
+        except InvalidTag:
+            raise InvalidRequestState("authentication failed") from None
+        if not now < _EXPIRY.unpack_from(plain)[0]:
+            raise InvalidRequestState("expired")
+        return plain[_EXPIRY.size :]
+
+
+def _head_problem(token: str) -> str:
+    """Why a token's head ("v1.<kid>.") is not one of ours."""
+    if not token.startswith(_PREFIX):
+        version = token[: max(token.find(".", 0, 12), 0)]
+        ok = version[1:].isascii() and version[1:].isdigit() and version[:1] == "v"
+        return "unsupported version" if ok else "bad prefix"
+    kid = token[len(_PREFIX) : _HEAD - 1]
+    if token[_HEAD - 1 : _HEAD] != "." or len(kid) != 2 * _KID_BYTES:
+        return "malformed"
+    return "unknown key id"

@@ -1,0 +1,1 @@
+"""The framework tool authors use: ``Server``, decorators, ``Context``."""

@@ -1,0 +1,423 @@
+"""``Server``: what a tool author builds. Register tools, prompts, resources and completions
+with decorators; a transport hands it checked requests and gets results back.
+
+Rules: list results come in registration order, paginated with an opaque cursor; an
+unknown tool is a tool error (``isError``), an unknown prompt or resource a JSON-RPC error;
+handlers that may ask questions (tools, prompts, resource reads) run under the asking
+strategy of the request's revision, so one handler serves every revision unchanged.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+from mcp_elicit.core.server import Call, ServerCore, ServerIdentity
+from mcp_elicit.errors import (
+    HeaderMismatch,
+    InternalError,
+    InvalidParams,
+    InvalidRequest,
+    ProtocolError,
+    ReplayMismatchError,
+    ResourceNotFound,
+)
+from mcp_elicit.sealing import KeyRing, StateSealer
+from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.context import Asker, Channel, Context
+from mcp_elicit.server.prompts import PromptDef
+from mcp_elicit.server.resources import ResourceDef, is_template
+from mcp_elicit.server.rev_2026_07_28 import run_replayed
+from mcp_elicit.server.tools import ToolDef, error_result
+from mcp_elicit.wire import headers as h
+from mcp_elicit.wire import jsonrpc
+
+__all__ = ["Server"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+F = TypeVar("F", bound=Callable[..., Any])
+Completer = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | None], Any]
+
+
+class Server:
+    """An MCP server. ``Server("bookings")``, then ``@app.tool()`` on async functions."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        state_keys: KeyRing | None = None,
+        state_ttl: float = 600.0,
+        page_size: int = 100,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "private",
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.title = title
+        self.instructions = instructions
+        self.page_size = page_size
+        self.clock = clock
+        self._cache = (cache_ttl_ms, cache_scope)
+        self._tools: dict[str, ToolDef] = {}
+        self._prompts: dict[str, PromptDef] = {}
+        self._resources: dict[str, ResourceDef] = {}
+        self._templates: list[ResourceDef] = []
+        self._completer: Completer | None = None
+        self._core: ServerCore | None = None
+        #: True when no key was configured and a random per-process key seals state.
+        self.ephemeral_state_key = state_keys is None
+        self.sealer = StateSealer(
+            state_keys if state_keys is not None else KeyRing.generate(),
+            server_id=f"{name}/{os.environ.get('MCP_ELICIT_SERVER_ID', '')}",
+            ttl=state_ttl,
+        )
+
+    def set_state_keys(self, keys: KeyRing) -> None:
+        """Seal ``requestState`` with ``keys`` (shared by every instance behind one URL)."""
+        self.sealer = StateSealer(keys, server_id=self.sealer.server_id, ttl=self.sealer.ttl)
+        self.ephemeral_state_key = False
+
+    # ---- registration ------------------------------------------------------------
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        icons: list[Mapping[str, Any]] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool; its type hints give the input schema."""
+
+        def register(fn: F) -> F:
+            tool = ToolDef.build(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                structured=structured,
+                annotations=annotations,
+                meta=meta,
+                icons=icons,
+            )
+            if tool.name in self._tools:
+                raise ValueError(f"a tool named {tool.name!r} is already registered")
+            self._tools[tool.name] = tool
+            self._core = None
+            return fn
+
+        return register
+
+    def remove_tool(self, name: str) -> None:
+        del self._tools[name]
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a function as a prompt; its parameters are the prompt's arguments."""
+
+        def register(fn: F) -> F:
+            prompt = PromptDef.build(fn, name=name, title=title, description=description)
+            if prompt.name in self._prompts:
+                raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+            self._prompts[prompt.name] = prompt
+            self._core = None
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function serving ``uri``; ``{placeholders}`` make it a template."""
+
+        def register(fn: F) -> F:
+            res = ResourceDef.build(
+                uri, fn, name=name, title=title, description=description, mime_type=mime_type
+            )
+            if is_template(uri):
+                self._templates.append(res)
+            else:
+                if uri in self._resources:
+                    raise ValueError(f"a resource at {uri!r} is already registered")
+                self._resources[uri] = res
+            self._core = None
+            return fn
+
+        return register
+
+    def completion(self) -> Callable[[F], F]:
+        """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``."""
+
+        def register(fn: F) -> F:
+            self._completer = fn
+            self._core = None
+            return fn
+
+        return register
+
+    # ---- protocol --------------------------------------------------------------
+
+    def capabilities(self) -> dict[str, Any]:
+        caps: dict[str, Any] = {"logging": {}}
+        if self._tools:
+            caps["tools"] = {}
+        if self._prompts:
+            caps["prompts"] = {}
+        if self._resources or self._templates:
+            caps["resources"] = {}
+        if self._completer is not None or self._prompts or self._templates:
+            caps["completions"] = {}
+        return caps
+
+    @property
+    def core(self) -> ServerCore:
+        if self._core is None:
+            self._core = ServerCore(
+                ServerIdentity(
+                    name=self.name,
+                    version=self.version,
+                    title=self.title,
+                    instructions=self.instructions,
+                    capabilities=self.capabilities(),
+                    cache_ttl_ms=self._cache[0],
+                    cache_scope=self._cache[1],
+                )
+            )
+        return self._core
+
+    async def respond(
+        self,
+        message: jsonrpc.Request,
+        *,
+        channel: Channel,
+        principal: Principal | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> tuple[bytes, int]:
+        """Answer one decoded request: the encoded response and the HTTP status for it."""
+        core = self.core
+        try:
+            if core.is_handshake_request(message, headers):
+                raise InvalidRequest(
+                    "This server speaks MCP 2026-07-28: send _meta with "
+                    "io.modelcontextprotocol/protocolVersion"
+                    + (" and the MCP-Protocol-Version header" if headers is not None else "")
+                )
+            call = core.check_modern(message, headers)
+            result = await self.handle(call, channel=channel, principal=principal, headers=headers)
+        except ProtocolError as exc:
+            return jsonrpc.encode_error(message.id, exc), exc.http_status
+        except ReplayMismatchError as exc:
+            log.error("request %r (%s): %s", message.id, message.method, exc)
+            return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}")), 200
+        except Exception:
+            log.exception("request %r (%s) failed", message.id, message.method)
+            return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
+        return jsonrpc.encode_result(message.id, result), 200
+
+    async def handle(
+        self,
+        call: Call,
+        *,
+        channel: Channel,
+        principal: Principal | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """Answer one checked request; the result is ready for the wire."""
+        method = call.method
+        params = call.params
+        if method == "tools/call":
+            result = await self._call_tool(call, channel, principal, headers)
+        elif method == "tools/list":
+            result = self._page(params, "tools", [t.wire for t in self._tools.values()])
+        elif method == "server/discover":
+            result = self.core.discover()
+        elif method == "prompts/get":
+            result = await self._get_prompt(call, channel, principal)
+        elif method == "resources/read":
+            result = await self._read_resource(call, channel, principal)
+        elif method == "prompts/list":
+            result = self._page(params, "prompts", [p.wire for p in self._prompts.values()])
+        elif method == "resources/list":
+            result = self._page(params, "resources", [r.wire for r in self._resources.values()])
+        elif method == "resources/templates/list":
+            result = self._page(params, "resourceTemplates", [r.wire for r in self._templates])
+        elif method == "completion/complete":
+            result = await self._complete(params)
+        else:  # the core lets only known methods through
+            raise InvalidParams(f"Unhandled method {method}")
+        return self.core.finish(method, result, modern=call.modern)
+
+    async def _ask(
+        self,
+        call: Call,
+        channel: Channel,
+        principal: Principal | None,
+        run: Callable[[Context], Any],
+    ) -> dict[str, Any]:
+        """Run a handler that may ask questions, in the way the request's revision asks them."""
+
+        async def handler(asker: Asker) -> dict[str, Any]:
+            ctx = Context(call, channel=channel, asker=asker, principal=principal)
+            result: dict[str, Any] = await run(ctx)
+            return result
+
+        return await run_replayed(
+            call.method,
+            call.params,
+            handler,
+            sealer=self.sealer,
+            principal=principal.subject if principal else None,
+            now=self.clock,
+        )
+
+    async def _call_tool(
+        self, call: Call, channel: Channel, principal: Principal | None, headers: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        params = call.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams('Invalid params: tools/call needs "name" (a string)')
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InvalidParams('Invalid params: tools/call "arguments" must be an object')
+        tool = self._tools.get(name)
+        if tool is None:
+            return error_result(f"Unknown tool: {name}")
+        if tool.header_params and headers is not None:
+            _check_param_headers(tool.header_params, arguments or {}, headers)
+        return await self._ask(call, channel, principal, lambda ctx: tool.call(ctx, arguments))
+
+    async def _get_prompt(self, call: Call, channel: Channel, principal: Principal | None) -> dict[str, Any]:
+        params = call.params
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams('Invalid params: prompts/get needs "name" (a string)')
+        prompt = self._prompts.get(name)
+        if prompt is None:
+            raise InvalidParams(f"Invalid params: unknown prompt {name!r}")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InvalidParams('Invalid params: prompts/get "arguments" must be an object')
+        return await self._ask(call, channel, principal, lambda ctx: prompt.get(ctx, arguments))
+
+    async def _read_resource(
+        self, call: Call, channel: Channel, principal: Principal | None
+    ) -> dict[str, Any]:
+        uri = call.params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
+        res = self._resources.get(uri)
+        variables: Mapping[str, str] | None = {} if res is not None else None
+        if res is None:
+            for template in self._templates:
+                variables = template.match(uri)
+                if variables is not None:
+                    res = template
+                    break
+        if res is None or variables is None:
+            raise ResourceNotFound(uri)
+        found, found_vars = res, variables
+        return await self._ask(call, channel, principal, lambda ctx: found.read(ctx, uri, found_vars))
+
+    async def _complete(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        ref, argument = params.get("ref"), params.get("argument")
+        if not isinstance(ref, dict) or ref.get("type") not in ("ref/prompt", "ref/resource"):
+            raise InvalidParams(
+                'Invalid params: completion/complete "ref" must be a prompt or resource reference'
+            )
+        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
+            raise InvalidParams('Invalid params: completion/complete "argument" needs a "name"')
+        values: list[str] = []
+        if self._completer is not None:
+            context = params.get("context")
+            out = self._completer(ref, argument, context if isinstance(context, dict) else None)
+            if hasattr(out, "__await__"):
+                out = await out
+            values = [str(v) for v in (out or [])][:100]
+        return {"completion": {"values": values, "hasMore": False}}
+
+    def _page(self, params: Mapping[str, Any], key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
+        cursor = params.get("cursor")
+        start = 0
+        if cursor is not None:
+            start = _decode_cursor(cursor)
+            if start > len(items):
+                raise InvalidParams("Invalid params: the cursor is out of range (the list may have changed)")
+        end = start + self.page_size
+        result: dict[str, Any] = {key: items[start:end]}
+        if end < len(items):
+            result["nextCursor"] = base64.urlsafe_b64encode(f"o{end}".encode()).decode("ascii")
+        return result
+
+
+def _decode_cursor(cursor: object) -> int:
+    try:
+        if not isinstance(cursor, str):
+            raise ValueError
+        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
+        if not text.startswith("o"):
+            raise ValueError
+        return int(text[1:])
+    except (ValueError, binascii.Error, UnicodeError):
+        raise InvalidParams(
+            "Invalid params: unknown cursor; pass back a nextCursor exactly as received"
+        ) from None
+
+
+def _check_param_headers(
+    specs: Mapping[tuple[str, ...], str], arguments: Mapping[str, Any], headers: Mapping[str, str]
+) -> None:
+    for path, name in specs.items():
+        value: Any = arguments
+        for part in path:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        raw = headers.get(h.PARAM_HEADER_PREFIX + name.lower())
+        expected = h.param_value(value)
+        if raw is None:
+            if expected is not None:
+                raise HeaderMismatch(
+                    f"Header mismatch: the Mcp-Param-{name} header is required (argument {'.'.join(path)})"
+                )
+            continue
+        try:
+            got = h.decode_value(raw)
+        except ValueError as exc:
+            raise HeaderMismatch(f"Header mismatch: Mcp-Param-{name} is invalid: {exc}") from None
+        if expected is None or not _same(got, value, expected):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{name} header value {got!r} does not match the argument value"
+            )
+
+
+def _same(header: str, value: object, expected: str) -> bool:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(header) == float(value)
+        except ValueError:
+            return False
+    return header == expected

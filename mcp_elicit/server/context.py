@@ -1,0 +1,281 @@
+"""The ``Context`` a handler receives: ask the user (elicitation), ask the client's model
+(sampling) or its roots, report progress, log.
+
+Rules:
+
+* ``await ctx.elicit(...)`` returns an ``Answer`` whose ``action`` is accept, decline or
+  cancel. Declining and cancelling are answers, not exceptions.
+* Nothing is asked that the client did not declare: form elicitation needs
+  ``elicitation`` (``{}`` means form), URL elicitation needs ``elicitation.url``, sampling
+  needs ``sampling``, roots need ``roots``. Asking anyway fails the request with -32021
+  naming the missing capability; ``ctx.can_elicit()`` and friends let a handler fall back.
+* How a question travels depends on the revision (``input_required`` and a retry on
+  2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
+* Several questions asked together with ``ctx.gather(...)`` go out in one round.
+* Progress goes out only when the request carried a progress token; log messages only at
+  or above the level the request (or session) asked for.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
+
+from mcp_types import CreateMessageResult, Root
+
+from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
+from mcp_elicit.errors import MissingClientCapability
+from mcp_elicit.forms import FormSchema
+from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
+
+if TYPE_CHECKING:
+    from mcp_elicit.core.server import Call
+    from mcp_elicit.server.auth import Principal
+
+__all__ = ["Answer", "Asker", "Channel", "Context", "Question"]
+
+T = TypeVar("T")
+Action = Literal["accept", "decline", "cancel"]
+
+
+class Channel(Protocol):
+    """Where a request's own notifications go (its SSE stream, or stdout)."""
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+
+class Asker(Protocol):
+    """How questions reach the client in the revision of the request."""
+
+    async def ask(self, asks: list[Ask]) -> list[Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Answer(Generic[T]):
+    """The user's answer to an elicitation.
+
+    ``data`` is the typed content of an accepted form (an instance of the type asked for,
+    or a dict for a raw schema); None for decline, cancel, and URL mode.
+    """
+
+    action: Action
+    data: T | None = None
+    content: Mapping[str, Any] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+class Question(Generic[T]):
+    """A question not yet asked: ``await`` it alone, or pass several to ``ctx.gather``."""
+
+    __slots__ = ("_convert", "_ctx", "ask")
+
+    def __init__(self, ctx: Context, ask: Ask, convert: Any) -> None:
+        self._ctx = ctx
+        self.ask = ask
+        self._convert = convert
+
+    def result(self, raw: Any) -> T:
+        return self._convert(raw)  # type: ignore[no-any-return]
+
+    def __await__(self) -> Any:
+        return self._ctx._ask_one(self).__await__()
+
+
+_SCHEMA_CACHE: dict[Any, FormSchema] = {}
+
+
+def form_schema(schema: object) -> FormSchema:
+    """A ``FormSchema`` from a type, a FormSchema or a JSON schema dict (cached per type)."""
+    if isinstance(schema, FormSchema):
+        return schema
+    if isinstance(schema, Mapping):
+        return FormSchema.parse(schema)
+    cached = _SCHEMA_CACHE.get(schema)
+    if cached is None:
+        cached = _SCHEMA_CACHE[schema] = FormSchema.from_type(schema)
+    return cached
+
+
+class Context:
+    """Per-request handle given to tools, prompts and resources that ask for it."""
+
+    def __init__(
+        self,
+        call: Call,
+        *,
+        channel: Channel,
+        asker: Asker,
+        principal: Principal | None = None,
+        log_level: str | None = None,
+    ) -> None:
+        self.call = call
+        self.principal = principal
+        self._channel = channel
+        self._asker = asker
+        self._log_level = log_level if log_level is not None else call.log_level
+        self._counters: dict[str, itertools.count[int]] = {}
+
+    # ---- what the client can do ------------------------------------------------
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        return self.call.capabilities
+
+    @property
+    def revision(self) -> str:
+        return self.call.revision
+
+    @property
+    def client_info(self) -> Mapping[str, Any] | None:
+        return self.call.client_info
+
+    def can_elicit(self, mode: Literal["form", "url"] = "form") -> bool:
+        caps = self.call.capabilities
+        return caps.elicitation_form if mode == "form" else caps.elicitation_url
+
+    def can_sample(self) -> bool:
+        return self.call.capabilities.sampling
+
+    def can_list_roots(self) -> bool:
+        return self.call.capabilities.roots
+
+    # ---- questions -------------------------------------------------------------
+
+    def _key(self, kind: str, key: str | None) -> str:
+        if key is not None:
+            if not key:
+                raise ValueError("an input request key must not be empty")
+            return key
+        counter = self._counters.setdefault(kind, itertools.count(1))
+        return f"{kind}-{next(counter)}"
+
+    @overload
+    def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Question[Answer[T]]: ...
+    @overload
+    def elicit(
+        self, message: str, schema: FormSchema | Mapping[str, Any], *, key: str | None = None
+    ) -> Question[Answer[dict[str, Any]]]: ...
+
+    def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Question[Any]:
+        """Ask the user to fill in a form (flat schema: a dataclass, TypedDict, pydantic
+        model, ``Form(...)`` or JSON schema). Never for secrets: use ``elicit_url``."""
+        if not isinstance(message, str) or not message.strip():
+            raise ValueError("an elicitation needs a message saying what is asked and why")
+        form = form_schema(schema)
+        if not self.can_elicit("form"):
+            raise MissingClientCapability.requiring({"elicitation": {"form": {}}})
+        params = {"mode": "form", "message": message, "requestedSchema": form.to_json()}
+        ask = Ask(self._key("elicit", key), ELICIT, params, form)
+
+        def convert(raw: Mapping[str, Any]) -> Answer[Any]:
+            if raw["action"] != "accept":
+                return Answer(raw["action"])
+            content = raw.get("content") or {}
+            return Answer("accept", form.build(content), content)
+
+        return Question(self, ask, convert)
+
+    def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str | None = None, key: str | None = None
+    ) -> Question[Answer[None]]:
+        """Send the user to ``url`` (secrets, payments, third-party sign-in). ``accept`` means
+        the user agreed to open it; the work on that page may not be finished."""
+        if not isinstance(message, str) or not message.strip():
+            raise ValueError("a URL elicitation needs a message saying why the user should open the page")
+        if not url.startswith(("https://", "http://")):
+            raise ValueError("a URL elicitation needs an http(s) URL")
+        if not self.can_elicit("url"):
+            raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
+        params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+        if elicitation_id is not None:
+            params["elicitationId"] = elicitation_id
+        ask = Ask(self._key("url", key), ELICIT, params)
+        return Question(self, ask, lambda raw: Answer(raw["action"]))
+
+    def sample(
+        self,
+        messages: str | Sequence[Mapping[str, Any]],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        model_preferences: Mapping[str, Any] | None = None,
+        key: str | None = None,
+    ) -> Question[CreateMessageResult]:
+        """Ask the client's model for a completion (needs the ``sampling`` capability)."""
+        if not self.can_sample():
+            raise MissingClientCapability.requiring({"sampling": {}})
+        if isinstance(messages, str):
+            wire_messages: list[Any] = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        else:
+            wire_messages = [dict(m) for m in messages]
+        params: dict[str, Any] = {"messages": wire_messages, "maxTokens": max_tokens}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        if temperature is not None:
+            params["temperature"] = temperature
+        if model_preferences is not None:
+            params["modelPreferences"] = dict(model_preferences)
+        ask = Ask(self._key("sample", key), SAMPLE, params)
+        return Question(self, ask, CreateMessageResult.model_validate)
+
+    def list_roots(self, *, key: str | None = None) -> Question[list[Root]]:
+        """Ask the client for its roots (needs the ``roots`` capability)."""
+        if not self.can_list_roots():
+            raise MissingClientCapability.requiring({"roots": {}})
+        ask = Ask(self._key("roots", key), LIST_ROOTS, {})
+        return Question(self, ask, lambda raw: [Root.model_validate(r) for r in raw.get("roots", [])])
+
+    async def gather(self, *questions: Question[Any]) -> list[Any]:
+        """Ask several questions in one round; answers come back in the same order."""
+        raws = await self._asker.ask([q.ask for q in questions])
+        return [q.result(raw) for q, raw in zip(questions, raws, strict=True)]
+
+    async def _ask_one(self, question: Question[T]) -> T:
+        (raw,) = await self._asker.ask([question.ask])
+        return question.result(raw)
+
+    # ---- progress and logging --------------------------------------------------
+
+    async def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` if the request asked for progress."""
+        token = self.call.progress_token
+        if token is None:
+            return
+        params: dict[str, Any] = {"progressToken": token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        await self._channel.notify("notifications/progress", params)
+
+    async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """Send ``notifications/message`` if the client asked for logs at this level."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        wanted = self._log_level
+        if wanted is None or LOG_LEVELS.index(level) < LOG_LEVELS.index(wanted):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        await self._channel.notify("notifications/message", params)
+
+    async def debug(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("debug", data, logger=logger)
+
+    async def info(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("info", data, logger=logger)
+
+    async def warning(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("warning", data, logger=logger)
+
+    async def error(self, data: Any, *, logger: str | None = None) -> None:
+        await self.log("error", data, logger=logger)

@@ -1,0 +1,104 @@
+"""Prompts: a Python function becomes an MCP prompt template.
+
+Rules: arguments are the function's parameters (all passed as strings on the wire;
+required when they have no default); a missing or invalid argument is -32602. The function
+returns a ``str`` (one user message), a list of messages (``PromptMessage``, dicts, or
+``(role, content)`` pairs whose content is a str or content block), or a
+``GetPromptResult``. It may take a ``Context`` and elicit, like a tool.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_types import GetPromptResult, PromptMessage
+
+from mcp_elicit.errors import InvalidParams
+from mcp_elicit.server.context import Context
+from mcp_elicit.server.results import content_blocks, dump
+from mcp_elicit.server.signature import ArgumentsError, Signature
+from mcp_elicit.server.tools import check_name
+
+__all__ = ["PromptDef"]
+
+
+@dataclass(slots=True)
+class PromptDef:
+    name: str
+    fn: Callable[..., Any]
+    signature: Signature
+    title: str | None = None
+    description: str | None = None
+    wire: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> PromptDef:
+        sig = Signature.of(fn, context_type=Context)
+        prompt_name = check_name("prompt", name or fn.__name__)
+        doc = (
+            description if description is not None else (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
+        )
+        prompt = cls(prompt_name, fn, sig, title, doc)
+        wire: dict[str, Any] = {"name": prompt_name, "description": doc or prompt_name}
+        if title:
+            wire["title"] = title
+        required = set(sig.schema.get("required", []))
+        args = []
+        for arg in sig.names:
+            prop = sig.schema["properties"].get(arg, {})
+            entry: dict[str, Any] = {"name": arg, "required": arg in required}
+            if isinstance(prop, dict) and prop.get("description"):
+                entry["description"] = prop["description"]
+            args.append(entry)
+        if args:
+            wire["arguments"] = args
+        prompt.wire = wire
+        return prompt
+
+    async def get(self, ctx: Context, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        try:
+            kwargs = self.signature.bind(arguments)
+        except ArgumentsError as exc:
+            raise InvalidParams(f"Invalid params for prompt {self.name!r}: {exc}") from None
+        if self.signature.context_param is not None:
+            kwargs[self.signature.context_param] = ctx
+        value = self.fn(**kwargs)
+        if self.signature.is_async:
+            value = await value
+        return prompt_result(value, self.description)
+
+
+def prompt_result(value: object, description: str | None) -> dict[str, Any]:
+    if isinstance(value, GetPromptResult):
+        return dump(value)
+    items = [value] if isinstance(value, (str, PromptMessage, Mapping, tuple)) else list(value)  # type: ignore[call-overload]
+    messages: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, str):
+            messages.append({"role": "user", "content": {"type": "text", "text": item}})
+        elif isinstance(item, PromptMessage):
+            messages.append(dump(item))
+        elif isinstance(item, tuple) and len(item) == 2:
+            role, content = item
+            for block in content_blocks(content):
+                messages.append({"role": role, "content": block})
+        elif isinstance(item, Mapping):
+            messages.append(dict(item))
+        else:
+            raise TypeError(
+                f"a prompt returned {type(item).__name__}; return str, messages or GetPromptResult"
+            )
+    result: dict[str, Any] = {"messages": messages}
+    if description:
+        result["description"] = description
+    return result

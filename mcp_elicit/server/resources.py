@@ -1,0 +1,129 @@
+"""Resources and resource templates: a function serves the contents at a URI.
+
+Rules: a URI with ``{name}`` placeholders is a template (RFC 6570 simple ``{var}``, which
+matches one path segment, and reserved ``{+var}``, which matches anything); the function's
+parameters are the placeholders. A handler returns ``str`` (text), ``Blob`` (binary), a
+contents model, or a list of those. Reading a URI nothing serves is -32602 with
+``data.uri``, never an empty result. Handlers may take a ``Context`` and elicit.
+"""
+
+from __future__ import annotations
+
+import base64
+import inspect
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+from mcp_types import BlobResourceContents, TextResourceContents
+
+from mcp_elicit.server.context import Context
+from mcp_elicit.server.results import Blob, dump
+from mcp_elicit.server.signature import Signature
+
+__all__ = ["ResourceDef", "is_template"]
+
+_VAR = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def is_template(uri: str) -> bool:
+    return _VAR.search(uri) is not None
+
+
+def _compile(template: str) -> re.Pattern[str]:
+    pattern, last = "", 0
+    for m in _VAR.finditer(template):
+        pattern += re.escape(template[last : m.start()])
+        pattern += f"(?P<{m.group(2)}>.+)" if m.group(1) else f"(?P<{m.group(2)}>[^/?#]+)"
+        last = m.end()
+    return re.compile(pattern + re.escape(template[last:]) + r"\Z")
+
+
+@dataclass(slots=True)
+class ResourceDef:
+    uri: str
+    fn: Callable[..., Any]
+    signature: Signature
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    pattern: re.Pattern[str] | None = None
+    wire: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        uri: str,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> ResourceDef:
+        sig = Signature.of(fn, context_type=Context)
+        pattern = _compile(uri) if is_template(uri) else None
+        if pattern is not None:
+            missing = set(pattern.groupindex) - set(sig.names)
+            extra = set(sig.names) - set(pattern.groupindex)
+            if missing or extra:
+                raise ValueError(
+                    f"resource template {uri!r}: the function's parameters must be exactly the placeholders "
+                    f"(missing: {sorted(missing)}, extra: {sorted(extra)})"
+                )
+        elif sig.names:
+            raise ValueError(f"resource {uri!r} has no placeholders, so its function takes no arguments")
+        doc = (
+            description if description is not None else (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
+        )
+        res = cls(uri, fn, sig, name or fn.__name__, title, doc, mime_type, pattern)
+        wire: dict[str, Any] = {("uriTemplate" if pattern else "uri"): uri, "name": res.name}
+        if title:
+            wire["title"] = title
+        if doc:
+            wire["description"] = doc
+        if mime_type:
+            wire["mimeType"] = mime_type
+        res.wire = wire
+        return res
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        if self.pattern is None:
+            return {} if uri == self.uri else None
+        m = self.pattern.match(uri)
+        return m.groupdict() if m else None
+
+    async def read(self, ctx: Context, uri: str, variables: Mapping[str, str]) -> dict[str, Any]:
+        kwargs = self.signature.bind(variables)
+        if self.signature.context_param is not None:
+            kwargs[self.signature.context_param] = ctx
+        value = self.fn(**kwargs)
+        if self.signature.is_async:
+            value = await value
+        items = value if isinstance(value, list) else [value]
+        return {"contents": [self._contents(uri, item) for item in items]}
+
+    def _contents(self, uri: str, item: object) -> dict[str, Any]:
+        if isinstance(item, (TextResourceContents, BlobResourceContents)):
+            return dump(item)
+        if isinstance(item, str):
+            return {"uri": uri, "mimeType": self.mime_type or "text/plain", "text": item}
+        if isinstance(item, Blob):
+            return {
+                "uri": uri,
+                "mimeType": item.mime_type,
+                "blob": base64.b64encode(item.data).decode("ascii"),
+            }
+        if isinstance(item, bytes):
+            mime = self.mime_type or "application/octet-stream"
+            return {"uri": uri, "mimeType": mime, "blob": base64.b64encode(item).decode("ascii")}
+        if isinstance(item, Mapping):
+            return {
+                "uri": uri,
+                "mimeType": self.mime_type or "application/json",
+                "text": orjson.dumps(item).decode(),
+            }
+        raise TypeError(f"resource {self.uri!r} returned {type(item).__name__}; return str, Blob or contents")

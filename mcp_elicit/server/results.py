@@ -1,0 +1,157 @@
+"""What handlers return, turned into MCP content.
+
+Rules: a ``str`` is text; ``bytes`` must be wrapped (``Image``, ``Audio``, ``Blob``) so the
+MIME type is never guessed; ``mcp_types`` content models pass through; a list is each of
+its items; ``None`` is no content. For tools, a mapping, dataclass or pydantic model is
+structured content plus its JSON as text, so clients that ignore ``structuredContent``
+still see it. A ``CallToolResult`` passes through untouched.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from mcp_types import (
+    AudioContent,
+    BlobResourceContents,
+    CallToolResult,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
+from pydantic import BaseModel
+
+__all__ = [
+    "Audio",
+    "Blob",
+    "CONTENT_TYPES",
+    "Image",
+    "content_blocks",
+    "dump",
+    "structured_value",
+    "tool_result",
+]
+
+_CONTENT_MODELS = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """Image bytes with their MIME type, e.g. ``Image(png_bytes, "image/png")``."""
+
+    data: bytes
+    mime_type: str = "image/png"
+
+    def block(self) -> dict[str, Any]:
+        return {
+            "type": "image",
+            "data": base64.b64encode(self.data).decode("ascii"),
+            "mimeType": self.mime_type,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Audio:
+    """Audio bytes with their MIME type, e.g. ``Audio(wav_bytes, "audio/wav")``."""
+
+    data: bytes
+    mime_type: str = "audio/wav"
+
+    def block(self) -> dict[str, Any]:
+        return {
+            "type": "audio",
+            "data": base64.b64encode(self.data).decode("ascii"),
+            "mimeType": self.mime_type,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Blob:
+    """Binary resource contents with their MIME type."""
+
+    data: bytes
+    mime_type: str = "application/octet-stream"
+
+
+#: Return types that are content, never structured output.
+CONTENT_TYPES: tuple[type, ...] = (
+    *_CONTENT_MODELS,
+    TextResourceContents,
+    BlobResourceContents,
+    CallToolResult,
+    Image,
+    Audio,
+    Blob,
+)
+
+
+def dump(model: BaseModel) -> dict[str, Any]:
+    """An ``mcp_types`` model as wire JSON."""
+    return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+def content_blocks(value: object) -> list[dict[str, Any]]:
+    """The content blocks a returned value stands for."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    if isinstance(value, (Image, Audio)):
+        return [value.block()]
+    if isinstance(value, _CONTENT_MODELS):
+        return [dump(value)]
+    if isinstance(value, (TextResourceContents, BlobResourceContents)):
+        return [{"type": "resource", "resource": dump(value)}]
+    if isinstance(value, (list, tuple)):
+        blocks: list[dict[str, Any]] = []
+        for item in value:
+            blocks.extend(content_blocks(item))
+        return blocks
+    if isinstance(value, Mapping) and isinstance(value.get("type"), str):
+        return [dict(value)]
+    structured = structured_value(value)
+    if structured is not None:
+        return [{"type": "text", "text": orjson.dumps(structured).decode()}]
+    if isinstance(value, bytes):
+        raise TypeError(
+            "return bytes wrapped in Image(...), Audio(...) or Blob(...) so the MIME type is known"
+        )
+    return [{"type": "text", "text": str(value)}]
+
+
+def structured_value(value: object) -> Any:
+    """The JSON form of a structured return value, or None when it is not structured."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return orjson.loads(orjson.dumps(value))
+    if isinstance(value, Mapping) and not isinstance(value.get("type"), str):
+        return orjson.loads(orjson.dumps(value, default=_default))
+    return None
+
+
+def _default(value: object) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def tool_result(value: object, *, structured: bool) -> dict[str, Any]:
+    """The ``tools/call`` result for a tool's return value."""
+    if isinstance(value, CallToolResult):
+        return dump(value)
+    if structured:
+        data = structured_value(value)
+        if data is not None:
+            return {
+                "content": [{"type": "text", "text": orjson.dumps(data).decode()}],
+                "structuredContent": data,
+            }
+    return {"content": content_blocks(value)}

@@ -1,0 +1,165 @@
+"""Tools: a Python function becomes an MCP tool.
+
+Rules: the input schema comes from the type hints (or is given explicitly); arguments are
+validated before the function runs, and bad arguments are a tool error (``isError``), so
+the model can correct itself. Whatever the function raises, other than a protocol error
+(which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
+result: ``ToolError`` with its message as is, anything else prefixed with the tool's name.
+A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
+``outputSchema`` and ``structuredContent``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic import BaseModel, TypeAdapter
+
+from mcp_elicit.errors import ProtocolError, ReplayMismatchError, ToolError
+from mcp_elicit.server.context import Context
+from mcp_elicit.server.results import CONTENT_TYPES, tool_result
+from mcp_elicit.server.signature import ArgumentsError, Signature
+from mcp_elicit.wire.headers import InvalidHeaderSpec, header_params
+
+__all__ = ["ToolDef", "error_result", "check_name"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+_NAME: Final = re.compile(r"[A-Za-z0-9_.-]{1,128}\Z")
+
+
+def check_name(kind: str, name: str) -> str:
+    if not _NAME.match(name):
+        raise ValueError(f"{kind} name {name!r} must be 1-128 characters of letters, digits, '_', '-' or '.'")
+    return name
+
+
+def error_result(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _output_schema(annotation: Any) -> dict[str, Any] | None:
+    target = annotation
+    if typing.get_origin(target) is typing.Annotated:
+        target = typing.get_args(target)[0]
+    if isinstance(target, type) and issubclass(target, CONTENT_TYPES):
+        return None
+    structured = (
+        isinstance(target, type) and (dataclasses.is_dataclass(target) or issubclass(target, BaseModel))
+    ) or typing.is_typeddict(target)
+    if not structured:
+        return None
+    schema = TypeAdapter(target).json_schema()
+    schema.pop("title", None)
+    return schema
+
+
+@dataclass(slots=True)
+class ToolDef:
+    name: str
+    fn: Callable[..., Any]
+    signature: Signature
+    title: str | None = None
+    description: str | None = None
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] | None = None
+    annotations: Mapping[str, Any] | None = None
+    meta: Mapping[str, Any] | None = None
+    icons: list[Mapping[str, Any]] | None = None
+    header_params: dict[tuple[str, ...], str] = field(default_factory=dict)
+    wire: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        icons: list[Mapping[str, Any]] | None = None,
+    ) -> ToolDef:
+        sig = Signature.of(fn, context_type=Context)
+        tool_name = check_name("tool", name or fn.__name__)
+        schema = dict(input_schema) if input_schema is not None else sig.schema
+        if schema.get("type") != "object":
+            raise ValueError(f"tool {tool_name!r}: inputSchema must have type 'object' at the root")
+        try:
+            headers = header_params(schema)
+        except InvalidHeaderSpec as exc:
+            raise ValueError(f"tool {tool_name!r}: {exc}") from None
+        out = dict(output_schema) if output_schema is not None else None
+        if out is None and structured is not False:
+            out = _output_schema(sig.return_annotation)
+        doc = description if description is not None else _doc(fn)
+        tool = cls(
+            name=tool_name,
+            fn=fn,
+            signature=sig,
+            title=title,
+            description=doc,
+            input_schema=schema,
+            output_schema=out,
+            annotations=annotations,
+            meta=meta,
+            icons=icons,
+            header_params=headers,
+        )
+        tool.wire = tool._wire()
+        return tool
+
+    def _wire(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"name": self.name}
+        if self.title:
+            wire["title"] = self.title
+        wire["description"] = self.description or self.name
+        wire["inputSchema"] = self.input_schema
+        if self.output_schema is not None:
+            wire["outputSchema"] = self.output_schema
+        if self.annotations:
+            wire["annotations"] = dict(self.annotations)
+        if self.icons:
+            wire["icons"] = [dict(i) for i in self.icons]
+        if self.meta:
+            wire["_meta"] = dict(self.meta)
+        return wire
+
+    async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        try:
+            kwargs = self.signature.bind(arguments)
+        except ArgumentsError as exc:
+            return error_result(f"{self.name}: {exc}")
+        if self.signature.context_param is not None:
+            kwargs[self.signature.context_param] = ctx
+        try:
+            value = self.fn(**kwargs)
+            if self.signature.is_async:
+                value = await value
+        except (ProtocolError, ReplayMismatchError):
+            raise
+        except ToolError as exc:
+            return error_result(str(exc))
+        except Exception as exc:
+            log.exception("tool %s failed", self.name)
+            return error_result(f"Error executing tool {self.name}: {exc}")
+        return tool_result(value, structured=self.output_schema is not None)
+
+
+def _doc(fn: Callable[..., Any]) -> str | None:
+    doc = fn.__doc__
+    if not doc:
+        return None
+    import inspect
+
+    return inspect.cleandoc(doc)

@@ -1,0 +1,141 @@
+"""stdio, server side: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr.
+
+Rules: every request runs as its own task, so a slow one does not hold up the others;
+``notifications/cancelled`` cancels the request it names; a line that is not JSON gets a
+-32700 error with a null id, an oversized line a -32600, and the stream goes on. When
+stdin closes, requests in flight get a short grace period, then the server stops. Only
+JSON-RPC messages are ever written to stdout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any, BinaryIO
+
+from mcp_elicit.errors import InvalidRequest, ProtocolError
+from mcp_elicit.server.app import Server
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.framing import LineFramer, Oversized
+
+__all__ = ["StdioServer", "serve_stdio"]
+
+log = logging.getLogger("mcp_elicit.stdio")
+
+
+class _Lines:
+    """A request's channel: notifications become lines on stdout."""
+
+    __slots__ = ("_out",)
+
+    def __init__(self, out: StdioServer) -> None:
+        self._out = out
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self._out.write(jsonrpc.encode_notification(method, params))
+
+
+class StdioServer:
+    def __init__(self, server: Server, *, max_line: int = 4 * 1024 * 1024, grace: float = 2.0) -> None:
+        self.server = server
+        self.framer = LineFramer(max_line)
+        self.grace = grace
+        self._tasks: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
+        self._writer: asyncio.StreamWriter | None = None
+        self._out: BinaryIO | None = None
+        self._lock = asyncio.Lock()
+
+    async def write(self, data: bytes) -> None:
+        async with self._lock:
+            if self._writer is not None:
+                self._writer.write(data + b"\n")
+                await self._writer.drain()
+            elif self._out is not None:
+                self._out.write(data + b"\n")
+                self._out.flush()
+
+    async def run(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        loop = asyncio.get_running_loop()
+        stdin = stdin or sys.stdin.buffer
+        stdout = stdout or sys.stdout.buffer
+        reader = asyncio.StreamReader(limit=2**20)
+        try:
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
+        except ValueError:  # a regular file: read it in a thread
+            reader = None  # type: ignore[assignment]
+        try:
+            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+            self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        except ValueError:
+            self._out = stdout
+        while True:
+            if reader is not None:
+                chunk = await reader.read(65536)
+            else:
+                chunk = await asyncio.to_thread(os.read, stdin.fileno(), 65536)
+            if not chunk:
+                break
+            for line in self.framer.feed(chunk):
+                await self._line(line)
+        pending = list(self._tasks.values())
+        if pending:
+            _, still = await asyncio.wait(pending, timeout=self.grace)
+            for task in still:
+                task.cancel()
+        if self._writer is not None:
+            self._writer.close()
+
+    async def _line(self, line: bytes | Oversized) -> None:
+        if isinstance(line, Oversized):
+            err = InvalidRequest(
+                f"Invalid request: message of {line.size} bytes exceeds the {self.framer.max_line} byte limit"
+            )
+            await self.write(jsonrpc.encode_error(None, err))
+            return
+        try:
+            message = jsonrpc.decode(line)
+        except ProtocolError as exc:
+            await self.write(jsonrpc.encode_error(exc.request_id, exc))
+            return
+        if isinstance(message, jsonrpc.Request):
+            if message.id in self._tasks:
+                err = InvalidRequest(
+                    f"Invalid request: id {message.id!r} is already in use by a request in flight"
+                )
+                await self.write(jsonrpc.encode_error(message.id, err))
+                return
+            task = asyncio.ensure_future(self._request(message))
+            self._tasks[message.id] = task
+            task.add_done_callback(self._forget(message.id))
+        elif isinstance(message, jsonrpc.Notification):
+            self._notification(message.method, message.params or {})
+        # Responses to server requests belong to handshake sessions (not spoken here yet).
+
+    def _forget(self, rid: jsonrpc.RequestId) -> Callable[[asyncio.Task[None]], None]:
+        def forget(_task: asyncio.Task[None]) -> None:
+            self._tasks.pop(rid, None)
+
+        return forget
+
+    def _notification(self, method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/cancelled":
+            rid = params.get("requestId")
+            task = self._tasks.get(rid) if isinstance(rid, (str, int)) else None
+            if task is not None:
+                log.info("request %r cancelled by the client", rid)
+                task.cancel()
+
+    async def _request(self, message: jsonrpc.Request) -> None:
+        try:
+            payload, _status = await self.server.respond(message, channel=_Lines(self))
+        except asyncio.CancelledError:
+            return
+        await self.write(payload)
+
+
+async def serve_stdio(server: Server) -> None:
+    """Serve ``server`` on this process's stdin and stdout until stdin closes."""
+    await StdioServer(server).run()

@@ -1,0 +1,181 @@
+"""Streamable HTTP request headers that mirror body fields (2026-07-28).
+
+Rules:
+
+* ``MCP-Protocol-Version`` mirrors ``_meta`` protocolVersion; ``Mcp-Method`` mirrors
+  ``method``; ``Mcp-Name`` mirrors ``params.name`` (tools/call, prompts/get) or
+  ``params.uri`` (resources/read); ``Mcp-Param-{Name}`` mirrors a tool argument whose
+  schema carries ``x-mcp-header: Name``.
+* A value that is not plain visible ASCII (or has leading/trailing whitespace, or looks
+  like the sentinel itself) travels as ``=?base64?<base64 of UTF-8>?=``.
+* ``x-mcp-header`` names are HTTP tokens, unique case-insensitively, on string, integer or
+  boolean properties reachable from the root through ``properties`` only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+__all__ = [
+    "METHOD_HEADER",
+    "NAME_HEADER",
+    "PARAM_HEADER_PREFIX",
+    "VERSION_HEADER",
+    "InvalidHeaderSpec",
+    "decode_value",
+    "encode_value",
+    "header_params",
+    "name_source",
+    "param_value",
+]
+
+VERSION_HEADER: Final = "mcp-protocol-version"
+METHOD_HEADER: Final = "mcp-method"
+NAME_HEADER: Final = "mcp-name"
+PARAM_HEADER_PREFIX: Final = "mcp-param-"
+
+_SENTINEL_START: Final = "=?base64?"
+_SENTINEL_END: Final = "?="
+_PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
+_MAX_SAFE_INT: Final = 2**53 - 1
+
+
+class InvalidHeaderSpec(ValueError):
+    """A tool's ``x-mcp-header`` annotations break the rules; the message says which."""
+
+
+def encode_value(value: str) -> str:
+    """The header form of ``value``: as is when plain ASCII, else the Base64 sentinel."""
+    if (
+        value
+        and _PLAIN.match(value)
+        and not (value.startswith(_SENTINEL_START) and value.endswith(_SENTINEL_END))
+    ):
+        return value
+    return _SENTINEL_START + base64.b64encode(value.encode("utf-8")).decode("ascii") + _SENTINEL_END
+
+
+def decode_value(raw: str) -> str:
+    """The value a header carries; raises ``ValueError`` on a malformed sentinel."""
+    raw = raw.strip(" \t")
+    if raw.startswith(_SENTINEL_START) and raw.endswith(_SENTINEL_END) and len(raw) >= 11:
+        encoded = raw[len(_SENTINEL_START) : -len(_SENTINEL_END)]
+        try:
+            return base64.b64decode(encoded, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise ValueError("malformed Base64 sentinel value") from None
+    if any((c < " " and c != "\t") or c == "\x7f" for c in raw):
+        raise ValueError("control characters are not allowed in header values")
+    return raw
+
+
+def name_source(method: str, params: Mapping[str, Any] | None) -> str | None:
+    """The body value ``Mcp-Name`` mirrors for ``method``, or None when it has none."""
+    if params is None:
+        return None
+    if method in ("tools/call", "prompts/get"):
+        value = params.get("name")
+    elif method == "resources/read":
+        value = params.get("uri")
+    else:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def param_value(value: object) -> str | None:
+    """The string form of an argument mirrored into ``Mcp-Param-*``; None means omit."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        return value
+    return None
+
+
+def header_params(input_schema: Mapping[str, Any]) -> dict[tuple[str, ...], str]:
+    """Map each ``x-mcp-header`` property path to its header name; raise if any is invalid."""
+    found: dict[tuple[str, ...], str] = {}
+    seen: dict[str, tuple[str, ...]] = {}
+    _collect(input_schema, (), found, seen, reachable=True)
+    return found
+
+
+_TYPES_OK: Final = frozenset({"string", "integer", "boolean"})
+_NESTING_KEYS: Final = (
+    "items",
+    "prefixItems",
+    "additionalProperties",
+    "oneOf",
+    "anyOf",
+    "allOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$defs",
+    "definitions",
+    "contains",
+    "patternProperties",
+    "dependentSchemas",
+)
+
+
+def _collect(
+    schema: object,
+    path: tuple[str, ...],
+    found: dict[tuple[str, ...], str],
+    seen: dict[str, tuple[str, ...]],
+    *,
+    reachable: bool,
+) -> None:
+    if not isinstance(schema, Mapping):
+        return
+    if "x-mcp-header" in schema:
+        where = ".".join(path) or "(root)"
+        name = schema["x-mcp-header"]
+        if not reachable or not path:
+            raise InvalidHeaderSpec(f"x-mcp-header on {where} is not reachable through properties alone")
+        if not isinstance(name, str) or not name:
+            raise InvalidHeaderSpec(f"x-mcp-header on {where} must be a non-empty string")
+        if not _TOKEN.match(name):
+            raise InvalidHeaderSpec(f"x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
+        kind = schema.get("type")
+        if kind not in _TYPES_OK:
+            raise InvalidHeaderSpec(
+                f"x-mcp-header {name!r} on {where} must annotate a string, integer or boolean, not {kind!r}"
+            )
+        folded = name.lower()
+        if folded in seen:
+            raise InvalidHeaderSpec(f"x-mcp-header {name!r} on {where} duplicates another (case-insensitive)")
+        seen[folded] = path
+        found[path] = name
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for key, sub in props.items():
+            _collect(sub, (*path, str(key)), found, seen, reachable=reachable)
+    for key in _NESTING_KEYS:
+        sub = schema.get(key)
+        if isinstance(sub, Mapping):
+            if key in ("$defs", "definitions", "patternProperties", "dependentSchemas"):
+                for inner in sub.values():
+                    _collect(inner, path, found, seen, reachable=False)
+            else:
+                _collect(sub, path, found, seen, reachable=False)
+        elif isinstance(sub, list):
+            for inner in sub:
+                _collect(inner, path, found, seen, reachable=False)
+
+
+def integer_in_range(value: object) -> bool:
+    """True when an integer argument may be mirrored (JavaScript safe range)."""
+    return isinstance(value, int) and not isinstance(value, bool) and -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT

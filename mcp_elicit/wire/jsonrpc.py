@@ -1,0 +1,159 @@
+"""JSON-RPC 2.0 envelopes: decoding a message off the wire, encoding one onto it.
+
+Rules:
+
+* ``decode`` takes the bytes of exactly one message and returns a ``Request``,
+  ``Notification``, ``Response`` or ``ErrorResponse``, or raises ``ParseError`` (not JSON)
+  or ``InvalidRequest`` (JSON, not JSON-RPC). The raised error carries the request id in
+  ``request_id`` whenever one could be read, so the reply can echo it.
+* Ids are strings or integers, never booleans, floats or null (null only on an error
+  response whose request id could not be read).
+* Batches (JSON arrays) are not part of MCP since 2025-06-18 and are refused.
+* ``encode`` is the only place that turns a message into bytes; it never emits NaN.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypeAlias, TypeGuard
+
+import orjson
+
+from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError
+
+__all__ = [
+    "ErrorResponse",
+    "Message",
+    "Notification",
+    "Request",
+    "RequestId",
+    "Response",
+    "decode",
+    "decode_value",
+    "encode",
+    "encode_error",
+    "encode_notification",
+    "encode_request",
+    "encode_result",
+]
+
+RequestId: TypeAlias = str | int
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    id: RequestId
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Notification:
+    method: str
+    params: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    id: RequestId
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorResponse:
+    id: RequestId | None
+    error: dict[str, Any]
+
+
+Message: TypeAlias = Request | Notification | Response | ErrorResponse
+
+
+def _valid_id(value: object) -> TypeGuard[RequestId]:
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
+
+
+def _invalid(message: str, rid: object = None) -> InvalidRequest:
+    return InvalidRequest(message, request_id=rid if _valid_id(rid) else None)
+
+
+def decode(data: bytes | bytearray | memoryview | str) -> Message:
+    """Decode one JSON-RPC message."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise ParseError(f"Parse error: the message is not valid JSON ({exc.msg})") from None
+    return decode_value(value)
+
+
+def decode_value(value: object) -> Message:
+    """Classify an already-parsed JSON value as a JSON-RPC message."""
+    if not isinstance(value, dict):
+        if isinstance(value, list):
+            raise _invalid(
+                "Invalid request: JSON-RPC batches are not supported; send one message per request"
+            )
+        raise _invalid("Invalid request: a JSON-RPC message must be a JSON object")
+    rid = value.get("id")
+    if value.get("jsonrpc") != "2.0":
+        raise _invalid('Invalid request: "jsonrpc" must be "2.0"', rid)
+    params = value.get("params")
+    if "method" in value:
+        method = value["method"]
+        if not isinstance(method, str) or not method:
+            raise _invalid('Invalid request: "method" must be a non-empty string', rid)
+        if params is not None and not isinstance(params, dict):
+            raise _invalid('Invalid request: "params" must be an object when present', rid)
+        if "id" not in value:
+            return Notification(method, params)
+        if not _valid_id(rid):
+            raise _invalid('Invalid request: "id" must be a string or an integer')
+        return Request(rid, method, params)
+    if "result" in value:
+        result = value["result"]
+        if not _valid_id(rid):
+            raise _invalid('Invalid response: "id" must be a string or an integer')
+        if not isinstance(result, dict):
+            raise _invalid('Invalid response: "result" must be an object', rid)
+        return Response(rid, result)
+    if "error" in value:
+        error = value["error"]
+        if rid is not None and not _valid_id(rid):
+            raise _invalid('Invalid response: "id" must be a string, an integer or null')
+        if (
+            not isinstance(error, dict)
+            or not isinstance(error.get("code"), int)
+            or not isinstance(error.get("message"), str)
+        ):
+            raise _invalid(
+                'Invalid response: "error" must be an object with integer "code" and string "message"', rid
+            )
+        return ErrorResponse(rid, error)
+    raise _invalid('Invalid request: a message needs "method", "result" or "error"', rid)
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """Encode a JSON value (a whole message) as compact UTF-8 JSON."""
+    return orjson.dumps(message)
+
+
+def encode_result(rid: RequestId, result: Mapping[str, Any]) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def encode_error(rid: RequestId | None, error: ProtocolError) -> bytes:
+    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": error.to_error()})
+
+
+def encode_request(rid: RequestId, method: str, params: Mapping[str, Any] | None) -> bytes:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return orjson.dumps(msg)
+
+
+def encode_notification(method: str, params: Mapping[str, Any] | None) -> bytes:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return orjson.dumps(msg)

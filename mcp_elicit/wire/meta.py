@@ -1,0 +1,132 @@
+"""Per-request ``_meta`` (2026-07-28) and client capabilities.
+
+Rules:
+
+* A modern request carries ``params._meta`` with ``io.modelcontextprotocol/protocolVersion``
+  (a string) and ``io.modelcontextprotocol/clientCapabilities`` (an object); a request
+  missing either is malformed: -32602, HTTP 400. ``clientInfo`` and ``logLevel`` are
+  optional; a malformed optional field is ignored rather than fatal, except ``logLevel``
+  which must be a known level when present.
+* Capabilities are read as declared, nothing inferred: ``elicitation: {}`` means form mode
+  only; no ``elicitation`` key means no elicitation at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    LOG_LEVEL_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+)
+
+from mcp_elicit.errors import InvalidRequestMeta
+
+__all__ = [
+    "CLIENT_CAPABILITIES_META_KEY",
+    "CLIENT_INFO_META_KEY",
+    "LOG_LEVELS",
+    "LOG_LEVEL_META_KEY",
+    "PROTOCOL_VERSION_META_KEY",
+    "SERVER_INFO_META_KEY",
+    "SUBSCRIPTION_ID_META_KEY",
+    "ClientCapabilities",
+    "RequestMeta",
+    "parse_request_meta",
+]
+
+SUBSCRIPTION_ID_META_KEY: Final = "io.modelcontextprotocol/subscriptionId"
+
+#: Logging levels, least to most severe (RFC 5424 order).
+LOG_LEVELS: Final[tuple[str, ...]] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCapabilities:
+    """What one request (or one handshake session) says the client can do."""
+
+    raw: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def elicitation_form(self) -> bool:
+        elicitation = self.raw.get("elicitation")
+        if not isinstance(elicitation, Mapping):
+            return False
+        # An empty object means form only; otherwise form must be named.
+        return not elicitation or "form" in elicitation
+
+    @property
+    def elicitation_url(self) -> bool:
+        elicitation = self.raw.get("elicitation")
+        return isinstance(elicitation, Mapping) and "url" in elicitation
+
+    @property
+    def sampling(self) -> bool:
+        return isinstance(self.raw.get("sampling"), Mapping)
+
+    @property
+    def roots(self) -> bool:
+        return isinstance(self.raw.get("roots"), Mapping)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestMeta:
+    """The protocol fields of one modern request's ``_meta``."""
+
+    protocol_version: str
+    capabilities: ClientCapabilities
+    client_info: Mapping[str, Any] | None = None
+    log_level: str | None = None
+    progress_token: str | int | None = None
+
+
+def _progress_token(meta: Mapping[str, Any]) -> str | int | None:
+    token = meta.get("progressToken")
+    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
+        return token
+    return None
+
+
+def parse_request_meta(params: Mapping[str, Any] | None) -> RequestMeta:
+    """Read and check the per-request ``_meta`` of a modern request."""
+    meta = params.get("_meta") if params is not None else None
+    if not isinstance(meta, Mapping):
+        raise InvalidRequestMeta(
+            "Invalid params: _meta is required on every request of revision 2026-07-28 "
+            f"(with {PROTOCOL_VERSION_META_KEY} and {CLIENT_CAPABILITIES_META_KEY})"
+        )
+    version = meta.get(PROTOCOL_VERSION_META_KEY)
+    if not isinstance(version, str) or not version:
+        raise InvalidRequestMeta(f"Invalid params: _meta must carry {PROTOCOL_VERSION_META_KEY} (a string)")
+    caps = meta.get(CLIENT_CAPABILITIES_META_KEY)
+    if not isinstance(caps, Mapping):
+        raise InvalidRequestMeta(
+            f"Invalid params: _meta must carry {CLIENT_CAPABILITIES_META_KEY} (an object)"
+        )
+    info = meta.get(CLIENT_INFO_META_KEY)
+    level = meta.get(LOG_LEVEL_META_KEY)
+    if level is not None and level not in LOG_LEVELS:
+        raise InvalidRequestMeta(
+            f"Invalid params: {LOG_LEVEL_META_KEY} must be one of {', '.join(LOG_LEVELS)}, not {level!r}"
+        )
+    return RequestMeta(
+        protocol_version=version,
+        capabilities=ClientCapabilities(caps),
+        client_info=info if isinstance(info, Mapping) else None,
+        log_level=level,
+        progress_token=_progress_token(meta),
+    )

@@ -1,0 +1,104 @@
+"""Server-Sent Events: encoding events for a response stream, decoding a stream of bytes.
+
+Rules: an event is ``id``/``event``/``retry``/``data`` lines ended by a blank line; data
+with newlines becomes several ``data:`` lines; lines starting with ``:`` are comments
+(keep-alives) and carry nothing. The decoder accepts CRLF, LF or CR line ends, input split
+anywhere (even inside a multi-byte character), and yields only complete events.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass
+
+__all__ = ["Event", "EventDecoder", "encode_event", "KEEPALIVE"]
+
+KEEPALIVE = b":\n\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+def encode_event(
+    data: bytes, *, event_id: str | None = None, event: str | None = None, retry: int | None = None
+) -> bytes:
+    """One SSE event carrying ``data`` (UTF-8 JSON, normally on one line)."""
+    head = b""
+    if event_id is not None:
+        head += b"id: " + event_id.encode() + b"\n"
+    if event is not None:
+        head += b"event: " + event.encode() + b"\n"
+    if retry is not None:
+        head += b"retry: " + str(retry).encode() + b"\n"
+    if b"\n" in data or b"\r" in data:
+        lines = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+        return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    return head + b"data: " + data + b"\n\n"
+
+
+class EventDecoder:
+    """Feed bytes, get complete events (the SSE parsing algorithm of the HTML standard)."""
+
+    def __init__(self) -> None:
+        self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._buffer = ""
+        self._data: list[str] = []
+        self._event = ""
+        self._id: str | None = None
+        self._retry: int | None = None
+        self._pending_cr = False
+        #: The last event id seen, for ``Last-Event-ID`` on reconnect.
+        self.last_event_id: str | None = None
+        #: The last ``retry`` value seen, in milliseconds.
+        self.retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        text = self._text.decode(chunk)
+        if self._pending_cr and text.startswith("\n"):
+            text = text[1:]
+        self._pending_cr = text.endswith("\r")
+        self._buffer += text
+        events: list[Event] = []
+        lines = self._buffer.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        self._buffer = lines.pop()
+        for line in lines:
+            event = self._line(line)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _line(self, line: str) -> Event | None:
+        if not line:
+            return self._dispatch()
+        if line.startswith(":"):
+            return None
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id":
+            if "\0" not in value:
+                self._id = value
+                self.last_event_id = value
+        elif name == "retry" and value.isdigit():
+            self._retry = int(value)
+            self.retry = self._retry
+        return None
+
+    def _dispatch(self) -> Event | None:
+        if not self._data:
+            self._event = ""
+            return None
+        event = Event("\n".join(self._data), self._event or "message", self._id, self._retry)
+        self._data = []
+        self._event = ""
+        self._retry = None
+        return event

@@ -1,0 +1,55 @@
+"""The registry of protocol revisions.
+
+Rules: revisions are an enumerated set, never compared as date strings. A revision is
+either *modern* (per-request ``_meta``, stateless: 2026-07-28) or *handshake*
+(``initialize`` and sessions: 2025-11-25 and earlier). Code specific to one revision lives
+in a module named after it; this module only says which revisions exist and which we speak.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+__all__ = [
+    "HANDSHAKE",
+    "LATEST_HANDSHAKE",
+    "LATEST_MODERN",
+    "MODERN",
+    "REV_2025_11_25",
+    "REV_2026_07_28",
+    "SUPPORTED",
+    "is_handshake",
+    "is_modern",
+    "negotiate_handshake",
+]
+
+REV_2025_11_25: Final = "2025-11-25"
+REV_2026_07_28: Final = "2026-07-28"
+
+#: Modern revisions we serve, newest first.
+MODERN: Final[tuple[str, ...]] = tuple(v for v in reversed(MODERN_PROTOCOL_VERSIONS) if v == REV_2026_07_28)
+#: Handshake revisions we negotiate in ``initialize``, newest first.
+HANDSHAKE: Final[tuple[str, ...]] = tuple(
+    v for v in reversed(HANDSHAKE_PROTOCOL_VERSIONS) if v in ("2025-11-25", "2025-06-18", "2025-03-26")
+)
+#: Every revision we speak, newest first: what ``supportedVersions`` lists.
+SUPPORTED: Final[tuple[str, ...]] = MODERN + HANDSHAKE
+LATEST_MODERN: Final = MODERN[0]
+LATEST_HANDSHAKE: Final = HANDSHAKE[0]
+
+
+def is_modern(version: object) -> bool:
+    """True for a modern revision we speak."""
+    return version in MODERN
+
+
+def is_handshake(version: object) -> bool:
+    """True for a handshake revision we speak."""
+    return version in HANDSHAKE
+
+
+def negotiate_handshake(requested: object) -> str:
+    """The revision to answer an ``initialize`` with: the client's if we speak it, else our latest."""
+    return requested if isinstance(requested, str) and requested in HANDSHAKE else LATEST_HANDSHAKE

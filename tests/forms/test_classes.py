@@ -1,0 +1,280 @@
+"""Forms from dataclasses, TypedDicts and pydantic models, and building them back."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+from typing import Annotated, ClassVar, Literal, NotRequired, Required, TypedDict
+
+import pydantic
+import pytest
+
+from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFieldError
+from mcp_elicit.forms import Boolean, Choice, Field, FormSchema, Integer, MultiChoice, Number, String
+from mcp_elicit.forms.classes import describe_class
+
+
+class Seating(enum.Enum):
+    INDOOR = "indoor"
+    PATIO = "patio"
+
+
+Diet = Literal["vegan", "gluten-free"]
+
+
+@dataclasses.dataclass
+class Booking:
+    party_size: Annotated[int, Field(minimum=1, maximum=20, title="Party size")]
+    day: dt.date
+    seating: Seating = Seating.INDOOR
+    dietary: set[Diet] = dataclasses.field(default_factory=set)
+    note: str | None = None
+    arrival: dt.datetime | None = None
+    pets: bool = False
+    budget: float = 50
+    internal: int = dataclasses.field(default=0, init=False)
+    KIND: ClassVar[str] = "booking"
+
+
+@dataclasses.dataclass(frozen=True)
+class Defaults:
+    tags: list[Diet] = dataclasses.field(default_factory=lambda: ["vegan"])
+    bad_factory: list[Diet] = dataclasses.field(default_factory=lambda: ["meat"])  # type: ignore[list-item]
+    too_few: Annotated[list[Diet], Field(min_items=1)] = dataclasses.field(default_factory=list)
+    when: dt.date = dt.date(2026, 1, 2)
+    maybe: int | None = 5
+
+
+class Order(TypedDict):
+    item: Literal["tea", "coffee"]
+    cups: int
+    sugar: NotRequired[bool]
+    when: NotRequired[dt.date]
+
+
+class Loose(TypedDict, total=False):
+    must: Required[str]
+    may: str
+    nullable: int | None
+
+
+class Profile(pydantic.BaseModel):
+    name: str = pydantic.Field(title="Name", description="Your name", min_length=2, max_length=40)
+    age: int = pydantic.Field(ge=0, lt=150)
+    tone: Literal["calm", "loud"] = "calm"
+    tags: list[Seating] = []
+    nickname: str | None = None
+    joined: dt.date | None = pydantic.Field(default=None, title="Joined")
+    score: Annotated[float, Field(minimum=0, maximum=1)] = 0.5
+    klass: str = pydantic.Field(default="a", alias="class")
+
+    @pydantic.field_validator("name")
+    @classmethod
+    def no_bob(cls, value: str) -> str:
+        if value == "Bob":
+            raise ValueError("Bob is taken")
+        return value
+
+
+@dataclasses.dataclass
+class Address:
+    street: str
+
+
+@dataclasses.dataclass
+class WithNested:
+    address: Address
+
+
+@dataclasses.dataclass
+class WithSecret:
+    api_key: str
+
+
+@dataclasses.dataclass
+class WithAllowedSecret:
+    password_hint: Annotated[str, Field(not_secret=True)]
+
+
+@dataclasses.dataclass
+class BadDefault:
+    size: int = "big"  # type: ignore[assignment]
+
+
+@dataclasses.dataclass
+class OutOfBounds:
+    size: Annotated[int, Field(maximum=3)] = 5
+
+
+@dataclasses.dataclass
+class NaiveDefault:
+    when: dt.datetime = dt.datetime(2026, 1, 1)
+
+
+@dataclasses.dataclass
+class Unresolved:
+    x: NotDefinedAnywhere  # type: ignore[name-defined]  # noqa: F821
+
+
+def test_dataclass_form() -> None:
+    schema = FormSchema.from_type(Booking)
+    assert schema.fields == (
+        Integer(name="party_size", title="Party size", minimum=1, maximum=20),
+        String(name="day", format="date"),
+        Choice({"indoor": "Indoor", "patio": "Patio"}, name="seating", required=False, default="indoor"),
+        MultiChoice(["vegan", "gluten-free"], name="dietary", required=False, default=[]),
+        String(name="note", required=False),
+        String(name="arrival", format="date-time", required=False),
+        Boolean(name="pets", required=False, default=False),
+        Number(name="budget", required=False, default=50),
+    )
+    assert schema.target is Booking
+
+
+def test_dataclass_build() -> None:
+    schema = FormSchema.from_type(Booking)
+    booking = schema.build(
+        {
+            "party_size": 4.0,
+            "day": "2026-12-31",
+            "seating": "patio",
+            "dietary": ["vegan"],
+            "arrival": "2026-12-31T19:00:00+01:00",
+        }
+    )
+    assert booking == Booking(
+        party_size=4,
+        day=dt.date(2026, 12, 31),
+        seating=Seating.PATIO,
+        dietary={"vegan"},
+        arrival=dt.datetime(2026, 12, 31, 19, tzinfo=dt.timezone(dt.timedelta(hours=1))),
+    )
+    assert type(booking.party_size) is int
+    minimal = schema.build({"party_size": 1, "day": "2026-01-01"})
+    assert minimal == Booking(party_size=1, day=dt.date(2026, 1, 1))
+    assert minimal.dietary == set()
+    assert isinstance(schema.build({"party_size": 1, "day": "2026-01-01", "budget": 3}).budget, float)
+
+
+def test_build_validates_first() -> None:
+    with pytest.raises(FormValidationError) as caught:
+        FormSchema.from_type(Booking).build({"party_size": 0})
+    assert [(p.field, p.message) for p in caught.value.problems] == [
+        ("party_size", "must be at least 1"),
+        ("day", "is required"),
+    ]
+
+
+def test_defaults_and_factories() -> None:
+    schema = FormSchema.from_type(Defaults)
+    by_name = {spec.name: spec for spec in schema.fields}
+    assert by_name["tags"].default == ("vegan",)
+    assert by_name["bad_factory"].default is None
+    assert by_name["too_few"].default is None
+    assert by_name["when"].default == "2026-01-02"
+    assert by_name["maybe"].default == 5
+    assert all(not spec.required for spec in schema.fields)
+    assert schema.apply_defaults({}) == {"tags": ["vegan"], "when": "2026-01-02", "maybe": 5}
+    built = schema.build({})
+    assert built == Defaults()
+    assert built.bad_factory == ["meat"]
+
+
+@pytest.mark.parametrize(
+    ("cls", "message"),
+    [
+        (BadDefault, "field 'size': the default 'big' does not fit the field"),
+        (OutOfBounds, "field 'size': the default 5 is not a valid answer: it must be at most 3"),
+        (NaiveDefault, "a datetime default needs a time zone"),
+        (WithNested, "field 'address': nested forms are not allowed (Address is a class of fields)"),
+        (Unresolved, "cannot read the annotations of Unresolved"),
+    ],
+)
+def test_class_refusals(cls: type, message: str) -> None:
+    with pytest.raises(FormSchemaError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        FormSchema.from_type(cls)
+
+
+@pytest.mark.parametrize("thing", [int, str, dict, Seating, "Booking", Booking(1, dt.date(2026, 1, 1))])
+def test_from_type_needs_a_class_of_fields(thing: object) -> None:
+    with pytest.raises(FormSchemaError, match="a form needs a dataclass, TypedDict or pydantic model class"):
+        FormSchema.from_type(thing)  # type: ignore[arg-type]
+
+
+def test_secret_guard_applies_to_classes() -> None:
+    with pytest.raises(SensitiveFieldError) as caught:
+        FormSchema.from_type(WithSecret)
+    assert caught.value.field == "api_key"
+    schema = FormSchema.from_type(WithAllowedSecret)
+    assert schema.fields[0].not_secret is True
+
+
+def test_typeddict() -> None:
+    schema = FormSchema.from_type(Order)
+    assert schema.fields == (
+        Choice(["tea", "coffee"], name="item"),
+        Integer(name="cups"),
+        Boolean(name="sugar", required=False),
+        String(name="when", format="date", required=False),
+    )
+    assert schema.build({"item": "tea", "cups": 2}) == {"item": "tea", "cups": 2}
+    built = schema.build({"item": "tea", "cups": 2, "when": "2026-03-04", "sugar": True})
+    assert built == {"item": "tea", "cups": 2, "sugar": True, "when": dt.date(2026, 3, 4)}
+
+
+def test_typeddict_total_false() -> None:
+    schema = FormSchema.from_type(Loose)
+    assert schema.required == ("must",)
+    assert schema.build({"must": "x"}) == {"must": "x"}
+
+
+def test_pydantic_model() -> None:
+    schema = FormSchema.from_type(Profile)
+    assert schema.fields == (
+        String(name="name", title="Name", description="Your name", min_length=2, max_length=40),
+        Integer(name="age", minimum=0, maximum=149),
+        Choice(["calm", "loud"], name="tone", required=False, default="calm"),
+        MultiChoice({"indoor": "Indoor", "patio": "Patio"}, name="tags", required=False, default=[]),
+        String(name="nickname", required=False),
+        String(name="joined", title="Joined", format="date", required=False),
+        Number(name="score", minimum=0, maximum=1, required=False, default=0.5),
+        String(name="class", required=False, default="a"),
+    )
+    profile = schema.build(
+        {"name": "Ann", "age": 30, "tags": ["patio"], "joined": "2020-02-02", "class": "b"}
+    )
+    assert profile == Profile(
+        name="Ann", age=30, tags=[Seating.PATIO], joined=dt.date(2020, 2, 2), **{"class": "b"}
+    )
+
+
+def test_pydantic_validation_errors_become_problems() -> None:
+    with pytest.raises(FormValidationError) as caught:
+        FormSchema.from_type(Profile).build({"name": "Bob", "age": 3})
+    (problem,) = caught.value.problems
+    assert problem.field == "name"
+    assert "Bob is taken" in problem.message
+
+
+class Required_(pydantic.BaseModel):
+    maybe: int | None
+    strict_one: Annotated[int, pydantic.Strict()] = 1
+    factory: list[Diet] = pydantic.Field(default_factory=lambda: ["vegan"])
+
+
+def test_pydantic_optional_without_default_gets_none() -> None:
+    schema = FormSchema.from_type(Required_)
+    assert schema.required == ()
+    assert schema.field("factory").default == ("vegan",)
+    assert schema.build({}) == Required_(maybe=None)
+
+
+def test_from_type_is_cached() -> None:
+    assert FormSchema.from_type(Booking) is FormSchema.from_type(Booking)
+
+
+def test_describe_class_binding_plan() -> None:
+    specs, binding = describe_class(Order)
+    assert [s.name for s in specs] == ["item", "cups", "sugar", "when"]
+    assert binding.target is Order

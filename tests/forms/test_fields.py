@@ -1,0 +1,201 @@
+"""The field model: construction, wire form, and each spec's own consistency rules."""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import pytest
+
+from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms import Boolean, Choice, Integer, MultiChoice, Number, Option, String
+from mcp_elicit.forms.fields import enum_options, humanize
+
+
+class Colour(enum.Enum):
+    DARK_RED = "#800000"
+    green = "#00FF00"
+
+
+class Size(enum.Enum):
+    SMALL = 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "wire"),
+    [
+        (String(), {"type": "string"}),
+        (
+            String(
+                title="Name",
+                description="Your name",
+                min_length=1,
+                max_length=5,
+                format="email",
+                default="a@b.io",
+            ),
+            {
+                "type": "string",
+                "title": "Name",
+                "description": "Your name",
+                "minLength": 1,
+                "maxLength": 5,
+                "format": "email",
+                "default": "a@b.io",
+            },
+        ),
+        (
+            Number(minimum=0.5, maximum=9, default=1.5),
+            {"type": "number", "minimum": 0.5, "maximum": 9, "default": 1.5},
+        ),
+        (
+            Integer(minimum=1, maximum=20, default=2),
+            {"type": "integer", "minimum": 1, "maximum": 20, "default": 2},
+        ),
+        (Boolean(default=False), {"type": "boolean", "default": False}),
+        (Choice(["a", "b"], default="a"), {"type": "string", "enum": ["a", "b"], "default": "a"}),
+        (
+            Choice({"a": "A", "b": "B"}),
+            {"type": "string", "oneOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]},
+        ),
+        (
+            Choice([("a", "A"), ("b", "B")], legacy_enum_names=True),
+            {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B"]},
+        ),
+        (
+            MultiChoice(["a", "b"], min_items=1, max_items=2, default=["a"]),
+            {
+                "type": "array",
+                "items": {"type": "string", "enum": ["a", "b"]},
+                "minItems": 1,
+                "maxItems": 2,
+                "default": ["a"],
+            },
+        ),
+        (
+            MultiChoice({"a": "A"}),
+            {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}]}},
+        ),
+    ],
+)
+def test_to_json(spec: Any, wire: dict[str, Any]) -> None:
+    spec.check()
+    assert spec.to_json() == wire
+
+
+def test_kinds() -> None:
+    kinds = [s.kind for s in (String(), Number(), Integer(), Boolean(), Choice(["a"]), MultiChoice(["a"]))]
+    assert kinds == ["string", "number", "integer", "boolean", "choice", "multi_choice"]
+
+
+def test_options_are_normalised_to_pairs() -> None:
+    assert Choice(["a", "b"]).options == (Option("a"), Option("b"))
+    assert Choice({"a": "A"}).options == (Option("a", "A"),)
+    assert Choice([("a", "A")]).options == (Option("a", "A"),)
+    assert Choice(Colour).options == (Option("#800000", "Dark red"), Option("#00FF00", "Green"))
+    assert MultiChoice(x for x in "ab").options == (Option("a"), Option("b"))
+    assert Choice(["a"]).titled is False
+    assert MultiChoice({"a": "A"}).titled is True
+
+
+def test_multi_choice_default_becomes_a_tuple() -> None:
+    spec = MultiChoice(["a", "b"], default=["b"])
+    assert spec.default == ("b",)
+    assert hash(spec) == hash(MultiChoice(["a", "b"], default=("b",)))
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ("abc", "not the single string 'abc'"),
+        ([1], "neither a string nor a (value, title) pair"),
+        ([("a", "A", "x")], "neither a string nor a (value, title) pair"),
+    ],
+)
+def test_bad_option_shapes(options: Any, message: str) -> None:
+    with pytest.raises(FormSchemaError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Choice(options)
+
+
+def test_multi_choice_default_must_be_a_list() -> None:
+    with pytest.raises(FormSchemaError, match="must be a list"):
+        MultiChoice(["a"], default="a")
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            String(name="n", min_length=5, max_length=2),
+            "the minimum length 5 is greater than the maximum length 2",
+        ),
+        (String(name="n", min_length=-1), "the minimum length must be a whole number of 0 or more"),
+        (String(name="n", max_length=True), "the maximum length must be a whole number of 0 or more"),
+        (
+            String(name="n", format="phone"),
+            "format 'phone' is not supported; use one of: date, date-time, email, uri",
+        ),  # type: ignore[arg-type]
+        (String(name="n", default=3), "the default must be a string"),  # type: ignore[arg-type]
+        (String(name="n", title=3), "the title must be a string"),  # type: ignore[arg-type]
+        (String(name="n", description=3), "the description must be a string"),  # type: ignore[arg-type]
+        (String(name="n", required="yes"), "required must be True or False"),  # type: ignore[arg-type]
+        (Number(name="n", minimum=3, maximum=1), "the minimum value 3 is greater than the maximum value 1"),
+        (Number(name="n", minimum=float("nan")), "the minimum value must be a finite number"),
+        (Number(name="n", maximum=True), "the maximum value must be a finite number"),
+        (Number(name="n", default=float("inf")), "the default must be a finite number"),
+        (Number(name="n", default=True), "the default must be a finite number"),
+        (Integer(name="n", default=1.5), "the default must be a whole number"),  # type: ignore[arg-type]
+        (Integer(name="n", default=True), "the default must be a whole number"),
+        (Boolean(name="n", default=1), "the default must be True or False"),  # type: ignore[arg-type]
+        (Choice([], name="n"), "a choice needs at least one option"),
+        (Choice(["a", "a"], name="n"), "option 'a' is listed twice"),
+        (Choice([("a", "A"), ("b", None)], name="n"), "options must either all have titles or all have none"),
+        (Choice([(1, "A")], name="n"), "option values must be strings"),  # type: ignore[list-item]
+        (Choice([("a", 1)], name="n"), "the title of option 'a' must be a string"),  # type: ignore[list-item]
+        (Choice(["a"], name="n", legacy_enum_names=True), "legacy_enum_names needs options with titles"),
+        (Choice(["a"], name="n", default=1), "the default must be a string"),  # type: ignore[arg-type]
+        (
+            MultiChoice(["a"], name="n", min_items=2),
+            "it asks for at least 2 choices but offers only 1 options",
+        ),
+        (
+            MultiChoice(["a", "b"], name="n", min_items=2, max_items=1),
+            "the minimum number of choices 2 is greater",
+        ),
+    ],
+)
+def test_check_refuses(spec: Any, message: str) -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        spec.check()
+    assert caught.value.field == "n"
+    assert message in str(caught.value)
+    assert str(caught.value).startswith("field 'n': ")
+
+
+def test_unnamed_spec_error_has_no_field() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        String(min_length=3, max_length=1).check()
+    assert caught.value.field is None
+
+
+@pytest.mark.parametrize(
+    ("name", "title"),
+    [
+        ("GLUTEN_FREE", "Gluten free"),
+        ("gluten_free", "Gluten free"),
+        ("Patio", "Patio"),
+        ("ON_THE_PATIO", "On the patio"),
+    ],
+)
+def test_humanize(name: str, title: str) -> None:
+    assert humanize(name) == title
+
+
+def test_enum_options_refuse_non_string_values() -> None:
+    with pytest.raises(FormSchemaError, match="non-string value 1"):
+        enum_options(Size)
+
+
+def test_not_secret_takes_no_part_in_equality() -> None:
+    assert String(name="a", not_secret=True) == String(name="a")
+    assert Choice(["a"], not_secret=True) == Choice(["a"])

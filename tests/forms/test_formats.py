@@ -1,0 +1,173 @@
+"""The four string formats: what each accepts and refuses, and the temporal parsers."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta, timezone
+
+import pytest
+
+from mcp_elicit.forms.formats import is_date, is_date_time, is_email, is_uri, parse_date, parse_date_time
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name@example.com",
+        "first.last+tag@sub.example.co.uk",
+        "o'brien@example.ie",
+        "user@xn--80ak6aa92e.xn--p1ai",
+        "josé@exämple.de",
+        "a@b.io",
+    ],
+)
+def test_email_accepts(text: str) -> None:
+    assert is_email(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "name",
+        "name@",
+        "@example.com",
+        "name@localhost",
+        "name@example",
+        "name@@example.com",
+        "na me@example.com",
+        "name@exa mple.com",
+        ".name@example.com",
+        "name.@example.com",
+        "na..me@example.com",
+        "name@-example.com",
+        "name@example-.com",
+        "name@example..com",
+        "name@example.c",
+        "name@example.123",
+        '"quoted"@example.com',
+        "a@b.com\n",
+        "x" * 65 + "@example.com",
+        "x@" + "a" * 250 + ".com",
+    ],
+)
+def test_email_refuses(text: str) -> None:
+    assert not is_email(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://example.com",
+        "https://example.com/page?q=1#top",
+        "http://user@host:8080/x",
+        "mailto:name@example.com",
+        "urn:isbn:0451450523",
+        "file:///etc/hosts",
+        "custom+app.v2:thing",
+        "HTTPS://EXAMPLE.COM",
+    ],
+)
+def test_uri_accepts(text: str) -> None:
+    assert is_uri(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "example.com",
+        "/relative/path",
+        "//example.com",
+        "1http://x",
+        "https:",
+        "https://",
+        "https:///path",
+        "https://:80/",
+        "http:example.com",
+        "https://exa mple.com",
+        "https://example.com/\x00",
+        "mailto: x",
+    ],
+)
+def test_uri_refuses(text: str) -> None:
+    assert not is_uri(text)
+
+
+@pytest.mark.parametrize("text", ["2026-12-31", "2024-02-29", "0001-01-01", "9999-12-31"])
+def test_date_accepts(text: str) -> None:
+    assert is_date(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "2026-1-31",
+        "20261231",
+        "2026-12-31T00:00:00Z",
+        "2025-02-29",
+        "2026-13-01",
+        "2026-00-10",
+        "2026-12-32",
+        "0000-01-01",
+        "\uff12\uff10\uff12\uff16-12-31",
+        " 2026-12-31",
+        "2026-12-31\n",
+        "31/12/2026",
+    ],
+)
+def test_date_refuses(text: str) -> None:
+    assert not is_date(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("2026-12-31T18:30:00Z", datetime(2026, 12, 31, 18, 30, tzinfo=UTC)),
+        ("2026-12-31t18:30:00z", datetime(2026, 12, 31, 18, 30, tzinfo=UTC)),
+        (
+            "2026-12-31T18:30:00.5+02:00",
+            datetime(2026, 12, 31, 18, 30, 0, 500000, timezone(timedelta(hours=2))),
+        ),
+        (
+            "2026-12-31T18:30:00.123456789-05:30",
+            datetime(2026, 12, 31, 18, 30, 0, 123456, timezone(-timedelta(hours=5, minutes=30))),
+        ),
+        ("2026-12-31T18:30:00+00:00", datetime(2026, 12, 31, 18, 30, tzinfo=UTC)),
+        ("2026-12-31T18:30:00-00:00", datetime(2026, 12, 31, 18, 30, tzinfo=UTC)),
+    ],
+)
+def test_date_time_accepts(text: str, value: datetime) -> None:
+    assert is_date_time(text)
+    parsed = parse_date_time(text)
+    assert parsed == value
+    assert parsed is not None
+    assert parsed.utcoffset() == value.utcoffset()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-12-31",
+        "2026-12-31T18:30:00",
+        "2026-12-31 18:30:00Z",
+        "2026-12-31T18:30Z",
+        "2026-12-31T24:00:00Z",
+        "2026-12-31T18:60:00Z",
+        "2026-12-31T23:59:60Z",
+        "2026-12-31T18:30:00+24:00",
+        "2026-12-31T18:30:00+05:60",
+        "2026-12-31T18:30:00+0500",
+        "2026-12-31T18:30:00.Z",
+        "2026-02-30T18:30:00Z",
+        "2026-12-31T18:30:00ZZ",
+    ],
+)
+def test_date_time_refuses(text: str) -> None:
+    assert not is_date_time(text)
+    assert parse_date_time(text) is None
+
+
+def test_parse_date() -> None:
+    assert parse_date("2026-12-31") == date(2026, 12, 31)
+    assert parse_date("2026-02-30") is None

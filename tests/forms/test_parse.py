@@ -1,0 +1,393 @@
+"""Reading requestedSchema off the wire: every variant, every refusal, the leniencies."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from mcp_elicit.errors import FormSchemaError, SensitiveFieldError
+from mcp_elicit.forms import Boolean, Choice, FormSchema, Integer, MultiChoice, Number, Option, String
+
+
+def form(props: dict[str, Any], required: list[str] | None = None, **top: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "object", "properties": props, **top}
+    if required is not None:
+        out["required"] = required
+    return out
+
+
+VARIANTS: dict[str, tuple[dict[str, Any], Any]] = {
+    "string": (
+        {
+            "type": "string",
+            "title": "Name",
+            "description": "Full",
+            "minLength": 3,
+            "maxLength": 50,
+            "default": "Ann",
+        },
+        String(name="f", title="Name", description="Full", min_length=3, max_length=50, default="Ann"),
+    ),
+    "email": ({"type": "string", "format": "email"}, String(name="f", format="email")),
+    "uri": ({"type": "string", "format": "uri"}, String(name="f", format="uri")),
+    "date": (
+        {"type": "string", "format": "date", "default": "2026-01-01"},
+        String(name="f", format="date", default="2026-01-01"),
+    ),
+    "date-time": ({"type": "string", "format": "date-time"}, String(name="f", format="date-time")),
+    "number": (
+        {"type": "number", "minimum": 0, "maximum": 100, "default": 50.5},
+        Number(name="f", minimum=0, maximum=100, default=50.5),
+    ),
+    "integer": (
+        {"type": "integer", "minimum": 1, "maximum": 20, "default": 2},
+        Integer(name="f", minimum=1, maximum=20, default=2),
+    ),
+    "boolean": ({"type": "boolean", "default": False}, Boolean(name="f", default=False)),
+    "untitled enum": (
+        {"type": "string", "enum": ["Red", "Green"], "default": "Red"},
+        Choice(["Red", "Green"], name="f", default="Red"),
+    ),
+    "titled enum": (
+        {"type": "string", "oneOf": [{"const": "#F00", "title": "Red"}, {"const": "#0F0", "title": "Green"}]},
+        Choice({"#F00": "Red", "#0F0": "Green"}, name="f"),
+    ),
+    "legacy enum": (
+        {"type": "string", "enum": ["#F00", "#0F0"], "enumNames": ["Red", "Green"]},
+        Choice({"#F00": "Red", "#0F0": "Green"}, name="f", legacy_enum_names=True),
+    ),
+    "untitled multi": (
+        {
+            "type": "array",
+            "items": {"type": "string", "enum": ["a", "b"]},
+            "minItems": 1,
+            "maxItems": 2,
+            "default": ["a"],
+        },
+        MultiChoice(["a", "b"], name="f", min_items=1, max_items=2, default=["a"]),
+    ),
+    "titled multi": (
+        {"type": "array", "items": {"anyOf": [{"const": "a", "title": "A"}, {"const": "b", "title": "B"}]}},
+        MultiChoice({"a": "A", "b": "B"}, name="f"),
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_each_variant_parses_and_round_trips(variant: str) -> None:
+    wire, spec = VARIANTS[variant]
+    schema = FormSchema.parse(form({"f": wire}, ["f"]))
+    assert schema.fields == (spec,)
+    assert schema.to_json() == form({"f": wire}, ["f"])
+    assert FormSchema.parse(schema.to_json()) == schema
+
+
+def test_optional_and_order() -> None:
+    schema = FormSchema.parse(form({"b": {"type": "string"}, "a": {"type": "boolean"}}, ["a"]))
+    assert schema.names == ("b", "a")
+    assert schema.required == ("a",)
+    assert schema.field("b").required is False
+    assert schema.to_json() == form({"b": {"type": "string"}, "a": {"type": "boolean"}}, ["a"])
+
+
+def test_empty_form_and_no_required() -> None:
+    schema = FormSchema.parse({"type": "object", "properties": {}})
+    assert schema.fields == ()
+    assert schema.to_json() == {"type": "object", "properties": {}}
+
+
+def test_parse_does_not_mutate_input() -> None:
+    wire = form({"f": VARIANTS["untitled multi"][0]}, ["f"])
+    before = copy.deepcopy(wire)
+    FormSchema.parse(wire)
+    assert wire == before
+
+
+def test_spec_examples_parse() -> None:
+    contact = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": "Your full name"},
+            "email": {"type": "string", "format": "email", "description": "Your email address"},
+            "age": {"type": "number", "minimum": 18, "description": "Your age"},
+        },
+        "required": ["name", "email"],
+    }
+    schema = FormSchema.parse(contact)
+    assert schema.validate({"name": "Monalisa Octocat", "email": "octocat@github.com", "age": 30}) == {
+        "name": "Monalisa Octocat",
+        "email": "octocat@github.com",
+        "age": 30,
+    }
+
+
+@pytest.mark.parametrize(
+    ("extra", "where"),
+    [
+        ({"$schema": "https://json-schema.org/draft/2020-12/schema"}, "top"),
+        ({"$id": "x", "$comment": "c", "title": "T", "description": "D"}, "top"),
+        ({"additionalProperties": False}, "top"),
+        ({"additionalProperties": True}, "top"),
+        ({"$comment": "c", "examples": ["x"], "deprecated": False}, "field"),
+    ],
+)
+def test_harmless_extras_are_dropped(extra: dict[str, Any], where: str) -> None:
+    prop: dict[str, Any] = {"type": "string"}
+    if where == "field":
+        prop.update(extra)
+        wire = form({"f": prop})
+    else:
+        wire = form({"f": prop}, **extra)
+    assert FormSchema.parse(wire).to_json() == form({"f": {"type": "string"}})
+
+
+def test_multi_select_leniencies() -> None:
+    wire = {
+        "type": "array",
+        "uniqueItems": True,
+        "items": {"type": "string", "anyOf": [{"const": "a", "title": "A"}]},
+    }
+    assert FormSchema.parse(form({"f": wire})).fields[0] == MultiChoice({"a": "A"}, name="f", required=False)
+
+
+def test_integral_floats_are_read_as_ints() -> None:
+    schema = FormSchema.parse(
+        form(
+            {
+                "s": {"type": "string", "minLength": 2.0},
+                "i": {"type": "integer", "minimum": 1.0, "default": 3.0},
+            }
+        )
+    )
+    s, i = schema.fields
+    assert isinstance(s, String)
+    assert isinstance(i, Integer)
+    assert (s.min_length, i.default, i.minimum) == (2, 3, 1)
+    assert all(type(n) is int for n in (s.min_length, i.default, i.minimum))
+
+
+def test_integer_with_fractional_bound_is_kept() -> None:
+    (spec,) = FormSchema.parse(form({"i": {"type": "integer", "minimum": 1.5}})).fields
+    assert isinstance(spec, Integer)
+    assert spec.minimum == 1.5
+
+
+def test_legacy_options_are_pairs() -> None:
+    (spec,) = FormSchema.parse(form({"c": VARIANTS["legacy enum"][0]})).fields
+    assert isinstance(spec, Choice)
+    assert spec.options == (Option("#F00", "Red"), Option("#0F0", "Green"))
+    assert spec.legacy_enum_names is True
+
+
+TOP_REFUSALS: list[tuple[object, str]] = [
+    ([], "a requestedSchema must be a JSON object, not an array"),
+    ("x", "a requestedSchema must be a JSON object, not a string"),
+    (None, "a requestedSchema must be a JSON object, not null"),
+    ({"properties": {}}, 'a requestedSchema must have "type": "object", not None'),
+    ({"type": "array", "properties": {}}, 'must have "type": "object", not \'array\''),
+    ({"type": "object"}, 'needs "properties" as an object, not null'),
+    ({"type": "object", "properties": []}, 'needs "properties" as an object, not an array'),
+    ({"type": "object", "properties": {}, "$ref": "#/x"}, "references ($ref) are not allowed"),
+    ({"type": "object", "properties": {}, "$defs": {}}, "keyword '$defs' is not part of the form subset"),
+    ({"type": "object", "properties": {}, "allOf": []}, "allOf is not part of the form subset"),
+    ({"type": "object", "properties": {}, "patternProperties": {}}, "keyword 'patternProperties'"),
+    (
+        {"type": "object", "properties": {}, "additionalProperties": {"type": "string"}},
+        "additionalProperties may only be true or false",
+    ),
+    (
+        {"type": "object", "properties": {}, "additionalProperties": 0},
+        "additionalProperties may only be true or false",
+    ),
+    ({"type": "object", "properties": {}, "$schema": 7}, "$schema must be a string"),
+    ({"type": "object", "properties": {}, "required": None}, '"required" must be an array of field names'),
+    ({"type": "object", "properties": {}, "required": "a"}, '"required" must be an array of field names'),
+    ({"type": "object", "properties": {}, "required": [1]}, '"required" must be an array of field names'),
+    ({"type": "object", "properties": {"": {"type": "string"}}}, "property names must be non-empty strings"),
+]
+
+
+@pytest.mark.parametrize(("wire", "message"), TOP_REFUSALS)
+def test_top_level_refusals(wire: object, message: str) -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(wire)
+    assert message in str(caught.value)
+    assert caught.value.field is None
+
+
+def test_required_names_must_be_properties_and_unique() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(form({"a": {"type": "string"}}, ["a", "b"]))
+    assert caught.value.field == "b"
+    assert 'listed in "required" but is not one of the properties' in str(caught.value)
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(form({"a": {"type": "string"}}, ["a", "a"]))
+    assert caught.value.field == "a"
+    assert 'listed twice in "required"' in str(caught.value)
+
+
+FIELD_REFUSALS: list[tuple[object, str]] = [
+    ({"type": "string", "title": None}, "title must not be null; leave it out instead"),
+    ({"type": "integer", "default": None}, "default must not be null"),
+    ("string", "a property schema must be an object, not a string"),
+    ({}, 'it has no "type"'),
+    ({"$ref": "#/$defs/x"}, "references ($ref) are not allowed"),
+    ({"type": ["string", "null"]}, "type must be a single name, not a list"),
+    ({"type": "object", "properties": {}}, "nested objects are not allowed"),
+    ({"type": "null"}, "type 'null' is not allowed"),
+    ({"type": "text"}, "type 'text' is not allowed"),
+    ({"type": "string", "title": 3}, "title must be a string, not a number"),
+    ({"type": "string", "description": ["x"]}, "description must be a string, not an array"),
+    ({"type": "string", "pattern": "^a$"}, "pattern is not part of the form subset"),
+    ({"type": "string", "format": "phone"}, "format 'phone' is not supported"),
+    ({"type": "string", "format": 3}, "format must be a string"),
+    ({"type": "string", "minLength": -1}, "minLength must be a whole number of 0 or more, not -1"),
+    ({"type": "string", "maxLength": 1.5}, "maxLength must be a whole number of 0 or more, not 1.5"),
+    ({"type": "string", "maxLength": True}, "maxLength must be a whole number of 0 or more"),
+    (
+        {"type": "string", "minLength": 5, "maxLength": 2},
+        "the minimum length 5 is greater than the maximum length 2",
+    ),
+    ({"type": "string", "default": 3}, "the default must be a string, not a number (3)"),
+    (
+        {"type": "string", "minLength": 5, "default": "abc"},
+        "the default 'abc' is not a valid answer: it must be at least 5",
+    ),
+    (
+        {"type": "string", "format": "email", "default": "x"},
+        "the default 'x' is not a valid answer: it must be an email",
+    ),
+    ({"type": "string", "nullable": True}, "nullable is not part of the form subset"),
+    ({"type": "string", "const": "x"}, "const is only allowed inside oneOf/anyOf options"),
+    ({"type": "string", "anyOf": []}, "anyOf is only allowed inside the items of a multi-select"),
+    (
+        {"type": "number", "exclusiveMinimum": 0},
+        "exclusive bounds are not part of the form subset; use minimum",
+    ),
+    (
+        {"type": "number", "exclusiveMaximum": 0},
+        "exclusive bounds are not part of the form subset; use maximum",
+    ),
+    ({"type": "number", "multipleOf": 2}, "keyword 'multipleOf' is not part of the form subset"),
+    ({"type": "number", "minimum": "1"}, "minimum must be a finite number"),
+    ({"type": "number", "minimum": True}, "minimum must be a finite number"),
+    ({"type": "number", "maximum": float("inf")}, "maximum must be a finite number"),
+    (
+        {"type": "number", "minimum": 5, "maximum": 1},
+        "the minimum value 5 is greater than the maximum value 1",
+    ),
+    ({"type": "number", "default": "5"}, "default must be a finite number"),
+    (
+        {"type": "number", "maximum": 10, "default": 50},
+        "the default 50 is not a valid answer: it must be at most 10",
+    ),
+    ({"type": "integer", "default": 1.5}, "the default must be a whole number, not 1.5"),
+    ({"type": "integer", "enum": [1, 2]}, "enum is only allowed on string fields"),
+    (
+        {"type": "integer", "minLength": 1},
+        "keyword 'minLength' is not part of the form subset (in a number field",
+    ),
+    ({"type": "boolean", "default": "true"}, "the default must be true or false"),
+    ({"type": "boolean", "default": 0}, "the default must be true or false"),
+    ({"type": "string", "enum": []}, "enum must be a non-empty array of strings"),
+    ({"type": "string", "enum": "a"}, "enum must be a non-empty array of strings"),
+    ({"type": "string", "enum": ["a", 1]}, "enum must hold strings only, not a number (1)"),
+    ({"type": "string", "enum": ["a", "a"]}, "option 'a' is listed twice"),
+    (
+        {"type": "string", "enum": ["a"], "default": "b"},
+        "the default 'b' is not a valid answer: it must be one of: a",
+    ),
+    ({"type": "string", "enum": ["a"], "default": 1}, "the default must be one of the option strings"),
+    (
+        {"type": "string", "enum": ["a"], "format": "email"},
+        "keyword 'format' is not part of the form subset (in a single-select",
+    ),
+    ({"type": "string", "enum": ["a"], "minLength": 1}, "keyword 'minLength' is not part of the form subset"),
+    ({"type": "string", "enumNames": ["A"]}, "enumNames needs an enum beside it"),
+    ({"type": "string", "enum": ["a", "b"], "enumNames": ["A"]}, "enumNames has 1 titles for 2 enum values"),
+    ({"type": "string", "enum": ["a"], "enumNames": [1]}, "enumNames must hold strings only"),
+    ({"type": "string", "enum": ["a"], "oneOf": [{"const": "a", "title": "A"}]}, "use either oneOf or enum"),
+    ({"type": "string", "oneOf": []}, "oneOf must be a non-empty array"),
+    (
+        {"type": "string", "oneOf": [{"const": "a"}]},
+        'each oneOf entry must be exactly {"const": ..., "title": ...}',
+    ),
+    ({"type": "string", "oneOf": [{"const": "a", "title": "A", "x": 1}]}, "each oneOf entry must be exactly"),
+    (
+        {"type": "string", "oneOf": [{"const": 1, "title": "A"}]},
+        "oneOf entries need a string const and a string title",
+    ),
+    (
+        {"type": "string", "oneOf": [{"const": "a", "title": "A"}, {"const": "a", "title": "B"}]},
+        "option 'a' is listed twice",
+    ),
+    ({"type": "array"}, "an array must be a multi-select"),
+    ({"type": "array", "items": {"type": "string"}}, "an array must be a multi-select"),
+    ({"type": "array", "items": {"type": "integer", "enum": ["a"]}}, "an array must be a multi-select"),
+    ({"type": "array", "items": {"type": "object"}}, "an array must be a multi-select"),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"], "minLength": 1}},
+        "an array must be a multi-select",
+    ),
+    (
+        {"type": "array", "items": {"type": "number", "anyOf": [{"const": "a", "title": "A"}]}},
+        "an array must be a multi-select",
+    ),
+    ({"type": "array", "items": [{"type": "string"}]}, "an array must be a multi-select"),
+    (
+        {"type": "array", "items": {"type": "string", "enum": []}},
+        "items.enum must be a non-empty array of strings",
+    ),
+    ({"type": "array", "items": {"anyOf": [{"const": "a"}]}}, "each anyOf entry must be exactly"),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "uniqueItems": False},
+        "uniqueItems can only be true",
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "minItems": -1},
+        "minItems must be a whole number",
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "minItems": 2},
+        "asks for at least 2 choices but offers only 1",
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a", "b"]}, "minItems": 2, "maxItems": 1},
+        "the minimum number of choices 2 is greater than the maximum number of choices 1",
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": "a"},
+        "must be an array of option strings",
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": [1]},
+        "must be an array of option strings",
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": ["b"]},
+        "contains 'b', which is not one of: a",
+    ),
+    (
+        {"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": ["a", "a"]},
+        "contains 'a' more than once",
+    ),
+    ({"type": "array", "items": {"type": "string", "enum": ["a"]}, "contains": {}}, "keyword 'contains'"),
+]
+
+
+@pytest.mark.parametrize(("prop", "message"), FIELD_REFUSALS)
+def test_field_refusals_name_field_and_rule(prop: object, message: str) -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(form({"seats": prop}))
+    assert caught.value.field == "seats"
+    assert str(caught.value).startswith("field 'seats': ")
+    assert message in str(caught.value)
+    assert not isinstance(caught.value, SensitiveFieldError)
+
+
+def test_unknown_keyword_message_lists_what_is_allowed() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(form({"flag": {"type": "boolean", "const": True}}))
+    assert "(in a boolean field, allowed: default, description, title, type)" in str(caught.value)

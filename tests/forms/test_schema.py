@@ -1,0 +1,151 @@
+"""FormSchema itself: construction rules, the Form builder, reading, equality."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+
+from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
+
+
+@dataclasses.dataclass
+class Small:
+    n: int
+
+
+def booking() -> FormSchema:
+    return Form(
+        party_size=Integer(minimum=1, maximum=20, title="Party size"),
+        date=String(format="date"),
+        seating=Choice({"indoor": "Inside", "patio": "On the patio"}),
+        dietary=MultiChoice(["vegan", "gluten-free"], required=False),
+        ok=Boolean(default=False, required=False),
+    )
+
+
+def test_form_builder() -> None:
+    schema = booking()
+    assert schema.names == ("party_size", "date", "seating", "dietary", "ok")
+    assert schema.required == ("party_size", "date", "seating")
+    assert schema.field("seating") == Choice({"indoor": "Inside", "patio": "On the patio"}, name="seating")
+    assert schema.target is None
+    assert schema.to_json() == {
+        "type": "object",
+        "properties": {
+            "party_size": {"type": "integer", "title": "Party size", "minimum": 1, "maximum": 20},
+            "date": {"type": "string", "format": "date"},
+            "seating": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "indoor", "title": "Inside"},
+                    {"const": "patio", "title": "On the patio"},
+                ],
+            },
+            "dietary": {"type": "array", "items": {"type": "string", "enum": ["vegan", "gluten-free"]}},
+            "ok": {"type": "boolean", "default": False},
+        },
+        "required": ["party_size", "date", "seating"],
+    }
+
+
+def test_form_with_mapping_for_odd_names() -> None:
+    schema = Form({"first-name": String(), "2nd": String()}, ok=Boolean())
+    assert schema.names == ("first-name", "2nd", "ok")
+
+
+def test_form_refusals() -> None:
+    with pytest.raises(FormSchemaError, match="field 'a': the field is given twice"):
+        Form({"a": String()}, a=String())
+    with pytest.raises(FormSchemaError, match="field 'a': expected a field spec such as String"):
+        Form(a={"type": "string"})  # type: ignore[arg-type]
+    with pytest.raises(FormSchemaError, match="field 'a': the spec is named 'b' but given as 'a'"):
+        Form(a=String(name="b"))
+    assert Form(a=String(name="a")).names == ("a",)
+
+
+def test_form_checks_each_field_with_its_name() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        Form(size=Integer(minimum=5, maximum=1))
+    assert caught.value.field == "size"
+    assert str(caught.value) == "field 'size': the minimum value 5 is greater than the maximum value 1"
+    with pytest.raises(
+        FormSchemaError, match="field 'size': the default 30 is not a valid answer: it must be at most 20"
+    ):
+        Form(size=Integer(maximum=20, default=30))
+    with pytest.raises(
+        FormSchemaError, match="field 'c': the default 'x' is not a valid answer: it must be one of: a"
+    ):
+        Form(c=Choice(["a"], default="x"))
+    with pytest.raises(FormSchemaError, match="more than once"):
+        Form(c=MultiChoice(["a"], default=["a", "a"]))
+
+
+def test_direct_construction_rules() -> None:
+    with pytest.raises(FormSchemaError, match="every field needs a non-empty name"):
+        FormSchema([String()])
+    with pytest.raises(FormSchemaError, match="field 'a': the form has two fields of this name"):
+        FormSchema([String(name="a"), Integer(name="a")])
+    with pytest.raises(FormSchemaError, match="form fields must be String, Number"):
+        FormSchema([{"name": "a"}])  # type: ignore[list-item]
+    assert FormSchema([String(name="a")]) == Form(a=String())
+    assert FormSchema(s for s in [String(name="a")]).fields == (String(name="a"),)
+
+
+def test_equality_hash_and_repr() -> None:
+    assert booking() == booking()
+    assert hash(booking()) == hash(booking())
+    assert booking() != Form(a=String())
+    assert {booking(), booking()} == {booking()}
+    text = repr(Form(a=String()))
+    assert text.startswith("FormSchema(fields=(String(name='a'")
+    assert "_validator" not in text
+
+
+def test_schema_is_immutable() -> None:
+    schema = booking()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        schema.fields = ()  # type: ignore[misc]
+
+
+def test_field_lookup_missing() -> None:
+    with pytest.raises(KeyError):
+        booking().field("nope")
+
+
+def test_of() -> None:
+    schema = booking()
+    assert FormSchema.of(schema) is schema
+    assert FormSchema.of(schema.to_json()) == schema
+    assert FormSchema.of(Small) == Form(n=Integer())
+    assert FormSchema.of(Small).target is Small
+    wire = {"type": "object", "properties": {"token": {"type": "string"}}}
+    assert FormSchema.of(wire, not_secret={"token"}).names == ("token",)
+    with pytest.raises(FormSchemaError, match="a form is a FormSchema, a requestedSchema mapping or a class"):
+        FormSchema.of(3)  # type: ignore[arg-type]
+
+
+def test_build_without_binding_returns_the_clean_dict() -> None:
+    assert booking().build({"party_size": 2, "date": "2026-01-01", "seating": "indoor", "x": 1}) == {
+        "party_size": 2,
+        "date": "2026-01-01",
+        "seating": "indoor",
+    }
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        String(default="a"),
+        Number(default=1.5),
+        Integer(default=2),
+        Boolean(default=True),
+        Choice(["a"], default="a"),
+        MultiChoice(["a"], default=["a"]),
+    ],
+)
+def test_every_kind_round_trips_through_the_wire(spec: Any) -> None:
+    schema = Form(f=spec)
+    assert FormSchema.parse(schema.to_json()) == schema

@@ -1,0 +1,153 @@
+"""Validate every message the project puts on the wire against the official JSON schema
+of its revision, read from ``../shared/spec/<revision>/schema.json``.
+
+Where the schema files are absent (a user's clone), ``WireChecker.load`` skips the test
+that asked for it, saying why. Results are checked against the result type of the method
+that was called (``CallToolResult`` for ``tools/call``...), notifications against the type
+of their method, errors against the JSON-RPC error response.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+SPEC_DIR = Path(__file__).resolve().parents[3] / "shared" / "spec"
+
+RESULTS = {
+    "server/discover": "DiscoverResult",
+    "initialize": "InitializeResult",
+    "ping": "EmptyResult",
+    "tools/list": "ListToolsResult",
+    "tools/call": "CallToolResult",
+    "prompts/list": "ListPromptsResult",
+    "prompts/get": "GetPromptResult",
+    "resources/list": "ListResourcesResult",
+    "resources/templates/list": "ListResourceTemplatesResult",
+    "resources/read": "ReadResourceResult",
+    "completion/complete": "CompleteResult",
+    "logging/setLevel": "EmptyResult",
+    "resources/subscribe": "EmptyResult",
+    "resources/unsubscribe": "EmptyResult",
+    # client results to server requests
+    "elicitation/create": "ElicitResult",
+    "sampling/createMessage": "CreateMessageResult",
+    "roots/list": "ListRootsResult",
+}
+REQUESTS = {
+    "server/discover": "DiscoverRequest",
+    "initialize": "InitializeRequest",
+    "ping": "PingRequest",
+    "tools/list": "ListToolsRequest",
+    "tools/call": "CallToolRequest",
+    "prompts/list": "ListPromptsRequest",
+    "prompts/get": "GetPromptRequest",
+    "resources/list": "ListResourcesRequest",
+    "resources/templates/list": "ListResourceTemplatesRequest",
+    "resources/read": "ReadResourceRequest",
+    "completion/complete": "CompleteRequest",
+    "logging/setLevel": "SetLevelRequest",
+    "resources/subscribe": "SubscribeRequest",
+    "resources/unsubscribe": "UnsubscribeRequest",
+    "elicitation/create": "ElicitRequest",
+    "sampling/createMessage": "CreateMessageRequest",
+    "roots/list": "ListRootsRequest",
+}
+NOTIFICATIONS = {
+    "notifications/progress": "ProgressNotification",
+    "notifications/message": "LoggingMessageNotification",
+    "notifications/cancelled": "CancelledNotification",
+    "notifications/initialized": "InitializedNotification",
+    "notifications/elicitation/complete": "ElicitationCompleteNotification",
+    "notifications/resources/updated": "ResourceUpdatedNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
+    "notifications/prompts/list_changed": "PromptListChangedNotification",
+    "notifications/resources/list_changed": "ResourceListChangedNotification",
+}
+
+
+@functools.cache
+def _schema(revision: str) -> dict[str, Any] | None:
+    path = SPEC_DIR / revision / "schema.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+class WireChecker:
+    """Checks messages of one revision; ``seen`` counts what it checked."""
+
+    def __init__(self, revision: str, schema: dict[str, Any]) -> None:
+        self.revision = revision
+        self.schema = schema
+        self.defs = schema.get("$defs") or schema.get("definitions") or {}
+        self.seen = 0
+
+    @classmethod
+    def load(cls, revision: str) -> WireChecker:
+        schema = _schema(revision)
+        if schema is None:
+            pytest.skip(
+                f"the official schema {SPEC_DIR / revision / 'schema.json'} is not present on this machine"
+            )
+        return cls(revision, schema)
+
+    def _validate(self, instance: Any, definition: str) -> None:
+        if definition not in self.defs:
+            raise AssertionError(f"{definition} is not defined in the {self.revision} schema")
+        root = {"$schema": self.schema.get("$schema"), "$defs": self.defs, "$ref": f"#/$defs/{definition}"}
+        if "definitions" in self.schema:
+            root = {
+                "$schema": self.schema.get("$schema"),
+                "definitions": self.defs,
+                "$ref": f"#/definitions/{definition}",
+            }
+        cls = jsonschema.validators.validator_for(root)
+        errors = sorted(cls(root).iter_errors(instance), key=lambda e: e.path)
+        if errors:
+            detail = "; ".join(f"{list(e.absolute_path)}: {e.message[:300]}" for e in errors[:5])
+            raise AssertionError(
+                f"{self.revision} {definition} invalid: {detail}\n{json.dumps(instance)[:2000]}"
+            )
+        self.seen += 1
+
+    def response(self, method: str, message: Mapping[str, Any]) -> None:
+        """A response (result or error) to a request of ``method``."""
+        if "error" in message:
+            name = "JSONRPCErrorResponse" if "JSONRPCErrorResponse" in self.defs else "JSONRPCError"
+            self._validate(message, name)
+            return
+        result = message["result"]
+        if result.get("resultType") == "input_required":
+            self._validate(result, "InputRequiredResult")
+        else:
+            self._validate(result, RESULTS[method])
+        self._validate(
+            message, "JSONRPCResultResponse" if "JSONRPCResultResponse" in self.defs else "JSONRPCResponse"
+        )
+
+    def request(self, message: Mapping[str, Any]) -> None:
+        self._validate(message, REQUESTS[message["method"]])
+
+    def notification(self, message: Mapping[str, Any]) -> None:
+        name = NOTIFICATIONS.get(message["method"])
+        if name is None or name not in self.defs:
+            name = "JSONRPCNotification"
+        self._validate(message, name)
+
+    def outgoing(self, message: Mapping[str, Any], method: str | None = None) -> None:
+        """Any message a side sent; ``method`` names the request a response answers."""
+        if "method" in message:
+            if "id" in message:
+                self.request(message)
+            else:
+                self.notification(message)
+        else:
+            assert method is not None, "a response needs the method of its request to be checked"
+            self.response(method, message)

@@ -1,0 +1,420 @@
+"""Tests of mcp_elicit.sealing: the requestState AEAD envelope."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import math
+import os
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mcp_elicit.errors import ConfigError, InvalidRequestState
+from mcp_elicit.sealing import Binding, KeyRing, StateSealer, arguments_digest
+
+NOW = 1_000_000.0
+SECRET_A = bytes(range(32))
+SECRET_B = bytes(range(100, 164))
+SERVER = "https://golden.example/mcp"
+BINDING = Binding.for_request("tools/call", "book_flight", {"from": "CDG", "to": "SFO"}, "alice")
+
+RING_A = KeyRing([SECRET_A])
+SEALER = StateSealer(RING_A, server_id=SERVER)
+HEAD = 12  # "v1." + 8-char kid + "."
+
+
+def reason(
+    token: object, binding: Binding = BINDING, *, sealer: StateSealer = SEALER, now: float = NOW
+) -> str:
+    """The private reason ``sealer`` refuses ``token``; fails the test if it opens."""
+    with pytest.raises(InvalidRequestState) as info:
+        sealer.open(token, binding, now=now)
+    err = info.value
+    assert err.message == InvalidRequestState.WIRE_MESSAGE
+    assert err.to_error() == {"code": -32602, "message": InvalidRequestState.WIRE_MESSAGE}  # no reason
+    return err.reason
+
+
+# --- round trip and format ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 200, 4096, 32_726])
+def test_round_trip(size: int) -> None:
+    payload = os.urandom(size)
+    token = SEALER.seal(payload, BINDING, now=NOW)
+    assert SEALER.open(token, BINDING, now=NOW + 1) == payload
+
+
+def test_token_format() -> None:
+    token = SEALER.seal(b"hello", BINDING, now=NOW)
+    assert token.startswith(f"v1.{RING_A.key_ids[0]}.")
+    body = token[HEAD:]
+    assert body == body.lower()
+    assert bytes.fromhex(body)
+    assert len(token) == HEAD + 2 * (12 + 8 + 5 + 16)  # nonce, expiry, payload, tag
+    assert token.isascii()
+    assert all(c.isalnum() or c == "." for c in token)
+
+
+def test_fresh_nonce_per_seal() -> None:
+    tokens = {SEALER.seal(b"same", BINDING, now=NOW) for _ in range(50)}
+    assert len(tokens) == 50
+    assert len({t[HEAD : HEAD + 24] for t in tokens}) == 50
+
+
+def test_golden_token_still_opens() -> None:
+    """A v1 token sealed by an earlier build: derivation and format must not drift."""
+    assert RING_A.key_ids == ("a9ea6385",)
+    golden = (
+        "v1.a9ea6385.6c6210b3976c089d8703047c3782a90b896895a2ee70114a10306ddeb15ae0e0"
+        "6d500afc7893fee4be684a3449a7"
+    )
+    binding = Binding.for_request("tools/call", "golden", {"x": 1}, "alice")
+    assert SEALER.open(golden, binding, now=1.0) == b'{"step":1}'
+
+
+def test_payload_too_large_to_seal() -> None:
+    small = StateSealer(RING_A, server_id=SERVER, max_token_size=1024)
+    limit = (1024 - HEAD) // 2 - 36
+    assert len(small.seal(b"x" * limit, BINDING, now=NOW)) <= 1024
+    with pytest.raises(ValueError, match="too large"):
+        small.seal(b"x" * (limit + 1), BINDING, now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("now", "ttl"), [(NOW, 0.0), (NOW, -1.0), (NOW, math.inf), (NOW, math.nan), (math.nan, 5.0)]
+)
+def test_seal_rejects_bad_time(now: float, ttl: float) -> None:
+    with pytest.raises(ValueError, match="ttl"):
+        SEALER.seal(b"x", BINDING, now=now, ttl=ttl)
+
+
+# --- tampering ----------------------------------------------------------------------
+
+TOKEN = SEALER.seal(b"payload!", BINDING, now=NOW)
+_BODY = len(TOKEN) - HEAD
+REGIONS = {
+    "prefix": range(0, 3),
+    "kid": range(3, 11),
+    "dot": range(11, 12),
+    "nonce": range(HEAD, HEAD + 24),
+    "expiry": range(HEAD + 24, HEAD + 40),
+    "payload": range(HEAD + 40, len(TOKEN) - 32),
+    "tag": range(len(TOKEN) - 32, len(TOKEN)),
+}
+REPLACEMENTS = "0179afAFgv.-_ é\x00"
+
+
+@pytest.mark.parametrize("region", REGIONS)
+def test_any_changed_character_fails(region: str) -> None:
+    for i in REGIONS[region]:
+        for c in REPLACEMENTS:
+            if c != TOKEN[i]:
+                reason(TOKEN[:i] + c + TOKEN[i + 1 :])
+        reason(TOKEN[:i] + TOKEN[i + 1 :])  # deleted
+        reason(TOKEN[:i] + "0" + TOKEN[i:])  # inserted
+
+
+@pytest.mark.parametrize("region", ["nonce", "expiry", "payload", "tag"])
+def test_any_flipped_bit_fails_authentication(region: str) -> None:
+    raw = bytearray.fromhex(TOKEN[HEAD:])
+    start, stop = (REGIONS[region].start - HEAD) // 2, (REGIONS[region].stop - HEAD) // 2
+    for i in range(start, stop):
+        for bit in range(8):
+            raw[i] ^= 1 << bit
+            assert reason(TOKEN[:HEAD] + raw.hex()) == "authentication failed"
+            raw[i] ^= 1 << bit
+
+
+def test_head_reasons() -> None:
+    assert reason("v2." + TOKEN[3:]) == "unsupported version"
+    assert reason("v10." + TOKEN[3:]) == "unsupported version"
+    assert reason("x1." + TOKEN[3:]) == "bad prefix"
+    assert reason("") == "bad prefix"
+    assert reason("v1.") == "malformed"
+    assert reason(TOKEN[:11] + "-" + TOKEN[12:]) == "malformed"
+    assert reason("v1.00000000." + TOKEN[HEAD:]) == "unknown key id"
+    assert reason(TOKEN[:HEAD] + TOKEN[HEAD:].upper()) == "bad hex"
+    assert reason(TOKEN[:HEAD] + "zz" + TOKEN[HEAD + 2 :]) == "bad hex"
+    assert reason(TOKEN + "0") == "bad hex"
+    assert reason(TOKEN + "00") == "authentication failed"
+
+
+def test_every_truncation_fails() -> None:
+    for n in range(len(TOKEN)):
+        reason(TOKEN[:n])
+    assert reason(TOKEN[: HEAD + 2 * 36 - 2]) == "truncated"
+
+
+# --- expiry ---------------------------------------------------------------------------
+
+
+def test_expiry_with_injected_clock() -> None:
+    token = SEALER.seal(b"x", BINDING, now=NOW)
+    assert SEALER.open(token, BINDING, now=NOW + 599.999) == b"x"
+    assert reason(token, now=NOW + 600.0) == "expired"
+    assert reason(token, now=math.inf) == "expired"
+    assert reason(token, now=math.nan) == "expired"
+
+
+def test_per_call_and_per_sealer_ttl() -> None:
+    token = SEALER.seal(b"x", BINDING, now=NOW, ttl=5)
+    assert SEALER.open(token, BINDING, now=NOW + 4.9) == b"x"
+    assert reason(token, now=NOW + 5) == "expired"
+    short = StateSealer(RING_A, server_id=SERVER, ttl=30)
+    assert short.ttl == 30.0
+    token = short.seal(b"x", BINDING, now=NOW)
+    assert SEALER.open(token, BINDING, now=NOW + 29) == b"x"  # expiry travels in the token
+    assert reason(token, now=NOW + 30) == "expired"
+
+
+# --- keys -----------------------------------------------------------------------------
+
+
+def test_wrong_key() -> None:
+    other = StateSealer(KeyRing([SECRET_B]), server_id=SERVER)
+    assert reason(other.seal(b"x", BINDING, now=NOW)) == "unknown key id"
+    # The other key's token relabelled with our key id: the key and the AD differ.
+    forged = TOKEN[:HEAD] + other.seal(b"x", BINDING, now=NOW)[HEAD:]
+    assert reason(forged) == "authentication failed"
+
+
+def test_rotation() -> None:
+    old, new = KeyRing([SECRET_A]), KeyRing([SECRET_B])
+    rotated = KeyRing([SECRET_B, SECRET_A])
+    assert rotated.key_ids == new.key_ids + old.key_ids
+    old_token = StateSealer(old, server_id=SERVER).seal(b"old", BINDING, now=NOW)
+    rotated_sealer = StateSealer(rotated, server_id=SERVER)
+    assert rotated_sealer.open(old_token, BINDING, now=NOW) == b"old"
+    new_token = rotated_sealer.seal(b"new", BINDING, now=NOW)
+    assert new_token.startswith(f"v1.{new.key_ids[0]}.")
+    assert reason(new_token, sealer=StateSealer(old, server_id=SERVER)) == "unknown key id"
+
+
+def test_same_secret_same_key_across_instances() -> None:
+    """A restarted process with the same key file opens tokens sealed before."""
+    again = StateSealer(KeyRing.from_text(RING_A.export_text()), server_id=SERVER)
+    assert again.open(TOKEN, BINDING, now=NOW) == b"payload!"
+
+
+def test_generate() -> None:
+    a, b = KeyRing.generate(), KeyRing.generate()
+    assert a.key_ids != b.key_ids
+    token = StateSealer(a, server_id=SERVER).seal(b"x", BINDING, now=NOW)
+    assert reason(token, sealer=StateSealer(b, server_id=SERVER)) == "unknown key id"
+
+
+def test_repr_and_errors_never_show_secrets() -> None:
+    assert SECRET_A.hex() not in repr(RING_A)
+    assert repr(RING_A) == "KeyRing(key_ids=('a9ea6385',))"
+    short = "ab" * 16 + "cd" * 8
+    with pytest.raises(ConfigError) as info:
+        KeyRing.from_text(short)
+    assert short not in str(info.value)
+
+
+# --- binding ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        Binding.for_request("prompts/get", "book_flight", {"from": "CDG", "to": "SFO"}, "alice"),
+        Binding.for_request("tools/call", "book_hotel", {"from": "CDG", "to": "SFO"}, "alice"),
+        Binding.for_request("tools/call", "book_flight", {"from": "CDG", "to": "LHR"}, "alice"),
+        Binding.for_request("tools/call", "book_flight", None, "alice"),
+        Binding.for_request("tools/call", "book_flight", {"from": "CDG", "to": "SFO"}, "mallory"),
+        Binding.for_request("tools/call", "book_flight", {"from": "CDG", "to": "SFO"}, None),
+        Binding.for_request("tools/call", "book_flight", {"from": "CDG", "to": "SFO"}, ""),
+        # Field boundaries are length-prefixed: moving bytes between fields changes the AD.
+        Binding.for_request("tools/callb", "ook_flight", {"from": "CDG", "to": "SFO"}, "alice"),
+    ],
+    ids=["method", "target", "arguments", "no-arguments", "principal", "anonymous", "empty", "boundary"],
+)
+def test_wrong_binding_fails(wrong: Binding) -> None:
+    assert reason(TOKEN, wrong) == "authentication failed"
+
+
+def test_anonymous_and_empty_principal_differ() -> None:
+    anonymous = Binding("tools/call", "t", arguments_digest(None))
+    empty = Binding("tools/call", "t", arguments_digest(None), "")
+    token = SEALER.seal(b"x", anonymous, now=NOW)
+    assert SEALER.open(token, anonymous, now=NOW) == b"x"
+    assert reason(token, empty) == "authentication failed"
+
+
+def test_wrong_server_id() -> None:
+    other = StateSealer(RING_A, server_id="https://other.example/mcp")
+    assert reason(TOKEN, sealer=other) == "authentication failed"
+
+
+def test_binding_equality_ignores_cache() -> None:
+    assert Binding("m", "t", b"d", None) == Binding("m", "t", b"d", None)
+    assert hash(Binding("m", "t", b"d", "p")) == hash(Binding("m", "t", b"d", "p"))
+    assert "_data" not in repr(BINDING)
+
+
+def test_lone_surrogates_in_binding() -> None:
+    weird = Binding.for_request("tools/call", "\ud800", {"k": "\udfff"}, "\ud83d")
+    token = SEALER.seal(b"x", weird, now=NOW)
+    assert SEALER.open(token, weird, now=NOW) == b"x"
+    assert reason(token, Binding.for_request("tools/call", "\ud801", {"k": "\udfff"}, "\ud83d"))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("m", 1, b"d", None), (b"m", "t", b"d", None), ("m", "t", "d", None), ("m", "t", b"d", 7)],
+)
+def test_binding_types(args: tuple[Any, ...]) -> None:
+    with pytest.raises(TypeError):
+        Binding(*args)
+
+
+def test_arguments_digest() -> None:
+    assert arguments_digest(None) == arguments_digest({})
+    assert arguments_digest({"a": 1, "b": [1, 2]}) == arguments_digest({"b": [1, 2], "a": 1})
+    assert arguments_digest({"a": 1}) != arguments_digest({"a": "1"})
+    assert arguments_digest({"a": {"x": 1, "y": 2}}) == arguments_digest({"a": {"y": 2, "x": 1}})
+    # sha256 of the canonical encoding, UTF-8 and unescaped
+    assert arguments_digest({"é": "ü", "a": 1}).hex() == (
+        hashlib.sha256('{"a":1,"é":"ü"}'.encode()).hexdigest()
+    )
+
+
+# --- hostile input ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token", [None, 123, 1.5, b"v1.", bytearray(b"x"), {"a": 1}, ["v1."], object()])
+def test_non_string_rejected(token: object) -> None:
+    assert reason(token) == "not a string"
+
+
+def test_oversized_rejected_before_any_decoding_or_crypto(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom(*args: object) -> bytes:
+        raise AssertionError("decoded or decrypted an oversized token")
+
+    class Spy:
+        encrypt = decrypt = staticmethod(boom)
+
+    sealer = StateSealer(RING_A, server_id=SERVER, max_token_size=1024)
+    monkeypatch.setattr(binascii, "a2b_hex", boom)
+    sealer._open = {head: (Spy(), ad) for head, (_, ad) in sealer._open.items()}  # type: ignore[misc]
+    assert reason(TOKEN[:HEAD] + "0" * (1024 - HEAD + 1), sealer=sealer) == "too large"
+    assert reason(TOKEN[:HEAD] + "0" * 10_000_000) == "too large"
+    assert reason("é" * 70_000) == "too large"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_arbitrary_text_only_invalid_request_state(text: str) -> None:
+    reason(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789abcdefABCDEFv.xé\x00", max_size=200))
+def test_arbitrary_body_only_invalid_request_state(text: str) -> None:
+    reason(TOKEN[:HEAD] + text)
+    reason(TOKEN[: len(TOKEN) // 2] + text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.none() | st.integers() | st.binary() | st.lists(st.text()) | st.dictionaries(st.text(), st.text()))
+def test_arbitrary_values_only_invalid_request_state(value: object) -> None:
+    reason(value)
+
+
+# --- configuration --------------------------------------------------------------------
+
+
+def test_from_text_accepts_hex_and_base64_with_comments() -> None:
+    text = f"""
+        # rotation: newest first
+        {SECRET_B.hex().upper()}   # kid whatever
+
+        {base64.b64encode(SECRET_A).decode()}
+    """
+    ring = KeyRing.from_text(text)
+    assert ring.key_ids == KeyRing([SECRET_B, SECRET_A]).key_ids
+    urlsafe = base64.urlsafe_b64encode(SECRET_B).decode().rstrip("=")
+    assert KeyRing.from_text(f"{SECRET_A.hex()},{urlsafe}").key_ids == ring.key_ids[::-1]
+
+
+def test_export_text_round_trip() -> None:
+    ring = KeyRing([SECRET_B, SECRET_A])
+    text = ring.export_text()
+    assert text.startswith("#")
+    assert SECRET_B.hex() in text
+    assert KeyRing.from_text(text).key_ids == ring.key_ids
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "no keys found"),
+        ("# only a comment\n\n", "no keys found"),
+        ("00" * 16, "line 1: key is 16 bytes; need at least 32"),
+        ("\n" + base64.b64encode(b"k" * 31).decode(), "line 2: key is 31 bytes"),
+        ("00" * 32 + "!", "line 1: not a hex or base64 key"),
+        ("@" + "A" * 44, "not a hex or base64 key"),
+        ("A" * 45, "not a hex or base64 key"),  # 45 % 4 == 1: no base64 has that length
+        ("0" * 65, "not a hex or base64 key"),
+    ],
+)
+def test_from_text_errors(text: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        KeyRing.from_text(text)
+
+
+@pytest.mark.parametrize(
+    ("secrets", "message"),
+    [
+        ([], "at least one"),
+        (SECRET_A, "sequence of secrets"),
+        ("x" * 40, "sequence of secrets"),
+        (["x" * 40], "expected bytes"),
+        ([b"k" * 31], "31 bytes"),
+        ([b"\x00" * 32], "one byte repeated"),
+        ([SECRET_A, SECRET_B, SECRET_A], "key 3 repeats"),
+    ],
+)
+def test_key_ring_errors(secrets: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        KeyRing(secrets)
+
+
+def test_from_text_needs_str() -> None:
+    with pytest.raises(ConfigError, match="str"):
+        KeyRing.from_text(SECRET_A.hex().encode())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"server_id": ""},
+        {"server_id": SERVER, "ttl": 0},
+        {"server_id": SERVER, "ttl": -5},
+        {"server_id": SERVER, "ttl": math.inf},
+        {"server_id": SERVER, "ttl": math.nan},
+        {"server_id": SERVER, "max_token_size": 100},
+        {"server_id": SERVER, "max_token_size": 2**31},
+    ],
+)
+def test_sealer_config_errors(kwargs: dict[str, Any]) -> None:
+    with pytest.raises(ConfigError):
+        StateSealer(RING_A, **kwargs)
+    with pytest.raises(ConfigError, match="KeyRing"):
+        StateSealer([SECRET_A], server_id=SERVER)  # type: ignore[arg-type]
+
+
+def test_sealer_properties() -> None:
+    assert SEALER.server_id == SERVER
+    assert SEALER.ttl == 600.0
+
+
+def test_binascii_error_is_a_value_error() -> None:
+    """open() catches ValueError around a2b_hex; binascii.Error must stay one."""
+    assert issubclass(binascii.Error, ValueError)

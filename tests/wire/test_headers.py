@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.wire import headers as h
+
+
+@pytest.mark.parametrize(
+    ("value", "encoded"),
+    [
+        ("us-west1", "us-west1"),
+        ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),
+        (" padded ", "=?base64?IHBhZGRlZCA=?="),
+        ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+        ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+        ("internal spaces ok", "internal spaces ok"),
+    ],
+)
+def test_value_encoding(value: str, encoded: str) -> None:
+    assert h.encode_value(value) == encoded
+    assert h.decode_value(encoded) == value
+
+
+@given(st.text(max_size=40))
+def test_any_text_round_trips(value: str) -> None:
+    assert h.decode_value(h.encode_value(value)) == value
+
+
+def test_malformed_sentinel_and_control_characters_are_refused() -> None:
+    with pytest.raises(ValueError, match="Base64"):
+        h.decode_value("=?base64?!!!?=")
+    with pytest.raises(ValueError, match="control"):
+        h.decode_value("a\x01b")
+
+
+def test_param_values() -> None:
+    assert h.param_value(True) == "true"
+    assert h.param_value(False) == "false"
+    assert h.param_value(42) == "42"
+    assert h.param_value(None) is None
+    assert h.param_value("x") == "x"
+    assert h.param_value({"a": 1}) is None
+
+
+def test_name_source() -> None:
+    assert h.name_source("tools/call", {"name": "t"}) == "t"
+    assert h.name_source("prompts/get", {"name": "p"}) == "p"
+    assert h.name_source("resources/read", {"uri": "file:///x"}) == "file:///x"
+    assert h.name_source("tools/list", {}) is None
+
+
+def _schema(**props: object) -> dict[str, object]:
+    return {"type": "object", "properties": props}
+
+
+def test_header_params_valid_nested() -> None:
+    schema = _schema(
+        region={"type": "string", "x-mcp-header": "Region"},
+        opts={"type": "object", "properties": {"verbose": {"type": "boolean", "x-mcp-header": "Verbose"}}},
+    )
+    assert h.header_params(schema) == {("region",): "Region", ("opts", "verbose"): "Verbose"}
+
+
+@pytest.mark.parametrize(
+    ("schema", "fragment"),
+    [
+        (_schema(a={"type": "string", "x-mcp-header": ""}), "non-empty"),
+        (_schema(a={"type": "number", "x-mcp-header": "A"}), "string, integer or boolean"),
+        (_schema(a={"type": "object", "x-mcp-header": "A"}), "string, integer or boolean"),
+        (_schema(a={"type": "array", "x-mcp-header": "A"}), "string, integer or boolean"),
+        (_schema(a={"type": "null", "x-mcp-header": "A"}), "string, integer or boolean"),
+        (
+            _schema(a={"type": "string", "x-mcp-header": "A"}, b={"type": "string", "x-mcp-header": "a"}),
+            "duplicates",
+        ),
+        (_schema(a={"type": "string", "x-mcp-header": "Has Space"}), "token"),
+        (_schema(a={"type": "string", "x-mcp-header": "Co:lon"}), "token"),
+        (_schema(a={"type": "string", "x-mcp-header": "Ünï"}), "token"),
+        (_schema(a={"type": "string", "x-mcp-header": "Ctl\x01"}), "token"),
+        (_schema(a={"type": "array", "items": {"type": "string", "x-mcp-header": "A"}}), "reachable"),
+        (_schema(a={"anyOf": [{"type": "string", "x-mcp-header": "A"}]}), "reachable"),
+    ],
+)
+def test_header_params_invalid(schema: dict[str, object], fragment: str) -> None:
+    with pytest.raises(h.InvalidHeaderSpec, match=fragment):
+        h.header_params(schema)

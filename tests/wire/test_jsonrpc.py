@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, Response
+
+
+def test_request_notification_response_error() -> None:
+    assert jsonrpc.decode(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}') == Request(1, "tools/list", None)
+    assert jsonrpc.decode('{"jsonrpc":"2.0","id":"a","method":"x","params":{"k":1}}') == Request(
+        "a", "x", {"k": 1}
+    )
+    assert jsonrpc.decode(b'{"jsonrpc":"2.0","method":"notifications/x"}') == Notification(
+        "notifications/x", None
+    )
+    assert jsonrpc.decode(b'{"jsonrpc":"2.0","id":3,"result":{}}') == Response(3, {})
+    err = jsonrpc.decode(b'{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}')
+    assert err == ErrorResponse(None, {"code": -32700, "message": "x"})
+
+
+@pytest.mark.parametrize(
+    ("raw", "rid", "fragment"),
+    [
+        (b'{"jsonrpc":"1.0","id":1,"method":"x"}', 1, '"jsonrpc" must be "2.0"'),
+        (b'{"id":1,"method":"x"}', 1, '"jsonrpc" must be "2.0"'),
+        (b'{"jsonrpc":"2.0","id":true,"method":"x"}', None, '"id" must be a string or an integer'),
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"x"}', None, '"id" must be a string or an integer'),
+        (b'{"jsonrpc":"2.0","id":7,"method":5}', 7, '"method" must be a non-empty string'),
+        (b'{"jsonrpc":"2.0","id":7,"method":""}', 7, '"method" must be a non-empty string'),
+        (b'{"jsonrpc":"2.0","id":8,"method":"x","params":[1]}', 8, '"params" must be an object'),
+        (b'[{"jsonrpc":"2.0","id":1,"method":"x"}]', None, "batches are not supported"),
+        (b'"hello"', None, "must be a JSON object"),
+        (b'{"jsonrpc":"2.0","id":9}', 9, 'needs "method", "result" or "error"'),
+        (b'{"jsonrpc":"2.0","id":9,"result":[]}', 9, '"result" must be an object'),
+        (b'{"jsonrpc":"2.0","id":9,"error":{"code":"x","message":"m"}}', 9, '"error" must be an object'),
+    ],
+)
+def test_invalid_requests_keep_the_id_when_readable(raw: bytes, rid: object, fragment: str) -> None:
+    with pytest.raises(InvalidRequest) as info:
+        jsonrpc.decode(raw)
+    assert info.value.request_id == rid
+    assert fragment in info.value.message
+    assert info.value.code == -32600
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b'{"a":}', b"\xff\xfe", b"NaN", b'{"jsonrpc":"2.0"}garbage'])
+def test_not_json_is_a_parse_error(raw: bytes) -> None:
+    with pytest.raises(ParseError) as info:
+        jsonrpc.decode(raw)
+    assert info.value.code == -32700
+    assert "not valid JSON" in info.value.message
+
+
+def test_encoders_round_trip() -> None:
+    assert orjson.loads(jsonrpc.encode_result(1, {"a": 1})) == {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}
+    err = orjson.loads(jsonrpc.encode_error(None, InvalidRequest("bad")))
+    assert err == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad"}}
+    assert jsonrpc.decode(jsonrpc.encode_request(5, "m", {"x": 1})) == Request(5, "m", {"x": 1})
+    assert jsonrpc.decode(jsonrpc.encode_notification("n", None)) == Notification("n", None)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_never_crash(raw: bytes) -> None:
+    try:
+        jsonrpc.decode(raw)
+    except ProtocolError:
+        pass
+
+
+@given(
+    st.dictionaries(st.sampled_from(["jsonrpc", "id", "method", "params", "result", "error"]), json_values)
+)
+def test_arbitrary_objects_decode_or_raise_invalid_request(value: dict[str, object]) -> None:
+    try:
+        message = jsonrpc.decode(orjson.dumps(value))
+    except InvalidRequest:
+        return
+    assert isinstance(message, (Request, Notification, Response, ErrorResponse))

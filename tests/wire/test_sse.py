@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.wire.sse import KEEPALIVE, Event, EventDecoder, encode_event
+
+STREAM = (
+    encode_event(b'{"a":1}', event_id="1", retry=500)
+    + KEEPALIVE
+    + encode_event('{"t":"日本"}'.encode(), event="message")
+    + b"data: line1\r\ndata: line2\r\n\r\n"
+)
+EXPECTED = [
+    Event('{"a":1}', "message", "1", 500),
+    Event('{"t":"日本"}', "message", "1", None),
+    Event("line1\nline2", "message", "1", None),
+]
+
+
+def test_decode_whole() -> None:
+    decoder = EventDecoder()
+    assert decoder.feed(STREAM) == EXPECTED
+    assert decoder.last_event_id == "1"
+    assert decoder.retry == 500
+
+
+def test_split_at_every_byte() -> None:
+    for cut in range(len(STREAM) + 1):
+        decoder = EventDecoder()
+        assert decoder.feed(STREAM[:cut]) + decoder.feed(STREAM[cut:]) == EXPECTED, cut
+
+
+def test_multiline_data_is_split_into_data_lines() -> None:
+    assert encode_event(b"a\nb") == b"data: a\ndata: b\n\n"
+
+
+@given(st.lists(st.integers(0, len(STREAM)), max_size=6))
+def test_any_split(cuts: list[int]) -> None:
+    decoder = EventDecoder()
+    out = []
+    last = 0
+    for cut in sorted(cuts):
+        out.extend(decoder.feed(STREAM[last:cut]))
+        last = cut
+    out.extend(decoder.feed(STREAM[last:]))
+    assert out == EXPECTED
+
+
+@given(st.binary(max_size=300))
+def test_garbage_never_crashes(data: bytes) -> None:
+    for event in EventDecoder().feed(data):
+        assert isinstance(event.data, str)
