@@ -95,12 +95,8 @@ class InputRequired(BaseException):
     """Raised inside a handler when answers are missing; ends this round.
 
     It derives from ``BaseException`` so that a handler's ``except Exception`` cannot
-    swallow it by accident.
+    swallow it by accident. The questions themselves are collected by the ``Replay``.
     """
-
-    def __init__(self, asks: list[Ask]) -> None:
-        super().__init__([a.key for a in asks])
-        self.asks = asks
 
 
 def binding_for(method: str, params: Mapping[str, Any], principal: str | None) -> Binding:
@@ -137,7 +133,8 @@ class Replay:
         self.round = round_no
         self.shape_problem = shape_problem
         self.notes: dict[str, str] = {}
-        self.changed = False
+        #: Questions asked this round without an answer, in the order they were asked.
+        self.outstanding: dict[str, Ask] = {}
 
     @classmethod
     def begin(cls, params: Mapping[str, Any], *, sealer: StateSealer, binding: Binding, now: float) -> Replay:
@@ -201,20 +198,23 @@ class Replay:
             self.notes[ask.key] = f"Your previous answer was not accepted: {exc}."
             return False, None
         self.answers[ask.key] = (ask.fingerprint, answer)
-        self.changed = True
         return True, answer
 
-    def input_required(
-        self, asks: list[Ask], *, sealer: StateSealer, binding: Binding, now: float
-    ) -> dict[str, Any]:
-        """The ``input_required`` result asking ``asks``, with the state for the next round."""
+    def want(self, ask: Ask) -> None:
+        """Record ``ask`` as unanswered in this round."""
+        known = self.outstanding.get(ask.key)
+        if known is not None and known.fingerprint != ask.fingerprint:
+            raise ReplayMismatchError(f"Two different questions in one round share the key {ask.key!r}")
+        self.outstanding[ask.key] = ask
+
+    def input_required(self, *, sealer: StateSealer, binding: Binding, now: float) -> dict[str, Any]:
+        """The ``input_required`` result asking the outstanding questions, with the state
+        for the next round."""
         requests: dict[str, Any] = {}
         pending: dict[str, str] = {}
-        for ask in asks:
-            if ask.key in requests:
-                raise ReplayMismatchError(f"Two questions in one round share the key {ask.key!r}")
-            requests[ask.key] = ask.wire(self.notes.get(ask.key))
-            pending[ask.key] = ask.fingerprint
+        for key, ask in self.outstanding.items():
+            requests[key] = ask.wire(self.notes.get(key))
+            pending[key] = ask.fingerprint
         payload = orjson.dumps(
             {
                 "v": _STATE_VERSION,

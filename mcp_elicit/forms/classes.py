@@ -165,22 +165,23 @@ def _pydantic_maker(cls: type[Any]) -> Callable[[dict[str, Any]], Any]:
 
 def _wire_default(spec: FieldSpec, converter: Converter, attr: _Attr) -> Any:
     """The wire default for ``attr``, or None when there is none (or a factory's does not fit)."""
-    factory = attr.factory if attr.default is _NO_DEFAULT else None
-    from_factory = factory is not None
-    if attr.default is _NO_DEFAULT and factory is None:
-        return None
-    try:
-        value = factory() if factory is not None else attr.default
-        if value is None:
+    if attr.default is not _NO_DEFAULT:
+        if attr.default is None:
             return None
-        wire = converter.to_wire(value)
-    except (ValueError, TypeError) as exc:
-        if from_factory:
+        try:
+            wire = converter.to_wire(attr.default)
+        except (ValueError, TypeError) as exc:
+            message = f"the default {attr.default!r} does not fit the field: {exc}"
+            raise FormSchemaError(message, field=attr.name) from None
+    elif attr.factory is not None:
+        try:
+            value = attr.factory()
+            wire = None if value is None else converter.to_wire(value)
+        except (ValueError, TypeError):
             return None
-        raise FormSchemaError(
-            f"the default {attr.default!r} does not fit the field: {exc}", field=attr.name
-        ) from None
-    if from_factory and isinstance(compile_field(spec)(wire), Invalid):
+        if wire is None or isinstance(compile_field(spec)(wire), Invalid):
+            return None
+    else:
         return None
     return tuple(wire) if isinstance(wire, list) else wire
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import date, datetime
 
 __all__ = [
     "FORMAT_CHECKS",
@@ -34,10 +34,9 @@ __all__ = [
     "parse_date_time",
 ]
 
-_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})\Z")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 _DATE_TIME = re.compile(
-    r"([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]+))?"
-    r"(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))\Z"
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
 )
 _EMAIL = re.compile(
     r"(?!\.)(?!.*\.\.)[^\s@\"(),:;<>\[\]\\]{1,64}(?<!\.)"
@@ -45,37 +44,24 @@ _EMAIL = re.compile(
 )
 _URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):([^\s\x00-\x1f\x7f]+)\Z")
 _NEEDS_HOST = frozenset({"http", "https", "ws", "wss", "ftp"})
-_UTC = UTC
 
 
 def parse_date(text: str) -> date | None:
     """The date ``text`` names, or None if it is not a strict ``YYYY-MM-DD`` calendar date."""
-    match = _DATE.match(text)
-    if match is None:
+    if _DATE.match(text) is None:
         return None
     try:
-        return date(int(match[1]), int(match[2]), int(match[3]))
+        return date.fromisoformat(text)
     except ValueError:
         return None
 
 
 def parse_date_time(text: str) -> datetime | None:
     """The aware datetime ``text`` names, or None if it is not RFC 3339 with an offset."""
-    match = _DATE_TIME.match(text)
-    if match is None:
+    if _DATE_TIME.match(text) is None or (text[-1] not in "Zz" and text[-2:] > "59"):
         return None
-    year, month, day, hour, minute, second, fraction, zulu, sign, off_h, off_m = match.groups()
-    if zulu:
-        tz = _UTC
-    else:
-        hours, minutes = int(off_h), int(off_m)
-        if hours > 23 or minutes > 59:
-            return None
-        offset = timedelta(hours=hours, minutes=minutes)
-        tz = timezone(-offset if sign == "-" else offset) if offset else _UTC
-    micro = int((fraction or "0")[:6].ljust(6, "0"))
-    try:
-        return datetime(int(year), int(month), int(day), int(hour), int(minute), int(second), micro, tz)
+    try:  # the shape is checked; fromisoformat checks the calendar, clock and offset ranges
+        return datetime.fromisoformat(text.upper())
     except ValueError:
         return None
 

@@ -46,7 +46,7 @@ class Invalid:
 
 Checker: TypeAlias = Callable[[object], object]
 
-NOT_OBJECT = "the answer must be an object that maps field names to values"
+_NOT_OBJECT = "the answer must be an object that maps field names to values"
 _NOT_TEXT = Invalid("must be text")
 _NOT_NUMBER = Invalid("must be a number")
 _NOT_WHOLE = Invalid("must be a whole number")
@@ -178,20 +178,21 @@ def _multi_choice(spec: MultiChoice) -> Checker:
         if type(value) is not list and not isinstance(value, list | tuple):
             return not_list
         chosen: list[str] = []
-        seen: set[str] = set()
         for item in value:
-            if not isinstance(item, str):
-                return Invalid(f"contains {item!r}, which is not one of: {listing}")
-            item = str.__str__(item)
+            if type(item) is not str:
+                if not isinstance(item, str):
+                    return Invalid(f"contains {item!r}, which is not one of: {listing}")
+                item = str.__str__(item)
             if item not in values:
                 return Invalid(f"contains {item!r}, which is not one of: {listing}")
-            if item in seen:
-                return Invalid(f"contains {item!r} more than once")
-            seen.add(item)
             chosen.append(item)
-        if len(chosen) < lo:
+        count = len(chosen)
+        if count > 1 and len(set(chosen)) != count:
+            twice = next(item for index, item in enumerate(chosen) if item in chosen[:index])
+            return Invalid(f"contains {twice!r} more than once")
+        if count < lo:
             return too_few
-        if len(chosen) > hi:
+        if count > hi:
             return too_many
         return chosen
 
@@ -228,7 +229,7 @@ class FormValidator:
     def validate(self, content: object) -> dict[str, Any]:
         """The cleaned answer, or :class:`FormValidationError` listing every problem."""
         if type(content) is not dict and not isinstance(content, Mapping):
-            raise FormValidationError((ValidationProblem(None, NOT_OBJECT),))
+            raise FormValidationError((ValidationProblem(None, _NOT_OBJECT),))
         get = content.get
         out: dict[str, Any] = {}
         problems: list[ValidationProblem] | None = None
@@ -254,7 +255,7 @@ class FormValidator:
     def apply_defaults(self, content: object) -> dict[str, Any]:
         """A copy of ``content`` with each absent (or null) field that has a default filled in."""
         if not isinstance(content, Mapping):
-            raise FormValidationError((ValidationProblem(None, NOT_OBJECT),))
+            raise FormValidationError((ValidationProblem(None, _NOT_OBJECT),))
         out = dict(content)
         for name, default in self._defaults:
             if out.get(name) is None:

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.server import Call, ServerCore, ServerIdentity
 from mcp_elicit.errors import (
+    FormSchemaError,
     HeaderMismatch,
     InternalError,
     InvalidParams,
@@ -231,7 +232,7 @@ class Server:
             result = await self.handle(call, channel=channel, principal=principal, headers=headers)
         except ProtocolError as exc:
             return jsonrpc.encode_error(message.id, exc), exc.http_status
-        except ReplayMismatchError as exc:
+        except (ReplayMismatchError, FormSchemaError) as exc:
             log.error("request %r (%s): %s", message.id, message.method, exc)
             return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}")), 200
         except Exception:

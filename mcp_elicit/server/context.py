@@ -19,7 +19,7 @@ Rules:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
@@ -69,21 +69,38 @@ class Answer(Generic[T]):
         return self.action == "accept"
 
 
-class Question(Generic[T]):
-    """A question not yet asked: ``await`` it alone, or pass several to ``ctx.gather``."""
+class Question(Coroutine[Any, Any, T]):
+    """A question not yet asked: ``await`` it alone, pass several to ``ctx.gather``, or
+    run it as a task (it is a coroutine, started only when awaited)."""
 
-    __slots__ = ("_convert", "_ctx", "ask")
+    __slots__ = ("_convert", "_coro", "_ctx", "ask")
 
-    def __init__(self, ctx: Context, ask: Ask, convert: Any) -> None:
+    def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T]) -> None:
         self._ctx = ctx
         self.ask = ask
         self._convert = convert
+        self._coro: Coroutine[Any, Any, T] | None = None
 
     def result(self, raw: Any) -> T:
-        return self._convert(raw)  # type: ignore[no-any-return]
+        return self._convert(raw)
 
-    def __await__(self) -> Any:
-        return self._ctx._ask_one(self).__await__()
+    def _inner(self) -> Coroutine[Any, Any, T]:
+        if self._coro is None:
+            self._coro = self._ctx._ask_one(self)
+        return self._coro
+
+    def send(self, value: Any) -> Any:
+        return self._inner().send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._inner().throw(*args)
+
+    def close(self) -> None:
+        if self._coro is not None:
+            self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self._inner().__await__()
 
 
 _SCHEMA_CACHE: dict[Any, FormSchema] = {}

@@ -4,11 +4,14 @@ Rules: a question whose answer is in hand (in the sealed state, or fresh and val
 ``inputResponses``) returns at once; otherwise the round ends with ``input_required`` for
 every unanswered question of the batch. A tampered, expired or foreign ``requestState``
 fails the request before the handler runs, even when the handler would ask nothing.
-Questions asked from concurrent tasks (``asyncio.TaskGroup``) are merged into one round.
+Questions asked from concurrent tasks (``asyncio.TaskGroup``) before any of them waits on
+real I/O are merged into one round: an unanswered question yields to its siblings a few
+times before ending the round (``ctx.gather`` batches without relying on that).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -26,15 +29,18 @@ class ReplayAsker:
 
     async def ask(self, asks: list[Ask]) -> list[Any]:
         answers: list[Any] = []
-        missing: list[Ask] = []
+        missing = False
         for ask in asks:
             found, answer = self.replay.resolve(ask)
             if found:
                 answers.append(answer)
             else:
-                missing.append(ask)
+                self.replay.want(ask)
+                missing = True
         if missing:
-            raise InputRequired(missing)
+            for _ in range(_SIBLING_YIELDS):
+                await asyncio.sleep(0)
+            raise InputRequired
         return answers
 
 
@@ -56,26 +62,16 @@ async def run_replayed(
         replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     try:
         return await handler(ReplayAsker(replay))
-    except InputRequired as exc:
-        asks = exc.asks
+    except InputRequired:
+        pass
     except BaseExceptionGroup as group:
-        matched, rest = group.split(InputRequired)
-        if rest is not None or matched is None:
+        _, rest = group.split((InputRequired, asyncio.CancelledError))
+        if rest is not None or not replay.outstanding:
             raise
-        asks = [ask for err in _leaves(matched) for ask in err.asks]
     if binding is None:
         binding = binding_for(method, params, principal)
-    return replay.input_required(asks, sealer=sealer, binding=binding, now=now())
+    return replay.input_required(sealer=sealer, binding=binding, now=now())
 
 
 _NO_BINDING = Binding(method="", target="", arguments=b"", principal=None)
-
-
-def _leaves(group: BaseExceptionGroup[InputRequired]) -> list[InputRequired]:
-    out: list[InputRequired] = []
-    for exc in group.exceptions:
-        if isinstance(exc, BaseExceptionGroup):
-            out.extend(_leaves(exc))
-        else:
-            out.append(exc)
-    return out
+_SIBLING_YIELDS = 3

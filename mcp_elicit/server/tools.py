@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, TypeAdapter
+from typing_extensions import is_typeddict
 
-from mcp_elicit.errors import ProtocolError, ReplayMismatchError, ToolError
+from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchError, ToolError
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import CONTENT_TYPES, tool_result
 from mcp_elicit.server.signature import ArgumentsError, Signature
@@ -52,7 +53,7 @@ def _output_schema(annotation: Any) -> dict[str, Any] | None:
         return None
     structured = (
         isinstance(target, type) and (dataclasses.is_dataclass(target) or issubclass(target, BaseModel))
-    ) or typing.is_typeddict(target)
+    ) or is_typeddict(target)
     if not structured:
         return None
     schema = TypeAdapter(target).json_schema()
@@ -146,7 +147,7 @@ class ToolDef:
             value = self.fn(**kwargs)
             if self.signature.is_async:
                 value = await value
-        except (ProtocolError, ReplayMismatchError):
+        except (ProtocolError, ReplayMismatchError, FormSchemaError):
             raise
         except ToolError as exc:
             return error_result(str(exc))

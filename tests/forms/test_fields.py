@@ -132,9 +132,9 @@ def test_multi_choice_default_must_be_a_list() -> None:
         (String(name="n", min_length=-1), "the minimum length must be a whole number of 0 or more"),
         (String(name="n", max_length=True), "the maximum length must be a whole number of 0 or more"),
         (
-            String(name="n", format="phone"),
+            String(name="n", format="phone"),  # type: ignore[arg-type]
             "format 'phone' is not supported; use one of: date, date-time, email, uri",
-        ),  # type: ignore[arg-type]
+        ),
         (String(name="n", default=3), "the default must be a string"),  # type: ignore[arg-type]
         (String(name="n", title=3), "the title must be a string"),  # type: ignore[arg-type]
         (String(name="n", description=3), "the description must be a string"),  # type: ignore[arg-type]
@@ -150,8 +150,8 @@ def test_multi_choice_default_must_be_a_list() -> None:
         (Choice([], name="n"), "a choice needs at least one option"),
         (Choice(["a", "a"], name="n"), "option 'a' is listed twice"),
         (Choice([("a", "A"), ("b", None)], name="n"), "options must either all have titles or all have none"),
-        (Choice([(1, "A")], name="n"), "option values must be strings"),  # type: ignore[list-item]
-        (Choice([("a", 1)], name="n"), "the title of option 'a' must be a string"),  # type: ignore[list-item]
+        (Choice([(1, "A")], name="n"), "option values must be strings"),  # type: ignore[arg-type]
+        (Choice([("a", 1)], name="n"), "the title of option 'a' must be a string"),  # type: ignore[arg-type]
         (Choice(["a"], name="n", legacy_enum_names=True), "legacy_enum_names needs options with titles"),
         (Choice(["a"], name="n", default=1), "the default must be a string"),  # type: ignore[arg-type]
         (
@@ -170,6 +170,11 @@ def test_check_refuses(spec: Any, message: str) -> None:
     assert caught.value.field == "n"
     assert message in str(caught.value)
     assert str(caught.value).startswith("field 'n': ")
+
+
+def test_name_must_be_a_string() -> None:
+    with pytest.raises(FormSchemaError, match="the name must be a string, not 3"):
+        String(name=3).check()  # type: ignore[arg-type]
 
 
 def test_unnamed_spec_error_has_no_field() -> None:

@@ -240,6 +240,7 @@ FIELD_REFUSALS: list[tuple[object, str]] = [
     ({"type": "text"}, "type 'text' is not allowed"),
     ({"type": "string", "title": 3}, "title must be a string, not a number"),
     ({"type": "string", "description": ["x"]}, "description must be a string, not an array"),
+    ({"type": "string", "title": {}}, "title must be a string, not an object"),
     ({"type": "string", "pattern": "^a$"}, "pattern is not part of the form subset"),
     ({"type": "string", "format": "phone"}, "format 'phone' is not supported"),
     ({"type": "string", "format": 3}, "format must be a string"),

@@ -16,7 +16,7 @@ from datetime import timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import jsonschema
+import jsonschema  # type: ignore[import-untyped]
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -74,8 +74,9 @@ def values_for(spec: FieldSpec) -> st.SearchStrategy[Any]:
             return st.dates().map(lambda d: d.isoformat())
         if spec.format == "date-time":
             return st.datetimes(timezones=offsets).map(lambda d: d.replace(microsecond=0).isoformat())
-        lo = spec.min_length or 0
-        return st.text(min_size=lo, max_size=spec.max_length if spec.max_length is not None else lo + 10)
+        shortest = spec.min_length or 0
+        longest = spec.max_length if spec.max_length is not None else shortest + 10
+        return st.text(min_size=shortest, max_size=longest)
     if isinstance(spec, Integer):
         lo = None if spec.minimum is None else math.ceil(spec.minimum)
         hi = None if spec.maximum is None else math.floor(spec.maximum)
@@ -109,7 +110,11 @@ def options(draw: st.DrawFn) -> Any:
 
 @st.composite
 def specs(draw: st.DrawFn) -> FieldSpec:
-    common = {"title": draw(maybe_words), "description": draw(maybe_words), "required": draw(st.booleans())}
+    common: dict[str, Any] = {
+        "title": draw(maybe_words),
+        "description": draw(maybe_words),
+        "required": draw(st.booleans()),
+    }
     kind = draw(st.sampled_from(["string", "format", "number", "integer", "boolean", "choice", "multi"]))
     spec: FieldSpec
     if kind == "string":

@@ -132,6 +132,8 @@ SECRET_NAMES = [
     "backup_codes",
     "recovery_code",
     "recovery_key",
+    "license_key",
+    "productKey",
     "seed_phrase",
     "recovery_phrase",
     "mnemonic_phrase",
@@ -210,6 +212,16 @@ NOT_SECRET_NAMES = [
     "coupon_code",
     "country_code",
     "otpauth_enabled_label",
+    "secret_name",
+    "secret_id",
+    "token_name",
+    "session_id",
+    "otp_length",
+    "pin_length",
+    "card_holder_name",
+    "api_version",
+    "api_base_url",
+    "license_key_id",
 ]
 
 
@@ -375,6 +387,11 @@ def test_lenient_parse_keeps_findings_for_a_client_to_warn() -> None:
         FormSchema.parse(wire, check_secrets=False, not_secret={"pin"}).secret_findings
         == schema.secret_findings[:1]
     )
+
+
+def test_unnamed_field_is_judged_by_its_texts() -> None:
+    assert secret_in_field(String(title="Colour")) is None
+    assert secret_in_field(String(title="Password")) is not None
 
 
 def test_checked_schema_has_no_findings() -> None:

@@ -62,6 +62,7 @@ def problems(schema: FormSchema, content: object) -> list[tuple[str | None, str]
         (MultiChoice(["a", "b"]), [], []),
         (MultiChoice(["a", "b"]), ["b", "a"], ["b", "a"]),
         (MultiChoice(["a", "b"]), ("a",), ["a"]),
+        (MultiChoice(Tone), [Tone.CALM], ["calm"]),
         (MultiChoice(["a", "b"], min_items=1, max_items=1), ["a"], ["a"]),
     ],
 )

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+import pytest
+
+from support.wire import WireChecker
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def wire() -> WireChecker:
+    """Checks messages against the official 2026-07-28 schema (skips when it is absent)."""
+    return WireChecker.load("2026-07-28")
+
+
+@pytest.fixture
+def wire_2025() -> WireChecker:
+    """Checks messages against the official 2025-11-25 schema (skips when it is absent)."""
+    return WireChecker.load("2025-11-25")

@@ -1,0 +1,164 @@
+"""The 2026-07-28 checks of the protocol core, in the order the spec asks for them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit.core.server import ServerCore, ServerIdentity
+from mcp_elicit.errors import (
+    HeaderMismatch,
+    InvalidRequestMeta,
+    MethodNotFound,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+)
+from mcp_elicit.wire.jsonrpc import Request
+
+CORE = ServerCore(ServerIdentity("t", "1.0", capabilities={"tools": {}}))
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _request(method: str = "tools/list", meta: Any = META, **params: Any) -> Request:
+    body = dict(params)
+    if meta is not None:
+        body["_meta"] = meta
+    return Request(7, method, body)
+
+
+def _headers(version: str = "2026-07-28", method: str = "tools/list", **more: str) -> dict[str, str]:
+    return {"mcp-protocol-version": version, "mcp-method": method, **more}
+
+
+def _fails(message: Request, headers: dict[str, str] | None, error: type[ProtocolError]) -> ProtocolError:
+    with pytest.raises(error) as info:
+        CORE.check_modern(message, headers)
+    assert info.value.request_id == 7
+    return info.value
+
+
+def test_a_good_request_passes_with_and_without_headers() -> None:
+    call = CORE.check_modern(_request(), _headers())
+    assert call.method == "tools/list"
+    assert call.revision == "2026-07-28"
+    assert not call.capabilities.elicitation_form
+    assert CORE.check_modern(_request(), None).method == "tools/list"
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [
+        None,
+        {},
+        {"io.modelcontextprotocol/clientCapabilities": {}},
+        {"io.modelcontextprotocol/protocolVersion": "2026-07-28"},
+    ],
+)
+def test_missing_meta_fields_are_invalid_params_400(meta: Any) -> None:
+    err = _fails(_request(meta=meta), _headers(), InvalidRequestMeta)
+    assert err.code == -32602
+    assert err.http_status == 400
+
+
+def test_meta_completeness_comes_before_header_match() -> None:
+    meta = {"io.modelcontextprotocol/clientCapabilities": {}}
+    _fails(_request(meta=meta), _headers(version="2026-07-28"), InvalidRequestMeta)
+
+
+def test_header_mismatch_wins_over_unsupported_version() -> None:
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    err = _fails(_request(meta=meta), _headers(version="2026-07-28"), HeaderMismatch)
+    assert err.code == -32020
+    assert err.http_status == 400
+
+
+def test_unsupported_version_lists_supported_ones() -> None:
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": "v999.0.0"}
+    err = _fails(_request(meta=meta), _headers(version="v999.0.0"), UnsupportedProtocolVersion)
+    assert err.code == -32022
+    assert err.data["requested"] == "v999.0.0"
+    assert "2026-07-28" in err.data["supported"]
+    assert set(err.data["supported"]) <= set(CORE.discover()["supportedVersions"])
+
+
+def test_missing_version_header() -> None:
+    err = _fails(_request(), {"mcp-method": "tools/list"}, HeaderMismatch)
+    assert "MCP-Protocol-Version" in err.message
+
+
+@pytest.mark.parametrize(
+    ("headers", "fragment"),
+    [
+        (_headers(method="tools/call"), "does not match body method"),
+        ({"mcp-protocol-version": "2026-07-28"}, "Mcp-Method header is required"),
+    ],
+)
+def test_method_header(headers: dict[str, str], fragment: str) -> None:
+    assert fragment in _fails(_request(), headers, HeaderMismatch).message
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "name_header", "ok"),
+    [
+        ("tools/call", {"name": "x"}, "x", True),
+        ("tools/call", {"name": "x"}, "y", False),
+        ("tools/call", {"name": "x"}, None, False),
+        ("prompts/get", {"name": "日本"}, "=?base64?5pel5pys?=", True),
+        ("resources/read", {"uri": "file:///a b"}, "file:///a b", True),
+        ("resources/read", {"uri": "file:///a"}, "=?base64?###?=", False),
+    ],
+)
+def test_name_header(method: str, params: dict[str, Any], name_header: str | None, ok: bool) -> None:
+    headers = _headers(method=method)
+    if name_header is not None:
+        headers["mcp-name"] = name_header
+    message = _request(method, **params)
+    if ok:
+        assert CORE.check_modern(message, headers).method == method
+    else:
+        _fails(message, headers, HeaderMismatch)
+
+
+@pytest.mark.parametrize(
+    "method", ["initialize", "ping", "logging/setLevel", "resources/subscribe", "unknown/method"]
+)
+def test_removed_and_unknown_methods_are_404(method: str) -> None:
+    err = _fails(_request(method), _headers(method=method), MethodNotFound)
+    assert err.code == -32601
+    assert err.http_status == 404
+
+
+def test_handshake_era_detection() -> None:
+    init = Request(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}})
+    assert CORE.is_handshake_request(init, {})
+    assert CORE.is_handshake_request(init, None)
+    assert CORE.is_handshake_request(_request(), {"mcp-session-id": "abc"})
+    assert CORE.is_handshake_request(_request(), {"mcp-protocol-version": "2025-11-25"})
+    assert not CORE.is_handshake_request(_request(), _headers())
+    assert not CORE.is_handshake_request(_request("initialize"), _headers(method="initialize"))
+    assert not CORE.is_handshake_request(_request("initialize"), None)
+
+
+def test_finish_stamps_result_type_server_info_and_cache_hints() -> None:
+    listed = CORE.finish("tools/list", {"tools": []})
+    assert listed["resultType"] == "complete"
+    assert listed["ttlMs"] == 0
+    assert listed["cacheScope"] == "private"
+    assert listed["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "t", "version": "1.0"}
+    called = CORE.finish("tools/call", {"content": [], "_meta": {"x": 1}})
+    assert "ttlMs" not in called
+    assert called["_meta"]["x"] == 1
+    pending = CORE.finish("resources/read", {"resultType": "input_required", "inputRequests": {}})
+    assert "ttlMs" not in pending
+    legacy = CORE.finish("tools/list", {"tools": []}, modern=False)
+    assert "resultType" not in legacy
+
+
+def test_discover() -> None:
+    result = CORE.discover()
+    assert result["supportedVersions"][0] == "2026-07-28"
+    assert result["capabilities"] == {"tools": {}}

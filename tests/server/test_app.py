@@ -1,0 +1,292 @@
+"""The server framework, driven in memory; every message is checked against the schema."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import pytest
+from mcp_types import EmbeddedResource, TextResourceContents
+from pydantic import BaseModel, Field
+from typing_extensions import TypedDict
+
+from mcp_elicit import Audio, Blob, Context, Image, Server, ToolError
+from support.memory import MemoryClient
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class Weather:
+    city: str
+    celsius: float
+
+
+class Point(TypedDict):
+    x: int
+    y: int
+
+
+class Box(BaseModel):
+    label: str
+
+
+def build() -> Server:
+    app = Server("demo", "2.0", instructions="Use me well.", page_size=2)
+
+    @app.tool()
+    async def add(a: int, b: int = 2) -> str:
+        """Add two numbers."""
+        return str(a + b)
+
+    @app.tool(title="The weather")
+    def weather(city: Annotated[str, Field(description="A city name")]) -> Weather:
+        return Weather(city, 21.5)
+
+    @app.tool()
+    def point() -> Point:
+        return {"x": 1, "y": 2}
+
+    @app.tool()
+    def box() -> Box:
+        return Box(label="b")
+
+    @app.tool()
+    def failing() -> str:
+        raise ToolError("no luck today")
+
+    @app.tool()
+    def crashing() -> str:
+        raise RuntimeError("boom")
+
+    @app.tool()
+    def media() -> list[object]:
+        return [
+            "text",
+            Image(b"\x89PNG", "image/png"),
+            Audio(b"RIFF", "audio/wav"),
+            EmbeddedResource(type="resource", resource=TextResourceContents(uri="test://r", text="hi")),
+        ]
+
+    @app.tool()
+    async def slow(ctx: Context) -> str:
+        for i in range(3):
+            await ctx.report_progress(i, 3)
+        await ctx.debug("debug line")
+        await ctx.warning("warning line")
+        return "done"
+
+    @app.prompt(description="Greets")
+    def greet(name: str, polite: str = "yes") -> str:
+        return f"Hello {name}" + ("!" if polite == "yes" else "")
+
+    @app.resource("test://text", mime_type="text/plain")
+    def text() -> str:
+        return "plain"
+
+    @app.resource("test://blob")
+    def blob() -> Blob:
+        return Blob(b"\x00\x01", "application/octet-stream")
+
+    @app.resource("test://items/{item_id}")
+    def item(item_id: str) -> dict[str, str]:
+        return {"id": item_id}
+
+    @app.completion()
+    async def complete(ref: Any, argument: Any, context: Any) -> list[str]:
+        return [v for v in ("alpha", "beta") if v.startswith(argument["value"])]
+
+    return app
+
+
+@pytest.fixture
+def client(wire: WireChecker) -> MemoryClient:
+    return MemoryClient(build(), checker=wire)
+
+
+async def test_discover(client: MemoryClient) -> None:
+    result = await client.result("server/discover")
+    assert result["supportedVersions"][0] == "2026-07-28"
+    assert set(result["capabilities"]) >= {"tools", "prompts", "resources", "completions"}
+    assert result["instructions"] == "Use me well."
+    assert result["_meta"]["io.modelcontextprotocol/serverInfo"] == {"name": "demo", "version": "2.0"}
+
+
+async def test_tools_list_is_paginated_in_registration_order(client: MemoryClient) -> None:
+    names: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        result = await client.result("tools/list", {"cursor": cursor} if cursor else {})
+        names += [t["name"] for t in result["tools"]]
+        pages += 1
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            break
+    assert names == ["add", "weather", "point", "box", "failing", "crashing", "media", "slow"]
+    assert pages == 4
+
+
+async def test_bad_cursor(client: MemoryClient) -> None:
+    response = await client.request("tools/list", {"cursor": "nonsense!"})
+    assert response["error"]["code"] == -32602
+    assert "cursor" in response["error"]["message"]
+
+
+async def test_schemas_from_type_hints(client: MemoryClient) -> None:
+    tools = {t["name"]: t for t in (await client.result("tools/list"))["tools"]}
+    assert tools["add"]["description"] == "Add two numbers."
+    assert tools["add"]["inputSchema"] == {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "integer", "default": 2}},
+        "required": ["a"],
+    }
+    assert tools["weather"]["title"] == "The weather"
+    assert tools["weather"]["inputSchema"]["properties"]["city"] == {
+        "type": "string",
+        "description": "A city name",
+    }
+    assert tools["weather"]["outputSchema"]["properties"]["celsius"]["type"] == "number"
+    assert "outputSchema" not in tools["add"]
+
+
+async def test_structured_results(client: MemoryClient) -> None:
+    result = await client.result("tools/call", {"name": "weather", "arguments": {"city": "Oslo"}})
+    assert result["structuredContent"] == {"city": "Oslo", "celsius": 21.5}
+    assert result["content"][0]["type"] == "text"
+    assert '"Oslo"' in result["content"][0]["text"]
+    assert (await client.result("tools/call", {"name": "point"}))["structuredContent"] == {"x": 1, "y": 2}
+    assert (await client.result("tools/call", {"name": "box"}))["structuredContent"] == {"label": "b"}
+
+
+async def test_unstructured_and_media(client: MemoryClient) -> None:
+    assert (await client.result("tools/call", {"name": "add", "arguments": {"a": 1}}))["content"] == [
+        {"type": "text", "text": "3"}
+    ]
+    kinds = [c["type"] for c in (await client.result("tools/call", {"name": "media"}))["content"]]
+    assert kinds == ["text", "image", "audio", "resource"]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "fragment"),
+    [
+        ("nope", {}, "Unknown tool: nope"),
+        ("failing", {}, "no luck today"),
+        ("crashing", {}, "Error executing tool crashing: boom"),
+        ("add", {"a": "x"}, "a: Input should be a valid integer"),
+        ("add", {}, "a: Field required"),
+    ],
+)
+async def test_tool_failures_are_results_with_is_error(
+    client: MemoryClient, name: str, arguments: dict[str, Any], fragment: str
+) -> None:
+    result = await client.result("tools/call", {"name": name, "arguments": arguments})
+    assert result["isError"] is True
+    assert fragment in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize(
+    "params", [{}, {"name": 5}, {"name": "add", "arguments": [1, 2]}, {"name": "add", "arguments": "x"}]
+)
+async def test_malformed_tools_call_is_invalid_params(client: MemoryClient, params: dict[str, Any]) -> None:
+    response = await client.request("tools/call", params, malformed=True)
+    assert response["error"]["code"] == -32602
+
+
+async def test_progress_only_with_a_token_and_logs_only_with_a_level(client: MemoryClient) -> None:
+    await client.result("tools/call", {"name": "slow"})
+    assert client.notifications == []
+    meta = client.meta(progressToken="p-1", **{"io.modelcontextprotocol/logLevel": "warning"})
+    await client.result("tools/call", {"name": "slow"}, meta=meta)
+    methods = [n["method"] for n in client.notifications]
+    assert methods == ["notifications/progress"] * 3 + ["notifications/message"]
+    assert [n["params"]["progress"] for n in client.notifications[:3]] == [0, 1, 2]
+    assert client.notifications[3]["params"] == {"level": "warning", "data": "warning line"}
+
+
+async def test_bad_log_level_is_invalid_params(client: MemoryClient) -> None:
+    meta = client.meta(**{"io.modelcontextprotocol/logLevel": "loud"})
+    response = await client.request("tools/list", meta=meta, malformed=True)
+    assert response["error"]["code"] == -32602
+
+
+async def test_prompts(client: MemoryClient) -> None:
+    listed = (await client.result("prompts/list"))["prompts"]
+    assert listed == [
+        {
+            "name": "greet",
+            "description": "Greets",
+            "arguments": [{"name": "name", "required": True}, {"name": "polite", "required": False}],
+        }
+    ]
+    got = await client.result("prompts/get", {"name": "greet", "arguments": {"name": "Ada"}})
+    assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "Hello Ada!"}}]
+    missing = await client.request("prompts/get", {"name": "greet", "arguments": {}})
+    assert missing["error"]["code"] == -32602
+    assert "name" in missing["error"]["message"]
+    unknown = await client.request("prompts/get", {"name": "nope"})
+    assert unknown["error"]["code"] == -32602
+
+
+async def test_resources(client: MemoryClient) -> None:
+    listed = (await client.result("resources/list"))["resources"]
+    assert [r["uri"] for r in listed] == ["test://text", "test://blob"]
+    templates = (await client.result("resources/templates/list"))["resourceTemplates"]
+    assert templates == [{"uriTemplate": "test://items/{item_id}", "name": "item"}]
+    text = (await client.result("resources/read", {"uri": "test://text"}))["contents"][0]
+    assert text == {"uri": "test://text", "mimeType": "text/plain", "text": "plain"}
+    blob = (await client.result("resources/read", {"uri": "test://blob"}))["contents"][0]
+    assert blob["blob"] == "AAE="
+    item = (await client.result("resources/read", {"uri": "test://items/42"}))["contents"][0]
+    assert item["text"] == '{"id":"42"}'
+    missing = await client.request("resources/read", {"uri": "test://missing"})
+    assert missing["error"] == {
+        "code": -32602,
+        "message": "Resource not found: test://missing",
+        "data": {"uri": "test://missing"},
+    }
+
+
+async def test_completion(client: MemoryClient) -> None:
+    result = await client.result(
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "al"}},
+    )
+    assert result["completion"]["values"] == ["alpha"]
+    bad = await client.request(
+        "completion/complete", {"ref": {"type": "ref/other"}, "argument": {"name": "x"}}, malformed=True
+    )
+    assert bad["error"]["code"] == -32602
+
+
+def test_definition_errors() -> None:
+    app = Server("x")
+    with pytest.raises(ValueError, match="1-128 characters"):
+        app.tool(name="has space")(lambda: None)
+
+    async def dup() -> str:
+        return ""
+
+    app.tool()(dup)
+    with pytest.raises(ValueError, match="already registered"):
+        app.tool()(dup)
+    with pytest.raises(ValueError, match="placeholders"):
+        app.resource("test://{a}")(lambda b: b)
+    with pytest.raises(ValueError, match="no placeholders"):
+        app.resource("test://plain")(lambda b: b)
+    with pytest.raises(ValueError, match="x-mcp-header"):
+        app.tool(
+            name="bad_header",
+            input_schema={"type": "object", "properties": {"n": {"type": "number", "x-mcp-header": "N"}}},
+        )(lambda: None)
+
+
+async def test_concurrent_requests_do_not_share_state(wire: WireChecker) -> None:
+    app = build()
+    clients = [MemoryClient(app, checker=wire) for _ in range(5)]
+    results = await asyncio.gather(
+        *(c.result("tools/call", {"name": "add", "arguments": {"a": i}}) for i, c in enumerate(clients))
+    )
+    assert [r["content"][0]["text"] for r in results] == [str(i + 2) for i in range(5)]

@@ -1,0 +1,359 @@
+"""Elicitation in handlers over multi round-trip requests (2026-07-28), in memory.
+
+Every message is checked against the official schema of the revision.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import pytest
+
+from mcp_elicit import Context, Field, Form, Principal, Server, String
+from mcp_elicit.sealing import KeyRing
+from support.memory import MemoryClient, accept
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class Booking:
+    guests: Annotated[int, Field(minimum=1, maximum=20, title="Party size")]
+    date: dt.date
+    seating: Literal["inside", "patio"] = "inside"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def build(clock: Clock | None = None) -> Server:
+    app = Server("elicit", clock=clock or Clock(), state_keys=KeyRing([b"k" * 16 + b"e" * 16]))
+
+    @app.tool()
+    async def book(ctx: Context, restaurant: str) -> str:
+        answer = await ctx.elicit(f"Booking at {restaurant}: how many, and when?", Booking)
+        if answer.action == "decline":
+            return "declined: offer another way"
+        if answer.action == "cancel":
+            return "cancelled: ask again later"
+        assert answer.data is not None
+        booking = answer.data
+        assert isinstance(booking.date, dt.date)
+        return f"{restaurant}: {booking.guests} on {booking.date.isoformat()} {booking.seating}"
+
+    @app.tool()
+    async def wizard(ctx: Context) -> str:
+        first = await ctx.elicit("Name?", Form(name=String()), key="name")
+        second = await ctx.elicit("Color?", Form(color=String()), key="color")
+        third = await ctx.elicit("Pet?", Form(pet=String()), key="pet")
+        parts = [a.content[k] for a, k in ((first, "name"), (second, "color"), (third, "pet")) if a.content]
+        return " ".join(parts)
+
+    @app.tool()
+    async def everything(ctx: Context) -> str:
+        name, reply, roots = await ctx.gather(
+            ctx.elicit("Name?", Form(name=String())),
+            ctx.sample("Say hi", max_tokens=5),
+            ctx.list_roots(),
+        )
+        text = getattr(reply.content, "text", "")
+        return f"{name.content['name'] if name.content else '-'}|{text}|{len(roots)}"
+
+    @app.tool()
+    async def concurrent(ctx: Context) -> str:
+        async with asyncio.TaskGroup() as tg:
+            a = tg.create_task(ctx.elicit("A?", Form(a=String()), key="a"))
+            b = tg.create_task(ctx.elicit("B?", Form(b=String()), key="b"))
+        return f"{a.result().action}/{b.result().action}"
+
+    @app.tool()
+    async def url_step(ctx: Context) -> str:
+        if not ctx.can_elicit("url"):
+            return "fallback: no URL mode"
+        answer = await ctx.elicit_url("Sign in to continue", "https://example.com/connect")
+        return f"url answer {answer.action}"
+
+    @app.tool()
+    async def needs_url(ctx: Context) -> str:
+        answer = await ctx.elicit_url("Enter your API key on our page", "https://example.com/key")
+        return answer.action
+
+    @app.tool()
+    async def greedy(ctx: Context) -> str:
+        answer = await ctx.elicit("Password please", Form(password=String()))
+        return answer.action
+
+    @app.prompt(description="asks first")
+    async def guided(ctx: Context) -> str:
+        answer = await ctx.elicit("Topic?", Form(topic=String()), key="topic")
+        return f"Write about {answer.content['topic'] if answer.content else 'anything'}"
+
+    @app.resource("test://report/{year}")
+    async def report(ctx: Context, year: str) -> str:
+        answer = await ctx.elicit("Which format?", Form(fmt=String()), key="fmt")
+        return f"report {year} as {answer.content['fmt'] if answer.content else '?'}"
+
+    return app
+
+
+@pytest.fixture
+def client(wire: WireChecker) -> MemoryClient:
+    return MemoryClient(build(), checker=wire)
+
+
+BOOKING = {"guests": 4, "date": "2026-12-31", "seating": "patio"}
+
+
+async def test_accept_gives_typed_data(client: MemoryClient) -> None:
+    final, rounds = await client.rounds(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "Noma"}}, accept(**BOOKING)
+    )
+    assert final["result"]["content"][0]["text"] == "Noma: 4 on 2026-12-31 patio"
+    assert len(rounds) == 2
+    request = rounds[0]["inputRequests"]["elicit-1"]
+    assert request["method"] == "elicitation/create"
+    assert request["params"]["mode"] == "form"
+    schema = request["params"]["requestedSchema"]
+    assert schema["properties"]["guests"]["minimum"] == 1
+    assert schema["properties"]["date"]["format"] == "date"
+    assert "requestState" in rounds[0]
+    assert "requestState" not in rounds[1]
+
+
+@pytest.mark.parametrize(("action", "text"), [("decline", "declined"), ("cancel", "cancelled")])
+async def test_decline_and_cancel_are_answers(client: MemoryClient, action: str, text: str) -> None:
+    final, _ = await client.rounds(
+        "tools/call", {"name": "book", "arguments": {"restaurant": "X"}}, lambda k, r: {"action": action}
+    )
+    assert final["result"]["content"][0]["text"].startswith(text)
+    assert "isError" not in final["result"] or final["result"]["isError"] is False
+
+
+async def test_several_rounds_state_changes_every_round(client: MemoryClient) -> None:
+    answers = {"name": {"name": "Ada"}, "color": {"color": "red"}, "pet": {"pet": "cat"}}
+    final, rounds = await client.rounds(
+        "tools/call", {"name": "wizard"}, lambda k, r: {"action": "accept", "content": answers[k]}
+    )
+    assert final["result"]["content"][0]["text"] == "Ada red cat"
+    assert [list(r.get("inputRequests", {})) for r in rounds] == [["name"], ["color"], ["pet"], []]
+    states = [r["requestState"] for r in rounds[:-1]]
+    assert len(set(states)) == 3
+
+
+async def test_several_requests_in_one_round(client: MemoryClient) -> None:
+    def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
+        method = request["method"]
+        if method == "elicitation/create":
+            return {"action": "accept", "content": {"name": "Bo"}}
+        if method == "sampling/createMessage":
+            return {
+                "role": "assistant",
+                "content": {"type": "text", "text": "hi"},
+                "model": "m",
+                "stopReason": "endTurn",
+            }
+        return {"roots": [{"uri": "file:///a", "name": "a"}, {"uri": "file:///b"}]}
+
+    client.capabilities = {"elicitation": {}, "sampling": {}, "roots": {}}
+    final, rounds = await client.rounds("tools/call", {"name": "everything"}, answer)
+    assert sorted(r["method"] for r in rounds[0]["inputRequests"].values()) == [
+        "elicitation/create",
+        "roots/list",
+        "sampling/createMessage",
+    ]
+    assert final["result"]["content"][0]["text"] == "Bo|hi|2"
+
+
+async def test_questions_from_concurrent_tasks_share_one_round(client: MemoryClient) -> None:
+    final, rounds = await client.rounds(
+        "tools/call", {"name": "concurrent"}, lambda k, r: {"action": "decline"}
+    )
+    assert set(rounds[0]["inputRequests"]) == {"a", "b"}
+    assert final["result"]["content"][0]["text"] == "decline/decline"
+
+
+async def test_prompt_and_resource_template_elicit(client: MemoryClient) -> None:
+    final, rounds = await client.rounds("prompts/get", {"name": "guided"}, accept(topic="owls"))
+    assert rounds[0]["resultType"] == "input_required"
+    assert final["result"]["messages"][0]["content"]["text"] == "Write about owls"
+    final, _ = await client.rounds("resources/read", {"uri": "test://report/2026"}, accept(fmt="pdf"))
+    assert final["result"]["contents"][0]["text"] == "report 2026 as pdf"
+    assert final["result"]["ttlMs"] == 0
+
+
+@pytest.mark.parametrize(
+    ("bad", "fragment"),
+    [
+        ({"action": "accept", "content": {"guests": 40, "date": "2026-12-31"}}, "guests"),
+        ({"action": "accept", "content": {"guests": "four", "date": "2026-12-31"}}, "guests"),
+        ({"action": "accept", "content": {"guests": 2}}, "date"),
+        ({"action": "accept", "content": {"guests": 2, "date": "31/12/2026"}}, "date"),
+        ({"action": "accept", "content": {"guests": 2, "date": "2026-12-31", "seating": "roof"}}, "seating"),
+        ({"action": "maybe"}, "action"),
+        (12345, "object"),
+    ],
+)
+async def test_invalid_answers_are_asked_again(client: MemoryClient, bad: Any, fragment: str) -> None:
+    params = {"name": "book", "arguments": {"restaurant": "Noma"}}
+    first = await client.result("tools/call", params)
+    retry = {**params, "inputResponses": {"elicit-1": bad}, "requestState": first["requestState"]}
+    again = (await client.request("tools/call", retry, malformed=True))["result"]
+    assert again["resultType"] == "input_required"
+    message = again["inputRequests"]["elicit-1"]["params"]["message"]
+    assert "not accepted" in message or "could not be read" in message
+    assert fragment in message
+    assert message.endswith("how many, and when?")
+    final = await client.result(
+        "tools/call",
+        {
+            **params,
+            "inputResponses": {"elicit-1": {"action": "accept", "content": BOOKING}},
+            "requestState": again["requestState"],
+        },
+    )
+    assert final["content"][0]["text"].startswith("Noma: 4")
+
+
+@pytest.mark.parametrize("responses", [None, [1, 2], "text"])
+async def test_input_responses_not_an_object(client: MemoryClient, responses: Any) -> None:
+    result = (
+        await client.request(
+            "tools/call",
+            {"name": "book", "arguments": {"restaurant": "N"}, "inputResponses": responses},
+            malformed=True,
+        )
+    )["result"]
+    assert result["resultType"] == "input_required"
+    if responses is not None:
+        assert "could not be read" in result["inputRequests"]["elicit-1"]["params"]["message"]
+
+
+async def test_extra_keys_are_ignored_and_no_state_is_needed(client: MemoryClient) -> None:
+    params = {
+        "name": "book",
+        "arguments": {"restaurant": "N"},
+        "inputResponses": {
+            "elicit-1": {"action": "accept", "content": {**BOOKING, "extra": 1}},
+            "stray": {"x": 1},
+        },
+    }
+    result = (await client.request("tools/call", params, malformed=True))["result"]
+    assert result["resultType"] == "complete"
+    assert result["content"][0]["text"] == "N: 4 on 2026-12-31 patio"
+
+
+async def _state(client: MemoryClient, arguments: dict[str, Any] | None = None) -> str:
+    first = await client.result(
+        "tools/call", {"name": "book", "arguments": arguments or {"restaurant": "Noma"}}
+    )
+    return str(first["requestState"])
+
+
+def _retry(state: str, **changes: Any) -> dict[str, Any]:
+    params = {"name": "book", "arguments": {"restaurant": "Noma"}, "requestState": state}
+    params["inputResponses"] = {"elicit-1": {"action": "accept", "content": BOOKING}}
+    params.update(changes)
+    return params
+
+
+async def _rejected(client: MemoryClient, params: dict[str, Any]) -> None:
+    response = await client.request("tools/call", params, malformed=True)
+    assert response["error"] == {"code": -32602, "message": "Invalid or expired requestState"}
+
+
+@pytest.mark.parametrize(
+    "edit", [lambda s: s + "-TAMPERED", lambda s: s[:-2], lambda s: s.replace("v1.", "v2."), lambda s: ""]
+)
+async def test_tampered_state_is_refused(client: MemoryClient, edit: Any) -> None:
+    await _rejected(client, _retry(edit(await _state(client))))
+
+
+async def test_state_is_bound_to_arguments_target_and_principal(wire: WireChecker) -> None:
+    app = build()
+    alice = MemoryClient(app, checker=wire, principal=Principal("alice"))
+    state = await _state(alice)
+    await _rejected(alice, _retry(state, arguments={"restaurant": "Other"}))
+    await _rejected(alice, _retry(state, name="wizard"))
+    await _rejected(MemoryClient(app, checker=wire, principal=Principal("bob")), _retry(state))
+    await _rejected(MemoryClient(app, checker=wire), _retry(state))
+    ok = await alice.result("tools/call", _retry(state))
+    assert ok["resultType"] == "complete"
+
+
+async def test_state_expires(wire: WireChecker) -> None:
+    clock = Clock()
+    client = MemoryClient(build(clock), checker=wire)
+    state = await _state(client)
+    clock.now += 599
+    assert (await client.result("tools/call", _retry(state)))["resultType"] == "complete"
+    clock.now += 2
+    await _rejected(client, _retry(state))
+
+
+async def test_state_from_another_server_key_is_refused(wire: WireChecker) -> None:
+    state = await _state(MemoryClient(build(), checker=wire))
+    other = build()
+    other.set_state_keys(KeyRing([bytes(range(100, 132))]))
+    await _rejected(MemoryClient(other, checker=wire), _retry(state))
+
+
+async def test_a_changed_question_is_a_clear_error(wire: WireChecker) -> None:
+    app = Server("changing", state_keys=KeyRing([bytes(range(50, 82))]))
+    asked = {"n": 0}
+
+    @app.tool()
+    async def fickle(ctx: Context) -> str:
+        asked["n"] += 1
+        await ctx.elicit(f"Question number {asked['n']}?", Form(x=String()), key="q")
+        return "done"
+
+    client = MemoryClient(app, checker=wire)
+    first = await client.result("tools/call", {"name": "fickle"})
+    response = await client.request(
+        "tools/call",
+        {
+            "name": "fickle",
+            "inputResponses": {"q": {"action": "accept", "content": {"x": "1"}}},
+            "requestState": first["requestState"],
+        },
+    )
+    assert response["error"]["code"] == -32603
+    assert "changed between rounds" in response["error"]["message"]
+
+
+async def test_no_capability_no_elicitation(wire: WireChecker) -> None:
+    client = MemoryClient(build(), checker=wire, capabilities={})
+    response = await client.request("tools/call", {"name": "book", "arguments": {"restaurant": "N"}})
+    assert response["error"]["code"] == -32021
+    assert response["error"]["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert client.statuses[-1] == 400
+
+
+async def test_form_only_client_gets_no_url_mode(wire: WireChecker) -> None:
+    client = MemoryClient(build(), checker=wire, capabilities={"elicitation": {}})
+    assert (await client.result("tools/call", {"name": "url_step"}))["content"][0][
+        "text"
+    ] == "fallback: no URL mode"
+    response = await client.request("tools/call", {"name": "needs_url"})
+    assert response["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+    url_client = MemoryClient(build(), checker=wire, capabilities={"elicitation": {"form": {}, "url": {}}})
+    first = await url_client.result("tools/call", {"name": "url_step"})
+    params = first["inputRequests"]["url-1"]["params"]
+    assert params == {"mode": "url", "message": "Sign in to continue", "url": "https://example.com/connect"}
+    final, _ = await url_client.rounds("tools/call", {"name": "url_step"}, lambda k, r: {"action": "accept"})
+    assert final["result"]["content"][0]["text"] == "url answer accept"
+
+
+async def test_secrets_are_never_asked_in_form_mode(client: MemoryClient) -> None:
+    response = await client.request("tools/call", {"name": "greedy"})
+    assert response["error"]["code"] == -32603
+    assert "URL mode" in response["error"]["message"] or "url" in response["error"]["message"].lower()

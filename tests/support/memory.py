@@ -1,0 +1,127 @@
+"""Drive a ``Server`` in memory as a 2026-07-28 client would: every request is encoded to
+bytes and decoded again, goes through the server's protocol core and handlers, and every
+message either side produces is checked against the official schema of the revision.
+No sockets.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from mcp_elicit import Server
+from mcp_elicit.server.auth import Principal
+from mcp_elicit.wire import jsonrpc
+from support.wire import WireChecker
+
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPS = "io.modelcontextprotocol/clientCapabilities"
+META_INFO = "io.modelcontextprotocol/clientInfo"
+
+Answerer = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+class MemoryClient:
+    def __init__(
+        self,
+        server: Server,
+        *,
+        capabilities: Mapping[str, Any] | None = None,
+        principal: Principal | None = None,
+        checker: WireChecker | None = None,
+        revision: str = "2026-07-28",
+    ) -> None:
+        self.server = server
+        self.capabilities = dict(capabilities) if capabilities is not None else {"elicitation": {}}
+        self.principal = principal
+        self.checker = checker
+        self.revision = revision
+        self.ids = itertools.count(1)
+        self.notifications: list[dict[str, Any]] = []
+        self.statuses: list[int] = []
+
+    # the Channel protocol: the server's notifications for the request in flight
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        message = orjson.loads(jsonrpc.encode_notification(method, params))
+        if self.checker is not None:
+            self.checker.notification(message)
+        self.notifications.append(message)
+
+    def meta(self, **extra: Any) -> dict[str, Any]:
+        meta: dict[str, Any] = {
+            META_VERSION: self.revision,
+            META_CAPS: self.capabilities,
+            META_INFO: {"name": "memory-client", "version": "1.0"},
+        }
+        meta.update(extra)
+        return meta
+
+    async def raw(
+        self, message: Mapping[str, Any], *, headers: Mapping[str, str] | None = None, malformed: bool = False
+    ) -> dict[str, Any]:
+        """Send one already-built message; return the decoded response. A ``malformed``
+        request is sent on purpose and not checked against the schema (its answer is)."""
+        if self.checker is not None and "method" in message and not malformed:
+            self.checker.request(message)
+        decoded = jsonrpc.decode(orjson.dumps(message))
+        assert isinstance(decoded, jsonrpc.Request)
+        payload, status = await self.server.respond(
+            decoded, channel=self, principal=self.principal, headers=headers
+        )
+        self.statuses.append(status)
+        response: dict[str, Any] = orjson.loads(payload)
+        if self.checker is not None:
+            self.checker.response(str(message["method"]), response)
+        return response
+
+    async def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        malformed: bool = False,
+    ) -> dict[str, Any]:
+        body = dict(params or {})
+        body["_meta"] = dict(meta) if meta is not None else self.meta()
+        message = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": body}
+        return await self.raw(message, malformed=malformed)
+
+    async def result(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+        response = await self.request(method, params, **kw)
+        assert "result" in response, response
+        return response["result"]  # type: ignore[no-any-return]
+
+    async def rounds(
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        answer: Answerer,
+        *,
+        max_rounds: int = 10,
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Run a multi round-trip request to completion, answering each input request
+        with ``answer(key, request)``; return the final response and every round's result."""
+        seen: list[dict[str, Any]] = []
+        retry = dict(params)
+        for _ in range(max_rounds):
+            response = await self.request(method, retry)
+            if "error" in response:
+                return response, seen
+            result = response["result"]
+            seen.append(result)
+            if result.get("resultType") != "input_required":
+                return response, seen
+            retry = dict(params)
+            retry["inputResponses"] = {k: answer(k, r) for k, r in result.get("inputRequests", {}).items()}
+            if "requestState" in result:
+                retry["requestState"] = result["requestState"]
+        raise AssertionError(f"no complete result after {max_rounds} rounds")
+
+
+def accept(**content: Any) -> Answerer:
+    """An answerer accepting every elicitation with ``content``."""
+    return lambda _key, _request: {"action": "accept", "content": content}
