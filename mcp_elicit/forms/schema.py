@@ -116,7 +116,10 @@ class FormSchema:
 
     @classmethod
     def of(cls, spec: SchemaLike, *, not_secret: Collection[str] = ()) -> FormSchema:
-        """``spec`` as a FormSchema: a FormSchema as is, a JSON mapping parsed, a class described."""
+        """``spec`` as a FormSchema: a FormSchema as is, a JSON mapping parsed, a class described.
+
+        ``not_secret`` applies to a mapping; classes say it with ``Field(not_secret=True)``.
+        """
         if isinstance(spec, FormSchema):
             return spec
         if isinstance(spec, Mapping):

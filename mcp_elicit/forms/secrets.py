@@ -172,7 +172,16 @@ _ECHO = _wordset(
 
 _PROSE_PIN = re.compile(r"\bPINs?\b(?!\s*-?\s*[Cc]ode)")
 
-_CLEAR_WORDS: tuple[tuple[tuple[str, ...], str], ...] = tuple((words(p), what) for p, what in _CLEAR)
+
+def _index_clear() -> dict[str, list[tuple[tuple[str, ...], str]]]:
+    by_first: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    for phrase, what in _CLEAR:
+        split = words(phrase)
+        by_first.setdefault(split[0], []).append((split, what))
+    return by_first
+
+
+_CLEAR_BY_FIRST = _index_clear()
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,15 +207,17 @@ class SecretFinding:
 
 
 def _clear_phrase(ws: tuple[str, ...]) -> tuple[str, str] | None:
-    for phrase, what in _CLEAR_WORDS:
-        size = len(phrase)
-        for start in range(len(ws) - size + 1):
-            *head, last = ws[start : start + size]
-            if head != list(phrase[:-1]) or last not in (phrase[-1], phrase[-1] + "s"):
+    for start, first in enumerate(ws):
+        candidates = _CLEAR_BY_FIRST.get(first, [])
+        if first.endswith("s"):
+            candidates = candidates + _CLEAR_BY_FIRST.get(first[:-1], [])
+        for phrase, what in candidates:
+            end = start + len(phrase)
+            window = ws[start:end]
+            if window[:-1] != phrase[:-1] or window[-1:] not in ((phrase[-1],), (phrase[-1] + "s",)):
                 continue
-            following = ws[start + size] if start + size < len(ws) else None
-            if following is None or following not in _ABOUT:
-                return " ".join(ws[start : start + size]), what
+            if end == len(ws) or ws[end] not in _ABOUT:
+                return " ".join(window), what
     return None
 
 

@@ -103,21 +103,6 @@ class Question(Coroutine[Any, Any, T]):
         return self._inner().__await__()
 
 
-_SCHEMA_CACHE: dict[Any, FormSchema] = {}
-
-
-def form_schema(schema: object) -> FormSchema:
-    """A ``FormSchema`` from a type, a FormSchema or a JSON schema dict (cached per type)."""
-    if isinstance(schema, FormSchema):
-        return schema
-    if isinstance(schema, Mapping):
-        return FormSchema.parse(schema)
-    cached = _SCHEMA_CACHE.get(schema)
-    if cached is None:
-        cached = _SCHEMA_CACHE[schema] = FormSchema.from_type(schema)
-    return cached
-
-
 class Context:
     """Per-request handle given to tools, prompts and resources that ask for it."""
 
@@ -183,7 +168,7 @@ class Context:
         model, ``Form(...)`` or JSON schema). Never for secrets: use ``elicit_url``."""
         if not isinstance(message, str) or not message.strip():
             raise ValueError("an elicitation needs a message saying what is asked and why")
-        form = form_schema(schema)
+        form = FormSchema.of(schema)
         if not self.can_elicit("form"):
             raise MissingClientCapability.requiring({"elicitation": {"form": {}}})
         params = {"mode": "form", "message": message, "requestedSchema": form.to_json()}

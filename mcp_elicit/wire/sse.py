@@ -59,6 +59,8 @@ class EventDecoder:
 
     def feed(self, chunk: bytes) -> list[Event]:
         text = self._text.decode(chunk)
+        if not text:
+            return []
         if self._pending_cr and text.startswith("\n"):
             text = text[1:]
         self._pending_cr = text.endswith("\r")

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from mcp_elicit import Audio, Blob, Context, Image, Server, ToolError
+
 from support.memory import MemoryClient
 from support.wire import WireChecker
 

@@ -14,6 +14,7 @@ import pytest
 
 from mcp_elicit import Context, Field, Form, Principal, Server, String
 from mcp_elicit.sealing import KeyRing
+
 from support.memory import MemoryClient, accept
 from support.wire import WireChecker
 

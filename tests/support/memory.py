@@ -15,6 +15,7 @@ import orjson
 from mcp_elicit import Server
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.wire import jsonrpc
+
 from support.wire import WireChecker
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"

@@ -1,0 +1,57 @@
+"""The official conformance suite against examples/conformance_server.py, strict mode:
+an empty expected-failures file, so a WARNING fails as much as a FAILURE."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conformance import harness
+
+pytestmark = [pytest.mark.conformance, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def server_url() -> Iterator[str]:
+    harness.require_harness()
+    port = harness.free_port()
+    proc = harness.serve("examples/conformance_server.py", port)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        finally:
+            if proc.stderr is not None:
+                proc.stderr.close()
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28"])
+def test_every_scored_server_scenario_passes(server_url: str, revision: str, tmp_path: Path) -> None:
+    scenarios = harness.scored("server", revision)
+    assert len(scenarios) >= 30, scenarios
+    baseline = tmp_path / "expected-failures.yml"
+    baseline.write_text("server: []\nclient: []\n")
+    out = tmp_path / "results"
+    proc = harness.run(
+        "server",
+        "--url",
+        server_url,
+        "--requirements",
+        revision,
+        "--expected-failures",
+        str(baseline),
+        "-o",
+        str(out),
+    )
+    outcome = harness.read_results(out, scenarios, prefix="server-")
+    detail = "\n".join(f"{name}: {'; '.join(bad)}" for name, bad in outcome.failed.items())
+    assert not outcome.failed, f"{len(outcome.failed)} scored scenarios failed at {revision}:\n{detail}"
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert sorted(outcome.passed) == sorted(scenarios)
+    print(
+        f"conformance server {revision}: {len(outcome.passed)}/{len(scenarios)} scored scenarios pass (strict)"
+    )
