@@ -29,7 +29,7 @@ from mcp_elicit.errors import (
     ResourceNotFound,
 )
 from mcp_elicit.sealing import KeyRing, StateSealer
-from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.auth import Principal, TokenVerifier
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import ResourceDef, is_template
@@ -61,9 +61,12 @@ class Server:
         page_size: int = 100,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
+        auth: TokenVerifier | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.name = name
+        #: Bearer-token verification for Streamable HTTP (stdio has no principal).
+        self.auth = auth
         self.version = version
         self.title = title
         self.instructions = instructions

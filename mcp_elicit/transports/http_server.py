@@ -106,7 +106,7 @@ class StreamableHTTP:
         self._any_host = "*" in hosts
         self._hosts = frozenset(_host_only(x) for x in hosts)
         self.max_body = max_body
-        self.auth = auth
+        self.auth = auth if auth is not None else server.auth
         self.fallback = fallback
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -30,13 +30,13 @@ from mcp_elicit.errors import InvalidRequestMeta
 __all__ = [
     "CLIENT_CAPABILITIES_META_KEY",
     "CLIENT_INFO_META_KEY",
+    "ClientCapabilities",
     "LOG_LEVELS",
     "LOG_LEVEL_META_KEY",
     "PROTOCOL_VERSION_META_KEY",
+    "RequestMeta",
     "SERVER_INFO_META_KEY",
     "SUBSCRIPTION_ID_META_KEY",
-    "ClientCapabilities",
-    "RequestMeta",
     "parse_request_meta",
 ]
 

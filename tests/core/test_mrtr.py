@@ -1,0 +1,128 @@
+"""The replay engine on its own: no server, no I/O."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, Replay, binding_for
+from mcp_elicit.errors import InvalidParams, InvalidRequestState, ReplayMismatchError
+from mcp_elicit.forms import Form, Integer
+from mcp_elicit.sealing import KeyRing, StateSealer
+
+SEALER = StateSealer(KeyRing([bytes(range(32))]), server_id="t")
+PARAMS = {"name": "tool", "arguments": {"a": 1}}
+BINDING = binding_for("tools/call", PARAMS, "alice")
+FORM = Form(n=Integer(minimum=1, maximum=3))
+
+
+def ask(key: str = "k", message: str = "How many?") -> Ask:
+    return Ask(key, ELICIT, {"mode": "form", "message": message, "requestedSchema": FORM.to_json()}, FORM)
+
+
+def begin(**params: object) -> Replay:
+    return Replay.begin({**PARAMS, **params}, sealer=SEALER, binding=BINDING, now=100.0)
+
+
+def test_first_round_asks_and_seals() -> None:
+    replay = begin()
+    assert replay.resolve(ask()) == (False, None)
+    replay.want(ask())
+    result = replay.input_required(sealer=SEALER, binding=BINDING, now=100.0)
+    assert result["resultType"] == "input_required"
+    assert result["inputRequests"]["k"]["method"] == ELICIT
+    state = orjson.loads(SEALER.open(result["requestState"], BINDING, now=100.0))
+    assert state["p"] == {"k": ask().fingerprint}
+    assert state["a"] == {}
+    assert state["r"] == 1
+
+
+def _round_two(answer: object) -> Replay:
+    first = begin()
+    first.want(ask())
+    token = first.input_required(sealer=SEALER, binding=BINDING, now=100.0)["requestState"]
+    return begin(requestState=token, inputResponses={"k": answer, "stray": {"x": 1}})
+
+
+def test_a_valid_answer_is_recorded_and_carried_on() -> None:
+    replay = _round_two({"action": "accept", "content": {"n": 2, "extra": True}})
+    assert replay.resolve(ask()) == (True, {"action": "accept", "content": {"n": 2}})
+    other = ask("k2", "And then?")
+    replay.want(other)
+    token = replay.input_required(sealer=SEALER, binding=BINDING, now=100.0)["requestState"]
+    state = orjson.loads(SEALER.open(token, BINDING, now=100.0))
+    assert state["a"]["k"] == [ask().fingerprint, {"action": "accept", "content": {"n": 2}}]
+    assert state["r"] == 2
+    assert list(state["p"]) == ["k2"]
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_decline_and_cancel_are_answers(action: str) -> None:
+    assert _round_two({"action": action, "content": {"ignored": 1}}).resolve(ask()) == (
+        True,
+        {"action": action},
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "fragment"),
+    [
+        ({"action": "accept", "content": {"n": 9}}, "n: must be at most 3"),
+        ({"action": "accept"}, "n"),
+        (7, "object"),
+    ],
+)
+def test_a_bad_answer_is_noted_and_asked_again(answer: object, fragment: str) -> None:
+    replay = _round_two(answer)
+    assert replay.resolve(ask()) == (False, None)
+    replay.want(ask())
+    result = replay.input_required(sealer=SEALER, binding=BINDING, now=100.0)
+    message = result["inputRequests"]["k"]["params"]["message"]
+    assert fragment in message
+    assert message.endswith("How many?")
+
+
+def test_a_different_question_under_a_recorded_key_is_refused() -> None:
+    replay = _round_two({"action": "accept", "content": {"n": 1}})
+    with pytest.raises(ReplayMismatchError, match="changed between rounds"):
+        replay.resolve(ask(message="Something else?"))
+
+
+def test_two_questions_one_key_in_one_round_is_refused() -> None:
+    replay = begin()
+    replay.want(ask())
+    with pytest.raises(ReplayMismatchError, match="share the key"):
+        replay.want(ask(message="Other?"))
+
+
+def test_sampling_and_roots_answers_are_shape_checked() -> None:
+    sample = Ask("s", SAMPLE, {"messages": [], "maxTokens": 5})
+    roots = Ask("r", LIST_ROOTS, {})
+    good = begin(
+        inputResponses={
+            "s": {"role": "assistant", "content": {"type": "text", "text": "x"}, "model": "m"},
+            "r": {"roots": [{"uri": "file:///x"}]},
+        }
+    )
+    assert good.resolve(sample)[0]
+    assert good.resolve(roots)[0]
+    bad = begin(inputResponses={"s": {"role": "robot"}, "r": {"roots": "nope"}})
+    assert bad.resolve(sample) == (False, None)
+    assert bad.resolve(roots) == (False, None)
+    assert "sampling result" in bad.notes["s"]
+    assert "roots list" in bad.notes["r"]
+
+
+def test_oversized_input_responses_are_refused_before_the_state_is_opened() -> None:
+    huge = {f"k{i}": {"action": "decline"} for i in range(65)}
+    with pytest.raises(InvalidParams, match="too large"):
+        begin(inputResponses=huge, requestState="not even a token")
+
+
+def test_state_for_other_arguments_does_not_open() -> None:
+    first = begin()
+    first.want(ask())
+    token = first.input_required(sealer=SEALER, binding=BINDING, now=100.0)["requestState"]
+    other = binding_for("tools/call", {"name": "tool", "arguments": {"a": 2}}, "alice")
+    with pytest.raises(InvalidRequestState):
+        Replay.begin({"requestState": token}, sealer=SEALER, binding=other, now=100.0)

@@ -1,0 +1,52 @@
+"""The public surface is small, curated and sorted."""
+
+from __future__ import annotations
+
+import importlib
+
+import mcp_elicit
+
+EXPECTED = {
+    "Answer",
+    "Audio",
+    "Blob",
+    "Boolean",
+    "Choice",
+    "Context",
+    "Field",
+    "Form",
+    "FormSchema",
+    "Image",
+    "Integer",
+    "KeyRing",
+    "MultiChoice",
+    "Number",
+    "Principal",
+    "Server",
+    "StaticTokens",
+    "String",
+    "TokenVerifier",
+    "ToolError",
+    "__version__",
+}
+
+
+def test_all_is_sorted_and_exactly_the_curated_names() -> None:
+    assert mcp_elicit.__all__ == sorted(mcp_elicit.__all__)
+    assert set(mcp_elicit.__all__) == EXPECTED
+
+
+def test_every_name_resolves() -> None:
+    for name in mcp_elicit.__all__:
+        assert getattr(mcp_elicit, name) is not None
+
+
+def test_subpackages_declare_sorted_all() -> None:
+    for module in (
+        "mcp_elicit.errors",
+        "mcp_elicit.forms",
+        "mcp_elicit.wire.jsonrpc",
+        "mcp_elicit.wire.meta",
+    ):
+        names = importlib.import_module(module).__all__
+        assert list(names) == sorted(names), module
