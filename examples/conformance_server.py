@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from mcp_types import EmbeddedResource, TextResourceContents
-from pydantic import Field
+from pydantic import Field as PydanticField
 
-from mcp_elicit import Answer, Audio, Blob, Context, Form, Image, Server, ToolError
+from mcp_elicit import Answer, Audio, Blob, Context, Field, Form, Image, Server, ToolError
 from mcp_elicit.forms import Boolean, Choice, Integer, MultiChoice, Number, String
 
 app = Server("mcp-elicit-conformance", "0.1.0", instructions="Fixtures for the MCP conformance suite.")
@@ -124,7 +124,7 @@ async def test_sampling(ctx: Context, prompt: str) -> str:
 @dataclass
 class UserInfo:
     username: str
-    email: Annotated[str, String(format="email")]
+    email: Annotated[str, Field(format="email")]
 
 
 @app.tool(description="Asks the user for their details")
@@ -183,7 +183,7 @@ async def test_streaming_elicitation(ctx: Context) -> str:
 
 @app.tool(description="Has a header-mirrored argument")
 def test_x_mcp_header(
-    region: Annotated[str, Field(description="Region", json_schema_extra={"x-mcp-header": "Region"})],
+    region: Annotated[str, PydanticField(description="Region", json_schema_extra={"x-mcp-header": "Region"})],
 ) -> str:
     return f"region={region}"
 
@@ -266,15 +266,15 @@ def test_simple_prompt() -> str:
 
 @app.prompt(description="A prompt with two arguments")
 def test_prompt_with_arguments(
-    arg1: Annotated[str, Field(description="First test argument")],
-    arg2: Annotated[str, Field(description="Second test argument")],
+    arg1: Annotated[str, PydanticField(description="First test argument")],
+    arg2: Annotated[str, PydanticField(description="Second test argument")],
 ) -> str:
     return f"Prompt with arguments: arg1='{arg1}', arg2='{arg2}'"
 
 
 @app.prompt(description="A prompt embedding a resource")
 def test_prompt_with_embedded_resource(
-    resourceUri: Annotated[str, Field(description="URI of the resource to embed")],
+    resourceUri: Annotated[str, PydanticField(description="URI of the resource to embed")],
 ) -> list[object]:
     return [
         (

@@ -19,10 +19,14 @@
     ├── FormSchemaError               a form schema outside the flat subset, caught at definition time
     │   └── SensitiveFieldError       a form field asks for a secret: use URL mode
     ├── FormValidationError           an answer does not fit the schema that was asked
+    ├── InvalidAnswer                 a client's answer does not fit its input request
     ├── ReplayMismatchError           a handler asked a different question on replay
     ├── ToolError                     raised by a tool to report a failure as an ``isError`` result
     ├── ConfigError                   bad configuration (keys, addresses, files)
     ├── TransportError                the connection failed or closed
+    │   └── RequestTimeout            no answer within the request timeout (network time only)
+    ├── ProtocolViolation             the peer broke the protocol outside a JSON-RPC error
+    ├── RoundsExceeded                a multi round-trip request hit its round limit
     └── CliError                      carries the process exit code
 
 Rules: a protocol error says who broke the rules through its class, and carries the
@@ -44,6 +48,7 @@ __all__ = [
     "FormValidationError",
     "HeaderMismatch",
     "InternalError",
+    "InvalidAnswer",
     "InvalidParams",
     "InvalidRequest",
     "InvalidRequestMeta",
@@ -53,8 +58,11 @@ __all__ = [
     "MissingClientCapability",
     "ParseError",
     "ProtocolError",
+    "ProtocolViolation",
     "ReplayMismatchError",
+    "RequestTimeout",
     "ResourceNotFound",
+    "RoundsExceeded",
     "SensitiveFieldError",
     "ToolError",
     "TransportError",
@@ -284,6 +292,11 @@ class FormValidationError(MCPElicitError):
         super().__init__("; ".join(str(p) for p in self.problems) or "invalid answer")
 
 
+class InvalidAnswer(MCPElicitError):
+    """A client's answer (elicitation, sampling or roots result) that does not fit the
+    request it answers; the message says what is wrong, for the user."""
+
+
 class ReplayMismatchError(MCPElicitError):
     """On replay, a handler asked something other than what the recorded round asked.
 
@@ -313,3 +326,19 @@ class CliError(MCPElicitError):
         super().__init__(message)
         if exit_code is not None:
             self.exit_code = exit_code
+
+
+class RequestTimeout(TransportError):
+    """No answer arrived within the request timeout. Only network time counts: time spent
+    waiting for a person (an answerer) never does."""
+
+
+class ProtocolViolation(MCPElicitError):
+    """The peer's message breaks the protocol in a way that is not a JSON-RPC error: an
+    unknown ``resultType``, an ``input_required`` result with nothing to do, an input
+    request the client never declared, a tool whose ``x-mcp-header`` annotations are invalid."""
+
+
+class RoundsExceeded(MCPElicitError):
+    """A multi round-trip request did not complete within its limits (rounds in all, or
+    consecutive rounds that carried only ``requestState``); the message says which."""

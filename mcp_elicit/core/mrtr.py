@@ -36,6 +36,7 @@ from pydantic import ValidationError
 from mcp_elicit.errors import (
     FormValidationError,
     InternalError,
+    InvalidAnswer,
     InvalidParams,
     ReplayMismatchError,
 )
@@ -50,6 +51,7 @@ __all__ = [
     "InputRequired",
     "Replay",
     "binding_for",
+    "check_answer",
 ]
 
 ELICIT: Final = "elicitation/create"
@@ -194,7 +196,7 @@ class Replay:
             return False, None
         try:
             answer = check_answer(ask, self.fresh[ask.key])
-        except _BadAnswer as exc:
+        except InvalidAnswer as exc:
             self.notes[ask.key] = f"Your previous answer was not accepted: {exc}."
             return False, None
         self.answers[ask.key] = (ask.fingerprint, answer)
@@ -230,14 +232,10 @@ class Replay:
         }
 
 
-class _BadAnswer(Exception):
-    """A client's answer that does not fit its question (private: becomes a re-ask note)."""
-
-
 def check_answer(ask: Ask, raw: object) -> Any:
     """Check one ``inputResponses`` entry against its question; return the clean answer."""
     if not isinstance(raw, dict):
-        raise _BadAnswer("each answer must be a JSON object")
+        raise InvalidAnswer("each answer must be a JSON object")
     if ask.method == ELICIT:
         return _check_elicit(ask, raw)
     if ask.method == SAMPLE:
@@ -246,7 +244,7 @@ def check_answer(ask: Ask, raw: object) -> Any:
         try:
             CreateMessageResult.model_validate(raw)
         except ValidationError as exc:
-            raise _BadAnswer(_pydantic_summary(exc, "a sampling result")) from None
+            raise InvalidAnswer(_pydantic_summary(exc, "a sampling result")) from None
         return raw
     if ask.method == LIST_ROOTS:
         from mcp_types import ListRootsResult
@@ -254,15 +252,15 @@ def check_answer(ask: Ask, raw: object) -> Any:
         try:
             ListRootsResult.model_validate(raw)
         except ValidationError as exc:
-            raise _BadAnswer(_pydantic_summary(exc, "a roots list")) from None
+            raise InvalidAnswer(_pydantic_summary(exc, "a roots list")) from None
         return raw
-    raise _BadAnswer(f"unexpected input request method {ask.method!r}")
+    raise InvalidAnswer(f"unexpected input request method {ask.method!r}")
 
 
 def _check_elicit(ask: Ask, raw: dict[str, Any]) -> dict[str, Any]:
     action = raw.get("action")
     if action not in ("accept", "decline", "cancel"):
-        raise _BadAnswer('"action" must be "accept", "decline" or "cancel"')
+        raise InvalidAnswer('"action" must be "accept", "decline" or "cancel"')
     if action != "accept" or ask.schema is None:
         return {"action": action}
     content = raw.get("content")
@@ -271,7 +269,7 @@ def _check_elicit(ask: Ask, raw: dict[str, Any]) -> dict[str, Any]:
     try:
         clean = ask.schema.validate(content)
     except FormValidationError as exc:
-        raise _BadAnswer(str(exc)) from None
+        raise InvalidAnswer(str(exc)) from None
     return {"action": "accept", "content": clean}
 
 

@@ -119,19 +119,23 @@ class ServerCore:
     def is_handshake_request(
         message: Request, headers: Mapping[str, str] | None, *, in_session: bool = False
     ) -> bool:
-        """True when ``message`` belongs to the handshake era (2025-11-25 and earlier)."""
-        if in_session:
-            return True
+        """True when ``message`` belongs to the handshake era (2025-11-25 and earlier).
+
+        The message decides first: ``_meta`` naming a protocol version makes it modern
+        (a session header is then ignored, and a disagreeing version header is a header
+        mismatch, not a reason to change era). Without it, a version header decides; then a
+        session (header, or an initialized stdio process); then ``initialize`` itself.
+        """
+        meta = (message.params or {}).get("_meta")
+        if isinstance(meta, Mapping) and "io.modelcontextprotocol/protocolVersion" in meta:
+            return False
         if headers is not None:
-            if "mcp-session-id" in headers:
-                return True
             version = headers.get(h.VERSION_HEADER)
             if version is not None:
                 return is_handshake(version.strip())
-        if message.method == "initialize":
-            meta = (message.params or {}).get("_meta")
-            return not (isinstance(meta, Mapping) and "io.modelcontextprotocol/protocolVersion" in meta)
-        return False
+            if "mcp-session-id" in headers:
+                return True
+        return in_session or message.method == "initialize"
 
     # ---- modern requests -------------------------------------------------------
 

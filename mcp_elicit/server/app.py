@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
+from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
 from mcp_elicit.core.server import Call, ServerCore, ServerIdentity
 from mcp_elicit.errors import (
     FormSchemaError,
@@ -33,7 +34,9 @@ from mcp_elicit.server.auth import Principal, TokenVerifier
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import ResourceDef, is_template
+from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
+from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.tools import ToolDef, error_result
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire import jsonrpc
@@ -62,11 +65,18 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
         auth: TokenVerifier | None = None,
+        ask_timeout: float = 600.0,
+        max_sessions: int = 1000,
+        session_idle_timeout: float = 1800.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.name = name
         #: Bearer-token verification for Streamable HTTP (stdio has no principal).
         self.auth = auth
+        #: How long a handshake-era question waits for its answer (a person is answering).
+        self.ask_timeout = ask_timeout
+        #: Sessions of 2025-11-25 (and earlier) clients.
+        self.sessions = Sessions(max_sessions=max_sessions, idle_timeout=session_idle_timeout)
         self.version = version
         self.title = title
         self.instructions = instructions
@@ -214,6 +224,51 @@ class Server:
             )
         return self._core
 
+    # ---- handshake sessions (2025-11-25 and earlier) ---------------------------------
+
+    def open_session(
+        self, message: jsonrpc.Request, principal: Principal | None = None
+    ) -> tuple[bytes, Session | None]:
+        """Answer ``initialize``: the encoded response, and the new session when it worked."""
+        try:
+            handshake = parse_initialize(message.params)
+            session = self.sessions.create(handshake, principal.subject if principal else None)
+        except ProtocolError as exc:
+            return jsonrpc.encode_error(message.id, exc), None
+        return jsonrpc.encode_result(message.id, initialize_result(self.core.identity, handshake)), session
+
+    async def respond_in_session(
+        self,
+        message: jsonrpc.Request,
+        session: Session,
+        *,
+        channel: HandshakeChannel,
+        principal: Principal | None = None,
+    ) -> bytes | None:
+        """Answer a request of a handshake session; None when the client cancelled it."""
+        return await respond_in_session(self, message, session, channel=channel, principal=principal)
+
+    def complete_elicitation(self, elicitation_id: str) -> bool:
+        """Tell the session that started URL elicitation ``elicitation_id`` that it is done
+        (``notifications/elicitation/complete``). Unknown or finished ids are ignored."""
+        session = self.sessions.owning(elicitation_id)
+        if session is None:
+            return False
+        session.elicitations.discard(elicitation_id)
+        session.push(
+            jsonrpc.encode_notification(
+                "notifications/elicitation/complete", {"elicitationId": elicitation_id}
+            )
+        )
+        return True
+
+    def notify_resource_updated(self, uri: str) -> int:
+        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``."""
+        sessions = self.sessions.subscribed(uri)
+        for session in sessions:
+            session.push(jsonrpc.encode_notification("notifications/resources/updated", {"uri": uri}))
+        return len(sessions)
+
     async def respond(
         self,
         message: jsonrpc.Request,
@@ -227,9 +282,9 @@ class Server:
         try:
             if core.is_handshake_request(message, headers):
                 raise InvalidRequest(
-                    "This server speaks MCP 2026-07-28: send _meta with "
-                    "io.modelcontextprotocol/protocolVersion"
-                    + (" and the MCP-Protocol-Version header" if headers is not None else "")
+                    "Bad request: no session. Send initialize first (revisions 2025-11-25 and earlier), "
+                    "or send _meta with io.modelcontextprotocol/protocolVersion (2026-07-28)",
+                    http_status=400,
                 )
             call = core.check_modern(message, headers)
             result = await self.handle(call, channel=channel, principal=principal, headers=headers)
@@ -250,20 +305,23 @@ class Server:
         channel: Channel,
         principal: Principal | None = None,
         headers: Mapping[str, str] | None = None,
+        asker: Asker | None = None,
     ) -> dict[str, Any]:
-        """Answer one checked request; the result is ready for the wire."""
+        """Answer one checked request; the result is ready for the wire. ``asker`` is how
+        questions reach the client on a handshake session; without one, 2026-07-28
+        multi round-trip requests carry them."""
         method = call.method
         params = call.params
         if method == "tools/call":
-            result = await self._call_tool(call, channel, principal, headers)
+            result = await self._call_tool(call, channel, principal, headers, asker)
         elif method == "tools/list":
             result = self._page(params, "tools", [t.wire for t in self._tools.values()])
         elif method == "server/discover":
             result = self.core.discover()
         elif method == "prompts/get":
-            result = await self._get_prompt(call, channel, principal)
+            result = await self._get_prompt(call, channel, principal, asker)
         elif method == "resources/read":
-            result = await self._read_resource(call, channel, principal)
+            result = await self._read_resource(call, channel, principal, asker)
         elif method == "prompts/list":
             result = self._page(params, "prompts", [p.wire for p in self._prompts.values()])
         elif method == "resources/list":
@@ -281,6 +339,7 @@ class Server:
         call: Call,
         channel: Channel,
         principal: Principal | None,
+        asker: Asker | None,
         run: Callable[[Context], Any],
     ) -> dict[str, Any]:
         """Run a handler that may ask questions, in the way the request's revision asks them."""
@@ -290,6 +349,8 @@ class Server:
             result: dict[str, Any] = await run(ctx)
             return result
 
+        if asker is not None:
+            return await handler(asker)
         return await run_replayed(
             call.method,
             call.params,
@@ -300,7 +361,12 @@ class Server:
         )
 
     async def _call_tool(
-        self, call: Call, channel: Channel, principal: Principal | None, headers: Mapping[str, str] | None
+        self,
+        call: Call,
+        channel: Channel,
+        principal: Principal | None,
+        headers: Mapping[str, str] | None,
+        asker: Asker | None,
     ) -> dict[str, Any]:
         params = call.params
         name = params.get("name")
@@ -314,9 +380,11 @@ class Server:
             return error_result(f"Unknown tool: {name}")
         if tool.header_params and headers is not None:
             _check_param_headers(tool.header_params, arguments or {}, headers)
-        return await self._ask(call, channel, principal, lambda ctx: tool.call(ctx, arguments))
+        return await self._ask(call, channel, principal, asker, lambda ctx: tool.call(ctx, arguments))
 
-    async def _get_prompt(self, call: Call, channel: Channel, principal: Principal | None) -> dict[str, Any]:
+    async def _get_prompt(
+        self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
+    ) -> dict[str, Any]:
         params = call.params
         name = params.get("name")
         if not isinstance(name, str):
@@ -327,10 +395,10 @@ class Server:
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams('Invalid params: prompts/get "arguments" must be an object')
-        return await self._ask(call, channel, principal, lambda ctx: prompt.get(ctx, arguments))
+        return await self._ask(call, channel, principal, asker, lambda ctx: prompt.get(ctx, arguments))
 
     async def _read_resource(
-        self, call: Call, channel: Channel, principal: Principal | None
+        self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
     ) -> dict[str, Any]:
         uri = call.params.get("uri")
         if not isinstance(uri, str):
@@ -346,7 +414,7 @@ class Server:
         if res is None or variables is None:
             raise ResourceNotFound(uri)
         found, found_vars = res, variables
-        return await self._ask(call, channel, principal, lambda ctx: found.read(ctx, uri, found_vars))
+        return await self._ask(call, channel, principal, asker, lambda ctx: found.read(ctx, uri, found_vars))
 
     async def _complete(self, params: Mapping[str, Any]) -> dict[str, Any]:
         ref, argument = params.get("ref"), params.get("argument")
@@ -354,8 +422,14 @@ class Server:
             raise InvalidParams(
                 'Invalid params: completion/complete "ref" must be a prompt or resource reference'
             )
-        if not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
-            raise InvalidParams('Invalid params: completion/complete "argument" needs a "name"')
+        if (
+            not isinstance(argument, dict)
+            or not isinstance(argument.get("name"), str)
+            or not isinstance(argument.get("value"), str)
+        ):
+            raise InvalidParams(
+                'Invalid params: completion/complete "argument" needs "name" and "value" (strings)'
+            )
         values: list[str] = []
         if self._completer is not None:
             context = params.get("context")

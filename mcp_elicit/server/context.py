@@ -51,6 +51,8 @@ class Asker(Protocol):
 
     async def ask(self, asks: list[Ask]) -> list[Any]: ...
 
+    async def require_url(self, ask: Ask) -> Any: ...
+
 
 @dataclass(frozen=True, slots=True)
 class Answer(Generic[T]):
@@ -198,6 +200,18 @@ class Context:
             params["elicitationId"] = elicitation_id
         ask = Ask(self._key("url", key), ELICIT, params)
         return Question(self, ask, lambda raw: Answer(raw["action"]))
+
+    async def require_url(
+        self, message: str, url: str, *, elicitation_id: str | None = None, key: str | None = None
+    ) -> Answer[None]:
+        """The request cannot go on until the user completes a step at ``url``.
+
+        On 2025-11-25 the request ends with -32042 (``URLElicitationRequired``) and the
+        client retries it once the step is done; on 2026-07-28 this is ``elicit_url``. Check
+        first whether the step is already done (e.g. a token is stored), so the retry passes.
+        """
+        question = self.elicit_url(message, url, elicitation_id=elicitation_id, key=key)
+        return question.result(await self._asker.require_url(question.ask))
 
     def sample(
         self,

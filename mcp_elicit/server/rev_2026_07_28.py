@@ -43,6 +43,10 @@ class ReplayAsker:
             raise InputRequired
         return answers
 
+    async def require_url(self, ask: Ask) -> Any:
+        (answer,) = await self.ask([ask])
+        return answer
+
 
 async def run_replayed(
     method: str,

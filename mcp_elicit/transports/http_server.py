@@ -22,11 +22,13 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Final
 
-from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError
+from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError, TransportError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, TokenVerifier
+from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.sse import encode_event
+from mcp_elicit.wire.headers import VERSION_HEADER
+from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 
@@ -56,6 +58,43 @@ def _host_only(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+def _acceptable(accept: str) -> tuple[bool, bool]:
+    """Whether an ``Accept`` header admits JSON and SSE: ranges (``*/*``, ``text/*``) count,
+    ``q=0`` refuses."""
+    json_ok = sse_ok = False
+    for item in accept.lower().split(","):
+        kind, _, params = item.partition(";")
+        kind = kind.strip()
+        q = 1.0
+        for param in params.split(";"):
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 1.0
+        if q <= 0:
+            continue
+        json_ok = json_ok or kind in ("*/*", "application/*", "application/json")
+        sse_ok = sse_ok or kind in ("*/*", "text/*", "text/event-stream")
+    return json_ok, sse_ok
+
+
+class _SessionChannel:
+    """The channel a handshake-session request gets: the exchange, plus ``send``."""
+
+    __slots__ = ("exchange",)
+
+    def __init__(self, exchange: _Exchange) -> None:
+        self.exchange = exchange
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        await self.exchange.notify(method, params)
+
+    async def send(self, message: bytes) -> None:
+        await self.exchange.send_message(message)
+
+
 class _Exchange:
     """One POST's response: JSON by default, switched to SSE by the first notification."""
 
@@ -68,13 +107,35 @@ class _Exchange:
         self.closed = False
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
-        if not self.sse_ok or self.closed:
-            return
+        if self.sse_ok and not self.closed:
+            await self._event(jsonrpc.encode_notification(method, params))
+
+    async def send_message(self, message: bytes) -> None:
+        """Send a server-to-client request on this response's stream (handshake sessions)."""
+        if not self.sse_ok:
+            raise TransportError(
+                "the client does not accept text/event-stream, so the server cannot ask it anything"
+            )
+        if self.closed:
+            raise TransportError("the request's stream is closed")
+        await self._event(message)
+
+    async def _event(self, data: bytes) -> None:
         if not self.streaming:
             self.streaming = True
             await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        body = encode_event(jsonrpc.encode_notification(method, params))
-        await self.send({"type": "http.response.body", "body": body, "more_body": True})
+        await self.send({"type": "http.response.body", "body": encode_event(data), "more_body": True})
+
+    async def end(self) -> None:
+        """Finish without a JSON-RPC response (the client cancelled the request)."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.streaming:
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+        else:
+            await self.send({"type": "http.response.start", "status": 204, "headers": []})
+            await self.send({"type": "http.response.body", "body": b""})
 
     async def reply(self, payload: bytes, status: int = 200) -> None:
         if self.closed:
@@ -99,8 +160,11 @@ class StreamableHTTP:
         max_body: int = 4 * 1024 * 1024,
         auth: TokenVerifier | None = None,
         fallback: ASGIApp | None = None,
+        keepalive: float = 15.0,
     ) -> None:
         self.server = server
+        #: Seconds between SSE comments on an idle session stream.
+        self.keepalive = keepalive
         self.path = path.rstrip("/") or "/"
         hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
         self._any_host = "*" in hosts
@@ -131,6 +195,14 @@ class StreamableHTTP:
         method = scope["method"]
         if method == "POST":
             await self._post(scope, headers, receive, send)
+        elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
+            ok, principal = await self._authenticate(headers, send)
+            if not ok:
+                return
+            if method == "GET":
+                await self._listen(headers, principal, receive, send)
+            else:
+                await self._delete(headers, principal, send)
         elif method in ("GET", "DELETE"):
             await _plain(
                 send,
@@ -189,9 +261,8 @@ class StreamableHTTP:
                 ),
             )
             return
-        accept = headers.get("accept", "*/*").lower()
-        sse_ok = "text/event-stream" in accept or "*/*" in accept
-        if not (sse_ok or "application/json" in accept):
+        json_ok, sse_ok = _acceptable(headers.get("accept", "*/*"))
+        if not (sse_ok or json_ok):
             await _error(
                 send,
                 None,
@@ -224,6 +295,13 @@ class StreamableHTTP:
         ok, principal = await self._authenticate(headers, send)
         if not ok:
             return
+        modern = isinstance(message, jsonrpc.Request) and not self.server.core.is_handshake_request(
+            message, headers
+        )
+        sid = headers.get("mcp-session-id")
+        if sid is not None and not modern:
+            await self._in_session(sid, message, headers, principal, sse_ok, receive, send)
+            return
         if isinstance(message, jsonrpc.Notification):
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
@@ -233,22 +311,148 @@ class StreamableHTTP:
                 send, None, InvalidRequest("Invalid request: a client may not POST JSON-RPC responses here")
             )
             return
+        if message.method == "initialize" and not modern:
+            payload, session = self.server.open_session(message, principal)
+            extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []
+            await send({"type": "http.response.start", "status": 200, "headers": [*_JSON_HEADERS, *extra]})
+            await send({"type": "http.response.body", "body": payload})
+            return
         exchange = _Exchange(send, sse_ok)
         if message.method in _RUNS_USER_CODE:
-            await self._run_watched(exchange, message, principal, headers, receive)
+            await self._run_watched(
+                exchange,
+                message,
+                receive,
+                self.server.respond(message, channel=exchange, principal=principal, headers=headers),
+            )
         else:
             payload, status = await self.server.respond(
                 message, channel=exchange, principal=principal, headers=headers
             )
             await exchange.reply(payload, status)
 
+    # ---- handshake sessions (2025-11-25 and earlier) ----------------------------------
+
+    def _session(self, sid: str, principal: Principal | None) -> Session | None:
+        return self.server.sessions.get(sid, principal.subject if principal else None)
+
+    async def _in_session(
+        self,
+        sid: str,
+        message: jsonrpc.Message,
+        headers: Mapping[str, str],
+        principal: Principal | None,
+        sse_ok: bool,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        rid = message.id if isinstance(message, jsonrpc.Request) else None
+        session = self._session(sid, principal)
+        if session is None:
+            await _error(
+                send, rid, InvalidRequest("Session not found: initialize a new session", http_status=404)
+            )
+            return
+        version = headers.get(VERSION_HEADER)
+        if version is not None and version.strip() != session.version:
+            err = InvalidRequest(
+                f"Bad request: MCP-Protocol-Version {version.strip()!r} is not this session's {session.version!r}",
+                http_status=400,
+            )
+            await _error(send, rid, err)
+            return
+        if isinstance(message, jsonrpc.Notification):
+            if message.method == "notifications/initialized":
+                session.initialized = True
+            elif message.method == "notifications/cancelled":
+                session.cancel((message.params or {}).get("requestId"))
+            await _accepted(send)
+            return
+        if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+            session.resolve(message)
+            await _accepted(send)
+            return
+        exchange = _Exchange(send, sse_ok)
+        channel = _SessionChannel(exchange)
+        await self._run_watched(
+            exchange,
+            message,
+            receive,
+            self._session_reply(message, session, channel, principal),
+        )
+
+    async def _session_reply(
+        self,
+        message: jsonrpc.Request,
+        session: Session,
+        channel: _SessionChannel,
+        principal: Principal | None,
+    ) -> tuple[bytes | None, int]:
+        return await self.server.respond_in_session(
+            message, session, channel=channel, principal=principal
+        ), 200
+
+    async def _listen(
+        self, headers: Mapping[str, str], principal: Principal | None, receive: Receive, send: Send
+    ) -> None:
+        """The standalone SSE stream of a session: completions, resource updates."""
+        session = self._session(headers["mcp-session-id"], principal)
+        if session is None:
+            await _error(
+                send, None, InvalidRequest("Session not found: initialize a new session", http_status=404)
+            )
+            return
+        if not _acceptable(headers.get("accept", "*/*"))[1]:
+            await _error(
+                send, None, InvalidRequest("Not Acceptable: accept text/event-stream", http_status=406)
+            )
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+        task = asyncio.current_task()
+        assert task is not None
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            task.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            while not session.closed:
+                data = await session.next_pushed(self.keepalive)
+                if session.closed:
+                    break
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": KEEPALIVE if data is None else encode_event(data),
+                        "more_body": True,
+                    }
+                )
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if watcher.done():
+                task.uncancel()
+            else:
+                raise
+        finally:
+            watcher.cancel()
+
+    async def _delete(self, headers: Mapping[str, str], principal: Principal | None, send: Send) -> None:
+        sid = headers["mcp-session-id"]
+        if self._session(sid, principal) is None:
+            await _error(send, None, InvalidRequest("Session not found", http_status=404))
+            return
+        self.server.sessions.close(sid)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
     async def _run_watched(
         self,
         exchange: _Exchange,
         message: jsonrpc.Request,
-        principal: Principal | None,
-        headers: Mapping[str, str],
         receive: Receive,
+        work: Awaitable[tuple[bytes | None, int]],
     ) -> None:
         """Run a request that executes user code; a closed connection cancels it."""
         task = asyncio.current_task()
@@ -268,10 +472,11 @@ class StreamableHTTP:
 
         watcher = asyncio.ensure_future(watch())
         try:
-            payload, status = await self.server.respond(
-                message, channel=exchange, principal=principal, headers=headers
-            )
-            await exchange.reply(payload, status)
+            payload, status = await work
+            if payload is None:
+                await exchange.end()
+            else:
+                await exchange.reply(payload, status)
         except asyncio.CancelledError:
             if not gone:
                 raise
@@ -303,6 +508,7 @@ class StreamableHTTP:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self.server.sessions.close_all()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -314,7 +520,20 @@ async def _error(send: Send, rid: jsonrpc.RequestId | None, exc: ProtocolError) 
         else (400 if isinstance(exc, (ParseError, InvalidRequest)) else 200)
     )
     await send({"type": "http.response.start", "status": status, "headers": _JSON_HEADERS})
-    await send({"type": "http.response.body", "body": jsonrpc.encode_error(rid, exc)})
+    await send({"type": "http.response.body", "body": _encode_error(rid, exc)})
+
+
+def _encode_error(rid: jsonrpc.RequestId | None, exc: ProtocolError) -> bytes:
+    """An error response; without a readable request id it has no ``id`` member (MCP's
+    ``JSONRPCErrorResponse`` has ``id?: RequestId``, and a null id fails its schema)."""
+    if rid is None:
+        return jsonrpc.encode({"jsonrpc": "2.0", "error": exc.to_error()})
+    return jsonrpc.encode_error(rid, exc)
+
+
+async def _accepted(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 202, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def _plain(

@@ -2,7 +2,7 @@
 
 Rules: every request runs as its own task, so a slow one does not hold up the others;
 ``notifications/cancelled`` cancels the request it names; a line that is not JSON gets a
--32700 error with a null id, an oversized line a -32600, and the stream goes on. When
+-32700 error without an id, an oversized line a -32600, and the stream goes on. When
 stdin closes, requests in flight get a short grace period, then the server stops. Only
 JSON-RPC messages are ever written to stdout.
 """
@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 from mcp_elicit.errors import InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
+from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized
 
@@ -37,6 +38,9 @@ class _Lines:
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         await self._out.write(jsonrpc.encode_notification(method, params))
 
+    async def send(self, message: bytes) -> None:
+        await self._out.write(message)
+
 
 class StdioServer:
     def __init__(self, server: Server, *, max_line: int = 4 * 1024 * 1024, grace: float = 2.0) -> None:
@@ -44,6 +48,8 @@ class StdioServer:
         self.framer = LineFramer(max_line)
         self.grace = grace
         self._tasks: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
+        #: The handshake session, once a 2025-11-25 (or earlier) client sent initialize.
+        self.session: Session | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._out: BinaryIO | None = None
         self._lock = asyncio.Lock()
@@ -93,12 +99,12 @@ class StdioServer:
             err = InvalidRequest(
                 f"Invalid request: message of {line.size} bytes exceeds the {self.framer.max_line} byte limit"
             )
-            await self.write(jsonrpc.encode_error(None, err))
+            await self.write(_encode_error(None, err))
             return
         try:
             message = jsonrpc.decode(line)
         except ProtocolError as exc:
-            await self.write(jsonrpc.encode_error(exc.request_id, exc))
+            await self.write(_encode_error(exc.request_id, exc))
             return
         if isinstance(message, jsonrpc.Request):
             if message.id in self._tasks:
@@ -107,12 +113,21 @@ class StdioServer:
                 )
                 await self.write(jsonrpc.encode_error(message.id, err))
                 return
+            if (
+                self.session is None
+                and message.method == "initialize"
+                and self.server.core.is_handshake_request(message, None)
+            ):
+                payload, self.session = self.server.open_session(message)
+                await self.write(payload)
+                return
             task = asyncio.ensure_future(self._request(message))
             self._tasks[message.id] = task
             task.add_done_callback(self._forget(message.id))
         elif isinstance(message, jsonrpc.Notification):
             self._notification(message.method, message.params or {})
-        # Responses to server requests belong to handshake sessions (not spoken here yet).
+        elif self.session is not None:
+            self.session.resolve(message)
 
     def _forget(self, rid: jsonrpc.RequestId) -> Callable[[asyncio.Task[None]], None]:
         def forget(_task: asyncio.Task[None]) -> None:
@@ -121,19 +136,38 @@ class StdioServer:
         return forget
 
     def _notification(self, method: str, params: Mapping[str, Any]) -> None:
-        if method == "notifications/cancelled":
+        if method == "notifications/initialized" and self.session is not None:
+            self.session.initialized = True
+        elif method == "notifications/cancelled":
             rid = params.get("requestId")
+            if self.session is not None and self.session.cancel(rid):
+                return
             task = self._tasks.get(rid) if isinstance(rid, (str, int)) else None
             if task is not None:
                 log.info("request %r cancelled by the client", rid)
                 task.cancel()
 
     async def _request(self, message: jsonrpc.Request) -> None:
+        session = self.session
         try:
-            payload, _status = await self.server.respond(message, channel=_Lines(self))
+            if session is not None and self.server.core.is_handshake_request(message, None, in_session=True):
+                payload: bytes | None = await self.server.respond_in_session(
+                    message, session, channel=_Lines(self)
+                )
+            else:
+                payload, _status = await self.server.respond(message, channel=_Lines(self))
         except asyncio.CancelledError:
             return
-        await self.write(payload)
+        if payload is not None:
+            await self.write(payload)
+
+
+def _encode_error(rid: jsonrpc.RequestId | None, exc: ProtocolError) -> bytes:
+    """An error response; without a readable request id it has no ``id`` member (MCP's
+    ``JSONRPCErrorResponse`` has ``id?: RequestId``, and a null id fails its schema)."""
+    if rid is None:
+        return jsonrpc.encode({"jsonrpc": "2.0", "error": exc.to_error()})
+    return jsonrpc.encode_error(rid, exc)
 
 
 async def serve_stdio(server: Server) -> None:

@@ -29,7 +29,7 @@ def server_url() -> Iterator[str]:
                 proc.stderr.close()
 
 
-@pytest.mark.parametrize("revision", ["2026-07-28"])
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
 def test_every_scored_server_scenario_passes(server_url: str, revision: str, tmp_path: Path) -> None:
     scenarios = harness.scored("server", revision)
     assert len(scenarios) >= 30, scenarios

@@ -126,3 +126,93 @@ class MemoryClient:
 def accept(**content: Any) -> Answerer:
     """An answerer accepting every elicitation with ``content``."""
     return lambda _key, _request: {"action": "accept", "content": content}
+
+
+class SessionClient:
+    """Drive a ``Server`` in memory as a 2025-11-25 client: ``initialize`` opens a
+    session; the server's questions (``elicitation/create``...) arrive as requests on the
+    request's channel and are answered at once by ``answer``. Every message is checked
+    against the 2025-11-25 schema."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        capabilities: Mapping[str, Any] | None = None,
+        principal: Principal | None = None,
+        checker: WireChecker | None = None,
+        version: str = "2025-11-25",
+    ) -> None:
+        self.server = server
+        self.capabilities = dict(capabilities) if capabilities is not None else {"elicitation": {}}
+        self.principal = principal
+        self.checker = checker
+        self.version = version
+        self.ids = itertools.count(1)
+        self.notifications: list[dict[str, Any]] = []
+        self.asked: list[dict[str, Any]] = []
+        self.answer: Answerer = lambda _k, _r: {"action": "cancel"}
+        self.session: Any = None
+
+    async def open(self) -> dict[str, Any]:
+        message = {
+            "jsonrpc": "2.0",
+            "id": next(self.ids),
+            "method": "initialize",
+            "params": {
+                "protocolVersion": self.version,
+                "capabilities": self.capabilities,
+                "clientInfo": {"name": "session-client", "version": "1.0"},
+            },
+        }
+        if self.checker is not None:
+            self.checker.request(message)
+        decoded = jsonrpc.decode(orjson.dumps(message))
+        assert isinstance(decoded, jsonrpc.Request)
+        payload, self.session = self.server.open_session(decoded, self.principal)
+        response: dict[str, Any] = orjson.loads(payload)
+        if self.checker is not None:
+            self.checker.response("initialize", response)
+        return response
+
+    # the HandshakeChannel protocol
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        message = orjson.loads(jsonrpc.encode_notification(method, params))
+        if self.checker is not None:
+            self.checker.notification(message)
+        self.notifications.append(message)
+
+    async def send(self, data: bytes) -> None:
+        message = orjson.loads(data)
+        if self.checker is not None:
+            self.checker.request(message)
+        self.asked.append(message)
+        reply = self.answer(str(message["id"]), {"method": message["method"], "params": message["params"]})
+        response = {"jsonrpc": "2.0", "id": message["id"], "result": reply}
+        if self.checker is not None:
+            self.checker.response(message["method"], response)
+        decoded = jsonrpc.decode(orjson.dumps(response))
+        assert isinstance(decoded, jsonrpc.Response)
+        self.session.resolve(decoded)
+
+    async def request(
+        self, method: str, params: Mapping[str, Any] | None = None, *, malformed: bool = False, **_: Any
+    ) -> dict[str, Any]:
+        message = {"jsonrpc": "2.0", "id": next(self.ids), "method": method, "params": dict(params or {})}
+        if self.checker is not None and not malformed:
+            self.checker.request(message)
+        decoded = jsonrpc.decode(orjson.dumps(message))
+        assert isinstance(decoded, jsonrpc.Request)
+        payload = await self.server.respond_in_session(
+            decoded, self.session, channel=self, principal=self.principal
+        )
+        assert payload is not None
+        response: dict[str, Any] = orjson.loads(payload)
+        if self.checker is not None and (not malformed or "error" in response):
+            self.checker.response(method, response)
+        return response
+
+    async def result(self, method: str, params: Mapping[str, Any] | None = None, **kw: Any) -> dict[str, Any]:
+        response = await self.request(method, params, **kw)
+        assert "result" in response, response
+        return response["result"]  # type: ignore[no-any-return]

@@ -1,0 +1,97 @@
+"""Protocol decisions specific to the handshake revisions (2025-11-25, 2025-06-18,
+2025-03-26). No I/O.
+
+Rules:
+
+* ``initialize`` negotiates: the client's version when we speak it, else our latest
+  handshake revision (never 2026-07-28, which has no handshake). The client's
+  capabilities from ``initialize`` decide, for the whole session, what may be asked.
+* Methods of this era: ``initialize``, ``ping``, ``logging/setLevel``,
+  ``resources/subscribe`` and ``resources/unsubscribe``, plus the ones both eras share.
+  ``server/discover`` does not exist here (-32601).
+* Results carry no ``resultType``, caching hints or serverInfo ``_meta``: those belong to
+  2026-07-28.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcp_elicit.core.server import FRAMEWORK_METHODS, ServerIdentity
+from mcp_elicit.errors import InvalidParams, MethodNotFound
+from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
+from mcp_elicit.wire.versions import negotiate_handshake
+
+__all__ = [
+    "HANDSHAKE_ONLY",
+    "Handshake",
+    "check_method",
+    "initialize_result",
+    "parse_initialize",
+    "parse_set_level",
+]
+
+#: Methods only the handshake era has.
+HANDSHAKE_ONLY: Final = frozenset(
+    {"initialize", "ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Handshake:
+    """What ``initialize`` settled for a session."""
+
+    version: str
+    capabilities: ClientCapabilities
+    client_info: Mapping[str, Any] | None
+
+
+def parse_initialize(params: Mapping[str, Any] | None) -> Handshake:
+    """Read an ``initialize`` request; raise -32602 when it is malformed."""
+    if params is None:
+        raise InvalidParams("Invalid params: initialize needs protocolVersion, capabilities and clientInfo")
+    requested = params.get("protocolVersion")
+    if not isinstance(requested, str):
+        raise InvalidParams("Invalid params: initialize needs protocolVersion (a string)")
+    caps = params.get("capabilities")
+    if not isinstance(caps, Mapping):
+        raise InvalidParams("Invalid params: initialize needs capabilities (an object)")
+    info = params.get("clientInfo")
+    return Handshake(
+        version=negotiate_handshake(requested),
+        capabilities=ClientCapabilities(caps),
+        client_info=info if isinstance(info, Mapping) else None,
+    )
+
+
+def initialize_result(identity: ServerIdentity, handshake: Handshake) -> dict[str, Any]:
+    """The ``initialize`` result for ``handshake``."""
+    caps: dict[str, Any] = {
+        k: dict(v) if isinstance(v, Mapping) else v for k, v in identity.capabilities.items()
+    }
+    if "resources" in caps:
+        caps["resources"] = {**caps["resources"], "subscribe": True}
+    caps.setdefault("logging", {})
+    result: dict[str, Any] = {
+        "protocolVersion": handshake.version,
+        "capabilities": caps,
+        "serverInfo": identity.info(),
+    }
+    if identity.instructions:
+        result["instructions"] = identity.instructions
+    return result
+
+
+def check_method(method: str) -> None:
+    """Raise -32601 unless ``method`` exists in the handshake era."""
+    if method not in HANDSHAKE_ONLY and method not in FRAMEWORK_METHODS:
+        raise MethodNotFound(f"Method not found: {method}", http_status=200)
+
+
+def parse_set_level(params: Mapping[str, Any] | None) -> str:
+    level = (params or {}).get("level")
+    if level not in LOG_LEVELS:
+        raise InvalidParams(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}")
+    return str(level)

@@ -1,0 +1,196 @@
+"""Serving the handshake revisions (2025-11-25 and earlier) with the same handlers.
+
+Rules:
+
+* ``initialize`` opens a session; its capabilities decide what may be asked, as per-request
+  ``_meta`` does on 2026-07-28.
+* A question is a server-to-client request (``elicitation/create``,
+  ``sampling/createMessage``, ``roots/list``) sent on the stream of the request being
+  handled, awaited in place for up to ``ask_timeout`` seconds (a person is answering).
+  Questions asked together go out together. An answer that does not fit is asked again
+  once, with the reason; a second bad answer, an error from the client or no answer in
+  time counts as ``cancel`` for an elicitation and fails the handler for sampling/roots.
+* URL-mode elicitations carry an ``elicitationId`` (generated when the handler gives
+  none), remembered by the session so ``notifications/elicitation/complete`` reaches only
+  the session that started it. ``ctx.require_url`` answers -32042 here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
+from mcp_elicit.core.rev_2025_11_25 import check_method, parse_set_level
+from mcp_elicit.core.server import Call
+from mcp_elicit.errors import (
+    InternalError,
+    InvalidAnswer,
+    InvalidParams,
+    InvalidRequest,
+    ProtocolError,
+    ReplayMismatchError,
+    ToolError,
+    TransportError,
+    URLElicitationRequired,
+)
+from mcp_elicit.server.sessions import Session
+from mcp_elicit.wire import jsonrpc
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.app import Server
+    from mcp_elicit.server.auth import Principal
+
+__all__ = ["HandshakeChannel", "SessionAsker", "respond_in_session"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+
+class HandshakeChannel(Protocol):
+    """A request's stream on a handshake session: notifications and requests to the client."""
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None: ...
+
+    async def send(self, message: bytes) -> None: ...
+
+
+class SessionAsker:
+    """Asks questions as server-to-client requests on the request's own stream."""
+
+    def __init__(self, session: Session, send: Callable[[bytes], Awaitable[None]], timeout: float) -> None:
+        self.session = session
+        self.send = send
+        self.timeout = timeout
+
+    async def ask(self, asks: list[Ask]) -> list[Any]:
+        if len(asks) == 1:
+            return [await self._one(asks[0])]
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(self._one(ask)) for ask in asks]
+        return [task.result() for task in tasks]
+
+    async def require_url(self, ask: Ask) -> Any:
+        params = self._with_id(ask)
+        raise URLElicitationRequired(
+            "This request needs you to complete a step in your browser first",
+            {"elicitations": [params]},
+        )
+
+    def _with_id(self, ask: Ask) -> dict[str, Any]:
+        params = dict(ask.params)
+        if params.get("mode") == "url":
+            eid = params.setdefault("elicitationId", str(uuid.uuid4()))
+            self.session.elicitations.add(eid)
+        return params
+
+    async def _one(self, ask: Ask) -> Any:
+        params = self._with_id(ask)
+        for attempt in range(2):
+            try:
+                reply = await self.session.request(self.send, ask.method, params, timeout=self.timeout)
+            except TimeoutError:
+                log.info("no answer to %s within %.0f s", ask.method, self.timeout)
+                return self._give_up(ask, f"the client did not answer {ask.method} in time")
+            if "error" in reply:
+                error = reply["error"]
+                return self._give_up(ask, f"the client refused {ask.method}: {error.get('message', 'error')}")
+            try:
+                return check_answer(ask, reply["result"])
+            except InvalidAnswer as exc:
+                if attempt == 1:
+                    return self._give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}")
+                message = f"Your previous answer was not accepted: {exc}.\n\n{params.get('message', '')}"
+                params = {**params, "message": message.rstrip()} if ask.method == ELICIT else params
+        raise AssertionError("unreachable")
+
+    @staticmethod
+    def _give_up(ask: Ask, reason: str) -> Any:
+        if ask.method == ELICIT:
+            log.info("%s; treating it as cancel", reason)
+            return {"action": "cancel"}
+        raise ToolError(reason[0].upper() + reason[1:])
+
+
+def _call(message: jsonrpc.Request, session: Session) -> Call:
+    params = message.params or {}
+    meta = params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    if isinstance(token, bool) or not isinstance(token, (str, int)):
+        token = None
+    return Call(
+        id=message.id,
+        method=message.method,
+        params=params,
+        revision=session.version,
+        capabilities=session.capabilities,
+        client_info=session.client_info,
+        log_level=session.log_level,
+        progress_token=token,
+    )
+
+
+async def respond_in_session(
+    server: Server,
+    message: jsonrpc.Request,
+    session: Session,
+    *,
+    channel: HandshakeChannel,
+    principal: Principal | None,
+) -> bytes | None:
+    """Answer one request of an initialized session: the encoded response, or None when
+    the client cancelled the request (no response is due)."""
+    task = asyncio.current_task()
+    if task is not None:
+        session.inflight[message.id] = task
+    try:
+        result = await _dispatch(server, message, session, channel, principal)
+    except asyncio.CancelledError:
+        if message.id not in session.cancelled or task is None:
+            raise
+        session.cancelled.discard(message.id)
+        task.uncancel()
+        log.info("request %r cancelled by the client", message.id)
+        return None
+    except ProtocolError as exc:
+        return jsonrpc.encode_error(message.id, exc)
+    except (ReplayMismatchError, ToolError, TransportError) as exc:
+        return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}"))
+    except Exception:
+        log.exception("request %r (%s) failed", message.id, message.method)
+        return jsonrpc.encode_error(message.id, InternalError("Internal error"))
+    finally:
+        session.inflight.pop(message.id, None)
+    return jsonrpc.encode_result(message.id, result)
+
+
+async def _dispatch(
+    server: Server,
+    message: jsonrpc.Request,
+    session: Session,
+    channel: HandshakeChannel,
+    principal: Principal | None,
+) -> dict[str, Any]:
+    method = message.method
+    params = message.params or {}
+    check_method(method)
+    if method == "initialize":
+        raise InvalidRequest("Invalid request: this session is already initialized")
+    if method == "ping":
+        return {}
+    if method == "logging/setLevel":
+        session.log_level = parse_set_level(params)
+        return {}
+    if method in ("resources/subscribe", "resources/unsubscribe"):
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams(f'Invalid params: {method} needs "uri" (a string)')
+        if method == "resources/subscribe":
+            session.subscriptions.add(uri)
+        else:
+            session.subscriptions.discard(uri)
+        return {}
+    asker = SessionAsker(session, channel.send, server.ask_timeout)
+    return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)

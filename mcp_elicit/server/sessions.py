@@ -1,0 +1,197 @@
+"""Sessions of the handshake revisions (2025-11-25 and earlier).
+
+Rules:
+
+* A session is created by ``initialize``; its id is unguessable visible ASCII
+  (``secrets.token_urlsafe``). When the server authenticates, a session belongs to the
+  principal that created it: another principal presenting its id finds nothing (404),
+  exactly like an unknown id.
+* Sessions are bounded in number and expire when idle; an expired or deleted session is
+  gone (404), and closing one cancels what it had in flight and every question it was
+  waiting on — nothing is left behind.
+* Server-to-client requests wait on a future keyed by their id; the client's response
+  resolves it. The wait has its own budget (a person is answering), not the request
+  timeout; cancellation and timeouts remove the entry.
+* Notifications not tied to a request (elicitation completion, resource updates) go to
+  the session's standalone stream, or wait in a small bounded queue until one opens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from mcp_elicit.core.rev_2025_11_25 import Handshake
+from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.wire import jsonrpc
+
+__all__ = ["Session", "Sessions"]
+
+log = logging.getLogger("mcp_elicit.sessions")
+
+Send = Callable[[bytes], Awaitable[None]]
+
+
+class Session:
+    def __init__(self, sid: str, handshake: Handshake, principal: str | None, now: float) -> None:
+        self.id = sid
+        self.version = handshake.version
+        self.capabilities = handshake.capabilities
+        self.client_info = handshake.client_info
+        self.principal = principal
+        self.initialized = False
+        self.log_level: str | None = None
+        self.subscriptions: set[str] = set()
+        self.elicitations: set[str] = set()
+        self.pending: dict[jsonrpc.RequestId, asyncio.Future[dict[str, Any]]] = {}
+        self.inflight: dict[jsonrpc.RequestId, asyncio.Task[Any]] = {}
+        #: Requests the client cancelled (``notifications/cancelled``): no response is sent.
+        self.cancelled: set[jsonrpc.RequestId] = set()
+        self.last_seen = now
+        self.closed = False
+        self._ids = itertools.count(1)
+        self._queue: deque[bytes] = deque(maxlen=100)
+        self._wakeup = asyncio.Event()
+
+    # ---- questions to the client ---------------------------------------------------
+
+    async def request(
+        self, send: Send, method: str, params: Mapping[str, Any], *, timeout: float
+    ) -> dict[str, Any]:
+        """Send a request to the client and wait (up to ``timeout``) for its response message."""
+        if self.closed:
+            raise TransportError("the session is closed")
+        rid = f"s-{next(self._ids)}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[rid] = future
+        try:
+            await send(jsonrpc.encode_request(rid, method, dict(params)))
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self.pending.pop(rid, None)
+
+    def resolve(self, message: jsonrpc.Response | jsonrpc.ErrorResponse) -> bool:
+        """Hand the client's response to the question waiting for it; False when none is."""
+        future = self.pending.get(message.id) if message.id is not None else None
+        if future is None or future.done():
+            return False
+        if isinstance(message, jsonrpc.Response):
+            future.set_result({"result": message.result})
+        else:
+            future.set_result({"error": message.error})
+        return True
+
+    def cancel(self, rid: object) -> bool:
+        """Cancel the in-flight request ``rid`` at the client's request."""
+        task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None
+        if task is None:
+            return False
+        self.cancelled.add(rid)  # type: ignore[arg-type]
+        task.cancel()
+        return True
+
+    # ---- the standalone stream -------------------------------------------------
+
+    def push(self, data: bytes) -> None:
+        """Queue a session-level message for the standalone stream."""
+        self._queue.append(data)
+        self._wakeup.set()
+
+    async def next_pushed(self, timeout: float) -> bytes | None:
+        """The next queued message, or None after ``timeout`` (for keep-alives)."""
+        if not self._queue:
+            self._wakeup.clear()
+            try:
+                await asyncio.wait_for(self._wakeup.wait(), timeout)
+            except TimeoutError:
+                return None
+        return self._queue.popleft() if self._queue else None
+
+    # ---- the end -----------------------------------------------------------------
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for future in self.pending.values():
+            if not future.done():
+                future.cancel()
+        for task in list(self.inflight.values()):
+            task.cancel()
+        self._wakeup.set()
+
+
+class Sessions:
+    """Every live session of one server."""
+
+    def __init__(
+        self,
+        *,
+        max_sessions: int = 1000,
+        idle_timeout: float = 1800.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.clock = clock
+        self._live: dict[str, Session] = {}
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def create(self, handshake: Handshake, principal: str | None) -> Session:
+        now = self.clock()
+        self._expire(now)
+        if len(self._live) >= self.max_sessions:
+            idle = [s for s in self._live.values() if not s.inflight and not s.pending]
+            if not idle:
+                raise ProtocolError("Too many sessions; try again later", http_status=503)
+            self.close(min(idle, key=lambda s: s.last_seen).id)
+        session = Session(secrets.token_urlsafe(24), handshake, principal, now)
+        self._live[session.id] = session
+        return session
+
+    def get(self, sid: str, principal: str | None) -> Session | None:
+        session = self._live.get(sid)
+        if session is None:
+            return None
+        now = self.clock()
+        if now - session.last_seen > self.idle_timeout and not session.inflight:
+            self.close(sid)
+            return None
+        if session.principal != principal:
+            return None
+        session.last_seen = now
+        return session
+
+    def close(self, sid: str) -> bool:
+        session = self._live.pop(sid, None)
+        if session is None:
+            return False
+        session.close()
+        return True
+
+    def close_all(self) -> None:
+        for sid in list(self._live):
+            self.close(sid)
+
+    def owning(self, elicitation_id: str) -> Session | None:
+        for session in self._live.values():
+            if elicitation_id in session.elicitations:
+                return session
+        return None
+
+    def subscribed(self, uri: str) -> list[Session]:
+        return [s for s in self._live.values() if uri in s.subscriptions]
+
+    def _expire(self, now: float) -> None:
+        for sid, session in list(self._live.items()):
+            if now - session.last_seen > self.idle_timeout and not session.inflight:
+                log.info("session %s expired after %.0f s idle", sid[:8], now - session.last_seen)
+                self.close(sid)

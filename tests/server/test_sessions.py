@@ -1,0 +1,228 @@
+"""Handshake sessions: limits, expiry, principals, waiting for people, cleaning up, and
+URL mode with completion (2025-11-25)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import pytest
+
+from mcp_elicit import Context, Form, Principal, Server, String
+from mcp_elicit.core.rev_2025_11_25 import Handshake
+from mcp_elicit.server.sessions import Sessions
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.meta import ClientCapabilities
+
+from support.memory import MemoryClient, SessionClient
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+HANDSHAKE = Handshake("2025-11-25", ClientCapabilities({"elicitation": {}}), None)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_session_ids_are_unguessable_visible_ascii() -> None:
+    sessions = Sessions()
+    ids = {sessions.create(HANDSHAKE, None).id for _ in range(50)}
+    assert len(ids) == 50
+    for sid in ids:
+        assert len(sid) >= 32
+        assert all(0x21 <= ord(c) <= 0x7E for c in sid)
+
+
+def test_unknown_expired_and_foreign_sessions_are_not_found() -> None:
+    clock = Clock()
+    sessions = Sessions(idle_timeout=60, clock=clock)
+    mine = sessions.create(HANDSHAKE, "alice")
+    assert sessions.get("nope", "alice") is None
+    assert sessions.get(mine.id, "bob") is None
+    assert sessions.get(mine.id, None) is None
+    assert sessions.get(mine.id, "alice") is mine
+    clock.now += 59
+    assert sessions.get(mine.id, "alice") is mine
+    clock.now += 61
+    assert sessions.get(mine.id, "alice") is None
+    assert mine.closed
+
+
+def test_the_number_of_sessions_is_bounded() -> None:
+    clock = Clock()
+    sessions = Sessions(max_sessions=3, clock=clock)
+    first = sessions.create(HANDSHAKE, None)
+    for _ in range(2):
+        clock.now += 1
+        sessions.create(HANDSHAKE, None)
+    clock.now += 1
+    sessions.create(HANDSHAKE, None)
+    assert len(sessions) == 3
+    assert first.closed, "the least recently used idle session makes room"
+
+
+def build(**options: Any) -> Server:
+    app = Server("sessions", **options)
+
+    @app.tool()
+    async def ask_name(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return f"answer: {answer.action}"
+
+    @app.tool()
+    async def connect(ctx: Context) -> str:
+        answer = await ctx.require_url(
+            "Connect your account", "https://example.com/connect", elicitation_id="e-1"
+        )
+        return f"connected: {answer.action}"
+
+    return app
+
+
+class Silent(SessionClient):
+    """A client that never answers the server's questions."""
+
+    async def send(self, data: bytes) -> None:
+        self.asked.append(orjson.loads(data))
+
+
+async def test_no_answer_in_time_counts_as_cancel(wire_2025: WireChecker) -> None:
+    client = Silent(build(ask_timeout=0.05), checker=wire_2025)
+    await client.open()
+    result = await client.result("tools/call", {"name": "ask_name"})
+    assert result["content"][0]["text"] == "answer: cancel"
+    assert client.session.pending == {}
+
+
+async def _waiting(client: SessionClient, rid: int) -> asyncio.Task[bytes | None]:
+    message = jsonrpc.Request(rid, "tools/call", {"name": "ask_name"})
+    task = asyncio.ensure_future(client.server.respond_in_session(message, client.session, channel=client))
+    for _ in range(50):
+        await asyncio.sleep(0)
+        if client.session.pending:
+            break
+    assert client.session.pending, "the server should be waiting for the answer"
+    return task
+
+
+async def test_abandoned_elicitations_leave_nothing_behind(wire_2025: WireChecker) -> None:
+    client = Silent(build(), checker=wire_2025)
+    await client.open()
+    await asyncio.sleep(0)
+    baseline = len(asyncio.all_tasks())
+    # cancelled by the client, one after another
+    for rid in range(100, 120):
+        task = await _waiting(client, rid)
+        assert client.session.cancel(rid)
+        assert await task is None
+    # the session is deleted while a question waits
+    task = await _waiting(client, 500)
+    client.server.sessions.close(client.session.id)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0)
+    assert client.session.pending == {}
+    assert client.session.inflight == {}
+    assert client.session.cancelled == set()
+    assert len(asyncio.all_tasks()) == baseline
+
+
+async def test_closing_the_stream_cancels_the_wait(wire_2025: WireChecker) -> None:
+    client = Silent(build(), checker=wire_2025)
+    await client.open()
+    task = await _waiting(client, 7)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert client.session.pending == {}
+    assert client.session.inflight == {}
+
+
+async def test_url_required_and_completion_reach_only_the_owning_session(wire_2025: WireChecker) -> None:
+    app = build()
+    owner = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+    other = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+    await owner.open()
+    await other.open()
+    response = await owner.request("tools/call", {"name": "connect"})
+    assert response["error"]["code"] == -32042
+    (elicitation,) = response["error"]["data"]["elicitations"]
+    assert elicitation == {
+        "mode": "url",
+        "message": "Connect your account",
+        "url": "https://example.com/connect",
+        "elicitationId": "e-1",
+    }
+    assert not app.complete_elicitation("unknown-id")
+    assert app.complete_elicitation("e-1")
+    assert not app.complete_elicitation("e-1"), "a finished id is ignored"
+    pushed = await owner.session.next_pushed(0.1)
+    notification = orjson.loads(pushed)
+    wire_2025.notification(notification)
+    assert notification == {
+        "jsonrpc": "2.0",
+        "method": "notifications/elicitation/complete",
+        "params": {"elicitationId": "e-1"},
+    }
+    assert await other.session.next_pushed(0.01) is None
+
+
+async def test_require_url_on_2026_is_an_input_request(wire: WireChecker) -> None:
+    client = MemoryClient(build(), capabilities={"elicitation": {"url": {}}}, checker=wire)
+    first = await client.result("tools/call", {"name": "connect"})
+    request = next(iter(first["inputRequests"].values()))
+    assert request["params"]["mode"] == "url"
+    final, _ = await client.rounds("tools/call", {"name": "connect"}, lambda k, r: {"action": "accept"})
+    assert final["result"]["content"][0]["text"] == "connected: accept"
+
+
+async def test_session_methods(wire_2025: WireChecker) -> None:
+    client = SessionClient(build(), checker=wire_2025)
+    init = (await client.open())["result"]
+    assert init["protocolVersion"] == "2025-11-25"
+    assert init["serverInfo"]["name"] == "sessions"
+    assert "resultType" not in init
+    assert await client.result("ping") == {}
+    assert await client.result("logging/setLevel", {"level": "info"}) == {}
+    assert client.session.log_level == "info"
+    assert await client.result("resources/subscribe", {"uri": "test://x"}) == {}
+    assert client.server.notify_resource_updated("test://x") == 1
+    assert orjson.loads(await client.session.next_pushed(0.1))["method"] == "notifications/resources/updated"
+    assert await client.result("resources/unsubscribe", {"uri": "test://x"}) == {}
+    assert client.server.notify_resource_updated("test://x") == 0
+    missing = await client.request("server/discover", malformed=True)
+    assert missing["error"]["code"] == -32601
+    again = await client.request(
+        "initialize",
+        {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+        malformed=True,
+    )
+    assert again["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize(
+    ("asked", "got"),
+    [
+        ("2025-06-18", "2025-06-18"),
+        ("2025-03-26", "2025-03-26"),
+        ("2024-01-01", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+    ],
+)
+async def test_version_negotiation(asked: str, got: str) -> None:
+    client = SessionClient(build(), version=asked)
+    assert (await client.open())["result"]["protocolVersion"] == got
+
+
+async def test_sessions_belong_to_their_principal() -> None:
+    app = build()
+    alice = SessionClient(app, principal=Principal("alice"))
+    await alice.open()
+    assert app.sessions.get(alice.session.id, "alice") is alice.session
+    assert app.sessions.get(alice.session.id, "mallory") is None

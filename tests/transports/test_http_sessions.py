@@ -1,0 +1,234 @@
+"""2025-11-25 sessions over real HTTP (uvicorn on 127.0.0.1): the handshake, questions on
+the request's SSE stream answered by a separate POST, the standalone GET stream, DELETE,
+and cleanup when the client goes away. Every message is checked against the 2025-11-25
+schema."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.wire.sse import EventDecoder
+
+from support.procs import InProcess, uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+ACCEPT = "application/json, text/event-stream"
+
+
+def build() -> Server:
+    app = Server("http-sessions")
+
+    @app.tool()
+    async def ask_name(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return f"hello {answer.content['name'] if answer.content else answer.action}"
+
+    @app.tool()
+    async def connect(ctx: Context) -> str:
+        await ctx.require_url("Connect", "https://example.com/c", elicitation_id="e-42")
+        return "connected"
+
+    return app
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[Server, InProcess]]:
+    app = build()
+    async with uvicorn_server(StreamableHTTP(app, keepalive=0.2)) as running:
+        yield app, running
+
+
+class Session:
+    def __init__(self, http: httpx.AsyncClient, url: str, wire: WireChecker) -> None:
+        self.http = http
+        self.url = url
+        self.wire = wire
+        self.sid = ""
+        self.ids = 0
+
+    def headers(self) -> dict[str, str]:
+        return {"accept": ACCEPT, "mcp-session-id": self.sid, "mcp-protocol-version": "2025-11-25"}
+
+    async def open(self, caps: dict[str, Any] | None = None) -> httpx.Response:
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": caps if caps is not None else {"elicitation": {"form": {}, "url": {}}},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        self.wire.request(body)
+        response = await self.http.post(self.url, json=body, headers={"accept": ACCEPT})
+        self.wire.response("initialize", response.json())
+        self.sid = response.headers["mcp-session-id"]
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        self.wire.notification(note)
+        assert (await self.http.post(self.url, json=note, headers=self.headers())).status_code == 202
+        return response
+
+    def call(self, name: str) -> dict[str, Any]:
+        self.ids += 1
+        body = {"jsonrpc": "2.0", "id": self.ids, "method": "tools/call", "params": {"name": name}}
+        self.wire.request(body)
+        return body
+
+
+async def _events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    decoder = EventDecoder()
+    async for chunk in response.aiter_bytes():
+        for event in decoder.feed(chunk):
+            yield orjson.loads(event.data)
+
+
+async def test_initialize_gives_a_visible_ascii_session(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    _, running = served
+    async with httpx.AsyncClient() as http:
+        session = Session(http, running.url, wire_2025)
+        response = await session.open()
+        assert response.json()["result"]["protocolVersion"] == "2025-11-25"
+        assert all(0x21 <= ord(c) <= 0x7E for c in session.sid)
+        pong = await http.post(
+            running.url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=session.headers()
+        )
+        assert pong.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+async def test_a_question_on_the_stream_answered_by_a_post(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        async with http.stream(
+            "POST", running.url, json=session.call("ask_name"), headers=session.headers()
+        ) as stream:
+            assert stream.headers["content-type"] == "text/event-stream"
+            events = _events(stream)
+            question = await anext(events)
+            wire_2025.request(question)
+            assert question["method"] == "elicitation/create"
+            assert question["params"]["requestedSchema"]["properties"] == {"name": {"type": "string"}}
+            answer = {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            }
+            wire_2025.response("elicitation/create", answer)
+            posted = await http.post(running.url, json=answer, headers=session.headers())
+            assert posted.status_code == 202
+            final = await anext(events)
+            wire_2025.response("tools/call", final)
+            assert final["result"]["content"][0]["text"] == "hello Ada"
+
+
+async def test_completion_goes_to_the_session_stream(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    app, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        required = (
+            await http.post(running.url, json=session.call("connect"), headers=session.headers())
+        ).json()
+        wire_2025.response("tools/call", required)
+        assert required["error"]["code"] == -32042
+        assert required["error"]["data"]["elicitations"][0]["elicitationId"] == "e-42"
+        async with http.stream("GET", running.url, headers=session.headers()) as stream:
+            assert stream.status_code == 200
+            events = _events(stream)
+            assert app.complete_elicitation("e-42")
+            done = await anext(events)
+            wire_2025.notification(done)
+            assert done == {
+                "jsonrpc": "2.0",
+                "method": "notifications/elicitation/complete",
+                "params": {"elicitationId": "e-42"},
+            }
+
+
+async def test_a_client_that_goes_away_leaves_nothing_waiting(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    app, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        live = app.sessions.get(session.sid, None)
+        assert live is not None
+        for _ in range(5):
+            async with http.stream(
+                "POST", running.url, json=session.call("ask_name"), headers=session.headers()
+            ) as stream:
+                question = await anext(_events(stream))
+                assert question["method"] == "elicitation/create"
+                assert len(live.pending) == 1
+        for _ in range(100):
+            if not live.pending and not live.inflight:
+                break
+            await asyncio.sleep(0.02)
+        assert live.pending == {}
+        assert live.inflight == {}
+
+
+async def test_delete_ends_the_session(served: tuple[Server, InProcess], wire_2025: WireChecker) -> None:
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        assert (await http.delete(running.url, headers=session.headers())).status_code == 200
+        gone = await http.post(
+            running.url, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=session.headers()
+        )
+        assert gone.status_code == 404
+        assert gone.json()["id"] == 3
+        assert (await http.delete(running.url, headers=session.headers())).status_code == 404
+
+
+async def test_without_a_session(served: tuple[Server, InProcess]) -> None:
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25"}
+        response = await http.post(
+            running.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers
+        )
+        assert response.status_code == 400
+        assert "initialize" in response.json()["error"]["message"]
+        unknown = await http.post(
+            running.url,
+            json={"jsonrpc": "2.0", "id": 2, "method": "ping"},
+            headers={**headers, "mcp-session-id": "nope"},
+        )
+        assert unknown.status_code == 404
+        modern_init = await http.post(
+            running.url,
+            json={
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "initialize",
+                "params": {
+                    "_meta": {
+                        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                        "io.modelcontextprotocol/clientCapabilities": {},
+                    }
+                },
+            },
+            headers={"accept": ACCEPT, "mcp-protocol-version": "2026-07-28", "mcp-method": "initialize"},
+        )
+        assert modern_init.status_code == 404
+        assert modern_init.json()["error"]["code"] == -32601
