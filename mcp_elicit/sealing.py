@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.hashes import SHA256
@@ -78,13 +79,20 @@ def arguments_digest(arguments: Mapping[str, Any] | None) -> bytes:
 
     Canonical: sorted keys, ``,``/``:`` separators, no ASCII escaping, UTF-8.
     """
-    encoded = json.dumps(
-        {} if arguments is None else dict(arguments),
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-    )
-    return hashlib.sha256(_utf8(encoded)).digest()
+    if not arguments:
+        return _EMPTY_DIGEST
+    try:
+        encoded = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # not plain JSON (e.g. non-string keys): the standard library copes
+        encoded = _utf8(
+            json.dumps(
+                dict(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+            )
+        )
+    return hashlib.sha256(encoded).digest()
+
+
+_EMPTY_DIGEST = hashlib.sha256(b"{}").digest()
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,8 @@ ELICIT: Final = "elicitation/create"
 SAMPLE: Final = "sampling/createMessage"
 LIST_ROOTS: Final = "roots/list"
 
+#: Fingerprints of form questions by (schema digest, message, mode), bounded.
+_FORM_FINGERPRINTS: dict[tuple[str, object, object], str] = {}
 MAX_INPUT_RESPONSES_BYTES: Final = 256 * 1024
 MAX_INPUT_RESPONSES: Final = 64
 _STATE_VERSION: Final = 1
@@ -78,11 +80,31 @@ class Ask:
 
     @property
     def fingerprint(self) -> str:
+        if (
+            self._fingerprint is None
+            and self.schema is not None
+            and self.method == ELICIT
+            and len(self.params) == 3
+        ):
+            memo = (self.schema.digest, self.params.get("message"), self.params.get("mode"))
+            self._fingerprint = _FORM_FINGERPRINTS.get(memo)
         if self._fingerprint is None:
+            if self.schema is not None:
+                # the schema's own digest stands for it: no need to encode it again
+                params = {k: v for k, v in self.params.items() if k != "requestedSchema"}
+                params["requestedSchema"] = self.schema.digest
+            else:
+                params = self.params
             digest = hashlib.sha256(
-                orjson.dumps({"m": self.method, "p": self.params}, option=orjson.OPT_SORT_KEYS)
+                orjson.dumps({"m": self.method, "p": params}, option=orjson.OPT_SORT_KEYS)
             ).digest()
             self._fingerprint = base64.urlsafe_b64encode(digest[:12]).decode("ascii")
+            if self.schema is not None and self.method == ELICIT and len(self.params) == 3:
+                if len(_FORM_FINGERPRINTS) >= 4096:
+                    _FORM_FINGERPRINTS.clear()
+                _FORM_FINGERPRINTS[
+                    (self.schema.digest, self.params.get("message"), self.params.get("mode"))
+                ] = self._fingerprint
         return self._fingerprint
 
     def wire(self, note: str | None = None) -> dict[str, Any]:

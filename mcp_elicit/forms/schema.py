@@ -21,6 +21,8 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import weakref
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -47,6 +49,8 @@ class FormSchema:
     secret_findings: tuple[SecretFinding, ...] = field(compare=False, repr=False)
     _validator: FormValidator = field(compare=False, repr=False)
     _binding: Binding | None = field(compare=False, repr=False)
+    _wire: dict[str, Any] = field(compare=False, repr=False)
+    _digest: str = field(compare=False, repr=False)
 
     def __init__(self, fields: Iterable[FieldSpec], *, check_secrets: bool = True) -> None:
         specs = tuple(fields)
@@ -71,6 +75,10 @@ class FormSchema:
         object.__setattr__(self, "secret_findings", findings)
         object.__setattr__(self, "_validator", FormValidator(specs))
         object.__setattr__(self, "_binding", None)
+        wire = self._build_json()
+        object.__setattr__(self, "_wire", wire)
+        digest = hashlib.sha256(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+        object.__setattr__(self, "_digest", digest[:32])
 
     # -- constructors -----------------------------------------------------------------
 
@@ -153,7 +161,20 @@ class FormSchema:
         raise KeyError(name)
 
     def to_json(self) -> dict[str, Any]:
-        """The wire form, a ``requestedSchema`` valid under both spec revisions."""
+        """The wire form, a ``requestedSchema`` valid under both spec revisions (a fresh copy)."""
+        return self._build_json()
+
+    @property
+    def wire(self) -> dict[str, Any]:
+        """The wire form, built once and shared: read it, never change it."""
+        return self._wire
+
+    @property
+    def digest(self) -> str:
+        """A stable digest of the wire form: two forms asking the same thing share it."""
+        return self._digest
+
+    def _build_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": "object", "properties": {s.name: s.to_json() for s in self.fields}}
         if required := self.required:
             out["required"] = list(required)

@@ -173,7 +173,7 @@ class Context:
         form = FormSchema.of(schema)
         if not self.can_elicit("form"):
             raise MissingClientCapability.requiring({"elicitation": {"form": {}}})
-        params = {"mode": "form", "message": message, "requestedSchema": form.to_json()}
+        params = {"mode": "form", "message": message, "requestedSchema": form.wire}
         ask = Ask(self._key("elicit", key), ELICIT, params, form)
 
         def convert(raw: Mapping[str, Any]) -> Answer[Any]:

@@ -26,6 +26,8 @@ class ReplayAsker:
 
     def __init__(self, replay: Replay) -> None:
         self.replay = replay
+        #: The task running the handler; questions from other tasks come from siblings.
+        self.main_task = asyncio.current_task()
 
     async def ask(self, asks: list[Ask]) -> list[Any]:
         answers: list[Any] = []
@@ -38,8 +40,9 @@ class ReplayAsker:
                 self.replay.want(ask)
                 missing = True
         if missing:
-            for _ in range(_SIBLING_YIELDS):
-                await asyncio.sleep(0)
+            if asyncio.current_task() is not self.main_task:
+                for _ in range(_SIBLING_YIELDS):
+                    await asyncio.sleep(0)
             raise InputRequired
         return answers
 

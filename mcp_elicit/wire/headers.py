@@ -43,6 +43,7 @@ _SENTINEL_END: Final = "?="
 _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _MAX_SAFE_INT: Final = 2**53 - 1
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 
 
 class InvalidHeaderSpec(ValueError):
