@@ -520,15 +520,7 @@ async def _error(send: Send, rid: jsonrpc.RequestId | None, exc: ProtocolError) 
         else (400 if isinstance(exc, (ParseError, InvalidRequest)) else 200)
     )
     await send({"type": "http.response.start", "status": status, "headers": _JSON_HEADERS})
-    await send({"type": "http.response.body", "body": _encode_error(rid, exc)})
-
-
-def _encode_error(rid: jsonrpc.RequestId | None, exc: ProtocolError) -> bytes:
-    """An error response; without a readable request id it has no ``id`` member (MCP's
-    ``JSONRPCErrorResponse`` has ``id?: RequestId``, and a null id fails its schema)."""
-    if rid is None:
-        return jsonrpc.encode({"jsonrpc": "2.0", "error": exc.to_error()})
-    return jsonrpc.encode_error(rid, exc)
+    await send({"type": "http.response.body", "body": jsonrpc.encode_error(rid, exc)})
 
 
 async def _accepted(send: Send) -> None:

@@ -99,12 +99,12 @@ class StdioServer:
             err = InvalidRequest(
                 f"Invalid request: message of {line.size} bytes exceeds the {self.framer.max_line} byte limit"
             )
-            await self.write(_encode_error(None, err))
+            await self.write(jsonrpc.encode_error(None, err))
             return
         try:
             message = jsonrpc.decode(line)
         except ProtocolError as exc:
-            await self.write(_encode_error(exc.request_id, exc))
+            await self.write(jsonrpc.encode_error(exc.request_id, exc))
             return
         if isinstance(message, jsonrpc.Request):
             if message.id in self._tasks:
@@ -160,14 +160,6 @@ class StdioServer:
             return
         if payload is not None:
             await self.write(payload)
-
-
-def _encode_error(rid: jsonrpc.RequestId | None, exc: ProtocolError) -> bytes:
-    """An error response; without a readable request id it has no ``id`` member (MCP's
-    ``JSONRPCErrorResponse`` has ``id?: RequestId``, and a null id fails its schema)."""
-    if rid is None:
-        return jsonrpc.encode({"jsonrpc": "2.0", "error": exc.to_error()})
-    return jsonrpc.encode_error(rid, exc)
 
 
 async def serve_stdio(server: Server) -> None:

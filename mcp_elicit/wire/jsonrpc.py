@@ -6,8 +6,9 @@ Rules:
   ``Notification``, ``Response`` or ``ErrorResponse``, or raises ``ParseError`` (not JSON)
   or ``InvalidRequest`` (JSON, not JSON-RPC). The raised error carries the request id in
   ``request_id`` whenever one could be read, so the reply can echo it.
-* Ids are strings or integers, never booleans, floats or null (null only on an error
-  response whose request id could not be read).
+* Ids are strings or integers, never booleans or floats. An error response whose request
+  id could not be read has no ``id`` (MCP's schema forbids a null one); one received with
+  ``"id": null`` is still understood.
 * Batches (JSON arrays) are not part of MCP since 2025-06-18 and are refused.
 * ``encode`` is the only place that turns a message into bytes; it never emits NaN.
 """
@@ -142,6 +143,10 @@ def encode_result(rid: RequestId, result: Mapping[str, Any]) -> bytes:
 
 
 def encode_error(rid: RequestId | None, error: ProtocolError) -> bytes:
+    """An error response. Without a readable request id it has no ``id`` member: MCP's
+    ``JSONRPCErrorResponse`` has ``id?: RequestId``, which a null id would fail."""
+    if rid is None:
+        return orjson.dumps({"jsonrpc": "2.0", "error": error.to_error()})
     return orjson.dumps({"jsonrpc": "2.0", "id": rid, "error": error.to_error()})
 
 

@@ -59,7 +59,7 @@ def test_not_json_is_a_parse_error(raw: bytes) -> None:
 def test_encoders_round_trip() -> None:
     assert orjson.loads(jsonrpc.encode_result(1, {"a": 1})) == {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}
     err = orjson.loads(jsonrpc.encode_error(None, InvalidRequest("bad")))
-    assert err == {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad"}}
+    assert err == {"jsonrpc": "2.0", "error": {"code": -32600, "message": "bad"}}
     assert jsonrpc.decode(jsonrpc.encode_request(5, "m", {"x": 1})) == Request(5, "m", {"x": 1})
     assert jsonrpc.decode(jsonrpc.encode_notification("n", None)) == Notification("n", None)
 

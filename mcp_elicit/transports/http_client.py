@@ -1,0 +1,290 @@
+"""Streamable HTTP, client side (httpx): one POST per message, JSON or SSE answers, and for
+handshake-era sessions the GET event stream and DELETE.
+
+Rules:
+
+* Every POST carries ``Accept: application/json, text/event-stream`` and
+  ``Content-Type: application/json``, the caller's fixed headers (authorization, say), and
+  the protocol headers of the message, in that order of precedence.
+* A JSON answer is one message; an SSE answer is read event by event (comments and empty
+  priming events skipped) until the stream ends; either way the exchange ends with
+  ``Ended`` carrying the status, a non-JSON-RPC body, and the SSE ``id``/``retry`` seen
+  (for resuming). A broken connection ends it with a reason; the client turns that into a
+  ``TransportError`` a person can act on.
+* Reading happens in a task per exchange feeding a queue, so a wait for the next message
+  can be abandoned and resumed; closing an exchange closes its response (on 2026-07-28
+  that cancels the request on the server).
+* Only the configured URL is ever requested: nothing in a message (a ``$ref``, a URL to
+  show the user) makes this transport fetch anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final
+
+import httpx
+
+from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.session import Client
+from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
+from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.sse import EventDecoder
+
+__all__ = ["HttpTransport", "connect_http"]
+
+log = logging.getLogger("mcp_elicit.http_client")
+
+_ACCEPT: Final = "application/json, text/event-stream"
+_MAX_BODY: Final = 16 * 1024 * 1024
+_SEND_TIMEOUT: Final = 30.0
+_GRACE: Final = 0.25
+
+
+class HttpTransport:
+    """A Streamable HTTP connection to one MCP endpoint."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        client: httpx.AsyncClient | None = None,
+        connect_timeout: float = 10.0,
+        trace: Trace | None = None,
+    ) -> None:
+        self.url = url
+        self.fixed = dict(headers or {})
+        self._given = client
+        self._client: httpx.AsyncClient | None = client
+        self.connect_timeout = connect_timeout
+        self.trace = trace
+        self._exchanges: set[_HttpExchange] = set()
+
+    @property
+    def http(self) -> bool:
+        return True
+
+    @property
+    def where(self) -> str:
+        return self.url
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            raise TransportError(f"the connection to {self.url} is not open")
+        return self._client
+
+    async def open(self, unsolicited: Unsolicited) -> None:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(connect=self.connect_timeout, read=None, write=60.0, pool=60.0),
+                follow_redirects=False,
+            )
+
+    def _headers(self, extra: Mapping[str, str], *, accept: str = _ACCEPT) -> dict[str, str]:
+        headers = {"Accept": accept, "Content-Type": "application/json", **self.fixed}
+        headers.update(extra)
+        return headers
+
+    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> _HttpExchange:
+        if self.trace is not None:
+            self.trace("send", message)
+        exchange = _HttpExchange(self, "POST", self._headers(headers), jsonrpc.encode(message))
+        self._exchanges.add(exchange)
+        return exchange
+
+    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        if self.trace is not None:
+            self.trace("send", message)
+        try:
+            async with asyncio.timeout(_SEND_TIMEOUT):
+                response = await self.client.post(
+                    self.url, headers=self._headers(headers), content=jsonrpc.encode(message)
+                )
+        except (httpx.HTTPError, TimeoutError) as exc:
+            raise TransportError(f"could not send to {self.url}: {_describe(exc)}") from None
+        if response.status_code >= 400:
+            log.warning(
+                "%s answered a %s with HTTP %d: %s",
+                self.url,
+                message.get("method", "response"),
+                response.status_code,
+                response.text[:300],
+            )
+
+    async def listen(
+        self, headers: Mapping[str, str], last_event_id: str | None = None
+    ) -> _HttpExchange | None:
+        extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        if last_event_id is not None:
+            extra["Last-Event-ID"] = last_event_id
+        all_headers = self._headers(extra, accept="text/event-stream")
+        all_headers.pop("Content-Type", None)
+        exchange = _HttpExchange(self, "GET", all_headers, None)
+        self._exchanges.add(exchange)
+        # The stream is open once its headers are in; a refusal (405, say) means no stream.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self.connect_timeout + 5.0):
+                await exchange.started.wait()
+        if not exchange.streaming:
+            await exchange.aclose()
+            return None
+        return exchange
+
+    async def end_session(self, headers: Mapping[str, str]) -> None:
+        extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+        try:
+            async with asyncio.timeout(5.0):
+                await self.client.delete(self.url, headers={**self.fixed, **extra})
+        except (httpx.HTTPError, TimeoutError) as exc:
+            log.debug("DELETE %s failed: %s", self.url, _describe(exc))
+
+    async def aclose(self) -> None:
+        for exchange in list(self._exchanges):
+            await exchange.aclose()
+        if self._client is not None and self._given is None:
+            await self._client.aclose()
+        self._client = self._given
+
+
+class _HttpExchange:
+    """One HTTP request and what its response delivers."""
+
+    def __init__(
+        self, owner: HttpTransport, method: str, headers: dict[str, str], content: bytes | None
+    ) -> None:
+        self._owner = owner
+        self._method = method
+        self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
+        self._final: Ended | None = None
+        self._answered = False
+        self.headers: dict[str, str] = {}
+        #: Set once the response has started (or failed); ``streaming`` says whether it is SSE.
+        self.started = asyncio.Event()
+        self.streaming = False
+        self._task = asyncio.ensure_future(self._pump(headers, content))
+
+    async def receive(self) -> jsonrpc.Message | Ended:
+        if self._final is not None:
+            return self._final
+        item = await self._queue.get()
+        if isinstance(item, Ended):
+            self._final = item
+        return item
+
+    async def aclose(self) -> None:
+        self._owner._exchanges.discard(self)
+        if not self._task.done() and self._answered:
+            # The response is in: let the stream end on its own (the connection then goes
+            # back to the pool) rather than cutting it, unless the server keeps it open.
+            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
+                async with asyncio.timeout(_GRACE):
+                    await asyncio.shield(self._task)
+        if not self._task.done():
+            self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+
+    def _put(self, message: jsonrpc.Message) -> None:
+        if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
+            self._answered = True
+        if self._owner.trace is not None:
+            self._owner.trace("receive", message_json(message))
+        self._queue.put_nowait(message)
+
+    async def _pump(self, headers: dict[str, str], content: bytes | None) -> None:
+        url = self._owner.url
+        status: int | None = None
+        decoder = EventDecoder()
+        try:
+            async with self._owner.client.stream(
+                self._method, url, headers=headers, content=content
+            ) as response:
+                status = response.status_code
+                self.headers = {k.lower(): v for k, v in response.headers.items()}
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if kind == "text/event-stream" and status < 300:
+                    self.streaming = True
+                    self.started.set()
+                    async for chunk in response.aiter_bytes():
+                        for event in decoder.feed(chunk):
+                            if event.data.strip():
+                                self._decode(event.data)
+                    self._queue.put_nowait(
+                        Ended(status, last_event_id=decoder.last_event_id, retry_ms=decoder.retry)
+                    )
+                    return
+                body = await _read_capped(response.aiter_bytes())
+            # The response is closed (its connection back in the pool) before delivery.
+            text = body.decode("utf-8", errors="replace")
+            is_json = kind == "application/json" or kind.endswith("+json") or not kind
+            if body.strip() and is_json and self._decode(body):
+                self._queue.put_nowait(Ended(status))
+                return
+            self._queue.put_nowait(Ended(status, body=text.strip()))
+        except asyncio.CancelledError:
+            raise
+        except httpx.ConnectError as exc:
+            self._queue.put_nowait(
+                Ended(reason=f"cannot connect to {url} ({_describe(exc)}); is the server running there?")
+            )
+        except (httpx.HTTPError, OSError, ValueError) as exc:
+            self._queue.put_nowait(
+                Ended(
+                    status,
+                    last_event_id=decoder.last_event_id,
+                    retry_ms=decoder.retry,
+                    reason=f"the connection to {url} broke ({_describe(exc)})",
+                )
+            )
+        finally:
+            self.started.set()
+
+    def _decode(self, data: str | bytes) -> bool:
+        try:
+            message = jsonrpc.decode(data)
+        except ProtocolError as exc:
+            log.warning(
+                "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.url, exc
+            )
+            return False
+        self._put(message)
+        return True
+
+
+async def _read_capped(chunks: AsyncIterator[bytes]) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in chunks:
+        size += len(chunk)
+        if size > _MAX_BODY:
+            raise ValueError(f"the response is larger than {_MAX_BODY} bytes")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextlib.asynccontextmanager
+async def connect_http(
+    url: str,
+    *,
+    answerer: Answerer | None = None,
+    headers: Mapping[str, str] | None = None,
+    http_client: httpx.AsyncClient | None = None,
+    trace: Trace | None = None,
+    **options: Any,
+) -> AsyncIterator[Client]:
+    """A connected ``Client`` for the Streamable HTTP endpoint at ``url``; ``options`` are
+    ``Client``'s keyword arguments."""
+    transport = HttpTransport(url, headers=headers, client=http_client, trace=trace)
+    async with Client(transport, answerer=answerer, **options) as client:
+        yield client

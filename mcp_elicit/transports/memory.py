@@ -1,0 +1,148 @@
+"""In memory: a client connected to an ``mcp_elicit.Server`` object, no sockets, no pipes.
+
+Every message is encoded to bytes and decoded again on the way in both directions, so the
+client and the server see exactly what a wire would carry. ``http=True`` makes it behave
+like Streamable HTTP: the mirrored ``Mcp-*`` headers reach the server (and are checked
+there), responses carry the HTTP status the server chose, and the client filters tools
+for ``x-mcp-header`` validity. Notifications a handler sends arrive before the response,
+as on a response stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.session import Client
+from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
+from mcp_elicit.errors import ProtocolError
+from mcp_elicit.server.app import Server
+from mcp_elicit.server.auth import Principal
+from mcp_elicit.wire import jsonrpc
+
+__all__ = ["MemoryTransport", "connect_memory"]
+
+
+class MemoryTransport:
+    """Connects a client to ``server`` in this process."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        http: bool = False,
+        principal: Principal | None = None,
+        trace: Trace | None = None,
+    ) -> None:
+        self.server = server
+        self._http = http
+        self.principal = principal
+        self.trace = trace
+        self._exchanges: set[_MemoryExchange] = set()
+        #: Notifications and responses the client sent that the server core has no use for.
+        self.sent: list[dict[str, Any]] = []
+
+    @property
+    def http(self) -> bool:
+        return self._http
+
+    @property
+    def where(self) -> str:
+        return f"memory:{self.server.name}"
+
+    async def open(self, unsolicited: Unsolicited) -> None:
+        return None
+
+    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> _MemoryExchange:
+        if self.trace is not None:
+            self.trace("send", message)
+        exchange = _MemoryExchange(self, jsonrpc.encode(message), headers)
+        self._exchanges.add(exchange)
+        return exchange
+
+    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        if self.trace is not None:
+            self.trace("send", message)
+        self.sent.append(dict(message))
+
+    async def listen(self, headers: Mapping[str, str], last_event_id: str | None = None) -> None:
+        return None
+
+    async def end_session(self, headers: Mapping[str, str]) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        for exchange in list(self._exchanges):
+            await exchange.aclose()
+
+
+class _MemoryExchange:
+    def __init__(self, owner: MemoryTransport, data: bytes, headers: Mapping[str, str]) -> None:
+        self._owner = owner
+        self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
+        self._final: Ended | None = None
+        self.headers: dict[str, str] = {}
+        self._task = asyncio.ensure_future(self._run(data, {k.lower(): v for k, v in headers.items()}))
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        """The server's ``Channel``: a handler's notification, through the wire format."""
+        self._deliver(jsonrpc.encode_notification(method, params))
+
+    def _deliver(self, data: bytes) -> None:
+        message = jsonrpc.decode(data)
+        if self._owner.trace is not None:
+            self._owner.trace("receive", message_json(message))
+        self._queue.put_nowait(message)
+
+    async def _run(self, data: bytes, headers: dict[str, str]) -> None:
+        try:
+            request = jsonrpc.decode(data)
+        except ProtocolError as exc:
+            self._queue.put_nowait(Ended(400 if self._owner.http else None, body=str(exc)))
+            return
+        if not isinstance(request, jsonrpc.Request):
+            self._queue.put_nowait(Ended(202 if self._owner.http else None))
+            return
+        payload, status = await self._owner.server.respond(
+            request,
+            channel=self,
+            principal=self._owner.principal,
+            headers=headers if self._owner.http else None,
+        )
+        self._deliver(payload)
+        self._queue.put_nowait(Ended(status if self._owner.http else None))
+
+    async def receive(self) -> jsonrpc.Message | Ended:
+        if self._final is not None:
+            return self._final
+        item = await self._queue.get()
+        if isinstance(item, Ended):
+            self._final = item
+        return item
+
+    async def aclose(self) -> None:
+        self._owner._exchanges.discard(self)
+        if not self._task.done():
+            self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self._task
+
+
+@contextlib.asynccontextmanager
+async def connect_memory(
+    server: Server,
+    *,
+    answerer: Answerer | None = None,
+    http: bool = False,
+    principal: Principal | None = None,
+    trace: Trace | None = None,
+    **options: Any,
+) -> AsyncIterator[Client]:
+    """A connected ``Client`` for ``server`` in memory; ``options`` are ``Client``'s
+    keyword arguments."""
+    transport = MemoryTransport(server, http=http, principal=principal, trace=trace)
+    async with Client(transport, answerer=answerer, **options) as client:
+        yield client

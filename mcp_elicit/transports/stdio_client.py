@@ -1,0 +1,273 @@
+"""stdio, client side: spawn the server command, newline-delimited JSON-RPC on its
+stdin/stdout.
+
+Rules:
+
+* Each message is one line (``wire.framing.LineFramer`` reads them; an oversized or
+  undecodable line is logged and skipped, never fatal). Only JSON-RPC goes to stdin.
+* Responses are routed to their exchange by id; the server's requests and notifications
+  go to the unsolicited callback (all of stdio shares one channel).
+* stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
+  or passed through to ours.
+* If the process exits, every request in flight ends with the exit code and the tail of
+  its stderr. Closing is the spec's shutdown: close stdin, wait, then terminate, then kill.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shlex
+from collections import deque
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any, Final, Literal
+
+from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.session import Client
+from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
+from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.framing import LineFramer, Oversized
+
+__all__ = ["StdioTransport", "connect_stdio"]
+
+log = logging.getLogger("mcp_elicit.stdio_client")
+
+_STDERR_KEEP: Final = 64 * 1024
+
+
+class StdioTransport:
+    """A server process spoken to over its stdin and stdout."""
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: Literal["capture", "inherit"] = "capture",
+        max_line: int = 16 * 1024 * 1024,
+        stop_timeout: float = 2.0,
+        trace: Trace | None = None,
+    ) -> None:
+        if not command:
+            raise ValueError("the server command is empty")
+        self.command = list(command)
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.stderr_mode = stderr
+        self.stop_timeout = stop_timeout
+        self.trace = trace
+        self._framer = LineFramer(max_line)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]] = {}
+        self._unsolicited: Unsolicited | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stderr: deque[bytes] = deque()
+        self._stderr_size = 0
+        self._write_lock = asyncio.Lock()
+        self._gone: str | None = None
+
+    @property
+    def http(self) -> bool:
+        return False
+
+    @property
+    def where(self) -> str:
+        return shlex.join(self.command)
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def stderr_tail(self) -> str:
+        return b"".join(self._stderr).decode("utf-8", errors="replace")
+
+    async def open(self, unsolicited: Unsolicited) -> None:
+        self._unsolicited = unsolicited
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE if self.stderr_mode == "capture" else None,
+                env=self.env,
+                cwd=self.cwd,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start the server command {self.where!r}: {exc}") from None
+        self._tasks.append(asyncio.ensure_future(self._read_stdout()))
+        if self._proc.stderr is not None:
+            self._tasks.append(asyncio.ensure_future(self._read_stderr(self._proc.stderr)))
+
+    async def _write(self, message: Mapping[str, Any]) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or self._gone is not None:
+            raise TransportError(self._gone or f"the server process {self.where!r} is not running")
+        if self.trace is not None:
+            self.trace("send", message)
+        async with self._write_lock:
+            try:
+                proc.stdin.write(jsonrpc.encode(message) + b"\n")
+                await proc.stdin.drain()
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise TransportError(
+                    f"the server process {self.where!r} stopped reading its input: {exc}"
+                ) from None
+
+    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> _StdioExchange:
+        rid = message["id"]
+        queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
+        self._pending[rid] = queue
+        exchange = _StdioExchange(self, rid, queue)
+        if self._gone is not None:
+            queue.put_nowait(Ended(reason=self._gone))
+            return exchange
+        try:
+            await self._write(message)
+        except TransportError as exc:
+            queue.put_nowait(Ended(reason=str(exc)))
+        return exchange
+
+    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        await self._write(message)
+
+    async def listen(self, headers: Mapping[str, str], last_event_id: str | None = None) -> None:
+        return None
+
+    async def end_session(self, headers: Mapping[str, str]) -> None:
+        return None
+
+    async def _read_stdout(self) -> None:
+        assert self._proc is not None
+        stdout = self._proc.stdout
+        assert stdout is not None
+        while True:
+            chunk = await stdout.read(65536)
+            if not chunk:
+                break
+            for line in self._framer.feed(chunk):
+                if isinstance(line, Oversized):
+                    log.warning("%s wrote a %d-byte line, over the limit; skipped", self.where, line.size)
+                    continue
+                await self._route(line)
+        await self._exited()
+
+    async def _route(self, line: bytes) -> None:
+        try:
+            message = jsonrpc.decode(line)
+        except ProtocolError as exc:
+            log.warning("%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, exc, line[:200])
+            return
+        if self.trace is not None:
+            self.trace("receive", message_json(message))
+        if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
+            queue = self._pending.get(message.id) if message.id is not None else None
+            if queue is not None:
+                queue.put_nowait(message)
+            else:
+                log.warning(
+                    "%s answered an unknown request id %r: %s", self.where, message.id, message_json(message)
+                )
+            return
+        if self._unsolicited is not None:
+            try:
+                await self._unsolicited(message)
+            except Exception:
+                log.exception("handling %s from %s failed", getattr(message, "method", "?"), self.where)
+
+    async def _read_stderr(self, stream: asyncio.StreamReader) -> None:
+        while True:
+            chunk = await stream.read(65536)
+            if not chunk:
+                return
+            self._stderr.append(chunk)
+            self._stderr_size += len(chunk)
+            while self._stderr_size > _STDERR_KEEP and len(self._stderr) > 1:
+                self._stderr_size -= len(self._stderr.popleft())
+
+    async def _exited(self) -> None:
+        proc = self._proc
+        code: int | None = None
+        if proc is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1.0):
+                    code = await proc.wait()
+        tail = self.stderr_tail().strip()[-1500:]
+        self._gone = (
+            f"the server process {self.where!r} closed its output"
+            + (f" and exited with code {code}" if code is not None else "")
+            + (f"; the end of its stderr:\n{tail}" if tail else "")
+        )
+        for queue in self._pending.values():
+            queue.put_nowait(Ended(reason=self._gone))
+
+    async def aclose(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            if proc.stdin is not None and not proc.stdin.is_closing():
+                with contextlib.suppress(Exception):
+                    proc.stdin.close()
+            if proc.returncode is None:
+                try:
+                    async with asyncio.timeout(self.stop_timeout):
+                        await proc.wait()
+                except TimeoutError:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.terminate()
+                    try:
+                        async with asyncio.timeout(self.stop_timeout):
+                            await proc.wait()
+                    except TimeoutError:
+                        with contextlib.suppress(ProcessLookupError):
+                            proc.kill()
+                        await proc.wait()
+        for task in self._tasks:
+            if not task.done():
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks.clear()
+
+
+class _StdioExchange:
+    def __init__(
+        self, owner: StdioTransport, rid: jsonrpc.RequestId, queue: asyncio.Queue[jsonrpc.Message | Ended]
+    ):
+        self._owner = owner
+        self._rid = rid
+        self._queue = queue
+        self._final: Ended | None = None
+        self.headers: dict[str, str] = {}
+
+    async def receive(self) -> jsonrpc.Message | Ended:
+        if self._final is not None:
+            return self._final
+        item = await self._queue.get()
+        if isinstance(item, Ended):
+            self._final = item
+        elif isinstance(item, jsonrpc.Response | jsonrpc.ErrorResponse):
+            self._final = Ended()
+        return item
+
+    async def aclose(self) -> None:
+        self._owner._pending.pop(self._rid, None)
+
+
+@contextlib.asynccontextmanager
+async def connect_stdio(
+    command: Sequence[str],
+    *,
+    answerer: Answerer | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+    stderr: Literal["capture", "inherit"] = "capture",
+    trace: Trace | None = None,
+    **options: Any,
+) -> AsyncIterator[Client]:
+    """A connected ``Client`` for the server started by ``command``; ``options`` are
+    ``Client``'s keyword arguments."""
+    transport = StdioTransport(command, env=env, cwd=cwd, stderr=stderr, trace=trace)
+    async with Client(transport, answerer=answerer, **options) as client:
+        yield client

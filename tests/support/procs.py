@@ -1,0 +1,283 @@
+"""Real servers for integration tests, always on 127.0.0.1 and always stopped.
+
+* ``http_process(target, log_dir)``: ``mcp-elicit serve TARGET --http 127.0.0.1:PORT`` as a
+  subprocess on a free port; ready once the port accepts connections. A port taken by
+  someone else between choosing and binding is retried on another.
+* ``stdio_process(target, log_dir)``: ``mcp-elicit serve TARGET`` over stdio, driven with
+  asyncio pipes, one JSON-RPC message per line.
+* ``uvicorn_server(app)``: an ASGI app served by uvicorn inside the test's event loop, on a
+  socket this module binds (so there is no port race).
+
+stderr always goes to a file (a pipe nobody reads can fill up and stall the server), so a
+test can read it afterwards. Stopping is terminate, then kill after a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import uvicorn
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFORMANCE_SERVER = ROOT / "examples" / "conformance_server.py"
+STOP_TIMEOUT = 5.0
+START_TIMEOUT = 20.0
+
+
+def cli() -> list[str]:
+    """The ``mcp-elicit`` console script of this interpreter, else ``python -m mcp_elicit``."""
+    script = shutil.which("mcp-elicit", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "mcp_elicit"]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("MCP_ELICIT_STATE_KEYS", None)
+    return env
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(STOP_TIMEOUT)
+
+
+# ---- Streamable HTTP in a subprocess ----------------------------------------------------
+
+
+@dataclass
+class HttpProcess:
+    proc: subprocess.Popen[bytes]
+    port: int
+    stderr_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+
+def _wait_listening(proc: subprocess.Popen[bytes], port: int, deadline: float) -> bool:
+    """True once ``port`` accepts connections; False when the process died first."""
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.02)
+    raise TimeoutError(f"the server did not listen on 127.0.0.1:{port} within {START_TIMEOUT} s")
+
+
+@contextlib.contextmanager
+def http_process(
+    target: Path | str = CONFORMANCE_SERVER, *, log_dir: Path, args: tuple[str, ...] = ()
+) -> Iterator[HttpProcess]:
+    """Serve ``target`` over Streamable HTTP on a free loopback port until the block ends."""
+    for attempt in range(3):
+        port = free_port()
+        stderr_path = log_dir / f"http-{port}.stderr"
+        with stderr_path.open("wb") as err:
+            proc = subprocess.Popen(
+                [*cli(), "serve", str(target), "--http", f"127.0.0.1:{port}", *args],
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                cwd=ROOT,
+                env=_env(),
+            )
+        try:
+            ready = _wait_listening(proc, port, time.monotonic() + START_TIMEOUT)
+        except BaseException:
+            _stop(proc)
+            raise
+        if not ready:
+            _stop(proc)
+            text = stderr_path.read_text(errors="replace")
+            if "address already in use" in text.lower() and attempt < 2:
+                continue
+            raise RuntimeError(f"the server exited with {proc.returncode}:\n{text}")
+        try:
+            yield HttpProcess(proc, port, stderr_path)
+        finally:
+            _stop(proc)
+        return
+
+
+# ---- stdio in a subprocess ---------------------------------------------------------------
+
+
+@dataclass
+class StdioProcess:
+    """A server on the other end of two pipes. Every line it writes must be JSON-RPC."""
+
+    proc: asyncio.subprocess.Process
+    stderr_path: Path
+    #: Every message read from stdout, in order.
+    received: list[dict[str, Any]] = field(default_factory=list)
+
+    async def send(self, message: dict[str, Any] | bytes) -> None:
+        assert self.proc.stdin is not None
+        data = message if isinstance(message, bytes) else orjson.dumps(message) + b"\n"
+        self.proc.stdin.write(data)
+        await self.proc.stdin.drain()
+
+    async def recv(self, within: float = 5.0) -> dict[str, Any]:
+        """The next line of stdout, which must be one JSON object (a JSON-RPC message)."""
+        assert self.proc.stdout is not None
+        line = await asyncio.wait_for(self.proc.stdout.readline(), within)
+        if not line:
+            raise EOFError(f"the server closed stdout; stderr:\n{self.stderr()}")
+        assert line.endswith(b"\n"), line
+        message = orjson.loads(line)
+        assert isinstance(message, dict) and message.get("jsonrpc") == "2.0", line
+        self.received.append(message)
+        return message
+
+    async def until(self, rid: str | int, within: float = 5.0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Read until the response to ``rid``; return it and the messages read before it."""
+        before: list[dict[str, Any]] = []
+        async with asyncio.timeout(within):
+            while True:
+                message = await self.recv(within)
+                if "method" not in message and message.get("id") == rid:
+                    return message, before
+                before.append(message)
+
+    async def close_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        if not self.proc.stdin.is_closing():
+            self.proc.stdin.close()
+            with contextlib.suppress(ConnectionError):
+                await self.proc.stdin.wait_closed()
+
+    async def rest(self, within: float = 5.0) -> list[dict[str, Any]]:
+        """Every message until stdout closes (after ``close_stdin``)."""
+        out: list[dict[str, Any]] = []
+        async with asyncio.timeout(within):
+            while True:
+                try:
+                    out.append(await self.recv(within))
+                except EOFError:
+                    return out
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")
+
+    async def stop(self) -> None:
+        await self.close_stdin()
+        try:
+            await asyncio.wait_for(self.proc.wait(), STOP_TIMEOUT)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+        # drain what is left so the pipe transport can close cleanly
+        assert self.proc.stdout is not None
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.proc.stdout.read(), STOP_TIMEOUT)
+
+
+@contextlib.asynccontextmanager
+async def stdio_process(
+    target: Path | str = CONFORMANCE_SERVER, *, log_dir: Path
+) -> AsyncIterator[StdioProcess]:
+    """Serve ``target`` over stdio until the block ends (then close stdin, wait, kill)."""
+    stderr_path = log_dir / "stdio.stderr"
+    with stderr_path.open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(
+            *cli(),
+            "serve",
+            str(target),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=err,
+            cwd=ROOT,
+            env=_env(),
+            limit=16 * 1024 * 1024,
+        )
+    server = StdioProcess(proc, stderr_path)
+    try:
+        yield server
+    finally:
+        await server.stop()
+
+
+# ---- uvicorn in the test's own event loop -------------------------------------------------
+
+
+@dataclass
+class InProcess:
+    server: uvicorn.Server
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+
+@contextlib.asynccontextmanager
+async def uvicorn_server(app: Any) -> AsyncIterator[InProcess]:
+    """Serve the ASGI ``app`` on a fresh 127.0.0.1 port in this event loop."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="off",
+        ws="none",
+        http="h11",
+        loop="asyncio",
+        timeout_graceful_shutdown=2,
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.ensure_future(server.serve(sockets=[sock]))
+    try:
+        async with asyncio.timeout(START_TIMEOUT):
+            while not server.started:
+                if task.done():
+                    task.result()
+                    raise RuntimeError("uvicorn stopped before it started")
+                await asyncio.sleep(0.01)
+        yield InProcess(server, port)
+    finally:
+        server.should_exit = True
+        try:
+            await asyncio.wait_for(asyncio.shield(task), STOP_TIMEOUT)
+        except TimeoutError:
+            server.force_exit = True
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        sock.close()

@@ -1,0 +1,310 @@
+"""stdio (2026-07-28) with a real ``mcp-elicit serve`` subprocess on asyncio pipes. Every line
+the server writes must be one JSON-RPC message, and each is checked against the official
+schema (responses by the method of their request)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from support.http import check_error, meta
+from support.procs import StdioProcess, stdio_process
+from support.wire import REQUESTS, WireChecker
+
+pytestmark = pytest.mark.anyio
+
+WAITING_SERVER = Path(__file__).with_name("waiting_server.py")
+
+
+class Stdio:
+    """Sends requests and checks every message read against the schema."""
+
+    def __init__(self, proc: StdioProcess, wire: WireChecker) -> None:
+        self.proc = proc
+        self.wire = wire
+        self.methods: dict[Any, str] = {}
+
+    async def send(self, method: str, params: dict[str, Any] | None = None, *, rid: Any, **kw: Any) -> None:
+        body = dict(params or {})
+        body.setdefault("_meta", meta(**kw))
+        message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": body}
+        if REQUESTS.get(method) in self.wire.defs:  # a method of this revision: the request is checked too
+            self.wire.request(message)
+        self.methods[rid] = method
+        await self.proc.send(message)
+
+    def check(self, message: dict[str, Any]) -> dict[str, Any]:
+        if "method" in message:
+            assert "id" not in message, f"the server sent a request: {message}"
+            self.wire.notification(message)
+        elif "error" in message:
+            check_error(self.wire, message)
+        else:
+            self.wire.response(self.methods[message["id"]], message)
+        return message
+
+    async def recv(self) -> dict[str, Any]:
+        return self.check(await self.proc.recv())
+
+    async def until(self, rid: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        response, before = await self.proc.until(rid)
+        for message in before:
+            self.check(message)
+        return self.check(response), before
+
+    async def call(
+        self, method: str, params: dict[str, Any] | None = None, *, rid: Any, **kw: Any
+    ) -> dict[str, Any]:
+        await self.send(method, params, rid=rid, **kw)
+        response, before = await self.until(rid)
+        assert before == []
+        return response
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    """Module-wide, so that one server process can serve several tests."""
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def _shared_conformance(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stdio]:
+    async with stdio_process(log_dir=tmp_path_factory.mktemp("stdio")) as proc:
+        yield Stdio(proc, WireChecker.load("2026-07-28"))
+        assert "Traceback" not in proc.stderr(), proc.stderr()
+
+
+@pytest.fixture(scope="module")
+async def _shared_waiting(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stdio]:
+    async with stdio_process(WAITING_SERVER, log_dir=tmp_path_factory.mktemp("stdio")) as proc:
+        yield Stdio(proc, WireChecker.load("2026-07-28"))
+        assert "Traceback" not in proc.stderr(), proc.stderr()
+
+
+@pytest.fixture
+def conformance(_shared_conformance: Stdio) -> Iterator[Stdio]:
+    """The conformance server over stdio, shared by the tests that leave it as they found it."""
+    yield _shared_conformance
+    assert _shared_conformance.proc.proc.returncode is None
+
+
+@pytest.fixture
+def waiting(_shared_waiting: Stdio) -> Iterator[Stdio]:
+    """The waiting server over stdio, shared likewise."""
+    yield _shared_waiting
+    assert _shared_waiting.proc.proc.returncode is None
+
+
+@pytest.fixture
+async def own_conformance(tmp_path: Path, wire: WireChecker) -> AsyncIterator[Stdio]:
+    """A conformance server process of this test's own (for tests that end it)."""
+    async with stdio_process(log_dir=tmp_path) as proc:
+        yield Stdio(proc, wire)
+
+
+@pytest.fixture
+async def own_waiting(tmp_path: Path, wire: WireChecker) -> AsyncIterator[Stdio]:
+    async with stdio_process(WAITING_SERVER, log_dir=tmp_path) as proc:
+        yield Stdio(proc, wire)
+
+
+async def test_requests_and_results(conformance: Stdio) -> None:
+    discover = await conformance.call("server/discover", rid=1)
+    assert discover["result"]["supportedVersions"][0] == "2026-07-28"
+    tools = await conformance.call("tools/list", rid="two")
+    assert "test_simple_text" in [t["name"] for t in tools["result"]["tools"]]
+    call = await conformance.call("tools/call", {"name": "test_simple_text"}, rid=3)
+    assert call["result"]["content"][0]["text"] == "This is a simple text response for testing."
+    read = await conformance.call("resources/read", {"uri": "test://static-text"}, rid=4)
+    assert read["result"]["contents"][0]["uri"] == "test://static-text"
+    prompt = await conformance.call(
+        "prompts/get", {"name": "test_prompt_with_arguments", "arguments": {"arg1": "x", "arg2": "y"}}, rid=5
+    )
+    assert prompt["result"]["messages"][0]["content"]["type"] == "text"
+
+
+async def test_progress_notifications_come_before_the_result(conformance: Stdio) -> None:
+    await conformance.send("tools/call", {"name": "test_tool_with_progress"}, rid=1, progressToken="p")
+    response, before = await conformance.until(1)
+    assert [n["params"]["progress"] for n in before] == [0, 50, 100]
+    assert {n["params"]["progressToken"] for n in before} == {"p"}
+    assert response["result"]["content"][0]["text"] == "Progress complete"
+
+
+async def test_elicitation_round_trip(conformance: Stdio) -> None:
+    params = {"name": "test_input_required_result_elicitation"}
+    first = (await conformance.call("tools/call", params, rid=1))["result"]
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"]["user_name"]["method"] == "elicitation/create"
+    retry = {
+        **params,
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Grace"}}},
+        "requestState": first["requestState"],
+    }
+    second = (await conformance.call("tools/call", retry, rid=2))["result"]
+    assert second["content"][0]["text"] == "Hello, Grace!"
+
+
+async def test_protocol_errors_carry_the_request_id(conformance: Stdio) -> None:
+    await conformance.proc.send({"jsonrpc": "2.0", "id": "m", "method": "tools/list", "params": {}})
+    conformance.methods["m"] = "tools/list"
+    no_meta, _ = await conformance.until("m")
+    assert no_meta["error"]["code"] == -32602
+    ping = await conformance.call("ping", rid="p")
+    assert (ping["id"], ping["error"]["code"]) == ("p", -32601)
+    unknown = await conformance.call("no/such", rid=7)
+    assert (unknown["id"], unknown["error"]["code"]) == (7, -32601)
+    await conformance.send(
+        "tools/list", {"_meta": {**meta(), "io.modelcontextprotocol/protocolVersion": "2099-01-01"}}, rid=8
+    )
+    version, _ = await conformance.until(8)
+    assert version["error"]["code"] == -32022
+    assert version["error"]["data"]["requested"] == "2099-01-01"
+    capability = await conformance.call("tools/call", {"name": "test_missing_capability"}, rid=9)
+    assert capability["error"]["code"] == -32021
+
+
+async def test_a_slow_request_does_not_hold_up_a_fast_one(conformance: Stdio) -> None:
+    await conformance.send("tools/call", {"name": "test_tool_with_progress"}, rid="slow")
+    await conformance.send("tools/list", rid="fast")
+    first = await conformance.recv()
+    assert first["id"] == "fast"
+    second = await conformance.recv()
+    assert second["id"] == "slow"
+
+
+async def test_cancelled_request_gets_no_response(own_waiting: Stdio) -> None:
+    waiting = own_waiting
+    await waiting.send("tools/call", {"name": "wait"}, rid="w", progressToken="w")
+    started = await waiting.recv()
+    assert started["method"] == "notifications/progress"
+    await waiting.proc.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": "w", "reason": "test"},
+        }
+    )
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, rid=2)
+    assert echo["result"]["content"][0]["text"] == "hi"
+    # the id is free again once its request is cancelled
+    again = await waiting.call("tools/call", {"name": "wait", "arguments": {"seconds": 0}}, rid="w")
+    assert again["result"]["content"][0]["text"] == "waited 0"
+    await waiting.proc.close_stdin()
+    rest = [waiting.check(m) for m in await waiting.proc.rest()]
+    assert rest == []
+    assert [m.get("id") for m in waiting.proc.received if "method" not in m] == [2, "w"]
+    assert "request 'w' cancelled by the client" in waiting.proc.stderr()
+
+
+async def test_cancelling_an_unknown_request_is_harmless(waiting: Stdio) -> None:
+    for rid in ["nope", 12, None, {"x": 1}]:
+        await waiting.proc.send(
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+        )
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "still here"}}, rid=1)
+    assert echo["result"]["content"][0]["text"] == "still here"
+
+
+async def test_an_id_in_flight_cannot_be_reused(waiting: Stdio) -> None:
+    await waiting.send("tools/call", {"name": "wait"}, rid=5, progressToken=5)
+    await waiting.recv()  # its progress: it is running
+    await waiting.proc.send(
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "echo", "_meta": meta()}}
+    )
+    duplicate = await waiting.recv()
+    assert (duplicate["id"], duplicate["error"]["code"]) == (5, -32600)
+    await waiting.proc.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+    )
+
+
+async def test_bad_lines_are_answered_and_the_server_goes_on(conformance: Stdio) -> None:
+    proc = conformance.proc
+    cases: list[tuple[bytes, int, Any]] = [
+        (b"this is not json\n", -32700, None),
+        (b'{"jsonrpc": "2.0", "id": 1, \n', -32700, None),
+        (b"\xff\xfe\xfd\n", -32700, None),
+        (b"[]\n", -32600, None),
+        (b'[{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}]\n', -32600, None),
+        (b"42\n", -32600, None),
+        (b'{"jsonrpc": "1.0", "id": 3, "method": "tools/list"}\n', -32600, 3),
+        (b'{"id": "no-version", "method": "tools/list"}\n', -32600, "no-version"),
+        (b'{"jsonrpc": "2.0", "id": 4, "method": 5}\n', -32600, 4),
+        (b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": [1]}\n', -32600, 5),
+        (b'{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}\n', -32600, None),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "tools/list"}\n', -32600, None),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "tools/list"}\n', -32600, None),
+        (b'{"jsonrpc": "2.0", "id": 6}\n', -32600, 6),
+        (b"[" * 5000 + b"]" * 5000 + b"\n", -32700, None),
+        (b'{"pad": "' + b"x" * (4 * 1024 * 1024) + b'"}\n', -32600, None),  # over the line limit
+    ]
+    for line, code, rid in cases:
+        await proc.send(line)
+        answer = await conformance.recv()
+        assert answer["error"]["code"] == code, (line[:60], answer)
+        assert answer.get("id") == rid, (line[:60], answer)
+        if rid is None:
+            assert "id" not in answer
+    # blank lines, CRLF, a posted response and an unknown notification produce nothing
+    await proc.send(b"\n\r\n   \n")
+    await proc.send(b'{"jsonrpc": "2.0", "id": 99, "result": {}}\n')
+    await proc.send(b'{"jsonrpc": "2.0", "method": "notifications/whatever"}\n')
+    message = {"jsonrpc": "2.0", "id": "ok", "method": "tools/list", "params": {"_meta": meta()}}
+    conformance.methods["ok"] = "tools/list"
+    await proc.send(orjson.dumps(message) + b"\r\n")
+    assert "tools" in (await conformance.recv())["result"]
+
+
+async def test_a_message_split_across_writes_is_read_whole(conformance: Stdio) -> None:
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta()}}
+    conformance.methods[1] = "tools/list"
+    data = orjson.dumps(message) + b"\n"
+    for i in range(0, len(data), 7):
+        await conformance.proc.send(data[i : i + 7])
+    assert "tools" in (await conformance.recv())["result"]
+
+
+async def test_stdout_is_only_json_rpc_and_logs_go_to_stderr(own_conformance: Stdio) -> None:
+    conformance = own_conformance
+    await conformance.call("tools/call", {"name": "test_tool_with_logging"}, rid=1)
+    await conformance.send(
+        "tools/call",
+        {"name": "test_tool_with_logging"},
+        rid=2,
+        **{"io.modelcontextprotocol/logLevel": "debug"},
+    )
+    response, before = await conformance.until(2)
+    assert [n["method"] for n in before] == ["notifications/message"] * 3
+    assert response["result"]["content"][0]["text"] == "Logging complete"
+    await conformance.proc.close_stdin()
+    assert await conformance.proc.rest() == []  # rest() asserts each line is a JSON-RPC object
+    stderr = conformance.proc.stderr()
+    assert "INFO mcp_elicit.cli" in stderr
+    assert "Traceback" not in stderr
+
+
+async def test_closing_stdin_ends_the_process(own_conformance: Stdio) -> None:
+    conformance = own_conformance
+    await conformance.call("tools/list", rid=1)
+    started = time.monotonic()
+    await conformance.proc.close_stdin()
+    assert await conformance.proc.rest() == []
+    assert await conformance.proc.proc.wait() == 0
+    assert time.monotonic() - started < 2.0
+
+
+async def test_closing_stdin_with_a_request_in_flight_still_exits(own_waiting: Stdio) -> None:
+    waiting = own_waiting
+    await waiting.send("tools/call", {"name": "wait"}, rid=1, progressToken=1)
+    await waiting.recv()
+    started = time.monotonic()
+    await waiting.proc.close_stdin()
+    assert await waiting.proc.rest(within=10) == []  # cancelled after the grace period: no response
+    assert await waiting.proc.proc.wait() == 0
+    assert time.monotonic() - started < 5.0

@@ -1,0 +1,22 @@
+"""A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
+first, so a test knows it is running) and a quick one."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mcp_elicit import Context, Server
+
+app = Server("waiting")
+
+
+@app.tool(description="Reports progress, then sleeps")
+async def wait(ctx: Context, seconds: float = 30.0) -> str:
+    await ctx.report_progress(0, 1, "started")
+    await asyncio.sleep(seconds)
+    return f"waited {seconds:g}"
+
+
+@app.tool(description="Echoes its argument")
+def echo(text: str) -> str:
+    return text
