@@ -1,0 +1,78 @@
+"""One stdio process, both eras: a dual-era client's ``server/discover`` probe gets a
+DiscoverResult (so it stays modern); a 2025-11-25 client's ``initialize`` opens the
+process's session, and its questions arrive as requests on stdout, answered on stdin.
+Every message is checked against the schema of its revision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support.procs import stdio_process
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+DEMO = Path(__file__).resolve().parents[2] / "examples" / "demo_server.py"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+async def test_discover_probe_answers_modern(tmp_path: Path, wire: WireChecker) -> None:
+    async with stdio_process(DEMO, log_dir=tmp_path) as server:
+        probe = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}}
+        wire.request(probe)
+        await server.send(probe)
+        reply, _ = await server.until(1)
+        wire.response("server/discover", reply)
+        assert reply["result"]["supportedVersions"][:2] == ["2026-07-28", "2025-11-25"]
+
+
+async def test_a_legacy_client_elicits_over_stdio(tmp_path: Path, wire_2025: WireChecker) -> None:
+    async with stdio_process(DEMO, log_dir=tmp_path) as server:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {}},
+                "clientInfo": {"name": "legacy", "version": "1"},
+            },
+        }
+        wire_2025.request(init)
+        await server.send(init)
+        reply, _ = await server.until(1)
+        wire_2025.response("initialize", reply)
+        assert reply["result"]["protocolVersion"] == "2025-11-25"
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "book_table", "arguments": {"restaurant": "noma"}},
+        }
+        wire_2025.request(call)
+        await server.send(call)
+        for answer in ({"party_size": 3, "date": "2099-05-01", "seating": "bar"}, {"confirm": True}):
+            question = await server.recv()
+            wire_2025.request(question)
+            assert question["method"] == "elicitation/create"
+            response = {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"action": "accept", "content": answer},
+            }
+            wire_2025.response("elicitation/create", response)
+            await server.send(response)
+        final, _ = await server.until(2)
+        wire_2025.response("tools/call", final)
+        assert final["result"]["content"][0]["text"].startswith(
+            "Booked #1: Noma, Copenhagen, 3 people on 2099-05-01, bar"
+        )
+        modern = {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": META}}
+        await server.send(modern)
+        listed, _ = await server.until(3)
+        assert listed["result"]["resultType"] == "complete", "modern requests still work beside the session"
