@@ -12,6 +12,8 @@ DEMO_PORT ?= 8765
 
 .PHONY: all install test check lint typecheck unit conformance demo bench clean
 
+include mk/peers.mk
+
 all: test
 
 $(STAMP_PY): pyproject.toml
@@ -30,7 +32,7 @@ $(STAMP_HARNESS): $(HARNESS_DIR)/package-lock.json $(STAMP_NODE)
 	cd $(HARNESS_DIR) && PATH=$(NODE22_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: $(STAMP_PY) $(STAMP_HARNESS)
+install: $(STAMP_PY) $(STAMP_HARNESS) peers
 
 lint: $(STAMP_PY)
 	$(BIN)/ruff check mcp_elicit tests examples bench

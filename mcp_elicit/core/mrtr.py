@@ -150,8 +150,11 @@ class Replay:
         fresh: dict[str, Any] | None = None,
         round_no: int = 0,
         shape_problem: str | None = None,
+        memo: dict[str, Any] | None = None,
     ) -> None:
         self.answers: dict[str, tuple[str, Any]] = answers or {}
+        #: JSON values a handler keeps from one round to the next (e.g. a URL flow's id).
+        self.memo: dict[str, Any] = memo or {}
         self.pending: dict[str, str] = pending or {}
         self.fresh: dict[str, Any] = fresh or {}
         self.round = round_no
@@ -188,9 +191,12 @@ class Replay:
             answers = {k: (v[0], v[1]) for k, v in state["a"].items()}
             pending = dict(state["p"])
             round_no = int(state["r"])
+            memo = dict(state.get("m", {}))
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
             raise InternalError("Internal error: a sealed requestState had an unexpected layout") from None
-        return cls(answers=answers, pending=pending, fresh=fresh, round_no=round_no, shape_problem=problem)
+        return cls(
+            answers=answers, pending=pending, fresh=fresh, round_no=round_no, shape_problem=problem, memo=memo
+        )
 
     def resolve(self, ask: Ask) -> tuple[bool, Any]:
         """``(True, answer)`` when ``ask`` is answered (checked), else ``(False, None)``.
@@ -233,7 +239,8 @@ class Replay:
 
     def input_required(self, *, sealer: StateSealer, binding: Binding, now: float) -> dict[str, Any]:
         """The ``input_required`` result asking the outstanding questions, with the state
-        for the next round."""
+        for the next round. With no question outstanding it is a state-only round: the
+        client retries (after a pause) with the state alone."""
         requests: dict[str, Any] = {}
         pending: dict[str, str] = {}
         for key, ask in self.outstanding.items():
@@ -245,13 +252,14 @@ class Replay:
                 "r": self.round + 1,
                 "a": {k: [fp, answer] for k, (fp, answer) in self.answers.items()},
                 "p": pending,
+                **({"m": self.memo} if self.memo else {}),
             }
         )
-        return {
-            "resultType": "input_required",
-            "inputRequests": requests,
-            "requestState": sealer.seal(payload, binding, now=now),
-        }
+        result: dict[str, Any] = {"resultType": "input_required"}
+        if requests:
+            result["inputRequests"] = requests
+        result["requestState"] = sealer.seal(payload, binding, now=now)
+        return result
 
 
 def check_answer(ask: Ask, raw: object) -> Any:

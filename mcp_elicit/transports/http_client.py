@@ -14,8 +14,12 @@ Rules:
 * Reading happens in a task per exchange feeding a queue, so a wait for the next message
   can be abandoned and resumed; closing an exchange closes its response (on 2026-07-28
   that cancels the request on the server).
-* Only the configured URL is ever requested: nothing in a message (a ``$ref``, a URL to
-  show the user) makes this transport fetch anything.
+* Only the configured URL is ever requested (and where it redirects, as servers mounted at
+  ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
+  transport fetch anything.
+* Network time is bounded by the client (its request budget); httpx has a connect timeout
+  and no read timeout, since a response stream may rightly stay quiet while a person
+  answers a question on it.
 """
 
 from __future__ import annotations
@@ -83,7 +87,7 @@ class HttpTransport:
         if self._client is None:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(connect=self.connect_timeout, read=None, write=60.0, pool=60.0),
-                follow_redirects=False,
+                follow_redirects=True,
             )
 
     def _headers(self, extra: Mapping[str, str], *, accept: str = _ACCEPT) -> dict[str, str]:

@@ -6,6 +6,11 @@ like Streamable HTTP: the mirrored ``Mcp-*`` headers reach the server (and are c
 there), responses carry the HTTP status the server chose, and the client filters tools
 for ``x-mcp-header`` validity. Notifications a handler sends arrive before the response,
 as on a response stream.
+
+Both eras: a modern request goes to ``Server.respond``; ``initialize`` opens one handshake
+session for the transport (as stdio does), whose requests go to
+``Server.respond_in_session``, the server's questions arriving on the request's exchange
+and the client's answers resolving them.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
 from mcp_elicit.errors import ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
 
 __all__ = ["MemoryTransport", "connect_memory"]
@@ -42,7 +48,9 @@ class MemoryTransport:
         self.principal = principal
         self.trace = trace
         self._exchanges: set[_MemoryExchange] = set()
-        #: Notifications and responses the client sent that the server core has no use for.
+        #: The handshake session, once the client sent ``initialize``.
+        self.session: Session | None = None
+        #: Every notification and response the client sent.
         self.sent: list[dict[str, Any]] = []
 
     @property
@@ -67,6 +75,17 @@ class MemoryTransport:
         if self.trace is not None:
             self.trace("send", message)
         self.sent.append(dict(message))
+        decoded = jsonrpc.decode(jsonrpc.encode(message))
+        session = self.session
+        if isinstance(decoded, jsonrpc.Response | jsonrpc.ErrorResponse):
+            if session is not None:
+                session.resolve(decoded)
+        elif isinstance(decoded, jsonrpc.Notification) and session is not None:
+            params = decoded.params or {}
+            if decoded.method == "notifications/initialized":
+                session.initialized = True
+            elif decoded.method == "notifications/cancelled":
+                session.cancel(params.get("requestId"))
 
     async def listen(self, headers: Mapping[str, str], last_event_id: str | None = None) -> None:
         return None
@@ -77,6 +96,9 @@ class MemoryTransport:
     async def aclose(self) -> None:
         for exchange in list(self._exchanges):
             await exchange.aclose()
+        if self.session is not None:
+            self.server.sessions.close(self.session.id)
+            self.session = None
 
 
 class _MemoryExchange:
@@ -90,6 +112,10 @@ class _MemoryExchange:
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         """The server's ``Channel``: a handler's notification, through the wire format."""
         self._deliver(jsonrpc.encode_notification(method, params))
+
+    async def send(self, message: bytes) -> None:
+        """The server's ``HandshakeChannel``: its own request, on this request's stream."""
+        self._deliver(message)
 
     def _deliver(self, data: bytes) -> None:
         message = jsonrpc.decode(data)
@@ -106,14 +132,28 @@ class _MemoryExchange:
         if not isinstance(request, jsonrpc.Request):
             self._queue.put_nowait(Ended(202 if self._owner.http else None))
             return
-        payload, status = await self._owner.server.respond(
-            request,
-            channel=self,
-            principal=self._owner.principal,
-            headers=headers if self._owner.http else None,
-        )
-        self._deliver(payload)
-        self._queue.put_nowait(Ended(status if self._owner.http else None))
+        owner = self._owner
+        server = owner.server
+        given = headers if owner.http else None
+        status = 200
+        payload: bytes | None
+        if (
+            owner.session is None
+            and request.method == "initialize"
+            and server.core.is_handshake_request(request, given)
+        ):
+            payload, owner.session = server.open_session(request, owner.principal)
+        elif owner.session is not None and server.core.is_handshake_request(request, given, in_session=True):
+            payload = await server.respond_in_session(
+                request, owner.session, channel=self, principal=owner.principal
+            )
+        else:
+            payload, status = await server.respond(
+                request, channel=self, principal=owner.principal, headers=given
+            )
+        if payload is not None:
+            self._deliver(payload)
+        self._queue.put_nowait(Ended(status if owner.http else None))
 
     async def receive(self) -> jsonrpc.Message | Ended:
         if self._final is not None:

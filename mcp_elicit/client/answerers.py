@@ -1,0 +1,286 @@
+"""Answerers: who answers a server's elicitations on the client's behalf.
+
+An ``Answerer`` declares the modes it supports (``form``, ``url``: exactly what the
+client's capabilities will say) and answers an ``ElicitationRequest`` (the server's
+identity, the request key, the originating request, the message, a parsed ``FormSchema``
+for forms) with an ``ElicitAnswer`` or an ``ElicitResult``-shaped mapping. The client
+fills defaults and validates the answer before it leaves; an answer that does not fit is
+given back with ``request.problems`` set, so an interactive answerer can ask again. For a
+URL-mode request, ``accept`` means the user consented to open the URL; ``url_done``
+returns when the user says the out-of-band step is finished.
+
+``Scripted`` answers from a JSON file or a mapping (for CI and tests). Entries match by
+request key, field names, server name, mode, tool/prompt/resource and message text; the
+first entry that matches answers. Keys are the server's ``inputRequests`` keys, which only
+2026-07-28 has; a 2025-11-25 server request's key is ``request <its id>``, so a script
+meant for both revisions matches by field names (or message). A request no entry matches is cancelled and reported,
+naming the server, the question and its fields. ``NoAnswerer`` supports nothing (the
+client then declares no elicitation capability).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import ConfigError
+
+__all__ = [
+    "Answerer",
+    "ElicitAnswer",
+    "NoAnswerer",
+    "RootsCallback",
+    "SamplingCallback",
+    "Scripted",
+    "ScriptEntry",
+]
+
+log = logging.getLogger("mcp_elicit.client")
+
+Action = Literal["accept", "decline", "cancel"]
+#: ``sampling/createMessage`` params in, a ``CreateMessageResult``-shaped mapping out.
+SamplingCallback = Callable[[Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+#: Returns the roots (a list of ``Root`` mappings, or a ``ListRootsResult`` mapping).
+RootsCallback = Callable[[], Awaitable[Sequence[Mapping[str, Any]] | Mapping[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitAnswer:
+    """An answer to one elicitation: accept (with content for forms), decline or cancel."""
+
+    action: Action
+    content: Mapping[str, Any] | None = None
+
+    @classmethod
+    def accept(cls, content: Mapping[str, Any] | None = None, /, **fields: Any) -> ElicitAnswer:
+        return cls("accept", {**(content or {}), **fields})
+
+    @classmethod
+    def decline(cls) -> ElicitAnswer:
+        return cls("decline")
+
+    @classmethod
+    def cancel(cls) -> ElicitAnswer:
+        return cls("cancel")
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"action": self.action}
+        if self.action == "accept" and self.content is not None:
+            out["content"] = dict(self.content)
+        return out
+
+
+class Answerer(Protocol):
+    """Answers elicitations. See the module docstring for the contract."""
+
+    @property
+    def modes(self) -> frozenset[str]:
+        """The elicitation modes supported: a subset of {"form", "url"}."""
+        ...
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer | Mapping[str, Any]: ...
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        """Return when the user says the URL-mode step of ``request`` is finished."""
+        ...
+
+
+class NoAnswerer:
+    """Supports no elicitation at all; the client declares no elicitation capability."""
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.cancel()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptEntry:
+    """One scripted answer and what it matches (every selector given must match)."""
+
+    action: Action = "accept"
+    content: Mapping[str, Any] | None = None
+    key: str | None = None
+    fields: frozenset[str] | None = None
+    server: str | None = None
+    mode: str | None = None
+    target: str | None = None
+    message: re.Pattern[str] | None = None
+    once: bool = False
+    #: For URL mode: wait for the server's completion notice instead of saying "done" at once.
+    await_completion: bool = False
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], *, where: str) -> ScriptEntry:
+        unknown = set(raw) - {
+            "action",
+            "content",
+            "key",
+            "fields",
+            "server",
+            "mode",
+            "tool",
+            "prompt",
+            "resource",
+            "message",
+            "once",
+            "await_completion",
+        }
+        if unknown:
+            raise ConfigError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+        action = raw.get("action", "accept")
+        if action not in ("accept", "decline", "cancel"):
+            raise ConfigError(f"{where}: action must be accept, decline or cancel, not {action!r}")
+        content = raw.get("content")
+        if content is not None and not isinstance(content, Mapping):
+            raise ConfigError(f"{where}: content must be an object of field name to value")
+        fields = raw.get("fields")
+        if fields is not None and (
+            not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)
+        ):
+            raise ConfigError(f"{where}: fields must be a list of field names")
+        targets = [raw[k] for k in ("tool", "prompt", "resource") if k in raw]
+        if len(targets) > 1:
+            raise ConfigError(f"{where}: give at most one of tool, prompt, resource")
+        message = raw.get("message")
+        try:
+            pattern = re.compile(message) if isinstance(message, str) else None
+        except re.error as exc:
+            raise ConfigError(f"{where}: message is not a valid regular expression: {exc}") from None
+        return cls(
+            action=action,
+            content=content,
+            key=_opt_str(raw, "key", where),
+            fields=frozenset(fields) if fields is not None else None,
+            server=_opt_str(raw, "server", where),
+            mode=_opt_str(raw, "mode", where),
+            target=str(targets[0]) if targets else None,
+            message=pattern,
+            once=bool(raw.get("once", False)),
+            await_completion=bool(raw.get("await_completion", False)),
+        )
+
+    def matches(self, request: ElicitationRequest) -> bool:
+        if self.key is not None and self.key != request.key:
+            return False
+        if self.server is not None and self.server not in (request.server.name, request.server.title):
+            return False
+        if self.mode is not None and self.mode != request.mode:
+            return False
+        if self.target is not None and self.target != request.origin.target:
+            return False
+        if self.message is not None and not self.message.search(request.message):
+            return False
+        if self.fields is not None and not self.fields <= set(request.fields):
+            return False
+        if self.key is None and self.fields is None and self.content and self.action == "accept":
+            # Matched by field names: every field the content names must be in the form.
+            return request.mode == "form" and set(self.content) <= set(request.fields)
+        return True
+
+    def answer(self) -> ElicitAnswer:
+        content = dict(self.content) if self.content is not None else None
+        return ElicitAnswer(self.action, content if self.action == "accept" else None)
+
+
+def _opt_str(raw: Mapping[str, Any], name: str, where: str) -> str | None:
+    value = raw.get(name)
+    if value is not None and not isinstance(value, str):
+        raise ConfigError(f"{where}: {name} must be a string")
+    return value
+
+
+@dataclass
+class Scripted:
+    """Answers from a script; see the module docstring.
+
+    A script is a list of entries, ``{"answers": [...]}``, or a mapping of request key to
+    entry (``{"details": {"action": "accept", "content": {...}}}``). ``reports`` collects
+    what could not be answered.
+    """
+
+    entries: list[ScriptEntry]
+    modes: frozenset[str] = frozenset({"form", "url"})
+    reports: list[str] = field(default_factory=list)
+    used: list[tuple[str, ScriptEntry]] = field(default_factory=list)
+
+    @classmethod
+    def from_script(
+        cls, script: object, *, modes: Sequence[str] = ("form", "url"), where: str = "script"
+    ) -> Scripted:
+        entries: list[ScriptEntry] = []
+        if isinstance(script, Mapping) and "answers" in script:
+            script = script["answers"]
+        if isinstance(script, Mapping):
+            for key, raw in script.items():
+                if not isinstance(raw, Mapping):
+                    raise ConfigError(f"{where}: the answer for {key!r} must be an object")
+                entries.append(ScriptEntry.from_json({"key": key, **raw}, where=f"{where}[{key!r}]"))
+        elif isinstance(script, list):
+            for i, raw in enumerate(script):
+                if not isinstance(raw, Mapping):
+                    raise ConfigError(f"{where}[{i}]: each answer must be an object")
+                entries.append(ScriptEntry.from_json(raw, where=f"{where}[{i}]"))
+        else:
+            raise ConfigError(f"{where}: a script is a list of answers or an object of key to answer")
+        bad = set(modes) - {"form", "url"}
+        if bad:
+            raise ConfigError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
+        return cls(entries, frozenset(modes))
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, modes: Sequence[str] = ("form", "url")) -> Scripted:
+        try:
+            script = json.loads(Path(path).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read the answer script {path}: {exc}") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"the answer script {path} is not valid JSON: {exc}") from None
+        return cls.from_script(script, modes=modes, where=str(path))
+
+    def _find(self, request: ElicitationRequest) -> ScriptEntry | None:
+        for entry in self.entries:
+            if entry.matches(request):
+                if entry.once:
+                    self.entries.remove(entry)
+                return entry
+        return None
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        if request.problems:
+            # The scripted answer did not validate; asking again would give the same one.
+            problem = "; ".join(str(p) for p in request.problems)
+            self._report(f"the scripted answer does not fit: {problem}. {request.describe()}; cancelling")
+            return ElicitAnswer.cancel()
+        entry = self._find(request)
+        if entry is None:
+            self._report(f"no scripted answer for {request.describe()}; cancelling")
+            return ElicitAnswer.cancel()
+        self.used.append((request.key, entry))
+        return entry.answer()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        for key, entry in reversed(self.used):
+            if key == request.key and entry.await_completion:
+                await _forever()
+        return None
+
+    def _report(self, text: str) -> None:
+        self.reports.append(text)
+        log.warning("%s", text)
+
+
+async def _forever() -> None:
+    await asyncio.Event().wait()

@@ -1,0 +1,280 @@
+"""What both revisions share on one connection: sending a request and collecting what
+arrives for it within its time budget, dispatching notifications, and answering what the
+server asks through the answerer and the callbacks.
+
+Rules:
+
+* A request's timeout counts network time only: every wait on the transport is bounded by
+  what is left of the budget, and time an answerer spends (a person thinking) is added
+  back, even when it runs concurrently (a server request on another stream).
+* An answer is checked before it leaves (``core.client_inputs``); an elicitation in a mode
+  the client did not declare, or a sampling or roots request without a callback, is the
+  server's protocol violation, never a silent answer. A form the client cannot show is
+  reported and answered ``cancel``. An answer that still does not fit after three tries
+  raises ``FormValidationError``.
+* Notifications go to the ``on_notification`` callback; a failing callback is logged, not
+  fatal.
+* A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
+  handshake revisions the server is also sent ``notifications/cancelled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_elicit.client.answerers import Answerer, ElicitAnswer, RootsCallback, SamplingCallback
+from mcp_elicit.client.transport import Ended, Exchange, Transport
+from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
+from mcp_elicit.core.client_inputs import (
+    ElicitationRequest,
+    Origin,
+    ServerInfo,
+    check_elicit_answer,
+    check_roots_answer,
+    check_sampling_answer,
+    parse_elicitation,
+)
+from mcp_elicit.errors import FormValidationError, ProtocolViolation, RequestTimeout, ValidationProblem
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
+from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
+from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
+
+__all__ = ["Connection", "Inputs", "NotificationCallback", "Reply", "ServerRequestHandler", "list_pages"]
+
+log = logging.getLogger("mcp_elicit.client")
+
+NotificationCallback = Callable[[str, Mapping[str, Any]], Awaitable[None] | None]
+#: Answers a server's own request (handshake revisions) that arrived within an exchange.
+ServerRequestHandler = Callable[[Request], Awaitable[None]]
+Reply = Response | ErrorResponse | Ended
+
+_ATTEMPTS = 3
+
+
+@dataclass
+class Inputs:
+    """Answers what a server asks: elicitation (answerer), sampling and roots (callbacks)."""
+
+    answerer: Answerer | None
+    sampling: SamplingCallback | None
+    roots: RootsCallback | None
+    clock: ThinkClock
+    report: Callable[[str], None]
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return self.answerer.modes if self.answerer is not None else frozenset()
+
+    @contextlib.contextmanager
+    def thinking(self) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        self.clock.start(loop.time())
+        try:
+            yield
+        finally:
+            self.clock.stop(loop.time())
+
+    async def answer(
+        self, method: str, params: Mapping[str, Any], *, key: str, origin: Origin, server: ServerInfo
+    ) -> dict[str, Any]:
+        """The checked result for one input request (``elicitation/create``,
+        ``sampling/createMessage`` or ``roots/list``)."""
+        if method == "elicitation/create":
+            return await self.elicit(parse_elicitation(params, server=server, key=key, origin=origin))
+        if method == "sampling/createMessage":
+            if self.sampling is None:
+                raise ProtocolViolation(
+                    f"{server} asked for sampling ({key!r} during {origin}), which this client did not declare"
+                )
+            with self.thinking():
+                raw = await self.sampling(params)
+            return check_sampling_answer(raw)
+        if method == "roots/list":
+            if self.roots is None:
+                raise ProtocolViolation(
+                    f"{server} asked for the roots ({key!r} during {origin}), which this client did not declare"
+                )
+            with self.thinking():
+                roots = await self.roots()
+            return check_roots_answer(roots)
+        raise ProtocolViolation(f"{server} asked for {method!r}, which a server may not ask a client")
+
+    async def elicit(self, request: ElicitationRequest) -> dict[str, Any]:
+        if self.answerer is None or request.mode not in self.modes:
+            raise ProtocolViolation(
+                f"{request.describe()}, but this client declared no {request.mode}-mode elicitation"
+            )
+        if request.schema_problem is not None:
+            self.report(
+                f"{request.server} sent a form this client cannot show ({request.schema_problem}); "
+                f"{request.describe()}; answering cancel"
+            )
+            return {"action": "cancel"}
+        last: FormValidationError | None = None
+        for _ in range(_ATTEMPTS):
+            with self.thinking():
+                raw = await self.answerer.elicit(request)
+            answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
+            try:
+                return check_elicit_answer(request, answer)
+            except FormValidationError as exc:
+                last = exc
+                request = request.again(exc.problems)
+            except ValueError as exc:
+                last = FormValidationError((ValidationProblem(None, str(exc)),))
+                request = request.again(last.problems)
+        assert last is not None
+        summary = ValidationProblem(None, f"no valid answer to {request.describe()} after {_ATTEMPTS} tries")
+        raise FormValidationError((summary, *last.problems))
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        if self.answerer is not None:
+            with self.thinking():
+                await self.answerer.url_done(request)
+
+
+@dataclass
+class Connection:
+    """One client's connection to one server, whatever its revision."""
+
+    transport: Transport
+    builder: MessageBuilder
+    inputs: Inputs
+    timeout: float
+    clock: ThinkClock
+    on_notification: NotificationCallback | None = None
+    server: ServerInfo = field(default_factory=ServerInfo)
+    tools: ToolIndex = field(default_factory=ToolIndex)
+    _background: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def budget(self, timeout: float | None = None) -> Budget:
+        return Budget.begin(self.timeout if timeout is None else timeout, _now(), self.clock)
+
+    async def receive(self, exchange: Exchange, budget: Budget) -> Message | Ended:
+        """The next thing the exchange delivers, within the budget (think time excluded)."""
+        while True:
+            remaining = budget.remaining(_now())
+            if remaining <= 0:
+                raise RequestTimeout(
+                    f"no answer from {self.server} within {budget.timeout:g} s "
+                    "(network time; time spent answering questions does not count)"
+                )
+            try:
+                async with asyncio.timeout(remaining):
+                    return await exchange.receive()
+            except TimeoutError:
+                continue
+
+    async def request(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        *,
+        budget: Budget | None = None,
+        on_request: ServerRequestHandler | None = None,
+        cancellable: bool = True,
+    ) -> tuple[Reply, Exchange]:
+        """Send one request and collect what arrives for it until its response (or the end
+        of the exchange). The exchange is returned open for a caller that wants to resume
+        it; close it with ``aclose``. ``cancellable=False``: an abandoned request is not
+        followed by ``notifications/cancelled`` (the era probe, before any handshake)."""
+        rid = message["id"]
+        budget = budget or self.budget()
+        exchange = await self.transport.exchange(message, headers)
+        try:
+            reply = await self.collect(exchange, rid, budget, on_request)
+        except RequestTimeout:
+            await exchange.aclose()
+            if cancellable:
+                await self._cancel(message, headers, "timed out")
+            raise
+        except asyncio.CancelledError:
+            await exchange.aclose()
+            if cancellable:
+                task = asyncio.ensure_future(self._cancel(message, headers, "cancelled by the caller"))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+            raise
+        except BaseException:
+            await exchange.aclose()
+            raise
+        return reply, exchange
+
+    async def _cancel(self, message: Mapping[str, Any], headers: Mapping[str, str], reason: str) -> None:
+        """Tell the server a request is abandoned (``notifications/cancelled``), where that
+        is how it is done: stdio, and handshake revisions. On modern HTTP closing the
+        response stream already said it. Best effort; never for ``initialize``."""
+        if message.get("method") == "initialize":
+            return
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, Mapping) else None
+        version = meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, Mapping) else None
+        modern = isinstance(version, str) and is_modern(version)
+        if modern and self.transport.http:
+            return
+        revision = str(version) if modern else LATEST_HANDSHAKE
+        note = self.builder.notification(
+            "notifications/cancelled", {"requestId": message["id"], "reason": reason}, revision
+        )
+        with contextlib.suppress(Exception):
+            async with asyncio.timeout(2.0):
+                await self.transport.send(note, headers)
+
+    async def collect(
+        self, exchange: Exchange, rid: RequestId, budget: Budget, on_request: ServerRequestHandler | None
+    ) -> Reply:
+        while True:
+            item = await self.receive(exchange, budget)
+            if isinstance(item, Ended):
+                return item
+            if isinstance(item, Response | ErrorResponse):
+                if item.id == rid or item.id is None:
+                    return item
+                log.debug("ignoring a response to id %r while waiting for %r", item.id, rid)
+            elif isinstance(item, Notification):
+                await self.notify(item.method, item.params or {})
+            elif on_request is not None:
+                await on_request(item)
+            else:
+                log.warning(
+                    "%s sent a %s request on a request's stream, which its revision forbids; ignored",
+                    self.server,
+                    item.method,
+                )
+
+    async def notify(self, method: str, params: Mapping[str, Any]) -> None:
+        if self.on_notification is None:
+            return
+        try:
+            out = self.on_notification(method, params)
+            if out is not None:
+                await out
+        except Exception:
+            log.exception("the notification callback failed on %s", method)
+
+
+async def list_pages(
+    call: Callable[[str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]], method: str, key: str
+) -> list[dict[str, Any]]:
+    """Every item of a paginated list, following ``nextCursor`` until it ends (or repeats)."""
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    while True:
+        result = await call(method, {"cursor": cursor} if cursor is not None else None)
+        page = result.get(key)
+        items.extend(dict(i) for i in (page if isinstance(page, list) else []) if isinstance(i, Mapping))
+        nxt = result.get("nextCursor")
+        if not isinstance(nxt, str) or not nxt or nxt in seen:
+            return items
+        seen.add(nxt)
+        cursor = nxt
+
+
+def _now() -> float:
+    return asyncio.get_running_loop().time()

@@ -1,0 +1,348 @@
+"""Speaking the handshake revisions (2025-11-25, and 2025-06-18 / 2025-03-26 when the server
+chooses them): ``initialize``, sessions, and the server's own requests.
+
+Rules:
+
+* ``initialize`` offers the client's most preferred handshake revision; the server's
+  choice must be one of the client's configured ``versions``. Then ``notifications/initialized``. Over HTTP the
+  ``Mcp-Session-Id`` the server assigns goes on every later request, with
+  ``MCP-Protocol-Version``; a 404 on a request carrying it means the session is gone: run
+  ``initialize`` again once and retry. Over HTTP the GET event stream is opened after the
+  handshake (a server may send its requests there; a 405 or any error just means it has
+  none) and resumed after a graceful close. Closing sends DELETE (best effort).
+* The server's requests (``elicitation/create``, ``sampling/createMessage``,
+  ``roots/list``, ``ping``), on a response stream, on the event stream or over stdio, are
+  answered through the same answerer and callbacks as in 2026-07-28, with the same checks.
+  An elicitation in an undeclared mode gets -32602; anything else unknown -32601.
+* A response stream that ends before the response, after an event with an id, is resumed
+  with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
+  five times per request).
+* ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
+  and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
+  original request is retried (a new id) when every accepted URL is complete or the
+  user says it is done. A declined URL ends the request with the error. Bounded by the
+  round limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from mcp_elicit.client.connection import Connection, Reply
+from mcp_elicit.client.rev_2026_07_28 import describe_end
+from mcp_elicit.client.transport import Ended, Exchange
+from mcp_elicit.core.client import request_headers
+from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
+from mcp_elicit.core.era import handshake_choice
+from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.errors import (
+    FormValidationError,
+    ProtocolError,
+    ProtocolViolation,
+    RoundsExceeded,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
+from mcp_elicit.wire.versions import HANDSHAKE
+
+__all__ = ["HandshakeSession"]
+
+log = logging.getLogger("mcp_elicit.client")
+
+_RESUMES: Final = 5
+_DEFAULT_RETRY_MS: Final = 1000
+_LISTEN_RECONNECTS: Final = 3
+
+
+class HandshakeSession:
+    """A handshake-era session over one connection."""
+
+    def __init__(self, conn: Connection, *, preferred: Sequence[str], limits: RoundLimits) -> None:
+        self.conn = conn
+        self.preferred = handshake_choice(preferred) or HANDSHAKE
+        self.limits = limits
+        self.revision: str = self.preferred[0]
+        self.session_id: str | None = None
+        self.initialized: dict[str, Any] = {}
+        self._negotiated = False
+        self._completions: dict[str, asyncio.Event] = {}
+        self._listener: asyncio.Task[None] | None = None
+        #: The requests in flight, by id: what a server's question during them belongs to.
+        self._inflight: dict[Any, Origin] = {}
+        #: Responses that arrived on the event stream instead of their request's stream.
+        self._late: dict[Any, Response | ErrorResponse] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # ---- lifecycle -------------------------------------------------------------
+
+    def headers(self, message: Mapping[str, Any]) -> dict[str, str]:
+        headers = request_headers(message, self.revision if self._negotiated else None)
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    async def initialize(self) -> dict[str, Any]:
+        """Run the handshake; the ``InitializeResult``."""
+        self._negotiated = False
+        self.session_id = None
+        params = {
+            "protocolVersion": self.preferred[0],
+            "capabilities": dict(self.conn.builder.capabilities),
+            "clientInfo": self.conn.builder.info.to_json(),
+        }
+        _, message = self.conn.builder.request("initialize", params, self.preferred[0])
+        reply, exchange = await self.conn.request(message, self.headers(message), on_request=self._on_request)
+        await exchange.aclose()
+        if isinstance(reply, ErrorResponse):
+            raise ProtocolError.from_error(reply.error)
+        if not isinstance(reply, Response):
+            raise TransportError(describe_end(reply, self.conn.server, "initialize"))
+        result = reply.result
+        chosen = result.get("protocolVersion")
+        if not isinstance(chosen, str) or chosen not in self.preferred:
+            raise UnsupportedProtocolVersion(
+                f"The server chose protocol version {chosen!r} in initialize; this client was "
+                f"configured for {', '.join(self.preferred)} there",
+                {"supported": list(self.preferred), "requested": str(chosen)},
+            )
+        self.revision = chosen
+        self._negotiated = True
+        self.session_id = self._session_from(exchange.headers)
+        self.initialized = dict(result)
+        self.conn.server = ServerInfo.from_json(result.get("serverInfo"), self.conn.transport.where)
+        note = self.conn.builder.notification("notifications/initialized", None, self.revision)
+        await self.conn.transport.send(note, self.headers(note))
+        await self._listen()
+        return self.initialized
+
+    @staticmethod
+    def _session_from(headers: Mapping[str, str]) -> str | None:
+        value = headers.get("mcp-session-id")
+        if value and all(0x21 <= ord(c) <= 0x7E for c in value):
+            return value
+        return None
+
+    async def close(self) -> None:
+        for task in [self._listener, *self._tasks]:
+            if task is not None and not task.done():
+                task.cancel()
+        for task in [self._listener, *self._tasks]:
+            if task is not None:
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._listener = None
+        if self.session_id is not None:
+            with contextlib.suppress(Exception):
+                await self.conn.transport.end_session(self.headers({}))
+
+    # ---- requests --------------------------------------------------------------
+
+    async def call(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """One request, with URL-elicitation retries and one re-initialize on an expired
+        session; its result."""
+        origin = Origin.of(method, params)
+        reinitialized = False
+        for _ in range(self.limits.max_rounds):
+            _, message = self.conn.builder.request(method, params, self.revision)
+            reply = await self._send(message, origin)
+            if isinstance(reply, Response):
+                return reply.result
+            if isinstance(reply, ErrorResponse):
+                if reply.error.get("code") == -32042:
+                    await self._url_required(reply.error, origin)
+                    continue
+                raise ProtocolError.from_error(reply.error)
+            if reply.status == 404 and self.session_id is not None and not reinitialized:
+                log.info("the session with %s expired; initializing a new one", self.conn.server)
+                reinitialized = True
+                await self.initialize()
+                continue
+            raise TransportError(describe_end(reply, self.conn.server, method))
+        raise RoundsExceeded(
+            f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; abandoned"
+        )
+
+    async def _send(self, message: Mapping[str, Any], origin: Origin) -> Reply:
+        budget = self.conn.budget()
+        rid = message["id"]
+
+        async def in_band(request: Request) -> None:
+            await self._on_request(request, origin)
+
+        self._inflight[rid] = origin
+        try:
+            reply, exchange = await self.conn.request(
+                message, self.headers(message), budget=budget, on_request=in_band
+            )
+        except BaseException:
+            self._inflight.pop(rid, None)
+            raise
+        try:
+            resumes = 0
+            while isinstance(reply, Ended):
+                late = self._late.pop(rid, None)
+                if late is not None:
+                    return late
+                if reply.last_event_id is None or resumes >= _RESUMES:
+                    break
+                resumes += 1
+                delay = reply.retry_ms if reply.retry_ms is not None else _DEFAULT_RETRY_MS
+                await asyncio.sleep(delay / 1000)
+                await exchange.aclose()
+                resumed = await self.conn.transport.listen(self.headers(message), reply.last_event_id)
+                if resumed is None:
+                    break
+                exchange = resumed
+                reply = await self.conn.collect(exchange, rid, budget, in_band)
+            return reply
+        finally:
+            self._inflight.pop(rid, None)
+            await exchange.aclose()
+
+    # ---- the server's requests and notifications ---------------------------------
+
+    async def on_unsolicited(self, message: Message) -> None:
+        """Messages outside any exchange (stdio, the event stream)."""
+        if isinstance(message, Request):
+            # Off a request's stream the question cannot be tied to a request, unless only
+            # one is in flight.
+            origins = set(self._inflight.values())
+            origin = origins.pop() if len(origins) == 1 else Origin(message.method)
+            task = asyncio.ensure_future(self._on_request(message, origin))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif isinstance(message, Notification):
+            await self._on_notification(message)
+        elif message.id is not None:
+            # A response on the event stream (some servers resume there): kept for the
+            # request it answers, which looks for it when its own stream ends.
+            self._late[message.id] = message
+
+    async def _on_notification(self, message: Notification) -> None:
+        params = message.params or {}
+        if message.method == "notifications/elicitation/complete":
+            eid = params.get("elicitationId")
+            event = self._completions.get(eid) if isinstance(eid, str) else None
+            if event is not None:
+                event.set()
+        await self.conn.notify(message.method, params)
+
+    async def _on_request(self, request: Request, origin: Origin | None = None) -> None:
+        params = request.params or {}
+        try:
+            if request.method == "ping":
+                result: dict[str, Any] = {}
+            elif request.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+                result = await self.conn.inputs.answer(
+                    request.method,
+                    params,
+                    key=f"request {request.id}",
+                    origin=origin or Origin(request.method),
+                    server=self.conn.server,
+                )
+            else:
+                await self._respond_error(request, -32601, f"Method not found: {request.method}")
+                return
+        except ProtocolViolation as exc:
+            await self._respond_error(request, -32602, f"Invalid params: {exc}")
+            return
+        except FormValidationError as exc:
+            self.conn.inputs.report(str(exc))
+            await self._respond_error(request, -32603, f"The client could not produce a valid answer: {exc}")
+            return
+        message = self.conn.builder.result(request.id, result)
+        await self.conn.transport.send(message, self.headers(message))
+
+    async def _respond_error(self, request: Request, code: int, text: str) -> None:
+        message = self.conn.builder.error(request.id, code, text)
+        await self.conn.transport.send(message, self.headers(message))
+
+    # ---- URL elicitation required (-32042) ------------------------------------------
+
+    async def _url_required(self, error: Mapping[str, Any], origin: Origin) -> None:
+        data = error.get("data")
+        raw = data.get("elicitations") if isinstance(data, Mapping) else None
+        if not isinstance(raw, list) or not raw:
+            raise ProtocolError.from_error(error)
+        requests = [
+            parse_elicitation(
+                entry if isinstance(entry, Mapping) else {},
+                server=self.conn.server,
+                key=f"url {entry.get('elicitationId') if isinstance(entry, Mapping) else i}",
+                origin=origin,
+            )
+            for i, entry in enumerate(raw)
+        ]
+        if "url" not in self.conn.inputs.modes:
+            raise ProtocolError.from_error(error)
+        waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
+        for request in requests:
+            if request.mode != "url":
+                raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
+            event = self._completions.setdefault(request.elicitation_id or request.key, asyncio.Event())
+            answer = await self.conn.inputs.elicit(request)
+            if answer.get("action") != "accept":
+                self._completions.pop(request.elicitation_id or request.key, None)
+                told = f"{error.get('message', '')} (the user answered {answer.get('action')})"
+                raise ProtocolError.from_error({**error, "message": told})
+            waits.append((request, event))
+        for request, event in waits:
+            await self._until_done(request, event)
+            self._completions.pop(request.elicitation_id or request.key, None)
+
+    async def _until_done(self, request: ElicitationRequest, event: asyncio.Event) -> None:
+        if event.is_set():
+            return
+        done = asyncio.ensure_future(self.conn.inputs.url_done(request))
+        heard = asyncio.ensure_future(event.wait())
+        try:
+            await asyncio.wait({done, heard}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (done, heard):
+                if not task.done():
+                    task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _listen(self) -> None:
+        """Open the event stream (HTTP): servers send requests and notifications unrelated to
+        a request there (some SDKs send every server request there). It is open before this
+        returns, so nothing sent to it afterwards is lost. Over stdio everything arrives on
+        stdout anyway."""
+        if not self.conn.transport.http:
+            return
+        if self._listener is not None and not self._listener.done():
+            self._listener.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._listener
+        stream = await self.conn.transport.listen(self.headers({}))
+        if stream is None:
+            log.debug("%s offers no event stream", self.conn.server)
+            return
+        self._listener = asyncio.ensure_future(self._listen_loop(stream))
+
+    async def _listen_loop(self, stream: Exchange) -> None:
+        for attempt in range(_LISTEN_RECONNECTS + 1):
+            try:
+                ended = await self._pump(stream)
+            finally:
+                await stream.aclose()
+            if ended.last_event_id is None or attempt == _LISTEN_RECONNECTS:
+                return
+            await asyncio.sleep((ended.retry_ms or _DEFAULT_RETRY_MS) / 1000)
+            resumed = await self.conn.transport.listen(self.headers({}), ended.last_event_id)
+            if resumed is None:
+                return
+            stream = resumed
+
+    async def _pump(self, stream: Exchange) -> Ended:
+        while True:
+            item = await stream.receive()
+            if isinstance(item, Ended):
+                return item
+            await self.on_unsolicited(item)

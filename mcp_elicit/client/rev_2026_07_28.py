@@ -1,0 +1,135 @@
+"""Speaking revision 2026-07-28: stateless requests with per-request ``_meta``, and the
+multi round-trip loop.
+
+Rules:
+
+* Every request carries ``_meta`` (version, capabilities, clientInfo) and, over HTTP, the
+  mirrored headers; a tool call also mirrors its ``x-mcp-header`` arguments, from the
+  tool's schema as listed (over HTTP the client lists tools before its first call).
+* ``-32022`` on any request: retry it with a revision from ``data.supported`` (at most
+  twice); the connection keeps that revision. ``-32020`` on a tool call over HTTP: list
+  the tools again (the schema may have changed) and retry once.
+* ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
+  input request (answerer, sampling and roots callbacks), retry with a new id, the answers
+  under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
+  Each logical request keeps its own rounds, so concurrent requests never share state.
+* A server request on a response stream is a violation of this revision: it is logged and
+  ignored, never answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from mcp_elicit.client.connection import Connection, list_pages
+from mcp_elicit.client.transport import Ended
+from mcp_elicit.core.client import request_headers
+from mcp_elicit.core.client_inputs import Origin
+from mcp_elicit.core.era import retry_version
+from mcp_elicit.core.rounds import Complete, RoundLimits, Rounds
+from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Response
+
+__all__ = ["ModernSession", "describe_end"]
+
+_VERSION_RETRIES: Final = 2
+
+
+class ModernSession:
+    """Requests at a modern revision over one connection."""
+
+    def __init__(
+        self,
+        conn: Connection,
+        revision: str,
+        *,
+        preferred: Sequence[str],
+        limits: RoundLimits,
+        discover: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.conn = conn
+        self.revision = revision
+        self.preferred = tuple(preferred)
+        self.limits = limits
+        self.discovered = dict(discover) if discover is not None else None
+        self.tools_listed = False
+
+    async def call(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """One logical request, through every round it takes; its final result."""
+        rounds = Rounds(method, dict(params or {}), self.limits)
+        origin = Origin.of(method, params)
+        send: dict[str, Any] = dict(rounds.params)
+        while True:
+            result = await self.roundtrip(method, send)
+            step = rounds.step(result)
+            if isinstance(step, Complete):
+                return step.result
+            responses: dict[str, Any] = {}
+            for request in step.requests:
+                responses[request.key] = await self.conn.inputs.answer(
+                    request.method, request.params, key=request.key, origin=origin, server=self.conn.server
+                )
+            if step.delay > 0:
+                await asyncio.sleep(step.delay)
+            send = rounds.retry(responses)
+
+    async def roundtrip(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """One request on the wire (a fresh id each time); its result, version and header
+        retries included."""
+        version_retries = 0
+        refreshed = False
+        while True:
+            _, message = self.conn.builder.request(method, params, self.revision)
+            specs = None
+            if self.conn.transport.http and method == "tools/call":
+                specs = self.conn.tools.specs.get(str(params.get("name")))
+            headers = request_headers(message, self.revision, header_specs=specs)
+            reply, exchange = await self.conn.request(message, headers)
+            await exchange.aclose()
+            if isinstance(reply, Response):
+                return reply.result
+            if isinstance(reply, ErrorResponse):
+                code = reply.error.get("code")
+                if code == -32022 and version_retries < _VERSION_RETRIES:
+                    version_retries += 1
+                    self.revision = retry_version(reply.error, self.revision, self.preferred)
+                    continue
+                if code == -32020 and specs is not None and not refreshed and method == "tools/call":
+                    refreshed = True
+                    await self.list_all("tools/list", "tools")
+                    continue
+                raise ProtocolError.from_error(reply.error)
+            raise TransportError(describe_end(reply, self.conn.server, method))
+
+    async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:
+        """Every page of a list; tools are filtered for ``x-mcp-header`` validity over HTTP."""
+        items = await list_pages(self.call, method, key)
+        if key != "tools":
+            return items
+        self.conn.tools.reset()
+        self.tools_listed = True
+        return self.conn.tools.admit(items)
+
+    async def ensure_tools(self) -> None:
+        """Over HTTP, know every tool's ``x-mcp-header`` paths before the first call."""
+        if self.conn.transport.http and not self.tools_listed:
+            await self.list_all("tools/list", "tools")
+
+    async def discover(self) -> dict[str, Any]:
+        self.discovered = await self.call("server/discover")
+        return self.discovered
+
+    async def close(self) -> None:
+        return None
+
+
+def describe_end(ended: Ended, server: object, method: str) -> str:
+    """Why a request got no response, for a person."""
+    if ended.reason:
+        return f"{method} to {server} got no response: {ended.reason}"
+    if ended.status is not None:
+        body = f": {ended.body[:300]}" if ended.body else ""
+        return f"{method} to {server} got HTTP {ended.status} and no JSON-RPC response{body}"
+    return f"{method} to {server} got no response"

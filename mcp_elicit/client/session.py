@@ -1,0 +1,356 @@
+"""``Client``: an MCP client that speaks both eras and answers questions through an answerer.
+
+::
+
+    async with Client(transport, answerer=Scripted.from_file("answers.json")) as client:
+        tools = await client.list_tools()
+        result = await client.call_tool("book_table", {"restaurant": "noma"})
+
+The transport comes from ``mcp_elicit.transports`` (``http_client``, ``stdio_client``,
+``memory``); ``connect_http``, ``connect_stdio`` and ``connect_memory`` there build both.
+
+Rules:
+
+* Connecting detects the server's era as the spec says (``core.era``): a
+  ``server/discover`` probe at the most preferred modern revision in ``versions``; a
+  result or a recognized modern error means modern, anything else legacy (``initialize``
+  with the most preferred handshake revision). With no modern revision in ``versions``
+  there is no probe. An ``initialize`` answered with ``-32022`` is modern evidence after
+  all: one more probe. On stdio a probe unanswered within ``probe_timeout`` means legacy.
+* Capabilities declared are exactly what the client can do: the answerer's modes, and
+  sampling or roots only with their callbacks.
+* Results are returned as received (JSON objects); a result without ``resultType`` is
+  complete. Protocol errors raise the matching ``ProtocolError``; limits, timeouts and
+  broken connections raise ``RoundsExceeded``, ``RequestTimeout``, ``TransportError``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from types import TracebackType
+from typing import Any, Final
+
+from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback
+from mcp_elicit.client.connection import Connection, Inputs, NotificationCallback, list_pages
+from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
+from mcp_elicit.client.rev_2026_07_28 import ModernSession
+from mcp_elicit.client.transport import Ended, Transport
+from mcp_elicit.core.client import (
+    ClientInfo,
+    MessageBuilder,
+    ThinkClock,
+    ToolIndex,
+    client_capabilities,
+    request_headers,
+)
+from mcp_elicit.core.client_inputs import ServerInfo
+from mcp_elicit.core.era import Legacy, Modern, Reprobe, judge_probe, modern_preferences
+from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TransportError
+from mcp_elicit.wire.jsonrpc import Message, Notification
+from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
+from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
+
+__all__ = ["Client"]
+
+log = logging.getLogger("mcp_elicit.client")
+
+_PROBES: Final = 2
+
+
+class Client:
+    """An MCP client over one transport. Use it as an async context manager."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        answerer: Answerer | None = None,
+        sampling: SamplingCallback | None = None,
+        roots: RootsCallback | None = None,
+        versions: Sequence[str] = SUPPORTED,
+        info: ClientInfo | None = None,
+        timeout: float = 30.0,
+        probe_timeout: float = 10.0,
+        limits: RoundLimits | None = None,
+        on_notification: NotificationCallback | None = None,
+        report: Callable[[str], None] | None = None,
+    ) -> None:
+        versions = tuple(dict.fromkeys(versions))
+        unknown = [v for v in versions if not (is_modern(v) or is_handshake(v))]
+        if unknown or not versions:
+            raise ValueError(
+                f"versions must be revisions this client speaks ({', '.join(SUPPORTED)}), not {unknown or 'none'}"
+            )
+        self.transport = transport
+        self.versions = versions
+        self.limits = limits or RoundLimits()
+        self.probe_timeout = probe_timeout
+        clock = ThinkClock()
+        modes = answerer.modes if answerer is not None else frozenset()
+        capabilities = client_capabilities(
+            elicitation=modes, sampling=sampling is not None, roots=roots is not None
+        )
+        self._conn = Connection(
+            transport=transport,
+            builder=MessageBuilder(info or ClientInfo(version=_package_version()), capabilities),
+            inputs=Inputs(answerer, sampling, roots, clock, report or _log_report),
+            timeout=timeout,
+            clock=clock,
+            on_notification=on_notification,
+            server=ServerInfo(where=transport.where),
+            tools=ToolIndex(check_headers=False),
+        )
+        self._session: ModernSession | HandshakeSession | None = None
+        self._open = False
+
+    # ---- connecting --------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def connect(self) -> None:
+        """Open the transport and settle the revision (see the module docstring)."""
+        if self._open:
+            return
+        await self.transport.open(self._unsolicited)
+        self._open = True
+        try:
+            self._session = await self._negotiate()
+        except BaseException:
+            await self.aclose()
+            raise
+        log.info("connected to %s at MCP %s", self._conn.server, self.revision)
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+        if self._open:
+            self._open = False
+            await self.transport.aclose()
+
+    async def _negotiate(self) -> ModernSession | HandshakeSession:
+        modern = modern_preferences(self.versions)
+        if not modern:
+            return await self._handshake()
+        version = modern[0]
+        for _ in range(_PROBES):
+            verdict = await self._probe(version)
+            if isinstance(verdict, Reprobe):
+                version = verdict.version
+                continue
+            if isinstance(verdict, Modern):
+                session = ModernSession(
+                    self._conn,
+                    verdict.version,
+                    preferred=self.versions,
+                    limits=self.limits,
+                    discover=verdict.discover,
+                )
+                if verdict.discover is not None:
+                    self._adopt(verdict.discover)
+                # x-mcp-header applies to modern requests over HTTP only.
+                self._conn.tools.check_headers = self.transport.http
+                return session
+            if not any(is_handshake(v) for v in self.versions):
+                raise ProtocolViolation(
+                    f"{self._conn.server} does not speak a modern revision ({verdict.reason}), and this client "
+                    f"was configured for {', '.join(self.versions)} only"
+                )
+            log.info("%s looks legacy (%s); falling back to initialize", self._conn.server, verdict.reason)
+            try:
+                return await self._handshake()
+            except ProtocolError as exc:
+                if exc.code != -32022:
+                    raise
+                # The server is modern after all (a slow start, or a dual-era server that
+                # refuses the handshake): its error names the versions; probe once more.
+                version = _modern_from(exc, modern) or version
+        raise ProtocolViolation(f"could not settle a protocol revision with {self._conn.server}")
+
+    async def _probe(self, version: str) -> Modern | Reprobe | Legacy:
+        builder = self._conn.builder
+        _, message = builder.request("server/discover", None, version)
+        headers = request_headers(message, version)
+        timeout = self._conn.timeout if self.transport.http else self.probe_timeout
+        try:
+            reply, exchange = await self._conn.request(
+                message, headers, budget=self._conn.budget(timeout), cancellable=False
+            )
+        except RequestTimeout:
+            if self.transport.http:
+                raise
+            return Legacy(f"no answer to server/discover within {timeout:g} s")
+        await exchange.aclose()
+        if isinstance(reply, Ended):
+            if reply.reason is not None and reply.status is None:
+                raise TransportError(f"server/discover to {self._conn.server} failed: {reply.reason}")
+            return judge_probe(
+                None, requested=version, preferred=self.versions, status=reply.status, body=reply.body
+            )
+        status = 200 if self.transport.http else None
+        return judge_probe(reply, requested=version, preferred=self.versions, status=status)
+
+    async def _handshake(self) -> HandshakeSession:
+        session = HandshakeSession(self._conn, preferred=self.versions, limits=self.limits)
+        self._session = session
+        await session.initialize()
+        return session
+
+    def _adopt(self, discover: Mapping[str, Any]) -> None:
+        meta = discover.get("_meta")
+        info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, Mapping) else None
+        if info is None:
+            info = discover.get("serverInfo")
+        self._conn.server = ServerInfo.from_json(info, self.transport.where)
+
+    async def _unsolicited(self, message: Message) -> None:
+        session = self._session
+        if isinstance(session, HandshakeSession):
+            await session.on_unsolicited(message)
+        elif isinstance(message, Notification):
+            await self._conn.notify(message.method, message.params or {})
+        else:
+            log.warning("ignoring an unsolicited %s from %s", type(message).__name__, self._conn.server)
+
+    # ---- what the caller sees ------------------------------------------------------
+
+    @property
+    def session(self) -> ModernSession | HandshakeSession:
+        if self._session is None:
+            raise TransportError("the client is not connected; use 'async with Client(...)' or connect()")
+        return self._session
+
+    @property
+    def revision(self) -> str:
+        """The protocol revision spoken with this server."""
+        return self.session.revision
+
+    @property
+    def server_info(self) -> ServerInfo:
+        """Who the server says it is, and where it is."""
+        return self._conn.server
+
+    @property
+    def server_capabilities(self) -> dict[str, Any]:
+        session = self.session
+        if isinstance(session, ModernSession):
+            caps = (session.discovered or {}).get("capabilities")
+        else:
+            caps = session.initialized.get("capabilities")
+        return dict(caps) if isinstance(caps, Mapping) else {}
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What this client declares it can do."""
+        return dict(self._conn.builder.capabilities)
+
+    @property
+    def rejected_tools(self) -> dict[str, str]:
+        """Tools dropped from ``list_tools`` for invalid ``x-mcp-header`` annotations, with why."""
+        return dict(self._conn.tools.rejected)
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Any request, raw; multi round-trip methods go through their rounds."""
+        return await self.session.call(method, params)
+
+    async def discover(self) -> dict[str, Any]:
+        """``server/discover`` (modern); on a handshake session, the same facts from ``initialize``."""
+        session = self.session
+        if isinstance(session, ModernSession):
+            result = await session.discover()
+            self._adopt(result)
+            return result
+        init = session.initialized
+        out: dict[str, Any] = {
+            "supportedVersions": [session.revision],
+            "capabilities": init.get("capabilities", {}),
+            "serverInfo": init.get("serverInfo", {}),
+        }
+        if "instructions" in init:
+            out["instructions"] = init["instructions"]
+        return out
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool (all pages). Over HTTP at a modern revision, tools with invalid
+        ``x-mcp-header`` annotations are left out (see ``rejected_tools``)."""
+        tools = await self._list("tools/list", "tools")
+        for name, reason in self._conn.tools.rejected.items():
+            log.warning("tool %r from %s rejected: %s", name, self._conn.server, reason)
+        return tools
+
+    async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Call a tool; questions the server asks on the way go to the answerer."""
+        session = self.session
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        if isinstance(session, ModernSession):
+            await session.ensure_tools()
+            reason = self._conn.tools.rejected.get(name)
+            if reason is not None:
+                raise ProtocolViolation(f"tool {name!r} of {self._conn.server} was rejected: {reason}")
+        return await session.call("tools/call", params)
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> dict[str, Any]:
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = dict(arguments)
+        return await self.session.call("prompts/get", params)
+
+    async def read_resource(self, uri: str) -> dict[str, Any]:
+        return await self.session.call("resources/read", {"uri": uri})
+
+    async def list_prompts(self) -> list[dict[str, Any]]:
+        return await self._list("prompts/list", "prompts")
+
+    async def list_resources(self) -> list[dict[str, Any]]:
+        return await self._list("resources/list", "resources")
+
+    async def list_resource_templates(self) -> list[dict[str, Any]]:
+        return await self._list("resources/templates/list", "resourceTemplates")
+
+    async def complete(
+        self, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """``completion/complete`` for a prompt or resource-template argument."""
+        params: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
+        if context is not None:
+            params["context"] = dict(context)
+        return await self.session.call("completion/complete", params)
+
+    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        session = self.session
+        if isinstance(session, ModernSession):
+            return await session.list_all(method, key)
+        return await list_pages(session.call, method, key)
+
+
+def _modern_from(exc: ProtocolError, modern: Sequence[str]) -> str | None:
+    data = exc.data if isinstance(exc.data, Mapping) else {}
+    supported = data.get("supported")
+    if isinstance(supported, list):
+        for version in modern:
+            if version in supported:
+                return version
+    return None
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("mcp-elicit")
+    except importlib.metadata.PackageNotFoundError:
+        return ClientInfo().version
+
+
+def _log_report(text: str) -> None:
+    log.warning("%s", text)

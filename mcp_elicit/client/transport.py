@@ -1,0 +1,117 @@
+"""The contract between the client and its transports (Streamable HTTP, stdio, in memory).
+
+The client speaks JSON-RPC messages as decoded dicts; a transport moves them. One request
+is one *exchange*: the transport sends it and hands back, one at a time, what arrives for
+it (notifications and, on handshake-era HTTP, the server's own requests, then the
+response), ending with ``Ended`` when nothing more will come. What arrives outside any
+exchange (stdio's notifications and, on handshake revisions, the server's requests) goes to
+the ``unsolicited`` callback given to ``open``.
+
+Rules: ``Exchange.receive`` is safe to cancel (a timeout may abandon one wait and retry
+it); ``aclose`` on an exchange abandons the request (on Streamable HTTP, closing the
+response stream is the cancellation signal); a transport never interprets the protocol
+beyond routing responses by id, and reports a broken connection as ``TransportError`` with
+a message a person can act on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
+
+__all__ = ["Ended", "Exchange", "Trace", "Transport", "Unsolicited", "message_json"]
+
+Unsolicited = Callable[[Message], Awaitable[None]]
+#: Sees every message a transport sends or receives, as JSON (for logs and tests).
+Trace = Callable[[Literal["send", "receive"], Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """An exchange is over: how it ended.
+
+    ``status`` is the HTTP status (None off HTTP); ``body`` a response body that was not a
+    JSON-RPC message (for error reports); ``last_event_id`` and ``retry_ms`` what an SSE
+    stream said for resuming it; ``reason`` why it ended early (a closed connection, a
+    process that exited).
+    """
+
+    status: int | None = None
+    body: str = ""
+    last_event_id: str | None = None
+    retry_ms: int | None = None
+    reason: str | None = None
+
+
+class Exchange(Protocol):
+    """What arrives for one request, in order."""
+
+    @property
+    def headers(self) -> Mapping[str, str]:
+        """The response's headers, names in lower case (HTTP; empty elsewhere)."""
+        ...
+
+    async def receive(self) -> Message | Ended:
+        """The next message for this request, or ``Ended`` (then forever ``Ended``)."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class Transport(Protocol):
+    """Moves messages between the client and one server."""
+
+    #: True when requests travel as HTTP POSTs with mirrored ``Mcp-*`` headers.
+    @property
+    def http(self) -> bool: ...
+
+    #: Where the server is, for messages: a URL or a command line.
+    @property
+    def where(self) -> str: ...
+
+    async def open(self, unsolicited: Unsolicited) -> None:
+        """Connect (or start the server process)."""
+        ...
+
+    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> Exchange:
+        """Send a request; what arrives for it comes through the exchange."""
+        ...
+
+    async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        """Send a notification, or a response to a server's request."""
+        ...
+
+    async def listen(self, headers: Mapping[str, str], last_event_id: str | None = None) -> Exchange | None:
+        """Open the server's event stream (handshake-era HTTP GET), resuming after
+        ``last_event_id`` when given; None when the transport or server has none."""
+        ...
+
+    async def end_session(self, headers: Mapping[str, str]) -> None:
+        """Tell the server a handshake-era session is over (HTTP DELETE); best effort."""
+        ...
+
+    async def aclose(self) -> None:
+        """Disconnect (or stop the server process)."""
+        ...
+
+
+def message_json(message: Message) -> dict[str, Any]:
+    """A decoded message as the JSON object it came as."""
+    if isinstance(message, Request):
+        out: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "method": message.method}
+    elif isinstance(message, Notification):
+        out = {"jsonrpc": "2.0", "method": message.method}
+    elif isinstance(message, Response):
+        return {"jsonrpc": "2.0", "id": message.id, "result": message.result}
+    else:
+        assert isinstance(message, ErrorResponse)
+        error: dict[str, Any] = {"jsonrpc": "2.0", "error": message.error}
+        if message.id is not None:
+            error["id"] = message.id
+        return error
+    if message.params is not None:
+        out["params"] = message.params
+    return out

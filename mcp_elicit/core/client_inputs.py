@@ -1,0 +1,228 @@
+"""What a server asks the client for (elicitation, sampling, roots), read for an answerer,
+and the answers checked before they leave. No I/O.
+
+Rules:
+
+* An elicitation is ``form`` mode unless ``mode`` says ``url``. A form's
+  ``requestedSchema`` is read with the same ``FormSchema`` the server side uses; a schema
+  outside the flat subset is not rendered: the request carries ``schema_problem`` instead,
+  for the client to report (and to answer ``cancel``). Fields the secret guard flags are
+  listed in ``warnings`` so a user interface can say so.
+* An accepted form answer gets the schema's defaults for absent fields, then must validate
+  (types, ranges, lengths, formats, enum membership, required fields); what is sent is the
+  cleaned content. A URL-mode answer never carries content.
+* Sampling and roots answers are checked against the official result models.
+* A request knows who asks (``server``), under which key, and for which original request
+  (``origin``), so an answerer can say all three to the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from mcp_elicit.errors import (
+    FormSchemaError,
+    ProtocolViolation,
+    ValidationProblem,
+)
+from mcp_elicit.forms import FormSchema
+
+__all__ = [
+    "ElicitationRequest",
+    "Origin",
+    "ServerInfo",
+    "check_elicit_answer",
+    "check_roots_answer",
+    "check_sampling_answer",
+    "parse_elicitation",
+]
+
+Mode = Literal["form", "url"]
+_ACTIONS = ("accept", "decline", "cancel")
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    """Who the server is: its ``serverInfo`` and where it was reached (URL or command)."""
+
+    name: str = "unknown server"
+    version: str = ""
+    title: str | None = None
+    where: str = ""
+
+    @classmethod
+    def from_json(cls, info: object, where: str) -> ServerInfo:
+        if not isinstance(info, Mapping):
+            return cls(where=where)
+        title = info.get("title")
+        return cls(
+            name=str(info.get("name") or "unknown server"),
+            version=str(info.get("version") or ""),
+            title=title if isinstance(title, str) else None,
+            where=where,
+        )
+
+    def __str__(self) -> str:
+        label = self.title or self.name
+        version = f" {self.version}" if self.version else ""
+        return f"{label}{version}" + (f" ({self.where})" if self.where else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """The client request a question belongs to: ``tools/call`` of tool ``book_table``."""
+
+    method: str
+    target: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.target}" if self.target else self.method
+
+    @classmethod
+    def of(cls, method: str, params: Mapping[str, Any] | None) -> Origin:
+        if params is None:
+            return cls(method)
+        target = params.get("uri") if method == "resources/read" else params.get("name")
+        return cls(method, target if isinstance(target, str) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationRequest:
+    """One ``elicitation/create``, ready for an answerer.
+
+    ``key`` is the input request key (2026-07-28) or ``"request <id>"`` for a server's own
+    request (2025-11-25). ``problems`` is set when an earlier answer did not validate and
+    the answerer is asked again.
+    """
+
+    server: ServerInfo
+    key: str
+    origin: Origin
+    message: str
+    mode: Mode = "form"
+    schema: FormSchema | None = None
+    schema_problem: str | None = None
+    url: str | None = None
+    elicitation_id: str | None = None
+    warnings: tuple[str, ...] = ()
+    problems: tuple[ValidationProblem, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def method(self) -> str:
+        return "elicitation/create"
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The form's field names (empty for URL mode or an unreadable schema)."""
+        return self.schema.names if self.schema is not None else ()
+
+    def again(self, problems: tuple[ValidationProblem, ...]) -> ElicitationRequest:
+        return replace(self, problems=problems)
+
+    def describe(self) -> str:
+        """Which server, which question, which fields: for reports to a person."""
+        what = f"question {self.key!r} ({self.message!r})" if self.message else f"question {self.key!r}"
+        fields = f"; fields: {', '.join(self.fields)}" if self.fields else ""
+        url = f"; url: {self.url}" if self.url else ""
+        return f"{self.server} asked {what} during {self.origin} [{self.mode} mode{fields}{url}]"
+
+
+def parse_elicitation(
+    params: Mapping[str, Any], *, server: ServerInfo, key: str, origin: Origin
+) -> ElicitationRequest:
+    """Read an ``elicitation/create`` params object; a broken schema is kept as a problem."""
+    mode = params.get("mode", "form")
+    message = params.get("message")
+    message = message if isinstance(message, str) else ""
+    if mode == "url":
+        url = params.get("url")
+        if not isinstance(url, str) or not url:
+            raise ProtocolViolation(f"URL-mode elicitation {key!r} from {server} has no url")
+        eid = params.get("elicitationId")
+        return ElicitationRequest(
+            server=server,
+            key=key,
+            origin=origin,
+            message=message,
+            mode="url",
+            url=url,
+            elicitation_id=eid if isinstance(eid, str) else None,
+            params=params,
+        )
+    if mode != "form":
+        raise ProtocolViolation(f"elicitation {key!r} from {server} has unknown mode {mode!r}")
+    schema: FormSchema | None = None
+    problem: str | None = None
+    warnings: tuple[str, ...] = ()
+    try:
+        schema = FormSchema.parse(params.get("requestedSchema"), check_secrets=False)
+    except FormSchemaError as exc:
+        problem = str(exc)
+    else:
+        warnings = tuple(f.message for f in schema.secret_findings)
+    return ElicitationRequest(
+        server=server,
+        key=key,
+        origin=origin,
+        message=message,
+        schema=schema,
+        schema_problem=problem,
+        warnings=warnings,
+        params=params,
+    )
+
+
+def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``ElicitResult`` to send for ``answer``; ``FormValidationError`` when the content
+    does not fit the form (after defaults), ``ValueError`` for a malformed answer."""
+    action = answer.get("action")
+    if action not in _ACTIONS:
+        raise ValueError(f"an elicitation answer's action must be accept, decline or cancel, not {action!r}")
+    if action != "accept" or request.mode == "url":
+        return {"action": action}
+    if request.schema is None:
+        raise ValueError(
+            f"cannot accept {request.key!r}: its form could not be read ({request.schema_problem})"
+        )
+    content = answer.get("content")
+    if content is None:
+        content = {}
+    filled = request.schema.apply_defaults(content)
+    return {"action": "accept", "content": request.schema.validate(filled)}
+
+
+def check_sampling_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``CreateMessageResult``; ``ValueError`` naming the first fault otherwise."""
+    from mcp_types import CreateMessageResult
+
+    try:
+        CreateMessageResult.model_validate(answer)
+    except ValidationError as exc:
+        raise ValueError(
+            f"the sampling callback returned no valid CreateMessageResult: {_first(exc)}"
+        ) from None
+    return dict(answer)
+
+
+def check_roots_answer(answer: object) -> dict[str, Any]:
+    """A ``ListRootsResult`` (a bare list of roots is wrapped)."""
+    from mcp_types import ListRootsResult
+
+    result = {"roots": list(answer)} if isinstance(answer, list | tuple) else answer
+    try:
+        ListRootsResult.model_validate(result)
+    except ValidationError as exc:
+        raise ValueError(f"the roots callback returned no valid ListRootsResult: {_first(exc)}") from None
+    assert isinstance(result, Mapping)
+    return dict(result)
+
+
+def _first(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err.get("loc", ())) or "(top level)"
+    return f"{where}: {err.get('msg', 'invalid')}"

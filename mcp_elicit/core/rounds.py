@@ -1,0 +1,196 @@
+"""Multi round-trip requests (2026-07-28), client side: the bookkeeping of one logical
+request across its rounds. No I/O: results in, the next round's params (or the final
+result) out.
+
+Rules (*Multi Round-Trip Requests*, client requirements):
+
+* A result without ``resultType``, or with ``"complete"``, is final. Any other value but
+  ``"input_required"`` is invalid, and so is ``input_required`` on a method other than
+  ``tools/call``, ``prompts/get`` and ``resources/read``.
+* An ``input_required`` result carries ``inputRequests`` (a map of key to
+  ``elicitation/create``, ``sampling/createMessage`` or ``roots/list``), ``requestState``
+  (an opaque string), or both; neither is invalid.
+* A retry is the original params, plus ``inputResponses`` under exactly the keys asked
+  this round, plus ``requestState`` echoed as the very same string (omitted when the
+  result had none). Nothing from one logical request ever reaches another: each has its
+  own ``Rounds``, and every retry is built afresh from the original params.
+* Bounded: at most ``max_rounds`` rounds in all, and at most ``max_state_only`` rounds in
+  a row that ask nothing (state only), which are retried after the ``backoff`` delays
+  (seconds; the last one repeats). Each limit raises ``RoundsExceeded`` saying which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, TypeAlias
+
+from mcp_elicit.errors import ProtocolViolation, RoundsExceeded
+
+__all__ = [
+    "INPUT_METHODS",
+    "INPUT_REQUEST_METHODS",
+    "Complete",
+    "InputRequest",
+    "NeedInput",
+    "RoundLimits",
+    "Rounds",
+    "Step",
+]
+
+#: Client requests whose result may be ``input_required``.
+INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+#: What a server may ask inside ``inputRequests``.
+INPUT_REQUEST_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+_RETRY_KEYS: Final = ("inputResponses", "requestState")
+
+
+@dataclass(frozen=True, slots=True)
+class RoundLimits:
+    """How far a multi round-trip request may go before it fails."""
+
+    max_rounds: int = 10
+    max_state_only: int = 5
+    backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0)
+
+    def delay(self, state_only: int) -> float:
+        """The wait before the ``state_only``-th consecutive state-only retry (1-based)."""
+        if not self.backoff or state_only <= 0:
+            return 0.0
+        return self.backoff[min(state_only, len(self.backoff)) - 1]
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequest:
+    """One entry of ``inputRequests``: what the server asks, under its key."""
+
+    key: str
+    method: str
+    params: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    """The final result of the logical request."""
+
+    result: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class NeedInput:
+    """The server wants ``requests`` answered (possibly none) before the retry, which goes
+    out after ``delay`` seconds."""
+
+    requests: tuple[InputRequest, ...]
+    state: str | None
+    delay: float = 0.0
+
+
+Step: TypeAlias = Complete | NeedInput
+
+
+@dataclass(slots=True)
+class Rounds:
+    """One logical request's rounds: feed each result to ``step``, build the retry with
+    ``retry``. ``rounds`` counts the results seen so far."""
+
+    method: str
+    params: Mapping[str, Any]
+    limits: RoundLimits = field(default_factory=RoundLimits)
+    rounds: int = 0
+    state_only: int = 0
+    _pending: NeedInput | None = None
+
+    def __post_init__(self) -> None:
+        self.params = {k: v for k, v in self.params.items() if k not in _RETRY_KEYS}
+
+    def step(self, result: Mapping[str, Any]) -> Step:
+        """Classify one round's result; raise ``ProtocolViolation`` or ``RoundsExceeded``."""
+        self.rounds += 1
+        kind = result.get("resultType", "complete")
+        if kind == "complete":
+            self._pending = None
+            return Complete(dict(result))
+        if kind != "input_required":
+            raise ProtocolViolation(
+                f"the server answered {self.method} with resultType {kind!r}, which this client does "
+                "not know (it speaks 'complete' and 'input_required')"
+            )
+        if self.method not in INPUT_METHODS:
+            raise ProtocolViolation(
+                f"the server answered {self.method} with input_required, which only tools/call, "
+                "prompts/get and resources/read may receive"
+            )
+        requests = _input_requests(result.get("inputRequests"), self.method)
+        state = result.get("requestState")
+        if state is not None and not isinstance(state, str):
+            raise ProtocolViolation(f"requestState in the {self.method} result must be a string")
+        if not requests and state is None:
+            raise ProtocolViolation(
+                f"the server answered {self.method} with input_required but neither inputRequests "
+                "nor requestState"
+            )
+        if self.rounds >= self.limits.max_rounds:
+            raise RoundsExceeded(
+                f"{self.method} still needed input after {self.rounds} rounds (the limit is "
+                f"{self.limits.max_rounds}); the server keeps asking, so the request was abandoned"
+            )
+        delay = 0.0
+        if requests:
+            self.state_only = 0
+        else:
+            self.state_only += 1
+            if self.state_only > self.limits.max_state_only:
+                raise RoundsExceeded(
+                    f"{self.method} was answered {self.state_only} times in a row with only a "
+                    f"requestState and nothing to answer (the limit is {self.limits.max_state_only}); "
+                    "the server is not making progress"
+                )
+            delay = self.limits.delay(self.state_only)
+        self._pending = NeedInput(requests, state, delay)
+        return self._pending
+
+    def retry(self, responses: Mapping[str, Any]) -> dict[str, Any]:
+        """The params of the next round: the original params, the answers to the last
+        ``NeedInput`` (exactly its keys) and its ``requestState``, untouched."""
+        pending = self._pending
+        if pending is None:
+            raise RuntimeError("retry() needs a NeedInput step first")
+        asked = [r.key for r in pending.requests]
+        if set(responses) != set(asked):
+            missing = sorted(set(asked) - set(responses))
+            extra = sorted(set(responses) - set(asked))
+            raise ValueError(
+                f"inputResponses must answer exactly the keys asked (missing {missing}, extra {extra})"
+            )
+        params = dict(self.params)
+        if asked:
+            params["inputResponses"] = {key: responses[key] for key in asked}
+        if pending.state is not None:
+            params["requestState"] = pending.state
+        self._pending = None
+        return params
+
+
+def _input_requests(raw: object, method: str) -> tuple[InputRequest, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, Mapping):
+        raise ProtocolViolation(f"inputRequests in the {method} result must be an object of key to request")
+    out: list[InputRequest] = []
+    for key, entry in raw.items():
+        if not isinstance(entry, Mapping):
+            raise ProtocolViolation(f"input request {key!r} must be an object with method and params")
+        what = entry.get("method")
+        if what not in INPUT_REQUEST_METHODS:
+            raise ProtocolViolation(
+                f"input request {key!r} asks for {what!r}; a server may only ask for "
+                + ", ".join(sorted(INPUT_REQUEST_METHODS))
+            )
+        params = entry.get("params")
+        if params is None:
+            params = {}
+        if not isinstance(params, Mapping):
+            raise ProtocolViolation(f"the params of input request {key!r} must be an object")
+        out.append(InputRequest(str(key), str(what), params))
+    return tuple(out)

@@ -1,0 +1,178 @@
+"""Answerers: the Scripted answerer's script format and matching, NoAnswerer, ElicitAnswer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.client import ElicitAnswer, NoAnswerer, Scripted
+from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
+from mcp_elicit.errors import ConfigError
+
+pytestmark = pytest.mark.anyio
+
+SERVER = ServerInfo("bookings", "1.0", title="Table bookings", where="stdio: demo")
+
+
+def request(
+    key: str = "details",
+    fields: tuple[str, ...] = ("party_size", "date"),
+    *,
+    message: str = "How many, and when?",
+    tool: str = "book_table",
+    server: ServerInfo = SERVER,
+) -> ElicitationRequest:
+    schema = {"type": "object", "properties": {f: {"type": "string"} for f in fields}}
+    return parse_elicitation(
+        {"message": message, "requestedSchema": schema},
+        server=server,
+        key=key,
+        origin=Origin("tools/call", tool),
+    )
+
+
+def url_request(key: str = "signin") -> ElicitationRequest:
+    return parse_elicitation(
+        {"mode": "url", "message": "Sign in", "url": "https://example.com", "elicitationId": "e"},
+        server=SERVER,
+        key=key,
+        origin=Origin("tools/call", "connect"),
+    )
+
+
+async def test_a_mapping_script_answers_by_request_key() -> None:
+    script = Scripted.from_script(
+        {"details": {"content": {"party_size": "2"}}, "confirm": {"action": "decline"}}
+    )
+    assert await script.elicit(request()) == ElicitAnswer("accept", {"party_size": "2"})
+    assert await script.elicit(request("confirm", ("ok",))) == ElicitAnswer("decline")
+    assert script.reports == []
+
+
+async def test_answers_match_by_field_names_explicitly_or_by_their_content() -> None:
+    script = Scripted.from_script(
+        {
+            "answers": [
+                {"fields": ["ok"], "action": "cancel"},
+                {"content": {"party_size": "4"}},
+            ]
+        }
+    )
+    assert await script.elicit(request("anything", ("ok", "note"))) == ElicitAnswer("cancel")
+    assert await script.elicit(request("k2", ("party_size", "date"))) == ElicitAnswer(
+        "accept", {"party_size": "4"}
+    )
+    unmatched = await script.elicit(request("k3", ("seating",)))
+    assert unmatched == ElicitAnswer("cancel")
+
+
+async def test_server_tool_mode_and_message_select_too() -> None:
+    script = Scripted.from_script(
+        [
+            {"server": "other", "action": "decline"},
+            {"tool": "cancel_booking", "action": "decline"},
+            {"mode": "url", "action": "accept"},
+            {"message": "^How many", "content": {"party_size": "3"}},
+        ]
+    )
+    assert await script.elicit(request()) == ElicitAnswer("accept", {"party_size": "3"})
+    assert await script.elicit(request(tool="cancel_booking")) == ElicitAnswer("decline")
+    assert await script.elicit(url_request()) == ElicitAnswer("accept")
+    assert await script.elicit(request(server=ServerInfo("x", title="other"))) == ElicitAnswer("decline")
+
+
+async def test_once_entries_are_used_up() -> None:
+    script = Scripted.from_script(
+        [{"key": "k", "once": True, "action": "decline"}, {"key": "k", "action": "accept"}]
+    )
+    assert (await script.elicit(request("k"))).action == "decline"
+    assert (await script.elicit(request("k"))).action == "accept"
+    assert [key for key, _ in script.used] == ["k", "k"]
+
+
+async def test_a_request_without_an_answer_is_cancelled_and_reported_clearly() -> None:
+    script = Scripted.from_script({"other": {"action": "accept"}})
+    answer = await script.elicit(request(message="How many people?"))
+    assert answer == ElicitAnswer("cancel")
+    (report,) = script.reports
+    assert "no scripted answer" in report
+    assert "Table bookings 1.0 (stdio: demo)" in report
+    assert "question 'details' ('How many people?')" in report
+    assert "fields: party_size, date" in report
+    assert "tools/call book_table" in report
+
+
+async def test_the_content_of_a_decline_is_dropped() -> None:
+    script = Scripted.from_script([{"action": "decline", "content": {"x": 1}}])
+    assert (await script.elicit(request())).to_json() == {"action": "decline"}
+
+
+async def test_url_done_is_immediate_unless_the_script_waits_for_completion() -> None:
+    script = Scripted.from_script(
+        [{"key": "fast", "mode": "url"}, {"key": "slow", "mode": "url", "await_completion": True}]
+    )
+    fast, slow = url_request("fast"), url_request("slow")
+    await script.elicit(fast)
+    await script.elicit(slow)
+    await asyncio.wait_for(script.url_done(fast), 1)
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(script.url_done(slow), 0.05)
+
+
+def test_scripts_load_from_json_files(tmp_path: Path) -> None:
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps({"answers": [{"key": "details", "content": {"party_size": 2}}]}))
+    script = Scripted.from_file(path, modes=["form"])
+    assert script.modes == frozenset({"form"})
+    assert script.entries[0].key == "details"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('"a string"', "a script is a list"),
+        ('[{"action": "maybe"}]', "action must be"),
+        ('[{"content": [1]}]', "content must be an object"),
+        ('[{"fields": "a"}]', "fields must be a list"),
+        ('[{"tool": "a", "prompt": "b"}]', "at most one of"),
+        ('[{"message": "("}]', "regular expression"),
+        ('[{"colour": "red"}]', "unknown keys colour"),
+        ('[{"key": 3}]', "key must be a string"),
+        ("[3]", "must be an object"),
+        ('{"k": 3}', "must be an object"),
+    ],
+)
+def test_bad_scripts_say_what_is_wrong(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "answers.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError, match=message):
+        Scripted.from_file(path)
+
+
+def test_a_missing_script_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot read"):
+        Scripted.from_file(tmp_path / "nope.json")
+
+
+def test_unknown_modes_are_refused() -> None:
+    with pytest.raises(ConfigError, match="modes"):
+        Scripted.from_script([], modes=["form", "telepathy"])
+
+
+async def test_no_answerer_supports_nothing() -> None:
+    nobody = NoAnswerer()
+    assert nobody.modes == frozenset()
+    assert await nobody.elicit(request()) == ElicitAnswer.cancel()
+    await nobody.url_done(request())
+
+
+def test_elicit_answer_helpers() -> None:
+    assert ElicitAnswer.accept({"a": 1}, b=2).to_json() == {"action": "accept", "content": {"a": 1, "b": 2}}
+    assert ElicitAnswer.accept().to_json() == {"action": "accept", "content": {}}
+    assert ElicitAnswer("accept").to_json() == {"action": "accept"}
+    assert ElicitAnswer.decline().to_json() == {"action": "decline"}
+    assert ElicitAnswer.cancel().to_json() == {"action": "cancel"}

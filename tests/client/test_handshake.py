@@ -1,0 +1,392 @@
+"""The client against a scripted server function at a handshake revision (2025-11-25):
+sessions, the server's own requests, stream resumption, URL elicitation required."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from client.fakes import FakeExchange, FakeTransport, error, result
+from mcp_elicit.client import Client, ElicitAnswer, Scripted
+from mcp_elicit.client.transport import Ended
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import RequestTimeout, TransportError, URLElicitationRequired
+
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+V2025 = ["2025-11-25"]
+FORM = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "default": "Ann"}, "age": {"type": "integer"}},
+}
+URL_ELICITATION = {
+    "mode": "url",
+    "message": "Sign in to Example",
+    "url": "https://example.com/connect?e=e-1",
+    "elicitationId": "e-1",
+}
+
+
+def init(message: dict[str, Any], version: str = "2025-11-25") -> dict[str, Any]:
+    return result(
+        message,
+        {
+            "protocolVersion": version,
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "old", "version": "2"},
+        },
+    )
+
+
+def elicit(rid: str, params: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "elicitation/create", "params": params}
+
+
+async def test_the_session_id_goes_on_every_later_request_and_delete_ends_it(wire_2025: WireChecker) -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        assert headers["Mcp-Session-Id"] == "sess-1"
+        assert headers["MCP-Protocol-Version"] == "2025-11-25"
+        return [result(message, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})]
+
+    transport = FakeTransport(serve, headers={"mcp-session-id": "sess-1"})
+    async with Client(transport, versions=V2025) as client:
+        assert [t["name"] for t in await client.list_tools()] == ["t"]
+    init_message, init_headers = transport.requests[0]
+    assert "Mcp-Session-Id" not in init_headers
+    wire_2025.request(init_message)
+    assert init_message["params"]["clientInfo"]["name"] == "mcp-elicit"
+    note, note_headers = transport.sent[0]
+    assert note == {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert note_headers["Mcp-Session-Id"] == "sess-1"
+    assert transport.ended_sessions == [{"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": "sess-1"}]
+    for message, _ in transport.requests[1:]:
+        wire_2025.request(message)
+
+
+async def test_a_session_id_that_is_not_visible_ascii_is_ignored() -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        assert "Mcp-Session-Id" not in headers
+        return [init(message)] if message["method"] == "initialize" else [result(message, {"tools": []})]
+
+    transport = FakeTransport(serve, headers={"mcp-session-id": "bad id"})
+    async with Client(transport, versions=V2025) as client:
+        await client.list_tools()
+    assert transport.ended_sessions == []
+
+
+async def test_an_expired_session_is_renewed_once() -> None:
+    calls = {"tools/list": 0, "initialize": 0}
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        calls[message["method"]] += 1
+        if message["method"] == "initialize":
+            return [init(message)]
+        if calls["tools/list"] == 1:
+            return [Ended(404, body="session not found")]
+        return [result(message, {"tools": []})]
+
+    async with Client(FakeTransport(serve, headers={"mcp-session-id": "s"}), versions=V2025) as client:
+        assert await client.list_tools() == []
+    assert calls == {"tools/list": 2, "initialize": 2}
+
+
+async def test_the_servers_requests_on_a_response_stream_are_answered_in_place(
+    wire_2025: WireChecker,
+) -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [
+            elicit("s-1", {"message": "Who?", "requestedSchema": FORM}),
+            {"jsonrpc": "2.0", "id": "s-2", "method": "ping"},
+            {
+                "jsonrpc": "2.0",
+                "id": "s-3",
+                "method": "sampling/createMessage",
+                "params": {"messages": [], "maxTokens": 1},
+            },
+            elicit("s-4", URL_ELICITATION),
+            {"jsonrpc": "2.0", "id": "s-5", "method": "tasks/list"},
+            result(message, {"content": []}),
+        ]
+
+    answerer = Scripted.from_script([{"content": {"age": 7}}], modes=["form"])
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, answerer=answerer) as client:
+        await client.call_tool("t")
+    answers = {m["id"]: m for m, _ in transport.sent if "id" in m}
+    assert answers["s-1"]["result"] == {"action": "accept", "content": {"name": "Ann", "age": 7}}
+    assert answers["s-2"]["result"] == {}
+    assert answers["s-3"]["error"]["code"] == -32602
+    assert "sampling" in answers["s-3"]["error"]["message"]
+    assert answers["s-4"]["error"]["code"] == -32602
+    assert answers["s-5"]["error"]["code"] == -32601
+    wire_2025.response("elicitation/create", answers["s-1"])
+    wire_2025.response("ping", answers["s-2"])
+    for rid in ("s-3", "s-4", "s-5"):
+        wire_2025.response("elicitation/create", answers[rid])
+
+
+async def test_think_time_on_a_request_from_another_stream_does_not_count() -> None:
+    """Over stdio (or the event stream) the server's question arrives outside the request's
+    exchange; the person answering it takes longer than the whole timeout."""
+    answered = asyncio.Event()
+
+    class Thinker:
+        modes = frozenset({"form"})
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            await asyncio.sleep(0.5)
+            return ElicitAnswer.accept(age=3)
+
+        async def url_done(self, request: ElicitationRequest) -> None:
+            return None
+
+    transport: FakeTransport
+
+    async def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        asyncio.get_running_loop().call_soon(
+            lambda: asyncio.ensure_future(
+                transport.push(elicit("s-1", {"message": "Age?", "requestedSchema": FORM}))
+            )
+        )
+        return []
+
+    async def on_send(message: dict[str, Any]) -> None:
+        if message.get("id") == "s-1":
+            answered.set()
+
+    class Delayed(FakeTransport):
+        async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> Any:
+            exchange = await super().exchange(message, headers)
+            if message["method"] == "tools/call":
+                reply = result(message, {"content": []})
+
+                async def receive() -> Any:
+                    await answered.wait()
+                    from mcp_elicit.wire import jsonrpc
+
+                    return jsonrpc.decode_value(reply)
+
+                exchange.receive = receive  # type: ignore[method-assign]
+            return exchange
+
+    transport = Delayed(serve, http=False, on_send=on_send)
+    async with Client(transport, versions=V2025, answerer=Thinker(), timeout=0.25) as client:
+        assert await client.call_tool("t") == {"content": []}
+
+
+async def test_without_an_answer_the_timeout_still_applies() -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        return [init(message)]
+
+    class Hanging(FakeTransport):
+        async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> Any:
+            exchange = await super().exchange(message, headers)
+            exchange.hang = message["method"] != "initialize"
+            return exchange
+
+    async with Client(Hanging(serve, http=False), versions=V2025, timeout=0.2) as client:
+        with pytest.raises(RequestTimeout):
+            await client.list_tools()
+
+
+async def test_a_stream_closed_before_the_response_is_resumed_after_retry() -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        serve.rid = message["id"]  # type: ignore[attr-defined]
+        return [Ended(200, last_event_id="ev-1", retry_ms=150)]
+
+    def listen(headers: dict[str, str], last: str | None) -> FakeExchange | None:
+        if last is None:
+            return None  # no standalone stream
+        return FakeExchange([result({"id": serve.rid}, {"content": [{"type": "text", "text": "resumed"}]})])  # type: ignore[attr-defined]
+
+    transport = FakeTransport(serve, listen=listen)
+    loop = asyncio.get_running_loop()
+    async with Client(transport, versions=V2025) as client:
+        start = loop.time()
+        out = await client.call_tool("t")
+    assert out["content"][0]["text"] == "resumed"
+    resumes = [(h, last, at) for h, last, at in transport.listens if last is not None]
+    assert len(resumes) == 1
+    headers, last, at = resumes[0]
+    assert last == "ev-1"
+    assert at - start >= 0.15
+    assert headers["MCP-Protocol-Version"] == "2025-11-25"
+
+
+async def test_resuming_is_bounded() -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [Ended(200, last_event_id="ev", retry_ms=1)]
+
+    def listen(headers: dict[str, str], last: str | None) -> FakeExchange | None:
+        return None if last is None else FakeExchange([Ended(200, last_event_id="ev", retry_ms=1)])
+
+    transport = FakeTransport(serve, listen=listen)
+    async with Client(transport, versions=V2025) as client:
+        with pytest.raises(TransportError, match="no JSON-RPC response"):
+            await client.call_tool("t")
+    assert len([x for x in transport.listens if x[1] is not None]) == 5
+
+
+async def test_the_event_stream_is_opened_after_the_handshake_and_its_requests_answered() -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [result(message, {"tools": []})]
+
+    def listen(headers: dict[str, str], last: str | None) -> FakeExchange | None:
+        return FakeExchange([elicit("g-1", {"message": "Name?", "requestedSchema": FORM}), Ended(200)])
+
+    transport = FakeTransport(serve, listen=listen, headers={"mcp-session-id": "S"})
+    answerer = Scripted.from_script([{"action": "accept"}])
+    async with Client(transport, versions=V2025, answerer=answerer):
+        for _ in range(50):
+            if transport.sent[1:]:
+                break
+            await asyncio.sleep(0.01)
+    assert transport.listens[0][0]["Mcp-Session-Id"] == "S"
+    assert transport.listens[0][1] is None
+    reply = next(m for m, _ in transport.sent if m.get("id") == "g-1")
+    assert reply["result"] == {"action": "accept", "content": {"name": "Ann"}}
+
+
+async def test_a_response_that_arrives_on_the_event_stream_still_answers_its_request() -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        asyncio.get_running_loop().call_soon(
+            lambda: asyncio.ensure_future(
+                transport.push(result(message, {"content": [{"type": "text", "text": "late"}]}))
+            )
+        )
+        return [Ended(200)]
+
+    class Lagging(FakeTransport):
+        async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> Any:
+            exchange = await super().exchange(message, headers)
+            if message["method"] == "tools/call":
+                original = exchange.receive
+
+                async def receive() -> Any:
+                    await asyncio.sleep(0.05)
+                    return await original()
+
+                exchange.receive = receive  # type: ignore[method-assign]
+            return exchange
+
+    transport = Lagging(serve, http=False)
+    async with Client(transport, versions=V2025) as client:
+        out = await client.call_tool("t")
+    assert out["content"][0]["text"] == "late"
+
+
+# ---- URL elicitation required (-32042) ---------------------------------------------------
+
+
+class Connector:
+    """A server whose tool needs a URL step first (-32042), then works."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self.calls = 0
+
+    def __call__(self, message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        self.calls += 1
+        if not self.done:
+            return [error(message, -32042, "Authorization required", {"elicitations": [URL_ELICITATION]})]
+        return [result(message, {"content": [{"type": "text", "text": "connected"}]})]
+
+
+class UrlUser:
+    modes = frozenset({"form", "url"})
+
+    def __init__(self, server: Connector, action: str = "accept", *, says_done: bool = True) -> None:
+        self.server = server
+        self.action = action
+        self.says_done = says_done
+        self.shown: list[ElicitationRequest] = []
+        self.asked = asyncio.Event()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.shown.append(request)
+        self.asked.set()
+        return ElicitAnswer(self.action)  # type: ignore[arg-type]
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        if not self.says_done:
+            await asyncio.Event().wait()
+        self.server.done = True
+
+
+async def test_url_required_shows_the_url_then_retries_when_the_user_is_done() -> None:
+    server = Connector()
+    user = UrlUser(server)
+    async with Client(FakeTransport(server), versions=V2025, answerer=user) as client:
+        out = await client.call_tool("connect")
+    assert out["content"][0]["text"] == "connected"
+    assert server.calls == 2
+    (shown,) = user.shown
+    assert (shown.mode, shown.url, shown.elicitation_id) == ("url", URL_ELICITATION["url"], "e-1")
+    assert shown.origin.target == "connect"
+
+
+async def test_url_required_retries_when_the_completion_notice_arrives() -> None:
+    server = Connector()
+    user = UrlUser(server, says_done=False)
+    transport = FakeTransport(server, http=False)
+    async with Client(transport, versions=V2025, answerer=user) as client:
+        task = asyncio.ensure_future(client.call_tool("connect"))
+        await asyncio.wait_for(user.asked.wait(), 2)
+        await transport.push(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/elicitation/complete",
+                "params": {"elicitationId": "other"},
+            }
+        )
+        await asyncio.sleep(0.05)
+        assert not task.done()
+        server.done = True
+        await transport.push(
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/elicitation/complete",
+                "params": {"elicitationId": "e-1"},
+            }
+        )
+        out = await asyncio.wait_for(task, 2)
+    assert out["content"][0]["text"] == "connected"
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_a_refused_url_ends_the_request_with_the_error(action: str) -> None:
+    server = Connector()
+    async with Client(FakeTransport(server), versions=V2025, answerer=UrlUser(server, action)) as client:
+        with pytest.raises(URLElicitationRequired, match=f"the user answered {action}"):
+            await client.call_tool("connect")
+    assert server.calls == 1
+
+
+async def test_without_url_mode_the_error_is_raised_as_is() -> None:
+    server = Connector()
+    answerer = Scripted.from_script([], modes=["form"])
+    async with Client(FakeTransport(server), versions=V2025, answerer=answerer) as client:
+        with pytest.raises(URLElicitationRequired) as caught:
+            await client.call_tool("connect")
+    assert caught.value.data["elicitations"][0]["elicitationId"] == "e-1"

@@ -1,0 +1,158 @@
+"""The client over Streamable HTTP with real sockets on 127.0.0.1: the project's own server
+served by uvicorn at both revisions (forms, URL steps, headers, progress on the response
+stream), the demo server as a subprocess, and connection failures."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from client.app import CONNECTED, TOMORROW, User, app, roots, sample
+from client.recorder import Recorder
+from mcp_elicit.client import Client, ElicitAnswer, Scripted
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import TransportError
+from mcp_elicit.transports.http_client import HttpTransport, connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import ROOT, free_port, http_process, uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+REVISIONS = ["2026-07-28", "2025-11-25"]
+
+
+@pytest.fixture
+async def url() -> AsyncIterator[str]:
+    async with uvicorn_server(StreamableHTTP(app)) as server:
+        yield server.url
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_every_question_kind_over_http(url: str, revision: str) -> None:
+    recorder = Recorder()
+    user = User()
+    CONNECTED.clear()
+    async with connect_http(
+        url, answerer=user, sampling=sample, roots=roots, versions=[revision], trace=recorder
+    ) as client:
+        assert client.revision == revision
+        booked = await client.call_tool("book", {"restaurant": "noma"})
+        assert booked["content"][0]["text"] == f"booked noma for 2 on {TOMORROW}, inside"
+        planned = await client.call_tool("plan")
+        assert planned["content"][0]["text"] == "loud / the harbour / ['file:///home/me/plans']"
+        prompt = await client.get_prompt("evening", {"city": "Oslo"})
+        assert prompt["messages"][0]["content"]["text"] == "A loud evening in Oslo"
+        read = await client.read_resource("menu://noma")
+        assert read["contents"][0]["text"] == "noma: mains"
+        connected = await client.call_tool("connect", {"service": "mail"})
+        expected = "mail: connected" if revision == "2025-11-25" else "mail: accept"
+        assert connected["content"][0]["text"] == expected
+        regional = await client.call_tool("regional", {"region": " Zürich ", "query": "q"})
+        assert regional["content"][0]["text"] == " Zürich :q"
+    assert recorder.check(WireChecker.load(revision)) > 10
+
+
+async def test_header_mirroring_is_checked_by_a_real_server(url: str) -> None:
+    """The server rejects a tool call whose Mcp-Param-Region is missing (-32020); the
+    client lists the tools first, so it never is."""
+    recorder = Recorder()
+    async with connect_http(url, trace=recorder) as client:
+        out = await client.call_tool("regional", {"region": "=?base64?x?=", "query": "q"})
+    assert out["content"][0]["text"] == "=?base64?x?=:q"
+    assert recorder.methods() == ["server/discover", "tools/list", "tools/call"]
+
+
+async def test_progress_arrives_on_the_response_stream(url: str) -> None:
+    seen: list[tuple[str, Mapping[str, Any]]] = []
+    async with connect_http(url, on_notification=lambda m, p: seen.append((m, p))) as client:
+        out = await client.request("tools/call", {"name": "slow", "_meta": {"progressToken": "tok"}})
+    assert out["content"][0]["text"] == "done"
+    assert [p["progress"] for m, p in seen if m == "notifications/progress"] == [0, 1, 2]
+    assert all(p["progressToken"] == "tok" for _, p in seen)
+
+
+async def test_a_session_of_the_server_is_ended_on_close(url: str) -> None:
+    async with connect_http(url, versions=["2025-11-25"]) as client:
+        session = client.session.session_id  # type: ignore[union-attr]
+        assert session is not None
+        assert len(app.sessions) >= 1
+    async with httpx.AsyncClient() as raw:
+        reply = await raw.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+            headers={
+                "Mcp-Session-Id": session,
+                "MCP-Protocol-Version": "2025-11-25",
+                "Accept": "application/json, text/event-stream",
+            },
+        )
+    assert reply.status_code == 404
+
+
+async def test_nothing_listening_is_a_transport_error_that_says_so() -> None:
+    with pytest.raises(TransportError, match=r"cannot connect to .* is the server running"):
+        async with connect_http(f"http://127.0.0.1:{free_port()}/mcp"):
+            pass
+
+
+async def test_a_wrong_path_is_reported_with_its_status(url: str) -> None:
+    with pytest.raises(TransportError, match="HTTP 404"):
+        async with connect_http(url.replace("/mcp", "/nope")):
+            pass
+
+
+async def test_fixed_headers_and_a_given_http_client_are_used(url: str) -> None:
+    seen: list[httpx.Request] = []
+
+    async def hook(request: httpx.Request) -> None:
+        seen.append(request)
+
+    async with httpx.AsyncClient(event_hooks={"request": [hook]}) as http:
+        transport = HttpTransport(url, headers={"Authorization": "Bearer t0ken"}, client=http)
+        async with Client(transport) as client:
+            await client.list_tools()
+        assert not http.is_closed
+    assert seen
+    for request in seen:
+        assert request.headers["authorization"] == "Bearer t0ken"
+        assert request.headers["accept"] == "application/json, text/event-stream"
+        assert request.headers["mcp-protocol-version"] == "2026-07-28"
+
+
+async def test_the_demo_server_process_over_http(tmp_path: Path) -> None:
+    answers = Scripted.from_script(
+        [
+            {"fields": ["party_size"], "content": {"party_size": 4, "date": TOMORROW}},
+            {"fields": ["confirm"], "action": "accept"},
+        ]
+    )
+    with http_process(ROOT / "examples" / "demo_server.py", log_dir=tmp_path) as server:
+        for revision in REVISIONS:
+            async with connect_http(server.url, answerer=answers, versions=[revision]) as client:
+                out = await client.call_tool("book_table", {"restaurant": "septime"})
+                assert "4 people" in out["content"][0]["text"], out
+        assert answers.reports == []
+        assert "Traceback" not in server.stderr()
+
+
+class Refuser:
+    modes = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.decline()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_declining_over_http(url: str, revision: str) -> None:
+    async with connect_http(url, answerer=Refuser(), versions=[revision]) as client:
+        out = await client.call_tool("book", {"restaurant": "x"})
+    assert out["content"][0]["text"] == "not booked (decline)"

@@ -1,0 +1,214 @@
+"""Interop: the mcp-elicit client completes elicitation flows against a server built with the
+official Python SDK (``mcp`` 2.3.0, tests/peers/sdk_server.py), over Streamable HTTP and
+stdio, at both revisions.
+
+The SDK lives in its own virtualenv (tests/.peers/mcp, pinned by
+tests/peers/requirements-mcp.txt; ``make peers`` builds it, and so does this module when it
+is missing). The project's venv never gets ``mcp``. Without the peer (offline, say), these
+tests skip, saying why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client.recorder import Recorder
+from mcp_elicit.client import Client, Scripted
+from mcp_elicit.errors import ProtocolError
+from mcp_elicit.transports.http_client import HttpTransport
+from mcp_elicit.transports.stdio_client import StdioTransport
+
+from support.procs import ROOT, free_port
+from support.wire import WireChecker
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+PEERS = ROOT / "tests" / ".peers"
+ENV = PEERS / "mcp"
+REQUIREMENTS = ROOT / "tests" / "peers" / "requirements-mcp.txt"
+SERVER = ROOT / "tests" / "peers" / "sdk_server.py"
+REVISIONS = ["2026-07-28", "2025-11-25"]
+
+
+def _digest() -> str:
+    return hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+
+
+def _ready() -> bool:
+    stamp = ENV / ".installed"
+    return stamp.is_file() and stamp.read_text().strip() == _digest()
+
+
+def _build() -> str | None:
+    """Build the peer's virtualenv; None when it worked, else why not."""
+    PEERS.mkdir(parents=True, exist_ok=True)
+    (PEERS / ".gitignore").write_text("*\n")
+    if ENV.exists():
+        shutil.rmtree(ENV)
+    base = getattr(sys, "_base_executable", None) or shutil.which("python3") or "python3"
+    python = str(ENV / "bin" / "python")
+    for step in (
+        [base, "-m", "venv", str(ENV)],
+        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
+    ):
+        done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
+        if done.returncode != 0:
+            return f"{' '.join(step[:4])} failed: {(done.stderr or done.stdout)[-800:]}"
+    (ENV / ".installed").write_text(_digest() + "\n")
+    return None
+
+
+@pytest.fixture(scope="session")
+def sdk_python() -> Path:
+    if not _ready():
+        problem = _build()
+        if problem is not None:
+            pytest.skip(f"the official SDK peer (tests/.peers/mcp) could not be built: {problem}")
+    return ENV / "bin" / "python"
+
+
+def _listening(proc: subprocess.Popen[bytes], port: int, within: float) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline and proc.poll() is None:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def sdk_http(sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The SDK server over Streamable HTTP on a free loopback port."""
+    log = tmp_path_factory.mktemp("sdk") / "sdk-http.log"
+    port = free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(sdk_python), str(SERVER), "--http", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            cwd=ROOT,
+        )
+    try:
+        if not _listening(proc, port, 30):
+            pytest.fail(f"the SDK server exited: {log.read_text(errors='replace')}")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        _stop(proc)
+    assert "Traceback" not in log.read_text(errors="replace"), log.read_text(errors="replace")
+
+
+def answers() -> Scripted:
+    return Scripted.from_script(
+        [
+            {"fields": ["party_size", "date"], "content": {"party_size": 2, "date": "2026-12-24"}},
+            {"fields": ["ok"], "content": {"ok": True}},
+            {"mode": "url", "action": "accept"},
+            {"action": "accept"},
+        ]
+    )
+
+
+@asynccontextmanager
+async def connected(
+    kind: str, revision: str, sdk_python: Path, url: str | None
+) -> AsyncIterator[tuple[Client, Recorder, Scripted]]:
+    recorder = Recorder()
+    script = answers()
+    if kind == "http":
+        assert url is not None
+        transport: Any = HttpTransport(url, trace=recorder)
+    else:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        transport = StdioTransport([str(sdk_python), str(SERVER)], env=env, cwd=str(ROOT), trace=recorder)
+    async with Client(transport, answerer=script, versions=[revision]) as client:
+        assert client.revision == revision
+        yield client, recorder, script
+    assert script.reports == []
+    assert recorder.check(WireChecker.load(revision)) > 0
+
+
+@pytest.fixture(params=["http", "stdio"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def url(kind: str, request: pytest.FixtureRequest) -> str | None:
+    return request.getfixturevalue("sdk_http") if kind == "http" else None
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_form_through_the_sdks_resolver(
+    kind: str, revision: str, sdk_python: Path, url: str | None
+) -> None:
+    async with connected(kind, revision, sdk_python, url) as (client, recorder, _):
+        assert client.server_info.name == "sdk-peer"
+        names = [t["name"] for t in await client.list_tools()]
+        assert {"book_table", "preferences", "confirm_name", "link_account"} <= set(names)
+        out = await client.call_tool("book_table", {"restaurant": "noma"})
+    assert out["content"][0]["text"] == "Booked noma for 2 on 2026-12-24"
+    calls = [m for m in recorder.sent if m.get("method") == "tools/call"]
+    if revision == "2026-07-28":
+        assert len(calls) == 2  # input_required, then the retry with the answer
+        assert "inputResponses" in calls[1]["params"]
+        assert calls[0]["id"] != calls[1]["id"]
+    else:
+        assert len(calls) == 1
+        assert any(m.get("result", {}).get("action") == "accept" for m in recorder.sent)
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_defaults_are_filled_in_before_the_answer_leaves(
+    kind: str, revision: str, sdk_python: Path, url: str | None
+) -> None:
+    async with connected(kind, revision, sdk_python, url) as (client, _, _):
+        out = await client.call_tool("preferences")
+    assert out["content"][0]["text"] == '{"name":"John Doe","age":30,"verified":true}'
+
+
+async def test_push_style_questions_and_url_mode_at_2025(
+    kind: str, sdk_python: Path, url: str | None
+) -> None:
+    async with connected(kind, "2025-11-25", sdk_python, url) as (client, _, script):
+        confirmed = await client.call_tool("confirm_name", {"name": "Ann"})
+        linked = await client.call_tool("link_account", {"provider": "github"})
+    assert confirmed["content"][0]["text"] == "Ann: confirmed"
+    assert linked["content"][0]["text"] == "link accept"
+    modes = [entry.mode for _, entry in script.used]
+    assert "url" in modes
+
+
+async def test_auto_detection_finds_the_modern_era(sdk_http: str) -> None:
+    async with Client(HttpTransport(sdk_http), answerer=answers()) as client:
+        assert client.revision == "2026-07-28"
+        out = await client.call_tool("book_table", {"restaurant": "septime"})
+    assert out["content"][0]["text"] == "Booked septime for 2 on 2026-12-24"
+
+
+async def test_a_push_style_tool_at_2026_fails_with_the_servers_error(sdk_http: str) -> None:
+    async with Client(HttpTransport(sdk_http), answerer=answers(), versions=["2026-07-28"]) as client:
+        with pytest.raises(ProtocolError, match="back-channel"):
+            await client.call_tool("confirm_name", {"name": "Ann"})

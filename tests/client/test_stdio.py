@@ -1,0 +1,150 @@
+"""The client over stdio with real server processes: the demo server at both revisions, a
+legacy server that ignores the probe, a server that dies, and shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from client.recorder import Recorder
+from mcp_elicit.client import Client, Scripted
+from mcp_elicit.errors import TransportError
+from mcp_elicit.transports.stdio_client import StdioTransport, connect_stdio
+
+from support.procs import ROOT, cli
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+DEMO = ROOT / "examples" / "demo_server.py"
+TOMORROW = (dt.date.today() + dt.timedelta(days=1)).isoformat()
+BOOKING = [
+    {"fields": ["party_size", "date"], "content": {"party_size": 3, "date": TOMORROW, "seating": "terrace"}},
+    {"fields": ["confirm"], "action": "accept"},
+]
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_the_demo_server_books_a_table_over_stdio(revision: str) -> None:
+    recorder = Recorder()
+    answers = Scripted.from_script(BOOKING)
+    async with connect_stdio(
+        [*cli(), "serve", str(DEMO)], answerer=answers, versions=[revision], cwd=str(ROOT), trace=recorder
+    ) as client:
+        assert client.revision == revision
+        assert client.server_info.name == "bookings"
+        assert "stdio" not in client.server_info.where and "serve" in client.server_info.where
+        tools = await client.list_tools()
+        assert "book_table" in [t["name"] for t in tools]
+        out = await client.call_tool("book_table", {"restaurant": "noma"})
+        text = out["content"][0]["text"]
+        assert text.startswith("Booked #")
+        assert "3 people" in text
+        assert "terrace" in text
+        pid = client.transport.pid  # type: ignore[attr-defined]
+    assert answers.reports == []
+    assert recorder.check(WireChecker.load(revision)) > 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+async def test_the_era_is_probed_and_found_modern_over_stdio() -> None:
+    recorder = Recorder()
+    async with connect_stdio([*cli(), "serve", str(DEMO)], cwd=str(ROOT), trace=recorder) as client:
+        assert client.revision == "2026-07-28"
+    assert recorder.methods() == ["server/discover"]
+
+
+LEGACY = textwrap.dedent(
+    """
+    import json, sys
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                      "serverInfo": {"name": "legacy", "version": "0"}}
+        elif msg.get("method") == "tools/list":
+            result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        else:
+            continue  # no answer to anything else before or after initialize, like some old servers
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+    """
+)
+
+
+async def test_a_legacy_server_that_ignores_the_probe_gets_initialize_after_the_timeout(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "legacy.py"
+    script.write_text(LEGACY)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    async with connect_stdio([sys.executable, str(script)], probe_timeout=0.5) as client:
+        assert loop.time() - start >= 0.5
+        assert client.revision == "2025-06-18"
+        assert [t["name"] for t in await client.list_tools()] == ["echo"]
+
+
+async def test_a_server_that_dies_says_how_with_its_stderr(tmp_path: Path) -> None:
+    script = tmp_path / "dies.py"
+    script.write_text("import sys\nsys.stderr.write('cannot open the database\\n')\nsys.exit(3)\n")
+    with pytest.raises(TransportError) as caught:
+        async with connect_stdio([sys.executable, str(script)]):
+            pass
+    text = str(caught.value)
+    assert "exited with code 3" in text
+    assert "cannot open the database" in text
+
+
+async def test_a_missing_command_is_a_transport_error() -> None:
+    with pytest.raises(TransportError, match="cannot start the server command"):
+        async with connect_stdio(["/nonexistent/mcp-server"]):
+            pass
+
+
+async def test_a_server_that_ignores_stdin_closing_is_terminated(tmp_path: Path) -> None:
+    script = tmp_path / "stubborn.py"
+    script.write_text("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n")
+    transport = StdioTransport([sys.executable, str(script)], stop_timeout=0.3)
+
+    async def nothing(_: object) -> None:
+        return None
+
+    await transport.open(nothing)
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    await transport.aclose()
+    assert loop.time() - start < 3
+    assert transport._proc is not None
+    assert transport._proc.returncode is not None
+
+
+async def test_lines_that_are_not_json_rpc_are_skipped(tmp_path: Path) -> None:
+    script = tmp_path / "noisy.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, sys
+            print("hello, I am a banner", flush=True)
+            print("", flush=True)
+            for line in sys.stdin:
+                msg = json.loads(line)
+                if "id" not in msg:
+                    continue
+                print("{broken", flush=True)
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete"}
+                if msg["method"] != "server/discover":
+                    result = {"tools": [], "resultType": "complete"}
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+            """
+        )
+    )
+    async with Client(StdioTransport([sys.executable, str(script)])) as client:
+        assert client.revision == "2026-07-28"
+        assert await client.list_tools() == []

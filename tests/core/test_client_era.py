@@ -1,0 +1,142 @@
+"""Deciding a server's era from the answer to the ``server/discover`` probe (core.era)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit.core.era import (
+    Legacy,
+    Modern,
+    Reprobe,
+    judge_probe,
+    modern_preferences,
+    pick_version,
+    retry_version,
+)
+from mcp_elicit.errors import (
+    HeaderMismatch,
+    MissingClientCapability,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Response
+
+BOTH = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26")
+MODERN_ONLY = ("2026-07-28",)
+
+
+def result(**fields: Any) -> Response:
+    return Response(1, fields)
+
+
+def error(code: int, message: str = "no", data: Any = None) -> ErrorResponse:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    return ErrorResponse(1, body)
+
+
+def test_pick_version_follows_the_client_preference_and_ignores_junk() -> None:
+    assert pick_version(["2025-06-18", 3, "2025-11-25"], BOTH) == "2025-11-25"
+    assert pick_version(["1999-01-01"], BOTH) is None
+    assert modern_preferences(BOTH) == ("2026-07-28",)
+
+
+def test_a_discover_result_means_modern() -> None:
+    verdict = judge_probe(
+        result(supportedVersions=["2026-07-28"], capabilities={}), requested="2026-07-28", preferred=BOTH
+    )
+    assert verdict == Modern("2026-07-28", {"supportedVersions": ["2026-07-28"], "capabilities": {}})
+
+
+def test_a_discover_result_without_supported_versions_is_still_modern() -> None:
+    verdict = judge_probe(result(capabilities={}), requested="2026-07-28", preferred=BOTH)
+    assert isinstance(verdict, Modern)
+    assert verdict.version == "2026-07-28"
+
+
+def test_a_discover_result_listing_only_handshake_revisions_is_legacy() -> None:
+    verdict = judge_probe(result(supportedVersions=["2025-11-25"]), requested="2026-07-28", preferred=BOTH)
+    assert isinstance(verdict, Legacy)
+
+
+def test_a_discover_result_with_nothing_in_common_is_an_error() -> None:
+    with pytest.raises(UnsupportedProtocolVersion, match="offers no revision this client speaks"):
+        judge_probe(result(supportedVersions=["2099-01-01"]), requested="2026-07-28", preferred=BOTH)
+
+
+def test_unsupported_version_names_the_revision_to_retry_with() -> None:
+    verdict = judge_probe(
+        error(-32022, data={"supported": ["2026-07-28"], "requested": "2026-07-28"}),
+        requested="2026-07-28",
+        preferred=BOTH,
+        status=400,
+    )
+    assert verdict == Reprobe("2026-07-28")
+
+
+def test_unsupported_version_naming_only_handshake_revisions_falls_back() -> None:
+    verdict = judge_probe(
+        error(-32022, data={"supported": ["2025-11-25"]}), requested="2026-07-28", preferred=BOTH
+    )
+    assert isinstance(verdict, Legacy)
+
+
+def test_unsupported_version_with_nothing_in_common_is_an_error() -> None:
+    with pytest.raises(UnsupportedProtocolVersion) as caught:
+        judge_probe(error(-32022, data={"supported": ["2099-01-01"]}), requested="2026-07-28", preferred=BOTH)
+    assert caught.value.data["supported"] == ["2099-01-01"]
+
+
+@pytest.mark.parametrize(("code", "cls"), [(-32020, HeaderMismatch), (-32021, MissingClientCapability)])
+def test_other_modern_errors_are_raised_never_a_fallback(code: int, cls: type[Exception]) -> None:
+    with pytest.raises(cls):
+        judge_probe(error(code), requested="2026-07-28", preferred=BOTH, status=400)
+
+
+@pytest.mark.parametrize("code", [-32601, -32602, -32600, -32000, -32603, 42])
+def test_any_other_error_means_legacy(code: int) -> None:
+    verdict = judge_probe(error(code), requested="2026-07-28", preferred=BOTH, status=400)
+    assert isinstance(verdict, Legacy)
+    assert str(code) in verdict.reason
+
+
+@pytest.mark.parametrize("status", [400, 404, 405, 406, 200])
+def test_an_http_answer_without_a_json_rpc_body_means_legacy(status: int) -> None:
+    verdict = judge_probe(None, requested="2026-07-28", preferred=BOTH, status=status, body="Bad Request")
+    assert isinstance(verdict, Legacy)
+    assert f"HTTP {status}" in verdict.reason
+
+
+def test_no_answer_on_stdio_means_legacy() -> None:
+    assert isinstance(judge_probe(None, requested="2026-07-28", preferred=BOTH), Legacy)
+
+
+@pytest.mark.parametrize("status", [401, 403])
+def test_authorization_failures_are_not_an_era(status: int) -> None:
+    with pytest.raises(TransportError, match="authorization"):
+        judge_probe(None, requested="2026-07-28", preferred=BOTH, status=status)
+
+
+def test_a_server_failure_is_not_an_era() -> None:
+    with pytest.raises(TransportError, match="HTTP 502"):
+        judge_probe(None, requested="2026-07-28", preferred=BOTH, status=502, body="bad gateway")
+
+
+def test_a_json_rpc_error_with_status_500_is_judged_by_its_code() -> None:
+    assert isinstance(judge_probe(error(-32603), requested="2026-07-28", preferred=BOTH, status=500), Legacy)
+
+
+def test_retry_version_takes_the_preferred_modern_revision_offered() -> None:
+    err = {"code": -32022, "message": "x", "data": {"supported": ["2025-11-25", "2026-07-28"]}}
+    assert retry_version(err, "2026-07-28", BOTH) == "2026-07-28"
+
+
+def test_retry_version_without_a_common_modern_revision_raises() -> None:
+    err = {"code": -32022, "message": "x", "data": {"supported": ["2025-11-25"]}}
+    with pytest.raises(UnsupportedProtocolVersion, match="server: 2025-11-25"):
+        retry_version(err, "2026-07-28", MODERN_ONLY)
+    with pytest.raises(UnsupportedProtocolVersion, match="none named"):
+        retry_version({"code": -32022, "message": "x"}, "2026-07-28", MODERN_ONLY)

@@ -1,0 +1,210 @@
+"""Reading what a server asks, and checking answers before they leave (core.client_inputs)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit.core.client_inputs import (
+    ElicitationRequest,
+    Origin,
+    ServerInfo,
+    check_elicit_answer,
+    check_roots_answer,
+    check_sampling_answer,
+    parse_elicitation,
+)
+from mcp_elicit.errors import FormValidationError, ProtocolViolation
+
+from support.wire import WireChecker
+
+SERVER = ServerInfo("bookings", "1.0", title="Table bookings", where="http://127.0.0.1:1/mcp")
+ORIGIN = Origin("tools/call", "book_table")
+
+DEFAULTS_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "default": "John Doe"},
+        "age": {"type": "integer", "default": 30},
+        "score": {"type": "number", "default": 95.5},
+        "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+        "verified": {"type": "boolean", "default": True},
+    },
+    "required": [],
+}
+
+BOOKING = {
+    "type": "object",
+    "properties": {
+        "guests": {"type": "integer", "minimum": 1, "maximum": 20},
+        "email": {"type": "string", "format": "email"},
+        "note": {"type": "string", "maxLength": 5},
+        "seating": {"type": "string", "enum": ["inside", "terrace"]},
+        "extras": {"type": "array", "items": {"type": "string", "enum": ["cake", "wine"]}},
+    },
+    "required": ["guests", "email"],
+}
+
+
+def form(schema: Any, message: str = "How many?", key: str = "details") -> ElicitationRequest:
+    return parse_elicitation(
+        {"mode": "form", "message": message, "requestedSchema": schema}, server=SERVER, key=key, origin=ORIGIN
+    )
+
+
+def test_a_form_is_parsed_with_the_shared_form_schema() -> None:
+    request = form(BOOKING)
+    assert request.mode == "form"
+    assert request.fields == ("guests", "email", "note", "seating", "extras")
+    assert request.schema is not None
+    assert request.schema.required == ("guests", "email")
+    assert request.schema_problem is None
+    assert request.method == "elicitation/create"
+
+
+def test_mode_defaults_to_form() -> None:
+    request = parse_elicitation(
+        {"message": "m", "requestedSchema": BOOKING}, server=SERVER, key="k", origin=ORIGIN
+    )
+    assert request.mode == "form"
+
+
+def test_defaults_are_applied_before_the_answer_leaves(wire_2025: WireChecker) -> None:
+    answer = check_elicit_answer(form(DEFAULTS_SCHEMA), {"action": "accept"})
+    assert answer == {
+        "action": "accept",
+        "content": {"name": "John Doe", "age": 30, "score": 95.5, "status": "active", "verified": True},
+    }
+    given = check_elicit_answer(form(DEFAULTS_SCHEMA), {"action": "accept", "content": {"name": "Ann"}})
+    assert given["content"]["name"] == "Ann"
+    assert given["content"]["age"] == 30
+    wire_2025.response(
+        "elicitation/create",
+        {"jsonrpc": "2.0", "id": 1, "result": {"action": "accept", "content": {"name": "Ann"}}},
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "field"),
+    [
+        ({"email": "a@b.example"}, "guests"),
+        ({"guests": 0, "email": "a@b.example"}, "guests"),
+        ({"guests": "two", "email": "a@b.example"}, "guests"),
+        ({"guests": 2, "email": "not an address"}, "email"),
+        ({"guests": 2, "email": "a@b.example", "note": "too long"}, "note"),
+        ({"guests": 2, "email": "a@b.example", "seating": "roof"}, "seating"),
+        ({"guests": 2, "email": "a@b.example", "extras": ["cake", "pony"]}, "extras"),
+    ],
+)
+def test_answers_that_do_not_fit_never_leave(content: dict[str, Any], field: str) -> None:
+    with pytest.raises(FormValidationError) as caught:
+        check_elicit_answer(form(BOOKING), {"action": "accept", "content": content})
+    assert field in {p.field for p in caught.value.problems}
+
+
+def test_unknown_fields_are_dropped_from_an_accepted_answer() -> None:
+    answer = check_elicit_answer(
+        form(BOOKING), {"action": "accept", "content": {"guests": 2, "email": "a@b.example", "x": 1}}
+    )
+    assert answer == {"action": "accept", "content": {"guests": 2, "email": "a@b.example"}}
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+def test_decline_and_cancel_carry_no_content(action: str) -> None:
+    assert check_elicit_answer(form(BOOKING), {"action": action, "content": {"guests": 1}}) == {
+        "action": action
+    }
+
+
+def test_a_malformed_action_is_refused() -> None:
+    with pytest.raises(ValueError, match="accept, decline or cancel"):
+        check_elicit_answer(form(BOOKING), {"action": "maybe"})
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}},
+        {"type": "object", "properties": {"x": {"$ref": "http://localhost:1/x.json"}}},
+        {"type": "array"},
+        None,
+    ],
+)
+def test_a_schema_outside_the_subset_is_a_problem_to_report_not_a_form(schema: Any) -> None:
+    request = form(schema)
+    assert request.schema is None
+    assert request.schema_problem
+    assert request.fields == ()
+    with pytest.raises(ValueError, match="could not be read"):
+        check_elicit_answer(request, {"action": "accept", "content": {}})
+    assert check_elicit_answer(request, {"action": "cancel"}) == {"action": "cancel"}
+
+
+def test_fields_asking_for_secrets_are_flagged_not_refused() -> None:
+    request = form({"type": "object", "properties": {"api_key": {"type": "string"}}})
+    assert request.schema is not None
+    assert request.warnings
+    assert "URL" in request.warnings[0] or "url" in request.warnings[0]
+
+
+def test_url_mode() -> None:
+    request = parse_elicitation(
+        {"mode": "url", "message": "Sign in", "url": "https://example.com/x", "elicitationId": "e1"},
+        server=SERVER,
+        key="url e1",
+        origin=ORIGIN,
+    )
+    assert (request.mode, request.url, request.elicitation_id) == ("url", "https://example.com/x", "e1")
+    assert check_elicit_answer(request, {"action": "accept", "content": {"x": 1}}) == {"action": "accept"}
+    assert "url: https://example.com/x" in request.describe()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{"mode": "url", "message": "m"}, {"mode": "url", "url": ""}, {"mode": "telepathy", "message": "m"}],
+)
+def test_malformed_elicitations_are_violations(params: dict[str, Any]) -> None:
+    with pytest.raises(ProtocolViolation):
+        parse_elicitation(params, server=SERVER, key="k", origin=ORIGIN)
+
+
+def test_a_request_describes_server_question_and_fields() -> None:
+    text = form(BOOKING, message="How many people?").describe()
+    assert "Table bookings 1.0 (http://127.0.0.1:1/mcp)" in text
+    assert "question 'details' ('How many people?')" in text
+    assert "tools/call book_table" in text
+    assert "fields: guests, email, note, seating, extras" in text
+
+
+def test_asking_again_keeps_the_request_and_adds_the_problems() -> None:
+    request = form(BOOKING)
+    with pytest.raises(FormValidationError) as caught:
+        check_elicit_answer(request, {"action": "accept", "content": {}})
+    again = request.again(caught.value.problems)
+    assert again.problems == caught.value.problems
+    assert again.key == request.key
+    assert again.schema == request.schema
+
+
+def test_server_info_and_origin() -> None:
+    info = ServerInfo.from_json({"name": "n", "version": "2", "title": 3}, "stdio")
+    assert (info.name, info.version, info.title, info.where) == ("n", "2", None, "stdio")
+    assert str(ServerInfo.from_json(None, "")) == "unknown server"
+    assert str(Origin.of("resources/read", {"uri": "x://1"})) == "resources/read x://1"
+    assert str(Origin.of("prompts/get", {"name": 3})) == "prompts/get"
+    assert str(Origin.of("tools/list", None)) == "tools/list"
+
+
+def test_sampling_answers_are_checked() -> None:
+    good = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+    assert check_sampling_answer(good) == good
+    with pytest.raises(ValueError, match="CreateMessageResult"):
+        check_sampling_answer({"role": "assistant"})
+
+
+def test_roots_answers_are_checked_and_lists_wrapped() -> None:
+    assert check_roots_answer([{"uri": "file:///tmp"}]) == {"roots": [{"uri": "file:///tmp"}]}
+    assert check_roots_answer({"roots": []}) == {"roots": []}
+    with pytest.raises(ValueError, match="ListRootsResult"):
+        check_roots_answer([{"name": "no uri"}])
