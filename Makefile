@@ -13,6 +13,7 @@ DEMO_PORT ?= 8765
 .PHONY: all install test check lint typecheck unit conformance demo bench clean
 
 include mk/peers.mk
+include mk/services.mk
 
 all: test
 
@@ -32,7 +33,7 @@ $(STAMP_HARNESS): $(HARNESS_DIR)/package-lock.json $(STAMP_NODE)
 	cd $(HARNESS_DIR) && PATH=$(NODE22_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: $(STAMP_PY) $(STAMP_HARNESS) peers
+install: services $(STAMP_PY) $(STAMP_HARNESS) peers
 
 lint: $(STAMP_PY)
 	$(BIN)/ruff check mcp_elicit tests examples bench

@@ -1,0 +1,77 @@
+"""The one narrow storage interface: URL-mode flow state, the secret vault, third-party
+tokens and single-use markers all go through it.
+
+Rules:
+
+* Values are opaque bytes under ``(namespace, key)``; a store never interprets them
+  (secrets and tokens arrive already encrypted). An empty value is a value (``b""``),
+  never absent. Namespaces are short lowercase words (``flow``, ``vault``, ``tokens``,
+  ``used``: a letter, then letters, digits, ``_`` or ``-``, at most 32, never ``:``);
+  keys and channels are 1 to 512 printable ASCII characters. Misuse raises
+  ``ValueError`` (``TypeError`` for a value that is not ``bytes``) before any I/O.
+* Every entry may carry a time to live (seconds, finite, above zero); an expired entry
+  reads as absent everywhere. ``put`` replaces the value *and* the time to live (without
+  ``ttl`` the entry stays until deleted).
+* ``add`` is an atomic set-if-absent and ``take`` an atomic get-and-delete, even across
+  instances sharing a backend: single-use markers and links rely on that.
+* ``subscribe(channel)`` then ``publish(channel, message)``: a subscriber sees every
+  message published after its ``subscribe`` block was entered, in order, from every store
+  sharing the backend — but SQLite's reach is *this process* only, and Redis pub/sub
+  drops what is published while a subscriber's connection is down. So a waiter
+  subscribes, *then* checks the state, then waits with ``next`` in bounded slices and
+  re-checks the state after each one: it never misses a completion, and a lost event
+  costs at most one slice.
+* One task reads a subscription at a time. ``next(timeout)`` with ``timeout <= 0``
+  only looks at what has already arrived; ``math.inf`` waits without a limit.
+* ``close`` is idempotent and ends the store's open subscriptions (a waiting ``next``
+  raises ``RuntimeError``); any later call raises ``RuntimeError``.
+* A store that cannot reach its backend or file raises ``ConfigError`` for a bad location
+  and the backend's own error otherwise (``sqlite3.Error``, ``redis.RedisError``).
+* Backends: ``memory://`` (one process, tests), ``sqlite:///path`` (the embedded default:
+  survives restarts, one host), ``redis://host:port/db`` (several instances).
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+__all__ = ["Store", "Subscription"]
+
+
+class Subscription(Protocol):
+    """Messages published on one channel since the subscription began."""
+
+    async def next(self, timeout: float) -> bytes | None:
+        """The next message, or None when ``timeout`` seconds pass without one."""
+        ...
+
+
+class Store(Protocol):
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        """The value, or None when absent or expired."""
+        ...
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        """Store ``value``, replacing any value and time to live the key had."""
+        ...
+
+    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+        """Store only if absent (or expired); True when this call stored it."""
+        ...
+
+    async def take(self, namespace: str, key: str) -> bytes | None:
+        """Read and delete in one step; None when absent."""
+        ...
+
+    async def delete(self, namespace: str, key: str) -> bool:
+        """Delete; True when a live entry was there."""
+        ...
+
+    async def publish(self, channel: str, message: bytes) -> None: ...
+
+    def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
+        """Listen on ``channel`` for the duration of the ``async with`` block."""
+        ...
+
+    async def close(self) -> None: ...

@@ -1,0 +1,284 @@
+"""``RedisStore``: the store for several instances, on ``redis.asyncio``.
+
+Rules:
+
+* An entry lives at the Redis key ``{prefix}:{namespace}:{key}`` and a channel at
+  ``{prefix}:{channel}`` (prefix ``mcp-elicit`` unless set; letters, digits, ``_.-``), so
+  an ACL user can be confined to ``~mcp-elicit:* &mcp-elicit:*``. Namespaces never hold
+  ``:`` and prefixes never do either, so two names never meet.
+* A time to live becomes ``PX`` (milliseconds, rounded up); Redis itself expires keys.
+* ``add`` is ``SET NX PX`` and ``take`` is ``GETDEL`` (Redis 6.2 or later): single
+  commands, atomic across every instance using the server.
+* ``subscribe`` opens one ``PubSub`` connection per subscription and returns only once
+  Redis has confirmed ``SUBSCRIBE``, so a publish from any instance after that point is
+  seen. Messages published while a subscription's connection is down are lost (Redis
+  pub/sub keeps nothing): waiters re-check the state whenever ``next`` times out.
+* ``redis`` is imported when a store is made, never at module import; without it the
+  error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
+* Redis errors (connection refused, timeouts) propagate as ``redis`` exceptions.
+* ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
+  ``RuntimeError``), then closes the connection pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import re
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from mcp_elicit.errors import ConfigError, TransportError
+from mcp_elicit.stores.base import Subscription
+from mcp_elicit.stores.checks import check_channel, check_key, check_timeout, check_ttl, check_value
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+    from redis.asyncio.client import PubSub
+
+__all__ = ["RedisStore", "RedisSubscription", "redact_url"]
+
+DEFAULT_PREFIX = "mcp-elicit"
+CONNECT_TIMEOUT = 5.0
+SUBSCRIBE_TIMEOUT = 10.0
+#: URL query options passed on to redis-py; ``prefix`` is ours.
+URL_OPTIONS = frozenset(
+    {
+        "db",
+        "health_check_interval",
+        "max_connections",
+        "socket_connect_timeout",
+        "socket_timeout",
+        "ssl_ca_certs",
+        "ssl_cert_reqs",
+        "ssl_check_hostname",
+    }
+)
+_PREFIX = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_DB_PATH = re.compile(r"/?|/[0-9]{1,5}")
+_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@")
+_MISSING = "the Redis store needs the redis package: pip install 'mcp-elicit[redis]'"
+
+
+class RedisStore:
+    """A ``Store`` on a Redis server (``redis://host:port/db`` or ``rediss://``)."""
+
+    def __init__(self, url: str = "redis://127.0.0.1:6379/0", *, prefix: str | None = None) -> None:
+        redis_url, url_prefix = _split_url(url)
+        chosen = prefix if prefix is not None else url_prefix if url_prefix is not None else DEFAULT_PREFIX
+        if not _PREFIX.fullmatch(chosen):
+            raise ConfigError(
+                f"Redis key prefix {chosen!r}: expected 1 to 64 letters, digits, '_', '.' or '-'"
+            )
+        aioredis = _import_redis()
+        try:
+            client: Redis = aioredis.Redis.from_url(redis_url, socket_connect_timeout=CONNECT_TIMEOUT)
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"Redis URL {redact_url(url)!r}: {exc}") from exc
+        self.url = redact_url(url)
+        self.prefix = chosen
+        self._client = client
+        self._subs: set[RedisSubscription] = set()
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"RedisStore({self.url!r}, prefix={self.prefix!r}{', closed' if self._closed else ''})"
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        name = self._key(namespace, key)
+        return _bytes(await self._client.get(name))
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        name = self._key(namespace, key)
+        check_value(value)
+        check_ttl(ttl)
+        await self._client.set(name, value, px=_px(ttl))
+
+    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+        name = self._key(namespace, key)
+        check_value(value)
+        check_ttl(ttl)
+        return bool(await self._client.set(name, value, nx=True, px=_px(ttl)))
+
+    async def take(self, namespace: str, key: str) -> bytes | None:
+        name = self._key(namespace, key)
+        try:
+            return _bytes(await self._client.getdel(name))
+        except Exception as exc:
+            if type(exc).__name__ == "ResponseError" and "unknown command" in str(exc).lower():
+                raise ConfigError("the Redis store needs Redis 6.2 or later (GETDEL)") from exc
+            raise
+
+    async def delete(self, namespace: str, key: str) -> bool:
+        name = self._key(namespace, key)
+        return bool(await self._client.delete(name))
+
+    async def publish(self, channel: str, message: bytes) -> None:
+        name = self._channel(channel)
+        check_value(message)
+        await self._client.publish(name, message)
+
+    def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
+        return self._subscription(self._channel(channel))
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            for sub in tuple(self._subs):
+                await sub.aclose()
+        finally:
+            await self._client.aclose()
+
+    # ---- internals ---------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _subscription(self, name: bytes) -> AsyncIterator[RedisSubscription]:
+        sub = RedisSubscription(self._client.pubsub())
+        self._subs.add(sub)
+        try:
+            await sub.start(name)
+            yield sub
+        finally:
+            self._subs.discard(sub)
+            await sub.aclose()
+
+    def _key(self, namespace: str, key: str) -> bytes:
+        check_key(namespace, key)
+        self._check_open()
+        return f"{self.prefix}:{namespace}:{key}".encode("ascii")
+
+    def _channel(self, channel: str) -> bytes:
+        check_channel(channel)
+        self._check_open()
+        return f"{self.prefix}:{channel}".encode("ascii")
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+
+
+class RedisSubscription:
+    """One ``PubSub`` connection listening on one channel.
+
+    ``next`` reads on a task of its own, so ``aclose`` can stop a waiting reader without
+    letting redis-py reconnect underneath it.
+    """
+
+    def __init__(self, pubsub: PubSub) -> None:
+        self._pubsub = pubsub
+        self._reader: asyncio.Task[bytes | None] | None = None
+        self._closed = False
+
+    async def start(self, name: bytes) -> None:
+        """Subscribe, and return once Redis has confirmed it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SUBSCRIBE_TIMEOUT
+        await self._pubsub.subscribe(name)
+        while True:
+            message = await self._pubsub.get_message(timeout=max(0.0, deadline - loop.time()))
+            if message is not None and message["type"] == "subscribe":
+                return
+            if loop.time() >= deadline:
+                raise TransportError(f"Redis did not confirm the subscription within {SUBSCRIBE_TIMEOUT} s")
+
+    async def next(self, timeout: float) -> bytes | None:
+        """The next message, or None when ``timeout`` seconds pass without one."""
+        limit = check_timeout(timeout)
+        if self._closed:
+            raise RuntimeError("the store that opened this subscription is closed")
+        if self._reader is not None:
+            raise RuntimeError("another task is already waiting on this subscription")
+        reader = asyncio.ensure_future(self._read(limit))
+        self._reader = reader
+        try:
+            return await reader
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if self._closed and not (current is not None and current.cancelling()):
+                raise RuntimeError("the store that opened this subscription is closed") from None
+            raise
+        finally:
+            self._reader = None
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        reader = self._reader
+        if reader is not None and not reader.done():
+            reader.cancel()
+            await asyncio.wait({reader})
+        await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+
+    async def _read(self, limit: float | None) -> bytes | None:
+        """Read until a message arrives or ``limit`` seconds pass (None: no limit)."""
+        loop = asyncio.get_running_loop()
+        deadline = None if limit is None else loop.time() + limit
+        while True:
+            left = None if deadline is None else max(0.0, deadline - loop.time())
+            message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+            if message is not None and message["type"] == "message":
+                return _bytes(message["data"])
+            if deadline is not None and loop.time() >= deadline:
+                return None
+
+
+def redact_url(url: str) -> str:
+    """``url`` with its password (or a lone user-info part) replaced by ``***``."""
+    return _USERINFO.sub(_redact_userinfo, url, count=1)
+
+
+def _redact_userinfo(match: re.Match[str]) -> str:
+    user, colon, _ = match.group(2).partition(":")
+    return f"{match.group(1)}{user}:***@" if colon else f"{match.group(1)}***@"
+
+
+def _split_url(url: str) -> tuple[str, str | None]:
+    """The URL for redis-py (without our options) and the ``prefix`` option, if any."""
+    shown = redact_url(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError when the port is not a number
+    except ValueError as exc:
+        raise ConfigError(f"Redis URL {shown!r}: {exc}") from exc
+    if parts.scheme not in ("redis", "rediss"):
+        raise ConfigError(f"Redis URL {shown!r}: the scheme must be redis:// or rediss://")
+    if not parts.hostname:
+        raise ConfigError(f"Redis URL {shown!r}: no host (expected redis://host:port/db)")
+    if not _DB_PATH.fullmatch(parts.path):
+        raise ConfigError(f"Redis URL {shown!r}: the path is the database number, as in redis://host:6379/0")
+    if parts.fragment:
+        raise ConfigError(f"Redis URL {shown!r}: unexpected fragment")
+    prefix: str | None = None
+    options: list[tuple[str, str]] = []
+    for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name == "prefix":
+            prefix = value
+        elif name in URL_OPTIONS:
+            options.append((name, value))
+        else:
+            allowed = ", ".join(sorted({*URL_OPTIONS, "prefix"}))
+            raise ConfigError(f"Redis URL {shown!r}: unknown option {name!r} (known: {allowed})")
+    return urlunsplit(parts._replace(query=urlencode(options), fragment="")), prefix
+
+
+def _import_redis() -> ModuleType:
+    try:
+        import redis.asyncio as aioredis
+    except ImportError as exc:
+        raise ConfigError(_MISSING) from exc
+    return aioredis
+
+
+def _px(ttl: float | None) -> int | None:
+    return None if ttl is None else max(1, math.ceil(ttl * 1000))
+
+
+def _bytes(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)

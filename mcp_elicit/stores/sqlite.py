@@ -1,0 +1,259 @@
+"""``SqliteStore``: the embedded default, one SQLite file that survives restarts.
+
+Rules:
+
+* One table, ``entries(namespace, key, value BLOB, expires REAL)`` with the primary key
+  ``(namespace, key)``; ``expires`` is wall-clock time (``time.time()``), so it means the
+  same after a restart and in another process on the same host.
+* The standard library ``sqlite3`` runs on one worker thread per store, never on the
+  event loop. The connection is opened there on first use (creating the directory, mode
+  0700, and the file, mode 0600), in WAL mode with ``synchronous=NORMAL``; a path that
+  cannot be opened raises ``ConfigError`` from that first call.
+* ``add`` is one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE <the row has expired>``;
+  ``take`` is ``SELECT`` + ``DELETE`` inside ``BEGIN IMMEDIATE``. Both hold SQLite's
+  write lock, so they are atomic across connections and processes sharing the file;
+  a busy database is waited for up to ``busy_timeout`` seconds.
+* Expired rows read as absent and are purged lazily: on open, and every
+  ``PURGE_EVERY`` writes (or ``purge()``).
+* **Publish/subscribe stays in this process**: stores opened on the same file in one
+  process share a ``Hub``, but another process never hears a publish. Several processes
+  need Redis, or waiters that re-check the state whenever ``next`` times out.
+* After ``close`` (idempotent: closes the subscriptions, the connection, the thread)
+  every operation raises ``RuntimeError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+import weakref
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import TypeVar
+
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores.base import Subscription
+from mcp_elicit.stores.checks import check_channel, check_key, check_ttl, check_value
+from mcp_elicit.stores.hub import Hub, SubscriptionSet
+
+__all__ = ["SqliteStore"]
+
+T = TypeVar("T")
+
+PURGE_EVERY = 256
+SCHEMA_VERSION = 1
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS entries (
+        namespace TEXT NOT NULL,
+        key TEXT NOT NULL,
+        value BLOB NOT NULL,
+        expires REAL,
+        PRIMARY KEY (namespace, key)
+    )""",
+    "CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries (expires) WHERE expires IS NOT NULL",
+)
+_LIVE = "namespace = ? AND key = ? AND (expires IS NULL OR expires > ?)"
+_GET = f"SELECT value FROM entries WHERE {_LIVE}"
+_PUT = (
+    "INSERT INTO entries (namespace, key, value, expires) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, expires = excluded.expires"
+)
+_ADD = _PUT + " WHERE entries.expires IS NOT NULL AND entries.expires <= ?"
+_DELETE = f"DELETE FROM entries WHERE {_LIVE}"
+_PURGE = "DELETE FROM entries WHERE expires IS NOT NULL AND expires <= ?"
+
+# Stores on the same file in this process share one hub (kept alive by the stores).
+_HUBS: weakref.WeakValueDictionary[str, Hub] = weakref.WeakValueDictionary()
+
+
+class SqliteStore:
+    """A ``Store`` in one SQLite file; see the module docstring for the rules."""
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+        if sqlite3.sqlite_version_info < (3, 24, 0):
+            raise ConfigError(
+                f"the SQLite store needs SQLite 3.24 or later; this Python has {sqlite3.sqlite_version}"
+            )
+        self.path = Path(os.path.abspath(Path(path).expanduser()))
+        self._busy_timeout = busy_timeout
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-elicit-sqlite")
+        self._conn: sqlite3.Connection | None = None  # used on the worker thread only
+        self._writes = 0  # worker thread only
+        hub = _HUBS.get(str(self.path))
+        if hub is None:
+            hub = _HUBS[str(self.path)] = Hub()
+        self._hub = hub
+        self._subs = SubscriptionSet(hub)
+        self._closed = False
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self.path)!r}{', closed' if self._closed else ''})"
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        check_key(namespace, key)
+        return await self._run(lambda db: _first(db.execute(_GET, (namespace, key, time.time()))))
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        check_key(namespace, key)
+        check_value(value)
+        check_ttl(ttl)
+
+        def put(db: sqlite3.Connection) -> None:
+            db.execute(_PUT, (namespace, key, value, _expires(ttl)))
+            self._wrote(db)
+
+        await self._run(put)
+
+    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+        check_key(namespace, key)
+        check_value(value)
+        check_ttl(ttl)
+
+        def add(db: sqlite3.Connection) -> bool:
+            stored = db.execute(_ADD, (namespace, key, value, _expires(ttl), time.time())).rowcount == 1
+            self._wrote(db)
+            return stored
+
+        return await self._run(add)
+
+    async def take(self, namespace: str, key: str) -> bytes | None:
+        check_key(namespace, key)
+
+        def take(db: sqlite3.Connection) -> bytes | None:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                value = _first(db.execute(_GET, (namespace, key, time.time())))
+                if value is not None:
+                    db.execute("DELETE FROM entries WHERE namespace = ? AND key = ?", (namespace, key))
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            return value
+
+        return await self._run(take)
+
+    async def delete(self, namespace: str, key: str) -> bool:
+        check_key(namespace, key)
+        return await self._run(lambda db: db.execute(_DELETE, (namespace, key, time.time())).rowcount > 0)
+
+    async def publish(self, channel: str, message: bytes) -> None:
+        check_channel(channel)
+        check_value(message)
+        self._check_open()
+        self._hub.publish(channel, message)
+
+    def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
+        check_channel(channel)
+        self._check_open()
+        return self._subs.subscribe(channel)
+
+    async def purge(self) -> int:
+        """Delete every expired row now; how many were deleted."""
+        return await self._run(_purge)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._subs.close()
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._executor, self._disconnect)
+        finally:
+            self._executor.shutdown(wait=True)
+
+    # ---- the worker thread -------------------------------------------------------------
+
+    async def _run(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        self._check_open()
+        return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, job)
+
+    def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        db = self._conn if self._conn is not None else self._connect()
+        return job(db)
+
+    def _connect(self) -> sqlite3.Connection:
+        path = self.path
+        try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+            db = sqlite3.connect(path, timeout=self._busy_timeout, isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:
+            raise ConfigError(f"cannot open the SQLite store {str(path)!r}: {exc}") from exc
+        try:
+            self._use_wal(db)
+            db.execute("PRAGMA synchronous = NORMAL")
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version > SCHEMA_VERSION:
+                    raise ConfigError(
+                        f"the SQLite store {str(path)!r} has schema version {version}, "
+                        f"newer than this mcp-elicit's {SCHEMA_VERSION}"
+                    )
+                for statement in _SCHEMA:
+                    db.execute(statement)
+                if version < SCHEMA_VERSION:
+                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            _purge(db)
+        except sqlite3.Error as exc:
+            db.close()
+            raise ConfigError(f"cannot use the SQLite store {str(path)!r}: {exc}") from exc
+        except BaseException:
+            db.close()
+            raise
+        self._conn = db
+        return db
+
+    def _use_wal(self, db: sqlite3.Connection) -> None:
+        """Switch the file to WAL (a lasting property of the file). Two connections making
+        the switch at once get "database is locked" without the busy handler being
+        consulted, so this retries until ``busy_timeout``."""
+        deadline = time.monotonic() + self._busy_timeout
+        if db.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+            return
+        while True:
+            try:
+                db.execute("PRAGMA journal_mode = WAL").fetchall()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.01)
+
+    def _wrote(self, db: sqlite3.Connection) -> None:
+        self._writes += 1
+        if self._writes % PURGE_EVERY == 0:
+            _purge(db)
+
+    def _disconnect(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+
+
+def _expires(ttl: float | None) -> float | None:
+    return None if ttl is None else time.time() + ttl
+
+
+def _first(cursor: sqlite3.Cursor) -> bytes | None:
+    row = cursor.fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def _purge(db: sqlite3.Connection) -> int:
+    return db.execute(_PURGE, (time.time(),)).rowcount

@@ -1,0 +1,197 @@
+"""``open_store(url)`` picks the backend a configuration URL names, or says clearly why it
+cannot; ``default_store_url()`` is a SQLite file in the user's data directory on Linux,
+macOS and Windows. Nothing here touches a server or creates a file."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path, PurePosixPath, PureWindowsPath
+
+import pytest
+
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores import (
+    MemoryStore,
+    RedisStore,
+    SqliteStore,
+    Store,
+    default_data_dir,
+    default_store_url,
+    open_store,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def entries(directory: Path) -> list[Path]:
+    return list(directory.iterdir())
+
+
+async def opened(url: str) -> Store:
+    store = open_store(url)
+    await store.close()
+    return store
+
+
+@pytest.mark.parametrize("url", ["memory://", "memory:", "MEMORY://", "  memory://\n"])
+async def test_memory(url: str) -> None:
+    assert isinstance(await opened(url), MemoryStore)
+
+
+async def test_sqlite_absolute_relative_encoded_and_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cases = {
+        f"sqlite://{tmp_path}/a/state.db": tmp_path / "a" / "state.db",
+        "sqlite://state.db": tmp_path / "state.db",
+        "sqlite://sub/dir/state.db": tmp_path / "sub" / "dir" / "state.db",
+        f"sqlite://{tmp_path}/with%20space/st%C3%A4te.db": tmp_path / "with space" / "st\u00e4te.db",
+        "sqlite://~/x.db": tmp_path / "home" / "x.db",
+        f"SQLite://{tmp_path}/upper.db": tmp_path / "upper.db",
+    }
+    for url, path in cases.items():
+        store = await opened(url)
+        assert isinstance(store, SqliteStore), url
+        assert store.path == path, url
+    assert entries(tmp_path) == [], "opening creates nothing"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite:",
+        "sqlite://",
+        "sqlite:///",
+        "sqlite:state.db",
+        "sqlite:/state.db",
+        "sqlite:///tmp/state.db?mode=ro",
+        "sqlite:///tmp/state.db#x",
+        "sqlite:///tmp/dir/",
+        "sqlite:///tmp/nul%00.db",
+    ],
+)
+def test_bad_sqlite_urls(url: str) -> None:
+    with pytest.raises(ConfigError, match="store URL"):
+        open_store(url)
+
+
+async def test_redis_urls() -> None:
+    store = await opened("redis://127.0.0.1:6379/2")
+    assert isinstance(store, RedisStore) and store.prefix == "mcp-elicit"
+    store = await opened("REDIS://cache.internal?prefix=app.one")
+    assert isinstance(store, RedisStore) and store.prefix == "app.one"
+    store = await opened("rediss://user:pw@cache.example:6380/0?socket_timeout=2&prefix=x")
+    assert isinstance(store, RedisStore) and store.prefix == "x"
+    assert "pw" not in store.url
+
+
+@pytest.mark.parametrize(
+    ("url", "match"),
+    [
+        ("redis://", "no host"),
+        ("redis:///0", "no host"),
+        ("redis://h:notaport/0", "Port could not be cast"),
+        ("redis://h:99999/0", "out of range"),
+        ("redis://h:6379/zero", "database number"),
+        ("redis://h:6379/0/1", "database number"),
+        ("redis://h:6379/0#frag", "fragment"),
+        ("redis://h:6379/0?colour=blue", "unknown option 'colour'"),
+        ("redis://h:6379/0?prefix=a:b", "prefix"),
+        ("redis://h:6379/0?prefix=", "prefix"),
+        ("redis://h:6379/0?socket_timeout=soon", "socket_timeout"),
+    ],
+)
+def test_bad_redis_urls(url: str, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        open_store(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://admin:s3cret@h:notaport/0",
+        "redis://:s3cret@h/0?colour=blue",
+        "redis://u:s3cret@h/x",
+        "redis://s3cret@h/x",
+        "redis://u:s3cret@[::1/0",
+        "redis://u:s3c@ret@h/x",
+        "rediz://u:s3cret@h/0",
+    ],
+)
+def test_errors_never_show_the_password(url: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        open_store(url)
+    assert "s3cret" not in str(caught.value)
+    assert "***" in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["", "   ", "state.db", "/var/lib/state.db", "postgres://db/x", "file:///x"])
+def test_unknown_schemes(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"expected memory://, sqlite:///path"):
+        open_store(url)
+
+
+def test_not_a_string() -> None:
+    with pytest.raises(ConfigError, match="string"):
+        open_store(None)  # type: ignore[arg-type]
+
+
+def test_without_the_redis_package_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "redis", None)
+    monkeypatch.setitem(sys.modules, "redis.asyncio", None)
+    with pytest.raises(ConfigError, match=r"mcp-elicit\[redis\]"):
+        open_store("redis://127.0.0.1:6379/0")
+    assert isinstance(open_store("memory://"), MemoryStore), "the other stores need no redis"
+
+
+# ---- the default location -------------------------------------------------------------------
+
+
+def test_linux_uses_xdg_data_home_when_absolute() -> None:
+    env = {"HOME": "/home/ann", "XDG_DATA_HOME": "/data/ann"}
+    assert default_store_url(platform="linux", environ=env) == "sqlite:///data/ann/mcp-elicit/state.db"
+    env["XDG_DATA_HOME"] = "relative/ignored"
+    assert (
+        default_store_url(platform="linux", environ=env)
+        == "sqlite:///home/ann/.local/share/mcp-elicit/state.db"
+    )
+    del env["XDG_DATA_HOME"]
+    assert (
+        default_store_url(platform="linux", environ=env)
+        == "sqlite:///home/ann/.local/share/mcp-elicit/state.db"
+    )
+    assert default_data_dir(platform="freebsd14", environ=env) == PurePosixPath(
+        "/home/ann/.local/share/mcp-elicit"
+    )
+
+
+def test_macos_uses_application_support() -> None:
+    url = default_store_url(platform="darwin", environ={"HOME": "/Users/ann"})
+    assert url == "sqlite:///Users/ann/Library/Application%20Support/mcp-elicit/state.db"
+
+
+def test_windows_uses_localappdata() -> None:
+    env = {"LOCALAPPDATA": r"C:\Users\ann\AppData\Local", "USERPROFILE": r"C:\Users\ann"}
+    assert (
+        default_store_url(platform="win32", environ=env)
+        == "sqlite:///C:/Users/ann/AppData/Local/mcp-elicit/state.db"
+    )
+    del env["LOCALAPPDATA"]
+    assert default_data_dir(platform="win32", environ=env) == PureWindowsPath(
+        r"C:\Users\ann\AppData\Local\mcp-elicit"
+    )
+
+
+async def test_the_default_url_opens_the_sqlite_file_it_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "my data"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    url = default_store_url()
+    store = await opened(url)
+    assert isinstance(store, SqliteStore)
+    if sys.platform.startswith("linux"):
+        assert store.path == tmp_path / "my data" / "mcp-elicit" / "state.db"
+    assert not (tmp_path / "my data").exists(), "nothing is created before the first call"

@@ -1,0 +1,135 @@
+"""What the Redis store promises beyond the contract, checked against a real server: the
+key layout and PX expiry Redis sees, prefixes and databases that keep deployments apart,
+connections all closed, errors that propagate, passwords never shown."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
+
+import pytest
+
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores import RedisStore
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+pytestmark = pytest.mark.anyio
+
+redis_asyncio = pytest.importorskip("redis.asyncio")
+
+
+@pytest.fixture
+async def raw(redis_url: str) -> AsyncIterator[Redis]:
+    """A plain redis-py client on the test server, to look behind the store."""
+    client = redis_asyncio.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()
+
+
+def fresh_prefix() -> str:
+    return f"test-{uuid.uuid4().hex[:12]}"
+
+
+async def test_keys_live_under_prefix_namespace_key_with_px_expiry(redis_url: str, raw: Redis) -> None:
+    prefix = fresh_prefix()
+    store = RedisStore(redis_url, prefix=prefix)
+    try:
+        await store.put("flow", "a:b", b"v", ttl=1.5)
+        await store.put("vault", "forever", b"w")
+        assert await raw.get(f"{prefix}:flow:a:b".encode()) == b"v"
+        assert 1000 < await raw.pttl(f"{prefix}:flow:a:b") <= 1500
+        assert await raw.pttl(f"{prefix}:vault:forever") == -1
+        keys = sorted(await raw.keys(f"{prefix}:*"))
+        assert keys == sorted([f"{prefix}:flow:a:b".encode(), f"{prefix}:vault:forever".encode()])
+        assert await store.add("used", "m", b"", ttl=0.0001) is True
+        assert await raw.pttl(f"{prefix}:used:m") in (-2, 0, 1), "a tiny ttl rounds up to 1 ms"
+    finally:
+        await store.close()
+
+
+async def test_prefixes_keep_deployments_apart(redis_url: str) -> None:
+    one, two = RedisStore(redis_url, prefix=fresh_prefix()), RedisStore(redis_url, prefix=fresh_prefix())
+    try:
+        await one.put("flow", "k", b"one")
+        assert await two.get("flow", "k") is None
+        assert await two.add("flow", "k", b"two") is True
+        async with two.subscribe("done") as sub:
+            await one.publish("done", b"for one only")
+            assert await sub.next(0.1) is None
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_the_prefix_and_database_come_from_the_url(redis_url: str, raw: Redis) -> None:
+    prefix = fresh_prefix()
+    base = redis_url.rsplit("/", 1)[0]
+    store = RedisStore(f"{base}/3?prefix={prefix}")
+    try:
+        assert store.prefix == prefix
+        await store.put("flow", "k", b"in db 3")
+        assert await raw.get(f"{prefix}:flow:k") is None
+        db3 = redis_asyncio.Redis.from_url(f"{base}/3")
+        try:
+            assert await db3.get(f"{prefix}:flow:k") == b"in db 3"
+        finally:
+            await db3.aclose()
+    finally:
+        await store.close()
+    assert RedisStore(f"{base}/0?prefix=url", prefix="argument").prefix == "argument"
+    assert RedisStore(redis_url).prefix == "mcp-elicit"
+
+
+async def test_close_leaves_no_connection_open(redis_url: str, raw: Redis) -> None:
+    async def clients() -> int:
+        listed = await raw.client_list()
+        return len(listed)
+
+    before = await clients()
+    store = RedisStore(redis_url, prefix=fresh_prefix())
+    await store.put("flow", "k", b"v")
+    async with store.subscribe("a") as sub_a, store.subscribe("b"):
+        await store.publish("a", b"m")
+        assert await sub_a.next(1.0) == b"m"
+        assert await clients() >= before + 3
+        await store.close()
+    assert await clients() == before
+
+
+async def test_an_unreachable_server_raises_the_redis_error() -> None:
+    from support.redis import _free_port
+
+    store = RedisStore(f"redis://127.0.0.1:{_free_port()}/0")
+    try:
+        with pytest.raises(redis_asyncio.ConnectionError):
+            await store.get("flow", "k")
+        with pytest.raises(redis_asyncio.ConnectionError):
+            async with store.subscribe("c"):
+                pass
+    finally:
+        await store.close()
+
+
+def test_the_password_never_shows() -> None:
+    store = RedisStore("redis://user:s3cret@127.0.0.1:6379/0")
+    assert "s3cret" not in repr(store)
+    assert "user:***@127.0.0.1:6379" in repr(store)
+
+
+async def test_a_server_without_getdel_is_named_as_too_old(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = RedisStore(redis_url, prefix=fresh_prefix())
+
+    async def getdel(name: bytes) -> None:
+        raise redis_asyncio.ResponseError("unknown command 'GETDEL', with args beginning with: 'k'")
+
+    monkeypatch.setattr(store._client, "getdel", getdel)
+    try:
+        with pytest.raises(ConfigError, match=r"Redis 6\.2"):
+            await store.take("flow", "k")
+    finally:
+        await store.close()

@@ -1,0 +1,211 @@
+"""What the SQLite store promises beyond the contract: the file survives a restart, lives
+in WAL mode with private permissions, purges expired rows, refuses files it cannot use,
+holds ``add`` atomic between processes, and leaves no thread behind."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores import SqliteStore
+from mcp_elicit.stores import sqlite as sqlite_module
+
+pytestmark = pytest.mark.anyio
+
+
+def rows(path: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(path) as db:
+        found = db.execute("SELECT namespace, key FROM entries ORDER BY namespace, key").fetchall()
+    db.close()
+    return [(str(n), str(k)) for n, k in found]
+
+
+async def test_entries_survive_close_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    store = SqliteStore(path)
+    await store.put("vault", "forever", bytes(range(256)))
+    await store.put("flow", "an-hour", b"later", ttl=3600)
+    await store.put("flow", "brief", b"gone", ttl=0.1)
+    assert await store.add("used", "marker", b"") is True
+    await store.close()
+    await asyncio.sleep(0.15)
+
+    again = SqliteStore(path)
+    try:
+        assert await again.get("vault", "forever") == bytes(range(256))
+        assert await again.get("flow", "an-hour") == b"later"
+        assert await again.get("flow", "brief") is None
+        assert await again.add("used", "marker", b"") is False, "a single-use marker outlives a restart"
+    finally:
+        await again.close()
+    assert ("flow", "brief") not in rows(path), "opening purges expired rows"
+
+
+async def test_the_file_is_private_and_in_wal_mode(tmp_path: Path) -> None:
+    path = tmp_path / "data" / "mcp-elicit" / "state.db"
+    store = SqliteStore(path)
+    try:
+        await store.put("flow", "k", b"v")
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+        with sqlite3.connect(path) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            columns = [(r[1], r[2], r[5]) for r in db.execute("PRAGMA table_info(entries)")]
+            assert db.execute("PRAGMA user_version").fetchone()[0] == sqlite_module.SCHEMA_VERSION
+        db.close()
+        assert columns == [
+            ("namespace", "TEXT", 1),
+            ("key", "TEXT", 2),
+            ("value", "BLOB", 0),
+            ("expires", "REAL", 0),
+        ]
+    finally:
+        await store.close()
+
+
+async def test_expired_rows_are_purged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "state.db"
+    store = SqliteStore(path)
+    try:
+        for i in range(3):
+            await store.put("flow", f"brief-{i}", b"v", ttl=0.05)
+        await store.put("flow", "kept", b"v", ttl=60)
+        await asyncio.sleep(0.1)
+        assert len(rows(path)) == 4, "expired rows stay until a purge"
+        assert await store.purge() == 3
+        assert rows(path) == [("flow", "kept")]
+
+        monkeypatch.setattr(sqlite_module, "PURGE_EVERY", 2)
+        await store.put("flow", "brief", b"v", ttl=0.05)
+        await asyncio.sleep(0.1)
+        await store.put("flow", "w1", b"v")
+        await store.put("flow", "w2", b"v")
+        assert ("flow", "brief") not in rows(path), "writes purge now and then"
+    finally:
+        await store.close()
+
+
+async def test_close_stops_the_worker_thread(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "state.db")
+    await store.put("flow", "k", b"v")
+    assert any(t.name.startswith("mcp-elicit-sqlite") for t in threading.enumerate())
+    await store.close()
+    assert not any(t.name.startswith("mcp-elicit-sqlite") for t in threading.enumerate())
+    unused = SqliteStore(tmp_path / "never-used.db")
+    await unused.close()
+    assert not (tmp_path / "never-used.db").exists(), "nothing is opened before the first call"
+
+
+async def test_closing_one_store_leaves_the_other_listening(tmp_path: Path) -> None:
+    a, b = SqliteStore(tmp_path / "state.db"), SqliteStore(tmp_path / "state.db")
+    try:
+        async with b.subscribe("done") as sub:
+            await a.close()
+            await b.publish("done", b"still here")
+            assert await sub.next(1.0) == b"still here"
+    finally:
+        await a.close()
+        await b.close()
+
+
+def not_a_database(tmp: Path) -> Path:
+    path = tmp / "state.db"
+    path.write_bytes(b"this is not a database, just some bytes" * 100)
+    return path
+
+
+def a_directory(tmp: Path) -> Path:
+    path = tmp / "state.db"
+    path.mkdir()
+    return path
+
+
+def under_a_file(tmp: Path) -> Path:
+    (tmp / "file").write_bytes(b"")
+    return tmp / "file" / "state.db"
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [(not_a_database, "cannot use"), (a_directory, "cannot open"), (under_a_file, "cannot open")],
+)
+async def test_unusable_files_are_config_errors(
+    tmp_path: Path, make: Callable[[Path], Path], match: str
+) -> None:
+    store = SqliteStore(make(tmp_path))
+    try:
+        with pytest.raises(ConfigError, match=match):
+            await store.get("flow", "k")
+    finally:
+        await store.close()
+
+
+async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA user_version = 99")
+    db.close()
+    store = SqliteStore(path)
+    try:
+        with pytest.raises(ConfigError, match="schema version 99"):
+            await store.get("flow", "k")
+    finally:
+        await store.close()
+
+
+WORKER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from mcp_elicit.stores import SqliteStore
+
+    async def main():
+        store = SqliteStore(sys.argv[1])
+        await store.get("flow", "warm")
+        print("ready", flush=True)
+        sys.stdin.readline()
+        won = [await store.add("used", f"k{i}", b"child") for i in range(int(sys.argv[2]))]
+        await store.close()
+        print(sum(won))
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_add_is_atomic_between_processes(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    keys = 200
+    store = SqliteStore(path)
+    try:
+        await store.put("flow", "warm", b"")  # the file exists before the race starts
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", WORKER, str(path), str(keys), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert child.stdin is not None and child.stdout is not None
+        assert await asyncio.wait_for(child.stdout.readline(), 30) == b"ready\n"
+        child.stdin.write(b"go\n")  # both sides race over the same keys from here
+        mine = [await store.add("used", f"k{i}", b"parent") for i in range(keys)]
+        out, _ = await asyncio.wait_for(child.communicate(), 30)
+        assert child.returncode == 0
+        assert sum(mine) + int(out) == keys, "every key was added exactly once"
+        values = [await store.get("used", f"k{i}") for i in range(keys)]
+        assert all(v == (b"parent" if won else b"child") for v, won in zip(values, mine, strict=True))
+    finally:
+        await store.close()
+
+
+async def test_repr_names_the_file(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "state.db")
+    assert repr(store) == f"SqliteStore({str(tmp_path / 'state.db')!r})"
+    await store.close()
+    assert repr(store).endswith(", closed)")

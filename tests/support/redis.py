@@ -1,0 +1,160 @@
+"""A real ``redis-server`` for tests, on 127.0.0.1 and a free port, always stopped.
+
+* ``redis_server(log_dir)``: a context manager that starts ``redis-server`` with nothing
+  persisted (``--save '' --appendonly no``), bound to loopback with protected mode on,
+  waits until it answers ``PING``, yields a ``RedisServer`` (``.url``), and stops it
+  (terminate, then kill). A port taken between choosing and binding is retried.
+* ``redis_url``: a session-scoped pytest fixture built on it, yielding
+  ``redis://127.0.0.1:PORT/0``. Tests stay apart by key prefix, not by flushing, so one
+  server serves the whole session. Use it from a conftest with
+  ``from support.redis import redis_url`` (one import per conftest gives one server per
+  conftest scope; import it in ``tests/conftest.py`` for one server per session).
+* No ``redis-server`` on PATH: the fixture skips its tests, saying ``make services``
+  installs it. The URL is a plain string, so async tests use it directly.
+
+This module talks RESP over a raw socket and needs no Redis client library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+__all__ = ["RedisServer", "redis_available", "redis_server", "redis_url"]
+
+START_TIMEOUT = 10.0
+STOP_TIMEOUT = 5.0
+SKIP_REASON = "redis-server is not installed (`make services` installs it)"
+
+
+@dataclass
+class RedisServer:
+    proc: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def command(self, *args: str) -> bytes:
+        """Send one command and return the raw first line of the reply (for checks)."""
+        return _command(self.port, *args)
+
+
+def redis_available() -> bool:
+    return shutil.which("redis-server") is not None
+
+
+@contextlib.contextmanager
+def redis_server(log_dir: Path) -> Iterator[RedisServer]:
+    """Run ``redis-server`` on a free loopback port until the block ends."""
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise FileNotFoundError(SKIP_REASON)
+    for attempt in range(3):
+        port = _free_port()
+        log_path = log_dir / f"redis-{port}.log"
+        with log_path.open("wb") as log:
+            proc = subprocess.Popen(
+                [
+                    binary,
+                    "--port",
+                    str(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--protected-mode",
+                    "yes",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--daemonize",
+                    "no",
+                    "--dir",
+                    str(log_dir),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+        try:
+            ready = _wait_ready(proc, port)
+        except BaseException:
+            _stop(proc)
+            raise
+        if not ready:
+            _stop(proc)
+            text = log_path.read_text(errors="replace")
+            if "address already in use" in text.lower() and attempt < 2:
+                continue
+            raise RuntimeError(f"redis-server exited with {proc.returncode}:\n{text}")
+        try:
+            yield RedisServer(proc, port, log_path)
+        finally:
+            _stop(proc)
+        return
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``redis://127.0.0.1:PORT/0`` of a server started for this session (skips without one)."""
+    if not redis_available():
+        pytest.skip(SKIP_REASON)
+    with redis_server(tmp_path_factory.mktemp("redis")) as server:
+        yield server.url
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _command(port: int, *args: str) -> bytes:
+    request = f"*{len(args)}\r\n".encode() + b"".join(
+        f"${len(a.encode())}\r\n".encode() + a.encode() + b"\r\n" for a in args
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=2.0) as sock:
+        sock.sendall(request)
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return reply.split(b"\r\n", 1)[0]
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], port: int) -> bool:
+    """True once the server answers PING; False when it exited first."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        with contextlib.suppress(OSError):
+            if _command(port, "PING") == b"+PONG":
+                return True
+        time.sleep(0.02)
+    raise TimeoutError(f"redis-server did not answer PING on 127.0.0.1:{port} within {START_TIMEOUT} s")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(STOP_TIMEOUT)
