@@ -38,6 +38,8 @@ from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_sessio
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.tools import ToolDef, error_result
+from mcp_elicit.server.url_mode import PageAuth, UrlMode
+from mcp_elicit.stores.base import Store
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire import jsonrpc
 
@@ -68,6 +70,11 @@ class Server:
         ask_timeout: float = 600.0,
         max_sessions: int = 1000,
         session_idle_timeout: float = 1800.0,
+        store: str | Store | None = None,
+        public_url: str | None = None,
+        page_auth: PageAuth | None = None,
+        flow_ttl: float = 600.0,
+        flow_wait: float = 20.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.name = name
@@ -77,6 +84,18 @@ class Server:
         self.ask_timeout = ask_timeout
         #: Sessions of 2025-11-25 (and earlier) clients.
         self.sessions = Sessions(max_sessions=max_sessions, idle_timeout=session_idle_timeout)
+        #: Hosted URL mode: flows, the vault, third-party providers (store opened on first use).
+        self.url_mode = UrlMode(
+            store=store,
+            sealer=lambda: self.sealer,
+            public_url=public_url,
+            page_auth=page_auth,
+            flow_ttl=flow_ttl,
+            flow_wait=flow_wait,
+            ask_timeout=ask_timeout,
+            clock=clock,
+        )
+        self.url_mode.on_finish = self.complete_elicitation
         self.version = version
         self.title = title
         self.instructions = instructions
@@ -345,7 +364,7 @@ class Server:
         """Run a handler that may ask questions, in the way the request's revision asks them."""
 
         async def handler(asker: Asker) -> dict[str, Any]:
-            ctx = Context(call, channel=channel, asker=asker, principal=principal)
+            ctx = Context(call, channel=channel, asker=asker, principal=principal, url_mode=self.url_mode)
             result: dict[str, Any] = await run(ctx)
             return result
 

@@ -33,6 +33,7 @@ from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 if TYPE_CHECKING:
     from mcp_elicit.core.server import Call
     from mcp_elicit.server.auth import Principal
+    from mcp_elicit.server.url_mode import SecretAnswer, UrlMode
 
 __all__ = ["Answer", "Asker", "Channel", "Context", "Question"]
 
@@ -52,6 +53,11 @@ class Asker(Protocol):
     async def ask(self, asks: list[Ask]) -> list[Any]: ...
 
     async def require_url(self, ask: Ask) -> Any: ...
+
+    @property
+    def memo(self) -> dict[str, Any]: ...
+
+    async def pause(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +122,10 @@ class Context:
         asker: Asker,
         principal: Principal | None = None,
         log_level: str | None = None,
+        url_mode: UrlMode | None = None,
     ) -> None:
         self.call = call
+        self._url_mode = url_mode
         self.principal = principal
         self._channel = channel
         self._asker = asker
@@ -255,6 +263,35 @@ class Context:
     async def _ask_one(self, question: Question[T]) -> T:
         (raw,) = await self._asker.ask([question.ask])
         return question.result(raw)
+
+    def remember(self, key: str, make: Callable[[], Any]) -> Any:
+        """A JSON value kept for the whole request: made once by ``make``, then given back
+        on every later round (on 2026-07-28 it travels sealed in ``requestState``)."""
+        memo = self._asker.memo
+        if key not in memo:
+            memo[key] = make()
+        return memo[key]
+
+    def slot(self, key: str) -> dict[str, Any]:
+        """A small JSON object kept for the whole request, to fill in as the handler goes."""
+        memo = self._asker.memo
+        value = memo.get(key)
+        if not isinstance(value, dict):
+            value = memo[key] = {}
+        return value
+
+    async def secret(self, name: str, *, message: str | None = None) -> SecretAnswer:
+        """A secret (an API key...) the user types into the server's own page, never into
+        the client: returned at once when this principal stored it before, else asked for
+        with a URL-mode elicitation. ``answer.secret`` is a server-side handle."""
+        if self._url_mode is None:
+            raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
+        return await self._url_mode.secret(self, name, message)
+
+    async def pause(self) -> None:
+        """Let the client come back shortly (2026-07-28: a state-only ``input_required``
+        round); on 2025-11-25 the request simply keeps waiting in place."""
+        await self._asker.pause()
 
     # ---- progress and logging --------------------------------------------------
 

@@ -64,6 +64,11 @@ class SessionAsker:
         self.session = session
         self.send = send
         self.timeout = timeout
+        #: Values kept for the rest of this request (it runs once, in place).
+        self.memo: dict[str, Any] = {}
+
+    async def pause(self) -> None:
+        """Nothing to do: a handshake-era request waits in place."""
 
     async def ask(self, asks: list[Ask]) -> list[Any]:
         if len(asks) == 1:

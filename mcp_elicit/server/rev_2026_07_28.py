@@ -50,6 +50,14 @@ class ReplayAsker:
         (answer,) = await self.ask([ask])
         return answer
 
+    @property
+    def memo(self) -> dict[str, Any]:
+        return self.replay.memo
+
+    async def pause(self) -> None:
+        """End this round without a question; the client retries with the state alone."""
+        raise InputRequired
+
 
 async def run_replayed(
     method: str,
@@ -72,8 +80,8 @@ async def run_replayed(
     except InputRequired:
         pass
     except BaseExceptionGroup as group:
-        _, rest = group.split((InputRequired, asyncio.CancelledError))
-        if rest is not None or not replay.outstanding:
+        matched, rest = group.split((InputRequired, asyncio.CancelledError))
+        if rest is not None or matched is None or not matched.subgroup(InputRequired):
             raise
     if binding is None:
         binding = binding_for(method, params, principal)

@@ -22,10 +22,12 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Final
 
-from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError, TransportError
+from mcp_elicit.errors import ConfigError, InvalidRequest, ParseError, ProtocolError, TransportError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, TokenVerifier
 from mcp_elicit.server.sessions import Session
+from mcp_elicit.server.url_mode import PAGES_PATH
+from mcp_elicit.transports.pages import pages_app
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import VERSION_HEADER
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
@@ -148,6 +150,18 @@ class _Exchange:
         await self.send({"type": "http.response.body", "body": payload})
 
 
+class _LearnedBase:
+    """Where the pages are, learned from the (allow-listed) Host of MCP requests."""
+
+    def __init__(self) -> None:
+        self.base: str | None = None
+
+    async def base_url(self) -> str:
+        if self.base is None:
+            raise ConfigError("the pages' address is not known yet: set Server(public_url=...)")
+        return self.base
+
+
 class StreamableHTTP:
     """The ASGI app. Mount it, or run it with uvicorn (``mcp-elicit serve --http``)."""
 
@@ -165,6 +179,11 @@ class StreamableHTTP:
         self.server = server
         #: Seconds between SSE comments on an idle session stream.
         self.keepalive = keepalive
+        #: The hosted URL-mode pages, next to the MCP endpoint.
+        self._pages = pages_app(server)
+        self._learned = _LearnedBase()
+        if server.url_mode.page_host is None:
+            server.url_mode.page_host = self._learned
         self.path = path.rstrip("/") or "/"
         hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
         self._any_host = "*" in hosts
@@ -181,6 +200,14 @@ class StreamableHTTP:
         if kind != "http":
             return
         path = scope["path"].rstrip("/") or "/"
+        if path.startswith(PAGES_PATH + "/"):
+            page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            refusal = self._check_origin(page_headers)
+            if refusal is not None:
+                await _plain(send, refusal[0], refusal[1].encode())
+                return
+            await self._pages(scope, receive, send)
+            return
         if path != self.path:
             if self.fallback is not None:
                 await self.fallback(scope, receive, send)
@@ -194,6 +221,7 @@ class StreamableHTTP:
             return
         method = scope["method"]
         if method == "POST":
+            self._learned.base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
             ok, principal = await self._authenticate(headers, send)

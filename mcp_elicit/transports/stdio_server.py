@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 from mcp_elicit.errors import InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.sessions import Session
+from mcp_elicit.transports.pages import LoopbackPages
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized
 
@@ -65,6 +66,18 @@ class StdioServer:
 
     async def run(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         loop = asyncio.get_running_loop()
+        pages = None
+        if self.server.url_mode.page_host is None and self.server.url_mode.public_url is None:
+            pages = self.server.url_mode.page_host = LoopbackPages(self.server)
+        try:
+            await self._serve(loop, stdin, stdout)
+        finally:
+            if pages is not None:
+                await pages.close()
+
+    async def _serve(
+        self, loop: asyncio.AbstractEventLoop, stdin: BinaryIO | None, stdout: BinaryIO | None
+    ) -> None:
         stdin = stdin or sys.stdin.buffer
         stdout = stdout or sys.stdout.buffer
         reader = asyncio.StreamReader(limit=2**20)

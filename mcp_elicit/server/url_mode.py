@@ -1,0 +1,194 @@
+"""URL mode, hosted by the server: a secret typed into the server's own page, or a
+third-party sign-in, asked for in one line from a handler.
+
+Rules:
+
+* ``await ctx.secret("openai_api_key", message=...)`` returns at once when the principal
+  already stored that secret; otherwise it starts a flow, sends a URL-mode elicitation
+  pointing at the flow's page, and once the client accepts, waits (bounded, woken by the
+  completion event) for the page to finish. Still pending after the wait: on 2026-07-28 the
+  round ends with the sealed state alone (the flow id rides in it) and the client comes
+  back; on 2025-11-25 the request keeps waiting in place, within ``ask_timeout``.
+* Declining or cancelling, in the client or on the page, ends the flow and is the answer.
+* The value never travels in an MCP message: the client only ever sees the URL.
+* Pages are served by a transport (next to ``/mcp`` over HTTP; a loopback server started
+  on demand for stdio); this module only knows where they are (``PageHost``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal, Protocol
+
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.server.flows import Flow, Flows
+from mcp_elicit.server.vault import Secret, Vault
+from mcp_elicit.stores.base import Store
+
+if TYPE_CHECKING:
+    from mcp_elicit.sealing import StateSealer
+    from mcp_elicit.server.context import Context
+
+__all__ = ["OAuthProvider", "PageAuth", "PageHost", "SecretAnswer", "UrlMode", "PAGES_PATH"]
+
+PAGES_PATH = "/mcp-elicit"
+
+
+class PageHost(Protocol):
+    """Where the flow pages are served; gives the base URL (scheme://host:port)."""
+
+    async def base_url(self) -> str: ...
+
+
+class PageAuth(Protocol):
+    """Who is using the browser: the subject of the browser's session with the server
+    (its own sign-in, e.g. a session cookie), or None when not signed in."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class OAuthProvider:
+    """A third-party authorization server (authorization code + PKCE)."""
+
+    name: str
+    authorize_url: str
+    token_url: str
+    client_id: str
+    client_secret: str | None = None
+    scopes: tuple[str, ...] = ()
+    extra_params: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SecretAnswer:
+    action: Literal["accept", "decline", "cancel"]
+    secret: Secret | None = None
+
+
+class UrlMode:
+    """The server's URL-mode machinery: store, flows, vault, pages, providers."""
+
+    def __init__(
+        self,
+        *,
+        store: str | Store | None,
+        sealer: Callable[[], StateSealer],
+        public_url: str | None = None,
+        page_auth: PageAuth | None = None,
+        flow_ttl: float = 600.0,
+        flow_wait: float = 20.0,
+        ask_timeout: float = 600.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ask_timeout = ask_timeout
+        self._store_spec = store
+        self._store: Store | None = store if store is not None and not isinstance(store, str) else None
+        self._sealer = sealer
+        self.public_url = public_url.rstrip("/") if public_url else None
+        self.page_auth = page_auth
+        self.flow_ttl = flow_ttl
+        self.flow_wait = flow_wait
+        self.clock = clock
+        self.providers: dict[str, OAuthProvider] = {}
+        self.page_host: PageHost | None = None
+        #: Called with a flow id when its page finishes (2025-11-25 completion notices).
+        self.on_finish: Callable[[str], object] | None = None
+        self._flows: Flows | None = None
+        self._vault: Vault | None = None
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from mcp_elicit.stores import default_store_url, open_store
+
+            spec = self._store_spec if isinstance(self._store_spec, str) else default_store_url()
+            self._store = open_store(spec)
+        return self._store
+
+    @property
+    def flows(self) -> Flows:
+        if self._flows is None:
+            self._flows = Flows(self.store, ttl=self.flow_ttl, clock=self.clock)
+        return self._flows
+
+    @property
+    def vault(self) -> Vault:
+        if self._vault is None:
+            self._vault = Vault(self.store, self._sealer, clock=self.clock)
+        return self._vault
+
+    async def base_url(self) -> str:
+        if self.public_url:
+            return self.public_url
+        if self.page_host is None:
+            raise ConfigError(
+                "URL mode needs to know where its pages are: set Server(public_url=...) or serve the "
+                "server with mcp-elicit serve (HTTP mounts the pages next to /mcp; stdio starts a loopback page server)"
+            )
+        return (await self.page_host.base_url()).rstrip("/")
+
+    async def link(self, flow: Flow, token: str) -> str:
+        return f"{await self.base_url()}{PAGES_PATH}/flows/{flow.id}?t={token}"
+
+    async def finished(self, flow: Flow) -> None:
+        if self.on_finish is not None:
+            self.on_finish(flow.id)
+
+    # ---- what handlers call (through Context) -----------------------------------------
+
+    async def secret(self, ctx: Context, name: str, message: str | None) -> SecretAnswer:
+        principal = ctx.principal.subject if ctx.principal else None
+        if await self.vault.get("vault", name, principal) is not None:
+            return SecretAnswer("accept", Secret(self.vault, name, principal))
+        action = await self._run_flow(
+            ctx, "secret", name, message or f"Please enter your {name} on this secure page."
+        )
+        if action == "accept":
+            return SecretAnswer("accept", Secret(self.vault, name, principal))
+        return SecretAnswer(action)
+
+    async def _run_flow(
+        self, ctx: Context, kind: str, name: str, message: str
+    ) -> Literal["accept", "decline", "cancel"]:
+        principal = ctx.principal.subject if ctx.principal else None
+        memo_key = f"mcp-elicit/{kind}/{name}"
+        slot = ctx.slot(memo_key)
+        if slot.get("id") is None:
+            started, token = await self.flows.start(kind, name, principal)
+            slot["id"], slot["url"] = started.id, await self.link(started, token)
+        flow_id = str(slot["id"])
+        answer = await ctx.elicit_url(message, str(slot["url"]), elicitation_id=flow_id, key=memo_key)
+        if answer.action != "accept":
+            current = await self.flows.get(flow_id)
+            if current is not None and not current.done:
+                await self.flows.finish(current, "declined" if answer.action == "decline" else "cancelled")
+            return answer.action
+        if ctx.call.modern:
+            while True:  # one bounded wait per round; still pending: a state-only round
+                outcome = _outcome(await self.flows.wait(flow_id, self.flow_wait))
+                if outcome is not None:
+                    return outcome
+                await ctx.pause()
+        deadline = self.clock() + self.ask_timeout
+        while True:  # 2025-11-25: wait in place, within the question budget
+            left = deadline - self.clock()
+            outcome = _outcome(await self.flows.wait(flow_id, min(self.flow_wait, max(left, 0.0))))
+            if outcome is not None:
+                return outcome
+            if left <= 0:
+                return "cancel"
+
+
+def _outcome(flow: Flow | None) -> Literal["accept", "decline", "cancel"] | None:
+    if flow is None:
+        return "cancel"  # expired before it was finished
+    if flow.status == "complete":
+        return "accept"
+    if flow.status == "declined":
+        return "decline"
+    if flow.status in ("cancelled", "failed"):
+        return "cancel"
+    return None

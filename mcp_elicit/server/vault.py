@@ -1,0 +1,101 @@
+"""The vault: secrets people typed into a URL-mode page, and third-party tokens, kept for
+the principal they belong to.
+
+Rules:
+
+* Values are sealed with the server's key ring (AES-256-GCM) before they reach the store,
+  bound to their kind, their name and their principal: a value copied to another entry,
+  another principal or another server does not open. The store only ever holds ciphertext.
+* Store keys are digests of the principal and the name, never either in clear.
+* A ``Secret`` is a server-side handle: ``repr`` and ``str`` never show the value; only
+  ``await secret.reveal()`` does, for the code that uses it. It never goes into an MCP
+  message, a log line or an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from typing import Final
+
+from mcp_elicit.errors import InvalidRequestState
+from mcp_elicit.sealing import Binding, StateSealer
+from mcp_elicit.stores.base import Store
+
+__all__ = ["Secret", "Vault"]
+
+_FOREVER: Final = 10 * 365 * 86400.0
+_NO_ARGS: Final = hashlib.sha256(b"vault").digest()
+
+
+def _key(name: str, principal: str | None) -> str:
+    """The store key of ``name`` for ``principal``: digests only, any name fits."""
+    return f"{_owner(principal)}:{hashlib.sha256(name.encode('utf-8')).hexdigest()[:40]}"
+
+
+def _owner(principal: str | None) -> str:
+    return hashlib.sha256(f"p:{principal}".encode() if principal is not None else b"anonymous").hexdigest()[
+        :32
+    ]
+
+
+class Vault:
+    def __init__(
+        self, store: Store, sealer: Callable[[], StateSealer], *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self.store = store
+        self._sealer = sealer
+        self.clock = clock
+
+    def _binding(self, kind: str, name: str, principal: str | None) -> Binding:
+        return Binding(method=f"vault/{kind}", target=name, arguments=_NO_ARGS, principal=principal)
+
+    async def put(
+        self, kind: str, name: str, principal: str | None, value: bytes, *, ttl: float | None = None
+    ) -> None:
+        token = self._sealer().seal(
+            value, self._binding(kind, name, principal), now=self.clock(), ttl=ttl or _FOREVER
+        )
+        await self.store.put(kind, _key(name, principal), token.encode("ascii"), ttl=ttl)
+
+    async def get(self, kind: str, name: str, principal: str | None) -> bytes | None:
+        raw = await self.store.get(kind, _key(name, principal))
+        if raw is None:
+            return None
+        try:
+            return self._sealer().open(
+                raw.decode("ascii"), self._binding(kind, name, principal), now=self.clock()
+            )
+        except (InvalidRequestState, UnicodeDecodeError):
+            return None  # sealed with a key no longer in the ring, or not ours: as if absent
+
+    async def forget(self, kind: str, name: str, principal: str | None) -> bool:
+        return await self.store.delete(kind, _key(name, principal))
+
+
+class Secret:
+    """A secret the user entered on the server's page; only the server sees its value."""
+
+    __slots__ = ("_principal", "_vault", "name")
+
+    def __init__(self, vault: Vault, name: str, principal: str | None) -> None:
+        self.name = name
+        self._vault = vault
+        self._principal = principal
+
+    async def reveal(self) -> str:
+        """The value, for server-side use (calling the API it unlocks). Never return it."""
+        value = await self._vault.get("vault", self.name, self._principal)
+        if value is None:
+            raise LookupError(f"the secret {self.name!r} is no longer stored")
+        return value.decode("utf-8")
+
+    async def forget(self) -> bool:
+        """Delete it; the next request that needs it asks again."""
+        return await self._vault.forget("vault", self.name, self._principal)
+
+    def __repr__(self) -> str:
+        return f"<Secret {self.name!r} (hidden)>"
+
+    __str__ = __repr__

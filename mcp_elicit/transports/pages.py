@@ -1,0 +1,279 @@
+"""The web pages of hosted URL mode (a Starlette app mounted at ``/mcp-elicit``), and the
+loopback server that hosts them for stdio servers.
+
+Rules:
+
+* ``GET /mcp-elicit/flows/{id}?t=<link token>`` claims the flow for this browser (the
+  token is single-use) and redirects to the same page without the token, so it stays out
+  of history and referrers. Later visits need the browser's flow cookie.
+* The browser user must be the principal who started the flow: the server's ``PageAuth``
+  says who is signed in; a server without one is single-user and serves the pages only to
+  loopback connections. A different user is refused and the flow is left untouched.
+* ``POST`` carries the browser's cookie and a CSRF token derived from it; the secret goes
+  straight into the vault (sealed) and is never logged, echoed or put in a redirect.
+* Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
+  no referrer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import html
+import ipaddress
+import logging
+import socket
+import urllib.parse
+from typing import Any, Final
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from mcp_elicit.server.app import Server
+from mcp_elicit.server.flows import Flow
+from mcp_elicit.server.url_mode import PAGES_PATH
+
+__all__ = ["LoopbackPages", "pages_app"]
+
+log = logging.getLogger("mcp_elicit.pages")
+
+_HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+}
+MAX_SECRET: Final = 8192
+
+_STYLE = """
+body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+h1{font-size:1.4rem}.box{border:1px solid #ccc;border-radius:8px;padding:1rem 1.25rem}
+label{display:block;font-weight:600;margin:.5rem 0 .25rem}input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
+.row{display:flex;gap:.5rem;flex-wrap:wrap;margin-top:1rem}button{padding:.5rem 1rem;font-size:1rem;border-radius:6px;border:1px solid #888;background:#fff;cursor:pointer}
+button.primary{background:#0b57d0;color:#fff;border-color:#0b57d0}.muted{color:#555;font-size:.9rem}
+"""
+
+
+def _page(title: str, body: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
+    doc = (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{html.escape(title)}</title>'
+        f"<style>{_STYLE}</style></head><body><main>{body}</main></body></html>"
+    )
+    return HTMLResponse(doc, status_code=status, headers={**_HEADERS, **(headers or {})})
+
+
+def _refusal(status: int, title: str, text: str) -> HTMLResponse:
+    return _page(title, f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>", status)
+
+
+def _cookie_name(flow_id: str) -> str:
+    return f"mcp_elicit_{hashlib.sha256(flow_id.encode()).hexdigest()[:16]}"
+
+
+def _csrf(cookie: str, flow_id: str) -> str:
+    return hmac.new(cookie.encode(), f"csrf:{flow_id}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _loopback(host: str | None) -> bool:
+    if host is None:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def pages_app(server: Server) -> Starlette:
+    """The pages of ``server``'s URL-mode flows."""
+    url_mode = server.url_mode
+
+    async def who_may_act(request: Request, flow: Flow) -> Response | None:
+        """None when this browser's user may act on ``flow``; else the refusal."""
+        if url_mode.page_auth is not None:
+            subject = await url_mode.page_auth.subject(request.headers, request.cookies)
+            if subject is None:
+                return _refusal(
+                    401, "Please sign in", "Sign in to this server in this browser, then open the link again."
+                )
+            if flow.principal is None or not hmac.compare_digest(subject, flow.principal):
+                log.warning("flow %s: refused a browser signed in as a different user", flow.id[:6])
+                return _refusal(
+                    403, "Not your request", "This page belongs to a request started by another user."
+                )
+            return None
+        client = request.client.host if request.client else None
+        if not _loopback(client):
+            return _refusal(
+                403, "Not available", "This page can only be opened on the machine running the server."
+            )
+        return None
+
+    async def flow_page(request: Request) -> Response:
+        flow_id = request.path_params["flow_id"]
+        token = request.query_params.get("t")
+        cookie_name = _cookie_name(flow_id)
+        if token is not None:
+            flow = await url_mode.flows.get(flow_id)
+            if flow is None or flow.done:
+                return _refusal(410, "This link has expired", "Go back to your application and try again.")
+            refusal = await who_may_act(request, flow)
+            if refusal is not None:
+                return refusal
+            claimed = await url_mode.flows.claim(flow_id, token)
+            if claimed is None:
+                return _refusal(
+                    403,
+                    "This link was already used",
+                    "Each link works once. Go back to your application and try again.",
+                )
+            flow, new_cookie = claimed
+            response = RedirectResponse(f"{PAGES_PATH}/flows/{flow_id}", status_code=303, headers=_HEADERS)
+            response.set_cookie(
+                cookie_name,
+                new_cookie,
+                max_age=max(int(flow.expires - url_mode.clock()), 1),
+                path=f"{PAGES_PATH}/flows/{flow_id}",
+                secure=request.url.scheme == "https",
+                httponly=True,
+                samesite="strict",
+            )
+            return response
+        current = await url_mode.flows.get(flow_id)
+        cookie = request.cookies.get(cookie_name)
+        if current is None or not current.owns(cookie):
+            return _refusal(403, "This page is not available", "Open the link from your application again.")
+        refusal = await who_may_act(request, current)
+        if refusal is not None:
+            return refusal
+        if current.done:
+            return _done(current)
+        assert cookie is not None
+        if request.method == "POST":
+            return await submit(request, current, cookie)
+        return _secret_form(current, _csrf(cookie, current.id))
+
+    async def submit(request: Request, flow: Flow, cookie: str) -> Response:
+        form = await _form(request)
+        if form is None:
+            return _refusal(400, "Please try again", "The form could not be read.")
+        if not hmac.compare_digest(str(form.get("csrf", "")), _csrf(cookie, flow.id)):
+            return _refusal(403, "Please try again", "The form was out of date. Reload the page.")
+        action = form.get("action")
+        if action == "decline":
+            await url_mode.flows.finish(flow, "declined")
+        elif action == "cancel":
+            await url_mode.flows.finish(flow, "cancelled")
+        elif action == "submit" and flow.kind == "secret":
+            value = str(form.get("value", ""))
+            if not value.strip() or len(value) > MAX_SECRET:
+                return _secret_form(
+                    flow, _csrf(cookie, flow.id), problem="Enter a value (at most 8192 characters)."
+                )
+            await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
+            await url_mode.flows.finish(flow, "complete")
+        else:
+            return _refusal(400, "Unknown action", "Reload the page and try again.")
+        await url_mode.finished(flow)
+        return _done(flow)
+
+    return Starlette(
+        routes=[Route(f"{PAGES_PATH}/flows/{{flow_id}}", flow_page, methods=["GET", "POST"])],
+    )
+
+
+async def _form(request: Request) -> dict[str, str] | None:
+    """The fields of an urlencoded form (bounded), without any multipart machinery."""
+    if request.headers.get("content-type", "").split(";")[0].strip() != "application/x-www-form-urlencoded":
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > 4 * MAX_SECRET:
+            return None
+    try:
+        pairs = urllib.parse.parse_qsl(body.decode("utf-8"), keep_blank_values=True, max_num_fields=10)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return dict(pairs)
+
+
+def _secret_form(flow: Flow, csrf: str, problem: str | None = None) -> HTMLResponse:
+    name = html.escape(flow.name)
+    error = (
+        f'<p id="problem" role="alert" style="color:#b00020">{html.escape(problem)}</p>' if problem else ""
+    )
+    body = f"""
+<h1>Enter your {name}</h1>
+<div class="box">
+<p>An application connected to this server needs <strong>{name}</strong>. It is stored encrypted on the
+server, for you only; it is not shown to the application or its AI model.</p>
+{error}
+<form method="post">
+<input type="hidden" name="csrf" value="{csrf}">
+<label for="value">{name}</label>
+<input id="value" name="value" type="password" autocomplete="off" autofocus required maxlength="8192"
+ {'aria-describedby="problem" aria-invalid="true"' if problem else ""}>
+<div class="row">
+<button class="primary" name="action" value="submit" type="submit">Save</button>
+<button name="action" value="decline" type="submit" formnovalidate>Decline</button>
+<button name="action" value="cancel" type="submit" formnovalidate>Cancel</button>
+</div>
+</form>
+</div>
+<p class="muted">This link works once and expires soon.</p>"""
+    return _page(f"Enter your {flow.name}", body)
+
+
+def _done(flow: Flow) -> HTMLResponse:
+    text = {
+        "complete": "Saved. You can close this tab and go back to your application.",
+        "declined": "You declined. You can close this tab.",
+        "cancelled": "Cancelled. You can close this tab.",
+    }.get(flow.status, "This request is finished. You can close this tab.")
+    return _page("Done", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')
+
+
+class LoopbackPages:
+    """Serves the pages on 127.0.0.1 (a random port), started on first use: for servers
+    reached over stdio, which have no HTTP app of their own."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self._base: str | None = None
+        self._lock = asyncio.Lock()
+        self._task: asyncio.Task[None] | None = None
+        self._uvicorn: Any = None
+
+    async def base_url(self) -> str:
+        async with self._lock:
+            if self._base is None:
+                self._base = await self._start()
+            return self._base
+
+    async def _start(self) -> str:
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+        config = uvicorn.Config(pages_app(self.server), log_level="warning", lifespan="off", ws="none")
+        self._uvicorn = uvicorn.Server(config)
+        self._uvicorn.install_signal_handlers = lambda: None
+        self._task = asyncio.ensure_future(self._uvicorn.serve(sockets=[sock]))
+        while not self._uvicorn.started:
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.01)
+        log.info("URL-mode pages at http://127.0.0.1:%d%s", port, PAGES_PATH)
+        return f"http://127.0.0.1:{port}"
+
+    async def close(self) -> None:
+        if self._uvicorn is not None and self._task is not None:
+            self._uvicorn.should_exit = True
+            await asyncio.wait_for(asyncio.shield(self._task), 5)

@@ -1,0 +1,329 @@
+"""Hosted URL mode over real HTTP: a handler asks for a secret in one line; the person
+types it into the server's own page; the retry finds it. The secret never crosses the MCP
+connection (every byte of it is captured and searched) and is never stored in clear."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from mcp_elicit import Context, KeyRing, Server
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import InProcess, uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+SECRET = "sk-test-7Hq2-very-secret-value"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+}
+
+
+class HeaderAuth:
+    """A stand-in for a real sign-in: the browser says who it is in a cookie."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return cookies.get("who")
+
+
+class Tokens:
+    async def verify(self, token: str) -> Any:
+        from mcp_elicit import Principal
+
+        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
+
+
+def build(store: MemoryStore, *, auth: bool = False) -> Server:
+    app = Server(
+        "url-mode",
+        state_keys=KeyRing([bytes(range(40, 72))]),
+        store=store,
+        flow_wait=0.3,
+        auth=Tokens() if auth else None,
+        page_auth=HeaderAuth() if auth else None,
+    )
+
+    @app.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        if answer.secret is None:
+            return f"no key ({answer.action})"
+        value = await answer.secret.reveal()
+        return f"key accepted ({len(value)} characters)"
+
+    return app
+
+
+class Wire(httpx.AsyncBaseTransport):
+    """Records every byte exchanged with the MCP endpoint."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.bytes = bytearray()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.bytes += request.url.raw_path + b"".join(
+            f"{k}: {v}".encode() for k, v in request.headers.items()
+        )
+        self.bytes += request.content
+        response = await self.inner.handle_async_request(request)
+        body = await response.aread()
+        self.bytes += body + b"".join(f"{k}: {v}".encode() for k, v in response.headers.items())
+        return httpx.Response(response.status_code, headers=response.headers, content=body)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Mcp:
+    def __init__(
+        self, http: httpx.AsyncClient, url: str, wire: WireChecker, token: str | None = None
+    ) -> None:
+        self.http, self.url, self.wire, self.ids = http, url, wire, 0
+        self.token = token
+
+    async def call(self, **extra: Any) -> dict[str, Any]:
+        self.ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": "use_key", "_meta": META, **extra},
+        }
+        self.wire.request(body)
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "use_key",
+        }
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
+        response = await self.http.post(self.url, json=body, headers=headers)
+        message: dict[str, Any] = response.json()
+        self.wire.response("tools/call", message)
+        return message
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[tuple[Server, InProcess, MemoryStore]]:
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        yield app, running, store
+    await store.close()
+
+
+async def _fill_page(
+    browser: httpx.AsyncClient, url: str, action: str = "submit", value: str = SECRET
+) -> httpx.Response:
+    first = await browser.get(url)
+    assert first.status_code == 303, first.text
+    assert "?t=" not in first.headers["location"]
+    location = first.url.join(first.headers["location"])
+    page = await browser.get(location)
+    assert page.status_code == 200
+    assert page.headers["cache-control"] == "no-store"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+    assert csrf is not None
+    return await browser.post(location, data={"csrf": csrf.group(1), "action": action, "value": value})
+
+
+async def test_secret_entry_end_to_end(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    _, running, store = served
+    recorder = Wire()
+    async with (
+        httpx.AsyncClient(transport=recorder, timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+    ):
+        mcp = Mcp(http, running.url, wire)
+        first = (await mcp.call())["result"]
+        assert first["resultType"] == "input_required"
+        ((key, request),) = first["inputRequests"].items()
+        params = request["params"]
+        assert params["mode"] == "url"
+        assert params["url"].startswith(f"http://127.0.0.1:{running.port}/mcp-elicit/flows/")
+        # the client accepts (agrees to open the page); the person has not finished yet
+        accepted = {key: {"action": "accept"}}
+        waiting = (await mcp.call(inputResponses=accepted, requestState=first["requestState"]))["result"]
+        assert waiting["resultType"] == "input_required"
+        assert "inputRequests" not in waiting, "a state-only round while the page is open"
+        assert waiting["requestState"] != first["requestState"]
+        # the person fills the page; a retry already waiting wakes up
+        retry = asyncio.ensure_future(mcp.call(requestState=waiting["requestState"]))
+        await asyncio.sleep(0.05)
+        done = await _fill_page(browser, params["url"])
+        assert done.status_code == 200
+        assert "Saved" in done.text
+        final = (await retry)["result"]
+        assert final["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+        # a later call finds it without asking
+        again = (await mcp.call())["result"]
+        assert again["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+    assert SECRET.encode() not in recorder.bytes, "the secret crossed the MCP connection"
+    assert len(recorder.bytes) > 1000
+    stored = (
+        [v for ns in ("vault",) for v in store._values_for_tests(ns)]
+        if hasattr(store, "_values_for_tests")
+        else None
+    )
+    dump = repr(store.__dict__).encode() + b"".join(stored or [])
+    assert SECRET.encode() not in dump, "the secret is stored in clear"
+
+
+async def test_a_used_link_is_refused(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    _, running, _ = served
+    async with (
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+        httpx.AsyncClient(timeout=10) as stranger,
+    ):
+        first = (await Mcp(http, running.url, wire).call())["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        assert (await browser.get(url)).status_code == 303
+        replay = await stranger.get(url)
+        assert replay.status_code == 403
+        assert "already used" in replay.text
+        no_cookie = await stranger.get(url.split("?")[0])
+        assert no_cookie.status_code == 403
+
+
+async def test_decline_on_the_page(served: tuple[Server, InProcess, MemoryStore], wire: WireChecker) -> None:
+    _, running, _ = served
+    async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        mcp = Mcp(http, running.url, wire)
+        first = (await mcp.call())["result"]
+        ((key, request),) = first["inputRequests"].items()
+        await _fill_page(browser, request["params"]["url"], action="decline")
+        final = (
+            await mcp.call(inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+        )["result"]
+        assert final["content"][0]["text"] == "no key (decline)"
+
+
+async def test_decline_in_the_client_ends_the_flow(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    _, running, _ = served
+    async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        mcp = Mcp(http, running.url, wire)
+        first = (await mcp.call())["result"]
+        ((key, request),) = first["inputRequests"].items()
+        final = (
+            await mcp.call(inputResponses={key: {"action": "decline"}}, requestState=first["requestState"])
+        )["result"]
+        assert final["content"][0]["text"] == "no key (decline)"
+        first_visit = await browser.get(request["params"]["url"])
+        assert first_visit.status_code == 410
+
+
+async def test_another_user_is_refused_and_the_flow_is_not_completed(wire: WireChecker) -> None:
+    store = MemoryStore()
+    app = build(store, auth=True)
+    async with (
+        uvicorn_server(StreamableHTTP(app)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10, cookies={"who": "mallory"}) as mallory,
+        httpx.AsyncClient(timeout=10, cookies={"who": "alice"}) as alice_browser,
+    ):
+        mcp = Mcp(http, running.url, wire, token="tok-alice")
+        first = (await mcp.call())["result"]
+        ((key, request),) = first["inputRequests"].items()
+        url = request["params"]["url"]
+        refused = await mallory.get(url)
+        assert refused.status_code == 403
+        assert "another user" in refused.text
+        # the link was not consumed by the refused visit: alice can still use it
+        done = await _fill_page(alice_browser, url)
+        assert "Saved" in done.text
+        final = (
+            await mcp.call(inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+        )["result"]
+        assert final["content"][0]["text"].startswith("key accepted")
+        # bob has no secret stored: he is asked
+        bob = (await Mcp(http, running.url, wire, token="tok-bob").call())["result"]
+        assert bob["resultType"] == "input_required"
+    await store.close()
+
+
+async def test_expired_link(wire: WireChecker) -> None:
+    store = MemoryStore()
+    app = build(store)
+    app.url_mode.flow_ttl = 0.2
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+            first = (await Mcp(http, running.url, wire).call())["result"]
+            url = next(iter(first["inputRequests"].values()))["params"]["url"]
+            await asyncio.sleep(0.4)
+            assert (await browser.get(url)).status_code == 410
+    await store.close()
+
+
+async def test_forgetting_asks_again(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    app, running, _ = served
+    await app.url_mode.vault.put("vault", "example_api_key", None, b"old-value")
+    async with httpx.AsyncClient(timeout=10) as http:
+        mcp = Mcp(http, running.url, wire)
+        assert (await mcp.call())["result"]["content"][0]["text"] == "key accepted (9 characters)"
+        assert await app.url_mode.vault.forget("vault", "example_api_key", None)
+        assert (await mcp.call())["result"]["resultType"] == "input_required"
+
+
+def test_secret_handles_never_show_the_value() -> None:
+    from mcp_elicit.server.vault import Secret, Vault
+
+    handle = Secret(Vault(MemoryStore(), lambda: None), "api_key", None)  # type: ignore[arg-type]
+    assert repr(handle) == str(handle) == "<Secret 'api_key' (hidden)>"
+    assert orjson.dumps({"x": str(handle)}) == b'{"x":"<Secret \'api_key\' (hidden)>"}'
+
+
+async def test_on_2025_the_request_waits_in_place_and_the_session_hears_completion(
+    wire_2025: WireChecker,
+) -> None:
+    from support.memory import SessionClient
+
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
+        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+        await client.open()
+        asked: list[dict[str, Any]] = []
+
+        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
+            asked.append(request["params"])
+            return {"action": "accept"}
+
+        client.answer = answer
+        call = asyncio.ensure_future(client.result("tools/call", {"name": "use_key"}))
+        for _ in range(100):
+            if asked:
+                break
+            await asyncio.sleep(0.02)
+        (params,) = asked
+        assert params["elicitationId"] in params["url"]
+        async with httpx.AsyncClient(timeout=10) as browser:
+            await _fill_page(browser, params["url"])
+        result = await asyncio.wait_for(call, 5)
+        assert result["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+        pushed = await client.session.next_pushed(1.0)
+        notice = orjson.loads(pushed)
+        wire_2025.notification(notice)
+        assert notice["params"] == {"elicitationId": params["elicitationId"]}
+    await store.close()
