@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import pytest
 
+from support.redis import redis_url
 from support.wire import WireChecker
+
+__all__ = ["redis_url"]  # a fixture: one redis-server for the whole session
 
 
 @pytest.fixture

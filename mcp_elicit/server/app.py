@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
 import logging
 import os
 import time
@@ -135,8 +136,12 @@ class Server:
         annotations: Mapping[str, Any] | None = None,
         meta: Mapping[str, Any] | None = None,
         icons: list[Mapping[str, Any]] | None = None,
+        single_use_state: bool = False,
     ) -> Callable[[F], F]:
-        """Register a function as a tool; its type hints give the input schema."""
+        """Register a function as a tool; its type hints give the input schema.
+
+        ``single_use_state=True`` makes every ``requestState`` of this tool redeemable once,
+        enforced through the store (shared by every instance): for one-time actions."""
 
         def register(fn: F) -> F:
             tool = ToolDef.build(
@@ -151,6 +156,7 @@ class Server:
                 meta=meta,
                 icons=icons,
             )
+            tool.single_use_state = single_use_state
             if tool.name in self._tools:
                 raise ValueError(f"a tool named {tool.name!r} is already registered")
             self._tools[tool.name] = tool
@@ -360,6 +366,8 @@ class Server:
         principal: Principal | None,
         asker: Asker | None,
         run: Callable[[Context], Any],
+        *,
+        single_use: bool = False,
     ) -> dict[str, Any]:
         """Run a handler that may ask questions, in the way the request's revision asks them."""
 
@@ -377,7 +385,13 @@ class Server:
             sealer=self.sealer,
             principal=principal.subject if principal else None,
             now=self.clock,
+            spend=self._spend if single_use else None,
         )
+
+    async def _spend(self, token: str) -> bool:
+        """Mark ``token`` redeemed in the store; False when it already was (anywhere)."""
+        marker = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]
+        return await self.url_mode.store.add("used", marker, b"1", ttl=self.sealer.ttl + 60.0)
 
     async def _call_tool(
         self,
@@ -399,7 +413,9 @@ class Server:
             return error_result(f"Unknown tool: {name}")
         if tool.header_params and headers is not None:
             _check_param_headers(tool.header_params, arguments or {}, headers)
-        return await self._ask(call, channel, principal, asker, lambda ctx: tool.call(ctx, arguments))
+        return await self._ask(
+            call, channel, principal, asker, lambda ctx: tool.call(ctx, arguments), single_use=tool.single_use_state
+        )
 
     async def _get_prompt(
         self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None

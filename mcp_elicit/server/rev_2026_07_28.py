@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
+from mcp_elicit.errors import InvalidRequestState
 from mcp_elicit.sealing import Binding, StateSealer
 
 __all__ = ["ReplayAsker", "run_replayed"]
@@ -67,12 +68,18 @@ async def run_replayed(
     sealer: StateSealer,
     principal: str | None,
     now: Callable[[], float],
+    spend: Callable[[str], Awaitable[bool]] | None = None,
 ) -> dict[str, Any]:
-    """Run ``handler`` for one round; its result, or ``input_required`` with new state."""
+    """Run ``handler`` for one round; its result, or ``input_required`` with new state.
+
+    ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
+    it returns False when that token was redeemed before (on any instance)."""
     binding: Binding | None = None
     if "requestState" in params:
         binding = binding_for(method, params, principal)
         replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
+        if spend is not None and not await spend(str(params["requestState"])):
+            raise InvalidRequestState("replayed single-use state")
     else:
         replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     try:

@@ -75,6 +75,7 @@ class ToolDef:
     icons: list[Mapping[str, Any]] | None = None
     header_params: dict[tuple[str, ...], str] = field(default_factory=dict)
     wire: dict[str, Any] = field(default_factory=dict)
+    single_use_state: bool = False
 
     @classmethod
     def build(

@@ -19,10 +19,6 @@ import pytest
 from mcp_elicit.stores import MemoryStore, RedisStore, SqliteStore, Store
 from stores.backends import BACKENDS, Backend, FakeClock
 
-from support.redis import redis_url
-
-__all__ = ["redis_url"]  # a fixture, imported to be found here
-
 
 @pytest.fixture(params=BACKENDS)
 async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Backend]:
