@@ -27,7 +27,12 @@
     │   └── RequestTimeout            no answer within the request timeout (network time only)
     ├── ProtocolViolation             the peer broke the protocol outside a JSON-RPC error
     ├── RoundsExceeded                a multi round-trip request hit its round limit
+    ├── OAuthError                    a third-party authorization server said no, or did not answer
     └── CliError                      carries the process exit code
+        ├── UsageError                2  a command line, TARGET or option that cannot work
+        ├── CheckFailed               1  the server answered, but something it said is wrong
+        ├── CannotConnect             3  could not connect, or could not start the server
+        └── ServerBrokeProtocol       4  the server broke the protocol (or stdio's rules)
 
 Rules: a protocol error says who broke the rules through its class, and carries the
 JSON-RPC code and the HTTP status a transport should use. Declining or cancelling an
@@ -42,6 +47,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [
+    "CannotConnect",
+    "CheckFailed",
     "CliError",
     "ConfigError",
     "FormSchemaError",
@@ -56,6 +63,7 @@ __all__ = [
     "MCPElicitError",
     "MethodNotFound",
     "MissingClientCapability",
+    "OAuthError",
     "ParseError",
     "ProtocolError",
     "ProtocolViolation",
@@ -64,10 +72,12 @@ __all__ = [
     "ResourceNotFound",
     "RoundsExceeded",
     "SensitiveFieldError",
+    "ServerBrokeProtocol",
     "ToolError",
     "TransportError",
     "URLElicitationRequired",
     "UnsupportedProtocolVersion",
+    "UsageError",
     "ValidationProblem",
 ]
 
@@ -342,3 +352,46 @@ class ProtocolViolation(MCPElicitError):
 class RoundsExceeded(MCPElicitError):
     """A multi round-trip request did not complete within its limits (rounds in all, or
     consecutive rounds that carried only ``requestState``); the message says which."""
+
+
+class UsageError(CliError):
+    """A command line that cannot work: a bad TARGET, option or argument (exit 2)."""
+
+    exit_code = 2
+
+
+class CheckFailed(CliError):
+    """The server answered, but something it said is wrong: a tool definition, an error
+    where a result belongs, a tool result marked ``isError`` (exit 1)."""
+
+    exit_code = 1
+
+
+class CannotConnect(CliError):
+    """No conversation with the server: nothing listening, TLS, authorization, a wrong
+    path, a command that does not start or exits (exit 3)."""
+
+    exit_code = 3
+
+
+class ServerBrokeProtocol(CliError):
+    """The server broke the protocol: a malformed or impossible answer, something other
+    than JSON-RPC on stdio's stdout, no revision in common (exit 4)."""
+
+    exit_code = 4
+
+
+class OAuthError(MCPElicitError):
+    """A third-party authorization server refused a token request, or could not be reached.
+
+    ``error`` is the OAuth error code it answered (``invalid_grant``, ``access_denied``...),
+    or ``unreachable`` / ``invalid_response`` / ``not_connected`` for what went wrong on the
+    way. ``refused`` is True when the server answered no (the grant is dead: stored tokens
+    are dropped and the user is asked again), False when it may work later. The message
+    never carries a token, a code or a verifier.
+    """
+
+    def __init__(self, error: str, message: str | None = None, *, refused: bool = True) -> None:
+        super().__init__(message or f"the authorization server answered {error!r}")
+        self.error = error
+        self.refused = refused

@@ -33,6 +33,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.sealing import KeyRing, StateSealer
 from mcp_elicit.server.auth import Principal, TokenVerifier
 from mcp_elicit.server.context import Asker, Channel, Context
+from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import ResourceDef, is_template
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
@@ -164,6 +165,36 @@ class Server:
             return fn
 
         return register
+
+    def oauth_provider(
+        self,
+        name: str,
+        *,
+        authorize_url: str,
+        token_url: str,
+        client_id: str,
+        client_secret: str | None = None,
+        scopes: str | tuple[str, ...] | list[str] = (),
+        extra_params: Mapping[str, str] | None = None,
+        leeway: float = 30.0,
+    ) -> OAuthProvider:
+        """Register a third-party OAuth provider that handlers connect to with
+        ``await ctx.connect(name)`` (authorization code + PKCE). Register the redirect URI
+        ``{public URL}/mcp-elicit/oauth/callback`` with the provider. Needs the
+        ``mcp-elicit[oauth]`` extra."""
+        require_authlib()
+        provider = OAuthProvider(
+            name=name,
+            authorize_url=authorize_url,
+            token_url=token_url,
+            client_id=client_id,
+            client_secret=client_secret,
+            scopes=(scopes,) if isinstance(scopes, str) else tuple(scopes),
+            extra_params=dict(extra_params or {}),
+            leeway=leeway,
+        )
+        self.url_mode.add_provider(provider)
+        return provider
 
     def remove_tool(self, name: str) -> None:
         del self._tools[name]
@@ -414,7 +445,12 @@ class Server:
         if tool.header_params and headers is not None:
             _check_param_headers(tool.header_params, arguments or {}, headers)
         return await self._ask(
-            call, channel, principal, asker, lambda ctx: tool.call(ctx, arguments), single_use=tool.single_use_state
+            call,
+            channel,
+            principal,
+            asker,
+            lambda ctx: tool.call(ctx, arguments),
+            single_use=tool.single_use_state,
         )
 
     async def _get_prompt(

@@ -33,6 +33,7 @@ from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 if TYPE_CHECKING:
     from mcp_elicit.core.server import Call
     from mcp_elicit.server.auth import Principal
+    from mcp_elicit.server.oauth import ConnectAnswer
     from mcp_elicit.server.url_mode import SecretAnswer, UrlMode
 
 __all__ = ["Answer", "Asker", "Channel", "Context", "Question"]
@@ -287,6 +288,16 @@ class Context:
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
         return await self._url_mode.secret(self, name, message)
+
+    async def connect(self, provider: str, *, message: str | None = None) -> ConnectAnswer:
+        """A connection to the third-party ``provider`` (registered with
+        ``Server.oauth_provider``) for this principal: returned at once when they connected
+        before (the tokens are refreshed when expired), else asked for with a URL-mode
+        elicitation whose page sends them to the provider to sign in. ``answer.connection``
+        is a server-side handle; its tokens never reach the client."""
+        if self._url_mode is None:
+            raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
+        return await self._url_mode.connect(self, provider, message)
 
     async def pause(self) -> None:
         """Let the client come back shortly (2026-07-28: a state-only ``input_required``

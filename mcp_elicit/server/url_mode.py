@@ -11,19 +11,24 @@ Rules:
   back; on 2025-11-25 the request keeps waiting in place, within ``ask_timeout``.
 * Declining or cancelling, in the client or on the page, ends the flow and is the answer.
 * The value never travels in an MCP message: the client only ever sees the URL.
+* ``await ctx.connect("github", message=...)`` is the same for a third-party sign-in
+  (``server/oauth.py``): at once when the principal holds tokens for the provider, else a
+  flow of kind ``"oauth"`` whose page sends the person to the provider.
 * Pages are served by a transport (next to ``/mcp`` over HTTP; a loopback server started
-  on demand for stdio); this module only knows where they are (``PageHost``).
+  on demand for stdio); this module only knows where they are (``PageHost``). Token
+  requests to providers go through the ``TokenExchange`` a transport installs.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow, Flows
+from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
 
@@ -31,7 +36,7 @@ if TYPE_CHECKING:
     from mcp_elicit.sealing import StateSealer
     from mcp_elicit.server.context import Context
 
-__all__ = ["OAuthProvider", "PageAuth", "PageHost", "SecretAnswer", "UrlMode", "PAGES_PATH"]
+__all__ = ["ConnectAnswer", "OAuthProvider", "PageAuth", "PageHost", "SecretAnswer", "UrlMode", "PAGES_PATH"]
 
 PAGES_PATH = "/mcp-elicit"
 
@@ -47,19 +52,6 @@ class PageAuth(Protocol):
     (its own sign-in, e.g. a session cookie), or None when not signed in."""
 
     async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class OAuthProvider:
-    """A third-party authorization server (authorization code + PKCE)."""
-
-    name: str
-    authorize_url: str
-    token_url: str
-    client_id: str
-    client_secret: str | None = None
-    scopes: tuple[str, ...] = ()
-    extra_params: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,10 +86,13 @@ class UrlMode:
         self.clock = clock
         self.providers: dict[str, OAuthProvider] = {}
         self.page_host: PageHost | None = None
+        #: How token requests reach providers (installed by the HTTP or stdio transport).
+        self.token_exchange: TokenExchange | None = None
         #: Called with a flow id when its page finishes (2025-11-25 completion notices).
         self.on_finish: Callable[[str], object] | None = None
         self._flows: Flows | None = None
         self._vault: Vault | None = None
+        self._oauth: OAuthConnections | None = None
 
     @property
     def store(self) -> Store:
@@ -119,6 +114,24 @@ class UrlMode:
         if self._vault is None:
             self._vault = Vault(self.store, self._sealer, clock=self.clock)
         return self._vault
+
+    @property
+    def oauth(self) -> OAuthConnections:
+        if self._oauth is None:
+            self._oauth = OAuthConnections(
+                store=self.store,
+                vault=self.vault,
+                sealer=self._sealer,
+                exchange=lambda: self.token_exchange,
+                providers=self.providers,
+                clock=self.clock,
+            )
+        return self._oauth
+
+    def add_provider(self, provider: OAuthProvider) -> None:
+        if provider.name in self.providers:
+            raise ConfigError(f"an OAuth provider named {provider.name!r} is already registered")
+        self.providers[provider.name] = provider
 
     async def base_url(self) -> str:
         if self.public_url:
@@ -149,6 +162,20 @@ class UrlMode:
         if action == "accept":
             return SecretAnswer("accept", Secret(self.vault, name, principal))
         return SecretAnswer(action)
+
+    async def connect(self, ctx: Context, provider: str, message: str | None) -> ConnectAnswer:
+        oauth = self.oauth
+        oauth.provider(provider)  # unknown: ConfigError, before anything is asked
+        principal = ctx.principal.subject if ctx.principal else None
+        connection = Connection(oauth, provider, principal)
+        if await oauth.usable(provider, principal) is not None:
+            return ConnectAnswer("accept", connection)
+        action = await self._run_flow(
+            ctx, "oauth", provider, message or f"Please connect your {provider} account on this page."
+        )
+        if action == "accept":
+            return ConnectAnswer("accept", connection)
+        return ConnectAnswer(action)
 
     async def _run_flow(
         self, ctx: Context, kind: str, name: str, message: str

@@ -27,6 +27,7 @@ from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, TokenVerifier
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.server.url_mode import PAGES_PATH
+from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import pages_app
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import VERSION_HEADER
@@ -184,6 +185,8 @@ class StreamableHTTP:
         self._learned = _LearnedBase()
         if server.url_mode.page_host is None:
             server.url_mode.page_host = self._learned
+        if server.url_mode.token_exchange is None:
+            server.url_mode.token_exchange = HttpTokenExchange()
         self.path = path.rstrip("/") or "/"
         hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
         self._any_host = "*" in hosts

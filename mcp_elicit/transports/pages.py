@@ -11,6 +11,16 @@ Rules:
   loopback connections. A different user is refused and the flow is left untouched.
 * ``POST`` carries the browser's cookie and a CSRF token derived from it; the secret goes
   straight into the vault (sealed) and is never logged, echoed or put in a redirect.
+* Third-party sign-in (flows of kind ``oauth``): the claimed page offers "Continue to
+  <provider>"; ``GET …/flows/{id}/start`` (flow cookie and same user again) starts one
+  authorization request (PKCE S256, a new single-use ``state``) and redirects (303) to the
+  provider. It also gives the browser the flow cookie for the callback path (SameSite=Lax:
+  the provider's redirect back is a cross-site navigation).
+  ``GET /mcp-elicit/oauth/callback?code&state`` (or ``error``) finds the request by its
+  state, checks the browser's flow cookie and the user *before* using the state up (so a
+  refused browser burns nothing), then takes the state (once), exchanges the code with the
+  verifier, stores the tokens and finishes the flow: ``complete``; ``access_denied`` is
+  ``declined``; any other failure ``failed``.
 * Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
   no referrer.
 """
@@ -23,17 +33,19 @@ import hmac
 import html
 import ipaddress
 import logging
+import re
 import socket
 import urllib.parse
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from mcp_elicit.errors import ConfigError, OAuthError
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.flows import Flow
+from mcp_elicit.server.flows import Flow, FlowStatus
 from mcp_elicit.server.url_mode import PAGES_PATH
 
 __all__ = ["LoopbackPages", "pages_app"]
@@ -48,6 +60,7 @@ _HEADERS: Final = {
     "X-Content-Type-Options": "nosniff",
 }
 MAX_SECRET: Final = 8192
+_ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 _STYLE = """
 body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
@@ -55,6 +68,7 @@ h1{font-size:1.4rem}.box{border:1px solid #ccc;border-radius:8px;padding:1rem 1.
 label{display:block;font-weight:600;margin:.5rem 0 .25rem}input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
 .row{display:flex;gap:.5rem;flex-wrap:wrap;margin-top:1rem}button{padding:.5rem 1rem;font-size:1rem;border-radius:6px;border:1px solid #888;background:#fff;cursor:pointer}
 button.primary{background:#0b57d0;color:#fff;border-color:#0b57d0}.muted{color:#555;font-size:.9rem}
+a.button{display:inline-block;padding:.5rem 1rem;font-size:1rem;border-radius:6px;text-decoration:none;background:#0b57d0;color:#fff}
 """
 
 
@@ -77,6 +91,26 @@ def _cookie_name(flow_id: str) -> str:
 
 def _csrf(cookie: str, flow_id: str) -> str:
     return hmac.new(cookie.encode(), f"csrf:{flow_id}".encode(), hashlib.sha256).hexdigest()[:32]
+
+
+def _set_flow_cookie(
+    response: Response,
+    request: Request,
+    flow: Flow,
+    value: str,
+    path: str,
+    samesite: Literal["strict", "lax"],
+    now: float,
+) -> None:
+    response.set_cookie(
+        _cookie_name(flow.id),
+        value,
+        max_age=max(int(flow.expires - now), 1),
+        path=path,
+        secure=request.url.scheme == "https",
+        httponly=True,
+        samesite=samesite,
+    )
 
 
 def _loopback(host: str | None) -> bool:
@@ -133,14 +167,14 @@ def pages_app(server: Server) -> Starlette:
                 )
             flow, new_cookie = claimed
             response = RedirectResponse(f"{PAGES_PATH}/flows/{flow_id}", status_code=303, headers=_HEADERS)
-            response.set_cookie(
-                cookie_name,
+            _set_flow_cookie(
+                response,
+                request,
+                flow,
                 new_cookie,
-                max_age=max(int(flow.expires - url_mode.clock()), 1),
-                path=f"{PAGES_PATH}/flows/{flow_id}",
-                secure=request.url.scheme == "https",
-                httponly=True,
-                samesite="strict",
+                f"{PAGES_PATH}/flows/{flow_id}",
+                "strict",
+                url_mode.clock(),
             )
             return response
         current = await url_mode.flows.get(flow_id)
@@ -155,7 +189,79 @@ def pages_app(server: Server) -> Starlette:
         assert cookie is not None
         if request.method == "POST":
             return await submit(request, current, cookie)
+        if current.kind == "oauth":
+            return _connect_page(current, _csrf(cookie, current.id))
         return _secret_form(current, _csrf(cookie, current.id))
+
+    async def start(request: Request) -> Response:
+        """Send this browser to the provider: one new authorization request."""
+        flow_id = request.path_params["flow_id"]
+        flow = await url_mode.flows.get(flow_id)
+        cookie = request.cookies.get(_cookie_name(flow_id))
+        if flow is None or not flow.owns(cookie) or flow.kind != "oauth":
+            return _refusal(403, "This page is not available", "Open the link from your application again.")
+        refusal = await who_may_act(request, flow)
+        if refusal is not None:
+            return refusal
+        if flow.done:
+            return _done(flow)
+        assert cookie is not None
+        try:
+            redirect_uri = f"{await url_mode.base_url()}{PAGES_PATH}/oauth/callback"
+            target = await url_mode.oauth.authorization_url(flow, redirect_uri)
+        except ConfigError as exc:
+            log.error("flow %s: cannot start the sign-in: %s", flow.id[:6], exc)
+            return _refusal(500, "Sign-in is not available", "The server is not set up for this provider.")
+        response = RedirectResponse(target, status_code=303, headers=_HEADERS)
+        _set_flow_cookie(
+            response, request, flow, cookie, f"{PAGES_PATH}/oauth/callback", "lax", url_mode.clock()
+        )
+        return response
+
+    async def callback(request: Request) -> Response:
+        """The provider sends the browser back here with a code (or an error)."""
+        params = request.query_params
+        state = params.get("state") or ""
+        pending = await url_mode.oauth.pending(state)
+        if pending is None:
+            return _refusal(
+                403,
+                "This sign-in cannot be used",
+                "It was already used or has expired. Go back to your application and try again.",
+            )
+        flow = await url_mode.flows.get(pending.flow_id)
+        if flow is None or flow.done:
+            return _refusal(410, "This request has ended", "Go back to your application and try again.")
+        if not flow.owns(request.cookies.get(_cookie_name(flow.id))):
+            log.warning("flow %s: refused a sign-in callback from another browser", flow.id[:6])
+            return _refusal(
+                403,
+                "Please use the same browser",
+                "Finish signing in in the browser where you opened the link from your application.",
+            )
+        refusal = await who_may_act(request, flow)
+        if refusal is not None:
+            return refusal
+        if await url_mode.oauth.take(state) is None:  # used up by a concurrent callback
+            return _refusal(403, "This sign-in cannot be used", "It was already used.")
+        error, code = params.get("error"), params.get("code")
+        if error is not None or not code:
+            status: FlowStatus = "declined" if error == "access_denied" else "failed"
+            detail = error if error is not None and _ERROR_CODE.fullmatch(error) else "invalid_callback"
+            log.info("flow %s: the provider answered %s", flow.id[:6], detail)
+            await url_mode.flows.finish(flow, status, detail=detail)
+        else:
+            try:
+                await url_mode.oauth.complete(flow, pending, code)
+            except (OAuthError, ConfigError) as exc:
+                log.warning("flow %s: the token request failed: %s", flow.id[:6], exc)
+                reason = exc.error if isinstance(exc, OAuthError) else "config"
+                await url_mode.flows.finish(flow, "failed", detail=reason)
+            else:
+                log.info("flow %s: connected to %s", flow.id[:6], flow.name)
+                await url_mode.flows.finish(flow, "complete")
+        await url_mode.finished(flow)
+        return _done(flow)
 
     async def submit(request: Request, flow: Flow, cookie: str) -> Response:
         form = await _form(request)
@@ -182,7 +288,11 @@ def pages_app(server: Server) -> Starlette:
         return _done(flow)
 
     return Starlette(
-        routes=[Route(f"{PAGES_PATH}/flows/{{flow_id}}", flow_page, methods=["GET", "POST"])],
+        routes=[
+            Route(f"{PAGES_PATH}/flows/{{flow_id}}", flow_page, methods=["GET", "POST"]),
+            Route(f"{PAGES_PATH}/flows/{{flow_id}}/start", start, methods=["GET"]),
+            Route(f"{PAGES_PATH}/oauth/callback", callback, methods=["GET"]),
+        ],
     )
 
 
@@ -229,12 +339,39 @@ server, for you only; it is not shown to the application or its AI model.</p>
     return _page(f"Enter your {flow.name}", body)
 
 
+def _connect_page(flow: Flow, csrf: str) -> HTMLResponse:
+    name = html.escape(flow.name)
+    body = f"""
+<h1>Connect to {name}</h1>
+<div class="box">
+<p>An application connected to this server asks to use your <strong>{name}</strong> account. You sign in
+on {name}'s own site; the access it grants is kept on the server, for you only, and is not shown to the
+application or its AI model.</p>
+<p><a class="button" href="{PAGES_PATH}/flows/{html.escape(flow.id)}/start">Continue to {name}</a></p>
+<form method="post">
+<input type="hidden" name="csrf" value="{csrf}">
+<div class="row">
+<button name="action" value="decline" type="submit">Decline</button>
+<button name="action" value="cancel" type="submit">Cancel</button>
+</div>
+</form>
+</div>
+<p class="muted">This link works once and expires soon.</p>"""
+    return _page(f"Connect to {flow.name}", body)
+
+
 def _done(flow: Flow) -> HTMLResponse:
-    text = {
+    texts = {
         "complete": "Saved. You can close this tab and go back to your application.",
         "declined": "You declined. You can close this tab.",
         "cancelled": "Cancelled. You can close this tab.",
-    }.get(flow.status, "This request is finished. You can close this tab.")
+    }
+    if flow.kind == "oauth":
+        texts["complete"] = "Connected. You can close this tab."
+        texts["failed"] = (
+            f"Connecting to {flow.name} did not work. Go back to your application and try again."
+        )
+    text = texts.get(flow.status, "This request is finished. You can close this tab.")
     return _page("Done", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')
 
 

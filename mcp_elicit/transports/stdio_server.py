@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 from mcp_elicit.errors import InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.sessions import Session
+from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import LoopbackPages
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized
@@ -69,6 +70,8 @@ class StdioServer:
         pages = None
         if self.server.url_mode.page_host is None and self.server.url_mode.public_url is None:
             pages = self.server.url_mode.page_host = LoopbackPages(self.server)
+        if self.server.url_mode.token_exchange is None:
+            self.server.url_mode.token_exchange = HttpTokenExchange()
         try:
             await self._serve(loop, stdin, stdout)
         finally:

@@ -1,0 +1,458 @@
+"""Third-party sign-in: the server as an OAuth 2.1 client of another service
+(authorization code with PKCE and ``state``), holding the tokens for the principal who
+signed in.
+
+Rules:
+
+* A provider is registered once (``Server.oauth_provider``). ``await ctx.connect(name)``
+  gives a ``Connection`` at once when the principal holds tokens for it (refreshed first
+  when expired); otherwise a URL-mode flow of kind ``"oauth"`` sends the person to the
+  server's page, from there to the provider, and back to the server's callback.
+* Each "Continue" click starts one authorization request: a fresh PKCE verifier (S256)
+  and a random ``state``. The state maps, once, to the flow, the verifier and the redirect
+  URI: sealed, added to the store under ``oauth`` and *taken* at the callback, so a state
+  works once. The verifier leaves the server only in the token request.
+* Tokens are sealed in the vault under kind ``tokens``, bound to (provider, principal),
+  with their expiry. An expired access token is refreshed through the ``TokenExchange``
+  (one refresh at a time per connection in this process). A refresh the provider refuses
+  drops the tokens, so the next ``ctx.connect`` asks again; a provider that cannot be
+  reached keeps them and the call fails with ``OAuthError``.
+* No access or refresh token, code, verifier or state ever goes into an MCP message, a
+  log line or an exception message; ``Connection`` and ``Tokens`` never show them.
+* This module does no HTTP: the token requests go through ``TokenExchange``, which a
+  transport installs (``transports/oauth_client.py``). authlib (the ``mcp-elicit[oauth]``
+  extra) builds the authorization URL and the PKCE challenge.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib
+import ipaddress
+import logging
+import re
+import secrets
+import time
+import urllib.parse
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+
+import orjson
+
+from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError
+from mcp_elicit.sealing import Binding
+from mcp_elicit.server.vault import Vault
+from mcp_elicit.stores.base import Store
+
+if TYPE_CHECKING:
+    from mcp_elicit.sealing import StateSealer
+    from mcp_elicit.server.flows import Flow
+
+__all__ = [
+    "ConnectAnswer",
+    "Connection",
+    "OAuthConnections",
+    "OAuthProvider",
+    "PendingAuthorization",
+    "TokenExchange",
+    "Tokens",
+]
+
+log = logging.getLogger("mcp_elicit.oauth")
+
+NAMESPACE: Final = "oauth"
+TOKENS: Final = "tokens"
+MISSING_AUTHLIB: Final = (
+    "third-party sign-in (Server.oauth_provider, ctx.connect) needs authlib: pip install 'mcp-elicit[oauth]'"
+)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+_RESERVED_PARAMS: Final = frozenset(
+    {
+        "response_type",
+        "client_id",
+        "redirect_uri",
+        "scope",
+        "state",
+        "code_challenge",
+        "code_challenge_method",
+    }
+)
+_STATE_ARGS: Final = hashlib.sha256(b"oauth/state").digest()
+
+
+def authlib(module: str) -> Any:
+    """The authlib module ``authlib.<module>``; ``ConfigError`` naming the extra when
+    authlib is not installed. (Imported on use: it is optional, and has no type hints.)"""
+    try:
+        return importlib.import_module(f"authlib.{module}")
+    except ImportError:
+        raise ConfigError(MISSING_AUTHLIB) from None
+
+
+def require_authlib() -> None:
+    """Raise ``ConfigError`` naming the extra when authlib is not installed."""
+    authlib("oauth2.rfc7636")
+
+
+def _check_url(what: str, url: str) -> None:
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme == "https" and parts.hostname:
+        return
+    if parts.scheme == "http" and parts.hostname:
+        host = parts.hostname
+        try:
+            loopback = ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            loopback = host == "localhost"
+        if loopback:
+            return
+    raise ConfigError(f"{what} {url!r}: expected an https:// URL (plain http only on loopback)")
+
+
+@dataclass(frozen=True)
+class OAuthProvider:
+    """A third-party authorization server (authorization code + PKCE).
+
+    ``leeway``: an access token this many seconds from its expiry counts as expired (it is
+    refreshed before use). ``extra_params`` go into the authorization URL as they are.
+    """
+
+    name: str
+    authorize_url: str
+    token_url: str
+    client_id: str
+    client_secret: str | None = field(default=None, repr=False)
+    scopes: tuple[str, ...] = ()
+    extra_params: Mapping[str, str] = field(default_factory=dict)
+    leeway: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not _NAME.fullmatch(self.name):
+            raise ConfigError(
+                f"OAuth provider name {self.name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
+                "starting with a letter or digit"
+            )
+        _check_url(f"OAuth provider {self.name!r}: authorize_url", self.authorize_url)
+        _check_url(f"OAuth provider {self.name!r}: token_url", self.token_url)
+        if not self.client_id:
+            raise ConfigError(f"OAuth provider {self.name!r}: client_id is empty")
+        if isinstance(self.scopes, str):
+            raise ConfigError(f"OAuth provider {self.name!r}: scopes is a sequence of names, not a string")
+        clash = _RESERVED_PARAMS & set(self.extra_params)
+        if clash:
+            raise ConfigError(
+                f"OAuth provider {self.name!r}: extra_params may not set {', '.join(sorted(clash))}"
+            )
+        if not 0 <= self.leeway < 3600:
+            raise ConfigError(f"OAuth provider {self.name!r}: leeway must be in [0, 3600) seconds")
+
+
+class TokenExchange(Protocol):
+    """The HTTP side of the OAuth client, installed by a transport.
+
+    ``exchange`` and ``refresh`` return the token endpoint's JSON answer (with
+    ``access_token``); they raise ``OAuthError`` (``refused`` when the provider said no).
+    ``client`` makes an HTTP client whose requests carry the connection's access token.
+    """
+
+    async def exchange(
+        self, provider: OAuthProvider, code: str, verifier: str, redirect_uri: str
+    ) -> Mapping[str, Any]: ...
+
+    async def refresh(self, provider: OAuthProvider, refresh_token: str) -> Mapping[str, Any]: ...
+
+    def client(self, connection: Connection, **options: Any) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    """What a token endpoint gave: kept sealed in the vault, never shown."""
+
+    access_token: str = field(repr=False)
+    token_type: str = "Bearer"
+    refresh_token: str | None = field(default=None, repr=False)
+    expires_at: float | None = None
+    scope: str | None = None
+
+    @classmethod
+    def from_response(
+        cls, payload: Mapping[str, Any], *, now: float, previous: Tokens | None = None
+    ) -> Tokens:
+        """Tokens from a token endpoint answer; a refresh answer without a new refresh token
+        keeps the previous one (RFC 6749 section 6)."""
+        access = payload.get("access_token")
+        if not isinstance(access, str) or not access:
+            raise OAuthError("invalid_response", "the token endpoint answered without an access token")
+        token_type = payload.get("token_type", "Bearer")
+        if not isinstance(token_type, str) or token_type.lower() != "bearer":
+            raise OAuthError("unsupported_token_type", "the token endpoint issued a token that is not Bearer")
+        refresh = payload.get("refresh_token")
+        if not isinstance(refresh, str) or not refresh:
+            refresh = previous.refresh_token if previous is not None else None
+        expires_at = None
+        lifetime = _seconds(payload.get("expires_in"))
+        if lifetime is not None:
+            expires_at = now + lifetime
+        scope = payload.get("scope")
+        if not isinstance(scope, str):
+            scope = previous.scope if previous is not None else None
+        return cls(access, "Bearer", refresh, expires_at, scope)
+
+    def expired(self, now: float, leeway: float = 0.0) -> bool:
+        return self.expires_at is not None and self.expires_at - leeway <= now
+
+    def dumps(self) -> bytes:
+        return orjson.dumps(
+            {
+                "access_token": self.access_token,
+                "token_type": self.token_type,
+                "refresh_token": self.refresh_token,
+                "expires_at": self.expires_at,
+                "scope": self.scope,
+            }
+        )
+
+    @classmethod
+    def loads(cls, raw: bytes) -> Tokens | None:
+        try:
+            data = orjson.loads(raw)
+            refresh, expires_at, scope = data.get("refresh_token"), data.get("expires_at"), data.get("scope")
+            return cls(
+                access_token=str(data["access_token"]),
+                token_type="Bearer",
+                refresh_token=refresh if isinstance(refresh, str) else None,
+                expires_at=float(expires_at) if isinstance(expires_at, (int, float)) else None,
+                scope=scope if isinstance(scope, str) else None,
+            )
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            return None
+
+
+@dataclass(frozen=True, slots=True)
+class PendingAuthorization:
+    """One authorization request in flight: what its ``state`` stands for."""
+
+    flow_id: str
+    verifier: str = field(repr=False)
+    redirect_uri: str
+
+
+class Connection:
+    """A principal's connection to a third-party provider; a server-side handle.
+
+    ``await connection.token()`` is a usable access token (refreshed first when expired);
+    ``connection.client()`` an HTTP client (``httpx.AsyncClient``) that sends it;
+    ``await connection.forget()`` drops the tokens. Never return the token to the client.
+    """
+
+    __slots__ = ("_oauth", "_principal", "provider")
+
+    def __init__(self, oauth: OAuthConnections, provider: str, principal: str | None) -> None:
+        self.provider = provider
+        self._oauth = oauth
+        self._principal = principal
+
+    async def token(self) -> str:
+        """The access token, refreshed first when it expired. ``OAuthError`` when there is
+        none any more (forgotten, or the provider refused the refresh: ``ctx.connect``
+        asks again) or the provider cannot be reached."""
+        tokens = await self._oauth.usable(self.provider, self._principal)
+        if tokens is None:
+            raise OAuthError(
+                "not_connected", f"not connected to {self.provider} any more: ask again with ctx.connect"
+            )
+        return tokens.access_token
+
+    async def headers(self) -> dict[str, str]:
+        """The ``Authorization`` header for a request to the provider's API."""
+        return {"Authorization": f"Bearer {await self.token()}"}
+
+    def client(self, **options: Any) -> Any:
+        """An ``httpx.AsyncClient`` (``options`` are its arguments) whose every request
+        carries a fresh access token. Use it with ``async with``."""
+        return self._oauth.exchange.client(self, **options)
+
+    async def forget(self) -> bool:
+        """Drop the tokens; the next ``ctx.connect`` asks again."""
+        return await self._oauth.forget(self.provider, self._principal)
+
+    def __repr__(self) -> str:
+        return f"<Connection to {self.provider!r} (tokens hidden)>"
+
+    __str__ = __repr__
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectAnswer:
+    """``ctx.connect``'s answer: ``connection`` is set when ``action`` is accept."""
+
+    action: Literal["accept", "decline", "cancel"]
+    connection: Connection | None = None
+
+
+class OAuthConnections:
+    """Providers, authorization requests and stored tokens of one server."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        vault: Vault,
+        sealer: Callable[[], StateSealer],
+        exchange: Callable[[], TokenExchange | None],
+        providers: Mapping[str, OAuthProvider],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.vault = vault
+        self.providers = providers
+        self.clock = clock
+        self._sealer = sealer
+        self._exchange = exchange
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+
+    @property
+    def exchange(self) -> TokenExchange:
+        exchange = self._exchange()
+        if exchange is None:
+            raise ConfigError(
+                "third-party sign-in needs a token exchange: serve the server with mcp-elicit serve "
+                "(HTTP or stdio), or set server.url_mode.token_exchange"
+            )
+        return exchange
+
+    def provider(self, name: str) -> OAuthProvider:
+        found = self.providers.get(name)
+        if found is None:
+            known = ", ".join(sorted(self.providers)) or "none"
+            raise ConfigError(
+                f"no OAuth provider named {name!r} (registered: {known}); add it with Server.oauth_provider"
+            )
+        return found
+
+    # ---- stored tokens ----------------------------------------------------------------
+
+    async def stored(self, provider: str, principal: str | None) -> Tokens | None:
+        raw = await self.vault.get(TOKENS, provider, principal)
+        return Tokens.loads(raw) if raw is not None else None
+
+    async def save(self, provider: str, principal: str | None, tokens: Tokens) -> None:
+        await self.vault.put(TOKENS, provider, principal, tokens.dumps())
+
+    async def forget(self, provider: str, principal: str | None) -> bool:
+        return await self.vault.forget(TOKENS, provider, principal)
+
+    async def usable(self, name: str, principal: str | None) -> Tokens | None:
+        """The stored tokens, refreshed first when expired; None when there are none, or
+        when they expired and cannot be refreshed (then they are dropped)."""
+        provider = self.provider(name)
+        tokens = await self.stored(name, principal)
+        if tokens is None or not tokens.expired(self.clock(), provider.leeway):
+            return tokens
+        key = hashlib.sha256(f"{name}\0{principal}".encode()).hexdigest()
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        async with lock:
+            tokens = await self.stored(name, principal)  # refreshed meanwhile?
+            if tokens is None or not tokens.expired(self.clock(), provider.leeway):
+                return tokens
+            if tokens.refresh_token is None:
+                log.info("connection to %s expired and has no refresh token: it will be asked again", name)
+                await self.forget(name, principal)
+                return None
+            try:
+                answer = await self.exchange.refresh(provider, tokens.refresh_token)
+                fresh = Tokens.from_response(answer, now=self.clock(), previous=tokens)
+            except OAuthError as exc:
+                if not exc.refused:
+                    raise
+                log.info("%s refused to refresh a connection (%s): it will be asked again", name, exc.error)
+                await self.forget(name, principal)
+                return None
+            await self.save(name, principal, fresh)
+            log.info("connection to %s refreshed", name)
+            return fresh
+
+    # ---- authorization requests ---------------------------------------------------------
+
+    async def authorization_url(self, flow: Flow, redirect_uri: str) -> str:
+        """Start one authorization request for ``flow``: the provider's URL to send the
+        browser to, with a new PKCE challenge and a new single-use ``state``."""
+        provider = self.provider(flow.name)
+        parameters, pkce = authlib("oauth2.rfc6749.parameters"), authlib("oauth2.rfc7636")
+        verifier = secrets.token_urlsafe(48)
+        state = secrets.token_urlsafe(24)
+        pending = orjson.dumps({"flow": flow.id, "verifier": verifier, "redirect_uri": redirect_uri})
+        ttl = max(flow.expires - self.clock(), 1.0)
+        sealed = self._sealer().seal(pending, _state_binding(state), now=self.clock(), ttl=ttl)
+        added = await self.store.add(NAMESPACE, _state_key(state), sealed.encode("ascii"), ttl=ttl)
+        if not added:  # 192 random bits collided: never in practice
+            raise RuntimeError("could not record the authorization request")
+        url: str = parameters.prepare_grant_uri(
+            provider.authorize_url,
+            provider.client_id,
+            "code",
+            redirect_uri=redirect_uri,
+            scope=list(provider.scopes) or None,
+            state=state,
+            code_challenge=pkce.create_s256_code_challenge(verifier),
+            code_challenge_method="S256",
+            **dict(provider.extra_params),
+        )
+        return url
+
+    async def pending(self, state: str) -> PendingAuthorization | None:
+        """What ``state`` stands for, without using it up."""
+        if not _state_ok(state):
+            return None
+        return self._open(state, await self.store.get(NAMESPACE, _state_key(state)))
+
+    async def take(self, state: str) -> PendingAuthorization | None:
+        """Use ``state`` up (atomically): None when it was used, expired or never issued."""
+        if not _state_ok(state):
+            return None
+        return self._open(state, await self.store.take(NAMESPACE, _state_key(state)))
+
+    def _open(self, state: str, raw: bytes | None) -> PendingAuthorization | None:
+        if raw is None:
+            return None
+        try:
+            data = orjson.loads(
+                self._sealer().open(raw.decode("ascii"), _state_binding(state), now=self.clock())
+            )
+            return PendingAuthorization(str(data["flow"]), str(data["verifier"]), str(data["redirect_uri"]))
+        except (InvalidRequestState, UnicodeDecodeError, orjson.JSONDecodeError, KeyError, TypeError):
+            return None
+
+    async def complete(self, flow: Flow, pending: PendingAuthorization, code: str) -> None:
+        """Exchange ``code`` (with the request's verifier) and keep the tokens for the
+        flow's principal. Raises ``OAuthError`` when the provider refuses."""
+        provider = self.provider(flow.name)
+        answer = await self.exchange.exchange(provider, code, pending.verifier, pending.redirect_uri)
+        tokens = Tokens.from_response(answer, now=self.clock())
+        await self.save(provider.name, flow.principal, tokens)
+
+
+def _seconds(value: object) -> float | None:
+    """A positive ``expires_in`` (a number, or digits in a string), else None."""
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 10**9:
+        return float(value)
+    return None
+
+
+def _state_ok(state: str) -> bool:
+    return 0 < len(state) <= 128
+
+
+def _state_key(state: str) -> str:
+    return "state:" + hashlib.sha256(state.encode("utf-8", "replace")).hexdigest()
+
+
+def _state_binding(state: str) -> Binding:
+    return Binding(method="oauth/state", target=_state_key(state), arguments=_STATE_ARGS)

@@ -1,0 +1,109 @@
+"""The HTTP side of third-party sign-in: token requests to a provider's token endpoint,
+and HTTP clients that carry a connection's access token (httpx).
+
+Rules:
+
+* ``HttpTokenExchange`` is the ``TokenExchange`` the HTTP and stdio transports install.
+  Each token request is one POST (authlib encodes the body and the client
+  authentication: HTTP Basic with a client secret, ``client_id`` in the body without
+  one), no redirects followed, a bounded timeout.
+* An OAuth error answer (4xx with ``error``) raises ``OAuthError(refused=True)``: the grant
+  is dead. No answer, a 5xx or an unreadable one raises ``OAuthError(refused=False)``.
+  Neither carries the request or the answer body: codes, verifiers and tokens stay out of
+  messages and logs.
+* ``authorized_client(connection)`` is an ``httpx.AsyncClient`` whose every request asks
+  the connection for its access token (refreshed when expired) just before it is sent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any, Final
+
+import httpx
+import orjson
+
+from mcp_elicit.errors import OAuthError
+from mcp_elicit.server.oauth import Connection, OAuthProvider, authlib
+
+__all__ = ["BearerAuth", "HttpTokenExchange", "authorized_client"]
+
+MAX_ANSWER: Final = 64 * 1024
+_ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+
+
+class HttpTokenExchange:
+    """Token requests over HTTP (``TokenExchange``)."""
+
+    def __init__(self, *, timeout: float = 15.0, transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.timeout = timeout
+        self.transport = transport
+
+    async def exchange(
+        self, provider: OAuthProvider, code: str, verifier: str, redirect_uri: str
+    ) -> Mapping[str, Any]:
+        body = authlib("oauth2.rfc6749.parameters").prepare_token_request(
+            "authorization_code", code=code, redirect_uri=redirect_uri, code_verifier=verifier
+        )
+        return await self._post(provider, body)
+
+    async def refresh(self, provider: OAuthProvider, refresh_token: str) -> Mapping[str, Any]:
+        body = authlib("oauth2.rfc6749.parameters").prepare_token_request(
+            "refresh_token", refresh_token=refresh_token
+        )
+        return await self._post(provider, body)
+
+    def client(self, connection: Connection, **options: Any) -> httpx.AsyncClient:
+        return authorized_client(connection, **options)
+
+    async def _post(self, provider: OAuthProvider, body: str) -> Mapping[str, Any]:
+        method = "client_secret_basic" if provider.client_secret else "none"
+        client_auth = authlib("oauth2.auth").ClientAuth(provider.client_id, provider.client_secret, method)
+        headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
+        url, headers, body = client_auth.prepare("POST", provider.token_url, headers, body)
+        try:
+            async with httpx.AsyncClient(
+                timeout=self.timeout, transport=self.transport, follow_redirects=False
+            ) as http:
+                response = await http.post(url, content=body.encode("utf-8"), headers=headers)
+        except httpx.HTTPError as exc:
+            raise OAuthError(
+                "unreachable",
+                f"the token endpoint of {provider.name} did not answer ({type(exc).__name__})",
+                refused=False,
+            ) from None
+        answer: Any = None
+        if len(response.content) <= MAX_ANSWER:
+            try:
+                answer = orjson.loads(response.content)
+            except orjson.JSONDecodeError:
+                answer = None
+        status = response.status_code
+        if status == 200 and isinstance(answer, dict) and "access_token" in answer:
+            return answer
+        error = answer.get("error") if isinstance(answer, dict) else None
+        if isinstance(error, str) and _ERROR_CODE.fullmatch(error) and 400 <= status < 500:
+            raise OAuthError(error, f"{provider.name} refused the token request ({error})")
+        raise OAuthError(
+            "invalid_response",
+            f"the token endpoint of {provider.name} answered HTTP {status} without tokens",
+            refused=False,
+        )
+
+
+class BearerAuth(httpx.Auth):
+    """Puts the connection's current access token on each request."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        request.headers["Authorization"] = f"Bearer {await self.connection.token()}"
+        yield request
+
+
+def authorized_client(connection: Connection, **options: Any) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` (``options`` are its arguments) authorized as
+    ``connection``; use it with ``async with``."""
+    return httpx.AsyncClient(auth=BearerAuth(connection), **options)

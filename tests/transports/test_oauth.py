@@ -1,0 +1,703 @@
+"""Third-party sign-in over real HTTP: a handler asks for a connection to a provider in one
+line; the person goes from the server's page to a real OAuth authorization server (authlib,
+on 127.0.0.1) and back; the handler calls the provider's protected API with the tokens.
+
+The browser is an httpx client stepping through every redirect. The MCP connection is
+recorded byte for byte and searched for every code and token the provider handed out;
+so is the store."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import sys
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit.errors import ConfigError, OAuthError
+from mcp_elicit.server.oauth import Connection, OAuthProvider, Tokens
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.transports.oauth_client import HttpTokenExchange
+
+from support.oauth_provider import CLIENT_ID, CLIENT_SECRET, OAuthTestProvider
+from support.procs import InProcess, uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+}
+CALLBACK = "/mcp-elicit/oauth/callback"
+
+
+class CookieAuth:
+    """A stand-in for the server's own sign-in: the browser says who it is in a cookie."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return cookies.get("who")
+
+
+class Tokens4Mcp:
+    async def verify(self, token: str) -> Principal | None:
+        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
+
+
+def build(store: MemoryStore, provider: str, *, auth: bool = False) -> Server:
+    app = Server(
+        "oauth-test",
+        state_keys=KeyRing([bytes(range(72, 104))]),
+        store=store,
+        flow_wait=0.3,
+        auth=Tokens4Mcp() if auth else None,
+        page_auth=CookieAuth() if auth else None,
+    )
+    app.oauth_provider(
+        "example",
+        authorize_url=f"{provider}/authorize",
+        token_url=f"{provider}/token",
+        client_id=CLIENT_ID,
+        client_secret=CLIENT_SECRET,
+        scopes=["profile", "repo"],
+        leeway=0,
+    )
+
+    @app.tool()
+    async def whoami(ctx: Context) -> str:
+        answer = await ctx.connect("example", message="Connect your Example account")
+        if answer.connection is None:
+            return f"not connected ({answer.action})"
+        async with answer.connection.client(timeout=10) as http:
+            response = await http.get(f"{provider}/api/me")
+        if response.status_code != 200:
+            return f"the API answered {response.status_code}"
+        me = response.json()
+        return f"hello {me['user']} ({me['scope']})"
+
+    return app
+
+
+class Wire(httpx.AsyncBaseTransport):
+    """Records every byte exchanged with the MCP endpoint."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.bytes = bytearray()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        self.bytes += request.url.raw_path + b"".join(
+            f"{k}: {v}".encode() for k, v in request.headers.items()
+        )
+        self.bytes += request.content
+        response = await self.inner.handle_async_request(request)
+        body = await response.aread()
+        self.bytes += body + b"".join(f"{k}: {v}".encode() for k, v in response.headers.items())
+        return httpx.Response(response.status_code, headers=response.headers, content=body)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Mcp:
+    def __init__(
+        self, http: httpx.AsyncClient, url: str, wire: WireChecker, token: str | None = None
+    ) -> None:
+        self.http, self.url, self.wire, self.token, self.ids = http, url, wire, token, 0
+
+    async def call(self, **extra: Any) -> dict[str, Any]:
+        self.ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": "whoami", "_meta": META, **extra},
+        }
+        self.wire.request(body)
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "whoami",
+        }
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
+        response = await self.http.post(self.url, json=body, headers=headers)
+        message: dict[str, Any] = response.json()
+        self.wire.response("tools/call", message)
+        result: dict[str, Any] = message["result"]
+        return result
+
+
+@dataclass
+class Rig:
+    app: Server
+    running: InProcess
+    provider: OAuthTestProvider
+    store: MemoryStore
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.running.port}"
+
+
+@contextlib.asynccontextmanager
+async def rig(*, auth: bool = False, public_url: bool = False) -> AsyncIterator[Rig]:
+    """The provider and the MCP server, each on its own 127.0.0.1 port; both stopped after."""
+    provider = OAuthTestProvider()
+    store = MemoryStore()
+    try:
+        async with uvicorn_server(provider.app) as idp:
+            provider.base = f"http://127.0.0.1:{idp.port}"
+            app = build(store, provider.base, auth=auth)
+            async with uvicorn_server(StreamableHTTP(app)) as running:
+                base = f"http://127.0.0.1:{running.port}"
+                if public_url:
+                    app.url_mode.public_url = base
+                provider.register(base + CALLBACK)
+                yield Rig(app, running, provider, store)
+    finally:
+        await store.close()
+
+
+# ---- the browser ---------------------------------------------------------------------------
+
+
+async def open_link(browser: httpx.AsyncClient, url: str) -> httpx.Response:
+    """Follow the link from the client: claimed, then the connect page."""
+    first = await browser.get(url)
+    assert first.status_code == 303, first.text
+    page = await browser.get(first.url.join(first.headers["location"]))
+    assert page.status_code == 200, page.text
+    assert "Continue to example" in page.text
+    assert page.headers["cache-control"] == "no-store"
+    return page
+
+
+async def continue_to_provider(browser: httpx.AsyncClient, page: httpx.Response) -> httpx.URL:
+    """Click "Continue": the server answers with a redirect to the provider."""
+    href = re.search(r'href="([^"]+/start)"', page.text)
+    assert href is not None
+    start = await browser.get(page.url.join(href.group(1)))
+    assert start.status_code == 303, start.text
+    return httpx.URL(start.headers["location"])
+
+
+async def consent(browser: httpx.AsyncClient, authorize: httpx.URL) -> httpx.URL:
+    """The provider (the user consents or denies) sends the browser back: the callback URL."""
+    answer = await browser.get(authorize)
+    assert answer.status_code == 302, answer.text
+    return httpx.URL(answer.headers["location"])
+
+
+async def sign_in(browser: httpx.AsyncClient, url: str) -> httpx.Response:
+    page = await open_link(browser, url)
+    callback = await consent(browser, await continue_to_provider(browser, page))
+    return await browser.get(callback)
+
+
+def url_of(result: dict[str, Any]) -> tuple[str, str]:
+    assert result["resultType"] == "input_required", result
+    ((key, request),) = result["inputRequests"].items()
+    assert request["params"]["mode"] == "url"
+    return key, str(request["params"]["url"])
+
+
+def store_dump(store: MemoryStore) -> bytes:
+    return b"".join(key.encode() + b"\0" + value for (_, key), (value, _) in store._data.items())
+
+
+# ---- full flows --------------------------------------------------------------------------------
+
+
+async def test_connect_end_to_end(wire: WireChecker, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_elicit")
+    recorder = Wire()
+    async with (
+        rig() as r,
+        httpx.AsyncClient(transport=recorder, timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+    ):
+        mcp = Mcp(http, r.running.url, wire)
+        first = await mcp.call()
+        key, url = url_of(first)
+        assert url.startswith(f"{r.base}/mcp-elicit/flows/"), (
+            "the client sees the server's page, not the provider"
+        )
+        # the client accepts: the person has not signed in yet, so a state-only round
+        waiting = await mcp.call(
+            inputResponses={key: {"action": "accept"}}, requestState=first["requestState"]
+        )
+        assert waiting["resultType"] == "input_required"
+        assert "inputRequests" not in waiting
+        retry = asyncio.ensure_future(mcp.call(requestState=waiting["requestState"]))
+        await asyncio.sleep(0.05)
+
+        page = await open_link(browser, url)
+        authorize = await continue_to_provider(browser, page)
+        assert authorize.host == "127.0.0.1" and authorize.path == "/authorize"
+        params = dict(authorize.params)
+        assert params["response_type"] == "code"
+        assert params["client_id"] == CLIENT_ID
+        assert params["redirect_uri"] == r.base + CALLBACK
+        assert params["scope"] == "profile repo"
+        assert params["code_challenge_method"] == "S256"
+        assert re.fullmatch(r"[A-Za-z0-9_-]{43}", params["code_challenge"])
+        assert len(params["state"]) >= 32
+        callback = await consent(browser, authorize)
+        assert callback.path == CALLBACK and callback.params["state"] == params["state"]
+        done = await browser.get(callback)
+        assert done.status_code == 200
+        assert "Connected. You can close this tab." in done.text
+
+        final = await retry
+        assert final["content"][0]["text"] == "hello octocat (profile repo)"
+        assert r.provider.exchanges == 1
+        # later calls use the stored connection without asking
+        again = await mcp.call()
+        assert again["content"][0]["text"] == "hello octocat (profile repo)"
+        assert r.provider.exchanges == 1 and r.provider.api_calls == 2
+
+        secrets = [s.encode() for s in r.provider.issued]
+        assert len(secrets) == 3  # a code, an access token, a refresh token
+        for secret in secrets:
+            assert secret not in recorder.bytes, "a code or token crossed the MCP connection"
+            assert secret not in store_dump(r.store), "a code or token is stored in clear"
+            assert secret.decode() not in caplog.text, "a code or token was logged"
+        assert params["state"] not in caplog.text
+        assert len(recorder.bytes) > 1000
+
+
+async def test_on_2025_the_request_waits_and_the_session_hears_completion(wire_2025: WireChecker) -> None:
+    from support.memory import SessionClient
+
+    async with rig(public_url=True) as r, httpx.AsyncClient(timeout=10) as browser:
+        client = SessionClient(r.app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+        await client.open()
+        asked: list[dict[str, Any]] = []
+
+        def answer(_key: str, request: dict[str, Any]) -> dict[str, Any]:
+            asked.append(request["params"])
+            return {"action": "accept"}
+
+        client.answer = answer
+        call = asyncio.ensure_future(client.result("tools/call", {"name": "whoami"}))
+        for _ in range(100):
+            if asked:
+                break
+            await asyncio.sleep(0.02)
+        (params,) = asked
+        assert params["mode"] == "url" and params["elicitationId"] in params["url"]
+        done = await sign_in(browser, params["url"])
+        assert "Connected" in done.text
+        result = await asyncio.wait_for(call, 5)
+        assert result["content"][0]["text"] == "hello octocat (profile repo)"
+        notice = orjson.loads(await client.session.next_pushed(1.0))
+        wire_2025.notification(notice)
+        assert notice == {
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": {"elicitationId": params["elicitationId"]},
+        }
+
+
+# ---- what the provider checks --------------------------------------------------------------
+
+
+class WrongVerifier:
+    """Sends a verifier that does not match the challenge (the provider must notice)."""
+
+    def __init__(self, inner: HttpTokenExchange) -> None:
+        self.inner = inner
+
+    async def exchange(
+        self, provider: OAuthProvider, code: str, verifier: str, redirect_uri: str
+    ) -> Mapping[str, Any]:
+        return await self.inner.exchange(provider, code, verifier[::-1], redirect_uri)
+
+    async def refresh(self, provider: OAuthProvider, refresh_token: str) -> Mapping[str, Any]:
+        return await self.inner.refresh(provider, refresh_token)
+
+    def client(self, connection: Connection, **options: Any) -> Any:
+        return self.inner.client(connection, **options)
+
+
+async def test_a_wrong_pkce_verifier_fails_the_exchange(wire: WireChecker) -> None:
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        r.app.url_mode.token_exchange = WrongVerifier(HttpTokenExchange())
+        mcp = Mcp(http, r.running.url, wire)
+        first = await mcp.call()
+        key, url = url_of(first)
+        done = await sign_in(browser, url)
+        assert "did not work" in done.text
+        flow = await r.app.url_mode.flows.get(first_flow_id(url))
+        assert flow is not None and flow.status == "failed" and flow.detail == "invalid_grant"
+        final = await mcp.call(inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+        assert final["content"][0]["text"] == "not connected (cancel)"
+        assert r.provider.exchanges == 0
+        assert await r.app.url_mode.oauth.stored("example", None) is None
+
+
+async def test_access_denied_at_the_provider_is_a_decline(wire: WireChecker) -> None:
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        r.provider.consent = False
+        mcp = Mcp(http, r.running.url, wire)
+        first = await mcp.call()
+        key, url = url_of(first)
+        page = await open_link(browser, url)
+        callback = await consent(browser, await continue_to_provider(browser, page))
+        assert callback.params["error"] == "access_denied" and "code" not in callback.params
+        done = await browser.get(callback)
+        assert "You declined" in done.text
+        final = await mcp.call(inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+        assert final["content"][0]["text"] == "not connected (decline)"
+
+
+def first_flow_id(url: str) -> str:
+    match = re.search(r"/flows/([^/?]+)", url)
+    assert match is not None
+    return match.group(1)
+
+
+# ---- same user, same browser, once ------------------------------------------------------
+
+
+async def test_a_state_works_once(wire: WireChecker) -> None:
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        first = await Mcp(http, r.running.url, wire).call()
+        _, url = url_of(first)
+        page = await open_link(browser, url)
+        callback = await consent(browser, await continue_to_provider(browser, page))
+        assert "Connected" in (await browser.get(callback)).text
+        replay = await browser.get(callback)
+        assert replay.status_code == 403
+        assert "already used" in replay.text
+        forged = await browser.get(callback.copy_set_param("state", "x" * 32))
+        assert forged.status_code == 403
+        assert (await browser.get(r.base + CALLBACK)).status_code == 403  # no state at all
+        assert r.provider.exchanges == 1
+        # the link itself was single-use too
+        again = await browser.get(url)
+        assert again.status_code in (403, 410)
+
+
+async def test_a_callback_in_another_browser_is_refused(wire: WireChecker) -> None:
+    async with (
+        rig() as r,
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+        httpx.AsyncClient(timeout=10) as stranger,
+    ):
+        mcp = Mcp(http, r.running.url, wire)
+        first = await mcp.call()
+        key, url = url_of(first)
+        page = await open_link(browser, url)
+        start_url = page.url.join(re.search(r'href="([^"]+/start)"', page.text).group(1))  # type: ignore[union-attr]
+        assert (await stranger.get(start_url)).status_code == 403, "start needs the flow's browser"
+        callback = await consent(browser, await continue_to_provider(browser, page))
+        refused = await stranger.get(callback)
+        assert refused.status_code == 403
+        assert "same browser" in refused.text
+        flow = await r.app.url_mode.flows.get(first_flow_id(url))
+        assert flow is not None and flow.status == "pending"
+        assert r.provider.exchanges == 0
+        # the refused attempt used nothing up: the right browser finishes
+        assert "Connected" in (await browser.get(callback)).text
+        final = await mcp.call(inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+        assert final["content"][0]["text"] == "hello octocat (profile repo)"
+
+
+async def test_another_principal_is_refused_and_tokens_belong_to_who_signed_in(wire: WireChecker) -> None:
+    async with (
+        rig(auth=True) as r,
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10, cookies={"who": "alice"}) as alice,
+        httpx.AsyncClient(timeout=10, cookies={"who": "mallory"}) as mallory,
+    ):
+        mcp = Mcp(http, r.running.url, wire, token="tok-alice")
+        first = await mcp.call()
+        key, url = url_of(first)
+        refused = await mallory.get(url)
+        assert refused.status_code == 403 and "another user" in refused.text
+        page = await open_link(alice, url)
+        callback = await consent(alice, await continue_to_provider(alice, page))
+        # mallory, even holding alice's flow cookies, is not alice
+        for cookie in alice.cookies.jar:
+            if cookie.name != "who":
+                mallory.cookies.jar.set_cookie(cookie)
+        stolen = await mallory.get(callback)
+        assert stolen.status_code == 403 and "another user" in stolen.text
+        flow = await r.app.url_mode.flows.get(first_flow_id(url))
+        assert flow is not None and flow.status == "pending"
+        assert "Connected" in (await alice.get(callback)).text
+        final = await mcp.call(inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+        assert final["content"][0]["text"] == "hello octocat (profile repo)"
+        # the tokens are alice's: bob is asked to connect his own account
+        bob = await Mcp(http, r.running.url, wire, token="tok-bob").call()
+        assert bob["resultType"] == "input_required"
+        assert (await mcp.call())["content"][0]["text"] == "hello octocat (profile repo)"
+
+
+# ---- refresh ------------------------------------------------------------------------------
+
+
+async def connected(r: Rig, wire: WireChecker, http: httpx.AsyncClient, browser: httpx.AsyncClient) -> Mcp:
+    mcp = Mcp(http, r.running.url, wire)
+    first = await mcp.call()
+    key, url = url_of(first)
+    assert "Connected" in (await sign_in(browser, url)).text
+    final = await mcp.call(inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+    assert final["content"][0]["text"] == "hello octocat (profile repo)"
+    return mcp
+
+
+async def test_an_expired_token_is_refreshed(wire: WireChecker) -> None:
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        r.provider.lifetime = 1
+        mcp = await connected(r, wire, http, browser)
+        before = await r.app.url_mode.oauth.stored("example", None)
+        await asyncio.sleep(1.1)  # the provider no longer accepts the access token
+        result = await mcp.call()
+        assert result["content"][0]["text"] == "hello octocat (profile repo)"
+        assert r.provider.refreshes >= 1  # (2 on a machine slow enough to refresh within connected())
+        after = await r.app.url_mode.oauth.stored("example", None)
+        assert before is not None and after is not None
+        assert after.access_token != before.access_token
+        assert after.refresh_token != before.refresh_token  # the provider rotates them
+        assert after.refresh_token is not None
+        assert after.refresh_token.encode() not in store_dump(r.store)
+
+
+async def test_a_refused_refresh_asks_again(wire: WireChecker) -> None:
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        r.provider.lifetime = 1
+        mcp = await connected(r, wire, http, browser)
+        r.provider.refuse_refresh = True
+        await asyncio.sleep(1.1)
+        again = await mcp.call()
+        _, url = url_of(again)  # the tokens were dropped: the user is asked to connect again
+        assert await r.app.url_mode.oauth.stored("example", None) is None
+        r.provider.refuse_refresh = False
+        r.provider.lifetime = 3600
+        assert "Connected" in (await sign_in(browser, url)).text
+        assert (await mcp.call())["content"][0]["text"] == "hello octocat (profile repo)"
+
+
+async def test_forgetting_asks_again(wire: WireChecker) -> None:
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        mcp = await connected(r, wire, http, browser)
+        handle = Connection(r.app.url_mode.oauth, "example", None)
+        assert await handle.forget()
+        assert (await mcp.call())["resultType"] == "input_required"
+        with pytest.raises(OAuthError) as caught:
+            await handle.token()
+        assert caught.value.error == "not_connected"
+
+
+# ---- the connection handle, without sockets -----------------------------------------------
+
+
+class FakeExchange:
+    def __init__(self, answers: list[Mapping[str, Any] | OAuthError]) -> None:
+        self.answers = answers
+        self.refreshed: list[str] = []
+
+    async def exchange(
+        self, provider: OAuthProvider, code: str, verifier: str, redirect_uri: str
+    ) -> Mapping[str, Any]:
+        raise AssertionError("not used here")
+
+    async def refresh(self, provider: OAuthProvider, refresh_token: str) -> Mapping[str, Any]:
+        self.refreshed.append(refresh_token)
+        await asyncio.sleep(0.01)
+        answer = self.answers.pop(0)
+        if isinstance(answer, OAuthError):
+            raise answer
+        return answer
+
+    def client(self, connection: Connection, **options: Any) -> Any:
+        raise AssertionError("not used here")
+
+
+def offline(answers: list[Mapping[str, Any] | OAuthError], now: Callable[[], float]) -> Server:
+    app = Server("offline", store=MemoryStore(), clock=now)
+    app.oauth_provider(
+        "example",
+        authorize_url="https://id.example.com/authorize",
+        token_url="https://id.example.com/token",
+        client_id="c",
+    )
+    app.url_mode.token_exchange = FakeExchange(answers)
+    return app
+
+
+async def test_the_handle_refreshes_once_and_keeps_the_refresh_token() -> None:
+    clock = [1000.0]
+    app = offline([{"access_token": "new-access", "expires_in": 60}], lambda: clock[0])
+    oauth = app.url_mode.oauth
+    await oauth.save("example", "ann", Tokens("old-access", refresh_token="refresh-1", expires_at=1031.0))
+    handle = Connection(oauth, "example", "ann")
+    assert await handle.token() == "old-access"
+    assert repr(handle) == str(handle) == "<Connection to 'example' (tokens hidden)>"
+    clock[0] = 1001.0  # within the default 30 s leeway of the expiry: refreshed before use
+    assert list(await asyncio.gather(handle.token(), handle.token(), handle.token())) == ["new-access"] * 3
+    exchange = app.url_mode.token_exchange
+    assert isinstance(exchange, FakeExchange) and exchange.refreshed == ["refresh-1"]
+    stored = await oauth.stored("example", "ann")
+    assert stored is not None and stored.refresh_token == "refresh-1" and stored.expires_at == 1061.0
+    assert "new-access" not in repr(stored) and "refresh-1" not in repr(stored)
+    assert await handle.headers() == {"Authorization": "Bearer new-access"}
+    assert await oauth.stored("example", "bob") is None, "tokens are bound to their principal"
+    await app.url_mode.store.close()
+
+
+async def test_a_refused_refresh_drops_the_tokens_an_unreachable_provider_keeps_them() -> None:
+    clock = [1000.0]
+    unreachable = OAuthError("unreachable", refused=False)
+    app = offline([unreachable, OAuthError("invalid_grant")], lambda: clock[0])
+    oauth = app.url_mode.oauth
+    await oauth.save("example", None, Tokens("a", refresh_token="r", expires_at=900.0))
+    handle = Connection(oauth, "example", None)
+    with pytest.raises(OAuthError) as caught:
+        await handle.token()
+    assert caught.value is unreachable
+    assert await oauth.stored("example", None) is not None
+    with pytest.raises(OAuthError) as dropped:
+        await handle.token()
+    assert dropped.value.error == "not_connected"
+    assert await oauth.stored("example", None) is None
+    # expired without a refresh token: dropped, nothing asked of the provider
+    await oauth.save("example", None, Tokens("a", expires_at=900.0))
+    assert await oauth.usable("example", None) is None
+    await app.url_mode.store.close()
+
+
+# ---- the token requests, against a mock transport ---------------------------------------
+
+
+async def test_token_requests_and_what_their_failures_mean() -> None:
+    seen: list[httpx.Request] = []
+    answers = iter(
+        [
+            httpx.Response(200, json={"access_token": "at", "token_type": "bearer", "expires_in": 60}),
+            httpx.Response(400, json={"error": "invalid_grant", "error_description": "nope"}),
+            httpx.Response(503, text="busy"),
+            httpx.Response(400, json={"error": "bad\ncode"}),
+        ]
+    )
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return next(answers)
+
+    exchange = HttpTokenExchange(transport=httpx.MockTransport(handler))
+    provider = OAuthProvider(
+        "example", "https://id.example.com/a", "https://id.example.com/t", "cid", "s3cr3t"
+    )
+    answer = await exchange.exchange(provider, "the-code", "v" * 43, "http://127.0.0.1:1/cb")
+    assert answer["access_token"] == "at"
+    request = seen[0]
+    assert request.method == "POST" and str(request.url) == "https://id.example.com/t"
+    assert request.headers["authorization"] == "Basic Y2lkOnMzY3IzdA=="  # cid:s3cr3t
+    form = dict(httpx.QueryParams(request.content.decode()))
+    assert form == {
+        "grant_type": "authorization_code",
+        "code": "the-code",
+        "redirect_uri": "http://127.0.0.1:1/cb",
+        "code_verifier": "v" * 43,
+    }
+    with pytest.raises(OAuthError) as refused:
+        await exchange.refresh(provider, "the-refresh-token")
+    assert (refused.value.error, refused.value.refused) == ("invalid_grant", True)
+    assert dict(httpx.QueryParams(seen[1].content.decode())) == {
+        "grant_type": "refresh_token",
+        "refresh_token": "the-refresh-token",
+    }
+    for _ in range(2):  # a 5xx, and an error code that is not one: neither is a refusal
+        with pytest.raises(OAuthError) as busy:
+            await exchange.refresh(provider, "the-refresh-token")
+        assert (busy.value.error, busy.value.refused) == ("invalid_response", False)
+        assert "the-refresh-token" not in str(busy.value)
+    public = OAuthProvider("public", "https://id.example.com/a", "https://id.example.com/t", "cid")
+
+    def refuse_connection(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        raise httpx.ConnectError("connection refused", request=request)
+
+    down = HttpTokenExchange(transport=httpx.MockTransport(refuse_connection))
+    with pytest.raises(OAuthError) as unreachable:
+        await down.exchange(public, "c", "v" * 43, "http://127.0.0.1:1/cb")
+    assert (unreachable.value.error, unreachable.value.refused) == ("unreachable", False)
+    # a public client (no secret) names itself in the body instead of authenticating
+    assert "authorization" not in seen[-1].headers
+    assert dict(httpx.QueryParams(seen[-1].content.decode()))["client_id"] == "cid"
+    assert unreachable.value.__cause__ is None and unreachable.value.__suppress_context__
+
+
+# ---- configuration -------------------------------------------------------------------------
+
+
+def test_provider_configuration_is_checked() -> None:
+    app = Server("config")
+    good: dict[str, Any] = {
+        "authorize_url": "https://id.example.com/a",
+        "token_url": "https://id.example.com/t",
+        "client_id": "c",
+    }
+    app.oauth_provider("example", **good)
+    with pytest.raises(ConfigError, match="already registered"):
+        app.oauth_provider("example", **good)
+    with pytest.raises(ConfigError, match="https"):
+        app.oauth_provider("plain", **{**good, "token_url": "http://id.example.com/t"})
+    with pytest.raises(ConfigError, match="state"):
+        app.oauth_provider("extra", **good, extra_params={"state": "fixed"})
+    with pytest.raises(ConfigError, match="name"):
+        app.oauth_provider("two words", **good)
+    loopback = app.oauth_provider("local", **{**good, "token_url": "http://127.0.0.1:9/t"})
+    assert "client_secret" not in repr(app.oauth_provider("secret", **good, client_secret="s3cr3t"))
+    assert loopback.scopes == ()
+
+
+def test_without_authlib_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "authlib.oauth2.rfc7636", None)
+    with pytest.raises(ConfigError, match=r"mcp-elicit\[oauth\]"):
+        Server("no-authlib").oauth_provider(
+            "example", authorize_url="https://a.example/a", token_url="https://a.example/t", client_id="c"
+        )
+
+
+async def test_an_unknown_provider_fails_the_tool_before_asking(wire: WireChecker) -> None:
+    from support.memory import MemoryClient
+
+    app = Server("unknown", store=MemoryStore())
+
+    @app.tool()
+    async def use(ctx: Context) -> str:
+        await ctx.connect("nowhere")
+        return "unreachable"
+
+    client = MemoryClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire)
+    result = await client.result("tools/call", {"name": "use"})
+    assert result["isError"] is True
+    assert "no OAuth provider named 'nowhere'" in result["content"][0]["text"]
+    await app.url_mode.store.close()
+
+
+async def test_stdio_installs_the_token_exchange(tmp_path: Path) -> None:
+    from mcp_elicit.transports.stdio_server import StdioServer
+
+    app = Server("stdio", store=MemoryStore())
+    (tmp_path / "in").write_bytes(b"")
+    with (tmp_path / "in").open("rb") as stdin, (tmp_path / "out").open("wb") as stdout:
+        await StdioServer(app, grace=0.1).run(stdin, stdout)
+    assert isinstance(app.url_mode.token_exchange, HttpTokenExchange)
+    await app.url_mode.store.close()
