@@ -1,8 +1,11 @@
-"""``mcp-elicit``: serve a server, generate a state key.
+"""``mcp-elicit``: serve a server, generate a state key; test one (``check``) and talk to
+one (``call``, ``prompt``, ``read``), registered from their own modules.
 
 Rules: every error ends with a message on stderr and the exit code its ``CliError``
 carries (2 for usage and configuration problems); nothing but JSON-RPC ever goes to stdout
-when serving over stdio.
+when serving over stdio. Everything after the first ``--`` is a server command (the stdio
+TARGET of the client commands), never an option of ours. Positional words that argparse
+leaves over after options (``call URL --json TOOL x=1``) are given back to the command.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
 
     keygen = sub.add_parser("keygen", help="print a new requestState key file")
     keygen.set_defaults(command="keygen")
+
+    from mcp_elicit.cli import call, check
+
+    check.register(sub)
+    call.register(sub)
     return parser
 
 
@@ -123,17 +131,45 @@ def _has(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    from mcp_elicit.cli.targets import split_command
+
+    parser = _parser()
+    words, command = split_command(sys.argv[1:] if argv is None else argv)
+    args, extra = parser.parse_known_args(words)
+    args.server_command = command
+    if extra:
+        if not hasattr(args, "words") or any(word.startswith("-") for word in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.words = [*args.words, *extra]
+    return args
+
+
+def _client_logging(args: argparse.Namespace) -> None:
+    """Warnings from the client on stderr, briefly."""
+    logging.basicConfig(
+        level=logging.WARNING, stream=sys.stderr, format="mcp-elicit: %(levelname)s: %(message)s"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     try:
         if args.command == "serve":
             return _serve(args)
         if args.command == "keygen":
             print(KeyRing.generate().export_text(), end="")
             return 0
+        if hasattr(args, "handler"):
+            _client_logging(args)
+            code: int = args.handler(args)
+            return code
     except CliError as exc:
         print(f"mcp-elicit: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # stdout closed early (| head): stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return 2

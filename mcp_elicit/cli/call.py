@@ -1,0 +1,291 @@
+"""``mcp-elicit call`` (and ``prompt``, ``read``): one request as an elicitation-capable
+client, every question the server asks on the way answered, the result printed::
+
+    mcp-elicit call http://127.0.0.1:8000/mcp book_table restaurant=noma
+    mcp-elicit call book_table restaurant=noma -- mcp-elicit serve examples/demo_server.py
+    mcp-elicit prompt plan_evening city=Oslo -- mcp-elicit serve examples/demo_server.py
+    mcp-elicit read bookings://menu/noma --answers answers.json -- mcp-elicit serve ...
+
+Who answers: ``--answers FILE`` (a script, ``client.answerers.Scripted``); else the
+terminal answerer when stdin and stderr are terminals (or ``--ui terminal``); else nobody,
+and the client declares no elicitation capability (``--ui none``). Scripted rounds are
+printed on stderr as they happen; the result goes to stdout.
+
+Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
+reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
+3 could not connect or start the server, 4 protocol violation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import textwrap
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_elicit.cli import output
+from mcp_elicit.cli.diagnose import explain, noise_note
+from mcp_elicit.cli.options import add_connection_options, client_options, parse_args_target, parse_pairs
+from mcp_elicit.cli.targets import Observed, Target, connect
+from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
+from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.errors import CheckFailed, CliError, ConfigError, UsageError
+from mcp_elicit.ui.form_text import clean
+from mcp_elicit.ui.terminal import TerminalAnswerer
+
+__all__ = ["Recorded", "register", "run_request"]
+
+_KINDS = {
+    "call": ("tools/call", "TOOL", "call a tool as an elicitation-capable client and print the result"),
+    "prompt": ("prompts/get", "PROMPT", "get a prompt as an elicitation-capable client and print it"),
+    "read": ("resources/read", "URI", "read a resource as an elicitation-capable client and print it"),
+}
+_EXAMPLES = {
+    "call": "book_table restaurant=noma",
+    "prompt": "plan_evening city=Oslo",
+    "read": "bookings://menu/noma",
+}
+
+
+@dataclass
+class Recorded:
+    """Wraps an answerer: keeps every question and answer, and prints them on stderr
+    when ``echo`` (for answerers that show nothing themselves). A URL that
+    ``client.url_consent`` refuses is declined before a script sees it, whatever the
+    script says; the warnings about any other URL are printed with it."""
+
+    inner: Answerer
+    echo: bool = True
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return self.inner.modes
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer | Mapping[str, Any]:
+        verdict = judge_url(request.url) if request.url is not None else None
+        raw: ElicitAnswer | Mapping[str, Any]
+        if verdict is not None and verdict.refused and not isinstance(self.inner, TerminalAnswerer):
+            raw = ElicitAnswer.decline()
+        else:
+            raw = await self.inner.elicit(request)
+        answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
+        entry: dict[str, Any] = {
+            "key": request.key,
+            "mode": request.mode,
+            "message": request.message,
+            "action": answer.get("action"),
+        }
+        if "content" in answer:
+            entry["content"] = answer["content"]
+        if request.url is not None:
+            entry["url"] = request.url
+        if verdict is not None:
+            entry["url_warnings"] = [w.code for w in verdict.warnings]
+        self.rounds.append(entry)
+        if self.echo:
+            self._print(request, answer)
+        return raw
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        await self.inner.url_done(request)
+
+    def _print(self, request: ElicitationRequest, answer: Mapping[str, Any]) -> None:
+        server = request.server.title or request.server.name
+        print(
+            f"? {clean(server)} asks ({clean(request.key)}, during {clean(str(request.origin))}):",
+            file=sys.stderr,
+        )
+        print(f"  {clean(request.message)}", file=sys.stderr)
+        if request.url is not None:
+            verdict = judge_url(request.url)
+            print(f"  url: {clean(request.url)}  (site: {clean(verdict.site) or '?'})", file=sys.stderr)
+            for warning in verdict.warnings:
+                mark = "refused" if warning.refuses else "warning"
+                print(f"  {mark}: {clean(warning.text)}", file=sys.stderr)
+        content = answer.get("content")
+        shown = ""
+        if isinstance(content, Mapping) and content:
+            shown = "  " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in content.items())
+        print(f"  → {answer.get('action')}{clean(shown)}", file=sys.stderr, flush=True)
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    for command, (method, what, help_text) in _KINDS.items():
+        parser = sub.add_parser(
+            command,
+            help=help_text,
+            description=textwrap.fill(
+                f"{help_text[0].upper()}{help_text[1:]}. TARGET is an http(s):// URL given first, or -- "
+                "followed by the command that starts a stdio server, given last.",
+                width=80,
+            ),
+            epilog=(
+                "examples:\n"
+                f"  mcp-elicit {command} http://127.0.0.1:8000/mcp {_EXAMPLES[command]}\n"
+                f"  mcp-elicit {command} {_EXAMPLES[command]} -- mcp-elicit serve examples/demo_server.py\n\n"
+                "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect, 4 protocol violation"
+            ),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        usage = f"TARGET {what}" + (" [NAME=VALUE ...]" if command != "read" else "")
+        parser.add_argument(
+            "words",
+            nargs="*",
+            metavar=usage,
+            help="NAME=VALUE is text unless the tool's schema says otherwise; NAME:=JSON is JSON",
+        )
+        if command != "read":
+            parser.add_argument("--args", metavar="JSON", help="the arguments as one JSON object")
+        parser.add_argument(
+            "--answers", metavar="FILE", help="answer the server's questions from this script"
+        )
+        parser.add_argument(
+            "--ui",
+            choices=["auto", "terminal", "none"],
+            default="auto",
+            help="who answers without --answers: the terminal (auto: when there is one) or nobody",
+        )
+        add_connection_options(parser, timeout=30.0)
+        parser.set_defaults(handler=_main, method=method)
+
+
+def _main(args: argparse.Namespace) -> int:
+    words = list(args.words)
+    if args.server_command is None:
+        if not words:
+            raise UsageError("give the server: an http(s):// URL first, or -- and its command last")
+        url: str | None = words.pop(0)
+    else:
+        url = None
+    target = parse_args_target(args, url)
+    if not words:
+        raise UsageError(f"give the {_KINDS[args.command][1].lower()} after the TARGET")
+    name, pairs = words[0], words[1:]
+    if args.method == "resources/read" and pairs:
+        raise UsageError("read takes one URI and no arguments")
+    parse_pairs(pairs, base=getattr(args, "args", None))  # usage errors before connecting
+    answerer = _answerer(args)
+    recorded = (
+        Recorded(answerer, echo=not isinstance(answerer, TerminalAnswerer)) if answerer is not None else None
+    )
+    try:
+        outcome = asyncio.run(
+            run_request(
+                target,
+                args.method,
+                name,
+                pairs=pairs,
+                base=getattr(args, "args", None),
+                answerer=recorded,
+                **client_options(args),
+            )
+        )
+    except CliError as exc:
+        if args.json:
+            output.print_failure(exc, target)
+        raise
+    result = outcome["result"]
+    if args.json:
+        output.print_json({**outcome, "rounds": recorded.rounds if recorded is not None else []})
+    else:
+        if result.get("isError") is True:
+            print("mcp-elicit: the tool reported an error:", file=sys.stderr)
+        output.print_result(args.method, result)
+    if outcome.get("noise"):
+        print(f"mcp-elicit: warning: {outcome['noise']}", file=sys.stderr)
+    return 1 if result.get("isError") is True else 0
+
+
+def _answerer(args: argparse.Namespace) -> Answerer | None:
+    if args.answers is not None:
+        if args.ui == "terminal":
+            raise UsageError("give --answers or --ui terminal, not both")
+        try:
+            return Scripted.from_file(args.answers)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
+    terminal = sys.stdin.isatty() and sys.stderr.isatty()
+    if args.ui == "terminal" and not terminal:
+        raise UsageError("--ui terminal needs a terminal on stdin and stderr; give --answers FILE instead")
+    return TerminalAnswerer() if args.ui == "terminal" or (args.ui == "auto" and terminal) else None
+
+
+async def run_request(
+    target: Target,
+    method: str,
+    name: str,
+    *,
+    pairs: list[str] | None = None,
+    base: str | None = None,
+    answerer: Answerer | None = None,
+    timeout: float = 30.0,
+    versions: list[str] | None = None,
+    trace: output.Tracer | None = None,
+) -> dict[str, Any]:
+    """Connect, send ``method`` for ``name`` (tool, prompt or URI) through every round, and
+    return the result with what was spoken; a ``CliError`` with the right exit code
+    otherwise."""
+    observed = Observed()
+    started = time.perf_counter()
+    during = "connect"
+    try:
+        async with connect(
+            target, answerer=answerer, observed=observed, timeout=timeout, versions=versions, trace=trace
+        ) as client:
+            connected = time.perf_counter()
+            during = method
+            if method == "tools/call":
+                schema = await _tool_schema(client, name)
+                result = await client.call_tool(name, parse_pairs(pairs or [], base=base, schema=schema))
+            elif method == "prompts/get":
+                arguments = parse_pairs(pairs or [], base=base)
+                bad = [k for k, v in arguments.items() if not isinstance(v, str)]
+                if bad:
+                    raise UsageError(f"prompt arguments are text; {', '.join(bad)} given as JSON")
+                result = await client.get_prompt(name, arguments)
+            else:
+                result = await client.read_resource(name)
+            info = client.server_info
+            revision = client.revision
+            capabilities = client.capabilities
+    except CliError:
+        raise
+    except Exception as exc:
+        raise await explain(exc, target, observed, during=during) from None
+    done = time.perf_counter()
+    return {
+        "target": target.to_json(),
+        "revision": revision,
+        "server": {"name": info.name, "version": info.version, "title": info.title},
+        "client_capabilities": capabilities,
+        "method": method,
+        "name": name,
+        "result": result,
+        "noise": noise_note(observed).strip(),
+        "timings_ms": {
+            "connect": round((connected - started) * 1000, 1),
+            "request": round((done - connected) * 1000, 1),
+        },
+    }
+
+
+async def _tool_schema(client: Client, name: str) -> Mapping[str, Any] | None:
+    """The tool's input schema (for reading NAME=VALUE), and a clear error for a tool the
+    server does not list."""
+    if "tools" not in client.server_capabilities:
+        return None
+    tools = await client.list_tools()
+    for tool in tools:
+        if tool.get("name") == name:
+            schema = tool.get("inputSchema")
+            return schema if isinstance(schema, Mapping) else None
+    if name in client.rejected_tools:
+        return None  # call_tool says why it was rejected
+    names = ", ".join(sorted(str(t.get("name")) for t in tools)) or "none"
+    raise CheckFailed(f"the server has no tool {name!r}; its tools: {names}")

@@ -1,0 +1,240 @@
+"""``mcp-elicit check TARGET``: the connection test.
+
+It connects as a client that declares **no capabilities**, so a server has no reason or
+permission to ask it anything, and it **calls no tool**. It reports the revision spoken
+(and how it was settled), who the server says it is, its capabilities, every tool from
+every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks``), and
+how long each step took. A clean result says the server answers and lists its tools; to
+try an elicitation flow, call a tool from a client that declares elicitation
+(``mcp-elicit call``).
+
+Exit codes: 0 clean (warnings allowed unless ``--strict``), 1 the server answered but
+something is wrong (each thing named), 2 usage, 3 could not connect or start the server,
+4 protocol violation (including anything but JSON-RPC on a stdio server's stdout, or a
+``tools/list`` whose pages are malformed or never end).
+"""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from mcp_elicit.cli import output
+from mcp_elicit.cli.diagnose import explain, noise_note
+from mcp_elicit.cli.options import add_connection_options, client_options, parse_args_target
+from mcp_elicit.cli.targets import Observed, Target, connect
+from mcp_elicit.cli.tool_checks import Finding, ToolVerdict, check_tools
+from mcp_elicit.client import Client
+from mcp_elicit.client.rev_2026_07_28 import ModernSession
+from mcp_elicit.errors import CliError, ServerBrokeProtocol
+
+__all__ = ["CheckReport", "register", "run_check"]
+
+_MAX_PAGES: Final = 1000
+
+
+@dataclass
+class CheckReport:
+    """Everything ``check`` found; ``exit_code`` says how it went."""
+
+    target: Target
+    revision: str = ""
+    era: str = ""
+    server: dict[str, Any] = field(default_factory=dict)
+    supported_versions: list[str] = field(default_factory=list)
+    instructions: str | None = None
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
+    tools: list[ToolVerdict] = field(default_factory=list)
+    pages: int = 0
+    listed: bool = False
+    problems: list[Finding] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    strict: bool = False
+
+    @property
+    def errors(self) -> int:
+        return sum(t.errors for t in self.tools) + sum(1 for p in self.problems if p.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(t.warnings for t in self.tools) + sum(1 for p in self.problems if p.severity == "warning")
+
+    @property
+    def exit_code(self) -> int:
+        if self.violations:
+            return ServerBrokeProtocol.exit_code
+        if self.errors or (self.strict and self.warnings):
+            return 1
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.exit_code == 0,
+            "exit_code": self.exit_code,
+            "target": self.target.to_json(),
+            "revision": self.revision,
+            "era": self.era,
+            "server": self.server,
+            "supported_versions": self.supported_versions,
+            "instructions": self.instructions,
+            "capabilities": self.capabilities,
+            "client_capabilities": self.client_capabilities,
+            "tools_listed": self.listed,
+            "pages": self.pages,
+            "tools": [t.to_json() for t in self.tools],
+            "problems": [p.to_json() for p in self.problems],
+            "violations": self.violations,
+            "errors": self.errors,
+            "warnings": self.warnings,
+            "timings_ms": self.timings_ms,
+        }
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "check",
+        help="the connection test: declares no capabilities, calls no tool, checks every tool definition",
+        description=textwrap.fill(
+            "Connect to an MCP server as a client that declares no capabilities and calls no tool; "
+            "report the revision, server, capabilities, every tool with a verdict, and timings. "
+            "TARGET is an http(s):// URL, or -- followed by the command that starts a stdio server.",
+            width=80,
+        ),
+        epilog=(
+            "examples:\n"
+            "  mcp-elicit check -- mcp-elicit serve examples/demo_server.py\n"
+            "  mcp-elicit check https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'\n\n"
+            "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect, 4 protocol violation"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("url", nargs="?", metavar="TARGET", help="http(s):// URL (or: -- COMMAND ARGS...)")
+    add_connection_options(parser, timeout=10.0)
+    parser.add_argument("--strict", action="store_true", help="warnings fail the check too (exit 1)")
+    parser.set_defaults(handler=_main)
+
+
+def _main(args: argparse.Namespace) -> int:
+    import asyncio
+
+    target = parse_args_target(args, args.url)
+    try:
+        report = asyncio.run(run_check(target, **client_options(args), strict=args.strict))
+    except CliError as exc:
+        if args.json:
+            output.print_failure(exc, target)
+        raise
+    if args.json:
+        output.print_json(report.to_json())
+    else:
+        output.print_check(report)
+    return report.exit_code
+
+
+async def run_check(
+    target: Target,
+    *,
+    timeout: float = 10.0,
+    versions: list[str] | None = None,
+    trace: output.Tracer | None = None,
+    strict: bool = False,
+) -> CheckReport:
+    """Run the connection test; a ``CliError`` (exit 3 or 4) when there is no report to give."""
+    observed = Observed()
+    report = CheckReport(target=target, strict=strict)
+    started = time.perf_counter()
+    during = "connect"
+    try:
+        async with connect(
+            target, answerer=None, observed=observed, timeout=timeout, versions=versions, trace=trace
+        ) as client:
+            report.timings_ms["connect"] = _ms(started)
+            _describe(client, report)
+            if "tools" in report.capabilities:
+                during = "tools/list"
+                listed = time.perf_counter()
+                tools = await _list_tools(client, report)
+                report.timings_ms["tools_list"] = _ms(listed)
+                report.listed = True
+                report.tools = check_tools(tools, report.revision)
+            else:
+                report.problems.append(
+                    Finding(
+                        "warning", "no-tools", "the server declares no tools capability; nothing was listed"
+                    )
+                )
+    except CliError:
+        raise
+    except Exception as exc:
+        raise await explain(exc, target, observed, during=during) from None
+    report.timings_ms["total"] = _ms(started)
+    if observed.stdout_noise:
+        report.violations.append(noise_note(observed).strip())
+    return report
+
+
+def _describe(client: Client, report: CheckReport) -> None:
+    report.revision = client.revision
+    session = client.session
+    if isinstance(session, ModernSession):
+        report.era = "modern: answered server/discover"
+        discovered = session.discovered or {}
+        versions = discovered.get("supportedVersions")
+        report.supported_versions = (
+            [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
+        )
+        instructions = discovered.get("instructions")
+    else:
+        report.era = "handshake: initialize"
+        report.supported_versions = [client.revision]
+        instructions = session.initialized.get("instructions")
+    report.instructions = instructions if isinstance(instructions, str) else None
+    info = client.server_info
+    report.server = {"name": info.name, "version": info.version, "title": info.title}
+    if info.name == "unknown server":
+        report.problems.append(
+            Finding("warning", "server-info", "the server does not say its name (serverInfo)")
+        )
+    report.capabilities = client.server_capabilities
+    report.client_capabilities = client.capabilities
+
+
+async def _list_tools(client: Client, report: CheckReport) -> list[object]:
+    tools: list[object] = []
+    cursor: str | None = None
+    seen: set[str] = set()
+    while True:
+        params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
+        page = await client.request("tools/list", params or None)
+        report.pages += 1
+        items = page.get("tools") if isinstance(page, Mapping) else None
+        if not isinstance(items, list):
+            raise ServerBrokeProtocol(f"page {report.pages} of tools/list has no tools list: {_short(page)}")
+        tools.extend(items)
+        next_cursor = page.get("nextCursor")
+        if next_cursor is None:
+            return tools
+        if not isinstance(next_cursor, str):
+            raise ServerBrokeProtocol(f"tools/list gave a nextCursor that is not a string: {next_cursor!r}")
+        if next_cursor in seen or report.pages >= _MAX_PAGES:
+            raise ServerBrokeProtocol(
+                f"tools/list never ends: page {report.pages} gives the cursor {next_cursor!r} "
+                + ("again" if next_cursor in seen else f"after {_MAX_PAGES} pages")
+            )
+        seen.add(next_cursor)
+        cursor = next_cursor
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _ms(since: float) -> float:
+    return round((time.perf_counter() - since) * 1000, 1)

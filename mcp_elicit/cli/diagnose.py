@@ -1,0 +1,283 @@
+"""Why a command failed, in words a person can act on, with the exit code it deserves.
+
+``explain(exc, target, observed, during=...)`` turns what the client raised (and what the
+connection saw, ``targets.Observed``) into a ``CliError``:
+
+* exit 3, ``CannotConnect``: connection refused, a name that does not resolve, TLS (an
+  untrusted certificate, ``https://`` to a plain-HTTP port), 401/403 (with the
+  ``WWW-Authenticate`` challenge and how to pass a token), 421 (the server's DNS-rebinding
+  protection and ``--allow-host``), a wrong path (404/405, pointing at ``/mcp``), a legacy
+  HTTP+SSE server (found by the GET the 2025-03-26 spec prescribes for this case), an HTML
+  page, 5xx, a command that does not start or exits, a server that never answers;
+* exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
+  answering the opening request, a stdio server that writes something other than
+  JSON-RPC on stdout and never speaks it;
+* exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error, or a
+  scripted answer that never fits.
+
+Rules: the only extra request is that one GET to the TARGET URL itself, and only after a
+4xx. A stdio server's non-JSON lines are quoted (cleaned, cut short) in every stdio
+failure, because they are the usual cause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+import ssl
+from collections.abc import Iterator
+from typing import Final
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from mcp_elicit.cli.targets import HttpSeen, Observed, Target
+from mcp_elicit.errors import (
+    CannotConnect,
+    CheckFailed,
+    CliError,
+    ConfigError,
+    FormValidationError,
+    ProtocolError,
+    ProtocolViolation,
+    RequestTimeout,
+    RoundsExceeded,
+    ServerBrokeProtocol,
+    TransportError,
+    UsageError,
+)
+from mcp_elicit.ui.form_text import clean
+
+__all__ = ["explain", "legacy_sse_endpoint", "noise_note"]
+
+_SSE_PROBE_SECONDS: Final = 3.0
+_SSE_PROBE_BYTES: Final = 4096
+
+
+async def explain(exc: BaseException, target: Target, observed: Observed, *, during: str) -> CliError:
+    """The ``CliError`` for ``exc``, raised while doing ``during`` ("connect", "tools/list"...)."""
+    if isinstance(exc, CliError):
+        return exc
+    if isinstance(exc, ConfigError):
+        return UsageError(str(exc))
+    if isinstance(exc, ProtocolViolation | RoundsExceeded):
+        return ServerBrokeProtocol(f"{target}: {exc}{noise_note(observed)}")
+    if target.url is not None and isinstance(exc, ProtocolError | TransportError):
+        refused = _refusal(target, observed.last_post())
+        if refused is not None:
+            return refused
+    if isinstance(exc, ProtocolError):
+        if during == "connect":
+            return ServerBrokeProtocol(
+                f"{target} answered the opening request with error {exc.code}: {clean(exc.message)}"
+                f"{noise_note(observed)}"
+            )
+        return CheckFailed(f"{during}: the server answered with error {exc.code}: {clean(exc.message)}")
+    if isinstance(exc, FormValidationError):
+        return CheckFailed(f"no answer that fits the form: {exc}")
+    if isinstance(exc, TransportError):
+        if target.url is not None:
+            return await _http(exc, target, observed, during)
+        return _stdio(exc, target, observed)
+    return CliError(f"{type(exc).__name__}: {exc}")
+
+
+def noise_note(observed: Observed) -> str:
+    """A sentence about non-JSON-RPC lines on a stdio server's stdout, or ""."""
+    if not observed.stdout_noise:
+        return ""
+    first = clean(observed.stdout_noise[0])
+    first = first if len(first) <= 120 else first[:117] + "..."
+    count = len(observed.stdout_noise)
+    lines = "a line" if count == 1 else f"{count} lines"
+    return (
+        f"\nThe server wrote {lines} to stdout that {'is' if count == 1 else 'are'} not JSON-RPC "
+        f"(first: {first!r}). On stdio, stdout carries MCP messages only: print logs to stderr."
+    )
+
+
+# ---- stdio -------------------------------------------------------------------------------
+
+
+def _stdio(exc: TransportError, target: Target, observed: Observed) -> CliError:
+    note = noise_note(observed)
+    text = str(exc)
+    if isinstance(exc, RequestTimeout):
+        if observed.stdout_noise:
+            return ServerBrokeProtocol(f"{target} never answered in JSON-RPC.{note}")
+        return CannotConnect(
+            f"{target} started but did not answer: {text}. Is it an MCP server speaking stdio?"
+        )
+    if "cannot start the server command" in text:
+        program = target.command[0] if target.command else "?"
+        return CannotConnect(f"{text}. Is {program!r} installed and on PATH (or give its full path)?")
+    return CannotConnect(f"{text}{note}")
+
+
+# ---- HTTP --------------------------------------------------------------------------------
+
+
+def _causes(exc: BaseException) -> Iterator[BaseException]:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def _where(url: str) -> tuple[str, int]:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    return parts.hostname or "?", port
+
+
+def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> CliError | None:
+    if not errors:
+        return None
+    host, port = _where(url)
+    for cause in _causes(errors[-1]):
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            reason = cause.verify_message or str(cause)
+            return CannotConnect(
+                f"TLS: the certificate of {host} is not trusted ({reason}). If it is signed by a private "
+                "CA, point SSL_CERT_FILE at that CA's certificate; if the name does not match, use the "
+                "name the certificate is for."
+            )
+        if isinstance(cause, ssl.SSLError):
+            detail = f"{cause.reason or cause}"
+            if any(s in str(cause) for s in ("WRONG_VERSION_NUMBER", "record layer", "packet length")):
+                return CannotConnect(
+                    f"TLS failed with {host}:{port} ({detail}): it does not seem to speak TLS. "
+                    "Try http:// instead of https://."
+                )
+            return CannotConnect(f"TLS handshake with {host}:{port} failed ({detail}).")
+        if isinstance(cause, ConnectionRefusedError):
+            return CannotConnect(
+                f"nothing is listening at {host}:{port} (connection refused). Is the server running? "
+                f"Start one with: mcp-elicit serve app.py --http {host}:{port}"
+            )
+        if isinstance(cause, socket.gaierror):
+            return CannotConnect(f"cannot find the host {host!r} ({cause.strerror or cause}). Check the URL.")
+        if isinstance(cause, httpx.ConnectTimeout):
+            return CannotConnect(
+                f"no connection to {host}:{port} within {timeout} (a firewall, or the wrong address?)"
+            )
+        if isinstance(cause, httpx.RemoteProtocolError):
+            return CannotConnect(
+                f"{host}:{port} does not answer like an HTTP server ({cause}). An https server reached with "
+                "http://?"
+            )
+    return None
+
+
+async def _http(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
+    url = target.url or ""
+    if isinstance(exc, RequestTimeout):
+        return CannotConnect(f"{exc}")
+    failure = _connect_failure(observed.errors, url, "the connect timeout")
+    if failure is not None:
+        return failure
+    last = observed.last_post()
+    if last is None:
+        return CannotConnect(str(exc))
+    status = last.status
+    if status >= 500:
+        return CannotConnect(f"{url} failed with HTTP {status}: {exc}")
+    if 400 <= status < 500:
+        endpoint = await legacy_sse_endpoint(url, dict(target.headers))
+        if endpoint is not None:
+            return CannotConnect(
+                f"{url} is a legacy HTTP+SSE server (MCP 2024-11-05): it streams events on GET and takes "
+                f"messages at {clean(endpoint)!r}. mcp-elicit speaks Streamable HTTP (2025-03-26 and later) "
+                "only; upgrade the server, or put a Streamable HTTP bridge in front of it."
+            )
+        if status in (404, 405):
+            what = "nothing at this path" if status == 404 else "this path does not take POST"
+            return CannotConnect(
+                f"HTTP {status} from {url}: {what}, so no MCP endpoint here. {_path_hint(url)}"
+            )
+        return CannotConnect(f"{url} refused the request with HTTP {status}: {exc}")
+    if last.content_type == "text/html":
+        return CannotConnect(f"{url} answered with a web page (text/html), not MCP. {_path_hint(url)}")
+    return CannotConnect(f"{exc}")
+
+
+def _refusal(target: Target, last: HttpSeen | None) -> CliError | None:
+    """401, 403 and 421: the server is there and refuses us, whatever the body says."""
+    if last is None:
+        return None
+    status = last.status
+    url = target.url or ""
+    given = [value for name, value in target.headers if name.lower() == "host"]
+    host = given[-1].rsplit(":", 1)[0] if given else _where(url)[0]
+    if status == 401:
+        return CannotConnect(
+            f"HTTP 401 from {url}: the server wants authorization{_challenge(last.headers)}. Pass a token with "
+            "--header 'Authorization: Bearer TOKEN' (mcp-elicit does not run the MCP OAuth flow yet)."
+        )
+    if status == 403:
+        hint = (
+            " The token is valid but not allowed this, or lacks a scope."
+            if "www-authenticate" in last.headers
+            else " If this is an mcp-elicit server, it refuses browser origins it was not told about "
+            "(mcp-elicit serve --allow-host)."
+        )
+        return CannotConnect(f"HTTP 403 from {url}: forbidden{_challenge(last.headers)}.{hint}")
+    if status == 421:
+        return CannotConnect(
+            f"HTTP 421 from {url}: the server does not accept the host name {host!r} (DNS-rebinding "
+            f"protection). Start it with --allow-host {host}, or use the address it expects."
+        )
+    return None
+
+
+def _challenge(headers: dict[str, str]) -> str:
+    challenge = headers.get("www-authenticate")
+    if not challenge:
+        return ""
+    challenge = clean(challenge)
+    return f" (WWW-Authenticate: {challenge if len(challenge) <= 300 else challenge[:297] + '...'})"
+
+
+def _path_hint(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.path.rstrip("/") == "/mcp":
+        return "Check the host and port."
+    suggestion = urlunsplit((parts.scheme, parts.netloc, "/mcp", "", ""))
+    return f"MCP endpoints are usually at /mcp (mcp-elicit serve uses it): try {suggestion}"
+
+
+async def legacy_sse_endpoint(url: str, headers: dict[str, str]) -> str | None:
+    """The message endpoint a legacy HTTP+SSE server names in its first ``endpoint``
+    event on GET, or None (not such a server, or no answer within a few seconds)."""
+    with contextlib.suppress(httpx.HTTPError, TimeoutError, OSError, UnicodeDecodeError):
+        async with (
+            httpx.AsyncClient(timeout=_SSE_PROBE_SECONDS, follow_redirects=True) as client,
+            asyncio.timeout(_SSE_PROBE_SECONDS),
+            client.stream("GET", url, headers={**headers, "Accept": "text/event-stream"}) as response,
+        ):
+            kind = response.headers.get("content-type", "")
+            if response.status_code != 200 or not kind.startswith("text/event-stream"):
+                return None
+            data = b""
+            async for chunk in response.aiter_bytes():
+                data += chunk
+                found = _endpoint_event(data.decode("utf-8", errors="replace"))
+                if found is not None or len(data) > _SSE_PROBE_BYTES:
+                    return found
+    return None
+
+
+def _endpoint_event(text: str) -> str | None:
+    for block in text.replace("\r\n", "\n").split("\n\n")[:-1]:
+        event, data = "message", []
+        for line in block.split("\n"):
+            if line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].strip())
+        if event == "endpoint":
+            return "\n".join(data)
+    return None

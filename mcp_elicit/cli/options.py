@@ -1,0 +1,105 @@
+"""Options shared by the commands that talk to a server (``check``, ``call``, ``prompt``,
+``read``), and reading a TARGET and ``NAME=VALUE`` arguments from them.
+
+Rules: ``--header``, ``--timeout``, ``--protocol``, ``--json`` and ``--trace`` mean the same
+everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
+a string (then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
+JSON object, and ``NAME=VALUE`` pairs override its keys.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mcp_elicit.cli import output
+from mcp_elicit.cli.targets import Target, parse_target
+from mcp_elicit.errors import UsageError
+from mcp_elicit.wire.versions import SUPPORTED
+
+__all__ = ["add_connection_options", "client_options", "parse_args_target", "parse_pairs"]
+
+
+def add_connection_options(parser: argparse.ArgumentParser, *, timeout: float) -> None:
+    parser.add_argument(
+        "-H",
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for every request, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=timeout,
+        metavar="SECONDS",
+        help=f"network time allowed per request; time spent answering questions does not count (default {timeout:g})",
+    )
+    parser.add_argument(
+        "--protocol",
+        action="append",
+        choices=SUPPORTED,
+        metavar="REVISION",
+        help=f"offer only this protocol revision (repeatable; default all: {', '.join(SUPPORTED)})",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout, for machines")
+    parser.add_argument(
+        "--trace", action="store_true", help="print every JSON-RPC message on stderr (requestState shortened)"
+    )
+
+
+def parse_args_target(args: argparse.Namespace, url: str | None) -> Target:
+    return parse_target(url, args.server_command, args.header)
+
+
+def client_options(args: argparse.Namespace) -> dict[str, Any]:
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be more than 0 seconds")
+    return {
+        "timeout": args.timeout,
+        "versions": list(args.protocol) if args.protocol else None,
+        "trace": output.Tracer() if args.trace else None,
+    }
+
+
+def parse_pairs(
+    pairs: Sequence[str], *, base: str | None = None, schema: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Arguments from ``--args`` JSON (``base``) and ``NAME=VALUE`` / ``NAME:=JSON`` pairs."""
+    out: dict[str, Any] = {}
+    if base is not None:
+        try:
+            loaded = json.loads(base)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--args is not valid JSON: {exc}") from None
+        if not isinstance(loaded, dict):
+            raise UsageError("--args must be a JSON object of argument name to value")
+        out.update(loaded)
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name:
+            raise UsageError(f"arguments are NAME=VALUE or NAME:=JSON, not {pair!r}")
+        if name.endswith(":"):
+            out[name[:-1]] = _json(name[:-1], value)
+            continue
+        prop = props.get(name)
+        kind = prop.get("type") if isinstance(prop, Mapping) else None
+        if kind is None or kind == "string" or (isinstance(kind, list) and "string" in kind):
+            out[name] = value
+        else:
+            out[name] = _json(name, value)
+    return out
+
+
+def _json(name: str, value: str) -> Any:
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        raise UsageError(
+            f"the value of {name!r} must be JSON here ({value!r} is not); quote text as {name}:='\"...\"'"
+        ) from None

@@ -1,0 +1,254 @@
+"""What the commands print: the check report, results, the wire trace, JSON.
+
+Rules: results and reports go to stdout, everything else (trace, rounds, errors) to
+stderr. ``--json`` prints exactly one JSON object on stdout. Human output is plain text,
+coloured only when stdout is a terminal and ``NO_COLOR`` is unset. Anything a server
+wrote is passed through ``ui.form_text.clean`` first, so it cannot act on the terminal.
+The trace shortens ``requestState`` (an opaque sealed blob) to its start and length.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, TextIO
+
+from mcp_elicit.ui.form_text import clean
+
+if TYPE_CHECKING:
+    from mcp_elicit.cli.check import CheckReport
+    from mcp_elicit.cli.targets import Target
+    from mcp_elicit.errors import CliError
+
+__all__ = ["Paint", "Tracer", "print_check", "print_failure", "print_json", "print_result", "shorten_state"]
+
+_STATE_KEEP = 16
+
+
+class Paint:
+    """ANSI styles when ``stream`` is a terminal and ``NO_COLOR`` is unset."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.on = stream.isatty() and not os.environ.get("NO_COLOR")
+
+    def __call__(self, text: str, style: str) -> str:
+        if not self.on:
+            return text
+        codes = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+        return f"\x1b[{';'.join(codes[s] for s in style.split())}m{text}\x1b[0m"
+
+
+def print_json(value: Mapping[str, Any]) -> None:
+    print(json.dumps(value, indent=2, ensure_ascii=False), flush=True)
+
+
+def print_failure(error: CliError, target: Target) -> None:
+    """``--json`` when there is no report to give: what failed, and the exit code."""
+    print_json({"ok": False, "exit_code": error.exit_code, "target": target.to_json(), "error": str(error)})
+
+
+def shorten_state(value: Any) -> Any:
+    """``value`` with every ``requestState`` string cut to its start and length."""
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if key == "requestState" and isinstance(item, str) and len(item) > _STATE_KEEP + 8:
+                out[key] = f"{item[:_STATE_KEEP]}…[{len(item)} chars]"
+            else:
+                out[key] = shorten_state(item)
+        return out
+    if isinstance(value, list):
+        return [shorten_state(item) for item in value]
+    return value
+
+
+class Tracer:
+    """Prints every message on stderr, one line each: ``→`` sent, ``←`` received."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+
+    def __call__(self, direction: Literal["send", "receive"], message: Mapping[str, Any]) -> None:
+        stream = self.stream or sys.stderr
+        arrow = "→" if direction == "send" else "←"
+        text = json.dumps(shorten_state(message), ensure_ascii=False, separators=(",", ":"))
+        print(f"{arrow} {clean(text)}", file=stream, flush=True)
+
+
+# ---- check -------------------------------------------------------------------------------
+
+
+def _fit(text: str, width: int) -> str:
+    text = " ".join(clean(text).split())
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+
+
+def print_check(report: CheckReport) -> None:
+    paint = Paint(sys.stdout)
+    width = shutil.get_terminal_size((100, 24)).columns
+    out: list[str] = []
+
+    def row(label: str, value: str) -> None:
+        out.append(f"{paint(f'{label:<13}', 'dim')} {value}")
+
+    target = report.target
+    out.append(paint(f"mcp-elicit check  {clean(str(target))}  ({target.kind})", "bold"))
+    out.append("")
+    server = report.server
+    shown = clean(server.get("title") or server.get("name") or "?")
+    version = f" {clean(server['version'])}" if server.get("version") else ""
+    name = f"  (name: {clean(server['name'])})" if server.get("title") else ""
+    row("server", f"{paint(shown, 'bold')}{version}{name}")
+    others = [v for v in report.supported_versions if v != report.revision]
+    also = f"; also speaks {', '.join(others)}" if others else ""
+    row("revision", f"MCP {report.revision} ({report.era}){also}")
+    row("capabilities", ", ".join(sorted(report.capabilities)) or "(none)")
+    if report.instructions:
+        row("instructions", _fit(report.instructions, width - 15))
+    declared = ", ".join(sorted(report.client_capabilities)) or "no capabilities"
+    row("this client", f"declared {declared} and called no tool")
+    out.append("")
+    if report.listed:
+        pages = "page" if report.pages == 1 else "pages"
+        row("tools", f"{len(report.tools)}, in {report.pages} {pages}")
+        name_width = min(max((len(clean(t.name)) for t in report.tools), default=0), 32)
+        for tool in report.tools:
+            mark = (
+                paint("✓", "green")
+                if not tool.findings
+                else (paint("✗", "red") if tool.errors else paint("!", "yellow"))
+            )
+            about = _fit(tool.description or "(no description)", max(width - name_width - 8, 20))
+            out.append(f"  {mark} {clean(tool.name):<{name_width}}  {paint(about, 'dim')}")
+            for finding in tool.findings:
+                color = "red" if finding.severity == "error" else "yellow"
+                out.append(
+                    f"      {paint(f'{finding.severity:<8}', color)} {finding.code}: {clean(finding.message)}"
+                )
+    for finding in report.problems:
+        color = "red" if finding.severity == "error" else "yellow"
+        row("server", f"{paint(finding.severity, color)} {finding.code}: {clean(finding.message)}")
+    timings = report.timings_ms
+    parts = [f"connect {_ms(timings['connect'])}"] if "connect" in timings else []
+    if "tools_list" in timings:
+        parts.append(f"tools/list {_ms(timings['tools_list'])}")
+    if "total" in timings:
+        parts.append(f"total {_ms(timings['total'])}")
+    out.append("")
+    row("timings", " · ".join(parts))
+    out.append("")
+    out.extend(_verdict(report, paint))
+    print("\n".join(out))
+
+
+def _ms(value: float) -> str:
+    return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
+def _verdict(report: CheckReport, paint: Paint) -> list[str]:
+    counts = []
+    if report.errors:
+        counts.append(f"{report.errors} error{'s' if report.errors != 1 else ''}")
+    if report.warnings:
+        counts.append(f"{report.warnings} warning{'s' if report.warnings != 1 else ''}")
+    if report.violations:
+        lines = [paint(f"PROTOCOL VIOLATION (exit {report.exit_code})", "bold red")]
+        lines.extend(clean(v, multiline=True) for v in report.violations)
+        return lines
+    if report.exit_code:
+        strict = " (--strict: warnings count)" if report.strict and not report.errors else ""
+        return [
+            paint(f"FAILED (exit {report.exit_code}): {', '.join(counts)}{strict}; see above.", "bold red")
+        ]
+    head = "OK" + (f", with {', '.join(counts)}" if counts else "")
+    tool = next((t.name for t in report.tools), "TOOL")
+    call = " ".join(["mcp-elicit call", *_call_argv(report, tool)])
+    return [
+        paint(f"{head}: the server answers and lists its tools.", "bold green"),
+        "This test declares no client capabilities, so the server could ask it nothing. To try an",
+        "elicitation flow, call a tool from a client that declares elicitation:",
+        f"  {clean(call)}",
+    ]
+
+
+def _call_argv(report: CheckReport, tool: str) -> list[str]:
+    import shlex
+
+    target = report.target
+    if target.url is not None:
+        return [shlex.quote(target.url), shlex.quote(tool)]
+    return [shlex.quote(tool), "--", shlex.join(target.command)]
+
+
+# ---- results -----------------------------------------------------------------------------
+
+
+def print_result(method: str, result: Mapping[str, Any]) -> None:
+    """A tool, prompt or resource result as text."""
+    if method == "prompts/get":
+        lines = _prompt(result)
+    elif method == "resources/read":
+        lines = _resource(result)
+    else:
+        lines = _tool(result)
+    print("\n".join(lines), flush=True)
+
+
+def _tool(result: Mapping[str, Any]) -> list[str]:
+    lines = [_block(block) for block in _list(result.get("content"))]
+    structured = result.get("structuredContent")
+    if structured is not None and not lines:
+        lines.append(clean(json.dumps(structured, indent=2, ensure_ascii=False), multiline=True))
+    return lines or ["(no content)"]
+
+
+def _prompt(result: Mapping[str, Any]) -> list[str]:
+    lines = []
+    if isinstance(result.get("description"), str):
+        lines.append(clean(result["description"]))
+    for message in _list(result.get("messages")):
+        role = message.get("role", "?") if isinstance(message, Mapping) else "?"
+        content = message.get("content") if isinstance(message, Mapping) else None
+        lines.append(f"[{clean(str(role))}] {_block(content)}")
+    return lines or ["(no messages)"]
+
+
+def _resource(result: Mapping[str, Any]) -> list[str]:
+    lines = []
+    for item in _list(result.get("contents")):
+        if not isinstance(item, Mapping):
+            continue
+        kind = f" ({clean(str(item['mimeType']))})" if item.get("mimeType") else ""
+        lines.append(f"{clean(str(item.get('uri', '?')))}{kind}")
+        if isinstance(item.get("text"), str):
+            lines.append(clean(item["text"], multiline=True))
+        elif isinstance(item.get("blob"), str):
+            lines.append(f"[binary, {len(item['blob'])} base64 characters]")
+    return lines or ["(no contents)"]
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _block(block: object) -> str:
+    if not isinstance(block, Mapping):
+        return clean(repr(block))
+    kind = block.get("type")
+    if kind == "text":
+        return clean(str(block.get("text", "")), multiline=True)
+    if kind in ("image", "audio"):
+        size = len(block.get("data", "")) if isinstance(block.get("data"), str) else 0
+        return f"[{kind}: {clean(str(block.get('mimeType', '?')))}, {size} base64 characters]"
+    if kind == "resource_link":
+        return f"[link: {clean(str(block.get('uri', '?')))}]"
+    if kind == "resource":
+        inner = block.get("resource")
+        if isinstance(inner, Mapping):
+            text = inner.get("text")
+            head = f"[resource: {clean(str(inner.get('uri', '?')))}]"
+            return f"{head}\n{clean(text, multiline=True)}" if isinstance(text, str) else head
+    return clean(json.dumps(block, ensure_ascii=False))

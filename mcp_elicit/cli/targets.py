@@ -1,0 +1,225 @@
+"""TARGET: where the server is, and a connected ``Client`` for it that keeps what the
+connection saw (for explaining failures).
+
+A TARGET is an ``http://`` or ``https://`` URL (Streamable HTTP), or a command given after
+``--`` (stdio)::
+
+    mcp-elicit check http://127.0.0.1:8000/mcp --header 'Authorization: Bearer T'
+    mcp-elicit check -- mcp-elicit serve examples/demo_server.py
+
+Rules:
+
+* Everything after the first ``--`` is the server command, never our options; headers are
+  for HTTP targets only, each ``Name: value``.
+* Over HTTP, every response's status and headers and every error under the connection
+  (with its causes: refused, TLS, name resolution) are kept in ``Observed``; over stdio,
+  every line the server wrote to stdout that was not JSON-RPC. Nothing here decides what a
+  failure means: ``cli.diagnose`` does.
+* Only the TARGET URL (and where it redirects) is ever requested.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import shlex
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import httpx
+
+from mcp_elicit.client import Answerer, Client
+from mcp_elicit.client.transport import Trace, Transport
+from mcp_elicit.errors import UsageError
+from mcp_elicit.transports.http_client import HttpTransport
+from mcp_elicit.transports.stdio_client import StdioTransport
+
+__all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_command"]
+
+_HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_NOISE_LOGGER = "mcp_elicit.stdio_client"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """An HTTP endpoint (``url``) or a server command (``command``)."""
+
+    url: str | None = None
+    command: tuple[str, ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> Literal["http", "stdio"]:
+        return "http" if self.url is not None else "stdio"
+
+    def __str__(self) -> str:
+        return self.url if self.url is not None else shlex.join(self.command)
+
+    def argv(self) -> list[str]:
+        """The TARGET as typed on a command line (for hints)."""
+        return [self.url] if self.url is not None else ["--", *self.command]
+
+    def to_json(self) -> dict[str, Any]:
+        if self.url is not None:
+            return {"kind": "http", "url": self.url, "headers": [name for name, _ in self.headers]}
+        return {"kind": "stdio", "command": list(self.command)}
+
+
+def split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
+    """``argv`` before the first ``--``, and the command after it (None without ``--``)."""
+    args = list(argv)
+    if "--" not in args:
+        return args, None
+    at = args.index("--")
+    return args[:at], args[at + 1 :]
+
+
+def parse_target(url: str | None, command: Sequence[str] | None, headers: Sequence[str] = ()) -> Target:
+    """The TARGET from a URL argument or a ``--`` command; ``UsageError`` saying what is
+    wrong otherwise."""
+    if command is not None:
+        if url is not None:
+            raise UsageError(
+                f"give the server as a URL or as a command after --, not both ({url!r} and a command)"
+            )
+        if not command:
+            raise UsageError("nothing after --: give the server command, e.g. -- mcp-elicit serve app.py")
+        if headers:
+            raise UsageError("--header is for HTTP targets; a stdio server gets no headers")
+        return Target(command=tuple(command))
+    if url is None:
+        raise UsageError("give the server: an http(s):// URL, or -- followed by the command that starts it")
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UsageError(
+            f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"
+            f" (e.g. mcp-elicit check -- {url} ...)"
+        )
+    return Target(url=url, headers=tuple(_header(h) for h in headers))
+
+
+def _header(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition(":")
+    name, value = name.strip(), value.strip()
+    if not sep or not _HEADER_NAME.fullmatch(name):
+        raise UsageError(f"--header wants 'Name: value', not {text!r}")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise UsageError(f"the value of header {name!r} contains control characters")
+    return name, value
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSeen:
+    """One HTTP response: what was asked and what came back (headers in lower case)."""
+
+    method: str
+    url: str
+    status: int
+    headers: dict[str, str]
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+@dataclass
+class Observed:
+    """What a connection saw, for explaining failures."""
+
+    responses: list[HttpSeen] = field(default_factory=list)
+    errors: list[BaseException] = field(default_factory=list)
+    stdout_noise: list[str] = field(default_factory=list)
+
+    def last_post(self) -> HttpSeen | None:
+        for seen in reversed(self.responses):
+            if seen.method == "POST":
+                return seen
+        return None
+
+
+class _Watch(httpx.AsyncBaseTransport):
+    """Records every response and every error of the HTTP connection."""
+
+    def __init__(self, observed: Observed) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._observed = observed
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except Exception as exc:
+            self._observed.errors.append(exc)
+            raise
+        self._observed.responses.append(
+            HttpSeen(
+                request.method,
+                str(request.url),
+                response.status_code,
+                {k.lower(): v for k, v in response.headers.items()},
+            )
+        )
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _Noise(logging.Filter):
+    """Takes the stdio transport's warnings about lines that were not JSON-RPC into
+    ``Observed`` (the commands report them themselves); other records pass."""
+
+    def __init__(self, observed: Observed) -> None:
+        super().__init__()
+        self._observed = observed
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "not JSON-RPC" in str(record.msg) and isinstance(record.args, tuple) and record.args:
+            line = record.args[-1]
+            if isinstance(line, bytes):
+                self._observed.stdout_noise.append(line.decode("utf-8", errors="replace").strip())
+                return False
+        return True
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    target: Target,
+    *,
+    answerer: Answerer | None,
+    observed: Observed,
+    timeout: float,
+    versions: Sequence[str] | None = None,
+    trace: Trace | None = None,
+) -> AsyncIterator[Client]:
+    """A connected ``Client`` for ``target``; exceptions pass through as raised."""
+    options: dict[str, Any] = {"timeout": timeout, "probe_timeout": min(timeout, 10.0)}
+    if versions:
+        options["versions"] = list(versions)
+    noise = _Noise(observed)
+    logger = logging.getLogger(_NOISE_LOGGER)
+    level = logger.level
+    if logger.getEffectiveLevel() > logging.WARNING:
+        logger.setLevel(logging.WARNING)
+    logger.addFilter(noise)
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            transport: Transport
+            if target.url is not None:
+                http = httpx.AsyncClient(
+                    transport=_Watch(observed),
+                    timeout=httpx.Timeout(connect=min(timeout, 10.0), read=None, write=60.0, pool=60.0),
+                    follow_redirects=True,
+                )
+                await stack.enter_async_context(http)
+                transport = HttpTransport(target.url, headers=dict(target.headers), client=http, trace=trace)
+            else:
+                transport = StdioTransport(target.command, trace=trace)
+            client = Client(transport, answerer=answerer, **options)
+            async with client:
+                yield client
+    finally:
+        logger.removeFilter(noise)
+        logger.setLevel(level)

@@ -1,0 +1,211 @@
+"""The verdict on each tool definition a server lists. No I/O.
+
+Each tool gets ``Finding``s, each an ``error`` (clients will fail on it) or a ``warning``
+(it works, but it is worse than it should be):
+
+* ``definition`` (error): the tool does not fit the official ``Tool`` model (mcp-types).
+* ``name`` (error): not 1 to 128 characters of ``A-Z a-z 0-9 _ - .`` (the 2025-11-25
+  tool-name rule); ``duplicate-name`` (error): two tools of one name.
+* ``description`` (warning): missing, empty, or only the name again; a model then has
+  only the name to go by.
+* ``input-schema`` (error): missing, not an object, ``type`` not ``"object"``, or not a
+  valid JSON Schema (checked against the meta-schema of its ``$schema`` dialect, 2020-12
+  when it names none; ``$ref`` is never resolved). ``output-schema`` (error): the same
+  for an ``outputSchema``, without the ``type`` rule. ``schema-dialect`` (warning): a
+  ``$schema`` this checker does not know (checked as 2020-12).
+* ``x-mcp-header`` (error at 2026-07-28, where the annotation exists; a warning on older
+  revisions): an annotation a Streamable HTTP client must reject (the client's own rules,
+  ``wire.headers``).
+
+The meta-schema check needs the ``jsonschema`` package; without it the schema is checked
+for shape only, and ``schema-unchecked`` (warning) says so once per tool.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from pydantic import ValidationError
+
+from mcp_elicit.wire import headers as h
+from mcp_elicit.wire.versions import is_modern
+
+__all__ = ["Finding", "Severity", "ToolVerdict", "check_tools"]
+
+Severity = Literal["error", "warning"]
+_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_HAVE_JSONSCHEMA: Final = importlib.util.find_spec("jsonschema") is not None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One thing wrong: how bad, a stable code, and a sentence for a person."""
+
+    severity: Severity
+    code: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"severity": self.severity, "code": self.code, "message": self.message}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolVerdict:
+    """A tool as listed (name, title, description) and what is wrong with it."""
+
+    name: str
+    title: str | None
+    description: str | None
+    findings: tuple[Finding, ...]
+
+    @property
+    def errors(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "error")
+
+    @property
+    def warnings(self) -> int:
+        return sum(1 for f in self.findings if f.severity == "warning")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "ok": not self.findings,
+            "problems": [f.to_json() for f in self.findings],
+        }
+
+
+def check_tools(tools: Sequence[object], revision: str) -> list[ToolVerdict]:
+    """A verdict per listed tool, in the order listed."""
+    names = Counter(t.get("name") for t in tools if isinstance(t, Mapping) and isinstance(t.get("name"), str))
+    return [_check(tool, revision, names) for tool in tools]
+
+
+def _check(tool: object, revision: str, names: Counter[Any]) -> ToolVerdict:
+    if not isinstance(tool, Mapping):
+        finding = Finding("error", "definition", f"a tool must be a JSON object, not {type(tool).__name__}")
+        return ToolVerdict("(not an object)", None, None, (finding,))
+    findings: list[Finding] = []
+    raw_name = tool.get("name")
+    name = raw_name if isinstance(raw_name, str) else repr(raw_name)
+    findings.extend(_model(tool))
+    if isinstance(raw_name, str):
+        if not _NAME.fullmatch(raw_name):
+            findings.append(
+                Finding(
+                    "error",
+                    "name",
+                    f"the name {raw_name!r} should be 1 to 128 characters of A-Z a-z 0-9 _ - . "
+                    "(many clients refuse other names)",
+                )
+            )
+        if names[raw_name] > 1:
+            findings.append(
+                Finding("error", "duplicate-name", f"{names[raw_name]} tools are named {raw_name!r}")
+            )
+    description = tool.get("description")
+    if not isinstance(description, str) or not description.strip():
+        findings.append(
+            Finding("warning", "description", "no description: a model has only the name to go by")
+        )
+    elif isinstance(raw_name, str) and _words(description) == _words(raw_name):
+        findings.append(
+            Finding("warning", "description", "the description only repeats the name: say what the tool does")
+        )
+    input_schema = tool.get("inputSchema")
+    findings.extend(_schema(input_schema, "input-schema", "inputSchema", need_object=True))
+    if "outputSchema" in tool:
+        findings.extend(_schema(tool["outputSchema"], "output-schema", "outputSchema", need_object=False))
+    if isinstance(input_schema, Mapping):
+        try:
+            h.header_params(input_schema)
+        except h.InvalidHeaderSpec as exc:
+            severity: Severity = "error" if is_modern(revision) else "warning"
+            findings.append(
+                Finding(
+                    severity, "x-mcp-header", f"{exc}; Streamable HTTP clients at 2026-07-28 drop this tool"
+                )
+            )
+    title = tool.get("title")
+    return ToolVerdict(
+        name,
+        title if isinstance(title, str) else None,
+        description if isinstance(description, str) else None,
+        tuple(_dedupe(findings)),
+    )
+
+
+def _words(text: str) -> str:
+    return " ".join(re.split(r"[\s_.\-]+", text.strip().casefold()))
+
+
+def _model(tool: Mapping[str, Any]) -> list[Finding]:
+    from mcp_types import Tool
+
+    try:
+        Tool.model_validate(dict(tool))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ())) or "(the tool)"
+        return [Finding("error", "definition", f"{where}: {err.get('msg', 'invalid')}")]
+    return []
+
+
+def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[Finding]:
+    if schema is None:
+        return [Finding("error", code, f"no {key}")]
+    if not isinstance(schema, Mapping):
+        return [Finding("error", code, f"{key} must be a JSON object, not {type(schema).__name__}")]
+    findings: list[Finding] = []
+    if need_object and schema.get("type") != "object":
+        findings.append(
+            Finding(
+                "error", code, f'{key} must have "type": "object" at its root, not {schema.get("type")!r}'
+            )
+        )
+    if not _HAVE_JSONSCHEMA:
+        findings.append(
+            Finding(
+                "warning",
+                "schema-unchecked",
+                f"{key} not checked against the JSON Schema meta-schema (install jsonschema)",
+            )
+        )
+        return findings
+    jsonschema: Any = importlib.import_module("jsonschema")  # optional, and untyped
+    validator = jsonschema.validators.validator_for(dict(schema), default=None)
+    if validator is None:
+        if "$schema" in schema:
+            findings.append(
+                Finding(
+                    "warning",
+                    "schema-dialect",
+                    f"{key} names the unknown dialect {schema['$schema']!r}; checked as JSON Schema 2020-12",
+                )
+            )
+        validator = jsonschema.Draft202012Validator
+    try:
+        validator.check_schema(dict(schema))
+    except jsonschema.SchemaError as exc:
+        where = exc.json_path.replace("$", key, 1)
+        findings.append(
+            Finding("error", code, f"{key} is not a valid JSON Schema: at {where}, {exc.message}")
+        )
+    return findings
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for finding in findings:
+        key = (finding.code, finding.message)
+        if key not in seen:
+            seen.add(key)
+            out.append(finding)
+    return out

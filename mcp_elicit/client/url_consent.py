@@ -1,0 +1,486 @@
+"""URL consent: what a person must see before a client opens a URL a server sent. Pure.
+
+``judge_url(url)`` reads the string the way a browser would and returns a ``UrlVerdict``:
+the scheme, the host as a person should read it (Unicode) and as DNS sees it (ASCII), the
+*registrable domain* (the site that owns the page: ``example.co.uk`` for
+``login.example.co.uk``), the user-info if any, whether the host is this computer, the
+warnings with codes and text for a person, and whether the URL is refused outright. It
+also splits the URL into ``parts`` (scheme, user-info, host, domain, port, rest) so any
+user interface can highlight the host and the domain in the full URL it shows.
+
+Rules:
+
+* Nothing here fetches anything or resolves a name: only the string is read. A client
+  opens a URL in the system browser only after the person consents, and never fetches it
+  itself.
+* Refused (``refused``, and a warning whose ``refuses`` is true): a scheme other than
+  ``http``/``https`` (``javascript:``, ``file:``, ``data:``...), a URL that is not absolute
+  or has no host, a bad port, an unreadable host, and any control, invisible or
+  bidirectional-formatting character (they make the URL read differently from where it
+  goes).
+* Warned: ``http`` to anything but loopback (``not-https``); user-info before the host
+  (``userinfo``: ``https://bank.com@evil.example`` goes to ``evil.example``); a raw IP
+  host, including IPv4 in decimal, hex or octal forms (``ip-host``); a host in punycode
+  (``punycode``) or with non-ASCII letters (``idn``), both shown in both forms; a label
+  that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
+  and Korean combinations with Han are allowed, as in Unicode TS 39); a host written with
+  %-escapes (``encoded-host``); backslashes or a wrong number of slashes after the scheme
+  (``odd-syntax``), which browsers read in their own way.
+* The authority is split as browsers split it (WHATWG URL): it ends at the first ``/``,
+  ``\\``, ``?`` or ``#``; the user-info ends at its *last* ``@``. IDNA uses the standard
+  library's ``encodings.idna`` (IDNA 2003), close to but not exactly the UTS 46 mapping
+  browsers use.
+* The registrable domain comes from a small built-in list of multi-label public suffixes
+  (``co.uk``, ``com.au``, ``github.io``...), not the whole Public Suffix List: for a
+  suffix it does not know, the domain shown may be one label too short (``example.xy``
+  for ``a.example.xy.zz``-style suffixes). An IP host has no registrable domain.
+"""
+
+from __future__ import annotations
+
+import encodings.idna
+import ipaddress
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Final, Literal
+from urllib.parse import unquote
+
+__all__ = ["Part", "PartRole", "UrlVerdict", "UrlWarning", "judge_url"]
+
+PartRole = Literal["scheme", "userinfo", "host", "domain", "port", "rest"]
+
+_SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
+_ALLOWED_SCHEMES: Final = frozenset({"http", "https"})
+_IDN_DOTS: Final = re.compile("[.\u3002\uff0e\uff61]")
+_PORT: Final = re.compile(r"[0-9]*")
+#: Multi-label public suffixes a registrable domain sits under (a small, common subset of
+#: the Public Suffix List, including hosting platforms where each subdomain is a site).
+_SUFFIX_TEXT: Final = """
+    co.uk org.uk me.uk ltd.uk plc.uk net.uk ac.uk gov.uk nhs.uk police.uk sch.uk
+    com.au net.au org.au edu.au gov.au asn.au id.au co.nz org.nz net.nz govt.nz ac.nz
+    co.jp ne.jp or.jp ac.jp go.jp gr.jp ed.jp lg.jp co.kr or.kr go.kr ac.kr
+    com.br net.br org.br gov.br com.cn net.cn org.cn gov.cn edu.cn com.hk org.hk
+    com.tw org.tw com.sg edu.sg gov.sg co.in net.in org.in gov.in ac.in
+    co.za org.za gov.za com.mx org.mx gob.mx com.ar com.tr gov.tr co.il org.il ac.il
+    com.my co.id or.id go.id co.th in.th go.th com.ua com.pl co.at or.at com.sa
+    com.eg com.ng co.ke com.vn com.ph com.pk com.co com.pe
+    github.io gitlab.io pages.dev workers.dev vercel.app netlify.app herokuapp.com
+    appspot.com web.app firebaseapp.com azurewebsites.net cloudfront.net blogspot.com
+    ngrok.io ngrok-free.app fly.dev onrender.com glitch.me trycloudflare.com
+"""
+_SUFFIXES: Final = frozenset(_SUFFIX_TEXT.split())
+_SUFFIX_LABELS: Final = max(s.count(".") + 1 for s in _SUFFIXES)
+#: Script sets that may share one label (Unicode TS 39, "highly restrictive").
+_SCRIPT_SETS: Final = (
+    frozenset({"Latin", "Han", "Hiragana", "Katakana"}),
+    frozenset({"Latin", "Han", "Bopomofo"}),
+    frozenset({"Latin", "Han", "Hangul"}),
+)
+_SCRIPT_NAMES: Final = {"CJK": "Han", "IDEOGRAPHIC": "Han"}
+
+
+@dataclass(frozen=True, slots=True)
+class UrlWarning:
+    """One thing a person should know before opening the URL."""
+
+    code: str
+    text: str
+    refuses: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A slice of the URL as given, and what it is (for highlighting)."""
+
+    role: PartRole
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class UrlVerdict:
+    """What ``judge_url`` read. ``host`` and ``registrable_domain`` are in Unicode (what a
+    person reads); ``ascii_host`` is what DNS sees. ``parts`` concatenate to ``url``."""
+
+    url: str
+    scheme: str = ""
+    host: str = ""
+    ascii_host: str = ""
+    registrable_domain: str | None = None
+    port: int | None = None
+    userinfo: str | None = None
+    loopback: bool = False
+    ip: bool = False
+    warnings: tuple[UrlWarning, ...] = ()
+    parts: tuple[Part, ...] = ()
+
+    @property
+    def refused(self) -> bool:
+        """True when the URL must not be opened at all."""
+        return any(w.refuses for w in self.warnings)
+
+    @property
+    def codes(self) -> tuple[str, ...]:
+        return tuple(w.code for w in self.warnings)
+
+    @property
+    def site(self) -> str:
+        """What to call the destination: the registrable domain, else the host."""
+        return self.registrable_domain or self.host
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "url": self.url,
+            "scheme": self.scheme,
+            "host": self.host,
+            "asciiHost": self.ascii_host,
+            "registrableDomain": self.registrable_domain,
+            "port": self.port,
+            "userinfo": self.userinfo,
+            "loopback": self.loopback,
+            "ip": self.ip,
+            "refused": self.refused,
+            "warnings": [{"code": w.code, "text": w.text, "refuses": w.refuses} for w in self.warnings],
+        }
+
+
+class _Refused(Exception):
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.warning = UrlWarning(code, text, refuses=True)
+
+
+def judge_url(url: str) -> UrlVerdict:
+    """Read ``url`` as a browser would; see the module docstring for what is refused and
+    what is warned about."""
+    try:
+        return _judge(url)
+    except _Refused as exc:
+        return UrlVerdict(url=url, warnings=(exc.warning,), parts=(Part("rest", url),))
+
+
+def _judge(url: str) -> UrlVerdict:
+    hidden = [ch for ch in url if _is_hidden(ch)]
+    if hidden:
+        names = ", ".join(sorted({f"U+{ord(ch):04X}" for ch in hidden}))
+        raise _Refused(
+            "hidden-characters",
+            f"The address contains spaces, control or invisible characters ({names}), which can make "
+            "it read differently from where it goes.",
+        )
+    match = _SCHEME.match(url)
+    if match is None:
+        raise _Refused("malformed", "This is not a complete web address (it has no scheme such as https:).")
+    scheme = match.group(1).lower()
+    if scheme not in _ALLOWED_SCHEMES:
+        raise _Refused(
+            "scheme",
+            f"Only http and https addresses are opened; this one is {scheme}:, which a browser would "
+            "not treat as a web page.",
+        )
+    warnings: list[UrlWarning] = []
+    pos = match.end()
+    slashes = 0
+    while pos < len(url) and url[pos] in "/\\":
+        slashes += 1
+        pos += 1
+    auth_end = len(url)
+    for i in range(pos, len(url)):
+        if url[i] in "/\\?#":
+            auth_end = i
+            break
+    authority = url[pos:auth_end]
+    odd = slashes != 2 or "\\" in url[match.end() : auth_end + 1]
+    userinfo: str | None = None
+    host_start = pos
+    if "@" in authority:
+        at = authority.rindex("@")
+        userinfo = authority[:at]
+        host_start = pos + at + 1
+    hostport = url[host_start:auth_end]
+    host_text, port_text = _split_port(hostport)
+    port = _port(port_text)
+    if not host_text:
+        raise _Refused("no-host", "The address names no site (it has no host).")
+    host, ascii_host, is_ip, ip_warning, idn_warnings = _read_host(host_text)
+    loopback = _is_loopback(ascii_host, is_ip)
+    if odd:
+        warnings.append(
+            UrlWarning(
+                "odd-syntax",
+                f"The address is written in an unusual way (backslashes, or {slashes} slashes after "
+                f"{scheme}:); a browser reads it as going to {host}.",
+            )
+        )
+    if userinfo is not None:
+        shown = userinfo if len(userinfo) <= 60 else userinfo[:57] + "..."
+        warnings.append(
+            UrlWarning(
+                "userinfo",
+                f"The part before '@' ({shown}) is a user name, not the site: this page is on {host}.",
+            )
+        )
+    warnings.extend(idn_warnings)
+    if ip_warning is not None:
+        warnings.append(ip_warning)
+    if is_ip and not loopback:
+        warnings.append(
+            UrlWarning(
+                "ip-host",
+                f"The site is a raw IP address ({host}), not a name: nothing says whose site this is.",
+            )
+        )
+    if scheme == "http" and not loopback:
+        warnings.append(
+            UrlWarning(
+                "not-https",
+                "The page is not encrypted (http://): what you type on it can be read or changed on the way.",
+            )
+        )
+    domain = None if is_ip else _registrable(host)
+    parts = _parts(url, pos, userinfo, host_start, host_text, port_text, auth_end, host, domain)
+    return UrlVerdict(
+        url=url,
+        scheme=scheme,
+        host=host,
+        ascii_host=ascii_host,
+        registrable_domain=domain,
+        port=port,
+        userinfo=userinfo,
+        loopback=loopback,
+        ip=is_ip,
+        warnings=tuple(warnings),
+        parts=parts,
+    )
+
+
+def _is_hidden(ch: str) -> bool:
+    if ch.isspace():
+        return True
+    category = unicodedata.category(ch)
+    return category in ("Cc", "Cf", "Zl", "Zp")
+
+
+def _split_port(hostport: str) -> tuple[str, str | None]:
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            raise _Refused("malformed", "The address has an IPv6 host without its closing ']'.")
+        rest = hostport[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise _Refused("malformed", "The address has text after its IPv6 host.")
+        return hostport[: end + 1], rest[1:] if rest else None
+    host, sep, port = hostport.rpartition(":")
+    if not sep:
+        return hostport, None
+    return host, port
+
+
+def _port(text: str | None) -> int | None:
+    if not text:
+        return None
+    if not _PORT.fullmatch(text) or int(text) > 65535:
+        raise _Refused("malformed", f"The address has an invalid port ({text}).")
+    return int(text)
+
+
+def _read_host(
+    text: str,
+) -> tuple[str, str, bool, UrlWarning | None, list[UrlWarning]]:
+    """(Unicode host, ASCII host, is an IP, a warning about the IP's form, IDN warnings)."""
+    if text.startswith("["):
+        try:
+            address = ipaddress.IPv6Address(text[1:-1])
+        except ValueError:
+            raise _Refused("malformed", f"The address has an invalid IPv6 host ({text}).") from None
+        shown = f"[{address.compressed}]"
+        return shown, shown, True, None, []
+    warnings: list[UrlWarning] = []
+    decoded = text
+    if "%" in text:
+        decoded = unquote(text, errors="strict") if _decodable(text) else ""
+        if not decoded or any(_is_hidden(ch) or ch in "/\\?#@:[]%" for ch in decoded):
+            raise _Refused("malformed", "The host is written with %-escapes that do not decode to a name.")
+        warnings.append(
+            UrlWarning("encoded-host", f"The host is written with %-escapes ({text}); it means {decoded}.")
+        )
+    labels = _IDN_DOTS.split(decoded.lower())
+    ipv4 = _ipv4(labels)
+    if ipv4 is not None:
+        dotted = str(ipv4)
+        note = None
+        if dotted != decoded.rstrip("."):
+            note = UrlWarning(
+                "ip-host-form",
+                f"The host {text} is an IP address written in an unusual form; it means {dotted}.",
+            )
+        return dotted, dotted, True, note, warnings
+    unicode_labels: list[str] = []
+    ascii_labels: list[str] = []
+    had_punycode = False
+    for index, label in enumerate(labels):
+        if not label:
+            if index == len(labels) - 1 and index > 0:  # a trailing dot: "example.com."
+                continue
+            raise _Refused("malformed", f"The host {text} has an empty label.")
+        try:
+            if label.isascii():
+                ascii_label = label
+                if label.startswith("xn--"):
+                    had_punycode = True
+                    unicode_label = encodings.idna.ToUnicode(label)
+                    if encodings.idna.ToASCII(unicode_label).decode("ascii") != label:
+                        raise UnicodeError("not canonical")
+                else:
+                    unicode_label = label
+            else:
+                ascii_label = encodings.idna.ToASCII(label).decode("ascii")
+                unicode_label = encodings.idna.ToUnicode(ascii_label)
+        except UnicodeError:
+            raise _Refused(
+                "malformed", f"The host {text} is not a valid internationalised name (label {label!r})."
+            ) from None
+        unicode_labels.append(unicode_label)
+        ascii_labels.append(ascii_label)
+    host = ".".join(unicode_labels)
+    ascii_host = ".".join(ascii_labels)
+    if had_punycode and host != ascii_host:
+        warnings.append(
+            UrlWarning(
+                "punycode",
+                f"The host is written in punycode ({ascii_host}); it reads as {host}. Check that this is "
+                "the site you expect.",
+            )
+        )
+    elif not decoded.isascii():
+        warnings.append(
+            UrlWarning(
+                "idn",
+                f"The host uses non-ASCII letters ({host}); to DNS it is {ascii_host}. Letters from "
+                "other alphabets can look like the ones you expect.",
+            )
+        )
+    for label in unicode_labels:
+        scripts = _scripts(label)
+        if len(scripts) > 1 and not any(scripts <= allowed for allowed in _SCRIPT_SETS):
+            warnings.append(
+                UrlWarning(
+                    "mixed-script",
+                    f"The name {label!r} mixes {' and '.join(sorted(scripts))} letters, a common way to "
+                    "imitate another site's name.",
+                )
+            )
+    return host, ascii_host, False, None, warnings
+
+
+def _decodable(text: str) -> bool:
+    try:
+        unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _ipv4(labels: list[str]) -> ipaddress.IPv4Address | None:
+    """The WHATWG IPv4 parser: a host whose last label is a number is an IPv4 address (in
+    decimal, 0x hex or 0-prefixed octal, with 1 to 4 parts), or invalid."""
+    parts = labels[:-1] if len(labels) > 1 and labels[-1] == "" else labels
+    if not parts or _number(parts[-1]) is None:
+        return None
+    numbers = [_number(p) for p in parts]
+    if len(numbers) > 4 or any(n is None for n in numbers):
+        raise _Refused("malformed", f"The host {'.'.join(labels)} looks like an IP address but is not one.")
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
+        raise _Refused("malformed", f"The host {'.'.join(labels)} is an IP address out of range.")
+    address = values[-1]
+    for i, n in enumerate(values[:-1]):
+        address += n * 256 ** (3 - i)
+    return ipaddress.IPv4Address(address)
+
+
+def _number(text: str) -> int | None:
+    if not text:
+        return None
+    try:
+        if text[:2] in ("0x", "0X"):
+            return int(text[2:], 16) if text[2:] else 0
+        if len(text) > 1 and text[0] == "0":
+            return int(text[1:], 8)
+        return int(text, 10) if text.isdigit() else None
+    except ValueError:
+        return None
+
+
+def _is_loopback(ascii_host: str, is_ip: bool) -> bool:
+    if is_ip:
+        return ipaddress.ip_address(ascii_host.strip("[]")).is_loopback
+    name = ascii_host.rstrip(".")
+    return name == "localhost" or name.endswith(".localhost")
+
+
+def _scripts(label: str) -> set[str]:
+    scripts: set[str] = set()
+    for ch in label:
+        if ch.isascii():
+            if ch.isalpha():
+                scripts.add("Latin")
+            continue
+        if not ch.isalpha():
+            continue
+        word = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
+        scripts.add(_SCRIPT_NAMES.get(word, word.title()))
+    return scripts
+
+
+def _registrable(host: str) -> str:
+    labels = host.rstrip(".").split(".")
+    ascii_labels = [
+        label if label.isascii() else encodings.idna.ToASCII(label).decode("ascii") for label in labels
+    ]
+    for size in range(_SUFFIX_LABELS, 1, -1):
+        if ".".join(ascii_labels[-size:]) in _SUFFIXES:
+            # Under a known multi-label suffix: the site is one label more (or, for the
+            # suffix itself, the whole host).
+            return ".".join(labels[-(size + 1) :])
+    return ".".join(labels[-2:])
+
+
+def _parts(
+    url: str,
+    authority_start: int,
+    userinfo: str | None,
+    host_start: int,
+    host_text: str,
+    port_text: str | None,
+    auth_end: int,
+    host: str,
+    domain: str | None,
+) -> tuple[Part, ...]:
+    parts = [Part("scheme", url[:authority_start])]
+    if userinfo is not None:
+        parts.append(Part("userinfo", url[authority_start:host_start]))
+    host_end = host_start + len(host_text)
+    split = _domain_split(host_text, host, domain)
+    if split > 0:
+        parts.append(Part("host", url[host_start : host_start + split]))
+    parts.append(Part("domain" if domain is not None else "host", url[host_start + split : host_end]))
+    if port_text is not None:
+        parts.append(Part("port", url[host_end:auth_end]))
+    if auth_end < len(url):
+        parts.append(Part("rest", url[auth_end:]))
+    return tuple(p for p in parts if p.text)
+
+
+def _domain_split(host_text: str, host: str, domain: str | None) -> int:
+    """Where the registrable domain starts in the host as written (0 when it is all of it,
+    or when the written form does not map label for label)."""
+    if domain is None or "%" in host_text:
+        return 0
+    written = _IDN_DOTS.split(host_text)
+    trailing = 1 if written and written[-1] == "" else 0
+    keep = domain.count(".") + 1
+    if len(written) - trailing != host.rstrip(".").count(".") + 1 or keep >= len(written) - trailing:
+        return 0
+    cut = len(written) - trailing - keep
+    return sum(len(label) + 1 for label in written[:cut])

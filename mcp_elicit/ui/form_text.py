@@ -1,0 +1,243 @@
+"""Forms as text: labels, constraints, defaults, typed answers read back into values, and
+server text made safe to print. No terminal library: any text interface can use it.
+
+Rules:
+
+* Everything a server wrote (messages, titles, descriptions, option titles, URLs) goes
+  through ``clean`` before it reaches a terminal: control characters (ESC starts terminal
+  commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
+  ``<U+202E>`` instead of acting. Single-line texts (titles) also lose their newlines.
+* What a person types is read per kind of field: text as is; numbers and integers as
+  JSON numbers; booleans as yes/no/true/false/y/n/1/0; a choice by its value, else its
+  number in the list, else its value or title ignoring case; a multi-choice as a comma-separated list of
+  those. Empty means "no answer" (the field's default applies when it has one). The value
+  read is then checked with the form's own ``check_field``, so the message is the one the
+  server would give.
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Sequence
+from typing import Final
+
+from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
+from mcp_elicit.forms.fields import humanize
+
+__all__ = [
+    "Parsed",
+    "clean",
+    "constraints",
+    "default_text",
+    "label",
+    "option_lines",
+    "parse_answer",
+    "show_value",
+]
+
+_TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
+_FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
+_FORMAT_HINTS: Final = {
+    "email": "an email address",
+    "uri": "an absolute URI, like https://example.com/page",
+    "date": "a date, YYYY-MM-DD",
+    "date-time": "a date and time with a time zone, like 2026-12-31T18:30:00Z",
+}
+
+
+def clean(text: str, *, multiline: bool = False) -> str:
+    """``text`` with every character that could act on a terminal shown instead."""
+    out: list[str] = []
+    for ch in text:
+        if ch == "\n" and multiline:
+            out.append(ch)
+        elif ch == "\t":
+            out.append("    " if multiline else " ")
+        elif ch in "\n\r":
+            out.append(" ")
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def label(spec: FieldSpec) -> str:
+    """What to call the field: its title, else its name made readable."""
+    return clean(spec.title) if spec.title else clean(humanize(spec.name))
+
+
+def _num(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
+
+
+def _option(option: Option) -> str:
+    if option.title is None:
+        return clean(option.value)
+    return f"{clean(option.title)} ({clean(option.value)})"
+
+
+def constraints(spec: FieldSpec) -> list[str]:
+    """What the field accepts, in words (without its choices; see ``option_lines``)."""
+    out: list[str] = ["required" if spec.required else "optional"]
+    if isinstance(spec, String):
+        if spec.format is not None:
+            out.append(_FORMAT_HINTS[spec.format])
+        lo, hi = spec.min_length, spec.max_length
+        if lo is not None and lo == hi:
+            out.append(f"exactly {lo} characters")
+        elif lo and hi is not None:
+            out.append(f"{lo} to {hi} characters")
+        elif lo:
+            out.append(f"at least {lo} characters")
+        elif hi is not None:
+            out.append(f"at most {hi} characters")
+    elif isinstance(spec, Integer | Number):
+        kind = "a whole number" if isinstance(spec, Integer) else "a number"
+        if spec.minimum is not None and spec.maximum is not None:
+            out.append(f"{kind} from {_num(spec.minimum)} to {_num(spec.maximum)}")
+        elif spec.minimum is not None:
+            out.append(f"{kind}, at least {_num(spec.minimum)}")
+        elif spec.maximum is not None:
+            out.append(f"{kind}, at most {_num(spec.maximum)}")
+        else:
+            out.append(kind)
+    elif isinstance(spec, Boolean):
+        out.append("yes or no")
+    elif isinstance(spec, Choice):
+        out.append("pick one: its number, value or title")
+    else:
+        lo, hi = spec.min_items, spec.max_items
+        if lo is not None and lo == hi:
+            count = f"exactly {lo}"
+        elif lo and hi is not None:
+            count = f"{lo} to {hi}"
+        elif lo:
+            count = f"at least {lo}"
+        elif hi is not None:
+            count = f"at most {hi}"
+        else:
+            count = "any number"
+        out.append(f"pick {count}: numbers, values or titles, separated by commas")
+    return out
+
+
+def option_lines(spec: FieldSpec) -> list[str]:
+    """The numbered choices of a choice field (empty for other kinds)."""
+    if not isinstance(spec, Choice | MultiChoice):
+        return []
+    return [f"{i}. {_option(option)}" for i, option in enumerate(spec.options, 1)]
+
+
+def show_value(spec: FieldSpec, value: object) -> str:
+    """An answer as a person reads it (option titles for choices)."""
+    if value is None:
+        return "(no answer)"
+    if isinstance(spec, Boolean) and isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(spec, Choice) and isinstance(value, str):
+        return _title_of(spec.options, value)
+    if isinstance(spec, MultiChoice) and isinstance(value, list | tuple):
+        return ", ".join(_title_of(spec.options, str(v)) for v in value) or "(none)"
+    if isinstance(value, float):
+        return _num(value)
+    return clean(str(value))
+
+
+def _title_of(options: Sequence[Option], value: str) -> str:
+    for option in options:
+        if option.value == value:
+            return clean(option.title) if option.title is not None else clean(value)
+    return clean(value)
+
+
+def default_text(spec: FieldSpec) -> str:
+    """The text a prompt starts with: the default, written as a person would type it."""
+    if spec.default is None:
+        return ""
+    if isinstance(spec, Boolean):
+        return "yes" if spec.default else "no"
+    if isinstance(spec, MultiChoice):
+        return ", ".join(spec.default)
+    if isinstance(spec, Number | Integer):
+        return _num(spec.default)
+    return str(spec.default)
+
+
+class Parsed:
+    """A typed answer read back: ``value`` (None for no answer) or ``problem``."""
+
+    __slots__ = ("problem", "value")
+
+    def __init__(self, value: object = None, problem: str | None = None) -> None:
+        self.value = value
+        self.problem = problem
+
+    def __repr__(self) -> str:
+        return f"Parsed({self.value!r}, problem={self.problem!r})"
+
+
+def parse_answer(spec: FieldSpec, text: str) -> Parsed:
+    """Read what was typed for ``spec``; the value is not yet checked against the form."""
+    text = text.strip()
+    if not text:
+        return Parsed(None)
+    if isinstance(spec, String):
+        return Parsed(text)
+    if isinstance(spec, Integer | Number):
+        return _parse_number(text, whole=isinstance(spec, Integer))
+    if isinstance(spec, Boolean):
+        word = text.lower()
+        if word in _TRUE:
+            return Parsed(True)
+        if word in _FALSE:
+            return Parsed(False)
+        return Parsed(problem="answer yes or no")
+    if isinstance(spec, Choice):
+        value = _pick(spec.options, text)
+        if value is None:
+            return Parsed(problem=f"{text!r} is not one of the choices; type its number, value or title")
+        return Parsed(value)
+    chosen: list[str] = []
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        value = _pick(spec.options, item)
+        if value is None:
+            return Parsed(problem=f"{item!r} is not one of the choices; type numbers, values or titles")
+        chosen.append(value)
+    return Parsed(chosen)
+
+
+def _parse_number(text: str, *, whole: bool) -> Parsed:
+    try:
+        number: float = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            return Parsed(problem="must be a whole number" if whole else "must be a number")
+        if not math.isfinite(number):
+            return Parsed(problem="must be a finite number")
+        if whole:
+            if not number.is_integer():
+                return Parsed(problem="must be a whole number")
+            number = int(number)
+    return Parsed(number)
+
+
+def _pick(options: Sequence[Option], text: str) -> str | None:
+    for option in options:
+        if option.value == text:
+            return option.value
+    if text.isdigit() and 1 <= int(text) <= len(options):
+        return options[int(text) - 1].value
+    folded = text.casefold()
+    for option in options:
+        if option.value.casefold() == folded or (option.title or "").casefold() == folded:
+            return option.value
+    return None

@@ -1,0 +1,83 @@
+"""One line of input at a time (prompt_toolkit): validated as it is typed, Esc and Ctrl-C
+cancel.
+
+Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
+keystroke and its message shows under the line; Enter does nothing while it fails).
+Esc or Ctrl-C raise ``Cancelled`` wherever the person is. Output goes to stderr unless an
+``Output`` is given, so stdout stays for results. Imported only by ``ui.terminal`` once
+the ``cli`` extra is known to be installed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from prompt_toolkit import PromptSession
+from prompt_toolkit.document import Document
+from prompt_toolkit.input import Input
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.output import Output, create_output
+from prompt_toolkit.validation import ValidationError, Validator
+
+__all__ = ["Cancelled", "Check", "Prompter"]
+
+#: The problem with the text typed so far, or None when it may be sent.
+Check = Callable[[str], str | None]
+
+
+class Cancelled(Exception):
+    """The person pressed Esc or Ctrl-C."""
+
+
+class _CheckValidator(Validator):
+    def __init__(self, check: Check) -> None:
+        self._check = check
+
+    def validate(self, document: Document) -> None:
+        problem = self._check(document.text)
+        if problem is not None:
+            raise ValidationError(message=problem, cursor_position=len(document.text))
+
+
+def _bindings() -> KeyBindings:
+    bindings = KeyBindings()
+
+    @bindings.add("escape", eager=True)
+    @bindings.add("c-c")
+    def _cancel(event: KeyPressEvent) -> None:
+        event.app.exit(exception=Cancelled())
+
+    return bindings
+
+
+class Prompter:
+    """Asks for one line at a time on a terminal (or on the given input and output)."""
+
+    def __init__(self, *, input: Input | None = None, output: Output | None = None) -> None:
+        self._input = input
+        self._output = output
+        self._session: PromptSession[str] | None = None
+
+    @property
+    def session(self) -> PromptSession[str]:
+        """Made on first use, so that building a ``Prompter`` needs no terminal."""
+        if self._session is None:
+            self._session = PromptSession(
+                input=self._input,
+                output=self._output if self._output is not None else create_output(stdout=sys.stderr),
+                key_bindings=_bindings(),
+            )
+        return self._session
+
+    async def ask(
+        self, message: str, *, default: str = "", check: Check | None = None, toolbar: str | None = None
+    ) -> str:
+        """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc or Ctrl-C."""
+        return await self.session.prompt_async(
+            message,
+            default=default,
+            validator=_CheckValidator(check) if check is not None else None,
+            validate_while_typing=True,
+            bottom_toolbar=toolbar,
+        )

@@ -1,0 +1,161 @@
+"""What the terminal answerer shows, as rich renderables: the question (who asks, during
+which request, the message, every field), the review of the answers, the URL consent.
+
+Rules: server text enters only as ``rich.text.Text`` built from ``form_text.clean`` output,
+never as markup, so a server cannot style, move or hide anything; styles come from here
+only. Imported only by ``ui.terminal`` once the ``cli`` extra is known to be installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from mcp_elicit.client.url_consent import UrlVerdict
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import ValidationProblem
+from mcp_elicit.forms import FieldSpec, FormSchema
+from mcp_elicit.ui.form_text import clean, constraints, default_text, label, option_lines, show_value
+
+__all__ = ["problems_text", "question_panel", "review_table", "url_panel", "url_text"]
+
+_PART_STYLES = {
+    "scheme": "dim",
+    "userinfo": "bold red strike",
+    "host": "bold",
+    "domain": "bold reverse",
+    "port": "bold",
+    "rest": "dim",
+}
+
+
+def _asker(request: ElicitationRequest) -> Text:
+    server = request.server
+    text = Text(clean(server.title or server.name), style="bold")
+    if server.version:
+        text.append(f" {clean(server.version)}")
+    return text
+
+
+def _context(request: ElicitationRequest) -> Text:
+    text = Text(f"during {clean(str(request.origin))}", style="dim")
+    if request.server.where:
+        text.append(f" · {clean(request.server.where)}", style="dim")
+    return text
+
+
+def field_rows(fields: Sequence[FieldSpec]) -> Table:
+    """Every field: number, title, description, constraints, default and choices."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(justify="right", style="bold cyan", no_wrap=True)
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for i, spec in enumerate(fields, 1):
+        about = Text()
+        if spec.description:
+            about.append(clean(spec.description, multiline=True) + "\n")
+        about.append(" · ".join(constraints(spec)), style="dim")
+        if spec.default is not None:
+            about.append(" · default: ", style="dim")
+            about.append(
+                show_value(spec, list(spec.default) if isinstance(spec.default, tuple) else spec.default)
+            )
+        for line in option_lines(spec):
+            about.append("\n  " + line)
+        grid.add_row(str(i), Text(label(spec)), about)
+    return grid
+
+
+def problems_text(problems: Sequence[ValidationProblem], schema: FormSchema | None) -> Text:
+    text = Text()
+    for problem in problems:
+        name = problem.field
+        where = name
+        if schema is not None and name is not None and name in schema.names:
+            where = label(schema.field(name))
+        text.append("✗ ", style="bold red")
+        text.append(f"{clean(where)}: {clean(problem.message)}" if where else clean(problem.message))
+        text.append("\n")
+    text.rstrip()
+    return text
+
+
+def question_panel(request: ElicitationRequest) -> Panel:
+    """The whole form-mode question."""
+    parts: list[RenderableType] = [_context(request), Text()]
+    parts.append(Text(clean(request.message, multiline=True) or "(no message)"))
+    if request.schema is not None and request.schema.fields:
+        parts.extend([Text(), field_rows(request.schema.fields)])
+    for warning in request.warnings:
+        parts.append(Text(f"⚠ {clean(warning)}", style="yellow"))
+    if request.problems:
+        parts.extend(
+            [
+                Text("The last answer was not accepted:", style="red"),
+                problems_text(request.problems, request.schema),
+            ]
+        )
+    title = _asker(request)
+    title.append(" asks")
+    return Panel(Group(*parts), title=title, title_align="left", border_style="cyan")
+
+
+def review_table(schema: FormSchema, values: Mapping[str, object]) -> Table:
+    """The answers so far, numbered so that one can be changed."""
+    table = Table(title="Your answers", title_justify="left", show_header=False, box=None, padding=(0, 2))
+    table.add_column(justify="right", style="bold cyan", no_wrap=True)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for i, spec in enumerate(schema.fields, 1):
+        value = values.get(spec.name)
+        if value is None and spec.default is not None:
+            shown = Text(f"(default: {default_text(spec)})", style="dim")
+        elif value is None:
+            shown = Text("(no answer)", style="dim")
+        else:
+            shown = Text(show_value(spec, value))
+        table.add_row(str(i), Text(label(spec)), shown)
+    return table
+
+
+def url_text(verdict: UrlVerdict) -> Text:
+    """The full URL, host and registrable domain highlighted."""
+    text = Text(overflow="fold")
+    for part in verdict.parts:
+        text.append(clean(part.text), style=_PART_STYLES[part.role] if not verdict.refused else "")
+    return text
+
+
+def url_panel(request: ElicitationRequest, verdict: UrlVerdict) -> Panel:
+    """The URL-mode question: the full URL, where it really goes, and every warning."""
+    parts: list[RenderableType] = [_context(request), Text()]
+    parts.append(Text(clean(request.message, multiline=True) or "(no message)"))
+    parts.extend([Text(), url_text(verdict), Text()])
+    if verdict.refused:
+        for warning in verdict.warnings:
+            parts.append(Text(f"✗ {clean(warning.text)}", style="bold red"))
+        parts.append(Text("This address will not be opened.", style="bold red"))
+    else:
+        site = Text("Site: ", style="dim")
+        site.append(clean(verdict.site), style="bold")
+        if verdict.host != verdict.site:
+            site.append("   page on ", style="dim")
+            site.append(clean(verdict.host))
+        if verdict.ascii_host != verdict.host:
+            site.append(f"   (to DNS: {clean(verdict.ascii_host)})", style="dim")
+        parts.append(site)
+        for warning in verdict.warnings:
+            parts.append(Text(f"⚠ {clean(warning.text)}", style="yellow"))
+        parts.append(
+            Text(
+                "Nothing is opened or fetched unless you say so; then it opens in your browser.",
+                style="dim",
+            )
+        )
+    title = _asker(request)
+    title.append(" asks you to open a web page")
+    return Panel(Group(*parts), title=title, title_align="left", border_style="magenta")

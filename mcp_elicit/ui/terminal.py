@@ -1,0 +1,272 @@
+"""The terminal answerer: a person answers a server's questions in their terminal.
+
+A form goes in three steps. First the whole question: which server asks, during which
+request, its message, and every field with its title, description, constraints, default
+and choices; the person chooses to fill it in, to decline (``d``), or to cancel (Esc).
+Then one prompt per field, prefilled with the default, checked on every keystroke with
+the form's own rules. Then a review of every answer, where any can be changed by its
+number before sending (Enter), or the whole question declined (``d``) or cancelled (Esc).
+
+A URL goes through consent: the full URL with its host and registrable domain
+highlighted and every warning from ``client.url_consent``; a refused URL can only be
+declined or cancelled. Only after the person types ``o`` is the URL handed to the system
+browser (never fetched here); then they say when they are done (Enter: the answer is
+``accept``), open it again (``r``), or cancel (Esc).
+
+Rules: Esc and Ctrl-C cancel at any prompt; declining is always an explicit choice.
+Everything shows on stderr (stdout stays for results). rich and prompt_toolkit come from
+the ``cli`` extra; without it, building a ``TerminalAnswerer`` raises a ``UsageError``
+saying what to install. The browser opener is injectable (tests, other front ends).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import sys
+import webbrowser
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from mcp_elicit.client.answerers import ElicitAnswer
+from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import FormValidationError, UsageError
+from mcp_elicit.forms import FieldSpec, FormSchema
+from mcp_elicit.ui.form_text import clean, constraints, default_text, label, option_lines, parse_answer
+
+if TYPE_CHECKING:
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+    from rich.console import Console
+
+__all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "system_browser"]
+
+#: Opens a URL in a browser; True when it could.
+Opener = Callable[[str], bool]
+
+_DECIDE = "Enter: fill in the form · d: decline · Esc: cancel > "
+_REVIEW = "Enter: send · {change}d: decline · Esc: cancel > "
+_CONSENT = "o: open it in your browser · d: decline · Esc: cancel > "
+_REFUSED = "Enter or d: decline · Esc: cancel > "
+_AFTER_OPEN = "Enter: I am done on the page · r: open it again · Esc: cancel > "
+
+
+def require_cli_extra() -> None:
+    """Raise ``UsageError`` naming what to install when rich or prompt_toolkit is missing."""
+    missing = [name for name in ("rich", "prompt_toolkit") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UsageError(
+            f"the terminal answerer needs {' and '.join(missing)}: pip install 'mcp-elicit[cli]'"
+        )
+
+
+def system_browser(url: str) -> bool:
+    """Open ``url`` in a graphical browser; False when there is none to open it with.
+
+    On a Unix without a display (and no ``$BROWSER`` chosen), ``webbrowser`` would start a
+    text browser in this very terminal, in the middle of the prompts: say no instead.
+    """
+    headless = (
+        os.name == "posix"
+        and sys.platform != "darwin"
+        and not any(os.environ.get(v) for v in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"))
+    )
+    if headless:
+        return False
+    try:
+        return webbrowser.open(url, new=2)
+    except webbrowser.Error:
+        return False
+
+
+class TerminalAnswerer:
+    """Answers elicitations by asking the person at this terminal; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        console: Console | None = None,
+        input: Input | None = None,
+        output: Output | None = None,
+        open_url: Opener = system_browser,
+        modes: Iterable[str] = ("form", "url"),
+    ) -> None:
+        require_cli_extra()
+        from rich.console import Console
+
+        from mcp_elicit.ui.prompts import Prompter
+
+        self.console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
+        self.prompter = Prompter(input=input, output=output)
+        self.open_url = open_url
+        self._modes = frozenset(modes)
+        bad = self._modes - {"form", "url"}
+        if bad:
+            raise UsageError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return self._modes
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        from mcp_elicit.ui.prompts import Cancelled
+
+        try:
+            if request.mode == "url":
+                return await self._url(request)
+            return await self._form(request)
+        except Cancelled:
+            self.console.print("Cancelled.", style="yellow")
+            return ElicitAnswer.cancel()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        """At once: the person said they were done before ``accept`` went out."""
+        return None
+
+    # ---- forms ------------------------------------------------------------------------
+
+    async def _form(self, request: ElicitationRequest) -> ElicitAnswer:
+        from mcp_elicit.ui.render import problems_text, question_panel, review_table
+
+        schema = request.schema
+        if schema is None:  # the client never asks for a form it cannot read
+            return ElicitAnswer.cancel()
+        self.console.print(question_panel(request))
+        if await self._choose(_DECIDE, "", "d") == "d":
+            return self._declined()
+        values: dict[str, Any] = {}
+        for spec in schema.fields:
+            values[spec.name] = await self._field(schema, spec, None)
+        count = len(schema.fields)
+        review = _REVIEW.format(
+            change=f"{'1' if count == 1 else f'1-{count}'}: change an answer · " if count else ""
+        )
+        while True:
+            self.console.print(review_table(schema, values))
+            problems = _problems(schema, values)
+            if problems:
+                self.console.print(problems_text(problems.problems, schema))
+            choice = (
+                await self.prompter.ask(review, check=_review_check(count, ready=problems is None))
+            ).strip()
+            if choice.lower() in _WORDS["d"]:
+                return self._declined()
+            if choice.isdigit():
+                spec = schema.fields[int(choice) - 1]
+                values[spec.name] = await self._field(schema, spec, values.get(spec.name))
+                continue
+            content = {name: value for name, value in values.items() if value is not None}
+            self.console.print("Sent.", style="green")
+            return ElicitAnswer.accept(content)
+
+    async def _field(self, schema: FormSchema, spec: FieldSpec, current: object) -> object:
+        for line in option_lines(spec):
+            self.console.print(f"  {line}", style="cyan")
+        start = _typed(current) if current is not None else default_text(spec)
+        suffix = "" if spec.required else " (optional)"
+        text = await self.prompter.ask(
+            f"{label(spec)}{suffix} > ",
+            default=start,
+            check=_field_check(schema, spec),
+            toolbar=" · ".join([*constraints(spec), "Enter: next", "Esc: cancel"]),
+        )
+        return parse_answer(spec, text).value
+
+    async def _choose(self, message: str, *choices: str) -> str:
+        """One of ``choices`` (keys of ``_WORDS``), typed as a letter or a word."""
+
+        def check(text: str) -> str | None:
+            if _canonical(text, choices) is not None:
+                return None
+            return "type " + " or ".join(repr(c) if c else "Enter" for c in choices)
+
+        text = await self.prompter.ask(message, check=check)
+        return _canonical(text, choices) or ""
+
+    def _declined(self) -> ElicitAnswer:
+        self.console.print("Declined.", style="yellow")
+        return ElicitAnswer.decline()
+
+    # ---- URLs -------------------------------------------------------------------------
+
+    async def _url(self, request: ElicitationRequest) -> ElicitAnswer:
+        from mcp_elicit.ui.render import url_panel
+
+        url = request.url or ""
+        verdict = judge_url(url)
+        self.console.print(url_panel(request, verdict))
+        if verdict.refused:
+            await self._choose(_REFUSED, "", "d")
+            return self._declined()
+        if await self._choose(_CONSENT, "o", "d") == "d":
+            return self._declined()
+        while True:
+            opened = await asyncio.to_thread(self.open_url, url)
+            if opened:
+                self.console.print("Opened in your browser.", style="green")
+            else:
+                self.console.print(
+                    "Could not start a browser here; open the address above yourself.", style="yellow"
+                )
+            if await self._choose(_AFTER_OPEN, "", "r") != "r":
+                return ElicitAnswer.accept()
+
+
+#: What may be typed for each choice ("" is Enter alone).
+_WORDS = {"": ("",), "d": ("d", "decline"), "o": ("o", "open"), "r": ("r", "retry")}
+
+
+def _canonical(text: str, choices: tuple[str, ...]) -> str | None:
+    word = text.strip().lower()
+    for choice in choices:
+        if word in _WORDS[choice]:
+            return choice
+    return None
+
+
+def _review_check(count: int, *, ready: bool) -> Callable[[str], str | None]:
+    def check(text: str) -> str | None:
+        word = text.strip().lower()
+        if word in _WORDS["d"]:
+            return None
+        if word.isdigit() and 1 <= int(word) <= count:
+            return None
+        if not word:
+            return None if ready else "fix the answers above first (type a number), or decline"
+        return f"type a number from 1 to {count} to change an answer, d to decline, or Enter to send"
+
+    return check
+
+
+def _field_check(schema: FormSchema, spec: FieldSpec) -> Callable[[str], str | None]:
+    def check(text: str) -> str | None:
+        parsed = parse_answer(spec, text)
+        if parsed.problem is not None:
+            return parsed.problem
+        if parsed.value is None:
+            if spec.required and spec.default is None:
+                return f"{label(spec)} is required"
+            return None
+        problem = schema.check_field(spec.name, parsed.value)
+        return f"{label(spec)} {clean(problem)}" if problem else None
+
+    return check
+
+
+def _typed(value: object) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError | None:
+    content = {name: value for name, value in values.items() if value is not None}
+    try:
+        schema.validate(schema.apply_defaults(content))
+    except FormValidationError as exc:
+        return exc
+    return None

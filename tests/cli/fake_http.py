@@ -1,0 +1,141 @@
+"""An HTTP server on 127.0.0.1 that fails in the ways real ones do, for the CLI tests.
+
+``fake_http(tls=False)`` serves, in a thread, until the block ends:
+
+* ``POST /auth`` 401 with a ``WWW-Authenticate`` challenge; ``POST /scope`` 403 with an
+  ``insufficient_scope`` challenge;
+* ``GET /sse`` a legacy HTTP+SSE stream whose first event is ``endpoint``; ``POST /sse``
+  405;
+* ``POST /page`` an HTML page;
+* ``POST /broken``: a modern MCP server whose ``tools/list`` page has no ``tools``;
+* ``POST /bogus``: a modern MCP server whose ``tools/call`` answers an unknown
+  ``resultType``;
+* anything else 404. With ``tls=True`` the same over TLS with a self-signed certificate
+  no client trusts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import http.server
+import json
+import ssl
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+DISCOVER = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "private",
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "fake-http", "version": "1"}},
+}
+TOOLS = {
+    "resultType": "complete",
+    "tools": [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}],
+}
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def _send(self, status: int, body: bytes, kind: str, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        if self.path == "/sse":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b"event: endpoint\ndata: /messages?session_id=abc\n\n")
+            self.wfile.flush()
+            return
+        self._send(404, b"Not Found", "text/plain")
+
+    def do_POST(self) -> None:
+        size = int(self.headers.get("Content-Length", "0"))
+        body = json.loads(self.rfile.read(size) or b"{}")
+        host = self.headers.get("Host", "")
+        if self.path == "/auth":
+            challenge = f'Bearer resource_metadata="http://{host}/.well-known/oauth-protected-resource"'
+            self._send(401, b"Unauthorized", "text/plain", {"WWW-Authenticate": challenge})
+        elif self.path == "/scope":
+            challenge = 'Bearer error="insufficient_scope", scope="bookings.write"'
+            self._send(403, b"Forbidden", "text/plain", {"WWW-Authenticate": challenge})
+        elif self.path == "/sse":
+            self._send(405, b"Method Not Allowed", "text/plain", {"Allow": "GET"})
+        elif self.path == "/page":
+            self._send(200, b"<html><body>Welcome!</body></html>", "text/html; charset=utf-8")
+        elif self.path in ("/broken", "/bogus") and isinstance(body, dict) and "id" in body:
+            method = body.get("method")
+            if method == "server/discover":
+                result: dict[str, Any] = DISCOVER
+            elif method == "tools/list":
+                result = {"resultType": "complete", "items": []} if self.path == "/broken" else TOOLS
+            else:
+                result = {"resultType": "bogus"}
+            reply = {"jsonrpc": "2.0", "id": body["id"], "result": result}
+            self._send(200, json.dumps(reply).encode(), "application/json")
+        else:
+            self._send(404, b"Not Found", "text/plain")
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_path, key_path
+
+
+@contextlib.contextmanager
+def fake_http(tmp: Path, *, tls: bool = False) -> Iterator[str]:
+    """Serve until the block ends; yields the base URL (no trailing slash)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    if tls:
+        cert, key = _self_signed(tmp)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    scheme = "https" if tls else "http"
+    try:
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

@@ -1,0 +1,125 @@
+"""A hand-written stdio MCP server that misbehaves on purpose, for the CLI tests.
+
+    python fake_stdio_server.py MODE [--era modern|legacy]
+
+Modes: ``good`` (two clean tools over two pages), ``bad-tools`` (definitions with every
+kind of fault, over two pages), ``noisy`` (prints a banner on stdout first, then behaves),
+``junk`` (prints on stdout and never speaks JSON-RPC), ``exit`` (writes to stderr and exits
+with code 3), ``loop`` (tools/list's cursor never ends), ``no-tools`` (a tools/list page
+without ``tools``), ``bogus-result`` (tools/call answers an unknown resultType), ``tool-error``
+(tools/call answers an ``isError`` result). A legacy server answers ``server/discover``
+with -32601 and speaks 2025-11-25 after ``initialize``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+SERVER_INFO = {"name": "fake", "version": "0.0.1", "title": "Fake server"}
+GOOD = [
+    {
+        "name": "echo",
+        "description": "Echo the text back.",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    },
+    {"name": "ping.v2", "description": "Answer pong.", "inputSchema": {"type": "object"}},
+]
+BAD = [
+    {"name": "bad name!", "description": "Spaces and a bang.", "inputSchema": {"type": "object"}},
+    {"name": "undocumented", "inputSchema": {"type": "object"}},
+    {
+        "name": "typo",
+        "description": "A schema with a type that does not exist.",
+        "inputSchema": {"type": "object", "properties": {"x": {"type": "strnig"}}},
+    },
+    {"name": "array_root", "description": "Arguments must be an object.", "inputSchema": {"type": "array"}},
+    {
+        "name": "header",
+        "description": "x-mcp-header on an object.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"region": {"type": "object", "x-mcp-header": "Region"}},
+        },
+    },
+    {"name": "echo", "description": "A second echo.", "inputSchema": {"type": "object"}},
+]
+
+
+def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | None:
+    method = message.get("method")
+    rid = message.get("id")
+    if rid is None:
+        return None
+    modern = era == "modern"
+    extra: dict[str, Any] = {"resultType": "complete"} if modern else {}
+
+    def result(body: dict[str, Any]) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": rid, "result": {**body, **extra}}
+
+    if method == "server/discover":
+        if not modern:
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}
+        return result(
+            {
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "ttlMs": 0,
+                "cacheScope": "private",
+                "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
+            }
+        )
+    if method == "initialize":
+        return result(
+            {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": SERVER_INFO}
+        )
+    if method == "tools/list":
+        cursor = (message.get("params") or {}).get("cursor")
+        if mode == "loop":
+            return result({"tools": GOOD[:1], "nextCursor": "again"})
+        if mode == "no-tools":
+            return result({"items": []})
+        pages = [GOOD, BAD] if mode == "bad-tools" else [GOOD[:1], GOOD[1:]]
+        if cursor is None:
+            return result({"tools": pages[0], "nextCursor": "page-2"})
+        return result({"tools": pages[1]})
+    if method == "tools/call":
+        if mode == "bogus-result":
+            return {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "bogus"}}
+        if mode == "tool-error":
+            return result({"content": [{"type": "text", "text": "echo is broken today"}], "isError": True})
+        text = ((message.get("params") or {}).get("arguments") or {}).get("text", "")
+        return result({"content": [{"type": "text", "text": f"echo: {text}"}]})
+    return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("mode")
+    parser.add_argument("--era", default="legacy", choices=["modern", "legacy"])
+    args = parser.parse_args()
+    if args.mode == "exit":
+        print("fake: cannot open the database", file=sys.stderr, flush=True)
+        return 3
+    if args.mode in ("noisy", "junk"):
+        print("Starting the fake server on stdio...", flush=True)
+    if args.mode == "junk":
+        while sys.stdin.readline():
+            print("still not JSON", flush=True)
+        time.sleep(0.1)
+        return 0
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        reply = respond(args.mode, args.era, json.loads(line))
+        if reply is not None:
+            sys.stdout.write(json.dumps(reply) + "\n")
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

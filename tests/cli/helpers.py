@@ -1,0 +1,88 @@
+"""Running the command line in process, and reading what it printed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from client.recorder import Recorder
+
+from mcp_elicit.cli.main import main
+
+from support.procs import ROOT, cli
+from support.wire import WireChecker
+
+HERE = Path(__file__).resolve().parent
+DEMO = ROOT / "examples" / "demo_server.py"
+TOMORROW = (dt.date.today() + dt.timedelta(days=1)).isoformat()
+
+
+def demo_stdio() -> list[str]:
+    """The demo server over stdio, as a command."""
+    return [*cli(), "serve", str(DEMO)]
+
+
+def fake(mode: str, era: str = "legacy") -> list[str]:
+    """The misbehaving stdio server (fake_stdio_server.py) in ``mode``."""
+    return [sys.executable, str(HERE / "fake_stdio_server.py"), mode, "--era", era]
+
+
+@dataclass
+class Run:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> dict[str, Any]:
+        value = json.loads(self.out)
+        assert isinstance(value, dict)
+        return value
+
+    def wire(self) -> list[tuple[str, dict[str, Any]]]:
+        """The messages ``--trace`` printed: ("send" | "receive", message)."""
+        out = []
+        for line in self.err.splitlines():
+            if line.startswith(("→ ", "← ")):
+                out.append(("send" if line[0] == "→" else "receive", json.loads(line[2:])))
+        return out
+
+    def sent(self) -> list[dict[str, Any]]:
+        return [m for d, m in self.wire() if d == "send"]
+
+    def sent_methods(self) -> list[str]:
+        return [m["method"] for m in self.sent() if "method" in m and "id" in m]
+
+    def check_wire(self, revision: str) -> int:
+        """Every message the client sent is valid at ``revision``; how many."""
+        recorder = Recorder()
+        for direction, message in self.wire():
+            recorder("send" if direction == "send" else "receive", message)
+        return recorder.check(WireChecker.load(revision))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Run:
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return Run(code, captured.out, captured.err)
+
+
+def answers_file(tmp: Path, script: object) -> str:
+    path = tmp / "answers.json"
+    path.write_text(json.dumps(script), encoding="utf-8")
+    return str(path)
+
+
+BOOKING = {
+    "answers": [
+        {"fields": ["party_size"], "content": {"party_size": 2, "date": TOMORROW, "seating": "terrace"}},
+        {"fields": ["confirm"], "content": {"confirm": True}},
+        {"fields": ["mood"], "content": {"mood": "lively"}},
+        {"fields": ["course"], "content": {"course": "mains"}},
+    ]
+}

@@ -1,0 +1,309 @@
+"""``mcp-elicit call`` (and ``prompt``, ``read``): a whole elicitation round over stdio and
+Streamable HTTP at both revisions, every message schema-checked, and every exit code."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from cli.fake_http import fake_http
+from cli.helpers import BOOKING, TOMORROW, answers_file, demo_stdio, fake, run
+
+from support.procs import ROOT, HttpProcess, free_port
+
+REVISIONS = ["2026-07-28", "2025-11-25"]
+BOOKED = re.compile(rf"Booked #\d+: Noma, Copenhagen, 2 people on {TOMORROW}, terrace\.")
+
+
+# ---- 0: a result --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_booking_over_stdio(capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str) -> None:
+    script = answers_file(tmp_path, BOOKING)
+    result = run(
+        capsys,
+        "call",
+        "book_table",
+        "restaurant=noma",
+        "--answers",
+        script,
+        "--trace",
+        "--protocol",
+        revision,
+        "--",
+        *demo_stdio(),
+    )
+    assert result.code == 0, result.err
+    assert BOOKED.fullmatch(result.out.strip()), result.out
+    # The rounds, as they happened.
+    assert "? Table bookings asks (" in result.err
+    assert "Booking a table at Noma, Copenhagen: how many, and when?" in result.err
+    assert f'→ accept  party_size=2, date="{TOMORROW}", seating="terrace"' in result.err
+    assert "→ accept  confirm=true" in result.err
+    # Every message the client sent is valid at its revision.
+    assert result.check_wire(revision) >= 4
+    sent = result.sent()
+    if revision == "2026-07-28":
+        calls = [m for m in sent if m.get("method") == "tools/call"]
+        assert len(calls) == 3
+        assert all(m["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] for m in calls)
+        assert "inputResponses" in calls[1]["params"] and "requestState" in calls[1]["params"]
+    else:
+        init = next(m for m in sent if m.get("method") == "initialize")
+        assert init["params"]["capabilities"] == {"elicitation": {"form": {}, "url": {}}}
+        assert [m["result"]["action"] for m in sent if "result" in m] == ["accept", "accept"]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_booking_over_http_as_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, http_demo: HttpProcess, revision: str
+) -> None:
+    script = answers_file(tmp_path, BOOKING)
+    result = run(
+        capsys,
+        "call",
+        http_demo.url,
+        "book_table",
+        "restaurant=noma",
+        "--answers",
+        script,
+        "--json",
+        "--trace",
+        "--protocol",
+        revision,
+    )
+    assert result.code == 0, result.err
+    outcome = result.json()
+    assert outcome["revision"] == revision
+    assert outcome["server"]["name"] == "bookings"
+    assert outcome["client_capabilities"] == {"elicitation": {"form": {}, "url": {}}}
+    assert BOOKED.fullmatch(outcome["result"]["content"][0]["text"])
+    assert [r["action"] for r in outcome["rounds"]] == ["accept", "accept"]
+    assert outcome["rounds"][0]["content"]["party_size"] == 2
+    assert outcome["rounds"][1]["message"].startswith("Please confirm: Noma, Copenhagen")
+    assert set(outcome["timings_ms"]) == {"connect", "request"}
+    assert result.check_wire(revision) >= 4
+
+
+def test_the_trace_shortens_request_state(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = answers_file(tmp_path, BOOKING)
+    result = run(
+        capsys, "call", "book_table", "restaurant=noma", "--answers", script, "--trace", "--", *demo_stdio()
+    )
+    assert result.code == 0
+    states = [m["params"]["requestState"] for m in result.sent() if "requestState" in m.get("params", {})]
+    assert len(states) == 2
+    assert all(re.fullmatch(r"v1\.[^…]{13}…\[\d+ chars\]", s) for s in states), states
+
+
+def test_declining_is_a_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    script = answers_file(tmp_path, [{"fields": ["party_size"], "action": "decline"}])
+    result = run(capsys, "call", "book_table", "restaurant=noma", "--answers", script, "--", *demo_stdio())
+    assert result.code == 0
+    assert result.out.startswith("No booking made at Noma, Copenhagen.")
+    assert "→ decline" in result.err
+
+
+def test_a_question_the_script_does_not_answer_is_cancelled(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = answers_file(tmp_path, [])
+    result = run(capsys, "call", "book_table", "restaurant=noma", "--answers", script, "--", *demo_stdio())
+    assert result.code == 0
+    assert result.out.startswith("Booking not finished")
+    assert "→ cancel" in result.err
+    assert "no scripted answer for Table bookings" in caplog.text
+
+
+def test_without_an_answerer_the_client_declares_no_elicitation(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(
+        capsys, "call", "book_table", "restaurant=noma", "--ui", "none", "--trace", "--", *demo_stdio()
+    )
+    assert result.code == 0
+    assert "Your client cannot show forms" in result.out
+    for message in result.sent():
+        meta = message.get("params", {}).get("_meta", {})
+        assert meta.get("io.modelcontextprotocol/clientCapabilities", {}) == {}
+
+
+def test_arguments_are_read_by_the_tool_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    typed = run(
+        capsys, "call", "cancel_booking", "booking_id=41", "--ui", "none", "--trace", "--", *demo_stdio()
+    )
+    assert typed.out.strip() == "There is no booking #41."
+    call = next(m for m in typed.sent() if m.get("method") == "tools/call")
+    assert call["params"]["arguments"] == {"booking_id": 41}
+    as_json = run(
+        capsys, "call", "cancel_booking", "--args", '{"booking_id": 7}', "--ui", "none", "--", *demo_stdio()
+    )
+    assert as_json.out.strip() == "There is no booking #7."
+
+
+def test_options_may_come_between_the_words(
+    capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
+) -> None:
+    result = run(capsys, "call", http_demo.url, "--ui", "none", "list_bookings")
+    assert result.code == 0, result.err
+
+
+def test_prompt_and_read(capsys: pytest.CaptureFixture[str], tmp_path: Path, http_demo: HttpProcess) -> None:
+    script = answers_file(tmp_path, BOOKING)
+    prompt = run(capsys, "prompt", http_demo.url, "plan_evening", "city=Oslo", "--answers", script)
+    assert prompt.code == 0, prompt.err
+    assert "[user] Plan a lively evening in Oslo" in prompt.out
+    read = run(capsys, "read", "bookings://menu/noma", "--answers", script, "--", *demo_stdio())
+    assert read.code == 0, read.err
+    assert read.out.startswith("bookings://menu/noma")
+    assert "Noma, Copenhagen — mains" in read.out
+
+
+# ---- 1: an error result --------------------------------------------------------------------
+
+
+def test_a_tool_error_exits_1(capsys: pytest.CaptureFixture[str], http_demo: HttpProcess) -> None:
+    result = run(capsys, "call", http_demo.url, "book_table", "restaurant=atlantis", "--ui", "none")
+    assert result.code == 1
+    assert "the tool reported an error" in result.err
+    assert "Unknown restaurant 'atlantis'" in result.out
+
+
+def test_an_unknown_tool_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "book_a_flight", "--", *demo_stdio())
+    assert result.code == 1
+    assert (
+        "the server has no tool 'book_a_flight'; its tools: book_table, cancel_booking, list_bookings"
+        in result.err
+    )
+
+
+def test_a_json_rpc_error_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "prompt", "no_such_prompt", "--", *demo_stdio())
+    assert result.code == 1
+    assert "prompts/get: the server answered with error -326" in result.err
+
+
+def test_an_is_error_result_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "echo", "text=x", "--json", "--", *fake("tool-error"))
+    assert result.code == 1
+    assert result.json()["result"]["isError"] is True
+
+
+# ---- 2: usage --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["call"], "give the server"),
+        (["call", "http://127.0.0.1:1/mcp"], "give the tool after the TARGET"),
+        (["call", "book_table", "--"], "nothing after --"),
+        (["call", "book_table", "restaurant", "--", "x"], "arguments are NAME=VALUE"),
+        (["call", "t", "--args", "[1]", "--", "x"], "--args must be a JSON object"),
+        (["call", "t", "--args", "{", "--", "x"], "--args is not valid JSON"),
+        (["call", "t", "--answers", "a.json", "--ui", "terminal", "--", "x"], "not both"),
+        (["call", "t", "--answers", "/does/not/exist.json", "--", "x"], "cannot read the answer script"),
+        (["read", "a://b", "c=d", "--", "x"], "read takes one URI"),
+        (["call", "t", "--ui", "terminal", "--", "x"], "--ui terminal needs a terminal"),
+    ],
+)
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
+    result = run(capsys, *argv)
+    assert result.code == 2, result.err
+    assert fragment in result.err
+
+
+def test_a_value_that_must_be_json(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "cancel_booking", "booking_id=one", "--", *demo_stdio())
+    assert result.code == 2
+    assert "the value of 'booking_id' must be JSON here" in result.err
+
+
+def test_a_broken_answer_script(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"action": "maybe"}]))
+    result = run(capsys, "call", "book_table", "--answers", str(bad), "--", "x")
+    assert result.code == 2
+    assert "action must be accept, decline or cancel" in result.err
+
+
+# ---- 3: cannot connect -------------------------------------------------------------------------
+
+
+def test_connection_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", f"http://127.0.0.1:{free_port()}/mcp", "list_bookings", "--json")
+    assert result.code == 3
+    assert result.json()["exit_code"] == 3
+    assert "connection refused" in result.err
+
+
+def test_a_server_command_that_fails(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "echo", "--", *fake("exit"))
+    assert result.code == 3
+    assert "fake: cannot open the database" in result.err
+
+
+# ---- 4: protocol violations ----------------------------------------------------------------------
+
+
+def test_an_unknown_result_type_over_stdio(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "echo", "text=hi", "--", *fake("bogus-result", "modern"))
+    assert result.code == 4
+    assert "resultType 'bogus'" in result.err
+
+
+def test_an_unknown_result_type_over_http(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "call", f"{base}/bogus", "echo")
+    assert result.code == 4
+    assert "resultType 'bogus'" in result.err
+
+
+def test_the_demo_answers_file_fits_the_demo_server() -> None:
+    script = json.loads((ROOT / "examples" / "demo_answers.json").read_text())
+    fields = [set(entry["fields"]) for entry in script["answers"]]
+    assert fields == [{"party_size", "date"}, {"confirm"}, {"mood"}, {"course"}]
+
+
+# ---- URL mode ------------------------------------------------------------------------------------
+
+URL_SERVER = [*demo_stdio()[:-1], str(Path(__file__).resolve().parent / "url_server.py")]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_scripted_url_consent_shows_where_the_url_goes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
+) -> None:
+    script = answers_file(tmp_path, [{"mode": "url", "action": "accept"}])
+    result = run(
+        capsys,
+        "call",
+        "sign_in",
+        "where=tricky",
+        "--answers",
+        script,
+        "--protocol",
+        revision,
+        "--json",
+        "--",
+        *URL_SERVER,
+    )
+    assert result.code == 0, result.err
+    outcome = result.json()
+    assert outcome["result"]["content"][0]["text"] == "sign-in: accept"
+    assert outcome["rounds"][0]["url_warnings"] == ["userinfo"]
+    assert "url: https://bank.com@evil.example/login  (site: evil.example)" in result.err
+    assert "warning: The part before '@' (bank.com) is a user name, not the site" in result.err
+
+
+def test_a_refused_url_is_declined_whatever_the_script_says(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = answers_file(tmp_path, [{"mode": "url", "action": "accept"}])
+    result = run(capsys, "call", "sign_in", "where=hidden", "--answers", script, "--", *URL_SERVER)
+    assert result.code == 0, result.err
+    assert result.out.strip() == "sign-in: decline"
+    assert "refused: The address contains spaces, control or invisible characters (U+202E)" in result.err

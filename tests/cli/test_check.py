@@ -1,0 +1,307 @@
+"""``mcp-elicit check``: over stdio and Streamable HTTP, against the demo server and against
+servers that fail in each way the exit codes name (0, 1, 2, 3, 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.fake_http import fake_http
+from cli.helpers import demo_stdio, fake, run
+
+from support.procs import HttpProcess, free_port
+
+REVISIONS = ["2026-07-28", "2025-11-25"]
+
+
+def _declared_nothing(sent: list[dict[str, object]]) -> None:
+    """The connection test declares no capabilities and calls no tool."""
+    assert sent
+    for message in sent:
+        params = message.get("params")
+        assert isinstance(params, dict) or params is None
+        if params is None:
+            continue
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and "io.modelcontextprotocol/clientCapabilities" in meta:
+            assert meta["io.modelcontextprotocol/clientCapabilities"] == {}
+        if message.get("method") == "initialize":
+            assert params["capabilities"] == {}
+    assert "tools/call" not in [m.get("method") for m in sent]
+
+
+# ---- 0: clean -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_the_demo_server_over_stdio_is_clean(capsys: pytest.CaptureFixture[str], revision: str) -> None:
+    result = run(capsys, "check", "--trace", "--protocol", revision, "--", *demo_stdio())
+    assert result.code == 0, result.err
+    out = result.out
+    assert "Table bookings 1.0.0  (name: bookings)" in out
+    assert f"MCP {revision}" in out
+    assert "declared no capabilities and called no tool" in out
+    assert "3, in 1 page" in out
+    for tool in ("✓ book_table", "✓ list_bookings", "✓ cancel_booking"):
+        assert tool in out
+    assert "OK: the server answers and lists its tools." in out
+    assert "mcp-elicit call book_table -- " in out
+    assert "timings" in out and "connect" in out
+    _declared_nothing(result.sent())
+    assert result.check_wire(revision) >= 2
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_the_demo_server_over_http_is_clean(
+    capsys: pytest.CaptureFixture[str], http_demo: HttpProcess, revision: str
+) -> None:
+    result = run(capsys, "check", http_demo.url, "--json", "--trace", "--protocol", revision)
+    assert result.code == 0, result.err
+    report = result.json()
+    assert report["ok"] is True and report["exit_code"] == 0
+    assert report["revision"] == revision
+    assert report["server"] == {"name": "bookings", "version": "1.0.0", "title": "Table bookings"}
+    assert report["client_capabilities"] == {}
+    assert "tools" in report["capabilities"]
+    assert [t["name"] for t in report["tools"]] == ["book_table", "list_bookings", "cancel_booking"]
+    assert all(t["ok"] for t in report["tools"])
+    assert set(report["timings_ms"]) == {"connect", "tools_list", "total"}
+    assert report["target"] == {"kind": "http", "url": http_demo.url, "headers": []}
+    _declared_nothing(result.sent())
+    assert result.check_wire(revision) >= 2
+
+
+def test_every_page_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--json", "--", *fake("good"))
+    assert result.code == 0, result.err
+    report = result.json()
+    assert report["pages"] == 2
+    assert [t["name"] for t in report["tools"]] == ["echo", "ping.v2"]
+    assert report["revision"] == "2025-11-25" and report["era"] == "handshake: initialize"
+
+
+def test_headers_are_sent_to_an_http_server(
+    capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
+) -> None:
+    result = run(capsys, "check", http_demo.url, "-H", "Authorization: Bearer t0ken", "--json")
+    assert result.code == 0, result.err
+    assert result.json()["target"]["headers"] == ["Authorization"]
+
+
+# ---- 1: the server answered, but something is wrong -----------------------------------------
+
+
+@pytest.mark.parametrize(("era", "header_severity"), [("modern", "error"), ("legacy", "warning")])
+def test_bad_tool_definitions_are_named(
+    capsys: pytest.CaptureFixture[str], era: str, header_severity: str
+) -> None:
+    result = run(capsys, "check", "--json", "--", *fake("bad-tools", era))
+    assert result.code == 1, result.err
+    report = result.json()
+    assert report["ok"] is False and report["pages"] == 2
+    problems = {(t["name"], p["code"]): p for t in report["tools"] for p in t["problems"]}
+    assert problems[("bad name!", "name")]["severity"] == "error"
+    assert problems[("undocumented", "description")]["severity"] == "warning"
+    typo = problems[("typo", "input-schema")]
+    assert "inputSchema.properties.x.type" in typo["message"] and "'strnig'" in typo["message"]
+    assert 'must have "type": "object"' in problems[("array_root", "input-schema")]["message"]
+    assert problems[("header", "x-mcp-header")]["severity"] == header_severity
+    assert problems[("echo", "duplicate-name")]["message"] == "2 tools are named 'echo'"
+    assert [t["ok"] for t in report["tools"]][:2] == [False, True]
+    assert report["errors"] == (6 if era == "modern" else 5)
+
+
+def test_bad_tool_definitions_in_human_output(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--", *fake("bad-tools"))
+    assert result.code == 1
+    assert "✗ bad name!" in result.out
+    assert "! undocumented" in result.out
+    assert "FAILED (exit 1): 5 errors, 2 warnings; see above." in result.out
+
+
+def test_strict_makes_warnings_fail(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    server = tmp_path / "quiet.py"
+    server.write_text(
+        "from mcp_elicit import Server\n"
+        "app = Server('quiet')\n"
+        "@app.tool()\n"
+        "def hush() -> str:\n"
+        "    return 'shh'\n"
+    )
+    command = ["--", *demo_stdio()[:-1], str(server)]
+    lenient = run(capsys, "check", "--json", *command)
+    assert lenient.code == 0, lenient.err
+    assert lenient.json()["warnings"] == 1
+    strict = run(capsys, "check", "--strict", *command)
+    assert strict.code == 1
+    assert "(--strict: warnings count)" in strict.out
+
+
+# ---- 2: usage ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["check"], "give the server"),
+        (["check", "ftp://example.com"], "is not an http(s):// URL"),
+        (["check", "mcp-elicit"], "put its command after --"),
+        (["check", "--"], "nothing after --"),
+        (["check", "http://127.0.0.1:1/mcp", "--", "x"], "not both"),
+        (["check", "-H", "X-A: b", "--", "x"], "--header is for HTTP targets"),
+        (["check", "http://127.0.0.1:1/mcp", "-H", "no colon"], "wants 'Name: value'"),
+        (["check", "http://127.0.0.1:1/mcp", "--timeout", "0"], "--timeout must be more than 0"),
+    ],
+)
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
+    result = run(capsys, *argv)
+    assert result.code == 2
+    assert fragment in result.err
+
+
+def test_an_unknown_revision_is_refused_by_argparse(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        run(capsys, "check", "--protocol", "2024-01-01", "http://127.0.0.1:1/mcp")
+    assert exc.value.code == 2
+
+
+# ---- 3: cannot connect --------------------------------------------------------------------
+
+
+def test_connection_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    result = run(capsys, "check", f"http://127.0.0.1:{port}/mcp")
+    assert result.code == 3
+    assert f"nothing is listening at 127.0.0.1:{port} (connection refused)" in result.err
+    assert f"mcp-elicit serve app.py --http 127.0.0.1:{port}" in result.err
+
+
+def test_connection_refused_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", f"http://127.0.0.1:{free_port()}/mcp", "--json")
+    assert result.code == 3
+    report = result.json()
+    assert report["ok"] is False and report["exit_code"] == 3
+    assert "connection refused" in report["error"]
+
+
+def test_a_command_that_does_not_exist(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--", "no-such-mcp-server-command")
+    assert result.code == 3
+    assert "cannot start the server command" in result.err
+    assert "installed and on PATH" in result.err
+
+
+def test_a_command_that_exits(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--", *fake("exit"))
+    assert result.code == 3
+    assert "exited with code 3" in result.err
+    assert "fake: cannot open the database" in result.err
+
+
+def test_the_wrong_path(capsys: pytest.CaptureFixture[str], http_demo: HttpProcess) -> None:
+    url = http_demo.url.removesuffix("/mcp") + "/api"
+    result = run(capsys, "check", url)
+    assert result.code == 3
+    assert "HTTP 404" in result.err and "no MCP endpoint here" in result.err
+    assert f"try {http_demo.url}" in result.err
+
+
+def test_a_host_the_server_does_not_accept(
+    capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
+) -> None:
+    result = run(capsys, "check", http_demo.url, "-H", "Host: mcp.example.com")
+    assert result.code == 3
+    assert "HTTP 421" in result.err and "--allow-host mcp.example.com" in result.err
+
+
+def test_authorization_required(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/auth")
+    assert result.code == 3
+    assert "HTTP 401" in result.err
+    assert 'WWW-Authenticate: Bearer resource_metadata="http://127.0.0.1' in result.err
+    assert "--header 'Authorization: Bearer TOKEN'" in result.err
+
+
+def test_forbidden_with_a_scope_challenge(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/scope", "-H", "Authorization: Bearer t")
+    assert result.code == 3
+    assert "HTTP 403" in result.err and 'error="insufficient_scope"' in result.err
+    assert "lacks a scope" in result.err
+
+
+def test_a_legacy_http_sse_server(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/sse")
+    assert result.code == 3
+    assert "legacy HTTP+SSE server (MCP 2024-11-05)" in result.err
+    assert "'/messages?session_id=abc'" in result.err
+
+
+def test_a_web_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/page")
+    assert result.code == 3
+    assert "answered with a web page (text/html), not MCP" in result.err
+
+
+def test_an_untrusted_certificate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path, tls=True) as base:
+        result = run(capsys, "check", f"{base}/mcp")
+    assert result.code == 3
+    assert "TLS: the certificate of 127.0.0.1 is not trusted" in result.err
+    assert "SSL_CERT_FILE" in result.err
+
+
+def test_https_to_a_plain_http_port(capsys: pytest.CaptureFixture[str], http_demo: HttpProcess) -> None:
+    result = run(capsys, "check", http_demo.url.replace("http://", "https://"))
+    assert result.code == 3
+    assert "does not seem to speak TLS. Try http://" in result.err
+
+
+def test_a_silent_process(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--timeout", "0.5", "--", "sleep", "30")
+    assert result.code == 3
+    assert "started but did not answer" in result.err
+
+
+# ---- 4: protocol violations ---------------------------------------------------------------
+
+
+def test_a_banner_on_stdout_is_a_violation(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--", *fake("noisy"))
+    assert result.code == 4
+    assert "✓ echo" in result.out  # the report is still given
+    assert "PROTOCOL VIOLATION (exit 4)" in result.out
+    assert "'Starting the fake server on stdio...'" in result.out
+    assert "print logs to stderr" in result.out
+
+
+def test_a_server_that_never_speaks_json_rpc(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--timeout", "0.5", "--", *fake("junk"))
+    assert result.code == 4
+    assert "never answered in JSON-RPC" in result.err
+    assert "'Starting the fake server on stdio...'" in result.err
+
+
+@pytest.mark.parametrize(
+    ("mode", "fragment"),
+    [
+        ("loop", "tools/list never ends: page 2 gives the cursor 'again' again"),
+        ("no-tools", "has no tools list"),
+    ],
+)
+def test_broken_listing_is_a_violation(capsys: pytest.CaptureFixture[str], mode: str, fragment: str) -> None:
+    result = run(capsys, "check", "--", *fake(mode))
+    assert result.code == 4
+    assert fragment in result.err
+
+
+def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/broken", "--json")
+    assert result.code == 4
+    assert result.json()["exit_code"] == 4
+    assert "has no tools list" in result.json()["error"]

@@ -1,0 +1,124 @@
+"""The terminal answerer in a real terminal: ``mcp-elicit call ... --ui terminal`` runs on a
+pseudo-terminal, the demo server over stdio behind it, and the test types the keys."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from cli.helpers import TOMORROW, demo_stdio
+from cli.pty_session import CTRL_C, CTRL_U, ENTER, ESC, PtySession
+
+from support.procs import ROOT, cli
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+BACKSPACE = "\x7f"
+
+
+@pytest.fixture
+def session() -> Iterator[PtySession]:
+    command = [*cli(), "call", "book_table", "restaurant=noma", "--ui", "terminal", "--", *demo_stdio()]
+    pty = PtySession(command, cwd=ROOT)
+    try:
+        yield pty
+    finally:
+        pty.close()
+
+
+def fill_the_form(pty: PtySession) -> None:
+    pty.expect("Table bookings 1.0.0 asks")
+    pty.expect("Booking a table at Noma, Copenhagen: how many, and when?")
+    pty.expect("a whole number from 1 to 20")
+    pty.expect("3. At the bar (bar)")
+    pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
+    pty.send(ENTER)
+    pty.expect("Party size >")
+    pty.send("25")
+    pty.expect("Party size must be at most 20")  # checked as it is typed
+    pty.send(ENTER + BACKSPACE + BACKSPACE + "2" + ENTER)
+    pty.expect("Date >")
+    pty.send("tomorrow")
+    pty.expect("Date must be a date like")
+    pty.send(CTRL_U + TOMORROW + ENTER)
+    pty.expect("Seating (optional) >")
+    pty.send(ENTER)  # the default, inside
+    pty.expect("Dietary needs (optional) >")
+    pty.send("vegan, 3" + ENTER)
+    pty.expect("Your answers")
+    pty.expect("Enter: send · 1-4: change an answer · d: decline · Esc: cancel >")
+
+
+def test_fill_review_change_send_and_confirm(session: PtySession) -> None:
+    fill_the_form(session)
+    session.send("3" + ENTER)  # change the seating
+    session.expect("Seating (optional) >")
+    session.send(CTRL_U + "On the terrace" + ENTER)
+    session.expect("On the terrace")
+    session.expect("Enter: send")
+    session.send(ENTER)
+    session.expect("Sent.")
+    session.expect(f"Please confirm: Noma, Copenhagen, 2 people on {TOMORROW}, terrace, vegan, gluten-free")
+    session.expect("Enter: fill in the form")
+    session.send(ENTER)
+    session.expect("Confirm >")
+    session.send(ENTER)  # the default, yes
+    session.expect("Enter: send · 1: change an answer")
+    session.send(ENTER)
+    session.expect(f"Booked #1: Noma, Copenhagen, 2 people on {TOMORROW}, terrace, vegan, gluten-free.")
+    assert session.wait() == 0
+
+
+def test_decline(session: PtySession) -> None:
+    session.expect("Enter: fill in the form · d: decline")
+    session.send("d" + ENTER)
+    session.expect("Declined.")
+    session.expect("No booking made at Noma, Copenhagen. Would another restaurant or another day suit you?")
+    assert session.wait() == 0
+
+
+def test_decline_after_review(session: PtySession) -> None:
+    fill_the_form(session)
+    session.send("d" + ENTER)
+    session.expect("No booking made at Noma, Copenhagen.")
+    assert session.wait() == 0
+
+
+def test_esc_cancels(session: PtySession) -> None:
+    session.expect("Enter: fill in the form")
+    session.send(ENTER)
+    session.expect("Party size >")
+    session.send("4")
+    session.send(ESC, pause=0.8)
+    session.expect("Cancelled.")
+    session.expect("Booking not finished; ask me again when you are ready.")
+    assert session.wait() == 0
+
+
+def test_ctrl_c_cancels(session: PtySession) -> None:
+    fill_the_form(session)
+    session.send(CTRL_C)
+    session.expect("Cancelled.")
+    session.expect("Booking not finished; ask me again when you are ready.")
+    assert session.wait() == 0
+
+
+def test_url_consent_in_a_real_terminal() -> None:
+    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
+    pty = PtySession([*cli(), "call", "sign_in", "where=tricky", "--ui", "terminal", "--", *server], cwd=ROOT)
+    try:
+        pty.expect("Sign-in demo 1.0.0 asks you to open a web page")
+        pty.expect("https://bank.com@evil.example/login")
+        pty.expect("Site: evil.example")
+        pty.expect("The part before '@' (bank.com) is a user name, not the site")
+        pty.expect("o: open it in your browser · d: decline · Esc: cancel >")
+        pty.send("o" + ENTER)
+        pty.expect("Could not start a browser here; open the address above yourself.")  # no display here
+        pty.expect("Enter: I am done on the page · r: open it again · Esc: cancel >")
+        pty.send(ENTER)
+        pty.expect("sign-in: accept")
+        assert pty.wait() == 0
+    finally:
+        pty.close()

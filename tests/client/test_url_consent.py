@@ -1,0 +1,124 @@
+"""URL consent: what a person is told before a client opens a URL a server sent."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcp_elicit.client.url_consent import judge_url
+
+
+@pytest.mark.parametrize(
+    ("url", "host", "domain", "codes"),
+    [
+        ("https://login.example.com/a?b=c#d", "login.example.com", "example.com", ()),
+        ("https://login.example.co.uk/a", "login.example.co.uk", "example.co.uk", ()),
+        ("https://a.b.github.io/x", "a.b.github.io", "b.github.io", ()),
+        ("HTTPS://Login.Example.COM/", "login.example.com", "example.com", ()),
+        ("https://example.com./", "example.com", "example.com", ()),
+        ("http://127.0.0.1:8000/cb", "127.0.0.1", None, ()),
+        ("http://localhost:3000/cb", "localhost", "localhost", ()),
+        ("http://app.localhost/cb", "app.localhost", "app.localhost", ()),
+        ("http://[::1]:8080/", "[::1]", None, ()),
+        ("https://bank.com@evil.example/login", "evil.example", "evil.example", ("userinfo",)),
+        ("https://user:pw@example.com/", "example.com", "example.com", ("userinfo",)),
+        ("http://example.com/", "example.com", "example.com", ("not-https",)),
+        ("https://203.0.113.5/pay", "203.0.113.5", None, ("ip-host",)),
+        ("http://203.0.113.5/", "203.0.113.5", None, ("ip-host", "not-https")),
+        ("https://[2001:db8::1]/", "[2001:db8::1]", None, ("ip-host",)),
+        ("https://3405803781/", "203.0.113.5", None, ("ip-host-form", "ip-host")),
+        ("https://0xCB.0.113.5/", "203.0.113.5", None, ("ip-host-form", "ip-host")),
+        ("https://xn--pple-43d.com/", "аpple.com", "аpple.com", ("punycode", "mixed-script")),
+        ("https://аpple.com/", "аpple.com", "аpple.com", ("idn", "mixed-script")),
+        ("https://例え.jp/", "例え.jp", "例え.jp", ("idn",)),
+        ("https://münchen.de/", "münchen.de", "münchen.de", ("idn",)),
+        ("https://%65vil.com/", "evil.com", "evil.com", ("encoded-host",)),
+        ("https:evil.com/", "evil.com", "evil.com", ("odd-syntax",)),
+        ("https://evil.example\\@bank.com/", "evil.example", "evil.example", ("odd-syntax",)),
+        ("https:///evil.com/", "evil.com", "evil.com", ("odd-syntax",)),
+    ],
+)
+def test_hosts_domains_and_warnings(url: str, host: str, domain: str | None, codes: tuple[str, ...]) -> None:
+    verdict = judge_url(url)
+    assert not verdict.refused
+    assert verdict.host == host
+    assert verdict.registrable_domain == domain
+    assert verdict.codes == codes
+    assert "".join(p.text for p in verdict.parts) == url
+
+
+@pytest.mark.parametrize(
+    ("url", "code"),
+    [
+        ("javascript:alert(document.cookie)", "scheme"),
+        ("JavaScript:alert(1)", "scheme"),
+        ("file:///etc/passwd", "scheme"),
+        ("data:text/html,<script>alert(1)</script>", "scheme"),
+        ("ftp://example.com/x", "scheme"),
+        ("//example.com/x", "malformed"),
+        ("example.com", "malformed"),
+        ("https://", "no-host"),
+        ("https:///", "no-host"),
+        ("https://exa mple.com/", "hidden-characters"),
+        ("https://example.com/\u202egnp.exe", "hidden-characters"),
+        ("https://exam\u200bple.com/", "hidden-characters"),
+        ("https://example.com/\x1b[2J", "hidden-characters"),
+        ("https://example.com:99999/", "malformed"),
+        ("https://example.com:80a/", "malformed"),
+        ("https://a..com/", "malformed"),
+        ("https://1.2.3.4.5/", "malformed"),
+        ("https://256.1.1.1/", "malformed"),
+        ("https://[::1/", "malformed"),
+        ("https://xn--zz/", "malformed"),
+    ],
+)
+def test_refused(url: str, code: str) -> None:
+    verdict = judge_url(url)
+    assert verdict.refused
+    assert verdict.codes == (code,)
+    assert verdict.warnings[0].text
+
+
+def test_the_texts_name_the_real_destination() -> None:
+    verdict = judge_url("https://bank.com@evil.example/login")
+    (warning,) = verdict.warnings
+    assert "bank.com" in warning.text and "evil.example" in warning.text
+    punycode = judge_url("https://xn--pple-43d.com/")
+    assert "аpple.com" in punycode.warnings[0].text and "xn--pple-43d.com" in punycode.warnings[0].text
+    mixed = punycode.warnings[1].text
+    assert "Cyrillic" in mixed and "Latin" in mixed
+
+
+def test_parts_highlight_the_domain_inside_the_host() -> None:
+    verdict = judge_url("https://bank.com@login.evil.co.uk:8443/x")
+    assert [(p.role, p.text) for p in verdict.parts] == [
+        ("scheme", "https://"),
+        ("userinfo", "bank.com@"),
+        ("host", "login."),
+        ("domain", "evil.co.uk"),
+        ("port", ":8443"),
+        ("rest", "/x"),
+    ]
+    assert verdict.port == 8443 and verdict.userinfo == "bank.com"
+
+
+def test_to_json() -> None:
+    out = judge_url("http://203.0.113.5/").to_json()
+    assert out["refused"] is False and out["ip"] is True
+    assert [w["code"] for w in out["warnings"]] == ["ip-host", "not-https"]
+
+
+@given(st.text(max_size=80))
+def test_any_string_gets_a_verdict_whose_parts_rebuild_it(text: str) -> None:
+    verdict = judge_url(text)
+    assert "".join(p.text for p in verdict.parts) == text
+    assert verdict.refused or verdict.scheme in ("http", "https")
+
+
+@given(st.from_regex(r"https?://[a-z0-9.\-@:%\[\]\\/]{0,40}", fullmatch=True))
+def test_urlish_strings_never_raise(url: str) -> None:
+    verdict = judge_url(url)
+    if not verdict.refused:
+        assert verdict.host
+        assert "".join(p.text for p in verdict.parts) == url

@@ -1,0 +1,114 @@
+"""Forms as text: what is typed is read back per kind of field, server text is made safe."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_elicit.forms import Boolean, Choice, Form, Integer, MultiChoice, Number, String
+from mcp_elicit.ui.form_text import (
+    clean,
+    constraints,
+    default_text,
+    label,
+    option_lines,
+    parse_answer,
+    show_value,
+)
+
+FORM = Form(
+    size=Integer(title="Party size", minimum=1, maximum=20),
+    price=Number(maximum=9.5, required=False),
+    when=String(format="date", description="The day"),
+    name=String(min_length=2, max_length=5, required=False),
+    ok=Boolean(title="Confirm", default=True),
+    seat=Choice({"in": "Inside", "out": "Terrace"}, default="in"),
+    plain=Choice(["a", "b"], required=False),
+    diet=MultiChoice(["vegan", "gluten-free"], required=False, max_items=1),
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "value", "problem"),
+    [
+        ("size", "3", 3, None),
+        ("size", " 3 ", 3, None),
+        ("size", "3.0", 3, None),
+        ("size", "3.5", None, "must be a whole number"),
+        ("size", "three", None, "must be a whole number"),
+        ("size", "", None, None),
+        ("price", "9.25", 9.25, None),
+        ("price", "nan", None, "must be a finite number"),
+        ("price", "x", None, "must be a number"),
+        ("when", "2026-12-31", "2026-12-31", None),
+        ("ok", "Y", True, None),
+        ("ok", "no", False, None),
+        ("ok", "maybe", None, "answer yes or no"),
+        ("seat", "2", "out", None),
+        ("seat", "terrace", "out", None),
+        ("seat", "in", "in", None),
+        ("seat", "3", None, "'3' is not one of the choices; type its number, value or title"),
+        ("plain", "B", "b", None),
+        ("diet", "1, gluten-free", ["vegan", "gluten-free"], None),
+        ("diet", "vegan,,", ["vegan"], None),
+        ("diet", "fish", None, "'fish' is not one of the choices; type numbers, values or titles"),
+    ],
+)
+def test_parse_answer(field: str, text: str, value: object, problem: str | None) -> None:
+    parsed = parse_answer(FORM.field(field), text)
+    assert (parsed.value, parsed.problem) == (value, problem)
+
+
+def test_a_choice_value_wins_over_a_position() -> None:
+    spec = Form(n=Choice(["2", "1"])).field("n")
+    assert parse_answer(spec, "1").value == "1"
+    assert parse_answer(spec, "2").value == "2"
+
+
+def test_values_read_back_are_checked_by_the_form() -> None:
+    assert FORM.check_field("size", parse_answer(FORM.field("size"), "25").value) == "must be at most 20"
+    assert (
+        FORM.check_field("diet", parse_answer(FORM.field("diet"), "1,2").value)
+        == "must have at most 1 choice"
+    )
+    assert FORM.check_field("when", parse_answer(FORM.field("when"), "tomorrow").value) == (
+        "must be a date like 2026-12-31"
+    )
+
+
+def test_constraints_say_everything_a_person_needs() -> None:
+    assert constraints(FORM.field("size")) == ["required", "a whole number from 1 to 20"]
+    assert constraints(FORM.field("price")) == ["optional", "a number, at most 9.5"]
+    assert constraints(FORM.field("when")) == ["required", "a date, YYYY-MM-DD"]
+    assert constraints(FORM.field("name")) == ["optional", "2 to 5 characters"]
+    assert constraints(FORM.field("ok")) == ["required", "yes or no"]
+    assert constraints(FORM.field("diet")) == [
+        "optional",
+        "pick at most 1: numbers, values or titles, separated by commas",
+    ]
+    assert option_lines(FORM.field("seat")) == ["1. Inside (in)", "2. Terrace (out)"]
+    assert option_lines(FORM.field("plain")) == ["1. a", "2. b"]
+    assert option_lines(FORM.field("size")) == []
+
+
+def test_labels_defaults_and_shown_values() -> None:
+    assert label(FORM.field("size")) == "Party size"
+    assert label(FORM.field("when")) == "When"
+    assert default_text(FORM.field("ok")) == "yes"
+    assert default_text(FORM.field("seat")) == "in"
+    assert default_text(FORM.field("size")) == ""
+    assert show_value(FORM.field("seat"), "out") == "Terrace"
+    assert show_value(FORM.field("diet"), ["vegan"]) == "vegan"
+    assert show_value(FORM.field("diet"), []) == "(none)"
+    assert show_value(FORM.field("ok"), False) == "no"
+    assert show_value(FORM.field("price"), 2.0) == "2"
+    assert show_value(FORM.field("price"), None) == "(no answer)"
+
+
+def test_clean_defuses_terminal_control() -> None:
+    assert clean("a\x1b[2Jb") == "a\\x1b[2Jb"
+    assert clean("evil\u202etxt.exe") == "evil<U+202E>txt.exe"
+    assert clean("zero\u200bwidth") == "zero<U+200B>width"
+    assert clean("two\nlines\r") == "two lines "
+    assert clean("two\nlines", multiline=True) == "two\nlines"
+    assert clean("bell\x07") == "bell\\x07"
+    assert clean("Zürich 東京") == "Zürich 東京"

@@ -1,0 +1,332 @@
+"""The terminal answerer, driven through prompt_toolkit's pipe input (keys as a terminal
+sends them) with its screen captured; the real-terminal test is tests/cli/test_pty.py."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import importlib.util
+import io
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from mcp_elicit.cli.loader import load_server
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
+from mcp_elicit.errors import UsageError, ValidationProblem
+from mcp_elicit.forms import Boolean, Choice, Form, Integer, MultiChoice, String
+from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.ui import terminal
+from mcp_elicit.ui.terminal import TerminalAnswerer, system_browser
+
+pytestmark = pytest.mark.anyio
+
+TOMORROW = (dt.date.today() + dt.timedelta(days=1)).isoformat()
+SERVER = ServerInfo(name="bookings", version="1.0.0", title="Table bookings", where="memory:bookings")
+ORIGIN = Origin("tools/call", "book")
+FORM = Form(
+    size=Integer(title="Party size", description="How many people, you included", minimum=1, maximum=20),
+    date=String(title="Date", format="date"),
+    seat=Choice({"in": "Inside", "out": "On the terrace"}, title="Seating", default="in"),
+    diet=MultiChoice(["vegan", "gluten-free"], title="Dietary needs", required=False),
+    ok=Boolean(title="Confirm", default=True),
+)
+ENTER, ESC, CTRL_C, CTRL_U, BACKSPACE = "\r", "\x1b", "\x03", "\x15", "\x7f"
+
+
+def form_request(
+    schema: Any = FORM, message: str = "How many, and when?", **extra: Any
+) -> ElicitationRequest:
+    params = {
+        "mode": "form",
+        "message": message,
+        "requestedSchema": schema.to_json() if hasattr(schema, "to_json") else schema,
+    }
+    return parse_elicitation(params, server=SERVER, key="details", origin=ORIGIN)
+
+
+def url_request(url: str, message: str = "Sign in to your mail") -> ElicitationRequest:
+    return parse_elicitation(
+        {"mode": "url", "message": message, "url": url, "elicitationId": "e1"},
+        server=SERVER,
+        key="signin",
+        origin=ORIGIN,
+    )
+
+
+class Browser:
+    def __init__(self, works: bool = True) -> None:
+        self.opened: list[str] = []
+        self.works = works
+
+    def __call__(self, url: str) -> bool:
+        self.opened.append(url)
+        return self.works
+
+
+class Screen:
+    def __init__(self) -> None:
+        self.buffer = io.StringIO()
+        self.console = Console(
+            file=self.buffer, width=100, markup=False, emoji=False, highlight=False, color_system=None
+        )
+
+    @property
+    def text(self) -> str:
+        return self.buffer.getvalue()
+
+
+@asynccontextmanager
+async def answerer(
+    keys: str = "", *, browser: Callable[[str], bool] | None = None
+) -> AsyncIterator[tuple[TerminalAnswerer, Screen, PipeInput]]:
+    with create_pipe_input() as pipe:
+        pipe.send_text(keys)
+        screen = Screen()
+        yield (
+            TerminalAnswerer(
+                console=screen.console, input=pipe, output=DummyOutput(), open_url=browser or Browser()
+            ),
+            screen,
+            pipe,
+        )
+
+
+async def elicit(ans: TerminalAnswerer, request: ElicitationRequest) -> ElicitAnswer:
+    async with asyncio.timeout(10):
+        return await ans.elicit(request)
+
+
+def later(pipe: PipeInput, keys: str, delay: float = 0.3) -> None:
+    """Type ``keys`` once the next prompt is waiting (Esc is only Esc when nothing follows)."""
+    asyncio.get_running_loop().call_later(delay, pipe.send_text, keys)
+
+
+FILL = ENTER + "7" + ENTER + TOMORROW + ENTER + CTRL_U + "2" + ENTER + "vegan" + ENTER + ENTER
+
+
+async def test_the_question_shows_who_asks_why_and_every_field() -> None:
+    async with answerer(FILL + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.accept(size=7, date=TOMORROW, seat="out", diet=["vegan"], ok=True)
+    text = screen.text
+    for fragment in (
+        "Table bookings 1.0.0 asks",
+        "during tools/call book · memory:bookings",
+        "How many, and when?",
+        "Party size",
+        "How many people, you included",
+        "required · a whole number from 1 to 20",
+        "a date, YYYY-MM-DD",
+        "default: Inside",
+        "1. Inside (in)",
+        "2. On the terrace (out)",
+        "1. vegan",
+        "optional · pick any number",
+        "required · yes or no · default: yes",
+        "Your answers",
+        "Sent.",
+    ):
+        assert fragment in text, fragment
+
+
+async def test_an_answer_is_checked_as_it_is_typed_and_cannot_be_sent_until_it_fits() -> None:
+    # "25" is over the maximum and "x" is not a number: Enter does nothing until fixed.
+    keys = ENTER + "25" + ENTER + BACKSPACE * 2 + "x" + ENTER + BACKSPACE + "3" + ENTER
+    keys += "31-12-2026" + ENTER + CTRL_U + TOMORROW + ENTER + ENTER + ENTER + ENTER + ENTER
+    async with answerer(keys) as (ans, _, _):
+        answer = await elicit(ans, form_request())
+    assert answer.content == {"size": 3, "date": TOMORROW, "seat": "in", "ok": True}
+
+
+async def test_the_review_changes_an_answer_before_sending() -> None:
+    async with answerer(
+        FILL + "1" + ENTER + CTRL_U + "12" + ENTER + "5" + ENTER + CTRL_U + "no" + ENTER + ENTER
+    ) as (
+        ans,
+        screen,
+        _,
+    ):
+        answer = await elicit(ans, form_request())
+    assert answer.content == {"size": 12, "date": TOMORROW, "seat": "out", "diet": ["vegan"], "ok": False}
+    assert screen.text.count("Your answers") == 3
+
+
+@pytest.mark.parametrize("keys", ["d" + ENTER, "decline" + ENTER, FILL + "d" + ENTER])
+async def test_declining_is_an_explicit_choice(keys: str) -> None:
+    async with answerer(keys) as (ans, screen, _):
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.decline()
+    assert "Declined." in screen.text
+
+
+@pytest.mark.parametrize("keys", [CTRL_C, ENTER + CTRL_C, ENTER + "4" + ENTER + CTRL_C, FILL + CTRL_C])
+async def test_ctrl_c_cancels_wherever_the_person_is(keys: str) -> None:
+    async with answerer(keys) as (ans, screen, _):
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.cancel()
+    assert "Cancelled." in screen.text
+
+
+@pytest.mark.parametrize("typed", ["", ENTER, ENTER + "4" + ENTER])
+async def test_esc_cancels_wherever_the_person_is(typed: str) -> None:
+    async with answerer(typed) as (ans, _, pipe):
+        later(pipe, ESC)
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.cancel()
+
+
+async def test_an_answer_the_client_refused_is_asked_again_with_the_reason() -> None:
+    request = form_request().again((ValidationProblem("size", "must be at most 20"),))
+    async with answerer(FILL + ENTER) as (ans, screen, _):
+        await elicit(ans, request)
+    assert "The last answer was not accepted" in screen.text
+    assert "Party size: must be at most 20" in screen.text
+
+
+async def test_a_field_that_asks_for_a_secret_is_flagged() -> None:
+    schema = {"type": "object", "properties": {"password": {"type": "string"}}, "required": ["password"]}
+    async with answerer(ENTER + "hunter2" + ENTER + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request(schema))
+    assert answer.content == {"password": "hunter2"}
+    assert "⚠" in screen.text and "password" in screen.text.lower()
+
+
+async def test_server_text_cannot_drive_the_terminal() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "string", "title": "Name\x1b[31m"}}}
+    async with answerer("d" + ENTER) as (ans, screen, _):
+        await elicit(ans, form_request(schema, message="Hello\x1b[2J\x1b]0;pwned\x07 there\u202e"))
+    assert "\x1b" not in screen.text and "\x07" not in screen.text and "\u202e" not in screen.text
+    assert "Hello\\x1b[2J" in screen.text and "Name\\x1b[31m" in screen.text and "<U+202E>" in screen.text
+
+
+async def test_a_form_without_fields_is_just_sent() -> None:
+    async with answerer(ENTER + ENTER) as (ans, _, _):
+        answer = await elicit(ans, form_request({"type": "object", "properties": {}}))
+    assert answer == ElicitAnswer.accept({})
+
+
+# ---- URL consent -------------------------------------------------------------------------
+
+
+async def test_a_url_opens_only_after_consent_and_can_be_reopened() -> None:
+    browser = Browser()
+    url = "https://accounts.example.co.uk/signin?state=abc"
+    async with answerer("o" + ENTER + "r" + ENTER + ENTER, browser=browser) as (ans, screen, _):
+        request = url_request(url)
+        answer = await elicit(ans, request)
+        await asyncio.wait_for(ans.url_done(request), 1)
+    assert answer == ElicitAnswer.accept()
+    assert browser.opened == [url, url]
+    text = screen.text
+    assert "Table bookings 1.0.0 asks you to open a web page" in text
+    assert url in text and "Site: example.co.uk" in text and "page on accounts.example.co.uk" in text
+    assert "Nothing is opened or fetched unless you say so" in text
+
+
+@pytest.mark.parametrize("keys", ["d" + ENTER, "decline" + ENTER])
+async def test_a_declined_url_is_never_opened(keys: str) -> None:
+    browser = Browser()
+    async with answerer(keys, browser=browser) as (ans, screen, _):
+        answer = await elicit(ans, url_request("https://example.com/"))
+    assert answer == ElicitAnswer.decline()
+    assert browser.opened == []
+    assert "Declined." in screen.text
+
+
+async def test_enter_alone_is_not_consent() -> None:
+    browser = Browser()
+    async with answerer(ENTER + ENTER + "d" + ENTER, browser=browser) as (ans, _, _):
+        answer = await elicit(ans, url_request("https://example.com/"))
+    assert answer == ElicitAnswer.decline()
+    assert browser.opened == []
+
+
+async def test_esc_cancels_a_url_before_and_after_opening() -> None:
+    browser = Browser()
+    async with answerer(browser=browser) as (ans, _, pipe):
+        later(pipe, ESC)
+        assert await elicit(ans, url_request("https://example.com/")) == ElicitAnswer.cancel()
+        assert browser.opened == []
+        pipe.send_text("o" + ENTER)
+        later(pipe, ESC, 0.6)
+        assert await elicit(ans, url_request("https://example.com/")) == ElicitAnswer.cancel()
+    assert browser.opened == ["https://example.com/"]
+
+
+async def test_a_tricky_url_shows_where_it_really_goes() -> None:
+    async with answerer("d" + ENTER) as (ans, screen, _):
+        await elicit(ans, url_request("https://bank.com@evil.example/login"))
+    text = screen.text
+    assert "Site: evil.example" in text
+    assert "The part before '@' (bank.com) is a user name, not the site" in text
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "https://exa\u202emple.com"])
+async def test_a_refused_url_can_only_be_declined(url: str) -> None:
+    browser = Browser()
+    async with answerer("o" + ENTER + BACKSPACE + ENTER, browser=browser) as (ans, screen, _):
+        answer = await elicit(ans, url_request(url))
+    assert answer == ElicitAnswer.decline()
+    assert browser.opened == []
+    assert "This address will not be opened." in screen.text
+
+
+async def test_without_a_browser_the_person_opens_it_themselves() -> None:
+    browser = Browser(works=False)
+    async with answerer("o" + ENTER + ENTER, browser=browser) as (ans, screen, _):
+        answer = await elicit(ans, url_request("https://example.com/"))
+    assert answer == ElicitAnswer.accept()
+    assert "Could not start a browser here; open the address above yourself." in screen.text
+
+
+# ---- with a client and a server ------------------------------------------------------------
+
+
+async def test_a_booking_through_a_client_in_memory() -> None:
+    app = load_server("examples/demo_server.py")
+    app._tools["list_bookings"].fn.__globals__["BOOKINGS"].clear()
+    keys = ENTER + "2" + ENTER + TOMORROW + ENTER + ENTER + "2" + ENTER + ENTER
+    keys += ENTER + ENTER + ENTER
+    async with answerer(keys) as (ans, _, _):
+        async with connect_memory(app, answerer=ans) as client, asyncio.timeout(10):
+            result = await client.call_tool("book_table", {"restaurant": "noma"})
+    assert (
+        result["content"][0]["text"] == f"Booked #1: Noma, Copenhagen, 2 people on {TOMORROW}, inside, vegan."
+    )
+
+
+# ---- plumbing -------------------------------------------------------------------------------
+
+
+def test_without_the_cli_extra_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        terminal.importlib.util, "find_spec", lambda name: None if name == "rich" else real(name)
+    )
+    with pytest.raises(UsageError, match=r"needs rich: pip install 'mcp-elicit\[cli\]'"):
+        TerminalAnswerer()
+
+
+def test_modes_are_checked() -> None:
+    assert TerminalAnswerer(modes=["form"]).modes == frozenset({"form"})
+    with pytest.raises(UsageError, match="unknown elicitation modes"):
+        TerminalAnswerer(modes=["form", "sms"])
+
+
+def test_no_text_browser_takes_over_a_headless_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "BROWSER"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(terminal.sys, "platform", "linux")
+
+    def refuse(url: str, new: int = 0) -> bool:
+        raise AssertionError("webbrowser.open must not run here")
+
+    monkeypatch.setattr(terminal.webbrowser, "open", refuse)
+    assert system_browser("https://example.com/") is False
