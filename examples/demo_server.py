@@ -3,6 +3,13 @@
     mcp-elicit serve examples/demo_server.py                        # stdio
     mcp-elicit serve examples/demo_server.py --http 127.0.0.1:8000  # Streamable HTTP at /mcp
 
+Forms for ordinary questions (`book_table`, `cancel_booking`); URL mode for what must never
+go through a form: `check_availability` needs a TableBook API key, typed into the server's
+own page (`ctx.secret`), and `share_to_calendar` needs a sign-in at a calendar provider
+(`ctx.connect`). For the latter, run the demo provider first
+(`python examples/demo_provider.py`, or set MCP_ELICIT_DEMO_CALENDAR to where it runs);
+`make demo` starts both.
+
 Side effects (creating or cancelling a booking) happen only after the last question: on
 MCP 2026-07-28 a handler runs again from the top on every round of a multi round-trip
 request, so anything it did before a question would be done again.
@@ -11,17 +18,26 @@ request, so anything it did before a question would be done again.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import itertools
+import os
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
+import httpx
+
 from mcp_elicit import Boolean, Choice, Context, Field, Form, Server, ToolError
+from mcp_elicit.errors import ConfigError
 
 app = Server(
     "bookings",
     "1.0.0",
     title="Table bookings",
-    instructions="Book, list and cancel restaurant tables. Tools ask the user for details they need.",
+    instructions=(
+        "Book, list and cancel restaurant tables, check live availability, add a booking to the "
+        "user's calendar. Tools ask the user for details they need; API keys and sign-ins happen on "
+        "web pages, never in the chat."
+    ),
 )
 
 RESTAURANTS = {
@@ -117,6 +133,86 @@ async def cancel_booking(ctx: Context, booking_id: int) -> str:
         return f"Cancelling needs the user's confirmation, and this client cannot ask. Booking #{booking_id} kept."
     del BOOKINGS[booking_id]
     return f"Booking #{booking_id} cancelled."
+
+
+@app.tool(annotations={"readOnlyHint": True, "openWorldHint": True})
+async def check_availability(ctx: Context, restaurant: str) -> str:
+    """Check live availability; needs your TableBook API key (asked for on the server's own
+    secure page, never in the chat)."""
+    name = RESTAURANTS.get(restaurant.lower())
+    if name is None:
+        raise ToolError(f"Unknown restaurant {restaurant!r}; choose one of: {', '.join(RESTAURANTS)}")
+    if not ctx.can_elicit("url"):
+        return (
+            "Live availability needs your TableBook API key, entered on a web page, "
+            "and this client cannot open one."
+        )
+    answer = await ctx.secret(
+        "tablebook_api_key", message=f"Check live availability at {name}: enter your TableBook API key"
+    )
+    if answer.secret is None:
+        return f"Availability not checked ({_PAST[answer.action]}); no API key given."
+    key = await answer.secret.reveal()  # server-side only: it never goes into a result
+    return _tablebook_availability(name, key)
+
+
+_PAST = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
+
+
+def _tablebook_availability(name: str, key: str) -> str:
+    """Stands in for a call to TableBook's API with ``key``."""
+    seed = hashlib.sha256(name.encode()).digest()
+    times = [f"{17 + seed[i] % 5}:{'00' if seed[i + 4] % 2 else '30'}" for i in range(3)]
+    tomorrow = dt.date.today() + dt.timedelta(days=1)
+    return (
+        f"{name} has tables tomorrow ({tomorrow.isoformat()}) at {', '.join(sorted(set(times)))} "
+        "(live from TableBook, with your API key, which stays on the server)."
+    )
+
+
+CALENDAR = os.environ.get("MCP_ELICIT_DEMO_CALENDAR", "http://127.0.0.1:8766").rstrip("/")
+try:  # the provider examples/demo_provider.py runs; a real one would be e.g. Google Calendar
+    app.oauth_provider(
+        "calendar",
+        authorize_url=f"{CALENDAR}/authorize",
+        token_url=f"{CALENDAR}/token",
+        client_id="mcp-elicit-demo",
+        client_secret="demo-client-secret",
+        scopes=["calendar.events"],
+    )
+    CALENDAR_PROBLEM: str | None = None
+except ConfigError as exc:  # without the mcp-elicit[oauth] extra, the other tools still work
+    CALENDAR_PROBLEM = str(exc)
+
+
+@app.tool(annotations={"openWorldHint": True})
+async def share_to_calendar(ctx: Context, booking_id: int) -> str:
+    """Add a booking to your calendar; needs you to connect your Demo Calendar account
+    (a sign-in on the calendar's own site)."""
+    stored = BOOKINGS.get(booking_id)
+    if stored is None:
+        raise ToolError(f"There is no booking #{booking_id}.")
+    if CALENDAR_PROBLEM is not None:
+        raise ToolError(f"The calendar is not set up on this server: {CALENDAR_PROBLEM}")
+    if not ctx.can_elicit("url"):
+        return "Sharing needs you to sign in to your calendar on a web page, and this client cannot open one."
+    answer = await ctx.connect(
+        "calendar", message=f"Add booking #{booking_id} to your calendar: connect your Demo Calendar account"
+    )
+    if answer.connection is None:
+        return f"Booking #{booking_id} not shared ({_PAST[answer.action]})."
+    event = {"title": f"Dinner at {stored.restaurant}", "date": stored.booking.date.isoformat()}
+    try:  # the side effect, after the last question
+        async with answer.connection.client(timeout=10) as http:
+            response = await http.post(f"{CALENDAR}/api/events", json=event)
+    except httpx.HTTPError:
+        raise ToolError(
+            f"The calendar at {CALENDAR} does not answer; is the demo provider running?"
+        ) from None
+    if response.status_code != 201:
+        raise ToolError(f"The calendar refused the event (HTTP {response.status_code}).")
+    added = response.json()
+    return f"Added to {added['owner']}'s calendar: {added['title']} on {added['date']}."
 
 
 @app.prompt(description="Plan an evening out; asks the user what kind of evening first")

@@ -17,13 +17,18 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcp_elicit.errors import CliError, ConfigError
 from mcp_elicit.sealing import KeyRing
 
+if TYPE_CHECKING:
+    from mcp_elicit.server.app import Server
+
 __all__ = ["main"]
 
 STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
+STORE_ENV = "MCP_ELICIT_STORE"
 log = logging.getLogger("mcp_elicit.cli")
 
 
@@ -44,6 +49,20 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--state-key-file", type=Path, help=f"keys sealing requestState (else ${STATE_KEYS_ENV})"
+    )
+    serve.add_argument(
+        "--store",
+        metavar="URL",
+        help="where URL mode keeps flows, secrets, tokens and single-use markers: sqlite:///path, "
+        f"redis://host:port/db (several instances), memory:// (else ${STORE_ENV}, else a SQLite file "
+        "in the user data directory)",
+    )
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the base of the URL-mode page links, as browsers reach this server, e.g. "
+        "https://mcp.example.com (default with --http: http://HOST:PORT of the bound address, "
+        "0.0.0.0 and :: read as 127.0.0.1; with --allow-host: the Host of each MCP request)",
     )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
@@ -96,7 +115,9 @@ def _serve(args: argparse.Namespace) -> int:
             "shared key (--state-key-file or $%s, see 'mcp-elicit keygen')",
             STATE_KEYS_ENV,
         )
-    if args.http is None:
+    address = _split_address(args.http) if args.http is not None else None
+    _configure_url_mode(server, args, address)
+    if address is None:
         from mcp_elicit.transports.stdio_server import serve_stdio
 
         asyncio.run(serve_stdio(server))
@@ -105,7 +126,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from mcp_elicit.transports.http_server import LOOPBACK_HOSTS, StreamableHTTP
 
-    host, port = _split_address(args.http)
+    host, port = address
     allowed = [*LOOPBACK_HOSTS, *args.allow_host]
     app = StreamableHTTP(server, path=args.path, allowed_hosts=allowed)
     shown = f"[{host}]" if ":" in host else host
@@ -123,6 +144,32 @@ def _serve(args: argparse.Namespace) -> int:
     )
     uvicorn.Server(config).run()
     return 0
+
+
+def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:
+    """``--store`` (else ``$MCP_ELICIT_STORE``, else the server's own) and ``--public-url``
+    (else, over HTTP reached by loopback names only, the bound address)."""
+    store = args.store or os.environ.get(STORE_ENV) or None
+    public_url = args.public_url
+    if public_url is None and address is not None and not args.allow_host:
+        public_url = default_public_url(*address)
+    named = "--store" if args.store else f"${STORE_ENV}"
+    for option, setting in ((named, {"store": store}), ("--public-url", {"public_url": public_url})):
+        try:
+            server.configure_url_mode(**setting)
+        except ConfigError as exc:
+            raise CliError(f"{option}: {exc}", exit_code=2) from None
+    if store is not None:
+        from mcp_elicit.stores.redis import redact_url
+
+        log.info("URL mode keeps its state in %s", redact_url(store))
+
+
+def default_public_url(host: str, port: int) -> str:
+    """``http://HOST:PORT`` of a bound address; a wildcard address reads as 127.0.0.1."""
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _has(module: str) -> bool:

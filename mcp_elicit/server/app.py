@@ -123,6 +123,16 @@ class Server:
         self.sealer = StateSealer(keys, server_id=self.sealer.server_id, ttl=self.sealer.ttl)
         self.ephemeral_state_key = False
 
+    def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
+        """Where URL mode keeps its state and where its pages are, set before serving
+        (``mcp-elicit serve --store/--public-url``); None leaves a setting as it is.
+
+        ``store`` replaces the one given to the constructor (a URL is checked now, opened on
+        first use). ``public_url`` is the base the page links start with
+        (``http(s)://host[:port]``). ``ConfigError`` for a bad value, or for a store
+        replaced after URL mode has started using the old one."""
+        self.url_mode.configure(store=store, public_url=public_url)
+
     # ---- registration ------------------------------------------------------------
 
     def tool(

@@ -65,9 +65,18 @@ class Flow:
 
 
 class Flows:
-    def __init__(self, store: Store, *, ttl: float = 600.0, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        ttl: float = 600.0,
+        recheck: float = 1.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.store = store
         self.ttl = ttl
+        #: Seconds between looks at the flow while waiting, for events that do not cross processes.
+        self.recheck = recheck
         self.clock = clock
 
     async def start(self, kind: str, name: str, principal: str | None, **extra: Any) -> tuple[Flow, str]:
@@ -123,8 +132,8 @@ class Flows:
     async def wait(self, flow_id: str, timeout: float) -> Flow | None:
         """The flow once it is done, or as it stands after ``timeout`` seconds.
 
-        Woken by the completion event; it also looks again every second, for backends
-        whose events do not cross processes (SQLite)."""
+        Woken by the completion event; it also looks again every ``recheck`` seconds, for
+        backends whose events do not cross processes (SQLite)."""
         async with self.store.subscribe(f"flow:{flow_id}") as events:
             deadline = self.clock() + timeout
             while True:
@@ -132,4 +141,4 @@ class Flows:
                 left = deadline - self.clock()
                 if flow is None or flow.done or left <= 0:
                     return flow
-                await events.next(min(left, 1.0))
+                await events.next(min(left, self.recheck))

@@ -22,6 +22,7 @@ Rules:
 from __future__ import annotations
 
 import time
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -83,6 +84,8 @@ class UrlMode:
         self.page_auth = page_auth
         self.flow_ttl = flow_ttl
         self.flow_wait = flow_wait
+        #: How often a wait looks at the flow besides being woken (SQLite across processes).
+        self.flow_recheck = 1.0
         self.clock = clock
         self.providers: dict[str, OAuthProvider] = {}
         self.page_host: PageHost | None = None
@@ -93,6 +96,21 @@ class UrlMode:
         self._flows: Flows | None = None
         self._vault: Vault | None = None
         self._oauth: OAuthConnections | None = None
+
+    def configure(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
+        """Replace the store (before it is used) or the pages' public base URL."""
+        if store is not None:
+            if self._flows is not None or self._vault is not None or self._oauth is not None:
+                raise ConfigError("the URL-mode store is already in use; configure it before serving")
+            from mcp_elicit.stores import open_store
+
+            self._store_spec = store
+            self._store = open_store(store) if isinstance(store, str) else store
+        if public_url is not None:
+            parts = urllib.parse.urlsplit(public_url.strip())
+            if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
+                raise ConfigError(f"the public URL must look like http(s)://host[:port], not {public_url!r}")
+            self.public_url = public_url.strip().rstrip("/")
 
     @property
     def store(self) -> Store:
@@ -106,7 +124,7 @@ class UrlMode:
     @property
     def flows(self) -> Flows:
         if self._flows is None:
-            self._flows = Flows(self.store, ttl=self.flow_ttl, clock=self.clock)
+            self._flows = Flows(self.store, ttl=self.flow_ttl, recheck=self.flow_recheck, clock=self.clock)
         return self._flows
 
     @property
@@ -204,6 +222,9 @@ class UrlMode:
             left = deadline - self.clock()
             outcome = _outcome(await self.flows.wait(flow_id, min(self.flow_wait, max(left, 0.0))))
             if outcome is not None:
+                # the page may have been served by another instance: tell our session here
+                if self.on_finish is not None:
+                    self.on_finish(flow_id)
                 return outcome
             if left <= 0:
                 return "cancel"

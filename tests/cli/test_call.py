@@ -175,8 +175,8 @@ def test_an_unknown_tool_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "call", "book_a_flight", "--", *demo_stdio())
     assert result.code == 1
     assert (
-        "the server has no tool 'book_a_flight'; its tools: book_table, cancel_booking, list_bookings"
-        in result.err
+        "the server has no tool 'book_a_flight'; its tools: book_table, cancel_booking, "
+        "check_availability, list_bookings, share_to_calendar" in result.err
     )
 
 

@@ -42,8 +42,8 @@ def test_the_demo_server_over_stdio_is_clean(capsys: pytest.CaptureFixture[str],
     assert "Table bookings 1.0.0  (name: bookings)" in out
     assert f"MCP {revision}" in out
     assert "declared no capabilities and called no tool" in out
-    assert "3, in 1 page" in out
-    for tool in ("✓ book_table", "✓ list_bookings", "✓ cancel_booking"):
+    assert "5, in 1 page" in out
+    for tool in ("✓ book_table", "✓ list_bookings", "✓ cancel_booking", "✓ check_availability"):
         assert tool in out
     assert "OK: the server answers and lists its tools." in out
     assert "mcp-elicit call book_table -- " in out
@@ -64,7 +64,13 @@ def test_the_demo_server_over_http_is_clean(
     assert report["server"] == {"name": "bookings", "version": "1.0.0", "title": "Table bookings"}
     assert report["client_capabilities"] == {}
     assert "tools" in report["capabilities"]
-    assert [t["name"] for t in report["tools"]] == ["book_table", "list_bookings", "cancel_booking"]
+    assert [t["name"] for t in report["tools"]] == [
+        "book_table",
+        "list_bookings",
+        "cancel_booking",
+        "check_availability",
+        "share_to_calendar",
+    ]
     assert all(t["ok"] for t in report["tools"])
     assert set(report["timings_ms"]) == {"connect", "tools_list", "total"}
     assert report["target"] == {"kind": "http", "url": http_demo.url, "headers": []}

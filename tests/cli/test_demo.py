@@ -1,11 +1,17 @@
-"""`make demo` (examples/run_demo.py): a whole elicitation round in one command, answered
-from examples/demo_answers.json without a terminal, and by the person with one."""
+"""`make demo` (examples/run_demo.py): a form, then two URL-mode pages (an API key; a
+sign-in at the demo calendar provider), in one command. Without a terminal the forms are
+answered from examples/demo_answers.json and the demo stands in for the person on the
+pages; with one, the person answers and opens the page (here: the test, with httpx)."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import sys
+import time
+
+import httpx
 
 from cli.helpers import TOMORROW
 from cli.pty_session import PtySession
@@ -21,8 +27,9 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_without_a_terminal_the_demo_answers_from_its_script_and_finishes() -> None:
+def test_without_a_terminal_the_demo_answers_from_its_script_and_stands_in_on_the_pages() -> None:
     port = free_port()
+    started = time.monotonic()
     done = subprocess.run(
         [*DEMO, "--port", str(port)],
         stdin=subprocess.DEVNULL,
@@ -32,17 +39,34 @@ def test_without_a_terminal_the_demo_answers_from_its_script_and_finishes() -> N
         timeout=90,
         check=False,
     )
+    took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
+    assert took < 30, f"make demo took {took:.1f} s"
     booked = f"Booked #1: Noma, Copenhagen, 2 people on {TOMORROW}, terrace, vegan."
-    assert done.stdout.splitlines() == [booked, booked.removeprefix("Booked ").removesuffix(".")]
-    assert f"the booking server is at http://127.0.0.1:{port}/mcp" in done.stderr
-    assert "? Table bookings asks (details, during tools/call book_table)" in done.stderr
-    assert "→ accept  confirm=true" in done.stderr
-    assert "server stopped" in done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[:2] == [booked, booked.removeprefix("Booked ").removesuffix(".")]
+    assert lines[2].startswith(f"Noma, Copenhagen has tables tomorrow ({TOMORROW}) at ")
+    assert lines[2].endswith("(live from TableBook, with your API key, which stays on the server).")
+    assert lines[3:] == [f"Added to Ada's calendar: Dinner at Noma, Copenhagen on {TOMORROW}."]
+    err = done.stderr
+    assert f"the booking server is at http://127.0.0.1:{port}/mcp" in err
+    assert "? Table bookings asks (details, during tools/call book_table)" in err
+    assert "→ accept  confirm=true" in err
+    # URL mode: the client sees the server's own page, the person (stood in for) acts there
+    assert "during tools/call check_availability" in err
+    assert f"url: http://127.0.0.1:{port}/mcp-elicit/flows/" in err
+    assert "this demo stands in for you on the page" in err
+    assert (
+        "[standing in for you] opened the page, typed a made-up TableBook key, pressed Save: 'Saved." in err
+    )
+    assert "pressed Allow on Demo Calendar's consent page, came back: 'Connected." in err
+    assert "tb_demo_" not in done.stdout + err, "the key went to the page only"
+    assert "servers stopped" in err
     assert not _listening(port)
+    assert not _listening(port + 1)
 
 
-def test_in_a_terminal_the_person_answers() -> None:
+def test_in_a_terminal_the_person_answers_and_opens_the_page() -> None:
     port = free_port()
     pty = PtySession([*DEMO, "--port", str(port)], cwd=ROOT)
     try:
@@ -51,7 +75,24 @@ def test_in_a_terminal_the_person_answers() -> None:
         pty.send("d\r")
         pty.expect("No booking made at Noma, Copenhagen.")
         pty.expect("No bookings yet.")
+        shown = pty.expect("o: open it in your browser · d: decline · Esc: cancel >")
+        found = re.search(r"http://127\.0\.0\.1:\d+/mcp-elicit/flows/[\w-]+\?t=[\w-]+", shown)
+        assert found is not None, shown
+        pty.send("o\r")  # no browser here: the terminal says so; the person opens it themselves
+        pty.expect("Enter: I am done on the page")
+        with httpx.Client(timeout=10) as browser:  # the person's browser, on this machine
+            claimed = browser.get(found.group(0))
+            page = browser.get(claimed.url.join(claimed.headers["location"]))
+            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+            assert csrf is not None, page.text
+            saved = browser.post(
+                page.url, data={"csrf": csrf.group(1), "action": "submit", "value": "tb_mine"}
+            )
+            assert "Saved" in saved.text
+        pty.send("\r")
+        pty.expect("Noma, Copenhagen has tables tomorrow")
         assert pty.wait(60) == 0
+        assert "share_to_calendar" not in pty.screen, "nothing booked, nothing to share"
     finally:
         pty.close()
     assert not _listening(port)

@@ -1,0 +1,105 @@
+"""``mcp-elicit serve`` URL-mode options, on real processes: ``--store`` (else
+``$MCP_ELICIT_STORE``, else the SQLite file in the user data directory) and
+``--public-url`` (else the bound address; with ``--allow-host``, the request's Host)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from integration.instances import APP, Instance, Modern
+from mcp_elicit.cli.main import default_public_url
+
+from support.procs import ROOT, cli, free_port
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "url"),
+    [
+        ("127.0.0.1", 8000, "http://127.0.0.1:8000"),
+        ("0.0.0.0", 8000, "http://127.0.0.1:8000"),
+        ("::", 9000, "http://127.0.0.1:9000"),
+        ("::1", 9000, "http://[::1]:9000"),
+        ("localhost", 80, "http://localhost:80"),
+    ],
+)
+def test_the_default_public_url_is_the_bound_address(host: str, port: int, url: str) -> None:
+    assert default_public_url(host, port) == url
+
+
+async def start_flow(instance: Instance, host: str | None = None) -> str:
+    """Round one of a secret flow (it writes the flow to the store); the page link."""
+    headers = {"host": host} if host else {}
+    async with httpx.AsyncClient(timeout=20, headers=headers) as http:
+        first = (await Modern(http, instance.url).call("use_key", {"flow": "opt"}))["result"]
+    ((request,),) = [first["inputRequests"].values()]
+    link: str = request["params"]["url"]
+    return link
+
+
+def serve(tmp: Path, name: str, args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Instance:
+    return Instance(APP, free_port(), tmp / f"{name}.stderr", args, env or {})
+
+
+def databases(tmp: Path) -> list[Path]:
+    return sorted(tmp.rglob("*.db"))
+
+
+async def test_the_store_comes_from_the_flag_else_the_environment_else_the_data_dir(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    home = {"XDG_DATA_HOME": str(data), "HOME": str(tmp_path)}
+    cases = [
+        ((), {**home}, data / "mcp-elicit" / "state.db"),
+        ((), {**home, "MCP_ELICIT_STORE": f"sqlite:///{tmp_path / 'env.db'}"}, tmp_path / "env.db"),
+        (
+            ("--store", f"sqlite:///{tmp_path / 'flag.db'}"),
+            {**home, "MCP_ELICIT_STORE": "nonsense://"},
+            tmp_path / "flag.db",
+        ),
+    ]
+    for i, (args, env, expected) in enumerate(cases):
+        instance = serve(tmp_path, f"serve-{i}", args, env)
+        try:
+            instance.restart()
+            await start_flow(instance)
+        finally:
+            instance.stop()
+        assert databases(tmp_path) == [expected], (args, env, instance.stderr())
+        expected.unlink()
+
+
+def test_a_bad_store_or_public_url_stops_serve_with_usage_exit_code(tmp_path: Path) -> None:
+    for args, says in [
+        (("--store", "postgres://db/x"), "--store: store URL 'postgres://db/x': expected memory://"),
+        (("--public-url", "mcp.example.com"), "--public-url: the public URL must look like http(s)://"),
+    ]:
+        done = subprocess.run(
+            [*cli(), "serve", str(APP), "--http", f"127.0.0.1:{free_port()}", *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert says in done.stderr
+
+
+async def test_page_links_start_with_the_public_url(tmp_path: Path) -> None:
+    given = serve(tmp_path, "given", ("--store", "memory://", "--public-url", "https://mcp.example.com/"))
+    learned = serve(tmp_path, "learned", ("--store", "memory://", "--allow-host", "mcp.example.com"))
+    try:
+        given.restart()
+        assert (await start_flow(given)).startswith("https://mcp.example.com/mcp-elicit/flows/")
+        learned.restart()
+        link = await start_flow(learned, host=f"localhost:{learned.port}")
+        assert link.startswith(f"http://localhost:{learned.port}/mcp-elicit/flows/"), "the request's Host"
+    finally:
+        given.stop()
+        learned.stop()

@@ -1,0 +1,229 @@
+"""Several instances behind a real load balancer: two ``mcp-elicit serve`` processes
+sharing a key file and a real Redis, behind nginx on 127.0.0.1 doing plain round robin.
+
+Round robin with one nginx worker sends consecutive requests to the two instances in
+turn, so the rounds of one flow land on both, and the test knows which: nginx's access
+log names the upstream of every request, and every handler run is logged with its pid.
+What must hold: every form flow completes with its answers (sequential and concurrent);
+a secret typed into a page served by one instance wakes the retry waiting on the other at
+once (Redis pub/sub, not the waiter's one-second re-check); a single-use state is redeemed
+once and refused on both instances afterwards.
+
+Only 2026-07-28 is run here: its requests carry everything a round needs. A 2025-11-25
+session lives in the process that answered ``initialize`` (README, "Several instances"),
+so it needs session affinity, not round robin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+
+from integration.instances import APP, Instance, Modern, claim, keygen, submit_secret
+from mcp_elicit.client import Scripted
+from mcp_elicit.transports.http_client import connect_http
+
+from support.nginx import SKIP_REASON as NO_NGINX
+from support.nginx import Nginx, nginx_available, nginx_balancer
+from support.procs import free_port
+from support.redis import SKIP_REASON as NO_REDIS
+from support.redis import RedisServer, redis_available, redis_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+SECRET = "sk-live-4f9a-shared-across-instances"
+INVALID_STATE = {"code": -32602, "message": "Invalid or expired requestState"}
+
+
+@dataclass
+class Cluster:
+    a: Instance
+    b: Instance
+    lb: Nginx
+    redis: RedisServer
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"{self.lb.base}/mcp"
+
+    @property
+    def instances(self) -> tuple[Instance, Instance]:
+        return self.a, self.b
+
+    def runs(self, tool: str) -> dict[str, set[int]]:
+        """flow -> the pids that ran its handler."""
+        out: dict[str, set[int]] = {}
+        for instance in self.instances:
+            for _, flow, pid in instance.runs(tool):
+                out.setdefault(flow, set()).add(pid)
+        return out
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {i.log.name}\n{i.stderr()}" for i in self.instances)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    if not redis_available():
+        pytest.skip(NO_REDIS)
+    if not nginx_available():
+        pytest.skip(NO_NGINX)
+    tmp = tmp_path_factory.mktemp("cluster")
+    with contextlib.ExitStack() as stack:  # unwinds in reverse: servers, nginx, redis; even on failure
+        redis = stack.enter_context(redis_server(tmp))
+        keys = keygen(tmp / "state.keys")
+        prefix = f"it-{secrets.token_hex(4)}"
+        ports = free_port(), free_port()
+        lb = stack.enter_context(nginx_balancer(ports, tmp / "nginx"))
+        args = (
+            "--state-key-file",
+            str(keys),
+            "--store",
+            f"{redis.url}?prefix={prefix}",
+            "--public-url",
+            lb.base,
+        )
+        instances = []
+        for name, port in zip("ab", ports, strict=True):
+            instance = Instance(
+                APP,
+                port,
+                tmp / f"{name}.stderr",
+                args,
+                {"INTEGRATION_FLOW_WAIT": "60", "INTEGRATION_FLOW_RECHECK": "60"},
+            )
+            stack.callback(instance.stop)
+            instance.restart()
+            instances.append(instance)
+        yield Cluster(instances[0], instances[1], lb, redis, prefix)
+
+
+def survey_answers(name: str, guests: int) -> Scripted:
+    return Scripted.from_script(
+        [
+            {"fields": ["name"], "content": {"name": name}},
+            {"fields": ["guests"], "content": {"guests": guests}},
+            {"fields": ["seat"], "content": {"seat": "terrace"}},
+        ]
+    )
+
+
+async def run_survey(url: str, flow: str, guests: int) -> str:
+    async with connect_http(url, answerer=survey_answers(f"guest {flow}", guests), timeout=20) as client:
+        assert client.revision == "2026-07-28"
+        result = await client.call_tool("survey", {"flow": flow})
+    assert result.get("isError") is not True, result
+    text: str = result["content"][0]["text"]
+    return text
+
+
+async def test_form_flows_complete_with_their_rounds_on_both_instances(cluster: Cluster) -> None:
+    before = len(cluster.lb.served())
+    for i in range(3):
+        assert await run_survey(cluster.url, f"seq-{i}", i + 1) == f"seq-{i}: guest seq-{i}, {i + 1}, terrace"
+    flows = [f"par-{i}" for i in range(8)]
+    done = await asyncio.gather(*(run_survey(cluster.url, flow, 2) for flow in flows))
+    assert done == [f"{flow}: guest {flow}, 2, terrace" for flow in flows], "every flow completed"
+
+    runs = cluster.runs("survey")
+    both = {cluster.a.pid, cluster.b.pid}
+    for i in range(3):  # one client at a time: its four rounds alternate between the instances
+        assert runs[f"seq-{i}"] == both, cluster.logs()
+    assert set(runs) >= set(flows)
+    served = cluster.lb.served()[before:]
+    mcp = [s for s in served if s.uri == "/mcp"]
+    assert {s.upstream for s in mcp} == {cluster.a.port, cluster.b.port}
+    assert all(s.status == 200 for s in mcp), served
+    assert len(mcp) >= 11 * 4, "each survey is four rounds of tools/call at least"
+
+
+async def test_a_page_on_one_instance_wakes_the_retry_waiting_on_the_other(cluster: Cluster) -> None:
+    r = aioredis.Redis.from_url(cluster.redis.url)
+    try:
+        async with httpx.AsyncClient(timeout=20) as http, httpx.AsyncClient(timeout=20) as browser:
+            mcp = Modern(http, cluster.url)
+            first = (await mcp.call("use_key", {"flow": "secret-1"}))["result"]
+            assert first["resultType"] == "input_required"
+            ((key, request),) = first["inputRequests"].items()
+            link = request["params"]["url"]
+            assert link.startswith(f"{cluster.lb.base}/mcp-elicit/flows/"), "--public-url is the balancer"
+            flow_id = link.split("/flows/", 1)[1].split("?", 1)[0]
+            page_url, csrf = await claim(browser, link)  # the person opens the page
+
+            # the client accepted; its retry waits for the page on whichever instance it reached
+            waiting = asyncio.ensure_future(
+                mcp.call(
+                    "use_key",
+                    {"flow": "secret-1"},
+                    inputResponses={key: {"action": "accept"}},
+                    requestState=first["requestState"],
+                )
+            )
+            channel = f"{cluster.prefix}:flow:{flow_id}"
+            async with asyncio.timeout(10):
+                while (await r.pubsub_numsub(channel))[0][1] < 1:
+                    assert not waiting.done(), waiting.result()
+                    await asyncio.sleep(0.02)
+
+            await submit_secret(browser, page_url, csrf, SECRET)  # the next request: the other instance
+            submitted = time.monotonic()
+            final = (await waiting)["result"]
+            woke_after = time.monotonic() - submitted
+
+        digest = hashlib.sha256(SECRET.encode()).hexdigest()[:16]
+        assert final["content"][0]["text"] == f"secret-1: key sha256 {digest}", final
+        served = cluster.lb.served()
+        retry, page_post = served[-1], served[-2]
+        assert (retry.method, retry.uri) == ("POST", "/mcp")
+        assert (page_post.method, page_post.uri) == ("POST", f"/mcp-elicit/flows/{flow_id}")
+        assert retry.upstream != page_post.upstream, "the page and the waiting retry on different instances"
+        # without the Redis event the waiter would look again only after 60 s
+        assert woke_after < 20, f"woken {woke_after:.3f} s after the page: not by the Redis event"
+
+        # both instances open the vault (one key ring); neither asks again
+        async with httpx.AsyncClient(timeout=20) as http:
+            mcp = Modern(http, cluster.url)
+            for _ in range(2):
+                again = (await mcp.call("use_key", {"flow": "secret-2"}))["result"]
+                assert again["content"][0]["text"] == f"secret-2: key sha256 {digest}"
+        assert cluster.runs("use_key")["secret-2"] == {cluster.a.pid, cluster.b.pid}
+
+        # Redis holds it sealed: no value under the prefix contains the secret
+        keys = [k async for k in r.scan_iter(match=f"{cluster.prefix}:*")]
+        assert any(k.startswith(f"{cluster.prefix}:vault:".encode()) for k in keys), keys
+        for k in keys:
+            if await r.type(k) == b"string":
+                assert SECRET.encode() not in (await r.get(k) or b""), k
+    finally:
+        await r.aclose()
+
+
+async def test_a_replayed_single_use_state_is_refused_on_either_instance(cluster: Cluster) -> None:
+    async with httpx.AsyncClient(timeout=20) as http:
+        mcp = Modern(http, cluster.url)
+        first = (await mcp.call("pay", {"flow": "pay-1", "amount": 20}))["result"]
+        ((key, _),) = first["inputRequests"].items()
+        retry: dict[str, Any] = {
+            "inputResponses": {key: {"action": "accept", "content": {"ok": True}}},
+            "requestState": first["requestState"],
+        }
+        done = (await mcp.call("pay", {"flow": "pay-1", "amount": 20}, **retry))["result"]
+        assert done["content"][0]["text"] == "pay-1: paid 20"
+        mark = len(cluster.lb.served())
+        for _ in range(2):
+            replay = await mcp.call("pay", {"flow": "pay-1", "amount": 20}, **retry)
+            assert replay["error"] == INVALID_STATE
+    replays = cluster.lb.served()[mark:]
+    assert {s.upstream for s in replays} == {cluster.a.port, cluster.b.port}, "refused by both"
+    paid = sum(i.stderr().count("paid flow=pay-1 ") for i in cluster.instances)
+    assert paid == 1, "the one-time action ran once"

@@ -1,0 +1,214 @@
+"""A real nginx for tests: a round-robin load balancer on 127.0.0.1 in front of local
+upstreams, always stopped.
+
+* ``nginx_balancer(upstreams, workdir)``: a context manager that writes
+  ``workdir/nginx.conf`` and runs ``nginx -p workdir -c workdir/nginx.conf -e
+  workdir/error.log`` in the foreground (``daemon off``), listening on a free loopback
+  port, until the block ends (SIGQUIT, then kill). A port taken between choosing and
+  binding is retried on another.
+* One worker process, plain round robin, no keepalive to the upstreams
+  (``proxy_http_version 1.1`` with an empty ``Connection``): consecutive requests go to
+  the upstreams in turn, whatever client connection they came on. ``proxy_buffering off``
+  (SSE passes through as it is written), ``Host`` passed on as the client sent it (the
+  MCP server's DNS-rebinding check sees the balancer's address), no retry of a failed
+  request on the other upstream.
+* ``Nginx.served()`` reads the access log: one ``Served`` per finished request, naming
+  the upstream port that answered it.
+* Every path nginx writes (pid, logs, temp directories) is under ``workdir``; no system
+  file is read or written. No nginx: ``nginx_available()`` is False and tests skip saying
+  ``make services`` installs it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Nginx", "Served", "SKIP_REASON", "nginx_available", "nginx_balancer", "nginx_binary"]
+
+START_TIMEOUT = 10.0
+STOP_TIMEOUT = 5.0
+SKIP_REASON = "nginx is not installed (`make services` installs it)"
+_LOG_FORMAT = "$msec $request_method $status $upstream_addr $request_time $request_uri"
+
+
+@dataclass(frozen=True)
+class Served:
+    """One request nginx finished: which upstream port answered it (None: none did)."""
+
+    at: float
+    method: str
+    status: int
+    upstream: int | None
+    seconds: float
+    uri: str
+
+
+@dataclass
+class Nginx:
+    proc: subprocess.Popen[bytes]
+    port: int
+    workdir: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def served(self) -> list[Served]:
+        """Every request finished so far, in the order nginx logged them."""
+        path = self.workdir / "access.log"
+        if not path.exists():
+            return []
+        out: list[Served] = []
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            at, method, status, upstream, seconds, uri = line.split(" ", 5)
+            port = upstream.rsplit(":", 1)[-1]
+            out.append(
+                Served(
+                    float(at),
+                    method,
+                    int(status),
+                    int(port) if port.isdigit() else None,
+                    float(seconds),
+                    uri,
+                )
+            )
+        return out
+
+    def error_log(self) -> str:
+        path = self.workdir / "error.log"
+        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def nginx_binary() -> str | None:
+    found = shutil.which("nginx")
+    if found is not None:
+        return found
+    return "/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None
+
+
+def nginx_available() -> bool:
+    return nginx_binary() is not None
+
+
+def _config(workdir: Path, port: int, upstreams: Sequence[int], modules: str) -> str:
+    temp = "\n".join(
+        f"    {kind}_temp_path {workdir / 'tmp' / kind};"
+        for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+        # a module left out of this build has no temp path directive
+        if kind in ("client_body", "proxy") or f"--without-http_{kind}_module" not in modules
+    )
+    servers = "\n".join(f"        server 127.0.0.1:{p};" for p in upstreams)
+    user = "user root;\n" if os.geteuid() == 0 else ""  # else workers run as nobody, locked out of workdir
+    return f"""{user}daemon off;
+master_process on;
+worker_processes 1;
+pid {workdir / "nginx.pid"};
+error_log {workdir / "error.log"} info;
+events {{ worker_connections 512; }}
+http {{
+    log_format upstreams '{_LOG_FORMAT}';
+    access_log {workdir / "access.log"} upstreams;
+{temp}
+    upstream mcp {{
+{servers}
+    }}
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{
+            proxy_pass http://mcp;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $http_host;
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_read_timeout 120s;
+            proxy_next_upstream off;
+        }}
+    }}
+}}
+"""
+
+
+@contextlib.contextmanager
+def nginx_balancer(upstreams: Sequence[int], workdir: Path) -> Iterator[Nginx]:
+    """Run nginx on a free loopback port, balancing over ``upstreams`` (127.0.0.1 ports)."""
+    binary = nginx_binary()
+    if binary is None:
+        raise FileNotFoundError(SKIP_REASON)
+    modules = subprocess.run([binary, "-V"], capture_output=True, text=True, timeout=10, check=False).stderr
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "tmp").mkdir(exist_ok=True)
+    for attempt in range(3):
+        port = _free_port()
+        conf = workdir / "nginx.conf"
+        conf.write_text(_config(workdir, port, upstreams, modules), encoding="utf-8")
+        with (workdir / "nginx.stderr").open("wb") as err:
+            proc = subprocess.Popen(
+                [binary, "-p", str(workdir), "-c", str(conf), "-e", str(workdir / "error.log")],
+                stdin=subprocess.DEVNULL,
+                stdout=err,
+                stderr=err,
+                start_new_session=True,  # its own process group: workers are stopped with it
+            )
+        running = Nginx(proc, port, workdir)
+        try:
+            ready = _wait_ready(proc, port)
+        except BaseException:
+            _stop(proc)
+            raise
+        if not ready:
+            _stop(proc)
+            text = running.error_log() + (workdir / "nginx.stderr").read_text(errors="replace")
+            if "address already in use" in text.lower() and attempt < 2:
+                continue
+            raise RuntimeError(f"nginx exited with {proc.returncode}:\n{text}")
+        try:
+            yield running
+        finally:
+            _stop(proc)
+        return
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_ready(proc: subprocess.Popen[bytes], port: int) -> bool:
+    """True once nginx accepts connections on ``port``; False when it exited first."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.settimeout(0.5)
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.02)
+    raise TimeoutError(f"nginx did not listen on 127.0.0.1:{port} within {START_TIMEOUT} s")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Graceful stop (SIGQUIT lets workers finish), then kill; the master reaps its workers."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGQUIT)
+        try:
+            proc.wait(STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(STOP_TIMEOUT)
