@@ -14,6 +14,7 @@ DEMO_PORT ?= 8765
 
 include mk/peers.mk
 include mk/services.mk
+include mk/browser.mk
 
 all: test
 
@@ -33,7 +34,7 @@ $(STAMP_HARNESS): $(HARNESS_DIR)/package-lock.json $(STAMP_NODE)
 	cd $(HARNESS_DIR) && PATH=$(NODE22_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: services $(STAMP_PY) $(STAMP_HARNESS) peers
+install: services browser $(STAMP_PY) $(STAMP_HARNESS) peers
 
 lint: $(STAMP_PY)
 	$(BIN)/ruff check mcp_elicit tests examples bench

@@ -7,8 +7,9 @@ client, every question the server asks on the way answered, the result printed::
     mcp-elicit read bookings://menu/noma --answers answers.json -- mcp-elicit serve ...
 
 Who answers: ``--answers FILE`` (a script, ``client.answerers.Scripted``); else the
-terminal answerer when stdin and stderr are terminals (or ``--ui terminal``); else nobody,
-and the client declares no elicitation capability (``--ui none``). Scripted rounds are
+terminal answerer when stdin and stderr are terminals (or ``--ui terminal``); a page in
+the browser with ``--ui web`` (``ui.web.WebAnswerer``); else nobody, and the client
+declares no elicitation capability (``--ui none``). Scripted and browser rounds are
 printed on stderr as they happen; the result goes to stdout.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
@@ -24,7 +25,7 @@ import json
 import sys
 import textwrap
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,6 +38,7 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
+from mcp_elicit.ui.web import WebAnswerer
 
 __all__ = ["Recorded", "register", "run_request"]
 
@@ -57,7 +59,9 @@ class Recorded:
     """Wraps an answerer: keeps every question and answer, and prints them on stderr
     when ``echo`` (for answerers that show nothing themselves). A URL that
     ``client.url_consent`` refuses is declined before a script sees it, whatever the
-    script says; the warnings about any other URL are printed with it."""
+    script says (a person's answerer shows it, refused); the warnings about any other URL
+    are printed with it. A round's questions reach the inner answerer together when it
+    takes them so (``elicit_many``)."""
 
     inner: Answerer
     echo: bool = True
@@ -68,12 +72,36 @@ class Recorded:
         return self.inner.modes
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer | Mapping[str, Any]:
-        verdict = judge_url(request.url) if request.url is not None else None
         raw: ElicitAnswer | Mapping[str, Any]
-        if verdict is not None and verdict.refused and not isinstance(self.inner, TerminalAnswerer):
+        if self._refused(request):
             raw = ElicitAnswer.decline()
         else:
             raw = await self.inner.elicit(request)
+        return self._record(request, raw)
+
+    async def elicit_many(
+        self, requests: Sequence[ElicitationRequest]
+    ) -> list[ElicitAnswer | Mapping[str, Any]]:
+        many = getattr(self.inner, "elicit_many", None)
+        if many is None:
+            return [await self.elicit(request) for request in requests]
+        refused = [self._refused(r) for r in requests]
+        shown = [r for r, no in zip(requests, refused, strict=True) if not no]
+        given = iter(await many(shown) if shown else [])
+        return [
+            self._record(r, ElicitAnswer.decline() if no else next(given))
+            for r, no in zip(requests, refused, strict=True)
+        ]
+
+    def _refused(self, request: ElicitationRequest) -> bool:
+        if request.url is None or isinstance(self.inner, TerminalAnswerer | WebAnswerer):
+            return False
+        return judge_url(request.url).refused
+
+    def _record(
+        self, request: ElicitationRequest, raw: ElicitAnswer | Mapping[str, Any]
+    ) -> ElicitAnswer | Mapping[str, Any]:
+        verdict = judge_url(request.url) if request.url is not None else None
         answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
         entry: dict[str, Any] = {
             "key": request.key,
@@ -147,9 +175,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         )
         parser.add_argument(
             "--ui",
-            choices=["auto", "terminal", "none"],
+            choices=["auto", "terminal", "web", "none"],
             default="auto",
-            help="who answers without --answers: the terminal (auto: when there is one) or nobody",
+            help="who answers without --answers: the terminal (auto: when there is one), "
+            "a page in your browser (web), or nobody",
         )
         add_connection_options(parser, timeout=30.0)
         parser.set_defaults(handler=_main, method=method)
@@ -204,12 +233,14 @@ def _main(args: argparse.Namespace) -> int:
 
 def _answerer(args: argparse.Namespace) -> Answerer | None:
     if args.answers is not None:
-        if args.ui == "terminal":
-            raise UsageError("give --answers or --ui terminal, not both")
+        if args.ui in ("terminal", "web"):
+            raise UsageError(f"give --answers or --ui {args.ui}, not both")
         try:
             return Scripted.from_file(args.answers)
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
+    if args.ui == "web":
+        return WebAnswerer()
     terminal = sys.stdin.isatty() and sys.stderr.isatty()
     if args.ui == "terminal" and not terminal:
         raise UsageError("--ui terminal needs a terminal on stdin and stderr; give --answers FILE instead")

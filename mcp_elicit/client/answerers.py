@@ -9,6 +9,12 @@ given back with ``request.problems`` set, so an interactive answerer can ask aga
 URL-mode request, ``accept`` means the user consented to open the URL; ``url_done``
 returns when the user says the out-of-band step is finished.
 
+An answerer that can show several questions at once (the browser answerer puts one round's
+questions on one page) also has ``elicit_many(requests)``, answering them in order: see
+``BatchAnswerer``. On 2026-07-28 the client gives it every elicitation of a round together
+(when there are two or more); without it, or on 2025-11-25 (one server request at a time),
+``elicit`` is called once per question.
+
 ``Scripted`` answers from a JSON file or a mapping (for CI and tests). Entries match by
 request key, field names, server name, mode, tool/prompt/resource and message text; the
 first entry that matches answers. Keys are the server's ``inputRequests`` keys, which only
@@ -34,6 +40,7 @@ from mcp_elicit.errors import ConfigError
 
 __all__ = [
     "Answerer",
+    "BatchAnswerer",
     "ElicitAnswer",
     "NoAnswerer",
     "RootsCallback",
@@ -89,6 +96,16 @@ class Answerer(Protocol):
 
     async def url_done(self, request: ElicitationRequest) -> None:
         """Return when the user says the URL-mode step of ``request`` is finished."""
+        ...
+
+
+class BatchAnswerer(Answerer, Protocol):
+    """An answerer that answers several questions of one round together."""
+
+    async def elicit_many(
+        self, requests: Sequence[ElicitationRequest]
+    ) -> Sequence[ElicitAnswer | Mapping[str, Any]]:
+        """One answer per request, in the same order."""
         ...
 
 

@@ -12,6 +12,10 @@ Rules:
   server's protocol violation, never a silent answer. A form the client cannot show is
   reported and answered ``cancel``. An answer that still does not fit after three tries
   raises ``FormValidationError``.
+* A round's input requests (2026-07-28) are answered in their order; when the answerer has
+  ``elicit_many`` and the round holds two or more elicitations it can show, those go to it
+  together (one page for all), and any answer among them that does not fit is asked again
+  on its own.
 * Notifications go to the ``on_notification`` callback; a failing callback is logged, not
   fatal.
 * A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
@@ -23,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +43,7 @@ from mcp_elicit.core.client_inputs import (
     check_sampling_answer,
     parse_elicitation,
 )
+from mcp_elicit.core.rounds import InputRequest
 from mcp_elicit.errors import FormValidationError, ProtocolViolation, RequestTimeout, ValidationProblem
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
@@ -104,7 +109,35 @@ class Inputs:
             return check_roots_answer(roots)
         raise ProtocolViolation(f"{server} asked for {method!r}, which a server may not ask a client")
 
-    async def elicit(self, request: ElicitationRequest) -> dict[str, Any]:
+    async def answer_round(
+        self, requests: Sequence[InputRequest], *, origin: Origin, server: ServerInfo
+    ) -> dict[str, Any]:
+        """The checked answers to one round's input requests, by key (see the rules)."""
+        asked = {
+            r.key: parse_elicitation(r.params, server=server, key=r.key, origin=origin)
+            for r in requests
+            if r.method == "elicitation/create"
+        }
+        together = [e for e in asked.values() if e.mode in self.modes and e.schema_problem is None]
+        batch = getattr(self.answerer, "elicit_many", None)
+        first: dict[str, ElicitAnswer | Mapping[str, Any]] = {}
+        if batch is not None and len(together) > 1:
+            with self.thinking():
+                raws = list(await batch(together))
+            first = {e.key: raw for e, raw in zip(together, raws, strict=True)}
+        out: dict[str, Any] = {}
+        for r in requests:
+            if r.key in asked:
+                out[r.key] = await self.elicit(asked[r.key], first=first.get(r.key))
+            else:
+                out[r.key] = await self.answer(r.method, r.params, key=r.key, origin=origin, server=server)
+        return out
+
+    async def elicit(
+        self, request: ElicitationRequest, *, first: ElicitAnswer | Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The checked answer to one elicitation; ``first`` is an answer already given (by
+        ``elicit_many``), checked before the answerer is asked again."""
         if self.answerer is None or request.mode not in self.modes:
             raise ProtocolViolation(
                 f"{request.describe()}, but this client declared no {request.mode}-mode elicitation"
@@ -116,9 +149,12 @@ class Inputs:
             )
             return {"action": "cancel"}
         last: FormValidationError | None = None
-        for _ in range(_ATTEMPTS):
-            with self.thinking():
-                raw = await self.answerer.elicit(request)
+        for attempt in range(_ATTEMPTS):
+            if attempt == 0 and first is not None:
+                raw = first
+            else:
+                with self.thinking():
+                    raw = await self.answerer.elicit(request)
             answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
             try:
                 return check_elicit_answer(request, answer)

@@ -12,6 +12,8 @@ Rules:
 * ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
   input request (answerer, sampling and roots callbacks), retry with a new id, the answers
   under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
+  A round's elicitations go to the answerer together when it can take them so
+  (``elicit_many``).
   Each logical request keeps its own rounds, so concurrent requests never share state.
 * A server request on a response stream is a violation of this revision: it is logged and
   ignored, never answered.
@@ -66,11 +68,9 @@ class ModernSession:
             step = rounds.step(result)
             if isinstance(step, Complete):
                 return step.result
-            responses: dict[str, Any] = {}
-            for request in step.requests:
-                responses[request.key] = await self.conn.inputs.answer(
-                    request.method, request.params, key=request.key, origin=origin, server=self.conn.server
-                )
+            responses = await self.conn.inputs.answer_round(
+                step.requests, origin=origin, server=self.conn.server
+            )
             if step.delay > 0:
                 await asyncio.sleep(step.delay)
             send = rounds.retry(responses)

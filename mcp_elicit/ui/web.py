@@ -1,0 +1,438 @@
+"""The browser answerer: a person answers a server's questions on a page in their browser.
+
+Each round of questions (one, or every elicitation of a 2026-07-28 round together, through
+``elicit_many``) gets its own answer server on 127.0.0.1 (a random port), started for the
+round and stopped when it is answered. The page opens in the system browser: it says which
+server asks, during which request, and why; it shows every field of the form, checked as
+the person types by the form's own rules (the page asks the answer server, which runs
+``FormSchema.validate``); then a review, and Send, Decline or Cancel. A URL goes through
+the same consent as in the terminal (``client.url_consent``): the full URL, its site
+highlighted, every warning; "Open the page" opens it in a new tab (never a frame), then
+"I'm done" answers ``accept``. Nothing here fetches that URL.
+
+Rules:
+
+* The link is ``http://127.0.0.1:PORT/r/<token>``, the token ``secrets.token_urlsafe(32)``
+  and single-use: the first visit swaps it for an HttpOnly, SameSite=Strict cookie and
+  redirects to ``/form`` (reloading works, in that browser only); a second visit of the
+  link is refused (410). Every POST also needs the page's CSRF token in a header and a
+  JSON body.
+* Refused before anything else: a ``Host`` other than ``127.0.0.1:PORT`` or
+  ``localhost:PORT`` (421: DNS rebinding); an ``Origin`` other than the page's own (403);
+  ``Sec-Fetch-Site`` other than ``same-origin`` or ``none`` (403: another site, or another
+  port of this machine).
+* Every response: ``Cache-Control: no-store``, a CSP allowing only this server's own
+  script, style and requests (no inline code), no framing, no referrer.
+* The answer is checked again on the server before it is returned, so what reaches the
+  client is exactly what the terminal answerer would give (``content`` without the
+  defaults, which the client applies).
+* The page keeps an event stream open. When every stream of a page that was opened has
+  been gone for ``grace`` seconds (the tab was closed), or ``timeout`` passes, every
+  question of the round is answered ``cancel``; so is a cancelled ``elicit_many``.
+* The browser is started by the injectable ``open_url`` (``ui.terminal.system_browser`` by
+  default, in a thread); the link is also printed (``announce``) for a person to open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import importlib.resources
+import json
+import logging
+import secrets
+import socket
+import sys
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
+from typing import Any, Final, Literal
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+
+from mcp_elicit.client.answerers import ElicitAnswer
+from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import UsageError
+from mcp_elicit.ui.form_text import clean
+from mcp_elicit.ui.terminal import Opener, system_browser
+from mcp_elicit.ui.web_pages import check_form, page, review_rows
+
+__all__ = ["WebAnswerer"]
+
+log = logging.getLogger("mcp_elicit.ui.web")
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+_HEADERS: Final = {
+    "Cache-Control": "no-store",
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; "
+        "form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+    "X-Content-Type-Options": "nosniff",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Resource-Policy": "same-origin",
+}
+_STATIC: Final = {"/static/app.js": "text/javascript", "/static/app.css": "text/css"}
+_MAX_BODY: Final = 256 * 1024
+_PING_SECONDS: Final = 15.0
+#: A page opened whose event stream never connects (no JavaScript, closed at once) is gone.
+_FIRST_STREAM_SECONDS: Final = 15.0
+
+
+def _static(path: str) -> bytes:
+    name = path.rsplit("/", 1)[1]
+    return importlib.resources.files("mcp_elicit.ui").joinpath("web_static", name).read_bytes()
+
+
+def _text(status: int, text: str) -> Response:
+    return Response(text + "\n", status_code=status, media_type="text/plain", headers=_HEADERS)
+
+
+class _Round:
+    """One page's worth of questions, and how it ends (``answers``)."""
+
+    def __init__(self, requests: Sequence[ElicitationRequest], *, grace: float, lifetime: float) -> None:
+        self.requests = tuple(requests)
+        self.lifetime = lifetime
+        self.token = secrets.token_urlsafe(32)
+        self.cookie_name = "mcp_elicit_" + hashlib.sha256(self.token.encode()).hexdigest()[:12]
+        self.cookie = secrets.token_urlsafe(32)
+        self.csrf = secrets.token_urlsafe(32)
+        self.claimed = False
+        self.answers: asyncio.Future[list[ElicitAnswer]] = asyncio.get_running_loop().create_future()
+        self.ended = asyncio.Event()
+        self.reason = ""
+        self.grace = grace
+        self.streams = 0
+        self._timer: asyncio.TimerHandle | None = None
+
+    def finish(self, answers: list[ElicitAnswer], reason: str) -> None:
+        if not self.answers.done():
+            self.reason = reason
+            self.answers.set_result(answers)
+        self.ended.set()
+        if self._timer is not None:
+            self._timer.cancel()
+
+    def every(self, action: Literal["decline", "cancel"]) -> list[ElicitAnswer]:
+        return [ElicitAnswer(action) for _ in self.requests]
+
+    def stream_opened(self) -> None:
+        self.streams += 1
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def opened(self) -> None:
+        """The link was used: from now on, a page without an event stream is a closed page."""
+        self.claimed = True
+        if self.streams == 0:
+            wait = max(self.grace, _FIRST_STREAM_SECONDS)
+            self._timer = asyncio.get_running_loop().call_later(wait, self._gone)
+
+    def stream_closed(self) -> None:
+        self.streams -= 1
+        if self.streams == 0 and not self.answers.done():
+            self._timer = asyncio.get_running_loop().call_later(self.grace, self._gone)
+
+    def _gone(self) -> None:
+        if self.streams == 0:
+            self.finish(self.every("cancel"), "closed")
+
+    def judge(self, raw: object) -> tuple[list[dict[str, Any]], list[ElicitAnswer] | None]:
+        """What the page says for each question, checked: per question its problems (by
+        field position) and review rows; the answers when everything is fine."""
+        given = raw if isinstance(raw, list) and len(raw) == len(self.requests) else None
+        out: list[dict[str, Any]] = []
+        answers: list[ElicitAnswer] = []
+        for n, request in enumerate(self.requests):
+            item = given[n] if given is not None and isinstance(given[n], dict) else {}
+            action = item.get("action")
+            seen: dict[str, Any] = {"problems": {}, "form": None, "rows": []}
+            if action == "decline":
+                seen["rows"] = [["", "Declined"]]
+                answers.append(ElicitAnswer.decline())
+            elif request.mode == "url":
+                verdict = judge_url(request.url or "")
+                if action != "accept":
+                    seen["form"] = "Open the page and say when you are done, or decline this question."
+                elif verdict.refused:
+                    seen["form"] = "This address is refused; it can only be declined."
+                else:
+                    seen["rows"] = [[f"Web page on {clean(verdict.site)}", "Done"]]
+                    answers.append(ElicitAnswer.accept())
+            elif request.schema is None or action != "accept":
+                seen["form"] = "This question has no answer yet."
+            else:
+                checked = check_form(request.schema, item.get("values"))
+                seen["problems"] = {str(k): v for k, v in checked.problems.items()}
+                seen["form"] = checked.form_problem
+                if checked.ok:
+                    seen["rows"] = review_rows(request.schema, checked.content)
+                    answers.append(ElicitAnswer.accept(checked.content))
+            out.append(seen)
+        ok = len(answers) == len(self.requests)
+        return out, answers if ok else None
+
+
+class _App:
+    """The answer server of one round, as a plain ASGI callable (see the module rules)."""
+
+    def __init__(self, round_: _Round, port: int) -> None:
+        self.round = round_
+        self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        request = Request(scope, receive)
+        path, method = scope["path"], scope["method"]
+        response = self._refusal(request)
+        if response is None:
+            if method == "GET" and path.startswith("/r/"):
+                response = self._claim(path[3:])
+            elif method == "GET" and path == "/form":
+                response = self._page(request)
+            elif method == "GET" and path in _STATIC:
+                response = Response(_static(path), media_type=_STATIC[path], headers=_HEADERS)
+            elif method == "GET" and path == "/api/events":
+                if self._allowed(request):
+                    await self._events(send, receive)
+                    return
+                response = _text(403, "Not allowed.")
+            elif method == "POST" and path in ("/api/check", "/api/answer"):
+                response = await self._post(request, path)
+            else:
+                response = _text(404, "Not found.")
+        await response(scope, receive, send)
+
+    def _refusal(self, request: Request) -> Response | None:
+        host = request.headers.get("host", "")
+        if host not in self.hosts:
+            return _text(421, "This answer page is served for 127.0.0.1 only.")
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"http://{host}":
+            return _text(403, "Requests from other sites are refused.")
+        if request.headers.get("sec-fetch-site", "none") not in ("same-origin", "none"):
+            return _text(403, "Requests from other sites are refused.")
+        return None
+
+    def _allowed(self, request: Request, *, csrf: bool = False) -> bool:
+        cookie = request.cookies.get(self.round.cookie_name, "")
+        if not self.round.claimed or not hmac.compare_digest(cookie.encode(), self.round.cookie.encode()):
+            return False
+        if csrf:
+            given = request.headers.get("x-mcp-elicit-csrf", "")
+            return hmac.compare_digest(given.encode(), self.round.csrf.encode())
+        return True
+
+    def _claim(self, token: str) -> Response:
+        if not hmac.compare_digest(token.encode(), self.round.token.encode()):
+            return _text(404, "Not found.")
+        if self.round.claimed:
+            return _text(410, "This link was already opened; answer in the tab it opened in.")
+        if self.round.answers.done():
+            return _text(410, "This question is no longer open.")
+        self.round.opened()
+        response = RedirectResponse("/form", status_code=303, headers=_HEADERS)
+        response.set_cookie(
+            self.round.cookie_name,
+            self.round.cookie,
+            max_age=max(int(self.round.lifetime) + 60, 60),  # cookies are not per port: let it go
+            path="/",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
+
+    def _page(self, request: Request) -> Response:
+        if not self._allowed(request):
+            return _text(403, "Open this page from the link mcp-elicit gave; it works in one browser only.")
+        if self.round.answers.done():
+            return _text(410, "This question is no longer open.")
+        return HTMLResponse(page(self.round.requests, csrf=self.round.csrf), headers=_HEADERS)
+
+    async def _post(self, request: Request, path: str) -> Response:
+        if not self._allowed(request, csrf=True):
+            return _text(403, "Not allowed.")
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            return _text(415, "Send JSON.")
+        body = await request.body()
+        if len(body) > _MAX_BODY:
+            return _text(413, "Too large.")
+        try:
+            data = json.loads(body)
+        except ValueError:
+            return _text(400, "Not JSON.")
+        if not isinstance(data, dict):
+            return _text(400, "Send a JSON object.")
+        if self.round.answers.done():
+            return JSONResponse({"ok": False, "ended": self.round.reason}, 409, headers=_HEADERS)
+        if path == "/api/answer" and data.get("action") in ("decline", "cancel"):
+            action: Literal["decline", "cancel"] = "decline" if data["action"] == "decline" else "cancel"
+            self.round.finish(self.round.every(action), action)
+            return JSONResponse({"ok": True}, headers=_HEADERS)
+        questions, answers = self.round.judge(data.get("questions"))
+        if path == "/api/check":
+            return JSONResponse({"ok": answers is not None, "questions": questions}, headers=_HEADERS)
+        if data.get("action") != "accept":
+            return _text(400, "The action is accept, decline or cancel.")
+        if answers is None:
+            return JSONResponse({"ok": False, "questions": questions}, 422, headers=_HEADERS)
+        self.round.finish(answers, "answered")
+        return JSONResponse({"ok": True}, headers=_HEADERS)
+
+    async def _events(self, send: Send, receive: Receive) -> None:
+        """An event stream that says when the round ends, and whose end says the page went."""
+        headers = [(k.lower().encode(), v.encode()) for k, v in _HEADERS.items()]
+        headers.append((b"content-type", b"text/event-stream"))
+        self.round.stream_opened()
+        gone = asyncio.ensure_future(_disconnected(receive))
+        ended = asyncio.ensure_future(self.round.ended.wait())
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": b"retry: 1000\n\n", "more_body": True})
+            while True:
+                done, _ = await asyncio.wait(
+                    {gone, ended}, timeout=_PING_SECONDS, return_when="FIRST_COMPLETED"
+                )
+                if gone in done:
+                    return
+                if ended in done:
+                    data = json.dumps({"reason": self.round.reason})
+                    body = f"event: end\ndata: {data}\n\n".encode()
+                    await send({"type": "http.response.body", "body": body, "more_body": False})
+                    return
+                await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
+        except OSError:  # the browser went away while we wrote
+            return
+        finally:
+            gone.cancel()
+            ended.cancel()
+            self.round.stream_closed()
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+class _Running:
+    """An answer server on 127.0.0.1, stopped with ``stop``."""
+
+    def __init__(self, server: Any, task: asyncio.Task[None], port: int) -> None:
+        self.server = server
+        self.task = task
+        self.port = port
+
+    async def stop(self) -> None:
+        self.server.should_exit = True
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.shield(self.task), 5)
+        if not self.task.done():
+            self.task.cancel()
+
+
+async def _serve(make_app: Callable[[int], _App]) -> _Running:
+    try:
+        import uvicorn
+    except ImportError:  # pragma: no cover - uvicorn is a core dependency
+        raise UsageError("the browser answerer needs uvicorn: pip install 'mcp-elicit'") from None
+
+    class Quiet(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # Ctrl-C stays the caller's
+            yield
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = int(sock.getsockname()[1])
+    config = uvicorn.Config(
+        make_app(port),
+        log_config=None,  # leave the caller's logging alone
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        ws="none",
+        timeout_graceful_shutdown=2,
+    )
+    server = Quiet(config)
+    task = asyncio.ensure_future(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            sock.close()
+            task.result()
+        await asyncio.sleep(0.005)
+    return _Running(server, task, port)
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+class WebAnswerer:
+    """Answers elicitations on a page in the browser; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        open_url: Opener = system_browser,
+        modes: Iterable[str] = ("form", "url"),
+        timeout: float = 600.0,
+        grace: float = 5.0,
+        announce: Callable[[str], None] = _stderr,
+    ) -> None:
+        self.open_url = open_url
+        self.timeout = timeout
+        self.grace = grace
+        self.announce = announce
+        self._modes = frozenset(modes)
+        bad = self._modes - {"form", "url"}
+        if bad:
+            raise UsageError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return self._modes
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return (await self.elicit_many([request]))[0]
+
+    async def elicit_many(self, requests: Sequence[ElicitationRequest]) -> list[ElicitAnswer]:
+        """Every question on one page; one answer per question, in order."""
+        if not requests:
+            return []
+        round_ = _Round(requests, grace=self.grace, lifetime=self.timeout)
+        running = await _serve(lambda port: _App(round_, port))
+        try:
+            url = f"http://127.0.0.1:{running.port}/r/{round_.token}"
+            server = requests[0].server
+            asks = f"{clean(server.title or server.name)} asks"
+            self.announce(f"mcp-elicit: {asks}; answer in your browser: {url}")
+            if not await asyncio.to_thread(self.open_url, url):
+                self.announce("mcp-elicit: could not start a browser here; open the address above yourself.")
+            try:
+                async with asyncio.timeout(self.timeout):
+                    answers = await asyncio.shield(round_.answers)
+            except TimeoutError:
+                round_.finish(round_.every("cancel"), "timeout")
+                self.announce(f"mcp-elicit: no answer within {self.timeout:g} s; cancelled.")
+                answers = round_.answers.result()
+        finally:
+            round_.finish(round_.every("cancel"), "cancelled")
+            await asyncio.sleep(0)  # let the event streams say how it ended
+            await running.stop()
+        if round_.reason == "closed":
+            self.announce("mcp-elicit: the page was closed; cancelled.")
+        return answers
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        """At once: the person said they were done before ``accept`` went out."""
+        return None

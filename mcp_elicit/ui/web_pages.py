@@ -1,0 +1,422 @@
+"""The browser answerer's page, written from the form's own field specs, and what the page
+sends back read into field values and checked by the form's own rules. No I/O.
+
+Rules:
+
+* Everything a server wrote (its name, the message, titles, descriptions, option titles,
+  URLs) is first made inert with ``form_text.clean`` (control, bidirectional and invisible
+  characters shown as ``<U+202E>`` instead of acting), then HTML-escaped; attributes are
+  always quoted. The page has no inline script or style: it loads ``/static/app.js`` and
+  ``/static/app.css`` (the answer server's CSP allows nothing else).
+* One native control per kind of field: text, ``email``, ``url``, ``date`` and
+  ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
+  a checkbox for a boolean; radio buttons for up to five options, else a select; a group
+  of checkboxes for a multi-choice. Each is labelled (a ``<label>``, or a ``<fieldset>``
+  and ``<legend>`` for groups) and tied by ``aria-describedby`` to its description, hint
+  and error slot. Defaults are pre-filled; required fields carry ``required`` and a mark.
+* Those native constraints are hints (the form is ``novalidate``). What is valid is
+  decided by ``FormSchema.validate`` alone, on the answer server (``check_form``), as the
+  person types and again before anything is returned: there is no second copy of the
+  rules in the page. Text and numbers are read as the terminal reads them
+  (``form_text.parse_answer``); a boolean is ``true``/``false``; a multi-choice is the
+  list of boxes ticked (an empty list is an answer: "none of these").
+* A URL is shown in full, split into ``client.url_consent`` parts (host and registrable
+  domain highlighted) with every warning; a refused URL gets no link at all. The link
+  opens a new top-level tab (``target="_blank"``, ``rel="noopener noreferrer"``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from mcp_elicit.client.url_consent import UrlVerdict, judge_url
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import FormValidationError
+from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, Integer, MultiChoice, Number, String
+from mcp_elicit.ui.form_text import clean, constraints, label, parse_answer, show_value
+
+__all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows", "url_html"]
+
+#: Single-choice fields with at most this many options are radio buttons, else a select.
+RADIO_LIMIT: Final = 5
+_FORMAT_INPUT: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
+_FORMAT_HINT: Final = {
+    "email": "an email address, like name@example.com",
+    "uri": "a full web address, like https://example.com/page",
+    "date": "a date",
+    "date-time": "a date and time, in your time zone",
+}
+
+
+def _e(text: str, *, multiline: bool = False) -> str:
+    """Server text, made inert and escaped for HTML text or a quoted attribute."""
+    return html.escape(clean(text, multiline=multiline), quote=True)
+
+
+# ---- reading and checking answers ---------------------------------------------------------
+
+
+@dataclass
+class Checked:
+    """One form's answer read back: the values given (``content``, absent fields left
+    out) and one message for a person per field that is wrong (``problems``, by the
+    field's position in the form)."""
+
+    content: dict[str, Any] = field(default_factory=dict)
+    problems: dict[int, str] = field(default_factory=dict)
+    form_problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems and self.form_problem is None
+
+
+def _read(spec: FieldSpec, raw: object) -> tuple[object, str | None]:
+    """A field's value from what the page sent (None: no answer), or why it cannot be read."""
+    if isinstance(spec, Boolean | MultiChoice) or raw is None:
+        return raw, None
+    if isinstance(spec, Choice):
+        return (None if raw == "" else raw), None
+    if not isinstance(raw, str):
+        return raw, None  # the form's own check says what is wrong with it
+    parsed = parse_answer(spec, raw)
+    return parsed.value, parsed.problem
+
+
+def check_form(schema: FormSchema, raw: object) -> Checked:
+    """Read what the page sent for ``schema`` (a list of values in field order) and check
+    it with the form's own ``validate``, defaults applied as the client will apply them."""
+    if not isinstance(raw, list) or len(raw) != len(schema.fields):
+        return Checked(form_problem="the answer must give one value per field, in order")
+    out = Checked()
+    where = {spec.name: n for n, spec in enumerate(schema.fields)}
+    for n, (spec, given) in enumerate(zip(schema.fields, raw, strict=True)):
+        value, problem = _read(spec, given)
+        if problem is not None:
+            out.problems[n] = f"{label(spec)} {clean(problem)}"
+        elif value is not None:
+            out.content[spec.name] = value
+    try:
+        schema.validate(schema.apply_defaults(out.content))
+    except FormValidationError as exc:
+        for found in exc.problems:
+            at = where.get(found.field) if found.field is not None else None
+            if at is None:
+                out.form_problem = clean(found.message)
+            elif at not in out.problems:
+                out.problems[at] = f"{label(schema.fields[at])} {clean(found.message)}"
+    return out
+
+
+def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(label, answer as a person reads it) for every field, defaults marked."""
+    rows: list[tuple[str, str]] = []
+    for spec in schema.fields:
+        value = content.get(spec.name)
+        if value is None and spec.default is not None:
+            default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+            rows.append((label(spec), f"{show_value(spec, default)} (default)"))
+        else:
+            rows.append((label(spec), show_value(spec, value)))
+    return rows
+
+
+# ---- the page ----------------------------------------------------------------------------
+
+
+def page(requests: Sequence[ElicitationRequest], *, csrf: str) -> str:
+    """The whole page for one round of questions (all from the same server)."""
+    first = requests[0]
+    server = first.server
+    who = _e(server.title or server.name)
+    version = f' <span class="version">{_e(server.version)}</span>' if server.version else ""
+    where = f" · {_e(server.where)}" if server.where else ""
+    several = len(requests) > 1
+    sections = "\n".join(_question(i, r, several) for i, r in enumerate(requests))
+    needs_review = any(r.mode == "form" for r in requests) or several
+    review_button = (
+        '<button type="submit" class="primary" id="review">Review answers</button>' if needs_review else ""
+    )
+    note = "Nothing is sent until you say so; closing this tab cancels."
+    if any(r.schema is not None and r.schema.required for r in requests):
+        note = (
+            'Fields marked <span class="req" aria-hidden="true">*</span><span class="sr-only">with a '
+            f"star</span> are required. {note}"
+        )
+    verb = "asks you" if several else ("asks you to open a web page" if first.mode == "url" else "asks")
+    title = f"{clean(server.title or server.name)} {verb}"
+    return f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>{html.escape(title)} · mcp-elicit</title>
+<link rel="stylesheet" href="/static/app.css">
+<script src="/static/app.js" defer></script>
+</head>
+<body>
+<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}">
+<header class="asker">
+<p class="eyebrow">mcp-elicit · a question from an MCP server</p>
+<h1><span class="server">{who}</span>{version} {verb}</h1>
+<p class="context">during <code>{_e(str(first.origin))}</code>{where}</p>
+</header>
+<noscript><p class="alert">This page needs JavaScript to send your answers.</p></noscript>
+<div id="alert" class="alert" role="alert"></div>
+<div id="status" class="sr-only" role="status" aria-live="polite"></div>
+<form id="answers" novalidate>
+{sections}
+<p class="legend-note">{note}</p>
+<div class="actions" id="form-actions">
+{review_button}
+<button type="button" class="decline" id="decline">{"Decline all" if several else "Decline"}</button>
+<button type="button" class="cancel" id="cancel">Cancel</button>
+</div>
+</form>
+<section id="review-step" hidden aria-labelledby="review-title">
+<h2 id="review-title" tabindex="-1">Check your answers</h2>
+<div id="review-list"></div>
+<div class="actions">
+<button type="button" class="primary" id="send">Send</button>
+<button type="button" id="change">Change answers</button>
+<button type="button" class="decline" id="decline-review">Decline</button>
+<button type="button" class="cancel" id="cancel-review">Cancel</button>
+</div>
+</section>
+<section id="finished" hidden aria-labelledby="finished-title">
+<h2 id="finished-title" tabindex="-1"></h2>
+<p id="finished-text"></p>
+</section>
+</main>
+</body>
+</html>
+"""
+
+
+def _question(index: int, request: ElicitationRequest, several: bool) -> str:
+    qid = f"q{index}"
+    heading = (
+        f'<h2 id="{qid}-title">Question {index + 1}</h2>'
+        if several
+        else f'<h2 id="{qid}-title" class="sr-only">The question</h2>'
+    )
+    message = _e(request.message, multiline=True) or "(no message)"
+    parts = [
+        f'<section class="question" id="{qid}" data-mode="{request.mode}" aria-labelledby="{qid}-title">',
+        heading,
+        f'<p class="message" id="{qid}-message">{message}</p>',
+    ]
+    parts.extend(f'<p class="warning">{_e(w)}</p>' for w in request.warnings)
+    if request.problems:
+        items = "".join(f"<li>{_e(str(p))}</li>" for p in request.problems)
+        parts.append(f'<div class="problems"><p>The last answer was not accepted:</p><ul>{items}</ul></div>')
+    if request.mode == "url":
+        parts.append(_url(qid, request.url or ""))
+    elif request.schema is not None:
+        parts.append('<div class="fields">')
+        parts.extend(_field(f"{qid}-f{n}", spec) for n, spec in enumerate(request.schema.fields))
+        parts.append("</div>")
+    parts.append(f'<p class="error question-error" id="{qid}-error"></p>')
+    if several:
+        parts.append(
+            f'<p class="declined-note" id="{qid}-declined" hidden>You declined this question. '
+            f'<button type="button" class="link undecline" data-q="{qid}">Answer it after all</button></p>'
+            f'<p><button type="button" class="link decline-one" data-q="{qid}">Decline this question</button></p>'
+        )
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _hint(spec: FieldSpec) -> str:
+    if isinstance(spec, String):
+        words = constraints(dataclasses.replace(spec, format=None))[1:]
+        if spec.format is not None:
+            words.insert(0, _FORMAT_HINT[spec.format])
+        return ", ".join(words)
+    if isinstance(spec, Integer | Number):
+        return constraints(spec)[1]
+    if isinstance(spec, Choice):
+        return "pick one"
+    if isinstance(spec, MultiChoice):
+        return constraints(spec)[1].split(":")[0]
+    return ""
+
+
+def _mark(spec: FieldSpec, *, group: bool) -> str:
+    if not spec.required:
+        return ""
+    spoken = '<span class="sr-only"> (required)</span>' if group else ""
+    return f'<span class="req" aria-hidden="true"> *</span>{spoken}'
+
+
+def _about(fid: str, spec: FieldSpec) -> tuple[str, str]:
+    """The description and hint paragraphs, and the ids they give aria-describedby."""
+    out: list[str] = []
+    ids: list[str] = []
+    if spec.description:
+        out.append(f'<p class="desc" id="{fid}-desc">{_e(spec.description, multiline=True)}</p>')
+        ids.append(f"{fid}-desc")
+    hint = _hint(spec)
+    if hint:
+        out.append(f'<p class="hint" id="{fid}-hint">{html.escape(hint)}</p>')
+        ids.append(f"{fid}-hint")
+    ids.append(f"{fid}-error")
+    return "".join(out), " ".join(ids)
+
+
+def _field(fid: str, spec: FieldSpec) -> str:
+    about, described = _about(fid, spec)
+    error = f'<p class="error" id="{fid}-error"></p>'
+    head = f'<div class="field" id="{fid}" data-kind="{spec.kind}" data-label="{_label(spec)}"'
+    required = " required" if spec.required else ""
+    if isinstance(spec, Boolean):
+        checked = " checked" if spec.default else ""
+        return (
+            f'{head}><div class="check"><input type="checkbox" id="{fid}-input"{checked} '
+            f'aria-describedby="{described}"><label for="{fid}-input">{_label(spec)}</label></div>'
+            f"{about}{error}</div>"
+        )
+    if isinstance(spec, Choice | MultiChoice):
+        return head + ">" + _group(fid, spec, about, described, error) + "</div>"
+    kind = "text"
+    extra = ""
+    value = "" if spec.default is None else str(spec.default)
+    if isinstance(spec, String) and spec.format is not None:
+        kind = _FORMAT_INPUT[spec.format]
+        if spec.format == "date-time" and spec.default is not None:
+            extra += f' data-rfc3339="{_e(spec.default)}"'
+            value = ""
+    elif isinstance(spec, Integer | Number):
+        kind = "number"
+        extra += (
+            ' step="1" inputmode="numeric"'
+            if isinstance(spec, Integer)
+            else ' step="any" inputmode="decimal"'
+        )
+        if spec.minimum is not None:
+            extra += f' min="{_number(spec.minimum)}"'
+        if spec.maximum is not None:
+            extra += f' max="{_number(spec.maximum)}"'
+        if spec.default is not None:
+            value = _number(spec.default)
+    if kind == "datetime-local":
+        extra += ' step="1"'
+    autocomplete = ' autocomplete="email"' if kind == "email" else ' autocomplete="off"'
+    return (
+        f'{head} data-format="{_e(getattr(spec, "format", None) or "")}">'
+        f'<label for="{fid}-input">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
+        f'<input type="{kind}" id="{fid}-input" value="{_e(value)}"{required}{extra}{autocomplete} '
+        f'aria-describedby="{described}">{error}</div>'
+    )
+
+
+def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, error: str) -> str:
+    legend = f"<legend>{_label(spec)}{_mark(spec, group=True)}</legend>"
+    if isinstance(spec, Choice) and len(spec.options) > RADIO_LIMIT:
+        empty = "(no answer)" if not spec.required else "Choose one"
+        options = [
+            *([f'<option value="">{empty}</option>'] if spec.default is None else []),
+            *(
+                f'<option value="{_e(o.value)}"{" selected" if o.value == spec.default else ""}>'
+                f"{_e(o.title if o.title is not None else o.value)}</option>"
+                for o in spec.options
+            ),
+        ]
+        return (
+            f'<label for="{fid}-input">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
+            f'<select id="{fid}-input"{" required" if spec.required else ""} aria-describedby="{described}">'
+            f"{''.join(options)}</select>{error}"
+        )
+    radio = isinstance(spec, Choice)
+    chosen = {spec.default} if isinstance(spec, Choice) else set(spec.default or ())
+    role = 'role="radiogroup"' if radio else 'role="group"'
+    required = ' aria-required="true"' if radio and spec.required else ""
+    items: list[str] = []
+    boxes = list(spec.options)
+    if radio and not spec.required and spec.default is None:
+        items.append(_option(fid, "none", "", "(no answer)", radio=True, checked=spec.default is None))
+    for n, option in enumerate(boxes):
+        title = option.title if option.title is not None else option.value
+        items.append(_option(fid, str(n), option.value, title, radio=radio, checked=option.value in chosen))
+    return (
+        f'<fieldset id="{fid}-group" {role}{required} aria-describedby="{described}">{legend}{about}'
+        f'<div class="options">{"".join(items)}</div>{error}</fieldset>'
+    )
+
+
+def _option(fid: str, n: str, value: str, title: str, *, radio: bool, checked: bool) -> str:
+    kind = "radio" if radio else "checkbox"
+    name = f' name="{fid}"' if radio else ""
+    mark = " checked" if checked else ""
+    return (
+        f'<div class="option"><input type="{kind}" id="{fid}-o{n}"{name} value="{_e(value)}"{mark}>'
+        f'<label for="{fid}-o{n}">{_e(title)}</label></div>'
+    )
+
+
+def _label(spec: FieldSpec) -> str:
+    return html.escape(label(spec), quote=True)
+
+
+def _number(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    return str(value)
+
+
+_PART_CLASS: Final = {
+    "scheme": "p-scheme",
+    "userinfo": "p-userinfo",
+    "host": "p-host",
+    "domain": "p-domain",
+    "port": "p-port",
+    "rest": "p-rest",
+}
+
+
+def url_html(verdict: UrlVerdict) -> str:
+    """The full URL, each part in a span of its role (host and domain highlighted)."""
+    if verdict.refused:
+        return _e(verdict.url)
+    return "".join(f'<span class="{_PART_CLASS[p.role]}">{_e(p.text)}</span>' for p in verdict.parts)
+
+
+def _url(qid: str, url: str) -> str:
+    verdict = judge_url(url)
+    out = [
+        f'<div class="url-box{" refused" if verdict.refused else ""}">',
+        f'<p class="url-label" id="{qid}-url-label">The server asks you to open this web page:</p>',
+        f'<p class="url" id="{qid}-url" aria-labelledby="{qid}-url-label {qid}-url">{url_html(verdict)}</p>',
+    ]
+    if verdict.refused:
+        out.extend(f'<p class="warning refuse">✗ {_e(w.text)}</p>' for w in verdict.warnings)
+        out.append('<p class="warning refuse"><strong>This address will not be opened.</strong></p>')
+    else:
+        rows = [f'<dt>Site</dt><dd class="site-name">{_e(verdict.site)}</dd>']
+        if verdict.host != verdict.site:
+            rows.append(f"<dt>Page on</dt><dd>{_e(verdict.host)}</dd>")
+        if verdict.ascii_host != verdict.host:
+            rows.append(f"<dt>To DNS</dt><dd>{_e(verdict.ascii_host)}</dd>")
+        out.append(f'<dl class="site">{"".join(rows)}</dl>')
+        if verdict.warnings:
+            items = "".join(
+                f'<li class="warning" data-code="{_e(w.code)}">{_e(w.text)}</li>' for w in verdict.warnings
+            )
+            out.append(f'<ul class="warnings" aria-label="Warnings about this address">{items}</ul>')
+        out.append(
+            '<p class="muted">Nothing is opened or fetched unless you say so; it opens in a new tab '
+            "of this browser, and you come back here when you are done.</p>"
+        )
+        out.append(
+            f'<div class="actions url-actions"><a class="button primary open" id="{qid}-open" '
+            f'href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">Open the page</a>'
+            f'<button type="button" class="done" id="{qid}-done" hidden>I&#39;m done</button></div>'
+        )
+        out.append(f'<p class="url-state" id="{qid}-state"></p>')
+    out.append("</div>")
+    return "\n".join(out)

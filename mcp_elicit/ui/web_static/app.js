@@ -1,0 +1,401 @@
+// mcp-elicit: the browser answerer's page. No build step, no dependencies.
+//
+// This script holds no validation rule of its own: it sends what the person entered to the
+// answer server (/api/check), which checks it with the form's own FormSchema.validate, and
+// shows the messages it gets back next to their fields. /api/answer checks again before
+// anything reaches the MCP client. All text from the server is set with textContent.
+"use strict";
+
+(() => {
+  const app = document.getElementById("app");
+  if (!app) return;
+  const $ = (id) => document.getElementById(id);
+  const csrf = app.dataset.csrf;
+  const server = app.dataset.server || "The server";
+  const form = $("answers");
+  const alertBox = $("alert");
+  const status = $("status");
+  const reviewStep = $("review-step");
+  const reviewList = $("review-list");
+  const questions = Array.from(form.querySelectorAll("section.question"));
+  const state = questions.map((q) => ({
+    declined: false,
+    url: q.dataset.mode === "url" ? "pending" : null,
+  }));
+  const touched = new Set();
+  let showAll = false;
+  let seq = 0;
+  let timer = 0;
+  let over = false;
+  let busy = false;
+  let dirty = false;
+  let events = null;
+
+  const ENDINGS = {
+    answered: ["Sent", `Your answers went to ${server}. You can close this tab.`],
+    decline: ["Declined", `${server} was told that you declined. You can close this tab.`],
+    cancel: ["Cancelled", "Nothing was sent. You can close this tab."],
+    cancelled: ["Cancelled", "Nothing was sent. You can close this tab."],
+    closed: ["Cancelled", "The page was closed, so nothing was sent."],
+    timeout: ["Timed out", "Nobody answered in time, so the question was cancelled. You can close this tab."],
+    gone: ["No longer open", "mcp-elicit stopped waiting for this answer. You can close this tab."],
+  };
+
+  // ---- values ------------------------------------------------------------------------
+
+  const pad = (n, width = 2) => String(n).padStart(width, "0");
+
+  function localText(when) {
+    return (
+      `${pad(when.getFullYear(), 4)}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}` +
+      `T${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())}`
+    );
+  }
+
+  // A datetime-local value is wall time in this browser's time zone: say which zone.
+  function withOffset(text) {
+    const m = /^(\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d)(?::(\d\d))?/.exec(text);
+    if (!m) return text;
+    const seconds = m[6] || "00";
+    const when = new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +seconds);
+    const offset = -when.getTimezoneOffset();
+    const sign = offset >= 0 ? "+" : "-";
+    const abs = Math.abs(offset);
+    return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${seconds}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+  }
+
+  for (const input of form.querySelectorAll("input[data-rfc3339]")) {
+    const when = new Date(input.dataset.rfc3339);
+    if (!Number.isNaN(when.getTime())) input.value = localText(when);
+  }
+
+  function fieldValue(field) {
+    const kind = field.dataset.kind;
+    if (kind === "multi_choice") {
+      return Array.from(field.querySelectorAll("input:checked"), (box) => box.value);
+    }
+    if (kind === "boolean") return field.querySelector("input").checked;
+    if (kind === "choice") {
+      const select = field.querySelector("select");
+      if (select) return select.value || null;
+      const picked = field.querySelector("input:checked");
+      return picked && picked.value !== "" ? picked.value : null;
+    }
+    const input = field.querySelector("input");
+    // A half-typed date or number reads as "": send something, and let the check say what.
+    if (input.validity && input.validity.badInput) return "?";
+    if (input.value === "") return null;
+    return field.dataset.format === "date-time" ? withOffset(input.value) : input.value;
+  }
+
+  function collect() {
+    return questions.map((q, i) => {
+      if (state[i].declined) return { action: "decline" };
+      if (state[i].url !== null) return { action: state[i].url === "done" ? "accept" : "pending" };
+      return { action: "accept", values: Array.from(q.querySelectorAll(".field"), fieldValue) };
+    });
+  }
+
+  async function post(path, body) {
+    let response;
+    try {
+      response = await fetch(path, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-MCP-Elicit-CSRF": csrf },
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+        cache: "no-store",
+      });
+    } catch (error) {
+      return { status: 0, data: {} };
+    }
+    let data = {};
+    try {
+      data = await response.json();
+    } catch (error) {
+      data = {};
+    }
+    return { status: response.status, data };
+  }
+
+  // ---- showing problems ----------------------------------------------------------------
+
+  function say(text) {
+    status.textContent = "";
+    window.setTimeout(() => {
+      status.textContent = text;
+    }, 60);
+  }
+
+  function alarm(text) {
+    alertBox.textContent = text;
+  }
+
+  function controlOf(field) {
+    return field.querySelector("fieldset") || field.querySelector("input, select");
+  }
+
+  function focusable(field) {
+    return field.querySelector("input:checked") || field.querySelector("input, select");
+  }
+
+  function setError(field, message) {
+    const error = $(`${field.id}-error`);
+    const control = controlOf(field);
+    const before = error.textContent;
+    error.textContent = message;
+    field.classList.toggle("invalid", Boolean(message));
+    if (message) control.setAttribute("aria-invalid", "true");
+    else control.removeAttribute("aria-invalid");
+    if (message && message !== before && field.contains(document.activeElement)) say(message);
+  }
+
+  // Messages for touched fields (all of them after a review was asked for). Returns the
+  // fields and questions shown as wrong.
+  function showProblems(result, all) {
+    const bad = [];
+    questions.forEach((q, i) => {
+      const seen = (result.questions || [])[i] || {};
+      const problems = seen.problems || {};
+      q.querySelectorAll(".field").forEach((field, n) => {
+        const message = problems[String(n)];
+        const show = Boolean(message) && !state[i].declined && (all || touched.has(field.id));
+        setError(field, show ? message : "");
+        if (show) bad.push({ target: focusable(field), label: field.dataset.label });
+      });
+      const qError = $(`${q.id}-error`);
+      const formProblem = all && !state[i].declined ? seen.form || "" : "";
+      qError.textContent = formProblem;
+      if (formProblem) {
+        const target = q.querySelector("a.open, button.done:not([hidden]), .field input, .field select");
+        bad.push({ target, label: questions.length > 1 ? `question ${i + 1}` : "the question" });
+      }
+    });
+    return bad;
+  }
+
+  function scheduleCheck() {
+    window.clearTimeout(timer);
+    timer = window.setTimeout(check, 300);
+  }
+
+  async function check() {
+    if (over) return;
+    const mine = ++seq;
+    const { status: code, data } = await post("/api/check", { questions: collect() });
+    if (mine !== seq || over || code !== 200) return;
+    showProblems(data, showAll);
+  }
+
+  function touch(event) {
+    const field = event.target.closest(".field");
+    if (!field) return;
+    touched.add(field.id);
+    dirty = true;
+    scheduleCheck();
+  }
+
+  form.addEventListener("input", touch);
+  form.addEventListener("change", touch);
+
+  // ---- review, send, decline, cancel ---------------------------------------------------
+
+  function fillReview(result) {
+    reviewList.replaceChildren();
+    questions.forEach((q, i) => {
+      const block = document.createElement("div");
+      block.className = "review-question";
+      if (questions.length > 1) {
+        const title = document.createElement("h3");
+        title.textContent = `Question ${i + 1}`;
+        block.append(title);
+      }
+      const message = document.createElement("p");
+      message.className = "message";
+      message.textContent = $(`${q.id}-message`).textContent;
+      block.append(message);
+      const list = document.createElement("dl");
+      for (const [label, value] of (result.questions[i] || {}).rows || []) {
+        const dt = document.createElement("dt");
+        dt.textContent = label || "Answer";
+        const dd = document.createElement("dd");
+        dd.textContent = value;
+        list.append(dt, dd);
+      }
+      block.append(list);
+      reviewList.append(block);
+    });
+  }
+
+  function backToForm() {
+    reviewStep.hidden = true;
+    form.hidden = false;
+  }
+
+  function refuseWith(data) {
+    backToForm();
+    const bad = showProblems(data, true);
+    const names = bad.map((b) => b.label);
+    const count = names.length === 1 ? "1 answer needs" : `${names.length} answers need`;
+    alarm(`${count} fixing: ${names.join(", ")}.`);
+    if (bad.length && bad[0].target) bad[0].target.focus();
+  }
+
+  async function review() {
+    if (busy || over) return;
+    busy = true;
+    try {
+      showAll = true;
+      seq++;
+      const { status: code, data } = await post("/api/check", { questions: collect() });
+      if (code !== 200) return failed(code, data);
+      if (!data.ok) return refuseWith(data);
+      showProblems(data, true);
+      alarm("");
+      fillReview(data);
+      form.hidden = true;
+      reviewStep.hidden = false;
+      $("review-title").focus();
+    } finally {
+      busy = false;
+    }
+  }
+
+  async function send() {
+    if (busy || over) return;
+    busy = true;
+    try {
+      const { status: code, data } = await post("/api/answer", { action: "accept", questions: collect() });
+      if (code === 200 && data.ok) return finish("answered");
+      if (code === 422) return refuseWith(data);
+      failed(code, data);
+    } finally {
+      busy = false;
+    }
+  }
+
+  async function end(action) {
+    if (busy || over) return;
+    busy = true;
+    try {
+      const { status: code, data } = await post("/api/answer", { action });
+      if (code === 200 && data.ok) return finish(action);
+      failed(code, data);
+    } finally {
+      busy = false;
+    }
+  }
+
+  function failed(code, data) {
+    if (code === 409 && data.ended) return finish(data.ended);
+    const why = code === 0 ? "mcp-elicit is no longer listening" : `the answer server said ${code}`;
+    alarm(`This could not be sent: ${why}.`);
+  }
+
+  function finish(reason) {
+    if (over) return;
+    over = true;
+    window.clearTimeout(timer);
+    if (events) events.close();
+    const [title, text] = ENDINGS[reason] || ENDINGS.cancelled;
+    form.hidden = true;
+    reviewStep.hidden = true;
+    alarm("");
+    $("finished-title").textContent = title;
+    $("finished-text").textContent = text;
+    $("finished").hidden = false;
+    $("finished-title").focus();
+  }
+
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    review();
+  });
+  $("send").addEventListener("click", send);
+  $("change").addEventListener("click", () => {
+    backToForm();
+    const first = form.querySelector(".field input, .field select, a.open");
+    if (first) first.focus();
+  });
+  for (const id of ["decline", "decline-review"]) $(id).addEventListener("click", () => end("decline"));
+  for (const id of ["cancel", "cancel-review"]) $(id).addEventListener("click", () => end("cancel"));
+
+  // ---- several questions: decline one --------------------------------------------------
+
+  form.addEventListener("click", (event) => {
+    const button = event.target.closest("button.decline-one, button.undecline");
+    if (!button) return;
+    const i = questions.findIndex((q) => q.id === button.dataset.q);
+    const q = questions[i];
+    const declining = button.classList.contains("decline-one");
+    state[i].declined = declining;
+    q.classList.toggle("declined", declining);
+    for (const part of q.querySelectorAll(".fields, .url-box")) part.hidden = declining;
+    $(`${q.id}-declined`).hidden = !declining;
+    q.querySelector("button.decline-one").parentElement.hidden = declining;
+    $(`${q.id}-error`).textContent = "";
+    (declining ? q.querySelector("button.undecline") : q.querySelector("button.decline-one")).focus();
+    say(declining ? `Question ${i + 1} will be declined.` : `Question ${i + 1} will be answered.`);
+    scheduleCheck();
+  });
+
+  // ---- URL consent ---------------------------------------------------------------------
+
+  questions.forEach((q, i) => {
+    const open = q.querySelector("a.open");
+    const done = q.querySelector("button.done");
+    if (!open || !done) return;
+    open.addEventListener("click", () => {
+      if (state[i].url === "pending") state[i].url = "opened";
+      done.hidden = false;
+      open.textContent = "Open it again";
+      open.classList.remove("primary");
+      done.classList.add("primary");
+      const note = "Opened in a new tab. Come back here and press “I'm done” when you have finished there.";
+      $(`${q.id}-state`).textContent = note;
+      say(note);
+    });
+    done.addEventListener("click", () => {
+      state[i].url = "done";
+      $(`${q.id}-error`).textContent = "";
+      if (questions.length === 1) {
+        send();
+        return;
+      }
+      done.hidden = true;
+      $(`${q.id}-state`).textContent = "Done.";
+      say(`Question ${i + 1}: done.`);
+    });
+  });
+
+  // ---- the answer server's event stream: how the round ended ---------------------------
+
+  if (window.EventSource) {
+    let failures = 0;
+    events = new EventSource("/api/events");
+    events.addEventListener("open", () => {
+      failures = 0;
+      app.dataset.live = "1";
+    });
+    // The answer server stops when the round is over: a stream that cannot come back means
+    // nobody is waiting for this page any more.
+    events.addEventListener("error", () => {
+      app.dataset.live = "0";
+      failures += 1;
+      if (events.readyState === EventSource.CLOSED || failures >= 3) finish("gone");
+    });
+    events.addEventListener("end", (event) => {
+      let reason = "cancelled";
+      try {
+        reason = JSON.parse(event.data).reason;
+      } catch (error) {
+        reason = "cancelled";
+      }
+      finish(reason);
+    });
+  }
+
+  window.addEventListener("beforeunload", (event) => {
+    if (!over && dirty) event.preventDefault();
+  });
+})();

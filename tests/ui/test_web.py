@@ -1,0 +1,568 @@
+"""The browser answerer in a real browser: headless Chromium, driven by Playwright, fills
+every kind of field, meets the validation messages, reviews, declines, cancels, closes the
+tab, waits too long, answers several questions on one page, consents to URLs, and does it
+all from the keyboard; then ``mcp-elicit call --ui web`` end to end, and the library with a
+real server in memory. The HTTP-level refusals are in test_web_server.py (no browser)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from cli.helpers import TOMORROW, demo_stdio
+
+from mcp_elicit import Choice, Context, Form, Integer, Server
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.forms import Boolean, String
+from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.ui.web import WebAnswerer
+from ui.web_rounds import DEFAULTS, LEGACY, Opened, form_request, open_round, url_request
+
+from support import browser as browser_support
+from support.browser import PHONE, NewPage
+from support.procs import ROOT
+
+# The browser fixtures (one Chromium for the module).
+anyio_backend = browser_support.anyio_backend
+browser = browser_support.browser
+new_page = browser_support.new_page
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+pytestmark = [pytest.mark.anyio]
+expect = pytest.importorskip(
+    "playwright.async_api", reason="playwright is not installed (make install)"
+).expect
+
+SMALL = Form(guests=Integer(title="Guests", minimum=1, maximum=20), note=String(title="Note", required=False))
+OSLO = {"timezone_id": "Europe/Oslo", "locale": "en-GB"}
+
+
+async def show(new_page: NewPage, opened: Opened, **options: Any) -> Page:
+    page = await new_page(**{**OSLO, **options})
+    await page.goto(opened.url, wait_until="domcontentloaded")
+    await expect(page.locator("#answers")).to_be_visible()
+    await expect(page.locator("#app")).to_have_attribute("data-live", "1")  # its event stream is up
+    return page
+
+
+async def review_and_send(page: Page) -> None:
+    await page.click("#review")
+    await expect(page.locator("#review-step")).to_be_visible()
+    await page.click("#send")
+    await expect(page.locator("#finished-title")).to_have_text("Sent")
+
+
+# ---- every kind of field ------------------------------------------------------------------
+
+
+async def test_every_kind_of_field_is_filled_and_answered(new_page: NewPage) -> None:
+    async with open_round([form_request(), form_request(LEGACY, key="legacy")]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "Ada")
+        await page.fill("#q0-f1-input", "ada@example.com")
+        await page.fill("#q0-f2-input", "https://ada.example/")
+        await page.fill("#q0-f3-input", "2026-12-24")
+        await page.fill("#q0-f4-input", "2026-12-24T18:30")
+        await page.fill("#q0-f5-input", "4")
+        await page.fill("#q0-f6-input", "42.5")
+        await page.check("#q0-f7-input")
+        await page.check("#q0-f8-o1")  # untitled radio: mains
+        await page.get_by_label("On the terrace").check()  # titled radio
+        await page.select_option("#q0-f10-input", "t6")  # six options: a select
+        await page.check("#q0-f11-o0")
+        await page.check("#q0-f11-o2")
+        await page.get_by_label("Wine pairing").check()
+        await page.get_by_label("Birthday cake").check()
+        await page.get_by_label("Medium").check()  # legacy enumNames
+        await page.click("#review")
+        review = page.locator("#review-list")
+        await expect(review).to_contain_text("On the terrace")
+        await expect(review).to_contain_text("Wine pairing, Birthday cake")
+        await expect(review).to_contain_text("Medium")
+        await page.click("#send")
+        answers = await opened.answers()
+    assert answers == [
+        ElicitAnswer.accept(
+            name="Ada",
+            email="ada@example.com",
+            site="https://ada.example/",
+            day="2026-12-24",
+            arrival="2026-12-24T18:30:00+01:00",  # the browser's zone, said
+            guests=4,
+            budget=42.5,
+            terrace=True,
+            course="mains",
+            seating="out",
+            table="t6",
+            diet=["vegan", "nut allergy"],
+            extras=["wine", "cake"],
+        ),
+        ElicitAnswer.accept(size="m"),
+    ]
+
+
+async def test_defaults_are_prefilled_and_required_fields_marked(new_page: NewPage) -> None:
+    async with open_round([form_request(DEFAULTS)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-f0-input")).to_have_value("2")
+        await expect(page.locator("#q0-f1-input")).to_have_value("window seat")
+        await expect(page.locator("#q0-f2-input")).to_have_value("2026-12-24T19:30")  # 18:30Z in Oslo
+        await expect(page.get_by_label("On the terrace")).to_be_checked()
+        await expect(page.locator("#q0-f4-input")).to_have_value("c")
+        await expect(page.locator("#q0-f5-o0")).to_be_checked()
+        await expect(page.locator("#q0-f6-input")).to_be_checked()
+        # required: the attribute and a visible mark; optional: neither
+        await expect(page.locator("#q0-f0-input")).to_have_attribute("required", "")
+        await expect(page.locator("#q0 label[for=q0-f0-input] .req")).to_have_text(" *")
+        assert await page.locator("#q0 label[for=q0-f1-input] .req").count() == 0
+        await expect(page.locator("#q0-f3-group")).to_have_attribute("aria-required", "true")
+        # the description and the hint are tied to the control
+        await expect(page.locator("#q0-f0-desc")).to_have_text("You included")
+        await expect(page.locator("#q0-f0-hint")).to_have_text("a whole number from 1 to 20")
+        described = await page.get_attribute("#q0-f0-input", "aria-describedby")
+        assert described == "q0-f0-desc q0-f0-hint q0-f0-error"
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [
+        ElicitAnswer.accept(
+            guests=2,
+            note="window seat",
+            arrival="2026-12-24T19:30:00+01:00",
+            seating="out",
+            course="c",
+            diet=["vegan"],
+            ok=True,
+        )
+    ]
+
+
+# ---- validation, review, decline, cancel ------------------------------------------------
+
+
+async def test_problems_show_next_to_their_field_and_are_announced(new_page: NewPage) -> None:
+    async with open_round([form_request()]) as opened:
+        page = await show(new_page, opened)
+        guests = page.locator("#q0-f5-input")
+        await guests.fill("25")  # checked as it is typed, by the form's own rules
+        await expect(page.locator("#q0-f5-error")).to_have_text("Guests must be at most 20")
+        await expect(guests).to_have_attribute("aria-invalid", "true")
+        assert "q0-f5-error" in (await guests.get_attribute("aria-describedby") or "")
+        await expect(page.locator("#status")).to_have_text("Guests must be at most 20")
+        await expect(page.locator("#q0-f1-error")).to_have_text("")  # untouched: nothing yet
+        await guests.fill("4")
+        await expect(page.locator("#q0-f5-error")).to_have_text("")
+        await expect(guests).not_to_have_attribute("aria-invalid", "true")
+        await page.fill("#q0-f1-input", "ada@localhost")
+        await page.click("#review")
+        alert = page.locator("#alert")
+        await expect(alert).to_contain_text("answers need fixing: Your name, Email, Day, Arrival")
+        await expect(page.locator("#q0-f1-error")).to_have_text(
+            "Email must be an email address like name@example.com"
+        )
+        await expect(page.locator("#q0-f0-error")).to_have_text("Your name is required")
+        await expect(page.locator("#q0-f12-error")).to_have_text("Extras must have at least 1 choice")
+        await expect(page.locator("#q0-f12-group")).to_have_attribute("aria-invalid", "true")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await expect(page.locator("#review-step")).to_be_hidden()
+        assert not opened.task.done()
+
+
+async def test_the_review_can_go_back_and_change_an_answer(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await page.click("#review")
+        await expect(page.locator("#review-title")).to_be_focused()
+        await expect(page.locator("#review-list")).to_contain_text("Guests3Note(no answer)")
+        await page.click("#change")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await page.fill("#q0-f0-input", "5")
+        await page.fill("#q0-f1-input", "by the window")
+        await page.click("#review")
+        await expect(page.locator("#review-list")).to_contain_text("Guests5Noteby the window")
+        await page.click("#send")
+        await expect(page.locator("#finished-text")).to_contain_text("Your answers went to Table bookings")
+        assert await opened.answers() == [ElicitAnswer.accept(guests=5, note="by the window")]
+
+
+@pytest.mark.parametrize(
+    ("button", "action", "title"),
+    [("#decline", "decline", "Declined"), ("#cancel-review", "cancel", "Cancelled")],
+)
+async def test_decline_and_cancel(new_page: NewPage, button: str, action: str, title: str) -> None:
+    async with open_round([form_request(DEFAULTS)]) as opened:
+        page = await show(new_page, opened)
+        if button.endswith("-review"):
+            await page.click("#review")
+        await page.click(button)
+        await expect(page.locator("#finished-title")).to_have_text(title)
+        assert await opened.answers() == [ElicitAnswer(action)]  # type: ignore[arg-type]
+
+
+async def test_closing_the_tab_cancels(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)], grace=0.3) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await page.close()
+        assert await opened.answers(3) == [ElicitAnswer.cancel()]
+
+
+async def test_a_reload_is_not_a_close(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)], grace=0.5) as opened:
+        page = await show(new_page, opened)
+        await page.reload()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await asyncio.sleep(0.8)
+        assert not opened.task.done()
+        await page.fill("#q0-f0-input", "7")
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=7)]
+
+
+async def test_waiting_too_long_cancels_and_the_page_says_so(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)], timeout=2.5) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#finished-title")).to_have_text("Timed out", timeout=5_000)
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+
+
+async def test_a_request_abandoned_by_the_client_ends_the_page(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        opened.task.cancel()
+        await expect(page.locator("#finished-title")).to_have_text("Cancelled")
+        await expect(page.locator("#finished-text")).to_have_text("Nothing was sent. You can close this tab.")
+
+
+# ---- several questions, URL consent ------------------------------------------------------
+
+
+async def test_several_questions_of_a_round_on_one_page(new_page: NewPage) -> None:
+    url = "https://pay.example.com/deposit?id=42"
+    requests = [
+        form_request(SMALL, message="How many?", key="size"),
+        form_request(Form(ok=Boolean(title="Newsletter")), message="Newsletter?", key="news"),
+        url_request(url),
+    ]
+    async with open_round(requests) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("h1")).to_have_text("Table bookings 1.0.0 asks you")
+        await expect(page.locator("#q0-title")).to_have_text("Question 1")
+        await page.fill("#q0-f0-input", "2")
+        await page.click("#q1 button.decline-one")
+        await expect(page.locator("#q1-declined")).to_be_visible()
+        await expect(page.locator("#q1 button.undecline")).to_be_focused()
+        await page.click("#review")  # the page is not opened yet
+        await expect(page.locator("#q2-error")).to_have_text(
+            "Open the page and say when you are done, or decline this question."
+        )
+        async with page.expect_popup() as popup_info:
+            await page.click("#q2-open")
+        popup = await popup_info.value
+        assert popup.url == url
+        await page.click("#q2-done")
+        await expect(page.locator("#q2-state")).to_have_text("Done.")
+        await page.click("#review")
+        review = page.locator("#review-list")
+        await expect(review).to_contain_text("Declined")
+        await expect(review).to_contain_text("Web page on example.comDone")
+        await page.click("#send")
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(guests=2), ElicitAnswer.decline(), ElicitAnswer.accept()]
+
+
+WARNED = {
+    "https://p\u0430ypal.com/login": {"idn", "mixed-script"},
+    "https://xn--pypal-4ve.com/login": {"punycode", "mixed-script"},
+    "https://bank.example.com@evil.example/login": {"userinfo"},
+    "http://198.51.100.7/login": {"ip-host", "not-https"},
+    "http://shop.example.com/login": {"not-https"},
+    "https://0x7f.1/x": {"ip-host-form"},
+}
+
+
+async def test_url_consent_shows_the_whole_url_its_site_and_every_warning(new_page: NewPage) -> None:
+    requests = [url_request(url, key=f"u{i}") for i, url in enumerate(WARNED)]
+    async with open_round(requests) as opened:
+        page = await show(new_page, opened)
+        for i, (url, codes) in enumerate(WARNED.items()):
+            verdict = judge_url(url)
+            section = page.locator(f"#q{i}")
+            await expect(section.locator(".url")).to_have_text(url)
+            shown = await section.locator(".warnings li").evaluate_all(
+                "items => items.map(i => i.dataset.code)"
+            )
+            assert codes <= set(shown)
+            assert tuple(shown) == verdict.codes  # the terminal's verdict, word for word
+            await expect(section.locator(".warnings li")).to_have_text([w.text for w in verdict.warnings])
+            await expect(section.locator(".site-name")).to_have_text(verdict.site)
+        await expect(page.locator("#q2 .p-userinfo")).to_have_text("bank.example.com@")
+        await expect(page.locator("#q2 .p-domain")).to_have_text("evil.example")
+        await page.click("#decline")
+        assert await opened.answers() == [ElicitAnswer.decline()] * len(WARNED)
+
+
+async def test_open_goes_to_a_new_top_level_tab_then_done_accepts(new_page: NewPage) -> None:
+    url = "https://login.example.co.uk/signin?state=abc"
+    async with open_round([url_request(url)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("h1")).to_have_text("Table bookings 1.0.0 asks you to open a web page")
+        await expect(page.locator("#q0 .p-host")).to_have_text("login.")
+        await expect(page.locator("#q0 .p-domain")).to_have_text("example.co.uk")
+        await expect(page.locator("#review")).to_have_count(0)
+        await expect(page.locator("#q0-done")).to_be_hidden()
+        async with page.expect_popup() as popup_info:
+            await page.click("#q0-open")
+        popup = await popup_info.value
+        assert popup.url == url
+        assert await popup.evaluate("window.opener") is None  # noopener
+        assert len(page.frames) == 1  # never in a frame
+        assert await page.locator("iframe").count() == 0
+        await expect(page.locator("#q0-state")).to_contain_text("Opened in a new tab")
+        await page.bring_to_front()
+        await page.click("#q0-done")
+        await expect(page.locator("#finished-title")).to_have_text("Sent")
+        assert await opened.answers() == [ElicitAnswer.accept()]
+
+
+async def test_opened_then_cancelled(new_page: NewPage) -> None:
+    async with open_round([url_request("https://example.com/pay")]) as opened:
+        page = await show(new_page, opened)
+        async with page.expect_popup():
+            await page.click("#q0-open")
+        await expect(page.locator("#q0-open")).to_have_text("Open it again")
+        await page.click("#cancel")
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+
+
+async def test_a_refused_url_gets_no_link_only_decline(new_page: NewPage) -> None:
+    async with open_round([url_request("javascript:alert(1)")]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0 .refuse").first).to_contain_text("Only http and https addresses")
+        await expect(page.locator("#q0 .refuse").last).to_have_text("This address will not be opened.")
+        assert await page.locator("#q0 a").count() == 0
+        await page.click("#decline")
+        assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+# ---- keyboard only, phone width ----------------------------------------------------------
+
+
+async def test_keyboard_only(new_page: NewPage) -> None:
+    form = Form(
+        guests=Integer(title="Guests", minimum=1, maximum=20),
+        seating=Choice({"in": "Inside", "out": "On the terrace"}, title="Seating", default="in"),
+        ok=Boolean(title="Confirm"),
+    )
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        keys = page.keyboard
+        await keys.press("Tab")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await keys.type("30")
+        await keys.press("Enter")  # Enter in a field asks for the review: refused, focus back
+        await expect(page.locator("#alert")).to_have_text("1 answer needs fixing: Guests.")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await keys.press("Backspace")
+        await keys.press("Backspace")
+        await keys.type("3")
+        await keys.press("Tab")
+        await expect(page.locator("#q0-f1-o0")).to_be_focused()
+        await keys.press("ArrowDown")
+        await expect(page.locator("#q0-f1-o1")).to_be_checked()
+        await keys.press("Tab")
+        await expect(page.locator("#q0-f2-input")).to_be_focused()
+        await keys.press("Space")
+        await keys.press("Tab")
+        await expect(page.locator("#review")).to_be_focused()
+        await keys.press("Enter")
+        await expect(page.locator("#review-title")).to_be_focused()
+        await keys.press("Tab")
+        await expect(page.locator("#send")).to_be_focused()
+        await keys.press("Enter")
+        await expect(page.locator("#finished-title")).to_be_focused()
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3, seating="out", ok=True)]
+
+
+@pytest.mark.parametrize("which", ["form", "url"])
+async def test_phone_width_has_no_sideways_scrolling(new_page: NewPage, which: str) -> None:
+    request = (
+        form_request()
+        if which == "form"
+        else url_request("https://bank.example.com@evil.example/" + "x" * 80)
+    )
+    async with open_round([request]) as opened:
+        page = await show(new_page, opened, **PHONE)
+        width = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1]
+        box = await page.locator("#cancel").bounding_box()
+        assert box is not None and box["width"] > 300  # buttons stack, full width
+        await page.click("#cancel")
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+
+
+# ---- end to end: a real client, a real server ----------------------------------------------
+
+
+async def test_the_library_with_a_real_server_in_memory(new_page: NewPage) -> None:
+    app = Server("survey", "2.0", title="Survey")
+
+    @app.tool()
+    async def survey(ctx: Context) -> str:
+        """Asks two things at once."""
+        mood, size = await ctx.gather(
+            ctx.elicit("How are you?", Form(mood=Choice(["good", "bad"])), key="mood"),
+            ctx.elicit("How many?", Form(n=Integer(minimum=1)), key="size"),
+        )
+        return json.dumps([mood.action, mood.content, size.action, size.content])
+
+    sent: list[dict[str, Any]] = []
+    loop = asyncio.get_running_loop()
+    links: asyncio.Queue[str] = asyncio.Queue()
+
+    def opener(url: str) -> bool:
+        loop.call_soon_threadsafe(links.put_nowait, url)
+        return True
+
+    def trace(direction: str, message: Any) -> None:
+        if direction == "send":
+            sent.append(dict(message))
+
+    answerer = WebAnswerer(open_url=opener, announce=lambda _: None)
+    async with connect_memory(app, answerer=answerer, trace=trace) as client:
+        call = asyncio.ensure_future(client.call_tool("survey", {}))
+        page = await new_page()
+        await page.goto(await asyncio.wait_for(links.get(), 10))
+        await expect(page.locator("h1")).to_have_text("Survey 2.0 asks you")
+        await page.check("#q0-f0-o0")
+        await page.fill("#q1-f0-input", "0")
+        await page.click("#review")
+        await expect(page.locator("#q1-f0-error")).to_have_text("N must be at least 1")
+        await page.fill("#q1-f0-input", "2")
+        await review_and_send(page)
+        result = await asyncio.wait_for(call, 10)
+    assert json.loads(result["content"][0]["text"]) == ["accept", {"mood": "good"}, "accept", {"n": 2}]
+    retries = [
+        m["params"] for m in sent if m.get("method") == "tools/call" and "inputResponses" in m["params"]
+    ]
+    assert retries[0]["inputResponses"] == {
+        "mood": {"action": "accept", "content": {"mood": "good"}},
+        "size": {"action": "accept", "content": {"n": 2}},
+    }
+
+
+async def test_at_2025_11_25_a_server_request_gets_its_page(new_page: NewPage) -> None:
+    app = Server("bookings", "1.0.0", title="Table bookings")
+
+    @app.tool()
+    async def confirm(ctx: Context) -> str:
+        """Asks once."""
+        answer = await ctx.elicit("Sure?", Form(sure=Boolean(title="Sure", default=False)))
+        return f"{answer.action} {answer.content}"
+
+    loop = asyncio.get_running_loop()
+    links: asyncio.Queue[str] = asyncio.Queue()
+
+    def opener(url: str) -> bool:
+        loop.call_soon_threadsafe(links.put_nowait, url)
+        return True
+
+    answerer = WebAnswerer(open_url=opener, announce=lambda _: None)
+    async with connect_memory(app, answerer=answerer, versions=["2025-11-25"]) as client:
+        assert client.revision == "2025-11-25"
+        call = asyncio.ensure_future(client.call_tool("confirm", {}))
+        page = await new_page()
+        await page.goto(await asyncio.wait_for(links.get(), 10))
+        await page.check("#q0-f0-input")
+        await review_and_send(page)
+        result = await asyncio.wait_for(call, 10)
+    assert result["content"][0]["text"] == "accept {'sure': True}"
+
+
+@pytest.mark.slow
+async def test_mcp_elicit_call_ui_web_end_to_end(new_page: NewPage, tmp_path: Path) -> None:
+    """``mcp-elicit call --ui web`` against the demo server over stdio, in real processes;
+    $BROWSER is a script that hands each link to this test."""
+    links = tmp_path / "links"
+    browser_script = tmp_path / "browser"
+    browser_script.write_text(f'#!/bin/sh\necho "$1" >> {links}\n')
+    browser_script.chmod(browser_script.stat().st_mode | stat.S_IXUSR)
+    env = {**os.environ, "BROWSER": str(browser_script)}
+    env.pop("DISPLAY", None)
+    command = [
+        sys.executable, "-m", "mcp_elicit", "call", "book_table", "restaurant=noma", "--ui", "web",
+        "--json", "--trace", "--", *demo_stdio(),
+    ]  # fmt: skip
+    out, err = tmp_path / "out", tmp_path / "err"
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        process = await asyncio.create_subprocess_exec(
+            *command, cwd=ROOT, env=env, stdout=stdout, stderr=stderr
+        )
+        try:
+            page = await new_page(**OSLO)
+            await page.goto(await _link(links, 1, process))
+            await expect(page.locator("h1")).to_have_text("Table bookings 1.0.0 asks")
+            await expect(page.locator("#q0-message")).to_have_text(
+                "Booking a table at Noma, Copenhagen: how many, and when?"
+            )
+            await page.fill("#q0-f0-input", "2")
+            await page.fill("#q0-f1-input", TOMORROW)
+            await page.get_by_label("On the terrace").check()
+            await page.get_by_label("vegan", exact=True).check()
+            await review_and_send(page)
+            confirm = await new_page(**OSLO)
+            await confirm.goto(await _link(links, 2, process))
+            await expect(confirm.locator("#q0-message")).to_contain_text(
+                "Please confirm: Noma, Copenhagen, 2 people"
+            )
+            await expect(confirm.locator("#q0-f0-input")).to_be_checked()  # the default
+            await review_and_send(confirm)
+            code = await asyncio.wait_for(process.wait(), 30)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert code == 0, err.read_text()
+    outcome = json.loads(out.read_text())
+    assert outcome["result"]["content"][0]["text"].startswith(
+        f"Booked #1: Noma, Copenhagen, 2 people on {TOMORROW}"
+    )
+    sent = [json.loads(line[2:]) for line in err.read_text().splitlines() if line.startswith("→ ")]
+    retries = [m["params"]["inputResponses"] for m in sent if "inputResponses" in m.get("params", {})]
+    assert retries == [
+        {
+            "details": {
+                "action": "accept",
+                "content": {"party_size": 2, "date": TOMORROW, "seating": "terrace", "dietary": ["vegan"]},
+            }
+        },
+        {"confirm": {"action": "accept", "content": {"confirm": True}}},
+    ]
+    assert [r["action"] for r in outcome["rounds"]] == ["accept", "accept"]
+
+
+async def _link(links: Path, count: int, process: asyncio.subprocess.Process) -> str:
+    """The ``count``-th link the $BROWSER script was given."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        lines = (await asyncio.to_thread(_read, links)).split()
+        if len(lines) >= count:
+            return lines[count - 1]
+        if process.returncode is not None:
+            raise AssertionError(f"mcp-elicit call ended early with {process.returncode}")
+        await asyncio.sleep(0.05)
+    raise AssertionError("no link was opened")
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""

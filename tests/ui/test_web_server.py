@@ -1,0 +1,346 @@
+"""The browser answerer's answer server over plain HTTP (httpx, no browser): who it
+refuses, the single-use link, the headers, the page as HTML, and answers checked by the
+form's own rules."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.errors import FormValidationError, UsageError
+from mcp_elicit.forms import Form, Integer, String
+from mcp_elicit.ui import web
+from mcp_elicit.ui.web import WebAnswerer
+from mcp_elicit.ui.web_pages import check_form, page
+from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, Opened, form_request, open_round, url_request
+
+pytestmark = pytest.mark.anyio
+
+
+async def claim(client: httpx.AsyncClient, opened: Opened) -> str:
+    """Open the link as a browser would; the page's CSRF token."""
+    first = await client.get(opened.url, headers={"Sec-Fetch-Site": "none"})
+    assert first.status_code == 303
+    assert first.headers["location"] == "/form"
+    assert "httponly" in first.headers["set-cookie"].lower()
+    assert "samesite=strict" in first.headers["set-cookie"].lower()
+    form = await client.get(f"{opened.base}/form")
+    assert form.status_code == 200
+    found = re.search(r'data-csrf="([^"]+)"', form.text)
+    assert found is not None
+    return found.group(1)
+
+
+def api(csrf: str, **headers: str) -> dict[str, str]:
+    return {"X-MCP-Elicit-CSRF": csrf, "Content-Type": "application/json", **headers}
+
+
+SMALL = Form(guests=Integer(title="Guests", minimum=1, maximum=20), note=String(required=False))
+
+
+# ---- refusals ---------------------------------------------------------------------------
+
+
+async def test_another_host_is_refused_and_localhost_is_not() -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        evil = await client.get(opened.url, headers={"Host": "evil.example"})
+        assert evil.status_code == 421
+        rebound = await client.get(opened.url, headers={"Host": f"evil.example:{opened.host.split(':')[1]}"})
+        assert rebound.status_code == 421
+        static = await client.get(
+            f"{opened.base}/static/app.css", headers={"Host": opened.host.replace("127.0.0.1", "localhost")}
+        )
+        assert static.status_code == 200
+        # the refusals used nothing up
+        assert (await client.get(opened.url)).status_code == 303
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Origin": "http://127.0.0.1:1"},
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},
+    ],
+    ids=["foreign-origin", "null-origin", "other-port-origin", "cross-site", "same-site"],
+)
+async def test_requests_from_other_sites_are_refused(headers: dict[str, str]) -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        assert (await client.get(opened.url, headers=headers)).status_code == 403
+        csrf = await claim(client, opened)
+        body = {"action": "decline"}
+        refused = await client.post(f"{opened.base}/api/answer", json=body, headers=api(csrf, **headers))
+        assert refused.status_code == 403
+        assert not opened.task.done()
+        same = await client.post(
+            f"{opened.base}/api/answer",
+            json=body,
+            headers=api(csrf, Origin=opened.base, **{"Sec-Fetch-Site": "same-origin"}),
+        )
+        assert same.status_code == 200
+        assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+async def test_the_link_works_once_and_only_with_its_token() -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        assert (await client.get(f"{opened.base}/r/")).status_code == 404
+        assert (await client.get(f"{opened.base}/r/{'x' * 43}")).status_code == 404
+        assert (await client.get(opened.url[:-1])).status_code == 404
+        assert (await client.get(f"{opened.base}/form")).status_code == 403  # no cookie yet
+        await claim(client, opened)
+        assert (await client.get(f"{opened.base}/form")).status_code == 200  # a reload
+        async with httpx.AsyncClient() as other:
+            again = await other.get(opened.url)
+            assert again.status_code == 410
+            assert (await other.get(f"{opened.base}/form")).status_code == 403
+            assert (await other.get(f"{opened.base}/api/events")).status_code == 403
+        again_here = await client.get(opened.url)
+        assert again_here.status_code == 410
+
+
+async def test_posts_need_the_cookie_the_csrf_token_and_json() -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        url = f"{opened.base}/api/check"
+        body = {"questions": [{"action": "accept", "values": ["3", None]}]}
+        assert (await client.post(url, json=body)).status_code == 403
+        assert (await client.post(url, json=body, headers=api("wrong"))).status_code == 403
+        text = await client.post(
+            url, content=b"{}", headers={"X-MCP-Elicit-CSRF": csrf, "Content-Type": "text/plain"}
+        )
+        assert text.status_code == 415
+        async with httpx.AsyncClient() as stranger:
+            assert (await stranger.post(url, json=body, headers=api(csrf))).status_code == 403
+        bad = await client.post(url, content=b"{nope", headers=api(csrf))
+        assert bad.status_code == 400
+        big = await client.post(url, content=b" " * 300_000, headers=api(csrf))
+        assert big.status_code == 413
+        ok = await client.post(url, json=body, headers=api(csrf))
+        assert ok.status_code == 200
+        assert ok.json()["ok"] is True
+
+
+async def test_every_response_carries_the_security_headers() -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        responses = [
+            await client.get(opened.url),
+            await client.get(f"{opened.base}/form"),
+            await client.get(f"{opened.base}/static/app.js"),
+            await client.get(f"{opened.base}/nothing"),
+            await client.get(opened.url, headers={"Host": "evil.example"}),
+        ]
+        for response in responses:
+            csp = response.headers["content-security-policy"]
+            assert "default-src 'none'" in csp
+            assert "script-src 'self'" in csp
+            assert "frame-ancestors 'none'" in csp
+            assert response.headers["x-frame-options"] == "DENY"
+            assert response.headers["cache-control"] == "no-store"
+            assert response.headers["referrer-policy"] == "no-referrer"
+        assert responses[2].headers["content-type"].startswith("text/javascript")
+        assert responses[3].status_code == 404
+
+
+# ---- answering over HTTP ----------------------------------------------------------------
+
+
+async def test_answers_are_checked_by_the_form_and_returned_as_the_terminal_would() -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        check = await client.post(
+            f"{opened.base}/api/check",
+            json={"questions": [{"action": "accept", "values": ["25", "  "]}]},
+            headers=api(csrf),
+        )
+        assert check.json() == {
+            "ok": False,
+            "questions": [{"problems": {"0": "Guests must be at most 20"}, "form": None, "rows": []}],
+        }
+        sent = await client.post(
+            f"{opened.base}/api/answer",
+            json={"action": "accept", "questions": [{"action": "accept", "values": ["2.5", None]}]},
+            headers=api(csrf),
+        )
+        assert sent.status_code == 422
+        assert sent.json()["questions"][0]["problems"] == {"0": "Guests must be a whole number"}
+        assert not opened.task.done()
+        sent = await client.post(
+            f"{opened.base}/api/answer",
+            json={
+                "action": "accept",
+                "questions": [{"action": "accept", "values": [" 4 ", "by the window"]}],
+            },
+            headers=api(csrf),
+        )
+        assert sent.json() == {"ok": True}
+        assert await opened.answers() == [ElicitAnswer.accept(guests=4, note="by the window")]
+    with pytest.raises(httpx.ConnectError):  # the server is gone with its round
+        async with httpx.AsyncClient() as client:
+            await client.get(opened.url)
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_decline_and_cancel_answer_every_question(action: str) -> None:
+    requests = [form_request(SMALL), form_request(SMALL, key="again"), url_request("https://example.com/")]
+    async with open_round(requests) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        await client.post(f"{opened.base}/api/answer", json={"action": action}, headers=api(csrf))
+        assert await opened.answers() == [ElicitAnswer(action)] * 3  # type: ignore[arg-type]
+
+
+async def test_a_round_that_times_out_is_cancelled() -> None:
+    async with open_round([form_request(SMALL)], timeout=0.3) as opened:
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+        assert any("no answer within 0.3 s" in line for line in opened.said)
+
+
+async def test_a_page_whose_event_stream_goes_away_is_cancelled_after_the_grace() -> None:
+    async with open_round([form_request(SMALL)], grace=0.3) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        async with client.stream("GET", f"{opened.base}/api/events") as events:
+            assert events.headers["content-type"].startswith("text/event-stream")
+            await asyncio.sleep(0.5)  # connected: no cancel, however long
+            assert not opened.task.done()
+        assert await opened.answers(2) == [ElicitAnswer.cancel()]
+        assert any("the page was closed" in line for line in opened.said)
+
+
+async def test_a_page_opened_whose_event_stream_never_comes_is_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(web, "_FIRST_STREAM_SECONDS", 0.2)
+    async with open_round([form_request(SMALL)], grace=0.1) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        assert await opened.answers(2) == [ElicitAnswer.cancel()]
+
+
+async def test_the_event_stream_says_how_the_round_ended() -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        async with client.stream("GET", f"{opened.base}/api/events") as events:
+            await client.post(f"{opened.base}/api/answer", json={"action": "decline"}, headers=api(csrf))
+            text = ""
+            async for chunk in events.aiter_text():
+                text += chunk
+        assert 'event: end\ndata: {"reason": "decline"}' in text
+        assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+async def test_the_link_is_announced_and_a_missing_browser_is_said() -> None:
+    said: list[str] = []
+    answerer = WebAnswerer(open_url=lambda url: False, announce=said.append, timeout=0.2)
+    assert await answerer.elicit(form_request(SMALL)) == ElicitAnswer.cancel()
+    assert said[0].startswith("mcp-elicit: Table bookings asks; answer in your browser: http://127.0.0.1:")
+    assert "open the address above yourself" in said[1]
+
+
+def test_unknown_modes_are_refused() -> None:
+    with pytest.raises(UsageError, match="unknown elicitation modes"):
+        WebAnswerer(modes=["form", "voice"])
+
+
+# ---- the page as HTML, and the one source of truth --------------------------------------
+
+
+def test_server_text_is_escaped_and_made_inert() -> None:
+    hostile = Form(
+        x=String(title='<img src=x onerror="alert(1)">', description="a\u202eb <script>alert(2)</script>")
+    )
+    request = form_request(hostile, message="</p><script>alert(3)</script>\x1b[31m red")
+    html = page([request], csrf="c")
+    assert "<script>alert" not in html
+    assert "<img" not in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    assert "\u202e" not in html and "&lt;U+202E&gt;" in html
+    assert "\x1b" not in html and "\\x1b[31m" in html
+    assert '<script src="/static/app.js" defer></script>' in html
+    assert html.count("<script") == 1  # nothing inline
+
+
+def test_the_page_has_a_labelled_native_control_for_every_variant() -> None:
+    html = page(
+        [form_request(), form_request(LEGACY, key="legacy"), form_request(DEFAULTS, key="defaults")], csrf="c"
+    )
+    assert 'type="email"' in html and 'type="url"' in html and 'type="date"' in html
+    assert 'type="datetime-local"' in html
+    assert 'type="number"' in html and 'min="1"' in html and 'max="20"' in html and 'step="1"' in html
+    assert 'step="any"' in html
+    assert 'role="radiogroup"' in html and "<select" in html and 'role="group"' in html
+    assert ">Medium</label>" in html  # enumNames
+    assert 'value="2"' in html and 'value="window seat"' in html  # defaults
+    assert 'data-rfc3339="2026-12-24T18:30:00Z"' in html
+    assert 'value="out" checked' in html and 'value="c" selected' in html and 'value="vegan" checked' in html
+    for control in re.findall(
+        r'<input type="(?:text|email|url|date|datetime-local|number)" id="([^"]+)"', html
+    ):
+        assert f'<label for="{control}">' in html
+    assert html.count('aria-describedby="') >= len(EVERY_KIND.fields)
+
+
+@pytest.mark.parametrize(
+    ("values", "problems"),
+    [
+        (
+            [
+                "Al",
+                "al@example.com",
+                None,
+                "2026-12-24",
+                "2026-12-24T18:30:00+01:00",
+                "2",
+                None,
+                True,
+                "mains",
+                "in",
+                "t2",
+                [],
+                ["wine"],
+            ],
+            {},
+        ),
+        (
+            ["A", "nope", "x", "24/12", "?", "0", "1000", "yes", "soup", None, None, ["vegan", "vegan"], []],
+            None,
+        ),
+    ],
+    ids=["fine", "everything-wrong"],
+)
+def test_check_form_says_what_validate_says(values: list[Any], problems: dict[int, str] | None) -> None:
+    checked = check_form(EVERY_KIND, values)
+    if problems is not None:
+        assert checked.problems == problems
+        EVERY_KIND.validate(EVERY_KIND.apply_defaults(checked.content))
+        return
+    # Every field is wrong, and each message is the form's own with the field's label in front.
+    assert set(checked.problems) == set(range(len(EVERY_KIND.fields)))
+    for index, message in checked.problems.items():
+        spec = EVERY_KIND.fields[index]
+        assert message.startswith((spec.title or spec.name) + " ")
+    with pytest.raises(FormValidationError) as raised:
+        EVERY_KIND.validate(EVERY_KIND.apply_defaults(checked.content))
+    told = {p.field: p.message for p in raised.value.problems}
+    for index, message in checked.problems.items():
+        assert message.endswith(" " + told[EVERY_KIND.fields[index].name])
+
+
+def test_the_command_line_offers_ui_web_but_not_with_a_script(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from mcp_elicit.cli.main import main
+
+    script = tmp_path / "answers.json"
+    script.write_text("[]")
+    code = main(["call", "book_table", "--ui", "web", "--answers", str(script), "--", "true"])
+    assert code == 2
+    assert "give --answers or --ui web, not both" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["call", "--help"])
+    assert "{auto,terminal,web,none}" in capsys.readouterr().out
