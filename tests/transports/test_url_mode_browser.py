@@ -1,0 +1,123 @@
+"""Hosted URL mode in a real browser (Playwright driving Debian's Chromium, headless): the
+project's client calls a tool that needs a secret; the person opens the URL the client was
+given, types the secret into the server's page, and the tool call completes. A browser
+signed in as another principal is refused and the flow is not completed."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit.client import ElicitAnswer, ElicitationRequest
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.browser import NewPage, anyio_backend, browser, new_page
+from support.procs import uvicorn_server
+
+__all__ = ["anyio_backend", "browser", "new_page"]  # fixtures
+
+pytestmark = pytest.mark.anyio
+SECRET = "sk-browser-4f9a-typed-by-a-person"
+
+
+class Tokens:
+    async def verify(self, token: str) -> Principal | None:
+        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
+
+
+class SignedInAs:
+    """The server's own sign-in, as far as its pages are concerned: a session cookie."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return cookies.get("session-user")
+
+
+def build(store: MemoryStore) -> Server:
+    app = Server(
+        "browser-url-mode",
+        state_keys=KeyRing([bytes(range(150, 182))]),
+        store=store,
+        auth=Tokens(),
+        page_auth=SignedInAs(),
+        flow_wait=1.0,
+    )
+
+    @app.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        if answer.secret is None:
+            return f"no key ({answer.action})"
+        return f"key of {len(await answer.secret.reveal())} characters"
+
+    return app
+
+
+class Person:
+    """Opens the URL in a browser signed in as ``user`` and types the secret."""
+
+    modes = frozenset({"url"})
+
+    def __init__(self, new_page: NewPage, base: str, user: str) -> None:
+        self.new_page = new_page
+        self.base = base
+        self.user = user
+        self.outcome = ""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        assert request.mode == "url"
+        assert request.url is not None
+        page = await self.new_page()
+        await page.context.add_cookies([{"name": "session-user", "value": self.user, "url": self.base}])
+        response = await page.goto(request.url)
+        assert response is not None
+        if response.status != 200:
+            self.outcome = f"refused {response.status}: {await page.inner_text('h1')}"
+            return ElicitAnswer.cancel()
+        assert "?t=" not in page.url, "the single-use token is gone from the address bar"
+        await page.get_by_label("example_api_key").fill(SECRET)
+        await page.get_by_role("button", name="Save").click()
+        await page.get_by_role("status").wait_for()
+        self.outcome = await page.inner_text("main")
+        return ElicitAnswer.accept()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def _call(url: str, person: Person, token: str) -> dict[str, Any]:
+    async with connect_http(
+        url, answerer=person, headers={"authorization": f"Bearer {token}"}, timeout=20
+    ) as client:
+        return await client.call_tool("use_key", {})
+
+
+async def test_the_person_types_the_secret_and_the_call_completes(new_page: NewPage) -> None:
+    store = MemoryStore()
+    async with uvicorn_server(StreamableHTTP(build(store))) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        person = Person(new_page, base, "alice")
+        result = await _call(running.url, person, "tok-alice")
+        assert "Saved" in person.outcome
+        assert result["content"][0]["text"] == f"key of {len(SECRET)} characters"
+    everything = b"".join(value for (value, _) in store._data.values())
+    assert SECRET.encode() not in everything
+    await store.close()
+
+
+async def test_another_principals_browser_is_refused(new_page: NewPage) -> None:
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        mallory = Person(new_page, base, "mallory")
+        result = await _call(running.url, mallory, "tok-alice")
+        assert mallory.outcome.startswith("refused 403: Not your request")
+        assert result["content"][0]["text"] == "no key (cancel)"
+        assert await app.url_mode.vault.get("vault", "example_api_key", "alice") is None
+        assert await app.url_mode.vault.get("vault", "example_api_key", "mallory") is None
+    await store.close()
