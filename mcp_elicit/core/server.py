@@ -88,7 +88,7 @@ class ServerIdentity:
         return info
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Call:
     """A request that passed the protocol checks and goes to a handler."""
 

@@ -41,6 +41,12 @@ _SPEC_TYPES = (String, Number, Integer, Boolean, Choice, MultiChoice)
 _FROM_TYPE_CACHE: weakref.WeakKeyDictionary[object, FormSchema] = weakref.WeakKeyDictionary()
 
 
+#: Forms built again and again from equal fields (``Form(region=String())`` inside a
+#: handler) are checked and compiled once: the lint, the validator, the wire JSON, the digest.
+_COMPILED: dict[tuple[Any, ...], tuple[Any, Any, dict[str, Any], str]] = {}
+_COMPILED_MAX = 512
+
+
 @dataclass(frozen=True, init=False)
 class FormSchema:
     """An ordered, checked set of form fields. See the module docstring for the rules."""
@@ -54,6 +60,24 @@ class FormSchema:
 
     def __init__(self, fields: Iterable[FieldSpec], *, check_secrets: bool = True) -> None:
         specs = tuple(fields)
+        # equality of specs leaves out not_secret, and 1 == 1.0 == True: the key says both
+        key = (
+            specs,
+            tuple((getattr(s, "not_secret", None), type(getattr(s, "default", None))) for s in specs),
+            check_secrets,
+        )
+        try:
+            compiled = _COMPILED.get(key)
+        except TypeError:  # a spec holding something unhashable: no cache
+            compiled = None
+        if compiled is not None:  # the same fields were checked and compiled before
+            object.__setattr__(self, "fields", specs)
+            object.__setattr__(self, "_binding", None)
+            for name, value in zip(
+                ("secret_findings", "_validator", "_wire", "_digest"), compiled, strict=True
+            ):
+                object.__setattr__(self, name, value)
+            return
         seen: set[str] = set()
         for spec in specs:
             if not isinstance(spec, _SPEC_TYPES):
@@ -79,6 +103,12 @@ class FormSchema:
         object.__setattr__(self, "_wire", wire)
         digest = hashlib.sha256(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         object.__setattr__(self, "_digest", digest[:32])
+        try:
+            if len(_COMPILED) >= _COMPILED_MAX:
+                _COMPILED.clear()
+            _COMPILED[key] = (findings, self._validator, wire, self._digest)
+        except TypeError:
+            pass
 
     # -- constructors -----------------------------------------------------------------
 

@@ -18,6 +18,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Final
@@ -44,7 +45,14 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
-_JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_JSON_TYPE: Final = (b"content-type", b"application/json")
+
+
+def _json_headers(body: bytes) -> list[tuple[bytes, bytes]]:
+    """A JSON body's headers; a Content-Length spares the server chunked framing."""
+    return [_JSON_TYPE, (b"content-length", str(len(body)).encode())]
+
+
 _SSE_HEADERS: Final = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
@@ -53,6 +61,7 @@ _SSE_HEADERS: Final = [
 _RUNS_USER_CODE: Final = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
 
 
+@functools.lru_cache(maxsize=256)
 def _host_only(value: str) -> str:
     value = value.strip().lower()
     if value.startswith("["):
@@ -61,6 +70,7 @@ def _host_only(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+@functools.lru_cache(maxsize=64)
 def _acceptable(accept: str) -> tuple[bool, bool]:
     """Whether an ``Accept`` header admits JSON and SSE: ranges (``*/*``, ``text/*``) count,
     ``q=0`` refuses."""
@@ -147,7 +157,7 @@ class _Exchange:
         if self.streaming:
             await self.send({"type": "http.response.body", "body": encode_event(payload), "more_body": False})
             return
-        await self.send({"type": "http.response.start", "status": status, "headers": _JSON_HEADERS})
+        await self.send({"type": "http.response.start", "status": status, "headers": _json_headers(payload)})
         await self.send({"type": "http.response.body", "body": payload})
 
 
@@ -176,8 +186,11 @@ class StreamableHTTP:
         auth: TokenVerifier | None = None,
         fallback: ASGIApp | None = None,
         keepalive: float = 15.0,
+        watch_after: float = 0.05,
     ) -> None:
         self.server = server
+        #: Seconds a request runs before its connection is watched for a disconnect.
+        self.watch_after = watch_after
         #: Seconds between SSE comments on an idle session stream.
         self.keepalive = keepalive
         #: The hosted URL-mode pages, next to the MCP endpoint.
@@ -334,7 +347,7 @@ class StreamableHTTP:
             await self._in_session(sid, message, headers, principal, sse_ok, receive, send)
             return
         if isinstance(message, jsonrpc.Notification):
-            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
             await send({"type": "http.response.body", "body": b""})
             return
         if not isinstance(message, jsonrpc.Request):
@@ -345,7 +358,9 @@ class StreamableHTTP:
         if message.method == "initialize" and not modern:
             payload, session = self.server.open_session(message, principal)
             extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []
-            await send({"type": "http.response.start", "status": 200, "headers": [*_JSON_HEADERS, *extra]})
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [*_json_headers(payload), *extra]}
+            )
             await send({"type": "http.response.body", "body": payload})
             return
         exchange = _Exchange(send, sse_ok)
@@ -485,10 +500,15 @@ class StreamableHTTP:
         receive: Receive,
         work: Awaitable[tuple[bytes | None, int]],
     ) -> None:
-        """Run a request that executes user code; a closed connection cancels it."""
+        """Run a request that executes user code; a closed connection cancels it.
+
+        The watch for the disconnect starts only once the request has run for
+        ``watch_after`` seconds: most requests finish sooner, and a watching task per
+        request would cost more than the MCP work itself."""
         task = asyncio.current_task()
         assert task is not None
         gone = False
+        watcher: asyncio.Future[None] | None = None
 
         async def watch() -> None:
             nonlocal gone
@@ -501,7 +521,12 @@ class StreamableHTTP:
                         task.cancel()
                     return
 
-        watcher = asyncio.ensure_future(watch())
+        def start_watching() -> None:
+            nonlocal watcher
+            if not exchange.closed:
+                watcher = asyncio.ensure_future(watch())
+
+        timer = asyncio.get_running_loop().call_later(self.watch_after, start_watching)
         try:
             payload, status = await work
             if payload is None:
@@ -516,7 +541,9 @@ class StreamableHTTP:
             )
             task.uncancel()
         finally:
-            watcher.cancel()
+            timer.cancel()
+            if watcher is not None:
+                watcher.cancel()
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []
@@ -550,12 +577,13 @@ async def _error(send: Send, rid: jsonrpc.RequestId | None, exc: ProtocolError) 
         if exc.http_status != 200
         else (400 if isinstance(exc, (ParseError, InvalidRequest)) else 200)
     )
-    await send({"type": "http.response.start", "status": status, "headers": _JSON_HEADERS})
-    await send({"type": "http.response.body", "body": jsonrpc.encode_error(rid, exc)})
+    body = jsonrpc.encode_error(rid, exc)
+    await send({"type": "http.response.start", "status": status, "headers": _json_headers(body)})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _accepted(send: Send) -> None:
-    await send({"type": "http.response.start", "status": 202, "headers": []})
+    await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
     await send({"type": "http.response.body", "body": b""})
 
 

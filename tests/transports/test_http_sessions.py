@@ -178,10 +178,12 @@ async def test_a_client_that_goes_away_leaves_nothing_waiting(
                 question = await anext(_events(stream))
                 assert question["method"] == "elicitation/create"
                 assert len(live.pending) == 1
-        for _ in range(100):
-            if not live.pending and not live.inflight:
-                break
-            await asyncio.sleep(0.02)
+            # the stream is closed: the server notices (within its watch delay) and cleans up
+            for _ in range(100):
+                if not live.pending and not live.inflight:
+                    break
+                await asyncio.sleep(0.02)
+            assert live.pending == {}
         assert live.pending == {}
         assert live.inflight == {}
 
