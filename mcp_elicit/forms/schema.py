@@ -262,5 +262,23 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
             )
         if spec.name and spec.name != name:
             raise FormSchemaError(f"the spec is named {spec.name!r} but given as {name!r}", field=name)
-        specs.append(replace(spec, name=name))
+        specs.append(spec if spec.name == name else _named(spec, name))
     return FormSchema(specs)
+
+
+def _named(spec: FieldSpec, name: str) -> FieldSpec:
+    """``spec`` under ``name``; equal unnamed specs share one named copy (a form built
+    again and again inside a handler pays for ``dataclasses.replace`` once)."""
+    try:
+        key = (name, spec, spec.not_secret, type(getattr(spec, "default", None)))
+        named = _NAMED.get(key)
+    except TypeError:
+        return replace(spec, name=name)
+    if named is None:
+        if len(_NAMED) >= _COMPILED_MAX:
+            _NAMED.clear()
+        named = _NAMED[key] = replace(spec, name=name)
+    return named
+
+
+_NAMED: dict[tuple[Any, ...], FieldSpec] = {}
