@@ -45,7 +45,9 @@ PROVISION = Tool(
 )
 
 
-async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+async def list_tools(
+    ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+) -> ListToolsResult:
     return ListToolsResult(tools=[PROVISION])
 
 
