@@ -30,10 +30,10 @@ import asyncio
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError
@@ -82,6 +82,18 @@ class ElicitAnswer:
         if self.action == "accept" and self.content is not None:
             out["content"] = dict(self.content)
         return out
+
+
+MODES: Final = frozenset({"form", "url"})
+
+
+def known_modes(modes: Iterable[str]) -> frozenset[str]:
+    """``modes`` as a set, refusing anything but "form" and "url" with a ConfigError."""
+    chosen = frozenset(modes)
+    bad = chosen - MODES
+    if bad:
+        raise ConfigError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
+    return chosen
 
 
 class Answerer(Protocol):
@@ -252,10 +264,7 @@ class Scripted:
                 entries.append(ScriptEntry.from_json(raw, where=f"{where}[{i}]"))
         else:
             raise ConfigError(f"{where}: a script is a list of answers or an object of key to answer")
-        bad = set(modes) - {"form", "url"}
-        if bad:
-            raise ConfigError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
-        return cls(entries, frozenset(modes))
+        return cls(entries, known_modes(modes))
 
     @classmethod
     def from_file(cls, path: str | Path, *, modes: Sequence[str] = ("form", "url")) -> Scripted:

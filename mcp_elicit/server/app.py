@@ -9,8 +9,6 @@ strategy of the request's revision, so one handler serves every revision unchang
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import logging
 import os
@@ -22,7 +20,6 @@ from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
 from mcp_elicit.core.server import Call, ServerCore, ServerIdentity
 from mcp_elicit.errors import (
     FormSchemaError,
-    HeaderMismatch,
     InternalError,
     InvalidParams,
     InvalidRequest,
@@ -34,6 +31,7 @@ from mcp_elicit.sealing import KeyRing, StateSealer
 from mcp_elicit.server.auth import Principal, TokenVerifier
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
+from mcp_elicit.server.pagination import paginate
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import ResourceDef, is_template
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
@@ -381,7 +379,7 @@ class Server:
         if method == "tools/call":
             result = await self._call_tool(call, channel, principal, headers, asker)
         elif method == "tools/list":
-            result = self._page(params, "tools", [t.wire for t in self._tools.values()])
+            result = paginate(params, "tools", self.page_size, [t.wire for t in self._tools.values()])
         elif method == "server/discover":
             result = self.core.discover()
         elif method == "prompts/get":
@@ -389,11 +387,11 @@ class Server:
         elif method == "resources/read":
             result = await self._read_resource(call, channel, principal, asker)
         elif method == "prompts/list":
-            result = self._page(params, "prompts", [p.wire for p in self._prompts.values()])
+            result = paginate(params, "prompts", self.page_size, [p.wire for p in self._prompts.values()])
         elif method == "resources/list":
-            result = self._page(params, "resources", [r.wire for r in self._resources.values()])
+            result = paginate(params, "resources", self.page_size, [r.wire for r in self._resources.values()])
         elif method == "resources/templates/list":
-            result = self._page(params, "resourceTemplates", [r.wire for r in self._templates])
+            result = paginate(params, "resourceTemplates", self.page_size, [r.wire for r in self._templates])
         elif method == "completion/complete":
             result = await self._complete(params)
         else:  # the core lets only known methods through
@@ -453,7 +451,7 @@ class Server:
         if tool is None:
             return error_result(f"Unknown tool: {name}")
         if tool.header_params and headers is not None:
-            _check_param_headers(tool.header_params, arguments or {}, headers)
+            h.check_param_headers(tool.header_params, arguments or {}, headers)
         return await self._ask(
             call,
             channel,
@@ -519,64 +517,3 @@ class Server:
                 out = await out
             values = [str(v) for v in (out or [])][:100]
         return {"completion": {"values": values, "hasMore": False}}
-
-    def _page(self, params: Mapping[str, Any], key: str, items: list[dict[str, Any]]) -> dict[str, Any]:
-        cursor = params.get("cursor")
-        start = 0
-        if cursor is not None:
-            start = _decode_cursor(cursor)
-            if start > len(items):
-                raise InvalidParams("Invalid params: the cursor is out of range (the list may have changed)")
-        end = start + self.page_size
-        result: dict[str, Any] = {key: items[start:end]}
-        if end < len(items):
-            result["nextCursor"] = base64.urlsafe_b64encode(f"o{end}".encode()).decode("ascii")
-        return result
-
-
-def _decode_cursor(cursor: object) -> int:
-    try:
-        if not isinstance(cursor, str):
-            raise ValueError
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        if not text.startswith("o"):
-            raise ValueError
-        return int(text[1:])
-    except (ValueError, binascii.Error, UnicodeError):
-        raise InvalidParams(
-            "Invalid params: unknown cursor; pass back a nextCursor exactly as received"
-        ) from None
-
-
-def _check_param_headers(
-    specs: Mapping[tuple[str, ...], str], arguments: Mapping[str, Any], headers: Mapping[str, str]
-) -> None:
-    for path, name in specs.items():
-        value: Any = arguments
-        for part in path:
-            value = value.get(part) if isinstance(value, Mapping) else None
-        raw = headers.get(h.PARAM_HEADER_PREFIX + name.lower())
-        expected = h.param_value(value)
-        if raw is None:
-            if expected is not None:
-                raise HeaderMismatch(
-                    f"Header mismatch: the Mcp-Param-{name} header is required (argument {'.'.join(path)})"
-                )
-            continue
-        try:
-            got = h.decode_value(raw)
-        except ValueError as exc:
-            raise HeaderMismatch(f"Header mismatch: Mcp-Param-{name} is invalid: {exc}") from None
-        if expected is None or not _same(got, value, expected):
-            raise HeaderMismatch(
-                f"Header mismatch: Mcp-Param-{name} header value {got!r} does not match the argument value"
-            )
-
-
-def _same(header: str, value: object, expected: str) -> bool:
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            return float(header) == float(value)
-        except ValueError:
-            return False
-    return header == expected

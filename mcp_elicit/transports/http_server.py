@@ -10,7 +10,9 @@ Rules:
   first (progress, logs): then the response becomes an SSE stream scoped to that request,
   the notifications flushed as they happen and the result last. No server-to-client
   request is ever sent on a modern stream.
-* Closing the connection cancels the request's handler.
+* Closing the connection cancels the request's handler (watched once it runs long).
+* Sessions of 2025-11-25 clients are served by ``http_sessions``; responses are built by
+  ``http_exchange``.
 * Errors carry the request id whenever it could be read, and the HTTP status the spec
   names (400 for ``_meta``/header/version/capability errors, 404 for unknown methods).
 """
@@ -18,147 +20,37 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import Any, Final
+from collections.abc import Awaitable, Iterable, Mapping
+from typing import Final
 
-from mcp_elicit.errors import ConfigError, InvalidRequest, ParseError, ProtocolError, TransportError
+from mcp_elicit.errors import ConfigError, InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, TokenVerifier
-from mcp_elicit.server.sessions import Session
 from mcp_elicit.server.url_mode import PAGES_PATH
+from mcp_elicit.transports.http_exchange import (
+    ASGIApp,
+    Exchange,
+    Receive,
+    Scope,
+    Send,
+    acceptable,
+    error_response,
+    host_only,
+    json_headers,
+    plain,
+)
+from mcp_elicit.transports.http_sessions import SessionRoutes
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import pages_app
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.headers import VERSION_HEADER
-from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 
 log = logging.getLogger("mcp_elicit.http")
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
-_JSON_TYPE: Final = (b"content-type", b"application/json")
-
-
-def _json_headers(body: bytes) -> list[tuple[bytes, bytes]]:
-    """A JSON body's headers; a Content-Length spares the server chunked framing."""
-    return [_JSON_TYPE, (b"content-length", str(len(body)).encode())]
-
-
-_SSE_HEADERS: Final = [
-    (b"content-type", b"text/event-stream"),
-    (b"cache-control", b"no-cache, no-transform"),
-    (b"x-accel-buffering", b"no"),
-]
 _RUNS_USER_CODE: Final = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
-
-
-@functools.lru_cache(maxsize=256)
-def _host_only(value: str) -> str:
-    value = value.strip().lower()
-    if value.startswith("["):
-        end = value.find("]")
-        return value[: end + 1] if end >= 0 else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-@functools.lru_cache(maxsize=64)
-def _acceptable(accept: str) -> tuple[bool, bool]:
-    """Whether an ``Accept`` header admits JSON and SSE: ranges (``*/*``, ``text/*``) count,
-    ``q=0`` refuses."""
-    json_ok = sse_ok = False
-    for item in accept.lower().split(","):
-        kind, _, params = item.partition(";")
-        kind = kind.strip()
-        q = 1.0
-        for param in params.split(";"):
-            name, _, value = param.partition("=")
-            if name.strip() == "q":
-                try:
-                    q = float(value)
-                except ValueError:
-                    q = 1.0
-        if q <= 0:
-            continue
-        json_ok = json_ok or kind in ("*/*", "application/*", "application/json")
-        sse_ok = sse_ok or kind in ("*/*", "text/*", "text/event-stream")
-    return json_ok, sse_ok
-
-
-class _SessionChannel:
-    """The channel a handshake-session request gets: the exchange, plus ``send``."""
-
-    __slots__ = ("exchange",)
-
-    def __init__(self, exchange: _Exchange) -> None:
-        self.exchange = exchange
-
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
-        await self.exchange.notify(method, params)
-
-    async def send(self, message: bytes) -> None:
-        await self.exchange.send_message(message)
-
-
-class _Exchange:
-    """One POST's response: JSON by default, switched to SSE by the first notification."""
-
-    __slots__ = ("closed", "send", "sse_ok", "streaming")
-
-    def __init__(self, send: Send, sse_ok: bool) -> None:
-        self.send = send
-        self.sse_ok = sse_ok
-        self.streaming = False
-        self.closed = False
-
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
-        if self.sse_ok and not self.closed:
-            await self._event(jsonrpc.encode_notification(method, params))
-
-    async def send_message(self, message: bytes) -> None:
-        """Send a server-to-client request on this response's stream (handshake sessions)."""
-        if not self.sse_ok:
-            raise TransportError(
-                "the client does not accept text/event-stream, so the server cannot ask it anything"
-            )
-        if self.closed:
-            raise TransportError("the request's stream is closed")
-        await self._event(message)
-
-    async def _event(self, data: bytes) -> None:
-        if not self.streaming:
-            self.streaming = True
-            await self.send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        await self.send({"type": "http.response.body", "body": encode_event(data), "more_body": True})
-
-    async def end(self) -> None:
-        """Finish without a JSON-RPC response (the client cancelled the request)."""
-        if self.closed:
-            return
-        self.closed = True
-        if self.streaming:
-            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-        else:
-            await self.send({"type": "http.response.start", "status": 204, "headers": []})
-            await self.send({"type": "http.response.body", "body": b""})
-
-    async def reply(self, payload: bytes, status: int = 200) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        if self.streaming:
-            await self.send({"type": "http.response.body", "body": encode_event(payload), "more_body": False})
-            return
-        await self.send({"type": "http.response.start", "status": status, "headers": _json_headers(payload)})
-        await self.send({"type": "http.response.body", "body": payload})
 
 
 class _LearnedBase:
@@ -173,7 +65,7 @@ class _LearnedBase:
         return self.base
 
 
-class StreamableHTTP:
+class StreamableHTTP(SessionRoutes):
     """The ASGI app. Mount it, or run it with uvicorn (``mcp-elicit serve --http``)."""
 
     def __init__(
@@ -203,7 +95,7 @@ class StreamableHTTP:
         self.path = path.rstrip("/") or "/"
         hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
         self._any_host = "*" in hosts
-        self._hosts = frozenset(_host_only(x) for x in hosts)
+        self._hosts = frozenset(host_only(x) for x in hosts)
         self.max_body = max_body
         self.auth = auth if auth is not None else server.auth
         self.fallback = fallback
@@ -220,7 +112,7 @@ class StreamableHTTP:
             page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
             refusal = self._check_origin(page_headers)
             if refusal is not None:
-                await _plain(send, refusal[0], refusal[1].encode())
+                await plain(send, refusal[0], refusal[1].encode())
                 return
             await self._pages(scope, receive, send)
             return
@@ -228,12 +120,12 @@ class StreamableHTTP:
             if self.fallback is not None:
                 await self.fallback(scope, receive, send)
             else:
-                await _plain(send, 404, b"Not Found: the MCP endpoint is " + self.path.encode())
+                await plain(send, 404, b"Not Found: the MCP endpoint is " + self.path.encode())
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         refusal = self._check_origin(headers)
         if refusal is not None:
-            await _error(send, None, InvalidRequest(refusal[1], http_status=refusal[0]))
+            await error_response(send, None, InvalidRequest(refusal[1], http_status=refusal[0]))
             return
         method = scope["method"]
         if method == "POST":
@@ -248,14 +140,14 @@ class StreamableHTTP:
             else:
                 await self._delete(headers, principal, send)
         elif method in ("GET", "DELETE"):
-            await _plain(
+            await plain(
                 send,
                 405,
                 b"Method Not Allowed: send each JSON-RPC message as its own POST",
                 extra=[(b"allow", b"POST")],
             )
         else:
-            await _plain(send, 405, b"Method Not Allowed", extra=[(b"allow", b"POST")])
+            await plain(send, 405, b"Method Not Allowed", extra=[(b"allow", b"POST")])
 
     # ---- checks ----------------------------------------------------------------
 
@@ -263,12 +155,12 @@ class StreamableHTTP:
         if self._any_host:
             return None
         host = headers.get("host")
-        if host is None or _host_only(host) not in self._hosts:
+        if host is None or host_only(host) not in self._hosts:
             return 421, f"Misdirected request: host {host!r} is not allowed (DNS-rebinding protection)"
         origin = headers.get("origin")
         if origin is not None and origin != "null":
             rest = origin.split("://", 1)[-1]
-            if _host_only(rest) not in self._hosts:
+            if host_only(rest) not in self._hosts:
                 return 403, f"Forbidden: origin {origin!r} is not allowed (DNS-rebinding protection)"
         return None
 
@@ -282,7 +174,7 @@ class StreamableHTTP:
         )
         if principal is None:
             challenge = b'Bearer realm="mcp"' + (b', error="invalid_token"' if raw else b"")
-            await _plain(
+            await plain(
                 send,
                 401,
                 b"Unauthorized: send a valid bearer token",
@@ -296,7 +188,7 @@ class StreamableHTTP:
     async def _post(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if ctype != "application/json":
-            await _error(
+            await error_response(
                 send,
                 None,
                 InvalidRequest(
@@ -305,9 +197,9 @@ class StreamableHTTP:
                 ),
             )
             return
-        json_ok, sse_ok = _acceptable(headers.get("accept", "*/*"))
+        json_ok, sse_ok = acceptable(headers.get("accept", "*/*"))
         if not (sse_ok or json_ok):
-            await _error(
+            await error_response(
                 send,
                 None,
                 InvalidRequest(
@@ -317,7 +209,7 @@ class StreamableHTTP:
             return
         declared = headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            await _error(
+            await error_response(
                 send,
                 None,
                 InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
@@ -325,7 +217,7 @@ class StreamableHTTP:
             return
         body = await self._read_body(receive)
         if body is None:
-            await _error(
+            await error_response(
                 send,
                 None,
                 InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
@@ -334,7 +226,7 @@ class StreamableHTTP:
         try:
             message = jsonrpc.decode(body)
         except ProtocolError as exc:
-            await _error(send, exc.request_id, exc)
+            await error_response(send, exc.request_id, exc)
             return
         ok, principal = await self._authenticate(headers, send)
         if not ok:
@@ -351,7 +243,7 @@ class StreamableHTTP:
             await send({"type": "http.response.body", "body": b""})
             return
         if not isinstance(message, jsonrpc.Request):
-            await _error(
+            await error_response(
                 send, None, InvalidRequest("Invalid request: a client may not POST JSON-RPC responses here")
             )
             return
@@ -359,11 +251,11 @@ class StreamableHTTP:
             payload, session = self.server.open_session(message, principal)
             extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []
             await send(
-                {"type": "http.response.start", "status": 200, "headers": [*_json_headers(payload), *extra]}
+                {"type": "http.response.start", "status": 200, "headers": [*json_headers(payload), *extra]}
             )
             await send({"type": "http.response.body", "body": payload})
             return
-        exchange = _Exchange(send, sse_ok)
+        exchange = Exchange(send, sse_ok)
         if message.method in _RUNS_USER_CODE:
             await self._run_watched(
                 exchange,
@@ -377,125 +269,9 @@ class StreamableHTTP:
             )
             await exchange.reply(payload, status)
 
-    # ---- handshake sessions (2025-11-25 and earlier) ----------------------------------
-
-    def _session(self, sid: str, principal: Principal | None) -> Session | None:
-        return self.server.sessions.get(sid, principal.subject if principal else None)
-
-    async def _in_session(
-        self,
-        sid: str,
-        message: jsonrpc.Message,
-        headers: Mapping[str, str],
-        principal: Principal | None,
-        sse_ok: bool,
-        receive: Receive,
-        send: Send,
-    ) -> None:
-        rid = message.id if isinstance(message, jsonrpc.Request) else None
-        session = self._session(sid, principal)
-        if session is None:
-            await _error(
-                send, rid, InvalidRequest("Session not found: initialize a new session", http_status=404)
-            )
-            return
-        version = headers.get(VERSION_HEADER)
-        if version is not None and version.strip() != session.version:
-            err = InvalidRequest(
-                f"Bad request: MCP-Protocol-Version {version.strip()!r} is not this session's {session.version!r}",
-                http_status=400,
-            )
-            await _error(send, rid, err)
-            return
-        if isinstance(message, jsonrpc.Notification):
-            if message.method == "notifications/initialized":
-                session.initialized = True
-            elif message.method == "notifications/cancelled":
-                session.cancel((message.params or {}).get("requestId"))
-            await _accepted(send)
-            return
-        if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
-            session.resolve(message)
-            await _accepted(send)
-            return
-        exchange = _Exchange(send, sse_ok)
-        channel = _SessionChannel(exchange)
-        await self._run_watched(
-            exchange,
-            message,
-            receive,
-            self._session_reply(message, session, channel, principal),
-        )
-
-    async def _session_reply(
-        self,
-        message: jsonrpc.Request,
-        session: Session,
-        channel: _SessionChannel,
-        principal: Principal | None,
-    ) -> tuple[bytes | None, int]:
-        return await self.server.respond_in_session(
-            message, session, channel=channel, principal=principal
-        ), 200
-
-    async def _listen(
-        self, headers: Mapping[str, str], principal: Principal | None, receive: Receive, send: Send
-    ) -> None:
-        """The standalone SSE stream of a session: completions, resource updates."""
-        session = self._session(headers["mcp-session-id"], principal)
-        if session is None:
-            await _error(
-                send, None, InvalidRequest("Session not found: initialize a new session", http_status=404)
-            )
-            return
-        if not _acceptable(headers.get("accept", "*/*"))[1]:
-            await _error(
-                send, None, InvalidRequest("Not Acceptable: accept text/event-stream", http_status=406)
-            )
-            return
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
-        task = asyncio.current_task()
-        assert task is not None
-
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            task.cancel()
-
-        watcher = asyncio.ensure_future(watch())
-        try:
-            while not session.closed:
-                data = await session.next_pushed(self.keepalive)
-                if session.closed:
-                    break
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": KEEPALIVE if data is None else encode_event(data),
-                        "more_body": True,
-                    }
-                )
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except asyncio.CancelledError:
-            if watcher.done():
-                task.uncancel()
-            else:
-                raise
-        finally:
-            watcher.cancel()
-
-    async def _delete(self, headers: Mapping[str, str], principal: Principal | None, send: Send) -> None:
-        sid = headers["mcp-session-id"]
-        if self._session(sid, principal) is None:
-            await _error(send, None, InvalidRequest("Session not found", http_status=404))
-            return
-        self.server.sessions.close(sid)
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        await send({"type": "http.response.body", "body": b""})
-
     async def _run_watched(
         self,
-        exchange: _Exchange,
+        exchange: Exchange,
         message: jsonrpc.Request,
         receive: Receive,
         work: Awaitable[tuple[bytes | None, int]],
@@ -569,27 +345,3 @@ class StreamableHTTP:
                 self.server.sessions.close_all()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-
-async def _error(send: Send, rid: jsonrpc.RequestId | None, exc: ProtocolError) -> None:
-    status = (
-        exc.http_status
-        if exc.http_status != 200
-        else (400 if isinstance(exc, (ParseError, InvalidRequest)) else 200)
-    )
-    body = jsonrpc.encode_error(rid, exc)
-    await send({"type": "http.response.start", "status": status, "headers": _json_headers(body)})
-    await send({"type": "http.response.body", "body": body})
-
-
-async def _accepted(send: Send) -> None:
-    await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
-    await send({"type": "http.response.body", "body": b""})
-
-
-async def _plain(
-    send: Send, status: int, text: bytes, *, extra: list[tuple[bytes, bytes]] | None = None
-) -> None:
-    headers = [(b"content-type", b"text/plain; charset=utf-8"), *(extra or [])]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": text})

@@ -29,10 +29,10 @@ import webbrowser
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from mcp_elicit.client.answerers import ElicitAnswer
+from mcp_elicit.client.answerers import ElicitAnswer, known_modes
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import FormValidationError, UsageError
+from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
 from mcp_elicit.forms import FieldSpec, FormSchema
 from mcp_elicit.ui.form_text import clean, constraints, default_text, label, option_lines, parse_answer
 
@@ -101,10 +101,10 @@ class TerminalAnswerer:
         self.console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
         self.prompter = Prompter(input=input, output=output)
         self.open_url = open_url
-        self._modes = frozenset(modes)
-        bad = self._modes - {"form", "url"}
-        if bad:
-            raise UsageError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
+        try:
+            self._modes = known_modes(modes)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
 
     @property
     def modes(self) -> frozenset[str]:

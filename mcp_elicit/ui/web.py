@@ -51,10 +51,10 @@ from typing import Any, Final, Literal
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
-from mcp_elicit.client.answerers import ElicitAnswer
+from mcp_elicit.client.answerers import ElicitAnswer, known_modes
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import UsageError
+from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import Opener, system_browser
 from mcp_elicit.ui.web_pages import check_form, page, review_rows
@@ -393,10 +393,10 @@ class WebAnswerer:
         self.timeout = timeout
         self.grace = grace
         self.announce = announce
-        self._modes = frozenset(modes)
-        bad = self._modes - {"form", "url"}
-        if bad:
-            raise UsageError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
+        try:
+            self._modes = known_modes(modes)
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from None
 
     @property
     def modes(self) -> frozenset[str]:

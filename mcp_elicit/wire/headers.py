@@ -20,12 +20,15 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
+from mcp_elicit.errors import HeaderMismatch
+
 __all__ = [
     "METHOD_HEADER",
     "NAME_HEADER",
     "PARAM_HEADER_PREFIX",
     "VERSION_HEADER",
     "InvalidHeaderSpec",
+    "check_param_headers",
     "decode_value",
     "encode_value",
     "header_params",
@@ -180,3 +183,42 @@ def _collect(
 def integer_in_range(value: object) -> bool:
     """True when an integer argument may be mirrored (JavaScript safe range)."""
     return isinstance(value, int) and not isinstance(value, bool) and -_MAX_SAFE_INT <= value <= _MAX_SAFE_INT
+
+
+def check_param_headers(
+    specs: Mapping[tuple[str, ...], str], arguments: Mapping[str, Any], headers: Mapping[str, str]
+) -> None:
+    """Check each ``Mcp-Param-*`` header against the argument it mirrors (HeaderMismatch).
+
+    A value present needs its header; a header needs a value equal to it after decoding
+    (integers compared as numbers); a null or absent value needs no header.
+    """
+    for path, name in specs.items():
+        value: Any = arguments
+        for part in path:
+            value = value.get(part) if isinstance(value, Mapping) else None
+        raw = headers.get(PARAM_HEADER_PREFIX + name.lower())
+        expected = param_value(value)
+        if raw is None:
+            if expected is not None:
+                raise HeaderMismatch(
+                    f"Header mismatch: the Mcp-Param-{name} header is required (argument {'.'.join(path)})"
+                )
+            continue
+        try:
+            got = decode_value(raw)
+        except ValueError as exc:
+            raise HeaderMismatch(f"Header mismatch: Mcp-Param-{name} is invalid: {exc}") from None
+        if expected is None or not _same(got, value, expected):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{name} header value {got!r} does not match the argument value"
+            )
+
+
+def _same(header: str, value: object, expected: str) -> bool:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return float(header) == float(value)
+        except ValueError:
+            return False
+    return header == expected

@@ -1,0 +1,168 @@
+"""Streamable HTTP, server side: the routes of 2025-11-25 (and earlier) sessions.
+
+Rules: a request names its session with ``Mcp-Session-Id``; an unknown, expired or
+foreign session is 404 (the client starts a new one); a version header other than the
+session's is 400. POSTed notifications and responses are 202; requests run with a
+channel that can ask the client questions on their own stream. ``GET`` opens the
+session's standalone stream (completions, resource updates, keep-alives); ``DELETE``
+ends the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Mapping
+from typing import TYPE_CHECKING
+
+from mcp_elicit.errors import InvalidRequest
+from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.sessions import Session
+from mcp_elicit.transports.http_exchange import (
+    SSE_HEADERS,
+    Exchange,
+    Receive,
+    Send,
+    SessionChannel,
+    acceptable,
+    accepted,
+    error_response,
+)
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.headers import VERSION_HEADER
+from mcp_elicit.wire.sse import KEEPALIVE, encode_event
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.app import Server
+
+__all__ = ["SessionRoutes"]
+
+
+class SessionRoutes:
+    """The session half of ``StreamableHTTP`` (a mixin: it needs ``server``, ``keepalive``
+    and ``_run_watched`` from the app)."""
+
+    server: Server
+    keepalive: float
+
+    def _run_watched(
+        self,
+        exchange: Exchange,
+        message: jsonrpc.Request,
+        receive: Receive,
+        work: Awaitable[tuple[bytes | None, int]],
+    ) -> Awaitable[None]:
+        raise NotImplementedError
+
+    def _session(self, sid: str, principal: Principal | None) -> Session | None:
+        return self.server.sessions.get(sid, principal.subject if principal else None)
+
+    async def _in_session(
+        self,
+        sid: str,
+        message: jsonrpc.Message,
+        headers: Mapping[str, str],
+        principal: Principal | None,
+        sse_ok: bool,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        rid = message.id if isinstance(message, jsonrpc.Request) else None
+        session = self._session(sid, principal)
+        if session is None:
+            await error_response(
+                send, rid, InvalidRequest("Session not found: initialize a new session", http_status=404)
+            )
+            return
+        version = headers.get(VERSION_HEADER)
+        if version is not None and version.strip() != session.version:
+            err = InvalidRequest(
+                f"Bad request: MCP-Protocol-Version {version.strip()!r} is not this session's {session.version!r}",
+                http_status=400,
+            )
+            await error_response(send, rid, err)
+            return
+        if isinstance(message, jsonrpc.Notification):
+            if message.method == "notifications/initialized":
+                session.initialized = True
+            elif message.method == "notifications/cancelled":
+                session.cancel((message.params or {}).get("requestId"))
+            await accepted(send)
+            return
+        if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+            session.resolve(message)
+            await accepted(send)
+            return
+        exchange = Exchange(send, sse_ok)
+        channel = SessionChannel(exchange)
+        await self._run_watched(
+            exchange,
+            message,
+            receive,
+            self._session_reply(message, session, channel, principal),
+        )
+
+    async def _session_reply(
+        self,
+        message: jsonrpc.Request,
+        session: Session,
+        channel: SessionChannel,
+        principal: Principal | None,
+    ) -> tuple[bytes | None, int]:
+        return await self.server.respond_in_session(
+            message, session, channel=channel, principal=principal
+        ), 200
+
+    async def _listen(
+        self, headers: Mapping[str, str], principal: Principal | None, receive: Receive, send: Send
+    ) -> None:
+        """The standalone SSE stream of a session: completions, resource updates."""
+        session = self._session(headers["mcp-session-id"], principal)
+        if session is None:
+            await error_response(
+                send, None, InvalidRequest("Session not found: initialize a new session", http_status=404)
+            )
+            return
+        if not acceptable(headers.get("accept", "*/*"))[1]:
+            await error_response(
+                send, None, InvalidRequest("Not Acceptable: accept text/event-stream", http_status=406)
+            )
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        task = asyncio.current_task()
+        assert task is not None
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            task.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            while not session.closed:
+                data = await session.next_pushed(self.keepalive)
+                if session.closed:
+                    break
+                await send(
+                    {
+                        "type": "http.response.body",
+                        "body": KEEPALIVE if data is None else encode_event(data),
+                        "more_body": True,
+                    }
+                )
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except asyncio.CancelledError:
+            if watcher.done():
+                task.uncancel()
+            else:
+                raise
+        finally:
+            watcher.cancel()
+
+    async def _delete(self, headers: Mapping[str, str], principal: Principal | None, send: Send) -> None:
+        sid = headers["mcp-session-id"]
+        if self._session(sid, principal) is None:
+            await error_response(send, None, InvalidRequest("Session not found", http_status=404))
+            return
+        self.server.sessions.close(sid)
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
