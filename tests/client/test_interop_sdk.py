@@ -10,12 +10,9 @@ tests skip, saying why.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -30,53 +27,16 @@ from mcp_elicit.errors import ProtocolError
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
+from support.peers import sdk_python
 from support.procs import ROOT, free_port
 from support.wire import WireChecker
 
+__all__ = ["sdk_python"]  # a fixture
+
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-PEERS = ROOT / "tests" / ".peers"
-ENV = PEERS / "mcp"
-REQUIREMENTS = ROOT / "tests" / "peers" / "requirements-mcp.txt"
 SERVER = ROOT / "tests" / "peers" / "sdk_server.py"
 REVISIONS = ["2026-07-28", "2025-11-25"]
-
-
-def _digest() -> str:
-    return hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-
-
-def _ready() -> bool:
-    stamp = ENV / ".installed"
-    return stamp.is_file() and stamp.read_text().strip() == _digest()
-
-
-def _build() -> str | None:
-    """Build the peer's virtualenv; None when it worked, else why not."""
-    PEERS.mkdir(parents=True, exist_ok=True)
-    (PEERS / ".gitignore").write_text("*\n")
-    if ENV.exists():
-        shutil.rmtree(ENV)
-    base = getattr(sys, "_base_executable", None) or shutil.which("python3") or "python3"
-    python = str(ENV / "bin" / "python")
-    for step in (
-        [base, "-m", "venv", str(ENV)],
-        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
-    ):
-        done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
-        if done.returncode != 0:
-            return f"{' '.join(step[:4])} failed: {(done.stderr or done.stdout)[-800:]}"
-    (ENV / ".installed").write_text(_digest() + "\n")
-    return None
-
-
-@pytest.fixture(scope="session")
-def sdk_python() -> Path:
-    if not _ready():
-        problem = _build()
-        if problem is not None:
-            pytest.skip(f"the official SDK peer (tests/.peers/mcp) could not be built: {problem}")
-    return ENV / "bin" / "python"
 
 
 def _listening(proc: subprocess.Popen[bytes], port: int, within: float) -> bool:
