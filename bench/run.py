@@ -9,14 +9,18 @@ What it does, in order:
    uvicorn (pinned to one core), drive it with the load generator (pinned to the other)
    for complete rounds at 1 and 16 clients and ``tools/list`` at 16, read its memory,
    stop it;
-4. profiles each server under load with pyinstrument (``bench/profile_server.py``);
-5. writes ``bench/results/<date>.json`` and ``bench/results/<date>.md``.
+4. times the connection test (``bench/connection.py``): ``mcp-elicit check`` against the
+   demo server over stdio, the official SDK's client doing the same, the server's start
+   alone, interleaved, ``--connection-runs`` times;
+5. profiles each server under load with pyinstrument (``bench/profile_server.py``);
+6. writes ``bench/results/<date>.json`` and ``bench/results/<date>.md``.
 
 A round that fails its check counts as an error; a run with errors is invalid and the
 command exits 1. ``--smoke`` proves the harness works in a few seconds: tiny windows, one
-run, no installs, no profiles, results in ``--out`` as ``smoke.json``/``smoke.md``; it
-takes mcp-elicit, the floor and any peer whose environment is already built (the test
-suite passes ``--servers mcp-elicit,floor`` so that it runs the same everywhere).
+run, no installs, no profiles, one connection-test run without warm-up, results in
+``--out`` as ``smoke.json``/``smoke.md``; it takes mcp-elicit, the floor and any peer whose
+environment is already built (the test suite passes ``--servers mcp-elicit,floor`` so
+that it runs the same everywhere).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 import report
+from connection import ConnectionFailed
+from connection import measure as measure_connection
 from envs import BENCH, Env
 from harness import Cores, ServerFailed, ServerSpec, load, profile, rss_kib, serve
 
@@ -126,11 +132,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--budget", type=float, default=540.0, help="seconds after which no window is redone")
     parser.add_argument("--no-install", action="store_true", help="use only envs already built")
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument(
+        "--connection-runs",
+        type=int,
+        help="interleaved runs of the connection test (default 9; smoke 1; 0 skips it)",
+    )
     parser.add_argument("--servers", help="comma-separated subset of: " + ", ".join(s.name for s in SERVERS))
     parser.add_argument("--out", type=Path, default=BENCH / "results", help="where results go")
     args = parser.parse_args(argv)
     args.command = " ".join(["python bench/run.py", *(sys.argv[1:] if argv is None else argv)])
     args.runs = args.runs or (1 if args.smoke else 5)
+    if args.connection_runs is None:
+        args.connection_runs = 1 if args.smoke else 9
     args.duration = args.duration or (0.25 if args.smoke else 3.0)
     args.warmup = args.warmup if args.warmup is not None else (0.1 if args.smoke else 0.7)
     if args.smoke:  # quick and side-effect free: no installs, no profiles, no priority change
@@ -309,6 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     args.redo_until = started + args.budget
     args.out.mkdir(parents=True, exist_ok=True)
     cores = Cores.pick()
+    args.cpus = sorted(os.sched_getaffinity(0))  # the connection test's processes get them all
     if cores.client is not None:
         os.sched_setaffinity(0, {cores.client})
     nice, undo_priority = raise_priority(args.nice)
@@ -351,6 +365,24 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
                 problems.append(f"run {r + 1} {spec.name} {problem}")
                 log(problems[-1])
             runs[spec.name].append(run)
+
+    connection: dict[str, Any] = {}
+    if args.connection_runs > 0:
+        log("connection test")
+        try:
+            connection = measure_connection(
+                args.connection_runs,
+                project=PROJECT,
+                sdk=None if MCP.name in skipped else MCP,
+                cpus=args.cpus,
+                warmup=not args.smoke,
+                log=log,
+            )
+            connection["summary"] = report.connection_summary(connection)
+        except (ConnectionFailed, subprocess.SubprocessError) as exc:
+            problems.append(f"connection test: {exc}")
+            log(problems[-1])
+            connection = {}
 
     profiles: dict[str, Any] = {}
     if not args.no_profile and TOOLS.name not in skipped:
@@ -396,6 +428,7 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
             "max_other_load": args.max_other_load,
             "attempts": args.attempts,
             "smoke": args.smoke,
+            "connection_runs": args.connection_runs,
         },
         "machine": machine(),
         "versions": versions,
@@ -410,8 +443,9 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
         "runs": runs,
         "summary": summary,
         "ratios": report.ratios(summary),
-        "targets": report.targets(summary, micro),
+        "targets": report.targets(summary, micro) + report.connection_targets(connection),
         "loadgen_check": loadgen_check(summary),
+        "connection": connection,
         "profiles": profiles,
         "problems": problems,
         "invalid": "; ".join(problems[:3]) if problems else "",

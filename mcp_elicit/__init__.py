@@ -4,19 +4,49 @@ Build a server with ``Server``; handlers that take a ``Context`` can ``await
 ctx.elicit(message, Schema)`` and get an ``Answer`` (accept, decline or cancel). The same
 handler serves MCP 2026-07-28 (multi round-trip requests with a sealed ``requestState``)
 and 2025-11-25 clients.
+
+The names below are imported on first use, so a command that needs only part of the
+package (``mcp-elicit check``) does not pay for the rest.
 """
 
 from __future__ import annotations
 
-from mcp_elicit.errors import ToolError
-from mcp_elicit.forms import Boolean, Choice, Field, Form, FormSchema, Integer, MultiChoice, Number, String
-from mcp_elicit.sealing import KeyRing
-from mcp_elicit.server.app import Server
-from mcp_elicit.server.auth import Principal, StaticTokens, TokenVerifier
-from mcp_elicit.server.context import Answer, Context
-from mcp_elicit.server.results import Audio, Blob, Image
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp_elicit.errors import ToolError
+    from mcp_elicit.forms import Boolean, Choice, Field, Form, FormSchema, Integer, MultiChoice, Number, String
+    from mcp_elicit.sealing import KeyRing
+    from mcp_elicit.server.app import Server
+    from mcp_elicit.server.auth import Principal, StaticTokens, TokenVerifier
+    from mcp_elicit.server.context import Answer, Context
+    from mcp_elicit.server.results import Audio, Blob, Image
 
 __version__ = "0.1.0"
+
+_WHERE = {
+    "Answer": "mcp_elicit.server.context",
+    "Audio": "mcp_elicit.server.results",
+    "Blob": "mcp_elicit.server.results",
+    "Boolean": "mcp_elicit.forms",
+    "Choice": "mcp_elicit.forms",
+    "Context": "mcp_elicit.server.context",
+    "Field": "mcp_elicit.forms",
+    "Form": "mcp_elicit.forms",
+    "FormSchema": "mcp_elicit.forms",
+    "Image": "mcp_elicit.server.results",
+    "Integer": "mcp_elicit.forms",
+    "KeyRing": "mcp_elicit.sealing",
+    "MultiChoice": "mcp_elicit.forms",
+    "Number": "mcp_elicit.forms",
+    "Principal": "mcp_elicit.server.auth",
+    "Server": "mcp_elicit.server.app",
+    "StaticTokens": "mcp_elicit.server.auth",
+    "String": "mcp_elicit.forms",
+    "TokenVerifier": "mcp_elicit.server.auth",
+    "ToolError": "mcp_elicit.errors",
+}
 
 __all__ = [
     "Answer",
@@ -41,3 +71,16 @@ __all__ = [
     "ToolError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcp_elicit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

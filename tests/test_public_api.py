@@ -50,3 +50,12 @@ def test_subpackages_declare_sorted_all() -> None:
     ):
         names = importlib.import_module(module).__all__
         assert list(names) == sorted(names), module
+
+
+def test_the_root_imports_its_names_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    code = "import mcp_elicit, sys; print('mcp_elicit.server.app' in sys.modules); mcp_elicit.Server; print('mcp_elicit.server.app' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]

@@ -38,7 +38,6 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
-from mcp_elicit.ui.web import WebAnswerer
 
 __all__ = ["Recorded", "register", "run_request"]
 
@@ -94,7 +93,11 @@ class Recorded:
         ]
 
     def _refused(self, request: ElicitationRequest) -> bool:
-        if request.url is None or isinstance(self.inner, TerminalAnswerer | WebAnswerer):
+        if request.url is None:
+            return False
+        from mcp_elicit.ui.web import WebAnswerer  # starlette: only when a URL is asked for
+
+        if isinstance(self.inner, TerminalAnswerer | WebAnswerer):
             return False
         return judge_url(request.url).refused
 
@@ -240,6 +243,8 @@ def _answerer(args: argparse.Namespace) -> Answerer | None:
         except ConfigError as exc:
             raise UsageError(str(exc)) from None
     if args.ui == "web":
+        from mcp_elicit.ui.web import WebAnswerer  # starlette: only for --ui web
+
         return WebAnswerer()
     terminal = sys.stdin.isatty() and sys.stderr.isatty()
     if args.ui == "terminal" and not terminal:

@@ -17,7 +17,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
 
 Rules: the only extra request is that one GET to the TARGET URL itself, and only after a
 4xx. A stdio server's non-JSON lines are quoted (cleaned, cut short) in every stdio
-failure, because they are the usual cause.
+failure, because they are the usual cause. httpx is imported only to explain an HTTP
+failure.
 """
 
 from __future__ import annotations
@@ -29,8 +30,6 @@ import ssl
 from collections.abc import Iterator
 from typing import Final
 from urllib.parse import urlsplit, urlunsplit
-
-import httpx
 
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
 from mcp_elicit.errors import (
@@ -136,6 +135,8 @@ def _where(url: str) -> tuple[str, int]:
 def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> CliError | None:
     if not errors:
         return None
+    import httpx
+
     host, port = _where(url)
     for cause in _causes(errors[-1]):
         if isinstance(cause, ssl.SSLCertVerificationError):
@@ -252,6 +253,8 @@ def _path_hint(url: str) -> str:
 async def legacy_sse_endpoint(url: str, headers: dict[str, str]) -> str | None:
     """The message endpoint a legacy HTTP+SSE server names in its first ``endpoint``
     event on GET, or None (not such a server, or no answer within a few seconds)."""
+    import httpx
+
     with contextlib.suppress(httpx.HTTPError, TimeoutError, OSError, UnicodeDecodeError):
         async with (
             httpx.AsyncClient(timeout=_SSE_PROBE_SECONDS, follow_redirects=True) as client,

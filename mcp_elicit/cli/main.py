@@ -6,6 +6,8 @@ carries (2 for usage and configuration problems); nothing but JSON-RPC ever goes
 when serving over stdio. Everything after the first ``--`` is a server command (the stdio
 TARGET of the client commands), never an option of ours. Positional words that argparse
 leaves over after options (``call URL --json TOOL x=1``) are given back to the command.
+What only one command needs is imported by that command (the key ring, the loader, the
+HTTP stack), so that ``check`` over stdio starts without them.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mcp_elicit.errors import CliError, ConfigError
-from mcp_elicit.sealing import KeyRing
 
 if TYPE_CHECKING:
+    from mcp_elicit.sealing import KeyRing
     from mcp_elicit.server.app import Server
 
 __all__ = ["main"]
@@ -77,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _state_keys(path: Path | None) -> KeyRing | None:
+    from mcp_elicit.sealing import KeyRing
+
     try:
         if path is not None:
             return KeyRing.from_text(path.read_text(encoding="utf-8"))
@@ -205,6 +209,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             return _serve(args)
         if args.command == "keygen":
+            from mcp_elicit.sealing import KeyRing
+
             print(KeyRing.generate().export_text(), end="")
             return 0
         if hasattr(args, "handler"):

@@ -16,6 +16,8 @@ Rules:
   every line the server wrote to stdout that was not JSON-RPC. Nothing here decides what a
   failure means: ``cli.diagnose`` does.
 * Only the TARGET URL (and where it redirects) is ever requested.
+* httpx and the HTTP transport are imported only for an HTTP TARGET (``cli.http_watch``):
+  a stdio connection test should not pay for them at start-up.
 """
 
 from __future__ import annotations
@@ -29,12 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-import httpx
-
 from mcp_elicit.client import Answerer, Client
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
-from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
 __all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_command"]
@@ -140,33 +139,6 @@ class Observed:
         return None
 
 
-class _Watch(httpx.AsyncBaseTransport):
-    """Records every response and every error of the HTTP connection."""
-
-    def __init__(self, observed: Observed) -> None:
-        self._inner = httpx.AsyncHTTPTransport()
-        self._observed = observed
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        try:
-            response = await self._inner.handle_async_request(request)
-        except Exception as exc:
-            self._observed.errors.append(exc)
-            raise
-        self._observed.responses.append(
-            HttpSeen(
-                request.method,
-                str(request.url),
-                response.status_code,
-                {k.lower(): v for k, v in response.headers.items()},
-            )
-        )
-        return response
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 class _Noise(logging.Filter):
     """Takes the stdio transport's warnings about lines that were not JSON-RPC into
     ``Observed`` (the commands report them themselves); other records pass."""
@@ -208,8 +180,13 @@ async def connect(
         async with contextlib.AsyncExitStack() as stack:
             transport: Transport
             if target.url is not None:
+                import httpx
+
+                from mcp_elicit.cli.http_watch import Watch
+                from mcp_elicit.transports.http_client import HttpTransport
+
                 http = httpx.AsyncClient(
-                    transport=_Watch(observed),
+                    transport=Watch(observed),
                     timeout=httpx.Timeout(connect=min(timeout, 10.0), read=None, write=60.0, pool=60.0),
                     follow_redirects=True,
                 )

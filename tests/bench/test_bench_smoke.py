@@ -83,3 +83,55 @@ def test_micro_benchmarks_and_targets_are_reported(smoke: tuple[dict, str]) -> N
     assert "requestState seal+open vs bare AES-GCM, 4 KiB" in names
     assert result["loadgen_check"]["floor_rounds_16"] > 0
     assert "| mcp-elicit |" in page and "## Targets" in page
+
+
+def test_the_connection_test_ran_and_is_reported(smoke: tuple[dict, str]) -> None:
+    result, page = smoke
+    connection = result["connection"]
+    assert connection["runs"] == 1
+    samples = connection["samples_s"]
+    for key in ("check", "server", "help", "python"):
+        assert len(samples[key]) == 1 and samples[key][0] > 0, key
+    summary = connection["summary"]
+    assert math.isfinite(summary["share_ms"]["check"]["median"])
+    assert connection["import_profiles"]["check"]["total_ms"] > 0
+    assert "## Connection test" in page and "| `mcp-elicit check` (A) |" in page
+    names = {t["target"] for t in result["targets"]}
+    if "sdk" in samples:  # the SDK's env is built: the comparison and its target are there too
+        assert math.isfinite(summary["ratio"])
+        assert connection["import_profiles"]["sdk"]["total_ms"] > 0
+        assert "connection test: mcp-elicit check's own share vs the SDK client's" in names
+
+
+def test_connection_shares_are_paired_run_by_run() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    raw = {"samples_s": {"check": [1.0, 2.0, 1.5], "sdk": [2.0, 2.6, 2.1], "server": [0.5, 1.5, 0.9]}}
+    summary = report.connection_summary(raw)
+    assert summary["share_ms"]["check"]["median"] == pytest.approx(500)
+    assert summary["share_ms"]["sdk"]["median"] == pytest.approx(1200)
+    assert summary["ratio"] == pytest.approx(500 / 1200)
+    target = report.connection_targets({**raw, "summary": summary})[0]
+    assert target["met"] and target["bound"] == 0.5
+
+
+def test_import_times_add_up_by_package() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import connection
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    lines = [
+        "import time: self [us] | cumulative | imported package",
+        "import time:       100 |        100 |   pydantic.version",
+        "import time:       300 |        400 | pydantic",
+        "import time:      1000 |       1000 | mcp_types",
+        "something else on stderr",
+    ]
+    profile = connection.summarize_importtime(lines)
+    assert profile["total_ms"] == pytest.approx(1.4)
+    assert profile["modules"] == 3
+    assert profile["by_package"] == [{"package": "mcp_types", "ms": 1.0}, {"package": "pydantic", "ms": 0.4}]

@@ -1,0 +1,40 @@
+"""An httpx transport that records, for ``cli.diagnose``, every response and every error
+of an HTTP connection (into ``targets.Observed``).
+
+Its own module so that httpx is imported only when a TARGET is an HTTP URL.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+from mcp_elicit.cli.targets import HttpSeen, Observed
+
+__all__ = ["Watch"]
+
+
+class Watch(httpx.AsyncBaseTransport):
+    """Records every response and every error of the HTTP connection."""
+
+    def __init__(self, observed: Observed) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+        self._observed = observed
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            response = await self._inner.handle_async_request(request)
+        except Exception as exc:
+            self._observed.errors.append(exc)
+            raise
+        self._observed.responses.append(
+            HttpSeen(
+                request.method,
+                str(request.url),
+                response.status_code,
+                {k.lower(): v for k, v in response.headers.items()},
+            )
+        )
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
