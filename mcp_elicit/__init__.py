@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_elicit.errors import ToolError
-    from mcp_elicit.forms import Boolean, Choice, Field, Form, FormSchema, Integer, MultiChoice, Number, String
+    from mcp_elicit.forms import (
+        Boolean,
+        Choice,
+        Field,
+        Form,
+        FormSchema,
+        Integer,
+        MultiChoice,
+        Number,
+        String,
+    )
     from mcp_elicit.sealing import KeyRing
     from mcp_elicit.server.app import Server
     from mcp_elicit.server.auth import Principal, StaticTokens, TokenVerifier
