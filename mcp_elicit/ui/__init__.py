@@ -8,6 +8,23 @@ rules themselves are in ``mcp_elicit.client.url_consent``, for any interface to 
 
 from __future__ import annotations
 
-from mcp_elicit.ui.terminal import TerminalAnswerer
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["TerminalAnswerer"]
+if TYPE_CHECKING:
+    from mcp_elicit.ui.terminal import TerminalAnswerer
+    from mcp_elicit.ui.web import WebAnswerer
+
+__all__ = ["TerminalAnswerer", "WebAnswerer"]
+
+
+def __getattr__(name: str) -> Any:
+    """Answerers are imported on first use: importing ``ui.form_text`` stays cheap."""
+    if name == "TerminalAnswerer":
+        from mcp_elicit.ui.terminal import TerminalAnswerer
+
+        return TerminalAnswerer
+    if name == "WebAnswerer":
+        from mcp_elicit.ui.web import WebAnswerer
+
+        return WebAnswerer
+    raise AttributeError(f"module 'mcp_elicit.ui' has no attribute {name!r}")

@@ -17,14 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    CLIENT_INFO_META_KEY,
-    LOG_LEVEL_META_KEY,
-    PROTOCOL_VERSION_META_KEY,
-    SERVER_INFO_META_KEY,
-)
-
 from mcp_elicit.errors import InvalidRequestMeta
 
 __all__ = [
@@ -40,6 +32,14 @@ __all__ = [
     "parse_request_meta",
 ]
 
+# The reserved keys, as the spec (and mcp_types) name them. Spelled out here rather than
+# imported: importing mcp_types builds every wire model (~150 ms), which a client that only
+# lists tools should not pay for. tests/wire/test_meta.py checks they equal mcp_types'.
+PROTOCOL_VERSION_META_KEY: Final = "io.modelcontextprotocol/protocolVersion"
+CLIENT_INFO_META_KEY: Final = "io.modelcontextprotocol/clientInfo"
+CLIENT_CAPABILITIES_META_KEY: Final = "io.modelcontextprotocol/clientCapabilities"
+LOG_LEVEL_META_KEY: Final = "io.modelcontextprotocol/logLevel"
+SERVER_INFO_META_KEY: Final = "io.modelcontextprotocol/serverInfo"
 SUBSCRIPTION_ID_META_KEY: Final = "io.modelcontextprotocol/subscriptionId"
 
 #: Logging levels, least to most severe (RFC 5424 order).

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+# The revisions of mcp_types.version, spelled out (importing mcp_types builds every wire
+# model); tests/wire/test_versions.py checks they agree.
+HANDSHAKE_PROTOCOL_VERSIONS: Final[tuple[str, ...]] = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+MODERN_PROTOCOL_VERSIONS: Final[tuple[str, ...]] = ("2026-07-28",)
 
 __all__ = [
     "HANDSHAKE",

@@ -1,0 +1,26 @@
+"""The revision registry and the reserved _meta keys are spelled out in mcp_elicit.wire
+(importing mcp_types costs every wire model); they must agree with the official package."""
+
+from __future__ import annotations
+
+import mcp_types
+from mcp_types import version
+
+from mcp_elicit.wire import meta, versions
+
+
+def test_meta_keys_match() -> None:
+    for name in (
+        "PROTOCOL_VERSION_META_KEY",
+        "CLIENT_INFO_META_KEY",
+        "CLIENT_CAPABILITIES_META_KEY",
+        "LOG_LEVEL_META_KEY",
+        "SERVER_INFO_META_KEY",
+    ):
+        assert getattr(meta, name) == getattr(mcp_types, name), name
+
+
+def test_revisions_match() -> None:
+    assert versions.HANDSHAKE_PROTOCOL_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
+    assert versions.MODERN_PROTOCOL_VERSIONS == version.MODERN_PROTOCOL_VERSIONS
+    assert set(versions.SUPPORTED) <= set(version.KNOWN_PROTOCOL_VERSIONS)
