@@ -5,14 +5,19 @@ A server answering with ``resultType: "input_required"`` may give the client an 
 client, so it is attacker-controlled. This module turns the server's own bytes into
 such a string and back, with AES-256-GCM (see ``docs/design/request-state-sealing.md``)::
 
-    token      = "v1." kid "." hex(nonce[12] || ciphertext || tag[16])    lowercase hex
+    token      = "v2." kid "." base64(nonce[12] || ciphertext || tag[16])   standard, padded
     plaintext  = expires_at (float64, big-endian, seconds) || payload
-    associated = "v1." kid "." || server_id || method || target || arguments digest
+    associated = "v2." kid "." || server_id || method || target || arguments digest
                  || principal                   (each length-prefixed; None != "")
+
+Tokens of format v1 (the same, with the body in lowercase hex) still open, so values
+sealed at rest by an earlier build stay readable; new tokens are always v2.
 
 Rules:
 
-* Sans-IO: the standard library, ``cryptography`` and :mod:`mcp_elicit.errors` only.
+* Sans-IO: the standard library, ``cryptography``, ``pybase64`` (a SIMD base64 codec:
+  the standard library's costs more than the AEAD itself at 4 KiB) and
+  :mod:`mcp_elicit.errors` only.
   Time is an argument (``now``); keys arrive as bytes or text, never from files or env.
 * Keys are derived once, when a :class:`KeyRing` is built (HKDF-SHA256 with versioned
   labels), never per call. The first key seals; every key opens (rotation).
@@ -43,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
+import pybase64
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.hashes import SHA256
@@ -58,8 +64,9 @@ _INFO_AEAD_KEY = b"mcp-elicit/requestState/v1/aes-256-gcm-key"
 _INFO_KEY_ID = b"mcp-elicit/requestState/v1/key-id"
 _KID_BYTES = 4  # 8 hex characters
 
-_PREFIX = "v1."
-_HEAD = len(_PREFIX) + 2 * _KID_BYTES + 1  # "v1." kid "."
+_PREFIX = "v2."  # what seal writes; open also reads "v1." (hex body)
+_VERSIONS = ("v2.", "v1.")
+_HEAD = len(_PREFIX) + 2 * _KID_BYTES + 1  # "v2." kid "."
 _NONCE = 12
 _EXPIRY = struct.Struct(">d")
 _OVERHEAD = _NONCE + _EXPIRY.size + 16  # nonce, expiry, tag
@@ -266,16 +273,17 @@ class StateSealer:
         self._server_id = server_id
         self._ttl = float(ttl)
         self._max = max_token_size
-        self._max_payload = (max_token_size - _HEAD) // 2 - _OVERHEAD
+        self._max_payload = (max_token_size - _HEAD) // 4 * 3 - _OVERHEAD
         server = _utf8(server_id)
         server = struct.pack(">I", len(server)) + server
-        # Token head "v1.<kid>." -> that key's AEAD and associated-data head.
+        # Token head "v<n>.<kid>." -> that key's AEAD, associated-data head and body codec.
         self._open = {
-            f"{_PREFIX}{kid}.": (aead, f"{_PREFIX}{kid}.".encode("ascii") + server)
+            f"{version}{kid}.": (aead, f"{version}{kid}.".encode("ascii") + server, _CODECS[version])
             for kid, aead in keys._entries.items()
+            for version in _VERSIONS
         }
-        head = next(iter(self._open))
-        self._sealing = (head, *self._open[head])
+        head = f"{_PREFIX}{next(iter(keys._entries))}."
+        self._sealing = (head, *self._open[head][:2])
 
     @property
     def server_id(self) -> str:
@@ -301,14 +309,15 @@ class StateSealer:
         head, aead, ad = self._sealing
         nonce = _next_nonce()
         sealed = aead.encrypt(nonce, _EXPIRY.pack(expires) + payload, ad + binding._data)
-        return head + (nonce + sealed).hex()
+        return head + _b64encode(nonce + sealed)
 
     def open(self, token: object, binding: Binding, *, now: float) -> bytes:
         """The payload sealed in ``token``, if intact, bound to ``binding`` and unexpired.
 
         Raises :class:`InvalidRequestState`, and nothing else, with a private reason:
         "not a string", "too large", "bad prefix", "unsupported version", "malformed",
-        "unknown key id", "truncated", "bad hex", "authentication failed", "expired".
+        "unknown key id", "truncated", "bad base64" (v1: "bad hex"), "authentication failed",
+        "expired".
         """
         if not isinstance(token, str):
             raise InvalidRequestState("not a string")
@@ -317,17 +326,11 @@ class StateSealer:
         entry = self._open.get(token[:_HEAD])
         if entry is None:
             raise InvalidRequestState(_head_problem(token))
+        aead, head, (decode, shortest) = entry
         body = token[_HEAD:]
-        if len(body) < 2 * _OVERHEAD:
+        if len(body) < shortest:
             raise InvalidRequestState("truncated")
-        # One spelling per token: a2b_hex would also take upper case.
-        if "A" in body or "B" in body or "C" in body or "D" in body or "E" in body or "F" in body:
-            raise InvalidRequestState("bad hex")
-        try:
-            raw = binascii.a2b_hex(body)
-        except ValueError:  # binascii.Error, or a non-ASCII str
-            raise InvalidRequestState("bad hex") from None
-        aead, head = entry
+        raw = decode(body)
         try:
             plain = aead.decrypt(raw[:_NONCE], raw[_NONCE:], head + binding._data)
         except InvalidTag:
@@ -337,9 +340,43 @@ class StateSealer:
         return plain[_EXPIRY.size :]
 
 
+def _from_base64(body: str) -> bytes:
+    """Decode a v2 body: the standard alphabet, padded, one spelling only."""
+    # b64decode(validate=True) refuses other characters and bad padding, but not set
+    # bits after the last byte ("QR==" decodes like "QQ=="): check the last digit.
+    if body[-1] == "=" and body[-3 if body[-2] == "=" else -2] not in (
+        _ZERO_LOW4 if body[-2] == "=" else _ZERO_LOW2
+    ):
+        raise InvalidRequestState("bad base64")
+    try:
+        return _b64decode(body, validate=True)
+    except ValueError:  # binascii.Error, or a non-ASCII str
+        raise InvalidRequestState("bad base64") from None
+
+
+def _from_hex(body: str) -> bytes:
+    """Decode a v1 body: lowercase hex only."""
+    # One spelling per token: a2b_hex would also take upper case.
+    if "A" in body or "B" in body or "C" in body or "D" in body or "E" in body or "F" in body:
+        raise InvalidRequestState("bad hex")
+    try:
+        return binascii.a2b_hex(body)
+    except ValueError:  # binascii.Error, or a non-ASCII str
+        raise InvalidRequestState("bad hex") from None
+
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+_ZERO_LOW4 = frozenset(_B64[::16])  # the last digit before "==" carries 2 bits
+_ZERO_LOW2 = frozenset(_B64[::4])  # the last digit before "=" carries 4 bits
+_b64encode = pybase64.b64encode_as_string
+_b64decode = pybase64.b64decode
+# Body decoder and shortest body (nonce, expiry, tag and no payload) of each version.
+_CODECS = {"v2.": (_from_base64, 4 * -(-_OVERHEAD // 3)), "v1.": (_from_hex, 2 * _OVERHEAD)}
+
+
 def _head_problem(token: str) -> str:
-    """Why a token's head ("v1.<kid>.") is not one of ours."""
-    if not token.startswith(_PREFIX):
+    """Why a token's head ("v<n>.<kid>.") is not one of ours."""
+    if not token.startswith(_VERSIONS):
         version = token[: max(token.find(".", 0, 12), 0)]
         ok = version[1:].isascii() and version[1:].isdigit() and version[:1] == "v"
         return "unsupported version" if ok else "bad prefix"

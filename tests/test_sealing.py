@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mcp_elicit import sealing
 from mcp_elicit.errors import ConfigError, InvalidRequestState
 from mcp_elicit.sealing import Binding, KeyRing, StateSealer, arguments_digest
 
@@ -24,7 +25,15 @@ BINDING = Binding.for_request("tools/call", "book_flight", {"from": "CDG", "to":
 
 RING_A = KeyRing([SECRET_A])
 SEALER = StateSealer(RING_A, server_id=SERVER)
-HEAD = 12  # "v1." + 8-char kid + "."
+HEAD = 12  # "v2." + 8-char kid + "."
+
+
+def b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode("ascii")
+
+
+def unb64(body: str) -> bytearray:
+    return bytearray(base64.b64decode(body, validate=True))
 
 
 def reason(
@@ -51,23 +60,33 @@ def test_round_trip(size: int) -> None:
 
 def test_token_format() -> None:
     token = SEALER.seal(b"hello", BINDING, now=NOW)
-    assert token.startswith(f"v1.{RING_A.key_ids[0]}.")
+    assert token.startswith(f"v2.{RING_A.key_ids[0]}.")
     body = token[HEAD:]
-    assert body == body.lower()
-    assert bytes.fromhex(body)
-    assert len(token) == HEAD + 2 * (12 + 8 + 5 + 16)  # nonce, expiry, payload, tag
+    assert b64(unb64(body)) == body  # standard alphabet, padded
+    assert len(unb64(body)) == 12 + 8 + 5 + 16  # nonce, expiry, payload, tag
+    assert len(token) == HEAD + 4 * -(-(12 + 8 + 5 + 16) // 3)
     assert token.isascii()
-    assert all(c.isalnum() or c == "." for c in token)
+    assert all(c.isalnum() or c in ".+/=" for c in token)
 
 
 def test_fresh_nonce_per_seal() -> None:
     tokens = {SEALER.seal(b"same", BINDING, now=NOW) for _ in range(50)}
     assert len(tokens) == 50
-    assert len({t[HEAD : HEAD + 24] for t in tokens}) == 50
+    assert len({t[HEAD : HEAD + 16] for t in tokens}) == 50  # the nonce: 12 bytes, 16 digits
 
 
 def test_golden_token_still_opens() -> None:
-    """A v1 token sealed by an earlier build: derivation and format must not drift."""
+    """A v2 token sealed by an earlier build: derivation and format must not drift."""
+    golden = "v2.a9ea6385.j5ZF+b6UljQAAAABhRqSpVbhmZSIsSSjp9xHmmAvjf/gant9jzPKok2aVa0i1Q=="
+    binding = Binding.for_request("tools/call", "golden", {"x": 1}, "alice")
+    assert SEALER.open(golden, binding, now=1.0) == b'{"step":1}'
+    assert reason(golden, Binding.for_request("tools/call", "golden", {"x": 2}, "alice"), now=1.0) == (
+        "authentication failed"
+    )
+
+
+def test_golden_v1_token_still_opens() -> None:
+    """A v1 (hex) token, as an earlier build sealed values at rest: still readable."""
     assert RING_A.key_ids == ("a9ea6385",)
     golden = (
         "v1.a9ea6385.6c6210b3976c089d8703047c3782a90b896895a2ee70114a10306ddeb15ae0e0"
@@ -79,7 +98,7 @@ def test_golden_token_still_opens() -> None:
 
 def test_payload_too_large_to_seal() -> None:
     small = StateSealer(RING_A, server_id=SERVER, max_token_size=1024)
-    limit = (1024 - HEAD) // 2 - 36
+    limit = (1024 - HEAD) // 4 * 3 - 36
     assert len(small.seal(b"x" * limit, BINDING, now=NOW)) <= 1024
     with pytest.raises(ValueError, match="too large"):
         small.seal(b"x" * (limit + 1), BINDING, now=NOW)
@@ -95,59 +114,93 @@ def test_seal_rejects_bad_time(now: float, ttl: float) -> None:
 
 # --- tampering ----------------------------------------------------------------------
 
-TOKEN = SEALER.seal(b"payload!", BINDING, now=NOW)
-_BODY = len(TOKEN) - HEAD
+TOKEN = SEALER.seal(b"payload!!", BINDING, now=NOW)  # 36 + 9 bytes: no padding
+TOKEN_PADDED = SEALER.seal(b"payload!", BINDING, now=NOW)  # 36 + 8 bytes: one "="
+TOKEN_PADDED2 = SEALER.seal(b"payload", BINDING, now=NOW)  # 36 + 7 bytes: "=="
+# Base64 digits by the bytes they carry (4 digits per 3 bytes): nonce 0-11, expiry
+# 12-19 and payload 20-28 (both encrypted), tag 29-44.
 REGIONS = {
     "prefix": range(0, 3),
     "kid": range(3, 11),
     "dot": range(11, 12),
-    "nonce": range(HEAD, HEAD + 24),
-    "expiry": range(HEAD + 24, HEAD + 40),
-    "payload": range(HEAD + 40, len(TOKEN) - 32),
-    "tag": range(len(TOKEN) - 32, len(TOKEN)),
+    "nonce": range(HEAD, HEAD + 16),
+    "ciphertext": range(HEAD + 16, HEAD + 36),
+    "tag": range(HEAD + 40, len(TOKEN)),
 }
-REPLACEMENTS = "0179afAFgv.-_ é\x00"
+BYTES = {"nonce": range(0, 12), "ciphertext": range(12, 29), "tag": range(29, 45)}
+REPLACEMENTS = "0179afAFgv.-_+/= é\x00"
 
 
+@pytest.mark.parametrize("token", [TOKEN, TOKEN_PADDED, TOKEN_PADDED2])
 @pytest.mark.parametrize("region", REGIONS)
-def test_any_changed_character_fails(region: str) -> None:
+def test_any_changed_character_fails(token: str, region: str) -> None:
     for i in REGIONS[region]:
+        i = min(i, len(token) - 1)
         for c in REPLACEMENTS:
-            if c != TOKEN[i]:
-                reason(TOKEN[:i] + c + TOKEN[i + 1 :])
-        reason(TOKEN[:i] + TOKEN[i + 1 :])  # deleted
-        reason(TOKEN[:i] + "0" + TOKEN[i:])  # inserted
+            if c != token[i]:
+                reason(token[:i] + c + token[i + 1 :])
+        reason(token[:i] + token[i + 1 :])  # deleted
+        reason(token[:i] + "0" + token[i:])  # inserted
 
 
-@pytest.mark.parametrize("region", ["nonce", "expiry", "payload", "tag"])
+@pytest.mark.parametrize("token", [TOKEN_PADDED, TOKEN_PADDED2])
+def test_padding_has_one_spelling(token: str) -> None:
+    """Bits after the last byte must be zero: "QR==" would decode like "QQ==" elsewhere."""
+    body = token[HEAD:].rstrip("=")
+    pad = token[HEAD + len(body) :]
+    digit = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".index(body[-1])
+    spare = 4 if pad == "==" else 2
+    for low in range(1, 1 << spare):
+        other = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[digit | low]
+        forged = token[:HEAD] + body[:-1] + other + pad
+        assert base64.b64decode(forged[HEAD:]) == base64.b64decode(token[HEAD:])  # same bytes
+        assert reason(forged) == "bad base64"
+    assert reason(token[:HEAD] + body) == "bad base64"  # padding dropped
+    assert reason(token + "=") == "bad base64"
+
+
+@pytest.mark.parametrize("region", ["nonce", "ciphertext", "tag"])
 def test_any_flipped_bit_fails_authentication(region: str) -> None:
-    raw = bytearray.fromhex(TOKEN[HEAD:])
-    start, stop = (REGIONS[region].start - HEAD) // 2, (REGIONS[region].stop - HEAD) // 2
-    for i in range(start, stop):
+    raw = unb64(TOKEN[HEAD:])
+    for i in BYTES[region]:
         for bit in range(8):
             raw[i] ^= 1 << bit
-            assert reason(TOKEN[:HEAD] + raw.hex()) == "authentication failed"
+            assert reason(TOKEN[:HEAD] + b64(raw)) == "authentication failed"
             raw[i] ^= 1 << bit
 
 
 def test_head_reasons() -> None:
-    assert reason("v2." + TOKEN[3:]) == "unsupported version"
+    assert reason("v3." + TOKEN[3:]) == "unsupported version"
     assert reason("v10." + TOKEN[3:]) == "unsupported version"
     assert reason("x1." + TOKEN[3:]) == "bad prefix"
     assert reason("") == "bad prefix"
-    assert reason("v1.") == "malformed"
+    assert reason("v2.") == "malformed"
     assert reason(TOKEN[:11] + "-" + TOKEN[12:]) == "malformed"
-    assert reason("v1.00000000." + TOKEN[HEAD:]) == "unknown key id"
-    assert reason(TOKEN[:HEAD] + TOKEN[HEAD:].upper()) == "bad hex"
-    assert reason(TOKEN[:HEAD] + "zz" + TOKEN[HEAD + 2 :]) == "bad hex"
-    assert reason(TOKEN + "0") == "bad hex"
-    assert reason(TOKEN + "00") == "authentication failed"
+    assert reason("v2.00000000." + TOKEN[HEAD:]) == "unknown key id"
+    assert reason(TOKEN[:HEAD] + TOKEN[HEAD:].swapcase()) == "authentication failed"
+    assert reason(TOKEN[:HEAD] + "-_" + TOKEN[HEAD + 2 :]) == "bad base64"  # URL-safe alphabet
+    assert reason(TOKEN[:HEAD] + "zz" + TOKEN[HEAD + 2 :]) == "authentication failed"
+    assert reason(TOKEN + "A") == "bad base64"
+    assert reason(TOKEN + "AAAA") == "authentication failed"
+
+
+def test_v1_body_reasons() -> None:
+    """v1 tokens keep their own rules: lowercase hex, one spelling."""
+    raw = unb64(TOKEN[HEAD:])
+    v1 = "v1" + TOKEN[2:HEAD] + raw.hex()
+    assert reason(v1) == "authentication failed"  # the version is in the associated data
+    assert reason(v1[:HEAD] + v1[HEAD:].upper()) == "bad hex"
+    assert reason(v1[:HEAD] + "zz" + v1[HEAD + 2 :]) == "bad hex"
+    assert reason(v1 + "0") == "bad hex"
+    assert reason(v1[: HEAD + 2 * 36 - 2]) == "truncated"
+    assert reason("v2" + TOKEN[2:HEAD] + raw.hex()) == "bad base64"  # 90 digits: not whole groups
+    assert reason("v1" + TOKEN[2:] + "A" * 40) == "bad hex"
 
 
 def test_every_truncation_fails() -> None:
     for n in range(len(TOKEN)):
         reason(TOKEN[:n])
-    assert reason(TOKEN[: HEAD + 2 * 36 - 2]) == "truncated"
+    assert reason(TOKEN[: HEAD + 44]) == "truncated"  # 36 bytes take 48 digits
 
 
 # --- expiry ---------------------------------------------------------------------------
@@ -191,14 +244,14 @@ def test_rotation() -> None:
     rotated_sealer = StateSealer(rotated, server_id=SERVER)
     assert rotated_sealer.open(old_token, BINDING, now=NOW) == b"old"
     new_token = rotated_sealer.seal(b"new", BINDING, now=NOW)
-    assert new_token.startswith(f"v1.{new.key_ids[0]}.")
+    assert new_token.startswith(f"v2.{new.key_ids[0]}.")
     assert reason(new_token, sealer=StateSealer(old, server_id=SERVER)) == "unknown key id"
 
 
 def test_same_secret_same_key_across_instances() -> None:
     """A restarted process with the same key file opens tokens sealed before."""
     again = StateSealer(KeyRing.from_text(RING_A.export_text()), server_id=SERVER)
-    assert again.open(TOKEN, BINDING, now=NOW) == b"payload!"
+    assert again.open(TOKEN, BINDING, now=NOW) == b"payload!!"
 
 
 def test_generate() -> None:
@@ -302,7 +355,8 @@ def test_oversized_rejected_before_any_decoding_or_crypto(monkeypatch: pytest.Mo
 
     sealer = StateSealer(RING_A, server_id=SERVER, max_token_size=1024)
     monkeypatch.setattr(binascii, "a2b_hex", boom)
-    sealer._open = {head: (Spy(), ad) for head, (_, ad) in sealer._open.items()}  # type: ignore[misc]
+    monkeypatch.setattr(sealing, "_b64decode", boom)
+    sealer._open = {head: (Spy(), ad, codec) for head, (_, ad, codec) in sealer._open.items()}  # type: ignore[misc]
     assert reason(TOKEN[:HEAD] + "0" * (1024 - HEAD + 1), sealer=sealer) == "too large"
     assert reason(TOKEN[:HEAD] + "0" * 10_000_000) == "too large"
     assert reason("é" * 70_000) == "too large"
@@ -315,10 +369,11 @@ def test_arbitrary_text_only_invalid_request_state(text: str) -> None:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="0123456789abcdefABCDEFv.xé\x00", max_size=200))
+@given(st.text(alphabet="0123456789abcdefABCDEFQR+/=v.xé\x00", max_size=200))
 def test_arbitrary_body_only_invalid_request_state(text: str) -> None:
     reason(TOKEN[:HEAD] + text)
     reason(TOKEN[: len(TOKEN) // 2] + text)
+    reason("v1" + TOKEN[2:HEAD] + text)
 
 
 @settings(max_examples=100, deadline=None)
@@ -416,5 +471,5 @@ def test_sealer_properties() -> None:
 
 
 def test_binascii_error_is_a_value_error() -> None:
-    """open() catches ValueError around a2b_hex; binascii.Error must stay one."""
+    """open() catches ValueError around a2b_hex and b64decode; binascii.Error must stay one."""
     assert issubclass(binascii.Error, ValueError)

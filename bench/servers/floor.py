@@ -17,7 +17,7 @@ Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 
 _META = b'"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"bench","version":"0.1.0"}}'
-_STATE = b"v1.00000000." + b"ab" * 108  # the length of a real token for this workload
+_STATE = b"v2.00000000." + b"QUJD" * 31  # the length of a real token for this workload
 INPUT_REQUIRED = (
     b'{"resultType":"input_required","inputRequests":{"elicit-1":{"method":"elicitation/create",'
     b'"params":{"mode":"form","message":"Which region?","requestedSchema":{"type":"object",'

@@ -272,7 +272,7 @@ async def _rejected(client: MemoryClient, params: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "edit", [lambda s: s + "-TAMPERED", lambda s: s[:-2], lambda s: s.replace("v1.", "v2."), lambda s: ""]
+    "edit", [lambda s: s + "-TAMPERED", lambda s: s[:-2], lambda s: s.replace("v2.", "v1."), lambda s: ""]
 )
 async def test_tampered_state_is_refused(client: MemoryClient, edit: Any) -> None:
     await _rejected(client, _retry(edit(await _state(client))))
