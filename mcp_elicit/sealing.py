@@ -88,12 +88,13 @@ class _Nonces:
 
     def next(self) -> bytes:
         n = next(self.counter)
-        if n >= 0xFFFFFFFF:
-            self.reset()
-            n = next(self.counter)
-        return self.prefix + n.to_bytes(4, "big")
+        if n < 0xFFFFFFFF:
+            return _pack_nonce(self.prefix, n)
+        self.reset()
+        return self.next()
 
 
+_pack_nonce = struct.Struct(">8sI").pack
 _NONCES = _Nonces()
 _next_nonce = _NONCES.next
 os.register_at_fork(after_in_child=_NONCES.reset)
@@ -276,9 +277,10 @@ class StateSealer:
         self._max_payload = (max_token_size - _HEAD) // 4 * 3 - _OVERHEAD
         server = _utf8(server_id)
         server = struct.pack(">I", len(server)) + server
-        # Token head "v<n>.<kid>." -> that key's AEAD, associated-data head and body codec.
+        # Token head "v<n>.<kid>." -> that key's AEAD, associated-data head, and whether
+        # the body is v1's hex.
         self._open = {
-            f"{version}{kid}.": (aead, f"{version}{kid}.".encode("ascii") + server, _CODECS[version])
+            f"{version}{kid}.": (aead, f"{version}{kid}.".encode("ascii") + server, version == "v1.")
             for kid, aead in keys._entries.items()
             for version in _VERSIONS
         }
@@ -308,7 +310,7 @@ class StateSealer:
             raise ValueError(f"payload of {len(payload)} bytes is too large for max_token_size={self._max}")
         head, aead, ad = self._sealing
         nonce = _next_nonce()
-        sealed = aead.encrypt(nonce, _EXPIRY.pack(expires) + payload, ad + binding._data)
+        sealed = aead.encrypt(nonce, _pack_expiry(expires) + payload, ad + binding._data)
         return head + _b64encode(nonce + sealed)
 
     def open(self, token: object, binding: Binding, *, now: float) -> bytes:
@@ -326,36 +328,36 @@ class StateSealer:
         entry = self._open.get(token[:_HEAD])
         if entry is None:
             raise InvalidRequestState(_head_problem(token))
-        aead, head, (decode, shortest) = entry
+        aead, head, legacy = entry
         body = token[_HEAD:]
-        if len(body) < shortest:
-            raise InvalidRequestState("truncated")
-        raw = decode(body)
+        if legacy:
+            raw = _from_hex(body)
+        else:  # v2, inline: this is the hot path
+            if len(body) < _SHORTEST_BASE64:
+                raise InvalidRequestState("truncated")
+            # b64decode(validate=True) refuses other characters and bad padding, but not
+            # set bits after the last byte ("QR==" decodes like "QQ=="): check that digit.
+            if body[-1] == "=" and (
+                body[-3] not in _ZERO_LOW4 if body[-2] == "=" else body[-2] not in _ZERO_LOW2
+            ):
+                raise InvalidRequestState("bad base64")
+            try:
+                raw = _b64decode(body, validate=True)
+            except ValueError:  # binascii.Error, or a non-ASCII str
+                raise InvalidRequestState("bad base64") from None
         try:
             plain = aead.decrypt(raw[:_NONCE], raw[_NONCE:], head + binding._data)
         except InvalidTag:
             raise InvalidRequestState("authentication failed") from None
-        if not now < _EXPIRY.unpack_from(plain)[0]:
+        if not now < _unpack_expiry(plain)[0]:
             raise InvalidRequestState("expired")
         return plain[_EXPIRY.size :]
 
 
-def _from_base64(body: str) -> bytes:
-    """Decode a v2 body: the standard alphabet, padded, one spelling only."""
-    # b64decode(validate=True) refuses other characters and bad padding, but not set
-    # bits after the last byte ("QR==" decodes like "QQ=="): check the last digit.
-    if body[-1] == "=" and body[-3 if body[-2] == "=" else -2] not in (
-        _ZERO_LOW4 if body[-2] == "=" else _ZERO_LOW2
-    ):
-        raise InvalidRequestState("bad base64")
-    try:
-        return _b64decode(body, validate=True)
-    except ValueError:  # binascii.Error, or a non-ASCII str
-        raise InvalidRequestState("bad base64") from None
-
-
 def _from_hex(body: str) -> bytes:
     """Decode a v1 body: lowercase hex only."""
+    if len(body) < 2 * _OVERHEAD:
+        raise InvalidRequestState("truncated")
     # One spelling per token: a2b_hex would also take upper case.
     if "A" in body or "B" in body or "C" in body or "D" in body or "E" in body or "F" in body:
         raise InvalidRequestState("bad hex")
@@ -368,10 +370,11 @@ def _from_hex(body: str) -> bytes:
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 _ZERO_LOW4 = frozenset(_B64[::16])  # the last digit before "==" carries 2 bits
 _ZERO_LOW2 = frozenset(_B64[::4])  # the last digit before "=" carries 4 bits
+_SHORTEST_BASE64 = 4 * -(-_OVERHEAD // 3)  # nonce, expiry and tag, no payload
 _b64encode = pybase64.b64encode_as_string
 _b64decode = pybase64.b64decode
-# Body decoder and shortest body (nonce, expiry, tag and no payload) of each version.
-_CODECS = {"v2.": (_from_base64, 4 * -(-_OVERHEAD // 3)), "v1.": (_from_hex, 2 * _OVERHEAD)}
+_pack_expiry = _EXPIRY.pack
+_unpack_expiry = _EXPIRY.unpack_from
 
 
 def _head_problem(token: str) -> str:
