@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -124,7 +125,10 @@ def _serve(args: argparse.Namespace) -> int:
     if address is None:
         from mcp_elicit.transports.stdio_server import serve_stdio
 
-        asyncio.run(serve_stdio(server))
+        try:
+            asyncio.run(serve_stdio(server))
+        except ConfigError as exc:
+            raise CliError(f"cannot serve: {exc}", exit_code=2) from None
         return 0
     import uvicorn
 
@@ -146,7 +150,11 @@ def _serve(args: argparse.Namespace) -> int:
         http="httptools" if _has("httptools") else "h11",
         loop="uvloop" if _has("uvloop") else "asyncio",
     )
-    uvicorn.Server(config).run()
+    runner = uvicorn.Server(config)
+    with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
+        runner.run()
+    if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
+        return 2
     return 0
 
 

@@ -121,6 +121,11 @@ class Server:
         self.sealer = StateSealer(keys, server_id=self.sealer.server_id, ttl=self.sealer.ttl)
         self.ephemeral_state_key = False
 
+    async def start(self) -> None:
+        """What a transport awaits before it serves: checks the configured store (see
+        :meth:`UrlMode.check_store`). Raises :class:`ConfigError` with a message to show."""
+        await self.url_mode.check_store()
+
     def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
         """Where URL mode keeps its state and where its pages are, set before serving
         (``mcp-elicit serve --store/--public-url``); None leaves a setting as it is.

@@ -112,6 +112,23 @@ class UrlMode:
                 raise ConfigError(f"the public URL must look like http(s)://host[:port], not {public_url!r}")
             self.public_url = public_url.strip().rstrip("/")
 
+    async def check_store(self) -> None:
+        """Use a configured store once, so that one that is down or cannot be written fails
+        the start-up with a clear message rather than the first request that needs it. A
+        server on the default store opens it when it first needs it: nothing is created
+        for a server that never uses URL mode."""
+        if self._store_spec is None:
+            return
+        try:
+            await self.store.get("health", "start-up")
+        except Exception as exc:  # any backend's failure: redis, sqlite3, OSError
+            from mcp_elicit.stores.redis import redact_url
+
+            spec = self._store_spec
+            where = redact_url(spec) if isinstance(spec, str) else type(spec).__name__
+            detail = str(exc) or type(exc).__name__
+            raise ConfigError(f"the URL-mode store {where} cannot be used: {detail}") from exc
+
     @property
     def store(self) -> Store:
         if self._store is None:

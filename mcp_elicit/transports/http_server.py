@@ -340,6 +340,11 @@ class StreamableHTTP(SessionRoutes):
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    await self.server.start()
+                except ConfigError as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.server.sessions.close_all()

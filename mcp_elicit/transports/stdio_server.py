@@ -66,7 +66,10 @@ class StdioServer:
                 self._out.flush()
 
     async def run(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve until stdin closes. Raises :class:`ConfigError` before reading anything
+        when the server cannot start (a configured store that cannot be used)."""
         loop = asyncio.get_running_loop()
+        await self.server.start()
         pages = None
         if self.server.url_mode.page_host is None and self.server.url_mode.public_url is None:
             pages = self.server.url_mode.page_host = LoopbackPages(self.server)

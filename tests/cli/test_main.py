@@ -46,3 +46,73 @@ def test_python_dash_m_runs_the_cli() -> None:
     )
     assert done.returncode == 0
     assert "serve" in done.stdout
+
+
+# --- a configured store is checked when serving starts --------------------------------
+
+
+def _refused_redis_url() -> str:
+    """A Redis URL with a password, on a loopback port nothing listens on."""
+    from support.procs import free_port
+
+    return f"redis://:hunter2@127.0.0.1:{free_port()}/0"
+
+
+def test_serve_stdio_with_an_unreachable_store_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    url = _refused_redis_url()
+    assert main(["serve", "examples/demo_server.py", "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert "cannot serve: the URL-mode store redis://:***@127.0.0.1:" in err
+    assert "hunter2" not in err
+    assert "onnect" in err  # redis says why: "Error 111 connecting to ... Connection refused."
+
+
+def test_serve_stdio_with_an_unwritable_sqlite_store_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    url = f"sqlite:///{blocker}/state.db"
+    assert main(["serve", "examples/demo_server.py", "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot serve: the URL-mode store {url} cannot be used:" in err
+
+
+def test_serve_http_with_an_unreachable_store_exits_2_before_listening() -> None:
+    from support.procs import free_port
+
+    port = free_port()
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "mcp_elicit", "serve", "examples/demo_server.py"),
+            *("--http", f"127.0.0.1:{port}", "--store", _refused_redis_url()),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "the URL-mode store redis://:***@127.0.0.1:" in done.stderr
+    assert "hunter2" not in done.stderr
+    assert "Application startup failed" in done.stderr
+
+
+def test_serve_with_a_working_store_starts(tmp_path: Path) -> None:
+    """The check uses the store once and serving goes on: a discover over stdio answers."""
+    url = f"sqlite:///{tmp_path}/state.db"
+    meta = (
+        b'{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        b'"io.modelcontextprotocol/clientCapabilities":{}}'
+    )
+    request = b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":' + meta + b"}}\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_elicit", "serve", "examples/demo_server.py", "--store", url],
+        input=request,
+        capture_output=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert b'"supportedVersions"' in done.stdout
+    assert (tmp_path / "state.db").exists()

@@ -12,6 +12,8 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from mcp_elicit import Audio, Blob, Context, Image, Server, ToolError
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores.memory import MemoryStore
 
 from support.memory import MemoryClient
 from support.wire import WireChecker
@@ -291,3 +293,24 @@ async def test_concurrent_requests_do_not_share_state(wire: WireChecker) -> None
         *(c.result("tools/call", {"name": "add", "arguments": {"a": i}}) for i, c in enumerate(clients))
     )
     assert [r["content"][0]["text"] for r in results] == [str(i + 2) for i in range(5)]
+
+
+# --- start-up: a configured store is checked, the default one is left alone -----------
+
+
+class _BrokenStore(MemoryStore):
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        raise OSError("disk on fire")
+
+
+async def test_start_checks_a_configured_store() -> None:
+    server = Server("s", store=_BrokenStore())
+    with pytest.raises(ConfigError, match="the URL-mode store _BrokenStore cannot be used: disk on fire"):
+        await server.start()
+    await Server("s", store=MemoryStore()).start()  # a working one passes
+
+
+async def test_start_leaves_the_default_store_unopened() -> None:
+    server = Server("s")
+    await server.start()
+    assert server.url_mode._store is None  # no file created for a server without URL mode
