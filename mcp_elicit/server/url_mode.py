@@ -21,6 +21,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -119,12 +120,17 @@ class UrlMode:
         for a server that never uses URL mode."""
         if self._store_spec is None:
             return
+        store = self.store
         try:
-            await self.store.get("health", "start-up")
+            await store.get("health", "start-up")
         except Exception as exc:  # any backend's failure: redis, sqlite3, OSError
             from mcp_elicit.stores.redis import redact_url
 
             spec = self._store_spec
+            if isinstance(spec, str):  # opened here from its URL: close it (its threads, sockets)
+                self._store = None
+                with contextlib.suppress(Exception):
+                    await store.close()
             where = redact_url(spec) if isinstance(spec, str) else type(spec).__name__
             detail = str(exc) or type(exc).__name__
             raise ConfigError(f"the URL-mode store {where} cannot be used: {detail}") from exc

@@ -97,7 +97,7 @@ def test_the_trace_shortens_request_state(capsys: pytest.CaptureFixture[str], tm
     assert result.code == 0
     states = [m["params"]["requestState"] for m in result.sent() if "requestState" in m.get("params", {})]
     assert len(states) == 2
-    assert all(re.fullmatch(r"v1\.[^…]{13}…\[\d+ chars\]", s) for s in states), states
+    assert all(re.fullmatch(r"v2\.[^…]{13}…\[\d+ chars\]", s) for s in states), states
 
 
 def test_declining_is_a_result(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

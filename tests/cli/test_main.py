@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,7 @@ def test_serve_stdio_with_an_unwritable_sqlite_store_exits_2(
     assert main(["serve", "examples/demo_server.py", "--store", url]) == 2
     err = capsys.readouterr().err
     assert f"cannot serve: the URL-mode store {url} cannot be used:" in err
+    assert not any(t.name.startswith("mcp-elicit-sqlite") for t in threading.enumerate())  # closed
 
 
 def test_serve_http_with_an_unreachable_store_exits_2_before_listening() -> None:
