@@ -77,7 +77,11 @@ class _Nonces:
     per process (again in a forked child, and when the counter runs out) and a 32-bit
     counter. Across processes sharing a key, two prefixes collide with probability about
     n²/2⁶⁵ for n processes. Cheaper than a system call per seal; ``next`` on an
-    ``itertools.count`` is atomic under the GIL."""
+    ``itertools.count`` is atomic under the GIL. :meth:`StateSealer.seal` inlines
+    :meth:`next`: packing a counter past 2**32 - 1 raises ``struct.error``, which is the
+    signal to draw a new prefix."""
+
+    __slots__ = ("counter", "prefix")
 
     def __init__(self) -> None:
         self.reset()
@@ -87,16 +91,15 @@ class _Nonces:
         self.counter = itertools.count(1)
 
     def next(self) -> bytes:
-        n = next(self.counter)
-        if n < 0xFFFFFFFF:
-            return _pack_nonce(self.prefix, n)
-        self.reset()
-        return self.next()
+        try:
+            return _pack_nonce(self.prefix, next(self.counter))
+        except struct.error:  # the counter ran out
+            self.reset()
+            return _pack_nonce(self.prefix, next(self.counter))
 
 
 _pack_nonce = struct.Struct(">8sI").pack
 _NONCES = _Nonces()
-_next_nonce = _NONCES.next
 os.register_at_fork(after_in_child=_NONCES.reset)
 _FIELD_LENGTHS = struct.Struct(">IIII")
 _NO_PRINCIPAL = 0xFFFFFFFF  # the length slot of an absent principal: None differs from ""
@@ -302,16 +305,25 @@ class StateSealer:
 
         Raises ValueError for a bad ``ttl``/``now`` or a payload too large for a token.
         """
-        life = self._ttl if ttl is None else ttl
-        expires = now + life
-        if not (0.0 < life < _INF and -_INF < expires < _INF):
-            raise ValueError(f"ttl must be positive and now finite (ttl={life!r}, now={now!r})")
+        if ttl is None:
+            expires = now + self._ttl
+            if not -_INF < expires < _INF:
+                raise ValueError(f"now must be finite, not {now!r}")
+        else:
+            expires = now + ttl
+            if not (0.0 < ttl < _INF and -_INF < expires < _INF):
+                raise ValueError(f"ttl must be positive and now finite (ttl={ttl!r}, now={now!r})")
         if len(payload) > self._max_payload:
             raise ValueError(f"payload of {len(payload)} bytes is too large for max_token_size={self._max}")
         head, aead, ad = self._sealing
-        nonce = _next_nonce()
-        sealed = aead.encrypt(nonce, _pack_expiry(expires) + payload, ad + binding._data)
-        return head + _b64encode(nonce + sealed)
+        nonces = _NONCES
+        try:  # _NONCES.next(), inline
+            nonce = _pack_nonce(nonces.prefix, next(nonces.counter))
+        except struct.error:
+            nonce = nonces.next()
+        return head + _b64encode(
+            nonce + aead.encrypt(nonce, _pack_expiry(expires) + payload, ad + binding._data)
+        )
 
     def open(self, token: object, binding: Binding, *, now: float) -> bytes:
         """The payload sealed in ``token``, if intact, bound to ``binding`` and unexpired.

@@ -75,6 +75,26 @@ def test_fresh_nonce_per_seal() -> None:
     assert len({t[HEAD : HEAD + 16] for t in tokens}) == 50  # the nonce: 12 bytes, 16 digits
 
 
+def test_nonce_counter_running_out_draws_a_new_prefix(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past 2**32 - 1 the 32-bit counter cannot be packed: seal draws a new 64-bit prefix
+    and starts counting again, so no nonce repeats."""
+    import itertools
+
+    from mcp_elicit import sealing
+
+    nonces = sealing._NONCES
+    monkeypatch.setattr(nonces, "counter", itertools.count(0xFFFFFFFF))
+    before = nonces.prefix
+    last = SEALER.seal(b"x", BINDING, now=NOW)  # counter 0xFFFFFFFF: still packs
+    assert nonces.prefix == before
+    after = SEALER.seal(b"x", BINDING, now=NOW)  # 2**32: a new prefix, counter back at 1
+    assert nonces.prefix != before
+    raw_last, raw_after = unb64(last[HEAD:]), unb64(after[HEAD:])
+    assert raw_last[:12] == before + b"\xff\xff\xff\xff"
+    assert raw_after[:12] == nonces.prefix + b"\x00\x00\x00\x01"
+    assert SEALER.open(after, BINDING, now=NOW) == b"x"
+
+
 def test_golden_token_still_opens() -> None:
     """A v2 token sealed by an earlier build: derivation and format must not drift."""
     golden = "v2.a9ea6385.j5ZF+b6UljQAAAABhRqSpVbhmZSIsSSjp9xHmmAvjf/gant9jzPKok2aVa0i1Q=="
