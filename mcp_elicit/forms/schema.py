@@ -23,9 +23,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import operator
 import weakref
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any, TypeAlias
 
 from mcp_elicit.errors import FormSchemaError, SensitiveFieldError
@@ -46,6 +48,22 @@ _FROM_TYPE_CACHE: weakref.WeakKeyDictionary[object, FormSchema] = weakref.WeakKe
 _COMPILED: dict[tuple[Any, ...], tuple[Any, Any, dict[str, Any], str]] = {}
 _COMPILED_MAX = 512
 
+#: Every field's value, in declaration order, per spec class (``not_secret`` included).
+_FIELD_VALUES: dict[type, Callable[[Any], tuple[Any, ...]]] = {
+    cls: operator.attrgetter(*(f.name for f in dataclass_fields(cls))) for cls in _SPEC_TYPES
+}
+
+
+def _spec_key(spec: object) -> tuple[Any, ...]:
+    """A cache key that tells apart every spec the form checks would tell apart.
+
+    Spec equality is not enough: it leaves out ``not_secret``, and ``1 == 1.0 == True``,
+    so ``String(min_length=True)`` (refused) equals ``String(min_length=1)``. The key
+    holds every value with its type. Raises KeyError for what is not a spec and
+    TypeError for an unhashable value: no key, no cache."""
+    values = _FIELD_VALUES[type(spec)](spec)
+    return (type(spec), values, tuple(map(type, values)))
+
 
 @dataclass(frozen=True, init=False)
 class FormSchema:
@@ -60,16 +78,12 @@ class FormSchema:
 
     def __init__(self, fields: Iterable[FieldSpec], *, check_secrets: bool = True) -> None:
         specs = tuple(fields)
-        # equality of specs leaves out not_secret, and 1 == 1.0 == True: the key says both
-        key = (
-            specs,
-            tuple((getattr(s, "not_secret", None), type(getattr(s, "default", None))) for s in specs),
-            check_secrets,
-        )
+        key: tuple[Any, ...] | None
         try:
+            key = (tuple(map(_spec_key, specs)), check_secrets)
             compiled = _COMPILED.get(key)
-        except TypeError:  # a spec holding something unhashable: no cache
-            compiled = None
+        except (KeyError, TypeError):  # not a spec, or something unhashable: no cache
+            key = compiled = None
         if compiled is not None:  # the same fields were checked and compiled before
             object.__setattr__(self, "fields", specs)
             object.__setattr__(self, "_binding", None)
@@ -103,12 +117,10 @@ class FormSchema:
         object.__setattr__(self, "_wire", wire)
         digest = hashlib.sha256(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         object.__setattr__(self, "_digest", digest[:32])
-        try:
+        if key is not None:
             if len(_COMPILED) >= _COMPILED_MAX:
                 _COMPILED.clear()
             _COMPILED[key] = (findings, self._validator, wire, self._digest)
-        except TypeError:
-            pass
 
     # -- constructors -----------------------------------------------------------------
 
@@ -249,6 +261,15 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
     Fields are required unless made ``required=False``; order is the order given.
     Use the positional mapping for names that are not Python identifiers.
     """
+    key: tuple[Any, ...] | None = None
+    if fields is None:  # the common case, Form(region=String()) inside a handler
+        try:
+            key = tuple([(name, _spec_key(spec)) for name, spec in named.items()])
+            form = _FORMS.get(key)
+        except (KeyError, TypeError):  # not field specs, or unhashable: the long way
+            key = form = None
+        if form is not None:
+            return form
     given: dict[str, FieldSpec] = dict(fields or {})
     for name, spec in named.items():
         if name in given:
@@ -263,16 +284,21 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
         if spec.name and spec.name != name:
             raise FormSchemaError(f"the spec is named {spec.name!r} but given as {name!r}", field=name)
         specs.append(spec if spec.name == name else _named(spec, name))
-    return FormSchema(specs)
+    form = FormSchema(specs)
+    if key is not None:  # equal fields make an equal, immutable form: share it
+        if len(_FORMS) >= _COMPILED_MAX:
+            _FORMS.clear()
+        _FORMS[key] = form
+    return form
 
 
 def _named(spec: FieldSpec, name: str) -> FieldSpec:
     """``spec`` under ``name``; equal unnamed specs share one named copy (a form built
     again and again inside a handler pays for ``dataclasses.replace`` once)."""
     try:
-        key = (name, spec, spec.not_secret, type(getattr(spec, "default", None)))
+        key = (name, _spec_key(spec))
         named = _NAMED.get(key)
-    except TypeError:
+    except (KeyError, TypeError):
         return replace(spec, name=name)
     if named is None:
         if len(_NAMED) >= _COMPILED_MAX:
@@ -282,3 +308,5 @@ def _named(spec: FieldSpec, name: str) -> FieldSpec:
 
 
 _NAMED: dict[tuple[Any, ...], FieldSpec] = {}
+#: ``Form(**named)`` by its fields' names and :func:`_spec_key`.
+_FORMS: dict[tuple[Any, ...], FormSchema] = {}

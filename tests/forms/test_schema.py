@@ -104,6 +104,30 @@ def test_equality_hash_and_repr() -> None:
     assert "_validator" not in text
 
 
+def test_forms_built_again_are_shared_and_cached_checks_stay_exact() -> None:
+    """A form built again from equal fields is the same (immutable) object, but the
+    caches never let a spec through that the checks refuse, however equal it compares:
+    ``True == 1`` and ``1 == 1.0``, and ``not_secret`` is left out of spec equality."""
+    assert Form(region=String()) is Form(region=String())
+    assert Form(n=Integer()).wire != Form(n=Number()).wire  # equal values, other classes
+    assert Form(n=Integer()).validate({"n": 3.0}) == {"n": 3}
+    assert Form(n=Number(minimum=1)).wire["properties"]["n"]["minimum"] == 1
+    assert repr(Form(n=Number(minimum=1.0)).wire["properties"]["n"]["minimum"]) == "1.0"
+    for cached in (
+        lambda: Form(x=String(min_length=1)),
+        lambda: FormSchema([String(name="x", min_length=1)]),
+    ):
+        cached()
+        with pytest.raises(FormSchemaError, match="minimum length"):
+            Form(x=String(min_length=True))  # type: ignore[arg-type]
+        with pytest.raises(FormSchemaError, match="minimum length"):
+            FormSchema([String(name="x", min_length=True)])  # type: ignore[arg-type]
+        assert cached().field("x").min_length == 1
+    Form(api_key=String(not_secret=True))
+    with pytest.raises(FormSchemaError, match="URL-mode elicitation"):
+        Form(api_key=String())
+
+
 def test_schema_is_immutable() -> None:
     schema = booking()
     with pytest.raises(dataclasses.FrozenInstanceError):
