@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Final
 
 from mcp_elicit.errors import ConfigError, InvalidRequest, ProtocolError
@@ -65,6 +65,47 @@ class _LearnedBase:
         return self.base
 
 
+class _Watchlist:
+    """Requests running user code, to be watched for a disconnect once they run long.
+
+    One timer for the whole app rather than one per request (a timer per request cost
+    more than the rest of the transport's bookkeeping): every ``period`` seconds a tick
+    starts the watch of each request that was already running at the previous tick, so
+    a request is watched after it has run between one and two periods. The timer runs
+    only while some request is registered."""
+
+    __slots__ = ("_loop", "_old", "_timer", "_young", "period")
+
+    def __init__(self, period: float) -> None:
+        self.period = period
+        self._young: set[Callable[[], None]] = set()
+        self._old: set[Callable[[], None]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, start: Callable[[], None]) -> None:
+        """Register a running request; ``start`` begins its watch."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # first use, or a new event loop: the old one's timer is dead
+            self._loop, self._timer = loop, None
+            self._young, self._old = set(), set()
+        self._young.add(start)
+        if self._timer is None:
+            self._timer = loop.call_later(self.period, self._tick)
+
+    def discard(self, start: Callable[[], None]) -> None:
+        """The request is over."""
+        self._young.discard(start)
+        self._old.discard(start)
+
+    def _tick(self) -> None:
+        due, self._old, self._young = self._old, self._young, set()
+        for start in due:
+            start()
+        loop = self._loop
+        self._timer = loop.call_later(self.period, self._tick) if self._old and loop is not None else None
+
+
 class StreamableHTTP(SessionRoutes):
     """The ASGI app. Mount it, or run it with uvicorn (``mcp-elicit serve --http``)."""
 
@@ -81,8 +122,7 @@ class StreamableHTTP(SessionRoutes):
         watch_after: float = 0.05,
     ) -> None:
         self.server = server
-        #: Seconds a request runs before its connection is watched for a disconnect.
-        self.watch_after = watch_after
+        self._watchlist = _Watchlist(watch_after)
         #: Seconds between SSE comments on an idle session stream.
         self.keepalive = keepalive
         #: The hosted URL-mode pages, next to the MCP endpoint.
@@ -99,6 +139,16 @@ class StreamableHTTP(SessionRoutes):
         self.max_body = max_body
         self.auth = auth if auth is not None else server.auth
         self.fallback = fallback
+
+    @property
+    def watch_after(self) -> float:
+        """Seconds a request runs (up to twice that) before its connection is watched for
+        a disconnect."""
+        return self._watchlist.period
+
+    @watch_after.setter
+    def watch_after(self, seconds: float) -> None:
+        self._watchlist.period = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -279,8 +329,9 @@ class StreamableHTTP(SessionRoutes):
         """Run a request that executes user code; a closed connection cancels it.
 
         The watch for the disconnect starts only once the request has run for
-        ``watch_after`` seconds: most requests finish sooner, and a watching task per
-        request would cost more than the MCP work itself."""
+        ``watch_after`` seconds (up to twice that, see :class:`_Watchlist`): most requests
+        finish sooner, and a watching task per request would cost more than the MCP work
+        itself."""
         task = asyncio.current_task()
         assert task is not None
         gone = False
@@ -302,7 +353,8 @@ class StreamableHTTP(SessionRoutes):
             if not exchange.closed:
                 watcher = asyncio.ensure_future(watch())
 
-        timer = asyncio.get_running_loop().call_later(self.watch_after, start_watching)
+        watchlist = self._watchlist
+        watchlist.add(start_watching)
         try:
             payload, status = await work
             if payload is None:
@@ -317,7 +369,7 @@ class StreamableHTTP(SessionRoutes):
             )
             task.uncancel()
         finally:
-            timer.cancel()
+            watchlist.discard(start_watching)
             if watcher is not None:
                 watcher.cancel()
 

@@ -605,3 +605,39 @@ async def test_closing_the_connection_cancels_the_handler(
             reply = await McpHttp(client, server.url, wire).request("tools/list")
         assert reply.status == 200 and [t["name"] for t in reply.result["tools"]] == ["held", "hang"]
     assert "cancelled: the client closed the connection" in caplog.text
+
+
+async def test_the_watchlist_watches_only_requests_that_run_long() -> None:
+    """One timer for the app: a request over before the second tick is never watched; one
+    still running is watched once it has run a period (two at most, on an idle loop);
+    the timer stops when no request runs."""
+    from mcp_elicit.transports.http_server import _Watchlist
+
+    period = 0.05
+    watchlist = _Watchlist(period)
+    loop = asyncio.get_running_loop()
+    started: dict[str, float] = {}
+    slow_started = asyncio.Event()
+
+    def starter(name: str) -> Any:
+        def start() -> None:
+            started.setdefault(name, loop.time())
+            slow_started.set()
+
+        return start
+
+    quick, slow = starter("quick"), starter("slow")
+    begun = loop.time()
+    watchlist.add(quick)
+    watchlist.add(slow)
+    await asyncio.sleep(period / 2)
+    watchlist.discard(quick)
+    await asyncio.wait_for(slow_started.wait(), 2.0)
+    assert "quick" not in started
+    assert started["slow"] - begun >= period * 0.9  # never before it has run one period
+    watchlist.discard(slow)
+    await asyncio.sleep(period * 2.5)  # a tick with nothing left to watch stops the timer
+    assert watchlist._timer is None
+    watchlist.add(quick)  # and the next request starts it again
+    assert watchlist._timer is not None
+    watchlist.discard(quick)
