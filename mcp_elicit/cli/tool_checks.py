@@ -17,13 +17,12 @@ Each tool gets ``Finding``s, each an ``error`` (clients will fail on it) or a ``
   revisions): an annotation a Streamable HTTP client must reject (the client's own rules,
   ``wire.headers``).
 
-The meta-schema check needs the ``jsonschema`` package; without it the schema is checked
-for shape only, and ``schema-unchecked`` (warning) says so once per tool.
+The meta-schema check is ``jsonschema``'s, imported on first use.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -37,7 +36,6 @@ __all__ = ["Finding", "Severity", "ToolVerdict", "check_tools"]
 
 Severity = Literal["error", "warning"]
 _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
-_HAVE_JSONSCHEMA: Final = importlib.util.find_spec("jsonschema") is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,16 +179,7 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
                 "error", code, f'{key} must have "type": "object" at its root, not {schema.get("type")!r}'
             )
         )
-    if not _HAVE_JSONSCHEMA:
-        findings.append(
-            Finding(
-                "warning",
-                "schema-unchecked",
-                f"{key} not checked against the JSON Schema meta-schema (install jsonschema)",
-            )
-        )
-        return findings
-    jsonschema: Any = importlib.import_module("jsonschema")  # optional, and untyped
+    jsonschema: Any = importlib.import_module("jsonschema")  # untyped; imported on first use
     validator = jsonschema.validators.validator_for(dict(schema), default=None)
     if validator is None:
         if "$schema" in schema:

@@ -1,8 +1,9 @@
 """Tools: a Python function becomes an MCP tool.
 
-Rules: the input schema comes from the type hints (or is given explicitly); arguments are
-validated before the function runs, and bad arguments are a tool error (``isError``), so
-the model can correct itself. Whatever the function raises, other than a protocol error
+Rules: the input schema comes from the type hints (or is given explicitly, and then the
+arguments are checked against it too, see ``input_schema``); arguments are validated
+before the function runs, and bad arguments are a tool error (``isError``), so the model
+can correct itself. Whatever the function raises, other than a protocol error
 (which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
 result: ``ToolError`` with its message as is, anything else prefixed with the tool's name.
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
@@ -24,6 +25,7 @@ from typing_extensions import is_typeddict
 
 from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchError, ToolError
 from mcp_elicit.server.context import Context
+from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.results import CONTENT_TYPES, tool_result
 from mcp_elicit.server.signature import ArgumentsError, Signature
 from mcp_elicit.wire.headers import InvalidHeaderSpec, header_params
@@ -76,6 +78,8 @@ class ToolDef:
     header_params: dict[tuple[str, ...], str] = field(default_factory=dict)
     wire: dict[str, Any] = field(default_factory=dict)
     single_use_state: bool = False
+    #: The check of an explicit ``input_schema=``; None when the schema is derived.
+    check_arguments: ArgumentsCheck | None = None
 
     @classmethod
     def build(
@@ -101,6 +105,7 @@ class ToolDef:
             headers = header_params(schema)
         except InvalidHeaderSpec as exc:
             raise ValueError(f"tool {tool_name!r}: {exc}") from None
+        check = compile_input_schema(tool_name, schema) if input_schema is not None else None
         out = dict(output_schema) if output_schema is not None else None
         if out is None and structured is not False:
             out = _output_schema(sig.return_annotation)
@@ -117,6 +122,7 @@ class ToolDef:
             meta=meta,
             icons=icons,
             header_params=headers,
+            check_arguments=check,
         )
         tool.wire = tool._wire()
         return tool
@@ -138,6 +144,10 @@ class ToolDef:
         return wire
 
     async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        if self.check_arguments is not None:
+            problem = self.check_arguments(arguments if arguments is not None else {})
+            if problem is not None:
+                return error_result(f"{self.name}: Invalid arguments: {problem}")
         try:
             kwargs = self.signature.bind(arguments)
         except ArgumentsError as exc:
