@@ -127,7 +127,7 @@ class ServerCore:
         session (header, or an initialized stdio process); then ``initialize`` itself.
         """
         meta = (message.params or {}).get("_meta")
-        if isinstance(meta, Mapping) and "io.modelcontextprotocol/protocolVersion" in meta:
+        if isinstance(meta, (dict, Mapping)) and "io.modelcontextprotocol/protocolVersion" in meta:
             return False
         if headers is not None:
             version = headers.get(h.VERSION_HEADER)

@@ -73,7 +73,7 @@ def decode_value(raw: str) -> str:
             return base64.b64decode(encoded, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
             raise ValueError("malformed Base64 sentinel value") from None
-    if any((c < " " and c != "\t") or c == "\x7f" for c in raw):
+    if _CONTROL.search(raw):
         raise ValueError("control characters are not allowed in header values")
     return raw
 

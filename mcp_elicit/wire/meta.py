@@ -64,7 +64,7 @@ class ClientCapabilities:
     @property
     def elicitation_form(self) -> bool:
         elicitation = self.raw.get("elicitation")
-        if not isinstance(elicitation, Mapping):
+        if not isinstance(elicitation, (dict, Mapping)):
             return False
         # An empty object means form only; otherwise form must be named.
         return not elicitation or "form" in elicitation
@@ -72,15 +72,15 @@ class ClientCapabilities:
     @property
     def elicitation_url(self) -> bool:
         elicitation = self.raw.get("elicitation")
-        return isinstance(elicitation, Mapping) and "url" in elicitation
+        return isinstance(elicitation, (dict, Mapping)) and "url" in elicitation
 
     @property
     def sampling(self) -> bool:
-        return isinstance(self.raw.get("sampling"), Mapping)
+        return isinstance(self.raw.get("sampling"), (dict, Mapping))
 
     @property
     def roots(self) -> bool:
-        return isinstance(self.raw.get("roots"), Mapping)
+        return isinstance(self.raw.get("roots"), (dict, Mapping))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,7 @@ def _progress_token(meta: Mapping[str, Any]) -> str | int | None:
 def parse_request_meta(params: Mapping[str, Any] | None) -> RequestMeta:
     """Read and check the per-request ``_meta`` of a modern request."""
     meta = params.get("_meta") if params is not None else None
-    if not isinstance(meta, Mapping):
+    if not isinstance(meta, (dict, Mapping)):
         raise InvalidRequestMeta(
             "Invalid params: _meta is required on every request of revision 2026-07-28 "
             f"(with {PROTOCOL_VERSION_META_KEY} and {CLIENT_CAPABILITIES_META_KEY})"
@@ -113,7 +113,7 @@ def parse_request_meta(params: Mapping[str, Any] | None) -> RequestMeta:
     if not isinstance(version, str) or not version:
         raise InvalidRequestMeta(f"Invalid params: _meta must carry {PROTOCOL_VERSION_META_KEY} (a string)")
     caps = meta.get(CLIENT_CAPABILITIES_META_KEY)
-    if not isinstance(caps, Mapping):
+    if not isinstance(caps, (dict, Mapping)):
         raise InvalidRequestMeta(
             f"Invalid params: _meta must carry {CLIENT_CAPABILITIES_META_KEY} (an object)"
         )
@@ -126,7 +126,7 @@ def parse_request_meta(params: Mapping[str, Any] | None) -> RequestMeta:
     return RequestMeta(
         protocol_version=version,
         capabilities=ClientCapabilities(caps),
-        client_info=info if isinstance(info, Mapping) else None,
+        client_info=info if isinstance(info, (dict, Mapping)) else None,
         log_level=level,
         progress_token=_progress_token(meta),
     )

@@ -33,6 +33,15 @@ def test_malformed_sentinel_and_control_characters_are_refused() -> None:
         h.decode_value("=?base64?!!!?=")
     with pytest.raises(ValueError, match="control"):
         h.decode_value("a\x01b")
+    # every C0 control but tab, and DEL, is refused; tab and everything else is kept
+    for code in [*range(0x20), 0x7F]:
+        raw = f"a{chr(code)}b"
+        if code == 0x09:
+            assert h.decode_value(raw) == raw
+        else:
+            with pytest.raises(ValueError, match="control"):
+                h.decode_value(raw)
+    assert h.decode_value("a\x80é b") == "a\x80é b"
 
 
 def test_param_values() -> None:
