@@ -7,7 +7,9 @@ for forms) with an ``ElicitAnswer`` or an ``ElicitResult``-shaped mapping. The c
 fills defaults and validates the answer before it leaves; an answer that does not fit is
 given back with ``request.problems`` set, so an interactive answerer can ask again. For a
 URL-mode request, ``accept`` means the user consented to open the URL; ``url_done``
-returns when the user says the out-of-band step is finished.
+returns when the user says the out-of-band step is finished. On a 2025-11-25 session
+``request.finished``, when set, returns once the server says the step is finished, so an
+answerer still waiting for the person can stop asking.
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see

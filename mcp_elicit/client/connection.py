@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer, RootsCallback, SamplingCallback
@@ -85,12 +85,22 @@ class Inputs:
             self.clock.stop(loop.time())
 
     async def answer(
-        self, method: str, params: Mapping[str, Any], *, key: str, origin: Origin, server: ServerInfo
+        self,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        key: str,
+        origin: Origin,
+        server: ServerInfo,
+        finished: Callable[[], Awaitable[object]] | None = None,
     ) -> dict[str, Any]:
         """The checked result for one input request (``elicitation/create``,
-        ``sampling/createMessage`` or ``roots/list``)."""
+        ``sampling/createMessage`` or ``roots/list``); ``finished`` see ``ElicitationRequest``."""
         if method == "elicitation/create":
-            return await self.elicit(parse_elicitation(params, server=server, key=key, origin=origin))
+            request = parse_elicitation(params, server=server, key=key, origin=origin)
+            if finished is not None and request.mode == "url":
+                request = replace(request, finished=finished)
+            return await self.elicit(request)
         if method == "sampling/createMessage":
             if self.sampling is None:
                 raise ProtocolViolation(

@@ -17,6 +17,9 @@ Rules:
 * A response stream that ends before the response, after an event with an id, is resumed
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
   five times per request).
+* A URL-mode ``elicitation/create`` with an ``elicitationId``: the answerer may learn from
+  ``ElicitationRequest.finished`` that the server saw the step finished
+  (``notifications/elicitation/complete``) while the person is still on the page.
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
   original request is retried (a new id) when every accepted URL is complete or the
@@ -238,13 +241,21 @@ class HandshakeSession:
             if request.method == "ping":
                 result: dict[str, Any] = {}
             elif request.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
-                result = await self.conn.inputs.answer(
-                    request.method,
-                    params,
-                    key=f"request {request.id}",
-                    origin=origin or Origin(request.method),
-                    server=self.conn.server,
-                )
+                raw_id = params.get("elicitationId") if params.get("mode") == "url" else None
+                eid = raw_id if isinstance(raw_id, str) else None
+                event = self._completions.setdefault(eid, asyncio.Event()) if eid is not None else None
+                try:
+                    result = await self.conn.inputs.answer(
+                        request.method,
+                        params,
+                        key=f"request {request.id}",
+                        origin=origin or Origin(request.method),
+                        server=self.conn.server,
+                        finished=event.wait if event is not None else None,
+                    )
+                finally:
+                    if eid is not None:
+                        self._completions.pop(eid, None)
             else:
                 await self._respond_error(request, -32601, f"Method not found: {request.method}")
                 return

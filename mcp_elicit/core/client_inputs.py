@@ -18,7 +18,7 @@ Rules:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -96,7 +96,9 @@ class ElicitationRequest:
 
     ``key`` is the input request key (2026-07-28) or ``"request <id>"`` for a server's own
     request (2025-11-25). ``problems`` is set when an earlier answer did not validate and
-    the answerer is asked again.
+    the answerer is asked again. ``finished``, for a URL-mode request of a 2025-11-25
+    session that carries an ``elicitationId``, returns once the server says the step on
+    the page is done (``notifications/elicitation/complete``); None when nobody will say.
     """
 
     server: ServerInfo
@@ -111,6 +113,7 @@ class ElicitationRequest:
     warnings: tuple[str, ...] = ()
     problems: tuple[ValidationProblem, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    finished: Callable[[], Awaitable[object]] | None = field(default=None, repr=False, compare=False)
 
     @property
     def method(self) -> str:

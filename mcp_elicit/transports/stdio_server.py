@@ -4,12 +4,15 @@ Rules: every request runs as its own task, so a slow one does not hold up the ot
 ``notifications/cancelled`` cancels the request it names; a line that is not JSON gets a
 -32700 error without an id, an oversized line a -32600, and the stream goes on. When
 stdin closes, requests in flight get a short grace period, then the server stops. Only
-JSON-RPC messages are ever written to stdout.
+JSON-RPC messages are ever written to stdout. A 2025-11-25 session's own messages
+(``notifications/elicitation/complete``, ``notifications/resources/updated``) are written
+as they are queued, and the session ends with stdin.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -55,6 +58,8 @@ class StdioServer:
         self._writer: asyncio.StreamWriter | None = None
         self._out: BinaryIO | None = None
         self._lock = asyncio.Lock()
+        #: Forwards the session's own messages (not tied to a request) to stdout.
+        self._pushing: asyncio.Task[None] | None = None
 
     async def write(self, data: bytes) -> None:
         async with self._lock:
@@ -110,8 +115,22 @@ class StdioServer:
             _, still = await asyncio.wait(pending, timeout=self.grace)
             for task in still:
                 task.cancel()
+        if self._pushing is not None:
+            self._pushing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pushing
+        if self.session is not None:
+            self.server.sessions.close(self.session.id)
         if self._writer is not None:
             self._writer.close()
+
+    async def _push(self, session: Session) -> None:
+        """Write the session's own messages (``notifications/elicitation/complete``,
+        ``notifications/resources/updated``) to stdout as they are queued."""
+        while not session.closed:
+            data = await session.next_pushed(60.0)
+            if data is not None:
+                await self.write(data)
 
     async def _line(self, line: bytes | Oversized) -> None:
         if isinstance(line, Oversized):
@@ -139,6 +158,8 @@ class StdioServer:
             ):
                 payload, self.session = self.server.open_session(message)
                 await self.write(payload)
+                if self.session is not None:
+                    self._pushing = asyncio.ensure_future(self._push(self.session))
                 return
             task = asyncio.ensure_future(self._request(message))
             self._tasks[message.id] = task

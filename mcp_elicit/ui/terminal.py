@@ -11,7 +11,9 @@ A URL goes through consent: the full URL with its host and registrable domain
 highlighted and every warning from ``client.url_consent``; a refused URL can only be
 declined or cancelled. Only after the person types ``o`` is the URL handed to the system
 browser (never fetched here); then they say when they are done (Enter: the answer is
-``accept``), open it again (``r``), or cancel (Esc).
+``accept``), open it again (``r``), or cancel (Esc). When the server says the step is
+finished first (2025-11-25: ``notifications/elicitation/complete``), the prompt goes away
+and the answer is ``accept``.
 
 Rules: Esc and Ctrl-C cancel at any prompt; declining is always an explicit choice.
 Everything shows on stderr (stdout stays for results). rich and prompt_toolkit come from
@@ -22,6 +24,7 @@ saying what to install. The browser opener is injectable (tests, other front end
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import os
 import sys
@@ -210,8 +213,33 @@ class TerminalAnswerer:
                 self.console.print(
                     "Could not start a browser here; open the address above yourself.", style="yellow"
                 )
-            if await self._choose(_AFTER_OPEN, "", "r") != "r":
+            choice = await self._choose_unless_finished(_AFTER_OPEN, request, "", "r")
+            if choice is None:
+                self.console.print("The server says the step on the page is finished.", style="green")
                 return ElicitAnswer.accept()
+            if choice != "r":
+                return ElicitAnswer.accept()
+
+    async def _choose_unless_finished(
+        self, message: str, request: ElicitationRequest, *choices: str
+    ) -> str | None:
+        """``_choose``, or None as soon as the server says the URL step is finished (the
+        prompt is then taken down)."""
+        if request.finished is None:
+            return await self._choose(message, *choices)
+        prompt = asyncio.ensure_future(self._choose(message, *choices))
+        finished = asyncio.ensure_future(request.finished())
+        try:
+            await asyncio.wait({prompt, finished}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (prompt, finished):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if not prompt.cancelled():
+            return prompt.result()  # the person answered first (or pressed Esc: Cancelled)
+        return None
 
 
 #: What may be typed for each choice ("" is Enter alone).

@@ -122,3 +122,29 @@ def test_url_consent_in_a_real_terminal() -> None:
         assert pty.wait() == 0
     finally:
         pty.close()
+
+
+def test_the_url_prompt_goes_away_when_the_server_says_the_step_is_finished() -> None:
+    """2025-11-25: notifications/elicitation/complete ends the "I am done" prompt; nobody
+    presses Enter."""
+    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
+    command = [
+        *cli(),
+        "call",
+        "sign_in_elsewhere",
+        "--protocol",
+        "2025-11-25",
+        "--ui",
+        "terminal",
+        "--",
+        *server,
+    ]
+    pty = PtySession(command, cwd=ROOT)
+    try:
+        pty.expect("o: open it in your browser · d: decline · Esc: cancel >")
+        pty.send("o" + ENTER)
+        pty.expect("The server says the step on the page is finished.")
+        pty.expect("sign-in: accept")
+        assert pty.wait() == 0
+    finally:
+        pty.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from mcp_elicit import Context, Server
 
 app = Server("signin", "1.0.0", title="Sign-in demo")
@@ -17,4 +19,15 @@ URLS = {
 async def sign_in(ctx: Context, where: str) -> str:
     """Sends the user to a sign-in page and reports what they answered."""
     answer = await ctx.elicit_url("Sign in to your bank to connect it", URLS[where], key="signin")
+    return f"sign-in: {answer.action}"
+
+
+@app.tool()
+async def sign_in_elsewhere(ctx: Context) -> str:
+    """Sends the user to a page whose step the server sees finished by itself (as when the
+    page is the server's own): a second later it tells the session so (2025-11-25)."""
+    asyncio.get_running_loop().call_later(1.0, app.complete_elicitation, "signin-1")
+    answer = await ctx.elicit_url(
+        "Sign in to your bank to connect it", URLS["plain"], elicitation_id="signin-1", key="signin"
+    )
     return f"sign-in: {answer.action}"

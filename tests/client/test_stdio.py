@@ -148,3 +148,36 @@ async def test_lines_that_are_not_json_rpc_are_skipped(tmp_path: Path) -> None:
     async with Client(StdioTransport([sys.executable, str(script)])) as client:
         assert client.revision == "2026-07-28"
         assert await client.list_tools() == []
+
+
+PUSHING = ROOT / "tests" / "transports" / "pushing_server.py"
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+async def test_an_answerer_learns_that_the_server_saw_the_url_step_finished(revision: str) -> None:
+    """2025-11-25: a URL question with an elicitationId carries ``finished``, which returns
+    when notifications/elicitation/complete arrives, while the person is still asked. On
+    2026-07-28 nobody will say so: no ``finished``."""
+    from mcp_elicit.client import ElicitAnswer
+    from mcp_elicit.core.client_inputs import ElicitationRequest
+
+    class WaitsForTheServer:
+        modes = frozenset({"url"})
+        saw_finished: bool | None = None
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            self.saw_finished = request.finished is not None
+            if request.finished is not None:
+                await asyncio.wait_for(request.finished(), 5)
+            return ElicitAnswer.accept()
+
+        async def url_done(self, request: ElicitationRequest) -> None:
+            return None
+
+    user = WaitsForTheServer()
+    async with connect_stdio(
+        [*cli(), "serve", str(PUSHING)], answerer=user, versions=[revision], cwd=str(ROOT)
+    ) as client:
+        out = await client.call_tool("sign_in")
+    assert out["content"][0]["text"] == "sign-in: accept"
+    assert user.saw_finished is (revision == "2025-11-25")

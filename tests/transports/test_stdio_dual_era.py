@@ -76,3 +76,57 @@ async def test_a_legacy_client_elicits_over_stdio(tmp_path: Path, wire_2025: Wir
         await server.send(modern)
         listed, _ = await server.until(3)
         assert listed["result"]["resultType"] == "complete", "modern requests still work beside the session"
+
+
+PUSHING = Path(__file__).with_name("pushing_server.py")
+
+
+async def test_a_sessions_own_messages_reach_stdout(tmp_path: Path, wire_2025: WireChecker) -> None:
+    """notifications/elicitation/complete and notifications/resources/updated are not tied
+    to a request: over stdio they are written as soon as they are queued."""
+    async with stdio_process(PUSHING, log_dir=tmp_path) as server:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"elicitation": {"url": {}}},
+                "clientInfo": {"name": "legacy", "version": "1"},
+            },
+        }
+        await server.send(init)
+        reply, _ = await server.until(1)
+        assert reply["result"]["capabilities"]["resources"]["subscribe"] is True
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        messages = [
+            {"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "test://watched"}},
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "touch"}},
+        ]
+        for message in messages:
+            wire_2025.request(message)
+            await server.send(message)
+        await server.until(2)
+        told, before = await server.until(3)
+        updated = [m for m in before if m.get("method") == "notifications/resources/updated"]
+        if not updated:  # written after the tool's result, as it was queued
+            updated = [await server.recv()]
+        wire_2025.notification(updated[0])
+        assert updated[0]["params"] == {"uri": "test://watched"}
+        assert told["result"]["content"][0]["text"] == "told 1 session(s)"
+
+        call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "sign_in"}}
+        await server.send(call)
+        question = await server.recv()
+        wire_2025.request(question)
+        assert question["params"]["elicitationId"] == "step-1"
+        complete = await server.recv()  # before the client has answered at all
+        wire_2025.notification(complete)
+        assert complete == {
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": {"elicitationId": "step-1"},
+        }
+        await server.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept"}})
+        final, _ = await server.until(4)
+        assert final["result"]["content"][0]["text"] == "sign-in: accept"
