@@ -8,7 +8,8 @@ the person types by the form's own rules (the page asks the answer server, which
 ``FormSchema.validate``); then a review, and Send, Decline or Cancel. A URL goes through
 the same consent as in the terminal (``client.url_consent``): the full URL, its site
 highlighted, every warning; "Open the page" opens it in a new tab (never a frame), then
-"I'm done" answers ``accept``. Nothing here fetches that URL.
+"I'm done" answers ``accept``, as does the server saying the step is finished after the
+person pressed Open (2025-11-25, ``request.finished``). Nothing here fetches that URL.
 
 Rules:
 
@@ -112,6 +113,8 @@ class _Round:
         self.grace = grace
         self.streams = 0
         self._timer: asyncio.TimerHandle | None = None
+        #: Set when the person opened the URL of a one-question URL round ("Open").
+        self.url_opened = asyncio.Event()
 
     def finish(self, answers: list[ElicitAnswer], reason: str) -> None:
         if not self.answers.done():
@@ -207,7 +210,7 @@ class _App:
                     await self._events(send, receive)
                     return
                 response = _text(403, "Not allowed.")
-            elif method == "POST" and path in ("/api/check", "/api/answer"):
+            elif method == "POST" and path in ("/api/check", "/api/answer", "/api/opened"):
                 response = await self._post(request, path)
             else:
                 response = _text(404, "Not found.")
@@ -275,6 +278,9 @@ class _App:
             return _text(400, "Send a JSON object.")
         if self.round.answers.done():
             return JSONResponse({"ok": False, "ended": self.round.reason}, 409, headers=_HEADERS)
+        if path == "/api/opened":  # the person pressed Open on a URL question
+            self.round.url_opened.set()
+            return JSONResponse({"ok": True}, headers=_HEADERS)
         if path == "/api/answer" and data.get("action") in ("decline", "cancel"):
             action: Literal["decline", "cancel"] = "decline" if data["action"] == "decline" else "cancel"
             self.round.finish(self.round.every(action), action)
@@ -322,6 +328,23 @@ class _App:
 async def _disconnected(receive: Receive) -> None:
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+def _finished_watch(round_: _Round) -> asyncio.Future[None] | None:
+    """For a one-question URL round whose server will say when the step is done
+    (``request.finished``, 2025-11-25): once it says so and the person has pressed Open,
+    the round ends with ``accept`` and the page says why."""
+    (request,) = round_.requests if len(round_.requests) == 1 else (None,)
+    if request is None or request.mode != "url" or request.finished is None:
+        return None
+    finished = request.finished
+
+    async def watch() -> None:
+        await finished()
+        await round_.url_opened.wait()
+        round_.finish([ElicitAnswer.accept()], "finished")
+
+    return asyncio.ensure_future(watch())
 
 
 class _Running:
@@ -411,6 +434,7 @@ class WebAnswerer:
             return []
         round_ = _Round(requests, grace=self.grace, lifetime=self.timeout)
         running = await _serve(lambda port: _App(round_, port))
+        watch: asyncio.Future[None] | None = None
         try:
             url = f"http://127.0.0.1:{running.port}/r/{round_.token}"
             server = requests[0].server
@@ -418,6 +442,7 @@ class WebAnswerer:
             self.announce(f"mcp-elicit: {asks}; answer in your browser: {url}")
             if not await asyncio.to_thread(self.open_url, url):
                 self.announce("mcp-elicit: could not start a browser here; open the address above yourself.")
+            watch = _finished_watch(round_)
             try:
                 async with asyncio.timeout(self.timeout):
                     answers = await asyncio.shield(round_.answers)
@@ -427,6 +452,10 @@ class WebAnswerer:
                 answers = round_.answers.result()
         finally:
             round_.finish(round_.every("cancel"), "cancelled")
+            if watch is not None:
+                watch.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await watch
             await asyncio.sleep(0)  # let the event streams say how it ended
             await running.stop()
         if round_.reason == "closed":

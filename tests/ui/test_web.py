@@ -7,6 +7,7 @@ real server in memory. The HTTP-level refusals are in test_web_server.py (no bro
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import stat
@@ -332,6 +333,32 @@ async def test_open_goes_to_a_new_top_level_tab_then_done_accepts(new_page: NewP
         await page.bring_to_front()
         await page.click("#q0-done")
         await expect(page.locator("#finished-title")).to_have_text("Sent")
+        assert await opened.answers() == [ElicitAnswer.accept()]
+
+
+@pytest.mark.parametrize("first", ["server", "person"])
+async def test_the_server_saying_the_step_is_finished_answers_once_the_page_was_opened(
+    new_page: NewPage, first: str
+) -> None:
+    """2025-11-25: ``request.finished`` returns when notifications/elicitation/complete
+    arrives. The round then ends with accept, but only after the person pressed Open."""
+    said_done = asyncio.Event()
+    request = dataclasses.replace(url_request("https://example.com/connect"), finished=said_done.wait)
+    async with open_round([request]) as opened:
+        page = await show(new_page, opened)
+        if first == "server":
+            said_done.set()
+            await asyncio.sleep(0.3)
+            assert not opened.task.done()  # not without the person's consent
+            await expect(page.locator("#q0-open")).to_be_visible()
+        async with page.expect_popup():
+            await page.click("#q0-open")
+        if first == "person":
+            await expect(page.locator("#q0-done")).to_be_visible()
+            assert not opened.task.done()
+            said_done.set()
+        await expect(page.locator("#finished-title")).to_have_text("Done")
+        await expect(page.locator("#finished-text")).to_contain_text("says the step on that page is finished")
         assert await opened.answers() == [ElicitAnswer.accept()]
 
 

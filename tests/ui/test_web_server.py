@@ -5,6 +5,7 @@ form's own rules."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,26 @@ async def test_posts_need_the_cookie_the_csrf_token_and_json() -> None:
         ok = await client.post(url, json=body, headers=api(csrf))
         assert ok.status_code == 200
         assert ok.json()["ok"] is True
+
+
+async def test_opened_needs_the_cookie_and_the_csrf_token_too() -> None:
+    """A foreign page cannot fake the person's "Open" (which lets the server's own
+    "finished" answer accept)."""
+    said_done = asyncio.Event()
+    request = dataclasses.replace(url_request("https://example.com/connect"), finished=said_done.wait)
+    async with open_round([request]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        url = f"{opened.base}/api/opened"
+        said_done.set()
+        assert (await client.post(url, json={"question": 0})).status_code == 403
+        async with httpx.AsyncClient() as stranger:
+            assert (await stranger.post(url, json={"question": 0}, headers=api(csrf))).status_code == 403
+        foreign = api(csrf, Origin="http://evil.example")
+        assert (await client.post(url, json={"question": 0}, headers=foreign)).status_code == 403
+        await asyncio.sleep(0.1)
+        assert not opened.task.done()
+        assert (await client.post(url, json={"question": 0}, headers=api(csrf))).status_code == 200
+        assert await opened.answers() == [ElicitAnswer.accept()]
 
 
 async def test_every_response_carries_the_security_headers() -> None:

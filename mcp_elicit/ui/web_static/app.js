@@ -39,6 +39,7 @@
     closed: ["Cancelled", "The page was closed, so nothing was sent."],
     timeout: ["Timed out", "Nobody answered in time, so the question was cancelled. You can close this tab."],
     gone: ["No longer open", "mcp-elicit stopped waiting for this answer. You can close this tab."],
+    finished: ["Done", `${server} says the step on that page is finished. You can close this tab.`],
   };
 
   // ---- values ------------------------------------------------------------------------
@@ -347,6 +348,7 @@
     if (!open || !done) return;
     open.addEventListener("click", () => {
       if (state[i].url === "pending") state[i].url = "opened";
+      post("/api/opened", { question: i }); // the server may then say the step is finished
       done.hidden = false;
       open.textContent = "Open it again";
       open.classList.remove("primary");
