@@ -130,7 +130,11 @@ class StdioServer:
         while not session.closed:
             data = await session.next_pushed(60.0)
             if data is not None:
-                await self.write(data)
+                try:
+                    await self.write(data)
+                except OSError as exc:  # stdout is gone: nobody is left to tell
+                    log.info("stdout closed; session messages are no longer sent (%s)", exc)
+                    return
 
     async def _line(self, line: bytes | Oversized) -> None:
         if isinstance(line, Oversized):

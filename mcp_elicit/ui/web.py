@@ -334,10 +334,11 @@ def _finished_watch(round_: _Round) -> asyncio.Future[None] | None:
     """For a one-question URL round whose server will say when the step is done
     (``request.finished``, 2025-11-25): once it says so and the person has pressed Open,
     the round ends with ``accept`` and the page says why."""
-    (request,) = round_.requests if len(round_.requests) == 1 else (None,)
-    if request is None or request.mode != "url" or request.finished is None:
+    if len(round_.requests) != 1:
         return None
-    finished = request.finished
+    finished = round_.requests[0].finished
+    if round_.requests[0].mode != "url" or finished is None:
+        return None
 
     async def watch() -> None:
         await finished()
