@@ -69,8 +69,8 @@ def compile_input_schema(tool: str, schema: Mapping[str, Any]) -> ArgumentsCheck
         except unresolvable as exc:
             log.error("tool %s: its input_schema has a reference that cannot be resolved: %s", tool, exc)
             return (
-                "the tool's input schema refers to a schema that cannot be resolved "
-                f"({exc}); references outside the schema are never fetched"
+                f"the tool's input schema has a $ref that cannot be resolved ({exc}); references "
+                "are resolved inside the schema only and never fetched"
             )
         if not faults:
             return None

@@ -153,6 +153,13 @@ async def test_a_remote_reference_is_never_fetched(
     text = result["content"][0]["text"]
     assert "https://schemas.invalid/x.json" in text and "never fetched" in text
     assert "cannot be resolved" in caplog.text
+    local = Server("l")
+    schema = {"type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}
+    local.tool(name="local", input_schema=schema)(lambda x=None: "ran")
+    check = local._tools["local"].check_arguments
+    assert check is not None
+    problem = check({"x": 1})
+    assert problem is not None and "#/$defs/missing" in problem and "resolved inside the schema" in problem
     # a call that does not reach the reference is checked as usual
     fine = await client.result("tools/call", {"name": "remote", "arguments": {}})
     assert fine["content"][0]["text"] == "ran"
