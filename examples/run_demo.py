@@ -65,6 +65,18 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def _bindable(port: int) -> bool:
+    """Whether a server could listen on 127.0.0.1:``port`` now: nothing listens there and no
+    connection uses it as its own port (a port merely free of listeners can be either)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
 def _port_taken(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(0.5)
@@ -202,10 +214,10 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=8765, help="where to serve (another if it is taken)")
     args, extra = parser.parse_known_args()
     port = args.port
-    if _port_taken(port):
+    if not _bindable(port):
         port = _free_port()
         say(f"port {args.port} is taken; using {port}")
-    provider_port = port + 1 if port < 65535 and not _port_taken(port + 1) else _free_port()
+    provider_port = port + 1 if port < 65535 and _bindable(port + 1) else _free_port()
     interactive = sys.stdin.isatty() and sys.stderr.isatty()
     codes: list[int] = []
     with tempfile.TemporaryDirectory(prefix="mcp-elicit-demo-") as tmp:

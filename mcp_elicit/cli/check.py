@@ -3,8 +3,9 @@
 It connects as a client that declares **no capabilities**, so a server has no reason or
 permission to ask it anything, and it **calls no tool**. It reports the revision spoken
 (and how it was settled), who the server says it is, its capabilities, every tool from
-every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks``), and
-how long each step took. A clean result says the server answers and lists its tools; to
+every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks``), what
+else it offers (the names of its prompts, resources and resource templates, listed when
+it declares them; a listing that fails is a warning), and how long each step took. A clean result says the server answers and lists its tools; to
 try an elicitation flow, call a tool from a client that declares elicitation
 (``mcp-elicit call``).
 
@@ -30,7 +31,7 @@ from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.cli.tool_checks import Finding, ToolVerdict, check_tools
 from mcp_elicit.client import Client
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
-from mcp_elicit.errors import CliError, ServerBrokeProtocol
+from mcp_elicit.errors import CliError, ProtocolError, ServerBrokeProtocol
 
 __all__ = ["CheckReport", "register", "run_check"]
 
@@ -50,6 +51,8 @@ class CheckReport:
     capabilities: dict[str, Any] = field(default_factory=dict)
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     tools: list[ToolVerdict] = field(default_factory=list)
+    #: What else the server offers, by kind ("prompts", "resources", "resource_templates").
+    offers: dict[str, list[str]] = field(default_factory=dict)
     pages: int = 0
     listed: bool = False
     problems: list[Finding] = field(default_factory=list)
@@ -88,6 +91,7 @@ class CheckReport:
             "tools_listed": self.listed,
             "pages": self.pages,
             "tools": [t.to_json() for t in self.tools],
+            "offers": self.offers,
             "problems": [p.to_json() for p in self.problems],
             "violations": self.violations,
             "errors": self.errors,
@@ -169,6 +173,10 @@ async def run_check(
                         "warning", "no-tools", "the server declares no tools capability; nothing was listed"
                     )
                 )
+            for kind, capability, method, key, name in _OFFERS:
+                if capability in report.capabilities:
+                    during = method
+                    await _list_offer(client, report, kind, method, key, name)
     except CliError:
         raise
     except Exception as exc:
@@ -206,25 +214,55 @@ def _describe(client: Client, report: CheckReport) -> None:
 
 
 async def _list_tools(client: Client, report: CheckReport) -> list[object]:
-    tools: list[object] = []
+    tools, report.pages = await _list_all(client, "tools/list", "tools")
+    return tools
+
+
+#: What else is listed: (kind shown, capability, method, result key, the name of an item).
+_OFFERS: Final = (
+    ("prompts", "prompts", "prompts/list", "prompts", "name"),
+    ("resources", "resources", "resources/list", "resources", "uri"),
+    ("resource_templates", "resources", "resources/templates/list", "resourceTemplates", "uriTemplate"),
+)
+
+
+async def _list_offer(
+    client: Client, report: CheckReport, kind: str, method: str, key: str, name: str
+) -> None:
+    """List what else the server declares it offers; a failure is a warning, not a verdict
+    on the connection (the connection test is about tools)."""
+    try:
+        items, _ = await _list_all(client, method, key)
+    except (ProtocolError, ServerBrokeProtocol) as exc:
+        report.problems.append(Finding("warning", "list-failed", f"{method} failed: {exc}"))
+        return
+    report.offers[kind] = [
+        item[name] if isinstance(item, Mapping) and isinstance(item.get(name), str) else "?" for item in items
+    ]
+
+
+async def _list_all(client: Client, method: str, key: str) -> tuple[list[object], int]:
+    """Every item of every page of a list method, and the number of pages."""
+    items: list[object] = []
     cursor: str | None = None
     seen: set[str] = set()
+    pages = 0
     while True:
         params: dict[str, Any] = {} if cursor is None else {"cursor": cursor}
-        page = await client.request("tools/list", params or None)
-        report.pages += 1
-        items = page.get("tools") if isinstance(page, Mapping) else None
-        if not isinstance(items, list):
-            raise ServerBrokeProtocol(f"page {report.pages} of tools/list has no tools list: {_short(page)}")
-        tools.extend(items)
+        page = await client.request(method, params or None)
+        pages += 1
+        found = page.get(key) if isinstance(page, Mapping) else None
+        if not isinstance(found, list):
+            raise ServerBrokeProtocol(f"page {pages} of {method} has no {key} list: {_short(page)}")
+        items.extend(found)
         next_cursor = page.get("nextCursor")
         if next_cursor is None:
-            return tools
+            return items, pages
         if not isinstance(next_cursor, str):
-            raise ServerBrokeProtocol(f"tools/list gave a nextCursor that is not a string: {next_cursor!r}")
-        if next_cursor in seen or report.pages >= _MAX_PAGES:
+            raise ServerBrokeProtocol(f"{method} gave a nextCursor that is not a string: {next_cursor!r}")
+        if next_cursor in seen or pages >= _MAX_PAGES:
             raise ServerBrokeProtocol(
-                f"tools/list never ends: page {report.pages} gives the cursor {next_cursor!r} "
+                f"{method} never ends: page {pages} gives the cursor {next_cursor!r} "
                 + ("again" if next_cursor in seen else f"after {_MAX_PAGES} pages")
             )
         seen.add(next_cursor)

@@ -128,6 +128,12 @@ def print_check(report: CheckReport) -> None:
                 out.append(
                     f"      {paint(f'{finding.severity:<8}', color)} {finding.code}: {clean(finding.message)}"
                 )
+    if report.offers:
+        out.append("")
+        for kind, names in report.offers.items():
+            listed = ", ".join(clean(n) for n in names) if names else "none"
+            label = "templates" if kind == "resource_templates" else kind
+            row(label, _fit(f"{len(names)}: {listed}" if names else listed, width - 15))
     for finding in report.problems:
         color = "red" if finding.severity == "error" else "yellow"
         row("server", f"{paint(finding.severity, color)} {finding.code}: {clean(finding.message)}")

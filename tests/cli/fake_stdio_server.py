@@ -7,7 +7,8 @@ kind of fault, over two pages), ``noisy`` (prints a banner on stdout first, then
 ``junk`` (prints on stdout and never speaks JSON-RPC), ``exit`` (writes to stderr and exits
 with code 3), ``loop`` (tools/list's cursor never ends), ``no-tools`` (a tools/list page
 without ``tools``), ``bogus-result`` (tools/call answers an unknown resultType), ``tool-error``
-(tools/call answers an ``isError`` result). A legacy server answers ``server/discover``
+(tools/call answers an ``isError`` result), ``broken-prompts`` (declares prompts and
+resources: ``prompts/list`` fails, one resource, no templates). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -60,13 +61,17 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
     def result(body: dict[str, Any]) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": rid, "result": {**body, **extra}}
 
+    capabilities: dict[str, Any] = {"tools": {}}
+    if mode == "broken-prompts":
+        capabilities.update(prompts={}, resources={})
+
     if method == "server/discover":
         if not modern:
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}
         return result(
             {
                 "supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}},
+                "capabilities": capabilities,
                 "ttlMs": 0,
                 "cacheScope": "private",
                 "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
@@ -74,7 +79,7 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         )
     if method == "initialize":
         return result(
-            {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": SERVER_INFO}
+            {"protocolVersion": "2025-11-25", "capabilities": capabilities, "serverInfo": SERVER_INFO}
         )
     if method == "tools/list":
         cursor = (message.get("params") or {}).get("cursor")
@@ -86,6 +91,16 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         if cursor is None:
             return result({"tools": pages[0], "nextCursor": "page-2"})
         return result({"tools": pages[1]})
+    if method == "prompts/list" and mode == "broken-prompts":
+        return {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "error": {"code": -32603, "message": "Internal error: no prompts today"},
+        }
+    if method == "resources/list" and mode == "broken-prompts":
+        return result({"resources": [{"uri": "file:///notes.txt", "name": "notes"}]})
+    if method == "resources/templates/list" and mode == "broken-prompts":
+        return result({"resourceTemplates": []})
     if method == "tools/call":
         if mode == "bogus-result":
             return {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "bogus"}}

@@ -46,6 +46,9 @@ def test_the_demo_server_over_stdio_is_clean(capsys: pytest.CaptureFixture[str],
     for tool in ("✓ book_table", "✓ list_bookings", "✓ cancel_booking", "✓ check_availability"):
         assert tool in out
     assert "OK: the server answers and lists its tools." in out
+    assert "prompts       1: plan_evening" in out
+    assert "resources     1: bookings://restaurants" in out
+    assert "templates     1: bookings://menu/{restaurant}" in out
     assert "mcp-elicit call book_table -- " in out
     assert "timings" in out and "connect" in out
     _declared_nothing(result.sent())
@@ -72,6 +75,11 @@ def test_the_demo_server_over_http_is_clean(
         "share_to_calendar",
     ]
     assert all(t["ok"] for t in report["tools"])
+    assert report["offers"] == {
+        "prompts": ["plan_evening"],
+        "resources": ["bookings://restaurants"],
+        "resource_templates": ["bookings://menu/{restaurant}"],
+    }
     assert set(report["timings_ms"]) == {"connect", "tools_list", "total"}
     assert report["target"] == {"kind": "http", "url": http_demo.url, "headers": []}
     _declared_nothing(result.sent())
@@ -85,6 +93,25 @@ def test_every_page_is_listed(capsys: pytest.CaptureFixture[str]) -> None:
     assert report["pages"] == 2
     assert [t["name"] for t in report["tools"]] == ["echo", "ping.v2"]
     assert report["revision"] == "2025-11-25" and report["era"] == "handshake: initialize"
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_a_failed_listing_of_what_else_is_offered_is_a_warning(
+    capsys: pytest.CaptureFixture[str], era: str
+) -> None:
+    result = run(capsys, "check", "--json", "--", *fake("broken-prompts", era))
+    assert result.code == 0, result.err
+    report = result.json()
+    assert report["offers"] == {"resources": ["file:///notes.txt"], "resource_templates": []}
+    (problem,) = report["problems"]
+    assert problem["severity"] == "warning" and problem["code"] == "list-failed"
+    assert "prompts/list failed" in problem["message"] and "no prompts today" in problem["message"]
+    human = run(capsys, "check", "--", *fake("broken-prompts", era))
+    assert human.code == 0
+    assert "resources     1: file:///notes.txt" in human.out
+    assert "templates     none" in human.out
+    assert "list-failed: prompts/list failed" in human.out
+    assert run(capsys, "check", "--strict", "--", *fake("broken-prompts", era)).code == 1
 
 
 def test_headers_are_sent_to_an_http_server(
