@@ -6,7 +6,8 @@ client, every question the server asks on the way answered, the result printed::
     mcp-elicit prompt plan_evening city=Oslo -- mcp-elicit serve examples/demo_server.py
     mcp-elicit read bookings://menu/noma --answers answers.json -- mcp-elicit serve ...
 
-Who answers: ``--answers FILE`` (a script, ``client.answerers.Scripted``); else the
+``--root DIR`` (repeatable) declares the roots capability and answers ``roots/list``
+with those directories. Who answers: ``--answers FILE`` (a script, ``client.answerers.Scripted``); else the
 terminal answerer when stdin and stderr are terminals (or ``--ui terminal``); a page in
 the browser with ``--ui web`` (``ui.web.WebAnswerer``); else nobody, and the client
 declares no elicitation capability (``--ui none``). Scripted and browser rounds are
@@ -27,6 +28,7 @@ import textwrap
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from mcp_elicit.cli import output
@@ -34,6 +36,7 @@ from mcp_elicit.cli.diagnose import explain, noise_note
 from mcp_elicit.cli.options import add_connection_options, client_options, parse_args_target, parse_pairs
 from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
+from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
@@ -183,6 +186,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help="who answers without --answers: the terminal (auto: when there is one), "
             "a page in your browser (web), or nobody",
         )
+        parser.add_argument(
+            "--root",
+            action="append",
+            default=[],
+            metavar="DIR",
+            help="declare the roots capability and give the server this directory as a root (repeatable)",
+        )
         add_connection_options(parser, timeout=30.0)
         parser.set_defaults(handler=_main, method=method)
 
@@ -202,6 +212,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.method == "resources/read" and pairs:
         raise UsageError("read takes one URI and no arguments")
     parse_pairs(pairs, base=getattr(args, "args", None))  # usage errors before connecting
+    roots = root_list(args.root)
     answerer = _answerer(args)
     recorded = (
         Recorded(answerer, echo=not isinstance(answerer, TerminalAnswerer)) if answerer is not None else None
@@ -215,6 +226,7 @@ def _main(args: argparse.Namespace) -> int:
                 pairs=pairs,
                 base=getattr(args, "args", None),
                 answerer=recorded,
+                roots=roots,
                 **client_options(args),
             )
         )
@@ -232,6 +244,25 @@ def _main(args: argparse.Namespace) -> int:
     if outcome.get("noise"):
         print(f"mcp-elicit: warning: {outcome['noise']}", file=sys.stderr)
     return 1 if result.get("isError") is True else 0
+
+
+def _give(roots: Sequence[Mapping[str, str]]) -> RootsCallback:
+    async def give() -> list[Mapping[str, str]]:
+        return list(roots)
+
+    return give
+
+
+def root_list(paths: Sequence[str]) -> list[dict[str, str]]:
+    """``--root`` directories as MCP roots (``file://`` URIs, named after the directory)."""
+    roots = []
+    for given in paths:
+        path = Path(given).expanduser()
+        if not path.is_dir():
+            raise UsageError(f"--root {given}: not a directory")
+        path = path.resolve()
+        roots.append({"uri": path.as_uri(), "name": path.name or str(path)})
+    return roots
 
 
 def _answerer(args: argparse.Namespace) -> Answerer | None:
@@ -260,6 +291,7 @@ async def run_request(
     pairs: list[str] | None = None,
     base: str | None = None,
     answerer: Answerer | None = None,
+    roots: Sequence[Mapping[str, str]] = (),
     timeout: float = 30.0,
     versions: list[str] | None = None,
     trace: output.Tracer | None = None,
@@ -272,7 +304,13 @@ async def run_request(
     during = "connect"
     try:
         async with connect(
-            target, answerer=answerer, observed=observed, timeout=timeout, versions=versions, trace=trace
+            target,
+            answerer=answerer,
+            roots=_give(roots) if roots else None,
+            observed=observed,
+            timeout=timeout,
+            versions=versions,
+            trace=trace,
         ) as client:
             connected = time.perf_counter()
             during = method

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from mcp_elicit.client import Answerer, Client
+from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
 from mcp_elicit.transports.stdio_client import StdioTransport
@@ -163,6 +164,7 @@ async def connect(
     answerer: Answerer | None,
     observed: Observed,
     timeout: float,
+    roots: RootsCallback | None = None,
     versions: Sequence[str] | None = None,
     trace: Trace | None = None,
 ) -> AsyncIterator[Client]:
@@ -194,7 +196,7 @@ async def connect(
                 transport = HttpTransport(target.url, headers=dict(target.headers), client=http, trace=trace)
             else:
                 transport = StdioTransport(target.command, trace=trace)
-            client = Client(transport, answerer=answerer, **options)
+            client = Client(transport, answerer=answerer, roots=roots, **options)
             async with client:
                 yield client
     finally:

@@ -130,6 +130,42 @@ def test_without_an_answerer_the_client_declares_no_elicitation(capsys: pytest.C
         assert meta.get("io.modelcontextprotocol/clientCapabilities", {}) == {}
 
 
+CONFORMANCE_STDIO = [*demo_stdio()[:-1], str(ROOT / "examples" / "conformance_server.py")]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_root_declares_roots_and_answers_with_the_directories(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b c").mkdir()
+    argv = ["call", "test_input_required_result_list_roots", "--protocol", revision, "--json", "--trace"]
+    result = run(
+        capsys,
+        *argv,
+        "--root",
+        str(tmp_path / "a"),
+        "--root",
+        str(tmp_path / "b c"),
+        "--",
+        *CONFORMANCE_STDIO,
+    )
+    assert result.code == 0, result.err
+    outcome = result.json()
+    uris = [(tmp_path / "a").resolve().as_uri(), (tmp_path / "b c").resolve().as_uri()]
+    assert outcome["result"]["content"][0]["text"] == "Roots: " + ", ".join(uris)
+    assert outcome["client_capabilities"] == {"roots": {}}
+    assert result.check_wire(revision) >= 2
+
+
+def test_without_root_the_client_declares_no_roots(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(
+        capsys, "call", "test_input_required_result_list_roots", "--ui", "none", "--", *CONFORMANCE_STDIO
+    )
+    assert result.code == 1
+    assert "needs the client capability roots" in result.err
+
+
 def test_arguments_are_read_by_the_tool_schema(capsys: pytest.CaptureFixture[str]) -> None:
     typed = run(
         capsys, "call", "cancel_booking", "booking_id=41", "--ui", "none", "--trace", "--", *demo_stdio()
@@ -208,6 +244,7 @@ def test_an_is_error_result_as_json(capsys: pytest.CaptureFixture[str]) -> None:
         (["call", "t", "--answers", "/does/not/exist.json", "--", "x"], "cannot read the answer script"),
         (["read", "a://b", "c=d", "--", "x"], "read takes one URI"),
         (["call", "t", "--ui", "terminal", "--", "x"], "--ui terminal needs a terminal"),
+        (["call", "t", "--root", "/does/not/exist", "--", "x"], "--root /does/not/exist: not a directory"),
     ],
 )
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
