@@ -261,15 +261,18 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
     Fields are required unless made ``required=False``; order is the order given.
     Use the positional mapping for names that are not Python identifiers.
     """
-    key: tuple[Any, ...] | None = None
-    if fields is None:  # the common case, Form(region=String()) inside a handler
-        try:
-            key = tuple([(name, _spec_key(spec)) for name, spec in named.items()])
-            form = _FORMS.get(key)
-        except (KeyError, TypeError):  # not field specs, or unhashable: the long way
-            key = form = None
-        if form is not None:
-            return form
+    # A form built again from the same fields (Form(region=String()) inside a handler) is
+    # the same immutable form: looked up, not rebuilt. A name given twice never gets a
+    # key into the cache, since building it fails.
+    key: tuple[Any, ...] | None
+    try:
+        pairs = named.items() if fields is None else [*fields.items(), *named.items()]
+        key = tuple([(name, _spec_key(spec)) for name, spec in pairs])
+        form = _FORMS.get(key)
+    except (AttributeError, KeyError, TypeError):  # not specs, or unhashable: no cache
+        key = form = None
+    if form is not None:
+        return form
     given: dict[str, FieldSpec] = dict(fields or {})
     for name, spec in named.items():
         if name in given:
@@ -283,7 +286,7 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
             )
         if spec.name and spec.name != name:
             raise FormSchemaError(f"the spec is named {spec.name!r} but given as {name!r}", field=name)
-        specs.append(spec if spec.name == name else _named(spec, name))
+        specs.append(spec if spec.name == name else replace(spec, name=name))
     form = FormSchema(specs)
     if key is not None:  # equal fields make an equal, immutable form: share it
         if len(_FORMS) >= _COMPILED_MAX:
@@ -292,21 +295,5 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
     return form
 
 
-def _named(spec: FieldSpec, name: str) -> FieldSpec:
-    """``spec`` under ``name``; equal unnamed specs share one named copy (a form built
-    again and again inside a handler pays for ``dataclasses.replace`` once)."""
-    try:
-        key = (name, _spec_key(spec))
-        named = _NAMED.get(key)
-    except (KeyError, TypeError):
-        return replace(spec, name=name)
-    if named is None:
-        if len(_NAMED) >= _COMPILED_MAX:
-            _NAMED.clear()
-        named = _NAMED[key] = replace(spec, name=name)
-    return named
-
-
-_NAMED: dict[tuple[Any, ...], FieldSpec] = {}
-#: ``Form(**named)`` by its fields' names and :func:`_spec_key`.
+#: ``Form(...)`` by its fields' names and :func:`_spec_key`.
 _FORMS: dict[tuple[Any, ...], FormSchema] = {}

@@ -109,6 +109,10 @@ def test_forms_built_again_are_shared_and_cached_checks_stay_exact() -> None:
     caches never let a spec through that the checks refuse, however equal it compares:
     ``True == 1`` and ``1 == 1.0``, and ``not_secret`` is left out of spec equality."""
     assert Form(region=String()) is Form(region=String())
+    assert Form({"a b": String()}) is Form({"a b": String()})
+    Form(x=String())
+    with pytest.raises(FormSchemaError, match="given twice"):
+        Form({"x": String()}, x=String())
     assert Form(n=Integer()).wire != Form(n=Number()).wire  # equal values, other classes
     assert Form(n=Integer()).validate({"n": 3.0}) == {"n": 3}
     assert Form(n=Number(minimum=1)).wire["properties"]["n"]["minimum"] == 1
