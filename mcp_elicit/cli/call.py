@@ -7,11 +7,12 @@ client, every question the server asks on the way answered, the result printed::
     mcp-elicit read bookings://menu/noma --answers answers.json -- mcp-elicit serve ...
 
 ``--root DIR`` (repeatable) declares the roots capability and answers ``roots/list``
-with those directories. Who answers: ``--answers FILE`` (a script, ``client.answerers.Scripted``); else the
-terminal answerer when stdin and stderr are terminals (or ``--ui terminal``); a page in
-the browser with ``--ui web`` (``ui.web.WebAnswerer``); else nobody, and the client
-declares no elicitation capability (``--ui none``). Scripted and browser rounds are
-printed on stderr as they happen; the result goes to stdout.
+with those directories. Who answers: ``--answers FILE`` (a script,
+``client.answerers.Scripted``); else the terminal answerer when stdin and stderr are
+terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
+(``ui.web.WebAnswerer``); else nobody, and the client declares no elicitation capability
+(``--ui none``). Scripted and browser rounds are printed on stderr as they happen; the
+result goes to stdout.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
@@ -212,7 +213,7 @@ def _main(args: argparse.Namespace) -> int:
     if args.method == "resources/read" and pairs:
         raise UsageError("read takes one URI and no arguments")
     parse_pairs(pairs, base=getattr(args, "args", None))  # usage errors before connecting
-    roots = root_list(args.root)
+    roots = _root_list(args.root)
     answerer = _answerer(args)
     recorded = (
         Recorded(answerer, echo=not isinstance(answerer, TerminalAnswerer)) if answerer is not None else None
@@ -253,7 +254,7 @@ def _give(roots: Sequence[Mapping[str, str]]) -> RootsCallback:
     return give
 
 
-def root_list(paths: Sequence[str]) -> list[dict[str, str]]:
+def _root_list(paths: Sequence[str]) -> list[dict[str, str]]:
     """``--root`` directories as MCP roots (``file://`` URIs, named after the directory)."""
     roots = []
     for given in paths:

@@ -3,11 +3,11 @@
 It connects as a client that declares **no capabilities**, so a server has no reason or
 permission to ask it anything, and it **calls no tool**. It reports the revision spoken
 (and how it was settled), who the server says it is, its capabilities, every tool from
-every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks``), what
-else it offers (the names of its prompts, resources and resource templates, listed when
-it declares them; a listing that fails is a warning), and how long each step took. A clean result says the server answers and lists its tools; to
-try an elicitation flow, call a tool from a client that declares elicitation
-(``mcp-elicit call``).
+every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks``),
+what else it offers (the names of its prompts, resources and resource templates, listed
+when it declares them; a listing that fails is a warning), and how long each step took.
+A clean result says the server answers and lists its tools; to try an elicitation flow,
+call a tool from a client that declares elicitation (``mcp-elicit call``).
 
 Exit codes: 0 clean (warnings allowed unless ``--strict``), 1 the server answered but
 something is wrong (each thing named), 2 usage, 3 could not connect or start the server,

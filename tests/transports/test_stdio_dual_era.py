@@ -6,6 +6,7 @@ Every message is checked against the schema of its revision."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,20 @@ META = {
 }
 
 
+def initialize(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """A 2025-11-25 client's initialize request (id 1)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": capabilities,
+            "clientInfo": {"name": "legacy", "version": "1"},
+        },
+    }
+
+
 async def test_discover_probe_answers_modern(tmp_path: Path, wire: WireChecker) -> None:
     async with stdio_process(DEMO, log_dir=tmp_path) as server:
         probe = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": META}}
@@ -32,16 +47,7 @@ async def test_discover_probe_answers_modern(tmp_path: Path, wire: WireChecker) 
 
 async def test_a_legacy_client_elicits_over_stdio(tmp_path: Path, wire_2025: WireChecker) -> None:
     async with stdio_process(DEMO, log_dir=tmp_path) as server:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {}},
-                "clientInfo": {"name": "legacy", "version": "1"},
-            },
-        }
+        init = initialize({"elicitation": {}})
         wire_2025.request(init)
         await server.send(init)
         reply, _ = await server.until(1)
@@ -85,16 +91,7 @@ async def test_a_sessions_own_messages_reach_stdout(tmp_path: Path, wire_2025: W
     """notifications/elicitation/complete and notifications/resources/updated are not tied
     to a request: over stdio they are written as soon as they are queued."""
     async with stdio_process(PUSHING, log_dir=tmp_path) as server:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"elicitation": {"url": {}}},
-                "clientInfo": {"name": "legacy", "version": "1"},
-            },
-        }
+        init = initialize({"elicitation": {"url": {}}})
         await server.send(init)
         reply, _ = await server.until(1)
         assert reply["result"]["capabilities"]["resources"]["subscribe"] is True
