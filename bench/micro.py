@@ -7,7 +7,10 @@
 * computing a request's binding (the SHA-256 of its canonical arguments);
 * decoding and checking a ``tools/call`` request (JSON-RPC decode plus the 2026-07-28
   ``_meta``/header checks) as the HTTP transport does;
-* building the form ``Form(region=String())`` and validating an answer against it.
+* building the form ``Form(region=String())`` and validating an answer against it;
+* one whole round (the call and the retry) through mcp-elicit's ASGI app, in process,
+  with no HTTP server and no network, next to the same through the canned floor app:
+  the difference is the work the application does per round, without uvicorn.
 
 ``--sdk`` times the official SDK's ``AESGCMRequestStateCodec`` seal+unseal of the same
 payloads instead (run it with the SDK's interpreter), as a reference point.
@@ -19,12 +22,14 @@ with the min and max. Prints one JSON object.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 KEY = bytes(range(32))
@@ -130,6 +135,119 @@ def elicit_benchmarks(number: int, repeat: int) -> dict[str, Any]:
     return out
 
 
+_ASGI_META = (
+    b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+    b'"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}},'
+    b'"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}'
+)
+
+
+async def _asgi_post(app: Any, body: bytes) -> bytes:
+    """POST ``body`` to ``/mcp`` of ``app`` as uvicorn would; the response body."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            (b"mcp-protocol-version", b"2026-07-28"),
+            (b"mcp-method", b"tools/call"),
+            (b"mcp-name", b"provision"),
+            (b"content-length", b"%d" % len(body)),
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+    events = [{"type": "http.request", "body": body, "more_body": False}]
+    out: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        if events:
+            return events.pop()
+        await asyncio.Event().wait()  # no disconnect while the request runs
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            out.append(message.get("body", b""))
+
+    await app(scope, receive, send)
+    return b"".join(out)
+
+
+async def _asgi_round(app: Any, rid: int) -> None:
+    import orjson
+
+    call = b'{"name":"provision","arguments":{"name":"web-1"},'
+    first = await _asgi_post(
+        app, b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s%s}}' % (rid, call, _ASGI_META)
+    )
+    result = orjson.loads(first)["result"]
+    (key,) = result["inputRequests"]
+    answer = b'{"action":"accept","content":{"region":"eu-west-1"}}'
+    retry = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s"inputResponses":{%s:%s},' % (
+        rid + 1,
+        call,
+        orjson.dumps(key),
+        answer,
+    )
+    retry += b'"requestState":%s,%s}}' % (orjson.dumps(result["requestState"]), _ASGI_META)
+    final = orjson.loads(await _asgi_post(app, retry))["result"]
+    if final["content"][0]["text"] != "Provisioned web-1 in eu-west-1":
+        raise AssertionError(f"unexpected result: {final}")
+
+
+def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
+    """CPU µs per round through each ASGI app, in process (median, min, max)."""
+    sys.path.insert(0, str(Path(__file__).parent / "servers"))
+    import elicit_server
+    import floor
+
+    try:
+        import uvloop
+
+        new_loop: Callable[[], asyncio.AbstractEventLoop] = uvloop.new_event_loop
+    except ImportError:  # pragma: no cover - the project venv has uvloop
+        new_loop = asyncio.new_event_loop
+
+    async def rounds(app: Any) -> list[float]:
+        for rid in range(0, 2 * number, 2):  # warm up
+            await _asgi_round(app, rid)
+        samples = []
+        for _ in range(repeat):
+            start = time.process_time_ns()
+            for rid in range(0, 2 * number, 2):
+                await _asgi_round(app, rid)
+            samples.append((time.process_time_ns() - start) / number / 1e3)
+        return samples
+
+    out: dict[str, Any] = {}
+    loop = new_loop()
+    try:
+        for label, app in (("mcp-elicit", elicit_server.app), ("floor", floor.app)):
+            samples = loop.run_until_complete(rounds(app))
+            out[f"{ASGI_ROUND}, {label}"] = {
+                "median": statistics.median(samples),
+                "min": min(samples),
+                "max": max(samples),
+            }
+    finally:
+        loop.close()
+    return out
+
+
+#: The label of the in-process round figures; ", mcp-elicit" or ", floor" follows.
+ASGI_ROUND = "one round through the ASGI app in process (call + retry)"  # = report.ASGI_ROUND
+
+
 def sdk_benchmarks(number: int, repeat: int) -> dict[str, Any]:
     from mcp.server.request_state import AESGCMRequestStateCodec
 
@@ -155,8 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
-    run = sdk_benchmarks if args.sdk else elicit_benchmarks
-    json.dump(run(args.number, args.repeat), sys.stdout)
+    if args.sdk:
+        figures = sdk_benchmarks(args.number, args.repeat)
+    else:
+        figures = elicit_benchmarks(args.number, args.repeat)
+        figures.update(asgi_benchmarks(max(1, args.number // 10), args.repeat))
+    json.dump(figures, sys.stdout)
     sys.stdout.write("\n")
     return 0
 

@@ -103,6 +103,21 @@ SERVERS = (
     ),
 )
 WORKLOADS = (("rounds", 1), ("rounds", 16), ("list", 16))
+#: µs of plain Python work per request added to the floor, for the calibration curve.
+CALIBRATION_US = (10.0, 20.0, 40.0)
+CALIBRATION_WORKLOADS = (("rounds", 16),)
+
+
+def calibration_spec(work_us: float) -> ServerSpec:
+    """The canned floor doing ``work_us`` µs of plain Python per request."""
+    return ServerSpec(
+        f"floor+{work_us:g}us",
+        f"the canned floor plus {work_us:g} µs of plain Python work per request",
+        PROJECT,
+        "floor",
+        package="floor",
+        extra_env={"BENCH_FLOOR_WORK_US": f"{work_us:g}"},
+    )
 
 
 def log(message: str) -> None:
@@ -138,12 +153,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="interleaved runs of the connection test (default 9; smoke 1; 0 skips it)",
     )
     parser.add_argument("--servers", help="comma-separated subset of: " + ", ".join(s.name for s in SERVERS))
+    parser.add_argument(
+        "--calibration",
+        help="µs of work per request added to the floor for the calibration curve, comma-separated "
+        f"(default {','.join(f'{w:g}' for w in CALIBRATION_US)}; smoke 20; 0 skips it)",
+    )
     parser.add_argument("--out", type=Path, default=BENCH / "results", help="where results go")
     args = parser.parse_args(argv)
     args.command = " ".join(["python bench/run.py", *(sys.argv[1:] if argv is None else argv)])
     args.runs = args.runs or (1 if args.smoke else 5)
     if args.connection_runs is None:
         args.connection_runs = 1 if args.smoke else 9
+    if args.calibration is None:
+        args.calibration = "20" if args.smoke else ",".join(f"{w:g}" for w in CALIBRATION_US)
+    try:
+        args.calibration = sorted({float(w) for w in args.calibration.split(",") if float(w) > 0})
+    except ValueError:
+        parser.error(f"--calibration: expected numbers separated by commas, not {args.calibration!r}")
     args.duration = args.duration or (0.25 if args.smoke else 3.0)
     args.warmup = args.warmup if args.warmup is not None else (0.1 if args.smoke else 0.7)
     if args.smoke:  # quick and side-effect free: no installs, no profiles, no priority change
@@ -202,7 +228,12 @@ def run_micro(cores: Cores, smoke: bool, sdk: bool) -> dict[str, Any]:
     return figures
 
 
-def measure(spec: ServerSpec, cores: Cores, args: argparse.Namespace) -> dict[str, Any]:
+def measure(
+    spec: ServerSpec,
+    cores: Cores,
+    args: argparse.Namespace,
+    workloads: tuple[tuple[str, int], ...] = WORKLOADS,
+) -> dict[str, Any]:
     """One server, one run: every workload, then its resident memory.
 
     A window during which the rest of the machine kept more than ``--max-other-load``
@@ -211,7 +242,7 @@ def measure(spec: ServerSpec, cores: Cores, args: argparse.Namespace) -> dict[st
     """
     with serve(spec, cores) as server:
         out: dict[str, Any] = {}
-        for mode, clients in WORKLOADS:
+        for mode, clients in workloads:
             best: dict[str, Any] | None = None
             for attempt in range(1, args.attempts + 1):
                 figures = load(
@@ -352,6 +383,7 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
 
     runs: dict[str, list[dict[str, Any]]] = {s.name: [] for s in specs}
     problems: list[str] = []
+    calibration: dict[str, list[dict[str, Any]]] = {}
     for r in range(args.runs):
         for spec in specs:
             log(f"run {r + 1}/{args.runs}: {spec.name}")
@@ -365,6 +397,19 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
                 problems.append(f"run {r + 1} {spec.name} {problem}")
                 log(problems[-1])
             runs[spec.name].append(run)
+        for work in args.calibration:
+            spec = calibration_spec(work)
+            log(f"run {r + 1}/{args.runs}: {spec.name} (calibration)")
+            try:
+                run = measure(spec, cores, args, CALIBRATION_WORKLOADS)
+            except ServerFailed as exc:
+                problems.append(f"run {r + 1} {spec.name}: {exc}")
+                log(problems[-1])
+                continue
+            for problem in errors_in(run):
+                problems.append(f"run {r + 1} {spec.name} {problem}")
+                log(problems[-1])
+            calibration.setdefault(f"{work:g}", []).append(run)
 
     connection: dict[str, Any] = {}
     if args.connection_runs > 0:
@@ -429,6 +474,7 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
             "attempts": args.attempts,
             "smoke": args.smoke,
             "connection_runs": args.connection_runs,
+            "calibration_us": args.calibration,
         },
         "machine": machine(),
         "versions": versions,
@@ -445,6 +491,7 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
         "ratios": report.ratios(summary),
         "targets": report.targets(summary, micro) + report.connection_targets(connection),
         "loadgen_check": loadgen_check(summary),
+        "calibration": report.calibration_summary(calibration, summary, micro),
         "connection": connection,
         "profiles": profiles,
         "problems": problems,

@@ -85,6 +85,54 @@ def test_micro_benchmarks_and_targets_are_reported(smoke: tuple[dict, str]) -> N
     assert "| mcp-elicit |" in page and "## Targets" in page
 
 
+def test_the_calibration_curve_is_measured_and_reported(smoke: tuple[dict, str]) -> None:
+    result, page = smoke
+    assert result["settings"]["calibration_us"] == [20.0]
+    cal = result["calibration"]
+    (level,) = cal["levels"]
+    assert level["work_us"] == 20.0
+    assert level["cpu_us_per_round"]["n"] == 1 and level["cpu_us_per_round"]["median"] > 0
+    assert math.isfinite(level["times_floor"]) and level["rounds_16_per_s"]["median"] > 0
+    for app in ("mcp-elicit", "floor"):
+        assert (
+            result["micro"][f"one round through the ASGI app in process (call + retry), {app}"]["median"] > 0
+        )
+    assert math.isfinite(cal["elicit_work_us"]) and math.isfinite(cal["floor_with_elicit_work_us_per_round"])
+    assert "## Calibration: the floor doing plain Python work" in page and "| 20 µs |" in page
+
+
+def test_the_calibration_curve_is_read_by_linear_interpolation() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import report
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+
+    def run(cpu: float) -> dict:
+        return {"rounds@16": {"server_cpu_us_per_op": cpu, "per_s": 1e6 / cpu}}
+
+    summary = {
+        "floor": {"cpu_us_per_round": {"median": 50.0}},
+        "mcp-elicit": {"cpu_us_per_round": {"median": 200.0}},
+    }
+    label = report.ASGI_ROUND
+    micro = {f"{label}, mcp-elicit": {"median": 110.0}, f"{label}, floor": {"median": 10.0}}
+    runs = {"10": [run(70.0), run(80.0), run(75.0)], "20": [run(110.0)], "40": [run(170.0)]}
+    cal = report.calibration_summary(runs, summary, micro)
+    assert [lv["work_us"] for lv in cal["levels"]] == [10.0, 20.0, 40.0]
+    assert cal["levels"][0]["cpu_us_per_round"]["median"] == 75.0
+    assert cal["levels"][0]["beyond_work_us"] == pytest.approx(75 - 50 - 20)
+    # 2x the floor is 100 us: between (10, 75) and (20, 110)
+    assert cal["work_at_2x_us"] == pytest.approx(10 + 10 * 25 / 35)
+    assert cal["elicit_work_us"] == pytest.approx(50.0)
+    # past the last point: the last segment extended, (20, 110) -> (40, 170), 3 us per us
+    assert cal["floor_with_elicit_work_us_per_round"] == pytest.approx(170 + 3 * 10)
+    assert cal["extrapolated"] is True
+    page = "\n".join(report.render_calibration(cal))
+    assert "reached at about 17 µs of work per request" in page
+    assert report.calibration_summary({}, summary, micro) == {}
+
+
 def test_the_connection_test_ran_and_is_reported(smoke: tuple[dict, str]) -> None:
     result, page = smoke
     connection = result["connection"]
