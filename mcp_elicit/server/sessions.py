@@ -103,8 +103,9 @@ class Session:
         self._queue.append(data)
         self._wakeup.set()
 
-    async def next_pushed(self, timeout: float) -> bytes | None:
-        """The next queued message, or None after ``timeout`` (for keep-alives)."""
+    async def next_pushed(self, timeout: float | None) -> bytes | None:
+        """The next queued message, or None after ``timeout`` (for keep-alives; None
+        waits for a message however long it takes)."""
         if not self._queue:
             self._wakeup.clear()
             try:

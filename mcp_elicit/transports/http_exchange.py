@@ -3,18 +3,23 @@ sends something first) and the small HTTP helpers every route shares.
 
 Rules: a JSON body always carries Content-Length; an SSE response carries
 ``X-Accel-Buffering: no`` and flushes each event as it is sent; an error response has
-the status its error names, and no ``id`` when the request's could not be read.
+the status its error names, and no ``id`` when the request's could not be read. A
+response that stays silent a long time (a person answering, a page being completed)
+can be kept alive with SSE comments, which proxies see as traffic; once streaming, every
+write of a response goes through one lock, so a keep-alive and the handler's own events
+never interleave mid-message or race the response head.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
 from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.sse import encode_event
+from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 
 __all__ = [
     "ASGIApp",
@@ -101,15 +106,22 @@ class SessionChannel:
 
 
 class Exchange:
-    """One POST's response: JSON by default, switched to SSE by the first notification."""
+    """One POST's response: JSON by default, switched to SSE by the first notification
+    (or by a keep-alive, see :meth:`ping`)."""
 
-    __slots__ = ("closed", "send", "sse_ok", "streaming")
+    __slots__ = ("_lock", "closed", "send", "sse_ok", "streaming")
 
     def __init__(self, send: Send, sse_ok: bool) -> None:
         self.send = send
         self.sse_ok = sse_ok
         self.streaming = False
         self.closed = False
+        self._lock: asyncio.Lock | None = None  # made by the first streamed write
+
+    def _guard(self) -> asyncio.Lock:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        return self._lock
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
         if self.sse_ok and not self.closed:
@@ -126,29 +138,53 @@ class Exchange:
         await self._event(message)
 
     async def _event(self, data: bytes) -> None:
+        async with self._guard():
+            await self._start_stream()
+            await self.send({"type": "http.response.body", "body": encode_event(data), "more_body": True})
+
+    async def _start_stream(self) -> None:
+        """Send the SSE response head, once (under the lock)."""
         if not self.streaming:
-            self.streaming = True
             await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        await self.send({"type": "http.response.body", "body": encode_event(data), "more_body": True})
+            self.streaming = True
+
+    async def ping(self) -> bool:
+        """Keep a silent response alive: one SSE comment, after switching the response to
+        SSE if it was still to be JSON. False (and nothing sent) when the response is over
+        or the client takes only JSON."""
+        if self.closed or not self.sse_ok:
+            return False
+        async with self._guard():
+            if self.closed:
+                return False
+            await self._start_stream()
+            await self.send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+        return True
 
     async def end(self) -> None:
         """Finish without a JSON-RPC response (the client cancelled the request)."""
         if self.closed:
             return
         self.closed = True
-        if self.streaming:
-            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-        else:
-            await self.send({"type": "http.response.start", "status": 204, "headers": []})
-            await self.send({"type": "http.response.body", "body": b""})
+        if self.streaming or self._lock is not None:
+            async with self._guard():
+                if self.streaming:
+                    await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return
+        await self.send({"type": "http.response.start", "status": 204, "headers": []})
+        await self.send({"type": "http.response.body", "body": b""})
 
     async def reply(self, payload: bytes, status: int = 200) -> None:
         if self.closed:
             return
         self.closed = True
-        if self.streaming:
-            await self.send({"type": "http.response.body", "body": encode_event(payload), "more_body": False})
-            return
+        if self.streaming or self._lock is not None:
+            async with self._guard():
+                if self.streaming:
+                    await self.send(
+                        {"type": "http.response.body", "body": encode_event(payload), "more_body": False}
+                    )
+                    return
         await self.send({"type": "http.response.start", "status": status, "headers": json_headers(payload)})
         await self.send({"type": "http.response.body", "body": payload})
 

@@ -11,6 +11,10 @@ Rules:
   the notifications flushed as they happen and the result last. No server-to-client
   request is ever sent on a modern stream.
 * Closing the connection cancels the request's handler (watched once it runs long).
+* A request that runs long (a person answering a question, a page being completed) is
+  kept alive: every ``keepalive`` seconds without a write its response gets an SSE
+  comment, after switching to SSE when the client accepts it, so that proxies and load
+  balancers with an idle timeout do not cut it.
 * Sessions of 2025-11-25 clients are served by ``http_sessions``; responses are built by
   ``http_exchange``.
 * Errors carry the request id whenever it could be read, and the HTTP status the spec
@@ -118,12 +122,15 @@ class StreamableHTTP(SessionRoutes):
         max_body: int = 4 * 1024 * 1024,
         auth: TokenVerifier | None = None,
         fallback: ASGIApp | None = None,
-        keepalive: float = 15.0,
+        keepalive: float | None = 15.0,
         watch_after: float = 0.05,
     ) -> None:
+        if keepalive is not None and not 0.0 < keepalive < float("inf"):
+            raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
         self.server = server
         self._watchlist = _Watchlist(watch_after)
-        #: Seconds between SSE comments on an idle session stream.
+        #: Seconds of silence after which a stream gets an SSE comment: a session's
+        #: standalone stream, and the response of a request still running (None: never).
         self.keepalive = keepalive
         #: The hosted URL-mode pages, next to the MCP endpoint.
         self._pages = pages_app(server)
@@ -326,16 +333,19 @@ class StreamableHTTP(SessionRoutes):
         receive: Receive,
         work: Awaitable[tuple[bytes | None, int]],
     ) -> None:
-        """Run a request that executes user code; a closed connection cancels it.
+        """Run a request that executes user code; a closed connection cancels it, and a
+        long silence gets keep-alive comments.
 
-        The watch for the disconnect starts only once the request has run for
-        ``watch_after`` seconds (up to twice that, see :class:`_Watchlist`): most requests
-        finish sooner, and a watching task per request would cost more than the MCP work
-        itself."""
+        The watch for the disconnect (and the keep-alive) starts only once the request
+        has run for ``watch_after`` seconds (up to twice that, see :class:`_Watchlist`):
+        most requests finish sooner, and a watching task per request would cost more than
+        the MCP work itself."""
         task = asyncio.current_task()
         assert task is not None
         gone = False
         watcher: asyncio.Future[None] | None = None
+        pinger: asyncio.Future[None] | None = None
+        period = self.keepalive
 
         async def watch() -> None:
             nonlocal gone
@@ -348,15 +358,25 @@ class StreamableHTTP(SessionRoutes):
                         task.cancel()
                     return
 
+        async def keep_alive(period: float) -> None:
+            while True:
+                await asyncio.sleep(period)
+                if not await exchange.ping():
+                    return
+
         def start_watching() -> None:
-            nonlocal watcher
+            nonlocal watcher, pinger
             if not exchange.closed:
                 watcher = asyncio.ensure_future(watch())
+                if period is not None and exchange.sse_ok:
+                    pinger = asyncio.ensure_future(keep_alive(period))
 
         watchlist = self._watchlist
         watchlist.add(start_watching)
         try:
             payload, status = await work
+            if pinger is not None:  # no comment after the answer: stop before writing it
+                pinger.cancel()
             if payload is None:
                 await exchange.end()
             else:
@@ -372,6 +392,8 @@ class StreamableHTTP(SessionRoutes):
             watchlist.discard(start_watching)
             if watcher is not None:
                 watcher.cancel()
+            if pinger is not None:
+                pinger.cancel()
 
     async def _read_body(self, receive: Receive) -> bytes | None:
         chunks: list[bytes] = []

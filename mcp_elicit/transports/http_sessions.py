@@ -42,7 +42,7 @@ class SessionRoutes:
     and ``_run_watched`` from the app)."""
 
     server: Server
-    keepalive: float
+    keepalive: float | None
 
     def _run_watched(
         self,

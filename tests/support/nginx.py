@@ -1,7 +1,7 @@
 """A real nginx for tests: a round-robin load balancer on 127.0.0.1 in front of local
 upstreams, always stopped.
 
-* ``nginx_balancer(upstreams, workdir)``: a context manager that writes
+* ``nginx_balancer(upstreams, workdir, read_timeout=120)``: a context manager that writes
   ``workdir/nginx.conf`` and runs ``nginx -p workdir -c workdir/nginx.conf -e
   workdir/error.log`` in the foreground (``daemon off``), listening on a free loopback
   port, until the block ends (SIGQUIT, then kill). A port taken between choosing and
@@ -11,7 +11,9 @@ upstreams, always stopped.
   the upstreams in turn, whatever client connection they came on. ``proxy_buffering off``
   (SSE passes through as it is written), ``Host`` passed on as the client sent it (the
   MCP server's DNS-rebinding check sees the balancer's address), no retry of a failed
-  request on the other upstream.
+  request on the other upstream. ``read_timeout`` is nginx's ``proxy_read_timeout``: how
+  long an upstream response may stay silent before nginx gives up on it (504 before the
+  response head, the connection closed after it).
 * ``Nginx.served()`` reads the access log: one ``Served`` per finished request, naming
   the upstream port that answered it.
 * Every path nginx writes (pid, logs, temp directories) is under ``workdir``; no system
@@ -99,7 +101,7 @@ def nginx_available() -> bool:
     return nginx_binary() is not None
 
 
-def _config(workdir: Path, port: int, upstreams: Sequence[int], modules: str) -> str:
+def _config(workdir: Path, port: int, upstreams: Sequence[int], modules: str, read_timeout: float) -> str:
     temp = "\n".join(
         f"    {kind}_temp_path {workdir / 'tmp' / kind};"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -130,7 +132,7 @@ http {{
             proxy_set_header Host $http_host;
             proxy_buffering off;
             proxy_request_buffering off;
-            proxy_read_timeout 120s;
+            proxy_read_timeout {int(read_timeout * 1000)}ms;
             proxy_next_upstream off;
         }}
     }}
@@ -139,7 +141,9 @@ http {{
 
 
 @contextlib.contextmanager
-def nginx_balancer(upstreams: Sequence[int], workdir: Path) -> Iterator[Nginx]:
+def nginx_balancer(
+    upstreams: Sequence[int], workdir: Path, *, read_timeout: float = 120.0
+) -> Iterator[Nginx]:
     """Run nginx on a free loopback port, balancing over ``upstreams`` (127.0.0.1 ports)."""
     binary = nginx_binary()
     if binary is None:
@@ -150,7 +154,7 @@ def nginx_balancer(upstreams: Sequence[int], workdir: Path) -> Iterator[Nginx]:
     for attempt in range(3):
         port = _free_port()
         conf = workdir / "nginx.conf"
-        conf.write_text(_config(workdir, port, upstreams, modules), encoding="utf-8")
+        conf.write_text(_config(workdir, port, upstreams, modules, read_timeout), encoding="utf-8")
         with (workdir / "nginx.stderr").open("wb") as err:
             proc = subprocess.Popen(
                 [binary, "-p", str(workdir), "-c", str(conf), "-e", str(workdir / "error.log")],
