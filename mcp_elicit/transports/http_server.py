@@ -110,6 +110,14 @@ class _Watchlist:
         self._timer = loop.call_later(self.period, self._tick) if self._old and loop is not None else None
 
 
+async def _keep_alive(exchange: Exchange, period: float) -> None:
+    """An SSE comment on ``exchange`` every ``period`` seconds, until it is over."""
+    while True:
+        await asyncio.sleep(period)
+        if not await exchange.ping():
+            return
+
+
 class StreamableHTTP(SessionRoutes):
     """The ASGI app. Mount it, or run it with uvicorn (``mcp-elicit serve --http``)."""
 
@@ -358,18 +366,12 @@ class StreamableHTTP(SessionRoutes):
                         task.cancel()
                     return
 
-        async def keep_alive(period: float) -> None:
-            while True:
-                await asyncio.sleep(period)
-                if not await exchange.ping():
-                    return
-
         def start_watching() -> None:
             nonlocal watcher, pinger
             if not exchange.closed:
                 watcher = asyncio.ensure_future(watch())
                 if period is not None and exchange.sse_ok:
-                    pinger = asyncio.ensure_future(keep_alive(period))
+                    pinger = asyncio.ensure_future(_keep_alive(exchange, period))
 
         watchlist = self._watchlist
         watchlist.add(start_watching)
