@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,6 +33,8 @@ __all__ = ["main"]
 
 STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
 STORE_ENV = "MCP_ELICIT_STORE"
+#: Seconds ``serve --http`` lets requests finish after a stop signal before cancelling them.
+SHUTDOWN_GRACE = 10
 log = logging.getLogger("mcp_elicit.cli")
 
 
@@ -149,8 +152,16 @@ def _serve(args: argparse.Namespace) -> int:
         lifespan="on",
         http="httptools" if _has("httptools") else "h11",
         loop="uvloop" if _has("uvloop") else "asyncio",
+        # what still runs this long after the stop signal (a slow tool) is cancelled
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
-    runner = uvicorn.Server(config)
+
+    class Runner(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            app.begin_shutdown()  # sessions end now: their open streams would hold the exit
+            await super().shutdown(sockets)
+
+    runner = Runner(config)
     with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
         runner.run()
     if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)

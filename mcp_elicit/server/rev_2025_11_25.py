@@ -153,12 +153,26 @@ async def respond_in_session(
     try:
         result = await _dispatch(server, message, session, channel, principal)
     except asyncio.CancelledError:
-        if message.id not in session.cancelled or task is None:
+        if task is None:
             raise
-        session.cancelled.discard(message.id)
+        if message.id in session.cancelled:
+            session.cancelled.discard(message.id)
+            task.uncancel()
+            log.info("request %r cancelled by the client", message.id)
+            return None
+        if not session.closed:
+            raise
+        # The session ended under the request (the server is stopping, or the client
+        # deleted it): answer, rather than drop the connection.
         task.uncancel()
-        log.info("request %r cancelled by the client", message.id)
-        return None
+        log.info("request %r (%s) ended with its session", message.id, message.method)
+        return jsonrpc.encode_error(
+            message.id,
+            InternalError(
+                "Internal error: the session ended before the request finished "
+                "(the server is shutting down, or the session was deleted)"
+            ),
+        )
     except ProtocolError as exc:
         return jsonrpc.encode_error(message.id, exc)
     except (ReplayMismatchError, ToolError, TransportError) as exc:

@@ -17,6 +17,11 @@ Rules:
   balancers with an idle timeout do not cut it.
 * Sessions of 2025-11-25 clients are served by ``http_sessions``; responses are built by
   ``http_exchange``.
+* :meth:`StreamableHTTP.begin_shutdown` (called by ``mcp-elicit serve`` as soon as the
+  server is told to stop) ends every session: their standalone streams close, their
+  requests still waiting (for a person, say) answer with an error, and new requests get
+  503. Without it, an ASGI server's graceful shutdown would wait for those streams, which
+  a connected client keeps open forever.
 * Errors carry the request id whenever it could be read, and the HTTP status the spec
   names (400 for ``_meta``/header/version/capability errors, 404 for unknown methods).
 """
@@ -28,7 +33,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Final
 
-from mcp_elicit.errors import ConfigError, InvalidRequest, ProtocolError
+from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
@@ -154,6 +159,15 @@ class StreamableHTTP(SessionRoutes):
         self.max_body = max_body
         self.auth = auth if auth is not None else server.auth
         self.fallback = fallback
+        self.draining = False
+
+    def begin_shutdown(self) -> None:
+        """Stop serving: end every 2025-11-25 session (their streams close, their waiting
+        requests answer with an error) and refuse new MCP requests with 503. Call it when
+        the ASGI server starts its graceful shutdown, which is before the lifespan
+        shutdown event: that one comes only once every connection has closed."""
+        self.draining = True
+        self.server.sessions.close_all()
 
     @property
     def watch_after(self) -> float:
@@ -191,6 +205,11 @@ class StreamableHTTP(SessionRoutes):
         refusal = self._check_origin(headers)
         if refusal is not None:
             await error_response(send, None, InvalidRequest(refusal[1], http_status=refusal[0]))
+            return
+        if self.draining:
+            await error_response(
+                send, None, InternalError("Service unavailable: the server is shutting down", http_status=503)
+            )
             return
         method = scope["method"]
         if method == "POST":

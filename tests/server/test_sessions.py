@@ -121,11 +121,14 @@ async def test_abandoned_elicitations_leave_nothing_behind(wire_2025: WireChecke
         task = await _waiting(client, rid)
         assert client.session.cancel(rid)
         assert await task is None
-    # the session is deleted while a question waits
+    # the session is deleted while a question waits: the request answers with an error
     task = await _waiting(client, 500)
     client.server.sessions.close(client.session.id)
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    ended = await task
+    assert ended is not None
+    error = orjson.loads(ended)
+    wire_2025.response("tools/call", error)
+    assert error["id"] == 500 and "the session ended before the request finished" in error["error"]["message"]
     await asyncio.sleep(0)
     assert client.session.pending == {}
     assert client.session.inflight == {}

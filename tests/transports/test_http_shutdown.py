@@ -1,0 +1,166 @@
+"""Stopping an HTTP server with 2025-11-25 sessions connected: their streams end, a request
+still waiting for a person answers with an error, new requests get 503; and deleting a
+session answers its waiting request the same way. Real uvicorn on 127.0.0.1, and a real
+``mcp-elicit serve --http`` process stopped with SIGTERM. Messages are checked against the
+2025-11-25 schema."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.wire.sse import EventDecoder
+
+from support.procs import ROOT, http_process, uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+ACCEPT = "application/json, text/event-stream"
+
+
+def build() -> Server:
+    app = Server("shutdown")
+
+    @app.tool()
+    async def ask_name(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return f"hello {answer.content['name'] if answer.content else answer.action}"
+
+    return app
+
+
+async def open_session(http: httpx.AsyncClient, url: str, wire: WireChecker) -> dict[str, str]:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"elicitation": {"form": {}}},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    wire.request(init)
+    opened = await http.post(url, json=init, headers={"accept": ACCEPT})
+    wire.response("initialize", opened.json())
+    headers = {
+        "accept": ACCEPT,
+        "mcp-session-id": opened.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-11-25",
+    }
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(url, json=note, headers=headers)).status_code == 202
+    return headers
+
+
+async def drain(response: httpx.Response, into: list[dict[str, Any]], asked: asyncio.Event) -> None:
+    decoder = EventDecoder()
+    async for chunk in response.aiter_bytes():
+        for event in decoder.feed(chunk):
+            into.append(orjson.loads(event.data))
+            if into[-1].get("method") == "elicitation/create":
+                asked.set()
+
+
+async def waiting_call(
+    http: httpx.AsyncClient, url: str, headers: dict[str, str], wire: WireChecker, stack: Any
+) -> tuple[list[dict[str, Any]], asyncio.Task[None]]:
+    """Call ``ask_name`` and leave its question unanswered; the messages so far and the
+    task reading the rest."""
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_name"}}
+    wire.request(call)
+    response = await stack.enter_async_context(http.stream("POST", url, json=call, headers=headers))
+    assert response.status_code == 200
+    messages: list[dict[str, Any]] = []
+    asked = asyncio.Event()
+    reader = asyncio.ensure_future(drain(response, messages, asked))
+    await asyncio.wait_for(asked.wait(), 5)
+    wire.outgoing(messages[0])
+    return messages, reader
+
+
+async def test_begin_shutdown_ends_streams_answers_waiting_requests_and_refuses_new_ones(
+    wire_2025: WireChecker,
+) -> None:
+    app = StreamableHTTP(build(), keepalive=30.0)
+    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=10) as http:
+        async with contextlib.AsyncExitStack() as stack:
+            headers = await open_session(http, running.url, wire_2025)
+            listen = await stack.enter_async_context(
+                http.stream("GET", running.url, headers={**headers, "accept": "text/event-stream"})
+            )
+            assert listen.status_code == 200
+            listening = asyncio.ensure_future(listen.aread())
+            messages, reader = await waiting_call(http, running.url, headers, wire_2025, stack)
+
+            started = time.monotonic()
+            app.begin_shutdown()
+            await asyncio.wait_for(asyncio.gather(listening, reader), 5)
+            assert time.monotonic() - started < 2  # not the 30 s keep-alive, not forever
+
+            question, answer = messages
+            assert question["method"] == "elicitation/create"
+            wire_2025.response("tools/call", answer)
+            assert answer["id"] == 1 and answer["error"]["code"] == -32603
+            assert "server is shutting down" in answer["error"]["message"]
+
+            refused = await http.post(
+                running.url, json={"jsonrpc": "2.0", "id": 5, "method": "ping"}, headers=headers
+            )
+            assert refused.status_code == 503
+            wire_2025.response("ping", refused.json())
+            assert "shutting down" in refused.json()["error"]["message"]
+
+
+async def test_deleting_a_session_answers_its_waiting_request(wire_2025: WireChecker) -> None:
+    app = StreamableHTTP(build())
+    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=10) as http:
+        async with contextlib.AsyncExitStack() as stack:
+            headers = await open_session(http, running.url, wire_2025)
+            messages, reader = await waiting_call(http, running.url, headers, wire_2025, stack)
+            assert (await http.delete(running.url, headers=headers)).status_code == 200
+            await asyncio.wait_for(reader, 5)
+            answer = messages[-1]
+            wire_2025.response("tools/call", answer)
+            assert "session was deleted" in answer["error"]["message"]
+    assert not app.draining  # a deleted session is not a shutdown
+
+
+def test_serve_stops_promptly_on_sigterm_with_a_session_stream_open(tmp_path: Path) -> None:
+    """``mcp-elicit serve --http`` with a client holding its session stream open: SIGTERM
+    stops it at once (uvicorn alone would wait for the client to hang up)."""
+    with http_process(ROOT / "examples" / "demo_server.py", log_dir=tmp_path) as server:
+        with httpx.Client(timeout=10) as http:
+            init = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+            sid = http.post(server.url, json=init, headers={"accept": ACCEPT}).headers["mcp-session-id"]
+            headers = {
+                "accept": "text/event-stream",
+                "mcp-session-id": sid,
+                "mcp-protocol-version": "2025-11-25",
+            }
+            with http.stream("GET", server.url, headers=headers) as listen:
+                assert listen.status_code == 200
+                started = time.monotonic()
+                server.proc.send_signal(signal.SIGTERM)
+                assert listen.read() == b""  # the stream ends rather than hanging
+                server.proc.wait(timeout=8)
+                assert time.monotonic() - started < 5, server.stderr()
