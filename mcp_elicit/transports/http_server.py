@@ -59,6 +59,9 @@ __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 log = logging.getLogger("mcp_elicit.http")
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+_SHUTTING_DOWN: Final = InternalError(
+    "Service unavailable: the server is shutting down; send the request again", http_status=503
+)
 _RUNS_USER_CODE: Final = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
 
 
@@ -207,9 +210,7 @@ class StreamableHTTP(SessionRoutes):
             await error_response(send, None, InvalidRequest(refusal[1], http_status=refusal[0]))
             return
         if self.draining:
-            await error_response(
-                send, None, InternalError("Service unavailable: the server is shutting down", http_status=503)
-            )
+            await error_response(send, None, _SHUTTING_DOWN)
             return
         method = scope["method"]
         if method == "POST":
@@ -403,12 +404,18 @@ class StreamableHTTP(SessionRoutes):
             else:
                 await exchange.reply(payload, status)
         except asyncio.CancelledError:
-            if not gone:
+            if gone:
+                log.info(
+                    "request %r (%s) cancelled: the client closed the connection", message.id, message.method
+                )
+                task.uncancel()
+            elif self.draining and not exchange.closed:
+                # the server stops and this request ran out of grace: say so, in JSON-RPC
+                log.info("request %r (%s) cut short by the shutdown", message.id, message.method)
+                task.uncancel()
+                await exchange.reply(jsonrpc.encode_error(message.id, _SHUTTING_DOWN), 503)
+            else:
                 raise
-            log.info(
-                "request %r (%s) cancelled: the client closed the connection", message.id, message.method
-            )
-            task.uncancel()
         finally:
             watchlist.discard(start_watching)
             if watcher is not None:

@@ -136,6 +136,49 @@ async def test_deleting_a_session_answers_its_waiting_request(wire_2025: WireChe
     assert not app.draining  # a deleted session is not a shutdown
 
 
+async def test_a_request_that_outlives_the_grace_gets_a_json_rpc_503(wire: WireChecker) -> None:
+    """A 2026-07-28 request still running when the server's grace runs out (here uvicorn's
+    2 s) answers 503 with a JSON-RPC error the client can act on: send it again (to
+    another instance: the request carries everything a retry needs)."""
+    server = build()
+
+    @server.tool()
+    async def slow(ctx: Context) -> str:
+        await asyncio.sleep(60)
+        return "done"
+
+    app = StreamableHTTP(server)
+    body = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {
+            "name": "slow",
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+    headers = {
+        "accept": ACCEPT,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "slow",
+    }
+    wire.request(body)
+    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=20) as http:
+        pending = asyncio.ensure_future(http.post(running.url, json=body, headers=headers))
+        await asyncio.sleep(0.3)  # the tool is running
+        app.begin_shutdown()
+        running.server.should_exit = True  # uvicorn's own graceful shutdown: 2 s here
+        response = await asyncio.wait_for(pending, 15)
+    assert response.status_code == 503
+    wire.response("tools/call", response.json())
+    assert response.json()["id"] == 7
+    assert "shutting down; send the request again" in response.json()["error"]["message"]
+
+
 def test_serve_stops_promptly_on_sigterm_with_a_session_stream_open(tmp_path: Path) -> None:
     """``mcp-elicit serve --http`` with a client holding its session stream open: SIGTERM
     stops it at once (uvicorn alone would wait for the client to hang up)."""
