@@ -108,6 +108,13 @@ async def test_logging_tool(ctx: Context) -> str:
     return "done"
 
 
+@app.tool(description="Ends its response stream before it answers; the client resumes it (2025-11-25)")
+async def test_reconnection(ctx: Context) -> str:
+    closed = await ctx.close_stream()
+    await asyncio.sleep(0.1)  # the answer comes once the stream is closed
+    return "answered on the resumed stream" if closed else "answered"
+
+
 @app.tool(description="Needs the client's sampling capability")
 async def test_missing_capability(ctx: Context) -> str:
     reply = await ctx.sample("Say hello", max_tokens=10)

@@ -304,6 +304,14 @@ class Context:
         round); on 2025-11-25 the request simply keeps waiting in place."""
         await self._asker.pause()
 
+    async def close_stream(self) -> bool:
+        """End this request's response stream now, before the answer: the client
+        reconnects (``GET`` with ``Last-Event-ID``) and gets what follows, the answer
+        included. Only a 2025-11-25 session over HTTP can (SEP-1699 polling: it frees a
+        connection during a long wait); elsewhere nothing happens and this returns False."""
+        close = getattr(self._channel, "close_stream", None)
+        return bool(await close()) if close is not None else False
+
     # ---- progress and logging --------------------------------------------------
 
     async def report_progress(

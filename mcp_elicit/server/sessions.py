@@ -53,6 +53,8 @@ class Session:
         self.inflight: dict[jsonrpc.RequestId, asyncio.Task[Any]] = {}
         #: Requests the client cancelled (``notifications/cancelled``): no response is sent.
         self.cancelled: set[jsonrpc.RequestId] = set()
+        #: The transport's resumable request streams, by stream id (HTTP only).
+        self.streams: dict[str, Any] = {}
         self.last_seen = now
         self.closed = False
         self._ids = itertools.count(1)

@@ -104,19 +104,37 @@ class SessionChannel:
     async def send(self, message: bytes) -> None:
         await self.exchange.send_message(message)
 
+    async def close_stream(self) -> bool:
+        return await self.exchange.close_stream()
+
 
 class Exchange:
     """One POST's response: JSON by default, switched to SSE by the first notification
     (or by a keep-alive, see :meth:`ping`)."""
 
-    __slots__ = ("_lock", "closed", "send", "sse_ok", "streaming")
+    __slots__ = ("_lock", "closed", "gone", "send", "sse_ok", "streaming")
 
     def __init__(self, send: Send, sse_ok: bool) -> None:
         self.send = send
         self.sse_ok = sse_ok
         self.streaming = False
         self.closed = False
+        #: The client went away and the request was cancelled for it (no answer is due).
+        self.gone = False
         self._lock: asyncio.Lock | None = None  # made by the first streamed write
+
+    async def close_stream(self) -> bool:
+        """End the response before the answer, for the client to resume: only a session's
+        stream can (see ``http_streams``); here, False."""
+        return False
+
+    def dropped(self, task: asyncio.Task[object]) -> None:
+        """The connection closed while ``task`` answered this request: cancel it (a
+        resumable stream waits for the client to come back first)."""
+        if not self.closed:
+            self.gone = True
+            self.closed = True
+            task.cancel()
 
     def _guard(self) -> asyncio.Lock:
         if self._lock is None:
@@ -185,6 +203,9 @@ class Exchange:
                         {"type": "http.response.body", "body": encode_event(payload), "more_body": False}
                     )
                     return
+        await self._send_json(payload, status)
+
+    async def _send_json(self, payload: bytes, status: int) -> None:
         await self.send({"type": "http.response.start", "status": status, "headers": json_headers(payload)})
         await self.send({"type": "http.response.body", "body": payload})
 

@@ -140,9 +140,15 @@ class StreamableHTTP(SessionRoutes):
         fallback: ASGIApp | None = None,
         keepalive: float | None = 15.0,
         watch_after: float = 0.05,
+        resume_within: float = 60.0,
     ) -> None:
         if keepalive is not None and not 0.0 < keepalive < float("inf"):
             raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
+        if not 0.0 < resume_within < float("inf"):
+            raise ConfigError(f"resume_within must be a positive number of seconds, not {resume_within!r}")
+        #: Seconds a 2025-11-25 session request waits for its client to resume a dropped
+        #: stream (``Last-Event-ID``), and keeps a finished stream's answer for it.
+        self.resume_within = resume_within
         self.server = server
         self._watchlist = _Watchlist(watch_after)
         #: Seconds of silence after which a stream gets an SSE comment: a session's
@@ -370,21 +376,14 @@ class StreamableHTTP(SessionRoutes):
         the MCP work itself."""
         task = asyncio.current_task()
         assert task is not None
-        gone = False
         watcher: asyncio.Future[None] | None = None
         pinger: asyncio.Future[None] | None = None
         period = self.keepalive
 
         async def watch() -> None:
-            nonlocal gone
-            while True:
-                event = await receive()
-                if event["type"] == "http.disconnect":
-                    if not exchange.closed:
-                        gone = True
-                        exchange.closed = True
-                        task.cancel()
-                    return
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            exchange.dropped(task)
 
         def start_watching() -> None:
             nonlocal watcher, pinger
@@ -404,7 +403,7 @@ class StreamableHTTP(SessionRoutes):
             else:
                 await exchange.reply(payload, status)
         except asyncio.CancelledError:
-            if gone:
+            if exchange.gone:
                 log.info(
                     "request %r (%s) cancelled: the client closed the connection", message.id, message.method
                 )

@@ -4,8 +4,9 @@ Rules: a request names its session with ``Mcp-Session-Id``; an unknown, expired 
 foreign session is 404 (the client starts a new one); a version header other than the
 session's is 400. POSTed notifications and responses are 202; requests run with a
 channel that can ask the client questions on their own stream. ``GET`` opens the
-session's standalone stream (completions, resource updates, keep-alives); ``DELETE``
-ends the session.
+session's standalone stream (completions, resource updates, keep-alives), or, with
+``Last-Event-ID``, resumes a request's stream (``http_streams``); ``DELETE`` ends the
+session.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from mcp_elicit.transports.http_exchange import (
     accepted,
     error_response,
 )
+from mcp_elicit.transports.http_streams import ResumableExchange, parse_event_id
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import VERSION_HEADER
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
@@ -38,11 +40,12 @@ __all__ = ["SessionRoutes"]
 
 
 class SessionRoutes:
-    """The session half of ``StreamableHTTP`` (a mixin: it needs ``server``, ``keepalive``
-    and ``_run_watched`` from the app)."""
+    """The session half of ``StreamableHTTP`` (a mixin: it needs ``server``, ``keepalive``,
+    ``resume_within`` and ``_run_watched`` from the app)."""
 
     server: Server
     keepalive: float | None
+    resume_within: float
 
     def _run_watched(
         self,
@@ -92,7 +95,7 @@ class SessionRoutes:
             session.resolve(message)
             await accepted(send)
             return
-        exchange = Exchange(send, sse_ok)
+        exchange = ResumableExchange(send, sse_ok, session, resume_within=self.resume_within)
         channel = SessionChannel(exchange)
         await self._run_watched(
             exchange,
@@ -127,6 +130,10 @@ class SessionRoutes:
                 send, None, InvalidRequest("Not Acceptable: accept text/event-stream", http_status=406)
             )
             return
+        last = headers.get("last-event-id")
+        if last is not None:
+            await self._resume(session, last, receive, send)
+            return
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         task = asyncio.current_task()
         assert task is not None
@@ -158,6 +165,34 @@ class SessionRoutes:
         finally:
             watcher.cancel()
 
+    async def _resume(self, session: Session, last: str, receive: Receive, send: Send) -> None:
+        """A ``GET`` with ``Last-Event-ID``: the rest of that request's stream."""
+        parsed = parse_event_id(last)
+        stream = session.streams.get(parsed[0]) if parsed is not None else None
+        if parsed is None or not isinstance(stream, ResumableExchange):
+            await error_response(
+                send,
+                None,
+                InvalidRequest(
+                    f"Not Found: no stream of this session to resume from Last-Event-ID {last.strip()!r} "
+                    "(unknown, or over and forgotten)",
+                    http_status=404,
+                ),
+            )
+            return
+        link = await stream.resume(parsed[1], send)
+        if stream.finished and not stream.attached:
+            return
+        watcher = asyncio.ensure_future(_disconnected(receive))
+        done = asyncio.ensure_future(stream.wait_done())
+        try:
+            await asyncio.wait((watcher, done), return_when=asyncio.FIRST_COMPLETED)
+            if not done.done():
+                stream.lost(link)  # this connection closed too: wait for the client again
+        finally:
+            watcher.cancel()
+            done.cancel()
+
     async def _delete(self, headers: Mapping[str, str], principal: Principal | None, send: Send) -> None:
         sid = headers["mcp-session-id"]
         if self._session(sid, principal) is None:
@@ -166,3 +201,8 @@ class SessionRoutes:
         self.server.sessions.close(sid)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b""})
+
+
+async def _disconnected(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass

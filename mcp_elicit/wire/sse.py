@@ -2,7 +2,8 @@
 
 Rules: an event is ``id``/``event``/``retry``/``data`` lines ended by a blank line; data
 with newlines becomes several ``data:`` lines; lines starting with ``:`` are comments
-(keep-alives) and carry nothing. The decoder accepts CRLF, LF or CR line ends, input split
+(keep-alives) and carry nothing; an event whose data is empty (a priming event: an id to
+resume from, a retry hint) is not handed on, though its id and retry count. The decoder accepts CRLF, LF or CR line ends, input split
 anywhere (even inside a multi-byte character), and yields only complete events.
 """
 
@@ -96,11 +97,13 @@ class EventDecoder:
         return None
 
     def _dispatch(self) -> Event | None:
-        if not self._data:
-            self._event = ""
-            return None
-        event = Event("\n".join(self._data), self._event or "message", self._id, self._retry)
+        data = "\n".join(self._data)
         self._data = []
+        if not data:  # no data, or one empty line of it (a priming event): nothing to hand on
+            self._event = ""
+            self._retry = None
+            return None
+        event = Event(data, self._event or "message", self._id, self._retry)
         self._event = ""
         self._retry = None
         return event

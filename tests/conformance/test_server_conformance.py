@@ -3,6 +3,7 @@ an empty expected-failures file, so a WARNING fails as much as a FAILURE."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -55,3 +56,36 @@ def test_every_scored_server_scenario_passes(server_url: str, revision: str, tmp
     print(
         f"conformance server {revision}: {len(outcome.passed)}/{len(scenarios)} scored scenarios pass (strict)"
     )
+
+
+def test_the_sse_polling_scenario_resumes_a_closed_stream(server_url: str, tmp_path: Path) -> None:
+    """Not scored (the suite lists it as pending), passed by the official Python SDK: the
+    server ends a session request's stream mid-call after a priming event with a retry
+    hint, and the client's GET with Last-Event-ID gets the answer. Strict: the three
+    checks must be SUCCESS, not merely present."""
+    baseline = tmp_path / "expected-failures.yml"
+    baseline.write_text("server: []\nclient: []\n")
+    out = tmp_path / "results"
+    proc = harness.run(
+        "server",
+        "--url",
+        server_url,
+        "--scenario",
+        "server-sse-polling",
+        "--spec-version",
+        "2025-11-25",
+        "--expected-failures",
+        str(baseline),
+        "-o",
+        str(out),
+    )
+    outcome = harness.read_results(out, ["server-sse-polling"], prefix="server-")
+    assert outcome.passed == ["server-sse-polling"], outcome.failed
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    (checks_file,) = out.rglob("checks.json")
+    statuses = {c["id"]: c["status"] for c in json.loads(checks_file.read_text()) if c["status"] != "INFO"}
+    assert statuses == {
+        "server-sse-priming-event": "SUCCESS",
+        "server-sse-retry-field": "SUCCESS",
+        "server-sse-disconnect-resume": "SUCCESS",
+    }

@@ -43,7 +43,7 @@ def build() -> Server:
 @pytest.fixture
 async def served() -> AsyncIterator[tuple[Server, InProcess]]:
     app = build()
-    async with uvicorn_server(StreamableHTTP(app, keepalive=0.2)) as running:
+    async with uvicorn_server(StreamableHTTP(app, keepalive=0.2, resume_within=0.2)) as running:
         yield app, running
 
 
@@ -178,7 +178,8 @@ async def test_a_client_that_goes_away_leaves_nothing_waiting(
                 question = await anext(_events(stream))
                 assert question["method"] == "elicitation/create"
                 assert len(live.pending) == 1
-            # the stream is closed: the server notices (within its watch delay) and cleans up
+            # the stream is closed: the server notices (within its watch delay), waits
+            # resume_within for the client to resume it, then cleans up
             for _ in range(100):
                 if not live.pending and not live.inflight:
                     break

@@ -51,3 +51,13 @@ def test_any_split(cuts: list[int]) -> None:
 def test_garbage_never_crashes(data: bytes) -> None:
     for event in EventDecoder().feed(data):
         assert isinstance(event.data, str)
+
+
+def test_a_priming_event_is_not_handed_on_but_its_id_and_retry_count() -> None:
+    decoder = EventDecoder()
+    priming = encode_event(b"", event_id="s-0", retry=1000)
+    assert priming == b"id: s-0\nretry: 1000\ndata: \n\n"
+    assert decoder.feed(priming) == []
+    assert decoder.last_event_id == "s-0" and decoder.retry == 1000
+    # two empty data lines are one line break of data: that one is an event
+    assert decoder.feed(b"data: \ndata: \n\n") == [Event("\n", "message", "s-0", None)]

@@ -1,0 +1,231 @@
+"""Streamable HTTP, 2025-11-25 sessions: request streams a client can resume.
+
+Rules:
+
+* A session request's response that becomes an SSE stream gives every event an id,
+  ``<stream>-<n>``, unique in the session; on a 2025-11-25 session it starts with a
+  priming event (an id and a ``retry`` hint, no data) so that the client can come back
+  even before the first message. The events are kept until the stream is forgotten.
+* When the connection drops, or the server ends it (:meth:`ResumableExchange.close_stream`), the
+  request keeps running for ``resume_within`` seconds: a ``GET`` with ``Last-Event-ID``
+  naming one of the stream's events gets every later event, then the rest as it comes,
+  the final response last. If nobody comes back in time the request is cancelled, as a
+  dropped request always is.
+* Only the session that owns a stream can resume it, and it gets only that stream's
+  events. A finished stream is forgotten ``resume_within`` seconds after its answer.
+* A response that stays JSON is never kept. 2026-07-28 removed resumption: its responses
+  never carry ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final
+
+from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Send
+from mcp_elicit.wire.sse import encode_event
+from mcp_elicit.wire.versions import REV_2025_11_25
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.sessions import Session
+
+__all__ = ["RETRY_MS", "ResumableExchange", "parse_event_id"]
+
+#: How long a client should wait before reconnecting (the SSE ``retry`` field), ms.
+RETRY_MS: Final = 1000
+#: Revisions with SEP-1699: priming events, and servers ending a stream to be resumed.
+_POLLING: Final = frozenset({REV_2025_11_25})
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    """``<stream>-<n>`` as sent by :class:`ResumableExchange`; None for anything else."""
+    stream, sep, seq = value.strip().rpartition("-")
+    if not sep or not stream or not seq.isdigit() or len(seq) > 9:
+        return None
+    return stream, int(seq)
+
+
+class ResumableExchange(Exchange):
+    """A session request's response whose SSE events survive a dropped connection."""
+
+    __slots__ = (
+        "_done",
+        "_events",
+        "_link",
+        "_seq",
+        "_timer",
+        "attached",
+        "finished",
+        "resume_within",
+        "session",
+        "stream_id",
+        "task",
+    )
+
+    def __init__(self, send: Send, sse_ok: bool, session: Session, *, resume_within: float) -> None:
+        super().__init__(send, sse_ok)
+        self.session = session
+        self.resume_within = resume_within
+        self.stream_id = secrets.token_urlsafe(12)
+        #: The task answering the request: cancelled when nobody resumes in time.
+        self.task = asyncio.current_task()
+        self.attached = True  # a connection is there to write to
+        self.finished = False  # the final answer has been written, or kept for a resume
+        self._link = 0  # which connection writes go to: 0 the POST, then each resume
+        self._events: list[tuple[int, bytes]] = []
+        self._seq = 0
+        self._done = asyncio.Event()
+        self._timer: asyncio.TimerHandle | None = None
+
+    # ---- writing ---------------------------------------------------------------------
+
+    def _keep(self, data: bytes) -> bytes:
+        self._seq += 1
+        chunk = encode_event(data, event_id=f"{self.stream_id}-{self._seq}")
+        self._events.append((self._seq, chunk))
+        return chunk
+
+    async def _start_stream(self) -> None:
+        if self.streaming:
+            return
+        await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        self.streaming = True
+        self.session.streams[self.stream_id] = self
+        if self.session.version in _POLLING:
+            priming = encode_event(b"", event_id=f"{self.stream_id}-0", retry=RETRY_MS)
+            await self.send({"type": "http.response.body", "body": priming, "more_body": True})
+
+    async def _event(self, data: bytes) -> None:
+        async with self._guard():
+            if not self.attached:
+                self._keep(data)
+                return
+            await self._start_stream()
+            await self.send({"type": "http.response.body", "body": self._keep(data), "more_body": True})
+
+    async def ping(self) -> bool:
+        if self.closed or not self.sse_ok:
+            return False
+        if not self.attached:
+            return True  # nothing to keep alive until the client is back
+        return await super().ping()
+
+    async def reply(self, payload: bytes, status: int = 200) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        async with self._guard():
+            try:
+                if not self.streaming:
+                    await self._send_json(payload, status)
+                    return
+                chunk = self._keep(payload)
+                if self.attached:
+                    self.attached = False
+                    await self.send({"type": "http.response.body", "body": chunk, "more_body": False})
+            finally:
+                self._finish()
+
+    async def end(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        async with self._guard():
+            try:
+                if not self.streaming:
+                    await self.send({"type": "http.response.start", "status": 204, "headers": []})
+                    await self.send({"type": "http.response.body", "body": b""})
+                elif self.attached:
+                    self.attached = False
+                    await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+            finally:
+                self._finish()
+
+    def _finish(self) -> None:
+        self.finished = True
+        self._done.set()
+        self._set_timer(self.forget if self.streaming else None)
+
+    def _set_timer(self, action: Callable[[], None] | None) -> None:
+        """Run ``action`` in ``resume_within`` seconds, instead of what was due (None: nothing)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if action is not None:
+            self._timer = asyncio.get_running_loop().call_later(self.resume_within, action)
+
+    def forget(self) -> None:
+        """Drop the stream's events: it can no longer be resumed."""
+        if self.session.streams.get(self.stream_id) is self:
+            del self.session.streams[self.stream_id]
+        self._events.clear()
+
+    # ---- losing and regaining the connection -----------------------------------------
+
+    def dropped(self, task: asyncio.Task[object]) -> None:
+        """The POST's connection closed."""
+        self._lost(0, task)
+
+    def _lost(self, link: int, task: asyncio.Task[object] | None) -> None:
+        if link != self._link or self.finished:
+            return  # an older connection, or nothing left to wait for
+        if not self.streaming or self.session.closed:
+            # the client has no event id to come back with, or nowhere to come back to
+            self.forget()
+            if task is not None:
+                super().dropped(task)
+            return
+        self.attached = False
+        self._set_timer(self._nobody_came_back)
+
+    def _nobody_came_back(self) -> None:
+        self._timer = None
+        if not self.attached and not self.finished:
+            self.forget()
+            if self.task is not None:
+                super().dropped(self.task)
+
+    async def close_stream(self) -> bool:
+        """End the response now (SEP-1699 polling): the client reconnects with
+        ``Last-Event-ID`` and gets the rest. False where that is not possible: the
+        client does not take SSE, the session predates 2025-11-25, or the request is
+        over."""
+        if self.closed or not self.sse_ok or self.session.version not in _POLLING:
+            return False
+        async with self._guard():
+            if self.closed:
+                return False
+            if self.attached:
+                await self._start_stream()
+                self.attached = False
+                await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+                self._set_timer(self._nobody_came_back)
+        return True
+
+    async def resume(self, after: int, send: Send) -> int:
+        """Take over the stream for a ``GET`` with ``Last-Event-ID`` ``<stream>-<after>``:
+        write the events after it, then let the request write the rest. Returns the
+        link number of this connection (for :meth:`lost`)."""
+        async with self._guard():
+            self._set_timer(None)
+            await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            for seq, chunk in list(self._events):
+                if seq > after:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            self._link += 1
+            if self.finished:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                self._set_timer(self.forget)
+                return self._link
+            self.send = send
+            self.attached = True
+            return self._link
+
+    async def wait_done(self) -> None:
+        await self._done.wait()
+
+    def lost(self, link: int) -> None:
+        """The connection of resume ``link`` closed: wait for the client once more."""
+        self._lost(link, self.task)

@@ -1,0 +1,253 @@
+"""2025-11-25 session streams a client can resume (``Last-Event-ID``), over real HTTP
+(uvicorn on 127.0.0.1): the priming event, a stream the server ends mid-call, a
+connection lost while a person answers, replay of what was missed, streams that cannot be
+resumed, and mcp-elicit's own client doing it by itself. Messages are checked against
+the schema of their revision."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.wire.sse import Event, EventDecoder
+
+from support.procs import InProcess, uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+ACCEPT = "application/json, text/event-stream"
+
+
+def build() -> Server:
+    app = Server("resume")
+
+    @app.tool()
+    async def ask_name(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return f"hello {answer.content['name'] if answer.content else answer.action}"
+
+    @app.tool()
+    async def poll(ctx: Context) -> str:
+        closed = await ctx.close_stream()
+        await asyncio.sleep(0.2)
+        return f"closed={closed}"
+
+    return app
+
+
+@pytest.fixture
+async def running() -> AsyncIterator[InProcess]:
+    async with uvicorn_server(StreamableHTTP(build(), resume_within=5.0)) as served:
+        yield served
+
+
+async def open_session(
+    http: httpx.AsyncClient, url: str, wire: WireChecker, version: str = "2025-11-25"
+) -> dict[str, str]:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {"elicitation": {}},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    wire.request(init)
+    opened = await http.post(url, json=init, headers={"accept": ACCEPT})
+    wire.response("initialize", opened.json())
+    headers = {
+        "accept": ACCEPT,
+        "mcp-session-id": opened.headers["mcp-session-id"],
+        "mcp-protocol-version": version,
+    }
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await http.post(url, json=note, headers=headers)).status_code == 202
+    return headers
+
+
+def call(name: str, rid: int = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name}}
+
+
+async def read_events(
+    response: httpx.Response, *, until_method: str | None = None
+) -> tuple[list[Event], bytes]:
+    """The events of ``response`` (priming events included: they are read raw here) and
+    its raw bytes, up to the end or to the first message with ``until_method``."""
+    raw = b""
+    events: list[Event] = []
+    async for chunk in response.aiter_bytes():
+        raw += chunk
+        for block in raw.split(b"\n\n")[len(events) : -1]:
+            fields = dict(line.split(": ", 1) for line in block.decode().split("\n") if ": " in line)
+            events.append(Event(fields.get("data", ""), "message", fields.get("id"), None))
+            if until_method and until_method in fields.get("data", ""):
+                return events, raw
+    return events, raw
+
+
+def message(event: Event) -> dict[str, Any]:
+    parsed: dict[str, Any] = orjson.loads(event.data)
+    return parsed
+
+
+async def test_a_stream_the_server_ends_is_primed_and_resumed(
+    running: InProcess, wire_2025: WireChecker
+) -> None:
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        wire_2025.request(call("poll"))
+        async with http.stream("POST", running.url, json=call("poll"), headers=headers) as response:
+            assert response.headers["content-type"] == "text/event-stream"
+            events, raw = await read_events(response)
+        # the priming event came first: an id, a retry hint, no data; then the stream ended
+        assert raw.startswith(b"id: ") and b"\nretry: 1000\ndata: \n\n" in raw
+        (priming,) = events
+        assert priming.data == "" and priming.id is not None and priming.id.endswith("-0")
+        resumed = await http.get(running.url, headers={**headers, "last-event-id": priming.id})
+        assert resumed.status_code == 200
+        decoded = EventDecoder().feed(resumed.content)
+        (answer,) = decoded
+        wire_2025.response("tools/call", message(answer))
+        assert message(answer)["result"]["content"][0]["text"] == "closed=True"
+        assert answer.id is not None and answer.id.startswith(priming.id[:-1])  # the same stream
+
+
+async def test_a_connection_lost_while_a_person_answers_is_resumed(
+    running: InProcess, wire_2025: WireChecker
+) -> None:
+    """The network drops after the question arrived; the person answers anyway and the
+    client comes back for the result."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        async with http.stream("POST", running.url, json=call("ask_name"), headers=headers) as response:
+            events, _ = await read_events(response, until_method="elicitation/create")
+        # the connection is gone now; the request waits for us (resume_within)
+        question = events[-1]
+        ask = message(question)
+        wire_2025.outgoing(ask)
+        answer = {
+            "jsonrpc": "2.0",
+            "id": ask["id"],
+            "result": {"action": "accept", "content": {"name": "Ada"}},
+        }
+        await asyncio.sleep(0.3)  # long enough for the server to notice the drop
+        assert (await http.post(running.url, json=answer, headers=headers)).status_code == 202
+        assert question.id is not None
+        resumed = await http.get(running.url, headers={**headers, "last-event-id": question.id})
+        (result,) = EventDecoder().feed(resumed.content)
+        wire_2025.response("tools/call", message(result))
+        assert message(result)["result"]["content"][0]["text"] == "hello Ada"
+
+
+async def test_what_was_missed_is_replayed(running: InProcess, wire_2025: WireChecker) -> None:
+    """Resuming from the priming event's id gets the question again, then the answer."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        async with http.stream("POST", running.url, json=call("ask_name"), headers=headers) as response:
+            events, _ = await read_events(response, until_method="elicitation/create")
+        priming, question = events
+        assert priming.id is not None
+        await asyncio.sleep(0.3)
+        async with http.stream(
+            "GET", running.url, headers={**headers, "last-event-id": priming.id}
+        ) as resumed:
+            decoder = EventDecoder()
+            got: list[dict[str, Any]] = []
+            async for chunk in resumed.aiter_bytes():
+                for event in decoder.feed(chunk):
+                    got.append(message(event))
+                    if got[-1].get("method") == "elicitation/create":
+                        assert got[-1] == message(question)  # the same request, replayed
+                        answer = {
+                            "jsonrpc": "2.0",
+                            "id": got[-1]["id"],
+                            "result": {"action": "accept", "content": {"name": "Bo"}},
+                        }
+                        assert (await http.post(running.url, json=answer, headers=headers)).status_code == 202
+        assert [m.get("method") for m in got] == ["elicitation/create", None]
+        wire_2025.response("tools/call", got[-1])
+        assert got[-1]["result"]["content"][0]["text"] == "hello Bo"
+
+
+async def test_streams_that_cannot_be_resumed_are_404(running: InProcess, wire_2025: WireChecker) -> None:
+    async with httpx.AsyncClient(timeout=10) as http:
+        mine = await open_session(http, running.url, wire_2025)
+        other = await open_session(http, running.url, wire_2025)
+        async with http.stream("POST", running.url, json=call("poll"), headers=mine) as response:
+            (priming,), _ = await read_events(response)
+        assert priming.id is not None
+        for headers, last in ((mine, "nonsense"), (mine, "unknown-3"), (other, priming.id)):
+            refused = await http.get(running.url, headers={**headers, "last-event-id": last})
+            assert refused.status_code == 404, last
+            wire_2025.response("ping", refused.json())
+            assert "no stream of this session to resume" in refused.json()["error"]["message"]
+        # the owner still can
+        resumed = await http.get(running.url, headers={**mine, "last-event-id": priming.id})
+        assert (
+            message(EventDecoder().feed(resumed.content)[0])["result"]["content"][0]["text"] == "closed=True"
+        )
+
+
+async def test_an_older_session_gets_ids_but_no_priming_and_cannot_be_closed(
+    running: InProcess, wire_2025: WireChecker
+) -> None:
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025, version="2025-06-18")
+        raw = b""
+        ids: list[str | None] = []
+        async with http.stream("POST", running.url, json=call("ask_name"), headers=headers) as response:
+            decoder = EventDecoder()
+            async for chunk in response.aiter_bytes():
+                raw += chunk
+                for event in decoder.feed(chunk):
+                    ids.append(event.id)
+                    ask = message(event)
+                    if ask.get("method") == "elicitation/create":
+                        answer = {"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}}
+                        assert (await http.post(running.url, json=answer, headers=headers)).status_code == 202
+        assert b"data: \n\n" not in raw and b"retry:" not in raw  # no priming event before 2025-11-25
+        assert len(ids) == 2 and all(i is not None for i in ids)
+        assert [i.rsplit("-", 1)[1] for i in ids if i is not None] == ["1", "2"]
+        assert message(decoder_last(raw))["result"]["content"][0]["text"] == "hello decline"
+        polled = await http.post(running.url, json=call("poll", 2), headers=headers)
+        assert polled.headers["content-type"] == "application/json"
+        assert polled.json()["result"]["content"][0]["text"] == "closed=False"
+
+
+def decoder_last(raw: bytes) -> Event:
+    return EventDecoder().feed(raw)[-1]
+
+
+async def test_modern_requests_never_carry_event_ids(running: InProcess) -> None:
+    body = call("poll")
+    body["params"]["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {
+        "accept": ACCEPT,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "poll",
+    }
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(running.url, json=body, headers=headers)
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["result"]["content"][0]["text"] == "closed=False"
+
+
+async def test_mcp_elicits_own_client_resumes_a_stream_the_server_ended(running: InProcess) -> None:
+    async with connect_http(running.url, versions=["2025-11-25"]) as client:
+        result = await client.call_tool("poll")
+    assert result["content"][0]["text"] == "closed=True"
