@@ -169,13 +169,13 @@ class SessionRoutes:
         """A ``GET`` with ``Last-Event-ID``: the rest of that request's stream."""
         parsed = parse_event_id(last)
         stream = session.streams.get(parsed[0]) if parsed is not None else None
-        if parsed is None or not isinstance(stream, ResumableExchange):
+        if parsed is None or not isinstance(stream, ResumableExchange) or not stream.can_resume(parsed[1]):
             await error_response(
                 send,
                 None,
                 InvalidRequest(
                     f"Not Found: no stream of this session to resume from Last-Event-ID {last.strip()!r} "
-                    "(unknown, or over and forgotten)",
+                    "(unknown, over and forgotten, or its events since then are no longer kept)",
                     http_status=404,
                 ),
             )

@@ -10,7 +10,8 @@ Rules:
   request keeps running for ``resume_within`` seconds: a ``GET`` with ``Last-Event-ID``
   naming one of the stream's events gets every later event, then the rest as it comes,
   the final response last. If nobody comes back in time the request is cancelled, as a
-  dropped request always is.
+  dropped request always is. The last 1,000 events are kept; a ``Last-Event-ID`` older
+  than those is refused (404) rather than answered with a gap.
 * Only the session that owns a stream can resume it, and it gets only that stream's
   events. A finished stream is forgotten ``resume_within`` seconds after its answer.
 * A response that stays JSON is never kept. 2026-07-28 removed resumption: its responses
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
@@ -35,6 +37,8 @@ __all__ = ["RETRY_MS", "ResumableExchange", "parse_event_id"]
 
 #: How long a client should wait before reconnecting (the SSE ``retry`` field), ms.
 RETRY_MS: Final = 1000
+#: Events kept per stream for a resume.
+KEEP_EVENTS: Final = 1000
 #: Revisions with SEP-1699: priming events, and servers ending a stream to be resumed.
 _POLLING: Final = frozenset({REV_2025_11_25})
 
@@ -74,7 +78,7 @@ class ResumableExchange(Exchange):
         self.attached = True  # a connection is there to write to
         self.finished = False  # the final answer has been written, or kept for a resume
         self._link = 0  # which connection writes go to: 0 the POST, then each resume
-        self._events: list[tuple[int, bytes]] = []
+        self._events: deque[tuple[int, bytes]] = deque(maxlen=KEEP_EVENTS)
         self._seq = 0
         self._done = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
@@ -204,10 +208,15 @@ class ResumableExchange(Exchange):
                 self._set_timer(self._nobody_came_back)
         return True
 
+    def can_resume(self, after: int) -> bool:
+        """Whether every event after ``<stream>-<after>`` is still kept (and it was sent)."""
+        oldest = self._events[0][0] if self._events else self._seq + 1
+        return 0 <= after <= self._seq and after >= oldest - 1
+
     async def resume(self, after: int, send: Send) -> int:
-        """Take over the stream for a ``GET`` with ``Last-Event-ID`` ``<stream>-<after>``:
-        write the events after it, then let the request write the rest. Returns the
-        link number of this connection (for :meth:`lost`)."""
+        """Take over the stream for a ``GET`` with ``Last-Event-ID`` ``<stream>-<after>``
+        (see :meth:`can_resume`): write the events after it, then let the request write
+        the rest. Returns the link number of this connection (for :meth:`lost`)."""
         async with self._guard():
             self._set_timer(None)
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})

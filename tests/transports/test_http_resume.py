@@ -35,6 +35,13 @@ def build() -> Server:
         return f"hello {answer.content['name'] if answer.content else answer.action}"
 
     @app.tool()
+    async def chatty(ctx: Context) -> str:
+        for step in range(1005):
+            await ctx.report_progress(step, 1005)
+        await ctx.close_stream()
+        return "said a lot"
+
+    @app.tool()
     async def poll(ctx: Context) -> str:
         closed = await ctx.close_stream()
         await asyncio.sleep(0.2)
@@ -251,3 +258,30 @@ async def test_mcp_elicits_own_client_resumes_a_stream_the_server_ended(running:
     async with connect_http(running.url, versions=["2025-11-25"]) as client:
         result = await client.call_tool("poll")
     assert result["content"][0]["text"] == "closed=True"
+
+
+async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
+    running: InProcess, wire_2025: WireChecker
+) -> None:
+    """1,005 progress notifications, then the server ends the stream and answers: the last
+    1,000 of those 1,006 events are kept (7 to 1,006), so resuming after event 5 (6 is
+    gone) is refused, and after event 6 gets everything from 7 on."""
+    async with httpx.AsyncClient(timeout=20) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        body = call("chatty")
+        body["params"]["_meta"] = {"progressToken": "p"}
+        wire_2025.request(body)
+        async with http.stream("POST", running.url, json=body, headers=headers) as response:
+            events, _ = await read_events(response)
+        assert len(events) == 1 + 1005  # the priming event, then the notifications
+        stream = events[1].id.rsplit("-", 1)[0] if events[1].id else ""
+        too_old = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
+        assert too_old.status_code == 404
+        assert "no longer kept" in too_old.json()["error"]["message"]
+        resumed = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-6"})
+        assert resumed.status_code == 200, resumed.text[:300]
+        got = [message(e) for e in EventDecoder().feed(resumed.content)]
+        assert len(got) == 1000  # events 7 to 1,005 (progress 6 to 1,004), then the answer
+        assert got[0]["params"]["progress"] == 6 and got[-2]["params"]["progress"] == 1004
+        wire_2025.response("tools/call", got[-1])
+        assert got[-1]["result"]["content"][0]["text"] == "said a lot"
