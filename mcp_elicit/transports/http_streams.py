@@ -10,8 +10,9 @@ Rules:
   request keeps running for ``resume_within`` seconds: a ``GET`` with ``Last-Event-ID``
   naming one of the stream's events gets every later event, then the rest as it comes,
   the final response last. If nobody comes back in time the request is cancelled, as a
-  dropped request always is. The last 1,000 events are kept; a ``Last-Event-ID`` older
-  than those is refused (404) rather than answered with a gap.
+  dropped request always is. The last 1,000 events are kept while the request runs, the
+  last 16 once it has answered; a ``Last-Event-ID`` older than those is refused (404)
+  rather than answered with a gap.
 * Only the session that owns a stream can resume it, and it gets only that stream's
   events. A finished stream is forgotten ``resume_within`` seconds after its answer.
 * A response that stays JSON is never kept. 2026-07-28 removed resumption: its responses
@@ -37,8 +38,9 @@ __all__ = ["RETRY_MS", "ResumableExchange", "parse_event_id"]
 
 #: How long a client should wait before reconnecting (the SSE ``retry`` field), ms.
 RETRY_MS: Final = 1000
-#: Events kept per stream for a resume.
+#: Events kept per stream for a resume: while the request runs, and once it has answered.
 KEEP_EVENTS: Final = 1000
+KEEP_FINISHED: Final = 16
 #: Revisions with SEP-1699: priming events, and servers ending a stream to be resumed.
 _POLLING: Final = frozenset({REV_2025_11_25})
 
@@ -72,7 +74,7 @@ class ResumableExchange(Exchange):
         super().__init__(send, sse_ok)
         self.session = session
         self.resume_within = resume_within
-        self.stream_id = secrets.token_urlsafe(12)
+        self.stream_id = ""  # drawn when the response becomes a stream
         #: The task answering the request: cancelled when nobody resumes in time.
         self.task = asyncio.current_task()
         self.attached = True  # a connection is there to write to
@@ -96,6 +98,7 @@ class ResumableExchange(Exchange):
             return
         await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         self.streaming = True
+        self.stream_id = secrets.token_urlsafe(12)
         self.session.streams[self.stream_id] = self
         if self.session.version in _POLLING:
             priming = encode_event(b"", event_id=f"{self.stream_id}-0", retry=RETRY_MS)
@@ -150,6 +153,8 @@ class ResumableExchange(Exchange):
     def _finish(self) -> None:
         self.finished = True
         self._done.set()
+        while len(self._events) > KEEP_FINISHED:  # enough to fetch a lost answer again
+            self._events.popleft()
         self._set_timer(self.forget if self.streaming else None)
 
     def _set_timer(self, action: Callable[[], None] | None) -> None:

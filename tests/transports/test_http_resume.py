@@ -39,6 +39,7 @@ def build() -> Server:
         for step in range(1005):
             await ctx.report_progress(step, 1005)
         await ctx.close_stream()
+        await asyncio.sleep(0.5)  # still running when the client resumes
         return "said a lot"
 
     @app.tool()
@@ -263,9 +264,10 @@ async def test_mcp_elicits_own_client_resumes_a_stream_the_server_ended(running:
 async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
     running: InProcess, wire_2025: WireChecker
 ) -> None:
-    """1,005 progress notifications, then the server ends the stream and answers: the last
-    1,000 of those 1,006 events are kept (7 to 1,006), so resuming after event 5 (6 is
-    gone) is refused, and after event 6 gets everything from 7 on."""
+    """1,005 progress notifications, then the server ends the stream: the last 1,000 are
+    kept (6 to 1,005), so resuming after event 4 (5 is gone) is refused, and after event 5
+    gets everything from 6 on, then the answer. Once answered, only the last 16 events
+    are kept: enough to fetch a lost answer again."""
     async with httpx.AsyncClient(timeout=20) as http:
         headers = await open_session(http, running.url, wire_2025)
         body = call("chatty")
@@ -275,13 +277,21 @@ async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
             events, _ = await read_events(response)
         assert len(events) == 1 + 1005  # the priming event, then the notifications
         stream = events[1].id.rsplit("-", 1)[0] if events[1].id else ""
-        too_old = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
+        too_old = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-4"})
         assert too_old.status_code == 404
         assert "no longer kept" in too_old.json()["error"]["message"]
-        resumed = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-6"})
+        resumed = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
         assert resumed.status_code == 200, resumed.text[:300]
         got = [message(e) for e in EventDecoder().feed(resumed.content)]
-        assert len(got) == 1000  # events 7 to 1,005 (progress 6 to 1,004), then the answer
-        assert got[0]["params"]["progress"] == 6 and got[-2]["params"]["progress"] == 1004
+        assert len(got) == 1001  # events 6 to 1,005 (progress 5 to 1,004), then the answer
+        assert got[0]["params"]["progress"] == 5 and got[-2]["params"]["progress"] == 1004
         wire_2025.response("tools/call", got[-1])
         assert got[-1]["result"]["content"][0]["text"] == "said a lot"
+        # answered: the tail is kept, the rest is not
+        again = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-1000"})
+        assert [
+            message(e)["result"]["content"][0]["text"] for e in EventDecoder().feed(again.content)[-1:]
+        ] == ["said a lot"]
+        assert len(EventDecoder().feed(again.content)) == 6  # 1,001 to 1,005, then the answer
+        gone = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
+        assert gone.status_code == 404
