@@ -10,7 +10,9 @@ Rules:
   first (progress, logs): then the response becomes an SSE stream scoped to that request,
   the notifications flushed as they happen and the result last. No server-to-client
   request is ever sent on a modern stream.
-* Closing the connection cancels the request's handler (watched once it runs long).
+* Closing the connection cancels the request's handler (watched once it runs long),
+  unless it is a 2025-11-25 session request whose stream the client can resume
+  (``http_streams``): that one waits ``resume_within`` seconds for the client first.
 * A request that runs long (a person answering a question, a page being completed) is
   kept alive: every ``keepalive`` seconds without a write its response gets an SSE
   comment, after switching to SSE when the client accepts it, so that proxies and load
