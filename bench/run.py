@@ -384,32 +384,27 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
     runs: dict[str, list[dict[str, Any]]] = {s.name: [] for s in specs}
     problems: list[str] = []
     calibration: dict[str, list[dict[str, Any]]] = {}
+
+    def one_run(r: int, spec: ServerSpec, workloads: tuple[tuple[str, int], ...], into: list[Any]) -> None:
+        try:
+            run = measure(spec, cores, args, workloads)
+        except ServerFailed as exc:
+            problems.append(f"run {r + 1} {spec.name}: {exc}")
+            log(problems[-1])
+            return
+        for problem in errors_in(run):
+            problems.append(f"run {r + 1} {spec.name} {problem}")
+            log(problems[-1])
+        into.append(run)
+
     for r in range(args.runs):
         for spec in specs:
             log(f"run {r + 1}/{args.runs}: {spec.name}")
-            try:
-                run = measure(spec, cores, args)
-            except ServerFailed as exc:
-                problems.append(f"run {r + 1} {spec.name}: {exc}")
-                log(problems[-1])
-                continue
-            for problem in errors_in(run):
-                problems.append(f"run {r + 1} {spec.name} {problem}")
-                log(problems[-1])
-            runs[spec.name].append(run)
+            one_run(r, spec, WORKLOADS, runs[spec.name])
         for work in args.calibration:
             spec = calibration_spec(work)
             log(f"run {r + 1}/{args.runs}: {spec.name} (calibration)")
-            try:
-                run = measure(spec, cores, args, CALIBRATION_WORKLOADS)
-            except ServerFailed as exc:
-                problems.append(f"run {r + 1} {spec.name}: {exc}")
-                log(problems[-1])
-                continue
-            for problem in errors_in(run):
-                problems.append(f"run {r + 1} {spec.name} {problem}")
-                log(problems[-1])
-            calibration.setdefault(f"{work:g}", []).append(run)
+            one_run(r, spec, CALIBRATION_WORKLOADS, calibration.setdefault(f"{work:g}", []))
 
     connection: dict[str, Any] = {}
     if args.connection_runs > 0:

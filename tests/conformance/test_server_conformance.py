@@ -4,6 +4,7 @@ an empty expected-failures file, so a WARNING fails as much as a FAILURE."""
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,24 +31,25 @@ def server_url() -> Iterator[str]:
                 proc.stderr.close()
 
 
-@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
-def test_every_scored_server_scenario_passes(server_url: str, revision: str, tmp_path: Path) -> None:
-    scenarios = harness.scored("server", revision)
-    assert len(scenarios) >= 30, scenarios
+def strict_run(
+    server_url: str, tmp_path: Path, *selection: str
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """Run the suite's ``selection`` against the server with an empty expected-failures
+    file (a WARNING fails like a FAILURE); the process and where its results are."""
     baseline = tmp_path / "expected-failures.yml"
     baseline.write_text("server: []\nclient: []\n")
     out = tmp_path / "results"
     proc = harness.run(
-        "server",
-        "--url",
-        server_url,
-        "--requirements",
-        revision,
-        "--expected-failures",
-        str(baseline),
-        "-o",
-        str(out),
+        "server", "--url", server_url, *selection, "--expected-failures", str(baseline), "-o", str(out)
     )
+    return proc, out
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_every_scored_server_scenario_passes(server_url: str, revision: str, tmp_path: Path) -> None:
+    scenarios = harness.scored("server", revision)
+    assert len(scenarios) >= 30, scenarios
+    proc, out = strict_run(server_url, tmp_path, "--requirements", revision)
     outcome = harness.read_results(out, scenarios, prefix="server-")
     detail = "\n".join(f"{name}: {'; '.join(bad)}" for name, bad in outcome.failed.items())
     assert not outcome.failed, f"{len(outcome.failed)} scored scenarios failed at {revision}:\n{detail}"
@@ -63,21 +65,8 @@ def test_the_sse_polling_scenario_resumes_a_closed_stream(server_url: str, tmp_p
     server ends a session request's stream mid-call after a priming event with a retry
     hint, and the client's GET with Last-Event-ID gets the answer. Strict: the three
     checks must be SUCCESS, not merely present."""
-    baseline = tmp_path / "expected-failures.yml"
-    baseline.write_text("server: []\nclient: []\n")
-    out = tmp_path / "results"
-    proc = harness.run(
-        "server",
-        "--url",
-        server_url,
-        "--scenario",
-        "server-sse-polling",
-        "--spec-version",
-        "2025-11-25",
-        "--expected-failures",
-        str(baseline),
-        "-o",
-        str(out),
+    proc, out = strict_run(
+        server_url, tmp_path, "--scenario", "server-sse-polling", "--spec-version", "2025-11-25"
     )
     outcome = harness.read_results(out, ["server-sse-polling"], prefix="server-")
     assert outcome.passed == ["server-sse-polling"], outcome.failed

@@ -28,10 +28,10 @@ from mcp_elicit.wire.sse import EventDecoder
 
 from support.nginx import SKIP_REASON, nginx_available, nginx_balancer
 from support.procs import uvicorn_server
+from support.sessions import ACCEPT, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
-ACCEPT = "application/json, text/event-stream"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -128,25 +128,7 @@ async def session_call_answered_late(
 ) -> tuple[bytes, list[dict[str, Any]]]:
     """Open a 2025-11-25 session, call ``ask_name``, answer its question after ``delay``
     seconds; the raw stream and the messages on it."""
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    wire.request(init)
-    opened = await http.post(url, json=init, headers={"accept": ACCEPT})
-    wire.response("initialize", opened.json())
-    headers = {
-        "accept": ACCEPT,
-        "mcp-session-id": opened.headers["mcp-session-id"],
-        "mcp-protocol-version": "2025-11-25",
-    }
-    await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+    headers = await open_session(http, url, wire)
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_name"}}
     wire.request(call)
     raw = b""

@@ -20,10 +20,10 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import Event, EventDecoder
 
 from support.procs import InProcess, uvicorn_server
+from support.sessions import ACCEPT, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
-ACCEPT = "application/json, text/event-stream"
 
 
 def build() -> Server:
@@ -55,32 +55,6 @@ def build() -> Server:
 async def running() -> AsyncIterator[InProcess]:
     async with uvicorn_server(StreamableHTTP(build(), resume_within=5.0)) as served:
         yield served
-
-
-async def open_session(
-    http: httpx.AsyncClient, url: str, wire: WireChecker, version: str = "2025-11-25"
-) -> dict[str, str]:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    wire.request(init)
-    opened = await http.post(url, json=init, headers={"accept": ACCEPT})
-    wire.response("initialize", opened.json())
-    headers = {
-        "accept": ACCEPT,
-        "mcp-session-id": opened.headers["mcp-session-id"],
-        "mcp-protocol-version": version,
-    }
-    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await http.post(url, json=note, headers=headers)).status_code == 202
-    return headers
 
 
 def call(name: str, rid: int = 1) -> dict[str, Any]:
@@ -211,7 +185,9 @@ async def test_an_older_session_gets_ids_but_no_priming_and_cannot_be_closed(
     running: InProcess, wire_2025: WireChecker
 ) -> None:
     async with httpx.AsyncClient(timeout=10) as http:
-        headers = await open_session(http, running.url, wire_2025, version="2025-06-18")
+        headers = await open_session(
+            http, running.url, wire_2025, version="2025-06-18", capabilities={"elicitation": {}}
+        )
         raw = b""
         ids: list[str | None] = []
         async with http.stream("POST", running.url, json=call("ask_name"), headers=headers) as response:

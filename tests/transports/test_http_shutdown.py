@@ -22,10 +22,10 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
 from support.procs import ROOT, http_process, uvicorn_server
+from support.sessions import ACCEPT, initialize_body, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
-ACCEPT = "application/json, text/event-stream"
 
 
 def build() -> Server:
@@ -37,30 +37,6 @@ def build() -> Server:
         return f"hello {answer.content['name'] if answer.content else answer.action}"
 
     return app
-
-
-async def open_session(http: httpx.AsyncClient, url: str, wire: WireChecker) -> dict[str, str]:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"elicitation": {"form": {}}},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
-    wire.request(init)
-    opened = await http.post(url, json=init, headers={"accept": ACCEPT})
-    wire.response("initialize", opened.json())
-    headers = {
-        "accept": ACCEPT,
-        "mcp-session-id": opened.headers["mcp-session-id"],
-        "mcp-protocol-version": "2025-11-25",
-    }
-    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await http.post(url, json=note, headers=headers)).status_code == 202
-    return headers
 
 
 async def drain(response: httpx.Response, into: list[dict[str, Any]], asked: asyncio.Event) -> None:
@@ -184,16 +160,7 @@ def test_serve_stops_promptly_on_sigterm_with_a_session_stream_open(tmp_path: Pa
     stops it at once (uvicorn alone would wait for the client to hang up)."""
     with http_process(ROOT / "examples" / "demo_server.py", log_dir=tmp_path) as server:
         with httpx.Client(timeout=10) as http:
-            init = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
+            init = initialize_body(capabilities={})
             sid = http.post(server.url, json=init, headers={"accept": ACCEPT}).headers["mcp-session-id"]
             headers = {
                 "accept": "text/event-stream",
