@@ -21,6 +21,7 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import urllib.parse
@@ -97,6 +98,34 @@ class UrlMode:
         self._flows: Flows | None = None
         self._vault: Vault | None = None
         self._oauth: OAuthConnections | None = None
+        self._stopping = False
+        self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
+
+    def stop_waiting(self) -> None:
+        """The server is stopping: a 2026-07-28 retry waiting for a page ends its round now
+        (state only), so that the client retries elsewhere instead of waiting here."""
+        self._stopping = True
+        for waiter in self._stop_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def _wait_for(self, flow_id: str) -> Flow | None:
+        """The flow once it finished or ``flow_wait`` passed; at once when stopping."""
+        flows = self.flows
+        if not self._stopping:
+            stop: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._stop_waiters.add(stop)
+            wait = asyncio.ensure_future(flows.wait(flow_id, self.flow_wait))
+            try:
+                await asyncio.wait((wait, stop), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                self._stop_waiters.discard(stop)
+                stop.cancel()
+                if not wait.done():
+                    wait.cancel()
+            if wait.done() and not wait.cancelled():
+                return wait.result()
+        return await flows.get(flow_id)
 
     def configure(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
         """Replace the store (before it is used) or the pages' public base URL."""
@@ -236,7 +265,7 @@ class UrlMode:
             return answer.action
         if ctx.call.modern:
             while True:  # one bounded wait per round; still pending: a state-only round
-                outcome = _outcome(await self.flows.wait(flow_id, self.flow_wait))
+                outcome = _outcome(await self._wait_for(flow_id))
                 if outcome is not None:
                     return outcome
                 await ctx.pause()

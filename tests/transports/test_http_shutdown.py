@@ -17,7 +17,8 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Context, Form, KeyRing, Server, String
+from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
@@ -153,6 +154,59 @@ async def test_a_request_that_outlives_the_grace_gets_a_json_rpc_503(wire: WireC
     wire.response("tools/call", response.json())
     assert response.json()["id"] == 7
     assert "shutting down; send the request again" in response.json()["error"]["message"]
+
+
+async def test_a_retry_waiting_for_a_page_ends_its_round_at_once(wire: WireChecker) -> None:
+    """2026-07-28, URL mode: the retry waits up to flow_wait (30 s here) for the page; when
+    the server starts stopping it answers at once with a state-only round, which the
+    client sends again (to another instance, sharing the store)."""
+    store = MemoryStore()
+    server = Server("shutdown-url", state_keys=KeyRing([bytes(range(40, 72))]), store=store, flow_wait=30.0)
+
+    @server.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        return "key accepted" if answer.secret is not None else f"no key ({answer.action})"
+
+    app = StreamableHTTP(server)
+    headers = {
+        "accept": ACCEPT,
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": "use_key",
+    }
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}},
+    }
+
+    def body(rid: int, **extra: Any) -> dict[str, Any]:
+        message = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": "use_key", "_meta": meta, **extra},
+        }
+        wire.request(message)
+        return message
+
+    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=60) as http:
+        first = (await http.post(running.url, json=body(1), headers=headers)).json()["result"]
+        (key,) = first["inputRequests"]
+        accepted = body(2, inputResponses={key: {"action": "accept"}}, requestState=first["requestState"])
+        retry = asyncio.ensure_future(http.post(running.url, json=accepted, headers=headers))
+        await asyncio.sleep(0.5)  # the retry is waiting for the page
+        assert not retry.done()
+        started = time.monotonic()
+        app.begin_shutdown()
+        response = await asyncio.wait_for(retry, 10)
+        assert time.monotonic() - started < 3  # not the 30 s of flow_wait
+    assert response.status_code == 200
+    wire.response("tools/call", response.json())
+    result = response.json()["result"]
+    assert result["resultType"] == "input_required" and "inputRequests" not in result
+    assert result["requestState"]
+    await store.close()
 
 
 def test_serve_stops_promptly_on_sigterm_with_a_session_stream_open(tmp_path: Path) -> None:
