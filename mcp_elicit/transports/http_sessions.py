@@ -174,7 +174,7 @@ class SessionRoutes:
                 send,
                 None,
                 InvalidRequest(
-                    f"Not Found: no stream of this session to resume from Last-Event-ID {last.strip()!r} "
+                    f"Not Found: no stream of this session to resume from Last-Event-ID {last.strip()[:80]!r} "
                     "(unknown, over and forgotten, or its events since then are no longer kept)",
                     http_status=404,
                 ),
