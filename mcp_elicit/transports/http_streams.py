@@ -120,33 +120,30 @@ class ResumableExchange(Exchange):
         return await super().ping()
 
     async def reply(self, payload: bytes, status: int = 200) -> None:
+        await self._last(payload, status)
+
+    async def end(self) -> None:
+        await self._last(None, 204)
+
+    async def _last(self, payload: bytes | None, status: int) -> None:
+        """The response's last write: the answer, or none (None: the client cancelled).
+        Kept for a resume when the response is a stream; written if a connection is there."""
         if self.closed:
             return
         self.closed = True
         async with self._guard():
             try:
                 if not self.streaming:
-                    await self._send_json(payload, status)
+                    if payload is None:
+                        await self.send({"type": "http.response.start", "status": status, "headers": []})
+                        await self.send({"type": "http.response.body", "body": b""})
+                    else:
+                        await self._send_json(payload, status)
                     return
-                chunk = self._keep(payload)
+                chunk = b"" if payload is None else self._keep(payload)
                 if self.attached:
                     self.attached = False
                     await self.send({"type": "http.response.body", "body": chunk, "more_body": False})
-            finally:
-                self._finish()
-
-    async def end(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        async with self._guard():
-            try:
-                if not self.streaming:
-                    await self.send({"type": "http.response.start", "status": 204, "headers": []})
-                    await self.send({"type": "http.response.body", "body": b""})
-                elif self.attached:
-                    self.attached = False
-                    await self.send({"type": "http.response.body", "body": b"", "more_body": False})
             finally:
                 self._finish()
 
