@@ -1,6 +1,7 @@
 """Opening a 2025-11-25 session over raw HTTP, for transport tests that need to see the
 bytes: ``initialize`` (checked against the schema), ``notifications/initialized``, and
-the headers every later request of the session carries."""
+the headers every later request of the session carries; and the server those tests ask
+a person through (``ask_name``), to which each test module adds its own tools."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from typing import Any
 
 import httpx
 
+from mcp_elicit import Context, Form, Server, String
+
 from support.wire import WireChecker
 
-__all__ = ["ACCEPT", "initialize_body", "open_session"]
+__all__ = ["ACCEPT", "ask_name_server", "initialize_body", "open_session"]
 
 ACCEPT = "application/json, text/event-stream"
 
@@ -53,3 +56,15 @@ async def open_session(
     initialized = await http.post(url, json=note, headers=headers)
     assert initialized.status_code == 202, initialized.text
     return headers
+
+
+def ask_name_server(name: str, **options: Any) -> Server:
+    """A server whose tool ``ask_name`` asks for a name and greets it (or names the action)."""
+    app = Server(name, **options)
+
+    @app.tool()
+    async def ask_name(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return f"hello {answer.content['name'] if answer.content else answer.action}"
+
+    return app

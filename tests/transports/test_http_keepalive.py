@@ -20,7 +20,7 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Context, Server
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
@@ -28,7 +28,7 @@ from mcp_elicit.wire.sse import EventDecoder
 
 from support.nginx import SKIP_REASON, nginx_available, nginx_balancer
 from support.procs import uvicorn_server
-from support.sessions import ACCEPT, open_session
+from support.sessions import ACCEPT, ask_name_server, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -40,18 +40,13 @@ META = {
 
 
 def build(delay: float) -> Server:
-    app = Server("keepalive")
+    app = ask_name_server("keepalive")
 
     @app.tool()
     async def slow(ctx: Context) -> str:
         """Answers after a while, like a tool waiting on something slow."""
         await asyncio.sleep(delay)
         return "done"
-
-    @app.tool()
-    async def ask_name(ctx: Context) -> str:
-        answer = await ctx.elicit("Name?", Form(name=String()))
-        return f"hello {answer.content['name'] if answer.content else answer.action}"
 
     return app
 

@@ -14,25 +14,20 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Context, Server
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import Event, EventDecoder
 
 from support.procs import InProcess, uvicorn_server
-from support.sessions import ACCEPT, open_session
+from support.sessions import ACCEPT, ask_name_server, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
 
 def build() -> Server:
-    app = Server("resume")
-
-    @app.tool()
-    async def ask_name(ctx: Context) -> str:
-        answer = await ctx.elicit("Name?", Form(name=String()))
-        return f"hello {answer.content['name'] if answer.content else answer.action}"
+    app = ask_name_server("resume")
 
     @app.tool()
     async def chatty(ctx: Context) -> str:

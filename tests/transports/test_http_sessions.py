@@ -13,24 +13,19 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Context, Server
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
 from support.procs import InProcess, uvicorn_server
+from support.sessions import ACCEPT, ask_name_server
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
-ACCEPT = "application/json, text/event-stream"
 
 
 def build() -> Server:
-    app = Server("http-sessions")
-
-    @app.tool()
-    async def ask_name(ctx: Context) -> str:
-        answer = await ctx.elicit("Name?", Form(name=String()))
-        return f"hello {answer.content['name'] if answer.content else answer.action}"
+    app = ask_name_server("http-sessions")
 
     @app.tool()
     async def connect(ctx: Context) -> str:

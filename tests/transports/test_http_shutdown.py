@@ -17,27 +17,20 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Form, KeyRing, Server, String
+from mcp_elicit import Context, KeyRing, Server
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
 from support.procs import ROOT, http_process, uvicorn_server
-from support.sessions import ACCEPT, initialize_body, open_session
+from support.sessions import ACCEPT, ask_name_server, initialize_body, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
 
 def build() -> Server:
-    app = Server("shutdown")
-
-    @app.tool()
-    async def ask_name(ctx: Context) -> str:
-        answer = await ctx.elicit("Name?", Form(name=String()))
-        return f"hello {answer.content['name'] if answer.content else answer.action}"
-
-    return app
+    return ask_name_server("shutdown")
 
 
 async def drain(response: httpx.Response, into: list[dict[str, Any]], asked: asyncio.Event) -> None:
