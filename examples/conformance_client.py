@@ -7,9 +7,11 @@ environment: ``MCP_CONFORMANCE_SCENARIO`` (the scenario), ``MCP_CONFORMANCE_PROT
 (the revision its mock speaks: 2026-07-28 means stateless requests with ``_meta``, an older
 one the ``initialize`` handshake) and, for some scenarios, ``MCP_CONFORMANCE_CONTEXT``
 (JSON). Every scenario runs the library as an application would; answers come from a
-``Scripted`` answerer. Authorization scenarios are not supported (exit 2, before the
-library is even imported: the harness starts every scenario's client at once, and dozens
-of interpreters importing at the same time on a small machine is what a run costs).
+``Scripted`` answerer; the authorization (``auth/*``) scenarios authorize with
+:class:`~mcp_elicit.transports.http_auth.OAuth` and a redirect followed without a browser.
+The library is imported inside each scenario: the harness starts every scenario's client
+at once, and dozens of interpreters importing at the same time on a small machine is what a
+run costs.
 """
 
 from __future__ import annotations
@@ -60,11 +62,11 @@ def _trace(direction: str, message: Mapping[str, Any]) -> None:
     log.debug("%s %s", ">>" if direction == "send" else "<<", json.dumps(message)[:2000])
 
 
-def client(url: str, **options: Any) -> Client:
+def client(url: str, *, auth: Any = None, **options: Any) -> Client:
     from mcp_elicit.client import Client
     from mcp_elicit.transports.http_client import HttpTransport
 
-    return Client(HttpTransport(url, trace=_trace), versions=versions(), **options)
+    return Client(HttpTransport(url, trace=_trace, auth=auth), versions=versions(), **options)
 
 
 def scripted(script: object) -> Scripted:
@@ -177,6 +179,48 @@ async def mrtr_request_state(url: str) -> None:
         await c.call_tool("test_mrtr_no_result_type", {})
 
 
+#: The client ID metadata document URL the harness expects (auth/basic-cimd).
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+
+
+class FollowRedirect:
+    """The person's part of the authorization, without a person: the harness's
+    authorization server approves at once, so fetching the authorization URL answers with
+    the redirect to ``redirect_uri`` (where nothing needs to listen)."""
+
+    redirect_uri = "http://127.0.0.1:3000/callback"
+
+    async def authorize(self, url: str, *, issuer: str) -> str:
+        import httpx
+
+        from mcp_elicit.errors import AuthorizationError
+
+        async with httpx.AsyncClient(follow_redirects=False, timeout=15.0) as http:
+            response = await http.get(url)
+        location = response.headers.get("location")
+        if not response.is_redirect or not location:
+            raise AuthorizationError(f"{issuer} answered HTTP {response.status_code} without a redirect")
+        return location
+
+
+async def authorized(url: str) -> None:
+    """Every auth/* scenario: list the tools and call the harness's tool, authorizing as
+    the server asks (pre-registered credentials when the harness gives them)."""
+    from mcp_elicit.transports.http_auth import OAuth
+
+    given = context()
+    auth = OAuth(
+        FollowRedirect(),
+        client_id=given.get("client_id"),
+        client_secret=given.get("client_secret"),
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_name="mcp-elicit conformance client",
+    )
+    async with client(url, auth=auth) as c:
+        await c.list_tools()
+        await c.call_tool("test-tool", {})
+
+
 async def _tolerant(call: Awaitable[Any]) -> None:
     from mcp_elicit.errors import MCPElicitError
 
@@ -222,10 +266,9 @@ def main(argv: list[str]) -> int:
         print(f"usage: {argv[0]} SERVER_URL (with MCP_CONFORMANCE_SCENARIO set)", file=sys.stderr)
         return 2
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    run = SCENARIOS.get(name)
+    run = SCENARIOS.get(name) or (authorized if name.startswith("auth/") else None)
     if run is None:
-        kind = "authorization scenarios are" if name.startswith("auth/") else f"scenario {name!r} is"
-        print(f"conformance_client: {kind} not supported", file=sys.stderr)
+        print(f"conformance_client: scenario {name!r} is not supported", file=sys.stderr)
         return 2
     from mcp_elicit.errors import MCPElicitError
 

@@ -24,7 +24,8 @@
     ├── ToolError                     raised by a tool to report a failure as an ``isError`` result
     ├── ConfigError                   bad configuration (keys, addresses, files)
     ├── TransportError                the connection failed or closed
-    │   └── RequestTimeout            no answer within the request timeout (network time only)
+    │   ├── RequestTimeout            no answer within the request timeout (network time only)
+    │   └── AuthorizationError        the server wants OAuth and the client could not get a token
     ├── ProtocolViolation             the peer broke the protocol outside a JSON-RPC error
     ├── RoundsExceeded                a multi round-trip request hit its round limit
     ├── OAuthError                    a third-party authorization server said no, or did not answer
@@ -47,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = [
+    "AuthorizationError",
     "CannotConnect",
     "CheckFailed",
     "CliError",
@@ -379,6 +381,13 @@ class ServerBrokeProtocol(CliError):
     than JSON-RPC on stdio's stdout, no revision in common (exit 4)."""
 
     exit_code = 4
+
+
+class AuthorizationError(TransportError):
+    """An MCP server over HTTP wants authorization (OAuth 2.1) and the client could not get
+    it: discovery failed, a document did not check out (another resource, another issuer, no
+    PKCE), the person or the authorization server refused, or the server still refused the
+    token. The message says which and where; it never carries a token, code or secret."""
 
 
 class OAuthError(MCPElicitError):

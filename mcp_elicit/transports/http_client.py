@@ -35,7 +35,7 @@ import httpx
 from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
-from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.sse import EventDecoder
 
@@ -60,8 +60,12 @@ class HttpTransport:
         client: httpx.AsyncClient | None = None,
         connect_timeout: float = 10.0,
         trace: Trace | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
+        if auth is not None and client is not None:
+            raise ValueError("pass auth or client, not both: give the client its auth yourself")
         self.url = url
+        self.auth = auth
         self.fixed = dict(headers or {})
         self._given = client
         self._client: httpx.AsyncClient | None = client
@@ -88,6 +92,7 @@ class HttpTransport:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(connect=self.connect_timeout, read=None, write=60.0, pool=60.0),
                 follow_redirects=True,
+                auth=self.auth,
             )
 
     def _headers(self, extra: Mapping[str, str], *, accept: str = _ACCEPT) -> dict[str, str]:
@@ -145,7 +150,7 @@ class HttpTransport:
         try:
             async with asyncio.timeout(5.0):
                 await self.client.delete(self.url, headers={**self.fixed, **extra})
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except (httpx.HTTPError, TimeoutError, AuthorizationError) as exc:
             log.debug("DELETE %s failed: %s", self.url, _describe(exc))
 
     async def aclose(self) -> None:
@@ -154,6 +159,9 @@ class HttpTransport:
         if self._client is not None and self._given is None:
             await self._client.aclose()
         self._client = self._given
+        close = getattr(self.auth, "aclose", None)
+        if close is not None:
+            await close()
 
 
 class _HttpExchange:
@@ -233,6 +241,8 @@ class _HttpExchange:
             self._queue.put_nowait(Ended(status, body=text.strip()))
         except asyncio.CancelledError:
             raise
+        except AuthorizationError as exc:
+            self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}"))
         except httpx.ConnectError as exc:
             self._queue.put_nowait(
                 Ended(reason=f"cannot connect to {url} ({_describe(exc)}); is the server running there?")
@@ -246,6 +256,9 @@ class _HttpExchange:
                     reason=f"the connection to {url} broke ({_describe(exc)})",
                 )
             )
+        except Exception as exc:  # a bug below us (an auth flow, say): fail the request, never hang it
+            log.exception("the request to %s failed", url)
+            self._queue.put_nowait(Ended(status, reason=f"the request to {url} failed ({_describe(exc)})"))
         finally:
             self.started.set()
 
@@ -285,10 +298,11 @@ async def connect_http(
     headers: Mapping[str, str] | None = None,
     http_client: httpx.AsyncClient | None = None,
     trace: Trace | None = None,
+    auth: httpx.Auth | None = None,
     **options: Any,
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for the Streamable HTTP endpoint at ``url``; ``options`` are
-    ``Client``'s keyword arguments."""
-    transport = HttpTransport(url, headers=headers, client=http_client, trace=trace)
+    ``Client``'s keyword arguments. ``auth``: e.g. an :class:`~mcp_elicit.transports.http_auth.OAuth`."""
+    transport = HttpTransport(url, headers=headers, client=http_client, trace=trace, auth=auth)
     async with Client(transport, answerer=answerer, **options) as client:
         yield client

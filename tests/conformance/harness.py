@@ -66,8 +66,9 @@ def read_results(out_dir: Path, scenarios: list[str], prefix: str = "") -> Outco
     outcome = Outcome()
     dirs = [p for p in out_dir.rglob("checks.json")]
     for name in scenarios:
-        wanted = f"{prefix}{name}-".replace("/", os.sep)
-        found = [p for p in dirs if str(p.parent.relative_to(out_dir)).startswith(wanted)]
+        # <name>-<timestamp>: "auth/iss-supported" must not take "auth/iss-supported-missing"
+        wanted = re.compile(re.escape(f"{prefix}{name}".replace("/", os.sep)) + r"-\d")
+        found = [p for p in dirs if wanted.match(str(p.parent.relative_to(out_dir)))]
         if not found:
             outcome.failed[name] = ["no results were written"]
             continue
