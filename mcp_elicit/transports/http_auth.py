@@ -19,15 +19,23 @@ Rules:
   flow and use its token.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
   client, never follow redirects, and read at most 256 KiB of an answer.
+* A :class:`TokenStore` keeps tokens and registrations between runs, keyed by the MCP
+  server's URL; :class:`FileTokenStore` is a JSON file only its owner can read. A record
+  that does not read back is ignored (and replaced), never trusted in part.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
+import os
 import secrets
+import tempfile
 import time
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from pathlib import Path
 from typing import Any, Final, Protocol
 
 import httpx
@@ -37,7 +45,7 @@ from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core.authorization import AuthorizationServer, ClientCredentials, ProtectedResource, Tokens
 from mcp_elicit.errors import AuthorizationError
 
-__all__ = ["Authorizer", "OAuth"]
+__all__ = ["Authorizer", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +64,71 @@ class Authorizer(Protocol):
         """Have the person open ``url`` (at ``issuer``); return the redirect URL they came
         back with (its query holds ``code``, ``state``, maybe ``iss``)."""
         ...
+
+
+class TokenStore(Protocol):
+    """Where an :class:`OAuth` keeps its tokens and client registrations between runs."""
+
+    async def load(self, key: str) -> Mapping[str, Any] | None:
+        """The record saved under ``key`` (an MCP server URL), if any."""
+        ...
+
+    async def save(self, key: str, record: Mapping[str, Any]) -> None:
+        """Replace the record under ``key``."""
+        ...
+
+
+class MemoryTokenStore:
+    """A :class:`TokenStore` in this process (the default: nothing outlives it)."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, Mapping[str, Any]] = {}
+
+    async def load(self, key: str) -> Mapping[str, Any] | None:
+        return self.records.get(key)
+
+    async def save(self, key: str, record: Mapping[str, Any]) -> None:
+        self.records[key] = record
+
+
+class FileTokenStore:
+    """A :class:`TokenStore` in one JSON file, created readable by its owner only (0600)
+    and replaced atomically on every save. It holds secrets: keep it out of backups and
+    repositories."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring the token file %s: %s", self.path, exc)
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    async def load(self, key: str) -> Mapping[str, Any] | None:
+        record = (await asyncio.to_thread(self._read)).get(key)
+        return record if isinstance(record, Mapping) else None
+
+    async def save(self, key: str, record: Mapping[str, Any]) -> None:
+        await asyncio.to_thread(self._write, key, record)
+
+    def _write(self, key: str, record: Mapping[str, Any]) -> None:
+        data = self._read()
+        data[key] = dict(record)
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp creates it 0600
+                json.dump(data, out, indent=1, sort_keys=True)
+            os.replace(temp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temp)
+            raise
 
 
 class OAuth(httpx.Auth):
@@ -79,6 +152,7 @@ class OAuth(httpx.Auth):
         application_type: str = "native",
         refresh: bool = True,
         max_authorizations: int = 3,
+        store: TokenStore | None = None,
         timeout: float = 15.0,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
@@ -106,6 +180,8 @@ class OAuth(httpx.Auth):
         self._server: AuthorizationServer | None = None
         self._resource = ""
         self._clients: dict[str, ClientCredentials] = {}
+        self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self._key: str | None = None  # the server URL the stored record is under
 
     @property
     def authorized(self) -> bool:
@@ -131,6 +207,8 @@ class OAuth(httpx.Auth):
         yield request  # pragma: no cover
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        if self._key is None:
+            await self._load(str(request.url.copy_with(query=None, fragment=None)))
         tokens = await self._current()
         if tokens is not None:
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
@@ -200,7 +278,77 @@ class OAuth(httpx.Auth):
         credentials = await self._credentials(server)
         tokens = await self._authorize(server, credentials, scope, resource.resource)
         self._tokens, self._scope = tokens, scope
+        await self._save()
         return tokens, False
+
+    # ---- the store -----------------------------------------------------------------------
+
+    async def _load(self, key: str) -> None:
+        async with self._lock:
+            if self._key is not None:
+                return
+            self._key = key
+            record = await self.store.load(key)
+            if record is None:
+                return
+            try:
+                clients = {
+                    str(issuer): ClientCredentials(
+                        str(c["client_id"]),
+                        None if c.get("client_secret") is None else str(c["client_secret"]),
+                        str(c.get("auth_method", "none")),
+                    )
+                    for issuer, c in record.get("clients", {}).items()
+                }
+                stored = record.get("tokens")
+                tokens = (
+                    Tokens(
+                        str(stored["access_token"]),
+                        None if stored.get("refresh_token") is None else str(stored["refresh_token"]),
+                        None if stored.get("expires_at") is None else float(stored["expires_at"]),
+                        None if stored.get("scope") is None else str(stored["scope"]),
+                    )
+                    if stored
+                    else None
+                )
+                issuer = record.get("issuer")
+                scope = record.get("scope")
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                log.warning("ignoring the stored authorization for %s (%s)", key, type(exc).__name__)
+                return
+            self._clients.update(clients)
+            if tokens is not None and isinstance(issuer, str):
+                self._tokens, self._issuer = tokens, issuer
+                self._scope = scope if isinstance(scope, str) else None
+
+    async def _save(self) -> None:
+        if self._key is None:
+            return
+        tokens = self._tokens
+        record: dict[str, Any] = {
+            "issuer": self._issuer,
+            "scope": self._scope,
+            "tokens": None
+            if tokens is None
+            else {
+                "access_token": tokens.access_token,
+                "refresh_token": tokens.refresh_token,
+                "expires_at": tokens.expires_at,
+                "scope": tokens.scope,
+            },
+            "clients": {
+                issuer: {
+                    "client_id": c.client_id,
+                    "client_secret": c.client_secret,
+                    "auth_method": c.auth_method,
+                }
+                for issuer, c in self._clients.items()
+            },
+        }
+        try:
+            await self.store.save(self._key, record)
+        except OSError as exc:
+            log.warning("could not save the authorization for %s: %s", self._key, exc)
 
     async def _protected_resource(self, server_url: str, challenge: oauth.Challenge) -> ProtectedResource:
         urls = oauth.protected_resource_urls(server_url, challenge.resource_metadata)
@@ -221,14 +369,17 @@ class OAuth(httpx.Auth):
                 return oauth.read_authorization_server(found, issuer, url)
         raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
 
+    def _known_credentials(self, server: AuthorizationServer) -> ClientCredentials | None:
+        if self.client_id is not None:  # given: it wins over anything stored
+            method = oauth.choose_auth_method(server, self.client_secret)
+            return ClientCredentials(self.client_id, self.client_secret, method)
+        return self._clients.get(server.issuer)
+
     async def _credentials(self, server: AuthorizationServer) -> ClientCredentials:
-        known = self._clients.get(server.issuer)
+        known = self._known_credentials(server)
         if known is not None:
             return known
-        if self.client_id is not None:
-            method = oauth.choose_auth_method(server, self.client_secret)
-            credentials = ClientCredentials(self.client_id, self.client_secret, method)
-        elif self.client_metadata_url is not None and server.client_id_metadata_documents:
+        if self.client_metadata_url is not None and server.client_id_metadata_documents:
             credentials = ClientCredentials(self.client_metadata_url)
         elif server.registration_endpoint is not None:
             credentials = await self._register(server, server.registration_endpoint)
@@ -280,14 +431,15 @@ class OAuth(httpx.Auth):
 
     async def _refresh(self, server: AuthorizationServer) -> Tokens:
         tokens = self._tokens
-        credentials = self._clients.get(server.issuer)
+        credentials = self._known_credentials(server)
         if tokens is None or tokens.refresh_token is None or credentials is None:
-            raise AuthorizationError("no refresh token")
+            raise AuthorizationError("no refresh token, or no client to use it")
         fields = {"refresh_token": tokens.refresh_token}
         fresh = await self._token(server, credentials, "refresh_token", fields, self._resource)
         if fresh.refresh_token is None:  # the server keeps the old one valid
             fresh = Tokens(fresh.access_token, tokens.refresh_token, fresh.expires_at, fresh.scope)
         self._tokens = fresh
+        await self._save()
         return fresh
 
     async def _token(

@@ -1,0 +1,121 @@
+"""An MCP server behind OAuth, for the client's authorization tests: one Starlette app on
+one origin that is both
+
+* the authorization server: the authlib provider of ``support.oauth_provider`` (PKCE S256
+  required, Basic client authentication, rotating refresh tokens), plus what an MCP client
+  discovers and uses: RFC 8414 metadata at ``/.well-known/oauth-authorization-server`` and
+  dynamic client registration (RFC 7591) at ``/register``;
+* the protected resource: an mcp-elicit ``StreamableHTTP`` at ``/mcp`` whose bearer tokens
+  are the provider's live access tokens, and its RFC 9728 metadata at
+  ``/.well-known/oauth-protected-resource/mcp``.
+
+Switches for tests: ``prm`` (False: no protected resource metadata), ``registration``
+(False: no registration endpoint), ``pkce`` (False: metadata without
+``code_challenge_methods_supported``), and the provider's own (``consent``, ``lifetime``,
+``refuse_refresh``). ``registrations`` counts registrations.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+
+from mcp_elicit import Server
+from mcp_elicit.server.auth import CallableVerifier, Principal
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.oauth_provider import Client, OAuthTestProvider
+
+SCOPES = "profile repo"
+
+
+@dataclass
+class McpAuthorization:
+    """See the module docstring. Serve ``.app``; set ``.base`` to its origin first."""
+
+    server: Server
+    provider: OAuthTestProvider = field(default_factory=OAuthTestProvider)
+    prm: bool = True
+    registration: bool = True
+    pkce: bool = True
+    registrations: int = 0
+
+    def __post_init__(self) -> None:
+        site = Starlette(
+            routes=[
+                Route("/.well-known/oauth-protected-resource/mcp", self._resource_metadata),
+                Route("/.well-known/oauth-authorization-server", self._server_metadata),
+                Route("/register", self._register, methods=["POST"]),
+                Mount("/", self.provider.app),
+            ]
+        )
+        self.mcp = StreamableHTTP(self.server, auth=CallableVerifier(self._verify), fallback=site)
+        self.app = self.mcp
+
+    @property
+    def base(self) -> str:
+        return self.provider.base
+
+    @base.setter
+    def base(self, value: str) -> None:
+        self.provider.base = value
+
+    @property
+    def url(self) -> str:
+        return f"{self.base}/mcp"
+
+    async def _verify(self, token: str) -> Principal | None:
+        record = self.provider.tokens.get(token)
+        if record is None or record.is_revoked() or record.is_expired():
+            return None
+        return Principal(subject=record.user, scopes=frozenset(record.scope.split()))
+
+    async def _resource_metadata(self, request: Request) -> Response:
+        if not self.prm:
+            return JSONResponse({"error": "not_found"}, status_code=404)
+        return JSONResponse(
+            {"resource": self.url, "authorization_servers": [self.base], "scopes_supported": SCOPES.split()}
+        )
+
+    async def _server_metadata(self, request: Request) -> Response:
+        document: dict[str, Any] = {
+            "issuer": self.base,
+            "authorization_endpoint": f"{self.base}/authorize",
+            "token_endpoint": f"{self.base}/token",
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "scopes_supported": SCOPES.split(),
+        }
+        if self.pkce:
+            document["code_challenge_methods_supported"] = ["S256"]
+        if self.registration:
+            document["registration_endpoint"] = f"{self.base}/register"
+        return JSONResponse(document)
+
+    async def _register(self, request: Request) -> Response:
+        if not self.registration:
+            return JSONResponse({"error": "not_found"}, status_code=404)
+        body = await request.json()
+        redirect_uris = body.get("redirect_uris")
+        if not isinstance(redirect_uris, list) or not redirect_uris:
+            return JSONResponse({"error": "invalid_redirect_uri"}, status_code=400)
+        self.registrations += 1
+        client_id = f"client-{self.registrations}"
+        secret = self.provider.issue(secrets.token_urlsafe(24))
+        self.provider.clients[client_id] = Client(client_id, secret, list(redirect_uris), SCOPES)
+        return JSONResponse(
+            {
+                "client_id": client_id,
+                "client_secret": secret,
+                "token_endpoint_auth_method": "client_secret_basic",
+                "redirect_uris": redirect_uris,
+            },
+            status_code=201,
+        )

@@ -1,0 +1,255 @@
+"""The client's MCP authorization (transports/http_auth.py) against a real authorization
+server (authlib, tests/support/mcp_authorization.py) and a real mcp-elicit server that
+wants its tokens, both on 127.0.0.1 under uvicorn, at both revisions.
+
+The official conformance suite runs every scored authorization scenario too
+(tests/conformance); these tests cover what it does not: tokens that expire and refresh,
+a refresh the server refuses, stored tokens reused by the next process, parallel requests
+sharing one authorization, a person who says no, and secrets kept out of every message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import stat
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, Server
+from mcp_elicit.errors import AuthorizationError, MCPElicitError, TransportError
+from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore, OAuth
+from mcp_elicit.transports.http_client import connect_http
+
+from support.mcp_authorization import McpAuthorization
+from support.procs import uvicorn_server
+
+pytestmark = pytest.mark.anyio
+
+REVISIONS = ["2026-07-28", "2025-11-25"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FollowRedirect:
+    """The person's part without a person: the test provider approves at once, so the
+    authorization URL answers with the redirect."""
+
+    redirect_uri = "http://127.0.0.1:9/callback"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def authorize(self, url: str, *, issuer: str) -> str:
+        self.asked.append(issuer)
+        async with httpx.AsyncClient(follow_redirects=False) as http:
+            response = await http.get(url)
+        assert response.is_redirect, response.text
+        return response.headers["location"]
+
+
+def build() -> Server:
+    app = Server("protected")
+
+    @app.tool()
+    async def whoami(ctx: Context) -> str:
+        return "hello"
+
+    return app
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[McpAuthorization]:
+    site = McpAuthorization(build())
+    async with uvicorn_server(site.app) as running:
+        site.base = f"http://127.0.0.1:{running.port}"
+        yield site
+
+
+def oauth(authorizer: FollowRedirect | None = None, **options: object) -> OAuth:
+    return OAuth(authorizer or FollowRedirect(), **options)  # type: ignore[arg-type]
+
+
+async def call(site: McpAuthorization, auth: OAuth, revision: str = "2026-07-28") -> str:
+    async with connect_http(site.url, auth=auth, versions=[revision], timeout=10) as client:
+        result = await client.call_tool("whoami", {})
+    return str(result["content"][0]["text"])
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_protected_server_is_reached_after_registration_and_authorization(
+    site: McpAuthorization, revision: str
+) -> None:
+    authorizer = FollowRedirect()
+    auth = oauth(authorizer)
+    assert await call(site, auth, revision) == "hello"
+    assert site.registrations == 1
+    assert site.provider.exchanges == 1
+    assert authorizer.asked == [site.base]
+    assert auth.authorized
+
+
+async def test_without_authorization_the_401_is_reported(site: McpAuthorization) -> None:
+    with pytest.raises(TransportError, match="401"):
+        async with connect_http(site.url, timeout=10) as client:
+            await client.list_tools()
+
+
+async def test_one_authorization_serves_parallel_requests(site: McpAuthorization) -> None:
+    auth = oauth()
+    async with connect_http(site.url, auth=auth, versions=["2026-07-28"], timeout=10) as client:
+        results = await asyncio.gather(*(client.call_tool("whoami", {}) for _ in range(6)))
+    assert all(r["content"][0]["text"] == "hello" for r in results)
+    assert site.registrations == 1
+    assert site.provider.exchanges == 1
+
+
+async def test_an_expired_token_is_refreshed_without_asking_again(site: McpAuthorization) -> None:
+    authorizer = FollowRedirect()
+    auth = oauth(authorizer)
+    await call(site, auth)
+    site.provider.expire_all()
+    assert await call(site, auth) == "hello"
+    assert site.provider.refreshes == 1
+    assert site.provider.exchanges == 1
+    assert len(authorizer.asked) == 1
+
+
+async def test_a_refused_refresh_leads_to_a_new_authorization(site: McpAuthorization) -> None:
+    authorizer = FollowRedirect()
+    auth = oauth(authorizer)
+    await call(site, auth)
+    site.provider.expire_all()
+    site.provider.refuse_refresh = True
+    assert await call(site, auth) == "hello"
+    assert site.provider.exchanges == 2
+    assert len(authorizer.asked) == 2
+    assert site.registrations == 1  # the registration is kept
+
+
+async def test_a_token_close_to_expiry_is_refreshed_before_it_is_sent(site: McpAuthorization) -> None:
+    site.provider.lifetime = 10  # under the 30 s margin: stale as soon as it is issued
+    auth = oauth()
+    await call(site, auth)
+    await call(site, auth)
+    assert site.provider.refreshes >= 1
+    assert site.provider.exchanges == 1
+
+
+async def test_stored_tokens_serve_the_next_process(site: McpAuthorization, tmp_path: Path) -> None:
+    path = tmp_path / "state" / "tokens.json"
+    first = FollowRedirect()
+    await call(site, oauth(first, store=FileTokenStore(path)))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    second = FollowRedirect()
+    assert await call(site, oauth(second, store=FileTokenStore(path))) == "hello"
+    assert second.asked == []
+    assert site.provider.exchanges == 1
+    assert site.registrations == 1
+
+
+async def test_a_damaged_store_is_ignored_and_replaced(site: McpAuthorization, tmp_path: Path) -> None:
+    path = tmp_path / "tokens.json"
+    path.write_text('{"%s": {"tokens": {"access_token": 5}, "clients": "no"}}' % site.url)
+    assert await call(site, oauth(store=FileTokenStore(path))) == "hello"
+    path.write_text("not json")
+    assert await call(site, oauth(store=FileTokenStore(path))) == "hello"
+    assert site.url in path.read_text()
+
+
+async def test_stored_tokens_of_another_server_are_not_used(site: McpAuthorization) -> None:
+    store = MemoryTokenStore()
+    await call(site, oauth(store=store))
+    (record,) = store.records.values()
+    store.records = {"http://127.0.0.1:1/mcp": record}
+    second = FollowRedirect()
+    await call(site, oauth(second, store=store))
+    assert second.asked == [site.base]
+
+
+async def test_consent_refused_is_a_clear_error(site: McpAuthorization) -> None:
+    site.provider.consent = False
+    with pytest.raises(TransportError, match=r"refused the authorization \(access_denied"):
+        await call(site, oauth())
+    assert site.provider.exchanges == 0
+
+
+async def test_no_protected_resource_metadata_is_a_clear_error(site: McpAuthorization) -> None:
+    site.prm = False
+    with pytest.raises(TransportError, match="publishes no protected resource metadata") as caught:
+        await call(site, oauth())
+    assert "/.well-known/oauth-protected-resource/mcp" in str(caught.value)
+
+
+async def test_an_authorization_server_without_pkce_is_refused(site: McpAuthorization) -> None:
+    site.pkce = False
+    with pytest.raises(TransportError, match="PKCE"):
+        await call(site, oauth())
+    assert site.registrations == 0
+
+
+async def test_without_registration_a_client_id_is_needed(site: McpAuthorization) -> None:
+    site.registration = False
+    with pytest.raises(TransportError, match="pass its client id"):
+        await call(site, oauth())
+
+
+async def test_a_pre_registered_client_is_used_as_given(site: McpAuthorization) -> None:
+    from support.oauth_provider import CLIENT_ID, CLIENT_SECRET
+
+    site.registration = False
+    authorizer = FollowRedirect()
+    site.provider.register(authorizer.redirect_uri)
+    auth = oauth(authorizer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET)
+    assert await call(site, auth) == "hello"
+    assert site.provider.exchanges == 1
+
+
+async def test_secrets_stay_out_of_errors_and_logs(
+    site: McpAuthorization, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mcp_elicit")
+    auth = oauth()
+    await call(site, auth)
+    site.provider.expire_all()
+    site.provider.refuse_refresh = True
+    site.provider.consent = False
+    with pytest.raises(MCPElicitError) as caught:
+        await call(site, auth)
+    assert site.provider.issued, "the provider handed out secrets"
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("mcp_elicit")]
+    assert ours, "nothing of ours was logged: the check would prove nothing"
+    text = "\n".join(ours) + str(caught.value)
+    leaked = [secret for secret in site.provider.issued if secret in text]
+    assert not leaked
+
+
+def test_the_flow_refuses_a_synchronous_client() -> None:
+    with httpx.Client(auth=oauth()) as http, pytest.raises(RuntimeError, match="AsyncClient"):
+        http.get("http://127.0.0.1:9/")
+
+
+def test_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="client_secret needs client_id"):
+        oauth(client_secret="s")
+    with pytest.raises(ValueError, match="application_type"):
+        oauth(application_type="desktop")
+
+
+async def test_a_server_that_keeps_refusing_ends_in_an_error(site: McpAuthorization) -> None:
+    async def never(token: str) -> None:
+        return None
+
+    site.mcp.auth = type(site.mcp.auth)(never)  # every token is refused
+    authorizer = FollowRedirect()
+    with pytest.raises(TransportError, match="after 3 authorizations") as caught:
+        await call(site, oauth(authorizer))
+    assert isinstance(caught.value, AuthorizationError) or "authorization failed" in str(caught.value)
+    assert len(authorizer.asked) == 3
