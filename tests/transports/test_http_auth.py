@@ -11,6 +11,7 @@ sharing one authorization, a person who says no, and secrets kept out of every m
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import stat
@@ -157,7 +158,7 @@ async def test_stored_tokens_serve_the_next_process(site: McpAuthorization, tmp_
 
 async def test_a_damaged_store_is_ignored_and_replaced(site: McpAuthorization, tmp_path: Path) -> None:
     path = tmp_path / "tokens.json"
-    path.write_text('{"%s": {"tokens": {"access_token": 5}, "clients": "no"}}' % site.url)
+    path.write_text(json.dumps({site.url: {"tokens": {"access_token": 5}, "clients": "no"}}))
     assert await call(site, oauth(store=FileTokenStore(path))) == "hello"
     path.write_text("not json")
     assert await call(site, oauth(store=FileTokenStore(path))) == "hello"
