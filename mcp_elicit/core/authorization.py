@@ -73,7 +73,8 @@ OFFLINE_ACCESS: Final = "offline_access"
 _TOKEN: Final = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
 _QUOTED: Final = r'"(?:[^"\\]|\\.)*"'
 _PARAM: Final = re.compile(rf"\s*({_TOKEN})\s*=\s*({_QUOTED}|{_TOKEN}=*)\s*(?:,|$)")
-_SCHEME: Final = re.compile(rf"\s*({_TOKEN})(?:\s+|$)")
+_SCHEME: Final = re.compile(rf"[\s,]*({_TOKEN})(?=[\s,]|$)\s*")
+_TOKEN68: Final = re.compile(r"([A-Za-z0-9._~+/-]+=*)\s*(?:,|$)")
 _AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
 
 
@@ -112,6 +113,8 @@ def _challenges(header: str) -> list[Challenge]:
             break
         scheme, rest = match.group(1), rest[match.end() :]
         params: dict[str, str] = {}
+        if _PARAM.match(rest) is None and (token68 := _TOKEN68.match(rest)) is not None:
+            rest = rest[token68.end() :]  # Basic dXNlcjpwYXNz: nothing of ours
         while True:
             param = _PARAM.match(rest)
             if param is None:
@@ -139,7 +142,12 @@ def bearer_challenge(headers: Iterable[str]) -> Challenge | None:
 
 
 def _split(url: str, what: str) -> urllib.parse.SplitResult:
-    parts = urllib.parse.urlsplit(url)
+    """``url`` split, if it is an http(s) URL with a host and a valid port."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a bad port)
+    except ValueError:
+        raise AuthorizationError(f"{what} {url!r} is not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise AuthorizationError(f"{what} {url!r} is not an http(s) URL")
     return parts
@@ -164,7 +172,7 @@ def _require_secure(url: str, what: str) -> str:
 
 def _well_known(url: str, name: str) -> tuple[str, str]:
     """``(with the path, without it)``: RFC 8615 URLs for ``name`` from ``url``'s origin."""
-    parts = urllib.parse.urlsplit(url)
+    parts = _split(url, "the MCP server URL")
     origin = f"{parts.scheme}://{parts.netloc}"
     path = parts.path.rstrip("/")
     return f"{origin}/.well-known/{name}{path}", f"{origin}/.well-known/{name}"
@@ -204,8 +212,8 @@ def authorization_server_metadata_urls(issuer: str) -> list[str]:
     ]
 
 
-def _origin_and_path(url: str) -> tuple[str, str, int | None, str]:
-    parts = urllib.parse.urlsplit(url)
+def _origin_and_path(url: str, what: str) -> tuple[str, str, int | None, str]:
+    parts = _split(url, what)
     port = parts.port
     if port is None:
         port = {"http": 80, "https": 443}.get(parts.scheme.lower())
@@ -214,8 +222,8 @@ def _origin_and_path(url: str) -> tuple[str, str, int | None, str]:
 
 def check_resource(server_url: str, resource: str) -> None:
     """Refuse metadata for a resource that is not ``server_url`` or a parent of it."""
-    scheme, host, port, path = _origin_and_path(server_url)
-    r_scheme, r_host, r_port, r_path = _origin_and_path(resource)
+    scheme, host, port, path = _origin_and_path(server_url, "the MCP server URL")
+    r_scheme, r_host, r_port, r_path = _origin_and_path(resource, "the resource in the metadata")
     inside = path.rstrip("/") == r_path.rstrip("/") or path.startswith(r_path.rstrip("/") + "/")
     if (scheme, host, port) != (r_scheme, r_host, r_port) or not inside:
         raise AuthorizationError(
@@ -297,7 +305,7 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
     if not methods or "S256" not in methods:
         raise AuthorizationError(
             f"{issuer} does not offer PKCE with S256 (code_challenge_methods_supported: "
-            f"{list(methods) if methods else 'absent'}): refusing to authorize without it"
+            f"{'absent' if methods is None else list(methods)}): refusing to authorize without it"
         )
     registration = document.get("registration_endpoint")
     if registration is not None and not isinstance(registration, str):
@@ -416,10 +424,8 @@ def select_scope(
     refresh: bool = True,
 ) -> str | None:
     """The scope to ask for (None: omit the parameter); see the module docstring."""
-    scopes: list[str] = []
-    if challenged:
-        scopes = challenged.split()
-    elif resource.scopes_supported:
+    scopes = challenged.split() if challenged else []
+    if not scopes and resource.scopes_supported:
         scopes = list(resource.scopes_supported)
     if previous:
         scopes = previous.split() + scopes
@@ -469,7 +475,8 @@ def authorization_url(
     if scope:
         params["scope"] = scope
     endpoint = server.authorization_endpoint
-    return endpoint + ("&" if urllib.parse.urlsplit(endpoint).query else "?") + urllib.parse.urlencode(params)
+    joint = "&" if urllib.parse.urlsplit(endpoint).query else "" if endpoint.endswith("?") else "?"
+    return endpoint + joint + urllib.parse.urlencode(params)
 
 
 def read_callback(callback_url: str, *, state: str, server: AuthorizationServer) -> str:
@@ -541,18 +548,16 @@ def read_tokens(status: int, document: object, server: AuthorizationServer, *, n
             f"the token endpoint of {server.issuer} gave a {kind!r} token, not a Bearer token"
         )
     expires_in = document.get("expires_in")
-    expires_at = (
-        now + float(expires_in)
-        if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and expires_in > 0
-        else None
-    )
+    expires_at = None
+    if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and 0 < expires_in < 1e10:
+        expires_at = now + float(expires_in)
     refresh = document.get("refresh_token")
     scope = document.get("scope")
     return Tokens(
         token,
         refresh if isinstance(refresh, str) and refresh else None,
         expires_at,
-        scope if isinstance(scope, str) else None,
+        scope if isinstance(scope, str) and scope.strip() else None,
     )
 
 
