@@ -28,7 +28,7 @@ from mcp_elicit.errors import (
     ResourceNotFound,
 )
 from mcp_elicit.sealing import KeyRing, StateSealer
-from mcp_elicit.server.auth import Principal, TokenVerifier
+from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.pagination import paginate
@@ -67,6 +67,7 @@ class Server:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
         auth: TokenVerifier | None = None,
+        resource_metadata: ResourceMetadata | None = None,
         ask_timeout: float = 600.0,
         max_sessions: int = 1000,
         session_idle_timeout: float = 1800.0,
@@ -80,6 +81,8 @@ class Server:
         self.name = name
         #: Bearer-token verification for Streamable HTTP (stdio has no principal).
         self.auth = auth
+        #: Where clients get those tokens (OAuth): published over HTTP, named in challenges.
+        self.resource_metadata = resource_metadata
         #: How long a handshake-era question waits for its answer (a person is answering).
         self.ask_timeout = ask_timeout
         #: Sessions of 2025-11-25 (and earlier) clients.

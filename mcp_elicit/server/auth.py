@@ -5,15 +5,25 @@ Rules: on Streamable HTTP a server may carry a ``TokenVerifier``; each request's
 with 401 and a ``WWW-Authenticate`` challenge. stdio has no principal (credentials come
 from the environment there). State that involves a user (sealed ``requestState``, URL-mode
 flows, sessions) is bound to ``Principal.subject``.
+
+A server whose tokens come from an OAuth authorization server describes it with
+:class:`ResourceMetadata` (MCP authorization, RFC 9728): the transport publishes the
+document at ``/.well-known/oauth-protected-resource<endpoint path>`` and names it in every
+challenge (``resource_metadata``), so a client finds where to get a token on its own. A
+token without every ``required_scopes`` is refused with 403 ``insufficient_scope`` naming
+them, so the client can ask for more (step-up).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import re
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["Principal", "StaticTokens", "TokenVerifier"]
+from mcp_elicit.errors import ConfigError
+
+__all__ = ["Principal", "ResourceMetadata", "StaticTokens", "TokenVerifier"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,3 +61,73 @@ class CallableVerifier:
 
     async def verify(self, token: str) -> Principal | None:
         return await self._fn(token)
+
+
+_SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 scope-token
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@dataclass(frozen=True)
+class ResourceMetadata:
+    """What a server behind OAuth publishes about itself (RFC 9728), see the module docstring.
+
+    ``authorization_servers``: issuer URLs whose tokens the verifier accepts.
+    ``scopes_supported``: the scopes worth asking for (default: ``required_scopes``, if any).
+    ``resource``: the endpoint's canonical URL; default: learned from each request's Host.
+    """
+
+    authorization_servers: Sequence[str]
+    scopes_supported: Sequence[str] | None = None
+    required_scopes: Sequence[str] = ()
+    resource: str | None = None
+    resource_name: str | None = None
+
+    def __post_init__(self) -> None:
+        servers = self.authorization_servers
+        if isinstance(servers, str) or not servers or not all(isinstance(x, str) and x for x in servers):
+            raise ConfigError("ResourceMetadata.authorization_servers: a list of issuer URLs")
+        for name in ("scopes_supported", "required_scopes"):
+            scopes = getattr(self, name)
+            if scopes is None:
+                continue
+            if isinstance(scopes, str) or not all(
+                isinstance(x, str) and _SCOPE_TOKEN.fullmatch(x) for x in scopes
+            ):
+                raise ConfigError(f"ResourceMetadata.{name}: a list of scope names (no spaces or quotes)")
+            object.__setattr__(self, name, tuple(scopes))
+        object.__setattr__(self, "authorization_servers", tuple(servers))
+
+    def document(self, resource: str) -> dict[str, Any]:
+        """The metadata document for the endpoint at ``resource``."""
+        out: dict[str, Any] = {
+            "resource": self.resource or resource,
+            "authorization_servers": list(self.authorization_servers),
+            "bearer_methods_supported": ["header"],
+        }
+        scopes = self.scopes_supported if self.scopes_supported is not None else self.required_scopes
+        if scopes:
+            out["scopes_supported"] = list(scopes)
+        if self.resource_name:
+            out["resource_name"] = self.resource_name
+        return out
+
+    def challenge(
+        self, metadata_url: str, *, error: str | None = None, description: str | None = None
+    ) -> str:
+        """A ``WWW-Authenticate`` value pointing at the document (and the scopes needed)."""
+        parts = []
+        if error:
+            parts.append(f"error={_quoted(error)}")
+        if description:
+            parts.append(f"error_description={_quoted(description)}")
+        if self.required_scopes:
+            parts.append(f"scope={_quoted(' '.join(self.required_scopes))}")
+        parts.append(f"resource_metadata={_quoted(metadata_url)}")
+        return "Bearer " + ", ".join(parts)
+
+    def missing(self, principal: Principal) -> list[str]:
+        """The required scopes ``principal`` lacks."""
+        return [scope for scope in self.required_scopes if scope not in principal.scopes]

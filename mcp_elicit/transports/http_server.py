@@ -35,9 +35,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Final
 
+import orjson
+
 from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.auth import Principal, TokenVerifier
+from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.http_exchange import (
     ASGIApp,
@@ -120,6 +122,11 @@ class _Watchlist:
         self._timer = loop.call_later(self.period, self._tick) if self._old and loop is not None else None
 
 
+def _origin(scope: Scope, headers: Mapping[str, str]) -> str:
+    """``scheme://host`` of a request, from its (allow-listed) Host."""
+    return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+
+
 async def _keep_alive(exchange: Exchange, period: float) -> None:
     """An SSE comment on ``exchange`` every ``period`` seconds, until it is over."""
     while True:
@@ -139,6 +146,7 @@ class StreamableHTTP(SessionRoutes):
         allowed_hosts: Iterable[str] | None = None,
         max_body: int = 4 * 1024 * 1024,
         auth: TokenVerifier | None = None,
+        resource_metadata: ResourceMetadata | None = None,
         fallback: ASGIApp | None = None,
         keepalive: float | None = 15.0,
         watch_after: float = 0.05,
@@ -169,6 +177,15 @@ class StreamableHTTP(SessionRoutes):
         self._hosts = frozenset(host_only(x) for x in hosts)
         self.max_body = max_body
         self.auth = auth if auth is not None else server.auth
+        #: Where clients get tokens (RFC 9728), published at ``metadata_path``.
+        self.resource_metadata = (
+            resource_metadata if resource_metadata is not None else server.resource_metadata
+        )
+        if self.resource_metadata is not None and self.auth is None:
+            raise ConfigError(
+                "resource_metadata describes where tokens come from: it needs auth= to verify them"
+            )
+        self.metadata_path = "/.well-known/oauth-protected-resource" + (self.path if self.path != "/" else "")
         self.fallback = fallback
         self.draining = False
 
@@ -209,6 +226,9 @@ class StreamableHTTP(SessionRoutes):
                 return
             await self._pages(scope, receive, send)
             return
+        if path == self.metadata_path and self.resource_metadata is not None:
+            await self._resource_metadata(scope, send)
+            return
         if path != self.path:
             if self.fallback is not None:
                 await self.fallback(scope, receive, send)
@@ -228,7 +248,7 @@ class StreamableHTTP(SessionRoutes):
             self._learned.base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
-            ok, principal = await self._authenticate(headers, send)
+            ok, principal = await self._authenticate(scope, headers, send)
             if not ok:
                 return
             if method == "GET":
@@ -260,24 +280,61 @@ class StreamableHTTP(SessionRoutes):
                 return 403, f"Forbidden: origin {origin!r} is not allowed (DNS-rebinding protection)"
         return None
 
-    async def _authenticate(self, headers: Mapping[str, str], send: Send) -> tuple[bool, Principal | None]:
+    async def _authenticate(
+        self, scope: Scope, headers: Mapping[str, str], send: Send
+    ) -> tuple[bool, Principal | None]:
         if self.auth is None:
             return True, None
         raw = headers.get("authorization", "")
-        scheme, _, token = raw.partition(" ")
+        kind, _, token = raw.partition(" ")
         principal = (
-            await self.auth.verify(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+            await self.auth.verify(token.strip()) if kind.lower() == "bearer" and token.strip() else None
         )
-        if principal is None:
+        metadata = self.resource_metadata
+        if principal is not None and (metadata is None or not metadata.missing(principal)):
+            return True, principal
+        if metadata is None:
             challenge = b'Bearer realm="mcp"' + (b', error="invalid_token"' if raw else b"")
-            await plain(
-                send,
-                401,
-                b"Unauthorized: send a valid bearer token",
-                extra=[(b"www-authenticate", challenge)],
+        else:
+            where = f"{_origin(scope, headers)}{self.metadata_path}"
+            if principal is not None:
+                missing = " ".join(metadata.missing(principal))
+                value = metadata.challenge(
+                    where, error="insufficient_scope", description=f"needs scope {missing}"
+                )
+                await plain(
+                    send,
+                    403,
+                    b"Forbidden: the token lacks a scope this server requires",
+                    extra=[(b"www-authenticate", value.encode("latin-1", "replace"))],
+                )
+                return False, None
+            challenge = metadata.challenge(where, error="invalid_token" if raw else None).encode(
+                "latin-1", "replace"
             )
-            return False, None
-        return True, principal
+        await plain(
+            send,
+            401,
+            b"Unauthorized: send a valid bearer token",
+            extra=[(b"www-authenticate", challenge)],
+        )
+        return False, None
+
+    async def _resource_metadata(self, scope: Scope, send: Send) -> None:
+        """The RFC 9728 document: public, cacheable, readable from any origin."""
+        if scope["method"] != "GET":
+            await plain(send, 405, b"Method Not Allowed", extra=[(b"allow", b"GET")])
+            return
+        assert self.resource_metadata is not None
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        refusal = self._check_origin({k: v for k, v in headers.items() if k == "host"})  # any Origin may read
+        if refusal is not None:
+            await plain(send, refusal[0], refusal[1].encode())
+            return
+        body = orjson.dumps(self.resource_metadata.document(f"{_origin(scope, headers)}{self.path}"))
+        extra = [(b"access-control-allow-origin", b"*"), (b"cache-control", b"max-age=300")]
+        await send({"type": "http.response.start", "status": 200, "headers": [*json_headers(body), *extra]})
+        await send({"type": "http.response.body", "body": body})
 
     # ---- POST ----------------------------------------------------------------
 
@@ -324,7 +381,7 @@ class StreamableHTTP(SessionRoutes):
         except ProtocolError as exc:
             await error_response(send, exc.request_id, exc)
             return
-        ok, principal = await self._authenticate(headers, send)
+        ok, principal = await self._authenticate(scope, headers, send)
         if not ok:
             return
         modern = isinstance(message, jsonrpc.Request) and not self.server.core.is_handshake_request(

@@ -6,10 +6,10 @@ one origin that is both
   discovers and uses: RFC 8414 metadata at ``/.well-known/oauth-authorization-server`` and
   dynamic client registration (RFC 7591) at ``/register``;
 * the protected resource: an mcp-elicit ``StreamableHTTP`` at ``/mcp`` whose bearer tokens
-  are the provider's live access tokens, and its RFC 9728 metadata at
-  ``/.well-known/oauth-protected-resource/mcp``.
+  are the provider's live access tokens; it publishes its RFC 9728 metadata itself
+  (``ResourceMetadata``) at ``/.well-known/oauth-protected-resource/mcp``.
 
-Switches for tests: ``prm`` (False: no protected resource metadata), ``registration``
+Switches for tests: ``mcp.resource_metadata = None`` (no metadata), ``registration``
 (False: no registration endpoint), ``pkce`` (False: metadata without
 ``code_challenge_methods_supported``), and the provider's own (``consent``, ``lifetime``,
 ``refuse_refresh``). ``registrations`` counts registrations.
@@ -27,7 +27,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from mcp_elicit import Server
-from mcp_elicit.server.auth import CallableVerifier, Principal
+from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.oauth_provider import Client, OAuthTestProvider
@@ -41,7 +41,6 @@ class McpAuthorization:
 
     server: Server
     provider: OAuthTestProvider = field(default_factory=OAuthTestProvider)
-    prm: bool = True
     registration: bool = True
     pkce: bool = True
     registrations: int = 0
@@ -49,7 +48,6 @@ class McpAuthorization:
     def __post_init__(self) -> None:
         site = Starlette(
             routes=[
-                Route("/.well-known/oauth-protected-resource/mcp", self._resource_metadata),
                 Route("/.well-known/oauth-authorization-server", self._server_metadata),
                 Route("/register", self._register, methods=["POST"]),
                 Mount("/", self.provider.app),
@@ -65,6 +63,7 @@ class McpAuthorization:
     @base.setter
     def base(self, value: str) -> None:
         self.provider.base = value
+        self.mcp.resource_metadata = ResourceMetadata([value], scopes_supported=SCOPES.split())
 
     @property
     def url(self) -> str:
@@ -75,13 +74,6 @@ class McpAuthorization:
         if record is None or record.is_revoked() or record.is_expired():
             return None
         return Principal(subject=record.user, scopes=frozenset(record.scope.split()))
-
-    async def _resource_metadata(self, request: Request) -> Response:
-        if not self.prm:
-            return JSONResponse({"error": "not_found"}, status_code=404)
-        return JSONResponse(
-            {"resource": self.url, "authorization_servers": [self.base], "scopes_supported": SCOPES.split()}
-        )
 
     async def _server_metadata(self, request: Request) -> Response:
         document: dict[str, Any] = {

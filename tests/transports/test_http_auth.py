@@ -183,7 +183,7 @@ async def test_consent_refused_is_a_clear_error(site: McpAuthorization) -> None:
 
 
 async def test_no_protected_resource_metadata_is_a_clear_error(site: McpAuthorization) -> None:
-    site.prm = False
+    site.mcp.resource_metadata = None
     with pytest.raises(TransportError, match="publishes no protected resource metadata") as caught:
         await call(site, oauth())
     assert "/.well-known/oauth-protected-resource/mcp" in str(caught.value)

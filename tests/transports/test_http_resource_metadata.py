@@ -1,0 +1,123 @@
+"""A server behind OAuth describes itself (RFC 9728, MCP authorization): the metadata
+document next to the endpoint, challenges that point at it, and 403 ``insufficient_scope``
+for a token without a required scope. Real uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from mcp_elicit import Server
+from mcp_elicit.core.authorization import bearer_challenge, read_protected_resource
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.server.auth import Principal, ResourceMetadata, StaticTokens
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+from support.sessions import ACCEPT, initialize_body
+
+pytestmark = pytest.mark.anyio
+
+ISSUER = "https://auth.example.com"
+TOKENS = StaticTokens(
+    {
+        "reader": Principal("ann", scopes=frozenset({"mcp:read"})),
+        "writer": Principal("bob", scopes=frozenset({"mcp:read", "mcp:write"})),
+    }
+)
+BODY = initialize_body()
+HEADERS = {"accept": ACCEPT}
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def app(**metadata: object) -> StreamableHTTP:
+    return StreamableHTTP(
+        Server("guarded"),
+        auth=TOKENS,
+        resource_metadata=ResourceMetadata([ISSUER], **metadata),  # type: ignore[arg-type]
+    )
+
+
+async def test_the_metadata_document_is_published_next_to_the_endpoint() -> None:
+    async with uvicorn_server(app(required_scopes=["mcp:write"], resource_name="Guarded")) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        async with httpx.AsyncClient() as http:
+            got = await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")
+            post = await http.post(f"{base}/.well-known/oauth-protected-resource/mcp")
+            elsewhere = await http.get(f"{base}/.well-known/oauth-protected-resource")
+            evil = await http.get(
+                f"{base}/.well-known/oauth-protected-resource/mcp", headers={"host": "evil.example"}
+            )
+    assert got.status_code == 200
+    assert got.headers["access-control-allow-origin"] == "*"
+    assert got.json() == {
+        "resource": f"{base}/mcp",
+        "authorization_servers": [ISSUER],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["mcp:write"],
+        "resource_name": "Guarded",
+    }
+    # the client side accepts it for the endpoint
+    checked = read_protected_resource(got.json(), f"{base}/mcp", "here")
+    assert checked.authorization_servers == (ISSUER,)
+    assert post.status_code == 405
+    assert elsewhere.status_code == 404
+    assert evil.status_code == 421
+
+
+async def test_challenges_point_at_the_metadata() -> None:
+    async with uvicorn_server(app(required_scopes=["mcp:read"])) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        async with httpx.AsyncClient() as http:
+            none = await http.post(f"{base}/mcp", json=BODY, headers=HEADERS)
+            bad = await http.post(
+                f"{base}/mcp", json=BODY, headers={**HEADERS, "authorization": "Bearer nope"}
+            )
+    for response, error in ((none, None), (bad, "invalid_token")):
+        assert response.status_code == 401
+        challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+        assert challenge is not None
+        assert challenge.resource_metadata == f"{base}/.well-known/oauth-protected-resource/mcp"
+        assert challenge.scope == "mcp:read"
+        assert challenge.error == error
+
+
+async def test_a_token_without_a_required_scope_is_refused_with_403() -> None:
+    async with uvicorn_server(app(required_scopes=["mcp:read", "mcp:write"])) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        async with httpx.AsyncClient() as http:
+            reader = await http.post(
+                f"{base}/mcp", json=BODY, headers={**HEADERS, "authorization": "Bearer reader"}
+            )
+            writer = await http.post(
+                f"{base}/mcp", json=BODY, headers={**HEADERS, "authorization": "Bearer writer"}
+            )
+    assert reader.status_code == 403
+    challenge = bearer_challenge(reader.headers.get_list("www-authenticate"))
+    assert challenge is not None and challenge.error == "insufficient_scope"
+    assert challenge.scope == "mcp:read mcp:write"
+    assert writer.status_code == 200, writer.text
+
+
+def test_metadata_needs_a_verifier_and_sound_values() -> None:
+    with pytest.raises(ConfigError, match="needs auth"):
+        StreamableHTTP(Server("x"), resource_metadata=ResourceMetadata([ISSUER]))
+    with pytest.raises(ConfigError, match="authorization_servers"):
+        ResourceMetadata(ISSUER)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="authorization_servers"):
+        ResourceMetadata([])
+    with pytest.raises(ConfigError, match="scope names"):
+        ResourceMetadata([ISSUER], required_scopes=["a b"])
+    with pytest.raises(ConfigError, match="scope names"):
+        ResourceMetadata([ISSUER], scopes_supported="mcp:read")  # type: ignore[arg-type]
+
+
+def test_the_server_carries_metadata_to_the_transport() -> None:
+    metadata = ResourceMetadata([ISSUER])
+    server = Server("x", auth=TOKENS, resource_metadata=metadata)
+    assert StreamableHTTP(server).resource_metadata is metadata
+    assert StreamableHTTP(server, path="/").metadata_path == "/.well-known/oauth-protected-resource"
