@@ -26,6 +26,10 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
    the new challenge. ``offline_access`` is added only when the authorization server lists
    it and the client wants refresh tokens.
 
+A machine acting as itself (no person) uses the ``client_credentials`` grant instead of
+steps 4 and 5, authenticating with a client secret or a ``private_key_jwt`` assertion
+(RFC 7523, signed here with ``cryptography``: ES256 or RS256).
+
 Rules: every value read from the network is checked before use, and every refusal is an
 :class:`AuthorizationError` naming what was wrong and where; no message ever carries a
 token, a code, a verifier or a client secret.
@@ -36,12 +40,17 @@ from __future__ import annotations
 import base64
 import hashlib
 import ipaddress
+import json
 import re
 import secrets
 import urllib.parse
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
+
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
 
 from mcp_elicit.errors import AuthorizationError
 
@@ -57,6 +66,7 @@ __all__ = [
     "bearer_challenge",
     "check_resource",
     "choose_auth_method",
+    "client_assertion",
     "client_auth",
     "protected_resource_urls",
     "read_authorization_server",
@@ -340,8 +350,9 @@ class ClientCredentials:
     """Who the client is at one authorization server."""
 
     client_id: str
-    client_secret: str | None = None
-    auth_method: str = "none"  # client_secret_basic, client_secret_post or none
+    client_secret: str | None = field(default=None, repr=False)
+    auth_method: str = "none"  # client_secret_basic, client_secret_post, private_key_jwt or none
+    assertion: str | None = field(default=None, repr=False)  # private_key_jwt: a fresh one per request
 
 
 def choose_auth_method(server: AuthorizationServer, secret: str | None, registered: str | None = None) -> str:
@@ -400,6 +411,47 @@ def read_registration(document: object, server: AuthorizationServer) -> ClientCr
     return ClientCredentials(client_id, secret or None, method)
 
 
+_JWT_BEARER: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+
+def _b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def client_assertion(client_id: str, audience: str, private_key_pem: str, *, now: float) -> str:
+    """A ``private_key_jwt`` client assertion (RFC 7523): a JWT from ``client_id`` to the
+    authorization server ``audience``, valid 5 minutes, signed ES256 (P-256 key) or RS256
+    (RSA key)."""
+    try:
+        key = serialization.load_pem_private_key(private_key_pem.encode("ascii"), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
+        raise AuthorizationError(f"the client's private key does not load ({type(exc).__name__})") from None
+    if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
+        alg = "ES256"
+    elif isinstance(key, rsa.RSAPrivateKey):
+        alg = "RS256"
+    else:
+        raise AuthorizationError("the client's private key must be an EC P-256 (ES256) or RSA (RS256) key")
+    header = {"alg": alg, "typ": "JWT"}
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": int(now),
+        "exp": int(now) + 300,
+        "jti": secrets.token_urlsafe(16),
+    }
+    signing_input = ".".join(
+        _b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
+    )
+    if isinstance(key, rsa.RSAPrivateKey):
+        signature = key.sign(signing_input.encode("ascii"), padding.PKCS1v15(), hashes.SHA256())
+    else:
+        r, s = utils.decode_dss_signature(key.sign(signing_input.encode("ascii"), ec.ECDSA(hashes.SHA256())))
+        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
+    return f"{signing_input}.{_b64url(signature)}"
+
+
 def client_auth(credentials: ClientCredentials) -> tuple[dict[str, str], dict[str, str]]:
     """``(headers, form fields)`` that authenticate the client at the token endpoint."""
     if credentials.auth_method == "client_secret_basic" and credentials.client_secret is not None:
@@ -409,6 +461,12 @@ def client_auth(credentials: ClientCredentials) -> tuple[dict[str, str], dict[st
         return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}, {}
     if credentials.auth_method == "client_secret_post" and credentials.client_secret is not None:
         return {}, {"client_id": credentials.client_id, "client_secret": credentials.client_secret}
+    if credentials.auth_method == "private_key_jwt" and credentials.assertion is not None:
+        return {}, {
+            "client_id": credentials.client_id,
+            "client_assertion_type": _JWT_BEARER,
+            "client_assertion": credentials.assertion,
+        }
     return {}, {"client_id": credentials.client_id}
 
 

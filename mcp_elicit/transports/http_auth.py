@@ -134,6 +134,9 @@ class FileTokenStore:
 class OAuth(httpx.Auth):
     """Authorization for the MCP server an ``httpx.AsyncClient`` talks to.
 
+    ``authorizer``: the person's part; None for a machine acting as itself (the
+    ``client_credentials`` grant, no person: ``client_id`` with ``client_secret``, or with
+    ``private_key``, a PEM key for ``private_key_jwt``).
     ``client_id``/``client_secret``: credentials registered beforehand (used first).
     ``client_metadata_url``: an https URL where the client's metadata document is published,
     used as its ``client_id`` where the authorization server supports that. Otherwise the
@@ -143,10 +146,11 @@ class OAuth(httpx.Auth):
 
     def __init__(
         self,
-        authorizer: Authorizer,
+        authorizer: Authorizer | None,
         *,
         client_id: str | None = None,
         client_secret: str | None = None,
+        private_key: str | None = None,
         client_metadata_url: str | None = None,
         client_name: str = "mcp-elicit",
         application_type: str = "native",
@@ -157,13 +161,20 @@ class OAuth(httpx.Auth):
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        if client_secret is not None and client_id is None:
-            raise ValueError("client_secret needs client_id")
+        if (client_secret is not None or private_key is not None) and client_id is None:
+            raise ValueError("client_secret and private_key need client_id")
+        if client_secret is not None and private_key is not None:
+            raise ValueError("pass client_secret or private_key, not both")
+        if authorizer is None and (client_id is None or (client_secret is None and private_key is None)):
+            raise ValueError(
+                "without an authorizer (client credentials) pass client_id and a client_secret or private_key"
+            )
         if application_type not in ("native", "web"):
             raise ValueError("application_type is 'native' or 'web'")
         self.authorizer = authorizer
         self.client_id = client_id
         self.client_secret = client_secret
+        self.private_key = private_key
         self.client_metadata_url = client_metadata_url
         self.client_name = client_name
         self.application_type = application_type
@@ -273,10 +284,18 @@ class OAuth(httpx.Auth):
             except AuthorizationError as exc:
                 log.info("refreshing the access token failed (%s); authorizing again", exc)
         scope = oauth.select_scope(
-            challenge.scope, resource, server, previous=self._scope if step_up else None, refresh=self.refresh
+            challenge.scope,
+            resource,
+            server,
+            previous=self._scope if step_up else None,
+            refresh=self.refresh and self.authorizer is not None,
         )
         credentials = await self._credentials(server)
-        tokens = await self._authorize(server, credentials, scope, resource.resource)
+        if self.authorizer is None:
+            fields = {"scope": scope} if scope else {}
+            tokens = await self._token(server, credentials, "client_credentials", fields, resource.resource)
+        else:
+            tokens = await self._authorize(self.authorizer, server, credentials, scope, resource.resource)
         self._tokens, self._scope = tokens, scope
         await self._save()
         return tokens, False
@@ -370,6 +389,11 @@ class OAuth(httpx.Auth):
         raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
 
     def _known_credentials(self, server: AuthorizationServer) -> ClientCredentials | None:
+        if self.client_id is not None and self.private_key is not None:
+            assertion = oauth.client_assertion(
+                self.client_id, server.issuer, self.private_key, now=self._clock()
+            )
+            return ClientCredentials(self.client_id, None, "private_key_jwt", assertion)
         if self.client_id is not None:  # given: it wins over anything stored
             method = oauth.choose_auth_method(server, self.client_secret)
             return ClientCredentials(self.client_id, self.client_secret, method)
@@ -392,6 +416,7 @@ class OAuth(httpx.Auth):
         return credentials
 
     async def _register(self, server: AuthorizationServer, endpoint: str) -> ClientCredentials:
+        assert self.authorizer is not None  # client credentials always come with a client id
         body = oauth.registration_request(
             server,
             client_name=self.client_name,
@@ -410,11 +435,16 @@ class OAuth(httpx.Auth):
         return oauth.read_registration(answer, server)
 
     async def _authorize(
-        self, server: AuthorizationServer, credentials: ClientCredentials, scope: str | None, resource: str
+        self,
+        authorizer: Authorizer,
+        server: AuthorizationServer,
+        credentials: ClientCredentials,
+        scope: str | None,
+        resource: str,
     ) -> Tokens:
         pkce = oauth.Pkce.new()
         state = secrets.token_urlsafe(32)
-        redirect_uri = self.authorizer.redirect_uri
+        redirect_uri = authorizer.redirect_uri
         url = oauth.authorization_url(
             server,
             client_id=credentials.client_id,
@@ -424,7 +454,7 @@ class OAuth(httpx.Auth):
             scope=scope,
             resource=resource,
         )
-        callback = await self.authorizer.authorize(url, issuer=server.issuer)
+        callback = await authorizer.authorize(url, issuer=server.issuer)
         code = oauth.read_callback(callback, state=state, server=server)
         fields = {"code": code, "redirect_uri": redirect_uri, "code_verifier": pkce.verifier}
         return await self._token(server, credentials, "authorization_code", fields, resource)

@@ -26,6 +26,7 @@ from mcp_elicit.core.authorization import (
     bearer_challenge,
     check_resource,
     choose_auth_method,
+    client_assertion,
     client_auth,
     protected_resource_urls,
     read_authorization_server,
@@ -1298,3 +1299,75 @@ def test_tokens_repr_hides_the_tokens() -> None:
     assert "1234.0" in text
     assert "read" in text
     assert ACCESS not in str(tokens)
+
+
+# ---- private_key_jwt -------------------------------------------------------------------
+
+
+def _pem(key: Any) -> str:
+    from cryptography.hazmat.primitives import serialization
+
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+
+
+def _segments(jwt: str) -> tuple[dict[str, Any], dict[str, Any], bytes, bytes]:
+    import json as _json
+
+    head, body, signature = jwt.split(".")
+
+    def decode(part: str) -> bytes:
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+    return _json.loads(decode(head)), _json.loads(decode(body)), f"{head}.{body}".encode(), decode(signature)
+
+
+def test_an_es256_client_assertion_verifies_with_the_public_key() -> None:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec, utils
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    jwt = client_assertion("cid", ISSUER, _pem(key), now=1000.0)
+    header, claims, signed, signature = _segments(jwt)
+    assert header == {"alg": "ES256", "typ": "JWT"}
+    assert claims["iss"] == claims["sub"] == "cid"
+    assert claims["aud"] == ISSUER
+    assert (claims["iat"], claims["exp"]) == (1000, 1300)
+    assert len(signature) == 64
+    der = utils.encode_dss_signature(
+        int.from_bytes(signature[:32], "big"), int.from_bytes(signature[32:], "big")
+    )
+    key.public_key().verify(der, signed, ec.ECDSA(hashes.SHA256()))  # raises if wrong
+    assert client_assertion("cid", ISSUER, _pem(key), now=1000.0) != jwt  # a fresh jti each time
+
+
+def test_an_rs256_client_assertion_verifies_with_the_public_key() -> None:
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import padding, rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    header, _, signed, signature = _segments(client_assertion("cid", ISSUER, _pem(key), now=0.0))
+    assert header["alg"] == "RS256"
+    key.public_key().verify(signature, signed, padding.PKCS1v15(), hashes.SHA256())
+
+
+def test_an_unusable_private_key_is_an_authorization_error() -> None:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    with pytest.raises(AuthorizationError, match="does not load"):
+        client_assertion("cid", ISSUER, "not a key", now=0.0)
+    with pytest.raises(AuthorizationError, match="P-256"):
+        client_assertion("cid", ISSUER, _pem(ec.generate_private_key(ec.SECP384R1())), now=0.0)
+
+
+def test_private_key_jwt_puts_the_assertion_in_the_form() -> None:
+    credentials = ClientCredentials("cid", None, "private_key_jwt", "a.b.c")
+    headers, form = client_auth(credentials)
+    assert headers == {}
+    assert form == {
+        "client_id": "cid",
+        "client_assertion_type": "urn:ietf:params:oauth:client-assertion-type:jwt-bearer",
+        "client_assertion": "a.b.c",
+    }
+    assert "a.b.c" not in repr(credentials)

@@ -238,8 +238,12 @@ def test_the_flow_refuses_a_synchronous_client() -> None:
 
 
 def test_options_are_checked() -> None:
-    with pytest.raises(ValueError, match="client_secret needs client_id"):
+    with pytest.raises(ValueError, match="need client_id"):
         oauth(client_secret="s")
+    with pytest.raises(ValueError, match="not both"):
+        oauth(client_id="c", client_secret="s", private_key="k")
+    with pytest.raises(ValueError, match="without an authorizer"):
+        OAuth(None, client_id="c")
     with pytest.raises(ValueError, match="application_type"):
         oauth(application_type="desktop")
 
