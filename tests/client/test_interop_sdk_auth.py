@@ -1,0 +1,94 @@
+"""Authorization across implementations: the mcp-elicit client gets a token for a server
+built with the official Python SDK (``mcp`` 2.3.0, tests/peers/sdk_auth_server.py, its own
+virtualenv), from an authorization server neither of them is (authlib, in this process).
+
+The SDK publishes the protected resource metadata and the challenges; the client
+discovers the authorization server from them, registers, authorizes with PKCE and calls
+the tool, at both revisions. Real processes and sockets on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcp_elicit import Server
+from mcp_elicit.transports.http_auth import OAuth
+from mcp_elicit.transports.http_client import connect_http
+
+from client.test_interop_sdk import _listening, _stop
+from support.mcp_authorization import McpAuthorization
+from support.peers import sdk_python
+from support.procs import ROOT, free_port, uvicorn_server
+from support.sessions import ACCEPT
+
+__all__ = ["sdk_python"]  # a fixture
+
+pytestmark = pytest.mark.anyio
+
+SERVER = ROOT / "tests" / "peers" / "sdk_auth_server.py"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class FollowRedirect:
+    redirect_uri = "http://127.0.0.1:9/callback"
+
+    async def authorize(self, url: str, *, issuer: str) -> str:
+        async with httpx.AsyncClient(follow_redirects=False) as http:
+            response = await http.get(url)
+        assert response.is_redirect, response.text
+        return response.headers["location"]
+
+
+@pytest.fixture
+async def issuer() -> AsyncIterator[McpAuthorization]:
+    site = McpAuthorization(Server("unused"))
+    async with uvicorn_server(site.app) as running:
+        site.base = f"http://127.0.0.1:{running.port}"
+        yield site
+
+
+@pytest.fixture
+async def sdk_guarded(sdk_python: Path, issuer: McpAuthorization, tmp_path: Path) -> AsyncIterator[str]:
+    port = free_port()
+    log = tmp_path / "sdk.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [str(sdk_python), str(SERVER), str(port), issuer.base],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=out,
+            cwd=ROOT,
+        )
+    try:
+        if not _listening(proc, port, 30):
+            pytest.fail(f"the SDK server exited: {log.read_text(errors='replace')}")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        _stop(proc)
+    assert "Traceback" not in log.read_text(errors="replace"), log.read_text(errors="replace")
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_the_client_signs_in_to_an_sdk_server(
+    sdk_guarded: str, issuer: McpAuthorization, revision: str
+) -> None:
+    async with httpx.AsyncClient() as http:
+        refused = await http.post(sdk_guarded, json={}, headers={"accept": ACCEPT})
+    assert refused.status_code == 401  # the SDK guards it
+    auth = OAuth(FollowRedirect())
+    async with connect_http(sdk_guarded, auth=auth, versions=[revision], timeout=20) as client:
+        result = await client.call_tool("whoami", {})
+    assert result["content"][0]["text"] == "the SDK says hello"
+    assert issuer.registrations == 1
+    assert issuer.provider.exchanges == 1
+    token = next(iter(issuer.provider.tokens.values()))
+    assert "repo" in token.scope.split()  # the SDK's required scope, from its challenge
