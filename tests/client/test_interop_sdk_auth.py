@@ -10,17 +10,17 @@ the tool, at both revisions. Real processes and sockets on 127.0.0.1.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from client.test_interop_sdk import _listening, _stop
 from mcp_elicit import Server
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 
-from client.test_interop_sdk import _listening, _stop
 from support.mcp_authorization import McpAuthorization
 from support.peers import sdk_python
 from support.procs import ROOT, free_port, uvicorn_server
@@ -57,7 +57,7 @@ async def issuer() -> AsyncIterator[McpAuthorization]:
 
 
 @pytest.fixture
-async def sdk_guarded(sdk_python: Path, issuer: McpAuthorization, tmp_path: Path) -> AsyncIterator[str]:
+def sdk_guarded(sdk_python: Path, issuer: McpAuthorization, tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log = tmp_path / "sdk.log"
     with log.open("wb") as out:
