@@ -47,6 +47,11 @@ class Channel(Protocol):
 
     async def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
+    async def close_stream(self) -> bool:
+        """End the request's stream before its answer, if the client can resume it; True
+        when it did (only a resumable HTTP stream can)."""
+        ...
+
 
 class Asker(Protocol):
     """How questions reach the client in the revision of the request."""
@@ -309,8 +314,7 @@ class Context:
         reconnects (``GET`` with ``Last-Event-ID``) and gets what follows, the answer
         included. Only a 2025-11-25 session over HTTP can (SEP-1699 polling: it frees a
         connection during a long wait); elsewhere nothing happens and this returns False."""
-        close = getattr(self._channel, "close_stream", None)
-        return bool(await close()) if close is not None else False
+        return await self._channel.close_stream()
 
     # ---- progress and logging --------------------------------------------------
 

@@ -37,6 +37,7 @@ from mcp_elicit.errors import (
     TransportError,
     URLElicitationRequired,
 )
+from mcp_elicit.server.context import Channel
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
 
@@ -49,10 +50,8 @@ __all__ = ["HandshakeChannel", "SessionAsker", "respond_in_session"]
 log = logging.getLogger("mcp_elicit.server")
 
 
-class HandshakeChannel(Protocol):
+class HandshakeChannel(Channel, Protocol):
     """A request's stream on a handshake session: notifications and requests to the client."""
-
-    async def notify(self, method: str, params: dict[str, Any]) -> None: ...
 
     async def send(self, message: bytes) -> None: ...
 

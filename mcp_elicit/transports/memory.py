@@ -117,6 +117,9 @@ class _MemoryExchange:
         """The server's ``HandshakeChannel``: its own request, on this request's stream."""
         self._deliver(message)
 
+    async def close_stream(self) -> bool:
+        return False  # nothing to resume here
+
     def _deliver(self, data: bytes) -> None:
         message = jsonrpc.decode(data)
         if self._owner.trace is not None:

@@ -46,6 +46,9 @@ class _Lines:
     async def send(self, message: bytes) -> None:
         await self._out.write(message)
 
+    async def close_stream(self) -> bool:
+        return False  # nothing to resume here
+
 
 class StdioServer:
     def __init__(self, server: Server, *, max_line: int = 4 * 1024 * 1024, grace: float = 2.0) -> None:

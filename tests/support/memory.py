@@ -51,6 +51,9 @@ class MemoryClient:
             self.checker.notification(message)
         self.notifications.append(message)
 
+    async def close_stream(self) -> bool:
+        return False
+
     def meta(self, **extra: Any) -> dict[str, Any]:
         meta: dict[str, Any] = {
             META_VERSION: self.revision,
@@ -181,6 +184,9 @@ class SessionClient:
         if self.checker is not None:
             self.checker.notification(message)
         self.notifications.append(message)
+
+    async def close_stream(self) -> bool:
+        return False
 
     async def send(self, data: bytes) -> None:
         message = orjson.loads(data)
