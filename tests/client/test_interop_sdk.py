@@ -11,9 +11,6 @@ tests skip, saying why.
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -27,8 +24,8 @@ from mcp_elicit.errors import ProtocolError
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
-from support.peers import sdk_python
-from support.procs import ROOT, free_port
+from support.peers import peer_http, sdk_python
+from support.procs import ROOT
 from support.wire import WireChecker
 
 __all__ = ["sdk_python"]  # a fixture
@@ -39,45 +36,12 @@ SERVER = ROOT / "tests" / "peers" / "sdk_server.py"
 REVISIONS = ["2026-07-28", "2025-11-25"]
 
 
-def _listening(proc: subprocess.Popen[bytes], port: int, within: float) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline and proc.poll() is None:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        time.sleep(0.05)
-    return False
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(5)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(5)
-
-
 @pytest.fixture(scope="module")
 def sdk_http(sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The SDK server over Streamable HTTP on a free loopback port."""
     log = tmp_path_factory.mktemp("sdk") / "sdk-http.log"
-    port = free_port()
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(sdk_python), str(SERVER), "--http", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            cwd=ROOT,
-        )
-    try:
-        if not _listening(proc, port, 30):
-            pytest.fail(f"the SDK server exited: {log.read_text(errors='replace')}")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(proc)
-    assert "Traceback" not in log.read_text(errors="replace"), log.read_text(errors="replace")
+    with peer_http(lambda port: [str(sdk_python), str(SERVER), "--http", str(port)], log) as url:
+        yield url
 
 
 def answers() -> Scripted:

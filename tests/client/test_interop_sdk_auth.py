@@ -9,21 +9,19 @@ the tool, at both revisions. Real processes and sockets on 127.0.0.1.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
-from client.test_interop_sdk import _listening, _stop
 from mcp_elicit import Server
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 
 from support.mcp_authorization import McpAuthorization
-from support.peers import sdk_python
-from support.procs import ROOT, free_port, uvicorn_server
+from support.peers import peer_http, sdk_python
+from support.procs import ROOT, uvicorn_server
 from support.sessions import ACCEPT
 
 __all__ = ["sdk_python"]  # a fixture
@@ -58,23 +56,10 @@ async def issuer() -> AsyncIterator[McpAuthorization]:
 
 @pytest.fixture
 def sdk_guarded(sdk_python: Path, issuer: McpAuthorization, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    log = tmp_path / "sdk.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [str(sdk_python), str(SERVER), str(port), issuer.base],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=out,
-            cwd=ROOT,
-        )
-    try:
-        if not _listening(proc, port, 30):
-            pytest.fail(f"the SDK server exited: {log.read_text(errors='replace')}")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        _stop(proc)
-    assert "Traceback" not in log.read_text(errors="replace"), log.read_text(errors="replace")
+    with peer_http(
+        lambda port: [str(sdk_python), str(SERVER), str(port), issuer.base], tmp_path / "sdk.log"
+    ) as url:
+        yield url
 
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])

@@ -79,25 +79,23 @@ def _resource(scopes: tuple[str, ...] | None = None) -> ProtectedResource:
     return ProtectedResource(SERVER_URL, (ISSUER,), scopes)
 
 
-def _as_document(**changes: Any) -> dict[str, Any]:
-    """AS_DOCUMENT with ``changes``; a value of ``...`` removes the key."""
-    document = dict(AS_DOCUMENT)
+def _changed(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes``; a value of ``...`` removes the key."""
+    document = dict(base)
     for key, value in changes.items():
         if value is ...:
             document.pop(key, None)
         else:
             document[key] = value
     return document
+
+
+def _as_document(**changes: Any) -> dict[str, Any]:
+    return _changed(AS_DOCUMENT, changes)
 
 
 def _pr_document(**changes: Any) -> dict[str, Any]:
-    document = dict(PR_DOCUMENT)
-    for key, value in changes.items():
-        if value is ...:
-            document.pop(key, None)
-        else:
-            document[key] = value
-    return document
+    return _changed(PR_DOCUMENT, changes)
 
 
 def _refused(call: Any, *args: Any, match: str | None = None, **kwargs: Any) -> str:

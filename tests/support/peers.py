@@ -7,17 +7,20 @@ never gets ``mcp``. Without the peer (offline, say), the tests that need it skip
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from support.procs import ROOT
+from support.procs import ROOT, START_TIMEOUT, _stop, _wait_listening, free_port
 
-__all__ = ["ENV", "PEERS", "REQUIREMENTS", "sdk_python"]
+__all__ = ["ENV", "PEERS", "REQUIREMENTS", "peer_http", "sdk_python"]
 
 PEERS = ROOT / "tests" / ".peers"
 ENV = PEERS / "mcp"
@@ -59,3 +62,20 @@ def sdk_python() -> Path:
         if problem is not None:
             pytest.skip(f"the official SDK peer (tests/.peers/mcp) could not be built: {problem}")
     return ENV / "bin" / "python"
+
+
+@contextlib.contextmanager
+def peer_http(argv: Callable[[int], list[str]], log: Path) -> Iterator[str]:
+    """Run a peer's HTTP server, ``argv(port)`` on a free loopback port, and give its
+    ``/mcp`` URL until the block ends; fail the test if it does not listen or if it printed
+    a traceback (its output goes to ``log``)."""
+    port = free_port()
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv(port), stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=ROOT)
+    try:
+        if not _wait_listening(proc, port, time.monotonic() + START_TIMEOUT):
+            pytest.fail(f"the peer exited: {log.read_text(errors='replace')}")
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        _stop(proc)
+    assert "Traceback" not in log.read_text(errors="replace"), log.read_text(errors="replace")
