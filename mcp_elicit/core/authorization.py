@@ -606,6 +606,8 @@ def read_tokens(status: int, document: object, server: AuthorizationServer, *, n
             f"the token endpoint of {server.issuer} gave a {kind!r} token, not a Bearer token"
         )
     expires_in = document.get("expires_in")
+    if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
+        expires_in = int(expires_in)  # some servers send it as a string
     expires_at = None
     if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and 0 < expires_in < 1e10:
         expires_at = now + float(expires_in)
