@@ -1,14 +1,19 @@
-"""Authorization across implementations: the mcp-elicit client gets a token for a server
-built with the official Python SDK (``mcp`` 2.3.0, tests/peers/sdk_auth_server.py, its own
-virtualenv), from an authorization server neither of them is (authlib, in this process).
+"""Authorization across implementations, with the official Python SDK (``mcp`` 2.3.0, its
+own virtualenv) and an authorization server neither side is (authlib, in this process):
 
-The SDK publishes the protected resource metadata and the challenges; the client
-discovers the authorization server from them, registers, authorizes with PKCE and calls
-the tool, at both revisions. Real processes and sockets on 127.0.0.1.
+* the mcp-elicit client gets a token for a server built with the SDK
+  (tests/peers/sdk_auth_server.py): the SDK publishes the protected resource metadata and
+  the challenges, the client discovers, registers, authorizes with PKCE and calls the tool;
+* the SDK's client (tests/peers/sdk_oauth_client.py) does the same with an mcp-elicit
+  server whose ``ResourceMetadata`` and challenges it reads.
+
+Both at both revisions. Real processes and sockets on 127.0.0.1.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -77,3 +82,45 @@ async def test_the_client_signs_in_to_an_sdk_server(
     assert issuer.provider.exchanges == 1
     token = next(iter(issuer.provider.tokens.values()))
     assert "repo" in token.scope.split()  # the SDK's required scope, from its challenge
+
+
+SDK_CLIENT = ROOT / "tests" / "peers" / "sdk_oauth_client.py"
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[McpAuthorization]:
+    site = McpAuthorization(build())
+    async with uvicorn_server(site.app) as running:
+        site.base = f"http://127.0.0.1:{running.port}"
+        yield site
+
+
+def build() -> Server:
+    app = Server("guarded by mcp-elicit")
+
+    @app.tool()
+    async def whoami() -> str:
+        return "mcp-elicit says hello"
+
+    return app
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_client_signs_in_to_an_mcp_elicit_server(
+    sdk_python: Path, guarded: McpAuthorization, mode: str
+) -> None:
+    """The other way round: our ResourceMetadata and challenges, read by the SDK's client."""
+    done = await asyncio.create_subprocess_exec(
+        str(sdk_python),
+        str(SDK_CLIENT),
+        guarded.url,
+        mode,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+    )
+    out, err = await asyncio.wait_for(done.communicate(), 60)
+    assert done.returncode == 0, err.decode(errors="replace")[-3000:]
+    assert json.loads(out) == {"text": "mcp-elicit says hello"}
+    assert guarded.registrations == 1
+    assert guarded.provider.exchanges == 1
