@@ -7,7 +7,8 @@ client, every question the server asks on the way answered, the result printed::
     mcp-elicit read bookings://menu/noma --answers answers.json -- mcp-elicit serve ...
 
 ``--root DIR`` (repeatable) declares the roots capability and answers ``roots/list``
-with those directories. Who answers: ``--answers FILE`` (a script,
+with those directories. A server over HTTP that wants OAuth gets a sign-in first
+(``cli.sign_in``). Who answers: ``--answers FILE`` (a script,
 ``client.answerers.Scripted``); else the terminal answerer when stdin and stderr are
 terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 (``ui.web.WebAnswerer``); else nobody, and the client declares no elicitation capability
@@ -16,7 +17,7 @@ result goes to stdout.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
-3 could not connect or start the server, 4 protocol violation.
+3 could not connect, sign in or start the server, 4 protocol violation.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
 from mcp_elicit.cli.options import add_connection_options, client_options, parse_args_target, parse_pairs
+from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.answerers import RootsCallback
@@ -157,14 +159,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help=help_text,
             description=textwrap.fill(
                 f"{help_text[0].upper()}{help_text[1:]}. TARGET is an http(s):// URL given first, or -- "
-                "followed by the command that starts a stdio server, given last.",
+                "followed by the command that starts a stdio server, given last. A server over HTTP that "
+                "asks for OAuth gets a sign-in in your browser (after you say yes).",
                 width=80,
             ),
             epilog=(
                 "examples:\n"
                 f"  mcp-elicit {command} http://127.0.0.1:8000/mcp {_EXAMPLES[command]}\n"
-                f"  mcp-elicit {command} {_EXAMPLES[command]} -- mcp-elicit serve examples/demo_server.py\n\n"
-                "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect, 4 protocol violation"
+                f"  mcp-elicit {command} {_EXAMPLES[command]} -- mcp-elicit serve examples/demo_server.py\n"
+                f"  mcp-elicit {command} https://mcp.example.com/mcp {_EXAMPLES[command]}   "
+                "# signs in if the server asks\n\n"
+                "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect or sign in, 4 protocol violation"
             ),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -228,7 +233,7 @@ def _main(args: argparse.Namespace) -> int:
                 base=getattr(args, "args", None),
                 answerer=recorded,
                 roots=roots,
-                **client_options(args),
+                **client_options(args, target),
             )
         )
     except CliError as exc:
@@ -296,6 +301,7 @@ async def run_request(
     timeout: float = 30.0,
     versions: list[str] | None = None,
     trace: output.Tracer | None = None,
+    sign_in: SignIn | None = None,
 ) -> dict[str, Any]:
     """Connect, send ``method`` for ``name`` (tool, prompt or URI) through every round, and
     return the result with what was spoken; a ``CliError`` with the right exit code
@@ -312,6 +318,7 @@ async def run_request(
             timeout=timeout,
             versions=versions,
             trace=trace,
+            sign_in=sign_in,
         ) as client:
             connected = time.perf_counter()
             during = method
@@ -339,6 +346,7 @@ async def run_request(
         "revision": revision,
         "server": {"name": info.name, "version": info.version, "title": info.title},
         "client_capabilities": capabilities,
+        "authorization": observed.authorization,
         "method": method,
         "name": name,
         "result": result,

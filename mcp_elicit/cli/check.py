@@ -7,10 +7,12 @@ every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks
 what else it offers (the names of its prompts, resources and resource templates, listed
 when it declares them; a listing that fails is a warning), and how long each step took.
 A clean result says the server answers and lists its tools; to try an elicitation flow,
-call a tool from a client that declares elicitation (``mcp-elicit call``).
+call a tool from a client that declares elicitation (``mcp-elicit call``). A server over
+HTTP that wants OAuth gets a sign-in first (``cli.sign_in``); the report names the
+authorization server whose token was used.
 
 Exit codes: 0 clean (warnings allowed unless ``--strict``), 1 the server answered but
-something is wrong (each thing named), 2 usage, 3 could not connect or start the server,
+something is wrong (each thing named), 2 usage, 3 could not connect, sign in or start the server,
 4 protocol violation (including anything but JSON-RPC on a stdio server's stdout, or a
 ``tools/list`` whose pages are malformed or never end).
 """
@@ -27,6 +29,7 @@ from typing import Any, Final
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
 from mcp_elicit.cli.options import add_connection_options, client_options, parse_args_target
+from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.cli.tool_checks import Finding, ToolVerdict, check_tools
 from mcp_elicit.client import Client
@@ -59,6 +62,8 @@ class CheckReport:
     violations: list[str] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     strict: bool = False
+    #: The OAuth sign-in used (``cli.sign_in.signed_in``), None without one.
+    authorization: dict[str, Any] | None = None
 
     @property
     def errors(self) -> int:
@@ -88,6 +93,7 @@ class CheckReport:
             "instructions": self.instructions,
             "capabilities": self.capabilities,
             "client_capabilities": self.client_capabilities,
+            "authorization": self.authorization,
             "tools_listed": self.listed,
             "pages": self.pages,
             "tools": [t.to_json() for t in self.tools],
@@ -107,14 +113,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=textwrap.fill(
             "Connect to an MCP server as a client that declares no capabilities and calls no tool; "
             "report the revision, server, capabilities, every tool with a verdict, and timings. "
+            "A server over HTTP that asks for OAuth gets a sign-in in your browser (after you say yes). "
             "TARGET is an http(s):// URL, or -- followed by the command that starts a stdio server.",
             width=80,
         ),
         epilog=(
             "examples:\n"
             "  mcp-elicit check -- mcp-elicit serve examples/demo_server.py\n"
+            "  mcp-elicit check https://mcp.example.com/mcp      # signs in if the server asks\n"
             "  mcp-elicit check https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'\n\n"
-            "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect, 4 protocol violation"
+            "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect or sign in, 4 protocol violation"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -129,7 +137,7 @@ def _main(args: argparse.Namespace) -> int:
 
     target = parse_args_target(args, args.url)
     try:
-        report = asyncio.run(run_check(target, **client_options(args), strict=args.strict))
+        report = asyncio.run(run_check(target, **client_options(args, target), strict=args.strict))
     except CliError as exc:
         if args.json:
             output.print_failure(exc, target)
@@ -148,6 +156,7 @@ async def run_check(
     versions: list[str] | None = None,
     trace: output.Tracer | None = None,
     strict: bool = False,
+    sign_in: SignIn | None = None,
 ) -> CheckReport:
     """Run the connection test; a ``CliError`` (exit 3 or 4) when there is no report to give."""
     observed = Observed()
@@ -156,7 +165,13 @@ async def run_check(
     during = "connect"
     try:
         async with connect(
-            target, answerer=None, observed=observed, timeout=timeout, versions=versions, trace=trace
+            target,
+            answerer=None,
+            observed=observed,
+            timeout=timeout,
+            versions=versions,
+            trace=trace,
+            sign_in=sign_in,
         ) as client:
             report.timings_ms["connect"] = _ms(started)
             _describe(client, report)
@@ -182,6 +197,11 @@ async def run_check(
     except Exception as exc:
         raise await explain(exc, target, observed, during=during) from None
     report.timings_ms["total"] = _ms(started)
+    report.authorization = observed.authorization
+    if report.authorization is not None and report.authorization.get("signed_in_now"):
+        # the time a person took to sign in is not the server's
+        report.timings_ms["sign_in"] = observed.sign_in_ms
+        report.timings_ms["connect"] = round(max(report.timings_ms["connect"] - observed.sign_in_ms, 0.0), 1)
     if observed.stdout_noise:
         report.violations.append(noise_note(observed).strip())
     return report

@@ -4,8 +4,10 @@
 connection saw, ``targets.Observed``) into a ``CliError``:
 
 * exit 3, ``CannotConnect``: connection refused, a name that does not resolve, TLS (an
-  untrusted certificate, ``https://`` to a plain-HTTP port), 401/403 (with the
-  ``WWW-Authenticate`` challenge and how to pass a token), 421 (the server's DNS-rebinding
+  untrusted certificate, ``https://`` to a plain-HTTP port), a sign-in that failed (the
+  ``AuthorizationError``'s message: declined, no terminal, discovery, the authorization
+  server's refusal), 401/403 (with the ``WWW-Authenticate`` challenge and how to pass a
+  token or sign in), 421 (the server's DNS-rebinding
   protection and ``--allow-host``), a wrong path (404/405, pointing at ``/mcp``), a legacy
   HTTP+SSE server (found by the GET the 2025-03-26 spec prescribes for this case), an HTML
   page, 5xx, a command that does not start or exits, a server that never answers;
@@ -33,6 +35,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
 from mcp_elicit.errors import (
+    AuthorizationError,
     CannotConnect,
     CheckFailed,
     CliError,
@@ -62,8 +65,12 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
         return UsageError(str(exc))
     if isinstance(exc, ProtocolViolation | RoundsExceeded):
         return ServerBrokeProtocol(f"{target}: {exc}{noise_note(observed)}")
+    if target.url is not None and isinstance(exc, TransportError):
+        failed = _sign_in_failure(exc)
+        if failed is not None:
+            return _not_signed_in(failed, target, observed)
     if target.url is not None and isinstance(exc, ProtocolError | TransportError):
-        refused = _refusal(target, observed.last_post())
+        refused = _refusal(target, observed.last_post(), observed)
         if refused is not None:
             return refused
     if isinstance(exc, ProtocolError):
@@ -205,7 +212,32 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
     return CannotConnect(f"{exc}")
 
 
-def _refusal(target: Target, last: HttpSeen | None) -> CliError | None:
+_AUTHORIZATION_FAILED: Final = "authorization failed: "
+_PASS_A_TOKEN: Final = "--header 'Authorization: Bearer TOKEN'"
+
+
+def _sign_in_failure(exc: TransportError) -> str | None:
+    """The message of the ``AuthorizationError`` under ``exc``, if a sign-in failed: raised
+    as such, or, from inside an HTTP exchange, reported as "authorization failed: ..."."""
+    if isinstance(exc, AuthorizationError):
+        return str(exc)
+    text = str(exc)
+    at = text.find(_AUTHORIZATION_FAILED)
+    return text[at + len(_AUTHORIZATION_FAILED) :] if at >= 0 else None
+
+
+def _not_signed_in(message: str, target: Target, observed: Observed) -> CliError:
+    refusals = [seen for seen in observed.responses if seen.status in (401, 403)]
+    answered = (
+        f" The server answered HTTP {refusals[-1].status}{_challenge(refusals[-1].headers)}."
+        if refusals
+        else ""
+    )
+    hint = "" if _PASS_A_TOKEN in message else f" With a token you already have: {_PASS_A_TOKEN}."
+    return CannotConnect(f"could not sign in to {target.url}: {clean(message).rstrip('.')}.{answered}{hint}")
+
+
+def _refusal(target: Target, last: HttpSeen | None, observed: Observed) -> CliError | None:
     """401, 403 and 421: the server is there and refuses us, whatever the body says."""
     if last is None:
         return None
@@ -214,9 +246,20 @@ def _refusal(target: Target, last: HttpSeen | None) -> CliError | None:
     given = [value for name, value in target.headers if name.lower() == "host"]
     host = given[-1].rsplit(":", 1)[0] if given else _where(url)[0]
     if status == 401:
+        challenge = _challenge(last.headers)
+        if any(name.lower() == "authorization" for name, _ in target.headers):
+            return CannotConnect(
+                f"HTTP 401 from {url}: the server does not accept the Authorization header given{challenge}. "
+                "Get a new token, or leave the header out to sign in."
+            )
+        if observed.signing_in:
+            return CannotConnect(
+                f"HTTP 401 from {url}: the server wants authorization{challenge}, but not an OAuth sign-in "
+                f"(no Bearer challenge). Pass a token with {_PASS_A_TOKEN}."
+            )
         return CannotConnect(
-            f"HTTP 401 from {url}: the server wants authorization{_challenge(last.headers)}. Pass a token with "
-            "--header 'Authorization: Bearer TOKEN' (mcp-elicit does not run the MCP OAuth flow yet)."
+            f"HTTP 401 from {url}: the server wants authorization{challenge}. Sign in by leaving out "
+            f"--no-login, or pass a token with {_PASS_A_TOKEN}."
         )
     if status == 403:
         hint = (

@@ -1,8 +1,9 @@
 """Options shared by the commands that talk to a server (``check``, ``call``, ``prompt``,
 ``read``), and reading a TARGET and ``NAME=VALUE`` arguments from them.
 
-Rules: ``--header``, ``--timeout``, ``--protocol``, ``--json`` and ``--trace`` mean the same
-everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
+Rules: ``--header``, ``--timeout``, ``--protocol``, ``--json``, ``--trace`` and the sign-in
+options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port``:
+``cli.sign_in``) mean the same everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
 a string (then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
 JSON object, and ``NAME=VALUE`` pairs override its keys.
 """
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.cli import output
+from mcp_elicit.cli.sign_in import add_sign_in_options, sign_in_from_args
 from mcp_elicit.cli.targets import Target, parse_target
 from mcp_elicit.errors import UsageError
 from mcp_elicit.wire.versions import SUPPORTED
@@ -29,7 +31,8 @@ def add_connection_options(parser: argparse.ArgumentParser, *, timeout: float) -
         action="append",
         default=[],
         metavar="'NAME: VALUE'",
-        help="an HTTP header for every request, e.g. 'Authorization: Bearer TOKEN' (repeatable)",
+        help="an HTTP header for every request (repeatable); 'Authorization: Bearer TOKEN' uses that token "
+        "and does not sign in",
     )
     parser.add_argument(
         "--timeout",
@@ -49,19 +52,21 @@ def add_connection_options(parser: argparse.ArgumentParser, *, timeout: float) -
     parser.add_argument(
         "--trace", action="store_true", help="print every JSON-RPC message on stderr (requestState shortened)"
     )
+    add_sign_in_options(parser)
 
 
 def parse_args_target(args: argparse.Namespace, url: str | None) -> Target:
     return parse_target(url, args.server_command, args.header)
 
 
-def client_options(args: argparse.Namespace) -> dict[str, Any]:
+def client_options(args: argparse.Namespace, target: Target) -> dict[str, Any]:
     if args.timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
     return {
         "timeout": args.timeout,
         "versions": list(args.protocol) if args.protocol else None,
         "trace": output.Tracer() if args.trace else None,
+        "sign_in": sign_in_from_args(args, target),
     }
 
 

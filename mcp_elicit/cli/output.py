@@ -23,7 +23,16 @@ if TYPE_CHECKING:
     from mcp_elicit.cli.targets import Target
     from mcp_elicit.errors import CliError
 
-__all__ = ["Paint", "Tracer", "print_check", "print_failure", "print_json", "print_result", "shorten_state"]
+__all__ = [
+    "Paint",
+    "Tracer",
+    "print_check",
+    "print_failure",
+    "print_json",
+    "print_result",
+    "shorten_state",
+    "sign_in_text",
+]
 
 _STATE_KEEP = 16
 
@@ -110,6 +119,8 @@ def print_check(report: CheckReport) -> None:
         row("instructions", _fit(report.instructions, width - 15))
     declared = ", ".join(sorted(report.client_capabilities)) or "no capabilities"
     row("this client", f"declared {declared} and called no tool")
+    if report.authorization is not None:
+        row("signed in", sign_in_text(report.authorization))
     out.append("")
     if report.listed:
         pages = "page" if report.pages == 1 else "pages"
@@ -138,7 +149,8 @@ def print_check(report: CheckReport) -> None:
         color = "red" if finding.severity == "error" else "yellow"
         row("server", f"{paint(finding.severity, color)} {finding.code}: {clean(finding.message)}")
     timings = report.timings_ms
-    parts = [f"connect {_ms(timings['connect'])}"] if "connect" in timings else []
+    parts = [f"sign-in {_ms(timings['sign_in'])} (with you)"] if "sign_in" in timings else []
+    parts += [f"connect {_ms(timings['connect'])}"] if "connect" in timings else []
     if "tools_list" in timings:
         parts.append(f"tools/list {_ms(timings['tools_list'])}")
     if "total" in timings:
@@ -148,6 +160,14 @@ def print_check(report: CheckReport) -> None:
     out.append("")
     out.extend(_verdict(report, paint))
     print("\n".join(out))
+
+
+def sign_in_text(authorization: Mapping[str, Any]) -> str:
+    """How the connection was authorized, in words."""
+    how = (
+        "signed in just now" if authorization.get("signed_in_now") else "a token kept from an earlier sign-in"
+    )
+    return f"with OAuth at {clean(str(authorization.get('issuer')))} ({how})"
 
 
 def _ms(value: float) -> str:

@@ -15,7 +15,8 @@ Rules:
   (with its causes: refused, TLS, name resolution) are kept in ``Observed``; over stdio,
   every line the server wrote to stdout that was not JSON-RPC. Nothing here decides what a
   failure means: ``cli.diagnose`` does.
-* Only the TARGET URL (and where it redirects) is ever requested.
+* Only the TARGET URL (and where it redirects) is ever requested, and, when the server
+  wants a sign-in (``cli.sign_in``), its authorization server.
 * httpx and the HTTP transport are imported only for an HTTP TARGET (``cli.http_watch``):
   a stdio connection test should not pay for them at start-up.
 """
@@ -26,9 +27,10 @@ import contextlib
 import logging
 import re
 import shlex
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 from mcp_elicit.client import Answerer, Client
@@ -36,6 +38,9 @@ from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
 from mcp_elicit.transports.stdio_client import StdioTransport
+
+if TYPE_CHECKING:
+    from mcp_elicit.cli.sign_in import SignIn
 
 __all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_command"]
 
@@ -132,6 +137,12 @@ class Observed:
     responses: list[HttpSeen] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     stdout_noise: list[str] = field(default_factory=list)
+    #: Whether the connection could sign in (``cli.sign_in``), and what the sign-in used:
+    #: ``{"issuer": ..., "signed_in_now": ...}``, None when no token was used.
+    signing_in: bool = False
+    authorization: dict[str, Any] | None = None
+    #: Milliseconds spent before the MCP requests on the sign-in (a person included).
+    sign_in_ms: float = 0.0
 
     def last_post(self) -> HttpSeen | None:
         for seen in reversed(self.responses):
@@ -167,8 +178,10 @@ async def connect(
     roots: RootsCallback | None = None,
     versions: Sequence[str] | None = None,
     trace: Trace | None = None,
+    sign_in: SignIn | None = None,
 ) -> AsyncIterator[Client]:
-    """A connected ``Client`` for ``target``; exceptions pass through as raised."""
+    """A connected ``Client`` for ``target``, signing in first as ``sign_in`` says (HTTP);
+    exceptions pass through as raised."""
     options: dict[str, Any] = {"timeout": timeout, "probe_timeout": min(timeout, 10.0)}
     if versions:
         options["versions"] = list(versions)
@@ -187,12 +200,22 @@ async def connect(
                 from mcp_elicit.cli.http_watch import Watch
                 from mcp_elicit.transports.http_client import HttpTransport
 
+                auth: httpx.Auth | None = None
+                if sign_in is not None:
+                    from mcp_elicit.cli import sign_in as signing
+
+                    auth = await stack.enter_async_context(signing.oauth(sign_in, target, observed))
                 http = httpx.AsyncClient(
                     transport=Watch(observed),
                     timeout=httpx.Timeout(connect=min(timeout, 10.0), read=None, write=60.0, pool=60.0),
                     follow_redirects=True,
+                    auth=auth,
                 )
                 await stack.enter_async_context(http)
+                if sign_in is not None:
+                    started = time.perf_counter()
+                    await signing.sign_in_first(http, target, timeout, versions)
+                    observed.sign_in_ms = round((time.perf_counter() - started) * 1000, 1)
                 transport = HttpTransport(target.url, headers=dict(target.headers), client=http, trace=trace)
             else:
                 transport = StdioTransport(target.command, trace=trace)

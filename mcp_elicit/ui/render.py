@@ -1,9 +1,11 @@
 """What the terminal answerer shows, as rich renderables: the question (who asks, during
-which request, the message, every field), the review of the answers, the URL consent.
+which request, the message, every field), the review of the answers, the URL consent, and
+the consent to sign in (``ui.sign_in``).
 
 Rules: server text enters only as ``rich.text.Text`` built from ``form_text.clean`` output,
 never as markup, so a server cannot style, move or hide anything; styles come from here
-only. Imported only by ``ui.terminal`` once the ``cli`` extra is known to be installed.
+only. Imported only by ``ui.terminal`` and ``ui.sign_in`` once the ``cli`` extra is known to be
+installed.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from mcp_elicit.errors import ValidationProblem
 from mcp_elicit.forms import FieldSpec, FormSchema
 from mcp_elicit.ui.form_text import clean, constraints, default_text, label, option_lines, show_value
 
-__all__ = ["problems_text", "question_panel", "review_table", "url_panel", "url_text"]
+__all__ = ["problems_text", "question_panel", "review_table", "sign_in_panel", "url_panel", "url_text"]
 
 _PART_STYLES = {
     "scheme": "dim",
@@ -130,32 +132,61 @@ def url_text(verdict: UrlVerdict) -> Text:
     return text
 
 
-def url_panel(request: ElicitationRequest, verdict: UrlVerdict) -> Panel:
-    """The URL-mode question: the full URL, where it really goes, and every warning."""
-    parts: list[RenderableType] = [_context(request), Text()]
-    parts.append(Text(clean(request.message, multiline=True) or "(no message)"))
-    parts.extend([Text(), url_text(verdict), Text()])
+def _url_lines(verdict: UrlVerdict) -> list[RenderableType]:
+    """The full URL, where it really goes, and every warning (or why it is refused)."""
+    parts: list[RenderableType] = [url_text(verdict), Text()]
     if verdict.refused:
         for warning in verdict.warnings:
             parts.append(Text(f"✗ {clean(warning.text)}", style="bold red"))
         parts.append(Text("This address will not be opened.", style="bold red"))
-    else:
-        site = Text("Site: ", style="dim")
-        site.append(clean(verdict.site), style="bold")
-        if verdict.host != verdict.site:
-            site.append("   page on ", style="dim")
-            site.append(clean(verdict.host))
-        if verdict.ascii_host != verdict.host:
-            site.append(f"   (to DNS: {clean(verdict.ascii_host)})", style="dim")
-        parts.append(site)
-        for warning in verdict.warnings:
-            parts.append(Text(f"⚠ {clean(warning.text)}", style="yellow"))
-        parts.append(
-            Text(
-                "Nothing is opened or fetched unless you say so; then it opens in your browser.",
-                style="dim",
-            )
-        )
+        return parts
+    site = Text("Site: ", style="dim")
+    site.append(clean(verdict.site), style="bold")
+    if verdict.host != verdict.site:
+        site.append("   page on ", style="dim")
+        site.append(clean(verdict.host))
+    if verdict.ascii_host != verdict.host:
+        site.append(f"   (to DNS: {clean(verdict.ascii_host)})", style="dim")
+    parts.append(site)
+    for warning in verdict.warnings:
+        parts.append(Text(f"⚠ {clean(warning.text)}", style="yellow"))
+    parts.append(
+        Text("Nothing is opened or fetched unless you say so; then it opens in your browser.", style="dim")
+    )
+    return parts
+
+
+def url_panel(request: ElicitationRequest, verdict: UrlVerdict) -> Panel:
+    """The URL-mode question: the full URL, where it really goes, and every warning."""
+    parts: list[RenderableType] = [_context(request), Text()]
+    parts.append(Text(clean(request.message, multiline=True) or "(no message)"))
+    parts.append(Text())
+    parts.extend(_url_lines(verdict))
     title = _asker(request)
     title.append(" asks you to open a web page")
+    return Panel(Group(*parts), title=title, title_align="left", border_style="magenta")
+
+
+def sign_in_panel(server: str, issuer: str, verdict: UrlVerdict, issuer_site: str | None = None) -> Panel:
+    """Consent to sign in: which MCP server wants it, the authorization server (issuer)
+    that signs the person in, and its page, shown like a URL-mode question's URL."""
+    about = Table.grid(padding=(0, 2))
+    about.add_column(style="dim", no_wrap=True)
+    about.add_column(overflow="fold")
+    about.add_row("MCP server", Text(clean(server), style="bold"))
+    about.add_row("signs you in", Text(clean(issuer), style="bold"))
+    parts: list[RenderableType] = [about, Text()]
+    parts.append(
+        Text(
+            "This server wants you to sign in (OAuth). You sign in on the authorization server's own "
+            "page; mcp-elicit gets a token for this server only."
+        )
+    )
+    if issuer_site and not verdict.refused and issuer_site != verdict.site:
+        parts.append(
+            Text(f"⚠ The sign-in page is not on the issuer's site ({clean(issuer_site)}).", style="yellow")
+        )
+    parts.append(Text())
+    parts.extend(_url_lines(verdict))
+    title = Text("An MCP server asks you to sign in", style="bold")
     return Panel(Group(*parts), title=title, title_align="left", border_style="magenta")

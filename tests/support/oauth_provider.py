@@ -71,7 +71,19 @@ class Client(ClientMixin):  # type: ignore[misc]
         return " ".join(s for s in scope.split() if s in allowed)
 
     def check_redirect_uri(self, redirect_uri: str) -> bool:
-        return redirect_uri in self.redirect_uris
+        """Exact, except that a loopback IP redirect URI matches on any port (RFC 8252 §7.3:
+        a native app listens on whatever port is free when it asks)."""
+        if redirect_uri in self.redirect_uris:
+            return True
+
+        def loopback(uri: str) -> tuple[str, str, str] | None:
+            parts = urllib.parse.urlsplit(uri)
+            if parts.scheme != "http" or parts.hostname not in ("127.0.0.1", "::1") or parts.fragment:
+                return None
+            return parts.hostname, parts.path, parts.query
+
+        given = loopback(redirect_uri)
+        return given is not None and any(loopback(uri) == given for uri in self.redirect_uris)
 
     def check_client_secret(self, client_secret: str) -> bool:
         return hmac.compare_digest(client_secret, self.client_secret)

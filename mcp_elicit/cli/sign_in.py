@@ -1,0 +1,294 @@
+"""Signing in to an HTTP TARGET that wants it (MCP authorization, OAuth 2.1) for ``check``,
+``call``, ``prompt`` and ``read``.
+
+Rules:
+
+* An HTTP TARGET signs in when the server asks for it (a 401 with a Bearer challenge),
+  unless the user gave an ``Authorization`` header (``--header``) or ``--no-login``. The
+  flow is ``transports.http_auth.OAuth``; the person's part is
+  ``transports.oauth_loopback.LoopbackAuthorizer``: consent in the terminal
+  (``ui.sign_in``), then the system browser, then the way back on 127.0.0.1.
+* Without a terminal on stdin and stderr there is nobody to ask: the sign-in fails with an
+  ``AuthorizationError`` saying to run the command in a terminal or to pass a token, at the
+  flow's first need for a person (before it registers a client). Stored tokens, and their
+  refresh, work without a terminal.
+* Tokens and client registrations are kept in a ``FileTokenStore`` (0600) at
+  ``$MCP_ELICIT_TOKENS``, else ``$XDG_STATE_HOME/mcp-elicit/tokens.json``, else
+  ``~/.local/state/mcp-elicit/tokens.json`` (``%LOCALAPPDATA%\\mcp-elicit\\tokens.json`` on
+  Windows): the next run reuses them, and a refresh needs nobody.
+* ``--client-id`` and ``--client-secret`` (or ``$MCP_ELICIT_CLIENT_SECRET``, kept out of
+  argv) name a client registered beforehand; ``--callback-port`` fixes the loopback port
+  for an authorization server that registers exact redirect URIs.
+* The era probe (``server/discover``) is sent once more before the MCP requests
+  (``sign_in_first``), its answer unread, so that a sign-in, which waits for a person, is
+  over before they start: their ``--timeout`` counts network time only, and a flow inside
+  one of their HTTP requests cannot tell the client that it waits for a person.
+* What the sign-in did (the issuer; whether a person signed in during this run) is put in
+  ``targets.Observed.authorization`` for the reports. httpx and the OAuth stack are
+  imported only when an HTTP TARGET is connected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import sys
+import textwrap
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from mcp_elicit.cli.targets import Observed, Target
+from mcp_elicit.errors import AuthorizationError, UsageError
+from mcp_elicit.wire.versions import LATEST_MODERN, is_modern
+
+if TYPE_CHECKING:
+    import httpx
+
+    from mcp_elicit.transports.http_auth import OAuth, TokenStore
+    from mcp_elicit.transports.oauth_loopback import Consent, LoopbackAuthorizer, Opener
+
+__all__ = [
+    "NO_TERMINAL",
+    "SECRET_ENV",
+    "TOKENS_ENV",
+    "SignIn",
+    "add_sign_in_options",
+    "sign_in_first",
+    "sign_in_from_args",
+    "signed_in",
+    "token_file",
+]
+
+TOKENS_ENV: Final = "MCP_ELICIT_TOKENS"
+SECRET_ENV: Final = "MCP_ELICIT_CLIENT_SECRET"
+_APP_DIR: Final = "mcp-elicit"
+_TOKENS_FILE: Final = "tokens.json"
+
+
+@dataclass(frozen=True)
+class SignIn:
+    """How to sign in to an HTTP TARGET. ``consent`` and ``open_url`` are the terminal's and
+    the system browser's unless given (another front end, tests)."""
+
+    tokens: Path
+    client_id: str | None = None
+    client_secret: str | None = None
+    callback_port: int = 0
+    timeout: float = 300.0
+    consent: Consent | None = None
+    open_url: Opener | None = None
+
+
+def add_sign_in_options(parser: argparse.ArgumentParser) -> None:
+    about = (
+        "A server that asks for OAuth gets a sign-in in your browser, after you say yes in the "
+        f"terminal. Tokens are kept in ${TOKENS_ENV} (default: $XDG_STATE_HOME or ~/.local/state, "
+        "then mcp-elicit/tokens.json), so the next run does not ask again."
+    )
+    group = parser.add_argument_group("signing in (HTTP targets)", textwrap.fill(about, width=76))
+    group.add_argument(
+        "--no-login",
+        action="store_true",
+        help="never sign in: a server that wants authorization is reported (exit 3)",
+    )
+    group.add_argument(
+        "--client-id",
+        metavar="ID",
+        help="sign in as this client, registered beforehand at the authorization server",
+    )
+    group.add_argument(
+        "--client-secret",
+        metavar="SECRET",
+        help=f"the secret of --client-id (better: ${SECRET_ENV}, which stays out of the process list)",
+    )
+    group.add_argument(
+        "--callback-port",
+        type=int,
+        default=0,
+        metavar="PORT",
+        help="take the browser's way back on http://127.0.0.1:PORT/callback (default: any free port)",
+    )
+
+
+def token_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where tokens and registrations are kept (see the module docstring; not created here)."""
+    env = os.environ if environ is None else environ
+    given = env.get(TOKENS_ENV)
+    if given:
+        return Path(given).expanduser()
+    if sys.platform.startswith("win"):
+        local = env.get("LOCALAPPDATA")
+        return (Path(local) if local else Path.home() / "AppData" / "Local") / _APP_DIR / _TOKENS_FILE
+    state = env.get("XDG_STATE_HOME", "")
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    base = Path(state) if state.startswith("/") else home / ".local" / "state"
+    return base / _APP_DIR / _TOKENS_FILE
+
+
+def sign_in_from_args(args: argparse.Namespace, target: Target) -> SignIn | None:
+    """The sign-in the options ask for, or None (a stdio TARGET, an ``Authorization``
+    header, ``--no-login``); ``UsageError`` for options that do not go together."""
+    client_id: str | None = args.client_id
+    secret: str | None = args.client_secret
+    port: int = args.callback_port
+    chosen = [
+        name
+        for name, given in (
+            ("--client-id", client_id),
+            ("--client-secret", secret),
+            ("--callback-port", port),
+        )
+        if given
+    ]
+    if not 0 <= port <= 65535:
+        raise UsageError(f"--callback-port is a port number (1-65535), not {port}")
+    if secret is not None and client_id is None:
+        raise UsageError("--client-secret needs --client-id")
+    if target.url is None:
+        if chosen:
+            raise UsageError(f"{chosen[0]} is for HTTP targets; a stdio server gets no sign-in")
+        return None
+    header = any(name.lower() == "authorization" for name, _ in target.headers)
+    if args.no_login or header:
+        if chosen:
+            why = "--no-login" if args.no_login else "an Authorization header"
+            raise UsageError(f"{chosen[0]} is for signing in, and {why} says not to sign in")
+        return None
+    if client_id is not None and secret is None:
+        secret = os.environ.get(SECRET_ENV) or None
+    return SignIn(token_file(), client_id=client_id, client_secret=secret, callback_port=port)
+
+
+# ---- connecting ----------------------------------------------------------------------------
+
+
+NO_TERMINAL: Final = (
+    "the server wants you to sign in, which needs you at a terminal, and stdin or stderr is not one here: "
+    "run the command in a terminal, or pass a token with --header 'Authorization: Bearer TOKEN'"
+)
+
+
+def _terminal() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+class _Nobody:
+    """The ``Authorizer`` when there is nobody to sign in: the flow stops at its first need
+    for a person (before it registers a client), with ``NO_TERMINAL``."""
+
+    completed: tuple[str, ...] = ()
+
+    @property
+    def redirect_uri(self) -> str:
+        raise AuthorizationError(NO_TERMINAL)
+
+    async def authorize(self, url: str, *, issuer: str) -> str:
+        raise AuthorizationError(NO_TERMINAL)
+
+
+def _terminal_consent(server: str) -> Consent:
+    async def consent(url: str, issuer: str) -> bool:
+        from mcp_elicit.ui.sign_in import TerminalConsent
+
+        try:
+            ask = TerminalConsent(server)
+        except UsageError as exc:  # the cli extra is missing
+            raise AuthorizationError(str(exc)) from None
+        return await ask(url, issuer)
+
+    return consent
+
+
+class _Noting:
+    """A ``TokenStore`` that passes everything on to ``inner`` and notes, in ``observed``,
+    which issuer the tokens in use come from."""
+
+    def __init__(
+        self, inner: TokenStore, observed: Observed, authorizer: LoopbackAuthorizer | _Nobody
+    ) -> None:
+        self.inner = inner
+        self.observed = observed
+        self.authorizer = authorizer
+
+    async def load(self, key: str) -> Mapping[str, Any] | None:
+        record = await self.inner.load(key)
+        self._note(record)
+        return record
+
+    async def save(self, key: str, record: Mapping[str, Any]) -> None:
+        await self.inner.save(key, record)
+        self._note(record)
+
+    def _note(self, record: Mapping[str, Any] | None) -> None:
+        if record is None:
+            return
+        issuer = record.get("issuer")
+        if isinstance(issuer, str) and isinstance(record.get("tokens"), Mapping):
+            self.observed.authorization = signed_in(issuer, now=bool(self.authorizer.completed))
+
+
+def signed_in(issuer: str, *, now: bool) -> dict[str, Any]:
+    """What the reports say about a sign-in: its issuer, and whether it happened now."""
+    return {"issuer": issuer, "signed_in_now": now}
+
+
+@contextlib.asynccontextmanager
+async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIterator[OAuth]:
+    """The ``httpx.Auth`` that signs in to ``target``; everything it opened is closed after."""
+    from mcp_elicit.transports.http_auth import FileTokenStore, OAuth
+    from mcp_elicit.transports.oauth_loopback import LoopbackAuthorizer
+
+    authorizer: LoopbackAuthorizer | _Nobody
+    if sign_in.consent is None and not _terminal():
+        authorizer = _Nobody()
+    else:
+        if sign_in.open_url is not None:
+            open_url = sign_in.open_url
+        else:
+            from mcp_elicit.ui.terminal import system_browser
+
+            open_url = system_browser
+        authorizer = LoopbackAuthorizer(
+            consent=sign_in.consent or _terminal_consent(target.url or ""),
+            open_url=open_url,
+            timeout=sign_in.timeout,
+            port=sign_in.callback_port,
+        )
+    store = _Noting(FileTokenStore(sign_in.tokens), observed, authorizer)
+    auth = OAuth(authorizer, client_id=sign_in.client_id, client_secret=sign_in.client_secret, store=store)
+    observed.signing_in = True
+    try:
+        yield auth
+    finally:
+        await auth.aclose()
+        if isinstance(authorizer, LoopbackAuthorizer):
+            await authorizer.aclose()
+
+
+async def sign_in_first(
+    http: httpx.AsyncClient, target: Target, timeout: float, versions: Sequence[str] | None = None
+) -> None:
+    """The era probe (``server/discover``, declaring no capabilities) sent once before the
+    MCP requests, its answer left unread: a server that wants a sign-in gets it here, where
+    a person's time is not counted against ``--timeout``. Not traced. A network failure is
+    left for the MCP requests to meet (and explain)."""
+    import httpx
+
+    from mcp_elicit.core.client import ClientInfo, MessageBuilder, request_headers
+
+    offered = [v for v in versions or () if is_modern(v)]
+    revision = offered[0] if offered else LATEST_MODERN
+    _, message = MessageBuilder(ClientInfo(), {}).request("server/discover", None, revision)
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        **dict(target.headers),
+        **request_headers(message, revision),
+    }
+    limit = httpx.Timeout(timeout, connect=min(timeout, 10.0))
+    with contextlib.suppress(httpx.HTTPError):
+        async with http.stream("POST", target.url or "", headers=headers, json=message, timeout=limit):
+            pass

@@ -1,0 +1,282 @@
+"""``mcp-elicit check|call`` against a server that wants OAuth (MCP authorization): the
+real protected server and authorization server of ``support.mcp_authorization``, served
+from a thread (``cli.auth_site``); the command in a real terminal (``cli.pty_session``) or
+in process. The browser is an httpx client that opens the authorization URL and follows
+the provider's redirect back to the loopback callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from cli.auth_site import browse, served
+from cli.helpers import run
+from cli.pty_session import ENTER, ESC, PtySession
+from mcp_elicit.cli.call import run_request
+from mcp_elicit.cli.check import run_check
+from mcp_elicit.cli.sign_in import NO_TERMINAL, SECRET_ENV, TOKENS_ENV, SignIn, token_file
+from mcp_elicit.cli.targets import Target
+
+from support.mcp_authorization import McpAuthorization
+from support.oauth_provider import CLIENT_ID, CLIENT_SECRET
+from support.procs import ROOT, cli
+
+HELLO = "hello from the protected server"
+AUTHORIZE = re.compile(r"http://127\.0\.0\.1:\d+/authorize\?\S+")
+
+
+@pytest.fixture
+def site() -> Iterator[McpAuthorization]:
+    with served() as site:
+        yield site
+
+
+@pytest.fixture
+def tokens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Where this test's tokens go (``$MCP_ELICIT_TOKENS``), never the user's own file."""
+    path = tmp_path / "state" / "tokens.json"
+    monkeypatch.setenv(TOKENS_ENV, str(path))
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    return path
+
+
+@dataclass
+class Person:
+    """Says yes to the sign-in, and does the browser's part (``consent`` and ``open_url``)."""
+
+    asked: list[tuple[str, str]] = field(default_factory=list)
+    pages: list[str] = field(default_factory=list)
+
+    async def consent(self, url: str, issuer: str) -> bool:
+        self.asked.append((url, issuer))
+        return True
+
+    def open_url(self, url: str) -> bool:
+        self.pages.append(browse(url))
+        return True
+
+    def sign_in(self, tokens: Path, **options: object) -> SignIn:
+        return SignIn(tokens, consent=self.consent, open_url=self.open_url, **options)  # type: ignore[arg-type]
+
+
+def record(tokens: Path, site: McpAuthorization) -> dict[str, object]:
+    stored = json.loads(tokens.read_text())[site.url]
+    assert isinstance(stored, dict)
+    return stored
+
+
+# ---- in a real terminal ---------------------------------------------------------------------
+
+needs_pty = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+
+@needs_pty
+def test_call_signs_in_from_a_real_terminal_and_the_next_run_does_not_ask(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pty = PtySession([*cli(), "call", site.url, "whoami"], cwd=ROOT, env=dict(os.environ))
+    try:
+        pty.expect("An MCP server asks you to sign in")
+        pty.expect(f"MCP server    {site.url}")
+        pty.expect(f"signs you in  {site.base}")
+        pty.expect(f"{site.base}/authorize?response_type=code")
+        pty.expect("Site: 127.0.0.1")
+        pty.expect("o: open it in your browser to sign in · d: decline · Esc: cancel >")
+        pty.send("o" + ENTER)
+        pty.expect("Opening the sign-in page.")
+        # no display here: the address is printed for the person to open
+        pty.expect("could not start a browser here; open this address yourself to sign in:")
+        pty.expect("waiting for the sign-in in your browser (up to 300 s; Ctrl-C to stop)")
+        url = AUTHORIZE.findall(pty.screen)[-1]
+        page = browse(url)
+        assert "Signed in" in page and "You can close this tab" in page
+        pty.expect(HELLO)
+        assert pty.wait() == 0
+    finally:
+        pty.close()
+    assert stat.S_IMODE(tokens.stat().st_mode) == 0o600
+    assert (site.registrations, site.provider.exchanges) == (1, 1)
+    stored = record(tokens, site)
+    assert stored["issuer"] == site.base
+    # The next run has no terminal (in process, stdin is not one): it needs none.
+    result = run(capsys, "call", site.url, "whoami", "--json")
+    assert result.code == 0, result.err
+    outcome = result.json()
+    assert outcome["result"]["content"][0]["text"] == HELLO
+    assert outcome["authorization"] == {"issuer": site.base, "signed_in_now": False}
+    assert (site.registrations, site.provider.exchanges) == (1, 1)
+
+
+@needs_pty
+@pytest.mark.parametrize("key", ["d" + ENTER, ESC])
+def test_declining_in_the_terminal_is_exit_3(site: McpAuthorization, tokens: Path, key: str) -> None:
+    pty = PtySession([*cli(), "check", site.url], cwd=ROOT, env=dict(os.environ))
+    try:
+        pty.expect("o: open it in your browser to sign in · d: decline · Esc: cancel >")
+        pty.send(key, pause=0.8 if key == ESC else 0.05)
+        pty.expect("Sign-in declined.")
+        pty.expect(f"mcp-elicit: could not sign in to {site.url}: sign-in declined.")
+        assert pty.wait() == 3
+    finally:
+        pty.close()
+    assert site.provider.exchanges == 0
+    assert not tokens.exists()
+
+
+# ---- in process ------------------------------------------------------------------------------
+
+
+def test_without_a_terminal_a_sign_in_is_exit_3_saying_what_to_do(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "call", site.url, "whoami")
+    assert result.code == 3
+    assert f"could not sign in to {site.url}: {NO_TERMINAL}" in result.err
+    assert "run the command in a terminal, or pass a token with --header 'Authorization: Bearer TOKEN'" in (
+        result.err
+    )
+    assert "HTTP 401" in result.err  # what the server said
+    result = run(capsys, "check", site.url, "--json")
+    assert result.code == 3
+    assert result.json()["error"].startswith(
+        f"could not sign in to {site.url}: the server wants you to sign in"
+    )
+    assert site.registrations == 0  # it stopped before registering a client nobody could use
+    assert not tokens.exists()
+
+
+def test_no_login_reports_the_401(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "call", site.url, "whoami", "--no-login")
+    assert result.code == 3
+    assert f"HTTP 401 from {site.url}: the server wants authorization" in result.err
+    assert "resource_metadata=" in result.err
+    assert "Sign in by leaving out --no-login, or pass a token with --header" in result.err
+    assert site.registrations == 0
+
+
+def test_a_token_given_with_header_is_used_and_nothing_signs_in(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = run(capsys, "check", site.url, "-H", "Authorization: Bearer not-a-token")
+    assert result.code == 3
+    assert "does not accept the Authorization header given" in result.err
+    assert site.registrations == 0 and not tokens.exists()
+
+
+def test_check_signs_in_declares_nothing_and_says_with_whom(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    person = Person()
+    report = asyncio.run(run_check(Target(url=site.url), sign_in=person.sign_in(tokens)))
+    assert report.exit_code == 0, report.to_json()
+    assert report.client_capabilities == {}
+    assert [tool.name for tool in report.tools] == ["whoami"]
+    assert report.authorization == {"issuer": site.base, "signed_in_now": True}
+    assert report.timings_ms["sign_in"] > 0  # apart: a person's time is not the server's
+    assert [issuer for _, issuer in person.asked] == [site.base]
+    assert "Signed in" in person.pages[0]
+    # the next run uses the stored token, and says so
+    result = run(capsys, "check", site.url)
+    assert result.code == 0, result.err
+    assert f"signed in     with OAuth at {site.base} (a token kept from an earlier sign-in)" in result.out
+    result = run(capsys, "check", site.url, "--json")
+    assert result.json()["authorization"] == {"issuer": site.base, "signed_in_now": False}
+    assert result.json()["client_capabilities"] == {}
+    assert "sign_in" not in result.json()["timings_ms"]
+    assert site.provider.exchanges == 1
+
+
+def test_an_expired_token_is_refreshed_without_a_terminal(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asyncio.run(run_request(Target(url=site.url), "tools/call", "whoami", sign_in=Person().sign_in(tokens)))
+    site.provider.expire_all()
+    result = run(capsys, "call", site.url, "whoami")
+    assert result.code == 0, result.err
+    assert result.out.strip() == HELLO
+    assert (site.provider.exchanges, site.provider.refreshes) == (1, 1)
+
+
+def test_a_client_registered_beforehand(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.registration = False
+    site.provider.register("http://127.0.0.1/callback")  # a loopback redirect URI: any port (RFC 8252)
+    person = Person()
+    sign_in = person.sign_in(tokens, client_id=CLIENT_ID, client_secret=CLIENT_SECRET)
+    outcome = asyncio.run(run_request(Target(url=site.url), "tools/call", "whoami", sign_in=sign_in))
+    assert outcome["result"]["content"][0]["text"] == HELLO
+    assert f"client_id={CLIENT_ID}&" in person.asked[0][0]
+    assert (site.registrations, site.provider.exchanges) == (0, 1)
+    # Later runs name the client on the command line, its secret in the environment.
+    site.provider.expire_all()
+    monkeypatch.setenv(SECRET_ENV, "not-the-secret")
+    result = run(capsys, "call", site.url, "whoami", "--client-id", CLIENT_ID)
+    assert result.code == 3  # the refresh is refused, and a new sign-in needs a terminal
+    assert NO_TERMINAL in result.err
+    monkeypatch.setenv(SECRET_ENV, CLIENT_SECRET)
+    result = run(capsys, "call", site.url, "whoami", "--client-id", CLIENT_ID)
+    assert result.code == 0, result.err
+    assert (site.provider.exchanges, site.provider.refreshes) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--client-secret", "s"], "--client-secret needs --client-id"),
+        (["--client-id", "c", "--no-login"], "--client-id is for signing in, and --no-login says not to"),
+        (["--client-id", "c", "-H", "Authorization: Bearer t"], "and an Authorization header says not to"),
+        (["--callback-port", "70000"], "--callback-port is a port number"),
+    ],
+)
+def test_sign_in_options_that_do_not_go_together(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    result = run(capsys, "check", "http://127.0.0.1:9/mcp", *argv)
+    assert result.code == 2
+    assert message in result.err
+
+
+def test_sign_in_options_are_for_http_targets(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--client-id", "c", "--", sys.executable, "-c", "pass")
+    assert result.code == 2
+    assert "--client-id is for HTTP targets" in result.err
+
+
+def test_the_help_names_the_sign_in_options(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("check", "call"):
+        with pytest.raises(SystemExit):
+            run(capsys, command, "--help")
+        text = capsys.readouterr().out
+        for option in (
+            "--no-login",
+            "--client-id",
+            "--client-secret",
+            "--callback-port",
+            TOKENS_ENV,
+            SECRET_ENV,
+        ):
+            assert option in text, (command, option)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
+def test_where_the_tokens_are_kept() -> None:
+    assert token_file({TOKENS_ENV: "/srv/t.json", "XDG_STATE_HOME": "/state"}) == Path("/srv/t.json")
+    assert token_file({"XDG_STATE_HOME": "/state", "HOME": "/home/a"}) == Path(
+        "/state/mcp-elicit/tokens.json"
+    )
+    relative = {"XDG_STATE_HOME": "state", "HOME": "/home/a"}  # not absolute: ignored (XDG)
+    assert token_file(relative) == Path("/home/a/.local/state/mcp-elicit/tokens.json")
+    assert token_file({"HOME": "/home/a"}) == Path("/home/a/.local/state/mcp-elicit/tokens.json")
