@@ -212,18 +212,13 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
     return CannotConnect(f"{exc}")
 
 
-_AUTHORIZATION_FAILED: Final = "authorization failed: "
 _PASS_A_TOKEN: Final = "--header 'Authorization: Bearer TOKEN'"
 
 
 def _sign_in_failure(exc: TransportError) -> str | None:
-    """The message of the ``AuthorizationError`` under ``exc``, if a sign-in failed: raised
-    as such, or, from inside an HTTP exchange, reported as "authorization failed: ..."."""
-    if isinstance(exc, AuthorizationError):
-        return str(exc)
-    text = str(exc)
-    at = text.find(_AUTHORIZATION_FAILED)
-    return text[at + len(_AUTHORIZATION_FAILED) :] if at >= 0 else None
+    """The message of ``exc`` if a sign-in failed (the client raises the flow's
+    ``AuthorizationError`` as such)."""
+    return str(exc) if isinstance(exc, AuthorizationError) else None
 
 
 def _not_signed_in(message: str, target: Target, observed: Observed) -> CliError:

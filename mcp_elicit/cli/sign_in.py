@@ -19,12 +19,12 @@ Rules:
 * ``--client-id`` and ``--client-secret`` (or ``$MCP_ELICIT_CLIENT_SECRET``, kept out of
   argv) name a client registered beforehand; ``--callback-port`` fixes the loopback port
   for an authorization server that registers exact redirect URIs.
-* The era probe (``server/discover``) is sent once more before the MCP requests
-  (``sign_in_first``), its answer unread, so that a sign-in, which waits for a person, is
-  over before they start: their ``--timeout`` counts network time only, and a flow inside
-  one of their HTTP requests cannot tell the client that it waits for a person.
-* What the sign-in did (the issuer; whether a person signed in during this run) is put in
-  ``targets.Observed.authorization`` for the reports. httpx and the OAuth stack are
+* A person's time signing in does not count against ``--timeout`` (the flow says it waits
+  for a person, as an answerer does), and the reports show it apart from "connect".
+* The loopback listens on the port an earlier run registered, when it is free: an
+  authorization server that registers exact redirect URIs keeps accepting it.
+* What the sign-in did (the issuer; whether a person signed in during this run; how long
+  it took) is put in ``targets.Observed`` for the reports. httpx and the OAuth stack are
   imported only when an HTTP TARGET is connected.
 """
 
@@ -35,18 +35,16 @@ import contextlib
 import os
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Mapping, Sequence
+import urllib.parse
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp_elicit.cli.targets import Observed, Target
 from mcp_elicit.errors import AuthorizationError, UsageError
-from mcp_elicit.wire.versions import LATEST_MODERN, is_modern
 
 if TYPE_CHECKING:
-    import httpx
-
     from mcp_elicit.transports.http_auth import OAuth, TokenStore
     from mcp_elicit.transports.oauth_loopback import Consent, LoopbackAuthorizer, Opener
 
@@ -56,7 +54,6 @@ __all__ = [
     "TOKENS_ENV",
     "SignIn",
     "add_sign_in_options",
-    "sign_in_first",
     "sign_in_from_args",
     "signed_in",
     "token_file",
@@ -202,34 +199,6 @@ def _terminal_consent(server: str) -> Consent:
     return consent
 
 
-class _Noting:
-    """A ``TokenStore`` that passes everything on to ``inner`` and notes, in ``observed``,
-    which issuer the tokens in use come from."""
-
-    def __init__(
-        self, inner: TokenStore, observed: Observed, authorizer: LoopbackAuthorizer | _Nobody
-    ) -> None:
-        self.inner = inner
-        self.observed = observed
-        self.authorizer = authorizer
-
-    async def load(self, key: str) -> Mapping[str, Any] | None:
-        record = await self.inner.load(key)
-        self._note(record)
-        return record
-
-    async def save(self, key: str, record: Mapping[str, Any]) -> None:
-        await self.inner.save(key, record)
-        self._note(record)
-
-    def _note(self, record: Mapping[str, Any] | None) -> None:
-        if record is None:
-            return
-        issuer = record.get("issuer")
-        if isinstance(issuer, str) and isinstance(record.get("tokens"), Mapping):
-            self.observed.authorization = signed_in(issuer, now=bool(self.authorizer.completed))
-
-
 def signed_in(issuer: str, *, now: bool) -> dict[str, Any]:
     """What the reports say about a sign-in: its issuer, and whether it happened now."""
     return {"issuer": issuer, "signed_in_now": now}
@@ -256,8 +225,9 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
             open_url=open_url,
             timeout=sign_in.timeout,
             port=sign_in.callback_port,
+            prefer=await _registered_ports(FileTokenStore(sign_in.tokens), target.url or ""),
         )
-    store = _Noting(FileTokenStore(sign_in.tokens), observed, authorizer)
+    store = FileTokenStore(sign_in.tokens)
     auth = OAuth(authorizer, client_id=sign_in.client_id, client_secret=sign_in.client_secret, store=store)
     observed.signing_in = True
     try:
@@ -266,29 +236,20 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
         await auth.aclose()
         if isinstance(authorizer, LoopbackAuthorizer):
             await authorizer.aclose()
+            observed.sign_in_ms = round(authorizer.waited * 1000, 1)
+        if auth.issuer is not None:
+            observed.authorization = signed_in(auth.issuer, now=bool(authorizer.completed))
 
 
-async def sign_in_first(
-    http: httpx.AsyncClient, target: Target, timeout: float, versions: Sequence[str] | None = None
-) -> None:
-    """The era probe (``server/discover``, declaring no capabilities) sent once before the
-    MCP requests, its answer left unread: a server that wants a sign-in gets it here, where
-    a person's time is not counted against ``--timeout``. Not traced. A network failure is
-    left for the MCP requests to meet (and explain)."""
-    import httpx
-
-    from mcp_elicit.core.client import ClientInfo, MessageBuilder, request_headers
-
-    offered = [v for v in versions or () if is_modern(v)]
-    revision = offered[0] if offered else LATEST_MODERN
-    _, message = MessageBuilder(ClientInfo(), {}).request("server/discover", None, revision)
-    headers = {
-        "Accept": "application/json, text/event-stream",
-        "Content-Type": "application/json",
-        **dict(target.headers),
-        **request_headers(message, revision),
-    }
-    limit = httpx.Timeout(timeout, connect=min(timeout, 10.0))
-    with contextlib.suppress(httpx.HTTPError):
-        async with http.stream("POST", target.url or "", headers=headers, json=message, timeout=limit):
-            pass
+async def _registered_ports(store: TokenStore, url: str) -> list[int]:
+    """The loopback ports of the redirect URIs stored for ``url``'s registrations."""
+    record = await store.load(url)
+    clients = record.get("clients") if record is not None else None
+    ports: list[int] = []
+    for client in clients.values() if isinstance(clients, Mapping) else ():
+        uri = client.get("redirect_uri") if isinstance(client, Mapping) else None
+        parts = urllib.parse.urlsplit(uri) if isinstance(uri, str) else None
+        with contextlib.suppress(ValueError):
+            if parts is not None and parts.hostname == "127.0.0.1" and parts.port:
+                ports.append(parts.port)
+    return ports

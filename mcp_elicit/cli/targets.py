@@ -27,7 +27,6 @@ import contextlib
 import logging
 import re
 import shlex
-import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -212,10 +211,6 @@ async def connect(
                     auth=auth,
                 )
                 await stack.enter_async_context(http)
-                if sign_in is not None:
-                    started = time.perf_counter()
-                    await signing.sign_in_first(http, target, timeout, versions)
-                    observed.sign_in_ms = round((time.perf_counter() - started) * 1000, 1)
                 transport = HttpTransport(target.url, headers=dict(target.headers), client=http, trace=trace)
             else:
                 transport = StdioTransport(target.command, trace=trace)

@@ -27,12 +27,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer, RootsCallback, SamplingCallback
-from mcp_elicit.client.transport import Ended, Exchange, Transport
+from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked, thinking
 from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
 from mcp_elicit.core.client_inputs import (
     ElicitationRequest,
@@ -75,14 +75,8 @@ class Inputs:
     def modes(self) -> frozenset[str]:
         return self.answerer.modes if self.answerer is not None else frozenset()
 
-    @contextlib.contextmanager
-    def thinking(self) -> Iterator[None]:
-        loop = asyncio.get_running_loop()
-        self.clock.start(loop.time())
-        try:
-            yield
-        finally:
-            self.clock.stop(loop.time())
+    def thinking(self) -> contextlib.AbstractContextManager[None]:
+        return thinking(self.clock)
 
     async def answer(
         self,
@@ -231,7 +225,8 @@ class Connection:
         followed by ``notifications/cancelled`` (the era probe, before any handshake)."""
         rid = message["id"]
         budget = budget or self.budget()
-        exchange = await self.transport.exchange(message, headers)
+        with clocked(self.clock):  # a transport that waits for a person stops this clock
+            exchange = await self.transport.exchange(message, headers)
         try:
             reply = await self.collect(exchange, rid, budget, on_request)
         except RequestTimeout:

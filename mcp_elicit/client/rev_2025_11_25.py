@@ -36,7 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, Reply
-from mcp_elicit.client.rev_2026_07_28 import describe_end
+from mcp_elicit.client.rev_2026_07_28 import end_error
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
@@ -47,7 +47,6 @@ from mcp_elicit.errors import (
     ProtocolError,
     ProtocolViolation,
     RoundsExceeded,
-    TransportError,
     UnsupportedProtocolVersion,
 )
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
@@ -104,7 +103,7 @@ class HandshakeSession:
         if isinstance(reply, ErrorResponse):
             raise ProtocolError.from_error(reply.error)
         if not isinstance(reply, Response):
-            raise TransportError(describe_end(reply, self.conn.server, "initialize"))
+            raise end_error(reply, self.conn.server, "initialize")
         result = reply.result
         chosen = result.get("protocolVersion")
         if not isinstance(chosen, str) or chosen not in self.preferred:
@@ -165,7 +164,7 @@ class HandshakeSession:
                 reinitialized = True
                 await self.initialize()
                 continue
-            raise TransportError(describe_end(reply, self.conn.server, method))
+            raise end_error(reply, self.conn.server, method)
         raise RoundsExceeded(
             f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; abandoned"
         )

@@ -31,10 +31,10 @@ from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.era import retry_version
 from mcp_elicit.core.rounds import Complete, RoundLimits, Rounds
-from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.errors import MCPElicitError, ProtocolError, TransportError
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Response
 
-__all__ = ["ModernSession", "describe_end"]
+__all__ = ["ModernSession", "describe_end", "end_error"]
 
 _VERSION_RETRIES: Final = 2
 
@@ -101,7 +101,7 @@ class ModernSession:
                     await self.list_all("tools/list", "tools")
                     continue
                 raise ProtocolError.from_error(reply.error)
-            raise TransportError(describe_end(reply, self.conn.server, method))
+            raise end_error(reply, self.conn.server, method)
 
     async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:
         """Every page of a list; tools are filtered for ``x-mcp-header`` validity over HTTP."""
@@ -123,6 +123,12 @@ class ModernSession:
 
     async def close(self) -> None:
         return None
+
+
+def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:
+    """What to raise for a request that got no response: the transport's own error (a
+    failed authorization), else a ``TransportError`` saying why."""
+    return ended.error if ended.error is not None else TransportError(describe_end(ended, server, method))
 
 
 def describe_end(ended: Ended, server: object, method: str) -> str:

@@ -192,6 +192,8 @@ class Client:
             return Legacy(f"no answer to server/discover within {timeout:g} s")
         await exchange.aclose()
         if isinstance(reply, Ended):
+            if reply.error is not None:
+                raise reply.error
             if reply.reason is not None and reply.status is None:
                 raise TransportError(f"server/discover to {self._conn.server} failed: {reply.reason}")
             return judge_probe(

@@ -11,18 +11,76 @@ Rules: ``Exchange.receive`` is safe to cancel (a timeout may abandon one wait an
 it); ``aclose`` on an exchange abandons the request (on Streamable HTTP, closing the
 response stream is the cancellation signal); a transport never interprets the protocol
 beyond routing responses by id, and reports a broken connection as ``TransportError`` with
-a message a person can act on.
+a message a person can act on (or, in ``Ended.error``, the error itself).
+
+A transport's own work may wait for a person (signing in to the server, say): it does so
+inside :func:`person_at_work`, and that time does not count against the timeout of the
+client's requests, like an answerer's. The client opens every exchange inside
+:func:`clocked`, which is how the work (and the tasks it starts) finds the clock to stop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from mcp_elicit.core.client import ThinkClock
+from mcp_elicit.errors import MCPElicitError
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 
-__all__ = ["Ended", "Exchange", "Trace", "Transport", "Unsolicited", "message_json"]
+__all__ = [
+    "Ended",
+    "Exchange",
+    "Trace",
+    "Transport",
+    "Unsolicited",
+    "clocked",
+    "message_json",
+    "person_at_work",
+    "thinking",
+]
+
+_CLOCK: ContextVar[ThinkClock | None] = ContextVar("mcp_elicit_think_clock", default=None)
+
+
+@contextlib.contextmanager
+def thinking(clock: ThinkClock) -> Iterator[None]:
+    """Time spent in this block is a person's: ``clock`` counts it, and request budgets
+    leave it out."""
+    loop = asyncio.get_running_loop()
+    clock.start(loop.time())
+    try:
+        yield
+    finally:
+        clock.stop(loop.time())
+
+
+@contextlib.contextmanager
+def clocked(clock: ThinkClock) -> Iterator[None]:
+    """Exchanges opened in this block (and the tasks they start) stop ``clock`` for a
+    person (see :func:`person_at_work`)."""
+    token = _CLOCK.set(clock)
+    try:
+        yield
+    finally:
+        _CLOCK.reset(token)
+
+
+@contextlib.contextmanager
+def person_at_work() -> Iterator[None]:
+    """A transport waits for a person in this block: the time does not count against the
+    client's request timeouts (nothing happens outside a client's exchange)."""
+    clock = _CLOCK.get()
+    if clock is None:
+        yield
+        return
+    with thinking(clock):
+        yield
+
 
 Unsolicited = Callable[[Message], Awaitable[None]]
 #: Sees every message a transport sends or receives, as JSON (for logs and tests).
@@ -36,7 +94,7 @@ class Ended:
     ``status`` is the HTTP status (None off HTTP); ``body`` a response body that was not a
     JSON-RPC message (for error reports); ``last_event_id`` and ``retry_ms`` what an SSE
     stream said for resuming it; ``reason`` why it ended early (a closed connection, a
-    process that exited).
+    process that exited); ``error`` the error to raise as such (a failed authorization).
     """
 
     status: int | None = None
@@ -44,6 +102,7 @@ class Ended:
     last_event_id: str | None = None
     retry_ms: int | None = None
     reason: str | None = None
+    error: MCPElicitError | None = None
 
 
 class Exchange(Protocol):

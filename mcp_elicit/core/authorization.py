@@ -353,6 +353,7 @@ class ClientCredentials:
     client_secret: str | None = field(default=None, repr=False)
     auth_method: str = "none"  # client_secret_basic, client_secret_post, private_key_jwt or none
     assertion: str | None = field(default=None, repr=False)  # private_key_jwt: a fresh one per request
+    redirect_uri: str | None = None  # what a dynamic registration registered
 
 
 def choose_auth_method(server: AuthorizationServer, secret: str | None, registered: str | None = None) -> str:

@@ -35,12 +35,14 @@ import secrets
 import tempfile
 import time
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final, Protocol
 
 import httpx
 import orjson
 
+from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core.authorization import AuthorizationServer, ClientCredentials, ProtectedResource, Tokens
 from mcp_elicit.errors import AuthorizationError
@@ -200,6 +202,17 @@ class OAuth(httpx.Auth):
         return self._tokens is not None
 
     @property
+    def issuer(self) -> str | None:
+        """The authorization server whose token is held (None: none is)."""
+        return self._issuer if self._tokens is not None else None
+
+    @property
+    def redirect_uris(self) -> tuple[str, ...]:
+        """The redirect URIs this client is registered with (stored registrations included),
+        so that a loopback authorizer can listen where it did before."""
+        return tuple(c.redirect_uri for c in self._clients.values() if c.redirect_uri)
+
+    @property
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(
@@ -238,7 +251,9 @@ class OAuth(httpx.Auth):
                     + (f" (scope asked: {self._scope})" if self._scope else "")
                     + "; giving up"
                 )
-            async with self._lock:
+            with person_at_work():  # the flow under way may be waiting for one
+                await self._lock.acquire()
+            try:
                 if self._tokens is not tokens and self._tokens is not None and not step_up:
                     tokens = self._tokens  # another request authorized meanwhile
                 else:
@@ -247,6 +262,8 @@ class OAuth(httpx.Auth):
                     )
                     refreshed = refreshed or did_refresh
                     authorizations += 0 if did_refresh else 1
+            finally:
+                self._lock.release()
             request.headers["Authorization"] = f"Bearer {tokens.access_token}"
             response = yield request
 
@@ -316,6 +333,7 @@ class OAuth(httpx.Auth):
                         str(c["client_id"]),
                         None if c.get("client_secret") is None else str(c["client_secret"]),
                         str(c.get("auth_method", "none")),
+                        redirect_uri=None if c.get("redirect_uri") is None else str(c["redirect_uri"]),
                     )
                     for issuer, c in record.get("clients", {}).items()
                 }
@@ -360,6 +378,7 @@ class OAuth(httpx.Auth):
                     "client_id": c.client_id,
                     "client_secret": c.client_secret,
                     "auth_method": c.auth_method,
+                    "redirect_uri": c.redirect_uri,
                 }
                 for issuer, c in self._clients.items()
             },
@@ -401,8 +420,14 @@ class OAuth(httpx.Auth):
 
     async def _credentials(self, server: AuthorizationServer) -> ClientCredentials:
         known = self._known_credentials(server)
-        if known is not None:
+        if known is not None and (
+            known.redirect_uri is None
+            or self.authorizer is None
+            or known.redirect_uri == self.authorizer.redirect_uri
+        ):
             return known
+        if known is not None:  # registered for another redirect URI (a loopback port now taken)
+            log.info("registering again at %s: the redirect URI changed", server.issuer)
         if self.client_metadata_url is not None and server.client_id_metadata_documents:
             credentials = ClientCredentials(self.client_metadata_url)
         elif server.registration_endpoint is not None:
@@ -432,7 +457,7 @@ class OAuth(httpx.Auth):
                 + (f", {error}" if isinstance(error, str) else "")
                 + ")"
             )
-        return oauth.read_registration(answer, server)
+        return replace(oauth.read_registration(answer, server), redirect_uri=body["redirect_uris"][0])
 
     async def _authorize(
         self,
@@ -454,7 +479,8 @@ class OAuth(httpx.Auth):
             scope=scope,
             resource=resource,
         )
-        callback = await authorizer.authorize(url, issuer=server.issuer)
+        with person_at_work():  # not network time: the request's timeout does not run
+            callback = await authorizer.authorize(url, issuer=server.issuer)
         code = oauth.read_callback(callback, state=state, server=server)
         fields = {"code": code, "redirect_uri": redirect_uri, "code_verifier": pkce.verifier}
         return await self._token(server, credentials, "authorization_code", fields, resource)

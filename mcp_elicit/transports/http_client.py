@@ -242,7 +242,7 @@ class _HttpExchange:
         except asyncio.CancelledError:
             raise
         except AuthorizationError as exc:
-            self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}"))
+            self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}", error=exc))
         except httpx.ConnectError as exc:
             self._queue.put_nowait(
                 Ended(reason=f"cannot connect to {url} ({_describe(exc)}); is the server running there?")

@@ -7,7 +7,8 @@ Rules:
 
 * The port is bound when ``redirect_uri`` is first read (the flow registers the client with
   it before it authorizes) or at the first ``authorize``, on 127.0.0.1 only; ``port`` picks
-  it (0: any free port). Between authorizations nothing listens: each ``authorize`` serves
+  it (0: the first free one of ``prefer``, the ports of earlier registrations, else any
+  free port). Between authorizations nothing listens: each ``authorize`` serves
   the callback for its own duration and binds the same port again if it needs to.
 * ``authorize(url, issuer=...)`` awaits ``consent(url, issuer)`` first (False: an
   :class:`AuthorizationError`, "sign-in declined"), then hands the URL to ``open_url`` (in a
@@ -32,8 +33,9 @@ import logging
 import os
 import socket
 import sys
+import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from types import TracebackType
 from typing import Any, Final
 
@@ -155,6 +157,7 @@ class LoopbackAuthorizer:
         open_url: Opener,
         timeout: float = 300.0,
         port: int = 0,
+        prefer: Sequence[int] = (),
         announce: Callable[[str], None] = _stderr,
     ) -> None:
         if timeout <= 0:
@@ -166,6 +169,7 @@ class LoopbackAuthorizer:
         self.timeout = timeout
         self.announce = announce
         self._port = port
+        self._prefer = [p for p in prefer if 0 < p <= 65535] if port == 0 else []
         self._sock: socket.socket | None = None
         self._bound = False
         self._lock = asyncio.Lock()
@@ -173,6 +177,8 @@ class LoopbackAuthorizer:
         self._current: _Callback | None = None
         #: The issuers a sign-in came back from, in order.
         self.completed: list[str] = []
+        #: Seconds spent in ``authorize`` (a person's time: consent, browser, sign-in).
+        self.waited = 0.0
 
     # ---- the address -----------------------------------------------------------------------
 
@@ -191,17 +197,26 @@ class LoopbackAuthorizer:
     def _bind(self) -> socket.socket:
         if self._closed:
             raise AuthorizationError("the sign-in listener is closed")
+        while self._prefer:  # where an earlier run registered its redirect URI, if still free
+            port = self._prefer.pop(0)
+            try:
+                return self._bind_port(port)
+            except AuthorizationError:
+                log.info("port %d is taken; the sign-in listens on another", port)
+        return self._bind_port(self._port)
+
+    def _bind_port(self, port: int) -> socket.socket:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             if os.name == "posix":  # rebinding over TIME_WAIT; on Windows it would allow sharing
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((HOST, self._port))
+            sock.bind((HOST, port))
         except OSError as exc:
             sock.close()
-            where = f"{HOST}:{self._port}" if self._port else HOST
+            where = f"{HOST}:{port}" if port else HOST
             raise AuthorizationError(
                 f"cannot listen for the sign-in's way back on {where} ({exc.strerror or exc})"
-                + ("; is another sign-in using that port?" if self._port else "")
+                + ("; is another sign-in using that port?" if port else "")
             ) from None
         self._port = int(sock.getsockname()[1])
         return sock
@@ -218,6 +233,13 @@ class LoopbackAuthorizer:
     # ---- the flow --------------------------------------------------------------------------
 
     async def authorize(self, url: str, *, issuer: str) -> str:
+        started = time.monotonic()
+        try:
+            return await self._authorize(url, issuer)
+        finally:
+            self.waited += time.monotonic() - started
+
+    async def _authorize(self, url: str, issuer: str) -> str:
         async with self._lock:
             if not await self.consent(url, issuer):
                 raise AuthorizationError("sign-in declined")

@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,6 +197,40 @@ def test_check_signs_in_declares_nothing_and_says_with_whom(
     assert result.json()["client_capabilities"] == {}
     assert "sign_in" not in result.json()["timings_ms"]
     assert site.provider.exchanges == 1
+
+
+@dataclass
+class SlowPerson(Person):
+    """Takes longer to sign in than the command's --timeout."""
+
+    seconds: float = 1.5
+
+    async def consent(self, url: str, issuer: str) -> bool:
+        await asyncio.sleep(self.seconds)
+        return await super().consent(url, issuer)
+
+
+def test_a_sign_in_slower_than_the_timeout_is_not_a_timeout(site: McpAuthorization, tokens: Path) -> None:
+    person = SlowPerson()
+    report = asyncio.run(run_check(Target(url=site.url), timeout=1.0, sign_in=person.sign_in(tokens)))
+    assert report.exit_code == 0, report.to_json()
+    assert report.timings_ms["sign_in"] >= 1500
+    assert report.timings_ms["connect"] < 1500  # the person's time is not the server's
+
+
+def test_the_next_sign_in_listens_where_the_client_was_registered(
+    site: McpAuthorization, tokens: Path
+) -> None:
+    asyncio.run(run_check(Target(url=site.url), sign_in=Person().sign_in(tokens)))
+    (client,) = record(tokens, site)["clients"].values()  # type: ignore[attr-defined]
+    site.provider.expire_all()
+    site.provider.refuse_refresh = True  # so that the person signs in again
+    person = Person()
+    report = asyncio.run(run_check(Target(url=site.url), sign_in=person.sign_in(tokens)))
+    assert report.exit_code == 0, report.to_json()
+    ((url, _),) = person.asked
+    assert urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)["redirect_uri"] == [client["redirect_uri"]]
+    assert site.registrations == 1
 
 
 def test_an_expired_token_is_refreshed_without_a_terminal(

@@ -284,6 +284,25 @@ async def test_a_taken_port_is_a_clear_error() -> None:
         await authorizer.aclose()
 
 
+async def test_a_preferred_port_is_taken_when_free_and_skipped_when_not() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        busy = taken.getsockname()[1]
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            free = probe.getsockname()[1]
+        authorizer = LoopbackAuthorizer(consent=Consent(), open_url=lambda url: True, prefer=[busy, free])
+        assert authorizer.redirect_uri == f"http://127.0.0.1:{free}/callback"
+        await authorizer.aclose()
+        authorizer = LoopbackAuthorizer(consent=Consent(), open_url=lambda url: True, prefer=[busy])
+        assert authorizer.port not in (0, busy)  # any free port then
+        await authorizer.aclose()
+        fixed = LoopbackAuthorizer(consent=Consent(), open_url=lambda url: True, port=free, prefer=[busy])
+        assert fixed.port == free  # an explicit port wins
+        await fixed.aclose()
+
+
 def test_options_are_checked() -> None:
     with pytest.raises(ValueError, match="timeout"):
         LoopbackAuthorizer(consent=Consent(), open_url=lambda url: True, timeout=0)
