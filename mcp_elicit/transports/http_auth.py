@@ -207,12 +207,6 @@ class OAuth(httpx.Auth):
         return self._issuer if self._tokens is not None else None
 
     @property
-    def redirect_uris(self) -> tuple[str, ...]:
-        """The redirect URIs this client is registered with (stored registrations included),
-        so that a loopback authorizer can listen where it did before."""
-        return tuple(c.redirect_uri for c in self._clients.values() if c.redirect_uri)
-
-    @property
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(
