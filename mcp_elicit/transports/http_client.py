@@ -36,6 +36,7 @@ from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
 from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
+from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.sse import EventDecoder
 
@@ -159,9 +160,8 @@ class HttpTransport:
         if self._client is not None and self._given is None:
             await self._client.aclose()
         self._client = self._given
-        close = getattr(self.auth, "aclose", None)
-        if close is not None:
-            await close()
+        if isinstance(self.auth, OAuth):  # its own HTTP client, for the flow's requests
+            await self.auth.aclose()
 
 
 class _HttpExchange:
