@@ -15,7 +15,8 @@ Rules:
   thread; False: the person is told to open it themselves), then waits at most ``timeout``
   seconds for the browser to come back.
 * The callback server answers ``GET /callback`` once, with a small self-contained page
-  (signed in, or the ``error`` the redirect carried), and returns the full callback URL;
+  (signed in, or not completed: the ``error`` it carried is not echoed, see ``_page``),
+  and returns the full callback URL;
   anything else is 404 (405 for another method on ``/callback``), and a ``Host`` other than
   this address is 421. Checking the ``state`` (and ``iss``, ``code``) is the flow's job
   (``core.authorization.read_callback``), not this module's.
@@ -83,21 +84,18 @@ def _stderr(text: str) -> None:
 
 
 def _page(query: str, issuer: str) -> bytes:
-    """What the browser shows once it is back: signed in, or the error it carried."""
+    """What the browser shows once it is back. An error the redirect carries is not shown
+    here: until the flow has checked the response (its ``state`` and ``iss``), it may not be
+    the authorization server's, and MCP forbids acting on or displaying an error whose
+    issuer does not match. The terminal says what happened, once checked."""
     params = urllib.parse.parse_qs(query, keep_blank_values=True)
-    error = params.get("error", [None])[0]
     where = f" at <code>{html.escape(issuer)}</code>" if issuer else ""
-    if error is None:
+    if "error" not in params:
         title, kind = "Signed in", "ok"
         body = f"<p>You signed in{where}. You can close this tab and go back to the terminal.</p>"
     else:
-        title, kind = "Sign-in failed", "bad"
-        description = params.get("error_description", [""])[0][:300]
-        body = (
-            f"<p>The authorization server{where} answered <code>{html.escape(error[:64])}</code>"
-            + (f": {html.escape(description)}" if description else "")
-            + ".</p><p>You can close this tab; the terminal says what to do next.</p>"
-        )
+        title, kind = "Sign-in not completed", "bad"
+        body = f"<p>The sign-in{where} did not complete. You can close this tab; the terminal says why.</p>"
     return _PAGE.format(title=title, kind=kind, body=body).encode("utf-8")
 
 
