@@ -16,6 +16,7 @@ them, so the client can ask for more (step-up).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,8 @@ from typing import Any, Protocol
 from mcp_elicit.errors import ConfigError
 
 __all__ = ["Principal", "ResourceMetadata", "StaticTokens", "TokenVerifier"]
+
+log = logging.getLogger("mcp_elicit.auth")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,11 @@ class ResourceMetadata:
             ):
                 raise ConfigError(f"ResourceMetadata.{name}: a list of scope names (no spaces or quotes)")
             object.__setattr__(self, name, tuple(scopes))
+        if "offline_access" in (self.scopes_supported or ()):
+            log.warning(
+                "ResourceMetadata lists offline_access in scopes_supported: MCP servers should not "
+                "(it belongs to the authorization server's metadata); clients may ask for it anyway"
+            )
         object.__setattr__(self, "authorization_servers", tuple(servers))
 
     def document(self, resource: str) -> dict[str, Any]:

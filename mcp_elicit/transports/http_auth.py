@@ -139,7 +139,9 @@ class OAuth(httpx.Auth):
     ``authorizer``: the person's part; None for a machine acting as itself (the
     ``client_credentials`` grant, no person: ``client_id`` with ``client_secret``, or with
     ``private_key``, a PEM key for ``private_key_jwt``).
-    ``client_id``/``client_secret``: credentials registered beforehand (used first).
+    ``client_id``/``client_secret``: credentials registered beforehand (used first), at
+    ``client_issuer`` (default: the first authorization server they are used with; they are
+    never presented to another).
     ``client_metadata_url``: an https URL where the client's metadata document is published,
     used as its ``client_id`` where the authorization server supports that. Otherwise the
     client registers itself (``client_name``, ``application_type``). ``refresh``: ask for
@@ -158,6 +160,7 @@ class OAuth(httpx.Auth):
         application_type: str = "native",
         refresh: bool = True,
         max_authorizations: int = 3,
+        client_issuer: str | None = None,
         store: TokenStore | None = None,
         timeout: float = 15.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -177,6 +180,9 @@ class OAuth(httpx.Auth):
         self.client_id = client_id
         self.client_secret = client_secret
         self.private_key = private_key
+        #: The authorization server ``client_id`` is registered at (None: the first one it is
+        #: used with); a server that sends the client elsewhere is an error, not a guess.
+        self.client_issuer = client_issuer
         self.client_metadata_url = client_metadata_url
         self.client_name = client_name
         self.application_type = application_type
@@ -402,6 +408,14 @@ class OAuth(httpx.Auth):
         raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
 
     def _known_credentials(self, server: AuthorizationServer) -> ClientCredentials | None:
+        if self.client_id is not None:  # credentials given are one authorization server's
+            if self.client_issuer is None:
+                self.client_issuer = server.issuer
+            elif server.issuer != self.client_issuer:
+                raise AuthorizationError(
+                    f"the server sends this client to {server.issuer}, but the client id given is "
+                    f"registered at {self.client_issuer}: register it there (or leave it out)"
+                )
         if self.client_id is not None and self.private_key is not None:
             assertion = oauth.client_assertion(
                 self.client_id, server.issuer, self.private_key, now=self._clock()

@@ -211,6 +211,23 @@ async def test_a_pre_registered_client_is_used_as_given(site: McpAuthorization) 
     auth = oauth(authorizer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET)
     assert await call(site, auth) == "hello"
     assert site.provider.exchanges == 1
+    assert auth.client_issuer == site.base  # bound to where it was first used
+
+
+async def test_a_pre_registered_client_is_never_shown_to_another_authorization_server(
+    site: McpAuthorization,
+) -> None:
+    from support.oauth_provider import CLIENT_ID, CLIENT_SECRET
+
+    site.registration = False
+    authorizer = FollowRedirect()
+    site.provider.register(authorizer.redirect_uri)
+    elsewhere = "https://auth.elsewhere.example"
+    auth = oauth(authorizer, client_id=CLIENT_ID, client_secret=CLIENT_SECRET, client_issuer=elsewhere)
+    with pytest.raises(AuthorizationError, match=f"registered at {elsewhere}"):
+        await call(site, auth)
+    assert authorizer.asked == []
+    assert site.provider.exchanges == 0
 
 
 async def test_secrets_stay_out_of_errors_and_logs(

@@ -116,6 +116,13 @@ def test_metadata_needs_a_verifier_and_sound_values() -> None:
         ResourceMetadata([ISSUER], scopes_supported="mcp:read")  # type: ignore[arg-type]
 
 
+def test_offline_access_in_the_resource_metadata_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    ResourceMetadata([ISSUER], scopes_supported=["mcp:read"])
+    assert "offline_access" not in caplog.text
+    ResourceMetadata([ISSUER], scopes_supported=["mcp:read", "offline_access"])
+    assert "should not" in caplog.text
+
+
 def test_the_server_carries_metadata_to_the_transport() -> None:
     metadata = ResourceMetadata([ISSUER])
     server = Server("x", auth=TOKENS, resource_metadata=metadata)
