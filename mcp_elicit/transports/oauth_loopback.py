@@ -302,17 +302,23 @@ class _Running:
     async def stop(self) -> None:
         self.server.should_exit = True
         try:
-            await asyncio.wait_for(asyncio.shield(self.task), _STOP_SECONDS)
-        except TimeoutError:
-            self.server.force_exit = True
-            self.task.cancel()
-        except Exception as exc:  # the server failed: say so, the flow's answer stands
-            log.debug("the callback server ended with %r", exc)
+            # asyncio.wait, not wait_for: a server task that was cancelled is not a
+            # cancellation of this one
+            if not (await asyncio.wait({self.task}, timeout=_STOP_SECONDS))[0]:
+                self.server.force_exit = True
+                self.task.cancel()
+                await asyncio.wait({self.task}, timeout=_STOP_SECONDS)
+            if self.task.done() and not self.task.cancelled() and self.task.exception() is not None:
+                log.debug("the callback server ended with %r", self.task.exception())
         finally:
             if not self.task.done():
                 self.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self.task
+            # A server cut short (cancelled) never ran its shutdown: close its listeners
+            # through the event loop first, so that the loop lets go of the socket before
+            # it is closed (closing it under the loop could free a descriptor the loop
+            # would close again later). After a normal shutdown both are no-ops.
+            for listener in getattr(self.server, "servers", None) or ():
+                listener.close()
             self.sock.close()
 
 

@@ -246,6 +246,25 @@ async def test_a_cancelled_sign_in_stops_listening() -> None:
     await authorizer.aclose()
 
 
+async def test_a_callback_server_cut_short_still_lets_go_of_its_port() -> None:
+    """The path where uvicorn did not stop in time and was cancelled (its shutdown never
+    ran): the listener is closed through the event loop, then the socket; nothing listens."""
+    from mcp_elicit.transports.oauth_loopback import _Callback, _serve
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    running = await _serve(sock, _Callback(f"http://127.0.0.1:{port}/callback", port, "https://a.example"))
+    running.task.cancel()  # as if it had run past the stop's grace
+    await asyncio.wait([running.task])
+    assert running.task.cancelled()
+    assert any(listener.is_serving() for listener in running.server.servers)  # its shutdown never ran
+    await running.stop()  # and this does not raise the server task's cancellation
+    assert refused(port)
+    assert all(not listener.is_serving() for listener in running.server.servers)
+    assert sock.fileno() == -1
+
+
 async def test_aclose_ends_a_sign_in_under_way_and_releases_the_port() -> None:
     listening, announce = waiting()
     authorizer = LoopbackAuthorizer(consent=Consent(), open_url=lambda url: True, announce=announce)
