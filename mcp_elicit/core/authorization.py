@@ -26,9 +26,8 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
    the new challenge. ``offline_access`` is added only when the authorization server lists
    it and the client wants refresh tokens.
 
-A machine acting as itself (no person) uses the ``client_credentials`` grant instead of
-steps 4 and 5, authenticating with a client secret or a ``private_key_jwt`` assertion
-(RFC 7523, signed here with ``cryptography``: ES256 or RS256).
+Who the client is at an authorization server, and what it says to its token endpoint,
+are in :mod:`mcp_elicit.core.token_endpoint`.
 
 Rules: every value read from the network is checked before use, and every refusal is an
 :class:`AuthorizationError` naming what was wrong and where; no message ever carries a
@@ -40,43 +39,30 @@ from __future__ import annotations
 import base64
 import hashlib
 import ipaddress
-import json
 import re
 import secrets
 import urllib.parse
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
-
-from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
 
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [
     "AuthorizationServer",
     "Challenge",
-    "ClientCredentials",
     "Pkce",
     "ProtectedResource",
-    "Tokens",
     "authorization_server_metadata_urls",
     "authorization_url",
     "bearer_challenge",
     "check_resource",
-    "choose_auth_method",
-    "client_assertion",
-    "client_auth",
+    "string_field",
     "protected_resource_urls",
     "read_authorization_server",
     "read_callback",
     "read_protected_resource",
-    "read_registration",
-    "read_tokens",
-    "registration_request",
     "select_scope",
-    "token_request",
 ]
 
 OFFLINE_ACCESS: Final = "offline_access"
@@ -85,7 +71,6 @@ _QUOTED: Final = r'"(?:[^"\\]|\\.)*"'
 _PARAM: Final = re.compile(rf"\s*({_TOKEN})\s*=\s*({_QUOTED}|{_TOKEN}=*)\s*(?:,|$)")
 _SCHEME: Final = re.compile(rf"[\s,]*({_TOKEN})(?=[\s,]|$)\s*")
 _TOKEN68: Final = re.compile(r"([A-Za-z0-9._~+/-]+=*)\s*(?:,|$)")
-_AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
 
 
 # ---- the challenge -----------------------------------------------------------------
@@ -253,7 +238,7 @@ def _strings(value: object, what: str) -> tuple[str, ...] | None:
     return tuple(value)
 
 
-def _string(document: Mapping[str, Any], key: str, where: str) -> str:
+def string_field(document: Mapping[str, Any], key: str, where: str) -> str:
     value = document.get(key)
     if not isinstance(value, str) or not value:
         raise AuthorizationError(f"{where} has no {key}")
@@ -274,7 +259,7 @@ def read_protected_resource(document: object, server_url: str, where: str) -> Pr
     what = f"the protected resource metadata at {where}"
     if not isinstance(document, Mapping):
         raise AuthorizationError(f"{what} is not a JSON object")
-    resource = _string(document, "resource", what)
+    resource = string_field(document, "resource", what)
     check_resource(server_url, resource)
     servers = _strings(document.get("authorization_servers"), f"authorization_servers in {what}")
     if not servers:
@@ -327,10 +312,10 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
     return AuthorizationServer(
         issuer=issuer,
         authorization_endpoint=_require_secure(
-            _string(document, "authorization_endpoint", what), f"the authorization endpoint in {what}"
+            string_field(document, "authorization_endpoint", what), f"the authorization endpoint in {what}"
         ),
         token_endpoint=_require_secure(
-            _string(document, "token_endpoint", what), f"the token endpoint in {what}"
+            string_field(document, "token_endpoint", what), f"the token endpoint in {what}"
         ),
         registration_endpoint=_require_secure(registration, f"the registration endpoint in {what}")
         if registration
@@ -340,135 +325,6 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
         iss_parameter_supported=document.get("authorization_response_iss_parameter_supported") is True,
         client_id_metadata_documents=document.get("client_id_metadata_document_supported") is True,
     )
-
-
-# ---- the client ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClientCredentials:
-    """Who the client is at one authorization server."""
-
-    client_id: str
-    client_secret: str | None = field(default=None, repr=False)
-    auth_method: str = "none"  # client_secret_basic, client_secret_post, private_key_jwt or none
-    assertion: str | None = field(default=None, repr=False)  # private_key_jwt: a fresh one per request
-    redirect_uri: str | None = None  # what a dynamic registration registered
-
-
-def choose_auth_method(server: AuthorizationServer, secret: str | None, registered: str | None = None) -> str:
-    """How the client authenticates at the token endpoint: as registered, else the first
-    method the server supports that fits (a secret for basic/post, none without one)."""
-    if registered in _AUTH_METHODS:
-        return registered
-    if secret is None:
-        return "none"
-    for method in ("client_secret_basic", "client_secret_post"):
-        if method in server.token_endpoint_auth_methods:
-            return method
-    return "client_secret_basic"
-
-
-def registration_request(
-    server: AuthorizationServer,
-    *,
-    client_name: str,
-    redirect_uri: str,
-    application_type: str,
-    refresh: bool,
-    client_uri: str | None = None,
-) -> dict[str, Any]:
-    """The dynamic client registration (RFC 7591) body: a public client when the server
-    allows one, else one with a secret, and ``refresh_token`` among the grants when the
-    client wants refresh tokens."""
-    methods = server.token_endpoint_auth_methods
-    method = "none" if "none" in methods else choose_auth_method(server, "", None)
-    body: dict[str, Any] = {
-        "client_name": client_name,
-        "redirect_uris": [redirect_uri],
-        "grant_types": ["authorization_code", "refresh_token"] if refresh else ["authorization_code"],
-        "response_types": ["code"],
-        "token_endpoint_auth_method": method,
-        "application_type": application_type,
-    }
-    if client_uri:
-        body["client_uri"] = client_uri
-    return body
-
-
-def read_registration(document: object, server: AuthorizationServer) -> ClientCredentials:
-    """The credentials a registration answer gives."""
-    what = f"the registration answer of {server.issuer}"
-    if not isinstance(document, Mapping):
-        raise AuthorizationError(f"{what} is not a JSON object")
-    client_id = _string(document, "client_id", what)
-    secret = document.get("client_secret")
-    if secret is not None and not isinstance(secret, str):
-        raise AuthorizationError(f"client_secret in {what} is not a string")
-    registered = document.get("token_endpoint_auth_method")
-    method = choose_auth_method(server, secret or None, registered if isinstance(registered, str) else None)
-    if method != "none" and not secret:
-        raise AuthorizationError(f"{what} registers {method} but gives no client_secret")
-    return ClientCredentials(client_id, secret or None, method)
-
-
-_JWT_BEARER: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def client_assertion(client_id: str, audience: str, private_key_pem: str, *, now: float) -> str:
-    """A ``private_key_jwt`` client assertion (RFC 7523): a JWT from ``client_id`` to the
-    authorization server ``audience``, valid 5 minutes, signed ES256 (P-256 key) or RS256
-    (RSA key)."""
-    try:
-        key = serialization.load_pem_private_key(private_key_pem.encode("ascii"), password=None)
-    except (ValueError, TypeError, UnsupportedAlgorithm) as exc:
-        raise AuthorizationError(f"the client's private key does not load ({type(exc).__name__})") from None
-    if isinstance(key, ec.EllipticCurvePrivateKey) and isinstance(key.curve, ec.SECP256R1):
-        alg = "ES256"
-    elif isinstance(key, rsa.RSAPrivateKey):
-        alg = "RS256"
-    else:
-        raise AuthorizationError("the client's private key must be an EC P-256 (ES256) or RSA (RS256) key")
-    header = {"alg": alg, "typ": "JWT"}
-    claims = {
-        "iss": client_id,
-        "sub": client_id,
-        "aud": audience,
-        "iat": int(now),
-        "exp": int(now) + 300,
-        "jti": secrets.token_urlsafe(16),
-    }
-    signing_input = ".".join(
-        _b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
-    )
-    if isinstance(key, rsa.RSAPrivateKey):
-        signature = key.sign(signing_input.encode("ascii"), padding.PKCS1v15(), hashes.SHA256())
-    else:
-        r, s = utils.decode_dss_signature(key.sign(signing_input.encode("ascii"), ec.ECDSA(hashes.SHA256())))
-        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
-    return f"{signing_input}.{_b64url(signature)}"
-
-
-def client_auth(credentials: ClientCredentials) -> tuple[dict[str, str], dict[str, str]]:
-    """``(headers, form fields)`` that authenticate the client at the token endpoint."""
-    if credentials.auth_method == "client_secret_basic" and credentials.client_secret is not None:
-        pair = ":".join(
-            urllib.parse.quote(v, safe="") for v in (credentials.client_id, credentials.client_secret)
-        )
-        return {"Authorization": "Basic " + base64.b64encode(pair.encode()).decode("ascii")}, {}
-    if credentials.auth_method == "client_secret_post" and credentials.client_secret is not None:
-        return {}, {"client_id": credentials.client_id, "client_secret": credentials.client_secret}
-    if credentials.auth_method == "private_key_jwt" and credentials.assertion is not None:
-        return {}, {
-            "client_id": credentials.client_id,
-            "client_assertion_type": _JWT_BEARER,
-            "client_assertion": credentials.assertion,
-        }
-    return {}, {"client_id": credentials.client_id}
 
 
 # ---- scope -----------------------------------------------------------------------------
@@ -569,67 +425,3 @@ def read_callback(callback_url: str, *, state: str, server: AuthorizationServer)
     if not code:
         raise AuthorizationError("the authorization response carries no code")
     return code
-
-
-# ---- tokens ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Tokens:
-    """What a token endpoint gave: ``expires_at`` on the caller's clock (None: unknown)."""
-
-    access_token: str = field(repr=False)
-    refresh_token: str | None = field(default=None, repr=False)
-    expires_at: float | None = None
-    scope: str | None = None
-
-    def fresh(self, now: float, *, margin: float = 30.0) -> bool:
-        return self.expires_at is None or now < self.expires_at - margin
-
-
-def read_tokens(status: int, document: object, server: AuthorizationServer, *, now: float) -> Tokens:
-    """The tokens in a token endpoint's answer, or AuthorizationError with its OAuth error."""
-    if status != 200 or not isinstance(document, Mapping) or "access_token" not in document:
-        error = document.get("error") if isinstance(document, Mapping) else None
-        if isinstance(error, str) and re.fullmatch(r"[\x20-\x7e]{1,64}", error):
-            raise AuthorizationError(f"the token endpoint of {server.issuer} refused: {error}")
-        raise AuthorizationError(
-            f"the token endpoint of {server.issuer} answered HTTP {status} without tokens"
-        )
-    token = document.get("access_token")
-    kind = document.get("token_type")
-    if not isinstance(token, str) or not token:
-        raise AuthorizationError(
-            f"the token endpoint of {server.issuer} gave an access_token that is not a string"
-        )
-    if not isinstance(kind, str) or kind.lower() != "bearer":
-        raise AuthorizationError(
-            f"the token endpoint of {server.issuer} gave a {kind!r} token, not a Bearer token"
-        )
-    expires_in = document.get("expires_in")
-    if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
-        expires_in = int(expires_in)  # some servers send it as a string
-    expires_at = None
-    if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and 0 < expires_in < 1e10:
-        expires_at = now + float(expires_in)
-    refresh = document.get("refresh_token")
-    scope = document.get("scope")
-    return Tokens(
-        token,
-        refresh if isinstance(refresh, str) and refresh else None,
-        expires_at,
-        scope if isinstance(scope, str) and scope.strip() else None,
-    )
-
-
-def token_request(
-    grant: str,
-    credentials: ClientCredentials,
-    *,
-    resource: str,
-    fields: Mapping[str, str],
-) -> tuple[dict[str, str], dict[str, str]]:
-    """``(headers, form)`` of a token request of ``grant`` with the client's authentication."""
-    headers, auth_fields = client_auth(credentials)
-    form = {"grant_type": grant, **fields, "resource": resource, **auth_fields}
-    return {"Accept": "application/json", **headers}, form

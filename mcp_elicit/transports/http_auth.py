@@ -19,24 +19,19 @@ Rules:
   flow and use its token.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
   client, never follow redirects, and read at most 256 KiB of an answer.
-* A :class:`TokenStore` keeps tokens and registrations between runs, keyed by the MCP
-  server's URL; :class:`FileTokenStore` is a JSON file only its owner can read. A record
-  that does not read back is ignored (and replaced), never trusted in part.
+* A ``TokenStore`` (``transports.token_store``) keeps tokens and registrations between
+  runs, keyed by the MCP server's URL; a record that does not read back is ignored (and
+  replaced), never trusted in part.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import logging
-import os
 import secrets
-import tempfile
 import time
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, Final, Protocol
 
 import httpx
@@ -44,8 +39,11 @@ import orjson
 
 from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
-from mcp_elicit.core.authorization import AuthorizationServer, ClientCredentials, ProtectedResource, Tokens
+from mcp_elicit.core import token_endpoint as tokens_at
+from mcp_elicit.core.authorization import AuthorizationServer, ProtectedResource
+from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
 
 __all__ = ["Authorizer", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]
 
@@ -66,71 +64,6 @@ class Authorizer(Protocol):
         """Have the person open ``url`` (at ``issuer``); return the redirect URL they came
         back with (its query holds ``code``, ``state``, maybe ``iss``)."""
         ...
-
-
-class TokenStore(Protocol):
-    """Where an :class:`OAuth` keeps its tokens and client registrations between runs."""
-
-    async def load(self, key: str) -> Mapping[str, Any] | None:
-        """The record saved under ``key`` (an MCP server URL), if any."""
-        ...
-
-    async def save(self, key: str, record: Mapping[str, Any]) -> None:
-        """Replace the record under ``key``."""
-        ...
-
-
-class MemoryTokenStore:
-    """A :class:`TokenStore` in this process (the default: nothing outlives it)."""
-
-    def __init__(self) -> None:
-        self.records: dict[str, Mapping[str, Any]] = {}
-
-    async def load(self, key: str) -> Mapping[str, Any] | None:
-        return self.records.get(key)
-
-    async def save(self, key: str, record: Mapping[str, Any]) -> None:
-        self.records[key] = record
-
-
-class FileTokenStore:
-    """A :class:`TokenStore` in one JSON file, created readable by its owner only (0600)
-    and replaced atomically on every save. It holds secrets: keep it out of backups and
-    repositories."""
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-
-    def _read(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            log.warning("ignoring the token file %s: %s", self.path, exc)
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    async def load(self, key: str) -> Mapping[str, Any] | None:
-        record = (await asyncio.to_thread(self._read)).get(key)
-        return record if isinstance(record, Mapping) else None
-
-    async def save(self, key: str, record: Mapping[str, Any]) -> None:
-        await asyncio.to_thread(self._write, key, record)
-
-    def _write(self, key: str, record: Mapping[str, Any]) -> None:
-        data = self._read()
-        data[key] = dict(record)
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp creates it 0600
-                json.dump(data, out, indent=1, sort_keys=True)
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
 
 
 class OAuth(httpx.Auth):
@@ -325,66 +258,20 @@ class OAuth(httpx.Auth):
                 return
             self._key = key
             record = await self.store.load(key)
-            if record is None:
-                return
             try:
-                clients = {
-                    str(issuer): ClientCredentials(
-                        str(c["client_id"]),
-                        None if c.get("client_secret") is None else str(c["client_secret"]),
-                        str(c.get("auth_method", "none")),
-                        redirect_uri=None if c.get("redirect_uri") is None else str(c["redirect_uri"]),
-                    )
-                    for issuer, c in record.get("clients", {}).items()
-                }
-                stored = record.get("tokens")
-                tokens = (
-                    Tokens(
-                        str(stored["access_token"]),
-                        None if stored.get("refresh_token") is None else str(stored["refresh_token"]),
-                        None if stored.get("expires_at") is None else float(stored["expires_at"]),
-                        None if stored.get("scope") is None else str(stored["scope"]),
-                    )
-                    if stored
-                    else None
-                )
-                issuer = record.get("issuer")
-                scope = record.get("scope")
-            except (AttributeError, KeyError, TypeError, ValueError) as exc:
-                log.warning("ignoring the stored authorization for %s (%s)", key, type(exc).__name__)
+                stored = Stored.from_record(record) if record is not None else Stored()
+            except ValueError as exc:
+                log.warning("ignoring the stored authorization for %s (%s)", key, exc)
                 return
-            self._clients.update(clients)
-            if tokens is not None and isinstance(issuer, str):
-                self._tokens, self._issuer = tokens, issuer
-                self._scope = scope if isinstance(scope, str) else None
+            self._clients.update(stored.clients)
+            self._tokens, self._issuer, self._scope = stored.tokens, stored.issuer, stored.scope
 
     async def _save(self) -> None:
         if self._key is None:
             return
-        tokens = self._tokens
-        record: dict[str, Any] = {
-            "issuer": self._issuer,
-            "scope": self._scope,
-            "tokens": None
-            if tokens is None
-            else {
-                "access_token": tokens.access_token,
-                "refresh_token": tokens.refresh_token,
-                "expires_at": tokens.expires_at,
-                "scope": tokens.scope,
-            },
-            "clients": {
-                issuer: {
-                    "client_id": c.client_id,
-                    "client_secret": c.client_secret,
-                    "auth_method": c.auth_method,
-                    "redirect_uri": c.redirect_uri,
-                }
-                for issuer, c in self._clients.items()
-            },
-        }
+        stored = Stored(self._issuer, self._scope, self._tokens, self._clients)
         try:
-            await self.store.save(self._key, record)
+            await self.store.save(self._key, stored.to_record())
         except OSError as exc:
             log.warning("could not save the authorization for %s: %s", self._key, exc)
 
@@ -417,12 +304,12 @@ class OAuth(httpx.Auth):
                     f"registered at {self.client_issuer}: register it there (or leave it out)"
                 )
         if self.client_id is not None and self.private_key is not None:
-            assertion = oauth.client_assertion(
+            assertion = tokens_at.client_assertion(
                 self.client_id, server.issuer, self.private_key, now=self._clock()
             )
             return ClientCredentials(self.client_id, None, "private_key_jwt", assertion)
         if self.client_id is not None:  # given: it wins over anything stored
-            method = oauth.choose_auth_method(server, self.client_secret)
+            method = tokens_at.choose_auth_method(server, self.client_secret)
             return ClientCredentials(self.client_id, self.client_secret, method)
         return self._clients.get(server.issuer)
 
@@ -450,7 +337,7 @@ class OAuth(httpx.Auth):
 
     async def _register(self, server: AuthorizationServer, endpoint: str) -> ClientCredentials:
         assert self.authorizer is not None  # client credentials always come with a client id
-        body = oauth.registration_request(
+        body = tokens_at.registration_request(
             server,
             client_name=self.client_name,
             redirect_uri=self.authorizer.redirect_uri,
@@ -465,7 +352,7 @@ class OAuth(httpx.Auth):
                 + (f", {error}" if isinstance(error, str) else "")
                 + ")"
             )
-        return replace(oauth.read_registration(answer, server), redirect_uri=body["redirect_uris"][0])
+        return replace(tokens_at.read_registration(answer, server), redirect_uri=body["redirect_uris"][0])
 
     async def _authorize(
         self,
@@ -514,9 +401,9 @@ class OAuth(httpx.Auth):
         fields: Mapping[str, str],
         resource: str,
     ) -> Tokens:
-        headers, form = oauth.token_request(grant, credentials, resource=resource, fields=fields)
+        headers, form = tokens_at.token_request(grant, credentials, resource=resource, fields=fields)
         status, answer = await self._post(server.token_endpoint, data=form, headers=headers)
-        return oauth.read_tokens(status, answer, server, now=self._clock())
+        return tokens_at.read_tokens(status, answer, server, now=self._clock())
 
     # ---- HTTP ----------------------------------------------------------------------------
 

@@ -17,25 +17,27 @@ from hypothesis import strategies as st
 from mcp_elicit.core.authorization import (
     AuthorizationServer,
     Challenge,
-    ClientCredentials,
     Pkce,
     ProtectedResource,
-    Tokens,
     authorization_server_metadata_urls,
     authorization_url,
     bearer_challenge,
     check_resource,
-    choose_auth_method,
-    client_assertion,
-    client_auth,
     protected_resource_urls,
     read_authorization_server,
     read_callback,
     read_protected_resource,
+    select_scope,
+)
+from mcp_elicit.core.token_endpoint import (
+    ClientCredentials,
+    Tokens,
+    choose_auth_method,
+    client_assertion,
+    client_auth,
     read_registration,
     read_tokens,
     registration_request,
-    select_scope,
     token_request,
 )
 from mcp_elicit.errors import AuthorizationError
