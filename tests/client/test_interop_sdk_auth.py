@@ -24,9 +24,9 @@ from mcp_elicit import Server
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 
-from support.mcp_authorization import McpAuthorization
+from support.mcp_authorization import FollowRedirect, McpAuthorization, serving, whoami_server
 from support.peers import peer_http, sdk_python
-from support.procs import ROOT, uvicorn_server
+from support.procs import ROOT
 from support.sessions import ACCEPT
 
 __all__ = ["sdk_python"]  # a fixture
@@ -41,21 +41,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class FollowRedirect:
-    redirect_uri = "http://127.0.0.1:9/callback"
-
-    async def authorize(self, url: str, *, issuer: str) -> str:
-        async with httpx.AsyncClient(follow_redirects=False) as http:
-            response = await http.get(url)
-        assert response.is_redirect, response.text
-        return response.headers["location"]
-
-
 @pytest.fixture
 async def issuer() -> AsyncIterator[McpAuthorization]:
-    site = McpAuthorization(Server("unused"))
-    async with uvicorn_server(site.app) as running:
-        site.base = f"http://127.0.0.1:{running.port}"
+    async with serving(Server("unused")) as site:  # only its authorization server is used
         yield site
 
 
@@ -89,20 +77,8 @@ SDK_CLIENT = ROOT / "tests" / "peers" / "sdk_oauth_client.py"
 
 @pytest.fixture
 async def guarded() -> AsyncIterator[McpAuthorization]:
-    site = McpAuthorization(build())
-    async with uvicorn_server(site.app) as running:
-        site.base = f"http://127.0.0.1:{running.port}"
+    async with serving(whoami_server("mcp-elicit says hello", "guarded by mcp-elicit")) as site:
         yield site
-
-
-def build() -> Server:
-    app = Server("guarded by mcp-elicit")
-
-    @app.tool()
-    async def whoami() -> str:
-        return "mcp-elicit says hello"
-
-    return app
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

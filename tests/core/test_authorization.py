@@ -1028,10 +1028,10 @@ def test_the_authorization_url_carries_every_parameter() -> None:
     assert "&y=2" not in url  # values are encoded, not spliced in
 
 
-@pytest.mark.parametrize("scope", [None, ""])
-def test_the_authorization_url_omits_an_empty_scope(scope: str | None) -> None:
-    url = authorization_url(
-        _server(),
+def _simple_url(server: AuthorizationServer, *, scope: str | None) -> str:
+    """The authorization URL for client "c", state "s", a fresh PKCE pair."""
+    return authorization_url(
+        server,
         client_id="c",
         redirect_uri=REDIRECT,
         state="s",
@@ -1039,21 +1039,18 @@ def test_the_authorization_url_omits_an_empty_scope(scope: str | None) -> None:
         scope=scope,
         resource=SERVER_URL,
     )
+
+
+@pytest.mark.parametrize("scope", [None, ""])
+def test_the_authorization_url_omits_an_empty_scope(scope: str | None) -> None:
+    url = _simple_url(_server(), scope=scope)
     assert "scope" not in _query(url)
     assert _query(url)["response_type"] == ["code"]
 
 
 def test_an_endpoint_query_is_kept() -> None:
     server = _server(authorization_endpoint=f"{ISSUER}/authorize?tenant=t1")
-    url = authorization_url(
-        server,
-        client_id="c",
-        redirect_uri=REDIRECT,
-        state="s",
-        pkce=Pkce.new(),
-        scope="a",
-        resource=SERVER_URL,
-    )
+    url = _simple_url(server, scope="a")
     assert url.startswith(f"{ISSUER}/authorize?tenant=t1&")
     query = _query(url)
     assert query["tenant"] == ["t1"]
@@ -1063,15 +1060,7 @@ def test_an_endpoint_query_is_kept() -> None:
 
 def test_an_endpoint_with_an_empty_query_gets_no_second_question_mark() -> None:
     server = _server(authorization_endpoint=f"{ISSUER}/authorize?")
-    url = authorization_url(
-        server,
-        client_id="c",
-        redirect_uri=REDIRECT,
-        state="s",
-        pkce=Pkce.new(),
-        scope=None,
-        resource=SERVER_URL,
-    )
+    url = _simple_url(server, scope=None)
     assert _query(url)["response_type"] == ["code"]
 
 

@@ -9,6 +9,9 @@ one origin that is both
   are the provider's live access tokens; it publishes its RFC 9728 metadata itself
   (``ResourceMetadata``) at ``/.well-known/oauth-protected-resource/mcp``.
 
+``serving(server)`` runs one on a free 127.0.0.1 port; ``whoami_server(text)`` is the
+protected server the tests use; ``FollowRedirect`` is the person's part without a person.
+
 Switches for tests: ``mcp.resource_metadata = None`` (no metadata), ``registration``
 (False: no registration endpoint), ``pkce`` (False: metadata without
 ``code_challenge_methods_supported``), and the provider's own (``consent``, ``lifetime``,
@@ -17,20 +20,24 @@ Switches for tests: ``mcp.resource_metadata = None`` (no metadata), ``registrati
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Server
 from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.oauth_provider import Client, OAuthTestProvider
+from support.procs import uvicorn_server
 
 SCOPES = "profile repo"
 
@@ -111,3 +118,41 @@ class McpAuthorization:
             },
             status_code=201,
         )
+
+
+def whoami_server(text: str = "hello", name: str = "protected") -> Server:
+    """A server with one tool, ``whoami``, that answers ``text``."""
+    app = Server(name)
+
+    @app.tool()
+    async def whoami(ctx: Context) -> str:
+        return text
+
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serving(server: Server) -> AsyncIterator[McpAuthorization]:
+    """``server`` behind the authorization server, on a free 127.0.0.1 port, until the
+    block ends."""
+    site = McpAuthorization(server)
+    async with uvicorn_server(site.app) as running:
+        site.base = f"http://127.0.0.1:{running.port}"
+        yield site
+
+
+class FollowRedirect:
+    """The person's part without a person: the test provider approves at once, so the
+    authorization URL answers with the redirect. ``asked`` lists the issuers asked."""
+
+    redirect_uri = "http://127.0.0.1:9/callback"
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def authorize(self, url: str, *, issuer: str) -> str:
+        self.asked.append(issuer)
+        async with httpx.AsyncClient(follow_redirects=False) as http:
+            response = await http.get(url)
+        assert response.is_redirect, response.text
+        return str(response.headers["location"])

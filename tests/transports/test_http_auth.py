@@ -21,13 +21,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcp_elicit import Context, Server
 from mcp_elicit.errors import AuthorizationError, MCPElicitError, TransportError
 from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore, OAuth
 from mcp_elicit.transports.http_client import connect_http
 
-from support.mcp_authorization import McpAuthorization
-from support.procs import uvicorn_server
+from support.mcp_authorization import FollowRedirect, McpAuthorization, serving, whoami_server
 
 pytestmark = pytest.mark.anyio
 
@@ -39,38 +37,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-class FollowRedirect:
-    """The person's part without a person: the test provider approves at once, so the
-    authorization URL answers with the redirect."""
-
-    redirect_uri = "http://127.0.0.1:9/callback"
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def authorize(self, url: str, *, issuer: str) -> str:
-        self.asked.append(issuer)
-        async with httpx.AsyncClient(follow_redirects=False) as http:
-            response = await http.get(url)
-        assert response.is_redirect, response.text
-        return response.headers["location"]
-
-
-def build() -> Server:
-    app = Server("protected")
-
-    @app.tool()
-    async def whoami(ctx: Context) -> str:
-        return "hello"
-
-    return app
-
-
 @pytest.fixture
 async def site() -> AsyncIterator[McpAuthorization]:
-    site = McpAuthorization(build())
-    async with uvicorn_server(site.app) as running:
-        site.base = f"http://127.0.0.1:{running.port}"
+    async with serving(whoami_server()) as site:
         yield site
 
 

@@ -19,8 +19,9 @@ from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import Event, EventDecoder
 
+from support.http import meta, mirrored_headers
 from support.procs import InProcess, uvicorn_server
-from support.sessions import ACCEPT, ask_name_server, open_session
+from support.sessions import ask_name_server, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -216,16 +217,8 @@ def decoder_last(raw: bytes) -> Event:
 
 async def test_modern_requests_never_carry_event_ids(running: InProcess) -> None:
     body = call("poll")
-    body["params"]["_meta"] = {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    headers = {
-        "accept": ACCEPT,
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "poll",
-    }
+    body["params"]["_meta"] = meta({})
+    headers = mirrored_headers("tools/call", body["params"])
     async with httpx.AsyncClient(timeout=10) as http:
         response = await http.post(running.url, json=body, headers=headers)
     assert response.headers["content-type"] == "application/json"

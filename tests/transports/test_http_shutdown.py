@@ -22,6 +22,7 @@ from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
+from support.http import meta, mirrored_headers
 from support.procs import ROOT, http_process, uvicorn_server
 from support.sessions import ACCEPT, ask_name_server, initialize_body, open_session
 from support.wire import WireChecker
@@ -122,20 +123,9 @@ async def test_a_request_that_outlives_the_grace_gets_a_json_rpc_503(wire: WireC
         "jsonrpc": "2.0",
         "id": 7,
         "method": "tools/call",
-        "params": {
-            "name": "slow",
-            "_meta": {
-                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
-            },
-        },
+        "params": {"name": "slow", "_meta": meta({})},
     }
-    headers = {
-        "accept": ACCEPT,
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tools/call",
-        "mcp-name": "slow",
-    }
+    headers = mirrored_headers("tools/call", body["params"])
     wire.request(body)
     async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=20) as http:
         pending = asyncio.ensure_future(http.post(running.url, json=body, headers=headers))

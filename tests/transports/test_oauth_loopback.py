@@ -19,14 +19,13 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from mcp_elicit import Context, Server
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.oauth_loopback import LoopbackAuthorizer
 
-from support.mcp_authorization import McpAuthorization
+from support.mcp_authorization import serving, whoami_server
 from support.oauth_provider import CLIENT_ID, OAuthTestProvider
 from support.procs import uvicorn_server
 
@@ -334,20 +333,8 @@ def test_options_are_checked() -> None:
 # ---- the whole flow -----------------------------------------------------------------------
 
 
-def build() -> Server:
-    app = Server("protected")
-
-    @app.tool()
-    async def whoami(ctx: Context) -> str:
-        return "hello"
-
-    return app
-
-
 async def test_oauth_signs_in_through_the_loopback() -> None:
-    site = McpAuthorization(build())
-    async with uvicorn_server(site.app) as running:
-        site.base = f"http://127.0.0.1:{running.port}"
+    async with serving(whoami_server()) as site:
         consent, browser = Consent(), Browser()
         authorizer = LoopbackAuthorizer(consent=consent, open_url=browser, announce=lambda _: None)
         async with authorizer:
