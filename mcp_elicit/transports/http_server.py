@@ -35,12 +35,11 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Final
 
-import orjson
-
 from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
+from mcp_elicit.transports.http_bearer import authenticate, origin, serve_metadata
 from mcp_elicit.transports.http_exchange import (
     ASGIApp,
     Exchange,
@@ -120,11 +119,6 @@ class _Watchlist:
             start()
         loop = self._loop
         self._timer = loop.call_later(self.period, self._tick) if self._old and loop is not None else None
-
-
-def _origin(scope: Scope, headers: Mapping[str, str]) -> str:
-    """``scheme://host`` of a request, from its (allow-listed) Host."""
-    return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
 
 
 async def _keep_alive(exchange: Exchange, period: float) -> None:
@@ -245,7 +239,7 @@ class StreamableHTTP(SessionRoutes):
             return
         method = scope["method"]
         if method == "POST":
-            self._learned.base = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+            self._learned.base = origin(scope, headers)
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
             ok, principal = await self._authenticate(scope, headers, send)
@@ -285,56 +279,16 @@ class StreamableHTTP(SessionRoutes):
     ) -> tuple[bool, Principal | None]:
         if self.auth is None:
             return True, None
-        raw = headers.get("authorization", "")
-        kind, _, token = raw.partition(" ")
-        principal = (
-            await self.auth.verify(token.strip()) if kind.lower() == "bearer" and token.strip() else None
-        )
-        metadata = self.resource_metadata
-        if principal is not None and (metadata is None or not metadata.missing(principal)):
-            return True, principal
-        if metadata is None:
-            challenge = b'Bearer realm="mcp"' + (b', error="invalid_token"' if raw else b"")
-        else:
-            where = f"{_origin(scope, headers)}{self.metadata_path}"
-            if principal is not None:
-                missing = " ".join(metadata.missing(principal))
-                value = metadata.challenge(
-                    where, error="insufficient_scope", description=f"needs scope {missing}"
-                )
-                await plain(
-                    send,
-                    403,
-                    b"Forbidden: the token lacks a scope this server requires",
-                    extra=[(b"www-authenticate", value.encode("latin-1", "replace"))],
-                )
-                return False, None
-            challenge = metadata.challenge(where, error="invalid_token" if raw else None).encode(
-                "latin-1", "replace"
-            )
-        await plain(
-            send,
-            401,
-            b"Unauthorized: send a valid bearer token",
-            extra=[(b"www-authenticate", challenge)],
-        )
-        return False, None
+        return await authenticate(self.auth, self.resource_metadata, self.metadata_path, scope, headers, send)
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:
-        """The RFC 9728 document: public, cacheable, readable from any origin."""
-        if scope["method"] != "GET":
-            await plain(send, 405, b"Method Not Allowed", extra=[(b"allow", b"GET")])
-            return
         assert self.resource_metadata is not None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         refusal = self._check_origin({k: v for k, v in headers.items() if k == "host"})  # any Origin may read
         if refusal is not None:
             await plain(send, refusal[0], refusal[1].encode())
             return
-        body = orjson.dumps(self.resource_metadata.document(f"{_origin(scope, headers)}{self.path}"))
-        extra = [(b"access-control-allow-origin", b"*"), (b"cache-control", b"max-age=300")]
-        await send({"type": "http.response.start", "status": 200, "headers": [*json_headers(body), *extra]})
-        await send({"type": "http.response.body", "body": body})
+        await serve_metadata(self.resource_metadata, f"{origin(scope, headers)}{self.path}", scope, send)
 
     # ---- POST ----------------------------------------------------------------
 
