@@ -243,13 +243,17 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
 
 async def _registered_ports(store: TokenStore, url: str) -> list[int]:
     """The loopback ports of the redirect URIs stored for ``url``'s registrations."""
+    from mcp_elicit.transports.token_store import Stored
+
     record = await store.load(url)
-    clients = record.get("clients") if record is not None else None
+    try:
+        clients = Stored.from_record(record).clients if record is not None else {}
+    except ValueError:  # a damaged record: the flow ignores it too
+        return []
     ports: list[int] = []
-    for client in clients.values() if isinstance(clients, Mapping) else ():
-        uri = client.get("redirect_uri") if isinstance(client, Mapping) else None
-        parts = urllib.parse.urlsplit(uri) if isinstance(uri, str) else None
-        with contextlib.suppress(ValueError):
-            if parts is not None and parts.hostname == "127.0.0.1" and parts.port:
+    for client in clients.values():
+        with contextlib.suppress(ValueError):  # a bad port
+            parts = urllib.parse.urlsplit(client.redirect_uri or "")
+            if parts.hostname == "127.0.0.1" and parts.port:
                 ports.append(parts.port)
     return ports

@@ -136,11 +136,6 @@ class OAuth(httpx.Auth):
         self._key: str | None = None  # the server URL the stored record is under
 
     @property
-    def authorized(self) -> bool:
-        """Whether a token is held."""
-        return self._tokens is not None
-
-    @property
     def issuer(self) -> str | None:
         """The authorization server whose token is held (None: none is)."""
         return self._issuer if self._tokens is not None else None

@@ -63,7 +63,7 @@ async def test_a_protected_server_is_reached_after_registration_and_authorizatio
     assert site.registrations == 1
     assert site.provider.exchanges == 1
     assert authorizer.asked == [site.base]
-    assert auth.authorized
+    assert auth.issuer == site.base
 
 
 async def test_without_authorization_the_401_is_reported(site: McpAuthorization) -> None:
