@@ -1,11 +1,17 @@
-# Peers for the interop tests: the official Python SDK (mcp 2.3.0) in its OWN virtualenv,
-# never in .venv (the runtime must never import mcp). Include from the Makefile:
+# Peers for the interop tests, never in .venv (the runtime must never import mcp):
+# - the official Python SDK (mcp 2.3.0) in its OWN virtualenv, tests/.peers/mcp;
+# - the official TypeScript SDK, v1 (@modelcontextprotocol/sdk, 2025-11-25) and v2
+#   (@modelcontextprotocol/client and /server, 2026-07-28), in tests/peers/ts/node_modules,
+#   pinned by its lockfile and installed with Node 22.
+# Include from the Makefile after NODE22_BIN and STAMP_NODE are set:
 #   include mk/peers.mk
-# `make peers` builds it; the interop tests build it too when missing (and skip, saying
-# why, when it cannot be built, e.g. offline).
+# `make peers` builds them; the interop tests build them too when missing (and skip, saying
+# why, when they cannot be built, e.g. offline).
 PEERS_DIR := tests/.peers
 PEER_MCP := $(PEERS_DIR)/mcp
 PEER_MCP_STAMP := $(PEER_MCP)/.installed
+PEER_TS := tests/peers/ts
+PEER_TS_STAMP := $(PEER_TS)/node_modules/.installed
 
 .PHONY: peers clean-peers
 
@@ -17,7 +23,11 @@ $(PEER_MCP_STAMP): tests/peers/requirements-mcp.txt
 	$(PEER_MCP)/bin/python -m pip install -q --disable-pip-version-check -r tests/peers/requirements-mcp.txt
 	sha256sum tests/peers/requirements-mcp.txt | cut -d' ' -f1 > $@
 
-peers: $(PEER_MCP_STAMP)
+$(PEER_TS_STAMP): $(PEER_TS)/package-lock.json $(STAMP_NODE)
+	cd $(PEER_TS) && PATH=$(NODE22_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error
+	sha256sum $(PEER_TS)/package-lock.json | cut -d' ' -f1 > $@
+
+peers: $(PEER_MCP_STAMP) $(PEER_TS_STAMP)
 
 clean-peers:
-	rm -rf $(PEERS_DIR)
+	rm -rf $(PEERS_DIR) $(PEER_TS)/node_modules

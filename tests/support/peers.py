@@ -1,14 +1,22 @@
-"""The official Python SDK (``mcp`` 2.3.0) as a test peer, in its own virtualenv.
+"""The official SDKs as test peers, outside the project's venv.
 
-``tests/.peers/mcp`` is pinned by ``tests/peers/requirements-mcp.txt``; ``make peers``
-builds it, and so does the ``sdk_python`` fixture when it is missing. The project's venv
-never gets ``mcp``. Without the peer (offline, say), the tests that need it skip, saying why.
+* Python (``mcp`` 2.3.0): ``tests/.peers/mcp``, its own virtualenv, pinned by
+  ``tests/peers/requirements-mcp.txt``; the ``sdk_python`` fixture gives its interpreter.
+* TypeScript, v1 (``@modelcontextprotocol/sdk``, 2025-11-25) and v2
+  (``@modelcontextprotocol/client`` and ``/server``, 2026-07-28): ``tests/peers/ts``,
+  pinned by its ``package-lock.json`` and installed with the Node 22 of ``tools/node22``;
+  the ``ts_node`` fixture gives that ``node``.
+
+``make peers`` builds both, and so do the fixtures when a peer is missing. The project's
+venv never gets ``mcp``. Without a peer (offline, say), the tests that need it skip, saying
+why.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -20,11 +28,13 @@ import pytest
 
 from support.procs import ROOT, START_TIMEOUT, _stop, _wait_listening, free_port
 
-__all__ = ["ENV", "PEERS", "REQUIREMENTS", "peer_http", "sdk_python"]
+__all__ = ["ENV", "PEERS", "REQUIREMENTS", "TS_PEERS", "peer_http", "sdk_python", "ts_node"]
 
 PEERS = ROOT / "tests" / ".peers"
 ENV = PEERS / "mcp"
 REQUIREMENTS = ROOT / "tests" / "peers" / "requirements-mcp.txt"
+TS_PEERS = ROOT / "tests" / "peers" / "ts"
+NODE22 = ROOT / "tools" / "node22" / "node_modules" / "node" / "bin"
 
 
 def _digest() -> str:
@@ -62,6 +72,36 @@ def sdk_python() -> Path:
         if problem is not None:
             pytest.skip(f"the official SDK peer (tests/.peers/mcp) could not be built: {problem}")
     return ENV / "bin" / "python"
+
+
+def _ts_digest() -> str:
+    return hashlib.sha256((TS_PEERS / "package-lock.json").read_bytes()).hexdigest()
+
+
+def _ts_build() -> str | None:
+    """Install the TypeScript peers from their lockfile; None when it worked, else why not."""
+    if not (NODE22 / "node").is_file():
+        return "Node 22 is not installed in tools/node22 (make install builds it)"
+    env = {**os.environ, "PATH": f"{NODE22}{os.pathsep}{os.environ.get('PATH', '')}"}
+    step = ["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"]
+    done = subprocess.run(
+        step, cwd=TS_PEERS, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+    if done.returncode != 0:
+        return f"npm ci failed: {(done.stderr or done.stdout)[-800:]}"
+    (TS_PEERS / "node_modules" / ".installed").write_text(_ts_digest() + "\n")
+    return None
+
+
+@pytest.fixture(scope="session")
+def ts_node() -> Path:
+    """Node 22, with the TypeScript SDK peers installed next to their scripts."""
+    stamp = TS_PEERS / "node_modules" / ".installed"
+    if not (stamp.is_file() and stamp.read_text().strip() == _ts_digest()):
+        problem = _ts_build()
+        if problem is not None:
+            pytest.skip(f"the TypeScript SDK peers (tests/peers/ts) could not be installed: {problem}")
+    return NODE22 / "node"
 
 
 @contextlib.contextmanager

@@ -1,0 +1,106 @@
+"""The mcp-elicit server the TypeScript SDK's clients talk to (tests/server/test_interop_ts.py):
+``mcp-elicit serve tests/server/interop_app.py`` (stdio) or ``--http 127.0.0.1:PORT``.
+
+Every tool answers accept, decline and cancel with different texts, so a test can tell
+which answer the server received.
+"""
+
+from __future__ import annotations
+
+import json
+
+from mcp_elicit import Context, Form, Server
+from mcp_elicit.forms import Boolean, Choice, Integer, MultiChoice, Number, String
+
+app = Server("interop", "1.0.0")
+
+PROFILE = Form(
+    email=String(title="Email", format="email"),
+    born=String(title="Birthday", format="date"),
+    guests=Integer(title="Guests", minimum=1, maximum=12),
+    budget=Number(title="Budget", minimum=0, required=False),
+    newsletter=Boolean(title="Newsletter", default=False),
+    seat=Choice({"in": "Inside", "out": "Terrace"}, title="Seat"),
+    size=Choice(["S", "M", "L"], title="Size", default="M"),
+    diet=MultiChoice({"veg": "Vegetarian", "gf": "Gluten-free"}, title="Diet", required=False),
+)
+
+
+def _outcome(name: str, action: str) -> str:
+    return {"decline": f"{name}: declined, try another way", "cancel": f"{name}: cancelled, ask later"}[
+        action
+    ]
+
+
+@app.tool()
+async def profile(ctx: Context) -> str:
+    """One form with every kind of field; returns the accepted content as JSON."""
+    answer = await ctx.elicit("Tell us about your visit", PROFILE)
+    if not answer.accepted:
+        return _outcome("profile", answer.action)
+    return json.dumps(answer.content, sort_keys=True)
+
+
+@app.tool()
+async def plan_trip(ctx: Context, traveller: str) -> str:
+    """Two questions, the second built from the first answer."""
+    where = await ctx.elicit(f"Where does {traveller} go?", Form(city=String()), key="city")
+    if not where.accepted or where.content is None:
+        return _outcome("trip", where.action)
+    city = where.content["city"]
+    nights = await ctx.elicit(f"How many nights in {city}?", Form(nights=Integer(minimum=1)), key="nights")
+    if not nights.accepted or nights.content is None:
+        return _outcome("trip", nights.action)
+    return f"{traveller}: {nights.content['nights']} nights in {city}"
+
+
+@app.tool()
+async def open_docs(ctx: Context, topic: str) -> str:
+    """Sends the user to a page (URL mode)."""
+    answer = await ctx.elicit_url(f"Read about {topic}", f"https://example.com/docs/{topic}", key="docs")
+    if not answer.accepted:
+        return _outcome("docs", answer.action)
+    return f"docs: opened {topic}"
+
+
+@app.tool()
+async def link_account(ctx: Context, provider: str) -> str:
+    """A step the request cannot go on without (2025-11-25: error -32042)."""
+    answer = await ctx.require_url(
+        f"Sign in to {provider}", f"https://example.com/link/{provider}", elicitation_id=f"link-{provider}"
+    )
+    return f"link: {answer.action}"
+
+
+@app.tool()
+async def what_can_you_do(ctx: Context) -> str:
+    """What the client declared, as this server understood it. Asks nothing."""
+    return f"form={ctx.can_elicit('form')} url={ctx.can_elicit('url')}"
+
+
+@app.prompt(description="A greeting that asks for the name first")
+async def greeting(ctx: Context) -> str:
+    answer = await ctx.elicit("Whom should I greet?", Form(name=String()), key="name")
+    if not answer.accepted or answer.content is None:
+        return _outcome("greeting", answer.action)
+    return f"Say hello to {answer.content['name']}"
+
+
+@app.resource("note://today", name="today", mime_type="text/plain")
+async def today(ctx: Context) -> str:
+    answer = await ctx.elicit(
+        "Which mood is today's note in?", Form(mood=Choice(["calm", "busy"])), key="mood"
+    )
+    if not answer.accepted or answer.content is None:
+        return _outcome("note", answer.action)
+    return f"A {answer.content['mood']} day"
+
+
+@app.tool()
+async def use_key(ctx: Context, service: str) -> str:
+    """Needs an API key, typed into the server's own page (URL mode); kept for later calls."""
+    answer = await ctx.secret(f"{service}_api_key", message=f"Enter your {service} API key")
+    if answer.secret is None:
+        return _outcome("key", answer.action)
+    value = await answer.secret.reveal()
+    return f"key: {len(value)} characters, ends {value[-2:]}"
