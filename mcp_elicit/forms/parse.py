@@ -16,8 +16,10 @@ Rules:
 - Harmless extras are accepted and dropped: at the top ``$schema``, ``$id``,
   ``$comment``, ``title``, ``description`` and a boolean ``additionalProperties``
   (unknown keys are dropped from answers anyway); on a field ``$comment``,
-  ``examples`` and ``deprecated``; on a multi-select ``uniqueItems: true`` and
-  ``items.type: "string"`` beside ``anyOf``.
+  ``examples`` and ``deprecated``; on a multi-select ``uniqueItems: true``,
+  ``items.type: "string"`` beside ``anyOf``, and no ``items.type`` beside an ``enum`` of
+  strings (FastMCP 4 sends ``"items": {"enum": [...]}``); ``to_json`` always writes the
+  official shape.
 - An integral float where a whole number is expected (``"minLength": 3.0``, an
   integer field's ``"default": 3.0``) is read as an int.
 """
@@ -189,7 +191,7 @@ def _multi_select(name: str, prop: Mapping[str, Any], common: dict[str, Any]) ->
     options: tuple[Option, ...] | list[str]
     if "anyOf" in items and set(items) <= {"anyOf", "type"} and items.get("type", "string") == "string":
         options = _titled_options(name, items["anyOf"], "anyOf")
-    elif set(items) == {"type", "enum"} and items["type"] == "string":
+    elif set(items) <= {"type", "enum"} and "enum" in items and items.get("type", "string") == "string":
         options = _string_list(name, items["enum"], "items.enum")
     else:
         _fail(name, _MULTI_SHAPE)

@@ -150,6 +150,10 @@ def test_multi_select_leniencies() -> None:
         "items": {"type": "string", "anyOf": [{"const": "a", "title": "A"}]},
     }
     assert FormSchema.parse(form({"f": wire})).fields[0] == MultiChoice({"a": "A"}, name="f", required=False)
+    # items without a type, their enum all strings (as FastMCP 4 sends a multi-select)
+    untyped = FormSchema.parse(form({"f": {"type": "array", "items": {"enum": ["a", "b"]}}}))
+    assert untyped.fields[0] == MultiChoice(["a", "b"], name="f", required=False)
+    assert untyped.to_json()["properties"]["f"]["items"] == {"type": "string", "enum": ["a", "b"]}
 
 
 def test_integral_floats_are_read_as_ints() -> None:
@@ -326,6 +330,7 @@ FIELD_REFUSALS: list[tuple[object, str]] = [
     ),
     ({"type": "array"}, "an array must be a multi-select"),
     ({"type": "array", "items": {"type": "string"}}, "an array must be a multi-select"),
+    ({"type": "array", "items": {"enum": ["a", 1]}}, "items.enum must hold strings only"),
     ({"type": "array", "items": {"type": "integer", "enum": ["a"]}}, "an array must be a multi-select"),
     ({"type": "array", "items": {"type": "object"}}, "an array must be a multi-select"),
     (

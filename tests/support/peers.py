@@ -1,13 +1,15 @@
-"""The official SDKs as test peers, outside the project's venv.
+"""Test peers nobody here wrote (the official SDKs, FastMCP), outside the project's venv.
 
-* Python (``mcp`` 2.3.0): ``tests/.peers/mcp``, its own virtualenv, pinned by
-  ``tests/peers/requirements-mcp.txt``; the ``sdk_python`` fixture gives its interpreter.
+* Python: the official SDK (``mcp`` 2.3.0) in ``tests/.peers/mcp``, pinned by
+  ``tests/peers/requirements-mcp.txt``, and FastMCP (4.1.6) in ``tests/.peers/fastmcp``,
+  pinned by the benchmark's ``bench/requirements-fastmcp.txt``; each its own virtualenv,
+  whose interpreter the ``sdk_python`` and ``fastmcp_python`` fixtures give.
 * TypeScript, v1 (``@modelcontextprotocol/sdk``, 2025-11-25) and v2
   (``@modelcontextprotocol/client`` and ``/server``, 2026-07-28): ``tests/peers/ts``,
   pinned by its ``package-lock.json`` and installed with the Node 22 of ``tools/node22``;
   the ``ts_node`` fixture gives that ``node``.
 
-``make peers`` builds both, and so do the fixtures when a peer is missing. The project's
+``make peers`` builds them, and so do the fixtures when a peer is missing. The project's
 venv never gets ``mcp``. Without a peer (offline, say), the tests that need it skip, saying
 why.
 """
@@ -28,50 +30,53 @@ import pytest
 
 from support.procs import ROOT, START_TIMEOUT, _stop, _wait_listening, free_port
 
-__all__ = ["ENV", "PEERS", "REQUIREMENTS", "TS_PEERS", "peer_http", "sdk_python", "ts_node"]
+__all__ = ["PEERS", "TS_PEERS", "fastmcp_python", "peer_http", "sdk_python", "ts_node"]
 
 PEERS = ROOT / "tests" / ".peers"
-ENV = PEERS / "mcp"
-REQUIREMENTS = ROOT / "tests" / "peers" / "requirements-mcp.txt"
 TS_PEERS = ROOT / "tests" / "peers" / "ts"
 NODE22 = ROOT / "tools" / "node22" / "node_modules" / "node" / "bin"
+#: Each Python peer: its virtualenv under tests/.peers, and the pins it is built from.
+PYTHON_PEERS = {
+    "mcp": ROOT / "tests" / "peers" / "requirements-mcp.txt",
+    "fastmcp": ROOT / "bench" / "requirements-fastmcp.txt",  # the benchmark's pins, one list
+}
 
 
-def _digest() -> str:
-    return hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
-
-
-def _ready() -> bool:
-    stamp = ENV / ".installed"
-    return stamp.is_file() and stamp.read_text().strip() == _digest()
-
-
-def _build() -> str | None:
-    """Build the peer's virtualenv; None when it worked, else why not."""
+def _python_peer(name: str) -> Path:
+    """The interpreter of the Python peer ``name``, building its virtualenv when it is missing
+    or its pins changed; skips the test, saying why, when it cannot be built."""
+    env, requirements = PEERS / name, PYTHON_PEERS[name]
+    digest = hashlib.sha256(requirements.read_bytes()).hexdigest()
+    stamp, python = env / ".installed", env / "bin" / "python"
+    if stamp.is_file() and stamp.read_text().strip() == digest:
+        return python
     PEERS.mkdir(parents=True, exist_ok=True)
     (PEERS / ".gitignore").write_text("*\n")
-    if ENV.exists():
-        shutil.rmtree(ENV)
+    if env.exists():
+        shutil.rmtree(env)
     base = getattr(sys, "_base_executable", None) or shutil.which("python3") or "python3"
-    python = str(ENV / "bin" / "python")
     for step in (
-        [base, "-m", "venv", str(ENV)],
-        [python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(REQUIREMENTS)],
+        [base, "-m", "venv", str(env)],
+        [str(python), "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", str(requirements)],
     ):
         done = subprocess.run(step, capture_output=True, text=True, timeout=600, check=False)
         if done.returncode != 0:
-            return f"{' '.join(step[:4])} failed: {(done.stderr or done.stdout)[-800:]}"
-    (ENV / ".installed").write_text(_digest() + "\n")
-    return None
+            why = f"{' '.join(step[:4])} failed: {(done.stderr or done.stdout)[-800:]}"
+            pytest.skip(f"the {name} peer (tests/.peers/{name}) could not be built: {why}")
+    stamp.write_text(digest + "\n")
+    return python
 
 
 @pytest.fixture(scope="session")
 def sdk_python() -> Path:
-    if not _ready():
-        problem = _build()
-        if problem is not None:
-            pytest.skip(f"the official SDK peer (tests/.peers/mcp) could not be built: {problem}")
-    return ENV / "bin" / "python"
+    """The official Python SDK's interpreter (``mcp`` 2.3.0)."""
+    return _python_peer("mcp")
+
+
+@pytest.fixture(scope="session")
+def fastmcp_python() -> Path:
+    """FastMCP's interpreter (``fastmcp`` 4.1.6, on ``mcp`` 2.3.0)."""
+    return _python_peer("fastmcp")
 
 
 def _ts_digest() -> str:
