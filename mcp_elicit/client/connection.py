@@ -49,13 +49,23 @@ from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Reques
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
 
-__all__ = ["Connection", "Inputs", "NotificationCallback", "Reply", "ServerRequestHandler", "list_pages"]
+__all__ = [
+    "Connection",
+    "Inputs",
+    "NotificationCallback",
+    "NotificationHandler",
+    "Reply",
+    "ServerRequestHandler",
+    "list_pages",
+]
 
 log = logging.getLogger("mcp_elicit.client")
 
 NotificationCallback = Callable[[str, Mapping[str, Any]], Awaitable[None] | None]
 #: Answers a server's own request (handshake revisions) that arrived within an exchange.
 ServerRequestHandler = Callable[[Request], Awaitable[None]]
+#: Takes the notifications that arrive on a request's own stream (default: ``notify``).
+NotificationHandler = Callable[[Notification], Awaitable[None]]
 Reply = Response | ErrorResponse | Ended
 
 _ATTEMPTS = 3
@@ -217,6 +227,7 @@ class Connection:
         *,
         budget: Budget | None = None,
         on_request: ServerRequestHandler | None = None,
+        on_notification: NotificationHandler | None = None,
         cancellable: bool = True,
     ) -> tuple[Reply, Exchange]:
         """Send one request and collect what arrives for it until its response (or the end
@@ -228,7 +239,7 @@ class Connection:
         with clocked(self.clock):  # a transport that waits for a person stops this clock
             exchange = await self.transport.exchange(message, headers)
         try:
-            reply = await self.collect(exchange, rid, budget, on_request)
+            reply = await self.collect(exchange, rid, budget, on_request, on_notification)
         except RequestTimeout:
             await exchange.aclose()
             if cancellable:
@@ -267,7 +278,12 @@ class Connection:
                 await self.transport.send(note, headers)
 
     async def collect(
-        self, exchange: Exchange, rid: RequestId, budget: Budget, on_request: ServerRequestHandler | None
+        self,
+        exchange: Exchange,
+        rid: RequestId,
+        budget: Budget,
+        on_request: ServerRequestHandler | None,
+        on_notification: NotificationHandler | None = None,
     ) -> Reply:
         while True:
             item = await self.receive(exchange, budget)
@@ -278,7 +294,10 @@ class Connection:
                     return item
                 log.debug("ignoring a response to id %r while waiting for %r", item.id, rid)
             elif isinstance(item, Notification):
-                await self.notify(item.method, item.params or {})
+                if on_notification is not None:
+                    await on_notification(item)
+                else:
+                    await self.notify(item.method, item.params or {})
             elif on_request is not None:
                 await on_request(item)
             else:

@@ -13,13 +13,20 @@ Rules:
 * The server's requests (``elicitation/create``, ``sampling/createMessage``,
   ``roots/list``, ``ping``), on a response stream, on the event stream or over stdio, are
   answered through the same answerer and callbacks as in 2026-07-28, with the same checks.
-  An elicitation in an undeclared mode gets -32602; anything else unknown -32601.
+  An elicitation in an undeclared mode gets -32602; anything else unknown -32601. Each is
+  answered in a task of its own, so that the stream it came on goes on being read while a
+  person answers (its notifications, the next questions); a request returns once its
+  server's questions are answered. The server's ``notifications/cancelled`` for one of
+  them withdraws the question (no answer is sent), wherever it arrives.
 * A response stream that ends before the response, after an event with an id, is resumed
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
   five times per request).
 * A URL-mode ``elicitation/create`` with an ``elicitationId``: the answerer may learn from
   ``ElicitationRequest.finished`` that the server saw the step finished
-  (``notifications/elicitation/complete``) while the person is still on the page.
+  (``notifications/elicitation/complete``, on the request's stream, the event stream or
+  stdio) while the person is still on the page. A notice that arrives before anything
+  waits for it (it overtook a -32042 on another stream, say) is kept, the last
+  ``_EARLY_NOTICES`` of them.
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
   original request is retried (a new id) when every accepted URL is complete or the
@@ -59,6 +66,7 @@ log = logging.getLogger("mcp_elicit.client")
 _RESUMES: Final = 5
 _DEFAULT_RETRY_MS: Final = 1000
 _LISTEN_RECONNECTS: Final = 3
+_EARLY_NOTICES: Final = 64
 
 
 class HandshakeSession:
@@ -79,6 +87,10 @@ class HandshakeSession:
         #: Responses that arrived on the event stream instead of their request's stream.
         self._late: dict[Any, Response | ErrorResponse] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        #: The server's requests being answered, by id (``notifications/cancelled`` finds them).
+        self._answering: dict[Any, asyncio.Task[None]] = {}
+        #: ``elicitationId``s the server said were complete before anything waited for them.
+        self._completed: dict[str, None] = {}
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -173,22 +185,31 @@ class HandshakeSession:
         budget = self.conn.budget()
         rid = message["id"]
 
+        answering: list[asyncio.Task[None]] = []
+
         async def in_band(request: Request) -> None:
-            await self._on_request(request, origin)
+            answering.append(self._answer(request, origin))
 
         self._inflight[rid] = origin
         try:
             reply, exchange = await self.conn.request(
-                message, self.headers(message), budget=budget, on_request=in_band
+                message,
+                self.headers(message),
+                budget=budget,
+                on_request=in_band,
+                on_notification=self._on_notification,
             )
         except BaseException:
             self._inflight.pop(rid, None)
+            await _settle(answering, cancel=True)
             raise
+        done = False
         try:
             resumes = 0
             while isinstance(reply, Ended):
                 late = self._late.pop(rid, None)
                 if late is not None:
+                    done = True
                     return late
                 if reply.last_event_id is None or resumes >= _RESUMES:
                     break
@@ -200,11 +221,13 @@ class HandshakeSession:
                 if resumed is None:
                     break
                 exchange = resumed
-                reply = await self.conn.collect(exchange, rid, budget, in_band)
+                reply = await self.conn.collect(exchange, rid, budget, in_band, self._on_notification)
+            done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
             return reply
         finally:
             self._inflight.pop(rid, None)
             await exchange.aclose()
+            await _settle(answering, cancel=not done)
 
     # ---- the server's requests and notifications ---------------------------------
 
@@ -215,9 +238,7 @@ class HandshakeSession:
             # one is in flight.
             origins = set(self._inflight.values())
             origin = origins.pop() if len(origins) == 1 else Origin(message.method)
-            task = asyncio.ensure_future(self._on_request(message, origin))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._answer(message, origin)
         elif isinstance(message, Notification):
             await self._on_notification(message)
         elif message.id is not None:
@@ -225,13 +246,43 @@ class HandshakeSession:
             # request it answers, which looks for it when its own stream ends.
             self._late[message.id] = message
 
+    def _answer(self, request: Request, origin: Origin) -> asyncio.Task[None]:
+        """Answer one of the server's requests in a task of its own."""
+        task = asyncio.ensure_future(self._on_request(request, origin))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if request.id is not None:
+            rid = request.id
+            self._answering[rid] = task
+            task.add_done_callback(lambda _: self._answering.pop(rid, None))
+        return task
+
+    def _completion(self, eid: str) -> asyncio.Event:
+        """The event set when the server says the URL step ``eid`` is complete."""
+        event = self._completions.setdefault(eid, asyncio.Event())
+        if self._completed.pop(eid, False) is None:  # the notice came first
+            event.set()
+        return event
+
     async def _on_notification(self, message: Notification) -> None:
         params = message.params or {}
         if message.method == "notifications/elicitation/complete":
             eid = params.get("elicitationId")
-            event = self._completions.get(eid) if isinstance(eid, str) else None
-            if event is not None:
-                event.set()
+            if isinstance(eid, str):
+                event = self._completions.get(eid)
+                if event is not None:
+                    event.set()
+                else:
+                    self._completed[eid] = None
+                    while len(self._completed) > _EARLY_NOTICES:
+                        del self._completed[next(iter(self._completed))]
+        elif message.method == "notifications/cancelled":
+            task = self._answering.get(params.get("requestId"))
+            if task is not None and not task.done():
+                log.info(
+                    "%s withdrew its question (%s)", self.conn.server, params.get("reason", "no reason given")
+                )
+                task.cancel()
         await self.conn.notify(message.method, params)
 
     async def _on_request(self, request: Request, origin: Origin | None = None) -> None:
@@ -242,7 +293,7 @@ class HandshakeSession:
             elif request.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
                 raw_id = params.get("elicitationId") if params.get("mode") == "url" else None
                 eid = raw_id if isinstance(raw_id, str) else None
-                event = self._completions.setdefault(eid, asyncio.Event()) if eid is not None else None
+                event = self._completion(eid) if eid is not None else None
                 try:
                     result = await self.conn.inputs.answer(
                         request.method,
@@ -294,7 +345,7 @@ class HandshakeSession:
         for request in requests:
             if request.mode != "url":
                 raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
-            event = self._completions.setdefault(request.elicitation_id or request.key, asyncio.Event())
+            event = self._completion(request.elicitation_id or request.key)
             answer = await self.conn.inputs.elicit(request)
             if answer.get("action") != "accept":
                 self._completions.pop(request.elicitation_id or request.key, None)
@@ -356,3 +407,14 @@ class HandshakeSession:
             if isinstance(item, Ended):
                 return item
             await self.on_unsolicited(item)
+
+
+async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> None:
+    """Wait for the answers to a request's questions (cancelled first when the request
+    failed or was abandoned); an answer that failed is logged, not raised."""
+    if cancel:
+        for task in tasks:
+            task.cancel()
+    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(outcome, Exception):
+            log.error("answering the server's question failed", exc_info=outcome)

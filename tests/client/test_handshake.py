@@ -390,3 +390,64 @@ async def test_without_url_mode_the_error_is_raised_as_is() -> None:
         with pytest.raises(URLElicitationRequired) as caught:
             await client.call_tool("connect")
     assert caught.value.data["elicitations"][0]["elicitationId"] == "e-1"
+
+
+async def test_a_completion_notice_that_overtakes_the_error_is_kept() -> None:
+    """The step was finished so fast that the server's notice came before its -32042 (on
+    the same stream here; on the event stream it can overtake it too): the retry goes
+    out at once, without waiting for the person to say they are done."""
+
+    class Fast(Connector):
+        def __call__(self, message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+            out = super().__call__(message, headers)
+            if self.calls == 1:
+                self.done = True
+                notice = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete"}
+                return [{**notice, "params": {"elicitationId": "e-1"}}, *out]
+            return out
+
+    server = Fast()
+    user = UrlUser(server, says_done=False)
+    async with Client(FakeTransport(server), versions=V2025, answerer=user) as client:
+        out = await asyncio.wait_for(client.call_tool("connect"), 5)
+    assert out["content"][0]["text"] == "connected"
+    assert server.calls == 2 and len(user.shown) == 1
+
+
+async def test_the_server_withdraws_a_question_with_notifications_cancelled() -> None:
+    """A question still with the person when its server cancels it is withdrawn: the
+    answerer's wait is cancelled, no answer is sent, and the request returns."""
+    asked, withdrawn = asyncio.Event(), asyncio.Event()
+
+    class Person:
+        modes = frozenset({"form"})
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            asked.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                withdrawn.set()
+                raise
+            raise AssertionError("unreachable")
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [
+            elicit("s-1", {"message": "Who?", "requestedSchema": FORM}),
+            result(message, {"content": [{"type": "text", "text": "went on without you"}]}),
+        ]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, answerer=Person()) as client:
+        call = asyncio.ensure_future(client.call_tool("t"))
+        await asyncio.wait_for(asked.wait(), 5)
+        await asyncio.sleep(0.05)
+        assert not call.done()  # the request returns once its questions are settled
+        cancel = {"requestId": "s-1", "reason": "the server stopped waiting"}
+        await transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        out = await asyncio.wait_for(call, 5)
+    assert out["content"][0]["text"] == "went on without you"
+    assert withdrawn.is_set()
+    assert all(m.get("id") != "s-1" for m, _ in transport.sent)
