@@ -19,6 +19,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import secrets
@@ -66,7 +67,11 @@ class Session:
     async def request(
         self, send: Send, method: str, params: Mapping[str, Any], *, timeout: float
     ) -> dict[str, Any]:
-        """Send a request to the client and wait (up to ``timeout``) for its response message."""
+        """Send a request to the client and wait (up to ``timeout``) for its response message.
+
+        When the time is up the client is told the question is withdrawn
+        (``notifications/cancelled``, best effort), so a person stops being asked; then
+        TimeoutError."""
         if self.closed:
             raise TransportError("the session is closed")
         rid = f"s-{next(self._ids)}"
@@ -74,7 +79,16 @@ class Session:
         self.pending[rid] = future
         try:
             await send(jsonrpc.encode_request(rid, method, dict(params)))
-            return await asyncio.wait_for(future, timeout)
+            try:
+                return await asyncio.wait_for(future, timeout)
+            except TimeoutError:
+                reason = f"no answer within {timeout:g} s"
+                note = jsonrpc.encode_notification(
+                    "notifications/cancelled", {"requestId": rid, "reason": reason}
+                )
+                with contextlib.suppress(Exception):
+                    await send(note)
+                raise
         finally:
             self.pending.pop(rid, None)
 

@@ -4,6 +4,7 @@ stream), the demo server as a subprocess, and connection failures."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import pytest
 
 from client.app import CONNECTED, TOMORROW, User, app, roots, sample
 from client.recorder import Recorder
+from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.client import Client, ElicitAnswer, Scripted
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import TransportError
@@ -156,3 +158,40 @@ async def test_declining_over_http(url: str, revision: str) -> None:
     async with connect_http(url, answerer=Refuser(), versions=[revision]) as client:
         out = await client.call_tool("book", {"restaurant": "x"})
     assert out["content"][0]["text"] == "not booked (decline)"
+
+
+async def test_a_question_the_server_stops_waiting_for_is_withdrawn_from_the_person() -> None:
+    """2025-11-25 over HTTP, both sides ours: the server's ``ask_timeout`` passes while the
+    person is still on the question; the server carries on (the answer counts as cancel)
+    and says so with ``notifications/cancelled``, which takes the question away."""
+    impatient = Server("impatient", ask_timeout=0.3)
+
+    @impatient.tool()
+    async def ask_name(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return f"answer: {answer.action}"
+
+    withdrawn = []
+
+    class Slow:
+        modes = frozenset({"form"})
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                withdrawn.append(request.message)
+                raise
+            return ElicitAnswer("accept", {"name": "too late"})
+
+    recorder = Recorder()
+    async with uvicorn_server(StreamableHTTP(impatient)) as server:
+        async with connect_http(
+            server.url, answerer=Slow(), versions=["2025-11-25"], trace=recorder
+        ) as client:
+            out = await asyncio.wait_for(client.call_tool("ask_name"), 10)
+    assert out["content"][0]["text"] == "answer: cancel"
+    assert withdrawn == ["Name?"]
+    (question,) = [m for m in recorder.received if m.get("method") == "elicitation/create"]
+    assert not [m for m in recorder.sent if m.get("id") == question["id"]]  # nothing answered
+    recorder.check(WireChecker.load("2025-11-25"))

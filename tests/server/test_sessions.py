@@ -98,6 +98,15 @@ async def test_no_answer_in_time_counts_as_cancel(wire_2025: WireChecker) -> Non
     result = await client.result("tools/call", {"name": "ask_name"})
     assert result["content"][0]["text"] == "answer: cancel"
     assert client.session.pending == {}
+    # The client is told the question is withdrawn, so that nobody keeps answering it.
+    question, withdrawn = client.asked
+    assert question["method"] == "elicitation/create"
+    assert withdrawn == {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": question["id"], "reason": "no answer within 0.05 s"},
+    }
+    wire_2025.notification(withdrawn)
 
 
 async def _waiting(client: SessionClient, rid: int) -> asyncio.Task[bytes | None]:
