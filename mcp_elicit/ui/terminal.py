@@ -123,6 +123,9 @@ class TerminalAnswerer:
         except Cancelled:
             self.console.print("Cancelled.", style="yellow")
             return ElicitAnswer.cancel()
+        except asyncio.CancelledError:  # the server withdrew it, or the request was abandoned
+            self.console.print("This question was withdrawn; nothing was sent.", style="yellow")
+            raise
 
     async def url_done(self, request: ElicitationRequest) -> None:
         """At once: the person said they were done before ``accept`` went out."""

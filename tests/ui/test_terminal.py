@@ -182,6 +182,16 @@ async def test_esc_cancels_wherever_the_person_is(typed: str) -> None:
     assert answer == ElicitAnswer.cancel()
 
 
+async def test_a_withdrawn_question_is_taken_down_and_says_so() -> None:
+    async with answerer() as (ans, screen, _):
+        task = asyncio.ensure_future(ans.elicit(form_request()))
+        await asyncio.sleep(0.3)  # the person is on the first prompt
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert "This question was withdrawn; nothing was sent." in screen.text
+
+
 async def test_an_answer_the_client_refused_is_asked_again_with_the_reason() -> None:
     request = form_request().again((ValidationProblem("size", "must be at most 20"),))
     async with answerer(FILL + ENTER) as (ans, screen, _):
