@@ -108,8 +108,13 @@ class Ask:
         return self._fingerprint
 
     def wire(self, note: str | None = None) -> dict[str, Any]:
-        """The ``inputRequests`` entry; ``note`` (what was wrong last time) leads the message."""
+        """The ``inputRequests`` entry; ``note`` (what was wrong last time) leads the message.
+
+        A URL-mode ``elicitationId`` (kept in ``params`` for 2025-11-25) is left out: the
+        2026-07-28 revision removed it along with the completion notice."""
         params = self.params
+        if self.method == ELICIT and "elicitationId" in params:
+            params = {k: v for k, v in params.items() if k != "elicitationId"}
         if note is not None and self.method == ELICIT:
             params = {**params, "message": f"{note}\n\n{params.get('message', '')}".rstrip()}
         return {"method": self.method, "params": params}

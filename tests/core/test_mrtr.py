@@ -126,3 +126,15 @@ def test_state_for_other_arguments_does_not_open() -> None:
     other = binding_for("tools/call", {"name": "tool", "arguments": {"a": 2}}, "alice")
     with pytest.raises(InvalidRequestState):
         Replay.begin({"requestState": token}, sealer=SEALER, binding=other, now=100.0)
+
+
+def test_a_url_questions_elicitation_id_stays_off_the_2026_wire() -> None:
+    """2026-07-28 removed ``elicitationId`` (and the completion notice); a handler that gives
+    one for 2025-11-25 clients must not leak it into ``inputRequests``."""
+    params = {"mode": "url", "message": "Sign in", "url": "https://example.com/x", "elicitationId": "e-1"}
+    url = Ask("link", ELICIT, params)
+    assert url.wire() == {
+        "method": ELICIT,
+        "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/x"},
+    }
+    assert url.params["elicitationId"] == "e-1"  # still there for the handshake era

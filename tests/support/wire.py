@@ -80,6 +80,29 @@ def _schema(revision: str) -> dict[str, Any] | None:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _closed(defs: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a schema's definitions where every object that lists its properties (and
+    says nothing of others) admits no others: the official schemas leave them open, so a
+    field a revision removed (``elicitationId`` at 2026-07-28, say) would otherwise pass.
+    Left open: the ``_meta`` objects (open maps by design) and the parts of an ``allOf``
+    (each sees only its own properties)."""
+
+    def close(node: Any, *, part: bool = False) -> Any:
+        if isinstance(node, list):
+            return [close(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        out = {
+            key: [close(n, part=True) for n in value] if key == "allOf" else close(value)
+            for key, value in node.items()
+        }
+        if "properties" in out and not ({"additionalProperties", "allOf"} & out.keys()) and not part:
+            out["additionalProperties"] = False
+        return out
+
+    return {name: body if name.endswith("MetaObject") else close(body) for name, body in defs.items()}
+
+
 class WireChecker:
     """Checks messages of one revision; ``seen`` counts what it checked."""
 
@@ -87,6 +110,7 @@ class WireChecker:
         self.revision = revision
         self.schema = schema
         self.defs = schema.get("$defs") or schema.get("definitions") or {}
+        self.closed = _closed(self.defs)
         self.seen = 0
 
     @classmethod
@@ -110,6 +134,9 @@ class WireChecker:
             }
         cls = jsonschema.validators.validator_for(root)
         errors = sorted(cls(root).iter_errors(instance), key=lambda e: e.path)
+        if not errors:  # valid; now with no field the revision does not define
+            strict = {**root, ("definitions" if "definitions" in root else "$defs"): self.closed}
+            errors = sorted(cls(strict).iter_errors(instance), key=lambda e: e.path)
         if errors:
             detail = "; ".join(f"{list(e.absolute_path)}: {e.message[:300]}" for e in errors[:5])
             raise AssertionError(
