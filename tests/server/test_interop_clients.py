@@ -1,12 +1,18 @@
-"""Interop: clients built with the official TypeScript SDK complete elicitation flows on an
-mcp-elicit server (tests/server/interop_app.py), over Streamable HTTP and stdio.
+"""Interop: clients built with the official SDKs complete elicitation flows on an mcp-elicit
+server (tests/server/interop_app.py), over Streamable HTTP and stdio.
 
-The clients (tests/peers/ts/client.mjs) are the SDK's v2 (``@modelcontextprotocol/client``)
-negotiating 2026-07-28 (``auto``) or made to speak 2025-11-25 (``legacy``), and its v1
-(``@modelcontextprotocol/sdk``, 2025-11-25 only: what most clients in the wild run). The
-same handlers serve all of them. Every message the server sent them is checked against
-the official schema of the revision spoken. The peers are pinned by
-tests/peers/ts/package-lock.json; without Node 22 or the registry, these tests skip.
+The clients run one plan format (what to declare, answer and do):
+
+* the TypeScript SDK (tests/peers/ts/client.mjs): v2 (``@modelcontextprotocol/client``)
+  negotiating 2026-07-28 (``auto``) or made to speak 2025-11-25 (``legacy``), and v1
+  (``@modelcontextprotocol/sdk``, 2025-11-25 only: what most clients in the wild run);
+  every message the server sent them is checked against the official schema of the
+  revision spoken;
+* the official Python SDK (tests/peers/sdk_plan_client.py), in its ``auto`` and ``legacy``
+  modes; it offers no tap on every message, and it declares form and URL mode or nothing.
+
+The same handlers serve all of them. The peers are pinned (tests/peers/ts/package-lock.json,
+tests/peers/requirements-mcp.txt); without them (offline, say), these tests skip.
 """
 
 from __future__ import annotations
@@ -20,19 +26,30 @@ from typing import Any
 
 import pytest
 
-from support.peers import TS_PEERS, ts_node
+from support.peers import TS_PEERS, sdk_python, ts_node
 from support.procs import ROOT, HttpProcess, cli, http_process
 from support.wire import WireChecker
 
-__all__ = ["ts_node"]  # a fixture
+__all__ = ["sdk_python", "ts_node"]  # fixtures
 
 pytestmark = pytest.mark.slow
 
 APP = ROOT / "tests" / "server" / "interop_app.py"
-CLIENT = TS_PEERS / "client.mjs"
+#: Each SDK's plan runner: the fixture giving its interpreter, its script, where it runs.
+RUNNERS = {
+    "v1": ("ts_node", TS_PEERS / "client.mjs", TS_PEERS),
+    "v2": ("ts_node", TS_PEERS / "client.mjs", TS_PEERS),
+    "python": ("sdk_python", ROOT / "tests" / "peers" / "sdk_plan_client.py", ROOT),
+}
 BOTH = {"form": {}, "url": {}}
 #: (SDK, version negotiation) -> the revision the conversation must settle on.
-CLIENTS = {("v2", "auto"): "2026-07-28", ("v2", "legacy"): "2025-11-25", ("v1", "legacy"): "2025-11-25"}
+CLIENTS = {
+    ("v2", "auto"): "2026-07-28",
+    ("v2", "legacy"): "2025-11-25",
+    ("v1", "legacy"): "2025-11-25",
+    ("python", "auto"): "2026-07-28",
+    ("python", "legacy"): "2025-11-25",
+}
 #: The error a request gets when it needs a capability the client did not declare: the
 #: 2026-07-28 code, at 2025-11-25 too (which has none of its own), with the same data.
 MISSING_CAPABILITY = -32021
@@ -55,14 +72,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpProcess]:
     assert "Traceback" not in proc.stderr(), proc.stderr()[-3000:]
 
 
-def run(node: Path, tmp_path: Path, plan: dict[str, Any]) -> dict[str, Any]:
-    """Run the TypeScript client on ``plan``; its report, with every message the server
-    sent it checked against the schema of the revision it settled on."""
+def run(request: pytest.FixtureRequest, tmp_path: Path, plan: dict[str, Any]) -> dict[str, Any]:
+    """Run the plan's client on it; its report, with every message the server sent it
+    checked against the schema of the revision it settled on (where the client shows them)."""
     path = tmp_path / f"plan-{len(list(tmp_path.glob('plan-*')))}.json"
     path.write_text(json.dumps(plan))
+    fixture, script, cwd = RUNNERS[plan["sdk"]]
     done = subprocess.run(
-        [str(node), str(CLIENT), str(path)],
-        cwd=TS_PEERS,
+        [str(request.getfixturevalue(fixture)), str(script), str(path)],
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=90,
@@ -77,7 +95,8 @@ def run(node: Path, tmp_path: Path, plan: dict[str, Any]) -> dict[str, Any]:
     methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
     for message in report["received"]:
         checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
-    assert checker.seen >= len(report["received"]) > 0
+    assert checker.seen >= len(report["received"])
+    assert report["received"] or plan["sdk"] == "python"
     return report
 
 
@@ -113,7 +132,7 @@ def where(request: pytest.FixtureRequest) -> HttpProcess | None:
 
 @pytest.mark.parametrize(("sdk", "era"), list(CLIENTS))
 def test_forms_rounds_prompts_and_resources(
-    ts_node: Path, tmp_path: Path, where: HttpProcess | None, sdk: str, era: str
+    request: pytest.FixtureRequest, tmp_path: Path, where: HttpProcess | None, sdk: str, era: str
 ) -> None:
     steps = [
         {"op": "listTools"},
@@ -134,7 +153,7 @@ def test_forms_rounds_prompts_and_resources(
         {"action": "accept", "content": {"name": "Ann"}},
         {"action": "accept", "content": {"mood": "calm"}},
     ]
-    report = run(ts_node, tmp_path, plan_for(sdk, era, where, steps, answers))
+    report = run(request, tmp_path, plan_for(sdk, era, where, steps, answers))
     listed, accepted, declined, cancelled, trip, prompt, resource, caps = report["results"]
     assert {"profile", "plan_trip", "open_docs", "link_account", "use_key"} <= {
         t["name"] for t in listed["result"]["tools"]
@@ -160,14 +179,14 @@ def test_forms_rounds_prompts_and_resources(
 
 
 def test_each_retry_is_a_new_request_carrying_the_answers_and_the_state(
-    ts_node: Path, tmp_path: Path, server: HttpProcess
+    request: pytest.FixtureRequest, tmp_path: Path, server: HttpProcess
 ) -> None:
     answers = [
         {"action": "accept", "content": {"city": "Oslo"}},
         {"action": "accept", "content": {"nights": 4}},
     ]
     report = run(
-        ts_node, tmp_path, plan_for("v2", "auto", server, [call("plan_trip", traveller="Cy")], answers)
+        request, tmp_path, plan_for("v2", "auto", server, [call("plan_trip", traveller="Cy")], answers)
     )
     assert text(report["results"][0]) == "Cy: 4 nights in Oslo"
     calls = [m for m in report["sent"] if m.get("method") == "tools/call"]
@@ -185,7 +204,7 @@ def test_each_retry_is_a_new_request_carrying_the_answers_and_the_state(
 
 @pytest.mark.parametrize(("sdk", "era"), list(CLIENTS))
 def test_a_secret_typed_into_the_servers_page(
-    ts_node: Path, tmp_path: Path, server: HttpProcess, sdk: str, era: str
+    request: pytest.FixtureRequest, tmp_path: Path, server: HttpProcess, sdk: str, era: str
 ) -> None:
     """URL mode end to end: the SDK's handler agrees to open the page, the person types the
     key there, the tool gets it; the next call asks nothing. A 2025-11-25 client is told the
@@ -193,7 +212,7 @@ def test_a_secret_typed_into_the_servers_page(
     service = f"{sdk}-{era}"
     answers = [{"action": "accept", "secret": "sk-test-4321", "awaitComplete": True}]
     steps = [call("use_key", service=service), call("use_key", service=service)]
-    report = run(ts_node, tmp_path, plan_for(sdk, era, server, steps, answers))
+    report = run(request, tmp_path, plan_for(sdk, era, server, steps, answers))
     assert [text(r) for r in report["results"]] == ["key: 12 characters, ends 21"] * 2
     assert report["pages"] == [None]  # the page took the key
     (asked,) = report["asked"]
@@ -206,11 +225,11 @@ def test_a_secret_typed_into_the_servers_page(
 
 @pytest.mark.parametrize(("sdk", "era"), list(CLIENTS))
 def test_a_step_required_first_and_a_page_declined(
-    ts_node: Path, tmp_path: Path, server: HttpProcess, sdk: str, era: str
+    request: pytest.FixtureRequest, tmp_path: Path, server: HttpProcess, sdk: str, era: str
 ) -> None:
     answers = [{"action": "accept"}, {"action": "decline"}] if era == "auto" else [{"action": "decline"}]
     steps = [call("link_account", provider="gh"), call("open_docs", topic="forms")]
-    report = run(ts_node, tmp_path, plan_for(sdk, era, server, steps, answers))
+    report = run(request, tmp_path, plan_for(sdk, era, server, steps, answers))
     linked, docs = report["results"]
     if CLIENTS[sdk, era] == "2025-11-25":
         # -32042: the request cannot go on until the step at the URL is done.
@@ -229,7 +248,7 @@ def test_a_step_required_first_and_a_page_declined(
 
 @pytest.mark.parametrize(("sdk", "era"), list(CLIENTS))
 def test_the_server_elicits_only_what_the_client_declared(
-    ts_node: Path, tmp_path: Path, server: HttpProcess, sdk: str, era: str
+    request: pytest.FixtureRequest, tmp_path: Path, server: HttpProcess, sdk: str, era: str
 ) -> None:
     form_only = plan_for(
         sdk,
@@ -239,17 +258,18 @@ def test_the_server_elicits_only_what_the_client_declared(
         [{"action": "accept", "content": {"city": "Rome"}}, {"action": "accept", "content": {"nights": 1}}],
     )
     form_only["elicitation"] = {}  # an empty object: form mode only
-    report = run(ts_node, tmp_path, form_only)
-    caps, docs, trip = report["results"]
-    assert text(caps) == "form=True url=False"
-    assert docs["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}, docs
-    assert docs["error"]["code"] == MISSING_CAPABILITY, docs
-    assert text(trip) == "Di: 1 nights in Rome"
-    assert all(a.get("mode", "form") == "form" for a in report["asked"])
+    if sdk != "python":  # the Python SDK declares both modes or none
+        report = run(request, tmp_path, form_only)
+        caps, docs, trip = report["results"]
+        assert text(caps) == "form=True url=False"
+        assert docs["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}, docs
+        assert docs["error"]["code"] == MISSING_CAPABILITY, docs
+        assert text(trip) == "Di: 1 nights in Rome"
+        assert all(a.get("mode", "form") == "form" for a in report["asked"])
 
     nothing = plan_for(sdk, era, server, [call("what_can_you_do"), call("profile")], [])
     nothing["elicitation"] = None  # no elicitation capability at all
-    report = run(ts_node, tmp_path, nothing)
+    report = run(request, tmp_path, nothing)
     caps, profile = report["results"]
     assert text(caps) == "form=False url=False"
     assert profile["error"]["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}, profile
