@@ -1,4 +1,4 @@
-"""The mcp-elicit server the TypeScript SDK's clients talk to (tests/server/test_interop_ts.py):
+"""The mcp-elicit server the official SDKs' clients talk to (tests/server/test_interop_clients.py):
 ``mcp-elicit serve tests/server/interop_app.py`` (stdio) or ``--http 127.0.0.1:PORT``.
 
 Every tool answers accept, decline and cancel with different texts, so a test can tell
