@@ -277,7 +277,8 @@ class HandshakeSession:
                     while len(self._completed) > _EARLY_NOTICES:
                         del self._completed[next(iter(self._completed))]
         elif message.method == "notifications/cancelled":
-            task = self._answering.get(params.get("requestId"))
+            rid = params.get("requestId")
+            task = self._answering.get(rid) if isinstance(rid, str | int) else None
             if task is not None and not task.done():
                 log.info(
                     "%s withdrew its question (%s)", self.conn.server, params.get("reason", "no reason given")

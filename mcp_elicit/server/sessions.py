@@ -87,7 +87,8 @@ class Session:
                     "notifications/cancelled", {"requestId": rid, "reason": reason}
                 )
                 with contextlib.suppress(Exception):
-                    await send(note)
+                    async with asyncio.timeout(5.0):
+                        await send(note)
                 raise
         finally:
             self.pending.pop(rid, None)

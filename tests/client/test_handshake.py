@@ -445,6 +445,9 @@ async def test_the_server_withdraws_a_question_with_notifications_cancelled() ->
         await asyncio.wait_for(asked.wait(), 5)
         await asyncio.sleep(0.05)
         assert not call.done()  # the request returns once its questions are settled
+        for odd in ({"requestId": ["s-1"]}, {"requestId": {"id": "s-1"}}, {}, {"requestId": "s-9"}):
+            await transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": odd})
+        assert not call.done()  # none of those names the question
         cancel = {"requestId": "s-1", "reason": "the server stopped waiting"}
         await transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
         out = await asyncio.wait_for(call, 5)
