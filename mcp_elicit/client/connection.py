@@ -12,6 +12,9 @@ Rules:
   server's protocol violation, never a silent answer. A form the client cannot show is
   reported and answered ``cancel``. An answer that still does not fit after three tries
   raises ``FormValidationError``.
+* The answerer is asked one question at a time (a person answers one at a time, and a
+  terminal can show one prompt): questions that arrive together (a 2025-11-25 server's
+  concurrent requests, on any stream) wait their turn.
 * A round's input requests (2026-07-28) are answered in their order; when the answerer has
   ``elicit_many`` and the round holds two or more elicitations it can show, those go to it
   together (one page for all), and any answer among them that does not fit is asked again
@@ -80,6 +83,8 @@ class Inputs:
     roots: RootsCallback | None
     clock: ThinkClock
     report: Callable[[str], None]
+    #: Held while the answerer has a question: one at a time.
+    _person: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     @property
     def modes(self) -> frozenset[str]:
@@ -137,7 +142,8 @@ class Inputs:
         first: dict[str, ElicitAnswer | Mapping[str, Any]] = {}
         if batch is not None and len(together) > 1:
             with self.thinking():
-                raws = list(await batch(together))
+                async with self._person:
+                    raws = list(await batch(together))
             first = {e.key: raw for e, raw in zip(together, raws, strict=True)}
         out: dict[str, Any] = {}
         for r in requests:
@@ -168,7 +174,8 @@ class Inputs:
                 raw = first
             else:
                 with self.thinking():
-                    raw = await self.answerer.elicit(request)
+                    async with self._person:
+                        raw = await self.answerer.elicit(request)
             answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
             try:
                 return check_elicit_answer(request, answer)

@@ -454,3 +454,47 @@ async def test_the_server_withdraws_a_question_with_notifications_cancelled() ->
     assert out["content"][0]["text"] == "went on without you"
     assert withdrawn.is_set()
     assert all(m.get("id") != "s-1" for m, _ in transport.sent)
+
+
+async def test_questions_that_arrive_together_reach_the_person_one_at_a_time() -> None:
+    """A server's concurrent questions (here two on the call's stream, one on the event
+    stream) are answered concurrently, but the answerer gets them one after the other: a
+    terminal can show one prompt at a time."""
+    active, most, seen = 0, 0, []
+
+    class Person:
+        modes = frozenset({"form"})
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            nonlocal active, most
+            active += 1
+            most = max(most, active)
+            await asyncio.sleep(0.05)
+            seen.append(request.message)
+            active -= 1
+            return ElicitAnswer("accept", {"age": 3})
+
+    form = {"type": "object", "properties": {"age": {"type": "integer"}}}
+    transport: FakeTransport
+
+    async def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        await transport.push(elicit("s-3", {"message": "C?", "requestedSchema": form}))
+        return [
+            elicit("s-1", {"message": "A?", "requestedSchema": form}),
+            elicit("s-2", {"message": "B?", "requestedSchema": form}),
+            result(message, {"content": []}),
+        ]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, answerer=Person()) as client:
+        await asyncio.wait_for(client.call_tool("t"), 5)
+        for _ in range(50):  # the event stream's question is not the call's: it may finish later
+            if len(seen) == 3:
+                break
+            await asyncio.sleep(0.02)
+    assert most == 1
+    assert sorted(seen) == ["A?", "B?", "C?"]
+    answered = {m["id"] for m, _ in transport.sent if "result" in m}
+    assert {"s-1", "s-2", "s-3"} <= answered
