@@ -148,3 +148,25 @@ def test_the_url_prompt_goes_away_when_the_server_says_the_step_is_finished() ->
         assert pty.wait() == 0
     finally:
         pty.close()
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_two_questions_asked_at_once_come_one_after_the_other(revision: str) -> None:
+    """At 2025-11-25 the server sends both requests together; the terminal shows one prompt
+    at a time (two at once used to fail the second: "Application is already running")."""
+    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
+    command = [*cli(), "call", "two_questions", "--protocol", revision, "--ui", "terminal", "--", *server]
+    pty = PtySession(command, cwd=ROOT)
+    try:
+        for field, value in (("First", "Ada"), ("Last", "Lovelace")):
+            pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
+            pty.send(ENTER)
+            pty.expect(f"{field} >")
+            pty.send(value + ENTER)
+            pty.expect("Enter: send")
+            pty.send(ENTER)
+            pty.expect("Sent.")
+        pty.expect("names: Ada Lovelace")
+        assert pty.wait() == 0
+    finally:
+        pty.close()

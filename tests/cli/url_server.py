@@ -1,10 +1,11 @@
-"""A server that sends the user to a web page (URL-mode elicitation), for the CLI tests."""
+"""A server that sends the user to a web page (URL-mode elicitation), and one that asks two
+questions at once, for the CLI tests."""
 
 from __future__ import annotations
 
 import asyncio
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Context, Form, Server, String
 
 app = Server("signin", "1.0.0", title="Sign-in demo")
 
@@ -31,3 +32,15 @@ async def sign_in_elsewhere(ctx: Context) -> str:
         "Sign in to your bank to connect it", URLS["plain"], elicitation_id="signin-1", key="signin"
     )
     return f"sign-in: {answer.action}"
+
+
+@app.tool()
+async def two_questions(ctx: Context) -> str:
+    """Asks two short forms in one go (ctx.gather): at 2025-11-25 both requests leave
+    together, and the terminal must still show them one after the other."""
+    first, second = await ctx.gather(
+        ctx.elicit("Your first name?", Form(first=String()), key="first"),
+        ctx.elicit("Your last name?", Form(last=String()), key="last"),
+    )
+    names = [a.content[k] for a, k in ((first, "first"), (second, "last")) if a.accepted and a.content]
+    return "names: " + " ".join(names)
