@@ -10,7 +10,8 @@ Rules:
   Questions asked together go out together. An answer that does not fit is asked again
   once, with the reason; a second bad answer, an error from the client or no answer in
   time counts as ``cancel`` for an elicitation and fails the handler for sampling/roots.
-  A question given up for lack of time is withdrawn with ``notifications/cancelled``.
+  A question given up (no answer in time, or its request ended first) is withdrawn with
+  ``notifications/cancelled``.
 * URL-mode elicitations carry an ``elicitationId`` (generated when the handler gives
   none), remembered by the session so ``notifications/elicitation/complete`` reaches only
   the session that started it. ``ctx.require_url`` answers -32042 here.

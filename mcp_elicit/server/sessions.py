@@ -69,9 +69,10 @@ class Session:
     ) -> dict[str, Any]:
         """Send a request to the client and wait (up to ``timeout``) for its response message.
 
-        When the time is up the client is told the question is withdrawn
+        When the time is up, or the request it belongs to ends first (cancelled by the
+        client, its stream closed), the client is told the question is withdrawn
         (``notifications/cancelled``, best effort), so a person stops being asked; then
-        TimeoutError."""
+        TimeoutError, or the cancellation goes on."""
         if self.closed:
             raise TransportError("the session is closed")
         rid = f"s-{next(self._ids)}"
@@ -81,13 +82,14 @@ class Session:
             await send(jsonrpc.encode_request(rid, method, dict(params)))
             try:
                 return await asyncio.wait_for(future, timeout)
-            except TimeoutError:
-                reason = f"no answer within {timeout:g} s"
+            except (TimeoutError, asyncio.CancelledError) as exc:
+                timed_out = isinstance(exc, TimeoutError)
+                reason = f"no answer within {timeout:g} s" if timed_out else "the request it belongs to ended"
                 note = jsonrpc.encode_notification(
                     "notifications/cancelled", {"requestId": rid, "reason": reason}
                 )
                 with contextlib.suppress(Exception):
-                    async with asyncio.timeout(5.0):
+                    async with asyncio.timeout(1.0):
                         await send(note)
                 raise
         finally:

@@ -125,11 +125,19 @@ async def test_abandoned_elicitations_leave_nothing_behind(wire_2025: WireChecke
     await client.open()
     await asyncio.sleep(0)
     baseline = len(asyncio.all_tasks())
-    # cancelled by the client, one after another
+    # cancelled by the client, one after another: each question is withdrawn as well
     for rid in range(100, 120):
         task = await _waiting(client, rid)
+        question = client.asked[-1]
         assert client.session.cancel(rid)
         assert await task is None
+        withdrawn = client.asked[-1]
+        assert withdrawn["method"] == "notifications/cancelled"
+        assert withdrawn["params"] == {
+            "requestId": question["id"],
+            "reason": "the request it belongs to ended",
+        }
+        wire_2025.notification(withdrawn)
     # the session is deleted while a question waits: the request answers with an error
     task = await _waiting(client, 500)
     client.server.sessions.close(client.session.id)

@@ -79,8 +79,11 @@ async def test_begin_shutdown_ends_streams_answers_waiting_requests_and_refuses_
             await asyncio.wait_for(asyncio.gather(listening, reader), 5)
             assert time.monotonic() - started < 2  # not the 30 s keep-alive, not forever
 
-            question, answer = messages
+            question, withdrawn, answer = messages  # the question is withdrawn, then the answer
             assert question["method"] == "elicitation/create"
+            assert withdrawn["method"] == "notifications/cancelled"
+            assert withdrawn["params"]["requestId"] == question["id"]
+            wire_2025.notification(withdrawn)
             wire_2025.response("tools/call", answer)
             assert answer["id"] == 1 and answer["error"]["code"] == -32603
             assert "server is shutting down" in answer["error"]["message"]
