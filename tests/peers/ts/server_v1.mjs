@@ -29,32 +29,12 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 
-const PAGE_DONE_MS = 150;
+import { text, TRIP_FORM, tripAnswer } from './trip.mjs';
 
-const TRIP_FORM = {
-    type: 'object',
-    properties: {
-        travellers: { type: 'integer', title: 'Travellers', minimum: 1, maximum: 9 },
-        date: { type: 'string', format: 'date', title: 'Departure date' },
-        cabin: {
-            type: 'string',
-            title: 'Cabin',
-            oneOf: [
-                { const: 'economy', title: 'Economy' },
-                { const: 'business', title: 'Business' },
-                { const: 'first', title: 'First class' }
-            ]
-        },
-        window: { type: 'boolean', title: 'Window seat', default: true },
-        meal: { type: 'string', title: 'Meal', enum: ['standard', 'vegetarian', 'vegan'], default: 'standard' }
-    },
-    required: ['travellers', 'date', 'cabin']
-};
+const PAGE_DONE_MS = 150;
 
 // Bank links by "session/account": done (true) or in progress on the page (its elicitationId).
 const links = new Map();
-
-const text = value => ({ content: [{ type: 'text', text: value }] });
 
 function buildServer() {
     const server = new McpServer({ name: 'ts-v1-peer', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -74,12 +54,9 @@ function buildServer() {
         'plan_trip',
         { description: 'Plan a trip; asks how many travel, when, and in which cabin.', inputSchema: {} },
         async () => {
-            const result = await server.server.elicitInput({ mode: 'form', message: 'Who travels, and when?', requestedSchema: TRIP_FORM });
-            if (result.action === 'decline') return text('trip: declined, nothing booked');
-            if (result.action === 'cancel') return text('trip: cancelled, ask again later');
-            const content = result.content ?? {};
-            const types = Object.fromEntries(Object.entries(content).map(([k, v]) => [k, typeof v]));
-            return text(JSON.stringify({ content, types }));
+            return tripAnswer(
+                await server.server.elicitInput({ mode: 'form', message: 'Who travels, and when?', requestedSchema: TRIP_FORM })
+            );
         }
     );
 

@@ -45,25 +45,7 @@ import {
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
 
-const TRIP_FORM = {
-    type: 'object',
-    properties: {
-        travellers: { type: 'integer', title: 'Travellers', minimum: 1, maximum: 9 },
-        date: { type: 'string', format: 'date', title: 'Departure date' },
-        cabin: {
-            type: 'string',
-            title: 'Cabin',
-            oneOf: [
-                { const: 'economy', title: 'Economy' },
-                { const: 'business', title: 'Business' },
-                { const: 'first', title: 'First class' }
-            ]
-        },
-        window: { type: 'boolean', title: 'Window seat', default: true },
-        meal: { type: 'string', title: 'Meal', enum: ['standard', 'vegetarian', 'vegan'], default: 'standard' }
-    },
-    required: ['travellers', 'date', 'cabin']
-};
+import { text, TRIP_FORM, tripAnswer } from './trip.mjs';
 
 const DISHES = {
     italian: ['risotto', 'lasagne'],
@@ -87,16 +69,6 @@ function dishForm(cuisine) {
 // One key per process: every 2026-07-28 round is served by a fresh instance, so the sealed
 // state is the only memory between rounds.
 const stateCodec = createRequestStateCodec({ key: crypto.getRandomValues(new Uint8Array(32)), ttlSeconds: 600 });
-
-const text = value => ({ content: [{ type: 'text', text: value }] });
-
-function tripAnswer(result) {
-    if (result.action === 'decline') return text('trip: declined, nothing booked');
-    if (result.action === 'cancel') return text('trip: cancelled, ask again later');
-    const content = result.content ?? {};
-    const types = Object.fromEntries(Object.entries(content).map(([k, v]) => [k, typeof v]));
-    return text(JSON.stringify({ content, types }));
-}
 
 function buildServer({ era }) {
     const server = new McpServer(
