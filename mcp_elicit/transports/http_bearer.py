@@ -50,21 +50,15 @@ async def authenticate(
             value = metadata.challenge(
                 where, error="insufficient_scope", description=f"needs scope {missing}"
             )
-            await plain(
-                send,
-                403,
-                b"Forbidden: the token lacks a scope this server requires",
-                extra=[(b"www-authenticate", value.encode("latin-1", "replace"))],
-            )
+            await _refuse(send, 403, b"Forbidden: the token lacks a scope this server requires", value)
             return False, None
         challenge = metadata.challenge(where, error="invalid_token" if raw else None)
-    await plain(
-        send,
-        401,
-        b"Unauthorized: send a valid bearer token",
-        extra=[(b"www-authenticate", challenge.encode("latin-1", "replace"))],
-    )
+    await _refuse(send, 401, b"Unauthorized: send a valid bearer token", challenge)
     return False, None
+
+
+async def _refuse(send: Send, status: int, body: bytes, challenge: str) -> None:
+    await plain(send, status, body, extra=[(b"www-authenticate", challenge.encode("latin-1", "replace"))])
 
 
 async def serve_metadata(metadata: ResourceMetadata, resource: str, scope: Scope, send: Send) -> None:
