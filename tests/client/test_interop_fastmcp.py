@@ -10,7 +10,6 @@ it (offline, say), these tests skip, saying why.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,14 +17,12 @@ from typing import Any
 
 import pytest
 
-from client.recorder import Recorder
+from client.recorder import Recorder, peer_client
 from mcp_elicit.client import Client, Scripted
 from mcp_elicit.transports.http_client import HttpTransport
-from mcp_elicit.transports.stdio_client import StdioTransport
 
 from support.peers import fastmcp_python, peer_http
 from support.procs import ROOT
-from support.wire import WireChecker
 
 __all__ = ["fastmcp_python"]  # a fixture
 
@@ -59,19 +56,16 @@ def kind(request: pytest.FixtureRequest) -> str:
 async def connected(
     kind: str, revision: str, request: pytest.FixtureRequest, script: list[dict[str, Any]]
 ) -> AsyncIterator[tuple[Client, Recorder, Scripted]]:
-    recorder = Recorder()
     answers = Scripted.from_script(script)
     if kind == "http":
-        transport: Any = HttpTransport(request.getfixturevalue("fastmcp_http"), trace=recorder)
+        where: str | list[str] = request.getfixturevalue("fastmcp_http")
     else:
-        python = request.getfixturevalue("fastmcp_python")
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", "FASTMCP_LOG_LEVEL": "WARNING"}
-        transport = StdioTransport([str(python), str(SERVER)], env=env, cwd=str(ROOT), trace=recorder)
-    async with Client(transport, answerer=answers, versions=[revision]) as client:
-        assert client.revision == revision
+        where = [str(request.getfixturevalue("fastmcp_python")), str(SERVER)]
+    async with peer_client(where, answers, revision, env={"FASTMCP_LOG_LEVEL": "WARNING"}) as (
+        client,
+        recorder,
+    ):
         yield client, recorder, answers
-    assert answers.reports == []
-    assert recorder.check(WireChecker.load(revision)) > 0
 
 
 async def outcome(client: Client, tool: str, **arguments: Any) -> Any:

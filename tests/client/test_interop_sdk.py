@@ -10,23 +10,19 @@ tests skip, saying why.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from client.recorder import Recorder
+from client.recorder import Recorder, peer_client
 from mcp_elicit.client import Client, Scripted
 from mcp_elicit.errors import ProtocolError
 from mcp_elicit.transports.http_client import HttpTransport
-from mcp_elicit.transports.stdio_client import StdioTransport
 
 from support.peers import peer_http, sdk_python
 from support.procs import ROOT
-from support.wire import WireChecker
 
 __all__ = ["sdk_python"]  # a fixture
 
@@ -59,19 +55,10 @@ def answers() -> Scripted:
 async def connected(
     kind: str, revision: str, sdk_python: Path, url: str | None
 ) -> AsyncIterator[tuple[Client, Recorder, Scripted]]:
-    recorder = Recorder()
     script = answers()
-    if kind == "http":
-        assert url is not None
-        transport: Any = HttpTransport(url, trace=recorder)
-    else:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        transport = StdioTransport([str(sdk_python), str(SERVER)], env=env, cwd=str(ROOT), trace=recorder)
-    async with Client(transport, answerer=script, versions=[revision]) as client:
-        assert client.revision == revision
+    where = url if kind == "http" and url is not None else [str(sdk_python), str(SERVER)]
+    async with peer_client(where, script, revision) as (client, recorder):
         yield client, recorder, script
-    assert script.reports == []
-    assert recorder.check(WireChecker.load(revision)) > 0
 
 
 @pytest.fixture(params=["http", "stdio"])
