@@ -247,14 +247,20 @@ class HandshakeSession:
             self._late[message.id] = message
 
     def _answer(self, request: Request, origin: Origin) -> asyncio.Task[None]:
-        """Answer one of the server's requests in a task of its own."""
-        task = asyncio.ensure_future(self._on_request(request, origin))
+        """Answer one of the server's requests in a task of its own. An id still in use by
+        a question being answered is refused (JSON-RPC ids are unique among requests in
+        flight): the earlier question keeps its id, so a cancellation still finds it."""
+        rid = request.id
+        if rid is not None and rid in self._answering:
+            text = f"Invalid Request: id {rid!r} is already in use by a request still being answered"
+            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
+        else:
+            task = asyncio.ensure_future(self._on_request(request, origin))
+            if rid is not None:
+                self._answering[rid] = task
+                task.add_done_callback(lambda _: self._answering.pop(rid, None))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        if request.id is not None:
-            rid = request.id
-            self._answering[rid] = task
-            task.add_done_callback(lambda _: self._answering.pop(rid, None))
         return task
 
     def _completion(self, eid: str) -> asyncio.Event:

@@ -148,6 +148,11 @@ async def respond_in_session(
 ) -> bytes | None:
     """Answer one request of an initialized session: the encoded response, or None when
     the client cancelled the request (no response is due)."""
+    if message.id in session.inflight:  # two requests in flight under one id: refuse the second
+        return jsonrpc.encode_error(
+            message.id,
+            InvalidRequest(f"Invalid request: id {message.id!r} is already in use by a request in flight"),
+        )
     task = asyncio.current_task()
     if task is not None:
         session.inflight[message.id] = task

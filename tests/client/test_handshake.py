@@ -456,6 +456,55 @@ async def test_the_server_withdraws_a_question_with_notifications_cancelled() ->
     assert all(m.get("id") != "s-1" for m, _ in transport.sent)
 
 
+async def test_a_question_reusing_the_id_of_one_still_open_is_refused() -> None:
+    """JSON-RPC ids are unique among requests in flight: a second question under the id of
+    one the person still has gets -32600 at once, and the first keeps its id (a
+    cancellation naming it still withdraws it)."""
+    asked, withdrawn = asyncio.Event(), asyncio.Event()
+    shown: list[str] = []
+
+    class Person:
+        modes = frozenset({"form"})
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            shown.append(request.message)
+            asked.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                withdrawn.set()
+                raise
+            raise AssertionError("unreachable")
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [
+            elicit("s-1", {"message": "Who?", "requestedSchema": FORM}),
+            result(message, {"content": [{"type": "text", "text": "done"}]}),
+        ]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, answerer=Person()) as client:
+        call = asyncio.ensure_future(client.call_tool("t"))
+        await asyncio.wait_for(asked.wait(), 5)
+        await transport.push(elicit("s-1", {"message": "Who else?", "requestedSchema": FORM}))
+        for _ in range(100):
+            refusals = [m for m, _ in transport.sent if m.get("id") == "s-1"]
+            if refusals:
+                break
+            await asyncio.sleep(0.01)
+        assert [m["error"]["code"] for m in refusals] == [-32600]
+        assert "already in use" in refusals[0]["error"]["message"]
+        assert shown == ["Who?"]  # the duplicate never reached the person
+        cancel = {"requestId": "s-1", "reason": "never mind"}
+        await transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
+        out = await asyncio.wait_for(call, 5)
+    assert out["content"][0]["text"] == "done"
+    assert withdrawn.is_set()
+    assert [m for m, _ in transport.sent if m.get("id") == "s-1"] == refusals
+
+
 async def test_questions_that_arrive_together_reach_the_person_one_at_a_time() -> None:
     """A server's concurrent questions (here two on the call's stream, one on the event
     stream) are answered concurrently, but the answerer gets them one after the other: a

@@ -120,6 +120,25 @@ async def _waiting(client: SessionClient, rid: int) -> asyncio.Task[bytes | None
     return task
 
 
+async def test_a_request_reusing_the_id_of_one_in_flight_is_refused(wire_2025: WireChecker) -> None:
+    """Over HTTP each request of a session has its own stream, so two can share an id; the
+    second is refused (-32600) and the first keeps it: a cancellation still reaches it."""
+    client = Silent(build(), checker=wire_2025)
+    await client.open()
+    first = await _waiting(client, 7)
+    again = jsonrpc.Request(7, "tools/list", {})
+    refused = await client.server.respond_in_session(again, client.session, channel=client)
+    assert refused is not None
+    error = orjson.loads(refused)
+    wire_2025.response("tools/list", error)
+    assert error["id"] == 7 and error["error"]["code"] == -32600
+    assert "already in use" in error["error"]["message"]
+    assert not first.done()
+    assert client.session.cancel(7)
+    assert await first is None
+    assert client.session.inflight == {}
+
+
 async def test_abandoned_elicitations_leave_nothing_behind(wire_2025: WireChecker) -> None:
     client = Silent(build(), checker=wire_2025)
     await client.open()
