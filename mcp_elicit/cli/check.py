@@ -4,8 +4,9 @@ It connects as a client that declares **no capabilities**, so a server has no re
 permission to ask it anything, and it **calls no tool**. It reports the revision spoken
 (and how it was settled), who the server says it is, its capabilities, every tool from
 every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks``),
-what else it offers (the names of its prompts, resources and resource templates, listed
-when it declares them; a listing that fails is a warning), and how long each step took.
+what else it offers (its prompts, resources and resource templates, listed when it
+declares them, each listing with a verdict on its entries, ``cli.offer_checks``; a listing
+that fails is a warning), and how long each step took.
 A clean result says the server answers and lists its tools; to try an elicitation flow,
 call a tool from a client that declares elicitation (``mcp-elicit call``). A server over
 HTTP that wants OAuth gets a sign-in first (``cli.sign_in``); the report names the
@@ -22,12 +23,13 @@ from __future__ import annotations
 import argparse
 import textwrap
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
+from mcp_elicit.cli.offer_checks import check_prompts, check_resource_templates, check_resources
 from mcp_elicit.cli.options import add_connection_options, client_options, parse_args_target
 from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
@@ -56,6 +58,8 @@ class CheckReport:
     tools: list[ToolVerdict] = field(default_factory=list)
     #: What else the server offers, by kind ("prompts", "resources", "resource_templates").
     offers: dict[str, list[str]] = field(default_factory=dict)
+    #: What is wrong with those entries, by the same kinds (a kind with nothing wrong is absent).
+    offer_problems: dict[str, list[Finding]] = field(default_factory=dict)
     pages: int = 0
     listed: bool = False
     problems: list[Finding] = field(default_factory=list)
@@ -67,11 +71,15 @@ class CheckReport:
 
     @property
     def errors(self) -> int:
-        return sum(t.errors for t in self.tools) + sum(1 for p in self.problems if p.severity == "error")
+        return sum(t.errors for t in self.tools) + self._count("error")
 
     @property
     def warnings(self) -> int:
-        return sum(t.warnings for t in self.tools) + sum(1 for p in self.problems if p.severity == "warning")
+        return sum(t.warnings for t in self.tools) + self._count("warning")
+
+    def _count(self, severity: str) -> int:
+        found = [*self.problems, *(f for kind in self.offer_problems.values() for f in kind)]
+        return sum(1 for f in found if f.severity == severity)
 
     @property
     def exit_code(self) -> int:
@@ -98,6 +106,7 @@ class CheckReport:
             "pages": self.pages,
             "tools": [t.to_json() for t in self.tools],
             "offers": self.offers,
+            "offer_problems": {k: [f.to_json() for f in v] for k, v in self.offer_problems.items()},
             "problems": [p.to_json() for p in self.problems],
             "violations": self.violations,
             "errors": self.errors,
@@ -188,10 +197,10 @@ async def run_check(
                         "warning", "no-tools", "the server declares no tools capability; nothing was listed"
                     )
                 )
-            for kind, capability, method, key, name in _OFFERS:
+            for kind, capability, method, key, name, verdict in _OFFERS:
                 if capability in report.capabilities:
                     during = method
-                    await _list_offer(client, report, kind, method, key, name)
+                    await _list_offer(client, report, kind, method, key, name, verdict)
     except CliError:
         raise
     except Exception as exc:
@@ -238,19 +247,34 @@ async def _list_tools(client: Client, report: CheckReport) -> list[object]:
     return tools
 
 
-#: What else is listed: (kind shown, capability, method, result key, the name of an item).
-_OFFERS: Final = (
-    ("prompts", "prompts", "prompts/list", "prompts", "name"),
-    ("resources", "resources", "resources/list", "resources", "uri"),
-    ("resource_templates", "resources", "resources/templates/list", "resourceTemplates", "uriTemplate"),
+#: What else is listed: (kind shown, capability, method, result key, the name of an item,
+#: the verdict on a listing).
+_OFFERS: Final[tuple[tuple[str, str, str, str, str, Callable[[list[object]], list[Finding]]], ...]] = (
+    ("prompts", "prompts", "prompts/list", "prompts", "name", check_prompts),
+    ("resources", "resources", "resources/list", "resources", "uri", check_resources),
+    (
+        "resource_templates",
+        "resources",
+        "resources/templates/list",
+        "resourceTemplates",
+        "uriTemplate",
+        check_resource_templates,
+    ),
 )
 
 
 async def _list_offer(
-    client: Client, report: CheckReport, kind: str, method: str, key: str, name: str
+    client: Client,
+    report: CheckReport,
+    kind: str,
+    method: str,
+    key: str,
+    name: str,
+    verdict: Callable[[list[object]], list[Finding]],
 ) -> None:
-    """List what else the server declares it offers; a failure is a warning, not a verdict
-    on the connection (the connection test is about tools)."""
+    """List what else the server declares it offers, with a verdict on its entries. A
+    listing that fails is a warning, not a verdict on the connection (the connection test
+    is about tools)."""
     try:
         items, _ = await _list_all(client, method, key)
     except (ProtocolError, ServerBrokeProtocol) as exc:
@@ -259,6 +283,9 @@ async def _list_offer(
     report.offers[kind] = [
         item[name] if isinstance(item, Mapping) and isinstance(item.get(name), str) else "?" for item in items
     ]
+    findings = verdict(items)
+    if findings:
+        report.offer_problems[kind] = findings
 
 
 async def _list_all(client: Client, method: str, key: str) -> tuple[list[object], int]:

@@ -21,6 +21,7 @@ from mcp_elicit.ui.form_text import clean
 if TYPE_CHECKING:
     from mcp_elicit.cli.check import CheckReport
     from mcp_elicit.cli.targets import Target
+    from mcp_elicit.cli.tool_checks import Finding
     from mcp_elicit.errors import CliError
 
 __all__ = [
@@ -135,19 +136,17 @@ def print_check(report: CheckReport) -> None:
             about = _fit(tool.description or "(no description)", max(width - name_width - 8, 20))
             out.append(f"  {mark} {clean(tool.name):<{name_width}}  {paint(about, 'dim')}")
             for finding in tool.findings:
-                color = "red" if finding.severity == "error" else "yellow"
-                out.append(
-                    f"      {paint(f'{finding.severity:<8}', color)} {finding.code}: {clean(finding.message)}"
-                )
+                out.append(f"      {_finding(finding, paint)}")
     if report.offers:
         out.append("")
         for kind, names in report.offers.items():
             listed = ", ".join(clean(n) for n in names) if names else "none"
             label = "templates" if kind == "resource_templates" else kind
             row(label, _fit(f"{len(names)}: {listed}" if names else listed, width - 15))
+            for finding in report.offer_problems.get(kind, ()):
+                out.append(f"              {_finding(finding, paint)}")
     for finding in report.problems:
-        color = "red" if finding.severity == "error" else "yellow"
-        row("server", f"{paint(finding.severity, color)} {finding.code}: {clean(finding.message)}")
+        row("server", _finding(finding, paint))
     timings = report.timings_ms
     parts = [f"sign-in {_ms(timings['sign_in'])} (with you)"] if "sign_in" in timings else []
     parts += [f"connect {_ms(timings['connect'])}"] if "connect" in timings else []
@@ -160,6 +159,11 @@ def print_check(report: CheckReport) -> None:
     out.append("")
     out.extend(_verdict(report, paint))
     print("\n".join(out))
+
+
+def _finding(finding: Finding, paint: Paint) -> str:
+    color = "red" if finding.severity == "error" else "yellow"
+    return f"{paint(f'{finding.severity:<8}', color)} {finding.code}: {clean(finding.message)}"
 
 
 def sign_in_text(authorization: Mapping[str, Any]) -> str:

@@ -29,10 +29,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.versions import is_modern
 
-__all__ = ["Finding", "Severity", "ToolVerdict", "check_tools"]
+__all__ = ["Finding", "Severity", "ToolVerdict", "check_tools", "wrong_types"]
 
 Severity = Literal["error", "warning"]
 _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
@@ -85,12 +86,12 @@ def check_tools(tools: Sequence[object], revision: str) -> list[ToolVerdict]:
 
 def _check(tool: object, revision: str, names: Counter[Any]) -> ToolVerdict:
     if not isinstance(tool, Mapping):
-        finding = Finding("error", "definition", f"a tool must be a JSON object, not {type(tool).__name__}")
+        finding = Finding("error", "definition", f"a tool must be a JSON object, not {json_kind(tool)}")
         return ToolVerdict("(not an object)", None, None, (finding,))
     findings: list[Finding] = []
     raw_name = tool.get("name")
     name = raw_name if isinstance(raw_name, str) else repr(raw_name)
-    findings.extend(_model(tool))
+    findings.extend(wrong_types(tool, _SHAPES))
     if isinstance(raw_name, str):
         if not _NAME.fullmatch(raw_name):
             findings.append(
@@ -151,27 +152,34 @@ _SHAPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _model(tool: Mapping[str, Any]) -> list[Finding]:
-    """The Tool definition's other members have the JSON types the schema gives them.
+def wrong_types(
+    item: Mapping[str, Any], shapes: Mapping[str, tuple[type, ...]], who: str = ""
+) -> list[Finding]:
+    """The members of a definition that are present without the JSON type the schema
+    gives them (``who`` prefixes each message).
 
-    (Checked by hand rather than with mcp_types' Tool model: importing mcp_types builds
-    every wire model, which would double the connection test's own start-up.)"""
+    (Checked by hand rather than with mcp_types' models: importing mcp_types builds every
+    wire model, which would double the connection test's own start-up.)"""
     findings = []
-    for key, kinds in _SHAPES.items():
-        value = tool.get(key)
+    for key, kinds in shapes.items():
+        value = item.get(key)
         if value is not None and not isinstance(value, kinds):
-            want = "a string" if kinds == (str,) else "an array" if kinds == (list,) else "an object"
+            want = _WANT.get(kinds, "an object")
+            where = f"{who}: {key}" if who else key
             findings.append(
-                Finding("error", "definition", f"{key}: must be {want}, not {type(value).__name__}")
+                Finding("error", "definition", f"{where}: must be {want}, not {json_kind(value)}")
             )
     return findings
+
+
+_WANT: dict[tuple[type, ...], str] = {(str,): "a string", (list,): "an array", (bool,): "true or false"}
 
 
 def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[Finding]:
     if schema is None:
         return [Finding("error", code, f"no {key}")]
     if not isinstance(schema, Mapping):
-        return [Finding("error", code, f"{key} must be a JSON object, not {type(schema).__name__}")]
+        return [Finding("error", code, f"{key} must be a JSON object, not {json_kind(schema)}")]
     findings: list[Finding] = []
     if need_object and schema.get("type") != "object":
         findings.append(

@@ -44,7 +44,7 @@ from mcp_elicit.forms.fields import (
     StringFormat,
 )
 
-__all__ = ["parse_fields"]
+__all__ = ["json_kind", "parse_fields"]
 
 _TOP_KEYS = frozenset({"type", "properties", "required", "additionalProperties"})
 _TOP_IGNORED = frozenset({"$schema", "$id", "$comment", "title", "description"})
@@ -75,7 +75,7 @@ _MULTI_SHAPE = (
 )
 
 
-def _json_kind(value: object) -> str:
+def json_kind(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -98,7 +98,7 @@ def _fail(field: str | None, message: str) -> NoReturn:
 def _text(name: str, prop: Mapping[str, Any], key: str) -> str | None:
     value = prop.get(key)
     if value is not None and not isinstance(value, str):
-        _fail(name, f"{key} must be a string, not {_json_kind(value)}")
+        _fail(name, f"{key} must be a string, not {json_kind(value)}")
     return value
 
 
@@ -147,7 +147,7 @@ def _string_list(name: str, value: object, what: str) -> list[str]:
         _fail(name, f"{what} must be a non-empty array of strings")
     for item in value:
         if not isinstance(item, str):
-            _fail(name, f"{what} must hold strings only, not {_json_kind(item)} ({item!r})")
+            _fail(name, f"{what} must hold strings only, not {json_kind(item)} ({item!r})")
     return value
 
 
@@ -213,7 +213,7 @@ def _multi_select(name: str, prop: Mapping[str, Any], common: dict[str, Any]) ->
 
 def _parse_field(name: str, prop: object, required: bool) -> FieldSpec:
     if not isinstance(prop, Mapping):
-        _fail(name, f"a property schema must be an object, not {_json_kind(prop)}")
+        _fail(name, f"a property schema must be an object, not {json_kind(prop)}")
     kind = prop.get("type")
     if kind is None:
         hint = _HINTS.get("$ref") if "$ref" in prop else None
@@ -242,7 +242,7 @@ def _parse_field(name: str, prop: object, required: bool) -> FieldSpec:
         if fmt is not None and fmt not in STRING_FORMATS:
             _fail(name, f"format {fmt!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}")
         if default is not None and not isinstance(default, str):
-            _fail(name, f"the default must be a string, not {_json_kind(default)} ({default!r})")
+            _fail(name, f"the default must be a string, not {json_kind(default)} ({default!r})")
         return String(
             default=default,
             min_length=_count(name, prop, "minLength"),
@@ -281,7 +281,7 @@ def _parse_field(name: str, prop: object, required: bool) -> FieldSpec:
 def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
     """Named field specs from a ``requestedSchema`` JSON object, in property order."""
     if not isinstance(obj, Mapping):
-        _fail(None, f"a requestedSchema must be a JSON object, not {_json_kind(obj)}")
+        _fail(None, f"a requestedSchema must be a JSON object, not {json_kind(obj)}")
     if obj.get("type") != "object":
         _fail(None, f'a requestedSchema must have "type": "object", not {obj.get("type")!r}')
     for key in obj:
@@ -295,7 +295,7 @@ def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
         _fail(None, "additionalProperties may only be true or false; a form has no extra fields")
     properties = obj.get("properties")
     if not isinstance(properties, Mapping):
-        _fail(None, f'a requestedSchema needs "properties" as an object, not {_json_kind(properties)}')
+        _fail(None, f'a requestedSchema needs "properties" as an object, not {json_kind(properties)}')
     required = obj.get("required", [])
     if not isinstance(required, list) or not all(isinstance(n, str) for n in required):
         _fail(None, '"required" must be an array of field names')

@@ -8,7 +8,8 @@ kind of fault, over two pages), ``noisy`` (prints a banner on stdout first, then
 with code 3), ``loop`` (tools/list's cursor never ends), ``no-tools`` (a tools/list page
 without ``tools``), ``bogus-result`` (tools/call answers an unknown resultType), ``tool-error``
 (tools/call answers an ``isError`` result), ``broken-prompts`` (declares prompts and
-resources: ``prompts/list`` fails, one resource, no templates). A legacy server answers ``server/discover``
+resources: ``prompts/list`` fails, one resource, no templates), ``bad-offers`` (clean tools,
+then a fault in a prompt, a resource and a template). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -49,6 +50,17 @@ BAD = [
     {"name": "echo", "description": "A second echo.", "inputSchema": {"type": "object"}},
 ]
 
+BAD_OFFERS = {
+    "prompts/list": {
+        "prompts": [
+            {"name": "plan", "description": "Plan an evening.", "arguments": [{"name": "city"}]},
+            {"name": "trip", "arguments": [{"name": "day", "required": "yes"}]},
+        ]
+    },
+    "resources/list": {"resources": [{"uri": "notes.txt", "name": "notes"}]},
+    "resources/templates/list": {"resourceTemplates": [{"uriTemplate": "file:///{path", "name": "files"}]},
+}
+
 
 def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | None:
     method = message.get("method")
@@ -62,7 +74,7 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         return {"jsonrpc": "2.0", "id": rid, "result": {**body, **extra}}
 
     capabilities: dict[str, Any] = {"tools": {}}
-    if mode == "broken-prompts":
+    if mode in ("broken-prompts", "bad-offers"):
         capabilities.update(prompts={}, resources={})
 
     if method == "server/discover":
@@ -101,6 +113,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         return result({"resources": [{"uri": "file:///notes.txt", "name": "notes"}]})
     if method == "resources/templates/list" and mode == "broken-prompts":
         return result({"resourceTemplates": []})
+    if mode == "bad-offers" and method in BAD_OFFERS:
+        return result(BAD_OFFERS[method])
     if method == "tools/call":
         if mode == "bogus-result":
             return {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "bogus"}}

@@ -80,6 +80,7 @@ def test_the_demo_server_over_http_is_clean(
         "resources": ["bookings://restaurants"],
         "resource_templates": ["bookings://menu/{restaurant}"],
     }
+    assert report["offer_problems"] == {} and report["problems"] == []
     assert set(report["timings_ms"]) == {"connect", "tools_list", "total"}
     assert report["target"] == {"kind": "http", "url": http_demo.url, "headers": []}
     _declared_nothing(result.sent())
@@ -112,6 +113,47 @@ def test_a_failed_listing_of_what_else_is_offered_is_a_warning(
     assert "templates     none" in human.out
     assert "list-failed: prompts/list failed" in human.out
     assert run(capsys, "check", "--strict", "--", *fake("broken-prompts", era)).code == 1
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+def test_faults_in_prompts_resources_and_templates_are_found(
+    capsys: pytest.CaptureFixture[str], era: str
+) -> None:
+    result = run(capsys, "check", "--json", "--", *fake("bad-offers", era))
+    assert result.code == 1, result.err
+    report = result.json()
+    assert all(t["ok"] for t in report["tools"])
+    assert report["offers"] == {
+        "prompts": ["plan", "trip"],
+        "resources": ["notes.txt"],
+        "resource_templates": ["file:///{path"],
+    }
+    problems = report["offer_problems"]
+    assert [(p["severity"], p["code"]) for p in problems["prompts"]] == [
+        ("error", "definition"),
+        ("warning", "description"),
+    ]
+    assert problems["prompts"][0]["message"] == (
+        "prompt 'trip', arguments[0]: required: must be true or false, not a string"
+    )
+    ((resource,),) = [problems["resources"]]
+    assert resource["code"] == "uri" and resource["message"].startswith(
+        "resource 'notes.txt': not an absolute URI"
+    )
+    ((template,),) = [problems["resource_templates"]]
+    assert (
+        template["code"] == "uri-template" and "the brace at offset 8 is never closed" in template["message"]
+    )
+    assert report["errors"] == 3 and report["warnings"] == 1 and report["problems"] == []
+    human = run(capsys, "check", "--", *fake("bad-offers", era))
+    assert human.code == 1
+    lines = human.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("prompts "))
+    assert "required: must be true or false" in lines[at + 1] and "error" in lines[at + 1]
+    assert "warning" in lines[at + 2] and "description: prompt 'trip': no description" in lines[at + 2]
+    assert lines[at + 3].startswith("resources ") and "uri: resource 'notes.txt'" in lines[at + 4]
+    assert lines[at + 5].startswith("templates ") and "uri-template: resource template" in lines[at + 6]
+    assert "FAILED (exit 1): 3 errors, 1 warning" in human.out
 
 
 def test_headers_are_sent_to_an_http_server(
