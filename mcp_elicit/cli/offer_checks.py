@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.cli.tool_checks import Finding, wrong_types
@@ -51,74 +51,93 @@ _LITERALS: Final = re.compile(r"(?:[^\x00-\x20\x7f\"'%<>\\^`{|}]|%[0-9A-Fa-f]{2}
 
 def check_prompts(prompts: Sequence[object]) -> list[Finding]:
     """Findings on a ``prompts/list`` listing, each naming its prompt."""
-    names, said = _counts(prompts, "name"), set[str]()
-    findings: list[Finding] = []
-    for i, prompt in enumerate(prompts):
-        if not isinstance(prompt, Mapping):
-            findings.append(_not_an_object("prompt", i, prompt))
-            continue
-        who = _who("prompt", i, prompt, "name")
-        findings += _required(who, prompt, "name")
-        findings += wrong_types(prompt, _COMMON, who)
-        findings += _duplicate(who, names, prompt.get("name"), "prompts are named", said)
-        findings += _arguments(who, prompt.get("arguments"))
-        description = prompt.get("description")
-        if not isinstance(description, str) or not description.strip():
-            findings.append(
-                Finding(
-                    "warning", "description", f"{who}: no description; a person has only the name to go by"
-                )
-            )
-    return findings
+    return _judge(prompts, "prompt", "name", ("name",), _COMMON, "prompts are named", _prompt)
 
 
 def check_resources(resources: Sequence[object]) -> list[Finding]:
     """Findings on a ``resources/list`` listing, each naming its resource."""
-    uris, said = _counts(resources, "uri"), set[str]()
-    findings: list[Finding] = []
-    for i, resource in enumerate(resources):
-        if not isinstance(resource, Mapping):
-            findings.append(_not_an_object("resource", i, resource))
-            continue
-        who = _who("resource", i, resource, "uri")
-        findings += _required(who, resource, "name", "uri")
-        findings += wrong_types(resource, _RESOURCE, who)
-        size = resource.get("size")
-        if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-            findings.append(Finding("error", "definition", f"{who}: size must be an integer, not {size!r}"))
-        uri = resource.get("uri")
-        if isinstance(uri, str) and (not _SCHEME.match(uri) or _has_space(uri)):
-            findings.append(
-                Finding(
-                    "error",
-                    "uri",
-                    f"{who}: not an absolute URI (it needs a scheme such as file: or https:, and no spaces)",
-                )
-            )
-        findings += _duplicate(who, uris, uri, "resources have the URI", said)
-    return findings
+    return _judge(
+        resources, "resource", "uri", ("name", "uri"), _RESOURCE, "resources have the URI", _resource
+    )
 
 
 def check_resource_templates(templates: Sequence[object]) -> list[Finding]:
     """Findings on a ``resources/templates/list`` listing, each naming its template."""
-    patterns, said = _counts(templates, "uriTemplate"), set[str]()
+    return _judge(
+        templates,
+        "resource template",
+        "uriTemplate",
+        ("name", "uriTemplate"),
+        _RESOURCE,
+        "resource templates have the pattern",
+        _template,
+    )
+
+
+def _judge(
+    items: Sequence[object],
+    kind: str,
+    key: str,
+    required: tuple[str, ...],
+    shapes: Mapping[str, tuple[type, ...]],
+    repeated: str,
+    more: Callable[[str, Mapping[str, Any]], list[Finding]],
+) -> list[Finding]:
+    """The findings on each entry of a listing, named after it by its ``key`` (else its
+    position): required members, member types, what ``more`` finds, then repeats of
+    ``key``."""
+    counts, said = _counts(items, key), set[str]()
     findings: list[Finding] = []
-    for i, template in enumerate(templates):
-        if not isinstance(template, Mapping):
-            findings.append(_not_an_object("resource template", i, template))
-            continue
-        who = _who("resource template", i, template, "uriTemplate")
-        findings += _required(who, template, "name", "uriTemplate")
-        findings += wrong_types(template, _RESOURCE, who)
-        pattern = template.get("uriTemplate")
-        if isinstance(pattern, str):
-            problem = uri_template_problem(pattern)
-            if problem is not None:
-                findings.append(
-                    Finding("error", "uri-template", f"{who}: not an RFC 6570 URI template: {problem}")
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping):
+            findings.append(
+                Finding(
+                    "error", "definition", f"{kind} #{i + 1}: must be a JSON object, not {json_kind(item)}"
                 )
-        findings += _duplicate(who, patterns, pattern, "resource templates have the pattern", said)
+            )
+            continue
+        value = item.get(key)
+        who = f"{kind} {value!r}" if isinstance(value, str) else f"{kind} #{i + 1}"
+        findings += _required(who, item, *required)
+        findings += wrong_types(item, shapes, who)
+        findings += more(who, item)
+        findings += _duplicate(who, counts, value, repeated, said)
     return findings
+
+
+def _prompt(who: str, prompt: Mapping[str, Any]) -> list[Finding]:
+    findings = _arguments(who, prompt.get("arguments"))
+    description = prompt.get("description")
+    if not isinstance(description, str) or not description.strip():
+        findings.append(
+            Finding("warning", "description", f"{who}: no description; a person has only the name to go by")
+        )
+    return findings
+
+
+def _resource(who: str, resource: Mapping[str, Any]) -> list[Finding]:
+    findings = []
+    size = resource.get("size")
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
+        findings.append(Finding("error", "definition", f"{who}: size must be an integer, not {size!r}"))
+    uri = resource.get("uri")
+    if isinstance(uri, str) and (not _SCHEME.match(uri) or _has_space(uri)):
+        findings.append(
+            Finding(
+                "error",
+                "uri",
+                f"{who}: not an absolute URI (it needs a scheme such as file: or https:, and no spaces)",
+            )
+        )
+    return findings
+
+
+def _template(who: str, template: Mapping[str, Any]) -> list[Finding]:
+    pattern = template.get("uriTemplate")
+    problem = uri_template_problem(pattern) if isinstance(pattern, str) else None
+    if problem is None:
+        return []
+    return [Finding("error", "uri-template", f"{who}: not an RFC 6570 URI template: {problem}")]
 
 
 def uri_template_problem(template: str) -> str | None:
@@ -165,17 +184,6 @@ def _arguments(who: str, arguments: object) -> list[Finding]:
 
 def _counts(items: Sequence[object], key: str) -> Counter[Any]:
     return Counter(i.get(key) for i in items if isinstance(i, Mapping) and isinstance(i.get(key), str))
-
-
-def _who(kind: str, index: int, item: Mapping[str, Any], key: str) -> str:
-    value = item.get(key)
-    return f"{kind} {value!r}" if isinstance(value, str) else f"{kind} #{index + 1}"
-
-
-def _not_an_object(kind: str, index: int, item: object) -> Finding:
-    return Finding(
-        "error", "definition", f"{kind} #{index + 1}: must be a JSON object, not {json_kind(item)}"
-    )
 
 
 def _required(who: str, item: Mapping[str, Any], *keys: str) -> list[Finding]:

@@ -414,35 +414,47 @@ async def test_a_completion_notice_that_overtakes_the_error_is_kept() -> None:
     assert server.calls == 2 and len(user.shown) == 1
 
 
-async def test_the_server_withdraws_a_question_with_notifications_cancelled() -> None:
-    """A question still with the person when its server cancels it is withdrawn: the
-    answerer's wait is cancelled, no answer is sent, and the request returns."""
-    asked, withdrawn = asyncio.Event(), asyncio.Event()
+class Stalling:
+    """A person who never answers: each question waits until it is withdrawn."""
 
-    class Person:
-        modes = frozenset({"form"})
+    modes = frozenset({"form"})
 
-        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-            asked.set()
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                withdrawn.set()
-                raise
-            raise AssertionError("unreachable")
+    def __init__(self) -> None:
+        self.asked, self.withdrawn = asyncio.Event(), asyncio.Event()
+        self.shown: list[str] = []
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.shown.append(request.message)
+        self.asked.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.withdrawn.set()
+            raise
+        raise AssertionError("unreachable")
+
+
+def asks_then_answers(text: str) -> FakeTransport:
+    """A server whose tools/call asks "Who?" (as request s-1), then answers ``text``."""
 
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         if message["method"] == "initialize":
             return [init(message)]
         return [
             elicit("s-1", {"message": "Who?", "requestedSchema": FORM}),
-            result(message, {"content": [{"type": "text", "text": "went on without you"}]}),
+            result(message, {"content": [{"type": "text", "text": text}]}),
         ]
 
-    transport = FakeTransport(serve)
-    async with Client(transport, versions=V2025, answerer=Person()) as client:
+    return FakeTransport(serve)
+
+
+async def test_the_server_withdraws_a_question_with_notifications_cancelled() -> None:
+    """A question still with the person when its server cancels it is withdrawn: the
+    answerer's wait is cancelled, no answer is sent, and the request returns."""
+    person, transport = Stalling(), asks_then_answers("went on without you")
+    async with Client(transport, versions=V2025, answerer=person) as client:
         call = asyncio.ensure_future(client.call_tool("t"))
-        await asyncio.wait_for(asked.wait(), 5)
+        await asyncio.wait_for(person.asked.wait(), 5)
         await asyncio.sleep(0.05)
         assert not call.done()  # the request returns once its questions are settled
         for odd in ({"requestId": ["s-1"]}, {"requestId": {"id": "s-1"}}, {}, {"requestId": "s-9"}):
@@ -452,7 +464,7 @@ async def test_the_server_withdraws_a_question_with_notifications_cancelled() ->
         await transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
         out = await asyncio.wait_for(call, 5)
     assert out["content"][0]["text"] == "went on without you"
-    assert withdrawn.is_set()
+    assert person.withdrawn.is_set()
     assert all(m.get("id") != "s-1" for m, _ in transport.sent)
 
 
@@ -460,34 +472,10 @@ async def test_a_question_reusing_the_id_of_one_still_open_is_refused() -> None:
     """JSON-RPC ids are unique among requests in flight: a second question under the id of
     one the person still has gets -32600 at once, and the first keeps its id (a
     cancellation naming it still withdraws it)."""
-    asked, withdrawn = asyncio.Event(), asyncio.Event()
-    shown: list[str] = []
-
-    class Person:
-        modes = frozenset({"form"})
-
-        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-            shown.append(request.message)
-            asked.set()
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                withdrawn.set()
-                raise
-            raise AssertionError("unreachable")
-
-    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
-        if message["method"] == "initialize":
-            return [init(message)]
-        return [
-            elicit("s-1", {"message": "Who?", "requestedSchema": FORM}),
-            result(message, {"content": [{"type": "text", "text": "done"}]}),
-        ]
-
-    transport = FakeTransport(serve)
-    async with Client(transport, versions=V2025, answerer=Person()) as client:
+    person, transport = Stalling(), asks_then_answers("done")
+    async with Client(transport, versions=V2025, answerer=person) as client:
         call = asyncio.ensure_future(client.call_tool("t"))
-        await asyncio.wait_for(asked.wait(), 5)
+        await asyncio.wait_for(person.asked.wait(), 5)
         await transport.push(elicit("s-1", {"message": "Who else?", "requestedSchema": FORM}))
         for _ in range(100):
             refusals = [m for m, _ in transport.sent if m.get("id") == "s-1"]
@@ -496,12 +484,12 @@ async def test_a_question_reusing_the_id_of_one_still_open_is_refused() -> None:
             await asyncio.sleep(0.01)
         assert [m["error"]["code"] for m in refusals] == [-32600]
         assert "already in use" in refusals[0]["error"]["message"]
-        assert shown == ["Who?"]  # the duplicate never reached the person
+        assert person.shown == ["Who?"]  # the duplicate never reached the person
         cancel = {"requestId": "s-1", "reason": "never mind"}
         await transport.push({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel})
         out = await asyncio.wait_for(call, 5)
     assert out["content"][0]["text"] == "done"
-    assert withdrawn.is_set()
+    assert person.withdrawn.is_set()
     assert [m for m, _ in transport.sent if m.get("id") == "s-1"] == refusals
 
 
