@@ -16,6 +16,7 @@ from mcp_types import EmbeddedResource, TextResourceContents
 from pydantic import Field as PydanticField
 
 from mcp_elicit import Answer, Audio, Blob, Context, Field, Form, Image, Server, ToolError
+from mcp_elicit.errors import InternalError
 from mcp_elicit.forms import Boolean, Choice, Integer, MultiChoice, Number, String
 
 app = Server("mcp-elicit-conformance", "0.1.0", instructions="Fixtures for the MCP conformance suite.")
@@ -206,6 +207,64 @@ async def test_input_required_result_elicitation(ctx: Context) -> str:
     if answer.action != "accept":
         return f"No name given ({answer.action})"
     return f"Hello, {answer.content['name'] if answer.content else ''}!"
+
+
+# ---- the tasks extension (io.modelcontextprotocol/tasks) ---------------------------------
+
+
+@app.tool(description="Says hello; never a task")
+def greet(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+@app.tool(description="Works for `seconds`, as a task when the client takes tasks", task="optional")
+async def slow_compute(ctx: Context, seconds: float, label: str = "") -> str:
+    await ctx.start_task(f"computing {label or 'something'}")
+    await asyncio.sleep(seconds)
+    return f"computed {label or 'something'} in {seconds:g} s"
+
+
+@app.tool(description="A task whose tool reports an error after a second", task="required")
+async def failing_job(ctx: Context) -> str:
+    await ctx.start_task()
+    await asyncio.sleep(1)
+    raise ToolError("the job failed, as it always does")
+
+
+@app.tool(description="A task that fails with a protocol error", task="optional")
+async def protocol_error_job(ctx: Context) -> str:
+    await ctx.start_task()
+    raise InternalError("Internal error: the job's worker went away")
+
+
+@app.tool(description="A task that asks the user to confirm, then deletes", task="optional")
+async def confirm_delete(ctx: Context, filename: str) -> str:
+    await ctx.start_task(f"deleting {filename}")
+    answer = await ctx.elicit(f"Delete {filename}?", Form(confirm=Boolean(title="Delete it")), key="confirm")
+    if answer.accepted and answer.content and answer.content.get("confirm"):
+        return f"Deleted {filename}"
+    return f"Kept {filename} ({answer.action})"
+
+
+PARTIAL_FORM = Form(name=String(required=False), confirm=Boolean(required=False))
+
+
+@app.tool(description="A task that asks two questions at once", task="optional")
+async def multi_input(ctx: Context) -> str:
+    await ctx.start_task()
+    first, second = await ctx.gather(
+        ctx.elicit("First question", PARTIAL_FORM, key="first"),
+        ctx.elicit("Second question", PARTIAL_FORM, key="second"),
+    )
+    return f"first={first.action} second={second.action}"
+
+
+@app.tool(description="Asks for a name (multi round-trip), then goes on as a task", task="required")
+async def test_tool_with_task(ctx: Context) -> str:
+    answer = await ctx.elicit("What is your name?", NAME_FORM, key="user_name")
+    name = answer.content.get("name") if answer.accepted and answer.content else None
+    await ctx.start_task()
+    return f"Hello, {name or 'stranger'}!"
 
 
 @app.tool(description="MRTR: asks the model a question")

@@ -28,6 +28,7 @@
     │   └── AuthorizationError        the server wants OAuth and the client could not get a token
     ├── ProtocolViolation             the peer broke the protocol outside a JSON-RPC error
     ├── RoundsExceeded                a multi round-trip request hit its round limit
+    ├── TaskCancelled                 the task a tool call became was cancelled by the server
     ├── OAuthError                    a third-party authorization server said no, or did not answer
     └── CliError                      carries the process exit code
         ├── UsageError                2  a command line, TARGET or option that cannot work
@@ -75,6 +76,7 @@ __all__ = [
     "RoundsExceeded",
     "SensitiveFieldError",
     "ServerBrokeProtocol",
+    "TaskCancelled",
     "ToolError",
     "TransportError",
     "URLElicitationRequired",
@@ -354,6 +356,15 @@ class ProtocolViolation(MCPElicitError):
 class RoundsExceeded(MCPElicitError):
     """A multi round-trip request did not complete within its limits (rounds in all, or
     consecutive rounds that carried only ``requestState``); the message says which."""
+
+
+class TaskCancelled(MCPElicitError):
+    """The task a tool call became ended ``cancelled`` without this client asking (the
+    tasks extension); ``task_id`` names it."""
+
+    def __init__(self, message: str, task_id: str) -> None:
+        super().__init__(message)
+        self.task_id = task_id
 
 
 class UsageError(CliError):

@@ -13,7 +13,8 @@ with those directories. A server over HTTP that wants OAuth gets a sign-in first
 terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 (``ui.web.WebAnswerer``); else nobody, and the client declares no elicitation capability
 (``--ui none``). Scripted and browser rounds are printed on stderr as they happen; the
-result goes to stdout.
+result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
+server turns into a task is followed to its end, its questions answered the same way.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
@@ -319,6 +320,7 @@ async def run_request(
             versions=versions,
             trace=trace,
             sign_in=sign_in,
+            tasks=method == "tools/call",
         ) as client:
             connected = time.perf_counter()
             during = method

@@ -46,6 +46,7 @@ from mcp_elicit.errors import (
     RequestTimeout,
     RoundsExceeded,
     ServerBrokeProtocol,
+    TaskCancelled,
     TransportError,
     UsageError,
 )
@@ -82,6 +83,8 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
         return CheckFailed(f"{during}: the server answered with error {exc.code}: {clean(exc.message)}")
     if isinstance(exc, FormValidationError):
         return CheckFailed(f"no answer that fits the form: {exc}")
+    if isinstance(exc, TaskCancelled):
+        return CheckFailed(f"{during}: {exc}")
     if isinstance(exc, TransportError):
         if target.url is not None:
             return await _http(exc, target, observed, during)

@@ -178,10 +178,11 @@ async def connect(
     versions: Sequence[str] | None = None,
     trace: Trace | None = None,
     sign_in: SignIn | None = None,
+    tasks: bool = False,
 ) -> AsyncIterator[Client]:
-    """A connected ``Client`` for ``target``, signing in first as ``sign_in`` says (HTTP);
-    exceptions pass through as raised."""
-    options: dict[str, Any] = {"timeout": timeout, "probe_timeout": min(timeout, 10.0)}
+    """A connected ``Client`` for ``target``, signing in first as ``sign_in`` says (HTTP),
+    declaring the tasks extension with ``tasks``; exceptions pass through as raised."""
+    options: dict[str, Any] = {"timeout": timeout, "probe_timeout": min(timeout, 10.0), "tasks": tasks}
     if versions:
         options["versions"] = list(versions)
     noise = _Noise(observed)

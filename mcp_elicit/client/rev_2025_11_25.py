@@ -106,7 +106,8 @@ class HandshakeSession:
         self.session_id = None
         params = {
             "protocolVersion": self.preferred[0],
-            "capabilities": dict(self.conn.builder.capabilities),
+            # extensions (the tasks extension) exist from 2026-07-28 on
+            "capabilities": {k: v for k, v in self.conn.builder.capabilities.items() if k != "extensions"},
             "clientInfo": self.conn.builder.info.to_json(),
         }
         _, message = self.conn.builder.request("initialize", params, self.preferred[0])

@@ -17,11 +17,17 @@ Rules:
   Each logical request keeps its own rounds, so concurrent requests never share state.
 * A server request on a response stream is a violation of this revision: it is logged and
   ignored, never answered.
+* A ``tools/call`` answered with a task (``resultType: "task"``, the tasks extension, when
+  the client declared it) is followed with ``tasks/get`` to its end (``core.task_watch``);
+  its questions go to the answerer and back with ``tasks/update``. A call abandoned
+  before the task ended (cancelled, timed out, failed) sends ``tasks/cancel``, best effort.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -31,12 +37,17 @@ from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.era import retry_version
 from mcp_elicit.core.rounds import Complete, RoundLimits, Rounds
+from mcp_elicit.core.task_watch import TaskWatch
+from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.errors import MCPElicitError, ProtocolError, TransportError
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Response
 
 __all__ = ["ModernSession", "describe_end", "end_error"]
 
 _VERSION_RETRIES: Final = 2
+_CANCEL_SECONDS: Final = 2.0
+
+log = logging.getLogger("mcp_elicit.client")
 
 
 class ModernSession:
@@ -65,6 +76,8 @@ class ModernSession:
         send: dict[str, Any] = dict(rounds.params)
         while True:
             result = await self.roundtrip(method, send)
+            if result.get("resultType") == "task":
+                return await self.follow_task(method, result, origin)
             step = rounds.step(result)
             if isinstance(step, Complete):
                 return step.result
@@ -74,6 +87,36 @@ class ModernSession:
             if step.delay > 0:
                 await asyncio.sleep(step.delay)
             send = rounds.retry(responses)
+
+    async def follow_task(self, method: str, created: Mapping[str, Any], origin: Origin) -> dict[str, Any]:
+        """Follow the task ``method`` became to its end; the result it completed with."""
+        extensions = self.conn.builder.capabilities.get("extensions")
+        declared = isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions
+        watch = TaskWatch.start(method, created, declared=declared, now=time.monotonic())
+        task = {"taskId": watch.task_id}
+        log.info("%s: %s goes on as task %s", self.conn.server, method, watch.task_id)
+        try:
+            while True:
+                step = watch.step(await self.roundtrip("tasks/get", task), time.monotonic())
+                if isinstance(step, Complete):
+                    return step.result
+                if step.requests:
+                    answers = await self.conn.inputs.answer_round(
+                        step.requests, origin=origin, server=self.conn.server
+                    )
+                    await self.roundtrip("tasks/update", {**task, "inputResponses": answers})
+                    watch.sent(list(answers))
+                await asyncio.sleep(step.delay)
+        finally:
+            if not watch.ended:  # abandoned: cancelled, timed out, or failed on this side
+                await self._cancel_task(task)
+
+    async def _cancel_task(self, task: Mapping[str, Any]) -> None:
+        """``tasks/cancel``, best effort and briefly: the call was abandoned."""
+        try:
+            await asyncio.wait_for(self.roundtrip("tasks/cancel", task), _CANCEL_SECONDS)
+        except Exception as exc:
+            log.info("%s: could not cancel task %s: %s", self.conn.server, task["taskId"], exc)
 
     async def roundtrip(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """One request on the wire (a fresh id each time); its result, version and header

@@ -77,6 +77,7 @@ class Client:
         limits: RoundLimits | None = None,
         on_notification: NotificationCallback | None = None,
         report: Callable[[str], None] | None = None,
+        tasks: bool = False,
     ) -> None:
         versions = tuple(dict.fromkeys(versions))
         unknown = [v for v in versions if not (is_modern(v) or is_handshake(v))]
@@ -91,7 +92,7 @@ class Client:
         clock = ThinkClock()
         modes = answerer.modes if answerer is not None else frozenset()
         capabilities = client_capabilities(
-            elicitation=modes, sampling=sampling is not None, roots=roots is not None
+            elicitation=modes, sampling=sampling is not None, roots=roots is not None, tasks=tasks
         )
         self._conn = Connection(
             transport=transport,
@@ -253,8 +254,12 @@ class Client:
 
     @property
     def capabilities(self) -> dict[str, Any]:
-        """What this client declares it can do."""
-        return dict(self._conn.builder.capabilities)
+        """What this client declares it can do (at the revision spoken: extensions, such
+        as the tasks extension, exist from 2026-07-28 on)."""
+        caps = dict(self._conn.builder.capabilities)
+        if isinstance(self._session, HandshakeSession):
+            caps.pop("extensions", None)
+        return caps
 
     @property
     def rejected_tools(self) -> dict[str, str]:

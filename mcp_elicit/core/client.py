@@ -30,6 +30,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.jsonrpc import RequestId
 from mcp_elicit.wire.meta import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
@@ -63,9 +64,10 @@ class ClientInfo:
 
 
 def client_capabilities(
-    *, elicitation: Collection[str] = (), sampling: bool = False, roots: bool = False
+    *, elicitation: Collection[str] = (), sampling: bool = False, roots: bool = False, tasks: bool = False
 ) -> dict[str, Any]:
-    """The capabilities object for a client that can do exactly this."""
+    """The capabilities object for a client that can do exactly this (``tasks``: the
+    tasks extension, which only 2026-07-28 requests carry)."""
     caps: dict[str, Any] = {}
     modes = [m for m in ("form", "url") if m in elicitation]
     if modes:
@@ -74,6 +76,8 @@ def client_capabilities(
         caps["sampling"] = {}
     if roots:
         caps["roots"] = {}
+    if tasks:
+        caps["extensions"] = {TASKS_EXTENSION: {}}
     return caps
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "RoundLimits",
     "Rounds",
     "Step",
+    "input_requests",
 ]
 
 #: Client requests whose result may be ``input_required``.
@@ -121,7 +122,7 @@ class Rounds:
                 f"the server answered {self.method} with input_required, which only tools/call, "
                 "prompts/get and resources/read may receive"
             )
-        requests = _input_requests(result.get("inputRequests"), self.method)
+        requests = input_requests(result.get("inputRequests"), self.method)
         state = result.get("requestState")
         if state is not None and not isinstance(state, str):
             raise ProtocolViolation(f"requestState in the {self.method} result must be a string")
@@ -172,7 +173,8 @@ class Rounds:
         return params
 
 
-def _input_requests(raw: object, method: str) -> tuple[InputRequest, ...]:
+def input_requests(raw: object, method: str) -> tuple[InputRequest, ...]:
+    """The entries of an ``inputRequests`` map (from a ``method`` result), checked."""
     if raw is None:
         return ()
     if not isinstance(raw, Mapping):

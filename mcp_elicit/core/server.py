@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from mcp_elicit.core.tasks import TASK_METHODS
 from mcp_elicit.errors import HeaderMismatch, InvalidParams, MethodNotFound, UnsupportedProtocolVersion
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.jsonrpc import Request, RequestId
@@ -48,6 +49,7 @@ FRAMEWORK_METHODS: Final = frozenset(
         "resources/templates/list",
         "resources/read",
         "completion/complete",
+        *TASK_METHODS,
     }
 )
 #: Methods whose result may be ``input_required`` (multi round-trip).

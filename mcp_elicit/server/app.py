@@ -18,6 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
 from mcp_elicit.core.server import Call, ServerCore, ServerIdentity
+from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, require_tasks
 from mcp_elicit.errors import (
     FormSchemaError,
     InternalError,
@@ -37,6 +38,7 @@ from mcp_elicit.server.resources import ResourceDef, is_template
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
+from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
 from mcp_elicit.server.tools import ToolDef, error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
@@ -76,6 +78,8 @@ class Server:
         page_auth: PageAuth | None = None,
         flow_ttl: float = 600.0,
         flow_wait: float = 20.0,
+        task_ttl: float | None = 3600.0,
+        task_poll: float = 1.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.name = name
@@ -99,6 +103,13 @@ class Server:
             clock=clock,
         )
         self.url_mode.on_finish = self.complete_elicitation
+        #: Tool calls that went on as tasks (the tasks extension, 2026-07-28).
+        self.tasks = Tasks(
+            clock=clock,
+            ttl_ms=None if task_ttl is None else round(task_ttl * 1000),
+            poll_ms=round(task_poll * 1000),
+            ask_timeout=ask_timeout,
+        )
         self.version = version
         self.title = title
         self.instructions = instructions
@@ -154,11 +165,17 @@ class Server:
         meta: Mapping[str, Any] | None = None,
         icons: list[Mapping[str, Any]] | None = None,
         single_use_state: bool = False,
+        task: Literal["optional", "required"] | None = None,
     ) -> Callable[[F], F]:
         """Register a function as a tool; its type hints give the input schema.
 
         ``single_use_state=True`` makes every ``requestState`` of this tool redeemable once,
-        enforced through the store (shared by every instance): for one-time actions."""
+        enforced through the store (shared by every instance): for one-time actions.
+        ``task`` lets a call go on as a task at ``await ctx.start_task()`` (the tasks
+        extension, 2026-07-28); ``"required"`` refuses a client that did not declare the
+        extension (-32021) at 2026-07-28."""
+        if task not in (None, "optional", "required"):
+            raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
 
         def register(fn: F) -> F:
             tool = ToolDef.build(
@@ -174,6 +191,7 @@ class Server:
                 icons=icons,
             )
             tool.single_use_state = single_use_state
+            tool.task = task
             if tool.name in self._tools:
                 raise ValueError(f"a tool named {tool.name!r} is already registered")
             self._tools[tool.name] = tool
@@ -278,6 +296,8 @@ class Server:
             caps["resources"] = {}
         if self._completer is not None or self._prompts or self._templates:
             caps["completions"] = {}
+        if any(t.task for t in self._tools.values()):
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     @property
@@ -402,6 +422,8 @@ class Server:
             result = paginate(params, "resourceTemplates", self.page_size, [r.wire for r in self._templates])
         elif method == "completion/complete":
             result = await self._complete(params)
+        elif method in TASK_METHODS:
+            result = answer_task_method(self.tasks, call, principal.subject if principal else None)
         else:  # the core lets only known methods through
             raise InvalidParams(f"Unhandled method {method}")
         return self.core.finish(method, result, modern=call.modern)
@@ -415,25 +437,37 @@ class Server:
         run: Callable[[Context], Any],
         *,
         single_use: bool = False,
+        task: bool = False,
     ) -> dict[str, Any]:
-        """Run a handler that may ask questions, in the way the request's revision asks them."""
+        """Run a handler that may ask questions, in the way the request's revision asks them;
+        with ``task``, one that may go on as a task (the client declared the extension)."""
+        owner = principal.subject if principal else None
+        detach = Detach(self.tasks, owner) if task and asker is None else None
 
         async def handler(asker: Asker) -> dict[str, Any]:
-            ctx = Context(call, channel=channel, asker=asker, principal=principal, url_mode=self.url_mode)
+            ctx = Context(
+                call, channel=channel, asker=asker, principal=principal, url_mode=self.url_mode, detach=detach
+            )
             result: dict[str, Any] = await run(ctx)
             return result
 
         if asker is not None:
             return await handler(asker)
-        return await run_replayed(
-            call.method,
-            call.params,
-            handler,
-            sealer=self.sealer,
-            principal=principal.subject if principal else None,
-            now=self.clock,
-            spend=self._spend if single_use else None,
-        )
+
+        async def rounds() -> dict[str, Any]:
+            return await run_replayed(
+                call.method,
+                call.params,
+                handler,
+                sealer=self.sealer,
+                principal=owner,
+                now=self.clock,
+                spend=self._spend if single_use else None,
+            )
+
+        if detach is None:
+            return await rounds()
+        return await run_detachable(detach, rounds, lambda result: self.core.finish(call.method, result))
 
     async def _spend(self, token: str) -> bool:
         """Mark ``token`` redeemed in the store; False when it already was (anywhere)."""
@@ -460,6 +494,9 @@ class Server:
             return error_result(f"Unknown tool: {name}")
         if tool.header_params and headers is not None:
             h.check_param_headers(tool.header_params, arguments or {}, headers)
+        tasks = tool.task is not None and call.modern and call.capabilities.extension(TASKS_EXTENSION)
+        if tool.task == "required" and call.modern:
+            require_tasks(call.capabilities)
         return await self._ask(
             call,
             channel,
@@ -467,6 +504,7 @@ class Server:
             asker,
             lambda ctx: tool.call(ctx, arguments),
             single_use=tool.single_use_state,
+            task=tasks,
         )
 
     async def _get_prompt(

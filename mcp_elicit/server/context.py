@@ -14,6 +14,10 @@ Rules:
 * Several questions asked together with ``ctx.gather(...)`` go out in one round.
 * Progress goes out only when the request carried a progress token; log messages only at
   or above the level the request (or session) asked for.
+* A tool registered with ``task=`` becomes a task at ``await ctx.start_task()`` when the
+  client declared the tasks extension (``server.tasks``); from then on its questions wait
+  in the task, its progress messages become the task's ``statusMessage`` and its logs are
+  dropped.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
     from mcp_elicit.core.server import Call
     from mcp_elicit.server.auth import Principal
     from mcp_elicit.server.oauth import ConnectAnswer
+    from mcp_elicit.server.tasks import Detach, Running
     from mcp_elicit.server.url_mode import SecretAnswer, UrlMode
 
 __all__ = ["Answer", "Asker", "Channel", "Context", "Question"]
@@ -129,8 +134,12 @@ class Context:
         principal: Principal | None = None,
         log_level: str | None = None,
         url_mode: UrlMode | None = None,
+        detach: Detach | None = None,
     ) -> None:
         self.call = call
+        self._detach = detach
+        #: The task this request became (``start_task``), None while it answers in place.
+        self.task: Running | None = None
         self._url_mode = url_mode
         self.principal = principal
         self._channel = channel
@@ -304,6 +313,24 @@ class Context:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
         return await self._url_mode.connect(self, provider, message)
 
+    async def start_task(self, message: str | None = None) -> bool:
+        """Go on as a task: the request is answered now with the task's id, and the client
+        follows the task with ``tasks/get``. True when this call is (now) a task; False
+        when it goes on in place (the client did not declare the tasks extension, the
+        revision has no tasks, or the tool was not registered with ``task=``). Questions
+        asked before this are multi round-trip rounds; after it, they wait in the task.
+        ``message`` is the task's first ``statusMessage``."""
+        if self.task is not None:
+            return True
+        if self._detach is None:
+            return False
+        from mcp_elicit.server.tasks import TaskAsker
+
+        self.task = self._detach.start(message)
+        self._asker = TaskAsker(self._detach.tasks, self.task, dict(self._asker.memo))
+        self._channel = _NO_STREAM
+        return True
+
     async def pause(self) -> None:
         """Let the client come back shortly (2026-07-28: a state-only ``input_required``
         round); on 2025-11-25 the request simply keeps waiting in place."""
@@ -321,7 +348,12 @@ class Context:
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Send ``notifications/progress`` if the request asked for progress."""
+        """Send ``notifications/progress`` if the request asked for progress; in a task,
+        the progress (its message, else the numbers) becomes the task's ``statusMessage``."""
+        if self.task is not None and self._detach is not None:
+            shown = message if message is not None else f"{progress:g}" + (f" of {total:g}" if total else "")
+            self.task.record.set_message(shown, self._detach.tasks.clock())
+            return
         token = self.call.progress_token
         if token is None:
             return
@@ -355,3 +387,16 @@ class Context:
 
     async def error(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("error", data, logger=logger)
+
+
+class _NoStream:
+    """A task's stream: there is none, so its notifications go nowhere."""
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        return None
+
+    async def close_stream(self) -> bool:
+        return False
+
+
+_NO_STREAM = _NoStream()

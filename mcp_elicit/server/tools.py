@@ -18,7 +18,7 @@ import re
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, TypeAdapter
 from typing_extensions import is_typeddict
@@ -78,6 +78,8 @@ class ToolDef:
     header_params: dict[tuple[str, ...], str] = field(default_factory=dict)
     wire: dict[str, Any] = field(default_factory=dict)
     single_use_state: bool = False
+    #: Whether a call may become a task (``ctx.start_task``), or must at 2026-07-28.
+    task: Literal["optional", "required"] | None = None
     #: The check of an explicit ``input_schema=``; None when the schema is derived.
     check_arguments: ArgumentsCheck | None = None
 

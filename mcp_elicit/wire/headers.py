@@ -4,7 +4,8 @@ Rules:
 
 * ``MCP-Protocol-Version`` mirrors ``_meta`` protocolVersion; ``Mcp-Method`` mirrors
   ``method``; ``Mcp-Name`` mirrors ``params.name`` (tools/call, prompts/get) or
-  ``params.uri`` (resources/read); ``Mcp-Param-{Name}`` mirrors a tool argument whose
+  ``params.uri`` (resources/read) or ``params.taskId`` (tasks/get, tasks/update,
+  tasks/cancel: the tasks extension); ``Mcp-Param-{Name}`` mirrors a tool argument whose
   schema carries ``x-mcp-header: Name``.
 * A value that is not plain visible ASCII (or has leading/trailing whitespace, or looks
   like the sentinel itself) travels as ``=?base64?<base64 of UTF-8>?=``.
@@ -86,6 +87,8 @@ def name_source(method: str, params: Mapping[str, Any] | None) -> str | None:
         value = params.get("name")
     elif method == "resources/read":
         value = params.get("uri")
+    elif method in ("tasks/get", "tasks/update", "tasks/cancel"):
+        value = params.get("taskId")
     else:
         return None
     return value if isinstance(value, str) else None

@@ -82,6 +82,11 @@ class ClientCapabilities:
     def roots(self) -> bool:
         return isinstance(self.raw.get("roots"), (dict, Mapping))
 
+    def extension(self, name: str) -> bool:
+        """Whether the client declared the extension ``name`` (``extensions.<name>``)."""
+        extensions = self.raw.get("extensions")
+        return isinstance(extensions, (dict, Mapping)) and isinstance(extensions.get(name), (dict, Mapping))
+
 
 @dataclass(frozen=True, slots=True)
 class RequestMeta:

@@ -80,7 +80,8 @@ def test_a_booking_over_http_as_json(
     outcome = result.json()
     assert outcome["revision"] == revision
     assert outcome["server"]["name"] == "bookings"
-    assert outcome["client_capabilities"] == {"elicitation": {"form": {}, "url": {}}}
+    tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}} if revision == "2026-07-28" else {}
+    assert outcome["client_capabilities"] == {"elicitation": {"form": {}, "url": {}}, **tasks}
     assert BOOKED.fullmatch(outcome["result"]["content"][0]["text"])
     assert [r["action"] for r in outcome["rounds"]] == ["accept", "accept"]
     assert outcome["rounds"][0]["content"]["party_size"] == 2
@@ -127,7 +128,8 @@ def test_without_an_answerer_the_client_declares_no_elicitation(capsys: pytest.C
     assert "Your client cannot show forms" in result.out
     for message in result.sent():
         meta = message.get("params", {}).get("_meta", {})
-        assert meta.get("io.modelcontextprotocol/clientCapabilities", {}) == {}
+        caps = meta.get("io.modelcontextprotocol/clientCapabilities", {})
+        assert caps in ({}, {"extensions": {"io.modelcontextprotocol/tasks": {}}})  # call follows tasks
 
 
 CONFORMANCE_STDIO = [*demo_stdio()[:-1], str(ROOT / "examples" / "conformance_server.py")]
@@ -154,7 +156,8 @@ def test_root_declares_roots_and_answers_with_the_directories(
     outcome = result.json()
     uris = [(tmp_path / "a").resolve().as_uri(), (tmp_path / "b c").resolve().as_uri()]
     assert outcome["result"]["content"][0]["text"] == "Roots: " + ", ".join(uris)
-    assert outcome["client_capabilities"] == {"roots": {}}
+    tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}} if revision == "2026-07-28" else {}
+    assert outcome["client_capabilities"] == {"roots": {}, **tasks}
     assert result.check_wire(revision) >= 2
 
 

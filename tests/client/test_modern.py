@@ -444,10 +444,23 @@ async def test_state_only_rounds_are_bounded() -> None:
 async def test_an_unknown_result_type_is_a_violation() -> None:
     class Odd(Server):
         def call(self, message: dict[str, Any], params: dict[str, Any]) -> list[Any]:
-            return [result(message, {"resultType": "task", "content": []})]
+            return [result(message, {"resultType": "deferred", "content": []})]
 
     async with Client(FakeTransport(Odd())) as client:
-        with pytest.raises(ProtocolViolation, match="resultType 'task'"):
+        with pytest.raises(ProtocolViolation, match="resultType 'deferred'"):
+            await client.call_tool("t")
+
+
+async def test_a_task_the_client_did_not_ask_for_is_a_violation() -> None:
+    """A server may answer with a task only a request that declared the tasks extension."""
+
+    class Eager(Server):
+        def call(self, message: dict[str, Any], params: dict[str, Any]) -> list[Any]:
+            task = {"taskId": "t-1", "status": "working", "ttlMs": None}
+            return [result(message, {"resultType": "task", **task})]
+
+    async with Client(FakeTransport(Eager())) as client:
+        with pytest.raises(ProtocolViolation, match="did not declare the tasks extension"):
             await client.call_tool("t")
 
 

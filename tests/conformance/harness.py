@@ -55,6 +55,14 @@ def scored(kind: str, revision: str) -> list[str]:
     return re.findall(r"^\s+- (\S+)", section, flags=re.MULTILINE)
 
 
+def extension_scenarios(kind: str, prefix: str) -> list[str]:
+    """The harness's scenarios of an extension (not scored) whose names start with ``prefix``."""
+    out = run("list", timeout=120).stdout
+    section = out.split("Server scenarios" if kind == "server" else "Client scenarios", 1)[1]
+    section = re.split(r"\n\s*\n", section, maxsplit=1)[0]
+    return re.findall(rf"^\s+- ({re.escape(prefix)}\S*) \[extension\]", section, flags=re.MULTILINE)
+
+
 @dataclass
 class Outcome:
     passed: list[str] = field(default_factory=list)

@@ -72,6 +72,83 @@ NOTIFICATIONS = {
 }
 
 
+#: The tasks extension (``io.modelcontextprotocol/tasks``) defines its shapes in its own
+#: specification, not in the core schema: written here from its text, they refer to the
+#: core schema for ``InputRequests``, ``InputResponses``, ``Error`` and ``_meta``.
+_INSTANT = {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$"}
+_TASK_FIELDS: dict[str, Any] = {
+    "taskId": {"type": "string", "minLength": 1},
+    "status": {"enum": ["working", "input_required", "completed", "failed", "cancelled"]},
+    "statusMessage": {"type": "string"},
+    "createdAt": _INSTANT,
+    "lastUpdatedAt": _INSTANT,
+    "ttlMs": {"type": ["integer", "null"], "minimum": 0},
+    "pollIntervalMs": {"type": "integer", "minimum": 0},
+    "_meta": {"$ref": "#/$defs/ResultMetaObject"},
+}
+_TASK_REQUIRED = ["taskId", "status", "createdAt", "lastUpdatedAt", "ttlMs"]
+TASK_SHAPES: dict[str, dict[str, Any]] = {
+    # the answer that creates a task: Result & Task, nothing of a detailed task
+    "CreateTaskResult": {
+        "type": "object",
+        "required": [*_TASK_REQUIRED, "resultType"],
+        "properties": {**_TASK_FIELDS, "resultType": {"const": "task"}},
+        "additionalProperties": False,
+    },
+    # tasks/get: Result & DetailedTask, the fields of its status and no others
+    "GetTaskResult": {
+        "type": "object",
+        "required": [*_TASK_REQUIRED, "resultType"],
+        "properties": {
+            **_TASK_FIELDS,
+            "resultType": {"const": "complete"},
+            "inputRequests": {"$ref": "#/$defs/InputRequests", "minProperties": 1},
+            "result": {"type": "object"},
+            "error": {"$ref": "#/$defs/Error"},
+        },
+        "additionalProperties": False,
+        "allOf": [
+            {
+                "if": {"properties": {"status": {"const": status}}},
+                "then": {
+                    "required": [field] if field else [],
+                    "not": {
+                        "anyOf": [
+                            {"required": [f]} for f in ("inputRequests", "result", "error") if f != field
+                        ]
+                    },
+                },
+            }
+            for status, field in (
+                ("working", None),
+                ("input_required", "inputRequests"),
+                ("completed", "result"),
+                ("failed", "error"),
+                ("cancelled", None),
+            )
+        ],
+    },
+    # tasks/update and tasks/cancel: an empty acknowledgement
+    "TaskAck": {
+        "type": "object",
+        "required": ["resultType"],
+        "properties": {"resultType": {"const": "complete"}, "_meta": {"$ref": "#/$defs/ResultMetaObject"}},
+        "additionalProperties": False,
+    },
+    "TaskRequestParams": {
+        "type": "object",
+        "required": ["taskId"],
+        "properties": {
+            "taskId": {"type": "string", "minLength": 1},
+            "inputResponses": {"$ref": "#/$defs/InputResponses"},
+            "_meta": {"$ref": "#/$defs/RequestMetaObject"},
+        },
+        "additionalProperties": False,
+    },
+}
+TASK_RESULTS = {"tasks/get": "GetTaskResult", "tasks/update": "TaskAck", "tasks/cancel": "TaskAck"}
+
+
 @functools.cache
 def _schema(revision: str) -> dict[str, Any] | None:
     path = SPEC_DIR / revision / "schema.json"
@@ -153,6 +230,10 @@ class WireChecker:
         result = message["result"]
         if result.get("resultType") == "input_required":
             self._validate(result, "InputRequiredResult")
+        elif result.get("resultType") == "task" and method == "tools/call":
+            self._validate_shape(result, "CreateTaskResult")
+        elif method in TASK_RESULTS:
+            self._validate_shape(result, TASK_RESULTS[method])
         else:
             self._validate(result, RESULTS[method])
         self._validate(
@@ -160,7 +241,23 @@ class WireChecker:
         )
 
     def request(self, message: Mapping[str, Any]) -> None:
+        if message["method"] in TASK_RESULTS:
+            self._validate(message, "JSONRPCRequest")
+            self._validate_shape(message["params"], "TaskRequestParams")
+            return
         self._validate(message, REQUESTS[message["method"]])
+
+    def _validate_shape(self, instance: Any, shape: str) -> None:
+        """Validate against one of the tasks extension's shapes (``TASK_SHAPES``)."""
+        if "$defs" not in self.schema:
+            raise AssertionError(f"the tasks extension needs a 2026-07-28 schema, not {self.revision}")
+        root = {"$schema": self.schema.get("$schema"), "$defs": self.defs, **TASK_SHAPES[shape]}
+        cls = jsonschema.validators.validator_for(root)
+        errors = sorted(cls(root).iter_errors(instance), key=lambda e: e.path)
+        if errors:
+            detail = "; ".join(f"{list(e.absolute_path)}: {e.message[:300]}" for e in errors[:5])
+            raise AssertionError(f"tasks extension {shape} invalid: {detail}\n{json.dumps(instance)[:2000]}")
+        self.seen += 1
 
     def notification(self, message: Mapping[str, Any]) -> None:
         name = NOTIFICATIONS.get(message["method"])

@@ -57,6 +57,9 @@ def test_name_source() -> None:
     assert h.name_source("tools/call", {"name": "t"}) == "t"
     assert h.name_source("prompts/get", {"name": "p"}) == "p"
     assert h.name_source("resources/read", {"uri": "file:///x"}) == "file:///x"
+    for method in ("tasks/get", "tasks/update", "tasks/cancel"):  # the tasks extension
+        assert h.name_source(method, {"taskId": "t-1"}) == "t-1"
+    assert h.name_source("tasks/get", {"taskId": 7}) is None
     assert h.name_source("tools/list", {}) is None
 
 

@@ -1,0 +1,136 @@
+"""Tasks, client side (the ``io.modelcontextprotocol/tasks`` extension): following one
+task from its ``CreateTaskResult`` to its end. No I/O: ``tasks/get`` results in; the
+result, the questions to answer, or how long to wait, out.
+
+Rules:
+
+* Only ``tools/call`` may be answered with a task, and only when the request declared the
+  extension; anything else is a protocol violation.
+* A task's ``taskId`` is a non-empty string and never changes; its status is one of the
+  five the extension names. ``completed`` gives the tool's result (``isError`` included);
+  ``failed`` raises the JSON-RPC error it carries, as if the request had answered it;
+  ``cancelled`` raises ``TaskCancelled``.
+* ``input_required``: each key of ``inputRequests`` is answered once; a key seen again
+  (a poll before the server took the answer in) is not asked again.
+* Polls are ``pollIntervalMs`` apart (1 s when the server gives none), clamped to
+  [50 ms, 30 s]. Past the task's ``ttlMs`` (from when it was created here), the task is
+  given up (``RequestTimeout``); without a ttl, only the caller's own limits apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from mcp_elicit.core.rounds import Complete, InputRequest, input_requests
+from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TaskCancelled
+
+__all__ = ["Poll", "TaskWatch"]
+
+_ENDED: Final = frozenset({"completed", "failed", "cancelled"})
+_STATUSES: Final = frozenset({"working", "input_required", *_ENDED})
+_DEFAULT_POLL: Final = 1.0
+_MIN_POLL: Final = 0.05
+_MAX_POLL: Final = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class Poll:
+    """Answer ``requests`` (maybe none) with ``tasks/update``, then poll again after ``delay``."""
+
+    requests: tuple[InputRequest, ...]
+    delay: float
+
+
+@dataclass(slots=True)
+class TaskWatch:
+    """One task being followed; ``started`` is the caller's clock when it was created."""
+
+    task_id: str
+    started: float
+    ttl: float | None
+    delay: float
+    answered: set[str] = field(default_factory=set)
+    status: str = "working"
+
+    @classmethod
+    def start(cls, method: str, created: Mapping[str, Any], *, declared: bool, now: float) -> TaskWatch:
+        """Check a ``CreateTaskResult`` answering ``method``; the watch over its task."""
+        if method != "tools/call":
+            raise ProtocolViolation(f"the server answered {method} with a task; only tools/call may be one")
+        if not declared:
+            raise ProtocolViolation(
+                "the server answered tools/call with a task, but this request did not declare the tasks extension"
+            )
+        task_id = created.get("taskId")
+        if not isinstance(task_id, str) or not task_id:
+            raise ProtocolViolation("the server's CreateTaskResult has no taskId (a non-empty string)")
+        watch = cls(task_id, now, _ttl(created.get("ttlMs")), _DEFAULT_POLL)
+        watch._note(created)
+        return watch
+
+    def step(self, result: Mapping[str, Any], now: float) -> Complete | Poll:
+        """What one ``tasks/get`` result means: the final result, or what to do next.
+        Raises the task's error when it failed, ``TaskCancelled``, or ``RequestTimeout``
+        once its ttl has passed."""
+        if result.get("taskId") != self.task_id:
+            raise ProtocolViolation(
+                f"tasks/get for task {self.task_id!r} answered about {result.get('taskId')!r}"
+            )
+        self._note(result)
+        if self.status == "completed":
+            final = result.get("result")
+            if not isinstance(final, Mapping):
+                raise ProtocolViolation(f"task {self.task_id} completed without a result object")
+            return Complete(dict(final))
+        if self.status == "failed":
+            error = result.get("error")
+            if not isinstance(error, Mapping):
+                raise ProtocolViolation(f"task {self.task_id} failed without an error object")
+            raise ProtocolError.from_error(error)
+        if self.status == "cancelled":
+            message = result.get("statusMessage")
+            raise TaskCancelled(
+                f"the server cancelled task {self.task_id}"
+                + (f": {message}" if isinstance(message, str) and message else ""),
+                self.task_id,
+            )
+        if self.ttl is not None and now - self.started > self.ttl:
+            raise RequestTimeout(
+                f"task {self.task_id} was still {self.status} after its time to live ({self.ttl:g} s); "
+                "it was given up"
+            )
+        asked: tuple[InputRequest, ...] = ()
+        if self.status == "input_required":
+            raw = result.get("inputRequests")
+            if not isinstance(raw, Mapping) or not raw:
+                raise ProtocolViolation(f"task {self.task_id} is input_required without inputRequests")
+            asked = tuple(r for r in input_requests(raw, "tasks/get") if r.key not in self.answered)
+        return Poll(asked, self.delay)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the task reached its end (completed, failed or cancelled)."""
+        return self.status in _ENDED
+
+    def sent(self, keys: list[str]) -> None:
+        """Those keys were answered (``tasks/update``): never asked again."""
+        self.answered.update(keys)
+
+    def _note(self, task: Mapping[str, Any]) -> None:
+        status = task.get("status")
+        if status not in _STATUSES:
+            raise ProtocolViolation(f"task {self.task_id} has the unknown status {status!r}")
+        self.status = str(status)
+        poll = task.get("pollIntervalMs")
+        if isinstance(poll, int | float) and not isinstance(poll, bool):
+            self.delay = min(max(poll / 1000, _MIN_POLL), _MAX_POLL)
+        if "ttlMs" in task:
+            self.ttl = _ttl(task["ttlMs"])
+
+
+def _ttl(raw: object) -> float | None:
+    if isinstance(raw, int | float) and not isinstance(raw, bool) and raw >= 0:
+        return raw / 1000
+    return None

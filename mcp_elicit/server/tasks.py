@@ -1,0 +1,311 @@
+"""Tasks on the server (extension ``io.modelcontextprotocol/tasks``, 2026-07-28): a tool
+call that goes on after its request was answered, and asks its questions through
+``tasks/get`` and ``tasks/update``.
+
+Rules:
+
+* A tool registered with ``task="optional"`` or ``"required"`` decides when it becomes a
+  task: ``await ctx.start_task()``. If the request declared the extension, the request is
+  answered there with a ``CreateTaskResult`` and the handler goes on in the background;
+  otherwise ``start_task()`` returns False and the handler goes on in place (a
+  ``"required"`` tool was refused with -32021 before it ran). A tool that returns without
+  calling it answers in place (the spec's immediate-result shortcut). Questions asked
+  before it are ordinary multi round-trip rounds, so a tool can ask first, then work.
+* After that, a question parks the task in ``input_required`` with the question under a
+  key never used before in the task; ``tasks/update`` answers some or all of them (any
+  other key is ignored). An answer that does not fit is asked again once, under a new key,
+  with the reason; a second bad answer, or none within ``ask_timeout``, counts as
+  ``cancel`` for an elicitation and fails the handler for sampling or roots (as on
+  2025-11-25).
+* The handler's result completes the task (a tool error, and any exception a tool raises,
+  is a result with ``isError``); a protocol error fails it with that error; anything else
+  (a bad form schema, say) fails it with -32603, as the request in place would answer. Progress
+  and log notifications of a task are dropped: the extension gives them no stream.
+* ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended.
+* Tasks live in this process: each is kept until its ttl has passed since it was created
+  and since it ended. A task is visible only to the principal that created it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
+from mcp_elicit.core.server import Call
+from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
+from mcp_elicit.errors import (
+    FormSchemaError,
+    InternalError,
+    InvalidAnswer,
+    InvalidParams,
+    ProtocolError,
+    ReplayMismatchError,
+    ToolError,
+)
+
+__all__ = ["Detach", "Running", "TaskAsker", "Tasks", "answer_task_method", "run_detachable"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+
+class Running:
+    """A task and what runs it: the handler's asyncio task and the questions it waits on."""
+
+    __slots__ = ("job", "record", "waiting")
+
+    def __init__(self, record: TaskRecord) -> None:
+        self.record = record
+        self.job: asyncio.Future[Any] | None = None
+        #: Questions waiting, by key: the question and the future its answer resolves.
+        self.waiting: dict[str, tuple[Ask, asyncio.Future[Any]]] = {}
+
+
+class Tasks:
+    """The tasks of one server process."""
+
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float],
+        ttl_ms: int | None = 3_600_000,
+        poll_ms: int = 1000,
+        ask_timeout: float = 600.0,
+        max_tasks: int = 10_000,
+    ) -> None:
+        self.clock = clock
+        self.ttl_ms = ttl_ms
+        self.poll_ms = poll_ms
+        self.ask_timeout = ask_timeout
+        self.max_tasks = max_tasks
+        self._tasks: dict[str, Running] = {}
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    # ---- creating and running --------------------------------------------------------
+
+    def create(self, owner: str | None) -> Running:
+        """A new task, readable at once (``tasks/get`` resolves before its creation is told)."""
+        now = self.clock()
+        self._sweep(now)
+        if len(self._tasks) >= self.max_tasks:
+            raise InternalError(
+                f"Internal error: this server is running its limit of {self.max_tasks} tasks; try again later"
+            )
+        record = TaskRecord(str(uuid.uuid4()), owner, now, self.ttl_ms, self.poll_ms)
+        running = Running(record)
+        self._tasks[record.task_id] = running
+        return running
+
+    def adopt(
+        self,
+        running: Running,
+        job: asyncio.Future[dict[str, Any]],
+        finish: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> None:
+        """``job`` (the handler, already running) now belongs to the task; its end ends it,
+        with its result stamped by ``finish``."""
+        running.job = job
+        job.add_done_callback(lambda done: self._ended(running, done, finish))
+
+    def _ended(
+        self,
+        running: Running,
+        job: asyncio.Future[dict[str, Any]],
+        finish: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> None:
+        record, now = running.record, self.clock()
+        for _, future in running.waiting.values():
+            future.cancel()
+        running.waiting.clear()
+        if record.terminal:
+            return
+        if job.cancelled():
+            record.cancel(now)
+            return
+        exc = job.exception()
+        if exc is None:
+            record.complete(finish(job.result()), now)
+        elif isinstance(exc, ProtocolError):
+            record.fail(exc.to_error(), now)
+        else:  # as a request in place would answer
+            log.error("task %s failed", record.task_id, exc_info=exc)
+            known = isinstance(exc, (ReplayMismatchError, FormSchemaError))
+            record.fail(
+                InternalError(f"Internal error: {exc}" if known else "Internal error").to_error(), now
+            )
+
+    # ---- the extension's methods -------------------------------------------------------
+
+    def get(self, task_id: str, owner: str | None) -> dict[str, Any]:
+        """The ``tasks/get`` result (before ``finish``)."""
+        return self._find(task_id, owner).record.wire()
+
+    def update(self, task_id: str, owner: str | None, responses: Mapping[str, Any]) -> dict[str, Any]:
+        """Deliver ``tasks/update`` answers to the questions waiting under their keys."""
+        running = self._find(task_id, owner)
+        for key, raw in responses.items():
+            waiting = running.waiting.get(key)
+            if waiting is None or waiting[1].done():
+                log.debug("task %s: ignoring an answer under %r (not waiting)", task_id, key)
+                continue
+            waiting[1].set_result(raw)
+        return {}
+
+    def cancel(self, task_id: str, owner: str | None) -> dict[str, Any]:
+        """``tasks/cancel``: cancel the handler; an acknowledgement even when it had ended."""
+        running = self._find(task_id, owner)
+        if not running.record.terminal:
+            running.record.cancel(self.clock())
+            if running.job is not None:
+                running.job.cancel()
+        return {}
+
+    def _find(self, task_id: str, owner: str | None) -> Running:
+        self._sweep(self.clock())
+        running = self._tasks.get(task_id)
+        if running is None or running.record.owner != owner:
+            raise InvalidParams(f"Invalid params: no task {task_id!r} (unknown, expired, or not yours)")
+        return running
+
+    def _sweep(self, now: float) -> None:
+        for task_id in [t for t, r in self._tasks.items() if r.record.expired(now)]:
+            del self._tasks[task_id]
+
+    async def close(self) -> None:
+        """Cancel every task still running (the server is stopping)."""
+        jobs = [r.job for r in self._tasks.values() if r.job is not None and not r.job.done()]
+        for job in jobs:
+            job.cancel()
+        for job in jobs:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await job
+
+
+def answer_task_method(tasks: Tasks, call: Call, owner: str | None) -> dict[str, Any]:
+    """Answer ``tasks/get``, ``tasks/update`` or ``tasks/cancel`` (before ``finish``); -32021
+    when the request did not declare the extension, whatever else it holds."""
+    require_tasks(call.capabilities)
+    task_id = task_id_of(call.params)
+    if call.method == "tasks/get":
+        return tasks.get(task_id, owner)
+    if call.method == "tasks/update":
+        return tasks.update(task_id, owner, input_responses_of(call.params))
+    return tasks.cancel(task_id, owner)
+
+
+class TaskAsker:
+    """Asks a task's questions through its ``inputRequests``; answers come by ``tasks/update``."""
+
+    def __init__(self, tasks: Tasks, running: Running, memo: dict[str, Any]) -> None:
+        self.tasks = tasks
+        self.running = running
+        #: Values kept for the rest of the request (from its multi round-trip rounds).
+        self.memo = memo
+
+    async def pause(self) -> None:
+        """Nothing to do: a task's handler runs in place."""
+
+    async def require_url(self, ask: Ask) -> Any:
+        (answer,) = await self.ask([ask])
+        return answer
+
+    async def ask(self, asks: list[Ask]) -> list[Any]:
+        if len(asks) == 1:
+            return [await self._one(asks[0])]
+        async with asyncio.TaskGroup() as group:
+            jobs = [group.create_task(self._one(ask)) for ask in asks]
+        return [job.result() for job in jobs]
+
+    async def _one(self, ask: Ask) -> Any:
+        note: str | None = None
+        for attempt in range(2):
+            try:
+                raw = await self._wait(ask, note)
+            except TimeoutError:
+                return _give_up(ask, f"no answer to {ask.method} within {self.tasks.ask_timeout:.0f} s")
+            try:
+                return check_answer(ask, raw)
+            except InvalidAnswer as exc:
+                if attempt == 1:
+                    return _give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}")
+                note = f"Your previous answer was not accepted: {exc}."
+        raise AssertionError("unreachable")
+
+    async def _wait(self, ask: Ask, note: str | None) -> Any:
+        """Park the task on ``ask`` under a fresh key until its answer comes."""
+        running, record = self.running, self.running.record
+        key = _fresh(ask.key, record.issued)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        running.waiting[key] = (ask, future)
+        record.ask({key: ask.wire(note)}, self.tasks.clock())
+        try:
+            return await asyncio.wait_for(future, self.tasks.ask_timeout)
+        finally:
+            running.waiting.pop(key, None)
+            record.answered([key], self.tasks.clock())
+
+
+def _fresh(key: str, issued: set[str]) -> str:
+    if key not in issued:
+        return key
+    n = 2
+    while f"{key}.{n}" in issued:
+        n += 1
+    return f"{key}.{n}"
+
+
+def _give_up(ask: Ask, reason: str) -> Any:
+    if ask.method == ELICIT:
+        log.info("%s; treating it as cancel", reason)
+        return {"action": "cancel"}
+    raise ToolError(reason[0].upper() + reason[1:])
+
+
+class Detach:
+    """How a handler becomes a task: the request waits for either the handler's end or
+    ``start``, whichever comes first (see :func:`run_detachable`)."""
+
+    def __init__(self, tasks: Tasks, owner: str | None) -> None:
+        self.tasks = tasks
+        self.owner = owner
+        self.started: asyncio.Future[Running] = asyncio.get_running_loop().create_future()
+        #: The task as it was created: what the request answers (the handler goes on).
+        self.created: dict[str, Any] = {}
+
+    def start(self, message: str | None) -> Running:
+        running = self.tasks.create(self.owner)
+        if message is not None:
+            running.record.set_message(message, self.tasks.clock())
+        self.created = running.record.created_result()
+        self.started.set_result(running)
+        return running
+
+
+async def run_detachable(
+    detach: Detach,
+    body: Callable[[], Awaitable[dict[str, Any]]],
+    finish: Callable[[dict[str, Any]], dict[str, Any]],
+) -> dict[str, Any]:
+    """Run ``body`` (the handler's round) in a task of its own; its result, or a
+    ``CreateTaskResult`` when the handler called ``start_task`` first (it goes on, and
+    ``finish`` stamps its result for the task)."""
+    job = asyncio.ensure_future(body())
+    either: list[asyncio.Future[Any]] = [job, detach.started]
+    try:
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        if not detach.started.done():
+            job.cancel()
+        raise
+    if detach.started.done():
+        running = detach.started.result()
+        detach.tasks.adopt(running, job, finish)
+        return detach.created
+    detach.started.cancel()
+    return job.result()

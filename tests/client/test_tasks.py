@@ -1,0 +1,160 @@
+"""The client and the tasks extension (``io.modelcontextprotocol/tasks``): a tool call the
+server turns into a task is followed to its end, its questions answered once each, and an
+abandoned call cancels its task. Against the project's own ``Server`` in memory; every
+message the client sends is checked against the schema and the extension's shapes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from client.recorder import Recorder
+from mcp_elicit import Context, Form, Server, ToolError
+from mcp_elicit.client import Client, ElicitAnswer
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import InternalError, ProtocolError, TaskCancelled
+from mcp_elicit.forms import Boolean
+from mcp_elicit.transports.memory import connect_memory
+
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+class Person:
+    """Answers every form with ``go`` (True unless told otherwise); keeps what it was asked."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self, go: bool = True) -> None:
+        self.go = go
+        self.asked: list[ElicitationRequest] = []
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.append(request)
+        return ElicitAnswer("accept", {"go": self.go})
+
+
+def build() -> Server:
+    app = Server("task-server", task_poll=0.02)
+    release = asyncio.Event()
+    app.release = release  # type: ignore[attr-defined]
+
+    @app.tool(task="optional")
+    async def deploy(ctx: Context, service: str) -> str:
+        """Deploys after the user confirms; a task when the client takes tasks."""
+        became = await ctx.start_task(f"deploying {service}")
+        answer = await ctx.elicit(f"Deploy {service}?", Form(go=Boolean()), key="go")
+        if not (answer.accepted and answer.content and answer.content["go"]):
+            return f"{service}: kept"
+        return f"{service}: deployed ({'as a task' if became else 'in place'})"
+
+    @app.tool(task="optional")
+    async def wait(ctx: Context) -> str:
+        """Waits until the test releases it."""
+        await ctx.start_task()
+        await release.wait()
+        return "released"
+
+    @app.tool(task="optional")
+    async def broken(ctx: Context, how: str) -> str:
+        """Fails as a tool, or with a protocol error."""
+        await ctx.start_task()
+        if how == "tool":
+            raise ToolError("out of disk")
+        raise InternalError("Internal error: the worker went away")
+
+    return app
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "http"])
+async def tasking(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Client, Server, Person, Recorder]]:
+    app, person, recorder = build(), Person(), Recorder()
+    async with connect_memory(
+        app, answerer=person, http=request.param, versions=["2026-07-28"], trace=recorder, tasks=True
+    ) as client:
+        yield client, app, person, recorder
+    assert recorder.check(WireChecker.load("2026-07-28")) == len(recorder.sent) > 0
+
+
+async def test_a_task_is_followed_to_its_end_and_its_question_asked_once(
+    tasking: tuple[Client, Server, Person, Recorder],
+) -> None:
+    client, app, person, recorder = tasking
+    assert client.capabilities["extensions"] == {TASKS: {}}
+    out = await asyncio.wait_for(client.call_tool("deploy", {"service": "api"}), 10)
+    assert out["content"][0]["text"] == "api: deployed (as a task)"
+    (asked,) = person.asked
+    assert asked.message == "Deploy api?" and asked.key == "go"
+    assert str(asked.origin) == "tools/call deploy"
+    methods = recorder.methods()
+    assert methods[-1] == "tasks/get" and methods.count("tasks/update") == 1
+    assert methods.count("tasks/get") >= 2 and "tasks/cancel" not in methods
+    update = next(m for m in recorder.sent if m.get("method") == "tasks/update")
+    assert update["params"]["inputResponses"] == {"go": {"action": "accept", "content": {"go": True}}}
+    assert len(app.tasks) == 1
+
+
+async def test_a_tool_error_is_a_result_and_a_failed_task_raises_its_error(
+    tasking: tuple[Client, Server, Person, Recorder],
+) -> None:
+    client, _, _, _ = tasking
+    out = await asyncio.wait_for(client.call_tool("broken", {"how": "tool"}), 10)
+    assert out["isError"] is True and out["content"][0]["text"] == "out of disk"
+    with pytest.raises(ProtocolError) as failed:
+        await asyncio.wait_for(client.call_tool("broken", {"how": "protocol"}), 10)
+    assert failed.value.code == -32603 and "the worker went away" in failed.value.message
+
+
+async def test_an_abandoned_call_cancels_its_task(tasking: tuple[Client, Server, Person, Recorder]) -> None:
+    client, app, _, recorder = tasking
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(client.call_tool("wait"), 0.2)
+    assert recorder.methods()[-1] == "tasks/cancel"
+    (running,) = app.tasks._tasks.values()
+    assert running.record.status == "cancelled"
+
+
+async def test_a_task_the_server_cancels_raises_task_cancelled(
+    tasking: tuple[Client, Server, Person, Recorder],
+) -> None:
+    client, app, _, recorder = tasking
+    call = asyncio.ensure_future(client.call_tool("wait"))
+    for _ in range(100):
+        if len(app.tasks):
+            break
+        await asyncio.sleep(0.01)
+    (task_id,) = app.tasks._tasks
+    app.tasks.cancel(task_id, None)
+    with pytest.raises(TaskCancelled, match=f"cancelled task {task_id}: Cancelled") as info:
+        await asyncio.wait_for(call, 10)
+    assert info.value.task_id == task_id
+    assert "tasks/cancel" not in recorder.methods()
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_without_the_extension_or_at_2025_11_25_the_call_is_answered_in_place(revision: str) -> None:
+    recorder = Recorder()
+    tasks = revision == "2025-11-25"  # declared, but a handshake session has no extensions
+    async with connect_memory(
+        build(), answerer=Person(), versions=[revision], trace=recorder, tasks=tasks
+    ) as client:
+        assert "extensions" not in client.capabilities
+        out = await client.call_tool("deploy", {"service": "db"})
+    assert out["content"][0]["text"] == "db: deployed (in place)"
+    assert not [m for m in recorder.methods() if m.startswith("tasks/")]
+    init = [m for m in recorder.sent if m.get("method") == "initialize"]
+    assert all("extensions" not in m["params"]["capabilities"] for m in init)
+    assert recorder.check(WireChecker.load(revision)) == len(recorder.sent)
+
+
+async def test_the_person_declining_inside_a_task_reaches_the_tool() -> None:
+    async with connect_memory(
+        build(), answerer=Person(go=False), versions=["2026-07-28"], tasks=True
+    ) as client:
+        out: dict[str, Any] = await asyncio.wait_for(client.call_tool("deploy", {"service": "x"}), 10)
+    assert out["content"][0]["text"] == "x: kept"

@@ -1,0 +1,104 @@
+"""Following a task, client side (the tasks extension): what each ``tasks/get`` result
+means, and what breaks the extension's rules. No I/O."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit.core.rounds import Complete
+from mcp_elicit.core.task_watch import Poll, TaskWatch
+from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TaskCancelled
+
+QUESTION = {
+    "method": "elicitation/create",
+    "params": {"mode": "form", "message": "Go?", "requestedSchema": {}},
+}
+
+
+def created(**extra: Any) -> dict[str, Any]:
+    return {"resultType": "task", "taskId": "t-1", "status": "working", "ttlMs": 60_000, **extra}
+
+
+def task(status: str, **extra: Any) -> dict[str, Any]:
+    return {"resultType": "complete", "taskId": "t-1", "status": status, "ttlMs": 60_000, **extra}
+
+
+def watch(**extra: Any) -> TaskWatch:
+    return TaskWatch.start("tools/call", created(**extra), declared=True, now=0.0)
+
+
+def test_a_task_is_polled_until_it_completes_with_its_result() -> None:
+    w = watch(pollIntervalMs=250)
+    assert w.task_id == "t-1" and w.delay == 0.25 and not w.ended
+    assert w.step(task("working"), 1.0) == Poll((), 0.25)
+    done = w.step(task("completed", result={"content": [], "isError": True}), 2.0)
+    assert done == Complete({"content": [], "isError": True}) and w.ended
+
+
+def test_each_question_is_asked_once_across_polls() -> None:
+    w = watch()
+    first = w.step(task("input_required", inputRequests={"a": QUESTION, "b": QUESTION}), 1.0)
+    assert isinstance(first, Poll) and [r.key for r in first.requests] == ["a", "b"]
+    w.sent(["a", "b"])
+    again = w.step(task("input_required", inputRequests={"b": QUESTION, "c": QUESTION}), 2.0)
+    assert isinstance(again, Poll) and [r.key for r in again.requests] == ["c"]
+
+
+def test_a_failed_task_raises_its_error_and_a_cancelled_one_task_cancelled() -> None:
+    with pytest.raises(ProtocolError) as failed:
+        watch().step(task("failed", error={"code": -32602, "message": "Invalid params: no"}), 1.0)
+    assert failed.value.code == -32602 and failed.value.message == "Invalid params: no"
+    w = watch()
+    with pytest.raises(TaskCancelled, match="cancelled task t-1: shutting down") as cancelled:
+        w.step(task("cancelled", statusMessage="shutting down"), 1.0)
+    assert cancelled.value.task_id == "t-1" and w.ended
+
+
+def test_a_task_still_running_past_its_ttl_is_given_up() -> None:
+    w = watch(ttlMs=10_000)
+    assert isinstance(w.step(task("working", ttlMs=10_000), 9.0), Poll)
+    with pytest.raises(RequestTimeout, match="time to live"):
+        w.step(task("working", ttlMs=10_000), 10.5)
+    unlimited = watch(ttlMs=None)
+    assert isinstance(unlimited.step(task("working", ttlMs=None), 1e9), Poll)
+
+
+@pytest.mark.parametrize(("given", "delay"), [(None, 1.0), (0, 0.05), (10**9, 30.0), (True, 1.0), (40, 0.05)])
+def test_the_poll_interval_is_kept_within_bounds(given: object, delay: float) -> None:
+    extra = {} if given is None else {"pollIntervalMs": given}
+    assert watch(**extra).delay == delay
+
+
+@pytest.mark.parametrize(
+    ("method", "declared", "result", "problem"),
+    [
+        ("prompts/get", True, created(), "only tools/call may be one"),
+        ("tools/call", False, created(), "did not declare the tasks extension"),
+        ("tools/call", True, created(taskId=""), "no taskId"),
+        ("tools/call", True, {"resultType": "task", "status": "working"}, "no taskId"),
+        ("tools/call", True, created(status="paused"), "unknown status 'paused'"),
+    ],
+)
+def test_a_creation_that_breaks_the_rules_is_a_violation(
+    method: str, declared: bool, result: dict[str, Any], problem: str
+) -> None:
+    with pytest.raises(ProtocolViolation, match=problem):
+        TaskWatch.start(method, result, declared=declared, now=0.0)
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ({**task("working"), "taskId": "t-2"}, "answered about 't-2'"),
+        (task("completed"), "completed without a result"),
+        (task("failed"), "failed without an error"),
+        (task("input_required"), "input_required without inputRequests"),
+        (task("input_required", inputRequests={"a": {"method": "tools/call"}}), "asks for 'tools/call'"),
+        (task("done"), "unknown status 'done'"),
+    ],
+)
+def test_a_poll_that_breaks_the_rules_is_a_violation(result: dict[str, Any], problem: str) -> None:
+    with pytest.raises(ProtocolViolation, match=problem):
+        watch().step(result, 1.0)

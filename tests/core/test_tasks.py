@@ -1,0 +1,114 @@
+"""The record of a task (the tasks extension): its moves, its keys, its lifetime, its wire
+shapes. No I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
+from mcp_elicit.errors import InvalidParams, MissingClientCapability
+from mcp_elicit.wire.meta import ClientCapabilities
+
+T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
+QUESTION = {
+    "method": "elicitation/create",
+    "params": {"mode": "form", "message": "Go?", "requestedSchema": {}},
+}
+
+
+def record(ttl_ms: int | None = 60_000) -> TaskRecord:
+    return TaskRecord("t-1", None, T0, ttl_ms, 500)
+
+
+def test_a_new_task_is_working_and_says_when_in_utc_milliseconds() -> None:
+    task = record()
+    assert task.wire() == {
+        "taskId": "t-1",
+        "status": "working",
+        "createdAt": "2026-01-01T00:00:00.000Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00.000Z",
+        "ttlMs": 60_000,
+        "pollIntervalMs": 500,
+    }
+    assert task.created_result() == {**task.wire(), "resultType": "task"}
+
+
+def test_questions_park_the_task_until_all_are_answered() -> None:
+    task = record()
+    task.ask({"a": QUESTION, "b": QUESTION}, T0 + 1)
+    assert task.status == "input_required" and set(task.wire()["inputRequests"]) == {"a", "b"}
+    assert task.wire()["lastUpdatedAt"] == "2026-01-01T00:00:01.000Z"
+    assert "inputRequests" not in task.created_result()  # the creation answer is never detailed
+    task.answered(["a"], T0 + 2)
+    assert task.status == "input_required" and list(task.wire()["inputRequests"]) == ["b"]
+    task.answered(["b", "never-asked"], T0 + 3)
+    assert task.status == "working" and "inputRequests" not in task.wire()
+
+
+def test_a_key_is_never_used_twice_in_a_task() -> None:
+    task = record()
+    task.ask({"a": QUESTION}, T0)
+    task.answered(["a"], T0)
+    with pytest.raises(ValueError, match="'a' was used before"):
+        task.ask({"a": QUESTION}, T0)
+
+
+@pytest.mark.parametrize(
+    ("end", "status", "field"),
+    [
+        (lambda t: t.complete({"content": []}, T0 + 5), "completed", "result"),
+        (lambda t: t.fail({"code": -32603, "message": "Internal error"}, T0 + 5), "failed", "error"),
+        (lambda t: t.cancel(T0 + 5), "cancelled", None),
+    ],
+)
+def test_an_ended_task_carries_what_its_status_says_and_never_moves_again(
+    end: Callable[[TaskRecord], None], status: str, field: str | None
+) -> None:
+    task = record()
+    task.ask({"a": QUESTION}, T0 + 1)
+    end(task)
+    wire = task.wire()
+    assert wire["status"] == status and task.terminal
+    assert {"inputRequests", "result", "error"} & wire.keys() == ({field} if field else set())
+    with pytest.raises(ValueError, match="already ended"):
+        task.complete({}, T0 + 6)
+    task.ask({"b": QUESTION}, T0 + 7)  # ignored: nothing waits in an ended task
+    task.set_message("late", T0 + 7)
+    assert task.wire() == wire
+
+
+def test_a_task_is_forgotten_only_when_its_ttl_passed_since_creation_and_since_its_end() -> None:
+    task = record(ttl_ms=10_000)
+    assert not task.expired(T0 + 1_000)  # running: never forgotten
+    task.complete({}, T0 + 30)
+    assert not task.expired(T0 + 39.9)
+    assert task.expired(T0 + 40)
+    early = record(ttl_ms=10_000)
+    early.complete({}, T0 + 1)
+    assert not early.expired(T0 + 9.9) and early.expired(T0 + 11)
+    forever = record(ttl_ms=None)
+    forever.complete({}, T0)
+    assert not forever.expired(T0 + 1e9) and forever.wire()["ttlMs"] is None
+
+
+def test_the_request_checks() -> None:
+    require_tasks(ClientCapabilities({"extensions": {"io.modelcontextprotocol/tasks": {}}}))
+    for caps in (
+        {},
+        {"extensions": {}},
+        {"extensions": {"io.modelcontextprotocol/tasks": True}},
+        {"extensions": []},
+    ):
+        with pytest.raises(MissingClientCapability) as info:
+            require_tasks(ClientCapabilities(caps))
+        assert info.value.required == {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    assert task_id_of({"taskId": "abc"}) == "abc"
+    for bad in ({}, {"taskId": ""}, {"taskId": 3}, {"taskId": "x" * 257}):
+        with pytest.raises(InvalidParams, match="taskId"):
+            task_id_of(bad)
+    assert input_responses_of({"inputResponses": {"a": {}}}) == {"a": {}}
+    for bad in ({}, {"inputResponses": []}, {"inputResponses": None}):
+        with pytest.raises(InvalidParams, match="inputResponses"):
+            input_responses_of(bad)

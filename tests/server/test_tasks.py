@@ -1,0 +1,336 @@
+"""The tasks extension on the server (``io.modelcontextprotocol/tasks``, 2026-07-28), in
+memory: a tool call that goes on as a task, its questions through ``tasks/get`` and
+``tasks/update``, its end, cancellation, gating, and the same handler on 2025-11-25.
+
+Every message is checked against the core schema and the extension's shapes."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, Form, Principal, Server, String, ToolError
+from mcp_elicit.errors import InternalError
+from mcp_elicit.forms import Boolean
+from mcp_elicit.sealing import KeyRing
+
+from support.memory import MemoryClient, SessionClient, accept
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+TASKS = "io.modelcontextprotocol/tasks"
+WITH_TASKS = {"elicitation": {}, "extensions": {TASKS: {}}}
+
+
+def build(**options: Any) -> Server:
+    app = Server("tasks", state_keys=KeyRing([b"t" * 16 + b"k" * 16]), **options)
+    gate = asyncio.Event()
+    app.gate = gate  # type: ignore[attr-defined]
+
+    @app.tool(task="optional")
+    async def deploy(ctx: Context, service: str) -> str:
+        """Deploys after the user confirms."""
+        became = await ctx.start_task(f"deploying {service}")
+        answer = await ctx.elicit(f"Deploy {service} now?", Form(go=Boolean()), key="go")
+        if not (answer.accepted and answer.content and answer.content["go"]):
+            return f"{service}: not deployed ({answer.action})"
+        await ctx.report_progress(1, 2, "half way")
+        await gate.wait()
+        return f"{service}: deployed ({'task' if became else 'in place'})"
+
+    @app.tool(task="required")
+    async def named(ctx: Context) -> str:
+        """Asks a name first, then works as a task."""
+        answer = await ctx.elicit("Your name?", Form(name=String()), key="name")
+        await ctx.start_task()
+        await gate.wait()
+        return f"done for {answer.content['name'] if answer.content else '?'}"
+
+    @app.tool(task="optional")
+    async def broken(ctx: Context, how: str) -> str:
+        """Fails, one way or another."""
+        await ctx.start_task()
+        if how == "tool":
+            raise ToolError("the disk is full")
+        if how == "protocol":
+            raise InternalError("Internal error: the worker went away")
+        if how == "schema":  # a programming error: forms are flat
+            await ctx.elicit("Nested?", {"type": "object", "properties": {"a": {"type": "object"}}})
+        raise RuntimeError("a bug")
+
+    @app.tool()
+    async def plain(ctx: Context) -> str:
+        """Not a task tool: start_task is refused."""
+        return f"plain: {await ctx.start_task()}"
+
+    return app
+
+
+async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
+    for _ in range(200):
+        if await check():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+async def status(client: MemoryClient, task_id: str) -> dict[str, Any]:
+    return await client.result("tasks/get", {"taskId": task_id})
+
+
+async def settle(client: MemoryClient, task_id: str, wanted: str) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+
+    async def reached() -> bool:
+        seen.update(await status(client, task_id))
+        return seen["status"] == wanted
+
+    await until(reached, f"task {task_id} to be {wanted}")
+    return seen
+
+
+async def test_a_task_asks_through_tasks_get_and_is_answered_by_tasks_update(wire: WireChecker) -> None:
+    app = build()
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    created = await client.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}})
+    assert created["resultType"] == "task" and created["status"] == "working"
+    assert created["statusMessage"] == "deploying api"
+    assert created["ttlMs"] == 3_600_000 and created["pollIntervalMs"] == 1000
+    assert "requestState" not in created and "inputRequests" not in created
+    task_id = created["taskId"]
+
+    parked = await settle(client, task_id, "input_required")
+    assert parked["resultType"] == "complete"
+    (key,) = parked["inputRequests"]
+    assert key == "go"
+    question = parked["inputRequests"]["go"]
+    assert question["method"] == "elicitation/create"
+    assert question["params"]["message"] == "Deploy api now?"
+    assert question["params"]["requestedSchema"]["properties"]["go"]["type"] == "boolean"
+    # polling again shows the same question under the same key
+    assert (await status(client, task_id))["inputRequests"] == parked["inputRequests"]
+
+    ack = await client.result(
+        "tasks/update", {"taskId": task_id, "inputResponses": {"go": accept(go=True)("go", {})}}
+    )
+    assert ack["resultType"] == "complete" and set(ack) <= {"resultType", "_meta"}
+    working = await settle(client, task_id, "working")
+    assert working["statusMessage"] == "half way"  # progress in a task becomes its status message
+    app.gate.set()  # type: ignore[attr-defined]
+    done = await settle(client, task_id, "completed")
+    assert done["result"]["content"] == [{"type": "text", "text": "api: deployed (task)"}]
+    assert not done["result"].get("isError")
+    assert "error" not in done and "inputRequests" not in done
+    assert client.notifications == []  # a task has no stream: no progress notification went out
+
+
+async def test_declining_inside_a_task_reaches_the_handler(wire: WireChecker) -> None:
+    client = MemoryClient(build(), capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "db"}}))[
+        "taskId"
+    ]
+    await settle(client, task_id, "input_required")
+    await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
+    done = await settle(client, task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "db: not deployed (decline)"
+
+
+async def test_answers_under_other_keys_are_ignored_and_a_bad_answer_is_asked_again(
+    wire: WireChecker,
+) -> None:
+    client = MemoryClient(build(), capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "web"}}))[
+        "taskId"
+    ]
+    await settle(client, task_id, "input_required")
+    # a key never issued: acknowledged, ignored
+    await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"nope": {"action": "accept"}}})
+    assert list((await status(client, task_id))["inputRequests"]) == ["go"]
+    # an answer that does not fit the form: asked again under a new key, with the reason
+    bad = {"go": {"action": "accept", "content": {"go": "yes"}}}
+    await client.result("tasks/update", {"taskId": task_id, "inputResponses": bad})
+
+    async def asked_again() -> bool:
+        return list((await status(client, task_id)).get("inputRequests", {})) == ["go.2"]
+
+    await until(asked_again, "the question to be asked again")
+    again = (await status(client, task_id))["inputRequests"]["go.2"]["params"]["message"]
+    assert again.startswith("Your previous answer was not accepted:") and again.endswith("Deploy web now?")
+    # the old key is spent: an answer under it is ignored
+    await client.result(
+        "tasks/update", {"taskId": task_id, "inputResponses": {"go": accept(go=True)("go", {})}}
+    )
+    assert list((await status(client, task_id))["inputRequests"]) == ["go.2"]
+    await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go.2": bad["go"]}})
+    done = await settle(client, task_id, "completed")  # a second bad answer counts as cancel
+    assert done["result"]["content"][0]["text"] == "web: not deployed (cancel)"
+
+
+async def test_no_answer_in_time_counts_as_cancel(wire: WireChecker) -> None:
+    client = MemoryClient(build(ask_timeout=0.05), capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "q"}}))["taskId"]
+    done = await settle(client, task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "q: not deployed (cancel)"
+
+
+async def test_multi_round_trip_questions_come_first_then_the_task(wire: WireChecker) -> None:
+    app = build()
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    final, rounds = await client.rounds("tools/call", {"name": "named", "arguments": {}}, accept(name="Ada"))
+    assert [r["resultType"] for r in rounds] == ["input_required", "task"]
+    assert "taskId" not in rounds[0]
+    created = final["result"]
+    assert "requestState" not in created
+    app.gate.set()  # type: ignore[attr-defined]
+    done = await settle(client, created["taskId"], "completed")
+    assert done["result"]["content"][0]["text"] == "done for Ada"
+
+
+@pytest.mark.parametrize(
+    ("how", "status_", "check"),
+    [
+        (
+            "tool",
+            "completed",
+            lambda t: t["result"]["isError"] is True and "disk is full" in str(t["result"]),
+        ),
+        (
+            "protocol",
+            "failed",
+            lambda t: t["error"] == {"code": -32603, "message": "Internal error: the worker went away"},
+        ),
+        (
+            "bug",
+            "completed",
+            lambda t: t["result"]["isError"] is True and "broken: a bug" in str(t["result"]),
+        ),
+        (
+            "schema",
+            "failed",
+            lambda t: t["error"]["code"] == -32603 and t["error"]["message"].startswith("Internal error: "),
+        ),
+    ],
+)
+async def test_how_a_task_ends_when_its_handler_fails(
+    wire: WireChecker, how: str, status_: str, check: Callable[[dict[str, Any]], bool]
+) -> None:
+    client = MemoryClient(build(), capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "broken", "arguments": {"how": how}}))["taskId"]
+    ended = await settle(client, task_id, status_)
+    assert check(ended), ended
+
+
+async def test_cancelling_a_task_stops_its_handler_and_is_acknowledged_again_later(wire: WireChecker) -> None:
+    app = build()
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "x"}}))["taskId"]
+    await settle(client, task_id, "input_required")
+    ack = await client.result("tasks/cancel", {"taskId": task_id})
+    assert set(ack) <= {"resultType", "_meta"} and ack["resultType"] == "complete"
+    cancelled = await status(client, task_id)
+    assert cancelled["status"] == "cancelled" and "inputRequests" not in cancelled
+    assert (await client.result("tasks/cancel", {"taskId": task_id}))["resultType"] == "complete"
+    await asyncio.sleep(0.02)
+    assert (await status(client, task_id))["status"] == "cancelled"  # the handler's end changes nothing
+    (running,) = app.tasks._tasks.values()
+    assert running.job is not None and running.job.cancelled()
+
+
+async def test_tasks_are_gated_on_the_extension_and_unknown_ids_are_invalid_params(wire: WireChecker) -> None:
+    app = build()
+    bare = MemoryClient(app, checker=wire)  # elicitation, no tasks extension
+    for method, params in (
+        ("tasks/get", {"taskId": "t"}),
+        ("tasks/update", {"taskId": "t", "inputResponses": {}}),
+        ("tasks/cancel", {"taskId": "t"}),
+    ):
+        error = (await bare.request(method, params))["error"]
+        assert error["code"] == -32021
+        assert error["data"] == {"requiredCapabilities": {"extensions": {TASKS: {}}}}
+    # an optional task tool answers in place; a required one is refused before it runs
+    final, rounds = await bare.rounds(
+        "tools/call", {"name": "deploy", "arguments": {"service": "s"}}, accept(go=False)
+    )
+    assert [r["resultType"] for r in rounds] == ["input_required", "complete"]
+    assert final["result"]["content"][0]["text"] == "s: not deployed (accept)"
+    refused = (await bare.request("tools/call", {"name": "named", "arguments": {}}))["error"]
+    assert refused["code"] == -32021 and refused["data"]["requiredCapabilities"] == {
+        "extensions": {TASKS: {}}
+    }
+    # start_task in a tool not registered for tasks: False, in place
+    tasking = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    plain = await tasking.result("tools/call", {"name": "plain", "arguments": {}})
+    assert plain["content"][0]["text"] == "plain: False"
+    for params in ({"taskId": "nope"}, {"taskId": ""}, {"taskId": 7}, {}):
+        error = (await tasking.request("tasks/get", params, malformed=True))["error"]
+        assert error["code"] == -32602
+    missing = (await tasking.request("tasks/update", {"taskId": "x"}, malformed=True))["error"]
+    assert missing["code"] == -32602 and "inputResponses" in missing["message"]
+    for removed in ("tasks/result", "tasks/list"):
+        assert (await tasking.request(removed, {"taskId": "x"}, malformed=True))["error"]["code"] == -32601
+
+
+async def test_discover_names_the_extension_only_when_a_tool_can_be_a_task(wire: WireChecker) -> None:
+    client = MemoryClient(build(), checker=wire)
+    caps = (await client.result("server/discover"))["capabilities"]
+    assert caps["extensions"] == {TASKS: {}}
+    plain = Server("plain")
+
+    @plain.tool()
+    def hello() -> str:
+        return "hi"
+
+    assert (
+        "extensions"
+        not in (await MemoryClient(plain, checker=wire).result("server/discover"))["capabilities"]
+    )
+
+
+async def test_a_task_is_visible_only_to_the_principal_that_created_it(wire: WireChecker) -> None:
+    app = build()
+    ann = MemoryClient(app, capabilities=WITH_TASKS, principal=Principal("ann"), checker=wire)
+    bob = MemoryClient(app, capabilities=WITH_TASKS, principal=Principal("bob"), checker=wire)
+    nobody = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await ann.result("tools/call", {"name": "deploy", "arguments": {"service": "mine"}}))["taskId"]
+    for other in (bob, nobody):
+        for method, params in (
+            ("tasks/get", {"taskId": task_id}),
+            ("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "accept"}}}),
+            ("tasks/cancel", {"taskId": task_id}),
+        ):
+            error = (await other.request(method, params))["error"]
+            assert error["code"] == -32602 and "not yours" in error["message"]
+    assert (await settle(ann, task_id, "input_required"))["inputRequests"]
+
+
+async def test_an_ended_task_is_kept_for_its_ttl_then_forgotten(wire: WireChecker) -> None:
+    now = [1_000_000.0]
+    app = build(clock=lambda: now[0])
+    app.tasks.ttl_ms = 60_000
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "broken", "arguments": {"how": "tool"}}))["taskId"]
+    await settle(client, task_id, "completed")
+    now[0] += 59.9
+    assert (await status(client, task_id))["status"] == "completed"
+    now[0] += 0.2
+    assert (await client.request("tasks/get", {"taskId": task_id}))["error"]["code"] == -32602
+    assert len(app.tasks) == 0
+
+
+async def test_the_same_handler_runs_in_place_on_2025_11_25(wire_2025: WireChecker) -> None:
+    app = build()
+    client = SessionClient(app, checker=wire_2025)
+    client.answer = lambda _key, _request: {"action": "accept", "content": {"go": True}}
+    init = await client.open()
+    assert "extensions" not in init["result"]["capabilities"]
+    app.gate.set()  # type: ignore[attr-defined]
+    result = (await client.request("tools/call", {"name": "deploy", "arguments": {"service": "old"}}))[
+        "result"
+    ]
+    assert result["content"][0]["text"] == "old: deployed (in place)"
+    for method in ("tasks/get", "tasks/cancel"):
+        error = await client.request(method, {"taskId": "t"}, malformed=True)
+        assert error["error"]["code"] == -32601
