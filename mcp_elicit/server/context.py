@@ -317,7 +317,8 @@ class Context:
         """Go on as a task: the request is answered now with the task's id, and the client
         follows the task with ``tasks/get``. True when this call is (now) a task; False
         when it goes on in place (the client did not declare the tasks extension, the
-        revision has no tasks, or the tool was not registered with ``task=``). Questions
+        revision has no tasks, the tool was not registered with ``task=``, or the server
+        holds as many tasks as it may). Questions
         asked before this are multi round-trip rounds; after it, they wait in the task.
         ``message`` is the task's first ``statusMessage``."""
         if self.task is not None:
@@ -327,6 +328,9 @@ class Context:
         from mcp_elicit.server.tasks import TaskAsker
 
         self.task = self._detach.start(message)
+        if self.task is None:  # the server holds as many tasks as it may
+            self._detach = None
+            return False
         self._asker = TaskAsker(self._detach.tasks, self.task, dict(self._asker.memo))
         self._channel = _NO_STREAM
         return True

@@ -23,7 +23,8 @@ Rules:
   and log notifications of a task are dropped: the extension gives them no stream.
 * ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended.
 * Tasks live in this process: each is kept until its ttl has passed since it was created
-  and since it ended. A task is visible only to the principal that created it.
+  and since it ended; past ``max_tasks`` held, a call goes on in place instead. A task is
+  visible only to the principal that created it.
 """
 
 from __future__ import annotations
@@ -89,14 +90,14 @@ class Tasks:
 
     # ---- creating and running --------------------------------------------------------
 
-    def create(self, owner: str | None) -> Running:
-        """A new task, readable at once (``tasks/get`` resolves before its creation is told)."""
+    def create(self, owner: str | None) -> Running | None:
+        """A new task, readable at once (``tasks/get`` resolves before its creation is told);
+        None when this process already holds ``max_tasks``."""
         now = self.clock()
         self._sweep(now)
         if len(self._tasks) >= self.max_tasks:
-            raise InternalError(
-                f"Internal error: this server is running its limit of {self.max_tasks} tasks; try again later"
-            )
+            log.warning("%d tasks are held (the limit): a tool call goes on in place", len(self._tasks))
+            return None
         record = TaskRecord(str(uuid.uuid4()), owner, now, self.ttl_ms, self.poll_ms)
         running = Running(record)
         self._tasks[record.task_id] = running
@@ -278,8 +279,10 @@ class Detach:
         #: The task as it was created: what the request answers (the handler goes on).
         self.created: dict[str, Any] = {}
 
-    def start(self, message: str | None) -> Running:
+    def start(self, message: str | None) -> Running | None:
         running = self.tasks.create(self.owner)
+        if running is None:
+            return None
         if message is not None:
             running.record.set_message(message, self.tasks.clock())
         self.created = running.record.created_result()

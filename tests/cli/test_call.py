@@ -347,3 +347,25 @@ def test_a_refused_url_is_declined_whatever_the_script_says(
     assert result.code == 0, result.err
     assert result.out.strip() == "sign-in: decline"
     assert "refused: The address contains spaces, control or invisible characters (U+202E)" in result.err
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_tool_call_that_becomes_a_task_is_followed_to_its_end(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
+) -> None:
+    """``call`` declares the tasks extension at 2026-07-28: the conformance server's
+    ``confirm_delete`` goes on as a task, asks inside it, and ends; at 2025-11-25 the same
+    handler asks in place."""
+    script = answers_file(tmp_path, [{"fields": ["confirm"], "content": {"confirm": True}}])
+    argv = ["call", "confirm_delete", "filename=notes.txt", "--protocol", revision, "--answers", script]
+    result = run(capsys, *argv, "--json", "--trace", "--", *CONFORMANCE_STDIO)
+    assert result.code == 0, result.err
+    outcome = result.json()
+    assert outcome["result"]["content"][0]["text"] == "Deleted notes.txt"
+    assert [r["action"] for r in outcome["rounds"]] == ["accept"]
+    methods = [m["method"] for m in result.sent() if "method" in m and "id" in m]
+    if revision == "2026-07-28":
+        assert {"tasks/get", "tasks/update"} <= set(methods) and "tasks/cancel" not in methods
+    else:
+        assert not [m for m in methods if m.startswith("tasks/")]
+    assert result.check_wire(revision) >= 3

@@ -334,3 +334,18 @@ async def test_the_same_handler_runs_in_place_on_2025_11_25(wire_2025: WireCheck
     for method in ("tasks/get", "tasks/cancel"):
         error = await client.request(method, {"taskId": "t"}, malformed=True)
         assert error["error"]["code"] == -32601
+
+
+async def test_past_the_task_limit_a_call_goes_on_in_place(wire: WireChecker) -> None:
+    app = build()
+    app.tasks.max_tasks = 1
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    first = await client.result("tools/call", {"name": "deploy", "arguments": {"service": "a"}})
+    assert first["resultType"] == "task"
+    app.gate.set()  # type: ignore[attr-defined]
+    final, rounds = await client.rounds(
+        "tools/call", {"name": "deploy", "arguments": {"service": "b"}}, accept(go=True)
+    )
+    assert [r["resultType"] for r in rounds] == ["input_required", "complete"]
+    assert final["result"]["content"][0]["text"] == "b: deployed (in place)"
+    assert len(app.tasks) == 1
