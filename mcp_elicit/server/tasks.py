@@ -109,7 +109,7 @@ class Tasks:
         job: asyncio.Future[dict[str, Any]],
         finish: Callable[[dict[str, Any]], dict[str, Any]],
     ) -> None:
-        """``job`` (the handler, already running) now belongs to the task; its end ends it,
+        """``job`` (the handler, already running) belongs to the task; its end ends it,
         with its result stamped by ``finish``."""
         running.job = job
         job.add_done_callback(lambda done: self._ended(running, done, finish))
@@ -178,12 +178,20 @@ class Tasks:
         for task_id in [t for t, r in self._tasks.items() if r.record.expired(now)]:
             del self._tasks[task_id]
 
+    def stop(self) -> list[asyncio.Future[Any]]:
+        """Cancel every task still running (the server is stopping); the handlers cancelled."""
+        now, jobs = self.clock(), []
+        for running in self._tasks.values():
+            if running.job is not None and not running.job.done():
+                if not running.record.terminal:
+                    running.record.cancel(now, "The server is shutting down")
+                running.job.cancel()
+                jobs.append(running.job)
+        return jobs
+
     async def close(self) -> None:
-        """Cancel every task still running (the server is stopping)."""
-        jobs = [r.job for r in self._tasks.values() if r.job is not None and not r.job.done()]
-        for job in jobs:
-            job.cancel()
-        for job in jobs:
+        """``stop``, then wait for the handlers to end."""
+        for job in self.stop():
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await job
 
@@ -275,6 +283,8 @@ class Detach:
     def __init__(self, tasks: Tasks, owner: str | None) -> None:
         self.tasks = tasks
         self.owner = owner
+        #: The handler's own asyncio task (``run_detachable`` sets it before it runs).
+        self.job: asyncio.Future[dict[str, Any]] | None = None
         self.started: asyncio.Future[Running] = asyncio.get_running_loop().create_future()
         #: The task as it was created: what the request answers (the handler goes on).
         self.created: dict[str, Any] = {}
@@ -283,6 +293,9 @@ class Detach:
         running = self.tasks.create(self.owner)
         if running is None:
             return None
+        # The task owns the handler from now on: tasks/cancel, or the server stopping,
+        # can reach it before the request has been answered.
+        running.job = self.job
         if message is not None:
             running.record.set_message(message, self.tasks.clock())
         self.created = running.record.created_result()
@@ -298,7 +311,7 @@ async def run_detachable(
     """Run ``body`` (the handler's round) in a task of its own; its result, or a
     ``CreateTaskResult`` when the handler called ``start_task`` first (it goes on, and
     ``finish`` stamps its result for the task)."""
-    job = asyncio.ensure_future(body())
+    job = detach.job = asyncio.ensure_future(body())
     either: list[asyncio.Future[Any]] = [job, detach.started]
     try:
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)

@@ -186,13 +186,14 @@ class StreamableHTTP(SessionRoutes):
     def begin_shutdown(self) -> None:
         """Stop serving: end every 2025-11-25 session (their streams close, their waiting
         requests answer with an error), end the wait of 2026-07-28 retries waiting for a
-        page (a state-only round: the client retries elsewhere) and refuse new MCP
-        requests with 503. Call it when
+        page (a state-only round: the client retries elsewhere), cancel the tasks still
+        running and refuse new MCP requests with 503. Call it when
         the ASGI server starts its graceful shutdown, which is before the lifespan
         shutdown event: that one comes only once every connection has closed."""
         self.draining = True
         self.server.sessions.close_all()
         self.server.url_mode.stop_waiting()
+        self.server.tasks.stop()
 
     @property
     def watch_after(self) -> float:
@@ -465,5 +466,6 @@ class StreamableHTTP(SessionRoutes):
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.server.sessions.close_all()
+                await self.server.tasks.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -349,3 +349,28 @@ async def test_past_the_task_limit_a_call_goes_on_in_place(wire: WireChecker) ->
     assert [r["resultType"] for r in rounds] == ["input_required", "complete"]
     assert final["result"]["content"][0]["text"] == "b: deployed (in place)"
     assert len(app.tasks) == 1
+
+
+async def test_a_cancel_that_comes_before_the_request_is_answered_still_stops_the_handler(
+    wire: WireChecker,
+) -> None:
+    """The task owns its handler from start_task on, not from when the request returns:
+    a cancellation in between (here from the handler's own step) reaches it."""
+    app = Server("race")
+    stopped = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def quick(ctx: Context) -> str:
+        await ctx.start_task()
+        assert ctx.task is not None
+        app.tasks.cancel(ctx.task.record.task_id, None)  # before the request has answered
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        return "unreachable"
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "quick", "arguments": {}}))["taskId"]
+    await asyncio.wait_for(stopped.wait(), 5)
+    assert (await status(client, task_id))["status"] == "cancelled"

@@ -308,3 +308,25 @@ async def test_closing_stdin_with_a_request_in_flight_still_exits(own_waiting: S
     assert await waiting.proc.rest(within=10) == []  # cancelled after the grace period: no response
     assert await waiting.proc.proc.wait() == 0
     assert time.monotonic() - started < 5.0
+
+
+async def test_closing_stdin_with_a_task_running_cancels_it_and_exits(own_conformance: Stdio) -> None:
+    """The tasks extension over stdio: the call is answered with a task at once, the task
+    is polled, and when stdin closes the process exits at once, its running task
+    cancelled (no grace period waits for it, nothing is reported pending)."""
+    conformance = own_conformance
+    tasks = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    params = {"name": "slow_compute", "arguments": {"seconds": 60, "label": "stdio"}}
+    created = await conformance.call("tools/call", params, rid=1, capabilities=tasks)
+    assert created["result"]["resultType"] == "task"
+    task_id = created["result"]["taskId"]
+    polled = await conformance.call("tasks/get", {"taskId": task_id}, rid=2, capabilities=tasks)
+    assert polled["result"]["status"] == "working" and polled["result"]["statusMessage"] == "computing stdio"
+    started = time.monotonic()
+    await conformance.proc.close_stdin()
+    assert await conformance.proc.rest() == []
+    assert await conformance.proc.proc.wait() == 0
+    assert time.monotonic() - started < 3.0
+    assert (
+        "Task was destroyed" not in conformance.proc.stderr() and "Traceback" not in conformance.proc.stderr()
+    )

@@ -1,0 +1,120 @@
+"""The tasks extension over real Streamable HTTP (uvicorn on 127.0.0.1): the client
+follows a task with ``Mcp-Name`` mirroring its id, a header that disagrees is -32020 with
+HTTP 400, and stopping the server cancels the tasks still running (their handlers'
+cleanup runs)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+from client.recorder import Recorder
+
+from mcp_elicit import Context, Form, Server
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.core.client import request_headers
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import MCPElicitError
+from mcp_elicit.forms import Boolean
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+class Yes:
+    modes = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer("accept", {"go": True})
+
+
+def build() -> tuple[Server, asyncio.Event]:
+    app = Server("http-tasks", task_poll=0.05)
+    cleaned = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def deploy(ctx: Context) -> str:
+        """Asks, then answers."""
+        await ctx.start_task()
+        answer = await ctx.elicit("Go?", Form(go=Boolean()), key="go")
+        return f"went: {answer.content}"
+
+    @app.tool(task="optional")
+    async def forever(ctx: Context) -> str:
+        """Never ends on its own."""
+        await ctx.start_task()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cleaned.set()
+        return "unreachable"
+
+    return app, cleaned
+
+
+async def test_a_task_over_http_with_its_routing_header(wire: WireChecker) -> None:
+    app, _ = build()
+    recorder = Recorder()
+    async with (
+        uvicorn_server(StreamableHTTP(app)) as running,
+        connect_http(running.url, answerer=Yes(), trace=recorder, tasks=True) as client,
+    ):
+        out = await asyncio.wait_for(client.call_tool("deploy"), 10)
+        assert out["content"][0]["text"] == "went: {'go': True}"
+        (task_id,) = app.tasks._tasks
+        # the routing header must mirror the task id
+        message = {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "method": "tasks/get",
+            "params": {
+                "taskId": task_id,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": TASKS,
+                    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+                },
+            },
+        }
+        headers = request_headers(message, "2026-07-28")
+        assert headers["Mcp-Name"] == task_id
+        async with httpx.AsyncClient(timeout=10) as http:
+            ok = await http.post(running.url, json=message, headers=headers)
+            assert ok.status_code == 200 and ok.json()["result"]["status"] == "completed"
+            wrong = await http.post(
+                running.url, json=message, headers={**headers, "Mcp-Name": "someone-else"}
+            )
+            assert wrong.status_code == 400 and wrong.json()["error"]["code"] == -32020
+            wire.response("tasks/get", wrong.json())
+    assert recorder.check(wire) == len(recorder.sent)
+    assert [m for m in recorder.methods() if m.startswith("tasks/")][-1] == "tasks/get"
+
+
+async def test_stopping_the_server_cancels_running_tasks(wire: WireChecker) -> None:
+    app, cleaned = build()
+    http_app = StreamableHTTP(app)
+    async with (
+        uvicorn_server(http_app) as running,
+        connect_http(running.url, answerer=Yes(), tasks=True) as client,
+    ):
+        call = asyncio.ensure_future(client.call_tool("forever"))
+        for _ in range(200):
+            if len(app.tasks):
+                break
+            await asyncio.sleep(0.01)
+        (running_task,) = app.tasks._tasks.values()
+        http_app.begin_shutdown()
+        await asyncio.wait_for(cleaned.wait(), 5)  # the handler's cleanup ran
+        assert running_task.record.status == "cancelled"
+        assert running_task.record.status_message == "The server is shutting down"
+        with pytest.raises(MCPElicitError):  # polls now get 503: the call fails, it does not hang
+            await asyncio.wait_for(call, 10)
+    result: Any = running_task.record.wire()
+    assert result["status"] == "cancelled"
