@@ -263,14 +263,14 @@ class UrlMode:
             if current is not None and not current.done:
                 await self.flows.finish(current, "declined" if answer.action == "decline" else "cancelled")
             return answer.action
-        if ctx.call.modern:
+        if ctx.call.modern and ctx.task is None:
             while True:  # one bounded wait per round; still pending: a state-only round
                 outcome = _outcome(await self._wait_for(flow_id))
                 if outcome is not None:
                     return outcome
                 await ctx.pause()
         deadline = self.clock() + self.ask_timeout
-        while True:  # 2025-11-25: wait in place, within the question budget
+        while True:  # 2025-11-25, or a task: wait in place, within the question budget
             left = deadline - self.clock()
             outcome = _outcome(await self.flows.wait(flow_id, min(self.flow_wait, max(left, 0.0))))
             if outcome is not None:

@@ -327,3 +327,54 @@ async def test_on_2025_the_request_waits_in_place_and_the_session_hears_completi
         wire_2025.notification(notice)
         assert notice["params"] == {"elicitationId": params["elicitationId"]}
     await store.close()
+
+
+async def test_a_secret_asked_inside_a_task(served: tuple[Server, InProcess, MemoryStore]) -> None:
+    """A tool that goes on as a task (the tasks extension) asks for a secret: the URL step
+    waits in the task, the person fills the page, and the task completes, the secret never
+    crossing the MCP connection."""
+    from mcp_elicit.client import ElicitAnswer
+    from mcp_elicit.core.client_inputs import ElicitationRequest
+    from mcp_elicit.transports.http_client import connect_http
+
+    app, running, _ = served
+
+    @app.tool(task="optional")
+    async def key_job(ctx: Context) -> str:
+        """Starts a task, then needs the key."""
+        await ctx.start_task("waiting for your key")
+        answer = await ctx.secret("job_key", message="Enter the job's key")
+        if answer.secret is None:
+            return f"no key ({answer.action})"
+        return f"job ran with a key of {len(await answer.secret.reveal())} characters"
+
+    recorder = Wire()
+    async with httpx.AsyncClient(timeout=10) as browser:
+        pages: list[asyncio.Task[httpx.Response]] = []
+
+        class Person:
+            """Agrees to open the page (accept), then types the key there a moment later."""
+
+            modes = frozenset({"url"})
+
+            async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+                assert request.mode == "url" and request.url is not None
+                url = request.url
+
+                async def later() -> httpx.Response:
+                    await asyncio.sleep(0.5)  # the task waits meanwhile; the client polls
+                    return await _fill_page(browser, url)
+
+                pages.append(asyncio.ensure_future(later()))
+                return ElicitAnswer("accept")
+
+        async with (
+            httpx.AsyncClient(transport=recorder, timeout=10) as http,
+            connect_http(running.url, answerer=Person(), http_client=http, tasks=True) as client,
+        ):
+            out = await asyncio.wait_for(client.call_tool("key_job"), 15)
+        (page,) = pages
+        assert (await page).status_code == 200
+    assert out["content"][0]["text"] == f"job ran with a key of {len(SECRET)} characters"
+    assert b'"resultType":"task"' in recorder.bytes and b"tasks/update" in recorder.bytes
+    assert SECRET.encode() not in recorder.bytes, "the secret crossed the MCP connection"
