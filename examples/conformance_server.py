@@ -209,6 +209,27 @@ async def test_input_required_result_elicitation(ctx: Context) -> str:
     return f"Hello, {answer.content['name'] if answer.content else ''}!"
 
 
+# ---- list changes (subscriptions/listen) --------------------------------------------------
+
+
+@app.tool(description="Adds or removes a tool, so that listeners hear the tool list changed")
+def test_trigger_tool_change() -> str:
+    if "test_dynamic_tool" in app.names("tools"):
+        app.remove_tool("test_dynamic_tool")
+        return "removed test_dynamic_tool"
+    app.tool(name="test_dynamic_tool", description="Comes and goes")(lambda: "dynamic")
+    return "added test_dynamic_tool"
+
+
+@app.tool(description="Adds or removes a prompt, so that listeners hear the prompt list changed")
+def test_trigger_prompt_change() -> str:
+    if "test_dynamic_prompt" in app.names("prompts"):
+        app.remove_prompt("test_dynamic_prompt")
+        return "removed test_dynamic_prompt"
+    app.prompt(name="test_dynamic_prompt", description="Comes and goes")(lambda: "A dynamic prompt")
+    return "added test_dynamic_prompt"
+
+
 # ---- the tasks extension (io.modelcontextprotocol/tasks) ---------------------------------
 
 

@@ -19,8 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_elicit.core.server import FRAMEWORK_METHODS, ServerIdentity
-from mcp_elicit.core.tasks import TASK_METHODS
+from mcp_elicit.core.server import FRAMEWORK_METHODS, MODERN_ONLY_METHODS, ServerIdentity
 from mcp_elicit.errors import InvalidParams, MethodNotFound
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 from mcp_elicit.wire.versions import negotiate_handshake
@@ -88,7 +87,7 @@ def initialize_result(identity: ServerIdentity, handshake: Handshake) -> dict[st
 
 def check_method(method: str) -> None:
     """Raise -32601 unless ``method`` exists in the handshake era."""
-    if method not in HANDSHAKE_ONLY and (method not in FRAMEWORK_METHODS or method in TASK_METHODS):
+    if method not in HANDSHAKE_ONLY and (method not in FRAMEWORK_METHODS or method in MODERN_ONLY_METHODS):
         raise MethodNotFound(f"Method not found: {method}", http_status=200)
 
 

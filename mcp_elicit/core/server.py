@@ -32,6 +32,7 @@ from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake
 __all__ = [
     "CACHEABLE_METHODS",
     "FRAMEWORK_METHODS",
+    "MODERN_ONLY_METHODS",
     "INPUT_METHODS",
     "Call",
     "ServerCore",
@@ -49,9 +50,12 @@ FRAMEWORK_METHODS: Final = frozenset(
         "resources/templates/list",
         "resources/read",
         "completion/complete",
+        "subscriptions/listen",
         *TASK_METHODS,
     }
 )
+#: Of those, the methods that exist only from 2026-07-28 on.
+MODERN_ONLY_METHODS: Final = frozenset({"subscriptions/listen", *TASK_METHODS})
 #: Methods whose result may be ``input_required`` (multi round-trip).
 INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: Methods whose results carry caching hints.

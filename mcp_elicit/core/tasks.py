@@ -13,12 +13,14 @@ Rules:
   ttl after creation, and after it ended until the same ttl has passed again.
 * A task belongs to the principal that created it (None: unauthenticated); to anyone
   else it does not exist. Nothing of ``requestState`` ever appears in a task.
+* ``on_change`` (when set) is called after every change a client could see, with the
+  record in its new state (``notifications/tasks`` is built from it).
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -91,6 +93,7 @@ class TaskRecord:
     issued: set[str] = field(default_factory=set)
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    on_change: Callable[[TaskRecord], None] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.updated = self.updated or self.created
@@ -122,42 +125,55 @@ class TaskRecord:
 
     def answered(self, keys: list[str], now: float) -> None:
         """Those questions got their answers; the task works again once none is left."""
-        for key in keys:
-            self.input_requests.pop(key, None)
+        removed = [key for key in keys if self.input_requests.pop(key, None) is not None]
         if not self.input_requests and self.status == "input_required":
             self._move("working", now)
+        elif removed:
+            self.updated = now
+            self._changed()
 
     def withdraw(self, keys: list[str], now: float) -> None:
         """Questions no longer waited for (timed out, or their asker gave up)."""
         self.answered(keys, now)
 
     def complete(self, result: dict[str, Any], now: float) -> None:
-        self._end("completed", now)
+        self._still_open()
         self.result = result
+        self._end("completed", now)
 
     def fail(self, error: dict[str, Any], now: float) -> None:
-        self._end("failed", now)
+        self._still_open()
         self.error = error
+        self._end("failed", now)
 
     def cancel(self, now: float, message: str = "Cancelled at the client's request") -> None:
-        self._end("cancelled", now)
+        self._still_open()
         self.status_message = message
+        self._end("cancelled", now)
 
     def set_message(self, message: str | None, now: float) -> None:
-        if not self.terminal:
+        if not self.terminal and message != self.status_message:
             self.status_message = message
             self.updated = now
+            self._changed()
 
-    def _end(self, status: TaskStatus, now: float) -> None:
+    def _still_open(self) -> None:
         if self.terminal:
             raise ValueError(f"task {self.task_id} already ended ({self.status})")
+
+    def _end(self, status: TaskStatus, now: float) -> None:
         self.input_requests.clear()
-        self._move(status, now)
         self.ended = now
+        self._move(status, now)
 
     def _move(self, status: TaskStatus, now: float) -> None:
         self.status = status
         self.updated = now
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self)
 
     # ---- wire ----------------------------------------------------------------------
 

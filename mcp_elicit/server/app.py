@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
 from mcp_elicit.core.server import Call, ServerCore, ServerIdentity
-from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, require_tasks
+from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, TaskRecord, require_tasks
 from mcp_elicit.errors import (
     FormSchemaError,
     InternalError,
@@ -26,20 +26,21 @@ from mcp_elicit.errors import (
     InvalidRequest,
     ProtocolError,
     ReplayMismatchError,
-    ResourceNotFound,
 )
 from mcp_elicit.sealing import KeyRing, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
+from mcp_elicit.server.catalog import Catalog
+from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.pagination import paginate
-from mcp_elicit.server.prompts import PromptDef
-from mcp_elicit.server.resources import ResourceDef, is_template
+from mcp_elicit.server.resources import find_resource
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
+from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
-from mcp_elicit.server.tools import ToolDef, error_result
+from mcp_elicit.server.tools import error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
 from mcp_elicit.wire import headers as h
@@ -50,10 +51,9 @@ __all__ = ["Server"]
 log = logging.getLogger("mcp_elicit.server")
 
 F = TypeVar("F", bound=Callable[..., Any])
-Completer = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | None], Any]
 
 
-class Server:
+class Server(Catalog):
     """An MCP server. ``Server("bookings")``, then ``@app.tool()`` on async functions."""
 
     def __init__(
@@ -103,6 +103,8 @@ class Server:
             clock=clock,
         )
         self.url_mode.on_finish = self.complete_elicitation
+        #: Open ``subscriptions/listen`` requests (2026-07-28).
+        self.subscriptions = Subscriptions()
         #: Tool calls that went on as tasks (the tasks extension, 2026-07-28).
         self.tasks = Tasks(
             clock=clock,
@@ -110,17 +112,14 @@ class Server:
             poll_ms=round(task_poll * 1000),
             ask_timeout=ask_timeout,
         )
+        self.tasks.on_change = self._task_changed
         self.version = version
         self.title = title
         self.instructions = instructions
         self.page_size = page_size
         self.clock = clock
         self._cache = (cache_ttl_ms, cache_scope)
-        self._tools: dict[str, ToolDef] = {}
-        self._prompts: dict[str, PromptDef] = {}
-        self._resources: dict[str, ResourceDef] = {}
-        self._templates: list[ResourceDef] = []
-        self._completer: Completer | None = None
+        super().__init__()
         self._core: ServerCore | None = None
         #: True when no key was configured and a random per-process key seals state.
         self.ephemeral_state_key = state_keys is None
@@ -152,54 +151,6 @@ class Server:
 
     # ---- registration ------------------------------------------------------------
 
-    def tool(
-        self,
-        name: str | None = None,
-        *,
-        title: str | None = None,
-        description: str | None = None,
-        input_schema: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        structured: bool | None = None,
-        annotations: Mapping[str, Any] | None = None,
-        meta: Mapping[str, Any] | None = None,
-        icons: list[Mapping[str, Any]] | None = None,
-        single_use_state: bool = False,
-        task: Literal["optional", "required"] | None = None,
-    ) -> Callable[[F], F]:
-        """Register a function as a tool; its type hints give the input schema.
-
-        ``single_use_state=True`` makes every ``requestState`` of this tool redeemable once,
-        enforced through the store (shared by every instance): for one-time actions.
-        ``task`` lets a call go on as a task at ``await ctx.start_task()`` (the tasks
-        extension, 2026-07-28); ``"required"`` refuses a client that did not declare the
-        extension (-32021) at 2026-07-28."""
-        if task not in (None, "optional", "required"):
-            raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
-
-        def register(fn: F) -> F:
-            tool = ToolDef.build(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                input_schema=input_schema,
-                output_schema=output_schema,
-                structured=structured,
-                annotations=annotations,
-                meta=meta,
-                icons=icons,
-            )
-            tool.single_use_state = single_use_state
-            tool.task = task
-            if tool.name in self._tools:
-                raise ValueError(f"a tool named {tool.name!r} is already registered")
-            self._tools[tool.name] = tool
-            self._core = None
-            return fn
-
-        return register
-
     def oauth_provider(
         self,
         name: str,
@@ -230,75 +181,7 @@ class Server:
         self.url_mode.add_provider(provider)
         return provider
 
-    def remove_tool(self, name: str) -> None:
-        del self._tools[name]
-
-    def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
-    ) -> Callable[[F], F]:
-        """Register a function as a prompt; its parameters are the prompt's arguments."""
-
-        def register(fn: F) -> F:
-            prompt = PromptDef.build(fn, name=name, title=title, description=description)
-            if prompt.name in self._prompts:
-                raise ValueError(f"a prompt named {prompt.name!r} is already registered")
-            self._prompts[prompt.name] = prompt
-            self._core = None
-            return fn
-
-        return register
-
-    def resource(
-        self,
-        uri: str,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        mime_type: str | None = None,
-    ) -> Callable[[F], F]:
-        """Register a function serving ``uri``; ``{placeholders}`` make it a template."""
-
-        def register(fn: F) -> F:
-            res = ResourceDef.build(
-                uri, fn, name=name, title=title, description=description, mime_type=mime_type
-            )
-            if is_template(uri):
-                self._templates.append(res)
-            else:
-                if uri in self._resources:
-                    raise ValueError(f"a resource at {uri!r} is already registered")
-                self._resources[uri] = res
-            self._core = None
-            return fn
-
-        return register
-
-    def completion(self) -> Callable[[F], F]:
-        """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``."""
-
-        def register(fn: F) -> F:
-            self._completer = fn
-            self._core = None
-            return fn
-
-        return register
-
     # ---- protocol --------------------------------------------------------------
-
-    def capabilities(self) -> dict[str, Any]:
-        caps: dict[str, Any] = {"logging": {}}
-        if self._tools:
-            caps["tools"] = {}
-        if self._prompts:
-            caps["prompts"] = {}
-        if self._resources or self._templates:
-            caps["resources"] = {}
-        if self._completer is not None or self._prompts or self._templates:
-            caps["completions"] = {}
-        if any(t.task for t in self._tools.values()):
-            caps["extensions"] = {TASKS_EXTENSION: {}}
-        return caps
 
     @property
     def core(self) -> ServerCore:
@@ -355,11 +238,28 @@ class Server:
         return True
 
     def notify_resource_updated(self, uri: str) -> int:
-        """Send ``notifications/resources/updated`` to every session subscribed to ``uri``."""
+        """Send ``notifications/resources/updated`` to every client subscribed to ``uri``
+        (2026-07-28 listeners and 2025-11-25 sessions); how many."""
         sessions = self.sessions.subscribed(uri)
         for session in sessions:
             session.push(jsonrpc.encode_notification("notifications/resources/updated", {"uri": uri}))
-        return len(sessions)
+        return len(sessions) + self.subscriptions.publish("notifications/resources/updated", {"uri": uri})
+
+    def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> int:
+        """Tell every client listening that the list of ``kind`` changed (done for you
+        when a tool, prompt or resource is registered or removed); how many were told."""
+        method = f"notifications/{kind}/list_changed"
+        return self.sessions.push_all(jsonrpc.encode_notification(method, None)) + self.subscriptions.publish(
+            method
+        )
+
+    def _task_changed(self, record: TaskRecord) -> None:
+        self.subscriptions.publish("notifications/tasks", record.wire())
+
+    def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:
+        self._core = None
+        if kind != "completions":
+            self.notify_list_changed(kind)
 
     async def respond(
         self,
@@ -421,7 +321,9 @@ class Server:
         elif method == "resources/templates/list":
             result = paginate(params, "resourceTemplates", self.page_size, [r.wire for r in self._templates])
         elif method == "completion/complete":
-            result = await self._complete(params)
+            result = await complete(self._completer, params)
+        elif method == "subscriptions/listen":
+            result = await self._listen(call, channel, principal)
         elif method in TASK_METHODS:
             result = answer_task_method(self.tasks, call, principal.subject if principal else None)
         else:  # the core lets only known methods through
@@ -468,6 +370,22 @@ class Server:
         if detach is None:
             return await rounds()
         return await run_detachable(detach, rounds, lambda result: self.core.finish(call.method, result))
+
+    async def _listen(self, call: Call, channel: Channel, principal: Principal | None) -> dict[str, Any]:
+        owner = principal.subject if principal else None
+        offered = {
+            "tools": "toolsListChanged",
+            "prompts": "promptsListChanged",
+            "resources": "resourcesListChanged",
+        }
+        caps = self.core.identity.capabilities
+        return await self.subscriptions.listen(
+            call,
+            channel,
+            offered=frozenset(flag for kind, flag in offered.items() if kind in caps),
+            resources="resources" in caps,
+            tasks=lambda ids: self.tasks.visible(ids, owner),
+        )
 
     async def _spend(self, token: str) -> bool:
         """Mark ``token`` redeemed in the store; False when it already was (anywhere)."""
@@ -528,38 +446,5 @@ class Server:
         uri = call.params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
-        res = self._resources.get(uri)
-        variables: Mapping[str, str] | None = {} if res is not None else None
-        if res is None:
-            for template in self._templates:
-                variables = template.match(uri)
-                if variables is not None:
-                    res = template
-                    break
-        if res is None or variables is None:
-            raise ResourceNotFound(uri)
-        found, found_vars = res, variables
-        return await self._ask(call, channel, principal, asker, lambda ctx: found.read(ctx, uri, found_vars))
-
-    async def _complete(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        ref, argument = params.get("ref"), params.get("argument")
-        if not isinstance(ref, dict) or ref.get("type") not in ("ref/prompt", "ref/resource"):
-            raise InvalidParams(
-                'Invalid params: completion/complete "ref" must be a prompt or resource reference'
-            )
-        if (
-            not isinstance(argument, dict)
-            or not isinstance(argument.get("name"), str)
-            or not isinstance(argument.get("value"), str)
-        ):
-            raise InvalidParams(
-                'Invalid params: completion/complete "argument" needs "name" and "value" (strings)'
-            )
-        values: list[str] = []
-        if self._completer is not None:
-            context = params.get("context")
-            out = self._completer(ref, argument, context if isinstance(context, dict) else None)
-            if hasattr(out, "__await__"):
-                out = await out
-            values = [str(v) for v in (out or [])][:100]
-        return {"completion": {"values": values, "hasMore": False}}
+        found, variables = find_resource(self._resources, self._templates, uri)
+        return await self._ask(call, channel, principal, asker, lambda ctx: found.read(ctx, uri, variables))

@@ -19,17 +19,33 @@ from typing import Any
 import orjson
 from mcp_types import BlobResourceContents, TextResourceContents
 
+from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
 from mcp_elicit.server.signature import Signature
 
-__all__ = ["ResourceDef", "is_template"]
+__all__ = ["ResourceDef", "find_resource", "is_template"]
 
 _VAR = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def is_template(uri: str) -> bool:
     return _VAR.search(uri) is not None
+
+
+def find_resource(
+    resources: Mapping[str, ResourceDef], templates: list[ResourceDef], uri: str
+) -> tuple[ResourceDef, Mapping[str, str]]:
+    """What serves ``uri`` (a resource, else the first template that matches) and the
+    template's variables; -32602 with ``data.uri`` when nothing does."""
+    found = resources.get(uri)
+    if found is not None:
+        return found, {}
+    for template in templates:
+        variables = template.match(uri)
+        if variables is not None:
+            return template, variables
+    raise ResourceNotFound(uri)
 
 
 def _compile(template: str) -> re.Pattern[str]:

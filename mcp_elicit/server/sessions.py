@@ -207,6 +207,12 @@ class Sessions:
                 return session
         return None
 
+    def push_all(self, data: bytes) -> int:
+        """Push ``data`` to every live session's standalone stream; how many."""
+        for session in self._live.values():
+            session.push(data)
+        return len(self._live)
+
     def subscribed(self, uri: str) -> list[Session]:
         return [s for s in self._live.values() if uri in s.subscriptions]
 

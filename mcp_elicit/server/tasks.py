@@ -83,6 +83,8 @@ class Tasks:
         self.poll_ms = poll_ms
         self.ask_timeout = ask_timeout
         self.max_tasks = max_tasks
+        #: Called after every visible change of any task (``notifications/tasks``).
+        self.on_change: Callable[[TaskRecord], None] | None = None
         self._tasks: dict[str, Running] = {}
 
     def __len__(self) -> int:
@@ -98,7 +100,9 @@ class Tasks:
         if len(self._tasks) >= self.max_tasks:
             log.warning("%d tasks are held (the limit): a tool call goes on in place", len(self._tasks))
             return None
-        record = TaskRecord(str(uuid.uuid4()), owner, now, self.ttl_ms, self.poll_ms)
+        record = TaskRecord(
+            str(uuid.uuid4()), owner, now, self.ttl_ms, self.poll_ms, on_change=self.on_change
+        )
         running = Running(record)
         self._tasks[record.task_id] = running
         return running
@@ -146,6 +150,12 @@ class Tasks:
     def get(self, task_id: str, owner: str | None) -> dict[str, Any]:
         """The ``tasks/get`` result (before ``finish``)."""
         return self._find(task_id, owner).record.wire()
+
+    def visible(self, task_ids: frozenset[str], owner: str | None) -> dict[str, dict[str, Any]]:
+        """The current state of those of ``task_ids`` that ``owner`` may see."""
+        self._sweep(self.clock())
+        found = {t: self._tasks.get(t) for t in task_ids}
+        return {t: r.record.wire() for t, r in found.items() if r is not None and r.record.owner == owner}
 
     def update(self, task_id: str, owner: str | None, responses: Mapping[str, Any]) -> dict[str, Any]:
         """Deliver ``tasks/update`` answers to the questions waiting under their keys."""

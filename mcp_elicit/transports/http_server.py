@@ -65,7 +65,9 @@ LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 _SHUTTING_DOWN: Final = InternalError(
     "Service unavailable: the server is shutting down; send the request again", http_status=503
 )
-_RUNS_USER_CODE: Final = frozenset({"tools/call", "prompts/get", "resources/read", "completion/complete"})
+_RUNS_USER_CODE: Final = frozenset(
+    {"tools/call", "prompts/get", "resources/read", "completion/complete", "subscriptions/listen"}
+)
 
 
 class _LearnedBase:
@@ -187,13 +189,15 @@ class StreamableHTTP(SessionRoutes):
         """Stop serving: end every 2025-11-25 session (their streams close, their waiting
         requests answer with an error), end the wait of 2026-07-28 retries waiting for a
         page (a state-only round: the client retries elsewhere), cancel the tasks still
-        running and refuse new MCP requests with 503. Call it when
+        running, end every subscription (answered: a graceful closure) and refuse new MCP
+        requests with 503. Call it when
         the ASGI server starts its graceful shutdown, which is before the lifespan
         shutdown event: that one comes only once every connection has closed."""
         self.draining = True
         self.server.sessions.close_all()
         self.server.url_mode.stop_waiting()
         self.server.tasks.stop()
+        self.server.subscriptions.close_all()
 
     @property
     def watch_after(self) -> float:
@@ -363,6 +367,16 @@ class StreamableHTTP(SessionRoutes):
             )
             await send({"type": "http.response.body", "body": payload})
             return
+        if message.method == "subscriptions/listen" and not sse_ok:
+            await error_response(
+                send,
+                message.id,
+                InvalidRequest(
+                    "Not Acceptable: subscriptions/listen streams its notifications; accept text/event-stream",
+                    http_status=406,
+                ),
+            )
+            return
         exchange = Exchange(send, sse_ok)
         if message.method in _RUNS_USER_CODE:
             await self._run_watched(
@@ -466,6 +480,7 @@ class StreamableHTTP(SessionRoutes):
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 self.server.sessions.close_all()
+                self.server.subscriptions.close_all()
                 await self.server.tasks.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -114,6 +114,7 @@ class StdioServer:
                 break
             for line in self.framer.feed(chunk):
                 await self._line(line)
+        self.server.subscriptions.close_all()  # stdin ended: subscriptions end gracefully
         pending = list(self._tasks.values())
         if pending:
             _, still = await asyncio.wait(pending, timeout=self.grace)

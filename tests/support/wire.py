@@ -32,6 +32,7 @@ RESULTS = {
     "resources/templates/list": "ListResourceTemplatesResult",
     "resources/read": "ReadResourceResult",
     "completion/complete": "CompleteResult",
+    "subscriptions/listen": "SubscriptionsListenResult",
     "logging/setLevel": "EmptyResult",
     "resources/subscribe": "EmptyResult",
     "resources/unsubscribe": "EmptyResult",
@@ -52,6 +53,7 @@ REQUESTS = {
     "resources/templates/list": "ListResourceTemplatesRequest",
     "resources/read": "ReadResourceRequest",
     "completion/complete": "CompleteRequest",
+    "subscriptions/listen": "SubscriptionsListenRequest",
     "logging/setLevel": "SetLevelRequest",
     "resources/subscribe": "SubscribeRequest",
     "resources/unsubscribe": "UnsubscribeRequest",
@@ -69,6 +71,7 @@ NOTIFICATIONS = {
     "notifications/tools/list_changed": "ToolListChangedNotification",
     "notifications/prompts/list_changed": "PromptListChangedNotification",
     "notifications/resources/list_changed": "ResourceListChangedNotification",
+    "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
 
 
@@ -161,8 +164,9 @@ def _closed(defs: dict[str, Any]) -> dict[str, Any]:
     """A copy of a schema's definitions where every object that lists its properties (and
     says nothing of others) admits no others: the official schemas leave them open, so a
     field a revision removed (``elicitationId`` at 2026-07-28, say) would otherwise pass.
-    Left open: the ``_meta`` objects (open maps by design) and the parts of an ``allOf``
-    (each sees only its own properties)."""
+    Left open: the ``_meta`` objects (open maps by design), the parts of an ``allOf``
+    (each sees only its own properties) and ``SubscriptionFilter`` (extensions add to it:
+    the tasks extension's ``taskIds``)."""
 
     def close(node: Any, *, part: bool = False) -> Any:
         if isinstance(node, list):
@@ -177,7 +181,11 @@ def _closed(defs: dict[str, Any]) -> dict[str, Any]:
             out["additionalProperties"] = False
         return out
 
-    return {name: body if name.endswith("MetaObject") else close(body) for name, body in defs.items()}
+    open_by_design = {"SubscriptionFilter"}
+    return {
+        name: body if name.endswith("MetaObject") or name in open_by_design else close(body)
+        for name, body in defs.items()
+    }
 
 
 class WireChecker:
@@ -260,6 +268,11 @@ class WireChecker:
         self.seen += 1
 
     def notification(self, message: Mapping[str, Any]) -> None:
+        if message["method"] == "notifications/tasks":  # the tasks extension: a DetailedTask
+            self._validate(message, "JSONRPCNotification")
+            params = {k: v for k, v in message["params"].items() if k != "_meta"}
+            self._validate_shape({**params, "resultType": "complete"}, "GetTaskResult")
+            return
         name = NOTIFICATIONS.get(message["method"])
         if name is None or name not in self.defs:
             name = "JSONRPCNotification"

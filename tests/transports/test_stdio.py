@@ -57,11 +57,17 @@ class Stdio:
             self.check(message)
         return self.check(response), before
 
+    async def until_with(
+        self, method: str, params: dict[str, Any] | None = None, *, rid: Any, **kw: Any
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Send a request; its response and the messages that came before it."""
+        await self.send(method, params, rid=rid, **kw)
+        return await self.until(rid)
+
     async def call(
         self, method: str, params: dict[str, Any] | None = None, *, rid: Any, **kw: Any
     ) -> dict[str, Any]:
-        await self.send(method, params, rid=rid, **kw)
-        response, before = await self.until(rid)
+        response, before = await self.until_with(method, params, rid=rid, **kw)
         assert before == []
         return response
 
@@ -330,3 +336,29 @@ async def test_closing_stdin_with_a_task_running_cancels_it_and_exits(own_confor
     assert (
         "Task was destroyed" not in conformance.proc.stderr() and "Traceback" not in conformance.proc.stderr()
     )
+
+
+async def test_listen_over_stdio_until_the_client_cancels_it(own_waiting: Stdio) -> None:
+    """On stdio every subscription shares stdout: each message carries its subscription
+    id; notifications/cancelled ends it, with no response."""
+    waiting = own_waiting
+    await waiting.send("subscriptions/listen", {"notifications": {"toolsListChanged": True}}, rid="sub")
+    ack = await waiting.recv()
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "sub"}
+    grown, before = await waiting.until_with(
+        "tools/call", {"name": "grow", "arguments": {"name": "sprout"}}, rid=1
+    )
+    changed = [m for m in before if m.get("method") == "notifications/tools/list_changed"]
+    if not changed:  # the notice may come just after the answer
+        changed = [await waiting.recv()]
+    assert changed[0]["params"] == {"_meta": {"io.modelcontextprotocol/subscriptionId": "sub"}}
+    assert grown["result"]["content"][0]["text"] == "grew sprout"
+    await waiting.proc.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "sub"}}
+    )
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "after"}}, rid=2)
+    assert echo["result"]["content"][0]["text"] == "after"
+    await waiting.proc.close_stdin()
+    assert [waiting.check(m) for m in await waiting.proc.rest()] == []
+    assert "sub" not in [m.get("id") for m in waiting.proc.received if "method" not in m]

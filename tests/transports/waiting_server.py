@@ -1,5 +1,5 @@
 """A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
-first, so a test knows it is running) and a quick one."""
+first, so a test knows it is running), a quick one, and one that adds a tool."""
 
 from __future__ import annotations
 
@@ -20,3 +20,9 @@ async def wait(ctx: Context, seconds: float = 30.0) -> str:
 @app.tool(description="Echoes its argument")
 def echo(text: str) -> str:
     return text
+
+
+@app.tool(description="Registers one more tool (its clients that listen are told)")
+def grow(name: str) -> str:
+    app.tool(name=name, description="Grown at run time")(lambda: name)
+    return f"grew {name}"

@@ -1,0 +1,180 @@
+"""What a server offers: its tools, prompts, resources, resource templates and completer,
+registered with decorators, and the capabilities they add up to.
+
+Rules: names (and resource URIs) are unique; list results keep registration order. Every
+change after start-up is announced through ``_changed(kind)`` (the server tells the
+clients that listen; see ``server.subscriptions``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Literal, TypeVar
+
+from mcp_elicit.core.tasks import TASKS_EXTENSION
+from mcp_elicit.server.completion import Completer
+from mcp_elicit.server.prompts import PromptDef
+from mcp_elicit.server.resources import ResourceDef, is_template
+from mcp_elicit.server.tools import ToolDef
+
+__all__ = ["Catalog"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Catalog:
+    """The registrations of one server (``Server`` is one)."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolDef] = {}
+        self._prompts: dict[str, PromptDef] = {}
+        self._resources: dict[str, ResourceDef] = {}
+        self._templates: list[ResourceDef] = []
+        self._completer: Completer | None = None
+
+    def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:
+        """Something was registered or removed (the server overrides this)."""
+
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        input_schema: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        icons: list[Mapping[str, Any]] | None = None,
+        single_use_state: bool = False,
+        task: Literal["optional", "required"] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function as a tool; its type hints give the input schema.
+
+        ``single_use_state=True`` makes every ``requestState`` of this tool redeemable once,
+        enforced through the store (shared by every instance): for one-time actions.
+        ``task`` lets a call go on as a task at ``await ctx.start_task()`` (the tasks
+        extension, 2026-07-28); ``"required"`` refuses a client that did not declare the
+        extension (-32021) at 2026-07-28."""
+        if task not in (None, "optional", "required"):
+            raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
+
+        def register(fn: F) -> F:
+            tool = ToolDef.build(
+                fn,
+                name=name,
+                title=title,
+                description=description,
+                input_schema=input_schema,
+                output_schema=output_schema,
+                structured=structured,
+                annotations=annotations,
+                meta=meta,
+                icons=icons,
+            )
+            tool.single_use_state = single_use_state
+            tool.task = task
+            if tool.name in self._tools:
+                raise ValueError(f"a tool named {tool.name!r} is already registered")
+            self._tools[tool.name] = tool
+            self._changed("tools")
+            return fn
+
+        return register
+
+    def names(self, kind: Literal["tools", "prompts", "resources"]) -> list[str]:
+        """The names of the registered tools or prompts, or the URIs (templates included)
+        of the resources, in registration order."""
+        if kind == "tools":
+            return list(self._tools)
+        if kind == "prompts":
+            return list(self._prompts)
+        return [*self._resources, *(t.uri for t in self._templates)]
+
+    def remove_tool(self, name: str) -> None:
+        """Stop offering the tool ``name`` (clients listening are told the list changed)."""
+        del self._tools[name]
+        self._changed("tools")
+
+    def remove_prompt(self, name: str) -> None:
+        """Stop offering the prompt ``name`` (clients listening are told the list changed)."""
+        del self._prompts[name]
+        self._changed("prompts")
+
+    def remove_resource(self, uri: str) -> None:
+        """Stop serving the resource (or template) registered at ``uri``."""
+        if uri in self._resources:
+            del self._resources[uri]
+        else:
+            template = next((t for t in self._templates if t.uri == uri), None)
+            if template is None:
+                raise KeyError(uri)
+            self._templates.remove(template)
+        self._changed("resources")
+
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]:
+        """Register a function as a prompt; its parameters are the prompt's arguments."""
+
+        def register(fn: F) -> F:
+            prompt = PromptDef.build(fn, name=name, title=title, description=description)
+            if prompt.name in self._prompts:
+                raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+            self._prompts[prompt.name] = prompt
+            self._changed("prompts")
+            return fn
+
+        return register
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function serving ``uri``; ``{placeholders}`` make it a template."""
+
+        def register(fn: F) -> F:
+            res = ResourceDef.build(
+                uri, fn, name=name, title=title, description=description, mime_type=mime_type
+            )
+            if is_template(uri):
+                self._templates.append(res)
+            else:
+                if uri in self._resources:
+                    raise ValueError(f"a resource at {uri!r} is already registered")
+                self._resources[uri] = res
+            self._changed("resources")
+            return fn
+
+        return register
+
+    def completion(self) -> Callable[[F], F]:
+        """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``."""
+
+        def register(fn: F) -> F:
+            self._completer = fn
+            self._changed("completions")
+            return fn
+
+        return register
+
+    def capabilities(self) -> dict[str, Any]:
+        """What this server offers, as ``server/discover`` and ``initialize`` declare it."""
+        caps: dict[str, Any] = {"logging": {}}
+        if self._tools:
+            caps["tools"] = {"listChanged": True}
+        if self._prompts:
+            caps["prompts"] = {"listChanged": True}
+        if self._resources or self._templates:
+            caps["resources"] = {"listChanged": True, "subscribe": True}
+        if self._completer is not None or self._prompts or self._templates:
+            caps["completions"] = {}
+        if any(t.task for t in self._tools.values()):
+            caps["extensions"] = {TASKS_EXTENSION: {}}
+        return caps

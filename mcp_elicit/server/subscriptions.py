@@ -1,0 +1,120 @@
+"""``subscriptions/listen`` on the server (revision 2026-07-28): long-lived requests that
+carry the notifications their client opted in to.
+
+Rules:
+
+* A listen request is acknowledged first (``notifications/subscriptions/acknowledged``,
+  naming what the server agreed to), then gets each matching notification as it is
+  published, on its own stream (SSE over HTTP; stdout over stdio), each stamped with the
+  subscription's id. A subscription to tasks is answered with their current state right
+  after the acknowledgement, so a change between the task's creation and the
+  subscription is never missed.
+* It ends when the client goes (closes the stream, or cancels the request on stdio;
+  then no response is due), or when the server stops: then it is answered with an empty
+  result carrying the subscription id (graceful closure).
+* Asking for task ids needs the tasks extension (-32021); a task the listener may not see
+  is left out of the acknowledgement, like a type the server does not offer.
+* Publishing never waits: a listener that has fallen ``queue_size`` notifications behind
+  loses the newest ones (logged). Subscriptions live in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp_elicit.core.server import Call
+from mcp_elicit.core.subscriptions import SUBSCRIPTION_ID, Filter, stamped
+from mcp_elicit.core.tasks import require_tasks
+from mcp_elicit.errors import InternalError
+from mcp_elicit.server.context import Channel
+
+__all__ = ["Subscriptions"]
+
+log = logging.getLogger("mcp_elicit.server")
+_END = None
+
+
+class _Listener:
+    __slots__ = ("filter", "queue", "rid")
+
+    def __init__(self, rid: object, filter_: Filter, size: int) -> None:
+        self.rid = rid
+        self.filter = filter_
+        self.queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue(size)
+
+
+class Subscriptions:
+    """The open subscriptions of one server process."""
+
+    def __init__(self, *, max_listeners: int = 1000, queue_size: int = 256) -> None:
+        self.max_listeners = max_listeners
+        self.queue_size = queue_size
+        self._listeners: set[_Listener] = set()
+
+    def __len__(self) -> int:
+        return len(self._listeners)
+
+    async def listen(
+        self,
+        call: Call,
+        channel: Channel,
+        *,
+        offered: frozenset[str],
+        resources: bool,
+        tasks: Callable[[frozenset[str]], Mapping[str, dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """Serve one ``subscriptions/listen`` until the server ends it (its result, before
+        ``finish``) or the client goes (cancelled). ``offered``: the list-changed flags the
+        server honours; ``tasks``: the current state of those of the given tasks the caller
+        may see."""
+        asked = Filter.parse(call.params)
+        if asked.task_ids:
+            require_tasks(call.capabilities)
+        if len(self._listeners) >= self.max_listeners:
+            raise InternalError(
+                f"Internal error: this server holds its limit of {self.max_listeners} subscriptions; "
+                "try again later"
+            )
+        visible = tasks(asked.task_ids) if asked.task_ids else {}
+        agreed = asked.agreed(offered=offered, resources=resources, visible_tasks=frozenset(visible))
+        listener = _Listener(call.id, agreed, self.queue_size)
+        self._listeners.add(listener)
+        try:
+            ack = stamped({"notifications": agreed.wire()}, call.id)
+            await channel.notify("notifications/subscriptions/acknowledged", ack)
+            for state in visible.values():
+                await channel.notify("notifications/tasks", stamped(state, call.id))
+            while (item := await listener.queue.get()) is not _END:
+                method, params = item
+                await channel.notify(method, stamped(params, call.id))
+        finally:
+            self._listeners.discard(listener)
+        return {"_meta": {SUBSCRIPTION_ID: call.id}}
+
+    def publish(self, method: str, params: Mapping[str, Any] | None = None) -> int:
+        """Queue a notification for every subscription that wants it; how many do."""
+        body = dict(params or {})
+        count = 0
+        for listener in list(self._listeners):
+            if listener.filter.wants(method, body):
+                count += 1
+                try:
+                    listener.queue.put_nowait((method, body))
+                except asyncio.QueueFull:
+                    log.warning(
+                        "subscription %r is %d behind: %s dropped", listener.rid, self.queue_size, method
+                    )
+        return count
+
+    def close_all(self) -> None:
+        """End every subscription gracefully (the server stops): each is answered."""
+        for listener in list(self._listeners):
+            while True:
+                try:
+                    listener.queue.put_nowait(_END)
+                    break
+                except asyncio.QueueFull:
+                    listener.queue.get_nowait()  # the end matters more than a late notice

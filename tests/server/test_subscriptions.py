@@ -1,0 +1,236 @@
+"""``subscriptions/listen`` on the server (2026-07-28), in memory: the acknowledgement,
+list changes, resource updates, task status (the tasks extension), graceful closure,
+and what a 2025-11-25 session gets instead. Every message is checked against the schema."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import pytest
+
+from mcp_elicit import Context, Form, Principal, Server
+from mcp_elicit.forms import Boolean
+
+from support.memory import MemoryClient, SessionClient
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+SUB = "io.modelcontextprotocol/subscriptionId"
+TASKS = {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def build() -> Server:
+    app = Server("listen")
+
+    @app.tool(task="optional")
+    async def approve(ctx: Context) -> str:
+        """Asks for an approval inside a task."""
+        await ctx.start_task("waiting for approval")
+        answer = await ctx.elicit("Approve?", Form(ok=Boolean()), key="ok")
+        return f"approved: {answer.action}"
+
+    @app.resource("file:///notes.txt")
+    def notes() -> str:
+        return "notes"
+
+    return app
+
+
+class Listener:
+    """One listen request running in the background, its notifications collected."""
+
+    def __init__(self, client: MemoryClient, notifications: dict[str, Any], rid: int = 100) -> None:
+        self.client = client
+        self.rid = rid
+        message = {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "subscriptions/listen",
+            "params": {"notifications": notifications, "_meta": client.meta()},
+        }
+        self.answer = asyncio.ensure_future(client.raw(message))
+
+    async def until(self, count: int) -> list[dict[str, Any]]:
+        for _ in range(200):
+            if len(self.client.notifications) >= count or self.answer.done():
+                break
+            await asyncio.sleep(0.01)
+        return self.client.notifications
+
+
+async def test_the_acknowledgement_comes_first_and_names_what_was_agreed(wire: WireChecker) -> None:
+    app = build()
+    client = MemoryClient(app, checker=wire)
+    asked = {
+        "toolsListChanged": True,
+        "promptsListChanged": True,
+        "resourceSubscriptions": ["file:///notes.txt"],
+    }
+    listener = Listener(client, asked)
+    (ack,) = await listener.until(1)
+    assert ack == {
+        "jsonrpc": "2.0",
+        "method": "notifications/subscriptions/acknowledged",
+        "params": {
+            "_meta": {SUB: 100},
+            # no prompts on this server: not agreed
+            "notifications": {"toolsListChanged": True, "resourceSubscriptions": ["file:///notes.txt"]},
+        },
+    }
+    caps = (await client.result("server/discover"))["capabilities"]
+    assert caps["tools"] == {"listChanged": True}
+    assert caps["resources"] == {"listChanged": True, "subscribe": True}
+    app.subscriptions.close_all()
+    final = await asyncio.wait_for(listener.answer, 5)
+    assert final["result"] == {
+        "resultType": "complete",
+        "_meta": {SUB: 100, "io.modelcontextprotocol/serverInfo": {"name": "listen", "version": "0.1.0"}},
+    }
+
+
+async def test_changes_reach_the_listeners_that_asked_for_them(wire: WireChecker) -> None:
+    app = build()
+    tools_only = MemoryClient(app, checker=wire)
+    updates_only = MemoryClient(app, checker=wire)
+    a = Listener(tools_only, {"toolsListChanged": True}, rid=1)
+    b = Listener(updates_only, {"resourceSubscriptions": ["file:///notes.txt"]}, rid=2)
+    await a.until(1)
+    await b.until(1)
+
+    @app.tool()
+    def late() -> str:
+        """Registered while clients listen."""
+        return "late"
+
+    app.remove_tool("late")
+    assert app.notify_resource_updated("file:///other.txt") == 0
+    assert app.notify_resource_updated("file:///notes.txt") == 1
+    await a.until(3)
+    await b.until(2)
+    assert [(m["method"], m["params"]["_meta"][SUB]) for m in tools_only.notifications[1:]] == [
+        ("notifications/tools/list_changed", 1),
+        ("notifications/tools/list_changed", 1),
+    ]
+    (update,) = updates_only.notifications[1:]
+    assert update["method"] == "notifications/resources/updated"
+    assert update["params"] == {"uri": "file:///notes.txt", "_meta": {SUB: 2}}
+    # a listener that is gone gets nothing more
+    a.answer.cancel()
+    await asyncio.sleep(0)
+    assert len(app.subscriptions) == 1
+    assert app.notify_list_changed("tools") == 0
+    app.subscriptions.close_all()
+    await asyncio.wait_for(b.answer, 5)
+    assert len(app.subscriptions) == 0
+
+
+async def test_a_task_listener_sees_the_question_at_once_without_polling(wire: WireChecker) -> None:
+    app = build()
+    caller = MemoryClient(app, capabilities=TASKS, checker=wire)
+    task_id = (await caller.result("tools/call", {"name": "approve", "arguments": {}}))["taskId"]
+    watcher = MemoryClient(app, capabilities=TASKS, checker=wire)
+    listener = Listener(watcher, {"taskIds": [task_id, "someone-elses"]})
+    seen = await listener.until(2)
+    assert seen[0]["params"]["notifications"] == {"taskIds": [task_id]}
+    assert seen[1]["method"] == "notifications/tasks" and seen[1]["params"]["taskId"] == task_id
+
+    async def asked() -> bool:
+        return any(m["params"].get("status") == "input_required" for m in watcher.notifications[1:])
+
+    for _ in range(200):
+        if await asked():
+            break
+        await asyncio.sleep(0.01)
+    parked = next(m for m in watcher.notifications if m["params"].get("status") == "input_required")
+    assert parked["params"]["inputRequests"]["ok"]["params"]["message"] == "Approve?"
+    assert parked["params"]["_meta"] == {SUB: 100}
+    await caller.result("tasks/update", {"taskId": task_id, "inputResponses": {"ok": {"action": "decline"}}})
+    for _ in range(200):
+        if watcher.notifications[-1]["params"].get("status") == "completed":
+            break
+        await asyncio.sleep(0.01)
+    done = watcher.notifications[-1]["params"]
+    assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "approved: decline"
+    app.subscriptions.close_all()
+    await asyncio.wait_for(listener.answer, 5)
+
+
+async def test_task_ids_need_the_extension_and_only_the_owner_sees_a_task(wire: WireChecker) -> None:
+    app = build()
+    ann = MemoryClient(app, capabilities=TASKS, principal=Principal("ann"), checker=wire)
+    task_id = (await ann.result("tools/call", {"name": "approve", "arguments": {}}))["taskId"]
+    plain = MemoryClient(app, checker=wire)
+    refused = await plain.request("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+    assert refused["error"]["code"] == -32021
+    bob = MemoryClient(app, capabilities=TASKS, principal=Principal("bob"), checker=wire)
+    listener = Listener(bob, {"taskIds": [task_id]})
+    (ack,) = await listener.until(1)
+    assert ack["params"]["notifications"] == {}
+    await asyncio.sleep(0.05)
+    assert len(bob.notifications) == 1  # nothing of ann's task
+    app.subscriptions.close_all()
+    await asyncio.wait_for(listener.answer, 5)
+    bad = await plain.request(
+        "subscriptions/listen", {"notifications": {"toolsListChanged": 1}}, malformed=True
+    )
+    assert bad["error"]["code"] == -32602
+
+
+async def test_a_2025_11_25_session_gets_list_changes_on_its_stream_and_no_listen(
+    wire_2025: WireChecker,
+) -> None:
+    app = build()
+    client = SessionClient(app, checker=wire_2025)
+    init = await client.open()
+    assert init["result"]["capabilities"]["tools"] == {"listChanged": True}
+    assert app.notify_list_changed("tools") == 1
+    pushed = await client.session.next_pushed(1.0)
+    message = orjson.loads(pushed)
+    wire_2025.notification(message)
+    assert message == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+    listen = await client.request("subscriptions/listen", {"notifications": {}}, malformed=True)
+    assert listen["error"]["code"] == -32601
+
+
+async def test_adding_and_removing_prompts_and_resources_is_announced(wire: WireChecker) -> None:
+    app = build()
+
+    @app.prompt()
+    def hello() -> str:
+        """Says hello."""
+        return "hello"
+
+    client = MemoryClient(app, checker=wire)
+    listener = Listener(client, {"promptsListChanged": True, "resourcesListChanged": True})
+    (ack,) = await listener.until(1)
+    assert ack["params"]["notifications"] == {"promptsListChanged": True, "resourcesListChanged": True}
+
+    @app.prompt()
+    def bye() -> str:
+        """Says goodbye."""
+        return "bye"
+
+    @app.resource("file:///{name}.md")
+    def page(name: str) -> str:
+        return name
+
+    assert app.names("prompts") == ["hello", "bye"]
+    assert app.names("resources") == ["file:///notes.txt", "file:///{name}.md"]
+    app.remove_prompt("bye")
+    app.remove_resource("file:///{name}.md")
+    app.remove_resource("file:///notes.txt")
+    with pytest.raises(KeyError):
+        app.remove_resource("file:///never.txt")
+    seen = await listener.until(6)
+    assert [m["method"] for m in seen[1:]] == [
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/resources/list_changed",
+        "notifications/resources/list_changed",
+    ]
+    assert app.names("prompts") == ["hello"] and app.names("resources") == []
+    app.subscriptions.close_all()
+    await asyncio.wait_for(listener.answer, 5)
