@@ -15,6 +15,8 @@ terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 (``--ui none``). Scripted and browser rounds are printed on stderr as they happen; the
 result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
 server turns into a task is followed to its end, its questions answered the same way.
+What the server says meanwhile goes to stderr as it comes: the task's course, progress,
+log messages.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
@@ -253,6 +255,29 @@ def _main(args: argparse.Namespace) -> int:
     return 1 if result.get("isError") is True else 0
 
 
+def narrate(method: str, params: Mapping[str, Any]) -> None:
+    """What the server says while the request runs, on stderr: a task's status, progress,
+    log messages."""
+    if method == "notifications/tasks":
+        message = params.get("statusMessage")
+        said = f" - {clean(str(message))}" if message else ""
+        line = f"… task {clean(str(params.get('taskId', '?')))[:8]}: {clean(str(params.get('status')))}{said}"
+    elif method == "notifications/progress":
+        total = params.get("total")
+        done = f"{params.get('progress')}" + (f"/{total}" if total is not None else "")
+        message = params.get("message")
+        line = f"… {clean(done)}" + (f" {clean(str(message))}" if message else "")
+    elif method == "notifications/message":
+        logger = params.get("logger")
+        where = f" {clean(str(logger))}:" if logger else ""
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, default=str)
+        line = f"[{clean(str(params.get('level')))}]{where} {clean(text)}"
+    else:
+        return
+    print(line, file=sys.stderr, flush=True)
+
+
 def _give(roots: Sequence[Mapping[str, str]]) -> RootsCallback:
     async def give() -> list[Mapping[str, str]]:
         return list(roots)
@@ -321,6 +346,7 @@ async def run_request(
             trace=trace,
             sign_in=sign_in,
             tasks=method == "tools/call",
+            on_notification=narrate,
         ) as client:
             connected = time.perf_counter()
             during = method

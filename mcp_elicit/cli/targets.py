@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 
 from mcp_elicit.client import Answerer, Client
 from mcp_elicit.client.answerers import RootsCallback
+from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
 from mcp_elicit.transports.stdio_client import StdioTransport
@@ -179,10 +180,16 @@ async def connect(
     trace: Trace | None = None,
     sign_in: SignIn | None = None,
     tasks: bool = False,
+    on_notification: NotificationCallback | None = None,
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``target``, signing in first as ``sign_in`` says (HTTP),
     declaring the tasks extension with ``tasks``; exceptions pass through as raised."""
-    options: dict[str, Any] = {"timeout": timeout, "probe_timeout": min(timeout, 10.0), "tasks": tasks}
+    options: dict[str, Any] = {
+        "timeout": timeout,
+        "probe_timeout": min(timeout, 10.0),
+        "tasks": tasks,
+        "on_notification": on_notification,
+    }
     if versions:
         options["versions"] = list(versions)
     noise = _Noise(observed)

@@ -19,8 +19,10 @@ Rules:
   ignored, never answered.
 * A ``tools/call`` answered with a task (``resultType: "task"``, the tasks extension, when
   the client declared it) is followed with ``tasks/get`` to its end (``core.task_watch``);
-  its questions go to the answerer and back with ``tasks/update``. A call abandoned
-  before the task ended (cancelled, timed out, failed) sends ``tasks/cancel``, best effort.
+  its questions go to the answerer and back with ``tasks/update``. Each change of its
+  status or status message reaches ``on_notification`` as ``notifications/tasks`` (the
+  task as polled). A call abandoned before the task ended (cancelled, timed out, failed)
+  sends ``tasks/cancel``, best effort.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from mcp_elicit.core.era import retry_version
 from mcp_elicit.core.rounds import Complete, RoundLimits, Rounds
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
-from mcp_elicit.errors import MCPElicitError, ProtocolError, TransportError
+from mcp_elicit.errors import MCPElicitError, ProtocolError, TaskCancelled, TransportError
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Response
 
 __all__ = ["ModernSession", "describe_end", "end_error"]
@@ -95,9 +97,26 @@ class ModernSession:
         watch = TaskWatch.start(method, created, declared=declared, now=time.monotonic())
         task = {"taskId": watch.task_id}
         log.info("%s: %s goes on as task %s", self.conn.server, method, watch.task_id)
+        told: tuple[object, object] | None = None
+
+        async def tell(state: Mapping[str, Any]) -> None:
+            nonlocal told
+            if (state.get("status"), state.get("statusMessage")) != told:
+                told = (state.get("status"), state.get("statusMessage"))
+                await self.conn.notify(
+                    "notifications/tasks", {k: v for k, v in state.items() if k != "resultType"}
+                )
+
+        await tell(created)
         try:
             while True:
-                step = watch.step(await self.roundtrip("tasks/get", task), time.monotonic())
+                polled = await self.roundtrip("tasks/get", task)
+                try:
+                    step = watch.step(polled, time.monotonic())  # checked before anyone sees it
+                except (ProtocolError, TaskCancelled):  # the task failed, or was cancelled
+                    await tell(polled)
+                    raise
+                await tell(polled)
                 if isinstance(step, Complete):
                     return step.result
                 if step.requests:

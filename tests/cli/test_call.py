@@ -366,6 +366,11 @@ def test_a_tool_call_that_becomes_a_task_is_followed_to_its_end(
     methods = [m["method"] for m in result.sent() if "method" in m and "id" in m]
     if revision == "2026-07-28":
         assert {"tasks/get", "tasks/update"} <= set(methods) and "tasks/cancel" not in methods
+        # the task's course is told on stderr as it goes
+        told = [line for line in result.err.splitlines() if line.startswith("… task ")]
+        course = [line.split(": ", 1)[1] for line in told]
+        assert course[:2] == ["working - deleting notes.txt", "input_required - deleting notes.txt"]
+        assert course[-1] == "completed - deleting notes.txt"
     else:
         assert not [m for m in methods if m.startswith("tasks/")]
     assert result.check_wire(revision) >= 3

@@ -6,7 +6,7 @@ message the client sends is checked against the schema and the extension's shape
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pytest
@@ -71,11 +71,25 @@ def build() -> Server:
     return app
 
 
+TOLD: list[tuple[str, dict[str, Any]]] = []
+
+
+def told(method: str, params: Mapping[str, Any]) -> None:
+    TOLD.append((method, dict(params)))
+
+
 @pytest.fixture(params=[False, True], ids=["plain", "http"])
 async def tasking(request: pytest.FixtureRequest) -> AsyncIterator[tuple[Client, Server, Person, Recorder]]:
     app, person, recorder = build(), Person(), Recorder()
+    TOLD.clear()
     async with connect_memory(
-        app, answerer=person, http=request.param, versions=["2026-07-28"], trace=recorder, tasks=True
+        app,
+        answerer=person,
+        http=request.param,
+        versions=["2026-07-28"],
+        trace=recorder,
+        tasks=True,
+        on_notification=told,
     ) as client:
         yield client, app, person, recorder
     assert recorder.check(WireChecker.load("2026-07-28")) == len(recorder.sent) > 0
@@ -97,6 +111,14 @@ async def test_a_task_is_followed_to_its_end_and_its_question_asked_once(
     update = next(m for m in recorder.sent if m.get("method") == "tasks/update")
     assert update["params"]["inputResponses"] == {"go": {"action": "accept", "content": {"go": True}}}
     assert len(app.tasks) == 1
+    # each change of the task's course reached on_notification, once, as notifications/tasks
+    assert {m for m, _ in TOLD} == {"notifications/tasks"}
+    statuses = [p["status"] for _, p in TOLD]
+    assert statuses[:2] == ["working", "input_required"] and statuses[-1] == "completed"
+    assert set(statuses[2:-1]) <= {"working"}  # a poll may catch it between answer and end
+    assert TOLD[1][1]["inputRequests"]["go"]["params"]["message"] == "Deploy api?"
+    assert TOLD[-1][1]["result"]["content"][0]["text"] == "api: deployed (as a task)"
+    assert all("resultType" not in p for _, p in TOLD)
 
 
 async def test_a_tool_error_is_a_result_and_a_failed_task_raises_its_error(
