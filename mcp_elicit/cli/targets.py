@@ -189,6 +189,7 @@ async def connect(
         "probe_timeout": min(timeout, 10.0),
         "tasks": tasks,
         "on_notification": on_notification,
+        "progress": on_notification is not None,
     }
     if versions:
         options["versions"] = list(versions)

@@ -18,7 +18,11 @@ Rules:
   there is no probe. An ``initialize`` answered with ``-32022`` is modern evidence after
   all: one more probe. On stdio a probe unanswered within ``probe_timeout`` means legacy.
 * Capabilities declared are exactly what the client can do: the answerer's modes, and
-  sampling or roots only with their callbacks.
+  sampling or roots only with their callbacks; the tasks extension with ``tasks=True``
+  (2026-07-28 requests only: a tool call may then become a task, followed to its end).
+* ``progress=True`` asks for progress on every tool call, prompt and resource read (the
+  request id is the token); progress, log messages and a followed task's course reach
+  ``on_notification``.
 * Results are returned as received (JSON objects); a result without ``resultType`` is
   complete. Protocol errors raise the matching ``ProtocolError``; limits, timeouts and
   broken connections raise ``RoundsExceeded``, ``RequestTimeout``, ``TransportError``.
@@ -78,6 +82,7 @@ class Client:
         on_notification: NotificationCallback | None = None,
         report: Callable[[str], None] | None = None,
         tasks: bool = False,
+        progress: bool = False,
     ) -> None:
         versions = tuple(dict.fromkeys(versions))
         unknown = [v for v in versions if not (is_modern(v) or is_handshake(v))]
@@ -96,7 +101,9 @@ class Client:
         )
         self._conn = Connection(
             transport=transport,
-            builder=MessageBuilder(info or ClientInfo(version=_package_version()), capabilities),
+            builder=MessageBuilder(
+                info or ClientInfo(version=_package_version()), capabilities, progress=progress
+            ),
             inputs=Inputs(answerer, sampling, roots, clock, report or _log_report),
             timeout=timeout,
             clock=clock,

@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.wire import headers as h
@@ -81,12 +81,18 @@ def client_capabilities(
     return caps
 
 
+#: Requests that run the server's code, and so may report progress.
+_PROGRESS_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+
+
 class MessageBuilder:
     """Builds the client's JSON-RPC messages for one connection; owns the id counter."""
 
-    def __init__(self, info: ClientInfo, capabilities: Mapping[str, Any]) -> None:
+    def __init__(self, info: ClientInfo, capabilities: Mapping[str, Any], *, progress: bool = False) -> None:
         self.info = info
         self.capabilities = dict(capabilities)
+        #: Ask for progress on requests that run user code (the request id is the token).
+        self.progress = progress
         self._ids = itertools.count(1)
 
     def next_id(self) -> RequestId:
@@ -119,6 +125,9 @@ class MessageBuilder:
         rid = self.next_id()
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         body = self.params(params, revision)
+        if self.progress and method in _PROGRESS_METHODS:
+            body = dict(body or {})
+            body["_meta"] = {**body.get("_meta", {}), "progressToken": rid}
         if body is not None:
             message["params"] = body
         return rid, message

@@ -374,3 +374,16 @@ def test_a_tool_call_that_becomes_a_task_is_followed_to_its_end(
     else:
         assert not [m for m in methods if m.startswith("tasks/")]
     assert result.check_wire(revision) >= 3
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_progress_is_asked_for_and_shown_on_stderr(capsys: pytest.CaptureFixture[str], revision: str) -> None:
+    result = run(
+        capsys, "call", "test_tool_with_progress", "--protocol", revision, "--trace", "--", *CONFORMANCE_STDIO
+    )
+    assert result.code == 0, result.err
+    call = next(m for m in result.sent() if m.get("method") == "tools/call")
+    assert call["params"]["_meta"]["progressToken"] == call["id"]
+    progress = [line for line in result.err.splitlines() if line.startswith("… ") and "task" not in line]
+    assert len(progress) == 3 and progress[-1].startswith("… 100/100"), result.err
+    assert result.check_wire(revision) >= 2
