@@ -17,6 +17,7 @@ from mcp_elicit.client.answerers import (
     ScriptEntry,
 )
 from mcp_elicit.client.session import Client
+from mcp_elicit.client.subscriptions import Subscription
 from mcp_elicit.client.transport import Ended, Exchange, Transport
 from mcp_elicit.core.client import ClientInfo
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo
@@ -38,5 +39,6 @@ __all__ = [
     "ScriptEntry",
     "Scripted",
     "ServerInfo",
+    "Subscription",
     "Transport",
 ]

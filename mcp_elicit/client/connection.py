@@ -250,12 +250,12 @@ class Connection:
         except RequestTimeout:
             await exchange.aclose()
             if cancellable:
-                await self._cancel(message, headers, "timed out")
+                await self.cancel_request(message, headers, "timed out")
             raise
         except asyncio.CancelledError:
             await exchange.aclose()
             if cancellable:
-                task = asyncio.ensure_future(self._cancel(message, headers, "cancelled by the caller"))
+                task = asyncio.ensure_future(self.cancel_request(message, headers, "cancelled by the caller"))
                 self._background.add(task)
                 task.add_done_callback(self._background.discard)
             raise
@@ -264,7 +264,9 @@ class Connection:
             raise
         return reply, exchange
 
-    async def _cancel(self, message: Mapping[str, Any], headers: Mapping[str, str], reason: str) -> None:
+    async def cancel_request(
+        self, message: Mapping[str, Any], headers: Mapping[str, str], reason: str
+    ) -> None:
         """Tell the server a request is abandoned (``notifications/cancelled``), where that
         is how it is done: stdio, and handshake revisions. On modern HTTP closing the
         response stream already said it. Best effort; never for ``initialize``."""

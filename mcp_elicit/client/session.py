@@ -30,6 +30,7 @@ Rules:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +41,7 @@ from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallbac
 from mcp_elicit.client.connection import Connection, Inputs, NotificationCallback, list_pages
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
+from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Ended, Transport
 from mcp_elicit.core.client import (
     ClientInfo,
@@ -52,8 +54,8 @@ from mcp_elicit.core.client import (
 from mcp_elicit.core.client_inputs import ServerInfo
 from mcp_elicit.core.era import Legacy, Modern, Reprobe, judge_probe, modern_preferences
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TransportError
-from mcp_elicit.wire.jsonrpc import Message, Notification
+from mcp_elicit.errors import MethodNotFound, ProtocolError, ProtocolViolation, RequestTimeout, TransportError
+from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
 from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
 from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
 
@@ -112,6 +114,7 @@ class Client:
             tools=ToolIndex(check_headers=False),
         )
         self._session: ModernSession | HandshakeSession | None = None
+        self._subscriptions: dict[RequestId, Subscription] = {}
         self._open = False
 
     # ---- connecting --------------------------------------------------------------
@@ -225,6 +228,10 @@ class Client:
 
     async def _unsolicited(self, message: Message) -> None:
         session = self._session
+        if isinstance(message, Notification) and any(
+            s.deliver(message) for s in self._subscriptions.values()
+        ):
+            return  # stdio: a subscription's notification, routed by its id
         if isinstance(session, HandshakeSession):
             await session.on_unsolicited(message)
         elif isinstance(message, Notification):
@@ -301,6 +308,46 @@ class Client:
         for name, reason in self._conn.tools.rejected.items():
             log.warning("tool %r from %s rejected: %s", name, self._conn.server, reason)
         return tools
+
+    def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        resource_uris: Sequence[str] = (),
+        task_ids: Sequence[str] = (),
+    ) -> contextlib.AbstractAsyncContextManager[Subscription]:
+        """Hear about changes (``subscriptions/listen``, 2026-07-28)::
+
+            async with client.listen(tools=True) as changes:
+                async for method, params in changes:
+                    ...
+
+        ``tools``/``prompts``/``resources``: their lists changed; ``resource_uris``: those
+        resources were updated; ``task_ids``: those tasks moved (the tasks extension;
+        declare it with ``tasks=True``). ``changes.agreed`` is what the server agreed to.
+        A 2025-11-25 server has no such method (-32601 here): its list changes reach
+        ``on_notification`` on their own."""
+        session = self.session
+        if not isinstance(session, ModernSession):
+            raise MethodNotFound(
+                f"subscriptions/listen exists from 2026-07-28 on; {self._conn.server} speaks "
+                f"{self.revision}, whose notifications reach on_notification"
+            )
+        wanted: dict[str, Any] = {}
+        for flag, on in (
+            ("toolsListChanged", tools),
+            ("promptsListChanged", prompts),
+            ("resourcesListChanged", resources),
+        ):
+            if on:
+                wanted[flag] = True
+        if resource_uris:
+            wanted["resourceSubscriptions"] = list(resource_uris)
+        if task_ids:
+            wanted["taskIds"] = list(task_ids)
+        return open_subscription(self._conn, session.revision, wanted, self._subscriptions)
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Call a tool; questions the server asks on the way go to the answerer."""
