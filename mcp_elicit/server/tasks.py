@@ -86,6 +86,7 @@ class Tasks:
         #: Called after every visible change of any task (``notifications/tasks``).
         self.on_change: Callable[[TaskRecord], None] | None = None
         self._tasks: dict[str, Running] = {}
+        self._swept = float("-inf")
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -128,7 +129,13 @@ class Tasks:
         for _, future in running.waiting.values():
             future.cancel()
         running.waiting.clear()
-        if record.terminal:
+        if record.terminal:  # cancelled before its handler ended: how it ended is moot
+            if not job.cancelled() and job.exception() is not None:
+                log.info(
+                    "task %s: its handler ended with %r after it was cancelled",
+                    record.task_id,
+                    job.exception(),
+                )
             return
         if job.cancelled():
             record.cancel(now)
@@ -153,9 +160,14 @@ class Tasks:
 
     def visible(self, task_ids: frozenset[str], owner: str | None) -> dict[str, dict[str, Any]]:
         """The current state of those of ``task_ids`` that ``owner`` may see."""
-        self._sweep(self.clock())
+        now = self.clock()
+        self._sweep(now)
         found = {t: self._tasks.get(t) for t in task_ids}
-        return {t: r.record.wire() for t, r in found.items() if r is not None and r.record.owner == owner}
+        return {
+            t: r.record.wire()
+            for t, r in found.items()
+            if r is not None and r.record.owner == owner and not r.record.expired(now)
+        }
 
     def update(self, task_id: str, owner: str | None, responses: Mapping[str, Any]) -> dict[str, Any]:
         """Deliver ``tasks/update`` answers to the questions waiting under their keys."""
@@ -178,13 +190,21 @@ class Tasks:
         return {}
 
     def _find(self, task_id: str, owner: str | None) -> Running:
-        self._sweep(self.clock())
+        now = self.clock()
+        self._sweep(now)
         running = self._tasks.get(task_id)
+        if running is not None and running.record.expired(now):  # between two sweeps
+            del self._tasks[task_id]
+            running = None
         if running is None or running.record.owner != owner:
             raise InvalidParams(f"Invalid params: no task {task_id!r} (unknown, expired, or not yours)")
         return running
 
     def _sweep(self, now: float) -> None:
+        """Forget the expired tasks (at most once a second: it walks them all)."""
+        if now - self._swept < 1.0 and now >= self._swept:
+            return
+        self._swept = now
         for task_id in [t for t, r in self._tasks.items() if r.record.expired(now)]:
             del self._tasks[task_id]
 

@@ -374,3 +374,32 @@ async def test_a_cancel_that_comes_before_the_request_is_answered_still_stops_th
     task_id = (await client.result("tools/call", {"name": "quick", "arguments": {}}))["taskId"]
     await asyncio.wait_for(stopped.wait(), 5)
     assert (await status(client, task_id))["status"] == "cancelled"
+
+
+async def test_a_handler_that_fails_while_being_cancelled_leaves_the_task_cancelled(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = Server("stubborn")
+    started = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def stubborn(ctx: Context) -> str:
+        await ctx.start_task()
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise InternalError("Internal error: could not clean up") from None
+        return "unreachable"
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "stubborn", "arguments": {}}))["taskId"]
+    await asyncio.wait_for(started.wait(), 5)
+    with caplog.at_level("INFO", logger="mcp_elicit.server"):
+        await client.result("tasks/cancel", {"taskId": task_id})
+        for _ in range(100):
+            if "after it was cancelled" in caplog.text:
+                break
+            await asyncio.sleep(0.01)
+    assert "could not clean up" in caplog.text
+    assert (await status(client, task_id))["status"] == "cancelled"
