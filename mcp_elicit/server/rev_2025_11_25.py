@@ -25,12 +25,11 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
+from mcp_elicit.core.mrtr import ELICIT, Ask
 from mcp_elicit.core.rev_2025_11_25 import check_method, parse_set_level
 from mcp_elicit.core.server import Call
 from mcp_elicit.errors import (
     InternalError,
-    InvalidAnswer,
     InvalidParams,
     InvalidRequest,
     ProtocolError,
@@ -39,6 +38,7 @@ from mcp_elicit.errors import (
     TransportError,
     URLElicitationRequired,
 )
+from mcp_elicit.server.asking import InPlaceAsker, Refused
 from mcp_elicit.server.context import Channel
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
@@ -58,66 +58,38 @@ class HandshakeChannel(Channel, Protocol):
     async def send(self, message: bytes) -> None: ...
 
 
-class SessionAsker:
+class SessionAsker(InPlaceAsker):
     """Asks questions as server-to-client requests on the request's own stream."""
 
     def __init__(self, session: Session, send: Callable[[bytes], Awaitable[None]], timeout: float) -> None:
         self.session = session
         self.send = send
         self.timeout = timeout
-        #: Values kept for the rest of this request (it runs once, in place).
         self.memo: dict[str, Any] = {}
 
-    async def pause(self) -> None:
-        """Nothing to do: a handshake-era request waits in place."""
-
-    async def ask(self, asks: list[Ask]) -> list[Any]:
-        if len(asks) == 1:
-            return [await self._one(asks[0])]
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(self._one(ask)) for ask in asks]
-        return [task.result() for task in tasks]
-
     async def require_url(self, ask: Ask) -> Any:
-        params = self._with_id(ask)
+        params = self._prepare(ask)
         raise URLElicitationRequired(
             "This request needs you to complete a step in your browser first",
             {"elicitations": [params]},
         )
 
-    def _with_id(self, ask: Ask) -> dict[str, Any]:
+    def _prepare(self, ask: Ask) -> dict[str, Any]:
+        """The request's params: a URL step gets its ``elicitationId`` (kept by the session)."""
         params = dict(ask.params)
         if params.get("mode") == "url":
             eid = params.setdefault("elicitationId", str(uuid.uuid4()))
             self.session.elicitations.add(eid)
         return params
 
-    async def _one(self, ask: Ask) -> Any:
-        params = self._with_id(ask)
-        for attempt in range(2):
-            try:
-                reply = await self.session.request(self.send, ask.method, params, timeout=self.timeout)
-            except TimeoutError:
-                log.info("no answer to %s within %.0f s", ask.method, self.timeout)
-                return self._give_up(ask, f"the client did not answer {ask.method} in time")
-            if "error" in reply:
-                error = reply["error"]
-                return self._give_up(ask, f"the client refused {ask.method}: {error.get('message', 'error')}")
-            try:
-                return check_answer(ask, reply["result"])
-            except InvalidAnswer as exc:
-                if attempt == 1:
-                    return self._give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}")
-                message = f"Your previous answer was not accepted: {exc}.\n\n{params.get('message', '')}"
-                params = {**params, "message": message.rstrip()} if ask.method == ELICIT else params
-        raise AssertionError("unreachable")
-
-    @staticmethod
-    def _give_up(ask: Ask, reason: str) -> Any:
-        if ask.method == ELICIT:
-            log.info("%s; treating it as cancel", reason)
-            return {"action": "cancel"}
-        raise ToolError(reason[0].upper() + reason[1:])
+    async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
+        params: dict[str, Any] = prepared
+        if note is not None and ask.method == ELICIT:
+            params = {**params, "message": f"{note}\n\n{params.get('message', '')}".rstrip()}
+        reply = await self.session.request(self.send, ask.method, params, timeout=self.timeout)
+        if "error" in reply:
+            raise Refused(f"the client refused {ask.method}: {reply['error'].get('message', 'error')}")
+        return reply["result"]
 
 
 def _call(message: jsonrpc.Request, session: Session) -> Call:

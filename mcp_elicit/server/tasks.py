@@ -36,18 +36,17 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
+from mcp_elicit.core.mrtr import Ask
 from mcp_elicit.core.server import Call
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
 from mcp_elicit.errors import (
     FormSchemaError,
     InternalError,
-    InvalidAnswer,
     InvalidParams,
     ProtocolError,
     ReplayMismatchError,
-    ToolError,
 )
+from mcp_elicit.server.asking import InPlaceAsker
 
 __all__ = ["Detach", "Running", "TaskAsker", "Tasks", "answer_task_method", "run_detachable"]
 
@@ -238,45 +237,21 @@ def answer_task_method(tasks: Tasks, call: Call, owner: str | None) -> dict[str,
     return tasks.cancel(task_id, owner)
 
 
-class TaskAsker:
+class TaskAsker(InPlaceAsker):
     """Asks a task's questions through its ``inputRequests``; answers come by ``tasks/update``."""
 
     def __init__(self, tasks: Tasks, running: Running, memo: dict[str, Any]) -> None:
         self.tasks = tasks
         self.running = running
+        self.timeout = tasks.ask_timeout
         #: Values kept for the rest of the request (from its multi round-trip rounds).
         self.memo = memo
-
-    async def pause(self) -> None:
-        """Nothing to do: a task's handler runs in place."""
 
     async def require_url(self, ask: Ask) -> Any:
         (answer,) = await self.ask([ask])
         return answer
 
-    async def ask(self, asks: list[Ask]) -> list[Any]:
-        if len(asks) == 1:
-            return [await self._one(asks[0])]
-        async with asyncio.TaskGroup() as group:
-            jobs = [group.create_task(self._one(ask)) for ask in asks]
-        return [job.result() for job in jobs]
-
-    async def _one(self, ask: Ask) -> Any:
-        note: str | None = None
-        for attempt in range(2):
-            try:
-                raw = await self._wait(ask, note)
-            except TimeoutError:
-                return _give_up(ask, f"no answer to {ask.method} within {self.tasks.ask_timeout:.0f} s")
-            try:
-                return check_answer(ask, raw)
-            except InvalidAnswer as exc:
-                if attempt == 1:
-                    return _give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}")
-                note = f"Your previous answer was not accepted: {exc}."
-        raise AssertionError("unreachable")
-
-    async def _wait(self, ask: Ask, note: str | None) -> Any:
+    async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
         """Park the task on ``ask`` under a fresh key until its answer comes."""
         running, record = self.running, self.running.record
         key = _fresh(ask.key, record.issued)
@@ -284,7 +259,7 @@ class TaskAsker:
         running.waiting[key] = (ask, future)
         record.ask({key: ask.wire(note)}, self.tasks.clock())
         try:
-            return await asyncio.wait_for(future, self.tasks.ask_timeout)
+            return await asyncio.wait_for(future, self.timeout)
         finally:
             running.waiting.pop(key, None)
             record.answered([key], self.tasks.clock())
@@ -297,13 +272,6 @@ def _fresh(key: str, issued: set[str]) -> str:
     while f"{key}.{n}" in issued:
         n += 1
     return f"{key}.{n}"
-
-
-def _give_up(ask: Ask, reason: str) -> Any:
-    if ask.method == ELICIT:
-        log.info("%s; treating it as cancel", reason)
-        return {"action": "cancel"}
-    raise ToolError(reason[0].upper() + reason[1:])
 
 
 class Detach:

@@ -1,0 +1,79 @@
+"""Questions a handler waits for in place: on a 2025-11-25 session (a server-to-client
+request on the request's stream) and in a task (an input request the client answers with
+``tasks/update``). The discipline is the same; only how one question travels differs.
+
+Rules: questions asked together are asked together (one waits per question). An answer
+that does not fit is asked again once, with the reason leading the message; a second bad
+answer, an error from the client, or no answer within ``timeout`` counts as ``cancel``
+for an elicitation and fails the handler (``ToolError``) for sampling or roots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
+from mcp_elicit.errors import InvalidAnswer, ToolError
+
+__all__ = ["InPlaceAsker", "Refused"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+
+class Refused(Exception):
+    """The client answered a question with an error; the message says so."""
+
+
+class InPlaceAsker:
+    """The shared half of an asker whose handler waits for its answers in place.
+    Subclasses send one question: ``_prepare`` once per question, ``_exchange`` per try
+    (raising ``TimeoutError`` or ``Refused``)."""
+
+    timeout: float
+    #: Values kept for the rest of this request (it runs once, in place).
+    memo: dict[str, Any]
+
+    async def pause(self) -> None:
+        """Nothing to do: the handler waits in place."""
+
+    async def ask(self, asks: list[Ask]) -> list[Any]:
+        if len(asks) == 1:
+            return [await self._one(asks[0])]
+        async with asyncio.TaskGroup() as group:
+            jobs = [group.create_task(self._one(ask)) for ask in asks]
+        return [job.result() for job in jobs]
+
+    def _prepare(self, ask: Ask) -> Any:
+        """What every try of ``ask`` shares (e.g. its params with an ``elicitationId``)."""
+        return None
+
+    async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
+        """Send ``ask`` (``note``, when set, says what was wrong with the last answer) and
+        return the client's raw answer."""
+        raise NotImplementedError
+
+    async def _one(self, ask: Ask) -> Any:
+        prepared, note = self._prepare(ask), None
+        for attempt in range(2):
+            try:
+                raw = await self._exchange(ask, prepared, note)
+            except TimeoutError:
+                return _give_up(ask, f"no answer to {ask.method} within {self.timeout:.0f} s")
+            except Refused as exc:
+                return _give_up(ask, str(exc))
+            try:
+                return check_answer(ask, raw)
+            except InvalidAnswer as exc:
+                if attempt == 1:
+                    return _give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}")
+                note = f"Your previous answer was not accepted: {exc}."
+        raise AssertionError("unreachable")
+
+
+def _give_up(ask: Ask, reason: str) -> Any:
+    if ask.method == ELICIT:
+        log.info("%s; treating it as cancel", reason)
+        return {"action": "cancel"}
+    raise ToolError(reason[0].upper() + reason[1:])
