@@ -115,7 +115,7 @@ def print_check(report: CheckReport) -> None:
     others = [v for v in report.supported_versions if v != report.revision]
     also = f"; also speaks {', '.join(others)}" if others else ""
     row("revision", f"MCP {report.revision} ({report.era}){also}")
-    row("capabilities", ", ".join(sorted(report.capabilities)) or "(none)")
+    row("capabilities", _capabilities(report.capabilities))
     if report.instructions:
         row("instructions", _fit(report.instructions, width - 15))
     declared = ", ".join(sorted(report.client_capabilities)) or "no capabilities"
@@ -164,6 +164,21 @@ def print_check(report: CheckReport) -> None:
 def _finding(finding: Finding, paint: Paint) -> str:
     color = "red" if finding.severity == "error" else "yellow"
     return f"{paint(f'{finding.severity:<8}', color)} {finding.code}: {clean(finding.message)}"
+
+
+def _capabilities(caps: Mapping[str, Any]) -> str:
+    """The capabilities, with what each says beyond being there: "tools (listChanged)",
+    "extensions (io.modelcontextprotocol/tasks)"."""
+    shown = []
+    for name in sorted(caps):
+        value = caps[name]
+        details = (
+            sorted(k for k, v in value.items() if v not in (False, None))
+            if isinstance(value, Mapping)
+            else []
+        )
+        shown.append(clean(f"{name} ({', '.join(details)})" if details else name))
+    return ", ".join(shown) or "(none)"
 
 
 def sign_in_text(authorization: Mapping[str, Any]) -> str:

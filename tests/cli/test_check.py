@@ -42,6 +42,7 @@ def test_the_demo_server_over_stdio_is_clean(capsys: pytest.CaptureFixture[str],
     assert "Table bookings 1.0.0  (name: bookings)" in out
     assert f"MCP {revision}" in out
     assert "declared no capabilities and called no tool" in out
+    assert "completions, logging, prompts (listChanged), resources (listChanged, subscribe)," in out
     assert "5, in 1 page" in out
     for tool in ("✓ book_table", "✓ list_bookings", "✓ cancel_booking", "✓ check_availability"):
         assert tool in out
