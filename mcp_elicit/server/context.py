@@ -32,6 +32,7 @@ from mcp_types import CreateMessageResult, Root
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
 from mcp_elicit.errors import MissingClientCapability
 from mcp_elicit.forms import FormSchema
+from mcp_elicit.server.tasks import TaskAsker
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 
 if TYPE_CHECKING:
@@ -318,15 +319,13 @@ class Context:
         follows the task with ``tasks/get``. True when this call is (now) a task; False
         when it goes on in place (the client did not declare the tasks extension, the
         revision has no tasks, the tool was not registered with ``task=``, or the server
-        holds as many tasks as it may). Questions
-        asked before this are multi round-trip rounds; after it, they wait in the task.
-        ``message`` is the task's first ``statusMessage``."""
+        holds as many tasks as it may). Questions asked before this are multi round-trip
+        rounds; after it, they wait in the task. ``message`` is the task's first
+        ``statusMessage``."""
         if self.task is not None:
             return True
         if self._detach is None:
             return False
-        from mcp_elicit.server.tasks import TaskAsker
-
         self.task = self._detach.start(message)
         if self.task is None:  # the server holds as many tasks as it may
             self._detach = None
