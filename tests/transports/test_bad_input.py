@@ -503,7 +503,17 @@ TOOLS = [
     "json_schema_2020_12_tool",
     "no_such_tool",
 ]
-METHODS = [*sorted(REQUESTS), "server/discover", "notifications/cancelled", "no/such", ""]
+METHODS = [
+    *sorted(REQUESTS),
+    "server/discover",
+    "notifications/cancelled",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "tasks/result",
+    "no/such",
+    "",
+]
 
 json_values = st.recursive(
     st.none()
@@ -520,7 +530,8 @@ metas = st.one_of(
     st.just(meta()),
     st.builds(
         meta,
-        capabilities=st.dictionaries(st.sampled_from(["elicitation", "sampling", "roots"]), st.just({})),
+        capabilities=st.dictionaries(st.sampled_from(["elicitation", "sampling", "roots"]), st.just({}))
+        | st.just({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
         progressToken=st.integers(0, 9) | st.text(max_size=4),
     ),
     json_values,
@@ -537,6 +548,7 @@ params = st.one_of(
             "cursor": json_values,
             "requestState": st.text(max_size=30) | json_values,
             "inputResponses": st.dictionaries(st.sampled_from(["user_name", "greeting"]), json_values),
+            "taskId": st.text(max_size=8) | json_values,
             "ref": st.fixed_dictionaries({"type": st.sampled_from(["ref/prompt", "ref/resource"])})
             | json_values,
             "argument": st.fixed_dictionaries({"name": st.text(max_size=4), "value": st.text(max_size=4)})
