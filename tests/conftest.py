@@ -8,6 +8,14 @@ from support.wire import WireChecker
 __all__ = ["redis_url"]  # a fixture: one redis-server for the whole session
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite the golden wire transcripts (tests/golden) from this run",
+    )
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
