@@ -199,6 +199,12 @@ class WireChecker:
         self.seen = 0
 
     @classmethod
+    def if_present(cls, revision: str) -> WireChecker | None:
+        """A checker when the official schema is on this machine, else None."""
+        schema = _schema(revision)
+        return None if schema is None else cls(revision, schema)
+
+    @classmethod
     def load(cls, revision: str) -> WireChecker:
         schema = _schema(revision)
         if schema is None:
