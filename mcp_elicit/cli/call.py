@@ -16,7 +16,7 @@ terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
 server turns into a task is followed to its end, its questions answered the same way.
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
-log messages.
+log messages (with ``--json``, also under ``notifications``).
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
@@ -335,6 +335,12 @@ async def run_request(
     observed = Observed()
     started = time.perf_counter()
     during = "connect"
+    heard: list[dict[str, Any]] = []
+
+    def hear(method: str, params: Mapping[str, Any]) -> None:
+        heard.append({"method": method, "params": dict(params)})
+        narrate(method, params)
+
     try:
         async with connect(
             target,
@@ -346,7 +352,7 @@ async def run_request(
             trace=trace,
             sign_in=sign_in,
             tasks=method == "tools/call",
-            on_notification=narrate,
+            on_notification=hear,
         ) as client:
             connected = time.perf_counter()
             during = method
@@ -378,6 +384,7 @@ async def run_request(
         "method": method,
         "name": name,
         "result": result,
+        "notifications": heard,
         "noise": noise_note(observed).strip(),
         "timings_ms": {
             "connect": round((connected - started) * 1000, 1),

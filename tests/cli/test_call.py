@@ -362,6 +362,12 @@ def test_a_tool_call_that_becomes_a_task_is_followed_to_its_end(
     assert result.code == 0, result.err
     outcome = result.json()
     assert outcome["result"]["content"][0]["text"] == "Deleted notes.txt"
+    statuses = [
+        n["params"]["status"] for n in outcome["notifications"] if n["method"] == "notifications/tasks"
+    ]
+    assert (statuses[:2], statuses[-1:]) == (
+        (["working", "input_required"], ["completed"]) if revision == "2026-07-28" else ([], [])
+    )
     assert [r["action"] for r in outcome["rounds"]] == ["accept"]
     methods = [m["method"] for m in result.sent() if "method" in m and "id" in m]
     if revision == "2026-07-28":
