@@ -104,3 +104,10 @@ async def use_key(ctx: Context, service: str) -> str:
         return _outcome("key", answer.action)
     value = await answer.secret.reveal()
     return f"key: {len(value)} characters, ends {value[-2:]}"
+
+
+@app.tool()
+def grow(tool: str) -> str:
+    """Registers one more tool: clients listening for list changes are told."""
+    app.tool(name=tool, description="Grown while clients listen")(lambda: tool)
+    return f"grew {tool}"

@@ -11,6 +11,9 @@ The clients run one plan format (what to declare, answer and do):
 * the official Python SDK (tests/peers/sdk_plan_client.py), in its ``auto`` and ``legacy``
   modes; it offers no tap on every message, and it declares form and URL mode or nothing.
 
+The TypeScript SDK's own ``listChanged`` option also hears a tool registered at run time:
+over ``subscriptions/listen`` at 2026-07-28, on the session's GET stream at 2025-11-25.
+
 The same handlers serve all of them. The peers are pinned (tests/peers/ts/package-lock.json,
 tests/peers/requirements-mcp.txt); without them (offline, say), these tests skip.
 """
@@ -275,3 +278,27 @@ def test_the_server_elicits_only_what_the_client_declared(
     assert profile["error"]["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}, profile
     assert profile["error"]["code"] == MISSING_CAPABILITY, profile
     assert report["asked"] == []
+
+
+@pytest.mark.parametrize(("sdk", "era"), [("v2", "auto"), ("v2", "legacy"), ("v1", "legacy")])
+def test_the_sdk_hears_the_tool_list_change_and_refetches_it(
+    request: pytest.FixtureRequest, tmp_path: Path, where: HttpProcess | None, sdk: str, era: str
+) -> None:
+    """The TypeScript SDK's own listChanged machinery: at 2026-07-28 it opens a
+    subscriptions/listen stream on its own, at 2025-11-25 it reads the session's GET
+    stream; either way the change reaches it and it lists the tools again."""
+    sprout = f"sprout_{sdk}_{era}_{'http' if where else 'stdio'}"
+    plan = plan_for(sdk, era, where, [call("grow", tool=sprout), {"op": "toolsChanged"}], [])
+    plan["listChanged"] = True
+    report = run(request, tmp_path, plan)
+    grown, changed = report["results"]
+    assert text(grown) == f"grew {sprout}"
+    assert "tools" in changed.get("result", {}), changed
+    assert sprout in changed["result"]["tools"] and "profile" in changed["result"]["tools"]
+    heard = [m for m in report["received"] if m.get("method") == "notifications/tools/list_changed"]
+    assert heard, "the change did not come as notifications/tools/list_changed"
+    if era == "auto":
+        listens = [m for m in report["sent"] if m.get("method") == "subscriptions/listen"]
+        assert listens and listens[0]["params"]["notifications"] == {"toolsListChanged": True}
+        sub = "io.modelcontextprotocol/subscriptionId"
+        assert heard[0]["params"]["_meta"][sub] == listens[0]["id"]

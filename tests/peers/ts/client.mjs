@@ -10,9 +10,11 @@
 //    "url": "http://127.0.0.1:PORT/mcp"  or  "command": ["mcp-elicit", "serve", "app.py"],
 //    "elicitation": {"form": {}, "url": {}} | {} | null,   // null: no elicitation capability
 //    "answers": [{"action": "accept", "content": {...}}, {"action": "decline"}, ...],
+//    "listChanged": true,           // the SDK's listChanged option: refetch tools on a change
 //    "steps": [{"op": "listTools"} | {"op": "callTool", "name": ..., "arguments": {...}}
 //              | {"op": "getPrompt", "name": ..., "arguments": {...}}
-//              | {"op": "readResource", "uri": ...}]}
+//              | {"op": "readResource", "uri": ...}
+//              | {"op": "toolsChanged"}]}  // wait for the SDK's refetch after a change
 //
 // Each elicitation/create the SDK hands to the client's handler takes the next answer (see
 // `answer` below). Prints one JSON object on stdout: the negotiated protocol version, each
@@ -111,6 +113,32 @@ function describe(error) {
     return { code: error?.code, message: String(error?.message ?? error), data: error?.data ?? error?.elicitations };
 }
 
+// What the SDK's listChanged machinery refetched after each change (names of the tools).
+const refetched = [];
+let heardChange = null;
+const listChanged = plan.listChanged
+    ? {
+          tools: {
+              debounceMs: 0,
+              onChanged: (error, tools) => {
+                  refetched.push(error ? { error: String(error) } : (tools ?? []).map(t => t.name));
+                  heardChange?.();
+              }
+          }
+      }
+    : undefined;
+function toolsChanged() {
+    if (refetched.length) return Promise.resolve(refetched.shift());
+    return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error('no tools/list_changed within 10 s')), 10_000);
+        heardChange = () => {
+            clearTimeout(timer);
+            heardChange = null;
+            resolve(refetched.shift());
+        };
+    });
+}
+
 const capabilities = plan.elicitation === null || plan.elicitation === undefined ? {} : { elicitation: plan.elicitation };
 const info = { name: `ts-sdk-${plan.sdk}`, version: '1.0.0' };
 let client;
@@ -120,7 +148,7 @@ if (plan.sdk === 'v1') {
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const { ElicitRequestSchema } = await import('@modelcontextprotocol/sdk/types.js');
-    client = new Client(info, { capabilities });
+    client = new Client(info, { capabilities, listChanged });
     if (plan.elicitation !== null && plan.elicitation !== undefined) {
         client.setRequestHandler(ElicitRequestSchema, answer);
     }
@@ -130,7 +158,7 @@ if (plan.sdk === 'v1') {
 } else {
     const { Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
     const { StdioClientTransport } = await import('@modelcontextprotocol/client/stdio');
-    client = new Client(info, { capabilities, versionNegotiation: { mode: plan.era ?? 'auto' } });
+    client = new Client(info, { capabilities, listChanged, versionNegotiation: { mode: plan.era ?? 'auto' } });
     if (plan.elicitation !== null && plan.elicitation !== undefined) {
         client.setRequestHandler('elicitation/create', answer);
     }
@@ -147,6 +175,7 @@ for (const step of plan.steps) {
         else if (step.op === 'callTool') results.push({ result: await client.callTool({ name: step.name, arguments: step.arguments ?? {} }) });
         else if (step.op === 'getPrompt') results.push({ result: await client.getPrompt({ name: step.name, arguments: step.arguments ?? {} }) });
         else if (step.op === 'readResource') results.push({ result: await client.readResource({ uri: step.uri }) });
+        else if (step.op === 'toolsChanged') results.push({ result: { tools: await toolsChanged() } });
         else throw new Error(`unknown step ${step.op}`);
     } catch (error) {
         results.push({ error: describe(error) });
