@@ -15,6 +15,7 @@ from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import RequestTimeout, TransportError, URLElicitationRequired
 
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -477,11 +478,8 @@ async def test_a_question_reusing_the_id_of_one_still_open_is_refused() -> None:
         call = asyncio.ensure_future(client.call_tool("t"))
         await asyncio.wait_for(person.asked.wait(), 5)
         await transport.push(elicit("s-1", {"message": "Who else?", "requestedSchema": FORM}))
-        for _ in range(100):
-            refusals = [m for m, _ in transport.sent if m.get("id") == "s-1"]
-            if refusals:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: any(m.get("id") == "s-1" for m, _ in transport.sent), "the refusal")
+        refusals = [m for m, _ in transport.sent if m.get("id") == "s-1"]
         assert [m["error"]["code"] for m in refusals] == [-32600]
         assert "already in use" in refusals[0]["error"]["message"]
         assert person.shown == ["Who?"]  # the duplicate never reached the person

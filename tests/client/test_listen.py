@@ -21,6 +21,7 @@ from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.transports.stdio_client import connect_stdio
 
 from support.procs import ROOT
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -70,11 +71,8 @@ async def test_leaving_the_block_ends_the_subscription(listening: tuple[Client, 
     client, app, _ = listening
     async with client.listen(tools=True) as changes:
         assert len(app.subscriptions) == 1
-    for _ in range(200):
-        if len(app.subscriptions) == 0:
-            break
-        await asyncio.sleep(0.01)
-    assert len(app.subscriptions) == 0 and not changes.ended_by_server
+    await eventually(lambda: len(app.subscriptions) == 0, "the subscription to end")
+    assert not changes.ended_by_server
 
 
 async def test_a_refused_subscription_raises_the_servers_error() -> None:
@@ -97,10 +95,7 @@ async def test_a_task_is_heard_moving_without_polling() -> None:
         connect_memory(app, versions=["2026-07-28"], tasks=True) as watcher,
     ):
         call = asyncio.ensure_future(caller.call_tool("approve"))
-        for _ in range(200):
-            if len(app.tasks):
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: len(app.tasks), "the task")
         (task_id,) = app.tasks._tasks
         async with watcher.listen(task_ids=[task_id]) as moves:
             assert moves.agreed == {"taskIds": [task_id]}

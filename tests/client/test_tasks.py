@@ -19,6 +19,7 @@ from mcp_elicit.errors import InternalError, ProtocolError, TaskCancelled
 from mcp_elicit.forms import Boolean
 from mcp_elicit.transports.memory import connect_memory
 
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -146,10 +147,7 @@ async def test_a_task_the_server_cancels_raises_task_cancelled(
 ) -> None:
     client, app, _, recorder = tasking
     call = asyncio.ensure_future(client.call_tool("wait"))
-    for _ in range(100):
-        if len(app.tasks):
-            break
-        await asyncio.sleep(0.01)
+    await eventually(lambda: len(app.tasks), "the task")
     (task_id,) = app.tasks._tasks
     app.tasks.cancel(task_id, None)
     with pytest.raises(TaskCancelled, match=f"cancelled task {task_id}: Cancelled") as info:

@@ -26,6 +26,7 @@ from mcp_elicit.forms import Boolean
 from mcp_elicit.transports.memory import connect_memory
 
 from support.memory import MemoryClient
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -144,11 +145,11 @@ async def task_with_a_question(t: Transcript, revision: str) -> None:
     client = MemoryClient(app, capabilities=TASKS, revision=revision)
     record = _RecordingClient(client, t)
     created = await record.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}})
-    await _until(lambda: _status(app) == "input_required")
+    await eventually(lambda: _status(app) == "input_required", "the task to ask")
     await record.result("tasks/get", {"taskId": created["taskId"]})
     answer = {"go": {"action": "accept", "content": {"go": True}}}
     await record.result("tasks/update", {"taskId": created["taskId"], "inputResponses": answer})
-    await _until(lambda: _status(app) == "completed")
+    await eventually(lambda: _status(app) == "completed", "the task to end")
     done = await record.result("tasks/get", {"taskId": created["taskId"]})
     assert done["result"]["content"][0]["text"] == "api: deployed"
 
@@ -160,9 +161,9 @@ async def listen_for_changes(t: Transcript, revision: str) -> None:
     listening = asyncio.ensure_future(
         record.result("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     )
-    await _until(lambda: len(client.notifications) == 1)
+    await eventually(lambda: len(client.notifications) == 1, "the acknowledgement")
     app.tool(name="extra", description="Added while the client listens")(lambda: "extra")
-    await _until(lambda: len(client.notifications) == 2)
+    await eventually(lambda: len(client.notifications) == 2, "the list change")
     app.subscriptions.close_all()
     await asyncio.wait_for(listening, 5)
 
@@ -193,14 +194,6 @@ class _RecordingClient:
 def _status(app: Server) -> str:
     (running,) = app.tasks._tasks.values()
     return running.record.status
-
-
-async def _until(check: Callable[[], bool]) -> None:
-    for _ in range(500):
-        if check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("timed out")
 
 
 Scenario = Callable[[Transcript, str], Awaitable[None]]

@@ -14,6 +14,7 @@ from mcp_elicit import Context, Form, Principal, Server
 from mcp_elicit.forms import Boolean
 
 from support.memory import MemoryClient, SessionClient
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -53,10 +54,9 @@ class Listener:
         self.answer = asyncio.ensure_future(client.raw(message))
 
     async def until(self, count: int) -> list[dict[str, Any]]:
-        for _ in range(200):
-            if len(self.client.notifications) >= count or self.answer.done():
-                break
-            await asyncio.sleep(0.01)
+        await eventually(
+            lambda: len(self.client.notifications) >= count or self.answer.done(), f"{count} notifications"
+        )
         return self.client.notifications
 
 
@@ -136,21 +136,18 @@ async def test_a_task_listener_sees_the_question_at_once_without_polling(wire: W
     assert seen[0]["params"]["notifications"] == {"taskIds": [task_id]}
     assert seen[1]["method"] == "notifications/tasks" and seen[1]["params"]["taskId"] == task_id
 
-    async def asked() -> bool:
-        return any(m["params"].get("status") == "input_required" for m in watcher.notifications[1:])
-
-    for _ in range(200):
-        if await asked():
-            break
-        await asyncio.sleep(0.01)
+    await eventually(
+        lambda: any(m["params"].get("status") == "input_required" for m in watcher.notifications[1:]),
+        "the task to be heard asking",
+    )
     parked = next(m for m in watcher.notifications if m["params"].get("status") == "input_required")
     assert parked["params"]["inputRequests"]["ok"]["params"]["message"] == "Approve?"
     assert parked["params"]["_meta"] == {SUB: 100}
     await caller.result("tasks/update", {"taskId": task_id, "inputResponses": {"ok": {"action": "decline"}}})
-    for _ in range(200):
-        if watcher.notifications[-1]["params"].get("status") == "completed":
-            break
-        await asyncio.sleep(0.01)
+    await eventually(
+        lambda: watcher.notifications[-1]["params"].get("status") == "completed",
+        "the task to be heard ending",
+    )
     done = watcher.notifications[-1]["params"]
     assert done["status"] == "completed" and done["result"]["content"][0]["text"] == "approved: decline"
     app.subscriptions.close_all()

@@ -7,7 +7,7 @@ Every message is checked against the core schema and the extension's shapes."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from mcp_elicit.forms import Boolean
 from mcp_elicit.sealing import KeyRing
 
 from support.memory import MemoryClient, SessionClient, accept
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -69,14 +70,6 @@ def build(**options: Any) -> Server:
     return app
 
 
-async def until(check: Callable[[], Awaitable[bool]], what: str) -> None:
-    for _ in range(200):
-        if await check():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 async def status(client: MemoryClient, task_id: str) -> dict[str, Any]:
     return await client.result("tasks/get", {"taskId": task_id})
 
@@ -88,7 +81,7 @@ async def settle(client: MemoryClient, task_id: str, wanted: str) -> dict[str, A
         seen.update(await status(client, task_id))
         return seen["status"] == wanted
 
-    await until(reached, f"task {task_id} to be {wanted}")
+    await eventually(reached, f"task {task_id} to be {wanted}")
     return seen
 
 
@@ -156,7 +149,7 @@ async def test_answers_under_other_keys_are_ignored_and_a_bad_answer_is_asked_ag
     async def asked_again() -> bool:
         return list((await status(client, task_id)).get("inputRequests", {})) == ["go.2"]
 
-    await until(asked_again, "the question to be asked again")
+    await eventually(asked_again, "the question to be asked again")
     again = (await status(client, task_id))["inputRequests"]["go.2"]["params"]["message"]
     assert again.startswith("Your previous answer was not accepted:") and again.endswith("Deploy web now?")
     # the old key is spent: an answer under it is ignored
@@ -397,9 +390,6 @@ async def test_a_handler_that_fails_while_being_cancelled_leaves_the_task_cancel
     await asyncio.wait_for(started.wait(), 5)
     with caplog.at_level("INFO", logger="mcp_elicit.server"):
         await client.result("tasks/cancel", {"taskId": task_id})
-        for _ in range(100):
-            if "after it was cancelled" in caplog.text:
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: "after it was cancelled" in caplog.text, "the handler's error to be logged")
     assert "could not clean up" in caplog.text
     assert (await status(client, task_id))["status"] == "cancelled"

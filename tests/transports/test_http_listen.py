@@ -18,6 +18,7 @@ from mcp_elicit.wire.sse import EventDecoder
 
 from support.http import meta, mirrored_headers
 from support.procs import uvicorn_server
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -48,11 +49,7 @@ async def read_events(response: httpx.Response, into: list[dict[str, Any]]) -> N
 
 
 async def until(messages: list[dict[str, Any]], count: int) -> None:
-    for _ in range(300):
-        if len(messages) >= count:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"only {len(messages)} of {count} messages arrived: {messages}")
+    await eventually(lambda: len(messages) >= count, f"{count} messages (have {messages})")
 
 
 async def test_listen_streams_changes_and_shutdown_answers_it(wire: WireChecker) -> None:
@@ -103,11 +100,8 @@ async def test_a_listener_that_goes_is_forgotten(wire: WireChecker) -> None:
             await until(messages, 1)
             assert len(app.subscriptions) == 1
             reader.cancel()
-        for _ in range(300):  # the disconnect is noticed and the listen request cancelled
-            if len(app.subscriptions) == 0:
-                break
-            await asyncio.sleep(0.01)
-        assert len(app.subscriptions) == 0
+        # the disconnect is noticed and the listen request cancelled
+        await eventually(lambda: len(app.subscriptions) == 0, "the listener to be forgotten")
         assert app.notify_list_changed("tools") == 0
 
 

@@ -22,6 +22,7 @@ from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.procs import uvicorn_server
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -105,10 +106,7 @@ async def test_stopping_the_server_cancels_running_tasks(wire: WireChecker) -> N
         connect_http(running.url, answerer=Yes(), tasks=True) as client,
     ):
         call = asyncio.ensure_future(client.call_tool("forever"))
-        for _ in range(200):
-            if len(app.tasks):
-                break
-            await asyncio.sleep(0.01)
+        await eventually(lambda: len(app.tasks), "the task")
         (running_task,) = app.tasks._tasks.values()
         http_app.begin_shutdown()
         await asyncio.wait_for(cleaned.wait(), 5)  # the handler's cleanup ran
