@@ -79,11 +79,6 @@ class Filter:
             return params.get("taskId") in self.task_ids
         return any(_FLAGS[flag] == method for flag in self.flags)
 
-    @staticmethod
-    def flag_of(method: str) -> str | None:
-        """The filter flag of a list-changed notification ``method``."""
-        return next((flag for flag, name in _FLAGS.items() if name == method), None)
-
 
 def stamped(params: Mapping[str, Any], subscription: object) -> dict[str, Any]:
     """``params`` with the subscription's id in ``_meta``."""

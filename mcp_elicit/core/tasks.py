@@ -124,17 +124,14 @@ class TaskRecord:
         self._move("input_required", now)
 
     def answered(self, keys: list[str], now: float) -> None:
-        """Those questions got their answers; the task works again once none is left."""
+        """Those questions got their answers (or are no longer waited for); the task works
+        again once none is left."""
         removed = [key for key in keys if self.input_requests.pop(key, None) is not None]
         if not self.input_requests and self.status == "input_required":
             self._move("working", now)
         elif removed:
             self.updated = now
             self._changed()
-
-    def withdraw(self, keys: list[str], now: float) -> None:
-        """Questions no longer waited for (timed out, or their asker gave up)."""
-        self.answered(keys, now)
 
     def complete(self, result: dict[str, Any], now: float) -> None:
         self._still_open()

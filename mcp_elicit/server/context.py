@@ -32,6 +32,7 @@ from mcp_types import CreateMessageResult, Root
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
 from mcp_elicit.errors import MissingClientCapability
 from mcp_elicit.forms import FormSchema
+from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.tasks import TaskAsker
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 
@@ -161,6 +162,12 @@ class Context:
     @property
     def client_info(self) -> Mapping[str, Any] | None:
         return self.call.client_info
+
+    @property
+    def waits_in_place(self) -> bool:
+        """Whether an unanswered question makes the handler wait for its answer (a
+        2025-11-25 session, a task) rather than end the round (2026-07-28 rounds)."""
+        return isinstance(self._asker, InPlaceAsker)
 
     def can_elicit(self, mode: Literal["form", "url"] = "form") -> bool:
         caps = self.call.capabilities

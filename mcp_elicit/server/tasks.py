@@ -113,9 +113,8 @@ class Tasks:
         job: asyncio.Future[dict[str, Any]],
         finish: Callable[[dict[str, Any]], dict[str, Any]],
     ) -> None:
-        """``job`` (the handler, already running) belongs to the task; its end ends it,
-        with its result stamped by ``finish``."""
-        running.job = job
+        """``job`` (the handler, already running, the task's since ``Detach.start``) ends
+        the task when it ends, with its result stamped by ``finish``."""
         job.add_done_callback(lambda done: self._ended(running, done, finish))
 
     def _ended(

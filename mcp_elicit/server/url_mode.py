@@ -263,7 +263,7 @@ class UrlMode:
             if current is not None and not current.done:
                 await self.flows.finish(current, "declined" if answer.action == "decline" else "cancelled")
             return answer.action
-        if ctx.call.modern and ctx.task is None:
+        if not ctx.waits_in_place:
             while True:  # one bounded wait per round; still pending: a state-only round
                 outcome = _outcome(await self._wait_for(flow_id))
                 if outcome is not None:
