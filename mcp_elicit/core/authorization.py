@@ -56,6 +56,7 @@ __all__ = [
     "authorization_server_metadata_urls",
     "authorization_url",
     "bearer_challenge",
+    "token_challenges",
     "check_resource",
     "string_field",
     "protected_resource_urls",
@@ -131,6 +132,17 @@ def bearer_challenge(headers: Iterable[str]) -> Challenge | None:
             if challenge.scheme.lower() == "bearer":
                 return challenge
     return None
+
+
+def token_challenges(headers: Iterable[str]) -> list[Challenge]:
+    """The ``Bearer`` and ``DPoP`` (RFC 9449 §7.1) challenges among the
+    ``WWW-Authenticate`` header values, in order: what an OAuth client can answer."""
+    return [
+        challenge
+        for header in headers
+        for challenge in _challenges(header)
+        if challenge.scheme.lower() in ("bearer", "dpop")
+    ]
 
 
 # ---- URLs ------------------------------------------------------------------------------
@@ -282,6 +294,8 @@ class AuthorizationServer:
     token_endpoint_auth_methods: tuple[str, ...] = ("client_secret_basic",)
     iss_parameter_supported: bool = False
     client_id_metadata_documents: bool = False
+    #: ``dpop_signing_alg_values_supported`` (RFC 9449 §5.1): None when DPoP is not offered.
+    dpop_algorithms: tuple[str, ...] | None = None
 
 
 def read_authorization_server(document: object, issuer: str, where: str) -> AuthorizationServer:
@@ -324,6 +338,9 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
         token_endpoint_auth_methods=auth_methods or ("client_secret_basic",),
         iss_parameter_supported=document.get("authorization_response_iss_parameter_supported") is True,
         client_id_metadata_documents=document.get("client_id_metadata_document_supported") is True,
+        dpop_algorithms=_strings(
+            document.get("dpop_signing_alg_values_supported"), f"dpop_signing_alg_values_supported in {what}"
+        ),
     )
 
 

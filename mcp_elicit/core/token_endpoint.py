@@ -186,13 +186,20 @@ class Tokens:
     refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None
     scope: str | None = None
+    #: How the token is presented: ``Bearer``, or ``DPoP`` for a token bound to the
+    #: client's DPoP key (RFC 9449), sent with a proof signed by that key.
+    token_type: str = "Bearer"
 
     def fresh(self, now: float, *, margin: float = 30.0) -> bool:
         return self.expires_at is None or now < self.expires_at - margin
 
 
-def read_tokens(status: int, document: object, server: AuthorizationServer, *, now: float) -> Tokens:
-    """The tokens in a token endpoint's answer, or AuthorizationError with its OAuth error."""
+def read_tokens(
+    status: int, document: object, server: AuthorizationServer, *, now: float, dpop: bool = False
+) -> Tokens:
+    """The tokens in a token endpoint's answer, or AuthorizationError with its OAuth error.
+    ``dpop``: the request carried a DPoP proof, so a ``DPoP`` token is expected (a
+    ``Bearer`` one means the server chose not to bind it)."""
     if status != 200 or not isinstance(document, Mapping) or "access_token" not in document:
         error = document.get("error") if isinstance(document, Mapping) else None
         if isinstance(error, str) and re.fullmatch(r"[\x20-\x7e]{1,64}", error):
@@ -206,9 +213,13 @@ def read_tokens(status: int, document: object, server: AuthorizationServer, *, n
         raise AuthorizationError(
             f"the token endpoint of {server.issuer} gave an access_token that is not a string"
         )
-    if not isinstance(kind, str) or kind.lower() != "bearer":
+    kinds = {"bearer": "Bearer", "dpop": "DPoP"} if dpop else {"bearer": "Bearer"}
+    kind = kinds.get(kind.lower()) if isinstance(kind, str) else None
+    if kind is None:
         raise AuthorizationError(
-            f"the token endpoint of {server.issuer} gave a {kind!r} token, not a Bearer token"
+            f"the token endpoint of {server.issuer} gave a {document.get('token_type')!r} token, "
+            f"not {' or '.join(kinds.values())}"
+            + ("" if dpop else " (DPoP-bound tokens come only in answer to a DPoP proof)")
         )
     expires_in = document.get("expires_in")
     if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
@@ -223,6 +234,7 @@ def read_tokens(status: int, document: object, server: AuthorizationServer, *, n
         refresh if isinstance(refresh, str) and refresh else None,
         expires_at,
         scope if isinstance(scope, str) and scope.strip() else None,
+        kind,
     )
 
 

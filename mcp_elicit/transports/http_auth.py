@@ -22,6 +22,11 @@ Rules:
 * A ``TokenStore`` (``transports.token_store``) keeps tokens and registrations between
   runs, keyed by the MCP server's URL; a record that does not read back is ignored (and
   replaced), never trusted in part.
+* DPoP (RFC 9449, the MCP ``auth/dpop`` extension): where the authorization server offers
+  ES256 proofs (or ``dpop=True``), every token request carries a proof, and a ``DPoP``
+  token is presented with the ``DPoP`` scheme and a fresh proof per request
+  (``transports.http_dpop``). A server's ``use_dpop_nonce`` gets one retry with its nonce.
+  The key is stored with the tokens it binds.
 """
 
 from __future__ import annotations
@@ -32,24 +37,24 @@ import secrets
 import time
 from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from dataclasses import replace
-from typing import Any, Final, Protocol
+from typing import Protocol
 
 import httpx
-import orjson
 
 from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core import token_endpoint as tokens_at
 from mcp_elicit.core.authorization import AuthorizationServer, ProtectedResource
+from mcp_elicit.core.dpop import ALGORITHM, DpopKey
 from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.http_documents import get_json, post
+from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
 
 __all__ = ["Authorizer", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]
 
 log = logging.getLogger(__name__)
-
-MAX_DOCUMENT: Final = 256 * 1024
 
 
 class Authorizer(Protocol):
@@ -78,8 +83,12 @@ class OAuth(httpx.Auth):
     ``client_metadata_url``: an https URL where the client's metadata document is published,
     used as its ``client_id`` where the authorization server supports that. Otherwise the
     client registers itself (``client_name``, ``application_type``). ``refresh``: ask for
-    refresh tokens (``offline_access`` where offered).
+    refresh tokens (``offline_access`` where offered). ``dpop``: ask for DPoP-bound tokens
+    (RFC 9449) where the authorization server offers ES256 proofs (None, the default),
+    always and refusing any other token (True), or never (False).
     """
+
+    requires_request_body = True  # a DPoP proof digests the body it goes with
 
     def __init__(
         self,
@@ -94,6 +103,7 @@ class OAuth(httpx.Auth):
         refresh: bool = True,
         max_authorizations: int = 3,
         client_issuer: str | None = None,
+        dpop: bool | None = None,
         store: TokenStore | None = None,
         timeout: float = 15.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -109,6 +119,8 @@ class OAuth(httpx.Auth):
             )
         if application_type not in ("native", "web"):
             raise ValueError("application_type is 'native' or 'web'")
+        if dpop not in (None, True, False):
+            raise ValueError("dpop is None (where offered), True or False")
         self.authorizer = authorizer
         self.client_id = client_id
         self.client_secret = client_secret
@@ -121,6 +133,8 @@ class OAuth(httpx.Auth):
         self.application_type = application_type
         self.refresh = refresh
         self.max_authorizations = max_authorizations
+        self.dpop = dpop
+        self._prover = DpopProver(clock)
         self._clock = clock
         self._timeout = timeout
         self._transport = transport
@@ -163,12 +177,25 @@ class OAuth(httpx.Auth):
             await self._load(str(request.url.copy_with(query=None, fragment=None)))
         tokens = await self._current()
         if tokens is not None:
-            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+            self._present(request, tokens)
         response = yield request
         authorizations = 0
         refreshed = False
+        nonces = 0
         while response.status_code in (401, 403):
-            challenge = oauth.bearer_challenge(response.headers.get_list("www-authenticate"))
+            challenges = oauth.token_challenges(response.headers.get_list("www-authenticate"))
+            if (
+                tokens is not None
+                and tokens.token_type == "DPoP"
+                and any(c.error == "use_dpop_nonce" for c in challenges)
+                and self._prover.heard(str(request.url), response.headers)
+                and nonces < 2
+            ):
+                nonces += 1  # the server wants its nonce in the proof: sign again with it
+                self._present(request, tokens)
+                response = yield request
+                continue
+            challenge = challenges[0] if challenges else None
             step_up = response.status_code == 403
             if challenge is None or (step_up and challenge.error != "insufficient_scope"):
                 return  # not a Bearer challenge we can answer: the caller sees the answer
@@ -192,8 +219,16 @@ class OAuth(httpx.Auth):
                     authorizations += 0 if did_refresh else 1
             finally:
                 self._lock.release()
-            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+            self._present(request, tokens)
             response = yield request
+        if tokens is not None and tokens.token_type == "DPoP":
+            self._prover.heard(str(request.url), response.headers)  # a nonce for the next proof
+
+    def _present(self, request: httpx.Request, tokens: Tokens) -> None:
+        if tokens.token_type == "DPoP":
+            self._prover.sign(request, tokens.access_token)
+        else:
+            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
 
     # ---- the flow ----------------------------------------------------------------------
 
@@ -259,12 +294,22 @@ class OAuth(httpx.Auth):
                 log.warning("ignoring the stored authorization for %s (%s)", key, exc)
                 return
             self._clients.update(stored.clients)
-            self._tokens, self._issuer, self._scope = stored.tokens, stored.issuer, stored.scope
+            tokens = stored.tokens
+            if stored.dpop_key is not None:
+                try:
+                    self._prover.use(DpopKey.from_pem(stored.dpop_key))
+                except AuthorizationError as exc:
+                    log.warning("ignoring the stored tokens for %s (%s)", key, exc)
+                    tokens = None
+            if tokens is not None and tokens.token_type == "DPoP" and not self._prover.has_key:
+                tokens = None  # bound to a key that is gone: useless
+            self._tokens, self._issuer, self._scope = tokens, stored.issuer, stored.scope
 
     async def _save(self) -> None:
         if self._key is None:
             return
-        stored = Stored(self._issuer, self._scope, self._tokens, self._clients)
+        key = self._prover.key.private_pem() if self._prover.has_key else None
+        stored = Stored(self._issuer, self._scope, self._tokens, self._clients, key)
         try:
             await self.store.save(self._key, stored.to_record())
         except OSError as exc:
@@ -273,7 +318,7 @@ class OAuth(httpx.Auth):
     async def _protected_resource(self, server_url: str, challenge: oauth.Challenge) -> ProtectedResource:
         urls = oauth.protected_resource_urls(server_url, challenge.resource_metadata)
         for url in urls:
-            found = await self._get_json(url)
+            found = await get_json(self._http, url)
             if found is not None:
                 return oauth.read_protected_resource(found, server_url, url)
         raise AuthorizationError(
@@ -284,7 +329,7 @@ class OAuth(httpx.Auth):
     async def _authorization_server(self, issuer: str) -> AuthorizationServer:
         urls = oauth.authorization_server_metadata_urls(issuer)
         for url in urls:
-            found = await self._get_json(url)
+            found = await get_json(self._http, url)
             if found is not None:
                 return oauth.read_authorization_server(found, issuer, url)
         raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
@@ -339,7 +384,7 @@ class OAuth(httpx.Auth):
             application_type=self.application_type,
             refresh=self.refresh,
         )
-        status, answer = await self._post(endpoint, json=body)
+        status, answer, _ = await post(self._http, endpoint, json=body)
         if status not in (200, 201):
             error = answer.get("error") if isinstance(answer, Mapping) else None
             raise AuthorizationError(
@@ -383,7 +428,7 @@ class OAuth(httpx.Auth):
         fields = {"refresh_token": tokens.refresh_token}
         fresh = await self._token(server, credentials, "refresh_token", fields, self._resource)
         if fresh.refresh_token is None:  # the server keeps the old one valid
-            fresh = Tokens(fresh.access_token, tokens.refresh_token, fresh.expires_at, fresh.scope)
+            fresh = replace(fresh, refresh_token=tokens.refresh_token)
         self._tokens = fresh
         await self._save()
         return fresh
@@ -396,49 +441,25 @@ class OAuth(httpx.Auth):
         fields: Mapping[str, str],
         resource: str,
     ) -> Tokens:
-        headers, form = tokens_at.token_request(grant, credentials, resource=resource, fields=fields)
-        status, answer = await self._post(server.token_endpoint, data=form, headers=headers)
-        return tokens_at.read_tokens(status, answer, server, now=self._clock())
-
-    # ---- HTTP ----------------------------------------------------------------------------
-
-    async def _get_json(self, url: str) -> object | None:
-        """The JSON document at ``url``; None when there is none (4xx, or not JSON)."""
-        try:
-            async with self._http.stream("GET", url, headers={"Accept": "application/json"}) as response:
-                body = await _read_capped(response, url)
-                status = response.status_code
-        except httpx.HTTPError as exc:
-            raise AuthorizationError(f"could not fetch {url} ({type(exc).__name__}: {exc})") from None
-        if status != 200:
-            if status >= 500:
-                raise AuthorizationError(f"{url} answered HTTP {status}")
-            return None
-        try:
-            document: object = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            return None
-        return document
-
-    async def _post(self, url: str, **options: Any) -> tuple[int, object]:
-        try:
-            async with self._http.stream("POST", url, **options) as response:
-                body = await _read_capped(response, url)
-                status = response.status_code
-        except httpx.HTTPError as exc:
-            raise AuthorizationError(f"could not reach {url} ({type(exc).__name__})") from None
-        try:
-            return status, orjson.loads(body) if body else None
-        except orjson.JSONDecodeError:
-            return status, None
-
-
-async def _read_capped(response: httpx.Response, url: str) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_DOCUMENT:
-            raise AuthorizationError(f"{url} answered more than {MAX_DOCUMENT // 1024} KiB")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        dpop = self.dpop is True or (
+            self.dpop is None and server.dpop_algorithms is not None and ALGORITHM in server.dpop_algorithms
+        )
+        url = server.token_endpoint
+        for attempt in (1, 2):
+            headers, form = tokens_at.token_request(grant, credentials, resource=resource, fields=fields)
+            if dpop:
+                headers["DPoP"] = self._prover.proof("POST", url)
+            status, answer, answer_headers = await post(self._http, url, data=form, headers=headers)
+            new_nonce = dpop and self._prover.heard(url, answer_headers)
+            error = answer.get("error") if isinstance(answer, Mapping) else None
+            if not (attempt == 1 and new_nonce and status == 400 and error == "use_dpop_nonce"):
+                break
+            if credentials.auth_method == "private_key_jwt":  # an assertion is used once
+                credentials = self._known_credentials(server) or credentials
+        tokens = tokens_at.read_tokens(status, answer, server, now=self._clock(), dpop=dpop)
+        if self.dpop is True and tokens.token_type != "DPoP":
+            raise AuthorizationError(
+                f"the token endpoint of {server.issuer} gave a Bearer token where DPoP was required "
+                "(dpop=True)"
+            )
+        return tokens

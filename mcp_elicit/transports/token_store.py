@@ -36,6 +36,8 @@ class Stored:
     scope: str | None = None
     tokens: Tokens | None = None
     clients: dict[str, ClientCredentials] = field(default_factory=dict)
+    #: The DPoP private key (PEM) the tokens are bound to, if they are.
+    dpop_key: str | None = field(default=None, repr=False)
 
     def to_record(self) -> dict[str, Any]:
         tokens = self.tokens
@@ -49,7 +51,9 @@ class Stored:
                 "refresh_token": tokens.refresh_token,
                 "expires_at": tokens.expires_at,
                 "scope": tokens.scope,
+                "token_type": tokens.token_type,
             },
+            "dpop_key": self.dpop_key,
             "clients": {
                 issuer: {
                     "client_id": c.client_id,
@@ -80,20 +84,28 @@ class Stored:
                     _text(given.get("refresh_token")),
                     None if given.get("expires_at") is None else float(given["expires_at"]),
                     _text(given.get("scope")),
+                    _token_type(given.get("token_type", "Bearer")),
                 )
                 if given
                 else None
             )
         except (AttributeError, KeyError, TypeError) as exc:
             raise ValueError(f"a damaged record ({type(exc).__name__})") from None
-        issuer, scope = record.get("issuer"), record.get("scope")
+        issuer, scope, key = record.get("issuer"), record.get("scope"), record.get("dpop_key")
+        key = key if isinstance(key, str) else None
         if tokens is None or not isinstance(issuer, str):  # tokens without their issuer are not used
-            return cls(clients=clients)
-        return cls(issuer, scope if isinstance(scope, str) else None, tokens, clients)
+            return cls(clients=clients, dpop_key=key)
+        return cls(issuer, scope if isinstance(scope, str) else None, tokens, clients, key)
 
 
 def _text(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+def _token_type(value: object) -> str:
+    if value not in ("Bearer", "DPoP"):
+        raise TypeError("an unknown token type")
+    return str(value)
 
 
 class TokenStore(Protocol):

@@ -36,8 +36,14 @@ NON_AUTH = {
 #: step-up, token endpoint authentication, pre-registration; 2026-07-28 adds resource and
 #: issuer checks, offline access and a change of authorization server).
 AUTH_COUNT = {"2026-07-28": 25, "2025-11-25": 14}
-#: Not scored (the OAuth client-credentials extension) but supported: they must pass too.
-EXTENSIONS = ["auth/client-credentials-basic", "auth/client-credentials-jwt"]
+#: Not scored (the OAuth client-credentials and DPoP extensions) but supported: they must
+#: pass too. (The official Python SDK fails both DPoP scenarios.)
+EXTENSIONS = [
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/dpop",
+    "auth/dpop-nonce",
+]
 
 
 @pytest.mark.parametrize("revision", sorted(NON_AUTH))

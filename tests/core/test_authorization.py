@@ -1245,11 +1245,11 @@ def test_a_token_endpoint_refusal(status: int, document: object, message: str) -
         ({"access_token": "", "token_type": "Bearer"}, "not a string"),
         ({"access_token": None, "token_type": "Bearer"}, "not a string"),
         ({"access_token": 123, "token_type": "Bearer"}, "not a string"),
-        ({"access_token": ACCESS}, "None token, not a Bearer"),
-        ({"access_token": ACCESS, "token_type": "DPoP"}, "'DPoP' token, not a Bearer"),
-        ({"access_token": ACCESS, "token_type": "mac"}, "not a Bearer"),
-        ({"access_token": ACCESS, "token_type": "Bearer "}, "not a Bearer"),
-        ({"access_token": ACCESS, "token_type": 1}, "not a Bearer"),
+        ({"access_token": ACCESS}, "None token, not Bearer"),
+        ({"access_token": ACCESS, "token_type": "DPoP"}, "'DPoP' token, not Bearer"),
+        ({"access_token": ACCESS, "token_type": "mac"}, "not Bearer"),
+        ({"access_token": ACCESS, "token_type": "Bearer "}, "not Bearer"),
+        ({"access_token": ACCESS, "token_type": 1}, "not Bearer"),
     ],
 )
 def test_a_bad_token_answer_is_refused(document: dict[str, Any], match: str) -> None:

@@ -1,0 +1,64 @@
+"""The authorization flow's own HTTP requests (``transports.http_auth``): metadata
+documents fetched, registrations and token requests posted.
+
+Rules: the caller's ``httpx.AsyncClient`` never follows redirects; an answer is read up to
+256 KiB and no further; a network failure is an :class:`AuthorizationError` naming the URL
+and the kind of failure, never the request's body (it may hold a code or a secret).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import httpx
+import orjson
+
+from mcp_elicit.errors import AuthorizationError
+
+__all__ = ["MAX_DOCUMENT", "get_json", "post"]
+
+MAX_DOCUMENT: Final = 256 * 1024
+
+
+async def get_json(http: httpx.AsyncClient, url: str) -> object | None:
+    """The JSON document at ``url``; None when there is none (4xx, or not JSON)."""
+    try:
+        async with http.stream("GET", url, headers={"Accept": "application/json"}) as response:
+            body = await _read_capped(response, url)
+            status = response.status_code
+    except httpx.HTTPError as exc:
+        raise AuthorizationError(f"could not fetch {url} ({type(exc).__name__}: {exc})") from None
+    if status != 200:
+        if status >= 500:
+            raise AuthorizationError(f"{url} answered HTTP {status}")
+        return None
+    try:
+        document: object = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return document
+
+
+async def post(http: httpx.AsyncClient, url: str, **options: Any) -> tuple[int, object, httpx.Headers]:
+    """POST to ``url``: the status, the answer's JSON (None if it has none) and its headers."""
+    try:
+        async with http.stream("POST", url, **options) as response:
+            body = await _read_capped(response, url)
+            status = response.status_code
+    except httpx.HTTPError as exc:
+        raise AuthorizationError(f"could not reach {url} ({type(exc).__name__})") from None
+    try:
+        return status, orjson.loads(body) if body else None, response.headers
+    except orjson.JSONDecodeError:
+        return status, None, response.headers
+
+
+async def _read_capped(response: httpx.Response, url: str) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_DOCUMENT:
+            raise AuthorizationError(f"{url} answered more than {MAX_DOCUMENT // 1024} KiB")
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -1,0 +1,231 @@
+"""DPoP on the client's side (core/dpop.py, transports/http_dpop.py, the DPoP parts of
+core/authorization.py, core/token_endpoint.py and transports/token_store.py).
+
+Proofs are checked with joserfc, a JOSE library nobody here wrote, so a mistake shared by
+the signer and its own reading cannot hide. The whole flow runs against the official
+conformance suite's DPoP authorization and MCP servers (tests/conformance: ``auth/dpop``
+and ``auth/dpop-nonce``).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from typing import Any
+
+import httpx
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from joserfc import jws
+from joserfc.jwk import ECKey
+
+from mcp_elicit.core.authorization import AuthorizationServer, read_authorization_server, token_challenges
+from mcp_elicit.core.dpop import DpopKey, content_digest, proof_target
+from mcp_elicit.core.token_endpoint import Tokens, read_tokens
+from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.http_dpop import DpopProver
+from mcp_elicit.transports.token_store import Stored
+
+NOW = 1_800_000_000.0
+ISSUER = "https://as.example"
+TOKEN = "an.access.token"
+
+
+def _verified(proof: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The proof's header and claims, once joserfc has verified its signature with the
+    public key the header carries."""
+    header = json.loads(base64.urlsafe_b64decode(proof.split(".")[0] + "=="))
+    key = ECKey.import_key(header["jwk"])
+    verified = jws.deserialize_compact(proof, key, algorithms=["ES256"])
+    return dict(verified.headers()), json.loads(verified.payload)
+
+
+def test_a_resource_proof_is_signed_and_carries_every_claim() -> None:
+    key = DpopKey.generate()
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    proof = key.proof(
+        "post", "https://mcp.example/mcp?x=1#frag", now=NOW + 0.9, nonce="n-1", access_token=TOKEN, body=body
+    )
+    header, claims = _verified(proof)
+    assert header == {"typ": "dpop+jwt", "alg": "ES256", "jwk": key.jwk}
+    assert "d" not in header["jwk"]  # the public half only
+    assert claims["htm"] == "POST"
+    assert claims["htu"] == "https://mcp.example/mcp"  # RFC 9449 §4.2: no query, no fragment
+    assert claims["iat"] == int(NOW)
+    assert claims["nonce"] == "n-1"
+    ath = base64.urlsafe_b64encode(hashlib.sha256(TOKEN.encode()).digest()).rstrip(b"=").decode()
+    assert claims["ath"] == ath
+    digest = base64.b64encode(hashlib.sha256(body).digest()).decode()
+    assert claims["content_digest"] == f"sha-256=:{digest}:"
+    assert len(claims["jti"]) >= 16
+
+
+def test_a_token_endpoint_proof_has_no_ath_nonce_or_digest() -> None:
+    _, claims = _verified(DpopKey.generate().proof("POST", f"{ISSUER}/token", now=NOW))
+    assert set(claims) == {"jti", "htm", "htu", "iat"}
+
+
+def test_every_proof_is_fresh() -> None:
+    key = DpopKey.generate()
+    jtis = {_verified(key.proof("POST", "https://mcp.example/mcp", now=NOW))[1]["jti"] for _ in range(20)}
+    assert len(jtis) == 20
+
+
+def test_the_thumbprint_is_rfc_7638s() -> None:
+    key = DpopKey.generate()
+    assert key.thumbprint == ECKey.import_key(key.jwk).thumbprint()
+
+
+def test_the_key_survives_a_round_trip_through_pem() -> None:
+    key = DpopKey.generate()
+    again = DpopKey.from_pem(key.private_pem())
+    assert again.thumbprint == key.thumbprint
+    assert "PRIVATE KEY" in key.private_pem()
+    assert key.private_pem() not in repr(key)
+
+
+@pytest.mark.parametrize(
+    "pem",
+    [
+        "not a key",
+        "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+        "ключ",
+    ],
+)
+def test_a_damaged_stored_key_is_a_clear_error(pem: str) -> None:
+    with pytest.raises(AuthorizationError, match="stored DPoP key does not load"):
+        DpopKey.from_pem(pem)
+
+
+def test_only_a_p256_key_signs() -> None:
+    with pytest.raises(AuthorizationError, match="P-256"):
+        DpopKey(ec.generate_private_key(ec.SECP384R1()))
+    pem = (
+        rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        .private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+        .decode()
+    )
+    with pytest.raises(AuthorizationError, match="not an EC key"):
+        DpopKey.from_pem(pem)
+
+
+def test_content_digest_and_proof_target() -> None:
+    assert content_digest(b"") == "sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:"
+    assert proof_target("http://127.0.0.1:8000/mcp?session=1") == "http://127.0.0.1:8000/mcp"
+
+
+# ---- challenges, metadata, token answers ---------------------------------------------
+
+
+def test_dpop_and_bearer_challenges_are_both_read() -> None:
+    found = token_challenges(
+        [
+            'Basic realm="x", DPoP error="use_dpop_nonce", resource_metadata="https://r/prm"',
+            'Bearer scope="a"',
+        ]
+    )
+    assert [(c.scheme, c.error) for c in found] == [("DPoP", "use_dpop_nonce"), ("Bearer", None)]
+    assert found[0].resource_metadata == "https://r/prm"
+    assert token_challenges(['Basic realm="x"', "Negotiate"]) == []
+
+
+def _metadata(**extra: Any) -> dict[str, Any]:
+    return {
+        "issuer": ISSUER,
+        "authorization_endpoint": f"{ISSUER}/authorize",
+        "token_endpoint": f"{ISSUER}/token",
+        "code_challenge_methods_supported": ["S256"],
+        **extra,
+    }
+
+
+def test_the_servers_dpop_algorithms_are_read() -> None:
+    offered = read_authorization_server(
+        _metadata(dpop_signing_alg_values_supported=["ES256", "RS256"]), ISSUER, "x"
+    )
+    assert offered.dpop_algorithms == ("ES256", "RS256")
+    assert read_authorization_server(_metadata(), ISSUER, "x").dpop_algorithms is None
+    with pytest.raises(AuthorizationError, match="dpop_signing_alg_values_supported"):
+        read_authorization_server(_metadata(dpop_signing_alg_values_supported="ES256"), ISSUER, "x")
+
+
+SERVER = AuthorizationServer(ISSUER, f"{ISSUER}/authorize", f"{ISSUER}/token")
+
+
+@pytest.mark.parametrize(("kind", "expected"), [("DPoP", "DPoP"), ("dpop", "DPoP"), ("Bearer", "Bearer")])
+def test_after_a_proof_a_dpop_or_bearer_token_is_taken(kind: str, expected: str) -> None:
+    tokens = read_tokens(200, {"access_token": TOKEN, "token_type": kind}, SERVER, now=NOW, dpop=True)
+    assert tokens.token_type == expected
+
+
+def test_without_a_proof_a_dpop_token_is_refused() -> None:
+    with pytest.raises(AuthorizationError, match="only in answer to a DPoP proof") as info:
+        read_tokens(200, {"access_token": TOKEN, "token_type": "DPoP"}, SERVER, now=NOW)
+    assert TOKEN not in str(info.value)
+
+
+# ---- the store -------------------------------------------------------------------------
+
+
+def test_a_dpop_token_is_stored_with_its_key() -> None:
+    key = DpopKey.generate()
+    stored = Stored(ISSUER, "s", Tokens(TOKEN, "r", NOW, "s", "DPoP"), {}, key.private_pem())
+    back = Stored.from_record(json.loads(json.dumps(stored.to_record())))
+    assert back.tokens == stored.tokens
+    assert back.dpop_key is not None and DpopKey.from_pem(back.dpop_key).thumbprint == key.thumbprint
+    assert key.private_pem() not in repr(back)
+
+
+def test_a_record_from_before_dpop_reads_as_bearer() -> None:
+    record = Stored(ISSUER, None, Tokens(TOKEN)).to_record()
+    del record["tokens"]["token_type"], record["dpop_key"]
+    back = Stored.from_record(record)
+    assert back.tokens is not None and back.tokens.token_type == "Bearer"
+    assert back.dpop_key is None
+
+
+def test_a_record_with_an_unknown_token_type_is_not_trusted() -> None:
+    record = Stored(ISSUER, None, Tokens(TOKEN)).to_record()
+    record["tokens"]["token_type"] = "MAC"
+    with pytest.raises(ValueError, match="damaged"):
+        Stored.from_record(record)
+
+
+# ---- nonces ----------------------------------------------------------------------------
+
+
+def _nonce_of(proof: str) -> object:
+    return _verified(proof)[1].get("nonce")
+
+
+def test_a_servers_nonce_goes_in_later_proofs_to_its_origin_only() -> None:
+    prover = DpopProver(lambda: NOW)
+    assert prover.heard("https://as.example/token", httpx.Headers({"DPoP-Nonce": "abc"})) is True
+    assert prover.heard("https://AS.example/other", httpx.Headers({"DPoP-Nonce": "abc"})) is False  # known
+    assert _nonce_of(prover.proof("POST", "https://as.example/token")) == "abc"
+    assert _nonce_of(prover.proof("POST", "https://mcp.example/mcp")) is None
+    assert prover.heard("https://as.example/token", httpx.Headers({"DPoP-Nonce": "def"})) is True
+    assert _nonce_of(prover.proof("POST", "https://as.example/token")) == "def"
+
+
+@pytest.mark.parametrize("nonce", ["", "a b", 'quote"', "back\\slash", "x" * 513, "ümlaut"])
+def test_a_nonce_that_is_not_nqchar_is_ignored(nonce: str) -> None:
+    prover = DpopProver(lambda: NOW)
+    headers = httpx.Headers([(b"DPoP-Nonce", nonce.encode("utf-8"))])
+    assert prover.heard("https://as.example/token", headers) is False
+    assert _nonce_of(prover.proof("POST", "https://as.example/token")) is None
+
+
+def test_a_request_is_signed_for_its_method_url_token_and_body() -> None:
+    prover = DpopProver(lambda: NOW)
+    request = httpx.Request("POST", "https://mcp.example/mcp", content=b'{"a":1}')
+    prover.sign(request, TOKEN)
+    assert request.headers["Authorization"] == f"DPoP {TOKEN}"
+    header, claims = _verified(request.headers["DPoP"])
+    assert header["jwk"] == prover.key.jwk
+    assert (claims["htm"], claims["htu"]) == ("POST", "https://mcp.example/mcp")
+    assert claims["content_digest"] == content_digest(b'{"a":1}')
