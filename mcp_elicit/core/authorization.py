@@ -264,6 +264,8 @@ class ProtectedResource:
     resource: str
     authorization_servers: tuple[str, ...]
     scopes_supported: tuple[str, ...] | None = None
+    #: ``dpop_bound_access_tokens_required`` (RFC 9728): only DPoP-bound tokens are taken.
+    dpop_required: bool = False
 
 
 def read_protected_resource(document: object, server_url: str, where: str) -> ProtectedResource:
@@ -279,7 +281,9 @@ def read_protected_resource(document: object, server_url: str, where: str) -> Pr
     for server in servers:
         _require_secure(server, f"the authorization server in {what}")
     scopes = _strings(document.get("scopes_supported"), f"scopes_supported in {what}")
-    return ProtectedResource(resource, servers, scopes)
+    return ProtectedResource(
+        resource, servers, scopes, document.get("dpop_bound_access_tokens_required") is True
+    )
 
 
 @dataclass(frozen=True)

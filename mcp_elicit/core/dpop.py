@@ -1,5 +1,5 @@
-"""DPoP (RFC 9449) on the client's side, sans-IO: the key a client proves possession of,
-and the proofs it signs for the token endpoint and for the MCP server.
+"""DPoP (RFC 9449), sans-IO: the key a client proves possession of, the proofs it signs
+for the token endpoint and for the MCP server, and the server's check of a proof.
 
 A DPoP-bound access token is useless to whoever steals it without the private key. The
 client holds one ES256 (P-256) key; it signs a fresh proof (a JWT with its own ``jti``) for
@@ -11,9 +11,18 @@ claim to proofs sent to the MCP server: ``content_digest``, the SHA-256 of the r
 body (``sha-256=:<base64>:``, RFC 9530), because every MCP request goes to one URL with
 one method. Proofs for the token endpoint carry no ``content_digest`` and no ``ath``.
 
+A server checks a proof with :func:`check_proof` (RFC 9449 §4.3 and the MCP profile): one
+compact JWS of type ``dpop+jwt``, signed with an asymmetric algorithm by the public key in
+its header, for this method and URL, issued within five minutes, for this access token
+(``ath``) and this body (``content_digest``). It returns the key's thumbprint, which must
+be the one the token is bound to (its ``cnf.jkt``). ``jti`` is not tracked: the body
+digest already ties a proof to one request, as the MCP profile allows.
+
 Rules: the standard library and ``cryptography`` only; time is an argument. The private
 key never leaves this module except as :meth:`DpopKey.private_pem`, for a token store
-that keeps it with the tokens it binds.
+that keeps it with the tokens it binds. :func:`check_proof` raises :class:`ProofError`
+and nothing else, for any input; its message says what is wrong and never echoes the
+proof or the token.
 """
 
 from __future__ import annotations
@@ -21,17 +30,28 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import secrets
 import urllib.parse
+from collections.abc import Callable
 from typing import Any, Final
 
-from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, utils
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa, utils
 
 from mcp_elicit.errors import AuthorizationError
 
-__all__ = ["ALGORITHM", "DpopKey", "content_digest", "proof_target"]
+__all__ = [
+    "ALGORITHM",
+    "VERIFIED_ALGORITHMS",
+    "DpopKey",
+    "ProofError",
+    "check_proof",
+    "content_digest",
+    "proof_target",
+    "thumbprint",
+]
 
 #: The one signing algorithm this client uses for proofs.
 ALGORITHM: Final = "ES256"
@@ -73,7 +93,7 @@ class DpopKey:
             "x": _b64url(numbers.x.to_bytes(32, "big")),
             "y": _b64url(numbers.y.to_bytes(32, "big")),
         }
-        self._thumbprint = _b64url(hashlib.sha256(_json(self._jwk)).digest())
+        self._thumbprint = thumbprint(self._jwk)
 
     @classmethod
     def generate(cls) -> DpopKey:
@@ -142,3 +162,170 @@ class DpopKey:
 
     def __repr__(self) -> str:
         return f"DpopKey(thumbprint={self._thumbprint!r})"
+
+
+# ---- the server's check ------------------------------------------------------------------
+
+
+class ProofError(ValueError):
+    """A DPoP proof that does not hold; the message says why (for ``error_description``)."""
+
+
+_HASHES: Final[dict[str, Callable[[], hashes.HashAlgorithm]]] = {
+    "256": hashes.SHA256,
+    "384": hashes.SHA384,
+    "512": hashes.SHA512,
+}
+_CURVES: Final = {
+    "ES256": ("P-256", ec.SECP256R1),
+    "ES384": ("P-384", ec.SECP384R1),
+    "ES512": ("P-521", ec.SECP521R1),
+}
+#: What a server accepts: RFC 9449 §11.6 asks for asymmetric algorithms only.
+VERIFIED_ALGORITHMS: Final = (*_CURVES, "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
+_REQUIRED_MEMBERS: Final = {
+    "EC": ("crv", "kty", "x", "y"),
+    "RSA": ("e", "kty", "n"),
+    "OKP": ("crv", "kty", "x"),
+}
+_PRIVATE_MEMBERS: Final = frozenset({"d", "p", "q", "dp", "dq", "qi", "oth", "k"})
+_MAX_PROOF: Final = 8 * 1024
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
+_BASE64URL: Final = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _unb64url(part: str, what: str) -> bytes:
+    if not _BASE64URL.fullmatch(part) or len(part) % 4 == 1:
+        raise ProofError(f"the proof's {what} is not base64url")
+    try:
+        return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+    except ValueError:
+        raise ProofError(f"the proof's {what} is not base64url") from None
+
+
+def _object(part: str, what: str) -> dict[str, Any]:
+    raw = _unb64url(part, what)
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise ProofError(f"the proof's {what} is not JSON") from None
+    if not isinstance(value, dict):
+        raise ProofError(f"the proof's {what} is not a JSON object")
+    return value
+
+
+def _integer(jwk: dict[str, Any], name: str) -> int:
+    value = jwk.get(name)
+    if not isinstance(value, str):
+        raise ProofError(f"the proof's jwk has no {name}")
+    return int.from_bytes(_unb64url(value, f"jwk {name}"), "big")
+
+
+def _verify(alg: str, jwk: dict[str, Any], signature: bytes, signed: bytes) -> None:
+    """Verify ``signature`` over ``signed`` with the public ``jwk`` under ``alg``."""
+    try:
+        if alg in _CURVES:
+            crv, curve_type = _CURVES[alg]
+            if jwk.get("kty") != "EC" or jwk.get("crv") != crv:
+                raise ProofError(f"{alg} needs an EC key on {crv}")
+            curve = curve_type()
+            size = (curve.key_size + 7) // 8
+            if len(signature) != 2 * size:
+                raise ProofError("the proof's signature has the wrong length")
+            key = ec.EllipticCurvePublicNumbers(_integer(jwk, "x"), _integer(jwk, "y"), curve).public_key()
+            r, s = int.from_bytes(signature[:size], "big"), int.from_bytes(signature[size:], "big")
+            key.verify(utils.encode_dss_signature(r, s), signed, ec.ECDSA(_HASHES[alg[2:]]()))
+        elif alg == "EdDSA":
+            if jwk.get("kty") != "OKP" or jwk.get("crv") != "Ed25519":
+                raise ProofError("EdDSA needs an Ed25519 key")
+            raw = _unb64url(str(jwk.get("x", "")), "jwk x")
+            ed25519.Ed25519PublicKey.from_public_bytes(raw).verify(signature, signed)
+        else:
+            if jwk.get("kty") != "RSA":
+                raise ProofError(f"{alg} needs an RSA key")
+            public = rsa.RSAPublicNumbers(_integer(jwk, "e"), _integer(jwk, "n")).public_key()
+            if public.key_size < 2048:
+                raise ProofError("the proof's RSA key is shorter than 2048 bits")
+            digest = _HASHES[alg[2:]]()
+            pad: padding.AsymmetricPadding = (
+                padding.PKCS1v15()
+                if alg.startswith("RS")
+                else padding.PSS(padding.MGF1(digest), salt_length=digest.digest_size)
+            )
+            public.verify(signature, signed, pad, digest)
+    except InvalidSignature:
+        raise ProofError("the proof's signature does not verify") from None
+    except ProofError:
+        raise
+    except (ValueError, TypeError, UnsupportedAlgorithm):  # not a point on the curve, ...
+        raise ProofError(f"the proof's jwk is not a usable {alg} key") from None
+
+
+def thumbprint(jwk: dict[str, Any]) -> str:
+    """The JWK SHA-256 thumbprint (RFC 7638) of a public key."""
+    members = _REQUIRED_MEMBERS.get(str(jwk.get("kty")))
+    if members is None or not all(isinstance(jwk.get(m), str) for m in members):
+        raise ProofError("the proof's jwk is not an EC, RSA or OKP public key")
+    return _b64url(hashlib.sha256(_json({m: jwk[m] for m in members})).digest())
+
+
+def _same_target(htu: str, url: str) -> bool:
+    def canonical(value: str) -> tuple[str, str, int | None, str]:
+        parts = urllib.parse.urlsplit(value)
+        scheme = parts.scheme.lower()
+        port = parts.port if parts.port is not None else _DEFAULT_PORTS.get(scheme)
+        return scheme, (parts.hostname or "").lower(), port, parts.path.rstrip("/") or "/"
+
+    try:
+        return canonical(htu) == canonical(url)
+    except ValueError:  # a bad port
+        return False
+
+
+def check_proof(
+    proof: str | None,
+    *,
+    method: str,
+    url: str,
+    access_token: str,
+    body: bytes,
+    now: float,
+    max_age: float = 300.0,
+) -> str:
+    """Check the DPoP proof sent with a request presenting ``access_token`` (see the module
+    docstring); return the thumbprint of the key that signed it."""
+    if not proof:
+        raise ProofError("the request has no DPoP proof")
+    if len(proof) > _MAX_PROOF or proof.count(".") != 2:
+        raise ProofError("the DPoP proof is not one compact JWS")
+    head, payload, signature = proof.split(".")
+    header = _object(head, "header")
+    if header.get("typ") != "dpop+jwt":
+        raise ProofError("the proof's typ is not dpop+jwt")
+    alg = header.get("alg")
+    if alg not in VERIFIED_ALGORITHMS:
+        raise ProofError(f"the proof's alg is not one of {' '.join(VERIFIED_ALGORITHMS)}")
+    jwk = header.get("jwk")
+    if not isinstance(jwk, dict):
+        raise ProofError("the proof's header has no jwk")
+    if _PRIVATE_MEMBERS & jwk.keys():
+        raise ProofError("the proof's jwk holds a private key")
+    _verify(str(alg), jwk, _unb64url(signature, "signature"), f"{head}.{payload}".encode("ascii"))
+    claims = _object(payload, "claims")
+    jti = claims.get("jti")
+    if not isinstance(jti, str) or not jti or len(jti) > 256:
+        raise ProofError("the proof has no jti")
+    if claims.get("htm") != method:
+        raise ProofError(f"the proof's htm is not {method}")
+    htu = claims.get("htu")
+    if not isinstance(htu, str) or "?" in htu or "#" in htu or not _same_target(htu, url):
+        raise ProofError("the proof's htu is not this endpoint's URL")
+    iat = claims.get("iat")
+    if not isinstance(iat, int | float) or isinstance(iat, bool) or not abs(now - iat) <= max_age:
+        raise ProofError(f"the proof's iat is not within {int(max_age)} seconds of the server's time")
+    expected = _b64url(hashlib.sha256(access_token.encode("ascii", "replace")).digest())
+    if claims.get("ath") != expected:
+        raise ProofError("the proof's ath is not the hash of the access token presented")
+    if claims.get("content_digest") != content_digest(body):
+        raise ProofError("the proof's content_digest is not the SHA-256 of the request body")
+    return thumbprint(jwk)

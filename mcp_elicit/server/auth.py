@@ -2,7 +2,9 @@
 
 Rules: on Streamable HTTP a server may carry a ``TokenVerifier``; each request's
 ``Authorization: Bearer <token>`` goes through it and yields a ``Principal`` or is refused
-with 401 and a ``WWW-Authenticate`` challenge. stdio has no principal (credentials come
+with 401 and a ``WWW-Authenticate`` challenge. A token bound to a DPoP key (RFC 9449: the
+principal's ``claims["cnf"]["jkt"]``) is accepted only as ``Authorization: DPoP <token>``
+with a ``DPoP`` proof signed by that key for this request and its body. stdio has no principal (credentials come
 from the environment there). State that involves a user (sealed ``requestState``, URL-mode
 flows, sessions) is bound to ``Principal.subject``.
 
@@ -22,6 +24,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mcp_elicit.core.dpop import VERIFIED_ALGORITHMS
 from mcp_elicit.errors import ConfigError
 
 __all__ = ["Principal", "ResourceMetadata", "StaticTokens", "TokenVerifier"]
@@ -36,6 +39,15 @@ class Principal:
     subject: str
     scopes: frozenset[str] = frozenset()
     claims: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def dpop_thumbprint(self) -> str | None:
+        """The thumbprint of the DPoP key the token is bound to (``claims["cnf"]["jkt"]``,
+        RFC 9449 §6), or None for a bearer token. A bound token is accepted only with the
+        ``DPoP`` scheme and a proof signed by that key."""
+        cnf = self.claims.get("cnf")
+        jkt = cnf.get("jkt") if isinstance(cnf, Mapping) else None
+        return jkt if isinstance(jkt, str) and jkt else None
 
 
 class TokenVerifier(Protocol):
@@ -80,6 +92,8 @@ class ResourceMetadata:
     ``authorization_servers``: issuer URLs whose tokens the verifier accepts.
     ``scopes_supported``: the scopes worth asking for (default: ``required_scopes``, if any).
     ``resource``: the endpoint's canonical URL; default: learned from each request's Host.
+    ``dpop_required``: refuse tokens that are not DPoP-bound (RFC 9449), and say so in the
+    document (``dpop_bound_access_tokens_required``).
     """
 
     authorization_servers: Sequence[str]
@@ -87,6 +101,7 @@ class ResourceMetadata:
     required_scopes: Sequence[str] = ()
     resource: str | None = None
     resource_name: str | None = None
+    dpop_required: bool = False
 
     def __post_init__(self) -> None:
         servers = self.authorization_servers
@@ -120,13 +135,22 @@ class ResourceMetadata:
             out["scopes_supported"] = list(scopes)
         if self.resource_name:
             out["resource_name"] = self.resource_name
+        out["dpop_signing_alg_values_supported"] = list(VERIFIED_ALGORITHMS)
+        if self.dpop_required:
+            out["dpop_bound_access_tokens_required"] = True
         return out
 
     def challenge(
-        self, metadata_url: str, *, error: str | None = None, description: str | None = None
+        self,
+        metadata_url: str,
+        *,
+        error: str | None = None,
+        description: str | None = None,
+        scheme: str = "Bearer",
     ) -> str:
-        """A ``WWW-Authenticate`` value pointing at the document (and the scopes needed)."""
-        parts = []
+        """A ``WWW-Authenticate`` value pointing at the document (and the scopes needed);
+        ``scheme`` ``DPoP`` also names the proof algorithms accepted (RFC 9449 §7.1)."""
+        parts = [f"algs={_quoted(' '.join(VERIFIED_ALGORITHMS))}"] if scheme == "DPoP" else []
         if error:
             parts.append(f"error={_quoted(error)}")
         if description:
@@ -134,7 +158,7 @@ class ResourceMetadata:
         if self.required_scopes:
             parts.append(f"scope={_quoted(' '.join(self.required_scopes))}")
         parts.append(f"resource_metadata={_quoted(metadata_url)}")
-        return "Bearer " + ", ".join(parts)
+        return f"{scheme} " + ", ".join(parts)
 
     def missing(self, principal: Principal) -> list[str]:
         """The required scopes ``principal`` lacks."""

@@ -145,6 +145,7 @@ class OAuth(httpx.Auth):
         self._scope: str | None = None  # what was asked for them
         self._server: AuthorizationServer | None = None
         self._resource = ""
+        self._dpop_required = False  # the resource takes DPoP-bound tokens only
         self._clients: dict[str, ClientCredentials] = {}
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._key: str | None = None  # the server URL the stored record is under
@@ -258,6 +259,7 @@ class OAuth(httpx.Auth):
             self._tokens = None
             self._scope = None
         self._server, self._issuer, self._resource = server, issuer, resource.resource
+        self._dpop_required = resource.dpop_required
         if not step_up and may_refresh and self._tokens is not None and self._tokens.refresh_token:
             try:
                 return await self._refresh(server), True
@@ -441,9 +443,8 @@ class OAuth(httpx.Auth):
         fields: Mapping[str, str],
         resource: str,
     ) -> Tokens:
-        dpop = self.dpop is True or (
-            self.dpop is None and server.dpop_algorithms is not None and ALGORITHM in server.dpop_algorithms
-        )
+        offered = server.dpop_algorithms is not None and ALGORITHM in server.dpop_algorithms
+        dpop = self.dpop is True or (self.dpop is None and (offered or self._dpop_required))
         url = server.token_endpoint
         for attempt in (1, 2):
             headers, form = tokens_at.token_request(grant, credentials, resource=resource, fields=fields)

@@ -7,14 +7,23 @@ challenge (``error="invalid_token"`` when a token was sent); with ``ResourceMeta
 challenge names the document and the required scopes, and a valid token lacking one of
 them gets 403 ``insufficient_scope``. The document is public: any origin may read it, and
 caches may keep it five minutes.
+
+DPoP (RFC 9449 and the MCP profile): ``Authorization: DPoP <token>`` must come with exactly
+one ``DPoP`` header, a proof for this request and its body (``core.dpop.check_proof``),
+signed by the key the token is bound to. A bound token sent as ``Bearer``, an unbound one
+sent as ``DPoP``, or a bearer token where ``dpop_required`` is set, is refused. A refusal
+of a DPoP request is a ``DPoP`` challenge (``invalid_dpop_proof`` when the proof is at
+fault) naming the algorithms accepted.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 
 import orjson
 
+from mcp_elicit.core import dpop
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain
 
@@ -33,28 +42,69 @@ async def authenticate(
     scope: Scope,
     headers: Mapping[str, str],
     send: Send,
+    body: bytes = b"",
 ) -> tuple[bool, Principal | None]:
     """``(True, principal)`` for a valid token with the required scopes; else the refusal
-    is sent and ``(False, None)``."""
+    is sent and ``(False, None)``. ``body``: the request's, which a DPoP proof digests."""
     raw = headers.get("authorization", "")
     kind, _, token = raw.partition(" ")
-    principal = await auth.verify(token.strip()) if kind.lower() == "bearer" and token.strip() else None
+    kind, token = kind.lower(), token.strip()
+    principal = await auth.verify(token) if kind in ("bearer", "dpop") and token else None
+    problem: tuple[str, str] | None = None  # (error, description) of a refused DPoP request
+    if principal is not None:
+        bound = principal.dpop_thumbprint
+        if kind == "dpop":
+            problem = _dpop_problem(scope, headers, token, body, bound)
+        elif bound is not None:
+            problem = ("invalid_token", "a DPoP-bound token must be sent with the DPoP scheme and a proof")
+        elif metadata is not None and metadata.dpop_required:
+            problem = ("invalid_token", "this server takes DPoP-bound tokens only")
+        if problem is not None:
+            principal = None
     if principal is not None and (metadata is None or not metadata.missing(principal)):
         return True, principal
+    scheme = "DPoP" if kind == "dpop" or (metadata is not None and metadata.dpop_required) else "Bearer"
+    error, description = problem or ("invalid_token" if raw else None, None)
     if metadata is None:
-        challenge = 'Bearer realm="mcp"' + (', error="invalid_token"' if raw else "")
+        challenge = f'{scheme} realm="mcp"' + (f', error="{error}"' if error else "")
     else:
         where = f"{origin(scope, headers)}{metadata_path}"
         if principal is not None:
             missing = " ".join(metadata.missing(principal))
             value = metadata.challenge(
-                where, error="insufficient_scope", description=f"needs scope {missing}"
+                where, error="insufficient_scope", description=f"needs scope {missing}", scheme=scheme
             )
             await _refuse(send, 403, b"Forbidden: the token lacks a scope this server requires", value)
             return False, None
-        challenge = metadata.challenge(where, error="invalid_token" if raw else None)
-    await _refuse(send, 401, b"Unauthorized: send a valid bearer token", challenge)
+        challenge = metadata.challenge(where, error=error, description=description, scheme=scheme)
+    what = b"a valid DPoP-bound token and proof" if scheme == "DPoP" else b"a valid bearer token"
+    await _refuse(send, 401, b"Unauthorized: send " + what, challenge)
     return False, None
+
+
+def _dpop_problem(
+    scope: Scope, headers: Mapping[str, str], token: str, body: bytes, bound: str | None
+) -> tuple[str, str] | None:
+    """Why a request presenting ``token`` with the DPoP scheme is refused, or None."""
+    if sum(name == b"dpop" for name, _ in scope["headers"]) > 1:
+        return "invalid_dpop_proof", "more than one DPoP header"
+    url = f"{origin(scope, headers)}{scope.get('root_path', '')}{scope['path']}"
+    try:
+        key = dpop.check_proof(
+            headers.get("dpop"),
+            method=scope["method"],
+            url=url,
+            access_token=token,
+            body=body,
+            now=time.time(),
+        )
+    except dpop.ProofError as exc:
+        return "invalid_dpop_proof", str(exc)
+    if bound is None:
+        return "invalid_token", "the token is not bound to a DPoP key: send it as a Bearer token"
+    if key != bound:
+        return "invalid_dpop_proof", "the proof is not signed by the key the token is bound to"
+    return None
 
 
 async def _refuse(send: Send, status: int, body: bytes, challenge: str) -> None:

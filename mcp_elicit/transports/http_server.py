@@ -280,11 +280,13 @@ class StreamableHTTP(SessionRoutes):
         return None
 
     async def _authenticate(
-        self, scope: Scope, headers: Mapping[str, str], send: Send
+        self, scope: Scope, headers: Mapping[str, str], send: Send, body: bytes = b""
     ) -> tuple[bool, Principal | None]:
         if self.auth is None:
             return True, None
-        return await authenticate(self.auth, self.resource_metadata, self.metadata_path, scope, headers, send)
+        return await authenticate(
+            self.auth, self.resource_metadata, self.metadata_path, scope, headers, send, body
+        )
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:
         assert self.resource_metadata is not None
@@ -340,7 +342,7 @@ class StreamableHTTP(SessionRoutes):
         except ProtocolError as exc:
             await error_response(send, exc.request_id, exc)
             return
-        ok, principal = await self._authenticate(scope, headers, send)
+        ok, principal = await self._authenticate(scope, headers, send, body)
         if not ok:
             return
         modern = isinstance(message, jsonrpc.Request) and not self.server.core.is_handshake_request(

@@ -18,11 +18,13 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from hypothesis import given
+from hypothesis import strategies as st
 from joserfc import jws
-from joserfc.jwk import ECKey
+from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from mcp_elicit.core.authorization import AuthorizationServer, read_authorization_server, token_challenges
-from mcp_elicit.core.dpop import DpopKey, content_digest, proof_target
+from mcp_elicit.core.dpop import DpopKey, ProofError, check_proof, content_digest, proof_target
 from mcp_elicit.core.token_endpoint import Tokens, read_tokens
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_dpop import DpopProver
@@ -229,3 +231,163 @@ def test_a_request_is_signed_for_its_method_url_token_and_body() -> None:
     assert header["jwk"] == prover.key.jwk
     assert (claims["htm"], claims["htu"]) == ("POST", "https://mcp.example/mcp")
     assert claims["content_digest"] == content_digest(b'{"a":1}')
+
+
+# ---- the server's check of a proof -------------------------------------------------------
+
+URL = "https://mcp.example/mcp"
+BODY = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+
+
+def _claims(**changes: Any) -> dict[str, Any]:
+    ath = base64.urlsafe_b64encode(hashlib.sha256(TOKEN.encode()).digest()).rstrip(b"=").decode()
+    claims: dict[str, Any] = {
+        "jti": "j-1",
+        "htm": "POST",
+        "htu": URL,
+        "iat": int(NOW),
+        "ath": ath,
+        "content_digest": content_digest(BODY),
+    }
+    claims.update(changes)
+    return {k: v for k, v in claims.items() if v is not None}
+
+
+def _signed_by(key: Any, alg: str, claims: dict[str, Any] | None = None, **header: Any) -> str:
+    """A proof signed by joserfc (an independent signer), its public key in the header."""
+    protected = {"typ": "dpop+jwt", "alg": alg, "jwk": key.as_dict(private=False), **header}
+    payload = json.dumps(claims if claims is not None else _claims()).encode()
+    return jws.serialize_compact(protected, payload, key, algorithms=[alg])
+
+
+def _check(proof: str | None, **changes: Any) -> str:
+    options: dict[str, Any] = {"method": "POST", "url": URL, "access_token": TOKEN, "body": BODY, "now": NOW}
+    options.update(changes)
+    return check_proof(proof, **options)
+
+
+@pytest.mark.parametrize(
+    ("alg", "make"),
+    [
+        ("ES256", lambda: ECKey.generate_key("P-256")),
+        ("ES384", lambda: ECKey.generate_key("P-384")),
+        ("ES512", lambda: ECKey.generate_key("P-521")),
+        ("RS256", lambda: RSAKey.generate_key(2048)),
+        ("PS256", lambda: RSAKey.generate_key(2048)),
+        ("PS512", lambda: RSAKey.generate_key(2048)),
+        ("EdDSA", lambda: OKPKey.generate_key("Ed25519")),
+    ],
+)
+@pytest.mark.filterwarnings("ignore::joserfc.errors.SecurityWarning")
+def test_proofs_of_every_accepted_algorithm_verify(alg: str, make: Any) -> None:
+    key = make()
+    assert _check(_signed_by(key, alg)) == key.thumbprint()
+
+
+def test_our_own_proof_verifies_with_our_thumbprint() -> None:
+    key = DpopKey.generate()
+    proof = key.proof("POST", URL + "/", now=NOW + 100, access_token=TOKEN, body=BODY)
+    assert _check(proof) == key.thumbprint  # a trailing slash and 100 s of skew are fine
+
+
+EC = ECKey.generate_key("P-256")
+
+
+@pytest.mark.parametrize(
+    ("proof", "changes", "reason"),
+    [
+        (None, {}, "no DPoP proof"),
+        ("", {}, "no DPoP proof"),
+        ("a.b", {}, "not one compact JWS"),
+        ("a.b.c.d", {}, "not one compact JWS"),
+        ("x" * 9000, {}, "not one compact JWS"),
+        ("!!.e30.sig", {}, "header is not base64url"),
+        ("e30=.e30.c2ln", {}, "header is not base64url"),
+        ("bm90IGpzb24.e30.c2ln", {}, "header is not JSON"),
+        ("WzFd.e30.c2ln", {}, "header is not a JSON object"),
+        (_signed_by(EC, "ES256", typ="JWT"), {}, "typ is not dpop"),
+        (_signed_by(EC, "ES256", claims=_claims(jti=None)), {}, "no jti"),
+        (_signed_by(EC, "ES256"), {"method": "GET"}, "htm is not GET"),
+        (_signed_by(EC, "ES256", claims=_claims(htu=URL + "?x=1")), {}, "htu"),
+        (_signed_by(EC, "ES256", claims=_claims(htu="https://evil.example/mcp")), {}, "htu"),
+        (_signed_by(EC, "ES256", claims=_claims(htu="https://mcp.example:8443/mcp")), {}, "htu"),
+        (_signed_by(EC, "ES256", claims=_claims(htu="https://mcp.example:99999/mcp")), {}, "htu"),
+        (_signed_by(EC, "ES256"), {"now": NOW + 301}, "iat is not within 300 seconds"),
+        (_signed_by(EC, "ES256"), {"now": NOW - 301}, "iat is not within 300 seconds"),
+        (_signed_by(EC, "ES256", claims=_claims(iat=True)), {}, "iat"),
+        (_signed_by(EC, "ES256", claims=_claims(iat="now")), {}, "iat"),
+        (_signed_by(EC, "ES256"), {"access_token": "another"}, "ath is not the hash"),
+        (_signed_by(EC, "ES256", claims=_claims(ath=None)), {}, "ath is not the hash"),
+        (_signed_by(EC, "ES256"), {"body": BODY + b" "}, "content_digest"),
+        (_signed_by(EC, "ES256", claims=_claims(content_digest=None)), {}, "content_digest"),
+    ],
+)
+def test_a_bad_proof_is_refused_with_its_reason(
+    proof: str | None, changes: dict[str, Any], reason: str
+) -> None:
+    with pytest.raises(ProofError, match=reason) as info:
+        _check(proof, **changes)
+    assert TOKEN not in str(info.value)
+
+
+def _forged(header: dict[str, Any], claims: dict[str, Any] | None = None, signature: bytes = b"sig") -> str:
+    def part(data: bytes) -> str:
+        return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+    return ".".join(
+        (part(json.dumps(header).encode()), part(json.dumps(claims or _claims()).encode()), part(signature))
+    )
+
+
+PUBLIC = EC.as_dict(private=False)
+_SHORT = rsa.generate_private_key(public_exponent=65537, key_size=1024).public_key().public_numbers()
+SHORT_RSA = {
+    "kty": "RSA",
+    "n": base64.urlsafe_b64encode(_SHORT.n.to_bytes(128, "big")).rstrip(b"=").decode(),
+    "e": "AQAB",
+}
+
+
+@pytest.mark.parametrize(
+    ("proof", "reason"),
+    [
+        (_forged({"typ": "dpop+jwt", "alg": "none", "jwk": PUBLIC}), "alg is not one of"),
+        (_forged({"typ": "dpop+jwt", "alg": "HS256", "jwk": PUBLIC}), "alg is not one of"),
+        (_forged({"typ": "dpop+jwt", "alg": "ES256"}), "no jwk"),
+        (_forged({"typ": "dpop+jwt", "alg": "ES256", "jwk": EC.as_dict(private=True)}), "private key"),
+        (_forged({"typ": "dpop+jwt", "alg": "ES256", "jwk": PUBLIC}), "signature has the wrong length"),
+        (_forged({"typ": "dpop+jwt", "alg": "ES256", "jwk": PUBLIC}, signature=bytes(64)), "does not verify"),
+        (_forged({"typ": "dpop+jwt", "alg": "ES384", "jwk": PUBLIC}), "needs an EC key on P-384"),
+        (_forged({"typ": "dpop+jwt", "alg": "RS256", "jwk": PUBLIC}), "needs an RSA key"),
+        (_forged({"typ": "dpop+jwt", "alg": "EdDSA", "jwk": PUBLIC}), "needs an Ed25519 key"),
+        (
+            _forged(
+                {"typ": "dpop+jwt", "alg": "ES256", "jwk": {**PUBLIC, "x": PUBLIC["y"]}}, signature=bytes(64)
+            ),
+            "not a usable ES256 key",
+        ),
+        (_forged({"typ": "dpop+jwt", "alg": "RS256", "jwk": SHORT_RSA}), "shorter than 2048 bits"),
+    ],
+)
+def test_a_forged_proof_is_refused(proof: str, reason: str) -> None:
+    with pytest.raises(ProofError, match=reason):
+        _check(proof)
+
+
+def test_a_proof_signed_by_one_key_with_another_in_its_header_is_refused() -> None:
+    other = ECKey.generate_key("P-256")
+    protected = {"typ": "dpop+jwt", "alg": "ES256", "jwk": PUBLIC}
+    proof = jws.serialize_compact(protected, json.dumps(_claims()).encode(), other, algorithms=["ES256"])
+    with pytest.raises(ProofError, match="does not verify"):
+        _check(proof)
+
+
+@given(st.text(max_size=300) | st.binary(max_size=300).map(lambda b: base64.urlsafe_b64encode(b).decode()))
+def test_any_text_is_a_proof_error_and_nothing_else(text: str) -> None:
+    for candidate in (
+        text,
+        f"{text}.{text}.{text}",
+        _forged({"typ": "dpop+jwt", "alg": "ES256", "jwk": text}),
+    ):
+        with pytest.raises(ProofError):
+            _check(candidate)

@@ -14,8 +14,10 @@ protected server the tests use; ``FollowRedirect`` is the person's part without 
 
 Switches for tests: ``mcp.resource_metadata = None`` (no metadata), ``registration``
 (False: no registration endpoint), ``pkce`` (False: metadata without
-``code_challenge_methods_supported``), and the provider's own (``consent``, ``lifetime``,
-``refuse_refresh``). ``registrations`` counts registrations.
+``code_challenge_methods_supported``), ``dpop`` (True: DPoP offered, and tokens asked for
+with a proof are bound to its key, ``support.dpop_tokens``; ``dpop_tokens.nonce`` asks for a
+nonce), and the provider's own (``consent``, ``lifetime``, ``refuse_refresh``).
+``registrations`` counts registrations.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from mcp_elicit import Context, Server
 from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support.dpop_tokens import DpopTokens
 from support.oauth_provider import Client, OAuthTestProvider
 from support.procs import uvicorn_server
 
@@ -53,10 +56,12 @@ class McpAuthorization:
     registrations: int = 0
 
     def __post_init__(self) -> None:
+        self.dpop_tokens = DpopTokens(self.provider.app)
         site = Starlette(
             routes=[
                 Route("/.well-known/oauth-authorization-server", self._server_metadata),
                 Route("/register", self._register, methods=["POST"]),
+                Route("/token", self.dpop_tokens, methods=["POST"]),
                 Mount("/", self.provider.app),
             ]
         )
@@ -70,6 +75,7 @@ class McpAuthorization:
     @base.setter
     def base(self, value: str) -> None:
         self.provider.base = value
+        self.dpop_tokens.token_url = f"{value}/token"
         self.mcp.resource_metadata = ResourceMetadata([value], scopes_supported=SCOPES.split())
 
     @property
@@ -80,7 +86,17 @@ class McpAuthorization:
         record = self.provider.tokens.get(token)
         if record is None or record.is_revoked() or record.is_expired():
             return None
-        return Principal(subject=record.user, scopes=frozenset(record.scope.split()))
+        bound = self.dpop_tokens.bound.get(token)
+        claims = {"cnf": {"jkt": bound}} if bound else {}
+        return Principal(subject=record.user, scopes=frozenset(record.scope.split()), claims=claims)
+
+    @property
+    def dpop(self) -> bool:
+        return self.dpop_tokens.enabled
+
+    @dpop.setter
+    def dpop(self, value: bool) -> None:
+        self.dpop_tokens.enabled = value
 
     async def _server_metadata(self, request: Request) -> Response:
         document: dict[str, Any] = {
@@ -96,6 +112,8 @@ class McpAuthorization:
             document["code_challenge_methods_supported"] = ["S256"]
         if self.registration:
             document["registration_endpoint"] = f"{self.base}/register"
+        if self.dpop:
+            document["dpop_signing_alg_values_supported"] = ["ES256"]
         return JSONResponse(document)
 
     async def _register(self, request: Request) -> Response:

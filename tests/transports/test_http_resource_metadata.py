@@ -60,6 +60,9 @@ async def test_the_metadata_document_is_published_next_to_the_endpoint() -> None
         "bearer_methods_supported": ["header"],
         "scopes_supported": ["mcp:write"],
         "resource_name": "Guarded",
+        "dpop_signing_alg_values_supported": [
+            *("ES256", "ES384", "ES512", "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "EdDSA")
+        ],
     }
     # the client side accepts it for the endpoint
     checked = read_protected_resource(got.json(), f"{base}/mcp", "here")

@@ -1,0 +1,276 @@
+"""DPoP-bound tokens end to end: mcp-elicit's client (``OAuth``) gets a token bound to its
+key from a real authorization server (authlib, with a DPoP token endpoint judged by
+joserfc: ``support.dpop_tokens``) and presents it to a real mcp-elicit server, which checks
+every proof (``transports.http_bearer``), at both revisions, on 127.0.0.1 under uvicorn.
+
+The official conformance suite's ``auth/dpop`` and ``auth/dpop-nonce`` judge the client
+against servers nobody here wrote (tests/conformance); these cover the rest: the key kept
+with the tokens for the next process, a server that wants a nonce, the choice between
+DPoP and Bearer, and stolen or replayed tokens and proofs refused by the server.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+from mcp_elicit import Context, Server
+from mcp_elicit.core.dpop import DpopKey
+from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.server.auth import ResourceMetadata
+from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore, OAuth
+from mcp_elicit.transports.http_client import connect_http
+
+from support.mcp_authorization import SCOPES, FollowRedirect, McpAuthorization, serving
+
+pytestmark = pytest.mark.anyio
+
+REVISIONS = ["2026-07-28", "2025-11-25"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def bound_server() -> Server:
+    """One tool, ``whoami``: the caller's subject and the thumbprint its token is bound to."""
+    app = Server("bound")
+
+    @app.tool()
+    async def whoami(ctx: Context) -> str:
+        assert ctx.principal is not None
+        return f"{ctx.principal.subject} {ctx.principal.dpop_thumbprint}"
+
+    return app
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[McpAuthorization]:
+    async with serving(bound_server()) as site:
+        site.dpop = True
+        yield site
+
+
+async def whoami(site: McpAuthorization, auth: OAuth, revision: str = "2026-07-28") -> str:
+    async with connect_http(site.url, auth=auth, versions=[revision], timeout=10) as client:
+        result = await client.call_tool("whoami", {})
+    return str(result["content"][0]["text"])
+
+
+async def stored_key(store: MemoryTokenStore, site: McpAuthorization) -> DpopKey:
+    record = await store.load(site.url)
+    assert record is not None and record["tokens"]["token_type"] == "DPoP"
+    return DpopKey.from_pem(record["dpop_key"])
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_token_bound_to_the_clients_key_reaches_the_tool(
+    site: McpAuthorization, revision: str
+) -> None:
+    store = MemoryTokenStore()
+    auth = OAuth(FollowRedirect(), store=store)  # type: ignore[arg-type]
+    text = await whoami(site, auth, revision)
+    key = await stored_key(store, site)
+    assert text == f"octocat {key.thumbprint}"  # the server checked a proof signed by that key
+    assert set(site.dpop_tokens.bound.values()) == {key.thumbprint}
+    (proof,) = site.dpop_tokens.proofs  # the token request carried one, without ath or digest
+    assert not {"ath", "content_digest", "nonce"} & proof.keys()
+
+
+async def test_an_authorization_server_that_wants_a_nonce_gets_it(site: McpAuthorization) -> None:
+    site.dpop_tokens.nonce = "as-nonce-1"
+    store = MemoryTokenStore()
+    text = await whoami(site, OAuth(FollowRedirect(), store=store))  # type: ignore[arg-type]
+    assert text == f"octocat {(await stored_key(store, site)).thumbprint}"
+    assert site.dpop_tokens.challenged == 1
+    assert [p.get("nonce") for p in site.dpop_tokens.proofs] == ["as-nonce-1"]
+
+
+async def test_the_key_is_stored_with_the_tokens_for_the_next_process(
+    site: McpAuthorization, tmp_path: Path
+) -> None:
+    path = tmp_path / "tokens.json"
+    person = FollowRedirect()
+    first = await whoami(site, OAuth(person, store=FileTokenStore(path)))  # type: ignore[arg-type]
+    second = await whoami(site, OAuth(person, store=FileTokenStore(path)))  # type: ignore[arg-type]
+    assert first == second
+    assert len(person.asked) == 1  # the second process signed with the stored key: no sign-in
+    assert site.provider.exchanges == 1
+
+
+async def test_a_refreshed_token_is_bound_again(site: McpAuthorization) -> None:
+    store = MemoryTokenStore()
+    person = FollowRedirect()
+    auth = OAuth(person, store=store)  # type: ignore[arg-type]
+    first = await whoami(site, auth)
+    site.provider.expire_all()
+    second = await whoami(site, auth)
+    assert first == second
+    assert site.provider.refreshes == 1 and len(person.asked) == 1
+    assert len(site.dpop_tokens.proofs) == 2  # the refresh carried a proof too
+
+
+async def test_dpop_false_asks_for_a_bearer_token(site: McpAuthorization) -> None:
+    store = MemoryTokenStore()
+    assert await whoami(site, OAuth(FollowRedirect(), store=store, dpop=False)) == "octocat None"  # type: ignore[arg-type]
+    assert site.dpop_tokens.proofs == []
+    record = await store.load(site.url)
+    assert record is not None and record["tokens"]["token_type"] == "Bearer" and record["dpop_key"] is None
+
+
+async def test_dpop_true_refuses_a_bearer_token(site: McpAuthorization) -> None:
+    site.dpop = False  # the authorization server ignores proofs
+    with pytest.raises(AuthorizationError, match="gave a Bearer token where DPoP was required"):
+        await whoami(site, OAuth(FollowRedirect(), dpop=True))  # type: ignore[arg-type]
+
+
+async def test_without_dpop_offered_a_bearer_token_is_used(site: McpAuthorization) -> None:
+    site.dpop = False
+    assert await whoami(site, OAuth(FollowRedirect())) == "octocat None"  # type: ignore[arg-type]
+
+
+# ---- the server's side: what it refuses --------------------------------------------------
+
+
+CALL = orjson.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "whoami",
+            "arguments": {},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    }
+)
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "whoami",
+}
+
+
+async def bound_token(site: McpAuthorization) -> tuple[str, DpopKey]:
+    store = MemoryTokenStore()
+    await whoami(site, OAuth(FollowRedirect(), store=store))  # type: ignore[arg-type]
+    record = await store.load(site.url)
+    assert record is not None
+    return record["tokens"]["access_token"], DpopKey.from_pem(record["dpop_key"])
+
+
+async def post(site: McpAuthorization, headers: dict[str, str], body: bytes = CALL) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=10) as http:
+        return await http.post(site.url, content=body, headers={**HEADERS, **headers})
+
+
+def challenge(response: httpx.Response) -> str:
+    assert response.status_code == 401, response.text
+    return response.headers["www-authenticate"]
+
+
+async def test_the_server_takes_a_good_proof(site: McpAuthorization) -> None:
+    token, key = await bound_token(site)
+    proof = key.proof("POST", site.url, now=time.time(), access_token=token, body=CALL)
+    response = await post(site, {"authorization": f"DPoP {token}", "dpop": proof})
+    assert response.status_code == 200, response.text
+    assert key.thumbprint in response.text
+
+
+async def test_a_stolen_bound_token_sent_as_bearer_is_refused(site: McpAuthorization) -> None:
+    token, _ = await bound_token(site)
+    value = challenge(await post(site, {"authorization": f"Bearer {token}"}))
+    assert value.startswith("Bearer ") and 'error="invalid_token"' in value
+    assert "must be sent with the DPoP scheme" in value
+
+
+async def test_a_stolen_bound_token_with_the_thiefs_own_proof_is_refused(site: McpAuthorization) -> None:
+    token, _ = await bound_token(site)
+    thief = DpopKey.generate()
+    proof = thief.proof("POST", site.url, now=time.time(), access_token=token, body=CALL)
+    value = challenge(await post(site, {"authorization": f"DPoP {token}", "dpop": proof}))
+    assert value.startswith("DPoP ") and 'error="invalid_dpop_proof"' in value
+    assert "not signed by the key the token is bound to" in value
+    assert 'algs="ES256' in value and "resource_metadata=" in value
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        ({"body": CALL.replace(b'"id":1', b'"id":2')}, "content_digest"),  # a proof replayed on another body
+        ({"url": "http://127.0.0.1:1/mcp"}, "htu"),
+        ({"method": "GET"}, "htm"),
+        ({"now": 0.0}, "iat"),
+        ({"access_token": "another"}, "ath"),
+    ],
+)
+async def test_a_proof_for_something_else_is_refused(
+    site: McpAuthorization, change: dict[str, object], reason: str
+) -> None:
+    token, key = await bound_token(site)
+    options: dict[str, object] = {
+        "method": "POST",
+        "url": site.url,
+        "now": time.time(),
+        "access_token": token,
+        "body": CALL,
+    }
+    options.update(change)
+    proof = key.proof(**options)  # type: ignore[arg-type]
+    value = challenge(await post(site, {"authorization": f"DPoP {token}", "dpop": proof}))
+    assert 'error="invalid_dpop_proof"' in value and reason in value
+
+
+async def test_a_dpop_request_without_a_proof_is_refused(site: McpAuthorization) -> None:
+    token, _ = await bound_token(site)
+    value = challenge(await post(site, {"authorization": f"DPoP {token}"}))
+    assert "no DPoP proof" in value
+
+
+async def test_an_unbound_token_sent_as_dpop_is_refused(site: McpAuthorization) -> None:
+    site.dpop = False
+    store = MemoryTokenStore()
+    await whoami(site, OAuth(FollowRedirect(), store=store, dpop=False))  # type: ignore[arg-type]
+    record = await store.load(site.url)
+    assert record is not None
+    token = record["tokens"]["access_token"]
+    key = DpopKey.generate()
+    proof = key.proof("POST", site.url, now=time.time(), access_token=token, body=CALL)
+    value = challenge(await post(site, {"authorization": f"DPoP {token}", "dpop": proof}))
+    assert "not bound to a DPoP key" in value
+
+
+async def test_two_proofs_are_refused(site: McpAuthorization) -> None:
+    token, key = await bound_token(site)
+    proof = key.proof("POST", site.url, now=time.time(), access_token=token, body=CALL)
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = [*HEADERS.items(), ("authorization", f"DPoP {token}"), ("dpop", proof), ("dpop", proof)]
+        response = await http.post(site.url, content=CALL, headers=headers)
+    assert "more than one DPoP header" in challenge(response)
+
+
+async def test_a_server_that_requires_dpop_refuses_bearer_tokens(site: McpAuthorization) -> None:
+    site.mcp.resource_metadata = ResourceMetadata(
+        [site.base], scopes_supported=SCOPES.split(), dpop_required=True
+    )
+    async with httpx.AsyncClient() as http:
+        document = (await http.get(f"{site.base}/.well-known/oauth-protected-resource/mcp")).json()
+    assert document["dpop_bound_access_tokens_required"] is True
+    value = challenge(await post(site, {"authorization": "Bearer whatever"}))
+    assert value.startswith("DPoP ")
+    # and the client, told so, still gets a bound token
+    store = MemoryTokenStore()
+    text = await whoami(site, OAuth(FollowRedirect(), store=store))  # type: ignore[arg-type]
+    assert text == f"octocat {(await stored_key(store, site)).thumbprint}"
