@@ -206,16 +206,20 @@ class FollowRedirect:
 async def authorized(url: str) -> None:
     """Every auth/* scenario: list the tools and call the harness's tool, authorizing as
     the server asks (pre-registered credentials when the harness gives them; the
-    client-credentials scenarios act as a machine, with the secret or key they give)."""
+    client-credentials scenarios act as a machine, with the secret or key they give, and
+    the workload identity one with the workload JWT it gives)."""
     from mcp_elicit.transports.http_auth import OAuth
 
     given = context()
-    machine = os.environ.get("MCP_CONFORMANCE_SCENARIO", "").startswith("auth/client-credentials")
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    workload = scenario == "auth/wif-jwt-bearer"  # a workload's JWT is the grant
+    machine = workload or scenario.startswith("auth/client-credentials")
     auth = OAuth(
-        None if machine else FollowRedirect(),  # client credentials: no person, no redirect
+        None if machine else FollowRedirect(),  # a machine: no person, no redirect
         client_id=given.get("client_id"),
         client_secret=given.get("client_secret"),
         private_key=given.get("private_key_pem"),
+        assertion=given.get("valid_jwt") if workload else None,
         client_metadata_url=CLIENT_METADATA_URL,
         client_name="mcp-elicit conformance client",
     )

@@ -300,6 +300,8 @@ class AuthorizationServer:
     client_id_metadata_documents: bool = False
     #: ``dpop_signing_alg_values_supported`` (RFC 9449 §5.1): None when DPoP is not offered.
     dpop_algorithms: tuple[str, ...] | None = None
+    #: ``grant_types_supported`` (None: not said).
+    grant_types: tuple[str, ...] | None = None
 
 
 def read_authorization_server(document: object, issuer: str, where: str) -> AuthorizationServer:
@@ -323,6 +325,7 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
     registration = document.get("registration_endpoint")
     if registration is not None and not isinstance(registration, str):
         raise AuthorizationError(f"registration_endpoint in {what} is not a string")
+    grants = document.get("grant_types_supported")  # read leniently: only a hint
     auth_methods = _strings(
         document.get("token_endpoint_auth_methods_supported"),
         f"token_endpoint_auth_methods_supported in {what}",
@@ -345,6 +348,9 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
         dpop_algorithms=_strings(
             document.get("dpop_signing_alg_values_supported"), f"dpop_signing_alg_values_supported in {what}"
         ),
+        grant_types=tuple(grants)
+        if isinstance(grants, list) and all(isinstance(g, str) for g in grants)
+        else None,
     )
 
 

@@ -7,7 +7,9 @@ their answers. Discovery, scope and the authorization response are in
 
 A machine acting as itself (no person) uses the ``client_credentials`` grant, with a client
 secret or a ``private_key_jwt`` assertion signed here with ``cryptography`` (ES256 for a
-P-256 key, RS256 for RSA).
+P-256 key, RS256 for RSA); or, as a workload with a JWT from its platform (workload
+identity federation), the JWT-bearer grant (RFC 7523 §2.1), with no client credentials at
+all.
 
 Rules: as in :mod:`mcp_elicit.core.authorization`: every answer is checked before use, a
 refusal is an :class:`AuthorizationError`, and no message carries a token or a secret.
@@ -41,6 +43,7 @@ __all__ = [
     "read_tokens",
     "registration_request",
     "token_request",
+    "JWT_BEARER_GRANT",
 ]
 
 _AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
@@ -117,6 +120,8 @@ def read_registration(document: object, server: AuthorizationServer) -> ClientCr
 
 
 _JWT_BEARER: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+#: The JWT-bearer authorization grant (RFC 7523 §2.1): a workload's JWT as the grant.
+JWT_BEARER_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
 
 def _b64url(data: bytes) -> str:
@@ -240,12 +245,13 @@ def read_tokens(
 
 def token_request(
     grant: str,
-    credentials: ClientCredentials,
+    credentials: ClientCredentials | None,
     *,
     resource: str,
     fields: Mapping[str, str],
 ) -> tuple[dict[str, str], dict[str, str]]:
-    """``(headers, form)`` of a token request of ``grant`` with the client's authentication."""
-    headers, auth_fields = client_auth(credentials)
+    """``(headers, form)`` of a token request of ``grant`` with the client's authentication
+    (None: a client with no identifier, as a workload presenting its JWT may be)."""
+    headers, auth_fields = client_auth(credentials) if credentials is not None else ({}, {})
     form = {"grant_type": grant, **fields, "resource": resource, **auth_fields}
     return {"Accept": "application/json", **headers}, form

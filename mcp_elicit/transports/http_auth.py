@@ -32,10 +32,11 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import secrets
 import time
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
 from dataclasses import replace
 from typing import Protocol
 
@@ -76,7 +77,9 @@ class OAuth(httpx.Auth):
 
     ``authorizer``: the person's part; None for a machine acting as itself (the
     ``client_credentials`` grant, no person: ``client_id`` with ``client_secret``, or with
-    ``private_key``, a PEM key for ``private_key_jwt``).
+    ``private_key``, a PEM key for ``private_key_jwt``; or, for a workload holding a JWT
+    from its platform, ``assertion``: that JWT, or a function returning a current one, for
+    the JWT-bearer grant, with or without a ``client_id``).
     ``client_id``/``client_secret``: credentials registered beforehand (used first), at
     ``client_issuer`` (default: the first authorization server they are used with; they are
     never presented to another).
@@ -104,6 +107,7 @@ class OAuth(httpx.Auth):
         max_authorizations: int = 3,
         client_issuer: str | None = None,
         dpop: bool | None = None,
+        assertion: str | Callable[[], str | Awaitable[str]] | None = None,
         store: TokenStore | None = None,
         timeout: float = 15.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -113,9 +117,16 @@ class OAuth(httpx.Auth):
             raise ValueError("client_secret and private_key need client_id")
         if client_secret is not None and private_key is not None:
             raise ValueError("pass client_secret or private_key, not both")
-        if authorizer is None and (client_id is None or (client_secret is None and private_key is None)):
+        if assertion is not None and authorizer is not None:
+            raise ValueError("an assertion is for a workload acting as itself: pass authorizer=None")
+        if (
+            authorizer is None
+            and assertion is None
+            and (client_id is None or (client_secret is None and private_key is None))
+        ):
             raise ValueError(
-                "without an authorizer (client credentials) pass client_id and a client_secret or private_key"
+                "without an authorizer pass client_id and a client_secret or private_key (client "
+                "credentials), or a workload's JWT as assertion"
             )
         if application_type not in ("native", "web"):
             raise ValueError("application_type is 'native' or 'web'")
@@ -134,6 +145,7 @@ class OAuth(httpx.Auth):
         self.refresh = refresh
         self.max_authorizations = max_authorizations
         self.dpop = dpop
+        self.assertion = assertion
         self._prover = DpopProver(clock)
         self._clock = clock
         self._timeout = timeout
@@ -272,15 +284,34 @@ class OAuth(httpx.Auth):
             previous=self._scope if step_up else None,
             refresh=self.refresh and self.authorizer is not None,
         )
-        credentials = await self._credentials(server)
-        if self.authorizer is None:
+        if self.assertion is not None:  # a workload: its JWT is the grant
+            if server.grant_types is not None and tokens_at.JWT_BEARER_GRANT not in server.grant_types:
+                raise AuthorizationError(
+                    f"{issuer} does not take the JWT-bearer grant (grant_types_supported)"
+                )
+            fields = {"assertion": await self._assertion(), **({"scope": scope} if scope else {})}
+            credentials = await self._credentials(server) if self.client_id is not None else None
+            tokens = await self._token(
+                server, credentials, tokens_at.JWT_BEARER_GRANT, fields, resource.resource
+            )
+        elif self.authorizer is None:
             fields = {"scope": scope} if scope else {}
+            credentials = await self._credentials(server)
             tokens = await self._token(server, credentials, "client_credentials", fields, resource.resource)
         else:
+            credentials = await self._credentials(server)
             tokens = await self._authorize(self.authorizer, server, credentials, scope, resource.resource)
         self._tokens, self._scope = tokens, scope
         await self._save()
         return tokens, False
+
+    async def _assertion(self) -> str:
+        value = self.assertion() if callable(self.assertion) else self.assertion
+        if inspect.isawaitable(value):
+            value = await value
+        if not isinstance(value, str) or value.count(".") != 2:
+            raise AuthorizationError("the workload's assertion is not a JWT (three dot-separated parts)")
+        return value
 
     # ---- the store -----------------------------------------------------------------------
 
@@ -438,7 +469,7 @@ class OAuth(httpx.Auth):
     async def _token(
         self,
         server: AuthorizationServer,
-        credentials: ClientCredentials,
+        credentials: ClientCredentials | None,
         grant: str,
         fields: Mapping[str, str],
         resource: str,
@@ -455,7 +486,7 @@ class OAuth(httpx.Auth):
             error = answer.get("error") if isinstance(answer, Mapping) else None
             if not (attempt == 1 and new_nonce and status == 400 and error == "use_dpop_nonce"):
                 break
-            if credentials.auth_method == "private_key_jwt":  # an assertion is used once
+            if credentials is not None and credentials.auth_method == "private_key_jwt":  # used once
                 credentials = self._known_credentials(server) or credentials
         tokens = tokens_at.read_tokens(status, answer, server, now=self._clock(), dpop=dpop)
         if self.dpop is True and tokens.token_type != "DPoP":

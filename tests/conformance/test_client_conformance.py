@@ -36,13 +36,15 @@ NON_AUTH = {
 #: step-up, token endpoint authentication, pre-registration; 2026-07-28 adds resource and
 #: issuer checks, offline access and a change of authorization server).
 AUTH_COUNT = {"2026-07-28": 25, "2025-11-25": 14}
-#: Not scored (the OAuth client-credentials and DPoP extensions) but supported: they must
-#: pass too. (The official Python SDK fails both DPoP scenarios.)
+#: Not scored (the OAuth client-credentials, DPoP and workload identity extensions) but
+#: supported: they must pass too. (The official Python SDK fails the DPoP and workload
+#: identity scenarios.)
 EXTENSIONS = [
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
     "auth/dpop",
     "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
 ]
 
 

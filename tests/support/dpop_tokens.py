@@ -55,7 +55,7 @@ class DpopTokens:
                 await refusal(scope, receive, send)
                 return
             self.proofs.append(claims)
-        answer = await _call(self.app, scope, body)
+        answer = await call_with_body(self.app, scope, body)
         if thumbprint is not None and answer.status_code == 200:
             document = json.loads(answer.body)
             document["token_type"] = "DPoP"
@@ -80,7 +80,7 @@ class DpopTokens:
         return JSONResponse({"error": error, "error_description": description}, status_code=400)
 
 
-async def _call(app: ASGIApp, scope: Any, body: bytes) -> Response:
+async def call_with_body(app: ASGIApp, scope: Any, body: bytes) -> Response:
     """Run ``app`` on a request with ``body``; its whole answer."""
     sent = False
     start: dict[str, Any] = {}

@@ -16,7 +16,8 @@ Switches for tests: ``mcp.resource_metadata = None`` (no metadata), ``registrati
 (False: no registration endpoint), ``pkce`` (False: metadata without
 ``code_challenge_methods_supported``), ``dpop`` (True: DPoP offered, and tokens asked for
 with a proof are bound to its key, ``support.dpop_tokens``; ``dpop_tokens.nonce`` asks for a
-nonce), and the provider's own (``consent``, ``lifetime``, ``refuse_refresh``).
+nonce), ``workload.enabled`` (False: no JWT-bearer grant for workloads,
+``support.workload_grant``), and the provider's own (``consent``, ``lifetime``, ``refuse_refresh``).
 ``registrations`` counts registrations.
 """
 
@@ -41,6 +42,7 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 from support.dpop_tokens import DpopTokens
 from support.oauth_provider import Client, OAuthTestProvider
 from support.procs import uvicorn_server
+from support.workload_grant import GRANT, WorkloadGrant
 
 SCOPES = "profile repo"
 
@@ -57,11 +59,12 @@ class McpAuthorization:
 
     def __post_init__(self) -> None:
         self.dpop_tokens = DpopTokens(self.provider.app)
+        self.workload = WorkloadGrant(self.dpop_tokens, self.provider)
         site = Starlette(
             routes=[
                 Route("/.well-known/oauth-authorization-server", self._server_metadata),
                 Route("/register", self._register, methods=["POST"]),
-                Route("/token", self.dpop_tokens, methods=["POST"]),
+                Route("/token", self.workload, methods=["POST"]),
                 Mount("/", self.provider.app),
             ]
         )
@@ -75,7 +78,7 @@ class McpAuthorization:
     @base.setter
     def base(self, value: str) -> None:
         self.provider.base = value
-        self.dpop_tokens.token_url = f"{value}/token"
+        self.dpop_tokens.token_url = self.workload.token_url = f"{value}/token"
         self.mcp.resource_metadata = ResourceMetadata([value], scopes_supported=SCOPES.split())
 
     @property
@@ -114,6 +117,8 @@ class McpAuthorization:
             document["registration_endpoint"] = f"{self.base}/register"
         if self.dpop:
             document["dpop_signing_alg_values_supported"] = ["ES256"]
+        if self.workload.enabled:
+            document["grant_types_supported"].append(GRANT)
         return JSONResponse(document)
 
     async def _register(self, request: Request) -> Response:
