@@ -206,20 +206,26 @@ class FollowRedirect:
 async def authorized(url: str) -> None:
     """Every auth/* scenario: list the tools and call the harness's tool, authorizing as
     the server asks (pre-registered credentials when the harness gives them; the
-    client-credentials scenarios act as a machine, with the secret or key they give, and
-    the workload identity one with the workload JWT it gives)."""
+    client-credentials scenarios act as a machine, with the secret or key they give, the
+    workload identity one with the workload JWT it gives, and the enterprise-managed one
+    with the ID-JAG its identity provider trades for the ID token it gives)."""
     from mcp_elicit.transports.http_auth import OAuth
+    from mcp_elicit.transports.http_grants import AssertionSource, EnterpriseIdp
 
     given = context()
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    workload = scenario == "auth/wif-jwt-bearer"  # a workload's JWT is the grant
-    machine = workload or scenario.startswith("auth/client-credentials")
+    grant: AssertionSource | None = None  # what stands for the person's sign-in, if anything
+    if scenario == "auth/wif-jwt-bearer":  # a workload's own JWT
+        grant = given["valid_jwt"]
+    elif scenario == "auth/enterprise-managed-authorization":  # an ID-JAG from the person's IdP
+        grant = EnterpriseIdp(given["idp_token_endpoint"], given["idp_id_token"], given["idp_client_id"])
+    machine = grant is not None or scenario.startswith("auth/client-credentials")
     auth = OAuth(
-        None if machine else FollowRedirect(),  # a machine: no person, no redirect
+        None if machine else FollowRedirect(),  # no person, no redirect
         client_id=given.get("client_id"),
         client_secret=given.get("client_secret"),
         private_key=given.get("private_key_pem"),
-        assertion=given.get("valid_jwt") if workload else None,
+        assertion=grant,
         client_metadata_url=CLIENT_METADATA_URL,
         client_name="mcp-elicit conformance client",
     )

@@ -63,6 +63,7 @@ __all__ = [
     "read_authorization_server",
     "read_callback",
     "read_protected_resource",
+    "require_secure",
     "select_scope",
 ]
 
@@ -160,7 +161,7 @@ def _split(url: str, what: str) -> urllib.parse.SplitResult:
     return parts
 
 
-def _require_secure(url: str, what: str) -> str:
+def require_secure(url: str, what: str) -> str:
     """``url`` if it is https, or http to a loopback host; else AuthorizationError."""
     parts = _split(url, what)
     if parts.fragment:
@@ -192,7 +193,7 @@ def protected_resource_urls(server_url: str, advertised: str | None) -> list[str
     _split(server_url, "the MCP server URL")
     urls: list[str] = []
     if advertised:
-        urls.append(_require_secure(advertised, "the resource_metadata URL in WWW-Authenticate"))
+        urls.append(require_secure(advertised, "the resource_metadata URL in WWW-Authenticate"))
     with_path, root = _well_known(server_url, "oauth-protected-resource")
     for url in (with_path, root):
         if url not in urls:
@@ -279,7 +280,7 @@ def read_protected_resource(document: object, server_url: str, where: str) -> Pr
     if not servers:
         raise AuthorizationError(f"{what} names no authorization server")
     for server in servers:
-        _require_secure(server, f"the authorization server in {what}")
+        require_secure(server, f"the authorization server in {what}")
     scopes = _strings(document.get("scopes_supported"), f"scopes_supported in {what}")
     return ProtectedResource(
         resource, servers, scopes, document.get("dpop_bound_access_tokens_required") is True
@@ -332,13 +333,13 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
     )
     return AuthorizationServer(
         issuer=issuer,
-        authorization_endpoint=_require_secure(
+        authorization_endpoint=require_secure(
             string_field(document, "authorization_endpoint", what), f"the authorization endpoint in {what}"
         ),
-        token_endpoint=_require_secure(
+        token_endpoint=require_secure(
             string_field(document, "token_endpoint", what), f"the token endpoint in {what}"
         ),
-        registration_endpoint=_require_secure(registration, f"the registration endpoint in {what}")
+        registration_endpoint=require_secure(registration, f"the registration endpoint in {what}")
         if registration
         else None,
         scopes_supported=_strings(document.get("scopes_supported"), f"scopes_supported in {what}"),

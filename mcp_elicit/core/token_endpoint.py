@@ -43,7 +43,10 @@ __all__ = [
     "read_tokens",
     "registration_request",
     "token_request",
+    "ID_JAG",
     "JWT_BEARER_GRANT",
+    "id_jag_request",
+    "read_id_jag",
 ]
 
 _AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
@@ -120,8 +123,12 @@ def read_registration(document: object, server: AuthorizationServer) -> ClientCr
 
 
 _JWT_BEARER: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
-#: The JWT-bearer authorization grant (RFC 7523 §2.1): a workload's JWT as the grant.
+#: The JWT-bearer authorization grant (RFC 7523 §2.1): a workload's JWT, or an ID-JAG.
 JWT_BEARER_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+#: The token type of an Identity Assertion JWT Authorization Grant.
+ID_JAG: Final = "urn:ietf:params:oauth:token-type:id-jag"
+_TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
+_ID_TOKEN: Final = "urn:ietf:params:oauth:token-type:id_token"
 
 
 def _b64url(data: bytes) -> str:
@@ -255,3 +262,51 @@ def token_request(
     headers, auth_fields = client_auth(credentials) if credentials is not None else ({}, {})
     form = {"grant_type": grant, **fields, "resource": resource, **auth_fields}
     return {"Accept": "application/json", **headers}, form
+
+
+# ---- enterprise-managed authorization: the ID-JAG ----------------------------------------
+
+
+def id_jag_request(
+    issuer: str,
+    resource: str,
+    *,
+    id_token: str,
+    client_id: str,
+    client_secret: str | None = None,
+    scope: str | None = None,
+) -> dict[str, str]:
+    """The form of a token exchange (RFC 8693) at the person's identity provider that trades
+    their ID token for an ID-JAG for the authorization server ``issuer`` and the MCP server
+    ``resource``."""
+    form = {
+        "grant_type": _TOKEN_EXCHANGE,
+        "requested_token_type": ID_JAG,
+        "audience": issuer,
+        "resource": resource,
+        "subject_token": id_token,
+        "subject_token_type": _ID_TOKEN,
+        "client_id": client_id,
+    }
+    if scope:
+        form["scope"] = scope
+    if client_secret is not None:
+        form["client_secret"] = client_secret
+    return form
+
+
+def read_id_jag(status: int, document: Mapping[str, Any] | None, where: str) -> str:
+    """The ID-JAG in an identity provider's token exchange answer, or AuthorizationError."""
+    if status != 200 or document is None:
+        error = document.get("error") if document is not None else None
+        if isinstance(error, str) and re.fullmatch(r"[\x20-\x7e]{1,64}", error):
+            raise AuthorizationError(f"the identity provider at {where} refused the token exchange: {error}")
+        raise AuthorizationError(f"the identity provider at {where} answered HTTP {status} without an ID-JAG")
+    if document.get("issued_token_type") != ID_JAG:
+        raise AuthorizationError(
+            f"the identity provider at {where} issued {document.get('issued_token_type')!r}, not an ID-JAG"
+        )
+    grant = document.get("access_token")
+    if not isinstance(grant, str) or grant.count(".") != 2:
+        raise AuthorizationError(f"the identity provider at {where} gave an ID-JAG that is not a JWT")
+    return grant

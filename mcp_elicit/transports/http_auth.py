@@ -32,11 +32,10 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import secrets
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Callable, Generator, Mapping
 from dataclasses import replace
 from typing import Protocol
 
@@ -51,6 +50,7 @@ from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_documents import get_json, post
 from mcp_elicit.transports.http_dpop import DpopProver
+from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
 
 __all__ = ["Authorizer", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]
@@ -78,8 +78,9 @@ class OAuth(httpx.Auth):
     ``authorizer``: the person's part; None for a machine acting as itself (the
     ``client_credentials`` grant, no person: ``client_id`` with ``client_secret``, or with
     ``private_key``, a PEM key for ``private_key_jwt``; or, for a workload holding a JWT
-    from its platform, ``assertion``: that JWT, or a function returning a current one, for
-    the JWT-bearer grant, with or without a ``client_id``).
+    from its platform or an ID-JAG from the person's company (``transports.http_grants``),
+    ``assertion``: the JWT, or a function of the ``Audience`` returning a current one, for
+    the JWT-bearer grant, with or without client credentials).
     ``client_id``/``client_secret``: credentials registered beforehand (used first), at
     ``client_issuer`` (default: the first authorization server they are used with; they are
     never presented to another).
@@ -107,7 +108,7 @@ class OAuth(httpx.Auth):
         max_authorizations: int = 3,
         client_issuer: str | None = None,
         dpop: bool | None = None,
-        assertion: str | Callable[[], str | Awaitable[str]] | None = None,
+        assertion: AssertionSource | None = None,
         store: TokenStore | None = None,
         timeout: float = 15.0,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -284,12 +285,16 @@ class OAuth(httpx.Auth):
             previous=self._scope if step_up else None,
             refresh=self.refresh and self.authorizer is not None,
         )
-        if self.assertion is not None:  # a workload: its JWT is the grant
+        if self.assertion is not None:  # a workload's JWT or an ID-JAG is the grant
             if server.grant_types is not None and tokens_at.JWT_BEARER_GRANT not in server.grant_types:
                 raise AuthorizationError(
                     f"{issuer} does not take the JWT-bearer grant (grant_types_supported)"
                 )
-            fields = {"assertion": await self._assertion(), **({"scope": scope} if scope else {})}
+            audience = Audience(issuer, server.token_endpoint, resource.resource, scope)
+            fields = {
+                "assertion": await assertion_for(self.assertion, audience),
+                **({"scope": scope} if scope else {}),
+            }
             credentials = await self._credentials(server) if self.client_id is not None else None
             tokens = await self._token(
                 server, credentials, tokens_at.JWT_BEARER_GRANT, fields, resource.resource
@@ -304,14 +309,6 @@ class OAuth(httpx.Auth):
         self._tokens, self._scope = tokens, scope
         await self._save()
         return tokens, False
-
-    async def _assertion(self) -> str:
-        value = self.assertion() if callable(self.assertion) else self.assertion
-        if inspect.isawaitable(value):
-            value = await value
-        if not isinstance(value, str) or value.count(".") != 2:
-            raise AuthorizationError("the workload's assertion is not a JWT (three dot-separated parts)")
-        return value
 
     # ---- the store -----------------------------------------------------------------------
 

@@ -36,15 +36,16 @@ NON_AUTH = {
 #: step-up, token endpoint authentication, pre-registration; 2026-07-28 adds resource and
 #: issuer checks, offline access and a change of authorization server).
 AUTH_COUNT = {"2026-07-28": 25, "2025-11-25": 14}
-#: Not scored (the OAuth client-credentials, DPoP and workload identity extensions) but
-#: supported: they must pass too. (The official Python SDK fails the DPoP and workload
-#: identity scenarios.)
+#: Not scored (the authorization extensions: client credentials, DPoP, workload identity
+#: federation, enterprise-managed authorization) but supported: they must pass too. (The
+#: official Python SDK fails the DPoP and workload identity scenarios.)
 EXTENSIONS = [
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",
     "auth/dpop",
     "auth/dpop-nonce",
     "auth/wif-jwt-bearer",
+    "auth/enterprise-managed-authorization",
 ]
 
 

@@ -35,6 +35,8 @@ from mcp_elicit.core.token_endpoint import (
     choose_auth_method,
     client_assertion,
     client_auth,
+    id_jag_request,
+    read_id_jag,
     read_registration,
     read_tokens,
     registration_request,
@@ -1362,3 +1364,55 @@ def test_private_key_jwt_puts_the_assertion_in_the_form() -> None:
         "client_assertion": "a.b.c",
     }
     assert "a.b.c" not in repr(credentials)
+
+
+# ---- enterprise-managed authorization: the token exchange for an ID-JAG -------------------
+
+
+def test_the_id_jag_request_names_the_authorization_server_and_the_resource() -> None:
+    form = id_jag_request(
+        ISSUER, SERVER_URL, id_token="id.tok.en", client_id="c", client_secret="s", scope="a b"
+    )
+    assert form == {
+        "grant_type": "urn:ietf:params:oauth:grant-type:token-exchange",
+        "requested_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+        "audience": ISSUER,
+        "resource": SERVER_URL,
+        "subject_token": "id.tok.en",
+        "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+        "client_id": "c",
+        "client_secret": "s",
+        "scope": "a b",
+    }
+    assert "client_secret" not in id_jag_request(ISSUER, SERVER_URL, id_token="x", client_id="c")
+
+
+def test_an_id_jag_is_read_from_the_answer() -> None:
+    answer = {"issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "access_token": "h.p.s"}
+    assert read_id_jag(200, {**answer, "token_type": "N_A"}, "idp") == "h.p.s"
+
+
+@pytest.mark.parametrize(
+    ("status", "document", "match"),
+    [
+        (400, {"error": "access_denied"}, "refused the token exchange: access_denied"),
+        (400, {"error": "x" * 65}, "HTTP 400 without an ID-JAG"),
+        (500, None, "HTTP 500 without an ID-JAG"),
+        (200, {"access_token": "h.p.s"}, "issued None, not an ID-JAG"),
+        (
+            200,
+            {"issued_token_type": "urn:ietf:params:oauth:token-type:access_token", "access_token": "h.p.s"},
+            "not an ID-JAG",
+        ),
+        (
+            200,
+            {"issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "access_token": "opaque"},
+            "not a JWT",
+        ),
+        (200, {"issued_token_type": "urn:ietf:params:oauth:token-type:id-jag"}, "not a JWT"),
+    ],
+)
+def test_a_bad_token_exchange_answer_is_refused(
+    status: int, document: dict[str, Any] | None, match: str
+) -> None:
+    _refused(read_id_jag, status, document, "idp", match=match)

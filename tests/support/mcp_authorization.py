@@ -17,7 +17,8 @@ Switches for tests: ``mcp.resource_metadata = None`` (no metadata), ``registrati
 ``code_challenge_methods_supported``), ``dpop`` (True: DPoP offered, and tokens asked for
 with a proof are bound to its key, ``support.dpop_tokens``; ``dpop_tokens.nonce`` asks for a
 nonce), ``workload.enabled`` (False: no JWT-bearer grant for workloads,
-``support.workload_grant``), and the provider's own (``consent``, ``lifetime``, ``refuse_refresh``).
+``support.workload_grant``; ``idp`` is the company identity provider of enterprise-managed
+authorization, ``support.enterprise_idp``), and the provider's own (``consent``, ``lifetime``, ``refuse_refresh``).
 ``registrations`` counts registrations.
 """
 
@@ -40,6 +41,7 @@ from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.dpop_tokens import DpopTokens
+from support.enterprise_idp import EnterpriseIdpServer
 from support.oauth_provider import Client, OAuthTestProvider
 from support.procs import uvicorn_server
 from support.workload_grant import GRANT, WorkloadGrant
@@ -60,11 +62,13 @@ class McpAuthorization:
     def __post_init__(self) -> None:
         self.dpop_tokens = DpopTokens(self.provider.app)
         self.workload = WorkloadGrant(self.dpop_tokens, self.provider)
+        self.idp = EnterpriseIdpServer(self.workload.key)
         site = Starlette(
             routes=[
                 Route("/.well-known/oauth-authorization-server", self._server_metadata),
                 Route("/register", self._register, methods=["POST"]),
                 Route("/token", self.workload, methods=["POST"]),
+                Route("/idp/token", self.idp.token, methods=["POST"]),
                 Mount("/", self.provider.app),
             ]
         )

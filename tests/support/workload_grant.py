@@ -1,12 +1,18 @@
 """The JWT-bearer grant (RFC 7523 §2.1) at the test authorization server
-(``support.mcp_authorization``), for workload identity federation: a token request whose
-``assertion`` is a JWT signed by the workload's identity provider (``issuer``), for this
-token endpoint, unexpired, gets an access token for the JWT's subject. The assertion is
-checked with joserfc. Every other grant goes on to the endpoint behind.
+(``support.mcp_authorization``): a token request whose ``assertion`` is signed by the
+identity provider (``support.enterprise_idp.IDP``) gets an access token for its subject:
+
+* a workload's JWT (workload identity federation), for this token endpoint, unexpired;
+* an ID-JAG (enterprise-managed authorization, ``typ`` ``oauth-id-jag+jwt``), for this
+  authorization server and ``resource``, presented by the client it names, authenticated
+  with its secret (HTTP Basic).
+
+Assertions are checked with joserfc. Every other grant goes on to the endpoint behind.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import secrets
 import time
@@ -21,10 +27,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp
 
 from support.dpop_tokens import call_with_body
+from support.enterprise_idp import IDP
 from support.oauth_provider import OAuthTestProvider, Token
 
 GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-IDP = "https://idp.example"
 
 
 @dataclass
@@ -66,7 +72,9 @@ class WorkloadGrant:
             return
         self.requests.append(form)
         try:
-            subject = self._check(form.get("assertion", ""))
+            subject = self._check(
+                form.get("assertion", ""), dict(scope["headers"]).get(b"authorization", b"")
+            )
         except (JoseError, ValueError, KeyError) as exc:
             refusal = JSONResponse({"error": "invalid_grant", "error_description": str(exc)}, status_code=400)
             await refusal(scope, receive, send)
@@ -77,8 +85,26 @@ class WorkloadGrant:
         answer = {"access_token": token, "token_type": "Bearer", "expires_in": 3600}
         await JSONResponse(answer, headers={"Cache-Control": "no-store"})(scope, receive, send)
 
-    def _check(self, assertion: str) -> str:
-        claims = json.loads(jws.deserialize_compact(assertion, self.key, algorithms=["ES256"]).payload)
-        if claims["iss"] != IDP or claims["aud"] != self.token_url or claims["exp"] <= time.time():
-            raise ValueError("the assertion is for another audience, from another issuer, or expired")
+    def _check(self, assertion: str, authorization: bytes) -> str:
+        verified = jws.deserialize_compact(assertion, self.key, algorithms=["ES256"])
+        claims = json.loads(verified.payload)
+        if claims["iss"] != IDP or claims["exp"] <= time.time():
+            raise ValueError("the assertion is from another issuer, or expired")
+        if verified.headers().get("typ") != "oauth-id-jag+jwt":
+            if claims["aud"] != self.token_url:
+                raise ValueError("the assertion is for another audience")
+            return str(claims["sub"])
+        issuer = self.token_url.removesuffix("/token")
+        if claims["aud"] != issuer or claims["resource"] != f"{issuer}/mcp":
+            raise ValueError("the ID-JAG is for another authorization server or resource")
+        kind, _, credentials = authorization.decode().partition(" ")
+        client_id, _, secret = base64.b64decode(credentials or "Og==").decode().partition(":")
+        client = self.provider.clients.get(client_id)
+        if (
+            kind != "Basic"
+            or client is None
+            or not client.check_client_secret(secret)
+            or client_id != claims["client_id"]
+        ):
+            raise ValueError("the ID-JAG is for another client, or the client did not authenticate")
         return str(claims["sub"])
