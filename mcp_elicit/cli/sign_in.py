@@ -19,6 +19,9 @@ Rules:
 * ``--client-id`` and ``--client-secret`` (or ``$MCP_ELICIT_CLIENT_SECRET``, kept out of
   argv) name a client registered beforehand; ``--callback-port`` fixes the loopback port
   for an authorization server that registers exact redirect URIs.
+* ``--workload-token FILE``: a workload (a CI job, a pod) signs in as itself with the JWT
+  its platform keeps in FILE (workload identity federation, the JWT-bearer grant), read
+  again whenever a new access token is needed; no person, no browser.
 * A person's time signing in does not count against ``--timeout`` (the flow says it waits
   for a person, as an answerer does), and the reports show it apart from "connect".
 * The loopback listens on the port an earlier run registered, when it is free: an
@@ -31,12 +34,13 @@ Rules:
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import os
 import sys
 import textwrap
 import urllib.parse
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -46,6 +50,7 @@ from mcp_elicit.errors import AuthorizationError, UsageError
 
 if TYPE_CHECKING:
     from mcp_elicit.transports.http_auth import OAuth, TokenStore
+    from mcp_elicit.transports.http_grants import Audience
     from mcp_elicit.transports.oauth_loopback import Consent, LoopbackAuthorizer, Opener
 
 __all__ = [
@@ -74,6 +79,7 @@ class SignIn:
     client_id: str | None = None
     client_secret: str | None = None
     callback_port: int = 0
+    workload_token: Path | None = None
     timeout: float = 300.0
     consent: Consent | None = None
     open_url: Opener | None = None
@@ -108,6 +114,13 @@ def add_sign_in_options(parser: argparse.ArgumentParser) -> None:
         metavar="PORT",
         help="take the browser's way back on http://127.0.0.1:PORT/callback (default: any free port)",
     )
+    group.add_argument(
+        "--workload-token",
+        type=Path,
+        metavar="FILE",
+        help="sign in as a workload with the JWT in FILE (from its platform: a Kubernetes service "
+        "account token, a CI's OIDC token), read each time a token is needed; no browser",
+    )
 
 
 def token_file(environ: Mapping[str, str] | None = None) -> Path:
@@ -131,12 +144,14 @@ def sign_in_from_args(args: argparse.Namespace, target: Target) -> SignIn | None
     client_id: str | None = args.client_id
     secret: str | None = args.client_secret
     port: int = args.callback_port
+    workload: Path | None = args.workload_token
     chosen = [
         name
         for name, given in (
             ("--client-id", client_id),
             ("--client-secret", secret),
             ("--callback-port", port),
+            ("--workload-token", workload),
         )
         if given
     ]
@@ -144,6 +159,8 @@ def sign_in_from_args(args: argparse.Namespace, target: Target) -> SignIn | None
         raise UsageError(f"--callback-port is a port number (1-65535), not {port}")
     if secret is not None and client_id is None:
         raise UsageError("--client-secret needs --client-id")
+    if workload is not None and port:
+        raise UsageError("--callback-port is for a person's sign-in; --workload-token signs in without one")
     if target.url is None:
         if chosen:
             raise UsageError(f"{chosen[0]} is for HTTP targets; a stdio server gets no sign-in")
@@ -156,7 +173,9 @@ def sign_in_from_args(args: argparse.Namespace, target: Target) -> SignIn | None
         return None
     if client_id is not None and secret is None:
         secret = os.environ.get(SECRET_ENV) or None
-    return SignIn(token_file(), client_id=client_id, client_secret=secret, callback_port=port)
+    return SignIn(
+        token_file(), client_id=client_id, client_secret=secret, callback_port=port, workload_token=workload
+    )
 
 
 # ---- connecting ----------------------------------------------------------------------------
@@ -210,8 +229,10 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
     from mcp_elicit.transports.http_auth import FileTokenStore, OAuth
     from mcp_elicit.transports.oauth_loopback import LoopbackAuthorizer
 
-    authorizer: LoopbackAuthorizer | _Nobody
-    if sign_in.consent is None and not _terminal():
+    authorizer: LoopbackAuthorizer | _Nobody | None
+    if sign_in.workload_token is not None:
+        authorizer = None  # a workload: its platform's JWT is the grant
+    elif sign_in.consent is None and not _terminal():
         authorizer = _Nobody()
     else:
         if sign_in.open_url is not None:
@@ -228,7 +249,13 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
             prefer=await _registered_ports(FileTokenStore(sign_in.tokens), target.url or ""),
         )
     store = FileTokenStore(sign_in.tokens)
-    auth = OAuth(authorizer, client_id=sign_in.client_id, client_secret=sign_in.client_secret, store=store)
+    auth = OAuth(
+        authorizer,
+        client_id=sign_in.client_id,
+        client_secret=sign_in.client_secret,
+        assertion=_file_assertion(sign_in.workload_token) if sign_in.workload_token is not None else None,
+        store=store,
+    )
     observed.signing_in = True
     try:
         yield auth
@@ -238,7 +265,19 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
             await authorizer.aclose()
             observed.sign_in_ms = round(authorizer.waited * 1000, 1)
         if auth.issuer is not None:
-            observed.authorization = signed_in(auth.issuer, now=bool(authorizer.completed))
+            observed.authorization = signed_in(auth.issuer, now=bool(authorizer and authorizer.completed))
+
+
+def _file_assertion(path: Path) -> Callable[[Audience], Awaitable[str]]:
+    """A workload's JWT, read from ``path`` each time it is needed (platforms rotate it)."""
+
+    async def read(audience: Audience) -> str:
+        try:
+            return (await asyncio.to_thread(path.read_text, encoding="utf-8")).strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise AuthorizationError(f"cannot read the workload token in {path}: {exc}") from None
+
+    return read
 
 
 async def _registered_ports(store: TokenStore, url: str) -> list[int]:

@@ -267,6 +267,29 @@ def test_a_client_registered_beforehand(
     assert (site.provider.exchanges, site.provider.refreshes) == (1, 1)
 
 
+def test_a_workload_signs_in_with_its_platforms_token_file(
+    site: McpAuthorization, tokens: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CI job or a pod: no terminal, no browser; the JWT in the file is the grant, read
+    again when the token runs out (platforms rotate it)."""
+    token_file_ = tmp_path / "platform-token"
+    token_file_.write_text(site.workload.assertion(subject="ci-job-1") + "\n")
+    result = run(capsys, "call", site.url, "whoami", "--workload-token", str(token_file_))
+    assert result.code == 0, result.err
+    assert result.out.strip() == HELLO
+    token_file_.write_text(site.workload.assertion(subject="ci-job-2"))
+    site.provider.expire_all()
+    result = run(capsys, "call", site.url, "whoami", "--workload-token", str(token_file_))
+    assert result.code == 0, result.err
+    assert [r["assertion"] for r in site.workload.requests][1] == token_file_.read_text()
+    assert (site.registrations, site.provider.exchanges) == (0, 0)
+    token_file_.unlink()
+    site.provider.expire_all()
+    result = run(capsys, "call", site.url, "whoami", "--workload-token", str(token_file_))
+    assert result.code == 3
+    assert "cannot read the workload token" in result.err
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -274,6 +297,8 @@ def test_a_client_registered_beforehand(
         (["--client-id", "c", "--no-login"], "--client-id is for signing in, and --no-login says not to"),
         (["--client-id", "c", "-H", "Authorization: Bearer t"], "and an Authorization header says not to"),
         (["--callback-port", "70000"], "--callback-port is a port number"),
+        (["--workload-token", "t.jwt", "--no-login"], "--workload-token is for signing in"),
+        (["--workload-token", "t.jwt", "--callback-port", "8000"], "signs in without one"),
     ],
 )
 def test_sign_in_options_that_do_not_go_together(
@@ -300,6 +325,7 @@ def test_the_help_names_the_sign_in_options(capsys: pytest.CaptureFixture[str]) 
             "--client-id",
             "--client-secret",
             "--callback-port",
+            "--workload-token",
             TOKENS_ENV,
             SECRET_ENV,
         ):
