@@ -82,7 +82,10 @@ def values_for(spec: FieldSpec) -> st.SearchStrategy[Any]:
         hi = None if spec.maximum is None else math.floor(spec.maximum)
         return st.integers(lo, hi)
     if isinstance(spec, Number):
-        return st.floats(spec.minimum, spec.maximum, allow_nan=False, allow_infinity=False)
+        # + 0.0 turns -0.0 into 0.0: bounds 0.0 and -0.0 are equal, but hypothesis orders them.
+        lo = None if spec.minimum is None else spec.minimum + 0.0
+        hi = None if spec.maximum is None else spec.maximum + 0.0
+        return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
     if isinstance(spec, Boolean):
         return st.booleans()
     values = [value for value, _ in spec.options]
