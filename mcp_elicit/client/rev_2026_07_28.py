@@ -22,18 +22,24 @@ Rules:
   its questions go to the answerer and back with ``tasks/update``. Each change of its
   status or status message reaches ``on_notification`` as ``notifications/tasks`` (the
   task as polled). A call abandoned before the task ended (cancelled, timed out, failed)
-  sends ``tasks/cancel``, best effort.
+  sends ``tasks/cancel``, best effort. Beside the polls, the client listens for the task
+  (``subscriptions/listen`` with its ``taskIds``): each ``notifications/tasks`` polls at
+  once, so a question or the result arrives when it happens, not at the next poll
+  interval. Polling stays the ground truth; a server without ``subscriptions/listen`` is
+  not asked again on this connection.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, list_pages
+from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin
@@ -41,8 +47,8 @@ from mcp_elicit.core.era import retry_version
 from mcp_elicit.core.rounds import Complete, RoundLimits, Rounds
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
-from mcp_elicit.errors import MCPElicitError, ProtocolError, TaskCancelled, TransportError
-from mcp_elicit.wire.jsonrpc import ErrorResponse, Response
+from mcp_elicit.errors import MCPElicitError, MethodNotFound, ProtocolError, TaskCancelled, TransportError
+from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
 __all__ = ["ModernSession", "describe_end", "end_error"]
 
@@ -63,8 +69,13 @@ class ModernSession:
         preferred: Sequence[str],
         limits: RoundLimits,
         discover: Mapping[str, Any] | None = None,
+        routes: dict[RequestId, Subscription] | None = None,
     ) -> None:
         self.conn = conn
+        #: The client's open subscriptions by id (stdio routes their notifications by it).
+        self.routes: dict[RequestId, Subscription] = routes if routes is not None else {}
+        #: False once the server answered subscriptions/listen with "method not found".
+        self.listens = True
         self.revision = revision
         self.preferred = tuple(preferred)
         self.limits = limits
@@ -108,8 +119,11 @@ class ModernSession:
                 )
 
         await tell(created)
+        moved = asyncio.Event()  # set when the server says the task moved
+        listener = asyncio.ensure_future(self._hear(watch.task_id, moved)) if self.listens else None
         try:
             while True:
+                moved.clear()  # what the server says from here on calls for another poll
                 polled = await self.roundtrip("tasks/get", task)
                 try:
                     step = watch.step(polled, time.monotonic())  # checked before anyone sees it
@@ -125,10 +139,33 @@ class ModernSession:
                     )
                     await self.roundtrip("tasks/update", {**task, "inputResponses": answers})
                     watch.sent(list(answers))
-                await asyncio.sleep(step.delay)
+                with contextlib.suppress(TimeoutError):  # the poll interval, or sooner
+                    async with asyncio.timeout(step.delay):
+                        await moved.wait()
         finally:
+            if listener is not None:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await listener
             if not watch.ended:  # abandoned: cancelled, timed out, or failed on this side
                 await self._cancel_task(task)
+
+    async def _hear(self, task_id: str, moved: asyncio.Event) -> None:
+        """Set ``moved`` at each ``notifications/tasks`` the server sends for ``task_id``
+        (``subscriptions/listen``); a server that cannot is left to the polls."""
+        try:
+            async with open_subscription(
+                self.conn, self.revision, {"taskIds": [task_id]}, self.routes
+            ) as heard:
+                if task_id not in heard.agreed.get("taskIds", ()):
+                    return
+                async for method, _ in heard:
+                    if method == "notifications/tasks":
+                        moved.set()
+        except MethodNotFound:
+            self.listens = False
+        except (MCPElicitError, OSError) as exc:  # a refusal, a dropped stream: the polls go on
+            log.debug("%s: not listening for task %s: %s", self.conn.server, task_id, exc)
 
     async def _cancel_task(self, task: Mapping[str, Any]) -> None:
         """``tasks/cancel``, best effort and briefly: the call was abandoned."""

@@ -166,6 +166,7 @@ class Client:
                     preferred=self.versions,
                     limits=self.limits,
                     discover=verdict.discover,
+                    routes=self._subscriptions,
                 )
                 if verdict.discover is not None:
                     self._adopt(verdict.discover)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from client.recorder import Recorder
 from mcp_elicit import Context, Form, Server, ToolError
 from mcp_elicit.client import Client, ElicitAnswer
+from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import InternalError, ProtocolError, TaskCancelled
 from mcp_elicit.forms import Boolean
@@ -178,3 +180,56 @@ async def test_the_person_declining_inside_a_task_reaches_the_tool() -> None:
     ) as client:
         out: dict[str, Any] = await asyncio.wait_for(client.call_tool("deploy", {"service": "x"}), 10)
     assert out["content"][0]["text"] == "x: kept"
+
+
+def slow_polling() -> Server:
+    """A task tool on a server that asks to be polled every 30 s (the client's longest)."""
+    app = Server("slow-polls", task_poll=30.0)
+
+    @app.tool(task="required")
+    async def deploy(ctx: Context) -> str:
+        await ctx.start_task("deploying")
+        answer = await ctx.elicit("Deploy?", Form(go=Boolean()), key="go")
+        return "deployed" if answer.accepted else "kept"
+
+    return app
+
+
+@pytest.mark.parametrize("http", [False, True], ids=["plain", "http"])
+async def test_the_task_is_heard_as_it_moves_not_at_the_next_poll(http: bool) -> None:
+    """The client listens for its task: the question and the end reach it when they
+    happen. Polling alone would wait 30 s between looks; the call ends long before."""
+    app, person, recorder = slow_polling(), Person(), Recorder()
+    async with connect_memory(
+        app, answerer=person, http=http, versions=["2026-07-28"], trace=recorder, tasks=True
+    ) as client:
+        out = await asyncio.wait_for(client.call_tool("deploy"), 10)
+    assert out["content"][0]["text"] == "deployed"
+    assert len(person.asked) == 1
+    (listen,) = [m for m in recorder.sent if m.get("method") == "subscriptions/listen"]
+    assert listen["params"]["notifications"] == {"taskIds": list(app.tasks._tasks)}
+    assert recorder.check(WireChecker.load("2026-07-28")) == len(recorder.sent)
+
+
+async def test_a_server_without_listen_is_polled_and_not_asked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    app, recorder = build(), Recorder()
+    respond = app.respond
+
+    async def no_listen(message: Any, **options: Any) -> tuple[bytes, int]:
+        if message.method == "subscriptions/listen":
+            return await respond(replace(message, method="subscriptions/unknown"), **options)
+        return await respond(message, **options)
+
+    monkeypatch.setattr(app, "respond", no_listen)
+    async with connect_memory(
+        app, answerer=Person(), versions=["2026-07-28"], trace=recorder, tasks=True
+    ) as client:
+        call = asyncio.ensure_future(client.call_tool("wait"))
+        session = client.session
+        assert isinstance(session, ModernSession)
+        await eventually(lambda: not session.listens, "the refusal of subscriptions/listen")
+        app.release.set()  # type: ignore[attr-defined]
+        assert (await asyncio.wait_for(call, 10))["content"][0]["text"] == "released"
+        out = await asyncio.wait_for(client.call_tool("deploy", {"service": "b"}), 10)
+    assert out["content"][0]["text"] == "b: deployed (as a task)"  # polled to its end
+    assert recorder.methods().count("subscriptions/listen") == 1  # refused once, not asked again
