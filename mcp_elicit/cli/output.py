@@ -183,9 +183,14 @@ def _capabilities(caps: Mapping[str, Any]) -> str:
 
 def sign_in_text(authorization: Mapping[str, Any]) -> str:
     """How the connection was authorized, in words."""
-    how = (
-        "signed in just now" if authorization.get("signed_in_now") else "a token kept from an earlier sign-in"
-    )
+    if authorization.get("workload"):
+        how = "as a workload, with its platform's token"
+    elif authorization.get("signed_in_now"):
+        how = "signed in just now"
+    else:
+        how = "a token kept from an earlier sign-in"
+    if authorization.get("token_type") == "DPoP":
+        how += "; the token is bound to this client's key (DPoP)"
     return f"with OAuth at {clean(str(authorization.get('issuer')))} ({how})"
 
 

@@ -218,9 +218,16 @@ def _terminal_consent(server: str) -> Consent:
     return consent
 
 
-def signed_in(issuer: str, *, now: bool) -> dict[str, Any]:
-    """What the reports say about a sign-in: its issuer, and whether it happened now."""
-    return {"issuer": issuer, "signed_in_now": now}
+def signed_in(
+    issuer: str, *, now: bool, token_type: str = "Bearer", workload: bool = False
+) -> dict[str, Any]:
+    """What the reports say about a sign-in: its issuer, whether a person signed in now,
+    the kind of token (``Bearer``, or ``DPoP`` for one bound to this client's key), and
+    whether the client signed in as a workload (``--workload-token``)."""
+    out: dict[str, Any] = {"issuer": issuer, "signed_in_now": now, "token_type": token_type}
+    if workload:
+        out["workload"] = True
+    return out
 
 
 @contextlib.asynccontextmanager
@@ -265,7 +272,12 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
             await authorizer.aclose()
             observed.sign_in_ms = round(authorizer.waited * 1000, 1)
         if auth.issuer is not None:
-            observed.authorization = signed_in(auth.issuer, now=bool(authorizer and authorizer.completed))
+            observed.authorization = signed_in(
+                auth.issuer,
+                now=bool(authorizer and authorizer.completed),
+                token_type=auth.token_type or "Bearer",
+                workload=sign_in.workload_token is not None,
+            )
 
 
 def _file_assertion(path: Path) -> Callable[[Audience], Awaitable[str]]:

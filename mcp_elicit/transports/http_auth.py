@@ -169,6 +169,11 @@ class OAuth(httpx.Auth):
         return self._issuer if self._tokens is not None else None
 
     @property
+    def token_type(self) -> str | None:
+        """How the token held is presented: ``Bearer`` or ``DPoP`` (None: no token)."""
+        return self._tokens.token_type if self._tokens is not None else None
+
+    @property
     def _http(self) -> httpx.AsyncClient:
         if self._client is None:
             self._client = httpx.AsyncClient(

@@ -114,7 +114,7 @@ def test_call_signs_in_from_a_real_terminal_and_the_next_run_does_not_ask(
     assert result.code == 0, result.err
     outcome = result.json()
     assert outcome["result"]["content"][0]["text"] == HELLO
-    assert outcome["authorization"] == {"issuer": site.base, "signed_in_now": False}
+    assert outcome["authorization"] == {"issuer": site.base, "signed_in_now": False, "token_type": "Bearer"}
     assert (site.registrations, site.provider.exchanges) == (1, 1)
 
 
@@ -184,7 +184,7 @@ def test_check_signs_in_declares_nothing_and_says_with_whom(
     assert report.exit_code == 0, report.to_json()
     assert report.client_capabilities == {}
     assert [tool.name for tool in report.tools] == ["whoami"]
-    assert report.authorization == {"issuer": site.base, "signed_in_now": True}
+    assert report.authorization == {"issuer": site.base, "signed_in_now": True, "token_type": "Bearer"}
     assert report.timings_ms["sign_in"] > 0  # apart: a person's time is not the server's
     assert [issuer for _, issuer in person.asked] == [site.base]
     assert "Signed in" in person.pages[0]
@@ -193,9 +193,27 @@ def test_check_signs_in_declares_nothing_and_says_with_whom(
     assert result.code == 0, result.err
     assert f"signed in     with OAuth at {site.base} (a token kept from an earlier sign-in)" in result.out
     result = run(capsys, "check", site.url, "--json")
-    assert result.json()["authorization"] == {"issuer": site.base, "signed_in_now": False}
+    assert result.json()["authorization"] == {
+        "issuer": site.base,
+        "signed_in_now": False,
+        "token_type": "Bearer",
+    }
     assert result.json()["client_capabilities"] == {}
     assert "sign_in" not in result.json()["timings_ms"]
+    assert site.provider.exchanges == 1
+
+
+def test_check_says_when_the_token_is_bound_to_the_clients_key(
+    site: McpAuthorization, tokens: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    site.dpop = True  # the authorization server offers DPoP: the CLI's sign-in takes it
+    report = asyncio.run(run_check(Target(url=site.url), sign_in=Person().sign_in(tokens)))
+    assert report.exit_code == 0, report.to_json()
+    assert report.authorization == {"issuer": site.base, "signed_in_now": True, "token_type": "DPoP"}
+    assert record(tokens, site)["dpop_key"]  # kept with the token, 0600 like it
+    result = run(capsys, "check", site.url)  # the next run signs proofs with the stored key
+    assert result.code == 0, result.err
+    assert "the token is bound to this client's key (DPoP)" in result.out
     assert site.provider.exchanges == 1
 
 
@@ -282,6 +300,13 @@ def test_a_workload_signs_in_with_its_platforms_token_file(
     result = run(capsys, "call", site.url, "whoami", "--workload-token", str(token_file_))
     assert result.code == 0, result.err
     assert [r["assertion"] for r in site.workload.requests][1] == token_file_.read_text()
+    result = run(capsys, "check", site.url, "--workload-token", str(token_file_), "--json")
+    assert result.json()["authorization"] == {
+        "issuer": site.base,
+        "signed_in_now": False,
+        "token_type": "Bearer",
+        "workload": True,
+    }
     assert (site.registrations, site.provider.exchanges) == (0, 0)
     token_file_.unlink()
     site.provider.expire_all()
