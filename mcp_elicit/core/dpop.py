@@ -40,6 +40,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, padding, rsa, utils
 
+from mcp_elicit.core.jws import b64url, json_bytes, sign_compact
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [
@@ -55,14 +56,6 @@ __all__ = [
 
 #: The one signing algorithm this client uses for proofs.
 ALGORITHM: Final = "ES256"
-
-
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def content_digest(body: bytes) -> str:
@@ -90,8 +83,8 @@ class DpopKey:
         self._jwk = {
             "crv": "P-256",
             "kty": "EC",
-            "x": _b64url(numbers.x.to_bytes(32, "big")),
-            "y": _b64url(numbers.y.to_bytes(32, "big")),
+            "x": b64url(numbers.x.to_bytes(32, "big")),
+            "y": b64url(numbers.y.to_bytes(32, "big")),
         }
         self._thumbprint = thumbprint(self._jwk)
 
@@ -151,14 +144,10 @@ class DpopKey:
         if nonce is not None:
             claims["nonce"] = nonce
         if access_token is not None:
-            claims["ath"] = _b64url(hashlib.sha256(access_token.encode("ascii", "replace")).digest())
+            claims["ath"] = b64url(hashlib.sha256(access_token.encode("ascii", "replace")).digest())
         if body is not None:
             claims["content_digest"] = content_digest(body)
-        signing_input = f"{_b64url(_json(header))}.{_b64url(_json(claims))}"
-        r, s = utils.decode_dss_signature(
-            self._private.sign(signing_input.encode("ascii"), ec.ECDSA(hashes.SHA256()))
-        )
-        return f"{signing_input}.{_b64url(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
+        return sign_compact(header, claims, self._private)
 
     def __repr__(self) -> str:
         return f"DpopKey(thumbprint={self._thumbprint!r})"
@@ -266,7 +255,7 @@ def thumbprint(jwk: dict[str, Any]) -> str:
     members = _REQUIRED_MEMBERS.get(str(jwk.get("kty")))
     if members is None or not all(isinstance(jwk.get(m), str) for m in members):
         raise ProofError("the proof's jwk is not an EC, RSA or OKP public key")
-    return _b64url(hashlib.sha256(_json({m: jwk[m] for m in members})).digest())
+    return b64url(hashlib.sha256(json_bytes({m: jwk[m] for m in members})).digest())
 
 
 def _same_target(htu: str, url: str) -> bool:
@@ -323,7 +312,7 @@ def check_proof(
     iat = claims.get("iat")
     if not isinstance(iat, int | float) or isinstance(iat, bool) or not abs(now - iat) <= max_age:
         raise ProofError(f"the proof's iat is not within {int(max_age)} seconds of the server's time")
-    expected = _b64url(hashlib.sha256(access_token.encode("ascii", "replace")).digest())
+    expected = b64url(hashlib.sha256(access_token.encode("ascii", "replace")).digest())
     if claims.get("ath") != expected:
         raise ProofError("the proof's ath is not the hash of the access token presented")
     if claims.get("content_digest") != content_digest(body):

@@ -18,7 +18,6 @@ refusal is an :class:`AuthorizationError`, and no message carries a token or a s
 from __future__ import annotations
 
 import base64
-import json
 import re
 import secrets
 import urllib.parse
@@ -27,10 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from cryptography.exceptions import UnsupportedAlgorithm
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa, utils
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mcp_elicit.core.authorization import AuthorizationServer, string_field
+from mcp_elicit.core.jws import sign_compact
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [
@@ -131,10 +131,6 @@ _TOKEN_EXCHANGE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
 _ID_TOKEN: Final = "urn:ietf:params:oauth:token-type:id_token"
 
 
-def _b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
-
-
 def client_assertion(client_id: str, audience: str, private_key_pem: str, *, now: float) -> str:
     """A ``private_key_jwt`` client assertion (RFC 7523): a JWT from ``client_id`` to the
     authorization server ``audience``, valid 5 minutes, signed ES256 (P-256 key) or RS256
@@ -158,15 +154,7 @@ def client_assertion(client_id: str, audience: str, private_key_pem: str, *, now
         "exp": int(now) + 300,
         "jti": secrets.token_urlsafe(16),
     }
-    signing_input = ".".join(
-        _b64url(json.dumps(part, separators=(",", ":")).encode()) for part in (header, claims)
-    )
-    if isinstance(key, rsa.RSAPrivateKey):
-        signature = key.sign(signing_input.encode("ascii"), padding.PKCS1v15(), hashes.SHA256())
-    else:
-        r, s = utils.decode_dss_signature(key.sign(signing_input.encode("ascii"), ec.ECDSA(hashes.SHA256())))
-        signature = r.to_bytes(32, "big") + s.to_bytes(32, "big")
-    return f"{signing_input}.{_b64url(signature)}"
+    return sign_compact(header, claims, key)
 
 
 def client_auth(credentials: ClientCredentials) -> tuple[dict[str, str], dict[str, str]]:
