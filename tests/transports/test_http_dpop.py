@@ -18,13 +18,16 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mcp_elicit import Context, Server
 from mcp_elicit.core.dpop import DpopKey
 from mcp_elicit.errors import AuthorizationError
-from mcp_elicit.server.auth import ResourceMetadata
+from mcp_elicit.server.auth import Principal, ResourceMetadata, StaticTokens
 from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore, OAuth
 from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.mcp_authorization import SCOPES, FollowRedirect, McpAuthorization, serving
 
@@ -274,3 +277,56 @@ async def test_a_server_that_requires_dpop_refuses_bearer_tokens(site: McpAuthor
     store = MemoryTokenStore()
     text = await whoami(site, OAuth(FollowRedirect(), store=store))  # type: ignore[arg-type]
     assert text == f"octocat {(await stored_key(store, site)).thumbprint}"
+
+
+# ---- whatever a client sends, the answer is 200 or 401 with a challenge -------------------
+
+THIEF = DpopKey.generate()
+OWNER = DpopKey.generate()
+BOUND = "bound-token"
+
+
+def guarded() -> StreamableHTTP:
+    """An in-process server whose one token is bound to OWNER's key."""
+    principal = Principal("ann", claims={"cnf": {"jkt": OWNER.thumbprint}})
+    return StreamableHTTP(bound_server(), auth=StaticTokens({BOUND: principal}))
+
+
+def _proofs() -> st.SearchStrategy[str]:
+    url = "http://127.0.0.1:8000/mcp"
+    now = time.time()
+    return st.one_of(
+        st.text(max_size=200),
+        st.sampled_from(["", "a.b.c", "e30.e30.e30", "x" * 9000]),
+        st.builds(
+            lambda k: k.proof("POST", url, now=now, access_token=BOUND, body=CALL),
+            st.sampled_from([OWNER, THIEF]),
+        ),
+        st.builds(
+            lambda b: OWNER.proof("POST", url, now=now, access_token=BOUND, body=b), st.binary(max_size=50)
+        ),
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    scheme=st.sampled_from(["Bearer", "DPoP", "dpop", "Basic", ""]),
+    token=st.sampled_from([BOUND, "unknown", ""])
+    | st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), max_size=30),
+    proof=st.none() | _proofs(),
+)
+async def test_any_authorization_gets_200_or_a_401_challenge(
+    scheme: str, token: str, proof: str | None
+) -> None:
+    headers = {**HEADERS, "authorization": f"{scheme} {token}".strip()}
+    if proof is not None and proof.isascii() and "\n" not in proof and "\r" not in proof:
+        headers["dpop"] = proof
+    transport = httpx.ASGITransport(app=guarded())
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+        response = await http.post("/mcp", content=CALL, headers=headers)
+    assert response.status_code in (200, 401), (response.status_code, response.text)
+    if response.status_code == 401:
+        assert response.headers["www-authenticate"].split(" ", 1)[0] in ("Bearer", "DPoP")
+    else:  # only the owner's proof for this very request opens it
+        assert scheme.lower() == "dpop" and token == BOUND
+        assert headers.get("dpop") == proof and OWNER.thumbprint in response.text
