@@ -47,6 +47,7 @@ __all__ = [
     "ALGORITHM",
     "VERIFIED_ALGORITHMS",
     "DpopKey",
+    "NonceError",
     "ProofError",
     "check_proof",
     "content_digest",
@@ -158,6 +159,11 @@ class DpopKey:
 
 class ProofError(ValueError):
     """A DPoP proof that does not hold; the message says why (for ``error_description``)."""
+
+
+class NonceError(ProofError):
+    """A proof without the nonce the server asks for, or with a stale one (RFC 9449 §9):
+    the server answers ``use_dpop_nonce`` with a fresh nonce."""
 
 
 _HASHES: Final[dict[str, Callable[[], hashes.HashAlgorithm]]] = {
@@ -280,9 +286,12 @@ def check_proof(
     body: bytes,
     now: float,
     max_age: float = 300.0,
+    nonce_ok: Callable[[object], bool] | None = None,
 ) -> str:
     """Check the DPoP proof sent with a request presenting ``access_token`` (see the module
-    docstring); return the thumbprint of the key that signed it."""
+    docstring); return the thumbprint of the key that signed it. ``nonce_ok``: the server
+    wants its nonce in proofs, and this says whether the proof's ``nonce`` claim is one
+    (:class:`NonceError` when not, once everything else holds)."""
     if not proof:
         raise ProofError("the request has no DPoP proof")
     if len(proof) > _MAX_PROOF or proof.count(".") != 2:
@@ -317,4 +326,6 @@ def check_proof(
         raise ProofError("the proof's ath is not the hash of the access token presented")
     if claims.get("content_digest") != content_digest(body):
         raise ProofError("the proof's content_digest is not the SHA-256 of the request body")
+    if nonce_ok is not None and not nonce_ok(claims.get("nonce")):
+        raise NonceError("the proof lacks the server's current nonce")
     return thumbprint(jwk)

@@ -93,7 +93,10 @@ class ResourceMetadata:
     ``scopes_supported``: the scopes worth asking for (default: ``required_scopes``, if any).
     ``resource``: the endpoint's canonical URL; default: learned from each request's Host.
     ``dpop_required``: refuse tokens that are not DPoP-bound (RFC 9449), and say so in the
-    document (``dpop_bound_access_tokens_required``).
+    document (``dpop_bound_access_tokens_required``). ``dpop_nonces``: DPoP proofs must
+    carry a nonce this server handed out (RFC 9449 §9), which bounds how long a proof can
+    be used; the nonces are sealed under the server's key ring, so every instance sharing
+    it takes them, and valid 5 minutes.
     """
 
     authorization_servers: Sequence[str]
@@ -102,6 +105,7 @@ class ResourceMetadata:
     resource: str | None = None
     resource_name: str | None = None
     dpop_required: bool = False
+    dpop_nonces: bool = False
 
     def __post_init__(self) -> None:
         servers = self.authorization_servers

@@ -13,7 +13,10 @@ one ``DPoP`` header, a proof for this request and its body (``core.dpop.check_pr
 signed by the key the token is bound to. A bound token sent as ``Bearer``, an unbound one
 sent as ``DPoP``, or a bearer token where ``dpop_required`` is set, is refused. A refusal
 of a DPoP request is a ``DPoP`` challenge (``invalid_dpop_proof`` when the proof is at
-fault) naming the algorithms accepted.
+fault) naming the algorithms accepted. With ``dpop_nonces``, a proof must carry a nonce
+the server gave: one sealed by the server's ``StateSealer`` (bound to "dpop-nonce" and
+the server's origin, 5 minutes), so no instance keeps any state; a proof without a valid
+one gets ``use_dpop_nonce`` and a fresh nonce in ``DPoP-Nonce``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from collections.abc import Mapping
 import orjson
 
 from mcp_elicit.core import dpop
+from mcp_elicit.errors import InvalidRequestState
+from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain
 
@@ -43,9 +48,11 @@ async def authenticate(
     headers: Mapping[str, str],
     send: Send,
     body: bytes = b"",
+    sealer: StateSealer | None = None,
 ) -> tuple[bool, Principal | None]:
     """``(True, principal)`` for a valid token with the required scopes; else the refusal
-    is sent and ``(False, None)``. ``body``: the request's, which a DPoP proof digests."""
+    is sent and ``(False, None)``. ``body``: the request's, which a DPoP proof digests;
+    ``sealer``: what seals DPoP nonces (``dpop_nonces``)."""
     raw = headers.get("authorization", "")
     kind, _, token = raw.partition(" ")
     kind, token = kind.lower(), token.strip()
@@ -54,7 +61,8 @@ async def authenticate(
     if principal is not None:
         bound = principal.dpop_thumbprint
         if kind == "dpop":
-            problem = _dpop_problem(scope, headers, token, body, bound)
+            nonces = sealer if metadata is not None and metadata.dpop_nonces else None
+            problem = _dpop_problem(scope, headers, token, body, bound, nonces)
         elif bound is not None:
             problem = ("invalid_token", "a DPoP-bound token must be sent with the DPoP scheme and a proof")
         elif metadata is not None and metadata.dpop_required:
@@ -78,17 +86,49 @@ async def authenticate(
             return False, None
         challenge = metadata.challenge(where, error=error, description=description, scheme=scheme)
     what = b"a valid DPoP-bound token and proof" if scheme == "DPoP" else b"a valid bearer token"
-    await _refuse(send, 401, b"Unauthorized: send " + what, challenge)
+    extra = []
+    if error == "use_dpop_nonce" and sealer is not None:
+        extra.append((b"dpop-nonce", new_nonce(sealer, origin(scope, headers)).encode("ascii")))
+    await _refuse(send, 401, b"Unauthorized: send " + what, challenge, extra)
     return False, None
 
 
+_NONCE_TTL = 300.0
+
+
+def _nonce_binding(server_origin: str) -> Binding:
+    return Binding("dpop-nonce", server_origin, b"")
+
+
+def new_nonce(sealer: StateSealer, server_origin: str) -> str:
+    """A DPoP nonce for proofs to this server: sealed, so any instance sharing the key ring
+    can check it without keeping it."""
+    return sealer.seal(b"", _nonce_binding(server_origin), now=time.time(), ttl=_NONCE_TTL)
+
+
 def _dpop_problem(
-    scope: Scope, headers: Mapping[str, str], token: str, body: bytes, bound: str | None
+    scope: Scope,
+    headers: Mapping[str, str],
+    token: str,
+    body: bytes,
+    bound: str | None,
+    nonces: StateSealer | None,
 ) -> tuple[str, str] | None:
     """Why a request presenting ``token`` with the DPoP scheme is refused, or None."""
     if sum(name == b"dpop" for name, _ in scope["headers"]) > 1:
         return "invalid_dpop_proof", "more than one DPoP header"
-    url = f"{origin(scope, headers)}{scope.get('root_path', '')}{scope['path']}"
+    server_origin = origin(scope, headers)
+    url = f"{server_origin}{scope.get('root_path', '')}{scope['path']}"
+    now = time.time()
+
+    def nonce_ok(nonce: object) -> bool:
+        assert nonces is not None
+        try:
+            nonces.open(nonce, _nonce_binding(server_origin), now=now)
+        except InvalidRequestState:
+            return False
+        return True
+
     try:
         key = dpop.check_proof(
             headers.get("dpop"),
@@ -96,8 +136,11 @@ def _dpop_problem(
             url=url,
             access_token=token,
             body=body,
-            now=time.time(),
+            now=now,
+            nonce_ok=nonce_ok if nonces is not None else None,
         )
+    except dpop.NonceError as exc:
+        return "use_dpop_nonce", str(exc)
     except dpop.ProofError as exc:
         return "invalid_dpop_proof", str(exc)
     if bound is None:
@@ -107,8 +150,11 @@ def _dpop_problem(
     return None
 
 
-async def _refuse(send: Send, status: int, body: bytes, challenge: str) -> None:
-    await plain(send, status, body, extra=[(b"www-authenticate", challenge.encode("latin-1", "replace"))])
+async def _refuse(
+    send: Send, status: int, body: bytes, challenge: str, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = [(b"www-authenticate", challenge.encode("latin-1", "replace")), *(extra or [])]
+    await plain(send, status, body, extra=headers)
 
 
 async def serve_metadata(metadata: ResourceMetadata, resource: str, scope: Scope, send: Send) -> None:

@@ -285,7 +285,14 @@ class StreamableHTTP(SessionRoutes):
         if self.auth is None:
             return True, None
         return await authenticate(
-            self.auth, self.resource_metadata, self.metadata_path, scope, headers, send, body
+            self.auth,
+            self.resource_metadata,
+            self.metadata_path,
+            scope,
+            headers,
+            send,
+            body,
+            self.server.sealer,
         )
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:

@@ -24,7 +24,7 @@ from joserfc import jws
 from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from mcp_elicit.core.authorization import AuthorizationServer, read_authorization_server, token_challenges
-from mcp_elicit.core.dpop import DpopKey, ProofError, check_proof, content_digest, proof_target
+from mcp_elicit.core.dpop import DpopKey, NonceError, ProofError, check_proof, content_digest, proof_target
 from mcp_elicit.core.token_endpoint import Tokens, read_tokens
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_dpop import DpopProver
@@ -391,3 +391,14 @@ def test_any_text_is_a_proof_error_and_nothing_else(text: str) -> None:
     ):
         with pytest.raises(ProofError):
             _check(candidate)
+
+
+def test_a_server_that_wants_its_nonce_checks_it_last() -> None:
+    key = DpopKey.generate()
+    proof = key.proof("POST", URL, now=NOW, nonce="n-1", access_token=TOKEN, body=BODY)
+    assert _check(proof, nonce_ok=lambda nonce: nonce == "n-1") == key.thumbprint
+    with pytest.raises(NonceError, match="lacks the server's current nonce"):
+        _check(proof, nonce_ok=lambda nonce: nonce == "n-2")
+    with pytest.raises(ProofError, match="content_digest") as info:  # a bad proof is bad first
+        _check(proof, body=b"other", nonce_ok=lambda nonce: False)
+    assert not isinstance(info.value, NonceError)

@@ -11,6 +11,7 @@ DPoP and Bearer, and stolen or replayed tokens and proofs refused by the server.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from mcp_elicit.core.dpop import DpopKey
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.server.auth import Principal, ResourceMetadata, StaticTokens
 from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore, OAuth
+from mcp_elicit.transports.http_bearer import new_nonce
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -277,6 +279,47 @@ async def test_a_server_that_requires_dpop_refuses_bearer_tokens(site: McpAuthor
     store = MemoryTokenStore()
     text = await whoami(site, OAuth(FollowRedirect(), store=store))  # type: ignore[arg-type]
     assert text == f"octocat {(await stored_key(store, site)).thumbprint}"
+
+
+# ---- server nonces (RFC 9449 §9) ----------------------------------------------------------
+
+
+def wants_nonces(site: McpAuthorization) -> None:
+    site.mcp.resource_metadata = ResourceMetadata(
+        [site.base], scopes_supported=SCOPES.split(), dpop_nonces=True
+    )
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_server_that_wants_its_nonce_gets_it_from_the_client(
+    site: McpAuthorization, revision: str
+) -> None:
+    wants_nonces(site)
+    store = MemoryTokenStore()
+    auth = OAuth(FollowRedirect(), store=store)  # type: ignore[arg-type]
+    first = await whoami(site, auth, revision)
+    assert first == f"octocat {(await stored_key(store, site)).thumbprint}"
+    assert await whoami(site, auth, revision) == first  # the nonce it keeps serves the next requests
+
+
+async def test_a_proof_without_the_servers_nonce_gets_one(site: McpAuthorization) -> None:
+    token, key = await bound_token(site)
+    wants_nonces(site)
+
+    def proof(nonce: str | None) -> str:
+        return key.proof("POST", site.url, now=time.time(), nonce=nonce, access_token=token, body=CALL)
+
+    refused = await post(site, {"authorization": f"DPoP {token}", "dpop": proof(None)})
+    assert 'error="use_dpop_nonce"' in challenge(refused)
+    nonce = refused.headers["dpop-nonce"]
+    assert re.fullmatch(r"[\x21\x23-\x5b\x5d-\x7e]+", nonce)  # RFC 9449's NQCHAR
+    taken = await post(site, {"authorization": f"DPoP {token}", "dpop": proof(nonce)})
+    assert taken.status_code == 200, taken.text
+    other = new_nonce(site.server.sealer, "http://elsewhere.example")  # another server's
+    for bad in (other, nonce[:-2] + "AA", "made-up"):
+        again = await post(site, {"authorization": f"DPoP {token}", "dpop": proof(bad)})
+        assert 'error="use_dpop_nonce"' in challenge(again)
+        assert again.headers["dpop-nonce"] != bad
 
 
 # ---- whatever a client sends, the answer is 200 or 401 with a challenge -------------------
