@@ -62,7 +62,8 @@ async def authenticate(
         bound = principal.dpop_thumbprint
         if kind == "dpop":
             nonces = sealer if metadata is not None and metadata.dpop_nonces else None
-            problem = _dpop_problem(scope, headers, token, body, bound, nonces)
+            canonical = metadata.resource if metadata is not None else None
+            problem = _dpop_problem(scope, headers, token, body, bound, nonces, canonical)
         elif bound is not None:
             problem = ("invalid_token", "a DPoP-bound token must be sent with the DPoP scheme and a proof")
         elif metadata is not None and metadata.dpop_required:
@@ -113,12 +114,15 @@ def _dpop_problem(
     body: bytes,
     bound: str | None,
     nonces: StateSealer | None,
+    canonical: str | None,
 ) -> tuple[str, str] | None:
-    """Why a request presenting ``token`` with the DPoP scheme is refused, or None."""
+    """Why a request presenting ``token`` with the DPoP scheme is refused, or None.
+    ``canonical``: the endpoint's public URL (``ResourceMetadata.resource``), which a
+    proof's ``htu`` names behind a proxy; else the URL the request came to."""
     if sum(name == b"dpop" for name, _ in scope["headers"]) > 1:
         return "invalid_dpop_proof", "more than one DPoP header"
     server_origin = origin(scope, headers)
-    url = f"{server_origin}{scope.get('root_path', '')}{scope['path']}"
+    url = canonical or f"{server_origin}{scope.get('root_path', '')}{scope['path']}"
     now = time.time()
 
     def nonce_ok(nonce: object) -> bool:

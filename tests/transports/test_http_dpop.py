@@ -281,6 +281,21 @@ async def test_a_server_that_requires_dpop_refuses_bearer_tokens(site: McpAuthor
     assert text == f"octocat {(await stored_key(store, site)).thumbprint}"
 
 
+async def test_behind_a_proxy_proofs_name_the_public_url(site: McpAuthorization) -> None:
+    """With ResourceMetadata.resource set (the endpoint's public URL), a proof's htu must
+    name it, not the address the proxy forwarded to."""
+    token, key = await bound_token(site)
+    public = "https://mcp.example.com/mcp"
+    site.mcp.resource_metadata = ResourceMetadata(
+        [site.base], scopes_supported=SCOPES.split(), resource=public
+    )
+    proof = key.proof("POST", public, now=time.time(), access_token=token, body=CALL)
+    response = await post(site, {"authorization": f"DPoP {token}", "dpop": proof})
+    assert response.status_code == 200, response.text
+    local = key.proof("POST", site.url, now=time.time(), access_token=token, body=CALL)
+    assert "htu" in challenge(await post(site, {"authorization": f"DPoP {token}", "dpop": local}))
+
+
 # ---- server nonces (RFC 9449 §9) ----------------------------------------------------------
 
 
