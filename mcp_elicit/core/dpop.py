@@ -15,8 +15,9 @@ A server checks a proof with :func:`check_proof` (RFC 9449 §4.3 and the MCP pro
 compact JWS of type ``dpop+jwt``, signed with an asymmetric algorithm by the public key in
 its header, for this method and URL, issued within five minutes, for this access token
 (``ath``) and this body (``content_digest``). It returns the key's thumbprint, which must
-be the one the token is bound to (its ``cnf.jkt``). ``jti`` is not tracked: the body
-digest already ties a proof to one request, as the MCP profile allows.
+be the one the token is bound to (its ``cnf.jkt``). A server that hands out nonces (RFC
+9449 §9) also has it check the proof's ``nonce``. ``jti`` is not tracked: the body digest
+already ties a proof to one request, as the MCP profile allows.
 
 Rules: the standard library and ``cryptography`` only; time is an argument. The private
 key never leaves this module except as :meth:`DpopKey.private_pem`, for a token store
@@ -238,9 +239,11 @@ def _verify(alg: str, jwk: dict[str, Any], signature: bytes, signed: bytes) -> N
         else:
             if jwk.get("kty") != "RSA":
                 raise ProofError(f"{alg} needs an RSA key")
-            public = rsa.RSAPublicNumbers(_integer(jwk, "e"), _integer(jwk, "n")).public_key()
-            if public.key_size < 2048:
-                raise ProofError("the proof's RSA key is shorter than 2048 bits")
+            exponent, modulus = _integer(jwk, "e"), _integer(jwk, "n")
+            if not 2048 <= modulus.bit_length() <= 8192 or exponent.bit_length() > 64:
+                # a weak key, or one costly to verify with (a proof must be cheap to refuse)
+                raise ProofError("the proof's RSA key is not of 2048 to 8192 bits with a small exponent")
+            public = rsa.RSAPublicNumbers(exponent, modulus).public_key()
             digest = _HASHES[alg[2:]]()
             pad: padding.AsymmetricPadding = (
                 padding.PKCS1v15()

@@ -346,6 +346,7 @@ SHORT_RSA = {
     "n": base64.urlsafe_b64encode(_SHORT.n.to_bytes(128, "big")).rstrip(b"=").decode(),
     "e": "AQAB",
 }
+HUGE_RSA = {"kty": "RSA", "n": "_" * 2000, "e": "_" * 20}  # 12000-bit modulus, 120-bit exponent
 
 
 @pytest.mark.parametrize(
@@ -366,7 +367,12 @@ SHORT_RSA = {
             ),
             "not a usable ES256 key",
         ),
-        (_forged({"typ": "dpop+jwt", "alg": "RS256", "jwk": SHORT_RSA}), "shorter than 2048 bits"),
+        (_forged({"typ": "dpop+jwt", "alg": "RS256", "jwk": SHORT_RSA}), "not of 2048 to 8192 bits"),
+        (_forged({"typ": "dpop+jwt", "alg": "RS256", "jwk": HUGE_RSA}), "not of 2048 to 8192 bits"),
+        (
+            _forged({"typ": "dpop+jwt", "alg": "RS256", "jwk": {**HUGE_RSA, "n": "_" * 400}}),
+            "small exponent",
+        ),
     ],
 )
 def test_a_forged_proof_is_refused(proof: str, reason: str) -> None:
