@@ -217,7 +217,7 @@ def read_tokens(
     kind = kinds.get(kind.lower()) if isinstance(kind, str) else None
     if kind is None:
         raise AuthorizationError(
-            f"the token endpoint of {server.issuer} gave a {document.get('token_type')!r} token, "
+            f"the token endpoint of {server.issuer} gave a {_short(document.get('token_type'))} token, "
             f"not {' or '.join(kinds.values())}"
             + ("" if dpop else " (DPoP-bound tokens come only in answer to a DPoP proof)")
         )
@@ -250,6 +250,12 @@ def token_request(
     headers, auth_fields = client_auth(credentials) if credentials is not None else ({}, {})
     form = {"grant_type": grant, **fields, "resource": resource, **auth_fields}
     return {"Accept": "application/json", **headers}, form
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut to 40 characters: what a server said, quoted in an error."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ---- enterprise-managed authorization: the ID-JAG ----------------------------------------
@@ -292,7 +298,7 @@ def read_id_jag(status: int, document: Mapping[str, Any] | None, where: str) -> 
         raise AuthorizationError(f"the identity provider at {where} answered HTTP {status} without an ID-JAG")
     if document.get("issued_token_type") != ID_JAG:
         raise AuthorizationError(
-            f"the identity provider at {where} issued {document.get('issued_token_type')!r}, not an ID-JAG"
+            f"the identity provider at {where} issued {_short(document.get('issued_token_type'))}, not an ID-JAG"
         )
     grant = document.get("access_token")
     if not isinstance(grant, str) or grant.count(".") != 2:

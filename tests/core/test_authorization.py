@@ -1416,3 +1416,10 @@ def test_a_bad_token_exchange_answer_is_refused(
     status: int, document: dict[str, Any] | None, match: str
 ) -> None:
     _refused(read_id_jag, status, document, "idp", match=match)
+
+
+def test_a_long_token_type_is_cut_short_in_the_error() -> None:
+    text = _refused(read_tokens, 200, {"access_token": ACCESS, "token_type": "x" * 5000}, _server(), now=0.0)
+    assert "x" * 40 not in text and "..." in text
+    text = _refused(read_id_jag, 200, {"issued_token_type": "y" * 5000, "access_token": "h.p.s"}, "idp")
+    assert "y" * 40 not in text and "..." in text
