@@ -253,7 +253,7 @@ def _refusal(target: Target, last: HttpSeen | None, observed: Observed) -> CliEr
         if observed.signing_in:
             return CannotConnect(
                 f"HTTP 401 from {url}: the server wants authorization{challenge}, but not an OAuth sign-in "
-                f"(no Bearer challenge). Pass a token with {_PASS_A_TOKEN}."
+                f"(no Bearer or DPoP challenge). Pass a token with {_PASS_A_TOKEN}."
             )
         return CannotConnect(
             f"HTTP 401 from {url}: the server wants authorization{challenge}. Sign in by leaving out "

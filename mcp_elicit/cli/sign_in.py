@@ -3,7 +3,7 @@
 
 Rules:
 
-* An HTTP TARGET signs in when the server asks for it (a 401 with a Bearer challenge),
+* An HTTP TARGET signs in when the server asks for it (a 401 with a Bearer or DPoP challenge),
   unless the user gave an ``Authorization`` header (``--header``) or ``--no-login``. The
   flow is ``transports.http_auth.OAuth``; the person's part is
   ``transports.oauth_loopback.LoopbackAuthorizer``: consent in the terminal

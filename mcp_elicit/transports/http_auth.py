@@ -217,7 +217,7 @@ class OAuth(httpx.Auth):
             challenge = challenges[0] if challenges else None
             step_up = response.status_code == 403
             if challenge is None or (step_up and challenge.error != "insufficient_scope"):
-                return  # not a Bearer challenge we can answer: the caller sees the answer
+                return  # no Bearer or DPoP challenge we can answer: the caller sees the answer
             if authorizations >= self.max_authorizations:
                 what = f"HTTP {response.status_code}" + (f" ({challenge.error})" if challenge.error else "")
                 raise AuthorizationError(
