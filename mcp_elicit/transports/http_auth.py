@@ -44,11 +44,11 @@ import httpx
 from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core import token_endpoint as tokens_at
-from mcp_elicit.core.authorization import AuthorizationServer, ProtectedResource
+from mcp_elicit.core.authorization import AuthorizationServer
 from mcp_elicit.core.dpop import ALGORITHM, DpopKey
 from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
-from mcp_elicit.transports.http_documents import get_json, post
+from mcp_elicit.transports.http_documents import authorization_server, post, protected_resource
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
@@ -269,9 +269,9 @@ class OAuth(httpx.Auth):
     ) -> tuple[Tokens, bool]:
         """New tokens after a 401 or a 403 step-up: refreshed when that may do, else
         authorized anew. Returns them and whether it was a refresh."""
-        resource = await self._protected_resource(server_url, challenge)
+        resource = await protected_resource(self._http, server_url, challenge)
         issuer = resource.authorization_servers[0]
-        server = await self._authorization_server(issuer)
+        server = await authorization_server(self._http, issuer)
         if self._issuer is not None and issuer != self._issuer:
             log.info("%s now uses authorization server %s (was %s)", server_url, issuer, self._issuer)
             self._tokens = None
@@ -349,25 +349,6 @@ class OAuth(httpx.Auth):
             await self.store.save(self._key, stored.to_record())
         except OSError as exc:
             log.warning("could not save the authorization for %s: %s", self._key, exc)
-
-    async def _protected_resource(self, server_url: str, challenge: oauth.Challenge) -> ProtectedResource:
-        urls = oauth.protected_resource_urls(server_url, challenge.resource_metadata)
-        for url in urls:
-            found = await get_json(self._http, url)
-            if found is not None:
-                return oauth.read_protected_resource(found, server_url, url)
-        raise AuthorizationError(
-            f"{server_url} asks for authorization but publishes no protected resource metadata "
-            f"(tried {', '.join(urls)})"
-        )
-
-    async def _authorization_server(self, issuer: str) -> AuthorizationServer:
-        urls = oauth.authorization_server_metadata_urls(issuer)
-        for url in urls:
-            found = await get_json(self._http, url)
-            if found is not None:
-                return oauth.read_authorization_server(found, issuer, url)
-        raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
 
     def _known_credentials(self, server: AuthorizationServer) -> ClientCredentials | None:
         if self.client_id is not None:  # credentials given are one authorization server's

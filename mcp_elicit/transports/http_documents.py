@@ -1,5 +1,6 @@
 """The authorization flow's own HTTP requests (``transports.http_auth``): metadata
-documents fetched, registrations and token requests posted.
+documents found and fetched (RFC 9728, RFC 8414 / OpenID discovery, in the order
+``core.authorization`` gives), registrations and token requests posted.
 
 Rules: the caller's ``httpx.AsyncClient`` never follows redirects; an answer is read up to
 256 KiB and no further; a network failure is an :class:`AuthorizationError` naming the URL
@@ -13,9 +14,10 @@ from typing import Any, Final
 import httpx
 import orjson
 
+from mcp_elicit.core import authorization as oauth
 from mcp_elicit.errors import AuthorizationError
 
-__all__ = ["MAX_DOCUMENT", "get_json", "post"]
+__all__ = ["MAX_DOCUMENT", "authorization_server", "get_json", "post", "protected_resource"]
 
 MAX_DOCUMENT: Final = 256 * 1024
 
@@ -51,6 +53,31 @@ async def post(http: httpx.AsyncClient, url: str, **options: Any) -> tuple[int, 
         return status, orjson.loads(body) if body else None, response.headers
     except orjson.JSONDecodeError:
         return status, None, response.headers
+
+
+async def protected_resource(
+    http: httpx.AsyncClient, server_url: str, challenge: oauth.Challenge
+) -> oauth.ProtectedResource:
+    """The protected resource metadata of the MCP server at ``server_url``, checked."""
+    urls = oauth.protected_resource_urls(server_url, challenge.resource_metadata)
+    for url in urls:
+        found = await get_json(http, url)
+        if found is not None:
+            return oauth.read_protected_resource(found, server_url, url)
+    raise AuthorizationError(
+        f"{server_url} asks for authorization but publishes no protected resource metadata "
+        f"(tried {', '.join(urls)})"
+    )
+
+
+async def authorization_server(http: httpx.AsyncClient, issuer: str) -> oauth.AuthorizationServer:
+    """The metadata of the authorization server ``issuer``, checked."""
+    urls = oauth.authorization_server_metadata_urls(issuer)
+    for url in urls:
+        found = await get_json(http, url)
+        if found is not None:
+            return oauth.read_authorization_server(found, issuer, url)
+    raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
 
 
 async def _read_capped(response: httpx.Response, url: str) -> bytes:
