@@ -280,13 +280,24 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
             )
 
 
+_MAX_WORKLOAD_TOKEN: Final = 64 * 1024
+
+
 def _file_assertion(path: Path) -> Callable[[Audience], Awaitable[str]]:
-    """A workload's JWT, read from ``path`` each time it is needed (platforms rotate it)."""
+    """A workload's JWT, read from ``path`` each time it is needed (platforms rotate it);
+    at most 64 KiB of it, so a wrong path (a device, a log) fails instead of hanging."""
+
+    def read_capped() -> str:
+        with path.open("rb") as file:
+            data = file.read(_MAX_WORKLOAD_TOKEN + 1)
+        if len(data) > _MAX_WORKLOAD_TOKEN:
+            raise ValueError(f"more than {_MAX_WORKLOAD_TOKEN // 1024} KiB: not a token")
+        return data.decode("utf-8").strip()
 
     async def read(audience: Audience) -> str:
         try:
-            return (await asyncio.to_thread(path.read_text, encoding="utf-8")).strip()
-        except (OSError, UnicodeDecodeError) as exc:
+            return await asyncio.to_thread(read_capped)
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
             raise AuthorizationError(f"cannot read the workload token in {path}: {exc}") from None
 
     return read

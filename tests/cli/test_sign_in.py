@@ -313,6 +313,9 @@ def test_a_workload_signs_in_with_its_platforms_token_file(
     result = run(capsys, "call", site.url, "whoami", "--workload-token", str(token_file_))
     assert result.code == 3
     assert "cannot read the workload token" in result.err
+    result = run(capsys, "call", site.url, "whoami", "--workload-token", "/dev/zero")  # not a token file
+    assert result.code == 3
+    assert "more than 64 KiB: not a token" in result.err
 
 
 @pytest.mark.parametrize(
