@@ -166,6 +166,8 @@ class ModernSession:
             self.listens = False
         except (MCPElicitError, OSError) as exc:  # a refusal, a dropped stream: the polls go on
             log.debug("%s: not listening for task %s: %s", self.conn.server, task_id, exc)
+        except Exception:  # a bug here must not fail the call the polls can finish
+            log.warning("listening for task %s failed; polling only", task_id, exc_info=True)
 
     async def _cancel_task(self, task: Mapping[str, Any]) -> None:
         """``tasks/cancel``, best effort and briefly: the call was abandoned."""

@@ -233,3 +233,18 @@ async def test_a_server_without_listen_is_polled_and_not_asked_again(monkeypatch
         out = await asyncio.wait_for(client.call_tool("deploy", {"service": "b"}), 10)
     assert out["content"][0]["text"] == "b: deployed (as a task)"  # polled to its end
     assert recorder.methods().count("subscriptions/listen") == 1  # refused once, not asked again
+
+
+async def test_a_bug_while_listening_leaves_the_call_to_the_polls(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_elicit.client import rev_2026_07_28
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the listener")
+
+    monkeypatch.setattr(rev_2026_07_28, "open_subscription", broken)
+    async with connect_memory(build(), answerer=Person(), versions=["2026-07-28"], tasks=True) as client:
+        out = await asyncio.wait_for(client.call_tool("deploy", {"service": "c"}), 10)
+    assert out["content"][0]["text"] == "c: deployed (as a task)"
+    assert any("polling only" in r.message and r.exc_info for r in caplog.records)
