@@ -38,11 +38,6 @@ pytestmark = pytest.mark.anyio
 REVISIONS = ["2026-07-28", "2025-11-25"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def bound_server() -> Server:
     """One tool, ``whoami``: the caller's subject and the thumbprint its token is bound to."""
     app = Server("bound")

@@ -31,11 +31,6 @@ from support.oauth_provider import Client
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 def subject_server() -> Server:
     app = Server("workloads")
 
