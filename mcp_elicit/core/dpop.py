@@ -14,10 +14,12 @@ one method. Proofs for the token endpoint carry no ``content_digest`` and no ``a
 A server checks a proof with :func:`check_proof` (RFC 9449 §4.3 and the MCP profile): one
 compact JWS of type ``dpop+jwt``, signed with an asymmetric algorithm by the public key in
 its header, for this method and URL, issued within five minutes, for this access token
-(``ath``) and this body (``content_digest``). It returns the key's thumbprint, which must
-be the one the token is bound to (its ``cnf.jkt``). A server that hands out nonces (RFC
-9449 §9) also has it check the proof's ``nonce``. ``jti`` is not tracked: the body digest
-already ties a proof to one request, as the MCP profile allows.
+(``ath``) and this body (``content_digest``). It returns a :class:`CheckedProof`: the
+key's thumbprint, which must be the one the token is bound to (its ``cnf.jkt``), and the
+proof's ``jti`` with the time until which the proof stays acceptable, which is how long a
+server that refuses replays (RFC 9449 §11.1) must remember that ``jti``; remembering is
+I/O, so it is the caller's. A server that hands out nonces (RFC 9449 §9) also has it check
+the proof's ``nonce``.
 
 Rules: the standard library and ``cryptography`` only; time is an argument. The private
 key never leaves this module except as :meth:`DpopKey.private_pem`, for a token store
@@ -35,6 +37,7 @@ import re
 import secrets
 import urllib.parse
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Final
 
 from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
@@ -47,6 +50,7 @@ from mcp_elicit.errors import AuthorizationError
 __all__ = [
     "ALGORITHM",
     "VERIFIED_ALGORITHMS",
+    "CheckedProof",
     "DpopKey",
     "NonceError",
     "ProofError",
@@ -156,6 +160,16 @@ class DpopKey:
 
 
 # ---- the server's check ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedProof:
+    """A proof that holds: the thumbprint of the key that signed it, its ``jti``, and
+    ``until``, the time (``iat`` plus the accepted age) after which it is refused anyway."""
+
+    thumbprint: str
+    jti: str
+    until: float
 
 
 class ProofError(ValueError):
@@ -290,9 +304,9 @@ def check_proof(
     now: float,
     max_age: float = 300.0,
     nonce_ok: Callable[[object], bool] | None = None,
-) -> str:
+) -> CheckedProof:
     """Check the DPoP proof sent with a request presenting ``access_token`` (see the module
-    docstring); return the thumbprint of the key that signed it. ``nonce_ok``: the server
+    docstring); return who signed it and until when it holds. ``nonce_ok``: the server
     wants its nonce in proofs, and this says whether the proof's ``nonce`` claim is one
     (:class:`NonceError` when not, once everything else holds)."""
     if not proof:
@@ -331,4 +345,4 @@ def check_proof(
         raise ProofError("the proof's content_digest is not the SHA-256 of the request body")
     if nonce_ok is not None and not nonce_ok(claims.get("nonce")):
         raise NonceError("the proof lacks the server's current nonce")
-    return thumbprint(jwk)
+    return CheckedProof(thumbprint(jwk), jti, iat + max_age)

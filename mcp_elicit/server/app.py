@@ -387,6 +387,11 @@ class Server(Catalog):
             tasks=lambda ids: self.tasks.visible(ids, owner),
         )
 
+    async def spend_proof(self, marker: str, ttl: float) -> bool:
+        """Remember a DPoP proof for ``ttl`` seconds; False when it was already seen (a
+        replay). In the configured store, so instances sharing it see each other's proofs."""
+        return await self.url_mode.markers.add("used", marker, b"1", ttl=ttl)
+
     async def _spend(self, token: str) -> bool:
         """Mark ``token`` redeemed in the store; False when it already was (anywhere)."""
         marker = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 from mcp_elicit.core.dpop import VERIFIED_ALGORITHMS
 from mcp_elicit.errors import ConfigError
 
-__all__ = ["Principal", "ResourceMetadata", "StaticTokens", "TokenVerifier"]
+__all__ = ["Principal", "ResourceMetadata", "StaticTokens", "TokenVerifier", "realm_challenge"]
 
 log = logging.getLogger("mcp_elicit.auth")
 
@@ -83,6 +83,20 @@ _SCOPE_TOKEN = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")  # RFC 6749 scope-token
 
 def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def realm_challenge(
+    scheme: str = "Bearer", *, error: str | None = None, description: str | None = None
+) -> str:
+    """The ``WWW-Authenticate`` value of a server that publishes no resource metadata."""
+    parts = ['realm="mcp"']
+    if scheme == "DPoP":
+        parts.append(f"algs={_quoted(' '.join(VERIFIED_ALGORITHMS))}")
+    if error:
+        parts.append(f"error={_quoted(error)}")
+        if description:
+            parts.append(f"error_description={_quoted(description)}")
+    return f"{scheme} " + ", ".join(parts)
 
 
 @dataclass(frozen=True)

@@ -95,6 +95,7 @@ class UrlMode:
         self.token_exchange: TokenExchange | None = None
         #: Called with a flow id when its page finishes (2025-11-25 completion notices).
         self.on_finish: Callable[[str], object] | None = None
+        self._markers: Store | None = None
         self._flows: Flows | None = None
         self._vault: Vault | None = None
         self._oauth: OAuthConnections | None = None
@@ -172,6 +173,19 @@ class UrlMode:
             spec = self._store_spec if isinstance(self._store_spec, str) else default_store_url()
             self._store = open_store(spec)
         return self._store
+
+    @property
+    def markers(self) -> Store:
+        """Where short-lived per-request markers go (DPoP proofs already used): the configured
+        store, which instances share; without one, this process's memory, so that the default
+        SQLite file is neither created nor written for every request."""
+        if self._store_spec is not None:
+            return self.store
+        if self._markers is None:
+            from mcp_elicit.stores.memory import MemoryStore
+
+            self._markers = MemoryStore()
+        return self._markers
 
     @property
     def flows(self) -> Flows:

@@ -16,23 +16,29 @@ of a DPoP request is a ``DPoP`` challenge (``invalid_dpop_proof`` when the proof
 fault) naming the algorithms accepted. With ``dpop_nonces``, a proof must carry a nonce
 the server gave: one sealed by the server's ``StateSealer`` (bound to "dpop-nonce" and
 the server's origin, 5 minutes), so no instance keeps any state; a proof without a valid
-one gets ``use_dpop_nonce`` and a fresh nonce in ``DPoP-Nonce``.
+one gets ``use_dpop_nonce`` and a fresh nonce in ``DPoP-Nonce``. Given ``spend``, a proof
+is accepted once: its ``jti`` (with the key's thumbprint) is remembered for as long as the
+proof would be accepted, and a replay is refused as ``invalid_dpop_proof``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 import orjson
 
 from mcp_elicit.core import dpop
 from mcp_elicit.errors import InvalidRequestState
 from mcp_elicit.sealing import Binding, StateSealer
-from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
+from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, realm_challenge
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain
 
-__all__ = ["authenticate", "origin", "serve_metadata"]
+__all__ = ["Spend", "authenticate", "origin", "serve_metadata"]
+
+#: Mark a key used for some seconds: True the first time, False while it is remembered.
+Spend = Callable[[str, float], Awaitable[bool]]
 
 
 def origin(scope: Scope, headers: Mapping[str, str]) -> str:
@@ -49,10 +55,12 @@ async def authenticate(
     send: Send,
     body: bytes = b"",
     sealer: StateSealer | None = None,
+    spend: Spend | None = None,
 ) -> tuple[bool, Principal | None]:
     """``(True, principal)`` for a valid token with the required scopes; else the refusal
     is sent and ``(False, None)``. ``body``: the request's, which a DPoP proof digests;
-    ``sealer``: what seals DPoP nonces (``dpop_nonces``)."""
+    ``sealer``: what seals DPoP nonces (``dpop_nonces``); ``spend``: what remembers the
+    DPoP proofs already used (None: replays are not detected)."""
     raw = headers.get("authorization", "")
     kind, _, token = raw.partition(" ")
     kind, token = kind.lower(), token.strip()
@@ -63,7 +71,7 @@ async def authenticate(
         if kind == "dpop":
             nonces = sealer if metadata is not None and metadata.dpop_nonces else None
             canonical = metadata.resource if metadata is not None else None
-            problem = _dpop_problem(scope, headers, token, body, bound, nonces, canonical)
+            problem = await _dpop_problem(scope, headers, token, body, bound, nonces, canonical, spend)
         elif bound is not None:
             problem = ("invalid_token", "a DPoP-bound token must be sent with the DPoP scheme and a proof")
         elif metadata is not None and metadata.dpop_required:
@@ -75,7 +83,7 @@ async def authenticate(
     scheme = "DPoP" if kind == "dpop" or (metadata is not None and metadata.dpop_required) else "Bearer"
     error, description = problem or ("invalid_token" if raw else None, None)
     if metadata is None:
-        challenge = f'{scheme} realm="mcp"' + (f', error="{error}"' if error else "")
+        challenge = realm_challenge(scheme, error=error, description=description)
     else:
         where = f"{origin(scope, headers)}{metadata_path}"
         if principal is not None:
@@ -107,7 +115,7 @@ def new_nonce(sealer: StateSealer, server_origin: str) -> str:
     return sealer.seal(b"", _nonce_binding(server_origin), now=time.time(), ttl=_NONCE_TTL)
 
 
-def _dpop_problem(
+async def _dpop_problem(
     scope: Scope,
     headers: Mapping[str, str],
     token: str,
@@ -115,6 +123,7 @@ def _dpop_problem(
     bound: str | None,
     nonces: StateSealer | None,
     canonical: str | None,
+    spend: Spend | None,
 ) -> tuple[str, str] | None:
     """Why a request presenting ``token`` with the DPoP scheme is refused, or None.
     ``canonical``: the endpoint's public URL (``ResourceMetadata.resource``), which a
@@ -134,7 +143,7 @@ def _dpop_problem(
         return True
 
     try:
-        key = dpop.check_proof(
+        proof = dpop.check_proof(
             headers.get("dpop"),
             method=scope["method"],
             url=url,
@@ -149,8 +158,12 @@ def _dpop_problem(
         return "invalid_dpop_proof", str(exc)
     if bound is None:
         return "invalid_token", "the token is not bound to a DPoP key: send it as a Bearer token"
-    if key != bound:
+    if proof.thumbprint != bound:
         return "invalid_dpop_proof", "the proof is not signed by the key the token is bound to"
+    if spend is not None:
+        marker = hashlib.sha256(f"{bound}.{proof.jti}".encode("utf-8", "replace")).hexdigest()[:40]
+        if not await spend(f"dpop-{marker}", max(proof.until - now, 1.0)):
+            return "invalid_dpop_proof", "this proof was already used: sign a new one (a new jti) per request"
     return None
 
 

@@ -293,6 +293,7 @@ class StreamableHTTP(SessionRoutes):
             send,
             body,
             self.server.sealer,
+            self.server.spend_proof,
         )
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:

@@ -263,7 +263,7 @@ def _signed_by(key: Any, alg: str, claims: dict[str, Any] | None = None, **heade
 def _check(proof: str | None, **changes: Any) -> str:
     options: dict[str, Any] = {"method": "POST", "url": URL, "access_token": TOKEN, "body": BODY, "now": NOW}
     options.update(changes)
-    return check_proof(proof, **options)
+    return check_proof(proof, **options).thumbprint
 
 
 @pytest.mark.parametrize(
@@ -282,6 +282,17 @@ def _check(proof: str | None, **changes: Any) -> str:
 def test_proofs_of_every_accepted_algorithm_verify(alg: str, make: Any) -> None:
     key = make()
     assert _check(_signed_by(key, alg)) == key.thumbprint()
+
+
+def test_a_checked_proof_says_how_long_its_jti_must_be_remembered() -> None:
+    key = DpopKey.generate()
+    proof = key.proof("POST", URL, now=NOW - 100, access_token=TOKEN, body=BODY)
+    checked = check_proof(proof, method="POST", url=URL, access_token=TOKEN, body=BODY, now=NOW, max_age=300)
+    assert checked.thumbprint == key.thumbprint
+    assert checked.jti == json.loads(base64.urlsafe_b64decode(proof.split(".")[1] + "=="))["jti"]
+    assert checked.until == NOW - 100 + 300
+    with pytest.raises(ProofError, match="iat"):  # a moment after that it is refused anyway
+        check_proof(proof, method="POST", url=URL, access_token=TOKEN, body=BODY, now=checked.until + 1)
 
 
 def test_our_own_proof_verifies_with_our_thumbprint() -> None:

@@ -26,6 +26,9 @@ from mcp_elicit import Context, Server
 from mcp_elicit.core.dpop import DpopKey
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.server.auth import Principal, ResourceMetadata, StaticTokens
+from mcp_elicit.stores import open_store
+from mcp_elicit.stores.base import Store
+from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore, OAuth
 from mcp_elicit.transports.http_bearer import new_nonce
 from mcp_elicit.transports.http_client import connect_http
@@ -233,6 +236,17 @@ async def test_a_proof_for_something_else_is_refused(
     assert 'error="invalid_dpop_proof"' in value and reason in value
 
 
+async def test_a_replayed_proof_is_refused(site: McpAuthorization) -> None:
+    token, key = await bound_token(site)
+    proof = key.proof("POST", site.url, now=time.time(), access_token=token, body=CALL)
+    headers = {"authorization": f"DPoP {token}", "dpop": proof}
+    assert (await post(site, headers)).status_code == 200
+    value = challenge(await post(site, headers))  # the same request, captured and sent again
+    assert 'error="invalid_dpop_proof"' in value and "already used" in value
+    fresh = key.proof("POST", site.url, now=time.time(), access_token=token, body=CALL)
+    assert (await post(site, {**headers, "dpop": fresh})).status_code == 200
+
+
 async def test_a_dpop_request_without_a_proof_is_refused(site: McpAuthorization) -> None:
     token, _ = await bound_token(site)
     value = challenge(await post(site, {"authorization": f"DPoP {token}"}))
@@ -339,10 +353,65 @@ OWNER = DpopKey.generate()
 BOUND = "bound-token"
 
 
-def guarded() -> StreamableHTTP:
+def guarded(store: Store | str | None = None) -> StreamableHTTP:
     """An in-process server whose one token is bound to OWNER's key."""
     principal = Principal("ann", claims={"cnf": {"jkt": OWNER.thumbprint}})
-    return StreamableHTTP(bound_server(), auth=StaticTokens({BOUND: principal}))
+    server = bound_server()
+    if store is not None:
+        server.configure_url_mode(store=store)
+    return StreamableHTTP(server, auth=StaticTokens({BOUND: principal}))
+
+
+async def send_to(app: StreamableHTTP, proof: str) -> httpx.Response:
+    headers = {**HEADERS, "authorization": f"DPoP {BOUND}", "dpop": proof}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+        return await http.post("/mcp", content=CALL, headers=headers)
+
+
+@pytest.mark.parametrize("backend", ["memory", "redis"])
+async def test_a_proof_replayed_to_another_instance_is_refused(
+    backend: str, request: pytest.FixtureRequest
+) -> None:
+    """Instances sharing a store share what they remember: a proof one of them took is a
+    replay at the other, and is forgotten once it would be refused for its age anyway."""
+    shared: Store = (
+        RecordingStore() if backend == "memory" else open_store(request.getfixturevalue("redis_url"))
+    )
+    try:
+        first, second = guarded(shared), guarded(shared)
+        now = time.time()
+        proof = OWNER.proof("POST", "http://127.0.0.1:8000/mcp", now=now, access_token=BOUND, body=CALL)
+        assert (await send_to(first, proof)).status_code == 200
+        value = challenge(await send_to(second, proof))
+        assert 'error="invalid_dpop_proof"' in value and "already used" in value
+        assert "already used" in challenge(await send_to(first, proof))  # and at the first one again
+        if isinstance(shared, RecordingStore):  # remembered for the 300 s the proof holds, no longer
+            assert len(shared.ttls) == 3
+            assert all(int(now) + 300 - time.time() <= ttl <= int(now) + 300 - now for ttl in shared.ttls)
+    finally:
+        await shared.close()
+
+
+class RecordingStore(MemoryStore):
+    """A memory store that also notes the time to live of every marker added."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ttls: list[float] = []
+
+    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+        assert ttl is not None
+        self.ttls.append(ttl)
+        return await super().add(namespace, key, value, ttl=ttl)
+
+
+async def test_without_a_store_each_process_remembers_its_own_proofs() -> None:
+    proof = OWNER.proof("POST", "http://127.0.0.1:8000/mcp", now=time.time(), access_token=BOUND, body=CALL)
+    app = guarded()
+    assert (await send_to(app, proof)).status_code == 200
+    assert "already used" in challenge(await send_to(app, proof))
+    assert app.server.url_mode._store is None  # the default SQLite file was not opened for it
 
 
 def _proofs() -> st.SearchStrategy[str]:
