@@ -21,6 +21,12 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
 5. Authorization code with PKCE S256, ``state`` and the RFC 8707 ``resource``; the
    callback's ``state`` must match, and its ``iss`` (RFC 9207) must equal the issuer by
    simple string comparison when present, and be present when the server says it sends it.
+A server of the 2025-03-26 revision publishes no protected resource metadata: when none is
+found and the challenge named none, its origin (the URL without its path) is its
+authorization server, whose metadata is at the origin's well-known URLs or, when there is
+none, whose endpoints are the origin's ``/authorize``, ``/token`` and ``/register``
+(:func:`legacy_resource`, :func:`default_endpoints`).
+
 6. Scope: the challenge's ``scope``, else every ``scopes_supported`` of the resource, else
    none; on a step-up (403 ``insufficient_scope``) the union of what was asked before and
    the new challenge. ``offline_access`` is added only when the authorization server lists
@@ -56,6 +62,8 @@ __all__ = [
     "authorization_server_metadata_urls",
     "authorization_url",
     "bearer_challenge",
+    "default_endpoints",
+    "legacy_resource",
     "token_challenges",
     "check_resource",
     "string_field",
@@ -267,6 +275,8 @@ class ProtectedResource:
     scopes_supported: tuple[str, ...] | None = None
     #: ``dpop_bound_access_tokens_required`` (RFC 9728): only DPoP-bound tokens are taken.
     dpop_required: bool = False
+    #: Not published but implied: a 2025-03-26 server, whose origin authorizes.
+    legacy: bool = False
 
 
 def read_protected_resource(document: object, server_url: str, where: str) -> ProtectedResource:
@@ -303,6 +313,26 @@ class AuthorizationServer:
     dpop_algorithms: tuple[str, ...] | None = None
     #: ``grant_types_supported`` (None: not said).
     grant_types: tuple[str, ...] | None = None
+
+
+def legacy_resource(server_url: str) -> ProtectedResource:
+    """What a 2025-03-26 server without protected resource metadata implies: the server is
+    the resource, and its origin the one authorization server."""
+    parts = _split(server_url, "the MCP server URL")
+    origin = require_secure(f"{parts.scheme}://{parts.netloc}", "the authorization base URL")
+    return ProtectedResource(server_url, (origin,), legacy=True)
+
+
+def default_endpoints(issuer: str) -> AuthorizationServer:
+    """The 2025-03-26 default endpoints of an authorization base URL that publishes no
+    metadata. PKCE S256 is assumed: that revision requires it of every server."""
+    base = require_secure(issuer.rstrip("/"), "the authorization base URL")
+    return AuthorizationServer(
+        issuer=issuer,
+        authorization_endpoint=f"{base}/authorize",
+        token_endpoint=f"{base}/token",
+        registration_endpoint=f"{base}/register",
+    )
 
 
 def read_authorization_server(document: object, issuer: str, where: str) -> AuthorizationServer:

@@ -48,7 +48,7 @@ from mcp_elicit.core.authorization import AuthorizationServer
 from mcp_elicit.core.dpop import ALGORITHM, DpopKey
 from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
-from mcp_elicit.transports.http_documents import authorization_server, post, protected_resource
+from mcp_elicit.transports.http_documents import discover, post
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
@@ -155,6 +155,7 @@ class OAuth(httpx.Auth):
         self._lock = asyncio.Lock()
         self._tokens: Tokens | None = None
         self._issuer: str | None = None  # who gave self._tokens
+        self._legacy = False  # the server publishes no metadata: its origin authorizes (2025-03-26)
         self._scope: str | None = None  # what was asked for them
         self._server: AuthorizationServer | None = None
         self._resource = ""
@@ -236,6 +237,13 @@ class OAuth(httpx.Auth):
                     )
                     refreshed = refreshed or did_refresh
                     authorizations += 0 if did_refresh else 1
+            except AuthorizationError as exc:
+                if not self._legacy:
+                    raise
+                raise AuthorizationError(
+                    f"{exc} (the server publishes no protected resource metadata, so its origin was "
+                    "taken for its authorization server, as MCP 2025-03-26 says)"
+                ) from None
             finally:
                 self._lock.release()
             self._present(request, tokens)
@@ -269,9 +277,9 @@ class OAuth(httpx.Auth):
     ) -> tuple[Tokens, bool]:
         """New tokens after a 401 or a 403 step-up: refreshed when that may do, else
         authorized anew. Returns them and whether it was a refresh."""
-        resource = await protected_resource(self._http, server_url, challenge)
-        issuer = resource.authorization_servers[0]
-        server = await authorization_server(self._http, issuer)
+        self._legacy = False
+        resource, server = await discover(self._http, server_url, challenge)
+        issuer, self._legacy = server.issuer, resource.legacy
         if self._issuer is not None and issuer != self._issuer:
             log.info("%s now uses authorization server %s (was %s)", server_url, issuer, self._issuer)
             self._tokens = None

@@ -9,6 +9,7 @@ and the kind of failure, never the request's body (it may hold a code or a secre
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Final
 
 import httpx
@@ -17,9 +18,11 @@ import orjson
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.errors import AuthorizationError
 
-__all__ = ["MAX_DOCUMENT", "authorization_server", "get_json", "post", "protected_resource"]
+__all__ = ["MAX_DOCUMENT", "authorization_server", "discover", "get_json", "post", "protected_resource"]
 
 MAX_DOCUMENT: Final = 256 * 1024
+
+log = logging.getLogger("mcp_elicit.transports.http_auth")
 
 
 async def get_json(http: httpx.AsyncClient, url: str) -> object | None:
@@ -57,26 +60,48 @@ async def post(http: httpx.AsyncClient, url: str, **options: Any) -> tuple[int, 
 
 async def protected_resource(
     http: httpx.AsyncClient, server_url: str, challenge: oauth.Challenge
-) -> oauth.ProtectedResource:
-    """The protected resource metadata of the MCP server at ``server_url``, checked."""
+) -> oauth.ProtectedResource | None:
+    """The protected resource metadata of the MCP server at ``server_url``, checked; None
+    when the server publishes none and its challenge names none (a 2025-03-26 server)."""
     urls = oauth.protected_resource_urls(server_url, challenge.resource_metadata)
     for url in urls:
         found = await get_json(http, url)
         if found is not None:
             return oauth.read_protected_resource(found, server_url, url)
+    if challenge.resource_metadata is None:
+        return None
     raise AuthorizationError(
         f"{server_url} asks for authorization but publishes no protected resource metadata "
         f"(tried {', '.join(urls)})"
     )
 
 
-async def authorization_server(http: httpx.AsyncClient, issuer: str) -> oauth.AuthorizationServer:
-    """The metadata of the authorization server ``issuer``, checked."""
+async def discover(
+    http: httpx.AsyncClient, server_url: str, challenge: oauth.Challenge
+) -> tuple[oauth.ProtectedResource, oauth.AuthorizationServer]:
+    """What the server at ``server_url`` says about itself and its first authorization
+    server, checked. For a server that publishes nothing (2025-03-26), what its origin says."""
+    resource = await protected_resource(http, server_url, challenge)
+    if resource is None:
+        log.info("%s publishes no protected resource metadata: its origin authorizes", server_url)
+        resource = oauth.legacy_resource(server_url)
+    issuer = resource.authorization_servers[0]
+    return resource, await authorization_server(http, issuer, legacy=resource.legacy)
+
+
+async def authorization_server(
+    http: httpx.AsyncClient, issuer: str, *, legacy: bool = False
+) -> oauth.AuthorizationServer:
+    """The metadata of the authorization server ``issuer``, checked. ``legacy``: the
+    2025-03-26 authorization base URL of a server, whose default endpoints stand in for
+    metadata it does not publish."""
     urls = oauth.authorization_server_metadata_urls(issuer)
     for url in urls:
         found = await get_json(http, url)
         if found is not None:
             return oauth.read_authorization_server(found, issuer, url)
+    if legacy:
+        return oauth.default_endpoints(issuer)
     raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
 
 

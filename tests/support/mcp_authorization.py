@@ -12,7 +12,8 @@ one origin that is both
 ``serving(server)`` runs one on a free 127.0.0.1 port; ``whoami_server(text)`` is the
 protected server the tests use; ``FollowRedirect`` is the person's part without a person.
 
-Switches for tests: ``mcp.resource_metadata = None`` (no metadata), ``registration``
+Switches for tests: ``mcp.resource_metadata = None`` (no resource metadata: a 2025-03-26
+server), ``server_metadata`` (False: no authorization server metadata either), ``registration``
 (False: no registration endpoint), ``pkce`` (False: metadata without
 ``code_challenge_methods_supported``), ``dpop`` (True: DPoP offered, and tokens asked for
 with a proof are bound to its key, ``support.dpop_tokens``; ``dpop_tokens.nonce`` asks for a
@@ -57,6 +58,7 @@ class McpAuthorization:
     provider: OAuthTestProvider = field(default_factory=OAuthTestProvider)
     registration: bool = True
     pkce: bool = True
+    server_metadata: bool = True
     registrations: int = 0
 
     def __post_init__(self) -> None:
@@ -106,6 +108,8 @@ class McpAuthorization:
         self.dpop_tokens.enabled = value
 
     async def _server_metadata(self, request: Request) -> Response:
+        if not self.server_metadata:
+            return JSONResponse({"error": "not_found"}, status_code=404)
         document: dict[str, Any] = {
             "issuer": self.base,
             "authorization_endpoint": f"{self.base}/authorize",

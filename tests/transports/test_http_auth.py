@@ -17,6 +17,7 @@ import os
 import stat
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -26,6 +27,7 @@ from mcp_elicit.transports.http_auth import FileTokenStore, MemoryTokenStore, OA
 from mcp_elicit.transports.http_client import connect_http
 
 from support.mcp_authorization import FollowRedirect, McpAuthorization, serving, whoami_server
+from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
 
@@ -151,11 +153,51 @@ async def test_consent_refused_is_a_clear_error(site: McpAuthorization) -> None:
     assert site.provider.exchanges == 0
 
 
-async def test_no_protected_resource_metadata_is_a_clear_error(site: McpAuthorization) -> None:
+@pytest.mark.parametrize("server_metadata", [True, False])
+async def test_a_2025_03_26_server_is_authorized_by_its_origin(
+    site: McpAuthorization, server_metadata: bool
+) -> None:
+    """No protected resource metadata: the server's origin is its authorization server, with
+    RFC 8414 metadata at the root or, without any, the default /authorize, /token and
+    /register (the conformance suite's auth/2025-03-26-* judge the same)."""
     site.mcp.resource_metadata = None
-    with pytest.raises(TransportError, match="publishes no protected resource metadata") as caught:
+    site.server_metadata = server_metadata
+    authorizer = FollowRedirect()
+    assert await call(site, oauth(authorizer), "2025-11-25") == "hello"
+    assert authorizer.asked == [site.base] and site.registrations == 1
+
+
+async def test_an_origin_that_authorizes_nothing_is_a_clear_error(site: McpAuthorization) -> None:
+    site.mcp.resource_metadata = None
+    site.server_metadata = site.registration = False
+    with pytest.raises(TransportError, match="refused to register") as caught:
         await call(site, oauth())
-    assert "/.well-known/oauth-protected-resource/mcp" in str(caught.value)
+    assert site.base in str(caught.value) and "no protected resource metadata" in str(caught.value)
+    assert "MCP 2025-03-26" in str(caught.value)
+
+
+async def test_a_challenge_naming_missing_metadata_is_a_clear_error() -> None:
+    """A server that names its metadata is not a 2025-03-26 one: nothing is guessed then."""
+    asked: list[str] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        asked.append(scope["path"])
+        host, port = scope["server"]
+        where = f"http://{host}:{port}/.well-known/oauth-protected-resource/gone"
+        challenge = f'Bearer resource_metadata="{where}"'.encode()
+        await send(
+            {"type": "http.response.start", "status": 401, "headers": [(b"www-authenticate", challenge)]}
+        )
+        await send({"type": "http.response.body", "body": b""})
+
+    async with uvicorn_server(app) as running:
+        url = f"http://127.0.0.1:{running.port}/mcp"
+        with pytest.raises(TransportError, match="publishes no protected resource metadata") as caught:
+            async with connect_http(url, auth=oauth(), timeout=10) as client:
+                await client.list_tools()
+    assert "/.well-known/oauth-protected-resource/gone" in str(caught.value)
+    assert not any(path.startswith("/.well-known/oauth-authorization-server") for path in asked)
+    assert "/register" not in asked
 
 
 async def test_an_authorization_server_without_pkce_is_refused(site: McpAuthorization) -> None:
