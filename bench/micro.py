@@ -209,6 +209,7 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
     """CPU µs per round through each ASGI app, in process (median, min, max)."""
     sys.path.insert(0, str(Path(__file__).parent / "servers"))
     import elicit_server
+    import flat
     import floor
 
     try:
@@ -232,7 +233,7 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
     out: dict[str, Any] = {}
     loop = new_loop()
     try:
-        for label, app in (("mcp-elicit", elicit_server.app), ("floor", floor.app)):
+        for label, app in (("mcp-elicit", elicit_server.app), ("flat", flat.app), ("floor", floor.app)):
             samples = loop.run_until_complete(rounds(app))
             out[f"{ASGI_ROUND}, {label}"] = {
                 "median": statistics.median(samples),

@@ -17,6 +17,8 @@ DASH = "\u2013"  # an en dash, for ranges
 TIMES = "\u00d7"  # a multiplication sign, for ratios
 ELICIT = "mcp-elicit"
 FLOOR = "floor"
+#: The hand-flattened reference server (a reference point, not a peer).
+FLAT = "flat"
 
 
 @dataclass(frozen=True)
@@ -238,6 +240,10 @@ def calibration_summary(
         out["extrapolated"] = work > points[-1][0]
     if ELICIT in summary:
         out["elicit_cpu_us_per_round"] = summary[ELICIT]["cpu_us_per_round"]["median"]
+    flat = micro.get(f"{ASGI_ROUND}, {FLAT}")
+    if FLAT in summary and flat and canned:
+        out["flat_work_us"] = (flat["median"] - canned["median"]) / 2
+        out["flat_cpu_us_per_round"] = summary[FLAT]["cpu_us_per_round"]["median"]
     return out
 
 
@@ -288,6 +294,13 @@ def render_calibration(cal: Mapping[str, Any]) -> list[str]:
             sentence += f", against the {cal['elicit_cpu_us_per_round']:.0f} µs mcp-elicit measured."
         else:
             sentence += "."
+    if "flat_cpu_us_per_round" in cal:
+        cpu = cal["flat_cpu_us_per_round"]
+        sentence += (
+            f" The flat reference (`bench/servers/flat.py`: the same checks and sealing in one "
+            f"function, one tool, no framework) does {cal['flat_work_us']:.0f} µs of work per request "
+            f"in process and costs {cpu:.0f} µs per round, {cpu / floor:.2f}{TIMES} the floor."
+        )
     add(sentence)
     add("")
     return lines

@@ -94,6 +94,14 @@ SERVERS = (
         note="Default protection: sealed under a process-local key (the SDK's boundary).",
     ),
     ServerSpec(
+        "flat",
+        "the workload's checks and sealing hand-flattened into one function: one tool, no framework",
+        PROJECT,
+        "flat",
+        package="flat",
+        note="A reference point, not a product: what the work no server can skip costs on this stack.",
+    ),
+    ServerSpec(
         "floor",
         "canned ASGI app: the same bytes, no MCP work",
         PROJECT,

@@ -33,7 +33,7 @@ FIGURES = (
 def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
     out = tmp_path_factory.mktemp("bench")
     done = subprocess.run(
-        [sys.executable, str(RUN), "--smoke", "--servers", "mcp-elicit,floor", "--out", str(out)],
+        [sys.executable, str(RUN), "--smoke", "--servers", "mcp-elicit,flat,floor", "--out", str(out)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -46,7 +46,7 @@ def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, str]:
 def test_every_server_completed_rounds_without_errors(smoke: tuple[dict, str]) -> None:
     result, _ = smoke
     assert result["invalid"] == ""
-    assert {"mcp-elicit", "floor"} <= set(result["runs"])
+    assert {"mcp-elicit", "flat", "floor"} <= set(result["runs"])
     for name, runs in result["runs"].items():
         assert len(runs) == 1, name
         for key in ("rounds@1", "rounds@16", "list@16"):
@@ -93,12 +93,67 @@ def test_the_calibration_curve_is_measured_and_reported(smoke: tuple[dict, str])
     assert level["work_us"] == 20.0
     assert level["cpu_us_per_round"]["n"] == 1 and level["cpu_us_per_round"]["median"] > 0
     assert math.isfinite(level["times_floor"]) and level["rounds_16_per_s"]["median"] > 0
-    for app in ("mcp-elicit", "floor"):
+    for app in ("mcp-elicit", "flat", "floor"):
         assert (
             result["micro"][f"one round through the ASGI app in process (call + retry), {app}"]["median"] > 0
         )
     assert math.isfinite(cal["elicit_work_us"]) and math.isfinite(cal["floor_with_elicit_work_us_per_round"])
     assert "## Calibration: the floor doing plain Python work" in page and "| 20 µs |" in page
+    assert cal["flat_cpu_us_per_round"] > 0 and "The flat reference" in page
+
+
+@pytest.mark.anyio
+async def test_the_flat_reference_refuses_what_it_does_not_expect() -> None:
+    """The reference does the checks it claims: a request outside its one workload is
+    refused with a JSON-RPC error, not answered (in process, through its ASGI app)."""
+    import httpx
+
+    sys.path.insert(0, str(ROOT / "bench" / "servers"))
+    import flat
+
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    }
+    head = {
+        "content-type": "application/json",
+        "accept": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+    }
+
+    def call(params: dict, **headers: str) -> tuple[dict, dict[str, str]]:
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {**params, "_meta": meta}}
+        return body, {**head, "mcp-method": "tools/call", "mcp-name": "provision", **headers}
+
+    good = {"name": "provision", "arguments": {"name": "web-1"}}
+    transport = httpx.ASGITransport(app=flat.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+        body, headers = call(good)
+        first = (await http.post("/mcp", json=body, headers=headers)).json()["result"]
+        state = first["requestState"]
+        accepted = {"elicit-1": {"action": "accept", "content": {"region": "eu-west-1"}}}
+        body, headers = call({**good, "inputResponses": accepted, "requestState": state})
+        final = (await http.post("/mcp", json=body, headers=headers)).json()["result"]
+        assert final["content"][0]["text"] == "Provisioned web-1 in eu-west-1"
+        refused = [
+            call({**good, "arguments": {"name": "web-2"}, "inputResponses": accepted, "requestState": state}),
+            call({**good, "inputResponses": accepted, "requestState": state[:-4] + "AAAA"}),
+            call(
+                {
+                    **good,
+                    "inputResponses": {"elicit-1": {"action": "accept", "content": {"region": 1}}},
+                    "requestState": state,
+                }
+            ),
+            call({**good, "inputResponses": {"elicit-1": {"action": "decline"}}, "requestState": state}),
+            call(good, **{"mcp-name": "other"}),
+            call(good, **{"mcp-protocol-version": "2025-11-25"}),
+            call({"name": "provision", "arguments": {"name": 5}}),
+        ]
+        for body, headers in refused:
+            answer = (await http.post("/mcp", json=body, headers=headers)).json()
+            assert "error" in answer and "result" not in answer, (body, answer)
 
 
 def test_the_calibration_curve_is_read_by_linear_interpolation() -> None:
