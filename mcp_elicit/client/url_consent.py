@@ -30,21 +30,25 @@ Rules:
   ``\\``, ``?`` or ``#``; the user-info ends at its *last* ``@``. IDNA uses the standard
   library's ``encodings.idna`` (IDNA 2003), close to but not exactly the UTS 46 mapping
   browsers use.
-* The registrable domain comes from a small built-in list of multi-label public suffixes
-  (``co.uk``, ``com.au``, ``github.io``...), not the whole Public Suffix List: for a
-  suffix it does not know, the domain shown may be one label too short (``example.xy``
-  for ``a.example.xy.zz``-style suffixes). An IP host has no registrable domain.
+* The registrable domain comes from the Public Suffix List (``publicsuffixlist``, which
+  ships the list: nothing is fetched), its private section included, so every site on a
+  hosting platform is a site of its own (``b.github.io``, not ``github.io``). A host that
+  is itself a public suffix, or a single label, is its own domain. An IP host has none.
 """
 
 from __future__ import annotations
 
 import encodings.idna
+import functools
 import ipaddress
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 from urllib.parse import unquote
+
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
 
 __all__ = ["Part", "PartRole", "UrlVerdict", "UrlWarning", "judge_url"]
 
@@ -54,23 +58,6 @@ _SCHEME: Final = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*):")
 _ALLOWED_SCHEMES: Final = frozenset({"http", "https"})
 _IDN_DOTS: Final = re.compile("[.\u3002\uff0e\uff61]")
 _PORT: Final = re.compile(r"[0-9]*")
-#: Multi-label public suffixes a registrable domain sits under (a small, common subset of
-#: the Public Suffix List, including hosting platforms where each subdomain is a site).
-_SUFFIX_TEXT: Final = """
-    co.uk org.uk me.uk ltd.uk plc.uk net.uk ac.uk gov.uk nhs.uk police.uk sch.uk
-    com.au net.au org.au edu.au gov.au asn.au id.au co.nz org.nz net.nz govt.nz ac.nz
-    co.jp ne.jp or.jp ac.jp go.jp gr.jp ed.jp lg.jp co.kr or.kr go.kr ac.kr
-    com.br net.br org.br gov.br com.cn net.cn org.cn gov.cn edu.cn com.hk org.hk
-    com.tw org.tw com.sg edu.sg gov.sg co.in net.in org.in gov.in ac.in
-    co.za org.za gov.za com.mx org.mx gob.mx com.ar com.tr gov.tr co.il org.il ac.il
-    com.my co.id or.id go.id co.th in.th go.th com.ua com.pl co.at or.at com.sa
-    com.eg com.ng co.ke com.vn com.ph com.pk com.co com.pe
-    github.io gitlab.io pages.dev workers.dev vercel.app netlify.app herokuapp.com
-    appspot.com web.app firebaseapp.com azurewebsites.net cloudfront.net blogspot.com
-    ngrok.io ngrok-free.app fly.dev onrender.com glitch.me trycloudflare.com
-"""
-_SUFFIXES: Final = frozenset(_SUFFIX_TEXT.split())
-_SUFFIX_LABELS: Final = max(s.count(".") + 1 for s in _SUFFIXES)
 #: Script sets that may share one label (Unicode TS 39, "highly restrictive").
 _SCRIPT_SETS: Final = (
     frozenset({"Latin", "Han", "Hiragana", "Katakana"}),
@@ -433,17 +420,22 @@ def _scripts(label: str) -> set[str]:
     return scripts
 
 
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    from publicsuffixlist import PublicSuffixList  # 40 ms to load: only once a URL is judged
+
+    return PublicSuffixList()
+
+
 def _registrable(host: str) -> str:
     labels = host.rstrip(".").split(".")
     ascii_labels = [
         label if label.isascii() else encodings.idna.ToASCII(label).decode("ascii") for label in labels
     ]
-    for size in range(_SUFFIX_LABELS, 1, -1):
-        if ".".join(ascii_labels[-size:]) in _SUFFIXES:
-            # Under a known multi-label suffix: the site is one label more (or, for the
-            # suffix itself, the whole host).
-            return ".".join(labels[-(size + 1) :])
-    return ".".join(labels[-2:])
+    site = _suffixes().privatesuffix(".".join(ascii_labels))
+    # The same labels as the host, in the form a person reads; all of them when the host
+    # is a public suffix itself.
+    return ".".join(labels[-(site.count(".") + 1) :] if site else labels)
 
 
 def _parts(

@@ -15,6 +15,14 @@ from mcp_elicit.client.url_consent import judge_url
         ("https://login.example.com/a?b=c#d", "login.example.com", "example.com", ()),
         ("https://login.example.co.uk/a", "login.example.co.uk", "example.co.uk", ()),
         ("https://a.b.github.io/x", "a.b.github.io", "b.github.io", ()),
+        # the whole Public Suffix List: suffixes a short built-in list would not know,
+        # private ones (each bucket is someone's site), wildcards and their exceptions
+        ("https://login.example.edu.pl/", "login.example.edu.pl", "example.edu.pl", ()),
+        ("https://evil.s3.amazonaws.com/x", "evil.s3.amazonaws.com", "evil.s3.amazonaws.com", ()),
+        ("https://a.b.example.ck/", "a.b.example.ck", "b.example.ck", ()),
+        ("https://www.ck/", "www.ck", "www.ck", ()),
+        ("https://sub.пример.рф/", "sub.пример.рф", "пример.рф", ("idn",)),
+        ("https://co.uk/", "co.uk", "co.uk", ()),  # a public suffix is its own domain
         ("HTTPS://Login.Example.COM/", "login.example.com", "example.com", ()),
         ("https://example.com./", "example.com", "example.com", ()),
         ("http://127.0.0.1:8000/cb", "127.0.0.1", None, ()),
