@@ -10,7 +10,9 @@ Rules:
   ``/static/app.css`` (the answer server's CSP allows nothing else).
 * One native control per kind of field: text, ``email``, ``url``, ``date`` and
   ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
-  a checkbox for a boolean; radio buttons for up to five options, else a select; a group
+  a checkbox for a boolean, or, for an optional one without a default, radio buttons
+  "(no answer)", "Yes" and "No" (an unticked box would say "no" for the person); radio
+  buttons for up to five options, else a select; a group
   of checkboxes for a multi-choice. Each is labelled (a ``<label>``, or a ``<fieldset>``
   and ``<legend>`` for groups) and tied by ``aria-describedby`` to its description, hint
   and error slot. Defaults are pre-filled; required fields carry ``required`` and a mark.
@@ -18,7 +20,7 @@ Rules:
   decided by ``FormSchema.validate`` alone, on the answer server (``check_form``), as the
   person types and again before anything is returned: there is no second copy of the
   rules in the page. Text and numbers are read as the terminal reads them
-  (``form_text.parse_answer``); a boolean is ``true``/``false``; a multi-choice is the
+  (``form_text.parse_answer``); a boolean is ``true``/``false`` (or null: no answer); a multi-choice is the
   list of boxes ticked (an empty list is an answer: "none of these").
 * A URL is shown in full, split into ``client.url_consent`` parts (host and registrable
   domain highlighted) with every warning; a refused URL gets no link at all. The link
@@ -274,6 +276,16 @@ def _field(fid: str, spec: FieldSpec) -> str:
     error = f'<p class="error" id="{fid}-error"></p>'
     head = f'<div class="field" id="{fid}" data-kind="{spec.kind}" data-label="{_label(spec)}"'
     required = " required" if spec.required else ""
+    if isinstance(spec, Boolean) and not spec.required and spec.default is None:
+        legend = f"<legend>{_label(spec)}</legend>"
+        items = [
+            _option(fid, str(n), value, title, radio=True, checked=n == 0)
+            for n, (value, title) in enumerate((("", "(no answer)"), ("true", "Yes"), ("false", "No")))
+        ]
+        return (
+            f'{head}><fieldset id="{fid}-group" role="radiogroup" aria-describedby="{described}">'
+            f'{legend}{about}<div class="options">{"".join(items)}</div>{error}</fieldset></div>'
+        )
     if isinstance(spec, Boolean):
         checked = " checked" if spec.default else ""
         return (

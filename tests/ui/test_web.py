@@ -147,6 +147,24 @@ async def test_defaults_are_prefilled_and_required_fields_marked(new_page: NewPa
     ]
 
 
+@pytest.mark.parametrize(("pick", "expected"), [(None, {}), ("No", {"news": False}), ("Yes", {"news": True})])
+async def test_an_optional_yes_or_no_can_be_left_unanswered(
+    new_page: NewPage, pick: str | None, expected: dict[str, bool]
+) -> None:
+    """A checkbox left unticked would answer "no" for the person: an optional boolean
+    without a default offers "(no answer)", "Yes" and "No", and starts unanswered."""
+    form = Form(news=Boolean(title="Newsletter", required=False), name=String(title="Name"))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.get_by_label("(no answer)")).to_be_checked()
+        if pick is not None:
+            await page.get_by_label(pick, exact=True).check()
+        await page.fill("#q0-f1-input", "Ada")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(name="Ada", **expected)]
+
+
 # ---- validation, review, decline, cancel ------------------------------------------------
 
 

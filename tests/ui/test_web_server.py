@@ -15,7 +15,7 @@ import pytest
 
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.errors import FormValidationError, UsageError
-from mcp_elicit.forms import Form, Integer, String
+from mcp_elicit.forms import Boolean, Form, Integer, String
 from mcp_elicit.ui import web
 from mcp_elicit.ui.web import WebAnswerer
 from mcp_elicit.ui.web_pages import check_form, page
@@ -284,6 +284,17 @@ def test_server_text_is_escaped_and_made_inert() -> None:
     assert "\x1b" not in html and "\\x1b[31m" in html
     assert '<script src="/static/app.js" defer></script>' in html
     assert html.count("<script") == 1  # nothing inline
+
+
+def test_only_an_optional_boolean_without_a_default_is_three_way() -> None:
+    form = Form(
+        a=Boolean(title="A"), b=Boolean(title="B", required=False), c=Boolean(title="C", default=False)
+    )
+    html = page([form_request(form)], csrf="c")
+    assert html.count('type="checkbox"') == 2  # required, or defaulted: an answer either way
+    assert html.count('type="radio"') == 3 and 'value="true"' in html and 'value="false"' in html
+    assert check_form(form, [True, None, False]).content == {"a": True, "c": False}
+    assert check_form(form, [False, False, True]).content == {"a": False, "b": False, "c": True}
 
 
 def test_the_page_has_a_labelled_native_control_for_every_variant() -> None:

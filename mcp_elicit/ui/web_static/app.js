@@ -75,7 +75,12 @@
     if (kind === "multi_choice") {
       return Array.from(field.querySelectorAll("input:checked"), (box) => box.value);
     }
-    if (kind === "boolean") return field.querySelector("input").checked;
+    if (kind === "boolean") {
+      const box = field.querySelector("input[type=checkbox]");
+      if (box) return box.checked;
+      const picked = field.querySelector("input:checked"); // yes, no or no answer
+      return picked && picked.value !== "" ? picked.value === "true" : null;
+    }
     if (kind === "choice") {
       const select = field.querySelector("select");
       if (select) return select.value || null;
