@@ -34,6 +34,7 @@ from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.pagination import paginate
+from mcp_elicit.server.relay import ResourceRelay
 from mcp_elicit.server.resources import find_resource
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
@@ -128,6 +129,8 @@ class Server(Catalog):
             server_id=f"{name}/{os.environ.get('MCP_ELICIT_SERVER_ID', '')}",
             ttl=state_ttl,
         )
+        #: Resource updates to and from the other instances sharing the configured store.
+        self.relay = ResourceRelay(self.sealer.server_id, self._resource_updated)
 
     def set_state_keys(self, keys: KeyRing) -> None:
         """Seal ``requestState`` with ``keys`` (shared by every instance behind one URL)."""
@@ -136,8 +139,19 @@ class Server(Catalog):
 
     async def start(self) -> None:
         """What a transport awaits before it serves: checks the configured store (see
-        :meth:`UrlMode.check_store`). Raises :class:`ConfigError` with a message to show."""
+        :meth:`UrlMode.check_store`), then hears other instances' resource updates on it.
+        Raises :class:`ConfigError` with a message to show."""
         await self.url_mode.check_store()
+        if self.url_mode.shared_store is not None:
+            self.relay.start(self.url_mode.shared_store)
+
+    async def stop(self) -> None:
+        """What a transport awaits once it stops serving: sessions and subscriptions end,
+        tasks are cancelled, other instances are no longer heard."""
+        self.sessions.close_all()
+        self.subscriptions.close_all()
+        await self.tasks.close()
+        await self.relay.stop()
 
     def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
         """Where URL mode keeps its state and where its pages are, set before serving
@@ -239,7 +253,12 @@ class Server(Catalog):
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to every client subscribed to ``uri``
-        (2026-07-28 listeners and 2025-11-25 sessions); how many."""
+        (2026-07-28 listeners and 2025-11-25 sessions); how many on this instance. With a
+        configured store, the instances sharing it tell theirs too (``server.relay``)."""
+        self.relay.publish(uri)
+        return self._resource_updated(uri)
+
+    def _resource_updated(self, uri: str) -> int:
         sessions = self.sessions.subscribed(uri)
         for session in sessions:
             session.push(jsonrpc.encode_notification("notifications/resources/updated", {"uri": uri}))

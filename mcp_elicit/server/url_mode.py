@@ -175,12 +175,17 @@ class UrlMode:
         return self._store
 
     @property
+    def shared_store(self) -> Store | None:
+        """The store that was configured, which instances may share; None on the default."""
+        return self.store if self._store_spec is not None else None
+
+    @property
     def markers(self) -> Store:
         """Where short-lived per-request markers go (DPoP proofs already used): the configured
         store, which instances share; without one, this process's memory, so that the default
         SQLite file is neither created nor written for every request."""
-        if self._store_spec is not None:
-            return self.store
+        if self.shared_store is not None:
+            return self.shared_store
         if self._markers is None:
             from mcp_elicit.stores.memory import MemoryStore
 

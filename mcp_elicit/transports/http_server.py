@@ -489,8 +489,6 @@ class StreamableHTTP(SessionRoutes):
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                self.server.sessions.close_all()
-                self.server.subscriptions.close_all()
-                await self.server.tasks.close()
+                await self.server.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -86,7 +86,7 @@ class StdioServer:
         try:
             await self._serve(loop, stdin, stdout)
         finally:
-            await self.server.tasks.close()
+            await self.server.stop()
             if pages is not None:
                 await pages.close()
 

@@ -60,3 +60,15 @@ async def pay(ctx: Context, flow: str, amount: int) -> str:
         return f"{flow}: not paid"
     log.info("paid flow=%s amount=%d pid=%d", flow, amount, os.getpid())  # the side effect, last
     return f"{flow}: paid {amount}"
+
+
+@app.resource("test://board", name="board")
+def board() -> str:
+    return "the board"
+
+
+@app.tool()
+def post(note: str) -> str:
+    """Changes test://board: its subscribers hear it on every instance sharing the store."""
+    log.info("post note=%s pid=%d", note, os.getpid())
+    return f"told {app.notify_resource_updated('test://board')} listener(s) here"

@@ -227,3 +227,20 @@ async def test_a_replayed_single_use_state_is_refused_on_either_instance(cluster
     assert {s.upstream for s in replays} == {cluster.a.port, cluster.b.port}, "refused by both"
     paid = sum(i.stderr().count("paid flow=pay-1 ") for i in cluster.instances)
     assert paid == 1, "the one-time action ran once"
+
+
+async def test_a_resource_updated_on_one_instance_is_heard_by_a_listener_on_the_other(
+    cluster: Cluster,
+) -> None:
+    """A listen stream stays on the instance that took it; the update is made wherever the
+    request that changes the resource lands. Both are asked directly here, not through the
+    balancer, so the two are surely different processes."""
+    async with connect_http(cluster.b.url, versions=["2026-07-28"], timeout=20) as listening:
+        async with listening.listen(resource_uris=["test://board"]) as changes:
+            assert changes.agreed.get("resourceSubscriptions") == ["test://board"]
+            async with connect_http(cluster.a.url, versions=["2026-07-28"], timeout=20) as posting:
+                result = await posting.call_tool("post", {"note": "hello"})
+            assert result["content"][0]["text"] == "told 0 listener(s) here"  # none on a
+            method, params = await asyncio.wait_for(anext(changes), 10)
+    assert method == "notifications/resources/updated" and params["uri"] == "test://board"
+    assert any("post note=hello" in line for line in cluster.a.stderr().splitlines())

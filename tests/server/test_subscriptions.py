@@ -12,6 +12,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Principal, Server
 from mcp_elicit.forms import Boolean
+from mcp_elicit.stores.memory import MemoryStore
 
 from support.memory import MemoryClient, SessionClient
 from support.waiting import eventually
@@ -231,3 +232,94 @@ async def test_adding_and_removing_prompts_and_resources_is_announced(wire: Wire
     assert app.names("prompts") == ["hello"] and app.names("resources") == []
     app.subscriptions.close_all()
     await asyncio.wait_for(listener.answer, 5)
+
+
+# ---- across instances --------------------------------------------------------------------
+
+
+async def instances(store: MemoryStore | None) -> tuple[Server, Server]:
+    a, b = build(), build()
+    for server in (a, b):
+        if store is not None:
+            server.configure_url_mode(store=store)
+        await server.start()
+        if store is not None:
+            assert server.relay.listening is not None
+            await asyncio.wait_for(server.relay.listening.wait(), 5)
+    return a, b
+
+
+async def test_instances_sharing_a_store_hear_each_others_resource_updates(wire: WireChecker) -> None:
+    store = MemoryStore()
+    a, b = await instances(store)
+    try:
+        on_a, on_b = MemoryClient(a, checker=wire), MemoryClient(b, checker=wire)
+        here, there = (
+            Listener(on_a, {"resourceSubscriptions": ["file:///notes.txt"]}),
+            Listener(on_b, {"resourceSubscriptions": ["file:///notes.txt"]}),
+        )
+        await here.until(1)
+        await there.until(1)
+        # junk on the channel is ignored; the relay goes on
+        for junk in (b"not json", b"[]", orjson.dumps({"uri": 5}), b"x" * 5000):
+            await store.publish(a.relay.channel, junk)
+        assert a.notify_resource_updated("file:///notes.txt") == 1  # its own listener, at once
+        updates = await there.until(2)
+        assert updates[1]["method"] == "notifications/resources/updated"
+        assert updates[1]["params"]["uri"] == "file:///notes.txt"
+        await asyncio.sleep(0.05)  # what a would hear of its own message: nothing more
+        assert len(on_a.notifications) == 2 and len(on_b.notifications) == 2
+    finally:
+        await a.stop()
+        await b.stop()
+    assert a.relay.listening is None
+
+
+async def test_without_a_configured_store_updates_stay_on_their_instance(wire: WireChecker) -> None:
+    a, b = await instances(None)
+    try:
+        on_b = MemoryClient(b, checker=wire)
+        there = Listener(on_b, {"resourceSubscriptions": ["file:///notes.txt"]})
+        await there.until(1)
+        assert a.notify_resource_updated("file:///notes.txt") == 0
+        await asyncio.sleep(0.05)
+        assert len(on_b.notifications) == 1 and a.relay.listening is None
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+async def test_a_relay_whose_store_fails_listens_again(wire: WireChecker) -> None:
+    class Flaky(MemoryStore):
+        fails = 0
+        calls = 0
+
+        def subscribe(self, channel: str) -> Any:
+            self.calls += 1
+            if self.fails:
+                self.fails -= 1
+                raise ConnectionError("the store is down")
+            return super().subscribe(channel)
+
+    store = Flaky()
+    a, b = build(), build()
+    for server in (a, b):
+        server.configure_url_mode(store=store)
+    await a.start()
+    assert a.relay.listening is not None
+    await asyncio.wait_for(a.relay.listening.wait(), 5)
+    store.fails = 1
+    await b.start()  # b's first subscription fails: it tries again a second later
+    try:
+        assert b.relay.listening is not None
+        await asyncio.sleep(0.1)
+        assert not b.relay.listening.is_set() and store.calls == 2
+        await asyncio.wait_for(b.relay.listening.wait(), 5)
+        assert store.calls == 3
+        there = Listener(MemoryClient(b, checker=wire), {"resourceSubscriptions": ["file:///notes.txt"]})
+        await there.until(1)
+        a.notify_resource_updated("file:///notes.txt")
+        assert (await there.until(2))[1]["params"]["uri"] == "file:///notes.txt"
+    finally:
+        await a.stop()
+        await b.stop()
