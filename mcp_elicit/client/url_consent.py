@@ -27,9 +27,10 @@ Rules:
   %-escapes (``encoded-host``); backslashes or a wrong number of slashes after the scheme
   (``odd-syntax``), which browsers read in their own way.
 * The authority is split as browsers split it (WHATWG URL): it ends at the first ``/``,
-  ``\\``, ``?`` or ``#``; the user-info ends at its *last* ``@``. IDNA uses the standard
-  library's ``encodings.idna`` (IDNA 2003), close to but not exactly the UTS 46 mapping
-  browsers use.
+  ``\\``, ``?`` or ``#``; the user-info ends at its *last* ``@``. Names go to and from
+  ASCII as browsers take them (UTS 46, non-transitional, through the ``idna`` package):
+  ``straße.de`` is ``xn--strae-oqa.de``, not ``strasse.de`` as IDNA 2003 had it, so the
+  site shown is the one the browser will open. A label UTS 46 does not allow is refused.
 * The registrable domain comes from the Public Suffix List (``publicsuffixlist``, which
   ships the list: nothing is fetched), its private section included, so every site on a
   hosting platform is a site of its own (``b.github.io``, not ``github.io``). A host that
@@ -38,7 +39,6 @@ Rules:
 
 from __future__ import annotations
 
-import encodings.idna
 import functools
 import ipaddress
 import re
@@ -315,15 +315,15 @@ def _read_host(
                 ascii_label = label
                 if label.startswith("xn--"):
                     had_punycode = True
-                    unicode_label = encodings.idna.ToUnicode(label)
-                    if encodings.idna.ToASCII(unicode_label).decode("ascii") != label:
+                    unicode_label = _to_unicode(label)
+                    if _to_ascii(unicode_label) != label:
                         raise UnicodeError("not canonical")
                 else:
                     unicode_label = label
             else:
-                ascii_label = encodings.idna.ToASCII(label).decode("ascii")
-                unicode_label = encodings.idna.ToUnicode(ascii_label)
-        except UnicodeError:
+                ascii_label = _to_ascii(label)
+                unicode_label = _to_unicode(ascii_label)
+        except UnicodeError:  # idna.IDNAError is one
             raise _Refused(
                 "malformed", f"The host {text} is not a valid internationalised name (label {label!r})."
             ) from None
@@ -358,6 +358,19 @@ def _read_host(
                 )
             )
     return host, ascii_host, False, None, warnings
+
+
+def _to_ascii(label: str) -> str:
+    """A label as DNS sees it: UTS 46 mapping, non-transitional, as browsers do."""
+    import idna
+
+    return idna.encode(label, uts46=True, transitional=False).decode("ascii")
+
+
+def _to_unicode(label: str) -> str:
+    import idna
+
+    return idna.decode(label)
 
 
 def _decodable(text: str) -> bool:
@@ -429,9 +442,7 @@ def _suffixes() -> PublicSuffixList:
 
 def _registrable(host: str) -> str:
     labels = host.rstrip(".").split(".")
-    ascii_labels = [
-        label if label.isascii() else encodings.idna.ToASCII(label).decode("ascii") for label in labels
-    ]
+    ascii_labels = [label if label.isascii() else _to_ascii(label) for label in labels]
     site = _suffixes().privatesuffix(".".join(ascii_labels))
     # The same labels as the host, in the form a person reads; all of them when the host
     # is a public suffix itself.

@@ -41,6 +41,11 @@ from mcp_elicit.client.url_consent import judge_url
         ("https://аpple.com/", "аpple.com", "аpple.com", ("idn", "mixed-script")),
         ("https://例え.jp/", "例え.jp", "例え.jp", ("idn",)),
         ("https://münchen.de/", "münchen.de", "münchen.de", ("idn",)),
+        # UTS 46 non-transitional, as browsers: ß and final sigma stay (IDNA 2003 made "ss"
+        # of it, another site than the one the browser opens); full-width letters fold
+        ("https://straße.de/", "straße.de", "straße.de", ("idn",)),
+        ("https://xn--strae-oqa.de/", "straße.de", "straße.de", ("punycode",)),
+        ("https://ｅｘａｍｐｌｅ.com/", "example.com", "example.com", ("idn",)),
         ("https://%65vil.com/", "evil.com", "evil.com", ("encoded-host",)),
         ("https:evil.com/", "evil.com", "evil.com", ("odd-syntax",)),
         ("https://evil.example\\@bank.com/", "evil.example", "evil.example", ("odd-syntax",)),
@@ -79,6 +84,8 @@ def test_hosts_domains_and_warnings(url: str, host: str, domain: str | None, cod
         ("https://256.1.1.1/", "malformed"),
         ("https://[::1/", "malformed"),
         ("https://xn--zz/", "malformed"),
+        ("https://xn--strasse-/", "malformed"),
+        ("https://😀.example/", "malformed"),  # not a letter UTS 46 allows
     ],
 )
 def test_refused(url: str, code: str) -> None:
@@ -130,3 +137,9 @@ def test_urlish_strings_never_raise(url: str) -> None:
     if not verdict.refused:
         assert verdict.host
         assert "".join(p.text for p in verdict.parts) == url
+
+
+def test_the_ascii_host_is_where_the_browser_goes() -> None:
+    verdict = judge_url("https://straße.de/login")
+    assert verdict.ascii_host == "xn--strae-oqa.de"  # not strasse.de, someone else's site
+    assert "xn--strae-oqa.de" in verdict.warnings[0].text
