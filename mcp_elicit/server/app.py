@@ -41,6 +41,8 @@ from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
+from mcp_elicit.server.telemetry import Telemetry
+from mcp_elicit.server.telemetry import load as load_telemetry
 from mcp_elicit.server.tools import error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
@@ -81,9 +83,13 @@ class Server(Catalog):
         flow_wait: float = 20.0,
         task_ttl: float | None = 3600.0,
         task_poll: float = 1.0,
+        telemetry: bool | Telemetry | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.name = name
+        #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
+        #: default is on when ``opentelemetry-api`` is installed; True insists on it.
+        self.telemetry = load_telemetry(telemetry)
         #: Bearer-token verification for Streamable HTTP (stdio has no principal).
         self.auth = auth
         #: Where clients get those tokens (OAuth): published over HTTP, named in challenges.
@@ -235,7 +241,10 @@ class Server(Catalog):
         principal: Principal | None = None,
     ) -> bytes | None:
         """Answer a request of a handshake session; None when the client cancelled it."""
-        return await respond_in_session(self, message, session, channel=channel, principal=principal)
+        answer = respond_in_session(self, message, session, channel=channel, principal=principal)
+        if self.telemetry is None or not self.telemetry.active:
+            return await answer
+        return await self.telemetry.traced(message, answer, version=session.version, session=session.id)
 
     def complete_elicitation(self, elicitation_id: str) -> bool:
         """Tell the session that started URL elicitation ``elicitation_id`` that it is done
@@ -289,6 +298,18 @@ class Server(Catalog):
         headers: Mapping[str, str] | None = None,
     ) -> tuple[bytes, int]:
         """Answer one decoded request: the encoded response and the HTTP status for it."""
+        answer = self._respond(message, channel, principal, headers)
+        if self.telemetry is None or not self.telemetry.active:
+            return await answer
+        return await self.telemetry.traced(message, answer)
+
+    async def _respond(
+        self,
+        message: jsonrpc.Request,
+        channel: Channel,
+        principal: Principal | None,
+        headers: Mapping[str, str] | None,
+    ) -> tuple[bytes, int]:
         core = self.core
         try:
             if core.is_handshake_request(message, headers):

@@ -1,0 +1,247 @@
+"""OpenTelemetry for the server: one span per request answered, and the duration metric, as
+the semantic conventions for MCP describe them (``mcp.*``, ``gen_ai.*``, ``jsonrpc.*``).
+
+Rules:
+
+* Nothing happens unless ``opentelemetry-api`` is installed (``mcp-elicit[otel]``) and the
+  application has installed an SDK's tracer or meter provider; until then a request costs
+  one clock reading more. ``Server(telemetry=False)`` turns it off altogether.
+* A span is kind SERVER, named ``{method} {tool or prompt}`` (the method alone for other
+  requests), child of the trace context the client put in ``params._meta``
+  (``traceparent``, ``tracestate``), so a client's trace continues through the server.
+  Attributes: ``mcp.method.name``, ``mcp.protocol.version``, ``jsonrpc.request.id``,
+  ``mcp.session.id`` (2025-11-25), ``gen_ai.tool.name`` and ``gen_ai.operation.name``
+  (``execute_tool``), ``gen_ai.prompt.name``, ``mcp.resource.uri``.
+* The outcome is read from the encoded answer, so every path that answers is covered: a
+  JSON-RPC error sets ``error.type`` and ``rpc.response.status_code`` to its code and the
+  span's status to ERROR with the error's message; a tool result with ``isError`` sets
+  ``error.type`` ``tool_error``; a request the client cancelled, ``cancelled``. A
+  2026-07-28 round that asks something sets ``mcp_elicit.result_type``
+  (``input_required``) and ``mcp_elicit.input_requests`` (how many questions); a retry
+  gets one ``mcp_elicit.input_response`` event per answer it carries (its key, and the
+  action of an elicitation answer; never the content).
+* ``mcp.server.operation.duration`` (seconds) is recorded with the same low-cardinality
+  attributes (method, tool or prompt, protocol version, error type).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Awaitable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import orjson
+
+from mcp_elicit.wire.jsonrpc import Request
+from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
+
+__all__ = ["Telemetry", "load"]
+
+A = TypeVar("A")
+_RECHECK = 1.0  # seconds between looks for a provider the application installed later
+_CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
+
+
+def load(enabled: bool | Telemetry | None) -> Telemetry | None:
+    """The server's telemetry, or None when off (asked off, or no ``opentelemetry-api``)."""
+    if enabled is False:
+        return None
+    if isinstance(enabled, Telemetry):
+        return enabled
+    try:
+        import opentelemetry.trace  # noqa: F401
+    except ImportError:
+        if enabled:
+            from mcp_elicit.errors import ConfigError
+
+            raise ConfigError("telemetry needs opentelemetry-api: pip install 'mcp-elicit[otel]'") from None
+        return None
+    return Telemetry()
+
+
+class Telemetry:
+    """Spans and the duration metric, once the application installed a provider; or to
+    the providers given (``Server(telemetry=Telemetry(tracer_provider=...))``), which are
+    then used whatever the global ones are."""
+
+    def __init__(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        from opentelemetry import metrics, propagate, trace
+
+        try:
+            __version__ = version("mcp-elicit")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            __version__ = "0"
+        self._trace, self._metrics, self._propagate = trace, metrics, propagate
+        self._tracer = trace.get_tracer("mcp_elicit", __version__, tracer_provider=tracer_provider)
+        self._meter = metrics.get_meter("mcp_elicit", __version__, meter_provider=meter_provider)
+        self._duration: Any = None
+        self._tracing = tracer_provider is not None
+        self._measuring = False
+        self._checked = float("-inf")
+        if meter_provider is not None:
+            self._histogram()
+        if self._tracing and self._measuring:
+            self._checked = float("inf")
+
+    def _histogram(self) -> None:
+        self._measuring = True
+        self._duration = self._meter.create_histogram(
+            "mcp.server.operation.duration",
+            unit="s",
+            description="MCP request duration as observed on the receiver",
+        )
+
+    @property
+    def active(self) -> bool:
+        """Whether a request is traced or measured now (an installed provider is looked for
+        once a second until there is one): a request costs no more than this otherwise."""
+        if time.monotonic() - self._checked >= _RECHECK:
+            self._look()
+        return self._tracing or self._measuring
+
+    def _look(self) -> None:
+        now = time.monotonic()
+        if now - self._checked < _RECHECK:
+            return
+        self._checked = now
+        if not self._tracing:
+            self._tracing = not isinstance(self._trace.get_tracer_provider(), self._trace.ProxyTracerProvider)
+        if not self._measuring and type(self._metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider":
+            self._histogram()
+        if self._tracing and self._measuring:
+            self._checked = float("inf")  # both installed: nothing more to look for
+
+    async def traced(
+        self,
+        message: Request,
+        answer: Awaitable[A],
+        *,
+        version: str | None = None,
+        session: str | None = None,
+    ) -> A:
+        """Await ``answer`` (the encoded response, or it and an HTTP status) to ``message``
+        inside its span."""
+        params = message.params if isinstance(message.params, dict) else {}
+        with self.request(message.method, message.id, params, version=version, session=session) as traced:
+            out = await answer
+            if traced is not None:
+                payload = out[0] if isinstance(out, tuple) else out
+                traced.answered(payload if isinstance(payload, bytes) else None)
+            return out
+
+    @contextlib.contextmanager
+    def request(
+        self, method: str, rid: object, params: Mapping[str, Any], *, version: str | None, session: str | None
+    ) -> Iterator[_Request | None]:
+        """Wrap answering one request; yields where to report the answer (None: not traced)."""
+        self._look()
+        if not (self._tracing or self._measuring):
+            yield None
+            return
+        target = params.get("name") if method in ("tools/call", "prompts/get") else None
+        meta = params.get("_meta")
+        version = version or (meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, Mapping) else None)
+        metric: dict[str, Any] = {"mcp.method.name": method}
+        if isinstance(version, str):
+            metric["mcp.protocol.version"] = version
+        if isinstance(target, str):
+            metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = target
+        if method == "tools/call":
+            metric["gen_ai.operation.name"] = "execute_tool"
+        record = _Request(metric)
+        start = time.perf_counter()
+        try:
+            if not self._tracing:
+                yield record
+            else:
+                attributes = {**metric, "jsonrpc.request.id": str(rid)}
+                if session is not None:
+                    attributes["mcp.session.id"] = session
+                uri = params.get("uri")
+                if method.startswith("resources/") and isinstance(uri, str):
+                    attributes["mcp.resource.uri"] = uri
+                carrier = {
+                    k: v
+                    for k in _CONTEXT_KEYS
+                    if isinstance(meta, Mapping) and isinstance(v := meta.get(k), str)
+                }
+                parent = self._propagate.extract(carrier) if carrier else None
+                name = f"{method} {target}" if isinstance(target, str) else method
+                with self._tracer.start_as_current_span(
+                    name,
+                    context=parent,
+                    kind=self._trace.SpanKind.SERVER,
+                    attributes=attributes,
+                    record_exception=False,
+                    set_status_on_exception=False,
+                ) as span:
+                    record.span = span
+                    _responses(span, params.get("inputResponses"))
+                    yield record
+                    record.finish(self._trace.Status, self._trace.StatusCode)
+        finally:
+            if self._measuring and self._duration is not None:
+                self._duration.record(time.perf_counter() - start, record.metric)
+
+
+class _Request:
+    """What the answer to one request said, for its span and its metric."""
+
+    __slots__ = ("error", "metric", "span")
+
+    def __init__(self, metric: dict[str, Any]) -> None:
+        self.metric = metric
+        self.span: Any = None
+        self.error: tuple[str, str] | None = None
+
+    def answered(self, payload: bytes | None) -> None:
+        """Read the encoded answer (None: the client cancelled the request)."""
+        if payload is None:
+            self._failed("cancelled", "cancelled by the client")
+            return
+        try:
+            answer = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            return
+        error = answer.get("error") if isinstance(answer, dict) else None
+        if isinstance(error, dict):
+            self._failed(str(error.get("code")), str(error.get("message", "")))
+            if self.span is not None:
+                self.span.set_attribute("rpc.response.status_code", str(error.get("code")))
+            return
+        result = answer.get("result") if isinstance(answer, dict) else None
+        if not isinstance(result, dict):
+            return
+        if result.get("isError") is True:
+            self._failed("tool_error", "")
+        if result.get("resultType") == "input_required" and self.span is not None:
+            self.span.set_attribute("mcp_elicit.result_type", "input_required")
+            requests = result.get("inputRequests")
+            self.span.set_attribute(
+                "mcp_elicit.input_requests", len(requests) if isinstance(requests, dict) else 0
+            )
+
+    def _failed(self, kind: str, message: str) -> None:
+        self.error = (kind, message)
+        self.metric["error.type"] = kind
+        if self.span is not None:
+            self.span.set_attribute("error.type", kind)
+
+    def finish(self, status: Any, code: Any) -> None:
+        if self.error is not None and self.span is not None:
+            self.span.set_status(status(code.ERROR, self.error[1] or None))
+
+
+def _responses(span: Any, responses: object) -> None:
+    """One event per answer a retry carries: its key, and an elicitation's action."""
+    if not isinstance(responses, Mapping):
+        return
+    for key, answer in list(responses.items())[:64]:
+        event: dict[str, str] = {"mcp_elicit.input_key": str(key)[:200]}
+        action = answer.get("action") if isinstance(answer, Mapping) else None
+        if isinstance(action, str):
+            event["mcp_elicit.action"] = action[:32]
+        span.add_event("mcp_elicit.input_response", event)

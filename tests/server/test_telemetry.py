@@ -1,0 +1,195 @@
+"""OpenTelemetry on the server: spans and the duration metric as the MCP semantic
+conventions describe them, recorded by the real OpenTelemetry SDK (in-memory exporter and
+reader, given to the server rather than installed globally), over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.client import Scripted
+from mcp_elicit.errors import ToolError
+from mcp_elicit.server.telemetry import Telemetry
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+
+sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
+PARENT_ID = "00f067aa0ba902b7"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    "traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01",
+}
+
+
+@dataclass
+class Traced:
+    url: str
+    spans: InMemorySpanExporter
+    reader: InMemoryMetricReader
+
+    def finished(self) -> list[Any]:
+        return list(self.spans.get_finished_spans())
+
+    def durations(self) -> list[Any]:
+        data = self.reader.get_metrics_data()
+        assert data is not None
+        points = []
+        for resource in data.resource_metrics:
+            for scope in resource.scope_metrics:
+                for metric in scope.metrics:
+                    if metric.name == "mcp.server.operation.duration":
+                        assert metric.unit == "s"
+                        points += list(metric.data.data_points)
+        return points
+
+
+def build(telemetry: Telemetry) -> Server:
+    app = Server("traced", telemetry=telemetry)
+
+    @app.tool()
+    async def deploy(ctx: Context, name: str) -> str:
+        """Asks where."""
+        answer = await ctx.elicit("Which region?", Form(region=String()), key="region")
+        return f"{name} in {answer.data['region'] if answer.data else 'nowhere'}"
+
+    @app.tool()
+    async def whereami() -> str:
+        """The span the handler runs in: the server's, so its own spans nest under it."""
+        from opentelemetry import trace
+
+        return format(trace.get_current_span().get_span_context().span_id, "016x")
+
+    @app.tool()
+    async def broken() -> str:
+        """Always fails, as a tool."""
+        raise ToolError("the disk is full")
+
+    return app
+
+
+@pytest.fixture
+async def traced() -> AsyncIterator[Traced]:
+    exporter = InMemorySpanExporter()
+    tracer_provider = sdk_trace.TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    telemetry = Telemetry(
+        tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    async with uvicorn_server(StreamableHTTP(build(telemetry))) as running:
+        yield Traced(f"http://127.0.0.1:{running.port}/mcp", exporter, reader)
+
+
+async def post(url: str, rid: int, params: dict[str, Any], method: str = "tools/call") -> dict[str, Any]:
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
+    if "name" in params:
+        headers["mcp-name"] = params["name"]
+    body = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {**params, "_meta": META}}
+    async with httpx.AsyncClient(timeout=10) as http:
+        answer: dict[str, Any] = (await http.post(url, json=body, headers=headers)).json()
+    return answer
+
+
+async def test_each_round_is_a_server_span_in_the_clients_trace(traced: Traced) -> None:
+    call = {"name": "deploy", "arguments": {"name": "web-1"}}
+    first = (await post(traced.url, 1, call))["result"]
+    retry = {**call, "requestState": first["requestState"]}
+    retry["inputResponses"] = {"region": {"action": "accept", "content": {"region": "eu-west-1"}}}
+    final = (await post(traced.url, 2, retry))["result"]
+    assert final["content"][0]["text"] == "web-1 in eu-west-1"
+
+    asked, answered = traced.finished()
+    for span, rid in ((asked, "1"), (answered, "2")):
+        assert span.name == "tools/call deploy" and span.kind == SpanKind.SERVER
+        assert format(span.context.trace_id, "032x") == TRACE_ID  # the client's trace goes on
+        assert span.parent is not None and format(span.parent.span_id, "016x") == PARENT_ID
+        attributes = dict(span.attributes)
+        assert attributes["mcp.method.name"] == "tools/call"
+        assert attributes["gen_ai.tool.name"] == "deploy"
+        assert attributes["gen_ai.operation.name"] == "execute_tool"
+        assert attributes["mcp.protocol.version"] == "2026-07-28"
+        assert attributes["jsonrpc.request.id"] == rid
+        assert "error.type" not in attributes and span.status.status_code == StatusCode.UNSET
+    assert asked.attributes["mcp_elicit.result_type"] == "input_required"
+    assert asked.attributes["mcp_elicit.input_requests"] == 1
+    assert "mcp_elicit.result_type" not in answered.attributes
+    (event,) = answered.events
+    assert event.name == "mcp_elicit.input_response"
+    assert dict(event.attributes) == {"mcp_elicit.input_key": "region", "mcp_elicit.action": "accept"}
+    assert "eu-west-1" not in str(answered.to_json())  # what the person typed stays out
+
+    points = traced.durations()
+    assert sum(p.count for p in points) == 2
+    (point,) = points  # one attribute set: low cardinality, no request id
+    assert dict(point.attributes) == {
+        "mcp.method.name": "tools/call",
+        "mcp.protocol.version": "2026-07-28",
+        "gen_ai.tool.name": "deploy",
+        "gen_ai.operation.name": "execute_tool",
+    }
+
+
+async def test_the_handler_runs_inside_the_request_span(traced: Traced) -> None:
+    answer = await post(traced.url, 1, {"name": "whereami", "arguments": {}})
+    (span,) = traced.finished()
+    assert answer["result"]["content"][0]["text"] == format(span.context.span_id, "016x")
+
+
+async def test_errors_set_the_error_type_and_the_status(traced: Traced) -> None:
+    tool_error = await post(traced.url, 1, {"name": "broken", "arguments": {}})
+    assert tool_error["result"]["isError"] is True
+    bad_state = await post(
+        traced.url, 2, {"name": "deploy", "arguments": {"name": "x"}, "requestState": "v2.x"}
+    )
+    assert bad_state["error"]["code"] == -32602
+    failed, refused = traced.finished()
+    assert failed.attributes["error.type"] == "tool_error" and failed.status.status_code == StatusCode.ERROR
+    assert refused.attributes["error.type"] == "-32602"
+    assert refused.attributes["rpc.response.status_code"] == "-32602"
+    assert refused.status.status_code == StatusCode.ERROR
+    assert refused.status.description == bad_state["error"]["message"]
+    kinds = {dict(p.attributes).get("error.type") for p in traced.durations()}
+    assert kinds == {"tool_error", "-32602"}
+
+
+async def test_a_2025_11_25_session_names_its_session_and_revision(traced: Traced) -> None:
+    answers = Scripted.from_script([{"fields": ["region"], "content": {"region": "us-east-1"}}])
+    async with connect_http(traced.url, answerer=answers, versions=["2025-11-25"], timeout=10) as client:
+        result = await client.call_tool("deploy", {"name": "db"})
+    assert result["content"][0]["text"] == "db in us-east-1"
+    spans = traced.finished()
+    (call,) = [s for s in spans if s.name == "tools/call deploy"]
+    assert call.attributes["mcp.protocol.version"] == "2025-11-25"
+    assert call.parent is None  # this client sent no trace context
+    sessions = {s.attributes.get("mcp.session.id") for s in spans}
+    assert len(sessions) == 1 and len(str(sessions.pop())) >= 16  # every request of the one session
+
+
+async def test_without_a_provider_nothing_is_traced() -> None:
+    server = Server("quiet")
+    assert server.telemetry is not None  # opentelemetry-api is installed here
+    with server.telemetry.request("tools/call", 1, {"name": "x"}, version=None, session=None) as traced:
+        assert traced is None  # no SDK provider installed globally: no span, no metric
+    assert Server("off", telemetry=False).telemetry is None
