@@ -19,12 +19,24 @@ ALLOWED: dict[str, set[str]] = {
     "wire": {"errors"},
     "forms": {"errors"},
     "sealing": {"errors"},
+    "telemetry": {"errors", "wire"},
     "core": {"errors", "wire", "forms", "sealing"},
     "stores": {"errors", "wire", "forms", "sealing", "core"},
     "streams": {"errors", "wire", "forms", "sealing", "core"},
-    "server": {"errors", "wire", "forms", "sealing", "core", "stores", "streams"},
-    "client": {"errors", "wire", "forms", "sealing", "core", "stores", "streams"},
-    "transports": {"errors", "wire", "forms", "sealing", "core", "stores", "streams", "server", "client"},
+    "server": {"errors", "wire", "forms", "sealing", "core", "stores", "streams", "telemetry"},
+    "client": {"errors", "wire", "forms", "sealing", "core", "stores", "streams", "telemetry"},
+    "transports": {
+        "errors",
+        "wire",
+        "forms",
+        "sealing",
+        "core",
+        "stores",
+        "streams",
+        "server",
+        "client",
+        "telemetry",
+    },
     "ui": {
         "errors",
         "wire",
@@ -36,6 +48,7 @@ ALLOWED: dict[str, set[str]] = {
         "server",
         "client",
         "transports",
+        "telemetry",
     },
     "cli": {
         "errors",
@@ -49,6 +62,7 @@ ALLOWED: dict[str, set[str]] = {
         "client",
         "transports",
         "ui",
+        "telemetry",
     },
 }
 IO_LIBRARIES = {

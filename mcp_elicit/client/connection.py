@@ -48,6 +48,7 @@ from mcp_elicit.core.client_inputs import (
 )
 from mcp_elicit.core.rounds import InputRequest
 from mcp_elicit.errors import FormValidationError, ProtocolViolation, RequestTimeout, ValidationProblem
+from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
@@ -207,6 +208,9 @@ class Connection:
     on_notification: NotificationCallback | None = None
     server: ServerInfo = field(default_factory=ServerInfo)
     tools: ToolIndex = field(default_factory=ToolIndex)
+    #: OpenTelemetry (``mcp_elicit.telemetry``): a CLIENT span per request, its context
+    #: sent in ``params._meta``; None when off.
+    telemetry: Telemetry | None = None
     _background: set[asyncio.Task[None]] = field(default_factory=set)
 
     def budget(self, timeout: float | None = None) -> Budget:
@@ -241,6 +245,37 @@ class Connection:
         of the exchange). The exchange is returned open for a caller that wants to resume
         it; close it with ``aclose``. ``cancellable=False``: an abandoned request is not
         followed by ``notifications/cancelled`` (the era probe, before any handshake)."""
+        telemetry = self.telemetry
+        if telemetry is None or not telemetry.active:
+            return await self._request(message, headers, budget, on_request, on_notification, cancellable)
+        params = message.get("params")
+        method, rid = str(message.get("method")), message.get("id")
+        version = headers.get("MCP-Protocol-Version")  # the session's, on 2025-11-25 (and stdio's too)
+        with telemetry.request(
+            method, rid, params if isinstance(params, Mapping) else {}, version=version, session=None
+        ) as traced:
+            message = telemetry.with_context(message)
+            reply, exchange = await self._request(
+                message, headers, budget, on_request, on_notification, cancellable
+            )
+            if traced is not None:
+                if isinstance(reply, Response):
+                    traced.read({"result": reply.result})
+                elif isinstance(reply, ErrorResponse):
+                    traced.read({"error": reply.error})
+                else:
+                    traced.failed("no_response", reply.reason or f"the exchange ended (HTTP {reply.status})")
+            return reply, exchange
+
+    async def _request(
+        self,
+        message: Mapping[str, Any],
+        headers: Mapping[str, str],
+        budget: Budget | None,
+        on_request: ServerRequestHandler | None,
+        on_notification: NotificationHandler | None,
+        cancellable: bool,
+    ) -> tuple[Reply, Exchange]:
         rid = message["id"]
         budget = budget or self.budget()
         with clocked(self.clock):  # a transport that waits for a person stops this clock

@@ -55,6 +55,8 @@ from mcp_elicit.core.client_inputs import ServerInfo
 from mcp_elicit.core.era import Legacy, Modern, Reprobe, judge_probe, modern_preferences
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import MethodNotFound, ProtocolError, ProtocolViolation, RequestTimeout, TransportError
+from mcp_elicit.telemetry import Telemetry
+from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
 from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
 from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
@@ -85,6 +87,7 @@ class Client:
         report: Callable[[str], None] | None = None,
         tasks: bool = False,
         progress: bool = False,
+        telemetry: bool | Telemetry | None = None,
     ) -> None:
         versions = tuple(dict.fromkeys(versions))
         unknown = [v for v in versions if not (is_modern(v) or is_handshake(v))]
@@ -112,6 +115,7 @@ class Client:
             on_notification=on_notification,
             server=ServerInfo(where=transport.where),
             tools=ToolIndex(check_headers=False),
+            telemetry=load_telemetry(telemetry, "client"),
         )
         self._session: ModernSession | HandshakeSession | None = None
         self._subscriptions: dict[RequestId, Subscription] = {}

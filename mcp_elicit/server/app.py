@@ -41,11 +41,11 @@ from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
-from mcp_elicit.server.telemetry import Telemetry
-from mcp_elicit.server.telemetry import load as load_telemetry
 from mcp_elicit.server.tools import error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
+from mcp_elicit.telemetry import Telemetry
+from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire import jsonrpc
 
@@ -89,7 +89,7 @@ class Server(Catalog):
         self.name = name
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
         #: default is on when ``opentelemetry-api`` is installed; True insists on it.
-        self.telemetry = load_telemetry(telemetry)
+        self.telemetry = load_telemetry(telemetry, "server")
         #: Bearer-token verification for Streamable HTTP (stdio has no principal).
         self.auth = auth
         #: Where clients get those tokens (OAuth): published over HTTP, named in challenges.

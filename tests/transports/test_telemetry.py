@@ -1,4 +1,4 @@
-"""OpenTelemetry on the server: spans and the duration metric as the MCP semantic
+"""OpenTelemetry on both sides: spans and the duration metrics as the MCP semantic
 conventions describe them, recorded by the real OpenTelemetry SDK (in-memory exporter and
 reader, given to the server rather than installed globally), over real HTTP on 127.0.0.1."""
 
@@ -14,7 +14,7 @@ import pytest
 from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.client import Scripted
 from mcp_elicit.errors import ToolError
-from mcp_elicit.server.telemetry import Telemetry
+from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -44,18 +44,19 @@ class Traced:
     url: str
     spans: InMemorySpanExporter
     reader: InMemoryMetricReader
+    provider: Any
 
     def finished(self) -> list[Any]:
         return list(self.spans.get_finished_spans())
 
-    def durations(self) -> list[Any]:
+    def durations(self, side: str = "server") -> list[Any]:
         data = self.reader.get_metrics_data()
         assert data is not None
         points = []
         for resource in data.resource_metrics:
             for scope in resource.scope_metrics:
                 for metric in scope.metrics:
-                    if metric.name == "mcp.server.operation.duration":
+                    if metric.name == f"mcp.{side}.operation.duration":
                         assert metric.unit == "s"
                         points += list(metric.data.data_points)
         return points
@@ -95,7 +96,7 @@ async def traced() -> AsyncIterator[Traced]:
         tracer_provider=tracer_provider, meter_provider=MeterProvider(metric_readers=[reader])
     )
     async with uvicorn_server(StreamableHTTP(build(telemetry))) as running:
-        yield Traced(f"http://127.0.0.1:{running.port}/mcp", exporter, reader)
+        yield Traced(f"http://127.0.0.1:{running.port}/mcp", exporter, reader, tracer_provider)
 
 
 async def post(url: str, rid: int, params: dict[str, Any], method: str = "tools/call") -> dict[str, Any]:
@@ -193,3 +194,53 @@ async def test_without_a_provider_nothing_is_traced() -> None:
     with server.telemetry.request("tools/call", 1, {"name": "x"}, version=None, session=None) as traced:
         assert traced is None  # no SDK provider installed globally: no span, no metric
     assert Server("off", telemetry=False).telemetry is None
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
+    traced: Traced, revision: str
+) -> None:
+    """The client's span per request (kind CLIENT, a child of the caller's span) sends its
+    context in params._meta; the server's span for that request is its child."""
+    reader = InMemoryMetricReader()
+    telemetry = Telemetry("client", tracer_provider=traced.provider, meter_provider=MeterProvider([reader]))
+    answers = Scripted.from_script([{"fields": ["region"], "content": {"region": "ap-south-1"}}])
+    caller = traced.provider.get_tracer("the application")
+    with caller.start_as_current_span("provision a database") as root:
+        async with connect_http(
+            traced.url, answerer=answers, versions=[revision], telemetry=telemetry, timeout=10
+        ) as client:
+            result = await client.call_tool("deploy", {"name": "db"})
+    assert result["content"][0]["text"] == "db in ap-south-1"
+
+    spans = traced.finished()
+    trace_id = root.get_span_context().trace_id
+    assert {s.context.trace_id for s in spans} == {trace_id}  # one trace, end to end
+    clients = {s.context.span_id: s for s in spans if s.kind == SpanKind.CLIENT}
+    servers = [s for s in spans if s.kind == SpanKind.SERVER]
+    assert all(c.parent.span_id == root.get_span_context().span_id for c in clients.values())
+    for server in servers:  # every request the server answered came from one of those
+        client_span = clients[server.parent.span_id]
+        assert client_span.name == server.name
+        assert client_span.attributes["jsonrpc.request.id"] == server.attributes["jsonrpc.request.id"]
+    calls = [s for s in clients.values() if s.name == "tools/call deploy"]
+    # 2026-07-28: the question is a round of its own (two requests); 2025-11-25: one request
+    assert len(calls) == (2 if revision == "2026-07-28" else 1)
+    assert all(c.attributes["mcp.protocol.version"] == revision for c in calls)
+    (measured,) = [
+        p for p in telemetry_points(reader) if dict(p.attributes).get("gen_ai.tool.name") == "deploy"
+    ]
+    assert measured.count == len(calls)
+
+
+def telemetry_points(reader: InMemoryMetricReader) -> list[Any]:
+    data = reader.get_metrics_data()
+    assert data is not None
+    return [
+        point
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "mcp.client.operation.duration"
+        for point in metric.data.data_points
+    ]

@@ -1,86 +1,108 @@
-"""OpenTelemetry for the server: one span per request answered, and the duration metric, as
-the semantic conventions for MCP describe them (``mcp.*``, ``gen_ai.*``, ``jsonrpc.*``).
+"""OpenTelemetry for both sides: one span per request, and the duration metric, as the
+semantic conventions for MCP describe them (``mcp.*``, ``gen_ai.*``, ``jsonrpc.*``).
 
 Rules:
 
 * Nothing happens unless ``opentelemetry-api`` is installed (``mcp-elicit[otel]``) and the
   application has installed an SDK's tracer or meter provider; until then a request costs
-  one clock reading more. ``Server(telemetry=False)`` turns it off altogether.
-* A span is kind SERVER, named ``{method} {tool or prompt}`` (the method alone for other
-  requests), child of the trace context the client put in ``params._meta``
-  (``traceparent``, ``tracestate``), so a client's trace continues through the server.
+  one clock reading more. ``Server(telemetry=False)`` / ``Client(telemetry=False)`` turn
+  it off altogether; a ``Telemetry(side, tracer_provider=..., meter_provider=...)`` sends
+  to providers of the application's own.
+* A span is named ``{method} {tool or prompt}`` (the method alone for other requests).
   Attributes: ``mcp.method.name``, ``mcp.protocol.version``, ``jsonrpc.request.id``,
-  ``mcp.session.id`` (2025-11-25), ``gen_ai.tool.name`` and ``gen_ai.operation.name``
-  (``execute_tool``), ``gen_ai.prompt.name``, ``mcp.resource.uri``.
-* The outcome is read from the encoded answer, so every path that answers is covered: a
-  JSON-RPC error sets ``error.type`` and ``rpc.response.status_code`` to its code and the
-  span's status to ERROR with the error's message; a tool result with ``isError`` sets
-  ``error.type`` ``tool_error``; a request the client cancelled, ``cancelled``. A
+  ``mcp.session.id`` (2025-11-25, server side), ``gen_ai.tool.name`` and
+  ``gen_ai.operation.name`` (``execute_tool``), ``gen_ai.prompt.name``,
+  ``mcp.resource.uri``.
+* The trace context travels in ``params._meta`` (``traceparent``, ``tracestate``): the
+  client's span (kind CLIENT, a child of whatever span its caller is in) puts it there,
+  and the server's span (kind SERVER) continues it, with the handler running inside.
+* The outcome is read from the answer, so every path that answers is covered: a JSON-RPC
+  error sets ``error.type`` and ``rpc.response.status_code`` to its code and the span's
+  status to ERROR with the error's message; a tool result with ``isError`` sets
+  ``error.type`` ``tool_error``; a request cancelled or left unanswered, ``cancelled``. A
   2026-07-28 round that asks something sets ``mcp_elicit.result_type``
   (``input_required``) and ``mcp_elicit.input_requests`` (how many questions); a retry
   gets one ``mcp_elicit.input_response`` event per answer it carries (its key, and the
   action of an elicitation answer; never the content).
-* ``mcp.server.operation.duration`` (seconds) is recorded with the same low-cardinality
-  attributes (method, tool or prompt, protocol version, error type).
+* ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
+  recorded with the same low-cardinality attributes (method, tool or prompt, protocol
+  version, error type).
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
+import sys
 import time
 from collections.abc import Awaitable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import orjson
 
 from mcp_elicit.wire.jsonrpc import Request
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 
-__all__ = ["Telemetry", "load"]
+__all__ = ["Side", "Telemetry", "Traced", "load"]
 
+Side = Literal["server", "client"]
 A = TypeVar("A")
 _RECHECK = 1.0  # seconds between looks for a provider the application installed later
 _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
 
 
-def load(enabled: bool | Telemetry | None) -> Telemetry | None:
-    """The server's telemetry, or None when off (asked off, or no ``opentelemetry-api``)."""
+def load(enabled: bool | Telemetry | None, side: Side) -> Telemetry | None:
+    """A side's telemetry, or None when off: asked off, or ``opentelemetry-api`` missing
+    (an error when asked on)."""
     if enabled is False:
         return None
     if isinstance(enabled, Telemetry):
         return enabled
-    try:
-        import opentelemetry.trace  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("opentelemetry") is None:
         if enabled:
             from mcp_elicit.errors import ConfigError
 
-            raise ConfigError("telemetry needs opentelemetry-api: pip install 'mcp-elicit[otel]'") from None
+            raise ConfigError("telemetry needs opentelemetry-api: pip install 'mcp-elicit[otel]'")
         return None
-    return Telemetry()
+    return Telemetry(side)
 
 
 class Telemetry:
-    """Spans and the duration metric, once the application installed a provider; or to
-    the providers given (``Server(telemetry=Telemetry(tracer_provider=...))``), which are
-    then used whatever the global ones are."""
+    """Spans and the duration metric of one side, once the application installed a
+    provider; or to the providers given, whatever the global ones are.
 
-    def __init__(self, *, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+    OpenTelemetry is not imported here: an application that installs a provider has
+    imported it already, and one that does not pays nothing for it being installed (the
+    command line's start-up included)."""
+
+    def __init__(
+        self, side: Side = "server", *, tracer_provider: Any = None, meter_provider: Any = None
+    ) -> None:
+        self.side = side
+        self._providers = (tracer_provider, meter_provider)
+        self._api: Any = None
+        self._duration: Any = None
+        self._tracing = self._measuring = False
+        self._checked = float("-inf")
+        if tracer_provider is not None or meter_provider is not None:
+            self._load_api()
+
+    def _load_api(self) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
         from opentelemetry import metrics, propagate, trace
 
         try:
-            __version__ = version("mcp-elicit")
+            release = version("mcp-elicit")
         except PackageNotFoundError:  # run from a source tree that was never installed
-            __version__ = "0"
+            release = "0"
+        tracer_provider, meter_provider = self._providers
         self._trace, self._metrics, self._propagate = trace, metrics, propagate
-        self._tracer = trace.get_tracer("mcp_elicit", __version__, tracer_provider=tracer_provider)
-        self._meter = metrics.get_meter("mcp_elicit", __version__, meter_provider=meter_provider)
-        self._duration: Any = None
+        self._kind = trace.SpanKind.SERVER if self.side == "server" else trace.SpanKind.CLIENT
+        self._tracer = trace.get_tracer("mcp_elicit", release, tracer_provider=tracer_provider)
+        self._meter = metrics.get_meter("mcp_elicit", release, meter_provider=meter_provider)
+        self._api = trace
         self._tracing = tracer_provider is not None
-        self._measuring = False
-        self._checked = float("-inf")
         if meter_provider is not None:
             self._histogram()
         if self._tracing and self._measuring:
@@ -88,10 +110,11 @@ class Telemetry:
 
     def _histogram(self) -> None:
         self._measuring = True
+        observed = "on the receiver" if self.side == "server" else "on the sender"
         self._duration = self._meter.create_histogram(
-            "mcp.server.operation.duration",
+            f"mcp.{self.side}.operation.duration",
             unit="s",
-            description="MCP request duration as observed on the receiver",
+            description=f"MCP request duration as observed {observed}",
         )
 
     @property
@@ -107,6 +130,10 @@ class Telemetry:
         if now - self._checked < _RECHECK:
             return
         self._checked = now
+        if self._api is None:
+            if "opentelemetry.trace" not in sys.modules:
+                return  # not even imported by the application: no provider can be installed
+            self._load_api()
         if not self._tracing:
             self._tracing = not isinstance(self._trace.get_tracer_provider(), self._trace.ProxyTracerProvider)
         if not self._measuring and type(self._metrics.get_meter_provider()).__name__ != "_ProxyMeterProvider":
@@ -122,8 +149,8 @@ class Telemetry:
         version: str | None = None,
         session: str | None = None,
     ) -> A:
-        """Await ``answer`` (the encoded response, or it and an HTTP status) to ``message``
-        inside its span."""
+        """Server side: await ``answer`` (the encoded response, or it and an HTTP status) to
+        ``message`` inside its span."""
         params = message.params if isinstance(message.params, dict) else {}
         with self.request(message.method, message.id, params, version=version, session=session) as traced:
             out = await answer
@@ -132,13 +159,25 @@ class Telemetry:
                 traced.answered(payload if isinstance(payload, bytes) else None)
             return out
 
+    def with_context(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Client side: ``message`` with the current trace context in ``params._meta`` (a copy)."""
+        carrier: dict[str, str] = {}
+        self._propagate.inject(carrier)
+        if not carrier:
+            return message
+        params = message.get("params")
+        body = dict(params) if isinstance(params, Mapping) else {}
+        meta = body.get("_meta")
+        body["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), **carrier}
+        return {**message, "params": body}
+
     @contextlib.contextmanager
     def request(
         self, method: str, rid: object, params: Mapping[str, Any], *, version: str | None, session: str | None
-    ) -> Iterator[_Request | None]:
-        """Wrap answering one request; yields where to report the answer (None: not traced)."""
-        self._look()
-        if not (self._tracing or self._measuring):
+    ) -> Iterator[Traced | None]:
+        """Wrap one request (answering it, or sending it and waiting for its answer); yields
+        where to report the answer (None: not traced)."""
+        if not self.active:
             yield None
             return
         target = params.get("name") if method in ("tools/call", "prompts/get") else None
@@ -151,43 +190,47 @@ class Telemetry:
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = target
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
-        record = _Request(metric)
+        record = Traced(metric)
         start = time.perf_counter()
         try:
             if not self._tracing:
                 yield record
-            else:
-                attributes = {**metric, "jsonrpc.request.id": str(rid)}
-                if session is not None:
-                    attributes["mcp.session.id"] = session
-                uri = params.get("uri")
-                if method.startswith("resources/") and isinstance(uri, str):
-                    attributes["mcp.resource.uri"] = uri
-                carrier = {
-                    k: v
-                    for k in _CONTEXT_KEYS
-                    if isinstance(meta, Mapping) and isinstance(v := meta.get(k), str)
-                }
+                return
+            attributes = {**metric, "jsonrpc.request.id": str(rid)}
+            if session is not None:
+                attributes["mcp.session.id"] = session
+            uri = params.get("uri")
+            if method.startswith("resources/") and isinstance(uri, str):
+                attributes["mcp.resource.uri"] = uri
+            parent = None
+            if self.side == "server" and isinstance(meta, Mapping):  # the client's context
+                carrier = {k: v for k in _CONTEXT_KEYS if isinstance(v := meta.get(k), str)}
                 parent = self._propagate.extract(carrier) if carrier else None
-                name = f"{method} {target}" if isinstance(target, str) else method
-                with self._tracer.start_as_current_span(
-                    name,
-                    context=parent,
-                    kind=self._trace.SpanKind.SERVER,
-                    attributes=attributes,
-                    record_exception=False,
-                    set_status_on_exception=False,
-                ) as span:
-                    record.span = span
-                    _responses(span, params.get("inputResponses"))
+            with self._tracer.start_as_current_span(
+                f"{method} {target}" if isinstance(target, str) else method,
+                context=parent,
+                kind=self._kind,
+                attributes=attributes,
+                record_exception=False,
+                set_status_on_exception=False,
+            ) as span:
+                record.span = span
+                _responses(span, params.get("inputResponses"))
+                try:
                     yield record
+                except BaseException as exc:  # no answer: the request failed, or was cancelled
+                    if record.error is None:
+                        cancelled = type(exc).__name__ == "CancelledError"
+                        record.failed("cancelled" if cancelled else type(exc).__qualname__, str(exc))
+                    raise
+                finally:
                     record.finish(self._trace.Status, self._trace.StatusCode)
         finally:
-            if self._measuring and self._duration is not None:
+            if self._duration is not None:
                 self._duration.record(time.perf_counter() - start, record.metric)
 
 
-class _Request:
+class Traced:
     """What the answer to one request said, for its span and its metric."""
 
     __slots__ = ("error", "metric", "span")
@@ -198,17 +241,21 @@ class _Request:
         self.error: tuple[str, str] | None = None
 
     def answered(self, payload: bytes | None) -> None:
-        """Read the encoded answer (None: the client cancelled the request)."""
+        """Read the encoded answer (None: the request was cancelled, no answer is due)."""
         if payload is None:
-            self._failed("cancelled", "cancelled by the client")
+            self.failed("cancelled", "cancelled")
             return
         try:
             answer = orjson.loads(payload)
         except orjson.JSONDecodeError:
             return
+        self.read(answer)
+
+    def read(self, answer: object) -> None:
+        """Read a decoded answer: a JSON-RPC response object."""
         error = answer.get("error") if isinstance(answer, dict) else None
         if isinstance(error, dict):
-            self._failed(str(error.get("code")), str(error.get("message", "")))
+            self.failed(str(error.get("code")), str(error.get("message", "")))
             if self.span is not None:
                 self.span.set_attribute("rpc.response.status_code", str(error.get("code")))
             return
@@ -216,7 +263,7 @@ class _Request:
         if not isinstance(result, dict):
             return
         if result.get("isError") is True:
-            self._failed("tool_error", "")
+            self.failed("tool_error", "")
         if result.get("resultType") == "input_required" and self.span is not None:
             self.span.set_attribute("mcp_elicit.result_type", "input_required")
             requests = result.get("inputRequests")
@@ -224,7 +271,8 @@ class _Request:
                 "mcp_elicit.input_requests", len(requests) if isinstance(requests, dict) else 0
             )
 
-    def _failed(self, kind: str, message: str) -> None:
+    def failed(self, kind: str, message: str) -> None:
+        """The request failed without an answer to read (``kind`` is its ``error.type``)."""
         self.error = (kind, message)
         self.metric["error.type"] = kind
         if self.span is not None:
