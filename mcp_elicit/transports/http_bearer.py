@@ -24,6 +24,7 @@ proof would be accepted, and a replay is refused as ``invalid_dpop_proof``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 
@@ -36,6 +37,8 @@ from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, r
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain
 
 __all__ = ["Spend", "authenticate", "origin", "serve_metadata"]
+
+log = logging.getLogger("mcp_elicit.auth")
 
 #: Mark a key used for some seconds: True the first time, False while it is remembered.
 Spend = Callable[[str, float], Awaitable[bool]]
@@ -71,7 +74,13 @@ async def authenticate(
         if kind == "dpop":
             nonces = sealer if metadata is not None and metadata.dpop_nonces else None
             canonical = metadata.resource if metadata is not None else None
-            problem = await _dpop_problem(scope, headers, token, body, bound, nonces, canonical, spend)
+            try:
+                problem = await _dpop_problem(scope, headers, token, body, bound, nonces, canonical, spend)
+            except _StoreDown as exc:  # refuse the request, but do not blame the client's proof
+                log.error("DPoP proofs cannot be checked for replay: %s", exc.__cause__)
+                text = b"Service Unavailable: this server cannot check DPoP proofs right now; retry shortly"
+                await plain(send, 503, text, extra=[(b"retry-after", b"1")])
+                return False, None
         elif bound is not None:
             problem = ("invalid_token", "a DPoP-bound token must be sent with the DPoP scheme and a proof")
         elif metadata is not None and metadata.dpop_required:
@@ -162,9 +171,17 @@ async def _dpop_problem(
         return "invalid_dpop_proof", "the proof is not signed by the key the token is bound to"
     if spend is not None:
         marker = hashlib.sha256(f"{bound}.{proof.jti}".encode("utf-8", "replace")).hexdigest()[:40]
-        if not await spend(f"dpop-{marker}", max(proof.until - now, 1.0)):
+        try:
+            fresh = await spend(f"dpop-{marker}", max(proof.until - now, 1.0))
+        except Exception as exc:  # any store's failure: redis, sqlite3, OSError
+            raise _StoreDown from exc
+        if not fresh:
             return "invalid_dpop_proof", "this proof was already used: sign a new one (a new jti) per request"
     return None
+
+
+class _StoreDown(Exception):
+    """The store that remembers DPoP proofs failed (the cause says how)."""
 
 
 async def _refuse(

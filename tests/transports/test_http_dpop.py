@@ -406,6 +406,18 @@ class RecordingStore(MemoryStore):
         return await super().add(namespace, key, value, ttl=ttl)
 
 
+async def test_a_store_that_fails_gets_503_not_a_crash_nor_a_pass(caplog: pytest.LogCaptureFixture) -> None:
+    class Down(MemoryStore):
+        async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+            raise ConnectionError("redis is down")
+
+    proof = OWNER.proof("POST", "http://127.0.0.1:8000/mcp", now=time.time(), access_token=BOUND, body=CALL)
+    response = await send_to(guarded(Down()), proof)
+    assert response.status_code == 503 and response.headers["retry-after"] == "1"
+    assert "cannot check DPoP proofs" in response.text
+    assert "redis is down" in caplog.text and "redis is down" not in response.text
+
+
 async def test_without_a_store_each_process_remembers_its_own_proofs() -> None:
     proof = OWNER.proof("POST", "http://127.0.0.1:8000/mcp", now=time.time(), access_token=BOUND, body=CALL)
     app = guarded()
