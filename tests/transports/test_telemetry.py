@@ -4,8 +4,16 @@ reader, given to the server rather than installed globally), over real HTTP on 1
 
 from __future__ import annotations
 
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,7 +26,7 @@ from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.procs import uvicorn_server
+from support.procs import ROOT, cli, free_port, uvicorn_server
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
 from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
@@ -29,6 +37,7 @@ from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
+DEMO = ROOT / "examples" / "demo_server.py"
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
 META = {
@@ -244,3 +253,52 @@ def telemetry_points(reader: InMemoryMetricReader) -> list[Any]:
         if metric.name == "mcp.client.operation.duration"
         for point in metric.data.data_points
     ]
+
+
+def test_opentelemetry_instrument_traces_mcp_elicit_serve_with_no_code(tmp_path: Path) -> None:
+    """The zero-code path: ``opentelemetry-instrument mcp-elicit serve ...`` (the
+    opentelemetry-distro's launcher) sets up the SDK before the server starts, and the
+    server's spans appear, in the client's trace, with nothing in the application."""
+    instrument = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
+    if instrument is None:
+        pytest.skip("opentelemetry-distro is not installed (make test installs it)")
+    port = free_port()
+    out = tmp_path / "spans.txt"
+    command = [instrument, "--traces_exporter", "console", "--metrics_exporter", "none"]
+    command += ["--logs_exporter", "none", *cli(), "serve", str(DEMO), "--http", f"127.0.0.1:{port}"]
+    with out.open("wb") as sink:
+        proc = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT
+        )
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(port):
+            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
+            time.sleep(0.05)
+        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": META}}
+        headers = {
+            "accept": "application/json",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/list",
+        }
+        answer = httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, headers=headers, timeout=10).json()
+        assert answer["result"]["tools"]
+    finally:
+        proc.send_signal(signal.SIGINT)  # a graceful stop flushes the exporter
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    printed = out.read_text()
+    start = printed.index('{\n    "name": "tools/list"')  # the console exporter's JSON, one span
+    span = json.loads(printed[start : printed.index("\n}", start) + 2])
+    assert span["kind"] == "SpanKind.SERVER"
+    assert span["context"]["trace_id"] == f"0x{TRACE_ID}" and span["parent_id"] == f"0x{PARENT_ID}"
+    assert span["attributes"]["mcp.method.name"] == "tools/list"
+    assert span["attributes"]["jsonrpc.request.id"] == "7"
+
+
+def listening(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
