@@ -194,7 +194,8 @@ class Telemetry:
         start = time.perf_counter()
         try:
             if not self._tracing:
-                yield record
+                with record.failing():
+                    yield record
                 return
             attributes = {**metric, "jsonrpc.request.id": str(rid)}
             if session is not None:
@@ -217,12 +218,8 @@ class Telemetry:
                 record.span = span
                 _responses(span, params.get("inputResponses"))
                 try:
-                    yield record
-                except BaseException as exc:  # no answer: the request failed, or was cancelled
-                    if record.error is None:
-                        cancelled = type(exc).__name__ == "CancelledError"
-                        record.failed("cancelled" if cancelled else type(exc).__qualname__, str(exc))
-                    raise
+                    with record.failing():
+                        yield record
                 finally:
                     record.finish(self._trace.Status, self._trace.StatusCode)
         finally:
@@ -270,6 +267,17 @@ class Traced:
             self.span.set_attribute(
                 "mcp_elicit.input_requests", len(requests) if isinstance(requests, dict) else 0
             )
+
+    @contextlib.contextmanager
+    def failing(self) -> Iterator[None]:
+        """An exception instead of an answer: the request failed, or was cancelled."""
+        try:
+            yield
+        except BaseException as exc:
+            if self.error is None:
+                cancelled = type(exc).__name__ == "CancelledError"
+                self.failed("cancelled" if cancelled else type(exc).__qualname__, str(exc))
+            raise
 
     def failed(self, kind: str, message: str) -> None:
         """The request failed without an answer to read (``kind`` is its ``error.type``)."""

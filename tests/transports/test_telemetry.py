@@ -302,3 +302,32 @@ def test_opentelemetry_instrument_traces_mcp_elicit_serve_with_no_code(tmp_path:
 def listening(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.mark.parametrize("tracing", [True, False])
+def test_a_request_that_raises_is_recorded_as_failed(tracing: bool) -> None:
+    """No answer at all (a timeout, a cancellation): the span and the metric say why."""
+    import asyncio
+
+    exporter = InMemorySpanExporter()
+    tracer_provider = sdk_trace.TracerProvider()
+    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    telemetry = Telemetry(
+        "client", tracer_provider=tracer_provider if tracing else None, meter_provider=MeterProvider([reader])
+    )
+    for error, kind in (
+        (TimeoutError("no answer within 30 s"), "TimeoutError"),
+        (asyncio.CancelledError(), "cancelled"),
+    ):
+        with pytest.raises(type(error)):
+            with telemetry.request("tools/list", 3, {}, version="2026-07-28", session=None):
+                raise error
+        if tracing:
+            span = exporter.get_finished_spans()[-1]
+            assert span.kind == SpanKind.CLIENT and span.attributes["error.type"] == kind
+            assert span.status.status_code == StatusCode.ERROR
+    kinds = sorted(dict(p.attributes)["error.type"] for p in telemetry_points(reader))
+    assert kinds == ["TimeoutError", "cancelled"]
+    if not tracing:
+        assert not exporter.get_finished_spans()
