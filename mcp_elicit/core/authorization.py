@@ -21,16 +21,16 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
 5. Authorization code with PKCE S256, ``state`` and the RFC 8707 ``resource``; the
    callback's ``state`` must match, and its ``iss`` (RFC 9207) must equal the issuer by
    simple string comparison when present, and be present when the server says it sends it.
+6. Scope: the challenge's ``scope``, else every ``scopes_supported`` of the resource, else
+   none; on a step-up (403 ``insufficient_scope``) the union of what was asked before and
+   the new challenge. ``offline_access`` is added only when the authorization server lists
+   it and the client wants refresh tokens.
+
 A server of the 2025-03-26 revision publishes no protected resource metadata: when none is
 found and the challenge named none, its origin (the URL without its path) is its
 authorization server, whose metadata is at the origin's well-known URLs or, when there is
 none, whose endpoints are the origin's ``/authorize``, ``/token`` and ``/register``
 (:func:`legacy_resource`, :func:`default_endpoints`).
-
-6. Scope: the challenge's ``scope``, else every ``scopes_supported`` of the resource, else
-   none; on a step-up (403 ``insufficient_scope``) the union of what was asked before and
-   the new challenge. ``offline_access`` is added only when the authorization server lists
-   it and the client wants refresh tokens.
 
 Who the client is at an authorization server, and what it says to its token endpoint,
 are in :mod:`mcp_elicit.core.token_endpoint`.
