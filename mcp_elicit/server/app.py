@@ -34,7 +34,7 @@ from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.pagination import paginate
-from mcp_elicit.server.relay import ResourceRelay
+from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
@@ -135,8 +135,10 @@ class Server(Catalog):
             server_id=f"{name}/{os.environ.get('MCP_ELICIT_SERVER_ID', '')}",
             ttl=state_ttl,
         )
-        #: Resource updates to and from the other instances sharing the configured store.
-        self.relay = ResourceRelay(self.sealer.server_id, self._resource_updated)
+        #: Resource updates and tasks, shared with the instances sharing the configured store.
+        self.relay = Relay(
+            self.sealer.server_id, self._resource_updated, self.tasks, lambda: self.sealer, clock
+        )
 
     def set_state_keys(self, keys: KeyRing) -> None:
         """Seal ``requestState`` with ``keys`` (shared by every instance behind one URL)."""
@@ -283,6 +285,7 @@ class Server(Catalog):
 
     def _task_changed(self, record: TaskRecord) -> None:
         self.subscriptions.publish("notifications/tasks", record.wire())
+        self.relay.mirror(record)
 
     def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:
         self._core = None
@@ -365,7 +368,9 @@ class Server(Catalog):
         elif method == "subscriptions/listen":
             result = await self._listen(call, channel, principal)
         elif method in TASK_METHODS:
-            result = answer_task_method(self.tasks, call, principal.subject if principal else None)
+            result = await answer_task_method(
+                self.tasks, call, principal.subject if principal else None, self.relay
+            )
         else:  # the core lets only known methods through
             raise InvalidParams(f"Unhandled method {method}")
         return self.core.finish(method, result, modern=call.modern)

@@ -1,24 +1,35 @@
-"""Resource updates across instances: ``Server.notify_resource_updated`` on one instance
-reaches the subscribers of every instance sharing its store.
+"""What instances sharing a store tell each other: resource updates, and tasks.
 
 A 2026-07-28 client may send any request to any instance, and a ``subscriptions/listen``
-stream stays on the one that took it: without this, a listener would hear only the updates
-made on its own instance.
+stream stays on the one that took it; a task's handler runs on the instance that created
+it. Without this, a listener would hear only the updates made on its own instance, and
+``tasks/get``, ``tasks/update`` and ``tasks/cancel`` would have to reach the task's own
+instance.
 
 Rules:
 
-* Only with a configured store (``Server(store=...)``, ``--store``). Each update is
-  published on one channel per server (its name and ``MCP_ELICIT_SERVER_ID``, as its
-  sealed state is), and every instance subscribed delivers it to its own subscribers. So
-  it reaches other processes through Redis; SQLite and memory stores publish within their
-  process only.
-* An instance knows its own messages (a random id in each) and skips them: it has
-  delivered those already, at once.
+* Only with a configured store (``Server(store=...)``, ``--store``). Messages go on one
+  channel per server (its name and ``MCP_ELICIT_SERVER_ID``, as its sealed state is), and
+  every instance subscribed acts on them. So they reach other processes through Redis;
+  SQLite and memory stores publish within their process only.
+* ``notify_resource_updated`` publishes the URI; every other instance tells its own
+  subscribers. An instance knows its own messages (a random id in each) and skips them:
+  it has delivered those already, at once.
+* Every change of a task is mirrored in the store, sealed by the server's key ring and
+  bound to the task and its owner (a task's questions, answers and result never lie in
+  the store in the clear, and only its owner's requests open it). Writes are in order
+  and coalesced per task. The creation is written before the request that created the
+  task is answered, so its id works on any instance at once. A state too large to seal
+  (over the sealer's ``max_token_size``) is not mirrored; logged.
+* A ``tasks/*`` request for a task this instance does not hold is answered from the
+  mirror: ``tasks/get`` with the mirrored state, ``tasks/update`` and ``tasks/cancel`` by
+  publishing them, sealed, to the instance that holds the task, and acknowledging (as
+  the task's own instance does whatever the task's state).
 * Publishing never waits for the store; a failure is logged. A subscription that fails
   (the store is down) is opened again after 1, 2, 4... up to 30 seconds; what is published
   meanwhile is lost, as Redis pub/sub loses what is published while a subscriber is away.
-* A message that is not one of ours (not JSON, no string ``uri``, longer than 4 KiB) is
-  ignored.
+* A message that is not one of ours (not JSON, a wrong shape, longer than 256 KiB, a
+  seal that does not open) is ignored.
 """
 
 from __future__ import annotations
@@ -29,29 +40,53 @@ import hashlib
 import logging
 import math
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from mcp_elicit.core.tasks import TaskRecord, input_responses_of, task_id_of
+from mcp_elicit.errors import InvalidParams, InvalidRequestState
+from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.stores.base import Store
 
-__all__ = ["ResourceRelay"]
+if TYPE_CHECKING:
+    from mcp_elicit.server.tasks import Tasks
+
+__all__ = ["Relay"]
 
 log = logging.getLogger("mcp_elicit.server")
 
-_MAX_MESSAGE = 4096
+_MAX_MESSAGE = 256 * 1024
 _RETRY_MAX = 30.0
+_TASKS = "tasks"  # the store namespace of the mirrored tasks
+_COMMAND_TTL = 60.0  # how long a sealed tasks/update or tasks/cancel may travel
+_FOREVER = 7 * 86400.0  # the mirror of a task without a ttl
 
 
-class ResourceRelay:
-    """Publishes this instance's resource updates; delivers the other instances' ones."""
+class Relay:
+    """What this instance tells the others sharing its store, and does for them."""
 
-    def __init__(self, server_id: str, deliver: Callable[[str], object]) -> None:
+    def __init__(
+        self,
+        server_id: str,
+        deliver: Callable[[str], object],
+        tasks: Tasks,
+        sealer: Callable[[], StateSealer],
+        clock: Callable[[], float],
+    ) -> None:
         self.channel = (
             "resources-updated-" + hashlib.sha256(server_id.encode("utf-8", "replace")).hexdigest()[:24]
         )
         self._deliver = deliver
+        self._tasks, self._sealer, self._clock = tasks, sealer, clock
+        tasks.announce = self.written  # a new task's id works on any instance once announced
         self._me = secrets.token_hex(8)
+        self._dirty: dict[str, tuple[bytes, float]] = {}  # task id -> its latest sealed state
+        self._wrote = self._queued = 0
+        self._wake: asyncio.Event | None = None  # something to write
+        self._progress: asyncio.Event | None = None  # something was written
+        self._writer: asyncio.Task[None] | None = None
         self._store: Store | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
@@ -65,24 +100,38 @@ class ResourceRelay:
             self._store = store
             self._loop = asyncio.get_running_loop()
             self.listening = asyncio.Event()
+            self._wake, self._progress = asyncio.Event(), asyncio.Event()
             self._task = asyncio.ensure_future(self._listen(store, self.listening))
+            self._writer = asyncio.ensure_future(self._write(store, self._wake, self._progress))
+
+    @property
+    def active(self) -> bool:
+        return self._task is not None
 
     async def stop(self) -> None:
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        writer, self._writer = self._writer, None
+        for job in (task, writer):
+            if job is not None:
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job
         for send in list(self._sends):
             send.cancel()
-        self._store = self.listening = None
+        self._store = self.listening = self._wake = self._progress = None
+        self._dirty.clear()
 
     def publish(self, uri: str) -> None:
         """Tell the other instances, without waiting (from any thread); nothing when not
         started."""
         if self._store is None or self._task is None or self._loop is None:
             return
-        work = self._send(self._store, orjson.dumps({"uri": uri, "from": self._me}))
+        self._publish({"uri": uri})
+
+    def _publish(self, body: dict[str, Any]) -> None:
+        if self._store is None or self._loop is None:
+            return
+        work = self._send(self._store, orjson.dumps({**body, "from": self._me}))
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -128,6 +177,107 @@ class ResourceRelay:
             body = orjson.loads(message)
         except orjson.JSONDecodeError:
             return
-        if not isinstance(body, dict) or body.get("from") == self._me or not isinstance(body.get("uri"), str):
+        if not isinstance(body, dict) or body.get("from") == self._me:
             return
-        self._deliver(body["uri"])
+        if isinstance(body.get("uri"), str):
+            self._deliver(body["uri"])
+        elif body.get("op") in ("tasks/update", "tasks/cancel"):
+            self._command(body)
+
+    # ---- tasks ---------------------------------------------------------------------------
+
+    def mirror(self, record: TaskRecord) -> None:
+        """Write the task's new state to the store (in order, coalesced; without waiting)."""
+        if self._wake is None:
+            return
+        ttl = _FOREVER if record.ttl_ms is None else record.ttl_ms / 1000 + 60.0
+        try:
+            sealed = self._sealer().seal(
+                orjson.dumps(record.wire()), _binding("mirror", record), now=self._clock(), ttl=ttl
+            )
+        except ValueError as exc:  # too large for a token: other instances keep the last state
+            log.warning("task %s: its state is not shared with other instances (%s)", record.task_id, exc)
+            return
+        self._dirty[record.task_id] = (sealed.encode("ascii"), ttl)
+        self._queued += 1
+        self._wake.set()
+
+    async def written(self) -> None:
+        """Wait (a second at most) until every state mirrored so far is in the store."""
+        progress, target = self._progress, self._queued
+        if progress is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(1.0):
+                while self._wrote < target:
+                    progress.clear()
+                    await progress.wait()
+
+    async def _write(self, store: Store, wake: asyncio.Event, progress: asyncio.Event) -> None:
+        while True:
+            await wake.wait()
+            wake.clear()
+            batch, self._dirty, upto = self._dirty, {}, self._queued
+            for task_id, (sealed, ttl) in batch.items():
+                try:
+                    await store.put(_TASKS, task_id, sealed, ttl=ttl)
+                except Exception as exc:  # any backend's failure: the next change writes again
+                    log.warning("task %s: its state could not be shared (%s)", task_id, exc)
+            self._wrote = upto
+            progress.set()
+
+    async def elsewhere(
+        self, method: str, params: Mapping[str, Any], owner: str | None
+    ) -> dict[str, Any] | None:
+        """Answer a ``tasks/*`` request for a task another instance holds; None when no
+        instance sharing the store holds one by that id for ``owner``."""
+        if self._store is None:
+            return None
+        try:
+            task_id = task_id_of(params)
+            responses = input_responses_of(params) if method == "tasks/update" else {}
+            found = await self._store.get(_TASKS, task_id)
+        except Exception:  # a bad request (the local answer says what), or the store failed
+            return None
+        if found is None:
+            return None
+        probe = TaskRecord(task_id, owner, 0.0, None, 0)
+        try:
+            state: dict[str, Any] = orjson.loads(
+                self._sealer().open(
+                    found.decode("ascii", "replace"), _binding("mirror", probe), now=self._clock()
+                )
+            )
+        except (InvalidRequestState, orjson.JSONDecodeError):
+            return None  # someone else's task: the local answer stands ("not yours")
+        if method == "tasks/get":
+            return state
+        command = self._sealer().seal(
+            orjson.dumps(responses), _binding(method, probe), now=self._clock(), ttl=_COMMAND_TTL
+        )
+        self._publish({"op": method, "task": task_id, "owner": owner, "sealed": command})
+        return {}
+
+    def _command(self, body: Mapping[str, Any]) -> None:
+        task_id, owner, sealed = body.get("task"), body.get("owner"), body.get("sealed")
+        if not isinstance(task_id, str) or not (owner is None or isinstance(owner, str)):
+            return
+        probe = TaskRecord(task_id, owner, 0.0, None, 0)
+        try:
+            responses = orjson.loads(
+                self._sealer().open(sealed, _binding(str(body["op"]), probe), now=self._clock())
+            )
+        except (InvalidRequestState, orjson.JSONDecodeError):
+            return
+        try:
+            if body["op"] == "tasks/update" and isinstance(responses, dict):
+                self._tasks.update(task_id, owner, responses)
+            elif body["op"] == "tasks/cancel":
+                self._tasks.cancel(task_id, owner)
+        except InvalidParams:
+            return  # not held here: the instance that holds it acts
+
+
+def _binding(use: str, record: TaskRecord) -> Binding:
+    """What a sealed task state or command is bound to: its use, the task, its owner."""
+    return Binding(f"relay/{use}", record.task_id, b"", record.owner)

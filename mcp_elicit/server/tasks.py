@@ -22,9 +22,10 @@ Rules:
   (a bad form schema, say) fails it with -32603, as the request in place would answer. Progress
   and log notifications of a task are dropped: the extension gives them no stream.
 * ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended.
-* Tasks live in this process: each is kept until its ttl has passed since it was created
+* A task runs in this process: each is kept until its ttl has passed since it was created
   and since it ended; past ``max_tasks`` held, a call goes on in place instead. A task is
-  visible only to the principal that created it.
+  visible only to the principal that created it. A ``tasks/*`` request for a task held
+  by another instance sharing the store is answered through it (``server.relay``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask
 from mcp_elicit.core.server import Call
@@ -84,6 +85,8 @@ class Tasks:
         self.max_tasks = max_tasks
         #: Called after every visible change of any task (``notifications/tasks``).
         self.on_change: Callable[[TaskRecord], None] | None = None
+        #: Awaited before a request answers with a new task (shared with other instances).
+        self.announce: Callable[[], Awaitable[None]] | None = None
         self._tasks: dict[str, Running] = {}
         self._swept = float("-inf")
 
@@ -105,6 +108,8 @@ class Tasks:
         )
         running = Running(record)
         self._tasks[record.task_id] = running
+        if self.on_change is not None:  # its first state, for whoever mirrors tasks
+            self.on_change(record)
         return running
 
     def adopt(
@@ -224,16 +229,33 @@ class Tasks:
                 await job
 
 
-def answer_task_method(tasks: Tasks, call: Call, owner: str | None) -> dict[str, Any]:
+async def answer_task_method(
+    tasks: Tasks, call: Call, owner: str | None, relay: Elsewhere | None = None
+) -> dict[str, Any]:
     """Answer ``tasks/get``, ``tasks/update`` or ``tasks/cancel`` (before ``finish``); -32021
-    when the request did not declare the extension, whatever else it holds."""
+    when the request did not declare the extension, whatever else it holds. A task this
+    process does not hold is looked for on the instances sharing the store (``relay``)."""
     require_tasks(call.capabilities)
-    task_id = task_id_of(call.params)
-    if call.method == "tasks/get":
-        return tasks.get(task_id, owner)
-    if call.method == "tasks/update":
-        return tasks.update(task_id, owner, input_responses_of(call.params))
-    return tasks.cancel(task_id, owner)
+    try:
+        task_id = task_id_of(call.params)
+        if call.method == "tasks/get":
+            return tasks.get(task_id, owner)
+        if call.method == "tasks/update":
+            return tasks.update(task_id, owner, input_responses_of(call.params))
+        return tasks.cancel(task_id, owner)
+    except InvalidParams:
+        answer = None if relay is None else await relay.elsewhere(call.method, call.params, owner)
+        if answer is None:
+            raise
+        return answer
+
+
+class Elsewhere(Protocol):
+    """Where tasks held by other instances are found (``server.relay.Relay``)."""
+
+    async def elsewhere(
+        self, method: str, params: Mapping[str, Any], owner: str | None
+    ) -> dict[str, Any] | None: ...
 
 
 class TaskAsker(InPlaceAsker):
@@ -319,6 +341,8 @@ async def run_detachable(
     if detach.started.done():
         running = detach.started.result()
         detach.tasks.adopt(running, job, finish)
+        if detach.tasks.announce is not None:
+            await detach.tasks.announce()  # its id works on any instance once answered
         return detach.created
     detach.started.cancel()
     return job.result()

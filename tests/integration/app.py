@@ -62,6 +62,15 @@ async def pay(ctx: Context, flow: str, amount: int) -> str:
     return f"{flow}: paid {amount}"
 
 
+@app.tool(task="optional")
+async def migrate(ctx: Context, flow: str) -> str:
+    """Goes on as a task, then asks before it migrates: followed through any instance."""
+    _ran("migrate", flow)
+    await ctx.start_task(f"migrating {flow}")
+    go = await ctx.elicit("Migrate now?", Form(go=Boolean()), key="go")
+    return f"{flow}: migrated" if go.accepted and go.content and go.content["go"] else f"{flow}: not migrated"
+
+
 @app.resource("test://board", name="board")
 def board() -> str:
     return "the board"

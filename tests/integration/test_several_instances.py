@@ -244,3 +244,16 @@ async def test_a_resource_updated_on_one_instance_is_heard_by_a_listener_on_the_
             method, params = await asyncio.wait_for(anext(changes), 10)
     assert method == "notifications/resources/updated" and params["uri"] == "test://board"
     assert any("post note=hello" in line for line in cluster.a.stderr().splitlines())
+
+
+async def test_a_task_is_followed_through_the_balancer_whichever_instance_is_asked(cluster: Cluster) -> None:
+    """The task's handler runs on the instance that created it; the client's tasks/get
+    polls and its tasks/update alternate between the instances, round robin."""
+    before = len(cluster.lb.served())
+    answers = Scripted.from_script([{"fields": ["go"], "content": {"go": True}}])
+    async with connect_http(cluster.url, answerer=answers, tasks=True, timeout=30) as client:
+        result = await client.call_tool("migrate", {"flow": "task-1"})
+    assert result["content"][0]["text"] == "task-1: migrated", result
+    assert [len(pids) for pids in cluster.runs("migrate").values()] == [1]  # one handler, one process
+    upstreams = {served.upstream for served in cluster.lb.served()[before:]}
+    assert upstreams == {cluster.a.port, cluster.b.port}, "the task's requests reached both instances"

@@ -16,6 +16,7 @@ from mcp_elicit import Context, Form, Principal, Server, String, ToolError
 from mcp_elicit.errors import InternalError
 from mcp_elicit.forms import Boolean
 from mcp_elicit.sealing import KeyRing
+from mcp_elicit.stores.memory import MemoryStore
 
 from support.memory import MemoryClient, SessionClient, accept
 from support.waiting import eventually
@@ -393,3 +394,60 @@ async def test_a_handler_that_fails_while_being_cancelled_leaves_the_task_cancel
         await eventually(lambda: "after it was cancelled" in caplog.text, "the handler's error to be logged")
     assert "could not clean up" in caplog.text
     assert (await status(client, task_id))["status"] == "cancelled"
+
+
+# ---- several instances sharing a store ----------------------------------------------------
+
+
+async def test_any_instance_sharing_the_store_answers_for_a_task(wire: WireChecker) -> None:
+    """The task runs where it was created; tasks/get, tasks/update and tasks/cancel work
+    through any instance sharing the store, for the task's owner only."""
+    store = MemoryStore()
+    a, b = build(), build()  # one server: the same name and keys
+    for server in (a, b):
+        server.configure_url_mode(store=store)
+        await server.start()
+        assert server.relay.listening is not None
+        await asyncio.wait_for(server.relay.listening.wait(), 5)
+    try:
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
+            "taskId"
+        ]
+        assert len(b.tasks) == 0  # the handler runs on a only
+        assert (await status(there, task_id))["taskId"] == task_id  # known there at once
+        parked = await settle(there, task_id, "input_required")
+        assert parked["inputRequests"]["go"]["params"]["message"] == "Deploy api now?"
+        ack = await there.result(
+            "tasks/update", {"taskId": task_id, "inputResponses": {"go": accept(go=True)("go", {})}}
+        )
+        assert set(ack) <= {"resultType", "_meta"}
+        await settle(there, task_id, "working")
+        a.gate.set()  # type: ignore[attr-defined]
+        done = await settle(there, task_id, "completed")
+        assert done["result"]["content"] == [{"type": "text", "text": "api: deployed (task)"}]
+
+        bob = MemoryClient(b, capabilities=WITH_TASKS, principal=Principal("bob"), checker=wire)
+        for method, params in (
+            ("tasks/get", {"taskId": task_id}),
+            ("tasks/cancel", {"taskId": task_id}),
+        ):
+            error = (await bob.request(method, params))["error"]
+            assert error["code"] == -32602 and "not yours" in error["message"]
+
+        other = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "db"}}))[
+            "taskId"
+        ]
+        await settle(there, other, "input_required")
+        await there.result("tasks/cancel", {"taskId": other})
+        assert (await settle(here, other, "cancelled"))["status"] == "cancelled"
+        unknown = (await there.request("tasks/get", {"taskId": "no-such-task"}))["error"]
+        assert unknown["code"] == -32602
+        # nothing of the task lies in the store in the clear
+        sealed = await store.get("tasks", task_id)
+        assert sealed is not None and b"deployed" not in sealed and b"Deploy api" not in sealed
+    finally:
+        await a.stop()
+        await b.stop()
