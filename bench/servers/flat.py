@@ -119,7 +119,8 @@ def _answer(params: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
 def _respond(headers: dict[bytes, bytes], body: bytes) -> tuple[int, bytes]:
     rid: object = None
     try:
-        if headers.get(b"host", b"").rpartition(b":")[0] not in _HOSTS:
+        host = headers.get(b"host", b"")
+        if (host.rpartition(b":")[0] if b":" in host else host) not in _HOSTS:
             raise Refused(-32600, "Host not allowed", 403)
         if not headers.get(b"content-type", b"").startswith(b"application/json"):
             raise Refused(-32600, "Content-Type must be application/json", 415)

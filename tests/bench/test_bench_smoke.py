@@ -148,6 +148,7 @@ async def test_the_flat_reference_refuses_what_it_does_not_expect() -> None:
             ),
             call({**good, "inputResponses": {"elicit-1": {"action": "decline"}}, "requestState": state}),
             call(good, **{"mcp-name": "other"}),
+            call(good, host="evil.example:8000"),
             call(good, **{"mcp-protocol-version": "2025-11-25"}),
             call({"name": "provision", "arguments": {"name": 5}}),
         ]
