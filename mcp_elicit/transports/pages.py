@@ -46,7 +46,7 @@ from starlette.routing import Route
 from mcp_elicit.errors import ConfigError, OAuthError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.flows import Flow, FlowStatus
-from mcp_elicit.server.url_mode import PAGES_PATH
+from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 
 __all__ = ["LoopbackPages", "pages_app"]
 
@@ -166,13 +166,14 @@ def pages_app(server: Server) -> Starlette:
                     "Each link works once. Go back to your application and try again.",
                 )
             flow, new_cookie = claimed
-            response = RedirectResponse(f"{PAGES_PATH}/flows/{flow_id}", status_code=303, headers=_HEADERS)
+            here = f"{_pages(url_mode)}/flows/{flow_id}"
+            response = RedirectResponse(here, status_code=303, headers=_HEADERS)
             _set_flow_cookie(
                 response,
                 request,
                 flow,
                 new_cookie,
-                f"{PAGES_PATH}/flows/{flow_id}",
+                here,
                 "strict",
                 url_mode.clock(),
             )
@@ -190,7 +191,7 @@ def pages_app(server: Server) -> Starlette:
         if request.method == "POST":
             return await submit(request, current, cookie)
         if current.kind == "oauth":
-            return _connect_page(current, _csrf(cookie, current.id))
+            return _connect_page(current, _csrf(cookie, current.id), _pages(url_mode))
         return _secret_form(current, _csrf(cookie, current.id))
 
     async def start(request: Request) -> Response:
@@ -214,7 +215,7 @@ def pages_app(server: Server) -> Starlette:
             return _refusal(500, "Sign-in is not available", "The server is not set up for this provider.")
         response = RedirectResponse(target, status_code=303, headers=_HEADERS)
         _set_flow_cookie(
-            response, request, flow, cookie, f"{PAGES_PATH}/oauth/callback", "lax", url_mode.clock()
+            response, request, flow, cookie, f"{_pages(url_mode)}/oauth/callback", "lax", url_mode.clock()
         )
         return response
 
@@ -339,7 +340,14 @@ server, for you only; it is not shown to the application or its AI model.</p>
     return _page(f"Enter your {flow.name}", body)
 
 
-def _connect_page(flow: Flow, csrf: str) -> HTMLResponse:
+def _pages(url_mode: UrlMode) -> str:
+    """Where the pages are as the browser sees them: under the public URL's path, if it
+    has one (a proxy that strips it forwards ``/mcp-elicit/...`` here)."""
+    public = url_mode.public_url
+    return (urllib.parse.urlsplit(public).path.rstrip("/") if public else "") + PAGES_PATH
+
+
+def _connect_page(flow: Flow, csrf: str, pages: str = PAGES_PATH) -> HTMLResponse:
     name = html.escape(flow.name)
     body = f"""
 <h1>Connect to {name}</h1>
@@ -347,7 +355,7 @@ def _connect_page(flow: Flow, csrf: str) -> HTMLResponse:
 <p>An application connected to this server asks to use your <strong>{name}</strong> account. You sign in
 on {name}'s own site; the access it grants is kept on the server, for you only, and is not shown to the
 application or its AI model.</p>
-<p><a class="button" href="{PAGES_PATH}/flows/{html.escape(flow.id)}/start">Continue to {name}</a></p>
+<p><a class="button" href="{html.escape(pages)}/flows/{html.escape(flow.id)}/start">Continue to {name}</a></p>
 <form method="post">
 <input type="hidden" name="csrf" value="{csrf}">
 <div class="row">

@@ -378,3 +378,51 @@ async def test_a_secret_asked_inside_a_task(served: tuple[Server, InProcess, Mem
     assert out["content"][0]["text"] == f"job ran with a key of {len(SECRET)} characters"
     assert b'"resultType":"task"' in recorder.bytes and b"tasks/update" in recorder.bytes
     assert SECRET.encode() not in recorder.bytes, "the secret crossed the MCP connection"
+
+
+def stripping(prefix: str, app: Any) -> Any:
+    """A reverse proxy's rewrite, as ``location /mcp-app/ { proxy_pass http://up/; }`` does:
+    the app is reached under ``prefix``, and sees the path without it."""
+
+    async def proxy(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            if not scope["path"].startswith(prefix + "/"):
+                await send({"type": "http.response.start", "status": 404, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            path = scope["path"][len(prefix) :]
+            scope = {**scope, "path": path, "raw_path": path.encode()}
+        await app(scope, receive, send)
+
+    return proxy
+
+
+async def test_behind_a_proxy_that_strips_a_path_the_pages_keep_it(wire: WireChecker) -> None:
+    """``--public-url https://host/mcp-app``: the pages' own redirects, links and cookies
+    carry ``/mcp-app`` too, so a proxy that strips it needs one route, not two."""
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(stripping("/mcp-app", StreamableHTTP(app))) as running:
+        base = f"http://127.0.0.1:{running.port}/mcp-app"
+        app.url_mode.public_url = base
+        async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+            mcp = Mcp(http, f"{base}/mcp", wire)
+            first = (await mcp.call())["result"]
+            ((key, request),) = first["inputRequests"].items()
+            link = request["params"]["url"]
+            assert link.startswith(f"{base}/mcp-elicit/flows/")
+            hop = await browser.get(link)
+            assert hop.status_code == 303 and hop.headers["location"].startswith("/mcp-app/mcp-elicit/flows/")
+            assert "path=/mcp-app/mcp-elicit/flows/" in hop.headers["set-cookie"].lower()
+            page = await browser.get(hop.url.join(hop.headers["location"]))
+            assert page.status_code == 200, page.text  # the cookie came back under the prefix
+            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+            assert csrf is not None
+            saved = await browser.post(
+                page.url, data={"csrf": csrf.group(1), "action": "submit", "value": SECRET}
+            )
+            assert saved.status_code == 200 and "Saved" in saved.text
+            accepted = {key: {"action": "accept"}}
+            final = (await mcp.call(inputResponses=accepted, requestState=first["requestState"]))["result"]
+            assert final["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+    await store.close()
