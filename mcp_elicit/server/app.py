@@ -9,7 +9,6 @@ strategy of the request's revision, so one handler serves every revision unchang
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import time
@@ -137,7 +136,12 @@ class Server(Catalog):
         )
         #: Resource updates and tasks, shared with the instances sharing the configured store.
         self.relay = Relay(
-            self.sealer.server_id, self._resource_updated, self.tasks, lambda: self.sealer, clock
+            self.sealer.server_id,
+            self._resource_updated,
+            self.tasks,
+            lambda: self.sealer,
+            clock,
+            changed=lambda state: self.subscriptions.publish("notifications/tasks", state),
         )
 
     def set_state_keys(self, keys: KeyRing) -> None:
@@ -409,7 +413,7 @@ class Server(Catalog):
                 sealer=self.sealer,
                 principal=owner,
                 now=self.clock,
-                spend=self._spend if single_use else None,
+                spend=self.url_mode.spend_state if single_use else None,
             )
 
         if detach is None:
@@ -429,18 +433,8 @@ class Server(Catalog):
             channel,
             offered=frozenset(flag for kind, flag in offered.items() if kind in caps),
             resources="resources" in caps,
-            tasks=lambda ids: self.tasks.visible(ids, owner),
+            tasks=lambda ids: self.relay.visible(ids, owner),
         )
-
-    async def spend_proof(self, marker: str, ttl: float) -> bool:
-        """Remember a DPoP proof for ``ttl`` seconds; False when it was already seen (a
-        replay). In the configured store, so instances sharing it see each other's proofs."""
-        return await self.url_mode.markers.add("used", marker, b"1", ttl=ttl)
-
-    async def _spend(self, token: str) -> bool:
-        """Mark ``token`` redeemed in the store; False when it already was (anywhere)."""
-        marker = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]
-        return await self.url_mode.store.add("used", marker, b"1", ttl=self.sealer.ttl + 60.0)
 
     async def _call_tool(
         self,

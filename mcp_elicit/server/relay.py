@@ -21,6 +21,8 @@ Rules:
   and coalesced per task. The creation is written before the request that created the
   task is answered, so its id works on any instance at once. A state too large to seal
   (over the sealer's ``max_token_size``) is not mirrored; logged.
+* Each change is also published, sealed the same way: a ``subscriptions/listen`` naming
+  the task on another instance agrees to it (from the mirror) and hears it move.
 * A ``tasks/*`` request for a task this instance does not hold is answered from the
   mirror: ``tasks/get`` with the mirrored state, ``tasks/update`` and ``tasks/cancel`` by
   publishing them, sealed, to the instance that holds the task, and acknowledging (as
@@ -74,12 +76,13 @@ class Relay:
         tasks: Tasks,
         sealer: Callable[[], StateSealer],
         clock: Callable[[], float],
+        changed: Callable[[dict[str, Any]], object] = lambda state: None,
     ) -> None:
         self.channel = (
             "resources-updated-" + hashlib.sha256(server_id.encode("utf-8", "replace")).hexdigest()[:24]
         )
         self._deliver = deliver
-        self._tasks, self._sealer, self._clock = tasks, sealer, clock
+        self._tasks, self._sealer, self._clock, self._changed = tasks, sealer, clock, changed
         tasks.announce = self.written  # a new task's id works on any instance once announced
         self._me = secrets.token_hex(8)
         self._dirty: dict[str, tuple[bytes, float]] = {}  # task id -> its latest sealed state
@@ -181,7 +184,7 @@ class Relay:
             return
         if isinstance(body.get("uri"), str):
             self._deliver(body["uri"])
-        elif body.get("op") in ("tasks/update", "tasks/cancel"):
+        elif body.get("op") in ("tasks/update", "tasks/cancel", "tasks/changed"):
             self._command(body)
 
     # ---- tasks ---------------------------------------------------------------------------
@@ -201,6 +204,44 @@ class Relay:
         self._dirty[record.task_id] = (sealed.encode("ascii"), ttl)
         self._queued += 1
         self._wake.set()
+        # listeners on other instances hear it too
+        self._publish(
+            {"op": "tasks/changed", "task": record.task_id, "owner": record.owner, "sealed": sealed}
+        )
+
+    async def visible(self, task_ids: frozenset[str], owner: str | None) -> dict[str, dict[str, Any]]:
+        """The current state of those of ``task_ids`` that ``owner`` may see, held here or by
+        another instance sharing the store (what a ``subscriptions/listen`` agrees to)."""
+        found = self._tasks.visible(task_ids, owner)
+        if self._store is not None:
+            for task_id in sorted(task_ids - found.keys()):
+                state = await self._mirrored(task_id, owner)
+                if state is not None:
+                    found[task_id] = state
+        return found
+
+    async def _mirrored(self, task_id: str, owner: str | None) -> dict[str, Any] | None:
+        """The mirrored state of a task ``owner`` may see; None when there is none."""
+        if self._store is None:
+            return None
+        try:
+            found = await self._store.get(_TASKS, task_id)
+        except Exception:  # the store failed: as if there were no such task
+            return None
+        return (
+            None if found is None else self._open("mirror", task_id, owner, found.decode("ascii", "replace"))
+        )
+
+    def _open(self, use: str, task_id: str, owner: str | None, sealed: object) -> Any:
+        """What ``sealed`` holds for that use, task and owner; None when it does not open."""
+        try:
+            return orjson.loads(
+                self._sealer().open(
+                    sealed, _binding(use, TaskRecord(task_id, owner, 0.0, None, 0)), now=self._clock()
+                )
+            )
+        except (InvalidRequestState, orjson.JSONDecodeError):
+            return None
 
     async def written(self) -> None:
         """Wait (a second at most) until every state mirrored so far is in the store."""
@@ -231,27 +272,17 @@ class Relay:
     ) -> dict[str, Any] | None:
         """Answer a ``tasks/*`` request for a task another instance holds; None when no
         instance sharing the store holds one by that id for ``owner``."""
-        if self._store is None:
-            return None
         try:
             task_id = task_id_of(params)
             responses = input_responses_of(params) if method == "tasks/update" else {}
-            found = await self._store.get(_TASKS, task_id)
-        except Exception:  # a bad request (the local answer says what), or the store failed
+        except InvalidParams:  # a bad request: the local answer says what
             return None
-        if found is None:
-            return None
-        probe = TaskRecord(task_id, owner, 0.0, None, 0)
-        try:
-            state: dict[str, Any] = orjson.loads(
-                self._sealer().open(
-                    found.decode("ascii", "replace"), _binding("mirror", probe), now=self._clock()
-                )
-            )
-        except (InvalidRequestState, orjson.JSONDecodeError):
-            return None  # someone else's task: the local answer stands ("not yours")
+        state = await self._mirrored(task_id, owner)
+        if not isinstance(state, dict):
+            return None  # unknown, or someone else's: the local answer stands ("not yours")
         if method == "tasks/get":
             return state
+        probe = TaskRecord(task_id, owner, 0.0, None, 0)
         command = self._sealer().seal(
             orjson.dumps(responses), _binding(method, probe), now=self._clock(), ttl=_COMMAND_TTL
         )
@@ -259,20 +290,20 @@ class Relay:
         return {}
 
     def _command(self, body: Mapping[str, Any]) -> None:
-        task_id, owner, sealed = body.get("task"), body.get("owner"), body.get("sealed")
+        task_id, owner, op = body.get("task"), body.get("owner"), body["op"]
         if not isinstance(task_id, str) or not (owner is None or isinstance(owner, str)):
             return
-        probe = TaskRecord(task_id, owner, 0.0, None, 0)
-        try:
-            responses = orjson.loads(
-                self._sealer().open(sealed, _binding(str(body["op"]), probe), now=self._clock())
-            )
-        except (InvalidRequestState, orjson.JSONDecodeError):
+        if op == "tasks/changed":
+            if not self._tasks.holds(task_id):  # its own instance told its listeners already
+                state = self._open("mirror", task_id, owner, body.get("sealed"))
+                if isinstance(state, dict):
+                    self._changed(state)
             return
+        responses = self._open(op, task_id, owner, body.get("sealed"))
         try:
-            if body["op"] == "tasks/update" and isinstance(responses, dict):
+            if op == "tasks/update" and isinstance(responses, dict):
                 self._tasks.update(task_id, owner, responses)
-            elif body["op"] == "tasks/cancel":
+            elif op == "tasks/cancel" and responses is not None:
                 self._tasks.cancel(task_id, owner)
         except InvalidParams:
             return  # not held here: the instance that holds it acts

@@ -15,14 +15,15 @@ Rules:
 * Asking for task ids needs the tasks extension (-32021); a task the listener may not see
   is left out of the acknowledgement, like a type the server does not offer.
 * Publishing never waits: a listener that has fallen ``queue_size`` notifications behind
-  loses the newest ones (logged). Subscriptions live in this process.
+  loses the newest ones (logged). Subscriptions live in this process; what other instances
+  sharing the store publish reaches them through ``server.relay``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp_elicit.core.server import Call
@@ -64,7 +65,7 @@ class Subscriptions:
         *,
         offered: frozenset[str],
         resources: bool,
-        tasks: Callable[[frozenset[str]], Mapping[str, dict[str, Any]]],
+        tasks: Callable[[frozenset[str]], Awaitable[Mapping[str, dict[str, Any]]]],
     ) -> dict[str, Any]:
         """Serve one ``subscriptions/listen`` until the server ends it (its result, before
         ``finish``) or the client goes (cancelled). ``offered``: the list-changed flags the
@@ -78,7 +79,7 @@ class Subscriptions:
                 f"Internal error: this server holds its limit of {self.max_listeners} subscriptions; "
                 "try again later"
             )
-        visible = tasks(asked.task_ids) if asked.task_ids else {}
+        visible = await tasks(asked.task_ids) if asked.task_ids else {}
         agreed = asked.agreed(offered=offered, resources=resources, visible_tasks=frozenset(visible))
         listener = _Listener(call.id, agreed, self.queue_size)
         self._listeners.add(listener)

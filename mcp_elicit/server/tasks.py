@@ -161,6 +161,10 @@ class Tasks:
         """The ``tasks/get`` result (before ``finish``)."""
         return self._find(task_id, owner).record.wire()
 
+    def holds(self, task_id: str) -> bool:
+        """Whether this process holds the task (its handler runs here)."""
+        return task_id in self._tasks
+
     def visible(self, task_ids: frozenset[str], owner: str | None) -> dict[str, dict[str, Any]]:
         """The current state of those of ``task_ids`` that ``owner`` may see."""
         now = self.clock()

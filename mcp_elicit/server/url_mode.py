@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -191,6 +192,17 @@ class UrlMode:
 
             self._markers = MemoryStore()
         return self._markers
+
+    async def spend_state(self, token: str) -> bool:
+        """Mark a ``requestState`` redeemed in the store; False when it already was (on any
+        instance sharing the store)."""
+        marker = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]
+        return await self.store.add("used", marker, b"1", ttl=self._sealer().ttl + 60.0)
+
+    async def spend_proof(self, marker: str, ttl: float) -> bool:
+        """Remember a DPoP proof for ``ttl`` seconds; False when it was already seen (a
+        replay). In the configured store, so instances sharing it see each other's proofs."""
+        return await self.markers.add("used", marker, b"1", ttl=ttl)
 
     @property
     def flows(self) -> Flows:

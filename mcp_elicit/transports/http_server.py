@@ -293,7 +293,7 @@ class StreamableHTTP(SessionRoutes):
             send,
             body,
             self.server.sealer,
-            self.server.spend_proof,
+            self.server.url_mode.spend_proof,
         )
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:

@@ -451,3 +451,61 @@ async def test_any_instance_sharing_the_store_answers_for_a_task(wire: WireCheck
     finally:
         await a.stop()
         await b.stop()
+
+
+async def test_a_listener_on_another_instance_hears_the_task(wire: WireChecker) -> None:
+    """subscriptions/listen naming a task held by another instance agrees to it, starts
+    with its state, and hears each change of it."""
+    store = MemoryStore()
+    a, b = build(), build()
+    for server in (a, b):
+        server.configure_url_mode(store=store)
+        await server.start()
+        assert server.relay.listening is not None
+        await asyncio.wait_for(server.relay.listening.wait(), 5)
+    try:
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
+            "taskId"
+        ]
+        message = {
+            "jsonrpc": "2.0",
+            "id": 50,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"taskIds": [task_id]}, "_meta": there.meta()},
+        }
+        listening = asyncio.ensure_future(there.raw(message))
+        try:
+            await eventually(
+                lambda: len(there.notifications) >= 2, "the acknowledgement and the task's state"
+            )
+            ack, first = there.notifications[:2]
+            assert ack["params"]["notifications"] == {"taskIds": [task_id]}
+            assert first["method"] == "notifications/tasks" and first["params"]["taskId"] == task_id
+
+            def statuses() -> list[str]:
+                return [
+                    n["params"]["status"] for n in there.notifications if n["method"] == "notifications/tasks"
+                ]
+
+            await eventually(lambda: "input_required" in statuses(), "the question, heard on b")
+            await here.result(
+                "tasks/update", {"taskId": task_id, "inputResponses": {"go": accept(go=True)("go", {})}}
+            )
+            a.gate.set()  # type: ignore[attr-defined]
+            await eventually(lambda: statuses()[-1:] == ["completed"], "the end, heard on b")
+            done = [n for n in there.notifications if n["method"] == "notifications/tasks"][-1]["params"]
+            assert done["result"]["content"] == [{"type": "text", "text": "api: deployed (task)"}]
+            bob = MemoryClient(b, capabilities=WITH_TASKS, principal=Principal("bob"), checker=wire)
+            bobs = {**message, "id": 51, "params": {**message["params"], "_meta": bob.meta()}}
+            refused = asyncio.ensure_future(bob.raw(bobs))
+            await eventually(lambda: len(bob.notifications) >= 1, "bob's acknowledgement")
+            assert bob.notifications[0]["params"]["notifications"] == {}  # not his task: not agreed
+            refused.cancel()
+        finally:
+            listening.cancel()
+    finally:
+        await a.stop()
+        await b.stop()
