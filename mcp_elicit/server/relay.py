@@ -79,7 +79,7 @@ class Relay:
         changed: Callable[[dict[str, Any]], object] = lambda state: None,
     ) -> None:
         self.channel = (
-            "resources-updated-" + hashlib.sha256(server_id.encode("utf-8", "replace")).hexdigest()[:24]
+            "mcp-elicit-relay-" + hashlib.sha256(server_id.encode("utf-8", "replace")).hexdigest()[:24]
         )
         self._deliver = deliver
         self._tasks, self._sealer, self._clock, self._changed = tasks, sealer, clock, changed
@@ -150,7 +150,7 @@ class Relay:
         try:
             await store.publish(self.channel, message)
         except Exception as exc:  # any backend's failure: the update stays local
-            log.warning("a resource update could not be sent to the other instances: %s", exc)
+            log.warning("a message could not be sent to the other instances: %s", exc)
 
     async def _listen(self, store: Store, listening: asyncio.Event) -> None:
         delay = 1.0
@@ -167,9 +167,7 @@ class Relay:
                 raise
             except Exception as exc:  # the store is down or closed: try again later
                 listening.clear()
-                log.warning(
-                    "resource updates from other instances stopped (%s); retrying in %.0f s", exc, delay
-                )
+                log.warning("messages from other instances stopped (%s); retrying in %.0f s", exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, _RETRY_MAX)
 
