@@ -14,7 +14,7 @@ from mcp_elicit import Context, Form, Principal, Server
 from mcp_elicit.forms import Boolean
 from mcp_elicit.stores.memory import MemoryStore
 
-from support.memory import MemoryClient, SessionClient
+from support.memory import MemoryClient, SessionClient, instances
 from support.waiting import eventually
 from support.wire import WireChecker
 
@@ -237,22 +237,9 @@ async def test_adding_and_removing_prompts_and_resources_is_announced(wire: Wire
 # ---- across instances --------------------------------------------------------------------
 
 
-async def instances(store: MemoryStore | None) -> tuple[Server, Server]:
-    a, b = build(), build()
-    for server in (a, b):
-        if store is not None:
-            server.configure_url_mode(store=store)
-        await server.start()
-        if store is not None:
-            assert server.relay.listening is not None
-            await asyncio.wait_for(server.relay.listening.wait(), 5)
-    return a, b
-
-
 async def test_instances_sharing_a_store_hear_each_others_resource_updates(wire: WireChecker) -> None:
-    store = MemoryStore()
-    a, b = await instances(store)
-    try:
+    a, b = build(), build()
+    async with instances(a, b, store=MemoryStore()) as store:
         on_a, on_b = MemoryClient(a, checker=wire), MemoryClient(b, checker=wire)
         here, there = (
             Listener(on_a, {"resourceSubscriptions": ["file:///notes.txt"]}),
@@ -269,14 +256,13 @@ async def test_instances_sharing_a_store_hear_each_others_resource_updates(wire:
         assert updates[1]["params"]["uri"] == "file:///notes.txt"
         await asyncio.sleep(0.05)  # what a would hear of its own message: nothing more
         assert len(on_a.notifications) == 2 and len(on_b.notifications) == 2
-    finally:
-        await a.stop()
-        await b.stop()
     assert a.relay.listening is None
 
 
 async def test_without_a_configured_store_updates_stay_on_their_instance(wire: WireChecker) -> None:
-    a, b = await instances(None)
+    a, b = build(), build()
+    await a.start()
+    await b.start()
     try:
         on_b = MemoryClient(b, checker=wire)
         there = Listener(on_b, {"resourceSubscriptions": ["file:///notes.txt"]})

@@ -18,7 +18,7 @@ from mcp_elicit.forms import Boolean
 from mcp_elicit.sealing import KeyRing
 from mcp_elicit.stores.memory import MemoryStore
 
-from support.memory import MemoryClient, SessionClient, accept
+from support.memory import MemoryClient, SessionClient, accept, instances
 from support.waiting import eventually
 from support.wire import WireChecker
 
@@ -402,14 +402,8 @@ async def test_a_handler_that_fails_while_being_cancelled_leaves_the_task_cancel
 async def test_any_instance_sharing_the_store_answers_for_a_task(wire: WireChecker) -> None:
     """The task runs where it was created; tasks/get, tasks/update and tasks/cancel work
     through any instance sharing the store, for the task's owner only."""
-    store = MemoryStore()
     a, b = build(), build()  # one server: the same name and keys
-    for server in (a, b):
-        server.configure_url_mode(store=store)
-        await server.start()
-        assert server.relay.listening is not None
-        await asyncio.wait_for(server.relay.listening.wait(), 5)
-    try:
+    async with instances(a, b, store=MemoryStore()) as store:
         ann = Principal("ann")
         here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
         there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
@@ -448,22 +442,13 @@ async def test_any_instance_sharing_the_store_answers_for_a_task(wire: WireCheck
         # nothing of the task lies in the store in the clear
         sealed = await store.get("tasks", task_id)
         assert sealed is not None and b"deployed" not in sealed and b"Deploy api" not in sealed
-    finally:
-        await a.stop()
-        await b.stop()
 
 
 async def test_a_listener_on_another_instance_hears_the_task(wire: WireChecker) -> None:
     """subscriptions/listen naming a task held by another instance agrees to it, starts
     with its state, and hears each change of it."""
-    store = MemoryStore()
     a, b = build(), build()
-    for server in (a, b):
-        server.configure_url_mode(store=store)
-        await server.start()
-        assert server.relay.listening is not None
-        await asyncio.wait_for(server.relay.listening.wait(), 5)
-    try:
+    async with instances(a, b, store=MemoryStore()):
         ann = Principal("ann")
         here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
         there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
@@ -506,6 +491,3 @@ async def test_a_listener_on_another_instance_hears_the_task(wire: WireChecker) 
             refused.cancel()
         finally:
             listening.cancel()
-    finally:
-        await a.stop()
-        await b.stop()

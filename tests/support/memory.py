@@ -6,14 +6,17 @@ No sockets.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import orjson
 
 from mcp_elicit import Server
 from mcp_elicit.server.auth import Principal
+from mcp_elicit.stores.base import Store
 from mcp_elicit.wire import jsonrpc
 
 from support.wire import WireChecker
@@ -222,3 +225,19 @@ class SessionClient:
         response = await self.request(method, params, **kw)
         assert "result" in response, response
         return response["result"]  # type: ignore[no-any-return]
+
+
+@contextlib.asynccontextmanager
+async def instances(*servers: Server, store: Store) -> AsyncIterator[Store]:
+    """``servers`` as the instances of one deployment: sharing ``store``, started (each
+    hearing the others), stopped when the block ends."""
+    try:
+        for server in servers:
+            server.configure_url_mode(store=store)
+            await server.start()
+            assert server.relay.listening is not None
+            await asyncio.wait_for(server.relay.listening.wait(), 5)
+        yield store
+    finally:
+        for server in servers:
+            await server.stop()
