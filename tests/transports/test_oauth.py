@@ -31,6 +31,7 @@ from mcp_elicit.transports.oauth_client import HttpTokenExchange
 
 from support.oauth_provider import CLIENT_ID, CLIENT_SECRET, OAuthTestProvider
 from support.procs import InProcess, uvicorn_server
+from support.proxy import stripping
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -701,3 +702,35 @@ async def test_stdio_installs_the_token_exchange(tmp_path: Path) -> None:
         await StdioServer(app, grace=0.1).run(stdin, stdout)
     assert isinstance(app.url_mode.token_exchange, HttpTokenExchange)
     await app.url_mode.store.close()
+
+
+async def test_behind_a_proxy_that_strips_a_path_the_sign_in_keeps_it(wire: WireChecker) -> None:
+    """``--public-url .../mcp-app`` behind a proxy that strips it: the connect page's link,
+    the redirect URI and the callback's cookie all carry the path, so the sign-in ends."""
+    provider = OAuthTestProvider()
+    store = MemoryStore()
+    try:
+        async with uvicorn_server(provider.app) as idp:
+            provider.base = f"http://127.0.0.1:{idp.port}"
+            app = build(store, provider.base)
+            async with uvicorn_server(stripping("/mcp-app", StreamableHTTP(app))) as running:
+                base = f"http://127.0.0.1:{running.port}/mcp-app"
+                app.url_mode.public_url = base
+                provider.register(base + CALLBACK)
+                async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+                    mcp = Mcp(http, f"{base}/mcp", wire)
+                    first = await mcp.call()
+                    key, url = url_of(first)
+                    assert url.startswith(f"{base}/mcp-elicit/flows/")
+                    page = await open_link(browser, url)
+                    assert 'href="/mcp-app/mcp-elicit/flows/' in page.text
+                    authorize = await continue_to_provider(browser, page)
+                    assert dict(authorize.params)["redirect_uri"] == base + CALLBACK
+                    done = await browser.get(await consent(browser, authorize))
+                    assert done.status_code == 200 and "Connected" in done.text, done.text
+                    final = await mcp.call(
+                        inputResponses={key: {"action": "accept"}}, requestState=first["requestState"]
+                    )
+                    assert final["content"][0]["text"] == "hello octocat (profile repo)"
+    finally:
+        await store.close()

@@ -18,6 +18,7 @@ from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.procs import InProcess, uvicorn_server
+from support.proxy import stripping
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -378,23 +379,6 @@ async def test_a_secret_asked_inside_a_task(served: tuple[Server, InProcess, Mem
     assert out["content"][0]["text"] == f"job ran with a key of {len(SECRET)} characters"
     assert b'"resultType":"task"' in recorder.bytes and b"tasks/update" in recorder.bytes
     assert SECRET.encode() not in recorder.bytes, "the secret crossed the MCP connection"
-
-
-def stripping(prefix: str, app: Any) -> Any:
-    """A reverse proxy's rewrite, as ``location /mcp-app/ { proxy_pass http://up/; }`` does:
-    the app is reached under ``prefix``, and sees the path without it."""
-
-    async def proxy(scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            if not scope["path"].startswith(prefix + "/"):
-                await send({"type": "http.response.start", "status": 404, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
-                return
-            path = scope["path"][len(prefix) :]
-            scope = {**scope, "path": path, "raw_path": path.encode()}
-        await app(scope, receive, send)
-
-    return proxy
 
 
 async def test_behind_a_proxy_that_strips_a_path_the_pages_keep_it(wire: WireChecker) -> None:
