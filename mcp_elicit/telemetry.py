@@ -126,10 +126,7 @@ class Telemetry:
         return self._tracing or self._measuring
 
     def _look(self) -> None:
-        now = time.monotonic()
-        if now - self._checked < _RECHECK:
-            return
-        self._checked = now
+        self._checked = time.monotonic()
         if self._api is None:
             if "opentelemetry.trace" not in sys.modules:
                 return  # not even imported by the application: no provider can be installed

@@ -107,10 +107,6 @@ class Relay:
             self._task = asyncio.ensure_future(self._listen(store, self.listening))
             self._writer = asyncio.ensure_future(self._write(store, self._wake, self._progress))
 
-    @property
-    def active(self) -> bool:
-        return self._task is not None
-
     async def stop(self) -> None:
         task, self._task = self._task, None
         writer, self._writer = self._writer, None
@@ -127,12 +123,10 @@ class Relay:
     def publish(self, uri: str) -> None:
         """Tell the other instances, without waiting (from any thread); nothing when not
         started."""
-        if self._store is None or self._task is None or self._loop is None:
-            return
         self._publish({"uri": uri})
 
     def _publish(self, body: dict[str, Any]) -> None:
-        if self._store is None or self._loop is None:
+        if self._store is None or self._loop is None:  # not started, or stopped
             return
         work = self._send(self._store, orjson.dumps({**body, "from": self._me}))
         try:
