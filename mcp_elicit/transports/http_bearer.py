@@ -34,9 +34,9 @@ from mcp_elicit.core import dpop
 from mcp_elicit.errors import InvalidRequestState
 from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, realm_challenge
-from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain
+from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain, route_path
 
-__all__ = ["Spend", "authenticate", "origin", "serve_metadata"]
+__all__ = ["Spend", "authenticate", "mounted_base", "origin", "serve_metadata"]
 
 log = logging.getLogger("mcp_elicit.auth")
 
@@ -47,6 +47,13 @@ Spend = Callable[[str, float], Awaitable[bool]]
 def origin(scope: Scope, headers: Mapping[str, str]) -> str:
     """``scheme://host`` of a request, from its (allow-listed) Host."""
     return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+
+
+def mounted_base(scope: Scope, headers: Mapping[str, str]) -> str:
+    """``scheme://host`` and the prefix the app is mounted under: where its own paths
+    (``/mcp``, the pages, the metadata) start, as the client sees them."""
+    root: str = scope.get("root_path", "")
+    return origin(scope, headers) + root
 
 
 async def authenticate(
@@ -94,7 +101,7 @@ async def authenticate(
     if metadata is None:
         challenge = realm_challenge(scheme, error=error, description=description)
     else:
-        where = f"{origin(scope, headers)}{metadata_path}"
+        where = f"{mounted_base(scope, headers)}{metadata_path}"
         if principal is not None:
             missing = " ".join(metadata.missing(principal))
             value = metadata.challenge(
@@ -140,7 +147,7 @@ async def _dpop_problem(
     if sum(name == b"dpop" for name, _ in scope["headers"]) > 1:
         return "invalid_dpop_proof", "more than one DPoP header"
     server_origin = origin(scope, headers)
-    url = canonical or f"{server_origin}{scope.get('root_path', '')}{scope['path']}"
+    url = canonical or f"{mounted_base(scope, headers)}{route_path(scope)}"
     now = time.time()
 
     def nonce_ok(nonce: object) -> bool:

@@ -29,12 +29,15 @@ __all__ = [
     "Scope",
     "Send",
     "SessionChannel",
+    "Watchlist",
     "acceptable",
     "accepted",
     "error_response",
     "host_only",
     "json_headers",
+    "keep_alive",
     "plain",
+    "route_path",
 ]
 
 Scope = MutableMapping[str, Any]
@@ -56,6 +59,18 @@ SSE_HEADERS: Final = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 ]
+
+
+def route_path(scope: Scope) -> str:
+    """The request's path inside this app. An app mounted under a prefix (Starlette's
+    ``Mount``, ``uvicorn --root-path``) is told the prefix in ``root_path``; current ASGI
+    servers also leave it at the start of ``path``, where it is taken off here. So the
+    URL the client used is always ``root_path + route_path(scope)``."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
+        return path[len(root) :]
+    return path
 
 
 @functools.lru_cache(maxsize=256)
@@ -232,3 +247,52 @@ async def plain(
     headers = [(b"content-type", b"text/plain; charset=utf-8"), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": text})
+
+
+class Watchlist:
+    """Requests running user code, to be watched for a disconnect once they run long.
+
+    One timer for the whole app rather than one per request (a timer per request cost
+    more than the rest of the transport's bookkeeping): every ``period`` seconds a tick
+    starts the watch of each request that was already running at the previous tick, so
+    a request is watched after it has run between one and two periods. The timer runs
+    only while some request is registered."""
+
+    __slots__ = ("_loop", "_old", "_timer", "_young", "period")
+
+    def __init__(self, period: float) -> None:
+        self.period = period
+        self._young: set[Callable[[], None]] = set()
+        self._old: set[Callable[[], None]] = set()
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def add(self, start: Callable[[], None]) -> None:
+        """Register a running request; ``start`` begins its watch."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:  # first use, or a new event loop: the old one's timer is dead
+            self._loop, self._timer = loop, None
+            self._young, self._old = set(), set()
+        self._young.add(start)
+        if self._timer is None:
+            self._timer = loop.call_later(self.period, self._tick)
+
+    def discard(self, start: Callable[[], None]) -> None:
+        """The request is over."""
+        self._young.discard(start)
+        self._old.discard(start)
+
+    def _tick(self) -> None:
+        due, self._old, self._young = self._old, self._young, set()
+        for start in due:
+            start()
+        loop = self._loop
+        self._timer = loop.call_later(self.period, self._tick) if self._old and loop is not None else None
+
+
+async def keep_alive(exchange: Exchange, period: float) -> None:
+    """An SSE comment on ``exchange`` every ``period`` seconds, until it is over."""
+    while True:
+        await asyncio.sleep(period)
+        if not await exchange.ping():
+            return

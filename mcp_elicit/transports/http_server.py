@@ -31,26 +31,30 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import Final
 
 from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
-from mcp_elicit.transports.http_bearer import authenticate, origin, serve_metadata
+from mcp_elicit.transports.http_bearer import authenticate, mounted_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
     ASGIApp,
     Exchange,
     Receive,
     Scope,
     Send,
+    Watchlist,
     acceptable,
     error_response,
     host_only,
     json_headers,
+    keep_alive,
     plain,
+    route_path,
 )
 from mcp_elicit.transports.http_sessions import SessionRoutes
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
@@ -82,55 +86,6 @@ class _LearnedBase:
         return self.base
 
 
-class _Watchlist:
-    """Requests running user code, to be watched for a disconnect once they run long.
-
-    One timer for the whole app rather than one per request (a timer per request cost
-    more than the rest of the transport's bookkeeping): every ``period`` seconds a tick
-    starts the watch of each request that was already running at the previous tick, so
-    a request is watched after it has run between one and two periods. The timer runs
-    only while some request is registered."""
-
-    __slots__ = ("_loop", "_old", "_timer", "_young", "period")
-
-    def __init__(self, period: float) -> None:
-        self.period = period
-        self._young: set[Callable[[], None]] = set()
-        self._old: set[Callable[[], None]] = set()
-        self._timer: asyncio.TimerHandle | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def add(self, start: Callable[[], None]) -> None:
-        """Register a running request; ``start`` begins its watch."""
-        loop = asyncio.get_running_loop()
-        if loop is not self._loop:  # first use, or a new event loop: the old one's timer is dead
-            self._loop, self._timer = loop, None
-            self._young, self._old = set(), set()
-        self._young.add(start)
-        if self._timer is None:
-            self._timer = loop.call_later(self.period, self._tick)
-
-    def discard(self, start: Callable[[], None]) -> None:
-        """The request is over."""
-        self._young.discard(start)
-        self._old.discard(start)
-
-    def _tick(self) -> None:
-        due, self._old, self._young = self._old, self._young, set()
-        for start in due:
-            start()
-        loop = self._loop
-        self._timer = loop.call_later(self.period, self._tick) if self._old and loop is not None else None
-
-
-async def _keep_alive(exchange: Exchange, period: float) -> None:
-    """An SSE comment on ``exchange`` every ``period`` seconds, until it is over."""
-    while True:
-        await asyncio.sleep(period)
-        if not await exchange.ping():
-            return
-
-
 class StreamableHTTP(SessionRoutes):
     """The ASGI app. Mount it, or run it with uvicorn (``mcp-elicit serve --http``)."""
 
@@ -156,7 +111,7 @@ class StreamableHTTP(SessionRoutes):
         #: stream (``Last-Event-ID``), and keeps a finished stream's answer for it.
         self.resume_within = resume_within
         self.server = server
-        self._watchlist = _Watchlist(watch_after)
+        self._watchlist = Watchlist(watch_after)
         #: Seconds of silence after which a stream gets an SSE comment: a session's
         #: standalone stream, and the response of a request still running (None: never).
         self.keepalive = keepalive
@@ -216,7 +171,7 @@ class StreamableHTTP(SessionRoutes):
             return
         if kind != "http":
             return
-        path = scope["path"].rstrip("/") or "/"
+        path = (route_path(scope) if scope.get("root_path") else scope["path"]).rstrip("/") or "/"
         if path.startswith(PAGES_PATH + "/"):
             page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
             refusal = self._check_origin(page_headers)
@@ -232,7 +187,8 @@ class StreamableHTTP(SessionRoutes):
             if self.fallback is not None:
                 await self.fallback(scope, receive, send)
             else:
-                await plain(send, 404, b"Not Found: the MCP endpoint is " + self.path.encode())
+                where = scope.get("root_path", "") + self.path
+                await plain(send, 404, b"Not Found: the MCP endpoint is " + where.encode())
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         refusal = self._check_origin(headers)
@@ -244,7 +200,7 @@ class StreamableHTTP(SessionRoutes):
             return
         method = scope["method"]
         if method == "POST":
-            self._learned.base = origin(scope, headers)
+            self._learned.base = mounted_base(scope, headers)
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
             ok, principal = await self._authenticate(scope, headers, send)
@@ -303,7 +259,9 @@ class StreamableHTTP(SessionRoutes):
         if refusal is not None:
             await plain(send, refusal[0], refusal[1].encode())
             return
-        await serve_metadata(self.resource_metadata, f"{origin(scope, headers)}{self.path}", scope, send)
+        await serve_metadata(
+            self.resource_metadata, f"{mounted_base(scope, headers)}{self.path}", scope, send
+        )
 
     # ---- POST ----------------------------------------------------------------
 
@@ -412,7 +370,7 @@ class StreamableHTTP(SessionRoutes):
         long silence gets keep-alive comments.
 
         The watch for the disconnect (and the keep-alive) starts only once the request
-        has run for ``watch_after`` seconds (up to twice that, see :class:`_Watchlist`):
+        has run for ``watch_after`` seconds (up to twice that, see :class:`Watchlist`):
         most requests finish sooner, and a watching task per request would cost more than
         the MCP work itself."""
         task = asyncio.current_task()
@@ -431,7 +389,7 @@ class StreamableHTTP(SessionRoutes):
             if not exchange.closed:
                 watcher = asyncio.ensure_future(watch())
                 if period is not None and exchange.sse_ok:
-                    pinger = asyncio.ensure_future(_keep_alive(exchange, period))
+                    pinger = asyncio.ensure_future(keep_alive(exchange, period))
 
         watchlist = self._watchlist
         watchlist.add(start_watching)
@@ -477,6 +435,17 @@ class StreamableHTTP(SessionRoutes):
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, parent: object = None) -> AsyncIterator[None]:
+        """Start-up and shutdown for an app that mounts this one, which Starlette and
+        FastAPI do not pass on to a mounted app:
+        ``Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan)``."""
+        await self.server.start()
+        try:
+            yield
+        finally:
+            await self.server.stop()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:

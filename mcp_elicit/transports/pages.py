@@ -166,7 +166,7 @@ def pages_app(server: Server) -> Starlette:
                     "Each link works once. Go back to your application and try again.",
                 )
             flow, new_cookie = claimed
-            here = f"{_pages(url_mode)}/flows/{flow_id}"
+            here = f"{_pages(url_mode, request)}/flows/{flow_id}"
             response = RedirectResponse(here, status_code=303, headers=_HEADERS)
             _set_flow_cookie(
                 response,
@@ -191,7 +191,7 @@ def pages_app(server: Server) -> Starlette:
         if request.method == "POST":
             return await submit(request, current, cookie)
         if current.kind == "oauth":
-            return _connect_page(current, _csrf(cookie, current.id), _pages(url_mode))
+            return _connect_page(current, _csrf(cookie, current.id), _pages(url_mode, request))
         return _secret_form(current, _csrf(cookie, current.id))
 
     async def start(request: Request) -> Response:
@@ -215,7 +215,13 @@ def pages_app(server: Server) -> Starlette:
             return _refusal(500, "Sign-in is not available", "The server is not set up for this provider.")
         response = RedirectResponse(target, status_code=303, headers=_HEADERS)
         _set_flow_cookie(
-            response, request, flow, cookie, f"{_pages(url_mode)}/oauth/callback", "lax", url_mode.clock()
+            response,
+            request,
+            flow,
+            cookie,
+            f"{_pages(url_mode, request)}/oauth/callback",
+            "lax",
+            url_mode.clock(),
         )
         return response
 
@@ -340,11 +346,14 @@ server, for you only; it is not shown to the application or its AI model.</p>
     return _page(f"Enter your {flow.name}", body)
 
 
-def _pages(url_mode: UrlMode) -> str:
+def _pages(url_mode: UrlMode, request: Request) -> str:
     """Where the pages are as the browser sees them: under the public URL's path, if it
-    has one (a proxy that strips it forwards ``/mcp-elicit/...`` here)."""
+    has one (a proxy that strips it forwards ``/mcp-elicit/...`` here); else under the
+    prefix the app is mounted at (``root_path``: Starlette's ``Mount``, ``--root-path``)."""
     public = url_mode.public_url
-    return (urllib.parse.urlsplit(public).path.rstrip("/") if public else "") + PAGES_PATH
+    if public:
+        return urllib.parse.urlsplit(public).path.rstrip("/") + PAGES_PATH
+    return str(request.scope.get("root_path", "")) + PAGES_PATH
 
 
 def _connect_page(flow: Flow, csrf: str, pages: str = PAGES_PATH) -> HTMLResponse:

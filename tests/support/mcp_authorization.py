@@ -60,6 +60,7 @@ class McpAuthorization:
     pkce: bool = True
     server_metadata: bool = True
     registrations: int = 0
+    mount: str = ""  # "/tools": the endpoint is mounted there in a Starlette app (Mount)
 
     def __post_init__(self) -> None:
         self.dpop_tokens = DpopTokens(self.provider.app)
@@ -75,7 +76,9 @@ class McpAuthorization:
             ]
         )
         self.mcp = StreamableHTTP(self.server, auth=CallableVerifier(self._verify), fallback=site)
-        self.app = self.mcp
+        self.app: Any = self.mcp
+        if self.mount:
+            self.app = Starlette(routes=[Mount(self.mount, app=self.mcp), Mount("/", app=site)])
 
     @property
     def base(self) -> str:
@@ -89,7 +92,7 @@ class McpAuthorization:
 
     @property
     def url(self) -> str:
-        return f"{self.base}/mcp"
+        return f"{self.base}{self.mount}/mcp"
 
     async def _verify(self, token: str) -> Principal | None:
         record = self.provider.tokens.get(token)
@@ -163,10 +166,10 @@ def whoami_server(text: str = "hello", name: str = "protected") -> Server:
 
 
 @contextlib.asynccontextmanager
-async def serving(server: Server) -> AsyncIterator[McpAuthorization]:
+async def serving(server: Server, mount: str = "") -> AsyncIterator[McpAuthorization]:
     """``server`` behind the authorization server, on a free 127.0.0.1 port, until the
-    block ends."""
-    site = McpAuthorization(server)
+    block ends; with ``mount``, the endpoint is mounted under that path."""
+    site = McpAuthorization(server, mount=mount)
     async with uvicorn_server(site.app) as running:
         site.base = f"http://127.0.0.1:{running.port}"
         yield site

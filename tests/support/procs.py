@@ -246,8 +246,9 @@ class InProcess:
 
 
 @contextlib.asynccontextmanager
-async def uvicorn_server(app: Any) -> AsyncIterator[InProcess]:
-    """Serve the ASGI ``app`` on a fresh 127.0.0.1 port in this event loop."""
+async def uvicorn_server(app: Any, *, lifespan: str = "off", root_path: str = "") -> AsyncIterator[InProcess]:
+    """Serve the ASGI ``app`` on a fresh 127.0.0.1 port in this event loop (``lifespan``
+    and ``root_path`` as uvicorn's options)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -255,7 +256,8 @@ async def uvicorn_server(app: Any) -> AsyncIterator[InProcess]:
     config = uvicorn.Config(
         app,
         log_level="warning",
-        lifespan="off",
+        lifespan=lifespan,
+        root_path=root_path,
         ws="none",
         http="h11",
         loop="asyncio",

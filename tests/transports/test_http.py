@@ -611,10 +611,10 @@ async def test_the_watchlist_watches_only_requests_that_run_long() -> None:
     """One timer for the app: a request over before the second tick is never watched; one
     still running is watched once it has run a period (two at most, on an idle loop);
     the timer stops when no request runs."""
-    from mcp_elicit.transports.http_server import _Watchlist
+    from mcp_elicit.transports.http_exchange import Watchlist
 
     period = 0.05
-    watchlist = _Watchlist(period)
+    watchlist = Watchlist(period)
     loop = asyncio.get_running_loop()
     started: dict[str, float] = {}
     slow_started = asyncio.Event()

@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from mcp_elicit import Context, KeyRing, Server
 from mcp_elicit.stores import MemoryStore
@@ -379,6 +381,40 @@ async def test_a_secret_asked_inside_a_task(served: tuple[Server, InProcess, Mem
     assert out["content"][0]["text"] == f"job ran with a key of {len(SECRET)} characters"
     assert b'"resultType":"task"' in recorder.bytes and b"tasks/update" in recorder.bytes
     assert SECRET.encode() not in recorder.bytes, "the secret crossed the MCP connection"
+
+
+async def test_mounted_under_a_path_the_pages_are_there_too(wire: WireChecker) -> None:
+    """Mounted in a Starlette app at ``/tools``, without a public URL: the link learned
+    from the request, the pages' redirect and cookie all carry the mount point."""
+    store = MemoryStore()
+    app = build(store)
+    mcp = StreamableHTTP(app)
+    outer = Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan)
+    async with uvicorn_server(outer, lifespan="on") as running:
+        base = f"http://127.0.0.1:{running.port}/tools"
+        async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+            mcp_client = Mcp(http, f"{base}/mcp", wire)
+            first = (await mcp_client.call())["result"]
+            ((key, request),) = first["inputRequests"].items()
+            link = request["params"]["url"]
+            assert link.startswith(f"{base}/mcp-elicit/flows/")
+            hop = await browser.get(link)
+            assert hop.status_code == 303 and hop.headers["location"].startswith("/tools/mcp-elicit/flows/")
+            assert "path=/tools/mcp-elicit/flows/" in hop.headers["set-cookie"].lower()
+            page = await browser.get(hop.url.join(hop.headers["location"]))
+            assert page.status_code == 200, page.text
+            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+            assert csrf is not None
+            saved = await browser.post(
+                page.url, data={"csrf": csrf.group(1), "action": "submit", "value": SECRET}
+            )
+            assert saved.status_code == 200 and "Saved" in saved.text
+            accepted = {key: {"action": "accept"}}
+            final = (await mcp_client.call(inputResponses=accepted, requestState=first["requestState"]))[
+                "result"
+            ]
+            assert final["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+    await store.close()
 
 
 async def test_behind_a_proxy_that_strips_a_path_the_pages_keep_it(wire: WireChecker) -> None:
