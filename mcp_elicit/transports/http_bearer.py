@@ -36,7 +36,7 @@ from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, realm_challenge
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain, route_path
 
-__all__ = ["Spend", "authenticate", "mounted_base", "origin", "serve_metadata"]
+__all__ = ["Spend", "authenticate", "app_base", "origin", "serve_metadata"]
 
 log = logging.getLogger("mcp_elicit.auth")
 
@@ -49,9 +49,13 @@ def origin(scope: Scope, headers: Mapping[str, str]) -> str:
     return f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
 
 
-def mounted_base(scope: Scope, headers: Mapping[str, str]) -> str:
-    """``scheme://host`` and the prefix the app is mounted under: where its own paths
-    (``/mcp``, the pages, the metadata) start, as the client sees them."""
+def app_base(scope: Scope, headers: Mapping[str, str], public_url: str | None = None) -> str:
+    """Where the app's own paths (``/mcp``, the pages, the metadata) start as clients see
+    them: the configured public URL (``Server(public_url=...)``: a proxy in front, TLS, a
+    stripped path), else ``scheme://host`` of the request and the prefix the app is
+    mounted under."""
+    if public_url:
+        return public_url
     root: str = scope.get("root_path", "")
     return origin(scope, headers) + root
 
@@ -66,11 +70,13 @@ async def authenticate(
     body: bytes = b"",
     sealer: StateSealer | None = None,
     spend: Spend | None = None,
+    public_url: str | None = None,
 ) -> tuple[bool, Principal | None]:
     """``(True, principal)`` for a valid token with the required scopes; else the refusal
     is sent and ``(False, None)``. ``body``: the request's, which a DPoP proof digests;
     ``sealer``: what seals DPoP nonces (``dpop_nonces``); ``spend``: what remembers the
-    DPoP proofs already used (None: replays are not detected)."""
+    DPoP proofs already used (None: replays are not detected); ``public_url``: the app's
+    public base, which the challenge and DPoP proofs name (None: the request's)."""
     raw = headers.get("authorization", "")
     kind, _, token = raw.partition(" ")
     kind, token = kind.lower(), token.strip()
@@ -80,9 +86,10 @@ async def authenticate(
         bound = principal.dpop_thumbprint
         if kind == "dpop":
             nonces = sealer if metadata is not None and metadata.dpop_nonces else None
-            canonical = metadata.resource if metadata is not None else None
+            url = metadata.resource if metadata is not None else None
+            url = url or f"{app_base(scope, headers, public_url)}{route_path(scope)}"
             try:
-                problem = await _dpop_problem(scope, headers, token, body, bound, nonces, canonical, spend)
+                problem = await _dpop_problem(scope, headers, token, body, bound, nonces, url, spend)
             except _StoreDown as exc:  # refuse the request, but do not blame the client's proof
                 log.error("DPoP proofs cannot be checked for replay: %s", exc.__cause__)
                 text = b"Service Unavailable: this server cannot check DPoP proofs right now; retry shortly"
@@ -101,7 +108,7 @@ async def authenticate(
     if metadata is None:
         challenge = realm_challenge(scheme, error=error, description=description)
     else:
-        where = f"{mounted_base(scope, headers)}{metadata_path}"
+        where = f"{app_base(scope, headers, public_url)}{metadata_path}"
         if principal is not None:
             missing = " ".join(metadata.missing(principal))
             value = metadata.challenge(
@@ -138,16 +145,15 @@ async def _dpop_problem(
     body: bytes,
     bound: str | None,
     nonces: StateSealer | None,
-    canonical: str | None,
+    url: str,
     spend: Spend | None,
 ) -> tuple[str, str] | None:
     """Why a request presenting ``token`` with the DPoP scheme is refused, or None.
-    ``canonical``: the endpoint's public URL (``ResourceMetadata.resource``), which a
-    proof's ``htu`` names behind a proxy; else the URL the request came to."""
+    ``url``: the endpoint's URL as the client sees it, which a proof's ``htu`` names
+    (``ResourceMetadata.resource``, else the public URL, else the URL of the request)."""
     if sum(name == b"dpop" for name, _ in scope["headers"]) > 1:
         return "invalid_dpop_proof", "more than one DPoP header"
     server_origin = origin(scope, headers)
-    url = canonical or f"{mounted_base(scope, headers)}{route_path(scope)}"
     now = time.time()
 
     def nonce_ok(nonce: object) -> bool:

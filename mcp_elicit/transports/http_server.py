@@ -40,7 +40,7 @@ from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, Protoc
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
-from mcp_elicit.transports.http_bearer import authenticate, mounted_base, serve_metadata
+from mcp_elicit.transports.http_bearer import app_base, authenticate, serve_metadata
 from mcp_elicit.transports.http_exchange import (
     ASGIApp,
     Exchange,
@@ -200,7 +200,7 @@ class StreamableHTTP(SessionRoutes):
             return
         method = scope["method"]
         if method == "POST":
-            self._learned.base = mounted_base(scope, headers)
+            self._learned.base = app_base(scope, headers)
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
             ok, principal = await self._authenticate(scope, headers, send)
@@ -250,6 +250,7 @@ class StreamableHTTP(SessionRoutes):
             body,
             self.server.sealer,
             self.server.url_mode.spend_proof,
+            self.server.url_mode.public_url,
         )
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:
@@ -259,9 +260,8 @@ class StreamableHTTP(SessionRoutes):
         if refusal is not None:
             await plain(send, refusal[0], refusal[1].encode())
             return
-        await serve_metadata(
-            self.resource_metadata, f"{mounted_base(scope, headers)}{self.path}", scope, send
-        )
+        base = app_base(scope, headers, self.server.url_mode.public_url)
+        await serve_metadata(self.resource_metadata, f"{base}{self.path}", scope, send)
 
     # ---- POST ----------------------------------------------------------------
 

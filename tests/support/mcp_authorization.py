@@ -45,6 +45,7 @@ from support.dpop_tokens import DpopTokens
 from support.enterprise_idp import EnterpriseIdpServer
 from support.oauth_provider import Client, OAuthTestProvider
 from support.procs import uvicorn_server
+from support.proxy import stripping
 from support.workload_grant import GRANT, WorkloadGrant
 
 SCOPES = "profile repo"
@@ -61,6 +62,7 @@ class McpAuthorization:
     server_metadata: bool = True
     registrations: int = 0
     mount: str = ""  # "/tools": the endpoint is mounted there in a Starlette app (Mount)
+    strip: str = ""  # "/app": reached there through a proxy that strips it; the public URL says so
 
     def __post_init__(self) -> None:
         self.dpop_tokens = DpopTokens(self.provider.app)
@@ -79,6 +81,14 @@ class McpAuthorization:
         self.app: Any = self.mcp
         if self.mount:
             self.app = Starlette(routes=[Mount(self.mount, app=self.mcp), Mount("/", app=site)])
+        elif self.strip:
+            proxied = stripping(self.strip, self.mcp)
+
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                to_mcp = scope["type"] == "http" and scope["path"].startswith(self.strip + "/")
+                await (proxied if to_mcp else site)(scope, receive, send)
+
+            self.app = app
 
     @property
     def base(self) -> str:
@@ -92,7 +102,7 @@ class McpAuthorization:
 
     @property
     def url(self) -> str:
-        return f"{self.base}{self.mount}/mcp"
+        return f"{self.base}{self.mount or self.strip}/mcp"
 
     async def _verify(self, token: str) -> Principal | None:
         record = self.provider.tokens.get(token)
@@ -166,12 +176,15 @@ def whoami_server(text: str = "hello", name: str = "protected") -> Server:
 
 
 @contextlib.asynccontextmanager
-async def serving(server: Server, mount: str = "") -> AsyncIterator[McpAuthorization]:
+async def serving(server: Server, mount: str = "", strip: str = "") -> AsyncIterator[McpAuthorization]:
     """``server`` behind the authorization server, on a free 127.0.0.1 port, until the
-    block ends; with ``mount``, the endpoint is mounted under that path."""
-    site = McpAuthorization(server, mount=mount)
+    block ends; with ``mount``, the endpoint is mounted under that path; with ``strip``,
+    reached under that path through a proxy that strips it (its public URL set)."""
+    site = McpAuthorization(server, mount=mount, strip=strip)
     async with uvicorn_server(site.app) as running:
         site.base = f"http://127.0.0.1:{running.port}"
+        if strip:
+            server.configure_url_mode(public_url=site.base + strip)
         yield site
 
 

@@ -128,3 +128,22 @@ async def test_mounted_a_client_signs_in_with_dpop_and_its_proofs_name_the_mount
     assert record is not None and record["tokens"]["token_type"] == "DPoP"
     subject, thumbprint = result["content"][0]["text"].split()
     assert subject == "octocat" and thumbprint == next(iter(site.dpop_tokens.bound.values()))
+
+
+async def test_behind_a_stripping_proxy_the_public_url_is_the_resource() -> None:
+    """A proxy forwards ``/app/...`` as ``/...`` and the server's public URL says
+    ``.../app``: the challenge, the metadata's ``resource`` and the URL DPoP proofs must
+    name are the public ones, not the address the proxy forwarded to."""
+    async with serving(whoami_server(), strip="/app") as site:
+        site.dpop = True
+        async with httpx.AsyncClient(timeout=10) as http:
+            refused = await http.post(site.url, json=initialize_body(), headers={"accept": ACCEPT})
+            where = f"{site.base}/app/.well-known/oauth-protected-resource/mcp"
+            assert f'resource_metadata="{where}"' in refused.headers["www-authenticate"]
+            document = (await http.get(where)).json()
+        assert document["resource"] == site.url == f"{site.base}/app/mcp"
+        auth = OAuth(FollowRedirect(), store=MemoryTokenStore())  # type: ignore[arg-type]
+        async with connect_http(site.url, auth=auth, timeout=10) as client:
+            result = await client.call_tool("whoami", {})
+    subject, thumbprint = result["content"][0]["text"].split()
+    assert subject == "octocat" and thumbprint == next(iter(site.dpop_tokens.bound.values()))
