@@ -24,9 +24,12 @@ Rules:
   (``input_required``) and ``mcp_elicit.input_requests`` (how many questions); a retry
   gets one ``mcp_elicit.input_response`` event per answer it carries (its key, and the
   action of an elicitation answer; never the content).
+* A 2025-11-25 server's own request (``elicitation/create``...) is a span of kind CLIENT
+  inside the handler's, its context sent in the request's ``_meta``; the client's answer
+  is a span of kind SERVER under it. Both carry ``mcp_elicit.action`` for an elicitation.
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
-  recorded with the same low-cardinality attributes (method, tool or prompt, protocol
-  version, error type).
+  recorded by the side answering / sending, with the same low-cardinality attributes
+  (method, tool or prompt, protocol version, error type).
 """
 
 from __future__ import annotations
@@ -81,7 +84,7 @@ class Telemetry:
         self.side = side
         self._providers = (tracer_provider, meter_provider)
         self._api: Any = None
-        self._duration: Any = None
+        self._durations: dict[bool, Any] = {}  # by direction: True for requests answered
         self._tracing = self._measuring = False
         self._checked = float("-inf")
         if tracer_provider is not None or meter_provider is not None:
@@ -98,7 +101,6 @@ class Telemetry:
             release = "0"
         tracer_provider, meter_provider = self._providers
         self._trace, self._metrics, self._propagate = trace, metrics, propagate
-        self._kind = trace.SpanKind.SERVER if self.side == "server" else trace.SpanKind.CLIENT
         self._tracer = trace.get_tracer("mcp_elicit", release, tracer_provider=tracer_provider)
         self._meter = metrics.get_meter("mcp_elicit", release, meter_provider=meter_provider)
         self._api = trace
@@ -110,12 +112,12 @@ class Telemetry:
 
     def _histogram(self) -> None:
         self._measuring = True
-        observed = "on the receiver" if self.side == "server" else "on the sender"
-        self._duration = self._meter.create_histogram(
-            f"mcp.{self.side}.operation.duration",
-            unit="s",
-            description=f"MCP request duration as observed {observed}",
-        )
+        for incoming, side, observed in ((True, "server", "receiver"), (False, "client", "sender")):
+            self._durations[incoming] = self._meter.create_histogram(
+                f"mcp.{side}.operation.duration",
+                unit="s",
+                description=f"MCP request duration as observed on the {observed}",
+            )
 
     @property
     def active(self) -> bool:
@@ -170,10 +172,21 @@ class Telemetry:
 
     @contextlib.contextmanager
     def request(
-        self, method: str, rid: object, params: Mapping[str, Any], *, version: str | None, session: str | None
+        self,
+        method: str,
+        rid: object,
+        params: Mapping[str, Any],
+        *,
+        version: str | None,
+        session: str | None,
+        incoming: bool | None = None,
     ) -> Iterator[Traced | None]:
         """Wrap one request (answering it, or sending it and waiting for its answer); yields
-        where to report the answer (None: not traced)."""
+        where to report the answer (None: not traced). ``incoming``: whether this side
+        answers it (default: the server side does); a 2025-11-25 server's own questions go
+        the other way, and so do a client's answers to them."""
+        if incoming is None:
+            incoming = self.side == "server"
         if not self.active:
             yield None
             return
@@ -201,13 +214,13 @@ class Telemetry:
             if method.startswith("resources/") and isinstance(uri, str):
                 attributes["mcp.resource.uri"] = uri
             parent = None
-            if self.side == "server" and isinstance(meta, Mapping):  # the client's context
+            if incoming and isinstance(meta, Mapping):  # the sender's context
                 carrier = {k: v for k in _CONTEXT_KEYS if isinstance(v := meta.get(k), str)}
                 parent = self._propagate.extract(carrier) if carrier else None
             with self._tracer.start_as_current_span(
                 f"{method} {target}" if isinstance(target, str) else method,
                 context=parent,
-                kind=self._kind,
+                kind=self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT,
                 attributes=attributes,
                 record_exception=False,
                 set_status_on_exception=False,
@@ -220,8 +233,9 @@ class Telemetry:
                 finally:
                     record.finish(self._trace.Status, self._trace.StatusCode)
         finally:
-            if self._duration is not None:
-                self._duration.record(time.perf_counter() - start, record.metric)
+            duration = self._durations.get(incoming)
+            if duration is not None:
+                duration.record(time.perf_counter() - start, record.metric)
 
 
 class Traced:
@@ -258,6 +272,9 @@ class Traced:
             return
         if result.get("isError") is True:
             self.failed("tool_error", "")
+        action = result.get("action")  # the answer to an elicitation/create
+        if isinstance(action, str) and self.span is not None:
+            self.span.set_attribute("mcp_elicit.action", action[:32])
         if result.get("resultType") == "input_required" and self.span is not None:
             self.span.set_attribute("mcp_elicit.result_type", "input_required")
             requests = result.get("inputRequests")

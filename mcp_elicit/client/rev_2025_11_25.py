@@ -294,7 +294,27 @@ class HandshakeSession:
         await self.conn.notify(message.method, params)
 
     async def _on_request(self, request: Request, origin: Origin | None = None) -> None:
+        telemetry = self.conn.telemetry
+        if telemetry is None or not telemetry.active:
+            message = await self._response(request, origin)
+        else:  # a span of its own (kind SERVER), in the trace of the server's question
+            with telemetry.request(
+                request.method,
+                request.id,
+                request.params or {},
+                version=self.revision,
+                session=None,
+                incoming=True,
+            ) as traced:
+                message = await self._response(request, origin)
+                if traced is not None:
+                    traced.read(message)
+        await self.conn.transport.send(message, self.headers(message))
+
+    async def _response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
+        """Our response to a server's request: its result, or an error."""
         params = request.params or {}
+        error = self.conn.builder.error
         try:
             if request.method == "ping":
                 result: dict[str, Any] = {}
@@ -315,17 +335,13 @@ class HandshakeSession:
                     if eid is not None:
                         self._completions.pop(eid, None)
             else:
-                await self._respond_error(request, -32601, f"Method not found: {request.method}")
-                return
+                return error(request.id, -32601, f"Method not found: {request.method}")
         except ProtocolViolation as exc:
-            await self._respond_error(request, -32602, f"Invalid params: {exc}")
-            return
+            return error(request.id, -32602, f"Invalid params: {exc}")
         except FormValidationError as exc:
             self.conn.inputs.report(str(exc))
-            await self._respond_error(request, -32603, f"The client could not produce a valid answer: {exc}")
-            return
-        message = self.conn.builder.result(request.id, result)
-        await self.conn.transport.send(message, self.headers(message))
+            return error(request.id, -32603, f"The client could not produce a valid answer: {exc}")
+        return self.conn.builder.result(request.id, result)
 
     async def _respond_error(self, request: Request, code: int, text: str) -> None:
         message = self.conn.builder.error(request.id, code, text)

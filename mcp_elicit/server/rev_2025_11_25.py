@@ -46,6 +46,7 @@ from mcp_elicit.wire import jsonrpc
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
     from mcp_elicit.server.auth import Principal
+    from mcp_elicit.telemetry import Telemetry
 
 __all__ = ["HandshakeChannel", "SessionAsker", "respond_in_session"]
 
@@ -61,10 +62,17 @@ class HandshakeChannel(Channel, Protocol):
 class SessionAsker(InPlaceAsker):
     """Asks questions as server-to-client requests on the request's own stream."""
 
-    def __init__(self, session: Session, send: Callable[[bytes], Awaitable[None]], timeout: float) -> None:
+    def __init__(
+        self,
+        session: Session,
+        send: Callable[[bytes], Awaitable[None]],
+        timeout: float,
+        telemetry: Telemetry | None = None,
+    ) -> None:
         self.session = session
         self.send = send
         self.timeout = timeout
+        self.telemetry = telemetry
         self.memo: dict[str, Any] = {}
 
     async def require_url(self, ask: Ask) -> Any:
@@ -86,7 +94,18 @@ class SessionAsker(InPlaceAsker):
         params: dict[str, Any] = prepared
         if note is not None and ask.method == ELICIT:
             params = {**params, "message": f"{note}\n\n{params.get('message', '')}".rstrip()}
-        reply = await self.session.request(self.send, ask.method, params, timeout=self.timeout)
+        telemetry = self.telemetry
+        if telemetry is None or not telemetry.active:
+            reply = await self.session.request(self.send, ask.method, params, timeout=self.timeout)
+        else:  # a span of its own (kind CLIENT), its context sent along in params._meta
+            session, rid = self.session, self.session.new_request_id()
+            with telemetry.request(
+                ask.method, rid, params, version=session.version, session=session.id, incoming=False
+            ) as traced:
+                params = telemetry.with_context({"params": params})["params"]
+                reply = await session.request(self.send, ask.method, params, timeout=self.timeout, rid=rid)
+                if traced is not None:
+                    traced.read(reply)
         if "error" in reply:
             raise Refused(f"the client refused {ask.method}: {reply['error'].get('message', 'error')}")
         return reply["result"]
@@ -189,5 +208,5 @@ async def _dispatch(
         else:
             session.subscriptions.discard(uri)
         return {}
-    asker = SessionAsker(session, channel.send, server.ask_timeout)
+    asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry)
     return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)

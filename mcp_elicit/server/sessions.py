@@ -64,18 +64,22 @@ class Session:
 
     # ---- questions to the client ---------------------------------------------------
 
+    def new_request_id(self) -> str:
+        """An id for a request to the client, unique in this session."""
+        return f"s-{next(self._ids)}"
+
     async def request(
-        self, send: Send, method: str, params: Mapping[str, Any], *, timeout: float
+        self, send: Send, method: str, params: Mapping[str, Any], *, timeout: float, rid: str | None = None
     ) -> dict[str, Any]:
         """Send a request to the client and wait (up to ``timeout``) for its response message.
 
         When the time is up, or the request it belongs to ends first (cancelled by the
         client, its stream closed), the client is told the question is withdrawn
         (``notifications/cancelled``, best effort), so a person stops being asked; then
-        TimeoutError, or the cancellation goes on."""
+        TimeoutError, or the cancellation goes on. ``rid``: from :meth:`new_request_id`."""
         if self.closed:
             raise TransportError("the session is closed")
-        rid = f"s-{next(self._ids)}"
+        rid = rid or self.new_request_id()
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self.pending[rid] = future
         try:

@@ -225,8 +225,9 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
     spans = traced.finished()
     trace_id = root.get_span_context().trace_id
     assert {s.context.trace_id for s in spans} == {trace_id}  # one trace, end to end
-    clients = {s.context.span_id: s for s in spans if s.kind == SpanKind.CLIENT}
-    servers = [s for s in spans if s.kind == SpanKind.SERVER]
+    questions = [s for s in spans if s.name == "elicitation/create"]  # 2025-11-25: the server asks
+    clients = {s.context.span_id: s for s in spans if s.kind == SpanKind.CLIENT and s not in questions}
+    servers = [s for s in spans if s.kind == SpanKind.SERVER and s not in questions]
     assert all(c.parent.span_id == root.get_span_context().span_id for c in clients.values())
     for server in servers:  # every request the server answered came from one of those
         client_span = clients[server.parent.span_id]
@@ -240,9 +241,31 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
         p for p in telemetry_points(reader) if dict(p.attributes).get("gen_ai.tool.name") == "deploy"
     ]
     assert measured.count == len(calls)
+    if revision == "2026-07-28":
+        assert not questions  # asked in results, answered in the retry: no request of their own
+        return
+    # The server's question is a CLIENT span inside its tools/call span, and the client's
+    # answer a SERVER span inside that: the person's time shows up where it was spent.
+    (asked,) = [s for s in questions if s.kind == SpanKind.CLIENT]
+    (answered,) = [s for s in questions if s.kind == SpanKind.SERVER]
+    (handling,) = [s for s in servers if s.context.span_id == asked.parent.span_id]
+    assert handling.name == "tools/call deploy"
+    assert answered.parent.span_id == asked.context.span_id
+    assert asked.attributes["jsonrpc.request.id"] == answered.attributes["jsonrpc.request.id"]
+    assert asked.attributes["mcp.session.id"] == handling.attributes["mcp.session.id"]
+    assert asked.attributes["mcp_elicit.action"] == answered.attributes["mcp_elicit.action"] == "accept"
+    assert answered.start_time >= asked.start_time and answered.end_time <= asked.end_time
+    # each side measures it the other way round: the server as its sender, the client as
+    # its receiver
+    (sent,) = [
+        p for p in traced.durations("client") if dict(p.attributes)["mcp.method.name"] == "elicitation/create"
+    ]
+    assert sent.count == 1
+    (received,) = telemetry_points(reader, "server")
+    assert dict(received.attributes)["mcp.method.name"] == "elicitation/create" and received.count == 1
 
 
-def telemetry_points(reader: InMemoryMetricReader) -> list[Any]:
+def telemetry_points(reader: InMemoryMetricReader, side: str = "client") -> list[Any]:
     data = reader.get_metrics_data()
     assert data is not None
     return [
@@ -250,7 +273,7 @@ def telemetry_points(reader: InMemoryMetricReader) -> list[Any]:
         for resource in data.resource_metrics
         for scope in resource.scope_metrics
         for metric in scope.metrics
-        if metric.name == "mcp.client.operation.duration"
+        if metric.name == f"mcp.{side}.operation.duration"
         for point in metric.data.data_points
     ]
 
