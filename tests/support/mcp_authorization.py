@@ -10,7 +10,8 @@ one origin that is both
   (``ResourceMetadata``) at ``/.well-known/oauth-protected-resource/mcp``.
 
 ``serving(server)`` runs one on a free 127.0.0.1 port; ``whoami_server(text)`` is the
-protected server the tests use; ``FollowRedirect`` is the person's part without a person.
+protected server the tests use (``bound_server()``, the one that shows the DPoP key its
+token is bound to); ``FollowRedirect`` is the person's part without a person.
 
 Switches for tests: ``mcp.resource_metadata = None`` (no resource metadata: a 2025-03-26
 server), ``server_metadata`` (False: no authorization server metadata either), ``registration``
@@ -171,6 +172,18 @@ def whoami_server(text: str = "hello", name: str = "protected") -> Server:
     @app.tool()
     async def whoami(ctx: Context) -> str:
         return text
+
+    return app
+
+
+def bound_server() -> Server:
+    """One tool, ``whoami``: the caller's subject and the thumbprint its token is bound to."""
+    app = Server("bound")
+
+    @app.tool()
+    async def whoami(ctx: Context) -> str:
+        assert ctx.principal is not None
+        return f"{ctx.principal.subject} {ctx.principal.dpop_thumbprint}"
 
     return app
 

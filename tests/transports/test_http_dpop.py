@@ -22,7 +22,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_elicit import Context, Server
 from mcp_elicit.core.dpop import DpopKey
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.server.auth import Principal, ResourceMetadata, StaticTokens
@@ -34,23 +33,11 @@ from mcp_elicit.transports.http_bearer import new_nonce
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.mcp_authorization import SCOPES, FollowRedirect, McpAuthorization, serving
+from support.mcp_authorization import SCOPES, FollowRedirect, McpAuthorization, bound_server, serving
 
 pytestmark = pytest.mark.anyio
 
 REVISIONS = ["2026-07-28", "2025-11-25"]
-
-
-def bound_server() -> Server:
-    """One tool, ``whoami``: the caller's subject and the thumbprint its token is bound to."""
-    app = Server("bound")
-
-    @app.tool()
-    async def whoami(ctx: Context) -> str:
-        assert ctx.principal is not None
-        return f"{ctx.principal.subject} {ctx.principal.dpop_thumbprint}"
-
-    return app
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from mcp_elicit.transports.http_auth import MemoryTokenStore, OAuth
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.mcp_authorization import FollowRedirect, serving
+from support.mcp_authorization import FollowRedirect, bound_server, serving
 from support.procs import uvicorn_server
 from support.sessions import ACCEPT, initialize_body
 
@@ -102,22 +102,11 @@ async def test_behind_uvicorn_root_path_the_metadata_names_the_public_path() -> 
     )
 
 
-def whoami_server() -> Server:
-    app = Server("bound")
-
-    @app.tool()
-    async def whoami(ctx: Context) -> str:
-        assert ctx.principal is not None
-        return f"{ctx.principal.subject} {ctx.principal.dpop_thumbprint}"
-
-    return app
-
-
 async def test_mounted_a_client_signs_in_with_dpop_and_its_proofs_name_the_mounted_url() -> None:
     """The whole sign-in under a mount: the challenge names the mounted metadata, whose
     ``resource`` is the mounted endpoint, and the server checks each DPoP proof's ``htu``
     against that URL (``/tools/mcp``, not ``/tools/tools/mcp`` nor ``/mcp``)."""
-    async with serving(whoami_server(), mount="/tools") as site:
+    async with serving(bound_server(), mount="/tools") as site:
         site.dpop = True
         assert site.url.endswith("/tools/mcp")
         store = MemoryTokenStore()
@@ -134,7 +123,7 @@ async def test_behind_a_stripping_proxy_the_public_url_is_the_resource() -> None
     """A proxy forwards ``/app/...`` as ``/...`` and the server's public URL says
     ``.../app``: the challenge, the metadata's ``resource`` and the URL DPoP proofs must
     name are the public ones, not the address the proxy forwarded to."""
-    async with serving(whoami_server(), strip="/app") as site:
+    async with serving(bound_server(), strip="/app") as site:
         site.dpop = True
         async with httpx.AsyncClient(timeout=10) as http:
             refused = await http.post(site.url, json=initialize_body(), headers={"accept": ACCEPT})

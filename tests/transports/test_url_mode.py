@@ -383,37 +383,39 @@ async def test_a_secret_asked_inside_a_task(served: tuple[Server, InProcess, Mem
     assert SECRET.encode() not in recorder.bytes, "the secret crossed the MCP connection"
 
 
+async def _key_through_the_pages(base: str, prefix: str, wire: WireChecker) -> None:
+    """One round of ``use_key`` with the app's endpoint at ``base/mcp``: the link, the
+    page's redirect and its cookie all start with ``prefix``, the path the browser sees."""
+    async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        mcp = Mcp(http, f"{base}/mcp", wire)
+        first = (await mcp.call())["result"]
+        ((key, request),) = first["inputRequests"].items()
+        link = request["params"]["url"]
+        assert link.startswith(f"{base}/mcp-elicit/flows/")
+        hop = await browser.get(link)
+        assert hop.status_code == 303 and hop.headers["location"].startswith(f"{prefix}/mcp-elicit/flows/")
+        assert f"path={prefix}/mcp-elicit/flows/" in hop.headers["set-cookie"].lower()
+        page = await browser.get(hop.url.join(hop.headers["location"]))
+        assert page.status_code == 200, page.text  # the cookie came back under the prefix
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+        assert csrf is not None
+        saved = await browser.post(
+            page.url, data={"csrf": csrf.group(1), "action": "submit", "value": SECRET}
+        )
+        assert saved.status_code == 200 and "Saved" in saved.text
+        accepted = {key: {"action": "accept"}}
+        final = (await mcp.call(inputResponses=accepted, requestState=first["requestState"]))["result"]
+        assert final["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+
+
 async def test_mounted_under_a_path_the_pages_are_there_too(wire: WireChecker) -> None:
     """Mounted in a Starlette app at ``/tools``, without a public URL: the link learned
     from the request, the pages' redirect and cookie all carry the mount point."""
     store = MemoryStore()
-    app = build(store)
-    mcp = StreamableHTTP(app)
+    mcp = StreamableHTTP(build(store))
     outer = Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan)
     async with uvicorn_server(outer, lifespan="on") as running:
-        base = f"http://127.0.0.1:{running.port}/tools"
-        async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
-            mcp_client = Mcp(http, f"{base}/mcp", wire)
-            first = (await mcp_client.call())["result"]
-            ((key, request),) = first["inputRequests"].items()
-            link = request["params"]["url"]
-            assert link.startswith(f"{base}/mcp-elicit/flows/")
-            hop = await browser.get(link)
-            assert hop.status_code == 303 and hop.headers["location"].startswith("/tools/mcp-elicit/flows/")
-            assert "path=/tools/mcp-elicit/flows/" in hop.headers["set-cookie"].lower()
-            page = await browser.get(hop.url.join(hop.headers["location"]))
-            assert page.status_code == 200, page.text
-            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
-            assert csrf is not None
-            saved = await browser.post(
-                page.url, data={"csrf": csrf.group(1), "action": "submit", "value": SECRET}
-            )
-            assert saved.status_code == 200 and "Saved" in saved.text
-            accepted = {key: {"action": "accept"}}
-            final = (await mcp_client.call(inputResponses=accepted, requestState=first["requestState"]))[
-                "result"
-            ]
-            assert final["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+        await _key_through_the_pages(f"http://127.0.0.1:{running.port}/tools", "/tools", wire)
     await store.close()
 
 
@@ -425,24 +427,5 @@ async def test_behind_a_proxy_that_strips_a_path_the_pages_keep_it(wire: WireChe
     async with uvicorn_server(stripping("/mcp-app", StreamableHTTP(app))) as running:
         base = f"http://127.0.0.1:{running.port}/mcp-app"
         app.url_mode.public_url = base
-        async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
-            mcp = Mcp(http, f"{base}/mcp", wire)
-            first = (await mcp.call())["result"]
-            ((key, request),) = first["inputRequests"].items()
-            link = request["params"]["url"]
-            assert link.startswith(f"{base}/mcp-elicit/flows/")
-            hop = await browser.get(link)
-            assert hop.status_code == 303 and hop.headers["location"].startswith("/mcp-app/mcp-elicit/flows/")
-            assert "path=/mcp-app/mcp-elicit/flows/" in hop.headers["set-cookie"].lower()
-            page = await browser.get(hop.url.join(hop.headers["location"]))
-            assert page.status_code == 200, page.text  # the cookie came back under the prefix
-            csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
-            assert csrf is not None
-            saved = await browser.post(
-                page.url, data={"csrf": csrf.group(1), "action": "submit", "value": SECRET}
-            )
-            assert saved.status_code == 200 and "Saved" in saved.text
-            accepted = {key: {"action": "accept"}}
-            final = (await mcp.call(inputResponses=accepted, requestState=first["requestState"]))["result"]
-            assert final["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+        await _key_through_the_pages(base, "/mcp-app", wire)
     await store.close()
