@@ -3,14 +3,16 @@
 * sealing plus opening a ``requestState`` of 200 bytes and of 4 KiB, next to a bare
   AES-256-GCM encrypt+decrypt of the same bytes (fresh 12-byte nonce, no associated data)
   with the same ``cryptography`` build: the difference is what the envelope costs
-  (binding, expiry, hex, checks);
+  (binding, expiry, base64, checks);
 * computing a request's binding (the SHA-256 of its canonical arguments);
 * decoding and checking a ``tools/call`` request (JSON-RPC decode plus the 2026-07-28
   ``_meta``/header checks) as the HTTP transport does;
 * building the form ``Form(region=String())`` and validating an answer against it;
 * one whole round (the call and the retry) through mcp-elicit's ASGI app, in process,
   with no HTTP server and no network, next to the same through the canned floor app:
-  the difference is the work the application does per round, without uvicorn.
+  the difference is the work the application does per round, without uvicorn;
+* one ``tools/call`` of a tool that asks nothing, the same way: the fixed cost of a call
+  in mcp-elicit, before any question.
 
 ``--sdk`` times the official SDK's ``AESGCMRequestStateCodec`` seal+unseal of the same
 payloads instead (run it with the SDK's interpreter), as a reference point.
@@ -230,6 +232,20 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
             samples.append((time.process_time_ns() - start) / number / 1e3)
         return samples
 
+    call = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"provision",'
+    call += b'"arguments":{"name":"web-1"},%s}}' % _ASGI_META
+
+    async def calls(app: Any) -> list[float]:
+        for _ in range(number):  # warm up
+            await _asgi_post(app, call)
+        samples = []
+        for _ in range(repeat):
+            start = time.process_time_ns()
+            for _ in range(number):
+                await _asgi_post(app, call)
+            samples.append((time.process_time_ns() - start) / number / 1e3)
+        return samples
+
     out: dict[str, Any] = {}
     loop = new_loop()
     try:
@@ -240,13 +256,41 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
                 "min": min(samples),
                 "max": max(samples),
             }
+        plain = _plain_app()
+        answer = json.loads(loop.run_until_complete(_asgi_post(plain, call)))
+        if answer["result"]["content"][0]["text"] != "Provisioned web-1":
+            raise AssertionError(f"unexpected result: {answer}")
+        for label, app in (("mcp-elicit", plain), ("floor", floor.app)):
+            samples = loop.run_until_complete(calls(app))
+            out[f"{ASGI_CALL}, {label}"] = {
+                "median": statistics.median(samples),
+                "min": min(samples),
+                "max": max(samples),
+            }
     finally:
         loop.close()
     return out
 
 
+def _plain_app() -> Any:
+    """mcp-elicit serving a ``provision`` that asks nothing: the fixed cost of a tool call."""
+    from mcp_elicit import KeyRing, Server
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    server = Server("bench-plain", state_keys=KeyRing([KEY]))
+
+    @server.tool()
+    async def provision(name: str) -> str:
+        """Provision ``name`` without asking anything."""
+        return f"Provisioned {name}"
+
+    return StreamableHTTP(server)
+
+
 #: The label of the in-process round figures; ", mcp-elicit" or ", floor" follows.
 ASGI_ROUND = "one round through the ASGI app in process (call + retry)"  # = report.ASGI_ROUND
+#: The label of the in-process figures of one tools/call that asks nothing.
+ASGI_CALL = "one tools/call that asks nothing, through the ASGI app in process"  # = report.ASGI_CALL
 
 
 def sdk_benchmarks(number: int, repeat: int) -> dict[str, Any]:

@@ -178,6 +178,8 @@ def targets(
 
 #: The in-process round figures of ``micro.py``; ", mcp-elicit" or ", floor" follows.
 ASGI_ROUND = "one round through the ASGI app in process (call + retry)"
+#: The in-process figures of one tools/call that asks nothing (``micro.ASGI_CALL``).
+ASGI_CALL = "one tools/call that asks nothing, through the ASGI app in process"
 
 
 def _interpolate(points: Sequence[tuple[float, float]], x: float) -> float:
@@ -238,6 +240,9 @@ def calibration_summary(
         out["elicit_work_us"] = work
         out["floor_with_elicit_work_us_per_round"] = _interpolate(points, work)
         out["extrapolated"] = work > points[-1][0]
+    plain, plain_floor = micro.get(f"{ASGI_CALL}, {ELICIT}"), micro.get(f"{ASGI_CALL}, {FLOOR}")
+    if plain and plain_floor:
+        out["plain_call_work_us"] = plain["median"] - plain_floor["median"]
     if ELICIT in summary:
         out["elicit_cpu_us_per_round"] = summary[ELICIT]["cpu_us_per_round"]["median"]
     flat = micro.get(f"{ASGI_ROUND}, {FLAT}")
@@ -294,6 +299,12 @@ def render_calibration(cal: Mapping[str, Any]) -> list[str]:
             sentence += f", against the {cal['elicit_cpu_us_per_round']:.0f} µs mcp-elicit measured."
         else:
             sentence += "."
+    if "plain_call_work_us" in cal:
+        sentence += (
+            f" A `tools/call` of a tool that asks nothing does {cal['plain_call_work_us']:.0f} µs of work "
+            f"in process (`{ASGI_CALL}`, mcp-elicit minus floor): the fixed cost of a call, before "
+            "any question."
+        )
     if "flat_cpu_us_per_round" in cal:
         cpu = cal["flat_cpu_us_per_round"]
         sentence += (

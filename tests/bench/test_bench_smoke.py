@@ -16,6 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN = ROOT / "bench" / "run.py"
+#: The in-process figures of one tools/call that asks nothing (bench/micro.py, bench/report.py).
+ASGI_CALL = "one tools/call that asks nothing, through the ASGI app in process"
 FIGURES = (
     "rounds_1_per_s",
     "rounds_1_p50_ms",
@@ -100,6 +102,9 @@ def test_the_calibration_curve_is_measured_and_reported(smoke: tuple[dict, str])
     assert math.isfinite(cal["elicit_work_us"]) and math.isfinite(cal["floor_with_elicit_work_us_per_round"])
     assert "## Calibration: the floor doing plain Python work" in page and "| 20 µs |" in page
     assert cal["flat_cpu_us_per_round"] > 0 and "The flat reference" in page
+    for app in ("mcp-elicit", "floor"):
+        assert result["micro"][f"{ASGI_CALL}, {app}"]["median"] > 0
+    assert cal["plain_call_work_us"] > 0 and "A `tools/call` of a tool that asks nothing does" in page
 
 
 @pytest.mark.anyio
@@ -173,6 +178,7 @@ def test_the_calibration_curve_is_read_by_linear_interpolation() -> None:
     }
     label = report.ASGI_ROUND
     micro = {f"{label}, mcp-elicit": {"median": 110.0}, f"{label}, floor": {"median": 10.0}}
+    micro |= {f"{ASGI_CALL}, mcp-elicit": {"median": 24.0}, f"{ASGI_CALL}, floor": {"median": 3.0}}
     runs = {"10": [run(70.0), run(80.0), run(75.0)], "20": [run(110.0)], "40": [run(170.0)]}
     cal = report.calibration_summary(runs, summary, micro)
     assert [lv["work_us"] for lv in cal["levels"]] == [10.0, 20.0, 40.0]
@@ -186,6 +192,8 @@ def test_the_calibration_curve_is_read_by_linear_interpolation() -> None:
     assert cal["extrapolated"] is True
     page = "\n".join(report.render_calibration(cal))
     assert "reached at about 17 µs of work per request" in page
+    assert cal["plain_call_work_us"] == pytest.approx(21.0)
+    assert "asks nothing does 21 µs of work in process" in page
     assert report.calibration_summary({}, summary, micro) == {}
 
 
