@@ -86,8 +86,10 @@ class HttpProcess:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
 
-def _wait_listening(proc: subprocess.Popen[bytes], port: int, deadline: float) -> bool:
-    """True once ``port`` accepts connections; False when the process died first."""
+def wait_listening(proc: subprocess.Popen[bytes], port: int, deadline: float | None = None) -> bool:
+    """True once ``port`` accepts connections; False when the process died first
+    (TimeoutError at ``deadline``, a ``time.monotonic()`` value; default: START_TIMEOUT)."""
+    deadline = time.monotonic() + START_TIMEOUT if deadline is None else deadline
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
@@ -117,7 +119,7 @@ def http_process(
                 env=_env(),
             )
         try:
-            ready = _wait_listening(proc, port, time.monotonic() + START_TIMEOUT)
+            ready = wait_listening(proc, port)
         except BaseException:
             _stop(proc)
             raise
