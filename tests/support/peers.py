@@ -22,13 +22,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from support.procs import ROOT, START_TIMEOUT, _stop, _wait_listening, free_port
+from support.procs import ROOT, _stop, free_port, wait_listening
 
 __all__ = ["PEERS", "TS_PEERS", "fastmcp_python", "peer_http", "sdk_python", "ts_node"]
 
@@ -118,7 +117,7 @@ def peer_http(argv: Callable[[int], list[str]], log: Path) -> Iterator[str]:
     with log.open("wb") as out:
         proc = subprocess.Popen(argv(port), stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=ROOT)
     try:
-        if not _wait_listening(proc, port, time.monotonic() + START_TIMEOUT):
+        if not wait_listening(proc, port):
             pytest.fail(f"the peer exited: {log.read_text(errors='replace')}")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
