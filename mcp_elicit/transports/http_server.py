@@ -139,6 +139,7 @@ class StreamableHTTP(SessionRoutes):
         self.metadata_path = "/.well-known/oauth-protected-resource" + (self.path if self.path != "/" else "")
         self.fallback = fallback
         self.draining = False
+        self._unchecked = True  # whether the first request has looked for a started server
 
     def begin_shutdown(self) -> None:
         """Stop serving: end every 2025-11-25 session (their streams close, their waiting
@@ -171,6 +172,8 @@ class StreamableHTTP(SessionRoutes):
             return
         if kind != "http":
             return
+        if self._unchecked:
+            self._check_started()
         path = (route_path(scope) if scope.get("root_path") else scope["path"]).rstrip("/") or "/"
         if path.startswith(PAGES_PATH + "/"):
             page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
@@ -219,6 +222,16 @@ class StreamableHTTP(SessionRoutes):
             )
         else:
             await plain(send, 405, b"Method Not Allowed", extra=[(b"allow", b"POST")])
+
+    def _check_started(self) -> None:
+        """Once: warn when this app serves while the instances sharing its store cannot be
+        heard, because no lifespan startup came (mounted without ``lifespan=``)."""
+        self._unchecked = False
+        if self.server.url_mode.shared_store is not None and self.server.relay.listening is None:
+            log.warning(
+                "serving without a lifespan startup: other instances sharing the store are not "
+                "heard; a parent app that mounts this one needs lifespan=<this app>.lifespan"
+            )
 
     # ---- checks ----------------------------------------------------------------
 

@@ -78,6 +78,30 @@ async def test_mounted_under_a_path_it_answers_there_and_its_lifespan_runs(revis
         await store.close()
 
 
+@pytest.mark.parametrize("passed_on", [True, False])
+async def test_a_mount_without_the_lifespan_is_warned_about_once(
+    passed_on: bool, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Mounted without ``lifespan=``, an app sharing a store cannot hear the other
+    instances: the first request says so in the log, once; with it, nothing is said."""
+    server = provisioning()
+    store = MemoryStore()
+    server.configure_url_mode(store=store)
+    mcp = StreamableHTTP(server)
+    outer = Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan if passed_on else None)
+    try:
+        async with uvicorn_server(outer, lifespan="on") as running:
+            async with connect_http(f"http://127.0.0.1:{running.port}/tools/mcp", timeout=10) as client:
+                await client.list_tools()
+                await client.list_tools()
+    finally:
+        await store.close()
+    warned = [r for r in caplog.records if "without a lifespan startup" in r.getMessage()]
+    assert len(warned) == (0 if passed_on else 1)
+    if warned:
+        assert warned[0].levelname == "WARNING" and "lifespan=" in warned[0].getMessage()
+
+
 async def test_behind_uvicorn_root_path_the_metadata_names_the_public_path() -> None:
     """``uvicorn --root-path /api`` behind a proxy that strips ``/api``: the endpoint is
     ``/api/mcp`` to the client, and its protected-resource metadata says so."""
