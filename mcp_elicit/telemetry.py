@@ -27,9 +27,13 @@ Rules:
 * A 2025-11-25 server's own request (``elicitation/create``...) is a span of kind CLIENT
   inside the handler's, its context sent in the request's ``_meta``; the client's answer
   is a span of kind SERVER under it. Both carry ``mcp_elicit.action`` for an elicitation.
+* The transport's attributes: ``network.transport`` (``tcp`` for HTTP, ``pipe`` for
+  stdio), ``network.protocol.name`` and ``.version``, and the peer's address
+  (``client.address``/``client.port`` on the server, ``server.address``/``server.port``
+  on the client).
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
   recorded by the side answering / sending, with the same low-cardinality attributes
-  (method, tool or prompt, protocol version, error type).
+  (method, tool or prompt, protocol version, network transport and protocol, error type).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ Side = Literal["server", "client"]
 A = TypeVar("A")
 _RECHECK = 1.0  # seconds between looks for a provider the application installed later
 _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
+_METRIC_NETWORK = frozenset({"network.transport", "network.protocol.name", "network.protocol.version"})
 
 
 def load(enabled: bool | Telemetry | None, side: Side) -> Telemetry | None:
@@ -147,11 +152,14 @@ class Telemetry:
         *,
         version: str | None = None,
         session: str | None = None,
+        network: Mapping[str, str | int] | None = None,
     ) -> A:
         """Server side: await ``answer`` (the encoded response, or it and an HTTP status) to
         ``message`` inside its span."""
         params = message.params if isinstance(message.params, dict) else {}
-        with self.request(message.method, message.id, params, version=version, session=session) as traced:
+        with self.request(
+            message.method, message.id, params, version=version, session=session, network=network
+        ) as traced:
             out = await answer
             if traced is not None:
                 payload = out[0] if isinstance(out, tuple) else out
@@ -180,11 +188,13 @@ class Telemetry:
         version: str | None,
         session: str | None,
         incoming: bool | None = None,
+        network: Mapping[str, str | int] | None = None,
     ) -> Iterator[Traced | None]:
         """Wrap one request (answering it, or sending it and waiting for its answer); yields
         where to report the answer (None: not traced). ``incoming``: whether this side
         answers it (default: the server side does); a 2025-11-25 server's own questions go
-        the other way, and so do a client's answers to them."""
+        the other way, and so do a client's answers to them. ``network``: the transport's
+        attributes (``network.*``, the peer's ``server.*`` or ``client.*``)."""
         if incoming is None:
             incoming = self.side == "server"
         if not self.active:
@@ -200,6 +210,8 @@ class Telemetry:
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = target
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
+        if network:
+            metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
         record = Traced(metric)
         start = time.perf_counter()
         try:
@@ -207,7 +219,7 @@ class Telemetry:
                 with record.failing():
                     yield record
                 return
-            attributes = {**metric, "jsonrpc.request.id": str(rid)}
+            attributes = {**(network or {}), **metric, "jsonrpc.request.id": str(rid)}
             if session is not None:
                 attributes["mcp.session.id"] = session
             uri = params.get("uri")

@@ -252,7 +252,12 @@ class Connection:
         method, rid = str(message.get("method")), message.get("id")
         version = headers.get("MCP-Protocol-Version")  # the session's, on 2025-11-25 (and stdio's too)
         with telemetry.request(
-            method, rid, params if isinstance(params, Mapping) else {}, version=version, session=None
+            method,
+            rid,
+            params if isinstance(params, Mapping) else {},
+            version=version,
+            session=None,
+            network=self.transport.network,
         ) as traced:
             message = telemetry.with_context(message)
             reply, exchange = await self._request(

@@ -305,6 +305,7 @@ class HandshakeSession:
                 version=self.revision,
                 session=None,
                 incoming=True,
+                network=self.conn.transport.network,
             ) as traced:
                 message = await self._response(request, origin)
                 if traced is not None:

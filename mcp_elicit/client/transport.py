@@ -131,6 +131,11 @@ class Transport(Protocol):
     @property
     def where(self) -> str: ...
 
+    #: OpenTelemetry's attributes of the connection (``network.transport``; over HTTP the
+    #: protocol and ``server.address``/``server.port``); empty when there is no network.
+    @property
+    def network(self) -> Mapping[str, str | int]: ...
+
     async def open(self, unsolicited: Unsolicited) -> None:
         """Connect (or start the server process)."""
         ...

@@ -245,12 +245,15 @@ class Server(Catalog):
         *,
         channel: HandshakeChannel,
         principal: Principal | None = None,
+        network: Mapping[str, str | int] | None = None,
     ) -> bytes | None:
-        """Answer a request of a handshake session; None when the client cancelled it."""
+        """Answer a request of a handshake session; None when the client cancelled it.
+        ``network``: the transport's attributes for telemetry (``Telemetry.request``)."""
         answer = respond_in_session(self, message, session, channel=channel, principal=principal)
         if self.telemetry is None or not self.telemetry.active:
             return await answer
-        return await self.telemetry.traced(message, answer, version=session.version, session=session.id)
+        version, sid = session.version, session.id
+        return await self.telemetry.traced(message, answer, version=version, session=sid, network=network)
 
     def complete_elicitation(self, elicitation_id: str) -> bool:
         """Tell the session that started URL elicitation ``elicitation_id`` that it is done
@@ -303,12 +306,13 @@ class Server(Catalog):
         channel: Channel,
         principal: Principal | None = None,
         headers: Mapping[str, str] | None = None,
+        network: Mapping[str, str | int] | None = None,
     ) -> tuple[bytes, int]:
         """Answer one decoded request: the encoded response and the HTTP status for it."""
         answer = self._respond(message, channel, principal, headers)
         if self.telemetry is None or not self.telemetry.active:
             return await answer
-        return await self.telemetry.traced(message, answer)
+        return await self.telemetry.traced(message, answer, network=network)
 
     async def _respond(
         self,

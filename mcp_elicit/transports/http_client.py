@@ -83,6 +83,17 @@ class HttpTransport:
         return self.url
 
     @property
+    def network(self) -> Mapping[str, str | int]:
+        url = httpx.URL(self.url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        return {
+            "network.transport": "tcp",
+            "network.protocol.name": "http",
+            "server.address": url.host,
+            "server.port": port,
+        }
+
+    @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
             raise TransportError(f"the connection to {self.url} is not open")

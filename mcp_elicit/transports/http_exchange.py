@@ -36,6 +36,7 @@ __all__ = [
     "host_only",
     "json_headers",
     "keep_alive",
+    "network_attributes",
     "plain",
     "route_path",
 ]
@@ -71,6 +72,19 @@ def route_path(scope: Scope) -> str:
     if root and path.startswith(root) and path[len(root) : len(root) + 1] in ("", "/"):
         return path[len(root) :]
     return path
+
+
+def network_attributes(scope: Scope) -> dict[str, str | int]:
+    """OpenTelemetry's attributes of the connection a request came on: TCP, its HTTP
+    version, and the client's address and port (as the ASGI server saw them)."""
+    out: dict[str, str | int] = {"network.transport": "tcp", "network.protocol.name": "http"}
+    version = scope.get("http_version")
+    if isinstance(version, str):
+        out["network.protocol.version"] = version
+    client = scope.get("client")
+    if client:
+        out["client.address"], out["client.port"] = str(client[0]), int(client[1])
+    return out
 
 
 @functools.lru_cache(maxsize=256)

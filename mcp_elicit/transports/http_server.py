@@ -53,6 +53,7 @@ from mcp_elicit.transports.http_exchange import (
     host_only,
     json_headers,
     keep_alive,
+    network_attributes,
     plain,
     route_path,
 )
@@ -327,9 +328,11 @@ class StreamableHTTP(SessionRoutes):
         modern = isinstance(message, jsonrpc.Request) and not self.server.core.is_handshake_request(
             message, headers
         )
+        telemetry = self.server.telemetry
+        network = network_attributes(scope) if telemetry is not None and telemetry.active else None
         sid = headers.get("mcp-session-id")
         if sid is not None and not modern:
-            await self._in_session(sid, message, headers, principal, sse_ok, receive, send)
+            await self._in_session(sid, message, headers, principal, sse_ok, receive, send, network)
             return
         if isinstance(message, jsonrpc.Notification):
             await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
@@ -364,11 +367,13 @@ class StreamableHTTP(SessionRoutes):
                 exchange,
                 message,
                 receive,
-                self.server.respond(message, channel=exchange, principal=principal, headers=headers),
+                self.server.respond(
+                    message, channel=exchange, principal=principal, headers=headers, network=network
+                ),
             )
         else:
             payload, status = await self.server.respond(
-                message, channel=exchange, principal=principal, headers=headers
+                message, channel=exchange, principal=principal, headers=headers, network=network
             )
             await exchange.reply(payload, status)
 

@@ -68,6 +68,7 @@ class SessionRoutes:
         sse_ok: bool,
         receive: Receive,
         send: Send,
+        network: Mapping[str, str | int] | None = None,
     ) -> None:
         rid = message.id if isinstance(message, jsonrpc.Request) else None
         session = self._session(sid, principal)
@@ -101,7 +102,7 @@ class SessionRoutes:
             exchange,
             message,
             receive,
-            self._session_reply(message, session, channel, principal),
+            self._session_reply(message, session, channel, principal, network),
         )
 
     async def _session_reply(
@@ -110,9 +111,10 @@ class SessionRoutes:
         session: Session,
         channel: SessionChannel,
         principal: Principal | None,
+        network: Mapping[str, str | int] | None,
     ) -> tuple[bytes | None, int]:
         return await self.server.respond_in_session(
-            message, session, channel=channel, principal=principal
+            message, session, channel=channel, principal=principal, network=network
         ), 200
 
     async def _listen(

@@ -61,6 +61,10 @@ class MemoryTransport:
     def where(self) -> str:
         return f"memory:{self.server.name}"
 
+    @property
+    def network(self) -> Mapping[str, str | int]:
+        return {}  # in process: no network
+
     async def open(self, unsolicited: Unsolicited) -> None:
         return None
 

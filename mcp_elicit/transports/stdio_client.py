@@ -78,6 +78,10 @@ class StdioTransport:
         return shlex.join(self.command)
 
     @property
+    def network(self) -> Mapping[str, str | int]:
+        return {"network.transport": "pipe"}
+
+    @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 

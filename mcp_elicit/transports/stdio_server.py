@@ -30,6 +30,8 @@ from mcp_elicit.wire.framing import LineFramer, Oversized
 __all__ = ["StdioServer", "serve_stdio"]
 
 log = logging.getLogger("mcp_elicit.stdio")
+#: OpenTelemetry's attributes of the connection: stdin and stdout.
+_PIPE: Mapping[str, str | int] = {"network.transport": "pipe"}
 
 
 class _Lines:
@@ -201,10 +203,10 @@ class StdioServer:
         try:
             if session is not None and self.server.core.is_handshake_request(message, None, in_session=True):
                 payload: bytes | None = await self.server.respond_in_session(
-                    message, session, channel=_Lines(self)
+                    message, session, channel=_Lines(self), network=_PIPE
                 )
             else:
-                payload, _status = await self.server.respond(message, channel=_Lines(self))
+                payload, _status = await self.server.respond(message, channel=_Lines(self), network=_PIPE)
         except asyncio.CancelledError:
             return
         if payload is not None:

@@ -98,6 +98,10 @@ class FakeTransport:
     def where(self) -> str:
         return "fake://server"
 
+    @property
+    def network(self) -> Mapping[str, str | int]:
+        return {}
+
     async def open(self, unsolicited: Unsolicited) -> None:
         self.unsolicited = unsolicited
         self.opened = True

@@ -142,6 +142,10 @@ async def test_each_round_is_a_server_span_in_the_clients_trace(traced: Traced) 
         assert attributes["mcp.protocol.version"] == "2026-07-28"
         assert attributes["jsonrpc.request.id"] == rid
         assert "error.type" not in attributes and span.status.status_code == StatusCode.UNSET
+        # the connection it came on: TCP, HTTP/1.1, from the test's own loopback socket
+        assert attributes["network.transport"] == "tcp" and attributes["network.protocol.name"] == "http"
+        assert attributes["network.protocol.version"] == "1.1"
+        assert attributes["client.address"] == "127.0.0.1" and attributes["client.port"] > 0
     assert asked.attributes["mcp_elicit.result_type"] == "input_required"
     assert asked.attributes["mcp_elicit.input_requests"] == 1
     assert "mcp_elicit.result_type" not in answered.attributes
@@ -158,7 +162,10 @@ async def test_each_round_is_a_server_span_in_the_clients_trace(traced: Traced) 
         "mcp.protocol.version": "2026-07-28",
         "gen_ai.tool.name": "deploy",
         "gen_ai.operation.name": "execute_tool",
-    }
+        "network.transport": "tcp",
+        "network.protocol.name": "http",
+        "network.protocol.version": "1.1",
+    }  # not the client's address or port: those vary per connection
 
 
 async def test_the_handler_runs_inside_the_request_span(traced: Traced) -> None:
@@ -233,6 +240,13 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
         client_span = clients[server.parent.span_id]
         assert client_span.name == server.name
         assert client_span.attributes["jsonrpc.request.id"] == server.attributes["jsonrpc.request.id"]
+    port = httpx.URL(traced.url).port
+    for span in clients.values():  # where the client sent them
+        assert span.attributes["network.transport"] == "tcp"
+        assert span.attributes["server.address"] == "127.0.0.1" and span.attributes["server.port"] == port
+    for span in servers:  # where the server got them from (in a session too, at 2025-11-25)
+        assert span.attributes["network.transport"] == "tcp"
+        assert span.attributes["client.address"] == "127.0.0.1"
     calls = [s for s in clients.values() if s.name == "tools/call deploy"]
     # 2026-07-28: the question is a round of its own (two requests); 2025-11-25: one request
     assert len(calls) == (2 if revision == "2026-07-28" else 1)
@@ -320,6 +334,35 @@ def test_opentelemetry_instrument_traces_mcp_elicit_serve_with_no_code(tmp_path:
     assert span["context"]["trace_id"] == f"0x{TRACE_ID}" and span["parent_id"] == f"0x{PARENT_ID}"
     assert span["attributes"]["mcp.method.name"] == "tools/list"
     assert span["attributes"]["jsonrpc.request.id"] == "7"
+
+
+async def test_over_stdio_the_transport_is_a_pipe(tmp_path: Path) -> None:
+    """Both sides say ``network.transport=pipe`` over stdio, and name no address."""
+    from mcp_elicit.transports.stdio_client import connect_stdio
+    from mcp_elicit.transports.stdio_server import StdioServer
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    # the client side: a real server process
+    telemetry = Telemetry("client", tracer_provider=provider)
+    async with connect_stdio([*cli(), "serve", str(DEMO)], telemetry=telemetry, timeout=20) as client:
+        assert await client.list_tools()
+    sent = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
+    assert sent and all(s.kind == SpanKind.CLIENT for s in sent)
+    # the server side: the stdio server in process, reading a request from a file
+    exporter.clear()
+    app = build(Telemetry(tracer_provider=provider))
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+    (tmp_path / "in").write_bytes(json.dumps(request).encode() + b"\n")
+    with (tmp_path / "in").open("rb") as stdin, (tmp_path / "out").open("wb") as stdout:
+        await StdioServer(app, grace=0.1).run(stdin, stdout)
+    assert b'"tools"' in (tmp_path / "out").read_bytes()
+    answered = list(exporter.get_finished_spans())
+    assert [s.kind for s in answered] == [SpanKind.SERVER]
+    for span in [*sent, *answered]:
+        assert span.attributes["network.transport"] == "pipe"
+        assert not {"server.address", "client.address", "network.protocol.name"} & set(span.attributes)
 
 
 def listening(port: int) -> bool:
