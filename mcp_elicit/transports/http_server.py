@@ -26,6 +26,11 @@ Rules:
   a connected client keeps open forever.
 * Errors carry the request id whenever it could be read, and the HTTP status the spec
   names (400 for ``_meta``/header/version/capability errors, 404 for unknown methods).
+* Mounted under a path (Starlette's ``Mount``, ``--root-path``: the ASGI ``root_path``), it
+  routes from there, and the URLs it gives out (page links, the protected-resource
+  metadata, what a DPoP proof must name) carry it, or the public URL when one is set.
+  A parent app does not pass lifespan events on: :meth:`StreamableHTTP.lifespan` is
+  what it runs instead.
 """
 
 from __future__ import annotations
