@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from support.procs import ROOT, cli, free_port, wait_listening
+from support.procs import ROOT, _stop, cli, free_port, wait_listening
 
 REVISIONS = ["2026-07-28", "2025-11-25"]
 UVICORN = [sys.executable, "-m", "uvicorn", "examples.mounted_app:app", "--host", "127.0.0.1"]
@@ -35,12 +35,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         assert wait_listening(proc, port), log.read_text(errors="replace")
         yield f"http://127.0.0.1:{port}"
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+        _stop(proc)
     # uvicorn stops on SIGTERM and then re-raises it; the lifespan shutdown logged no error
     text = log.read_text(errors="replace")
     assert proc.returncode in (0, -15) and "ERROR" not in text and "Traceback" not in text, text
