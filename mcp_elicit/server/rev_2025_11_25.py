@@ -100,7 +100,13 @@ class SessionAsker(InPlaceAsker):
         else:  # a span of its own (kind CLIENT), its context sent along in params._meta
             session, rid = self.session, self.session.new_request_id()
             with telemetry.request(
-                ask.method, rid, params, version=session.version, session=session.id, incoming=False
+                ask.method,
+                rid,
+                params,
+                version=session.version,
+                session=session.id,
+                incoming=False,
+                network=session.network,
             ) as traced:
                 params = telemetry.with_context({"params": params})["params"]
                 reply = await session.request(self.send, ask.method, params, timeout=self.timeout, rid=rid)

@@ -46,6 +46,8 @@ class Session:
         self.capabilities = handshake.capabilities
         self.client_info = handshake.client_info
         self.principal = principal
+        #: The transport's attributes for telemetry (``Telemetry.request``), set by it.
+        self.network: Mapping[str, str | int] | None = None
         self.initialized = False
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()

@@ -168,6 +168,8 @@ class StdioServer:
                 and self.server.core.is_handshake_request(message, None)
             ):
                 payload, self.session = self.server.open_session(message)
+                if self.session is not None:
+                    self.session.network = _PIPE
                 await self.write(payload)
                 if self.session is not None:
                     self._pushing = asyncio.ensure_future(self._push(self.session))

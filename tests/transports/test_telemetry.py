@@ -268,6 +268,9 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
     assert asked.attributes["jsonrpc.request.id"] == answered.attributes["jsonrpc.request.id"]
     assert asked.attributes["mcp.session.id"] == handling.attributes["mcp.session.id"]
     assert asked.attributes["mcp_elicit.action"] == answered.attributes["mcp_elicit.action"] == "accept"
+    # sent on the session's connection, answered on the client's
+    assert asked.attributes["network.transport"] == answered.attributes["network.transport"] == "tcp"
+    assert asked.attributes["client.address"] == "127.0.0.1" and answered.attributes["server.port"] == port
     assert answered.start_time >= asked.start_time and answered.end_time <= asked.end_time
     # each side measures it the other way round: the server as its sender, the client as
     # its receiver
