@@ -31,6 +31,8 @@ Rules:
   stdio), ``network.protocol.name`` and ``.version``, and the peer's address
   (``client.address``/``client.port`` on the server, ``server.address``/``server.port``
   on the client).
+* A 2025-11-25 session's duration, from ``initialize`` to its end, goes to
+  ``mcp.server.session.duration`` / ``mcp.client.session.duration`` (revision, network).
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
   recorded by the side answering / sending, with the same low-cardinality attributes
   (method, tool or prompt, protocol version, network transport and protocol, error type).
@@ -90,6 +92,7 @@ class Telemetry:
         self._providers = (tracer_provider, meter_provider)
         self._api: Any = None
         self._durations: dict[bool, Any] = {}  # by direction: True for requests answered
+        self._sessions: Any = None  # mcp.{side}.session.duration
         self._tracing = self._measuring = False
         self._checked = float("-inf")
         if tracer_provider is not None or meter_provider is not None:
@@ -123,6 +126,19 @@ class Telemetry:
                 unit="s",
                 description=f"MCP request duration as observed on the {observed}",
             )
+        self._sessions = self._meter.create_histogram(
+            f"mcp.{self.side}.session.duration",
+            unit="s",
+            description=f"The duration of the MCP session as observed on the MCP {self.side}",
+        )
+
+    def session_ended(self, version: str, network: Mapping[str, str | int] | None, seconds: float) -> None:
+        """A 2025-11-25 session is over: its duration goes to ``mcp.{side}.session.duration``."""
+        if not self.active or self._sessions is None:
+            return
+        attributes: dict[str, str | int] = {"mcp.protocol.version": version}
+        attributes.update((k, v) for k, v in (network or {}).items() if k in _METRIC_NETWORK)
+        self._sessions.record(seconds, attributes)
 
     @property
     def active(self) -> bool:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -80,6 +81,7 @@ class HandshakeSession:
         self.session_id: str | None = None
         self.initialized: dict[str, Any] = {}
         self._negotiated = False
+        self._opened: float | None = None  # when the session opened (monotonic)
         self._completions: dict[str, asyncio.Event] = {}
         self._listener: asyncio.Task[None] | None = None
         #: The requests in flight, by id: what a server's question during them belongs to.
@@ -127,6 +129,7 @@ class HandshakeSession:
             )
         self.revision = chosen
         self._negotiated = True
+        self._opened = time.monotonic()
         self.session_id = self._session_from(exchange.headers)
         self.initialized = dict(result)
         self.conn.server = ServerInfo.from_json(result.get("serverInfo"), self.conn.transport.where)
@@ -154,6 +157,9 @@ class HandshakeSession:
         if self.session_id is not None:
             with contextlib.suppress(Exception):
                 await self.conn.transport.end_session(self.headers({}))
+        telemetry, opened, self._opened = self.conn.telemetry, self._opened, None
+        if telemetry is not None and opened is not None:
+            telemetry.session_ended(self.revision, self.conn.transport.network, time.monotonic() - opened)
 
     # ---- requests --------------------------------------------------------------
 

@@ -96,7 +96,8 @@ class Server(Catalog):
         #: How long a handshake-era question waits for its answer (a person is answering).
         self.ask_timeout = ask_timeout
         #: Sessions of 2025-11-25 (and earlier) clients.
-        self.sessions = Sessions(max_sessions=max_sessions, idle_timeout=session_idle_timeout)
+        ended = self.telemetry.session_ended if self.telemetry is not None else None
+        self.sessions = Sessions(max_sessions=max_sessions, idle_timeout=session_idle_timeout, ended=ended)
         #: Hosted URL mode: flows, the vault, third-party providers (store opened on first use).
         self.url_mode = UrlMode(
             store=store,

@@ -46,6 +46,7 @@ class Session:
         self.capabilities = handshake.capabilities
         self.client_info = handshake.client_info
         self.principal = principal
+        self.started = now
         #: The transport's attributes for telemetry (``Telemetry.request``), set by it.
         self.network: Mapping[str, str | int] | None = None
         self.initialized = False
@@ -162,10 +163,13 @@ class Sessions:
         max_sessions: int = 1000,
         idle_timeout: float = 1800.0,
         clock: Callable[[], float] = time.monotonic,
+        ended: Callable[[str, Mapping[str, str | int] | None, float], None] | None = None,
     ) -> None:
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.clock = clock
+        #: Told of each session that ends: its revision, network attributes and seconds.
+        self.ended = ended
         self._live: dict[str, Session] = {}
 
     def __len__(self) -> int:
@@ -201,6 +205,8 @@ class Sessions:
         if session is None:
             return False
         session.close()
+        if self.ended is not None:
+            self.ended(session.version, session.network, self.clock() - session.started)
         return True
 
     def close_all(self) -> None:

@@ -257,7 +257,16 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
     assert measured.count == len(calls)
     if revision == "2026-07-28":
         assert not questions  # asked in results, answered in the retry: no request of their own
+        assert not points(reader, "mcp.client.session.duration")  # stateless: no session
+        assert not points(traced.reader, "mcp.server.session.duration")
         return
+    # the session, from initialize to the client's DELETE, measured on each side
+    (client_session,) = points(reader, "mcp.client.session.duration")
+    (server_session,) = points(traced.reader, "mcp.server.session.duration")
+    for point in (client_session, server_session):
+        assert point.count == 1 and point.sum > 0
+        assert dict(point.attributes)["mcp.protocol.version"] == "2025-11-25"
+        assert dict(point.attributes)["network.transport"] == "tcp"
     # The server's question is a CLIENT span inside its tools/call span, and the client's
     # answer a SERVER span inside that: the person's time shows up where it was spent.
     (asked,) = [s for s in questions if s.kind == SpanKind.CLIENT]
@@ -283,14 +292,20 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
 
 
 def telemetry_points(reader: InMemoryMetricReader, side: str = "client") -> list[Any]:
+    return points(reader, f"mcp.{side}.operation.duration")
+
+
+def points(reader: InMemoryMetricReader, name: str) -> list[Any]:
+    """The data points of the metric ``name`` that ``reader`` holds (none: an empty list)."""
     data = reader.get_metrics_data()
-    assert data is not None
+    if data is None:
+        return []
     return [
         point
         for resource in data.resource_metrics
         for scope in resource.scope_metrics
         for metric in scope.metrics
-        if metric.name == f"mcp.{side}.operation.duration"
+        if metric.name == name
         for point in metric.data.data_points
     ]
 
