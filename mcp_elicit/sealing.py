@@ -261,7 +261,7 @@ class KeyRing:
 class StateSealer:
     """Seals payloads into ``requestState`` tokens bound to a request, and opens them."""
 
-    __slots__ = ("_max", "_max_payload", "_open", "_sealing", "_server_id", "_ttl")
+    __slots__ = ("_keys", "_max", "_max_payload", "_open", "_sealing", "_server_id", "_ttl")
 
     def __init__(
         self, keys: KeyRing, *, server_id: str, ttl: float = 600.0, max_token_size: int = 64 * 1024
@@ -274,6 +274,7 @@ class StateSealer:
             raise ConfigError(f"ttl must be a positive number of seconds, not {ttl!r}")
         if not isinstance(max_token_size, int) or not 256 <= max_token_size <= 1 << 30:
             raise ConfigError("max_token_size must be an int from 256 to 2**30")
+        self._keys = keys
         self._server_id = server_id
         self._ttl = float(ttl)
         self._max = max_token_size
@@ -289,6 +290,13 @@ class StateSealer:
         }
         head = f"{_PREFIX}{next(iter(keys._entries))}."
         self._sealing = (head, *self._open[head][:2])
+
+    def with_max_token_size(self, max_token_size: int) -> StateSealer:
+        """A sealer like this one (keys, server id, ttl) for tokens up to another size:
+        each opens what the other seals, within its own size bound."""
+        return StateSealer(
+            self._keys, server_id=self._server_id, ttl=self._ttl, max_token_size=max_token_size
+        )
 
     @property
     def server_id(self) -> str:

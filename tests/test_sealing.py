@@ -493,3 +493,18 @@ def test_sealer_properties() -> None:
 def test_binascii_error_is_a_value_error() -> None:
     """open() catches ValueError around a2b_hex and b64decode; binascii.Error must stay one."""
     assert issubclass(binascii.Error, ValueError)
+
+
+def test_a_sibling_sealer_takes_larger_tokens_with_the_same_keys() -> None:
+    big = SEALER.with_max_token_size(1 << 20)
+    assert big.server_id == SEALER.server_id and big.ttl == SEALER.ttl
+    payload = os.urandom(200_000)  # well over the default 64 KiB token
+    with pytest.raises(ValueError, match="too large"):
+        SEALER.seal(payload, BINDING, now=NOW)
+    token = big.seal(payload, BINDING, now=NOW)
+    assert big.open(token, BINDING, now=NOW + 1) == payload
+    assert reason(token, sealer=SEALER) == "too large"  # each keeps its own bound
+    small = SEALER.seal(b"state", BINDING, now=NOW)
+    assert big.open(small, BINDING, now=NOW + 1) == b"state"  # the same keys and server
+    other = StateSealer(KeyRing([SECRET_B]), server_id=SERVER).with_max_token_size(1 << 20)
+    assert reason(token, sealer=other) == "unknown key id"

@@ -19,10 +19,13 @@ Rules:
   bound to the task and its owner (a task's questions, answers and result never lie in
   the store in the clear, and only its owner's requests open it). Writes are in order
   and coalesced per task. The creation is written before the request that created the
-  task is answered, so its id works on any instance at once. A state too large to seal
-  (over the sealer's ``max_token_size``) is not mirrored; logged.
+  task is answered, so its id works on any instance at once. A state is mirrored up to
+  16 MiB sealed (a large result, say); a larger one is not, and that is logged.
 * Each change is also published, sealed the same way: a ``subscriptions/listen`` naming
-  the task on another instance agrees to it (from the mirror) and hears it move.
+  the task on another instance agrees to it (from the mirror) and hears it move. A state
+  too large for a message is announced once it is written, without the state, and the
+  other instances read it from the mirror (a listener may then hear it after a later,
+  smaller state; the last one, the end, always comes last).
 * A ``tasks/*`` request for a task this instance does not hold is answered from the
   mirror: ``tasks/get`` with the mirrored state, ``tasks/update`` and ``tasks/cancel`` by
   publishing them, sealed, to the instance that holds the task, and acknowledging (as
@@ -60,6 +63,8 @@ __all__ = ["Relay"]
 log = logging.getLogger("mcp_elicit.server")
 
 _MAX_MESSAGE = 256 * 1024
+_MAX_STATE = 16 * 1024 * 1024  # the largest sealed task state mirrored
+_INLINE = _MAX_MESSAGE - 4096  # a sealed state up to this size travels in its message
 _RETRY_MAX = 30.0
 _TASKS = "tasks"  # the store namespace of the mirrored tasks
 _COMMAND_TTL = 60.0  # how long a sealed tasks/update or tasks/cancel may travel
@@ -85,7 +90,11 @@ class Relay:
         self._tasks, self._sealer, self._clock, self._changed = tasks, sealer, clock, changed
         tasks.announce = self.written  # a new task's id works on any instance once announced
         self._me = secrets.token_hex(8)
-        self._dirty: dict[str, tuple[bytes, float]] = {}  # task id -> its latest sealed state
+        #: task id -> its latest sealed state, its ttl, and (a state too large for a message)
+        #: the owner to announce it for once written
+        self._dirty: dict[str, tuple[bytes, float, tuple[str | None] | None]] = {}
+        self._mirror_sealer: tuple[StateSealer, StateSealer] | None = None  # (base, mirror)
+        self._reads: set[asyncio.Task[None]] = set()
         self._wrote = self._queued = 0
         self._wake: asyncio.Event | None = None  # something to write
         self._progress: asyncio.Event | None = None  # something was written
@@ -115,8 +124,8 @@ class Relay:
                 job.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await job
-        for send in list(self._sends):
-            send.cancel()
+        for job in (*self._sends, *self._reads):
+            job.cancel()
         self._store = self.listening = self._wake = self._progress = None
         self._dirty.clear()
 
@@ -187,19 +196,27 @@ class Relay:
             return
         ttl = _FOREVER if record.ttl_ms is None else record.ttl_ms / 1000 + 60.0
         try:
-            sealed = self._sealer().seal(
+            sealed = self._mirroring().seal(
                 orjson.dumps(record.wire()), _binding("mirror", record), now=self._clock(), ttl=ttl
             )
-        except ValueError as exc:  # too large for a token: other instances keep the last state
+        except ValueError as exc:  # too large even for the mirror: other instances keep the last state
             log.warning("task %s: its state is not shared with other instances (%s)", record.task_id, exc)
             return
-        self._dirty[record.task_id] = (sealed.encode("ascii"), ttl)
+        inline = len(sealed) <= _INLINE
+        self._dirty[record.task_id] = (sealed.encode("ascii"), ttl, None if inline else (record.owner,))
         self._queued += 1
         self._wake.set()
-        # listeners on other instances hear it too
-        self._publish(
-            {"op": "tasks/changed", "task": record.task_id, "owner": record.owner, "sealed": sealed}
-        )
+        if inline:  # listeners on other instances hear it too (a larger one: once written)
+            self._publish(
+                {"op": "tasks/changed", "task": record.task_id, "owner": record.owner, "sealed": sealed}
+            )
+
+    def _mirroring(self) -> StateSealer:
+        """The server's sealer, for task states up to ``_MAX_STATE`` (following key changes)."""
+        base = self._sealer()
+        if self._mirror_sealer is None or self._mirror_sealer[0] is not base:
+            self._mirror_sealer = (base, base.with_max_token_size(_MAX_STATE))
+        return self._mirror_sealer[1]
 
     async def visible(self, task_ids: frozenset[str], owner: str | None) -> dict[str, dict[str, Any]]:
         """The current state of those of ``task_ids`` that ``owner`` may see, held here or by
@@ -228,12 +245,17 @@ class Relay:
         """What ``sealed`` holds for that use, task and owner; None when it does not open."""
         try:
             return orjson.loads(
-                self._sealer().open(
+                self._mirroring().open(
                     sealed, _binding(use, TaskRecord(task_id, owner, 0.0, None, 0)), now=self._clock()
                 )
             )
         except (InvalidRequestState, orjson.JSONDecodeError):
             return None
+
+    async def _reread(self, task_id: str, owner: str | None) -> None:
+        state = await self._mirrored(task_id, owner)
+        if isinstance(state, dict):
+            self._changed(state)
 
     async def written(self) -> None:
         """Wait (a second at most) until every state mirrored so far is in the store."""
@@ -251,11 +273,14 @@ class Relay:
             await wake.wait()
             wake.clear()
             batch, self._dirty, upto = self._dirty, {}, self._queued
-            for task_id, (sealed, ttl) in batch.items():
+            for task_id, (sealed, ttl, announce) in batch.items():
                 try:
                     await store.put(_TASKS, task_id, sealed, ttl=ttl)
                 except Exception as exc:  # any backend's failure: the next change writes again
                     log.warning("task %s: its state could not be shared (%s)", task_id, exc)
+                    continue
+                if announce is not None:  # too large for a message: read it from the mirror
+                    self._publish({"op": "tasks/changed", "task": task_id, "owner": announce[0]})
             self._wrote = upto
             progress.set()
 
@@ -286,10 +311,16 @@ class Relay:
         if not isinstance(task_id, str) or not (owner is None or isinstance(owner, str)):
             return
         if op == "tasks/changed":
-            if not self._tasks.holds(task_id):  # its own instance told its listeners already
-                state = self._open("mirror", task_id, owner, body.get("sealed"))
-                if isinstance(state, dict):
-                    self._changed(state)
+            if self._tasks.holds(task_id):  # its own instance told its listeners already
+                return
+            if "sealed" not in body:  # a state too large for a message: it is in the mirror
+                read = asyncio.ensure_future(self._reread(task_id, owner))
+                self._reads.add(read)
+                read.add_done_callback(self._reads.discard)
+                return
+            state = self._open("mirror", task_id, owner, body.get("sealed"))
+            if isinstance(state, dict):
+                self._changed(state)
             return
         responses = self._open(op, task_id, owner, body.get("sealed"))
         try:

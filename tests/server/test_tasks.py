@@ -491,3 +491,55 @@ async def test_a_listener_on_another_instance_hears_the_task(wire: WireChecker) 
             refused.cancel()
         finally:
             listening.cancel()
+
+
+@pytest.mark.parametrize("size", [100_000, 400_000])
+async def test_a_large_result_reaches_the_other_instances(wire: WireChecker, size: int) -> None:
+    """A result over a requestState's 64 KiB is mirrored all the same: tasks/get on
+    another instance gets it whole, and a listener there hears the end, whether its sealed
+    state fits in a message (100 kB) or is announced and read from the mirror (400 kB)."""
+
+    def reporter() -> Server:
+        app = Server("tasks", state_keys=KeyRing([b"t" * 16 + b"k" * 16]))
+        app.gate = asyncio.Event()  # type: ignore[attr-defined]
+
+        @app.tool(task="optional")
+        async def report(ctx: Context) -> str:
+            """A long report, made as a task."""
+            await ctx.start_task("writing")
+            await app.gate.wait()  # type: ignore[attr-defined]
+            return "".join(f"line {n}\n" for n in range(size // 6))[:size]
+
+        return app
+
+    a, b = reporter(), reporter()
+    async with instances(a, b, store=MemoryStore()):
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        task_id = (await here.result("tools/call", {"name": "report", "arguments": {}}))["taskId"]
+        message = {
+            "jsonrpc": "2.0",
+            "id": 60,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"taskIds": [task_id]}, "_meta": there.meta()},
+        }
+        listening = asyncio.ensure_future(there.raw(message))
+        try:
+            await eventually(lambda: len(there.notifications) >= 2, "the acknowledgement and the state")
+            a.gate.set()  # type: ignore[attr-defined]
+            done = await settle(there, task_id, "completed")
+            text = done["result"]["content"][0]["text"]
+            assert len(text) == size and text.startswith("line 0\nline 1\n")
+
+            def ended() -> list[dict[str, Any]]:
+                return [
+                    n["params"]
+                    for n in there.notifications
+                    if n["method"] == "notifications/tasks" and n["params"]["status"] == "completed"
+                ]
+
+            await eventually(lambda: bool(ended()), "the end, heard on b")
+            assert ended()[-1]["result"]["content"][0]["text"] == text
+        finally:
+            listening.cancel()
