@@ -214,7 +214,7 @@ class RedisSubscription:
         if reader is not None and not reader.done():
             reader.cancel()
             await asyncio.wait({reader})
-        await self._pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+        await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # untyped before redis-py 8.2
 
     async def _read(self, limit: float | None) -> bytes | None:
         """Read until a message arrives or ``limit`` seconds pass (None: no limit)."""
