@@ -361,8 +361,8 @@ class StateSealer:
                 body[-3] not in _ZERO_LOW4 if body[-2] == "=" else body[-2] not in _ZERO_LOW2
             ):
                 raise InvalidRequestState("bad base64")
-            try:
-                raw = _b64decode(body, validate=True)
+            try:  # validate=True, passed by position: pybase64 parses keywords slowly
+                raw = _b64decode(body, None, True)
             except ValueError:  # binascii.Error, or a non-ASCII str
                 raise InvalidRequestState("bad base64") from None
         try:
