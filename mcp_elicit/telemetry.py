@@ -1,5 +1,5 @@
-"""OpenTelemetry for both sides: one span per request, and the duration metric, as the
-semantic conventions for MCP describe them (``mcp.*``, ``gen_ai.*``, ``jsonrpc.*``).
+"""OpenTelemetry for both sides: one span per request and per notification, and the
+duration metric, as the semantic conventions for MCP describe them (``mcp.*``, ``gen_ai.*``, ``jsonrpc.*``).
 
 Rules:
 
@@ -31,6 +31,11 @@ Rules:
   stdio), ``network.protocol.name`` and ``.version``, and the peer's address
   (``client.address``/``client.port`` on the server, ``server.address``/``server.port``
   on the client).
+* A notification is a span too, named after its method: kind CLIENT where it is sent
+  (the handler's progress and log messages inside the request's span, a list change, a
+  resource update, a finished URL step, a client's cancellation...), its context added to
+  its ``_meta``; kind SERVER where it is received, continuing that context, around what
+  the receiving side does with it. Both are measured like requests.
 * A 2025-11-25 session's duration, from ``initialize`` to its end, goes to
   ``mcp.server.session.duration`` / ``mcp.client.session.duration`` (revision, network).
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
@@ -45,19 +50,23 @@ import importlib.util
 import sys
 import time
 from collections.abc import Awaitable, Iterator, Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import orjson
 
 from mcp_elicit.wire.jsonrpc import Request
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 
-__all__ = ["Side", "Telemetry", "Traced", "load"]
+__all__ = ["Side", "Telemetry", "Traced", "load", "notifying"]
 
 Side = Literal["server", "client"]
 A = TypeVar("A")
+C = TypeVar("C")
 _RECHECK = 1.0  # seconds between looks for a provider the application installed later
 _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
+# Notifications whose params have no ``_meta`` in their revision's schema: traced, but
+# their context is not sent along.
+_NO_META = frozenset({"notifications/elicitation/complete"})
 _METRIC_NETWORK = frozenset({"network.transport", "network.protocol.name", "network.protocol.version"})
 
 
@@ -75,6 +84,25 @@ def load(enabled: bool | Telemetry | None, side: Side) -> Telemetry | None:
             raise ConfigError("telemetry needs opentelemetry-api: pip install 'mcp-elicit[otel]'")
         return None
     return Telemetry(side)
+
+
+def notifying(
+    telemetry: Telemetry | None,
+    method: str,
+    params: Mapping[str, Any] | None,
+    *,
+    incoming: bool,
+    version: str | None = None,
+    session: str | None = None,
+    network: Mapping[str, str | int] | None = None,
+) -> contextlib.AbstractContextManager[Mapping[str, Any] | None]:
+    """One notification sent (``incoming`` False) or received, in its span when
+    ``telemetry`` is on (:meth:`Telemetry.notification`); yields the params to send."""
+    if telemetry is None or not telemetry.active:
+        return contextlib.nullcontext(params)
+    return telemetry.notification(
+        method, params, incoming=incoming, version=version, session=session, network=network
+    )
 
 
 class Telemetry:
@@ -184,15 +212,10 @@ class Telemetry:
 
     def with_context(self, message: Mapping[str, Any]) -> Mapping[str, Any]:
         """Client side: ``message`` with the current trace context in ``params._meta`` (a copy)."""
-        carrier: dict[str, str] = {}
-        self._propagate.inject(carrier)
-        if not carrier:
-            return message
         params = message.get("params")
-        body = dict(params) if isinstance(params, Mapping) else {}
-        meta = body.get("_meta")
-        body["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), **carrier}
-        return {**message, "params": body}
+        before = params if isinstance(params, Mapping) else None
+        after = self._with_meta(before)
+        return message if after is before else {**message, "params": after}
 
     @contextlib.contextmanager
     def request(
@@ -217,17 +240,48 @@ class Telemetry:
             yield None
             return
         target = params.get("name") if method in ("tools/call", "prompts/get") else None
-        meta = params.get("_meta")
-        version = version or (meta.get(PROTOCOL_VERSION_META_KEY) if isinstance(meta, Mapping) else None)
-        metric: dict[str, Any] = {"mcp.method.name": method}
-        if isinstance(version, str):
-            metric["mcp.protocol.version"] = version
+        metric = _metric(method, version, params.get("_meta"), network)
         if isinstance(target, str):
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = target
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
-        if network:
-            metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
+        name = f"{method} {target}" if isinstance(target, str) else method
+        with self._operation(name, metric, params, incoming, session, network, str(rid)) as record:
+            if record.span is not None:
+                _responses(record.span, params.get("inputResponses"))
+            yield record
+
+    @contextlib.contextmanager
+    def notification(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        incoming: bool,
+        version: str | None = None,
+        session: str | None = None,
+        network: Mapping[str, str | int] | None = None,
+    ) -> Iterator[Mapping[str, Any] | None]:
+        """Wrap one notification: sending it (yields ``params`` with the trace context in
+        ``_meta``, a copy, to send instead) or handling it once received (yields ``params``;
+        the span continues the sender's context). An exception inside sets ``error.type``."""
+        metric = _metric(method, version, params.get("_meta") if params is not None else None, network)
+        with self._operation(method, metric, params or {}, incoming, session, network, None) as record:
+            traced = record.span is not None and not incoming and method not in _NO_META
+            yield self._with_meta(params) if traced else params
+
+    @contextlib.contextmanager
+    def _operation(
+        self,
+        name: str,
+        metric: dict[str, Any],
+        params: Mapping[str, Any],
+        incoming: bool,
+        session: str | None,
+        network: Mapping[str, str | int] | None,
+        rid: str | None,
+    ) -> Iterator[Traced]:
+        """One request or notification: its span (when tracing), its duration measured."""
         record = Traced(metric)
         start = time.perf_counter()
         try:
@@ -235,18 +289,21 @@ class Telemetry:
                 with record.failing():
                     yield record
                 return
-            attributes = {**(network or {}), **metric, "jsonrpc.request.id": str(rid)}
+            attributes = {**(network or {}), **metric}
+            if rid is not None:
+                attributes["jsonrpc.request.id"] = rid
             if session is not None:
                 attributes["mcp.session.id"] = session
             uri = params.get("uri")
-            if method.startswith("resources/") and isinstance(uri, str):
+            if isinstance(uri, str) and "resources/" in metric["mcp.method.name"]:
                 attributes["mcp.resource.uri"] = uri
             parent = None
+            meta = params.get("_meta")
             if incoming and isinstance(meta, Mapping):  # the sender's context
                 carrier = {k: v for k in _CONTEXT_KEYS if isinstance(v := meta.get(k), str)}
                 parent = self._propagate.extract(carrier) if carrier else None
             with self._tracer.start_as_current_span(
-                f"{method} {target}" if isinstance(target, str) else method,
+                name,
                 context=parent,
                 kind=self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT,
                 attributes=attributes,
@@ -254,7 +311,6 @@ class Telemetry:
                 set_status_on_exception=False,
             ) as span:
                 record.span = span
-                _responses(span, params.get("inputResponses"))
                 try:
                     with record.failing():
                         yield record
@@ -264,6 +320,85 @@ class Telemetry:
             duration = self._durations.get(incoming)
             if duration is not None:
                 duration.record(time.perf_counter() - start, record.metric)
+
+    def channel(
+        self,
+        channel: C,
+        request: object,
+        *,
+        version: str | None = None,
+        session: str | None = None,
+        network: Mapping[str, str | int] | None = None,
+    ) -> C:
+        """``channel`` (a request's: its ``notify`` sends the handler's notifications) with
+        each notification in its span; every other attribute is the channel's own.
+        ``request``: the request's params, where the version is read when not given."""
+        meta = request.get("_meta") if isinstance(request, Mapping) else None
+        if version is None and isinstance(meta, Mapping):
+            found = meta.get(PROTOCOL_VERSION_META_KEY)
+            version = found if isinstance(found, str) else None
+        return cast(C, _NotingChannel(channel, self, version, session, network))
+
+    def _with_meta(self, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """``params`` with the current trace context in ``_meta`` (a copy; as is without one)."""
+        carrier: dict[str, str] = {}
+        self._propagate.inject(carrier)
+        if not carrier:
+            return params
+        body = dict(params) if params is not None else {}
+        meta = body.get("_meta")
+        body["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), **carrier}
+        return body
+
+
+def _metric(
+    method: str, version: str | None, meta: object, network: Mapping[str, str | int] | None
+) -> dict[str, Any]:
+    """The low-cardinality attributes of a request's or notification's duration (the
+    version, when not given, read from its ``_meta``)."""
+    if version is None and isinstance(meta, Mapping):
+        version = meta.get(PROTOCOL_VERSION_META_KEY)
+    metric: dict[str, Any] = {"mcp.method.name": method}
+    if isinstance(version, str):
+        metric["mcp.protocol.version"] = version
+    if network:
+        metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
+    return metric
+
+
+class _NotingChannel:
+    """A request's channel whose notifications are traced (:meth:`Telemetry.channel`)."""
+
+    __slots__ = ("_channel", "_network", "_session", "_telemetry", "_version")
+
+    def __init__(
+        self,
+        channel: Any,
+        telemetry: Telemetry,
+        version: str | None,
+        session: str | None,
+        network: Mapping[str, str | int] | None,
+    ) -> None:
+        self._channel = channel
+        self._telemetry = telemetry
+        self._version = version
+        self._session = session
+        self._network = network
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        with notifying(
+            self._telemetry,
+            method,
+            params,
+            incoming=False,
+            version=self._version,
+            session=self._session,
+            network=self._network,
+        ) as sent:
+            await self._channel.notify(method, sent if isinstance(sent, dict) else dict(sent or {}))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._channel, name)
 
 
 class Traced:

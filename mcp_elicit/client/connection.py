@@ -48,7 +48,7 @@ from mcp_elicit.core.client_inputs import (
 )
 from mcp_elicit.core.rounds import InputRequest
 from mcp_elicit.errors import FormValidationError, ProtocolViolation, RequestTimeout, ValidationProblem
-from mcp_elicit.telemetry import Telemetry
+from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
@@ -208,8 +208,9 @@ class Connection:
     on_notification: NotificationCallback | None = None
     server: ServerInfo = field(default_factory=ServerInfo)
     tools: ToolIndex = field(default_factory=ToolIndex)
-    #: OpenTelemetry (``mcp_elicit.telemetry``): a CLIENT span per request, its context
-    #: sent in ``params._meta``; None when off.
+    #: OpenTelemetry (``mcp_elicit.telemetry``): a CLIENT span per request and per
+    #: notification sent, its context in ``params._meta``; a SERVER span per notification
+    #: received and per question answered; None when off.
     telemetry: Telemetry | None = None
     _background: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -286,7 +287,8 @@ class Connection:
         with clocked(self.clock):  # a transport that waits for a person stops this clock
             exchange = await self.transport.exchange(message, headers)
         try:
-            reply = await self.collect(exchange, rid, budget, on_request, on_notification)
+            version = headers.get("MCP-Protocol-Version")
+            reply = await self.collect(exchange, rid, budget, on_request, on_notification, version)
         except RequestTimeout:
             await exchange.aclose()
             if cancellable:
@@ -324,7 +326,34 @@ class Connection:
         )
         with contextlib.suppress(Exception):
             async with asyncio.timeout(2.0):
-                await self.transport.send(note, headers)
+                await self.send_notification(note, headers)
+
+    async def send_notification(self, note: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        """Send one notification (as built by ``builder``), in its span."""
+        params = note.get("params")
+        with notifying(
+            self.telemetry,
+            str(note.get("method")),
+            params,
+            incoming=False,
+            version=headers.get("MCP-Protocol-Version"),
+            network=self.transport.network,
+        ) as sent:
+            await self.transport.send(note if sent is params else {**note, "params": sent}, headers)
+
+    def receiving(
+        self, message: Notification, version: str | None
+    ) -> contextlib.AbstractContextManager[object]:
+        """Handle one notification from the server (``version``: the revision it came
+        in) inside its span."""
+        return notifying(
+            self.telemetry,
+            message.method,
+            message.params,
+            incoming=True,
+            version=version,
+            network=self.transport.network,
+        )
 
     async def collect(
         self,
@@ -333,6 +362,7 @@ class Connection:
         budget: Budget,
         on_request: ServerRequestHandler | None,
         on_notification: NotificationHandler | None = None,
+        version: str | None = None,
     ) -> Reply:
         while True:
             item = await self.receive(exchange, budget)
@@ -343,10 +373,11 @@ class Connection:
                     return item
                 log.debug("ignoring a response to id %r while waiting for %r", item.id, rid)
             elif isinstance(item, Notification):
-                if on_notification is not None:
-                    await on_notification(item)
-                else:
-                    await self.notify(item.method, item.params or {})
+                with self.receiving(item, version):
+                    if on_notification is not None:
+                        await on_notification(item)
+                    else:
+                        await self.notify(item.method, item.params or {})
             elif on_request is not None:
                 await on_request(item)
             else:

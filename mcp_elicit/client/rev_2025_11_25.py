@@ -134,7 +134,7 @@ class HandshakeSession:
         self.initialized = dict(result)
         self.conn.server = ServerInfo.from_json(result.get("serverInfo"), self.conn.transport.where)
         note = self.conn.builder.notification("notifications/initialized", None, self.revision)
-        await self.conn.transport.send(note, self.headers(note))
+        await self.conn.send_notification(note, self.headers(note))
         await self._listen()
         return self.initialized
 
@@ -228,7 +228,9 @@ class HandshakeSession:
                 if resumed is None:
                     break
                 exchange = resumed
-                reply = await self.conn.collect(exchange, rid, budget, in_band, self._on_notification)
+                reply = await self.conn.collect(
+                    exchange, rid, budget, in_band, self._on_notification, self.revision
+                )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
             return reply
         finally:
@@ -437,7 +439,11 @@ class HandshakeSession:
             item = await stream.receive()
             if isinstance(item, Ended):
                 return item
-            await self.on_unsolicited(item)
+            if isinstance(item, Notification):
+                with self.conn.receiving(item, self.revision):
+                    await self.on_unsolicited(item)
+            else:
+                await self.on_unsolicited(item)
 
 
 async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> None:

@@ -232,6 +232,13 @@ class Client:
         self._conn.server = ServerInfo.from_json(info, self.transport.where)
 
     async def _unsolicited(self, message: Message) -> None:
+        if not isinstance(message, Notification):
+            await self._route(message)
+            return
+        with self._conn.receiving(message, getattr(self._session, "revision", None)):
+            await self._route(message)
+
+    async def _route(self, message: Message) -> None:
         session = self._session
         if isinstance(message, Notification) and any(
             s.deliver(message) for s in self._subscriptions.values()

@@ -93,7 +93,7 @@ async def open_subscription(
     subscription = Subscription(message["id"])
     routes[subscription.id] = subscription
     exchange = await conn.transport.exchange(message, headers)
-    pump = asyncio.ensure_future(_pump(exchange, subscription, conn))
+    pump = asyncio.ensure_future(_pump(exchange, subscription, conn, revision))
     try:
         try:
             async with asyncio.timeout(conn.timeout):
@@ -117,7 +117,7 @@ async def open_subscription(
             await conn.cancel_request(message, headers, "the client stopped listening")
 
 
-async def _pump(exchange: Exchange, subscription: Subscription, conn: Connection) -> None:
+async def _pump(exchange: Exchange, subscription: Subscription, conn: Connection, revision: str) -> None:
     """Everything the request's own stream carries, until it ends."""
     while True:
         item = await exchange.receive()
@@ -130,5 +130,7 @@ async def _pump(exchange: Exchange, subscription: Subscription, conn: Connection
         if isinstance(item, ErrorResponse) and item.id in (subscription.id, None):
             subscription._end(by_server=True, error=item.error)
             return
-        if isinstance(item, Notification) and not subscription.deliver(item):
-            await conn.notify(item.method, item.params or {})
+        if isinstance(item, Notification):
+            with conn.receiving(item, revision):
+                if not subscription.deliver(item):
+                    await conn.notify(item.method, item.params or {})

@@ -250,11 +250,13 @@ class Server(Catalog):
     ) -> bytes | None:
         """Answer a request of a handshake session; None when the client cancelled it.
         ``network``: the transport's attributes for telemetry (``Telemetry.request``)."""
-        answer = respond_in_session(self, message, session, channel=channel, principal=principal)
-        if self.telemetry is None or not self.telemetry.active:
-            return await answer
+        telemetry = self.telemetry
+        if telemetry is None or not telemetry.active:
+            return await respond_in_session(self, message, session, channel=channel, principal=principal)
         version, sid = session.version, session.id
-        return await self.telemetry.traced(message, answer, version=version, session=sid, network=network)
+        channel = telemetry.channel(channel, message.params, version=version, session=sid, network=network)
+        answer = respond_in_session(self, message, session, channel=channel, principal=principal)
+        return await telemetry.traced(message, answer, version=version, session=sid, network=network)
 
     def complete_elicitation(self, elicitation_id: str) -> bool:
         """Tell the session that started URL elicitation ``elicitation_id`` that it is done
@@ -263,10 +265,8 @@ class Server(Catalog):
         if session is None:
             return False
         session.elicitations.discard(elicitation_id)
-        session.push(
-            jsonrpc.encode_notification(
-                "notifications/elicitation/complete", {"elicitationId": elicitation_id}
-            )
+        session.notify(
+            "notifications/elicitation/complete", {"elicitationId": elicitation_id}, self.telemetry
         )
         return True
 
@@ -278,18 +278,20 @@ class Server(Catalog):
         return self._resource_updated(uri)
 
     def _resource_updated(self, uri: str) -> int:
+        method, params = "notifications/resources/updated", {"uri": uri}
         sessions = self.sessions.subscribed(uri)
         for session in sessions:
-            session.push(jsonrpc.encode_notification("notifications/resources/updated", {"uri": uri}))
-        return len(sessions) + self.subscriptions.publish("notifications/resources/updated", {"uri": uri})
+            session.notify(method, params, self.telemetry)
+        return len(sessions) + self.subscriptions.publish(method, params)
 
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> int:
         """Tell every client listening that the list of ``kind`` changed (done for you
         when a tool, prompt or resource is registered or removed); how many were told."""
         method = f"notifications/{kind}/list_changed"
-        return self.sessions.push_all(jsonrpc.encode_notification(method, None)) + self.subscriptions.publish(
-            method
-        )
+        sessions = self.sessions.live()
+        for session in sessions:
+            session.notify(method, None, self.telemetry)
+        return len(sessions) + self.subscriptions.publish(method)
 
     def _task_changed(self, record: TaskRecord) -> None:
         self.subscriptions.publish("notifications/tasks", record.wire())
@@ -310,10 +312,13 @@ class Server(Catalog):
         network: Mapping[str, str | int] | None = None,
     ) -> tuple[bytes, int]:
         """Answer one decoded request: the encoded response and the HTTP status for it."""
-        answer = self._respond(message, channel, principal, headers)
-        if self.telemetry is None or not self.telemetry.active:
-            return await answer
-        return await self.telemetry.traced(message, answer, network=network)
+        telemetry = self.telemetry
+        if telemetry is None or not telemetry.active:
+            return await self._respond(message, channel, principal, headers)
+        channel = telemetry.channel(channel, message.params, network=network)
+        return await telemetry.traced(
+            message, self._respond(message, channel, principal, headers), network=network
+        )
 
     async def _respond(
         self,

@@ -109,7 +109,9 @@ class SessionAsker(InPlaceAsker):
                 network=session.network,
             ) as traced:
                 params = telemetry.with_context({"params": params})["params"]
-                reply = await session.request(self.send, ask.method, params, timeout=self.timeout, rid=rid)
+                reply = await session.request(
+                    self.send, ask.method, params, timeout=self.timeout, rid=rid, telemetry=telemetry
+                )
                 if traced is not None:
                     traced.read(reply)
         if "error" in reply:

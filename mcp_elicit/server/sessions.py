@@ -30,6 +30,7 @@ from typing import Any
 
 from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
 
 __all__ = ["Session", "Sessions"]
@@ -72,7 +73,14 @@ class Session:
         return f"s-{next(self._ids)}"
 
     async def request(
-        self, send: Send, method: str, params: Mapping[str, Any], *, timeout: float, rid: str | None = None
+        self,
+        send: Send,
+        method: str,
+        params: Mapping[str, Any],
+        *,
+        timeout: float,
+        rid: str | None = None,
+        telemetry: Telemetry | None = None,
     ) -> dict[str, Any]:
         """Send a request to the client and wait (up to ``timeout``) for its response message.
 
@@ -92,12 +100,19 @@ class Session:
             except (TimeoutError, asyncio.CancelledError) as exc:
                 timed_out = isinstance(exc, TimeoutError)
                 reason = f"no answer within {timeout:g} s" if timed_out else "the request it belongs to ended"
-                note = jsonrpc.encode_notification(
-                    "notifications/cancelled", {"requestId": rid, "reason": reason}
-                )
+                method, note = "notifications/cancelled", {"requestId": rid, "reason": reason}
                 with contextlib.suppress(Exception):
                     async with asyncio.timeout(1.0):
-                        await send(note)
+                        with notifying(
+                            telemetry,
+                            method,
+                            note,
+                            incoming=False,
+                            version=self.version,
+                            session=self.id,
+                            network=self.network,
+                        ) as sent:
+                            await send(jsonrpc.encode_notification(method, sent))
                 raise
         finally:
             self.pending.pop(rid, None)
@@ -123,6 +138,19 @@ class Session:
         return True
 
     # ---- the standalone stream -------------------------------------------------
+
+    def notify(self, method: str, params: Mapping[str, Any] | None, telemetry: Telemetry | None) -> None:
+        """Queue a notification for the standalone stream (in its span, with ``telemetry``)."""
+        with notifying(
+            telemetry,
+            method,
+            params,
+            incoming=False,
+            version=self.version,
+            session=self.id,
+            network=self.network,
+        ) as sent:
+            self.push(jsonrpc.encode_notification(method, sent))
 
     def push(self, data: bytes) -> None:
         """Queue a session-level message for the standalone stream."""
@@ -219,11 +247,9 @@ class Sessions:
                 return session
         return None
 
-    def push_all(self, data: bytes) -> int:
-        """Push ``data`` to every live session's standalone stream; how many."""
-        for session in self._live.values():
-            session.push(data)
-        return len(self._live)
+    def live(self) -> list[Session]:
+        """The sessions open now."""
+        return list(self._live.values())
 
     def subscribed(self, uri: str) -> list[Session]:
         return [s for s in self._live.values() if uri in s.subscriptions]

@@ -45,6 +45,7 @@ from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, Protoc
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
+from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_bearer import app_base, authenticate, serve_metadata
 from mcp_elicit.transports.http_exchange import (
     ASGIApp,
@@ -54,6 +55,7 @@ from mcp_elicit.transports.http_exchange import (
     Send,
     Watchlist,
     acceptable,
+    accepted,
     error_response,
     host_only,
     json_headers,
@@ -339,9 +341,9 @@ class StreamableHTTP(SessionRoutes):
         if sid is not None and not modern:
             await self._in_session(sid, message, headers, principal, sse_ok, receive, send, network)
             return
-        if isinstance(message, jsonrpc.Notification):
-            await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
-            await send({"type": "http.response.body", "body": b""})
+        if isinstance(message, jsonrpc.Notification):  # outside a session: nothing to do but take it
+            with notifying(telemetry, message.method, message.params, incoming=True, network=network):
+                await accepted(send)
             return
         if not isinstance(message, jsonrpc.Request):
             await error_response(

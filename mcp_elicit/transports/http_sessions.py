@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from mcp_elicit.errors import InvalidRequest
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session
+from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_exchange import (
     SSE_HEADERS,
     Exchange,
@@ -86,11 +87,20 @@ class SessionRoutes:
             await error_response(send, rid, err)
             return
         if isinstance(message, jsonrpc.Notification):
-            if message.method == "notifications/initialized":
-                session.initialized = True
-            elif message.method == "notifications/cancelled":
-                session.cancel((message.params or {}).get("requestId"))
-            await accepted(send)
+            with notifying(
+                self.server.telemetry,
+                message.method,
+                message.params,
+                incoming=True,
+                version=session.version,
+                session=session.id,
+                network=network,
+            ):
+                if message.method == "notifications/initialized":
+                    session.initialized = True
+                elif message.method == "notifications/cancelled":
+                    session.cancel((message.params or {}).get("requestId"))
+                await accepted(send)
             return
         if isinstance(message, (jsonrpc.Response, jsonrpc.ErrorResponse)):
             session.resolve(message)

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 from mcp_elicit.errors import InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.sessions import Session
+from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import LoopbackPages
 from mcp_elicit.wire import jsonrpc
@@ -178,7 +179,17 @@ class StdioServer:
             self._tasks[message.id] = task
             task.add_done_callback(self._forget(message.id))
         elif isinstance(message, jsonrpc.Notification):
-            self._notification(message.method, message.params or {})
+            session = self.session
+            with notifying(
+                self.server.telemetry,
+                message.method,
+                message.params,
+                incoming=True,
+                version=session.version if session is not None else None,
+                session=session.id if session is not None else None,
+                network=_PIPE,
+            ):
+                self._notification(message.method, message.params or {})
         elif self.session is not None:
             self.session.resolve(message)
 
