@@ -103,15 +103,7 @@ class Session:
                 method, note = "notifications/cancelled", {"requestId": rid, "reason": reason}
                 with contextlib.suppress(Exception):
                     async with asyncio.timeout(1.0):
-                        with notifying(
-                            telemetry,
-                            method,
-                            note,
-                            incoming=False,
-                            version=self.version,
-                            session=self.id,
-                            network=self.network,
-                        ) as sent:
+                        with self._sending(telemetry, method, note) as sent:
                             await send(jsonrpc.encode_notification(method, sent))
                 raise
         finally:
@@ -141,16 +133,17 @@ class Session:
 
     def notify(self, method: str, params: Mapping[str, Any] | None, telemetry: Telemetry | None) -> None:
         """Queue a notification for the standalone stream (in its span, with ``telemetry``)."""
-        with notifying(
-            telemetry,
-            method,
-            params,
-            incoming=False,
-            version=self.version,
-            session=self.id,
-            network=self.network,
-        ) as sent:
+        with self._sending(telemetry, method, params) as sent:
             self.push(jsonrpc.encode_notification(method, sent))
+
+    def _sending(
+        self, telemetry: Telemetry | None, method: str, params: Mapping[str, Any] | None
+    ) -> contextlib.AbstractContextManager[Mapping[str, Any] | None]:
+        """One notification this session's server sends, in its span when tracing."""
+        version, network = self.version, self.network
+        return notifying(
+            telemetry, method, params, incoming=False, version=version, session=self.id, network=network
+        )
 
     def push(self, data: bytes) -> None:
         """Queue a session-level message for the standalone stream."""

@@ -26,6 +26,7 @@ from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support.otel import points
 from support.procs import ROOT, cli, free_port, uvicorn_server
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
@@ -294,21 +295,6 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
 
 def telemetry_points(reader: InMemoryMetricReader, side: str = "client") -> list[Any]:
     return points(reader, f"mcp.{side}.operation.duration")
-
-
-def points(reader: InMemoryMetricReader, name: str) -> list[Any]:
-    """The data points of the metric ``name`` that ``reader`` holds (none: an empty list)."""
-    data = reader.get_metrics_data()
-    if data is None:
-        return []
-    return [
-        point
-        for resource in data.resource_metrics
-        for scope in resource.scope_metrics
-        for metric in scope.metrics
-        if metric.name == name
-        for point in metric.data.data_points
-    ]
 
 
 def test_opentelemetry_instrument_traces_mcp_elicit_serve_with_no_code(tmp_path: Path) -> None:

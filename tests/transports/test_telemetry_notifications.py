@@ -21,6 +21,7 @@ from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import parse_sse
+from support.otel import points
 from support.procs import uvicorn_server
 from support.waiting import eventually
 from support.wire import WireChecker
@@ -55,17 +56,7 @@ class Recorded:
         return [s for s in self.spans.get_finished_spans() if name is None or s.name == name]
 
     def durations(self, side: str) -> list[Any]:
-        data = self.reader.get_metrics_data()
-        if data is None:
-            return []
-        return [
-            point
-            for resource in data.resource_metrics
-            for scope in resource.scope_metrics
-            for metric in scope.metrics
-            if metric.name == f"mcp.{side}.operation.duration"
-            for point in metric.data.data_points
-        ]
+        return points(self.reader, f"mcp.{side}.operation.duration")
 
 
 def recorded(
