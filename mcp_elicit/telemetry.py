@@ -10,7 +10,8 @@ Rules:
   to providers of the application's own.
 * A span is named ``{method} {tool or prompt}`` (the method alone for other requests).
   Attributes: ``mcp.method.name``, ``mcp.protocol.version``, ``jsonrpc.request.id``,
-  ``mcp.session.id`` (2025-11-25, server side), ``gen_ai.tool.name`` and
+  ``mcp.session.id`` (2025-11-25: on the server; on the client too over HTTP, where the
+  session has an id on the wire), ``gen_ai.tool.name`` and
   ``gen_ai.operation.name`` (``execute_tool``), ``gen_ai.prompt.name``,
   ``mcp.resource.uri``.
 * The trace context travels in ``params._meta`` (``traceparent``, ``tracestate``): the

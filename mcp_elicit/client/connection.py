@@ -251,13 +251,13 @@ class Connection:
             return await self._request(message, headers, budget, on_request, on_notification, cancellable)
         params = message.get("params")
         method, rid = str(message.get("method")), message.get("id")
-        version = headers.get("MCP-Protocol-Version")  # the session's, on 2025-11-25 (and stdio's too)
+        version, session = _revision_and_session(headers)  # on 2025-11-25 (and stdio), the session's
         with telemetry.request(
             method,
             rid,
             params if isinstance(params, Mapping) else {},
             version=version,
-            session=None,
+            session=session,
             network=self.transport.network,
         ) as traced:
             message = telemetry.with_context(message)
@@ -287,8 +287,7 @@ class Connection:
         with clocked(self.clock):  # a transport that waits for a person stops this clock
             exchange = await self.transport.exchange(message, headers)
         try:
-            version = headers.get("MCP-Protocol-Version")
-            reply = await self.collect(exchange, rid, budget, on_request, on_notification, version)
+            reply = await self.collect(exchange, rid, budget, on_request, on_notification, headers)
         except RequestTimeout:
             await exchange.aclose()
             if cancellable:
@@ -337,21 +336,23 @@ class Connection:
             params,
             incoming=False,
             version=headers.get("MCP-Protocol-Version"),
+            session=headers.get("Mcp-Session-Id"),
             network=self.transport.network,
         ) as sent:
             await self.transport.send(note if sent is params else {**note, "params": sent}, headers)
 
     def receiving(
-        self, message: Notification, version: str | None
+        self, message: Notification, version: str | None, session: str | None = None
     ) -> contextlib.AbstractContextManager[object]:
         """Handle one notification from the server (``version``: the revision it came
-        in) inside its span."""
+        in; ``session``: the 2025-11-25 HTTP session's id) inside its span."""
         return notifying(
             self.telemetry,
             message.method,
             message.params,
             incoming=True,
             version=version,
+            session=session,
             network=self.transport.network,
         )
 
@@ -362,7 +363,7 @@ class Connection:
         budget: Budget,
         on_request: ServerRequestHandler | None,
         on_notification: NotificationHandler | None = None,
-        version: str | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
         while True:
             item = await self.receive(exchange, budget)
@@ -373,7 +374,7 @@ class Connection:
                     return item
                 log.debug("ignoring a response to id %r while waiting for %r", item.id, rid)
             elif isinstance(item, Notification):
-                with self.receiving(item, version):
+                with self.receiving(item, *_revision_and_session(headers)):
                     if on_notification is not None:
                         await on_notification(item)
                     else:
@@ -396,6 +397,13 @@ class Connection:
                 await out
         except Exception:
             log.exception("the notification callback failed on %s", method)
+
+
+def _revision_and_session(headers: Mapping[str, str] | None) -> tuple[str | None, str | None]:
+    """The revision and the 2025-11-25 HTTP session a request's headers name."""
+    if headers is None:
+        return None, None
+    return headers.get("MCP-Protocol-Version"), headers.get("Mcp-Session-Id")
 
 
 async def list_pages(

@@ -229,7 +229,7 @@ class HandshakeSession:
                     break
                 exchange = resumed
                 reply = await self.conn.collect(
-                    exchange, rid, budget, in_band, self._on_notification, self.revision
+                    exchange, rid, budget, in_band, self._on_notification, self.headers(message)
                 )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
             return reply
@@ -311,7 +311,7 @@ class HandshakeSession:
                 request.id,
                 request.params or {},
                 version=self.revision,
-                session=None,
+                session=self.session_id,
                 incoming=True,
                 network=self.conn.transport.network,
             ) as traced:
@@ -440,7 +440,7 @@ class HandshakeSession:
             if isinstance(item, Ended):
                 return item
             if isinstance(item, Notification):
-                with self.conn.receiving(item, self.revision):
+                with self.conn.receiving(item, self.revision, self.session_id):
                     await self.on_unsolicited(item)
             else:
                 await self.on_unsolicited(item)

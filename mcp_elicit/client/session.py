@@ -235,7 +235,10 @@ class Client:
         if not isinstance(message, Notification):
             await self._route(message)
             return
-        with self._conn.receiving(message, getattr(self._session, "revision", None)):
+        session = self._session
+        revision = session.revision if session is not None else None
+        sid = session.session_id if isinstance(session, HandshakeSession) else None
+        with self._conn.receiving(message, revision, sid):
             await self._route(message)
 
     async def _route(self, message: Message) -> None:

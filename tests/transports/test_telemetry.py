@@ -262,6 +262,11 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
         assert not points(reader, "mcp.client.session.duration")  # stateless: no session
         assert not points(traced.reader, "mcp.server.session.duration")
         return
+    # every request after initialize names the session, on both sides
+    (session,) = {s.attributes["mcp.session.id"] for s in servers if s.name != "initialize"}
+    assert {s.attributes.get("mcp.session.id") for s in clients.values() if s.name != "initialize"} == {
+        session
+    }
     # the session, from initialize to the client's DELETE, measured on each side
     (client_session,) = points(reader, "mcp.client.session.duration")
     (server_session,) = points(traced.reader, "mcp.server.session.duration")
@@ -278,6 +283,7 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
     assert answered.parent.span_id == asked.context.span_id
     assert asked.attributes["jsonrpc.request.id"] == answered.attributes["jsonrpc.request.id"]
     assert asked.attributes["mcp.session.id"] == handling.attributes["mcp.session.id"]
+    assert answered.attributes["mcp.session.id"] == handling.attributes["mcp.session.id"]
     assert asked.attributes["mcp_elicit.action"] == answered.attributes["mcp_elicit.action"] == "accept"
     # sent on the session's connection, answered on the client's
     assert asked.attributes["network.transport"] == answered.attributes["network.transport"] == "tcp"
