@@ -1,5 +1,6 @@
 """OpenTelemetry for both sides: one span per request and per notification, and the
-duration metric, as the semantic conventions for MCP describe them (``mcp.*``, ``gen_ai.*``, ``jsonrpc.*``).
+duration metric, as the semantic conventions for MCP describe them (``mcp.*``,
+``gen_ai.*``, ``jsonrpc.*``).
 
 Rules:
 
