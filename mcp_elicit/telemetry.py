@@ -48,11 +48,12 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import sys
 import time
 from collections.abc import Awaitable, Iterator, Mapping
-from typing import Any, Literal, TypeVar, cast
+from typing import Any, Literal, TypeVar, cast, get_args, get_origin
 
 import orjson
 
@@ -248,7 +249,7 @@ class Telemetry:
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
         name = f"{method} {target}" if isinstance(target, str) else method
-        with self._operation(name, metric, params, incoming, session, network, str(rid)) as record:
+        with self._operation(method, name, metric, params, incoming, session, network, str(rid)) as record:
             if record.span is not None:
                 _responses(record.span, params.get("inputResponses"))
             yield record
@@ -268,13 +269,16 @@ class Telemetry:
         ``_meta``, a copy, to send instead) or handling it once received (yields ``params``;
         the span continues the sender's context). An exception inside sets ``error.type``."""
         metric = _metric(method, version, params.get("_meta") if params is not None else None, network)
-        with self._operation(method, metric, params or {}, incoming, session, network, None) as record:
+        with self._operation(
+            method, method, metric, params or {}, incoming, session, network, None
+        ) as record:
             traced = record.span is not None and not incoming and method not in _NO_META
             yield self._with_meta(params) if traced else params
 
     @contextlib.contextmanager
     def _operation(
         self,
+        method: str,
         name: str,
         metric: dict[str, Any],
         params: Mapping[str, Any],
@@ -291,13 +295,13 @@ class Telemetry:
                 with record.failing():
                     yield record
                 return
-            attributes = {**(network or {}), **metric}
+            attributes = {**(network or {}), **metric, "mcp.method.name": method}  # not _OTHER here
             if rid is not None:
                 attributes["jsonrpc.request.id"] = rid
             if session is not None:
                 attributes["mcp.session.id"] = session
             uri = params.get("uri")
-            if isinstance(uri, str) and "resources/" in metric["mcp.method.name"]:
+            if isinstance(uri, str) and "resources/" in method:
                 attributes["mcp.resource.uri"] = uri
             parent = None
             meta = params.get("_meta")
@@ -357,15 +361,35 @@ def _metric(
     method: str, version: str | None, meta: object, network: Mapping[str, str | int] | None
 ) -> dict[str, Any]:
     """The low-cardinality attributes of a request's or notification's duration (the
-    version, when not given, read from its ``_meta``)."""
+    version, when not given, read from its ``_meta``). A method MCP does not define is
+    ``_OTHER`` here, as HTTP's conventions do for methods: a peer sending made-up names
+    would otherwise add a series per name."""
     if version is None and isinstance(meta, Mapping):
         version = meta.get(PROTOCOL_VERSION_META_KEY)
-    metric: dict[str, Any] = {"mcp.method.name": method}
+    metric: dict[str, Any] = {"mcp.method.name": method if method in _known_methods() else "_OTHER"}
     if isinstance(version, str):
         metric["mcp.protocol.version"] = version
     if network:
         metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
     return metric
+
+
+@functools.cache
+def _known_methods() -> frozenset[str]:
+    """Every method MCP defines, read from the official wire types (both revisions), and
+    the tasks extension's; read once, when the first operation is measured."""
+    import mcp_types
+    from pydantic import BaseModel
+
+    names = {"tasks/update", "notifications/tasks"}
+    for name in dir(mcp_types):
+        model = getattr(mcp_types, name)
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            continue
+        field = model.model_fields.get("method")
+        if field is not None and get_origin(field.annotation) is Literal:
+            names.update(arg for arg in get_args(field.annotation) if isinstance(arg, str))
+    return frozenset(names)
 
 
 class _NotingChannel:

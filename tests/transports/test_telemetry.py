@@ -408,3 +408,13 @@ def test_a_request_that_raises_is_recorded_as_failed(tracing: bool) -> None:
     assert kinds == ["TimeoutError", "cancelled"]
     if not tracing:
         assert not exporter.get_finished_spans()
+
+
+async def test_a_method_mcp_does_not_define_is_other_in_the_metric(traced: Traced) -> None:
+    """A peer's made-up method names stay on its spans, not in the metric's series."""
+    for rid, method in enumerate(("made/up", "also/made/up")):
+        answer = await post(traced.url, rid, {}, method=method)
+        assert answer["error"]["code"] == -32601
+    assert sorted(s.attributes["mcp.method.name"] for s in traced.finished()) == ["also/made/up", "made/up"]
+    (point,) = traced.durations()
+    assert point.attributes["mcp.method.name"] == "_OTHER" and point.count == 2

@@ -172,6 +172,12 @@ async def test_a_notification_posted_outside_a_session_is_a_server_span(served: 
     assert span.status.status_code == StatusCode.UNSET
     (received,) = served.record.durations("server")
     assert received.attributes["mcp.method.name"] == "notifications/cancelled" and received.count == 1
+    # one MCP does not define: its name on the span, _OTHER in the metric
+    made_up = {**body, "method": "notifications/made_up"}
+    assert (await post(served.url, made_up, **{"mcp-method": "notifications/made_up"})).status_code == 202
+    assert served.record.finished("notifications/made_up")
+    other = [p for p in served.record.durations("server") if p.attributes["mcp.method.name"] == "_OTHER"]
+    assert [p.count for p in other] == [1]
 
 
 async def test_a_session_traces_what_each_side_notifies_the_other(served: Served) -> None:
