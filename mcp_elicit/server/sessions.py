@@ -100,11 +100,11 @@ class Session:
             except (TimeoutError, asyncio.CancelledError) as exc:
                 timed_out = isinstance(exc, TimeoutError)
                 reason = f"no answer within {timeout:g} s" if timed_out else "the request it belongs to ended"
-                method, note = "notifications/cancelled", {"requestId": rid, "reason": reason}
+                withdraw, note = "notifications/cancelled", {"requestId": rid, "reason": reason}
                 with contextlib.suppress(Exception):
                     async with asyncio.timeout(1.0):
-                        with self._sending(telemetry, method, note) as sent:
-                            await send(jsonrpc.encode_notification(method, sent))
+                        with self._sending(telemetry, withdraw, note) as sent:
+                            await send(jsonrpc.encode_notification(withdraw, sent))
                 raise
         finally:
             self.pending.pop(rid, None)
