@@ -48,17 +48,17 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
 import sys
 import time
 from collections.abc import Awaitable, Iterator, Mapping
-from typing import Any, Literal, TypeVar, cast, get_args, get_origin
+from typing import Any, Literal, TypeVar, cast
 
 import orjson
 
 from mcp_elicit.wire.jsonrpc import Request
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
+from mcp_elicit.wire.methods import METHODS
 
 __all__ = ["Side", "Telemetry", "Traced", "load", "notifying"]
 
@@ -366,30 +366,12 @@ def _metric(
     would otherwise add a series per name."""
     if version is None and isinstance(meta, Mapping):
         version = meta.get(PROTOCOL_VERSION_META_KEY)
-    metric: dict[str, Any] = {"mcp.method.name": method if method in _known_methods() else "_OTHER"}
+    metric: dict[str, Any] = {"mcp.method.name": method if method in METHODS else "_OTHER"}
     if isinstance(version, str):
         metric["mcp.protocol.version"] = version
     if network:
         metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
     return metric
-
-
-@functools.cache
-def _known_methods() -> frozenset[str]:
-    """Every method MCP defines, read from the official wire types (both revisions), and
-    the tasks extension's; read once, when the first operation is measured."""
-    import mcp_types
-    from pydantic import BaseModel
-
-    names = {"tasks/update", "notifications/tasks"}
-    for name in dir(mcp_types):
-        model = getattr(mcp_types, name)
-        if not (isinstance(model, type) and issubclass(model, BaseModel)):
-            continue
-        field = model.model_fields.get("method")
-        if field is not None and get_origin(field.annotation) is Literal:
-            names.update(arg for arg in get_args(field.annotation) if isinstance(arg, str))
-    return frozenset(names)
 
 
 class _NotingChannel:

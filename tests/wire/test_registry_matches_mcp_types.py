@@ -24,3 +24,24 @@ def test_revisions_match() -> None:
     assert versions.HANDSHAKE_PROTOCOL_VERSIONS == version.HANDSHAKE_PROTOCOL_VERSIONS
     assert versions.MODERN_PROTOCOL_VERSIONS == version.MODERN_PROTOCOL_VERSIONS
     assert set(versions.SUPPORTED) <= set(version.KNOWN_PROTOCOL_VERSIONS)
+
+
+def test_methods_match() -> None:
+    """Every ``method`` literal of the official models, and nothing else but the tasks
+    extension's own."""
+    from typing import Literal, get_args, get_origin
+
+    from pydantic import BaseModel
+
+    from mcp_elicit.wire.methods import EXTENSION_METHODS, METHODS
+
+    official: set[str] = set()
+    for name in dir(mcp_types):
+        model = getattr(mcp_types, name)
+        if isinstance(model, type) and issubclass(model, BaseModel) and "method" in model.model_fields:
+            annotation = model.model_fields["method"].annotation
+            if get_origin(annotation) is Literal:
+                official.update(get_args(annotation))
+    assert "tools/call" in official and "notifications/progress" in official  # the scan found them
+    assert official | EXTENSION_METHODS == METHODS
+    assert not EXTENSION_METHODS & official
