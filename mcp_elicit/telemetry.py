@@ -340,10 +340,7 @@ class Telemetry:
         each notification in its span; every other attribute is the channel's own.
         ``request``: the request's params, where the version is read when not given."""
         meta = request.get("_meta") if isinstance(request, Mapping) else None
-        if version is None and isinstance(meta, Mapping):
-            found = meta.get(PROTOCOL_VERSION_META_KEY)
-            version = found if isinstance(found, str) else None
-        return cast(C, _NotingChannel(channel, self, version, session, network))
+        return cast(C, _NotingChannel(channel, self, _version(version, meta), session, network))
 
     def _with_meta(self, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         """``params`` with the current trace context in ``_meta`` (a copy; as is without one)."""
@@ -364,14 +361,21 @@ def _metric(
     version, when not given, read from its ``_meta``). A method MCP does not define is
     ``_OTHER`` here, as HTTP's conventions do for methods: a peer sending made-up names
     would otherwise add a series per name."""
-    if version is None and isinstance(meta, Mapping):
-        version = meta.get(PROTOCOL_VERSION_META_KEY)
+    version = _version(version, meta)
     metric: dict[str, Any] = {"mcp.method.name": method if method in METHODS else "_OTHER"}
-    if isinstance(version, str):
+    if version is not None:
         metric["mcp.protocol.version"] = version
     if network:
         metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
     return metric
+
+
+def _version(version: str | None, meta: object) -> str | None:
+    """``version`` if given, else the protocol version a ``_meta`` names (if a string)."""
+    if version is None and isinstance(meta, Mapping):
+        found = meta.get(PROTOCOL_VERSION_META_KEY)
+        version = found if isinstance(found, str) else None
+    return version
 
 
 class _NotingChannel:

@@ -330,13 +330,14 @@ class Connection:
     async def send_notification(self, note: Mapping[str, Any], headers: Mapping[str, str]) -> None:
         """Send one notification (as built by ``builder``), in its span."""
         params = note.get("params")
+        version, session = _revision_and_session(headers)
         with notifying(
             self.telemetry,
             str(note.get("method")),
             params,
             incoming=False,
-            version=headers.get("MCP-Protocol-Version"),
-            session=headers.get("Mcp-Session-Id"),
+            version=version,
+            session=session,
             network=self.transport.network,
         ) as sent:
             await self.transport.send(note if sent is params else {**note, "params": sent}, headers)
