@@ -17,6 +17,9 @@ Rules:
 - Bounds are inclusive, as JSON Schema's ``minimum``/``minLength``/``minItems`` are.
 - Choice options are ``(value, title)`` pairs, either all titled or all untitled;
   values are strings, unique, and in the order given.
+- Integer bounds and defaults stay within I-JSON's safe range (RFC 7493,
+  ``-(2**53-1)..2**53-1``), which every JSON peer reads exactly; whole-number
+  bounds and defaults of a ``Number`` too.
 - ``not_secret`` is a local override for the secret guard: it is never sent and
   takes no part in equality.
 """
@@ -32,6 +35,7 @@ from typing import Any, ClassVar, Literal, NamedTuple, TypeAlias
 from mcp_elicit.errors import FormSchemaError
 
 __all__ = [
+    "SAFE_INTEGER",
     "STRING_FORMATS",
     "Boolean",
     "Choice",
@@ -51,6 +55,8 @@ __all__ = [
 FieldKind: TypeAlias = Literal["string", "number", "integer", "boolean", "choice", "multi_choice"]
 StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
 STRING_FORMATS: frozenset[str] = frozenset({"email", "uri", "date", "date-time"})
+SAFE_INTEGER = 2**53 - 1
+"""The largest whole number every JSON peer reads exactly (RFC 7493, I-JSON)."""
 
 
 class Option(NamedTuple):
@@ -104,17 +110,38 @@ def _is_count(value: object) -> bool:
 def _is_real(value: object) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
+    if isinstance(value, int):
+        return -SAFE_INTEGER <= value <= SAFE_INTEGER
     return math.isfinite(value)
+
+
+def _shown(value: object) -> str:
+    """``repr`` for a message, with a very long whole number cut short."""
+    text = repr(value)
+    if isinstance(value, int) and len(text) > 24:
+        return f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
+    return text
+
+
+_SAFE_RANGE = f"between {-SAFE_INTEGER} and {SAFE_INTEGER}"
+_REAL_NEED = f"a finite number, and a whole one must be {_SAFE_RANGE} (write a larger one as a float)"
 
 
 def _check_range(spec: _Field, lo: float | None, hi: float | None, what: str, *, counts: bool) -> None:
     test = _is_count if counts else _is_real
-    need = "a whole number of 0 or more" if counts else "a finite number"
+    need = "a whole number of 0 or more" if counts else _REAL_NEED
     for label, value in (("minimum", lo), ("maximum", hi)):
         if value is not None and not test(value):
-            raise spec._fail(f"the {label} {what} must be {need}, not {value!r}")
+            raise spec._fail(f"the {label} {what} must be {need}, not {_shown(value)}")
     if lo is not None and hi is not None and lo > hi:
         raise spec._fail(f"the minimum {what} {lo} is greater than the maximum {what} {hi}")
+
+
+def _check_whole_range(spec: _Field, lo: float | None, hi: float | None) -> None:
+    """Integer bounds inside the safe range."""
+    for label, value in (("minimum", lo), ("maximum", hi)):
+        if isinstance(value, int | float) and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
+            raise spec._fail(f"the {label} value must be {_SAFE_RANGE}, not {_shown(value)}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -165,7 +192,7 @@ class Number(_Field):
         self._check_common()
         _check_range(self, self.minimum, self.maximum, "value", counts=False)
         if self.default is not None and not _is_real(self.default):
-            raise self._fail(f"the default must be a finite number, not {self.default!r}")
+            raise self._fail(f"the default must be {_REAL_NEED}, not {_shown(self.default)}")
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head(self.kind)
@@ -190,9 +217,12 @@ class Integer(_Field):
 
     def check(self) -> None:
         self._check_common()
+        _check_whole_range(self, self.minimum, self.maximum)
         _check_range(self, self.minimum, self.maximum, "value", counts=False)
         if self.default is not None and (isinstance(self.default, bool) or not isinstance(self.default, int)):
             raise self._fail(f"the default must be a whole number, not {self.default!r}")
+        if self.default is not None and not -SAFE_INTEGER <= self.default <= SAFE_INTEGER:
+            raise self._fail(f"the default must be {_SAFE_RANGE}, not {_shown(self.default)}")
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head(self.kind)

@@ -126,7 +126,9 @@ def _real(name: str, prop: Mapping[str, Any], key: str, *, whole: bool = False) 
     value = prop.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        _fail(name, f"{key} must be a finite number, not {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):  # a huge int is the field's to refuse
         _fail(name, f"{key} must be a finite number, not {value!r}")
     if whole and isinstance(value, float) and value.is_integer():
         return int(value)

@@ -15,7 +15,9 @@ Rules:
 - A value of ``None`` (JSON ``null``) counts as absent: it is dropped for an optional
   field and "is required" for a required one.
 - Unknown keys are dropped. Every problem is reported, one per field, in field order.
-- Lengths count code points. Numbers must be finite.
+- Lengths count code points. Numbers must be finite. Whole-number answers must be
+  within I-JSON's safe range (``-(2**53-1)..2**53-1``), as every JSON peer and the
+  sealed request state read it exactly.
 """
 
 from __future__ import annotations
@@ -26,7 +28,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from mcp_elicit.errors import FormValidationError, ValidationProblem
-from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
+from mcp_elicit.forms.fields import (
+    SAFE_INTEGER,
+    Boolean,
+    Choice,
+    FieldSpec,
+    Integer,
+    MultiChoice,
+    Number,
+    Option,
+    String,
+)
 from mcp_elicit.forms.formats import FORMAT_CHECKS, FORMAT_MESSAGES
 
 __all__ = ["Checker", "FormValidator", "Invalid", "compile_field"]
@@ -115,6 +127,12 @@ def _numeric(spec: Number | Integer) -> Checker:
     hi = math.inf if spec.maximum is None else spec.maximum
     too_small = Invalid(f"must be at least {_num(lo)}")
     too_big = Invalid(f"must be at most {_num(hi)}")
+    if whole:
+        unsafe = Invalid(f"must be between {-SAFE_INTEGER} and {SAFE_INTEGER}")
+        if spec.minimum is None:
+            lo, too_small = -SAFE_INTEGER, unsafe
+        if spec.maximum is None:
+            hi, too_big = SAFE_INTEGER, unsafe
 
     def check(value: object) -> object:
         number: float

@@ -191,6 +191,20 @@ def test_refusals_name_field_and_rule(annotation: Any, message: str) -> None:
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("annotation", "message"),
+    [
+        (Annotated[int, Field(maximum=10**30)], "the maximum value must be between -9007199254740991"),
+    ],
+)
+def test_integer_bounds_are_refused_by_the_check(annotation: Any, message: str) -> None:
+    spec, _, _ = spec_for("seats", annotation)
+    with pytest.raises(FormSchemaError) as caught:
+        spec.check()
+    assert caught.value.field == "seats"
+    assert message in str(caught.value)
+
+
 def test_converters() -> None:
     _, date_conv, _ = spec_for("f", dt.date)
     assert date_conv.to_python("2026-12-31") == dt.date(2026, 12, 31)

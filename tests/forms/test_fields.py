@@ -146,6 +146,15 @@ def test_multi_choice_default_must_be_a_list() -> None:
         (Number(name="n", default=True), "the default must be a finite number"),
         (Integer(name="n", default=1.5), "the default must be a whole number"),  # type: ignore[arg-type]
         (Integer(name="n", default=True), "the default must be a whole number"),
+        (
+            Integer(name="n", maximum=10**30),
+            "the maximum value must be between -9007199254740991 and 9007199254740991, not 100000000000…",
+        ),
+        (Integer(name="n", minimum=-1e20), "the minimum value must be between -9007199254740991 and"),
+        (Integer(name="n", default=2**53), "the default must be between -9007199254740991 and"),
+        (Number(name="n", maximum=10**400), "the maximum value must be a finite number, and a whole one"),
+        (Number(name="n", minimum=-(10**400)), "the minimum value must be a finite number, and a whole one"),
+        (Number(name="n", default=10**400), "the default must be a finite number, and a whole one"),
         (Boolean(name="n", default=1), "the default must be True or False"),  # type: ignore[arg-type]
         (Choice([], name="n"), "a choice needs at least one option"),
         (Choice(["a", "a"], name="n"), "option 'a' is listed twice"),
@@ -170,6 +179,12 @@ def test_check_refuses(spec: Any, message: str) -> None:
     assert caught.value.field == "n"
     assert message in str(caught.value)
     assert str(caught.value).startswith("field 'n': ")
+
+
+def test_whole_numbers_at_the_edge_of_the_safe_range_are_fine() -> None:
+    Integer(name="n", minimum=-(2**53 - 1), maximum=2**53 - 1, default=2**53 - 1).check()
+    Integer(name="n", minimum=0.5, maximum=1).check()
+    Number(name="n", minimum=-1e300, maximum=1e300, default=2**53 - 1).check()
 
 
 def test_name_must_be_a_string() -> None:

@@ -289,6 +289,9 @@ FIELD_REFUSALS: list[tuple[object, str]] = [
         "the default 50 is not a valid answer: it must be at most 10",
     ),
     ({"type": "integer", "default": 1.5}, "the default must be a whole number, not 1.5"),
+    ({"type": "number", "maximum": 10**400}, "the maximum value must be a finite number, and a whole one"),
+    ({"type": "integer", "maximum": 10**30}, "the maximum value must be between -9007199254740991 and"),
+    ({"type": "integer", "default": 2**53}, "the default must be between -9007199254740991 and"),
     ({"type": "integer", "enum": [1, 2]}, "enum is only allowed on string fields"),
     (
         {"type": "integer", "minLength": 1},

@@ -78,8 +78,9 @@ def values_for(spec: FieldSpec) -> st.SearchStrategy[Any]:
         longest = spec.max_length if spec.max_length is not None else shortest + 10
         return st.text(min_size=shortest, max_size=longest)
     if isinstance(spec, Integer):
-        lo = None if spec.minimum is None else math.ceil(spec.minimum)
-        hi = None if spec.maximum is None else math.floor(spec.maximum)
+        safe = 2**53 - 1  # whole-number answers stay within I-JSON's range
+        lo = -safe if spec.minimum is None else math.ceil(spec.minimum)
+        hi = safe if spec.maximum is None else math.floor(spec.maximum)
         return st.integers(lo, hi)
     if isinstance(spec, Number):
         # + 0.0 turns -0.0 into 0.0: bounds 0.0 and -0.0 are equal, but hypothesis orders them.
