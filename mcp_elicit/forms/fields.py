@@ -19,7 +19,8 @@ Rules:
   values are strings, unique, and in the order given.
 - Integer bounds and defaults stay within I-JSON's safe range (RFC 7493,
   ``-(2**53-1)..2**53-1``), which every JSON peer reads exactly; whole-number
-  bounds and defaults of a ``Number`` too.
+  bounds and defaults of a ``Number`` too. An ``Integer`` whose bounds hold no whole
+  number is refused, as no answer could satisfy it.
 - ``not_secret`` is a local override for the secret guard: it is never sent and
   takes no part in equality.
 """
@@ -219,6 +220,9 @@ class Integer(_Field):
         self._check_common()
         _check_whole_range(self, self.minimum, self.maximum)
         _check_range(self, self.minimum, self.maximum, "value", counts=False)
+        lo, hi = self.minimum, self.maximum
+        if lo is not None and hi is not None and math.ceil(lo) > math.floor(hi):
+            raise self._fail(f"no whole number lies between the minimum {lo} and the maximum {hi}")
         if self.default is not None and (isinstance(self.default, bool) or not isinstance(self.default, int)):
             raise self._fail(f"the default must be a whole number, not {self.default!r}")
         if self.default is not None and not -SAFE_INTEGER <= self.default <= SAFE_INTEGER:

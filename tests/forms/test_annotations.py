@@ -194,6 +194,7 @@ def test_refusals_name_field_and_rule(annotation: Any, message: str) -> None:
 @pytest.mark.parametrize(
     ("annotation", "message"),
     [
+        (Annotated[int, Field(minimum=0.1, maximum=0.9)], "no whole number lies between the minimum 0.1"),
         (Annotated[int, Field(maximum=10**30)], "the maximum value must be between -9007199254740991"),
     ],
 )

@@ -155,6 +155,8 @@ def test_multi_choice_default_must_be_a_list() -> None:
         (Number(name="n", maximum=10**400), "the maximum value must be a finite number, and a whole one"),
         (Number(name="n", minimum=-(10**400)), "the minimum value must be a finite number, and a whole one"),
         (Number(name="n", default=10**400), "the default must be a finite number, and a whole one"),
+        (Integer(name="n", minimum=1.2, maximum=1.8), "no whole number lies between the minimum 1.2 and"),
+        (Integer(name="n", minimum=0.1, maximum=0.9), "no whole number lies between the minimum 0.1 and"),
         (Boolean(name="n", default=1), "the default must be True or False"),  # type: ignore[arg-type]
         (Choice([], name="n"), "a choice needs at least one option"),
         (Choice(["a", "a"], name="n"), "option 'a' is listed twice"),

@@ -292,6 +292,7 @@ FIELD_REFUSALS: list[tuple[object, str]] = [
     ({"type": "number", "maximum": 10**400}, "the maximum value must be a finite number, and a whole one"),
     ({"type": "integer", "maximum": 10**30}, "the maximum value must be between -9007199254740991 and"),
     ({"type": "integer", "default": 2**53}, "the default must be between -9007199254740991 and"),
+    ({"type": "integer", "minimum": 1.2, "maximum": 1.8}, "no whole number lies between the minimum 1.2"),
     ({"type": "integer", "enum": [1, 2]}, "enum is only allowed on string fields"),
     (
         {"type": "integer", "minLength": 1},
