@@ -16,7 +16,10 @@ Rules:
 - ``build`` leaves an absent field out when the class has a default for it (or for a
   TypedDict), and passes None for an absent ``X | None`` field without one.
 - pydantic is only looked at when it has been imported: a class cannot be a pydantic
-  model otherwise. A pydantic field's alias, when set, is its name on the wire.
+  model otherwise. A pydantic field's name on the wire is the key the model validates
+  by: its ``validation_alias`` (or ``alias``) when that is one string, its own name when
+  the model does not validate by alias. A choice of aliases (``AliasChoices``) or a
+  path (``AliasPath``) is refused: a form field has exactly one flat key.
   ``ValidationError``\\s raised while building a model become
   :class:`FormValidationError`.
 """
@@ -125,6 +128,22 @@ def _pydantic_base() -> type[Any] | None:
     return pydantic.BaseModel
 
 
+def _pydantic_key(cls: type[Any], name: str, info: Any) -> str:
+    """The key ``model_validate`` reads field ``name`` from, which is its name on the wire."""
+    if cls.model_config.get("validate_by_alias", True) is False:
+        return name
+    alias = info.validation_alias
+    if alias is None:
+        return name
+    if isinstance(alias, str):
+        return alias
+    raise FormSchemaError(
+        f"the validation alias {alias!r} gives more than one key (or a nested one); "
+        "a form field has exactly one: use a single string alias",
+        field=name,
+    )
+
+
 def _pydantic_attrs(cls: type[Any]) -> list[_Attr]:
     from pydantic_core import PydanticUndefined
 
@@ -134,7 +153,7 @@ def _pydantic_attrs(cls: type[Any]) -> list[_Attr]:
         factory = info.default_factory  # one that takes the validated data fails and shows no default
         attrs.append(
             _Attr(
-                info.alias or name,
+                _pydantic_key(cls, name, info),
                 info.annotation,
                 info.is_required(),
                 default,

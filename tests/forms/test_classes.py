@@ -272,6 +272,54 @@ def test_pydantic_optional_without_default_gets_none() -> None:
     assert schema.build({}) == Required_(maybe=None)
 
 
+class ValidationAlias(pydantic.BaseModel):
+    party: int = pydantic.Field(validation_alias="partySize", ge=1)
+    note: str = pydantic.Field(default="", alias="n", validation_alias="memo")
+
+
+class ByName(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(validate_by_name=True, validate_by_alias=False)
+    party: int = pydantic.Field(alias="partySize")
+
+
+class Generated(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(alias_generator=str.upper)
+    party: int
+
+
+@pytest.mark.parametrize(
+    ("cls", "names", "built"),
+    [
+        (ValidationAlias, ("partySize", "memo"), ValidationAlias(partySize=3, memo="hi")),
+        (ByName, ("party",), ByName(party=3)),
+        (Generated, ("PARTY",), Generated(PARTY=3)),
+    ],
+)
+def test_pydantic_wire_name_is_the_key_the_model_validates_by(
+    cls: type[pydantic.BaseModel], names: tuple[str, ...], built: pydantic.BaseModel
+) -> None:
+    schema = FormSchema.from_type(cls)
+    assert schema.names == names
+    answer = dict(zip(names, (3, "hi"), strict=False))
+    assert schema.build(answer) == built
+
+
+class Choices(pydantic.BaseModel):
+    party: int = pydantic.Field(validation_alias=pydantic.AliasChoices("partySize", "size"))
+
+
+class Path(pydantic.BaseModel):
+    party: int = pydantic.Field(validation_alias=pydantic.AliasPath("party", 0))
+
+
+@pytest.mark.parametrize("cls", [Choices, Path])
+def test_pydantic_alias_choices_and_paths_are_refused(cls: type[pydantic.BaseModel]) -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.from_type(cls)
+    assert caught.value.field == "party"
+    assert "a form field has exactly one" in str(caught.value)
+
+
 def test_from_type_is_cached() -> None:
     assert FormSchema.from_type(Booking) is FormSchema.from_type(Booking)
 
