@@ -7,8 +7,9 @@ turn a validated answer into an instance of that class.
 Rules:
 
 - A field is required unless it has a default (or a default factory), is ``X | None``,
-  or is a TypedDict key that is not required. ``init=False`` dataclass fields and
-  ClassVars are not asked.
+  or is a TypedDict key that is not required. ``init=False`` dataclass fields,
+  ClassVars and ``InitVar``\\s with a default are not asked; an ``InitVar`` without
+  one is refused, as no answer could build the class.
 - A default becomes the wire default when it fits the field (an Enum member becomes its
   value, a date its ISO text, a set a list in option order); a default that does not
   fit is refused, while a default factory whose result does not fit is simply not
@@ -84,8 +85,25 @@ def _hints(cls: type[Any]) -> dict[str, Any]:
         raise FormSchemaError(f"cannot read the annotations of {cls.__name__}: {exc}") from None
 
 
+def _refuse_initvars(cls: type[Any], hints: Mapping[str, Any]) -> None:
+    """An ``InitVar`` is not a field, so it is never asked: one without a default cannot be built."""
+    declared = getattr(cls, "__dataclass_fields__", {})
+    for name, hint in hints.items():
+        if not isinstance(hint, dataclasses.InitVar):
+            continue
+        found = declared.get(name)
+        if found is None or (
+            found.default is dataclasses.MISSING and found.default_factory is dataclasses.MISSING
+        ):
+            raise FormSchemaError(
+                f"InitVar fields are not part of a form; give {name} a default or make it a field",
+                field=name,
+            )
+
+
 def _dataclass_attrs(cls: type[Any]) -> list[_Attr]:
     hints = _hints(cls)
+    _refuse_initvars(cls, hints)
     attrs = []
     for f in dataclasses.fields(cls):
         if not f.init:

@@ -197,6 +197,37 @@ def test_class_refusals(cls: type, message: str) -> None:
         FormSchema.from_type(cls)
 
 
+@dataclasses.dataclass
+class WithInitVar:
+    guests: int
+    code: dataclasses.InitVar[str]
+
+    def __post_init__(self, code: str) -> None:
+        self.discount = code
+
+
+@dataclasses.dataclass
+class WithDefaultInitVar:
+    guests: int
+    code: dataclasses.InitVar[str] = "none"
+
+    def __post_init__(self, code: str) -> None:
+        self.discount = code
+
+
+def test_initvar_without_default_is_refused() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.from_type(WithInitVar)
+    assert caught.value.field == "code"
+    assert "InitVar fields are not part of a form; give code a default" in str(caught.value)
+
+
+def test_initvar_with_default_is_not_asked() -> None:
+    schema = FormSchema.from_type(WithDefaultInitVar)
+    assert schema.names == ("guests",)
+    assert schema.build({"guests": 2}).discount == "none"
+
+
 @pytest.mark.parametrize("thing", [int, str, dict, Seating, "Booking", Booking(1, dt.date(2026, 1, 1))])
 def test_from_type_needs_a_class_of_fields(thing: object) -> None:
     with pytest.raises(FormSchemaError, match="a form needs a dataclass, TypedDict or pydantic model class"):
