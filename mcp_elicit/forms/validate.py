@@ -180,6 +180,16 @@ def _choice(spec: Choice) -> Checker:
     return check
 
 
+def _first_repeat(items: Sequence[str]) -> str:
+    """The first item that was already seen earlier in ``items`` (one pass, not quadratic)."""
+    seen: set[str] = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    raise ValueError("no item is repeated")
+
+
 def _multi_choice(spec: MultiChoice) -> Checker:
     values = frozenset(value for value, _ in spec.options)
     listing = _listing(spec.options)
@@ -206,8 +216,7 @@ def _multi_choice(spec: MultiChoice) -> Checker:
             chosen.append(item)
         count = len(chosen)
         if count > 1 and len(set(chosen)) != count:
-            twice = next(item for index, item in enumerate(chosen) if item in chosen[:index])
-            return Invalid(f"contains {twice!r} more than once")
+            return Invalid(f"contains {_first_repeat(chosen)!r} more than once")
         if count < lo:
             return too_few
         if count > hi:

@@ -10,7 +10,7 @@ import pytest
 from mcp_elicit.errors import FormValidationError, ValidationProblem
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
 from mcp_elicit.forms.fields import FieldSpec
-from mcp_elicit.forms.validate import FormValidator, Invalid, compile_field
+from mcp_elicit.forms.validate import FormValidator, Invalid, _first_repeat, compile_field
 
 
 class Tone(enum.StrEnum):
@@ -133,6 +133,31 @@ def test_valid_values(spec: FieldSpec, value: object, clean: object) -> None:
 def test_invalid_values(spec: FieldSpec, value: object, message: str) -> None:
     assert problems(one(spec), {"x": value}) == [("x", message)]
     assert one(spec).check_field("x", value) == message
+
+
+@pytest.mark.parametrize(
+    ("items", "repeat"),
+    [
+        (["a", "a"], "a"),
+        (["b", "a", "a", "b"], "a"),
+        (["b", "a", "b", "a"], "b"),
+        (["c", "a", "b", "c"], "c"),
+    ],
+)
+def test_first_repeat_is_the_first_item_seen_before(items: list[str], repeat: str) -> None:
+    assert _first_repeat(items) == repeat
+
+
+def test_first_repeat_needs_a_repeat() -> None:
+    with pytest.raises(ValueError, match="no item is repeated"):
+        _first_repeat(["a", "b"])
+
+
+def test_a_repeat_among_many_choices_is_named() -> None:
+    values = [f"o{i}" for i in range(5000)]
+    assert problems(one(MultiChoice(values)), {"x": [*values, "o4999"]}) == [
+        ("x", "contains 'o4999' more than once")
+    ]
 
 
 BOOKING = Form(
