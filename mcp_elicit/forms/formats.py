@@ -10,11 +10,15 @@ Rules:
 - ``date-time`` is RFC 3339: ``T`` (or ``t``) between date and time, seconds
   required, optional fraction, and a ``Z`` or ``±HH:MM`` offset required. The leap
   second ``:60`` is refused (Python cannot hold it).
-- ``email`` is pragmatic, not RFC 5322: one ``@``, no spaces or quotes, no empty or
-  dotted-out local part, and a domain of at least two labels whose last is a word of
-  two or more letters (or an ``xn--`` label). ``name@localhost`` is refused.
-- ``uri`` is an absolute URI: a scheme, ``:``, then something without whitespace or
-  control characters; ``http``, ``https``, ``ws``, ``wss`` and ``ftp`` need a host.
+- ``email`` is RFC 5321's dot-string mailbox, kept pragmatic: ASCII only (a
+  non-ASCII address is JSON Schema's ``idn-email``, not ``email``), one ``@``, a local
+  part of atext characters without quotes or an empty or dotted-out part, and a domain
+  of at least two letter-digit-hyphen labels whose last is a word of two or more
+  letters (or an ``xn--`` label). ``name@localhost`` is refused.
+- ``uri`` is an absolute RFC 3986 URI: a scheme, ``:``, then only the characters RFC
+  3986 allows (ASCII letters, digits, ``-._~:/?#[]@!$&'()*+,;=``) and ``%`` followed by
+  two hex digits; a non-ASCII one is an ``iri``, not a ``uri``. ``http``, ``https``,
+  ``ws``, ``wss`` and ``ftp`` need a host.
 """
 
 from __future__ import annotations
@@ -39,10 +43,10 @@ _DATE_TIME = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})\Z"
 )
 _EMAIL = re.compile(
-    r"(?!\.)(?!.*\.\.)[^\s@\"(),:;<>\[\]\\]{1,64}(?<!\.)"
-    r"@(?:[^\W_](?:[\w-]{0,61}[^\W_])?\.)+(?:[^\W\d_]{2,63}|xn--[A-Za-z0-9-]{1,59})\Z"
+    r"(?!\.)(?!.*\.\.)[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}(?<!\.)"
+    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})\Z"
 )
-_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):([^\s\x00-\x1f\x7f]+)\Z")
+_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):((?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)\Z")
 _NEEDS_HOST = frozenset({"http", "https", "ws", "wss", "ftp"})
 
 

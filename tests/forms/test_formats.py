@@ -16,8 +16,8 @@ from mcp_elicit.forms.formats import is_date, is_date_time, is_email, is_uri, pa
         "first.last+tag@sub.example.co.uk",
         "o'brien@example.ie",
         "user@xn--80ak6aa92e.xn--p1ai",
-        "josé@exämple.de",
         "a@b.io",
+        "!#$%&'*+/=?^_`{|}~-@example.com",
     ],
 )
 def test_email_accepts(text: str) -> None:
@@ -48,6 +48,12 @@ def test_email_accepts(text: str) -> None:
         "a@b.com\n",
         "x" * 65 + "@example.com",
         "x@" + "a" * 250 + ".com",
+        "josé@example.de",  # non-ASCII is idn-email, not email
+        "jose@exämple.de",
+        "ü@exämple.com",
+        "a\u200b@example.com",
+        "a@ex_ample.com",
+        "a@b\u200b.com",
     ],
 )
 def test_email_refuses(text: str) -> None:
@@ -65,6 +71,10 @@ def test_email_refuses(text: str) -> None:
         "file:///etc/hosts",
         "custom+app.v2:thing",
         "HTTPS://EXAMPLE.COM",
+        "https://example.com/a%20b?x=%C3%A4",
+        "http://[::1]:8080/",
+        "https://example.com/~me/(1);a=b,c&d=$e!*'",
+        "tag:example.com,2026:thing",
     ],
 )
 def test_uri_accepts(text: str) -> None:
@@ -87,6 +97,17 @@ def test_uri_accepts(text: str) -> None:
         "https://exa mple.com",
         "https://example.com/\x00",
         "mailto: x",
+        "C:\\Windows\\system32",
+        "https://example.com\\@evil.com",
+        "https://example.com/<script>",
+        'https://example.com/"x"',
+        "https://example.com/{x}",
+        "https://example.com/a|b",
+        "https://example.com/%zz",
+        "https://example.com/%4",
+        "https://exämple.com/",
+        "https://example.com/ä",
+        "https://a\u200bb.com",
     ],
 )
 def test_uri_refuses(text: str) -> None:
