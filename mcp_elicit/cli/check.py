@@ -25,7 +25,7 @@ import textwrap
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
@@ -171,6 +171,7 @@ async def run_check(
     observed = Observed()
     report = CheckReport(target=target, strict=strict)
     started = time.perf_counter()
+    asks = _ServerAsks(trace)
     during = "connect"
     try:
         async with connect(
@@ -179,13 +180,14 @@ async def run_check(
             observed=observed,
             timeout=timeout,
             versions=versions,
-            trace=trace,
+            trace=asks,
             sign_in=sign_in,
         ) as client:
             report.timings_ms["connect"] = _ms(started)
             _describe(client, report)
+            asks.during = "after connecting"
             if "tools" in report.capabilities:
-                during = "tools/list"
+                during = asks.during = "tools/list"
                 listed = time.perf_counter()
                 tools = await _list_tools(client, report)
                 report.timings_ms["tools_list"] = _ms(listed)
@@ -199,7 +201,7 @@ async def run_check(
                 )
             for kind, capability, method, key, name, verdict in _OFFERS:
                 if capability in report.capabilities:
-                    during = method
+                    during = asks.during = method
                     await _list_offer(client, report, kind, method, key, name, verdict)
     except CliError:
         raise
@@ -213,7 +215,40 @@ async def run_check(
         report.timings_ms["connect"] = round(max(report.timings_ms["connect"] - observed.sign_in_ms, 0.0), 1)
     if observed.stdout_noise:
         report.violations.append(noise_note(observed).strip())
+    report.violations.extend(asks.violations())
     return report
+
+
+class _ServerAsks:
+    """Watches every message received for the server's own requests (forwarding each to the
+    ``--trace`` printer, if any). This test declares no client capabilities, so a server
+    has neither reason nor permission to ask it anything: each request but ``ping`` is a
+    protocol violation, named with the step it came in, whatever the client answered."""
+
+    def __init__(self, trace: output.Tracer | None) -> None:
+        self._trace = trace
+        self.during = "connect"
+        self.seen: list[tuple[str, str]] = []
+
+    def __call__(self, direction: Literal["send", "receive"], message: Mapping[str, Any]) -> None:
+        if self._trace is not None:
+            self._trace(direction, message)
+        method = message.get("method")
+        if direction == "receive" and isinstance(method, str) and "id" in message and method != "ping":
+            self.seen.append((method, self.during))
+
+    def violations(self) -> list[str]:
+        return [
+            f"the server sent the request {method!r} ({_step(during)}) to a client that declared no "
+            "capabilities: a server may not ask a client for what it did not declare"
+            for method, during in dict.fromkeys(self.seen)
+        ]
+
+
+def _step(during: str) -> str:
+    if during == "connect":
+        return "while connecting"
+    return during if during.startswith("after") else f"during {during}"
 
 
 def _describe(client: Client, report: CheckReport) -> None:

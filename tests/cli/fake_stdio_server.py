@@ -9,7 +9,9 @@ with code 3), ``loop`` (tools/list's cursor never ends), ``no-tools`` (a tools/l
 without ``tools``), ``bogus-result`` (tools/call answers an unknown resultType), ``tool-error``
 (tools/call answers an ``isError`` result), ``broken-prompts`` (declares prompts and
 resources: ``prompts/list`` fails, one resource, no templates), ``bad-offers`` (clean tools,
-then a fault in a prompt, a resource and a template). A legacy server answers ``server/discover``
+then a fault in a prompt, a resource and a template), ``asks-on-connect`` / ``asks-on-list``
+(sends an ``elicitation/create`` request before it answers ``initialize`` or
+``server/discover`` / ``tools/list``, and ignores the answer). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -60,6 +62,15 @@ BAD_OFFERS = {
     "resources/list": {"resources": [{"uri": "notes.txt", "name": "notes"}]},
     "resources/templates/list": {"resourceTemplates": [{"uriTemplate": "file:///{path", "name": "files"}]},
 }
+
+#: The request the ``asks-*`` modes send, and before answering what.
+ASK = {
+    "jsonrpc": "2.0",
+    "id": "ask-1",
+    "method": "elicitation/create",
+    "params": {"mode": "form", "message": "Your name?", "requestedSchema": {"type": "object"}},
+}
+ASKS = {"asks-on-connect": ("initialize", "server/discover"), "asks-on-list": ("tools/list",)}
 
 
 def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -143,7 +154,10 @@ def main() -> int:
     for line in sys.stdin:
         if not line.strip():
             continue
-        reply = respond(args.mode, args.era, json.loads(line))
+        message = json.loads(line)
+        if message.get("method") in ASKS.get(args.mode, ()):
+            sys.stdout.write(json.dumps(ASK) + "\n")
+        reply = respond(args.mode, args.era, message)
         if reply is not None:
             sys.stdout.write(json.dumps(reply) + "\n")
             sys.stdout.flush()

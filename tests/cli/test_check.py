@@ -375,6 +375,22 @@ def test_broken_listing_is_a_violation(capsys: pytest.CaptureFixture[str], mode:
     assert fragment in result.err
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize(
+    ("mode", "step"), [("asks-on-connect", "while connecting"), ("asks-on-list", "during tools/list")]
+)
+def test_a_request_to_a_client_that_declared_nothing_is_a_violation(
+    capsys: pytest.CaptureFixture[str], era: str, mode: str, step: str
+) -> None:
+    result = run(capsys, "check", "--json", "--", *fake(mode, era))
+    assert result.code == 4
+    assert result.json()["tools_listed"] is True  # the report is still given
+    [violation] = result.json()["violations"]
+    assert "the server sent the request 'elicitation/create'" in violation
+    assert step in violation
+    assert "declared no capabilities" in violation
+
+
 def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with fake_http(tmp_path) as base:
         result = run(capsys, "check", f"{base}/broken", "--json")
