@@ -5,13 +5,15 @@ Rules: ``--header``, ``--timeout``, ``--protocol``, ``--json``, ``--trace`` and 
 options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port``:
 ``cli.sign_in``) mean the same everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
 a string (then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
-JSON object, and ``NAME=VALUE`` pairs override its keys.
+JSON object, and ``NAME=VALUE`` pairs override its keys. ``--timeout`` is a finite number of
+seconds more than 0 (not ``nan`` or ``inf``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -60,6 +62,9 @@ def parse_args_target(args: argparse.Namespace, url: str | None) -> Target:
 
 
 def client_options(args: argparse.Namespace, target: Target) -> dict[str, Any]:
+    if not math.isfinite(args.timeout):
+        # float() reads "nan" and "inf", which would wait forever
+        raise UsageError(f"--timeout must be a finite number of seconds more than 0, not {args.timeout}")
     if args.timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
     return {

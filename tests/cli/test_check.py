@@ -228,6 +228,15 @@ def test_strict_makes_warnings_fail(capsys: pytest.CaptureFixture[str], tmp_path
         (["check", "-H", "X-A: b", "--", "x"], "--header is for HTTP targets"),
         (["check", "http://127.0.0.1:1/mcp", "-H", "no colon"], "wants 'Name: value'"),
         (["check", "http://127.0.0.1:1/mcp", "--timeout", "0"], "--timeout must be more than 0"),
+        (
+            ["check", "http://127.0.0.1:1/mcp", "--timeout", "nan"],
+            "a finite number of seconds more than 0, not nan",
+        ),
+        (
+            ["check", "http://127.0.0.1:1/mcp", "--timeout", "inf"],
+            "a finite number of seconds more than 0, not inf",
+        ),
+        (["call", "http://127.0.0.1:1/mcp", "t", "--timeout", "NaN"], "a finite number of seconds"),
     ],
 )
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
