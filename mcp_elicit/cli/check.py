@@ -7,7 +7,9 @@ every page of ``tools/list`` with a verdict on its definition (``cli.tool_checks
 what else it offers (its prompts, resources and resource templates, listed when it
 declares them, each listing with a verdict on its entries, ``cli.offer_checks``; a listing
 that fails is a warning), and how long each step took.
-A clean result says the server answers and lists its tools; to try an elicitation flow,
+A clean result says the server answers and lists its tools (or that it declares no tools
+capability, so none were listed); a ``server/discover`` result that is not complete or whose
+``capabilities`` is not an object is a protocol violation. To try an elicitation flow,
 call a tool from a client that declares elicitation (``mcp-elicit call``). A server over
 HTTP that wants OAuth gets a sign-in first (``cli.sign_in``); the report names the
 authorization server whose token was used.
@@ -262,6 +264,7 @@ def _describe(client: Client, report: CheckReport) -> None:
             [v for v in versions if isinstance(v, str)] if isinstance(versions, list) else []
         )
         instructions = discovered.get("instructions")
+        report.violations.extend(_discover_faults(discovered))
     else:
         report.era = "handshake: initialize"
         report.supported_versions = [client.revision]
@@ -275,6 +278,27 @@ def _describe(client: Client, report: CheckReport) -> None:
         )
     report.capabilities = client.server_capabilities
     report.client_capabilities = client.capabilities
+
+
+def _discover_faults(discovered: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the shape of a ``server/discover`` result: it is a complete result
+    (``input_required`` is only for ``tools/call``, ``prompts/get`` and ``resources/read``)
+    whose ``capabilities`` is an object."""
+    faults = []
+    kind = discovered.get("resultType", "complete")
+    if kind != "complete":
+        faults.append(
+            f"the server answered server/discover with resultType {_short(kind)}; server/discover "
+            "must give a complete result (input_required only for tools/call, prompts/get and resources/read)"
+        )
+    capabilities = discovered.get("capabilities")
+    if not isinstance(capabilities, Mapping):
+        faults.append(
+            f"server/discover gave capabilities that are not an object: {_short(capabilities)}"
+            if "capabilities" in discovered
+            else "server/discover gave no capabilities object"
+        )
+    return faults
 
 
 async def _list_tools(client: Client, report: CheckReport) -> list[object]:

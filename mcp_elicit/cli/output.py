@@ -217,11 +217,18 @@ def _verdict(report: CheckReport, paint: Paint) -> list[str]:
     tool = next((t.name for t in report.tools), "TOOL")
     call = " ".join(["mcp-elicit call", *_call_argv(report, tool)])
     return [
-        paint(f"{head}: the server answers and lists its tools.", "bold green"),
+        paint(f"{head}: {_what_happened(report)}", "bold green"),
         "This test declares no client capabilities, so the server could ask it nothing. To try an",
         "elicitation flow, call a tool from a client that declares elicitation:",
         f"  {clean(call)}",
     ]
+
+
+def _what_happened(report: CheckReport) -> str:
+    """Only what the test did: a server that declares no tools was not asked for them."""
+    if report.listed:
+        return "the server answers and lists its tools."
+    return "the server answers, but declares no tools capability, so no tools were listed."
 
 
 def _call_argv(report: CheckReport, tool: str) -> list[str]:

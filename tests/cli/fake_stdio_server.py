@@ -11,7 +11,9 @@ without ``tools``), ``bogus-result`` (tools/call answers an unknown resultType),
 resources: ``prompts/list`` fails, one resource, no templates), ``bad-offers`` (clean tools,
 then a fault in a prompt, a resource and a template), ``asks-on-connect`` / ``asks-on-list``
 (sends an ``elicitation/create`` request before it answers ``initialize`` or
-``server/discover`` / ``tools/list``, and ignores the answer). A legacy server answers ``server/discover``
+``server/discover`` / ``tools/list``, and ignores the answer), ``caps-list`` (capabilities
+as a list), ``discover-input-required`` (server/discover answered with input_required),
+``no-capabilities`` (declares nothing, so has no tools to list). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -87,14 +89,19 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
     capabilities: dict[str, Any] = {"tools": {}}
     if mode in ("broken-prompts", "bad-offers"):
         capabilities.update(prompts={}, resources={})
+    if mode == "no-capabilities":
+        capabilities = {}
 
     if method == "server/discover":
         if not modern:
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}}
+        if mode == "discover-input-required":
+            body = {"resultType": "input_required", "inputRequests": {"q": ASK}, "requestState": "s"}
+            return {"jsonrpc": "2.0", "id": rid, "result": body}
         return result(
             {
                 "supportedVersions": ["2026-07-28"],
-                "capabilities": capabilities,
+                "capabilities": ["tools"] if mode == "caps-list" else capabilities,
                 "ttlMs": 0,
                 "cacheScope": "private",
                 "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},

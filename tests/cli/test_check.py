@@ -400,6 +400,29 @@ def test_a_request_to_a_client_that_declared_nothing_is_a_violation(
     assert "declared no capabilities" in violation
 
 
+@pytest.mark.parametrize(
+    ("mode", "fragment"),
+    [
+        ("caps-list", "server/discover gave capabilities that are not an object: ['tools']"),
+        ("discover-input-required", "answered server/discover with resultType 'input_required'"),
+    ],
+)
+def test_a_malformed_discover_result_is_a_violation(
+    capsys: pytest.CaptureFixture[str], mode: str, fragment: str
+) -> None:
+    result = run(capsys, "check", "--json", "--", *fake(mode, "modern"))
+    assert result.code == 4
+    assert any(fragment in v for v in result.json()["violations"])
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_summary_does_not_claim_tools_were_listed(capsys: pytest.CaptureFixture[str], era: str) -> None:
+    result = run(capsys, "check", "--", *fake("no-capabilities", era))
+    assert result.code == 0
+    assert "lists its tools" not in result.out
+    assert "declares no tools capability, so no tools were listed." in result.out
+
+
 def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with fake_http(tmp_path) as base:
         result = run(capsys, "check", f"{base}/broken", "--json")
