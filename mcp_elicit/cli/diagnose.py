@@ -10,7 +10,9 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   token or sign in), 421 (the server's DNS-rebinding
   protection and ``--allow-host``), a wrong path (404/405, pointing at ``/mcp``), a legacy
   HTTP+SSE server (found by the GET the 2025-03-26 spec prescribes for this case), an HTML
-  page, 5xx, a command that does not start or exits, a server that never answers;
+  page, 5xx, a command that does not start or exits, a server that never answers (once
+  the server has answered the opening request, the message names the step that failed
+  instead, and no longer questions the server or its path);
 * exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
   answering the opening request, a stdio server that writes something other than
   JSON-RPC on stdout and never speaks it;
@@ -86,6 +88,8 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
     if isinstance(exc, TaskCancelled):
         return CheckFailed(f"{during}: {exc}")
     if isinstance(exc, TransportError):
+        if during != "connect":
+            return _after_connecting(exc, target, observed, during)
         if target.url is not None:
             return await _http(exc, target, observed, during)
         return _stdio(exc, target, observed)
@@ -103,6 +107,20 @@ def noise_note(observed: Observed) -> str:
     return (
         f"\nThe server wrote {lines} to stdout that {'is' if count == 1 else 'are'} not JSON-RPC "
         f"(first: {first!r}). On stdio, stdout carries MCP messages only: print logs to stderr."
+    )
+
+
+def _after_connecting(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
+    """A failure once the server had answered the opening request: the server and its
+    path are right, so name the step that failed rather than guess at where the server is."""
+    if isinstance(exc, RequestTimeout):
+        if observed.stdout_noise and target.url is None:
+            return ServerBrokeProtocol(
+                f"{target} stopped answering in JSON-RPC at {during}.{noise_note(observed)}"
+            )
+        return CannotConnect(f"{target} answered while connecting, then did not answer {during}: {exc}")
+    return CannotConnect(
+        f"{target} answered while connecting, then {during} failed: {exc}{noise_note(observed)}"
     )
 
 

@@ -13,7 +13,8 @@ then a fault in a prompt, a resource and a template), ``asks-on-connect`` / ``as
 (sends an ``elicitation/create`` request before it answers ``initialize`` or
 ``server/discover`` / ``tools/list``, and ignores the answer), ``caps-list`` (capabilities
 as a list), ``discover-input-required`` (server/discover answered with input_required),
-``no-capabilities`` (declares nothing, so has no tools to list). A legacy server answers ``server/discover``
+``no-capabilities`` (declares nothing, so has no tools to list), ``list-never`` (answers
+the opening request, never ``tools/list``). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -112,6 +113,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             {"protocolVersion": "2025-11-25", "capabilities": capabilities, "serverInfo": SERVER_INFO}
         )
     if method == "tools/list":
+        if mode == "list-never":
+            return None
         cursor = (message.get("params") or {}).get("cursor")
         if mode == "loop":
             return result({"tools": GOOD[:1], "nextCursor": "again"})

@@ -352,6 +352,14 @@ def test_a_silent_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert "started but did not answer" in result.err
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_that_stops_answering_after_connecting(capsys: pytest.CaptureFixture[str], era: str) -> None:
+    result = run(capsys, "check", "--timeout", "0.5", "--", *fake("list-never", era))
+    assert result.code == 3
+    assert "answered while connecting, then did not answer tools/list" in result.err
+    assert "Is it an MCP server" not in result.err
+
+
 # ---- 4: protocol violations ---------------------------------------------------------------
 
 
