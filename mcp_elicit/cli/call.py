@@ -16,7 +16,9 @@ terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
 server turns into a task is followed to its end, its questions answered the same way.
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
-log messages (with ``--json``, also under ``notifications``).
+log messages (with ``--json``, also under ``notifications``). A tool result is checked
+against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
+(``output_mismatch`` in ``--json``), like a stdio server's stray output.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import sys
 import textwrap
@@ -252,6 +255,8 @@ def _main(args: argparse.Namespace) -> int:
         output.print_result(args.method, result)
     if outcome.get("noise"):
         print(f"mcp-elicit: warning: {outcome['noise']}", file=sys.stderr)
+    if outcome.get("output_mismatch"):
+        print(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", file=sys.stderr)
     return 1 if result.get("isError") is True else 0
 
 
@@ -335,6 +340,7 @@ async def run_request(
     observed = Observed()
     started = time.perf_counter()
     during = "connect"
+    mismatch = ""
     heard: list[dict[str, Any]] = []
 
     def hear(method: str, params: Mapping[str, Any]) -> None:
@@ -357,8 +363,9 @@ async def run_request(
             connected = time.perf_counter()
             during = method
             if method == "tools/call":
-                schema = await _tool_schema(client, name)
+                schema, output_schema = await _tool_schema(client, name)
                 result = await client.call_tool(name, parse_pairs(pairs or [], base=base, schema=schema))
+                mismatch = output_mismatch(output_schema, result)
             elif method == "prompts/get":
                 arguments = parse_pairs(pairs or [], base=base)
                 bad = [k for k, v in arguments.items() if not isinstance(v, str)]
@@ -386,6 +393,7 @@ async def run_request(
         "result": result,
         "notifications": heard,
         "noise": noise_note(observed).strip(),
+        "output_mismatch": mismatch,
         "timings_ms": {
             "connect": round((connected - started) * 1000, 1),
             "request": round((done - connected) * 1000, 1),
@@ -393,17 +401,46 @@ async def run_request(
     }
 
 
-async def _tool_schema(client: Client, name: str) -> Mapping[str, Any] | None:
-    """The tool's input schema (for reading NAME=VALUE), and a clear error for a tool the
-    server does not list."""
+async def _tool_schema(
+    client: Client, name: str
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """The tool's input schema (for reading NAME=VALUE) and output schema (to check the
+    result against), and a clear error for a tool the server does not list."""
     if "tools" not in client.server_capabilities:
-        return None
+        return None, None
     tools = await client.list_tools()
     for tool in tools:
         if tool.get("name") == name:
-            schema = tool.get("inputSchema")
-            return schema if isinstance(schema, Mapping) else None
+            schema, output = tool.get("inputSchema"), tool.get("outputSchema")
+            return (
+                schema if isinstance(schema, Mapping) else None,
+                output if isinstance(output, Mapping) else None,
+            )
     if name in client.rejected_tools:
-        return None  # call_tool says why it was rejected
+        return None, None  # call_tool says why it was rejected
     names = ", ".join(sorted(str(t.get("name")) for t in tools)) or "none"
     raise CheckFailed(f"the server has no tool {name!r}; its tools: {names}")
+
+
+def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any]) -> str:
+    """How a tool result breaks the tool's listed ``outputSchema``, or "". A tool with an
+    output schema must return ``structuredContent`` that conforms to it (an ``isError``
+    result excepted); like other server faults that leave a usable result, it is a warning."""
+    if schema is None or result.get("isError") is True:
+        return ""
+    if "structuredContent" not in result:
+        return "the tool lists an outputSchema, but its result has no structuredContent"
+    jsonschema: Any = importlib.import_module("jsonschema")  # untyped; imported on first use
+    validator = jsonschema.validators.validator_for(dict(schema), default=jsonschema.Draft202012Validator)
+    try:
+        error = jsonschema.exceptions.best_match(
+            validator(dict(schema)).iter_errors(result["structuredContent"])
+        )
+    except jsonschema.SchemaError as exc:
+        return (
+            f"the tool's outputSchema is not a valid JSON Schema ({exc.message}); the result was not checked"
+        )
+    if error is None:
+        return ""
+    where = error.json_path.replace("$", "structuredContent", 1)
+    return f"the result does not match the tool's outputSchema: at {where}, {error.message}"

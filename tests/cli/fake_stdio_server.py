@@ -14,7 +14,8 @@ then a fault in a prompt, a resource and a template), ``asks-on-connect`` / ``as
 ``server/discover`` / ``tools/list``, and ignores the answer), ``caps-list`` (capabilities
 as a list), ``discover-input-required`` (server/discover answered with input_required),
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-never`` (answers
-the opening request, never ``tools/list``). A legacy server answers ``server/discover``
+the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` (echo lists
+an outputSchema; its result breaks it, or has no structuredContent). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -65,6 +66,9 @@ BAD_OFFERS = {
     "resources/list": {"resources": [{"uri": "notes.txt", "name": "notes"}]},
     "resources/templates/list": {"resourceTemplates": [{"uriTemplate": "file:///{path", "name": "files"}]},
 }
+
+#: The outputSchema the ``output-*`` modes list for echo.
+COUNTED = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
 #: The request the ``asks-*`` modes send, and before answering what.
 ASK = {
@@ -120,6 +124,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             return result({"tools": GOOD[:1], "nextCursor": "again"})
         if mode == "no-tools":
             return result({"items": []})
+        if mode in ("output-bad", "output-missing"):
+            return result({"tools": [{**GOOD[0], "outputSchema": COUNTED}]})
         pages = [GOOD, BAD] if mode == "bad-tools" else [GOOD[:1], GOOD[1:]]
         if cursor is None:
             return result({"tools": pages[0], "nextCursor": "page-2"})
@@ -141,6 +147,10 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             return {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "bogus"}}
         if mode == "tool-error":
             return result({"content": [{"type": "text", "text": "echo is broken today"}], "isError": True})
+        if mode == "output-bad":
+            return result(
+                {"content": [{"type": "text", "text": '{"n": "many"}'}], "structuredContent": {"n": "many"}}
+            )
         text = ((message.get("params") or {}).get("arguments") or {}).get("text", "")
         return result({"content": [{"type": "text", "text": f"echo: {text}"}]})
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}

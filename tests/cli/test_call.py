@@ -231,6 +231,31 @@ def test_an_is_error_result_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.json()["result"]["isError"] is True
 
 
+@pytest.mark.parametrize(
+    ("mode", "fragment"),
+    [
+        (
+            "output-bad",
+            "the result does not match the tool's outputSchema: at structuredContent.n, 'many' is not of type",
+        ),
+        ("output-missing", "the tool lists an outputSchema, but its result has no structuredContent"),
+    ],
+)
+def test_a_result_that_breaks_the_output_schema_is_a_warning(
+    capsys: pytest.CaptureFixture[str], mode: str, fragment: str
+) -> None:
+    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--", *fake(mode, "modern"))
+    assert result.code == 0  # the result is still given
+    assert f"mcp-elicit: warning: {fragment}" in result.err
+    as_json = run(capsys, "call", "echo", "text=x", "--ui", "none", "--json", "--", *fake(mode))
+    assert fragment in as_json.json()["output_mismatch"]
+
+
+def test_a_result_that_fits_the_output_schema_has_no_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--json", "--", *fake("good"))
+    assert result.json()["output_mismatch"] == ""
+
+
 # ---- 2: usage --------------------------------------------------------------------------------
 
 
