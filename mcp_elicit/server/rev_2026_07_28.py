@@ -73,7 +73,9 @@ async def run_replayed(
     """Run ``handler`` for one round; its result, or ``input_required`` with new state.
 
     ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
-    it returns False when that token was redeemed before (on any instance)."""
+    it returns False when that token was redeemed before (on any instance). With ``spend``,
+    answers that come without a ``requestState`` count for nothing: the round runs as a
+    first call, so leaving the spent state out cannot replay a one-time action."""
     binding: Binding | None = None
     if "requestState" in params:
         binding = binding_for(method, params, principal)
@@ -81,6 +83,8 @@ async def run_replayed(
         if spend is not None and not await spend(str(params["requestState"])):
             raise InvalidRequestState("replayed single-use state")
     else:
+        if spend is not None:
+            params = {k: v for k, v in params.items() if k != "inputResponses"}
         replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     try:
         return await handler(ReplayAsker(replay))

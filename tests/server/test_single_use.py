@@ -78,3 +78,28 @@ async def test_ordinary_tools_accept_the_same_state_twice(store: Store, wire: Wi
     }
     assert (await a.result("tools/call", retry))["content"][0]["text"] == "decline"
     assert (await a.result("tools/call", retry))["content"][0]["text"] == "decline"
+
+
+async def test_answers_without_the_state_do_not_reach_a_single_use_tool(
+    store: Store, wire: WireChecker
+) -> None:
+    a = MemoryClient(instance(store), checker=wire)
+    params: dict[str, Any] = {"name": "pay", "arguments": {"amount": 20}}
+    first = await a.result("tools/call", params)
+    answer = {"confirm": {"action": "accept", "content": {"ok": True}}}
+    PAID.clear()
+    done = await a.result(
+        "tools/call", {**params, "inputResponses": answer, "requestState": first["requestState"]}
+    )
+    assert done["content"][0]["text"] == "paid 20"
+    for _ in range(2):
+        stateless = await a.result("tools/call", {**params, "inputResponses": answer})
+        assert stateless["resultType"] == "input_required"
+        assert list(stateless["inputRequests"]) == ["confirm"]
+    assert PAID == ["20"], "leaving the spent state out did not run the action again"
+
+
+async def test_ordinary_tools_still_take_answers_without_a_state(store: Store, wire: WireChecker) -> None:
+    a = MemoryClient(instance(store), checker=wire)
+    lenient = {"name": "ordinary", "inputResponses": {"confirm": {"action": "decline"}}}
+    assert (await a.result("tools/call", lenient))["content"][0]["text"] == "decline"
