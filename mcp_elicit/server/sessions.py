@@ -8,7 +8,9 @@ Rules:
   exactly like an unknown id.
 * Sessions are bounded in number and expire when idle; an expired or deleted session is
   gone (404), and closing one cancels what it had in flight and every question it was
-  waiting on — nothing is left behind.
+  waiting on — nothing is left behind. At the bound, the least recently seen session
+  that is not in use (no request in flight, no question pending, no open standalone
+  stream) makes room; when every session is in use, a new one is refused (503).
 * Server-to-client requests wait on a future keyed by their id; the client's response
   resolves it. The wait has its own budget (a person is answering), not the request
   timeout; cancellation and timeouts remove the entry.
@@ -60,6 +62,8 @@ class Session:
         self.cancelled: set[jsonrpc.RequestId] = set()
         #: The transport's resumable request streams, by stream id (HTTP only).
         self.streams: dict[str, Any] = {}
+        #: Standalone streams (``GET``) the client holds open now, set by the transport.
+        self.listeners = 0
         self.last_seen = now
         self.closed = False
         self._ids = itertools.count(1)
@@ -200,7 +204,7 @@ class Sessions:
         now = self.clock()
         self._expire(now)
         if len(self._live) >= self.max_sessions:
-            idle = [s for s in self._live.values() if not s.inflight and not s.pending]
+            idle = [s for s in self._live.values() if not s.inflight and not s.pending and not s.listeners]
             if not idle:
                 raise ProtocolError("Too many sessions; try again later", http_status=503)
             self.close(min(idle, key=lambda s: s.last_seen).id)

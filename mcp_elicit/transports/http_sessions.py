@@ -146,6 +146,13 @@ class SessionRoutes:
         if last is not None:
             await self._resume(session, last, receive, send)
             return
+        session.listeners += 1  # a session with an open stream is in use: never evicted
+        try:
+            await self._stream_pushed(session, receive, send)
+        finally:
+            session.listeners -= 1
+
+    async def _stream_pushed(self, session: Session, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         task = asyncio.current_task()
         assert task is not None

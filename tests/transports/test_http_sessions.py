@@ -230,3 +230,50 @@ async def test_without_a_session(served: tuple[Server, InProcess]) -> None:
         )
         assert modern_init.status_code == 404
         assert modern_init.json()["error"]["code"] == -32601
+
+
+async def test_a_session_with_an_open_stream_is_not_evicted(wire_2025: WireChecker) -> None:
+    app = ask_name_server("http-sessions-bounded", max_sessions=2)
+    async with (
+        uvicorn_server(StreamableHTTP(app, keepalive=0.2)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        listening, idle = Session(http, running.url, wire_2025), Session(http, running.url, wire_2025)
+        await listening.open()
+        async with http.stream("GET", running.url, headers=listening.headers()) as stream:
+            assert stream.status_code == 200
+            await idle.open()
+            await Session(http, running.url, wire_2025).open()
+            ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+            kept = await http.post(running.url, json=ping, headers=listening.headers())
+            assert kept.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}, "the listening session stays"
+            gone = await http.post(running.url, json=ping, headers=idle.headers())
+            assert gone.status_code == 404, "the idle session made room"
+
+
+async def test_no_room_while_every_session_listens(wire_2025: WireChecker) -> None:
+    app = ask_name_server("http-sessions-full", max_sessions=1)
+    async with (
+        uvicorn_server(StreamableHTTP(app, keepalive=0.2)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        listening = Session(http, running.url, wire_2025)
+        await listening.open()
+        async with http.stream("GET", running.url, headers=listening.headers()) as stream:
+            assert stream.status_code == 200
+            body = {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+            refused = await http.post(running.url, json=body, headers={"accept": ACCEPT})
+            assert "mcp-session-id" not in refused.headers
+            assert refused.json()["error"]["message"] == "Too many sessions; try again later"
+            ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+            kept = await http.post(running.url, json=ping, headers=listening.headers())
+            assert kept.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}
