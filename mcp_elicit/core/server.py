@@ -23,7 +23,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_elicit.core.tasks import TASK_METHODS
-from mcp_elicit.errors import HeaderMismatch, InvalidParams, MethodNotFound, UnsupportedProtocolVersion
+from mcp_elicit.errors import (
+    HeaderMismatch,
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    UnsupportedProtocolVersion,
+)
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.jsonrpc import Request, RequestId
 from mcp_elicit.wire.meta import SERVER_INFO_META_KEY, ClientCapabilities, RequestMeta, parse_request_meta
@@ -146,17 +152,32 @@ class ServerCore:
     # ---- modern requests -------------------------------------------------------
 
     def check_modern(self, message: Request, headers: Mapping[str, str] | None) -> Call:
-        """Run the 2026-07-28 checks on ``message``; raise the first error that applies."""
+        """Run the 2026-07-28 checks on ``message``; raise the first error that applies.
+
+        Without ``_meta``, a version header naming no revision we speak is the error to
+        report (-32022), not the missing ``_meta``."""
         params = message.params if message.params is not None else {}
         try:
             meta: RequestMeta = parse_request_meta(params)
         except InvalidParams as exc:
+            raw = headers.get(h.VERSION_HEADER) if headers is not None else None
+            if raw is not None and raw.strip() not in SUPPORTED:
+                unsupported = UnsupportedProtocolVersion.for_version(raw.strip(), SUPPORTED)
+                unsupported.request_id = message.id
+                raise unsupported from None
             exc.request_id = message.id
             raise
         version = meta.protocol_version
         try:
             if headers is not None:
                 self._check_version_header(headers, version)
+            if is_handshake(version):
+                raise InvalidRequest(
+                    f"Bad request: no session. Revision {version} needs the initialize handshake: send "
+                    "initialize first and then the session's requests without _meta protocolVersion, "
+                    f"or send {MODERN[0]} in _meta protocolVersion",
+                    http_status=400,
+                )
             if version not in MODERN:
                 raise UnsupportedProtocolVersion.for_version(version, SUPPORTED)
             if headers is not None:
@@ -168,7 +189,7 @@ class ServerCore:
                         "(it belongs to the initialize handshake of 2025-11-25 and earlier)"
                     )
                 raise MethodNotFound(f"Method not found: {message.method}")
-        except (HeaderMismatch, UnsupportedProtocolVersion, MethodNotFound) as exc:
+        except (HeaderMismatch, InvalidRequest, UnsupportedProtocolVersion, MethodNotFound) as exc:
             exc.request_id = message.id
             raise
         return Call(

@@ -277,3 +277,40 @@ async def test_no_room_while_every_session_listens(wire_2025: WireChecker) -> No
             ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
             kept = await http.post(running.url, json=ping, headers=listening.headers())
             assert kept.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+async def test_a_handshake_revision_without_a_session_is_told_to_initialize(
+    served: tuple[Server, InProcess],
+) -> None:
+    _, running = served
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2025-11-25",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    headers = {"accept": ACCEPT, "mcp-protocol-version": "2025-11-25", "mcp-method": "tools/list"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    async with httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(running.url, json=body, headers=headers)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32600, "not -32022, whose supported list would name 2025-11-25 again"
+    assert "initialize" in error["message"]
+
+
+async def test_an_unknown_version_header_in_a_session_is_unsupported(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        response = await http.post(
+            running.url,
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers={**session.headers(), "mcp-protocol-version": "1999-01-01"},
+        )
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == -32022
+    assert error["message"].startswith("Unsupported protocol version '1999-01-01'")
+    assert error["data"]["requested"] == "1999-01-01"
