@@ -124,6 +124,11 @@ class Session:
             future.set_result({"error": message.error})
         return True
 
+    def refuse(self, rid: jsonrpc.RequestId, reason: str) -> bool:
+        """Give up the question ``rid`` whose answer could not be read, as if the client had
+        answered it with an error; False when no question waits under that id."""
+        return self.resolve(jsonrpc.ErrorResponse(rid, {"code": -32600, "message": reason}))
+
     def cancel(self, rid: object) -> bool:
         """Cancel the in-flight request ``rid`` at the client's request."""
         task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None

@@ -2,7 +2,8 @@
 
 Rules: a request names its session with ``Mcp-Session-Id``; an unknown, expired or
 foreign session is 404 (the client starts a new one); a version header other than the
-session's is 400. POSTed notifications and responses are 202; requests run with a
+session's is 400. POSTed notifications and responses are 202 (a response that does not
+decode is 400 without an id, and the question it answers is given up); requests run with a
 channel that can ask the client questions on their own stream. ``GET`` opens the
 session's standalone stream (completions, resource updates, keep-alives), or, with
 ``Last-Event-ID``, resumes a request's stream (``http_streams``); ``DELETE`` ends the
@@ -15,7 +16,7 @@ import asyncio
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING
 
-from mcp_elicit.errors import InvalidRequest
+from mcp_elicit.errors import InvalidRequest, ProtocolError
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
@@ -114,6 +115,22 @@ class SessionRoutes:
             receive,
             self._session_reply(message, session, channel, principal, network),
         )
+
+    async def _malformed_response(
+        self,
+        sid: str | None,
+        rid: jsonrpc.RequestId,
+        exc: ProtocolError,
+        principal: Principal | None,
+        send: Send,
+    ) -> None:
+        """A response to a question of ours that does not decode: refused (400) without an
+        id, since it answers no request of the client's; the question it was meant to
+        answer is given up as refused (a form reads as cancel), not left waiting."""
+        session = self._session(sid, principal) if sid is not None else None
+        if session is not None:
+            session.refuse(rid, exc.message)
+        await error_response(send, None, exc)
 
     async def _session_reply(
         self,

@@ -110,7 +110,7 @@ def _tools_list(rid: object = 1) -> dict[str, Any]:
             None,
             id="an error response",
         ),
-        pytest.param(b'{"jsonrpc": "2.0", "id": 17, "result": 5}', -32600, 17, id="a malformed response"),
+        pytest.param(b'{"jsonrpc": "2.0", "id": 17, "result": 5}', -32600, None, id="a malformed response"),
         pytest.param(
             b'{"jsonrpc": "2.0", "method": "notifications/x", "params": [1]}',
             -32600,

@@ -314,3 +314,27 @@ async def test_an_unknown_version_header_in_a_session_is_unsupported(
     assert error["code"] == -32022
     assert error["message"].startswith("Unsupported protocol version '1999-01-01'")
     assert error["data"]["requested"] == "1999-01-01"
+
+
+async def test_a_malformed_answer_is_refused_without_an_id_and_gives_the_question_up(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        async with http.stream(
+            "POST", running.url, json=session.call("ask_name"), headers=session.headers()
+        ) as stream:
+            events = _events(stream)
+            question = await anext(events)
+            assert question["method"] == "elicitation/create"
+            malformed = {"jsonrpc": "2.0", "id": question["id"], "result": None}
+            posted = await http.post(running.url, json=malformed, headers=session.headers())
+            assert posted.status_code == 400
+            refused = posted.json()
+            assert "id" not in refused, "the error answers no request of the client's"
+            assert refused["error"]["code"] == -32600
+            final = await asyncio.wait_for(anext(events), 10)
+            wire_2025.response("tools/call", final)
+            assert final["result"]["content"][0]["text"] == "hello cancel"
