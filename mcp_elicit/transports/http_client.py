@@ -17,6 +17,8 @@ Rules:
 * Only the configured URL is ever requested (and where it redirects, as servers mounted at
   ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
   transport fetch anything.
+* A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
+  fails its request with a reason naming the limit.
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
   and no read timeout, since a response stream may rightly stay quiet while a person
   answers a question on it.
@@ -258,7 +260,9 @@ class _HttpExchange:
             self._queue.put_nowait(
                 Ended(reason=f"cannot connect to {url} ({_describe(exc)}); is the server running there?")
             )
-        except (httpx.HTTPError, OSError, ValueError) as exc:
+        except ValueError as exc:  # a size cap (of a body, an SSE line or event) was hit
+            self._queue.put_nowait(Ended(status, reason=f"the response from {url} was refused: {exc}"))
+        except (httpx.HTTPError, OSError) as exc:
             self._queue.put_nowait(
                 Ended(
                     status,

@@ -3,18 +3,24 @@
 Rules: an event is ``id``/``event``/``retry``/``data`` lines ended by a blank line; data
 with newlines becomes several ``data:`` lines; lines starting with ``:`` are comments
 (keep-alives) and carry nothing; an event whose data is empty (a priming event: an id to
-resume from, a retry hint) is not handed on, though its id and retry count. The decoder accepts CRLF, LF or CR line ends, input split
-anywhere (even inside a multi-byte character), and yields only complete events.
+resume from, a retry hint) is not handed on, though its id and retry count. The decoder
+accepts CRLF, LF or CR line ends, input split anywhere (even inside a multi-byte
+character), and yields only complete events. A line, or an event's data, longer than
+``max_size`` characters (16 MiB, the cap on JSON bodies and stdio lines) raises
+``ValueError`` naming the limit; buffering is linear in the input, however it is split.
 """
 
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 __all__ = ["Event", "EventDecoder", "encode_event", "KEEPALIVE"]
 
 KEEPALIVE = b":\n\n"
+MAX_SIZE = 16 * 1024 * 1024
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +51,13 @@ def encode_event(
 class EventDecoder:
     """Feed bytes, get complete events (the SSE parsing algorithm of the HTML standard)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_size: int = MAX_SIZE) -> None:
         self._text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._buffer = ""
+        self._max_size = max_size
+        self._partial: list[str] = []  # the pieces of the line not yet ended
+        self._partial_size = 0
         self._data: list[str] = []
+        self._data_size = 0
         self._event = ""
         self._id: str | None = None
         self._retry: int | None = None
@@ -65,15 +74,25 @@ class EventDecoder:
         if self._pending_cr and text.startswith("\n"):
             text = text[1:]
         self._pending_cr = text.endswith("\r")
-        self._buffer += text
+        pieces = _LINE_END.split(text)  # only the new text is searched: linear buffering
+        self._append_partial(pieces.pop(0))
         events: list[Event] = []
-        lines = self._buffer.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        self._buffer = lines.pop()
-        for line in lines:
+        for piece in pieces:
+            line = "".join(self._partial)
+            self._partial, self._partial_size = [], 0
             event = self._line(line)
             if event is not None:
                 events.append(event)
+            self._append_partial(piece)
         return events
+
+    def _append_partial(self, piece: str) -> None:
+        if not piece:
+            return
+        self._partial_size += len(piece)
+        if self._partial_size > self._max_size:
+            raise ValueError(f"an SSE line is longer than the limit of {self._max_size} characters")
+        self._partial.append(piece)
 
     def _line(self, line: str) -> Event | None:
         if not line:
@@ -84,6 +103,11 @@ class EventDecoder:
         if value.startswith(" "):
             value = value[1:]
         if name == "data":
+            self._data_size += len(value) + 1
+            if self._data_size > self._max_size:
+                raise ValueError(
+                    f"an SSE event's data is longer than the limit of {self._max_size} characters"
+                )
             self._data.append(value)
         elif name == "event":
             self._event = value
@@ -98,7 +122,7 @@ class EventDecoder:
 
     def _dispatch(self) -> Event | None:
         data = "\n".join(self._data)
-        self._data = []
+        self._data, self._data_size = [], 0
         if not data:  # no data, or one empty line of it (a priming event): nothing to hand on
             self._event = ""
             self._retry = None

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -61,3 +62,24 @@ def test_a_priming_event_is_not_handed_on_but_its_id_and_retry_count() -> None:
     assert decoder.last_event_id == "s-0" and decoder.retry == 1000
     # two empty data lines are one line break of data: that one is an event
     assert decoder.feed(b"data: \ndata: \n\n") == [Event("\n", "message", "s-0", None)]
+
+
+def test_a_line_longer_than_the_limit_is_refused_however_split() -> None:
+    decoder = EventDecoder(max_size=10)
+    assert decoder.feed(b"data: 1234") == []
+    with pytest.raises(ValueError, match="SSE line is longer than the limit of 10"):
+        decoder.feed(b"5")
+
+
+def test_an_event_longer_than_the_limit_is_refused() -> None:
+    decoder = EventDecoder(max_size=10)
+    assert decoder.feed(b"data: 1234\ndata: 5678\n") == []
+    with pytest.raises(ValueError, match="SSE event's data is longer than the limit of 10"):
+        decoder.feed(b"data: 9\n")
+
+
+def test_a_line_fed_in_pieces_is_whole_when_it_ends() -> None:
+    decoder = EventDecoder()
+    pieces = [b"data: "] + [b"ab"] * 1000 + [b"\r", b"\n", b"\n"]
+    events = [event for piece in pieces for event in decoder.feed(piece)]
+    assert events == [Event("ab" * 1000)]
