@@ -5,9 +5,11 @@ with newlines becomes several ``data:`` lines; lines starting with ``:`` are com
 (keep-alives) and carry nothing; an event whose data is empty (a priming event: an id to
 resume from, a retry hint) is not handed on, though its id and retry count. The decoder
 accepts CRLF, LF or CR line ends, input split anywhere (even inside a multi-byte
-character), and yields only complete events. A line, or an event's data, longer than
-``max_size`` characters (16 MiB, the cap on JSON bodies and stdio lines) raises
-``ValueError`` naming the limit; buffering is linear in the input, however it is split.
+character), and yields only complete events. As the HTML standard asks, a byte order
+mark at the start of the stream is skipped, and a ``retry`` that is not all ASCII digits
+is ignored. A line, or an event's data, longer than ``max_size`` characters (16 MiB, the
+cap on JSON bodies and stdio lines) raises ``ValueError`` naming the limit; buffering is
+linear in the input, however it is split.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class EventDecoder:
         self._id: str | None = None
         self._retry: int | None = None
         self._pending_cr = False
+        self._started = False
         #: The last event id seen, for ``Last-Event-ID`` on reconnect.
         self.last_event_id: str | None = None
         #: The last ``retry`` value seen, in milliseconds.
@@ -69,6 +72,9 @@ class EventDecoder:
 
     def feed(self, chunk: bytes) -> list[Event]:
         text = self._text.decode(chunk)
+        if text and not self._started:
+            self._started = True
+            text = text.removeprefix("\ufeff")
         if not text:
             return []
         if self._pending_cr and text.startswith("\n"):
@@ -115,7 +121,7 @@ class EventDecoder:
             if "\0" not in value:
                 self._id = value
                 self.last_event_id = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
             self.retry = self._retry
         return None

@@ -83,3 +83,22 @@ def test_a_line_fed_in_pieces_is_whole_when_it_ends() -> None:
     pieces = [b"data: "] + [b"ab"] * 1000 + [b"\r", b"\n", b"\n"]
     events = [event for piece in pieces for event in decoder.feed(piece)]
     assert events == [Event("ab" * 1000)]
+
+
+def test_a_leading_byte_order_mark_is_skipped_even_when_split() -> None:
+    stream = b"\xef\xbb\xbfdata: first\n\n"
+    for cut in range(len(stream) + 1):
+        decoder = EventDecoder()
+        assert decoder.feed(stream[:cut]) + decoder.feed(stream[cut:]) == [Event("first")], cut
+
+
+def test_only_the_first_byte_order_mark_is_skipped() -> None:
+    decoder = EventDecoder()
+    assert decoder.feed("data: a\n\n\ufeffdata: b\n\n".encode()) == [Event("a")]
+
+
+def test_a_retry_of_digits_that_are_not_ascii_is_ignored() -> None:
+    decoder = EventDecoder()
+    assert decoder.feed("retry: ²\nretry: ٣\ndata: x\n\n".encode()) == [Event("x")]
+    assert decoder.retry is None
+    assert decoder.feed(b"retry: 250\ndata: y\n\n") == [Event("y", retry=250)]
