@@ -17,6 +17,8 @@ Rules (*Multi Round-Trip Requests*, client requirements):
 * Bounded: at most ``max_rounds`` rounds in all, and at most ``max_state_only`` rounds in
   a row that ask nothing (state only), which are retried after the ``backoff`` delays
   (seconds; the last one repeats). Each limit raises ``RoundsExceeded`` saying which.
+* At most ``max_requests`` input requests in one round (32 by default): a result asking
+  more is a ``ProtocolViolation``, and none of it is answered.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from mcp_elicit.errors import ProtocolViolation, RoundsExceeded
 __all__ = [
     "INPUT_METHODS",
     "INPUT_REQUEST_METHODS",
+    "MAX_INPUT_REQUESTS",
     "Complete",
     "InputRequest",
     "NeedInput",
@@ -43,6 +46,8 @@ __all__ = [
 INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 #: What a server may ask inside ``inputRequests``.
 INPUT_REQUEST_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
+#: The most input requests one round (or one task poll) may carry.
+MAX_INPUT_REQUESTS: Final = 32
 _RETRY_KEYS: Final = ("inputResponses", "requestState")
 
 
@@ -52,6 +57,7 @@ class RoundLimits:
 
     max_rounds: int = 10
     max_state_only: int = 5
+    max_requests: int = MAX_INPUT_REQUESTS
     backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0)
 
     def delay(self, state_only: int) -> float:
@@ -122,7 +128,7 @@ class Rounds:
                 f"the server answered {self.method} with input_required, which only tools/call, "
                 "prompts/get and resources/read may receive"
             )
-        requests = input_requests(result.get("inputRequests"), self.method)
+        requests = input_requests(result.get("inputRequests"), self.method, limit=self.limits.max_requests)
         state = result.get("requestState")
         if state is not None and not isinstance(state, str):
             raise ProtocolViolation(f"requestState in the {self.method} result must be a string")
@@ -173,12 +179,18 @@ class Rounds:
         return params
 
 
-def input_requests(raw: object, method: str) -> tuple[InputRequest, ...]:
-    """The entries of an ``inputRequests`` map (from a ``method`` result), checked."""
+def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS) -> tuple[InputRequest, ...]:
+    """The entries of an ``inputRequests`` map (from a ``method`` result), checked; more
+    than ``limit`` of them is a ``ProtocolViolation``."""
     if raw is None:
         return ()
     if not isinstance(raw, Mapping):
         raise ProtocolViolation(f"inputRequests in the {method} result must be an object of key to request")
+    if len(raw) > limit:
+        raise ProtocolViolation(
+            f"the {method} result carries {len(raw)} input requests in one round; this client "
+            f"answers at most {limit} (RoundLimits.max_requests), so none was answered"
+        )
     out: list[InputRequest] = []
     for key, entry in raw.items():
         if not isinstance(entry, Mapping):

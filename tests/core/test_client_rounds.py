@@ -183,3 +183,19 @@ def test_missing_params_of_an_input_request_mean_empty() -> None:
     step = rounds.step({"resultType": "input_required", "inputRequests": {"r": {"method": "roots/list"}}})
     assert isinstance(step, NeedInput)
     assert step.requests[0].params == {}
+
+
+def test_a_round_with_more_input_requests_than_the_limit_is_a_violation() -> None:
+    rounds = Rounds("tools/call", {"name": "t"})
+    asks = {f"q{i}": ASK for i in range(33)}
+    with pytest.raises(ProtocolViolation, match=r"33 input requests in one round.*at most 32"):
+        rounds.step(need(**asks))
+
+
+def test_the_input_request_limit_is_configurable() -> None:
+    rounds = Rounds("tools/call", {"name": "t"}, RoundLimits(max_requests=2))
+    step = rounds.step(need(a=ASK, b=ASK))
+    assert isinstance(step, NeedInput) and len(step.requests) == 2
+    rounds.retry({"a": {}, "b": {}})
+    with pytest.raises(ProtocolViolation, match="at most 2"):
+        rounds.step(need(a=ASK, b=ASK, c=ASK))
