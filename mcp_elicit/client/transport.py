@@ -11,7 +11,10 @@ Rules: ``Exchange.receive`` is safe to cancel (a timeout may abandon one wait an
 it); ``aclose`` on an exchange abandons the request (on Streamable HTTP, closing the
 response stream is the cancellation signal); a transport never interprets the protocol
 beyond routing responses by id, and reports a broken connection as ``TransportError`` with
-a message a person can act on (or, in ``Ended.error``, the error itself).
+a message a person can act on (or, in ``Ended.error``, the error itself). A malformed
+response carrying the id of a request in flight (a ``result`` that is not an object, an
+``error`` without an integer ``code``) ends that request at once with
+:func:`malformed_reply`'s ``ProtocolViolation``, rather than leaving it to time out.
 
 A transport's own work may wait for a person (signing in to the server, say): it does so
 inside :func:`person_at_work`, and that time does not count against the timeout of the
@@ -28,8 +31,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+import orjson
+
 from mcp_elicit.core.client import ThinkClock
-from mcp_elicit.errors import MCPElicitError
+from mcp_elicit.errors import MCPElicitError, ProtocolError, ProtocolViolation
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 
 __all__ = [
@@ -39,6 +44,7 @@ __all__ = [
     "Transport",
     "Unsolicited",
     "clocked",
+    "malformed_reply",
     "message_json",
     "person_at_work",
     "thinking",
@@ -160,6 +166,26 @@ class Transport(Protocol):
     async def aclose(self) -> None:
         """Disconnect (or stop the server process)."""
         ...
+
+
+def malformed_reply(data: bytes | str, exc: ProtocolError, server: str) -> Ended | None:
+    """``Ended`` for the request that ``data`` (which failed to decode with ``exc``) answers,
+    if it is a response (no ``method``) naming a request id; None for anything else."""
+    rid = exc.request_id
+    if rid is None:
+        return None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(value, dict) or "method" in value:
+        return None
+    return Ended(
+        reason=f"{server} answered request {rid!r} with a malformed response",
+        error=ProtocolViolation(
+            f"{server} answered request {rid!r} with a malformed response: {exc.message}"
+        ),
+    )
 
 
 def message_json(message: Message) -> dict[str, Any]:

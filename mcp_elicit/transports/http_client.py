@@ -36,7 +36,7 @@ import httpx
 
 from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.session import Client
-from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
+from mcp_elicit.client.transport import Ended, Trace, Unsolicited, malformed_reply, message_json
 from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.wire import jsonrpc
@@ -117,7 +117,9 @@ class HttpTransport:
     async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> _HttpExchange:
         if self.trace is not None:
             self.trace("send", message)
-        exchange = _HttpExchange(self, "POST", self._headers(headers), jsonrpc.encode(message))
+        exchange = _HttpExchange(
+            self, "POST", self._headers(headers), jsonrpc.encode(message), rid=message.get("id")
+        )
         self._exchanges.add(exchange)
         return exchange
 
@@ -181,9 +183,16 @@ class _HttpExchange:
     """One HTTP request and what its response delivers."""
 
     def __init__(
-        self, owner: HttpTransport, method: str, headers: dict[str, str], content: bytes | None
+        self,
+        owner: HttpTransport,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        *,
+        rid: object = None,
     ) -> None:
         self._owner = owner
+        self._rid = rid  # the id of the request sent, whose malformed response fails it
         self._method = method
         self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
         self._final: Ended | None = None
@@ -281,6 +290,10 @@ class _HttpExchange:
         try:
             message = jsonrpc.decode(data)
         except ProtocolError as exc:
+            ended = malformed_reply(data, exc, self._owner.url) if exc.request_id == self._rid else None
+            if ended is not None:
+                self._queue.put_nowait(ended)  # the request fails now, not at its timeout
+                return True
             log.warning(
                 "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.url, exc
             )

@@ -25,7 +25,7 @@ from typing import Any, Final, Literal
 
 from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.session import Client
-from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
+from mcp_elicit.client.transport import Ended, Trace, Unsolicited, malformed_reply, message_json
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized
@@ -162,6 +162,11 @@ class StdioTransport:
         try:
             message = jsonrpc.decode(line)
         except ProtocolError as exc:
+            pending = self._pending.get(exc.request_id) if exc.request_id is not None else None
+            ended = malformed_reply(line, exc, self.where) if pending is not None else None
+            if pending is not None and ended is not None:
+                pending.put_nowait(ended)  # the request fails now, not at its timeout
+                return
             log.warning("%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, exc, line[:200])
             return
         if self.trace is not None:

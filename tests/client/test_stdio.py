@@ -14,7 +14,7 @@ import pytest
 
 from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
-from mcp_elicit.errors import TransportError
+from mcp_elicit.errors import ProtocolViolation, TransportError
 from mcp_elicit.transports.stdio_client import StdioTransport, connect_stdio
 
 from support.procs import ROOT, cli
@@ -181,3 +181,32 @@ async def test_an_answerer_learns_that_the_server_saw_the_url_step_finished(revi
         out = await client.call_tool("sign_in")
     assert out["content"][0]["text"] == "sign-in: accept"
     assert user.saw_finished is (revision == "2025-11-25")
+
+
+MALFORMED = textwrap.dedent(
+    """
+    import json, sys
+    bad = {"result": {"result": "a string"}, "error": {"error": {"message": "no code"}}}[sys.argv[1]]
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" not in msg:
+            continue
+        if msg["method"] == "server/discover":
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete"}
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+        else:
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], **bad}), flush=True)
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"), [("result", '"result" must be an object'), ("error", '"error" must be an object')]
+)
+async def test_a_malformed_response_fails_its_request_at_once(tmp_path: Path, kind: str, what: str) -> None:
+    script = tmp_path / "malformed.py"
+    script.write_text(MALFORMED)
+    async with Client(StdioTransport([sys.executable, str(script), kind]), timeout=5) as client:
+        with pytest.raises(ProtocolViolation, match="malformed response") as caught:
+            await client.list_tools()
+    assert what in str(caught.value)
