@@ -17,6 +17,10 @@ Rules:
 * Only the configured URL is ever requested (and where it redirects, as servers mounted at
   ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
   transport fetch anything.
+* A redirect to another origin (scheme, host, port) is followed without the caller's fixed
+  headers (an API key, say), as httpx already does for ``Authorization``: they are meant
+  for the configured server only. This holds for a caller's own ``client`` too (a request
+  hook, added while the transport is open, that touches only this transport's requests).
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
   fails its request with a reason naming the limit.
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
@@ -50,6 +54,8 @@ _ACCEPT: Final = "application/json, text/event-stream"
 _MAX_BODY: Final = 16 * 1024 * 1024
 _SEND_TIMEOUT: Final = 30.0
 _GRACE: Final = 0.25
+_MARK: Final = "mcp_elicit.transport"  # a request extension: which transport sent it
+_OURS: Final = frozenset({"accept", "content-type"})  # the protocol's own, whoever set them
 
 
 class HttpTransport:
@@ -75,6 +81,7 @@ class HttpTransport:
         self.connect_timeout = connect_timeout
         self.trace = trace
         self._exchanges: set[_HttpExchange] = set()
+        self._redirect_warned = False
 
     @property
     def http(self) -> bool:
@@ -108,6 +115,27 @@ class HttpTransport:
                 follow_redirects=True,
                 auth=self.auth,
             )
+        hooks = self._client.event_hooks["request"]
+        if self._keep_fixed_headers_home not in hooks:
+            hooks.append(self._keep_fixed_headers_home)
+
+    async def _keep_fixed_headers_home(self, request: httpx.Request) -> None:
+        """Drop the caller's fixed headers from a request (a redirect) to another origin."""
+        if request.extensions.get(_MARK) is not self or not self.fixed:
+            return  # not this transport's request (a caller's client may be shared)
+        if _origin(request.url) == _origin(httpx.URL(self.url)):
+            return
+        dropped = [name for name in self.fixed if name.lower() not in _OURS and name in request.headers]
+        for name in dropped:
+            del request.headers[name]
+        if dropped and not self._redirect_warned:
+            self._redirect_warned = True
+            log.warning(
+                "%s redirected to another origin (%s); %s not sent there",
+                self.url,
+                request.url.copy_with(path="/", query=None, fragment=None),
+                ", ".join(dropped),
+            )
 
     def _headers(self, extra: Mapping[str, str], *, accept: str = _ACCEPT) -> dict[str, str]:
         headers = {"Accept": accept, "Content-Type": "application/json", **self.fixed}
@@ -129,7 +157,10 @@ class HttpTransport:
         try:
             async with asyncio.timeout(_SEND_TIMEOUT):
                 response = await self.client.post(
-                    self.url, headers=self._headers(headers), content=jsonrpc.encode(message)
+                    self.url,
+                    headers=self._headers(headers),
+                    content=jsonrpc.encode(message),
+                    extensions={_MARK: self},
                 )
         except (httpx.HTTPError, TimeoutError) as exc:
             raise TransportError(f"could not send to {self.url}: {_describe(exc)}") from None
@@ -165,7 +196,7 @@ class HttpTransport:
         extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         try:
             async with asyncio.timeout(5.0):
-                await self.client.delete(self.url, headers={**self.fixed, **extra})
+                await self.client.delete(self.url, headers={**self.fixed, **extra}, extensions={_MARK: self})
         except (httpx.HTTPError, TimeoutError, AuthorizationError) as exc:
             log.debug("DELETE %s failed: %s", self.url, _describe(exc))
 
@@ -174,6 +205,9 @@ class HttpTransport:
             await exchange.aclose()
         if self._client is not None and self._given is None:
             await self._client.aclose()
+        if self._client is not None:
+            with contextlib.suppress(ValueError):
+                self._client.event_hooks["request"].remove(self._keep_fixed_headers_home)
         self._client = self._given
         if isinstance(self.auth, OAuth):  # its own HTTP client, for the flow's requests
             await self.auth.aclose()
@@ -237,7 +271,7 @@ class _HttpExchange:
         decoder = EventDecoder()
         try:
             async with self._owner.client.stream(
-                self._method, url, headers=headers, content=content
+                self._method, url, headers=headers, content=content, extensions={_MARK: self._owner}
             ) as response:
                 status = response.status_code
                 self.headers = {k.lower(): v for k, v in response.headers.items()}
@@ -311,6 +345,11 @@ async def _read_capped(chunks: AsyncIterator[bytes]) -> bytes:
             raise ValueError(f"the response is larger than {_MAX_BODY} bytes")
         parts.append(chunk)
     return b"".join(parts)
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    default = {"http": 80, "https": 443}.get(url.scheme)
+    return url.scheme, url.host, url.port or default
 
 
 def _describe(exc: BaseException) -> str:

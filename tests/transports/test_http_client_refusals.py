@@ -80,3 +80,48 @@ async def test_a_malformed_response_fails_its_request(body: bytes, what: str, ss
         await exchange.aclose()
     assert isinstance(ended, Ended) and isinstance(ended.error, ProtocolViolation)
     assert "malformed response" in str(ended.error) and what in str(ended.error)
+
+
+async def _nothing(_: object) -> None:
+    return None
+
+
+def _redirecting(port: int, seen: list[httpx.Request]) -> httpx.MockTransport:
+    """/mcp/ redirects to /mcp on ``port``, which answers; every request lands in ``seen``."""
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/mcp/":
+            return httpx.Response(307, headers={"location": f"http://127.0.0.1:{port}/mcp"})
+        body = b'{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'
+        return httpx.Response(200, headers={"content-type": "application/json"}, content=body)
+
+    return httpx.MockTransport(handler)
+
+
+@pytest.mark.parametrize("own_client", [True, False], ids=["its own client", "the caller's client"])
+@pytest.mark.parametrize(("port", "kept"), [(8001, True), (8002, False)], ids=["same origin", "other port"])
+async def test_fixed_headers_are_not_sent_on_a_redirect_to_another_origin(
+    monkeypatch: pytest.MonkeyPatch, port: int, kept: bool, own_client: bool
+) -> None:
+    seen: list[httpx.Request] = []
+    real = httpx.AsyncClient
+    given: httpx.AsyncClient | None = None
+    if own_client:
+        monkeypatch.setattr(httpx, "AsyncClient", lambda **kw: real(transport=_redirecting(port, seen), **kw))
+    else:
+        given = real(transport=_redirecting(port, seen), follow_redirects=True)
+    transport = HttpTransport("http://127.0.0.1:8001/mcp/", headers={"X-Api-Key": "secret"}, client=given)
+    await transport.open(_nothing)
+    exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+    assert not isinstance(await exchange.receive(), Ended)
+    await exchange.aclose()
+    await transport.aclose()
+    if given is not None:
+        assert given.event_hooks["request"] == []  # the caller's client is left as it was
+        await given.aclose()
+    first, redirected = seen
+    assert first.headers["x-api-key"] == "secret"
+    assert redirected.url == f"http://127.0.0.1:{port}/mcp"
+    assert ("x-api-key" in redirected.headers) is kept
+    assert redirected.headers["accept"] == "application/json, text/event-stream"
