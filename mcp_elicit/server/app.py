@@ -230,14 +230,16 @@ class Server(Catalog):
 
     def open_session(
         self, message: jsonrpc.Request, principal: Principal | None = None
-    ) -> tuple[bytes, Session | None]:
-        """Answer ``initialize``: the encoded response, and the new session when it worked."""
+    ) -> tuple[bytes, Session | None, int]:
+        """Answer ``initialize``: the encoded response, the new session when it worked, and
+        the HTTP status for the response (503 when every session is in use)."""
         try:
             handshake = parse_initialize(message.params)
             session = self.sessions.create(handshake, principal.subject if principal else None)
         except ProtocolError as exc:
-            return jsonrpc.encode_error(message.id, exc), None
-        return jsonrpc.encode_result(message.id, initialize_result(self.core.identity, handshake)), session
+            return jsonrpc.encode_error(message.id, exc), None, exc.http_status
+        result = initialize_result(self.core.identity, handshake)
+        return jsonrpc.encode_result(message.id, result), session, 200
 
     async def respond_in_session(
         self,

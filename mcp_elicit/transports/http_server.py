@@ -359,12 +359,12 @@ class StreamableHTTP(SessionRoutes):
             )
             return
         if message.method == "initialize" and not modern:
-            payload, session = self.server.open_session(message, principal)
+            payload, session, status = self.server.open_session(message, principal)
             if session is not None:
                 session.network = network_attributes(scope)
             extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []
             await send(
-                {"type": "http.response.start", "status": 200, "headers": [*json_headers(payload), *extra]}
+                {"type": "http.response.start", "status": status, "headers": [*json_headers(payload), *extra]}
             )
             await send({"type": "http.response.body", "body": payload})
             return

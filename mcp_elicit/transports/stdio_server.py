@@ -168,7 +168,7 @@ class StdioServer:
                 and message.method == "initialize"
                 and self.server.core.is_handshake_request(message, None)
             ):
-                payload, self.session = self.server.open_session(message)
+                payload, self.session, _ = self.server.open_session(message)
                 if self.session is not None:
                     self.session.network = _PIPE
                 await self.write(payload)

@@ -175,7 +175,7 @@ class SessionClient:
             self.checker.request(message)
         decoded = jsonrpc.decode(orjson.dumps(message))
         assert isinstance(decoded, jsonrpc.Request)
-        payload, self.session = self.server.open_session(decoded, self.principal)
+        payload, self.session, _ = self.server.open_session(decoded, self.principal)
         response: dict[str, Any] = orjson.loads(payload)
         if self.checker is not None:
             self.checker.response("initialize", response)

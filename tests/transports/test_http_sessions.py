@@ -272,6 +272,7 @@ async def test_no_room_while_every_session_listens(wire_2025: WireChecker) -> No
                 },
             }
             refused = await http.post(running.url, json=body, headers={"accept": ACCEPT})
+            assert refused.status_code == 503
             assert "mcp-session-id" not in refused.headers
             assert refused.json()["error"]["message"] == "Too many sessions; try again later"
             ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}

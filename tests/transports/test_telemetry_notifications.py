@@ -338,7 +338,7 @@ def initialize(server: Server) -> Any:
         "capabilities": {"elicitation": {"url": {}}},
         "clientInfo": {"name": "t", "version": "1"},
     }
-    _, session = server.open_session(jsonrpc.Request(1, "initialize", params))
+    _, session, _ = server.open_session(jsonrpc.Request(1, "initialize", params))
     assert session is not None
     session.network = {"network.transport": "tcp"}
     return session
