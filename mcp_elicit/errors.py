@@ -6,6 +6,7 @@
     ├── ProtocolError                 a JSON-RPC error that goes on the wire (code, data, HTTP status)
     │   ├── ParseError                -32700  the bytes are not JSON
     │   ├── InvalidRequest            -32600  JSON, but not a JSON-RPC request/notification
+    │   │   └── InvalidResponse       -32600  shaped like a response (no method), but malformed
     │   ├── MethodNotFound            -32601  unknown or removed method (HTTP 404 on 2026-07-28)
     │   ├── InvalidParams             -32602  params of the wrong shape or type
     │   │   ├── InvalidRequestMeta    -32602  required ``_meta`` field missing (HTTP 400)
@@ -63,6 +64,7 @@ __all__ = [
     "InvalidRequest",
     "InvalidRequestMeta",
     "InvalidRequestState",
+    "InvalidResponse",
     "MCPElicitError",
     "MethodNotFound",
     "MissingClientCapability",
@@ -148,6 +150,11 @@ class InvalidRequest(ProtocolError):
 
     code = -32600
     default_http_status = 400
+
+
+class InvalidResponse(InvalidRequest):
+    """A message shaped like a response (``result`` or ``error``, no ``method``) that is not
+    a valid one; ``request_id`` is the id it answers, when that could be read."""
 
 
 class MethodNotFound(ProtocolError):

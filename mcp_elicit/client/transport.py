@@ -31,10 +31,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-import orjson
-
 from mcp_elicit.core.client import ThinkClock
-from mcp_elicit.errors import MCPElicitError, ProtocolError, ProtocolViolation
+from mcp_elicit.errors import InvalidResponse, MCPElicitError, ProtocolError, ProtocolViolation
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 
 __all__ = [
@@ -168,17 +166,11 @@ class Transport(Protocol):
         ...
 
 
-def malformed_reply(data: bytes | str, exc: ProtocolError, server: str) -> Ended | None:
-    """``Ended`` for the request that ``data`` (which failed to decode with ``exc``) answers,
-    if it is a response (no ``method``) naming a request id; None for anything else."""
+def malformed_reply(exc: ProtocolError, server: str) -> Ended | None:
+    """``Ended`` for the request that a malformed response (``exc``, an
+    ``InvalidResponse`` naming a request id) answers; None for any other decoding error."""
     rid = exc.request_id
-    if rid is None:
-        return None
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict) or "method" in value:
+    if not isinstance(exc, InvalidResponse) or rid is None:
         return None
     return Ended(
         reason=f"{server} answered request {rid!r} with a malformed response",

@@ -324,7 +324,7 @@ class _HttpExchange:
         try:
             message = jsonrpc.decode(data)
         except ProtocolError as exc:
-            ended = malformed_reply(data, exc, self._owner.url) if exc.request_id == self._rid else None
+            ended = malformed_reply(exc, self._owner.url) if exc.request_id == self._rid else None
             if ended is not None:
                 self._queue.put_nowait(ended)  # the request fails now, not at its timeout
                 return True

@@ -41,9 +41,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import Final
 
-import orjson
-
-from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, ProtocolError
+from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, InvalidResponse, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
@@ -328,14 +326,17 @@ class StreamableHTTP(SessionRoutes):
             return
         try:
             message = jsonrpc.decode(body)
-        except ProtocolError as exc:
-            answered = _answered_id(body)
-            if answered is None:
-                await error_response(send, exc.request_id, exc)
+        except InvalidResponse as exc:  # its id answers no request of the client's: not echoed
+            if exc.request_id is None:
+                await error_response(send, None, exc)
                 return
             ok, principal = await self._authenticate(scope, headers, send, body)
             if ok:
-                await self._malformed_response(headers.get("mcp-session-id"), answered, exc, principal, send)
+                sid = headers.get("mcp-session-id")
+                await self._malformed_response(sid, exc.request_id, exc, principal, send)
+            return
+        except ProtocolError as exc:
+            await error_response(send, exc.request_id, exc)
             return
         ok, principal = await self._authenticate(scope, headers, send, body)
         if not ok:
@@ -496,15 +497,3 @@ class StreamableHTTP(SessionRoutes):
                 await self.server.stop()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-
-def _answered_id(body: bytes) -> jsonrpc.RequestId | None:
-    """The id of a body shaped like a response ("result" or "error", no "method"), else None."""
-    try:
-        value = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(value, dict) or "method" in value or not ("result" in value or "error" in value):
-        return None
-    rid = value.get("id")
-    return rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None

@@ -163,7 +163,7 @@ class StdioTransport:
             message = jsonrpc.decode(line)
         except ProtocolError as exc:
             pending = self._pending.get(exc.request_id) if exc.request_id is not None else None
-            ended = malformed_reply(line, exc, self.where) if pending is not None else None
+            ended = malformed_reply(exc, self.where) if pending is not None else None
             if pending is not None and ended is not None:
                 pending.put_nowait(ended)  # the request fails now, not at its timeout
                 return

@@ -5,7 +5,9 @@ Rules:
 * ``decode`` takes the bytes of exactly one message and returns a ``Request``,
   ``Notification``, ``Response`` or ``ErrorResponse``, or raises ``ParseError`` (not JSON)
   or ``InvalidRequest`` (JSON, not JSON-RPC). The raised error carries the request id in
-  ``request_id`` whenever one could be read, so the reply can echo it.
+  ``request_id`` whenever one could be read, so the reply can echo it. A message shaped
+  like a response (``result`` or ``error``, no ``method``) that is malformed raises
+  ``InvalidResponse``: its id is the id of a request it answers, not one to echo.
 * Ids are strings or integers, never booleans or floats. An error response whose request
   id could not be read has no ``id`` (MCP's schema forbids a null one); one received with
   ``"id": null`` is still understood.
@@ -21,7 +23,7 @@ from typing import Any, TypeAlias, TypeGuard
 
 import orjson
 
-from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError
+from mcp_elicit.errors import InvalidRequest, InvalidResponse, ParseError, ProtocolError
 
 __all__ = [
     "ErrorResponse",
@@ -78,6 +80,10 @@ def _invalid(message: str, rid: object = None) -> InvalidRequest:
     return InvalidRequest(message, request_id=rid if _valid_id(rid) else None)
 
 
+def _invalid_response(message: str, rid: object = None) -> InvalidResponse:
+    return InvalidResponse(message, request_id=rid if _valid_id(rid) else None)
+
+
 def decode(data: bytes | bytearray | memoryview | str) -> Message:
     """Decode one JSON-RPC message."""
     try:
@@ -97,6 +103,8 @@ def decode_value(value: object) -> Message:
         raise _invalid("Invalid request: a JSON-RPC message must be a JSON object")
     rid = value.get("id")
     if value.get("jsonrpc") != "2.0":
+        if "method" not in value and ("result" in value or "error" in value):
+            raise _invalid_response('Invalid response: "jsonrpc" must be "2.0"', rid)
         raise _invalid('Invalid request: "jsonrpc" must be "2.0"', rid)
     params = value.get("params")
     if "method" in value:
@@ -113,20 +121,20 @@ def decode_value(value: object) -> Message:
     if "result" in value:
         result = value["result"]
         if not _valid_id(rid):
-            raise _invalid('Invalid response: "id" must be a string or an integer')
+            raise _invalid_response('Invalid response: "id" must be a string or an integer')
         if not isinstance(result, dict):
-            raise _invalid('Invalid response: "result" must be an object', rid)
+            raise _invalid_response('Invalid response: "result" must be an object', rid)
         return Response(rid, result)
     if "error" in value:
         error = value["error"]
         if rid is not None and not _valid_id(rid):
-            raise _invalid('Invalid response: "id" must be a string, an integer or null')
+            raise _invalid_response('Invalid response: "id" must be a string, an integer or null')
         if (
             not isinstance(error, dict)
             or not isinstance(error.get("code"), int)
             or not isinstance(error.get("message"), str)
         ):
-            raise _invalid(
+            raise _invalid_response(
                 'Invalid response: "error" must be an object with integer "code" and string "message"', rid
             )
         return ErrorResponse(rid, error)

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError
+from mcp_elicit.errors import InvalidRequest, InvalidResponse, ParseError, ProtocolError
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Notification, Request, Response
 
@@ -46,6 +46,29 @@ def test_invalid_requests_keep_the_id_when_readable(raw: bytes, rid: object, fra
     assert info.value.request_id == rid
     assert fragment in info.value.message
     assert info.value.code == -32600
+
+
+@pytest.mark.parametrize(
+    ("raw", "rid", "response"),
+    [
+        (b'{"jsonrpc":"2.0","id":9,"result":[]}', 9, True),
+        (b'{"jsonrpc":"2.0","id":"s-1","result":null}', "s-1", True),
+        (b'{"jsonrpc":"2.0","id":9,"error":null}', 9, True),
+        (b'{"id":9,"result":{}}', 9, True),
+        (b'{"jsonrpc":"2.0","id":true,"result":{}}', None, True),
+        (b'{"jsonrpc":"2.0","id":9}', 9, False),
+        (b'{"jsonrpc":"1.0","id":9,"method":"x","result":{}}', 9, False),
+        (b'{"id":9,"method":"x"}', 9, False),
+    ],
+)
+def test_a_malformed_response_is_told_from_a_malformed_request(
+    raw: bytes, rid: object, response: bool
+) -> None:
+    """A response's id names a request of the receiver's, so a receiver must know which it got."""
+    with pytest.raises(InvalidRequest) as info:
+        jsonrpc.decode(raw)
+    assert isinstance(info.value, InvalidResponse) is response
+    assert info.value.request_id == rid
 
 
 @pytest.mark.parametrize("raw", [b"", b"{", b'{"a":}', b"\xff\xfe", b"NaN", b'{"jsonrpc":"2.0"}garbage'])
