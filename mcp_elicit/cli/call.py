@@ -217,9 +217,10 @@ def _main(args: argparse.Namespace) -> int:
         url: str | None = words.pop(0)
     else:
         url = None
-    target = parse_args_target(args, url)
+    what = _KINDS[args.command][1]
+    target = parse_args_target(args, url, stdio_usage=f"{args.command} {what} ... --")
     if not words:
-        raise UsageError(f"give the {_KINDS[args.command][1].lower()} after the TARGET")
+        raise UsageError(f"give the {what.lower()} after the TARGET")
     name, pairs = words[0], words[1:]
     if args.method == "resources/read" and pairs:
         raise UsageError("read takes one URI and no arguments")

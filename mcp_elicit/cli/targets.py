@@ -82,9 +82,16 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
     return args[:at], args[at + 1 :]
 
 
-def parse_target(url: str | None, command: Sequence[str] | None, headers: Sequence[str] = ()) -> Target:
+def parse_target(
+    url: str | None,
+    command: Sequence[str] | None,
+    headers: Sequence[str] = (),
+    *,
+    stdio_usage: str = "check --",
+) -> Target:
     """The TARGET from a URL argument or a ``--`` command; ``UsageError`` saying what is
-    wrong otherwise."""
+    wrong otherwise. ``stdio_usage`` is how the subcommand's own usage starts a stdio
+    server, for the hint when ``url`` is a command: the words up to and including ``--``."""
     if command is not None:
         if url is not None:
             raise UsageError(
@@ -101,7 +108,7 @@ def parse_target(url: str | None, command: Sequence[str] | None, headers: Sequen
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(
             f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"
-            f" (e.g. mcp-elicit check -- {url} ...)"
+            f" (e.g. mcp-elicit {stdio_usage} {url} ...)"
         )
     return Target(url=url, headers=tuple(_header(h) for h in headers))
 

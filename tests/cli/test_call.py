@@ -271,6 +271,11 @@ def test_a_result_that_fits_the_output_schema_has_no_warning(capsys: pytest.Capt
         (["call", "t", "--answers", "a.json", "--ui", "terminal", "--", "x"], "not both"),
         (["call", "t", "--answers", "/does/not/exist.json", "--", "x"], "cannot read the answer script"),
         (["read", "a://b", "c=d", "--", "x"], "read takes one URI"),
+        (["call", "mcp-elicit", "serve", "t"], "(e.g. mcp-elicit call TOOL ... -- mcp-elicit ...)"),
+        (
+            ["prompt", "ftp://example.com", "p"],
+            "(e.g. mcp-elicit prompt PROMPT ... -- ftp://example.com ...)",
+        ),
         (["call", "t", "--ui", "terminal", "--", "x"], "--ui terminal needs a terminal"),
         (["call", "t", "--root", "/does/not/exist", "--", "x"], "--root /does/not/exist: not a directory"),
     ],
