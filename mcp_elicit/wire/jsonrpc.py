@@ -89,8 +89,18 @@ def decode(data: bytes | bytearray | memoryview | str) -> Message:
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
-        raise ParseError(f"Parse error: the message is not valid JSON ({exc.msg})") from None
+        raise ParseError(f"Parse error: the message is not valid JSON ({_why(data, exc)})") from None
     return decode_value(value)
+
+
+def _why(data: bytes | bytearray | memoryview | str, exc: orjson.JSONDecodeError) -> str:
+    """What is wrong with ``data``: orjson words bad UTF-8 as a surrogate problem."""
+    if not isinstance(data, str):
+        try:
+            bytes(data).decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return f"not UTF-8: byte 0x{bad.object[bad.start]:02x} at offset {bad.start}"
+    return exc.msg
 
 
 def decode_value(value: object) -> Message:

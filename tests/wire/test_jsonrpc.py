@@ -79,6 +79,20 @@ def test_not_json_is_a_parse_error(raw: bytes) -> None:
     assert "not valid JSON" in info.value.message
 
 
+@pytest.mark.parametrize(
+    ("raw", "where"),
+    [
+        (b"\xff\xfe garbage", "byte 0xff at offset 0"),
+        (b'{"jsonrpc":"2.0","method":"x\xc3"}', "byte 0xc3 at offset 28"),
+        (memoryview(b'{"a":"\xed\xa0\x80"}'), "byte 0xed at offset 6"),  # an encoded surrogate
+    ],
+)
+def test_bytes_that_are_not_utf8_are_named(raw: bytes | memoryview, where: str) -> None:
+    with pytest.raises(ParseError) as info:
+        jsonrpc.decode(raw)
+    assert info.value.message == f"Parse error: the message is not valid JSON (not UTF-8: {where})"
+
+
 def test_encoders_round_trip() -> None:
     assert orjson.loads(jsonrpc.encode_result(1, {"a": 1})) == {"jsonrpc": "2.0", "id": 1, "result": {"a": 1}}
     err = orjson.loads(jsonrpc.encode_error(None, InvalidRequest("bad")))
