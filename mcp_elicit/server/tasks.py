@@ -22,6 +22,8 @@ Rules:
   (a bad form schema, say) fails it with -32603, as the request in place would answer. Progress
   and log notifications of a task are dropped: the extension gives them no stream.
 * ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended.
+  So does the cancellation of the request that made the task before it answered (its
+  client went away): no one knows the task's id.
 * A task runs in this process: each is kept until its ttl has passed since it was created
   and since it ended; past ``max_tasks`` held, a call goes on in place instead. A task is
   visible only to the principal that created it. A ``tasks/*`` request for a task held
@@ -336,17 +338,24 @@ async def run_detachable(
     ``finish`` stamps its result for the task)."""
     job = detach.job = asyncio.ensure_future(body())
     either: list[asyncio.Future[Any]] = [job, detach.started]
+    running: Running | None = None
     try:
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
         if not detach.started.done():
-            job.cancel()
-        raise
-    if detach.started.done():
+            detach.started.cancel()
+            return job.result()
         running = detach.started.result()
         detach.tasks.adopt(running, job, finish)
         if detach.tasks.announce is not None:
             await detach.tasks.announce()  # its id works on any instance once answered
         return detach.created
-    detach.started.cancel()
-    return job.result()
+    except asyncio.CancelledError:
+        # The request was cancelled before it answered: no client knows the task's id,
+        # so nobody could follow it. The handler stops, and a task it became ends.
+        if running is None and detach.started.done() and not detach.started.cancelled():
+            running = detach.started.result()
+            detach.tasks.adopt(running, job, finish)
+        if running is not None and not running.record.terminal:
+            running.record.cancel(detach.tasks.clock(), "The request that created it was cancelled")
+        job.cancel()
+        raise

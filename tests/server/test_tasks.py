@@ -543,3 +543,35 @@ async def test_a_large_result_reaches_the_other_instances(wire: WireChecker, siz
             assert ended()[-1]["result"]["content"][0]["text"] == text
         finally:
             listening.cancel()
+
+
+async def test_a_request_cancelled_as_its_task_starts_cancels_the_task(wire: WireChecker) -> None:
+    """The request that makes a task is cancelled (its client went away) just as the
+    handler calls start_task, before the task's id was answered: nobody can follow the
+    task, so it ends cancelled and is forgotten after its ttl, not left working forever."""
+    now = [1_000_000.0]
+    app = Server("gone", clock=lambda: now[0])
+    app.tasks.ttl_ms = 60_000
+    request: list[asyncio.Future[Any]] = []
+    stopped = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def orphan(ctx: Context) -> str:
+        await ctx.start_task()
+        request[0].cancel()  # the client goes away before the CreateTaskResult reaches it
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        return "unreachable"
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    request.append(asyncio.ensure_future(client.result("tools/call", {"name": "orphan", "arguments": {}})))
+    with pytest.raises(asyncio.CancelledError):
+        await request[0]
+    await asyncio.wait_for(stopped.wait(), 5)  # the handler was stopped
+    (running,) = app.tasks._tasks.values()
+    assert running.record.status == "cancelled" and running.record.ended is not None
+    now[0] += 60.1
+    assert (await client.request("tasks/get", {"taskId": running.record.task_id}))["error"]["code"] == -32602
+    assert len(app.tasks) == 0
