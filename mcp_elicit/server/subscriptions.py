@@ -7,8 +7,8 @@ Rules:
   naming what the server agreed to), then gets each matching notification as it is
   published, on its own stream (SSE over HTTP; stdout over stdio), each stamped with the
   subscription's id. A subscription to tasks is answered with their current state right
-  after the acknowledgement, so a change between the task's creation and the
-  subscription is never missed.
+  after the acknowledgement, read once the subscription listens: a change between the
+  task's creation and the subscription is never missed.
 * It ends when the client goes (closes the stream, or cancels the request on stdio;
   then no response is due), or when the server stops: then it is answered with an empty
   result carrying the subscription id (graceful closure).
@@ -46,6 +46,14 @@ class _Listener:
         self.filter = filter_
         self.queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue(size)
 
+    def narrow(self, filter_: Filter) -> None:
+        """From now on get only what ``filter_`` wants; what is queued is kept only if it does."""
+        self.filter = filter_
+        queued = [self.queue.get_nowait() for _ in range(self.queue.qsize())]
+        for item in queued:
+            if item is _END or filter_.wants(*item):
+                self.queue.put_nowait(item)
+
 
 class Subscriptions:
     """The open subscriptions of one server process."""
@@ -79,11 +87,14 @@ class Subscriptions:
                 f"Internal error: this server holds its limit of {self.max_listeners} subscriptions; "
                 "try again later"
             )
-        visible = await tasks(asked.task_ids) if asked.task_ids else {}
-        agreed = asked.agreed(offered=offered, resources=resources, visible_tasks=frozenset(visible))
-        listener = _Listener(call.id, agreed, self.queue_size)
+        # Listening starts before the tasks' states are read, so a change in between is
+        # queued, not lost; what the listener may not have is dropped once that is known.
+        listener = _Listener(call.id, asked, self.queue_size)
         self._listeners.add(listener)
         try:
+            visible = await tasks(asked.task_ids) if asked.task_ids else {}
+            agreed = asked.agreed(offered=offered, resources=resources, visible_tasks=frozenset(visible))
+            listener.narrow(agreed)
             ack = stamped({"notifications": agreed.wire()}, call.id)
             await channel.notify("notifications/subscriptions/acknowledged", ack)
             for state in visible.values():

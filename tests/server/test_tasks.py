@@ -575,3 +575,89 @@ async def test_a_request_cancelled_as_its_task_starts_cancels_the_task(wire: Wir
     now[0] += 60.1
     assert (await client.request("tasks/get", {"taskId": running.record.task_id}))["error"]["code"] == -32602
     assert len(app.tasks) == 0
+
+
+class LaggingStore(MemoryStore):
+    """A memory store whose task mirror lags as a remote one can: with ``lag="read"`` a
+    read returns what it read only once ``go`` is set, with ``lag="write"`` a write lands
+    only then."""
+
+    def __init__(self, lag: str) -> None:
+        super().__init__()
+        self.lag = lag
+        self.go = asyncio.Event()
+        self.held = asyncio.Event()  # a read or write of the mirror is being held
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        found = await super().get(namespace, key)
+        if namespace == "tasks" and self.lag == "read":
+            self.held.set()
+            await self.go.wait()
+        return found
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        if namespace == "tasks" and self.lag == "write" and not self.go.is_set():
+            self.held.set()
+            await self.go.wait()
+        await super().put(namespace, key, value, ttl=ttl)
+
+
+@pytest.mark.parametrize("lag", ["read"])
+async def test_a_listener_on_another_instance_hears_the_end_that_came_while_it_started(
+    wire: WireChecker, lag: str
+) -> None:
+    """A task ends on one instance while a listen naming it starts on another, with the
+    mirror slow to read (the state read is older than the end) or to write (the end is
+    not in the mirror yet): the listener still hears the end."""
+
+    def worker() -> Server:
+        app = Server("tasks", state_keys=KeyRing([b"t" * 16 + b"k" * 16]))
+        app.gate = asyncio.Event()  # type: ignore[attr-defined]
+
+        @app.tool(task="optional")
+        async def job(ctx: Context) -> str:
+            """Works until released."""
+            await ctx.start_task("working")
+            await app.gate.wait()  # type: ignore[attr-defined]
+            return "done"
+
+        return app
+
+    a, b = worker(), worker()
+    store = LaggingStore(lag)
+    async with instances(a, b, store=store):
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        store.go.set()  # the creation reaches the mirror at once
+        task_id = (await here.result("tools/call", {"name": "job", "arguments": {}}))["taskId"]
+        store.go.clear()
+        message = {
+            "jsonrpc": "2.0",
+            "id": 70,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"taskIds": [task_id]}, "_meta": there.meta()},
+        }
+        if lag == "write":  # the task ends; its end is told, but not yet in the mirror
+            a.gate.set()  # type: ignore[attr-defined]
+            await asyncio.wait_for(store.held.wait(), 5)
+            await asyncio.sleep(0.05)  # the other instance heard the end (no listener yet)
+            listening = asyncio.ensure_future(there.raw(message))
+            await eventually(lambda: len(there.notifications) >= 2, "the acknowledgement and a state")
+        else:  # the listener read the mirror; the task ends before it is registered
+            listening = asyncio.ensure_future(there.raw(message))
+            await asyncio.wait_for(store.held.wait(), 5)
+            a.gate.set()  # type: ignore[attr-defined]
+            await eventually(lambda: a.tasks._tasks[task_id].record.terminal, "the end on a")
+            await asyncio.sleep(0.05)  # the other instance heard the end
+        store.go.set()
+        try:
+
+            def statuses() -> list[str]:
+                return [
+                    n["params"]["status"] for n in there.notifications if n["method"] == "notifications/tasks"
+                ]
+
+            await eventually(lambda: statuses()[-1:] == ["completed"], "the end, heard on b")
+        finally:
+            listening.cancel()
