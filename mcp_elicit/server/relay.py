@@ -21,11 +21,12 @@ Rules:
   and coalesced per task. The creation is written before the request that created the
   task is answered, so its id works on any instance at once. A state is mirrored up to
   16 MiB sealed (a large result, say); a larger one is not, and that is logged.
-* Each change is also published, sealed the same way: a ``subscriptions/listen`` naming
-  the task on another instance agrees to it (from the mirror) and hears it move. A state
-  too large for a message is announced once it is written, without the state, and the
-  other instances read it from the mirror (a listener may then hear it after a later,
-  smaller state; the last one, the end, always comes last).
+* Each change is also published, sealed the same way, once it is written (so a listen
+  that starts after the message reads that state or a later one): a
+  ``subscriptions/listen`` naming the task on another instance agrees to it (from the
+  mirror) and hears it move. A state too large for a message is announced without the
+  state, and the other instances read it from the mirror (a listener may then hear it
+  after a later, smaller state; the last one, the end, always comes last).
 * A ``tasks/*`` request for a task this instance does not hold is answered from the
   mirror: ``tasks/get`` with the mirrored state, ``tasks/update`` and ``tasks/cancel`` by
   publishing them, sealed, to the instance that holds the task, and acknowledging (as
@@ -90,9 +91,9 @@ class Relay:
         self._tasks, self._sealer, self._clock, self._changed = tasks, sealer, clock, changed
         tasks.announce = self.written  # a new task's id works on any instance once announced
         self._me = secrets.token_hex(8)
-        #: task id -> its latest sealed state, its ttl, and (a state too large for a message)
-        #: the owner to announce it for once written
-        self._dirty: dict[str, tuple[bytes, float, tuple[str | None] | None]] = {}
+        #: task id -> its latest sealed state, its ttl, its owner, and whether the state
+        #: travels in the message that tells it (else it is announced, to be read)
+        self._dirty: dict[str, tuple[bytes, float, str | None, bool]] = {}
         self._mirror_sealer: tuple[StateSealer, StateSealer] | None = None  # (base, mirror)
         self._reads: set[asyncio.Task[None]] = set()
         self._wrote = self._queued = 0
@@ -203,13 +204,9 @@ class Relay:
             log.warning("task %s: its state is not shared with other instances (%s)", record.task_id, exc)
             return
         inline = len(sealed) <= _INLINE
-        self._dirty[record.task_id] = (sealed.encode("ascii"), ttl, None if inline else (record.owner,))
+        self._dirty[record.task_id] = (sealed.encode("ascii"), ttl, record.owner, inline)
         self._queued += 1
         self._wake.set()
-        if inline:  # listeners on other instances hear it too (a larger one: once written)
-            self._publish(
-                {"op": "tasks/changed", "task": record.task_id, "owner": record.owner, "sealed": sealed}
-            )
 
     def _mirroring(self) -> StateSealer:
         """The server's sealer, for task states up to ``_MAX_STATE`` (following key changes)."""
@@ -273,14 +270,19 @@ class Relay:
             await wake.wait()
             wake.clear()
             batch, self._dirty, upto = self._dirty, {}, self._queued
-            for task_id, (sealed, ttl, announce) in batch.items():
+            for task_id, (sealed, ttl, owner, inline) in batch.items():
                 try:
                     await store.put(_TASKS, task_id, sealed, ttl=ttl)
                 except Exception as exc:  # any backend's failure: the next change writes again
                     log.warning("task %s: its state could not be shared (%s)", task_id, exc)
-                    continue
-                if announce is not None:  # too large for a message: read it from the mirror
-                    self._publish({"op": "tasks/changed", "task": task_id, "owner": announce[0]})
+                    if not inline:
+                        continue
+                # Told once written: a listen that starts elsewhere after this message was
+                # sent reads this state, or a later one, from the mirror.
+                told: dict[str, Any] = {"op": "tasks/changed", "task": task_id, "owner": owner}
+                if inline:  # else too large for a message: read from the mirror
+                    told["sealed"] = sealed.decode("ascii")
+                self._publish(told)
             self._wrote = upto
             progress.set()
 

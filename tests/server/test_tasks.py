@@ -602,7 +602,7 @@ class LaggingStore(MemoryStore):
         await super().put(namespace, key, value, ttl=ttl)
 
 
-@pytest.mark.parametrize("lag", ["read"])
+@pytest.mark.parametrize("lag", ["read", "write"])
 async def test_a_listener_on_another_instance_hears_the_end_that_came_while_it_started(
     wire: WireChecker, lag: str
 ) -> None:
