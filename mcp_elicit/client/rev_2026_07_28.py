@@ -19,7 +19,9 @@ Rules:
   ignored, never answered.
 * A ``tools/call`` answered with a task (``resultType: "task"``, the tasks extension, when
   the client declared it) is followed with ``tasks/get`` to its end (``core.task_watch``);
-  its questions go to the answerer and back with ``tasks/update``. Each change of its
+  its questions go to the answerer and back with ``tasks/update``, while the polls go
+  on: a question the task stops waiting for is withdrawn (the answerer is cancelled).
+  Each change of its
   status or status message reaches ``on_notification`` as ``notifications/tasks`` (the
   task as polled). A call abandoned before the task ended (cancelled, timed out, failed)
   sends ``tasks/cancel``, best effort. Beside the polls, the client listens for the task
@@ -121,6 +123,10 @@ class ModernSession:
         await tell(created)
         moved = asyncio.Event()  # set when the server says the task moved
         listener = asyncio.ensure_future(self._hear(watch.task_id, moved)) if self.listens else None
+        # The person is asked while the polls go on, so that a question the task stops
+        # waiting for (timed out on the server, the task ended) is withdrawn from them.
+        answering: asyncio.Future[dict[str, Any]] | None = None
+        asking: frozenset[str] = frozenset()
         try:
             while True:
                 moved.clear()  # what the server says from here on calls for another poll
@@ -133,16 +139,26 @@ class ModernSession:
                 await tell(polled)
                 if isinstance(step, Complete):
                     return step.result
-                if step.requests:
-                    answers = await self.conn.inputs.answer_round(
-                        step.requests, origin=origin, server=self.conn.server
+                if answering is not None and not asking & step.outstanding:
+                    await _withdraw(answering)
+                    answering = None
+                if answering is None and step.requests:
+                    asking = frozenset(r.key for r in step.requests)
+                    watch.sent(sorted(asking))
+                    answering = asyncio.ensure_future(
+                        self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
                     )
+                if await _until(step.delay, moved, answering):  # the poll interval, or sooner
+                    assert answering is not None
+                    answers, answering = answering.result(), None
                     await self.roundtrip("tasks/update", {**task, "inputResponses": answers})
-                    watch.sent(list(answers))
-                with contextlib.suppress(TimeoutError):  # the poll interval, or sooner
-                    async with asyncio.timeout(step.delay):
-                        await moved.wait()
+                    await _until(step.delay, moved, None)
         finally:
+            if answering is not None:  # the call ends with its own error, not the answerer's
+                answering.cancel()
+                await asyncio.wait([answering])
+                if not answering.cancelled():
+                    answering.exception()
             if listener is not None:
                 listener.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
@@ -224,6 +240,30 @@ class ModernSession:
 
     async def close(self) -> None:
         return None
+
+
+async def _until(delay: float, moved: asyncio.Event, answering: asyncio.Future[Any] | None) -> bool:
+    """Wait ``delay`` seconds, or less: until the server says the task moved, or the
+    person answered (then True)."""
+    heard = asyncio.ensure_future(moved.wait())
+    try:
+        await asyncio.wait(
+            [heard] if answering is None else [heard, answering],
+            timeout=delay,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+    finally:
+        heard.cancel()
+    return answering is not None and answering.done()
+
+
+async def _withdraw(answering: asyncio.Future[Any]) -> None:
+    """Take a question back from the person (the task no longer waits for it); an error
+    the answerer met before that is still raised."""
+    answering.cancel()
+    await asyncio.wait([answering])
+    if not answering.cancelled() and (failed := answering.exception()) is not None:
+        raise failed
 
 
 def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:

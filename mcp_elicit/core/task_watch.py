@@ -10,8 +10,10 @@ Rules:
   five the extension names. ``completed`` gives the tool's result (``isError`` included);
   ``failed`` raises the JSON-RPC error it carries, as if the request had answered it;
   ``cancelled`` raises ``TaskCancelled``.
-* ``input_required``: each key of ``inputRequests`` is answered once; a key seen again
-  (a poll before the server took the answer in) is not asked again.
+* ``input_required``: each key of ``inputRequests`` is asked once; a key seen again
+  (a poll while the person is asked, or before the server took the answer in) is not
+  asked again. Each poll also says which keys the task still waits for: a question it
+  no longer waits for (the server gave up on it, or the task ended) is withdrawn.
 * Polls are ``pollIntervalMs`` apart (1 s when the server gives none), clamped to
   [50 ms, 30 s]. Past the task's ``ttlMs`` (from when it was created here), the task is
   given up (``RequestTimeout``); without a ttl, only the caller's own limits apply.
@@ -37,10 +39,12 @@ _MAX_POLL: Final = 30.0
 
 @dataclass(frozen=True, slots=True)
 class Poll:
-    """Answer ``requests`` (maybe none) with ``tasks/update``, then poll again after ``delay``."""
+    """Answer ``requests`` (maybe none) with ``tasks/update``, then poll again after
+    ``delay``; ``outstanding``: every key the task waits for an answer to."""
 
     requests: tuple[InputRequest, ...]
     delay: float
+    outstanding: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -101,13 +105,14 @@ class TaskWatch:
                 f"task {self.task_id} was still {self.status} after its time to live ({self.ttl:g} s); "
                 "it was given up"
             )
-        asked: tuple[InputRequest, ...] = ()
-        if self.status == "input_required":
-            raw = result.get("inputRequests")
-            if not isinstance(raw, Mapping) or not raw:
-                raise ProtocolViolation(f"task {self.task_id} is input_required without inputRequests")
-            asked = tuple(r for r in input_requests(raw, "tasks/get") if r.key not in self.answered)
-        return Poll(asked, self.delay)
+        if self.status != "input_required":
+            return Poll((), self.delay)
+        raw = result.get("inputRequests")
+        if not isinstance(raw, Mapping) or not raw:
+            raise ProtocolViolation(f"task {self.task_id} is input_required without inputRequests")
+        waiting = input_requests(raw, "tasks/get")
+        asked = tuple(r for r in waiting if r.key not in self.answered)
+        return Poll(asked, self.delay, frozenset(r.key for r in waiting))
 
     @property
     def ended(self) -> bool:
@@ -115,7 +120,7 @@ class TaskWatch:
         return self.status in _ENDED
 
     def sent(self, keys: list[str]) -> None:
-        """Those keys were answered (``tasks/update``): never asked again."""
+        """Those keys are being asked, or were answered: never asked again."""
         self.answered.update(keys)
 
     def _note(self, task: Mapping[str, Any]) -> None:

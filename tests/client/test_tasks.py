@@ -248,3 +248,54 @@ async def test_a_bug_while_listening_leaves_the_call_to_the_polls(
         out = await asyncio.wait_for(client.call_tool("deploy", {"service": "c"}), 10)
     assert out["content"][0]["text"] == "c: deployed (as a task)"
     assert any("polling only" in r.message and r.exc_info for r in caplog.records)
+
+
+class Away:
+    """A person who never answers; remembers whether the question was taken back."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.withdrawn = asyncio.Event()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.withdrawn.set()
+            raise
+        raise AssertionError("unreachable")
+
+
+@pytest.mark.parametrize("ends", ["timeout", "cancelled"])
+async def test_a_question_the_task_stops_waiting_for_is_withdrawn_from_the_person(ends: str) -> None:
+    """The task stops waiting for the person (its question timed out on the server, or
+    the server cancelled the task) while the person is still being asked: the polls go
+    on meanwhile, the question is taken back, and the call ends with the task."""
+    app = Server("impatient", task_poll=0.02, ask_timeout=0.3 if ends == "timeout" else 600.0)
+
+    @app.tool(task="optional")
+    async def deploy(ctx: Context) -> str:
+        await ctx.start_task()
+        answer = await ctx.elicit("Deploy?", Form(go=Boolean()), key="go")
+        return f"deploy: {answer.action}"
+
+    person, recorder = Away(), Recorder()
+    async with connect_memory(
+        app, answerer=person, versions=["2026-07-28"], trace=recorder, tasks=True
+    ) as client:
+        call = asyncio.ensure_future(client.call_tool("deploy"))
+        await asyncio.wait_for(person.asked.wait(), 10)
+        if ends == "timeout":
+            out = await asyncio.wait_for(call, 10)
+            assert out["content"][0]["text"] == "deploy: cancel"
+        else:
+            (task_id,) = app.tasks._tasks
+            app.tasks.cancel(task_id, None)
+            with pytest.raises(TaskCancelled):
+                await asyncio.wait_for(call, 10)
+        assert person.withdrawn.is_set()
+    assert "tasks/update" not in recorder.methods()  # nothing to answer with
+    assert recorder.check(WireChecker.load("2026-07-28")) == len(recorder.sent)

@@ -44,6 +44,8 @@ def test_each_question_is_asked_once_across_polls() -> None:
     w.sent(["a", "b"])
     again = w.step(task("input_required", inputRequests={"b": QUESTION, "c": QUESTION}), 2.0)
     assert isinstance(again, Poll) and [r.key for r in again.requests] == ["c"]
+    assert again.outstanding == {"b", "c"}  # what the task still waits for, asked or not
+    assert w.step(task("working"), 3.0) == Poll((), 1.0, frozenset())  # waits for nothing
 
 
 def test_a_failed_task_raises_its_error_and_a_cancelled_one_task_cancelled() -> None:
