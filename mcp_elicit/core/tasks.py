@@ -6,7 +6,8 @@ Rules:
 * Status moves ``working`` -> ``input_required`` -> ``working`` ... and ends in
   ``completed``, ``failed`` or ``cancelled``; a task that ended never changes again.
 * ``completed`` carries the request's own result (a tool that reported an error included:
-  ``isError`` is a result); ``failed`` carries a JSON-RPC error object, never a result.
+  ``isError`` is a result); ``failed`` carries a JSON-RPC error object, never a result,
+  and the error's message as its ``statusMessage``.
 * ``inputRequests`` holds every question still waiting, under keys unique over the task's
   lifetime; an answer under any other key is ignored.
 * ``ttlMs`` and ``pollIntervalMs`` are integer milliseconds. A task stays readable for its
@@ -141,6 +142,8 @@ class TaskRecord:
     def fail(self, error: dict[str, Any], now: float) -> None:
         self._still_open()
         self.error = error
+        message = error.get("message")  # what went wrong, not the last progress shown
+        self.status_message = message if isinstance(message, str) and message else "Failed"
         self._end("failed", now)
 
     def cancel(self, now: float, message: str = "Cancelled at the client's request") -> None:
