@@ -10,9 +10,12 @@ Rules:
   flow: the token is consumed atomically (``Store.take``) and the browser gets a cookie;
   only that browser may then act on the flow. Links hold no personal data and grant
   access to nothing but this one flow's page.
-* Finishing a flow (complete, declined, cancelled, failed) publishes an event on the
-  flow's channel; a retry waiting on any instance wakes at once. Waiters subscribe before
-  they look, so no completion is missed.
+* A flow ends once: the first ``finish`` (complete, declined, cancelled, failed), on any
+  instance, adds the flow's end marker (``Store.add``, atomic); a later one changes
+  nothing and learns how the flow ended. The marker is the truth: a pending record
+  written back late (a claim in flight) cannot reopen an ended flow.
+* Ending a flow publishes an event on the flow's channel; a retry waiting on any
+  instance wakes at once. Waiters subscribe before they look, so no completion is missed.
 """
 
 from __future__ import annotations
@@ -101,7 +104,14 @@ class Flows:
         if raw is None:
             return None
         flow = Flow(**orjson.loads(raw))
-        return flow if flow.expires > self.clock() else None
+        if flow.expires <= self.clock():
+            return None
+        if not flow.done:  # the record may lag behind the end marker
+            ended = await self.store.get(NAMESPACE, f"end:{flow_id}")
+            if ended is not None:
+                end = orjson.loads(ended)
+                flow.status, flow.detail = end["status"], end["detail"]
+        return flow
 
     async def save(self, flow: Flow) -> None:
         ttl = max(flow.expires - self.clock(), 1.0)
@@ -122,12 +132,23 @@ class Flows:
         await self.save(flow)
         return flow, cookie
 
-    async def finish(self, flow: Flow, status: FlowStatus, detail: str | None = None) -> None:
-        """Record how the flow ended and wake whoever waits for it."""
-        flow.status = status
-        flow.detail = detail
-        await self.save(flow)
+    async def finish(self, flow: Flow, status: FlowStatus, detail: str | None = None) -> bool:
+        """End the flow with ``status`` and wake whoever waits for it; True when this call
+        ended it. False when it had already ended (here or on another instance): nothing
+        changes, and ``flow`` now shows how it ended."""
+        ttl = max(flow.expires - self.clock(), 1.0)
+        end = orjson.dumps({"status": status, "detail": detail})
+        if not await self.store.add(NAMESPACE, f"end:{flow.id}", end, ttl=ttl):
+            current = await self.get(flow.id)
+            if current is not None:
+                flow.status, flow.detail = current.status, current.detail
+            return False
+        latest = await self.get(flow.id) or flow  # keep what a claim recorded meanwhile
+        latest.status = flow.status = status
+        latest.detail = flow.detail = detail
+        await self.save(latest)
         await self.store.publish(f"flow:{flow.id}", status.encode())
+        return True
 
     async def wait(self, flow_id: str, timeout: float) -> Flow | None:
         """The flow once it is done, or as it stands after ``timeout`` seconds.

@@ -256,18 +256,19 @@ def pages_app(server: Server) -> Starlette:
             status: FlowStatus = "declined" if error == "access_denied" else "failed"
             detail = error if error is not None and _ERROR_CODE.fullmatch(error) else "invalid_callback"
             log.info("flow %s: the provider answered %s", flow.id[:6], detail)
-            await url_mode.flows.finish(flow, status, detail=detail)
+            ended = await url_mode.flows.finish(flow, status, detail=detail)
         else:
             try:
                 await url_mode.oauth.complete(flow, pending, code)
             except (OAuthError, ConfigError) as exc:
                 log.warning("flow %s: the token request failed: %s", flow.id[:6], exc)
                 reason = exc.error if isinstance(exc, OAuthError) else "config"
-                await url_mode.flows.finish(flow, "failed", detail=reason)
+                ended = await url_mode.flows.finish(flow, "failed", detail=reason)
             else:
                 log.info("flow %s: connected to %s", flow.id[:6], flow.name)
-                await url_mode.flows.finish(flow, "complete")
-        await url_mode.finished(flow)
+                ended = await url_mode.flows.finish(flow, "complete")
+        if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
+            await url_mode.finished(flow)
         return _done(flow)
 
     async def submit(request: Request, flow: Flow, cookie: str) -> Response:
@@ -278,9 +279,9 @@ def pages_app(server: Server) -> Starlette:
             return _refusal(403, "Please try again", "The form was out of date. Reload the page.")
         action = form.get("action")
         if action == "decline":
-            await url_mode.flows.finish(flow, "declined")
+            ended = await url_mode.flows.finish(flow, "declined")
         elif action == "cancel":
-            await url_mode.flows.finish(flow, "cancelled")
+            ended = await url_mode.flows.finish(flow, "cancelled")
         elif action == "submit" and flow.kind == "secret":
             value = str(form.get("value", ""))
             if not value.strip() or len(value) > MAX_SECRET:
@@ -288,10 +289,11 @@ def pages_app(server: Server) -> Starlette:
                     flow, _csrf(cookie, flow.id), problem="Enter a value (at most 8192 characters)."
                 )
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
-            await url_mode.flows.finish(flow, "complete")
+            ended = await url_mode.flows.finish(flow, "complete")
         else:
             return _refusal(400, "Unknown action", "Reload the page and try again.")
-        await url_mode.finished(flow)
+        if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
+            await url_mode.finished(flow)
         return _done(flow)
 
     return Starlette(

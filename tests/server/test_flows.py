@@ -1,0 +1,79 @@
+"""URL-mode flows in a store shared by several instances: exactly one way of finishing a
+flow wins, whatever order the instances write in, and a record the running version cannot
+read (damaged, or written by another version) is reported, never a crash."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.server.flows import Flows
+from mcp_elicit.stores import MemoryStore, RedisStore, SqliteStore, Store
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def instances(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Callable[[], Flows]]:
+    """Makes ``Flows`` of another instance: its own store object on the shared backend."""
+    opened: list[Store] = []
+    memory = MemoryStore()
+
+    def open_store() -> Store:
+        if request.param == "memory":
+            return memory
+        if request.param == "sqlite":
+            return SqliteStore(tmp_path / "state.db")
+        url: str = request.getfixturevalue("redis_url")
+        return RedisStore(url, prefix=f"flows-{id(request)}")
+
+    def instance() -> Flows:
+        store = open_store()
+        opened.append(store)
+        return Flows(store)
+
+    yield instance
+    for store in {id(s): s for s in opened}.values():
+        await store.close()
+
+
+async def test_of_two_instances_finishing_at_once_exactly_one_wins(instances: Callable[[], Flows]) -> None:
+    a, b = instances(), instances()
+    for _ in range(20):
+        flow, _link = await a.start("secret", "api_key", "alice")
+        seen_a, seen_b = await a.get(flow.id), await b.get(flow.id)
+        assert seen_a is not None and seen_b is not None
+        won = await asyncio.gather(a.finish(seen_a, "complete"), b.finish(seen_b, "declined"))
+        assert sorted(won) == [False, True]
+        winner = "complete" if won[0] else "declined"
+        for flows in (a, b):
+            final = await flows.get(flow.id)
+            assert final is not None and final.status == winner
+
+
+async def test_a_late_finish_changes_nothing(instances: Callable[[], Flows]) -> None:
+    a, b = instances(), instances()
+    flow, _link = await a.start("secret", "api_key", "alice")
+    stale = await b.get(flow.id)
+    assert stale is not None
+    first = await a.finish(flow, "declined", detail="no")
+    late = await b.finish(stale, "complete")
+    final = await a.get(flow.id)
+    assert final is not None and (final.status, final.detail) == ("declined", "no")
+    assert (first, late) == (True, False)
+
+
+async def test_a_stale_save_does_not_reopen_a_finished_flow(instances: Callable[[], Flows]) -> None:
+    a, b = instances(), instances()
+    flow, _link = await a.start("secret", "api_key", "alice")
+    stale = await b.get(flow.id)  # as a claim in flight on instance b read it
+    assert stale is not None
+    await a.finish(flow, "cancelled")
+    stale.browser = "a cookie digest"
+    await b.save(stale)  # the claim writes back what it read, still pending
+    for flows in (a, b):
+        final = await flows.get(flow.id)
+        assert final is not None and final.done and final.status == "cancelled"
