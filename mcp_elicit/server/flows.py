@@ -16,17 +16,22 @@ Rules:
   written back late (a claim in flight) cannot reopen an ended flow.
 * Ending a flow publishes an event on the flow's channel; a retry waiting on any
   instance wakes at once. Waiters subscribe before they look, so no completion is missed.
+* A stored record is checked field by field when read. Fields this version does not know
+  (written by a newer one) are ignored; a record that cannot be read (damaged, or missing
+  what this version needs) is logged and reads as gone, as an expired flow does; an end
+  marker that cannot be read still ends the flow, as ``failed``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import orjson
 
@@ -36,6 +41,9 @@ __all__ = ["Flow", "FlowStatus", "Flows"]
 
 FlowStatus = Literal["pending", "complete", "declined", "cancelled", "failed"]
 NAMESPACE = "flow"
+_STATUSES: frozenset[str] = frozenset(get_args(FlowStatus))
+
+log = logging.getLogger("mcp_elicit.flows")
 
 
 def _digest(token: str) -> str:
@@ -57,6 +65,39 @@ class Flow:
     @property
     def done(self) -> bool:
         return self.status != "pending"
+
+    @classmethod
+    def from_record(cls, raw: bytes) -> Flow:
+        """The flow a stored record holds; ``ValueError`` saying what is wrong with it."""
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            raise ValueError("not JSON") from None
+        if not isinstance(record, dict):
+            raise ValueError("not a JSON object")
+        for name in ("id", "kind", "name"):
+            _field(record, name, str, required=True)
+        _field(record, "principal", str)
+        _field(record, "browser", str)
+        _field(record, "detail", str)
+        _field(record, "extra", dict)
+        expires = record.get("expires")
+        if isinstance(expires, bool) or not isinstance(expires, int | float):
+            raise ValueError("'expires' is not a number")
+        status = record.get("status", "pending")
+        if status not in _STATUSES:
+            raise ValueError(f"unknown status {str(status)[:20]!r}")
+        return cls(
+            id=record["id"],
+            kind=record["kind"],
+            name=record["name"],
+            principal=record.get("principal"),
+            expires=float(expires),
+            status=status,
+            browser=record.get("browser"),
+            detail=record.get("detail"),
+            extra=dict(record.get("extra") or {}),
+        )
 
     def owns(self, cookie: str | None) -> bool:
         """True when ``cookie`` is the one given to the browser that claimed the flow."""
@@ -103,14 +144,19 @@ class Flows:
         raw = await self.store.get(NAMESPACE, f"id:{flow_id}")
         if raw is None:
             return None
-        flow = Flow(**orjson.loads(raw))
+        try:
+            flow = Flow.from_record(raw)
+        except ValueError as exc:
+            log.warning(
+                "flow %s: its stored record cannot be read (%s); treating it as gone", flow_id[:6], exc
+            )
+            return None
         if flow.expires <= self.clock():
             return None
         if not flow.done:  # the record may lag behind the end marker
             ended = await self.store.get(NAMESPACE, f"end:{flow_id}")
             if ended is not None:
-                end = orjson.loads(ended)
-                flow.status, flow.detail = end["status"], end["detail"]
+                flow.status, flow.detail = _end(flow_id, ended)
         return flow
 
     async def save(self, flow: Flow) -> None:
@@ -163,3 +209,22 @@ class Flows:
                 if flow is None or flow.done or left <= 0:
                     return flow
                 await events.next(min(left, self.recheck))
+
+
+def _field(record: dict[str, Any], name: str, kind: type, *, required: bool = False) -> None:
+    value = record.get(name)
+    if (value is not None or required) and not isinstance(value, kind):
+        raise ValueError(f"{name!r} is not a {'string' if kind is str else 'JSON object'}")
+
+
+def _end(flow_id: str, raw: bytes) -> tuple[FlowStatus, str | None]:
+    """How an end marker says the flow ended; ``failed`` when it cannot be read."""
+    try:
+        end = orjson.loads(raw)
+        status, detail = end["status"], end.get("detail")
+        if status in _STATUSES and status != "pending" and (detail is None or isinstance(detail, str)):
+            return status, detail
+    except (orjson.JSONDecodeError, TypeError, KeyError, AttributeError):
+        pass
+    log.warning("flow %s: its end marker cannot be read; treating the flow as failed", flow_id[:6])
+    return "failed", None

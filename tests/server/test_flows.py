@@ -5,12 +5,14 @@ read (damaged, or written by another version) is reported, never a crash."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+import orjson
 import pytest
 
-from mcp_elicit.server.flows import Flows
+from mcp_elicit.server.flows import NAMESPACE, Flows
 from mcp_elicit.stores import MemoryStore, RedisStore, SqliteStore, Store
 
 pytestmark = pytest.mark.anyio
@@ -77,3 +79,45 @@ async def test_a_stale_save_does_not_reopen_a_finished_flow(instances: Callable[
     for flows in (a, b):
         final = await flows.get(flow.id)
         assert final is not None and final.done and final.status == "cancelled"
+
+
+async def test_a_record_from_a_newer_version_is_read(instances: Callable[[], Flows]) -> None:
+    flows = instances()
+    flow, _link = await flows.start("secret", "api_key", "alice")
+    record = orjson.loads(await flows.store.get(NAMESPACE, f"id:{flow.id}") or b"")
+    await flows.store.put(NAMESPACE, f"id:{flow.id}", orjson.dumps({**record, "attempts": 2}), ttl=60)
+    found = await flows.get(flow.id)
+    assert found is not None and (found.id, found.name, found.status) == (flow.id, "api_key", "pending")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"not json",
+        b"[1, 2]",
+        b'{"id": "x"}',
+        b'{"id": "F", "kind": "secret", "name": "n", "principal": null, "expires": "soon"}',
+        b'{"id": "F", "kind": "secret", "name": "n", "principal": null, "expires": 1e300, "status": "odd"}',
+        b'{"id": "F", "kind": "secret", "name": "n", "principal": null, "expires": 1e300, "extra": 3}',
+    ],
+)
+async def test_a_damaged_record_reads_as_gone_and_is_reported(
+    instances: Callable[[], Flows], damage: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    flows = instances()
+    await flows.store.put(NAMESPACE, "id:F", damage, ttl=60)
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.flows"):
+        assert await flows.get("F") is None
+    assert "flow F" in caplog.text and "cannot be read" in caplog.text
+
+
+async def test_a_damaged_end_marker_reads_as_failed_and_is_reported(
+    instances: Callable[[], Flows], caplog: pytest.LogCaptureFixture
+) -> None:
+    flows = instances()
+    flow, _link = await flows.start("secret", "api_key", "alice")
+    await flows.store.put(NAMESPACE, f"end:{flow.id}", b'{"status": 7}', ttl=60)
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.flows"):
+        found = await flows.get(flow.id)
+    assert found is not None and found.status == "failed"
+    assert f"flow {flow.id[:6]}" in caplog.text and "cannot be read" in caplog.text
