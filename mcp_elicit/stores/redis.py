@@ -7,6 +7,8 @@ Rules:
   an ACL user can be confined to ``~mcp-elicit:* &mcp-elicit:*``. Namespaces never hold
   ``:`` and prefixes never do either, so two names never meet.
 * A time to live becomes ``PX`` (milliseconds, rounded up); Redis itself expires keys.
+  Redis refuses an expiry past its 64-bit clock, so ``PX`` stops at ``MAX_PX`` (some
+  146 million years): a longer time to live means the same there.
 * ``add`` is ``SET NX PX`` and ``take`` is ``GETDEL`` (Redis 6.2 or later): single
   commands, atomic across every instance using the server.
 * ``subscribe`` opens one ``PubSub`` connection per subscription and returns only once
@@ -45,6 +47,8 @@ __all__ = ["RedisStore", "RedisSubscription", "redact_url"]
 DEFAULT_PREFIX = "mcp-elicit"
 CONNECT_TIMEOUT = 5.0
 SUBSCRIBE_TIMEOUT = 10.0
+#: The longest ``PX`` sent: Redis adds it to its clock in milliseconds, as a signed 64-bit integer.
+MAX_PX = 2**62
 #: URL query options passed on to redis-py; ``prefix`` is ours.
 URL_OPTIONS = frozenset(
     {
@@ -277,7 +281,7 @@ def _import_redis() -> ModuleType:
 
 
 def _px(ttl: float | None) -> int | None:
-    return None if ttl is None else max(1, math.ceil(ttl * 1000))
+    return None if ttl is None else max(1, math.ceil(min(ttl * 1000, MAX_PX)))
 
 
 def _bytes(value: Any) -> bytes | None:

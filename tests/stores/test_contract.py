@@ -198,6 +198,15 @@ async def test_a_long_ttl_keeps_the_entry(backend: Backend, store: Store) -> Non
     assert await store.get("flow", "k") == b"v"
 
 
+@pytest.mark.parametrize("ttl", [1e16, 2.0**63, 1e308])
+async def test_a_huge_ttl_is_as_good_as_forever(store: Store, ttl: float) -> None:
+    await store.put("flow", "put", b"v", ttl=ttl)
+    assert await store.add("flow", "add", b"v", ttl=ttl) is True
+    assert await store.add("flow", "add", b"w", ttl=ttl) is False
+    assert await store.get("flow", "put") == b"v"
+    assert await store.take("flow", "add") == b"v"
+
+
 # ---- add and take --------------------------------------------------------------------------
 
 
