@@ -2,9 +2,11 @@
 registrations, one record per MCP server URL (``transports.http_auth.OAuth`` uses them).
 
 Rules: :class:`FileTokenStore` is one JSON file, created readable by its owner only (0600)
-and replaced atomically on every save; it holds secrets. A record is read back whole or
-not at all (:meth:`Stored.from_record` raises ``ValueError`` for anything it cannot read),
-never trusted in part.
+and replaced atomically on every save; it holds secrets. A save reads the file, changes
+its one record and writes it back while holding an exclusive lock on ``<file>.lock``, so
+processes and tasks saving at once each keep their record. A record is read back whole
+or not at all (:meth:`Stored.from_record` raises ``ValueError`` for anything it cannot
+read), never trusted in part.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import contextlib
 import json
 import logging
 import os
+import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -159,15 +162,35 @@ class FileTokenStore:
         await asyncio.to_thread(self._write, key, record)
 
     def _write(self, key: str, record: Mapping[str, Any]) -> None:
-        data = self._read()
-        data[key] = dict(record)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp creates it 0600
-                json.dump(data, out, indent=1, sort_keys=True)
-            os.replace(temp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        with _locked(self.path.with_name(self.path.name + ".lock")):
+            data = self._read()
+            data[key] = dict(record)
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as out:  # mkstemp creates it 0600
+                    json.dump(data, out, indent=1, sort_keys=True)
+                os.replace(temp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created 0600, kept) until the block ends. Each
+    call opens the file anew, so the lock excludes other threads as well as processes."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # released when the file is closed
+        else:
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

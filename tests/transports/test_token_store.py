@@ -1,0 +1,54 @@
+"""The token file: one JSON file of records, 0600, rewritten whole; processes and tasks
+saving at the same time each keep their record."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.transports.token_store import FileTokenStore
+
+pytestmark = pytest.mark.anyio
+
+ROOT = Path(__file__).resolve().parents[2]
+SAVER = """
+import asyncio, sys
+from mcp_elicit.transports.token_store import FileTokenStore
+
+async def main() -> None:
+    store = FileTokenStore(sys.argv[1])
+    for n in range(int(sys.argv[3])):
+        await store.save(f"https://{sys.argv[2]}-{n}.example/mcp", {"issuer": sys.argv[2]})
+
+asyncio.run(main())
+"""
+
+
+async def test_tasks_saving_at_once_each_keep_their_record(tmp_path: Path) -> None:
+    store = FileTokenStore(tmp_path / "tokens.json")
+    keys = [f"https://server-{n}.example/mcp" for n in range(40)]
+    await asyncio.gather(*(store.save(key, {"issuer": key}) for key in keys))
+    assert sorted(json.loads((tmp_path / "tokens.json").read_text())) == sorted(keys)
+    for key in keys:
+        assert await store.load(key) == {"issuer": key}
+
+
+def test_processes_saving_at_once_each_keep_their_records(tmp_path: Path) -> None:
+    path = tmp_path / "state" / "tokens.json"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    savers = [
+        subprocess.Popen([sys.executable, "-c", SAVER, str(path), name, "30"], env=env)
+        for name in ("alpha", "beta", "gamma")
+    ]
+    for saver in savers:
+        assert saver.wait(timeout=60) == 0
+    records = json.loads(path.read_text())
+    assert len(records) == 90, sorted(records)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
