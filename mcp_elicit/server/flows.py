@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import logging
+import re
 import secrets
 import time
 from collections.abc import Callable
@@ -42,6 +43,8 @@ __all__ = ["Flow", "FlowStatus", "Flows"]
 FlowStatus = Literal["pending", "complete", "declined", "cancelled", "failed"]
 NAMESPACE = "flow"
 _STATUSES: frozenset[str] = frozenset(get_args(FlowStatus))
+#: What ``start`` makes (``token_urlsafe``), with room to spare.
+_FLOW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 log = logging.getLogger("mcp_elicit.flows")
 
@@ -139,7 +142,7 @@ class Flows:
         return flow, link
 
     async def get(self, flow_id: str) -> Flow | None:
-        if not flow_id or len(flow_id) > 64:
+        if not _FLOW_ID.fullmatch(flow_id):  # from a page address: anything at all
             return None
         raw = await self.store.get(NAMESPACE, f"id:{flow_id}")
         if raw is None:

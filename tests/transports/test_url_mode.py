@@ -429,3 +429,17 @@ async def test_behind_a_proxy_that_strips_a_path_the_pages_keep_it(wire: WireChe
         app.url_mode.public_url = base
         await _key_through_the_pages(base, "/mcp-app", wire)
     await store.close()
+
+
+@pytest.mark.parametrize("flow_id", ["%C3%A9t%C3%A9", "a%0Ab", "a%20b%09", "x" * 64])
+async def test_a_flow_address_that_names_no_flow_is_refused_not_an_error(
+    served: tuple[Server, InProcess, MemoryStore], flow_id: str
+) -> None:
+    _, running, _ = served
+    base = running.url.removesuffix("/mcp")
+    async with httpx.AsyncClient(timeout=10) as browser:
+        for suffix in ("", "?t=abc", "/start"):
+            page = await browser.get(f"{base}/mcp-elicit/flows/{flow_id}{suffix}")
+            assert page.status_code in (403, 410), (suffix, page.status_code, page.text[:200])
+        posted = await browser.post(f"{base}/mcp-elicit/flows/{flow_id}", data={"action": "decline"})
+        assert posted.status_code == 403
