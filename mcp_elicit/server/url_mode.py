@@ -145,14 +145,16 @@ class UrlMode:
             self.public_url = public_url.strip().rstrip("/")
 
     async def check_store(self) -> None:
-        """Use a configured store once, so that one that is down or cannot be written fails
-        the start-up with a clear message rather than the first request that needs it. A
-        server on the default store opens it when it first needs it: nothing is created
-        for a server that never uses URL mode."""
+        """Write to a configured store once and read it back, so that one that is down or
+        cannot be written (a read-only replica or user) fails the start-up with a clear
+        message rather than the first request that needs it. A server on the default store
+        opens it when it first needs it: nothing is created for a server that never uses
+        URL mode."""
         if self._store_spec is None:
             return
         store = self.store
         try:
+            await store.put("health", "start-up", b"", ttl=60.0)
             await store.get("health", "start-up")
         except Exception as exc:  # any backend's failure: redis, sqlite3, OSError
             from mcp_elicit.stores.redis import redact_url

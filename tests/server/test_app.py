@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -308,6 +309,24 @@ async def test_start_checks_a_configured_store() -> None:
     with pytest.raises(ConfigError, match="the URL-mode store _BrokenStore cannot be used: disk on fire"):
         await server.start()
     await Server("s", store=MemoryStore()).start()  # a working one passes
+
+
+async def test_start_refuses_a_store_that_can_be_read_but_not_written(redis_url: str) -> None:
+    from redis.asyncio import Redis
+
+    user = f"reader-{uuid.uuid4().hex[:8]}"
+    admin = Redis.from_url(redis_url)
+    try:
+        await admin.execute_command("ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@read", "+@connection")
+        reader = redis_url.replace("redis://", f"redis://{user}:pw@")
+        server = Server("s", store=reader)
+        with pytest.raises(
+            ConfigError, match=r"redis://reader-\w+:\*\*\*@.* cannot be used: .*(NOPERM|permission)"
+        ):
+            await server.start()
+    finally:
+        await admin.execute_command("ACL", "DELUSER", user)
+        await admin.aclose()
 
 
 async def test_start_leaves_the_default_store_unopened() -> None:
