@@ -14,7 +14,10 @@ Rules:
 * ``subscribe`` opens one ``PubSub`` connection per subscription and returns only once
   Redis has confirmed ``SUBSCRIBE``, so a publish from any instance after that point is
   seen. Messages published while a subscription's connection is down are lost (Redis
-  pub/sub keeps nothing): waiters re-check the state whenever ``next`` times out.
+  pub/sub keeps nothing): waiters re-check the state whenever ``next`` times out. A
+  connection Redis closes (a failover, a client kill, an output buffer limit) is opened
+  again and subscribed again by the next read, within the same ``next``; only when that
+  fails too (the server is gone) does ``next`` raise.
 * ``redis`` is imported when a store is made, never at module import; without it the
   error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
 * Redis errors (connection refused, timeouts) propagate as ``redis`` exceptions.
@@ -222,11 +225,20 @@ class RedisSubscription:
 
     async def _read(self, limit: float | None) -> bytes | None:
         """Read until a message arrives or ``limit`` seconds pass (None: no limit)."""
+        dropped = _import_redis().ConnectionError
         loop = asyncio.get_running_loop()
         deadline = None if limit is None else loop.time() + limit
+        reconnecting = False
         while True:
             left = None if deadline is None else max(0.0, deadline - loop.time())
-            message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+            try:
+                message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+            except dropped:
+                if reconnecting:  # the read that reconnects failed too: the server is gone
+                    raise
+                reconnecting = True  # redis-py connects and subscribes again on the next read
+                continue
+            reconnecting = False
             if message is not None and message["type"] == "message":
                 return _bytes(message["data"])
             if deadline is not None and loop.time() >= deadline:

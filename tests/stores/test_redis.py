@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -133,3 +134,37 @@ async def test_a_server_without_getdel_is_named_as_too_old(
             await store.take("flow", "k")
     finally:
         await store.close()
+
+
+async def test_a_subscription_whose_connection_is_dropped_listens_again(redis_url: str, raw: Redis) -> None:
+    """Redis closes a subscriber's connection on a failover, a client kill or an output
+    buffer limit while it stays up: ``next`` does not fail, it subscribes again (what was
+    published in between is lost, as the contract allows)."""
+    store = RedisStore(redis_url, prefix=fresh_prefix())
+    publisher = RedisStore(redis_url, prefix=store.prefix)
+    try:
+        async with store.subscribe("c") as sub:
+            await publisher.publish("c", b"before")
+            assert await sub.next(1.0) == b"before"
+            assert await raw.execute_command("CLIENT", "KILL", "TYPE", "pubsub") >= 1
+            assert await sub.next(0.2) is None
+            await publisher.publish("c", b"after")
+            assert await sub.next(1.0) == b"after"
+    finally:
+        await store.close()
+        await publisher.close()
+
+
+async def test_a_subscription_whose_server_is_gone_raises_the_redis_error(tmp_path: Path) -> None:
+    from support.redis import redis_server
+
+    with redis_server(tmp_path) as server:
+        store = RedisStore(server.url)
+        try:
+            async with store.subscribe("c") as sub:
+                server.proc.kill()
+                server.proc.wait()
+                with pytest.raises(redis_asyncio.ConnectionError):
+                    await sub.next(1.0)
+        finally:
+            await store.close()
