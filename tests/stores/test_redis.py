@@ -14,6 +14,8 @@ import pytest
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores import RedisStore
 
+from support.redis import SKIP_REASON, redis_available, redis_server
+
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
@@ -155,9 +157,8 @@ async def test_a_subscription_whose_connection_is_dropped_listens_again(redis_ur
         await publisher.close()
 
 
+@pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)
 async def test_a_subscription_whose_server_is_gone_raises_the_redis_error(tmp_path: Path) -> None:
-    from support.redis import redis_server
-
     with redis_server(tmp_path) as server:
         store = RedisStore(server.url)
         try:
