@@ -26,17 +26,30 @@ Rules:
 * ``close`` is idempotent and ends the store's open subscriptions (a waiting ``next``
   raises ``RuntimeError``); any later call raises ``RuntimeError``.
 * A store that cannot reach its backend or file raises ``ConfigError`` for a bad location
-  and the backend's own error otherwise (``sqlite3.Error``, ``redis.RedisError``).
+  and the backend's own error otherwise (``sqlite3.Error``, ``redis.RedisError``,
+  ``OSError``): ``backend_errors()`` lists them, for callers that answer them alike.
 * Backends: ``memory://`` (one process, tests), ``sqlite:///path`` (the embedded default:
   survives restarts, one host), ``redis://host:port/db`` (several instances).
 """
 
 from __future__ import annotations
 
+import sqlite3
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-__all__ = ["Store", "Subscription"]
+from mcp_elicit.errors import ConfigError
+
+__all__ = ["Store", "Subscription", "backend_errors"]
+
+
+def backend_errors() -> tuple[type[Exception], ...]:
+    """What a store raises when its backend fails (down, locked, unwritable, misplaced)."""
+    try:
+        from redis import RedisError
+    except ImportError:
+        return (ConfigError, OSError, sqlite3.Error)
+    return (ConfigError, OSError, sqlite3.Error, RedisError)
 
 
 class Subscription(Protocol):

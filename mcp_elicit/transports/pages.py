@@ -22,7 +22,8 @@ Rules:
   verifier, stores the tokens and finishes the flow: ``complete``; ``access_denied`` is
   ``declined``; any other failure ``failed``.
 * Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
-  no referrer.
+  no referrer. A store that fails (Redis down, SQLite locked) gives a 503 page asking to
+  try again; the cause is logged, never shown.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import logging
 import re
 import socket
 import urllib.parse
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, Literal
 
 from starlette.applications import Starlette
@@ -47,6 +49,7 @@ from mcp_elicit.errors import ConfigError, OAuthError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.flows import Flow, FlowStatus
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
+from mcp_elicit.stores.base import backend_errors
 
 __all__ = ["LoopbackPages", "pages_app"]
 
@@ -298,11 +301,31 @@ def pages_app(server: Server) -> Starlette:
 
     return Starlette(
         routes=[
-            Route(f"{PAGES_PATH}/flows/{{flow_id}}", flow_page, methods=["GET", "POST"]),
-            Route(f"{PAGES_PATH}/flows/{{flow_id}}/start", start, methods=["GET"]),
-            Route(f"{PAGES_PATH}/oauth/callback", callback, methods=["GET"]),
+            Route(f"{PAGES_PATH}/flows/{{flow_id}}", _store_guarded(flow_page), methods=["GET", "POST"]),
+            Route(f"{PAGES_PATH}/flows/{{flow_id}}/start", _store_guarded(start), methods=["GET"]),
+            Route(f"{PAGES_PATH}/oauth/callback", _store_guarded(callback), methods=["GET"]),
         ],
     )
+
+
+def _store_guarded(
+    page: Callable[[Request], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """``page``, answering 503 (logged, the cause never shown) when the store fails."""
+    failures = backend_errors()
+
+    async def guarded(request: Request) -> Response:
+        try:
+            return await page(request)
+        except failures as exc:
+            log.error("the pages cannot reach its storage: %s", str(exc) or type(exc).__name__)
+            return _refusal(
+                503,
+                "Please try again in a moment",
+                "This server cannot reach its storage right now. Reload the page in a moment to try again.",
+            )
+
+    return guarded
 
 
 async def _form(request: Request) -> dict[str, str] | None:

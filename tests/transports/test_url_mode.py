@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -16,11 +17,12 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from mcp_elicit import Context, KeyRing, Server
-from mcp_elicit.stores import MemoryStore
+from mcp_elicit.stores import MemoryStore, RedisStore, Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.procs import InProcess, uvicorn_server
 from support.proxy import stripping
+from support.redis import SKIP_REASON, redis_available, redis_server
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -45,7 +47,7 @@ class Tokens:
         return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
 
 
-def build(store: MemoryStore, *, auth: bool = False) -> Server:
+def build(store: Store, *, auth: bool = False) -> Server:
     app = Server(
         "url-mode",
         state_keys=KeyRing([bytes(range(40, 72))]),
@@ -443,3 +445,32 @@ async def test_a_flow_address_that_names_no_flow_is_refused_not_an_error(
             assert page.status_code in (403, 410), (suffix, page.status_code, page.text[:200])
         posted = await browser.post(f"{base}/mcp-elicit/flows/{flow_id}", data={"action": "decline"})
         assert posted.status_code == 403
+
+
+@pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)
+async def test_a_store_gone_mid_flow_gives_a_page_that_says_so(
+    tmp_path: Path, wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url)
+        app = build(store)
+        try:
+            async with (
+                uvicorn_server(StreamableHTTP(app)) as running,
+                httpx.AsyncClient(timeout=10) as http,
+                httpx.AsyncClient(timeout=10) as browser,
+            ):
+                first = (await Mcp(http, running.url, wire).call())["result"]
+                ((_, request),) = first["inputRequests"].items()
+                redis.proc.kill()
+                redis.proc.wait()
+                page = await browser.get(request["params"]["url"])
+        finally:
+            await store.close()
+    assert page.status_code == 503
+    assert page.headers["content-type"].startswith("text/html")
+    assert page.headers["cache-control"] == "no-store"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    assert "try again" in page.text
+    assert "Connection" not in page.text and "127.0.0.1" not in page.text  # nothing of the cause
+    assert "cannot reach its storage" in caplog.text
