@@ -336,7 +336,8 @@ def check_proof(
     if not isinstance(htu, str) or "?" in htu or "#" in htu or not _same_target(htu, url):
         raise ProofError("the proof's htu is not this endpoint's URL")
     iat = claims.get("iat")
-    if not isinstance(iat, int | float) or isinstance(iat, bool) or not abs(now - iat) <= max_age:
+    # compared before any arithmetic: an integer beyond a float's range cannot be subtracted
+    if not isinstance(iat, int | float) or isinstance(iat, bool) or not now - max_age <= iat <= now + max_age:
         raise ProofError(f"the proof's iat is not within {int(max_age)} seconds of the server's time")
     expected = b64url(hashlib.sha256(access_token.encode("ascii", "replace")).digest())
     if claims.get("ath") != expected:

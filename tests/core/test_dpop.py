@@ -327,6 +327,8 @@ EC = ECKey.generate_key("P-256")
         (_signed_by(EC, "ES256"), {"now": NOW - 301}, "iat is not within 300 seconds"),
         (_signed_by(EC, "ES256", claims=_claims(iat=True)), {}, "iat"),
         (_signed_by(EC, "ES256", claims=_claims(iat="now")), {}, "iat"),
+        (_signed_by(EC, "ES256", claims=_claims(iat=10**400)), {}, "iat"),  # beyond any float
+        (_signed_by(EC, "ES256", claims=_claims(iat=-(10**400))), {}, "iat"),
         (_signed_by(EC, "ES256"), {"access_token": "another"}, "ath is not the hash"),
         (_signed_by(EC, "ES256", claims=_claims(ath=None)), {}, "ath is not the hash"),
         (_signed_by(EC, "ES256"), {"body": BODY + b" "}, "content_digest"),
