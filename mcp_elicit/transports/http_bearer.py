@@ -5,8 +5,10 @@ authorization server by. ``server.auth`` says what these mean; this module speak
 Rules: a request without a valid token gets 401 with a ``WWW-Authenticate: Bearer``
 challenge (``error="invalid_token"`` when a token was sent); with ``ResourceMetadata`` the
 challenge names the document and the required scopes, and a valid token lacking one of
-them gets 403 ``insufficient_scope``. The document is public: any origin may read it, and
-caches may keep it five minutes.
+them gets 403 ``insufficient_scope``. Malformed credentials (two ``Authorization``
+headers, a token that is not RFC 6750's ``b64token``) get 400 ``invalid_request``: no
+token is taken from them. The document is public: any origin may read it, and caches may
+keep it five minutes.
 
 DPoP (RFC 9449 and the MCP profile): ``Authorization: DPoP <token>`` must come with exactly
 one ``DPoP`` header, a proof for this request and its body (``core.dpop.check_proof``),
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 
@@ -79,9 +82,13 @@ async def authenticate(
     public base, which the challenge and DPoP proofs name (None: the request's)."""
     raw = headers.get("authorization", "")
     kind, _, token = raw.partition(" ")
-    kind, token = kind.lower(), token.strip()
-    principal = await auth.verify(token) if kind in ("bearer", "dpop") and token else None
-    problem: tuple[str, str] | None = None  # (error, description) of a refused DPoP request
+    kind, token = kind.lower(), token.strip(" ")
+    problem: tuple[str, str] | None = None  # (error, description) of a refused request
+    if sum(name == b"authorization" for name, _ in scope["headers"]) > 1:
+        problem = ("invalid_request", "send one Authorization header")
+    elif kind in ("bearer", "dpop") and not _B64TOKEN.fullmatch(token):
+        problem = ("invalid_request", "the token is not a b64token (RFC 6750 §2.1)")
+    principal = await auth.verify(token) if problem is None and kind in ("bearer", "dpop") else None
     if principal is not None:
         bound = principal.dpop_thumbprint
         if kind == "dpop":
@@ -121,8 +128,15 @@ async def authenticate(
     extra = []
     if error == "use_dpop_nonce" and sealer is not None:
         extra.append((b"dpop-nonce", new_nonce(sealer, origin(scope, headers)).encode("ascii")))
-    await _refuse(send, 401, b"Unauthorized: send " + what, challenge, extra)
+    if error == "invalid_request":
+        await _refuse(send, 400, b"Bad Request: send one Authorization header with " + what, challenge)
+    else:
+        await _refuse(send, 401, b"Unauthorized: send " + what, challenge, extra)
     return False, None
+
+
+#: RFC 6750 §2.1 (and RFC 9449 §7.1): the syntax of a token after ``Bearer `` or ``DPoP ``.
+_B64TOKEN = re.compile(r"[A-Za-z0-9._~+/-]+=*")
 
 
 _NONCE_TTL = 300.0

@@ -83,3 +83,45 @@ async def test_state_is_bound_to_the_principal(client: httpx.AsyncClient, wire: 
     assert stolen["error"] == {"code": -32602, "message": "Invalid or expired requestState"}
     own = (await _post(client, "tok-alice", "ask", **retry)).json()
     assert own["result"]["content"][0]["text"] == "alice got decline"
+
+
+async def _raw(client: httpx.AsyncClient, authorization: list[str]) -> httpx.Response:
+    """A ``whoami`` call carrying these ``Authorization`` header values, each as its own field."""
+    headers = [
+        ("accept", "application/json, text/event-stream"),
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "whoami"),
+        *(("authorization", value.encode()) for value in authorization),
+    ]
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "_meta": META}}
+    return await client.post("http://127.0.0.1/mcp", json=body, headers=headers)
+
+
+async def test_two_authorization_headers_are_a_malformed_request(client: httpx.AsyncClient) -> None:
+    # RFC 6750 §3.1: more than one way of sending a token is invalid_request (400); taking
+    # either one would let a proxy that checks the first and this server disagree on who calls
+    for values in (["Bearer tok-bob", "Bearer tok-alice"], ["Bearer tok-alice", "Bearer tok-alice"]):
+        response = await _raw(client, values)
+        assert response.status_code == 400, response.text
+        assert 'error="invalid_request"' in response.headers["www-authenticate"]
+
+
+@pytest.mark.parametrize(
+    "value", ["Bearer", "Bearer ", "bearer tok-alice extra", "Bearer tok,alice", "Bearer tök", 'Bearer "tok"']
+)
+async def test_a_bearer_token_that_is_not_a_b64token_is_a_malformed_request(
+    client: httpx.AsyncClient, value: str
+) -> None:
+    response = await _raw(client, [value])
+    assert response.status_code == 400, response.text
+    assert 'error="invalid_request"' in response.headers["www-authenticate"]
+
+
+@pytest.mark.parametrize("value", ["bearer tok-alice", "BEARER tok-alice", "Bearer    tok-alice"])
+async def test_the_scheme_is_case_insensitive_and_may_be_followed_by_several_spaces(
+    client: httpx.AsyncClient, value: str
+) -> None:
+    response = await _raw(client, [value])
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["content"][0]["text"] == "alice"

@@ -436,18 +436,19 @@ def _proofs() -> st.SearchStrategy[str]:
     | st.text(alphabet=st.characters(min_codepoint=33, max_codepoint=126), max_size=30),
     proof=st.none() | _proofs(),
 )
-async def test_any_authorization_gets_200_or_a_401_challenge(
-    scheme: str, token: str, proof: str | None
-) -> None:
+async def test_any_authorization_gets_200_or_a_challenge(scheme: str, token: str, proof: str | None) -> None:
     headers = {**HEADERS, "authorization": f"{scheme} {token}".strip()}
     if proof is not None and proof.isascii() and "\n" not in proof and "\r" not in proof:
         headers["dpop"] = proof
     transport = httpx.ASGITransport(app=guarded())
     async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
         response = await http.post("/mcp", content=CALL, headers=headers)
-    assert response.status_code in (200, 401), (response.status_code, response.text)
-    if response.status_code == 401:
+    assert response.status_code in (200, 400, 401), (response.status_code, response.text)
+    if response.status_code in (400, 401):
         assert response.headers["www-authenticate"].split(" ", 1)[0] in ("Bearer", "DPoP")
-    else:  # only the owner's proof for this very request opens it
+    if response.status_code == 400:  # RFC 6750 §3.1: a malformed token is invalid_request
+        assert 'error="invalid_request"' in response.headers["www-authenticate"]
+        assert scheme.lower() in ("bearer", "dpop") and not re.fullmatch(r"[A-Za-z0-9._~+/-]+=*", token)
+    if response.status_code == 200:  # only the owner's proof for this very request opens it
         assert scheme.lower() == "dpop" and token == BOUND
         assert headers.get("dpop") == proof and OWNER.thumbprint in response.text
