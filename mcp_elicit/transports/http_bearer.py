@@ -111,7 +111,8 @@ async def authenticate(
     if principal is not None and (metadata is None or not metadata.missing(principal)):
         return True, principal
     scheme = "DPoP" if kind == "dpop" or (metadata is not None and metadata.dpop_required) else "Bearer"
-    error, description = problem or ("invalid_token" if raw else None, None)
+    # RFC 6750 §3.1: no error code for a request without a token (or with another scheme's)
+    error, description = problem or ("invalid_token" if kind in ("bearer", "dpop") else None, None)
     if metadata is None:
         challenge = realm_challenge(scheme, error=error, description=description)
     else:

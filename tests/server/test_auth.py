@@ -125,3 +125,10 @@ async def test_the_scheme_is_case_insensitive_and_may_be_followed_by_several_spa
     response = await _raw(client, [value])
     assert response.status_code == 200, response.text
     assert response.json()["result"]["content"][0]["text"] == "alice"
+
+
+async def test_another_scheme_is_answered_like_no_credentials(client: httpx.AsyncClient) -> None:
+    # RFC 6750 §3.1: a request with an unsupported method of authentication gets no error code
+    response = await _raw(client, ["Basic dXNlcjpwYXNz"])
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == 'Bearer realm="mcp"'
