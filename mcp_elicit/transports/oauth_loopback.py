@@ -18,8 +18,11 @@ Rules:
   (signed in, or not completed: the ``error`` it carried is not echoed, see ``_page``),
   and returns the full callback URL;
   anything else is 404 (405 for another method on ``/callback``), and a ``Host`` other than
-  this address is 421. Checking the ``state`` (and ``iss``, ``code``) is the flow's job
-  (``core.authorization.read_callback``), not this module's.
+  this address is 421. A callback without the ``state`` of the authorization URL is
+  answered 400 and the wait goes on: anything on this machine (another process, a web
+  page the person has open) can reach the loopback before the authorization server's
+  redirect does, and must not end the sign-in. Checking the response (``state``, ``iss``,
+  ``code``) is still the flow's job (``core.authorization.read_callback``).
 * Nothing outlives the flow: the server stops when ``authorize`` ends however it ends
   (answer, timeout, cancellation), its socket is closed, and ``aclose`` releases a socket
   bound but never used. Ctrl-C stays the caller's (the server installs no signal handler).
@@ -32,6 +35,7 @@ import contextlib
 import html
 import logging
 import os
+import secrets
 import socket
 import sys
 import time
@@ -99,13 +103,34 @@ def _page(query: str, issuer: str) -> bytes:
     return _PAGE.format(title=title, kind=kind, body=body).encode("utf-8")
 
 
+_NOT_THIS_SIGN_IN: Final = _PAGE.format(
+    title="Not this sign-in",
+    kind="bad",
+    body="<p>This is not the answer to the sign-in the terminal is waiting for. "
+    "Finish signing in in the tab the terminal opened.</p>",
+).encode("utf-8")
+
+
+def _state(url: str) -> str | None:
+    """The ``state`` of an authorization URL (None: it has none, or more than one)."""
+    values = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query).get("state", [])
+    return values[0] if len(values) == 1 else None
+
+
+def _carries(query: str, state: str) -> bool:
+    """Whether a callback's query carries ``state`` (once)."""
+    values = urllib.parse.parse_qs(query, keep_blank_values=True).get("state", [])
+    return len(values) == 1 and secrets.compare_digest(values[0].encode(), state.encode())
+
+
 class _Callback:
     """The callback server's ASGI app for one ``authorize``: the first ``GET /callback``
     sets ``url`` (after its page is sent)."""
 
-    def __init__(self, redirect_uri: str, port: int, issuer: str) -> None:
+    def __init__(self, redirect_uri: str, port: int, issuer: str, state: str | None = None) -> None:
         self.redirect_uri = redirect_uri
         self.issuer = issuer
+        self.state = state  # what a genuine callback carries (None: the request named none)
         self.hosts = frozenset({f"{HOST}:{port}", f"localhost:{port}"})
         self.url: asyncio.Future[str] = asyncio.get_running_loop().create_future()
 
@@ -124,6 +149,10 @@ class _Callback:
             await _answer(send, 405, b"Method Not Allowed\n", [(b"allow", b"GET")])
             return
         query = scope.get("query_string", b"").decode("latin-1")
+        if self.state is not None and not _carries(query, self.state):
+            log.warning("ignored a request to the sign-in's callback without the sign-in's state")
+            await _answer(send, 400, _NOT_THIS_SIGN_IN, kind=b"text/html; charset=utf-8")
+            return
         try:
             await _answer(send, 200, _page(query, self.issuer), kind=b"text/html; charset=utf-8")
         finally:  # the page first (the flow stops this server next), the answer whatever happens
@@ -242,7 +271,7 @@ class LoopbackAuthorizer:
             if not await self.consent(url, issuer):
                 raise AuthorizationError("sign-in declined")
             sock = self._take_socket()
-            app = _Callback(self.redirect_uri, self._port, issuer)
+            app = _Callback(self.redirect_uri, self._port, issuer, _state(url))
             server = await _serve(sock, app)
             self._current = app
             try:

@@ -218,6 +218,29 @@ async def test_only_get_callback_is_answered(provider: OAuthTestProvider) -> Non
     assert "code=" in callback
 
 
+async def test_a_callback_without_the_requests_state_does_not_end_the_sign_in(
+    provider: OAuthTestProvider,
+) -> None:
+    # Anything on this machine (another process, a web page the person has open) can send the
+    # browser, or itself, to the callback first: that must not take the place of the real answer.
+    forged: list[httpx.Response] = []
+
+    def visit(http: httpx.Client, back: str) -> None:
+        callback = back.split("?", 1)[0]
+        for query in ("code=evil&state=wrong", "error=access_denied&state=wrong", "code=evil", ""):
+            forged.append(http.get(f"{callback}?{query}" if query else callback))
+
+    browser = Browser(visit=visit)
+    async with LoopbackAuthorizer(consent=Consent(), open_url=browser, announce=lambda _: None) as authorizer:
+        provider.register(authorizer.redirect_uri)
+        url, state = request(provider, authorizer.redirect_uri)
+        callback = await authorizer.authorize(url, issuer=provider.base)
+    assert [page.status_code for page in forged] == [400, 400, 400, 400]
+    assert all("Signed in" not in page.text for page in forged)
+    assert oauth.read_callback(callback, state=state, server=metadata(provider)) in provider.codes
+    assert "Signed in" in browser.pages[0].text
+
+
 def waiting() -> tuple[asyncio.Event, Callable[[str], None]]:
     """An event set when the authorizer says it waits for the browser (it listens then)."""
     event = asyncio.Event()
