@@ -19,6 +19,9 @@ Rules:
   flow and use its token.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
   client, never follow redirects, and read at most 256 KiB of an answer.
+* One ``OAuth`` signs in to one MCP server: the URL of its first request. A request to
+  another URL is an :class:`AuthorizationError`, sent nowhere: tokens are for the resource
+  they were issued for (RFC 8707) and never presented to another.
 * A ``TokenStore`` (``transports.token_store``) keeps tokens and registrations between
   runs, keyed by the MCP server's URL; a record that does not read back is ignored (and
   replaced), never trusted in part.
@@ -193,8 +196,14 @@ class OAuth(httpx.Auth):
         yield request  # pragma: no cover
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        target = str(request.url.copy_with(query=None, fragment=None))
         if self._key is None:
-            await self._load(str(request.url.copy_with(query=None, fragment=None)))
+            await self._load(target)
+        if target != self._key:  # its tokens are that server's (RFC 8707): never shown to another
+            raise AuthorizationError(
+                f"this OAuth signs in to {self._key}, and {target} is another server: "
+                "use one OAuth per MCP server"
+            )
         tokens = await self._current()
         if tokens is not None:
             self._present(request, tokens)

@@ -343,3 +343,28 @@ async def test_a_stored_registration_is_kept_for_its_redirect_uri_only(site: Mcp
     store.records = {site.url: {**store.records[site.url], "tokens": None}}
     await call(site, oauth(Port(40002), store=store))  # an exact-matching server would refuse the old one
     assert site.registrations == 2
+
+
+async def test_tokens_are_never_presented_to_another_server(site: McpAuthorization) -> None:
+    # One OAuth is one MCP server's: its tokens are for that resource (RFC 8707), so another
+    # server reached with the same OAuth must not see them, nor have its own stored under
+    # the first one's name.
+    seen: list[str] = []
+
+    async def other(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        seen.extend(v.decode() for k, v in scope["headers"] if k == b"authorization")
+        headers = [(b"www-authenticate", b'Bearer realm="other"'), (b"content-type", b"text/plain")]
+        await send({"type": "http.response.start", "status": 401, "headers": headers})
+        await send({"type": "http.response.body", "body": b"Unauthorized"})
+
+    auth = oauth()
+    assert await call(site, auth) == "hello"
+    async with uvicorn_server(other) as running:
+        with pytest.raises(AuthorizationError, match="one OAuth per MCP server"):
+            async with connect_http(f"http://127.0.0.1:{running.port}/mcp", auth=auth, timeout=10) as client:
+                await client.list_tools()
+    leaked = [secret for secret in site.provider.issued if any(secret in value for value in seen)]
+    assert not leaked
+    assert await call(site, auth) == "hello"  # still the first server's
