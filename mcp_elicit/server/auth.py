@@ -51,7 +51,13 @@ class Principal:
 
 
 class TokenVerifier(Protocol):
-    """Turns a bearer token into a Principal, or None when the token is not valid."""
+    """Turns a bearer token into a Principal, or None when the token is not valid.
+
+    Valid means issued for this server too: MCP authorization asks a server to refuse a
+    token whose audience is another resource (RFC 8707: its ``aud``, or what
+    introspection says it is for), or a token meant for one service would open all of
+    them. Only the verifier sees the token's contents, so that check is the verifier's.
+    """
 
     async def verify(self, token: str) -> Principal | None: ...
 
