@@ -311,7 +311,7 @@ def check_proof(
     (:class:`NonceError` when not, once everything else holds)."""
     if not proof:
         raise ProofError("the request has no DPoP proof")
-    if len(proof) > _MAX_PROOF or proof.count(".") != 2:
+    if len(proof) > _MAX_PROOF or proof.count(".") != 2 or not proof.isascii():
         raise ProofError("the DPoP proof is not one compact JWS")
     head, payload, signature = proof.split(".")
     header = _object(head, "header")

@@ -412,6 +412,14 @@ def test_any_text_is_a_proof_error_and_nothing_else(text: str) -> None:
             _check(candidate)
 
 
+@pytest.mark.parametrize("payload", ["é", "e30é", "\u0100"])
+def test_a_proof_whose_claims_are_not_ascii_is_a_proof_error(payload: str) -> None:
+    # the header decodes and the signature has the right length: the claims are reached
+    head = _signed_by(EC, "ES256").split(".")[0]
+    with pytest.raises(ProofError, match="not one compact JWS"):
+        _check(f"{head}.{payload}.{'A' * 86}")
+
+
 def test_a_server_that_wants_its_nonce_checks_it_last() -> None:
     key = DpopKey.generate()
     proof = key.proof("POST", URL, now=NOW, nonce="n-1", access_token=TOKEN, body=BODY)

@@ -452,3 +452,19 @@ async def test_any_authorization_gets_200_or_a_challenge(scheme: str, token: str
     if response.status_code == 200:  # only the owner's proof for this very request opens it
         assert scheme.lower() == "dpop" and token == BOUND
         assert headers.get("dpop") == proof and OWNER.thumbprint in response.text
+
+
+async def test_a_proof_with_bytes_beyond_ascii_is_refused_not_a_crash() -> None:
+    head, _, signature = OWNER.proof(
+        "POST", "http://127.0.0.1:8000/mcp", now=time.time(), access_token=BOUND, body=CALL
+    ).split(".")
+    headers = {
+        **HEADERS,
+        "authorization": f"DPoP {BOUND}",
+        "dpop": f"{head}.".encode() + b"\xe9." + signature.encode(),
+    }
+    transport = httpx.ASGITransport(app=guarded())
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+        response = await http.post("/mcp", content=CALL, headers=headers)
+    assert response.status_code == 401
+    assert 'error="invalid_dpop_proof"' in challenge(response)
