@@ -34,11 +34,19 @@ log = logging.getLogger("mcp_elicit.auth")
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """An authenticated caller. ``subject`` is the stable identity state is bound to."""
+    """An authenticated caller. ``subject`` is the stable identity state is bound to;
+    ``scopes`` may also be given as a token's space-separated ``scope`` string."""
 
     subject: str
     scopes: frozenset[str] = frozenset()
     claims: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        scopes: object = self.scopes
+        if isinstance(scopes, str):  # a token's ``scope`` as it comes: space-separated (RFC 6749 §3.3)
+            object.__setattr__(self, "scopes", frozenset(scopes.split()))
+        elif not isinstance(scopes, frozenset):  # a list or a set: never searched as a string
+            object.__setattr__(self, "scopes", frozenset(scopes))  # type: ignore[call-overload]
 
     @property
     def dpop_thumbprint(self) -> str | None:

@@ -8,6 +8,7 @@ import httpx
 import pytest
 
 from mcp_elicit import Context, Form, Server, StaticTokens, String
+from mcp_elicit.server.auth import Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.wire import WireChecker
@@ -132,3 +133,14 @@ async def test_another_scheme_is_answered_like_no_credentials(client: httpx.Asyn
     response = await _raw(client, ["Basic dXNlcjpwYXNz"])
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == 'Bearer realm="mcp"'
+
+
+def test_scopes_given_as_the_tokens_scope_string_are_its_scope_tokens() -> None:
+    # A JWT access token's (or an introspection answer's) ``scope`` is one space-separated
+    # string; handed over as it is, it must not be searched for substrings
+    metadata = ResourceMetadata(["https://auth.example.com"], required_scopes=["admin", "mcp:read"])
+    principal = Principal("ann", scopes="notadmin mcp:reader")  # type: ignore[arg-type]
+    assert principal.scopes == frozenset({"notadmin", "mcp:reader"})
+    assert metadata.missing(principal) == ["admin", "mcp:read"]
+    assert not metadata.missing(Principal("bob", scopes="mcp:read  admin"))  # type: ignore[arg-type]
+    assert Principal("cy", scopes=["a", "b"]).scopes == frozenset({"a", "b"})  # type: ignore[arg-type]
