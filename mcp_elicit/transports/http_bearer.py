@@ -87,7 +87,7 @@ async def authenticate(
     if sum(name == b"authorization" for name, _ in scope["headers"]) > 1:
         problem = ("invalid_request", "send one Authorization header")
     elif kind in ("bearer", "dpop") and not _B64TOKEN.fullmatch(token):
-        problem = ("invalid_request", "the token is not a b64token (RFC 6750 §2.1)")
+        problem = ("invalid_request", "the token is not a b64token (RFC 6750, section 2.1)")
     principal = await auth.verify(token) if problem is None and kind in ("bearer", "dpop") else None
     if principal is not None:
         bound = principal.dpop_thumbprint

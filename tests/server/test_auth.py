@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -116,7 +117,11 @@ async def test_a_bearer_token_that_is_not_a_b64token_is_a_malformed_request(
 ) -> None:
     response = await _raw(client, [value])
     assert response.status_code == 400, response.text
-    assert 'error="invalid_request"' in response.headers["www-authenticate"]
+    challenge = response.headers["www-authenticate"]
+    assert 'error="invalid_request"' in challenge
+    # RFC 6750 §3: error_description is printable ASCII without '"' and '\'
+    description = re.search(r'error_description="([^"]*)"', challenge)
+    assert description is not None and re.fullmatch(r"[\x20\x21\x23-\x5b\x5d-\x7e]*", description[1])
 
 
 @pytest.mark.parametrize("value", ["bearer tok-alice", "BEARER tok-alice", "Bearer    tok-alice"])
