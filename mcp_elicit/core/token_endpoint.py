@@ -46,6 +46,7 @@ __all__ = [
     "ID_JAG",
     "JWT_BEARER_GRANT",
     "id_jag_request",
+    "oauth_error",
     "read_id_jag",
 ]
 
@@ -201,8 +202,8 @@ def read_tokens(
     ``dpop``: the request carried a DPoP proof, so a ``DPoP`` token is expected (a
     ``Bearer`` one means the server chose not to bind it)."""
     if status != 200 or not isinstance(document, Mapping) or "access_token" not in document:
-        error = document.get("error") if isinstance(document, Mapping) else None
-        if isinstance(error, str) and re.fullmatch(r"[\x20-\x7e]{1,64}", error):
+        error = oauth_error(document)
+        if error is not None:
             raise AuthorizationError(f"the token endpoint of {server.issuer} refused: {error}")
         raise AuthorizationError(
             f"the token endpoint of {server.issuer} answered HTTP {status} without tokens"
@@ -252,6 +253,16 @@ def token_request(
     return {"Accept": "application/json", **headers}, form
 
 
+def oauth_error(document: object) -> str | None:
+    """The ``error`` code of an OAuth error answer, when it is one (RFC 6749 §5.2: printable
+    ASCII, kept to 64 characters here); None for anything else, which is never quoted."""
+    error = document.get("error") if isinstance(document, Mapping) else None
+    return error if isinstance(error, str) and _ERROR_CODE.fullmatch(error) else None
+
+
+_ERROR_CODE: Final = re.compile(r"[\x20-\x7e]{1,64}")
+
+
 def _short(value: object) -> str:
     """``repr(value)``, cut to 40 characters: what a server said, quoted in an error."""
     text = repr(value)
@@ -292,8 +303,8 @@ def id_jag_request(
 def read_id_jag(status: int, document: Mapping[str, Any] | None, where: str) -> str:
     """The ID-JAG in an identity provider's token exchange answer, or AuthorizationError."""
     if status != 200 or document is None:
-        error = document.get("error") if document is not None else None
-        if isinstance(error, str) and re.fullmatch(r"[\x20-\x7e]{1,64}", error):
+        error = oauth_error(document)
+        if error is not None:
             raise AuthorizationError(f"the identity provider at {where} refused the token exchange: {error}")
         raise AuthorizationError(f"the identity provider at {where} answered HTTP {status} without an ID-JAG")
     if document.get("issued_token_type") != ID_JAG:

@@ -419,10 +419,10 @@ class OAuth(httpx.Auth):
         )
         status, answer, _ = await post(self._http, endpoint, json=body)
         if status not in (200, 201):
-            error = answer.get("error") if isinstance(answer, Mapping) else None
+            error = tokens_at.oauth_error(answer)
             raise AuthorizationError(
                 f"{server.issuer} refused to register this client (HTTP {status}"
-                + (f", {error}" if isinstance(error, str) else "")
+                + (f", {error}" if error is not None else "")
                 + ")"
             )
         return replace(tokens_at.read_registration(answer, server), redirect_uri=body["redirect_uris"][0])

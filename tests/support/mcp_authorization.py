@@ -15,7 +15,7 @@ token is bound to); ``FollowRedirect`` is the person's part without a person.
 
 Switches for tests: ``mcp.resource_metadata = None`` (no resource metadata: a 2025-03-26
 server), ``server_metadata`` (False: no authorization server metadata either), ``registration``
-(False: no registration endpoint), ``pkce`` (False: metadata without
+(False: no registration endpoint; ``registration_refusal``: its 400 answer), ``pkce`` (False: metadata without
 ``code_challenge_methods_supported``), ``dpop`` (True: DPoP offered, and tokens asked for
 with a proof are bound to its key, ``support.dpop_tokens``; ``dpop_tokens.nonce`` asks for a
 nonce), ``workload.enabled`` (False: no JWT-bearer grant for workloads,
@@ -59,6 +59,7 @@ class McpAuthorization:
     server: Server
     provider: OAuthTestProvider = field(default_factory=OAuthTestProvider)
     registration: bool = True
+    registration_refusal: dict[str, Any] | None = None  # answered with 400 instead of a client
     pkce: bool = True
     server_metadata: bool = True
     registrations: int = 0
@@ -146,6 +147,8 @@ class McpAuthorization:
     async def _register(self, request: Request) -> Response:
         if not self.registration:
             return JSONResponse({"error": "not_found"}, status_code=404)
+        if self.registration_refusal is not None:
+            return JSONResponse(self.registration_refusal, status_code=400)
         body = await request.json()
         redirect_uris = body.get("redirect_uris")
         if not isinstance(redirect_uris, list) or not redirect_uris:

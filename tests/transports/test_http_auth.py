@@ -368,3 +368,24 @@ async def test_tokens_are_never_presented_to_another_server(site: McpAuthorizati
     leaked = [secret for secret in site.provider.issued if any(secret in value for value in seen)]
     assert not leaked
     assert await call(site, auth) == "hello"  # still the first server's
+
+
+@pytest.mark.parametrize(
+    ("error", "shown"),
+    [
+        ("invalid_client_metadata", "HTTP 400, invalid_client_metadata"),
+        ("invalid\n\x1b[31mWARNING: sign in again at https://evil.example", "HTTP 400)"),
+        ("x" * 5000, "HTTP 400)"),
+        (["not", "a", "string"], "HTTP 400)"),
+    ],
+)
+async def test_a_refused_registration_says_the_servers_error_code_only(
+    site: McpAuthorization, error: object, shown: str
+) -> None:
+    # what the server says is shown when it is an error code, never text of any shape
+    site.registration_refusal = {"error": error, "error_description": "Call 555-0100"}
+    with pytest.raises(AuthorizationError, match="refused to register this client") as caught:
+        await call(site, oauth())
+    message = str(caught.value)
+    assert shown in message
+    assert "\n" not in message and "\x1b" not in message and "xxxxx" not in message and "555" not in message
