@@ -326,7 +326,7 @@ class Context:
         follows the task with ``tasks/get``. True when this call is (now) a task; False
         when it goes on in place (the client did not declare the tasks extension, the
         revision has no tasks, the tool was not registered with ``task=``, or the server
-        holds as many tasks as it may). Questions asked before this are multi round-trip
+        holds as many tasks as it may, in all or for this principal). Questions asked before this are multi round-trip
         rounds; after it, they wait in the task. ``message`` is the task's first
         ``statusMessage``."""
         if self.task is not None:
@@ -334,7 +334,7 @@ class Context:
         if self._detach is None:
             return False
         self.task = self._detach.start(message)
-        if self.task is None:  # the server holds as many tasks as it may
+        if self.task is None:  # the server holds as many tasks as it may (in all, or for this principal)
             self._detach = None
             return False
         self._asker = TaskAsker(self._detach.tasks, self.task, dict(self._asker.memo))

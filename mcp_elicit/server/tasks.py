@@ -25,9 +25,11 @@ Rules:
   So does the cancellation of the request that made the task before it answered (its
   client went away): no one knows the task's id.
 * A task runs in this process: each is kept until its ttl has passed since it was created
-  and since it ended; past ``max_tasks`` held, a call goes on in place instead. A task is
-  visible only to the principal that created it. A ``tasks/*`` request for a task held
-  by another instance sharing the store is answered through it (``server.relay``).
+  and since it ended; past ``max_tasks`` held, or ``max_tasks_per_owner`` held for its
+  principal (unauthenticated callers count as one), a call goes on in place instead, and
+  that is logged. A task is visible only to the principal that created it. A
+  ``tasks/*`` request for a task held by another instance sharing the store is answered
+  through it (``server.relay``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
@@ -79,17 +82,21 @@ class Tasks:
         poll_ms: int = 1000,
         ask_timeout: float = 600.0,
         max_tasks: int = 10_000,
+        max_tasks_per_owner: int = 1_000,
     ) -> None:
         self.clock = clock
         self.ttl_ms = ttl_ms
         self.poll_ms = poll_ms
         self.ask_timeout = ask_timeout
         self.max_tasks = max_tasks
+        self.max_tasks_per_owner = max_tasks_per_owner
         #: Called after every visible change of any task (``notifications/tasks``).
         self.on_change: Callable[[TaskRecord], None] | None = None
         #: Awaited before a request answers with a new task (shared with other instances).
         self.announce: Callable[[], Awaitable[None]] | None = None
         self._tasks: dict[str, Running] = {}
+        #: How many of those each principal holds.
+        self._held: Counter[str | None] = Counter()
         self._swept = float("-inf")
 
     def __len__(self) -> int:
@@ -99,17 +106,26 @@ class Tasks:
 
     def create(self, owner: str | None) -> Running | None:
         """A new task, readable at once (``tasks/get`` resolves before its creation is told);
-        None when this process already holds ``max_tasks``."""
+        None when this process already holds ``max_tasks``, or ``max_tasks_per_owner`` of
+        ``owner``'s."""
         now = self.clock()
         self._sweep(now)
         if len(self._tasks) >= self.max_tasks:
             log.warning("%d tasks are held (the limit): a tool call goes on in place", len(self._tasks))
+            return None
+        if self._held[owner] >= self.max_tasks_per_owner:
+            log.warning(
+                "%s %d tasks (the limit for one principal): a tool call of theirs goes on in place",
+                "unauthenticated callers hold" if owner is None else f"principal {owner!r} holds",
+                self._held[owner],
+            )
             return None
         record = TaskRecord(
             str(uuid.uuid4()), owner, now, self.ttl_ms, self.poll_ms, on_change=self.on_change
         )
         running = Running(record)
         self._tasks[record.task_id] = running
+        self._held[owner] += 1
         if self.on_change is not None:  # its first state, for whoever mirrors tasks
             self.on_change(record)
         return running
@@ -203,7 +219,7 @@ class Tasks:
         self._sweep(now)
         running = self._tasks.get(task_id)
         if running is not None and running.record.expired(now):  # between two sweeps
-            del self._tasks[task_id]
+            self._forget(task_id)
             running = None
         if running is None or running.record.owner != owner:
             raise InvalidParams(f"Invalid params: no task {task_id!r} (unknown, expired, or not yours)")
@@ -215,7 +231,13 @@ class Tasks:
             return
         self._swept = now
         for task_id in [t for t, r in self._tasks.items() if r.record.expired(now)]:
-            del self._tasks[task_id]
+            self._forget(task_id)
+
+    def _forget(self, task_id: str) -> None:
+        owner = self._tasks.pop(task_id).record.owner
+        self._held[owner] -= 1
+        if not self._held[owner]:
+            del self._held[owner]
 
     def stop(self) -> list[asyncio.Future[Any]]:
         """Cancel every task still running (the server is stopping); the handlers cancelled."""

@@ -348,6 +348,42 @@ async def test_past_the_task_limit_a_call_goes_on_in_place(wire: WireChecker) ->
     assert len(app.tasks) == 1
 
 
+@pytest.mark.parametrize("ttl", [60.0, None])
+async def test_past_its_own_task_limit_a_principals_call_goes_on_in_place(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture, ttl: float | None
+) -> None:
+    """One principal cannot take every task the server holds: past ``max_tasks_per_owner``
+    (running, or ended and not yet forgotten) its calls go on in place, as past
+    ``max_tasks``, while others' calls still become tasks. Without a ttl its ended tasks
+    are never forgotten, and the limit holds all the same."""
+    now = [1_000_000.0]
+    app = build(clock=lambda: now[0], task_ttl=ttl)
+    app.tasks.max_tasks_per_owner = 2
+    ann = MemoryClient(app, capabilities=WITH_TASKS, principal=Principal("ann"), checker=wire)
+    bob = MemoryClient(app, capabilities=WITH_TASKS, principal=Principal("bob"), checker=wire)
+    nobody = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    fails = {"name": "broken", "arguments": {"how": "tool"}}
+    ended = (await ann.result("tools/call", fails))["taskId"]
+    await settle(ann, ended, "completed")
+    running = await ann.result("tools/call", {"name": "deploy", "arguments": {"service": "a"}})
+    assert running["resultType"] == "task"
+    app.gate.set()  # type: ignore[attr-defined]
+    with caplog.at_level("WARNING", logger="mcp_elicit.server"):
+        final, rounds = await ann.rounds(
+            "tools/call", {"name": "deploy", "arguments": {"service": "b"}}, accept(go=True)
+        )
+    assert [r["resultType"] for r in rounds] == ["input_required", "complete"]
+    assert final["result"]["content"][0]["text"] == "b: deployed (in place)"
+    assert "principal 'ann' holds 2 tasks" in caplog.text
+    for other in (bob, nobody):  # the others' calls are tasks still
+        assert (await other.result("tools/call", fails))["resultType"] == "task"
+    assert len(app.tasks) == 4
+
+    now[0] += 86_400.0  # ann's ended task is forgotten, if it has a ttl: a slot is free again
+    again = await ann.result("tools/call", fails)
+    assert again["resultType"] == ("task" if ttl is not None else "complete")
+
+
 async def test_a_cancel_that_comes_before_the_request_is_answered_still_stops_the_handler(
     wire: WireChecker,
 ) -> None:
