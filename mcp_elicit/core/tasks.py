@@ -103,13 +103,18 @@ class TaskRecord:
     def terminal(self) -> bool:
         return self.status in _TERMINAL
 
-    def expired(self, now: float) -> bool:
-        """Whether the task may be forgotten: its ttl passed since creation, and since it
-        ended (a running task is never forgotten)."""
+    @property
+    def expires(self) -> float | None:
+        """When the task may be forgotten: once its ttl has passed since creation, and since
+        it ended; None while it runs (a running task is never forgotten) or without a ttl."""
         if self.ttl_ms is None or self.ended is None:
-            return False
-        ttl = self.ttl_ms / 1000
-        return now >= self.created + ttl and now >= self.ended + ttl
+            return None
+        return max(self.created, self.ended) + self.ttl_ms / 1000
+
+    def expired(self, now: float) -> bool:
+        """Whether the task may be forgotten (see :attr:`expires`)."""
+        expires = self.expires
+        return expires is not None and now >= expires
 
     # ---- moves -------------------------------------------------------------------
 

@@ -20,7 +20,9 @@ Rules:
   the store in the clear, and only its owner's requests open it). Writes are in order
   and coalesced per task. The creation is written before the request that created the
   task is answered, so its id works on any instance at once. A state is mirrored up to
-  16 MiB sealed (a large result, say); a larger one is not, and that is logged.
+  16 MiB sealed (a large result, say); a larger one is not, and that is logged. The
+  state of an ended task expires with the task (its seal, and its entry in the store):
+  past its ttl it is unknown on every instance alike, its own included.
 * Each change is also published, sealed the same way, once it is written (so a listen
   that starts after the message reads that state or a later one): a
   ``subscriptions/listen`` naming the task on another instance agrees to it (from the
@@ -70,6 +72,8 @@ _RETRY_MAX = 30.0
 _TASKS = "tasks"  # the store namespace of the mirrored tasks
 _COMMAND_TTL = 60.0  # how long a sealed tasks/update or tasks/cancel may travel
 _FOREVER = 7 * 86400.0  # the mirror of a task without a ttl
+_RUNNING_SLACK = 60.0  # how long past its ttl the last state of a running task is kept
+_SHORTEST = 0.001  # the mirror of a task forgotten as it ends
 
 
 class Relay:
@@ -195,10 +199,11 @@ class Relay:
         """Write the task's new state to the store (in order, coalesced; without waiting)."""
         if self._wake is None:
             return
-        ttl = _FOREVER if record.ttl_ms is None else record.ttl_ms / 1000 + 60.0
+        now = self._clock()
+        ttl = _kept_for(record, now)
         try:
             sealed = self._mirroring().seal(
-                orjson.dumps(record.wire()), _binding("mirror", record), now=self._clock(), ttl=ttl
+                orjson.dumps(record.wire()), _binding("mirror", record), now=now, ttl=ttl
             )
         except ValueError as exc:  # too large even for the mirror: other instances keep the last state
             log.warning("task %s: its state is not shared with other instances (%s)", record.task_id, exc)
@@ -332,6 +337,17 @@ class Relay:
                 self._tasks.cancel(task_id, owner)
         except InvalidParams:
             return  # not held here: the instance that holds it acts
+
+
+def _kept_for(record: TaskRecord, now: float) -> float:
+    """How long the mirror keeps the state ``record`` is in, from ``now``."""
+    if record.ttl_ms is None:
+        return _FOREVER
+    if record.expires is None:  # running: its ttl and a minute from its last change
+        return record.ttl_ms / 1000 + _RUNNING_SLACK
+    # Ended: exactly as long as its own instance keeps it (a task kept for 0 s still
+    # overwrites its earlier state, which would otherwise outlive it).
+    return max(record.expires - now, _SHORTEST)
 
 
 def _binding(use: str, record: TaskRecord) -> Binding:

@@ -532,6 +532,30 @@ async def test_a_listener_on_another_instance_hears_the_task(wire: WireChecker) 
             listening.cancel()
 
 
+async def test_a_task_past_its_ttl_is_unknown_on_every_instance(wire: WireChecker) -> None:
+    """With a store, an ended task is forgotten when its ttl has passed, on its own
+    instance and on the others alike: the mirror is no longer answered from."""
+    now = [1_000_000.0]
+    a, b = build(clock=lambda: now[0]), build(clock=lambda: now[0])
+    a.tasks.ttl_ms = 60_000
+    async with instances(a, b, store=MemoryStore()):
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        fails = {"name": "broken", "arguments": {"how": "tool"}}
+        task_id = (await here.result("tools/call", fails))["taskId"]
+        await settle(there, task_id, "completed")  # the end is in the mirror
+        now[0] += 59.9
+        for client in (here, there):
+            assert (await status(client, task_id))["status"] == "completed"
+        assert set(await b.relay.visible(frozenset({task_id}), "ann")) == {task_id}
+        now[0] += 0.2
+        for client in (here, there):
+            error = (await client.request("tasks/get", {"taskId": task_id}))["error"]
+            assert error["code"] == -32602 and "expired" in error["message"]
+        assert await b.relay.visible(frozenset({task_id}), "ann") == {}  # nor agreed to by a listen
+
+
 @pytest.mark.parametrize("size", [100_000, 400_000])
 async def test_a_large_result_reaches_the_other_instances(wire: WireChecker, size: int) -> None:
     """A result over a requestState's 64 KiB is mirrored all the same: tasks/get on
