@@ -1,9 +1,10 @@
-"""One line of input at a time (prompt_toolkit): validated as it is typed, Esc and Ctrl-C
-cancel.
+"""One line of input at a time (prompt_toolkit): validated as it is typed; Esc, Ctrl-C and
+Ctrl-D cancel.
 
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
 keystroke and its message shows under the line; Enter does nothing while it fails).
-Esc or Ctrl-C raise ``Cancelled`` wherever the person is. Output goes to stderr unless an
+Esc or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D on an empty line
+(end of input: the terminal is closed or the person is leaving), never a bare ``EOFError``. Output goes to stderr unless an
 ``Output`` is given, so stdout stays for results. Imported only by ``ui.terminal`` once
 the ``cli`` extra is known to be installed.
 """
@@ -27,7 +28,7 @@ Check = Callable[[str], str | None]
 
 
 class Cancelled(Exception):
-    """The person pressed Esc or Ctrl-C."""
+    """The person pressed Esc, Ctrl-C, or Ctrl-D on an empty line (end of input)."""
 
 
 class _CheckValidator(Validator):
@@ -73,11 +74,15 @@ class Prompter:
     async def ask(
         self, message: str, *, default: str = "", check: Check | None = None, toolbar: str | None = None
     ) -> str:
-        """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc or Ctrl-C."""
-        return await self.session.prompt_async(
-            message,
-            default=default,
-            validator=_CheckValidator(check) if check is not None else None,
-            validate_while_typing=True,
-            bottom_toolbar=toolbar,
-        )
+        """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc, Ctrl-C or end of
+        input."""
+        try:
+            return await self.session.prompt_async(
+                message,
+                default=default,
+                validator=_CheckValidator(check) if check is not None else None,
+                validate_while_typing=True,
+                bottom_toolbar=toolbar,
+            )
+        except EOFError:
+            raise Cancelled() from None

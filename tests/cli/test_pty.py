@@ -16,6 +16,7 @@ from support.procs import ROOT, cli
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
 BACKSPACE = "\x7f"
+CTRL_D = "\x04"
 
 
 @pytest.fixture
@@ -100,6 +101,14 @@ def test_esc_cancels(session: PtySession) -> None:
 def test_ctrl_c_cancels(session: PtySession) -> None:
     fill_the_form(session)
     session.send(CTRL_C)
+    session.expect("Cancelled.")
+    session.expect("Booking not finished; ask me again when you are ready.")
+    assert session.wait() == 0
+
+
+def test_ctrl_d_cancels(session: PtySession) -> None:
+    session.expect("Enter: fill in the form")
+    session.send(CTRL_D)
     session.expect("Cancelled.")
     session.expect("Booking not finished; ask me again when you are ready.")
     assert session.wait() == 0

@@ -37,7 +37,7 @@ FORM = Form(
     diet=MultiChoice(["vegan", "gluten-free"], title="Dietary needs", required=False),
     ok=Boolean(title="Confirm", default=True),
 )
-ENTER, ESC, CTRL_C, CTRL_U, BACKSPACE = "\r", "\x1b", "\x03", "\x15", "\x7f"
+ENTER, ESC, CTRL_C, CTRL_D, CTRL_U, BACKSPACE = "\r", "\x1b", "\x03", "\x04", "\x15", "\x7f"
 
 
 def form_request(
@@ -172,6 +172,21 @@ async def test_ctrl_c_cancels_wherever_the_person_is(keys: str) -> None:
         answer = await elicit(ans, form_request())
     assert answer == ElicitAnswer.cancel()
     assert "Cancelled." in screen.text
+
+
+@pytest.mark.parametrize("keys", [CTRL_D, ENTER + CTRL_D, FILL + CTRL_D])
+async def test_ctrl_d_on_an_empty_line_cancels(keys: str) -> None:
+    async with answerer(keys) as (ans, screen, _):
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.cancel()
+    assert "Cancelled." in screen.text
+
+
+async def test_input_that_ends_cancels() -> None:
+    async with answerer(ENTER + "4") as (ans, _, pipe):
+        pipe.close()
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.cancel()
 
 
 @pytest.mark.parametrize("typed", ["", ENTER, ENTER + "4" + ENTER])
