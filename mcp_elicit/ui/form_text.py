@@ -33,6 +33,7 @@ __all__ = [
     "label",
     "option_lines",
     "parse_answer",
+    "position",
     "show_value",
 ]
 
@@ -230,12 +231,24 @@ def _parse_number(text: str, *, whole: bool) -> Parsed:
     return Parsed(number)
 
 
+def position(text: str, count: int) -> int | None:
+    """The number typed, when it is one of 1 to ``count`` (a place in a list), else None.
+
+    Only decimal digits count (``str.isdecimal``: "²" is a digit but no number ``int``
+    reads), and at most 20 of them (``int`` refuses thousands of digits)."""
+    if not text.isdecimal() or len(text) > 20:
+        return None
+    number = int(text)
+    return number if 1 <= number <= count else None
+
+
 def _pick(options: Sequence[Option], text: str) -> str | None:
     for option in options:
         if option.value == text:
             return option.value
-    if text.isdigit() and 1 <= int(text) <= len(options):
-        return options[int(text) - 1].value
+    at = position(text, len(options))
+    if at is not None:
+        return options[at - 1].value
     folded = text.casefold()
     for option in options:
         if option.value.casefold() == folded or (option.title or "").casefold() == folded:

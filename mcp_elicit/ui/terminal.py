@@ -38,7 +38,15 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
 from mcp_elicit.forms import FieldSpec, FormSchema
-from mcp_elicit.ui.form_text import clean, constraints, default_text, label, option_lines, parse_answer
+from mcp_elicit.ui.form_text import (
+    clean,
+    constraints,
+    default_text,
+    label,
+    option_lines,
+    parse_answer,
+    position,
+)
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -160,8 +168,9 @@ class TerminalAnswerer:
             ).strip()
             if choice.lower() in _WORDS["d"]:
                 return self._declined()
-            if choice.isdigit():
-                spec = schema.fields[int(choice) - 1]
+            at = position(choice, count)
+            if at is not None:
+                spec = schema.fields[at - 1]
                 values[spec.name] = await self._field(schema, spec, values.get(spec.name))
                 continue
             content = {name: value for name, value in values.items() if value is not None}
@@ -263,7 +272,7 @@ def _review_check(count: int, *, ready: bool) -> Callable[[str], str | None]:
         word = text.strip().lower()
         if word in _WORDS["d"]:
             return None
-        if word.isdigit() and 1 <= int(word) <= count:
+        if position(word, count) is not None:
             return None
         if not word:
             return None if ready else "fix the answers above first (type a number), or decline"

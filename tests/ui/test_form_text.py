@@ -47,6 +47,15 @@ FORM = Form(
         ("seat", "terrace", "out", None),
         ("seat", "in", "in", None),
         ("seat", "3", None, "'3' is not one of the choices; type its number, value or title"),
+        ("seat", "\u0662", "out", None),  # ARABIC-INDIC DIGIT TWO
+        ("seat", "²", None, "'²' is not one of the choices; type its number, value or title"),
+        (
+            "seat",
+            "1" * 5000,
+            None,
+            f"{'1' * 5000!r} is not one of the choices; type its number, value or title",
+        ),
+        ("diet", "1, ²", None, "'²' is not one of the choices; type numbers, values or titles"),
         ("plain", "B", "b", None),
         ("diet", "1, gluten-free", ["vegan", "gluten-free"], None),
         ("diet", "vegan,,", ["vegan"], None),

@@ -158,6 +158,15 @@ async def test_the_review_changes_an_answer_before_sending() -> None:
     assert screen.text.count("Your answers") == 3
 
 
+async def test_a_digit_that_is_no_number_is_refused_not_fatal() -> None:
+    # "²" passes str.isdigit but int() cannot read it: once in a choice, once at the review.
+    keys = ENTER + "7" + ENTER + TOMORROW + ENTER + CTRL_U + "²" + ENTER + BACKSPACE + "2" + ENTER
+    keys += ENTER + ENTER + "²" + ENTER + BACKSPACE + "9" * 5000 + ENTER + CTRL_U + ENTER
+    async with answerer(keys) as (ans, _, _):
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.accept(size=7, date=TOMORROW, seat="out", ok=True)
+
+
 @pytest.mark.parametrize("keys", ["d" + ENTER, "decline" + ENTER, FILL + "d" + ENTER])
 async def test_declining_is_an_explicit_choice(keys: str) -> None:
     async with answerer(keys) as (ans, screen, _):
