@@ -35,6 +35,7 @@ __all__ = [
     "parse_answer",
     "position",
     "show_value",
+    "typed",
 ]
 
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
@@ -157,16 +158,40 @@ def _title_of(options: Sequence[Option], value: str) -> str:
 
 
 def default_text(spec: FieldSpec) -> str:
-    """The text a prompt starts with: the default, written as a person would type it."""
-    if spec.default is None:
+    """The text a prompt starts with: the default, written as a person would type it
+    (see ``typed``)."""
+    default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+    return typed(spec, default)
+
+
+def typed(spec: FieldSpec, value: object) -> str:
+    """``value`` written as a person would type it for ``spec``, to start a prompt with.
+
+    A prompt shows its text as it is, so server text that ``clean`` would change (an
+    escape, a bidirectional override) never goes in: a choice is then written as its
+    number in the list (as is one whose value has a comma, in a multi-choice, or spaces
+    around it), and other text is left out (an empty answer takes the default)."""
+    if value is None:
         return ""
-    if isinstance(spec, Boolean):
-        return "yes" if spec.default else "no"
-    if isinstance(spec, MultiChoice):
-        return ", ".join(spec.default)
-    if isinstance(spec, Number | Integer):
-        return _num(spec.default)
-    return str(spec.default)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(spec, Choice | MultiChoice):
+        picked = value if isinstance(value, list | tuple) else [value]
+        return ", ".join(_typed_choice(spec, str(v)) for v in picked)
+    if isinstance(value, float):
+        return _num(value)
+    text = str(value)
+    return text if clean(text) == text else ""
+
+
+def _typed_choice(spec: Choice | MultiChoice, value: str) -> str:
+    as_is = clean(value) == value and value.strip() == value
+    if as_is and not (isinstance(spec, MultiChoice) and "," in value):
+        return value
+    for n, option in enumerate(spec.options, 1):
+        if option.value == value:
+            return str(n)
+    return value if as_is else ""
 
 
 class Parsed:

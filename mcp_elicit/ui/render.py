@@ -21,7 +21,7 @@ from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ValidationProblem
 from mcp_elicit.forms import FieldSpec, FormSchema
-from mcp_elicit.ui.form_text import clean, constraints, default_text, label, option_lines, show_value
+from mcp_elicit.ui.form_text import clean, constraints, label, option_lines, show_value
 
 __all__ = ["problems_text", "question_panel", "review_table", "sign_in_panel", "url_panel", "url_text"]
 
@@ -115,7 +115,8 @@ def review_table(schema: FormSchema, values: Mapping[str, object]) -> Table:
     for i, spec in enumerate(schema.fields, 1):
         value = values.get(spec.name)
         if value is None and spec.default is not None:
-            shown = Text(f"(default: {default_text(spec)})", style="dim")
+            default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
+            shown = Text(f"(default: {show_value(spec, default)})", style="dim")
         elif value is None:
             shown = Text("(no answer)", style="dim")
         else:

@@ -46,6 +46,7 @@ from mcp_elicit.ui.form_text import (
     option_lines,
     parse_answer,
     position,
+    typed,
 )
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ class TerminalAnswerer:
     async def _field(self, schema: FormSchema, spec: FieldSpec, current: object) -> object:
         for line in option_lines(spec):
             self.console.print(f"  {line}", style="cyan")
-        start = _typed(current) if current is not None else default_text(spec)
+        start = typed(spec, current) if current is not None else default_text(spec)
         suffix = "" if spec.required else " (optional)"
         text = await self.prompter.ask(
             f"{label(spec)}{suffix} > ",
@@ -294,14 +295,6 @@ def _field_check(schema: FormSchema, spec: FieldSpec) -> Callable[[str], str | N
         return f"{label(spec)} {clean(problem)}" if problem else None
 
     return check
-
-
-def _typed(value: object) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    return str(value)
 
 
 def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError | None:

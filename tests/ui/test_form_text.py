@@ -13,6 +13,7 @@ from mcp_elicit.ui.form_text import (
     option_lines,
     parse_answer,
     show_value,
+    typed,
 )
 
 FORM = Form(
@@ -111,6 +112,21 @@ def test_labels_defaults_and_shown_values() -> None:
     assert show_value(FORM.field("ok"), False) == "no"
     assert show_value(FORM.field("price"), 2.0) == "2"
     assert show_value(FORM.field("price"), None) == "(no answer)"
+
+
+def test_a_prompt_starts_only_with_text_shown_as_it_is() -> None:
+    tricky = Form(
+        pick=MultiChoice(["a,b", "c", "d\u202ee", " f"], default=["a,b", "c"]),
+        one=Choice(["x\x1by", "a,b"], default="a,b"),
+        note=String(default="left\u202eright", required=False),
+    )
+    assert default_text(tricky.field("pick")) == "1, c"
+    assert typed(tricky.field("pick"), ["d\u202ee", " f"]) == "3, 4"
+    assert default_text(tricky.field("one")) == "a,b"
+    assert typed(tricky.field("one"), "x\x1by") == "1"
+    assert default_text(tricky.field("note")) == ""
+    for name, text in (("pick", "1, c"), ("pick", "3, 4"), ("one", "1")):
+        assert parse_answer(tricky.field(name), text).value is not None
 
 
 def test_clean_defuses_terminal_control() -> None:

@@ -12,8 +12,10 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
+from prompt_toolkit.output.vt100 import Vt100_Output
 from rich.console import Console
 
 from mcp_elicit.cli.loader import load_server
@@ -238,6 +240,30 @@ async def test_server_text_cannot_drive_the_terminal() -> None:
         await elicit(ans, form_request(schema, message="Hello\x1b[2J\x1b]0;pwned\x07 there\u202e"))
     assert "\x1b" not in screen.text and "\x07" not in screen.text and "\u202e" not in screen.text
     assert "Hello\\x1b[2J" in screen.text and "Name\\x1b[31m" in screen.text and "<U+202E>" in screen.text
+
+
+async def test_a_default_reaches_the_terminal_only_made_inert() -> None:
+    # The default goes in the prompt as typed text, and into the review once erased.
+    evil = "ok\x1b]0;pwned\x07\x1b[2J\u202eevil"
+    schema = {
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "default": evil},
+            "pick": {"type": "string", "enum": ["x\u202ey", "z"], "default": "x\u202ey"},
+        },
+    }
+    drawn = io.StringIO()
+    output = Vt100_Output(drawn, lambda: Size(rows=40, columns=100), term="xterm")
+    keys = ENTER + ENTER + ENTER + "1" + ENTER + CTRL_U + ENTER + ENTER  # erased: the review shows it
+    with create_pipe_input() as pipe:
+        pipe.send_text(keys)
+        screen = Screen()
+        ans = TerminalAnswerer(console=screen.console, input=pipe, output=output, open_url=Browser())
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(pick="x\u202ey")  # the note's default is the client's to add
+    assert "\u202e" not in drawn.getvalue() and "pwned" not in drawn.getvalue()
+    assert "\x1b" not in screen.text and "\u202e" not in screen.text
+    assert "(default: ok\\x1b]0;pwned\\x07\\x1b[2J<U+202E>evil)" in screen.text
 
 
 async def test_a_form_without_fields_is_just_sent() -> None:
