@@ -6,7 +6,10 @@ Rules:
 * Everything a server wrote (its name, the message, titles, descriptions, option titles,
   URLs) is first made inert with ``form_text.clean`` (control, bidirectional and invisible
   characters shown as ``<U+202E>`` instead of acting), then HTML-escaped; attributes are
-  always quoted. The page has no inline script or style: it loads ``/static/app.js`` and
+  always quoted. What the page sends back as it is (an option's value, a default in a
+  text box) is only escaped, not made inert: ``clean`` would change it (a Persian
+  zero-width non-joiner, an emoji's zero-width joiner), and the changed text would no
+  longer be the option or the default. The page has no inline script or style: it loads ``/static/app.js`` and
   ``/static/app.css`` (the answer server's CSP allows nothing else).
 * One native control per kind of field: text, ``email``, ``url``, ``date`` and
   ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
@@ -57,6 +60,12 @@ _FORMAT_HINT: Final = {
 def _e(text: str, *, multiline: bool = False) -> str:
     """Server text, made inert and escaped for HTML text or a quoted attribute."""
     return html.escape(clean(text, multiline=multiline), quote=True)
+
+
+def _value(text: str) -> str:
+    """A value the page sends back unchanged, escaped for a quoted ``value`` attribute (a
+    carriage return as a reference: HTML reads a bare one as a line feed)."""
+    return html.escape(text, quote=True).replace("\r", "&#13;")
 
 
 # ---- reading and checking answers ---------------------------------------------------------
@@ -322,7 +331,7 @@ def _field(fid: str, spec: FieldSpec) -> str:
     return (
         f'{head} data-format="{_e(getattr(spec, "format", None) or "")}">'
         f'<label for="{fid}-input">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
-        f'<input type="{kind}" id="{fid}-input" value="{_e(value)}"{required}{extra}{autocomplete} '
+        f'<input type="{kind}" id="{fid}-input" value="{_value(value)}"{required}{extra}{autocomplete} '
         f'aria-describedby="{described}">{error}</div>'
     )
 
@@ -334,7 +343,7 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
         options = [
             *([f'<option value="">{empty}</option>'] if spec.default is None else []),
             *(
-                f'<option value="{_e(o.value)}"{" selected" if o.value == spec.default else ""}>'
+                f'<option value="{_value(o.value)}"{" selected" if o.value == spec.default else ""}>'
                 f"{_e(o.title if o.title is not None else o.value)}</option>"
                 for o in spec.options
             ),
@@ -366,7 +375,7 @@ def _option(fid: str, n: str, value: str, title: str, *, radio: bool, checked: b
     name = f' name="{fid}"' if radio else ""
     mark = " checked" if checked else ""
     return (
-        f'<div class="option"><input type="{kind}" id="{fid}-o{n}"{name} value="{_e(value)}"{mark}>'
+        f'<div class="option"><input type="{kind}" id="{fid}-o{n}"{name} value="{_value(value)}"{mark}>'
         f'<label for="{fid}-o{n}">{_e(title)}</label></div>'
     )
 

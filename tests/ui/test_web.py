@@ -22,7 +22,7 @@ from cli.helpers import TOMORROW, demo_stdio
 from mcp_elicit import Choice, Context, Form, Integer, Server
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.client.url_consent import judge_url
-from mcp_elicit.forms import Boolean, String
+from mcp_elicit.forms import Boolean, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui.web import WebAnswerer
 from ui.web_rounds import DEFAULTS, LEGACY, Opened, form_request, open_round, url_request
@@ -144,6 +144,29 @@ async def test_defaults_are_prefilled_and_required_fields_marked(new_page: NewPa
             diet=["vegan"],
             ok=True,
         )
+    ]
+
+
+async def test_values_with_invisible_characters_come_back_unchanged(new_page: NewPage) -> None:
+    # A Persian word with a zero-width non-joiner, an emoji with zero-width joiners: shown
+    # made visible in labels, but sent back as they are (else no choice could be picked).
+    word, family, many = "می\u200cخواهم", "👨\u200d👩\u200d👧", [f"n{n}\u200c" for n in range(6)]
+    form = Form(
+        want=Choice([word, "نه"], title="Want"),
+        who=MultiChoice([family, "solo", "two\rlines"], title="Who"),
+        size=Choice(many, title="Size"),
+        note=String(title="Note", default="نامه\u200cها", required=False),
+    )
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await page.check("#q0-f0-o0")
+        await page.check("#q0-f1-o0")
+        await page.check("#q0-f1-o2")
+        await page.select_option("#q0-f2-input", index=3)  # after "Choose one"
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [
+        ElicitAnswer.accept(want=word, who=[family, "two\rlines"], size=many[2], note="نامه\u200cها")
     ]
 
 
