@@ -179,8 +179,10 @@ class TerminalAnswerer:
             return ElicitAnswer.accept(content)
 
     async def _field(self, schema: FormSchema, spec: FieldSpec, current: object) -> object:
-        for line in option_lines(spec):
-            self.console.print(f"  {line}", style="cyan")
+        from rich.text import Text
+
+        for line in option_lines(spec):  # as Text: a console given may read markup in a str
+            self.console.print(Text(f"  {line}", style="cyan"))
         start = typed(spec, current) if current is not None else default_text(spec)
         suffix = "" if spec.required else " (optional)"
         text = await self.prompter.ask(

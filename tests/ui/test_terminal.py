@@ -266,6 +266,22 @@ async def test_a_default_reaches_the_terminal_only_made_inert() -> None:
     assert "(default: ok\\x1b]0;pwned\\x07\\x1b[2J<U+202E>evil)" in screen.text
 
 
+async def test_server_text_is_no_markup_even_on_a_console_that_reads_markup() -> None:
+    title = "[/bold] :warning: [red]x"
+    schema = {
+        "type": "object",
+        "properties": {"c": {"oneOf": [{"const": "a", "title": title}], "type": "string"}},
+    }
+    drawn = io.StringIO()
+    console = Console(file=drawn, width=100, color_system=None)  # markup and emoji codes on
+    with create_pipe_input() as pipe:
+        pipe.send_text(ENTER + "1" + ENTER + ENTER)
+        ans = TerminalAnswerer(console=console, input=pipe, output=DummyOutput(), open_url=Browser())
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(c="a")
+    assert drawn.getvalue().count(f"1. {title} (a)") == 2  # in the question, then at the prompt
+
+
 async def test_a_form_without_fields_is_just_sent() -> None:
     async with answerer(ENTER + ENTER) as (ans, _, _):
         answer = await elicit(ans, form_request({"type": "object", "properties": {}}))
