@@ -9,8 +9,9 @@ Rules:
   ``<U+202E>`` instead of acting. Single-line texts (titles) also lose their newlines.
 * What a person types is read per kind of field: text as is; numbers and integers as
   JSON numbers; booleans as yes/no/true/false/y/n/1/0; a choice by its value, else its
-  number in the list, else its value or title ignoring case; a multi-choice as a comma-separated list of
-  those. Empty means "no answer" (the field's default applies when it has one). The value
+  number in the list, else its value or title ignoring case; a multi-choice as a
+  comma-separated list of those, or ``-`` for none of them (an answer, unlike an empty
+  line). Empty means "no answer" (the field's default applies when it has one). The value
   read is then checked with the form's own ``check_field``, so the message is the one the
   server would give.
 """
@@ -38,6 +39,8 @@ __all__ = [
     "typed",
 ]
 
+#: Typed for a multi-choice: none of the options (unless an option is called that).
+NONE_TYPED: Final = "-"
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -124,7 +127,8 @@ def constraints(spec: FieldSpec) -> list[str]:
             count = f"at most {hi}"
         else:
             count = "any number"
-        out.append(f"pick {count}: numbers, values or titles, separated by commas")
+        none = f", or {NONE_TYPED} for none" if not lo else ""
+        out.append(f"pick {count}: numbers, values or titles, separated by commas{none}")
     return out
 
 
@@ -159,9 +163,9 @@ def _title_of(options: Sequence[Option], value: str) -> str:
 
 def default_text(spec: FieldSpec) -> str:
     """The text a prompt starts with: the default, written as a person would type it
-    (see ``typed``)."""
+    (see ``typed``); empty for a default of no choices (an empty line gives it too)."""
     default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
-    return typed(spec, default)
+    return typed(spec, default) if default != [] else ""
 
 
 def typed(spec: FieldSpec, value: object) -> str:
@@ -177,6 +181,8 @@ def typed(spec: FieldSpec, value: object) -> str:
         return "yes" if value else "no"
     if isinstance(spec, Choice | MultiChoice):
         picked = value if isinstance(value, list | tuple) else [value]
+        if not picked:
+            return NONE_TYPED
         return ", ".join(_typed_choice(spec, str(v)) for v in picked)
     if isinstance(value, float):
         return _num(value)
@@ -228,6 +234,8 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
         if value is None:
             return Parsed(problem=f"{text!r} is not one of the choices; type its number, value or title")
         return Parsed(value)
+    if text == NONE_TYPED and _pick(spec.options, text) is None:
+        return Parsed([])
     chosen: list[str] = []
     for item in (part.strip() for part in text.split(",")):
         if not item:

@@ -60,6 +60,8 @@ FORM = Form(
         ("plain", "B", "b", None),
         ("diet", "1, gluten-free", ["vegan", "gluten-free"], None),
         ("diet", "vegan,,", ["vegan"], None),
+        ("diet", "-", [], None),
+        ("diet", " - ", [], None),
         ("diet", "fish", None, "'fish' is not one of the choices; type numbers, values or titles"),
     ],
 )
@@ -72,6 +74,15 @@ def test_a_choice_value_wins_over_a_position() -> None:
     spec = Form(n=Choice(["2", "1"])).field("n")
     assert parse_answer(spec, "1").value == "1"
     assert parse_answer(spec, "2").value == "2"
+
+
+def test_none_of_a_multi_choice_is_said_with_a_dash_unless_an_option_is_one() -> None:
+    dash = Form(m=MultiChoice(["-", "x"])).field("m")
+    assert parse_answer(dash, "-").value == ["-"]
+    at_least = Form(m=MultiChoice(["a", "b"], min_items=1)).field("m")
+    assert constraints(at_least)[1] == "pick at least 1: numbers, values or titles, separated by commas"
+    assert typed(FORM.field("diet"), []) == "-"
+    assert default_text(Form(m=MultiChoice(["a"], default=[])).field("m")) == ""
 
 
 def test_values_read_back_are_checked_by_the_form() -> None:
@@ -93,7 +104,7 @@ def test_constraints_say_everything_a_person_needs() -> None:
     assert constraints(FORM.field("ok")) == ["required", "yes or no"]
     assert constraints(FORM.field("diet")) == [
         "optional",
-        "pick at most 1: numbers, values or titles, separated by commas",
+        "pick at most 1: numbers, values or titles, separated by commas, or - for none",
     ]
     assert option_lines(FORM.field("seat")) == ["1. Inside (in)", "2. Terrace (out)"]
     assert option_lines(FORM.field("plain")) == ["1. a", "2. b"]

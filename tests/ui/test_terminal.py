@@ -160,6 +160,20 @@ async def test_the_review_changes_an_answer_before_sending() -> None:
     assert screen.text.count("Your answers") == 3
 
 
+async def test_none_of_a_multi_choice_can_be_answered() -> None:
+    # Required without a minimum, "none" is a valid answer; with a default, "none" is not
+    # the default. An empty line would be no answer (required) or the default.
+    form = Form(
+        diet=MultiChoice(["vegan", "gluten-free"], title="Dietary needs"),
+        extras=MultiChoice(["wine", "cake"], title="Extras", default=["wine"], required=False),
+    )
+    keys = ENTER + ENTER + "-" + ENTER + CTRL_U + "-" + ENTER + "2" + ENTER + ENTER + ENTER
+    async with answerer(keys) as (ans, screen, _):
+        answer = await elicit(ans, form_request(form))
+    assert answer == ElicitAnswer.accept(diet=[], extras=[])
+    assert "- for none" in screen.text
+
+
 async def test_a_digit_that_is_no_number_is_refused_not_fatal() -> None:
     # "²" passes str.isdigit but int() cannot read it: once in a choice, once at the review.
     keys = ENTER + "7" + ENTER + TOMORROW + ENTER + CTRL_U + "²" + ENTER + BACKSPACE + "2" + ENTER
