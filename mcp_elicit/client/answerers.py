@@ -182,12 +182,15 @@ class ScriptEntry:
             not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)
         ):
             raise ConfigError(f"{where}: fields must be a list of field names")
-        targets = [raw[k] for k in ("tool", "prompt", "resource") if k in raw]
+        targets = [_opt_str(raw, k, where) for k in ("tool", "prompt", "resource") if k in raw]
         if len(targets) > 1:
             raise ConfigError(f"{where}: give at most one of tool, prompt, resource")
-        message = raw.get("message")
+        mode = _opt_str(raw, "mode", where)
+        if mode is not None and mode not in MODES:
+            raise ConfigError(f"{where}: mode must be form or url, not {mode!r}")
+        message = _opt_str(raw, "message", where)
         try:
-            pattern = re.compile(message) if isinstance(message, str) else None
+            pattern = re.compile(message) if message is not None else None
         except re.error as exc:
             raise ConfigError(f"{where}: message is not a valid regular expression: {exc}") from None
         return cls(
@@ -196,11 +199,11 @@ class ScriptEntry:
             key=_opt_str(raw, "key", where),
             fields=frozenset(fields) if fields is not None else None,
             server=_opt_str(raw, "server", where),
-            mode=_opt_str(raw, "mode", where),
-            target=str(targets[0]) if targets else None,
+            mode=mode,
+            target=targets[0] if targets else None,
             message=pattern,
-            once=bool(raw.get("once", False)),
-            await_completion=bool(raw.get("await_completion", False)),
+            once=_opt_bool(raw, "once", where),
+            await_completion=_opt_bool(raw, "await_completion", where),
         )
 
     def matches(self, request: ElicitationRequest) -> bool:
@@ -230,6 +233,13 @@ def _opt_str(raw: Mapping[str, Any], name: str, where: str) -> str | None:
     value = raw.get(name)
     if value is not None and not isinstance(value, str):
         raise ConfigError(f"{where}: {name} must be a string")
+    return value
+
+
+def _opt_bool(raw: Mapping[str, Any], name: str, where: str) -> bool:
+    value = raw.get(name, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}: {name} must be true or false")
     return value
 
 
