@@ -279,7 +279,10 @@ def _review_check(count: int, *, ready: bool) -> Callable[[str], str | None]:
             return None
         if not word:
             return None if ready else "fix the answers above first (type a number), or decline"
-        return f"type a number from 1 to {count} to change an answer, d to decline, or Enter to send"
+        if count == 0:
+            return "type d to decline, or Enter to send"
+        change = "1 to change the answer" if count == 1 else f"a number from 1 to {count} to change an answer"
+        return f"type {change}, d to decline, or Enter to send"
 
     return check
 

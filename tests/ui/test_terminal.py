@@ -302,6 +302,27 @@ async def test_a_form_without_fields_is_just_sent() -> None:
     assert answer == ElicitAnswer.accept({})
 
 
+@pytest.mark.parametrize(
+    ("fields", "hint"),
+    [
+        (0, "type d to decline, or Enter to send"),
+        (1, "type 1 to change the answer, d to decline, or Enter to send"),
+        (2, "type a number from 1 to 2 to change an answer, d to decline, or Enter to send"),
+    ],
+)
+async def test_the_review_says_what_may_be_typed(fields: int, hint: str) -> None:
+    schema = Form(**{f"f{n}": String(required=False) for n in range(fields)})
+    drawn = io.StringIO()
+    output = Vt100_Output(drawn, lambda: Size(rows=40, columns=120), term="xterm")
+    with create_pipe_input() as pipe:
+        pipe.send_text(ENTER + ENTER * fields + "9")
+        ans = TerminalAnswerer(console=Screen().console, input=pipe, output=output, open_url=Browser())
+        later(pipe, BACKSPACE + ENTER)
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept({})
+    assert hint in drawn.getvalue()
+
+
 # ---- URL consent -------------------------------------------------------------------------
 
 
