@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -48,6 +49,7 @@ __all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows", "url_h
 
 #: Single-choice fields with at most this many options are radio buttons, else a select.
 RADIO_LIMIT: Final = 5
+_UNWRITABLE: Final = re.compile("[\x00\ud800-\udfff]")
 _FORMAT_INPUT: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 _FORMAT_HINT: Final = {
     "email": "an email address, like name@example.com",
@@ -64,7 +66,10 @@ def _e(text: str, *, multiline: bool = False) -> str:
 
 def _value(text: str) -> str:
     """A value the page sends back unchanged, escaped for a quoted ``value`` attribute (a
-    carriage return as a reference: HTML reads a bare one as a line feed)."""
+    carriage return as a reference: HTML reads a bare one as a line feed). Text no page
+    can carry (a lone surrogate, which UTF-8 cannot encode; NUL) is made inert instead."""
+    if _UNWRITABLE.search(text):
+        return _e(text)
     return html.escape(text, quote=True).replace("\r", "&#13;")
 
 

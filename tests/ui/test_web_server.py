@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -284,6 +285,20 @@ def test_server_text_is_escaped_and_made_inert() -> None:
     assert "\x1b" not in html and "\\x1b[31m" in html
     assert '<script src="/static/app.js" defer></script>' in html
     assert html.count("<script") == 1  # nothing inline
+
+
+async def test_text_no_page_can_carry_is_shown_made_inert() -> None:
+    # JSON can say "\ud800" (a lone surrogate, which UTF-8 cannot encode) and "\u0000".
+    schema = json.loads(
+        '{"type": "object", "properties": {"c": {"type": "string", "enum": ["a\\ud800", "b\\u0000"]},'
+        ' "s": {"type": "string", "default": "x\\udfff"}}}'
+    )
+    async with open_round([form_request(schema)]) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        shown = await client.get(f"{opened.base}/form")
+        assert shown.status_code == 200
+        assert 'value="a&lt;U+D800&gt;"' in shown.text and 'value="b\\x00"' in shown.text
+        assert 'value="x&lt;U+DFFF&gt;"' in shown.text
 
 
 def test_only_an_optional_boolean_without_a_default_is_three_way() -> None:
