@@ -245,7 +245,7 @@ def _is_hidden(ch: str) -> bool:
     if ch.isspace():
         return True
     category = unicodedata.category(ch)
-    return category in ("Cc", "Cf", "Zl", "Zp")
+    return category in ("Cc", "Cf", "Cs", "Zl", "Zp")  # Cs: a lone surrogate, not text at all
 
 
 def _split_port(hostport: str) -> tuple[str, str | None]:

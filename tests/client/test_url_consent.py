@@ -77,6 +77,7 @@ def test_hosts_domains_and_warnings(url: str, host: str, domain: str | None, cod
         ("https://example.com/\u202egnp.exe", "hidden-characters"),
         ("https://exam\u200bple.com/", "hidden-characters"),
         ("https://example.com/\x1b[2J", "hidden-characters"),
+        ("https://example.com/\ud800", "hidden-characters"),
         ("https://example.com:99999/", "malformed"),
         ("https://example.com:80a/", "malformed"),
         ("https://a..com/", "malformed"),

@@ -301,6 +301,17 @@ async def test_text_no_page_can_carry_is_shown_made_inert() -> None:
         assert 'value="x&lt;U+DFFF&gt;"' in shown.text
 
 
+async def test_a_url_no_page_can_carry_is_refused_not_a_server_error() -> None:
+    async with (
+        open_round([url_request("https://example.com/\ud800")]) as opened,
+        httpx.AsyncClient() as client,
+    ):
+        await claim(client, opened)
+        shown = await client.get(f"{opened.base}/form")
+        assert shown.status_code == 200
+        assert "This address will not be opened." in shown.text and "U+D800" in shown.text
+
+
 def test_only_an_optional_boolean_without_a_default_is_three_way() -> None:
     form = Form(
         a=Boolean(title="A"), b=Boolean(title="B", required=False), c=Boolean(title="C", default=False)
