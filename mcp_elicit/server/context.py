@@ -9,6 +9,9 @@ Rules:
   ``elicitation`` (``{}`` means form), URL elicitation needs ``elicitation.url``, sampling
   needs ``sampling``, roots need ``roots``. Asking anyway fails the request with -32021
   naming the missing capability; ``ctx.can_elicit()`` and friends let a handler fall back.
+* A URL-mode question carries only a web address a browser reads as written: an
+  absolute http(s) URI with a host, no credentials, at most ``MAX_URL`` characters
+  (``check_url``); anything else is the handler's ``ValueError``.
 * How a question travels depends on the revision (``input_required`` and a retry on
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
 * Several questions asked together with ``ctx.gather(...)`` go out in one round.
@@ -23,6 +26,8 @@ Rules:
 from __future__ import annotations
 
 import itertools
+import re
+import urllib.parse
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
@@ -47,6 +52,50 @@ __all__ = ["Answer", "Asker", "Channel", "Context", "Question"]
 
 T = TypeVar("T")
 Action = Literal["accept", "decline", "cancel"]
+
+#: The longest URL a URL-mode elicitation may carry (what every browser and proxy takes).
+MAX_URL = 2048
+#: What RFC 3986 allows in a URI, %-escapes aside.
+_URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def check_url(url: object) -> str:
+    """``url`` when a URL-mode elicitation may send a person there, else ``ValueError``
+    saying why: an absolute ``http(s)`` URI (RFC 3986, what the schema's ``format: uri``
+    means: no spaces, control or non-ASCII characters; a name in punycode) with a host, no
+    user name or password (a link must not carry credentials, and ``https://bank@evil``
+    reads as the wrong site), at most ``MAX_URL`` characters."""
+    if not isinstance(url, str):
+        raise ValueError(f"a URL elicitation needs the URL as a string, not {type(url).__name__}")
+    if len(url) > MAX_URL:
+        raise ValueError(f"the URL is {len(url)} characters long; a URL elicitation takes at most {MAX_URL}")
+    odd = sorted({f"U+{ord(ch):04X}" for ch in url if not _URI_CHARS.fullmatch(ch)})
+    if odd:
+        raise ValueError(
+            f"the URL {url[:80]!r} has characters a URI may not hold ({', '.join(odd)}); %-escape them "
+            "(a non-ASCII host name in punycode)"
+        )
+    if _BAD_ESCAPE.search(url):
+        raise ValueError(f"the URL {url[:80]!r} has a %-escape without two hex digits after it")
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:  # an unbalanced IPv6 bracket
+        raise ValueError(f"the URL {url[:80]!r} has an unreadable host") from None
+    if parts.scheme.lower() not in ("http", "https") or not url[len(parts.scheme) :].startswith("://"):
+        raise ValueError(f"a URL elicitation needs an http(s) URL, not {url[:80]!r}")
+    if "@" in parts.netloc:
+        raise ValueError(
+            f"the URL {url[:80]!r} carries a user name or password before its host; a link a person "
+            "is sent to must not hold credentials"
+        )
+    try:
+        parts.port  # noqa: B018 (it checks the port)
+    except ValueError:
+        raise ValueError(f"the URL {url[:80]!r} has an invalid port") from None
+    if not parts.hostname:
+        raise ValueError(f"the URL {url[:80]!r} has no host")
+    return url
 
 
 class Channel(Protocol):
@@ -222,8 +271,7 @@ class Context:
         the user agreed to open it; the work on that page may not be finished."""
         if not isinstance(message, str) or not message.strip():
             raise ValueError("a URL elicitation needs a message saying why the user should open the page")
-        if not url.startswith(("https://", "http://")):
-            raise ValueError("a URL elicitation needs an http(s) URL")
+        check_url(url)
         if not self.can_elicit("url"):
             raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
         params: dict[str, Any] = {"mode": "url", "message": message, "url": url}

@@ -358,3 +358,67 @@ async def test_secrets_are_never_asked_in_form_mode(client: MemoryClient) -> Non
     response = await client.request("tools/call", {"name": "greedy"})
     assert response["error"]["code"] == -32603
     assert "URL mode" in response["error"]["message"] or "url" in response["error"]["message"].lower()
+
+
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("javascript:alert(1)", "http(s)"),
+        ("data:text/html,hi", "http(s)"),
+        ("https://", "no host"),
+        ("https:///path", "no host"),
+        ("https:example.com/x", "http(s)"),
+        ("https://user:pw@example.com/x", "user name or password"),
+        ("https://example.com@evil.example/x", "user name or password"),
+        ("https://exa mple.com/", "U+0020"),
+        ("https://example.com/\nnext", "U+000A"),
+        ("https://example.com/\x00", "U+0000"),
+        ("https://exam\u202eple.com/", "U+202E"),
+        ("https://bücher.example/", "U+00FC"),
+        ("https://example.com\\@evil.example/", "U+005C"),
+        ("https://example.com/%zz", "%-escape"),
+        ("https://example.com:99999/", "port"),
+        ("https://example.com/" + "a" * 2100, "2048"),
+    ],
+)
+async def test_a_url_that_is_no_safe_web_address_is_refused(url: str, fragment: str) -> None:
+    """The URL goes to a person's browser as given: only an absolute http(s) URI (RFC 3986,
+    what the schema's ``format: uri`` means) with a host and no credentials, of a sane length."""
+    app = Server("urls", state_keys=KeyRing([bytes(range(32))]))
+    seen: list[str] = []
+
+    @app.tool()
+    async def open_page(ctx: Context, url: str) -> str:
+        try:
+            ctx.elicit_url("Open this page", url)
+        except ValueError as exc:
+            seen.append(str(exc))
+            return "refused"
+        return "asked"
+
+    client = MemoryClient(app, capabilities={"elicitation": {"url": {}}})
+    result = await client.result("tools/call", {"name": "open_page", "arguments": {"url": url}})
+    assert result["content"][0]["text"] == "refused"
+    assert fragment in seen[0]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://example.com/connect?state=a%20b#frag",
+        "HTTPS://Example.COM:8443/x",
+        "http://127.0.0.1:8000/mcp-elicit/flows/abc?t=xyz",
+        "https://[::1]:8443/",
+        "https://xn--bcher-kva.example/",
+    ],
+)
+async def test_a_web_address_is_sent_as_given(url: str) -> None:
+    app = Server("urls", state_keys=KeyRing([bytes(range(32))]))
+
+    @app.tool()
+    async def open_page(ctx: Context, url: str) -> str:
+        return (await ctx.elicit_url("Open this page", url)).action
+
+    client = MemoryClient(app, capabilities={"elicitation": {"url": {}}})
+    first = await client.result("tools/call", {"name": "open_page", "arguments": {"url": url}})
+    assert first["inputRequests"]["url-1"]["params"]["url"] == url
