@@ -10,6 +10,8 @@ Rules:
   round ends with the sealed state alone (the flow id rides in it) and the client comes
   back; on 2025-11-25 the request keeps waiting in place, within ``ask_timeout``.
 * Declining or cancelling, in the client or on the page, ends the flow and is the answer.
+* A client that did not declare URL mode gets -32021 before any flow is written (what
+  is already stored is still returned at once).
 * The value never travels in an MCP message: the client only ever sees the URL.
 * ``await ctx.connect("github", message=...)`` is the same for a third-party sign-in
   (``server/oauth.py``): at once when the principal holds tokens for the provider, else a
@@ -30,7 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, MissingClientCapability
 from mcp_elicit.server.flows import Flow, Flows
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.vault import Secret, Vault
@@ -283,6 +285,8 @@ class UrlMode:
     async def _run_flow(
         self, ctx: Context, kind: str, name: str, message: str
     ) -> Literal["accept", "decline", "cancel"]:
+        if not ctx.can_elicit("url"):  # before a flow is written or a page server started
+            raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
         principal = ctx.principal.subject if ctx.principal else None
         memo_key = f"mcp-elicit/{kind}/{name}"
         slot = ctx.slot(memo_key)

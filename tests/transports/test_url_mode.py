@@ -474,3 +474,27 @@ async def test_a_store_gone_mid_flow_gives_a_page_that_says_so(
     assert "try again" in page.text
     assert "Connection" not in page.text and "127.0.0.1" not in page.text  # nothing of the cause
     assert "cannot reach its storage" in caplog.text
+
+
+async def test_a_client_without_url_mode_starts_no_flow(wire: WireChecker) -> None:
+    """A form-only client is refused (-32021) before anything is written or looked up: no
+    flow, no link in the store, no page address for a question that cannot be asked."""
+    from support.memory import MemoryClient
+
+    class Recording(MemoryStore):
+        def __init__(self) -> None:
+            super().__init__()
+            self.written: list[tuple[str, str]] = []
+
+        async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+            self.written.append((namespace, key))
+            await super().put(namespace, key, value, ttl=ttl)
+
+    store = Recording()
+    app = build(store)
+    client = MemoryClient(app, checker=wire, capabilities={"elicitation": {"form": {}}})
+    response = await client.request("tools/call", {"name": "use_key"})
+    assert response["error"]["code"] == -32021
+    assert response["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+    assert store.written == []
+    await store.close()
