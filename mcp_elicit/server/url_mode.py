@@ -8,7 +8,8 @@ Rules:
   pointing at the flow's page, and once the client accepts, waits (bounded, woken by the
   completion event) for the page to finish. Still pending after the wait: on 2026-07-28 the
   round ends with the sealed state alone (the flow id rides in it) and the client comes
-  back; on 2025-11-25 the request keeps waiting in place, within ``ask_timeout``.
+  back; on 2025-11-25 the request keeps waiting in place, within ``ask_timeout`` (past
+  it the answer is ``cancel`` and the flow is cancelled: its page takes nothing more).
 * Declining or cancelling, in the client or on the page, ends the flow and is the answer.
 * A client that did not declare URL mode gets -32021 before any flow is written (what
   is already stored is still returned at once).
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from mcp_elicit.errors import ConfigError, MissingClientCapability
-from mcp_elicit.server.flows import Flow, Flows
+from mcp_elicit.server.flows import Flow, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
@@ -296,9 +297,7 @@ class UrlMode:
         flow_id = str(slot["id"])
         answer = await ctx.elicit_url(message, str(slot["url"]), elicitation_id=flow_id, key=memo_key)
         if answer.action != "accept":
-            current = await self.flows.get(flow_id)
-            if current is not None and not current.done:
-                await self.flows.finish(current, "declined" if answer.action == "decline" else "cancelled")
+            await self._end(flow_id, "declined" if answer.action == "decline" else "cancelled")
             return answer.action
         if not ctx.waits_in_place:
             while True:  # one bounded wait per round; still pending: a state-only round
@@ -315,8 +314,15 @@ class UrlMode:
                 if self.on_finish is not None:
                     self.on_finish(flow_id)
                 return outcome
-            if left <= 0:
+            if left <= 0:  # given up: the page must not take what nobody waits for any more
+                await self._end(flow_id, "cancelled")
                 return "cancel"
+
+    async def _end(self, flow_id: str, status: FlowStatus) -> None:
+        """End the flow with ``status`` unless it already ended (its page then says so)."""
+        current = await self.flows.get(flow_id)
+        if current is not None and not current.done:
+            await self.flows.finish(current, status)
 
 
 def _outcome(flow: Flow | None) -> Literal["accept", "decline", "cancel"] | None:

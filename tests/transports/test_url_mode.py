@@ -498,3 +498,33 @@ async def test_a_client_without_url_mode_starts_no_flow(wire: WireChecker) -> No
     assert response["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
     assert store.written == []
     await store.close()
+
+
+async def test_on_2025_a_page_left_unfinished_past_the_budget_is_closed(wire_2025: WireChecker) -> None:
+    """The request stops waiting for the page after ``ask_timeout`` and answers ``cancel``:
+    the flow ends there too, so the page does not take a secret (and say "Saved") for a
+    request that has already given up, and no completion is announced for it."""
+    from support.memory import SessionClient
+
+    store = MemoryStore()
+    app = build(store)
+    app.url_mode.ask_timeout = 0.3
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
+        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+        await client.open()
+        asked: list[dict[str, Any]] = []
+
+        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
+            asked.append(request["params"])
+            return {"action": "accept"}
+
+        client.answer = answer
+        result = await asyncio.wait_for(client.result("tools/call", {"name": "use_key"}), 5)
+        assert result["content"][0]["text"] == "no key (cancel)"
+        (params,) = asked
+        async with httpx.AsyncClient(timeout=10) as browser:
+            late = await browser.get(params["url"])
+        assert late.status_code == 410, late.text
+        assert await client.session.next_pushed(0.2) is None
+    await store.close()
