@@ -9,7 +9,8 @@ Rules:
   completion event) for the page to finish. Still pending after the wait: on 2026-07-28 the
   round ends with the sealed state alone (the flow id rides in it) and the client comes
   back; on 2025-11-25 the request keeps waiting in place, within ``ask_timeout`` (past
-  it the answer is ``cancel`` and the flow is cancelled: its page takes nothing more).
+  it the answer is ``cancel`` and the flow is cancelled: its page takes nothing more; so
+  too when the request is cancelled while it waits).
 * Declining or cancelling, in the client or on the page, ends the flow and is the answer.
 * A client that did not declare URL mode gets -32021 before any flow is written (what
   is already stored is still returned at once).
@@ -305,8 +306,16 @@ class UrlMode:
                 if outcome is not None:
                     return outcome
                 await ctx.pause()
+        try:
+            return await self._wait_in_place(flow_id)
+        except asyncio.CancelledError:  # the request is gone (cancelled, its session ended)
+            await asyncio.shield(self._end(flow_id, "cancelled"))
+            raise
+
+    async def _wait_in_place(self, flow_id: str) -> Literal["accept", "decline", "cancel"]:
+        """2025-11-25, or a task: wait for the page within the question budget."""
         deadline = self.clock() + self.ask_timeout
-        while True:  # 2025-11-25, or a task: wait in place, within the question budget
+        while True:
             left = deadline - self.clock()
             outcome = _outcome(await self.flows.wait(flow_id, min(self.flow_wait, max(left, 0.0))))
             if outcome is not None:

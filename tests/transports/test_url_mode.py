@@ -528,3 +528,42 @@ async def test_on_2025_a_page_left_unfinished_past_the_budget_is_closed(wire_202
         assert late.status_code == 410, late.text
         assert await client.session.next_pushed(0.2) is None
     await store.close()
+
+
+async def test_on_2025_a_request_cancelled_while_the_page_is_open_closes_it(wire_2025: WireChecker) -> None:
+    """The client cancels the request (``notifications/cancelled``) while it waits for the
+    page: the flow ends with it, so the page takes nothing for a request that is gone."""
+    from mcp_elicit.wire import jsonrpc
+
+    from support.memory import SessionClient
+
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
+        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+        await client.open()
+        asked: list[dict[str, Any]] = []
+
+        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
+            asked.append(request["params"])
+            return {"action": "accept"}
+
+        client.answer = answer
+        message = jsonrpc.decode(
+            orjson.dumps({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "use_key"}})
+        )
+        assert isinstance(message, jsonrpc.Request)
+        call = asyncio.ensure_future(app.respond_in_session(message, client.session, channel=client))
+        for _ in range(100):
+            if asked:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.1)  # the handler now waits for the page
+        assert client.session.cancel(77)
+        assert await asyncio.wait_for(call, 5) is None
+        (params,) = asked
+        async with httpx.AsyncClient(timeout=10) as browser:
+            late = await browser.get(params["url"])
+        assert late.status_code == 410, late.text
+    await store.close()
