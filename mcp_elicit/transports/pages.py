@@ -5,7 +5,9 @@ Rules:
 
 * ``GET /mcp-elicit/flows/{id}?t=<link token>`` claims the flow for this browser (the
   token is single-use) and redirects to the same page without the token, so it stays out
-  of history and referrers. Later visits need the browser's flow cookie.
+  of history and referrers. Later visits need the browser's flow cookie (HttpOnly,
+  path-scoped, ``Secure`` when the browser is on https: the request's scheme, or the
+  public URL's behind a proxy that ends TLS).
 * The browser user must be the principal who started the flow: the server's ``PageAuth``
   says who is signed in; a server without one is single-user and serves the pages only to
   loopback connections. A different user is refused and the flow is left untouched.
@@ -99,18 +101,21 @@ def _csrf(cookie: str, flow_id: str) -> str:
 def _set_flow_cookie(
     response: Response,
     request: Request,
+    url_mode: UrlMode,
     flow: Flow,
     value: str,
     path: str,
     samesite: Literal["strict", "lax"],
-    now: float,
 ) -> None:
+    """The browser's flow cookie; ``Secure`` when the browser is on https, which behind a
+    proxy that ends TLS only the public URL tells."""
+    public = url_mode.public_url or ""
     response.set_cookie(
         _cookie_name(flow.id),
         value,
-        max_age=max(int(flow.expires - now), 1),
+        max_age=max(int(flow.expires - url_mode.clock()), 1),
         path=path,
-        secure=request.url.scheme == "https",
+        secure=request.url.scheme == "https" or public.lower().startswith("https://"),
         httponly=True,
         samesite=samesite,
     )
@@ -171,15 +176,7 @@ def pages_app(server: Server) -> Starlette:
             flow, new_cookie = claimed
             here = f"{_pages(url_mode, request)}/flows/{flow_id}"
             response = RedirectResponse(here, status_code=303, headers=_HEADERS)
-            _set_flow_cookie(
-                response,
-                request,
-                flow,
-                new_cookie,
-                here,
-                "strict",
-                url_mode.clock(),
-            )
+            _set_flow_cookie(response, request, url_mode, flow, new_cookie, here, "strict")
             return response
         current = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(cookie_name)
@@ -217,15 +214,8 @@ def pages_app(server: Server) -> Starlette:
             log.error("flow %s: cannot start the sign-in: %s", flow.id[:6], exc)
             return _refusal(500, "Sign-in is not available", "The server is not set up for this provider.")
         response = RedirectResponse(target, status_code=303, headers=_HEADERS)
-        _set_flow_cookie(
-            response,
-            request,
-            flow,
-            cookie,
-            f"{_pages(url_mode, request)}/oauth/callback",
-            "lax",
-            url_mode.clock(),
-        )
+        callback_path = f"{_pages(url_mode, request)}/oauth/callback"
+        _set_flow_cookie(response, request, url_mode, flow, cookie, callback_path, "lax")
         return response
 
     async def callback(request: Request) -> Response:

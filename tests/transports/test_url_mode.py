@@ -567,3 +567,21 @@ async def test_on_2025_a_request_cancelled_while_the_page_is_open_closes_it(wire
             late = await browser.get(params["url"])
         assert late.status_code == 410, late.text
     await store.close()
+
+
+async def test_behind_a_tls_proxy_the_flow_cookie_is_secure(wire: WireChecker) -> None:
+    """``--public-url https://...`` with TLS ended at a proxy (the app itself sees http):
+    the browser is on https, so its flow cookie is ``Secure`` and never goes out in clear."""
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        app.url_mode.public_url = "https://mcp.example"
+        async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+            first = (await Mcp(http, running.url, wire).call())["result"]
+            link = next(iter(first["inputRequests"].values()))["params"]["url"]
+            assert link.startswith("https://mcp.example/mcp-elicit/flows/")
+            local = link.replace("https://mcp.example", f"http://127.0.0.1:{running.port}")
+            hop = await browser.get(local)
+        assert hop.status_code == 303
+        assert "; secure" in hop.headers["set-cookie"].lower()
+    await store.close()
