@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from mcp_elicit.errors import ConfigError, MissingClientCapability
+from mcp_elicit.server.context import check_url
 from mcp_elicit.server.flows import Flow, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.vault import Secret, Vault
@@ -87,7 +88,7 @@ class UrlMode:
         self._store_spec = store
         self._store: Store | None = store if store is not None and not isinstance(store, str) else None
         self._sealer = sealer
-        self.public_url = public_url.rstrip("/") if public_url else None
+        self.public_url = _public_base(public_url) if public_url else None
         self.page_auth = page_auth
         self.flow_ttl = flow_ttl
         self.flow_wait = flow_wait
@@ -143,10 +144,7 @@ class UrlMode:
             self._store_spec = store
             self._store = open_store(store) if isinstance(store, str) else store
         if public_url is not None:
-            parts = urllib.parse.urlsplit(public_url.strip())
-            if parts.scheme not in ("http", "https") or not parts.hostname or parts.query or parts.fragment:
-                raise ConfigError(f"the public URL must look like http(s)://host[:port], not {public_url!r}")
-            self.public_url = public_url.strip().rstrip("/")
+            self.public_url = _public_base(public_url)
 
     async def check_store(self) -> None:
         """Write to a configured store once and read it back, so that one that is down or
@@ -332,6 +330,21 @@ class UrlMode:
         current = await self.flows.get(flow_id)
         if current is not None and not current.done:
             await self.flows.finish(current, status)
+
+
+def _public_base(url: str) -> str:
+    """The pages' public base URL, checked as every link made from it will be."""
+    text = url.strip()
+    try:
+        check_url(text)
+    except ValueError as exc:
+        raise ConfigError(
+            f"the public URL must look like http(s)://host[:port][/path], not {url!r}: {exc}"
+        ) from None
+    parts = urllib.parse.urlsplit(text)
+    if parts.query or parts.fragment:
+        raise ConfigError(f"the public URL must look like http(s)://host[:port][/path], not {url!r}")
+    return text.rstrip("/")
 
 
 def _outcome(flow: Flow | None) -> Literal["accept", "decline", "cancel"] | None:

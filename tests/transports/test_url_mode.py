@@ -585,3 +585,18 @@ async def test_behind_a_tls_proxy_the_flow_cookie_is_secure(wire: WireChecker) -
         assert hop.status_code == 303
         assert "; secure" in hop.headers["set-cookie"].lower()
     await store.close()
+
+
+@pytest.mark.parametrize(
+    "public_url", ["mcp.example.com", "ftp://mcp.example.com", "https://user:pw@mcp.example.com", "https://"]
+)
+def test_a_public_url_that_cannot_start_links_is_refused_at_once(public_url: str) -> None:
+    """Given to ``Server(...)`` or ``configure_url_mode``, the same check: a base that could
+    not start a page link fails the configuration, not the first handler that asks."""
+    from mcp_elicit.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="public URL"):
+        Server("bad-base", public_url=public_url)
+    server = Server("bad-base")
+    with pytest.raises(ConfigError, match="public URL"):
+        server.configure_url_mode(public_url=public_url)
