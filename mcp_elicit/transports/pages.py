@@ -4,7 +4,7 @@ loopback server that hosts them for stdio servers.
 Rules:
 
 * ``GET /mcp-elicit/flows/{id}?t=<link token>`` claims the flow for this browser (the
-  token is single-use) and redirects to the same page without the token, so it stays out
+  token is single-use; ``HEAD``, what link checkers send, claims nothing) and redirects to the same page without the token, so it stays out
   of history and referrers. Later visits need the browser's flow cookie (HttpOnly,
   path-scoped, ``Secure`` when the browser is on https: the request's scheme, or the
   public URL's behind a proxy that ends TLS).
@@ -166,6 +166,8 @@ def pages_app(server: Server) -> Starlette:
             refusal = await who_may_act(request, flow)
             if refusal is not None:
                 return refusal
+            if request.method == "HEAD":  # a link checker or preview: it must not use the link up
+                return Response(status_code=200, headers=_HEADERS, media_type="text/html")
             claimed = await url_mode.flows.claim(flow_id, token)
             if claimed is None:
                 return _refusal(

@@ -600,3 +600,21 @@ def test_a_public_url_that_cannot_start_links_is_refused_at_once(public_url: str
     server = Server("bad-base")
     with pytest.raises(ConfigError, match="public URL"):
         server.configure_url_mode(public_url=public_url)
+
+
+async def test_a_head_request_does_not_use_the_link_up(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    """Link checkers and previews send HEAD, which must change nothing: the person's
+    browser can still claim the link afterwards."""
+    _, running, _ = served
+    async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        first = (await Mcp(http, running.url, wire).call())["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        async with httpx.AsyncClient(timeout=10) as checker:
+            probe = await checker.head(url)
+        assert probe.status_code == 200
+        assert "set-cookie" not in probe.headers
+        assert probe.headers["cache-control"] == "no-store"
+        claimed = await browser.get(url)
+        assert claimed.status_code == 303
