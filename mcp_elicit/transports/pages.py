@@ -4,10 +4,12 @@ loopback server that hosts them for stdio servers.
 Rules:
 
 * ``GET /mcp-elicit/flows/{id}?t=<link token>`` claims the flow for this browser (the
-  token is single-use; ``HEAD``, what link checkers send, claims nothing) and redirects to the same page without the token, so it stays out
-  of history and referrers. Later visits need the browser's flow cookie (HttpOnly,
-  path-scoped, ``Secure`` when the browser is on https: the request's scheme, or the
-  public URL's behind a proxy that ends TLS).
+  token is single-use; ``HEAD``, what link checkers send, claims nothing) and redirects
+  to the same page without the token, so it stays out of history and referrers. Opened
+  again in that browser, the link leads to the page again; in any other it is used up.
+  Later visits need the browser's flow cookie (HttpOnly, path-scoped, ``Secure`` when the
+  browser is on https: the request's scheme, or the public URL's behind a proxy that
+  ends TLS).
 * The browser user must be the principal who started the flow: the server's ``PageAuth``
   says who is signed in; a server without one is single-user and serves the pages only to
   loopback connections. A different user is refused and the flow is left untouched.
@@ -159,8 +161,12 @@ def pages_app(server: Server) -> Starlette:
         flow_id = request.path_params["flow_id"]
         token = request.query_params.get("t")
         cookie_name = _cookie_name(flow_id)
+        here = f"{_pages(url_mode, request)}/flows/{flow_id}"
         if token is not None:
             flow = await url_mode.flows.get(flow_id)
+            if flow is not None and flow.owns(request.cookies.get(cookie_name)):
+                # opened again in the browser that claimed it: its page (which checks again)
+                return RedirectResponse(here, status_code=303, headers=_HEADERS)
             if flow is None or flow.done:
                 return _refusal(410, "This link has expired", "Go back to your application and try again.")
             refusal = await who_may_act(request, flow)
@@ -176,7 +182,6 @@ def pages_app(server: Server) -> Starlette:
                     "Each link works once. Go back to your application and try again.",
                 )
             flow, new_cookie = claimed
-            here = f"{_pages(url_mode, request)}/flows/{flow_id}"
             response = RedirectResponse(here, status_code=303, headers=_HEADERS)
             _set_flow_cookie(response, request, url_mode, flow, new_cookie, here, "strict")
             return response

@@ -391,9 +391,13 @@ async def test_a_state_works_once(wire: WireChecker) -> None:
         assert forged.status_code == 403
         assert (await browser.get(r.base + CALLBACK)).status_code == 403  # no state at all
         assert r.provider.exchanges == 1
-        # the link itself was single-use too
+        # the link itself was single-use too: another browser is refused; the one that
+        # claimed it is led back to its (finished) page
+        async with httpx.AsyncClient(timeout=10) as stranger:
+            assert (await stranger.get(url)).status_code in (403, 410)
         again = await browser.get(url)
-        assert again.status_code in (403, 410)
+        assert again.status_code == 303
+        assert "Connected" in (await browser.get(again.url.join(again.headers["location"]))).text
 
 
 async def test_a_callback_in_another_browser_is_refused(wire: WireChecker) -> None:

@@ -618,3 +618,27 @@ async def test_a_head_request_does_not_use_the_link_up(
         assert probe.headers["cache-control"] == "no-store"
         claimed = await browser.get(url)
         assert claimed.status_code == 303
+
+
+async def test_the_browser_that_claimed_the_link_may_open_it_again(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    """The person opens the link a second time (the tab was closed, the client's "open
+    again"): their own browser gets the page back; any other one is still refused."""
+    _, running, _ = served
+    async with (
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+        httpx.AsyncClient(timeout=10) as stranger,
+    ):
+        first = (await Mcp(http, running.url, wire).call())["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        claimed = await browser.get(url)
+        assert claimed.status_code == 303
+        again = await browser.get(url)
+        assert again.status_code == 303, again.text
+        assert again.headers["location"] == claimed.headers["location"]
+        assert "set-cookie" not in again.headers
+        page = await browser.get(again.url.join(again.headers["location"]))
+        assert page.status_code == 200 and 'name="csrf"' in page.text
+        assert (await stranger.get(url)).status_code == 403
