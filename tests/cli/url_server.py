@@ -1,11 +1,18 @@
 """A server that sends the user to a web page (URL-mode elicitation), and one that asks two
-questions at once, for the CLI tests."""
+questions at once, for the CLI tests.
+
+``ctx.elicit_url`` refuses the "tricky" and "hidden" URLs (credentials before the host, a
+bidi override): this server sends them anyway, as a hostile server would, so that the
+tests see what the client's consent makes of them.
+"""
 
 from __future__ import annotations
 
 import asyncio
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Answer, Context, Form, Server, String
+from mcp_elicit.core.mrtr import ELICIT, Ask
+from mcp_elicit.server.context import Question
 
 app = Server("signin", "1.0.0", title="Sign-in demo")
 
@@ -19,7 +26,11 @@ URLS = {
 @app.tool()
 async def sign_in(ctx: Context, where: str) -> str:
     """Sends the user to a sign-in page and reports what they answered."""
-    answer = await ctx.elicit_url("Sign in to your bank to connect it", URLS[where], key="signin")
+    params = {"mode": "url", "message": "Sign in to your bank to connect it", "url": URLS[where]}
+    question: Question[Answer[None]] = Question(
+        ctx, Ask("signin", ELICIT, params), lambda raw: Answer(raw["action"])
+    )
+    answer = await question
     return f"sign-in: {answer.action}"
 
 
