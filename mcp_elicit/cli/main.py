@@ -2,9 +2,10 @@
 one (``call``, ``prompt``, ``read``), registered from their own modules.
 
 Rules: every error ends with a message on stderr and the exit code its ``CliError``
-carries (2 for usage and configuration problems); nothing but JSON-RPC ever goes to stdout
-when serving over stdio. Everything after the first ``--`` is a server command (the stdio
-TARGET of the client commands), never an option of ours. Positional words that argparse
+carries (2 for usage and configuration problems); that message and the client's warnings
+may quote a server, so what could act on a terminal is shown instead. Nothing but JSON-RPC
+ever goes to stdout when serving over stdio. Everything after the first ``--`` is a server
+command (the stdio TARGET of the client commands), never an option of ours. Positional words that argparse
 leaves over after options (``call URL --json TOOL x=1``) are given back to the command.
 What only one command needs is imported by that command (the key ring, the loader, the
 HTTP stack), so that ``check`` over stdio starts without them.
@@ -215,11 +216,21 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
+class _InertFormatter(logging.Formatter):
+    """Log lines with every character that could act on a terminal shown instead: a
+    client's warnings quote what servers send."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from mcp_elicit.ui.form_text import clean
+
+        return clean(super().format(record), multiline=True)
+
+
 def _client_logging(args: argparse.Namespace) -> None:
     """Warnings from the client on stderr, briefly."""
-    logging.basicConfig(
-        level=logging.WARNING, stream=sys.stderr, format="mcp-elicit: %(levelname)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_InertFormatter("mcp-elicit: %(levelname)s: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -237,7 +248,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             code: int = args.handler(args)
             return code
     except CliError as exc:
-        print(f"mcp-elicit: {exc}", file=sys.stderr)
+        from mcp_elicit.ui.form_text import clean
+
+        # the message may quote a server (its name, a URL, an error text): made inert
+        print(f"mcp-elicit: {clean(str(exc), multiline=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -11,7 +11,9 @@ without ``tools``), ``bogus-result`` (tools/call answers an unknown resultType),
 resources: ``prompts/list`` fails, one resource, no templates), ``bad-offers`` (clean tools,
 then a fault in a prompt, a resource and a template), ``asks-on-connect`` / ``asks-on-list``
 (sends an ``elicitation/create`` request before it answers ``initialize`` or
-``server/discover`` / ``tools/list``, and ignores the answer), ``caps-list`` (capabilities
+``server/discover`` / ``tools/list``, and ignores the answer; ``asks-escapes`` the same
+before ``tools/list``, and on 2026-07-28 as its answer to ``tools/call``, with terminal
+escapes in its URL question and its title), ``caps-list`` (capabilities
 as a list), ``discover-input-required`` (server/discover answered with input_required),
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-never`` (answers
 the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` (echo lists
@@ -77,7 +79,23 @@ ASK = {
     "method": "elicitation/create",
     "params": {"mode": "form", "message": "Your name?", "requestedSchema": {"type": "object"}},
 }
-ASKS = {"asks-on-connect": ("initialize", "server/discover"), "asks-on-list": ("tools/list",)}
+ASKS = {
+    "asks-on-connect": ("initialize", "server/discover"),
+    "asks-on-list": ("tools/list",),
+    "asks-escapes": ("tools/list",),
+}
+#: What ``asks-escapes`` sends instead: a URL question whose text would act on a terminal.
+ASK_ESCAPES = {
+    "jsonrpc": "2.0",
+    "id": "ask-1",
+    "method": "elicitation/create",
+    "params": {
+        "mode": "url",
+        "message": "Sign in\x1b[2J",
+        "url": "https://example.com/\x1b]0;pwned\x07",
+        "elicitationId": "e1",
+    },
+}
 
 
 def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -91,6 +109,7 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
     def result(body: dict[str, Any]) -> dict[str, Any]:
         return {"jsonrpc": "2.0", "id": rid, "result": {**body, **extra}}
 
+    info = {**SERVER_INFO, "title": "Fake\x1b[31m server"} if mode == "asks-escapes" else SERVER_INFO
     capabilities: dict[str, Any] = {"tools": {}}
     if mode in ("broken-prompts", "bad-offers"):
         capabilities.update(prompts={}, resources={})
@@ -109,13 +128,11 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
                 "capabilities": ["tools"] if mode == "caps-list" else capabilities,
                 "ttlMs": 0,
                 "cacheScope": "private",
-                "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
+                "_meta": {"io.modelcontextprotocol/serverInfo": info},
             }
         )
     if method == "initialize":
-        return result(
-            {"protocolVersion": "2025-11-25", "capabilities": capabilities, "serverInfo": SERVER_INFO}
-        )
+        return result({"protocolVersion": "2025-11-25", "capabilities": capabilities, "serverInfo": info})
     if method == "tools/list":
         if mode == "list-never":
             return None
@@ -143,6 +160,9 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
     if mode == "bad-offers" and method in BAD_OFFERS:
         return result(BAD_OFFERS[method])
     if method == "tools/call":
+        if mode == "asks-escapes" and modern:
+            body = {"resultType": "input_required", "inputRequests": {"q": ASK_ESCAPES}, "requestState": "s"}
+            return {"jsonrpc": "2.0", "id": rid, "result": body}
         if mode == "bogus-result":
             return {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "bogus"}}
         if mode == "tool-error":
@@ -176,7 +196,7 @@ def main() -> int:
             continue
         message = json.loads(line)
         if message.get("method") in ASKS.get(args.mode, ()):
-            sys.stdout.write(json.dumps(ASK) + "\n")
+            sys.stdout.write(json.dumps(ASK_ESCAPES if args.mode == "asks-escapes" else ASK) + "\n")
         reply = respond(args.mode, args.era, message)
         if reply is not None:
             sys.stdout.write(json.dumps(reply) + "\n")

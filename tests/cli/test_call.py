@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -423,3 +425,29 @@ def test_progress_is_asked_for_and_shown_on_stderr(capsys: pytest.CaptureFixture
     progress = [line for line in result.err.splitlines() if line.startswith("… ") and "task" not in line]
     assert len(progress) == 3 and progress[-1].startswith("… 100/100"), result.err
     assert result.check_wire(revision) >= 2
+
+
+def test_server_text_in_errors_and_warnings_cannot_act_on_the_terminal() -> None:
+    """A server's words reach the error line and the warnings (its title, a URL it asked
+    about) shown inert: an escape could set the window title or clear the screen."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "call",
+            "--ui",
+            "none",
+            "echo",
+            "text=hi",
+            "--",
+            *fake("asks-escapes", "modern"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 4, done.stderr
+    assert "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "url: https://example.com/\\x1b]0;pwned\\x07], but this client declared no url-mode" in done.stderr
+    assert "WARNING: ignoring an unsolicited Request from Fake\\x1b[31m server" in done.stderr
