@@ -23,6 +23,12 @@ Rules:
   16 MiB sealed (a large result, say); a larger one is not, and that is logged. The
   state of an ended task expires with the task (its seal, and its entry in the store):
   past its ttl it is unknown on every instance alike, its own included.
+* The state of a running task is a lease: it expires 3 minutes after it was written,
+  and the task's own instance writes the states of all its running tasks again once a
+  minute (one write per running task per minute, whatever the polls; no one is told,
+  since nothing changed). So a task that waits for hours stays known everywhere, and
+  the tasks of an instance that died are unknown everywhere 3 minutes later. The writer
+  looks at the clock at least once a second, and stops with the relay.
 * Each change is also published, sealed the same way, once it is written (so a listen
   that starts after the message reads that state or a later one): a
   ``subscriptions/listen`` naming the task on another instance agrees to it (from the
@@ -71,8 +77,10 @@ _INLINE = _MAX_MESSAGE - 4096  # a sealed state up to this size travels in its m
 _RETRY_MAX = 30.0
 _TASKS = "tasks"  # the store namespace of the mirrored tasks
 _COMMAND_TTL = 60.0  # how long a sealed tasks/update or tasks/cancel may travel
-_FOREVER = 7 * 86400.0  # the mirror of a task without a ttl
-_RUNNING_SLACK = 60.0  # how long past its ttl the last state of a running task is kept
+_FOREVER = 7 * 86400.0  # the mirror of an ended task without a ttl
+_RENEW_EVERY = 60.0  # how often an instance writes the states of its running tasks again
+_LEASE = 3 * _RENEW_EVERY  # how long the state of a running task is kept from its last write
+_TICK = 1.0  # the writer looks whether the renewal is due at least this often (seconds)
 _SHORTEST = 0.001  # the mirror of a task forgotten as it ends
 
 
@@ -95,9 +103,10 @@ class Relay:
         self._tasks, self._sealer, self._clock, self._changed = tasks, sealer, clock, changed
         tasks.announce = self.written  # a new task's id works on any instance once announced
         self._me = secrets.token_hex(8)
-        #: task id -> its latest sealed state, its ttl, its owner, and whether the state
-        #: travels in the message that tells it (else it is announced, to be read)
-        self._dirty: dict[str, tuple[bytes, float, str | None, bool]] = {}
+        #: task id -> its latest sealed state, its ttl, its owner, whether the state
+        #: travels in the message that tells it (else it is announced, to be read), and
+        #: whether it is told at all (not when it is only renewed)
+        self._dirty: dict[str, tuple[bytes, float, str | None, bool, bool]] = {}
         self._mirror_sealer: tuple[StateSealer, StateSealer] | None = None  # (base, mirror)
         self._reads: set[asyncio.Task[None]] = set()
         self._wrote = self._queued = 0
@@ -199,19 +208,36 @@ class Relay:
         """Write the task's new state to the store (in order, coalesced; without waiting)."""
         if self._wake is None:
             return
-        now = self._clock()
+        if self._queue(record, self._clock(), tell=True):
+            self._queued += 1
+            self._wake.set()
+
+    def _renew(self, now: float) -> None:
+        """Queue the states of the running tasks held here again, untold: their leases."""
+        for record in self._tasks.running():
+            self._queue(record, now, tell=False)
+
+    def _queue(self, record: TaskRecord, now: float, *, tell: bool) -> bool:
+        """Seal the task's state for the writer; False when it is too large to share."""
         ttl = _kept_for(record, now)
         try:
             sealed = self._mirroring().seal(
                 orjson.dumps(record.wire()), _binding("mirror", record), now=now, ttl=ttl
             )
         except ValueError as exc:  # too large even for the mirror: other instances keep the last state
-            log.warning("task %s: its state is not shared with other instances (%s)", record.task_id, exc)
-            return
-        inline = len(sealed) <= _INLINE
-        self._dirty[record.task_id] = (sealed.encode("ascii"), ttl, record.owner, inline)
-        self._queued += 1
-        self._wake.set()
+            if tell:  # said once, at the change; not again at each renewal
+                log.warning("task %s: its state is not shared with other instances (%s)", record.task_id, exc)
+            return False
+        queued = self._dirty.get(record.task_id)
+        tell = tell or (queued is not None and queued[4])  # a renewal never swallows a change
+        self._dirty[record.task_id] = (
+            sealed.encode("ascii"),
+            ttl,
+            record.owner,
+            len(sealed) <= _INLINE,
+            tell,
+        )
+        return True
 
     def _mirroring(self) -> StateSealer:
         """The server's sealer, for task states up to ``_MAX_STATE`` (following key changes)."""
@@ -271,23 +297,39 @@ class Relay:
                     await progress.wait()
 
     async def _write(self, store: Store, wake: asyncio.Event, progress: asyncio.Event) -> None:
+        renewed = self._clock()
         while True:
-            await wake.wait()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(wake.wait(), _TICK)
             wake.clear()
+            now = self._clock()
+            if not renewed <= now < renewed + _RENEW_EVERY:  # due (or the clock went back)
+                renewed = now
+                self._renew(now)
             batch, self._dirty, upto = self._dirty, {}, self._queued
-            for task_id, (sealed, ttl, owner, inline) in batch.items():
+            unrenewed: list[str] = []
+            for task_id, (sealed, ttl, owner, inline, tell) in batch.items():
                 try:
                     await store.put(_TASKS, task_id, sealed, ttl=ttl)
-                except Exception as exc:  # any backend's failure: the next change writes again
+                except Exception as exc:  # any backend's failure: the next change or renewal writes again
+                    if not tell:
+                        unrenewed.append(f"{task_id} ({exc})")
+                        continue
                     log.warning("task %s: its state could not be shared (%s)", task_id, exc)
                     if not inline:
                         continue
+                if not tell:  # renewed: nothing changed
+                    continue
                 # Told once written: a listen that starts elsewhere after this message was
                 # sent reads this state, or a later one, from the mirror.
                 told: dict[str, Any] = {"op": "tasks/changed", "task": task_id, "owner": owner}
                 if inline:  # else too large for a message: read from the mirror
                     told["sealed"] = sealed.decode("ascii")
                 self._publish(told)
+            if unrenewed:  # once per renewal, not once per task
+                log.warning(
+                    "%d running tasks' states could not be renewed (first: %s)", len(unrenewed), unrenewed[0]
+                )
             self._wrote = upto
             progress.set()
 
@@ -341,10 +383,10 @@ class Relay:
 
 def _kept_for(record: TaskRecord, now: float) -> float:
     """How long the mirror keeps the state ``record`` is in, from ``now``."""
-    if record.ttl_ms is None:
+    if not record.terminal:  # running: a lease its instance renews (see ``Relay._renew``)
+        return _LEASE
+    if record.expires is None:  # ended, without a ttl
         return _FOREVER
-    if record.expires is None:  # running: its ttl and a minute from its last change
-        return record.ttl_ms / 1000 + _RUNNING_SLACK
     # Ended: exactly as long as its own instance keeps it (a task kept for 0 s still
     # overwrites its earlier state, which would otherwise outlive it).
     return max(record.expires - now, _SHORTEST)

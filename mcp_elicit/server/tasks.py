@@ -179,6 +179,10 @@ class Tasks:
         """The ``tasks/get`` result (before ``finish``)."""
         return self._find(task_id, owner).record.wire()
 
+    def running(self) -> list[TaskRecord]:
+        """The tasks held here that have not ended."""
+        return [r.record for r in self._tasks.values() if not r.record.terminal]
+
     def holds(self, task_id: str) -> bool:
         """Whether this process holds the task (its handler runs here)."""
         return task_id in self._tasks

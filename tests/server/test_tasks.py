@@ -7,6 +7,7 @@ Every message is checked against the core schema and the extension's shapes."""
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
@@ -554,6 +555,87 @@ async def test_a_task_past_its_ttl_is_unknown_on_every_instance(wire: WireChecke
             error = (await client.request("tasks/get", {"taskId": task_id}))["error"]
             assert error["code"] == -32602 and "expired" in error["message"]
         assert await b.relay.visible(frozenset({task_id}), "ann") == {}  # nor agreed to by a listen
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts the writes of each task's mirror."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: Counter[str] = Counter()
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        if namespace == "tasks":
+            self.writes[key] += 1
+        await super().put(namespace, key, value, ttl=ttl)
+
+
+async def test_a_task_that_runs_long_unchanged_stays_known_on_every_instance(wire: WireChecker) -> None:
+    """A task parked for minutes, longer than its ttl and than its mirror's lease, stays
+    known on every instance: its own instance rewrites the mirror of its running tasks
+    once a period, however often they are polled, and not of the ended ones; and nobody
+    listening hears of it, since nothing changed."""
+    now = [1_000_000.0]
+    a, b = build(clock=lambda: now[0]), build(clock=lambda: now[0])
+    a.tasks.ttl_ms = 60_000
+    store = CountingStore()
+    async with instances(a, b, store=store):
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        parked = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
+            "taskId"
+        ]
+        await settle(there, parked, "input_required")
+        ended = (await here.result("tools/call", {"name": "broken", "arguments": {"how": "tool"}}))["taskId"]
+        await settle(there, ended, "completed")
+        message = {
+            "jsonrpc": "2.0",
+            "id": 55,
+            "method": "subscriptions/listen",
+            "params": {"notifications": {"taskIds": [parked]}, "_meta": there.meta()},
+        }
+        listening = asyncio.ensure_future(there.raw(message))
+        try:
+            await eventually(lambda: len(there.notifications) >= 2, "the acknowledgement and the state")
+            heard, ended_writes = len(there.notifications), store.writes[ended]
+            for minute in range(1, 4):  # past the 3 minutes a state is kept unwritten
+                written = store.writes[parked]
+                now[0] += 61
+                await eventually(
+                    lambda written=written: store.writes[parked] > written, f"the mirror renewed ({minute})"
+                )
+                for _ in range(5):  # polls read the mirror, never write it
+                    assert (await status(there, parked))["status"] == "input_required"
+                assert store.writes[parked] == written + 1
+            assert (await status(here, parked))["status"] == "input_required"
+            assert store.writes[ended] == ended_writes
+            await asyncio.sleep(0.05)  # what the renewals might have told has arrived
+            assert len(there.notifications) == heard
+        finally:
+            listening.cancel()
+
+
+async def test_the_running_tasks_of_an_instance_that_died_are_unknown_elsewhere(wire: WireChecker) -> None:
+    """An instance stops renewing its running tasks' states (it died, and its handlers
+    with it): 3 minutes later they are unknown on the other instances, even without a
+    ttl, instead of shown working for days."""
+    now = [1_000_000.0]
+    a, b = build(clock=lambda: now[0], task_ttl=None), build(clock=lambda: now[0], task_ttl=None)
+    async with instances(a, b, store=MemoryStore()):
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
+            "taskId"
+        ]
+        await settle(there, task_id, "input_required")
+        await a.relay.stop()  # a no longer writes to the store, as if it had died
+        now[0] += 179
+        assert (await status(there, task_id))["status"] == "input_required"
+        now[0] += 2
+        error = (await there.request("tasks/get", {"taskId": task_id}))["error"]
+        assert error["code"] == -32602
 
 
 @pytest.mark.parametrize("size", [100_000, 400_000])
