@@ -39,7 +39,7 @@ from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_sessio
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
-from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
+from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, milliseconds, run_detachable
 from mcp_elicit.server.tools import error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
@@ -115,8 +115,8 @@ class Server(Catalog):
         #: Tool calls that went on as tasks (the tasks extension, 2026-07-28).
         self.tasks = Tasks(
             clock=clock,
-            ttl_ms=None if task_ttl is None else round(task_ttl * 1000),
-            poll_ms=round(task_poll * 1000),
+            ttl_ms=None if task_ttl is None else milliseconds("task_ttl", task_ttl, nullable=True),
+            poll_ms=milliseconds("task_poll", task_poll),
             ask_timeout=ask_timeout,
         )
         self.tasks.on_change = self._task_changed

@@ -27,7 +27,9 @@ Rules:
 * A task runs in this process: each is kept until its ttl has passed since it was created
   and since it ended; past ``max_tasks`` held, or ``max_tasks_per_owner`` held for its
   principal (unauthenticated callers count as one), a call goes on in place instead, and
-  that is logged. A task is visible only to the principal that created it. A
+  that is logged. The ttl (or None: kept for good), the poll interval and both limits
+  are whole numbers above zero; anything else is a ``ConfigError`` naming it, when it is
+  given or set. A task is visible only to the principal that created it. A
   ``tasks/*`` request for a task held by another instance sharing the store is answered
   through it (``server.relay``).
 """
@@ -37,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -46,6 +49,7 @@ from mcp_elicit.core.mrtr import Ask
 from mcp_elicit.core.server import Call
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
 from mcp_elicit.errors import (
+    ConfigError,
     FormSchemaError,
     InternalError,
     InvalidParams,
@@ -54,9 +58,43 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.asking import InPlaceAsker
 
-__all__ = ["Detach", "Running", "TaskAsker", "Tasks", "answer_task_method", "run_detachable"]
+__all__ = [
+    "Detach",
+    "Running",
+    "TaskAsker",
+    "Tasks",
+    "answer_task_method",
+    "milliseconds",
+    "run_detachable",
+]
 
 log = logging.getLogger("mcp_elicit.server")
+
+#: The longest ttl or poll interval: the largest integer every JSON reader keeps exact.
+_MOST_MS = 2**53 - 1
+
+
+def milliseconds(option: str, seconds: object, *, nullable: bool = False) -> int:
+    """A duration configured in seconds (``task_ttl``, ``task_poll``) as the whole
+    milliseconds the wire carries; ``ConfigError`` naming ``option`` unless it is a finite
+    number making 1 to ``2**53 - 1`` of them (``nullable``: the message says None is valid)."""
+    if isinstance(seconds, int | float) and not isinstance(seconds, bool) and math.isfinite(seconds):
+        ms = round(seconds * 1000)
+        if 1 <= ms <= _MOST_MS:
+            return ms
+    none = "None (kept for good) or " if nullable else ""
+    raise ConfigError(
+        f"{option} {seconds!r}: expected {none}a number of seconds from 0.001 to {_MOST_MS // 1000:,}"
+    )
+
+
+def _whole(attribute: str, value: object, most: int | None = None, *, nullable: bool = False) -> int:
+    """``value``, a whole number from 1 (to ``most``); ``ConfigError`` naming it otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (most and value > most):
+        none = "None (kept for good) or " if nullable else ""
+        bound = f"from 1 to {most:,}" if most else "above zero"
+        raise ConfigError(f"Tasks.{attribute} {value!r}: expected {none}a whole number {bound}")
+    return value
 
 
 class Running:
@@ -101,6 +139,42 @@ class Tasks:
 
     def __len__(self) -> int:
         return len(self._tasks)
+
+    @property
+    def ttl_ms(self) -> int | None:
+        """How long a task is kept after it was created and after it ended; None: for good."""
+        return self._ttl_ms
+
+    @ttl_ms.setter
+    def ttl_ms(self, value: int | None) -> None:
+        self._ttl_ms = None if value is None else _whole("ttl_ms", value, _MOST_MS, nullable=True)
+
+    @property
+    def poll_ms(self) -> int:
+        """The poll interval a task tells its client."""
+        return self._poll_ms
+
+    @poll_ms.setter
+    def poll_ms(self, value: int) -> None:
+        self._poll_ms = _whole("poll_ms", value, _MOST_MS)
+
+    @property
+    def max_tasks(self) -> int:
+        """How many tasks this process holds at most (running, or ended and kept)."""
+        return self._max_tasks
+
+    @max_tasks.setter
+    def max_tasks(self, value: int) -> None:
+        self._max_tasks = _whole("max_tasks", value)
+
+    @property
+    def max_tasks_per_owner(self) -> int:
+        """How many of them one principal holds at most (unauthenticated callers are one)."""
+        return self._max_tasks_per_owner
+
+    @max_tasks_per_owner.setter
+    def max_tasks_per_owner(self, value: int) -> None:
+        self._max_tasks_per_owner = _whole("max_tasks_per_owner", value)
 
     # ---- creating and running --------------------------------------------------------
 

@@ -7,6 +7,9 @@ Every message is checked against the core schema and the extension's shapes."""
 from __future__ import annotations
 
 import asyncio
+import math
+import re
+import time
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -14,9 +17,10 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String, ToolError
-from mcp_elicit.errors import InternalError
+from mcp_elicit.errors import ConfigError, InternalError
 from mcp_elicit.forms import Boolean
 from mcp_elicit.sealing import KeyRing
+from mcp_elicit.server.tasks import Tasks
 from mcp_elicit.stores.memory import MemoryStore
 
 from support.memory import MemoryClient, SessionClient, accept, instances
@@ -347,6 +351,49 @@ async def test_past_the_task_limit_a_call_goes_on_in_place(wire: WireChecker) ->
     assert [r["resultType"] for r in rounds] == ["input_required", "complete"]
     assert final["result"]["content"][0]["text"] == "b: deployed (in place)"
     assert len(app.tasks) == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        *(("task_ttl", v) for v in (0, 0.0, -60, 0.0001, math.nan, math.inf, -math.inf, True, "60", 1e20)),
+        *(("task_poll", v) for v in (0, -1, math.nan, math.inf, False, None)),
+    ],
+)
+async def test_a_task_duration_that_is_not_one_is_refused(option: str, value: Any) -> None:
+    """task_ttl and task_poll are numbers of seconds above zero that make whole
+    milliseconds the wire can carry (task_ttl=None keeps tasks for good): anything else
+    is refused, naming the option and the value, not accepted to misbehave later."""
+    with pytest.raises(ConfigError, match=f"^{option} {re.escape(repr(value))}: expected "):
+        Server("tasks", **{option: value})
+
+
+async def test_a_task_duration_in_range_is_kept() -> None:
+    assert Server("tasks", task_ttl=None).tasks.ttl_ms is None
+    assert Server("tasks", task_ttl=0.001, task_poll=0.25).tasks.ttl_ms == 1
+    assert Server("tasks", task_ttl=90, task_poll=0.25).tasks.poll_ms == 250
+
+
+@pytest.mark.parametrize(
+    ("attribute", "value"),
+    [
+        *(("ttl_ms", v) for v in (0, -1, 1.5, 60.0, True, "60", 2**53)),
+        *(("poll_ms", v) for v in (0, -1, 0.5, None)),
+        *((name, v) for name in ("max_tasks", "max_tasks_per_owner") for v in (0, -1, 2.0, True, None)),
+    ],
+)
+async def test_a_task_limit_that_is_not_a_whole_number_above_zero_is_refused(
+    attribute: str, value: Any
+) -> None:
+    """The registry's ttl, poll interval and limits are whole numbers above zero (the ttl
+    may be None), whether given to it or set later on ``server.tasks``."""
+    tasks = Server("tasks").tasks
+    with pytest.raises(ConfigError, match=f"^Tasks.{attribute} {re.escape(repr(value))}: expected "):
+        setattr(tasks, attribute, value)
+    with pytest.raises(ConfigError, match=f"^Tasks.{attribute} {re.escape(repr(value))}: expected "):
+        Tasks(clock=time.time, **{attribute: value})
+    setattr(tasks, attribute, 7)
+    assert getattr(tasks, attribute) == 7
 
 
 @pytest.mark.parametrize("ttl", [60.0, None])
