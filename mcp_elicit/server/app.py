@@ -32,6 +32,7 @@ from mcp_elicit.server.catalog import Catalog
 from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
+from mcp_elicit.server.options import MOST_MS, milliseconds, one_of, seconds, whole
 from mcp_elicit.server.pagination import paginate
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource
@@ -39,7 +40,7 @@ from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_sessio
 from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
-from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, milliseconds, run_detachable
+from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
 from mcp_elicit.server.tools import error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
@@ -85,6 +86,15 @@ class Server(Catalog):
         telemetry: bool | Telemetry | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        state_ttl = seconds("state_ttl", state_ttl)
+        page_size = whole("page_size", page_size)
+        cache_ttl_ms = whole("cache_ttl_ms", cache_ttl_ms, least=0, most=MOST_MS)
+        cache_scope = one_of("cache_scope", cache_scope, ("public", "private"))  # type: ignore[assignment]
+        ask_timeout = seconds("ask_timeout", ask_timeout)
+        max_sessions = whole("max_sessions", max_sessions)
+        session_idle_timeout = seconds("session_idle_timeout", session_idle_timeout)
+        flow_ttl = seconds("flow_ttl", flow_ttl)
+        flow_wait = seconds("flow_wait", flow_wait, zero=True)
         self.name = name
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
         #: default is on when ``opentelemetry-api`` is installed; True insists on it.

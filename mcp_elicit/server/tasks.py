@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
@@ -49,7 +48,6 @@ from mcp_elicit.core.mrtr import Ask
 from mcp_elicit.core.server import Call
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
 from mcp_elicit.errors import (
-    ConfigError,
     FormSchemaError,
     InternalError,
     InvalidParams,
@@ -57,6 +55,7 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
 )
 from mcp_elicit.server.asking import InPlaceAsker
+from mcp_elicit.server.options import MOST_MS, whole
 
 __all__ = [
     "Detach",
@@ -64,37 +63,15 @@ __all__ = [
     "TaskAsker",
     "Tasks",
     "answer_task_method",
-    "milliseconds",
     "run_detachable",
 ]
 
 log = logging.getLogger("mcp_elicit.server")
 
-#: The longest ttl or poll interval: the largest integer every JSON reader keeps exact.
-_MOST_MS = 2**53 - 1
-
-
-def milliseconds(option: str, seconds: object, *, nullable: bool = False) -> int:
-    """A duration configured in seconds (``task_ttl``, ``task_poll``) as the whole
-    milliseconds the wire carries; ``ConfigError`` naming ``option`` unless it is a finite
-    number making 1 to ``2**53 - 1`` of them (``nullable``: the message says None is valid)."""
-    if isinstance(seconds, int | float) and not isinstance(seconds, bool) and math.isfinite(seconds):
-        ms = round(seconds * 1000)
-        if 1 <= ms <= _MOST_MS:
-            return ms
-    none = "None (kept for good) or " if nullable else ""
-    raise ConfigError(
-        f"{option} {seconds!r}: expected {none}a number of seconds from 0.001 to {_MOST_MS // 1000:,}"
-    )
-
 
 def _whole(attribute: str, value: object, most: int | None = None, *, nullable: bool = False) -> int:
     """``value``, a whole number from 1 (to ``most``); ``ConfigError`` naming it otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (most and value > most):
-        none = "None (kept for good) or " if nullable else ""
-        bound = f"from 1 to {most:,}" if most else "above zero"
-        raise ConfigError(f"Tasks.{attribute} {value!r}: expected {none}a whole number {bound}")
-    return value
+    return whole(f"Tasks.{attribute}", value, most=most, nullable=nullable)
 
 
 class Running:
@@ -147,7 +124,7 @@ class Tasks:
 
     @ttl_ms.setter
     def ttl_ms(self, value: int | None) -> None:
-        self._ttl_ms = None if value is None else _whole("ttl_ms", value, _MOST_MS, nullable=True)
+        self._ttl_ms = None if value is None else _whole("ttl_ms", value, MOST_MS, nullable=True)
 
     @property
     def poll_ms(self) -> int:
@@ -156,7 +133,7 @@ class Tasks:
 
     @poll_ms.setter
     def poll_ms(self, value: int) -> None:
-        self._poll_ms = _whole("poll_ms", value, _MOST_MS)
+        self._poll_ms = _whole("poll_ms", value, MOST_MS)
 
     @property
     def max_tasks(self) -> int:

@@ -1,0 +1,73 @@
+"""Checks of a server's configured options: durations, counts and choices.
+
+Rules: a value that is not what its option means is a ``ConfigError`` naming the option
+and the value when it is configured, never a crash or a silent misbehaviour on first use
+(a NaN timeout that never fires, a page size of 0 that lists nothing, ``True`` read as
+1). ``bool`` is never a number here. Durations are finite seconds; counts are whole
+numbers; wire integers stay within I-JSON's exact range.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+
+from mcp_elicit.errors import ConfigError
+
+__all__ = ["MOST_MS", "milliseconds", "one_of", "seconds", "whole"]
+
+#: The largest integer every JSON reader keeps exact (RFC 7493): the bound of wire integers.
+MOST_MS = 2**53 - 1
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def seconds(option: str, value: object, *, zero: bool = False) -> float:
+    """``value`` as seconds: a finite number above zero (``zero``: or zero itself)."""
+    if _number(value) and (value >= 0 if zero else value > 0):  # type: ignore[operator]
+        return float(value)  # type: ignore[arg-type]
+    least = "0 or more" if zero else "above 0"
+    raise ConfigError(f"{option} {value!r}: expected a finite number of seconds, {least}")
+
+
+def milliseconds(option: str, value: object, *, nullable: bool = False) -> int:
+    """A duration configured in seconds (``task_ttl``, ``task_poll``) as the whole
+    milliseconds the wire carries; ``ConfigError`` naming ``option`` unless it is a finite
+    number making 1 to ``MOST_MS`` of them (``nullable``: the message says None is valid)."""
+    if _number(value):
+        ms = round(value * 1000)  # type: ignore[operator]
+        if 1 <= ms <= MOST_MS:
+            return ms
+    none = "None (kept for good) or " if nullable else ""
+    raise ConfigError(
+        f"{option} {value!r}: expected {none}a number of seconds from 0.001 to {MOST_MS // 1000:,}"
+    )
+
+
+def whole(
+    option: str, value: object, *, least: int = 1, most: int | None = None, nullable: bool = False
+) -> int:
+    """``value``, a whole number from ``least`` (to ``most``); ``ConfigError`` naming
+    ``option`` otherwise (``nullable``: the message says None is valid)."""
+    if (
+        isinstance(value, int)
+        and not isinstance(value, bool)
+        and value >= least
+        and (most is None or value <= most)
+    ):
+        return value
+    none = "None (kept for good) or " if nullable else ""
+    if most is not None:
+        bound = f"from {least:,} to {most:,}"
+    else:
+        bound = "above zero" if least == 1 else f"from {least:,}"
+    raise ConfigError(f"{option} {value!r}: expected {none}a whole number {bound}")
+
+
+def one_of(option: str, value: object, choices: Collection[str]) -> str:
+    """``value``, one of ``choices``; ``ConfigError`` naming ``option`` otherwise."""
+    if isinstance(value, str) and value in choices:
+        return value
+    raise ConfigError(f"{option} {value!r}: expected one of {', '.join(repr(c) for c in sorted(choices))}")

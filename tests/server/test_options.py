@@ -1,0 +1,64 @@
+"""A server option that is not what it means is refused when the server is made, naming
+the option and the value, not a crash or a silent misbehaviour on first use."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Server
+from mcp_elicit.errors import ConfigError
+
+BAD: dict[str, list[Any]] = {
+    "state_ttl": [0, -1, math.nan, math.inf, True, "600"],
+    "page_size": [0, -1, 1.5, True, None],
+    "cache_ttl_ms": [-1, 1.5, True, 2**53, "0"],
+    "cache_scope": ["global", None, "PUBLIC"],
+    "ask_timeout": [0, -1, math.nan, math.inf, True, None],
+    "max_sessions": [0, -1, 1.5, False],
+    "session_idle_timeout": [0, -5, math.nan, math.inf],
+    "flow_ttl": [0, -1, math.nan, math.inf],
+    "flow_wait": [-1, math.nan, math.inf, True],
+}
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [(option, value) for option, values in BAD.items() for value in values]
+)
+def test_an_option_that_is_not_what_it_means_is_refused(option: str, value: Any) -> None:
+    with pytest.raises(ConfigError) as info:
+        Server("s", **{option: value})
+    assert str(info.value).startswith(f"{option} {value!r}: expected ")
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "where"),
+    [
+        ("flow_wait", 0, lambda s: s.url_mode.flow_wait),  # answer at once, never wait for the page
+        ("cache_ttl_ms", 0, lambda s: s._cache[0]),
+        ("ask_timeout", 0.5, lambda s: s.ask_timeout),
+        ("max_sessions", 1, lambda s: s.sessions.max_sessions),
+        ("session_idle_timeout", 1, lambda s: s.sessions.idle_timeout),
+        ("page_size", 1, lambda s: s.page_size),
+        ("state_ttl", 1, lambda s: s.sealer.ttl),
+    ],
+)
+def test_an_option_at_its_least_is_kept(option: str, value: Any, where: Any) -> None:
+    assert where(Server("s", **{option: value})) == value
+
+
+def test_the_messages_say_what_is_expected() -> None:
+    with pytest.raises(ConfigError, match=r"^ask_timeout nan: expected a finite number of seconds, above 0$"):
+        Server("s", ask_timeout=math.nan)
+    with pytest.raises(ConfigError, match=r"^flow_wait -1: expected a finite number of seconds, 0 or more$"):
+        Server("s", flow_wait=-1)
+    with pytest.raises(ConfigError, match=r"^page_size 0: expected a whole number above zero$"):
+        Server("s", page_size=0)
+    with pytest.raises(
+        ConfigError, match=r"^cache_ttl_ms -1: expected a whole number from 0 to 9,007,199,254,740,991$"
+    ):
+        Server("s", cache_ttl_ms=-1)
+    with pytest.raises(ConfigError, match=r"^cache_scope 'global': expected one of 'private', 'public'$"):
+        Server("s", cache_scope="global")  # type: ignore[arg-type]
