@@ -18,6 +18,8 @@ Rules:
 * **Publish/subscribe stays in this process**: stores opened on the same file in one
   process share a ``Hub``, but another process never hears a publish. Several processes
   need Redis, or waiters that re-check the state whenever ``next`` times out.
+* SQLite's ``:memory:`` name is refused (``ConfigError``): it would be a file of that name
+  in the working directory here, and a store for this process only is ``MemoryStore``.
 * After ``close`` (idempotent: closes the subscriptions, the connection, the thread)
   every operation raises ``RuntimeError``.
 """
@@ -45,6 +47,12 @@ __all__ = ["SqliteStore"]
 T = TypeVar("T")
 
 PURGE_EVERY = 256
+MEMORY_NAME = ":memory:"
+MEMORY_ADVICE = (
+    "SQLite's ':memory:' is not supported (it would be a file named ':memory:' here): use "
+    "memory:// (MemoryStore) for a store in this process only, or a file, "
+    "sqlite:///path/to/state.db, for one shared by the processes of this host"
+)
 SCHEMA_VERSION = 1
 _SCHEMA = (
     """CREATE TABLE IF NOT EXISTS entries (
@@ -78,6 +86,8 @@ class SqliteStore:
             raise ConfigError(
                 f"the SQLite store needs SQLite 3.24 or later; this Python has {sqlite3.sqlite_version}"
             )
+        if os.fspath(path) == MEMORY_NAME:
+            raise ConfigError(MEMORY_ADVICE)
         self.path = Path(os.path.abspath(Path(path).expanduser()))
         self._busy_timeout = busy_timeout
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-elicit-sqlite")

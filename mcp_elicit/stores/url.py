@@ -10,8 +10,8 @@
 
 Rules: the scheme is case-insensitive and surrounding whitespace is ignored; a SQLite path
 is percent-decoded (``%20`` for a space) and may start with ``~``; anything else (an
-unknown scheme, an empty path, options where none are known) is a ``ConfigError`` that
-quotes the URL with its password hidden. Nothing is opened until the store's first call.
+unknown scheme, an empty path, options where none are known, SQLite's ``:memory:``, which
+``memory://`` replaces) is a ``ConfigError`` that quotes the URL with its password hidden. Nothing is opened until the store's first call.
 
 ``default_store_url()`` is a SQLite file in the user's data directory, found with the
 standard library only: ``$XDG_DATA_HOME`` (when absolute) or ``~/.local/share`` on Linux
@@ -32,7 +32,7 @@ from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores.base import Store
 from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.stores.redis import RedisStore, redact_url
-from mcp_elicit.stores.sqlite import SqliteStore
+from mcp_elicit.stores.sqlite import MEMORY_ADVICE, MEMORY_NAME, SqliteStore
 
 __all__ = ["default_data_dir", "default_store_url", "open_store"]
 
@@ -102,4 +102,6 @@ def _sqlite_path(url: str) -> str:
         raise ConfigError(f"store URL {shown!r}: no database file (expected sqlite:///path/to/state.db)")
     if "\x00" in path:
         raise ConfigError(f"store URL {shown!r}: the path holds a NUL byte")
+    if path == MEMORY_NAME:
+        raise ConfigError(f"store URL {shown!r}: {MEMORY_ADVICE}")
     return path

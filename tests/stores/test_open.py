@@ -77,6 +77,20 @@ def test_bad_sqlite_urls(url: str) -> None:
         open_store(url)
 
 
+@pytest.mark.parametrize("url", ["sqlite://:memory:", "sqlite://%3Amemory%3A", " SQLITE://:memory: "])
+def test_sqlite_memory_is_refused_naming_what_to_use(
+    url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's ``:memory:`` name would become a file called ``:memory:`` here."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError, match=r":memory:.*memory://.*sqlite:///path/to/state\.db") as caught:
+        open_store(url)
+    assert "store URL" in str(caught.value)
+    with pytest.raises(ConfigError, match=r":memory:.*memory://"):
+        SqliteStore(":memory:")
+    assert entries(tmp_path) == []
+
+
 async def test_redis_urls() -> None:
     store = await opened("redis://127.0.0.1:6379/2")
     assert isinstance(store, RedisStore) and store.prefix == "mcp-elicit"
