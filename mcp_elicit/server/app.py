@@ -170,11 +170,14 @@ class Server(Catalog):
 
     async def stop(self) -> None:
         """What a transport awaits once it stops serving: sessions and subscriptions end,
-        tasks are cancelled, other instances are no longer heard."""
+        tasks are cancelled, other instances are no longer heard, and a store the server
+        opened itself (from a URL, or the default file) is closed; a store object passed as
+        ``store=`` stays open, for its owner to close. A later :meth:`start` opens it again."""
         self.sessions.close_all()
         self.subscriptions.close_all()
         await self.tasks.close()
         await self.relay.stop()
+        await self.url_mode.close()
 
     def configure_url_mode(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
         """Where URL mode keeps its state and where its pages are, set before serving

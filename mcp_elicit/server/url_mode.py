@@ -170,6 +170,16 @@ class UrlMode:
             detail = str(exc) or type(exc).__name__
             raise ConfigError(f"the URL-mode store {where} cannot be used: {detail}") from exc
 
+    async def close(self) -> None:
+        """The server stopped: close the store if it opened it itself (from a URL, or the
+        default file), releasing its connections or thread; a later start opens it again. A
+        store object the server was given stays open: its owner closes it."""
+        store = self._store
+        if store is None or not (self._store_spec is None or isinstance(self._store_spec, str)):
+            return
+        self._store = self._flows = self._vault = self._oauth = None
+        await store.close()
+
     @property
     def store(self) -> Store:
         if self._store is None:

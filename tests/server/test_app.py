@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
@@ -15,6 +17,7 @@ from typing_extensions import TypedDict
 from mcp_elicit import Audio, Blob, Context, Image, Server, ToolError
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores.memory import MemoryStore
+from mcp_elicit.stores.sqlite import SqliteStore
 
 from support.memory import MemoryClient
 from support.wire import WireChecker
@@ -333,3 +336,69 @@ async def test_start_leaves_the_default_store_unopened() -> None:
     server = Server("s")
     await server.start()
     assert server.url_mode._store is None  # no file created for a server without URL mode
+
+
+# --- stop: a store the server opened itself is closed, one it was given is not ----------
+
+
+def _sqlite_threads() -> int:
+    return sum(t.name.startswith("mcp-elicit-sqlite") for t in threading.enumerate())
+
+
+async def test_stop_closes_a_sqlite_store_opened_from_its_url(tmp_path: Path) -> None:
+    before = _sqlite_threads()
+    server = Server("s", store=f"sqlite://{tmp_path}/state.db")
+    await server.start()
+    assert _sqlite_threads() == before + 1
+    await server.stop()
+    assert _sqlite_threads() == before, "the worker thread of the store is gone"
+    await server.start()  # a server started again opens it again, and finds what it kept
+    try:
+        await server.url_mode.store.put("flow", "k", b"v")
+        assert await server.url_mode.store.get("flow", "k") == b"v"
+    finally:
+        await server.stop()
+    assert _sqlite_threads() == before
+
+
+async def test_stop_closes_the_default_store_once_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
+    before = _sqlite_threads()
+    server = Server("s")
+    await server.start()
+    await server.url_mode.store.put("flow", "k", b"v")  # what the first URL-mode request does
+    assert _sqlite_threads() == before + 1
+    await server.stop()
+    assert _sqlite_threads() == before
+
+
+async def test_stop_closes_a_redis_store_opened_from_its_url(redis_url: str) -> None:
+    from redis.asyncio import Redis
+
+    admin = Redis.from_url(redis_url)
+    try:
+        before = len(await admin.client_list())
+        server = Server("s", store=f"{redis_url}?prefix=test-{uuid.uuid4().hex[:12]}")
+        await server.start()
+        assert server.relay.listening is not None
+        await asyncio.wait_for(server.relay.listening.wait(), 5.0)
+        await server.url_mode.store.put("flow", "k", b"v")  # a pooled connection besides the relay's
+        assert len(await admin.client_list()) >= before + 2
+        await server.stop()
+        assert len(await admin.client_list()) == before, "every connection of the store is closed"
+    finally:
+        await admin.aclose()
+
+
+async def test_stop_leaves_a_store_object_to_its_owner(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "state.db")
+    try:
+        server = Server("s", store=store)
+        await server.start()
+        await server.stop()
+        await store.put("flow", "k", b"still open")
+        assert await store.get("flow", "k") == b"still open"
+    finally:
+        await store.close()
