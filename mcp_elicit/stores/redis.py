@@ -18,6 +18,14 @@ Rules:
   connection Redis closes (a failover, a client kill, an output buffer limit) is opened
   again and subscribed again by the next read, within the same ``next``; only when that
   fails too (the server is gone) does ``next`` raise.
+* Nothing waits for ever on a server that went silent (a partition, a NAT that forgot the
+  connection: no reset arrives), whatever redis-py's defaults: connecting stops after
+  ``socket_connect_timeout`` (5 s) and a command's reply after ``socket_timeout`` (10 s),
+  unless the URL gives its own. A subscription silent for ``health_check_interval``
+  seconds (the URL's, else 15) sends a ``PING`` on its connection; no reply within
+  ``socket_timeout`` means the connection is dead, and it is opened and subscribed again
+  as a closed one is (so a subscription waiting without limit, as the server's relay
+  does, never goes deaf for good).
 * ``redis`` is imported when a store is made, never at module import; without it the
   error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
 * Redis errors (connection refused, timeouts) propagate as ``redis`` exceptions.
@@ -49,6 +57,9 @@ __all__ = ["RedisStore", "RedisSubscription", "redact_url"]
 
 DEFAULT_PREFIX = "mcp-elicit"
 CONNECT_TIMEOUT = 5.0
+SOCKET_TIMEOUT = 10.0
+#: Seconds a subscription may stay silent before it checks its connection with a PING.
+HEALTH_CHECK_INTERVAL = 15.0
 SUBSCRIBE_TIMEOUT = 10.0
 #: The longest ``PX`` sent: Redis adds it to its clock in milliseconds, as a signed 64-bit integer.
 MAX_PX = 2**62
@@ -83,12 +94,18 @@ class RedisStore:
             )
         aioredis = _import_redis()
         try:
-            client: Redis = aioredis.Redis.from_url(redis_url, socket_connect_timeout=CONNECT_TIMEOUT)
+            # redis-py lets the URL's own options override these keyword arguments.
+            client: Redis = aioredis.Redis.from_url(
+                redis_url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=SOCKET_TIMEOUT
+            )
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"Redis URL {redact_url(url)!r}: {exc}") from exc
         self.url = redact_url(url)
         self.prefix = chosen
         self._client = client
+        options = client.connection_pool.connection_kwargs
+        self._health_check = float(options.get("health_check_interval") or HEALTH_CHECK_INTERVAL)
+        self._reply_within = float(options.get("socket_timeout") or SOCKET_TIMEOUT)
         self._subs: set[RedisSubscription] = set()
         self._closed = False
 
@@ -146,7 +163,7 @@ class RedisStore:
 
     @contextlib.asynccontextmanager
     async def _subscription(self, name: bytes) -> AsyncIterator[RedisSubscription]:
-        sub = RedisSubscription(self._client.pubsub())
+        sub = RedisSubscription(self._client.pubsub(), self._health_check, self._reply_within)
         self._subs.add(sub)
         try:
             await sub.start(name)
@@ -174,11 +191,17 @@ class RedisSubscription:
     """One ``PubSub`` connection listening on one channel.
 
     ``next`` reads on a task of its own, so ``aclose`` can stop a waiting reader without
-    letting redis-py reconnect underneath it.
+    letting redis-py reconnect underneath it. It reads in slices of at most
+    ``health_check`` seconds (never an unbounded read, whose meaning changed between
+    redis-py versions), pinging the server when a slice passed in silence.
     """
 
-    def __init__(self, pubsub: PubSub) -> None:
+    def __init__(self, pubsub: PubSub, health_check: float, reply_within: float) -> None:
         self._pubsub = pubsub
+        self._health_check = health_check
+        self._reply_within = reply_within
+        self._heard = 0.0  # loop time the connection last brought something
+        self._pinged: float | None = None  # loop time of a PING not answered yet
         self._reader: asyncio.Task[bytes | None] | None = None
         self._closed = False
 
@@ -190,6 +213,7 @@ class RedisSubscription:
         while True:
             message = await self._pubsub.get_message(timeout=max(0.0, deadline - loop.time()))
             if message is not None and message["type"] == "subscribe":
+                self._heard = loop.time()
                 return
             if loop.time() >= deadline:
                 raise TransportError(f"Redis did not confirm the subscription within {SUBSCRIBE_TIMEOUT} s")
@@ -225,24 +249,46 @@ class RedisSubscription:
 
     async def _read(self, limit: float | None) -> bytes | None:
         """Read until a message arrives or ``limit`` seconds pass (None: no limit)."""
-        dropped = _import_redis().ConnectionError
+        aioredis = _import_redis()
+        failed = (aioredis.ConnectionError, aioredis.TimeoutError)
         loop = asyncio.get_running_loop()
         deadline = None if limit is None else loop.time() + limit
-        reconnecting = False
+        reconnecting = False  # the connection failed: the next read connects and subscribes again
         while True:
-            left = None if deadline is None else max(0.0, deadline - loop.time())
+            now = loop.time()
             try:
-                message = await self._pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
-            except dropped:
-                if reconnecting:  # the read that reconnects failed too: the server is gone
+                if self._pinged is not None and now >= self._pinged + self._reply_within:
+                    self._pinged = None
+                    raise aioredis.TimeoutError(f"Redis did not answer a PING within {self._reply_within} s")
+                if self._pinged is None and now >= self._heard + self._health_check:
+                    await self._pubsub.ping(b"mcp-elicit")
+                    self._pinged = now
+                if self._pinged is None:  # wake to ping, or to give up on the PONG
+                    wake = self._heard + self._health_check
+                else:
+                    wake = self._pinged + self._reply_within
+                if deadline is not None:
+                    wake = min(wake, deadline)
+                message = await self._pubsub.get_message(timeout=max(0.0, wake - loop.time()))
+            except failed:
+                if reconnecting:  # connecting again failed too: the server is gone
                     raise
-                reconnecting = True  # redis-py connects and subscribes again on the next read
+                reconnecting = True
+                self._heard = loop.time()
+                await self._drop()
                 continue
-            reconnecting = False
-            if message is not None and message["type"] == "message":
-                return _bytes(message["data"])
+            if message is not None:  # anything (a message, a PONG, a confirmation): it is alive
+                self._heard, self._pinged, reconnecting = loop.time(), None, False
+                if message["type"] == "message":
+                    return _bytes(message["data"])
             if deadline is not None and loop.time() >= deadline:
                 return None
+
+    async def _drop(self) -> None:
+        """Close the connection (dead or closed by Redis): the next read opens it again."""
+        connection = self._pubsub.connection
+        if connection is not None:
+            await connection.disconnect()
 
 
 def redact_url(url: str) -> str:

@@ -4,6 +4,10 @@ connections all closed, errors that propagate, passwords never shown."""
 
 from __future__ import annotations
 
+import asyncio
+import math
+import os
+import signal
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -13,8 +17,9 @@ import pytest
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores import RedisStore
+from mcp_elicit.stores.redis import CONNECT_TIMEOUT, SOCKET_TIMEOUT
 
-from support.redis import SKIP_REASON, redis_available, redis_server
+from support.redis import SKIP_REASON, SilencingProxy, redis_available, redis_server
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -169,3 +174,77 @@ async def test_a_subscription_whose_server_is_gone_raises_the_redis_error(tmp_pa
                     await sub.next(1.0)
         finally:
             await store.close()
+
+
+async def test_the_store_sets_its_own_timeouts_unless_the_url_gives_them(redis_url: str) -> None:
+    """Older redis-py has no socket timeout by default: a command to a server that stopped
+    answering (a partition, no reset) would wait forever. The store never relies on that."""
+    store = RedisStore(redis_url)
+    given = RedisStore(f"{redis_url}?socket_timeout=2.5&socket_connect_timeout=1.5")
+    try:
+        kwargs = store._client.connection_pool.connection_kwargs
+        assert (kwargs["socket_connect_timeout"], kwargs["socket_timeout"]) == (
+            CONNECT_TIMEOUT,
+            SOCKET_TIMEOUT,
+        )
+        kwargs = given._client.connection_pool.connection_kwargs
+        assert (kwargs["socket_connect_timeout"], kwargs["socket_timeout"]) == (1.5, 2.5)
+    finally:
+        await store.close()
+        await given.close()
+
+
+@pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)
+async def test_a_server_that_stops_answering_is_noticed_by_commands_and_subscriptions(tmp_path: Path) -> None:
+    """A partition looks like a server that is there but silent (SIGSTOP): a command fails
+    after the socket timeout, and a subscription waiting without limit raises within one
+    health check interval and timeout, instead of waiting for ever."""
+    with redis_server(tmp_path) as server:
+        store = RedisStore(
+            f"{server.url}?health_check_interval=1&socket_timeout=0.5&socket_connect_timeout=0.5"
+        )
+        try:
+            async with store.subscribe("c") as sub:
+                os.kill(server.proc.pid, signal.SIGSTOP)
+                try:
+                    loop = asyncio.get_running_loop()
+                    began = loop.time()
+                    with pytest.raises((redis_asyncio.TimeoutError, redis_asyncio.ConnectionError)):
+                        await asyncio.wait_for(sub.next(math.inf), 10.0)
+                    assert loop.time() - began < 4.0
+                    with pytest.raises(redis_asyncio.TimeoutError):
+                        await asyncio.wait_for(store.get("flow", "k"), 10.0)
+                finally:
+                    os.kill(server.proc.pid, signal.SIGCONT)
+        finally:
+            await store.close()
+
+
+@pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)
+async def test_a_subscription_whose_connection_goes_silent_listens_again(tmp_path: Path) -> None:
+    """A connection cut without a reset (a NAT or firewall dropping it) stays silent for
+    ever while Redis is well: the subscription notices at its next health check, connects
+    again and hears what is published from then on, within the same ``next``."""
+    with redis_server(tmp_path) as server:
+        async with SilencingProxy(server.port) as proxy:
+            store = RedisStore(f"redis://127.0.0.1:{proxy.port}/0?health_check_interval=1&socket_timeout=0.5")
+            publisher = RedisStore(server.url, prefix=store.prefix)
+            try:
+                async with store.subscribe("c") as sub:
+                    await publisher.publish("c", b"before")
+                    assert await sub.next(2.0) == b"before"
+                    proxy.silence()
+
+                    async def publish_until_heard() -> None:
+                        while True:
+                            await publisher.publish("c", b"after")
+                            await asyncio.sleep(0.2)
+
+                    publishing = asyncio.ensure_future(publish_until_heard())
+                    try:
+                        assert await asyncio.wait_for(sub.next(math.inf), 8.0) == b"after"
+                    finally:
+                        publishing.cancel()
+            finally:
+                await store.close()
+                await publisher.close()

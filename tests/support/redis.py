@@ -9,6 +9,9 @@
   server serves the whole session. Use it from a conftest with
   ``from support.redis import redis_url`` (one import per conftest gives one server per
   conftest scope; import it in ``tests/conftest.py`` for one server per session).
+* ``SilencingProxy(port)``: an async context manager forwarding a loopback port to that
+  Redis port; ``silence()`` makes the connections open so far go silent without being
+  closed (as a partition, or a NAT that forgot them, does), while new ones work.
 * No ``redis-server`` on PATH: the fixture skips its tests, saying ``make services``
   installs it. The URL is a plain string, so async tests use it directly.
 
@@ -17,6 +20,7 @@ This module talks RESP over a raw socket and needs no Redis client library.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import shutil
 import socket
@@ -25,10 +29,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 
 import pytest
 
-__all__ = ["RedisServer", "redis_available", "redis_server", "redis_url"]
+__all__ = ["RedisServer", "SilencingProxy", "redis_available", "redis_server", "redis_url"]
 
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 5.0
@@ -114,6 +119,54 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip(SKIP_REASON)
     with redis_server(tmp_path_factory.mktemp("redis")) as server:
         yield server.url
+
+
+class SilencingProxy:
+    """Forwards 127.0.0.1:``self.port`` to the Redis on ``upstream``; see the module docstring."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.port = 0
+        self._server: asyncio.Server | None = None
+        self._live: set[asyncio.StreamWriter] = set()  # client sides still forwarding
+        self._writers: set[asyncio.StreamWriter] = set()
+
+    async def __aenter__(self) -> SilencingProxy:
+        self._server = await asyncio.start_server(self._accept, "127.0.0.1", 0)
+        self.port = int(self._server.sockets[0].getsockname()[1])
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._server is not None
+        self._server.close()
+        for writer in self._writers:
+            writer.close()
+        await self._server.wait_closed()
+
+    def silence(self) -> None:
+        self._live.clear()
+
+    async def _accept(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
+        upstream_in, upstream_out = await asyncio.open_connection("127.0.0.1", self.upstream)
+        self._writers |= {client_out, upstream_out}
+        self._live.add(client_out)
+        await asyncio.gather(
+            self._pipe(client_in, upstream_out, client_out),
+            self._pipe(upstream_in, client_out, client_out),
+            return_exceptions=True,
+        )
+        for writer in (client_out, upstream_out):
+            writer.close()
+
+    async def _pipe(
+        self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, client: asyncio.StreamWriter
+    ) -> None:
+        while data := await source.read(65536):
+            if client in self._live:  # else silenced: dropped, the connection stays open
+                sink.write(data)
+                await sink.drain()
 
 
 def _free_port() -> int:
