@@ -7,7 +7,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   untrusted certificate, ``https://`` to a plain-HTTP port), a sign-in that failed (the
   ``AuthorizationError``'s message: declined, no terminal, discovery, the authorization
   server's refusal), 401/403 (with the ``WWW-Authenticate`` challenge and how to pass a
-  token or sign in), 421 (the server's DNS-rebinding
+  token or sign in; a 401 from another origin the server redirected to, with that URL to
+  use instead), 421 (the server's DNS-rebinding
   protection and ``--allow-host``), a wrong path (404/405, pointing at ``/mcp``), a legacy
   HTTP+SSE server (found by the GET the 2025-03-26 spec prescribes for this case), an HTML
   page, 5xx, a command that does not start or exits, a server that never answers (once
@@ -68,6 +69,10 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
         return UsageError(str(exc))
     if isinstance(exc, ProtocolViolation | RoundsExceeded):
         return ServerBrokeProtocol(f"{target}: {exc}{noise_note(observed)}")
+    if target.url is not None and isinstance(exc, ProtocolError | TransportError):
+        elsewhere = _redirected_to_a_401(target.url, observed.last_post())
+        if elsewhere is not None:
+            return elsewhere
     if target.url is not None and isinstance(exc, TransportError):
         failed = _sign_in_failure(exc)
         if failed is not None:
@@ -251,6 +256,22 @@ def _not_signed_in(message: str, target: Target, observed: Observed) -> CliError
     )
     hint = "" if _PASS_A_TOKEN in message else f" With a token you already have: {_PASS_A_TOKEN}."
     return CannotConnect(f"could not sign in to {target.url}: {clean(message).rstrip('.')}.{answered}{hint}")
+
+
+def _redirected_to_a_401(url: str, last: HttpSeen | None) -> CliError | None:
+    """A 401 from another origin the server redirected to: no token or header given goes
+    there (httpx and the transport drop them), so neither a sign-in nor a header can help."""
+    if last is None or last.status != 401:
+        return None
+    asked, answered = urlsplit(url), urlsplit(last.url)
+    if (asked.scheme, *_where(url)) == (answered.scheme, *_where(last.url)):
+        return None
+    final = urlunsplit((answered.scheme, answered.netloc, answered.path, "", ""))
+    return CannotConnect(
+        f"{url} redirected to {answered.scheme}://{answered.netloc}, which asks for authorization: "
+        f"HTTP 401{_challenge(last.headers)}. mcp-elicit does not send tokens or headers across "
+        f"origins: use {final} directly."
+    )
 
 
 def _refusal(target: Target, last: HttpSeen | None, observed: Observed) -> CliError | None:

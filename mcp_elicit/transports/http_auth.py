@@ -21,7 +21,8 @@ Rules:
   client, never follow redirects, and read at most 256 KiB of an answer.
 * One ``OAuth`` signs in to one MCP server: the URL of its first request. A request to
   another URL is an :class:`AuthorizationError`, sent nowhere: tokens are for the resource
-  they were issued for (RFC 8707) and never presented to another.
+  they were issued for (RFC 8707) and never presented to another. So is a 401 from another
+  origin the request was redirected to (httpx sent no token there): no sign-in can help.
 * A ``TokenStore`` (``transports.token_store``) keeps tokens and registrations between
   runs, keyed by the MCP server's URL; a record that does not read back is ignored (and
   replaced), never trusted in part.
@@ -213,6 +214,14 @@ class OAuth(httpx.Auth):
         nonces = 0
         while response.status_code in (401, 403):
             challenges = oauth.token_challenges(response.headers.get_list("www-authenticate"))
+            if _origin(response.url) != _origin(request.url):  # redirected: no token went there
+                if response.status_code == 403 and all(c.error != "insufficient_scope" for c in challenges):
+                    return  # forbidden there, whatever the token: the caller sees the answer
+                final = response.url.copy_with(query=None, fragment=None)
+                raise AuthorizationError(
+                    f"{target} redirected to {final.scheme}://{final.netloc.decode()}, which asks for "
+                    f"authorization; mcp-elicit does not send tokens across origins: use {final} directly"
+                )
             if (
                 tokens is not None
                 and tokens.token_type == "DPoP"
@@ -495,3 +504,7 @@ class OAuth(httpx.Auth):
                 "(dpop=True)"
             )
         return tokens
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host, url.port or {"http": 80, "https": 443}.get(url.scheme)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 
@@ -31,16 +32,18 @@ def protected() -> Server:
 
 
 @contextlib.contextmanager
-def served() -> Iterator[McpAuthorization]:
-    """``McpAuthorization`` serving ``protected()`` until the block ends."""
+def served(front: Callable[[McpAuthorization], Any] | None = None) -> Iterator[McpAuthorization]:
+    """``McpAuthorization`` serving ``protected()`` until the block ends; ``front(site)``,
+    when given, is the ASGI app served instead (one in front of ``site.app``)."""
     site = McpAuthorization(protected())
+    app = site.app if front is None else front(site)
     ready = threading.Event()
     stop: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
     failed: list[BaseException] = []
 
     async def serve() -> None:
         stopping = asyncio.Event()
-        async with uvicorn_server(site.app) as running:
+        async with uvicorn_server(app) as running:
             site.base = f"http://127.0.0.1:{running.port}"
             stop.append((asyncio.get_running_loop(), stopping))
             ready.set()

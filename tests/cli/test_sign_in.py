@@ -17,6 +17,7 @@ import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -369,3 +370,43 @@ def test_where_the_tokens_are_kept() -> None:
     relative = {"XDG_STATE_HOME": "state", "HOME": "/home/a"}  # not absolute: ignored (XDG)
     assert token_file(relative) == Path("/home/a/.local/state/mcp-elicit/tokens.json")
     assert token_file({"HOME": "/home/a"}) == Path("/home/a/.local/state/mcp-elicit/tokens.json")
+
+
+def redirecting_elsewhere(site: McpAuthorization) -> Any:
+    """``site`` whose endpoint redirects (307) to another origin (``localhost`` instead of
+    ``127.0.0.1``, same port), where ``/elsewhere`` asks for a token of its own."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"] == "/mcp":
+            location = site.base.replace("127.0.0.1", "localhost") + "/elsewhere"
+            await send(
+                {"type": "http.response.start", "status": 307, "headers": [(b"location", location.encode())]}
+            )
+            await send({"type": "http.response.body", "body": b""})
+        elif scope["type"] == "http" and scope["path"] == "/elsewhere":
+            headers = [(b"www-authenticate", b'Bearer realm="elsewhere"')]
+            await send({"type": "http.response.start", "status": 401, "headers": headers})
+            await send({"type": "http.response.body", "body": b""})
+        else:
+            await site.app(scope, receive, send)
+
+    return app
+
+
+@pytest.mark.parametrize(
+    "options",
+    [[], ["--no-login"], ["-H", "Authorization: Bearer a-token"]],
+    ids=["sign-in", "no-login", "header"],
+)
+def test_a_redirect_to_another_origin_that_asks_for_authorization_says_to_use_that_url(
+    tokens: Path, capsys: pytest.CaptureFixture[str], options: list[str]
+) -> None:
+    with served(redirecting_elsewhere) as site:
+        elsewhere = site.base.replace("127.0.0.1", "localhost")
+        result = run(capsys, "check", site.url, *options)
+        assert site.registrations == 0  # nobody is asked to sign in where it cannot help
+    assert result.code == 3
+    assert f"{site.url} redirected to {elsewhere}, which asks for authorization" in result.err
+    assert 'HTTP 401 (WWW-Authenticate: Bearer realm="elsewhere")' in result.err
+    assert f"does not send tokens or headers across origins: use {elsewhere}/elsewhere directly" in result.err
+    assert "--header" not in result.err  # a header given is not sent there either

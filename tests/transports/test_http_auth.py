@@ -389,3 +389,45 @@ async def test_a_refused_registration_says_the_servers_error_code_only(
     message = str(caught.value)
     assert shown in message
     assert "\n" not in message and "\x1b" not in message and "xxxxx" not in message and "555" not in message
+
+
+async def refusing(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Another server: every request is a 401 with a Bearer challenge of its own."""
+    if scope["type"] != "http":
+        return
+    headers = [(b"www-authenticate", b'Bearer realm="elsewhere"'), (b"content-type", b"text/plain")]
+    await send({"type": "http.response.start", "status": 401, "headers": headers})
+    await send({"type": "http.response.body", "body": b"Unauthorized"})
+
+
+@pytest.mark.parametrize("status", [307, 308])
+async def test_a_redirect_to_another_origin_that_asks_for_authorization_fails_at_once(
+    status: int,
+) -> None:
+    # httpx drops the token on a redirect to another origin, and rightly: signing in again
+    # cannot help, so nobody is asked and the error says where the server sent the client.
+    site = McpAuthorization(whoami_server())
+    async with uvicorn_server(refusing) as elsewhere:
+        mcp = site.app
+
+        async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] == "http" and scope["path"] == "/mcp":
+                location = f"http://127.0.0.1:{elsewhere.port}/mcp".encode()
+                await send(
+                    {"type": "http.response.start", "status": status, "headers": [(b"location", location)]}
+                )
+                await send({"type": "http.response.body", "body": b""})
+                return
+            await mcp(scope, receive, send)
+
+        async with uvicorn_server(app) as running:
+            site.base = f"http://127.0.0.1:{running.port}"
+            authorizer = FollowRedirect()
+            with pytest.raises(AuthorizationError) as caught:
+                await call(site, oauth(authorizer))
+    assert authorizer.asked == []
+    assert site.registrations == 0
+    message = str(caught.value)
+    assert f"redirected to http://127.0.0.1:{elsewhere.port}, which asks for authorization" in message
+    assert "does not send tokens across origins" in message
+    assert f"use http://127.0.0.1:{elsewhere.port}/mcp directly" in message
