@@ -43,6 +43,7 @@ from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, malformed_reply, message_json
 from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
 from mcp_elicit.transports.http_auth import OAuth
+from mcp_elicit.transports.http_documents import read_capped
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.sse import EventDecoder
 
@@ -287,7 +288,7 @@ class _HttpExchange:
                         Ended(status, last_event_id=decoder.last_event_id, retry_ms=decoder.retry)
                     )
                     return
-                body = await _read_capped(response.aiter_bytes())
+                body = await read_capped(response.aiter_bytes(), _MAX_BODY)
             # The response is closed (its connection back in the pool) before delivery.
             text = body.decode("utf-8", errors="replace")
             is_json = kind == "application/json" or kind.endswith("+json") or not kind
@@ -334,17 +335,6 @@ class _HttpExchange:
             return False
         self._put(message)
         return True
-
-
-async def _read_capped(chunks: AsyncIterator[bytes]) -> bytes:
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in chunks:
-        size += len(chunk)
-        if size > _MAX_BODY:
-            raise ValueError(f"the response is larger than {_MAX_BODY} bytes")
-        parts.append(chunk)
-    return b"".join(parts)
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

@@ -10,6 +10,7 @@ and the kind of failure, never the request's body (it may hold a code or a secre
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from typing import Any, Final
 
 import httpx
@@ -18,7 +19,15 @@ import orjson
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.errors import AuthorizationError
 
-__all__ = ["MAX_DOCUMENT", "authorization_server", "discover", "get_json", "post", "protected_resource"]
+__all__ = [
+    "MAX_DOCUMENT",
+    "authorization_server",
+    "discover",
+    "get_json",
+    "post",
+    "protected_resource",
+    "read_capped",
+]
 
 MAX_DOCUMENT: Final = 256 * 1024
 
@@ -105,12 +114,22 @@ async def authorization_server(
     raise AuthorizationError(f"no authorization server metadata for {issuer} (tried {', '.join(urls)})")
 
 
-async def _read_capped(response: httpx.Response, url: str) -> bytes:
-    chunks: list[bytes] = []
+async def read_capped(chunks: AsyncIterator[bytes], limit: int) -> bytes:
+    """The bytes of ``chunks``, read no further than ``limit``: past it, ``ValueError``
+    naming the limit (the HTTP client's answers, the flow's and the token exchange's)."""
+    parts: list[bytes] = []
     size = 0
-    async for chunk in response.aiter_bytes():
+    async for chunk in chunks:
         size += len(chunk)
-        if size > MAX_DOCUMENT:
-            raise AuthorizationError(f"{url} answered more than {MAX_DOCUMENT // 1024} KiB")
-        chunks.append(chunk)
-    return b"".join(chunks)
+        if size > limit:
+            shown = f"{limit // 1024 // 1024} MiB" if limit % (1024 * 1024) == 0 else f"{limit // 1024} KiB"
+            raise ValueError(f"the answer is larger than {shown}")
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def _read_capped(response: httpx.Response, url: str) -> bytes:
+    try:
+        return await read_capped(response.aiter_bytes(), MAX_DOCUMENT)
+    except ValueError:
+        raise AuthorizationError(f"{url} answered more than {MAX_DOCUMENT // 1024} KiB") from None

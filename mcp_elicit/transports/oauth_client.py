@@ -6,7 +6,7 @@ Rules:
 * ``HttpTokenExchange`` is the ``TokenExchange`` the HTTP and stdio transports install.
   Each token request is one POST (authlib encodes the body and the client
   authentication: HTTP Basic with a client secret, ``client_id`` in the body without
-  one), no redirects followed, a bounded timeout.
+  one), no redirects followed, a bounded timeout, the answer read no further than 64 KiB.
 * An OAuth error answer (4xx with ``error``) raises ``OAuthError(refused=True)``: the grant
   is dead. No answer, a 5xx or an unreadable one raises ``OAuthError(refused=False)``.
   Neither carries the request or the answer body: codes, verifiers and tokens stay out of
@@ -26,6 +26,7 @@ import orjson
 
 from mcp_elicit.errors import OAuthError
 from mcp_elicit.server.oauth import Connection, OAuthProvider, authlib
+from mcp_elicit.transports.http_documents import read_capped
 
 __all__ = ["BearerAuth", "HttpTokenExchange", "authorized_client"]
 
@@ -63,23 +64,29 @@ class HttpTokenExchange:
         headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
         url, headers, body = client_auth.prepare("POST", provider.token_url, headers, body)
         try:
-            async with httpx.AsyncClient(
-                timeout=self.timeout, transport=self.transport, follow_redirects=False
-            ) as http:
-                response = await http.post(url, content=body.encode("utf-8"), headers=headers)
+            async with (
+                httpx.AsyncClient(
+                    timeout=self.timeout, transport=self.transport, follow_redirects=False
+                ) as http,
+                http.stream("POST", url, content=body.encode("utf-8"), headers=headers) as response,
+            ):
+                status = response.status_code
+                content = await read_capped(response.aiter_bytes(), MAX_ANSWER)
         except httpx.HTTPError as exc:
             raise OAuthError(
                 "unreachable",
                 f"the token endpoint of {provider.name} did not answer ({type(exc).__name__})",
                 refused=False,
             ) from None
+        except ValueError as exc:  # over the cap: not read further
+            raise OAuthError(
+                "invalid_response", f"the token endpoint of {provider.name}: {exc}", refused=False
+            ) from None
         answer: Any = None
-        if len(response.content) <= MAX_ANSWER:
-            try:
-                answer = orjson.loads(response.content)
-            except orjson.JSONDecodeError:
-                answer = None
-        status = response.status_code
+        try:
+            answer = orjson.loads(content)
+        except orjson.JSONDecodeError:
+            answer = None
         if status == 200 and isinstance(answer, dict) and "access_token" in answer:
             return answer
         error = answer.get("error") if isinstance(answer, dict) else None

@@ -743,3 +743,24 @@ async def test_behind_a_proxy_that_strips_a_path_the_sign_in_keeps_it(wire: Wire
                     assert final["content"][0]["text"] == "hello octocat (profile repo)"
     finally:
         await store.close()
+
+
+async def test_a_token_answer_is_read_no_further_than_its_cap() -> None:
+    # a provider (or whoever answers at its address) that floods: reading stops at the cap
+    pulled: list[int] = []
+
+    async def flood() -> AsyncIterator[bytes]:
+        for _ in range(1024):  # 64 MiB, if anyone read it all
+            pulled.append(64 * 1024)
+            yield b"{" + b" " * (64 * 1024 - 1)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=flood(), headers={"content-type": "application/json"})
+
+    exchange = HttpTokenExchange(transport=httpx.MockTransport(handler))
+    provider = OAuthProvider("example", "https://id.example.com/a", "https://id.example.com/t", "cid", "s")
+    with pytest.raises(OAuthError) as flooded:
+        await exchange.exchange(provider, "the-code", "v" * 43, "http://127.0.0.1:1/cb")
+    assert (flooded.value.error, flooded.value.refused) == ("invalid_response", False)
+    assert "64 KiB" in str(flooded.value)
+    assert sum(pulled) <= 2 * 64 * 1024
