@@ -12,7 +12,8 @@ Rules:
   authorization server); credentials and tokens belong to the issuer that gave them and are
   never presented to another.
 * A token about to expire is refreshed before it is used; a 401 for a token tries one
-  refresh, then a new authorization. A request gets at most ``max_authorizations``
+  refresh, then a new authorization. A request tries one refresh at most: one refused
+  before it was sent is not tried again after its 401. A request gets at most ``max_authorizations``
   authorizations (3): a server that keeps refusing ends in :class:`AuthorizationError`,
   never in a loop.
 * One authorization at a time: requests that meet a 401 together wait for the first one's
@@ -205,12 +206,11 @@ class OAuth(httpx.Auth):
                 f"this OAuth signs in to {self._key}, and {target} is another server: "
                 "use one OAuth per MCP server"
             )
-        tokens = await self._current()
+        tokens, refreshed = await self._current()  # refreshed: at most once per request
         if tokens is not None:
             self._present(request, tokens)
         response = yield request
         authorizations = 0
-        refreshed = False
         nonces = 0
         while response.status_code in (401, 403):
             challenges = oauth.token_challenges(response.headers.get_list("www-authenticate"))
@@ -277,18 +277,20 @@ class OAuth(httpx.Auth):
 
     # ---- the flow ----------------------------------------------------------------------
 
-    async def _current(self) -> Tokens | None:
-        """The tokens to send, refreshed first when they are about to expire."""
+    async def _current(self) -> tuple[Tokens | None, bool]:
+        """The tokens to send, refreshed first when they are about to expire; and whether
+        a refresh was tried (a refused one is not tried again after the 401)."""
         tokens = self._tokens
         if tokens is None or tokens.fresh(self._clock()) or tokens.refresh_token is None:
-            return tokens
+            return tokens, False
         async with self._lock:
-            if self._tokens is tokens and self._server is not None:
-                try:
-                    await self._refresh(self._server)
-                except AuthorizationError as exc:
-                    log.info("refreshing the access token failed (%s); it is sent as it is", exc)
-            return self._tokens
+            if self._tokens is not tokens or self._server is None:
+                return self._tokens, False  # another request refreshed it meanwhile
+            try:
+                await self._refresh(self._server)
+            except AuthorizationError as exc:
+                log.info("refreshing the access token failed (%s); it is sent as it is", exc)
+            return self._tokens, True
 
     async def _recover(
         self, server_url: str, challenge: oauth.Challenge, *, step_up: bool, may_refresh: bool

@@ -431,3 +431,31 @@ async def test_a_redirect_to_another_origin_that_asks_for_authorization_fails_at
     assert f"redirected to http://127.0.0.1:{elsewhere.port}, which asks for authorization" in message
     assert "does not send tokens across origins" in message
     assert f"use http://127.0.0.1:{elsewhere.port}/mcp directly" in message
+
+
+class Counting(httpx.AsyncHTTPTransport):
+    """The flow's own requests, over the network; counts the refresh requests."""
+
+    refreshes = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if b"grant_type=refresh_token" in await request.aread():
+            self.refreshes += 1
+        return await super().handle_async_request(request)
+
+
+async def test_an_expired_token_whose_refresh_is_refused_is_refreshed_once(site: McpAuthorization) -> None:
+    site.provider.lifetime = 10  # stale as soon as issued: refreshed before it is sent
+    counting = Counting()
+    authorizer = FollowRedirect()
+    auth = oauth(authorizer, transport=counting)
+    await call(site, auth)
+    before = counting.refreshes
+    site.provider.expire_all()  # and its refresh token dead: one try, then a sign-in
+    site.provider.refuse_refresh = True
+    async with connect_http(site.url, auth=auth, versions=["2026-07-28"], timeout=10) as client:
+        # the opening request: one refresh (refused, before it was sent), then the sign-in
+        assert counting.refreshes - before == 1
+        assert len(authorizer.asked) == 2
+        result = await client.call_tool("whoami", {})
+    assert result["content"][0]["text"] == "hello"
