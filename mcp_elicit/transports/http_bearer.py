@@ -29,6 +29,7 @@ import hashlib
 import logging
 import re
 import time
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
 
 import orjson
@@ -63,6 +64,21 @@ def app_base(scope: Scope, headers: Mapping[str, str], public_url: str | None = 
     return origin(scope, headers) + root
 
 
+def _requested_url(
+    scope: Scope, headers: Mapping[str, str], metadata: ResourceMetadata | None, public_url: str | None
+) -> str:
+    """The URL the client sent the request to, which a DPoP proof's ``htu`` names (RFC 9449,
+    section 4.3): ``ResourceMetadata.resource`` when it is this endpoint's URL (its path ends
+    with the endpoint's: the public URL behind a proxy), else the public base and the
+    endpoint's path. A resource that is a parent of the endpoint (its origin, say)
+    identifies the resource, not the URL requested."""
+    path = route_path(scope)
+    resource = metadata.resource if metadata is not None else None
+    if resource and urllib.parse.urlsplit(resource).path.rstrip("/").endswith(path.rstrip("/")):
+        return resource
+    return f"{app_base(scope, headers, public_url)}{path}"
+
+
 async def authenticate(
     auth: TokenVerifier,
     metadata: ResourceMetadata | None,
@@ -93,8 +109,7 @@ async def authenticate(
         bound = principal.dpop_thumbprint
         if kind == "dpop":
             nonces = sealer if metadata is not None and metadata.dpop_nonces else None
-            url = metadata.resource if metadata is not None else None
-            url = url or f"{app_base(scope, headers, public_url)}{route_path(scope)}"
+            url = _requested_url(scope, headers, metadata, public_url)
             try:
                 problem = await _dpop_problem(scope, headers, token, body, bound, nonces, url, spend)
             except _StoreDown as exc:  # refuse the request, but do not blame the client's proof
@@ -165,7 +180,7 @@ async def _dpop_problem(
 ) -> tuple[str, str] | None:
     """Why a request presenting ``token`` with the DPoP scheme is refused, or None.
     ``url``: the endpoint's URL as the client sees it, which a proof's ``htu`` names
-    (``ResourceMetadata.resource``, else the public URL, else the URL of the request)."""
+    (``_requested_url``)."""
     if sum(name == b"dpop" for name, _ in scope["headers"]) > 1:
         return "invalid_dpop_proof", "more than one DPoP header"
     server_origin = origin(scope, headers)

@@ -292,6 +292,23 @@ async def test_behind_a_proxy_proofs_name_the_public_url(site: McpAuthorization)
     assert "htu" in challenge(await post(site, {"authorization": f"DPoP {token}", "dpop": local}))
 
 
+@pytest.mark.parametrize("parent", ["", "/"])
+async def test_with_a_parent_resource_proofs_name_the_url_requested(
+    site: McpAuthorization, parent: str
+) -> None:
+    """A resource identifier may be a parent of the endpoint (the origin, say): the proof's
+    htu is still the URL the request went to (RFC 9449, section 4.3), not the resource."""
+    site.mcp.resource_metadata = ResourceMetadata(
+        [site.base], scopes_supported=SCOPES.split(), resource=site.base + parent
+    )
+    store = MemoryTokenStore()
+    text = await whoami(site, OAuth(FollowRedirect(), store=store))  # type: ignore[arg-type]
+    assert text == f"octocat {(await stored_key(store, site)).thumbprint}"
+    token, key = await bound_token(site)
+    at_resource = key.proof("POST", site.base + parent, now=time.time(), access_token=token, body=CALL)
+    assert "htu" in challenge(await post(site, {"authorization": f"DPoP {token}", "dpop": at_resource}))
+
+
 # ---- server nonces (RFC 9449 §9) ----------------------------------------------------------
 
 
