@@ -3,9 +3,11 @@ Ctrl-D cancel.
 
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
 keystroke and its message shows under the line; Enter does nothing while it fails).
-Esc or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D on an empty line
-(end of input: the terminal is closed or the person is leaving), never a bare ``EOFError``. Output goes to stderr unless an
-``Output`` is given, so stdout stays for results. Imported only by ``ui.terminal`` once
+Esc alone or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D on an empty
+line (end of input: the terminal is closed or the person is leaving), never a bare
+``EOFError``. An Esc that starts an Alt key (Alt+b, Alt+f, Alt+d) edits the line as
+prompt_toolkit's own bindings say. Output goes to stderr unless an ``Output`` is given, so
+stdout stays for results. Imported only by ``ui.terminal`` once
 the ``cli`` extra is known to be installed.
 """
 
@@ -15,7 +17,9 @@ import sys
 from collections.abc import Callable
 
 from prompt_toolkit import PromptSession
+from prompt_toolkit.application import get_app
 from prompt_toolkit.document import Document
+from prompt_toolkit.filters import Condition
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output, create_output
@@ -41,10 +45,24 @@ class _CheckValidator(Validator):
             raise ValidationError(message=problem, cursor_position=len(document.text))
 
 
+@Condition
+def _esc_alone() -> bool:
+    """The Esc being handled came alone: nothing typed after it in the same burst.
+
+    A terminal sends Alt+b as Esc then b in one write (prompt_toolkit's input parser waits
+    half a second for the rest of a sequence after an Esc), so an Esc with keys queued
+    behind it is the start of an Alt key and goes to prompt_toolkit's own bindings (Alt+b,
+    Alt+f: a word back, forward; Alt+d: delete a word). The key buffer holds more than the
+    Esc when prompt_toolkit retries an unbound Alt key as Esc, then the key: not alone.
+    """
+    processor = get_app().key_processor
+    return len(processor.key_buffer) == 1 and not processor.input_queue
+
+
 def _bindings() -> KeyBindings:
     bindings = KeyBindings()
 
-    @bindings.add("escape", eager=True)
+    @bindings.add("escape", eager=True, filter=_esc_alone)
     @bindings.add("c-c")
     def _cancel(event: KeyPressEvent) -> None:
         event.app.exit(exception=Cancelled())

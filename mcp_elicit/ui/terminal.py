@@ -15,8 +15,8 @@ browser (never fetched here); then they say when they are done (Enter: the answe
 finished first (2025-11-25: ``notifications/elicitation/complete``), the prompt goes away
 and the answer is ``accept``.
 
-Rules: Esc and Ctrl-C cancel at any prompt, as does Ctrl-D on an empty line (end of
-input); declining is always an explicit choice.
+Rules: Esc (alone: Alt keys edit the line) and Ctrl-C cancel at any prompt, as does
+Ctrl-D on an empty line (end of input); declining is always an explicit choice.
 Everything shows on stderr (stdout stays for results). rich and prompt_toolkit come from
 the ``cli`` extra; without it, building a ``TerminalAnswerer`` raises a ``UsageError``
 saying what to install. The browser opener is injectable (tests, other front ends).

@@ -179,3 +179,30 @@ def test_two_questions_asked_at_once_come_one_after_the_other(revision: str) -> 
         assert pty.wait() == 0
     finally:
         pty.close()
+
+
+def test_alt_keys_edit_the_line_and_only_esc_alone_cancels() -> None:
+    """A terminal sends Alt+b as Esc then b: it moves back a word (it used to cancel the
+    question, Esc being bound eagerly); Esc alone still cancels."""
+    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
+    pty = PtySession([*cli(), "call", "two_questions", "--ui", "terminal", "--", *server], cwd=ROOT)
+    try:
+        pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
+        pty.send(ENTER)
+        pty.expect("First >")
+        pty.send("da")
+        pty.send(ESC + "b")  # Alt+b: to the start of the word
+        pty.send("A" + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect("Sent.")
+        pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
+        pty.send(ENTER)
+        pty.expect("Last >")
+        pty.send("Lovelace")
+        pty.send(ESC, pause=0.8)
+        pty.expect("Cancelled.")
+        pty.expect("names: Ada")
+        assert pty.wait() == 0
+    finally:
+        pty.close()
