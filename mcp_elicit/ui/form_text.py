@@ -7,11 +7,13 @@ Rules:
   through ``clean`` before it reaches a terminal: control characters (ESC starts terminal
   commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
   ``<U+202E>`` instead of acting. Single-line texts (titles) also lose their newlines.
-* What a person types is read per kind of field: text as is; numbers and integers as
+* What a person types is read per kind of field: text exactly as typed (spaces around it
+  kept); the others ignore spaces around it: numbers and integers as
   JSON numbers; booleans as yes/no/true/false/y/n/1/0; a choice by its value, else its
   number in the list, else its value or title ignoring case; a multi-choice as a
   comma-separated list of those, or ``-`` for none of them (an answer, unlike an empty
-  line). Empty means "no answer" (the field's default applies when it has one). The value
+  line). Empty, or only spaces, means "no answer" (the field's default applies when it
+  has one; a required field without one is "required"). The value
   read is then checked with the form's own ``check_field``, so the message is the one the
   server would give.
 """
@@ -214,12 +216,15 @@ class Parsed:
 
 
 def parse_answer(spec: FieldSpec, text: str) -> Parsed:
-    """Read what was typed for ``spec``; the value is not yet checked against the form."""
-    text = text.strip()
-    if not text:
+    """Read what was typed for ``spec``; the value is not yet checked against the form.
+
+    Text is kept exactly as typed, spaces around it included; only the other kinds ignore
+    spaces around what was typed. Nothing but spaces is no answer, for every kind."""
+    if not text.strip():
         return Parsed(None)
     if isinstance(spec, String):
         return Parsed(text)
+    text = text.strip()
     if isinstance(spec, Integer | Number):
         return _parse_number(text, whole=isinstance(spec, Integer))
     if isinstance(spec, Boolean):

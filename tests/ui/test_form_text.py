@@ -41,6 +41,8 @@ FORM = Form(
         ("price", "nan", None, "must be a finite number"),
         ("price", "x", None, "must be a number"),
         ("when", "2026-12-31", "2026-12-31", None),
+        ("name", " Ada  ", " Ada  ", None),  # text is kept as typed, spaces and all
+        ("name", " \t ", None, None),  # only spaces: no answer
         ("ok", "Y", True, None),
         ("ok", "no", False, None),
         ("ok", "maybe", None, "answer yes or no"),

@@ -183,6 +183,16 @@ async def test_a_digit_that_is_no_number_is_refused_not_fatal() -> None:
     assert answer == ElicitAnswer.accept(size=7, date=TOMORROW, seat="out", ok=True)
 
 
+async def test_text_is_sent_as_typed_and_only_spaces_is_no_answer() -> None:
+    form = Form(note=String(title="Note"), code=String(title="Code", required=False))
+    keys = ENTER + "   " + ENTER + CTRL_U + "  by the window " + ENTER + "   " + ENTER + ENTER
+    async with answerer(keys) as (ans, _, _):
+        answer = await elicit(ans, form_request(form))
+    # Only spaces is no answer: Enter did nothing at the required Note (else the text
+    # would have gone to Code), and Code was left unanswered.
+    assert answer == ElicitAnswer.accept(note="  by the window ")
+
+
 @pytest.mark.parametrize("keys", ["d" + ENTER, "decline" + ENTER, FILL + "d" + ENTER])
 async def test_declining_is_an_explicit_choice(keys: str) -> None:
     async with answerer(keys) as (ans, screen, _):

@@ -389,6 +389,12 @@ def test_check_form_says_what_validate_says(values: list[Any], problems: dict[in
         assert message.endswith(" " + told[EVERY_KIND.fields[index].name])
 
 
+def test_text_is_read_as_typed_as_in_the_terminal() -> None:
+    form = Form(note=String(title="Note"), size=Integer(required=False))
+    assert check_form(form, ["  by the window ", " 4 "]).content == {"note": "  by the window ", "size": 4}
+    assert check_form(form, ["   ", None]).problems == {0: "Note is required"}
+
+
 def test_the_command_line_offers_ui_web_but_not_with_a_script(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
