@@ -8,8 +8,9 @@ Rules:
   commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
   ``<U+202E>`` instead of acting. Single-line texts (titles) also lose their newlines.
 * What a person types is read per kind of field: text exactly as typed (spaces around it
-  kept); the others ignore spaces around it: numbers and integers as
-  JSON numbers; booleans as yes/no/true/false/y/n/1/0; a choice by its value, else its
+  kept); the others ignore spaces around it: numbers and integers as numbers, read
+  exactly (a whole number beyond the safe range, ``-(2**53-1)..2**53-1``, or any number
+  beyond what a float holds, is refused with the form's message for it, never rounded); booleans as yes/no/true/false/y/n/1/0; a choice by its value, else its
   number in the list, else its value or title ignoring case; a multi-choice as a
   comma-separated list of those, or ``-`` for none of them (an answer, unlike an empty
   line). Empty, or only spaces, means "no answer" (the field's default applies when it
@@ -20,13 +21,15 @@ Rules:
 
 from __future__ import annotations
 
-import math
+import sys
 import unicodedata
 from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
 from typing import Final
 
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
-from mcp_elicit.forms.fields import humanize
+from mcp_elicit.forms.fields import SAFE_INTEGER, humanize
+from mcp_elicit.forms.validate import Invalid, compile_field
 
 __all__ = [
     "Parsed",
@@ -43,6 +46,7 @@ __all__ = [
 
 #: Typed for a multi-choice: none of the options (unless an option is called that).
 NONE_TYPED: Final = "-"
+_LARGEST_FLOAT: Final = sys.float_info.max
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -226,7 +230,7 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
         return Parsed(text)
     text = text.strip()
     if isinstance(spec, Integer | Number):
-        return _parse_number(text, whole=isinstance(spec, Integer))
+        return _parse_number(spec, text)
     if isinstance(spec, Boolean):
         word = text.lower()
         if word in _TRUE:
@@ -252,21 +256,38 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
     return Parsed(chosen)
 
 
-def _parse_number(text: str, *, whole: bool) -> Parsed:
+def _parse_number(spec: Integer | Number, text: str) -> Parsed:
+    """``text`` read exactly (``Decimal``: ``int`` refuses over 4300 digits and ``float``
+    rounds), then made an ``int`` (a whole number within the safe range) or a ``float``."""
+    whole = isinstance(spec, Integer)
     try:
-        number: float = int(text)
-    except ValueError:
-        try:
-            number = float(text)
-        except ValueError:
-            return Parsed(problem="must be a whole number" if whole else "must be a number")
-        if not math.isfinite(number):
-            return Parsed(problem="must be a finite number")
-        if whole:
-            if not number.is_integer():
-                return Parsed(problem="must be a whole number")
-            number = int(number)
-    return Parsed(number)
+        exact = Decimal(text)
+    except InvalidOperation:
+        return Parsed(problem="must be a whole number" if whole else "must be a number")
+    if not exact.is_finite():
+        return Parsed(problem="must be a finite number")
+    integral = exact == exact.to_integral_value()
+    if whole and not integral:
+        return Parsed(problem="must be a whole number")
+    size = exact.copy_abs()
+    exponent = exact.as_tuple().exponent  # an int: the number is finite
+    written_whole = whole or (isinstance(exponent, int) and exponent >= 0)  # "3", not "3.0"
+    if integral and size <= SAFE_INTEGER and written_whole:
+        return Parsed(int(exact))
+    if whole or size > _LARGEST_FLOAT:
+        return _beyond(spec, negative=exact.is_signed())
+    return Parsed(float(exact))
+
+
+def _beyond(spec: Integer | Number, *, negative: bool) -> Parsed:
+    """The problem with a number too large to be an answer (beyond the safe range for a whole
+    number, beyond what a float holds): the form's own message for the largest answer past
+    that end (its bound, or the safe range), else the range a float holds."""
+    edge = (SAFE_INTEGER + 1) if isinstance(spec, Integer) else _LARGEST_FLOAT
+    found = compile_field(spec)(-edge if negative else edge)
+    if isinstance(found, Invalid):
+        return Parsed(problem=found.message)
+    return Parsed(problem=f"must be between {-_LARGEST_FLOAT!r} and {_LARGEST_FLOAT!r}")
 
 
 def position(text: str, count: int) -> int | None:

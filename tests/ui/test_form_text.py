@@ -150,3 +150,39 @@ def test_clean_defuses_terminal_control() -> None:
     assert clean("two\nlines", multiline=True) == "two\nlines"
     assert clean("bell\x07") == "bell\\x07"
     assert clean("Zürich 東京") == "Zürich 東京"
+
+
+SAFE = "must be between -9007199254740991 and 9007199254740991"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("9" * 5000, SAFE),  # int() refuses over 4300 digits: was "must be a finite number"
+        ("-" + "9" * 5000, SAFE),
+        ("1e999999999", SAFE),
+        ("9007199254740992", SAFE),
+        ("-9007199254740992", SAFE),
+        ("9007199254740993.0", SAFE),  # was rounded to 9007199254740992
+        ("9007199254740990.6", "must be a whole number"),  # was rounded to 9007199254740991
+        ("0.5e1", None),
+    ],
+)
+def test_a_whole_number_is_read_exactly_and_one_beyond_the_safe_range_is_refused(
+    text: str, problem: str | None
+) -> None:
+    parsed = parse_answer(Form(n=Integer()).field("n"), text)
+    assert parsed.problem == problem
+    if problem is None:
+        assert parsed.value == 5
+
+
+def test_a_number_too_large_says_what_is_allowed() -> None:
+    assert parse_answer(Form(n=Integer()).field("n"), "9007199254740991.0").value == 9007199254740991
+    assert parse_answer(FORM.field("size"), "9" * 5000).problem == "must be at most 20"  # its own bound
+    assert parse_answer(FORM.field("size"), "-1e400").problem == "must be at least 1"
+    assert parse_answer(FORM.field("price"), "1e400").problem == "must be at most 9.5"
+    huge = "must be between -1.7976931348623157e+308 and 1.7976931348623157e+308"
+    assert parse_answer(Form(n=Number()).field("n"), "9" * 5000).problem == huge
+    assert parse_answer(Form(n=Number()).field("n"), "-1e309").problem == huge
+    assert parse_answer(Form(n=Number()).field("n"), "1e308").value == 1e308
