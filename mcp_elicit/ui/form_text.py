@@ -7,20 +7,23 @@ Rules:
   through ``clean`` before it reaches a terminal: control characters (ESC starts terminal
   commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
   ``<U+202E>`` instead of acting. Single-line texts (titles) also lose their newlines.
-* What a person types is read per kind of field: text exactly as typed (spaces around it
-  kept); the others ignore spaces around it: numbers and integers as numbers, read
-  exactly (a whole number beyond the safe range, ``-(2**53-1)..2**53-1``, or any number
-  beyond what a float holds, is refused with the form's message for it, never rounded); booleans as yes/no/true/false/y/n/1/0; a choice by its value, else its
-  number in the list, else its value or title ignoring case; a multi-choice as a
-  comma-separated list of those, or ``-`` for none of them (an answer, unlike an empty
-  line). Empty, or only spaces, means "no answer" (the field's default applies when it
-  has one; a required field without one is "required"). The value
-  read is then checked with the form's own ``check_field``, so the message is the one the
-  server would give.
+* What a person types is read per kind of field. Text is kept exactly as typed, spaces
+  around it included, but text with a lone surrogate (an invalid byte from the terminal,
+  a page's ``"\\ud800"``) is refused: no JSON reply can carry it. The other kinds ignore
+  spaces around what was typed: numbers and integers are read exactly (a whole number
+  beyond the safe range, ``-(2**53-1)..2**53-1``, or any number beyond what a float
+  holds, is refused with the form's message for it, never rounded); booleans as
+  yes/no/true/false/y/n/1/0; a choice by its value, else its number in the list, else its
+  value or title ignoring case; a multi-choice as a comma-separated list of those, or
+  ``-`` for none of them (an answer, unlike an empty line). Empty, or only spaces, means
+  "no answer" (the field's default applies when it has one; a required field without one
+  is "required"). The value read is then checked with the form's own ``check_field``, so
+  the message is the one the server would give.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import unicodedata
 from collections.abc import Sequence
@@ -47,6 +50,9 @@ __all__ = [
 #: Typed for a multi-choice: none of the options (unless an option is called that).
 NONE_TYPED: Final = "-"
 _LARGEST_FLOAT: Final = sys.float_info.max
+#: A lone surrogate: what a terminal's invalid UTF-8 byte becomes (prompt_toolkit reads
+#: with ``surrogateescape``), or a page's JSON can say; UTF-8 cannot encode it.
+_UNPAIRED: Final = re.compile("[\ud800-\udfff]")
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -227,6 +233,9 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
     if not text.strip():
         return Parsed(None)
     if isinstance(spec, String):
+        unpaired = _UNPAIRED.search(text)
+        if unpaired is not None:  # no JSON can carry it: the answer could never be sent
+            return Parsed(problem=f"has a character that is not text ({clean(unpaired[0])}); type it again")
         return Parsed(text)
     text = text.strip()
     if isinstance(spec, Integer | Number):

@@ -3,6 +3,7 @@ pseudo-terminal, the demo server over stdio behind it, and the test types the ke
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 
@@ -203,6 +204,30 @@ def test_alt_keys_edit_the_line_and_only_esc_alone_cancels() -> None:
         pty.send(ESC, pause=0.8)
         pty.expect("Cancelled.")
         pty.expect("names: Ada")
+        assert pty.wait() == 0
+    finally:
+        pty.close()
+
+
+def test_a_byte_that_is_not_utf8_is_refused_at_the_prompt_not_a_crash() -> None:
+    """A paste in another encoding (Latin-1 "é") reaches the prompt as a lone surrogate; it
+    used to be sent and end the run with "TypeError: str is not valid UTF-8"."""
+    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
+    pty = PtySession([*cli(), "call", "two_questions", "--ui", "terminal", "--", *server], cwd=ROOT)
+    try:
+        for field, value in (("First", "Ada"), ("Last", "Lovelace")):
+            pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
+            pty.send(ENTER)
+            pty.expect(f"{field} >")
+            if field == "First":
+                os.write(pty.master, b"Ad\xe9" + ENTER.encode())
+                pty.expect("has a character that is not text (<U+DCE9>); type it again")
+                pty.send(CTRL_U)
+            pty.send(value + ENTER)
+            pty.expect("Enter: send")
+            pty.send(ENTER)
+            pty.expect("Sent.")
+        pty.expect("names: Ada Lovelace")
         assert pty.wait() == 0
     finally:
         pty.close()

@@ -43,6 +43,8 @@ FORM = Form(
         ("when", "2026-12-31", "2026-12-31", None),
         ("name", " Ada  ", " Ada  ", None),  # text is kept as typed, spaces and all
         ("name", " \t ", None, None),  # only spaces: no answer
+        # An invalid byte read from a terminal (surrogateescape): no JSON can carry it.
+        ("name", "Jos\udce9", None, "has a character that is not text (<U+DCE9>); type it again"),
         ("ok", "Y", True, None),
         ("ok", "no", False, None),
         ("ok", "maybe", None, "answer yes or no"),

@@ -393,6 +393,10 @@ def test_text_is_read_as_typed_as_in_the_terminal() -> None:
     form = Form(note=String(title="Note"), size=Integer(required=False))
     assert check_form(form, ["  by the window ", " 4 "]).content == {"note": "  by the window ", "size": 4}
     assert check_form(form, ["   ", None]).problems == {0: "Note is required"}
+    # JSON from the page can say "\ud800"; the client could not send it back.
+    assert check_form(form, ["x\ud800", None]).problems == {
+        0: "Note has a character that is not text (<U+D800>); type it again"
+    }
 
 
 def test_the_command_line_offers_ui_web_but_not_with_a_script(
