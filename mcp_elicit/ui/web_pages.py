@@ -11,7 +11,8 @@ Rules:
   zero-width non-joiner, an emoji's zero-width joiner), and the changed text would no
   longer be the option or the default. The page has no inline script or style: it loads ``/static/app.js`` and
   ``/static/app.css`` (the answer server's CSP allows nothing else).
-* One native control per kind of field: text, ``email``, ``url``, ``date`` and
+* One native control per kind of field: text (a ``textarea`` when the default has a line
+  break, which a text box would drop), ``email``, ``url``, ``date`` and
   ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
   a checkbox for a boolean, or, for an optional one without a default, radio buttons
   "(no answer)", "Yes" and "No" (an unticked box would say "no" for the person); radio
@@ -333,11 +334,21 @@ def _field(fid: str, spec: FieldSpec) -> str:
     if kind == "datetime-local":
         extra += ' step="1"'
     autocomplete = ' autocomplete="email"' if kind == "email" else ' autocomplete="off"'
+    if kind == "text" and ("\n" in value or "\r" in value):
+        # A text box drops line breaks. The newline after the tag is one HTML drops itself.
+        control = (
+            f'<textarea id="{fid}-input" rows="{min(len(value.splitlines()) + 1, 8)}"'
+            f'{required}{autocomplete} aria-describedby="{described}">\n{_value(value)}</textarea>'
+        )
+    else:
+        control = (
+            f'<input type="{kind}" id="{fid}-input" value="{_value(value)}"{required}{extra}{autocomplete} '
+            f'aria-describedby="{described}">'
+        )
     return (
         f'{head} data-format="{_e(getattr(spec, "format", None) or "")}">'
         f'<label for="{fid}-input">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
-        f'<input type="{kind}" id="{fid}-input" value="{_value(value)}"{required}{extra}{autocomplete} '
-        f'aria-describedby="{described}">{error}</div>'
+        f"{control}{error}</div>"
     )
 
 

@@ -170,6 +170,24 @@ async def test_values_with_invisible_characters_come_back_unchanged(new_page: Ne
     ]
 
 
+async def test_a_default_with_line_breaks_is_shown_in_lines_and_sent_exactly(new_page: NewPage) -> None:
+    # A text box drops line breaks: "a\nb" left untouched came back as "ab".
+    form = Form(
+        note=String(title="Note", default="\nfirst\nsecond", required=False),
+        lines=String(title="Lines", default="one\r\ntwo\rthree", required=False),
+        edited=String(title="Edited", default="x\ny", required=False),
+    )
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-f0-input")).to_have_value("\nfirst\nsecond")
+        await page.fill("#q0-f2-input", "x\ny\nz")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [
+        ElicitAnswer.accept(note="\nfirst\nsecond", lines="one\r\ntwo\rthree", edited="x\ny\nz")
+    ]
+
+
 @pytest.mark.parametrize(("pick", "expected"), [(None, {}), ("No", {"news": False}), ("Yes", {"news": True})])
 async def test_an_optional_yes_or_no_can_be_left_unanswered(
     new_page: NewPage, pick: str | None, expected: dict[str, bool]

@@ -87,10 +87,14 @@
       const picked = field.querySelector("input:checked");
       return picked && picked.value !== "" ? picked.value : null;
     }
-    const input = field.querySelector("input");
+    const input = field.querySelector("input, textarea");
     // A half-typed date or number reads as "": send something, and let the check say what.
     if (input.validity && input.validity.badInput) return "?";
     if (input.value === "") return null;
+    // A textarea reads every line break as "\n": its default, untouched, goes back as it is.
+    if (input.tagName === "TEXTAREA" && input.value === input.defaultValue.replace(/\r\n?/g, "\n")) {
+      return input.defaultValue;
+    }
     return field.dataset.format === "date-time" ? withOffset(input.value) : input.value;
   }
 
@@ -138,11 +142,11 @@
   }
 
   function controlOf(field) {
-    return field.querySelector("fieldset") || field.querySelector("input, select");
+    return field.querySelector("fieldset") || field.querySelector("input, select, textarea");
   }
 
   function focusable(field) {
-    return field.querySelector("input:checked") || field.querySelector("input, select");
+    return field.querySelector("input:checked") || field.querySelector("input, select, textarea");
   }
 
   function setError(field, message) {
@@ -173,7 +177,7 @@
       const formProblem = all && !state[i].declined ? seen.form || "" : "";
       qError.textContent = formProblem;
       if (formProblem) {
-        const target = q.querySelector("a.open, button.done:not([hidden]), .field input, .field select");
+        const target = q.querySelector("a.open, button.done:not([hidden]), .field input, .field select, .field textarea");
         bad.push({ target, label: questions.length > 1 ? `question ${i + 1}` : "the question" });
       }
     });
@@ -320,7 +324,7 @@
   $("send").addEventListener("click", send);
   $("change").addEventListener("click", () => {
     backToForm();
-    const first = form.querySelector(".field input, .field select, a.open");
+    const first = form.querySelector(".field input, .field select, .field textarea, a.open");
     if (first) first.focus();
   });
   for (const id of ["decline", "decline-review"]) $(id).addEventListener("click", () => end("decline"));
