@@ -9,7 +9,8 @@ Rules:
   for the client to report (and to answer ``cancel``). Fields the secret guard flags are
   listed in ``warnings`` so a user interface can say so.
 * An accepted form answer gets the schema's defaults for absent fields, then must validate
-  (types, ranges, lengths, formats, enum membership, required fields); what is sent is the
+  (types, ranges, lengths, formats, enum membership, required fields), and its text must
+  be sendable (no lone surrogate, which JSON in UTF-8 cannot carry); what is sent is the
   cleaned content. A URL-mode answer never carries content.
 * Sampling and roots answers are checked against the official result models.
 * A request knows who asks (``server``), under which key, and for which original request
@@ -18,6 +19,7 @@ Rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -26,6 +28,7 @@ from pydantic import ValidationError
 
 from mcp_elicit.errors import (
     FormSchemaError,
+    FormValidationError,
     ProtocolViolation,
     ValidationProblem,
 )
@@ -40,6 +43,9 @@ __all__ = [
     "check_sampling_answer",
     "parse_elicitation",
 ]
+
+#: A lone surrogate: text UTF-8 (so a JSON reply) cannot encode.
+_UNPAIRED = re.compile("[\ud800-\udfff]")
 
 Mode = Literal["form", "url"]
 _ACTIONS = ("accept", "decline", "cancel")
@@ -196,7 +202,29 @@ def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) 
     if content is None:
         content = {}
     filled = request.schema.apply_defaults(content)
-    return {"action": "accept", "content": request.schema.validate(filled)}
+    checked = request.schema.validate(filled)
+    unsendable = [
+        ValidationProblem(
+            name,
+            f"has a character that is not text (U+{ord(found[0]):04X}), which no JSON reply can carry",
+        )
+        for name, value in checked.items()
+        for found in [_unpaired_in(value)]
+        if found is not None
+    ]
+    if unsendable:
+        raise FormValidationError(unsendable)
+    return {"action": "accept", "content": checked}
+
+
+def _unpaired_in(value: object) -> re.Match[str] | None:
+    """The first lone surrogate in a text answer or a list of them (an invalid byte read
+    with ``surrogateescape``, a ``"\\ud800"`` in a script), which UTF-8 cannot encode."""
+    for text in value if isinstance(value, list) else [value]:
+        found = _UNPAIRED.search(text) if isinstance(text, str) else None
+        if found is not None:
+            return found
+    return None
 
 
 def check_sampling_answer(answer: Mapping[str, Any]) -> dict[str, Any]:

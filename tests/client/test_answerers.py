@@ -8,9 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.client import ElicitAnswer, NoAnswerer, Scripted
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.transports.memory import connect_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -181,3 +183,25 @@ def test_elicit_answer_helpers() -> None:
     assert ElicitAnswer("accept").to_json() == {"action": "accept"}
     assert ElicitAnswer.decline().to_json() == {"action": "decline"}
     assert ElicitAnswer.cancel().to_json() == {"action": "cancel"}
+
+
+async def test_an_answer_no_json_can_carry_is_given_back_not_a_crash() -> None:
+    # A script (or any answerer) can hold a lone surrogate ("\udce9" in a JSON file); the
+    # reply could not be encoded, and the call failed with "TypeError: str is not valid UTF-8".
+    app = Server("names", "1.0")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks a name."""
+        answer = await ctx.elicit("Your name?", Form(name=String()), key="name")
+        return answer.action
+
+    script = Scripted.from_script(json.loads('{"name": {"content": {"name": "Jos\\udce9"}}}'))
+    async with connect_memory(app, answerer=script) as client:
+        result = await client.call_tool("ask", {})
+    assert result["content"] == [{"type": "text", "text": "cancel"}]
+    assert len(script.reports) == 1
+    assert script.reports[0].startswith(
+        "the scripted answer does not fit: name: has a character that is not text (U+DCE9), "
+        "which no JSON reply can carry."
+    )
