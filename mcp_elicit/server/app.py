@@ -273,17 +273,20 @@ class Server(Catalog):
         answer = respond_in_session(self, message, session, channel=channel, principal=principal)
         return await telemetry.traced(message, answer, version=version, session=sid, network=network)
 
-    def complete_elicitation(self, elicitation_id: str) -> bool:
-        """Tell the session that started URL elicitation ``elicitation_id`` that it is done
-        (``notifications/elicitation/complete``). Unknown or finished ids are ignored."""
-        session = self.sessions.owning(elicitation_id)
-        if session is None:
-            return False
-        session.elicitations.discard(elicitation_id)
-        session.notify(
-            "notifications/elicitation/complete", {"elicitationId": elicitation_id}, self.telemetry
-        )
-        return True
+    def complete_elicitation(self, elicitation_id: str, principal: str | None = None) -> bool:
+        """Tell the sessions that sent URL elicitation ``elicitation_id`` that it is done
+        (``notifications/elicitation/complete``); True when one was told. Only sessions of
+        ``principal`` (the ``ctx.principal.subject`` of the request that asked; None on a
+        server without authentication) hear it, so an id a handler chose (``"github"``)
+        that several users wait on completes for the one it names, in each of their
+        sessions that waits on it. Unknown or finished ids are ignored."""
+        sessions = self.sessions.awaiting(elicitation_id, principal)
+        for session in sessions:
+            session.elicitations.discard(elicitation_id)
+            session.notify(
+                "notifications/elicitation/complete", {"elicitationId": elicitation_id}, self.telemetry
+            )
+        return bool(sessions)
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to every client subscribed to ``uri``

@@ -14,7 +14,8 @@ Rules:
   ``notifications/cancelled``.
 * URL-mode elicitations carry an ``elicitationId`` (generated when the handler gives
   none), remembered by the session so ``notifications/elicitation/complete`` reaches only
-  the session that started it. ``ctx.require_url`` answers -32042 here.
+  the sessions that sent it, and only those of the principal it is completed for (an id
+  a handler chose may be in use by several users). ``ctx.require_url`` answers -32042 here.
 """
 
 from __future__ import annotations

@@ -243,11 +243,12 @@ class Sessions:
         for sid in list(self._live):
             self.close(sid)
 
-    def owning(self, elicitation_id: str) -> Session | None:
-        for session in self._live.values():
-            if elicitation_id in session.elicitations:
-                return session
-        return None
+    def awaiting(self, elicitation_id: str, principal: str | None) -> list[Session]:
+        """The sessions of ``principal`` that sent a URL elicitation ``elicitation_id`` and
+        have not heard it finish: never another principal's, whatever the id."""
+        return [
+            s for s in self._live.values() if s.principal == principal and elicitation_id in s.elicitations
+        ]
 
     def live(self) -> list[Session]:
         """The sessions open now."""

@@ -99,8 +99,9 @@ class UrlMode:
         self.page_host: PageHost | None = None
         #: How token requests reach providers (installed by the HTTP or stdio transport).
         self.token_exchange: TokenExchange | None = None
-        #: Called with a flow id when its page finishes (2025-11-25 completion notices).
-        self.on_finish: Callable[[str], object] | None = None
+        #: Called with a flow's id and principal when its page finishes (2025-11-25
+        #: completion notices).
+        self.on_finish: Callable[[str, str | None], object] | None = None
         self._markers: Store | None = None
         self._flows: Flows | None = None
         self._vault: Vault | None = None
@@ -263,7 +264,7 @@ class UrlMode:
 
     async def finished(self, flow: Flow) -> None:
         if self.on_finish is not None:
-            self.on_finish(flow.id)
+            self.on_finish(flow.id, flow.principal)
 
     # ---- what handlers call (through Context) -----------------------------------------
 
@@ -315,12 +316,14 @@ class UrlMode:
                     return outcome
                 await ctx.pause()
         try:
-            return await self._wait_in_place(flow_id)
+            return await self._wait_in_place(flow_id, principal)
         except asyncio.CancelledError:  # the request is gone (cancelled, its session ended)
             await asyncio.shield(self._end(flow_id, "cancelled"))
             raise
 
-    async def _wait_in_place(self, flow_id: str) -> Literal["accept", "decline", "cancel"]:
+    async def _wait_in_place(
+        self, flow_id: str, principal: str | None
+    ) -> Literal["accept", "decline", "cancel"]:
         """2025-11-25, or a task: wait for the page within the question budget."""
         deadline = self.clock() + self.ask_timeout
         while True:
@@ -329,7 +332,7 @@ class UrlMode:
             if outcome is not None:
                 # the page may have been served by another instance: tell our session here
                 if self.on_finish is not None:
-                    self.on_finish(flow_id)
+                    self.on_finish(flow_id, principal)
                 return outcome
             if left <= 0:  # given up: the page must not take what nobody waits for any more
                 await self._end(flow_id, "cancelled")

@@ -212,6 +212,28 @@ async def test_url_required_and_completion_reach_only_the_owning_session(wire_20
     assert await other.session.next_pushed(0.01) is None
 
 
+async def test_a_handler_chosen_id_completes_for_its_principal_only(wire_2025: WireChecker) -> None:
+    app = build()
+    url_caps = {"elicitation": {"url": {}}}
+    alice = SessionClient(app, capabilities=url_caps, principal=Principal("alice"), checker=wire_2025)
+    alice_too = SessionClient(app, capabilities=url_caps, principal=Principal("alice"), checker=wire_2025)
+    bob = SessionClient(app, capabilities=url_caps, principal=Principal("bob"), checker=wire_2025)
+    for client in (bob, alice, alice_too):  # bob's session waits on "e-1" first
+        await client.open()
+        assert (await client.request("tools/call", {"name": "connect"}))["error"]["code"] == -32042
+    # the handler chose the id, so several sessions wait on "e-1": the principal says whose it is
+    assert not app.complete_elicitation("e-1"), "no unauthenticated session waits on e-1"
+    assert app.complete_elicitation("e-1", principal="alice")
+    for client in (alice, alice_too):  # every session of alice's that waits on it hears
+        pushed = orjson.loads(await client.session.next_pushed(0.1))
+        wire_2025.notification(pushed)
+        assert pushed["params"] == {"elicitationId": "e-1"}
+    assert await bob.session.next_pushed(0.01) is None, "alice's completion reached bob's session"
+    assert not app.complete_elicitation("e-1", principal="alice"), "a finished id is ignored"
+    assert app.complete_elicitation("e-1", principal="bob")
+    assert orjson.loads(await bob.session.next_pushed(0.1))["params"] == {"elicitationId": "e-1"}
+
+
 async def test_require_url_on_2026_is_an_input_request(wire: WireChecker) -> None:
     client = MemoryClient(build(), capabilities={"elicitation": {"url": {}}}, checker=wire)
     first = await client.result("tools/call", {"name": "connect"})
