@@ -120,6 +120,7 @@ class Server(Catalog):
             clock=clock,
         )
         self.url_mode.on_finish = self.complete_elicitation
+        self.url_mode.on_abandon = self._abandon_elicitation
         #: Open ``subscriptions/listen`` requests (2026-07-28).
         self.subscriptions = Subscriptions()
         #: Tool calls that went on as tasks (the tasks extension, 2026-07-28).
@@ -282,11 +283,16 @@ class Server(Catalog):
         sessions that waits on it. Unknown or finished ids are ignored."""
         sessions = self.sessions.awaiting(elicitation_id, principal)
         for session in sessions:
-            session.elicitations.discard(elicitation_id)
+            session.completed(elicitation_id)
             session.notify(
                 "notifications/elicitation/complete", {"elicitationId": elicitation_id}, self.telemetry
             )
         return bool(sessions)
+
+    def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:
+        """A hosted page was given up (closed unfinished): its sessions stop waiting on it."""
+        for session in self.sessions.awaiting(elicitation_id, principal):
+            session.abandon(elicitation_id)
 
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to every client subscribed to ``uri``

@@ -54,8 +54,20 @@ class InPlaceAsker:
         return the client's raw answer."""
         raise NotImplementedError
 
+    def _ended(self, ask: Ask, prepared: Any, answer: Any) -> None:
+        """``ask`` is over: ``answer`` is its checked answer, or None when it failed or
+        was cancelled."""
+
     async def _one(self, ask: Ask) -> Any:
-        prepared, note = self._prepare(ask), None
+        prepared, answer = self._prepare(ask), None
+        try:
+            answer = await self._answer(ask, prepared)
+        finally:
+            self._ended(ask, prepared, answer)
+        return answer
+
+    async def _answer(self, ask: Ask, prepared: Any) -> Any:
+        note = None
         for attempt in range(2):
             try:
                 raw = await self._exchange(ask, prepared, note)

@@ -87,9 +87,14 @@ class SessionAsker(InPlaceAsker):
         """The request's params: a URL step gets its ``elicitationId`` (kept by the session)."""
         params = dict(ask.params)
         if params.get("mode") == "url":
-            eid = params.setdefault("elicitationId", str(uuid.uuid4()))
-            self.session.elicitations.add(eid)
+            self.session.expect(params.setdefault("elicitationId", str(uuid.uuid4())))
         return params
+
+    def _ended(self, ask: Ask, prepared: Any, answer: Any) -> None:
+        """A URL step not accepted (declined, cancelled, unanswered) will not complete."""
+        params: dict[str, Any] = prepared
+        if params.get("mode") == "url" and (not isinstance(answer, dict) or answer.get("action") != "accept"):
+            self.session.abandon(params["elicitationId"])
 
     async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
         params: dict[str, Any] = prepared

@@ -14,6 +14,9 @@ Rules:
 * Server-to-client requests wait on a future keyed by their id; the client's response
   resolves it. The wait has its own budget (a person is answering), not the request
   timeout; cancellation and timeouts remove the entry.
+* A session waits to hear the URL elicitations it sent finish, by id, until they
+  complete or end without their page (declined, cancelled, unanswered in time, given
+  up); at most ``MAX_ELICITATIONS`` ids, the least recently sent making room.
 * Notifications not tied to a request (elicitation completion, resource updates) go to
   the session's standalone stream, or wait in a small bounded queue until one opens.
 """
@@ -35,9 +38,12 @@ from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
 
-__all__ = ["Session", "Sessions"]
+__all__ = ["MAX_ELICITATIONS", "Session", "Sessions"]
 
 log = logging.getLogger("mcp_elicit.sessions")
+
+#: The most URL elicitations a session waits to hear finished; past it, the oldest is forgotten.
+MAX_ELICITATIONS = 256
 
 Send = Callable[[bytes], Awaitable[None]]
 
@@ -55,7 +61,9 @@ class Session:
         self.initialized = False
         self.log_level: str | None = None
         self.subscriptions: set[str] = set()
-        self.elicitations: set[str] = set()
+        #: URL elicitations sent and not yet finished: how many questions wait on each id
+        #: (a handler may use one id in several requests), least recently sent first.
+        self.elicitations: dict[str, int] = {}
         self.pending: dict[jsonrpc.RequestId, asyncio.Future[dict[str, Any]]] = {}
         self.inflight: dict[jsonrpc.RequestId, asyncio.Task[Any]] = {}
         #: Requests the client cancelled (``notifications/cancelled``): no response is sent.
@@ -137,6 +145,30 @@ class Session:
         self.cancelled.add(rid)  # type: ignore[arg-type]
         task.cancel()
         return True
+
+    # ---- URL elicitations ------------------------------------------------------------
+
+    def expect(self, elicitation_id: str) -> None:
+        """A URL elicitation was sent under ``elicitation_id``; its completion is awaited.
+        Past ``MAX_ELICITATIONS`` ids, the least recently sent one is forgotten (its
+        completion notice, which is optional, is then not sent)."""
+        count = self.elicitations.pop(elicitation_id, 0)
+        self.elicitations[elicitation_id] = count + 1
+        while len(self.elicitations) > MAX_ELICITATIONS:
+            del self.elicitations[next(iter(self.elicitations))]
+
+    def abandon(self, elicitation_id: str) -> None:
+        """One question under ``elicitation_id`` ended without its page (declined,
+        cancelled, unanswered in time, given up): nothing will complete it."""
+        count = self.elicitations.get(elicitation_id, 0)
+        if count > 1:
+            self.elicitations[elicitation_id] = count - 1
+        else:
+            self.elicitations.pop(elicitation_id, None)
+
+    def completed(self, elicitation_id: str) -> None:
+        """The step of ``elicitation_id`` is done: no question waits on it any more."""
+        self.elicitations.pop(elicitation_id, None)
 
     # ---- the standalone stream -------------------------------------------------
 

@@ -102,6 +102,9 @@ class UrlMode:
         #: Called with a flow's id and principal when its page finishes (2025-11-25
         #: completion notices).
         self.on_finish: Callable[[str, str | None], object] | None = None
+        #: Called with a flow's id and principal when a request waiting in place gives its
+        #: page up unfinished (no notice is due; its session stops waiting on the id).
+        self.on_abandon: Callable[[str, str | None], object] | None = None
         self._markers: Store | None = None
         self._flows: Flows | None = None
         self._vault: Vault | None = None
@@ -318,7 +321,7 @@ class UrlMode:
         try:
             return await self._wait_in_place(flow_id, principal)
         except asyncio.CancelledError:  # the request is gone (cancelled, its session ended)
-            await asyncio.shield(self._end(flow_id, "cancelled"))
+            await asyncio.shield(self._give_up(flow_id, principal))
             raise
 
     async def _wait_in_place(
@@ -334,9 +337,16 @@ class UrlMode:
                 if self.on_finish is not None:
                     self.on_finish(flow_id, principal)
                 return outcome
-            if left <= 0:  # given up: the page must not take what nobody waits for any more
-                await self._end(flow_id, "cancelled")
+            if left <= 0:
+                await self._give_up(flow_id, principal)
                 return "cancel"
+
+    async def _give_up(self, flow_id: str, principal: str | None) -> None:
+        """Nobody waits for the page any more: it must take nothing more, and the session
+        that asked stops waiting to hear it finish."""
+        if self.on_abandon is not None:
+            self.on_abandon(flow_id, principal)
+        await self._end(flow_id, "cancelled")
 
     async def _end(self, flow_id: str, status: FlowStatus) -> None:
         """End the flow with ``status`` unless it already ended (its page then says so)."""

@@ -11,7 +11,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String
 from mcp_elicit.core.rev_2025_11_25 import Handshake
-from mcp_elicit.server.sessions import Sessions
+from mcp_elicit.server.sessions import MAX_ELICITATIONS, Sessions
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.meta import ClientCapabilities
 
@@ -81,6 +81,11 @@ def build(**options: Any) -> Server:
             "Connect your account", "https://example.com/connect", elicitation_id="e-1"
         )
         return f"connected: {answer.action}"
+
+    @app.tool()
+    async def open_page(ctx: Context, n: int) -> str:
+        answer = await ctx.elicit_url("Open the page", "https://example.com/step", elicitation_id=f"step-{n}")
+        return f"page: {answer.action}"
 
     return app
 
@@ -232,6 +237,53 @@ async def test_a_handler_chosen_id_completes_for_its_principal_only(wire_2025: W
     assert not app.complete_elicitation("e-1", principal="alice"), "a finished id is ignored"
     assert app.complete_elicitation("e-1", principal="bob")
     assert orjson.loads(await bob.session.next_pushed(0.1))["params"] == {"elicitationId": "e-1"}
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel", None])
+async def test_a_url_question_that_ends_without_the_page_is_forgotten(
+    wire_2025: WireChecker, action: str | None
+) -> None:
+    """Declined, cancelled or unanswered in time (None), nothing will complete it: the
+    session stops waiting on its id (a long-lived session would otherwise pile them up)."""
+    caps = {"elicitation": {"url": {}}}
+    app = build(ask_timeout=0.05)
+    client = (
+        SessionClient(app, capabilities=caps, checker=wire_2025) if action else Silent(app, capabilities=caps)
+    )
+    client.answer = lambda _k, _r: {"action": action}
+    await client.open()
+    result = await client.result("tools/call", {"name": "open_page", "arguments": {"n": 1}})
+    assert result["content"][0]["text"] == f"page: {action or 'cancel'}"
+    assert "step-1" not in client.session.elicitations
+    assert not app.complete_elicitation("step-1")
+
+
+async def test_an_accepted_url_question_waits_for_its_completion(wire_2025: WireChecker) -> None:
+    app = build()
+    client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+    client.answer = lambda _k, _r: {"action": "accept"}
+    await client.open()
+    for _ in range(2):  # the same id asked twice: one completion finishes both
+        result = await client.result("tools/call", {"name": "open_page", "arguments": {"n": 1}})
+        assert result["content"][0]["text"] == "page: accept"
+    client.answer = lambda _k, _r: {"action": "decline"}
+    await client.result("tools/call", {"name": "open_page", "arguments": {"n": 1}})
+    assert "step-1" in client.session.elicitations, "a declined ask dropped the accepted ones' id"
+    assert app.complete_elicitation("step-1")
+    assert "step-1" not in client.session.elicitations
+    assert not app.complete_elicitation("step-1")
+
+
+async def test_the_ids_a_session_waits_on_are_bounded() -> None:
+    app = build()
+    client = SessionClient(app, capabilities={"elicitation": {"url": {}}})
+    client.answer = lambda _k, _r: {"action": "accept"}  # and the pages are never completed
+    await client.open()
+    for n in range(MAX_ELICITATIONS + 10):
+        await client.result("tools/call", {"name": "open_page", "arguments": {"n": n}})
+    assert len(client.session.elicitations) == MAX_ELICITATIONS
+    assert "step-0" not in client.session.elicitations, "the oldest makes room"
+    assert app.complete_elicitation(f"step-{MAX_ELICITATIONS + 9}")
 
 
 async def test_require_url_on_2026_is_an_input_request(wire: WireChecker) -> None:

@@ -349,7 +349,7 @@ async def test_what_a_session_is_pushed_is_traced_and_stays_valid() -> None:
     server = build(telemetry)
     session = initialize(server)
     session.subscriptions.add("mem://notes")
-    session.elicitations.add("e-7")
+    session.expect("e-7")
     assert server.notify_resource_updated("mem://notes") == 1
     assert server.complete_elicitation("e-7")
     checker = WireChecker.load("2025-11-25")

@@ -527,6 +527,7 @@ async def test_on_2025_a_page_left_unfinished_past_the_budget_is_closed(wire_202
             late = await browser.get(params["url"])
         assert late.status_code == 410, late.text
         assert await client.session.next_pushed(0.2) is None
+        assert client.session.elicitations == {}, "the session still waits on a closed page"
     await store.close()
 
 
@@ -566,6 +567,7 @@ async def test_on_2025_a_request_cancelled_while_the_page_is_open_closes_it(wire
         async with httpx.AsyncClient(timeout=10) as browser:
             late = await browser.get(params["url"])
         assert late.status_code == 410, late.text
+        assert client.session.elicitations == {}, "the session still waits on a closed page"
     await store.close()
 
 
