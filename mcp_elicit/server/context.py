@@ -238,6 +238,12 @@ class Context:
         counter = self._counters.setdefault(kind, itertools.count(1))
         return f"{kind}-{next(counter)}"
 
+    def _occurrence(self, what: str) -> int:
+        """How many times ``what`` was asked in this run of the handler, this time included
+        (the same on every replayed round, as the handler asks in the same order)."""
+        counter = self._counters.setdefault(f"#{what}", itertools.count(1))
+        return next(counter)
+
     @overload
     def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Question[Answer[T]]: ...
     @overload

@@ -302,7 +302,10 @@ class UrlMode:
         if not ctx.can_elicit("url"):  # before a flow is written or a page server started
             raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
         principal = ctx.principal.subject if ctx.principal else None
-        memo_key = f"mcp-elicit/{kind}/{name}"
+        # each ask is a question (and a flow) of its own: asked again after a decline, the
+        # same secret gets a new link, not the ended flow's; replayed rounds count alike
+        nth = ctx._occurrence(f"mcp-elicit/{kind}/{name}")
+        memo_key = f"mcp-elicit/{kind}/{name}" if nth == 1 else f"mcp-elicit/{kind}#{nth}/{name}"
         slot = ctx.slot(memo_key)
         if slot.get("id") is None:
             started, token = await self.flows.start(kind, name, principal)

@@ -644,3 +644,76 @@ async def test_the_browser_that_claimed_the_link_may_open_it_again(
         page = await browser.get(again.url.join(again.headers["location"]))
         assert page.status_code == 200 and 'name="csrf"' in page.text
         assert (await stranger.get(url)).status_code == 403
+
+
+def _asking_twice(store: Store) -> Server:
+    app = build(store)
+
+    @app.tool()
+    async def ask_twice(ctx: Context) -> str:
+        first = await ctx.secret("example_api_key")
+        second = await ctx.secret("example_api_key")
+        return f"{first.action}, then {second.action}"
+
+    return app
+
+
+async def test_on_2025_asking_a_declined_secret_again_sends_a_live_link(wire_2025: WireChecker) -> None:
+    """Asked again after a decline, the secret gets a flow of its own: a new link that
+    opens, not the ended flow's (410)."""
+    from support.memory import SessionClient
+
+    store = MemoryStore()
+    app = _asking_twice(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
+        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+        await client.open()
+        asked: list[dict[str, Any]] = []
+
+        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
+            asked.append(request["params"])
+            return {"action": "decline" if len(asked) == 1 else "accept"}
+
+        client.answer = answer
+        call = asyncio.ensure_future(client.result("tools/call", {"name": "ask_twice"}))
+        for _ in range(100):
+            if len(asked) == 2:
+                break
+            await asyncio.sleep(0.02)
+        first, second = asked
+        assert second["url"] != first["url"]
+        assert second["elicitationId"] != first["elicitationId"]
+        async with httpx.AsyncClient(timeout=10) as browser:
+            done = await _fill_page(browser, second["url"])
+            assert "Saved" in done.text
+        result = await asyncio.wait_for(call, 5)
+        assert result["content"][0]["text"] == "decline, then accept"
+    await store.close()
+
+
+async def test_on_2026_asking_a_declined_secret_again_asks_again(wire: WireChecker) -> None:
+    """The second ask is a question of its own (its own key and flow), not the first
+    one's recorded decline given back without asking."""
+    from support.memory import MemoryClient
+
+    store = MemoryStore()
+    app = _asking_twice(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as browser:
+        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
+        client = MemoryClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire)
+        urls: list[str] = []
+
+        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
+            urls.append(request["params"]["url"])
+            return {"action": "decline"}
+
+        final, rounds = await client.rounds("tools/call", {"name": "ask_twice"}, answer)
+        assert final["result"]["content"][0]["text"] == "decline, then decline"
+        first_keys, second_keys = (set(r["inputRequests"]) for r in rounds[:2])
+        assert first_keys.isdisjoint(second_keys)
+        first, second = urls
+        assert second != first
+        assert (await browser.get(first)).status_code == 410, "the declined flow's link is closed"
+        assert (await browser.get(second)).status_code == 410, "the second flow is declined too"
+    await store.close()
