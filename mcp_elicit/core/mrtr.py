@@ -16,6 +16,11 @@ Rules:
   the form schema for elicitation, the result shape for sampling and roots. A bad answer
   re-asks the question with a note saying what was wrong; it is never handed to the
   handler. Keys nobody asked about are ignored.
+* A URL-mode answer counts only for a question the server sent: one pending in the
+  sealed state of the round that asked it. Its ``accept`` is consent to open a page the
+  client was shown; without that state (or with a state that did not ask it), the
+  question is asked. Form and other answers may come without state (a client that knows
+  the questions answers them in its first call).
 * The state is sealed (AEAD) and bound to the method, the target, the arguments and the
   principal; any failure to open it is ``InvalidRequestState``. A request that completes
   in one round carries no state.
@@ -227,6 +232,8 @@ class Replay:
             if self.shape_problem is not None:
                 self.notes[ask.key] = f"Your previous answer could not be read: {self.shape_problem}."
             return False, None
+        if expected is None and ask.method == ELICIT and ask.params.get("mode") == "url":
+            return False, None  # consent to a page the client was never sent: ask
         try:
             answer = check_answer(ask, self.fresh[ask.key])
         except InvalidAnswer as exc:

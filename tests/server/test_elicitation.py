@@ -354,6 +354,41 @@ async def test_form_only_client_gets_no_url_mode(wire: WireChecker) -> None:
     assert final["result"]["content"][0]["text"] == "url answer accept"
 
 
+async def test_a_url_answer_counts_only_for_a_url_the_server_sent(wire: WireChecker) -> None:
+    """Accepting a URL step is consent to open a page the client was shown: an answer that
+    comes without the state of the round that asked it (or whose state did not ask it)
+    answers nothing, and the step is asked. Form answers without state stay accepted."""
+    app = build()
+
+    @app.tool()
+    async def name_then_url(ctx: Context) -> str:
+        name = await ctx.elicit("Name?", Form(name=String()), key="name")
+        step = await ctx.elicit_url("Sign in to continue", "https://example.com/connect")
+        return f"{name.action}/{step.action}"
+
+    client = MemoryClient(app, checker=wire, capabilities={"elicitation": {"form": {}, "url": {}}})
+    accepted = {"url-1": {"action": "accept"}}
+    params = {"name": "url_step", "inputResponses": accepted}
+    first = (await client.request("tools/call", params, malformed=True))["result"]
+    assert first["resultType"] == "input_required"
+    assert first["inputRequests"]["url-1"]["params"]["url"] == "https://example.com/connect"
+    bound = {**params, "requestState": first["requestState"]}
+    done = (await client.request("tools/call", bound, malformed=True))["result"]
+    assert done["content"][0]["text"] == "url answer accept"
+    # answered ahead of its question, with a state that asked only the form
+    asked = await client.result("tools/call", {"name": "name_then_url"})
+    assert set(asked["inputRequests"]) == {"name"}
+    ahead = {"name": {"action": "accept", "content": {"name": "Ada"}}, **accepted}
+    retry = {"name": "name_then_url", "inputResponses": ahead, "requestState": asked["requestState"]}
+    second = (await client.request("tools/call", retry, malformed=True))["result"]
+    assert second["resultType"] == "input_required"
+    assert set(second["inputRequests"]) == {"url-1"}
+    # a form answered without state is still taken, as before
+    form_only = {"name": "name_then_url", "inputResponses": {"name": ahead["name"]}}
+    third = (await client.request("tools/call", form_only, malformed=True))["result"]
+    assert set(third["inputRequests"]) == {"url-1"}
+
+
 async def test_secrets_are_never_asked_in_form_mode(client: MemoryClient) -> None:
     response = await client.request("tools/call", {"name": "greedy"})
     assert response["error"]["code"] == -32603

@@ -717,3 +717,18 @@ async def test_on_2026_asking_a_declined_secret_again_asks_again(wire: WireCheck
         assert (await browser.get(first)).status_code == 410, "the declined flow's link is closed"
         assert (await browser.get(second)).status_code == 410, "the second flow is declined too"
     await store.close()
+
+
+async def test_an_accept_for_a_link_never_sent_asks_for_the_secret(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    """A first call that already "accepts" the secret's URL step consented to no page: the
+    server sends the link (it does not wait on a page nobody was shown)."""
+    _, running, _ = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        mcp = Mcp(http, running.url, wire)
+        first = await mcp.call(inputResponses={"mcp-elicit/secret/example_api_key": {"action": "accept"}})
+        result = first["result"]
+        assert result["resultType"] == "input_required"
+        (request,) = result["inputRequests"].values()
+        assert request["params"]["mode"] == "url"
