@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -298,24 +298,34 @@ def test_secret_handles_never_show_the_value() -> None:
     assert orjson.dumps({"x": str(handle)}) == b'{"x":"<Secret \'api_key\' (hidden)>"}'
 
 
+async def _url_session(
+    app: Server, port: int, wire: WireChecker, action: Callable[[int], str] = lambda n: "accept"
+) -> tuple[Any, list[dict[str, Any]]]:
+    """A 2025-11-25 session declaring URL mode, with the pages at ``port``: it answers the
+    n-th URL question with ``action(n)`` and records what each asked."""
+    from support.memory import SessionClient
+
+    app.url_mode.public_url = f"http://127.0.0.1:{port}"
+    client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire)
+    await client.open()
+    asked: list[dict[str, Any]] = []
+
+    def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
+        asked.append(request["params"])
+        return {"action": action(len(asked))}
+
+    client.answer = answer
+    return client, asked
+
+
 async def test_on_2025_the_request_waits_in_place_and_the_session_hears_completion(
     wire_2025: WireChecker,
 ) -> None:
-    from support.memory import SessionClient
 
     store = MemoryStore()
     app = build(store)
     async with uvicorn_server(StreamableHTTP(app)) as running:
-        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
-        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
-        await client.open()
-        asked: list[dict[str, Any]] = []
-
-        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
-            asked.append(request["params"])
-            return {"action": "accept"}
-
-        client.answer = answer
+        client, asked = await _url_session(app, running.port, wire_2025)
         call = asyncio.ensure_future(client.result("tools/call", {"name": "use_key"}))
         for _ in range(100):
             if asked:
@@ -504,22 +514,12 @@ async def test_on_2025_a_page_left_unfinished_past_the_budget_is_closed(wire_202
     """The request stops waiting for the page after ``ask_timeout`` and answers ``cancel``:
     the flow ends there too, so the page does not take a secret (and say "Saved") for a
     request that has already given up, and no completion is announced for it."""
-    from support.memory import SessionClient
 
     store = MemoryStore()
     app = build(store)
     app.url_mode.ask_timeout = 0.3
     async with uvicorn_server(StreamableHTTP(app)) as running:
-        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
-        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
-        await client.open()
-        asked: list[dict[str, Any]] = []
-
-        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
-            asked.append(request["params"])
-            return {"action": "accept"}
-
-        client.answer = answer
+        client, asked = await _url_session(app, running.port, wire_2025)
         result = await asyncio.wait_for(client.result("tools/call", {"name": "use_key"}), 5)
         assert result["content"][0]["text"] == "no key (cancel)"
         (params,) = asked
@@ -536,21 +536,10 @@ async def test_on_2025_a_request_cancelled_while_the_page_is_open_closes_it(wire
     page: the flow ends with it, so the page takes nothing for a request that is gone."""
     from mcp_elicit.wire import jsonrpc
 
-    from support.memory import SessionClient
-
     store = MemoryStore()
     app = build(store)
     async with uvicorn_server(StreamableHTTP(app)) as running:
-        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
-        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
-        await client.open()
-        asked: list[dict[str, Any]] = []
-
-        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
-            asked.append(request["params"])
-            return {"action": "accept"}
-
-        client.answer = answer
+        client, asked = await _url_session(app, running.port, wire_2025)
         message = jsonrpc.decode(
             orjson.dumps({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "use_key"}})
         )
@@ -661,21 +650,13 @@ def _asking_twice(store: Store) -> Server:
 async def test_on_2025_asking_a_declined_secret_again_sends_a_live_link(wire_2025: WireChecker) -> None:
     """Asked again after a decline, the secret gets a flow of its own: a new link that
     opens, not the ended flow's (410)."""
-    from support.memory import SessionClient
 
     store = MemoryStore()
     app = _asking_twice(store)
     async with uvicorn_server(StreamableHTTP(app)) as running:
-        app.url_mode.public_url = f"http://127.0.0.1:{running.port}"
-        client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
-        await client.open()
-        asked: list[dict[str, Any]] = []
-
-        def answer(key: str, request: dict[str, Any]) -> dict[str, Any]:
-            asked.append(request["params"])
-            return {"action": "decline" if len(asked) == 1 else "accept"}
-
-        client.answer = answer
+        client, asked = await _url_session(
+            app, running.port, wire_2025, lambda n: "decline" if n == 1 else "accept"
+        )
         call = asyncio.ensure_future(client.result("tools/call", {"name": "ask_twice"}))
         for _ in range(100):
             if len(asked) == 2:
