@@ -321,7 +321,6 @@ async def _url_session(
 async def test_on_2025_the_request_waits_in_place_and_the_session_hears_completion(
     wire_2025: WireChecker,
 ) -> None:
-
     store = MemoryStore()
     app = build(store)
     async with uvicorn_server(StreamableHTTP(app)) as running:
