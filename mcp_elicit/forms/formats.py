@@ -34,6 +34,7 @@ __all__ = [
     "is_date_time",
     "is_email",
     "is_uri",
+    "non_uri_characters",
     "parse_date",
     "parse_date_time",
 ]
@@ -46,7 +47,10 @@ _EMAIL = re.compile(
     r"(?!\.)(?!.*\.\.)[A-Za-z0-9!#$%&'*+/=?^_`{|}~.-]{1,64}(?<!\.)"
     r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})\Z"
 )
-_URI = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):((?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})+)\Z")
+#: One character RFC 3986 allows in a URI as it is (``%`` starts an escape).
+_URI_CHAR = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]"
+_URI = re.compile(rf"([A-Za-z][A-Za-z0-9+.-]*):((?:{_URI_CHAR}|%[0-9A-Fa-f]{{2}})+)\Z")
+_NOT_URI_CHAR = re.compile(rf"(?!{_URI_CHAR}|%).", re.DOTALL)
 _NEEDS_HOST = frozenset({"http", "https", "ws", "wss", "ftp"})
 
 
@@ -93,6 +97,12 @@ def is_uri(text: str) -> bool:
         host = re.split(r"[/?#]", rest[2:], maxsplit=1)[0].rpartition("@")[2]
         return host not in ("", ":") and not host.startswith(":")
     return True
+
+
+def non_uri_characters(text: str) -> list[str]:
+    """The characters of ``text`` that a URI may not hold as they are (``%`` aside), as
+    sorted ``U+XXXX``: what to %-escape (or, in a host name, write in punycode)."""
+    return sorted({f"U+{ord(ch):04X}" for ch in _NOT_URI_CHAR.findall(text)})
 
 
 FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {

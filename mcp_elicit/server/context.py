@@ -26,7 +26,6 @@ Rules:
 from __future__ import annotations
 
 import itertools
-import re
 import urllib.parse
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from mcp_types import CreateMessageResult, Root
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
 from mcp_elicit.errors import MissingClientCapability
 from mcp_elicit.forms import FormSchema
+from mcp_elicit.forms.formats import is_uri, non_uri_characters
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.tasks import TaskAsker
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
@@ -55,9 +55,6 @@ Action = Literal["accept", "decline", "cancel"]
 
 #: The longest URL a URL-mode elicitation may carry (what every browser and proxy takes).
 MAX_URL = 2048
-#: What RFC 3986 allows in a URI, %-escapes aside.
-_URI_CHARS = re.compile(r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]*")
-_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def check_url(url: object) -> str:
@@ -70,14 +67,12 @@ def check_url(url: object) -> str:
         raise ValueError(f"a URL elicitation needs the URL as a string, not {type(url).__name__}")
     if len(url) > MAX_URL:
         raise ValueError(f"the URL is {len(url)} characters long; a URL elicitation takes at most {MAX_URL}")
-    odd = sorted({f"U+{ord(ch):04X}" for ch in url if not _URI_CHARS.fullmatch(ch)})
+    odd = non_uri_characters(url)
     if odd:
         raise ValueError(
             f"the URL {url[:80]!r} has characters a URI may not hold ({', '.join(odd)}); %-escape them "
             "(a non-ASCII host name in punycode)"
         )
-    if _BAD_ESCAPE.search(url):
-        raise ValueError(f"the URL {url[:80]!r} has a %-escape without two hex digits after it")
     try:
         parts = urllib.parse.urlsplit(url)
     except ValueError:  # an unbalanced IPv6 bracket
@@ -95,6 +90,8 @@ def check_url(url: object) -> str:
         raise ValueError(f"the URL {url[:80]!r} has an invalid port") from None
     if not parts.hostname:
         raise ValueError(f"the URL {url[:80]!r} has no host")
+    if not is_uri(url):  # its characters, scheme and host are right: a % starts no escape
+        raise ValueError(f"the URL {url[:80]!r} has a %-escape without two hex digits after it")
     return url
 
 

@@ -6,7 +6,15 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from mcp_elicit.forms.formats import is_date, is_date_time, is_email, is_uri, parse_date, parse_date_time
+from mcp_elicit.forms.formats import (
+    is_date,
+    is_date_time,
+    is_email,
+    is_uri,
+    non_uri_characters,
+    parse_date,
+    parse_date_time,
+)
 
 
 @pytest.mark.parametrize(
@@ -192,3 +200,17 @@ def test_date_time_refuses(text: str) -> None:
 def test_parse_date() -> None:
     assert parse_date("2026-12-31") == date(2026, 12, 31)
     assert parse_date("2026-02-30") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("https://example.com/a?b=c#d", []),
+        ("https://example.com/%zz", []),  # a bad escape is not a bad character
+        ("https://exa mple.com/\n", ["U+000A", "U+0020"]),
+        ("https://bücher.example/\u202e\\", ["U+005C", "U+00FC", "U+202E"]),
+    ],
+)
+def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]) -> None:
+    assert non_uri_characters(text) == named
+    assert not named or not is_uri(text)
