@@ -42,6 +42,7 @@ __all__ = [
     "check_roots_answer",
     "check_sampling_answer",
     "parse_elicitation",
+    "unsendable_character",
 ]
 
 #: A lone surrogate: text UTF-8 (so a JSON reply) cannot encode.
@@ -206,10 +207,10 @@ def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) 
     unsendable = [
         ValidationProblem(
             name,
-            f"has a character that is not text (U+{ord(found[0]):04X}), which no JSON reply can carry",
+            f"has a character that is not text (U+{ord(found):04X}), which no JSON reply can carry",
         )
         for name, value in checked.items()
-        for found in [_unpaired_in(value)]
+        for found in [unsendable_character(value)]
         if found is not None
     ]
     if unsendable:
@@ -217,13 +218,14 @@ def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) 
     return {"action": "accept", "content": checked}
 
 
-def _unpaired_in(value: object) -> re.Match[str] | None:
+def unsendable_character(value: object) -> str | None:
     """The first lone surrogate in a text answer or a list of them (an invalid byte read
-    with ``surrogateescape``, a ``"\\ud800"`` in a script), which UTF-8 cannot encode."""
+    with ``surrogateescape``, a ``"\\ud800"`` in a script), which UTF-8, so no JSON reply,
+    can encode; None when there is none."""
     for text in value if isinstance(value, list) else [value]:
         found = _UNPAIRED.search(text) if isinstance(text, str) else None
         if found is not None:
-            return found
+            return found[0]
     return None
 
 

@@ -23,13 +23,13 @@ Rules:
 
 from __future__ import annotations
 
-import re
 import sys
 import unicodedata
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
+from mcp_elicit.core.client_inputs import unsendable_character
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
 from mcp_elicit.forms.fields import SAFE_INTEGER, humanize
 from mcp_elicit.forms.validate import Invalid, compile_field
@@ -50,9 +50,6 @@ __all__ = [
 #: Typed for a multi-choice: none of the options (unless an option is called that).
 NONE_TYPED: Final = "-"
 _LARGEST_FLOAT: Final = sys.float_info.max
-#: A lone surrogate: what a terminal's invalid UTF-8 byte becomes (prompt_toolkit reads
-#: with ``surrogateescape``), or a page's JSON can say; UTF-8 cannot encode it.
-_UNPAIRED: Final = re.compile("[\ud800-\udfff]")
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -233,9 +230,10 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
     if not text.strip():
         return Parsed(None)
     if isinstance(spec, String):
-        unpaired = _UNPAIRED.search(text)
+        # a terminal's invalid UTF-8 byte (read with surrogateescape), or a page's "\ud800"
+        unpaired = unsendable_character(text)
         if unpaired is not None:  # no JSON can carry it: the answer could never be sent
-            return Parsed(problem=f"has a character that is not text ({clean(unpaired[0])}); type it again")
+            return Parsed(problem=f"has a character that is not text ({clean(unpaired)}); type it again")
         return Parsed(text)
     text = text.strip()
     if isinstance(spec, Integer | Number):
