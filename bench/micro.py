@@ -12,7 +12,12 @@
   with no HTTP server and no network, next to the same through the canned floor app:
   the difference is the work the application does per round, without uvicorn;
 * one ``tools/call`` of a tool that asks nothing, the same way: the fixed cost of a call
-  in mcp-elicit, before any question.
+  in mcp-elicit, before any question;
+* the same round entered one layer further in, each time with the same request bodies:
+  at ``Server.respond`` (the HTTP transport left out: JSON-RPC decode, checks, handler,
+  encode) and at ``Server.handle`` (decode and ``check_modern`` done outside the timing:
+  the dispatch, the replay engine, the handler, the sealing). The differences between
+  the three say what each layer costs per round.
 
 ``--sdk`` times the official SDK's ``AESGCMRequestStateCodec`` seal+unseal of the same
 payloads instead (run it with the SDK's interpreter), as a reference point.
@@ -185,26 +190,84 @@ async def _asgi_post(app: Any, body: bytes) -> bytes:
     return b"".join(out)
 
 
-async def _asgi_round(app: Any, rid: int) -> None:
+_CALL_PARAMS = b'{"name":"provision","arguments":{"name":"web-1"},'
+
+
+def _first_body(rid: int) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s%s}}' % (rid, _CALL_PARAMS, _ASGI_META)
+
+
+def _retry_body(rid: int, result: dict[str, Any]) -> bytes:
+    """The retry answering the ``input_required`` ``result`` of the first call."""
     import orjson
 
-    call = b'{"name":"provision","arguments":{"name":"web-1"},'
-    first = await _asgi_post(
-        app, b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s%s}}' % (rid, call, _ASGI_META)
-    )
-    result = orjson.loads(first)["result"]
     (key,) = result["inputRequests"]
     answer = b'{"action":"accept","content":{"region":"eu-west-1"}}'
     retry = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s"inputResponses":{%s:%s},' % (
-        rid + 1,
-        call,
+        rid,
+        _CALL_PARAMS,
         orjson.dumps(key),
         answer,
     )
-    retry += b'"requestState":%s,%s}}' % (orjson.dumps(result["requestState"]), _ASGI_META)
-    final = orjson.loads(await _asgi_post(app, retry))["result"]
+    return retry + b'"requestState":%s,%s}}' % (orjson.dumps(result["requestState"]), _ASGI_META)
+
+
+def _check_final(final: dict[str, Any]) -> None:
     if final["content"][0]["text"] != "Provisioned web-1 in eu-west-1":
         raise AssertionError(f"unexpected result: {final}")
+
+
+async def _asgi_round(app: Any, rid: int) -> None:
+    import orjson
+
+    result = orjson.loads(await _asgi_post(app, _first_body(rid)))["result"]
+    _check_final(orjson.loads(await _asgi_post(app, _retry_body(rid + 1, result)))["result"])
+
+
+#: The headers a 2026-07-28 client sends with the workload's tools/call, decoded.
+_HEADERS = {
+    "host": "127.0.0.1:8000",
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "provision",
+}
+
+
+async def _no_send(message: dict[str, Any]) -> None:
+    """An ASGI ``send`` that drops what it is given (nothing streams in this workload)."""
+
+
+async def _respond_round(server: Any, rid: int) -> None:
+    """One round entered at ``Server.respond``: decode, checks, handler, encode."""
+    import orjson
+
+    from mcp_elicit.transports.http_exchange import Exchange
+    from mcp_elicit.wire import jsonrpc
+
+    results = []
+    for body in (_first_body(rid), None):
+        if body is None:
+            body = _retry_body(rid + 1, results[0])
+        message = jsonrpc.decode(body)
+        assert isinstance(message, jsonrpc.Request)
+        payload, _ = await server.respond(message, channel=Exchange(_no_send, True), headers=_HEADERS)
+        results.append(orjson.loads(payload)["result"])
+    _check_final(results[1])
+
+
+def _handle_calls(server: Any, rid: int) -> tuple[Any, Callable[[dict[str, Any]], Any]]:
+    """The first call of a round, checked, and how to check its retry (decode and
+    ``check_modern``, left out of the ``handle`` figure)."""
+    from mcp_elicit.wire import jsonrpc
+
+    def checked(body: bytes) -> Any:
+        message = jsonrpc.decode(body)
+        assert isinstance(message, jsonrpc.Request)
+        return server.core.check_modern(message, _HEADERS)
+
+    return checked(_first_body(rid)), lambda result: checked(_retry_body(rid + 1, result))
 
 
 def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
@@ -246,6 +309,39 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
             samples.append((time.process_time_ns() - start) / number / 1e3)
         return samples
 
+    async def respond_rounds() -> list[float]:
+        server = elicit_server.server
+        for rid in range(0, 2 * number, 2):  # warm up
+            await _respond_round(server, rid)
+        samples = []
+        for _ in range(repeat):
+            start = time.process_time_ns()
+            for rid in range(0, 2 * number, 2):
+                await _respond_round(server, rid)
+            samples.append((time.process_time_ns() - start) / number / 1e3)
+        return samples
+
+    async def handle_rounds() -> list[float]:
+        from mcp_elicit.transports.http_exchange import Exchange
+
+        server = elicit_server.server
+        samples = []
+        for run in range(repeat + 1):  # the first run warms up
+            spent = 0
+            for rid in range(0, 2 * number, 2):
+                first, retry_of = _handle_calls(server, rid)
+                start = time.process_time_ns()
+                result = await server.handle(first, channel=Exchange(_no_send, True), headers=_HEADERS)
+                spent += time.process_time_ns() - start
+                retry = retry_of(result)
+                start = time.process_time_ns()
+                final = await server.handle(retry, channel=Exchange(_no_send, True), headers=_HEADERS)
+                spent += time.process_time_ns() - start
+                _check_final(final)
+            if run:
+                samples.append(spent / number / 1e3)
+        return samples
+
     out: dict[str, Any] = {}
     loop = new_loop()
     try:
@@ -256,6 +352,9 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
                 "min": min(samples),
                 "max": max(samples),
             }
+        for label, measure in ((ASGI_RESPOND, respond_rounds), (ASGI_HANDLE, handle_rounds)):
+            samples = loop.run_until_complete(measure())
+            out[label] = {"median": statistics.median(samples), "min": min(samples), "max": max(samples)}
         plain = _plain_app()
         answer = json.loads(loop.run_until_complete(_asgi_post(plain, call)))
         if answer["result"]["content"][0]["text"] != "Provisioned web-1":
@@ -289,6 +388,10 @@ def _plain_app() -> Any:
 
 #: The label of the in-process round figures; ", mcp-elicit" or ", floor" follows.
 ASGI_ROUND = "one round through the ASGI app in process (call + retry)"  # = report.ASGI_ROUND
+#: The same round entered at ``Server.respond``: no HTTP transport.
+ASGI_RESPOND = "one round entered at Server.respond (no HTTP transport)"
+#: The same round entered at ``Server.handle``: decode and checks done outside the timing.
+ASGI_HANDLE = "one round entered at Server.handle (decode and checks left out)"
 #: The label of the in-process figures of one tools/call that asks nothing.
 ASGI_CALL = "one tools/call that asks nothing, through the ASGI app in process"  # = report.ASGI_CALL
 

@@ -104,6 +104,9 @@ def test_the_calibration_curve_is_measured_and_reported(smoke: tuple[dict, str])
     assert cal["flat_cpu_us_per_round"] > 0 and "The flat reference" in page
     for app in ("mcp-elicit", "floor"):
         assert result["micro"][f"{ASGI_CALL}, {app}"]["median"] > 0
+    for layer in ("entered at Server.respond", "entered at Server.handle"):
+        (label,) = [k for k in result["micro"] if layer in k]
+        assert result["micro"][label]["median"] > 0 and f"| {label} |" in page
     assert cal["plain_call_work_us"] > 0 and "A `tools/call` of a tool that asks nothing does" in page
 
 
