@@ -10,7 +10,7 @@
     │   ├── MethodNotFound            -32601  unknown or removed method (HTTP 404 on 2026-07-28)
     │   ├── InvalidParams             -32602  params of the wrong shape or type
     │   │   ├── InvalidRequestMeta    -32602  required ``_meta`` field missing (HTTP 400)
-    │   │   ├── ResourceNotFound      -32602  ``data.uri`` names the resource
+    │   │   ├── ResourceNotFound      -32602  ``data.uri`` names the resource (-32002 before 2026-07-28)
     │   │   └── InvalidRequestState   -32602  sealed state failed to open; the reason is never sent
     │   ├── InternalError             -32603  we broke, not the peer
     │   ├── HeaderMismatch            -32020  HTTP headers disagree with the body (HTTP 400)
@@ -177,11 +177,27 @@ class InvalidRequestMeta(InvalidParams):
 
 
 class ResourceNotFound(InvalidParams):
-    """``resources/read`` named a URI that no resource or template serves."""
+    """``resources/read`` named a URI that no resource or template serves.
 
-    def __init__(self, uri: str) -> None:
+    -32602 from 2026-07-28 on; the handshake revisions (2025-11-25 and earlier) name
+    -32002 for it, which ``for_handshake()`` sends."""
+
+    HANDSHAKE_CODE: ClassVar[int] = -32002
+
+    def __init__(self, uri: str, *, handshake: bool = False) -> None:
         super().__init__(f"Resource not found: {uri}", {"uri": uri})
         self.uri = uri
+        self.handshake = handshake
+
+    def for_handshake(self) -> ResourceNotFound:
+        """The same error as a 2025-11-25 (or earlier) session answers it: code -32002."""
+        return ResourceNotFound(self.uri, handshake=True)
+
+    def to_error(self) -> dict[str, Any]:
+        error = super().to_error()
+        if self.handshake:
+            error["code"] = self.HANDSHAKE_CODE
+        return error
 
 
 class InvalidRequestState(InvalidParams):

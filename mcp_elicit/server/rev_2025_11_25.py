@@ -16,6 +16,7 @@ Rules:
   none), remembered by the session so ``notifications/elicitation/complete`` reaches only
   the sessions that sent it, and only those of the principal it is completed for (an id
   a handler chose may be in use by several users). ``ctx.require_url`` answers -32042 here.
+* A URI nothing serves is -32002 (what these revisions name for it), not 2026-07-28's -32602.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from mcp_elicit.errors import (
     InvalidRequest,
     ProtocolError,
     ReplayMismatchError,
+    ResourceNotFound,
     ToolError,
     TransportError,
     URLElicitationRequired,
@@ -184,6 +186,8 @@ async def respond_in_session(
                 "(the server is shutting down, or the session was deleted)"
             ),
         )
+    except ResourceNotFound as exc:  # these revisions name -32002 for it
+        return jsonrpc.encode_error(message.id, exc.for_handshake())
     except ProtocolError as exc:
         return jsonrpc.encode_error(message.id, exc)
     except (ReplayMismatchError, ToolError, TransportError) as exc:

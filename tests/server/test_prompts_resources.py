@@ -1,0 +1,64 @@
+"""Prompts, resources, resource templates, completion and list pages on both revisions,
+driven in memory; every message is checked against the schema of its revision."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.sealing import KeyRing
+
+from support.memory import MemoryClient, SessionClient
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+
+def build() -> Server:
+    app = Server("catalog", state_keys=KeyRing([bytes(range(3, 35))]), page_size=1)
+
+    @app.prompt()
+    async def guided(ctx: Context, who: str) -> str:
+        answer = await ctx.elicit("Topic?", Form(topic=String()))
+        return f"{who}: {answer.content['topic'] if answer.content else answer.action}"
+
+    @app.resource("test://notes/{note_id}")
+    async def note(ctx: Context, note_id: str) -> str:
+        answer = await ctx.elicit("Format?", Form(fmt=String()))
+        return f"note {note_id} as {answer.content['fmt'] if answer.content else answer.action}"
+
+    @app.resource("test://fixed")
+    def fixed() -> str:
+        return "fixed"
+
+    return app
+
+
+async def session(wire_2025: WireChecker, app: Server | None = None) -> SessionClient:
+    client = SessionClient(app or build(), checker=wire_2025)
+    await client.open()
+    return client
+
+
+# --- resources/read of a URI nothing serves ----------------------------------------------
+
+
+async def test_unknown_resource_is_32602_at_2026(wire: WireChecker) -> None:
+    client = MemoryClient(build(), checker=wire)
+    missing = await client.request("resources/read", {"uri": "test://nothing"})
+    assert missing["error"] == {
+        "code": -32602,
+        "message": "Resource not found: test://nothing",
+        "data": {"uri": "test://nothing"},
+    }
+
+
+async def test_unknown_resource_is_32002_at_2025(wire_2025: WireChecker) -> None:
+    client = await session(wire_2025)
+    for uri in ("test://nothing", "test://notes/a/b"):  # a template that does not match is not found
+        missing = await client.request("resources/read", {"uri": uri})
+        assert missing["error"] == {
+            "code": -32002,
+            "message": f"Resource not found: {uri}",
+            "data": {"uri": uri},
+        }
