@@ -184,14 +184,16 @@ class ResourceNotFound(InvalidParams):
 
     HANDSHAKE_CODE: ClassVar[int] = -32002
 
-    def __init__(self, uri: str, *, handshake: bool = False) -> None:
-        super().__init__(f"Resource not found: {uri}", {"uri": uri})
+    def __init__(self, uri: str, reason: str | None = None, *, handshake: bool = False) -> None:
+        message = f"Resource not found: {uri}" + (f" ({reason})" if reason else "")
+        super().__init__(message, {"uri": uri})
         self.uri = uri
+        self.reason = reason
         self.handshake = handshake
 
     def for_handshake(self) -> ResourceNotFound:
         """The same error as a 2025-11-25 (or earlier) session answers it: code -32002."""
-        return ResourceNotFound(self.uri, handshake=True)
+        return ResourceNotFound(self.uri, self.reason, handshake=True)
 
     def to_error(self) -> dict[str, Any]:
         error = super().to_error()

@@ -2,9 +2,11 @@
 
 Rules: a URI with ``{name}`` placeholders is a template (RFC 6570 simple ``{var}``, which
 matches one path segment, and reserved ``{+var}``, which matches anything); the function's
-parameters are the placeholders. A handler returns ``str`` (text), ``Blob`` (binary), a
-contents model, or a list of those. Reading a URI nothing serves is -32602 with
-``data.uri``, never an empty result. Handlers may take a ``Context`` and elicit.
+parameters are the placeholders, and a template does not serve a URI whose variables do
+not fit their types. A handler returns ``str`` (text), ``Blob`` (binary), a contents
+model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` with
+``data.uri`` (-32602; -32002 on 2025-11-25), never an empty result. Handlers may take a
+``Context`` and elicit.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from mcp_types import BlobResourceContents, TextResourceContents
 from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
-from mcp_elicit.server.signature import Signature
+from mcp_elicit.server.signature import ArgumentsError, Signature
 
 __all__ = ["ResourceDef", "find_resource", "is_template"]
 
@@ -36,16 +38,24 @@ def is_template(uri: str) -> bool:
 def find_resource(
     resources: Mapping[str, ResourceDef], templates: list[ResourceDef], uri: str
 ) -> tuple[ResourceDef, Mapping[str, str]]:
-    """What serves ``uri`` (a resource, else the first template that matches) and the
-    template's variables; -32602 with ``data.uri`` when nothing does."""
+    """What serves ``uri`` (a resource, else the first template that matches and whose
+    function takes the variables) and the template's variables; ``ResourceNotFound`` when
+    nothing does, saying why the template it matched does not serve it."""
     found = resources.get(uri)
     if found is not None:
         return found, {}
+    reason: str | None = None
     for template in templates:
         variables = template.match(uri)
-        if variables is not None:
-            return template, variables
-    raise ResourceNotFound(uri)
+        if variables is None:
+            continue
+        try:
+            template.signature.bind(variables)
+        except ArgumentsError as exc:
+            reason = reason or f"the template {template.uri} does not take it: {exc}"
+            continue
+        return template, variables
+    raise ResourceNotFound(uri, reason)
 
 
 def _compile(template: str) -> re.Pattern[str]:

@@ -62,3 +62,51 @@ async def test_unknown_resource_is_32002_at_2025(wire_2025: WireChecker) -> None
             "message": f"Resource not found: {uri}",
             "data": {"uri": uri},
         }
+
+
+# --- resource templates whose variables do not fit ----------------------------------------
+
+
+def typed_templates(*, fallback: bool = False) -> Server:
+    app = Server("typed")
+
+    @app.resource("test://pages/{number}")
+    def page(number: int) -> str:
+        return f"page {number}"
+
+    if fallback:
+
+        @app.resource("test://pages/{title}")
+        def titled(title: str) -> str:
+            return f"titled {title}"
+
+    return app
+
+
+async def test_a_template_variable_that_does_not_fit_is_not_found(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    modern = MemoryClient(typed_templates(), checker=wire)
+    assert (await modern.result("resources/read", {"uri": "test://pages/7"}))["contents"][0][
+        "text"
+    ] == "page 7"
+    bad = await modern.request("resources/read", {"uri": "test://pages/seven"})
+    assert bad["error"]["code"] == -32602
+    assert bad["error"]["data"] == {"uri": "test://pages/seven"}
+    assert bad["error"]["message"].startswith(
+        "Resource not found: test://pages/seven (the template test://pages/{number} does not take it: "
+    )
+    assert "number: Input should be a valid integer" in bad["error"]["message"]
+    legacy = await session(wire_2025, typed_templates())
+    bad = await legacy.request("resources/read", {"uri": "test://pages/seven"})
+    assert bad["error"]["code"] == -32002
+    assert "number: Input should be a valid integer" in bad["error"]["message"]
+
+
+async def test_a_later_template_serves_what_an_earlier_one_does_not_take(wire: WireChecker) -> None:
+    client = MemoryClient(typed_templates(fallback=True), checker=wire)
+    assert (await client.result("resources/read", {"uri": "test://pages/7"}))["contents"][0][
+        "text"
+    ] == "page 7"
+    got = await client.result("resources/read", {"uri": "test://pages/seven"})
+    assert got["contents"][0]["text"] == "titled seven"
