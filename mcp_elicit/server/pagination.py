@@ -1,20 +1,34 @@
 """Pagination of list results (``tools/list``, ``prompts/list``...).
 
 Rules: items come in registration order, ``page_size`` at a time; ``nextCursor`` is opaque
-to the client (an encoded offset); a cursor the server did not issue, or one past the end
-of a list that shrank, is -32602 saying what to do.
+to the client (an encoded offset, naming the list it belongs to). Only a cursor the server
+could have given for this list is taken, spelled exactly as given: anything else (another
+list's, a negative or reshaped offset, extra characters) is -32602 saying to pass
+``nextCursor`` back as received, and one at or past the end of a list that shrank is
+-32602 saying to start again.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from mcp_elicit.errors import InvalidParams
 
 __all__ = ["paginate"]
+
+#: The list method each result key answers, for messages.
+_METHODS = {
+    "tools": "tools/list",
+    "prompts": "prompts/list",
+    "resources": "resources/list",
+    "resourceTemplates": "resources/templates/list",
+}
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*={0,2}")
+_OFFSET = re.compile(r"[1-9][0-9]{0,9}")
 
 
 def paginate(
@@ -24,25 +38,34 @@ def paginate(
     cursor = params.get("cursor")
     start = 0
     if cursor is not None:
-        start = _decode_cursor(cursor)
-        if start > len(items):
-            raise InvalidParams("Invalid params: the cursor is out of range (the list may have changed)")
+        start = _decode_cursor(cursor, key)
+        if start >= len(items):
+            raise InvalidParams(
+                f"Invalid params: the cursor is past the end of {_METHODS.get(key, key)} (the list changed "
+                "since it was given); list again without a cursor"
+            )
     end = start + page_size
     result: dict[str, Any] = {key: items[start:end]}
     if end < len(items):
-        result["nextCursor"] = base64.urlsafe_b64encode(f"o{end}".encode()).decode("ascii")
+        result["nextCursor"] = _encode_cursor(key, end)
     return result
 
 
-def _decode_cursor(cursor: object) -> int:
-    try:
-        if not isinstance(cursor, str):
-            raise ValueError
-        text = base64.urlsafe_b64decode(cursor.encode("ascii")).decode("ascii")
-        if not text.startswith("o"):
-            raise ValueError
-        return int(text[1:])
-    except (ValueError, binascii.Error, UnicodeError):
-        raise InvalidParams(
-            "Invalid params: unknown cursor; pass back a nextCursor exactly as received"
-        ) from None
+def _encode_cursor(key: str, offset: int) -> str:
+    return base64.urlsafe_b64encode(f"{key}:{offset}".encode()).decode("ascii")
+
+
+def _decode_cursor(cursor: object, key: str) -> int:
+    """The offset in ``cursor``, when it is exactly as this server gives them for ``key``."""
+    if isinstance(cursor, str) and _BASE64URL.fullmatch(cursor):
+        try:
+            text = base64.urlsafe_b64decode(cursor).decode("ascii")
+        except (ValueError, binascii.Error, UnicodeError):
+            text = ""
+        name, _, offset = text.partition(":")
+        if name == key and _OFFSET.fullmatch(offset) and _encode_cursor(key, int(offset)) == cursor:
+            return int(offset)
+    raise InvalidParams(
+        f"Invalid params: the cursor is not one {_METHODS.get(key, key)} gave; pass back a nextCursor "
+        "exactly as received, or list again without a cursor"
+    )

@@ -3,6 +3,10 @@ driven in memory; every message is checked against the schema of its revision.""
 
 from __future__ import annotations
 
+import base64
+import re
+from collections.abc import Callable
+
 import pytest
 
 from mcp_elicit import Context, Form, Server, String
@@ -110,3 +114,65 @@ async def test_a_later_template_serves_what_an_earlier_one_does_not_take(wire: W
     ] == "page 7"
     got = await client.result("resources/read", {"uri": "test://pages/seven"})
     assert got["contents"][0]["text"] == "titled seven"
+
+
+# --- list pages: only a cursor the server gave for this list is taken --------------------
+
+
+def many() -> Server:
+    app = Server("many", page_size=2)
+    for n in range(5):
+        app.prompt(name=f"p{n}")(lambda: "hi")
+        app.resource(f"test://r{n}")(lambda: "hi")
+    return app
+
+
+def forged(cursor: str, offset: str) -> str:
+    """``cursor`` (one the server gave) with its offset replaced by ``offset``."""
+    text = base64.urlsafe_b64decode(cursor).decode()
+    return base64.urlsafe_b64encode(re.sub(r"\d+", offset, text).encode()).decode("ascii")
+
+
+async def test_list_pages_follow_the_cursors_given(wire: WireChecker, wire_2025: WireChecker) -> None:
+    for client in (MemoryClient(many(), checker=wire), await session(wire_2025, many())):
+        names, params = [], {}
+        for _ in range(4):
+            page = await client.result("prompts/list", params)
+            names += [p["name"] for p in page["prompts"]]
+            if "nextCursor" not in page:
+                break
+            params = {"cursor": page["nextCursor"]}
+        assert names == ["p0", "p1", "p2", "p3", "p4"]
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        pytest.param(lambda c: forged(c, "-2"), id="negative offset"),
+        pytest.param(lambda c: forged(c, " 2"), id="offset with a space"),
+        pytest.param(lambda c: forged(c, "+2"), id="offset with a sign"),
+        pytest.param(lambda c: forged(c, "02"), id="offset with a leading zero"),
+        pytest.param(lambda c: forged(c, "0"), id="offset zero (never given)"),
+        pytest.param(lambda c: forged(c, "5"), id="at the end of the list"),
+        pytest.param(lambda c: forged(c, "99"), id="past the end of the list"),
+        pytest.param(lambda c: "!" + c, id="noise before a real cursor"),
+        pytest.param(lambda c: c.rstrip("=") + "==", id="padding changed"),
+    ],
+)
+async def test_a_forged_or_stale_cursor_is_invalid_params(
+    wire: WireChecker, wire_2025: WireChecker, forge: Callable[[str], str]
+) -> None:
+    for client in (MemoryClient(many(), checker=wire), await session(wire_2025, many())):
+        given = (await client.result("prompts/list"))["nextCursor"]
+        response = await client.request("prompts/list", {"cursor": forge(given)})
+        assert response["error"]["code"] == -32602, response
+        assert "cursor" in response["error"]["message"]
+        assert "prompts/list" in response["error"]["message"]
+
+
+async def test_a_cursor_of_another_list_is_invalid_params(wire: WireChecker) -> None:
+    client = MemoryClient(many(), checker=wire)
+    resources = await client.result("resources/list")
+    response = await client.request("prompts/list", {"cursor": resources["nextCursor"]})
+    assert response["error"]["code"] == -32602
+    assert "not one prompts/list gave" in response["error"]["message"]
