@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.tasks import TASKS_EXTENSION
-from mcp_elicit.server.completion import Completer
+from mcp_elicit.server.completion import Completer, check_reference
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import ResourceDef, is_template
 from mcp_elicit.server.tools import ToolDef
@@ -30,7 +30,9 @@ class Catalog:
         self._prompts: dict[str, PromptDef] = {}
         self._resources: dict[str, ResourceDef] = {}
         self._templates: list[ResourceDef] = []
-        self._completer: Completer | None = None
+        self._suggest: Completer | None = None
+        #: What answers ``completion/complete``: checks the reference, then asks ``_suggest``.
+        self._completer: Completer | None = self._complete
 
     def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:
         """Something was registered or removed (the server overrides this)."""
@@ -158,11 +160,27 @@ class Catalog:
         """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``."""
 
         def register(fn: F) -> F:
-            self._completer = fn
+            self._suggest = fn
             self._changed("completions")
             return fn
 
         return register
+
+    def _complete(
+        self, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Mapping[str, Any] | None
+    ) -> Any:
+        """Suggestions for an argument of a prompt or template offered here (-32602 for
+        anything else); none without a registered function."""
+        check_reference(
+            ref,
+            argument,
+            prompts={name: p.signature.names for name, p in self._prompts.items()},
+            resources={
+                **{uri: () for uri in self._resources},
+                **{t.uri: tuple(t.pattern.groupindex) if t.pattern else () for t in self._templates},
+            },
+        )
+        return [] if self._suggest is None else self._suggest(ref, argument, context)
 
     def capabilities(self) -> dict[str, Any]:
         """What this server offers, as ``server/discover`` and ``initialize`` declare it."""
@@ -173,7 +191,7 @@ class Catalog:
             caps["prompts"] = {"listChanged": True}
         if self._resources or self._templates:
             caps["resources"] = {"listChanged": True, "subscribe": True}
-        if self._completer is not None or self._prompts or self._templates:
+        if self._suggest is not None or self._prompts or self._templates:
             caps["completions"] = {}
         if any(t.task for t in self._tools.values()):
             caps["extensions"] = {TASKS_EXTENSION: {}}

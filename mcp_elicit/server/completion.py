@@ -1,20 +1,22 @@
 """``completion/complete``: argument suggestions from the function registered with
 ``@app.completion()``.
 
-Rules: ``ref`` names a prompt or a resource (template); ``argument`` has a ``name`` and the
-``value`` typed so far; anything else is -32602. The function gets ``(ref, argument,
-context)`` and may be async; at most 100 values are returned, as strings, never more
-(``hasMore`` is false). Without a function, the answer is an empty list.
+Rules: ``ref`` names a prompt (``name``) or a resource template (``uri``) the server
+offers, and ``argument`` has the ``name`` of one of its arguments (variables) and the
+``value`` typed so far; anything else is -32602 saying what is offered. The function gets
+``(ref, argument, context)`` and may be async; at most 100 values are returned, as
+strings, never more (``hasMore`` is false). Without a function, the answer is an empty
+list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.errors import InvalidParams
 
-__all__ = ["Completer", "complete"]
+__all__ = ["Completer", "check_reference", "complete"]
 
 Completer = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | None], Any]
 _MAX_VALUES = 100
@@ -26,6 +28,11 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
     if not isinstance(ref, dict) or ref.get("type") not in ("ref/prompt", "ref/resource"):
         raise InvalidParams(
             'Invalid params: completion/complete "ref" must be a prompt or resource reference'
+        )
+    field = "name" if ref["type"] == "ref/prompt" else "uri"
+    if not isinstance(ref.get(field), str):
+        raise InvalidParams(
+            f'Invalid params: completion/complete "ref" of type {ref["type"]} needs "{field}" (a string)'
         )
     if (
         not isinstance(argument, dict)
@@ -43,3 +50,31 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
             out = await out
         values = [str(v) for v in (out or [])][:_MAX_VALUES]
     return {"completion": {"values": values, "hasMore": False}}
+
+
+def check_reference(
+    ref: Mapping[str, Any],
+    argument: Mapping[str, Any],
+    *,
+    prompts: Mapping[str, Sequence[str]],
+    resources: Mapping[str, Sequence[str]],
+) -> None:
+    """-32602 unless ``ref`` names one of ``prompts`` (name to argument names) or of
+    ``resources`` (URI or URI template to variable names) and ``argument`` one of its
+    arguments. ``ref`` and ``argument`` have the shapes ``complete`` checked."""
+    if ref["type"] == "ref/prompt":
+        what, name, offered, parts, listing = "prompt", ref["name"], prompts, "argument", "prompts/list"
+    else:
+        name, offered, parts, listing = ref["uri"], resources, "variable", "resources/templates/list"
+        what = "resource template" if "{" in name else "resource"
+    names = offered.get(name)
+    if names is None:
+        raise InvalidParams(
+            f'Invalid params: completion/complete names the {what} "{name}", which this server does not '
+            f"offer (see {listing})"
+        )
+    if argument["name"] not in names:
+        having = f"its {parts}s: {', '.join(names)}" if names else "it has none"
+        raise InvalidParams(
+            f'Invalid params: the {what} "{name}" has no {parts} "{argument["name"]}" ({having})'
+        )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -176,3 +177,98 @@ async def test_a_cursor_of_another_list_is_invalid_params(wire: WireChecker) -> 
     response = await client.request("prompts/list", {"cursor": resources["nextCursor"]})
     assert response["error"]["code"] == -32602
     assert "not one prompts/list gave" in response["error"]["message"]
+
+
+# --- completion/complete: the reference must name something offered ----------------------
+
+
+def completing(*, with_function: bool) -> Server:
+    app = build()
+    if with_function:
+
+        @app.completion()
+        def suggest(ref: dict[str, Any], argument: dict[str, Any], context: Any) -> list[str]:
+            return [f"{ref.get('name', ref.get('uri'))}/{argument['name']}={argument['value']}"]
+
+    return app
+
+
+@pytest.mark.parametrize("with_function", [True, False], ids=["completer", "no completer"])
+@pytest.mark.parametrize(
+    ("ref", "argument", "fragment"),
+    [
+        (
+            {"type": "ref/prompt", "name": "nope"},
+            "who",
+            'the prompt "nope", which this server does not offer',
+        ),
+        (
+            {"type": "ref/prompt", "name": "guided"},
+            "nope",
+            'the prompt "guided" has no argument "nope" (its arguments: who)',
+        ),
+        (
+            {"type": "ref/resource", "uri": "test://else/{x}"},
+            "x",
+            'the resource template "test://else/{x}", which this server does not offer',
+        ),
+        (
+            {"type": "ref/resource", "uri": "test://notes/{note_id}"},
+            "nope",
+            'the resource template "test://notes/{note_id}" has no variable "nope" (its variables: note_id)',
+        ),
+        (
+            {"type": "ref/resource", "uri": "test://fixed"},
+            "any",
+            'the resource "test://fixed" has no variable "any" (it has none)',
+        ),
+    ],
+)
+async def test_completion_of_something_not_offered_is_invalid_params(
+    wire: WireChecker,
+    wire_2025: WireChecker,
+    with_function: bool,
+    ref: dict[str, Any],
+    argument: str,
+    fragment: str,
+) -> None:
+    app = completing(with_function=with_function)
+    for client in (MemoryClient(app, checker=wire), await session(wire_2025, app)):
+        params = {"ref": ref, "argument": {"name": argument, "value": "a"}}
+        response = await client.request("completion/complete", params)
+        assert response["error"]["code"] == -32602, response
+        assert fragment in response["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        {"type": "ref/prompt"},
+        {"type": "ref/prompt", "name": 5},
+        {"type": "ref/resource"},
+        {"type": "ref/resource", "name": "x"},
+    ],
+)
+async def test_a_reference_without_its_name_or_uri_is_invalid_params(
+    wire: WireChecker, ref: dict[str, Any]
+) -> None:
+    client = MemoryClient(completing(with_function=True), checker=wire)
+    params = {"ref": ref, "argument": {"name": "who", "value": "a"}}
+    response = await client.request("completion/complete", params, malformed=True)
+    assert response["error"]["code"] == -32602, response
+    assert '"ref"' in response["error"]["message"]
+
+
+async def test_completion_of_what_is_offered(wire: WireChecker, wire_2025: WireChecker) -> None:
+    app = completing(with_function=True)
+    for client in (MemoryClient(app, checker=wire), await session(wire_2025, app)):
+        prompt = {"ref": {"type": "ref/prompt", "name": "guided"}, "argument": {"name": "who", "value": "a"}}
+        assert (await client.result("completion/complete", prompt))["completion"]["values"] == [
+            "guided/who=a"
+        ]
+        template = {
+            "ref": {"type": "ref/resource", "uri": "test://notes/{note_id}"},
+            "argument": {"name": "note_id", "value": "4"},
+        }
+        values = (await client.result("completion/complete", template))["completion"]["values"]
+        assert values == ["test://notes/{note_id}/note_id=4"]
