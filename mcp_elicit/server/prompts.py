@@ -4,7 +4,8 @@ Rules: arguments are the function's parameters (all passed as strings on the wir
 required when they have no default); a missing or invalid argument is -32602. The function
 returns a ``str`` (one user message), a list of messages (``PromptMessage``, dicts, or
 ``(role, content)`` pairs whose content is a str or content block), or a
-``GetPromptResult``. It may take a ``Context`` and elicit, like a tool.
+``GetPromptResult`` (whose ``resultType`` the revision sets, not the model). It may take a
+``Context`` and elicit, like a tool.
 """
 
 from __future__ import annotations
@@ -80,7 +81,10 @@ class PromptDef:
 
 def prompt_result(value: object, description: str | None) -> dict[str, Any]:
     if isinstance(value, GetPromptResult):
-        return dump(value)
+        # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
+        whole = dump(value)
+        whole.pop("resultType", None)
+        return whole
     items = [value] if isinstance(value, (str, PromptMessage, Mapping, tuple)) else list(value)  # type: ignore[call-overload]
     messages: list[dict[str, Any]] = []
     for item in items:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from mcp_types import GetPromptResult, PromptMessage, TextContent
 
 from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.sealing import KeyRing
@@ -272,3 +273,27 @@ async def test_completion_of_what_is_offered(wire: WireChecker, wire_2025: WireC
         }
         values = (await client.result("completion/complete", template))["completion"]["values"]
         assert values == ["test://notes/{note_id}/note_id=4"]
+
+
+# --- what a prompt returns, on the wire of each revision ---------------------------------
+
+
+def returning_models() -> Server:
+    app = Server("models")
+
+    @app.prompt()
+    def whole() -> GetPromptResult:
+        message = PromptMessage(role="user", content=TextContent(type="text", text="hi"))
+        return GetPromptResult(messages=[message], description="made whole")
+
+    return app
+
+
+async def test_a_prompt_result_model_fits_each_revision(wire: WireChecker, wire_2025: WireChecker) -> None:
+    modern = await MemoryClient(returning_models(), checker=wire).result("prompts/get", {"name": "whole"})
+    assert modern["resultType"] == "complete"
+    legacy = await (await session(wire_2025, returning_models())).result("prompts/get", {"name": "whole"})
+    assert legacy == {
+        "description": "made whole",
+        "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+    }
