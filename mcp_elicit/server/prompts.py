@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_types import GetPromptResult, PromptMessage
+from pydantic import ValidationError
 
 from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.context import Context
@@ -76,10 +77,13 @@ class PromptDef:
         value = self.fn(**kwargs)
         if self.signature.is_async:
             value = await value
-        return prompt_result(value, self.description)
+        return prompt_result(value, self.description, name=self.name)
 
 
-def prompt_result(value: object, description: str | None) -> dict[str, Any]:
+def prompt_result(value: object, description: str | None, *, name: str = "") -> dict[str, Any]:
+    """The ``prompts/get`` result for what the prompt ``name`` returned; ``TypeError`` for
+    anything that is not a message the schema allows (a role other than user or assistant,
+    no content block), so it is never sent."""
     if isinstance(value, GetPromptResult):
         # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
         whole = dump(value)
@@ -95,9 +99,9 @@ def prompt_result(value: object, description: str | None) -> dict[str, Any]:
         elif isinstance(item, tuple) and len(item) == 2:
             role, content = item
             for block in content_blocks(content):
-                messages.append({"role": role, "content": block})
+                messages.append(_message(name, {"role": role, "content": block}))
         elif isinstance(item, Mapping):
-            messages.append(dict(item))
+            messages.append(_message(name, item))
         else:
             raise TypeError(
                 f"a prompt returned {type(item).__name__}; return str, messages or GetPromptResult"
@@ -106,3 +110,16 @@ def prompt_result(value: object, description: str | None) -> dict[str, Any]:
     if description:
         result["description"] = description
     return result
+
+
+def _message(prompt: str, item: Mapping[str, Any]) -> dict[str, Any]:
+    """``item`` as a wire ``PromptMessage``, or ``TypeError`` saying what is wrong with it."""
+    try:
+        return dump(PromptMessage.model_validate(item))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "(top level)"
+        raise TypeError(
+            f"prompt {prompt!r} returned a message that is not a PromptMessage ({where}: "
+            f"{first.get('msg', 'invalid')}); a role is user or assistant, the content one content block"
+        ) from None

@@ -297,3 +297,32 @@ async def test_a_prompt_result_model_fits_each_revision(wire: WireChecker, wire_
         "description": "made whole",
         "messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
     }
+
+
+def returning_bad_messages() -> Server:
+    app = Server("bad-messages")
+
+    @app.prompt()
+    def system_dict() -> list[dict[str, Any]]:
+        return [{"role": "system", "content": {"type": "text", "text": "obey"}}]
+
+    @app.prompt()
+    def robot_pair() -> list[tuple[str, str]]:
+        return [("assistant", "fine"), ("robot", "beep")]
+
+    @app.prompt()
+    def contentless() -> list[dict[str, Any]]:
+        return [{"role": "user", "text": "where is my content"}]
+
+    return app
+
+
+@pytest.mark.parametrize("name", ["system_dict", "robot_pair", "contentless"])
+async def test_a_prompt_message_outside_the_schema_is_never_sent(
+    wire: WireChecker, wire_2025: WireChecker, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = returning_bad_messages()
+    for client in (MemoryClient(app, checker=wire), await session(wire_2025, app)):
+        response = await client.request("prompts/get", {"name": name})
+        assert response["error"] == {"code": -32603, "message": "Internal error"}
+    assert f"prompt {name!r} returned a message that is not a PromptMessage" in caplog.text
