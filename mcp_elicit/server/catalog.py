@@ -146,6 +146,8 @@ class Catalog:
                 uri, fn, name=name, title=title, description=description, mime_type=mime_type
             )
             if is_template(uri):
+                if any(t.uri == uri for t in self._templates):
+                    raise ValueError(f"a resource template at {uri!r} is already registered")
                 self._templates.append(res)
             else:
                 if uri in self._resources:

@@ -326,3 +326,13 @@ async def test_a_prompt_message_outside_the_schema_is_never_sent(
         response = await client.request("prompts/get", {"name": name})
         assert response["error"] == {"code": -32603, "message": "Internal error"}
     assert f"prompt {name!r} returned a message that is not a PromptMessage" in caplog.text
+
+
+def test_a_resource_template_is_registered_once() -> None:
+    app = Server("twice")
+    app.resource("test://items/{item_id}")(lambda item_id: item_id)
+    with pytest.raises(
+        ValueError, match=r"a resource template at 'test://items/\{item_id\}' is already registered"
+    ):
+        app.resource("test://items/{item_id}")(lambda item_id: item_id.upper())
+    assert app.names("resources") == ["test://items/{item_id}"]
