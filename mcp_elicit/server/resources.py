@@ -1,7 +1,8 @@
 """Resources and resource templates: a function serves the contents at a URI.
 
 Rules: a URI with ``{name}`` placeholders is a template (RFC 6570 simple ``{var}``, which
-matches one path segment, and reserved ``{+var}``, which matches anything); the function's
+matches one path segment and is %-decoded, as its expansion %-encoded it, and reserved
+``{+var}``, which matches anything and is passed as written); the function's
 parameters are the placeholders, and a template does not serve a URI whose variables do
 not fit their types. A handler returns ``str`` (text), ``Blob`` (binary), a contents
 model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` with
@@ -14,6 +15,7 @@ from __future__ import annotations
 import base64
 import inspect
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +60,20 @@ def find_resource(
     raise ResourceNotFound(uri, reason)
 
 
+def _unescape(value: str) -> str | None:
+    """A simple variable's value as RFC 6570 expanded it (every character outside the
+    unreserved set %-encoded, as UTF-8), or None when no value expands to it."""
+    if _BAD_ESCAPE.search(value):
+        return None
+    try:
+        return urllib.parse.unquote(value, errors="strict")
+    except UnicodeDecodeError:
+        return None
+
+
+_BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def _compile(template: str) -> re.Pattern[str]:
     pattern, last = "", 0
     for m in _VAR.finditer(template):
@@ -78,6 +94,8 @@ class ResourceDef:
     mime_type: str | None = None
     pattern: re.Pattern[str] | None = None
     wire: dict[str, Any] = field(default_factory=dict)
+    #: The simple ``{var}`` placeholders, whose values come %-encoded.
+    encoded: frozenset[str] = frozenset()
 
     @classmethod
     def build(
@@ -106,6 +124,7 @@ class ResourceDef:
             description if description is not None else (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
         )
         res = cls(uri, fn, sig, name or fn.__name__, title, doc, mime_type, pattern)
+        res.encoded = frozenset(m.group(2) for m in _VAR.finditer(uri) if not m.group(1))
         wire: dict[str, Any] = {("uriTemplate" if pattern else "uri"): uri, "name": res.name}
         if title:
             wire["title"] = title
@@ -120,7 +139,15 @@ class ResourceDef:
         if self.pattern is None:
             return {} if uri == self.uri else None
         m = self.pattern.match(uri)
-        return m.groupdict() if m else None
+        if m is None:
+            return None
+        variables = m.groupdict()
+        for name in self.encoded:
+            value = _unescape(variables[name])
+            if value is None:
+                return None
+            variables[name] = value
+        return variables
 
     async def read(self, ctx: Context, uri: str, variables: Mapping[str, str]) -> dict[str, Any]:
         kwargs = self.signature.bind(variables)

@@ -336,3 +336,43 @@ def test_a_resource_template_is_registered_once() -> None:
     ):
         app.resource("test://items/{item_id}")(lambda item_id: item_id.upper())
     assert app.names("resources") == ["test://items/{item_id}"]
+
+
+def cities() -> Server:
+    app = Server("cities")
+
+    @app.resource("test://cities/{name}")
+    def city(name: str) -> str:
+        return f"city {name}"
+
+    @app.resource("test://files/{+path}")
+    def file(path: str) -> str:
+        return f"file {path}"
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("uri", "text"),
+    [
+        ("test://cities/S%C3%A3o%20Paulo", "city São Paulo"),  # RFC 6570 expands {name} so
+        ("test://cities/a%2Fb", "city a/b"),
+        ("test://cities/plain", "city plain"),
+        ("test://files/docs/a%20b.txt", "file docs/a%20b.txt"),  # {+path} is kept as written
+    ],
+)
+async def test_a_template_variable_is_read_as_rfc_6570_expanded_it(
+    wire: WireChecker, wire_2025: WireChecker, uri: str, text: str
+) -> None:
+    for client in (MemoryClient(cities(), checker=wire), await session(wire_2025, cities())):
+        got = await client.result("resources/read", {"uri": uri})
+        assert got["contents"] == [{"uri": uri, "mimeType": "text/plain", "text": text}]
+
+
+@pytest.mark.parametrize("uri", ["test://cities/100%", "test://cities/%zz", "test://cities/%FF"])
+async def test_a_template_variable_that_is_no_expansion_is_not_found(wire: WireChecker, uri: str) -> None:
+    response = await MemoryClient(cities(), checker=wire).request(
+        "resources/read", {"uri": uri}, malformed=True
+    )
+    assert response["error"]["code"] == -32602
+    assert response["error"]["data"] == {"uri": uri}
