@@ -4,9 +4,9 @@
 Rules: ``ref`` names a prompt (``name``) or a resource template (``uri``) the server
 offers, and ``argument`` has the ``name`` of one of its arguments (variables) and the
 ``value`` typed so far; anything else is -32602 saying what is offered. The function gets
-``(ref, argument, context)`` and may be async; at most 100 values are returned, as
-strings, never more (``hasMore`` is false). Without a function, the answer is an empty
-list.
+``(ref, argument, context)`` and may be async; its first 100 values are returned, as
+strings, and when it gave more, ``hasMore`` is true and ``total`` says how many. Without a
+function, the answer is an empty list.
 """
 
 from __future__ import annotations
@@ -48,7 +48,9 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
         out = completer(ref, argument, context if isinstance(context, dict) else None)
         if hasattr(out, "__await__"):
             out = await out
-        values = [str(v) for v in (out or [])][:_MAX_VALUES]
+        values = [str(v) for v in (out or [])]
+    if len(values) > _MAX_VALUES:  # the first 100, and how many there are
+        return {"completion": {"values": values[:_MAX_VALUES], "total": len(values), "hasMore": True}}
     return {"completion": {"values": values, "hasMore": False}}
 
 

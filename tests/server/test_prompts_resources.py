@@ -376,3 +376,22 @@ async def test_a_template_variable_that_is_no_expansion_is_not_found(wire: WireC
     )
     assert response["error"]["code"] == -32602
     assert response["error"]["data"] == {"uri": uri}
+
+
+def suggesting(values: Any) -> Server:
+    app = build()
+    app.completion()(lambda ref, argument, context: values)
+    return app
+
+
+@pytest.mark.parametrize(("offered", "has_more"), [(100, False), (101, True), (250, True)])
+async def test_completion_beyond_100_values_says_there_are_more(
+    wire: WireChecker, wire_2025: WireChecker, offered: int, has_more: bool
+) -> None:
+    app = suggesting([f"v{n}" for n in range(offered)])
+    params = {"ref": {"type": "ref/prompt", "name": "guided"}, "argument": {"name": "who", "value": ""}}
+    for client in (MemoryClient(app, checker=wire), await session(wire_2025, app)):
+        completion = (await client.result("completion/complete", params))["completion"]
+        assert completion["values"] == [f"v{n}" for n in range(100)]
+        assert completion["hasMore"] is has_more
+        assert completion.get("total") == (offered if has_more else None)
