@@ -3,7 +3,8 @@
 
 Rules: ``ref`` names a prompt (``name``) or a resource template (``uri``) the server
 offers, and ``argument`` has the ``name`` of one of its arguments (variables) and the
-``value`` typed so far; anything else is -32602 saying what is offered. The function gets
+``value`` typed so far; an optional ``context`` holds the ``arguments`` already chosen
+(strings); anything else is -32602 saying what is offered or expected. The function gets
 ``(ref, argument, context)`` and may be async; its first 100 values are returned, as
 strings, and when it gave more, ``hasMore`` is true and ``total`` says how many. Without a
 function, the answer is an empty list.
@@ -42,10 +43,24 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
         raise InvalidParams(
             'Invalid params: completion/complete "argument" needs "name" and "value" (strings)'
         )
+    context = params.get("context")
+    if context is not None and not (
+        isinstance(context, dict)
+        and (
+            context.get("arguments") is None
+            or (
+                isinstance(context["arguments"], dict)
+                and all(isinstance(v, str) for v in context["arguments"].values())
+            )
+        )
+    ):
+        raise InvalidParams(
+            'Invalid params: completion/complete "context" must be an object whose "arguments" maps '
+            "names to the values (strings) already chosen"
+        )
     values: list[str] = []
     if completer is not None:
-        context = params.get("context")
-        out = completer(ref, argument, context if isinstance(context, dict) else None)
+        out = completer(ref, argument, context)
         if hasattr(out, "__await__"):
             out = await out
         values = [str(v) for v in (out or [])]

@@ -395,3 +395,38 @@ async def test_completion_beyond_100_values_says_there_are_more(
         assert completion["values"] == [f"v{n}" for n in range(100)]
         assert completion["hasMore"] is has_more
         assert completion.get("total") == (offered if has_more else None)
+
+
+@pytest.mark.parametrize(
+    "context",
+    ["who=ada", {"arguments": ["ada"]}, {"arguments": {"who": 5}}],
+    ids=["a string", "a list", "a number"],
+)
+async def test_a_completion_context_of_the_wrong_shape_is_invalid_params(
+    wire: WireChecker, context: Any
+) -> None:
+    seen: list[Any] = []
+    app = build()
+    app.completion()(lambda ref, argument, ctx: seen.append(ctx) or [])
+    params = {
+        "ref": {"type": "ref/prompt", "name": "guided"},
+        "argument": {"name": "who", "value": ""},
+        "context": context,
+    }
+    response = await MemoryClient(app, checker=wire).request("completion/complete", params, malformed=True)
+    assert response["error"]["code"] == -32602, response
+    assert '"context"' in response["error"]["message"]
+    assert seen == []
+
+
+async def test_a_completion_context_reaches_the_function(wire: WireChecker) -> None:
+    seen: list[Any] = []
+    app = build()
+    app.completion()(lambda ref, argument, ctx: seen.append(ctx) or [])
+    params = {
+        "ref": {"type": "ref/resource", "uri": "test://notes/{note_id}"},
+        "argument": {"name": "note_id", "value": ""},
+        "context": {"arguments": {"who": "ada"}},
+    }
+    await MemoryClient(app, checker=wire).result("completion/complete", params)
+    assert seen == [{"arguments": {"who": "ada"}}]
