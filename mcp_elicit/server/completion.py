@@ -12,7 +12,7 @@ function, the answer is an empty list.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.errors import InvalidParams
@@ -63,6 +63,10 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
         out = completer(ref, argument, context)
         if hasattr(out, "__await__"):
             out = await out
+        if out is not None and (isinstance(out, (str, bytes, Mapping)) or not isinstance(out, Iterable)):
+            raise TypeError(
+                f"the completion function returned {type(out).__name__}; return a list of strings"
+            )
         values = [str(v) for v in (out or [])]
     if len(values) > _MAX_VALUES:  # the first 100, and how many there are
         return {"completion": {"values": values[:_MAX_VALUES], "total": len(values), "hasMore": True}}

@@ -430,3 +430,15 @@ async def test_a_completion_context_reaches_the_function(wire: WireChecker) -> N
     }
     await MemoryClient(app, checker=wire).result("completion/complete", params)
     assert seen == [{"arguments": {"who": "ada"}}]
+
+
+@pytest.mark.parametrize("returned", ["alpha", {"alpha": 1}, 7], ids=["a string", "a dict", "a number"])
+async def test_a_completion_function_that_returns_no_list_fails_clearly(
+    wire: WireChecker, returned: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    params = {"ref": {"type": "ref/prompt", "name": "guided"}, "argument": {"name": "who", "value": "a"}}
+    response = await MemoryClient(suggesting(returned), checker=wire).request("completion/complete", params)
+    assert response["error"] == {"code": -32603, "message": "Internal error"}
+    assert (
+        f"the completion function returned {type(returned).__name__}; return a list of strings" in caplog.text
+    )
