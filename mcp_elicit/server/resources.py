@@ -2,7 +2,8 @@
 
 Rules: a URI with ``{name}`` placeholders is a template (RFC 6570 simple ``{var}``, which
 matches one path segment and is %-decoded, as its expansion %-encoded it, and reserved
-``{+var}``, which matches anything and is passed as written); the function's
+``{+var}``, which matches anything and is passed as written; any other brace is refused
+when the resource is registered); the function's
 parameters are the placeholders, and a template does not serve a URI whose variables do
 not fit their types. A handler returns ``str`` (text), ``Blob`` (binary), a contents
 model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` with
@@ -31,6 +32,8 @@ from mcp_elicit.server.signature import ArgumentsError, Signature
 __all__ = ["ResourceDef", "find_resource", "is_template"]
 
 _VAR = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
+#: Every brace expression, or a brace standing alone: each must be a ``_VAR``.
+_EXPRESSION = re.compile(r"\{[^{}]*\}|[{}]")
 
 
 def is_template(uri: str) -> bool:
@@ -108,6 +111,12 @@ class ResourceDef:
         description: str | None = None,
         mime_type: str | None = None,
     ) -> ResourceDef:
+        for m in _EXPRESSION.finditer(uri):
+            if not _VAR.fullmatch(m.group()):
+                raise ValueError(
+                    f"resource {uri!r}: {m.group()!r} is not a placeholder this server matches; a URI "
+                    "template holds only {name} (one path segment) and {+name} (anything)"
+                )
         sig = Signature.of(fn, context_type=Context)
         pattern = _compile(uri) if is_template(uri) else None
         if pattern is not None:

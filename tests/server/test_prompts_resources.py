@@ -442,3 +442,26 @@ async def test_a_completion_function_that_returns_no_list_fails_clearly(
     assert (
         f"the completion function returned {type(returned).__name__}; return a list of strings" in caplog.text
     )
+
+
+@pytest.mark.parametrize(
+    ("uri", "expression"),
+    [
+        ("test://search{?q}", "{?q}"),
+        ("test://items/{item}{?q}", "{?q}"),
+        ("test://pair/{a,b}", "{a,b}"),
+        ("test://page{#part}", "{#part}"),
+        ("test://odd/{ x }", "{ x }"),
+        ("test://open/{x", "{"),
+        ("test://close/x}", "}"),
+    ],
+)
+def test_a_uri_expression_that_is_not_matched_is_refused_at_registration(uri: str, expression: str) -> None:
+    app = Server("expressions")
+    supported = re.escape("only {name} (one path segment) and {+name} (anything)")
+    for fn in (lambda: "x", lambda q: q, lambda item, q: q, lambda a, b: a, lambda part: part, lambda x: x):
+        with pytest.raises(ValueError, match=supported):
+            app.resource(uri)(fn)
+    with pytest.raises(ValueError, match=re.escape(f"{expression!r}")):
+        app.resource(uri)(lambda: "x")
+    assert app.names("resources") == []
