@@ -46,6 +46,86 @@ async def session(wire_2025: WireChecker, app: Server | None = None) -> SessionC
     return client
 
 
+# --- asking inside prompts/get and resources/read --------------------------------------
+
+
+def with_tool(app: Server) -> Server:
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Topic?", Form(topic=String()))
+        return answer.action
+
+    return app
+
+
+GUIDED = {"name": "guided", "arguments": {"who": "ada"}}
+NOTE = {"uri": "test://notes/7"}
+
+
+async def test_each_request_state_opens_only_for_its_own_request(wire: WireChecker) -> None:
+    client = MemoryClient(with_tool(build()), checker=wire)
+    topic = {"elicit-1": {"action": "accept", "content": {"topic": "owls"}}}
+    states = {
+        "tool": (await client.result("tools/call", {"name": "ask"}))["requestState"],
+        "prompt": (await client.result("prompts/get", GUIDED))["requestState"],
+        "note": (await client.result("resources/read", NOTE))["requestState"],
+    }
+    replays = [
+        ("tool", "prompts/get", GUIDED),
+        ("prompt", "prompts/get", {"name": "guided", "arguments": {"who": "bo"}}),
+        ("prompt", "resources/read", NOTE),
+        ("note", "resources/read", {"uri": "test://notes/8"}),
+        ("note", "prompts/get", GUIDED),
+    ]
+    for source, method, params in replays:
+        retry = {**params, "requestState": states[source], "inputResponses": topic}
+        response = await client.request(method, retry)
+        assert response["error"] == {"code": -32602, "message": "Invalid or expired requestState"}, (
+            source,
+            method,
+        )
+    prompt = await client.result(
+        "prompts/get", {**GUIDED, "requestState": states["prompt"], "inputResponses": topic}
+    )
+    assert prompt["messages"][0]["content"]["text"] == "ada: owls"
+    answer = {"elicit-1": {"action": "accept", "content": {"fmt": "pdf"}}}
+    note = await client.result(
+        "resources/read", {**NOTE, "requestState": states["note"], "inputResponses": answer}
+    )
+    assert note["contents"][0]["text"] == "note 7 as pdf"
+
+
+@pytest.mark.parametrize("action", ["decline", "cancel"])
+async def test_a_prompt_or_resource_hears_decline_and_cancel(
+    wire: WireChecker, wire_2025: WireChecker, action: str
+) -> None:
+    modern = MemoryClient(build(), checker=wire)
+    prompt, _ = await modern.rounds("prompts/get", GUIDED, lambda k, r: {"action": action})
+    note, _ = await modern.rounds("resources/read", NOTE, lambda k, r: {"action": action})
+    legacy = await session(wire_2025)
+    legacy.answer = lambda k, r: {"action": action}
+    for final in (prompt, await legacy.request("prompts/get", GUIDED)):
+        assert final["result"]["messages"][0]["content"]["text"] == f"ada: {action}"
+    for final in (note, await legacy.request("resources/read", NOTE)):
+        assert final["result"]["contents"][0]["text"] == f"note 7 as {action}"
+    assert [m["method"] for m in legacy.asked] == ["elicitation/create"] * 2
+
+
+async def test_nothing_is_asked_of_a_client_that_cannot_answer(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    modern = MemoryClient(build(), checker=wire, capabilities={})
+    legacy = SessionClient(build(), checker=wire_2025, capabilities={})
+    await legacy.open()
+    for client in (modern, legacy):
+        for method, params in (("prompts/get", GUIDED), ("resources/read", NOTE)):
+            response = await client.request(method, params)
+            assert response["error"]["code"] == -32021
+            assert "elicitation.form" in response["error"]["message"]
+            assert response["error"]["data"] == {"requiredCapabilities": {"elicitation": {"form": {}}}}
+    assert legacy.asked == []
+
+
 # --- resources/read of a URI nothing serves ----------------------------------------------
 
 
