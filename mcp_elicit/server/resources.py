@@ -8,7 +8,9 @@ parameters are the placeholders, and a template does not serve a URI whose varia
 not fit their types. A handler returns ``str`` (text), ``Blob`` (binary), a contents
 model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` with
 ``data.uri`` (-32602; -32002 on 2025-11-25), never an empty result. Handlers may take a
-``Context`` and elicit.
+``Context`` and elicit; contents read in a round that carried answers (2026-07-28) are
+``ttlMs: 0`` and ``cacheScope: "private"`` whatever the server's cache settings, as they
+hold what one person answered.
 """
 
 from __future__ import annotations
@@ -166,7 +168,12 @@ class ResourceDef:
         if self.signature.is_async:
             value = await value
         items = value if isinstance(value, list) else [value]
-        return {"contents": [self._contents(uri, item) for item in items]}
+        result: dict[str, Any] = {"contents": [self._contents(uri, item) for item in items]}
+        params = ctx.call.params
+        if ctx.call.modern and ("requestState" in params or "inputResponses" in params):
+            # made from this person's answers: for no shared cache, and not to be reused
+            result["ttlMs"], result["cacheScope"] = 0, "private"
+        return result
 
     def _contents(self, uri: str, item: object) -> dict[str, Any]:
         if isinstance(item, (TextResourceContents, BlobResourceContents)):

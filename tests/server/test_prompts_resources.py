@@ -14,7 +14,7 @@ from mcp_types import GetPromptResult, PromptMessage, TextContent
 from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.sealing import KeyRing
 
-from support.memory import MemoryClient, SessionClient
+from support.memory import MemoryClient, SessionClient, accept
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -545,3 +545,33 @@ def test_a_uri_expression_that_is_not_matched_is_refused_at_registration(uri: st
     with pytest.raises(ValueError, match=re.escape(f"{expression!r}")):
         app.resource(uri)(lambda: "x")
     assert app.names("resources") == []
+
+
+async def test_contents_made_from_answers_are_never_cached_for_others(wire: WireChecker) -> None:
+    app = Server("cached", cache_ttl_ms=60_000, cache_scope="public")
+
+    @app.resource("test://menu")
+    def menu() -> str:
+        return "soup"
+
+    @app.resource("test://order")
+    async def order(ctx: Context) -> str:
+        answer = await ctx.elicit("Your name?", Form(name=String()))
+        return f"order of {answer.content['name'] if answer.content else answer.action}"
+
+    client = MemoryClient(app, checker=wire)
+    plain = await client.result("resources/read", {"uri": "test://menu"})
+    assert (plain["ttlMs"], plain["cacheScope"]) == (60_000, "public")
+    final, rounds = await client.rounds("resources/read", {"uri": "test://order"}, accept(name="Ada"))
+    assert rounds[0]["resultType"] == "input_required"
+    answered = final["result"]
+    assert answered["contents"][0]["text"] == "order of Ada"
+    assert (answered["ttlMs"], answered["cacheScope"]) == (0, "private")
+    # answers given with the first call count the same
+    first = {
+        "uri": "test://order",
+        "inputResponses": {"elicit-1": {"action": "accept", "content": {"name": "Bo"}}},
+    }
+    direct = await client.result("resources/read", first)
+    assert direct["contents"][0]["text"] == "order of Bo"
+    assert (direct["ttlMs"], direct["cacheScope"]) == (0, "private")
