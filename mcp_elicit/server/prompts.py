@@ -1,11 +1,11 @@
 """Prompts: a Python function becomes an MCP prompt template.
 
 Rules: arguments are the function's parameters (all passed as strings on the wire;
-required when they have no default); a missing or invalid argument is -32602. The function
-returns a ``str`` (one user message), a list of messages (``PromptMessage``, dicts, or
-``(role, content)`` pairs whose content is a str or content block), or a
-``GetPromptResult`` (whose ``resultType`` the revision sets, not the model). It may take a
-``Context`` and elicit, like a tool.
+required when they have no default); missing arguments are -32602 naming each, an invalid
+one -32602 saying what is wrong. The function returns a ``str`` (one user message), a
+list of messages (``PromptMessage``, dicts, or ``(role, content)`` pairs whose content is
+a str or content block), or a ``GetPromptResult`` (whose ``resultType`` the revision
+sets, not the model). It may take a ``Context`` and elicit, like a tool.
 """
 
 from __future__ import annotations
@@ -68,6 +68,16 @@ class PromptDef:
         return prompt
 
     async def get(self, ctx: Context, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        given = arguments or {}
+        missing = [
+            a["name"] for a in self.wire.get("arguments", ()) if a["required"] and a["name"] not in given
+        ]
+        if missing:
+            names = missing[0] if len(missing) == 1 else f"{', '.join(missing[:-1])} and {missing[-1]}"
+            plural = "s" if len(missing) > 1 else ""
+            raise InvalidParams(
+                f"Invalid params: the prompt {self.name!r} needs the argument{plural} {names} (see prompts/list)"
+            )
         try:
             kwargs = self.signature.bind(arguments)
         except ArgumentsError as exc:

@@ -575,3 +575,35 @@ async def test_contents_made_from_answers_are_never_cached_for_others(wire: Wire
     direct = await client.result("resources/read", first)
     assert direct["contents"][0]["text"] == "order of Bo"
     assert (direct["ttlMs"], direct["cacheScope"]) == (0, "private")
+
+
+def two_arguments() -> Server:
+    app = Server("args")
+
+    @app.prompt()
+    def pair(first: str, second: str, style: str = "plain") -> str:
+        return f"{first}/{second}/{style}"
+
+    return app
+
+
+@pytest.mark.parametrize("arguments", [None, {}, {"style": "bold"}])
+async def test_missing_prompt_arguments_are_named(
+    wire: WireChecker, wire_2025: WireChecker, arguments: dict[str, str] | None
+) -> None:
+    params: dict[str, Any] = (
+        {"name": "pair"} if arguments is None else {"name": "pair", "arguments": arguments}
+    )
+    for client in (MemoryClient(two_arguments(), checker=wire), await session(wire_2025, two_arguments())):
+        response = await client.request("prompts/get", params)
+        assert response["error"] == {
+            "code": -32602,
+            "message": "Invalid params: the prompt 'pair' needs the arguments first and second (see prompts/list)",
+        }
+    one = await MemoryClient(two_arguments(), checker=wire).request(
+        "prompts/get", {"name": "pair", "arguments": {"first": "a"}}
+    )
+    assert (
+        one["error"]["message"]
+        == "Invalid params: the prompt 'pair' needs the argument second (see prompts/list)"
+    )
