@@ -4,7 +4,8 @@ Rules: a ``str`` is text; ``bytes`` must be wrapped (``Image``, ``Audio``, ``Blo
 MIME type is never guessed; ``mcp_types`` content models pass through; a list is each of
 its items; ``None`` is no content. For tools, a mapping, dataclass or pydantic model is
 structured content plus its JSON as text, so clients that ignore ``structuredContent``
-still see it. A ``CallToolResult`` passes through untouched.
+still see it. A ``CallToolResult`` passes through untouched but for ``resultType``, which
+the revision sets (2025-11-25 has none).
 """
 
 from __future__ import annotations
@@ -146,7 +147,10 @@ def _default(value: object) -> Any:
 def tool_result(value: object, *, structured: bool) -> dict[str, Any]:
     """The ``tools/call`` result for a tool's return value."""
     if isinstance(value, CallToolResult):
-        return dump(value)
+        # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
+        whole = dump(value)
+        whole.pop("resultType", None)
+        return whole
     if structured:
         data = structured_value(value)
         if data is not None:

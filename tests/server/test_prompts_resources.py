@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from mcp_types import GetPromptResult, PromptMessage, TextContent
+from mcp_types import CallToolResult, GetPromptResult, PromptMessage, TextContent
 
 from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.sealing import KeyRing
@@ -366,7 +366,19 @@ def returning_models() -> Server:
         message = PromptMessage(role="user", content=TextContent(type="text", text="hi"))
         return GetPromptResult(messages=[message], description="made whole")
 
+    @app.tool()
+    def whole_tool() -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="done")])
+
     return app
+
+
+async def test_a_tool_result_model_fits_each_revision(wire: WireChecker, wire_2025: WireChecker) -> None:
+    call = {"name": "whole_tool"}
+    modern = await MemoryClient(returning_models(), checker=wire).result("tools/call", call)
+    assert modern["resultType"] == "complete"
+    legacy = await (await session(wire_2025, returning_models())).result("tools/call", call)
+    assert legacy == {"content": [{"type": "text", "text": "done"}], "isError": False}
 
 
 async def test_a_prompt_result_model_fits_each_revision(wire: WireChecker, wire_2025: WireChecker) -> None:
