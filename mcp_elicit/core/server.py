@@ -9,6 +9,9 @@ expect):
 3. the version is one we speak                                    -32022, HTTP 400
 4. ``Mcp-Method`` equals ``method``; ``Mcp-Name`` equals name/uri    -32020, HTTP 400
 5. the method exists in this revision                             -32601, HTTP 404
+6. the server declared the capability the method belongs to       -32601, HTTP 404
+   (``check_offered``, once the handlers are known: ``prompts/list`` on a server
+   without prompts; both revisions)
 
 Header checks (2 and 4) apply only where there are headers (Streamable HTTP). Every result
 gets ``resultType``; cacheable results get ``ttlMs`` and ``cacheScope``; every modern result
@@ -37,6 +40,7 @@ from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake
 
 __all__ = [
     "CACHEABLE_METHODS",
+    "CAPABILITY_OF",
     "FRAMEWORK_METHODS",
     "MODERN_ONLY_METHODS",
     "INPUT_METHODS",
@@ -44,6 +48,22 @@ __all__ = [
     "ServerCore",
     "ServerIdentity",
 ]
+
+#: The server capability each method belongs to: a server that did not declare it does
+#: not offer the method (-32601), as the schema's ``MethodNotFoundError`` says.
+CAPABILITY_OF: Final = {
+    "tools/list": "tools",
+    "tools/call": "tools",
+    "prompts/list": "prompts",
+    "prompts/get": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "resources/read": "resources",
+    "resources/subscribe": "resources",
+    "resources/unsubscribe": "resources",
+    "completion/complete": "completions",
+    "logging/setLevel": "logging",
+}
 
 #: Methods a modern server answers through the framework's handlers.
 FRAMEWORK_METHODS: Final = frozenset(
@@ -202,6 +222,17 @@ class ServerCore:
             log_level=meta.log_level,
             progress_token=meta.progress_token,
         )
+
+    def check_offered(self, method: str) -> None:
+        """-32601 when ``method`` belongs to a capability this server did not declare
+        (``prompts/list`` on a server with no prompts): a client that read the
+        capabilities never asks, and one that asks learns the method is not offered
+        rather than getting an empty answer that looks like one."""
+        needed = CAPABILITY_OF.get(method)
+        if needed is not None and needed not in self.identity.capabilities:
+            raise MethodNotFound(
+                f"Method not found: {method} is not offered (this server declares no {needed} capability)"
+            )
 
     @staticmethod
     def _check_version_header(headers: Mapping[str, str], version: str) -> None:

@@ -385,6 +385,7 @@ class Server(Catalog):
         multi round-trip requests carry them."""
         method = call.method
         params = call.params
+        self.core.check_offered(method)
         if method == "tools/call":
             result = await self._call_tool(call, channel, principal, headers, asker)
         elif method == "tools/list":

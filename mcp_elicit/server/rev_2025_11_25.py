@@ -214,6 +214,7 @@ async def _dispatch(
         raise InvalidRequest("Invalid request: this session is already initialized")
     if method == "ping":
         return {}
+    server.core.check_offered(method)
     if method == "logging/setLevel":
         session.log_level = parse_set_level(params)
         return {}

@@ -619,3 +619,57 @@ async def test_missing_prompt_arguments_are_named(
         one["error"]["message"]
         == "Invalid params: the prompt 'pair' needs the argument second (see prompts/list)"
     )
+
+
+# --- methods of capabilities the server did not declare ---------------------------------
+
+
+def tools_only() -> Server:
+    app = Server("tools-only")
+
+    @app.tool()
+    async def hello() -> str:
+        return "hello"
+
+    return app
+
+
+GATED = [
+    ("prompts/list", {}, "prompts"),
+    ("prompts/get", {"name": "guided", "arguments": {"who": "x"}}, "prompts"),
+    ("resources/list", {}, "resources"),
+    ("resources/templates/list", {}, "resources"),
+    ("resources/read", {"uri": "test://fixed"}, "resources"),
+    (
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "guided"}, "argument": {"name": "who", "value": ""}},
+        "completions",
+    ),
+]
+
+
+@pytest.mark.parametrize(("method", "params", "capability"), GATED)
+async def test_a_method_of_an_undeclared_capability_is_not_found_at_2026(
+    wire: WireChecker, method: str, params: dict[str, Any], capability: str
+) -> None:
+    client = MemoryClient(tools_only(), checker=wire)
+    discovered = await client.result("server/discover")
+    assert capability not in discovered["capabilities"]
+    error = (await client.request(method, params))["error"]
+    assert error["code"] == -32601
+    assert f"declares no {capability} capability" in error["message"]
+    assert (await client.result("tools/list"))["tools"][0]["name"] == "hello"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "capability"),
+    [*GATED, ("resources/subscribe", {"uri": "test://fixed"}, "resources")],
+)
+async def test_a_method_of_an_undeclared_capability_is_not_found_at_2025(
+    wire_2025: WireChecker, method: str, params: dict[str, Any], capability: str
+) -> None:
+    client = await session(wire_2025, tools_only())
+    error = (await client.request(method, params))["error"]
+    assert error["code"] == -32601
+    assert f"declares no {capability} capability" in error["message"]
+    assert await client.result("logging/setLevel", {"level": "info"}) == {}

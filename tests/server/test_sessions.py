@@ -296,7 +296,13 @@ async def test_require_url_on_2026_is_an_input_request(wire: WireChecker) -> Non
 
 
 async def test_session_methods(wire_2025: WireChecker) -> None:
-    client = SessionClient(build(), checker=wire_2025)
+    server = build()
+
+    @server.resource("test://x")
+    async def x() -> str:
+        return "x"
+
+    client = SessionClient(server, checker=wire_2025)
     init = (await client.open())["result"]
     assert init["protocolVersion"] == "2025-11-25"
     assert init["serverInfo"]["name"] == "sessions"
