@@ -19,7 +19,9 @@ Rules:
 * One authorization at a time: requests that meet a 401 together wait for the first one's
   flow and use its token.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
-  client, never follow redirects, and read at most 256 KiB of an answer.
+  client, never follow redirects, and read at most 256 KiB of an answer. Which client it
+  is at each authorization server (given, a metadata document, registered) is
+  ``transports.http_registration``.
 * One ``OAuth`` signs in to one MCP server: the URL of its first request. A request to
   another URL is an :class:`AuthorizationError`, sent nowhere: tokens are for the resource
   they were issued for (RFC 8707) and never presented to another. So is a 401 from another
@@ -56,6 +58,7 @@ from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_documents import discover, post
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
+from mcp_elicit.transports.http_registration import ClientIdentity
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
 
 __all__ = ["Authorizer", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]
@@ -139,15 +142,17 @@ class OAuth(httpx.Auth):
         if dpop not in (None, True, False):
             raise ValueError("dpop is None (where offered), True or False")
         self.authorizer = authorizer
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.private_key = private_key
-        #: The authorization server ``client_id`` is registered at (None: the first one it is
-        #: used with); a server that sends the client elsewhere is an error, not a guess.
-        self.client_issuer = client_issuer
-        self.client_metadata_url = client_metadata_url
-        self.client_name = client_name
-        self.application_type = application_type
+        self.identity = ClientIdentity(
+            client_id=client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            client_issuer=client_issuer,
+            client_metadata_url=client_metadata_url,
+            client_name=client_name,
+            application_type=application_type,
+            refresh=refresh,
+            clock=clock,
+        )
         self.refresh = refresh
         self.max_authorizations = max_authorizations
         self.dpop = dpop
@@ -165,7 +170,6 @@ class OAuth(httpx.Auth):
         self._server: AuthorizationServer | None = None
         self._resource = ""
         self._dpop_required = False  # the resource takes DPoP-bound tokens only
-        self._clients: dict[str, ClientCredentials] = {}
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._key: str | None = None  # the server URL the stored record is under
 
@@ -173,6 +177,11 @@ class OAuth(httpx.Auth):
     def issuer(self) -> str | None:
         """The authorization server whose token is held (None: none is)."""
         return self._issuer if self._tokens is not None else None
+
+    @property
+    def client_issuer(self) -> str | None:
+        """The authorization server the ``client_id`` given is registered at (None: not used yet)."""
+        return self.identity.client_issuer
 
     @property
     def token_type(self) -> str | None:
@@ -328,7 +337,7 @@ class OAuth(httpx.Auth):
                 "assertion": await assertion_for(self.assertion, audience),
                 **({"scope": scope} if scope else {}),
             }
-            credentials = await self._credentials(server) if self.client_id is not None else None
+            credentials = await self._credentials(server) if self.identity.client_id is not None else None
             tokens = await self._token(
                 server, credentials, tokens_at.JWT_BEARER_GRANT, fields, resource.resource
             )
@@ -356,7 +365,7 @@ class OAuth(httpx.Auth):
             except ValueError as exc:
                 log.warning("ignoring the stored authorization for %s (%s)", key, exc)
                 return
-            self._clients.update(stored.clients)
+            self.identity.clients.update(stored.clients)
             tokens = stored.tokens
             if stored.dpop_key is not None:
                 try:
@@ -372,71 +381,15 @@ class OAuth(httpx.Auth):
         if self._key is None:
             return
         key = self._prover.key.private_pem() if self._prover.has_key else None
-        stored = Stored(self._issuer, self._scope, self._tokens, self._clients, key)
+        stored = Stored(self._issuer, self._scope, self._tokens, self.identity.clients, key)
         try:
             await self.store.save(self._key, stored.to_record())
         except OSError as exc:
             log.warning("could not save the authorization for %s: %s", self._key, exc)
 
-    def _known_credentials(self, server: AuthorizationServer) -> ClientCredentials | None:
-        if self.client_id is not None:  # credentials given are one authorization server's
-            if self.client_issuer is None:
-                self.client_issuer = server.issuer
-            elif server.issuer != self.client_issuer:
-                raise AuthorizationError(
-                    f"the server sends this client to {server.issuer}, but the client id given is "
-                    f"registered at {self.client_issuer}: register it there (or leave it out)"
-                )
-        if self.client_id is not None and self.private_key is not None:
-            assertion = tokens_at.client_assertion(
-                self.client_id, server.issuer, self.private_key, now=self._clock()
-            )
-            return ClientCredentials(self.client_id, None, "private_key_jwt", assertion)
-        if self.client_id is not None:  # given: it wins over anything stored
-            method = tokens_at.choose_auth_method(server, self.client_secret)
-            return ClientCredentials(self.client_id, self.client_secret, method)
-        return self._clients.get(server.issuer)
-
     async def _credentials(self, server: AuthorizationServer) -> ClientCredentials:
-        known = self._known_credentials(server)
-        if known is not None and (
-            known.redirect_uri is None
-            or self.authorizer is None
-            or known.redirect_uri == self.authorizer.redirect_uri
-        ):
-            return known
-        if known is not None:  # registered for another redirect URI (a loopback port now taken)
-            log.info("registering again at %s: the redirect URI changed", server.issuer)
-        if self.client_metadata_url is not None and server.client_id_metadata_documents:
-            credentials = ClientCredentials(self.client_metadata_url)
-        elif server.registration_endpoint is not None:
-            credentials = await self._register(server, server.registration_endpoint)
-        else:
-            raise AuthorizationError(
-                f"{server.issuer} takes no registration and this client has no client id for it: "
-                "register the client there and pass its client id (and secret)"
-            )
-        self._clients[server.issuer] = credentials
-        return credentials
-
-    async def _register(self, server: AuthorizationServer, endpoint: str) -> ClientCredentials:
-        assert self.authorizer is not None  # client credentials always come with a client id
-        body = tokens_at.registration_request(
-            server,
-            client_name=self.client_name,
-            redirect_uri=self.authorizer.redirect_uri,
-            application_type=self.application_type,
-            refresh=self.refresh,
-        )
-        status, answer, _ = await post(self._http, endpoint, json=body)
-        if status not in (200, 201):
-            error = tokens_at.oauth_error(answer)
-            raise AuthorizationError(
-                f"{server.issuer} refused to register this client (HTTP {status}"
-                + (f", {error}" if error is not None else "")
-                + ")"
-            )
-        return replace(tokens_at.read_registration(answer, server), redirect_uri=body["redirect_uris"][0])
+        redirect_uri = self.authorizer.redirect_uri if self.authorizer is not None else None
+        return await self.identity.credentials(self._http, server, redirect_uri)
 
     async def _authorize(
         self,
@@ -466,7 +419,7 @@ class OAuth(httpx.Auth):
 
     async def _refresh(self, server: AuthorizationServer) -> Tokens:
         tokens = self._tokens
-        credentials = self._known_credentials(server)
+        credentials = self.identity.known(server)
         if tokens is None or tokens.refresh_token is None or credentials is None:
             raise AuthorizationError("no refresh token, or no client to use it")
         fields = {"refresh_token": tokens.refresh_token}
@@ -498,7 +451,7 @@ class OAuth(httpx.Auth):
             if not (attempt == 1 and new_nonce and status == 400 and error == "use_dpop_nonce"):
                 break
             if credentials is not None and credentials.auth_method == "private_key_jwt":  # used once
-                credentials = self._known_credentials(server) or credentials
+                credentials = self.identity.known(server) or credentials
         tokens = tokens_at.read_tokens(status, answer, server, now=self._clock(), dpop=dpop)
         if self.dpop is True and tokens.token_type != "DPoP":
             raise AuthorizationError(
