@@ -29,6 +29,12 @@ Rules:
 * A ``TokenStore`` (``transports.token_store``) keeps tokens and registrations between
   runs, keyed by the MCP server's URL; a record that does not read back is ignored (and
   replaced), never trusted in part.
+* A refresh token is spent once, whoever shares it (``transports.token_record``): a
+  refresh holds the store's lock on the record (``TokenStore.locked``, across read,
+  refresh and save) and first reads the record again. Tokens another process or client
+  saved meanwhile are taken instead: used as they are when fresh, else refreshed. The lock
+  is waited for ``lock_timeout`` seconds at most; then the request ends in an
+  :class:`AuthorizationError` saying so.
 * DPoP (RFC 9449, the MCP ``auth/dpop`` extension): where the authorization server offers
   ES256 proofs (or ``dpop=True``), every token request carries a proof, and a ``DPoP``
   token is presented with the ``DPoP`` scheme and a fresh proof per request
@@ -39,6 +45,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -52,13 +59,14 @@ from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core import token_endpoint as tokens_at
 from mcp_elicit.core.authorization import AuthorizationServer
-from mcp_elicit.core.dpop import ALGORITHM, DpopKey
+from mcp_elicit.core.dpop import ALGORITHM
 from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_documents import discover, post
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
 from mcp_elicit.transports.http_registration import ClientIdentity
+from mcp_elicit.transports.token_record import SharedRecord, usable_tokens
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
 
 __all__ = ["Authorizer", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenStore"]
@@ -97,7 +105,8 @@ class OAuth(httpx.Auth):
     client registers itself (``client_name``, ``application_type``). ``refresh``: ask for
     refresh tokens (``offline_access`` where offered). ``dpop``: ask for DPoP-bound tokens
     (RFC 9449) where the authorization server offers ES256 proofs (None, the default),
-    always and refusing any other token (True), or never (False).
+    always and refusing any other token (True), or never (False). ``lock_timeout``: how long
+    a refresh waits for another one sharing the store (default: twice ``timeout``, plus 10 s).
     """
 
     requires_request_body = True  # a DPoP proof digests the body it goes with
@@ -119,6 +128,7 @@ class OAuth(httpx.Auth):
         assertion: AssertionSource | None = None,
         store: TokenStore | None = None,
         timeout: float = 15.0,
+        lock_timeout: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -160,6 +170,7 @@ class OAuth(httpx.Auth):
         self._prover = DpopProver(clock)
         self._clock = clock
         self._timeout = timeout
+        self._lock_timeout = 2 * timeout + 10 if lock_timeout is None else lock_timeout
         self._transport = transport
         self._client: httpx.AsyncClient | None = None
         self._lock = asyncio.Lock()
@@ -172,6 +183,7 @@ class OAuth(httpx.Auth):
         self._dpop_required = False  # the resource takes DPoP-bound tokens only
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self._key: str | None = None  # the server URL the stored record is under
+        self._record: SharedRecord | None = None
 
     @property
     def issuer(self) -> str | None:
@@ -295,10 +307,13 @@ class OAuth(httpx.Auth):
         async with self._lock:
             if self._tokens is not tokens or self._server is None:
                 return self._tokens, False  # another request refreshed it meanwhile
-            try:
-                await self._refresh(self._server)
-            except AuthorizationError as exc:
-                log.info("refreshing the access token failed (%s); it is sent as it is", exc)
+            async with self._holding():
+                if await self._newer(tokens) is not None:
+                    return self._tokens, False  # another process refreshed it meanwhile
+                try:
+                    await self._refresh(self._server)
+                except AuthorizationError as exc:
+                    log.info("refreshing the access token failed (%s); it is sent as it is", exc)
             return self._tokens, True
 
     async def _recover(
@@ -316,10 +331,14 @@ class OAuth(httpx.Auth):
         self._server, self._issuer, self._resource = server, issuer, resource.resource
         self._dpop_required = resource.dpop_required
         if not step_up and may_refresh and self._tokens is not None and self._tokens.refresh_token:
-            try:
-                return await self._refresh(server), True
-            except AuthorizationError as exc:
-                log.info("refreshing the access token failed (%s); authorizing again", exc)
+            async with self._holding():
+                newer = await self._newer(self._tokens)
+                if newer is not None:  # another process refreshed it meanwhile
+                    return newer, True
+                try:
+                    return await self._refresh(server), True
+                except AuthorizationError as exc:
+                    log.info("refreshing the access token failed (%s); authorizing again", exc)
         scope = oauth.select_scope(
             challenge.scope,
             resource,
@@ -359,33 +378,36 @@ class OAuth(httpx.Auth):
             if self._key is not None:
                 return
             self._key = key
-            record = await self.store.load(key)
-            try:
-                stored = Stored.from_record(record) if record is not None else Stored()
-            except ValueError as exc:
-                log.warning("ignoring the stored authorization for %s (%s)", key, exc)
-                return
-            self.identity.clients.update(stored.clients)
-            tokens = stored.tokens
-            if stored.dpop_key is not None:
-                try:
-                    self._prover.use(DpopKey.from_pem(stored.dpop_key))
-                except AuthorizationError as exc:
-                    log.warning("ignoring the stored tokens for %s (%s)", key, exc)
-                    tokens = None
-            if tokens is not None and tokens.token_type == "DPoP" and not self._prover.has_key:
-                tokens = None  # bound to a key that is gone: useless
-            self._tokens, self._issuer, self._scope = tokens, stored.issuer, stored.scope
+            self._record = SharedRecord(self.store, key, lock_timeout=self._lock_timeout)
+            stored = await self._record.read()
+            if stored is not None:
+                self._take(stored)
+
+    def _take(self, stored: Stored) -> None:
+        self.identity.clients.update(stored.clients)
+        tokens = usable_tokens(stored, self._prover, self._key or "")
+        self._tokens, self._issuer, self._scope = tokens, stored.issuer, stored.scope
+
+    def _holding(self) -> contextlib.AbstractAsyncContextManager[None]:
+        assert self._record is not None  # loaded before any refresh
+        return self._record.holding()
+
+    async def _newer(self, held: Tokens) -> Tokens | None:
+        """Under the store's lock, before ``held`` is refreshed: tokens saved meanwhile are
+        taken instead (refreshed when stale); returned when fresh, so no refresh is needed."""
+        assert self._record is not None
+        stored = await self._record.newer(held, self._issuer)
+        if stored is not None:
+            self._take(stored)
+        tokens = self._tokens if stored is not None else None
+        return tokens if tokens is not None and tokens.fresh(self._clock()) else None
 
     async def _save(self) -> None:
-        if self._key is None:
-            return
-        key = self._prover.key.private_pem() if self._prover.has_key else None
-        stored = Stored(self._issuer, self._scope, self._tokens, self.identity.clients, key)
-        try:
-            await self.store.save(self._key, stored.to_record())
-        except OSError as exc:
-            log.warning("could not save the authorization for %s: %s", self._key, exc)
+        if self._record is not None:
+            key = self._prover.key.private_pem() if self._prover.has_key else None
+            await self._record.write(
+                Stored(self._issuer, self._scope, self._tokens, self.identity.clients, key)
+            )
 
     async def _credentials(self, server: AuthorizationServer) -> ClientCredentials:
         redirect_uri = self.authorizer.redirect_uri if self.authorizer is not None else None

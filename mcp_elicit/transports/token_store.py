@@ -1,24 +1,34 @@
 """Where an MCP client's authorization outlives the process: tokens and client
 registrations, one record per MCP server URL (``transports.http_auth.OAuth`` uses them).
 
-Rules: :class:`FileTokenStore` is one JSON file, created readable by its owner only (0600)
-and replaced atomically on every save; it holds secrets. A save reads the file, changes
-its one record and writes it back while holding an exclusive lock on ``<file>.lock``, so
-processes and tasks saving at once each keep their record. A record is read back whole
-or not at all (:meth:`Stored.from_record` raises ``ValueError`` for anything it cannot
-read), never trusted in part.
+Rules:
+
+* :class:`FileTokenStore` is one JSON file, created readable by its owner only (0600)
+  and replaced atomically on every save; it holds secrets. A save reads the file, changes
+  its one record and writes it back while holding an exclusive lock on ``<file>.lock``, so
+  processes and tasks saving at once each keep their record.
+* ``locked(key)`` holds one server's record for one client, across a read, a refresh and a
+  save, so that clients sharing the record (processes sharing the file, ``OAuth`` objects
+  sharing a store) spend a rotating refresh token once. The file store's lock is an
+  ``flock`` on ``<file>.locks/<digest of the key>.lock``: per record, so clients of other
+  servers never wait, and released by the kernel when its holder dies. Waiting is bounded:
+  past its ``timeout`` it raises ``TimeoutError``, never hangs.
+* A record is read back whole or not at all (:meth:`Stored.from_record` raises
+  ``ValueError`` for anything it cannot read), never trusted in part.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -122,18 +132,38 @@ class TokenStore(Protocol):
         """Replace the record under ``key``."""
         ...
 
+    def locked(self, key: str, *, timeout: float) -> AbstractAsyncContextManager[None]:
+        """Hold the record under ``key`` for this caller alone until the block ends (others
+        entering ``locked(key)`` wait); ``TimeoutError`` when that is not had within
+        ``timeout`` seconds. A lock whose holder died must not outlive it."""
+        ...
+
 
 class MemoryTokenStore:
     """A :class:`TokenStore` in this process (the default: nothing outlives it)."""
 
     def __init__(self) -> None:
         self.records: dict[str, Mapping[str, Any]] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
 
     async def load(self, key: str) -> Mapping[str, Any] | None:
         return self.records.get(key)
 
     async def save(self, key: str, record: Mapping[str, Any]) -> None:
         self.records[key] = record
+
+    @contextlib.asynccontextmanager
+    async def locked(self, key: str, *, timeout: float) -> AsyncIterator[None]:
+        lock = self._locks.setdefault(key, asyncio.Lock())
+        try:
+            async with asyncio.timeout(timeout):
+                await lock.acquire()
+        except TimeoutError:
+            raise TimeoutError(f"the record for {key} stayed locked for {timeout:g} s") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
 
 class FileTokenStore:
@@ -160,6 +190,27 @@ class FileTokenStore:
 
     async def save(self, key: str, record: Mapping[str, Any]) -> None:
         await asyncio.to_thread(self._write, key, record)
+
+    @contextlib.asynccontextmanager
+    async def locked(self, key: str, *, timeout: float) -> AsyncIterator[None]:
+        path = self.lock_path(key)
+        fd = await asyncio.to_thread(_open_lock, path)
+        try:
+            clock = asyncio.get_running_loop().time
+            deadline, pause = clock() + timeout, 0.005
+            while not _try_lock(fd):  # polled: a wait that can end, unlike a blocking flock
+                if clock() >= deadline:
+                    raise TimeoutError(f"{path} stayed locked for {timeout:g} s")
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 0.1)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def lock_path(self, key: str) -> Path:
+        """The file whose lock is ``locked(key)``'s (kept, like ``<file>.lock``)."""
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        return self.path.with_name(self.path.name + ".locks") / f"{digest}.lock"
 
     def _write(self, key: str, record: Mapping[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -194,3 +245,27 @@ def _locked(path: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _open_lock(path: Path) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+
+
+def _try_lock(fd: int) -> bool:
+    """Take an exclusive lock on ``fd`` if nobody holds one (on any descriptor of the file)."""
+    if sys.platform == "win32":
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:  # held elsewhere
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # held elsewhere
+        return False
+    return True

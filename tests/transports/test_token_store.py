@@ -1,5 +1,6 @@
 """The token file: one JSON file of records, 0600, rewritten whole; processes and tasks
-saving at the same time each keep their record."""
+saving at the same time each keep their record. A record's lock (file and memory stores)
+excludes others from that record only, and a wait for it ends at its timeout."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_elicit.transports.token_store import FileTokenStore
+from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore
 
 pytestmark = pytest.mark.anyio
 
@@ -52,3 +53,16 @@ def test_processes_saving_at_once_each_keep_their_records(tmp_path: Path) -> Non
     records = json.loads(path.read_text())
     assert len(records) == 90, sorted(records)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+@pytest.mark.parametrize("kind", ["memory", "file"])
+async def test_a_record_is_locked_alone_and_a_wait_for_it_is_bounded(kind: str, tmp_path: Path) -> None:
+    store = MemoryTokenStore() if kind == "memory" else FileTokenStore(tmp_path / "tokens.json")
+    async with store.locked("https://a.example/mcp", timeout=1):
+        with pytest.raises(TimeoutError, match=r"stayed locked for 0\.2 s"):
+            async with store.locked("https://a.example/mcp", timeout=0.2):
+                pass
+        async with store.locked("https://b.example/mcp", timeout=0.2):  # another record: no wait
+            pass
+    async with store.locked("https://a.example/mcp", timeout=0.2):  # let go at the end of the block
+        pass
