@@ -43,12 +43,16 @@ Rules:
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
   recorded by the side answering / sending, with the same low-cardinality attributes
   (method, tool or prompt, protocol version, network transport and protocol, error type).
+* Telemetry never fails a request: when the application's telemetry raises (a span
+  processor as a span starts or ends, a metric's recording), the request goes on without
+  that span or point, and the failure is logged (a warning the first time, then debug).
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import logging
 import sys
 import time
 from collections.abc import Awaitable, Iterator, Mapping
@@ -61,6 +65,8 @@ from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.methods import METHODS
 
 __all__ = ["Side", "Telemetry", "Traced", "load", "notifying"]
+
+log = logging.getLogger("mcp_elicit.telemetry")
 
 Side = Literal["server", "client"]
 A = TypeVar("A")
@@ -126,6 +132,7 @@ class Telemetry:
         self._sessions: Any = None  # mcp.{side}.session.duration
         self._tracing = self._measuring = False
         self._checked = float("-inf")
+        self._complained = False  # a telemetry failure was logged as a warning
         if tracer_provider is not None or meter_provider is not None:
             self._load_api()
 
@@ -169,7 +176,10 @@ class Telemetry:
             return
         attributes: dict[str, str | int] = {"mcp.protocol.version": version}
         attributes.update((k, v) for k, v in (network or {}).items() if k in _METRIC_NETWORK)
-        self._sessions.record(seconds, attributes)
+        try:
+            self._sessions.record(seconds, attributes)
+        except Exception:
+            self._failed("recording a session's duration")
 
     @property
     def active(self) -> bool:
@@ -308,24 +318,43 @@ class Telemetry:
             if incoming and isinstance(meta, Mapping):  # the sender's context
                 carrier = {k: v for k in _CONTEXT_KEYS if isinstance(v := meta.get(k), str)}
                 parent = self._propagate.extract(carrier) if carrier else None
-            with self._tracer.start_as_current_span(
-                name,
-                context=parent,
-                kind=self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT,
-                attributes=attributes,
-                record_exception=False,
-                set_status_on_exception=False,
-            ) as span:
-                record.span = span
-                try:
+            kind = self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT
+            try:
+                span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
+            except Exception:  # a span processor of the application's raised: no span
+                self._failed("starting a span")
+                with record.failing():
+                    yield record
+                return
+            try:
+                with self._trace.use_span(
+                    span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+                ):
+                    record.span = span
                     with record.failing():
                         yield record
-                finally:
-                    record.finish(self._trace.Status, self._trace.StatusCode)
+            finally:
+                record.finish(self._trace.Status, self._trace.StatusCode)
+                try:
+                    span.end()
+                except Exception:  # likewise, when the span ends
+                    self._failed("ending a span")
         finally:
             duration = self._durations.get(incoming)
             if duration is not None:
-                duration.record(time.perf_counter() - start, record.metric)
+                try:
+                    duration.record(time.perf_counter() - start, record.metric)
+                except Exception:
+                    self._failed("recording a duration")
+
+    def _failed(self, what: str) -> None:
+        """The application's telemetry raised while ``what``: the request goes on. Said
+        once as a warning (with the traceback), then at debug level."""
+        if self._complained:
+            log.debug("telemetry failed %s", what, exc_info=True)
+            return
+        self._complained = True
+        log.warning("telemetry failed %s; requests go on without it", what, exc_info=True)
 
     def channel(
         self,

@@ -1,0 +1,82 @@
+"""Telemetry that fails, and telemetry that must keep quiet: a span processor that raises
+never breaks a request, and what a span records holds no secret. Recorded by the real
+OpenTelemetry SDK, driving the server in memory (both revisions, every message checked
+against the official schema)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.telemetry import Telemetry
+
+from support.memory import MemoryClient, SessionClient
+from support.wire import WireChecker
+
+sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+
+class Broken(sdk_trace.SpanProcessor):  # type: ignore[misc]
+    """A span processor of the application's that raises when a span starts or ends."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+        self.calls = 0
+
+    def on_start(self, span: Any, parent_context: Any = None) -> None:
+        self.calls += 1
+        if self.where == "start":
+            raise RuntimeError("the span processor broke on start")
+
+    def on_end(self, span: Any) -> None:
+        self.calls += 1
+        if self.where == "end":
+            raise RuntimeError("the span processor broke on end")
+
+
+def build(telemetry: Telemetry) -> Server:
+    app = Server("fragile", telemetry=telemetry)
+
+    @app.tool()
+    async def greet(ctx: Context) -> str:
+        await ctx.info("asking for a name")  # a notification, in a span of its own
+        answer = await ctx.elicit("Name?", Form(name=String()), key="name")
+        return f"hello {answer.content['name'] if answer.content else answer.action}"
+
+    return app
+
+
+def traced_by(processor: Any) -> Telemetry:
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(processor)
+    return Telemetry(tracer_provider=provider, meter_provider=MeterProvider([InMemoryMetricReader()]))
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+async def test_a_span_processor_that_raises_breaks_no_request(
+    where: str, wire: WireChecker, wire_2025: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    processor = Broken(where)
+    server = build(traced_by(processor))
+    # 2026-07-28: two rounds, each in its span, the handler's log message in one too
+    client = MemoryClient(server, capabilities={"elicitation": {}}, checker=wire)
+    final, rounds = await client.rounds(
+        "tools/call", {"name": "greet"}, lambda _k, _r: {"action": "accept", "content": {"name": "Ada"}}
+    )
+    assert len(rounds) == 2 and final["result"]["content"][0]["text"] == "hello Ada"
+    # 2025-11-25: the server's own question is a span of kind CLIENT inside the call's
+    session = SessionClient(server, capabilities={"elicitation": {}}, checker=wire_2025)
+    await session.open()
+    session.answer = lambda _k, _r: {"action": "accept", "content": {"name": "Grace"}}
+    result = await session.result("tools/call", {"name": "greet"})
+    assert result["content"][0]["text"] == "hello Grace"
+    assert processor.calls > 0  # it was called, and raised
+    # said once, as a warning naming what failed; the rest at debug level
+    warned = [r for r in caplog.records if r.name == "mcp_elicit.telemetry" and r.levelname == "WARNING"]
+    assert len(warned) == 1 and f"{where}ing a span" in warned[0].getMessage()
