@@ -20,7 +20,8 @@ Rules:
   and the server's span (kind SERVER) continues it, with the handler running inside.
 * The outcome is read from the answer, so every path that answers is covered: a JSON-RPC
   error sets ``error.type`` and ``rpc.response.status_code`` to its code and the span's
-  status to ERROR with the error's message; a tool result with ``isError`` sets
+  status to ERROR with the error's message (any URL in it loses its user name and
+  password, query and fragment, where keys travel); a tool result with ``isError`` sets
   ``error.type`` ``tool_error``; a request cancelled or left unanswered, ``cancelled``. A
   2026-07-28 round that asks something sets ``mcp_elicit.result_type``
   (``input_required``) and ``mcp_elicit.input_requests`` (how many questions); a retry
@@ -53,6 +54,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
+import re
 import sys
 import time
 from collections.abc import Awaitable, Iterator, Mapping
@@ -76,6 +78,9 @@ _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
 # Notifications whose params have no ``_meta`` in their revision's schema: traced, but
 # their context is not sent along.
 _NO_META = frozenset({"notifications/elicitation/complete"})
+#: A URL's user information, and its query or fragment, in a message (up to a space or a quote).
+_URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#\s'\"@]*@")
+_URL_TAIL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^?#\s'\"]*)([?#])[^\s'\"]*")
 _METRIC_NETWORK = frozenset({"network.transport", "network.protocol.name", "network.protocol.version"})
 
 
@@ -498,8 +503,10 @@ class Traced:
             raise
 
     def failed(self, kind: str, message: str) -> None:
-        """The request failed without an answer to read (``kind`` is its ``error.type``)."""
-        self.error = (kind, message)
+        """The request failed without an answer to read (``kind`` is its ``error.type``;
+        ``message``, the span's status, with any URL's credentials, query and fragment
+        left out)."""
+        self.error = (kind, _redacted(message))
         self.metric["error.type"] = kind
         if self.span is not None:
             self.span.set_attribute("error.type", kind)
@@ -507,6 +514,14 @@ class Traced:
     def finish(self, status: Any, code: Any) -> None:
         if self.error is not None and self.span is not None:
             self.span.set_status(status(code.ERROR, self.error[1] or None))
+
+
+def _redacted(text: str) -> str:
+    """``text`` with every URL's user name and password, query and fragment replaced by
+    ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay."""
+    if "://" not in text:
+        return text
+    return _URL_TAIL.sub(r"\1\2REDACTED", _URL_USER.sub(r"\1REDACTED:REDACTED@", text))
 
 
 def _responses(span: Any, responses: object) -> None:

@@ -10,16 +10,22 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.errors import TransportError
 from mcp_elicit.telemetry import Telemetry
+from mcp_elicit.transports.http_client import connect_http
 
 from support.memory import MemoryClient, SessionClient
+from support.procs import free_port
 from support.wire import WireChecker
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
 from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 pytestmark = pytest.mark.anyio
+SECRET = "sk-live-4f9a2c"
 
 
 class Broken(sdk_trace.SpanProcessor):  # type: ignore[misc]
@@ -80,3 +86,25 @@ async def test_a_span_processor_that_raises_breaks_no_request(
     # said once, as a warning naming what failed; the rest at debug level
     warned = [r for r in caplog.records if r.name == "mcp_elicit.telemetry" and r.levelname == "WARNING"]
     assert len(warned) == 1 and f"{where}ing a span" in warned[0].getMessage()
+
+
+async def test_a_url_with_a_key_in_its_query_reaches_no_span() -> None:
+    """A server reached at an address holding a key (``?api_key=...``, or a user name and
+    password) that cannot be reached: the client's span says so, without the key."""
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    telemetry = Telemetry("client", tracer_provider=provider)
+    port = free_port()  # nothing listens there
+    for url in (
+        f"http://127.0.0.1:{port}/mcp?api_key={SECRET}&region=eu",
+        f"http://admin:{SECRET}@127.0.0.1:{port}/mcp#token={SECRET}",
+    ):
+        with pytest.raises(TransportError, match=SECRET):  # the caller is told as given
+            async with connect_http(url, telemetry=telemetry, timeout=5) as client:
+                await client.list_tools()
+    spans = exporter.get_finished_spans()
+    assert spans and all(s.attributes["error.type"] == "no_response" for s in spans)
+    for span in spans:
+        assert SECRET not in span.to_json()
+        assert f"127.0.0.1:{port}/mcp" in (span.status.description or "")  # still says where
