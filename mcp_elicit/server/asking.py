@@ -2,7 +2,9 @@
 request on the request's stream) and in a task (an input request the client answers with
 ``tasks/update``). The discipline is the same; only how one question travels differs.
 
-Rules: questions asked together are asked together (one waits per question). An answer
+Rules: questions asked together are asked together (one waits per question); when one
+of them fails the handler, the others are given up and its error is raised as it would
+be for that question alone (a ``ToolError``, not an exception group). An answer
 that does not fit is asked again once, with the reason leading the message; a second bad
 answer, an error from the client, or no answer within ``timeout`` counts as ``cancel``
 for an elicitation and fails the handler (``ToolError``) for sampling or roots.
@@ -41,8 +43,12 @@ class InPlaceAsker:
     async def ask(self, asks: list[Ask]) -> list[Any]:
         if len(asks) == 1:
             return [await self._one(asks[0])]
-        async with asyncio.TaskGroup() as group:
-            jobs = [group.create_task(self._one(ask)) for ask in asks]
+        try:
+            async with asyncio.TaskGroup() as group:
+                jobs = [group.create_task(self._one(ask)) for ask in asks]
+        except BaseExceptionGroup as failed:  # the others were withdrawn: say why, as one would
+            first = _first(failed)
+            raise first from first.__cause__
         return [job.result() for job in jobs]
 
     def _prepare(self, ask: Ask) -> Any:
@@ -82,6 +88,12 @@ class InPlaceAsker:
                     return _give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}")
                 note = f"Your previous answer was not accepted: {exc}."
         raise AssertionError("unreachable")
+
+
+def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The first failure in ``group`` (itself, not a group)."""
+    first = group.exceptions[0]
+    return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 def _give_up(ask: Ask, reason: str) -> Any:
