@@ -78,7 +78,7 @@ class InPlaceAsker:
             try:
                 raw = await self._exchange(ask, prepared, note)
             except TimeoutError:
-                return _give_up(ask, f"no answer to {ask.method} within {self.timeout:.0f} s")
+                return _give_up(ask, f"no answer to {ask.method} within {self.timeout:g} s")
             except Refused as exc:
                 return _give_up(ask, str(exc))
             try:

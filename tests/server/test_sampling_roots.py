@@ -35,6 +35,14 @@ def build(**options: Any) -> Server:
             return f"failed: {exc}"
         return f"{getattr(reply.content, 'text', '?')} {[r.uri for r in roots]}"
 
+    @app.tool()
+    async def sample_only(ctx: Context) -> str:
+        try:
+            reply = await ctx.sample("Say hi", max_tokens=5)
+        except ToolError as exc:
+            return f"failed: {exc}"
+        return getattr(reply.content, "text", "?")
+
     return app
 
 
@@ -90,3 +98,13 @@ async def test_questions_asked_together_that_fail_raise_one_clear_tool_error(wir
         m["id"] for m in client.asked if "id" in m
     )
     assert client.session.pending == {}
+
+
+async def test_no_answer_in_time_names_the_time_waited(wire_2025: WireChecker) -> None:
+    """``ask_timeout`` below a second is said as it was set, not rounded to 0 s."""
+    client = Replying(
+        build(ask_timeout=0.25), capabilities={"sampling": {}}, checker=wire_2025, reply=lambda _m: None
+    )
+    await client.open()
+    result = await client.result("tools/call", {"name": "sample_only"})
+    assert result["content"][0]["text"] == "failed: No answer to sampling/createMessage within 0.25 s"
