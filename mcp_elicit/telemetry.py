@@ -45,8 +45,9 @@ Rules:
   recorded by the side answering / sending, with the same low-cardinality attributes
   (method, tool or prompt, protocol version, network transport and protocol, error type).
 * Telemetry never fails a request: when the application's telemetry raises (a span
-  processor as a span starts or ends, a metric's recording), the request goes on without
-  that span or point, and the failure is logged (a warning the first time, then debug).
+  processor as a span starts or ends, a propagator reading or adding a trace context, a
+  metric's recording), the request goes on without that span, context or point, and the
+  failure is logged (a warning the first time, then debug).
 """
 
 from __future__ import annotations
@@ -322,7 +323,10 @@ class Telemetry:
             meta = params.get("_meta")
             if incoming and isinstance(meta, Mapping):  # the sender's context
                 carrier = {k: v for k in _CONTEXT_KEYS if isinstance(v := meta.get(k), str)}
-                parent = self._propagate.extract(carrier) if carrier else None
+                try:
+                    parent = self._propagate.extract(carrier) if carrier else None
+                except Exception:  # the application's propagator raised: a trace of its own
+                    self._failed("reading the trace context sent")
             kind = self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT
             try:
                 span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
@@ -379,7 +383,11 @@ class Telemetry:
     def _with_meta(self, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         """``params`` with the current trace context in ``_meta`` (a copy; as is without one)."""
         carrier: dict[str, str] = {}
-        self._propagate.inject(carrier)
+        try:
+            self._propagate.inject(carrier)
+        except Exception:  # the application's propagator raised: sent without a context
+            self._failed("adding the trace context")
+            return params
         if not carrier:
             return params
         body = dict(params) if params is not None else {}

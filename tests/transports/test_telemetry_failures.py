@@ -108,3 +108,53 @@ async def test_a_url_with_a_key_in_its_query_reaches_no_span() -> None:
     for span in spans:
         assert SECRET not in span.to_json()
         assert f"127.0.0.1:{port}/mcp" in (span.status.description or "")  # still says where
+
+
+class BrokenPropagator:
+    """A text-map propagator of the application's that raises on every use."""
+
+    fields: frozenset[str] = frozenset({"traceparent"})
+
+    def extract(self, carrier: Any, context: Any = None, getter: Any = None) -> Any:
+        raise RuntimeError("the propagator broke on extract")
+
+    def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:
+        raise RuntimeError("the propagator broke on inject")
+
+
+async def test_a_propagator_that_raises_breaks_no_request(
+    wire: WireChecker, wire_2025: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The context the client sent cannot be read, nor the server's sent on: each request
+    is answered, in a span of its own."""
+    from opentelemetry import propagate
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    server = build(Telemetry(tracer_provider=provider))
+    before = propagate.get_global_textmap()
+    propagate.set_global_textmap(BrokenPropagator())  # type: ignore[arg-type]
+    try:
+        client = MemoryClient(server, capabilities={"elicitation": {}}, checker=wire)
+        traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+        client.meta = lambda **extra: {  # type: ignore[method-assign]
+            **MemoryClient.meta(client, **extra),
+            "traceparent": traceparent,
+        }
+        final, _ = await client.rounds(
+            "tools/call", {"name": "greet"}, lambda _k, _r: {"action": "accept", "content": {"name": "Ada"}}
+        )
+        assert final["result"]["content"][0]["text"] == "hello Ada"
+        session = SessionClient(server, capabilities={"elicitation": {}}, checker=wire_2025)
+        await session.open()
+        session.answer = lambda _k, _r: {"action": "accept", "content": {"name": "Grace"}}
+        result = await session.result("tools/call", {"name": "greet"})
+        assert result["content"][0]["text"] == "hello Grace"
+        assert "_meta" not in session.asked[0]["params"]  # no context to send along
+    finally:
+        propagate.set_global_textmap(before)
+    names = [s.name for s in exporter.get_finished_spans()]
+    assert names.count("tools/call greet") == 3 and "elicitation/create" in names
+    warned = [r for r in caplog.records if r.name == "mcp_elicit.telemetry" and r.levelname == "WARNING"]
+    assert len(warned) == 1
