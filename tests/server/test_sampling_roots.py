@@ -8,14 +8,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
 from mcp_elicit import Context, Server
 from mcp_elicit.errors import ToolError
+from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire import jsonrpc
 
 from support.memory import SessionClient
+from support.procs import uvicorn_server
+from support.sessions import open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -100,6 +104,38 @@ async def test_questions_asked_together_that_fail_raise_one_clear_tool_error(wir
     assert client.session.pending == {}
 
 
+SAMPLE, ROOTS = "sampling/createMessage", "roots/list"
+
+
+@pytest.mark.parametrize(
+    ("method", "bad", "fragment"),
+    [
+        (SAMPLE, {**SAMPLED, "content": {"type": "video", "url": "x"}}, "it is not a sampling result"),
+        (SAMPLE, {k: v for k, v in SAMPLED.items() if k != "role"}, "role: Field required"),
+        (SAMPLE, {k: v for k, v in SAMPLED.items() if k != "model"}, "model: Field required"),
+        (ROOTS, {"roots": [{"uri": "https://example.com/repo"}]}, "URL scheme should be 'file'"),
+        (ROOTS, {"roots": [{"name": "no uri"}]}, "uri: Field required"),
+        (ROOTS, {"roots": "file:///work"}, "roots: Input should be a valid list"),
+    ],
+)
+async def test_a_bad_answer_is_asked_again_once_then_fails_the_handler(
+    method: str, bad: dict[str, Any], fragment: str, wire_2025: WireChecker
+) -> None:
+    """A sampling result or roots list that does not fit its schema (a content type that
+    does not exist, no role or model, a root that is no file URI, no list) is asked again
+    once; a second bad answer fails the handler, naming what was wrong."""
+    good = {SAMPLE: SAMPLED, ROOTS: {"roots": []}}
+    client = SessionClient(build(), capabilities=CAPABILITIES)  # the bad answers are not checked
+    await client.open()
+    client.answer = lambda _k, request: bad if request["method"] == method else good[request["method"]]
+    result = await client.result("tools/call", {"name": "both"})
+    text = result["content"][0]["text"]
+    assert text.startswith(f"failed: The client's answer to {method} was invalid: ") and fragment in text
+    assert [m["method"] for m in client.asked].count(method) == 2  # asked again once
+    for message in client.asked:
+        wire_2025.outgoing(message)  # the questions themselves are well formed
+
+
 async def test_no_answer_in_time_names_the_time_waited(wire_2025: WireChecker) -> None:
     """``ask_timeout`` below a second is said as it was set, not rounded to 0 s."""
     client = Replying(
@@ -108,3 +144,54 @@ async def test_no_answer_in_time_names_the_time_waited(wire_2025: WireChecker) -
     await client.open()
     result = await client.result("tools/call", {"name": "sample_only"})
     assert result["content"][0]["text"] == "failed: No answer to sampling/createMessage within 0.25 s"
+
+
+async def test_over_http_refusals_and_stray_answers_reach_the_handler_or_nothing(
+    wire_2025: WireChecker,
+) -> None:
+    """A 2025-11-25 session over real HTTP on 127.0.0.1: an answer to an id the server
+    never sent is taken (202) and changes nothing; the person's refusal (a JSON-RPC error
+    -1) reaches the handler as a ToolError; an answer after the question was given up
+    (``ask_timeout``) is taken and changes nothing either."""
+    async with uvicorn_server(StreamableHTTP(build(ask_timeout=0.5))) as running:
+        url = f"http://127.0.0.1:{running.port}/mcp"
+        async with httpx.AsyncClient(timeout=10) as http:
+            headers = await open_session(http, url, wire_2025, capabilities={"sampling": {}})
+
+            async def answer(rid: object, body: dict[str, Any]) -> None:
+                response = {"jsonrpc": "2.0", "id": rid, **body}
+                wire_2025.response("sampling/createMessage", response)
+                posted = await http.post(url, json=response, headers=headers)
+                assert posted.status_code == 202, posted.text
+
+            await answer("s-never-sent", {"result": SAMPLED})
+            for reply, expected in (
+                ({"error": {"code": -1, "message": "User rejected sampling request"}}, "refused"),
+                (None, "No answer to sampling/createMessage within 0.5 s"),
+            ):
+                call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "sample_only"}}
+                wire_2025.request(call)
+                messages: list[dict[str, Any]] = []
+                async with http.stream("POST", url, json=call, headers=headers) as stream:
+                    buffer = ""
+                    async for chunk in stream.aiter_text():
+                        buffer += chunk
+                        while "\n\n" in buffer:
+                            event, buffer = buffer.split("\n\n", 1)
+                            data = [
+                                line[5:].strip() for line in event.splitlines() if line.startswith("data:")
+                            ]
+                            if not data or not data[0]:
+                                continue
+                            message = orjson.loads(data[0])
+                            messages.append(message)
+                            if message.get("method") == "sampling/createMessage" and reply is not None:
+                                await answer(message["id"], reply)
+                asked = [m for m in messages if m.get("method") == "sampling/createMessage"]
+                assert asked
+                for message in messages:
+                    wire_2025.outgoing(message, "tools/call")
+                (final,) = [m for m in messages if m.get("id") == 7]
+                assert expected in final["result"]["content"][0]["text"]
+                if reply is None:  # too late now: taken, and nothing waits for it
+                    await answer(asked[-1]["id"], {"result": SAMPLED})
