@@ -43,7 +43,8 @@ Rules:
   ``mcp.server.session.duration`` / ``mcp.client.session.duration`` (revision, network).
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
   recorded by the side answering / sending, with the same low-cardinality attributes
-  (method, tool or prompt, protocol version, network transport and protocol, error type).
+  (method, tool or prompt, protocol version, network transport and protocol, error type);
+  a method or protocol version MCP does not define is ``_OTHER`` there (not on spans).
 * Telemetry never fails a request: when the application's telemetry raises (a span
   processor as a span starts or ends, a propagator reading or adding a trace context, a
   metric's recording), the request goes on without that span, context or point, and the
@@ -66,6 +67,7 @@ import orjson
 from mcp_elicit.wire.jsonrpc import Request
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.methods import METHODS
+from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = ["Side", "Telemetry", "Traced", "load", "notifying"]
 
@@ -82,6 +84,8 @@ _NO_META = frozenset({"notifications/elicitation/complete"})
 #: A URL's user information, and its query or fragment, in a message (up to a space or a quote).
 _URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#\s'\"@]*@")
 _URL_TAIL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^?#\s'\"]*)([?#])[^\s'\"]*")
+#: The protocol versions MCP defines: any other is ``_OTHER`` in the metric.
+_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS)
 _METRIC_NETWORK = frozenset({"network.transport", "network.protocol.name", "network.protocol.version"})
 
 
@@ -259,13 +263,16 @@ class Telemetry:
             yield None
             return
         target = params.get("name") if method in ("tools/call", "prompts/get") else None
-        metric = _metric(method, version, params.get("_meta"), network)
+        version = _version(version, params.get("_meta"))
+        metric = _metric(method, version, network)
         if isinstance(target, str):
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = target
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
         name = f"{method} {target}" if isinstance(target, str) else method
-        with self._operation(method, name, metric, params, incoming, session, network, str(rid)) as record:
+        with self._operation(
+            method, name, metric, params, incoming, session, network, str(rid), version
+        ) as record:
             if record.span is not None:
                 _responses(record.span, params.get("inputResponses"))
             yield record
@@ -284,9 +291,10 @@ class Telemetry:
         """Wrap one notification: sending it (yields ``params`` with the trace context in
         ``_meta``, a copy, to send instead) or handling it once received (yields ``params``;
         the span continues the sender's context). An exception inside sets ``error.type``."""
-        metric = _metric(method, version, params.get("_meta") if params is not None else None, network)
+        version = _version(version, params.get("_meta") if params is not None else None)
+        metric = _metric(method, version, network)
         with self._operation(
-            method, method, metric, params or {}, incoming, session, network, None
+            method, method, metric, params or {}, incoming, session, network, None, version
         ) as record:
             traced = record.span is not None and not incoming and method not in _NO_META
             yield self._with_meta(params) if traced else params
@@ -302,8 +310,11 @@ class Telemetry:
         session: str | None,
         network: Mapping[str, str | int] | None,
         rid: str | None,
+        version: str | None,
     ) -> Iterator[Traced]:
-        """One request or notification: its span (when tracing), its duration measured."""
+        """One request or notification: its span (when tracing), its duration measured.
+        ``version``: the protocol version as the peer named it (the metric's may be
+        ``_OTHER``)."""
         record = Traced(metric)
         start = time.perf_counter()
         try:
@@ -312,6 +323,8 @@ class Telemetry:
                     yield record
                 return
             attributes = {**(network or {}), **metric, "mcp.method.name": method}  # not _OTHER here
+            if version is not None:
+                attributes["mcp.protocol.version"] = version  # nor here
             if rid is not None:
                 attributes["jsonrpc.request.id"] = rid
             if session is not None:
@@ -396,17 +409,13 @@ class Telemetry:
         return body
 
 
-def _metric(
-    method: str, version: str | None, meta: object, network: Mapping[str, str | int] | None
-) -> dict[str, Any]:
-    """The low-cardinality attributes of a request's or notification's duration (the
-    version, when not given, read from its ``_meta``). A method MCP does not define is
-    ``_OTHER`` here, as HTTP's conventions do for methods: a peer sending made-up names
-    would otherwise add a series per name."""
-    version = _version(version, meta)
+def _metric(method: str, version: str | None, network: Mapping[str, str | int] | None) -> dict[str, Any]:
+    """The low-cardinality attributes of a request's or notification's duration. A method
+    or protocol version MCP does not define is ``_OTHER`` here, as HTTP's conventions do
+    for methods: a peer sending made-up names would otherwise add a series per name."""
     metric: dict[str, Any] = {"mcp.method.name": method if method in METHODS else "_OTHER"}
     if version is not None:
-        metric["mcp.protocol.version"] = version
+        metric["mcp.protocol.version"] = version if version in _VERSIONS else "_OTHER"
     if network:
         metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
     return metric

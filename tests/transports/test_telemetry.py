@@ -41,6 +41,7 @@ pytestmark = pytest.mark.anyio
 DEMO = ROOT / "examples" / "demo_server.py"
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 PARENT_ID = "00f067aa0ba902b7"
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
@@ -418,3 +419,31 @@ async def test_a_method_mcp_does_not_define_is_other_in_the_metric(traced: Trace
     assert sorted(s.attributes["mcp.method.name"] for s in traced.finished()) == ["also/made/up", "made/up"]
     (point,) = traced.durations()
     assert point.attributes["mcp.method.name"] == "_OTHER" and point.count == 2
+
+
+async def test_a_protocol_version_mcp_does_not_define_is_other_in_the_metric() -> None:
+    """A peer's made-up revisions stay on its spans, not in the metric's series: each
+    would otherwise add one, though every such request is refused (-32022)."""
+    from support.memory import MemoryClient
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    server = build(Telemetry(tracer_provider=provider, meter_provider=MeterProvider([reader])))
+    client = MemoryClient(server)
+    for made_up in ("1999-01-01", "2026-07-28-preview", "x" * 40):
+        answer = await client.request("tools/list", meta=client.meta(**{META_VERSION: made_up}))
+        assert answer["error"]["code"] == -32022
+    assert await client.result("tools/list")  # a revision MCP defines is named as it is
+    spans = exporter.get_finished_spans()
+    assert [s.attributes["mcp.protocol.version"] for s in spans] == [
+        "1999-01-01",
+        "2026-07-28-preview",
+        "x" * 40,
+        "2026-07-28",
+    ]
+    versions = {
+        dict(p.attributes)["mcp.protocol.version"]: p.count for p in telemetry_points(reader, "server")
+    }
+    assert versions == {"_OTHER": 3, "2026-07-28": 1}
