@@ -17,7 +17,7 @@ from mcp_elicit.errors import ToolError
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire import jsonrpc
 
-from support.memory import SessionClient
+from support.memory import MemoryClient, SessionClient
 from support.procs import uvicorn_server
 from support.sessions import open_session
 from support.wire import WireChecker
@@ -195,3 +195,23 @@ async def test_over_http_refusals_and_stray_answers_reach_the_handler_or_nothing
                 assert expected in final["result"]["content"][0]["text"]
                 if reply is None:  # too late now: taken, and nothing waits for it
                     await answer(asked[-1]["id"], {"result": SAMPLED})
+
+
+@pytest.mark.parametrize(
+    ("declared", "missing"), [({"roots": {}}, {"sampling": {}}), ({"sampling": {}}, {"roots": {}})]
+)
+async def test_a_client_that_did_not_declare_it_is_asked_nothing(
+    declared: dict[str, Any], missing: dict[str, Any], wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """-32021 naming the capability, on both revisions, and no question goes out."""
+    modern = MemoryClient(build(), capabilities=declared, checker=wire)
+    response = await modern.request("tools/call", {"name": "both"})
+    assert response["error"]["code"] == -32021
+    assert response["error"]["data"] == {"requiredCapabilities": missing}
+    assert "input_required" not in str(response)
+    session = SessionClient(build(), capabilities=declared, checker=wire_2025)
+    await session.open()
+    response = await session.request("tools/call", {"name": "both"})
+    assert response["error"]["code"] == -32021
+    assert response["error"]["data"] == {"requiredCapabilities": missing}
+    assert session.asked == []
