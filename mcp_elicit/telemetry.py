@@ -17,7 +17,8 @@ Rules:
   ``mcp.resource.uri``.
 * The trace context travels in ``params._meta`` (``traceparent``, ``tracestate``): the
   client's span (kind CLIENT, a child of whatever span its caller is in) puts it there,
-  and the server's span (kind SERVER) continues it, with the handler running inside.
+  and the server's span (kind SERVER) continues it, with the handler running inside; the
+  span current where the request was received (an instrumented HTTP server's) is linked.
 * The outcome is read from the answer, so every path that answers is covered: a JSON-RPC
   error sets ``error.type`` and ``rpc.response.status_code`` to its code and the span's
   status to ERROR with the error's message (any URL in it loses its user name and
@@ -340,9 +341,15 @@ class Telemetry:
                     parent = self._propagate.extract(carrier) if carrier else None
                 except Exception:  # the application's propagator raised: a trace of its own
                     self._failed("reading the trace context sent")
+            links = None
+            if parent is not None:  # the span current where it was received is linked
+                ambient = self._trace.get_current_span().get_span_context()
+                links = [self._trace.Link(ambient)] if ambient.is_valid else None
             kind = self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT
             try:
-                span = self._tracer.start_span(name, context=parent, kind=kind, attributes=attributes)
+                span = self._tracer.start_span(
+                    name, context=parent, kind=kind, attributes=attributes, links=links
+                )
             except Exception:  # a span processor of the application's raised: no span
                 self._failed("starting a span")
                 with record.failing():

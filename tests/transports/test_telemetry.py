@@ -447,3 +447,28 @@ async def test_a_protocol_version_mcp_does_not_define_is_other_in_the_metric() -
         dict(p.attributes)["mcp.protocol.version"]: p.count for p in telemetry_points(reader, "server")
     }
     assert versions == {"_OTHER": 3, "2026-07-28": 1}
+
+
+async def test_the_server_span_links_the_span_it_was_received_in() -> None:
+    """The client's context (in ``_meta``) is the server span's parent; the span current
+    where the request was received (an HTTP server's own, from its instrumentation) is
+    linked, so the two traces stay connected."""
+    from support.memory import MemoryClient
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    client = MemoryClient(build(Telemetry(tracer_provider=provider)))
+    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
+    with provider.get_tracer("an HTTP instrumentation").start_as_current_span("POST /mcp") as http:
+        assert await client.result("tools/list", meta=client.meta(traceparent=traceparent))
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
+    assert format(span.parent.span_id, "016x") == PARENT_ID
+    (link,) = span.links
+    assert link.context.span_id == http.get_span_context().span_id
+    # without a context from the client, the span received in is simply the parent
+    exporter.clear()
+    with provider.get_tracer("an HTTP instrumentation").start_as_current_span("POST /mcp") as http:
+        assert await client.result("tools/list")
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
+    assert span.parent.span_id == http.get_span_context().span_id and not span.links
