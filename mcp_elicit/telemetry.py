@@ -352,6 +352,8 @@ class Telemetry:
                 )
             except Exception:  # a span processor of the application's raised: no span
                 self._failed("starting a span")
+                span = None
+            if span is None:  # (outside the handler above: no error of the request's chains to it)
                 with record.failing():
                     yield record
                 return
