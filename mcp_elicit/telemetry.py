@@ -45,7 +45,8 @@ Rules:
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
   recorded by the side answering / sending, with the same low-cardinality attributes
   (method, tool or prompt, protocol version, network transport and protocol, error type);
-  a method or protocol version MCP does not define is ``_OTHER`` there (not on spans).
+  a method or protocol version MCP does not define is ``_OTHER`` there (not on spans),
+  and so is a tool or prompt name the server does not offer.
 * Telemetry never fails a request: when the application's telemetry raises (a span
   processor as a span starts or ends, a propagator reading or adding a trace context, a
   metric's recording), the request goes on without that span, context or point, and the
@@ -60,7 +61,7 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Awaitable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Literal, TypeVar, cast
 
 import orjson
@@ -144,6 +145,10 @@ class Telemetry:
         self._tracing = self._measuring = False
         self._checked = float("-inf")
         self._complained = False  # a telemetry failure was logged as a warning
+        #: Server side: whether a tool (``tools/call``) or prompt (``prompts/get``) name is
+        #: one the server offers; any other is ``_OTHER`` in the metric, so that a client
+        #: cannot add a metric series per made-up name. None: every name counts.
+        self.offered: Callable[[str, str], bool] | None = None
         if tracer_provider is not None or meter_provider is not None:
             self._load_api()
 
@@ -267,7 +272,10 @@ class Telemetry:
         version = _version(version, params.get("_meta"))
         metric = _metric(method, version, network)
         if isinstance(target, str):
-            metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = target
+            known = self.offered is None or not incoming or self.offered(method, target)
+            metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = (
+                target if known else "_OTHER"
+            )
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
         name = f"{method} {target}" if isinstance(target, str) else method

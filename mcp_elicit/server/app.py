@@ -99,6 +99,8 @@ class Server(Catalog):
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
         #: default is on when ``opentelemetry-api`` is installed; True insists on it.
         self.telemetry = load_telemetry(telemetry, "server")
+        if self.telemetry is not None:
+            self.telemetry.offered = self._offers
         #: Bearer-token verification for Streamable HTTP (stdio has no principal).
         self.auth = auth
         #: Where clients get those tokens (OAuth): published over HTTP, named in challenges.
@@ -316,6 +318,9 @@ class Server(Catalog):
         for session in sessions:
             session.notify(method, None, self.telemetry)
         return len(sessions) + self.subscriptions.publish(method)
+
+    def _offers(self, method: str, name: str) -> bool:
+        return name in (self._tools if method == "tools/call" else self._prompts)
 
     def _task_changed(self, record: TaskRecord) -> None:
         self.subscriptions.publish("notifications/tasks", record.wire())

@@ -449,6 +449,29 @@ async def test_a_protocol_version_mcp_does_not_define_is_other_in_the_metric() -
     assert versions == {"_OTHER": 3, "2026-07-28": 1}
 
 
+async def test_a_tool_or_prompt_name_the_server_does_not_offer_is_other_in_the_metric() -> None:
+    """Made-up tool and prompt names stay on their spans, not in the metric's series: a
+    client calling one name after another would otherwise add a series per name."""
+    from support.memory import MemoryClient
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    reader = InMemoryMetricReader()
+    server = build(Telemetry(tracer_provider=provider, meter_provider=MeterProvider([reader])))
+    client = MemoryClient(server)
+    for made_up in ("nope-1", "nope-2"):
+        assert (await client.result("tools/call", {"name": made_up, "arguments": {}}))["isError"] is True
+    assert (await client.result("tools/call", {"name": "broken", "arguments": {}}))["isError"] is True
+    assert [s.name for s in exporter.get_finished_spans()] == [
+        "tools/call nope-1",
+        "tools/call nope-2",
+        "tools/call broken",
+    ]
+    tools = {dict(p.attributes)["gen_ai.tool.name"]: p.count for p in telemetry_points(reader, "server")}
+    assert tools == {"_OTHER": 2, "broken": 1}
+
+
 async def test_the_server_span_links_the_span_it_was_received_in() -> None:
     """The client's context (in ``_meta``) is the server span's parent; the span current
     where the request was received (an HTTP server's own, from its instrumentation) is
