@@ -26,12 +26,14 @@ Rules:
 from __future__ import annotations
 
 import itertools
+import math
 import urllib.parse
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
-from mcp_types import CreateMessageResult, Root
+from mcp_types import CreateMessageRequestParams, CreateMessageResult, Root
+from pydantic import ValidationError
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
 from mcp_elicit.errors import MissingClientCapability
@@ -93,6 +95,34 @@ def check_url(url: object) -> str:
     if not is_uri(url):  # its characters, scheme and host are right: a % starts no escape
         raise ValueError(f"the URL {url[:80]!r} has a %-escape without two hex digits after it")
     return url
+
+
+def _check_sampling(params: Mapping[str, Any]) -> None:
+    """``ValueError`` saying what is wrong when a sampling request the handler built would
+    not fit the schema (a ``system`` role, content that is not a content block, a count of
+    tokens that is not a positive whole number): never sent to a client to refuse."""
+    max_tokens = params["maxTokens"]
+    if type(max_tokens) is not int or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive whole number, not {max_tokens!r}")
+    temperature = params.get("temperature")
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, int | float)
+        or not math.isfinite(temperature)
+    ):
+        raise ValueError(f"temperature must be a finite number, not {temperature!r}")
+    if not params["messages"]:
+        raise ValueError("a sampling request needs at least one message")
+    try:
+        CreateMessageRequestParams.model_validate(params)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the request"
+        raise ValueError(
+            f"the sampling request does not fit the schema at {where}: {first.get('msg', 'invalid')} "
+            "(messages are {'role': 'user' or 'assistant', 'content': {'type': 'text', 'text': ...}}; "
+            "a system prompt goes in system_prompt=)"
+        ) from None
 
 
 class Channel(Protocol):
@@ -319,6 +349,7 @@ class Context:
             params["temperature"] = temperature
         if model_preferences is not None:
             params["modelPreferences"] = dict(model_preferences)
+        _check_sampling(params)
         ask = Ask(self._key("sample", key), SAMPLE, params)
         return Question(self, ask, CreateMessageResult.model_validate)
 

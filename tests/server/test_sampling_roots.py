@@ -215,3 +215,39 @@ async def test_a_client_that_did_not_declare_it_is_asked_nothing(
     assert response["error"]["code"] == -32021
     assert response["error"]["data"] == {"requiredCapabilities": missing}
     assert session.asked == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "said"),
+    [
+        ({"messages": [{"role": "system", "content": {"type": "text", "text": "x"}}]}, "messages.0.role"),
+        ({"messages": [{"role": "user", "content": "hi"}]}, "messages.0.content"),
+        ({"messages": []}, "at least one message"),
+        ({"messages": "hi", "max_tokens": True}, "max_tokens must be a positive whole number"),
+        ({"messages": "hi", "max_tokens": 0}, "max_tokens must be a positive whole number"),
+        ({"messages": "hi", "temperature": float("nan")}, "temperature must be a finite number"),
+        ({"messages": "hi", "temperature": "warm"}, "temperature must be a finite number"),
+    ],
+)
+async def test_a_sampling_request_outside_the_schema_is_the_handlers_error_and_never_sent(
+    kwargs: dict[str, Any], said: str, wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """A request the schema refuses is the handler's ``ValueError`` before anything is
+    asked, on both revisions: the client never gets a question it would have to refuse."""
+    app = Server("samples-badly")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        try:
+            await ctx.sample(**kwargs)
+        except ValueError as exc:
+            return f"refused: {exc}"
+        return "sent"
+
+    modern = MemoryClient(app, capabilities=CAPABILITIES, checker=wire)
+    result = await modern.result("tools/call", {"name": "ask"})
+    assert result["resultType"] == "complete" and said in result["content"][0]["text"]
+    session = SessionClient(app, capabilities=CAPABILITIES, checker=wire_2025)
+    await session.open()
+    result = await session.result("tools/call", {"name": "ask"})
+    assert said in result["content"][0]["text"] and session.asked == []
