@@ -25,6 +25,7 @@ from mcp_elicit.errors import (
     InvalidRequest,
     ProtocolError,
     ReplayMismatchError,
+    ToolError,
 )
 from mcp_elicit.sealing import KeyRing, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
@@ -368,7 +369,7 @@ class Server(Catalog):
             result = await self.handle(call, channel=channel, principal=principal, headers=headers)
         except ProtocolError as exc:
             return jsonrpc.encode_error(message.id, exc), exc.http_status
-        except (ReplayMismatchError, FormSchemaError) as exc:
+        except (ReplayMismatchError, FormSchemaError, ToolError) as exc:  # said on purpose
             log.error("request %r (%s): %s", message.id, message.method, exc)
             return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}")), 200
         except Exception:

@@ -31,6 +31,7 @@ from mcp_elicit.core.mrtr import ELICIT, Ask
 from mcp_elicit.core.rev_2025_11_25 import check_method, parse_set_level
 from mcp_elicit.core.server import Call
 from mcp_elicit.errors import (
+    FormSchemaError,
     InternalError,
     InvalidParams,
     InvalidRequest,
@@ -190,7 +191,8 @@ async def respond_in_session(
         return jsonrpc.encode_error(message.id, exc.for_handshake())
     except ProtocolError as exc:
         return jsonrpc.encode_error(message.id, exc)
-    except (ReplayMismatchError, ToolError, TransportError) as exc:
+    except (ReplayMismatchError, FormSchemaError, ToolError, TransportError) as exc:  # said on purpose
+        log.error("request %r (%s): %s", message.id, message.method, exc)
         return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}"))
     except Exception:
         log.exception("request %r (%s) failed", message.id, message.method)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from mcp_types import CallToolResult, GetPromptResult, PromptMessage, TextContent
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Context, Form, Server, String, ToolError
 from mcp_elicit.sealing import KeyRing
 
 from support.memory import MemoryClient, SessionClient, accept
@@ -673,3 +673,44 @@ async def test_a_method_of_an_undeclared_capability_is_not_found_at_2025(
     assert error["code"] == -32601
     assert f"declares no {capability} capability" in error["message"]
     assert await client.result("logging/setLevel", {"level": "info"}) == {}
+
+
+def failing() -> Server:
+    app = Server("fails")
+
+    @app.prompt()
+    async def topics() -> str:
+        raise ToolError("the topic list is unavailable")
+
+    @app.resource("test://broken")
+    async def broken() -> str:
+        raise RuntimeError("secret connection string here")
+
+    @app.resource("test://bad-form")
+    async def bad_form(ctx: Context) -> str:
+        await ctx.elicit("Nested?", {"type": "object", "properties": {"a": {"type": "object"}}})
+        return "never"
+
+    return app
+
+
+async def test_a_prompt_or_resource_failure_reads_alike_on_both_revisions(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """A ``ToolError`` (or a form the handler got wrong) says its message, on both
+    revisions; any other exception is a bare internal error, its text kept in the log."""
+    modern = MemoryClient(failing(), checker=wire)
+    legacy = await session(wire_2025, failing())
+    expected = {
+        ("prompts/get", "topics"): "Internal error: the topic list is unavailable",
+        ("resources/read", "test://broken"): "Internal error",
+        ("resources/read", "test://bad-form"): (
+            "Internal error: field 'a': nested objects are not allowed in a form; flatten them into "
+            "top-level fields"
+        ),
+    }
+    for (method, target), message in expected.items():
+        params = {"name": target} if method == "prompts/get" else {"uri": target}
+        for client in (modern, legacy):
+            error = (await client.request(method, params))["error"]
+            assert (error["code"], error["message"]) == (-32603, message), (method, target, client)
