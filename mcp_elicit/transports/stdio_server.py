@@ -4,7 +4,9 @@ Rules: every request runs as its own task, so a slow one does not hold up the ot
 ``notifications/cancelled`` cancels the request it names; a line that is not JSON gets a
 -32700 error without an id, an oversized line a -32600, and the stream goes on. When
 stdin closes, requests in flight get a short grace period, then the server stops. Only
-JSON-RPC messages are ever written to stdout. A 2025-11-25 session's own messages
+JSON-RPC messages are ever written to stdout: serving this process's own stdout, the
+protocol writes to a duplicate of fd 1 and fd 1 points at stderr meanwhile, so whatever
+tool code prints goes to the log. A 2025-11-25 session's own messages
 (``notifications/elicitation/complete``, ``notifications/resources/updated``) are written
 as they are queued, and the session ends with stdin.
 """
@@ -16,7 +18,7 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
 from mcp_elicit.errors import InvalidRequest, ProtocolError
@@ -53,6 +55,26 @@ class _Lines:
         return False  # nothing to resume here
 
 
+@contextlib.contextmanager
+def _own_stdout() -> Iterator[BinaryIO]:
+    """This process's stdout for JSON-RPC alone: the protocol writes to a duplicate of fd 1,
+    and fd 1 itself points at stderr until the server stops, so ``print()`` in a tool, a
+    write to fd 1 or a child process's output goes to the log, not into the stream."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    saved = os.dup(1)
+    out = os.fdopen(os.dup(1), "wb", buffering=0)
+    os.dup2(2, 1)
+    try:
+        yield out
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+        out.close()  # a no-op when the pipe transport closed it already
+
+
 class StdioServer:
     def __init__(self, server: Server, *, max_line: int = 4 * 1024 * 1024, grace: float = 2.0) -> None:
         self.server = server
@@ -87,7 +109,11 @@ class StdioServer:
         if self.server.url_mode.token_exchange is None:
             self.server.url_mode.token_exchange = HttpTokenExchange()
         try:
-            await self._serve(loop, stdin, stdout)
+            if stdout is not None:
+                await self._serve(loop, stdin, stdout)
+            else:
+                with _own_stdout() as protocol_out:
+                    await self._serve(loop, stdin, protocol_out)
         finally:
             await self.server.stop()
             if pages is not None:

@@ -362,3 +362,18 @@ async def test_listen_over_stdio_until_the_client_cancels_it(own_waiting: Stdio)
     await waiting.proc.close_stdin()
     assert [waiting.check(m) for m in await waiting.proc.rest()] == []
     assert "sub" not in [m.get("id") for m in waiting.proc.received if "method" not in m]
+
+
+async def test_what_tool_code_writes_to_stdout_goes_to_stderr(own_waiting: Stdio) -> None:
+    """print(), a write to fd 1 and a child process's output would otherwise land between
+    the JSON-RPC lines; they go to stderr, and stdout stays the protocol's alone."""
+    waiting = own_waiting
+    said = await waiting.call("tools/call", {"name": "chatter", "arguments": {"text": "noise"}}, rid=1)
+    assert said["result"]["content"][0]["text"] == "noise"
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "after"}}, rid=2)
+    assert echo["result"]["content"][0]["text"] == "after"
+    await waiting.proc.close_stdin()
+    assert await waiting.proc.rest() == []
+    stderr = waiting.proc.stderr()
+    for line in ["print: noise", "fd 1: noise", "child: noise"]:
+        assert line in stderr.splitlines(), stderr

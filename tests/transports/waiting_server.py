@@ -1,9 +1,13 @@
 """A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
-first, so a test knows it is running), a quick one, and one that adds a tool."""
+first, so a test knows it is running), a quick one, one that adds a tool, and one that
+writes to stdout as tool code may."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 
 from mcp_elicit import Context, Server
 
@@ -26,3 +30,11 @@ def echo(text: str) -> str:
 def grow(name: str) -> str:
     app.tool(name=name, description="Grown at run time")(lambda: name)
     return f"grew {name}"
+
+
+@app.tool(description="Writes to stdout the ways tool code does: print(), fd 1, a child process")
+def chatter(text: str) -> str:
+    print(f"print: {text}")
+    os.write(1, f"fd 1: {text}\n".encode())
+    subprocess.run([sys.executable, "-c", f"print('child: {text}')"], check=True)
+    return text
