@@ -75,6 +75,19 @@ def _own_stdout() -> Iterator[BinaryIO]:
         out.close()  # a no-op when the pipe transport closed it already
 
 
+class _Output(asyncio.streams.FlowControlMixin):
+    """stdout's pipe protocol: tells the server when the pipe closes (its reader went
+    away), even while nothing is being written."""
+
+    def __init__(self, closed: Callable[[BaseException | None], None]) -> None:
+        super().__init__()
+        self._closed = closed
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._closed(exc)
+
+
 class StdioServer:
     def __init__(self, server: Server, *, max_line: int = 4 * 1024 * 1024, grace: float = 2.0) -> None:
         self.server = server
@@ -86,17 +99,32 @@ class StdioServer:
         self._writer: asyncio.StreamWriter | None = None
         self._out: BinaryIO | None = None
         self._lock = asyncio.Lock()
+        #: Set once stdout can no longer be written (its reader closed it).
+        self._out_gone = asyncio.Event()
+        self._stopping = False
         #: Forwards the session's own messages (not tied to a request) to stdout.
         self._pushing: asyncio.Task[None] | None = None
 
     async def write(self, data: bytes) -> None:
+        """Write one message; once stdout is gone, nothing more (see :meth:`_stdout_gone`)."""
         async with self._lock:
-            if self._writer is not None:
-                self._writer.write(data + b"\n")
-                await self._writer.drain()
-            elif self._out is not None:
-                self._out.write(data + b"\n")
-                self._out.flush()
+            if self._out_gone.is_set():
+                return
+            try:
+                if self._writer is not None:
+                    self._writer.write(data + b"\n")
+                    await self._writer.drain()
+                elif self._out is not None:
+                    self._out.write(data + b"\n")
+                    self._out.flush()
+            except OSError as exc:
+                self._stdout_gone(exc)
+
+    def _stdout_gone(self, exc: BaseException | None) -> None:
+        """stdout's reader went away: nobody can be answered, so the server stops."""
+        if not self._out_gone.is_set() and not self._stopping:
+            self._out_gone.set()
+            log.info("stdout was closed by its reader (%s); stopping", exc or "end of pipe")
 
     async def run(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve until stdin closes. Raises :class:`ConfigError` before reading anything
@@ -130,23 +158,23 @@ class StdioServer:
         except ValueError:  # a regular file: read it in a thread
             reader = None  # type: ignore[assignment]
         try:
-            transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, stdout)
+            transport, protocol = await loop.connect_write_pipe(lambda: _Output(self._stdout_gone), stdout)
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
         except ValueError:
             self._out = stdout
-        while True:
-            if reader is not None:
-                chunk = await reader.read(65536)
-            else:
-                chunk = await asyncio.to_thread(os.read, stdin.fileno(), 65536)
-            if not chunk:
-                break
-            for line in self.framer.feed(chunk):
-                await self._line(line)
+        reading = asyncio.ensure_future(self._read(reader, stdin))
+        out_gone = asyncio.ensure_future(self._out_gone.wait())
+        await asyncio.wait([reading, out_gone], return_when=asyncio.FIRST_COMPLETED)
+        for waiter in (reading, out_gone):
+            waiter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiter
         self.server.subscriptions.close_all()  # stdin ended: subscriptions end gracefully
         pending = list(self._tasks.values())
         if pending:
-            _, still = await asyncio.wait(pending, timeout=self.grace)
+            # nobody hears the answers once stdout is gone: no grace period then
+            grace = 0 if self._out_gone.is_set() else self.grace
+            _, still = await asyncio.wait(pending, timeout=grace)
             for task in still:
                 task.cancel()
         if self._pushing is not None:
@@ -156,7 +184,20 @@ class StdioServer:
         if self.session is not None:
             self.server.sessions.close(self.session.id)
         if self._writer is not None:
+            self._stopping = True
             self._writer.close()
+
+    async def _read(self, reader: asyncio.StreamReader | None, stdin: BinaryIO) -> None:
+        """Handle stdin's messages until it ends."""
+        while True:
+            if reader is not None:
+                chunk = await reader.read(65536)
+            else:
+                chunk = await asyncio.to_thread(os.read, stdin.fileno(), 65536)
+            if not chunk:
+                return
+            for line in self.framer.feed(chunk):
+                await self._line(line)
 
     async def _push(self, session: Session) -> None:
         """Write the session's own messages (``notifications/elicitation/complete``,
@@ -164,11 +205,7 @@ class StdioServer:
         while not session.closed:
             data = await session.next_pushed(60.0)
             if data is not None:
-                try:
-                    await self.write(data)
-                except OSError as exc:  # stdout is gone: nobody is left to tell
-                    log.info("stdout closed; session messages are no longer sent (%s)", exc)
-                    return
+                await self.write(data)
 
     async def _line(self, line: bytes | Oversized) -> None:
         if isinstance(line, Oversized):

@@ -4,6 +4,9 @@ schema (responses by the method of their request)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -13,7 +16,7 @@ import orjson
 import pytest
 
 from support.http import check_error, meta
-from support.procs import StdioProcess, stdio_process
+from support.procs import StdioProcess, cli, stdio_process
 from support.wire import REQUESTS, WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -377,3 +380,33 @@ async def test_what_tool_code_writes_to_stdout_goes_to_stderr(own_waiting: Stdio
     stderr = waiting.proc.stderr()
     for line in ["print: noise", "fd 1: noise", "child: noise"]:
         assert line in stderr.splitlines(), stderr
+
+
+async def test_a_closed_stdout_stops_the_server_quietly(tmp_path: Path) -> None:
+    """The reader of stdout went away (EPIPE): nobody can be answered, so the server stops,
+    says so once on stderr and exits 0, with no traceback, while its stdin is still open."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    stderr_path = tmp_path / "stdio.stderr"
+    with stderr_path.open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(
+            *cli(), "serve", str(WAITING_SERVER), stdin=asyncio.subprocess.PIPE, stdout=write_end, stderr=err
+        )
+    os.close(write_end)
+    assert proc.stdin is not None
+    try:
+        request = {"jsonrpc": "2.0", "method": "tools/list", "params": {"_meta": meta()}}
+        with contextlib.suppress(ConnectionError):
+            for rid in range(20):
+                proc.stdin.write(orjson.dumps({**request, "id": rid}) + b"\nnot json\n")
+                await proc.stdin.drain()
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        proc.stdin.close()
+    stderr = stderr_path.read_text()
+    assert "Traceback" not in stderr, stderr
+    assert "pipe closed by peer" not in stderr, stderr
+    assert len([line for line in stderr.splitlines() if "stdout" in line]) == 1, stderr
