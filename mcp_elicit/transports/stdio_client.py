@@ -149,13 +149,13 @@ class StdioTransport:
         assert stdout is not None
         while True:
             chunk = await stdout.read(65536)
-            if not chunk:
-                break
-            for line in self._framer.feed(chunk):
+            for line in self._framer.feed(chunk) if chunk else self._framer.finish():
                 if isinstance(line, Oversized):
                     log.warning("%s wrote a %d-byte line, over the limit; skipped", self.where, line.size)
                     continue
                 await self._route(line)
+            if not chunk:
+                break
         await self._exited()
 
     async def _route(self, line: bytes) -> None:

@@ -194,10 +194,10 @@ class StdioServer:
                 chunk = await reader.read(65536)
             else:
                 chunk = await asyncio.to_thread(os.read, stdin.fileno(), 65536)
+            for line in self.framer.feed(chunk) if chunk else self.framer.finish():
+                await self._line(line)
             if not chunk:
                 return
-            for line in self.framer.feed(chunk):
-                await self._line(line)
 
     async def _push(self, session: Session) -> None:
         """Write the session's own messages (``notifications/elicitation/complete``,

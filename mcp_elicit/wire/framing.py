@@ -4,7 +4,9 @@ Rules: each message is one line of UTF-8 JSON ended by ``\\n`` (a ``\\r`` before
 dropped); messages never contain a raw newline. Input may arrive split anywhere. Blank
 lines are skipped. A line longer than ``max_line`` is an error for that line only: the
 framer discards up to the next newline and reports it, so one bad message cannot wedge
-the stream or grow memory without bound.
+the stream or grow memory without bound. At the end of the input, a last line with no
+newline after it is still a line (``finish``): a writer that ends without one loses
+nothing, and a message cut off there is seen, and reported, as what it is.
 """
 
 from __future__ import annotations
@@ -50,6 +52,10 @@ class LineFramer:
             self._parts = []
             self._size = 0
             start = nl + 1
+
+    def finish(self) -> list[bytes | Oversized]:
+        """At the end of the input: the last line, if one was left without a newline."""
+        return self.feed(b"\n") if self._size else []
 
     def _append(self, piece: bytes, out: list[bytes | Oversized]) -> None:
         if not piece:

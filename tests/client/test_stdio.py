@@ -210,3 +210,28 @@ async def test_a_malformed_response_fails_its_request_at_once(tmp_path: Path, ki
         with pytest.raises(ProtocolViolation, match="malformed response") as caught:
             await client.list_tools()
     assert what in str(caught.value)
+
+
+UNTERMINATED = textwrap.dedent(
+    """
+    import json, sys
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" not in msg:
+            continue
+        if msg["method"] == "server/discover":
+            result = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete"}
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+        else:
+            result = {"tools": [{"name": "last", "inputSchema": {"type": "object"}}], "resultType": "complete"}
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}))
+            sys.exit(0)  # the last answer, with no newline after it
+    """
+)
+
+
+async def test_a_last_answer_without_a_newline_is_read(tmp_path: Path) -> None:
+    script = tmp_path / "unterminated.py"
+    script.write_text(UNTERMINATED)
+    async with Client(StdioTransport([sys.executable, str(script)]), timeout=5) as client:
+        assert [t["name"] for t in await client.list_tools()] == ["last"]

@@ -410,3 +410,17 @@ async def test_a_closed_stdout_stops_the_server_quietly(tmp_path: Path) -> None:
     assert "Traceback" not in stderr, stderr
     assert "pipe closed by peer" not in stderr, stderr
     assert len([line for line in stderr.splitlines() if "stdout" in line]) == 1, stderr
+
+
+async def test_a_last_request_without_a_newline_is_answered(own_waiting: Stdio) -> None:
+    """``printf '...' | server``: the last message ends with the input, not with a newline;
+    it is still read (and a cut-off one gets its -32700)."""
+    waiting = own_waiting
+    params = {"name": "echo", "arguments": {"text": "last"}, "_meta": meta()}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    waiting.methods[1] = "tools/call"
+    await waiting.proc.send(orjson.dumps(message) + b"\n" + b'{"jsonrpc": "2.0", "id": 2, "method": "too')
+    await waiting.proc.close_stdin()
+    rest = [waiting.check(m) for m in await waiting.proc.rest()]
+    assert [m["result"]["content"][0]["text"] for m in rest if "result" in m] == ["last"]
+    assert [(m.get("id"), m["error"]["code"]) for m in rest if "error" in m] == [(None, -32700)]

@@ -63,3 +63,18 @@ def test_garbage_never_crashes_and_memory_stays_bounded(data: bytes, cuts: list[
         if isinstance(item, bytes):
             assert b"\n" not in item and len(item) <= 64
     assert framer.pending <= 64
+
+
+def test_a_last_line_without_newline_is_given_at_the_end() -> None:
+    framer = LineFramer()
+    assert framer.feed(b'{}\n{"a": 1}\r') == [b"{}"]
+    assert framer.finish() == [b'{"a": 1}']
+    assert framer.pending == 0
+    assert framer.finish() == []
+    assert LineFramer().finish() == []
+    blank = LineFramer()
+    blank.feed(b"  ")
+    assert blank.finish() == []
+    oversized = LineFramer(max_line=4)
+    assert oversized.feed(b"0123456") == []
+    assert oversized.finish() == [Oversized(7)]
