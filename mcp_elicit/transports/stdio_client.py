@@ -10,7 +10,9 @@ Rules:
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code and the tail of
-  its stderr. Closing is the spec's shutdown: close stdin, wait, then terminate, then kill.
+  its stderr, also when a process it started keeps its stdout open. Closing is the spec's
+  shutdown: close stdin, wait, then terminate, then kill; each wait is for the exit, not
+  for the pipes, which are closed last.
 """
 
 from __future__ import annotations
@@ -35,6 +37,20 @@ __all__ = ["StdioTransport", "connect_stdio"]
 log = logging.getLogger("mcp_elicit.stdio_client")
 
 _STDERR_KEEP: Final = 64 * 1024
+#: How long, after the process exited, what it wrote last may take to be read.
+_EXIT_READ: Final = 0.5
+
+
+class _Watched(asyncio.subprocess.SubprocessStreamProtocol):
+    """The process's pipes as streams, and an event set as soon as the process exits."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(limit=2**16, loop=loop)
+        self.exit = asyncio.Event()
+
+    def process_exited(self) -> None:
+        super().process_exited()
+        self.exit.set()
 
 
 class StdioTransport:
@@ -68,6 +84,9 @@ class StdioTransport:
         self._stderr_size = 0
         self._write_lock = asyncio.Lock()
         self._gone: str | None = None
+        self._transport: asyncio.SubprocessTransport | None = None
+        #: Set when the process exits (whether or not its pipes are closed yet).
+        self._exit = asyncio.Event()
 
     @property
     def http(self) -> bool:
@@ -90,8 +109,10 @@ class StdioTransport:
 
     async def open(self, unsolicited: Unsolicited) -> None:
         self._unsolicited = unsolicited
+        loop = asyncio.get_running_loop()
         try:
-            self._proc = await asyncio.create_subprocess_exec(
+            transport, protocol = await loop.subprocess_exec(
+                lambda: _Watched(loop),
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
@@ -101,7 +122,12 @@ class StdioTransport:
             )
         except OSError as exc:
             raise TransportError(f"cannot start the server command {self.where!r}: {exc}") from None
-        self._tasks.append(asyncio.ensure_future(self._read_stdout()))
+        self._transport = transport
+        self._exit = protocol.exit
+        self._proc = asyncio.subprocess.Process(transport, protocol, loop)
+        reading = asyncio.ensure_future(self._read_stdout())
+        self._tasks.append(reading)
+        self._tasks.append(asyncio.ensure_future(self._watch(reading)))
         if self._proc.stderr is not None:
             self._tasks.append(asyncio.ensure_future(self._read_stderr(self._proc.stderr)))
 
@@ -196,13 +222,25 @@ class StdioTransport:
             while self._stderr_size > _STDERR_KEEP and len(self._stderr) > 1:
                 self._stderr_size -= len(self._stderr.popleft())
 
+    async def _watch(self, reading: asyncio.Task[None]) -> None:
+        """When the process exits, its requests in flight end, even if its output stays
+        open (a process it started holds it): what it wrote last has a moment to be read."""
+        await self._exit.wait()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_EXIT_READ):
+                await asyncio.shield(reading)
+        await self._exited()
+
     async def _exited(self) -> None:
+        if self._gone is not None:
+            return
         proc = self._proc
         code: int | None = None
         if proc is not None:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(1.0):
-                    code = await proc.wait()
+                    await self._exit.wait()
+            code = proc.returncode
         tail = self.stderr_tail().strip()[-1500:]
         self._gone = (
             f"the server process {self.where!r} closed its output"
@@ -219,25 +257,28 @@ class StdioTransport:
                 with contextlib.suppress(Exception):
                     proc.stdin.close()
             if proc.returncode is None:
+                # the exit itself, not proc.wait(), which also waits for the pipes to close
                 try:
                     async with asyncio.timeout(self.stop_timeout):
-                        await proc.wait()
+                        await self._exit.wait()
                 except TimeoutError:
                     with contextlib.suppress(ProcessLookupError):
                         proc.terminate()
                     try:
                         async with asyncio.timeout(self.stop_timeout):
-                            await proc.wait()
+                            await self._exit.wait()
                     except TimeoutError:
                         with contextlib.suppress(ProcessLookupError):
                             proc.kill()
-                        await proc.wait()
+                        await self._exit.wait()
         for task in self._tasks:
             if not task.done():
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._tasks.clear()
+        if self._transport is not None:
+            self._transport.close()  # its pipes, even those a process it started still holds
 
 
 class _StdioExchange:

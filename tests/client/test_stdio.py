@@ -16,6 +16,7 @@ from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
 from mcp_elicit.errors import ProtocolViolation, TransportError
 from mcp_elicit.transports.stdio_client import StdioTransport, connect_stdio
+from mcp_elicit.wire.jsonrpc import Notification
 
 from support.procs import ROOT, cli
 from support.wire import WireChecker
@@ -235,3 +236,75 @@ async def test_a_last_answer_without_a_newline_is_read(tmp_path: Path) -> None:
     script.write_text(UNTERMINATED)
     async with Client(StdioTransport([sys.executable, str(script)]), timeout=5) as client:
         assert [t["name"] for t in await client.list_tools()] == ["last"]
+
+
+HELPER_HOLDS_STDOUT = textwrap.dedent(
+    """
+    import json, os, subprocess, sys
+    # a helper process that inherits stdout and outlives the server, until its stdin ends
+    subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"])
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" not in msg:
+            continue
+        if msg["method"] != "server/discover":
+            sys.stderr.write("the database went away\\n")
+            sys.stderr.flush()
+            os._exit(5)
+        result = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete"}
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+    """
+)
+
+
+async def test_a_server_that_dies_fails_its_requests_at_once_though_a_helper_holds_its_output(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "dies_with_helper.py"
+    script.write_text(HELPER_HOLDS_STDOUT)
+    loop = asyncio.get_running_loop()
+    async with Client(StdioTransport([sys.executable, str(script)]), timeout=20) as client:
+        start = loop.time()
+        with pytest.raises(TransportError) as caught:
+            await client.list_tools()
+        assert loop.time() - start < 3
+    text = str(caught.value)
+    assert "exited with code 5" in text
+    assert "the database went away" in text
+
+
+STUBBORN_WITH_HELPER = textwrap.dedent(
+    """
+    import json, signal, subprocess, sys, time
+    helper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(30)"], stdin=subprocess.DEVNULL
+    )
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    note = {"jsonrpc": "2.0", "method": "notifications/helper", "params": {"pid": helper.pid}}
+    print(json.dumps(note), flush=True)
+    time.sleep(60)
+    """
+)
+
+
+async def test_closing_a_stubborn_server_ends_though_a_helper_holds_its_output(tmp_path: Path) -> None:
+    script = tmp_path / "stubborn_with_helper.py"
+    script.write_text(STUBBORN_WITH_HELPER)
+    transport = StdioTransport([sys.executable, str(script)], stop_timeout=0.3)
+    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def helper_started(message: object) -> None:
+        assert isinstance(message, Notification) and message.params is not None
+        started.set_result(message.params["pid"])
+
+    await transport.open(helper_started)
+    loop = asyncio.get_running_loop()
+    helper = await asyncio.wait_for(started, 5)
+    try:
+        start = loop.time()
+        async with asyncio.timeout(10):
+            await transport.aclose()
+        assert loop.time() - start < 3
+        assert transport._proc is not None and transport._proc.returncode == -9
+    finally:
+        os.kill(helper, 9)
