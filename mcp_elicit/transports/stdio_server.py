@@ -58,13 +58,23 @@ class _Lines:
 @contextlib.contextmanager
 def _own_stdout() -> Iterator[BinaryIO]:
     """This process's stdout for JSON-RPC alone: the protocol writes to a duplicate of fd 1,
-    and fd 1 itself points at stderr until the server stops, so ``print()`` in a tool, a
-    write to fd 1 or a child process's output goes to the log, not into the stream."""
+    and fd 1 itself points at stderr (or /dev/null, when the process has no stderr) until
+    the server stops, so ``print()`` in a tool, a write to fd 1 or a child process's output
+    goes to the log, not into the stream."""
     with contextlib.suppress(Exception):
         sys.stdout.flush()
     saved = os.dup(1)
     out = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
+    try:  # the log, as this process has it: started with fd 2 closed, sys.stderr is None
+        log_fd = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):
+        log_fd = -1
+    if log_fd >= 0:
+        os.dup2(log_fd, 1)
+    else:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
     try:
         yield out
     finally:

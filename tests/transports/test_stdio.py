@@ -424,3 +424,24 @@ async def test_a_last_request_without_a_newline_is_answered(own_waiting: Stdio) 
     rest = [waiting.check(m) for m in await waiting.proc.rest()]
     assert [m["result"]["content"][0]["text"] for m in rest if "result" in m] == ["last"]
     assert [(m.get("id"), m["error"]["code"]) for m in rest if "error" in m] == [(None, -32700)]
+
+
+async def test_what_tool_code_writes_is_dropped_when_stderr_is_closed(tmp_path: Path) -> None:
+    """Started with fd 2 closed (``2>&-``), the process has no log: what tool code writes
+    to stdout goes nowhere, and does not reach whatever file took the number 2."""
+    command = ["sh", "-c", 'exec "$@" 2>&-', "sh", *cli(), "serve", str(WAITING_SERVER)]
+    proc = await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+    server = StdioProcess(proc, tmp_path / "none.stderr")
+    try:
+        params = {"name": "chatter", "arguments": {"text": "noise"}, "_meta": meta()}
+        await server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        said, _ = await server.until(1)
+        assert said["result"] == {
+            "content": [{"type": "text", "text": "noise"}],
+            "resultType": "complete",
+            "_meta": said["result"]["_meta"],
+        }
+    finally:
+        await server.stop()
