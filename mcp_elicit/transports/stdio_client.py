@@ -82,7 +82,8 @@ class StdioTransport:
         self._tasks: list[asyncio.Task[None]] = []
         self._stderr: deque[bytes] = deque()
         self._stderr_size = 0
-        self._write_lock = asyncio.Lock()
+        #: Requests queued on stdin whose sending is not finished yet.
+        self._sending: set[asyncio.Task[None]] = set()
         self._gone: str | None = None
         self._transport: asyncio.SubprocessTransport | None = None
         #: Set when the process exits (whether or not its pipes are closed yet).
@@ -131,22 +132,31 @@ class StdioTransport:
         if self._proc.stderr is not None:
             self._tasks.append(asyncio.ensure_future(self._read_stderr(self._proc.stderr)))
 
-    async def _write(self, message: Mapping[str, Any]) -> None:
+    def _put(self, message: Mapping[str, Any]) -> asyncio.StreamWriter:
+        """Queue one message on the server's stdin, whole (this never waits)."""
         proc = self._proc
         if proc is None or proc.stdin is None or self._gone is not None:
             raise TransportError(self._gone or f"the server process {self.where!r} is not running")
         if self.trace is not None:
             self.trace("send", message)
-        async with self._write_lock:
-            try:
-                proc.stdin.write(jsonrpc.encode(message) + b"\n")
-                await proc.stdin.drain()
-            except (BrokenPipeError, ConnectionResetError) as exc:
-                raise TransportError(
-                    f"the server process {self.where!r} stopped reading its input: {exc}"
-                ) from None
+        proc.stdin.write(jsonrpc.encode(message) + b"\n")
+        return proc.stdin
+
+    async def _flush(self, stdin: asyncio.StreamWriter) -> None:
+        """Wait until the server has taken what is queued on its stdin."""
+        try:
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise TransportError(
+                f"the server process {self.where!r} stopped reading its input: {exc}"
+            ) from None
+
+    async def _write(self, message: Mapping[str, Any]) -> None:
+        await self._flush(self._put(message))
 
     async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> _StdioExchange:
+        """The request is queued, not waited for: a server that stops reading its input
+        leaves it to the request's timeout, which counts from its response's wait."""
         rid = message["id"]
         queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
         self._pending[rid] = queue
@@ -155,10 +165,20 @@ class StdioTransport:
             queue.put_nowait(Ended(reason=self._gone))
             return exchange
         try:
-            await self._write(message)
+            stdin = self._put(message)
         except TransportError as exc:
             queue.put_nowait(Ended(reason=str(exc)))
+            return exchange
+        sending = asyncio.ensure_future(self._sent(stdin, queue))
+        self._sending.add(sending)
+        sending.add_done_callback(self._sending.discard)
         return exchange
+
+    async def _sent(self, stdin: asyncio.StreamWriter, queue: asyncio.Queue[jsonrpc.Message | Ended]) -> None:
+        try:
+            await self._flush(stdin)
+        except TransportError as exc:
+            queue.put_nowait(Ended(reason=str(exc)))
 
     async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
         await self._write(message)
@@ -271,7 +291,7 @@ class StdioTransport:
                         with contextlib.suppress(ProcessLookupError):
                             proc.kill()
                         await self._exit.wait()
-        for task in self._tasks:
+        for task in [*self._tasks, *self._sending]:
             if not task.done():
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):

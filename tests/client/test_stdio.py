@@ -14,7 +14,7 @@ import pytest
 
 from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
-from mcp_elicit.errors import ProtocolViolation, TransportError
+from mcp_elicit.errors import ProtocolViolation, RequestTimeout, TransportError
 from mcp_elicit.transports.stdio_client import StdioTransport, connect_stdio
 from mcp_elicit.wire.jsonrpc import Notification
 
@@ -308,3 +308,30 @@ async def test_closing_a_stubborn_server_ends_though_a_helper_holds_its_output(t
         assert transport._proc is not None and transport._proc.returncode == -9
     finally:
         os.kill(helper, 9)
+
+
+STOPS_READING = textwrap.dedent(
+    """
+    import json, sys, time
+    msg = json.loads(sys.stdin.readline())
+    result = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete"}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+    time.sleep(60)  # stdin is never read again: its pipe fills up
+    """
+)
+
+
+async def test_a_request_to_a_server_that_stopped_reading_times_out(tmp_path: Path) -> None:
+    """The request is bigger than the pipe holds: sending it cannot finish, and the request's
+    timeout still applies (the write used to wait for ever)."""
+    script = tmp_path / "stops_reading.py"
+    script.write_text(STOPS_READING)
+    loop = asyncio.get_running_loop()
+    async with asyncio.timeout(15):
+        async with Client(
+            StdioTransport([sys.executable, str(script)], stop_timeout=0.5), timeout=1
+        ) as client:
+            start = loop.time()
+            with pytest.raises(RequestTimeout, match=r"no answer from .* within 1 s"):
+                await client.call_tool("echo", {"text": "x" * 2_000_000})
+            assert loop.time() - start < 5
