@@ -114,7 +114,11 @@ def _serve(args: argparse.Namespace) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    server = load_server(args.target)
+    if args.http is None:  # stdio: stdout is the protocol's, so what the module prints is a log line
+        with contextlib.redirect_stdout(sys.stderr):
+            server = load_server(args.target)
+    else:
+        server = load_server(args.target)
     keys = _state_keys(args.state_key_file)
     if keys is not None:
         server.set_state_keys(keys)

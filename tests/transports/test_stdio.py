@@ -445,3 +445,26 @@ async def test_what_tool_code_writes_is_dropped_when_stderr_is_closed(tmp_path: 
         }
     finally:
         await server.stop()
+
+
+async def test_what_the_server_module_prints_as_it_loads_goes_to_stderr(
+    tmp_path: Path, wire: WireChecker
+) -> None:
+    """A module that prints at import (a banner, a debug line) is loaded before serving
+    starts; what it prints goes to stderr too, so the first line on stdout is JSON-RPC."""
+    module = tmp_path / "banner_server.py"
+    module.write_text(
+        "from mcp_elicit import Server\n"
+        "print('banner: starting up')\n"
+        "app = Server('banner')\n"
+        "@app.tool(description='Echoes')\n"
+        "def echo(text: str) -> str:\n"
+        "    return text\n"
+    )
+    async with stdio_process(module, log_dir=tmp_path) as proc:
+        server = Stdio(proc, wire)
+        echo = await server.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, rid=1)
+        assert echo["result"]["content"][0]["text"] == "hi"
+        await proc.close_stdin()
+        assert await proc.rest() == []
+        assert "banner: starting up" in proc.stderr().splitlines()
