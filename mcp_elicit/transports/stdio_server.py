@@ -1,7 +1,8 @@
 """stdio, server side: newline-delimited JSON-RPC on stdin/stdout; logs go to stderr.
 
 Rules: every request runs as its own task, so a slow one does not hold up the others;
-``notifications/cancelled`` cancels the request it names; a line that is not JSON gets a
+``notifications/cancelled`` cancels the request it names, which is then never answered
+(even when its handler returns all the same); a line that is not JSON gets a
 -32700 error without an id, an oversized line a -32600, and the stream goes on. When
 stdin closes, requests in flight get a short grace period, then the server stops. Only
 JSON-RPC messages are ever written to stdout: serving this process's own stdout, the
@@ -295,6 +296,9 @@ class StdioServer:
                 payload, _status = await self.server.respond(message, channel=_Lines(self), network=_PIPE)
         except asyncio.CancelledError:
             return
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            return  # cancelled, and its handler returned anyway: the client gave it up
         if payload is not None:
             await self.write(payload)
 

@@ -468,3 +468,19 @@ async def test_what_the_server_module_prints_as_it_loads_goes_to_stderr(
         await proc.close_stdin()
         assert await proc.rest() == []
         assert "banner: starting up" in proc.stderr().splitlines()
+
+
+async def test_a_cancelled_request_gets_no_response_even_if_its_tool_returns(own_waiting: Stdio) -> None:
+    """A tool that catches the cancellation and returns anyway: its result is not sent (the
+    client has given the request up, and may be reusing its id)."""
+    waiting = own_waiting
+    await waiting.send("tools/call", {"name": "stubborn"}, rid="s", progressToken="s")
+    assert (await waiting.recv())["method"] == "notifications/progress"
+    await waiting.proc.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s"}}
+    )
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, rid=2)
+    assert echo["result"]["content"][0]["text"] == "hi"
+    await asyncio.sleep(0.5)  # the tool has returned by now
+    await waiting.proc.close_stdin()
+    assert [waiting.check(m) for m in await waiting.proc.rest()] == []

@@ -1,6 +1,6 @@
 """A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
-first, so a test knows it is running), a quick one, one that adds a tool, and one that
-writes to stdout as tool code may."""
+first, so a test knows it is running), one that returns even when cancelled, a quick one,
+one that adds a tool, and one that writes to stdout as tool code may."""
 
 from __future__ import annotations
 
@@ -19,6 +19,17 @@ async def wait(ctx: Context, seconds: float = 30.0) -> str:
     await ctx.report_progress(0, 1, "started")
     await asyncio.sleep(seconds)
     return f"waited {seconds:g}"
+
+
+@app.tool(description="Reports progress, then sleeps; cancelled, it still returns a little later")
+async def stubborn(ctx: Context) -> str:
+    await ctx.report_progress(0, 1, "started")
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        await asyncio.sleep(0.2)
+        return "finished anyway"
+    return "slept"
 
 
 @app.tool(description="Echoes its argument")
