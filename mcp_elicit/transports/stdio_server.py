@@ -2,14 +2,15 @@
 
 Rules: every request runs as its own task, so a slow one does not hold up the others;
 ``notifications/cancelled`` cancels the request it names, which is then never answered
-(even when its handler returns all the same); a line that is not JSON gets a
--32700 error without an id, an oversized line a -32600, and the stream goes on. When
-stdin closes, requests in flight get a short grace period, then the server stops. Only
-JSON-RPC messages are ever written to stdout: serving this process's own stdout, the
-protocol writes to a duplicate of fd 1 and fd 1 points at stderr meanwhile, so whatever
-tool code prints goes to the log. A 2025-11-25 session's own messages
-(``notifications/elicitation/complete``, ``notifications/resources/updated``) are written
-as they are queued, and the session ends with stdin.
+(even when its handler returns all the same); a line that is not JSON gets a -32700 error
+without an id, an oversized line a -32600 (with its id when the line starts with it), and
+the stream goes on. When stdin closes, requests in flight get a short grace period, then
+the server stops; when stdout closes, at once. Only JSON-RPC messages are ever written to
+stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
+fd 1 points at stderr meanwhile, so whatever tool code prints goes to the log. A
+2025-11-25 session's own messages (``notifications/elicitation/complete``,
+``notifications/resources/updated``) are written as they are queued, and the session ends
+with stdin.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import LoopbackPages
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.framing import LineFramer, Oversized
+from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
 __all__ = ["StdioServer", "serve_stdio"]
 
@@ -223,7 +224,7 @@ class StdioServer:
             err = InvalidRequest(
                 f"Invalid request: message of {line.size} bytes exceeds the {self.framer.max_line} byte limit"
             )
-            await self.write(jsonrpc.encode_error(None, err))
+            await self.write(jsonrpc.encode_error(leading_id(line.head), err))
             return
         try:
             message = jsonrpc.decode(line)

@@ -484,3 +484,18 @@ async def test_a_cancelled_request_gets_no_response_even_if_its_tool_returns(own
     await asyncio.sleep(0.5)  # the tool has returned by now
     await waiting.proc.close_stdin()
     assert [waiting.check(m) for m in await waiting.proc.rest()] == []
+
+
+async def test_an_oversized_request_is_answered_with_its_id(conformance: Stdio) -> None:
+    """The id is read from the start of the line, so the client learns at once which of its
+    requests was too big (an id after the oversized part cannot be known)."""
+    pad = "x" * (4 * 1024 * 1024)
+    conformance.methods["big"] = "tools/call"
+    params = {"name": "test_simple_text", "arguments": {"pad": pad}, "_meta": meta()}
+    await conformance.proc.send({"jsonrpc": "2.0", "id": "big", "method": "tools/call", "params": params})
+    answer = await conformance.recv()
+    assert (answer["id"], answer["error"]["code"]) == ("big", -32600)
+    assert "exceeds the 4194304 byte limit" in answer["error"]["message"]
+    await conformance.proc.send({"jsonrpc": "2.0", "method": "tools/call", "params": params, "id": "late"})
+    answer = await conformance.recv()
+    assert "id" not in answer and answer["error"]["code"] == -32600

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_elicit.wire.framing import LineFramer, Oversized
+from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
 MESSAGES = [b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', '{"k":"é日本"}'.encode(), b"{}"]
 STREAM = b"\n".join(MESSAGES) + b"\r\n"
@@ -78,3 +79,44 @@ def test_a_last_line_without_newline_is_given_at_the_end() -> None:
     oversized = LineFramer(max_line=4)
     assert oversized.feed(b"0123456") == []
     assert oversized.finish() == [Oversized(7)]
+
+
+def test_an_oversized_line_keeps_its_head() -> None:
+    framer = LineFramer(max_line=16)
+    line = b'{"jsonrpc":"2.0","id":7,"params":"' + b"x" * 100 + b'"}'
+    out: list[bytes | Oversized] = []
+    for i in range(0, len(line), 5):
+        out.extend(framer.feed(line[i : i + 5]))
+    out.extend(framer.feed(b"\n"))
+    assert out == [Oversized(len(line))]
+    assert isinstance(out[0], Oversized)
+    assert line.startswith(out[0].head) and len(out[0].head) >= 16
+
+
+@pytest.mark.parametrize(
+    ("head", "rid"),
+    [
+        (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"x": "', 7),
+        (b'{"jsonrpc":"2.0","id":"a\\"b\\u00e9","method":"tools/call","params":{"x":"', 'a"b\u00e9'),
+        (b' { "id" : -3 , "params":[', -3),
+        (b'{"params": {"id": 1, "more": "', None),  # an id inside params is not the message's
+        (b'{"params": {"x": [1, {"id": 2}]}, "id": 9, "p": "', 9),
+        (b'{"jsonrpc":"2.0","id":12', None),  # the number may go on
+        (b'{"jsonrpc":"2.0","id":"ab', None),  # the string may go on
+        (b'{"jsonrpc":"2.0","id":1.5,"x":"', None),  # not a request id
+        (b'{"jsonrpc":"2.0","id":null,"x":"', None),
+        (b'{"jsonrpc":"2.0","id":true,"x":"', None),
+        (b'[{"id": 1}, "', None),
+        (b"not json at all", None),
+        (b"", None),
+        (b'{"jsonrpc":"2.0","method":"x","params":{"t":"' + b"y" * 200, None),
+    ],
+)
+def test_leading_id(head: bytes, rid: object) -> None:
+    assert leading_id(head) == rid
+
+
+@given(st.binary(max_size=200))
+def test_leading_id_never_fails(data: bytes) -> None:
+    rid = leading_id(data)
+    assert rid is None or isinstance(rid, (str, int))
