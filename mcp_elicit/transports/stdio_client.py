@@ -4,7 +4,8 @@ stdin/stdout.
 Rules:
 
 * Each message is one line (``wire.framing.LineFramer`` reads them; an oversized or
-  undecodable line is logged and skipped, never fatal). Only JSON-RPC goes to stdin.
+  undecodable line is logged and skipped, never fatal, and fails at once the request in
+  flight it names). Only JSON-RPC goes to stdin.
 * Responses are routed to their exchange by id; the server's requests and notifications
   go to the unsolicited callback (all of stdio shares one channel).
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
@@ -30,7 +31,7 @@ from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, malformed_reply, message_json
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.framing import LineFramer, Oversized
+from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
 __all__ = ["StdioTransport", "connect_stdio"]
 
@@ -197,12 +198,27 @@ class StdioTransport:
             chunk = await stdout.read(65536)
             for line in self._framer.feed(chunk) if chunk else self._framer.finish():
                 if isinstance(line, Oversized):
-                    log.warning("%s wrote a %d-byte line, over the limit; skipped", self.where, line.size)
+                    self._oversized(line)
                     continue
                 await self._route(line)
             if not chunk:
                 break
         await self._exited()
+
+    def _oversized(self, line: Oversized) -> None:
+        """A line over the limit is skipped; when it starts with the id of a request in
+        flight, that request fails now (not at its timeout)."""
+        rid = leading_id(line.head)
+        pending = self._pending.get(rid) if rid is not None else None
+        if pending is None:
+            log.warning("%s wrote a %d-byte line, over the limit; skipped", self.where, line.size)
+            return
+        pending.put_nowait(
+            Ended(
+                reason=f"{self.where} sent a response of {line.size} bytes, over this client's limit of "
+                f"{self._framer.max_line} bytes (StdioTransport's max_line)"
+            )
+        )
 
     async def _route(self, line: bytes) -> None:
         try:

@@ -335,3 +335,31 @@ async def test_a_request_to_a_server_that_stopped_reading_times_out(tmp_path: Pa
             with pytest.raises(RequestTimeout, match=r"no answer from .* within 1 s"):
                 await client.call_tool("echo", {"text": "x" * 2_000_000})
             assert loop.time() - start < 5
+
+
+HUGE_ANSWER = textwrap.dedent(
+    """
+    import json, sys
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if "id" not in msg:
+            continue
+        result = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete"}
+        if msg["method"] != "server/discover":
+            tools = [{"name": f"t{i}", "inputSchema": {"type": "object"}} for i in range(5000)]
+            result = {"tools": tools, "resultType": "complete"}
+        print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+    """
+)
+
+
+async def test_an_answer_over_the_line_limit_fails_its_request_at_once(tmp_path: Path) -> None:
+    script = tmp_path / "huge_answer.py"
+    script.write_text(HUGE_ANSWER)
+    loop = asyncio.get_running_loop()
+    transport = StdioTransport([sys.executable, str(script)], max_line=64 * 1024)
+    async with Client(transport, timeout=10) as client:
+        start = loop.time()
+        with pytest.raises(TransportError, match=r"response of \d+ bytes, over this client's limit of 65536"):
+            await client.list_tools()
+        assert loop.time() - start < 3
