@@ -89,6 +89,8 @@ class StdioTransport:
         self._transport: asyncio.SubprocessTransport | None = None
         #: Set when the process exits (whether or not its pipes are closed yet).
         self._exit = asyncio.Event()
+        self._ending = False
+        self._stderr_reading: asyncio.Task[None] | None = None
 
     @property
     def http(self) -> bool:
@@ -131,7 +133,8 @@ class StdioTransport:
         self._tasks.append(reading)
         self._tasks.append(asyncio.ensure_future(self._watch(reading)))
         if self._proc.stderr is not None:
-            self._tasks.append(asyncio.ensure_future(self._read_stderr(self._proc.stderr)))
+            self._stderr_reading = asyncio.ensure_future(self._read_stderr(self._proc.stderr))
+            self._tasks.append(self._stderr_reading)
 
     def _put(self, message: Mapping[str, Any]) -> asyncio.StreamWriter:
         """Queue one message on the server's stdin, whole (this never waits)."""
@@ -262,26 +265,32 @@ class StdioTransport:
         """When the process exits, its requests in flight end, even if its output stays
         open (a process it started holds it): what it wrote last has a moment to be read."""
         await self._exit.wait()
-        with contextlib.suppress(TimeoutError):
+        with contextlib.suppress(Exception):  # TimeoutError: the output is still open
             async with asyncio.timeout(_EXIT_READ):
                 await asyncio.shield(reading)
-        await self._exited()
+        await self._exited(output_closed=False)
 
-    async def _exited(self) -> None:
-        if self._gone is not None:
+    async def _exited(self, *, output_closed: bool = True) -> None:
+        """The server is gone: every request in flight ends, saying how."""
+        if self._ending:
             return
+        self._ending = True
         proc = self._proc
         code: int | None = None
         if proc is not None:
-            with contextlib.suppress(TimeoutError):
+            with contextlib.suppress(Exception):  # TimeoutError: not exited, or stderr still open
                 async with asyncio.timeout(1.0):
                     await self._exit.wait()
+                    if self._stderr_reading is not None:  # what it said last
+                        await asyncio.shield(self._stderr_reading)
             code = proc.returncode
         tail = self.stderr_tail().strip()[-1500:]
-        self._gone = (
-            f"the server process {self.where!r} closed its output"
-            + (f" and exited with code {code}" if code is not None else "")
-            + (f"; the end of its stderr:\n{tail}" if tail else "")
+        how = [
+            *(["closed its output"] if output_closed else []),
+            *([f"exited with code {code}"] if code is not None else []),
+        ]
+        self._gone = f"the server process {self.where!r} {' and '.join(how)}" + (
+            f"; the end of its stderr:\n{tail}" if tail else ""
         )
         for queue in self._pending.values():
             queue.put_nowait(Ended(reason=self._gone))
