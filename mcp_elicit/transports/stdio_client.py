@@ -13,7 +13,8 @@ Rules:
 * If the process exits, every request in flight ends with the exit code and the tail of
   its stderr, also when a process it started keeps its stdout open. Closing is the spec's
   shutdown: close stdin, wait, then terminate, then kill; each wait is for the exit, not
-  for the pipes, which are closed last.
+  for the pipes, which are closed last. On POSIX the server gets a process group of its
+  own, and both signals go to the whole group.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import shlex
+import signal
 from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, Literal
@@ -40,6 +43,22 @@ log = logging.getLogger("mcp_elicit.stdio_client")
 _STDERR_KEEP: Final = 64 * 1024
 #: How long, after the process exited, what it wrote last may take to be read.
 _EXIT_READ: Final = 0.5
+
+
+_POSIX: Final = os.name == "posix"
+
+
+def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
+    """Signal the server and, on POSIX, every process of its group (helpers it started,
+    the real server behind a wrapper such as ``npx`` or ``sh -c``), so none outlives it."""
+    if _POSIX:
+        try:
+            os.killpg(proc.pid, sig)
+            return
+        except (ProcessLookupError, PermissionError):  # it left the group: signal it alone
+            pass
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(sig)
 
 
 class _Watched(asyncio.subprocess.SubprocessStreamProtocol):
@@ -123,6 +142,7 @@ class StdioTransport:
                 stderr=asyncio.subprocess.PIPE if self.stderr_mode == "capture" else None,
                 env=self.env,
                 cwd=self.cwd,
+                start_new_session=_POSIX,  # its own process group: see _signal
             )
         except OSError as exc:
             raise TransportError(f"cannot start the server command {self.where!r}: {exc}") from None
@@ -307,14 +327,12 @@ class StdioTransport:
                     async with asyncio.timeout(self.stop_timeout):
                         await self._exit.wait()
                 except TimeoutError:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.terminate()
+                    _signal(proc, signal.SIGTERM)
                     try:
                         async with asyncio.timeout(self.stop_timeout):
                             await self._exit.wait()
                     except TimeoutError:
-                        with contextlib.suppress(ProcessLookupError):
-                            proc.kill()
+                        _signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
                         await self._exit.wait()
         for task in [*self._tasks, *self._sending]:
             if not task.done():

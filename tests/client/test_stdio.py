@@ -4,6 +4,7 @@ legacy server that ignores the probe, a server that dies, and shutdown."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import os
 import sys
@@ -363,3 +364,35 @@ async def test_an_answer_over_the_line_limit_fails_its_request_at_once(tmp_path:
         with pytest.raises(TransportError, match=r"response of \d+ bytes, over this client's limit of 65536"):
             await client.list_tools()
         assert loop.time() - start < 3
+
+
+def _running(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie, ended but not yet reaped, does not count)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_a_stubborn_server_is_stopped_with_the_processes_it_started(tmp_path: Path) -> None:
+    """Past the wait, SIGTERM and SIGKILL go to the server's whole process group, so a
+    helper it started (a wrapper's real server, say) does not outlive it."""
+    script = tmp_path / "stubborn_with_helper.py"
+    script.write_text(STUBBORN_WITH_HELPER)
+    transport = StdioTransport([sys.executable, str(script)], stop_timeout=0.3)
+    started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def helper_started(message: object) -> None:
+        assert isinstance(message, Notification) and message.params is not None
+        started.set_result(message.params["pid"])
+
+    await transport.open(helper_started)
+    helper = await asyncio.wait_for(started, 5)
+    try:
+        await transport.aclose()
+        assert not _running(helper)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(helper, 9)
