@@ -19,6 +19,9 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   (seconds; the last one repeats). Each limit raises ``RoundsExceeded`` saying which.
 * At most ``max_requests`` input requests in one round (32 by default): a result asking
   more is a ``ProtocolViolation``, and none of it is answered.
+* A ``requestState`` longer than ``max_state_bytes`` (UTF-8; 1 MiB by default) is a
+  ``ProtocolViolation`` too: it would travel back with every retry, so nothing of that
+  round is answered or sent.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ __all__ = [
     "INPUT_METHODS",
     "INPUT_REQUEST_METHODS",
     "MAX_INPUT_REQUESTS",
+    "MAX_STATE_BYTES",
     "Complete",
     "InputRequest",
     "NeedInput",
@@ -48,6 +52,8 @@ INPUT_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"}
 INPUT_REQUEST_METHODS: Final = frozenset({"elicitation/create", "sampling/createMessage", "roots/list"})
 #: The most input requests one round (or one task poll) may carry.
 MAX_INPUT_REQUESTS: Final = 32
+#: The longest ``requestState`` (UTF-8 bytes) a client echoes by default.
+MAX_STATE_BYTES: Final = 1024 * 1024
 _RETRY_KEYS: Final = ("inputResponses", "requestState")
 
 
@@ -58,6 +64,7 @@ class RoundLimits:
     max_rounds: int = 10
     max_state_only: int = 5
     max_requests: int = MAX_INPUT_REQUESTS
+    max_state_bytes: int = MAX_STATE_BYTES
     backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0)
 
     def delay(self, state_only: int) -> float:
@@ -132,6 +139,12 @@ class Rounds:
         state = result.get("requestState")
         if state is not None and not isinstance(state, str):
             raise ProtocolViolation(f"requestState in the {self.method} result must be a string")
+        if state is not None and (size := _utf8_size(state)) > self.limits.max_state_bytes:
+            raise ProtocolViolation(
+                f"the server answered {self.method} with a requestState of {size} bytes; this client "
+                f"echoes at most {self.limits.max_state_bytes} (RoundLimits.max_state_bytes), so the "
+                "request was abandoned"
+            )
         if not requests and state is None:
             raise ProtocolViolation(
                 f"the server answered {self.method} with input_required but neither inputRequests "
@@ -208,3 +221,8 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
             raise ProtocolViolation(f"the params of input request {key!r} must be an object")
         out.append(InputRequest(str(key), str(what), params))
     return tuple(out)
+
+
+def _utf8_size(text: str) -> int:
+    """``text``'s length in UTF-8 (a lone surrogate counted as the three bytes it takes)."""
+    return len(text.encode("utf-8", "surrogatepass"))

@@ -199,3 +199,12 @@ def test_the_input_request_limit_is_configurable() -> None:
     rounds.retry({"a": {}, "b": {}})
     with pytest.raises(ProtocolViolation, match="at most 2"):
         rounds.step(need(a=ASK, b=ASK, c=ASK))
+
+
+def test_a_request_state_longer_than_the_limit_is_a_violation() -> None:
+    rounds = Rounds("tools/call", {"name": "t"}, RoundLimits(max_state_bytes=8))
+    step = rounds.step(need("12345678", a=ASK))
+    assert isinstance(step, NeedInput) and step.state == "12345678"
+    rounds.retry({"a": {}})
+    with pytest.raises(ProtocolViolation, match=r"requestState of 9 bytes.*at most 8"):
+        rounds.step(need("é2345678", a=ASK))  # 8 characters, 9 bytes

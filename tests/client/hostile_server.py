@@ -1,0 +1,93 @@
+"""A hostile MCP server over stdio, for the client's robustness tests: it answers raw JSON,
+one line per message, as the scenario named by its first argument says.
+
+Modern scenarios (2026-07-28) answer ``server/discover``; ``legacy-*`` ones refuse it
+(-32601) and answer ``initialize`` at 2025-11-25. Every other request goes to the scenario.
+Each line received is echoed to stderr, prefixed with ``got``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+SCENARIO = sys.argv[1]
+FORM = {
+    "method": "elicitation/create",
+    "params": {
+        "mode": "form",
+        "message": "Your name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+    },
+}
+DISCOVER = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "private",
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile", "version": "1"}},
+}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "hostile", "version": "1"},
+}
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def result(request: dict[str, Any], body: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "id": request["id"], "result": body})
+
+
+def text(request: dict[str, Any], value: object) -> None:
+    result(request, {"content": [{"type": "text", "text": json.dumps(value)}]})
+
+
+def scenario(request: dict[str, Any]) -> None:
+    params = request.get("params") or {}
+    if SCENARIO == "huge-state":
+        if "requestState" in params:
+            text(request, len(params["requestState"]))
+        else:
+            state = "s" * (int(sys.argv[2]) if len(sys.argv) > 2 else 8_000_000)
+            result(
+                request, {"resultType": "input_required", "inputRequests": {"k": FORM}, "requestState": state}
+            )
+    elif SCENARIO == "legacy-ask":  # asks, then never answers the request
+        send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
+    else:
+        raise SystemExit(f"unknown scenario {SCENARIO!r}")
+
+
+def main() -> None:
+    legacy = SCENARIO.startswith("legacy-")
+    for line in sys.stdin:
+        sys.stderr.write("got " + line)
+        message = json.loads(line)
+        if "id" not in message or "method" not in message:
+            continue
+        if message["method"] == "server/discover":
+            if legacy:
+                send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": -32601, "message": "Method not found"},
+                    }
+                )
+            else:
+                result(message, DISCOVER)
+        elif message["method"] == "initialize":
+            result(message, INIT)
+        else:
+            scenario(message)
+
+
+if __name__ == "__main__":
+    main()
