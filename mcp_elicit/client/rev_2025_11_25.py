@@ -18,6 +18,10 @@ Rules:
   person answers (its notifications, the next questions); a request returns once its
   server's questions are answered. The server's ``notifications/cancelled`` for one of
   them withdraws the question (no answer is sent), wherever it arrives.
+* A question that arrives outside any exchange (stdio, the event stream) while exactly one
+  request is in flight belongs to that request: if the request is abandoned (cancelled,
+  timed out, failed) the question is withdrawn from the person, as one on the request's
+  own stream is. A request that completes does not wait for it.
 * A response stream that ends before the response, after an event with an id, is resumed
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
   five times per request).
@@ -86,6 +90,8 @@ class HandshakeSession:
         self._listener: asyncio.Task[None] | None = None
         #: The requests in flight, by id: what a server's question during them belongs to.
         self._inflight: dict[Any, Origin] = {}
+        #: Questions from outside any exchange, by the one request in flight when they came.
+        self._strays: dict[Any, list[asyncio.Task[None]]] = {}
         #: Responses that arrived on the event stream instead of their request's stream.
         self._late: dict[Any, Response | ErrorResponse] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -208,7 +214,7 @@ class HandshakeSession:
             )
         except BaseException:
             self._inflight.pop(rid, None)
-            await _settle(answering, cancel=True)
+            await _settle([*answering, *self._strays.pop(rid, [])], cancel=True)
             raise
         done = False
         try:
@@ -235,8 +241,11 @@ class HandshakeSession:
             return reply
         finally:
             self._inflight.pop(rid, None)
+            strays = self._strays.pop(rid, [])
             await exchange.aclose()
             await _settle(answering, cancel=not done)
+            if not done:  # the request failed: the questions it may have had are moot
+                await _settle(strays, cancel=True)
 
     # ---- the server's requests and notifications ---------------------------------
 
@@ -247,7 +256,9 @@ class HandshakeSession:
             # one is in flight.
             origins = set(self._inflight.values())
             origin = origins.pop() if len(origins) == 1 else Origin(message.method)
-            self._answer(message, origin)
+            task = self._answer(message, origin)
+            if len(self._inflight) == 1:
+                self._strays.setdefault(next(iter(self._inflight)), []).append(task)
         elif isinstance(message, Notification):
             await self._on_notification(message)
         elif message.id is not None:

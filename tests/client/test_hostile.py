@@ -3,6 +3,7 @@ what it refuses, how it stops, and that what it sent still fits the revision's s
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -13,7 +14,8 @@ import pytest
 
 from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
-from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.answerers import Answerer, ElicitAnswer
+from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ProtocolViolation
 from mcp_elicit.transports.stdio_client import StdioTransport
 
@@ -56,3 +58,41 @@ async def test_a_request_state_within_the_limit_is_echoed() -> None:
     async with hostile(["huge-state", "100000"], "2026-07-28") as (client, _):
         out = await client.call_tool("t")
     assert out["content"][0]["text"] == "100000"
+
+
+class Waiting:
+    """An answerer that never answers: it counts the questions and their withdrawals."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+        self.withdrawn = asyncio.Event()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self.withdrawn.set()
+        raise AssertionError("unreachable")
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_a_question_of_a_cancelled_request_is_withdrawn_over_stdio() -> None:
+    """2025-11-25 over stdio: the server's question arrives outside the request's exchange.
+    When the caller cancels the request (Ctrl-C), the server is told
+    (notifications/cancelled) and the person is no longer asked."""
+    answerer = Waiting()
+    async with hostile(["legacy-ask"], "2025-11-25", answerer) as (client, recorder):
+        call = asyncio.ensure_future(client.call_tool("t"))
+        await asyncio.wait_for(answerer.asked.wait(), 5)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.wait_for(answerer.withdrawn.wait(), 5)
+    cancels = [m["params"] for m in recorder.sent if m.get("method") == "notifications/cancelled"]
+    assert [c["requestId"] for c in cancels] == [2]
+    assert not [m for m in recorder.sent if m.get("id") == "s-1"]  # no answer to the withdrawn question
