@@ -35,7 +35,8 @@ Rules:
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
   original request is retried (a new id) when every accepted URL is complete or the
   user says it is done. A declined URL ends the request with the error. Bounded by the
-  round limit.
+  round limit; an error listing more URLs than ``RoundLimits.max_requests`` is a
+  ``ProtocolViolation`` and none of them is shown.
 """
 
 from __future__ import annotations
@@ -374,6 +375,12 @@ class HandshakeSession:
         raw = data.get("elicitations") if isinstance(data, Mapping) else None
         if not isinstance(raw, list) or not raw:
             raise ProtocolError.from_error(error)
+        if len(raw) > self.limits.max_requests:
+            raise ProtocolViolation(
+                f"{self.conn.server} answered {origin} with -32042 listing {len(raw)} URL-mode "
+                f"elicitations; this client puts at most {self.limits.max_requests} to the user at once "
+                "(RoundLimits.max_requests), so none was shown"
+            )
         requests = [
             parse_elicitation(
                 entry if isinstance(entry, Mapping) else {},

@@ -59,6 +59,18 @@ def scenario(request: dict[str, Any]) -> None:
             result(
                 request, {"resultType": "input_required", "inputRequests": {"k": FORM}, "requestState": state}
             )
+    elif SCENARIO == "legacy-url-required":  # -32042 with as many URLs as argv[2] says
+        urls = [
+            {
+                "mode": "url",
+                "message": f"Step {i}",
+                "url": f"https://example.com/{i}",
+                "elicitationId": f"e{i}",
+            }
+            for i in range(int(sys.argv[2]))
+        ]
+        error = {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": urls}}
+        send({"jsonrpc": "2.0", "id": request["id"], "error": error})
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request
         send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
     else:

@@ -96,3 +96,14 @@ async def test_a_question_of_a_cancelled_request_is_withdrawn_over_stdio() -> No
     cancels = [m["params"] for m in recorder.sent if m.get("method") == "notifications/cancelled"]
     assert [c["requestId"] for c in cancels] == [2]
     assert not [m for m in recorder.sent if m.get("id") == "s-1"]  # no answer to the withdrawn question
+
+
+async def test_a_url_elicitation_required_error_with_too_many_urls_asks_nobody() -> None:
+    """2025-11-25: a -32042 listing more URLs than a round may ask (RoundLimits.max_requests)
+    fails at once, like an inputRequests map that large; no URL is put to the person."""
+    answerer = Scripted.from_script([{"mode": "url", "action": "accept"}], modes=["url"])
+    async with hostile(["legacy-url-required", "500"], "2025-11-25", answerer) as (client, recorder):
+        with pytest.raises(ProtocolViolation, match=r"500 URL-mode elicitations.*at most 32"):
+            await client.call_tool("t")
+    assert answerer.used == []
+    assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
