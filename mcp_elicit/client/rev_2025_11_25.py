@@ -392,10 +392,11 @@ class HandshakeSession:
         ]
         if "url" not in self.conn.inputs.modes:
             raise ProtocolError.from_error(error)
-        waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
-        for request in requests:
+        for request in requests:  # all checked before the person sees any
             if request.mode != "url":
                 raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
+        waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
+        for request in requests:
             event = self._completion(request.elicitation_id or request.key)
             answer = await self.conn.inputs.elicit(request)
             if answer.get("action") != "accept":

@@ -69,6 +69,10 @@ def scenario(request: dict[str, Any]) -> None:
             }
             for i in range(int(sys.argv[2]))
         ]
+        if len(sys.argv) > 3:  # and then a form, which -32042 may not carry
+            urls.append(
+                {"mode": "form", "message": "Name?", "requestedSchema": FORM["params"]["requestedSchema"]}
+            )
         error = {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": urls}}
         send({"jsonrpc": "2.0", "id": request["id"], "error": error})
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request

@@ -107,3 +107,13 @@ async def test_a_url_elicitation_required_error_with_too_many_urls_asks_nobody()
             await client.call_tool("t")
     assert answerer.used == []
     assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
+
+
+async def test_a_url_elicitation_required_error_carrying_a_form_asks_nobody() -> None:
+    """2025-11-25: -32042 may only carry URL-mode elicitations; one that also carries a form
+    is refused whole, before the person is shown any of its URLs."""
+    answerer = Scripted.from_script([{"mode": "url", "action": "accept"}], modes=["form", "url"])
+    async with hostile(["legacy-url-required", "1", "and-a-form"], "2025-11-25", answerer) as (client, _):
+        with pytest.raises(ProtocolViolation, match="-32042 may only carry URL-mode elicitations"):
+            await client.call_tool("t")
+    assert answerer.used == []
