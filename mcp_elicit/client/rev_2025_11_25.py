@@ -17,7 +17,9 @@ Rules:
   answered in a task of its own, so that the stream it came on goes on being read while a
   person answers (its notifications, the next questions); a request returns once its
   server's questions are answered. The server's ``notifications/cancelled`` for one of
-  them withdraws the question (no answer is sent), wherever it arrives.
+  them withdraws the question (no answer is sent), wherever it arrives. At most
+  ``RoundLimits.max_requests`` (32) are answered at once: one more (but a ``ping``) is
+  refused at once (-32600, saying so) and never reaches the person.
 * A question that arrives outside any exchange (stdio, the event stream) while exactly one
   request is in flight belongs to that request: if the request is abandoned (cancelled,
   timed out, failed) the question is withdrawn from the person, as one on the request's
@@ -270,10 +272,20 @@ class HandshakeSession:
     def _answer(self, request: Request, origin: Origin) -> asyncio.Task[None]:
         """Answer one of the server's requests in a task of its own. An id still in use by
         a question being answered is refused (JSON-RPC ids are unique among requests in
-        flight): the earlier question keeps its id, so a cancellation still finds it."""
+        flight): the earlier question keeps its id, so a cancellation still finds it. So is
+        a request beyond ``RoundLimits.max_requests`` being answered at once."""
         rid = request.id
         if rid is not None and rid in self._answering:
             text = f"Invalid Request: id {rid!r} is already in use by a request still being answered"
+            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
+        elif request.method != "ping" and len(self._answering) >= self.limits.max_requests:
+            text = (
+                f"Invalid Request: the client is already answering {len(self._answering)} requests of "
+                "this server (its limit); send more once those are answered"
+            )
+            log.warning(
+                "%s sent %s beyond the limit of questions at once; refused", self.conn.server, request.method
+            )
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
         else:
             task = asyncio.ensure_future(self._on_request(request, origin))

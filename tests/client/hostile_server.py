@@ -36,6 +36,10 @@ INIT = {
 }
 
 
+flooded: tuple[dict[str, Any], int] | None = None
+answered: list[dict[str, Any]] = []
+
+
 def send(message: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
@@ -75,6 +79,11 @@ def scenario(request: dict[str, Any]) -> None:
             )
         error = {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": urls}}
         send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+    elif SCENARIO == "legacy-flood":  # argv[2] questions at once; the result once all are answered
+        global flooded
+        flooded = (request, int(sys.argv[2]))
+        for i in range(flooded[1]):
+            send({"jsonrpc": "2.0", "id": f"s-{i}", "method": "elicitation/create", "params": FORM["params"]})
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request
         send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
     else:
@@ -86,6 +95,10 @@ def main() -> None:
     for line in sys.stdin:
         sys.stderr.write("got " + line)
         message = json.loads(line)
+        if "id" in message and "method" not in message and flooded is not None:
+            answered.append(message)
+            if len(answered) == flooded[1]:
+                text(flooded[0], [m.get("error", {}).get("code", 0) for m in answered])
         if "id" not in message or "method" not in message:
             continue
         if message["method"] == "server/discover":

@@ -4,6 +4,7 @@ what it refuses, how it stops, and that what it sent still fits the revision's s
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import AsyncIterator, Sequence
@@ -117,3 +118,42 @@ async def test_a_url_elicitation_required_error_carrying_a_form_asks_nobody() ->
         with pytest.raises(ProtocolViolation, match="-32042 may only carry URL-mode elicitations"):
             await client.call_tool("t")
     assert answerer.used == []
+
+
+class Slow:
+    """An answerer that cancels each question once ``go`` is set, counting them."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.go = asyncio.Event()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked += 1
+        await self.go.wait()
+        return ElicitAnswer.cancel()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_a_flood_of_questions_is_refused_beyond_the_limit() -> None:
+    """2025-11-25: a server that sends 40 questions at once has the 32 first answered one
+    by one (RoundLimits.max_requests), and the 8 others refused at once with a clear error,
+    never put to the person."""
+    answerer = Slow()
+    async with hostile(["legacy-flood", "40"], "2025-11-25", answerer) as (client, recorder):
+        call = asyncio.ensure_future(client.call_tool("t"))
+        for _ in range(500):
+            refused = [m for m in recorder.sent if "error" in m]
+            if len(refused) == 8:
+                break
+            await asyncio.sleep(0.01)
+        assert sorted(m["id"] for m in refused) == sorted(f"s-{i}" for i in range(32, 40))
+        assert all("already answering 32" in m["error"]["message"] for m in refused)
+        answerer.go.set()
+        out = await asyncio.wait_for(call, 10)
+    codes = json.loads(out["content"][0]["text"])
+    assert codes.count(-32600) == 8 and codes.count(0) == 32
+    assert answerer.asked == 32
