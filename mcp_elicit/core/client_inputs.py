@@ -7,7 +7,8 @@ Rules:
   ``requestedSchema`` is read with the same ``FormSchema`` the server side uses; a schema
   outside the flat subset is not rendered: the request carries ``schema_problem`` instead,
   for the client to report (and to answer ``cancel``). Fields the secret guard flags are
-  listed in ``warnings`` so a user interface can say so.
+  listed in ``warnings`` so a user interface can say so: each names its field and speaks
+  to the person answering.
 * An accepted form answer gets the schema's defaults for absent fields, then must validate
   (types, ranges, lengths, formats, enum membership, required fields), and its text must
   be sendable (no lone surrogate, which JSON in UTF-8 cannot carry); what is sent is the
@@ -32,7 +33,7 @@ from mcp_elicit.errors import (
     ProtocolViolation,
     ValidationProblem,
 )
-from mcp_elicit.forms import FormSchema
+from mcp_elicit.forms import FormSchema, SecretFinding
 
 __all__ = [
     "ElicitationRequest",
@@ -174,7 +175,7 @@ def parse_elicitation(
     except FormSchemaError as exc:
         problem = str(exc)
     else:
-        warnings = tuple(f.message for f in schema.secret_findings)
+        warnings = tuple(_secret_warning(f) for f in schema.secret_findings)
     return ElicitationRequest(
         server=server,
         key=key,
@@ -184,6 +185,16 @@ def parse_elicitation(
         schema_problem=problem,
         warnings=warnings,
         params=params,
+    )
+
+
+def _secret_warning(finding: SecretFinding) -> str:
+    """What the person answering is told about a field that seems to ask for a secret."""
+    return (
+        f"Field {finding.field!r} seems to ask for {finding.asks_for} (its {finding.where} says "
+        f"{finding.phrase!r}). MCP forbids servers to ask for passwords, API keys, access tokens "
+        "or payment details in a form (it should send you to a web page, by URL, for those): do "
+        "not enter a real one here unless you trust this server with it."
     )
 
 

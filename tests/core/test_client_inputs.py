@@ -148,6 +148,24 @@ def test_fields_asking_for_secrets_are_flagged_not_refused() -> None:
     assert "URL" in request.warnings[0] or "url" in request.warnings[0]
 
 
+def test_a_secret_warning_names_the_field_and_speaks_to_the_person() -> None:
+    """The warning is shown to the person answering: it says which field, and what to do
+    (nothing about how a server's author would fix the form)."""
+    request = form(
+        {
+            "type": "object",
+            "properties": {"pw": {"type": "string", "title": "Password"}, "api_key": {"type": "string"}},
+        }
+    )
+    assert len(request.warnings) == 2
+    first, second = request.warnings
+    assert first.startswith("Field 'pw' seems to ask for a password (its title says 'password')")
+    assert second.startswith("Field 'api_key' seems to ask for an API key (its name says 'api key')")
+    for text in request.warnings:
+        assert "do not enter" in text.lower()
+        assert "ctx." not in text and "not_secret" not in text and "FormSchema" not in text
+
+
 def test_url_mode() -> None:
     request = parse_elicitation(
         {"mode": "url", "message": "Sign in", "url": "https://example.com/x", "elicitationId": "e1"},
