@@ -15,10 +15,11 @@ Rules:
 * The answerer is asked one question at a time (a person answers one at a time, and a
   terminal can show one prompt): questions that arrive together (a 2025-11-25 server's
   concurrent requests, on any stream) wait their turn.
-* A round's input requests (2026-07-28) are answered in their order; when the answerer has
-  ``elicit_many`` and the round holds two or more elicitations it can show, those go to it
-  together (one page for all), and any answer among them that does not fit is asked again
-  on its own.
+* A round's input requests (2026-07-28) are checked together first: one the client did
+  not declare fails the round before anyone is asked the others. Then they are answered
+  in their order; when the answerer has ``elicit_many`` and the round holds two or more
+  elicitations it can show, those go to it together (one page for all), and any answer
+  among them that does not fit is asked again on its own.
 * Notifications go to the ``on_notification`` callback; a failing callback is logged, not
   fatal.
 * A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
@@ -111,23 +112,39 @@ class Inputs:
             if finished is not None and request.mode == "url":
                 request = replace(request, finished=finished)
             return await self.elicit(request)
+        self._check_declared(method, key=key, origin=origin, server=server)
+        if method == "sampling/createMessage":
+            assert self.sampling is not None
+            with self.thinking():
+                raw = await self.sampling(params)
+            return check_sampling_answer(raw)
+        assert self.roots is not None
+        with self.thinking():
+            roots = await self.roots()
+        return check_roots_answer(roots)
+
+    def _check_declared(self, method: str, *, key: str, origin: Origin, server: ServerInfo) -> None:
+        """``ProtocolViolation`` unless this client can answer ``method`` (sampling and
+        roots with their callbacks; elicitations are checked by ``_check_mode``)."""
         if method == "sampling/createMessage":
             if self.sampling is None:
                 raise ProtocolViolation(
                     f"{server} asked for sampling ({key!r} during {origin}), which this client did not declare"
                 )
-            with self.thinking():
-                raw = await self.sampling(params)
-            return check_sampling_answer(raw)
-        if method == "roots/list":
+        elif method == "roots/list":
             if self.roots is None:
                 raise ProtocolViolation(
                     f"{server} asked for the roots ({key!r} during {origin}), which this client did not declare"
                 )
-            with self.thinking():
-                roots = await self.roots()
-            return check_roots_answer(roots)
-        raise ProtocolViolation(f"{server} asked for {method!r}, which a server may not ask a client")
+        else:
+            raise ProtocolViolation(f"{server} asked for {method!r}, which a server may not ask a client")
+
+    def _check_mode(self, request: ElicitationRequest) -> None:
+        """``ProtocolViolation`` unless this client declared the elicitation's mode."""
+        if self.answerer is None or request.mode not in self.modes:
+            raise ProtocolViolation(
+                f"{request.describe()}, but this client declared no {request.mode}-mode elicitation"
+            )
 
     async def answer_round(
         self, requests: Sequence[InputRequest], *, origin: Origin, server: ServerInfo
@@ -138,6 +155,11 @@ class Inputs:
             for r in requests
             if r.method == "elicitation/create"
         }
+        for r in requests:  # the whole round is checked before anyone is asked
+            if r.key in asked:
+                self._check_mode(asked[r.key])
+            else:
+                self._check_declared(r.method, key=r.key, origin=origin, server=server)
         together = [e for e in asked.values() if e.mode in self.modes and e.schema_problem is None]
         batch = getattr(self.answerer, "elicit_many", None)
         first: dict[str, ElicitAnswer | Mapping[str, Any]] = {}
@@ -159,10 +181,8 @@ class Inputs:
     ) -> dict[str, Any]:
         """The checked answer to one elicitation; ``first`` is an answer already given (by
         ``elicit_many``), checked before the answerer is asked again."""
-        if self.answerer is None or request.mode not in self.modes:
-            raise ProtocolViolation(
-                f"{request.describe()}, but this client declared no {request.mode}-mode elicitation"
-            )
+        self._check_mode(request)
+        assert self.answerer is not None
         if request.schema_problem is not None:
             self.report(
                 f"{request.server} sent a form this client cannot show ({request.schema_problem}); "

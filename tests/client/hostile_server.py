@@ -63,6 +63,16 @@ def scenario(request: dict[str, Any]) -> None:
             result(
                 request, {"resultType": "input_required", "inputRequests": {"k": FORM}, "requestState": state}
             )
+    elif SCENARIO == "undeclared-after-form":  # a form, then what the client did not declare
+        undeclared = {
+            "sampling": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
+            "roots": {"method": "roots/list"},
+            "url": {
+                "method": "elicitation/create",
+                "params": {"mode": "url", "message": "Go", "url": "https://example.com/"},
+            },
+        }[sys.argv[2]]
+        result(request, {"resultType": "input_required", "inputRequests": {"a": FORM, "b": undeclared}})
     elif SCENARIO == "legacy-url-required":  # -32042 with as many URLs as argv[2] says
         urls = [
             {

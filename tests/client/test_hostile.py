@@ -157,3 +157,16 @@ async def test_a_flood_of_questions_is_refused_beyond_the_limit() -> None:
     codes = json.loads(out["content"][0]["text"])
     assert codes.count(-32600) == 8 and codes.count(0) == 32
     assert answerer.asked == 32
+
+
+@pytest.mark.parametrize("what", ["sampling", "roots", "url"])
+async def test_a_round_asking_for_something_undeclared_asks_nobody(what: str) -> None:
+    """2026-07-28: a round that also asks for what the client did not declare (sampling or
+    roots without a callback, a URL without URL mode) fails whole, before the person is
+    asked the round's other questions."""
+    answerer = Scripted.from_script(NAME, modes=["form"])
+    async with hostile(["undeclared-after-form", what], "2026-07-28", answerer) as (client, recorder):
+        with pytest.raises(ProtocolViolation, match=r"did not declare|declared no url-mode"):
+            await client.call_tool("t")
+    assert answerer.used == []
+    assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
