@@ -19,7 +19,9 @@ Rules:
   server's questions are answered. The server's ``notifications/cancelled`` for one of
   them withdraws the question (no answer is sent), wherever it arrives. At most
   ``RoundLimits.max_requests`` (32) are answered at once: one more (but a ``ping``) is
-  refused at once (-32600, saying so) and never reaches the person.
+  refused at once (-32600, saying so) and never reaches the person. So is a question
+  beyond ``max_rounds`` x ``max_requests`` (320) during one request: as many as its
+  rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever.
 * A question that arrives outside any exchange (stdio, the event stream) while exactly one
   request is in flight belongs to that request: if the request is abandoned (cancelled,
   timed out, failed) the question is withdrawn from the person, as one on the request's
@@ -93,6 +95,8 @@ class HandshakeSession:
         self._listener: asyncio.Task[None] | None = None
         #: The requests in flight, by id: what a server's question during them belongs to.
         self._inflight: dict[Any, Origin] = {}
+        #: How many questions each request in flight was asked, by its id.
+        self._questions: dict[Any, int] = {}
         #: Questions from outside any exchange, by the one request in flight when they came.
         self._strays: dict[Any, list[asyncio.Task[None]]] = {}
         #: Responses that arrived on the event stream instead of their request's stream.
@@ -204,7 +208,7 @@ class HandshakeSession:
         answering: list[asyncio.Task[None]] = []
 
         async def in_band(request: Request) -> None:
-            answering.append(self._answer(request, origin))
+            answering.append(self._answer(request, origin, during=rid))
 
         self._inflight[rid] = origin
         try:
@@ -217,6 +221,7 @@ class HandshakeSession:
             )
         except BaseException:
             self._inflight.pop(rid, None)
+            self._questions.pop(rid, None)
             await _settle([*answering, *self._strays.pop(rid, [])], cancel=True)
             raise
         done = False
@@ -244,6 +249,7 @@ class HandshakeSession:
             return reply
         finally:
             self._inflight.pop(rid, None)
+            self._questions.pop(rid, None)
             strays = self._strays.pop(rid, [])
             await exchange.aclose()
             await _settle(answering, cancel=not done)
@@ -259,9 +265,10 @@ class HandshakeSession:
             # one is in flight.
             origins = set(self._inflight.values())
             origin = origins.pop() if len(origins) == 1 else Origin(message.method)
-            task = self._answer(message, origin)
-            if len(self._inflight) == 1:
-                self._strays.setdefault(next(iter(self._inflight)), []).append(task)
+            during = next(iter(self._inflight)) if len(self._inflight) == 1 else None
+            task = self._answer(message, origin, during=during)
+            if during is not None:
+                self._strays.setdefault(during, []).append(task)
         elif isinstance(message, Notification):
             await self._on_notification(message)
         elif message.id is not None:
@@ -269,12 +276,17 @@ class HandshakeSession:
             # request it answers, which looks for it when its own stream ends.
             self._late[message.id] = message
 
-    def _answer(self, request: Request, origin: Origin) -> asyncio.Task[None]:
+    def _answer(self, request: Request, origin: Origin, *, during: Any = None) -> asyncio.Task[None]:
         """Answer one of the server's requests in a task of its own. An id still in use by
         a question being answered is refused (JSON-RPC ids are unique among requests in
         flight): the earlier question keeps its id, so a cancellation still finds it. So is
-        a request beyond ``RoundLimits.max_requests`` being answered at once."""
+        a request beyond ``RoundLimits.max_requests`` being answered at once, and one beyond
+        the questions allowed ``during`` one of the client's requests (its id)."""
         rid = request.id
+        asked = 0
+        if during is not None and request.method != "ping":
+            asked = self._questions[during] = self._questions.get(during, 0) + 1
+        most = self.limits.max_rounds * self.limits.max_requests
         if rid is not None and rid in self._answering:
             text = f"Invalid Request: id {rid!r} is already in use by a request still being answered"
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
@@ -286,6 +298,13 @@ class HandshakeSession:
             log.warning(
                 "%s sent %s beyond the limit of questions at once; refused", self.conn.server, request.method
             )
+            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
+        elif asked > most:
+            text = (
+                f"Invalid Request: the client answers at most {most} of the server's questions during "
+                f"one request (RoundLimits: max_rounds x max_requests); {origin} asked more"
+            )
+            log.warning("%s asked more than %d questions during %s; refused", self.conn.server, most, origin)
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
         else:
             task = asyncio.ensure_future(self._on_request(request, origin))

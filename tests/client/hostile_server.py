@@ -37,6 +37,7 @@ INIT = {
 
 
 flooded: tuple[dict[str, Any], int] | None = None
+asking: dict[str, Any] | None = None
 answered: list[dict[str, Any]] = []
 
 
@@ -94,6 +95,10 @@ def scenario(request: dict[str, Any]) -> None:
         flooded = (request, int(sys.argv[2]))
         for i in range(flooded[1]):
             send({"jsonrpc": "2.0", "id": f"s-{i}", "method": "elicitation/create", "params": FORM["params"]})
+    elif SCENARIO == "legacy-ask-forever":  # a new question after each answer, until refused
+        global asking
+        asking = request
+        send({"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": FORM["params"]})
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request
         send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
     else:
@@ -105,6 +110,13 @@ def main() -> None:
     for line in sys.stdin:
         sys.stderr.write("got " + line)
         message = json.loads(line)
+        if "id" in message and "method" not in message and asking is not None:
+            answered.append(message)
+            if "error" in message:
+                text(asking, {"answered": len(answered) - 1, "error": message["error"]})
+            else:
+                ask = {"jsonrpc": "2.0", "id": f"q-{len(answered)}", "method": "elicitation/create"}
+                send({**ask, "params": FORM["params"]})
         if "id" in message and "method" not in message and flooded is not None:
             answered.append(message)
             if len(answered) == flooded[1]:

@@ -17,6 +17,7 @@ from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import ProtocolViolation
 from mcp_elicit.transports.stdio_client import StdioTransport
 
@@ -30,7 +31,10 @@ NAME = [{"fields": ["name"], "content": {"name": "Ann"}}]
 
 @asynccontextmanager
 async def hostile(
-    scenario: Sequence[str], revision: str, answerer: Answerer | None = None
+    scenario: Sequence[str],
+    revision: str,
+    answerer: Answerer | None = None,
+    limits: RoundLimits | None = None,
 ) -> AsyncIterator[tuple[Client, Recorder]]:
     """A client at ``revision`` connected to the hostile server playing ``scenario``; on the
     way out, every message the client sent must fit the revision's schema."""
@@ -38,7 +42,7 @@ async def hostile(
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     transport = StdioTransport([sys.executable, str(SERVER), *scenario], env=env, trace=recorder)
     answerer = answerer if answerer is not None else Scripted.from_script(NAME)
-    async with Client(transport, answerer=answerer, versions=[revision], timeout=10) as client:
+    async with Client(transport, answerer=answerer, versions=[revision], timeout=10, limits=limits) as client:
         assert client.revision == revision
         yield client, recorder
     assert recorder.check(WireChecker.load(revision)) > 0
@@ -170,3 +174,17 @@ async def test_a_round_asking_for_something_undeclared_asks_nobody(what: str) ->
             await client.call_tool("t")
     assert answerer.used == []
     assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
+
+
+async def test_a_server_that_asks_for_ever_during_one_request_is_refused_at_the_limit() -> None:
+    """2025-11-25: a server asking one question after another during one request gets as
+    many answers as 2026-07-28 rounds would carry (max_rounds x max_requests), then a
+    refusal; the person is not asked for ever."""
+    answerer = Scripted.from_script(NAME)
+    limits = RoundLimits(max_rounds=2, max_requests=3)
+    async with hostile(["legacy-ask-forever"], "2025-11-25", answerer, limits) as (client, _):
+        out = await asyncio.wait_for(client.call_tool("t"), 10)
+    told = json.loads(out["content"][0]["text"])
+    assert told["answered"] == 6 and len(answerer.used) == 6
+    assert told["error"]["code"] == -32600
+    assert "at most 6 of the server's questions during one request" in told["error"]["message"]
