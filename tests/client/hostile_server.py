@@ -38,6 +38,7 @@ INIT = {
 
 flooded: tuple[dict[str, Any], int] | None = None
 asking: dict[str, Any] | None = None
+seen: list[dict[str, Any]] = []
 answered: list[dict[str, Any]] = []
 
 
@@ -56,7 +57,34 @@ def text(request: dict[str, Any], value: object) -> None:
 
 def scenario(request: dict[str, Any]) -> None:
     params = request.get("params") or {}
-    if SCENARIO == "huge-state":
+    count = len(seen)
+    seen.append(request)
+    if SCENARIO == "ask-forever":
+        ask = {
+            "resultType": "input_required",
+            "inputRequests": {f"k{count}": FORM},
+            "requestState": f"s{count}",
+        }
+        result(request, ask)
+    elif SCENARIO == "state-forever":
+        result(request, {"resultType": "input_required", "requestState": f"s{count}"})
+    elif SCENARIO == "many-requests":
+        result(
+            request, {"resultType": "input_required", "inputRequests": {f"k{i}": FORM for i in range(500)}}
+        )
+    elif SCENARIO == "unknown-input-method":
+        asks = {"k": {"method": "tools/call", "params": {"name": "t"}}}
+        result(request, {"resultType": "input_required", "inputRequests": asks})
+    elif SCENARIO == "unknown-result-type":
+        result(request, {"resultType": "partial", "content": []})
+    elif SCENARIO == "input-required-anywhere":
+        result(request, {"resultType": "input_required", "inputRequests": {"k": FORM}})
+    elif SCENARIO in ("stray-responses", "legacy-stray-responses"):  # others' ids, then twice
+        send({"jsonrpc": "2.0", "id": 999, "result": {"content": []}})
+        send({"jsonrpc": "2.0", "id": str(request["id"]), "result": {"content": []}})
+        text(request, "first")
+        text(request, "second")
+    elif SCENARIO == "huge-state":
         if "requestState" in params:
             text(request, len(params["requestState"]))
         else:

@@ -18,7 +18,7 @@ from mcp_elicit.client import Client, Scripted
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import ProtocolViolation
+from mcp_elicit.errors import ProtocolViolation, RoundsExceeded
 from mcp_elicit.transports.stdio_client import StdioTransport
 
 from support.wire import WireChecker
@@ -50,6 +50,54 @@ async def hostile(
 
 def sizes(recorder: Recorder, method: str) -> list[int]:
     return [len(str(m)) for m in recorder.sent if m.get("method") == method]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "error", "match", "calls"),
+    [
+        ("ask-forever", RoundsExceeded, r"after 10 rounds \(the limit is 10\)", 10),
+        ("state-forever", RoundsExceeded, r"6 times in a row with only a requestState.*the limit is 5", 6),
+        ("many-requests", ProtocolViolation, r"500 input requests in one round.*at most 32", 1),
+        ("unknown-input-method", ProtocolViolation, r"asks for 'tools/call'; a server may only ask for", 1),
+        (
+            "unknown-result-type",
+            ProtocolViolation,
+            r"resultType 'partial', which this client does not know",
+            1,
+        ),
+    ],
+)
+async def test_a_broken_multi_round_trip_server_is_stopped(
+    scenario: str, error: type[Exception], match: str, calls: int
+) -> None:
+    """2026-07-28: each way of never finishing ends with a clear error naming the limit or
+    the fault, after a bounded number of requests; the person is asked at most once a round."""
+    answerer = Scripted.from_script(NAME)
+    started = asyncio.get_running_loop().time()
+    async with hostile([scenario], "2026-07-28", answerer) as (client, recorder):
+        with pytest.raises(error, match=match):
+            await client.call_tool("t")
+    assert len(sizes(recorder, "tools/call")) == calls
+    assert len(answerer.used) == (calls - 1 if scenario == "ask-forever" else 0)
+    if scenario == "state-forever":  # the backoff: 0, 0.1, 0.25, 0.5, 1 s, not a busy loop
+        assert asyncio.get_running_loop().time() - started >= 1.85
+
+
+async def test_input_required_on_a_method_that_cannot_carry_it_is_refused() -> None:
+    async with hostile(["input-required-anywhere"], "2026-07-28") as (client, _):
+        with pytest.raises(ProtocolViolation, match="tools/list with input_required, which only tools/call"):
+            await client.list_tools()
+        with pytest.raises(ProtocolViolation, match="completion/complete with input_required"):
+            await client.complete({"type": "ref/prompt", "name": "p"}, {"name": "a", "value": ""})
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_responses_to_other_ids_and_a_second_response_are_ignored(revision: str) -> None:
+    scenario = "stray-responses" if revision == "2026-07-28" else "legacy-stray-responses"
+    async with hostile([scenario], revision) as (client, _):
+        first = await client.call_tool("t")
+        again = await client.call_tool("t")
+    assert first["content"][0]["text"] == again["content"][0]["text"] == '"first"'
 
 
 async def test_a_huge_request_state_is_refused_not_echoed() -> None:
