@@ -13,7 +13,9 @@ Rules:
 * The server's requests (``elicitation/create``, ``sampling/createMessage``,
   ``roots/list``, ``ping``), on a response stream, on the event stream or over stdio, are
   answered through the same answerer and callbacks as in 2026-07-28, with the same checks.
-  An elicitation in an undeclared mode gets -32602; anything else unknown -32601. Each is
+  An elicitation in an undeclared mode gets -32602; anything else unknown -32601. An answer
+  that does not fit, or an answerer or callback that fails, gets -32603: every request of
+  the server is answered, unless it withdraws it or the client's request is abandoned. Each is
   answered in a task of its own, so that the stream it came on goes on being read while a
   person answers (its notifications, the next questions); a request returns once its
   server's questions are answered. The server's ``notifications/cancelled`` for one of
@@ -390,9 +392,12 @@ class HandshakeSession:
                 return error(request.id, -32601, f"Method not found: {request.method}")
         except ProtocolViolation as exc:
             return error(request.id, -32602, f"Invalid params: {exc}")
-        except FormValidationError as exc:
+        except (FormValidationError, ValueError) as exc:  # an answer or callback result that does not fit
             self.conn.inputs.report(str(exc))
             return error(request.id, -32603, f"The client could not produce a valid answer: {exc}")
+        except Exception:  # the server still gets an answer; the details stay here
+            log.exception("answering %s from %s failed", request.method, self.conn.server)
+            return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
         return self.conn.builder.result(request.id, result)
 
     async def _respond_error(self, request: Request, code: int, text: str) -> None:

@@ -56,6 +56,7 @@ def text(request: dict[str, Any], value: object) -> None:
 
 
 def scenario(request: dict[str, Any]) -> None:
+    global asking
     params = request.get("params") or {}
     count = len(seen)
     seen.append(request)
@@ -124,9 +125,12 @@ def scenario(request: dict[str, Any]) -> None:
         for i in range(flooded[1]):
             send({"jsonrpc": "2.0", "id": f"s-{i}", "method": "elicitation/create", "params": FORM["params"]})
     elif SCENARIO == "legacy-ask-forever":  # a new question after each answer, until refused
-        global asking
         asking = request
         send({"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": FORM["params"]})
+    elif SCENARIO == "legacy-sample":  # asks for sampling; the call's result is the answer it got
+        asking = request
+        ask = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
+        send({"jsonrpc": "2.0", "id": "q-0", "method": "sampling/createMessage", "params": ask})
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request
         send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
     else:
@@ -138,7 +142,9 @@ def main() -> None:
     for line in sys.stdin:
         sys.stderr.write("got " + line)
         message = json.loads(line)
-        if "id" in message and "method" not in message and asking is not None:
+        if "id" in message and "method" not in message and asking is not None and SCENARIO == "legacy-sample":
+            text(asking, message)
+        elif "id" in message and "method" not in message and asking is not None:
             answered.append(message)
             if "error" in message:
                 text(asking, {"answered": len(answered) - 1, "error": message["error"]})

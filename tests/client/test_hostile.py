@@ -7,9 +7,10 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -236,3 +237,22 @@ async def test_a_server_that_asks_for_ever_during_one_request_is_refused_at_the_
     assert told["answered"] == 6 and len(answerer.used) == 6
     assert told["error"]["code"] == -32600
     assert "at most 6 of the server's questions during one request" in told["error"]["message"]
+
+
+async def test_a_failing_sampling_callback_still_answers_the_server() -> None:
+    """2025-11-25: when the client's own callback fails (here: no valid CreateMessageResult),
+    the server's request still gets an answer, -32603 saying why, rather than none (the
+    server's tool would wait for ever)."""
+
+    async def sampling(params: Mapping[str, Any]) -> Mapping[str, Any]:
+        return {"model": "m"}
+
+    recorder = Recorder()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    transport = StdioTransport([sys.executable, str(SERVER), "legacy-sample"], env=env, trace=recorder)
+    async with Client(transport, sampling=sampling, versions=["2025-11-25"], timeout=10) as client:
+        out = await asyncio.wait_for(client.call_tool("t"), 10)
+    told = json.loads(out["content"][0]["text"])
+    assert told["id"] == "q-0" and told["error"]["code"] == -32603
+    assert "no valid CreateMessageResult" in told["error"]["message"]
+    assert recorder.check(WireChecker.load("2025-11-25")) > 0
