@@ -256,3 +256,18 @@ async def test_a_failing_sampling_callback_still_answers_the_server() -> None:
     assert told["id"] == "q-0" and told["error"]["code"] == -32603
     assert "no valid CreateMessageResult" in told["error"]["message"]
     assert recorder.check(WireChecker.load("2025-11-25")) > 0
+
+
+async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops() -> None:
+    """2026-07-28: Ctrl-C while the person is asked ends the call: the question is taken
+    down and no retry is sent."""
+    answerer = Waiting()
+    async with hostile(["ask-forever"], "2026-07-28", answerer) as (client, recorder):
+        call = asyncio.ensure_future(client.call_tool("t"))
+        await asyncio.wait_for(answerer.asked.wait(), 5)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.wait_for(answerer.withdrawn.wait(), 5)
+        await asyncio.sleep(0.2)
+    assert len(sizes(recorder, "tools/call")) == 1
