@@ -22,6 +22,8 @@ Rules:
   among them that does not fit is asked again on its own.
 * Notifications go to the ``on_notification`` callback; a failing callback is logged, not
   fatal.
+* A paginated list is followed to its end, a repeated cursor, or ``MAX_PAGES`` (1000)
+  pages, which is a ``ProtocolViolation``.
 * A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
   handshake revisions the server is also sent ``notifications/cancelled``.
 """
@@ -74,6 +76,8 @@ NotificationHandler = Callable[[Notification], Awaitable[None]]
 Reply = Response | ErrorResponse | Ended
 
 _ATTEMPTS = 3
+#: The most pages a list is read to (a server naming a new cursor on every page never ends).
+MAX_PAGES = 1000
 
 
 @dataclass
@@ -430,11 +434,17 @@ def _revision_and_session(headers: Mapping[str, str] | None) -> tuple[str | None
 async def list_pages(
     call: Callable[[str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]], method: str, key: str
 ) -> list[dict[str, Any]]:
-    """Every item of a paginated list, following ``nextCursor`` until it ends (or repeats)."""
+    """Every item of a paginated list, following ``nextCursor`` until it ends (or repeats);
+    a list of more than ``MAX_PAGES`` pages is a ``ProtocolViolation``."""
     items: list[dict[str, Any]] = []
     cursor: str | None = None
     seen: set[str] = set()
     while True:
+        if cursor is not None and len(seen) >= MAX_PAGES:
+            raise ProtocolViolation(
+                f"{method} gave more than {MAX_PAGES} pages, each naming another (the last cursor was "
+                f"{cursor[:100]!r}); this client reads no further"
+            )
         result = await call(method, {"cursor": cursor} if cursor is not None else None)
         page = result.get(key)
         items.extend(dict(i) for i in (page if isinstance(page, list) else []) if isinstance(i, Mapping))

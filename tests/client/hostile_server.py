@@ -85,6 +85,9 @@ def scenario(request: dict[str, Any]) -> None:
         send({"jsonrpc": "2.0", "id": str(request["id"]), "result": {"content": []}})
         text(request, "first")
         text(request, "second")
+    elif SCENARIO in ("endless-pages", "legacy-endless-pages"):  # a new cursor on every page
+        tool = {"name": f"t{count}", "inputSchema": {"type": "object"}}
+        result(request, {"tools": [tool], "nextCursor": f"c{count}"})
     elif SCENARIO == "huge-state":
         if "requestState" in params:
             text(request, len(params["requestState"]))

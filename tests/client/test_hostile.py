@@ -271,3 +271,14 @@ async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops(
         await asyncio.wait_for(answerer.withdrawn.wait(), 5)
         await asyncio.sleep(0.2)
     assert len(sizes(recorder, "tools/call")) == 1
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_a_list_that_never_ends_is_stopped(revision: str) -> None:
+    """A server whose every page names a next one (never the same cursor twice) is read no
+    further than the page limit, and the caller is told why."""
+    scenario = "endless-pages" if revision == "2026-07-28" else "legacy-endless-pages"
+    async with hostile([scenario], revision) as (client, recorder):
+        with pytest.raises(ProtocolViolation, match=r"tools/list.*more than 1000 pages"):
+            await asyncio.wait_for(client.list_tools(), 60)
+    assert len([m for m in recorder.sent if m.get("method") == "tools/list"]) == 1000
