@@ -101,7 +101,8 @@ class HandshakeSession:
         self._questions: dict[Any, int] = {}
         #: Questions from outside any exchange, by the one request in flight when they came.
         self._strays: dict[Any, list[asyncio.Task[None]]] = {}
-        #: Responses that arrived on the event stream instead of their request's stream.
+        #: Responses that arrived on the event stream instead of their request's stream
+        #: (kept only while that request is in flight).
         self._late: dict[Any, Response | ErrorResponse] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         #: The server's requests being answered, by id (``notifications/cancelled`` finds them).
@@ -224,6 +225,7 @@ class HandshakeSession:
         except BaseException:
             self._inflight.pop(rid, None)
             self._questions.pop(rid, None)
+            self._late.pop(rid, None)
             await _settle([*answering, *self._strays.pop(rid, [])], cancel=True)
             raise
         done = False
@@ -252,6 +254,7 @@ class HandshakeSession:
         finally:
             self._inflight.pop(rid, None)
             self._questions.pop(rid, None)
+            self._late.pop(rid, None)
             strays = self._strays.pop(rid, [])
             await exchange.aclose()
             await _settle(answering, cancel=not done)
@@ -273,10 +276,13 @@ class HandshakeSession:
                 self._strays.setdefault(during, []).append(task)
         elif isinstance(message, Notification):
             await self._on_notification(message)
-        elif message.id is not None:
+        elif message.id is not None and message.id in self._inflight:
             # A response on the event stream (some servers resume there): kept for the
-            # request it answers, which looks for it when its own stream ends.
+            # request it answers, which looks for it when its own stream ends. One for no
+            # request in flight is dropped (nothing would ever take it).
             self._late[message.id] = message
+        else:
+            log.debug("ignoring a response to id %r, which no request in flight has", message.id)
 
     def _answer(self, request: Request, origin: Origin, *, during: Any = None) -> asyncio.Task[None]:
         """Answer one of the server's requests in a task of its own. An id still in use by

@@ -533,3 +533,25 @@ async def test_questions_that_arrive_together_reach_the_person_one_at_a_time() -
     assert sorted(seen) == ["A?", "B?", "C?"]
     answered = {m["id"] for m, _ in transport.sent if "result" in m}
     assert {"s-1", "s-2", "s-3"} <= answered
+
+
+async def test_responses_on_the_event_stream_are_kept_only_for_requests_in_flight() -> None:
+    """A response that arrives outside its exchange is kept for its request, which finds it
+    when its own stream ends; one for no request in flight (a stray, a duplicate, a hostile
+    server's) is dropped, so a long session's memory does not grow with them."""
+    transport: FakeTransport
+
+    async def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        await transport.push(result(message, {"content": [{"type": "text", "text": "late"}]}))
+        return [Ended(200)]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025) as client:
+        for i in range(200):
+            await transport.push(result({"id": f"stray-{i}"}, {"content": []}))
+        out = await client.call_tool("t")
+        await transport.push(result({"id": 2}, {"content": []}))  # the call's id again, now done
+        assert out["content"][0]["text"] == "late"
+        assert client.session._late == {}  # type: ignore[union-attr]
