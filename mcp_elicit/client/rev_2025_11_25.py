@@ -27,7 +27,9 @@ Rules:
 * A question that arrives outside any exchange (stdio, the event stream) while exactly one
   request is in flight belongs to that request: if the request is abandoned (cancelled,
   timed out, failed) the question is withdrawn from the person, as one on the request's
-  own stream is. A request that completes does not wait for it.
+  own stream is, and answered as dismissed (``cancel``; -32603 for sampling or roots),
+  since nothing on the wire said it was that request's. A request that completes does
+  not wait for it.
 * A response stream that ends before the response, after an event with an id, is resumed
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
   five times per request).
@@ -49,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
@@ -99,8 +102,11 @@ class HandshakeSession:
         self._inflight: dict[Any, Origin] = {}
         #: How many questions each request in flight was asked, by its id.
         self._questions: dict[Any, int] = {}
-        #: Questions from outside any exchange, by the one request in flight when they came.
-        self._strays: dict[Any, list[asyncio.Task[None]]] = {}
+        #: Questions from outside any exchange (their ids and tasks), by the one request in
+        #: flight when they came.
+        self._strays: dict[Any, list[tuple[Any, asyncio.Task[None]]]] = {}
+        #: Ids of the server's questions withdrawn with the request they seemed to belong to.
+        self._withdrawn: set[Any] = set()
         #: Responses that arrived on the event stream instead of their request's stream
         #: (kept only while that request is in flight).
         self._late: dict[Any, Response | ErrorResponse] = {}
@@ -226,7 +232,7 @@ class HandshakeSession:
             self._inflight.pop(rid, None)
             self._questions.pop(rid, None)
             self._late.pop(rid, None)
-            await _settle([*answering, *self._strays.pop(rid, [])], cancel=True)
+            await _settle([*answering, *self._withdraw(self._strays.pop(rid, []))], cancel=True)
             raise
         done = False
         try:
@@ -259,7 +265,7 @@ class HandshakeSession:
             await exchange.aclose()
             await _settle(answering, cancel=not done)
             if not done:  # the request failed: the questions it may have had are moot
-                await _settle(strays, cancel=True)
+                await _settle(self._withdraw(strays), cancel=True)
 
     # ---- the server's requests and notifications ---------------------------------
 
@@ -273,7 +279,7 @@ class HandshakeSession:
             during = next(iter(self._inflight)) if len(self._inflight) == 1 else None
             task = self._answer(message, origin, during=during)
             if during is not None:
-                self._strays.setdefault(during, []).append(task)
+                self._strays.setdefault(during, []).append((message.id, task))
         elif isinstance(message, Notification):
             await self._on_notification(message)
         elif message.id is not None and message.id in self._inflight:
@@ -352,7 +358,36 @@ class HandshakeSession:
                 task.cancel()
         await self.conn.notify(message.method, params)
 
+    def _withdraw(self, strays: list[tuple[Any, asyncio.Task[None]]]) -> list[asyncio.Task[None]]:
+        """The tasks of questions to withdraw with the request they seemed to belong to:
+        each is answered as dismissed when it ends (see ``_on_request``)."""
+        for qid, task in strays:
+            if not task.done():
+                self._withdrawn.add(qid)
+                task.add_done_callback(functools.partial(_forget, self._withdrawn, qid))
+        return [task for _, task in strays]
+
     async def _on_request(self, request: Request, origin: Origin | None = None) -> None:
+        try:
+            message = await self._traced_response(request, origin)
+        except asyncio.CancelledError:
+            if request.id not in self._withdrawn:
+                raise  # the server withdrew it, or the session closes: nothing to send
+            self._withdrawn.discard(request.id)
+            # Nothing on the wire tied it to the abandoned request: the server may still
+            # wait for it, so it hears the question was dismissed.
+            if request.method == "elicitation/create":
+                message = self.conn.builder.result(request.id, {"action": "cancel"})
+            else:
+                text = f"the client's request during which {request.method} came was abandoned"
+                message = self.conn.builder.error(request.id, -32603, f"Internal error: {text}")
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2.0):
+                    await self.conn.transport.send(message, self.headers(message))
+            raise
+        await self.conn.transport.send(message, self.headers(message))
+
+    async def _traced_response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
         telemetry = self.conn.telemetry
         if telemetry is None or not telemetry.active:
             message = await self._response(request, origin)
@@ -369,7 +404,7 @@ class HandshakeSession:
                 message = await self._response(request, origin)
                 if traced is not None:
                     traced.read(message)
-        await self.conn.transport.send(message, self.headers(message))
+        return message
 
     async def _response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
         """Our response to a server's request: its result, or an error."""
@@ -505,6 +540,10 @@ class HandshakeSession:
                     await self.on_unsolicited(item)
             else:
                 await self.on_unsolicited(item)
+
+
+def _forget(ids: set[Any], qid: Any, _: object) -> None:
+    ids.discard(qid)
 
 
 async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> None:
