@@ -130,6 +130,11 @@ class ProtocolError(MCPElicitError):
         code = error.get("code")
         message = str(error.get("message", ""))
         data = error.get("data")
+        if code == ResourceNotFound.HANDSHAKE_CODE:  # 2025-11-25 and earlier: not found
+            uri = data.get("uri") if isinstance(data, Mapping) else None
+            found = ResourceNotFound(uri if isinstance(uri, str) else "", handshake=True)
+            found.message, found.data, found.args = message, data, (message,)  # the server's words
+            return found
         cls = _BY_CODE.get(code) if isinstance(code, int) else None
         if cls is None:
             err = ProtocolError(message, data)

@@ -11,6 +11,7 @@ import pytest
 from client.app import CONNECTED, TOMORROW, User, app, roots, sample
 from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
+from mcp_elicit.errors import InvalidParams, ProtocolError, ResourceNotFound
 from mcp_elicit.transports.memory import MemoryTransport, connect_memory
 
 from support.wire import WireChecker
@@ -62,6 +63,20 @@ async def test_prompts_and_resources_ask_too(session: tuple[Client, Recorder, Us
     assert prompt["messages"][0]["content"]["text"] == "A loud evening in Oslo"
     resource = await client.read_resource("menu://noma")
     assert resource["contents"][0]["text"] == "noma: mains"
+
+
+async def test_a_resource_not_found_is_read_as_such(session: tuple[Client, Recorder, User]) -> None:
+    """-32602 from a 2026-07-28 server, -32002 from a 2025-11-25 one: either way the
+    caller gets the server's words, and from 2025-11-25 a ``ResourceNotFound`` naming the URI."""
+    client, _, _ = session
+    with pytest.raises(ProtocolError) as caught:
+        await client.read_resource("menu://nowhere/at/all")
+    assert "Resource not found: menu://nowhere/at/all" in str(caught.value)
+    if client.revision == "2025-11-25":
+        assert isinstance(caught.value, ResourceNotFound) and caught.value.uri == "menu://nowhere/at/all"
+        assert caught.value.to_error()["code"] == -32002
+    else:
+        assert isinstance(caught.value, InvalidParams)
 
 
 async def test_a_url_step(session: tuple[Client, Recorder, User]) -> None:
