@@ -10,12 +10,15 @@ Rules:
   :class:`Invalid` carrying one message. Checkers are closures specialised at
   schema construction; the hot path allocates only the result dict.
 - Types follow JSON: ``bool`` is never a number, ``int`` is never a ``bool``.
-  The only coercion is an integral float for an integer field (``3.0`` -> ``3``);
-  str/int subclasses (``StrEnum`` members) become plain ``str``/``int``.
+  The coercions: an integral float for an integer field (``3.0`` -> ``3``); for a
+  number field, a whole number beyond the safe range becomes the float every JSON
+  peer reads it as (``10**20`` -> ``1e20``; the wire cannot carry one past 64 bits),
+  and one beyond what a float holds is refused; str/int subclasses (``StrEnum``
+  members) become plain ``str``/``int``.
 - A value of ``None`` (JSON ``null``) counts as absent: it is dropped for an optional
   field and "is required" for a required one.
 - Unknown keys are dropped. Every problem is reported, one per field, in field order.
-- Lengths count code points. Numbers must be finite. Whole-number answers must be
+- Lengths count code points. Numbers must be finite. Integer answers must be
   within I-JSON's safe range (``-(2**53-1)..2**53-1``), as every JSON peer and the
   sealed request state read it exactly.
 """
@@ -64,6 +67,8 @@ _NOT_NUMBER = Invalid("must be a number")
 _NOT_WHOLE = Invalid("must be a whole number")
 _NOT_FINITE = Invalid("must be a finite number")
 _NOT_BOOL = Invalid("must be true or false")
+_LARGEST_FLOAT = sys.float_info.max
+_PAST_FLOAT = Invalid(f"must be between {-_LARGEST_FLOAT!r} and {_LARGEST_FLOAT!r}")
 _MAX_LISTED = 10
 
 
@@ -134,9 +139,23 @@ def _numeric(spec: Number | Integer) -> Checker:
         if spec.maximum is None:
             hi, too_big = SAFE_INTEGER, unsafe
 
+    def large(value: int) -> object:
+        """A number field's whole number past the safe range, as the float JSON peers read."""
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf if value > 0 else -math.inf
+        if number < lo:
+            return too_small
+        if number > hi:
+            return too_big
+        return number if math.isfinite(number) else _PAST_FLOAT
+
     def check(value: object) -> object:
         number: float
         if type(value) is int:
+            if not whole and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
+                return large(value)
             number = value
         elif type(value) is float:
             number = value

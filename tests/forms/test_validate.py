@@ -11,6 +11,7 @@ from mcp_elicit.errors import FormValidationError, ValidationProblem
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
 from mcp_elicit.forms.fields import FieldSpec
 from mcp_elicit.forms.validate import FormValidator, Invalid, _first_repeat, compile_field
+from mcp_elicit.wire.jsonrpc import encode
 
 
 class Tone(enum.StrEnum):
@@ -47,7 +48,7 @@ def problems(schema: FormSchema, content: object) -> list[tuple[str | None, str]
         (Number(), 1, 1),
         (Number(), 1.5, 1.5),
         (Number(), -0.0, -0.0),
-        (Number(), 10**30, 10**30),
+        (Number(), 10**30, 1e30),
         (Number(minimum=0, maximum=1), 0, 0),
         (Number(minimum=0, maximum=1), 1.0, 1.0),
         (Integer(), 3, 3),
@@ -281,6 +282,36 @@ def test_compile_field_returns_invalid() -> None:
 def test_float_bounds_are_shown_plainly() -> None:
     assert problems(one(Number(minimum=2.0)), {"x": 1}) == [("x", "must be at least 2")]
     assert problems(one(Number(maximum=1e20)), {"x": 1e21}) == [("x", "must be at most 1e+20")]
+
+
+def test_a_number_answer_written_as_a_whole_number_past_the_safe_range_is_a_float() -> None:
+    # A script's 100000000000000000000 (what JavaScript writes for 1e20) is read as an int,
+    # which the wire cannot carry past 64 bits: the call failed with a bare TypeError.
+    clean = one(Number()).validate({"x": 10**20})
+    assert clean == {"x": 1e20}
+    assert type(clean["x"]) is float
+    assert encode(clean) == b'{"x":1e+20}'
+    assert one(Number()).validate({"x": -(2**70)}) == {"x": -float(2**70)}
+    edge = one(Number()).validate({"x": 2**53 - 1})["x"]
+    assert (edge, type(edge)) == (2**53 - 1, int)
+    assert one(Number(maximum=1e25)).validate({"x": 10**25}) == {"x": 1e25}
+
+
+@pytest.mark.parametrize(
+    ("spec", "value", "message"),
+    [
+        (Number(), 10**400, "must be between -1.7976931348623157e+308 and 1.7976931348623157e+308"),
+        (Number(), -(10**400), "must be between -1.7976931348623157e+308 and 1.7976931348623157e+308"),
+        (Number(maximum=5), 10**400, "must be at most 5"),
+        (Number(minimum=5), -(10**400), "must be at least 5"),
+        (Number(maximum=1e20), 10**21, "must be at most 1e+20"),
+    ],
+    ids=["above", "below", "above a maximum", "below a minimum", "above a float maximum"],
+)
+def test_a_whole_number_beyond_what_a_float_holds_is_refused(
+    spec: FieldSpec, value: int, message: str
+) -> None:
+    assert problems(one(spec), {"x": value}) == [("x", message)]
 
 
 def test_validator_without_fields() -> None:
