@@ -21,6 +21,9 @@ Rules:
   ``-(2**53-1)..2**53-1``), which every JSON peer reads exactly; whole-number
   bounds and defaults of a ``Number`` too. An ``Integer`` whose bounds hold no whole
   number is refused, as no answer could satisfy it.
+- Every text (name, title, description, option, default) must be sendable: a lone
+  surrogate (an undecodable byte as ``os.listdir`` or ``surrogateescape`` reads it) is
+  refused, as UTF-8, so no JSON message, can carry it.
 - ``not_secret`` is a local override for the secret guard: it is never sent and
   takes no part in equality.
 """
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple, TypeAlias
@@ -58,6 +62,7 @@ StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
 STRING_FORMATS: frozenset[str] = frozenset({"email", "uri", "date", "date-time"})
 SAFE_INTEGER = 2**53 - 1
 """The largest whole number every JSON peer reads exactly (RFC 7493, I-JSON)."""
+_UNPAIRED = re.compile("[\ud800-\udfff]")
 
 
 class Option(NamedTuple):
@@ -88,10 +93,13 @@ class _Field:
     def _check_common(self) -> None:
         if not isinstance(self.name, str):
             raise self._fail(f"the name must be a string, not {self.name!r}")
+        _check_text(self, "the name", self.name)
         for attr in ("title", "description"):
             value = getattr(self, attr)
             if value is not None and not isinstance(value, str):
                 raise self._fail(f"the {attr} must be a string, not {value!r}")
+            if value is not None:
+                _check_text(self, f"the {attr}", value)
         if not isinstance(self.required, bool):
             raise self._fail(f"required must be True or False, not {self.required!r}")
 
@@ -102,6 +110,15 @@ class _Field:
         if self.description is not None:
             out["description"] = self.description
         return out
+
+
+def _check_text(spec: _Field, what: str, text: str) -> None:
+    found = _UNPAIRED.search(text)
+    if found is not None:
+        raise spec._fail(
+            f"{what} has a character that is not text (U+{ord(found[0]):04X}), "
+            "which no JSON message can carry"
+        )
 
 
 def _is_count(value: object) -> bool:
@@ -165,6 +182,8 @@ class String(_Field):
             )
         if self.default is not None and not isinstance(self.default, str):
             raise self._fail(f"the default must be a string, not {self.default!r}")
+        if self.default is not None:
+            _check_text(self, "the default", self.default)
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head("string")
@@ -307,6 +326,9 @@ def _check_options(spec: _Field, options: tuple[Option, ...]) -> None:
             raise spec._fail(f"option values must be strings, not {value!r}")
         if title is not None and not isinstance(title, str):
             raise spec._fail(f"the title of option {value!r} must be a string, not {title!r}")
+        _check_text(spec, f"option {value!r}", value)
+        if title is not None:
+            _check_text(spec, f"the title of option {value!r}", title)
         if value in seen:
             raise spec._fail(f"option {value!r} is listed twice")
         seen.add(value)

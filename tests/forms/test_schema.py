@@ -83,6 +83,32 @@ def test_form_checks_each_field_with_its_name() -> None:
         Form(c=MultiChoice(["a"], default=["a", "a"]))
 
 
+BAD = "caf\udce9"  # a file name with a byte that is not UTF-8, as os.listdir reads it
+
+
+@pytest.mark.parametrize(
+    ("fields", "where"),
+    [
+        ({BAD: String()}, "the name"),
+        ({"f": String(title=BAD)}, "the title"),
+        ({"f": Boolean(description=BAD)}, "the description"),
+        ({"f": String(default=BAD)}, "the default"),
+        ({"f": Choice(["notes", BAD])}, "option 'caf\\udce9'"),
+        ({"f": Choice({"a": BAD})}, "the title of option 'a'"),
+        ({"f": MultiChoice([BAD])}, "option 'caf\\udce9'"),
+    ],
+    ids=["name", "title", "description", "default", "choice", "choice title", "multi-choice"],
+)
+def test_text_no_json_message_can_carry_is_refused(fields: dict[str, Any], where: str) -> None:
+    # The wire is UTF-8: sending such a form failed in the encoder (a 2026-07-28 call hung).
+    with pytest.raises(FormSchemaError) as caught:
+        Form(fields)
+    assert caught.value.field == next(iter(fields))
+    assert f"{where} has a character that is not text (U+DCE9)" in str(caught.value)
+    with pytest.raises(FormSchemaError, match="U\\+DCE9"):
+        FormSchema.parse({"type": "object", "properties": {"f": {"type": "string", "description": BAD}}})
+
+
 def test_direct_construction_rules() -> None:
     with pytest.raises(FormSchemaError, match="every field needs a non-empty name"):
         FormSchema([String()])
