@@ -69,6 +69,18 @@ _HINTS = {
     "const": "const is only allowed inside oneOf/anyOf options",
     "nullable": "nullable is not part of the form subset; leave the field out of required instead",
 }
+#: For a property without "type": the keyword that says what was meant, and what to do.
+_UNTYPED = {
+    "$ref": _HINTS["$ref"],
+    "properties": _HINTS["properties"],
+    "anyOf": 'anyOf is not part of the form subset: give the field one "type", '
+    'and to make it optional leave it out of "required"',
+    "oneOf": 'oneOf needs "type": "string" beside it (a single-select of {"const": ..., "title": ...} '
+    "entries); a union of types is not part of the form subset",
+    "allOf": _HINTS["allOf"] + '; write the field out in full with its "type"',
+    "enum": 'enum needs "type": "string" beside it',
+    "const": _HINTS["const"],
+}
 _MULTI_SHAPE = (
     'an array must be a multi-select: items must be {"type": "string", "enum": [...]} '
     'or {"anyOf": [{"const": ..., "title": ...}, ...]}'
@@ -218,7 +230,7 @@ def _parse_field(name: str, prop: object, required: bool) -> FieldSpec:
         _fail(name, f"a property schema must be an object, not {json_kind(prop)}")
     kind = prop.get("type")
     if kind is None:
-        hint = _HINTS.get("$ref") if "$ref" in prop else None
+        hint = next((hint for key, hint in _UNTYPED.items() if key in prop), None)
         _fail(name, hint or 'it has no "type"; use one of: string, number, integer, boolean, array')
     for key, value in prop.items():
         if value is None and key not in _FIELD_IGNORED:

@@ -238,6 +238,18 @@ FIELD_REFUSALS: list[tuple[object, str]] = [
     ("string", "a property schema must be an object, not a string"),
     ({}, 'it has no "type"'),
     ({"$ref": "#/$defs/x"}, "references ($ref) are not allowed"),
+    # no "type", but a keyword that says what was meant: that is what the message names
+    (
+        {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        'anyOf is not part of the form subset: give the field one "type", and to make it '
+        'optional leave it out of "required"',
+    ),
+    ({"oneOf": [{"type": "string"}, {"type": "integer"}]}, 'oneOf needs "type": "string" beside it'),
+    ({"allOf": [{"type": "string"}]}, "allOf is not part of the form subset"),
+    ({"properties": {"b": {"type": "string"}}}, "nested objects are not allowed"),
+    ({"enum": ["a", "b"]}, 'enum needs "type": "string" beside it'),
+    ({"const": "a"}, "const is only allowed inside oneOf/anyOf options"),
+    ({"not": {"type": "string"}}, 'it has no "type"'),
     ({"type": ["string", "null"]}, "type must be a single name, not a list"),
     ({"type": "object", "properties": {}}, "nested objects are not allowed"),
     ({"type": "null"}, "type 'null' is not allowed"),
