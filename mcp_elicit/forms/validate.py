@@ -18,6 +18,7 @@ Rules:
 - A value of ``None`` (JSON ``null``) counts as absent: it is dropped for an optional
   field and "is required" for a required one.
 - Unknown keys are dropped. Every problem is reported, one per field, in field order.
+  A message shows at most the first 40 characters of a value the answer gave.
 - Lengths count code points. Numbers must be finite. Integer answers must be
   within I-JSON's safe range (``-(2**53-1)..2**53-1``), as every JSON peer and the
   sealed request state read it exactly.
@@ -70,6 +71,7 @@ _NOT_BOOL = Invalid("must be true or false")
 _LARGEST_FLOAT = sys.float_info.max
 _PAST_FLOAT = Invalid(f"must be between {-_LARGEST_FLOAT!r} and {_LARGEST_FLOAT!r}")
 _MAX_LISTED = 10
+_MAX_SHOWN = 40
 
 
 def _num(value: float) -> str:
@@ -199,6 +201,14 @@ def _choice(spec: Choice) -> Checker:
     return check
 
 
+def _shown(item: object) -> str:
+    """``repr`` for a message, a long one cut short (the answer's value, not the form's)."""
+    text = repr(item)
+    if len(text) <= _MAX_SHOWN:
+        return text
+    return f"{text[:_MAX_SHOWN]}… ({len(text)} characters)"
+
+
 def _first_repeat(items: Sequence[str]) -> str:
     """The first item that was already seen earlier in ``items`` (one pass, not quadratic)."""
     seen: set[str] = set()
@@ -228,10 +238,10 @@ def _multi_choice(spec: MultiChoice) -> Checker:
         for item in value:
             if type(item) is not str:
                 if not isinstance(item, str):
-                    return Invalid(f"contains {item!r}, which is not one of: {listing}")
+                    return Invalid(f"contains {_shown(item)}, which is not one of: {listing}")
                 item = str.__str__(item)
             if item not in values:
-                return Invalid(f"contains {item!r}, which is not one of: {listing}")
+                return Invalid(f"contains {_shown(item)}, which is not one of: {listing}")
             chosen.append(item)
         count = len(chosen)
         if count > 1 and len(set(chosen)) != count:

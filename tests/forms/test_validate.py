@@ -314,5 +314,17 @@ def test_a_whole_number_beyond_what_a_float_holds_is_refused(
     assert problems(one(spec), {"x": value}) == [("x", message)]
 
 
+@pytest.mark.parametrize(
+    "item", ["x" * 100_000, ["y"] * 100_000, {"k": "z" * 100_000}], ids=["text", "list", "object"]
+)
+def test_a_long_choice_outside_the_options_is_shown_cut_short(item: object) -> None:
+    # The message is for a person, and goes back to the client: it echoed the whole value.
+    [(field, message)] = problems(one(MultiChoice(["a", "b"])), {"x": ["a", item]})
+    assert field == "x"
+    assert message.startswith(f"contains {repr(item)[:20]}")
+    assert message.endswith(f"… ({len(repr(item))} characters), which is not one of: a, b")
+    assert len(message) < 120
+
+
 def test_validator_without_fields() -> None:
     assert FormValidator([]).validate({"a": 1}) == {}
