@@ -55,7 +55,8 @@ def officially_valid(wire: object, revision: str) -> bool:
 
 # -- strategies ---------------------------------------------------------------------
 
-words = st.text(alphabet="abcdxyz -", min_size=1, max_size=12)
+words = st.text(alphabet='abcdxyz -é😀\n"\\', min_size=1, max_size=12)
+names = st.text(alphabet="abcdxyz -_.$é😀", min_size=1, max_size=8)
 maybe_words = st.none() | words
 option_values = st.lists(
     st.text(alphabet="abcdefg#-", min_size=1, max_size=6), min_size=1, max_size=6, unique=True
@@ -130,7 +131,9 @@ def specs(draw: st.DrawFn) -> FieldSpec:
         lo, hi = draw(bounds(st.integers(-1000, 1000) | st.floats(-1e6, 1e6)))
         spec = Number(minimum=lo, maximum=hi, **common)
     elif kind == "integer":
-        lo, hi = draw(bounds(st.integers(-1000, 1000)))
+        lo, hi = draw(bounds(st.integers(-1000, 1000) | st.floats(-1000, 1000)))
+        if lo is not None and hi is not None and math.ceil(lo) > math.floor(hi):
+            hi = lo + 1  # bounds must hold a whole number
         spec = Integer(minimum=lo, maximum=hi, **common)
     elif kind == "boolean":
         spec = Boolean(**common)
@@ -151,7 +154,8 @@ def specs(draw: st.DrawFn) -> FieldSpec:
 @st.composite
 def schemas(draw: st.DrawFn) -> FormSchema:
     fields = draw(st.lists(specs(), max_size=6))
-    return Form({f"f{i}": spec for i, spec in enumerate(fields)})
+    labels = draw(st.lists(names, min_size=len(fields), max_size=len(fields), unique=True))
+    return Form(dict(zip(labels, fields, strict=True)))
 
 
 @st.composite
@@ -293,6 +297,21 @@ def test_validate_only_ever_raises_form_validation_error(schema: FormSchema, con
             assert all(p.message for p in outcome.problems)
         else:
             assert set(outcome) <= set(schema.names)
+
+
+@SETTINGS
+@given(schemas(), st.data())
+def test_what_validate_accepts_json_schema_accepts(schema: FormSchema, data: st.DataObject) -> None:
+    """Our checks are JSON Schema's (formats aside) or stricter, never looser."""
+    wire = schema.to_json()
+    official = jsonschema.validators.validator_for(wire)(wire)
+    answer: dict[str, Any] = {}
+    for spec in schema.fields:
+        if spec.required or data.draw(st.booleans()):
+            answer[spec.name] = data.draw(values_for(spec) | json_values, label=spec.name)
+    outcome = _outcome(schema, answer)
+    if not isinstance(outcome, FormValidationError):
+        assert official.is_valid(outcome), (wire, outcome)
 
 
 def _outcome(schema: FormSchema, content: object) -> dict[str, Any] | FormValidationError:
