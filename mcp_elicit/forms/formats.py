@@ -17,12 +17,16 @@ Rules:
   letters (or an ``xn--`` label). ``name@localhost`` is refused.
 - ``uri`` is an absolute RFC 3986 URI: a scheme, ``:``, then only the characters RFC
   3986 allows (ASCII letters, digits, ``-._~:/?#[]@!$&'()*+,;=``) and ``%`` followed by
-  two hex digits; a non-ASCII one is an ``iri``, not a ``uri``. ``http``, ``https``,
-  ``ws``, ``wss`` and ``ftp`` need a host.
+  two hex digits; a non-ASCII one is an ``iri``, not a ``uri``. Each character must also
+  be allowed where it stands: after ``//`` an authority (``user@``, a host name or a
+  ``[...]`` IPv6 or IPvFuture address, ``:`` and a port of digits), a path without
+  ``[`` or ``]``, then a query and one fragment (where ``[`` and ``]`` are tolerated, as
+  browsers send them). ``http``, ``https``, ``ws``, ``wss`` and ``ftp`` need a host.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from datetime import date, datetime
@@ -49,7 +53,16 @@ _EMAIL = re.compile(
 )
 #: One character RFC 3986 allows in a URI as it is (``%`` starts an escape).
 _URI_CHAR = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]"
-_URI = re.compile(rf"([A-Za-z][A-Za-z0-9+.-]*):((?:{_URI_CHAR}|%[0-9A-Fa-f]{{2}})+)\Z")
+#: What a host name, a user name and a path segment hold: unreserved, sub-delims, escapes.
+_PLAIN = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})"
+_PCHAR = rf"(?:{_PLAIN}|[:@])"
+_URI = re.compile(
+    rf"([A-Za-z][A-Za-z0-9+.-]*):(?=.)"
+    rf"(?://(?:(?:{_PLAIN}|:)*@)?(\[[^\[\]]*\]|{_PLAIN}*)(?::[0-9]*)?(?:/{_PCHAR}*)*"
+    rf"|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
+    rf"(?:\?(?:{_PCHAR}|[/?\[\]])*)?(?:#(?:{_PCHAR}|[/?\[\]])*)?\Z"
+)
+_IP_FUTURE = re.compile(r"v[0-9A-Fa-f]+\.(?:[A-Za-z0-9\-._~!$&'()*+,;=:])+\Z")
 _NOT_URI_CHAR = re.compile(rf"(?!{_URI_CHAR}|%).", re.DOTALL)
 _NEEDS_HOST = frozenset({"http", "https", "ws", "wss", "ftp"})
 
@@ -86,17 +99,25 @@ def is_email(text: str) -> bool:
     return len(text) <= 254 and _EMAIL.match(text) is not None
 
 
+def _is_ip_literal(inside: str) -> bool:
+    """What may stand between ``[`` and ``]`` as a host: an IPv6 address (no zone) or IPvFuture."""
+    if _IP_FUTURE.match(inside) is not None:
+        return True
+    try:
+        ipaddress.IPv6Address(inside)
+    except ValueError:
+        return False
+    return "%" not in inside
+
+
 def is_uri(text: str) -> bool:
     match = _URI.match(text)
     if match is None:
         return False
-    if match[1].lower() in _NEEDS_HOST:
-        rest = match[2]
-        if not rest.startswith("//"):
-            return False
-        host = re.split(r"[/?#]", rest[2:], maxsplit=1)[0].rpartition("@")[2]
-        return host not in ("", ":") and not host.startswith(":")
-    return True
+    host = match[2]  # None without an authority
+    if host is not None and host.startswith("[") and not _is_ip_literal(host[1:-1]):
+        return False
+    return match[1].lower() not in _NEEDS_HOST or bool(host)
 
 
 def non_uri_characters(text: str) -> list[str]:

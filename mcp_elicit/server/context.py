@@ -92,8 +92,11 @@ def check_url(url: object) -> str:
         raise ValueError(f"the URL {url[:80]!r} has an invalid port") from None
     if not parts.hostname:
         raise ValueError(f"the URL {url[:80]!r} has no host")
-    if not is_uri(url):  # its characters, scheme and host are right: a % starts no escape
-        raise ValueError(f"the URL {url[:80]!r} has a %-escape without two hex digits after it")
+    if not is_uri(url):  # its characters, scheme and host are right, but not all where they stand
+        raise ValueError(
+            f"the URL {url[:80]!r} is not an RFC 3986 URI: it has a %-escape without two hex digits "
+            "after it, a second '#', or a '[' or ']' outside an IPv6 host, the query or the fragment"
+        )
     return url
 
 

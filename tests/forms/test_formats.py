@@ -83,6 +83,13 @@ def test_email_refuses(text: str) -> None:
         "http://[::1]:8080/",
         "https://example.com/~me/(1);a=b,c&d=$e!*'",
         "tag:example.com,2026:thing",
+        "https://user:pw@example.com:8080/p/;x=1?q=/a?b#f/g?h",
+        "https://example.com:/",
+        "https://[2001:db8::1]/",
+        "https://[v7.a:b]/",
+        "https://example.com/search?tags[]=a&tags[]=b#[1]",
+        "x:/a//b",
+        "file:///",
     ],
 )
 def test_uri_accepts(text: str) -> None:
@@ -116,6 +123,19 @@ def test_uri_accepts(text: str) -> None:
         "https://exämple.com/",
         "https://example.com/ä",
         "https://a\u200bb.com",
+        # characters RFC 3986 allows, but not there: a URI parser refuses what these say
+        "https://exa[mple.com/",
+        "https://[::1/",
+        "https://[::1]x/",
+        "https://[not-an-address]/",
+        "https://[::1%25eth0]/",
+        "https://example.com/[x]",
+        "urn:a[b]",
+        "https://example.com:80a/",
+        "http://2001:db8::1/",
+        "https://a@b@example.com/",
+        "https://example.com/a#b#c",
+        "x://a/b[c]",
     ],
 )
 def test_uri_refuses(text: str) -> None:
