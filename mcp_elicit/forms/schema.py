@@ -248,10 +248,11 @@ SchemaLike: TypeAlias = FormSchema | Mapping[str, Any] | type[Any]
 def _check_default(spec: FieldSpec) -> None:
     if spec.default is None:
         return
-    result = compile_field(spec)(list(spec.default) if isinstance(spec, MultiChoice) else spec.default)
+    default = list(spec.default) if isinstance(spec, MultiChoice) else spec.default
+    result = compile_field(spec)(default)
     if isinstance(result, Invalid):
         raise FormSchemaError(
-            f"the default {spec.default!r} is not a valid answer: it {result.message}", field=spec.name
+            f"the default {default!r} is not a valid answer: it {result.message}", field=spec.name
         )
 
 
