@@ -10,6 +10,7 @@ from typing import Annotated, ClassVar, Literal, NotRequired, Required, TypedDic
 import pydantic
 import pytest
 
+from forms.test_properties import requested_schema_validator
 from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFieldError
 from mcp_elicit.forms import Boolean, Choice, Field, FormSchema, Integer, MultiChoice, Number, String
 from mcp_elicit.forms.classes import describe_class
@@ -359,3 +360,10 @@ def test_describe_class_binding_plan() -> None:
     specs, binding = describe_class(Order)
     assert [s.name for s in specs] == ["item", "cups", "sugar", "when"]
     assert binding.target is Order
+
+
+@pytest.mark.parametrize("cls", [Booking, Defaults, Order, Loose, Profile, WithAllowedSecret])
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_forms_from_classes_are_valid_under_the_official_schemas(cls: type, revision: str) -> None:
+    wire = FormSchema.from_type(cls).to_json()
+    requested_schema_validator(revision).validate(wire)
