@@ -17,9 +17,12 @@ Rules:
   ``http``/``https`` (``javascript:``, ``file:``, ``data:``...), a URL that is not absolute
   or has no host, a bad port, an unreadable host, and any control, invisible or
   bidirectional-formatting character (they make the URL read differently from where it
-  goes).
-* Warned: ``http`` to anything but loopback (``not-https``); user-info before the host
-  (``userinfo``: ``https://bank.com@evil.example`` goes to ``evil.example``); a raw IP
+  goes). Also user-info before the host (``userinfo``: ``https://bank.com@evil.example``
+  goes to ``evil.example``; ``https://user:pw@host`` carries a password): no page a server
+  may send needs it (servers must not put credentials in the URL), and its only other use
+  is to make one site read as another. Such a URL is still read in full (host, domain,
+  parts, the other warnings) so that the person is shown where it really goes.
+* Warned: ``http`` to anything but loopback (``not-https``); a raw IP
   host, including IPv4 in decimal, hex or octal forms (``ip-host``); a host in punycode
   (``punycode``) or with non-ASCII letters (``idn``), both shown in both forms; a label
   that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
@@ -204,7 +207,10 @@ def _judge(url: str) -> UrlVerdict:
         warnings.append(
             UrlWarning(
                 "userinfo",
-                f"The part before '@' ({shown}) is a user name, not the site: this page is on {host}.",
+                f"The address has a user name or password before '@' ({shown}), which is not the site: "
+                f"the address really goes to {host}. Such an address is never opened: no sign-in page "
+                "needs one, and it is a common way to pass one site off as another.",
+                refuses=True,
             )
         )
     warnings.extend(idn_warnings)

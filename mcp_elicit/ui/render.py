@@ -138,7 +138,10 @@ def _url_lines(verdict: UrlVerdict) -> list[RenderableType]:
     parts: list[RenderableType] = [url_text(verdict), Text()]
     if verdict.refused:
         for warning in verdict.warnings:
-            parts.append(Text(f"✗ {clean(warning.text)}", style="bold red"))
+            if warning.refuses:
+                parts.append(Text(f"✗ {clean(warning.text)}", style="bold red"))
+            else:
+                parts.append(Text(f"⚠ {clean(warning.text)}", style="yellow"))
         parts.append(Text("This address will not be opened.", style="bold red"))
         return parts
     site = Text("Site: ", style="dim")

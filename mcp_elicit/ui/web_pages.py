@@ -431,7 +431,12 @@ def _url(qid: str, url: str) -> str:
         f'<p class="url" id="{qid}-url" aria-labelledby="{qid}-url-label {qid}-url">{url_html(verdict)}</p>',
     ]
     if verdict.refused:
-        out.extend(f'<p class="warning refuse">✗ {_e(w.text)}</p>' for w in verdict.warnings)
+        out.extend(
+            f'<p class="warning refuse">✗ {_e(w.text)}</p>'
+            if w.refuses
+            else f'<p class="warning">⚠ {_e(w.text)}</p>'
+            for w in verdict.warnings
+        )
         out.append('<p class="warning refuse"><strong>This address will not be opened.</strong></p>')
     else:
         rows = [f'<dt>Site</dt><dd class="site-name">{_e(verdict.site)}</dd>']

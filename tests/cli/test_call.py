@@ -346,7 +346,7 @@ URL_SERVER = [*demo_stdio()[:-1], str(Path(__file__).resolve().parent / "url_ser
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
-def test_a_scripted_url_consent_shows_where_the_url_goes(
+def test_a_scripted_url_with_a_user_name_is_declined_naming_where_it_goes(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
 ) -> None:
     script = answers_file(tmp_path, [{"mode": "url", "action": "accept"}])
@@ -365,10 +365,12 @@ def test_a_scripted_url_consent_shows_where_the_url_goes(
     )
     assert result.code == 0, result.err
     outcome = result.json()
-    assert outcome["result"]["content"][0]["text"] == "sign-in: accept"
+    assert outcome["result"]["content"][0]["text"] == "sign-in: decline"  # whatever the script says
+    assert outcome["rounds"][0]["action"] == "decline"
     assert outcome["rounds"][0]["url_warnings"] == ["userinfo"]
     assert "url: https://bank.com@evil.example/login  (site: evil.example)" in result.err
-    assert "warning: The part before '@' (bank.com) is a user name, not the site" in result.err
+    assert "refused: The address has a user name or password before '@' (bank.com)" in result.err
+    assert "really goes to evil.example" in result.err
 
 
 def test_a_refused_url_is_declined_whatever_the_script_says(

@@ -117,18 +117,34 @@ def test_ctrl_d_cancels(session: PtySession) -> None:
 
 def test_url_consent_in_a_real_terminal() -> None:
     server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
-    pty = PtySession([*cli(), "call", "sign_in", "where=tricky", "--ui", "terminal", "--", *server], cwd=ROOT)
+    pty = PtySession([*cli(), "call", "sign_in", "where=plain", "--ui", "terminal", "--", *server], cwd=ROOT)
     try:
         pty.expect("Sign-in demo 1.0.0 asks you to open a web page")
-        pty.expect("https://bank.com@evil.example/login")
-        pty.expect("Site: evil.example")
-        pty.expect("The part before '@' (bank.com) is a user name, not the site")
+        pty.expect("https://accounts.example.com/signin?state=abc")
+        pty.expect("Site: example.com")
         pty.expect("o: open it in your browser · d: decline · Esc: cancel >")
         pty.send("o" + ENTER)
         pty.expect("Could not start a browser here; open the address above yourself.")  # no display here
         pty.expect("Enter: I am done on the page · r: open it again · Esc: cancel >")
         pty.send(ENTER)
         pty.expect("sign-in: accept")
+        assert pty.wait() == 0
+    finally:
+        pty.close()
+
+
+def test_a_url_with_a_user_name_is_refused_in_a_real_terminal() -> None:
+    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
+    pty = PtySession([*cli(), "call", "sign_in", "where=tricky", "--ui", "terminal", "--", *server], cwd=ROOT)
+    try:
+        pty.expect("https://bank.com@evil.example/login")
+        pty.expect("(bank.com), which is not the site")
+        pty.expect("This address will not be opened.")
+        pty.expect("Enter or d: decline · Esc: cancel >")
+        pty.send("o" + ENTER)  # no way to open it
+        pty.expect("type Enter or 'd'")
+        pty.send(CTRL_U + ENTER)
+        pty.expect("sign-in: decline")
         assert pty.wait() == 0
     finally:
         pty.close()

@@ -29,8 +29,6 @@ from mcp_elicit.client.url_consent import judge_url
         ("http://localhost:3000/cb", "localhost", "localhost", ()),
         ("http://app.localhost/cb", "app.localhost", "app.localhost", ()),
         ("http://[::1]:8080/", "[::1]", None, ()),
-        ("https://bank.com@evil.example/login", "evil.example", "evil.example", ("userinfo",)),
-        ("https://user:pw@example.com/", "example.com", "example.com", ("userinfo",)),
         ("http://example.com/", "example.com", "example.com", ("not-https",)),
         ("https://203.0.113.5/pay", "203.0.113.5", None, ("ip-host",)),
         ("http://203.0.113.5/", "203.0.113.5", None, ("ip-host", "not-https")),
@@ -96,10 +94,33 @@ def test_refused(url: str, code: str) -> None:
     assert verdict.warnings[0].text
 
 
-def test_the_texts_name_the_real_destination() -> None:
-    verdict = judge_url("https://bank.com@evil.example/login")
+@pytest.mark.parametrize(
+    ("url", "userinfo", "host"),
+    [
+        ("https://bank.com@evil.example/login", "bank.com", "evil.example"),
+        ("https://bank.example.com@evil.example/login", "bank.example.com", "evil.example"),
+        ("https://user:pw@example.com/", "user:pw", "example.com"),
+        ("https://@example.com/", "", "example.com"),
+        ("https://a@b@login.evil.co.uk:8443/x", "a@b", "login.evil.co.uk"),
+        ("http://admin:admin@127.0.0.1:8080/", "admin:admin", "127.0.0.1"),
+    ],
+)
+def test_a_user_name_or_password_before_the_host_is_refused(url: str, userinfo: str, host: str) -> None:
+    """No page a server may send needs one (the spec bars credentials in the URL), and the
+    part before '@' is the classic way to pass one site off as another: refused, with the
+    real destination named, and still read in full so that it can be shown."""
+    verdict = judge_url(url)
+    assert verdict.refused
+    assert verdict.codes == ("userinfo",)
+    assert verdict.userinfo == userinfo and verdict.host == host
     (warning,) = verdict.warnings
-    assert "bank.com" in warning.text and "evil.example" in warning.text
+    assert f"({userinfo})" in warning.text and f"really goes to {host}" in warning.text
+    assert "never opened" in warning.text
+    assert [p.role for p in verdict.parts][:2] == ["scheme", "userinfo"]
+    assert "".join(p.text for p in verdict.parts) == url
+
+
+def test_the_texts_name_the_real_destination() -> None:
     punycode = judge_url("https://xn--pple-43d.com/")
     assert "аpple.com" in punycode.warnings[0].text and "xn--pple-43d.com" in punycode.warnings[0].text
     mixed = punycode.warnings[1].text
@@ -107,16 +128,15 @@ def test_the_texts_name_the_real_destination() -> None:
 
 
 def test_parts_highlight_the_domain_inside_the_host() -> None:
-    verdict = judge_url("https://bank.com@login.evil.co.uk:8443/x")
+    verdict = judge_url("https://login.evil.co.uk:8443/x")
     assert [(p.role, p.text) for p in verdict.parts] == [
         ("scheme", "https://"),
-        ("userinfo", "bank.com@"),
         ("host", "login."),
         ("domain", "evil.co.uk"),
         ("port", ":8443"),
         ("rest", "/x"),
     ]
-    assert verdict.port == 8443 and verdict.userinfo == "bank.com"
+    assert verdict.port == 8443 and verdict.userinfo is None
 
 
 def test_to_json() -> None:

@@ -381,12 +381,16 @@ async def test_esc_cancels_a_url_before_and_after_opening() -> None:
     assert browser.opened == ["https://example.com/"]
 
 
-async def test_a_tricky_url_shows_where_it_really_goes() -> None:
-    async with answerer("d" + ENTER) as (ans, screen, _):
-        await elicit(ans, url_request("https://bank.com@evil.example/login"))
-    text = screen.text
-    assert "Site: evil.example" in text
-    assert "The part before '@' (bank.com) is a user name, not the site" in text
+async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes() -> None:
+    browser = Browser()
+    async with answerer("o" + ENTER + BACKSPACE + ENTER, browser=browser) as (ans, screen, _):
+        answer = await elicit(ans, url_request("https://bank.example.com@evil.example/login"))
+    assert answer == ElicitAnswer.decline()
+    assert browser.opened == []
+    text = " ".join(screen.text.replace("│", " ").split())  # the panel wraps the warning
+    assert "https://bank.example.com@evil.example/login" in text
+    assert "(bank.example.com), which is not the site: the address really goes to evil.example" in text
+    assert "This address will not be opened." in text
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "https://exa\u202emple.com"])

@@ -344,7 +344,6 @@ async def test_several_questions_of_a_round_on_one_page(new_page: NewPage) -> No
 WARNED = {
     "https://p\u0430ypal.com/login": {"idn", "mixed-script"},
     "https://xn--pypal-4ve.com/login": {"punycode", "mixed-script"},
-    "https://bank.example.com@evil.example/login": {"userinfo"},
     "http://198.51.100.7/login": {"ip-host", "not-https"},
     "http://shop.example.com/login": {"not-https"},
     "https://0x7f.1/x": {"ip-host-form"},
@@ -366,8 +365,7 @@ async def test_url_consent_shows_the_whole_url_its_site_and_every_warning(new_pa
             assert tuple(shown) == verdict.codes  # the terminal's verdict, word for word
             await expect(section.locator(".warnings li")).to_have_text([w.text for w in verdict.warnings])
             await expect(section.locator(".site-name")).to_have_text(verdict.site)
-        await expect(page.locator("#q2 .p-userinfo")).to_have_text("bank.example.com@")
-        await expect(page.locator("#q2 .p-domain")).to_have_text("evil.example")
+        await expect(page.locator("#q1 .p-domain")).to_have_text("xn--pypal-4ve.com")
         await page.click("#decline")
         assert await opened.answers() == [ElicitAnswer.decline()] * len(WARNED)
 
@@ -437,6 +435,21 @@ async def test_a_refused_url_gets_no_link_only_decline(new_page: NewPage) -> Non
         await expect(page.locator("#q0 .refuse").first).to_contain_text("Only http and https addresses")
         await expect(page.locator("#q0 .refuse").last).to_have_text("This address will not be opened.")
         assert await page.locator("#q0 a").count() == 0
+        await page.click("#decline")
+        assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes(new_page: NewPage) -> None:
+    url = "https://bank.example.com@evil.example/login"
+    async with open_round([url_request(url)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0 .url")).to_have_text(url)
+        await expect(page.locator("#q0 .refuse").first).to_contain_text(
+            "(bank.example.com), which is not the site: the address really goes to evil.example"
+        )
+        await expect(page.locator("#q0 .refuse").last).to_have_text("This address will not be opened.")
+        assert await page.locator("#q0 a").count() == 0
+        assert await page.locator("#q0-open").count() == 0
         await page.click("#decline")
         assert await opened.answers() == [ElicitAnswer.decline()]
 
