@@ -14,7 +14,10 @@ beyond routing responses by id, and reports a broken connection as ``TransportEr
 a message a person can act on (or, in ``Ended.error``, the error itself). A malformed
 response carrying the id of a request in flight (a ``result`` that is not an object, an
 ``error`` without an integer ``code``) ends that request at once with
-:func:`malformed_reply`'s ``ProtocolViolation``, rather than leaving it to time out.
+:func:`malformed_reply`'s ``ProtocolViolation``, rather than leaving it to time out. A
+server's request that is not valid JSON-RPC but whose id can be read is answered by the
+transport with :func:`invalid_request_reply`'s -32600 (the client never sees it), so that
+the server is not left waiting for an answer.
 
 A transport's own work may wait for a person (signing in to the server, say): it does so
 inside :func:`person_at_work`, and that time does not count against the timeout of the
@@ -32,7 +35,13 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from mcp_elicit.core.client import ThinkClock
-from mcp_elicit.errors import InvalidResponse, MCPElicitError, ProtocolError, ProtocolViolation
+from mcp_elicit.errors import (
+    InvalidRequest,
+    InvalidResponse,
+    MCPElicitError,
+    ProtocolError,
+    ProtocolViolation,
+)
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 
 __all__ = [
@@ -42,6 +51,7 @@ __all__ = [
     "Transport",
     "Unsolicited",
     "clocked",
+    "invalid_request_reply",
     "malformed_reply",
     "message_json",
     "person_at_work",
@@ -178,6 +188,17 @@ def malformed_reply(exc: ProtocolError, server: str) -> Ended | None:
             f"{server} answered request {rid!r} with a malformed response: {exc.message}"
         ),
     )
+
+
+def invalid_request_reply(exc: ProtocolError) -> dict[str, Any] | None:
+    """The -32600 error response owed to a server's request that is not valid JSON-RPC
+    (``params`` not an object, ``method`` not a non-empty string, ``jsonrpc`` not "2.0")
+    when its id could be read; None for anything else (a malformed response, no id), which
+    has no one to answer."""
+    rid = exc.request_id
+    if not isinstance(exc, InvalidRequest) or isinstance(exc, InvalidResponse) or rid is None:
+        return None
+    return {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
 
 
 def message_json(message: Message) -> dict[str, Any]:

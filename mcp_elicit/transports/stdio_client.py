@@ -5,7 +5,9 @@ Rules:
 
 * Each message is one line (``wire.framing.LineFramer`` reads them; an oversized or
   undecodable line is logged and skipped, never fatal, and fails at once the request in
-  flight it names). Only JSON-RPC goes to stdin.
+  flight it names). A line that is a request but not valid JSON-RPC (``params`` not an
+  object, say) and whose id can be read is answered -32600 Invalid Request, so the server
+  does not wait for ever. Only JSON-RPC goes to stdin.
 * Responses are routed to their exchange by id; the server's requests and notifications
   go to the unsolicited callback (all of stdio shares one channel).
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
@@ -31,7 +33,14 @@ from typing import Any, Final, Literal
 
 from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.session import Client
-from mcp_elicit.client.transport import Ended, Trace, Unsolicited, malformed_reply, message_json
+from mcp_elicit.client.transport import (
+    Ended,
+    Trace,
+    Unsolicited,
+    invalid_request_reply,
+    malformed_reply,
+    message_json,
+)
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
@@ -253,6 +262,10 @@ class StdioTransport:
                 pending.put_nowait(ended)  # the request fails now, not at its timeout
                 return
             log.warning("%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, exc, line[:200])
+            reply = invalid_request_reply(exc)
+            if reply is not None:  # a request we cannot read, but can answer: it gets -32600
+                with contextlib.suppress(TransportError):  # gone: the exit says so
+                    self._put(reply)
             return
         if self.trace is not None:
             self.trace("receive", message_json(message))

@@ -36,6 +36,15 @@ INIT = {
 }
 
 
+#: Requests that are not valid JSON-RPC, each with an id the client can read.
+MALFORMED: dict[str, dict[str, Any]] = {
+    "params-not-object": {"method": "elicitation/create", "params": ["Your name?"]},
+    "method-not-string": {"method": 7, "params": FORM["params"]},
+    "method-empty": {"method": "", "params": FORM["params"]},
+    "jsonrpc-1.0": {"jsonrpc": "1.0", "method": "elicitation/create", "params": FORM["params"]},
+}
+
+
 flooded: tuple[dict[str, Any], int] | None = None
 asking: dict[str, Any] | None = None
 seen: list[dict[str, Any]] = []
@@ -134,6 +143,9 @@ def scenario(request: dict[str, Any]) -> None:
         asking = request
         ask = {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 5}
         send({"jsonrpc": "2.0", "id": "q-0", "method": "sampling/createMessage", "params": ask})
+    elif SCENARIO == "legacy-malformed":  # a request that is not valid JSON-RPC (argv[2]); as legacy-sample
+        asking = request
+        send({"jsonrpc": "2.0", "id": "q-0", **MALFORMED[sys.argv[2]]})
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request
         send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
     else:
@@ -145,7 +157,12 @@ def main() -> None:
     for line in sys.stdin:
         sys.stderr.write("got " + line)
         message = json.loads(line)
-        if "id" in message and "method" not in message and asking is not None and SCENARIO == "legacy-sample":
+        if (
+            "id" in message
+            and "method" not in message
+            and asking is not None
+            and SCENARIO in ("legacy-sample", "legacy-malformed")
+        ):
             text(asking, message)
         elif "id" in message and "method" not in message and asking is not None:
             answered.append(message)

@@ -39,8 +39,11 @@ class Recorder:
         for message in self.sent:
             if "method" in message:
                 checker.outgoing(message)
-            else:
-                checker.response(self._asked[message["id"]], message)
+            else:  # an error may answer a request that could not be read (no method known)
+                checker.response(
+                    self._asked.get(message["id"], "") if "error" in message else self._asked[message["id"]],
+                    message,
+                )
         return len(self.sent)
 
 

@@ -262,6 +262,29 @@ async def test_a_failing_sampling_callback_still_answers_the_server() -> None:
     assert recorder.check(WireChecker.load("2025-11-25")) > 0
 
 
+@pytest.mark.parametrize(
+    ("shape", "why"),
+    [
+        ("params-not-object", '"params" must be an object'),
+        ("method-not-string", '"method" must be a non-empty string'),
+        ("method-empty", '"method" must be a non-empty string'),
+        ("jsonrpc-1.0", '"jsonrpc" must be "2.0"'),
+    ],
+)
+async def test_a_request_that_is_not_json_rpc_is_answered_invalid_request(shape: str, why: str) -> None:
+    """A server's request the client cannot read, but whose id it can, is answered -32600
+    saying what is wrong (it was logged and dropped, and the server waited for ever, and the
+    call with it). The server here makes the call's result the answer it got; nobody is asked."""
+    answerer = Scripted.from_script(NAME)
+    async with hostile(["legacy-malformed", shape], "2025-11-25", answerer) as (client, recorder):
+        out = await asyncio.wait_for(client.call_tool("t"), 10)
+    told = json.loads(out["content"][0]["text"])
+    assert told["id"] == "q-0" and told["error"]["code"] == -32600
+    assert why in told["error"]["message"]
+    assert answerer.used == []
+    assert [m for m in recorder.sent if m.get("id") == "q-0"] == [told]
+
+
 async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops() -> None:
     """2026-07-28: Ctrl-C while the person is asked ends the call: the question is taken
     down and no retry is sent."""
