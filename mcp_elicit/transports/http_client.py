@@ -21,6 +21,10 @@ Rules:
   headers (an API key, say), as httpx already does for ``Authorization``: they are meant
   for the configured server only. This holds for a caller's own ``client`` too (a request
   hook, added while the transport is open, that touches only this transport's requests).
+* A server's request that is not valid JSON-RPC (``params`` not an object, say) but whose
+  id can be read is answered -32600 Invalid Request, POSTed like any answer to a server's
+  request: the fixed headers and the session's (``Mcp-Session-Id``,
+  ``MCP-Protocol-Version``), copied from the request whose stream carried it.
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
   fails its request with a reason naming the limit.
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
@@ -40,7 +44,14 @@ import httpx
 
 from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.session import Client
-from mcp_elicit.client.transport import Ended, Trace, Unsolicited, malformed_reply, message_json
+from mcp_elicit.client.transport import (
+    Ended,
+    Trace,
+    Unsolicited,
+    invalid_request_reply,
+    malformed_reply,
+    message_json,
+)
 from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_documents import read_capped
@@ -57,6 +68,8 @@ _SEND_TIMEOUT: Final = 30.0
 _GRACE: Final = 0.25
 _MARK: Final = "mcp_elicit.transport"  # a request extension: which transport sent it
 _OURS: Final = frozenset({"accept", "content-type"})  # the protocol's own, whoever set them
+#: What an answer to a server's request carries besides the fixed headers (2025-11-25).
+_SESSION_HEADERS: Final = frozenset({"mcp-session-id", "mcp-protocol-version"})
 
 
 class HttpTransport:
@@ -82,6 +95,7 @@ class HttpTransport:
         self.connect_timeout = connect_timeout
         self.trace = trace
         self._exchanges: set[_HttpExchange] = set()
+        self._replies: set[asyncio.Task[None]] = set()
         self._redirect_warned = False
 
     @property
@@ -174,6 +188,21 @@ class HttpTransport:
                 response.text[:300],
             )
 
+    def answer_unreadable(self, reply: dict[str, Any], sent_with: Mapping[str, str]) -> None:
+        """POST ``reply`` (a -32600 to a server's request that is not valid JSON-RPC) the
+        way the client answers any server request: with the session's headers, taken from
+        the request whose stream carried it. In the background: a stream is being read."""
+        session = {k: v for k, v in sent_with.items() if k.lower() in _SESSION_HEADERS}
+        task = asyncio.ensure_future(self._answer_unreadable(reply, session))
+        self._replies.add(task)
+        task.add_done_callback(self._replies.discard)
+
+    async def _answer_unreadable(self, reply: dict[str, Any], headers: dict[str, str]) -> None:
+        try:
+            await self.send(reply, headers)
+        except (TransportError, AuthorizationError) as exc:
+            log.warning("could not answer %s's unreadable request %r: %s", self.url, reply["id"], exc)
+
     async def listen(
         self, headers: Mapping[str, str], last_event_id: str | None = None
     ) -> _HttpExchange | None:
@@ -204,6 +233,10 @@ class HttpTransport:
     async def aclose(self) -> None:
         for exchange in list(self._exchanges):
             await exchange.aclose()
+        for task in list(self._replies):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
         if self._client is not None and self._given is None:
             await self._client.aclose()
         if self._client is not None:
@@ -228,6 +261,7 @@ class _HttpExchange:
     ) -> None:
         self._owner = owner
         self._rid = rid  # the id of the request sent, whose malformed response fails it
+        self._sent_with = headers  # whose session headers answer an unreadable request
         self._method = method
         self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
         self._final: Ended | None = None
@@ -332,6 +366,9 @@ class _HttpExchange:
             log.warning(
                 "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.url, exc
             )
+            reply = invalid_request_reply(exc)
+            if reply is not None:  # a request we cannot read, but can answer: it gets -32600
+                self._owner.answer_unreadable(reply, self._sent_with)
             return False
         self._put(message)
         return True

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +21,16 @@ from mcp_elicit.client.answerers import Answerer, ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import ProtocolViolation, RoundsExceeded
+from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
+from support.procs import _stop
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
 SERVER = Path(__file__).with_name("hostile_server.py")
+HTTP_SERVER = Path(__file__).with_name("hostile_http_server.py")
 NAME = [{"fields": ["name"], "content": {"name": "Ann"}}]
 
 
@@ -47,6 +51,25 @@ async def hostile(
         assert client.revision == revision
         yield client, recorder
     assert recorder.check(WireChecker.load(revision)) > 0
+
+
+@contextmanager
+def hostile_http(shape: str) -> Iterator[int]:
+    """The hostile Streamable HTTP server (``hostile_http_server.py``) on 127.0.0.1, sending
+    the malformed request ``shape``; its port. Stopped on the way out."""
+    proc = subprocess.Popen(
+        [sys.executable, str(HTTP_SERVER), shape],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        yield int(proc.stdout.readline())
+    finally:
+        _stop(proc)
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def sizes(recorder: Recorder, method: str) -> list[int]:
@@ -283,6 +306,34 @@ async def test_a_request_that_is_not_json_rpc_is_answered_invalid_request(shape:
     assert why in told["error"]["message"]
     assert answerer.used == []
     assert [m for m in recorder.sent if m.get("id") == "q-0"] == [told]
+
+
+@pytest.mark.parametrize(
+    ("shape", "why"),
+    [
+        ("params-not-object", '"params" must be an object'),
+        ("method-not-string", '"method" must be a non-empty string'),
+    ],
+)
+async def test_a_request_that_is_not_json_rpc_is_answered_invalid_request_over_http(
+    shape: str, why: str
+) -> None:
+    """Over Streamable HTTP too: the -32600 is POSTed back as any answer to the server's
+    request is, with the session's headers (Mcp-Session-Id, MCP-Protocol-Version)."""
+    with hostile_http(shape) as port:
+        recorder = Recorder()
+        transport = HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=recorder)
+        answerer = Scripted.from_script(NAME)
+        async with Client(transport, answerer=answerer, versions=["2025-11-25"], timeout=10) as client:
+            out = await asyncio.wait_for(client.call_tool("t"), 10)
+    got = json.loads(out["content"][0]["text"])
+    assert got is not None, "the server's malformed request got no answer"
+    assert got["headers"] == {"mcp-session-id": "hostile-1", "mcp-protocol-version": "2025-11-25"}
+    told = got["message"]
+    assert told["id"] == "q-0" and told["error"]["code"] == -32600
+    assert why in told["error"]["message"]
+    assert answerer.used == []
+    assert recorder.check(WireChecker.load("2025-11-25")) > 0
 
 
 async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops() -> None:
