@@ -21,13 +21,16 @@ Rules:
   goes to ``evil.example``; ``https://user:pw@host`` carries a password): no page a server
   may send needs it (servers must not put credentials in the URL), and its only other use
   is to make one site read as another. Such a URL is still read in full (host, domain,
-  parts, the other warnings) so that the person is shown where it really goes.
+  parts, the other warnings) so that the person is shown where it really goes. So is a
+  backslash between the scheme and the path (``backslash``: ``https://evil.example\\@bank.com``),
+  which browsers read as a slash and other URL parsers as part of the name, so that where
+  the URL goes depends on which program opens it.
 * Warned: ``http`` to anything but loopback (``not-https``); a raw IP
   host, including IPv4 in decimal, hex or octal forms (``ip-host``); a host in punycode
   (``punycode``) or with non-ASCII letters (``idn``), both shown in both forms; a label
   that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
   and Korean combinations with Han are allowed, as in Unicode TS 39); a host written with
-  %-escapes (``encoded-host``); backslashes or a wrong number of slashes after the scheme
+  %-escapes (``encoded-host``); a wrong number of slashes after the scheme
   (``odd-syntax``), which browsers read in their own way.
 * The authority is split as browsers split it (WHATWG URL): it ends at the first ``/``,
   ``\\``, ``?`` or ``#``; the user-info ends at its *last* ``@``. Names go to and from
@@ -180,7 +183,8 @@ def _judge(url: str) -> UrlVerdict:
             auth_end = i
             break
     authority = url[pos:auth_end]
-    odd = slashes != 2 or "\\" in url[match.end() : auth_end + 1]
+    backslash = "\\" in url[match.end() : auth_end + 1]
+    odd = slashes != 2 and not backslash
     userinfo: str | None = None
     host_start = pos
     if "@" in authority:
@@ -194,12 +198,22 @@ def _judge(url: str) -> UrlVerdict:
         raise _Refused("no-host", "The address names no site (it has no host).")
     host, ascii_host, is_ip, ip_warning, idn_warnings = _read_host(host_text)
     loopback = _is_loopback(ascii_host, is_ip)
+    if backslash:
+        warnings.append(
+            UrlWarning(
+                "backslash",
+                "The address has a backslash (\\) before its path, which a browser reads as a slash "
+                f"and other programs as part of the name: a browser goes to {host}, another program "
+                "perhaps elsewhere. Such an address is never opened.",
+                refuses=True,
+            )
+        )
     if odd:
         warnings.append(
             UrlWarning(
                 "odd-syntax",
-                f"The address is written in an unusual way (backslashes, or {slashes} slashes after "
-                f"{scheme}:); a browser reads it as going to {host}.",
+                f"The address is written in an unusual way ({slashes} slashes after {scheme}:); a "
+                f"browser reads it as going to {host}.",
             )
         )
     if userinfo is not None:

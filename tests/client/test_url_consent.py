@@ -46,7 +46,6 @@ from mcp_elicit.client.url_consent import judge_url
         ("https://ｅｘａｍｐｌｅ.com/", "example.com", "example.com", ("idn",)),
         ("https://%65vil.com/", "evil.com", "evil.com", ("encoded-host",)),
         ("https:evil.com/", "evil.com", "evil.com", ("odd-syntax",)),
-        ("https://evil.example\\@bank.com/", "evil.example", "evil.example", ("odd-syntax",)),
         ("https:///evil.com/", "evil.com", "evil.com", ("odd-syntax",)),
     ],
 )
@@ -118,6 +117,35 @@ def test_a_user_name_or_password_before_the_host_is_refused(url: str, userinfo: 
     assert "never opened" in warning.text
     assert [p.role for p in verdict.parts][:2] == ["scheme", "userinfo"]
     assert "".join(p.text for p in verdict.parts) == url
+
+
+@pytest.mark.parametrize(
+    ("url", "host"),
+    [
+        ("https://evil.example\\@bank.com/", "evil.example"),
+        ("https://evil.example\\bank.com/", "evil.example"),
+        ("https:\\\\evil.example/login", "evil.example"),
+        ("https:/\\evil.example/login", "evil.example"),
+        ("https://evil.example:443\\@bank.com/", "evil.example"),
+    ],
+)
+def test_a_backslash_before_the_path_is_refused(url: str, host: str) -> None:
+    """A browser reads a backslash there as a slash, other programs as part of the name
+    (https://evil.example\\@bank.com goes to evil.example in one, to bank.com in the other):
+    where it goes depends on who opens it, and it reads as the other site. Refused, naming
+    where a browser would go."""
+    verdict = judge_url(url)
+    assert verdict.refused
+    assert verdict.codes == ("backslash",)
+    assert verdict.host == host
+    (warning,) = verdict.warnings
+    assert f"a browser goes to {host}" in warning.text and "never opened" in warning.text
+    assert "".join(p.text for p in verdict.parts) == url
+
+
+def test_a_backslash_in_the_path_is_only_a_path() -> None:
+    verdict = judge_url("https://example.com/a\\b")
+    assert not verdict.refused and verdict.codes == ()
 
 
 def test_the_texts_name_the_real_destination() -> None:

@@ -393,7 +393,15 @@ async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes() -
     assert "This address will not be opened." in text
 
 
-@pytest.mark.parametrize("url", ["javascript:alert(1)", "file:///etc/passwd", "https://exa\u202emple.com"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "https://exa\u202emple.com",
+        "https://evil.example\\@bank.com/",
+    ],
+)
 async def test_a_refused_url_can_only_be_declined(url: str) -> None:
     browser = Browser()
     async with answerer("o" + ENTER + BACKSPACE + ENTER, browser=browser) as (ans, screen, _):
