@@ -26,10 +26,13 @@ Rules:
   which browsers read as a slash and other URL parsers as part of the name, so that where
   the URL goes depends on which program opens it.
 * Warned: ``http`` to anything but loopback (``not-https``); a raw IP
-  host, including IPv4 in decimal, hex or octal forms (``ip-host``); a host in punycode
+  host, including IPv4 in decimal, hex or octal forms (``ip-host``, which says so when
+  the address is on a private or link-local network); a host in punycode
   (``punycode``) or with non-ASCII letters (``idn``), both shown in both forms; a label
   that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
-  and Korean combinations with Han are allowed, as in Unicode TS 39); a host written with
+  and Korean combinations with Han are allowed, as in Unicode TS 39); a loopback host
+  (``this-computer``: allowed, since a local server's own page is one, but a remote server
+  sending the person there reaches what runs on their computer); a host written with
   %-escapes (``encoded-host``); a wrong number of slashes after the scheme
   (``odd-syntax``), which browsers read in their own way.
 * The authority is split as browsers split it (WHATWG URL): it ends at the first ``/``,
@@ -231,10 +234,25 @@ def _judge(url: str) -> UrlVerdict:
     if ip_warning is not None:
         warnings.append(ip_warning)
     if is_ip and not loopback:
+        local = ipaddress.ip_address(ascii_host.strip("[]"))
+        network = (
+            " It is an address on your own network (a router, a printer, a cloud machine's own "
+            "services), not on the internet."
+            if local.is_private or local.is_link_local
+            else ""
+        )
         warnings.append(
             UrlWarning(
                 "ip-host",
-                f"The site is a raw IP address ({host}), not a name: nothing says whose site this is.",
+                f"The site is a raw IP address ({host}), not a name: nothing says whose site this is.{network}",
+            )
+        )
+    if loopback:
+        warnings.append(
+            UrlWarning(
+                "this-computer",
+                f"The page is on this computer ({host}), served by a program running here, not by a "
+                "website: open it only if you expect a program here to show you a page.",
             )
         )
     if scheme == "http" and not loopback:

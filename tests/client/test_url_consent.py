@@ -25,10 +25,11 @@ from mcp_elicit.client.url_consent import judge_url
         ("https://co.uk/", "co.uk", "co.uk", ()),  # a public suffix is its own domain
         ("HTTPS://Login.Example.COM/", "login.example.com", "example.com", ()),
         ("https://example.com./", "example.com", "example.com", ()),
-        ("http://127.0.0.1:8000/cb", "127.0.0.1", None, ()),
-        ("http://localhost:3000/cb", "localhost", "localhost", ()),
-        ("http://app.localhost/cb", "app.localhost", "app.localhost", ()),
-        ("http://[::1]:8080/", "[::1]", None, ()),
+        ("http://127.0.0.1:8000/cb", "127.0.0.1", None, ("this-computer",)),
+        ("http://localhost:3000/cb", "localhost", "localhost", ("this-computer",)),
+        ("http://app.localhost/cb", "app.localhost", "app.localhost", ("this-computer",)),
+        ("http://[::1]:8080/", "[::1]", None, ("this-computer",)),
+        ("https://127.1/", "127.0.0.1", None, ("ip-host-form", "this-computer")),
         ("http://example.com/", "example.com", "example.com", ("not-https",)),
         ("https://203.0.113.5/pay", "203.0.113.5", None, ("ip-host",)),
         ("http://203.0.113.5/", "203.0.113.5", None, ("ip-host", "not-https")),
@@ -110,9 +111,9 @@ def test_a_user_name_or_password_before_the_host_is_refused(url: str, userinfo: 
     real destination named, and still read in full so that it can be shown."""
     verdict = judge_url(url)
     assert verdict.refused
-    assert verdict.codes == ("userinfo",)
+    assert [w.code for w in verdict.warnings if w.refuses] == ["userinfo"]
     assert verdict.userinfo == userinfo and verdict.host == host
-    (warning,) = verdict.warnings
+    warning = verdict.warnings[0]
     assert f"({userinfo})" in warning.text and f"really goes to {host}" in warning.text
     assert "never opened" in warning.text
     assert [p.role for p in verdict.parts][:2] == ["scheme", "userinfo"]
@@ -146,6 +147,33 @@ def test_a_backslash_before_the_path_is_refused(url: str, host: str) -> None:
 def test_a_backslash_in_the_path_is_only_a_path() -> None:
     verdict = judge_url("https://example.com/a\\b")
     assert not verdict.refused and verdict.codes == ()
+
+
+@pytest.mark.parametrize(
+    ("url", "where"),
+    [
+        ("http://127.0.0.1:8000/cb", "127.0.0.1"),
+        ("http://localhost:8888/api/kernels", "localhost"),
+        ("http://[::1]/", "[::1]"),
+    ],
+)
+def test_a_page_on_this_computer_is_flagged(url: str, where: str) -> None:
+    """Allowed (a local server's own page is one), but said: a remote server sending the
+    person to their own computer reaches what runs there (a development server, say)."""
+    verdict = judge_url(url)
+    assert not verdict.refused and verdict.loopback
+    (warning,) = [w for w in verdict.warnings if w.code == "this-computer"]
+    assert f"on this computer ({where})" in warning.text
+
+
+@pytest.mark.parametrize(
+    "url", ["http://192.168.1.1/admin", "https://10.0.0.5/", "http://169.254.169.254/latest"]
+)
+def test_an_address_on_a_private_network_says_so(url: str) -> None:
+    verdict = judge_url(url)
+    assert not verdict.refused
+    (warning,) = [w for w in verdict.warnings if w.code == "ip-host"]
+    assert "your own network" in warning.text
 
 
 def test_the_texts_name_the_real_destination() -> None:

@@ -346,7 +346,9 @@ WARNED = {
     "https://xn--pypal-4ve.com/login": {"punycode", "mixed-script"},
     "http://198.51.100.7/login": {"ip-host", "not-https"},
     "http://shop.example.com/login": {"not-https"},
-    "https://0x7f.1/x": {"ip-host-form"},
+    "https://0x7f.1/x": {"ip-host-form", "this-computer"},
+    "http://192.168.1.1/admin": {"ip-host", "not-https"},
+    "http://localhost:8888/api/kernels": {"this-computer"},
 }
 
 
