@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import sys
+import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
@@ -52,7 +53,22 @@ class Paint:
 
 
 def print_json(value: Mapping[str, Any]) -> None:
-    print(json.dumps(value, indent=2, ensure_ascii=False), flush=True)
+    """``value`` as JSON, readable (non-ASCII letters as themselves) but inert: the
+    characters ``form_text.clean`` would not let act (control, bidirectional, invisible)
+    are written as ``\\uXXXX`` escapes, the same JSON value, so that what a server sent
+    cannot act on a terminal showing it."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    print("".join(_inert(ch) for ch in text), flush=True)
+
+
+def _inert(ch: str) -> str:
+    if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
+        return ch  # a newline here is the layout's: json.dumps escapes those in strings
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def print_failure(error: CliError, target: Target) -> None:

@@ -383,6 +383,19 @@ def test_a_refused_url_is_declined_whatever_the_script_says(
     assert "refused: The address contains spaces, control or invisible characters (U+202E)" in result.err
 
 
+def test_json_output_keeps_a_servers_bidi_and_control_characters_inert(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``--json`` prints what the server sent exactly, but as JSON escapes: a U+202E in a
+    URL must not reorder what a terminal shows of the output."""
+    script = answers_file(tmp_path, [{"mode": "url", "action": "accept"}])
+    result = run(capsys, "call", "sign_in", "where=hidden", "--answers", script, "--json", "--", *URL_SERVER)
+    assert result.code == 0, result.err
+    assert "\u202e" not in result.out
+    assert "\\u202e" in result.out
+    assert result.json()["rounds"][0]["url"] == "https://exa\u202emple.com/login"  # the value, exactly
+
+
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_a_tool_call_that_becomes_a_task_is_followed_to_its_end(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
