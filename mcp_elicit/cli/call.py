@@ -111,12 +111,12 @@ class Recorded:
 
         if isinstance(self.inner, TerminalAnswerer | WebAnswerer):
             return False
-        return judge_url(request.url).refused
+        return judge_url(request.url, server=request.server.where).refused
 
     def _record(
         self, request: ElicitationRequest, raw: ElicitAnswer | Mapping[str, Any]
     ) -> ElicitAnswer | Mapping[str, Any]:
-        verdict = judge_url(request.url) if request.url is not None else None
+        verdict = judge_url(request.url, server=request.server.where) if request.url is not None else None
         answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
         entry: dict[str, Any] = {
             "key": request.key,
@@ -146,7 +146,7 @@ class Recorded:
         )
         print(f"  {clean(request.message)}", file=sys.stderr)
         if request.url is not None:
-            verdict = judge_url(request.url)
+            verdict = judge_url(request.url, server=request.server.where)
             print(f"  url: {clean(request.url)}  (site: {clean(verdict.site) or '?'})", file=sys.stderr)
             for warning in verdict.warnings:
                 mark = "refused" if warning.refuses else "warning"

@@ -32,7 +32,8 @@ Rules:
   that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
   and Korean combinations with Han are allowed, as in Unicode TS 39); a loopback host
   (``this-computer``: allowed, since a local server's own page is one, but a remote server
-  sending the person there reaches what runs on their computer); a host written with
+  sending the person there reaches what runs on their computer; not said when the server
+  itself runs here, a command or a loopback URL); a host written with
   %-escapes (``encoded-host``); a wrong number of slashes after the scheme
   (``odd-syntax``), which browsers read in their own way.
 * The authority is split as browsers split it (WHATWG URL): it ends at the first ``/``,
@@ -52,9 +53,9 @@ import functools
 import ipaddress
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final, Literal
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 if TYPE_CHECKING:
     from publicsuffixlist import PublicSuffixList
@@ -146,13 +147,38 @@ class _Refused(Exception):
         self.warning = UrlWarning(code, text, refuses=True)
 
 
-def judge_url(url: str) -> UrlVerdict:
+def judge_url(url: str, *, server: str | None = None) -> UrlVerdict:
     """Read ``url`` as a browser would; see the module docstring for what is refused and
-    what is warned about."""
+    what is warned about. ``server``: where the MCP server that sent it was reached (its
+    URL, or the command that runs it); a server on this computer sending the person to a
+    page on this computer is what a local server does, so ``this-computer`` is left out."""
     try:
-        return _judge(url)
+        verdict = _judge(url)
     except _Refused as exc:
         return UrlVerdict(url=url, warnings=(exc.warning,), parts=(Part("rest", url),))
+    if verdict.loopback and server is not None and server_on_this_computer(server):
+        verdict = replace(verdict, warnings=tuple(w for w in verdict.warnings if w.code != "this-computer"))
+    return verdict
+
+
+def server_on_this_computer(where: str) -> bool:
+    """Whether a server reached at ``where`` runs here: a command (stdio), or an http(s)
+    URL whose host is a loopback name or address."""
+    if not where:
+        return False  # not known
+    if not _SERVER_URL.match(where):
+        return True  # a command: a process started here
+    try:
+        host = urlsplit(where).hostname or ""
+    except ValueError:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return _is_loopback(host.lower(), is_ip=False)
+
+
+_SERVER_URL = re.compile(r"(?i)https?://")
 
 
 def _judge(url: str) -> UrlVerdict:

@@ -214,7 +214,7 @@ class TerminalAnswerer:
         from mcp_elicit.ui.render import url_panel
 
         url = request.url or ""
-        verdict = judge_url(url)
+        verdict = judge_url(url, server=request.server.where)
         self.console.print(url_panel(request, verdict))
         if verdict.refused:
             await self._choose(_REFUSED, "", "d")

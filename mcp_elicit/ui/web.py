@@ -163,7 +163,7 @@ class _Round:
                 seen["rows"] = [["", "Declined"]]
                 answers.append(ElicitAnswer.decline())
             elif request.mode == "url":
-                verdict = judge_url(request.url or "")
+                verdict = judge_url(request.url or "", server=request.server.where)
                 if action != "accept":
                     seen["form"] = "Open the page and say when you are done, or decline this question."
                 elif verdict.refused:

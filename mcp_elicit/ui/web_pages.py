@@ -233,7 +233,7 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         items = "".join(f"<li>{_e(str(p))}</li>" for p in request.problems)
         parts.append(f'<div class="problems"><p>The last answer was not accepted:</p><ul>{items}</ul></div>')
     if request.mode == "url":
-        parts.append(_url(qid, request.url or ""))
+        parts.append(_url(qid, request.url or "", request.server.where))
     elif request.schema is not None:
         parts.append('<div class="fields">')
         parts.extend(_field(f"{qid}-f{n}", spec) for n, spec in enumerate(request.schema.fields))
@@ -423,8 +423,8 @@ def url_html(verdict: UrlVerdict) -> str:
     return "".join(f'<span class="{_PART_CLASS[p.role]}">{_e(p.text)}</span>' for p in verdict.parts)
 
 
-def _url(qid: str, url: str) -> str:
-    verdict = judge_url(url)
+def _url(qid: str, url: str, server: str) -> str:
+    verdict = judge_url(url, server=server)
     out = [
         f'<div class="url-box{" refused" if verdict.refused else ""}">',
         f'<p class="url-label" id="{qid}-url-label">The server asks you to open this web page:</p>',

@@ -167,6 +167,30 @@ def test_a_page_on_this_computer_is_flagged(url: str, where: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("server", "flagged"),
+    [
+        ("mcp-elicit serve app.py", False),  # stdio: the server runs here
+        ("http://127.0.0.1:8765/mcp", False),
+        ("http://localhost:8000/mcp", False),
+        ("http://[::1]:8000/mcp", False),
+        ("https://mcp.example.com/mcp", True),
+        ("https://10.0.0.5/mcp", True),
+        ("http://127.0.0.1.example.com/mcp", True),
+    ],
+)
+def test_a_page_on_this_computer_is_flagged_only_when_the_server_is_elsewhere(
+    server: str, flagged: bool
+) -> None:
+    """A server on this computer (a command, or a loopback URL) sending the person to a
+    page here is what a local server does (the demo's pages): no warning for it. A remote
+    one doing so reaches what runs on the person's computer: said."""
+    verdict = judge_url("http://127.0.0.1:8765/mcp-elicit/flows/x?t=y", server=server)
+    assert not verdict.refused and verdict.loopback
+    assert ("this-computer" in [w.code for w in verdict.warnings]) is flagged
+    assert judge_url("https://user@127.0.0.1/", server=server).refused  # refusals stay
+
+
+@pytest.mark.parametrize(
     "url", ["http://192.168.1.1/admin", "https://10.0.0.5/", "http://169.254.169.254/latest"]
 )
 def test_an_address_on_a_private_network_says_so(url: str) -> None:

@@ -25,7 +25,7 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.forms import Boolean, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui.web import WebAnswerer
-from ui.web_rounds import DEFAULTS, LEGACY, Opened, form_request, open_round, url_request
+from ui.web_rounds import DEFAULTS, LEGACY, SERVER, Opened, form_request, open_round, url_request
 
 from support import browser as browser_support
 from support.browser import PHONE, NewPage
@@ -346,9 +346,9 @@ WARNED = {
     "https://xn--pypal-4ve.com/login": {"punycode", "mixed-script"},
     "http://198.51.100.7/login": {"ip-host", "not-https"},
     "http://shop.example.com/login": {"not-https"},
-    "https://0x7f.1/x": {"ip-host-form", "this-computer"},
+    "https://0x7f.1/x": {"ip-host-form"},  # on this computer, as the (stdio) server is: not said
     "http://192.168.1.1/admin": {"ip-host", "not-https"},
-    "http://localhost:8888/api/kernels": {"this-computer"},
+    "http://localhost:8888/api/kernels": set(),
 }
 
 
@@ -357,7 +357,7 @@ async def test_url_consent_shows_the_whole_url_its_site_and_every_warning(new_pa
     async with open_round(requests) as opened:
         page = await show(new_page, opened)
         for i, (url, codes) in enumerate(WARNED.items()):
-            verdict = judge_url(url)
+            verdict = judge_url(url, server=SERVER.where)
             section = page.locator(f"#q{i}")
             await expect(section.locator(".url")).to_have_text(url)
             shown = await section.locator(".warnings li").evaluate_all(
