@@ -12,7 +12,10 @@ Rules:
   the final response last. If nobody comes back in time the request is cancelled, as a
   dropped request always is. The last 1,000 events are kept while the request runs, the
   last 16 once it has answered; a ``Last-Event-ID`` older than those is refused (404)
-  rather than answered with a gap.
+  rather than answered with a gap. A stream is written to one connection at a time: a
+  resume while another connection still has it (the POST's, or an earlier resume's,
+  that the client gave up on but the server did not see close) ends that one, as a
+  complete response.
 * Only the session that owns a stream can resume it, and it gets only that stream's
   events. A finished stream is forgotten ``resume_within`` seconds after its answer.
 * A response that stays JSON is never kept. 2026-07-28 removed resumption: its responses
@@ -22,6 +25,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 from collections import deque
 from collections.abc import Callable
@@ -230,9 +234,15 @@ class ResumableExchange(Exchange):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 self._set_timer(self.forget)
                 return self._link
-            self.send = send
+            taken_over, self.send = (self.send if self.attached else None), send
             self.attached = True
-            return self._link
+            link = self._link
+        if taken_over is not None:  # one connection per stream: the one it replaces ends
+            # outside the lock, and briefly: a stalled connection must not hold up the stream
+            with contextlib.suppress(OSError, TimeoutError):
+                async with asyncio.timeout(1.0):
+                    await taken_over({"type": "http.response.body", "body": b"", "more_body": False})
+        return link
 
     async def wait_done(self) -> None:
         await self._done.wait()

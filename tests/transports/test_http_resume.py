@@ -39,6 +39,13 @@ def build() -> Server:
         return "said a lot"
 
     @app.tool()
+    async def steady(ctx: Context) -> str:
+        for step in range(8):
+            await ctx.report_progress(step, 8)
+            await asyncio.sleep(0.1)
+        return "steady done"
+
+    @app.tool()
     async def poll(ctx: Context) -> str:
         closed = await ctx.close_stream()
         await asyncio.sleep(0.2)
@@ -265,3 +272,42 @@ async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
         assert len(EventDecoder().feed(again.content)) == 6  # 1,001 to 1,005, then the answer
         gone = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
         assert gone.status_code == 404
+
+
+async def test_a_resume_ends_the_connection_it_takes_over(running: InProcess, wire_2025: WireChecker) -> None:
+    """A client resumes while the POST's connection still looks open to the server, then
+    resumes again: each connection taken over ends there, as a complete response (it
+    used to stay open with nothing more on it, then be cut off mid-stream when the request
+    ended, the server logging "ASGI callable returned without completing response"), and
+    the last one gets the rest, the answer last."""
+
+    async def until_data(chunks: AsyncIterator[bytes], decoder: EventDecoder) -> None:
+        while not decoder.feed(await anext(chunks)):
+            pass
+
+    async def rest(chunks: AsyncIterator[bytes], decoder: EventDecoder) -> list[dict[str, Any]]:
+        return [message(e) for chunk in [c async for c in chunks] for e in decoder.feed(chunk)]
+
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        body = call("steady")
+        body["params"]["_meta"] = {"progressToken": "p"}
+        async with http.stream("POST", running.url, json=body, headers=headers) as posted:
+            post_chunks, post_decoder = posted.aiter_bytes(), EventDecoder()
+            await until_data(post_chunks, post_decoder)
+            resume = {**headers, "last-event-id": post_decoder.last_event_id or ""}
+            async with http.stream("GET", running.url, headers=resume) as first:
+                assert first.status_code == 200
+                rest_of_post = await rest(post_chunks, post_decoder)  # taken over: it ends, complete
+                first_chunks, first_decoder = first.aiter_bytes(), EventDecoder()
+                await until_data(first_chunks, first_decoder)
+                resume["last-event-id"] = first_decoder.last_event_id or ""
+                async with http.stream("GET", running.url, headers=resume) as second:
+                    assert second.status_code == 200
+                    rest_of_first = await rest(first_chunks, first_decoder)  # ends too, complete
+                    last = await rest(second.aiter_bytes(), EventDecoder())
+    assert last[-1]["result"]["content"][0]["text"] == "steady done"
+    wire_2025.response("tools/call", last[-1])
+    for sent in rest_of_post + rest_of_first + last[:-1]:
+        wire_2025.notification(sent)
+        assert sent["method"] == "notifications/progress"
