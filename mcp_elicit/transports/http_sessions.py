@@ -2,12 +2,12 @@
 
 Rules: a request names its session with ``Mcp-Session-Id``; an unknown, expired or
 foreign session is 404 (the client starts a new one); a version header other than the
-session's is 400. POSTed notifications and responses are 202 (a response that does not
-decode is 400 without an id, and the question it answers is given up); requests run with a
-channel that can ask the client questions on their own stream. ``GET`` opens the
-session's standalone stream (completions, resource updates, keep-alives), or, with
-``Last-Event-ID``, resumes a request's stream (``http_streams``); ``DELETE`` ends the
-session.
+session's is 400, on POST, GET and DELETE alike. POSTed notifications and responses are
+202 (a response that does not decode is 400 without an id, and the question it answers
+is given up); requests run with a channel that can ask the client questions on their own
+stream. ``GET`` opens the session's standalone stream (completions, resource updates,
+keep-alives), or, with ``Last-Event-ID``, resumes a request's stream (``http_streams``);
+``DELETE`` ends the session.
 """
 
 from __future__ import annotations
@@ -79,13 +79,9 @@ class SessionRoutes:
                 send, rid, InvalidRequest("Session not found: initialize a new session", http_status=404)
             )
             return
-        version = headers.get(VERSION_HEADER)
-        if version is not None and version.strip() != session.version:
-            err = InvalidRequest(
-                f"Bad request: MCP-Protocol-Version {version.strip()!r} is not this session's {session.version!r}",
-                http_status=400,
-            )
-            await error_response(send, rid, err)
+        refusal = _version_refusal(session, headers)
+        if refusal is not None:
+            await error_response(send, rid, refusal)
             return
         if isinstance(message, jsonrpc.Notification):
             with notifying(
@@ -153,6 +149,10 @@ class SessionRoutes:
             await error_response(
                 send, None, InvalidRequest("Session not found: initialize a new session", http_status=404)
             )
+            return
+        refusal = _version_refusal(session, headers)
+        if refusal is not None:
+            await error_response(send, None, refusal)
             return
         if not acceptable(headers.get("accept", "*/*"))[1]:
             await error_response(
@@ -231,12 +231,30 @@ class SessionRoutes:
 
     async def _delete(self, headers: Mapping[str, str], principal: Principal | None, send: Send) -> None:
         sid = headers["mcp-session-id"]
-        if self._session(sid, principal) is None:
+        session = self._session(sid, principal)
+        if session is None:
             await error_response(send, None, InvalidRequest("Session not found", http_status=404))
+            return
+        refusal = _version_refusal(session, headers)
+        if refusal is not None:
+            await error_response(send, None, refusal)
             return
         self.server.sessions.close(sid)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b""})
+
+
+def _version_refusal(session: Session, headers: Mapping[str, str]) -> InvalidRequest | None:
+    """The 400 for a request of ``session`` (POST, GET or DELETE) whose MCP-Protocol-Version
+    header is not the session's; None when it is, or when there is none (before 2025-06-18)."""
+    version = headers.get(VERSION_HEADER)
+    if version is None or version.strip() == session.version:
+        return None
+    shown = version.strip()[:40] + ("..." if len(version.strip()) > 40 else "")
+    return InvalidRequest(
+        f"Bad request: MCP-Protocol-Version {shown!r} is not this session's {session.version!r}",
+        http_status=400,
+    )
 
 
 async def _disconnected(receive: Receive) -> None:

@@ -339,3 +339,35 @@ async def test_a_malformed_answer_is_refused_without_an_id_and_gives_the_questio
             final = await asyncio.wait_for(anext(events), 10)
             wire_2025.response("tools/call", final)
             assert final["result"]["content"][0]["text"] == "hello cancel"
+
+
+@pytest.mark.parametrize("version", ["1999-01-01", "2025-06-18", "2026-07-28", "x" * 2000])
+async def test_get_and_delete_check_the_version_header(
+    served: tuple[Server, InProcess], wire_2025: WireChecker, version: str
+) -> None:
+    """A GET or DELETE whose MCP-Protocol-Version is not the session's is 400, as a POST
+    is (the GET opened the session's stream and the DELETE ended the session, whatever
+    version the header named)."""
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        wrong = {**session.headers(), "mcp-protocol-version": version}
+        async with http.stream("GET", running.url, headers=wrong) as listened:
+            assert listened.status_code == 400
+            assert listened.headers["content-type"] == "application/json"
+            refusal = orjson.loads(await listened.aread())
+        deleted = await http.delete(running.url, headers=wrong)
+        assert deleted.status_code == 400
+        for error in (refusal, deleted.json()):
+            wire_2025.response("ping", error)
+            assert error["error"]["code"] == -32600 and "id" not in error
+            assert (
+                "MCP-Protocol-Version" in error["error"]["message"]
+                and "2025-11-25" in error["error"]["message"]
+            )
+            assert len(error["error"]["message"]) < 300
+        pong = await http.post(
+            running.url, json={"jsonrpc": "2.0", "id": 4, "method": "ping"}, headers=session.headers()
+        )
+        assert pong.json() == {"jsonrpc": "2.0", "id": 4, "result": {}}  # the session lives on
