@@ -6,8 +6,9 @@ session's is 400, on POST, GET and DELETE alike. POSTed notifications and respon
 202 (a response that does not decode is 400 without an id, and the question it answers
 is given up); requests run with a channel that can ask the client questions on their own
 stream. ``GET`` opens the session's standalone stream (completions, resource updates,
-keep-alives), or, with ``Last-Event-ID``, resumes a request's stream (``http_streams``);
-``DELETE`` ends the session.
+keep-alives), or, with ``Last-Event-ID``, resumes a request's stream (``http_streams``):
+one it cannot resume is 400, never 404, which would tell the client to drop a session
+that is still open. ``DELETE`` ends the session.
 """
 
 from __future__ import annotations
@@ -209,10 +210,11 @@ class SessionRoutes:
             await error_response(
                 send,
                 None,
-                InvalidRequest(
-                    f"Not Found: no stream of this session to resume from Last-Event-ID {last.strip()[:80]!r} "
-                    "(unknown, over and forgotten, or its events since then are no longer kept)",
-                    http_status=404,
+                InvalidRequest(  # not 404: that would tell the client its session is gone
+                    f"Bad request: no stream of this session to resume from Last-Event-ID {last.strip()[:80]!r} "
+                    "(unknown, over and forgotten, or its events since then are no longer kept); "
+                    "the session is still open",
+                    http_status=400,
                 ),
             )
             return

@@ -11,7 +11,7 @@ Rules:
   naming one of the stream's events gets every later event, then the rest as it comes,
   the final response last. If nobody comes back in time the request is cancelled, as a
   dropped request always is. The last 1,000 events are kept while the request runs, the
-  last 16 once it has answered; a ``Last-Event-ID`` older than those is refused (404)
+  last 16 once it has answered; a ``Last-Event-ID`` older than those is refused (400)
   rather than answered with a gap. A stream is written to one connection at a time: a
   resume while another connection still has it (the POST's, or an earlier resume's,
   that the client gave up on but the server did not see close) ends that one, as a

@@ -165,7 +165,9 @@ async def test_what_was_missed_is_replayed(running: InProcess, wire_2025: WireCh
         assert got[-1]["result"]["content"][0]["text"] == "hello Bo"
 
 
-async def test_streams_that_cannot_be_resumed_are_404(running: InProcess, wire_2025: WireChecker) -> None:
+async def test_streams_that_cannot_be_resumed_are_400(running: InProcess, wire_2025: WireChecker) -> None:
+    """Refused with 400, never 404: a 404 to a request carrying Mcp-Session-Id tells the
+    client its session is gone, and a conforming client then drops it and starts anew."""
     async with httpx.AsyncClient(timeout=10) as http:
         mine = await open_session(http, running.url, wire_2025)
         other = await open_session(http, running.url, wire_2025)
@@ -179,7 +181,7 @@ async def test_streams_that_cannot_be_resumed_are_404(running: InProcess, wire_2
             (mine, "x-1" * 3000),
         ):
             refused = await http.get(running.url, headers={**headers, "last-event-id": last})
-            assert refused.status_code == 404, last
+            assert refused.status_code == 400, last
             wire_2025.response("ping", refused.json())
             error = refused.json()["error"]["message"]
             assert "no stream of this session to resume" in error and len(error) < 300
@@ -255,7 +257,7 @@ async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
         assert len(events) == 1 + 1005  # the priming event, then the notifications
         stream = events[1].id.rsplit("-", 1)[0] if events[1].id else ""
         too_old = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-4"})
-        assert too_old.status_code == 404
+        assert too_old.status_code == 400
         assert "no longer kept" in too_old.json()["error"]["message"]
         resumed = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
         assert resumed.status_code == 200, resumed.text[:300]
@@ -271,7 +273,7 @@ async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
         ] == ["said a lot"]
         assert len(EventDecoder().feed(again.content)) == 6  # 1,001 to 1,005, then the answer
         gone = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
-        assert gone.status_code == 404
+        assert gone.status_code == 400
 
 
 async def test_a_resume_ends_the_connection_it_takes_over(running: InProcess, wire_2025: WireChecker) -> None:
