@@ -3,21 +3,24 @@ sends something first) and the small HTTP helpers every route shares.
 
 Rules: a JSON body always carries Content-Length; an SSE response carries
 ``X-Accel-Buffering: no`` and flushes each event as it is sent; an error response has
-the status its error names, and no ``id`` when the request's could not be read. A
-response that stays silent a long time (a person answering, a page being completed)
-can be kept alive with SSE comments, which proxies see as traffic; once streaming, every
-write of a response goes through one lock, so a keep-alive and the handler's own events
-never interleave mid-message or race the response head.
+the status its error names, and no ``id`` when the request's could not be read. A header
+the server acts on (``Host``, ``Origin``, ``Content-Type``, the ``Mcp-*`` ones...) sent
+twice with different values is refused, since an intermediary may have acted on the
+other one; ``Accept`` sent twice counts as one list. A response that stays silent a long
+time (a person answering, a page being completed) can be kept alive with SSE comments,
+which proxies see as traffic; once streaming, every write of a response goes through one
+lock, so a keep-alive and the handler's own events never interleave mid-message or race
+the response head.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
 
-from mcp_elicit.errors import InvalidRequest, ParseError, ProtocolError, TransportError
+from mcp_elicit.errors import HeaderMismatch, InvalidRequest, ParseError, ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 
@@ -38,6 +41,7 @@ __all__ = [
     "keep_alive",
     "network_attributes",
     "plain",
+    "repeated_headers",
     "route_path",
 ]
 
@@ -85,6 +89,31 @@ def network_attributes(scope: Scope) -> dict[str, str | int]:
     if client:
         out["client.address"], out["client.port"] = str(client[0]), int(client[1])
     return out
+
+
+#: Headers read as one value: a second, different one is refused (so are repeated ``mcp-*``).
+_ONE_VALUE: Final = frozenset({"host", "origin", "content-type", "authorization", "dpop", "last-event-id"})
+
+
+def repeated_headers(raw: Iterable[tuple[bytes, bytes]], headers: dict[str, str]) -> ProtocolError | None:
+    """For a request whose header names repeat (``headers`` has fewer entries than ``raw``):
+    the error when one read as a single value comes twice with different values, else
+    None, with each ``Accept`` line joined into ``headers`` as one list."""
+    first: dict[str, str] = {}
+    for key, value in raw:
+        name, text = key.decode("latin-1").lower(), value.decode("latin-1")
+        seen = first.get(name)
+        if seen is None:
+            first[name] = text
+        elif name == "accept":
+            first[name] = headers[name] = f"{seen}, {text}"
+        elif seen.strip() != text.strip() and (name in _ONE_VALUE or name.startswith("mcp-")):
+            shown = "-".join(part.capitalize() for part in name.split("-"))
+            problem = (
+                f"Bad request: the {shown} header is sent more than once, with different values; send it once"
+            )
+            return HeaderMismatch(problem) if name.startswith("mcp-") else InvalidRequest(problem)
+    return None
 
 
 @functools.lru_cache(maxsize=256)

@@ -3,7 +3,8 @@
 Rules:
 
 * Only loopback ``Host``/``Origin`` values are accepted by default (DNS-rebinding
-  protection); a bad Host is 421, a bad Origin 403.
+  protection); a bad Host is 421, a bad Origin 403. A header the server acts on sent
+  twice with different values is 400 (``repeated_headers``).
 * A POST carries one JSON-RPC message as ``application/json``, at most ``max_body``
   bytes (413 beyond, checked on Content-Length before reading and while reading).
 * A request is answered with one JSON object, unless its handler sends notifications
@@ -62,6 +63,7 @@ from mcp_elicit.transports.http_exchange import (
     keep_alive,
     network_attributes,
     plain,
+    repeated_headers,
     route_path,
 )
 from mcp_elicit.transports.http_sessions import SessionRoutes
@@ -201,7 +203,13 @@ class StreamableHTTP(SessionRoutes):
                 where = scope.get("root_path", "") + self.path
                 await plain(send, 404, b"Not Found: the MCP endpoint is " + where.encode())
             return
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        raw_headers = scope["headers"]
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw_headers}
+        if len(headers) != len(raw_headers):  # a name repeats: rare, and looked at only then
+            repeated = repeated_headers(raw_headers, headers)
+            if repeated is not None:
+                await error_response(send, None, repeated)
+                return
         refusal = self._check_origin(headers)
         if refusal is not None:
             await error_response(send, None, InvalidRequest(refusal[1], http_status=refusal[0]))

@@ -412,6 +412,69 @@ async def test_a_huge_declared_length_is_refused_before_reading(
     assert (await mcp.request("tools/list")).status == 200
 
 
+# ---- headers sent more than once ------------------------------------------------------------
+
+
+async def _post_raw(port: int, body: bytes, lines: list[tuple[str, str]]) -> tuple[int, dict[str, Any]]:
+    """POST ``body`` with exactly these header lines (repeats kept); the status and JSON body."""
+    head = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Content-Length: {len(body)}"]
+    head += [f"{name}: {value}" for name, value in lines]
+    data = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(data)
+        await writer.drain()
+        raw = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        status = int(raw.split(b" ", 2)[1])
+        length = int(raw.lower().split(b"content-length: ")[1].split(b"\r\n")[0])
+        payload = await asyncio.wait_for(reader.readexactly(length), 5)
+    finally:
+        writer.close()
+        with contextlib.suppress(ConnectionError):
+            await writer.wait_closed()
+    return status, orjson.loads(payload)
+
+
+@pytest.mark.parametrize(
+    ("name", "first"),
+    [
+        pytest.param("Mcp-Method", "tools/list", id="Mcp-Method"),
+        pytest.param("Mcp-Name", "test_error_handling", id="Mcp-Name"),
+        pytest.param("MCP-Protocol-Version", "2025-11-25", id="MCP-Protocol-Version"),
+        pytest.param("Mcp-Session-Id", "abc", id="Mcp-Session-Id"),
+    ],
+)
+async def test_an_mcp_header_sent_twice_with_different_values_is_refused(
+    http_server: HttpProcess, wire: WireChecker, name: str, first: str
+) -> None:
+    """An intermediary may route or enforce policy on the first of two headers, the server
+    read the last: a tools/call of one tool named in a second Mcp-Name ran (a gateway
+    allowing only ``test_error_handling`` saw that name first). Now refused, 400."""
+    message, headers = build_request("tools/call", {"name": "test_simple_text"}, rid="twice")
+    lines = [(k, v) for k, v in headers.items() if k.lower() != name.lower()]
+    lines += [(name, first), (name, headers.get(name, "xyz"))]
+    status, reply = await _post_raw(http_server.port, orjson.dumps(message), lines)
+    wire.response("tools/call", reply)
+    assert status == 400, reply
+    assert reply["error"]["code"] in (-32020, -32600) and "id" not in reply
+    assert name.lower() in reply["error"]["message"].lower() and "more than once" in reply["error"]["message"]
+
+
+async def test_headers_sent_twice_alike_or_a_list_split_in_two_are_served(
+    http_server: HttpProcess, wire: WireChecker
+) -> None:
+    message, headers = build_request("tools/call", {"name": "test_simple_text"}, rid="alike")
+    lines = [(k, v) for k, v in headers.items() if k.lower() != "accept"]
+    lines += [
+        ("Mcp-Name", headers["Mcp-Name"]),
+        ("Accept", "application/json"),
+        ("Accept", "text/event-stream"),
+    ]
+    status, reply = await _post_raw(http_server.port, orjson.dumps(message), lines)
+    wire.response("tools/call", reply)
+    assert status == 200 and reply["id"] == "alike", reply
+
+
 # ---- connections that go away ----------------------------------------------------------------
 
 
