@@ -27,6 +27,8 @@ Rules:
   a connected client keeps open forever.
 * Errors carry the request id whenever it could be read, and the HTTP status the spec
   names (400 for ``_meta``/header/version/capability errors, 404 for unknown methods).
+  An ``MCP-Protocol-Version`` naming no revision served is 400 on every POST, a
+  notification's included.
 * Mounted under a path (Starlette's ``Mount``, ``--root-path``: the ASGI ``root_path``), it
   routes from there, and the URLs it gives out (page links, the protected-resource
   metadata, what a DPoP proof must name) carry it, or the public URL when one is set.
@@ -42,7 +44,14 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import Final
 
-from mcp_elicit.errors import ConfigError, InternalError, InvalidRequest, InvalidResponse, ProtocolError
+from mcp_elicit.errors import (
+    ConfigError,
+    InternalError,
+    InvalidRequest,
+    InvalidResponse,
+    ProtocolError,
+    UnsupportedProtocolVersion,
+)
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
@@ -70,6 +79,8 @@ from mcp_elicit.transports.http_sessions import SessionRoutes
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import pages_app
 from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.headers import VERSION_HEADER
+from mcp_elicit.wire.versions import SUPPORTED
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 
@@ -359,6 +370,11 @@ class StreamableHTTP(SessionRoutes):
             await self._in_session(sid, message, headers, principal, sse_ok, receive, send, network)
             return
         if isinstance(message, jsonrpc.Notification):  # outside a session: nothing to do but take it
+            version = headers.get(VERSION_HEADER)
+            if version is not None and version.strip() not in SUPPORTED:
+                refused = UnsupportedProtocolVersion.for_version(version.strip()[:40], SUPPORTED)
+                await error_response(send, None, refused)
+                return
             with notifying(telemetry, message.method, message.params, incoming=True, network=network):
                 await accepted(send)
             return
