@@ -6,11 +6,12 @@ Rules:
   (``secrets.token_urlsafe``). When the server authenticates, a session belongs to the
   principal that created it: another principal presenting its id finds nothing (404),
   exactly like an unknown id.
-* Sessions are bounded in number and expire when idle; an expired or deleted session is
+* Sessions are bounded in number and expire when idle: not in use (no request in
+  flight, no question pending, no open standalone stream) for ``idle_timeout`` seconds
+  since it was last seen or last stopped being in use. An expired or deleted session is
   gone (404), and closing one cancels what it had in flight and every question it was
   waiting on — nothing is left behind. At the bound, the least recently seen session
-  that is not in use (no request in flight, no question pending, no open standalone
-  stream) makes room; when every session is in use, a new one is refused (503).
+  that is not in use makes room; when every session is in use, a new one is refused (503).
 * Server-to-client requests wait on a future keyed by their id; the client's response
   resolves it. The wait has its own budget (a person is answering), not the request
   timeout; cancellation and timeouts remove the entry.
@@ -77,6 +78,11 @@ class Session:
         self._ids = itertools.count(1)
         self._queue: deque[bytes] = deque(maxlen=100)
         self._wakeup = asyncio.Event()
+
+    @property
+    def in_use(self) -> bool:
+        """A request in flight, a question pending or a standalone stream open: never idle."""
+        return bool(self.inflight or self.pending or self.listeners)
 
     # ---- questions to the client ---------------------------------------------------
 
@@ -241,7 +247,7 @@ class Sessions:
         now = self.clock()
         self._expire(now)
         if len(self._live) >= self.max_sessions:
-            idle = [s for s in self._live.values() if not s.inflight and not s.pending and not s.listeners]
+            idle = [s for s in self._live.values() if not s.in_use]
             if not idle:
                 raise ProtocolError("Too many sessions; try again later", http_status=503)
             self.close(min(idle, key=lambda s: s.last_seen).id)
@@ -254,13 +260,18 @@ class Sessions:
         if session is None:
             return None
         now = self.clock()
-        if now - session.last_seen > self.idle_timeout and not session.inflight:
+        if now - session.last_seen > self.idle_timeout and not session.in_use:
             self.close(sid)
             return None
         if session.principal != principal:
             return None
         session.last_seen = now
         return session
+
+    def seen(self, session: Session) -> None:
+        """``session`` stopped being in use (a request answered, a stream closed): its idle
+        time starts now."""
+        session.last_seen = self.clock()
 
     def close(self, sid: str) -> bool:
         session = self._live.pop(sid, None)
@@ -291,6 +302,6 @@ class Sessions:
 
     def _expire(self, now: float) -> None:
         for sid, session in list(self._live.items()):
-            if now - session.last_seen > self.idle_timeout and not session.inflight:
+            if now - session.last_seen > self.idle_timeout and not session.in_use:
                 log.info("session %s expired after %.0f s idle", sid[:8], now - session.last_seen)
                 self.close(sid)

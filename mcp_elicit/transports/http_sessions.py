@@ -106,12 +106,15 @@ class SessionRoutes:
             return
         exchange = ResumableExchange(send, sse_ok, session, resume_within=self.resume_within)
         channel = SessionChannel(exchange)
-        await self._run_watched(
-            exchange,
-            message,
-            receive,
-            self._session_reply(message, session, channel, principal, network),
-        )
+        try:
+            await self._run_watched(
+                exchange,
+                message,
+                receive,
+                self._session_reply(message, session, channel, principal, network),
+            )
+        finally:
+            self.server.sessions.seen(session)  # a long request is not idle time
 
     async def _malformed_response(
         self,
@@ -169,6 +172,7 @@ class SessionRoutes:
             await self._stream_pushed(session, receive, send)
         finally:
             session.listeners -= 1
+            self.server.sessions.seen(session)
 
     async def _stream_pushed(self, session: Session, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})

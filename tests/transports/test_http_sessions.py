@@ -371,3 +371,39 @@ async def test_get_and_delete_check_the_version_header(
             running.url, json={"jsonrpc": "2.0", "id": 4, "method": "ping"}, headers=session.headers()
         )
         assert pong.json() == {"jsonrpc": "2.0", "id": 4, "result": {}}  # the session lives on
+
+
+async def test_a_session_in_use_does_not_expire(wire_2025: WireChecker) -> None:
+    """Idle means nothing going on: a session whose standalone stream stays open longer
+    than the idle timeout was closed (its stream ended, its next request was 404), and so
+    was one whose only request ran longer than it, right after that request answered."""
+    app = ask_name_server("http-sessions-idle", session_idle_timeout=0.5)
+
+    @app.tool()
+    async def slow() -> str:
+        await asyncio.sleep(0.8)
+        return "slow done"
+
+    ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    async with (
+        uvicorn_server(StreamableHTTP(app, keepalive=0.2)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        listening, working = Session(http, running.url, wire_2025), Session(http, running.url, wire_2025)
+        await listening.open()
+        await working.open()
+        async with http.stream("GET", running.url, headers=listening.headers()) as stream:
+            assert stream.status_code == 200
+            done = await http.post(running.url, json=working.call("slow"), headers=working.headers())
+            answer = orjson.loads(EventDecoder().feed(done.content)[-1].data)  # kept alive: SSE
+            wire_2025.response("tools/call", answer)
+            assert answer["result"]["content"][0]["text"] == "slow done"
+            await Session(http, running.url, wire_2025).open()  # a new session looks for expired ones
+            app.notify_resource_updated("test://x")  # nobody subscribed: just a wake-up
+            for session in (listening, working):
+                kept = await http.post(running.url, json=ping, headers=session.headers())
+                assert kept.status_code == 200, kept.text
+                assert kept.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+        await asyncio.sleep(0.7)  # idle now, for longer than the timeout: gone
+        gone = await http.post(running.url, json=ping, headers=listening.headers())
+        assert gone.status_code == 404
