@@ -168,13 +168,15 @@ class SessionChannel:
 
 class Exchange:
     """One POST's response: JSON by default, switched to SSE by the first notification
-    (or by a keep-alive, see :meth:`ping`)."""
+    (or by a keep-alive, see :meth:`ping`); SSE throughout for a client that does not
+    accept JSON (``json_ok`` false)."""
 
-    __slots__ = ("_lock", "closed", "gone", "send", "sse_ok", "streaming")
+    __slots__ = ("_lock", "closed", "gone", "json_ok", "send", "sse_ok", "streaming")
 
-    def __init__(self, send: Send, sse_ok: bool) -> None:
+    def __init__(self, send: Send, sse_ok: bool, json_ok: bool = True) -> None:
         self.send = send
         self.sse_ok = sse_ok
+        self.json_ok = json_ok
         self.streaming = False
         self.closed = False
         #: The client went away and the request was cancelled for it (no answer is due).
@@ -254,9 +256,11 @@ class Exchange:
         if self.closed:
             return
         self.closed = True
-        if self.streaming or self._lock is not None:
+        as_event = not self.json_ok and status == 200  # an HTTP error status stays JSON
+        if self.streaming or self._lock is not None or as_event:
             async with self._guard():
-                if self.streaming:
+                if self.streaming or as_event:
+                    await self._start_stream()
                     await self.send(
                         {"type": "http.response.body", "body": encode_event(payload), "more_body": False}
                     )

@@ -9,8 +9,9 @@ Rules:
   bytes (413 beyond, checked on Content-Length before reading and while reading).
 * A request is answered with one JSON object, unless its handler sends notifications
   first (progress, logs): then the response becomes an SSE stream scoped to that request,
-  the notifications flushed as they happen and the result last. No server-to-client
-  request is ever sent on a modern stream.
+  the notifications flushed as they happen and the result last. A client that does not
+  accept JSON gets the SSE stream in any case. No server-to-client request is ever sent
+  on a modern stream.
 * Closing the connection cancels the request's handler (watched once it runs long),
   unless it is a 2025-11-25 session request whose stream the client can resume
   (``http_streams``): that one waits ``resume_within`` seconds for the client first.
@@ -58,6 +59,7 @@ from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_bearer import app_base, authenticate, serve_metadata
 from mcp_elicit.transports.http_exchange import (
+    SSE_HEADERS,
     ASGIApp,
     Exchange,
     Receive,
@@ -80,6 +82,7 @@ from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import pages_app
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import VERSION_HEADER
+from mcp_elicit.wire.sse import encode_event
 from mcp_elicit.wire.versions import SUPPORTED
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
@@ -367,7 +370,9 @@ class StreamableHTTP(SessionRoutes):
         network = network_attributes(scope) if telemetry is not None and telemetry.active else None
         sid = headers.get("mcp-session-id")
         if sid is not None and not modern:
-            await self._in_session(sid, message, headers, principal, sse_ok, receive, send, network)
+            await self._in_session(
+                sid, message, headers, principal, sse_ok, receive, send, network, json_ok=json_ok
+            )
             return
         if isinstance(message, jsonrpc.Notification):  # outside a session: nothing to do but take it
             version = headers.get(VERSION_HEADER)
@@ -388,10 +393,12 @@ class StreamableHTTP(SessionRoutes):
             if session is not None:
                 session.network = network_attributes(scope)
             extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []
-            await send(
-                {"type": "http.response.start", "status": status, "headers": [*json_headers(payload), *extra]}
-            )
-            await send({"type": "http.response.body", "body": payload})
+            if json_ok or status != 200:
+                head, body = json_headers(payload), payload
+            else:  # the client takes SSE only
+                head, body = SSE_HEADERS, encode_event(payload)
+            await send({"type": "http.response.start", "status": status, "headers": [*head, *extra]})
+            await send({"type": "http.response.body", "body": body})
             return
         if message.method == "subscriptions/listen" and not sse_ok:
             await error_response(
@@ -403,7 +410,7 @@ class StreamableHTTP(SessionRoutes):
                 ),
             )
             return
-        exchange = Exchange(send, sse_ok)
+        exchange = Exchange(send, sse_ok, json_ok)
         if message.method in _RUNS_USER_CODE:
             await self._run_watched(
                 exchange,

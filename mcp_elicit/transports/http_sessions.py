@@ -72,6 +72,8 @@ class SessionRoutes:
         receive: Receive,
         send: Send,
         network: Mapping[str, str | int] | None = None,
+        *,
+        json_ok: bool = True,
     ) -> None:
         rid = message.id if isinstance(message, jsonrpc.Request) else None
         session = self._session(sid, principal)
@@ -104,7 +106,7 @@ class SessionRoutes:
             session.resolve(message)
             await accepted(send)
             return
-        exchange = ResumableExchange(send, sse_ok, session, resume_within=self.resume_within)
+        exchange = ResumableExchange(send, sse_ok, session, resume_within=self.resume_within, json_ok=json_ok)
         channel = SessionChannel(exchange)
         try:
             await self._run_watched(

@@ -74,8 +74,10 @@ class ResumableExchange(Exchange):
         "task",
     )
 
-    def __init__(self, send: Send, sse_ok: bool, session: Session, *, resume_within: float) -> None:
-        super().__init__(send, sse_ok)
+    def __init__(
+        self, send: Send, sse_ok: bool, session: Session, *, resume_within: float, json_ok: bool = True
+    ) -> None:
+        super().__init__(send, sse_ok, json_ok)
         self.session = session
         self.resume_within = resume_within
         self.stream_id = ""  # drawn when the response becomes a stream
@@ -137,6 +139,8 @@ class ResumableExchange(Exchange):
         self.closed = True
         async with self._guard():
             try:
+                if not self.streaming and not self.json_ok and payload is not None and status == 200:
+                    await self._start_stream()  # the client takes SSE only
                 if not self.streaming:
                     if payload is None:
                         await self.send({"type": "http.response.start", "status": status, "headers": []})

@@ -348,6 +348,26 @@ async def test_content_type_and_accept(
         assert reply.error["code"] == -32600
 
 
+@pytest.mark.parametrize(
+    ("accept", "content_type"),
+    [
+        pytest.param("text/event-stream", "text/event-stream", id="only SSE"),
+        pytest.param("text/event-stream, application/json;q=0", "text/event-stream", id="JSON refused"),
+        pytest.param("application/json", "application/json", id="only JSON"),
+        pytest.param(ACCEPT_BOTH, "application/json", id="both"),
+    ],
+)
+async def test_the_answer_comes_in_a_type_the_client_accepts(
+    mcp: McpHttp, accept: str, content_type: str
+) -> None:
+    """A client that accepts only SSE gets its answer as one SSE event (it got JSON,
+    which it had said it does not take)."""
+    for method, params in (("tools/list", None), ("tools/call", {"name": "test_simple_text"})):
+        reply = await mcp.request(method, params, headers={"Accept": accept})
+        assert (reply.status, reply.content_type) == (200, content_type), reply.body
+        assert len(reply.messages) == 1 and "result" in reply.message
+
+
 async def test_sse_only_client_still_gets_its_notifications(mcp: McpHttp) -> None:
     reply = await mcp.call(
         "test_tool_with_progress", meta_=meta(progressToken="t"), headers={"Accept": "text/event-stream"}

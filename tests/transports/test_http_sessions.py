@@ -407,3 +407,38 @@ async def test_a_session_in_use_does_not_expire(wire_2025: WireChecker) -> None:
         await asyncio.sleep(0.7)  # idle now, for longer than the timeout: gone
         gone = await http.post(running.url, json=ping, headers=listening.headers())
         assert gone.status_code == 404
+
+
+async def test_a_client_that_takes_only_sse_gets_sse(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    """Accept: text/event-stream alone: initialize and every answer come as SSE (they came
+    as JSON, which the client had not said it takes)."""
+    _, running = served
+    accept = {"accept": "text/event-stream"}
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        body = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        opened = await http.post(running.url, json=body, headers=accept)
+        assert opened.headers["content-type"] == "text/event-stream"
+        (answer,) = EventDecoder().feed(opened.content)
+        wire_2025.response("initialize", orjson.loads(answer.data))
+        session.sid = opened.headers["mcp-session-id"]
+        pong = await http.post(
+            running.url,
+            json={"jsonrpc": "2.0", "id": 9, "method": "ping"},
+            headers={**session.headers(), **accept},
+        )
+        assert pong.headers["content-type"] == "text/event-stream"
+        (event,) = EventDecoder().feed(pong.content)  # the priming event carries no data
+        assert orjson.loads(event.data) == {"jsonrpc": "2.0", "id": 9, "result": {}}
+        assert event.id is not None
