@@ -92,7 +92,9 @@ def network_attributes(scope: Scope) -> dict[str, str | int]:
 
 
 #: Headers read as one value: a second, different one is refused (so are repeated ``mcp-*``).
-_ONE_VALUE: Final = frozenset({"host", "origin", "content-type", "authorization", "dpop", "last-event-id"})
+#: ``Authorization`` and ``DPoP`` are not here: the authentication refuses any repeat of
+#: them itself, with the challenge (``WWW-Authenticate``) a client acts on.
+_ONE_VALUE: Final = frozenset({"host", "origin", "content-type", "last-event-id"})
 
 
 def repeated_headers(raw: Iterable[tuple[bytes, bytes]], headers: dict[str, str]) -> ProtocolError | None:
