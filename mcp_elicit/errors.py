@@ -263,6 +263,8 @@ class UnsupportedProtocolVersion(ProtocolError):
 
     @classmethod
     def for_version(cls, requested: str, supported: Sequence[str]) -> UnsupportedProtocolVersion:
+        if len(requested) > 60:  # quoted, not echoed whole: a header can be tens of KB
+            requested = requested[:60] + "..."
         return cls(
             f"Unsupported protocol version {requested!r}; supported: {', '.join(supported)}",
             {"supported": list(supported), "requested": requested},

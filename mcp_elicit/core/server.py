@@ -241,8 +241,8 @@ class ServerCore:
             raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
         if raw.strip() != version:
             raise HeaderMismatch(
-                f"Header mismatch: MCP-Protocol-Version header {raw.strip()!r} does not match "
-                f"_meta protocolVersion {version!r}"
+                f"Header mismatch: MCP-Protocol-Version header {h.shown(raw.strip())} does not match "
+                f"_meta protocolVersion {h.shown(version)}"
             )
 
     @staticmethod
@@ -252,8 +252,8 @@ class ServerCore:
             raise HeaderMismatch("Header mismatch: the Mcp-Method header is required")
         if raw_method.strip() != method:
             raise HeaderMismatch(
-                f"Header mismatch: Mcp-Method header {raw_method.strip()!r} "
-                f"does not match body method {method!r}"
+                f"Header mismatch: Mcp-Method header {h.shown(raw_method.strip())} "
+                f"does not match body method {h.shown(method)}"
             )
         expected = h.name_source(method, params)
         if expected is None:
@@ -267,7 +267,8 @@ class ServerCore:
             raise HeaderMismatch(f"Header mismatch: Mcp-Name header is invalid: {exc}") from None
         if name != expected:
             raise HeaderMismatch(
-                f"Header mismatch: Mcp-Name header value {name!r} does not match body value {expected!r}"
+                f"Header mismatch: Mcp-Name header value {h.shown(name)} does not match body value "
+                f"{h.shown(expected)}"
             )
 
     # ---- results ---------------------------------------------------------------

@@ -35,12 +35,26 @@ __all__ = [
     "header_params",
     "name_source",
     "param_value",
+    "shown",
 ]
 
 VERSION_HEADER: Final = "mcp-protocol-version"
 METHOD_HEADER: Final = "mcp-method"
 NAME_HEADER: Final = "mcp-name"
 PARAM_HEADER_PREFIX: Final = "mcp-param-"
+
+#: How much of a value an error message quotes: a header can be as long as the HTTP server
+#: takes (tens of KB), and the error echoing it whole would be as long.
+SHOWN_MAX: Final = 60
+
+
+def shown(value: object) -> str:
+    """``value`` as an error message quotes it: its repr, cut to ``SHOWN_MAX`` characters
+    of the value, with how long it was when cut."""
+    if isinstance(value, str) and len(value) > SHOWN_MAX:
+        return f"{value[:SHOWN_MAX]!r}... ({len(value)} characters)"
+    return repr(value)
+
 
 _SENTINEL_START: Final = "=?base64?"
 _SENTINEL_END: Final = "?="
@@ -214,7 +228,7 @@ def check_param_headers(
             raise HeaderMismatch(f"Header mismatch: Mcp-Param-{name} is invalid: {exc}") from None
         if expected is None or not _same(got, value, expected):
             raise HeaderMismatch(
-                f"Header mismatch: Mcp-Param-{name} header value {got!r} does not match the argument value"
+                f"Header mismatch: Mcp-Param-{name} header value {shown(got)} does not match the argument value"
             )
 
 

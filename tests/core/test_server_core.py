@@ -170,3 +170,25 @@ def test_discover() -> None:
     result = CORE.discover()
     assert result["supportedVersions"][0] == "2026-07-28"
     assert result["capabilities"] == {"tools": {}}
+
+
+@pytest.mark.parametrize(
+    ("message", "headers"),
+    [
+        (_request("tools/call", name="t"), _headers(method="tools/call", **{"mcp-name": "n" * 12000})),
+        (_request(), _headers(method="x" * 12000)),
+        (_request(), _headers(version="9" * 12000)),
+        (_request(meta={**META, "io.modelcontextprotocol/protocolVersion": "v" * 12000}), None),
+    ],
+)
+def test_a_huge_header_or_version_is_quoted_cut_short(
+    message: Request, headers: dict[str, str] | None
+) -> None:
+    """An error quotes at most 60 characters of what it refuses, and says how long it was:
+    a header of 12,000 characters is not echoed back whole."""
+    core = ServerCore(ServerIdentity(name="s", version="1"))
+    with pytest.raises(ProtocolError) as caught:
+        core.check_modern(message, headers)
+    error = caught.value.to_error()
+    assert len(str(error)) < 500
+    assert "..." in error["message"]
