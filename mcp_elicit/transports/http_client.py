@@ -135,11 +135,15 @@ class HttpTransport:
             hooks.append(self._keep_fixed_headers_home)
 
     async def _keep_fixed_headers_home(self, request: httpx.Request) -> None:
-        """Drop the caller's fixed headers from a request (a redirect) to another origin."""
-        if request.extensions.get(_MARK) is not self or not self.fixed:
+        """Drop the caller's fixed headers, and a DPoP proof, from a request (a redirect) to
+        another origin: httpx drops only ``Authorization`` there, and a proof made for this
+        server's URL is for nobody else."""
+        if request.extensions.get(_MARK) is not self or not (self.fixed or "dpop" in request.headers):
             return  # not this transport's request (a caller's client may be shared)
         if _origin(request.url) == _origin(httpx.URL(self.url)):
             return
+        if "dpop" in request.headers:
+            del request.headers["dpop"]
         dropped = [name for name in self.fixed if name.lower() not in _OURS and name in request.headers]
         for name in dropped:
             del request.headers[name]

@@ -5,6 +5,7 @@ the request, failing it at once as a protocol violation."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -125,3 +126,33 @@ async def test_fixed_headers_are_not_sent_on_a_redirect_to_another_origin(
     assert redirected.url == f"http://127.0.0.1:{port}/mcp"
     assert ("x-api-key" in redirected.headers) is kept
     assert redirected.headers["accept"] == "application/json, text/event-stream"
+
+
+class _Proving(httpx.Auth):
+    """Signs each request as an OAuth client with DPoP does: a token and a proof."""
+
+    def auth_flow(self, request: httpx.Request) -> Any:
+        request.headers["Authorization"] = "DPoP tok"
+        request.headers["DPoP"] = "proof-for-" + str(request.url)
+        yield request
+
+
+@pytest.mark.parametrize(("port", "kept"), [(8001, True), (8002, False)], ids=["same origin", "other port"])
+async def test_a_dpop_proof_is_not_sent_on_a_redirect_to_another_origin(
+    monkeypatch: pytest.MonkeyPatch, port: int, kept: bool
+) -> None:
+    """httpx drops Authorization on a redirect to another origin; the DPoP proof, made for
+    this server's URL, goes no further either."""
+    seen: list[httpx.Request] = []
+    real = httpx.AsyncClient
+    monkeypatch.setattr(httpx, "AsyncClient", lambda **kw: real(transport=_redirecting(port, seen), **kw))
+    transport = HttpTransport("http://127.0.0.1:8001/mcp/", auth=_Proving())
+    await transport.open(_nothing)
+    exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+    assert not isinstance(await exchange.receive(), Ended)
+    await exchange.aclose()
+    await transport.aclose()
+    first, redirected = seen
+    assert first.headers["dpop"] == "proof-for-http://127.0.0.1:8001/mcp/"
+    assert ("dpop" in redirected.headers) is kept
+    assert ("authorization" in redirected.headers) is kept
