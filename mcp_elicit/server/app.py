@@ -375,7 +375,11 @@ class Server(Catalog):
         except Exception:
             log.exception("request %r (%s) failed", message.id, message.method)
             return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
-        return jsonrpc.encode_result(message.id, result), 200
+        try:
+            return jsonrpc.encode_result(message.id, result), 200
+        except TypeError:  # a value JSON cannot carry got into the result
+            log.exception("request %r (%s): the result could not be encoded", message.id, message.method)
+            return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
 
     async def handle(
         self,

@@ -199,7 +199,11 @@ async def respond_in_session(
         return jsonrpc.encode_error(message.id, InternalError("Internal error"))
     finally:
         session.inflight.pop(message.id, None)
-    return jsonrpc.encode_result(message.id, result)
+    try:
+        return jsonrpc.encode_result(message.id, result)
+    except TypeError:  # a value JSON cannot carry got into the result
+        log.exception("request %r (%s): the result could not be encoded", message.id, message.method)
+        return jsonrpc.encode_error(message.id, InternalError("Internal error"))
 
 
 async def _dispatch(

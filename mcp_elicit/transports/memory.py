@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -30,6 +31,8 @@ from mcp_elicit.server.sessions import Session
 from mcp_elicit.wire import jsonrpc
 
 __all__ = ["MemoryTransport", "connect_memory"]
+
+log = logging.getLogger("mcp_elicit.transports.memory")
 
 
 class MemoryTransport:
@@ -140,6 +143,18 @@ class _MemoryExchange:
             self._queue.put_nowait(Ended(202 if self._owner.http else None))
             return
         owner = self._owner
+        try:
+            payload, status = await self._answer(request, headers)
+        except Exception as exc:  # what the server let escape ends the exchange, as a 500 would
+            log.exception("the server failed on request %r (%s)", request.id, request.method)
+            self._queue.put_nowait(Ended(500 if owner.http else None, body=f"the server failed: {exc}"))
+            return
+        if payload is not None:
+            self._deliver(payload)
+        self._queue.put_nowait(Ended(status if owner.http else None))
+
+    async def _answer(self, request: jsonrpc.Request, headers: dict[str, str]) -> tuple[bytes | None, int]:
+        owner = self._owner
         server = owner.server
         given = headers if owner.http else None
         status = 200
@@ -158,9 +173,7 @@ class _MemoryExchange:
             payload, status = await server.respond(
                 request, channel=self, principal=owner.principal, headers=given
             )
-        if payload is not None:
-            self._deliver(payload)
-        self._queue.put_nowait(Ended(status if owner.http else None))
+        return payload, status
 
     async def receive(self) -> jsonrpc.Message | Ended:
         if self._final is not None:
