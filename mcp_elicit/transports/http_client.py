@@ -88,6 +88,7 @@ class HttpTransport:
         if auth is not None and client is not None:
             raise ValueError("pass auth or client, not both: give the client its auth yourself")
         self.url = url
+        self._shown = shown_url(url)
         self.auth = auth
         self.fixed = dict(headers or {})
         self._given = client
@@ -104,7 +105,7 @@ class HttpTransport:
 
     @property
     def where(self) -> str:
-        return self.url
+        return self._shown
 
     @property
     def network(self) -> Mapping[str, str | int]:
@@ -120,7 +121,7 @@ class HttpTransport:
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            raise TransportError(f"the connection to {self.url} is not open")
+            raise TransportError(f"the connection to {self._shown} is not open")
         return self._client
 
     async def open(self, unsolicited: Unsolicited) -> None:
@@ -151,7 +152,7 @@ class HttpTransport:
             self._redirect_warned = True
             log.warning(
                 "%s redirected to another origin (%s); %s not sent there",
-                self.url,
+                self._shown,
                 request.url.copy_with(path="/", query=None, fragment=None),
                 ", ".join(dropped),
             )
@@ -182,11 +183,11 @@ class HttpTransport:
                     extensions={_MARK: self},
                 )
         except (httpx.HTTPError, TimeoutError) as exc:
-            raise TransportError(f"could not send to {self.url}: {_describe(exc)}") from None
+            raise TransportError(f"could not send to {self._shown}: {_describe(exc)}") from None
         if response.status_code >= 400:
             log.warning(
                 "%s answered a %s with HTTP %d: %s",
-                self.url,
+                self._shown,
                 message.get("method", "response"),
                 response.status_code,
                 response.text[:300],
@@ -205,7 +206,7 @@ class HttpTransport:
         try:
             await self.send(reply, headers)
         except (TransportError, AuthorizationError) as exc:
-            log.warning("could not answer %s's unreadable request %r: %s", self.url, reply["id"], exc)
+            log.warning("could not answer %s's unreadable request %r: %s", self._shown, reply["id"], exc)
 
     async def listen(
         self, headers: Mapping[str, str], last_event_id: str | None = None
@@ -232,7 +233,7 @@ class HttpTransport:
             async with asyncio.timeout(5.0):
                 await self.client.delete(self.url, headers={**self.fixed, **extra}, extensions={_MARK: self})
         except (httpx.HTTPError, TimeoutError, AuthorizationError) as exc:
-            log.debug("DELETE %s failed: %s", self.url, _describe(exc))
+            log.debug("DELETE %s failed: %s", self._shown, _describe(exc))
 
     async def aclose(self) -> None:
         for exchange in list(self._exchanges):
@@ -305,7 +306,7 @@ class _HttpExchange:
         self._queue.put_nowait(message)
 
     async def _pump(self, headers: dict[str, str], content: bytes | None) -> None:
-        url = self._owner.url
+        url, shown = self._owner.url, self._owner.where
         status: int | None = None
         decoder = EventDecoder()
         try:
@@ -340,22 +341,22 @@ class _HttpExchange:
             self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}", error=exc))
         except httpx.ConnectError as exc:
             self._queue.put_nowait(
-                Ended(reason=f"cannot connect to {url} ({_describe(exc)}); is the server running there?")
+                Ended(reason=f"cannot connect to {shown} ({_describe(exc)}); is the server running there?")
             )
         except ValueError as exc:  # a size cap (of a body, an SSE line or event) was hit
-            self._queue.put_nowait(Ended(status, reason=f"the response from {url} was refused: {exc}"))
+            self._queue.put_nowait(Ended(status, reason=f"the response from {shown} was refused: {exc}"))
         except (httpx.HTTPError, OSError) as exc:
             self._queue.put_nowait(
                 Ended(
                     status,
                     last_event_id=decoder.last_event_id,
                     retry_ms=decoder.retry,
-                    reason=f"the connection to {url} broke ({_describe(exc)})",
+                    reason=f"the connection to {shown} broke ({_describe(exc)})",
                 )
             )
         except Exception as exc:  # a bug below us (an auth flow, say): fail the request, never hang it
-            log.exception("the request to %s failed", url)
-            self._queue.put_nowait(Ended(status, reason=f"the request to {url} failed ({_describe(exc)})"))
+            log.exception("the request to %s failed", shown)
+            self._queue.put_nowait(Ended(status, reason=f"the request to {shown} failed ({_describe(exc)})"))
         finally:
             self.started.set()
 
@@ -363,12 +364,12 @@ class _HttpExchange:
         try:
             message = jsonrpc.decode(data)
         except ProtocolError as exc:
-            ended = malformed_reply(exc, self._owner.url) if exc.request_id == self._rid else None
+            ended = malformed_reply(exc, self._owner.where) if exc.request_id == self._rid else None
             if ended is not None:
                 self._queue.put_nowait(ended)  # the request fails now, not at its timeout
                 return True
             log.warning(
-                "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.url, exc
+                "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.where, exc
             )
             reply = invalid_request_reply(exc)
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600
@@ -404,3 +405,18 @@ async def connect_http(
     transport = HttpTransport(url, headers=headers, client=http_client, trace=trace, auth=auth)
     async with Client(transport, answerer=answerer, **options) as client:
         yield client
+
+
+def shown_url(url: str) -> str:
+    """``url`` as messages and logs show it: a user name and password, a query string and a
+    fragment, where keys and tokens travel (``?api_key=...``), are left out, and the fact said."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, TypeError):
+        return url
+    if not (parsed.userinfo or parsed.query or parsed.fragment):
+        return url
+    shown = str(parsed.copy_with(userinfo=b"", query=None, fragment=None))
+    if parsed.query or parsed.fragment:
+        shown += "?..."
+    return shown

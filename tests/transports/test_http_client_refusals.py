@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from mcp_elicit.client.transport import Ended
-from mcp_elicit.errors import ProtocolViolation
+from mcp_elicit.errors import ProtocolViolation, TransportError
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.wire.sse import encode_event
 
@@ -156,3 +156,21 @@ async def test_a_dpop_proof_is_not_sent_on_a_redirect_to_another_origin(
     assert first.headers["dpop"] == "proof-for-http://127.0.0.1:8001/mcp/"
     assert ("dpop" in redirected.headers) is kept
     assert ("authorization" in redirected.headers) is kept
+
+
+async def test_a_key_in_the_servers_url_reaches_no_message_or_log(caplog: pytest.LogCaptureFixture) -> None:
+    """A key in the URL's query (``?api_key=``) or user info goes to the server, but into no
+    error message, log line or the place the server is named (``where``)."""
+    url = "http://user:hunter2@127.0.0.1:9/mcp?api_key=s3cr3t"  # port 9: nothing listens
+    transport = HttpTransport(url)
+    assert transport.where == "http://127.0.0.1:9/mcp?..."
+    await transport.open(_nothing)
+    exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+    ended = await exchange.receive()
+    await exchange.aclose()
+    with pytest.raises(TransportError, match="could not send to") as caught:
+        await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, {})
+    await transport.aclose()
+    assert isinstance(ended, Ended) and ended.reason is not None and "cannot connect to" in ended.reason
+    said = [ended.reason, str(caught.value), *(r.getMessage() for r in caplog.records)]
+    assert not [text for text in said if "s3cr3t" in text or "hunter2" in text]
