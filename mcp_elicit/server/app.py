@@ -4,7 +4,10 @@ with decorators; a transport hands it checked requests and gets results back.
 Rules: list results come in registration order, paginated with an opaque cursor; an
 unknown tool is a tool error (``isError``), an unknown prompt or resource a JSON-RPC error;
 handlers that may ask questions (tools, prompts, resource reads) run under the asking
-strategy of the request's revision, so one handler serves every revision unchanged.
+strategy of the request's revision, so one handler serves every revision unchanged. A
+handler that is a plain function runs in a worker thread (``server.threads``); what tells
+clients of a change (registering, ``notify_*``) runs on the event loop even when such a
+handler calls it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
+from mcp_elicit.server.threads import on_loop
 from mcp_elicit.server.tools import error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
@@ -58,7 +62,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Server(Catalog):
-    """An MCP server. ``Server("bookings")``, then ``@app.tool()`` on async functions."""
+    """An MCP server. ``Server("bookings")``, then ``@app.tool()`` on functions (``async def``
+    on the event loop, a plain ``def`` in a worker thread)."""
 
     def __init__(
         self,
@@ -277,6 +282,7 @@ class Server(Catalog):
         answer = respond_in_session(self, message, session, channel=channel, principal=principal)
         return await telemetry.traced(message, answer, version=version, session=sid, network=network)
 
+    @on_loop
     def complete_elicitation(self, elicitation_id: str, principal: str | None = None) -> bool:
         """Tell the sessions that sent URL elicitation ``elicitation_id`` that it is done
         (``notifications/elicitation/complete``); True when one was told. Only sessions of
@@ -297,6 +303,7 @@ class Server(Catalog):
         for session in self.sessions.awaiting(elicitation_id, principal):
             session.abandon(elicitation_id)
 
+    @on_loop
     def notify_resource_updated(self, uri: str) -> int:
         """Send ``notifications/resources/updated`` to every client subscribed to ``uri``
         (2026-07-28 listeners and 2025-11-25 sessions); how many on this instance. With a
@@ -311,6 +318,7 @@ class Server(Catalog):
             session.notify(method, params, self.telemetry)
         return len(sessions) + self.subscriptions.publish(method, params)
 
+    @on_loop
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> int:
         """Tell every client listening that the list of ``kind`` changed (done for you
         when a tool, prompt or resource is registered or removed); how many were told."""
@@ -327,6 +335,7 @@ class Server(Catalog):
         self.subscriptions.publish("notifications/tasks", record.wire())
         self.relay.mirror(record)
 
+    @on_loop
     def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:
         self._core = None
         if kind != "completions":

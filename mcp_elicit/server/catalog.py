@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.tasks import TASKS_EXTENSION
-from mcp_elicit.server.completion import Completer, check_reference
+from mcp_elicit.server.completion import Completer, check_reference, suggest
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import ResourceDef, is_template
 from mcp_elicit.server.tools import ToolDef
@@ -182,7 +182,7 @@ class Catalog:
                 **{t.uri: tuple(t.pattern.groupindex) if t.pattern else () for t in self._templates},
             },
         )
-        return [] if self._suggest is None else self._suggest(ref, argument, context)
+        return [] if self._suggest is None else suggest(self._suggest, ref, argument, context)
 
     def capabilities(self) -> dict[str, Any]:
         """What this server offers, as ``server/discover`` and ``initialize`` declare it."""

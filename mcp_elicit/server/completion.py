@@ -7,17 +7,20 @@ offers, and ``argument`` has the ``name`` of one of its arguments (variables) an
 (strings); anything else is -32602 saying what is offered or expected. The function gets
 ``(ref, argument, context)`` and may be async; its first 100 values are returned, as
 strings, and when it gave more, ``hasMore`` is true and ``total`` says how many. Without a
-function, the answer is an empty list.
+function, the answer is an empty list. A plain function (``def``) runs in a worker thread
+(``suggest``), an async one on the event loop.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.errors import InvalidParams
+from mcp_elicit.server.threads import run_sync
 
-__all__ = ["Completer", "check_reference", "complete"]
+__all__ = ["Completer", "check_reference", "complete", "suggest"]
 
 Completer = Callable[[Mapping[str, Any], Mapping[str, Any], Mapping[str, Any] | None], Any]
 _MAX_VALUES = 100
@@ -71,6 +74,16 @@ async def complete(completer: Completer | None, params: Mapping[str, Any]) -> di
     if len(values) > _MAX_VALUES:  # the first 100, and how many there are
         return {"completion": {"values": values[:_MAX_VALUES], "total": len(values), "hasMore": True}}
     return {"completion": {"values": values, "hasMore": False}}
+
+
+def suggest(
+    fn: Completer, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Mapping[str, Any] | None
+) -> Any:
+    """What the completion function ``fn`` gives, to await: an async function is called
+    here, on the event loop; a plain one runs in a worker thread, as it may block."""
+    if inspect.iscoroutinefunction(fn):
+        return fn(ref, argument, context)
+    return run_sync("the completion function", fn, ref, argument, context)
 
 
 def check_reference(

@@ -22,6 +22,7 @@ from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import content_blocks, dump
 from mcp_elicit.server.signature import ArgumentsError, Signature
+from mcp_elicit.server.threads import run_sync
 from mcp_elicit.server.tools import check_name
 
 __all__ = ["PromptDef"]
@@ -84,9 +85,10 @@ class PromptDef:
             raise InvalidParams(f"Invalid params for prompt {self.name!r}: {exc}") from None
         if self.signature.context_param is not None:
             kwargs[self.signature.context_param] = ctx
-        value = self.fn(**kwargs)
         if self.signature.is_async:
-            value = await value
+            value = await self.fn(**kwargs)
+        else:  # a plain function may block: not on the event loop
+            value = await run_sync(f"prompt {self.name!r}", self.fn, **kwargs)
         return prompt_result(value, self.description, name=self.name)
 
 

@@ -30,6 +30,7 @@ from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
 from mcp_elicit.server.signature import ArgumentsError, Signature
+from mcp_elicit.server.threads import run_sync
 
 __all__ = ["ResourceDef", "find_resource", "is_template"]
 
@@ -164,9 +165,10 @@ class ResourceDef:
         kwargs = self.signature.bind(variables)
         if self.signature.context_param is not None:
             kwargs[self.signature.context_param] = ctx
-        value = self.fn(**kwargs)
         if self.signature.is_async:
-            value = await value
+            value = await self.fn(**kwargs)
+        else:  # a plain function may block: not on the event loop
+            value = await run_sync(f"resource {self.uri!r}", self.fn, **kwargs)
         items = value if isinstance(value, list) else [value]
         result: dict[str, Any] = {"contents": [self._contents(uri, item) for item in items]}
         params = ctx.call.params

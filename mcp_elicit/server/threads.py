@@ -1,0 +1,167 @@
+"""Handlers written as plain functions (``def``) run in worker threads, so one that blocks
+(``time.sleep``, a slow database call) holds up its own request only.
+
+Rules:
+
+* An ``async def`` handler runs on the event loop as it always did: no thread, no extra
+  ``await``. Only a plain function is handed to a worker thread (``run_sync``).
+* At most ``MAX_WORKERS`` functions run at once (as many as asyncio's default executor
+  allows: ``min(32, CPUs + 4)``); more wait their turn, in order, while the event loop
+  goes on serving everything else.
+* A function sees the contextvars of its request, as a copy: what it sets stays in its
+  thread.
+* A request cancelled while its function runs ends at once and nothing is ever sent for
+  it. A thread cannot be interrupted: the function runs on to its end, and what it
+  returns is dropped (what it raises is logged). One cancelled before its turn never runs.
+* The threads are daemon threads of this module's own pool, not the default executor's,
+  so a server that stops (stdin closed, a signal) exits without waiting for a function
+  that never returns.
+* What a function calls on the ``Server`` that tells clients something (registering a
+  tool, ``notify_resource_updated``...) must run on the event loop: such methods are
+  marked ``@on_loop``, and called from a worker thread they are handed to the loop, the
+  thread waiting for their result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import functools
+import logging
+import os
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Final, ParamSpec, TypeVar
+
+__all__ = ["MAX_WORKERS", "on_loop", "run_sync"]
+
+log = logging.getLogger("mcp_elicit.server")
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+#: How many plain-function handlers run at once (asyncio's default executor's bound).
+MAX_WORKERS: Final = min(32, (os.cpu_count() or 1) + 4)
+
+#: In a worker thread: the event loop its request runs on, and that loop's thread.
+_HOME: contextvars.ContextVar[tuple[asyncio.AbstractEventLoop, int] | None] = contextvars.ContextVar(
+    "mcp_elicit_handler_loop", default=None
+)
+
+
+@dataclass(slots=True)
+class _Job:
+    future: concurrent.futures.Future[Any]
+    context: contextvars.Context
+    home: tuple[asyncio.AbstractEventLoop, int]
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+    def run(self) -> None:
+        if not self.future.set_running_or_notify_cancel():
+            return  # its request was cancelled before its turn
+        try:
+            result = self.context.run(self._call)
+        except BaseException as exc:
+            self.future.set_exception(exc)
+        else:
+            self.future.set_result(result)
+
+    def _call(self) -> Any:
+        _HOME.set(self.home)
+        return self.fn(*self.args, **self.kwargs)
+
+
+class _Workers:
+    """Daemon threads taking jobs in order; a new one starts while none is idle, up to
+    ``most``. They live as long as the process (as the default executor's do)."""
+
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._idle = 0
+
+    def submit(self, job: _Job) -> None:
+        with self._lock:
+            self._jobs.put(job)
+            if self._idle:
+                self._idle -= 1
+            elif self._threads < self.most:
+                self._threads += 1
+                name = f"mcp-elicit handler {self._threads}"
+                threading.Thread(target=self._work, name=name, daemon=True).start()
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            job.run()
+            del job  # nothing of a finished request is kept while waiting for the next
+            with self._lock:
+                self._idle += 1
+
+
+_WORKERS = _Workers(MAX_WORKERS)
+
+
+async def run_sync(what: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)`` in a worker thread, with a copy of the caller's contextvars;
+    ``what`` names it in the log (``"tool 'book'"``). Cancelled, this ends at once."""
+    loop = asyncio.get_running_loop()
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+    home = (loop, threading.get_ident())
+    job = _Job(future, contextvars.copy_context(), home, fn, args, kwargs)
+    _WORKERS.submit(job)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        future.add_done_callback(functools.partial(_abandoned, what))
+        raise
+
+
+def _abandoned(what: str, future: concurrent.futures.Future[Any]) -> None:
+    """A function whose request was cancelled has ended: what it raised is logged."""
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("%s, whose request was cancelled, failed later: %r", what, future.exception())
+
+
+def on_loop(method: Callable[P, T]) -> Callable[P, T]:
+    """``method``, run on the event loop of the request when called from a handler's
+    worker thread (which waits for its result); called anywhere else, as it is."""
+
+    @functools.wraps(method)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        home = _HOME.get()
+        if home is None or home[1] == threading.get_ident():
+            return method(*args, **kwargs)
+        return _on(home[0], functools.partial(method, *args, **kwargs))
+
+    return run
+
+
+def _on(loop: asyncio.AbstractEventLoop, call: Callable[[], T]) -> T:
+    done: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        if done.set_running_or_notify_cancel():
+            try:
+                done.set_result(call())
+            except BaseException as exc:
+                done.set_exception(exc)
+
+    stopped = RuntimeError("the server's event loop has stopped; nothing can be told to clients now")
+    try:
+        loop.call_soon_threadsafe(run)
+    except RuntimeError:  # the loop is closed
+        raise stopped from None
+    while True:
+        try:
+            return done.result(timeout=1.0)
+        except TimeoutError:
+            if (loop.is_closed() or not loop.is_running()) and done.cancel():
+                raise stopped from None
