@@ -22,7 +22,7 @@ from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import content_blocks, dump
 from mcp_elicit.server.signature import ArgumentsError, Signature
-from mcp_elicit.server.threads import run_sync
+from mcp_elicit.server.threads import run_handler
 from mcp_elicit.server.tools import check_name
 
 __all__ = ["PromptDef"]
@@ -88,7 +88,7 @@ class PromptDef:
         if self.signature.is_async:
             value = await self.fn(**kwargs)
         else:  # a plain function may block: not on the event loop
-            value = await run_sync(f"prompt {self.name!r}", self.fn, **kwargs)
+            value = await run_handler(f"prompt {self.name!r}", self.fn, kwargs, self.signature.context_param)
         return prompt_result(value, self.description, name=self.name)
 
 

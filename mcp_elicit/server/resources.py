@@ -30,7 +30,7 @@ from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
 from mcp_elicit.server.signature import ArgumentsError, Signature
-from mcp_elicit.server.threads import run_sync
+from mcp_elicit.server.threads import run_handler
 
 __all__ = ["ResourceDef", "find_resource", "is_template"]
 
@@ -168,7 +168,7 @@ class ResourceDef:
         if self.signature.is_async:
             value = await self.fn(**kwargs)
         else:  # a plain function may block: not on the event loop
-            value = await run_sync(f"resource {self.uri!r}", self.fn, **kwargs)
+            value = await run_handler(f"resource {self.uri!r}", self.fn, kwargs, self.signature.context_param)
         items = value if isinstance(value, list) else [value]
         result: dict[str, Any] = {"contents": [self._contents(uri, item) for item in items]}
         params = ctx.call.params

@@ -16,6 +16,12 @@ Rules:
 * The threads are daemon threads of this module's own pool, not the default executor's,
   so a server that stops (stdin closed, a signal) exits without waiting for a function
   that never returns.
+* Such a function's ``Context`` is a ``ThreadContext``: it reads what the request carries
+  (``capabilities``, ``can_elicit()``, ``principal``, ``remember``...), but whatever must
+  be awaited (``elicit``, ``sample``, ``report_progress``, ``info``...) raises
+  ``TypeError`` saying to declare the handler ``async def``, rather than handing back a
+  question or coroutine that silently does nothing. A plain function that returns an
+  awaitable (a decorator hid an ``async def``) fails the same way (``run_handler``).
 * What a function calls on the ``Server`` that tells clients something (registering a
   tool, ``notify_resource_updated``...) must run on the event loop: such methods are
   marked ``@on_loop``, and called from a worker thread they are handed to the loop, the
@@ -28,15 +34,18 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
+import inspect
 import logging
 import os
 import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, ParamSpec, TypeVar
+from typing import Any, Final, NoReturn, ParamSpec, TypeVar
 
-__all__ = ["MAX_WORKERS", "on_loop", "run_sync"]
+from mcp_elicit.server.context import Context
+
+__all__ = ["MAX_WORKERS", "ThreadContext", "on_loop", "run_handler", "run_sync"]
 
 log = logging.getLogger("mcp_elicit.server")
 
@@ -122,6 +131,76 @@ async def run_sync(what: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any
     except asyncio.CancelledError:
         future.add_done_callback(functools.partial(_abandoned, what))
         raise
+
+
+async def run_handler(
+    what: str, fn: Callable[..., Any], kwargs: dict[str, Any], context_param: str | None
+) -> Any:
+    """A plain-function handler's value: ``fn(**kwargs)`` in a worker thread, its
+    ``Context`` (``kwargs[context_param]``) given as a ``ThreadContext``; ``TypeError`` when
+    it returns an awaitable, which only an ``async def`` handler may."""
+    if context_param is not None:
+        kwargs[context_param] = ThreadContext.of(kwargs[context_param], what)
+    value = await run_sync(what, fn, **kwargs)
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()  # never run: no "was never awaited" warning later
+        raise TypeError(
+            f"{what} is a plain function (def) that returned {_a(value)}; declare it 'async def' "
+            "(a decorator must keep it one: inspect.markcoroutinefunction, or an async wrapper)"
+        )
+    return value
+
+
+def _a(value: object) -> str:
+    return "a coroutine" if inspect.iscoroutine(value) else f"an awaitable {type(value).__name__}"
+
+
+class ThreadContext(Context):
+    """The ``Context`` of a plain-function handler: the request's, minus what must be
+    awaited (each such method raises ``TypeError`` naming the handler and the method)."""
+
+    _handler: str
+
+    @classmethod
+    def of(cls, ctx: Context, what: str) -> ThreadContext:
+        """``ctx`` (its state shared, not copied) for the plain function ``what``."""
+        if isinstance(ctx, ThreadContext):
+            return ctx
+        thread_ctx = cls.__new__(cls)
+        vars(thread_ctx).update(vars(ctx))
+        thread_ctx._handler = what
+        return thread_ctx
+
+
+def _awaited(name: str, method: Callable[..., Any]) -> bool:
+    """Whether ``Context.name`` must be awaited: a coroutine function, or one returning a
+    ``Question`` (asked only when awaited)."""
+    if inspect.iscoroutinefunction(method):
+        return True
+    returns = inspect.signature(method).return_annotation
+    return isinstance(returns, str) and returns.startswith("Question[")
+
+
+def _refuse(name: str) -> Callable[..., NoReturn]:
+    def refuse(self: ThreadContext, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError(
+            f"{self._handler} is a plain function (def), so it runs in a worker thread and cannot use "
+            f"ctx.{name}(), which must be awaited; declare it 'async def' and 'await ctx.{name}(...)'"
+        )
+
+    refuse.__name__ = refuse.__qualname__ = name
+    return refuse
+
+
+#: The ``Context`` methods a plain function cannot use.
+AWAITED: Final = tuple(
+    name
+    for name, member in vars(Context).items()
+    if not name.startswith("_") and inspect.isfunction(member) and _awaited(name, member)
+)
+for _name in AWAITED:
+    setattr(ThreadContext, _name, _refuse(_name))
 
 
 def _abandoned(what: str, future: concurrent.futures.Future[Any]) -> None:

@@ -28,7 +28,7 @@ from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.results import CONTENT_TYPES, tool_result
 from mcp_elicit.server.signature import ArgumentsError, Signature
-from mcp_elicit.server.threads import run_sync
+from mcp_elicit.server.threads import run_handler
 from mcp_elicit.wire.headers import InvalidHeaderSpec, header_params
 
 __all__ = ["ToolDef", "error_result", "check_name"]
@@ -161,7 +161,9 @@ class ToolDef:
             if self.signature.is_async:
                 value = await self.fn(**kwargs)
             else:  # a plain function may block: not on the event loop
-                value = await run_sync(f"tool {self.name!r}", self.fn, **kwargs)
+                value = await run_handler(
+                    f"tool {self.name!r}", self.fn, kwargs, self.signature.context_param
+                )
         except (ProtocolError, ReplayMismatchError, FormSchemaError):
             raise
         except ToolError as exc:
