@@ -17,14 +17,15 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from mcp_elicit import Context, Form, Server, String, ToolError
 from mcp_elicit.server.threads import AWAITED
 
-from support.http import meta
+from support.http import McpHttp, meta
 from support.memory import MemoryClient, SessionClient
-from support.procs import StdioProcess, stdio_process
+from support.procs import StdioProcess, http_process, stdio_process
 from support.waiting import eventually
 from support.wire import WireChecker
 
@@ -453,3 +454,27 @@ def test_every_context_method_that_must_be_awaited_is_refused_in_a_thread() -> N
         if inspect.iscoroutinefunction(member) and not name.startswith("_"):
             assert name in AWAITED
     assert not {"remember", "slot", "can_elicit", "can_sample", "can_list_roots"} & set(AWAITED)
+
+
+async def test_over_http_a_blocked_sync_tool_does_not_keep_other_clients_waiting(
+    tmp_path: Path, fifo: Path, wire: WireChecker
+) -> None:
+    """Two clients of one ``mcp-elicit serve --http`` process: the first one's tool waits
+    on a FIFO in its thread while the second one's calls are answered."""
+    with http_process(SYNC_APP, log_dir=tmp_path) as server:
+        async with httpx.AsyncClient(timeout=BOUND) as first, httpx.AsyncClient(timeout=BOUND) as second:
+            held = asyncio.ensure_future(
+                McpHttp(first, server.url, wire).call("read_fifo", {"path": str(fifo)})
+            )
+            writer = await opened_by_reader(fifo)
+            try:
+                other = McpHttp(second, server.url, wire)
+                for n in range(3):
+                    reply = await other.call("echo", {"text": f"hi {n}"})
+                    assert reply.result["content"][0]["text"] == f"hi {n}"
+                assert not held.done()
+                os.write(writer, b"written")
+            finally:
+                os.close(writer)
+            reply = await asyncio.wait_for(held, BOUND)
+            assert reply.result["content"][0]["text"] == "written"
