@@ -75,6 +75,10 @@ class _Job:
             return  # its request was cancelled before its turn
         try:
             result = self.context.run(self._call)
+        except StopIteration as exc:  # asyncio cannot put it in a future: it would never resolve
+            stopped = RuntimeError("the function raised StopIteration")
+            stopped.__cause__ = exc
+            self.future.set_exception(stopped)
         except BaseException as exc:
             self.future.set_exception(exc)
         else:

@@ -189,6 +189,21 @@ async def test_a_failing_sync_tool_is_an_is_error_result(
     assert (refused["isError"], text(refused)) == (True, "no such booking")
 
 
+async def test_a_sync_tool_letting_stop_iteration_out_is_an_is_error_result(wire: WireChecker) -> None:
+    """asyncio cannot put a StopIteration into a future: passed on as it is, the request
+    would never be answered."""
+    app = Server("stop")
+
+    @app.tool()
+    def first() -> str:
+        return str(next(iter([])))
+
+    client = MemoryClient(app, checker=wire)
+    result = await asyncio.wait_for(client.result("tools/call", {"name": "first"}), BOUND)
+    assert result["isError"] is True
+    assert text(result) == "Error executing tool first: the function raised StopIteration"
+
+
 async def test_a_cancelled_sync_tool_ends_its_request_at_once_and_nothing_follows(
     client: MemoryClient, gate: Gate, caplog: pytest.LogCaptureFixture
 ) -> None:
