@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from mcp_elicit import Context, Form, Server, String, ToolError
-from mcp_elicit.server.threads import AWAITED
+from mcp_elicit.server.threads import AWAITED, MAX_WORKERS, run_sync
 
 from support.http import McpHttp, meta
 from support.memory import MemoryClient, SessionClient
@@ -223,6 +223,34 @@ async def test_a_cancelled_sync_tool_ends_its_request_at_once_and_nothing_follow
     assert client.statuses == [200]  # the echo's; nothing for the cancelled call
     assert client.notifications == []
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+async def test_at_most_max_workers_run_at_once_and_one_cancelled_before_its_turn_never_runs() -> None:
+    release = threading.Event()
+    started = threading.Semaphore(0)
+    ran: list[object] = []
+
+    def block(n: object) -> object:
+        ran.append(n)
+        started.release()
+        release.wait(BOUND)
+        return n
+
+    holders = [asyncio.ensure_future(run_sync("holder", block, n)) for n in range(MAX_WORKERS)]
+    try:
+        for _ in range(MAX_WORKERS):
+            assert await asyncio.to_thread(started.acquire, True, BOUND), "a worker never started"
+        late = asyncio.ensure_future(run_sync("late", block, "late"))
+        queued = asyncio.ensure_future(run_sync("queued", block, "queued"))
+        await asyncio.sleep(0)  # both handed to the pool: no worker is free
+        late.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await late
+        assert sorted(map(str, ran)) == sorted(str(n) for n in range(MAX_WORKERS))
+    finally:
+        release.set()
+    assert await asyncio.wait_for(asyncio.gather(*holders, queued), BOUND) == [*range(MAX_WORKERS), "queued"]
+    assert "late" not in ran
 
 
 async def test_a_cancelled_sync_tool_in_a_session_gets_no_answer(gate: Gate, wire_2025: WireChecker) -> None:
