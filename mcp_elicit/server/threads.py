@@ -95,6 +95,10 @@ class _Workers:
 
     def __init__(self, most: int) -> None:
         self.most = most
+        self._reset()
+
+    def _reset(self) -> None:
+        """No threads, no jobs: at start, and in a forked child (which has no threads)."""
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads = 0
@@ -120,6 +124,8 @@ class _Workers:
 
 
 _WORKERS = _Workers(MAX_WORKERS)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_WORKERS._reset)
 
 
 async def run_sync(what: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:

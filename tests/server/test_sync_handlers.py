@@ -12,6 +12,8 @@ import errno
 import inspect
 import logging
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -521,3 +523,26 @@ async def test_over_http_a_blocked_sync_tool_does_not_keep_other_clients_waiting
                 os.close(writer)
             reply = await asyncio.wait_for(held, BOUND)
             assert reply.result["content"][0]["text"] == "written"
+
+
+def test_a_forked_child_starts_its_own_workers(tmp_path: Path) -> None:
+    """A process forked after the pool started has none of its threads: it starts new ones
+    rather than queueing jobs that nothing takes."""
+    script = tmp_path / "fork.py"
+    script.write_text(
+        "import asyncio, os, sys\n"
+        "from mcp_elicit.server.threads import run_sync\n"
+        "async def twice() -> int:\n"
+        "    return await asyncio.wait_for(run_sync('test', lambda: 2), 5)\n"
+        "assert asyncio.run(twice()) == 2\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    try:\n"
+        "        os._exit(0 if asyncio.run(twice()) == 2 else 1)\n"
+        "    except BaseException:\n"
+        "        os._exit(2)\n"
+        "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run([sys.executable, str(script)], timeout=30, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
