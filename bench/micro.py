@@ -35,7 +35,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -284,16 +284,19 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
     except ImportError:  # pragma: no cover - the project venv has uvloop
         new_loop = asyncio.new_event_loop
 
-    async def rounds(app: Any) -> list[float]:
+    async def timed_rounds(one_round: Callable[[int], Awaitable[None]]) -> list[float]:
         for rid in range(0, 2 * number, 2):  # warm up
-            await _asgi_round(app, rid)
+            await one_round(rid)
         samples = []
         for _ in range(repeat):
             start = time.process_time_ns()
             for rid in range(0, 2 * number, 2):
-                await _asgi_round(app, rid)
+                await one_round(rid)
             samples.append((time.process_time_ns() - start) / number / 1e3)
         return samples
+
+    async def rounds(app: Any) -> list[float]:
+        return await timed_rounds(lambda rid: _asgi_round(app, rid))
 
     call = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"provision",'
     call += b'"arguments":{"name":"web-1"},%s}}' % _ASGI_META
@@ -310,16 +313,7 @@ def asgi_benchmarks(number: int, repeat: int) -> dict[str, Any]:
         return samples
 
     async def respond_rounds() -> list[float]:
-        server = elicit_server.server
-        for rid in range(0, 2 * number, 2):  # warm up
-            await _respond_round(server, rid)
-        samples = []
-        for _ in range(repeat):
-            start = time.process_time_ns()
-            for rid in range(0, 2 * number, 2):
-                await _respond_round(server, rid)
-            samples.append((time.process_time_ns() - start) / number / 1e3)
-        return samples
+        return await timed_rounds(lambda rid: _respond_round(elicit_server.server, rid))
 
     async def handle_rounds() -> list[float]:
         from mcp_elicit.transports.http_exchange import Exchange
