@@ -271,6 +271,10 @@ class StdioTransport:
             self.trace("receive", message_json(message))
         if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             queue = self._pending.get(message.id) if message.id is not None else None
+            if queue is None and message.id is None and len(self._pending) == 1:
+                # an error about a request whose id the server could not read: with one
+                # request in flight, it is that one's (with more, nobody can tell whose)
+                (queue,) = self._pending.values()
             if queue is not None:
                 queue.put_nowait(message)
             else:

@@ -69,7 +69,9 @@ def scenario(request: dict[str, Any]) -> None:
     params = request.get("params") or {}
     count = len(seen)
     seen.append(request)
-    if SCENARIO == "ask-forever":
+    if SCENARIO == "null-id-error":  # as a server that could not read the request's id answers
+        send({"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error: a test"}})
+    elif SCENARIO == "ask-forever":
         ask = {
             "resultType": "input_required",
             "inputRequests": {f"k{count}": FORM},

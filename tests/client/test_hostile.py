@@ -20,7 +20,7 @@ from mcp_elicit.client import Client, Scripted
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import ProtocolViolation, RoundsExceeded
+from mcp_elicit.errors import ProtocolError, ProtocolViolation, RoundsExceeded
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
@@ -360,3 +360,12 @@ async def test_a_list_that_never_ends_is_stopped(revision: str) -> None:
         with pytest.raises(ProtocolViolation, match=r"tools/list.*more than 1000 pages"):
             await asyncio.wait_for(client.list_tools(), 60)
     assert len([m for m in recorder.sent if m.get("method") == "tools/list"]) == 1000
+
+
+async def test_an_error_without_an_id_fails_the_one_request_in_flight_at_once() -> None:
+    """JSON-RPC answers a request whose id could not be read with an error whose id is
+    null: with one request in flight, it is that request's (it waited out its timeout)."""
+    async with hostile(["null-id-error"], "2026-07-28") as (client, _):
+        with pytest.raises(ProtocolError, match="Parse error: a test") as caught:
+            await asyncio.wait_for(client.call_tool("t"), 5)
+    assert caught.value.to_error()["code"] == -32700
