@@ -10,7 +10,6 @@ sets, not the model). It may take a ``Context`` and elicit, like a tool.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +20,7 @@ from pydantic import ValidationError
 from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import content_blocks, dump
-from mcp_elicit.server.signature import ArgumentsError, Signature
+from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.server.tools import check_name
 
@@ -46,11 +45,10 @@ class PromptDef:
         title: str | None = None,
         description: str | None = None,
     ) -> PromptDef:
+        fn = handler(fn, "prompt")
         sig = Signature.of(fn, context_type=Context)
-        prompt_name = check_name("prompt", name or fn.__name__)
-        doc = (
-            description if description is not None else (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
-        )
+        prompt_name = check_name("prompt", name if name is not None else handler_name(fn, "prompt"))
+        doc = description if description is not None else handler_doc(fn)
         prompt = cls(prompt_name, fn, sig, title, doc)
         wire: dict[str, Any] = {"name": prompt_name, "description": doc or prompt_name}
         if title:

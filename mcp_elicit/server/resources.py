@@ -16,7 +16,6 @@ hold what one person answered.
 from __future__ import annotations
 
 import base64
-import inspect
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -29,7 +28,7 @@ from mcp_types import BlobResourceContents, TextResourceContents
 from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
-from mcp_elicit.server.signature import ArgumentsError, Signature
+from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 
 __all__ = ["ResourceDef", "find_resource", "is_template"]
@@ -120,6 +119,7 @@ class ResourceDef:
                     f"resource {uri!r}: {m.group()!r} is not a placeholder this server matches; a URI "
                     "template holds only {name} (one path segment) and {+name} (anything)"
                 )
+        fn = handler(fn, "resource")
         sig = Signature.of(fn, context_type=Context)
         pattern = _compile(uri) if is_template(uri) else None
         if pattern is not None:
@@ -132,10 +132,8 @@ class ResourceDef:
                 )
         elif sig.names:
             raise ValueError(f"resource {uri!r} has no placeholders, so its function takes no arguments")
-        doc = (
-            description if description is not None else (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
-        )
-        res = cls(uri, fn, sig, name or fn.__name__, title, doc, mime_type, pattern)
+        doc = description if description is not None else handler_doc(fn)
+        res = cls(uri, fn, sig, name or _resource_name(fn), title, doc, mime_type, pattern)
         res.encoded = frozenset(m.group(2) for m in _VAR.finditer(uri) if not m.group(1))
         wire: dict[str, Any] = {("uriTemplate" if pattern else "uri"): uri, "name": res.name}
         if title:
@@ -198,3 +196,9 @@ class ResourceDef:
                 "text": orjson.dumps(item).decode(),
             }
         raise TypeError(f"resource {self.uri!r} returned {type(item).__name__}; return str, Blob or contents")
+
+
+def _resource_name(fn: Callable[..., Any]) -> str:
+    """A resource's name without ``name=``: the function's (a lambda's ``<lambda>`` too:
+    a resource's name is free text)."""
+    return "<lambda>" if getattr(fn, "__name__", None) == "<lambda>" else handler_name(fn, "resource")

@@ -5,10 +5,20 @@ Rules: a parameter annotated ``Context`` receives the request context and is not
 the schema; every other parameter must be named (no ``*args``/``**kwargs``); defaults make
 a parameter optional; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
 constraints. Generated titles are left out of the schema, explicit ones kept.
+
+A handler is whatever a developer naturally passes: a function, a bound method, a
+``staticmethod`` (registered in its class body), a callable object (``__call__``, plain or
+``async def``) or a ``functools.partial`` (what it binds, by position or keyword, is not an
+argument: the caller cannot override it). The type hints, the docstring and whether it is
+async come from the function underneath (``__call__``, ``partial.func``). Its name is its
+``__name__``; one without (a callable object, a partial) or a lambda needs ``name=``, and
+a ``classmethod`` object (its class does not exist yet) is refused: each says so when it
+is registered.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
@@ -16,9 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
-from pydantic.fields import FieldInfo
 
-__all__ = ["Signature", "ArgumentsError"]
+__all__ = ["ArgumentsError", "Signature", "handler", "handler_doc", "handler_name"]
 
 
 class ArgumentsError(ValueError):
@@ -36,31 +45,30 @@ class Signature:
 
     @classmethod
     def of(cls, fn: Callable[..., Any], *, context_type: type) -> Signature:
-        sig = inspect.signature(fn)
+        where = _describe_handler(fn)
+        sig = inspect.signature(fn)  # without what a partial or a bound method binds
         try:
-            hints = typing.get_type_hints(fn, include_extras=True)
+            hints = typing.get_type_hints(_underneath(fn), include_extras=True)
         except Exception as exc:  # a forward reference that cannot resolve
-            raise TypeError(f"cannot read the type hints of {fn.__qualname__}: {exc}") from exc
+            raise TypeError(f"cannot read the type hints of {where}: {exc}") from exc
+        bound = _bound_keywords(fn)
         context_param: str | None = None
         fields: dict[str, Any] = {}
         for name, param in sig.parameters.items():
+            if name in bound:
+                continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise TypeError(
-                    f"{fn.__qualname__}: *{name} parameters are not supported; name every argument"
-                )
+                raise TypeError(f"{where}: *{name} parameters are not supported; name every argument")
             annotation = hints.get(name, Any)
             if _is_context(annotation, context_type):
                 context_param = name
                 continue
             if name.startswith("_"):
-                raise TypeError(f"{fn.__qualname__}: argument names may not start with '_' ({name})")
+                raise TypeError(f"{where}: argument names may not start with '_' ({name})")
             default = ... if param.default is param.empty else param.default
-            if isinstance(default, FieldInfo):
-                fields[name] = (annotation, default)
-            else:
-                fields[name] = (annotation, default)
+            fields[name] = (annotation, default)
         model = create_model(
-            f"{fn.__name__}_arguments",
+            f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
             __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore"),
             **fields,
         )
@@ -71,7 +79,7 @@ class Signature:
             model=model,
             schema=schema,
             return_annotation=hints.get("return", sig.return_annotation),
-            is_async=inspect.iscoroutinefunction(fn),
+            is_async=_is_async(fn),
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -82,6 +90,90 @@ class Signature:
             raise ArgumentsError(_describe(exc)) from None
         values = instance.__dict__
         return {name: values[name] for name in self.names}
+
+
+def handler(fn: object, kind: str) -> Callable[..., Any]:
+    """What to call for ``fn`` registered with ``app.<kind>()``: a ``staticmethod``'s
+    function; ``TypeError`` for a ``classmethod`` object or something not callable."""
+    if isinstance(fn, staticmethod):
+        return fn.__func__
+    if isinstance(fn, classmethod):
+        func = fn.__func__
+        raise TypeError(
+            f"app.{kind}() got the classmethod {func.__qualname__} while its class is being defined, "
+            f"so there is no class to bind yet; register it after the class body: "
+            f"app.{kind}()(ClassName.{func.__name__})"
+        )
+    if not callable(fn):
+        raise TypeError(f"app.{kind}() registers a function (or another callable); got {type(fn).__name__}")
+    return fn
+
+
+def handler_name(fn: Callable[..., Any], kind: str) -> str:
+    """The name ``fn`` gives a ``kind`` registered without ``name=``: its ``__name__``;
+    ``ValueError`` when it has none (a callable object, a partial) or is a lambda."""
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        raise ValueError(
+            f"{_describe_handler(fn)} has no __name__ to name the {kind} after; pass name=... to app.{kind}()"
+        )
+    if name == "<lambda>":
+        raise ValueError(
+            f"a lambda's name '<lambda>' is not a valid {kind} name; pass name=... to app.{kind}()"
+        )
+    return name
+
+
+def handler_doc(fn: Callable[..., Any]) -> str | None:
+    """The docstring describing ``fn``: its own, else that of the function underneath
+    (``partial.func``, ``__call__``), else a callable object's class's; cleaned."""
+    if isinstance(fn, functools.partial):
+        return handler_doc(fn.func)
+    doc = fn.__doc__ if inspect.isroutine(fn) or isinstance(fn, type) else None
+    if not doc and not inspect.isroutine(fn) and not isinstance(fn, type):
+        doc = getattr(type(fn).__call__, "__doc__", None) or type(fn).__doc__
+    return inspect.cleandoc(doc) if doc else None
+
+
+def _underneath(fn: Callable[..., Any]) -> Any:
+    """The function whose annotations describe ``fn``: through partials, to a callable
+    object's ``__call__``."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        return fn
+    return type(fn).__call__
+
+
+def _bound_keywords(fn: Callable[..., Any]) -> set[str]:
+    """The keywords partials bind: not arguments a caller may give."""
+    bound: set[str] = set()
+    while isinstance(fn, functools.partial):
+        bound.update(fn.keywords)
+        fn = fn.func
+    return bound
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    """Whether calling ``fn`` gives a coroutine: an ``async def`` function or method, a
+    partial of one, or a callable object whose ``__call__`` is ``async def``."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    if inspect.iscoroutinefunction(fn):
+        return True
+    if inspect.isroutine(fn) or isinstance(fn, type):
+        return False
+    return inspect.iscoroutinefunction(type(fn).__call__)
+
+
+def _describe_handler(fn: Callable[..., Any]) -> str:
+    """``fn`` as an error message names it."""
+    if isinstance(fn, functools.partial):
+        return f"functools.partial({_describe_handler(fn.func)}, ...)"
+    qualname = getattr(fn, "__qualname__", None)
+    if isinstance(qualname, str) and (inspect.isroutine(fn) or isinstance(fn, type)):
+        return qualname
+    return f"the {type(fn).__qualname__} object"
 
 
 def _is_context(annotation: Any, context_type: type) -> bool:

@@ -27,7 +27,7 @@ from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchErro
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.results import CONTENT_TYPES, tool_result
-from mcp_elicit.server.signature import ArgumentsError, Signature
+from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.wire.headers import InvalidHeaderSpec, header_params
 
@@ -99,8 +99,9 @@ class ToolDef:
         meta: Mapping[str, Any] | None = None,
         icons: list[Mapping[str, Any]] | None = None,
     ) -> ToolDef:
+        fn = handler(fn, "tool")
         sig = Signature.of(fn, context_type=Context)
-        tool_name = check_name("tool", name or fn.__name__)
+        tool_name = check_name("tool", name if name is not None else handler_name(fn, "tool"))
         schema = dict(input_schema) if input_schema is not None else sig.schema
         if schema.get("type") != "object":
             raise ValueError(f"tool {tool_name!r}: inputSchema must have type 'object' at the root")
@@ -112,7 +113,7 @@ class ToolDef:
         out = dict(output_schema) if output_schema is not None else None
         if out is None and structured is not False:
             out = _output_schema(sig.return_annotation)
-        doc = description if description is not None else _doc(fn)
+        doc = description if description is not None else handler_doc(fn)
         tool = cls(
             name=tool_name,
             fn=fn,
@@ -172,12 +173,3 @@ class ToolDef:
             log.exception("tool %s failed", self.name)
             return error_result(f"Error executing tool {self.name}: {exc}")
         return tool_result(value, structured=self.output_schema is not None)
-
-
-def _doc(fn: Callable[..., Any]) -> str | None:
-    doc = fn.__doc__
-    if not doc:
-        return None
-    import inspect
-
-    return inspect.cleandoc(doc)

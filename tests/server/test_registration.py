@@ -1,0 +1,242 @@
+"""Registering handlers: what a Python developer naturally passes to ``@app.tool()``,
+``@app.prompt()`` and ``@app.resource()`` (functions, callable objects, ``functools.partial``,
+bound methods, static methods) works, and what cannot work fails at registration saying
+what to do. Registration from a plain function's worker thread happens on the event loop.
+Driven in memory, every message checked against the schema."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, Server
+
+from support.memory import MemoryClient
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+#: How long anything here may wait; a test that needs it has failed.
+BOUND = 5.0
+
+
+def text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+def listed(result: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(t for t in result["tools"] if t["name"] == name)
+
+
+class Greeter:
+    """A greeter (the class)."""
+
+    def __init__(self, greeting: str) -> None:
+        self.greeting = greeting
+
+    def __call__(self, who: str) -> str:
+        """Greet someone."""
+        return f"{self.greeting}, {who}"
+
+    def shout(self, who: str) -> str:
+        """Greet someone loudly."""
+        return f"{self.greeting.upper()}, {who.upper()}!"
+
+    async def whisper(self, ctx: Context, who: str) -> str:
+        """Greet someone quietly."""
+        return f"{self.greeting.lower()}, {who.lower()}..."
+
+
+class AsyncGreeter:
+    def __init__(self, greeting: str) -> None:
+        self.greeting = greeting
+
+    async def __call__(self, ctx: Context, who: str) -> str:
+        """Greet someone, awaited."""
+        await asyncio.sleep(0)
+        return (
+            f"{self.greeting}, {who} (on the loop: {threading.current_thread() is threading.main_thread()})"
+        )
+
+
+def add(base: int, step: int, times: int = 1) -> int:
+    """Add step to base, times times."""
+    return base + step * times
+
+
+async def add_later(base: int, step: int) -> int:
+    """Add step to base, awaited."""
+    await asyncio.sleep(0)
+    return base + step
+
+
+def label(kind: str, item: str) -> str:
+    """Label an item."""
+    return f"{kind}:{item}"
+
+
+async def label_later(kind: str, item: str) -> str:
+    """Label an item, awaited."""
+    await asyncio.sleep(0)
+    return f"{kind}:{item} (later)"
+
+
+async def test_callable_objects_partials_and_methods_register_and_run(wire: WireChecker) -> None:
+    app = Server("callables")
+    greeter = Greeter("Hello")
+    app.tool(name="greet")(greeter)
+    app.tool(name="greet_async")(AsyncGreeter("Hi"))
+    app.tool(name="add_five")(functools.partial(add, step=5))
+    app.tool(name="add_to_ten")(functools.partial(add, 10))
+    app.tool(name="add_later")(functools.partial(add_later, step=2))
+    app.tool()(greeter.shout)
+    app.tool()(greeter.whisper)
+    client = MemoryClient(app, checker=wire)
+
+    tools = await client.result("tools/list")
+    assert [t["name"] for t in tools["tools"]] == [
+        "greet",
+        "greet_async",
+        "add_five",
+        "add_to_ten",
+        "add_later",
+        "shout",
+        "whisper",
+    ]
+    assert listed(tools, "greet")["description"] == "Greet someone."
+    assert listed(tools, "greet")["inputSchema"]["properties"] == {"who": {"type": "string"}}
+    assert listed(tools, "greet_async")["description"] == "Greet someone, awaited."
+    # what a partial binds is not an argument any more, whether by position or by keyword
+    assert sorted(listed(tools, "add_five")["inputSchema"]["properties"]) == ["base", "times"]
+    assert sorted(listed(tools, "add_to_ten")["inputSchema"]["properties"]) == ["step", "times"]
+    assert listed(tools, "add_five")["description"] == "Add step to base, times times."
+    assert listed(tools, "add_later")["description"] == "Add step to base, awaited."
+    assert sorted(listed(tools, "shout")["inputSchema"]["properties"]) == ["who"]
+    assert sorted(listed(tools, "whisper")["inputSchema"]["properties"]) == ["who"]
+    assert listed(tools, "shout")["description"] == "Greet someone loudly."
+
+    async def call(name: str, **arguments: Any) -> str:
+        result = await client.result("tools/call", {"name": name, "arguments": arguments})
+        assert not result.get("isError"), result
+        return text(result)
+
+    assert await call("greet", who="Ada") == "Hello, Ada"
+    assert await call("greet_async", who="Ada") == "Hi, Ada (on the loop: True)"
+    assert await call("add_five", base=1, times=2) == "11"
+    assert await call("add_to_ten", step=3) == "13"
+    assert await call("add_later", base=1) == "3"
+    assert await call("shout", who="Ada") == "HELLO, ADA!"
+    assert await call("whisper", who="Ada") == "hello, ada..."
+    # a keyword a partial bound cannot be overridden by the caller
+    assert await call("add_five", base=1, step=100) == "6"
+
+
+async def test_callable_objects_and_partials_as_prompts_and_resources(wire: WireChecker) -> None:
+    app = Server("callables")
+    app.prompt(name="greeting")(Greeter("Dear"))
+    app.prompt(name="greeting_async")(AsyncGreeter("Hey"))
+    app.resource("test://fruit/{item}", name="fruit")(functools.partial(label, "fruit"))
+    app.resource("test://veg/{item}", name="veg")(functools.partial(label_later, kind="veg"))
+    app.resource("test://people/{who}", name="people")(AsyncGreeter("Yo"))
+    client = MemoryClient(app, checker=wire)
+
+    prompts = await client.result("prompts/list")
+    assert [(p["name"], p["description"]) for p in prompts["prompts"]] == [
+        ("greeting", "Greet someone."),
+        ("greeting_async", "Greet someone, awaited."),
+    ]
+    got = await client.result("prompts/get", {"name": "greeting_async", "arguments": {"who": "Bo"}})
+    assert got["messages"][0]["content"]["text"] == "Hey, Bo (on the loop: True)"
+    templates = await client.result("resources/templates/list")
+    assert [(t["name"], t.get("description")) for t in templates["resourceTemplates"]] == [
+        ("fruit", "Label an item."),
+        ("veg", "Label an item, awaited."),
+        ("people", "Greet someone, awaited."),
+    ]
+    read = await client.result("resources/read", {"uri": "test://fruit/apple"})
+    assert read["contents"][0]["text"] == "fruit:apple"
+    read = await client.result("resources/read", {"uri": "test://veg/leek"})
+    assert read["contents"][0]["text"] == "veg:leek (later)"
+    read = await client.result("resources/read", {"uri": "test://people/Al"})
+    assert read["contents"][0]["text"] == "Yo, Al (on the loop: True)"
+
+
+def test_a_static_method_registers_in_its_class_body_and_stays_one() -> None:
+    app = Server("static")
+
+    class Tools:
+        @app.tool()
+        @staticmethod
+        def double(n: int) -> int:
+            """Double n."""
+            return 2 * n
+
+    assert Tools.double(2) == 4  # the class still has its static method
+    assert app._tools["double"].description == "Double n."
+    assert list(app._tools["double"].input_schema["properties"]) == ["n"]
+
+
+async def test_a_class_method_registers_once_bound(wire: WireChecker) -> None:
+    app = Server("classy")
+
+    class Counter:
+        start = 40
+
+        @classmethod
+        def next_after(cls, n: int) -> int:
+            """The number after n, from the class's start."""
+            return cls.start + n + 1
+
+    app.tool()(Counter.next_after)
+    client = MemoryClient(app, checker=wire)
+    result = await client.result("tools/call", {"name": "next_after", "arguments": {"n": 1}})
+    assert text(result) == "42"
+
+
+def test_a_class_method_object_in_its_class_body_is_refused_saying_what_to_do() -> None:
+    app = Server("classy")
+    with pytest.raises(TypeError, match=r"classmethod.*register .*after the class"):
+
+        class Counter:
+            @app.tool()  # type: ignore[type-var]
+            @classmethod
+            def next_after(cls, n: int) -> int:
+                return n + 1
+
+
+@pytest.mark.parametrize(
+    ("handler", "uri"),
+    [
+        pytest.param(Greeter("Hello"), "test://people/{who}", id="callable object"),
+        pytest.param(AsyncGreeter("Hello"), "test://people/{who}", id="async callable object"),
+        pytest.param(functools.partial(label, "fruit"), "test://fruit/{item}", id="partial"),
+        pytest.param(functools.partial(label_later, kind="veg"), "test://veg/{item}", id="async partial"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["tool", "prompt", "resource"])
+def test_a_handler_without_a_name_of_its_own_needs_name(handler: Any, uri: str, kind: str) -> None:
+    app = Server("nameless")
+    register = {"tool": app.tool(), "prompt": app.prompt(), "resource": app.resource(uri)}[kind]
+    with pytest.raises(ValueError, match=rf"has no __name__.*pass name=\.\.\. to app\.{kind}\(\)"):
+        register(handler)
+
+
+@pytest.mark.parametrize("kind", ["tool", "prompt"])
+def test_a_lambda_needs_a_name(kind: str) -> None:
+    app = Server("lambdas")
+    register = app.tool() if kind == "tool" else app.prompt()
+    with pytest.raises(ValueError, match=rf"'<lambda>'.*pass name=\.\.\. to app\.{kind}\(\)"):
+        register(lambda: "x")
+    named = app.tool(name="anon") if kind == "tool" else app.prompt(name="anon")
+    named(lambda: "x")
+    assert app.names("tools" if kind == "tool" else "prompts") == ["anon"]
+
+
+def test_something_not_callable_is_refused_saying_so() -> None:
+    app = Server("odd")
+    with pytest.raises(TypeError, match=r"app\.tool\(\) registers a function.*got str"):
+        app.tool(name="x")("not a function")  # type: ignore[type-var]
