@@ -3,7 +3,10 @@ registered with decorators, and the capabilities they add up to.
 
 Rules: names (and resource URIs) are unique; list results keep registration order. Every
 change after start-up is announced through ``_changed(kind)`` (the server tells the
-clients that listen; see ``server.subscriptions``).
+clients that listen; see ``server.subscriptions``). A change (registering, removing) is
+made on the event loop: from a plain-function handler's worker thread it is handed to the
+loop (``on_loop``), so a listing never sees a dict change under it; the function is read
+(signature, schema) in the calling thread, and a refused registration raises there.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.completion import Completer, check_reference, suggest
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.resources import ResourceDef, is_template
+from mcp_elicit.server.threads import on_loop
 from mcp_elicit.server.tools import ToolDef
 
 __all__ = ["Catalog"]
@@ -77,13 +81,17 @@ class Catalog:
             )
             tool.single_use_state = single_use_state
             tool.task = task
-            if tool.name in self._tools:
-                raise ValueError(f"a tool named {tool.name!r} is already registered")
-            self._tools[tool.name] = tool
-            self._changed("tools")
+            self._add_tool(tool)
             return fn
 
         return register
+
+    @on_loop
+    def _add_tool(self, tool: ToolDef) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"a tool named {tool.name!r} is already registered")
+        self._tools[tool.name] = tool
+        self._changed("tools")
 
     def names(self, kind: Literal["tools", "prompts", "resources"]) -> list[str]:
         """The names of the registered tools or prompts, or the URIs (templates included)
@@ -94,16 +102,19 @@ class Catalog:
             return list(self._prompts)
         return [*self._resources, *(t.uri for t in self._templates)]
 
+    @on_loop
     def remove_tool(self, name: str) -> None:
         """Stop offering the tool ``name`` (clients listening are told the list changed)."""
         del self._tools[name]
         self._changed("tools")
 
+    @on_loop
     def remove_prompt(self, name: str) -> None:
         """Stop offering the prompt ``name`` (clients listening are told the list changed)."""
         del self._prompts[name]
         self._changed("prompts")
 
+    @on_loop
     def remove_resource(self, uri: str) -> None:
         """Stop serving the resource (or template) registered at ``uri``."""
         if uri in self._resources:
@@ -121,14 +132,17 @@ class Catalog:
         """Register a function as a prompt; its parameters are the prompt's arguments."""
 
         def register(fn: F) -> F:
-            prompt = PromptDef.build(fn, name=name, title=title, description=description)
-            if prompt.name in self._prompts:
-                raise ValueError(f"a prompt named {prompt.name!r} is already registered")
-            self._prompts[prompt.name] = prompt
-            self._changed("prompts")
+            self._add_prompt(PromptDef.build(fn, name=name, title=title, description=description))
             return fn
 
         return register
+
+    @on_loop
+    def _add_prompt(self, prompt: PromptDef) -> None:
+        if prompt.name in self._prompts:
+            raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+        self._prompts[prompt.name] = prompt
+        self._changed("prompts")
 
     def resource(
         self,
@@ -142,31 +156,41 @@ class Catalog:
         """Register a function serving ``uri``; ``{placeholders}`` make it a template."""
 
         def register(fn: F) -> F:
-            res = ResourceDef.build(
-                uri, fn, name=name, title=title, description=description, mime_type=mime_type
+            self._add_resource(
+                ResourceDef.build(
+                    uri, fn, name=name, title=title, description=description, mime_type=mime_type
+                )
             )
-            if is_template(uri):
-                if any(t.uri == uri for t in self._templates):
-                    raise ValueError(f"a resource template at {uri!r} is already registered")
-                self._templates.append(res)
-            else:
-                if uri in self._resources:
-                    raise ValueError(f"a resource at {uri!r} is already registered")
-                self._resources[uri] = res
-            self._changed("resources")
             return fn
 
         return register
+
+    @on_loop
+    def _add_resource(self, res: ResourceDef) -> None:
+        uri = res.uri
+        if is_template(uri):
+            if any(t.uri == uri for t in self._templates):
+                raise ValueError(f"a resource template at {uri!r} is already registered")
+            self._templates.append(res)
+        else:
+            if uri in self._resources:
+                raise ValueError(f"a resource at {uri!r} is already registered")
+            self._resources[uri] = res
+        self._changed("resources")
 
     def completion(self) -> Callable[[F], F]:
         """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``."""
 
         def register(fn: F) -> F:
-            self._suggest = fn
-            self._changed("completions")
+            self._set_completer(fn)
             return fn
 
         return register
+
+    @on_loop
+    def _set_completer(self, fn: Completer) -> None:
+        self._suggest = fn
+        self._changed("completions")
 
     def _complete(
         self, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Mapping[str, Any] | None
