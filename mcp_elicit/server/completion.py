@@ -13,11 +13,11 @@ function, the answer is an empty list. A plain function (``def``) runs in a work
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from mcp_elicit.errors import InvalidParams
+from mcp_elicit.server.signature import is_async
 from mcp_elicit.server.threads import run_sync
 
 __all__ = ["Completer", "check_reference", "complete", "suggest"]
@@ -81,7 +81,7 @@ def suggest(
 ) -> Any:
     """What the completion function ``fn`` gives, to await: an async function is called
     here, on the event loop; a plain one runs in a worker thread, as it may block."""
-    if inspect.iscoroutinefunction(fn):
+    if is_async(fn):  # an async def, a partial of one, or an object with an async __call__
         return fn(ref, argument, context)
     return run_sync("the completion function", fn, ref, argument, context)
 

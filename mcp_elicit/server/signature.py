@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-__all__ = ["ArgumentsError", "Signature", "handler", "handler_doc", "handler_name"]
+__all__ = ["ArgumentsError", "Signature", "handler", "handler_doc", "handler_name", "is_async"]
 
 
 class ArgumentsError(ValueError):
@@ -79,7 +79,7 @@ class Signature:
             model=model,
             schema=schema,
             return_annotation=hints.get("return", sig.return_annotation),
-            is_async=_is_async(fn),
+            is_async=is_async(fn),
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -154,7 +154,7 @@ def _bound_keywords(fn: Callable[..., Any]) -> set[str]:
     return bound
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
+def is_async(fn: Callable[..., Any]) -> bool:
     """Whether calling ``fn`` gives a coroutine: an ``async def`` function or method, a
     partial of one, or a callable object whose ``__call__`` is ``async def``."""
     while isinstance(fn, functools.partial):

@@ -359,3 +359,27 @@ async def test_a_refused_registration_from_a_plain_function_fails_in_that_functi
     assert result["isError"] is True
     assert "has no __name__ to name the tool after; pass name=... to app.tool()" in text(result)
     assert app.names("tools") == ["taken", "register_twice"]
+
+
+async def test_an_async_callable_object_completes_on_the_event_loop(wire: WireChecker) -> None:
+    """A completion function given as an object whose ``__call__`` is ``async def`` is
+    awaited where it is (it was run in a worker thread, which handed back a coroutine)."""
+    app = Server("completes")
+
+    @app.prompt()
+    async def greet(who: str) -> str:
+        return f"Hello {who}"
+
+    class Names:
+        async def __call__(self, ref: Any, argument: Any, context: Any) -> list[str]:
+            assert threading.current_thread() is threading.main_thread()
+            await asyncio.sleep(0)
+            return ["Ada", "Alan"]
+
+    app.completion()(Names())
+    client = MemoryClient(app, checker=wire)
+    result = await client.result(
+        "completion/complete",
+        {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "A"}},
+    )
+    assert result["completion"]["values"] == ["Ada", "Alan"]
