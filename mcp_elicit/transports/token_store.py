@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 import tempfile
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -171,8 +172,10 @@ class FileTokenStore:
     and replaced atomically on every save. It holds secrets: keep it out of backups and
     repositories."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, save_timeout: float = 30.0) -> None:
         self.path = Path(path)
+        #: How long a save waits for another's (on ``<file>.lock``) before it fails.
+        self.save_timeout = save_timeout
 
     def _read(self) -> dict[str, Any]:
         try:
@@ -214,7 +217,7 @@ class FileTokenStore:
 
     def _write(self, key: str, record: Mapping[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        with _locked(self.path.with_name(self.path.name + ".lock")):
+        with _locked(self.path.with_name(self.path.name + ".lock"), self.save_timeout):
             data = self._read()
             data[key] = dict(record)
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens-", suffix=".json")
@@ -229,19 +232,23 @@ class FileTokenStore:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on ``path`` (created 0600, kept) until the block ends. Each
-    call opens the file anew, so the lock excludes other threads as well as processes."""
+def _locked(path: Path, timeout: float) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created 0600, kept) until the block ends, waiting
+    at most ``timeout`` seconds for it (``TimeoutError`` naming the file): a process stopped
+    while it holds the lock (Ctrl-Z) must not stall every other one for good. Each call opens
+    the file anew, so the lock excludes other threads as well as processes. Runs in a worker
+    thread: the wait sleeps."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        if sys.platform == "win32":
-            import msvcrt
-
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # released when the file is closed
-        else:
-            import fcntl
-
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        deadline, pause = time.monotonic() + timeout, 0.005
+        while not _try_lock(fd):  # released when the file is closed
+            if time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"the token file's lock {path} stayed held for {timeout:g} s (another mcp-elicit "
+                    "process is saving, or was stopped while saving); try again"
+                )
+            time.sleep(pause)
+            pause = min(pause * 2, 0.1)
         yield
     finally:
         os.close(fd)

@@ -5,6 +5,7 @@ excludes others from that record only, and a wait for it ends at its timeout."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
 import os
 import stat
@@ -66,3 +67,19 @@ async def test_a_record_is_locked_alone_and_a_wait_for_it_is_bounded(kind: str, 
             pass
     async with store.locked("https://a.example/mcp", timeout=0.2):  # let go at the end of the block
         pass
+
+
+async def test_a_save_waits_for_another_only_so_long(tmp_path: Path) -> None:
+    """A save waits for one in progress elsewhere (``<file>.lock``), but not for ever: a
+    process stopped while saving (Ctrl-Z) holds the lock, and the others fail saying so."""
+    store = FileTokenStore(tmp_path / "tokens.json", save_timeout=0.2)
+    await store.save("https://a.example/mcp", {"access_token": "one"})
+    held = os.open(tmp_path / "tokens.json.lock", os.O_RDWR)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as another process saving would
+        with pytest.raises(TimeoutError, match=r"tokens\.json\.lock stayed held for 0\.2 s"):
+            await store.save("https://a.example/mcp", {"access_token": "two"})
+    finally:
+        os.close(held)
+    await store.save("https://a.example/mcp", {"access_token": "two"})  # free again
+    assert await store.load("https://a.example/mcp") == {"access_token": "two"}
