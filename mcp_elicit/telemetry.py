@@ -71,7 +71,7 @@ from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.methods import METHODS
 from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-__all__ = ["Side", "Telemetry", "Traced", "load", "notifying"]
+__all__ = ["Side", "Telemetry", "Traced", "load", "notifying", "redact_urls"]
 
 log = logging.getLogger("mcp_elicit.telemetry")
 
@@ -540,7 +540,7 @@ class Traced:
         """The request failed without an answer to read (``kind`` is its ``error.type``;
         ``message``, the span's status, with any URL's credentials, query and fragment
         left out)."""
-        self.error = (kind, _redacted(message))
+        self.error = (kind, redact_urls(message))
         self.metric["error.type"] = kind
         if self.span is not None:
             self.span.set_attribute("error.type", kind)
@@ -550,7 +550,7 @@ class Traced:
             self.span.set_status(status(code.ERROR, self.error[1] or None))
 
 
-def _redacted(text: str) -> str:
+def redact_urls(text: str) -> str:
     """``text`` with every URL's user name and password, query and fragment replaced by
     ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay."""
     if "://" not in text:

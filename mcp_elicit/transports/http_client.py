@@ -53,6 +53,7 @@ from mcp_elicit.client.transport import (
     message_json,
 )
 from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
+from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_documents import read_capped
 from mcp_elicit.wire import jsonrpc
@@ -88,7 +89,7 @@ class HttpTransport:
         if auth is not None and client is not None:
             raise ValueError("pass auth or client, not both: give the client its auth yourself")
         self.url = url
-        self._shown = shown_url(url)
+        self._shown = redact_urls(url)  # as messages and logs name it: no key from its query
         self.auth = auth
         self.fixed = dict(headers or {})
         self._given = client
@@ -405,18 +406,3 @@ async def connect_http(
     transport = HttpTransport(url, headers=headers, client=http_client, trace=trace, auth=auth)
     async with Client(transport, answerer=answerer, **options) as client:
         yield client
-
-
-def shown_url(url: str) -> str:
-    """``url`` as messages and logs show it: a user name and password, a query string and a
-    fragment, where keys and tokens travel (``?api_key=...``), are left out, and the fact said."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, TypeError):
-        return url
-    if not (parsed.userinfo or parsed.query or parsed.fragment):
-        return url
-    shown = str(parsed.copy_with(userinfo=b"", query=None, fragment=None))
-    if parsed.query or parsed.fragment:
-        shown += "?..."
-    return shown

@@ -163,7 +163,7 @@ async def test_a_key_in_the_servers_url_reaches_no_message_or_log(caplog: pytest
     error message, log line or the place the server is named (``where``)."""
     url = "http://user:hunter2@127.0.0.1:9/mcp?api_key=s3cr3t"  # port 9: nothing listens
     transport = HttpTransport(url)
-    assert transport.where == "http://127.0.0.1:9/mcp?..."
+    assert transport.where == "http://REDACTED:REDACTED@127.0.0.1:9/mcp?REDACTED"
     await transport.open(_nothing)
     exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
     ended = await exchange.receive()
