@@ -377,7 +377,7 @@ class StreamableHTTP(SessionRoutes):
         if isinstance(message, jsonrpc.Notification):  # outside a session: nothing to do but take it
             version = headers.get(VERSION_HEADER)
             if version is not None and version.strip() not in SUPPORTED:
-                refused = UnsupportedProtocolVersion.for_version(version.strip()[:40], SUPPORTED)
+                refused = UnsupportedProtocolVersion.for_version(version.strip(), SUPPORTED)
                 await error_response(send, None, refused)
                 return
             with notifying(telemetry, message.method, message.params, incoming=True, network=network):

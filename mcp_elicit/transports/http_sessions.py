@@ -33,7 +33,7 @@ from mcp_elicit.transports.http_exchange import (
 )
 from mcp_elicit.transports.http_streams import ResumableExchange, parse_event_id
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.headers import VERSION_HEADER
+from mcp_elicit.wire.headers import VERSION_HEADER, shown
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 
 if TYPE_CHECKING:
@@ -258,9 +258,8 @@ def _version_refusal(session: Session, headers: Mapping[str, str]) -> InvalidReq
     version = headers.get(VERSION_HEADER)
     if version is None or version.strip() == session.version:
         return None
-    shown = version.strip()[:40] + ("..." if len(version.strip()) > 40 else "")
     return InvalidRequest(
-        f"Bad request: MCP-Protocol-Version {shown!r} is not this session's {session.version!r}",
+        f"Bad request: MCP-Protocol-Version {shown(version.strip())} is not this session's {session.version!r}",
         http_status=400,
     )
 
