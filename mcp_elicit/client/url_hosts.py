@@ -1,0 +1,270 @@
+"""How a browser reads the host of a URL a server sent, for URL consent
+(``url_consent``): the port, an IPv6 literal, IPv4 in its odd forms (decimal, hex, octal),
+%-escapes, names to and from ASCII (UTS 46, non-transitional, through ``idna``), labels
+that mix scripts, loopback, and the registrable domain (the Public Suffix List, through
+``publicsuffixlist``). Pure.
+
+Rules: what cannot be read as a host a browser would go to raises ``Refused`` (with the
+``UrlWarning`` a person is shown); what reads, but should be said, comes back as
+warnings. Nothing is fetched.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+from urllib.parse import unquote
+
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
+
+__all__ = [
+    "IDN_DOTS",
+    "Refused",
+    "UrlWarning",
+    "is_hidden",
+    "is_loopback",
+    "port_number",
+    "read_host",
+    "registrable",
+    "split_port",
+]
+
+IDN_DOTS: Final = re.compile("[.\u3002\uff0e\uff61]")
+_PORT: Final = re.compile(r"[0-9]*")
+#: Script sets that may share one label (Unicode TS 39, "highly restrictive").
+_SCRIPT_SETS: Final = (
+    frozenset({"Latin", "Han", "Hiragana", "Katakana"}),
+    frozenset({"Latin", "Han", "Bopomofo"}),
+    frozenset({"Latin", "Han", "Hangul"}),
+)
+_SCRIPT_NAMES: Final = {"CJK": "Han", "IDEOGRAPHIC": "Han"}
+
+
+@dataclass(frozen=True, slots=True)
+class UrlWarning:
+    """One thing a person should know before opening the URL."""
+
+    code: str
+    text: str
+    refuses: bool = False
+
+
+class Refused(Exception):
+    """What no browser should be sent to: the warning, which refuses, says why."""
+
+    def __init__(self, code: str, text: str) -> None:
+        super().__init__(text)
+        self.warning = UrlWarning(code, text, refuses=True)
+
+
+def is_hidden(ch: str) -> bool:
+    if ch.isspace():
+        return True
+    category = unicodedata.category(ch)
+    return category in ("Cc", "Cf", "Cs", "Zl", "Zp")  # Cs: a lone surrogate, not text at all
+
+
+def split_port(hostport: str) -> tuple[str, str | None]:
+    if hostport.startswith("["):
+        end = hostport.find("]")
+        if end < 0:
+            raise Refused("malformed", "The address has an IPv6 host without its closing ']'.")
+        rest = hostport[end + 1 :]
+        if rest and not rest.startswith(":"):
+            raise Refused("malformed", "The address has text after its IPv6 host.")
+        return hostport[: end + 1], rest[1:] if rest else None
+    host, sep, port = hostport.rpartition(":")
+    if not sep:
+        return hostport, None
+    return host, port
+
+
+def port_number(text: str | None) -> int | None:
+    if not text:
+        return None
+    if not _PORT.fullmatch(text) or int(text) > 65535:
+        raise Refused("malformed", f"The address has an invalid port ({text}).")
+    return int(text)
+
+
+def read_host(
+    text: str,
+) -> tuple[str, str, bool, UrlWarning | None, list[UrlWarning]]:
+    """(Unicode host, ASCII host, is an IP, a warning about the IP's form, IDN warnings)."""
+    if text.startswith("["):
+        try:
+            address = ipaddress.IPv6Address(text[1:-1])
+        except ValueError:
+            raise Refused("malformed", f"The address has an invalid IPv6 host ({text}).") from None
+        shown = f"[{address.compressed}]"
+        return shown, shown, True, None, []
+    warnings: list[UrlWarning] = []
+    decoded = text
+    if "%" in text:
+        decoded = unquote(text, errors="strict") if _decodable(text) else ""
+        if not decoded or any(is_hidden(ch) or ch in "/\\?#@:[]%" for ch in decoded):
+            raise Refused("malformed", "The host is written with %-escapes that do not decode to a name.")
+        warnings.append(
+            UrlWarning("encoded-host", f"The host is written with %-escapes ({text}); it means {decoded}.")
+        )
+    labels = IDN_DOTS.split(decoded.lower())
+    ipv4 = _ipv4(labels)
+    if ipv4 is not None:
+        dotted = str(ipv4)
+        note = None
+        if dotted != decoded.rstrip("."):
+            note = UrlWarning(
+                "ip-host-form",
+                f"The host {text} is an IP address written in an unusual form; it means {dotted}.",
+            )
+        return dotted, dotted, True, note, warnings
+    unicode_labels: list[str] = []
+    ascii_labels: list[str] = []
+    had_punycode = False
+    for index, label in enumerate(labels):
+        if not label:
+            if index == len(labels) - 1 and index > 0:  # a trailing dot: "example.com."
+                continue
+            raise Refused("malformed", f"The host {text} has an empty label.")
+        try:
+            if label.isascii():
+                ascii_label = label
+                if label.startswith("xn--"):
+                    had_punycode = True
+                    unicode_label = _to_unicode(label)
+                    if _to_ascii(unicode_label) != label:
+                        raise UnicodeError("not canonical")
+                else:
+                    unicode_label = label
+            else:
+                ascii_label = _to_ascii(label)
+                unicode_label = _to_unicode(ascii_label)
+        except UnicodeError:  # idna.IDNAError is one
+            raise Refused(
+                "malformed", f"The host {text} is not a valid internationalised name (label {label!r})."
+            ) from None
+        unicode_labels.append(unicode_label)
+        ascii_labels.append(ascii_label)
+    host = ".".join(unicode_labels)
+    ascii_host = ".".join(ascii_labels)
+    if had_punycode and host != ascii_host:
+        warnings.append(
+            UrlWarning(
+                "punycode",
+                f"The host is written in punycode ({ascii_host}); it reads as {host}. Check that this is "
+                "the site you expect.",
+            )
+        )
+    elif not decoded.isascii():
+        warnings.append(
+            UrlWarning(
+                "idn",
+                f"The host uses non-ASCII letters ({host}); to DNS it is {ascii_host}. Letters from "
+                "other alphabets can look like the ones you expect.",
+            )
+        )
+    for label in unicode_labels:
+        scripts = _scripts(label)
+        if len(scripts) > 1 and not any(scripts <= allowed for allowed in _SCRIPT_SETS):
+            warnings.append(
+                UrlWarning(
+                    "mixed-script",
+                    f"The name {label!r} mixes {' and '.join(sorted(scripts))} letters, a common way to "
+                    "imitate another site's name.",
+                )
+            )
+    return host, ascii_host, False, None, warnings
+
+
+def _to_ascii(label: str) -> str:
+    """A label as DNS sees it: UTS 46 mapping, non-transitional, as browsers do."""
+    import idna
+
+    return idna.encode(label, uts46=True, transitional=False).decode("ascii")
+
+
+def _to_unicode(label: str) -> str:
+    import idna
+
+    return idna.decode(label)
+
+
+def _decodable(text: str) -> bool:
+    try:
+        unquote(text, errors="strict")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _ipv4(labels: list[str]) -> ipaddress.IPv4Address | None:
+    """The WHATWG IPv4 parser: a host whose last label is a number is an IPv4 address (in
+    decimal, 0x hex or 0-prefixed octal, with 1 to 4 parts), or invalid."""
+    parts = labels[:-1] if len(labels) > 1 and labels[-1] == "" else labels
+    if not parts or _number(parts[-1]) is None:
+        return None
+    numbers = [_number(p) for p in parts]
+    if len(numbers) > 4 or any(n is None for n in numbers):
+        raise Refused("malformed", f"The host {'.'.join(labels)} looks like an IP address but is not one.")
+    values = [n for n in numbers if n is not None]
+    if any(n > 255 for n in values[:-1]) or values[-1] >= 256 ** (5 - len(values)):
+        raise Refused("malformed", f"The host {'.'.join(labels)} is an IP address out of range.")
+    address = values[-1]
+    for i, n in enumerate(values[:-1]):
+        address += n * 256 ** (3 - i)
+    return ipaddress.IPv4Address(address)
+
+
+def _number(text: str) -> int | None:
+    if not text:
+        return None
+    try:
+        if text[:2] in ("0x", "0X"):
+            return int(text[2:], 16) if text[2:] else 0
+        if len(text) > 1 and text[0] == "0":
+            return int(text[1:], 8)
+        return int(text, 10) if text.isdigit() else None
+    except ValueError:
+        return None
+
+
+def is_loopback(ascii_host: str, is_ip: bool) -> bool:
+    if is_ip:
+        return ipaddress.ip_address(ascii_host.strip("[]")).is_loopback
+    name = ascii_host.rstrip(".")
+    return name == "localhost" or name.endswith(".localhost")
+
+
+def _scripts(label: str) -> set[str]:
+    scripts: set[str] = set()
+    for ch in label:
+        if ch.isascii():
+            if ch.isalpha():
+                scripts.add("Latin")
+            continue
+        if not ch.isalpha():
+            continue
+        word = unicodedata.name(ch, "UNKNOWN").split(" ")[0]
+        scripts.add(_SCRIPT_NAMES.get(word, word.title()))
+    return scripts
+
+
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    from publicsuffixlist import PublicSuffixList  # 40 ms to load: only once a URL is judged
+
+    return PublicSuffixList()
+
+
+def registrable(host: str) -> str:
+    labels = host.rstrip(".").split(".")
+    ascii_labels = [label if label.isascii() else _to_ascii(label) for label in labels]
+    site = _suffixes().privatesuffix(".".join(ascii_labels))
+    # The same labels as the host, in the form a person reads; all of them when the host
+    # is a public suffix itself.
+    return ".".join(labels[-(site.count(".") + 1) :] if site else labels)
