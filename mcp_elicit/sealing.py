@@ -134,7 +134,7 @@ def arguments_digest(arguments: Mapping[str, Any] | None) -> bytes:
 _EMPTY_DIGEST = hashlib.sha256(b"{}").digest()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Binding:
     """What a token is bound to: the originating request and who sent it.
 
@@ -150,20 +150,28 @@ class Binding:
     principal: str | None = None
     _data: bytes = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        if not (isinstance(self.method, str) and isinstance(self.target, str)):
+    def __init__(self, method: str, target: str, arguments: bytes, principal: str | None = None) -> None:
+        # Written out rather than generated: a binding is made twice per multi round-trip
+        # round, and the generated frozen __init__ (object.__setattr__ per field) cost as
+        # much as the rest of this. The slots are set through their descriptors.
+        if not (isinstance(method, str) and isinstance(target, str)):
             raise TypeError("Binding.method and Binding.target must be str")
-        if not isinstance(self.arguments, bytes):
+        if not isinstance(arguments, bytes):
             raise TypeError("Binding.arguments must be bytes (a digest); see arguments_digest()")
-        if self.principal is not None and not isinstance(self.principal, str):
+        if principal is None:
+            encoded_principal, principal_len = b"", _NO_PRINCIPAL
+        elif isinstance(principal, str):
+            encoded_principal = _utf8(principal)
+            principal_len = len(encoded_principal)
+        else:
             raise TypeError("Binding.principal must be str or None")
-        method, target, principal = _utf8(self.method), _utf8(self.target), b""
-        principal_len = _NO_PRINCIPAL
-        if self.principal is not None:
-            principal = _utf8(self.principal)
-            principal_len = len(principal)
-        lengths = _FIELD_LENGTHS.pack(len(method), len(target), len(self.arguments), principal_len)
-        object.__setattr__(self, "_data", lengths + method + target + self.arguments + principal)
+        encoded_method, encoded_target = _utf8(method), _utf8(target)
+        lengths = _FIELD_LENGTHS.pack(len(encoded_method), len(encoded_target), len(arguments), principal_len)
+        _set_method(self, method)
+        _set_target(self, target)
+        _set_arguments(self, arguments)
+        _set_principal(self, principal)
+        _set_data(self, lengths + encoded_method + encoded_target + arguments + encoded_principal)
 
     @classmethod
     def for_request(
@@ -171,6 +179,11 @@ class Binding:
     ) -> Binding:
         """The binding of a request, digesting its arguments."""
         return cls(method, target, arguments_digest(arguments), principal)
+
+
+_set_method, _set_target, _set_arguments, _set_principal, _set_data = (
+    vars(Binding)[name].__set__ for name in ("method", "target", "arguments", "principal", "_data")
+)
 
 
 def _derive(secret: bytes, info: bytes, length: int) -> bytes:

@@ -43,27 +43,31 @@ __all__ = [
 
 RequestId: TypeAlias = str | int
 
+# The envelopes are built once per message on every request's path, and a frozen
+# dataclass's __init__ costs about three times a plain one's; nothing changes them after
+# decoding (and they hold dicts, so they were never hashable).
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(slots=True)
 class Request:
     id: RequestId
     method: str
     params: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Notification:
     method: str
     params: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Response:
     id: RequestId
     result: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ErrorResponse:
     id: RequestId | None
     error: dict[str, Any]

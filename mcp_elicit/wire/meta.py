@@ -55,7 +55,7 @@ LOG_LEVELS: Final[tuple[str, ...]] = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ClientCapabilities:
     """What one request (or one handshake session) says the client can do."""
 
@@ -88,7 +88,7 @@ class ClientCapabilities:
         return isinstance(extensions, (dict, Mapping)) and isinstance(extensions.get(name), (dict, Mapping))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestMeta:
     """The protocol fields of one modern request's ``_meta``."""
 
