@@ -51,6 +51,11 @@ Rules:
   processor as a span starts or ends, a propagator reading or adding a trace context, a
   metric's recording), the request goes on without that span, context or point, and the
   failure is logged (a warning the first time, then debug).
+
+This module starts and ends the spans and records the durations; what a span's and a
+metric's attributes hold, and how an answer is read for them (``Traced``), is in
+:mod:`mcp_elicit.telemetry_attributes`, and ``Traced`` and ``redact_urls`` are importable
+from here as well.
 """
 
 from __future__ import annotations
@@ -58,18 +63,20 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import logging
-import re
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, Literal, TypeVar, cast
 
-import orjson
-
+from mcp_elicit.telemetry_attributes import (
+    METRIC_NETWORK,
+    Traced,
+    add_response_events,
+    metric_attributes,
+    named_version,
+    redact_urls,
+)
 from mcp_elicit.wire.jsonrpc import Request
-from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
-from mcp_elicit.wire.methods import METHODS
-from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 __all__ = ["Side", "Telemetry", "Traced", "load", "notifying", "redact_urls"]
 
@@ -83,12 +90,6 @@ _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
 # Notifications whose params have no ``_meta`` in their revision's schema: traced, but
 # their context is not sent along.
 _NO_META = frozenset({"notifications/elicitation/complete"})
-#: A URL's user information, and its query or fragment, in a message (up to a space or a quote).
-_URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#\s'\"@]*@")
-_URL_TAIL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^?#\s'\"]*)([?#])[^\s'\"]*")
-#: The protocol versions MCP defines: any other is ``_OTHER`` in the metric.
-_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS)
-_METRIC_NETWORK = frozenset({"network.transport", "network.protocol.name", "network.protocol.version"})
 
 
 def load(enabled: bool | Telemetry | None, side: Side) -> Telemetry | None:
@@ -191,7 +192,7 @@ class Telemetry:
         if not self.active or self._sessions is None:
             return
         attributes: dict[str, str | int] = {"mcp.protocol.version": version}
-        attributes.update((k, v) for k, v in (network or {}).items() if k in _METRIC_NETWORK)
+        attributes.update((k, v) for k, v in (network or {}).items() if k in METRIC_NETWORK)
         try:
             self._sessions.record(seconds, attributes)
         except Exception:
@@ -269,8 +270,8 @@ class Telemetry:
             yield None
             return
         target = params.get("name") if method in ("tools/call", "prompts/get") else None
-        version = _version(version, params.get("_meta"))
-        metric = _metric(method, version, network)
+        version = named_version(version, params.get("_meta"))
+        metric = metric_attributes(method, version, network)
         if isinstance(target, str):
             known = self.offered is None or not incoming or self.offered(method, target)
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = (
@@ -283,7 +284,7 @@ class Telemetry:
             method, name, metric, params, incoming, session, network, str(rid), version
         ) as record:
             if record.span is not None:
-                _responses(record.span, params.get("inputResponses"))
+                add_response_events(record.span, params.get("inputResponses"))
             yield record
 
     @contextlib.contextmanager
@@ -300,8 +301,8 @@ class Telemetry:
         """Wrap one notification: sending it (yields ``params`` with the trace context in
         ``_meta``, a copy, to send instead) or handling it once received (yields ``params``;
         the span continues the sender's context). An exception inside sets ``error.type``."""
-        version = _version(version, params.get("_meta") if params is not None else None)
-        metric = _metric(method, version, network)
+        version = named_version(version, params.get("_meta") if params is not None else None)
+        metric = metric_attributes(method, version, network)
         with self._operation(
             method, method, metric, params or {}, incoming, session, network, None, version
         ) as record:
@@ -408,7 +409,7 @@ class Telemetry:
         each notification in its span; every other attribute is the channel's own.
         ``request``: the request's params, where the version is read when not given."""
         meta = request.get("_meta") if isinstance(request, Mapping) else None
-        return cast(C, _NotingChannel(channel, self, _version(version, meta), session, network))
+        return cast(C, _NotingChannel(channel, self, named_version(version, meta), session, network))
 
     def _with_meta(self, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         """``params`` with the current trace context in ``_meta`` (a copy; as is without one)."""
@@ -424,26 +425,6 @@ class Telemetry:
         meta = body.get("_meta")
         body["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), **carrier}
         return body
-
-
-def _metric(method: str, version: str | None, network: Mapping[str, str | int] | None) -> dict[str, Any]:
-    """The low-cardinality attributes of a request's or notification's duration. A method
-    or protocol version MCP does not define is ``_OTHER`` here, as HTTP's conventions do
-    for methods: a peer sending made-up names would otherwise add a series per name."""
-    metric: dict[str, Any] = {"mcp.method.name": method if method in METHODS else "_OTHER"}
-    if version is not None:
-        metric["mcp.protocol.version"] = version if version in _VERSIONS else "_OTHER"
-    if network:
-        metric.update((k, v) for k, v in network.items() if k in _METRIC_NETWORK)
-    return metric
-
-
-def _version(version: str | None, meta: object) -> str | None:
-    """``version`` if given, else the protocol version a ``_meta`` names (if a string)."""
-    if version is None and isinstance(meta, Mapping):
-        found = meta.get(PROTOCOL_VERSION_META_KEY)
-        version = found if isinstance(found, str) else None
-    return version
 
 
 class _NotingChannel:
@@ -479,92 +460,3 @@ class _NotingChannel:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._channel, name)
-
-
-class Traced:
-    """What the answer to one request said, for its span and its metric."""
-
-    __slots__ = ("error", "metric", "span")
-
-    def __init__(self, metric: dict[str, Any]) -> None:
-        self.metric = metric
-        self.span: Any = None
-        self.error: tuple[str, str] | None = None
-
-    def answered(self, payload: bytes | None) -> None:
-        """Read the encoded answer (None: the request was cancelled, no answer is due)."""
-        if payload is None:
-            self.failed("cancelled", "cancelled")
-            return
-        try:
-            answer = orjson.loads(payload)
-        except orjson.JSONDecodeError:
-            return
-        self.read(answer)
-
-    def read(self, answer: object) -> None:
-        """Read a decoded answer: a JSON-RPC response object."""
-        error = answer.get("error") if isinstance(answer, dict) else None
-        if isinstance(error, dict):
-            self.failed(str(error.get("code")), str(error.get("message", "")))
-            if self.span is not None:
-                self.span.set_attribute("rpc.response.status_code", str(error.get("code")))
-            return
-        result = answer.get("result") if isinstance(answer, dict) else None
-        if not isinstance(result, dict):
-            return
-        if result.get("isError") is True:
-            self.failed("tool_error", "")
-        action = result.get("action")  # the answer to an elicitation/create
-        if isinstance(action, str) and self.span is not None:
-            self.span.set_attribute("mcp_elicit.action", action[:32])
-        if result.get("resultType") == "input_required" and self.span is not None:
-            self.span.set_attribute("mcp_elicit.result_type", "input_required")
-            requests = result.get("inputRequests")
-            self.span.set_attribute(
-                "mcp_elicit.input_requests", len(requests) if isinstance(requests, dict) else 0
-            )
-
-    @contextlib.contextmanager
-    def failing(self) -> Iterator[None]:
-        """An exception instead of an answer: the request failed, or was cancelled."""
-        try:
-            yield
-        except BaseException as exc:
-            if self.error is None:
-                cancelled = type(exc).__name__ == "CancelledError"
-                self.failed("cancelled" if cancelled else type(exc).__qualname__, str(exc))
-            raise
-
-    def failed(self, kind: str, message: str) -> None:
-        """The request failed without an answer to read (``kind`` is its ``error.type``;
-        ``message``, the span's status, with any URL's credentials, query and fragment
-        left out)."""
-        self.error = (kind, redact_urls(message))
-        self.metric["error.type"] = kind
-        if self.span is not None:
-            self.span.set_attribute("error.type", kind)
-
-    def finish(self, status: Any, code: Any) -> None:
-        if self.error is not None and self.span is not None:
-            self.span.set_status(status(code.ERROR, self.error[1] or None))
-
-
-def redact_urls(text: str) -> str:
-    """``text`` with every URL's user name and password, query and fragment replaced by
-    ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay."""
-    if "://" not in text:
-        return text
-    return _URL_TAIL.sub(r"\1\2REDACTED", _URL_USER.sub(r"\1REDACTED:REDACTED@", text))
-
-
-def _responses(span: Any, responses: object) -> None:
-    """One event per answer a retry carries: its key, and an elicitation's action."""
-    if not isinstance(responses, Mapping):
-        return
-    for key, answer in list(responses.items())[:64]:
-        event: dict[str, str] = {"mcp_elicit.input_key": str(key)[:200]}
-        action = answer.get("action") if isinstance(answer, Mapping) else None
-        if isinstance(action, str):
-            event["mcp_elicit.action"] = action[:32]
-        span.add_event("mcp_elicit.input_response", event)

@@ -1,0 +1,159 @@
+"""What one request's or notification's span and metric say: the attributes read from
+the message, and the outcome read from its answer (:class:`Traced`).
+
+Rules:
+
+* Nothing here imports OpenTelemetry or starts a span: :mod:`mcp_elicit.telemetry` does,
+  and hands a span (or None) to :class:`Traced`, which only sets attributes, events and
+  the status on it. So every rule about what an attribute holds is written once, for
+  both sides, and applies whether tracing, measuring, or both are on.
+* The metric's attributes are low-cardinality (:func:`metric_attributes`): a method or
+  protocol version MCP does not define is ``_OTHER``, and of the transport's attributes
+  only ``network.transport`` and ``network.protocol.*`` (:data:`METRIC_NETWORK`), never
+  an address or port.
+* A span's status message never carries a URL's user name and password, query or
+  fragment (:func:`redact_urls`); an ``mcp_elicit.input_response`` event carries an
+  answer's key and action, never its content. The HTTP client names its server's URL
+  through :func:`redact_urls` too (re-exported by :mod:`mcp_elicit.telemetry`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
+from mcp_elicit.wire.methods import METHODS
+from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+__all__ = [
+    "METRIC_NETWORK",
+    "Traced",
+    "add_response_events",
+    "metric_attributes",
+    "named_version",
+    "redact_urls",
+]
+
+#: A URL's user information, and its query or fragment, in a message (up to a space or a quote).
+_URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#\s'\"@]*@")
+_URL_TAIL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^?#\s'\"]*)([?#])[^\s'\"]*")
+#: The protocol versions MCP defines: any other is ``_OTHER`` in the metric.
+_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS)
+#: The transport's attributes a metric takes (never the peer's address or port).
+METRIC_NETWORK = frozenset({"network.transport", "network.protocol.name", "network.protocol.version"})
+
+
+def metric_attributes(
+    method: str, version: str | None, network: Mapping[str, str | int] | None
+) -> dict[str, Any]:
+    """The low-cardinality attributes of a request's or notification's duration. A method
+    or protocol version MCP does not define is ``_OTHER`` here, as HTTP's conventions do
+    for methods: a peer sending made-up names would otherwise add a series per name."""
+    metric: dict[str, Any] = {"mcp.method.name": method if method in METHODS else "_OTHER"}
+    if version is not None:
+        metric["mcp.protocol.version"] = version if version in _VERSIONS else "_OTHER"
+    if network:
+        metric.update((k, v) for k, v in network.items() if k in METRIC_NETWORK)
+    return metric
+
+
+def named_version(version: str | None, meta: object) -> str | None:
+    """``version`` if given, else the protocol version a ``_meta`` names (if a string)."""
+    if version is None and isinstance(meta, Mapping):
+        found = meta.get(PROTOCOL_VERSION_META_KEY)
+        version = found if isinstance(found, str) else None
+    return version
+
+
+class Traced:
+    """What the answer to one request said, for its span and its metric."""
+
+    __slots__ = ("error", "metric", "span")
+
+    def __init__(self, metric: dict[str, Any]) -> None:
+        self.metric = metric
+        self.span: Any = None
+        self.error: tuple[str, str] | None = None
+
+    def answered(self, payload: bytes | None) -> None:
+        """Read the encoded answer (None: the request was cancelled, no answer is due)."""
+        if payload is None:
+            self.failed("cancelled", "cancelled")
+            return
+        try:
+            answer = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            return
+        self.read(answer)
+
+    def read(self, answer: object) -> None:
+        """Read a decoded answer: a JSON-RPC response object."""
+        error = answer.get("error") if isinstance(answer, dict) else None
+        if isinstance(error, dict):
+            self.failed(str(error.get("code")), str(error.get("message", "")))
+            if self.span is not None:
+                self.span.set_attribute("rpc.response.status_code", str(error.get("code")))
+            return
+        result = answer.get("result") if isinstance(answer, dict) else None
+        if not isinstance(result, dict):
+            return
+        if result.get("isError") is True:
+            self.failed("tool_error", "")
+        action = result.get("action")  # the answer to an elicitation/create
+        if isinstance(action, str) and self.span is not None:
+            self.span.set_attribute("mcp_elicit.action", action[:32])
+        if result.get("resultType") == "input_required" and self.span is not None:
+            self.span.set_attribute("mcp_elicit.result_type", "input_required")
+            requests = result.get("inputRequests")
+            self.span.set_attribute(
+                "mcp_elicit.input_requests", len(requests) if isinstance(requests, dict) else 0
+            )
+
+    @contextlib.contextmanager
+    def failing(self) -> Iterator[None]:
+        """An exception instead of an answer: the request failed, or was cancelled."""
+        try:
+            yield
+        except BaseException as exc:
+            if self.error is None:
+                cancelled = type(exc).__name__ == "CancelledError"
+                self.failed("cancelled" if cancelled else type(exc).__qualname__, str(exc))
+            raise
+
+    def failed(self, kind: str, message: str) -> None:
+        """The request failed without an answer to read (``kind`` is its ``error.type``;
+        ``message``, the span's status, with any URL's credentials, query and fragment
+        left out)."""
+        self.error = (kind, redact_urls(message))
+        self.metric["error.type"] = kind
+        if self.span is not None:
+            self.span.set_attribute("error.type", kind)
+
+    def finish(self, status: Any, code: Any) -> None:
+        if self.error is not None and self.span is not None:
+            self.span.set_status(status(code.ERROR, self.error[1] or None))
+
+
+def redact_urls(text: str) -> str:
+    """``text`` with every URL's user name and password, query and fragment replaced by
+    ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay."""
+    if "://" not in text:
+        return text
+    return _URL_TAIL.sub(r"\1\2REDACTED", _URL_USER.sub(r"\1REDACTED:REDACTED@", text))
+
+
+def add_response_events(span: Any, responses: object) -> None:
+    """One event per answer a retry carries: its key, and an elicitation's action."""
+    if not isinstance(responses, Mapping):
+        return
+    for key, answer in list(responses.items())[:64]:
+        event: dict[str, str] = {"mcp_elicit.input_key": str(key)[:200]}
+        action = answer.get("action") if isinstance(answer, Mapping) else None
+        if isinstance(action, str):
+            event["mcp_elicit.action"] = action[:32]
+        span.add_event("mcp_elicit.input_response", event)
