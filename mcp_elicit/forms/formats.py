@@ -8,8 +8,14 @@ Rules:
 - ``date`` is strictly ``YYYY-MM-DD`` (RFC 3339 ``full-date``) and must exist on the
   calendar; years before 0001 are refused because Python cannot hold them.
 - ``date-time`` is RFC 3339: ``T`` (or ``t``) between date and time, seconds
-  required, optional fraction, and a ``Z`` or ``±HH:MM`` offset required. The leap
-  second ``:60`` is refused (Python cannot hold it).
+  required, optional fraction, and a ``Z`` or ``±HH:MM`` offset required. Second
+  ``60`` is a leap second, accepted where RFC 3339 allows one: the last second of a
+  day in UTC, whatever the offset (``23:59:60Z``, ``18:59:60-05:00``); anywhere else it
+  is refused with its own message (:func:`format_message`). Which days had one is not
+  checked (they are announced only months ahead). Python's ``datetime`` cannot hold
+  it, so :func:`parse_date_time` gives the last microsecond before it, in the offset
+  sent (``23:59:59.999999+00:00``): the same day and minute, and no earlier than any
+  other time in that second. A ``str`` field gets the answer as sent.
 - ``email`` is RFC 5321's dot-string mailbox, kept pragmatic: ASCII only (a
   non-ASCII address is JSON Schema's ``idn-email``, not ``email``), one ``@``, a local
   part of atext characters without quotes or an empty or dotted-out part, and a domain
@@ -29,11 +35,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 __all__ = [
     "FORMAT_CHECKS",
     "FORMAT_MESSAGES",
+    "format_message",
     "is_date",
     "is_date_time",
     "is_email",
@@ -65,6 +72,12 @@ _URI = re.compile(
 _IP_FUTURE = re.compile(r"v[0-9A-Fa-f]+\.(?:[A-Za-z0-9\-._~!$&'()*+,;=:])+\Z")
 _NOT_URI_CHAR = re.compile(rf"(?!{_URI_CHAR}|%).", re.DOTALL)
 _NEEDS_HOST = frozenset({"http", "https", "ws", "wss", "ftp"})
+_MINUTE = timedelta(minutes=1)
+_DAY_MINUTES = 24 * 60
+_LEAP_SECOND_MESSAGE = (
+    "can have second 60 only as a leap second, the last second of a day in UTC, "
+    "like 2016-12-31T23:59:60Z or 2016-12-31T18:59:60-05:00"
+)
 
 
 def parse_date(text: str) -> date | None:
@@ -78,13 +91,30 @@ def parse_date(text: str) -> date | None:
 
 
 def parse_date_time(text: str) -> datetime | None:
-    """The aware datetime ``text`` names, or None if it is not RFC 3339 with an offset."""
+    """The aware datetime ``text`` names, or None if it is not RFC 3339 with an offset.
+    A leap second is the last microsecond before it (``23:59:60Z`` is
+    ``23:59:59.999999+00:00``), in the offset sent."""
+    return _read_date_time(text)[0]
+
+
+def _read_date_time(text: str) -> tuple[datetime | None, bool]:
+    """The datetime ``text`` names (or None), and whether its one fault is a second 60
+    that is not the last second of a UTC day."""
     if _DATE_TIME.match(text) is None or (text[-1] not in "Zz" and text[-2:] > "59"):
-        return None
-    try:  # the shape is checked; fromisoformat checks the calendar, clock and offset ranges
-        return datetime.fromisoformat(text.upper())
+        return None, False
+    text = text.upper()
+    leap = text[17:19] == "60"  # YYYY-MM-DDTHH:MM:SS: the shape is checked
+    try:  # fromisoformat checks the calendar, clock and offset ranges
+        when = datetime.fromisoformat(f"{text[:17]}59{text[19:]}" if leap else text)
     except ValueError:
-        return None
+        return None, False
+    if not leap:
+        return when, False
+    # The minute of the UTC day, by arithmetic: the UTC date may lie past what Python holds.
+    offset = when.utcoffset() or timedelta()
+    if (when.hour * 60 + when.minute - offset // _MINUTE) % _DAY_MINUTES != _DAY_MINUTES - 1:
+        return None, True
+    return when.replace(microsecond=999_999), False
 
 
 def is_date(text: str) -> bool:
@@ -139,3 +169,11 @@ FORMAT_MESSAGES: dict[str, str] = {
     "date": "must be a date like 2026-12-31",
     "date-time": "must be a date and time with a time zone, like 2026-12-31T18:30:00Z",
 }
+
+
+def format_message(fmt: str, text: str) -> str:
+    """What is wrong with ``text``, which ``fmt`` refused: the format's message, or for a
+    ``date-time`` that is right but for a second 60 away from the end of a UTC day, that."""
+    if fmt == "date-time" and _read_date_time(text)[1]:
+        return _LEAP_SECOND_MESSAGE
+    return FORMAT_MESSAGES[fmt]

@@ -43,7 +43,7 @@ from mcp_elicit.forms.fields import (
     Option,
     String,
 )
-from mcp_elicit.forms.formats import FORMAT_CHECKS, FORMAT_MESSAGES
+from mcp_elicit.forms.formats import FORMAT_CHECKS, FORMAT_MESSAGES, format_message
 
 __all__ = ["Checker", "FormValidator", "Invalid", "compile_field"]
 
@@ -122,7 +122,8 @@ def _string(spec: String) -> Checker:
         if size > hi:
             return too_long
         if fmt is not None and not fmt(value):
-            return bad_format
+            message = format_message(spec.format or "", value)
+            return bad_format if message == bad_format.message else Invalid(message)
         return value
 
     return check

@@ -159,6 +159,16 @@ def test_dataclass_build() -> None:
     assert isinstance(schema.build({"party_size": 1, "day": "2026-01-01", "budget": 3}).budget, float)
 
 
+def test_a_leap_second_builds_the_instant_just_before_it() -> None:
+    """A ``datetime`` cannot hold 23:59:60: the handler gets the last microsecond before
+    it, on the same day and in the offset that was sent."""
+    schema = FormSchema.from_type(Booking)
+    booking = schema.build({"party_size": 1, "day": "2016-12-31", "arrival": "2016-12-31T18:59:60.25-05:00"})
+    west = dt.timezone(-dt.timedelta(hours=5))
+    assert booking.arrival == dt.datetime(2016, 12, 31, 18, 59, 59, 999999, tzinfo=west)
+    assert booking.arrival is not None and booking.arrival.utcoffset() == west.utcoffset(None)
+
+
 def test_build_validates_first() -> None:
     with pytest.raises(FormValidationError) as caught:
         FormSchema.from_type(Booking).build({"party_size": 0})

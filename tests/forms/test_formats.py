@@ -203,7 +203,6 @@ def test_date_time_accepts(text: str, value: datetime) -> None:
         "2026-12-31T18:30Z",
         "2026-12-31T24:00:00Z",
         "2026-12-31T18:60:00Z",
-        "2026-12-31T23:59:60Z",
         "2026-12-31T18:30:00+24:00",
         "2026-12-31T18:30:00+05:60",
         "2026-12-31T18:30:00+0500",
@@ -213,6 +212,60 @@ def test_date_time_accepts(text: str, value: datetime) -> None:
     ],
 )
 def test_date_time_refuses(text: str) -> None:
+    assert not is_date_time(text)
+    assert parse_date_time(text) is None
+
+
+EAST = timezone(timedelta(hours=5, minutes=30))
+WEST = timezone(-timedelta(hours=5))
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("2016-12-31T23:59:60Z", datetime(2016, 12, 31, 23, 59, 59, 999999, UTC)),
+        ("2016-12-31t23:59:60.5z", datetime(2016, 12, 31, 23, 59, 59, 999999, UTC)),
+        ("2015-06-30T23:59:60+00:00", datetime(2015, 6, 30, 23, 59, 59, 999999, UTC)),
+        ("2016-12-31T18:59:60-05:00", datetime(2016, 12, 31, 18, 59, 59, 999999, WEST)),
+        ("2017-01-01T05:29:60.123+05:30", datetime(2017, 1, 1, 5, 29, 59, 999999, EAST)),
+        # the UTC day the leap second ends lies outside what Python holds: still its last second
+        ("0001-01-01T00:59:60+01:00", datetime(1, 1, 1, 0, 59, 59, 999999, timezone(timedelta(hours=1)))),
+        (
+            "9999-12-31T22:59:60-01:00",
+            datetime(9999, 12, 31, 22, 59, 59, 999999, timezone(-timedelta(hours=1))),
+        ),
+    ],
+)
+def test_a_leap_second_is_the_last_microsecond_before_it(text: str, value: datetime) -> None:
+    """RFC 3339 allows ``:60`` as the last second of a UTC day, in any offset. Python cannot
+    hold it, so the value built is the instant just before it, in the offset sent: same
+    day, same minute, and no earlier than any other time given for that second."""
+    assert is_date_time(text)
+    parsed = parse_date_time(text)
+    assert parsed == value
+    assert parsed is not None
+    assert parsed.utcoffset() == value.utcoffset()
+    assert parsed >= datetime.fromisoformat(text.upper().replace(":60", ":59"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2016-12-31T23:58:60Z",  # not the day's last minute
+        "2016-12-31T22:59:60Z",
+        "2016-12-31T12:00:60Z",
+        "2016-12-31T23:59:60-05:00",  # 04:59:60 in UTC
+        "2016-12-31T23:59:60+01:00",  # 22:59:60 in UTC
+        "2017-01-01T05:29:60+05:00",  # 00:29:60 in UTC
+        "2016-12-31T23:59:61Z",
+        "2016-12-31T23:60:00Z",
+        "2016-02-30T23:59:60Z",
+        "2016-12-31T23:59:60",
+        "2016-12-31T23:59:60.Z",
+        "2016-12-31T18:59:60-05:60",
+    ],
+)
+def test_second_60_is_refused_where_no_leap_second_can_be(text: str) -> None:
     assert not is_date_time(text)
     assert parse_date_time(text) is None
 

@@ -45,6 +45,7 @@ def problems(schema: FormSchema, content: object) -> list[tuple[str | None, str]
         (String(format="uri"), "https://example.com", "https://example.com"),
         (String(format="date"), "2026-12-31", "2026-12-31"),
         (String(format="date-time"), "2026-12-31T10:00:00Z", "2026-12-31T10:00:00Z"),
+        (String(format="date-time"), "2016-12-31T18:59:60-05:00", "2016-12-31T18:59:60-05:00"),
         (Number(), 1, 1),
         (Number(), 1.5, 1.5),
         (Number(), -0.0, -0.0),
@@ -91,6 +92,23 @@ def test_valid_values(spec: FieldSpec, value: object, clean: object) -> None:
         (
             String(format="date-time"),
             "2026-12-31T10:00:00",
+            "must be a date and time with a time zone, like 2026-12-31T18:30:00Z",
+        ),
+        (
+            String(format="date-time"),
+            "2016-12-31T12:00:60Z",
+            "can have second 60 only as a leap second, the last second of a day in UTC, "
+            "like 2016-12-31T23:59:60Z or 2016-12-31T18:59:60-05:00",
+        ),
+        (
+            String(format="date-time"),
+            "2016-12-31T23:59:60+01:00",
+            "can have second 60 only as a leap second, the last second of a day in UTC, "
+            "like 2016-12-31T23:59:60Z or 2016-12-31T18:59:60-05:00",
+        ),
+        (
+            String(format="date-time"),
+            "2016-12-32T23:59:60Z",
             "must be a date and time with a time zone, like 2026-12-31T18:30:00Z",
         ),
         (Number(), "1", "must be a number"),
