@@ -7,7 +7,7 @@ import asyncio
 import datetime as dt
 import importlib.util
 import io
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -73,15 +73,24 @@ class Browser:
 
 
 class Screen:
+    """What the person sees: rich's console output (``text``) and, as prompt_toolkit draws
+    them on an xterm, the prompts (``drawn``)."""
+
     def __init__(self) -> None:
         self.buffer = io.StringIO()
         self.console = Console(
             file=self.buffer, width=100, markup=False, emoji=False, highlight=False, color_system=None
         )
+        self.prompts = io.StringIO()
+        self.output = Vt100_Output(self.prompts, lambda: Size(rows=40, columns=120), term="xterm")
 
     @property
     def text(self) -> str:
         return self.buffer.getvalue()
+
+    @property
+    def drawn(self) -> str:
+        return self.prompts.getvalue()
 
 
 @asynccontextmanager
@@ -93,7 +102,7 @@ async def answerer(
         screen = Screen()
         yield (
             TerminalAnswerer(
-                console=screen.console, input=pipe, output=DummyOutput(), open_url=browser or Browser()
+                console=screen.console, input=pipe, output=screen.output, open_url=browser or Browser()
             ),
             screen,
             pipe,
@@ -105,9 +114,38 @@ async def elicit(ans: TerminalAnswerer, request: ElicitationRequest) -> ElicitAn
         return await ans.elicit(request)
 
 
-def later(pipe: PipeInput, keys: str, delay: float = 0.3) -> None:
-    """Type ``keys`` once the next prompt is waiting (Esc is only Esc when nothing follows)."""
-    asyncio.get_running_loop().call_later(delay, pipe.send_text, keys)
+async def until_drawn(screen: Screen, shown: str) -> None:
+    """Return once prompt_toolkit has drawn ``shown``; fail after 5 s (before ``elicit``
+    gives up) naming what never showed and what was drawn last."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5
+    while shown not in screen.drawn:
+        if loop.time() > deadline:
+            raise AssertionError(
+                f"{shown!r} was not drawn within 5 s; the last drawn: {screen.drawn[-300:]!r}"
+            )
+        await asyncio.sleep(0.01)
+
+
+async def once_drawn(screen: Screen, shown: str, pipe: PipeInput, keys: str) -> None:
+    """Type ``keys`` once ``shown`` is drawn: the prompt they are meant for is then reading.
+
+    Typed sooner, an Esc can reach an earlier prompt in one read with the Enter before it;
+    that prompt ends on the Enter and leaves the Esc in the input parser, waiting for the
+    rest of an Alt key, with no prompt left to read it.
+    """
+    await until_drawn(screen, shown)
+    pipe.send_text(keys)
+
+
+async def elicit_typing(
+    ans: TerminalAnswerer, request: ElicitationRequest, typing: Coroutine[Any, Any, None]
+) -> ElicitAnswer:
+    """``elicit`` while ``typing`` runs; if ``typing`` fails, so does this, with its error."""
+    async with asyncio.TaskGroup() as group:
+        group.create_task(typing)
+        answer = group.create_task(elicit(ans, request))
+    return answer.result()
 
 
 FILL = ENTER + "7" + ENTER + TOMORROW + ENTER + CTRL_U + "2" + ENTER + "vegan" + ENTER + ENTER
@@ -224,18 +262,21 @@ async def test_input_that_ends_cancels() -> None:
     assert answer == ElicitAnswer.cancel()
 
 
-@pytest.mark.parametrize("typed", ["", ENTER, ENTER + "4" + ENTER])
-async def test_esc_cancels_wherever_the_person_is(typed: str) -> None:
-    async with answerer(typed) as (ans, _, pipe):
-        later(pipe, ESC)
-        answer = await elicit(ans, form_request())
+@pytest.mark.parametrize(
+    ("typed", "prompt"),
+    [("", "Enter: fill in the form"), (ENTER, "Party size >"), (ENTER + "4" + ENTER, "Date >")],
+)
+async def test_esc_cancels_wherever_the_person_is(typed: str, prompt: str) -> None:
+    async with answerer(typed) as (ans, screen, pipe):
+        answer = await elicit_typing(ans, form_request(), once_drawn(screen, prompt, pipe, ESC))
     assert answer == ElicitAnswer.cancel()
+    assert "Cancelled." in screen.text
 
 
 async def test_a_withdrawn_question_is_taken_down_and_says_so() -> None:
     async with answerer() as (ans, screen, _):
         task = asyncio.ensure_future(ans.elicit(form_request()))
-        await asyncio.sleep(0.3)  # the person is on the first prompt
+        await until_drawn(screen, "Enter: fill in the form")  # the person is on the first prompt
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -322,26 +363,12 @@ async def test_a_form_without_fields_is_just_sent() -> None:
 )
 async def test_the_review_says_what_may_be_typed(fields: int, hint: str) -> None:
     schema = Form(**{f"f{n}": String(required=False) for n in range(fields)})
-    drawn = io.StringIO()
-    output = Vt100_Output(drawn, lambda: Size(rows=40, columns=120), term="xterm")
-    with create_pipe_input() as pipe:
-        pipe.send_text(ENTER + ENTER * fields + "9")
-        ans = TerminalAnswerer(console=Screen().console, input=pipe, output=output, open_url=Browser())
-
-        async def once_the_hint_is_drawn() -> None:
-            # the "9" is refused as typed; take it back once that is drawn (a fixed delay
-            # raced the redraw on a busy machine), or after 10 s, when the assert says why
-            for _ in range(1000):
-                if hint in drawn.getvalue():
-                    break
-                await asyncio.sleep(0.01)
-            pipe.send_text(BACKSPACE + ENTER)
-
-        taking_back = asyncio.ensure_future(once_the_hint_is_drawn())
-        answer = await elicit(ans, form_request(schema))
-        await taking_back
+    async with answerer(ENTER + ENTER * fields + "9") as (ans, screen, pipe):
+        # the "9" is refused as typed: take it back once the refusal is drawn
+        taking_back = once_drawn(screen, hint, pipe, BACKSPACE + ENTER)
+        answer = await elicit_typing(ans, form_request(schema), taking_back)
     assert answer == ElicitAnswer.accept({})
-    assert hint in drawn.getvalue()
+    assert hint in screen.drawn
 
 
 # ---- URL consent -------------------------------------------------------------------------
@@ -382,14 +409,15 @@ async def test_enter_alone_is_not_consent() -> None:
 
 async def test_esc_cancels_a_url_before_and_after_opening() -> None:
     browser = Browser()
-    async with answerer(browser=browser) as (ans, _, pipe):
-        later(pipe, ESC)
-        assert await elicit(ans, url_request("https://example.com/")) == ElicitAnswer.cancel()
+    async with answerer(browser=browser) as (ans, screen, pipe):
+        esc = once_drawn(screen, "o: open it in your browser", pipe, ESC)
+        assert await elicit_typing(ans, url_request("https://example.com/"), esc) == ElicitAnswer.cancel()
         assert browser.opened == []
         pipe.send_text("o" + ENTER)
-        later(pipe, ESC, 0.6)
-        assert await elicit(ans, url_request("https://example.com/")) == ElicitAnswer.cancel()
+        esc = once_drawn(screen, "Enter: I am done on the page", pipe, ESC)
+        assert await elicit_typing(ans, url_request("https://example.com/"), esc) == ElicitAnswer.cancel()
     assert browser.opened == ["https://example.com/"]
+    assert screen.text.count("Cancelled.") == 2
 
 
 async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes() -> None:
