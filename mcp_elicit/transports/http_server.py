@@ -62,6 +62,7 @@ from mcp_elicit.transports.http_exchange import (
     SSE_HEADERS,
     ASGIApp,
     Exchange,
+    Message,
     Receive,
     Scope,
     Send,
@@ -338,7 +339,14 @@ class StreamableHTTP(SessionRoutes):
                 InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
             )
             return
-        body = await self._read_body(receive)
+        event = await receive()
+        body: bytes | None
+        if event["type"] == "http.request" and not event.get("more_body", False):  # all in one
+            body = event.get("body", b"")
+            if len(body) > self.max_body:
+                body = None
+        else:
+            body = await self._read_body(receive, event)
         if body is None:
             await error_response(
                 send,
@@ -360,9 +368,11 @@ class StreamableHTTP(SessionRoutes):
         except ProtocolError as exc:
             await error_response(send, exc.request_id, exc)
             return
-        ok, principal = await self._authenticate(scope, headers, send, body)
-        if not ok:
-            return
+        principal = None
+        if self.auth is not None:
+            ok, principal = await self._authenticate(scope, headers, send, body)
+            if not ok:
+                return
         modern = isinstance(message, jsonrpc.Request) and not self.server.core.is_handshake_request(
             message, headers
         )
@@ -488,11 +498,11 @@ class StreamableHTTP(SessionRoutes):
             if pinger is not None:
                 pinger.cancel()
 
-    async def _read_body(self, receive: Receive) -> bytes | None:
+    async def _read_body(self, receive: Receive, message: Message) -> bytes | None:
+        """The request body, from its first event ``message`` on; None when over ``max_body``."""
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await receive()
             if message["type"] == "http.disconnect":
                 return b""
             chunk = message.get("body", b"")
@@ -502,6 +512,7 @@ class StreamableHTTP(SessionRoutes):
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            message = await receive()
 
     @contextlib.asynccontextmanager
     async def lifespan(self, parent: object = None) -> AsyncIterator[None]:
