@@ -24,7 +24,10 @@ Rules:
 * A server's request that is not valid JSON-RPC (``params`` not an object, say) but whose
   id can be read is answered -32600 Invalid Request, POSTed like any answer to a server's
   request: the fixed headers and the session's (``Mcp-Session-Id``,
-  ``MCP-Protocol-Version``), copied from the request whose stream carried it.
+  ``MCP-Protocol-Version``), copied from the request whose stream carried it. On
+  ``initialize``'s own stream that request had no session yet: the ``Mcp-Session-Id`` its
+  response's headers assign (they arrive before any event) goes instead, so the answer
+  reaches the session it belongs to (no ``MCP-Protocol-Version``: none is agreed yet).
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
   fails its request with a reason naming the limit.
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
@@ -194,11 +197,22 @@ class HttpTransport:
                 response.text[:300],
             )
 
-    def answer_unreadable(self, reply: dict[str, Any], sent_with: Mapping[str, str]) -> None:
+    def answer_unreadable(
+        self, reply: dict[str, Any], sent_with: Mapping[str, str], response: Mapping[str, str]
+    ) -> None:
         """POST ``reply`` (a -32600 to a server's request that is not valid JSON-RPC) the
         way the client answers any server request: with the session's headers, taken from
-        the request whose stream carried it. In the background: a stream is being read."""
+        the request whose stream carried it, or (that request opened the session:
+        ``initialize``) the session its ``response`` headers assign. In the background: a
+        stream is being read."""
         session = {k: v for k, v in sent_with.items() if k.lower() in _SESSION_HEADERS}
+        assigned = response.get("mcp-session-id")
+        if (
+            assigned
+            and all(0x21 <= ord(c) <= 0x7E for c in assigned)
+            and not any(k.lower() == "mcp-session-id" for k in session)
+        ):
+            session["Mcp-Session-Id"] = assigned
         task = asyncio.ensure_future(self._answer_unreadable(reply, session))
         self._replies.add(task)
         task.add_done_callback(self._replies.discard)
@@ -374,7 +388,7 @@ class _HttpExchange:
             )
             reply = invalid_request_reply(exc)
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600
-                self._owner.answer_unreadable(reply, self._sent_with)
+                self._owner.answer_unreadable(reply, self._sent_with, self.headers)
             return False
         self._put(message)
         return True

@@ -6,7 +6,10 @@ which it prints as its first line of stdout.
 that first carries a request that is not valid JSON-RPC (the shape named by the first
 argument, its id ``q-0``), then waits up to five seconds for the client to answer ``q-0``
 with a POST, and ends the stream with the call's result: as JSON text, that answer and the
-session headers it came with (or null when none came). Every POST body is echoed to
+session headers it came with (or null when none came). With a second argument
+``during-initialize`` the malformed request goes on ``initialize``'s own event stream
+instead (whose response headers assign the session), before the ``InitializeResult``, and
+a ``tools/call`` just answers with what came for ``q-0``. Every POST body is echoed to
 stderr, prefixed with ``got``.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -29,6 +33,7 @@ MALFORMED: dict[str, dict[str, Any]] = {
 }
 SESSION = "hostile-1"
 SHAPE = sys.argv[1]
+DURING_INITIALIZE = sys.argv[2:] == ["during-initialize"]
 
 answered = threading.Condition()
 answers: dict[object, dict[str, Any]] = {}
@@ -66,7 +71,16 @@ class Handler(BaseHTTPRequestHandler):
                 "capabilities": {"tools": {}},
                 "serverInfo": {"name": "hostile-http", "version": "1"},
             }
-            self._json({"jsonrpc": "2.0", "id": message["id"], "result": result}, session=True)
+            if DURING_INITIALIZE:
+                initialized = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+                self._ask_first(lambda _: initialized)
+            else:
+                self._json({"jsonrpc": "2.0", "id": message["id"], "result": result}, session=True)
+        elif message["method"] == "tools/call" and DURING_INITIALIZE:
+            with answered:
+                text = json.dumps(answers.get("q-0"))
+            result = {"content": [{"type": "text", "text": text}]}
+            self._json({"jsonrpc": "2.0", "id": message["id"], "result": result})
         elif message["method"] == "tools/call":
             self._call(message)
         else:
@@ -74,19 +88,31 @@ class Handler(BaseHTTPRequestHandler):
             self._json({"jsonrpc": "2.0", "id": message["id"], "error": error})
 
     def _call(self, request: dict[str, Any]) -> None:
+        def result(got: dict[str, Any] | None) -> dict[str, Any]:
+            text = json.dumps(got)
+            return {
+                "jsonrpc": "2.0",
+                "id": request["id"],
+                "result": {"content": [{"type": "text", "text": text}]},
+            }
+
+        self._ask_first(result)
+
+    def _ask_first(self, then: Callable[[dict[str, Any] | None], dict[str, Any]]) -> None:
+        """An event stream carrying the malformed request ``q-0``, then (once it is answered,
+        or after five seconds) the message ``then`` makes of its answer (None: none came)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
         self.send_header("Connection", "close")
+        if DURING_INITIALIZE:
+            self.send_header("Mcp-Session-Id", SESSION)
         self.end_headers()
         self._event({"jsonrpc": "2.0", "id": "q-0", **MALFORMED[SHAPE]})
         with answered:
             answered.wait_for(lambda: "q-0" in answers, timeout=5.0)
             got = answers.get("q-0")
-        text = json.dumps(got)
-        self._event(
-            {"jsonrpc": "2.0", "id": request["id"], "result": {"content": [{"type": "text", "text": text}]}}
-        )
+        self._event(then(got))
         self.close_connection = True
 
     def _event(self, message: dict[str, Any]) -> None:

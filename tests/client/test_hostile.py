@@ -54,11 +54,12 @@ async def hostile(
 
 
 @contextmanager
-def hostile_http(shape: str) -> Iterator[int]:
+def hostile_http(shape: str, *when: str) -> Iterator[int]:
     """The hostile Streamable HTTP server (``hostile_http_server.py``) on 127.0.0.1, sending
-    the malformed request ``shape``; its port. Stopped on the way out."""
+    the malformed request ``shape`` (``when``: ``"during-initialize"`` to send it on
+    ``initialize``'s stream); its port. Stopped on the way out."""
     proc = subprocess.Popen(
-        [sys.executable, str(HTTP_SERVER), shape],
+        [sys.executable, str(HTTP_SERVER), shape, *when],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
@@ -332,6 +333,28 @@ async def test_a_request_that_is_not_json_rpc_is_answered_invalid_request_over_h
     told = got["message"]
     assert told["id"] == "q-0" and told["error"]["code"] == -32600
     assert why in told["error"]["message"]
+    assert answerer.used == []
+    assert recorder.check(WireChecker.load("2025-11-25")) > 0
+
+
+async def test_a_request_that_is_not_json_rpc_during_initialize_is_answered_in_the_session() -> None:
+    """Over Streamable HTTP, a malformed request on ``initialize``'s own event stream (the
+    session not yet open on the client's side) is answered -32600 in the session the
+    response's headers assign (its ``Mcp-Session-Id`` came with them, before any event): it
+    was POSTed without one, which a server routing by session cannot place. No
+    ``MCP-Protocol-Version`` goes with it: none is negotiated until the result is read."""
+    with hostile_http("params-not-object", "during-initialize") as port:
+        recorder = Recorder()
+        transport = HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=recorder)
+        answerer = Scripted.from_script(NAME)
+        async with Client(transport, answerer=answerer, versions=["2025-11-25"], timeout=10) as client:
+            out = await asyncio.wait_for(client.call_tool("t"), 10)
+    got = json.loads(out["content"][0]["text"])
+    assert got is not None, "the server's malformed request got no answer"
+    assert got["headers"] == {"mcp-session-id": "hostile-1", "mcp-protocol-version": None}
+    told = got["message"]
+    assert told["id"] == "q-0" and told["error"]["code"] == -32600
+    assert '"params" must be an object' in told["error"]["message"]
     assert answerer.used == []
     assert recorder.check(WireChecker.load("2025-11-25")) > 0
 
