@@ -9,7 +9,11 @@ Rules:
   back, even when it runs concurrently (a server request on another stream).
 * An answer is checked before it leaves (``core.client_inputs``); an elicitation in a mode
   the client did not declare, or a sampling or roots request without a callback, is the
-  server's protocol violation, never a silent answer. A form the client cannot show is
+  server's protocol violation, never a silent answer. A request for a capability the
+  client did not declare at all (sampling or roots without a callback, elicitation
+  without an answerer) is a method it does not offer: ``Inputs.undeclared`` names the
+  capability, for both revisions' wording (2025-11-25 answers -32601 with it, as a server
+  does for its own undeclared capabilities). A form the client cannot show is
   reported and answered ``cancel``. An answer that still does not fit after three tries
   raises ``FormValidationError``.
 * The answerer is asked one question at a time (a person answers one at a time, and a
@@ -127,21 +131,29 @@ class Inputs:
             roots = await self.roots()
         return check_roots_answer(roots)
 
+    def undeclared(self, method: str) -> str | None:
+        """The capability ``method`` belongs to when this client did not declare it
+        (``sampling`` with no sampling callback, ``roots`` with no roots callback,
+        ``elicitation`` with no mode to answer in); None when it did, or ``method`` is none
+        of the three."""
+        capability, declared = {
+            "elicitation/create": ("elicitation", bool(self.modes)),
+            "sampling/createMessage": ("sampling", self.sampling is not None),
+            "roots/list": ("roots", self.roots is not None),
+        }.get(method, ("", True))
+        return None if declared else capability
+
     def _check_declared(self, method: str, *, key: str, origin: Origin, server: ServerInfo) -> None:
         """``ProtocolViolation`` unless this client can answer ``method`` (sampling and
         roots with their callbacks; elicitations are checked by ``_check_mode``)."""
-        if method == "sampling/createMessage":
-            if self.sampling is None:
-                raise ProtocolViolation(
-                    f"{server} asked for sampling ({key!r} during {origin}), which this client did not declare"
-                )
-        elif method == "roots/list":
-            if self.roots is None:
-                raise ProtocolViolation(
-                    f"{server} asked for the roots ({key!r} during {origin}), which this client did not declare"
-                )
-        else:
+        if method not in ("sampling/createMessage", "roots/list"):
             raise ProtocolViolation(f"{server} asked for {method!r}, which a server may not ask a client")
+        missing = self.undeclared(method)
+        if missing is not None:
+            raise ProtocolViolation(
+                f"{server} asked for {method} ({key!r} during {origin}); this client declares no "
+                f"{missing} capability"
+            )
 
     def _check_mode(self, request: ElicitationRequest) -> None:
         """``ProtocolViolation`` unless this client declared the elicitation's mode."""

@@ -13,7 +13,10 @@ Rules:
 * The server's requests (``elicitation/create``, ``sampling/createMessage``,
   ``roots/list``, ``ping``), on a response stream, on the event stream or over stdio, are
   answered through the same answerer and callbacks as in 2026-07-28, with the same checks.
-  An elicitation in an undeclared mode gets -32602; anything else unknown -32601. An answer
+  A request for a capability the client did not declare (sampling or roots without a
+  callback, elicitation without an answerer) is a method it does not offer: -32601 naming
+  the capability, as a server says of its own. An elicitation in an undeclared mode (of a
+  declared elicitation capability) gets -32602; anything else unknown -32601. An answer
   that does not fit, or an answerer or callback that fails, gets -32603: every request of
   the server is answered, unless it withdraws it or the client's request is abandoned. Each is
   answered in a task of its own, so that the stream it came on goes on being read while a
@@ -413,6 +416,9 @@ class HandshakeSession:
         try:
             if request.method == "ping":
                 result: dict[str, Any] = {}
+            elif (missing := self.conn.inputs.undeclared(request.method)) is not None:
+                text = f"{request.method} is not offered (this client declares no {missing} capability)"
+                return error(request.id, -32601, f"Method not found: {text}")
             elif request.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
                 raw_id = params.get("elicitationId") if params.get("mode") == "url" else None
                 eid = raw_id if isinstance(raw_id, str) else None

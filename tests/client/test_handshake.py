@@ -125,7 +125,7 @@ async def test_the_servers_requests_on_a_response_stream_are_answered_in_place(
     answers = {m["id"]: m for m, _ in transport.sent if "id" in m}
     assert answers["s-1"]["result"] == {"action": "accept", "content": {"name": "Ann", "age": 7}}
     assert answers["s-2"]["result"] == {}
-    assert answers["s-3"]["error"]["code"] == -32602
+    assert answers["s-3"]["error"]["code"] == -32601
     assert "sampling" in answers["s-3"]["error"]["message"]
     assert answers["s-4"]["error"]["code"] == -32602
     assert answers["s-5"]["error"]["code"] == -32601
@@ -133,6 +133,42 @@ async def test_the_servers_requests_on_a_response_stream_are_answered_in_place(
     wire_2025.response("ping", answers["s-2"])
     for rid in ("s-3", "s-4", "s-5"):
         wire_2025.response("elicitation/create", answers[rid])
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "capability"),
+    [
+        ("sampling/createMessage", {"messages": [], "maxTokens": 1}, "sampling"),
+        ("roots/list", None, "roots"),
+        ("elicitation/create", {"mode": "form", "message": "Who?", "requestedSchema": FORM}, "elicitation"),
+    ],
+)
+async def test_a_request_for_a_capability_the_client_did_not_declare_is_method_not_found(
+    method: str, params: dict[str, Any] | None, capability: str, wire_2025: WireChecker
+) -> None:
+    """A client with no sampling callback, no roots callback or no answerer declares no such
+    capability: the server's request for it is a method this client does not offer (-32601,
+    naming the capability, as a server says of its own undeclared ones), not a request with
+    bad params (-32602, which it was answered)."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        asked: dict[str, Any] = {"jsonrpc": "2.0", "id": "s-1", "method": method}
+        if params is not None:
+            asked["params"] = params
+        return [asked, result(message, {"content": []})]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025) as client:
+        assert capability not in client.capabilities
+        await client.call_tool("t")
+    (answer,) = [m for m, _ in transport.sent if m.get("id") == "s-1"]
+    assert answer["error"]["code"] == -32601
+    assert answer["error"]["message"] == (
+        f"Method not found: {method} is not offered (this client declares no {capability} capability)"
+    )
+    wire_2025.response(method, answer)
 
 
 async def test_think_time_on_a_request_from_another_stream_does_not_count() -> None:

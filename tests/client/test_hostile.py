@@ -247,7 +247,9 @@ async def test_a_round_asking_for_something_undeclared_asks_nobody(what: str) ->
     asked the round's other questions."""
     answerer = Scripted.from_script(NAME, modes=["form"])
     async with hostile(["undeclared-after-form", what], "2026-07-28", answerer) as (client, recorder):
-        with pytest.raises(ProtocolViolation, match=r"did not declare|declared no url-mode"):
+        with pytest.raises(
+            ProtocolViolation, match=r"declares no (sampling|roots) capability|declared no url-mode"
+        ):
             await client.call_tool("t")
     assert answerer.used == []
     assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
