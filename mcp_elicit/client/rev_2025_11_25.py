@@ -10,70 +10,42 @@ Rules:
   ``initialize`` again once and retry. Over HTTP the GET event stream is opened after the
   handshake (a server may send its requests there; a 405 or any error just means it has
   none) and resumed after a graceful close. Closing sends DELETE (best effort).
-* The server's requests (``elicitation/create``, ``sampling/createMessage``,
-  ``roots/list``, ``ping``), on a response stream, on the event stream or over stdio, are
-  answered through the same answerer and callbacks as in 2026-07-28, with the same checks.
-  A request for a capability the client did not declare (sampling or roots without a
-  callback, elicitation without an answerer) is a method it does not offer: -32601 naming
-  the capability, as a server says of its own. An elicitation in an undeclared mode (of a
-  declared elicitation capability) gets -32602; anything else unknown -32601. An answer
-  that does not fit, or an answerer or callback that fails, gets -32603: every request of
-  the server is answered, unless it withdraws it or the client's request is abandoned. Each is
-  answered in a task of its own, so that the stream it came on goes on being read while a
-  person answers (its notifications, the next questions); a request returns once its
-  server's questions are answered. The server's ``notifications/cancelled`` for one of
-  them withdraws the question (no answer is sent), wherever it arrives. At most
-  ``RoundLimits.max_requests`` (32) are answered at once: one more (but a ``ping``) is
-  refused at once (-32600, saying so) and never reaches the person. So is a question
-  beyond ``max_rounds`` x ``max_requests`` (320) during one request: as many as its
-  rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever.
-* A question that arrives outside any exchange (stdio, the event stream) while exactly one
-  request is in flight belongs to that request: if the request is abandoned (cancelled,
-  timed out, failed) the question is withdrawn from the person, as one on the request's
-  own stream is, and answered as dismissed (``cancel``; -32603 for sampling or roots),
-  since nothing on the wire said it was that request's. A request that completes does
-  not wait for it.
+* The server's requests, on a response stream, on the event stream or over stdio, are
+  answered by ``ServerQuestions`` (``rev_2025_11_25_questions``), each in a task of its
+  own, so that the stream it came on goes on being read while a person answers; a request
+  returns once its server's questions are answered. A question that arrives outside any
+  exchange (stdio, the event stream) while exactly one request is in flight belongs to
+  that request: if the request is abandoned (cancelled, timed out, failed) the question is
+  withdrawn from the person, as one on the request's own stream is.
 * A response stream that ends before the response, after an event with an id, is resumed
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
   five times per request).
-* A URL-mode ``elicitation/create`` with an ``elicitationId``: the answerer may learn from
-  ``ElicitationRequest.finished`` that the server saw the step finished
-  (``notifications/elicitation/complete``, on the request's stream, the event stream or
-  stdio) while the person is still on the page. A notice that arrives before anything
-  waits for it (it overtook a -32042 on another stream, say) is kept, the last
-  ``_EARLY_NOTICES`` of them.
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
-  original request is retried (a new id) when every accepted URL is complete or the
-  user says it is done. A declined URL ends the request with the error. Bounded by the
-  round limit; an error listing more URLs than ``RoundLimits.max_requests`` is a
-  ``ProtocolViolation`` and none of them is shown.
+  original request is retried (a new id) when every accepted URL is complete (a notice
+  that came first counts) or the user says it is done. A declined URL ends the request
+  with the error. Bounded by the round limit; an error listing more URLs than
+  ``RoundLimits.max_requests`` is a ``ProtocolViolation`` and none of them is shown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, Reply
+from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2026_07_28 import end_error
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.core.era import handshake_choice
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import (
-    FormValidationError,
-    ProtocolError,
-    ProtocolViolation,
-    RoundsExceeded,
-    UnsupportedProtocolVersion,
-)
+from mcp_elicit.errors import ProtocolError, ProtocolViolation, RoundsExceeded, UnsupportedProtocolVersion
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 from mcp_elicit.wire.versions import HANDSHAKE
 
@@ -84,7 +56,6 @@ log = logging.getLogger("mcp_elicit.client")
 _RESUMES: Final = 5
 _DEFAULT_RETRY_MS: Final = 1000
 _LISTEN_RECONNECTS: Final = 3
-_EARLY_NOTICES: Final = 64
 
 
 class HandshakeSession:
@@ -99,25 +70,13 @@ class HandshakeSession:
         self.initialized: dict[str, Any] = {}
         self._negotiated = False
         self._opened: float | None = None  # when the session opened (monotonic)
-        self._completions: dict[str, asyncio.Event] = {}
         self._listener: asyncio.Task[None] | None = None
         #: The requests in flight, by id: what a server's question during them belongs to.
         self._inflight: dict[Any, Origin] = {}
-        #: How many questions each request in flight was asked, by its id.
-        self._questions: dict[Any, int] = {}
-        #: Questions from outside any exchange (their ids and tasks), by the one request in
-        #: flight when they came.
-        self._strays: dict[Any, list[tuple[Any, asyncio.Task[None]]]] = {}
-        #: Ids of the server's questions withdrawn with the request they seemed to belong to.
-        self._withdrawn: set[Any] = set()
         #: Responses that arrived on the event stream instead of their request's stream
         #: (kept only while that request is in flight).
         self._late: dict[Any, Response | ErrorResponse] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        #: The server's requests being answered, by id (``notifications/cancelled`` finds them).
-        self._answering: dict[Any, asyncio.Task[None]] = {}
-        #: ``elicitationId``s the server said were complete before anything waited for them.
-        self._completed: dict[str, None] = {}
+        self.questions = ServerQuestions(conn, self, limits)
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -138,7 +97,9 @@ class HandshakeSession:
             "clientInfo": self.conn.builder.info.to_json(),
         }
         _, message = self.conn.builder.request("initialize", params, self.preferred[0])
-        reply, exchange = await self.conn.request(message, self.headers(message), on_request=self._on_request)
+        reply, exchange = await self.conn.request(
+            message, self.headers(message), on_request=self.questions.respond
+        )
         await exchange.aclose()
         if isinstance(reply, ErrorResponse):
             raise ProtocolError.from_error(reply.error)
@@ -171,14 +132,13 @@ class HandshakeSession:
         return None
 
     async def close(self) -> None:
-        for task in [self._listener, *self._tasks]:
-            if task is not None and not task.done():
-                task.cancel()
-        for task in [self._listener, *self._tasks]:
-            if task is not None:
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
-        self._listener = None
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            listener.cancel()
+        await self.questions.close()
+        if listener is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await listener
         if self.session_id is not None:
             with contextlib.suppress(Exception):
                 await self.conn.transport.end_session(self.headers({}))
@@ -220,7 +180,7 @@ class HandshakeSession:
         answering: list[asyncio.Task[None]] = []
 
         async def in_band(request: Request) -> None:
-            answering.append(self._answer(request, origin, during=rid))
+            answering.append(self.questions.answer(request, origin, during=rid))
 
         self._inflight[rid] = origin
         try:
@@ -229,13 +189,12 @@ class HandshakeSession:
                 self.headers(message),
                 budget=budget,
                 on_request=in_band,
-                on_notification=self._on_notification,
+                on_notification=self.questions.on_notification,
             )
         except BaseException:
             self._inflight.pop(rid, None)
-            self._questions.pop(rid, None)
             self._late.pop(rid, None)
-            await _settle([*answering, *self._withdraw(self._strays.pop(rid, []))], cancel=True)
+            await self.questions.finish(rid, answering, done=False)
             raise
         done = False
         try:
@@ -256,21 +215,18 @@ class HandshakeSession:
                     break
                 exchange = resumed
                 reply = await self.conn.collect(
-                    exchange, rid, budget, in_band, self._on_notification, self.headers(message)
+                    exchange, rid, budget, in_band, self.questions.on_notification, self.headers(message)
                 )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
             return reply
         finally:
             self._inflight.pop(rid, None)
-            self._questions.pop(rid, None)
             self._late.pop(rid, None)
-            strays = self._strays.pop(rid, [])
             await exchange.aclose()
-            await _settle(answering, cancel=not done)
-            if not done:  # the request failed: the questions it may have had are moot
-                await _settle(self._withdraw(strays), cancel=True)
+            # the questions of a request that failed are moot: withdrawn (see ServerQuestions)
+            await self.questions.finish(rid, answering, done=done)
 
-    # ---- the server's requests and notifications ---------------------------------
+    # ---- what arrives outside any exchange --------------------------------------------
 
     async def on_unsolicited(self, message: Message) -> None:
         """Messages outside any exchange (stdio, the event stream)."""
@@ -280,11 +236,9 @@ class HandshakeSession:
             origins = set(self._inflight.values())
             origin = origins.pop() if len(origins) == 1 else Origin(message.method)
             during = next(iter(self._inflight)) if len(self._inflight) == 1 else None
-            task = self._answer(message, origin, during=during)
-            if during is not None:
-                self._strays.setdefault(during, []).append((message.id, task))
+            self.questions.answer(message, origin, during=during, stray=True)
         elif isinstance(message, Notification):
-            await self._on_notification(message)
+            await self.questions.on_notification(message)
         elif message.id is not None and message.id in self._inflight:
             # A response on the event stream (some servers resume there): kept for the
             # request it answers, which looks for it when its own stream ends. One for no
@@ -292,164 +246,6 @@ class HandshakeSession:
             self._late[message.id] = message
         else:
             log.debug("ignoring a response to id %r, which no request in flight has", message.id)
-
-    def _answer(self, request: Request, origin: Origin, *, during: Any = None) -> asyncio.Task[None]:
-        """Answer one of the server's requests in a task of its own. An id still in use by
-        a question being answered is refused (JSON-RPC ids are unique among requests in
-        flight): the earlier question keeps its id, so a cancellation still finds it. So is
-        a request beyond ``RoundLimits.max_requests`` being answered at once, and one beyond
-        the questions allowed ``during`` one of the client's requests (its id)."""
-        rid = request.id
-        asked = 0
-        if during is not None and request.method != "ping":
-            asked = self._questions[during] = self._questions.get(during, 0) + 1
-        most = self.limits.max_rounds * self.limits.max_requests
-        if rid is not None and rid in self._answering:
-            text = f"Invalid Request: id {rid!r} is already in use by a request still being answered"
-            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
-        elif request.method != "ping" and len(self._answering) >= self.limits.max_requests:
-            text = (
-                f"Invalid Request: the client is already answering {len(self._answering)} requests of "
-                "this server (its limit); send more once those are answered"
-            )
-            log.warning(
-                "%s sent %s beyond the limit of questions at once; refused", self.conn.server, request.method
-            )
-            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
-        elif asked > most:
-            text = (
-                f"Invalid Request: the client answers at most {most} of the server's questions during "
-                f"one request (RoundLimits: max_rounds x max_requests); {origin} asked more"
-            )
-            log.warning("%s asked more than %d questions during %s; refused", self.conn.server, most, origin)
-            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
-        else:
-            task = asyncio.ensure_future(self._on_request(request, origin))
-            if rid is not None:
-                self._answering[rid] = task
-                task.add_done_callback(lambda _: self._answering.pop(rid, None))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
-
-    def _completion(self, eid: str) -> asyncio.Event:
-        """The event set when the server says the URL step ``eid`` is complete."""
-        event = self._completions.setdefault(eid, asyncio.Event())
-        if self._completed.pop(eid, False) is None:  # the notice came first
-            event.set()
-        return event
-
-    async def _on_notification(self, message: Notification) -> None:
-        params = message.params or {}
-        if message.method == "notifications/elicitation/complete":
-            eid = params.get("elicitationId")
-            if isinstance(eid, str):
-                event = self._completions.get(eid)
-                if event is not None:
-                    event.set()
-                else:
-                    self._completed[eid] = None
-                    while len(self._completed) > _EARLY_NOTICES:
-                        del self._completed[next(iter(self._completed))]
-        elif message.method == "notifications/cancelled":
-            rid = params.get("requestId")
-            task = self._answering.get(rid) if isinstance(rid, str | int) else None
-            if task is not None and not task.done():
-                log.info(
-                    "%s withdrew its question (%s)", self.conn.server, params.get("reason", "no reason given")
-                )
-                task.cancel()
-        await self.conn.notify(message.method, params)
-
-    def _withdraw(self, strays: list[tuple[Any, asyncio.Task[None]]]) -> list[asyncio.Task[None]]:
-        """The tasks of questions to withdraw with the request they seemed to belong to:
-        each is answered as dismissed when it ends (see ``_on_request``)."""
-        for qid, task in strays:
-            if not task.done():
-                self._withdrawn.add(qid)
-                task.add_done_callback(functools.partial(_forget, self._withdrawn, qid))
-        return [task for _, task in strays]
-
-    async def _on_request(self, request: Request, origin: Origin | None = None) -> None:
-        try:
-            message = await self._traced_response(request, origin)
-        except asyncio.CancelledError:
-            if request.id not in self._withdrawn:
-                raise  # the server withdrew it, or the session closes: nothing to send
-            self._withdrawn.discard(request.id)
-            # Nothing on the wire tied it to the abandoned request: the server may still
-            # wait for it, so it hears the question was dismissed.
-            if request.method == "elicitation/create":
-                message = self.conn.builder.result(request.id, {"action": "cancel"})
-            else:
-                text = f"the client's request during which {request.method} came was abandoned"
-                message = self.conn.builder.error(request.id, -32603, f"Internal error: {text}")
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(2.0):
-                    await self.conn.transport.send(message, self.headers(message))
-            raise
-        await self.conn.transport.send(message, self.headers(message))
-
-    async def _traced_response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
-        telemetry = self.conn.telemetry
-        if telemetry is None or not telemetry.active:
-            message = await self._response(request, origin)
-        else:  # a span of its own (kind SERVER), in the trace of the server's question
-            with telemetry.request(
-                request.method,
-                request.id,
-                request.params or {},
-                version=self.revision,
-                session=self.session_id,
-                incoming=True,
-                network=self.conn.transport.network,
-            ) as traced:
-                message = await self._response(request, origin)
-                if traced is not None:
-                    traced.read(message)
-        return message
-
-    async def _response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
-        """Our response to a server's request: its result, or an error."""
-        params = request.params or {}
-        error = self.conn.builder.error
-        try:
-            if request.method == "ping":
-                result: dict[str, Any] = {}
-            elif (missing := self.conn.inputs.undeclared(request.method)) is not None:
-                text = f"{request.method} is not offered (this client declares no {missing} capability)"
-                return error(request.id, -32601, f"Method not found: {text}")
-            elif request.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
-                raw_id = params.get("elicitationId") if params.get("mode") == "url" else None
-                eid = raw_id if isinstance(raw_id, str) else None
-                event = self._completion(eid) if eid is not None else None
-                try:
-                    result = await self.conn.inputs.answer(
-                        request.method,
-                        params,
-                        key=f"request {request.id}",
-                        origin=origin or Origin(request.method),
-                        server=self.conn.server,
-                        finished=event.wait if event is not None else None,
-                    )
-                finally:
-                    if eid is not None:
-                        self._completions.pop(eid, None)
-            else:
-                return error(request.id, -32601, f"Method not found: {request.method}")
-        except ProtocolViolation as exc:
-            return error(request.id, -32602, f"Invalid params: {exc}")
-        except (FormValidationError, ValueError) as exc:  # an answer or callback result that does not fit
-            self.conn.inputs.report(str(exc))
-            return error(request.id, -32603, f"The client could not produce a valid answer: {exc}")
-        except Exception:  # the server still gets an answer; the details stay here
-            log.exception("answering %s from %s failed", request.method, self.conn.server)
-            return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
-        return self.conn.builder.result(request.id, result)
-
-    async def _respond_error(self, request: Request, code: int, text: str) -> None:
-        message = self.conn.builder.error(request.id, code, text)
-        await self.conn.transport.send(message, self.headers(message))
 
     # ---- URL elicitation required (-32042) ------------------------------------------
 
@@ -480,16 +276,16 @@ class HandshakeSession:
                 raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
         waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
         for request in requests:
-            event = self._completion(request.elicitation_id or request.key)
+            event = self.questions.completion(request.elicitation_id or request.key)
             answer = await self.conn.inputs.elicit(request)
             if answer.get("action") != "accept":
-                self._completions.pop(request.elicitation_id or request.key, None)
+                self.questions.done_with(request.elicitation_id or request.key)
                 told = f"{error.get('message', '')} (the user answered {answer.get('action')})"
                 raise ProtocolError.from_error({**error, "message": told})
             waits.append((request, event))
         for request, event in waits:
             await self._until_done(request, event)
-            self._completions.pop(request.elicitation_id or request.key, None)
+            self.questions.done_with(request.elicitation_id or request.key)
 
     async def _until_done(self, request: ElicitationRequest, event: asyncio.Event) -> None:
         if event.is_set():
@@ -546,18 +342,3 @@ class HandshakeSession:
                     await self.on_unsolicited(item)
             else:
                 await self.on_unsolicited(item)
-
-
-def _forget(ids: set[Any], qid: Any, _: object) -> None:
-    ids.discard(qid)
-
-
-async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> None:
-    """Wait for the answers to a request's questions (cancelled first when the request
-    failed or was abandoned); an answer that failed is logged, not raised."""
-    if cancel:
-        for task in tasks:
-            task.cancel()
-    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
-        if isinstance(outcome, Exception):
-            log.error("answering the server's question failed", exc_info=outcome)

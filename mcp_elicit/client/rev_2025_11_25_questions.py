@@ -1,0 +1,294 @@
+"""The server's own requests to a handshake-era session (2025-11-25, 2025-06-18,
+2025-03-26): answering them, withdrawing them, and the notifications about them.
+
+Rules:
+
+* The server's requests (``elicitation/create``, ``sampling/createMessage``,
+  ``roots/list``, ``ping``), on a response stream, on the event stream or over stdio, are
+  answered through the same answerer and callbacks as in 2026-07-28, with the same checks.
+  A request for a capability the client did not declare (sampling or roots without a
+  callback, elicitation without an answerer) is a method it does not offer: -32601 naming
+  the capability, as a server says of its own. An elicitation in an undeclared mode (of a
+  declared elicitation capability) gets -32602; anything else unknown -32601. An answer
+  that does not fit, or an answerer or callback that fails, gets -32603: every request of
+  the server is answered, unless it withdraws it or the client's request is abandoned. Each is
+  answered in a task of its own, so that the stream it came on goes on being read while a
+  person answers (its notifications, the next questions); a request returns once its
+  server's questions are answered. The server's ``notifications/cancelled`` for one of
+  them withdraws the question (no answer is sent), wherever it arrives. At most
+  ``RoundLimits.max_requests`` (32) are answered at once: one more (but a ``ping``) is
+  refused at once (-32600, saying so) and never reaches the person. So is a question
+  beyond ``max_rounds`` x ``max_requests`` (320) during one request: as many as its
+  rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever.
+* A question that arrived outside any exchange but was taken to belong to the one request
+  in flight (a *stray*) is withdrawn from the person when that request is abandoned
+  (cancelled, timed out, failed), and answered as dismissed (``cancel``; -32603 for
+  sampling or roots), since nothing on the wire said it was that request's. A request
+  that completes does not wait for it.
+* A URL-mode ``elicitation/create`` with an ``elicitationId``: the answerer may learn from
+  ``ElicitationRequest.finished`` that the server saw the step finished
+  (``notifications/elicitation/complete``, wherever it arrives) while the person is still
+  on the page. A notice that arrives before anything waits for it (it overtook a -32042 on
+  another stream, say) is kept, the last ``_EARLY_NOTICES`` of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Mapping
+from typing import Any, Final, Protocol
+
+from mcp_elicit.client.connection import Connection
+from mcp_elicit.core.client_inputs import Origin
+from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.errors import FormValidationError, ProtocolViolation
+from mcp_elicit.wire.jsonrpc import Notification, Request
+
+__all__ = ["ServerQuestions", "SessionView"]
+
+log = logging.getLogger("mcp_elicit.client")
+
+_EARLY_NOTICES: Final = 64
+
+
+class SessionView(Protocol):
+    """What the questions need of their session: the headers an answer goes with, and the
+    revision and session id its span names."""
+
+    @property
+    def revision(self) -> str: ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    def headers(self, message: Mapping[str, Any]) -> dict[str, str]: ...
+
+
+class ServerQuestions:
+    """The server's requests being answered on one handshake-era session."""
+
+    def __init__(self, conn: Connection, session: SessionView, limits: RoundLimits) -> None:
+        self.conn = conn
+        self.session = session
+        self.limits = limits
+        self._completions: dict[str, asyncio.Event] = {}
+        #: How many questions each request in flight was asked, by its id.
+        self._questions: dict[Any, int] = {}
+        #: Questions from outside any exchange (their ids and tasks), by the one request in
+        #: flight when they came.
+        self._strays: dict[Any, list[tuple[Any, asyncio.Task[None]]]] = {}
+        #: Ids of the server's questions withdrawn with the request they seemed to belong to.
+        self._withdrawn: set[Any] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        #: The server's requests being answered, by id (``notifications/cancelled`` finds them).
+        self._answering: dict[Any, asyncio.Task[None]] = {}
+        #: ``elicitationId``s the server said were complete before anything waited for them.
+        self._completed: dict[str, None] = {}
+
+    def answer(
+        self, request: Request, origin: Origin, *, during: Any = None, stray: bool = False
+    ) -> asyncio.Task[None]:
+        """Answer one of the server's requests in a task of its own. An id still in use by
+        a question being answered is refused (JSON-RPC ids are unique among requests in
+        flight): the earlier question keeps its id, so a cancellation still finds it. So is
+        a request beyond ``RoundLimits.max_requests`` being answered at once, and one beyond
+        the questions allowed ``during`` one of the client's requests (its id). ``stray``:
+        it came outside that request's exchange (see the rules)."""
+        rid = request.id
+        asked = 0
+        if during is not None and request.method != "ping":
+            asked = self._questions[during] = self._questions.get(during, 0) + 1
+        most = self.limits.max_rounds * self.limits.max_requests
+        if rid is not None and rid in self._answering:
+            text = f"Invalid Request: id {rid!r} is already in use by a request still being answered"
+            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
+        elif request.method != "ping" and len(self._answering) >= self.limits.max_requests:
+            text = (
+                f"Invalid Request: the client is already answering {len(self._answering)} requests of "
+                "this server (its limit); send more once those are answered"
+            )
+            log.warning(
+                "%s sent %s beyond the limit of questions at once; refused", self.conn.server, request.method
+            )
+            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
+        elif asked > most:
+            text = (
+                f"Invalid Request: the client answers at most {most} of the server's questions during "
+                f"one request (RoundLimits: max_rounds x max_requests); {origin} asked more"
+            )
+            log.warning("%s asked more than %d questions during %s; refused", self.conn.server, most, origin)
+            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
+        else:
+            task = asyncio.ensure_future(self.respond(request, origin))
+            if rid is not None:
+                self._answering[rid] = task
+                task.add_done_callback(lambda _: self._answering.pop(rid, None))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if stray and during is not None:
+            self._strays.setdefault(during, []).append((rid, task))
+        return task
+
+    async def finish(self, during: Any, answering: list[asyncio.Task[None]], *, done: bool) -> None:
+        """The client's request ``during`` (its id) is over: wait for the answers to the
+        questions on its own stream (``answering``). When it failed or was abandoned
+        (``done`` false) they are cancelled first, and its strays withdrawn."""
+        self._questions.pop(during, None)
+        strays = self._strays.pop(during, [])
+        if done:
+            await _settle(answering, cancel=False)
+        else:
+            await _settle([*answering, *self._withdraw(strays)], cancel=True)
+
+    async def close(self) -> None:
+        """Stop answering: every answer still being made is cancelled (none is sent)."""
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    def completion(self, eid: str) -> asyncio.Event:
+        """The event set when the server says the URL step ``eid`` is complete."""
+        event = self._completions.setdefault(eid, asyncio.Event())
+        if self._completed.pop(eid, False) is None:  # the notice came first
+            event.set()
+        return event
+
+    def done_with(self, eid: str) -> None:
+        """Nothing waits for the URL step ``eid`` any more."""
+        self._completions.pop(eid, None)
+
+    async def on_notification(self, message: Notification) -> None:
+        """A notification of the server's, wherever it arrived: the ones about its questions
+        are acted on here; each goes on to the client's callback."""
+        params = message.params or {}
+        if message.method == "notifications/elicitation/complete":
+            eid = params.get("elicitationId")
+            if isinstance(eid, str):
+                event = self._completions.get(eid)
+                if event is not None:
+                    event.set()
+                else:
+                    self._completed[eid] = None
+                    while len(self._completed) > _EARLY_NOTICES:
+                        del self._completed[next(iter(self._completed))]
+        elif message.method == "notifications/cancelled":
+            rid = params.get("requestId")
+            task = self._answering.get(rid) if isinstance(rid, str | int) else None
+            if task is not None and not task.done():
+                log.info(
+                    "%s withdrew its question (%s)", self.conn.server, params.get("reason", "no reason given")
+                )
+                task.cancel()
+        await self.conn.notify(message.method, params)
+
+    def _withdraw(self, strays: list[tuple[Any, asyncio.Task[None]]]) -> list[asyncio.Task[None]]:
+        """The tasks of questions to withdraw with the request they seemed to belong to:
+        each is answered as dismissed when it ends (see ``respond``)."""
+        for qid, task in strays:
+            if not task.done():
+                self._withdrawn.add(qid)
+                task.add_done_callback(functools.partial(_forget, self._withdrawn, qid))
+        return [task for _, task in strays]
+
+    async def respond(self, request: Request, origin: Origin | None = None) -> None:
+        """Answer one of the server's requests in the running task (``answer`` starts one
+        for it, with the limits; the requests on ``initialize``'s own stream come here)."""
+        try:
+            message = await self._traced_response(request, origin)
+        except asyncio.CancelledError:
+            if request.id not in self._withdrawn:
+                raise  # the server withdrew it, or the session closes: nothing to send
+            self._withdrawn.discard(request.id)
+            # Nothing on the wire tied it to the abandoned request: the server may still
+            # wait for it, so it hears the question was dismissed.
+            if request.method == "elicitation/create":
+                message = self.conn.builder.result(request.id, {"action": "cancel"})
+            else:
+                text = f"the client's request during which {request.method} came was abandoned"
+                message = self.conn.builder.error(request.id, -32603, f"Internal error: {text}")
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(2.0):
+                    await self.conn.transport.send(message, self.session.headers(message))
+            raise
+        await self.conn.transport.send(message, self.session.headers(message))
+
+    async def _traced_response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
+        telemetry = self.conn.telemetry
+        if telemetry is None or not telemetry.active:
+            message = await self._response(request, origin)
+        else:  # a span of its own (kind SERVER), in the trace of the server's question
+            with telemetry.request(
+                request.method,
+                request.id,
+                request.params or {},
+                version=self.session.revision,
+                session=self.session.session_id,
+                incoming=True,
+                network=self.conn.transport.network,
+            ) as traced:
+                message = await self._response(request, origin)
+                if traced is not None:
+                    traced.read(message)
+        return message
+
+    async def _response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
+        """Our response to a server's request: its result, or an error."""
+        params = request.params or {}
+        error = self.conn.builder.error
+        try:
+            if request.method == "ping":
+                result: dict[str, Any] = {}
+            elif (missing := self.conn.inputs.undeclared(request.method)) is not None:
+                text = f"{request.method} is not offered (this client declares no {missing} capability)"
+                return error(request.id, -32601, f"Method not found: {text}")
+            elif request.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
+                raw_id = params.get("elicitationId") if params.get("mode") == "url" else None
+                eid = raw_id if isinstance(raw_id, str) else None
+                event = self.completion(eid) if eid is not None else None
+                try:
+                    result = await self.conn.inputs.answer(
+                        request.method,
+                        params,
+                        key=f"request {request.id}",
+                        origin=origin or Origin(request.method),
+                        server=self.conn.server,
+                        finished=event.wait if event is not None else None,
+                    )
+                finally:
+                    if eid is not None:
+                        self.done_with(eid)
+            else:
+                return error(request.id, -32601, f"Method not found: {request.method}")
+        except ProtocolViolation as exc:
+            return error(request.id, -32602, f"Invalid params: {exc}")
+        except (FormValidationError, ValueError) as exc:  # an answer or callback result that does not fit
+            self.conn.inputs.report(str(exc))
+            return error(request.id, -32603, f"The client could not produce a valid answer: {exc}")
+        except Exception:  # the server still gets an answer; the details stay here
+            log.exception("answering %s from %s failed", request.method, self.conn.server)
+            return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
+        return self.conn.builder.result(request.id, result)
+
+    async def _respond_error(self, request: Request, code: int, text: str) -> None:
+        message = self.conn.builder.error(request.id, code, text)
+        await self.conn.transport.send(message, self.session.headers(message))
+
+
+def _forget(ids: set[Any], qid: Any, _: object) -> None:
+    ids.discard(qid)
+
+
+async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> None:
+    """Wait for the answers to a request's questions (cancelled first when the request
+    failed or was abandoned); an answer that failed is logged, not raised."""
+    if cancel:
+        for task in tasks:
+            task.cancel()
+    for outcome in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(outcome, Exception):
+            log.error("answering the server's question failed", exc_info=outcome)
