@@ -73,8 +73,9 @@ __all__ = [
 log = logging.getLogger("mcp_elicit.client")
 
 NotificationCallback = Callable[[str, Mapping[str, Any]], Awaitable[None] | None]
-#: Answers a server's own request (handshake revisions) that arrived within an exchange.
-ServerRequestHandler = Callable[[Request], Awaitable[None]]
+#: Answers a server's own request (handshake revisions) that arrived within an exchange
+#: (given too: its response's headers were in before the request).
+ServerRequestHandler = Callable[[Request, Exchange], Awaitable[None]]
 #: Takes the notifications that arrive on a request's own stream (default: ``notify``).
 NotificationHandler = Callable[[Notification], Awaitable[None]]
 Reply = Response | ErrorResponse | Ended
@@ -417,7 +418,7 @@ class Connection:
                     else:
                         await self.notify(item.method, item.params or {})
             elif on_request is not None:
-                await on_request(item)
+                await on_request(item, exchange)
             else:
                 log.warning(
                     "%s sent a %s request on a request's stream, which its revision forbids; ignored",

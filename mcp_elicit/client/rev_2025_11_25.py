@@ -6,7 +6,9 @@ Rules:
 * ``initialize`` offers the client's most preferred handshake revision; the server's
   choice must be one of the client's configured ``versions``. Then ``notifications/initialized``. Over HTTP the
   ``Mcp-Session-Id`` the server assigns goes on every later request, with
-  ``MCP-Protocol-Version``; a 404 on a request carrying it means the session is gone: run
+  ``MCP-Protocol-Version``, and on the answers to the server's requests on
+  ``initialize``'s own stream (without a version: none is agreed yet), since the
+  response's headers, which assign it, arrive before them; a 404 on a request carrying it means the session is gone: run
   ``initialize`` again once and retry. Over HTTP the GET event stream is opened after the
   handshake (a server may send its requests there; a 405 or any error just means it has
   none) and resumed after a graceful close. Closing sends DELETE (best effort).
@@ -97,9 +99,7 @@ class HandshakeSession:
             "clientInfo": self.conn.builder.info.to_json(),
         }
         _, message = self.conn.builder.request("initialize", params, self.preferred[0])
-        reply, exchange = await self.conn.request(
-            message, self.headers(message), on_request=self.questions.respond
-        )
+        reply, exchange = await self.conn.request(message, self.headers(message), on_request=self._opening)
         await exchange.aclose()
         if isinstance(reply, ErrorResponse):
             raise ProtocolError.from_error(reply.error)
@@ -123,6 +123,12 @@ class HandshakeSession:
         await self.conn.send_notification(note, self.headers(note))
         await self._listen()
         return self.initialized
+
+    async def _opening(self, request: Request, exchange: Exchange) -> None:
+        """A request of the server's on ``initialize``'s own stream: answered in the session
+        the response's headers assign (they came before it; the result is not read yet)."""
+        self.session_id = self._session_from(exchange.headers)
+        await self.questions.respond(request)
 
     @staticmethod
     def _session_from(headers: Mapping[str, str]) -> str | None:
@@ -179,7 +185,7 @@ class HandshakeSession:
 
         answering: list[asyncio.Task[None]] = []
 
-        async def in_band(request: Request) -> None:
+        async def in_band(request: Request, _: Exchange) -> None:
             answering.append(self.questions.answer(request, origin, during=rid))
 
         self._inflight[rid] = origin

@@ -4,7 +4,7 @@ which it prints as its first line of stdout.
 
 ``initialize`` opens session ``hostile-1``. A ``tools/call`` answers with an event stream
 that first carries a request that is not valid JSON-RPC (the shape named by the first
-argument, its id ``q-0``), then waits up to five seconds for the client to answer ``q-0``
+argument, its id ``q-0``; or, for comparison, the well-formed ``ping``), then waits up to five seconds for the client to answer ``q-0``
 with a POST, and ends the stream with the call's result: as JSON text, that answer and the
 session headers it came with (or null when none came). With a second argument
 ``during-initialize`` the malformed request goes on ``initialize``'s own event stream
@@ -30,6 +30,7 @@ FORM = {
 MALFORMED: dict[str, dict[str, Any]] = {
     "params-not-object": {"method": "elicitation/create", "params": ["Your name?"]},
     "method-not-string": {"method": 7, "params": FORM},
+    "ping": {"method": "ping"},  # not malformed: what a well-formed question gets, to compare
 }
 SESSION = "hostile-1"
 SHAPE = sys.argv[1]

@@ -361,6 +361,23 @@ async def test_a_request_that_is_not_json_rpc_during_initialize_is_answered_in_t
     assert recorder.check(WireChecker.load("2025-11-25")) > 0
 
 
+async def test_a_ping_during_initialize_is_answered_in_the_session() -> None:
+    """A well-formed request on ``initialize``'s own event stream (a ``ping``, which a server
+    may send before the handshake is over) is answered in the session the response's
+    headers assign too: it went without ``Mcp-Session-Id``, the client's own copy of the id
+    being set only once the ``InitializeResult`` was read."""
+    with hostile_http("ping", "during-initialize") as port:
+        recorder = Recorder()
+        transport = HttpTransport(f"http://127.0.0.1:{port}/mcp", trace=recorder)
+        async with Client(transport, versions=["2025-11-25"], timeout=10) as client:
+            out = await asyncio.wait_for(client.call_tool("t"), 10)
+    got = json.loads(out["content"][0]["text"])
+    assert got is not None, "the server's ping got no answer"
+    assert got["headers"] == {"mcp-session-id": "hostile-1", "mcp-protocol-version": None}
+    assert got["message"] == {"jsonrpc": "2.0", "id": "q-0", "result": {}}
+    assert recorder.check(WireChecker.load("2025-11-25")) > 0
+
+
 async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops() -> None:
     """2026-07-28: Ctrl-C while the person is asked ends the call: the question is taken
     down and no retry is sent."""
