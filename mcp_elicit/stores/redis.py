@@ -78,7 +78,9 @@ URL_OPTIONS = frozenset(
 )
 _PREFIX = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _DB_PATH = re.compile(r"/?|/[0-9]{1,5}")
-_USERINFO = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://)([^/?#]*)@")
+_AUTHORITY = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://)(.*)$", re.DOTALL)
+_QUERY_SECRET = re.compile(r"([?&](?:password|pass|pwd)=)[^&#]*", re.IGNORECASE)
+_ENCODE_HINT = "percent-encode '/', '?', '#' and '@' in a user name or password (%2F, %3F, %23, %40)"
 _MISSING = "the Redis store needs the redis package: pip install 'mcp-elicit[redis]'"
 
 
@@ -100,7 +102,7 @@ class RedisStore:
             )
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"Redis URL {redact_url(url)!r}: {exc}") from exc
-        self.url = redact_url(url)
+        self.url = _shown_valid_url(url)
         self.prefix = chosen
         self._client = client
         options = client.connection_pool.connection_kwargs
@@ -292,31 +294,73 @@ class RedisSubscription:
 
 
 def redact_url(url: str) -> str:
-    """``url`` with its password (or a lone user-info part) replaced by ``***``."""
-    return _USERINFO.sub(_redact_userinfo, url, count=1)
+    """``url`` with its password (or a lone user-info part) replaced by ``***``, and so is
+    a ``password=`` query option.
+
+    A password written without percent-encoding may hold ``/``, ``?``, ``#`` or ``@``,
+    which no parser can tell from the URL's own: then everything up to the last ``@`` is
+    hidden (hiding too much is the safe side)."""
+    match = _AUTHORITY.match(url)
+    if match is None:
+        return _QUERY_SECRET.sub(r"\1***", url)
+    start, rest = match.groups()
+    at = rest.find("@")
+    if at >= 0 and not any(c in rest[:at] for c in "/?#"):
+        pass  # the usual user:password@host
+    elif "@" in rest:
+        at = rest.rfind("@")
+    if at >= 0:
+        user, colon, _ = rest[:at].partition(":")
+        shown = f"{user}:***@" if colon and not any(c in user for c in "/?#") else "***@"
+        rest = shown + rest[at + 1 :]
+    return start + _QUERY_SECRET.sub(r"\1***", rest)
 
 
-def _redact_userinfo(match: re.Match[str]) -> str:
-    user, colon, _ = match.group(2).partition(":")
-    return f"{match.group(1)}{user}:***@" if colon else f"{match.group(1)}***@"
+def _shown_valid_url(url: str) -> str:
+    """A URL ``_split_url`` accepted, password hidden: its parts are known, so an ``@`` in
+    an option's value (a certificate path) is not taken for the end of a password."""
+    parts = urlsplit(url.strip())
+    userinfo, at, host = parts.netloc.rpartition("@")
+    if not at:
+        return urlunsplit(parts)
+    user, colon, _ = userinfo.partition(":")
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}" if colon else f"***@{host}"))
+
+
+def _garbled_userinfo(url: str) -> bool:
+    """Whether an ``@`` sits past the host part: a user name or password holding one of
+    the URL's own delimiters, unencoded."""
+    match = _AUTHORITY.match(url)
+    rest = match.group(2) if match else url
+    at = rest.find("@")
+    return at >= 0 and any(c in rest[:at] for c in "/?#")
 
 
 def _split_url(url: str) -> tuple[str, str | None]:
     """The URL for redis-py (without our options) and the ``prefix`` option, if any."""
     shown = redact_url(url)
+    hint = f" ({_ENCODE_HINT})" if _garbled_userinfo(url) else ""
+
+    def bad(problem: str) -> ConfigError:
+        return ConfigError(f"Redis URL {shown!r}: {problem}{hint}")
+
     try:
         parts = urlsplit(url)
+    except ValueError as exc:  # an unbalanced '[': the text shows no part of the URL
+        raise bad(str(exc)) from exc
+    try:
         parts.port  # noqa: B018 - raises ValueError when the port is not a number
-    except ValueError as exc:
-        raise ConfigError(f"Redis URL {shown!r}: {exc}") from exc
+    except ValueError as exc:  # its text quotes the port, which may be part of a password
+        problem = "the port is out of range" if "range" in str(exc) else "the port is not a number"
+        raise bad(problem) from exc
     if parts.scheme not in ("redis", "rediss"):
-        raise ConfigError(f"Redis URL {shown!r}: the scheme must be redis:// or rediss://")
+        raise bad("the scheme must be redis:// or rediss://")
     if not parts.hostname:
-        raise ConfigError(f"Redis URL {shown!r}: no host (expected redis://host:port/db)")
+        raise bad("no host (expected redis://host:port/db)")
     if not _DB_PATH.fullmatch(parts.path):
-        raise ConfigError(f"Redis URL {shown!r}: the path is the database number, as in redis://host:6379/0")
+        raise bad("the path is the database number, as in redis://host:6379/0")
     if parts.fragment:
-        raise ConfigError(f"Redis URL {shown!r}: unexpected fragment")
+        raise bad("unexpected fragment")
     prefix: str | None = None
     options: list[tuple[str, str]] = []
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
@@ -326,7 +370,9 @@ def _split_url(url: str) -> tuple[str, str | None]:
             options.append((name, value))
         else:
             allowed = ", ".join(sorted({*URL_OPTIONS, "prefix"}))
-            raise ConfigError(f"Redis URL {shown!r}: unknown option {name!r} (known: {allowed})")
+            if name in ("username", "password"):
+                raise bad(f"give the {name} before the host, as in redis://user:password@host:6379/0")
+            raise bad(f"unknown option {name!r} (known: {allowed})")
     return urlunsplit(parts._replace(query=urlencode(options), fragment="")), prefix
 
 

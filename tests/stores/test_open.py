@@ -19,6 +19,7 @@ from mcp_elicit.stores import (
     default_store_url,
     open_store,
 )
+from mcp_elicit.stores.redis import redact_url
 
 pytestmark = pytest.mark.anyio
 
@@ -106,7 +107,7 @@ async def test_redis_urls() -> None:
     [
         ("redis://", "no host"),
         ("redis:///0", "no host"),
-        ("redis://h:notaport/0", "Port could not be cast"),
+        ("redis://h:notaport/0", "the port is not a number"),
         ("redis://h:99999/0", "out of range"),
         ("redis://h:6379/zero", "database number"),
         ("redis://h:6379/0/1", "database number"),
@@ -209,3 +210,39 @@ async def test_the_default_url_opens_the_sqlite_file_it_names(
     if sys.platform.startswith("linux"):
         assert store.path == tmp_path / "my data" / "mcp-elicit" / "state.db"
     assert not (tmp_path / "my data").exists(), "nothing is created before the first call"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "redis://admin:Xq#s3cret@h:6379/0",
+        "redis://admin:Xq/s3cret@h:6379/0",
+        "redis://admin:Xq?s3cret@h:6379/0",
+        "redis://:Xq/s3cret@h/0",
+        "redis://admin:12/s3cret@h/0",
+        "redis://admin:12#s3cret@h/0",
+        "redis://h:6379/0?password=s3cret",
+        "redis://h:6379/0?username=admin&password=s3cret&prefix=a:b",
+    ],
+)
+def test_a_password_that_was_not_percent_encoded_never_shows(url: str) -> None:
+    """A password holding '/', '?' or '#' cuts the URL's host part short; one in the query
+    is an option the store refuses. Either way the error names the URL, password hidden,
+    and says what to do."""
+    with pytest.raises(ConfigError) as caught:
+        open_store(url)
+    message = str(caught.value)
+    assert "s3cret" not in message and "Xq" not in message
+    assert "***" in message
+    if "password=" not in url:
+        assert "percent-encode" in message
+
+
+def test_shown_urls_hide_every_password() -> None:
+    assert redact_url("redis://admin:Xq#s3cret@h:6379/0") == "redis://admin:***@h:6379/0"
+    assert redact_url("redis://:p/s3cret@h/0") == "redis://:***@h/0"
+    assert redact_url("redis://h/0?password=s3cret&prefix=x") == "redis://h/0?password=***&prefix=x"
+    assert redact_url("redis://u:s3cret@h/0?prefix=x") == "redis://u:***@h/0?prefix=x"
+    assert redact_url("redis://h:6379/0?prefix=x") == "redis://h:6379/0?prefix=x"
+    valid = RedisStore("redis://u:p@s3cret@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem")
+    assert valid.url == "redis://u:***@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem"
