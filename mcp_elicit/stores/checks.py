@@ -8,7 +8,8 @@ Rules:
 * A key or a channel is 1 to 512 characters of printable ASCII (space to ``~``).
 * A value or a message is ``bytes`` (not ``bytearray`` or ``str``); empty is allowed and
   reads back as ``b""``, never as None.
-* A time to live is None (forever) or a finite number of seconds greater than zero.
+* A time to live is None (forever) or a finite number of seconds greater than zero; one
+  past ``MAX_TTL`` (an ``int`` too large for a float, say) is taken as ``MAX_TTL``.
 * A ``next`` timeout is a number of seconds; zero or less only polls, ``math.inf``
   waits for as long as it takes; NaN is refused.
 
@@ -21,9 +22,19 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["check_channel", "check_key", "check_timeout", "check_ttl", "check_value", "MAX_KEY_LENGTH"]
+__all__ = [
+    "MAX_KEY_LENGTH",
+    "MAX_TTL",
+    "check_channel",
+    "check_key",
+    "check_timeout",
+    "check_ttl",
+    "check_value",
+]
 
 MAX_KEY_LENGTH = 512
+#: The longest time to live kept as given (some 3e292 years); a longer one means the same.
+MAX_TTL = 1e300
 _NAMESPACE = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 _PRINTABLE = re.compile(rf"[ -~]{{1,{MAX_KEY_LENGTH}}}")
 
@@ -52,11 +63,15 @@ def check_value(value: bytes) -> None:
         raise TypeError(f"store values are bytes, not {type(value).__name__}")
 
 
-def check_ttl(ttl: float | None) -> None:
+def check_ttl(ttl: float | None) -> float | None:
+    """``ttl`` as the float seconds a backend adds to its clock, at most ``MAX_TTL``."""
     if ttl is None:
-        return
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or not math.isfinite(ttl) or ttl <= 0:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float) or ttl <= 0:
+        raise ValueError(f"store ttl {_preview(ttl)}: expected None or a finite number of seconds above zero")
+    if isinstance(ttl, float) and not math.isfinite(ttl):
         raise ValueError(f"store ttl {ttl!r}: expected None or a finite number of seconds above zero")
+    return float(min(ttl, MAX_TTL))  # an int past float's range compares exactly, never overflows
 
 
 def check_timeout(timeout: float) -> float | None:

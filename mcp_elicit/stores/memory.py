@@ -51,14 +51,14 @@ class MemoryStore:
     async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
         check_key(namespace, key)
         check_value(value)
-        check_ttl(ttl)
+        ttl = check_ttl(ttl)
         self._check_open()
         self._write(namespace, key, value, ttl)
 
     async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
         check_key(namespace, key)
         check_value(value)
-        check_ttl(ttl)
+        ttl = check_ttl(ttl)
         self._check_open()
         if self._live(namespace, key) is not None:
             return False

@@ -121,13 +121,13 @@ class RedisStore:
     async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
         name = self._key(namespace, key)
         check_value(value)
-        check_ttl(ttl)
+        ttl = check_ttl(ttl)
         await self._client.set(name, value, px=_px(ttl))
 
     async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
         name = self._key(namespace, key)
         check_value(value)
-        check_ttl(ttl)
+        ttl = check_ttl(ttl)
         return bool(await self._client.set(name, value, nx=True, px=_px(ttl)))
 
     async def take(self, namespace: str, key: str) -> bytes | None:

@@ -110,7 +110,7 @@ class SqliteStore:
     async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
         check_key(namespace, key)
         check_value(value)
-        check_ttl(ttl)
+        ttl = check_ttl(ttl)
 
         def put(db: sqlite3.Connection) -> None:
             db.execute(_PUT, (namespace, key, value, _expires(ttl)))
@@ -121,7 +121,7 @@ class SqliteStore:
     async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
         check_key(namespace, key)
         check_value(value)
-        check_ttl(ttl)
+        ttl = check_ttl(ttl)
 
         def add(db: sqlite3.Connection) -> bool:
             stored = db.execute(_ADD, (namespace, key, value, _expires(ttl), time.time())).rowcount == 1
