@@ -12,7 +12,10 @@ Rules:
 * ``add`` is one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE <the row has expired>``;
   ``take`` is ``SELECT`` + ``DELETE`` inside ``BEGIN IMMEDIATE``. Both hold SQLite's
   write lock, so they are atomic across connections and processes sharing the file;
-  a busy database is waited for up to ``busy_timeout`` seconds.
+  a busy database is waited for up to ``busy_timeout`` seconds, then the call raises
+  ``sqlite3.OperationalError`` naming the file and the wait (reads are never blocked).
+* Every ``sqlite3.Error`` a call raises names the file; its class and SQLite error code
+  stay SQLite's own.
 * Expired rows read as absent and are purged lazily: on open, and every
   ``PURGE_EVERY`` writes (or ``purge()``).
 * **Publish/subscribe stays in this process**: stores opened on the same file in one
@@ -185,7 +188,10 @@ class SqliteStore:
 
     def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
         db = self._conn if self._conn is not None else self._connect()
-        return job(db)
+        try:
+            return job(db)
+        except sqlite3.Error as exc:
+            raise _named(exc, self.path, self._busy_timeout) from exc
 
     def _connect(self) -> sqlite3.Connection:
         path = self.path
@@ -254,6 +260,25 @@ class SqliteStore:
     def _check_open(self) -> None:
         if self._closed:
             raise RuntimeError("the store is closed")
+
+
+def _named(exc: sqlite3.Error, path: Path, busy_timeout: float) -> sqlite3.Error:
+    """``exc`` again (same class, same SQLite error code), its message naming the file and,
+    for a lock that outlasted ``busy_timeout``, what to do about it."""
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in detail or "busy" in detail):
+        text = (
+            f"the SQLite store {str(path)!r} stayed locked by another connection for more than "
+            f"{busy_timeout:g} s ({detail}): another process is holding its write lock; "
+            "try again, or give several instances a Redis store"
+        )
+    else:
+        text = f"the SQLite store {str(path)!r}: {detail}"
+    named = type(exc)(text)
+    for attribute in ("sqlite_errorcode", "sqlite_errorname"):
+        if hasattr(exc, attribute):
+            setattr(named, attribute, getattr(exc, attribute))
+    return named
 
 
 def _expires(ttl: float | None) -> float | None:

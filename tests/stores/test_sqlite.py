@@ -209,3 +209,49 @@ async def test_repr_names_the_file(tmp_path: Path) -> None:
     assert repr(store) == f"SqliteStore({str(tmp_path / 'state.db')!r})"
     await store.close()
     assert repr(store).endswith(", closed)")
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sqlite3, sys
+    db = sqlite3.connect(sys.argv[1], isolation_level=None)
+    db.execute("BEGIN IMMEDIATE")
+    print("holding", flush=True)
+    sys.stdin.readline()
+    db.execute("COMMIT")
+    """
+)
+
+
+async def test_a_write_lock_held_too_long_elsewhere_is_a_clear_error_naming_the_file(tmp_path: Path) -> None:
+    """Another process (a backup, a stuck instance) holds the file's write lock: a write
+    waits ``busy_timeout``, then fails saying which file and what to do, not only
+    SQLite's "database is locked"; reads go on (WAL); once the lock is gone, writes work."""
+    path = tmp_path / "state.db"
+    store = SqliteStore(path, busy_timeout=0.3)
+    try:
+        await store.put("flow", "k", b"v")
+        holder = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", HOLDER, str(path), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert holder.stdin is not None and holder.stdout is not None
+        try:
+            assert await asyncio.wait_for(holder.stdout.readline(), 30) == b"holding\n"
+            for write in (
+                store.put("flow", "k", b"w"),
+                store.add("used", "m", b""),
+                store.take("flow", "k"),
+            ):
+                started = asyncio.get_running_loop().time()
+                with pytest.raises(sqlite3.OperationalError) as caught:
+                    await asyncio.wait_for(write, 10)
+                assert 0.25 <= asyncio.get_running_loop().time() - started < 5.0
+                message = str(caught.value)
+                assert str(path) in message and "locked" in message and "0.3 s" in message, message
+            assert await store.get("flow", "k") == b"v", "reads go on while another process writes"
+        finally:
+            holder.stdin.write(b"done\n")
+            await asyncio.wait_for(holder.wait(), 30)
+        assert await store.take("flow", "k") == b"v"
+    finally:
+        await store.close()
