@@ -12,7 +12,8 @@ Rules:
 * ``add`` is ``SET NX PX`` and ``take`` is ``GETDEL`` (Redis 6.2 or later): single
   commands, atomic across every instance using the server.
 * ``subscribe`` opens one ``PubSub`` connection per subscription and returns only once
-  Redis has confirmed ``SUBSCRIBE``, so a publish from any instance after that point is
+  Redis has confirmed ``SUBSCRIBE`` (no confirmation within ``socket_timeout`` is a
+  ``redis.TimeoutError`` naming the server), so a publish from any instance after that point is
   seen. Messages published while a subscription's connection is down are lost (Redis
   pub/sub keeps nothing): waiters re-check the state whenever ``next`` times out. A
   connection Redis closes (a failover, a client kill, an output buffer limit) is opened
@@ -45,7 +46,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from mcp_elicit.errors import ConfigError, TransportError
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores.base import Subscription
 from mcp_elicit.stores.checks import check_channel, check_key, check_timeout, check_ttl, check_value
 
@@ -165,7 +166,7 @@ class RedisStore:
 
     @contextlib.asynccontextmanager
     async def _subscription(self, name: bytes) -> AsyncIterator[RedisSubscription]:
-        sub = RedisSubscription(self._client.pubsub(), self._health_check, self._reply_within)
+        sub = RedisSubscription(self._client.pubsub(), self._health_check, self._reply_within, self.url)
         self._subs.add(sub)
         try:
             await sub.start(name)
@@ -198,8 +199,9 @@ class RedisSubscription:
     redis-py versions), pinging the server when a slice passed in silence.
     """
 
-    def __init__(self, pubsub: PubSub, health_check: float, reply_within: float) -> None:
+    def __init__(self, pubsub: PubSub, health_check: float, reply_within: float, where: str = "") -> None:
         self._pubsub = pubsub
+        self._where = where
         self._health_check = health_check
         self._reply_within = reply_within
         self._heard = 0.0  # loop time the connection last brought something
@@ -208,9 +210,11 @@ class RedisSubscription:
         self._closed = False
 
     async def start(self, name: bytes) -> None:
-        """Subscribe, and return once Redis has confirmed it."""
+        """Subscribe, and return once Redis has confirmed it: within ``reply_within`` (the
+        socket timeout, as for any command), else ``redis.TimeoutError``."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + SUBSCRIBE_TIMEOUT
+        within = min(self._reply_within, SUBSCRIBE_TIMEOUT)
+        deadline = loop.time() + within
         await self._pubsub.subscribe(name)
         while True:
             message = await self._pubsub.get_message(timeout=max(0.0, deadline - loop.time()))
@@ -218,7 +222,9 @@ class RedisSubscription:
                 self._heard = loop.time()
                 return
             if loop.time() >= deadline:
-                raise TransportError(f"Redis did not confirm the subscription within {SUBSCRIBE_TIMEOUT} s")
+                raise _import_redis().TimeoutError(
+                    f"Redis at {self._where or 'its URL'} did not confirm a subscription within {within:g} s"
+                )
 
     async def next(self, timeout: float) -> bytes | None:
         """The next message, or None when ``timeout`` seconds pass without one."""

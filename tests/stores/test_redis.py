@@ -248,3 +248,35 @@ async def test_a_subscription_whose_connection_goes_silent_listens_again(tmp_pat
             finally:
                 await store.close()
                 await publisher.close()
+
+
+@pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)
+async def test_a_subscribe_a_silent_server_never_confirms_is_a_redis_timeout_naming_the_store(
+    tmp_path: Path,
+) -> None:
+    """A server that takes the connection but never answers (stopped, partitioned): the
+    subscribe gives up after the URL's socket timeout, as a command does, with a Redis
+    error (what callers catch as a backend failure) naming the store, password hidden."""
+    from mcp_elicit.stores.base import backend_errors
+
+    with redis_server(tmp_path) as server:
+        url = server.url.replace("redis://", "redis://:s3cret@")
+        store = RedisStore(f"{url}?socket_timeout=0.5&socket_connect_timeout=0.5")
+        server.command("CONFIG", "SET", "requirepass", "s3cret")
+        try:
+            await store.get("flow", "warm")
+            os.kill(server.proc.pid, signal.SIGSTOP)
+            try:
+                loop = asyncio.get_running_loop()
+                began = loop.time()
+                with pytest.raises(redis_asyncio.TimeoutError) as caught:
+                    async with store.subscribe("c"):
+                        pass
+                assert loop.time() - began < 3.0
+            finally:
+                os.kill(server.proc.pid, signal.SIGCONT)
+            assert isinstance(caught.value, backend_errors())
+            message = str(caught.value)
+            assert f"127.0.0.1:{server.port}" in message and "s3cret" not in message, message
+        finally:
+            await store.close()
