@@ -255,3 +255,44 @@ async def test_a_write_lock_held_too_long_elsewhere_is_a_clear_error_naming_the_
         assert await store.take("flow", "k") == b"v"
     finally:
         await store.close()
+
+
+TAKER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from mcp_elicit.stores import SqliteStore
+
+    async def main():
+        store = SqliteStore(sys.argv[1])
+        await store.get("flow", "warm")
+        print("ready", flush=True)
+        sys.stdin.readline()
+        got = [await store.take("flow", f"k{i}") for i in range(int(sys.argv[2]))]
+        await store.close()
+        print(sum(v is not None for v in got))
+
+    asyncio.run(main())
+    """
+)
+
+
+async def test_take_is_atomic_between_processes(tmp_path: Path) -> None:
+    """A single-use value (a link, a state) taken by two processes at once goes to one."""
+    path = tmp_path / "state.db"
+    keys = 200
+    store = SqliteStore(path)
+    try:
+        for i in range(keys):
+            await store.put("flow", f"k{i}", b"once")
+        child = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", TAKER, str(path), str(keys), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert child.stdin is not None and child.stdout is not None
+        assert await asyncio.wait_for(child.stdout.readline(), 30) == b"ready\n"
+        child.stdin.write(b"go\n")
+        mine = [await store.take("flow", f"k{i}") for i in range(keys)]
+        out, _ = await asyncio.wait_for(child.communicate(), 30)
+        assert child.returncode == 0
+        assert sum(v is not None for v in mine) + int(out) == keys, "every value was taken exactly once"
+    finally:
+        await store.close()
