@@ -29,7 +29,8 @@ Rules:
   does, never goes deaf for good).
 * ``redis`` is imported when a store is made, never at module import; without it the
   error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
-* Redis errors (connection refused, timeouts) propagate as ``redis`` exceptions.
+* Redis errors (connection refused, timeouts) propagate as ``redis`` exceptions; a
+  connection failure or timeout says which store (its URL, password hidden).
 * ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
   ``RuntimeError``), then closes the connection pool.
 """
@@ -40,10 +41,10 @@ import asyncio
 import contextlib
 import math
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from mcp_elicit.errors import ConfigError
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from redis.asyncio.client import PubSub
 
 __all__ = ["RedisStore", "RedisSubscription", "redact_url"]
+
+T = TypeVar("T")
 
 DEFAULT_PREFIX = "mcp-elicit"
 CONNECT_TIMEOUT = 5.0
@@ -110,6 +113,7 @@ class RedisStore:
         self._health_check = float(options.get("health_check_interval") or HEALTH_CHECK_INTERVAL)
         self._reply_within = float(options.get("socket_timeout") or SOCKET_TIMEOUT)
         self._subs: set[RedisSubscription] = set()
+        self._unreachable: tuple[type[Exception], ...] = (aioredis.ConnectionError, aioredis.TimeoutError)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -117,24 +121,24 @@ class RedisStore:
 
     async def get(self, namespace: str, key: str) -> bytes | None:
         name = self._key(namespace, key)
-        return _bytes(await self._client.get(name))
+        return _bytes(await self._named(self._client.get(name)))
 
     async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
         name = self._key(namespace, key)
         check_value(value)
         ttl = check_ttl(ttl)
-        await self._client.set(name, value, px=_px(ttl))
+        await self._named(self._client.set(name, value, px=_px(ttl)))
 
     async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
         name = self._key(namespace, key)
         check_value(value)
         ttl = check_ttl(ttl)
-        return bool(await self._client.set(name, value, nx=True, px=_px(ttl)))
+        return bool(await self._named(self._client.set(name, value, nx=True, px=_px(ttl))))
 
     async def take(self, namespace: str, key: str) -> bytes | None:
         name = self._key(namespace, key)
         try:
-            return _bytes(await self._client.getdel(name))
+            return _bytes(await self._named(self._client.getdel(name)))
         except Exception as exc:
             if type(exc).__name__ == "ResponseError" and "unknown command" in str(exc).lower():
                 raise ConfigError("the Redis store needs Redis 6.2 or later (GETDEL)") from exc
@@ -142,12 +146,12 @@ class RedisStore:
 
     async def delete(self, namespace: str, key: str) -> bool:
         name = self._key(namespace, key)
-        return bool(await self._client.delete(name))
+        return bool(await self._named(self._client.delete(name)))
 
     async def publish(self, channel: str, message: bytes) -> None:
         name = self._channel(channel)
         check_value(message)
-        await self._client.publish(name, message)
+        await self._named(self._client.publish(name, message))
 
     def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
         return self._subscription(self._channel(channel))
@@ -169,11 +173,19 @@ class RedisStore:
         sub = RedisSubscription(self._client.pubsub(), self._health_check, self._reply_within, self.url)
         self._subs.add(sub)
         try:
-            await sub.start(name)
+            await self._named(sub.start(name))
             yield sub
         finally:
             self._subs.discard(sub)
             await sub.aclose()
+
+    async def _named(self, command: Awaitable[T]) -> T:
+        """``command``'s result; a connection failure or timeout raised again (same class)
+        with the store's URL, password hidden, in front of redis-py's message."""
+        try:
+            return await command
+        except self._unreachable as exc:
+            raise type(exc)(f"Redis store {self.url}: {exc}") from exc
 
     def _key(self, namespace: str, key: str) -> bytes:
         check_key(namespace, key)
@@ -278,9 +290,9 @@ class RedisSubscription:
                 if deadline is not None:
                     wake = min(wake, deadline)
                 message = await self._pubsub.get_message(timeout=max(0.0, wake - loop.time()))
-            except failed:
+            except failed as exc:
                 if reconnecting:  # connecting again failed too: the server is gone
-                    raise
+                    raise type(exc)(f"Redis store {self._where or 'subscription'}: {exc}") from exc
                 reconnecting = True
                 self._heard = loop.time()
                 await self._drop()

@@ -170,7 +170,7 @@ async def test_a_subscription_whose_server_is_gone_raises_the_redis_error(tmp_pa
             async with store.subscribe("c") as sub:
                 server.proc.kill()
                 server.proc.wait()
-                with pytest.raises(redis_asyncio.ConnectionError):
+                with pytest.raises(redis_asyncio.ConnectionError, match=f"Redis store {server.url}"):
                     await sub.next(1.0)
         finally:
             await store.close()
@@ -280,3 +280,51 @@ async def test_a_subscribe_a_silent_server_never_confirms_is_a_redis_timeout_nam
             assert f"127.0.0.1:{server.port}" in message and "s3cret" not in message, message
         finally:
             await store.close()
+
+
+async def test_an_unreachable_or_silent_host_is_a_bounded_redis_error_naming_the_store() -> None:
+    """Nothing listening (refused at once) and a host that never completes the connection
+    (a full backlog here; a firewall that drops packets elsewhere): each a Redis error,
+    within the connect timeout, naming the store's URL with the password hidden."""
+    import socket
+
+    from support.redis import _free_port
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(0)
+    waiting = []  # connections nobody accepts fill the backlog: the next connect hangs
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(silent.getsockname())
+        waiting.append(filler)
+    try:
+        cases = [
+            (_free_port(), redis_asyncio.ConnectionError),
+            (silent.getsockname()[1], redis_asyncio.TimeoutError),
+        ]
+        for port, error in cases:
+            url = f"redis://admin:s3cret@127.0.0.1:{port}/0?socket_connect_timeout=0.3"
+            store = RedisStore(url)
+            loop = asyncio.get_running_loop()
+            try:
+                operations = (
+                    lambda s=store: s.get("flow", "k"),
+                    lambda s=store: s.add("used", "m", b""),
+                    lambda s=store: s.take("flow", "k"),
+                    lambda s=store: s.publish("c", b""),
+                )
+                for operation in operations:
+                    began = loop.time()
+                    with pytest.raises(error) as caught:
+                        await asyncio.wait_for(operation(), 10)
+                    assert loop.time() - began < 3.0
+                    message = str(caught.value)
+                    assert f"redis://admin:***@127.0.0.1:{port}/0" in message, message
+                    assert "s3cret" not in message
+            finally:
+                await store.close()
+    finally:
+        for sock in (*waiting, silent):
+            sock.close()
