@@ -317,11 +317,14 @@ def redact_url(url: str) -> str:
 
     A password written without percent-encoding may hold ``/``, ``?``, ``#`` or ``@``,
     which no parser can tell from the URL's own: then everything up to the last ``@`` is
-    hidden (hiding too much is the safe side)."""
+    hidden (hiding too much is the safe side). A ``sqlite:`` or ``memory:`` URL has no
+    user or password: it is shown as it is."""
     match = _AUTHORITY.match(url)
     if match is None:
         return _QUERY_SECRET.sub(r"\1***", url)
     start, rest = match.groups()
+    if start.strip().lower().startswith(("sqlite:", "memory:")):
+        return url  # no user or password there: an '@' belongs to the file name
     at = rest.find("@")
     if at >= 0 and not any(c in rest[:at] for c in "/?#"):
         pass  # the usual user:password@host

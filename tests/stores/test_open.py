@@ -246,3 +246,16 @@ def test_shown_urls_hide_every_password() -> None:
     assert redact_url("redis://h:6379/0?prefix=x") == "redis://h:6379/0?prefix=x"
     valid = RedisStore("redis://u:p@s3cret@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem")
     assert valid.url == "redis://u:***@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem"
+
+
+def test_a_sqlite_path_with_an_at_sign_is_shown_whole() -> None:
+    """A SQLite URL has no user or password: an '@' in its path (a home directory named
+    after an e-mail address) is part of the file name, never hidden."""
+    for url, path in [
+        ("sqlite:///home/ann@example.org/dir/", "/home/ann@example.org/dir/"),
+        ("sqlite://ann@example.org/dir/", "ann@example.org/dir/"),
+    ]:
+        assert redact_url(url) == url
+        with pytest.raises(ConfigError, match="no database file") as caught:
+            open_store(url)
+        assert path in str(caught.value)
