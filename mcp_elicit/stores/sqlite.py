@@ -19,7 +19,8 @@ Rules:
 * Expired rows read as absent and are purged lazily: on open, and every
   ``PURGE_EVERY`` writes (or ``purge()``).
 * **Publish/subscribe stays in this process**: stores opened on the same file in one
-  process share a ``Hub``, but another process never hears a publish. Several processes
+  process share a ``Hub`` (by the file's real path: a symlinked directory is the same
+  file), but another process never hears a publish. Several processes
   need Redis, or waiters that re-check the state whenever ``next`` times out.
 * SQLite's ``:memory:`` name is refused (``ConfigError``): it would be a file of that name
   in the working directory here, and a store for this process only is ``MemoryStore``.
@@ -96,9 +97,10 @@ class SqliteStore:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-elicit-sqlite")
         self._conn: sqlite3.Connection | None = None  # used on the worker thread only
         self._writes = 0  # worker thread only
-        hub = _HUBS.get(str(self.path))
+        same_file = os.path.realpath(self.path)  # one hub per file, however it is spelled
+        hub = _HUBS.get(same_file)
         if hub is None:
-            hub = _HUBS[str(self.path)] = Hub()
+            hub = _HUBS[same_file] = Hub()
         self._hub = hub
         self._subs = SubscriptionSet(hub)
         self._closed = False

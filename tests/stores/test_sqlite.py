@@ -296,3 +296,25 @@ async def test_take_is_atomic_between_processes(tmp_path: Path) -> None:
         assert sum(v is not None for v in mine) + int(out) == keys, "every value was taken exactly once"
     finally:
         await store.close()
+
+
+async def test_stores_on_one_file_by_two_spellings_hear_each_other(tmp_path: Path) -> None:
+    """The file through a symlinked directory, or with a doubled leading '/', is still the
+    one file: a publish on one store reaches a subscriber on the other."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
+    spellings = [
+        (tmp_path / "real" / "state.db", tmp_path / "link" / "state.db"),
+        (tmp_path / "real" / "state.db", Path("/" + str(tmp_path / "real" / "state.db"))),
+    ]
+    for first, second in spellings:
+        a, b = SqliteStore(first), SqliteStore(second)
+        try:
+            await a.put("flow", "k", b"v")
+            assert await b.get("flow", "k") == b"v", "the same file"
+            async with a.subscribe("done") as sub:
+                await b.publish("done", b"from b")
+                assert await sub.next(1.0) == b"from b", (first, second)
+        finally:
+            await a.close()
+            await b.close()
