@@ -6,8 +6,11 @@ nothing published after it subscribed, and sees nothing published before.
 
 Rules:
 
-* Everything runs on one event loop thread: ``publish`` only appends to queues and never
-  waits. Queues are unbounded (completion events are few and small).
+* ``publish`` only appends to queues and never waits. Queues are unbounded (completion
+  events are few and small).
+* A hub may serve several event loops, each on its own thread (SQLite stores on one file
+  in an application and a server embedded beside it): a publish wakes a waiter on another
+  loop through that loop's ``call_soon_threadsafe``, and the channel table is locked.
 * One task reads a subscription at a time; a second concurrent ``next`` is a bug
   (``RuntimeError``).
 * A subscription belongs to the store that opened it; ``close`` ends it, and ``next``
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections import deque
 from collections.abc import AsyncIterator
 
@@ -63,6 +67,9 @@ class LocalSubscription:
             return None
         waiter = asyncio.get_running_loop().create_future()
         self._waiter = waiter
+        if self._messages:  # pushed from another thread just before the waiter was set
+            self._waiter = None
+            return self._messages.popleft()
         try:
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(limit):
@@ -74,36 +81,58 @@ class LocalSubscription:
         return self._messages.popleft() if self._messages else None
 
     def _wake(self) -> None:
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        waiter = self._waiter
+        if waiter is None or waiter.done():
+            return
+        loop = waiter.get_loop()
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        if here is loop:
+            waiter.set_result(None)
+        else:  # a publish on another loop's thread
+            with contextlib.suppress(RuntimeError):  # that loop is closed: nobody waits
+                loop.call_soon_threadsafe(_resolve, waiter)
+
+
+def _resolve(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 class Hub:
     """Channels of one process: who listens where."""
 
-    __slots__ = ("__weakref__", "_channels")
+    __slots__ = ("__weakref__", "_channels", "_lock")
 
     def __init__(self) -> None:
         self._channels: dict[str, set[LocalSubscription]] = {}
+        self._lock = threading.Lock()
 
     def publish(self, channel: str, message: bytes) -> None:
-        for sub in tuple(self._channels.get(channel, ())):
+        with self._lock:
+            subs = tuple(self._channels.get(channel, ()))
+        for sub in subs:
             sub.push(message)
 
     def attach(self, sub: LocalSubscription) -> None:
-        self._channels.setdefault(sub.channel, set()).add(sub)
+        with self._lock:
+            self._channels.setdefault(sub.channel, set()).add(sub)
 
     def detach(self, sub: LocalSubscription) -> None:
-        subs = self._channels.get(sub.channel)
-        if subs is not None:
-            subs.discard(sub)
-            if not subs:
-                del self._channels[sub.channel]
+        with self._lock:
+            subs = self._channels.get(sub.channel)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._channels[sub.channel]
 
     @property
     def listening(self) -> int:
         """How many subscriptions are open, on all channels (for tests and leak checks)."""
-        return sum(len(subs) for subs in self._channels.values())
+        with self._lock:
+            return sum(len(subs) for subs in self._channels.values())
 
 
 class SubscriptionSet:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -80,6 +81,7 @@ _PURGE = "DELETE FROM entries WHERE expires IS NOT NULL AND expires <= ?"
 
 # Stores on the same file in this process share one hub (kept alive by the stores).
 _HUBS: weakref.WeakValueDictionary[str, Hub] = weakref.WeakValueDictionary()
+_HUBS_LOCK = threading.Lock()
 
 
 class SqliteStore:
@@ -98,9 +100,10 @@ class SqliteStore:
         self._conn: sqlite3.Connection | None = None  # used on the worker thread only
         self._writes = 0  # worker thread only
         same_file = os.path.realpath(self.path)  # one hub per file, however it is spelled
-        hub = _HUBS.get(same_file)
-        if hub is None:
-            hub = _HUBS[same_file] = Hub()
+        with _HUBS_LOCK:  # stores may be made on several threads, each with its own loop
+            hub = _HUBS.get(same_file)
+            if hub is None:
+                hub = _HUBS[same_file] = Hub()
         self._hub = hub
         self._subs = SubscriptionSet(hub)
         self._closed = False

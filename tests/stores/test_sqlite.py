@@ -318,3 +318,43 @@ async def test_stores_on_one_file_by_two_spellings_hear_each_other(tmp_path: Pat
         finally:
             await a.close()
             await b.close()
+
+
+def test_a_publish_from_another_event_loop_thread_wakes_the_waiter_at_once(tmp_path: Path) -> None:
+    """Two event loops in two threads (an embedded server beside the application's own
+    loop) with stores on one file: a waiter on one loop hears a publish from the other
+    at once, not when its wait runs out."""
+    path = tmp_path / "state.db"
+    subscribed = threading.Event()
+    heard: list[tuple[bytes | None, float]] = []
+
+    async def wait() -> None:
+        store = SqliteStore(path)
+        try:
+            async with store.subscribe("done") as sub:
+                subscribed.set()
+                loop = asyncio.get_running_loop()
+                began = loop.time()
+                message = await sub.next(5.0)
+                heard.append((message, loop.time() - began))
+        finally:
+            await store.close()
+
+    async def publish() -> None:
+        store = SqliteStore(path)
+        try:
+            await store.publish("done", b"from the other loop")
+        finally:
+            await store.close()
+
+    waiter = threading.Thread(target=asyncio.run, args=(wait(),))
+    waiter.start()
+    try:
+        assert subscribed.wait(10)
+        asyncio.run(publish())
+    finally:
+        waiter.join(10)
+    assert len(heard) == 1
+    message, waited = heard[0]
+    assert message == b"from the other loop"
+    assert waited < 1.0, waited
