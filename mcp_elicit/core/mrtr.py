@@ -13,9 +13,12 @@ Rules:
   back to the same key *and* the same fingerprint; anything else is a
   ``ReplayMismatchError``, never a silent mix-up.
 * A fresh answer (from ``inputResponses``) is checked against the question asked *now*:
-  the form schema for elicitation, the result shape for sampling and roots. A bad answer
-  re-asks the question with a note saying what was wrong; it is never handed to the
-  handler. Keys nobody asked about are ignored.
+  the form schema for elicitation, the result shape for sampling and roots. A bad
+  elicitation answer re-asks the question with a note saying what was wrong (a person
+  can answer differently); a sampling result or roots list that does not fit its schema
+  fails the request with -32602 naming the key (the client's software would answer the
+  same again). A bad answer is never handed to the handler. Keys nobody asked about are
+  ignored.
 * A URL-mode answer counts only for a question the server sent: one pending in the
   sealed state of the round that asked it. Its ``accept`` is consent to open a page the
   client was shown; without that state (or with a state that did not ask it), the
@@ -237,6 +240,10 @@ class Replay:
         try:
             answer = check_answer(ask, self.fresh[ask.key])
         except InvalidAnswer as exc:
+            if ask.method != ELICIT:  # the client's software answered: asking again gets the same
+                raise InvalidParams(
+                    f"Invalid params: inputResponses[{ask.key!r}] answers {ask.method}, but {exc}"
+                ) from None
             self.notes[ask.key] = f"Your previous answer was not accepted: {exc}."
             return False, None
         self.answers[ask.key] = (ask.fingerprint, answer)

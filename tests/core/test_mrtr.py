@@ -107,10 +107,10 @@ def test_sampling_and_roots_answers_are_shape_checked() -> None:
     assert good.resolve(sample)[0]
     assert good.resolve(roots)[0]
     bad = begin(inputResponses={"s": {"role": "robot"}, "r": {"roots": "nope"}})
-    assert bad.resolve(sample) == (False, None)
-    assert bad.resolve(roots) == (False, None)
-    assert "sampling result" in bad.notes["s"]
-    assert "roots list" in bad.notes["r"]
+    with pytest.raises(InvalidParams, match=r"inputResponses\['s'\] .*is not a sampling result"):
+        bad.resolve(sample)
+    with pytest.raises(InvalidParams, match=r"inputResponses\['r'\] .*is not a roots list"):
+        bad.resolve(roots)
 
 
 def test_oversized_input_responses_are_refused_before_the_state_is_opened() -> None:

@@ -136,6 +136,41 @@ async def test_a_bad_answer_is_asked_again_once_then_fails_the_handler(
         wire_2025.outgoing(message)  # the questions themselves are well formed
 
 
+@pytest.mark.parametrize(
+    ("method", "bad", "fragment"),
+    [
+        (SAMPLE, {**SAMPLED, "content": {"type": "video", "url": "x"}}, "is not a sampling result"),
+        (SAMPLE, {k: v for k, v in SAMPLED.items() if k != "model"}, "model: Field required"),
+        (ROOTS, {"roots": [{"uri": "https://example.com/repo"}]}, "URL scheme should be 'file'"),
+        (ROOTS, {"roots": "file:///work"}, "roots: Input should be a valid list"),
+    ],
+)
+async def test_on_2026_07_28_a_bad_answer_is_invalid_params_naming_the_key_and_the_fault(
+    method: str, bad: dict[str, Any], fragment: str, wire: WireChecker
+) -> None:
+    """A sampling result or roots list in ``inputResponses`` that does not fit its schema
+    comes from the client's software, not from a person: asking the same question again
+    would get the same answer. The retry is answered -32602, naming the input request's
+    key and what was wrong, as the multi round-trip rules ask for a response that cannot
+    be parsed."""
+    client = MemoryClient(build(), capabilities=CAPABILITIES)  # its bad answers are not checked
+    first = await client.result("tools/call", {"name": "both"})
+    assert first["resultType"] == "input_required"
+    good = {SAMPLE: SAMPLED, ROOTS: {"roots": []}}
+    answers = {
+        key: bad if ask["method"] == method else good[ask["method"]]
+        for key, ask in first["inputRequests"].items()
+    }
+    (key,) = [k for k, ask in first["inputRequests"].items() if ask["method"] == method]
+    response = await client.request(
+        "tools/call", {"name": "both", "inputResponses": answers, "requestState": first["requestState"]}
+    )
+    wire.response("tools/call", response)
+    error = response["error"]
+    assert error["code"] == -32602
+    assert f"inputResponses[{key!r}]" in error["message"] and fragment in error["message"], error
+
+
 async def test_no_answer_in_time_names_the_time_waited(wire_2025: WireChecker) -> None:
     """``ask_timeout`` below a second is said as it was set, not rounded to 0 s."""
     client = Replying(
