@@ -6,8 +6,9 @@ session's is 400, on POST, GET and DELETE alike. POSTed notifications and respon
 202 (a response that does not decode is 400 without an id, and the question it answers
 is given up); requests run with a channel that can ask the client questions on their own
 stream. ``GET`` opens the session's standalone stream (completions, resource updates,
-keep-alives), or, with ``Last-Event-ID``, resumes a request's stream (``http_streams``):
-one it cannot resume is 400, never 404, which would tell the client to drop a session
+keep-alives), written to one connection at a time: a second ``GET`` replaces the first
+(``http_streams``). With ``Last-Event-ID`` it resumes that stream or a request's: one it
+cannot resume is 400, never 404, which would tell the client to drop a session
 that is still open. ``DELETE`` ends the session.
 """
 
@@ -22,7 +23,6 @@ from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_exchange import (
-    SSE_HEADERS,
     Exchange,
     Receive,
     Send,
@@ -31,10 +31,14 @@ from mcp_elicit.transports.http_exchange import (
     accepted,
     error_response,
 )
-from mcp_elicit.transports.http_streams import ResumableExchange, parse_event_id
+from mcp_elicit.transports.http_streams import (
+    ResumableExchange,
+    StandaloneStream,
+    disconnected,
+    parse_event_id,
+)
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import VERSION_HEADER, shown
-from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -169,50 +173,31 @@ class SessionRoutes:
         if last is not None:
             await self._resume(session, last, receive, send)
             return
+        await self._stream_pushed(session, receive, send)
+
+    async def _stream_pushed(
+        self, session: Session, receive: Receive, send: Send, after: int | None = None
+    ) -> None:
+        """The standalone SSE stream, on this connection until another takes it over."""
         session.listeners += 1  # a session with an open stream is in use: never evicted
         try:
-            await self._stream_pushed(session, receive, send)
+            await StandaloneStream.of(session).serve(
+                session, receive, send, after=after, keepalive=self.keepalive
+            )
         finally:
             session.listeners -= 1
             self.server.sessions.seen(session)
 
-    async def _stream_pushed(self, session: Session, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-        task = asyncio.current_task()
-        assert task is not None
-
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            task.cancel()
-
-        watcher = asyncio.ensure_future(watch())
-        try:
-            while not session.closed:
-                data = await session.next_pushed(self.keepalive)
-                if session.closed:
-                    break
-                await send(
-                    {
-                        "type": "http.response.body",
-                        "body": KEEPALIVE if data is None else encode_event(data),
-                        "more_body": True,
-                    }
-                )
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-        except asyncio.CancelledError:
-            if watcher.done():
-                task.uncancel()
-            else:
-                raise
-        finally:
-            watcher.cancel()
-
     async def _resume(self, session: Session, last: str, receive: Receive, send: Send) -> None:
-        """A ``GET`` with ``Last-Event-ID``: the rest of that request's stream."""
+        """A ``GET`` with ``Last-Event-ID``: the rest of that request's stream, or of the
+        standalone stream."""
         parsed = parse_event_id(last)
         stream = session.streams.get(parsed[0]) if parsed is not None else None
-        if parsed is None or not isinstance(stream, ResumableExchange) or not stream.can_resume(parsed[1]):
+        if (
+            parsed is None
+            or not isinstance(stream, (ResumableExchange, StandaloneStream))
+            or not stream.can_resume(parsed[1])
+        ):
             await error_response(
                 send,
                 None,
@@ -224,10 +209,13 @@ class SessionRoutes:
                 ),
             )
             return
+        if isinstance(stream, StandaloneStream):
+            await self._stream_pushed(session, receive, send, parsed[1])
+            return
         link = await stream.resume(parsed[1], send)
         if stream.finished and not stream.attached:
             return
-        watcher = asyncio.ensure_future(_disconnected(receive))
+        watcher = asyncio.ensure_future(disconnected(receive))
         done = asyncio.ensure_future(stream.wait_done())
         try:
             await asyncio.wait((watcher, done), return_when=asyncio.FIRST_COMPLETED)
@@ -262,8 +250,3 @@ def _version_refusal(session: Session, headers: Mapping[str, str]) -> InvalidReq
         f"Bad request: MCP-Protocol-Version {shown(version.strip())} is not this session's {session.version!r}",
         http_status=400,
     )
-
-
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass

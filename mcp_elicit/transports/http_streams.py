@@ -20,6 +20,14 @@ Rules:
   events. A finished stream is forgotten ``resume_within`` seconds after its answer.
 * A response that stays JSON is never kept. 2026-07-28 removed resumption: its responses
   never carry ids.
+* A session's standalone stream (``GET``, :class:`StandaloneStream`) is one stream written
+  to one connection at a time: a new ``GET`` takes it over, and the connection it had ends
+  (a complete, empty response) rather than compete for messages with the new one. Its events
+  carry ids like a request stream's (with a priming event on 2025-11-25); a message taken
+  for a connection that was replaced, or closed, before it was written goes to the next
+  connection, and one written to a connection the client lost comes again on a ``GET``
+  with the ``Last-Event-ID`` of the last one it got (the last ``KEEP_STANDALONE`` are kept,
+  for the session's life).
 """
 
 from __future__ import annotations
@@ -31,20 +39,22 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Send
-from mcp_elicit.wire.sse import encode_event
+from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Receive, Send
+from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 from mcp_elicit.wire.versions import REV_2025_11_25
 
 if TYPE_CHECKING:
     from mcp_elicit.server.sessions import Session
 
-__all__ = ["RETRY_MS", "ResumableExchange", "parse_event_id"]
+__all__ = ["RETRY_MS", "ResumableExchange", "StandaloneStream", "parse_event_id"]
 
 #: How long a client should wait before reconnecting (the SSE ``retry`` field), ms.
 RETRY_MS: Final = 1000
 #: Events kept per stream for a resume: while the request runs, and once it has answered.
 KEEP_EVENTS: Final = 1000
 KEEP_FINISHED: Final = 16
+#: Events of a session's standalone stream kept for a resume.
+KEEP_STANDALONE: Final = 100
 #: Revisions with SEP-1699: priming events, and servers ending a stream to be resumed.
 _POLLING: Final = frozenset({REV_2025_11_25})
 
@@ -254,3 +264,112 @@ class ResumableExchange(Exchange):
     def lost(self, link: int) -> None:
         """The connection of resume ``link`` closed: wait for the client once more."""
         self._lost(link, self.task)
+
+
+class StandaloneStream:
+    """A session's standalone (``GET``) stream: one connection at a time, the newest."""
+
+    __slots__ = ("_events", "_lock", "_seq", "_task", "_written", "stream_id")
+
+    def __init__(self) -> None:
+        self.stream_id = secrets.token_urlsafe(12)
+        self._events: deque[tuple[int, bytes]] = deque(maxlen=KEEP_STANDALONE)
+        self._seq = 0
+        #: The last event handed to a connection; the ones after it go to the next one.
+        self._written = 0
+        #: The task serving the connection written to now.
+        self._task: asyncio.Task[object] | None = None
+        self._lock = asyncio.Lock()  # one write at a time
+
+    @classmethod
+    def of(cls, session: Session) -> StandaloneStream:
+        """``session``'s standalone stream (made on its first ``GET``)."""
+        for stream in session.streams.values():
+            if isinstance(stream, cls):
+                return stream
+        stream = cls()
+        session.streams[stream.stream_id] = stream
+        return stream
+
+    def can_resume(self, after: int) -> bool:
+        """Whether every event after ``<stream>-<after>`` is still kept (and it was sent)."""
+        oldest = self._events[0][0] if self._events else self._seq + 1
+        return 0 <= after <= self._seq and after >= oldest - 1
+
+    async def serve(
+        self, session: Session, receive: Receive, send: Send, *, after: int | None, keepalive: float | None
+    ) -> None:
+        """Write the stream to this ``GET``'s connection (``after``: from its ``Last-Event-ID``)
+        until the session ends, the client goes away or another ``GET`` takes over."""
+        task = asyncio.current_task()
+        assert task is not None
+        previous, self._task = self._task, task
+        if previous is not None:
+            # it waits for a message (and then has taken none) or writes one (kept already)
+            previous.cancel()
+
+        async def watch() -> None:
+            await disconnected(receive)
+            task.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+        started = False
+        try:
+            async with self._lock:
+                start = self._written if after is None else after
+                await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                started = True
+                if session.version in _POLLING:
+                    priming = encode_event(b"", event_id=f"{self.stream_id}-{start}", retry=RETRY_MS)
+                    await send({"type": "http.response.body", "body": priming, "more_body": True})
+                for seq, chunk in list(self._events):
+                    if seq > start:
+                        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                self._written = self._seq
+            while not session.closed and self._task is task:
+                try:
+                    # not next_pushed(keepalive): Python 3.11's wait_for can take a message
+                    # and drop the cancellation that was to stop this connection's writing
+                    async with asyncio.timeout(keepalive):
+                        data = await session.next_pushed(None)
+                except TimeoutError:
+                    data = None
+                if session.closed:
+                    break
+                if data is None:
+                    async with self._lock:
+                        await send({"type": "http.response.body", "body": KEEPALIVE, "more_body": True})
+                    continue
+                seq, chunk = self._keep(data)  # at once: a connection replaced from here loses nothing
+                async with self._lock:
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    self._written = seq  # a write cut short is not counted: the next one has it
+        except asyncio.CancelledError:
+            if self._task is task and not watcher.done():
+                raise  # neither replaced nor gone: the server is stopping
+            while task.cancelling():
+                task.uncancel()
+        finally:
+            watcher.cancel()
+            if self._task is task:
+                self._task = None
+        if watcher.done() and not watcher.cancelled():
+            return  # the client went away: nobody to end the response for
+        # the session ended, or another connection took over: this response ends
+        with contextlib.suppress(OSError, TimeoutError):
+            async with asyncio.timeout(1.0):
+                if not started:
+                    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _keep(self, data: bytes) -> tuple[int, bytes]:
+        self._seq += 1
+        chunk = encode_event(data, event_id=f"{self.stream_id}-{self._seq}")
+        self._events.append((self._seq, chunk))
+        return self._seq, chunk
+
+
+async def disconnected(receive: Receive) -> None:
+    """Return once the client has closed the connection (its request body read and ignored)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
