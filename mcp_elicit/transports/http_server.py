@@ -251,8 +251,9 @@ class StreamableHTTP(SessionRoutes):
                 b"Method Not Allowed: send each JSON-RPC message as its own POST",
                 extra=[(b"allow", b"POST")],
             )
-        else:
-            await plain(send, 405, b"Method Not Allowed", extra=[(b"allow", b"POST")])
+        else:  # GET and DELETE are served only with a session id
+            allowed = b"GET, POST, DELETE" if "mcp-session-id" in headers else b"POST"
+            await plain(send, 405, b"Method Not Allowed", extra=[(b"allow", allowed)])
 
     def _check_started(self) -> None:
         """Once: warn when this app serves while the instances sharing its store cannot be

@@ -18,6 +18,7 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import DROP, VERSION, McpHttp, build_request, meta, raw_request, sentinel
 from support.procs import HttpProcess, uvicorn_server
+from support.sessions import open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -454,10 +455,19 @@ async def test_a_notification_is_accepted_with_202_and_no_body(
 
 
 @pytest.mark.parametrize("verb", ["GET", "DELETE", "PUT", "PATCH", "OPTIONS"])
-async def test_only_post_is_allowed(mcp: McpHttp, verb: str) -> None:
+async def test_only_post_is_allowed_without_a_session(mcp: McpHttp, verb: str) -> None:
     response = await mcp.client.request(verb, mcp.url, headers={"Accept": "text/event-stream"})
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize("verb", ["PUT", "PATCH", "OPTIONS", "HEAD"])
+async def test_a_session_may_also_get_and_delete(mcp: McpHttp, wire_2025: WireChecker, verb: str) -> None:
+    """With a session id, GET (its stream) and DELETE are served too: the 405 says so."""
+    headers = await open_session(mcp.client, mcp.url, wire_2025)
+    response = await mcp.client.request(verb, mcp.url, headers=headers)
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, POST, DELETE"
 
 
 async def test_other_paths_are_not_found(mcp: McpHttp) -> None:
