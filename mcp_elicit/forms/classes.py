@@ -115,11 +115,13 @@ def _dataclass_attrs(cls: type[Any]) -> list[_Attr]:
     return attrs
 
 
-def _key_required(hint: Any, total: bool) -> bool:
-    """Whether a TypedDict key is required, read from its own ``Required``/``NotRequired``.
+def _key_required(hint: Any, declared: bool) -> bool:
+    """Whether a TypedDict key is required: its own ``Required``/``NotRequired``, else ``declared``.
 
-    ``__required_keys__`` cannot be trusted: on Python 3.11, under
-    ``from __future__ import annotations``, it misses ``NotRequired`` and ``Required``.
+    ``declared`` is whether the key is in ``__required_keys__``, which holds the totality
+    of the class that declares the key (a ``total=False`` subclass keeps its base's
+    required keys). The wrappers are read here because on Python 3.11, under
+    ``from __future__ import annotations``, ``__required_keys__`` misses them.
     """
     while True:
         origin = typing.get_origin(hint)
@@ -130,12 +132,12 @@ def _key_required(hint: Any, total: bool) -> bool:
         elif origin is typing.Required:
             return True
         else:
-            return total
+            return declared
 
 
 def _typeddict_attrs(cls: type[Any]) -> list[_Attr]:
-    total = bool(getattr(cls, "__total__", True))
-    return [_Attr(name, tp, _key_required(tp, total)) for name, tp in _hints(cls).items()]
+    required = frozenset(getattr(cls, "__required_keys__", ()))
+    return [_Attr(name, tp, _key_required(tp, name in required)) for name, tp in _hints(cls).items()]
 
 
 def _pydantic_base() -> type[Any] | None:

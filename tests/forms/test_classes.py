@@ -377,3 +377,22 @@ def test_describe_class_binding_plan() -> None:
 def test_forms_from_classes_are_valid_under_the_official_schemas(cls: type, revision: str) -> None:
     wire = FormSchema.from_type(cls).to_json()
     requested_schema_validator(revision).validate(wire)
+
+
+class OrderBase(TypedDict):
+    item: Literal["tea", "coffee"]
+    maybe: NotRequired[int]
+
+
+class OrderExtras(OrderBase, total=False):
+    note: str
+    cups: Required[int]
+
+
+def test_typeddict_keys_keep_the_totality_of_the_class_that_declares_them() -> None:
+    form = FormSchema.from_type(OrderExtras)
+    assert form.required == ("item", "cups")
+    with pytest.raises(FormValidationError) as caught:
+        form.build({"cups": 2})
+    assert [p.field for p in caught.value.problems] == ["item"]
+    assert form.build({"item": "tea", "cups": 2}) == {"item": "tea", "cups": 2}
