@@ -17,7 +17,8 @@ Rules:
 - ``build`` leaves an absent field out when the class has a default for it (or for a
   TypedDict), and passes None for an absent ``X | None`` field without one.
 - pydantic is only looked at when it has been imported: a class cannot be a pydantic
-  model otherwise. A pydantic field's name on the wire is the key the model validates
+  model otherwise. A pydantic dataclass is read like a model (its ``pydantic.Field``
+  defaults give constraints and defaults) and built through pydantic. A pydantic field's name on the wire is the key the model validates
   by: its ``validation_alias`` (or ``alias``) when that is one string, its own name when
   the model does not validate by alias. A choice of aliases (``AliasChoices``) or a
   path (``AliasPath``) is refused: a form field has exactly one flat key.
@@ -148,9 +149,17 @@ def _pydantic_base() -> type[Any] | None:
     return pydantic.BaseModel
 
 
-def _pydantic_key(cls: type[Any], name: str, info: Any) -> str:
-    """The key ``model_validate`` reads field ``name`` from, which is its name on the wire."""
-    if cls.model_config.get("validate_by_alias", True) is False:
+def _is_pydantic_dataclass(cls: type[Any]) -> bool:
+    if "pydantic" not in sys.modules:
+        return False
+    import pydantic.dataclasses
+
+    return pydantic.dataclasses.is_pydantic_dataclass(cls)
+
+
+def _pydantic_key(config: Mapping[str, Any], name: str, info: Any) -> str:
+    """The key pydantic validates field ``name`` from, which is its name on the wire."""
+    if config.get("validate_by_alias", True) is False:
         return name
     alias = info.validation_alias
     if alias is None:
@@ -164,16 +173,19 @@ def _pydantic_key(cls: type[Any], name: str, info: Any) -> str:
     )
 
 
-def _pydantic_attrs(cls: type[Any]) -> list[_Attr]:
+def _pydantic_attrs(fields: Mapping[str, Any], config: Mapping[str, Any]) -> list[_Attr]:
+    """The fields of a pydantic model or pydantic dataclass (its ``FieldInfo``\\s and config)."""
     from pydantic_core import PydanticUndefined
 
     attrs = []
-    for name, info in cls.model_fields.items():
+    for name, info in fields.items():
+        if info.init is False:  # a pydantic dataclass field(init=False)
+            continue
         default = _NO_DEFAULT if info.default is PydanticUndefined else info.default
         factory = info.default_factory  # one that takes the validated data fails and shows no default
         attrs.append(
             _Attr(
-                _pydantic_key(cls, name, info),
+                _pydantic_key(config, name, info),
                 info.annotation,
                 info.is_required(),
                 default,
@@ -189,9 +201,15 @@ def _pydantic_attrs(cls: type[Any]) -> list[_Attr]:
 def _pydantic_maker(cls: type[Any]) -> Callable[[dict[str, Any]], Any]:
     import pydantic
 
+    validate = (
+        cls.model_validate
+        if issubclass(cls, pydantic.BaseModel)
+        else pydantic.TypeAdapter(cls).validate_python
+    )
+
     def make(values: dict[str, Any]) -> Any:
         try:
-            return cls.model_validate(values)
+            return validate(values)
         except pydantic.ValidationError as exc:
             problems = [
                 ValidationProblem(str(err["loc"][0]) if err["loc"] else None, err["msg"])
@@ -231,12 +249,18 @@ def describe_class(cls: object) -> tuple[tuple[FieldSpec, ...], Binding]:
     make: Callable[[dict[str, Any]], Any]
     if not isinstance(cls, type):
         raise FormSchemaError(f"a form needs a dataclass, TypedDict or pydantic model class, not {cls!r}")
-    if dataclasses.is_dataclass(cls):
+    if _is_pydantic_dataclass(cls):
+        _refuse_initvars(cls, _hints(cls))
+        pydantic_dc: Any = cls
+        attrs = _pydantic_attrs(pydantic_dc.__pydantic_fields__, pydantic_dc.__pydantic_config__)
+        make = _pydantic_maker(cls)
+    elif dataclasses.is_dataclass(cls):
         attrs, make = _dataclass_attrs(cls), lambda values: cls(**values)
     elif issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
         attrs, make = _typeddict_attrs(cls), dict
     elif base is not None and issubclass(cls, base):
-        attrs, make = _pydantic_attrs(cls), _pydantic_maker(cls)
+        model: type[Any] = cls
+        attrs, make = _pydantic_attrs(model.model_fields, model.model_config), _pydantic_maker(cls)
     else:
         raise FormSchemaError(
             f"a form needs a dataclass, TypedDict or pydantic model class, not {cls.__name__}"

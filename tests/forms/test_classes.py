@@ -8,6 +8,7 @@ import enum
 from typing import Annotated, ClassVar, Literal, NotRequired, Required, TypedDict
 
 import pydantic
+import pydantic.dataclasses
 import pytest
 
 from forms.test_properties import requested_schema_validator
@@ -396,3 +397,37 @@ def test_typeddict_keys_keep_the_totality_of_the_class_that_declares_them() -> N
         form.build({"cups": 2})
     assert [p.field for p in caught.value.problems] == ["item"]
     assert form.build({"item": "tea", "cups": 2}) == {"item": "tea", "cups": 2}
+
+
+@pydantic.dataclasses.dataclass
+class PydanticBooking:
+    party_size: int = pydantic.Field(ge=1, le=20, title="Party size")
+    day: dt.date = pydantic.Field(description="Which day")
+    seats: int = pydantic.Field(default=2, ge=1, validation_alias="seatCount")
+    dietary: set[Diet] = pydantic.Field(default_factory=set)
+
+    @pydantic.field_validator("party_size")
+    @classmethod
+    def _not_thirteen(cls, value: int) -> int:
+        if value == 13:
+            raise ValueError("we do not seat 13")
+        return value
+
+
+def test_pydantic_dataclass_reads_its_fields_like_a_model() -> None:
+    form = FormSchema.from_type(PydanticBooking)
+    assert form.fields == (
+        Integer(name="party_size", minimum=1, maximum=20, title="Party size"),
+        String(name="day", format="date", description="Which day"),
+        Integer(name="seatCount", minimum=1, default=2, required=False),
+        MultiChoice(["vegan", "gluten-free"], name="dietary", default=(), required=False),
+    )
+    for revision in ("2025-11-25", "2026-07-28"):
+        requested_schema_validator(revision).validate(form.to_json())
+    built = form.build({"party_size": 4, "day": "2026-03-04", "seatCount": 3, "dietary": ["vegan"]})
+    assert built == PydanticBooking(4, dt.date(2026, 3, 4), 3, {"vegan"})
+    with pytest.raises(FormValidationError) as caught:
+        form.build({"party_size": 13, "day": "2026-03-04"})
+    assert [(p.field, p.message) for p in caught.value.problems] == [
+        ("party_size", "Value error, we do not seat 13")
+    ]
