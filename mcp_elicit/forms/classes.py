@@ -23,7 +23,7 @@ Rules:
   the model does not validate by alias. A choice of aliases (``AliasChoices``) or a
   path (``AliasPath``) is refused: a form field has exactly one flat key.
   ``ValidationError``\\s raised while building a model become
-  :class:`FormValidationError`.
+  :class:`FormValidationError`. A ``RootModel`` (one value, no fields) is refused.
 """
 
 from __future__ import annotations
@@ -259,6 +259,11 @@ def describe_class(cls: object) -> tuple[tuple[FieldSpec, ...], Binding]:
     elif issubclass(cls, dict) and hasattr(cls, "__required_keys__"):
         attrs, make = _typeddict_attrs(cls), dict
     elif base is not None and issubclass(cls, base):
+        if getattr(cls, "__pydantic_root_model__", False):
+            raise FormSchemaError(
+                f"{cls.__name__} is a RootModel, which holds one value rather than fields; "
+                "a form needs a model with fields: put the value in a field of a BaseModel"
+            )
         model: type[Any] = cls
         attrs, make = _pydantic_attrs(model.model_fields, model.model_config), _pydantic_maker(cls)
     else:

@@ -431,3 +431,13 @@ def test_pydantic_dataclass_reads_its_fields_like_a_model() -> None:
     assert [(p.field, p.message) for p in caught.value.problems] == [
         ("party_size", "Value error, we do not seat 13")
     ]
+
+
+class PartySize(pydantic.RootModel[int]):
+    pass
+
+
+def test_pydantic_root_model_is_refused_when_the_form_is_defined() -> None:
+    with pytest.raises(FormSchemaError, match="PartySize is a RootModel") as caught:
+        FormSchema.from_type(PartySize)
+    assert "a model with fields" in str(caught.value)
