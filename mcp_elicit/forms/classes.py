@@ -29,6 +29,7 @@ Rules:
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 import typing
 from collections.abc import Callable, Mapping
@@ -79,10 +80,32 @@ class Binding:
         return self.make(values)
 
 
+def _field_naming(cls: type[Any], missing: str) -> str | None:
+    """The first field whose written annotation mentions the name ``missing``."""
+    word = re.compile(rf"\b{re.escape(missing)}\b")
+    for klass in reversed(cls.__mro__):
+        for name, annotation in vars(klass).get("__annotations__", {}).items():
+            text = getattr(annotation, "__forward_arg__", annotation)
+            if isinstance(text, str) and word.search(text):
+                return str(name)
+    return None
+
+
 def _hints(cls: type[Any]) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls, include_extras=True)
-    except Exception as exc:  # NameError, TypeError: unresolved forward references
+    except NameError as exc:  # a forward reference (or a postponed annotation) to an unknown name
+        missing = getattr(exc, "name", None)
+        message = f"cannot read the annotations of {cls.__name__}: {exc}"
+        if not missing:
+            raise FormSchemaError(message) from None
+        raise FormSchemaError(
+            f"{message}; define or import {missing} at module level (annotations written as text "
+            "are read in the module's namespace, not in the function that defines the class, "
+            "nor under TYPE_CHECKING)",
+            field=_field_naming(cls, missing),
+        ) from None
+    except Exception as exc:  # TypeError: an annotation that is not a type
         raise FormSchemaError(f"cannot read the annotations of {cls.__name__}: {exc}") from None
 
 

@@ -441,3 +441,23 @@ def test_pydantic_root_model_is_refused_when_the_form_is_defined() -> None:
     with pytest.raises(FormSchemaError, match="PartySize is a RootModel") as caught:
         FormSchema.from_type(PartySize)
     assert "a model with fields" in str(caught.value)
+
+
+def _class_with_a_local_type() -> type:
+    class Mood(enum.Enum):
+        CALM = "calm"
+
+    @dataclasses.dataclass
+    class Checkin:
+        name: str
+        mood: Mood | None = None
+
+    return Checkin
+
+
+def test_an_unresolvable_annotation_names_the_field_and_the_fix() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.from_type(_class_with_a_local_type())
+    assert caught.value.field == "mood"
+    assert "name 'Mood' is not defined" in str(caught.value)
+    assert "define or import Mood at module level" in str(caught.value)
