@@ -1,7 +1,7 @@
 """From one Python annotation to one field spec, plus the converters between them.
 
 ``str``, ``int``, ``float``, ``bool``, ``datetime.date``, ``datetime.datetime``,
-``Literal["a", "b"]``, a str-valued ``enum.Enum``, and ``list``/``set``/``frozenset`` of
+``Literal["a", "b"]`` (of strings or str Enum members), a str-valued ``enum.Enum``, and ``list``/``set``/``frozenset`` of
 a Literal or such an Enum map to form fields; ``X | None`` makes a field optional;
 ``Annotated[X, Field(...)]`` adds titles and bounds (see :mod:`metadata`).
 
@@ -98,18 +98,24 @@ def _choices(tp: Any, meta: Constraints) -> tuple[tuple[Option, ...], Converter]
     """Options and converter if ``tp`` is a Literal of strings or a str Enum, else None."""
     titles = dict(meta.field.titles or ())
     if get_origin(tp) is Literal:
-        values = get_args(tp)
-        for value in values:
+        declared = get_args(tp)
+        for value in declared:
             if not isinstance(value, str):
                 raise meta.fail(f"Literal options must be strings, not {value!r}")
-        options = tuple(Option(v, titles.get(v, v) if titles else None) for v in values)
+        # A str Enum member (Literal[Tone.CALM]) is sent as its value and given back as itself.
+        wire_of = {v: v.value if isinstance(v, enum.Enum) else str.__str__(v) for v in declared}
+        member_of = {wire: v for v, wire in wire_of.items() if isinstance(v, enum.Enum)}
+        options = tuple(Option(w, titles.get(w, w) if titles else None) for w in wire_of.values())
 
         def literal_to_wire(value: Any) -> Any:
-            if value not in values or not isinstance(value, str):
+            if value not in declared or not isinstance(value, str):
                 raise ValueError(f"{value!r} is not one of the options")
-            return value
+            return wire_of.get(value, value)
 
-        converter = Converter(_same, literal_to_wire)
+        def literal_to_python(value: Any) -> Any:
+            return member_of.get(value, value)
+
+        converter = Converter(literal_to_python if member_of else _same, literal_to_wire)
     elif isinstance(tp, type) and issubclass(tp, enum.Enum):
         try:
             options = tuple(Option(v, titles.get(v, t)) for v, t in enum_options(tp))

@@ -264,3 +264,20 @@ def test_options_type() -> None:
     spec, _, _ = spec_for("f", Seating)
     assert isinstance(spec, Choice)
     assert spec.options[1] == Option("patio", "On the patio")
+
+
+class Plain(str, enum.Enum):  # noqa: UP042  (the pre-StrEnum spelling, on purpose)
+    ONE = "one"
+
+
+def test_a_literal_of_enum_members_gives_back_the_members() -> None:
+    spec, converter, _ = spec_for("tone", Literal[Tone.CALM, Plain.ONE])
+    assert spec == Choice(["calm", "one"], name="tone")
+    assert [type(value) for value, _ in spec.options] == [str, str]
+    assert converter.to_python("calm") is Tone.CALM
+    assert converter.to_python("one") is Plain.ONE
+    assert type(converter.to_wire(Plain.ONE)) is str
+    assert converter.to_wire(Plain.ONE) == "one"
+    spec, converter, _ = spec_for("tones", set[Literal[Tone.LOUD, "quiet"]])
+    assert converter.to_python(["loud", "quiet"]) == {Tone.LOUD, "quiet"}
+    assert {type(v) for v in converter.to_python(["loud", "quiet"])} == {Tone, str}
