@@ -231,8 +231,9 @@ def _refuse(tp: Any, meta: Constraints) -> FormSchemaError:
     origin = get_origin(tp)
     if tp is Any or tp is object:
         return meta.fail(f"{shown} is not allowed in a form; give the field one of: {_ALLOWED_TYPES}")
-    if isinstance(tp, type) and any(
-        hasattr(tp, attr) for attr in ("__dataclass_fields__", "__required_keys__", "model_fields")
+    if isinstance(tp, type) and (
+        any(hasattr(tp, attr) for attr in ("__dataclass_fields__", "__required_keys__", "model_fields"))
+        or (issubclass(tp, tuple) and hasattr(tp, "_fields"))  # a NamedTuple
     ):
         return meta.fail(
             f"nested forms are not allowed ({shown} is a class of fields); flatten its fields into this form"

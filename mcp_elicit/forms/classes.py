@@ -289,6 +289,11 @@ def describe_class(cls: object) -> tuple[tuple[FieldSpec, ...], Binding]:
             )
         model: type[Any] = cls
         attrs, make = _pydantic_attrs(model.model_fields, model.model_config), _pydantic_maker(cls)
+    elif issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        raise FormSchemaError(
+            f"a form needs a dataclass, TypedDict or pydantic model class; {cls.__name__} is a "
+            "NamedTuple; use a dataclass with the same fields"
+        )
     else:
         raise FormSchemaError(
             f"a form needs a dataclass, TypedDict or pydantic model class, not {cls.__name__}"

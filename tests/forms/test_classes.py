@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import enum
-from typing import Annotated, ClassVar, Literal, NotRequired, Required, TypedDict
+from typing import Annotated, ClassVar, Literal, NamedTuple, NotRequired, Required, TypedDict
 
 import pydantic
 import pydantic.dataclasses
@@ -461,3 +461,20 @@ def test_an_unresolvable_annotation_names_the_field_and_the_fix() -> None:
     assert caught.value.field == "mood"
     assert "name 'Mood' is not defined" in str(caught.value)
     assert "define or import Mood at module level" in str(caught.value)
+
+
+class Point(NamedTuple):
+    x: int
+    y: int
+
+
+@dataclasses.dataclass
+class WithPoint:
+    where: Point
+
+
+def test_named_tuples_are_refused_saying_what_to_use() -> None:
+    with pytest.raises(FormSchemaError, match="Point is a NamedTuple; use a dataclass"):
+        FormSchema.from_type(Point)
+    with pytest.raises(FormSchemaError, match=r"nested forms are not allowed \(Point is a class of fields\)"):
+        FormSchema.from_type(WithPoint)
