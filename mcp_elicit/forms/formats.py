@@ -172,8 +172,29 @@ FORMAT_MESSAGES: dict[str, str] = {
 
 
 def format_message(fmt: str, text: str) -> str:
-    """What is wrong with ``text``, which ``fmt`` refused: the format's message, or for a
-    ``date-time`` that is right but for a second 60 away from the end of a UTC day, that."""
-    if fmt == "date-time" and _read_date_time(text)[1]:
-        return _LEAP_SECOND_MESSAGE
+    """What is wrong with ``text``, which ``fmt`` refused: the format's message, or, for a
+    ``date`` or ``date-time`` written the right way, which part names nothing real (a
+    30 February, a 24:00, a +24:00 offset, a second 60 away from the end of a UTC day)."""
+    if fmt == "date" and _DATE.match(text) is not None:
+        return f"names a day that does not exist; it {FORMAT_MESSAGES['date']}"
+    if fmt == "date-time" and _DATE_TIME.match(text) is not None:
+        return _date_time_problem(text.upper())
     return FORMAT_MESSAGES[fmt]
+
+
+def _date_time_problem(text: str) -> str:
+    """Which part of ``text`` (upper case, of the right shape, refused) names nothing real."""
+    if _read_date_time(text)[1]:
+        return _LEAP_SECOND_MESSAGE
+    if parse_date(text[:10]) is None:
+        return f"names a day that does not exist ({text[:10]}); it {FORMAT_MESSAGES['date-time']}"
+    clock = text[11:19]
+    if clock[:2] > "23" or clock[3:5] > "59" or clock[6:8] > "60":
+        return (
+            f"names a time of day that does not exist ({clock}); hours go from 00 to 23, "
+            "minutes and seconds from 00 to 59"
+        )
+    if not text.endswith("Z"):
+        offset = text[-6:]
+        return f"has a time zone offset that does not exist ({offset}); offsets go from -23:59 to +23:59"
+    return FORMAT_MESSAGES["date-time"]

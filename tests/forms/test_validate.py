@@ -109,7 +109,35 @@ def test_valid_values(spec: FieldSpec, value: object, clean: object) -> None:
         (
             String(format="date-time"),
             "2016-12-32T23:59:60Z",
-            "must be a date and time with a time zone, like 2026-12-31T18:30:00Z",
+            "names a day that does not exist (2016-12-32); it must be a date and time with a time zone, "
+            "like 2026-12-31T18:30:00Z",
+        ),
+        (
+            String(format="date-time"),
+            "2026-02-30T00:00:00Z",
+            "names a day that does not exist (2026-02-30); it must be a date and time with a time zone, "
+            "like 2026-12-31T18:30:00Z",
+        ),
+        (
+            String(format="date-time"),
+            "2026-02-28T24:00:00Z",
+            "names a time of day that does not exist (24:00:00); hours go from 00 to 23, minutes and "
+            "seconds from 00 to 59",
+        ),
+        (
+            String(format="date-time"),
+            "2026-02-28T10:00:00+24:00",
+            "has a time zone offset that does not exist (+24:00); offsets go from -23:59 to +23:59",
+        ),
+        (
+            String(format="date"),
+            "2026-02-30",
+            "names a day that does not exist; it must be a date like 2026-12-31",
+        ),
+        (
+            String(format="date"),
+            "2026-13-01",
+            "names a day that does not exist; it must be a date like 2026-12-31",
         ),
         (Number(), "1", "must be a number"),
         (Number(), True, "must be a number"),
@@ -199,7 +227,7 @@ def test_every_problem_is_listed_in_field_order() -> None:
     }
     assert problems(BOOKING, bad) == [
         ("party_size", "must be at most 20"),
-        ("date", "must be a date like 2026-12-31"),
+        ("date", "names a day that does not exist; it must be a date like 2026-12-31"),
         ("seating", "must be one of: indoor, patio"),
         ("dietary", "contains 'vegan' more than once"),
         ("ok", "must be true or false"),
