@@ -151,6 +151,8 @@ def _check_range(spec: _Field, lo: float | None, hi: float | None, what: str, *,
     for label, value in (("minimum", lo), ("maximum", hi)):
         if value is not None and not test(value):
             raise spec._fail(f"the {label} {what} must be {need}, not {_shown(value)}")
+        if counts and value is not None and value > SAFE_INTEGER:  # a JSON peer may not read it
+            raise spec._fail(f"the {label} {what} must be at most {SAFE_INTEGER}, not {_shown(value)}")
     if lo is not None and hi is not None and lo > hi:
         raise spec._fail(f"the minimum {what} {lo} is greater than the maximum {what} {hi}")
 

@@ -132,6 +132,14 @@ def test_multi_choice_default_must_be_a_list() -> None:
         (String(name="n", min_length=-1), "the minimum length must be a whole number of 0 or more"),
         (String(name="n", max_length=True), "the maximum length must be a whole number of 0 or more"),
         (
+            String(name="n", max_length=10**30),
+            "the maximum length must be at most 9007199254740991, not 100000000000… (31 digits)",
+        ),
+        (
+            MultiChoice(name="n", options=["a"], min_items=2**53),
+            "the minimum number of choices must be at most 9007199254740991, not 9007199254740992",
+        ),
+        (
             String(name="n", format="phone"),  # type: ignore[arg-type]
             "format 'phone' is not supported; use one of: date, date-time, email, uri",
         ),

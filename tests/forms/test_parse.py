@@ -263,6 +263,7 @@ FIELD_REFUSALS: list[tuple[object, str]] = [
     ({"type": "string", "minLength": -1}, "minLength must be a whole number of 0 or more, not -1"),
     ({"type": "string", "maxLength": 1.5}, "maxLength must be a whole number of 0 or more, not 1.5"),
     ({"type": "string", "maxLength": True}, "maxLength must be a whole number of 0 or more"),
+    ({"type": "string", "maxLength": 1e20}, "the maximum length must be at most 9007199254740991"),
     (
         {"type": "string", "minLength": 5, "maxLength": 2},
         "the minimum length 5 is greater than the maximum length 2",
