@@ -135,12 +135,17 @@ def _choices(tp: Any, meta: Constraints) -> tuple[tuple[Option, ...], Converter]
     return options, converter
 
 
+def _a(noun: str) -> str:
+    """``noun`` with its indefinite article: "an int", "a float"."""
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
 def _typed(kind: type, convert: Callable[[Any], Any] = _same) -> Converter:
     accepted = (int, float) if kind is float else (kind,)
 
     def to_wire(value: Any) -> Any:
         if not isinstance(value, accepted) or isinstance(value, bool) != (kind is bool):
-            raise ValueError(f"not a {kind.__name__}")
+            raise ValueError(f"not {_a(kind.__name__)}")
         return value
 
     return Converter(convert, to_wire)
@@ -169,7 +174,7 @@ def _scalar(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:
         meta.only("a bool")
         return Boolean(), _typed(bool)
     if tp is int or tp is float:
-        meta.only(f"a {tp.__name__}", "minimum", "maximum", bounds=True)
+        meta.only(_a(tp.__name__), "minimum", "maximum", bounds=True)
         lower, upper = meta.numeric_bounds(whole=tp is int)
         if tp is int:
             return Integer(minimum=lower, maximum=upper), _typed(int)
@@ -179,7 +184,7 @@ def _scalar(tp: Any, meta: Constraints) -> tuple[FieldSpec, Converter] | None:
         given = meta.field.format
         fmt, converter = _TEMPORAL.get(tp) or (given, _typed(str))
         if given is not None and given != fmt:
-            raise meta.fail(f"format {given!r} does not fit a {tp.__name__} (it is always {fmt!r})")
+            raise meta.fail(f"format {given!r} does not fit {_a(tp.__name__)} (it is always {fmt!r})")
         if fmt is not None and fmt not in STRING_FORMATS:
             raise meta.fail(
                 f"format {fmt!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}"

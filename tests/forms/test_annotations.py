@@ -163,9 +163,9 @@ REFUSALS: list[tuple[Any, str]] = [
     (Annotated[int, at.Gt(0.5)], "exclusive bounds (gt/lt) cannot be expressed"),
     (Annotated[bool, Field(minimum=1)], "Field(minimum=...) does not apply to a bool"),
     (Annotated[bool, at.Ge(1)], "numeric bounds do not apply to a bool"),
-    (Annotated[int, Field(min_length=1)], "Field(min_length=...) does not apply to a int"),
-    (Annotated[int, at.MinLen(1)], "length constraints do not apply to a int"),
-    (Annotated[int, Field(format="email")], "Field(format=...) does not apply to a int"),
+    (Annotated[int, Field(min_length=1)], "Field(min_length=...) does not apply to an int"),
+    (Annotated[int, at.MinLen(1)], "length constraints do not apply to an int"),
+    (Annotated[int, Field(format="email")], "Field(format=...) does not apply to an int"),
     (Annotated[str, Field(minimum=1)], "Field(minimum=...) does not apply to text"),
     (Annotated[str, at.Ge(1)], "numeric bounds do not apply to text"),
     (Annotated[str, Field(min_items=1)], "Field(min_items=...) does not apply to text"),
@@ -249,9 +249,9 @@ def test_converters() -> None:
         number.to_wire(True)
 
     _, whole, _ = spec_for("f", int)
-    with pytest.raises(ValueError, match="not a int"):
+    with pytest.raises(ValueError, match="not an int"):
         whole.to_wire(True)
-    with pytest.raises(ValueError, match="not a int"):
+    with pytest.raises(ValueError, match="not an int"):
         whole.to_wire(1.0)
 
     _, flag, _ = spec_for("f", bool)
