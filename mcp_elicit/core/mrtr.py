@@ -316,7 +316,7 @@ def _check_elicit(ask: Ask, raw: dict[str, Any]) -> dict[str, Any]:
     if content is None:
         content = {}
     try:
-        clean = ask.schema.validate(content)
+        clean = ask.schema.admit(content)
     except FormValidationError as exc:
         raise InvalidAnswer(str(exc)) from None
     return {"action": "accept", "content": clean}

@@ -22,8 +22,9 @@ Rules:
   by: its ``validation_alias`` (or ``alias``) when that is one string, its own name when
   the model does not validate by alias. A choice of aliases (``AliasChoices``) or a
   path (``AliasPath``) is refused: a form field has exactly one flat key.
-  ``ValidationError``\\s raised while building a model become
-  :class:`FormValidationError`. A ``RootModel`` (one value, no fields) is refused.
+  ``ValidationError``\\s raised while building a model, and a ``ValueError`` from a
+  class's own check (a dataclass's ``__post_init__``), become :class:`FormValidationError`.
+  A ``RootModel`` (one value, no fields) is refused.
 """
 
 from __future__ import annotations
@@ -77,7 +78,10 @@ class Binding:
                 values[name] = to_python(value)
             elif none_when_absent:
                 values[name] = None
-        return self.make(values)
+        try:
+            return self.make(values)
+        except ValueError as exc:  # the class's own check (a __post_init__) refused the answer
+            raise FormValidationError([ValidationProblem(None, str(exc) or type(exc).__name__)]) from None
 
 
 def _field_naming(cls: type[Any], missing: str) -> str | None:

@@ -228,6 +228,15 @@ class FormSchema:
         """The cleaned answer (known fields only), or :class:`FormValidationError` with every problem."""
         return self._validator.validate(content)
 
+    def admit(self, content: object) -> dict[str, Any]:
+        """:meth:`validate`, and for a form read from a class, what the class itself refuses
+        too (a dataclass's ``__post_init__`` or a pydantic validator raising ``ValueError``):
+        the cleaned answer, or :class:`FormValidationError` saying why, for the person."""
+        clean = self._validator.validate(content)
+        if self._binding is not None:
+            self._binding.build(clean)
+        return clean
+
     def apply_defaults(self, content: object) -> dict[str, Any]:
         """A copy of ``content`` with absent (or null) fields that have defaults filled in."""
         return self._validator.apply_defaults(content)

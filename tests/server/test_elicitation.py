@@ -15,7 +15,7 @@ import pytest
 from mcp_elicit import Context, Field, Form, Principal, Server, String
 from mcp_elicit.sealing import KeyRing
 
-from support.memory import MemoryClient, accept
+from support.memory import MemoryClient, SessionClient, accept
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -457,3 +457,66 @@ async def test_a_web_address_is_sent_as_given(url: str) -> None:
     client = MemoryClient(app, capabilities={"elicitation": {"url": {}}})
     first = await client.result("tools/call", {"name": "open_page", "arguments": {"url": url}})
     assert first["inputRequests"]["url-1"]["params"]["url"] == url
+
+
+@dataclass
+class Stay:
+    arrive: dt.date
+    leave: dt.date
+
+    def __post_init__(self) -> None:
+        if self.leave <= self.arrive:
+            raise ValueError("the day you leave must come after the day you arrive")
+
+
+def stay_app() -> Server:
+    app = Server("stays", state_keys=KeyRing([b"k" * 16 + b"s" * 16]))
+
+    @app.tool()
+    async def book_stay(ctx: Context) -> str:
+        answer = await ctx.elicit("When do you arrive and leave?", Stay)
+        assert answer.data is not None
+        return f"{answer.data.arrive} to {answer.data.leave}"
+
+    return app
+
+
+BACKWARDS = {"arrive": "2026-12-31", "leave": "2026-12-30"}
+FORWARDS = {"arrive": "2026-12-30", "leave": "2026-12-31"}
+
+
+async def test_an_answer_the_class_itself_refuses_is_asked_again_with_its_reason(wire: WireChecker) -> None:
+    """A dataclass's ``__post_init__`` (or a pydantic validator) raising ``ValueError`` on
+    an answer that fits the schema is the person's mistake to mend, as a field out of range
+    is: the question is asked again with the class's own reason, never a failed tool."""
+    client = MemoryClient(stay_app(), checker=wire)
+    first = await client.result("tools/call", {"name": "book_stay"})
+    retry = {
+        "name": "book_stay",
+        "inputResponses": {"elicit-1": {"action": "accept", "content": BACKWARDS}},
+        "requestState": first["requestState"],
+    }
+    again = await client.result("tools/call", retry)
+    assert again["resultType"] == "input_required", again
+    message = again["inputRequests"]["elicit-1"]["params"]["message"]
+    assert "not accepted: the day you leave must come after the day you arrive" in message
+    final = await client.result(
+        "tools/call",
+        {
+            "name": "book_stay",
+            "inputResponses": {"elicit-1": {"action": "accept", "content": FORWARDS}},
+            "requestState": again["requestState"],
+        },
+    )
+    assert final["content"][0]["text"] == "2026-12-30 to 2026-12-31"
+
+
+async def test_on_a_session_the_class_s_refusal_is_asked_again_too(wire_2025: WireChecker) -> None:
+    answers = iter([BACKWARDS, FORWARDS])
+    client = SessionClient(stay_app(), capabilities={"elicitation": {}}, checker=wire_2025)
+    await client.open()
+    client.answer = lambda _k, _request: {"action": "accept", "content": next(answers)}
+    result = await client.result("tools/call", {"name": "book_stay"})
+    assert result["content"][0]["text"] == "2026-12-30 to 2026-12-31"
+    second = [m for m in client.asked if m.get("method") == "elicitation/create"][1]
+    assert "the day you leave must come after the day you arrive" in second["params"]["message"]
