@@ -316,7 +316,7 @@ def _field(fid: str, spec: FieldSpec) -> str:
     if isinstance(spec, String) and spec.format is not None:
         kind = _FORMAT_INPUT[spec.format]
         if spec.format == "date-time" and spec.default is not None:
-            extra += f' data-rfc3339="{_e(spec.default)}"'
+            extra += f' data-rfc3339="{_value(spec.default)}"'
             value = ""
     elif isinstance(spec, Integer | Number):
         kind = "number"

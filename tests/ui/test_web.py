@@ -138,7 +138,7 @@ async def test_defaults_are_prefilled_and_required_fields_marked(new_page: NewPa
         ElicitAnswer.accept(
             guests=2,
             note="window seat",
-            arrival="2026-12-24T19:30:00+01:00",
+            arrival="2026-12-24T18:30:00Z",  # shown in Oslo time, sent back as the server wrote it
             seating="out",
             course="c",
             diet=["vegan"],
@@ -186,6 +186,33 @@ async def test_a_default_with_line_breaks_is_shown_in_lines_and_sent_exactly(new
     assert answers == [
         ElicitAnswer.accept(note="\nfirst\nsecond", lines="one\r\ntwo\rthree", edited="x\ny\nz")
     ]
+
+
+async def test_date_time_defaults_are_shown_in_local_time_and_sent_back_as_given(new_page: NewPage) -> None:
+    """A date-time default is shown as wall time in the browser's zone; left alone it goes
+    back exactly as the server wrote it (its zone, its fraction, a leap second, an hour
+    that happens twice on the clock), not re-written from the control's local time."""
+    when = String(format="date-time", required=False)
+    defaults = {
+        "utc": ("2026-12-24T18:30:00Z", "2026-12-24T19:30"),
+        "zone": ("2026-12-24T18:30:00+05:45", "2026-12-24T13:45"),
+        "leap": ("2016-12-31T23:59:60Z", "2017-01-01T00:59:59"),  # the control stops at :59
+        "leap_zone": ("2016-12-31T18:59:60-05:00", "2017-01-01T00:59:59"),
+        "twice": ("2026-10-25T01:30:00Z", "2026-10-25T02:30"),  # the second 02:30 in Oslo
+        "fraction": ("2026-12-24T18:30:00.250Z", "2026-12-24T19:30"),
+        "lower": ("2026-12-24t18:30:00z", "2026-12-24T19:30"),
+        "edited": ("2026-12-24T18:30:00Z", "2026-12-24T19:30"),
+    }
+    form = Form(**{name: dataclasses.replace(when, default=d) for name, (d, _) in defaults.items()})
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        for n, (_, shown) in enumerate(defaults.values()):
+            await expect(page.locator(f"#q0-f{n}-input")).to_have_value(shown)
+        await page.fill("#q0-f7-input", "2026-12-25T10:00")
+        await review_and_send(page)
+        answers = await opened.answers()
+    expected = {name: d for name, (d, _) in defaults.items()}
+    assert answers == [ElicitAnswer.accept(**{**expected, "edited": "2026-12-25T10:00:00+01:00"})]
 
 
 @pytest.mark.parametrize(("pick", "expected"), [(None, {}), ("No", {"news": False}), ("Yes", {"news": True})])

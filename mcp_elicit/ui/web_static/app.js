@@ -65,9 +65,27 @@
     return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${seconds}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
   }
 
+  // The instant an RFC 3339 date-time names, as the form's rules read it (T or t, Z or z,
+  // any fraction). A leap second (:60) is shown as the second before it: no Date holds it.
+  const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:[Zz]|([+-])(\d\d):(\d\d))$/;
+
+  function instant(text) {
+    const m = RFC3339.exec(text);
+    if (!m) return null;
+    const when = new Date(0);
+    when.setUTCFullYear(+m[1], +m[2] - 1, +m[3]);
+    when.setUTCHours(+m[4], +m[5], Math.min(+m[6], 59), m[7] ? +m[7].slice(0, 3).padEnd(3, "0") : 0);
+    const offset = m[8] ? (m[8] === "-" ? -1 : 1) * (+m[9] * 60 + +m[10]) : 0;
+    return new Date(when.getTime() - offset * 60000);
+  }
+
+  // A default is shown in local wall time, which drops its zone, its fraction and a leap
+  // second, and cannot tell an hour the clock shows twice: left as shown, it goes back as
+  // the server wrote it (fieldValue), never re-written from the control.
   for (const input of form.querySelectorAll("input[data-rfc3339]")) {
-    const when = new Date(input.dataset.rfc3339);
-    if (!Number.isNaN(when.getTime())) input.value = localText(when);
+    const when = instant(input.dataset.rfc3339);
+    if (when && !Number.isNaN(when.getTime())) input.value = localText(when);
+    if (input.value !== "") input.dataset.shown = input.value; // as the control keeps it
   }
 
   function fieldValue(field) {
@@ -95,7 +113,9 @@
     if (input.tagName === "TEXTAREA" && input.value === input.defaultValue.replace(/\r\n?/g, "\n")) {
       return input.defaultValue;
     }
-    return field.dataset.format === "date-time" ? withOffset(input.value) : input.value;
+    if (field.dataset.format !== "date-time") return input.value;
+    if (input.dataset.shown !== undefined && input.value === input.dataset.shown) return input.dataset.rfc3339;
+    return withOffset(input.value);
   }
 
   function collect() {
