@@ -24,7 +24,9 @@ Rules:
   decided by ``FormSchema.validate`` alone, on the answer server (``check_form``), as the
   person types and again before anything is returned: there is no second copy of the
   rules in the page. Text and numbers are read as the terminal reads them
-  (``form_text.parse_answer``); a boolean is ``true``/``false`` (or null: no answer); a multi-choice is the
+  (``form_text.parse_answer``); a boolean is ``true``/``false`` (or null: no answer); a
+  choice is the option's value (null: no answer; ``""`` is an option's value, as the
+  "(no answer)" control is told apart by a ``data-none`` mark); a multi-choice is the
   list of boxes ticked (an empty list is an answer: "none of these").
 * A URL is shown in full, split into ``client.url_consent`` parts (host and registrable
   domain highlighted) with every warning; a refused URL gets no link at all. The link
@@ -94,10 +96,8 @@ class Checked:
 
 def _read(spec: FieldSpec, raw: object) -> tuple[object, str | None]:
     """A field's value from what the page sent (None: no answer), or why it cannot be read."""
-    if isinstance(spec, Boolean | MultiChoice) or raw is None:
+    if isinstance(spec, Boolean | MultiChoice | Choice) or raw is None:
         return raw, None
-    if isinstance(spec, Choice):
-        return (None if raw == "" else raw), None
     if not isinstance(raw, str):
         return raw, None  # the form's own check says what is wrong with it
     parsed = parse_answer(spec, raw)
@@ -294,7 +294,7 @@ def _field(fid: str, spec: FieldSpec) -> str:
     if isinstance(spec, Boolean) and not spec.required and spec.default is None:
         legend = f"<legend>{_label(spec)}</legend>"
         items = [
-            _option(fid, str(n), value, title, radio=True, checked=n == 0)
+            _option(fid, str(n), value, title, radio=True, checked=n == 0, none=n == 0)
             for n, (value, title) in enumerate((("", "(no answer)"), ("true", "Yes"), ("false", "No")))
         ]
         return (
@@ -357,7 +357,7 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
     if isinstance(spec, Choice) and len(spec.options) > RADIO_LIMIT:
         empty = "(no answer)" if not spec.required else "Choose one"
         options = [
-            *([f'<option value="">{empty}</option>'] if spec.default is None else []),
+            *([f'<option value="" data-none>{empty}</option>'] if spec.default is None else []),
             *(
                 f'<option value="{_value(o.value)}"{" selected" if o.value == spec.default else ""}>'
                 f"{_e(o.title if o.title is not None else o.value)}</option>"
@@ -376,7 +376,7 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
     items: list[str] = []
     boxes = list(spec.options)
     if radio and not spec.required and spec.default is None:
-        items.append(_option(fid, "none", "", "(no answer)", radio=True, checked=spec.default is None))
+        items.append(_option(fid, "none", "", "(no answer)", radio=True, checked=True, none=True))
     for n, option in enumerate(boxes):
         title = option.title if option.title is not None else option.value
         items.append(_option(fid, str(n), option.value, title, radio=radio, checked=option.value in chosen))
@@ -386,10 +386,14 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
     )
 
 
-def _option(fid: str, n: str, value: str, title: str, *, radio: bool, checked: bool) -> str:
+def _option(
+    fid: str, n: str, value: str, title: str, *, radio: bool, checked: bool, none: bool = False
+) -> str:
+    """One radio button or checkbox; ``none``: the "(no answer)" one, told apart by its
+    mark, not its value (an option's value may be empty text)."""
     kind = "radio" if radio else "checkbox"
     name = f' name="{fid}"' if radio else ""
-    mark = " checked" if checked else ""
+    mark = (" checked" if checked else "") + (" data-none" if none else "")
     return (
         f'<div class="option"><input type="{kind}" id="{fid}-o{n}"{name} value="{_value(value)}"{mark}>'
         f'<label for="{fid}-o{n}">{_e(title)}</label></div>'

@@ -215,6 +215,26 @@ async def test_date_time_defaults_are_shown_in_local_time_and_sent_back_as_given
     assert answers == [ElicitAnswer.accept(**{**expected, "edited": "2026-12-25T10:00:00+01:00"})]
 
 
+@pytest.mark.parametrize("pick", ["Nobody", "(no answer)"])
+async def test_an_option_whose_value_is_empty_text_can_be_chosen(new_page: NewPage, pick: str) -> None:
+    """An option may be "" (JSON Schema allows it): choosing it is an answer, not "no answer"."""
+    six = {"": "Nobody", "a": "Ann", "b": "Bo", "c": "Cy", "d": "Di", "e": "Ed"}
+    form = Form(
+        who=Choice({"": "Nobody", "a": "Ann"}, title="Who"),
+        host=Choice(six, title="Host", required=False),
+        guest=Choice({"": "Nobody", "a": "Ann"}, title="Guest", required=False),
+    )
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await page.locator("#q0-f0").get_by_label("Nobody").check()
+        await page.select_option("#q0-f1-input", label=pick)
+        await page.locator("#q0-f2").get_by_label(pick).check()
+        await review_and_send(page)
+        answers = await opened.answers()
+    chosen = {"host": "", "guest": ""} if pick == "Nobody" else {}
+    assert answers == [ElicitAnswer.accept(who="", **chosen)]
+
+
 @pytest.mark.parametrize(("pick", "expected"), [(None, {}), ("No", {"news": False}), ("Yes", {"news": True})])
 async def test_an_optional_yes_or_no_can_be_left_unanswered(
     new_page: NewPage, pick: str | None, expected: dict[str, bool]

@@ -97,13 +97,13 @@
       const box = field.querySelector("input[type=checkbox]");
       if (box) return box.checked;
       const picked = field.querySelector("input:checked"); // yes, no or no answer
-      return picked && picked.value !== "" ? picked.value === "true" : null;
+      return picked && !picked.hasAttribute("data-none") ? picked.value === "true" : null;
     }
     if (kind === "choice") {
+      // "(no answer)" is marked data-none: an option's own value may be "".
       const select = field.querySelector("select");
-      if (select) return select.value || null;
-      const picked = field.querySelector("input:checked");
-      return picked && picked.value !== "" ? picked.value : null;
+      const picked = select ? select.selectedOptions[0] : field.querySelector("input:checked");
+      return picked && !picked.hasAttribute("data-none") ? picked.value : null;
     }
     const input = field.querySelector("input, textarea");
     // A half-typed date or number reads as "": send something, and let the check say what.
