@@ -17,7 +17,8 @@ Rules:
   and single-use: the first visit swaps it for an HttpOnly, SameSite=Strict cookie and
   redirects to ``/form`` (reloading works, in that browser only); a second visit of the
   link is refused (410). Every POST also needs the page's CSRF token in a header and a
-  JSON body.
+  JSON body of at most 16 MiB (as large as a server's message: the page sends back the
+  defaults it was given), read no further than that (413).
 * Refused before anything else: a ``Host`` other than ``127.0.0.1:PORT`` or
   ``localhost:PORT`` (421: DNS rebinding); an ``Origin`` other than the page's own (403);
   ``Sec-Fetch-Site`` other than ``same-origin`` or ``none`` (403: another site, or another
@@ -81,7 +82,9 @@ _HEADERS: Final = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 _STATIC: Final = {"/static/app.js": "text/javascript", "/static/app.css": "text/css"}
-_MAX_BODY: Final = 256 * 1024
+#: What the page may post: as much as a server's message the client reads (16 MiB), since
+#: the page sends back the defaults it was given, and a text field may have no length limit.
+_MAX_BODY: Final = 16 * 1024 * 1024
 _PING_SECONDS: Final = 15.0
 #: A page opened whose event stream never connects (no JavaScript, closed at once) is gone.
 _FIRST_STREAM_SECONDS: Final = 15.0
@@ -267,9 +270,9 @@ class _App:
             return _text(403, "Not allowed.")
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _text(415, "Send JSON.")
-        body = await request.body()
-        if len(body) > _MAX_BODY:
-            return _text(413, "Too large.")
+        body = await _read_capped(request)
+        if body is None:
+            return _text(413, f"Too large: an answer is at most {_MAX_BODY // 1024 // 1024} MiB.")
         try:
             data = json.loads(body)
         except ValueError:
@@ -323,6 +326,21 @@ class _App:
             gone.cancel()
             ended.cancel()
             self.round.stream_closed()
+
+
+async def _read_capped(request: Request) -> bytes | None:
+    """The request's body, or None once it is over ``_MAX_BODY`` (read no further)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > _MAX_BODY:
+        return None
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > _MAX_BODY:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 async def _disconnected(receive: Receive) -> None:

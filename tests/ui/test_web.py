@@ -235,6 +235,22 @@ async def test_an_option_whose_value_is_empty_text_can_be_chosen(new_page: NewPa
     assert answers == [ElicitAnswer.accept(who="", **chosen)]
 
 
+async def test_a_long_text_is_sent(new_page: NewPage) -> None:
+    """A field without a length limit takes a long text, as the terminal does: a 300,000
+    character default left as it is, and as much pasted into another field."""
+    long = "word " * 60_000
+    form = Form(
+        kept=String(title="Kept", default=long), pasted=String(title="Pasted", format="uri", required=False)
+    )
+    pasted = "https://example.com/?" + "q" * 300_000
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f1-input", pasted)
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(kept=long, pasted=pasted)]
+
+
 @pytest.mark.parametrize(("pick", "expected"), [(None, {}), ("No", {"news": False}), ("Yes", {"news": True})])
 async def test_an_optional_yes_or_no_can_be_left_unanswered(
     new_page: NewPage, pick: str | None, expected: dict[str, bool]

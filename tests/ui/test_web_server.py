@@ -123,11 +123,51 @@ async def test_posts_need_the_cookie_the_csrf_token_and_json() -> None:
             assert (await stranger.post(url, json=body, headers=api(csrf))).status_code == 403
         bad = await client.post(url, content=b"{nope", headers=api(csrf))
         assert bad.status_code == 400
-        big = await client.post(url, content=b" " * 300_000, headers=api(csrf))
+        big = await client.post(url, content=b" " * (16 * 1024 * 1024 + 1), headers=api(csrf))
         assert big.status_code == 413
+        assert big.text == "Too large: an answer is at most 16 MiB.\n"
         ok = await client.post(url, json=body, headers=api(csrf))
         assert ok.status_code == 200
         assert ok.json()["ok"] is True
+
+
+async def test_a_body_without_a_length_is_read_no_further_than_the_limit() -> None:
+    """The answer server as the ASGI app it is, fed a body with no Content-Length that
+    never ends: it answers 413 once 16 MiB are past, and reads no more."""
+    round_ = web._Round([form_request(SMALL)], grace=5, lifetime=60)
+    round_.claimed = True
+    app = web._App(round_, 1234)
+    pulled = 0
+
+    async def receive() -> dict[str, Any]:
+        nonlocal pulled
+        pulled += 1
+        assert pulled <= 32, "the body was read past twice the limit"
+        return {"type": "http.request", "body": b" " * 1024 * 1024, "more_body": True}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    headers = {
+        "host": "127.0.0.1:1234",
+        "cookie": f"{round_.cookie_name}={round_.cookie}",
+        "x-mcp-elicit-csrf": round_.csrf,
+        "content-type": "application/json",
+        "transfer-encoding": "chunked",
+    }
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/api/answer",
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        "query_string": b"",
+    }
+    await asyncio.wait_for(app(scope, receive, send), 10)
+    assert sent[0]["status"] == 413
+    assert pulled == 17
+    assert not round_.answers.done()
 
 
 async def test_opened_needs_the_cookie_and_the_csrf_token_too() -> None:
