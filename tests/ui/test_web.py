@@ -575,6 +575,36 @@ async def test_phone_width_has_no_sideways_scrolling(new_page: NewPage, which: s
         assert await opened.answers() == [ElicitAnswer.cancel()]
 
 
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+async def test_long_unbroken_server_text_wraps_instead_of_widening_the_page(
+    new_page: NewPage, size: str
+) -> None:
+    """A server's title, labels, descriptions and option titles of one 300-letter word stay
+    inside the page's width, in the form and in the review: nothing is pushed off to the side."""
+    word = "W" * 300
+    server = dataclasses.replace(SERVER, title=word, version="v" * 100)
+    form = Form(
+        name=String(title=word, description=word, default="x"),
+        pick=Choice({"a": word, "b": "B"}, title=word, default="a"),
+        many=Choice({f"o{n}": f"{n}{word}" for n in range(6)}, title=word, default="o1"),
+        extras=MultiChoice({"a": word}, title=word, default=["a"]),
+        ok=Boolean(title=word, default=True),
+    )
+    request = dataclasses.replace(form_request(form, message=word), server=server)
+    async with open_round([request]) as opened:
+        page = await show(new_page, opened, **(PHONE if size == "phone" else {}))
+        fits = "document.documentElement.scrollWidth <= window.innerWidth"
+        assert await page.evaluate(fits)
+        await page.click("#review")
+        await expect(page.locator("#review-step")).to_be_visible()
+        assert await page.evaluate(fits)
+        box = await page.locator("#send").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= await page.evaluate("window.innerWidth")
+        await page.click("#send")
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(name="x", pick="a", many="o1", extras=["a"], ok=True)]
+
+
 # ---- end to end: a real client, a real server ----------------------------------------------
 
 
