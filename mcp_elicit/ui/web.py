@@ -277,6 +277,8 @@ class _App:
             data = json.loads(body)
         except ValueError:
             return _text(400, "Not JSON.")
+        except RecursionError:  # json reads arrays and objects by recursion
+            return _text(400, "Not JSON: nested too deeply.")
         if not isinstance(data, dict):
             return _text(400, "Send a JSON object.")
         if self.round.answers.done():

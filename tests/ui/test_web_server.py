@@ -131,6 +131,22 @@ async def test_posts_need_the_cookie_the_csrf_token_and_json() -> None:
         assert ok.json()["ok"] is True
 
 
+@pytest.mark.parametrize("body", [b"[" * 100_000, b'{"questions": ' + b"[" * 5_000 + b"]" * 5_000 + b"}"])
+async def test_json_nested_too_deeply_is_refused_not_a_server_error(body: bytes) -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        refused = await client.post(f"{opened.base}/api/answer", content=body, headers=api(csrf))
+        assert refused.status_code == 400
+        assert refused.text == "Not JSON: nested too deeply.\n"
+        ok = await client.post(
+            f"{opened.base}/api/answer",
+            json={"action": "accept", "questions": [{"action": "accept", "values": ["3", None]}]},
+            headers=api(csrf),
+        )
+        assert ok.status_code == 200
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
 async def test_a_body_without_a_length_is_read_no_further_than_the_limit() -> None:
     """The answer server as the ASGI app it is, fed a body with no Content-Length that
     never ends: it answers 413 once 16 MiB are past, and reads no more."""
