@@ -235,6 +235,18 @@ async def test_an_option_whose_value_is_empty_text_can_be_chosen(new_page: NewPa
     assert answers == [ElicitAnswer.accept(who="", **chosen)]
 
 
+async def test_a_date_time_in_a_zone_whose_offset_had_seconds_gets_whole_minutes(new_page: NewPage) -> None:
+    """Before 1906 Kolkata was 5:21:10 ahead of UTC; RFC 3339 offsets are whole minutes, so
+    the time typed is sent with the nearest one (it was sent as "+05:21.166...", refused)."""
+    form = Form(when=String(title="When", format="date-time"))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened, timezone_id="Asia/Kolkata")
+        await page.fill("#q0-f0-input", "1900-06-01T12:00")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(when="1900-06-01T12:00:00+05:21")]
+
+
 async def test_a_long_text_is_sent(new_page: NewPage) -> None:
     """A field without a length limit takes a long text, as the terminal does: a 300,000
     character default left as it is, and as much pasted into another field."""

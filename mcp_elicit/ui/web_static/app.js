@@ -59,9 +59,10 @@
     if (!m) return text;
     const seconds = m[6] || "00";
     const when = new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +seconds);
+    // RFC 3339 offsets are whole minutes; a zone's old local mean time was not (5:21:10).
     const offset = -when.getTimezoneOffset();
     const sign = offset >= 0 ? "+" : "-";
-    const abs = Math.abs(offset);
+    const abs = Math.round(Math.abs(offset));
     return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${seconds}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
   }
 
