@@ -32,7 +32,9 @@ Rules:
   been gone for ``grace`` seconds (the tab was closed), or ``timeout`` passes, every
   question of the round is answered ``cancel``; so is a cancelled ``elicit_many``.
 * The browser is started by the injectable ``open_url`` (``ui.terminal.system_browser`` by
-  default, in a thread); the link is also printed (``announce``) for a person to open.
+  default) in a daemon thread that nothing waits for (``webbrowser`` waits for a
+  ``$BROWSER`` command it does not know to exit); the link is also printed (``announce``)
+  for a person to open.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ import logging
 import secrets
 import socket
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
 from typing import Any, Final, Literal
 
@@ -86,6 +89,7 @@ _STATIC: Final = {"/static/app.js": "text/javascript", "/static/app.css": "text/
 #: the page sends back the defaults it was given, and a text field may have no length limit.
 _MAX_BODY: Final = 16 * 1024 * 1024
 _PING_SECONDS: Final = 15.0
+_NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
 #: A page opened whose event stream never connects (no JavaScript, closed at once) is gone.
 _FIRST_STREAM_SECONDS: Final = 15.0
 
@@ -461,8 +465,7 @@ class WebAnswerer:
             server = requests[0].server
             asks = f"{clean(server.title or server.name)} asks"
             self.announce(f"mcp-elicit: {asks}; answer in your browser: {url}")
-            if not await asyncio.to_thread(self.open_url, url):
-                self.announce("mcp-elicit: could not start a browser here; open the address above yourself.")
+            self._open(url)
             watch = _finished_watch(round_)
             try:
                 async with asyncio.timeout(self.timeout):
@@ -482,6 +485,24 @@ class WebAnswerer:
         if round_.reason == "closed":
             self.announce("mcp-elicit: the page was closed; cancelled.")
         return answers
+
+    def _open(self, url: str) -> None:
+        """Start the browser in a daemon thread of its own, waited for by nothing:
+        ``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to
+        exit, which may be when the person quits the browser."""
+        loop = asyncio.get_running_loop()
+
+        def run() -> None:
+            try:
+                opened = self.open_url(url)
+            except Exception:  # an opener's failure is the same as no browser
+                log.warning("starting a browser for the answer page failed", exc_info=True)
+                opened = False
+            if not opened:
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
+                    loop.call_soon_threadsafe(self.announce, _NO_BROWSER)
+
+        threading.Thread(target=run, name="mcp-elicit-browser", daemon=True).start()
 
     async def url_done(self, request: ElicitationRequest) -> None:
         """At once: the person said they were done before ``accept`` went out."""

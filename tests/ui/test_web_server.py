@@ -5,9 +5,12 @@ form's own rules."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import re
+import sys
+import webbrowser
 from pathlib import Path
 from typing import Any
 
@@ -318,6 +321,45 @@ async def test_the_link_is_announced_and_a_missing_browser_is_said() -> None:
     assert await answerer.elicit(form_request(SMALL)) == ElicitAnswer.cancel()
     assert said[0].startswith("mcp-elicit: Table bookings asks; answer in your browser: http://127.0.0.1:")
     assert "open the address above yourself" in said[1]
+
+
+@pytest.mark.parametrize("answered", [True, False], ids=["answered", "timed-out"])
+async def test_a_browser_command_that_runs_until_the_browser_exits_holds_nothing_up(
+    tmp_path: Path, answered: bool
+) -> None:
+    """``webbrowser`` runs a ``$BROWSER`` command it does not know (a script, say) and waits
+    for it to exit: the answer (or the timeout) must not wait for the person to quit the
+    browser. Here the "browser" is a real process that runs until the test ends."""
+    stop = tmp_path / "stop"
+    wait = "import os, sys, time\nwhile not os.path.exists(sys.argv[1]): time.sleep(0.05)"
+    browser = webbrowser.GenericBrowser([sys.executable, "-c", wait, str(stop), "%s"])
+    loop = asyncio.get_running_loop()
+    links: asyncio.Queue[str] = asyncio.Queue()
+
+    def opener(url: str) -> bool:
+        loop.call_soon_threadsafe(links.put_nowait, url)
+        return browser.open(url)
+
+    answerer = WebAnswerer(open_url=opener, announce=lambda _: None, timeout=10 if answered else 0.5)
+    task = asyncio.ensure_future(answerer.elicit(form_request(SMALL)))
+    try:
+        opened = Opened(await asyncio.wait_for(links.get(), 10), asyncio.ensure_future(asyncio.sleep(0)))
+        if answered:
+            async with httpx.AsyncClient() as client:
+                csrf = await claim(client, opened)
+                sent = await client.post(
+                    f"{opened.base}/api/answer",
+                    json={"action": "accept", "questions": [{"action": "accept", "values": ["3", None]}]},
+                    headers=api(csrf),
+                )
+                assert sent.status_code == 200
+        expected = ElicitAnswer.accept(guests=3) if answered else ElicitAnswer.cancel()
+        assert await asyncio.wait_for(asyncio.shield(task), 3) == expected
+    finally:
+        stop.touch()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def test_unknown_modes_are_refused() -> None:
