@@ -247,6 +247,32 @@ async def test_a_date_time_in_a_zone_whose_offset_had_seconds_gets_whole_minutes
     assert answers == [ElicitAnswer.accept(when="1900-06-01T12:00:00+05:21")]
 
 
+async def test_markup_in_server_text_and_values_stays_text_in_the_browser(new_page: NewPage) -> None:
+    """Markup in every place a server writes (titles, descriptions, option titles and
+    values, defaults, the message) is shown as text, runs nothing, and values go back as
+    they were given."""
+    evil = '"><img src=x onerror="document.title=1"><script>document.title=2</script>'
+    area = "</textarea><script>document.title=3</script>\n" + evil
+    form = Form(
+        text=String(title=evil, description=evil, default=evil),
+        area=String(title=evil, default=area),
+        pick=Choice({evil: evil, "b": evil + "b"}, title=evil, default=evil),
+        many=Choice({f"{evil}{n}": evil for n in range(6)}, title=evil, default=f"{evil}3"),
+        tick=MultiChoice({evil: evil, "b": "B"}, title=evil, default=[evil]),
+    )
+    async with open_round([form_request(form, message=evil)]) as opened:
+        page = await show(new_page, opened)
+        dialogs: list[str] = []
+        page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+        assert await page.locator("#answers img, #answers script").count() == 0
+        await expect(page.locator("#q0-message")).to_have_text(evil)
+        title = await page.title()
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert not dialogs and title == "Table bookings asks · mcp-elicit"  # no script set it
+    assert answers == [ElicitAnswer.accept(text=evil, area=area, pick=evil, many=f"{evil}3", tick=[evil])]
+
+
 async def test_a_long_text_is_sent(new_page: NewPage) -> None:
     """A field without a length limit takes a long text, as the terminal does: a 300,000
     character default left as it is, and as much pasted into another field."""
