@@ -22,7 +22,10 @@ Rules:
 * Refused before anything else: a ``Host`` other than ``127.0.0.1:PORT`` or
   ``localhost:PORT`` (421: DNS rebinding); an ``Origin`` other than the page's own (403);
   ``Sec-Fetch-Site`` other than ``same-origin`` or ``none`` (403: another site, or another
-  port of this machine).
+  port of this machine), except for the link itself opened in a tab, which may be followed
+  from a web page (a notebook's output): its token is what counts, and it then answers a page that
+  steps to ``/form`` itself (``Refresh``), as a redirect would keep the other site as the
+  initiator and the ``SameSite=Strict`` cookie would not be sent.
 * Every response: ``Cache-Control: no-store``, a CSP allowing only this server's own
   script, style and requests (no inline code), no framing, no referrer.
 * The answer is checked again on the server before it is returned, so what reaches the
@@ -92,6 +95,25 @@ _PING_SECONDS: Final = 15.0
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
 #: A page opened whose event stream never connects (no JavaScript, closed at once) is gone.
 _FIRST_STREAM_SECONDS: Final = 15.0
+
+
+#: What the link answers when followed from another site: this page's own step to the form.
+_CONTINUE: Final = (
+    '<!doctype html><html lang="en"><meta charset="utf-8"><title>mcp-elicit</title>'
+    '<p>Opening the question… <a href="/form">Continue</a></p></html>\n'
+)
+
+
+def _same_origin(request: Request) -> bool:
+    """Whether a browser says the request comes from this page or from no page at all."""
+    return request.headers.get("sec-fetch-site", "none") in ("same-origin", "none")
+
+
+def _opens_a_tab(request: Request) -> bool:
+    """Whether a browser says the request opens a page in a tab (not a frame, an image, a
+    script's request)."""
+    headers = request.headers
+    return headers.get("sec-fetch-mode") == "navigate" and headers.get("sec-fetch-dest") == "document"
 
 
 def _static(path: str) -> bytes:
@@ -204,10 +226,11 @@ class _App:
             return
         request = Request(scope, receive)
         path, method = scope["path"], scope["method"]
-        response = self._refusal(request)
+        link = method == "GET" and path.startswith("/r/")
+        response = self._refusal(request, link=link and _opens_a_tab(request))
         if response is None:
-            if method == "GET" and path.startswith("/r/"):
-                response = self._claim(path[3:])
+            if link:
+                response = self._claim(path[3:], request)
             elif method == "GET" and path == "/form":
                 response = self._page(request)
             elif method == "GET" and path in _STATIC:
@@ -223,14 +246,17 @@ class _App:
                 response = _text(404, "Not found.")
         await response(scope, receive, send)
 
-    def _refusal(self, request: Request) -> Response | None:
+    def _refusal(self, request: Request, *, link: bool = False) -> Response | None:
+        """Why ``request`` is refused before anything else, or None. The link itself may be
+        followed from another site (it is shown in a notebook, a web terminal): its token
+        is what it needs."""
         host = request.headers.get("host", "")
         if host not in self.hosts:
             return _text(421, "This answer page is served for 127.0.0.1 only.")
         origin = request.headers.get("origin")
         if origin is not None and origin != f"http://{host}":
             return _text(403, "Requests from other sites are refused.")
-        if request.headers.get("sec-fetch-site", "none") not in ("same-origin", "none"):
+        if not link and not _same_origin(request):
             return _text(403, "Requests from other sites are refused.")
         return None
 
@@ -243,7 +269,7 @@ class _App:
             return hmac.compare_digest(given.encode(), self.round.csrf.encode())
         return True
 
-    def _claim(self, token: str) -> Response:
+    def _claim(self, token: str, request: Request) -> Response:
         if not hmac.compare_digest(token.encode(), self.round.token.encode()):
             return _text(404, "Not found.")
         if self.round.claimed:
@@ -251,7 +277,11 @@ class _App:
         if self.round.answers.done():
             return _text(410, "This question is no longer open.")
         self.round.opened()
-        response = RedirectResponse("/form", status_code=303, headers=_HEADERS)
+        response: Response
+        if _same_origin(request):
+            response = RedirectResponse("/form", status_code=303, headers=_HEADERS)
+        else:  # a redirect keeps the other site as initiator: the SameSite cookie would not go
+            response = HTMLResponse(_CONTINUE, headers={**_HEADERS, "Refresh": "0; url=/form"})
         response.set_cookie(
             self.round.cookie_name,
             self.round.cookie,

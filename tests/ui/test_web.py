@@ -390,6 +390,23 @@ async def test_a_reload_is_not_a_close(new_page: NewPage) -> None:
         assert await opened.answers() == [ElicitAnswer.accept(guests=7)]
 
 
+@pytest.mark.parametrize("where", ["https://notebook.example/", "http://localhost:8888/tree"])
+async def test_the_link_clicked_on_another_site_opens_the_form(new_page: NewPage, where: str) -> None:
+    """The link shown in a web page (a notebook's output, a web terminal) is a navigation
+    from another site: it opens the form, in that browser, as the link typed in does."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await new_page(**OSLO)
+        link = f'<!doctype html><title>Notebook</title><a id="go" href="{opened.url}">answer</a>'
+        await page.route(where, lambda route: route.fulfill(content_type="text/html", body=link))
+        await page.goto(where)
+        await page.click("#go")
+        await expect(page.locator("#answers")).to_be_visible()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await page.fill("#q0-f0-input", "3")
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
 async def test_waiting_too_long_cancels_and_the_page_says_so(new_page: NewPage) -> None:
     async with open_round([form_request(SMALL)], timeout=2.5) as opened:
         page = await show(new_page, opened)

@@ -66,6 +66,27 @@ async def test_another_host_is_refused_and_localhost_is_not() -> None:
         assert (await client.get(opened.url)).status_code == 303
 
 
+async def test_the_link_opened_in_a_tab_from_another_site_steps_to_the_form_itself() -> None:
+    """A redirect would keep the other site as the initiator, and the SameSite cookie would
+    not go with it: the link answers a page that steps to the form (Refresh)."""
+    tab = {"Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        for mode, dest in (("no-cors", "image"), ("navigate", "iframe"), ("cors", "empty")):
+            fetched = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": mode, "Sec-Fetch-Dest": dest}
+            assert (await client.get(opened.url, headers=fetched)).status_code == 403
+        wrong = await client.get(opened.url[:-1], headers={"Sec-Fetch-Site": "cross-site", **tab})
+        assert wrong.status_code == 404
+        first = await client.get(opened.url, headers={"Sec-Fetch-Site": "cross-site", **tab})
+        assert first.status_code == 200
+        assert first.headers["refresh"] == "0; url=/form"
+        assert 'href="/form"' in first.text
+        assert "samesite=strict" in first.headers["set-cookie"].lower()
+        assert first.headers["content-security-policy"].startswith("default-src 'none'")
+        assert (await client.get(f"{opened.base}/form")).status_code == 200
+        again = await client.get(opened.url, headers={"Sec-Fetch-Site": "same-site", **tab})
+        assert again.status_code == 410
+
+
 @pytest.mark.parametrize(
     "headers",
     [
