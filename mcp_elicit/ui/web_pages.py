@@ -45,13 +45,24 @@ from typing import Any, Final
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import FormValidationError
-from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, Integer, MultiChoice, Number, String
+from mcp_elicit.forms import (
+    Boolean,
+    Choice,
+    FieldSpec,
+    FormSchema,
+    Integer,
+    MultiChoice,
+    Number,
+    Option,
+    String,
+)
 from mcp_elicit.ui.form_text import clean, constraints, label, parse_answer, show_value
 
 __all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows", "url_html"]
 
 #: Single-choice fields with at most this many options are radio buttons, else a select.
 RADIO_LIMIT: Final = 5
+_EMPTY: Final = "(empty text)"
 _UNWRITABLE: Final = re.compile("[\x00\ud800-\udfff]")
 _FORMAT_INPUT: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 _FORMAT_HINT: Final = {
@@ -138,7 +149,8 @@ def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[st
             default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
             rows.append((label(spec), f"{show_value(spec, default)} (default)"))
         else:
-            rows.append((label(spec), show_value(spec, value)))
+            shown = show_value(spec, value)
+            rows.append((label(spec), _EMPTY if shown == "" and value is not None else shown))
     return rows
 
 
@@ -360,7 +372,7 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
             *([f'<option value="" data-none>{empty}</option>'] if spec.default is None else []),
             *(
                 f'<option value="{_value(o.value)}"{" selected" if o.value == spec.default else ""}>'
-                f"{_e(o.title if o.title is not None else o.value)}</option>"
+                f"{_e(_named(o))}</option>"
                 for o in spec.options
             ),
         ]
@@ -378,8 +390,9 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
     if radio and not spec.required and spec.default is None:
         items.append(_option(fid, "none", "", "(no answer)", radio=True, checked=True, none=True))
     for n, option in enumerate(boxes):
-        title = option.title if option.title is not None else option.value
-        items.append(_option(fid, str(n), option.value, title, radio=radio, checked=option.value in chosen))
+        items.append(
+            _option(fid, str(n), option.value, _named(option), radio=radio, checked=option.value in chosen)
+        )
     return (
         f'<fieldset id="{fid}-group" {role}{required} aria-describedby="{described}">{legend}{about}'
         f'<div class="options">{"".join(items)}</div>{error}</fieldset>'
@@ -398,6 +411,13 @@ def _option(
         f'<div class="option"><input type="{kind}" id="{fid}-o{n}"{name} value="{_value(value)}"{mark}>'
         f'<label for="{fid}-o{n}">{_e(title)}</label></div>'
     )
+
+
+def _named(option: Option) -> str:
+    """What an option is called on the page: its title, else its value ("(empty text)" for
+    an untitled "", which would be a button without a name)."""
+    name = option.title if option.title is not None else option.value
+    return name if name else _EMPTY
 
 
 def _label(spec: FieldSpec) -> str:

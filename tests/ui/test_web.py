@@ -215,6 +215,20 @@ async def test_date_time_defaults_are_shown_in_local_time_and_sent_back_as_given
     assert answers == [ElicitAnswer.accept(**{**expected, "edited": "2026-12-25T10:00:00+01:00"})]
 
 
+async def test_an_untitled_option_of_empty_text_has_a_label(new_page: NewPage) -> None:
+    """An untitled option "" is named "(empty text)" in the form and in the review, not
+    shown as a nameless button."""
+    form = Form(who=Choice(["", "a"], title="Who"), host=Choice(["", *"abcde"], title="Host"))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await page.locator("#q0-f0").get_by_label("(empty text)").check()
+        await page.select_option("#q0-f1-input", label="(empty text)")
+        await page.click("#review")
+        await expect(page.locator("#review-list")).to_contain_text("Who(empty text)Host(empty text)")
+        await page.click("#send")
+        assert await opened.answers() == [ElicitAnswer.accept(who="", host="")]
+
+
 @pytest.mark.parametrize("pick", ["Nobody", "(no answer)"])
 async def test_an_option_whose_value_is_empty_text_can_be_chosen(new_page: NewPage, pick: str) -> None:
     """An option may be "" (JSON Schema allows it): choosing it is an answer, not "no answer"."""
