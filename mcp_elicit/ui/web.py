@@ -1,8 +1,8 @@
 """The browser answerer: a person answers a server's questions on a page in their browser.
 
 Each round of questions (one, or every elicitation of a 2026-07-28 round together, through
-``elicit_many``) gets its own answer server on 127.0.0.1 (a random port), started for the
-round and stopped when it is answered. The page opens in the system browser: it says which
+``elicit_many``) gets its own answer server on 127.0.0.1 (a random port, ``ui.web_serve``),
+started for the round and stopped when it is answered. The page opens in the system browser: it says which
 server asks, during which request, and why; it shows every field of the form, checked as
 the person types by the form's own rules (the page asks the answer server, which runs
 ``FormSchema.validate``); then a review, and Send, Decline or Cancel. A URL goes through
@@ -50,10 +50,9 @@ import importlib.resources
 import json
 import logging
 import secrets
-import socket
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any, Final, Literal
 
 from starlette.requests import Request
@@ -66,6 +65,7 @@ from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import Opener, system_browser
 from mcp_elicit.ui.web_pages import check_form, page, review_rows
+from mcp_elicit.ui.web_serve import serve_local
 
 __all__ = ["WebAnswerer"]
 
@@ -402,55 +402,6 @@ def _finished_watch(round_: _Round) -> asyncio.Future[None] | None:
     return asyncio.ensure_future(watch())
 
 
-class _Running:
-    """An answer server on 127.0.0.1, stopped with ``stop``."""
-
-    def __init__(self, server: Any, task: asyncio.Task[None], port: int) -> None:
-        self.server = server
-        self.task = task
-        self.port = port
-
-    async def stop(self) -> None:
-        self.server.should_exit = True
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(asyncio.shield(self.task), 5)
-        if not self.task.done():
-            self.task.cancel()
-
-
-async def _serve(make_app: Callable[[int], _App]) -> _Running:
-    try:
-        import uvicorn
-    except ImportError:  # pragma: no cover - uvicorn is a core dependency
-        raise UsageError("the browser answerer needs uvicorn: pip install 'mcp-elicit'") from None
-
-    class Quiet(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:  # Ctrl-C stays the caller's
-            yield
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = int(sock.getsockname()[1])
-    config = uvicorn.Config(
-        make_app(port),
-        log_config=None,  # leave the caller's logging alone
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        ws="none",
-        timeout_graceful_shutdown=2,
-    )
-    server = Quiet(config)
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            sock.close()
-            task.result()
-        await asyncio.sleep(0.005)
-    return _Running(server, task, port)
-
-
 def _stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -488,7 +439,7 @@ class WebAnswerer:
         if not requests:
             return []
         round_ = _Round(requests, grace=self.grace, lifetime=self.timeout)
-        running = await _serve(lambda port: _App(round_, port))
+        running = await serve_local(lambda port: _App(round_, port))
         watch: asyncio.Future[None] | None = None
         try:
             url = f"http://127.0.0.1:{running.port}/r/{round_.token}"
