@@ -25,6 +25,9 @@ Rules:
   refused browser burns nothing), then takes the state (once), exchanges the code with the
   verifier, stores the tokens and finishes the flow: ``complete``; ``access_denied`` is
   ``declined``; any other failure ``failed``.
+* A page that takes a secret or leads to a sign-in names the server asking (its title, else
+  its name) and the user it is for (the flow's principal), so that a person sent someone
+  else's link sees that it is not theirs before typing anything.
 * Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
   no referrer. A store that fails (Redis down, SQLite locked) gives a 503 page asking to
   try again; the cause is logged, never shown.
@@ -136,6 +139,17 @@ def pages_app(server: Server) -> Starlette:
     """The pages of ``server``'s URL-mode flows."""
     url_mode = server.url_mode
 
+    def whose(flow: Flow) -> str:
+        """The line saying which server asks, and for whom (escaped HTML)."""
+        asking = html.escape(server.title or server.name)
+        if flow.principal is None:
+            return f'<p class="muted">Requested by the server <strong>{asking}</strong>.</p>'
+        user = html.escape(flow.principal)
+        return (
+            f'<p class="muted">Requested by the server <strong>{asking}</strong> '
+            f"for the user <strong>{user}</strong>. If that is not you, close this page.</p>"
+        )
+
     async def who_may_act(request: Request, flow: Flow) -> Response | None:
         """None when this browser's user may act on ``flow``; else the refusal."""
         if url_mode.page_auth is not None:
@@ -198,8 +212,10 @@ def pages_app(server: Server) -> Starlette:
         if request.method == "POST":
             return await submit(request, current, cookie)
         if current.kind == "oauth":
-            return _connect_page(current, _csrf(cookie, current.id), _pages(url_mode, request))
-        return _secret_form(current, _csrf(cookie, current.id))
+            return _connect_page(
+                current, _csrf(cookie, current.id), whose(current), _pages(url_mode, request)
+            )
+        return _secret_form(current, _csrf(cookie, current.id), whose(current))
 
     async def start(request: Request) -> Response:
         """Send this browser to the provider: one new authorization request."""
@@ -286,7 +302,10 @@ def pages_app(server: Server) -> Starlette:
             value = str(form.get("value", ""))
             if not value.strip() or len(value) > MAX_SECRET:
                 return _secret_form(
-                    flow, _csrf(cookie, flow.id), problem="Enter a value (at most 8192 characters)."
+                    flow,
+                    _csrf(cookie, flow.id),
+                    whose(flow),
+                    problem="Enter a value (at most 8192 characters).",
                 )
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
             ended = await url_mode.flows.finish(flow, "complete")
@@ -341,13 +360,14 @@ async def _form(request: Request) -> dict[str, str] | None:
     return dict(pairs)
 
 
-def _secret_form(flow: Flow, csrf: str, problem: str | None = None) -> HTMLResponse:
+def _secret_form(flow: Flow, csrf: str, whose: str, problem: str | None = None) -> HTMLResponse:
     name = html.escape(flow.name)
     error = (
         f'<p id="problem" role="alert" style="color:#b00020">{html.escape(problem)}</p>' if problem else ""
     )
     body = f"""
 <h1>Enter your {name}</h1>
+{whose}
 <div class="box">
 <p>An application connected to this server needs <strong>{name}</strong>. It is stored encrypted on the
 server, for you only; it is not shown to the application or its AI model.</p>
@@ -378,10 +398,11 @@ def _pages(url_mode: UrlMode, request: Request) -> str:
     return str(request.scope.get("root_path", "")) + PAGES_PATH
 
 
-def _connect_page(flow: Flow, csrf: str, pages: str = PAGES_PATH) -> HTMLResponse:
+def _connect_page(flow: Flow, csrf: str, whose: str, pages: str = PAGES_PATH) -> HTMLResponse:
     name = html.escape(flow.name)
     body = f"""
 <h1>Connect to {name}</h1>
+{whose}
 <div class="box">
 <p>An application connected to this server asks to use your <strong>{name}</strong> account. You sign in
 on {name}'s own site; the access it grants is kept on the server, for you only, and is not shown to the

@@ -712,3 +712,39 @@ async def test_an_accept_for_a_link_never_sent_asks_for_the_secret(
         assert result["resultType"] == "input_required"
         (request,) = result["inputRequests"].values()
         assert request["params"]["mode"] == "url"
+
+
+async def test_the_page_names_the_server_and_the_user_it_is_for(wire: WireChecker) -> None:
+    """Phishing resistance: the person sees which server asks and for which account
+    before typing a secret, so a page reached from someone else's link stands out."""
+    store = MemoryStore()
+    app = build(store, auth=True)
+    app.title = "Example <Bookings>"
+    async with (
+        uvicorn_server(StreamableHTTP(app)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10, cookies={"who": "alice.example"}) as browser,
+    ):
+        first = (await Mcp(http, running.url, wire, token="tok-alice.example").call())["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        claimed = await browser.get(url)
+        assert claimed.status_code == 303, claimed.text
+        page = await browser.get(claimed.url.join(claimed.headers["location"]))
+        assert page.status_code == 200
+        assert "Example &lt;Bookings&gt;" in page.text
+        assert "alice.example" in page.text
+        assert "<Bookings>" not in page.text
+    await store.close()
+
+
+async def test_a_single_user_page_names_the_server(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    _, running, _ = served
+    async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        first = (await Mcp(http, running.url, wire).call())["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        claimed = await browser.get(url)
+        page = await browser.get(claimed.url.join(claimed.headers["location"]))
+        assert page.status_code == 200
+        assert "url-mode" in page.text
