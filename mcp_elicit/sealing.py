@@ -321,6 +321,11 @@ class StateSealer:
         """The default lifetime of a token, in seconds."""
         return self._ttl
 
+    def sealed_now(self, token: str) -> bool:
+        """True when ``token`` is in the current format under the key that seals now, so
+        that a value kept at rest under an older key (or format) can be sealed again."""
+        return token.startswith(self._sealing[0])
+
     def seal(self, payload: bytes, binding: Binding, *, now: float, ttl: float | None = None) -> str:
         """Seal ``payload`` for ``binding``, valid until ``now + ttl`` (default: the sealer's).
 

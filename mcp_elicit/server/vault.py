@@ -7,6 +7,11 @@ Rules:
   bound to their kind, their name and their principal: a value copied to another entry,
   another principal or another server does not open. The store only ever holds ciphertext.
 * Store keys are digests of the principal and the name, never either in clear.
+* Key rotation: a value read under a key that no longer seals (the ring's older keys
+  still open) is sealed again with the current key, so once every value was read the
+  old key can be dropped. The rewrite takes the old ciphertext out first (atomically) and
+  puts the new one only when what it took is what it read: a value forgotten or replaced
+  meanwhile is never brought back.
 * A ``Secret`` is a server-side handle: ``repr`` and ``str`` never show the value; only
   ``await secret.reveal()`` does, for the code that uses it. It never goes into an MCP
   message, a log line or an error.
@@ -51,24 +56,35 @@ class Vault:
     def _binding(self, kind: str, name: str, principal: str | None) -> Binding:
         return Binding(method=f"vault/{kind}", target=name, arguments=_NO_ARGS, principal=principal)
 
-    async def put(
-        self, kind: str, name: str, principal: str | None, value: bytes, *, ttl: float | None = None
-    ) -> None:
+    async def put(self, kind: str, name: str, principal: str | None, value: bytes) -> None:
+        """Keep ``value`` until it is forgotten (or replaced)."""
         token = self._sealer().seal(
-            value, self._binding(kind, name, principal), now=self.clock(), ttl=ttl or _FOREVER
+            value, self._binding(kind, name, principal), now=self.clock(), ttl=_FOREVER
         )
-        await self.store.put(kind, _key(name, principal), token.encode("ascii"), ttl=ttl)
+        await self.store.put(kind, _key(name, principal), token.encode("ascii"))
 
     async def get(self, kind: str, name: str, principal: str | None) -> bytes | None:
-        raw = await self.store.get(kind, _key(name, principal))
+        key = _key(name, principal)
+        raw = await self.store.get(kind, key)
         if raw is None:
             return None
+        sealer = self._sealer()
+        binding = self._binding(kind, name, principal)
         try:
-            return self._sealer().open(
-                raw.decode("ascii"), self._binding(kind, name, principal), now=self.clock()
-            )
+            token = raw.decode("ascii")
+            value = sealer.open(token, binding, now=self.clock())
         except (InvalidRequestState, UnicodeDecodeError):
             return None  # sealed with a key no longer in the ring, or not ours: as if absent
+        if not sealer.sealed_now(token):
+            await self._reseal(kind, key, raw, sealer.seal(value, binding, now=self.clock(), ttl=_FOREVER))
+        return value
+
+    async def _reseal(self, kind: str, key: str, read: bytes, resealed: str) -> None:
+        """Replace ``read`` (under an older key) with ``resealed``, unless it changed."""
+        taken = await self.store.take(kind, key)
+        if taken is None:  # forgotten meanwhile: stays forgotten
+            return
+        await self.store.put(kind, key, resealed.encode("ascii") if taken == read else taken)
 
     async def forget(self, kind: str, name: str, principal: str | None) -> bool:
         return await self.store.delete(kind, _key(name, principal))
