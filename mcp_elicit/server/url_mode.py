@@ -12,6 +12,10 @@ Rules:
   it the answer is ``cancel`` and the flow is cancelled: its page takes nothing more; so
   too when the request is cancelled while it waits).
 * Declining or cancelling, in the client or on the page, ends the flow and is the answer.
+* Two requests may ask for the same secret (or connection) of one principal at once, each
+  with its own flow. Once one page stored it, a request still waiting on its own page
+  goes on with the stored value (checked after each bounded wait): its flow ends
+  ``complete`` (its page takes nothing more, its session hears it completed).
 * A client that did not declare URL mode gets -32021 before any flow is written (what
   is already stored is still returned at once).
 * The value never travels in an MCP message: the client only ever sees the URL.
@@ -318,23 +322,27 @@ class UrlMode:
         if not ctx.waits_in_place:
             while True:  # one bounded wait per round; still pending: a state-only round
                 outcome = _outcome(await self._wait_for(flow_id))
+                if outcome is None:
+                    outcome = await self._stored_meanwhile(flow_id, kind, name, principal)
                 if outcome is not None:
                     return outcome
                 await ctx.pause()
         try:
-            return await self._wait_in_place(flow_id, principal)
+            return await self._wait_in_place(flow_id, kind, name, principal)
         except asyncio.CancelledError:  # the request is gone (cancelled, its session ended)
             await asyncio.shield(self._give_up(flow_id, principal))
             raise
 
     async def _wait_in_place(
-        self, flow_id: str, principal: str | None
+        self, flow_id: str, kind: str, name: str, principal: str | None
     ) -> Literal["accept", "decline", "cancel"]:
         """2025-11-25, or a task: wait for the page within the question budget."""
         deadline = self.clock() + self.ask_timeout
         while True:
             left = deadline - self.clock()
             outcome = _outcome(await self.flows.wait(flow_id, min(self.flow_wait, max(left, 0.0))))
+            if outcome is None:
+                outcome = await self._stored_meanwhile(flow_id, kind, name, principal)
             if outcome is not None:
                 # the page may have been served by another instance: tell our session here
                 if self.on_finish is not None:
@@ -343,6 +351,24 @@ class UrlMode:
             if left <= 0:
                 await self._give_up(flow_id, principal)
                 return "cancel"
+
+    async def _stored_meanwhile(
+        self, flow_id: str, kind: str, name: str, principal: str | None
+    ) -> Literal["accept", "decline", "cancel"] | None:
+        """The answer when another flow stored what this one asks for (its page is then
+        closed, ``complete``); None when nothing is stored yet."""
+        if kind == "oauth":
+            stored = await self.oauth.stored(name, principal) is not None
+        else:
+            stored = await self.vault.get("vault", name, principal) is not None
+        if not stored:
+            return None
+        current = await self.flows.get(flow_id)
+        if current is None:
+            return "accept"
+        if not current.done:
+            await self.flows.finish(current, "complete")  # or it ended meanwhile: as it ended
+        return _outcome(current) or "accept"
 
     async def _give_up(self, flow_id: str, principal: str | None) -> None:
         """Nobody waits for the page any more: it must take nothing more, and the session

@@ -748,3 +748,38 @@ async def test_a_single_user_page_names_the_server(
         page = await browser.get(claimed.url.join(claimed.headers["location"]))
         assert page.status_code == 200
         assert "url-mode" in page.text
+
+
+async def test_on_2025_two_requests_for_one_secret_both_go_on_once_it_is_entered(
+    wire_2025: WireChecker,
+) -> None:
+    """Two calls of one session ask for the same secret at once (two links). The person
+    fills one page: both requests go on with the stored secret, the other page is closed
+    (it takes no second value) and the session hears that both elicitations completed."""
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        client, asked = await _url_session(app, running.port, wire_2025)
+        calls = [asyncio.ensure_future(client.result("tools/call", {"name": "use_key"})) for _ in range(2)]
+        for _ in range(100):
+            if len(asked) == 2:
+                break
+            await asyncio.sleep(0.02)
+        first, second = asked
+        assert first["url"] != second["url"]
+        async with httpx.AsyncClient(timeout=10) as browser:
+            await _fill_page(browser, first["url"])
+            results = await asyncio.wait_for(asyncio.gather(*calls), 5)
+            for result in results:
+                assert result["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+            late = await browser.get(second["url"])
+            assert late.status_code == 410, late.text
+        told = set()
+        for _ in range(2):
+            pushed = await client.session.next_pushed(1.0)
+            assert pushed is not None
+            notice = orjson.loads(pushed)
+            wire_2025.notification(notice)
+            told.add(notice["params"]["elicitationId"])
+        assert told == {first["elicitationId"], second["elicitationId"]}
+    await store.close()
