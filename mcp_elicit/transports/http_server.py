@@ -33,6 +33,9 @@ Rules:
 * Mounted under a path (Starlette's ``Mount``, ``--root-path``: the ASGI ``root_path``), it
   routes from there, and the URLs it gives out (page links, the protected-resource
   metadata, what a DPoP proof must name) carry it, or the public URL when one is set.
+  Without a public URL, the page links a request's handler makes (and the sign-in
+  callback a page names) start with that request's own allow-listed Host, never with
+  another request's.
   A parent app does not pass lifespan events on: :meth:`StreamableHTTP.lifespan` is
   what it runs instead.
 """
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import Final
@@ -100,15 +104,23 @@ _RUNS_USER_CODE: Final = frozenset(
 
 
 class _LearnedBase:
-    """Where the pages are, learned from the (allow-listed) Host of MCP requests."""
+    """Where the pages are, without a public URL: the base of the request being served
+    (its allow-listed Host), seen by the handler it runs and the page it serves. Never
+    another request's: with several hosts allowed, a request naming another Host must
+    not decide where a link given to someone else points."""
 
     def __init__(self) -> None:
-        self.base: str | None = None
+        self._base: contextvars.ContextVar[str | None] = contextvars.ContextVar("pages_base", default=None)
+
+    def learn(self, base: str) -> None:
+        """``base`` for the request being served (and the handlers it starts)."""
+        self._base.set(base)
 
     async def base_url(self) -> str:
-        if self.base is None:
-            raise ConfigError("the pages' address is not known yet: set Server(public_url=...)")
-        return self.base
+        base = self._base.get()
+        if base is None:
+            raise ConfigError("the pages' address is not known here: set Server(public_url=...)")
+        return base
 
 
 class StreamableHTTP(SessionRoutes):
@@ -206,6 +218,7 @@ class StreamableHTTP(SessionRoutes):
             if refusal is not None:
                 await plain(send, refusal[0], refusal[1].encode())
                 return
+            self._learned.learn(app_base(scope, page_headers))
             await self._pages(scope, receive, send)
             return
         if path == self.metadata_path and self.resource_metadata is not None:
@@ -234,7 +247,7 @@ class StreamableHTTP(SessionRoutes):
             return
         method = scope["method"]
         if method == "POST":
-            self._learned.base = app_base(scope, headers)
+            self._learned.learn(app_base(scope, headers))
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
             ok, principal = await self._authenticate(scope, headers, send)

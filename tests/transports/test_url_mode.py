@@ -783,3 +783,35 @@ async def test_on_2025_two_requests_for_one_secret_both_go_on_once_it_is_entered
             told.add(notice["params"]["elicitationId"])
         assert told == {first["elicitationId"], second["elicitationId"]}
     await store.close()
+
+
+async def test_a_request_with_another_allowed_host_does_not_change_the_links_of_others(
+    wire: WireChecker,
+) -> None:
+    """Without a public URL the pages' address comes from the Host the client used. With
+    any host allowed, a stranger's request naming another Host (not even a valid MCP
+    request) must not decide where a link handed to someone else points: the link would
+    send that person, and the secret they type, to the stranger's site."""
+    gate = asyncio.Event()
+    store = MemoryStore()
+    app = Server("url-mode", state_keys=KeyRing([bytes(range(40, 72))]), store=store, flow_wait=0.3)
+
+    @app.tool()
+    async def use_key(ctx: Context) -> str:
+        await gate.wait()
+        answer = await ctx.secret("example_api_key")
+        return answer.action
+
+    async with (
+        uvicorn_server(StreamableHTTP(app, allowed_hosts=["*"])) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        call = asyncio.ensure_future(Mcp(http, running.url, wire).call())
+        await asyncio.sleep(0.2)  # the handler now waits at the gate
+        poke = await http.post(running.url, content=b"{}", headers={"host": "evil.example"})
+        assert poke.status_code >= 400  # refused; it only had to reach the endpoint
+        gate.set()
+        first = (await asyncio.wait_for(call, 5))["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        assert url.startswith(f"http://127.0.0.1:{running.port}/mcp-elicit/flows/"), url
+    await store.close()
