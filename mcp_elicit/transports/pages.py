@@ -14,7 +14,8 @@ Rules:
   says who is signed in; a server without one is single-user and serves the pages only to
   loopback connections. A different user is refused and the flow is left untouched.
 * ``POST`` carries the browser's cookie and a CSRF token derived from it; the secret goes
-  straight into the vault (sealed) and is never logged, echoed or put in a redirect.
+  straight into the vault (sealed) and is never logged, echoed or put in a redirect. The
+  flow is looked at again once the form is read: one that ended meanwhile keeps nothing.
 * Third-party sign-in (flows of kind ``oauth``): the claimed page offers "Continue to
   <provider>"; ``GET …/flows/{id}/start`` (flow cookie and same user again) starts one
   authorization request (PKCE S256, a new single-use ``state``) and redirects (303) to the
@@ -307,6 +308,15 @@ def pages_app(server: Server) -> Starlette:
                     whose(flow),
                     problem="Enter a value (at most 8192 characters).",
                 )
+            # the flow may have ended while the form was on its way (the request gave up,
+            # it expired): then the value is not kept
+            latest = await url_mode.flows.get(flow.id)
+            if latest is None:
+                return _refusal(
+                    410, "This request has ended", "Nothing was saved. Go back to your application."
+                )
+            if latest.done:
+                return _done(latest)
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
             ended = await url_mode.flows.finish(flow, "complete")
         else:

@@ -815,3 +815,38 @@ async def test_a_request_with_another_allowed_host_does_not_change_the_links_of_
         url = next(iter(first["inputRequests"].values()))["params"]["url"]
         assert url.startswith(f"http://127.0.0.1:{running.port}/mcp-elicit/flows/"), url
     await store.close()
+
+
+async def test_a_secret_posted_while_the_request_gives_up_is_not_kept(
+    served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
+) -> None:
+    """The request ends the flow (cancelled, its budget spent) while the form is still on
+    its way: the page must not keep the secret it then receives, nor say it saved it."""
+    app, running, _ = served
+    async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        first = (await Mcp(http, running.url, wire).call())["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        flow_id = url.split("/flows/")[1].split("?")[0]
+        claimed = await browser.get(url)
+        location = claimed.url.join(claimed.headers["location"])
+        page = await browser.get(location)
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+        assert csrf is not None
+        form = f"csrf={csrf.group(1)}&action=submit&value={SECRET}".encode()
+
+        async def body() -> AsyncIterator[bytes]:
+            yield form[:10]
+            await asyncio.sleep(0.3)  # the page has looked at the flow and reads the form
+            flow = await app.url_mode.flows.get(flow_id)
+            assert flow is not None and not flow.done
+            assert await app.url_mode.flows.finish(flow, "cancelled")
+            yield form[10:]
+
+        done = await browser.post(
+            location,
+            content=body(),
+            headers={"content-type": "application/x-www-form-urlencoded", "content-length": str(len(form))},
+        )
+        assert "Saved" not in done.text
+        assert "Cancelled" in done.text
+        assert await app.url_mode.vault.get("vault", "example_api_key", None) is None
