@@ -428,13 +428,13 @@ class OAuthConnections:
         except (InvalidRequestState, UnicodeDecodeError, orjson.JSONDecodeError, KeyError, TypeError):
             return None
 
-    async def complete(self, flow: Flow, pending: PendingAuthorization, code: str) -> None:
-        """Exchange ``code`` (with the request's verifier) and keep the tokens for the
-        flow's principal. Raises ``OAuthError`` when the provider refuses."""
+    async def redeem(self, flow: Flow, pending: PendingAuthorization, code: str) -> Tokens:
+        """Exchange ``code`` (with the request's verifier) for tokens, not yet kept: the
+        caller keeps them (``save``) only if the flow is still open once they arrive.
+        Raises ``OAuthError`` when the provider refuses."""
         provider = self.provider(flow.name)
         answer = await self.exchange.exchange(provider, code, pending.verifier, pending.redirect_uri)
-        tokens = Tokens.from_response(answer, now=self.clock())
-        await self.save(provider.name, flow.principal, tokens)
+        return Tokens.from_response(answer, now=self.clock())
 
 
 def _seconds(value: object) -> float | None:

@@ -24,8 +24,9 @@ Rules:
   ``GET /mcp-elicit/oauth/callback?code&state`` (or ``error``) finds the request by its
   state, checks the browser's flow cookie and the user *before* using the state up (so a
   refused browser burns nothing), then takes the state (once), exchanges the code with the
-  verifier, stores the tokens and finishes the flow: ``complete``; ``access_denied`` is
-  ``declined``; any other failure ``failed``.
+  verifier, stores the tokens (unless the flow ended during the token request) and
+  finishes the flow: ``complete``; ``access_denied`` is ``declined``; any other failure
+  ``failed``.
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything.
@@ -276,12 +277,23 @@ def pages_app(server: Server) -> Starlette:
             ended = await url_mode.flows.finish(flow, status, detail=detail)
         else:
             try:
-                await url_mode.oauth.complete(flow, pending, code)
+                tokens = await url_mode.oauth.redeem(flow, pending, code)
             except (OAuthError, ConfigError) as exc:
                 log.warning("flow %s: the token request failed: %s", flow.id[:6], exc)
                 reason = exc.error if isinstance(exc, OAuthError) else "config"
                 ended = await url_mode.flows.finish(flow, "failed", detail=reason)
             else:
+                # the flow may have ended during the token request (the request gave up,
+                # it expired): then the tokens are not kept
+                latest = await url_mode.flows.get(flow.id)
+                if latest is None or latest.done:
+                    log.info("flow %s: ended before the sign-in did; its tokens are not kept", flow.id[:6])
+                    if latest is None:
+                        return _refusal(
+                            410, "This request has ended", "Go back to your application and try again."
+                        )
+                    return _done(latest)
+                await url_mode.oauth.save(flow.name, flow.principal, tokens)
                 log.info("flow %s: connected to %s", flow.id[:6], flow.name)
                 ended = await url_mode.flows.finish(flow, "complete")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how

@@ -764,3 +764,39 @@ async def test_a_token_answer_is_read_no_further_than_its_cap() -> None:
     assert (flooded.value.error, flooded.value.refused) == ("invalid_response", False)
     assert "64 KiB" in str(flooded.value)
     assert sum(pulled) <= 2 * 64 * 1024
+
+
+class EndsTheFlowMeanwhile:
+    """The real token exchange, during which the request gives its page up (the flow is
+    cancelled, as a 2025-11-25 request past its budget does)."""
+
+    def __init__(self, inner: HttpTokenExchange, app: Server) -> None:
+        self.inner, self.app = inner, app
+        self.flow_id = ""
+
+    async def exchange(self, provider: OAuthProvider, code: str, verifier: str, redirect_uri: str) -> Any:
+        answer = await self.inner.exchange(provider, code, verifier, redirect_uri)
+        await self.app.url_mode._end(self.flow_id, "cancelled")
+        return answer
+
+    async def refresh(self, provider: OAuthProvider, refresh_token: str) -> Any:
+        return await self.inner.refresh(provider, refresh_token)
+
+    def client(self, connection: Connection, **options: Any) -> Any:
+        return self.inner.client(connection, **options)
+
+
+async def test_tokens_that_arrive_after_the_flow_ended_are_not_kept(wire: WireChecker) -> None:
+    """The token request takes a while; the flow ends meanwhile (the request gave up): the
+    tokens it brings back are not kept, and the page does not say 'Connected'."""
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        slow = EndsTheFlowMeanwhile(HttpTokenExchange(), r.app)
+        r.app.url_mode.token_exchange = slow
+        first = await Mcp(http, r.running.url, wire).call()
+        _, url = url_of(first)
+        slow.flow_id = first_flow_id(url)
+        done = await sign_in(browser, url)
+        assert r.provider.exchanges == 1
+        assert "Connected" not in done.text
+        assert "Cancelled" in done.text
+        assert await r.app.url_mode.oauth.stored("example", None) is None
