@@ -2,7 +2,9 @@
 
 Rules: a target is ``path/to/file.py`` or ``package.module``, optionally followed by
 ``:attribute``. Without an attribute, the module's ``app``, ``server`` or ``mcp`` is used,
-or its only ``Server`` instance. Every failure says what was looked for and where.
+or its only ``Server`` instance. Every failure says what was looked for and where; a
+module that fails while it is imported (a syntax error, an exception, a missing import) is
+named with the error and the line it came from, in one line, not a traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+import traceback
 from pathlib import Path
 from types import ModuleType
 
@@ -33,12 +36,35 @@ def _load_module(spec: str) -> ModuleType:
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[name] = module
         sys.path.insert(0, str(path.parent))
-        module_spec.loader.exec_module(module)
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            sys.modules.pop(name, None)
+            raise _import_failed(spec, exc) from None
         return module
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
-        raise CliError(f"cannot import module {spec!r}: {exc}", exit_code=2) from None
+        if exc.name is not None and spec.split(".")[0] == exc.name.split(".")[0]:
+            raise CliError(f"cannot import module {spec!r}: {exc}", exit_code=2) from None
+        raise _import_failed(spec, exc) from None
+    except Exception as exc:
+        raise _import_failed(spec, exc) from None
+
+
+def _import_failed(spec: str, exc: Exception) -> CliError:
+    """What went wrong importing the user's module, and where, in one line."""
+    if isinstance(exc, SyntaxError):
+        where = f"{Path(exc.filename).name} line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
+        return CliError(f"cannot load {spec}: {exc.msg} ({where})", exit_code=2)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<frozen")]
+    at = f" (at {Path(frames[-1].filename).name} line {frames[-1].lineno})" if frames else ""
+    run = f"python {spec}" if spec.endswith(".py") or "/" in spec else f"python -c 'import {spec}'"
+    return CliError(
+        f"cannot load {spec}: importing it raised {type(exc).__name__}: {exc}{at}; "
+        f"run {run} to see the whole traceback",
+        exit_code=2,
+    )
 
 
 def load_server(target: str) -> Server:

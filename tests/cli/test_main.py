@@ -118,3 +118,34 @@ def test_serve_with_a_working_store_starts(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert b'"supportedVersions"' in done.stdout
     assert (tmp_path / "state.db").exists()
+
+
+# --- a server file that cannot be imported ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "fragments"),
+    [
+        ("def broken(:\n", ["cannot load", "bad_app.py", "invalid syntax", "line 1"]),
+        (
+            "x = 1\nraise RuntimeError('no database')\n",
+            ["cannot load", "RuntimeError: no database", "line 2"],
+        ),
+        (
+            "import no_such_module_for_this_test\n",
+            ["cannot load", "No module named 'no_such_module_for_this_test'"],
+        ),
+    ],
+    ids=["syntax-error", "raises", "missing-import"],
+)
+def test_a_server_file_that_fails_to_import_is_one_line_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, fragments: list[str]
+) -> None:
+    app = tmp_path / "bad_app.py"
+    app.write_text(source, encoding="utf-8")
+    assert main(["serve", str(app)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    for fragment in fragments:
+        assert fragment in err, err
