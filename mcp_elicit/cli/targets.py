@@ -10,7 +10,8 @@ A TARGET is an ``http://`` or ``https://`` URL (Streamable HTTP), or a command g
 Rules:
 
 * Everything after the first ``--`` is the server command, never our options; headers are
-  for HTTP targets only, each ``Name: value``.
+  for HTTP targets only, each ``Name: value``. A URL that cannot be parsed (an unclosed
+  ``[``, a port that is not a number in 0-65535) is a usage error before anything connects.
 * Over HTTP, every response's status and headers and every error under the connection
   (with its causes: refused, TLS, name resolution) are kept in ``Observed``; over stdio,
   every line the server wrote to stdout that was not JSON-RPC. Nothing here decides what a
@@ -104,7 +105,11 @@ def parse_target(
         return Target(command=tuple(command))
     if url is None:
         raise UsageError("give the server: an http(s):// URL, or -- followed by the command that starts it")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - reading it checks the port: digits, 0-65535
+    except ValueError as exc:
+        raise UsageError(f"{url!r} is not a valid URL ({exc}); give it as http(s)://HOST:PORT/PATH") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise UsageError(
             f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"

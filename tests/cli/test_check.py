@@ -245,6 +245,27 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
     assert fragment in result.err
 
 
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("http://[::1/mcp", "Invalid IPv6 URL"),
+        ("http://127.0.0.1:99999/mcp", "Port out of range"),
+        ("http://127.0.0.1:abc/mcp", "'abc'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["check", "call"])
+def test_a_malformed_url_is_a_usage_error_before_connecting(
+    capsys: pytest.CaptureFixture[str], url: str, fragment: str, command: str
+) -> None:
+    argv = [command, url, "--no-login"] + (["some_tool", "a=1"] if command == "call" else [])
+    result = run(capsys, *argv)
+    assert result.code == 2, result.err
+    assert "Traceback" not in result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
+    assert f"{url!r} is not a valid URL" in result.err
+    assert fragment in result.err
+
+
 def test_an_unknown_revision_is_refused_by_argparse(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         run(capsys, "check", "--protocol", "2024-01-01", "http://127.0.0.1:1/mcp")
