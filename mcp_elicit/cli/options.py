@@ -4,7 +4,8 @@
 Rules: ``--header``, ``--timeout``, ``--protocol``, ``--json``, ``--trace`` and the sign-in
 options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port``:
 ``cli.sign_in``) mean the same everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
-a string (then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
+a string (its ``type``, the values of its ``enum`` or ``const``, or every branch of its
+``anyOf`` / ``oneOf``, as ``Optional[int]`` gives; then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
 JSON object, and ``NAME=VALUE`` pairs override its keys. ``--timeout`` is a finite number of
 seconds more than 0 (not ``nan`` or ``inf``).
 """
@@ -97,13 +98,53 @@ def parse_pairs(
         if name.endswith(":"):
             out[name[:-1]] = _json(name[:-1], value)
             continue
-        prop = props.get(name)
-        kind = prop.get("type") if isinstance(prop, Mapping) else None
-        if kind is None or kind == "string" or (isinstance(kind, list) and "string" in kind):
+        kinds = _kinds(props.get(name))
+        if kinds is None or "string" in kinds:
             out[name] = value
         else:
             out[name] = _json(name, value)
     return out
+
+
+_JSON_KINDS: tuple[tuple[type, str], ...] = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (type(None), "null"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
+def _kinds(prop: Any) -> set[str] | None:
+    """The JSON types a property allows: its ``type``, else those of its ``enum`` or
+    ``const`` values, else the union of its ``anyOf`` / ``oneOf`` branches; None when the
+    schema does not say (then VALUE is text)."""
+    if not isinstance(prop, Mapping):
+        return None
+    kind = prop.get("type")
+    if isinstance(kind, str):
+        return {kind}
+    if isinstance(kind, list):
+        return {k for k in kind if isinstance(k, str)}
+    values = prop.get("enum") if isinstance(prop.get("enum"), list) else None
+    if values is None and "const" in prop:
+        values = [prop["const"]]
+    if values is not None:
+        return {k for k in map(_kind_of, values) if k is not None} or None
+    branches = [b for key in ("anyOf", "oneOf") if isinstance(prop.get(key), list) for b in prop[key]]
+    found: set[str] = set()
+    for branch in branches:
+        more = _kinds(branch)
+        if more is None:  # a branch that says nothing allows text too
+            return None
+        found |= more
+    return found or None
+
+
+def _kind_of(value: Any) -> str | None:
+    return next((name for t, name in _JSON_KINDS if isinstance(value, t)), None)
 
 
 def _json(name: str, value: str) -> Any:

@@ -184,6 +184,66 @@ def test_arguments_are_read_by_the_tool_schema(capsys: pytest.CaptureFixture[str
     assert as_json.out.strip() == "There is no booking #7."
 
 
+TYPED_APP = """
+import json
+
+from mcp_elicit import Server
+
+app = Server("typed")
+UNSET = object()
+
+
+@app.tool(input_schema={
+    "type": "object",
+    "properties": {
+        "text": {"type": "string"},
+        "maybe_n": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+        "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+        "one_of": {"oneOf": [{"type": "number"}, {"type": "boolean"}]},
+        "level": {"enum": [1, 2, 3]},
+        "int_or_text": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "x": {"type": "number"},
+    },
+})
+async def echo(
+    text=UNSET, maybe_n=UNSET, tags=UNSET, one_of=UNSET, level=UNSET, int_or_text=UNSET, x=UNSET
+) -> str:
+    given = dict(text=text, maybe_n=maybe_n, tags=tags, one_of=one_of, level=level, int_or_text=int_or_text, x=x)
+    return json.dumps({k: v for k, v in given.items() if v is not UNSET})
+"""
+
+
+def _typed_app(tmp: Path) -> list[str]:
+    app = tmp / "typed_app.py"
+    app.write_text(TYPED_APP, encoding="utf-8")
+    return [sys.executable, "-m", "mcp_elicit", "serve", str(app)]
+
+
+@pytest.mark.parametrize(
+    ("pair", "sent"),
+    [
+        ("maybe_n=5", {"maybe_n": 5}),
+        ("maybe_n=null", {"maybe_n": None}),
+        ('tags=["a", "b=c"]', {"tags": ["a", "b=c"]}),
+        ("one_of=true", {"one_of": True}),
+        ("one_of=2.5", {"one_of": 2.5}),
+        ("level=2", {"level": 2}),
+        ("int_or_text=5", {"int_or_text": "5"}),  # text is allowed: what was typed
+        ("text=a=b", {"text": "a=b"}),
+        ("text=42", {"text": "42"}),
+        ("text=ünï 😀", {"text": "ünï 😀"}),
+    ],
+)
+def test_arguments_follow_any_of_and_enum_in_the_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pair: str, sent: dict[str, object]
+) -> None:
+    result = run(capsys, "call", "echo", pair, "--ui", "none", "--trace", "--", *_typed_app(tmp_path))
+    assert result.code == 0, result.err
+    call = next(m for m in result.sent() if m.get("method") == "tools/call")
+    assert call["params"]["arguments"] == sent
+    assert json.loads(result.out) == sent
+
+
 def test_options_may_come_between_the_words(
     capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
 ) -> None:
