@@ -6,7 +6,8 @@ options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port
 ``cli.sign_in``) mean the same everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
 a string (its ``type``, the values of its ``enum`` or ``const``, or every branch of its
 ``anyOf`` / ``oneOf``, as ``Optional[int]`` gives; then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
-JSON object, and ``NAME=VALUE`` pairs override its keys. ``--timeout`` is a finite number of
+JSON object, and ``NAME=VALUE`` pairs override its keys. JSON is strict: ``NaN``,
+``Infinity`` and numbers beyond a double (``1e400``) are usage errors, not sent. ``--timeout`` is a finite number of
 seconds more than 0 (not ``nan`` or ``inf``).
 """
 
@@ -83,9 +84,11 @@ def parse_pairs(
     out: dict[str, Any] = {}
     if base is not None:
         try:
-            loaded = json.loads(base)
+            loaded = _loads(base)
         except json.JSONDecodeError as exc:
             raise UsageError(f"--args is not valid JSON: {exc}") from None
+        except _NotANumber as exc:
+            raise UsageError(f"--args: {exc}") from None
         if not isinstance(loaded, dict):
             raise UsageError("--args must be a JSON object of argument name to value")
         out.update(loaded)
@@ -147,9 +150,33 @@ def _kind_of(value: Any) -> str | None:
     return next((name for t, name in _JSON_KINDS if isinstance(value, t)), None)
 
 
+class _NotANumber(ValueError):
+    pass
+
+
+def _finite(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise _NotANumber(f"{text} is not a number JSON can carry (too large for a double)")
+    return number
+
+
+def _no_constant(text: str) -> Any:
+    raise _NotANumber(f"{text} is not a number JSON can carry (JSON has no NaN or Infinity)")
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, refusing what Python reads but JSON does not have: ``NaN``,
+    ``Infinity``, and numbers too large for a double (``1e400``), which would go on the
+    wire as ``Infinity``, not JSON."""
+    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+
+
 def _json(name: str, value: str) -> Any:
     try:
-        return json.loads(value)
+        return _loads(value)
+    except _NotANumber as exc:
+        raise UsageError(f"the value of {name!r}: {exc}") from None
     except json.JSONDecodeError:
         raise UsageError(
             f"the value of {name!r} must be JSON here ({value!r} is not); quote text as {name}:='\"...\"'"

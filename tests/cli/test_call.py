@@ -244,6 +244,20 @@ def test_arguments_follow_any_of_and_enum_in_the_schema(
     assert json.loads(result.out) == sent
 
 
+@pytest.mark.parametrize(
+    "given",
+    [["x:=NaN"], ["x=1e400"], ["x=-Infinity"], ["--args", '{"x": Infinity}'], ["--args", '{"x": [1e999]}']],
+)
+def test_a_number_json_cannot_carry_is_refused_before_calling(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, given: list[str]
+) -> None:
+    result = run(capsys, "call", "echo", *given, "--ui", "none", "--trace", "--", *_typed_app(tmp_path))
+    assert result.code == 2, result.err
+    assert "tools/call" not in result.sent_methods()
+    assert "not a number JSON can carry" in result.err, result.err
+    assert "Traceback" not in result.err
+
+
 def test_options_may_come_between_the_words(
     capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
 ) -> None:
