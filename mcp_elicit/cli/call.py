@@ -218,7 +218,7 @@ def _main(args: argparse.Namespace) -> int:
     else:
         url = None
     what = _KINDS[args.command][1]
-    target = parse_args_target(args, url, stdio_usage=f"{args.command} {what} ... --")
+    target = args.target = parse_args_target(args, url, stdio_usage=f"{args.command} {what} ... --")
     if not words:
         raise UsageError(f"give the {what.lower()} after the TARGET")
     name, pairs = words[0], words[1:]
@@ -230,23 +230,18 @@ def _main(args: argparse.Namespace) -> int:
     recorded = (
         Recorded(answerer, echo=not isinstance(answerer, TerminalAnswerer)) if answerer is not None else None
     )
-    try:
-        outcome = asyncio.run(
-            run_request(
-                target,
-                args.method,
-                name,
-                pairs=pairs,
-                base=getattr(args, "args", None),
-                answerer=recorded,
-                roots=roots,
-                **client_options(args, target),
-            )
+    outcome = asyncio.run(
+        run_request(
+            target,
+            args.method,
+            name,
+            pairs=pairs,
+            base=getattr(args, "args", None),
+            answerer=recorded,
+            roots=roots,
+            **client_options(args, target),
         )
-    except CliError as exc:
-        if args.json:
-            output.print_failure(exc, target)
-        raise
+    )
     result = outcome["result"]
     if args.json:
         output.print_json({**outcome, "rounds": recorded.rounds if recorded is not None else []})

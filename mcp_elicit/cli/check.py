@@ -146,13 +146,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _main(args: argparse.Namespace) -> int:
     import asyncio
 
-    target = parse_args_target(args, args.url)
-    try:
-        report = asyncio.run(run_check(target, **client_options(args, target), strict=args.strict))
-    except CliError as exc:
-        if args.json:
-            output.print_failure(exc, target)
-        raise
+    target = args.target = parse_args_target(args, args.url)
+    report = asyncio.run(run_check(target, **client_options(args, target), strict=args.strict))
     if args.json:
         output.print_json(report.to_json())
     else:

@@ -2,7 +2,8 @@
 one (``call``, ``prompt``, ``read``), registered from their own modules.
 
 Rules: every error ends with a message on stderr and the exit code its ``CliError``
-carries (2 for usage and configuration problems); that message and the client's warnings
+carries (2 for usage and configuration problems), and with ``--json`` also a JSON object
+on stdout saying so (``ok``, ``exit_code``, ``error``), argparse's own errors included; that message and the client's warnings
 may quote a server, so what could act on a terminal is shown instead. Nothing but JSON-RPC
 ever goes to stdout when serving over stdio. Everything after the first ``--`` is a server
 command (the stdio TARGET of the client commands), never an option of ours. Positional words that argparse
@@ -22,9 +23,9 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
-from mcp_elicit.errors import CliError, ConfigError
+from mcp_elicit.errors import CliError, ConfigError, UsageError
 
 if TYPE_CHECKING:
     from mcp_elicit.sealing import KeyRing
@@ -39,8 +40,22 @@ SHUTDOWN_GRACE = 10
 log = logging.getLogger("mcp_elicit.cli")
 
 
+class _ParseError(Exception):
+    """argparse's own error, held until ``_parse`` has given it as JSON when asked."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+        self.message = message
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _ParseError(self, message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mcp-elicit", description="MCP elicitation toolkit")
+    parser: argparse.ArgumentParser = _Parser(prog="mcp-elicit", description="MCP elicitation toolkit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="serve an mcp_elicit Server over stdio or Streamable HTTP")
@@ -211,11 +226,18 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
     parser = _parser()
     words, command = split_command(sys.argv[1:] if argv is None else argv)
-    args, extra = parser.parse_known_args(words)
+    try:
+        args, extra = parser.parse_known_args(words)
+        if extra and (not hasattr(args, "words") or any(word.startswith("-") for word in extra)):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    except _ParseError as exc:
+        if "--json" in words:
+            from mcp_elicit.cli import output
+
+            output.print_failure(UsageError(exc.message), None)
+        argparse.ArgumentParser.error(exc.parser, exc.message)  # usage on stderr, exit 2
     args.server_command = command
     if extra:
-        if not hasattr(args, "words") or any(word.startswith("-") for word in extra):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         args.words = [*args.words, *extra]
     return args
 
@@ -253,6 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return code
     except CliError as exc:
         from mcp_elicit.ui.form_text import clean
+
+        if getattr(args, "json", False):  # a machine reading stdout gets JSON, whatever failed
+            from mcp_elicit.cli import output
+
+            output.print_failure(exc, getattr(args, "target", None))
 
         # the message may quote a server (its name, a URL, an error text): made inert
         print(f"mcp-elicit: {clean(str(exc), multiline=True)}", file=sys.stderr)

@@ -71,9 +71,11 @@ def _inert(ch: str) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
-def print_failure(error: CliError, target: Target) -> None:
-    """``--json`` when there is no report to give: what failed, and the exit code."""
-    print_json({"ok": False, "exit_code": error.exit_code, "target": target.to_json(), "error": str(error)})
+def print_failure(error: CliError, target: Target | None) -> None:
+    """``--json`` when there is no report to give: what failed, and the exit code
+    (``target`` is null when the failure came before the TARGET was read)."""
+    where = target.to_json() if target is not None else None
+    print_json({"ok": False, "exit_code": error.exit_code, "target": where, "error": str(error)})
 
 
 def shorten_state(value: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -149,3 +150,37 @@ def test_a_server_file_that_fails_to_import_is_one_line_exit_2(
     assert len(err.strip().splitlines()) == 1, err
     for fragment in fragments:
         assert fragment in err, err
+
+
+# --- --json: a JSON object on stdout whatever fails ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["check", "--json"], "give the server"),
+        (["check", "--json", "http://[::1/mcp"], "is not a valid URL"),
+        (["check", "--json", "--bogus", "http://127.0.0.1:1/mcp"], "unrecognized arguments: --bogus"),
+        (["check", "--json", "--timeout", "soon", "http://127.0.0.1:1/mcp"], "invalid float value: 'soon'"),
+        (["call", "--json", "http://127.0.0.1:1/mcp", "t", "oops"], "arguments are NAME=VALUE"),
+        (["call", "--json", "t", "--args", "[1]", "--", "x"], "--args must be a JSON object"),
+        (["call", "--json", "t", "n:=NaN", "--", "x"], "not a number JSON can carry"),
+        (["call", "--json", "t", "--root", "/does/not/exist", "--", "x"], "not a directory"),
+        (["call", "--json"], "give the server"),
+        (["read", "--json", "a://b", "c=d", "--", "x"], "read takes one URI"),
+    ],
+)
+def test_json_usage_errors_still_print_json(
+    capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str
+) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors
+        assert isinstance(exc.code, int)
+        code = exc.code
+    captured = capsys.readouterr()
+    assert code == 2, captured.err
+    report = json.loads(captured.out)
+    assert report["ok"] is False and report["exit_code"] == 2
+    assert fragment in report["error"]
+    assert fragment in captured.err  # the person reading stderr is told too
