@@ -11,7 +11,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   use instead), 421 (the server's DNS-rebinding
   protection and ``--allow-host``), a wrong path (404/405, pointing at ``/mcp``), a legacy
   HTTP+SSE server (found by the GET the 2025-03-26 spec prescribes for this case), an HTML
-  page, 5xx, a command that does not start or exits, a server that never answers (once
+  page, a 301/302/303 redirect of the POST (which becomes a GET without the message: the
+  new address is named to use instead), 5xx, a command that does not start or exits, a server that never answers (once
   the server has answered the opening request, the message names the step that failed
   instead, and no longer questions the server or its path);
 * exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
@@ -34,7 +35,7 @@ import socket
 import ssl
 from collections.abc import Iterator
 from typing import Final
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
 from mcp_elicit.errors import (
@@ -78,6 +79,9 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
         if failed is not None:
             return _not_signed_in(failed, target, observed)
     if target.url is not None and isinstance(exc, ProtocolError | TransportError):
+        moved = _post_redirected(target.url, observed.last_post())
+        if moved is not None:
+            return moved
         refused = _refusal(target, observed.last_post(), observed)
         if refused is not None:
             return refused
@@ -271,6 +275,20 @@ def _redirected_to_a_401(url: str, last: HttpSeen | None) -> CliError | None:
         f"{url} redirected to {answered.scheme}://{answered.netloc}, which asks for authorization: "
         f"HTTP 401{_challenge(last.headers)}. mcp-elicit does not send tokens or headers across "
         f"origins: use {final} directly."
+    )
+
+
+def _post_redirected(url: str, last: HttpSeen | None) -> CliError | None:
+    """A 301, 302 or 303 answering a POST: HTTP clients follow it with a GET that carries
+    no message (a plain http:// URL of an https:// server, a path without its trailing
+    slash), so whatever comes back next says nothing about the server; name the new
+    address instead."""
+    if last is None or last.status not in (301, 302, 303):
+        return None
+    location = clean(urljoin(last.url, last.headers.get("location", "")))
+    return CannotConnect(
+        f"{url} redirects (HTTP {last.status}) to {location}, and a redirected POST becomes a GET "
+        f"without the JSON-RPC message: use {location} as the TARGET."
     )
 
 

@@ -7,6 +7,7 @@
 * ``GET /sse`` a legacy HTTP+SSE stream whose first event is ``endpoint``; ``POST /sse``
   405;
 * ``POST /page`` an HTML page;
+* ``POST /moved/CODE`` a redirect with that status (301, 302, 303, 307, 308) to ``/bogus``;
 * ``POST /broken``: a modern MCP server whose ``tools/list`` page has no ``tools``;
 * ``POST /bogus``: a modern MCP server whose ``tools/call`` answers an unknown
   ``resultType``;
@@ -75,6 +76,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(403, b"Forbidden", "text/plain", {"WWW-Authenticate": challenge})
         elif self.path == "/sse":
             self._send(405, b"Method Not Allowed", "text/plain", {"Allow": "GET"})
+        elif self.path.startswith("/moved/"):  # /moved/301 ... /moved/308: to /bogus, which works
+            self._send(int(self.path[7:]), b"", "text/plain", {"Location": "/bogus"})
         elif self.path == "/page":
             self._send(200, b"<html><body>Welcome!</body></html>", "text/html; charset=utf-8")
         elif self.path in ("/broken", "/bogus") and isinstance(body, dict) and "id" in body:

@@ -353,6 +353,28 @@ def test_a_web_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "answered with a web page (text/html), not MCP" in result.err
 
 
+@pytest.mark.parametrize("status", [301, 302, 303])
+def test_a_redirect_that_turns_the_post_into_a_get(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, status: int
+) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/moved/{status}")
+    assert result.code == 3
+    assert len(result.err.strip().splitlines()) == 1, result.err
+    assert f"{base}/moved/{status} redirects (HTTP {status}) to {base}/bogus" in result.err
+    assert f"use {base}/bogus as the TARGET" in result.err
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_redirect_that_keeps_the_post_is_followed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, status: int
+) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/moved/{status}")
+    assert result.code == 0, result.err
+    assert "OK: the server answers and lists its tools." in result.out
+
+
 def test_an_untrusted_certificate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with fake_http(tmp_path, tls=True) as base:
         result = run(capsys, "check", f"{base}/mcp")
