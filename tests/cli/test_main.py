@@ -26,6 +26,12 @@ def test_keygen_prints_a_key_file_that_loads(capsys: pytest.CaptureFixture[str])
         (["serve", "does/not/exist.py"], "no such file"),
         (["serve", "examples/demo_server.py:nothing"], "no Server named 'nothing'"),
         (["serve", "examples/demo_server.py", "--http", "nonsense"], "HOST:PORT"),
+        (
+            ["serve", "examples/demo_server.py", "--http", "127.0.0.1:99999"],
+            "--http: port 99999 is not in 1-65535",
+        ),
+        (["serve", "examples/demo_server.py", "--http", "127.0.0.1:0"], "--http: port 0 is not in 1-65535"),
+        (["serve", "examples/demo_server.py", "--http", "127.0.0.1:"], "HOST:PORT"),
     ],
 )
 def test_serve_errors_exit_2_with_a_message(
