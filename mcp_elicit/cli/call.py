@@ -224,7 +224,9 @@ def _main(args: argparse.Namespace) -> int:
     name, pairs = words[0], words[1:]
     if args.method == "resources/read" and pairs:
         raise UsageError("read takes one URI and no arguments")
-    parse_pairs(pairs, base=getattr(args, "args", None))  # usage errors before connecting
+    given = parse_pairs(pairs, base=getattr(args, "args", None))  # usage errors before connecting
+    if args.method == "prompts/get":
+        _text_only(given)
     roots = _root_list(args.root)
     answerer = _answerer(args)
     recorded = (
@@ -254,6 +256,14 @@ def _main(args: argparse.Namespace) -> int:
     if outcome.get("output_mismatch"):
         print(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", file=sys.stderr)
     return 1 if result.get("isError") is True else 0
+
+
+def _text_only(arguments: dict[str, Any]) -> dict[str, str]:
+    """Prompt arguments, which MCP makes strings; a ``UsageError`` naming any that is not."""
+    bad = [k for k, v in arguments.items() if not isinstance(v, str)]
+    if bad:
+        raise UsageError(f"prompt arguments are text; {', '.join(bad)} given as JSON")
+    return arguments
 
 
 def narrate(method: str, params: Mapping[str, Any]) -> None:
@@ -363,10 +373,7 @@ async def run_request(
                 result = await client.call_tool(name, parse_pairs(pairs or [], base=base, schema=schema))
                 mismatch = output_mismatch(output_schema, result)
             elif method == "prompts/get":
-                arguments = parse_pairs(pairs or [], base=base)
-                bad = [k for k, v in arguments.items() if not isinstance(v, str)]
-                if bad:
-                    raise UsageError(f"prompt arguments are text; {', '.join(bad)} given as JSON")
+                arguments = _text_only(parse_pairs(pairs or [], base=base))
                 result = await client.get_prompt(name, arguments)
             else:
                 result = await client.read_resource(name)

@@ -362,6 +362,16 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str]
     assert fragment in result.err
 
 
+@pytest.mark.parametrize("given", [["n:=5"], ["--args", '{"city": "Oslo", "n": [1]}']])
+def test_prompt_arguments_given_as_json_are_refused_before_connecting(
+    capsys: pytest.CaptureFixture[str], given: list[str]
+) -> None:
+    result = run(capsys, "prompt", "plan_evening", *given, "--trace", "--", *demo_stdio())
+    assert result.code == 2
+    assert "prompt arguments are text; n given as JSON" in result.err
+    assert result.sent() == []  # nothing started, nothing sent
+
+
 def test_a_value_that_must_be_json(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "call", "cancel_booking", "booking_id=one", "--", *demo_stdio())
     assert result.code == 2
