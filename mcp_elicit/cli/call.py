@@ -222,6 +222,8 @@ def _main(args: argparse.Namespace) -> int:
     if not words:
         raise UsageError(f"give the {what.lower()} after the TARGET")
     name, pairs = words[0], words[1:]
+    for word in [*words, getattr(args, "args", None) or ""]:
+        _utf8(word)
     if args.method == "resources/read" and pairs:
         raise UsageError("read takes one URI and no arguments")
     given = parse_pairs(pairs, base=getattr(args, "args", None))  # usage errors before connecting
@@ -256,6 +258,19 @@ def _main(args: argparse.Namespace) -> int:
     if outcome.get("output_mismatch"):
         print(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", file=sys.stderr)
     return 1 if result.get("isError") is True else 0
+
+
+def _utf8(word: str) -> None:
+    """A ``UsageError`` for a word the terminal did not give as UTF-8 (Python keeps such
+    bytes as lone surrogates, which no JSON message can carry)."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = word.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="backslashreplace")
+        raise UsageError(
+            f"'{shown}' is not valid UTF-8 (the bytes shown as \\x..); "
+            "set the terminal to UTF-8, or give the value as a JSON \\u escape with NAME:=JSON"
+        ) from None
 
 
 def _text_only(arguments: dict[str, Any]) -> dict[str, str]:

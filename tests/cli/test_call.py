@@ -372,6 +372,24 @@ def test_prompt_arguments_given_as_json_are_refused_before_connecting(
     assert result.sent() == []  # nothing started, nothing sent
 
 
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["echo", "text=caf\udce9"],  # what Python makes of b"caf\xe9" (Latin-1) in a UTF-8 locale
+        ["ech\udcff"],
+        ["echo", "--args", '{"text": "caf\udce9"}'],
+    ],
+)
+def test_arguments_that_are_not_utf8_are_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, given: list[str]
+) -> None:
+    result = run(capsys, "call", *given, "--ui", "none", "--trace", "--", *_typed_app(tmp_path))
+    assert result.code == 2, result.err
+    assert "is not valid UTF-8" in result.err
+    assert "set the terminal to UTF-8" in result.err
+    assert result.sent() == []
+
+
 def test_a_value_that_must_be_json(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "call", "cancel_booking", "booking_id=one", "--", *demo_stdio())
     assert result.code == 2
