@@ -286,6 +286,8 @@ class Scripted:
             raise ConfigError(f"cannot read the answer script {path}: {exc}") from None
         except json.JSONDecodeError as exc:
             raise ConfigError(f"the answer script {path} is not valid JSON: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"the answer script {path} is not UTF-8 text: {exc}") from None
         return cls.from_script(script, modes=modes, where=str(path))
 
     def _find(self, request: ElicitationRequest) -> ScriptEntry | None:

@@ -404,6 +404,15 @@ def test_a_broken_answer_script(capsys: pytest.CaptureFixture[str], tmp_path: Pa
     assert "action must be accept, decline or cancel" in result.err
 
 
+def test_an_answer_script_that_is_not_utf8(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "latin1.json"
+    bad.write_bytes('{"answers": [{"content": {"name": "café"}}]}'.encode("latin-1"))
+    result = run(capsys, "call", "book_table", "--answers", str(bad), "--", "x")
+    assert result.code == 2
+    assert f"the answer script {bad} is not UTF-8 text" in result.err
+    assert len(result.err.strip().splitlines()) == 1, result.err
+
+
 # ---- 3: cannot connect -------------------------------------------------------------------------
 
 
