@@ -10,7 +10,7 @@ A TARGET is an ``http://`` or ``https://`` URL (Streamable HTTP), or a command g
 Rules:
 
 * Everything after the first ``--`` is the server command, never our options; headers are
-  for HTTP targets only, each ``Name: value``. A URL that cannot be parsed (an unclosed
+  for HTTP targets only, each ``Name: value`` with an ASCII value. A URL that cannot be parsed (an unclosed
   ``[``, a port that is not a number in 0-65535) is a usage error before anything connects.
 * Over HTTP, every response's status and headers and every error under the connection
   (with its causes: refused, TLS, name resolution) are kept in ``Observed``; over stdio,
@@ -125,6 +125,12 @@ def _header(text: str) -> tuple[str, str]:
         raise UsageError(f"--header wants 'Name: value', not {text!r}")
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
         raise UsageError(f"the value of header {name!r} contains control characters")
+    wide = next((i for i, ch in enumerate(value) if ord(ch) > 0x7E), None)
+    if wide is not None:
+        raise UsageError(
+            f"the value of header {name!r} is not ASCII ({value[wide]!r} at {wide}); HTTP header values are "
+            "ASCII: encode it as the server expects (percent-encoding, base64)"
+        )
     return name, value
 
 

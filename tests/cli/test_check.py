@@ -227,6 +227,10 @@ def test_strict_makes_warnings_fail(capsys: pytest.CaptureFixture[str], tmp_path
         (["check", "http://127.0.0.1:1/mcp", "--", "x"], "not both"),
         (["check", "-H", "X-A: b", "--", "x"], "--header is for HTTP targets"),
         (["check", "http://127.0.0.1:1/mcp", "-H", "no colon"], "wants 'Name: value'"),
+        (
+            ["check", "http://127.0.0.1:1/mcp", "-H", "X-Team: Zürich"],
+            "the value of header 'X-Team' is not ASCII ('ü' at 1)",
+        ),
         (["check", "http://127.0.0.1:1/mcp", "--timeout", "0"], "--timeout must be more than 0"),
         (
             ["check", "http://127.0.0.1:1/mcp", "--timeout", "nan"],
