@@ -7,7 +7,8 @@ options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port
 a string (its ``type``, the values of its ``enum`` or ``const``, or every branch of its
 ``anyOf`` / ``oneOf``, as ``Optional[int]`` gives; then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
 JSON object, and ``NAME=VALUE`` pairs override its keys. JSON is strict: ``NaN``,
-``Infinity`` and numbers beyond a double (``1e400``) are usage errors, not sent. ``--timeout`` is a finite number of
+``Infinity``, numbers beyond a double (``1e400``) and integers beyond 64 bits are usage
+errors, not sent. ``--timeout`` is a finite number of
 seconds more than 0 (not ``nan`` or ``inf``).
 """
 
@@ -161,6 +162,13 @@ def _finite(text: str) -> float:
     return number
 
 
+def _in_range(text: str) -> int:
+    number = int(text)
+    if not -(2**63) <= number < 2**64:
+        raise _NotANumber(f"{text} is not a number JSON can carry here (more than 64 bits); quote it as text")
+    return number
+
+
 def _no_constant(text: str) -> Any:
     raise _NotANumber(f"{text} is not a number JSON can carry (JSON has no NaN or Infinity)")
 
@@ -168,8 +176,9 @@ def _no_constant(text: str) -> Any:
 def _loads(text: str) -> Any:
     """``json.loads``, refusing what Python reads but JSON does not have: ``NaN``,
     ``Infinity``, and numbers too large for a double (``1e400``), which would go on the
-    wire as ``Infinity``, not JSON."""
-    return json.loads(text, parse_float=_finite, parse_constant=_no_constant)
+    wire as ``Infinity``, not JSON; and integers beyond 64 bits, which the wire's encoder
+    cannot write."""
+    return json.loads(text, parse_float=_finite, parse_int=_in_range, parse_constant=_no_constant)
 
 
 def _json(name: str, value: str) -> Any:

@@ -246,7 +246,15 @@ def test_arguments_follow_any_of_and_enum_in_the_schema(
 
 @pytest.mark.parametrize(
     "given",
-    [["x:=NaN"], ["x=1e400"], ["x=-Infinity"], ["--args", '{"x": Infinity}'], ["--args", '{"x": [1e999]}']],
+    [
+        ["x:=NaN"],
+        ["x=1e400"],
+        ["x=-Infinity"],
+        ["--args", '{"x": Infinity}'],
+        ["--args", '{"x": [1e999]}'],
+        ["maybe_n=123456789012345678901234567890"],
+        ["x:=-9223372036854775809"],
+    ],
 )
 def test_a_number_json_cannot_carry_is_refused_before_calling(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, given: list[str]
