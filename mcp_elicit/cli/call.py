@@ -175,7 +175,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 f"  mcp-elicit {command} {_EXAMPLES[command]} -- mcp-elicit serve examples/demo_server.py\n"
                 f"  mcp-elicit {command} https://mcp.example.com/mcp {_EXAMPLES[command]}   "
                 "# signs in if the server asks\n\n"
-                "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect or sign in, 4 protocol violation"
+                "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect or sign in, 4 protocol violation,\n"
+                "  130 interrupted (Ctrl-C; a stdio server is stopped)"
             ),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )

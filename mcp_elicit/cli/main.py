@@ -55,10 +55,22 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser: argparse.ArgumentParser = _Parser(prog="mcp-elicit", description="MCP elicitation toolkit")
+    parser: argparse.ArgumentParser = _Parser(
+        prog="mcp-elicit",
+        description="MCP elicitation toolkit",
+        epilog="exit codes: 0 success, 1 the server answered but something is wrong (an error result), "
+        "2 usage or configuration (a server file that cannot be loaded), 3 cannot connect, sign in or "
+        "start the server, 4 the server broke the protocol, 130 interrupted (Ctrl-C); "
+        "'mcp-elicit COMMAND --help' says what each means for that command",
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    serve = sub.add_parser("serve", help="serve an mcp_elicit Server over stdio or Streamable HTTP")
+    serve = sub.add_parser(
+        "serve",
+        help="serve an mcp_elicit Server over stdio or Streamable HTTP",
+        epilog="exit codes: 0 stopped (stdin closed, or a stop signal over HTTP), 2 the server cannot be "
+        "loaded, a bad option, key file or store, or the address cannot be bound, 130 interrupted (Ctrl-C)",
+    )
     serve.add_argument("target", help="path/to/app.py or package.module, optionally :NAME")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP here instead of stdio")
     serve.add_argument("--path", default="/mcp", help="the MCP endpoint path (default /mcp)")

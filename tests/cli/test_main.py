@@ -190,3 +190,15 @@ def test_json_usage_errors_still_print_json(
     assert report["ok"] is False and report["exit_code"] == 2
     assert fragment in report["error"]
     assert fragment in captured.err  # the person reading stderr is told too
+
+
+@pytest.mark.parametrize("command", [[], ["serve"], ["check"], ["call"], ["prompt"], ["read"]])
+def test_help_states_every_exit_code(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--help"])
+    assert exc.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "exit codes:" in text
+    codes = ["0", "2", "130"] if command == ["serve"] else ["0", "1", "2", "3", "4", "130"]
+    for code in codes:
+        assert f" {code} " in text.split("exit codes:", 1)[1], (code, text)
