@@ -202,3 +202,74 @@ def test_help_states_every_exit_code(capsys: pytest.CaptureFixture[str], command
     codes = ["0", "2", "130"] if command == ["serve"] else ["0", "1", "2", "3", "4", "130"]
     for code in codes:
         assert f" {code} " in text.split("exit codes:", 1)[1], (code, text)
+
+
+# --- Ctrl-C --------------------------------------------------------------------------------
+
+SLOW_APP = """
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from mcp_elicit import Server
+
+app = Server("slow")
+
+
+@app.tool()
+async def slow() -> str:
+    "Wait a long time."
+    Path(sys.argv[-1]).with_name("started").write_text(str(os.getpid()))
+    await asyncio.sleep(600)
+    return "done"
+"""
+
+
+def _gone(pid: int, within: float) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_ctrl_c_during_a_call_exits_130_and_stops_the_server(tmp_path: Path, revision: str) -> None:
+    import signal
+    import time
+
+    app = tmp_path / "slow_app.py"
+    app.write_text(SLOW_APP, encoding="utf-8")
+    command = [sys.executable, "-m", "mcp_elicit", "call", "slow", "--ui", "none", "--protocol", revision]
+    proc = subprocess.Popen(
+        [*command, "--", sys.executable, "-m", "mcp_elicit", "serve", str(app)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a signal of its own, as a terminal would send it
+    )
+    try:
+        started = tmp_path / "started"
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)  # the pid is written; let the file be complete
+        server_pid = int(started.read_text())
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err, err
+    assert out == b""
+    assert _gone(server_pid, 10), "the server process outlived the interrupted call"
