@@ -222,7 +222,12 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
         return CannotConnect(str(exc))
     status = last.status
     if status >= 500:
-        return CannotConnect(f"{url} failed with HTTP {status}: {exc}")
+        said = (
+            str(exc).removeprefix(f"The server failed with HTTP {status}: ").rstrip(".")
+        )  # core.era's words
+        return CannotConnect(
+            f"{url} failed with HTTP {status}: {clean(said)}. That is the server's own failure: its log says why."
+        )
     if 400 <= status < 500:
         endpoint = await legacy_sse_endpoint(url, dict(target.headers))
         if endpoint is not None:

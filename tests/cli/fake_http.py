@@ -6,7 +6,7 @@
   ``insufficient_scope`` challenge;
 * ``GET /sse`` a legacy HTTP+SSE stream whose first event is ``endpoint``; ``POST /sse``
   405;
-* ``POST /page`` an HTML page;
+* ``POST /page`` an HTML page; ``POST /fail`` a 500 saying why;
 * ``POST /moved/CODE`` a redirect with that status (301, 302, 303, 307, 308) to ``/bogus``;
 * ``POST /broken``: a modern MCP server whose ``tools/list`` page has no ``tools``;
 * ``POST /bogus``: a modern MCP server whose ``tools/call`` answers an unknown
@@ -78,6 +78,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(405, b"Method Not Allowed", "text/plain", {"Allow": "GET"})
         elif self.path.startswith("/moved/"):  # /moved/301 ... /moved/308: to /bogus, which works
             self._send(int(self.path[7:]), b"", "text/plain", {"Location": "/bogus"})
+        elif self.path == "/fail":
+            self._send(500, b"database is down", "text/plain")
         elif self.path == "/page":
             self._send(200, b"<html><body>Welcome!</body></html>", "text/html; charset=utf-8")
         elif self.path in ("/broken", "/bogus") and isinstance(body, dict) and "id" in body:

@@ -379,6 +379,15 @@ def test_a_redirect_that_keeps_the_post_is_followed(
     assert "OK: the server answers and lists its tools." in result.out
 
 
+def test_a_server_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/fail")
+    assert result.code == 3
+    assert result.err.count("HTTP 500") == 1, result.err
+    assert "database is down" in result.err
+    assert "the server's own failure: its log says why" in result.err
+
+
 def test_an_untrusted_certificate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     with fake_http(tmp_path, tls=True) as base:
         result = run(capsys, "check", f"{base}/mcp")
