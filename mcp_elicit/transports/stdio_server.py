@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
@@ -166,8 +167,10 @@ class StdioServer:
         stdout = stdout or sys.stdout.buffer
         reader = asyncio.StreamReader(limit=2**20)
         try:
+            if _unwatchable(stdin):
+                raise ValueError("not a pipe, socket or terminal")
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-        except ValueError:  # a regular file: read it in a thread
+        except ValueError:  # a regular file or /dev/null: read it in a thread
             reader = None  # type: ignore[assignment]
         try:
             transport, protocol = await loop.connect_write_pipe(lambda: _Output(self._stdout_gone), stdout)
@@ -307,3 +310,13 @@ class StdioServer:
 async def serve_stdio(server: Server) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin closes."""
     await StdioServer(server).run()
+
+
+def _unwatchable(stream: BinaryIO) -> bool:
+    """A character device that is not a terminal (``/dev/null``, as ``docker run`` without
+    ``-i`` and service managers give): the event loop takes it as a pipe, then fails to
+    watch it (epoll refuses), and the read never ends."""
+    try:
+        return stat.S_ISCHR(os.fstat(stream.fileno()).st_mode) and not os.isatty(stream.fileno())
+    except (OSError, ValueError):
+        return False

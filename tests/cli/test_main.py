@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -273,3 +274,20 @@ def test_ctrl_c_during_a_call_exits_130_and_stops_the_server(tmp_path: Path, rev
     assert b"Traceback" not in err, err
     assert out == b""
     assert _gone(server_pid, 10), "the server process outlived the interrupted call"
+
+
+def test_serve_over_stdio_with_stdin_from_dev_null_ends_at_once() -> None:
+    """As under docker run without -i, or a service manager: no input at all is the end of
+    the input, not a hang (/dev/null is a character device the event loop cannot watch)."""
+    with open(os.devnull, "rb") as nothing:
+        done = subprocess.run(
+            [sys.executable, "-m", "mcp_elicit", "serve", "examples/demo_server.py"],
+            stdin=nothing,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""
