@@ -27,8 +27,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import logging
 import os
 import sys
+import threading
 import webbrowser
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -56,6 +58,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "system_browser"]
 
+log = logging.getLogger("mcp_elicit.ui")
+
 #: Opens a URL in a browser; True when it could.
 Opener = Callable[[str], bool]
 
@@ -64,6 +68,8 @@ _REVIEW = "Enter: send · {change}d: decline · Esc: cancel > "
 _CONSENT = "o: open it in your browser · d: decline · Esc: cancel > "
 _REFUSED = "Enter or d: decline · Esc: cancel > "
 _AFTER_OPEN = "Enter: I am done on the page · r: open it again · Esc: cancel > "
+#: Seconds a browser opener may take before it is taken to have started one and still run.
+_OPEN_WAIT = 2.0
 
 
 def require_cli_extra() -> None:
@@ -222,7 +228,7 @@ class TerminalAnswerer:
         if await self._choose(_CONSENT, "o", "d") == "d":
             return self._declined()
         while True:
-            opened = await asyncio.to_thread(self.open_url, url)
+            opened = await self._open(url)
             if opened:
                 self.console.print("Opened in your browser.", style="green")
             else:
@@ -235,6 +241,36 @@ class TerminalAnswerer:
                 return ElicitAnswer.accept()
             if choice != "r":
                 return ElicitAnswer.accept()
+
+    async def _open(self, url: str) -> bool:
+        """Start a browser on ``url`` in a daemon thread of its own: whether one started.
+
+        ``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to
+        exit, which may be when the person quits the browser; an opener still running
+        after ``_OPEN_WAIT`` seconds is taken to have started one, and nothing waits for it
+        (not even the interpreter's exit, which a worker of the default executor would
+        hold up)."""
+        loop = asyncio.get_running_loop()
+        outcome: asyncio.Future[bool] = loop.create_future()
+
+        def settle(opened: bool) -> None:
+            if not outcome.done():
+                outcome.set_result(opened)
+
+        def run() -> None:
+            try:
+                opened = self.open_url(url)
+            except Exception:  # an opener's failure is the same as no browser
+                log.warning("starting a browser for the page failed", exc_info=True)
+                opened = False
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
+                loop.call_soon_threadsafe(settle, bool(opened))
+
+        threading.Thread(target=run, name="mcp-elicit-browser", daemon=True).start()
+        try:
+            return await asyncio.wait_for(asyncio.shield(outcome), _OPEN_WAIT)
+        except TimeoutError:
+            return True
 
     async def _choose_unless_finished(
         self, message: str, request: ElicitationRequest, *choices: str

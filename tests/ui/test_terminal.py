@@ -7,6 +7,7 @@ import asyncio
 import datetime as dt
 import importlib.util
 import io
+import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
@@ -387,6 +388,30 @@ async def test_a_url_opens_only_after_consent_and_can_be_reopened() -> None:
     assert "Table bookings 1.0.0 asks you to open a web page" in text
     assert url in text and "Site: example.co.uk" in text and "page on accounts.example.co.uk" in text
     assert "Nothing is opened or fetched unless you say so" in text
+
+
+async def test_a_browser_command_that_waits_for_the_browser_to_close_holds_nothing_up() -> None:
+    """``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to
+    exit, which may be when the person quits the browser: the person is asked whether
+    they are done while it runs, and the answer goes out without waiting for it."""
+    released = threading.Event()
+    started: list[str] = []
+
+    def browser_that_runs_until_closed(url: str) -> bool:
+        started.append(url)
+        released.wait(30)
+        return True
+
+    try:
+        async with answerer(browser=browser_that_runs_until_closed) as (ans, screen, pipe):
+            pipe.send_text("o" + ENTER)
+            done = once_drawn(screen, "Enter: I am done on the page", pipe, ENTER)
+            answer = await elicit_typing(ans, url_request("https://example.com/"), done)
+    finally:
+        released.set()
+    assert answer == ElicitAnswer.accept()
+    assert started == ["https://example.com/"]
+    assert "Opened in your browser." in screen.text
 
 
 @pytest.mark.parametrize("keys", ["d" + ENTER, "decline" + ENTER])
