@@ -1,0 +1,452 @@
+"""The README, run: what it shows a new user must be true.
+
+Every Python block of ``README.md`` is covered: the server file (``# app.py``) is served
+for real, over stdio (``mcp-elicit serve app.py``) and Streamable HTTP on 127.0.0.1, and
+the project's client runs its form flow on both revisions (accept, decline, cancel); the
+fragments are executed with the names they assume supplied here, minus what needs a
+network beyond 127.0.0.1. The documented ``mcp-elicit`` commands that need nothing beyond
+127.0.0.1 are run, and their exit codes and output checked against what the README shows.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import datetime as dt
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from integration.instances import Modern
+
+from mcp_elicit import Boolean, Choice, Context, Form, Server, StaticTokens
+from mcp_elicit.cli.loader import load_server
+from mcp_elicit.client import ElicitAnswer, ElicitationRequest
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.transports.stdio_client import connect_stdio
+
+from support.procs import ROOT, cli, free_port, http_process
+
+README = ROOT / "README.md"
+DEMO = "examples/demo_server.py"
+REVISIONS = ("2026-07-28", "2025-11-25")
+RUN_TIMEOUT = 30.0
+DAY = dt.date.today() + dt.timedelta(days=3)
+
+
+@dataclass(frozen=True)
+class Block:
+    lang: str
+    text: str
+    line: int  # where the block's text starts in README.md
+
+    @property
+    def first(self) -> str:
+        return self.text.splitlines()[0] if self.text else ""
+
+
+def blocks(lang: str | None = None) -> list[Block]:
+    source = README.read_text(encoding="utf-8")
+    found = [
+        Block(m["lang"], m["text"], source.count("\n", 0, m.start("text")) + 1)
+        for m in re.finditer(r"^```(?P<lang>\w*)\n(?P<text>.*?)^```$", source, re.S | re.M)
+    ]
+    return [b for b in found if lang is None or b.lang == lang]
+
+
+def block_starting(lang: str, start: str) -> Block:
+    (block,) = [b for b in blocks(lang) if b.first.startswith(start)]
+    return block
+
+
+def commands() -> list[str]:
+    """Every command line of the README's ``sh`` blocks, continuation lines joined."""
+    out: list[str] = []
+    for block in blocks("sh"):
+        for line in block.text.replace("\\\n", " ").splitlines():
+            if line.strip():
+                out.append(line.split("  #")[0].strip())
+    return out
+
+
+# ---- the server file ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def app_py(tmp_path: Path) -> Path:
+    """The README's ``app.py``, written where a user would save it."""
+    block = block_starting("python", "# app.py")
+    path = tmp_path / "app.py"
+    path.write_text(block.text, encoding="utf-8")
+    return path
+
+
+@dataclass
+class Person:
+    """Answers each question with the next action in ``actions`` and notes what was asked."""
+
+    actions: list[str]
+    asked: list[ElicitationRequest] = field(default_factory=list)
+    modes: frozenset[str] = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.append(request)
+        action = self.actions.pop(0)
+        if action == "accept":
+            return ElicitAnswer.accept(guests=4, date=DAY.isoformat(), seating="terrace")
+        return ElicitAnswer(action)  # type: ignore[arg-type]
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        raise AssertionError("the README's app.py asks no URL-mode question")
+
+
+BOOKED = f"Booked noma for 4 on {DAY:%A %d %B}"
+DECLINED = "No booking made. Call me again with a different restaurant?"
+CANCELLED = "Booking not finished; ask me again when you are ready."
+
+
+async def book_three_times(client: Any, person: Person, revision: str) -> None:
+    assert client.revision == revision
+    assert [t["name"] for t in await client.list_tools()] == ["book_table"]
+    texts = []
+    for _ in range(3):
+        result = await client.call_tool("book_table", {"restaurant": "noma"})
+        assert not result.get("isError"), result
+        texts.append(result["content"][0]["text"])
+    assert texts == [BOOKED, DECLINED, CANCELLED]
+    assert [r.message for r in person.asked] == ["How many people, and when?"] * 3
+    assert person.asked[0].fields == ("guests", "date", "seating")
+
+
+def test_app_py_loads_as_a_server(app_py: Path) -> None:
+    server = load_server(str(app_py))
+    assert isinstance(server, Server)
+    assert server.name == "bookings"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_app_py_over_stdio(app_py: Path, revision: str) -> None:
+    assert "mcp-elicit serve app.py" in commands()
+    person = Person(["accept", "decline", "cancel"])
+    async with asyncio.timeout(2 * RUN_TIMEOUT):
+        async with connect_stdio(
+            [*cli(), "serve", "app.py"],
+            cwd=str(app_py.parent),
+            env=environ(app_py.parent),
+            answerer=person,
+            versions=(revision,),
+            timeout=RUN_TIMEOUT,
+        ) as client:
+            await book_three_times(client, person, revision)
+
+
+@pytest.mark.anyio
+async def test_app_py_over_http(app_py: Path, tmp_path: Path) -> None:
+    assert "mcp-elicit serve app.py --http 127.0.0.1:8000" in commands()
+    with http_process(app_py, log_dir=tmp_path) as server:
+        async with asyncio.timeout(2 * RUN_TIMEOUT):
+            for revision in REVISIONS:
+                person = Person(["accept", "decline", "cancel"])
+                async with connect_http(
+                    server.url, answerer=person, versions=(revision,), timeout=RUN_TIMEOUT
+                ) as client:
+                    await book_three_times(client, person, revision)
+            assert "mcp-elicit check http://127.0.0.1:8000/mcp" in commands()
+            done = await run(["check", server.url], cwd=tmp_path)
+    assert done.code == 0, done
+    assert "OK: the server answers and lists its tools." in done.out
+    assert re.search(r"^  ✓ book_table +Book a table; asks the user how many and when\.$", done.out, re.M)
+
+
+# ---- the commands ---------------------------------------------------------------------------
+
+
+@dataclass
+class Done:
+    code: int
+    out: str
+    err: str
+
+
+def environ(home: Path) -> dict[str, str]:
+    """This environment, with the user's state and data directories moved to ``home``."""
+    env = dict(os.environ)
+    env.pop("MCP_ELICIT_STATE_KEYS", None)
+    env.pop("MCP_ELICIT_STORE", None)
+    env.pop("COLUMNS", None)  # the width a pipe gets, as in the README
+    env.update(
+        PYTHONUNBUFFERED="1",
+        XDG_DATA_HOME=str(home / "data"),
+        XDG_STATE_HOME=str(home / "state"),
+        MCP_ELICIT_TOKENS=str(home / "tokens.json"),
+        PATH=os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")]),
+    )
+    return env
+
+
+async def run(args: Sequence[str], *, cwd: Path = ROOT, home: Path | None = None) -> Done:
+    """``mcp-elicit ARGS`` with no terminal, stopped if it outlives RUN_TIMEOUT."""
+    proc = await asyncio.create_subprocess_exec(
+        *cli(),
+        *args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=cwd,
+        env=environ(home or cwd),
+    )
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), RUN_TIMEOUT)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return Done(proc.returncode, out.decode(), err.decode())
+
+
+async def run_all(*runs: tuple[Sequence[str], Path]) -> list[Done]:
+    """Several ``run``s at once (each process is bounded by RUN_TIMEOUT)."""
+    return list(await asyncio.gather(*(run(args, cwd=cwd) for args, cwd in runs)))
+
+
+def timings(text: str) -> str:
+    """``text`` with the measured times, which differ from run to run, as ``N``."""
+    return re.sub(r"\d+(\.\d+)? ms", "N ms", text)
+
+
+@pytest.mark.anyio
+async def test_check_prints_what_the_readme_shows(app_py: Path) -> None:
+    """The sample output is the demo server's, whose check starts by naming it."""
+    assert "mcp-elicit check -- mcp-elicit serve app.py" in commands()
+    (sample,) = [b for b in blocks("") if b.first.startswith("mcp-elicit check ")]
+    assert sample.first.split() == ["mcp-elicit", "check", "mcp-elicit", "serve", DEMO, "(stdio)"], (
+        sample.first
+    )
+    own, demo = await run_all(
+        (["check", "--", "mcp-elicit", "serve", "app.py"], app_py.parent),
+        (["check", "--", "mcp-elicit", "serve", DEMO], ROOT),
+    )
+    assert own.code == 0, own
+    assert "OK: the server answers and lists its tools." in own.out
+    assert demo.code == 0, demo
+    assert timings(demo.out) == timings(sample.text)
+
+
+@pytest.mark.anyio
+async def test_call_prompt_and_read_as_documented(tmp_path: Path) -> None:
+    documented = commands()
+    stdio = ["--", "mcp-elicit", "serve", DEMO]
+    for line in [
+        f"mcp-elicit call book_table restaurant=noma -- mcp-elicit serve {DEMO}",
+        f"mcp-elicit prompt plan_evening city=Oslo -- mcp-elicit serve {DEMO}",
+        f"mcp-elicit read bookings://menu/noma -- mcp-elicit serve {DEMO}",
+        "mcp-elicit call http://127.0.0.1:8000/mcp book_table restaurant=noma --answers answers.json",
+    ]:
+        assert line in documented, line
+    # the README's answer script, with a date still to come (the demo refuses past ones)
+    script = json.loads(block_starting("json", '{"answers"').text)
+    assert script["answers"][0]["content"]["date"]
+    script["answers"][0]["content"]["date"] = DAY.isoformat()
+    (tmp_path / "answers.json").write_text(json.dumps(script), encoding="utf-8")
+    (tmp_path / "bad.json").write_text('{"answers": [{"action": "maybe"}]}', encoding="utf-8")
+    with http_process(ROOT / DEMO, log_dir=tmp_path, args=("--store", "memory://")) as server:
+        url = server.url
+        call, prompt, read, scripted, unknown, bad_script, usage, nothing = await run_all(
+            (["call", "book_table", "restaurant=noma", *stdio], ROOT),
+            (["prompt", "plan_evening", "city=Oslo", *stdio], ROOT),
+            (["read", "bookings://menu/noma", *stdio], ROOT),
+            (["call", url, "book_table", "restaurant=noma", "--answers", "answers.json"], tmp_path),
+            (["call", url, "no_such_tool"], tmp_path),
+            (["call", url, "book_table", "--answers", "bad.json"], tmp_path),
+            (["check", url, "--no-such-option"], tmp_path),
+            (["check", f"http://127.0.0.1:{free_port()}/mcp"], tmp_path),
+        )
+    # without a terminal and without --answers the client declares no elicitation at all
+    assert call.code == 0, call
+    assert "Your client cannot show forms" in call.out
+    assert prompt.code == 0, prompt
+    assert "[user] Plan a relaxed evening in Oslo" in prompt.out
+    assert read.code == 0, read
+    assert read.out.startswith("bookings://menu/noma (text/plain)\nNoma, Copenhagen")
+    assert scripted.code == 0, scripted
+    assert scripted.out == f"Booked #1: Noma, Copenhagen, 2 people on {DAY.isoformat()}, inside.\n"
+    # the exit codes of the table: 1 isError (an unknown tool), 2 usage, 3 cannot connect
+    assert unknown.code == 1, unknown
+    assert bad_script.code == 2, bad_script
+    assert usage.code == 2, usage
+    assert nothing.code == 3, nothing
+
+
+@pytest.mark.anyio
+async def test_keygen_then_serve_with_the_key_file(app_py: Path, tmp_path: Path) -> None:
+    assert "mcp-elicit keygen > state.keys" in commands()
+    keys = await run(["keygen"], cwd=tmp_path)
+    assert keys.code == 0, keys
+    (tmp_path / "state.keys").write_text(keys.out, encoding="utf-8")
+    with http_process(
+        app_py, log_dir=tmp_path, args=("--state-key-file", str(tmp_path / "state.keys"))
+    ) as one:
+        with http_process(
+            app_py, log_dir=tmp_path, args=("--state-key-file", str(tmp_path / "state.keys"))
+        ) as two:
+            async with httpx.AsyncClient(timeout=RUN_TIMEOUT) as http:
+                # a round asked by one instance is answered on the other: the same keys open it
+                first = (await Modern(http, one.url).call("book_table", {"restaurant": "noma"}))["result"]
+                assert first["resultType"] == "input_required", first
+                (key,) = first["inputRequests"]
+                final = await Modern(http, two.url).call(
+                    "book_table",
+                    {"restaurant": "noma"},
+                    inputResponses={key: {"action": "decline"}},
+                    requestState=first["requestState"],
+                )
+    assert final["result"]["content"][0]["text"] == DECLINED, final
+
+
+# ---- the fragments --------------------------------------------------------------------------
+
+
+def compiled(block: Block) -> Any:
+    """The block compiled as it stands (top-level ``await`` and ``async with`` allowed)."""
+    return compile(block.text, f"README.md:{block.line}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+def run_fragment(block: Block, names: Mapping[str, Any], *, offline: bool = False) -> dict[str, Any]:
+    """Execute the block with ``names`` supplied; ``offline`` leaves out its top-level
+    ``async with`` statements (they connect to servers that are only examples)."""
+    compiled(block)
+    tree = ast.parse(block.text)
+    if offline:
+        tree.body = [s for s in tree.body if not isinstance(s, ast.AsyncWith)]
+    namespace = dict(names)
+    exec(compile(tree, f"README.md:{block.line}", "exec"), namespace)
+    return namespace
+
+
+FRAGMENTS = {
+    "# app.py": "test_app_py_*",
+    "import os": "test_the_client_sign_in_fragment",
+    "from mcp_elicit.server.auth import ResourceMetadata": "test_the_resource_metadata_fragment",
+    "from mcp_elicit import Boolean, Choice, Form": "test_the_form_fragment",
+    "app.oauth_provider(": "test_the_url_mode_fragment",
+    "@app.tool(task=": "test_the_tasks_fragment",
+}
+
+
+def test_every_python_block_compiles_and_is_run_here() -> None:
+    python = blocks("python")
+    for block in python:
+        compiled(block)
+    assert sorted(next(k for k in FRAGMENTS if b.first.startswith(k)) for b in python) == sorted(FRAGMENTS)
+
+
+def test_the_client_sign_in_fragment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp_elicit.transports.http_auth import OAuth
+    from mcp_elicit.transports.http_grants import EnterpriseIdp
+    from mcp_elicit.transports.oauth_loopback import LoopbackAuthorizer
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CI_BOT_SECRET", "s1")
+    monkeypatch.setenv("SECRET", "s2")
+    block = block_starting("python", "import os")
+    assert "async with connect_http(" in block.text
+    names = run_fragment(block, {"id_token": "an ID token"}, offline=True)
+    assert isinstance(names["person"], LoopbackAuthorizer)
+    assert isinstance(names["company"], EnterpriseIdp)
+    assert isinstance(names["auth"], OAuth)
+    assert not (tmp_path / "tokens.json").exists(), "nothing is stored before a sign-in"
+
+
+@pytest.mark.anyio
+async def test_the_resource_metadata_fragment() -> None:
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    block = block_starting("python", "from mcp_elicit.server.auth import ResourceMetadata")
+    names = run_fragment(block, {"Server": Server, "my_token_verifier": StaticTokens({"t": "alice"})})
+    app = names["app"]
+    assert isinstance(app, Server)
+    transport = httpx.ASGITransport(app=StreamableHTTP(app))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+        metadata = await http.get("/.well-known/oauth-protected-resource/mcp")
+        refused = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert metadata.status_code == 200, metadata.text
+    assert metadata.json()["authorization_servers"] == ["https://auth.example.com"]
+    assert refused.status_code == 401
+    assert "/.well-known/oauth-protected-resource/mcp" in refused.headers["www-authenticate"]
+
+
+def test_the_form_fragment() -> None:
+    names = run_fragment(block_starting("python", "from mcp_elicit import Boolean, Choice, Form"), {})
+    assert list(names["form"].to_json()["properties"]) == ["party_size", "date", "seating", "dietary", "ok"]
+
+
+@pytest.mark.anyio
+async def test_the_url_mode_fragment() -> None:
+    pytest.importorskip("authlib")
+    app = Server("bookings")
+    run_fragment(block_starting("python", "app.oauth_provider("), {"app": app, "Context": Context})
+    async with connect_memory(app) as client:
+        assert [t["name"] for t in await client.list_tools()] == ["check_availability", "share_to_calendar"]
+
+
+@dataclass
+class Deployer:
+    """Answers the tasks fragment's two questions: staging, then yes."""
+
+    modes: frozenset[str] = frozenset({"form"})
+    asked: list[str] = field(default_factory=list)
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.append(request.message)
+        return ElicitAnswer.accept(env="staging") if "env" in request.fields else ElicitAnswer.accept(go=True)
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        raise AssertionError("no URL-mode question here")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_the_tasks_fragment(revision: str) -> None:
+    """Without the extension the handler goes on in place, on either revision."""
+    app = Server("deployments")
+    names = {"app": app, "Context": Context, "Form": Form, "Choice": Choice, "Boolean": Boolean}
+    run_fragment(block_starting("python", "@app.tool(task="), names)
+    person = Deployer()
+    async with connect_memory(app, answerer=person, versions=(revision,)) as client:
+        result = await client.call_tool("deploy", {"service": "web"})
+    assert result["content"][0]["text"] == "deployed", result
+    assert person.asked == ["Which environment?", "Deploy web to staging now?"]
+
+
+def test_the_defaults_the_readme_names() -> None:
+    """``Server(x=N)`` in the README is x's default; the others are said in words."""
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    text = README.read_text(encoding="utf-8")
+    server = inspect.signature(Server.__init__).parameters
+    named = re.findall(r"`Server\((\w+)=(\d[\d.]*)\)`", text)
+    assert len(named) >= 3
+    for name, value in named:
+        assert server[name].default == float(value), name
+    assert "expires after 10 minutes" in text and server["state_ttl"].default == 600
+    streams = inspect.signature(StreamableHTTP.__init__).parameters
+    assert "an SSE comment every 15 s" in text and streams["keepalive"].default == 15
+    assert (
+        "for 60 s (`StreamableHTTP(app, resume_within=...)`)" in text
+        and streams["resume_within"].default == 60
+    )
+    app = Server("limits")
+    assert "Past 10,000 tasks held" in text and app.tasks.max_tasks == 10_000
+    assert "or 1,000 of one principal's" in text and app.tasks.max_tasks_per_owner == 1_000
