@@ -450,3 +450,39 @@ def test_the_defaults_the_readme_names() -> None:
     app = Server("limits")
     assert "Past 10,000 tasks held" in text and app.tasks.max_tasks == 10_000
     assert "or 1,000 of one principal's" in text and app.tasks.max_tasks_per_owner == 1_000
+
+
+def test_the_performance_figures_are_those_of_the_run_named() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Performance") : text.index("## Layout")]
+    (named,) = re.findall(r"`(bench/results/\d{4}-\d\d-\d\d\.md)`", section)
+    results = (ROOT / named).read_text(encoding="utf-8")
+
+    def summary(row: str) -> str:
+        found = re.search(rf"^\| {re.escape(row)} \| ([\d.]+)×", results, re.M)
+        assert found is not None, row
+        return found.group(1)
+
+    resolver = summary("rounds/s @16 vs the SDK's high-level server with its resolver")
+    fastest = summary("rounds/s @16 vs the SDK's fastest variant")
+    cpu = summary("server CPU per round vs the canned floor")
+    assert f"**{resolver}× the complete rounds per second**" in section
+    assert f"**{fastest}×** those of its fastest variant" in section
+    assert f"CPU per round is still {cpu}×" in section
+    flat = re.search(r"The flat reference .*? costs \d+ µs per round, ([\d.]+)× the floor", results)
+    assert flat is not None
+    assert f"meets that target ({flat.group(1)}×" in section
+
+    others = ["sdk-resolver", "sdk-lowlevel", "sdk-lowlevel-unsealed", "fastmcp"]
+    medians: dict[str, list[str]] = {}
+    ratios: dict[str, list[str]] = {}
+    for name, cells in re.findall(r"^\| ([a-z-]+) \| (.*) \|$", results, re.M):
+        if name in [*others, "mcp-elicit"] and name not in ratios:  # the medians, then the ratios
+            table = ratios if name in medians else medians
+            table[name] = [cell.split()[0] for cell in cells.split(" | ")]
+    # "its latency is lower too": p50 and p99 at 1 and 16 clients, against each of them
+    for name in others:
+        assert all(float(ratios[name][i].rstrip("×")) > 1 for i in (1, 2, 4, 5)), name
+    sdk = sorted(medians[name][-1] for name in others[:3])
+    memory = f"{medians['mcp-elicit'][-1]} MiB against the SDK's {sdk[0]}–{sdk[-1]} (FastMCP {medians['fastmcp'][-1]})"
+    assert memory in " ".join(section.split()), memory
