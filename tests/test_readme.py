@@ -255,6 +255,10 @@ async def test_call_prompt_and_read_as_documented(tmp_path: Path) -> None:
         "mcp-elicit call http://127.0.0.1:8000/mcp book_table restaurant=noma --answers answers.json",
     ]:
         assert line in documented, line
+    # the script answers the demo's questions, so the server on port 8000 must be the demo
+    (shown,) = [b for b in blocks("sh") if "--answers answers.json" in b.text]
+    serving = shown.text.find(f"mcp-elicit serve {DEMO} --http 127.0.0.1:8000")
+    assert 0 <= serving < shown.text.index("mcp-elicit call http://127.0.0.1:8000/mcp"), shown.text
     # the README's answer script, with a date still to come (the demo refuses past ones)
     script = json.loads(block_starting("json", '{"answers"').text)
     assert script["answers"][0]["content"]["date"]
