@@ -490,3 +490,14 @@ def test_the_performance_figures_are_those_of_the_run_named() -> None:
     sdk = sorted(medians[name][-1] for name in others[:3])
     memory = f"{medians['mcp-elicit'][-1]} MiB against the SDK's {sdk[0]}–{sdk[-1]} (FastMCP {medians['fastmcp'][-1]})"
     assert memory in " ".join(section.split()), memory
+
+
+def test_the_files_and_make_targets_it_names_exist() -> None:
+    text = README.read_text(encoding="utf-8")
+    named = set(re.findall(r"[`(]((?:tests|examples|docs|bench|mcp_elicit)/[\w./*-]*)[`)]", text))
+    assert len(named) > 10
+    missing = [path for path in sorted(named) if not list(ROOT.glob(path.rstrip("/")))]
+    assert missing == []
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    for target in sorted(set(re.findall(r"`make (\w+)`", text))):
+        assert re.search(rf"^{target}:", makefile, re.M), target
