@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
     from rich.console import Console
 
-__all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "system_browser"]
+__all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "start_opener", "system_browser"]
 
 log = logging.getLogger("mcp_elicit.ui")
 
@@ -98,6 +98,33 @@ def system_browser(url: str) -> bool:
         return webbrowser.open(url, new=2)
     except webbrowser.Error:
         return False
+
+
+def start_opener(open_url: Opener, url: str) -> asyncio.Future[bool]:
+    """Run ``open_url(url)`` in a daemon thread of its own; the future says whether a
+    browser started (an opener that raised did not start one).
+
+    ``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to exit,
+    which may be when the person quits the browser: nothing waits for the thread, not even
+    the interpreter's exit (which a worker of the default executor would hold up)."""
+    loop = asyncio.get_running_loop()
+    outcome: asyncio.Future[bool] = loop.create_future()
+
+    def settle(opened: bool) -> None:
+        if not outcome.done():
+            outcome.set_result(opened)
+
+    def run() -> None:
+        try:
+            opened = bool(open_url(url))
+        except Exception:  # an opener's failure is the same as no browser
+            log.warning("starting a browser for the page failed", exc_info=True)
+            opened = False
+        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
+            loop.call_soon_threadsafe(settle, opened)
+
+    threading.Thread(target=run, name="mcp-elicit-browser", daemon=True).start()
+    return outcome
 
 
 class TerminalAnswerer:
@@ -243,32 +270,10 @@ class TerminalAnswerer:
                 return ElicitAnswer.accept()
 
     async def _open(self, url: str) -> bool:
-        """Start a browser on ``url`` in a daemon thread of its own: whether one started.
-
-        ``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to
-        exit, which may be when the person quits the browser; an opener still running
-        after ``_OPEN_WAIT`` seconds is taken to have started one, and nothing waits for it
-        (not even the interpreter's exit, which a worker of the default executor would
-        hold up)."""
-        loop = asyncio.get_running_loop()
-        outcome: asyncio.Future[bool] = loop.create_future()
-
-        def settle(opened: bool) -> None:
-            if not outcome.done():
-                outcome.set_result(opened)
-
-        def run() -> None:
-            try:
-                opened = self.open_url(url)
-            except Exception:  # an opener's failure is the same as no browser
-                log.warning("starting a browser for the page failed", exc_info=True)
-                opened = False
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
-                loop.call_soon_threadsafe(settle, bool(opened))
-
-        threading.Thread(target=run, name="mcp-elicit-browser", daemon=True).start()
+        """Start a browser on ``url``: whether one started. An opener still running after
+        ``_OPEN_WAIT`` seconds is taken to have started one (see :func:`start_opener`)."""
         try:
-            return await asyncio.wait_for(asyncio.shield(outcome), _OPEN_WAIT)
+            return await asyncio.wait_for(asyncio.shield(start_opener(self.open_url, url)), _OPEN_WAIT)
         except TimeoutError:
             return True
 

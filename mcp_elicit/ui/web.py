@@ -51,7 +51,6 @@ import json
 import logging
 import secrets
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any, Final, Literal
 
@@ -63,7 +62,7 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
-from mcp_elicit.ui.terminal import Opener, system_browser
+from mcp_elicit.ui.terminal import Opener, start_opener, system_browser
 from mcp_elicit.ui.web_pages import check_form, page, review_rows
 from mcp_elicit.ui.web_serve import serve_local
 
@@ -468,22 +467,14 @@ class WebAnswerer:
         return answers
 
     def _open(self, url: str) -> None:
-        """Start the browser in a daemon thread of its own, waited for by nothing:
-        ``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to
-        exit, which may be when the person quits the browser."""
-        loop = asyncio.get_running_loop()
+        """Start the browser, waited for by nothing (see :func:`start_opener`); say so when
+        none could be started."""
 
-        def run() -> None:
-            try:
-                opened = self.open_url(url)
-            except Exception:  # an opener's failure is the same as no browser
-                log.warning("starting a browser for the answer page failed", exc_info=True)
-                opened = False
-            if not opened:
-                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
-                    loop.call_soon_threadsafe(self.announce, _NO_BROWSER)
+        def told(opened: asyncio.Future[bool]) -> None:
+            if not opened.result():
+                self.announce(_NO_BROWSER)
 
-        threading.Thread(target=run, name="mcp-elicit-browser", daemon=True).start()
+        start_opener(self.open_url, url).add_done_callback(told)
 
     async def url_done(self, request: ElicitationRequest) -> None:
         """At once: the person said they were done before ``accept`` went out."""
