@@ -31,7 +31,6 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import html
 import logging
 import os
@@ -40,11 +39,12 @@ import socket
 import sys
 import time
 import urllib.parse
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from types import TracebackType
 from typing import Any, Final
 
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.local import LocalServer, open_in_browser, serve_quietly
 
 __all__ = ["Consent", "LoopbackAuthorizer", "Opener"]
 
@@ -61,7 +61,6 @@ Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
 HOST: Final = "127.0.0.1"
 CALLBACK_PATH: Final = "/callback"
-_STOP_SECONDS: Final = 5.0
 _HEADERS: Final = [
     (b"cache-control", b"no-store"),
     (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
@@ -275,7 +274,7 @@ class LoopbackAuthorizer:
             server = await _serve(sock, app)
             self._current = app
             try:
-                opened = await asyncio.to_thread(self.open_url, url)
+                opened = await open_in_browser(self.open_url, url)
                 if not opened:
                     self.announce(
                         "mcp-elicit: could not start a browser here; open this address yourself to sign in:\n"
@@ -320,64 +319,10 @@ class LoopbackAuthorizer:
         await self.aclose()
 
 
-class _Running:
-    """uvicorn serving one callback app, stopped (socket closed) with ``stop``."""
-
-    def __init__(self, server: Any, task: asyncio.Task[None], sock: socket.socket) -> None:
-        self.server = server
-        self.task = task
-        self.sock = sock
-
-    async def stop(self) -> None:
-        self.server.should_exit = True
-        try:
-            # asyncio.wait, not wait_for: a server task that was cancelled is not a
-            # cancellation of this one
-            if not (await asyncio.wait({self.task}, timeout=_STOP_SECONDS))[0]:
-                self.server.force_exit = True
-                self.task.cancel()
-                await asyncio.wait({self.task}, timeout=_STOP_SECONDS)
-            if self.task.done() and not self.task.cancelled() and self.task.exception() is not None:
-                log.debug("the callback server ended with %r", self.task.exception())
-        finally:
-            if not self.task.done():
-                self.task.cancel()
-            # A server cut short (cancelled) never ran its shutdown: close its listeners
-            # through the event loop first, so that the loop lets go of the socket before
-            # it is closed (closing it under the loop could free a descriptor the loop
-            # would close again later). After a normal shutdown both are no-ops.
-            for listener in getattr(self.server, "servers", None) or ():
-                listener.close()
-            self.sock.close()
-
-
-async def _serve(sock: socket.socket, app: _Callback) -> _Running:
-    import uvicorn
-
-    class Quiet(uvicorn.Server):
-        @contextlib.contextmanager
-        def capture_signals(self) -> Iterator[None]:  # Ctrl-C stays the caller's
-            yield
-
-    config = uvicorn.Config(
+async def _serve(sock: socket.socket, app: _Callback) -> LocalServer:
+    return await serve_quietly(
+        sock,
         app,
-        log_config=None,  # leave the caller's logging alone
-        log_level="warning",
-        access_log=False,
-        lifespan="off",
-        ws="none",
-        timeout_graceful_shutdown=1,
+        grace=1,
+        failed=lambda: AuthorizationError("the sign-in listener stopped before it started"),
     )
-    server = Quiet(config)
-    task = asyncio.ensure_future(server.serve(sockets=[sock]))
-    running = _Running(server, task, sock)
-    try:
-        while not server.started:
-            if task.done():
-                task.result()
-                raise AuthorizationError("the sign-in listener stopped before it started")
-            await asyncio.sleep(0.005)
-    except BaseException:
-        await running.stop()
-        raise
-    return running

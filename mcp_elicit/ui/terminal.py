@@ -27,10 +27,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
-import logging
 import os
 import sys
-import threading
 import webbrowser
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -40,6 +38,7 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
 from mcp_elicit.forms import FieldSpec, FormSchema
+from mcp_elicit.transports.local import Opener, open_in_browser
 from mcp_elicit.ui.form_text import (
     clean,
     constraints,
@@ -56,20 +55,14 @@ if TYPE_CHECKING:
     from prompt_toolkit.output import Output
     from rich.console import Console
 
-__all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "start_opener", "system_browser"]
+__all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "system_browser"]
 
-log = logging.getLogger("mcp_elicit.ui")
-
-#: Opens a URL in a browser; True when it could.
-Opener = Callable[[str], bool]
 
 _DECIDE = "Enter: fill in the form · d: decline · Esc: cancel > "
 _REVIEW = "Enter: send · {change}d: decline · Esc: cancel > "
 _CONSENT = "o: open it in your browser · d: decline · Esc: cancel > "
 _REFUSED = "Enter or d: decline · Esc: cancel > "
 _AFTER_OPEN = "Enter: I am done on the page · r: open it again · Esc: cancel > "
-#: Seconds a browser opener may take before it is taken to have started one and still run.
-_OPEN_WAIT = 2.0
 
 
 def require_cli_extra() -> None:
@@ -98,33 +91,6 @@ def system_browser(url: str) -> bool:
         return webbrowser.open(url, new=2)
     except webbrowser.Error:
         return False
-
-
-def start_opener(open_url: Opener, url: str) -> asyncio.Future[bool]:
-    """Run ``open_url(url)`` in a daemon thread of its own; the future says whether a
-    browser started (an opener that raised did not start one).
-
-    ``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to exit,
-    which may be when the person quits the browser: nothing waits for the thread, not even
-    the interpreter's exit (which a worker of the default executor would hold up)."""
-    loop = asyncio.get_running_loop()
-    outcome: asyncio.Future[bool] = loop.create_future()
-
-    def settle(opened: bool) -> None:
-        if not outcome.done():
-            outcome.set_result(opened)
-
-    def run() -> None:
-        try:
-            opened = bool(open_url(url))
-        except Exception:  # an opener's failure is the same as no browser
-            log.warning("starting a browser for the page failed", exc_info=True)
-            opened = False
-        with contextlib.suppress(RuntimeError):  # the loop is closed: nobody to tell
-            loop.call_soon_threadsafe(settle, opened)
-
-    threading.Thread(target=run, name="mcp-elicit-browser", daemon=True).start()
-    return outcome
 
 
 class TerminalAnswerer:
@@ -255,7 +221,7 @@ class TerminalAnswerer:
         if await self._choose(_CONSENT, "o", "d") == "d":
             return self._declined()
         while True:
-            opened = await self._open(url)
+            opened = await open_in_browser(self.open_url, url)
             if opened:
                 self.console.print("Opened in your browser.", style="green")
             else:
@@ -268,14 +234,6 @@ class TerminalAnswerer:
                 return ElicitAnswer.accept()
             if choice != "r":
                 return ElicitAnswer.accept()
-
-    async def _open(self, url: str) -> bool:
-        """Start a browser on ``url``: whether one started. An opener still running after
-        ``_OPEN_WAIT`` seconds is taken to have started one (see :func:`start_opener`)."""
-        try:
-            return await asyncio.wait_for(asyncio.shield(start_opener(self.open_url, url)), _OPEN_WAIT)
-        except TimeoutError:
-            return True
 
     async def _choose_unless_finished(
         self, message: str, request: ElicitationRequest, *choices: str

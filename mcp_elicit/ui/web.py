@@ -61,8 +61,9 @@ from mcp_elicit.client.answerers import ElicitAnswer, known_modes
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
+from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import clean
-from mcp_elicit.ui.terminal import Opener, start_opener, system_browser
+from mcp_elicit.ui.terminal import system_browser
 from mcp_elicit.ui.web_pages import check_form, page, review_rows
 from mcp_elicit.ui.web_serve import serve_local
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import socket
+import threading
 import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -127,6 +128,32 @@ async def test_a_sign_in_comes_back_through_the_loopback(provider: OAuthTestProv
         assert oauth.read_callback(callback, state=state, server=metadata(provider)) in provider.codes
         assert authorizer.redirect_uri == redirect_uri
     assert refused(port)
+
+
+async def test_a_browser_command_that_runs_until_the_browser_closes_holds_up_nothing(
+    provider: OAuthTestProvider,
+) -> None:
+    """``webbrowser`` waits for a ``$BROWSER`` command it does not know to exit, which may
+    be when the person quits the browser: the sign-in ends when the browser comes back to
+    the callback, not when the browser command ends."""
+    released = threading.Event()
+    browser = Browser()
+
+    def browser_that_runs_until_closed(url: str) -> bool:
+        browser(url)
+        released.wait(30)
+        return True
+
+    try:
+        async with LoopbackAuthorizer(
+            consent=Consent(), open_url=browser_that_runs_until_closed, announce=lambda _: None
+        ) as authorizer:
+            provider.register(authorizer.redirect_uri)
+            url, state = request(provider, authorizer.redirect_uri)
+            callback = await asyncio.wait_for(authorizer.authorize(url, issuer=provider.base), 10)
+            assert oauth.read_callback(callback, state=state, server=metadata(provider)) in provider.codes
+    finally:
+        released.set()
 
 
 async def test_the_error_the_browser_brings_back_is_returned_not_shown(provider: OAuthTestProvider) -> None:
