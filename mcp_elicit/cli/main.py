@@ -82,7 +82,10 @@ def _parser() -> argparse.ArgumentParser:
         help="accept this Host/Origin besides loopback (repeatable; '*' turns the check off)",
     )
     serve.add_argument(
-        "--state-key-file", type=Path, help=f"keys sealing requestState (else ${STATE_KEYS_ENV})"
+        "--state-key-file",
+        type=Path,
+        help=f"keys sealing requestState and URL mode's secrets (else ${STATE_KEYS_ENV}; else, on the "
+        "default store, a key file made next to it; else a random per-process key)",
     )
     serve.add_argument(
         "--store",
@@ -150,13 +153,7 @@ def _serve(args: argparse.Namespace) -> int:
         server = load_server(args.target)
     keys = _state_keys(args.state_key_file)
     if keys is not None:
-        server.set_state_keys(keys)
-    else:
-        log.info(
-            "requestState is sealed with a random per-process key; several instances behind one URL need a "
-            "shared key (--state-key-file or $%s, see 'mcp-elicit keygen')",
-            STATE_KEYS_ENV,
-        )
+        server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)
     address = _split_address(args.http) if args.http is not None else None
     _configure_url_mode(server, args, address)
     if address is None:

@@ -16,6 +16,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
@@ -30,7 +31,8 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
     ToolError,
 )
-from mcp_elicit.sealing import KeyRing, StateSealer
+from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
+from mcp_elicit.server import key_file
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.catalog import Catalog
 from mcp_elicit.server.completion import complete
@@ -147,13 +149,18 @@ class Server(Catalog):
         self._cache = (cache_ttl_ms, cache_scope)
         super().__init__()
         self._core: ServerCore | None = None
-        #: True when no key was configured and a random per-process key seals state.
+        #: True when no key was configured and a random per-process key seals state (until
+        #: URL mode opens its default store: then the key file next to it does).
         self.ephemeral_state_key = state_keys is None
+        #: The key file sealing state when none was configured (see ``server.key_file``).
+        self.state_key_file: Path | None = None
+        self._process_key = os.urandom(MIN_SECRET_BYTES)
         self.sealer = StateSealer(
-            state_keys if state_keys is not None else KeyRing.generate(),
+            state_keys if state_keys is not None else KeyRing([self._process_key]),
             server_id=f"{name}/{os.environ.get('MCP_ELICIT_SERVER_ID', '')}",
             ttl=state_ttl,
         )
+        self.url_mode.on_default_store = self._persist_state_key
         #: Resource updates and tasks, shared with the instances sharing the configured store.
         self.relay = Relay(
             self.sealer.server_id,
@@ -169,10 +176,34 @@ class Server(Catalog):
         self.sealer = StateSealer(keys, server_id=self.sealer.server_id, ttl=self.sealer.ttl)
         self.ephemeral_state_key = False
 
+    def _persist_state_key(self) -> None:
+        """URL mode opens its default store: with no key configured, what goes into it is
+        sealed with the key file next to it (made now if need be), so that it survives a
+        restart. The per-process key still opens what it sealed until now."""
+        if self.ephemeral_state_key:
+            path = key_file.default_key_path()
+            self._use_key_file(path, key_file.load_or_create(path))
+
+    def _use_key_file(self, path: Path, text: str) -> None:
+        keys = KeyRing.from_text(f"{text}\n{self._process_key.hex()}")
+        self.sealer = StateSealer(keys, server_id=self.sealer.server_id, ttl=self.sealer.ttl)
+        self.ephemeral_state_key = False
+        self.state_key_file = path
+
+    def _check_state_keys(self) -> None:
+        """At start-up, with no key configured: seal with the default store's key file when
+        it exists (so a state sealed before a restart opens), and say what seals."""
+        if self.ephemeral_state_key:
+            found = key_file.at_start(self.url_mode.store_spec)
+            if found is not None:
+                self._use_key_file(*found)
+
     async def start(self) -> None:
-        """What a transport awaits before it serves: checks the configured store (see
+        """What a transport awaits before it serves: says what seals state (reading the
+        default store's key file when there is one), checks the configured store (see
         :meth:`UrlMode.check_store`), then hears other instances' resource updates on it.
         Raises :class:`ConfigError` with a message to show."""
+        self._check_state_keys()
         await self.url_mode.check_store()
         if self.url_mode.shared_store is not None:
             self.relay.start(self.url_mode.shared_store)

@@ -109,6 +109,9 @@ class UrlMode:
         #: Called with a flow's id and principal when a request waiting in place gives its
         #: page up unfinished (no notice is due; its session stops waiting on the id).
         self.on_abandon: Callable[[str, str | None], object] | None = None
+        #: Called just before the default store is opened (not a configured one): the
+        #: server then makes sure a persisted key seals what goes into it.
+        self.on_default_store: Callable[[], object] | None = None
         self._markers: Store | None = None
         self._flows: Flows | None = None
         self._vault: Vault | None = None
@@ -193,9 +196,19 @@ class UrlMode:
         if self._store is None:
             from mcp_elicit.stores import default_store_url, open_store
 
-            spec = self._store_spec if isinstance(self._store_spec, str) else default_store_url()
+            if isinstance(self._store_spec, str):
+                spec = self._store_spec
+            else:
+                if self.on_default_store is not None:
+                    self.on_default_store()
+                spec = default_store_url()
             self._store = open_store(spec)
         return self._store
+
+    @property
+    def store_spec(self) -> str | Store | None:
+        """The store as configured (a URL or an object); None for the default file."""
+        return self._store_spec
 
     @property
     def shared_store(self) -> Store | None:
