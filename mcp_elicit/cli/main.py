@@ -204,15 +204,18 @@ def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple
     """``--store`` (else ``$MCP_ELICIT_STORE``, else the server's own) and ``--public-url``
     (else, over HTTP reached by loopback names only, the bound address)."""
     store = args.store or os.environ.get(STORE_ENV) or None
-    public_url = args.public_url
-    if public_url is None and address is not None and not args.allow_host:
-        public_url = default_public_url(*address)
     named = "--store" if args.store else f"${STORE_ENV}"
-    for option, setting in ((named, {"store": store}), ("--public-url", {"public_url": public_url})):
-        try:
-            server.configure_url_mode(**setting)
-        except ConfigError as exc:
-            raise CliError(f"{option}: {exc}", exit_code=2) from None
+    try:
+        server.configure_url_mode(store=store)
+    except ConfigError as exc:
+        raise CliError(f"{named}: {exc}", exit_code=2) from None
+    try:
+        server.configure_url_mode(public_url=args.public_url)
+    except ConfigError as exc:
+        raise CliError(f"--public-url: {exc}", exit_code=2) from None
+    if args.public_url is None and address is not None and not args.allow_host:
+        # derived, not given: plain http off loopback (a LAN test) is warned about at start-up
+        server.url_mode.configure(public_url=default_public_url(*address), from_address=True)
     if store is not None:
         from mcp_elicit.stores.redis import redact_url
 

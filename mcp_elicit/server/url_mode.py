@@ -32,6 +32,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import ipaddress
+import logging
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -52,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = ["ConnectAnswer", "OAuthProvider", "PageAuth", "PageHost", "SecretAnswer", "UrlMode", "PAGES_PATH"]
 
 PAGES_PATH = "/mcp-elicit"
+log = logging.getLogger("mcp_elicit.server")
 
 
 class PageHost(Protocol):
@@ -145,8 +148,13 @@ class UrlMode:
                 return wait.result()
         return await flows.get(flow_id)
 
-    def configure(self, *, store: str | Store | None = None, public_url: str | None = None) -> None:
-        """Replace the store (before it is used) or the pages' public base URL."""
+    def configure(
+        self, *, store: str | Store | None = None, public_url: str | None = None, from_address: bool = False
+    ) -> None:
+        """Replace the store (before it is used) or the pages' public base URL.
+        ``from_address``: the URL is not given but derived from the address the server
+        bound (``serve --http``), so plain http off loopback is warned about at start-up
+        (a test on a LAN) rather than refused."""
         if store is not None:
             if self._flows is not None or self._vault is not None or self._oauth is not None:
                 raise ConfigError("the URL-mode store is already in use; configure it before serving")
@@ -155,7 +163,18 @@ class UrlMode:
             self._store_spec = store
             self._store = open_store(store) if isinstance(store, str) else store
         if public_url is not None:
-            self.public_url = _public_base(public_url)
+            self.public_url = _public_base(public_url, from_address=from_address)
+
+    def warn_at_start(self) -> None:
+        """Log what, in this configuration, exposes the pages that take secrets."""
+        if self.public_url is not None and cleartext(self.public_url):
+            log.warning(
+                "URL-mode page links start with %s, plain http on a host that is not loopback: a secret "
+                "typed on those pages, their one-time link and their cookie cross the network in "
+                "cleartext. Pages that take secrets need https except on loopback: serve behind TLS and "
+                "give --public-url https://... (Server(public_url=...))",
+                self.public_url,
+            )
 
     async def check_store(self) -> None:
         """Write to a configured store once and read it back, so that one that is down or
@@ -397,8 +416,10 @@ class UrlMode:
             await self.flows.finish(current, status)
 
 
-def _public_base(url: str) -> str:
-    """The pages' public base URL, checked as every link made from it will be."""
+def _public_base(url: str, *, from_address: bool = False) -> str:
+    """The pages' public base URL, checked as every link made from it will be. Plain http
+    off loopback is refused, as for an OAuth provider's URLs (``server/oauth.py``), unless
+    the URL was derived from the bound address (``from_address``; warned at start-up)."""
     text = url.strip()
     try:
         check_url(text)
@@ -409,7 +430,26 @@ def _public_base(url: str) -> str:
     parts = urllib.parse.urlsplit(text)
     if parts.query or parts.fragment:
         raise ConfigError(f"the public URL must look like http(s)://host[:port][/path], not {url!r}")
+    if not from_address and cleartext(text):
+        raise ConfigError(
+            f"the public URL {url!r} is plain http on a host that is not loopback: the pages that take "
+            "secrets, their one-time links and their cookies would cross the network in cleartext. Give an "
+            "https:// URL (TLS may end at a proxy in front), as for an OAuth provider's URLs; plain http "
+            "only on loopback (127.0.0.1, [::1], localhost)"
+        )
     return text.rstrip("/")
+
+
+def cleartext(url: str) -> bool:
+    """True for a plain ``http://`` URL whose host is not loopback."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() != "http":
+        return False
+    host = parts.hostname or ""
+    try:
+        return not ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host != "localhost"
 
 
 def _outcome(flow: Flow | None) -> Literal["accept", "decline", "cancel"] | None:

@@ -1,0 +1,97 @@
+"""What URL mode checks and says before serving: pages that take secrets need https except
+on loopback, and a server with several users needs ``page_auth`` to tie a page to the
+person who asked."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import subprocess
+import sys
+
+import pytest
+
+from mcp_elicit import Server
+from mcp_elicit.cli.main import _configure_url_mode
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores.memory import MemoryStore
+
+pytestmark = pytest.mark.anyio
+
+
+async def _warnings(server: Server, caplog: pytest.LogCaptureFixture) -> list[str]:
+    with caplog.at_level(logging.INFO, logger="mcp_elicit"):
+        await server.start()
+    await server.stop()
+    return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+# --- plain http off loopback ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "public_url",
+    ["http://mcp.example.com", "http://192.168.1.20:8000", "HTTP://10.0.0.5/tools", "http://[fd00::1]:80"],
+)
+def test_a_plain_http_public_url_off_loopback_is_refused(public_url: str) -> None:
+    """As for an OAuth provider's URLs: the secret page, its link token and its cookie
+    would cross the network in cleartext."""
+    says = r"plain http.*not loopback.*https://"
+    with pytest.raises(ConfigError, match=says):
+        Server("s", public_url=public_url)
+    with pytest.raises(ConfigError, match=says):
+        Server("s").configure_url_mode(public_url=public_url)
+
+
+def test_serve_refuses_a_plain_http_public_url_off_loopback() -> None:
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "mcp_elicit", "serve", "examples/demo_server.py"),
+            *("--store", "memory://", "--public-url", "http://mcp.example.com"),
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert (
+        "--public-url: the public URL 'http://mcp.example.com' is plain http on a host that is not loopback"
+        in done.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    "public_url",
+    ["http://127.0.0.1:8000", "http://localhost:9000/tools", "http://[::1]:8000", "https://mcp.example.com"],
+)
+async def test_https_or_loopback_is_accepted_quietly(
+    public_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    server = Server("s", store=MemoryStore(), public_url=public_url)
+    assert await _warnings(server, caplog) == []
+
+
+async def test_a_link_from_a_bound_address_off_loopback_is_served_with_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``serve --http 192.168.1.20:8000`` without ``--public-url`` (a test on a LAN) still
+    serves, its links on the bound address, and says at start-up what that exposes."""
+    server = Server("s", store=MemoryStore())
+    args = argparse.Namespace(store=None, public_url=None, allow_host=[])
+    _configure_url_mode(server, args, ("192.168.1.20", 8000))
+    assert server.url_mode.public_url == "http://192.168.1.20:8000"
+    (warning,) = await _warnings(server, caplog)
+    assert "http://192.168.1.20:8000" in warning
+    assert "cleartext" in warning and "https" in warning and "--public-url" in warning
+
+
+async def test_a_wildcard_bound_address_reads_as_loopback_and_is_quiet(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server = Server("s", store=MemoryStore())
+    _configure_url_mode(
+        server, argparse.Namespace(store=None, public_url=None, allow_host=[]), ("0.0.0.0", 8000)
+    )
+    assert await _warnings(server, caplog) == []
