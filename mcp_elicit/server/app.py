@@ -204,7 +204,7 @@ class Server(Catalog):
         :meth:`UrlMode.check_store`), then hears other instances' resource updates on it.
         Raises :class:`ConfigError` with a message to show."""
         self._check_state_keys()
-        self.url_mode.warn_at_start()
+        self.url_mode.warn_at_start(several_users=self.auth is not None)
         await self.url_mode.check_store()
         if self.url_mode.shared_store is not None:
             self.relay.start(self.url_mode.shared_store)

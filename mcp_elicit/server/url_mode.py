@@ -165,8 +165,17 @@ class UrlMode:
         if public_url is not None:
             self.public_url = _public_base(public_url, from_address=from_address)
 
-    def warn_at_start(self) -> None:
-        """Log what, in this configuration, exposes the pages that take secrets."""
+    def warn_at_start(self, *, several_users: bool) -> None:
+        """Log what, in this configuration, exposes the pages that take secrets.
+        ``several_users``: requests carry a principal (the server has ``auth=``)."""
+        if several_users and self.page_auth is None:
+            log.warning(
+                "the server authenticates its users (auth=) but has no page_auth=: if its tools ask for "
+                "secrets or sign-ins (ctx.secret, ctx.connect), only the single-use link ties a page to "
+                "the person who asked (whoever opens it first gets it), since the pages' loopback-only "
+                "check holds nothing behind a proxy on this host. Give Server(page_auth=...), which says "
+                "who is signed in to your site in the browser, so each page serves only its own user"
+            )
         if self.public_url is not None and cleartext(self.public_url):
             log.warning(
                 "URL-mode page links start with %s, plain http on a host that is not loopback: a secret "

@@ -8,12 +8,14 @@ import argparse
 import logging
 import subprocess
 import sys
+from collections.abc import Mapping
 
 import pytest
 
 from mcp_elicit import Server
 from mcp_elicit.cli.main import _configure_url_mode
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.stores.memory import MemoryStore
 
 pytestmark = pytest.mark.anyio
@@ -93,5 +95,35 @@ async def test_a_wildcard_bound_address_reads_as_loopback_and_is_quiet(
     server = Server("s", store=MemoryStore())
     _configure_url_mode(
         server, argparse.Namespace(store=None, public_url=None, allow_host=[]), ("0.0.0.0", 8000)
+    )
+    assert await _warnings(server, caplog) == []
+
+
+# --- several users, no page_auth ----------------------------------------------------------
+
+
+class _SignedIn:
+    """A page_auth: who is signed in to this site in the browser (its session cookie)."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return cookies.get("site-session")
+
+
+async def test_several_users_without_page_auth_are_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    """With ``auth=``, only the single-use link ties a page to the person who asked (the
+    pages' loopback-only check holds nothing behind a proxy on the same host)."""
+    server = Server("s", store=MemoryStore(), auth=StaticTokens({"tok-alice": "alice"}))
+    (warning,) = await _warnings(server, caplog)
+    assert "page_auth" in warning and "auth=" in warning
+    assert "single-use link" in warning and "proxy" in warning
+
+
+@pytest.mark.parametrize("auth", [False, True])
+async def test_page_auth_or_a_single_user_is_quiet(auth: bool, caplog: pytest.LogCaptureFixture) -> None:
+    server = Server(
+        "s",
+        store=MemoryStore(),
+        auth=StaticTokens({"tok-alice": "alice"}) if auth else None,
+        page_auth=_SignedIn() if auth else None,
     )
     assert await _warnings(server, caplog) == []
