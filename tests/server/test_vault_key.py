@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 import os
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -181,3 +183,27 @@ async def test_configured_keys_are_not_warned_about(tmp_path: Path, caplog: pyte
         await server.start()
     await server.stop()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_processes_making_the_key_file_at_once_end_up_with_one_key(tmp_path: Path) -> None:
+    """Each maker writes its own temporary file and links it into place; the first link
+    wins and the others read it, so nobody seals with a key the file does not hold."""
+    path = tmp_path / "mcp-elicit" / "state.keys"
+    script = (  # every maker waits for the same instant, then makes the file
+        "import sys, time\nfrom pathlib import Path\nfrom mcp_elicit.server import key_file\n"
+        "at = float(sys.argv[2])\ntime.sleep(max(0.0, at - time.time() - 0.02))\n"
+        "while time.time() < at: pass\n"
+        "sys.stdout.write(key_file.load_or_create(Path(sys.argv[1])))\n"
+    )
+    at = str(time.time() + 3.0)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    makers = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(path), at], stdout=subprocess.PIPE, text=True, env=env
+        )
+        for _ in range(6)
+    ]
+    texts = {maker.communicate(timeout=60)[0] for maker in makers}
+    assert all(maker.returncode == 0 for maker in makers)
+    assert texts == {path.read_text(encoding="utf-8")}
+    assert _files(path.parent) == ["state.keys"], "no temporary file is left behind"
