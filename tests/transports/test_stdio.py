@@ -294,7 +294,7 @@ async def test_stdout_is_only_json_rpc_and_logs_go_to_stderr(own_conformance: St
     await conformance.proc.close_stdin()
     assert await conformance.proc.rest() == []  # rest() asserts each line is a JSON-RPC object
     stderr = conformance.proc.stderr()
-    assert "INFO mcp_elicit.cli" in stderr
+    assert "INFO mcp_elicit.server: requestState is sealed" in stderr  # the start-up log line
     assert "Traceback" not in stderr
 
 
