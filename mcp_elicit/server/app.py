@@ -15,45 +15,30 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from mcp_elicit.core.rev_2025_11_25 import initialize_result, parse_initialize
-from mcp_elicit.core.server import Call, ServerCore, ServerIdentity
-from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, TaskRecord, require_tasks
-from mcp_elicit.errors import (
-    FormSchemaError,
-    InternalError,
-    InvalidParams,
-    InvalidRequest,
-    ProtocolError,
-    ReplayMismatchError,
-    ToolError,
-)
+from mcp_elicit.core.server import ServerCore, ServerIdentity
+from mcp_elicit.core.tasks import TaskRecord
+from mcp_elicit.errors import ProtocolError
 from mcp_elicit.sealing import MIN_SECRET_BYTES, KeyRing, StateSealer
 from mcp_elicit.server import key_file
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
-from mcp_elicit.server.catalog import Catalog
-from mcp_elicit.server.completion import complete
-from mcp_elicit.server.context import Asker, Channel, Context
+from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.options import MOST_MS, milliseconds, one_of, seconds, whole
-from mcp_elicit.server.pagination import paginate
 from mcp_elicit.server.relay import Relay
-from mcp_elicit.server.resources import find_resource
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
-from mcp_elicit.server.rev_2026_07_28 import run_replayed
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
-from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
+from mcp_elicit.server.tasks import Tasks
 from mcp_elicit.server.threads import on_loop
-from mcp_elicit.server.tools import error_result
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
-from mcp_elicit.wire import headers as h
 from mcp_elicit.wire import jsonrpc
 
 __all__ = ["Server"]
@@ -63,7 +48,7 @@ log = logging.getLogger("mcp_elicit.server")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class Server(Catalog):
+class Server(Dispatch):
     """An MCP server. ``Server("bookings")``, then ``@app.tool()`` on functions (``async def``
     on the event loop, a plain ``def`` in a worker thread)."""
 
@@ -372,209 +357,3 @@ class Server(Catalog):
         self._core = None
         if kind != "completions":
             self.notify_list_changed(kind)
-
-    def respond(
-        self,
-        message: jsonrpc.Request,
-        *,
-        channel: Channel,
-        principal: Principal | None = None,
-        headers: Mapping[str, str] | None = None,
-        network: Mapping[str, str | int] | None = None,
-    ) -> Awaitable[tuple[bytes, int]]:
-        """Answer one decoded request: await it for the encoded response and the HTTP
-        status for it. (A plain method handing back the coroutine that answers: one
-        coroutine fewer on every request's path.)"""
-        telemetry = self.telemetry
-        if telemetry is None or not telemetry.active:
-            return self._respond(message, channel, principal, headers)
-        channel = telemetry.channel(channel, message.params, network=network)
-        return telemetry.traced(message, self._respond(message, channel, principal, headers), network=network)
-
-    async def _respond(
-        self,
-        message: jsonrpc.Request,
-        channel: Channel,
-        principal: Principal | None,
-        headers: Mapping[str, str] | None,
-    ) -> tuple[bytes, int]:
-        core = self.core
-        try:
-            if core.is_handshake_request(message, headers):
-                raise InvalidRequest(
-                    "Bad request: no session. Send initialize first (revisions 2025-11-25 and earlier), "
-                    "or send _meta with io.modelcontextprotocol/protocolVersion (2026-07-28)",
-                    http_status=400,
-                )
-            call = core.check_modern(message, headers)
-            result = await self.handle(call, channel=channel, principal=principal, headers=headers)
-        except ProtocolError as exc:
-            return jsonrpc.encode_error(message.id, exc), exc.http_status
-        except (ReplayMismatchError, FormSchemaError, ToolError) as exc:  # said on purpose
-            log.error("request %r (%s): %s", message.id, message.method, exc)
-            return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}")), 200
-        except Exception:
-            log.exception("request %r (%s) failed", message.id, message.method)
-            return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
-        try:
-            return jsonrpc.encode_result(message.id, result), 200
-        except TypeError:  # a value JSON cannot carry got into the result
-            log.exception("request %r (%s): the result could not be encoded", message.id, message.method)
-            return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
-
-    async def handle(
-        self,
-        call: Call,
-        *,
-        channel: Channel,
-        principal: Principal | None = None,
-        headers: Mapping[str, str] | None = None,
-        asker: Asker | None = None,
-    ) -> dict[str, Any]:
-        """Answer one checked request; the result is ready for the wire. ``asker`` is how
-        questions reach the client on a handshake session; without one, 2026-07-28
-        multi round-trip requests carry them."""
-        method = call.method
-        params = call.params
-        self.core.check_offered(method)
-        if method == "tools/call":
-            result = await self._call_tool(call, channel, principal, headers, asker)
-        elif method == "tools/list":
-            result = paginate(params, "tools", self.page_size, [t.wire for t in self._tools.values()])
-        elif method == "server/discover":
-            result = self.core.discover()
-        elif method == "prompts/get":
-            result = await self._get_prompt(call, channel, principal, asker)
-        elif method == "resources/read":
-            result = await self._read_resource(call, channel, principal, asker)
-        elif method == "prompts/list":
-            result = paginate(params, "prompts", self.page_size, [p.wire for p in self._prompts.values()])
-        elif method == "resources/list":
-            result = paginate(params, "resources", self.page_size, [r.wire for r in self._resources.values()])
-        elif method == "resources/templates/list":
-            result = paginate(params, "resourceTemplates", self.page_size, [r.wire for r in self._templates])
-        elif method == "completion/complete":
-            result = await complete(self._completer, params)
-        elif method == "subscriptions/listen":
-            result = await self._listen(call, channel, principal)
-        elif method in TASK_METHODS:
-            result = await answer_task_method(
-                self.tasks, call, principal.subject if principal else None, self.relay
-            )
-        else:  # the core lets only known methods through
-            raise InvalidParams(f"Unhandled method {method}")
-        return self.core.finish(method, result, modern=call.modern)
-
-    async def _ask(
-        self,
-        call: Call,
-        channel: Channel,
-        principal: Principal | None,
-        asker: Asker | None,
-        run: Callable[[Context], Any],
-        *,
-        single_use: bool = False,
-        task: bool = False,
-    ) -> dict[str, Any]:
-        """Run a handler that may ask questions, in the way the request's revision asks them;
-        with ``task``, one that may go on as a task (the client declared the extension)."""
-        owner = principal.subject if principal else None
-        detach = Detach(self.tasks, owner) if task and asker is None else None
-
-        async def handler(asker: Asker) -> dict[str, Any]:
-            ctx = Context(
-                call, channel=channel, asker=asker, principal=principal, url_mode=self.url_mode, detach=detach
-            )
-            result: dict[str, Any] = await run(ctx)
-            return result
-
-        if asker is not None:
-            return await handler(asker)
-
-        async def rounds() -> dict[str, Any]:
-            return await run_replayed(
-                call.method,
-                call.params,
-                handler,
-                sealer=self.sealer,
-                principal=owner,
-                now=self.clock,
-                spend=self.url_mode.spend_state if single_use else None,
-            )
-
-        if detach is None:
-            return await rounds()
-        return await run_detachable(detach, rounds, lambda result: self.core.finish(call.method, result))
-
-    async def _listen(self, call: Call, channel: Channel, principal: Principal | None) -> dict[str, Any]:
-        owner = principal.subject if principal else None
-        offered = {
-            "tools": "toolsListChanged",
-            "prompts": "promptsListChanged",
-            "resources": "resourcesListChanged",
-        }
-        caps = self.core.identity.capabilities
-        return await self.subscriptions.listen(
-            call,
-            channel,
-            offered=frozenset(flag for kind, flag in offered.items() if kind in caps),
-            resources="resources" in caps,
-            tasks=lambda ids: self.relay.visible(ids, owner),
-        )
-
-    async def _call_tool(
-        self,
-        call: Call,
-        channel: Channel,
-        principal: Principal | None,
-        headers: Mapping[str, str] | None,
-        asker: Asker | None,
-    ) -> dict[str, Any]:
-        params = call.params
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise InvalidParams('Invalid params: tools/call needs "name" (a string)')
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise InvalidParams('Invalid params: tools/call "arguments" must be an object')
-        tool = self._tools.get(name)
-        if tool is None:
-            return error_result(f"Unknown tool: {name}")
-        if tool.header_params and headers is not None:
-            h.check_param_headers(tool.header_params, arguments or {}, headers)
-        tasks = tool.task is not None and call.modern and call.capabilities.extension(TASKS_EXTENSION)
-        if tool.task == "required" and call.modern:
-            require_tasks(call.capabilities)
-        return await self._ask(
-            call,
-            channel,
-            principal,
-            asker,
-            lambda ctx: tool.call(ctx, arguments),
-            single_use=tool.single_use_state,
-            task=tasks,
-        )
-
-    async def _get_prompt(
-        self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
-    ) -> dict[str, Any]:
-        params = call.params
-        name = params.get("name")
-        if not isinstance(name, str):
-            raise InvalidParams('Invalid params: prompts/get needs "name" (a string)')
-        prompt = self._prompts.get(name)
-        if prompt is None:
-            raise InvalidParams(f"Invalid params: unknown prompt {name!r}")
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            raise InvalidParams('Invalid params: prompts/get "arguments" must be an object')
-        return await self._ask(call, channel, principal, asker, lambda ctx: prompt.get(ctx, arguments))
-
-    async def _read_resource(
-        self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
-    ) -> dict[str, Any]:
-        uri = call.params.get("uri")
-        if not isinstance(uri, str):
-            raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
-        found, variables = find_resource(self._resources, self._templates, uri)
-        return await self._ask(call, channel, principal, asker, lambda ctx: found.read(ctx, uri, variables))
