@@ -32,12 +32,13 @@ Rules:
   given or set. A task is visible only to the principal that created it. A
   ``tasks/*`` request for a task held by another instance sharing the store is answered
   through it (``server.relay``).
+* When the server stops, every running task is cancelled, and its handler waited for
+  ``stop_grace`` seconds at most: one that ignores its cancellation is logged and left.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections import Counter
@@ -105,6 +106,9 @@ class Tasks:
         self.ask_timeout = ask_timeout
         self.max_tasks = max_tasks
         self.max_tasks_per_owner = max_tasks_per_owner
+        #: How long :meth:`close` waits for cancelled handlers to end (seconds); a handler
+        #: that ignores its cancellation is left behind after it, and logged.
+        self.stop_grace = 5.0
         #: Called after every visible change of any task (``notifications/tasks``).
         self.on_change: Callable[[TaskRecord], None] | None = None
         #: Awaited before a request answers with a new task (shared with other instances).
@@ -306,10 +310,20 @@ class Tasks:
         return jobs
 
     async def close(self) -> None:
-        """``stop``, then wait for the handlers to end."""
-        for job in self.stop():
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await job
+        """``stop``, then wait for the handlers to end, ``stop_grace`` seconds at most (a
+        handler that swallows its cancellation must not hold the server's stop for good)."""
+        jobs = {job: running.record.task_id for running in self._tasks.values() if (job := running.job)}
+        stopped = self.stop()
+        if not stopped:
+            return
+        _, still = await asyncio.wait(stopped, timeout=self.stop_grace)
+        for job in still:
+            log.warning(
+                "task %s is still running %g s after it was cancelled (its handler ignores "
+                "cancellation); the server stops without it",
+                jobs.get(job, "?"),
+                self.stop_grace,
+            )
 
 
 async def answer_task_method(

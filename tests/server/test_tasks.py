@@ -853,3 +853,44 @@ async def test_a_listener_on_another_instance_hears_the_end_that_came_while_it_s
             await eventually(lambda: statuses()[-1:] == ["completed"], "the end, heard on b")
         finally:
             listening.cancel()
+
+
+async def test_stopping_the_server_does_not_wait_for_good_on_a_handler_that_ignores_cancellation(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A task's handler that swallows its cancellation (a broad ``except`` in a retry loop)
+    must not hold ``Server.stop`` for good: it waits ``tasks.stop_grace`` seconds, says
+    which task is still running, and returns; and a caller's own timeout on ``stop`` works."""
+    app = Server("stubborn-stop")
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def stubborn(ctx: Context) -> str:
+        await ctx.start_task()
+        started.set()
+        while not release.is_set():
+            try:
+                await asyncio.sleep(0.01)
+            except asyncio.CancelledError:
+                pass  # ignored on purpose
+        return "finally"
+
+    app.tasks.stop_grace = 0.2
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "stubborn", "arguments": {}}))["taskId"]
+    await asyncio.wait_for(started.wait(), 5)
+    stopping = asyncio.ensure_future(app.stop())
+    try:
+        with caplog.at_level("WARNING", logger="mcp_elicit.server"):
+            done, _ = await asyncio.wait({stopping}, timeout=3)
+        assert stopping in done, "Server.stop waited for a handler that never ends"
+        assert f"task {task_id}" in caplog.text and "still running" in caplog.text
+        assert (await status(client, task_id))["status"] == "cancelled"
+        # a timeout the caller puts on close is honoured, not swallowed
+        app.tasks.stop_grace = 60.0
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(app.tasks.close(), 0.2)
+    finally:
+        release.set()
+        await asyncio.wait_for(stopping, 5)
