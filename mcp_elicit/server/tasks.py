@@ -21,7 +21,9 @@ Rules:
   is a result with ``isError``); a protocol error fails it with that error; anything else
   (a bad form schema, say) fails it with -32603, as the request in place would answer. Progress
   and log notifications of a task are dropped: the extension gives them no stream.
-* ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended.
+* ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended,
+  or its handler had returned or raised (its end is recorded as it is: a finished
+  handler's result is never thrown away).
   So does the cancellation of the request that made the task before it answered (its
   client went away): no one knows the task's id.
 * A task runs in this process: each is kept until its ttl has passed since it was created
@@ -267,10 +269,13 @@ class Tasks:
     def cancel(self, task_id: str, owner: str | None) -> dict[str, Any]:
         """``tasks/cancel``: cancel the handler; an acknowledgement even when it had ended."""
         running = self._find(task_id, owner)
+        job = running.job
+        if job is not None and job.done():  # it ended already: its end, due now, is recorded
+            return {}
         if not running.record.terminal:
             running.record.cancel(self.clock())
-            if running.job is not None:
-                running.job.cancel()
+            if job is not None:
+                job.cancel()
         return {}
 
     def _find(self, task_id: str, owner: str | None) -> Running:

@@ -894,3 +894,34 @@ async def test_stopping_the_server_does_not_wait_for_good_on_a_handler_that_igno
     finally:
         release.set()
         await asyncio.wait_for(stopping, 5)
+
+
+async def test_a_cancel_that_comes_after_the_handler_returned_does_not_lose_its_result(
+    wire: WireChecker,
+) -> None:
+    """The handler returned (its work is done) and a ``tasks/cancel`` is served before its
+    end is recorded: the task ends ``completed`` with the handler's result, not
+    ``cancelled`` with the result thrown away."""
+    app = Server("late-cancel")
+    go = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def quick(ctx: Context) -> str:
+        await ctx.start_task()
+        await go.wait()
+        return "the work is done"
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "quick", "arguments": {}}))["taskId"]
+    (running,) = app.tasks._tasks.values()
+    assert running.job is not None
+    go.set()
+    # one loop step at a time, to stop right after the handler returned and before its end
+    # is recorded (an Event or asyncio.wait would wake only after that)
+    while not running.job.done():  # noqa: ASYNC110
+        await asyncio.sleep(0)
+    assert not running.record.terminal
+    ack = await client.result("tasks/cancel", {"taskId": task_id})
+    assert ack["resultType"] == "complete"
+    done = await settle(client, task_id, "completed")
+    assert done["result"]["content"] == [{"type": "text", "text": "the work is done"}]
