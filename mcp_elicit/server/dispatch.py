@@ -216,6 +216,7 @@ class Dispatch(Catalog):
             offered=frozenset(flag for kind, flag in offered.items() if kind in caps),
             resources="resources" in caps,
             tasks=lambda ids: self.relay.visible(ids, owner),
+            owner=owner,
         )
 
     async def _call_tool(

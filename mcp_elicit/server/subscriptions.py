@@ -14,6 +14,9 @@ Rules:
   result carrying the subscription id (graceful closure).
 * Asking for task ids needs the tasks extension (-32021); a task the listener may not see
   is left out of the acknowledgement, like a type the server does not offer.
+* At most ``max_listeners`` subscriptions are open, ``max_listeners_per_owner`` of them
+  for one principal (unauthenticated callers are one), so no one caller can take them
+  all; past either, a listen is refused with -32603 saying which.
 * Publishing never waits: a listener that has fallen ``queue_size`` notifications behind
   loses the newest ones (logged). Subscriptions live in this process; what other instances
   sharing the store publish reaches them through ``server.relay``.
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -39,10 +43,11 @@ _END = None
 
 
 class _Listener:
-    __slots__ = ("filter", "queue", "rid")
+    __slots__ = ("filter", "owner", "queue", "rid")
 
-    def __init__(self, rid: object, filter_: Filter, size: int) -> None:
+    def __init__(self, rid: object, owner: str | None, filter_: Filter, size: int) -> None:
         self.rid = rid
+        self.owner = owner
         self.filter = filter_
         self.queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue(size)
 
@@ -58,10 +63,15 @@ class _Listener:
 class Subscriptions:
     """The open subscriptions of one server process."""
 
-    def __init__(self, *, max_listeners: int = 1000, queue_size: int = 256) -> None:
+    def __init__(
+        self, *, max_listeners: int = 1000, max_listeners_per_owner: int = 100, queue_size: int = 256
+    ) -> None:
         self.max_listeners = max_listeners
+        #: How many of them one principal holds at most (unauthenticated callers are one).
+        self.max_listeners_per_owner = max_listeners_per_owner
         self.queue_size = queue_size
         self._listeners: set[_Listener] = set()
+        self._held: Counter[str | None] = Counter()
 
     def __len__(self) -> int:
         return len(self._listeners)
@@ -74,11 +84,12 @@ class Subscriptions:
         offered: frozenset[str],
         resources: bool,
         tasks: Callable[[frozenset[str]], Awaitable[Mapping[str, dict[str, Any]]]],
+        owner: str | None = None,
     ) -> dict[str, Any]:
         """Serve one ``subscriptions/listen`` until the server ends it (its result, before
         ``finish``) or the client goes (cancelled). ``offered``: the list-changed flags the
         server honours; ``tasks``: the current state of those of the given tasks the caller
-        may see."""
+        may see; ``owner``: the caller's principal (None: unauthenticated)."""
         asked = Filter.parse(call.params)
         if asked.task_ids:
             require_tasks(call.capabilities)
@@ -87,10 +98,17 @@ class Subscriptions:
                 f"Internal error: this server holds its limit of {self.max_listeners} subscriptions; "
                 "try again later"
             )
+        if self._held[owner] >= self.max_listeners_per_owner:
+            who = "unauthenticated callers hold" if owner is None else f"principal {owner!r} holds"
+            raise InternalError(
+                f"Internal error: {who} the limit of {self.max_listeners_per_owner} subscriptions "
+                "for one principal; end one (one listen can carry every notification type) or try again later"
+            )
         # Listening starts before the tasks' states are read, so a change in between is
         # queued, not lost; what the listener may not have is dropped once that is known.
-        listener = _Listener(call.id, asked, self.queue_size)
+        listener = _Listener(call.id, owner, asked, self.queue_size)
         self._listeners.add(listener)
+        self._held[owner] += 1
         try:
             visible = await tasks(asked.task_ids) if asked.task_ids else {}
             agreed = asked.agreed(offered=offered, resources=resources, visible_tasks=frozenset(visible))
@@ -104,6 +122,9 @@ class Subscriptions:
                 await channel.notify(method, stamped(params, call.id))
         finally:
             self._listeners.discard(listener)
+            self._held[owner] -= 1
+            if not self._held[owner]:
+                del self._held[owner]
         return {"_meta": {SUBSCRIPTION_ID: call.id}}
 
     def publish(self, method: str, params: Mapping[str, Any] | None = None) -> int:

@@ -309,3 +309,28 @@ async def test_a_relay_whose_store_fails_listens_again(wire: WireChecker) -> Non
     finally:
         await a.stop()
         await b.stop()
+
+
+async def test_one_principal_cannot_take_every_subscription(wire: WireChecker) -> None:
+    """Past ``max_listeners_per_owner`` open listens, a principal's next one is refused
+    (saying why) while other principals still listen; one that ends frees its slot."""
+    app = build()
+    app.subscriptions.max_listeners_per_owner = 2
+    ann = [MemoryClient(app, principal=Principal("ann"), checker=wire) for _ in range(3)]
+    bob = MemoryClient(app, principal=Principal("bob"), checker=wire)
+    first, second = (Listener(c, {"toolsListChanged": True}, rid=i) for i, c in enumerate(ann[:2], 1))
+    await first.until(1)
+    await second.until(1)
+    third = ann[2].request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    refused = await asyncio.wait_for(third, 5)
+    assert refused["error"]["code"] == -32603
+    assert "2 subscriptions" in refused["error"]["message"] and "principal" in refused["error"]["message"]
+    others = Listener(bob, {"toolsListChanged": True}, rid=4)
+    assert (await others.until(1))[0]["method"] == "notifications/subscriptions/acknowledged"
+    first.answer.cancel()
+    await eventually(lambda: len(app.subscriptions) == 2, "the cancelled listen to be gone")
+    again = Listener(ann[2], {"toolsListChanged": True}, rid=5)
+    assert (await again.until(1))[0]["method"] == "notifications/subscriptions/acknowledged"
+    app.subscriptions.close_all()
+    for listener in (second, others, again):
+        await asyncio.wait_for(listener.answer, 5)
