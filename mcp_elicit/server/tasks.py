@@ -80,13 +80,26 @@ def _whole(attribute: str, value: object, most: int | None = None, *, nullable: 
 class Running:
     """A task and what runs it: the handler's asyncio task and the questions it waits on."""
 
-    __slots__ = ("job", "record", "waiting")
+    __slots__ = ("job", "record", "stopped", "waiting")
 
     def __init__(self, record: TaskRecord) -> None:
         self.record = record
         self.job: asyncio.Future[Any] | None = None
         #: Questions waiting, by key: the question and the future its answer resolves.
         self.waiting: dict[str, tuple[Ask, asyncio.Future[Any]]] = {}
+        #: Whether the handler was cancelled already (it is cancelled once, so that the
+        #: cleanup it runs then is not cut short by a second cancellation).
+        self.stopped = False
+
+    def stop(self) -> bool:
+        """Cancel the handler, once; whether it still runs."""
+        job = self.job
+        if job is None or job.done():
+            return False
+        if not self.stopped:
+            self.stopped = True
+            job.cancel()
+        return True
 
 
 class Tasks:
@@ -274,8 +287,7 @@ class Tasks:
             return {}
         if not running.record.terminal:
             running.record.cancel(self.clock())
-            if job is not None:
-                job.cancel()
+            running.stop()
         return {}
 
     def _find(self, task_id: str, owner: str | None) -> Running:
@@ -310,7 +322,7 @@ class Tasks:
             if running.job is not None and not running.job.done():
                 if not running.record.terminal:
                     running.record.cancel(now, "The server is shutting down")
-                running.job.cancel()
+                running.stop()  # once: a handler cancelled before is left to its cleanup
                 jobs.append(running.job)
         return jobs
 
@@ -453,5 +465,8 @@ async def run_detachable(
             detach.tasks.adopt(running, job, finish)
         if running is not None and not running.record.terminal:
             running.record.cancel(detach.tasks.clock(), "The request that created it was cancelled")
-        job.cancel()
+        if running is not None:
+            running.stop()
+        else:
+            job.cancel()
         raise

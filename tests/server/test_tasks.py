@@ -925,3 +925,36 @@ async def test_a_cancel_that_comes_after_the_handler_returned_does_not_lose_its_
     assert ack["resultType"] == "complete"
     done = await settle(client, task_id, "completed")
     assert done["result"]["content"] == [{"type": "text", "text": "the work is done"}]
+
+
+@pytest.mark.parametrize("first", ["tasks/cancel", "drain"])
+async def test_a_cancelled_handler_cleans_up_undisturbed_when_the_server_stops(
+    wire: WireChecker, first: str
+) -> None:
+    """A handler is cancelled once: after ``tasks/cancel`` (or the HTTP server's drain,
+    ``tasks.stop()``), stopping the server waits for its cleanup instead of cancelling
+    it a second time in the middle of it."""
+    app = Server("cleanup")
+    started, cleaned = asyncio.Event(), asyncio.Event()
+
+    @app.tool(task="optional")
+    async def tidy(ctx: Context) -> str:
+        await ctx.start_task()
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await asyncio.sleep(0.05)  # cleanup that awaits (closing a connection, say)
+            cleaned.set()
+        return "unreachable"
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "tidy", "arguments": {}}))["taskId"]
+    await asyncio.wait_for(started.wait(), 5)
+    if first == "tasks/cancel":
+        await client.result("tasks/cancel", {"taskId": task_id})
+    else:
+        app.tasks.stop()
+    await asyncio.sleep(0)  # the handler is in its cleanup
+    await asyncio.wait_for(app.stop(), 5)
+    assert cleaned.is_set(), "the handler's cleanup was cancelled a second time"
