@@ -28,7 +28,8 @@ Rules:
   minute (one write per running task per minute, whatever the polls; no one is told,
   since nothing changed). So a task that waits for hours stays known everywhere, and
   the tasks of an instance that died are unknown everywhere 3 minutes later. The writer
-  looks at the clock at least once a second, and stops with the relay.
+  looks at the clock at least once a second, and stops with the relay, once what was
+  mirrored before is written and told (a second at most each).
 * Each change is also published, sealed the same way, once it is written (so a listen
   that starts after the message reads that state or a later one): a
   ``subscriptions/listen`` naming the task on another instance agrees to it (from the
@@ -131,6 +132,12 @@ class Relay:
             self._writer = asyncio.ensure_future(self._write(store, self._wake, self._progress))
 
     async def stop(self) -> None:
+        """Stop, once the states mirrored so far are written and told (a second at most
+        for each): the last state of a task, cancelled as the server stops or ended just
+        before, reaches the other instances instead of an older one until its lease runs out."""
+        await self.written()
+        if self._sends:
+            await asyncio.wait(list(self._sends), timeout=1.0)
         task, self._task = self._task, None
         writer, self._writer = self._writer, None
         for job in (task, writer):

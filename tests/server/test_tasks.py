@@ -958,3 +958,42 @@ async def test_a_cancelled_handler_cleans_up_undisturbed_when_the_server_stops(
     await asyncio.sleep(0)  # the handler is in its cleanup
     await asyncio.wait_for(app.stop(), 5)
     assert cleaned.is_set(), "the handler's cleanup was cancelled a second time"
+
+
+class SlowStore(MemoryStore):
+    """A memory store whose writes of the task mirror take a while, as a remote one's do."""
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        if namespace == "tasks":
+            await asyncio.sleep(0.05)
+        await super().put(namespace, key, value, ttl=ttl)
+
+
+@pytest.mark.parametrize("how", ["running", "just ended"])
+async def test_an_instance_that_stops_leaves_its_tasks_last_state_to_the_others(
+    wire: WireChecker, how: str
+) -> None:
+    """The last state of a task (cancelled by the graceful stop, or ended just before it)
+    reaches the store before the instance stops writing to it: the other instances read
+    that, not an older state until its lease runs out."""
+    a, b = build(), build()
+    store = SlowStore()
+    async with instances(b, store=store):
+        a.configure_url_mode(store=store)
+        await a.start()
+        assert a.relay.listening is not None
+        await asyncio.wait_for(a.relay.listening.wait(), 5)
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
+            "taskId"
+        ]
+        await settle(there, task_id, "input_required")
+        if how == "just ended":
+            await here.result("tasks/cancel", {"taskId": task_id})  # its own instance: at once
+        await a.stop()
+        ended = await status(there, task_id)
+        assert ended["status"] == "cancelled", ended
+        shown = "The server is shutting down" if how == "running" else "Cancelled at the client's request"
+        assert ended["statusMessage"] == shown
