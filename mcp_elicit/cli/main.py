@@ -98,7 +98,8 @@ def _parser() -> argparse.ArgumentParser:
         "--public-url",
         metavar="URL",
         help="the base of the URL-mode page links, as browsers reach this server, e.g. "
-        "https://mcp.example.com (default with --http: http://HOST:PORT of the bound address, "
+        "https://mcp.example.com (default: the server's own Server(public_url=...); else with --http: "
+        "http://HOST:PORT of the bound address, "
         "0.0.0.0 and :: read as 127.0.0.1; with --allow-host: the Host of each MCP request)",
     )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -202,7 +203,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:
     """``--store`` (else ``$MCP_ELICIT_STORE``, else the server's own) and ``--public-url``
-    (else, over HTTP reached by loopback names only, the bound address)."""
+    (else the server's own, else, over HTTP reached by loopback names only, the bound
+    address)."""
     store = args.store or os.environ.get(STORE_ENV) or None
     named = "--store" if args.store else f"${STORE_ENV}"
     try:
@@ -213,7 +215,8 @@ def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple
         server.configure_url_mode(public_url=args.public_url)
     except ConfigError as exc:
         raise CliError(f"--public-url: {exc}", exit_code=2) from None
-    if args.public_url is None and address is not None and not args.allow_host:
+    derive = args.public_url is None and server.url_mode.public_url is None  # the server's own stays
+    if derive and address is not None and not args.allow_host:
         # derived, not given: plain http off loopback (a LAN test) is warned about at start-up
         server.url_mode.configure(public_url=default_public_url(*address), from_address=True)
     if store is not None:

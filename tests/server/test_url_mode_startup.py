@@ -127,3 +127,18 @@ async def test_page_auth_or_a_single_user_is_quiet(auth: bool, caplog: pytest.Lo
         page_auth=_SignedIn() if auth else None,
     )
     assert await _warnings(server, caplog) == []
+
+
+def test_serve_keeps_the_public_url_the_server_s_code_gives() -> None:
+    """``Server(public_url=...)`` in the server's file is the operator's choice: ``serve
+    --http`` without ``--public-url`` keeps it rather than putting the bound address in its
+    place (which would send people to an address they cannot reach); ``--public-url``
+    given on the command line still wins."""
+    server = Server("s", store=MemoryStore(), public_url="https://tools.example.com")
+    _configure_url_mode(
+        server, argparse.Namespace(store=None, public_url=None, allow_host=[]), ("127.0.0.1", 8000)
+    )
+    assert server.url_mode.public_url == "https://tools.example.com"
+    given = argparse.Namespace(store=None, public_url="https://other.example.com", allow_host=[])
+    _configure_url_mode(server, given, ("127.0.0.1", 8000))
+    assert server.url_mode.public_url == "https://other.example.com"
