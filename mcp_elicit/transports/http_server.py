@@ -19,8 +19,8 @@ Rules:
   kept alive: every ``keepalive`` seconds without a write its response gets an SSE
   comment, after switching to SSE when the client accepts it, so that proxies and load
   balancers with an idle timeout do not cut it.
-* Sessions of 2025-11-25 clients are served by ``http_sessions``; responses are built by
-  ``http_exchange``.
+* POSTs are served by ``http_post``, sessions of 2025-11-25 clients by ``http_sessions``;
+  responses are built by ``http_exchange``.
 * :meth:`StreamableHTTP.begin_shutdown` (called by ``mcp-elicit serve`` as soon as the
   server is told to stop) ends every session: their standalone streams close, their
   requests still waiting (for a person, say) answer with an error, and new requests get
@@ -42,88 +42,43 @@ Rules:
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import contextvars
 import logging
-from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Final
 
 from mcp_elicit.errors import (
     ConfigError,
-    InternalError,
     InvalidRequest,
-    InvalidResponse,
-    ProtocolError,
-    UnsupportedProtocolVersion,
 )
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
+from mcp_elicit.server.auth import ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
-from mcp_elicit.telemetry import notifying
-from mcp_elicit.transports.http_bearer import app_base, authenticate, serve_metadata
+from mcp_elicit.transports.http_bearer import app_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
-    SSE_HEADERS,
     ASGIApp,
-    Exchange,
-    Message,
     Receive,
     Scope,
     Send,
     Watchlist,
-    acceptable,
-    accepted,
     error_response,
     host_only,
-    json_headers,
-    keep_alive,
-    network_attributes,
     plain,
     repeated_headers,
     route_path,
 )
-from mcp_elicit.transports.http_sessions import SessionRoutes
+from mcp_elicit.transports.http_post import SHUTTING_DOWN, LearnedBase, PostRoutes
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import pages_app
-from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.headers import VERSION_HEADER
-from mcp_elicit.wire.sse import encode_event
-from mcp_elicit.wire.versions import SUPPORTED
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 
 log = logging.getLogger("mcp_elicit.http")
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
-_SHUTTING_DOWN: Final = InternalError(
-    "Service unavailable: the server is shutting down; send the request again", http_status=503
-)
-_RUNS_USER_CODE: Final = frozenset(
-    {"tools/call", "prompts/get", "resources/read", "completion/complete", "subscriptions/listen"}
-)
 
 
-class _LearnedBase:
-    """Where the pages are, without a public URL: the base of the request being served
-    (its allow-listed Host), seen by the handler it runs and the page it serves. Never
-    another request's: with several hosts allowed, a request naming another Host must
-    not decide where a link given to someone else points."""
-
-    def __init__(self) -> None:
-        self._base: contextvars.ContextVar[str | None] = contextvars.ContextVar("pages_base", default=None)
-
-    def learn(self, base: str) -> None:
-        """``base`` for the request being served (and the handlers it starts)."""
-        self._base.set(base)
-
-    async def base_url(self) -> str:
-        base = self._base.get()
-        if base is None:
-            raise ConfigError("the pages' address is not known here: set Server(public_url=...)")
-        return base
-
-
-class StreamableHTTP(SessionRoutes):
+class StreamableHTTP(PostRoutes):
     """The ASGI app. Mount it, or run it with uvicorn (``mcp-elicit serve --http``)."""
 
     def __init__(
@@ -154,7 +109,7 @@ class StreamableHTTP(SessionRoutes):
         self.keepalive = keepalive
         #: The hosted URL-mode pages, next to the MCP endpoint.
         self._pages = pages_app(server)
-        self._learned = _LearnedBase()
+        self._learned = LearnedBase()
         if server.url_mode.page_host is None:
             server.url_mode.page_host = self._learned
         if server.url_mode.token_exchange is None:
@@ -243,7 +198,7 @@ class StreamableHTTP(SessionRoutes):
             await error_response(send, None, InvalidRequest(refusal[1], http_status=refusal[0]))
             return
         if self.draining:
-            await error_response(send, None, _SHUTTING_DOWN)
+            await error_response(send, None, SHUTTING_DOWN)
             return
         method = scope["method"]
         if method == "POST":
@@ -293,24 +248,6 @@ class StreamableHTTP(SessionRoutes):
                 return 403, f"Forbidden: origin {origin!r} is not allowed (DNS-rebinding protection)"
         return None
 
-    async def _authenticate(
-        self, scope: Scope, headers: Mapping[str, str], send: Send, body: bytes = b""
-    ) -> tuple[bool, Principal | None]:
-        if self.auth is None:
-            return True, None
-        return await authenticate(
-            self.auth,
-            self.resource_metadata,
-            self.metadata_path,
-            scope,
-            headers,
-            send,
-            body,
-            self.server.sealer,
-            self.server.url_mode.spend_proof,
-            self.server.url_mode.public_url,
-        )
-
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:
         assert self.resource_metadata is not None
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
@@ -320,213 +257,6 @@ class StreamableHTTP(SessionRoutes):
             return
         base = app_base(scope, headers, self.server.url_mode.public_url)
         await serve_metadata(self.resource_metadata, f"{base}{self.path}", scope, send)
-
-    # ---- POST ----------------------------------------------------------------
-
-    async def _post(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if ctype != "application/json":
-            await error_response(
-                send,
-                None,
-                InvalidRequest(
-                    f"Unsupported Media Type: send application/json, not {ctype or 'nothing'!r}",
-                    http_status=415,
-                ),
-            )
-            return
-        json_ok, sse_ok = acceptable(headers.get("accept", "*/*"))
-        if not (sse_ok or json_ok):
-            await error_response(
-                send,
-                None,
-                InvalidRequest(
-                    "Not Acceptable: accept application/json and text/event-stream", http_status=406
-                ),
-            )
-            return
-        declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
-            await error_response(
-                send,
-                None,
-                InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
-            )
-            return
-        event = await receive()
-        body: bytes | None
-        if event["type"] == "http.request" and not event.get("more_body", False):  # all in one
-            body = event.get("body", b"")
-            if len(body) > self.max_body:
-                body = None
-        else:
-            body = await self._read_body(receive, event)
-        if body is None:
-            await error_response(
-                send,
-                None,
-                InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
-            )
-            return
-        try:
-            message = jsonrpc.decode(body)
-        except InvalidResponse as exc:  # its id answers no request of the client's: not echoed
-            if exc.request_id is None:
-                await error_response(send, None, exc)
-                return
-            ok, principal = await self._authenticate(scope, headers, send, body)
-            if ok:
-                sid = headers.get("mcp-session-id")
-                await self._malformed_response(sid, exc.request_id, exc, principal, send)
-            return
-        except ProtocolError as exc:
-            await error_response(send, exc.request_id, exc)
-            return
-        principal = None
-        if self.auth is not None:
-            ok, principal = await self._authenticate(scope, headers, send, body)
-            if not ok:
-                return
-        modern = isinstance(message, jsonrpc.Request) and not self.server.core.is_handshake_request(
-            message, headers
-        )
-        telemetry = self.server.telemetry
-        network = network_attributes(scope) if telemetry is not None and telemetry.active else None
-        sid = headers.get("mcp-session-id")
-        if sid is not None and not modern:
-            await self._in_session(
-                sid, message, headers, principal, sse_ok, receive, send, network, json_ok=json_ok
-            )
-            return
-        if isinstance(message, jsonrpc.Notification):  # outside a session: nothing to do but take it
-            version = headers.get(VERSION_HEADER)
-            if version is not None and version.strip() not in SUPPORTED:
-                refused = UnsupportedProtocolVersion.for_version(version.strip(), SUPPORTED)
-                await error_response(send, None, refused)
-                return
-            with notifying(telemetry, message.method, message.params, incoming=True, network=network):
-                await accepted(send)
-            return
-        if not isinstance(message, jsonrpc.Request):
-            await error_response(
-                send, None, InvalidRequest("Invalid request: a client may not POST JSON-RPC responses here")
-            )
-            return
-        if message.method == "initialize" and not modern:
-            payload, session, status = self.server.open_session(message, principal)
-            if session is not None:
-                session.network = network_attributes(scope)
-            extra = [(b"mcp-session-id", session.id.encode("ascii"))] if session is not None else []
-            if json_ok or status != 200:
-                head, body = json_headers(payload), payload
-            else:  # the client takes SSE only
-                head, body = SSE_HEADERS, encode_event(payload)
-            await send({"type": "http.response.start", "status": status, "headers": [*head, *extra]})
-            await send({"type": "http.response.body", "body": body})
-            return
-        if message.method == "subscriptions/listen" and not sse_ok:
-            await error_response(
-                send,
-                message.id,
-                InvalidRequest(
-                    "Not Acceptable: subscriptions/listen streams its notifications; accept text/event-stream",
-                    http_status=406,
-                ),
-            )
-            return
-        exchange = Exchange(send, sse_ok, json_ok)
-        if message.method in _RUNS_USER_CODE:
-            await self._run_watched(
-                exchange,
-                message,
-                receive,
-                self.server.respond(
-                    message, channel=exchange, principal=principal, headers=headers, network=network
-                ),
-            )
-        else:
-            payload, status = await self.server.respond(
-                message, channel=exchange, principal=principal, headers=headers, network=network
-            )
-            await exchange.reply(payload, status)
-
-    async def _run_watched(
-        self,
-        exchange: Exchange,
-        message: jsonrpc.Request,
-        receive: Receive,
-        work: Awaitable[tuple[bytes | None, int]],
-    ) -> None:
-        """Run a request that executes user code; a closed connection cancels it, and a
-        long silence gets keep-alive comments.
-
-        The watch for the disconnect (and the keep-alive) starts only once the request
-        has run for ``watch_after`` seconds (up to twice that, see :class:`Watchlist`):
-        most requests finish sooner, and a watching task per request would cost more than
-        the MCP work itself."""
-        task = asyncio.current_task()
-        assert task is not None
-        watcher: asyncio.Future[None] | None = None
-        pinger: asyncio.Future[None] | None = None
-        period = self.keepalive
-
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            exchange.dropped(task)
-
-        def start_watching() -> None:
-            nonlocal watcher, pinger
-            if not exchange.closed:
-                watcher = asyncio.ensure_future(watch())
-                if period is not None and exchange.sse_ok:
-                    pinger = asyncio.ensure_future(keep_alive(exchange, period))
-
-        watchlist = self._watchlist
-        watchlist.add(start_watching)
-        try:
-            payload, status = await work
-            if pinger is not None:  # no comment after the answer: stop before writing it
-                pinger.cancel()
-            if payload is None:
-                await exchange.end()
-            else:
-                await exchange.reply(payload, status)
-        except asyncio.CancelledError:
-            if exchange.gone:
-                log.info(
-                    "request %r (%s) cancelled: the client closed the connection", message.id, message.method
-                )
-                task.uncancel()
-            elif self.draining and not exchange.closed:
-                # the server stops and this request ran out of grace: say so, in JSON-RPC
-                log.info("request %r (%s) cut short by the shutdown", message.id, message.method)
-                task.uncancel()
-                await exchange.reply(jsonrpc.encode_error(message.id, _SHUTTING_DOWN), 503)
-            else:
-                raise
-        finally:
-            watchlist.discard(start_watching)
-            if watcher is not None:
-                watcher.cancel()
-            if pinger is not None:
-                pinger.cancel()
-
-    async def _read_body(self, receive: Receive, message: Message) -> bytes | None:
-        """The request body, from its first event ``message`` on; None when over ``max_body``."""
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            if message["type"] == "http.disconnect":
-                return b""
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-            message = await receive()
 
     @contextlib.asynccontextmanager
     async def lifespan(self, parent: object = None) -> AsyncIterator[None]:
