@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import importlib
-import ipaddress
 import logging
 import re
 import secrets
@@ -44,6 +43,7 @@ import orjson
 
 from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError
 from mcp_elicit.sealing import Binding
+from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.vault import Vault
 from mcp_elicit.stores.base import Store
 
@@ -101,14 +101,8 @@ def _check_url(what: str, url: str) -> None:
     parts = urllib.parse.urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return
-    if parts.scheme == "http" and parts.hostname:
-        host = parts.hostname
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = host == "localhost"
-        if loopback:
-            return
+    if parts.scheme == "http" and loopback_host(parts.hostname):
+        return
     raise ConfigError(f"{what} {url!r}: expected an https:// URL (plain http only on loopback)")
 
 

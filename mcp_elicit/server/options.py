@@ -1,20 +1,24 @@
-"""Checks of a server's configured options: durations, counts and choices.
+"""Checks of a server's configured options: durations, counts, choices and addresses.
 
 Rules: a value that is not what its option means is a ``ConfigError`` naming the option
 and the value when it is configured, never a crash or a silent misbehaviour on first use
 (a NaN timeout that never fires, a page size of 0 that lists nothing, ``True`` read as
 1). ``bool`` is never a number here. Durations are finite seconds; counts are whole
-numbers; wire integers stay within I-JSON's exact range.
+numbers; wire integers stay within I-JSON's exact range. A loopback host is a loopback
+IP address or ``localhost``; a URL is in cleartext when it is plain ``http://`` to any
+other host (where pages taking secrets, or an OAuth provider, must use https).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
+import urllib.parse
 from collections.abc import Collection
 
 from mcp_elicit.errors import ConfigError
 
-__all__ = ["MOST_MS", "milliseconds", "one_of", "seconds", "whole"]
+__all__ = ["MOST_MS", "cleartext", "loopback_host", "milliseconds", "one_of", "seconds", "whole"]
 
 #: The largest integer every JSON reader keeps exact (RFC 7493): the bound of wire integers.
 MOST_MS = 2**53 - 1
@@ -71,3 +75,19 @@ def one_of(option: str, value: object, choices: Collection[str]) -> str:
     if isinstance(value, str) and value in choices:
         return value
     raise ConfigError(f"{option} {value!r}: expected one of {', '.join(repr(c) for c in sorted(choices))}")
+
+
+def loopback_host(host: str | None) -> bool:
+    """True for a loopback IP address (``127.0.0.1``, ``::1``...) or ``localhost``."""
+    if not host:
+        return False
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
+
+
+def cleartext(url: str) -> bool:
+    """True for a plain ``http://`` URL whose host is not loopback."""
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme.lower() == "http" and not loopback_host(parts.hostname)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
-import ipaddress
 import logging
 import time
 import urllib.parse
@@ -44,6 +43,7 @@ from mcp_elicit.errors import ConfigError, MissingClientCapability
 from mcp_elicit.server.context import check_url
 from mcp_elicit.server.flows import Flow, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
+from mcp_elicit.server.options import cleartext
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
 
@@ -447,18 +447,6 @@ def _public_base(url: str, *, from_address: bool = False) -> str:
             "only on loopback (127.0.0.1, [::1], localhost)"
         )
     return text.rstrip("/")
-
-
-def cleartext(url: str) -> bool:
-    """True for a plain ``http://`` URL whose host is not loopback."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme.lower() != "http":
-        return False
-    host = parts.hostname or ""
-    try:
-        return not ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host != "localhost"
 
 
 def _outcome(flow: Flow | None) -> Literal["accept", "decline", "cancel"] | None:

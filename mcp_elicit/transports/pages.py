@@ -41,7 +41,6 @@ import asyncio
 import hashlib
 import hmac
 import html
-import ipaddress
 import logging
 import re
 import socket
@@ -57,6 +56,7 @@ from starlette.routing import Route
 from mcp_elicit.errors import ConfigError, OAuthError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.flows import Flow, FlowStatus
+from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
 
@@ -128,15 +128,6 @@ def _set_flow_cookie(
     )
 
 
-def _loopback(host: str | None) -> bool:
-    if host is None:
-        return False
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
-
-
 def pages_app(server: Server) -> Starlette:
     """The pages of ``server``'s URL-mode flows."""
     url_mode = server.url_mode
@@ -167,7 +158,7 @@ def pages_app(server: Server) -> Starlette:
                 )
             return None
         client = request.client.host if request.client else None
-        if not _loopback(client):
+        if not loopback_host(client):
             return _refusal(
                 403, "Not available", "This page can only be opened on the machine running the server."
             )
