@@ -180,6 +180,8 @@ class Tasks:
         ``owner``'s."""
         now = self.clock()
         self._sweep(now)
+        if len(self._tasks) >= self.max_tasks or self._held[owner] >= self.max_tasks_per_owner:
+            self._sweep(now, force=True)  # a limit reached: what expired since the last sweep frees room
         if len(self._tasks) >= self.max_tasks:
             log.warning("%d tasks are held (the limit): a tool call goes on in place", len(self._tasks))
             return None
@@ -301,9 +303,9 @@ class Tasks:
             raise InvalidParams(f"Invalid params: no task {task_id!r} (unknown, expired, or not yours)")
         return running
 
-    def _sweep(self, now: float) -> None:
-        """Forget the expired tasks (at most once a second: it walks them all)."""
-        if now - self._swept < 1.0 and now >= self._swept:
+    def _sweep(self, now: float, *, force: bool = False) -> None:
+        """Forget the expired tasks (at most once a second unless ``force``: it walks them all)."""
+        if not force and now - self._swept < 1.0 and now >= self._swept:
             return
         self._swept = now
         for task_id in [t for t, r in self._tasks.items() if r.record.expired(now)]:

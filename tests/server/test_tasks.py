@@ -353,6 +353,21 @@ async def test_past_the_task_limit_a_call_goes_on_in_place(wire: WireChecker) ->
     assert len(app.tasks) == 1
 
 
+async def test_a_task_that_expired_since_the_last_sweep_frees_its_slot_at_once(wire: WireChecker) -> None:
+    """Expired tasks are swept at most once a second, but a call that finds the limit
+    reached sweeps first: an expired task never keeps a later call from being a task."""
+    now = [1_000_000.0]
+    app = build(clock=lambda: now[0], task_ttl=0.1)
+    app.tasks.max_tasks = 1
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    fails = {"name": "broken", "arguments": {"how": "tool"}}
+    ended = (await client.result("tools/call", fails))["taskId"]
+    await settle(client, ended, "completed")
+    now[0] += 0.2  # expired, well within a second of the last sweep
+    assert (await client.result("tools/call", fails))["resultType"] == "task"
+    assert len(app.tasks) == 1
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [
