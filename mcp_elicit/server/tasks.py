@@ -25,7 +25,9 @@ Rules:
   or its handler had returned or raised (its end is recorded as it is: a finished
   handler's result is never thrown away).
   So does the cancellation of the request that made the task before it answered (its
-  client went away): no one knows the task's id.
+  client went away): no one knows the task's id. A handler that catches its
+  cancellation and then asks is cancelled again at that question (no one answers a
+  cancelled task).
 * A task runs in this process: each is kept until its ttl has passed since it was created
   and since it ended; past ``max_tasks`` held, or ``max_tasks_per_owner`` held for its
   principal (unauthenticated callers count as one), a call goes on in place instead, and
@@ -391,6 +393,10 @@ class TaskAsker(InPlaceAsker):
     async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
         """Park the task on ``ask`` under a fresh key until its answer comes."""
         running, record = self.running, self.running.record
+        if running.stopped or record.terminal:
+            # cancelled (or ended) already, and the handler caught that and asks anyway:
+            # no client will answer a cancelled task, so it is cancelled again at once
+            raise asyncio.CancelledError(f"task {record.task_id} was cancelled; it asks nobody")
         key = _fresh(ask.key, record.issued)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         running.waiting[key] = (ask, future)

@@ -498,6 +498,43 @@ async def test_a_handler_that_fails_while_being_cancelled_leaves_the_task_cancel
     assert (await status(client, task_id))["status"] == "cancelled"
 
 
+async def test_a_handler_that_asks_after_swallowing_its_cancellation_is_not_left_waiting(
+    wire: WireChecker,
+) -> None:
+    """A cancelled task asks nobody: a handler that catches its cancellation and then asks
+    is cancelled again at once, rather than waiting ``ask_timeout`` for an answer no client
+    can give (the task is ``cancelled``, its questions are never shown)."""
+    app = Server("stubborn")
+    app.tasks.ask_timeout = 600.0
+    started, asked = asyncio.Event(), asyncio.Event()
+    outcome: list[str] = []
+
+    @app.tool(task="optional")
+    async def stubborn(ctx: Context) -> str:
+        await ctx.start_task()
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            asked.set()
+            try:
+                await ctx.elicit("Clean up anyway?", Form(go=Boolean()))
+            except asyncio.CancelledError:
+                outcome.append("cancelled")
+                raise
+        return "unreachable"
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "stubborn", "arguments": {}}))["taskId"]
+    await asyncio.wait_for(started.wait(), 5)
+    await client.result("tasks/cancel", {"taskId": task_id})
+    await asyncio.wait_for(asked.wait(), 5)
+    await eventually(lambda: outcome == ["cancelled"], "the question to be refused")
+    task = await status(client, task_id)
+    assert task["status"] == "cancelled"
+    assert "inputRequests" not in task
+
+
 # ---- several instances sharing a store ----------------------------------------------------
 
 
