@@ -75,12 +75,13 @@ async def run_replayed(
     ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
     it returns False when that token was redeemed before (on any instance). With ``spend``,
     answers that come without a ``requestState`` count for nothing: the round runs as a
-    first call, so leaving the spent state out cannot replay a one-time action."""
+    first call, so leaving the spent state out cannot replay a one-time action. A
+    ``requestState`` of null is no state."""
     binding: Binding | None = None
-    if "requestState" in params:
+    if params.get("requestState") is not None:
         binding = binding_for(method, params, principal)
         replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
-        if spend is not None and not await spend(str(params["requestState"])):
+        if spend is not None and not await spend(params["requestState"]):
             raise InvalidRequestState("replayed single-use state")
     else:
         if spend is not None:

@@ -103,3 +103,21 @@ async def test_ordinary_tools_still_take_answers_without_a_state(store: Store, w
     a = MemoryClient(instance(store), checker=wire)
     lenient = {"name": "ordinary", "inputResponses": {"confirm": {"action": "decline"}}}
     assert (await a.result("tools/call", lenient))["content"][0]["text"] == "decline"
+
+
+async def test_a_null_state_counts_as_no_state_for_a_single_use_tool(store: Store, wire: WireChecker) -> None:
+    """``"requestState": null`` is no state: the answers beside it do not reach a
+    single-use tool (they did, once per store, as if a state had been redeemed)."""
+    a = MemoryClient(instance(store), checker=wire)
+    params: dict[str, Any] = {
+        "name": "pay",
+        "arguments": {"amount": 20},
+        "inputResponses": {"confirm": {"action": "accept", "content": {"ok": True}}},
+        "requestState": None,
+    }
+    PAID.clear()
+    for _ in range(2):
+        response = await a.request("tools/call", params, malformed=True)
+        assert response["result"]["resultType"] == "input_required"
+        assert list(response["result"]["inputRequests"]) == ["confirm"]
+    assert PAID == [], "answers without a state ran the one-time action"
