@@ -27,7 +27,8 @@ Rules:
 * The state is sealed (AEAD) and bound to the method, the target, the arguments and the
   principal; any failure to open it is ``InvalidRequestState``. A request that completes
   in one round carries no state.
-* Limits come first: an oversized ``inputResponses`` is refused before anything else.
+* Limits come first: an oversized ``inputResponses`` (too many entries, bytes or levels
+  of nesting) is refused with -32602 before anything else.
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ LIST_ROOTS: Final = "roots/list"
 _FORM_FINGERPRINTS: dict[tuple[str, object, object], str] = {}
 MAX_INPUT_RESPONSES_BYTES: Final = 256 * 1024
 MAX_INPUT_RESPONSES: Final = 64
+#: Levels of nesting an ``inputResponses`` value may have: well within what the state's
+#: encoder takes (about 250), which the answers it records must pass through again.
+MAX_INPUT_RESPONSES_DEPTH: Final = 64
 _STATE_VERSION: Final = 1
 
 
@@ -186,14 +190,15 @@ class Replay:
             if not isinstance(responses, dict):
                 problem = "inputResponses must be an object mapping each input request key to its result"
             else:
-                if (
-                    len(responses) > MAX_INPUT_RESPONSES
-                    or len(orjson.dumps(responses)) > MAX_INPUT_RESPONSES_BYTES
-                ):
+                if len(responses) > MAX_INPUT_RESPONSES:
+                    raise _too_large()
+                if _too_deep(responses, MAX_INPUT_RESPONSES_DEPTH):
                     raise InvalidParams(
-                        f"Invalid params: inputResponses is too large (at most {MAX_INPUT_RESPONSES} entries "
-                        f"and {MAX_INPUT_RESPONSES_BYTES} bytes)"
+                        "Invalid params: inputResponses is nested too deeply (at most "
+                        f"{MAX_INPUT_RESPONSES_DEPTH} levels of objects and arrays)"
                     )
+                if len(orjson.dumps(responses)) > MAX_INPUT_RESPONSES_BYTES:
+                    raise _too_large()
                 fresh = responses
         token = params.get("requestState")
         if token is None:
@@ -279,6 +284,29 @@ class Replay:
             result["inputRequests"] = requests
         result["requestState"] = sealer.seal(payload, binding, now=now)
         return result
+
+
+def _too_large() -> InvalidParams:
+    return InvalidParams(
+        f"Invalid params: inputResponses is too large (at most {MAX_INPUT_RESPONSES} entries "
+        f"and {MAX_INPUT_RESPONSES_BYTES} bytes)"
+    )
+
+
+def _too_deep(value: object, limit: int) -> bool:
+    """Whether ``value`` (decoded JSON) nests objects and arrays more than ``limit`` deep."""
+    level: list[object] = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for node in level
+            if isinstance(node, dict | list)
+            for child in (node.values() if isinstance(node, dict) else node)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def check_answer(ask: Ask, raw: object) -> Any:

@@ -10,10 +10,12 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
+import orjson
 import pytest
 
 from mcp_elicit import Context, Field, Form, Principal, Server, String
 from mcp_elicit.sealing import KeyRing
+from mcp_elicit.wire import jsonrpc
 
 from support.memory import MemoryClient, SessionClient, accept
 from support.wire import WireChecker
@@ -520,3 +522,60 @@ async def test_on_a_session_the_class_s_refusal_is_asked_again_too(wire_2025: Wi
     assert result["content"][0]["text"] == "2026-12-30 to 2026-12-31"
     second = [m for m in client.asked if m.get("method") == "elicitation/create"][1]
     assert "the day you leave must come after the day you arrive" in second["params"]["message"]
+
+
+def _nested(levels: int) -> str:
+    return "[" * levels + "1" + "]" * levels
+
+
+async def _send_text(client: MemoryClient, method: str, params: dict[str, Any], swap: dict[str, str]) -> Any:
+    """Send a request whose JSON is written out here (``swap`` puts raw JSON in place of
+    string placeholders): values nested deeper than an encoder goes can still arrive."""
+    body = {**params, "_meta": client.meta()}
+    text = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": body}).decode()
+    for placeholder, raw in swap.items():
+        text = text.replace(f'"{placeholder}"', raw)
+    decoded = jsonrpc.decode(text)
+    assert isinstance(decoded, jsonrpc.Request)
+    payload, _ = await client.server.respond(decoded, channel=client)
+    response = orjson.loads(payload)
+    assert client.checker is not None
+    client.checker.response(method, response)
+    return response
+
+
+@pytest.mark.parametrize(
+    ("name", "answers"),
+    [
+        ("book", {"elicit-1": {"action": "accept", "content": BOOKING, "x": "DEEP"}}),
+        (
+            "sample_then_ask",
+            {
+                "sample-1": {
+                    "role": "assistant",
+                    "model": "m",
+                    "content": {"type": "text", "text": "hi"},
+                    "_meta": {"x": "DEEP"},
+                }
+            },
+        ),
+    ],
+)
+@pytest.mark.parametrize("levels", [250, 300])
+async def test_deeply_nested_input_responses_are_refused(
+    wire: WireChecker, name: str, answers: dict[str, Any], levels: int
+) -> None:
+    app = build()
+
+    @app.tool()
+    async def sample_then_ask(ctx: Context) -> str:
+        await ctx.sample("Say hi", max_tokens=5)
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return answer.action
+
+    client = MemoryClient(app, checker=wire, capabilities={"elicitation": {}, "sampling": {}})
+    params = {"name": name, "arguments": {"restaurant": "N"}, "inputResponses": answers}
+    response = await _send_text(client, "tools/call", params, {"DEEP": _nested(levels)})
+    assert response["error"]["code"] == -32602
+    assert "inputResponses" in response["error"]["message"]
+    assert "nested" in response["error"]["message"]
