@@ -317,6 +317,11 @@ class StateSealer:
         return self._server_id
 
     @property
+    def max_payload(self) -> int:
+        """The largest payload, in bytes, that :meth:`seal` fits in a token."""
+        return self._max_payload
+
+    @property
     def ttl(self) -> float:
         """The default lifetime of a token, in seconds."""
         return self._ttl

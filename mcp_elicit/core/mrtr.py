@@ -26,7 +26,9 @@ Rules:
   the questions answers them in its first call).
 * The state is sealed (AEAD) and bound to the method, the target, the arguments and the
   principal; any failure to open it is ``InvalidRequestState``. A request that completes
-  in one round carries no state.
+  in one round carries no state. Answers too large for the state together (each may be
+  within the ``inputResponses`` limit) fail the request with -32602 saying so; what the
+  handler remembers (``ctx.remember``) grown too large is -32603 saying so.
 * Limits come first: an oversized ``inputResponses`` (too many entries, bytes or levels
   of nesting) is refused with -32602 before anything else.
 """
@@ -279,6 +281,17 @@ class Replay:
                 **({"m": self.memo} if self.memo else {}),
             }
         )
+        if len(payload) > sealer.max_payload:
+            answered = len(orjson.dumps(self.answers))
+            if answered <= sealer.max_payload // 2:  # not the answers: what the handler remembers
+                raise InternalError(
+                    f"Internal error: the values the handler remembers take {len(payload) - answered} bytes, "
+                    f"more than a requestState carries ({sealer.max_payload})"
+                )
+            raise InvalidParams(
+                f"Invalid params: the answers given so far take {answered} bytes, more than a requestState "
+                f"carries ({sealer.max_payload} bytes); answer with less"
+            )
         result: dict[str, Any] = {"resultType": "input_required"}
         if requests:
             result["inputRequests"] = requests

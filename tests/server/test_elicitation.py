@@ -579,3 +579,33 @@ async def test_deeply_nested_input_responses_are_refused(
     assert response["error"]["code"] == -32602
     assert "inputResponses" in response["error"]["message"]
     assert "nested" in response["error"]["message"]
+
+
+async def test_answers_too_large_for_the_state_are_refused_with_a_reason(client: MemoryClient) -> None:
+    """An answer within the inputResponses limit but too large to carry in the next
+    round's requestState fails the request with -32602 saying so (it was an internal
+    error); a smaller answer then goes through. A handler remembering too much is the
+    server's own fault: -32603 saying what."""
+    long_name = {"name": {"action": "accept", "content": {"name": "x" * 100_000}}}
+    response = await client.request(
+        "tools/call", {"name": "wizard", "inputResponses": long_name}, malformed=True
+    )
+    assert response["error"]["code"] == -32602
+    message = response["error"]["message"]
+    assert "requestState" in message and "answer" in message and "bytes" in message
+    short_name = {"name": {"action": "accept", "content": {"name": "x" * 1000}}}
+    again = await client.request(
+        "tools/call", {"name": "wizard", "inputResponses": short_name}, malformed=True
+    )
+    assert list(again["result"]["inputRequests"]) == ["color"]
+    app = build()
+
+    @app.tool()
+    async def hoarder(ctx: Context) -> str:
+        ctx.remember("bulk", lambda: "y" * 100_000)
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        return answer.action
+
+    own_fault = await MemoryClient(app, checker=client.checker).request("tools/call", {"name": "hoarder"})
+    assert own_fault["error"]["code"] == -32603
+    assert "the handler remembers" in own_fault["error"]["message"]
