@@ -194,13 +194,15 @@ class Replay:
             else:
                 if len(responses) > MAX_INPUT_RESPONSES:
                     raise _too_large()
-                if _too_deep(responses, MAX_INPUT_RESPONSES_DEPTH):
-                    raise InvalidParams(
-                        "Invalid params: inputResponses is nested too deeply (at most "
-                        f"{MAX_INPUT_RESPONSES_DEPTH} levels of objects and arrays)"
-                    )
-                if len(orjson.dumps(responses)) > MAX_INPUT_RESPONSES_BYTES:
+                try:
+                    size = len(orjson.dumps(responses))
+                except orjson.JSONEncodeError:  # nested past what the encoder takes
+                    raise _too_deep_error() from None
+                if size > MAX_INPUT_RESPONSES_BYTES:
                     raise _too_large()
+                # each level takes two bytes at least ("[]"): a short value cannot be too deep
+                if size > 2 * MAX_INPUT_RESPONSES_DEPTH and _too_deep(responses, MAX_INPUT_RESPONSES_DEPTH):
+                    raise _too_deep_error()
                 fresh = responses
         token = params.get("requestState")
         if token is None:
@@ -303,6 +305,13 @@ def _too_large() -> InvalidParams:
     return InvalidParams(
         f"Invalid params: inputResponses is too large (at most {MAX_INPUT_RESPONSES} entries "
         f"and {MAX_INPUT_RESPONSES_BYTES} bytes)"
+    )
+
+
+def _too_deep_error() -> InvalidParams:
+    return InvalidParams(
+        "Invalid params: inputResponses is nested too deeply (at most "
+        f"{MAX_INPUT_RESPONSES_DEPTH} levels of objects and arrays)"
     )
 
 
