@@ -8,7 +8,10 @@ error its id allows; a request outside a session goes to ``Server.respond``; a n
 outside a session is taken (202). A request that runs user code (a tool, a prompt, a
 resource read, a completion, a listen) is cancelled when its client goes away, and a long
 silence on its SSE response gets keep-alive comments; a request cut short by the shutdown
-is answered 503 in JSON-RPC. Without a public URL, the page links a request's handler
+is answered 503 in JSON-RPC. A body that comes in several pieces must be complete within
+``body_timeout`` seconds of the first: else 408 (-32600) and the connection closes, so a
+client that stalls mid-body (slowloris) holds nothing. A body read in one piece, the
+usual case, runs no timer. Without a public URL, the page links a request's handler
 makes start with that request's own allow-listed Host (``LearnedBase``).
 """
 
@@ -88,6 +91,7 @@ class PostRoutes(SessionRoutes):
     """The POST half of ``StreamableHTTP`` (a mixin: the app sets up what it declares)."""
 
     max_body: int
+    body_timeout: float | None
     auth: TokenVerifier | None
     resource_metadata: ResourceMetadata | None
     metadata_path: str
@@ -149,8 +153,13 @@ class PostRoutes(SessionRoutes):
             body = event.get("body", b"")
             if len(body) > self.max_body:
                 body = None
-        else:
-            body = await self._read_body(receive, event)
+        else:  # in pieces: only this path is timed (a timer per request costs)
+            try:
+                async with asyncio.timeout(self.body_timeout):
+                    body = await self._read_body(receive, event)
+            except TimeoutError:
+                await self._body_too_slow(send)
+                return
         if body is None:
             await error_response(
                 send,
@@ -301,6 +310,18 @@ class PostRoutes(SessionRoutes):
                 watcher.cancel()
             if pinger is not None:
                 pinger.cancel()
+
+    async def _body_too_slow(self, send: Send) -> None:
+        """408, and the connection closed: the rest of the body is not waited for."""
+        seconds = f"{self.body_timeout:g}"
+        refused = InvalidRequest(
+            f"Request body not received within {seconds} s: send it again, at once", http_status=408
+        )
+        log.info("a request body did not arrive within %s s: answered 408", seconds)
+        body = jsonrpc.encode_error(None, refused)
+        headers = [*json_headers(body), (b"connection", b"close")]
+        await send({"type": "http.response.start", "status": 408, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     async def _read_body(self, receive: Receive, message: Message) -> bytes | None:
         """The request body, from its first event ``message`` on; None when over ``max_body``."""

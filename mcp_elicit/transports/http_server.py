@@ -6,7 +6,10 @@ Rules:
   protection); a bad Host is 421, a bad Origin 403. A header the server acts on sent
   twice with different values is 400 (``repeated_headers``).
 * A POST carries one JSON-RPC message as ``application/json``, at most ``max_body``
-  bytes (413 beyond, checked on Content-Length before reading and while reading).
+  bytes (413 beyond, checked on Content-Length before reading and while reading). A body
+  that comes in several pieces must be complete within ``body_timeout`` seconds (30) of
+  its first piece, else 408 (-32600) and the connection closes: a client that stalls or
+  trickles mid-body holds no request. ``body_timeout=None`` waits for ever.
 * A request is answered with one JSON object, unless its handler sends notifications
   first (progress, logs): then the response becomes an SSE stream scoped to that request,
   the notifications flushed as they happen and the result last. A client that does not
@@ -94,9 +97,18 @@ class StreamableHTTP(PostRoutes):
         keepalive: float | None = 15.0,
         watch_after: float = 0.05,
         resume_within: float = 60.0,
+        body_timeout: float | None = 30.0,
     ) -> None:
         if keepalive is not None and not 0.0 < keepalive < float("inf"):
             raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
+        if body_timeout is not None and (
+            isinstance(body_timeout, bool)
+            or not isinstance(body_timeout, (int, float))
+            or not 0.0 < body_timeout < float("inf")
+        ):
+            raise ConfigError(
+                f"body_timeout must be a positive number of seconds or None, not {body_timeout!r}"
+            )
         if not 0.0 < resume_within < float("inf"):
             raise ConfigError(f"resume_within must be a positive number of seconds, not {resume_within!r}")
         #: Seconds a 2025-11-25 session request waits for its client to resume a dropped
@@ -119,6 +131,9 @@ class StreamableHTTP(PostRoutes):
         self._any_host = "*" in hosts
         self._hosts = frozenset(host_only(x) for x in hosts)
         self.max_body = max_body
+        #: Seconds a request body sent in several pieces has to arrive in full, counted
+        #: from its first piece (408 beyond; None: no limit).
+        self.body_timeout = body_timeout
         self.auth = auth if auth is not None else server.auth
         #: Where clients get tokens (RFC 9728), published at ``metadata_path``.
         self.resource_metadata = (

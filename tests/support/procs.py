@@ -248,9 +248,11 @@ class InProcess:
 
 
 @contextlib.asynccontextmanager
-async def uvicorn_server(app: Any, *, lifespan: str = "off", root_path: str = "") -> AsyncIterator[InProcess]:
-    """Serve the ASGI ``app`` on a fresh 127.0.0.1 port in this event loop (``lifespan``
-    and ``root_path`` as uvicorn's options)."""
+async def uvicorn_server(
+    app: Any, *, lifespan: str = "off", root_path: str = "", http: str = "h11"
+) -> AsyncIterator[InProcess]:
+    """Serve the ASGI ``app`` on a fresh 127.0.0.1 port in this event loop (``lifespan``,
+    ``root_path`` and ``http``, the HTTP parser, as uvicorn's options)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
@@ -261,7 +263,7 @@ async def uvicorn_server(app: Any, *, lifespan: str = "off", root_path: str = ""
         lifespan=lifespan,
         root_path=root_path,
         ws="none",
-        http="h11",
+        http=http,
         loop="asyncio",
         timeout_graceful_shutdown=2,
     )
