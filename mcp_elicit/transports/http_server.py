@@ -9,7 +9,8 @@ Rules:
   bytes (413 beyond, checked on Content-Length before reading and while reading). A body
   that comes in several pieces must be complete within ``body_timeout`` seconds (30) of
   its first piece, else 408 (-32600) and the connection closes: a client that stalls or
-  trickles mid-body holds no request. ``body_timeout=None`` waits for ever.
+  trickles mid-body holds no request. ``body_timeout=None`` waits for ever. The URL-mode
+  pages' forms get the same limit (408 as a page).
 * A request is answered with one JSON object, unless its handler sends notifications
   first (progress, logs): then the response becomes an SSE stream scoped to that request,
   the notifications flushed as they happen and the result last. A client that does not
@@ -120,7 +121,7 @@ class StreamableHTTP(PostRoutes):
         #: standalone stream, and the response of a request still running (None: never).
         self.keepalive = keepalive
         #: The hosted URL-mode pages, next to the MCP endpoint.
-        self._pages = pages_app(server)
+        self._pages = pages_app(server, body_timeout=body_timeout)
         self._learned = LearnedBase()
         if server.url_mode.page_host is None:
             server.url_mode.page_host = self._learned

@@ -16,6 +16,8 @@ Rules:
 * ``POST`` carries the browser's cookie and a CSRF token derived from it; the secret goes
   straight into the vault (sealed) and is never logged, echoed or put in a redirect. The
   flow is looked at again once the form is read: one that ended meanwhile keeps nothing.
+  A form not received in full within ``body_timeout`` seconds (30; the app's own under
+  ``StreamableHTTP``) is answered 408 and its connection closed; the flow stays open.
 * Third-party sign-in (flows of kind ``oauth``): the claimed page offers "Continue to
   <provider>"; ``GET …/flows/{id}/start`` (flow cookie and same user again) starts one
   authorization request (PKCE S256, a new single-use ``state``) and redirects (303) to the
@@ -61,6 +63,9 @@ from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
 
 __all__ = ["LoopbackPages", "pages_app"]
+
+#: Seconds a form POSTed to a page has to arrive in full (408 beyond).
+BODY_TIMEOUT: Final = 30.0
 
 log = logging.getLogger("mcp_elicit.pages")
 
@@ -128,8 +133,9 @@ def _set_flow_cookie(
     )
 
 
-def pages_app(server: Server) -> Starlette:
-    """The pages of ``server``'s URL-mode flows."""
+def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> Starlette:
+    """The pages of ``server``'s URL-mode flows; a form must arrive within
+    ``body_timeout`` seconds (None: no limit)."""
     url_mode = server.url_mode
 
     def whose(flow: Flow) -> str:
@@ -292,7 +298,18 @@ def pages_app(server: Server) -> Starlette:
         return _done(flow)
 
     async def submit(request: Request, flow: Flow, cookie: str) -> Response:
-        form = await _form(request)
+        try:
+            async with asyncio.timeout(body_timeout):
+                form = await _form(request)
+        except TimeoutError:
+            log.info("flow %s: the form did not arrive within %s s", flow.id[:6], body_timeout)
+            return _page(
+                "Please try again",
+                "<h1>Please try again</h1><p>The form took too long to arrive. Nothing was saved. "
+                "Reload the page and send it again.</p>",
+                408,
+                {"Connection": "close"},
+            )
         if form is None:
             return _refusal(400, "Please try again", "The form could not be read.")
         if not hmac.compare_digest(str(form.get("csrf", "")), _csrf(cookie, flow.id)):

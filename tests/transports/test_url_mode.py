@@ -850,3 +850,49 @@ async def test_a_secret_posted_while_the_request_gives_up_is_not_kept(
         assert "Saved" not in done.text
         assert "Cancelled" in done.text
         assert await app.url_mode.vault.get("vault", "example_api_key", None) is None
+
+
+async def test_a_form_whose_body_stalls_is_refused_and_a_later_one_saves(wire: WireChecker) -> None:
+    """The person's browser (or anything holding its cookie) sends the form's headers and
+    part of the body, then nothing: the page answers 408 after the app's ``body_timeout``
+    and closes the connection, and the flow is still open for the form sent again."""
+    store = MemoryStore()
+    app = build(store)
+    async with (
+        uvicorn_server(StreamableHTTP(app, body_timeout=0.3)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+    ):
+        first = (await Mcp(http, running.url, wire).call())["result"]
+        url = next(iter(first["inputRequests"].values()))["params"]["url"]
+        claimed = await browser.get(url)
+        location = claimed.url.join(claimed.headers["location"])
+        page = await browser.get(location)
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+        assert csrf is not None
+        form = f"csrf={csrf.group(1)}&action=submit&value={SECRET}".encode()
+        cookies = "; ".join(f"{k}={v}" for k, v in browser.cookies.items())
+        head = (
+            f"POST {location.raw_path.decode()} HTTP/1.1\r\nHost: 127.0.0.1:{running.port}\r\n"
+            f"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {len(form)}\r\n"
+            f"Cookie: {cookies}\r\n\r\n"
+        ).encode()
+        reader, writer = await asyncio.open_connection("127.0.0.1", running.port)
+        try:
+            writer.write(head + form[:20])
+            await writer.drain()
+            async with asyncio.timeout(10):
+                answer = await reader.read()  # up to the server's close
+        finally:
+            writer.close()
+            await writer.wait_closed()
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert b"connection: close" in answer.lower()
+        assert b"took too long to arrive" in answer
+        assert b"text/html" in answer.split(b"\r\n\r\n", 1)[0]
+        assert SECRET.encode() not in answer
+        done = await browser.post(
+            location, content=form, headers={"content-type": "application/x-www-form-urlencoded"}
+        )
+        assert done.status_code == 200 and "Saved" in done.text, done.text
+    await store.close()
