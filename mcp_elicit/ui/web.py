@@ -18,7 +18,8 @@ Rules:
   redirects to ``/form`` (reloading works, in that browser only); a second visit of the
   link is refused (410). Every POST also needs the page's CSRF token in a header and a
   JSON body of at most 16 MiB (as large as a server's message: the page sends back the
-  defaults it was given), read no further than that (413).
+  defaults it was given), read no further than that (413), and received in full within
+  30 s (408, and the connection closed).
 * Refused before anything else: a ``Host`` other than ``127.0.0.1:PORT`` or
   ``localhost:PORT`` (421: DNS rebinding); an ``Origin`` other than the page's own (403);
   ``Sec-Fetch-Site`` other than ``same-origin`` or ``none`` (403: another site, or another
@@ -91,6 +92,7 @@ _STATIC: Final = {"/static/app.js": "text/javascript", "/static/app.css": "text/
 #: What the page may post: as much as a server's message the client reads (16 MiB), since
 #: the page sends back the defaults it was given, and a text field may have no length limit.
 _MAX_BODY: Final = 16 * 1024 * 1024
+_BODY_TIMEOUT = 30.0  # seconds an answer's body has to arrive in full (408 beyond)
 _PING_SECONDS: Final = 15.0
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
 #: A page opened whose event stream never connects (no JavaScript, closed at once) is gone.
@@ -304,7 +306,14 @@ class _App:
             return _text(403, "Not allowed.")
         if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
             return _text(415, "Send JSON.")
-        body = await _read_capped(request)
+        try:
+            body = await _read_capped(request)
+        except TimeoutError:  # a stalled sender holds nothing: say so and close the connection
+            late = _text(
+                408, f"Too slow: the answer did not arrive within {_BODY_TIMEOUT:g} s. Send it again."
+            )
+            late.headers["connection"] = "close"
+            return late
         if body is None:
             return _text(413, f"Too large: an answer is at most {_MAX_BODY // 1024 // 1024} MiB.")
         try:
@@ -365,17 +374,19 @@ class _App:
 
 
 async def _read_capped(request: Request) -> bytes | None:
-    """The request's body, or None once it is over ``_MAX_BODY`` (read no further)."""
+    """The request's body, or None once it is over ``_MAX_BODY`` (read no further);
+    TimeoutError when it has not arrived in full within ``_BODY_TIMEOUT`` seconds."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > _MAX_BODY:
         return None
     parts: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > _MAX_BODY:
-            return None
-        parts.append(chunk)
+    async with asyncio.timeout(_BODY_TIMEOUT):
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > _MAX_BODY:
+                return None
+            parts.append(chunk)
     return b"".join(parts)
 
 

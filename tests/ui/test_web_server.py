@@ -538,3 +538,36 @@ def test_the_command_line_offers_ui_web_but_not_with_a_script(
     with pytest.raises(SystemExit):
         main(["call", "--help"])
     assert "{auto,terminal,web,none}" in capsys.readouterr().out
+
+
+async def test_an_answer_whose_body_stalls_is_408_and_a_later_one_is_taken(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A POST that sends its headers and part of its body, then nothing, is answered 408
+    once the answer server's body time is up (30 s; here 0.3 s) and its connection is
+    closed; the round stays open for the answer sent again."""
+    monkeypatch.setattr(web, "_BODY_TIMEOUT", 0.3)
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        body = json.dumps({"action": "accept", "questions": [{"action": "accept", "values": ["3", None]}]})
+        cookies = "; ".join(f"{k}={v}" for k, v in client.cookies.items())
+        head = (
+            f"POST /api/answer HTTP/1.1\r\nHost: {opened.host}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\nX-MCP-Elicit-CSRF: {csrf}\r\nCookie: {cookies}\r\n\r\n"
+        )
+        host, port = opened.host.rsplit(":", 1)
+        reader, writer = await asyncio.open_connection(host, int(port))
+        try:
+            writer.write(head.encode() + body[:10].encode())
+            await writer.drain()
+            answer = await asyncio.wait_for(reader.read(), 10)  # up to the server's close
+        finally:
+            writer.close()
+            await writer.wait_closed()
+        assert answer.startswith(b"HTTP/1.1 408 "), answer[:200]
+        assert b"connection: close" in answer.lower()
+        assert answer.endswith(b"\r\n\r\nToo slow: the answer did not arrive within 0.3 s. Send it again.\n")
+        assert not opened.task.done()
+        ok = await client.post(f"{opened.base}/api/answer", content=body, headers=api(csrf))
+        assert ok.status_code == 200, ok.text
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
