@@ -10,8 +10,9 @@ resource read, a completion, a listen) is cancelled when its client goes away, a
 silence on its SSE response gets keep-alive comments; a request cut short by the shutdown
 is answered 503 in JSON-RPC. A body that comes in several pieces must be complete within
 ``body_timeout`` seconds of the first: else 408 (-32600) and the connection closes, so a
-client that stalls mid-body (slowloris) holds nothing. A body read in one piece, the
-usual case, runs no timer. Without a public URL, the page links a request's handler
+client that stalls mid-body (slowloris) holds nothing; one that sends no body at all is
+refused the same way after between one and two ``body_timeout``. A body read in one
+piece, the usual case, runs no timer of its own. Without a public URL, the page links a request's handler
 makes start with that request's own allow-listed Host (``LearnedBase``).
 """
 
@@ -92,6 +93,7 @@ class PostRoutes(SessionRoutes):
 
     max_body: int
     body_timeout: float | None
+    _first_piece: Watchlist | None
     auth: TokenVerifier | None
     resource_metadata: ResourceMetadata | None
     metadata_path: str
@@ -147,7 +149,10 @@ class PostRoutes(SessionRoutes):
                 InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
             )
             return
-        event = await receive()
+        event = await self._first_event(receive)
+        if event is None:
+            await self._body_too_slow(send)
+            return
         body: bytes | None
         if event["type"] == "http.request" and not event.get("more_body", False):  # all in one
             body = event.get("body", b"")
@@ -310,6 +315,35 @@ class PostRoutes(SessionRoutes):
                 watcher.cancel()
             if pinger is not None:
                 pinger.cancel()
+
+    async def _first_event(self, receive: Receive) -> Message | None:
+        """The body's first event; None when none came within ``body_timeout``.
+
+        The wait is watched by the app's one ``Watchlist`` ticking every ``body_timeout``
+        (so it gives up after between one and two of them), not by a timer per request:
+        the body is nearly always there when the app starts, and a timer would cost more
+        than the wait it guards."""
+        watch = self._first_piece
+        if watch is None:
+            return await receive()
+        task = asyncio.current_task()
+        assert task is not None
+        late = False
+
+        def give_up() -> None:
+            nonlocal late
+            late = True
+            task.cancel()
+
+        watch.add(give_up)
+        try:
+            return await receive()
+        except asyncio.CancelledError:
+            if late and task.uncancel() == 0:
+                return None
+            raise
+        finally:
+            watch.discard(give_up)
 
     async def _body_too_slow(self, send: Send) -> None:
         """408, and the connection closed: the rest of the body is not waited for."""

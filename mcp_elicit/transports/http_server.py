@@ -9,7 +9,9 @@ Rules:
   bytes (413 beyond, checked on Content-Length before reading and while reading). A body
   that comes in several pieces must be complete within ``body_timeout`` seconds (30) of
   its first piece, else 408 (-32600) and the connection closes: a client that stalls or
-  trickles mid-body holds no request. ``body_timeout=None`` waits for ever. The URL-mode
+  trickles mid-body holds no request. One that sends the headers and none of the body is
+  refused the same way after between one and two ``body_timeout`` (the wait for a first
+  piece is watched by one timer for the whole app, as the disconnect watch is). ``body_timeout=None`` waits for ever. The URL-mode
   pages' forms get the same limit (408 as a page).
 * A request is answered with one JSON object, unless its handler sends notifications
   first (progress, logs): then the response becomes an SSE stream scoped to that request,
@@ -102,14 +104,6 @@ class StreamableHTTP(PostRoutes):
     ) -> None:
         if keepalive is not None and not 0.0 < keepalive < float("inf"):
             raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
-        if body_timeout is not None and (
-            isinstance(body_timeout, bool)
-            or not isinstance(body_timeout, (int, float))
-            or not 0.0 < body_timeout < float("inf")
-        ):
-            raise ConfigError(
-                f"body_timeout must be a positive number of seconds or None, not {body_timeout!r}"
-            )
         if not 0.0 < resume_within < float("inf"):
             raise ConfigError(f"resume_within must be a positive number of seconds, not {resume_within!r}")
         #: Seconds a 2025-11-25 session request waits for its client to resume a dropped
@@ -132,8 +126,8 @@ class StreamableHTTP(PostRoutes):
         self._any_host = "*" in hosts
         self._hosts = frozenset(host_only(x) for x in hosts)
         self.max_body = max_body
-        #: Seconds a request body sent in several pieces has to arrive in full, counted
-        #: from its first piece (408 beyond; None: no limit).
+        self._first_piece: Watchlist | None = None
+        self._body_timeout: float | None = None
         self.body_timeout = body_timeout
         self.auth = auth if auth is not None else server.auth
         #: Where clients get tokens (RFC 9728), published at ``metadata_path``.
@@ -172,6 +166,29 @@ class StreamableHTTP(PostRoutes):
     @watch_after.setter
     def watch_after(self, seconds: float) -> None:
         self._watchlist.period = seconds
+
+    @property
+    def body_timeout(self) -> float | None:
+        """Seconds a request body has to arrive in full, counted from its first piece
+        (408 beyond; None: no limit). A request none of whose body comes is refused
+        after between one and two ``body_timeout``."""
+        return self._body_timeout
+
+    @body_timeout.setter
+    def body_timeout(self, seconds: float | None) -> None:
+        if seconds is not None and (
+            isinstance(seconds, bool)
+            or not isinstance(seconds, (int, float))
+            or not 0.0 < seconds < float("inf")
+        ):
+            raise ConfigError(f"body_timeout must be a positive number of seconds or None, not {seconds!r}")
+        self._body_timeout = seconds
+        if seconds is None:
+            self._first_piece = None
+        elif self._first_piece is None:
+            self._first_piece = Watchlist(seconds)
+        else:
+            self._first_piece.period = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]

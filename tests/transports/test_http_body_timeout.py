@@ -110,6 +110,25 @@ async def test_a_stalled_body_is_408_and_its_connection_closed(parser: str, wire
         wire.response("tools/list", normal.json())
 
 
+@pytest.mark.parametrize("parser", PARSERS)
+async def test_headers_with_no_body_at_all_are_408(parser: str, wire: WireChecker) -> None:
+    """The classic slowloris: the headers promise a body and not a byte of it comes. The
+    wait for a first piece is watched by one timer for the whole app, so the answer comes
+    between ``body_timeout`` and twice that."""
+    app = StreamableHTTP(ask_name_server("headers-only"), body_timeout=0.3)
+    async with uvicorn_server(app, http=parser) as running:
+        response, rest = await closed_by_server(running.port, [], length=1000)
+        status, headers, message = parsed(response)
+        assert status == 408, response
+        assert headers["connection"] == "close"
+        assert message["error"]["message"] == "Request body not received within 0.3 s: send it again, at once"
+        check_error(wire, message)
+        assert rest == b""
+        # requests that came whole meanwhile and since are served
+        status, _, message = parsed(await exchange(running.port, [tools_list()[0]]))
+        assert status == 200, message
+
+
 async def test_a_body_trickling_in_past_the_limit_is_408(wire: WireChecker) -> None:
     """The limit is on the whole body, not on each silence: a byte every 0.1 s does not
     keep a request open past ``body_timeout``."""
@@ -186,3 +205,7 @@ def test_the_default_limit_is_30_seconds() -> None:
 def test_a_bad_body_timeout_is_refused(bad: Any) -> None:
     with pytest.raises(ConfigError, match=r"body_timeout must be a positive number of seconds or None"):
         StreamableHTTP(ask_name_server("bad"), body_timeout=bad)
+    app = StreamableHTTP(ask_name_server("set later"))
+    with pytest.raises(ConfigError, match=r"body_timeout must be a positive number of seconds or None"):
+        app.body_timeout = bad
+    assert app.body_timeout == 30.0
