@@ -10,6 +10,7 @@ import pytest
 
 from client.app import CONNECTED, TOMORROW, User, app, roots, sample
 from client.recorder import Recorder
+from mcp_elicit import Context, Form, Number, Server
 from mcp_elicit.client import Client, Scripted
 from mcp_elicit.errors import InvalidParams, ProtocolError, ResourceNotFound
 from mcp_elicit.transports.memory import MemoryTransport, connect_memory
@@ -139,3 +140,24 @@ async def test_an_unanswered_question_is_cancelled_and_reported() -> None:
     assert out["content"][0]["text"] == "not booked (cancel)"
     assert "memory-test" in answers.reports[0]
     assert "guests, date, seating" in answers.reports[0]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_fractional_number_is_answered_and_valid_on_the_wire(revision: str) -> None:
+    """A ``number`` field takes 72.5, end to end: the client sends it as a JSON number (the
+    specification's ``schema.ts`` types form answers ``string | number | boolean |
+    string[]``; see ``support.wire._as_specified``), the server's handler gets a float."""
+    weigh = Server("scales")
+
+    @weigh.tool()
+    async def weigh_in(ctx: Context) -> str:
+        answer = await ctx.elicit("Your weight?", Form(kg=Number(minimum=0.5, maximum=500.5)))
+        assert answer.data is not None
+        return f"{answer.data['kg']!r} kg"
+
+    recorder = Recorder()
+    answers = Scripted.from_script([{"fields": ["kg"], "action": "accept", "content": {"kg": 72.5}}])
+    async with connect_memory(weigh, answerer=answers, versions=[revision], trace=recorder) as client:
+        out = await client.call_tool("weigh_in")
+    assert out["content"][0]["text"] == "72.5 kg"
+    assert recorder.check(WireChecker.load(revision)) == len(recorder.sent) > 0

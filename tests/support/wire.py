@@ -5,6 +5,9 @@ Where the schema files are absent (a user's clone), ``WireChecker.load`` skips t
 that asked for it, saying why. Results are checked against the result type of the method
 that was called (``CallToolResult`` for ``tools/call``...), notifications against the type
 of their method, errors against the JSON-RPC error response.
+
+One departure from ``schema.json``, where it says less than the specification's
+``schema.ts``: a form answer's values may be fractional numbers (``_as_specified``).
 """
 
 from __future__ import annotations
@@ -188,13 +191,41 @@ def _closed(defs: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _as_specified(defs: dict[str, Any]) -> dict[str, Any]:
+    """The definitions with the one place where ``schema.json`` says less than the
+    specification put right: a form answer's values (``ElicitResult.content``).
+
+    The specification is based on ``schema.ts``, where those values are
+    ``string | number | boolean | string[]``; ``schema.json`` is generated from it with
+    ``integer`` as the default number type, so it admits no fraction there, though a form
+    may ask for ``"type": "number"`` and a person may answer 72.5. Everywhere else the two
+    agree (``NumberSchema``'s bounds and default, ``temperature``, ``progress`` and the
+    model priorities are ``number`` in both), and nothing else is changed.
+    ``tests/test_wire_checker.py`` fails once ``schema.json`` itself admits fractions."""
+    result = defs.get("ElicitResult")
+    if result is None:
+        return defs
+    values = result["properties"]["content"]["additionalProperties"]
+    widened = {
+        **values,
+        "anyOf": [
+            {**choice, "type": ["string", "number", "boolean"]}
+            if choice.get("type") == ["string", "integer", "boolean"]
+            else choice
+            for choice in values["anyOf"]
+        ],
+    }
+    content = {**result["properties"]["content"], "additionalProperties": widened}
+    return {**defs, "ElicitResult": {**result, "properties": {**result["properties"], "content": content}}}
+
+
 class WireChecker:
     """Checks messages of one revision; ``seen`` counts what it checked."""
 
     def __init__(self, revision: str, schema: dict[str, Any]) -> None:
         self.revision = revision
         self.schema = schema
-        self.defs = schema.get("$defs") or schema.get("definitions") or {}
+        self.defs = _as_specified(schema.get("$defs") or schema.get("definitions") or {})
         self.closed = _closed(self.defs)
         self.seen = 0
 
