@@ -209,7 +209,7 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
         if not isinstance(entry, Mapping):
             raise ProtocolViolation(f"input request {key!r} must be an object with method and params")
         what = entry.get("method")
-        if what not in INPUT_REQUEST_METHODS:
+        if not isinstance(what, str) or what not in INPUT_REQUEST_METHODS:
             raise ProtocolViolation(
                 f"input request {key!r} asks for {what!r}; a server may only ask for "
                 + ", ".join(sorted(INPUT_REQUEST_METHODS))

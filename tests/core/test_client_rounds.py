@@ -166,6 +166,14 @@ def test_a_complete_result_after_many_rounds_is_still_fine() -> None:
             {"resultType": "input_required", "inputRequests": {"a": {"method": "roots/list", "params": 3}}},
             "must be an object",
         ),
+        (
+            {"resultType": "input_required", "inputRequests": {"a": {"method": ["roots/list"]}}},
+            r"asks for \['roots/list'\]; a server may only ask for",
+        ),
+        (
+            {"resultType": "input_required", "inputRequests": {"a": {"method": {"m": 1}}}},
+            "a server may only ask for",
+        ),
     ],
 )
 def test_malformed_results_are_protocol_violations(result: dict[str, Any], message: str) -> None:
