@@ -36,6 +36,9 @@ __all__ = [
 
 IDN_DOTS: Final = re.compile("[.\u3002\uff0e\uff61]")
 _PORT: Final = re.compile(r"[0-9]*")
+#: What no host name may hold (WHATWG URL's forbidden domain code points, less those that
+#: end the authority or are refused as hidden before the host is read).
+_NOT_IN_HOST: Final = frozenset(":<>[]^|%@/\\?#")
 #: Script sets that may share one label (Unicode TS 39, "highly restrictive").
 _SCRIPT_SETS: Final = (
     frozenset({"Latin", "Han", "Hiragana", "Katakana"}),
@@ -111,6 +114,12 @@ def read_host(
             raise Refused("malformed", "The host is written with %-escapes that do not decode to a name.")
         warnings.append(
             UrlWarning("encoded-host", f"The host is written with %-escapes ({text}); it means {decoded}.")
+        )
+    bad = next((ch for ch in decoded if ch in _NOT_IN_HOST), None)
+    if bad is not None:
+        raise Refused(
+            "malformed",
+            f"The host {text} has a character no site name can hold ({bad!r}); a browser would not open it.",
         )
     labels = IDN_DOTS.split(decoded.lower())
     ipv4 = _ipv4(labels)

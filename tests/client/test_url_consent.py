@@ -85,6 +85,14 @@ def test_hosts_domains_and_warnings(url: str, host: str, domain: str | None, cod
         ("https://xn--zz/", "malformed"),
         ("https://xn--strasse-/", "malformed"),
         ("https://😀.example/", "malformed"),  # not a letter UTS 46 allows
+        # characters no host may hold, which a browser refuses to open
+        ("https://example.com:80:80/", "malformed"),
+        ("https://exa<mple.com/", "malformed"),
+        ("https://exa>mple.com/", "malformed"),
+        ("https://a|b.example/", "malformed"),
+        ("https://a^b.example/", "malformed"),
+        ("https://a[b.example/", "malformed"),
+        ("https://a]b.example/", "malformed"),
     ],
 )
 def test_refused(url: str, code: str) -> None:
@@ -92,6 +100,17 @@ def test_refused(url: str, code: str) -> None:
     assert verdict.refused
     assert verdict.codes == (code,)
     assert verdict.warnings[0].text
+
+
+def test_a_second_colon_in_the_host_does_not_make_another_site() -> None:
+    """``evil.example:bank.example:443`` is no host a browser opens (a port is digits), but
+    read as host ``evil.example:bank.example`` it showed the site ``example:bank.example``,
+    which a person reads as bank.example: it is refused, naming the character."""
+    verdict = judge_url("https://evil.example:bank.example:443/login")
+    assert verdict.refused
+    assert verdict.codes == ("malformed",)
+    assert "':'" in verdict.warnings[0].text
+    assert verdict.site == ""
 
 
 @pytest.mark.parametrize(
