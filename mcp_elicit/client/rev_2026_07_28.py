@@ -21,6 +21,8 @@ Rules:
   the client declared it) is followed with ``tasks/get`` to its end (``core.task_watch``);
   its questions go to the answerer and back with ``tasks/update``, while the polls go
   on: a question the task stops waiting for is withdrawn (the answerer is cancelled).
+  Bounded as the rounds are: a task asking more than ``max_rounds`` x ``max_requests``
+  questions in all (as many as its rounds could carry) is given up (``RoundsExceeded``).
   Each change of its
   status or status message reaches ``on_notification`` as ``notifications/tasks`` (the
   task as polled). A call abandoned before the task ended (cancelled, timed out, failed)
@@ -49,7 +51,14 @@ from mcp_elicit.core.era import retry_version
 from mcp_elicit.core.rounds import Complete, RoundLimits, Rounds
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
-from mcp_elicit.errors import MCPElicitError, MethodNotFound, ProtocolError, TaskCancelled, TransportError
+from mcp_elicit.errors import (
+    MCPElicitError,
+    MethodNotFound,
+    ProtocolError,
+    RoundsExceeded,
+    TaskCancelled,
+    TransportError,
+)
 from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
 __all__ = ["ModernSession", "describe_end", "end_error"]
@@ -127,6 +136,8 @@ class ModernSession:
         # waiting for (timed out on the server, the task ended) is withdrawn from them.
         answering: asyncio.Future[dict[str, Any]] | None = None
         asking: frozenset[str] = frozenset()
+        asked = 0  # questions put to the person during this task
+        most = self.limits.max_rounds * self.limits.max_requests
         try:
             while True:
                 moved.clear()  # what the server says from here on calls for another poll
@@ -143,6 +154,13 @@ class ModernSession:
                     await _withdraw(answering)
                     answering = None
                 if answering is None and step.requests:
+                    asked += len(step.requests)
+                    if asked > most:
+                        raise RoundsExceeded(
+                            f"task {watch.task_id} asked more than {most} questions during {origin} "
+                            "(RoundLimits: max_rounds x max_requests); the server keeps asking, so "
+                            "the call was abandoned and the task cancelled"
+                        )
                     asking = frozenset(r.key for r in step.requests)
                     watch.sent(sorted(asking))
                     answering = asyncio.ensure_future(

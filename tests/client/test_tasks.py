@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
+from client.fakes import FakeTransport, discover, error, result
 from client.recorder import Recorder
 from mcp_elicit import Context, Form, Server, ToolError
-from mcp_elicit.client import Client, ElicitAnswer
+from mcp_elicit.client import Client, ElicitAnswer, RoundLimits
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import InternalError, ProtocolError, TaskCancelled
+from mcp_elicit.errors import InternalError, ProtocolError, RoundsExceeded, TaskCancelled
 from mcp_elicit.forms import Boolean
 from mcp_elicit.transports.memory import connect_memory
 
@@ -299,3 +300,67 @@ async def test_a_question_the_task_stops_waiting_for_is_withdrawn_from_the_perso
         assert person.withdrawn.is_set()
     assert "tasks/update" not in recorder.methods()  # nothing to answer with
     assert recorder.check(WireChecker.load("2026-07-28")) == len(recorder.sent)
+
+
+class AsksForEver:
+    """A scripted server whose task (no ttl) asks a new question at every poll once the last
+    was answered, and never ends; it records the client's requests."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.asked = 0
+        self.answered = 0
+
+    def __call__(self, message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        self.sent.append(message)
+        method, params = message["method"], message.get("params", {})
+        task = {
+            "taskId": "t-1",
+            "createdAt": "2026-12-05T00:00:00Z",
+            "lastUpdatedAt": "2026-12-05T00:00:00Z",
+            "ttlMs": None,
+            "pollIntervalMs": 0,
+        }
+        if method == "server/discover":
+            return [discover(message)]
+        if method == "tools/list":
+            tools = [{"name": "t", "inputSchema": {"type": "object"}}]
+            return [result(message, {"resultType": "complete", "tools": tools})]
+        if method == "tools/call":
+            return [result(message, {"resultType": "task", "status": "working", **task})]
+        if method == "tasks/update":
+            self.answered += len(params["inputResponses"])
+            return [result(message, {"resultType": "complete"})]
+        if method == "tasks/cancel":
+            return [result(message, {"resultType": "complete"})]
+        if method == "tasks/get":
+            if self.asked == self.answered:
+                self.asked += 1
+            ask = {
+                "method": "elicitation/create",
+                "params": {"mode": "form", "message": "Go on?", "requestedSchema": GO_FORM},
+            }
+            waiting = {f"q{self.asked}": ask}
+            body = {"resultType": "complete", "status": "input_required", "inputRequests": waiting}
+            return [result(message, {**body, **task})]
+        return [error(message, -32601, "Method not found")]
+
+
+GO_FORM = {"type": "object", "properties": {"go": {"type": "boolean"}}}
+
+
+async def test_a_task_that_asks_for_ever_is_given_up_at_the_question_limit() -> None:
+    """A task with no time to live that asks one question after another: the person is
+    asked as many questions as a request's rounds could carry (max_rounds x max_requests,
+    as for a 2025-11-25 server asking for ever), then the call fails saying so and the task
+    is cancelled; the client does not answer for ever."""
+    server, person = AsksForEver(), Person()
+    limits = RoundLimits(max_rounds=2, max_requests=3)
+    async with Client(FakeTransport(server), answerer=person, tasks=True, limits=limits, timeout=5) as client:
+        with pytest.raises(RoundsExceeded, match=r"task t-1 asked more than 6 questions"):
+            await asyncio.wait_for(client.call_tool("t"), 10)
+    assert len(person.asked) == 6 and server.answered == 6
+    assert [m["method"] for m in server.sent][-1] == "tasks/cancel"
+    wire = WireChecker.load("2026-07-28")
+    for message in server.sent:
+        wire.request(message)
