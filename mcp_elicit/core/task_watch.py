@@ -125,7 +125,7 @@ class TaskWatch:
 
     def _note(self, task: Mapping[str, Any]) -> None:
         status = task.get("status")
-        if status not in _STATUSES:
+        if not isinstance(status, str) or status not in _STATUSES:
             raise ProtocolViolation(f"task {self.task_id} has the unknown status {status!r}")
         self.status = str(status)
         poll = task.get("pollIntervalMs")

@@ -81,6 +81,7 @@ def test_the_poll_interval_is_kept_within_bounds(given: object, delay: float) ->
         ("tools/call", True, created(taskId=""), "no taskId"),
         ("tools/call", True, {"resultType": "task", "status": "working"}, "no taskId"),
         ("tools/call", True, created(status="paused"), "unknown status 'paused'"),
+        ("tools/call", True, created(status=["working"]), r"unknown status \['working'\]"),
     ],
 )
 def test_a_creation_that_breaks_the_rules_is_a_violation(
@@ -99,6 +100,7 @@ def test_a_creation_that_breaks_the_rules_is_a_violation(
         (task("input_required"), "input_required without inputRequests"),
         (task("input_required", inputRequests={"a": {"method": "tools/call"}}), "asks for 'tools/call'"),
         (task("done"), "unknown status 'done'"),
+        ({**task("working"), "status": {"is": "working"}}, "unknown status {'is': 'working'}"),
     ],
 )
 def test_a_poll_that_breaks_the_rules_is_a_violation(result: dict[str, Any], problem: str) -> None:
