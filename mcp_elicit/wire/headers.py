@@ -171,7 +171,7 @@ def _collect(
         if not _TOKEN.match(name):
             raise InvalidHeaderSpec(f"x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
         kind = schema.get("type")
-        if kind not in _TYPES_OK:
+        if not isinstance(kind, str) or kind not in _TYPES_OK:
             raise InvalidHeaderSpec(
                 f"x-mcp-header {name!r} on {where} must annotate a string, integer or boolean, not {kind!r}"
             )

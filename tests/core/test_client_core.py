@@ -247,3 +247,20 @@ def test_a_budget_ignores_thinking_that_happened_before_it() -> None:
     clock.stop(50.0)
     budget = Budget.begin(5.0, 60.0, clock)
     assert budget.remaining(62.0) == 3.0
+
+
+def test_a_header_annotation_on_a_field_of_several_types_drops_that_tool_only() -> None:
+    """``"type": ["string", "null"]`` is valid JSON Schema, but no header annotation may sit
+    on it: the tool is dropped with the reason, the others kept (it made ``tools/list``, and
+    so every tool call over HTTP, fail with a TypeError)."""
+    index = ToolIndex(check_headers=True)
+    kept = index.admit(
+        [
+            tool("nullable", v={"type": ["string", "null"], "x-mcp-header": "V"}),
+            tool("odd", v={"type": {"is": "string"}, "x-mcp-header": "V"}),
+            tool("valid", region={"type": "string", "x-mcp-header": "Region"}),
+        ]
+    )
+    assert [t["name"] for t in kept] == ["valid"]
+    assert "not ['string', 'null']" in index.rejected["nullable"]
+    assert set(index.rejected) == {"nullable", "odd"}
