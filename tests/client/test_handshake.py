@@ -591,3 +591,28 @@ async def test_responses_on_the_event_stream_are_kept_only_for_requests_in_fligh
         await transport.push(result({"id": 2}, {"content": []}))  # the call's id again, now done
         assert out["content"][0]["text"] == "late"
         assert client.session._late == {}  # type: ignore[union-attr]
+
+
+async def test_a_form_asked_of_a_client_that_declared_url_mode_only_is_invalid_params(
+    wire_2025: WireChecker,
+) -> None:
+    """The other way round from a URL asked of a form-only client: a client whose answerer
+    takes URLs only declares ``elicitation: {"url": {}}``; a form the server asks anyway is
+    answered -32602 naming the mode, and nobody is asked."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [elicit("s-1", {"message": "Who?", "requestedSchema": FORM}), result(message, {"content": []})]
+
+    answerer = Scripted.from_script([{"mode": "url", "action": "accept"}], modes=["url"])
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, answerer=answerer) as client:
+        assert client.capabilities["elicitation"] == {"url": {}}
+        await client.call_tool("t")
+    (answer,) = [m for m, _ in transport.sent if m.get("id") == "s-1"]
+    assert answer["error"]["code"] == -32602
+    assert "declared no form-mode elicitation" in answer["error"]["message"]
+    assert answerer.used == []
+    wire_2025.response("elicitation/create", answer)
+    wire_2025.request(transport.requests[0][0])
