@@ -27,7 +27,8 @@ Rules:
   original request is retried (a new id) when every accepted URL is complete (a notice
   that came first counts) or the user says it is done. A declined URL ends the request
   with the error. Bounded by the round limit; an error listing more URLs than
-  ``RoundLimits.max_requests`` is a ``ProtocolViolation`` and none of them is shown.
+  ``RoundLimits.max_requests``, or one without its ``elicitationId`` (the name its
+  completion notice gives), is a ``ProtocolViolation`` and none of them is shown.
 """
 
 from __future__ import annotations
@@ -280,6 +281,12 @@ class HandshakeSession:
         for request in requests:  # all checked before the person sees any
             if request.mode != "url":
                 raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
+            if request.elicitation_id is None:
+                raise ProtocolViolation(
+                    f"{self.conn.server} answered {origin} with -32042 listing a URL-mode elicitation "
+                    f"without an elicitationId ({request.url!r}); without it the client cannot learn when "
+                    "the step is complete, so none was shown"
+                )
         waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
         for request in requests:
             event = self.questions.completion(request.elicitation_id or request.key)

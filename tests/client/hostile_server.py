@@ -127,7 +127,10 @@ def scenario(request: dict[str, Any]) -> None:
             }
             for i in range(int(sys.argv[2]))
         ]
-        if len(sys.argv) > 3:  # and then a form, which -32042 may not carry
+        if sys.argv[3:] == ["without-ids"]:  # which 2025-11-25 requires
+            for entry in urls:
+                del entry["elicitationId"]
+        elif len(sys.argv) > 3:  # and then a form, which -32042 may not carry
             urls.append(
                 {"mode": "form", "message": "Name?", "requestedSchema": FORM["params"]["requestedSchema"]}
             )

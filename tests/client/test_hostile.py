@@ -201,6 +201,20 @@ async def test_a_url_elicitation_required_error_carrying_a_form_asks_nobody() ->
     assert answerer.used == []
 
 
+async def test_a_url_elicitation_required_error_without_elicitation_ids_asks_nobody() -> None:
+    """2025-11-25: each URL-mode elicitation in -32042 must carry its elicitationId, the
+    only name its completion notice can give. Without them the error is refused whole,
+    before the person is shown any URL: a client waiting for the notice (a script's
+    ``await_completion``) waited for ever, and the URLs shared one name ("url None")."""
+    answerer = Scripted.from_script([{"mode": "url", "action": "accept", "await_completion": True}])
+    async with hostile(["legacy-url-required", "2", "without-ids"], "2025-11-25", answerer) as (client, _):
+        with pytest.raises(
+            ProtocolViolation, match="-32042 listing a URL-mode elicitation without an elicitationId"
+        ):
+            await asyncio.wait_for(client.call_tool("t"), 10)
+    assert answerer.used == []
+
+
 class Slow:
     """An answerer that cancels each question once ``go`` is set, counting them."""
 
