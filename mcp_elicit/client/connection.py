@@ -51,6 +51,7 @@ from mcp_elicit.core.client_inputs import (
     check_elicit_answer,
     check_roots_answer,
     check_sampling_answer,
+    check_sampling_request,
     parse_elicitation,
 )
 from mcp_elicit.core.rounds import InputRequest
@@ -124,6 +125,7 @@ class Inputs:
         self._check_declared(method, key=key, origin=origin, server=server)
         if method == "sampling/createMessage":
             assert self.sampling is not None
+            check_sampling_request(params, key=key, server=server)
             with self.thinking():
                 raw = await self.sampling(params)
             return check_sampling_answer(raw)

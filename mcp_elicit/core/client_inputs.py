@@ -13,7 +13,9 @@ Rules:
   (types, ranges, lengths, formats, enum membership, required fields), and its text must
   be sendable (no lone surrogate, which JSON in UTF-8 cannot carry); what is sent is the
   cleaned content. A URL-mode answer never carries content.
-* Sampling and roots answers are checked against the official result models.
+* A sampling request's params are checked against the official model before the
+  callback sees them (a malformed one is the server's ``ProtocolViolation``); sampling
+  and roots answers are checked against the official result models.
 * A request knows who asks (``server``), under which key, and for which original request
   (``origin``), so an answerer can say all three to the user.
 """
@@ -42,6 +44,7 @@ __all__ = [
     "check_elicit_answer",
     "check_roots_answer",
     "check_sampling_answer",
+    "check_sampling_request",
     "parse_elicitation",
     "unsendable_character",
 ]
@@ -238,6 +241,19 @@ def unsendable_character(value: object) -> str | None:
         if found is not None:
             return found[0]
     return None
+
+
+def check_sampling_request(params: Mapping[str, Any], *, key: str, server: ServerInfo) -> None:
+    """``ProtocolViolation`` unless ``params`` are ``CreateMessageRequestParams``: what a
+    server asks is checked before a sampling callback (and a model) sees it."""
+    from mcp_types import CreateMessageRequestParams
+
+    try:
+        CreateMessageRequestParams.model_validate(params)
+    except ValidationError as exc:
+        raise ProtocolViolation(
+            f"{server} sent sampling/createMessage {key!r} with malformed params: {_first(exc)}"
+        ) from None
 
 
 def check_sampling_answer(answer: Mapping[str, Any]) -> dict[str, Any]:

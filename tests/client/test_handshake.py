@@ -616,3 +616,29 @@ async def test_a_form_asked_of_a_client_that_declared_url_mode_only_is_invalid_p
     assert answerer.used == []
     wire_2025.response("elicitation/create", answer)
     wire_2025.request(transport.requests[0][0])
+
+
+async def test_a_malformed_sampling_request_is_invalid_params(wire_2025: WireChecker) -> None:
+    """A sampling request whose params are no CreateMessageRequestParams is answered -32602
+    saying what is wrong, and the sampling callback never sees it (it was handed the
+    garbage, and the server got -32603, "Internal error", when it failed)."""
+    seen: list[Mapping[str, Any]] = []
+
+    async def sampling(params: Mapping[str, Any]) -> dict[str, Any]:
+        seen.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        asked = {"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage"}
+        return [{**asked, "params": {"messages": []}}, result(message, {"content": []})]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, sampling=sampling) as client:
+        await client.call_tool("t")
+    (answer,) = [m for m, _ in transport.sent if m.get("id") == "s-1"]
+    assert answer["error"]["code"] == -32602
+    assert "maxTokens: Field required" in answer["error"]["message"]
+    assert seen == []
+    wire_2025.response("sampling/createMessage", answer)

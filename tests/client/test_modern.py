@@ -483,6 +483,31 @@ async def test_sampling_and_roots_go_to_their_callbacks() -> None:
     assert answers["where"] == {"roots": [{"uri": "file:///work", "name": "work"}]}
 
 
+async def test_a_malformed_sampling_request_never_reaches_the_callback() -> None:
+    """A sampling request whose params are no CreateMessageRequestParams (``messages`` not
+    a list, no ``maxTokens``) is the server's violation, named as such before the sampling
+    callback sees it: the call failed with whatever the callback raised reading it (a
+    TypeError), and a callback that did not check might have sent the garbage to a model."""
+    seen: list[Mapping[str, Any]] = []
+
+    async def sampling(params: Mapping[str, Any]) -> dict[str, Any]:
+        seen.append(params)
+        return await _sample(params)
+
+    class Garbled(Server):
+        def call(self, message: dict[str, Any], params: dict[str, Any]) -> list[Any]:
+            llm = {"method": "sampling/createMessage", "params": {"messages": "Hello", "maxTokens": 5}}
+            return [result(message, {"resultType": "input_required", "inputRequests": {"llm": llm}})]
+
+    server = Garbled()
+    async with Client(FakeTransport(server), sampling=sampling) as client:
+        with pytest.raises(
+            ProtocolViolation, match=r"sampling/createMessage 'llm'.*messages: Input should be a valid list"
+        ):
+            await client.call_tool("t")
+    assert seen == [] and len(server.calls) == 1
+
+
 @pytest.mark.parametrize(
     ("request_", "message"),
     [
