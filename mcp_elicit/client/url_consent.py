@@ -26,11 +26,13 @@ Rules:
   which browsers read as a slash and other URL parsers as part of the name, so that where
   the URL goes depends on which program opens it.
 * Warned: ``http`` to anything but loopback (``not-https``); a raw IP
-  host, including IPv4 in decimal, hex or octal forms (``ip-host``, which says so when
+  host, including IPv4 in decimal, hex or octal forms, or written as IPv6
+  (``[::ffff:10.0.0.5]`` is 10.0.0.5) (``ip-host``, which says so when
   the address is on a private or link-local network); a host in punycode
   (``punycode``) or with non-ASCII letters (``idn``), both shown in both forms; a label
   that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
   and Korean combinations with Han are allowed, as in Unicode TS 39); a loopback host
+  or the "any" address ``0.0.0.0`` / ``[::]``, which browsers connect to this computer
   (``this-computer``: allowed, since a local server's own page is one, but a remote server
   sending the person there reaches what runs on their computer; not said when the server
   itself runs here, a command or a loopback URL); a host written with
@@ -49,7 +51,6 @@ Rules:
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass, replace
 from typing import Final, Literal
@@ -59,6 +60,7 @@ from mcp_elicit.client.url_hosts import (
     IDN_DOTS,
     Refused,
     UrlWarning,
+    address_of,
     is_hidden,
     is_loopback,
     port_number,
@@ -156,7 +158,7 @@ def server_on_this_computer(where: str) -> bool:
     except ValueError:
         return False
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return is_loopback(host, is_ip=True)
     except ValueError:
         return is_loopback(host.lower(), is_ip=False)
 
@@ -243,7 +245,7 @@ def _judge(url: str) -> UrlVerdict:
     if ip_warning is not None:
         warnings.append(ip_warning)
     if is_ip and not loopback:
-        local = ipaddress.ip_address(ascii_host.strip("[]"))
+        local = address_of(ascii_host)
         network = (
             " It is an address on your own network (a router, a printer, a cloud machine's own "
             "services), not on the internet."

@@ -26,6 +26,7 @@ __all__ = [
     "IDN_DOTS",
     "Refused",
     "UrlWarning",
+    "address_of",
     "is_hidden",
     "is_loopback",
     "port_number",
@@ -242,9 +243,21 @@ def _number(text: str) -> int | None:
         return None
 
 
+def address_of(ip_host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """The address a browser connects to for an IP host (``[::1]`` or ``127.0.0.1``): an
+    IPv4 address written as IPv6 (``[::ffff:127.0.0.1]``) is that IPv4 address."""
+    address = ipaddress.ip_address(ip_host.strip("[]"))
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
 def is_loopback(ascii_host: str, is_ip: bool) -> bool:
+    """Whether the host is this computer: a loopback name or address, or the "any"
+    address (``0.0.0.0``, ``[::]``), which browsers connect to this computer."""
     if is_ip:
-        return ipaddress.ip_address(ascii_host.strip("[]")).is_loopback
+        address = address_of(ascii_host)
+        return address.is_loopback or address.is_unspecified
     name = ascii_host.rstrip(".")
     return name == "localhost" or name.endswith(".localhost")
 

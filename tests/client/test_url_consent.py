@@ -174,6 +174,11 @@ def test_a_backslash_in_the_path_is_only_a_path() -> None:
         ("http://127.0.0.1:8000/cb", "127.0.0.1"),
         ("http://localhost:8888/api/kernels", "localhost"),
         ("http://[::1]/", "[::1]"),
+        # IPv4 loopback written as IPv6, and the "any" addresses browsers connect here
+        ("http://[::ffff:127.0.0.1]:8080/admin", "[::ffff:7f00:1]"),
+        ("http://0.0.0.0:8080/admin", "0.0.0.0"),
+        ("http://0:8080/admin", "0.0.0.0"),
+        ("http://[::]:8080/admin", "[::]"),
     ],
 )
 def test_a_page_on_this_computer_is_flagged(url: str, where: str) -> None:
@@ -192,6 +197,7 @@ def test_a_page_on_this_computer_is_flagged(url: str, where: str) -> None:
         ("http://127.0.0.1:8765/mcp", False),
         ("http://localhost:8000/mcp", False),
         ("http://[::1]:8000/mcp", False),
+        ("http://0.0.0.0:8000/mcp", False),  # where a server bound to every interface is reached
         ("https://mcp.example.com/mcp", True),
         ("https://10.0.0.5/mcp", True),
         ("http://127.0.0.1.example.com/mcp", True),
