@@ -13,7 +13,8 @@ Rules:
   handshake (a server may send its requests there; a 405 or any error just means it has
   none) and resumed after a graceful close. Closing sends DELETE (best effort).
 * The server's requests, on a response stream, on the event stream or over stdio, are
-  answered by ``ServerQuestions`` (``rev_2025_11_25_questions``), each in a task of its
+  answered by ``ServerQuestions`` (``rev_2025_11_25_questions``); before the
+  ``InitializeResult`` is read, only ``ping`` is (anything else gets -32600). Each in a task of its
   own, so that the stream it came on goes on being read while a person answers; a request
   returns once its server's questions are answered. A question that arrives outside any
   exchange (stdio, the event stream) while exactly one request is in flight belongs to
@@ -129,7 +130,10 @@ class HandshakeSession:
         """A request of the server's on ``initialize``'s own stream: answered in the session
         the response's headers assign (they came before it; the result is not read yet)."""
         self.session_id = self._session_from(exchange.headers)
-        await self.questions.respond(request)
+        if request.method == "ping":
+            await self.questions.respond(request)
+        else:
+            await self.questions.refuse_early(request)
 
     @staticmethod
     def _session_from(headers: Mapping[str, str]) -> str | None:
@@ -237,7 +241,9 @@ class HandshakeSession:
 
     async def on_unsolicited(self, message: Message) -> None:
         """Messages outside any exchange (stdio, the event stream)."""
-        if isinstance(message, Request):
+        if isinstance(message, Request) and not self._negotiated and message.method != "ping":
+            await self.questions.refuse_early(message)  # initialize is not answered yet
+        elif isinstance(message, Request):
             # Off a request's stream the question cannot be tied to a request, unless only
             # one is in flight.
             origins = set(self._inflight.values())

@@ -20,6 +20,9 @@ Rules:
   refused at once (-32600, saying so) and never reaches the person. So is a question
   beyond ``max_rounds`` x ``max_requests`` (320) during one request: as many as its
   rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever.
+  A request but ``ping`` that comes before the session is initialized (while
+  ``initialize`` is unanswered: the client knows neither the server nor what it agreed
+  to) is refused too (-32600, ``refuse_early``).
 * A question that arrived outside any exchange but was taken to belong to the one request
   in flight (a *stray*) is withdrawn from the person when that request is abandoned
   (cancelled, timed out, failed), and answered as dismissed (``cancel``; -32603 for
@@ -273,6 +276,18 @@ class ServerQuestions:
             log.exception("answering %s from %s failed", request.method, self.conn.server)
             return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
         return self.conn.builder.result(request.id, result)
+
+    async def refuse_early(self, request: Request) -> None:
+        """Answer -32600 to a request (not a ``ping``) the server sent before the session
+        was initialized: nobody is asked."""
+        log.warning(
+            "%s sent %s before the session was initialized; refused", self.conn.server, request.method
+        )
+        text = (
+            f"Invalid Request: {request.method} came before the session was initialized; a server may "
+            "send only ping until it has notifications/initialized"
+        )
+        await self._respond_error(request, -32600, text)
 
     async def _respond_error(self, request: Request, code: int, text: str) -> None:
         message = self.conn.builder.error(request.id, code, text)

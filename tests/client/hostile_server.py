@@ -46,6 +46,9 @@ MALFORMED: dict[str, dict[str, Any]] = {
 
 
 flooded: tuple[dict[str, Any], int] | None = None
+#: legacy-ask-during-initialize: the answer to its early question, and a call waiting for it.
+early: list[dict[str, Any]] = []
+waiting: list[dict[str, Any]] = []
 asking: dict[str, Any] | None = None
 seen: list[dict[str, Any]] = []
 answered: list[dict[str, Any]] = []
@@ -151,6 +154,11 @@ def scenario(request: dict[str, Any]) -> None:
     elif SCENARIO == "legacy-malformed":  # a request that is not valid JSON-RPC (argv[2]); as legacy-sample
         asking = request
         send({"jsonrpc": "2.0", "id": "q-0", **MALFORMED[sys.argv[2]]})
+    elif SCENARIO == "legacy-ask-during-initialize":  # the call's result: what came for q-0
+        if early:
+            text(request, early[0])
+        else:
+            waiting.append(request)
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request
         send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
     else:
@@ -180,6 +188,10 @@ def main() -> None:
             answered.append(message)
             if len(answered) == flooded[1]:
                 text(flooded[0], [m.get("error", {}).get("code", 0) for m in answered])
+        if "id" in message and "method" not in message and SCENARIO == "legacy-ask-during-initialize":
+            early.append(message)
+            for request in waiting:
+                text(request, message)
         if "id" not in message or "method" not in message:
             continue
         if message["method"] == "server/discover":
@@ -194,6 +206,10 @@ def main() -> None:
             else:
                 result(message, DISCOVER)
         elif message["method"] == "initialize":
+            if SCENARIO == "legacy-ask-during-initialize":  # a question before the session exists
+                send(
+                    {"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": FORM["params"]}
+                )
             result(message, INIT)
         else:
             scenario(message)

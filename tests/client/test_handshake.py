@@ -642,3 +642,30 @@ async def test_a_malformed_sampling_request_is_invalid_params(wire_2025: WireChe
     assert "maxTokens: Field required" in answer["error"]["message"]
     assert seen == []
     wire_2025.response("sampling/createMessage", answer)
+
+
+async def test_questions_on_initializes_own_stream_are_refused_and_not_put_to_the_person(
+    wire_2025: WireChecker,
+) -> None:
+    """Before the session exists (the InitializeResult not yet read: the client knows
+    neither the server nor what it agreed to), only ``ping`` is answered. 500 questions
+    there were each put to the person, past every limit, from "unknown server"; now each
+    gets -32600 at once."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            asked = [elicit(f"s-{i}", {"message": "Who?", "requestedSchema": FORM}) for i in range(500)]
+            return [*asked, {"jsonrpc": "2.0", "id": "p-1", "method": "ping"}, init(message)]
+        return [result(message, {"content": []})]
+
+    answerer = Scripted.from_script([{"content": {"age": 7}}])
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, answerer=answerer) as client:
+        await client.call_tool("t")
+    answers = {m["id"]: m for m, _ in transport.sent if "id" in m}
+    assert answerer.used == []
+    assert answers.pop("p-1")["result"] == {}
+    assert len(answers) == 500
+    assert {a["error"]["code"] for a in answers.values()} == {-32600}
+    assert "elicitation/create came before the session was initialized" in answers["s-0"]["error"]["message"]
+    wire_2025.response("elicitation/create", answers["s-0"])

@@ -392,6 +392,20 @@ async def test_a_ping_during_initialize_is_answered_in_the_session() -> None:
     assert recorder.check(WireChecker.load("2025-11-25")) > 0
 
 
+async def test_a_question_before_the_session_is_initialized_is_refused_over_stdio() -> None:
+    """2025-11-25: a server may send nothing but ``ping`` before ``notifications/initialized``.
+    An elicitation it sends while ``initialize`` is still unanswered (when the client does
+    not yet know which server it is, or what it agreed to) is refused -32600, saying so,
+    and never reaches the person."""
+    answerer = Scripted.from_script(NAME)
+    async with hostile(["legacy-ask-during-initialize"], "2025-11-25", answerer) as (client, _):
+        out = await asyncio.wait_for(client.call_tool("t"), 10)
+    told = json.loads(out["content"][0]["text"])
+    assert told["id"] == "q-0" and told["error"]["code"] == -32600
+    assert "before the session was initialized" in told["error"]["message"]
+    assert answerer.used == []
+
+
 async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops() -> None:
     """2026-07-28: Ctrl-C while the person is asked ends the call: the question is taken
     down and no retry is sent."""
