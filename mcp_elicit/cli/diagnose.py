@@ -147,6 +147,13 @@ def _stdio(exc: TransportError, target: Target, observed: Observed) -> CliError:
         )
     if "cannot start the server command" in text:
         program = target.command[0] if target.command else "?"
+        if program.endswith(".py"):  # a Python file is not a command unless it is executable
+            rest = " ".join(target.command[1:])
+            return CannotConnect(
+                f"{text}. A .py file runs through Python: -- mcp-elicit serve {program} {rest}".rstrip()
+                + f" (an mcp_elicit Server), or -- python {program} {rest}".rstrip()
+                + " (a script that runs its own server)"
+            )
         return CannotConnect(f"{text}. Is {program!r} installed and on PATH (or give its full path)?")
     return CannotConnect(f"{text}{note}")
 

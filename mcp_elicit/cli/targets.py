@@ -111,6 +111,12 @@ def parse_target(
     except ValueError as exc:
         raise UsageError(f"{url!r} is not a valid URL ({exc}); give it as http(s)://HOST:PORT/PATH") from None
     if parts.scheme not in ("http", "https") or not parts.netloc:
+        if url.endswith(".py"):  # a server file: say how to run it, not to run it bare
+            raise UsageError(
+                f"{url!r} is not an http(s):// URL; to start the server it defines over stdio, put the "
+                f"command after --: mcp-elicit {stdio_usage} mcp-elicit serve {url} (an mcp_elicit "
+                f"Server), or mcp-elicit {stdio_usage} python {url} (a script that runs its own server)"
+            )
         raise UsageError(
             f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"
             f" (e.g. mcp-elicit {stdio_usage} {url} ...)"

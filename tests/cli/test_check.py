@@ -223,6 +223,8 @@ def test_strict_makes_warnings_fail(capsys: pytest.CaptureFixture[str], tmp_path
         (["check"], "give the server"),
         (["check", "ftp://example.com"], "is not an http(s):// URL"),
         (["check", "mcp-elicit"], "put its command after --"),
+        (["check", "app.py"], "mcp-elicit check -- mcp-elicit serve app.py (an mcp_elicit Server)"),
+        (["call", "app.py", "book"], "mcp-elicit call TOOL ... -- python app.py (a script"),
         (["check", "--"], "nothing after --"),
         (["check", "http://127.0.0.1:1/mcp", "--", "x"], "not both"),
         (["check", "-H", "X-A: b", "--", "x"], "--header is for HTTP targets"),
@@ -300,6 +302,21 @@ def test_a_command_that_does_not_exist(capsys: pytest.CaptureFixture[str]) -> No
     assert result.code == 3
     assert "cannot start the server command" in result.err
     assert "installed and on PATH" in result.err
+
+
+def test_a_server_file_given_as_the_command_says_how_to_run_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A .py file that is not executable is not a command: the error gives the two that
+    run it (mcp-elicit serve, python), not "is it installed and on PATH"."""
+    server = tmp_path / "app.py"
+    server.write_text("print('hello')\n", encoding="utf-8")
+    result = run(capsys, "check", "--", str(server), "--flag")
+    assert result.code == 3
+    assert "cannot start the server command" in result.err
+    assert f"-- mcp-elicit serve {server} --flag (an mcp_elicit Server)" in result.err
+    assert f"-- python {server} --flag (a script that runs its own server)" in result.err
+    assert "on PATH" not in result.err
 
 
 def test_a_command_that_exits(capsys: pytest.CaptureFixture[str]) -> None:
