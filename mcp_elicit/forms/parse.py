@@ -27,6 +27,7 @@ Rules:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any, NoReturn, cast
 
@@ -314,7 +315,8 @@ def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
     if not isinstance(required, list) or not all(isinstance(n, str) for n in required):
         _fail(None, '"required" must be an array of field names')
     if len(set(required)) != len(required):
-        twice = next(n for n in required if required.count(n) > 1)
+        counts = Counter(required)  # one pass: required.count per name is quadratic
+        twice = next(n for n in required if counts[n] > 1)
         _fail(twice, 'it is listed twice in "required"')
     for name in required:
         if name not in properties:

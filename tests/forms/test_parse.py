@@ -9,6 +9,7 @@ import pytest
 
 from mcp_elicit.errors import FormSchemaError, SensitiveFieldError
 from mcp_elicit.forms import Boolean, Choice, FormSchema, Integer, MultiChoice, Number, Option, String
+from tests.support.deadline import within
 
 
 def form(props: dict[str, Any], required: list[str] | None = None, **top: Any) -> dict[str, Any]:
@@ -230,6 +231,21 @@ def test_required_names_must_be_properties_and_unique() -> None:
         FormSchema.parse(form({"a": {"type": "string"}}, ["a", "a"]))
     assert caught.value.field == "a"
     assert 'listed twice in "required"' in str(caught.value)
+
+
+def test_a_repeated_required_name_is_found_in_one_pass_over_a_long_list() -> None:
+    # A server's form with 100,000 fields, the last required twice: counting each name
+    # again took minutes (quadratic).
+    names = [f"f{i}" for i in range(100_000)]
+    schema = form({name: {"type": "string"} for name in names}, [*names, names[-1]])
+    with within(10, "finding the repeated required name"), pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(schema)
+    assert caught.value.field == "f99999"
+    assert 'listed twice in "required"' in str(caught.value)
+    # Of several repeated names, the one listed first is named.
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(form({"a": {"type": "string"}, "b": {"type": "string"}}, ["a", "b", "b", "a"]))
+    assert caught.value.field == "a"
 
 
 FIELD_REFUSALS: list[tuple[object, str]] = [
