@@ -170,7 +170,9 @@ _ECHO = _wordset(
     "str string field raw plain plaintext hash hint new old current"
 )
 
-_PROSE_PIN = re.compile(r"\bPINs?\b(?!\s*-?\s*[Cc]ode)")
+#: "PIN", not followed by "code" (spaces and one hyphen may come between). Written so
+#: that a run of spaces is split one way only: ``\s*-?\s*`` tries every split of it.
+_PROSE_PIN = re.compile(r"\bPINs?\b(?!\s*(?:-\s*)?[Cc]ode)")
 
 
 def _index_clear() -> dict[str, list[tuple[tuple[str, ...], str]]]:

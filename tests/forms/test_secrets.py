@@ -18,6 +18,7 @@ from mcp_elicit.forms import (
     find_secret_fields,
 )
 from mcp_elicit.forms.secrets import secret_in_field, words
+from tests.support.deadline import within
 
 
 @pytest.mark.parametrize(
@@ -287,6 +288,19 @@ NOT_SECRET_PROSE = [
 @pytest.mark.parametrize("text", NOT_SECRET_PROSE)
 def test_ordinary_prose_is_not_flagged(text: str) -> None:
     assert secret_in_field(String(name="value", title=text, description=text)) is None, text
+
+
+@pytest.mark.parametrize("between", [" ", " - ", "-"])
+def test_a_pin_followed_by_a_long_run_of_spaces_is_read_in_linear_time(between: str) -> None:
+    # A server's description with "PIN" and then 100,000 spaces: looking for "code" after
+    # them tried every way of splitting the spaces in two (quadratic, over a minute).
+    spaces = " " * 50_000
+    gap = spaces + between + spaces
+    with within(10, "reading a description with a long run of spaces"):
+        found = secret_in_field(String(name="value", description=f"Your PIN{gap}here"))
+        not_found = secret_in_field(String(name="value", description=f"Your PIN{gap}code"))
+    assert found is not None and found.phrase == "PIN"
+    assert not_found is None
 
 
 @pytest.mark.parametrize(
