@@ -81,6 +81,8 @@ _QUOTED: Final = r'"(?:[^"\\]|\\.)*"'
 _PARAM: Final = re.compile(rf"\s*({_TOKEN})\s*=\s*({_QUOTED}|{_TOKEN}=*)\s*(?:,|$)")
 _SCHEME: Final = re.compile(rf"[\s,]*({_TOKEN})(?=[\s,]|$)\s*")
 _TOKEN68: Final = re.compile(r"([A-Za-z0-9._~+/-]+=*)\s*(?:,|$)")
+_BLANK: Final = re.compile(r"\s*\Z")
+_ESCAPED: Final = re.compile(r"\\(.)")
 
 
 # ---- the challenge -----------------------------------------------------------------
@@ -109,28 +111,27 @@ class Challenge:
 
 def _challenges(header: str) -> list[Challenge]:
     """Parse a ``WWW-Authenticate`` value (RFC 9110 §11.6.1) into its challenges. Lenient:
-    a part it cannot read ends the parse, keeping what came before."""
+    a part it cannot read ends the parse, keeping what came before. Read by position,
+    never by copying what is left: linear in the header, however many challenges it has."""
     out: list[Challenge] = []
-    rest = header
-    while rest.strip():
-        match = _SCHEME.match(rest)
+    pos = 0
+    while _BLANK.match(header, pos) is None:
+        match = _SCHEME.match(header, pos)
         if match is None:
             break
-        scheme, rest = match.group(1), rest[match.end() :]
+        scheme, pos = match.group(1), match.end()
         params: dict[str, str] = {}
-        if _PARAM.match(rest) is None and (token68 := _TOKEN68.match(rest)) is not None:
-            rest = rest[token68.end() :]  # Basic dXNlcjpwYXNz: nothing of ours
-        while True:
-            param = _PARAM.match(rest)
-            if param is None:
-                break
+        if _PARAM.match(header, pos) is None and (token68 := _TOKEN68.match(header, pos)) is not None:
+            pos = token68.end()  # Basic dXNlcjpwYXNz: nothing of ours
+        while (param := _PARAM.match(header, pos)) is not None:
             name, value = param.group(1).lower(), param.group(2)
             if value.startswith('"'):
-                value = re.sub(r"\\(.)", r"\1", value[1:-1])
+                value = _ESCAPED.sub(r"\1", value[1:-1])
             params.setdefault(name, value)
-            rest = rest[param.end() :]
+            pos = param.end()
         out.append(Challenge(scheme, params))
-        rest = rest.lstrip(" ,")
+        while pos < len(header) and header[pos] in " ,":
+            pos += 1
     return out
 
 

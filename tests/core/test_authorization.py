@@ -28,6 +28,7 @@ from mcp_elicit.core.authorization import (
     read_callback,
     read_protected_resource,
     select_scope,
+    token_challenges,
 )
 from mcp_elicit.core.token_endpoint import (
     ClientCredentials,
@@ -43,6 +44,7 @@ from mcp_elicit.core.token_endpoint import (
     token_request,
 )
 from mcp_elicit.errors import AuthorizationError
+from tests.support.deadline import within
 
 SERVER_URL = "https://mcp.example.com/mcp"
 ISSUER = "https://auth.example.com"
@@ -169,6 +171,28 @@ def test_the_bearer_challenge_is_found_and_read(
 )
 def test_no_bearer_challenge_gives_none(headers: list[str]) -> None:
     assert bearer_challenge(headers) is None
+
+
+@pytest.mark.parametrize(
+    ("before", "count"),
+    [
+        ("Basic, ", 300_000),
+        ("Negotiate ", 200_000),
+        ('Newauth realm="x", ', 100_000),
+        ("Basic YWI=, ", 200_000),
+    ],
+)
+def test_a_header_of_many_challenges_is_read_in_linear_time(before: str, count: int) -> None:
+    # A server's WWW-Authenticate naming thousands of challenges before its Bearer one:
+    # each was cut off the front of the rest by copying it (quadratic, minutes at 2 MB).
+    header = before * count + 'Bearer resource_metadata="https://r.example/prm", scope="a b"'
+    with within(10, "reading a WWW-Authenticate header of many challenges"):
+        challenge = bearer_challenge([header])
+        every = token_challenges([header, "DPoP " + "algs=ES256, " * 200_000])
+    assert challenge is not None
+    assert dict(challenge.params) == {"resource_metadata": "https://r.example/prm", "scope": "a b"}
+    assert [c.scheme for c in every] == ["Bearer", "DPoP"]
+    assert every[1].params == {"algs": "ES256"}
 
 
 def test_the_challenge_properties() -> None:
