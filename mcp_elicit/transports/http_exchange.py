@@ -102,19 +102,23 @@ def repeated_headers(raw: Iterable[tuple[bytes, bytes]], headers: dict[str, str]
     the error when one read as a single value comes twice with different values, else
     None, with each ``Accept`` line joined into ``headers`` as one list."""
     first: dict[str, str] = {}
+    accept: list[str] = []  # joined once at the end: joining line by line is quadratic
     for key, value in raw:
         name, text = key.decode("latin-1").lower(), value.decode("latin-1")
+        if name == "accept":
+            accept.append(text)
+            continue
         seen = first.get(name)
         if seen is None:
             first[name] = text
-        elif name == "accept":
-            first[name] = headers[name] = f"{seen}, {text}"
         elif seen.strip() != text.strip() and (name in _ONE_VALUE or name.startswith("mcp-")):
             shown = "-".join(part.capitalize() for part in name.split("-"))
             problem = (
                 f"Bad request: the {shown} header is sent more than once, with different values; send it once"
             )
             return HeaderMismatch(problem) if name.startswith("mcp-") else InvalidRequest(problem)
+    if len(accept) > 1:
+        headers["accept"] = ", ".join(accept)
     return None
 
 
