@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_elicit.client.url_consent import judge_url
+from tests.support.deadline import within
 
 
 @pytest.mark.parametrize(
@@ -100,6 +101,27 @@ def test_refused(url: str, code: str) -> None:
     assert verdict.refused
     assert verdict.codes == (code,)
     assert verdict.warnings[0].text
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["\u00e9." * 500_000 + "example", "a\u0430." * 300_000 + "example", "a." * 500_000 + "example"],
+)
+def test_a_host_longer_than_any_site_name_is_refused_before_it_is_read(host: str) -> None:
+    # A server's URL with a megabyte of host: each label was mapped and checked (IDNA,
+    # scripts), twenty seconds a megabyte, minutes for what a message can carry.
+    with within(10, "judging a URL with a megabyte of host"):
+        verdict = judge_url(f"https://{host}/login")
+    assert verdict.refused
+    assert verdict.codes == ("malformed",)
+    assert "longer than any site name" in verdict.warnings[0].text
+
+
+def test_a_long_host_within_the_limit_is_read() -> None:
+    host = ".".join(["a" * 63] * 3) + ".example"  # 200 characters: DNS allows 253
+    verdict = judge_url(f"https://{host}/")
+    assert not verdict.refused
+    assert verdict.site == f"{'a' * 63}.example"
 
 
 def test_a_second_colon_in_the_host_does_not_make_another_site() -> None:
