@@ -16,6 +16,9 @@ Rules:
   none), remembered by the session so ``notifications/elicitation/complete`` reaches only
   the sessions that sent it, and only those of the principal it is completed for (an id
   a handler chose may be in use by several users). ``ctx.require_url`` answers -32042 here.
+* A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
+  ``MAX_SUBSCRIBED_URI`` characters long (-32603 and -32602 beyond), so a client cannot
+  grow the server's memory by subscribing.
 * A URI nothing serves is -32002 (what these revisions name for it), not 2026-07-28's -32602.
 """
 
@@ -44,7 +47,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.asking import InPlaceAsker, Refused
 from mcp_elicit.server.context import Channel
-from mcp_elicit.server.sessions import Session
+from mcp_elicit.server.sessions import MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Session
 from mcp_elicit.wire import jsonrpc
 
 if TYPE_CHECKING:
@@ -228,10 +231,20 @@ async def _dispatch(
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams(f'Invalid params: {method} needs "uri" (a string)')
-        if method == "resources/subscribe":
-            session.subscriptions.add(uri)
-        else:
+        if method == "resources/unsubscribe":
             session.subscriptions.discard(uri)
+        elif uri not in session.subscriptions:
+            if len(uri) > MAX_SUBSCRIBED_URI:
+                raise InvalidParams(
+                    f'Invalid params: "uri" is {len(uri)} characters long; '
+                    f"a subscription may name at most {MAX_SUBSCRIBED_URI}"
+                )
+            if len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
+                raise InternalError(
+                    f"Internal error: this session holds its limit of {MAX_SUBSCRIPTIONS} resource "
+                    "subscriptions; unsubscribe from one (resources/unsubscribe) first"
+                )
+            session.subscriptions.add(uri)
         return {}
     asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry)
     return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)

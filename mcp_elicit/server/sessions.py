@@ -39,12 +39,15 @@ from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
 
-__all__ = ["MAX_ELICITATIONS", "Session", "Sessions"]
+__all__ = ["MAX_ELICITATIONS", "MAX_SUBSCRIBED_URI", "MAX_SUBSCRIPTIONS", "Session", "Sessions"]
 
 log = logging.getLogger("mcp_elicit.sessions")
 
 #: The most URL elicitations a session waits to hear finished; past it, the oldest is forgotten.
 MAX_ELICITATIONS = 256
+#: The most resources one session may be subscribed to, and the longest URI it may name.
+MAX_SUBSCRIPTIONS = 256
+MAX_SUBSCRIBED_URI = 8192
 
 Send = Callable[[bytes], Awaitable[None]]
 

@@ -11,7 +11,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String
 from mcp_elicit.core.rev_2025_11_25 import Handshake
-from mcp_elicit.server.sessions import MAX_ELICITATIONS, Sessions
+from mcp_elicit.server.sessions import MAX_ELICITATIONS, MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Sessions
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.meta import ClientCapabilities
 
@@ -323,6 +323,32 @@ async def test_session_methods(wire_2025: WireChecker) -> None:
         malformed=True,
     )
     assert again["error"]["code"] == -32600
+
+
+async def test_a_sessions_subscriptions_are_bounded(wire_2025: WireChecker) -> None:
+    """A client cannot grow the server's memory by subscribing: a URI's length and the
+    number of URIs a session holds are bounded, each refusal saying what to do."""
+    server = build()
+
+    @server.resource("test://x")
+    async def x() -> str:
+        return "x"
+
+    client = SessionClient(server, checker=wire_2025)
+    await client.open()
+    long_uri = "test://" + "x" * MAX_SUBSCRIBED_URI
+    too_long = await client.request("resources/subscribe", {"uri": long_uri}, malformed=True)
+    assert too_long["error"]["code"] == -32602
+    assert f"{MAX_SUBSCRIBED_URI}" in too_long["error"]["message"]
+    for n in range(MAX_SUBSCRIPTIONS):
+        assert await client.result("resources/subscribe", {"uri": f"test://{n}"}) == {}
+    assert await client.result("resources/subscribe", {"uri": "test://0"}) == {}, "already held"
+    full = await client.request("resources/subscribe", {"uri": "test://one-more"}, malformed=True)
+    assert full["error"]["code"] == -32603
+    assert "unsubscribe" in full["error"]["message"]
+    assert len(client.session.subscriptions) == MAX_SUBSCRIPTIONS
+    assert await client.result("resources/unsubscribe", {"uri": "test://0"}) == {}
+    assert await client.result("resources/subscribe", {"uri": "test://one-more"}) == {}
 
 
 @pytest.mark.parametrize(
