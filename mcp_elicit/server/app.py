@@ -68,6 +68,7 @@ class Server(Dispatch):
         resource_metadata: ResourceMetadata | None = None,
         ask_timeout: float = 600.0,
         max_sessions: int = 1000,
+        max_sessions_per_principal: int = 100,
         session_idle_timeout: float = 1800.0,
         store: str | Store | None = None,
         public_url: str | None = None,
@@ -85,6 +86,7 @@ class Server(Dispatch):
         cache_scope = one_of("cache_scope", cache_scope, ("public", "private"))  # type: ignore[assignment]
         ask_timeout = seconds("ask_timeout", ask_timeout)
         max_sessions = whole("max_sessions", max_sessions)
+        max_sessions_per_principal = whole("max_sessions_per_principal", max_sessions_per_principal)
         session_idle_timeout = seconds("session_idle_timeout", session_idle_timeout)
         flow_ttl = seconds("flow_ttl", flow_ttl)
         flow_wait = seconds("flow_wait", flow_wait, zero=True)
@@ -102,7 +104,12 @@ class Server(Dispatch):
         self.ask_timeout = ask_timeout
         #: Sessions of 2025-11-25 (and earlier) clients.
         ended = self.telemetry.session_ended if self.telemetry is not None else None
-        self.sessions = Sessions(max_sessions=max_sessions, idle_timeout=session_idle_timeout, ended=ended)
+        self.sessions = Sessions(
+            max_sessions=max_sessions,
+            max_sessions_per_principal=max_sessions_per_principal,
+            idle_timeout=session_idle_timeout,
+            ended=ended,
+        )
         #: Hosted URL mode: flows, the vault, third-party providers (store opened on first use).
         self.url_mode = UrlMode(
             store=store,

@@ -12,6 +12,10 @@ Rules:
   gone (404), and closing one cancels what it had in flight and every question it was
   waiting on — nothing is left behind. At the bound, the least recently seen session
   that is not in use makes room; when every session is in use, a new one is refused (503).
+  An authenticated principal holds at most ``max_sessions_per_principal`` of them: past
+  it, its own least recently seen idle session makes room, and when all of its own are in
+  use it alone is refused (503), so no one principal can take every session or push
+  everyone else's out. Unauthenticated callers are bounded by ``max_sessions`` only.
 * Server-to-client requests wait on a future keyed by their id; the client's response
   resolves it. The wait has its own budget (a person is answering), not the request
   timeout; cancellation and timeouts remove the entry.
@@ -232,11 +236,14 @@ class Sessions:
         self,
         *,
         max_sessions: int = 1000,
+        max_sessions_per_principal: int = 100,
         idle_timeout: float = 1800.0,
         clock: Callable[[], float] = time.monotonic,
         ended: Callable[[str, Mapping[str, str | int] | None, float], None] | None = None,
     ) -> None:
         self.max_sessions = max_sessions
+        #: How many of them one authenticated principal holds at most.
+        self.max_sessions_per_principal = max_sessions_per_principal
         self.idle_timeout = idle_timeout
         self.clock = clock
         #: Told of each session that ends: its revision, network attributes and seconds.
@@ -249,6 +256,18 @@ class Sessions:
     def create(self, handshake: Handshake, principal: str | None) -> Session:
         now = self.clock()
         self._expire(now)
+        if principal is not None:
+            held = [s for s in self._live.values() if s.principal == principal]
+            if len(held) >= self.max_sessions_per_principal:
+                idle = [s for s in held if not s.in_use]
+                if not idle:
+                    raise ProtocolError(
+                        f"Too many sessions: principal {principal!r} holds the limit of "
+                        f"{self.max_sessions_per_principal} sessions, all in use; end one (DELETE) "
+                        "or try again later",
+                        http_status=503,
+                    )
+                self.close(min(idle, key=lambda s: s.last_seen).id)
         if len(self._live) >= self.max_sessions:
             idle = [s for s in self._live.values() if not s.in_use]
             if not idle:

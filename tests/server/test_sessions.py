@@ -11,6 +11,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String
 from mcp_elicit.core.rev_2025_11_25 import Handshake
+from mcp_elicit.errors import ProtocolError
 from mcp_elicit.server.sessions import MAX_ELICITATIONS, MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Sessions
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.meta import ClientCapabilities
@@ -95,6 +96,30 @@ class Silent(SessionClient):
 
     async def send(self, data: bytes) -> None:
         self.asked.append(orjson.loads(data))
+
+
+def test_one_principal_cannot_take_every_session() -> None:
+    """With authentication, a principal holds at most ``max_sessions_per_principal``
+    sessions: past it, its own least recently seen idle one makes room, never another's;
+    when all of its own are in use, it alone is refused (503)."""
+    clock = Clock()
+    sessions = Sessions(max_sessions=4, max_sessions_per_principal=2, clock=clock)
+    bob = sessions.create(HANDSHAKE, "bob")
+    ann = []
+    for _ in range(5):
+        clock.now += 1
+        ann.append(sessions.create(HANDSHAKE, "ann"))
+    assert sessions.get(bob.id, "bob") is bob, "another principal's flood leaves bob's session"
+    assert [s.closed for s in ann] == [True, True, True, False, False]
+    for held in ann[3:]:
+        held.listeners = 1  # in use: not to be evicted
+    with pytest.raises(ProtocolError, match=r"ann.*2 sessions") as refused:
+        sessions.create(HANDSHAKE, "ann")
+    assert refused.value.http_status == 503
+    assert sessions.create(HANDSHAKE, "bob") is not None, "bob can still open one"
+    anonymous = Sessions(max_sessions=4, max_sessions_per_principal=2, clock=clock)
+    unauthenticated = [anonymous.create(HANDSHAKE, None) for _ in range(4)]
+    assert not any(s.closed for s in unauthenticated), "without authentication, only max_sessions counts"
 
 
 async def test_no_answer_in_time_counts_as_cancel(wire_2025: WireChecker) -> None:

@@ -14,11 +14,12 @@ import orjson
 import pytest
 
 from mcp_elicit import Context, Server
+from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
 from support.procs import InProcess, uvicorn_server
-from support.sessions import ACCEPT, ask_name_server
+from support.sessions import ACCEPT, ask_name_server, initialize_body
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -278,6 +279,49 @@ async def test_no_room_while_every_session_listens(wire_2025: WireChecker) -> No
             ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
             kept = await http.post(running.url, json=ping, headers=listening.headers())
             assert kept.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}
+
+
+async def test_one_principal_cannot_push_anothers_session_out_or_use_it() -> None:
+    """Over HTTP with bearer tokens: ann opening sessions without end leaves bob's
+    session open, and ann, holding bob's session id, gets 404 on POST, GET and DELETE."""
+    app = ask_name_server(
+        "http-sessions-principals",
+        auth=StaticTokens({"token-ann": "ann", "token-bob": "bob"}),
+        max_sessions=4,
+        max_sessions_per_principal=2,
+    )
+    async with (
+        uvicorn_server(StreamableHTTP(app, keepalive=0.2)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+
+        async def open_as(token: str) -> dict[str, str]:
+            headers = {"accept": ACCEPT, "authorization": f"Bearer {token}"}
+            opened = await http.post(running.url, json=initialize_body(), headers=headers)
+            assert opened.status_code == 200, opened.text
+            return {
+                **headers,
+                "mcp-session-id": opened.headers["mcp-session-id"],
+                "mcp-protocol-version": "2025-11-25",
+            }
+
+        bob = await open_as("token-bob")
+        for _ in range(6):
+            await open_as("token-ann")
+        ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+        kept = await http.post(running.url, json=ping, headers=bob)
+        assert kept.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}, (
+            "ann's sessions did not push bob's out"
+        )
+        as_ann = {**bob, "authorization": "Bearer token-ann"}
+        for method in ("POST", "GET", "DELETE"):
+            foreign = await http.request(
+                method, running.url, headers=as_ann, json=ping if method == "POST" else None
+            )
+            assert foreign.status_code == 404, method
+            assert foreign.json()["error"]["message"].startswith("Session not found"), method
+        still = await http.post(running.url, json=ping, headers=bob)
+        assert still.status_code == 200, "bob's session survived ann's attempts"
 
 
 async def test_a_handshake_revision_without_a_session_is_told_to_initialize(
