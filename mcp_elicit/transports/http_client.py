@@ -18,8 +18,8 @@ Rules:
   ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
   transport fetch anything.
 * A redirect to another origin (scheme, host, port) is followed without the caller's fixed
-  headers (an API key, say), as httpx already does for ``Authorization``: they are meant
-  for the configured server only. This holds for a caller's own ``client`` too (a request
+  headers (an API key, say), a DPoP proof, ``Mcp-Session-Id`` or ``Last-Event-ID``, as
+  httpx already does for ``Authorization``: they are meant for the configured server only. This holds for a caller's own ``client`` too (a request
   hook, added while the transport is open, that touches only this transport's requests).
 * A server's request that is not valid JSON-RPC (``params`` not an object, say) but whose
   id can be read is answered -32600 Invalid Request, POSTed like any answer to a server's
@@ -74,6 +74,9 @@ _MARK: Final = "mcp_elicit.transport"  # a request extension: which transport se
 _OURS: Final = frozenset({"accept", "content-type"})  # the protocol's own, whoever set them
 #: What an answer to a server's request carries besides the fixed headers (2025-11-25).
 _SESSION_HEADERS: Final = frozenset({"mcp-session-id", "mcp-protocol-version"})
+#: Meant for the configured server alone: a DPoP proof made for its URL, its session id, and
+#: the id of the event a stream of its resumes after.
+_HOME_ONLY: Final = ("dpop", "mcp-session-id", "last-event-id")
 
 
 class HttpTransport:
@@ -140,15 +143,16 @@ class HttpTransport:
             hooks.append(self._keep_fixed_headers_home)
 
     async def _keep_fixed_headers_home(self, request: httpx.Request) -> None:
-        """Drop the caller's fixed headers, and a DPoP proof, from a request (a redirect) to
-        another origin: httpx drops only ``Authorization`` there, and a proof made for this
-        server's URL is for nobody else."""
-        if request.extensions.get(_MARK) is not self or not (self.fixed or "dpop" in request.headers):
+        """Drop the caller's fixed headers, a DPoP proof, the session id and ``Last-Event-ID``
+        from a request (a redirect) to another origin: httpx drops only ``Authorization``
+        there, and the others are this server's business only."""
+        if request.extensions.get(_MARK) is not self:
             return  # not this transport's request (a caller's client may be shared)
         if _origin(request.url) == _origin(httpx.URL(self.url)):
             return
-        if "dpop" in request.headers:
-            del request.headers["dpop"]
+        for name in _HOME_ONLY:
+            if name in request.headers:
+                del request.headers[name]
         dropped = [name for name in self.fixed if name.lower() not in _OURS and name in request.headers]
         for name in dropped:
             del request.headers[name]

@@ -1,0 +1,119 @@
+"""The HTTP client against a hostile server on a real 127.0.0.1 socket: a raw asyncio
+server that answers each request with whatever bytes its script writes (a redirect to
+another origin, a body that never ends, a compressed bomb, an SSE ``retry`` of an hour)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from mcp_elicit.client.transport import Ended
+from mcp_elicit.transports.http_client import HttpTransport
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+Script = Callable[[Seen, asyncio.StreamWriter], Awaitable[None]]
+
+
+@dataclass
+class Raw:
+    port: int
+    seen: list[Seen] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+
+@contextlib.asynccontextmanager
+async def raw_server(script: Script) -> AsyncIterator[Raw]:
+    """A server on 127.0.0.1 that reads each request whole and lets ``script`` answer it
+    (one request per connection); stopped on exit."""
+    raw = Raw(0)
+    open_writers: set[asyncio.StreamWriter] = set()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        open_writers.add(writer)
+        try:
+            method, path, _ = (await reader.readline()).decode("latin-1").split(" ", 2)
+            headers: dict[str, str] = {}
+            while (line := await reader.readline()) not in (b"\r\n", b""):
+                name, _, value = line.decode("latin-1").partition(":")
+                headers[name.strip().lower()] = value.strip()
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
+            seen = Seen(method, path, headers, body)
+            raw.seen.append(seen)
+            await script(seen, writer)
+        except (ConnectionError, ValueError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            open_writers.discard(writer)
+            writer.close()
+            with contextlib.suppress(Exception):
+                await writer.wait_closed()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    raw.port = server.sockets[0].getsockname()[1]
+    try:
+        yield raw
+    finally:
+        server.close()
+        for writer in list(open_writers):
+            writer.close()
+        await server.wait_closed()
+
+
+def response(status: str, headers: dict[str, str], body: bytes = b"") -> bytes:
+    head = f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    return head.encode() + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+
+
+_RESULT = b'{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'
+
+
+async def _nothing(_: object) -> None:
+    return None
+
+
+async def _answer_json(seen: Seen, writer: asyncio.StreamWriter) -> None:
+    writer.write(response("200 OK", {"Content-Type": "application/json"}, _RESULT))
+    await writer.drain()
+
+
+async def test_the_session_id_is_not_sent_on_a_redirect_to_another_origin() -> None:
+    """The session id (and the event id a stream resumes from) belong to the configured
+    server: a redirect to another origin does not carry them there."""
+    async with raw_server(_answer_json) as elsewhere:
+
+        async def redirect(seen: Seen, writer: asyncio.StreamWriter) -> None:
+            writer.write(response("307 Temporary Redirect", {"Location": elsewhere.url}))
+            await writer.drain()
+
+        async with raw_server(redirect) as home:
+            transport = HttpTransport(home.url)
+            await transport.open(_nothing)
+            session = {"Mcp-Session-Id": "session-secret", "MCP-Protocol-Version": "2025-11-25"}
+            exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, session)
+            assert not isinstance(await exchange.receive(), Ended)
+            await exchange.aclose()
+            await transport.listen(session, last_event_id="event-7")
+            await transport.aclose()
+    assert [s.headers.get("mcp-session-id") for s in home.seen] == ["session-secret"] * 2
+    assert home.seen[1].headers.get("last-event-id") == "event-7"
+    assert [s.method for s in elsewhere.seen] == ["POST", "GET"]
+    for seen in elsewhere.seen:
+        assert "mcp-session-id" not in seen.headers
+        assert "last-event-id" not in seen.headers
