@@ -29,7 +29,8 @@ Rules:
   response's headers assign (they arrive before any event) goes instead, so the answer
   reaches the session it belongs to (no ``MCP-Protocol-Version``: none is agreed yet).
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
-  fails its request with a reason naming the limit.
+  fails its request with a reason naming the limit. Of the answer to a notification's (or a
+  response's) POST and to ``DELETE``, no more is read than is logged (300 bytes).
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
   and no read timeout, since a response stream may rightly stay quiet while a person
   answers a question on it.
@@ -69,6 +70,7 @@ log = logging.getLogger("mcp_elicit.http_client")
 _ACCEPT: Final = "application/json, text/event-stream"
 _MAX_BODY: Final = 16 * 1024 * 1024
 _SEND_TIMEOUT: Final = 30.0
+_SHOWN_BODY: Final = 300  # what is read (and logged) of the answer to a notification's POST
 _GRACE: Final = 0.25
 _MARK: Final = "mcp_elicit.transport"  # a request extension: which transport sent it
 _OURS: Final = frozenset({"accept", "content-type"})  # the protocol's own, whoever set them
@@ -183,22 +185,27 @@ class HttpTransport:
         if self.trace is not None:
             self.trace("send", message)
         try:
-            async with asyncio.timeout(_SEND_TIMEOUT):
-                response = await self.client.post(
+            async with (
+                asyncio.timeout(_SEND_TIMEOUT),
+                self.client.stream(
+                    "POST",
                     self.url,
                     headers=self._headers(headers),
                     content=jsonrpc.encode(message),
                     extensions={_MARK: self},
-                )
+                ) as response,
+            ):
+                status = response.status_code
+                head = await _head(response, _SHOWN_BODY)
         except (httpx.HTTPError, TimeoutError) as exc:
             raise TransportError(f"could not send to {self._shown}: {_describe(exc)}") from None
-        if response.status_code >= 400:
+        if status >= 400:
             log.warning(
                 "%s answered a %s with HTTP %d: %s",
                 self._shown,
                 message.get("method", "response"),
-                response.status_code,
-                response.text[:300],
+                status,
+                head.decode("utf-8", errors="replace"),
             )
 
     def answer_unreadable(
@@ -250,7 +257,10 @@ class HttpTransport:
         extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         try:
             async with asyncio.timeout(5.0):
-                await self.client.delete(self.url, headers={**self.fixed, **extra}, extensions={_MARK: self})
+                async with self.client.stream(
+                    "DELETE", self.url, headers={**self.fixed, **extra}, extensions={_MARK: self}
+                ) as response:
+                    await _head(response, 0)
         except (httpx.HTTPError, TimeoutError, AuthorizationError) as exc:
             log.debug("DELETE %s failed: %s", self._shown, _describe(exc))
 
@@ -396,6 +406,19 @@ class _HttpExchange:
             return False
         self._put(message)
         return True
+
+
+async def _head(response: httpx.Response, limit: int) -> bytes:
+    """At most ``limit`` bytes of the body (what is logged of it), and no more read: the
+    rest, however long, is left unread when the response closes."""
+    head = b""
+    if limit <= 0:
+        return head
+    async for chunk in response.aiter_bytes():
+        head += chunk[: limit - len(head)]
+        if len(head) >= limit:
+            break
+    return head
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

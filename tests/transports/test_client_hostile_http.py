@@ -117,3 +117,31 @@ async def test_the_session_id_is_not_sent_on_a_redirect_to_another_origin() -> N
     for seen in elsewhere.seen:
         assert "mcp-session-id" not in seen.headers
         assert "last-event-id" not in seen.headers
+
+
+async def _endless(written: list[int]) -> Script:
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\n")
+        writer.write(b"Transfer-Encoding: chunked\r\n\r\n")
+        chunk = b"100000\r\n" + b"x" * 0x100000 + b"\r\n"  # 1 MiB, for ever
+        while True:
+            writer.write(chunk)
+            await writer.drain()
+            written.append(len(chunk))
+
+    return script
+
+
+async def test_an_answer_to_a_notification_that_never_ends_is_not_read_on() -> None:
+    """A notification's (or an answer's) POST reads no more of the server's reply than it
+    logs: an endless body is neither kept in memory nor waited for."""
+    written: list[int] = []
+    async with raw_server(await _endless(written)) as server:
+        transport = HttpTransport(server.url)
+        await transport.open(_nothing)
+        async with asyncio.timeout(10):
+            await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, {})
+            await transport.end_session({"Mcp-Session-Id": "s-1"})
+        await transport.aclose()
+    assert [s.method for s in server.seen] == ["POST", "DELETE"]
+    assert sum(written) < 64 * 1024 * 1024
