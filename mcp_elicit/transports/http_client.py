@@ -31,6 +31,9 @@ Rules:
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
   fails its request with a reason naming the limit. Of the answer to a notification's (or a
   response's) POST and to ``DELETE``, no more is read than is logged (300 bytes).
+* Answers are asked for uncompressed (``Accept-Encoding: identity``): a response compressed
+  all the same fails its request unread, naming the encoding (the caps above count decoded
+  bytes, and a few KB of gzip decode to gigabytes in one read).
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
   and no read timeout, since a response stream may rightly stay quiet while a person
   answers a question on it.
@@ -70,6 +73,9 @@ log = logging.getLogger("mcp_elicit.http_client")
 _ACCEPT: Final = "application/json, text/event-stream"
 _MAX_BODY: Final = 16 * 1024 * 1024
 _SEND_TIMEOUT: Final = 30.0
+#: Answers come uncompressed: a few KB of gzip can swell to gigabytes (and millions of SSE
+#: events) in one read, which no cap on the decoded size stops in time.
+_IDENTITY: Final = {"Accept-Encoding": "identity"}
 _SHOWN_BODY: Final = 300  # what is read (and logged) of the answer to a notification's POST
 _GRACE: Final = 0.25
 _MARK: Final = "mcp_elicit.transport"  # a request extension: which transport sent it
@@ -168,7 +174,7 @@ class HttpTransport:
             )
 
     def _headers(self, extra: Mapping[str, str], *, accept: str = _ACCEPT) -> dict[str, str]:
-        headers = {"Accept": accept, "Content-Type": "application/json", **self.fixed}
+        headers = {"Accept": accept, "Content-Type": "application/json", **self.fixed, **_IDENTITY}
         headers.update(extra)
         return headers
 
@@ -258,7 +264,7 @@ class HttpTransport:
         try:
             async with asyncio.timeout(5.0):
                 async with self.client.stream(
-                    "DELETE", self.url, headers={**self.fixed, **extra}, extensions={_MARK: self}
+                    "DELETE", self.url, headers={**self.fixed, **_IDENTITY, **extra}, extensions={_MARK: self}
                 ) as response:
                     await _head(response, 0)
         except (httpx.HTTPError, TimeoutError, AuthorizationError) as exc:
@@ -344,6 +350,16 @@ class _HttpExchange:
             ) as response:
                 status = response.status_code
                 self.headers = {k.lower(): v for k, v in response.headers.items()}
+                coding = _coding(response)
+                if coding is not None:
+                    self._queue.put_nowait(
+                        Ended(
+                            status,
+                            reason=f"{shown} sent a response compressed ({coding}), though this client "
+                            "asks for none (Accept-Encoding: identity); it was not read",
+                        )
+                    )
+                    return
                 kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
                 if kind == "text/event-stream" and status < 300:
                     self.streaming = True
@@ -412,13 +428,19 @@ async def _head(response: httpx.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of the body (what is logged of it), and no more read: the
     rest, however long, is left unread when the response closes."""
     head = b""
-    if limit <= 0:
+    if limit <= 0 or _coding(response) is not None:
         return head
     async for chunk in response.aiter_bytes():
         head += chunk[: limit - len(head)]
         if len(head) >= limit:
             break
     return head
+
+
+def _coding(response: httpx.Response) -> str | None:
+    """The response's ``Content-Encoding`` when it is compressed (not ``identity``)."""
+    coding = response.headers.get("content-encoding", "").strip().lower()
+    return coding if coding not in ("", "identity") else None
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

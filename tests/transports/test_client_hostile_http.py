@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
@@ -145,3 +146,37 @@ async def test_an_answer_to_a_notification_that_never_ends_is_not_read_on() -> N
         await transport.aclose()
     assert [s.method for s in server.seen] == ["POST", "DELETE"]
     assert sum(written) < 64 * 1024 * 1024
+
+
+def _gzip_bomb(unit: bytes, megabytes: int) -> bytes:
+    """``unit`` repeated to ``megabytes`` MB, gzip-compressed (a thousandth of the size)."""
+    squeeze = zlib.compressobj(9, zlib.DEFLATED, 31)
+    block = unit * (1_000_000 // len(unit))
+    return b"".join(squeeze.compress(block) for _ in range(megabytes)) + squeeze.flush()
+
+
+@pytest.mark.parametrize(
+    ("kind", "unit"),
+    [("application/json", b" "), ("text/event-stream", b"data: x\n\n")],
+    ids=["json", "sse"],
+)
+async def test_a_compressed_answer_is_refused_not_inflated(kind: str, unit: bytes) -> None:
+    """The client asks for answers uncompressed; one gzip-compressed all the same (a few KB
+    swelling to gigabytes) fails its request at once, naming the encoding, unread."""
+    bomb = _gzip_bomb(unit, 4)
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        writer.write(response("200 OK", {"Content-Type": kind, "Content-Encoding": "gzip"}, bomb))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        transport = HttpTransport(server.url)
+        await transport.open(_nothing)
+        async with asyncio.timeout(5):
+            exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+            ended = await exchange.receive()
+            await exchange.aclose()
+        await transport.aclose()
+    assert server.seen[0].headers["accept-encoding"] == "identity"
+    assert isinstance(ended, Ended) and ended.reason is not None
+    assert "compressed (gzip)" in ended.reason and server.url in ended.reason
