@@ -49,7 +49,13 @@ from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.core.era import handshake_choice
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import ProtocolError, ProtocolViolation, RoundsExceeded, UnsupportedProtocolVersion
+from mcp_elicit.errors import (
+    ProtocolError,
+    ProtocolViolation,
+    RequestTimeout,
+    RoundsExceeded,
+    UnsupportedProtocolVersion,
+)
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
 from mcp_elicit.wire.versions import HANDSHAKE
 
@@ -218,8 +224,13 @@ class HandshakeSession:
                 if reply.last_event_id is None or resumes >= _RESUMES:
                     break
                 resumes += 1
-                delay = reply.retry_ms if reply.retry_ms is not None else _DEFAULT_RETRY_MS
-                await asyncio.sleep(delay / 1000)
+                delay = (reply.retry_ms if reply.retry_ms is not None else _DEFAULT_RETRY_MS) / 1000
+                if delay > budget.remaining(asyncio.get_running_loop().time()):
+                    raise RequestTimeout(
+                        f"no answer from {self.conn.server} within {budget.timeout:g} s: its stream "
+                        f"ended, asking to be resumed after {delay:g} s, later than the request may wait"
+                    )
+                await asyncio.sleep(delay)
                 await exchange.aclose()
                 resumed = await self.conn.transport.listen(self.headers(message), reply.last_event_id)
                 if resumed is None:

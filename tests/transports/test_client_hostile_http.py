@@ -6,14 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
+import orjson
 import pytest
 
 from mcp_elicit.client.transport import Ended
-from mcp_elicit.transports.http_client import HttpTransport
+from mcp_elicit.errors import RequestTimeout
+from mcp_elicit.transports.http_client import HttpTransport, connect_http
 
 pytestmark = pytest.mark.anyio
 
@@ -180,3 +183,35 @@ async def test_a_compressed_answer_is_refused_not_inflated(kind: str, unit: byte
     assert server.seen[0].headers["accept-encoding"] == "identity"
     assert isinstance(ended, Ended) and ended.reason is not None
     assert "compressed (gzip)" in ended.reason and server.url in ended.reason
+
+
+async def test_a_stream_asking_to_be_resumed_in_an_hour_still_ends_at_the_timeout() -> None:
+    """A request's stream that closes with ``retry: 3600000`` and an event id to resume
+    from: the client waits to resume no longer than the request has left."""
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        message = orjson.loads(seen.body) if seen.body else {}
+        if seen.method != "POST" or "id" not in message:
+            status = "405 Method Not Allowed" if seen.method == "GET" else "202 Accepted"
+            writer.write(response(status, {}))
+        elif message["method"] == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "resume-later", "version": "1"},
+            }
+            body = orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            headers = {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}
+            writer.write(response("200 OK", headers, body))
+        else:
+            stream = b"id: e-1\nretry: 3600000\ndata: \n\n"
+            writer.write(response("200 OK", {"Content-Type": "text/event-stream"}, stream))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0) as client:
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout, match="within 1 s"):
+                async with asyncio.timeout(10):
+                    await client.list_tools()
+            assert time.monotonic() - started < 5
