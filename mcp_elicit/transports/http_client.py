@@ -28,6 +28,7 @@ Rules:
   ``initialize``'s own stream that request had no session yet: the ``Mcp-Session-Id`` its
   response's headers assign (they arrive before any event) goes instead, so the answer
   reaches the session it belongs to (no ``MCP-Protocol-Version``: none is agreed yet).
+  At most 16 such answers are on their way at once; a flood beyond that goes unanswered.
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
   fails its request with a reason naming the limit. Of the answer to a notification's (or a
   response's) POST and to ``DELETE``, no more is read than is logged (300 bytes).
@@ -76,6 +77,9 @@ _SEND_TIMEOUT: Final = 30.0
 #: Answers come uncompressed: a few KB of gzip can swell to gigabytes (and millions of SSE
 #: events) in one read, which no cap on the decoded size stops in time.
 _IDENTITY: Final = {"Accept-Encoding": "identity"}
+#: How many -32600 answers to unreadable requests may be on their way at once; past it, a
+#: flood of them (each owed a POST) is logged, not answered.
+_MAX_REPLIES: Final = 16
 _SHOWN_BODY: Final = 300  # what is read (and logged) of the answer to a notification's POST
 _GRACE: Final = 0.25
 _MARK: Final = "mcp_elicit.transport"  # a request extension: which transport sent it
@@ -222,6 +226,14 @@ class HttpTransport:
         the request whose stream carried it, or (that request opened the session:
         ``initialize``) the session its ``response`` headers assign. In the background: a
         stream is being read."""
+        if len(self._replies) >= _MAX_REPLIES:
+            log.warning(
+                "%s sent more unreadable requests than the %d answered at a time; %r not answered",
+                self._shown,
+                _MAX_REPLIES,
+                reply["id"],
+            )
+            return
         session = {k: v for k, v in sent_with.items() if k.lower() in _SESSION_HEADERS}
         assigned = response.get("mcp-session-id")
         if (

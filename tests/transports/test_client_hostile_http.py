@@ -17,6 +17,7 @@ import pytest
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.errors import RequestTimeout
 from mcp_elicit.transports.http_client import HttpTransport, connect_http
+from mcp_elicit.wire import jsonrpc
 
 pytestmark = pytest.mark.anyio
 
@@ -215,3 +216,39 @@ async def test_a_stream_asking_to_be_resumed_in_an_hour_still_ends_at_the_timeou
                 async with asyncio.timeout(10):
                     await client.list_tools()
             assert time.monotonic() - started < 5
+
+
+async def test_a_flood_of_unreadable_requests_gets_a_bounded_number_of_answers() -> None:
+    """Each request of the server's that is not valid JSON-RPC is owed a -32600, one POST
+    each; a stream carrying thousands of them (while the server leaves every answer
+    hanging) does not make the client pile up thousands of POSTs waiting for a connection."""
+    flood = 5000
+    held = asyncio.Event()
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        message = orjson.loads(seen.body)
+        if "method" not in message:  # an answer: left hanging
+            await held.wait()
+            return
+        events = b"".join(
+            b'data: {"jsonrpc":"2.0","id":"q-%d","method":"elicitation/create","params":[]}\n\n' % i
+            for i in range(flood)
+        )
+        writer.write(
+            response("200 OK", {"Content-Type": "text/event-stream"}, events + b"data: " + _RESULT + b"\n\n")
+        )
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        transport = HttpTransport(server.url)
+        await transport.open(_nothing)
+        exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+        while not isinstance(item := await exchange.receive(), jsonrpc.Response | Ended):
+            pass
+        assert isinstance(item, jsonrpc.Response)
+        await exchange.aclose()
+        await asyncio.sleep(0.5)
+        outstanding, answers = len(transport._replies), len(server.seen) - 1
+        held.set()
+        await transport.aclose()
+    assert outstanding <= 16 and answers <= 16
