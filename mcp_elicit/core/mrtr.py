@@ -63,6 +63,7 @@ __all__ = [
     "Replay",
     "binding_for",
     "check_answer",
+    "check_input_responses",
 ]
 
 ELICIT: Final = "elicitation/create"
@@ -192,17 +193,7 @@ class Replay:
             if not isinstance(responses, dict):
                 problem = "inputResponses must be an object mapping each input request key to its result"
             else:
-                if len(responses) > MAX_INPUT_RESPONSES:
-                    raise _too_large()
-                try:
-                    size = len(orjson.dumps(responses))
-                except orjson.JSONEncodeError:  # nested past what the encoder takes
-                    raise _too_deep_error() from None
-                if size > MAX_INPUT_RESPONSES_BYTES:
-                    raise _too_large()
-                # each level takes two bytes at least ("[]"): a short value cannot be too deep
-                if size > 2 * MAX_INPUT_RESPONSES_DEPTH and _too_deep(responses, MAX_INPUT_RESPONSES_DEPTH):
-                    raise _too_deep_error()
+                check_input_responses(responses)
                 fresh = responses
         token = params.get("requestState")
         if token is None:
@@ -299,6 +290,22 @@ class Replay:
             result["inputRequests"] = requests
         result["requestState"] = sealer.seal(payload, binding, now=now)
         return result
+
+
+def check_input_responses(responses: dict[str, Any]) -> None:
+    """-32602 when an ``inputResponses`` object is past the limits (entries, bytes, levels of
+    nesting, the object itself the first); the same for every request that carries one."""
+    if len(responses) > MAX_INPUT_RESPONSES:
+        raise _too_large()
+    try:
+        size = len(orjson.dumps(responses))
+    except orjson.JSONEncodeError:  # nested past what the encoder takes
+        raise _too_deep_error() from None
+    if size > MAX_INPUT_RESPONSES_BYTES:
+        raise _too_large()
+    # each level takes two bytes at least ("[]"): a short value cannot be too deep
+    if size > 2 * MAX_INPUT_RESPONSES_DEPTH and _too_deep(responses, MAX_INPUT_RESPONSES_DEPTH):
+        raise _too_deep_error()
 
 
 def _too_large() -> InvalidParams:

@@ -9,7 +9,8 @@ Rules:
   ``isError`` is a result); ``failed`` carries a JSON-RPC error object, never a result,
   and the error's message as its ``statusMessage``.
 * ``inputRequests`` holds every question still waiting, under keys unique over the task's
-  lifetime; an answer under any other key is ignored.
+  lifetime; an answer under any other key is ignored. ``tasks/update`` answers are
+  bounded as a tool call's ``inputResponses`` are (``core.mrtr``): past that, -32602.
 * ``ttlMs`` and ``pollIntervalMs`` are integer milliseconds. A task stays readable for its
   ttl after creation, and after it ended until the same ttl has passed again.
 * A task belongs to the principal that created it (None: unauthenticated); to anyone
@@ -25,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from mcp_elicit.core.mrtr import check_input_responses
 from mcp_elicit.errors import InvalidParams, MissingClientCapability
 from mcp_elicit.wire.meta import ClientCapabilities
 
@@ -63,10 +65,12 @@ def task_id_of(params: Mapping[str, Any]) -> str:
 
 
 def input_responses_of(params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params.inputResponses`` of ``tasks/update``, or -32602 saying what is wrong."""
+    """``params.inputResponses`` of ``tasks/update``, or -32602 saying what is wrong (within
+    the limits of a tool call's: entries, bytes, levels of nesting)."""
     responses = params.get("inputResponses")
     if not isinstance(responses, dict):
         raise InvalidParams('Invalid params: tasks/update needs "inputResponses" (an object)')
+    check_input_responses(responses)
     return responses
 
 

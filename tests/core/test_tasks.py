@@ -112,3 +112,24 @@ def test_the_request_checks() -> None:
     for bad in ({}, {"inputResponses": []}, {"inputResponses": None}):
         with pytest.raises(InvalidParams, match="inputResponses"):
             input_responses_of(bad)
+
+
+def test_input_responses_are_bounded_as_those_of_a_tool_call() -> None:
+    """tasks/update carries answers as tools/call does: the same limits, the same -32602."""
+
+    def nested(levels: int) -> dict[str, object]:
+        value: dict[str, object] = {}
+        for _ in range(levels - 1):
+            value = {"a": value}
+        return value
+
+    assert input_responses_of({"inputResponses": {f"k{i}": {} for i in range(64)}})
+    assert input_responses_of({"inputResponses": {"k": nested(63)}})  # 64 levels with its own
+    for bad, says in (
+        ({f"k{i}": {} for i in range(65)}, "at most 64 entries"),
+        ({"k": {"action": "accept", "content": {"v": "x" * 256 * 1024}}}, "too large"),
+        ({"k": nested(64)}, "nested too deeply"),
+        ({"k": nested(300)}, "nested too deeply"),  # past what the JSON encoder takes
+    ):
+        with pytest.raises(InvalidParams, match=says):
+            input_responses_of({"inputResponses": bad})

@@ -168,6 +168,27 @@ async def test_answers_under_other_keys_are_ignored_and_a_bad_answer_is_asked_ag
     assert done["result"]["content"][0]["text"] == "web: not deployed (cancel)"
 
 
+async def test_tasks_update_answers_past_a_tool_calls_limits_are_invalid_params(wire: WireChecker) -> None:
+    """A tasks/update carrying more answers than a tools/call may is refused as that one
+    is, and the question still waits for a fitting answer."""
+    client = MemoryClient(build(), capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "big"}}))[
+        "taskId"
+    ]
+    await settle(client, task_id, "input_required")
+    many = {f"k{i}": {"action": "decline"} for i in range(65)}
+    long = {"go": {"action": "accept", "content": {"go": True}, "note": "x" * 300_000}}
+    for responses in (many, long):
+        error = (await client.request("tasks/update", {"taskId": task_id, "inputResponses": responses}))[
+            "error"
+        ]
+        assert error["code"] == -32602 and "inputResponses is too large" in error["message"]
+    assert list((await status(client, task_id))["inputRequests"]) == ["go"]
+    await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
+    done = await settle(client, task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "big: not deployed (decline)"
+
+
 async def test_no_answer_in_time_counts_as_cancel(wire: WireChecker) -> None:
     client = MemoryClient(build(ask_timeout=0.05), capabilities=WITH_TASKS, checker=wire)
     task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "q"}}))["taskId"]
