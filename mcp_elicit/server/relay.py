@@ -43,8 +43,9 @@ Rules:
 * Publishing never waits for the store; a failure is logged. A subscription that fails
   (the store is down) is opened again after 1, 2, 4... up to 30 seconds; what is published
   meanwhile is lost, as Redis pub/sub loses what is published while a subscriber is away.
-* A message that is not one of ours (not JSON, a wrong shape, longer than 256 KiB, a
-  seal that does not open) is ignored.
+* A message that is not one of ours (not JSON, a wrong shape, longer than 512 KiB, a
+  seal that does not open) is ignored. A relayed ``tasks/update`` holds answers within
+  the ``inputResponses`` limits of any request (``core.mrtr``): its message fits.
 """
 
 from __future__ import annotations
@@ -72,9 +73,11 @@ __all__ = ["Relay"]
 
 log = logging.getLogger("mcp_elicit.server")
 
-_MAX_MESSAGE = 256 * 1024
+#: The longest message taken: a sealed tasks/update holding the largest inputResponses
+#: a request may carry (256 KiB, ``core.mrtr``) fits, with room to spare.
+_MAX_MESSAGE = 512 * 1024
 _MAX_STATE = 16 * 1024 * 1024  # the largest sealed task state mirrored
-_INLINE = _MAX_MESSAGE - 4096  # a sealed state up to this size travels in its message
+_INLINE = 256 * 1024 - 4096  # a sealed state up to this size travels in its message
 _RETRY_MAX = 30.0
 _TASKS = "tasks"  # the store namespace of the mirrored tasks
 _COMMAND_TTL = 60.0  # how long a sealed tasks/update or tasks/cancel may travel
@@ -356,7 +359,9 @@ class Relay:
         if method == "tasks/get":
             return state
         probe = TaskRecord(task_id, owner, 0.0, None, 0)
-        command = self._sealer().seal(
+        # sealed for messages, not for a requestState: answers within the inputResponses
+        # limits may be larger than a requestState carries
+        command = self._mirroring().seal(
             orjson.dumps(responses), _binding(method, probe), now=self._clock(), ttl=_COMMAND_TTL
         )
         self._publish({"op": method, "task": task_id, "owner": owner, "sealed": command})

@@ -604,6 +604,25 @@ async def test_any_instance_sharing_the_store_answers_for_a_task(wire: WireCheck
         assert sealed is not None and b"deployed" not in sealed and b"Deploy api" not in sealed
 
 
+async def test_another_instance_delivers_an_answer_as_large_as_a_tool_call_takes(wire: WireChecker) -> None:
+    """A tasks/update within the inputResponses limits reaches the task through any
+    instance (it was "Internal error" past what a requestState carries)."""
+    a, b = build(), build()
+    async with instances(a, b, store=MemoryStore()):
+        ann = Principal("ann")
+        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
+            "taskId"
+        ]
+        await settle(there, task_id, "input_required")
+        large = {"go": {"action": "decline", "_meta": {"note": "x" * 250_000}}}
+        ack = await there.result("tasks/update", {"taskId": task_id, "inputResponses": large})
+        assert set(ack) <= {"resultType", "_meta"}
+        done = await settle(there, task_id, "completed")
+        assert done["result"]["content"][0]["text"] == "api: not deployed (decline)"
+
+
 async def test_a_listener_on_another_instance_hears_the_task(wire: WireChecker) -> None:
     """subscriptions/listen naming a task held by another instance agrees to it, starts
     with its state, and hears each change of it."""
