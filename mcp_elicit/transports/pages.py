@@ -157,7 +157,10 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 return _refusal(
                     401, "Please sign in", "Sign in to this server in this browser, then open the link again."
                 )
-            if flow.principal is None or not hmac.compare_digest(subject, flow.principal):
+            # as bytes: compare_digest refuses str with non-ASCII, and names may have it
+            if flow.principal is None or not hmac.compare_digest(
+                subject.encode("utf-8", "surrogatepass"), flow.principal.encode("utf-8", "surrogatepass")
+            ):
                 log.warning("flow %s: refused a browser signed in as a different user", flow.id[:6])
                 return _refusal(
                     403, "Not your request", "This page belongs to a request started by another user."

@@ -1,0 +1,86 @@
+"""The URL-mode pages against hostile input, over real HTTP on 127.0.0.1: what a browser
+(or a site driving one) can send that the pages' happy paths never do."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from mcp_elicit import KeyRing, Server
+from mcp_elicit.server.flows import Flow
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+
+pytestmark = pytest.mark.anyio
+SECRET = "sk-hostile-4f1c-secret-value"
+#: The page's user, from the browser's own sign-in cookie ("who").
+USERS = {"zoe": "Zoë", "mallory": "Mällory", "alice": "alice"}
+
+
+class CookieAuth:
+    """A stand-in for the site's own sign-in; names need not be ASCII."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return USERS.get(cookies.get("who", ""))
+
+
+@dataclass
+class Pages:
+    app: Server
+    base: str
+
+    async def flow(self, principal: str | None, kind: str = "secret") -> tuple[Flow, str]:
+        """A new flow for ``principal`` and its link (as the client is sent it)."""
+        flow, token = await self.app.url_mode.flows.start(kind, "example_api_key", principal)
+        return flow, f"{self.base}/mcp-elicit/flows/{flow.id}?t={token}"
+
+
+@pytest.fixture
+async def pages() -> AsyncIterator[Pages]:
+    store = MemoryStore()
+    app = Server("hostile", state_keys=KeyRing([bytes(range(8, 40))]), store=store, page_auth=CookieAuth())
+    try:
+        async with uvicorn_server(StreamableHTTP(app)) as running:
+            yield Pages(app, f"http://127.0.0.1:{running.port}")
+    finally:
+        await store.close()
+
+
+def browser(who: str | None = None) -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=10, cookies={"who": who} if who else None)
+
+
+async def open_page(client: httpx.AsyncClient, link: str) -> httpx.Response:
+    claimed = await client.get(link)
+    assert claimed.status_code == 303, claimed.text
+    page = await client.get(claimed.url.join(claimed.headers["location"]))
+    assert page.status_code == 200, page.text
+    return page
+
+
+def csrf_of(page: httpx.Response) -> str:
+    found = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+    assert found is not None, page.text
+    return found.group(1)
+
+
+async def test_a_user_whose_name_is_not_ascii_gets_their_page_and_others_are_refused(pages: Pages) -> None:
+    flow, link = await pages.flow("Zoë")
+    async with browser("mallory") as mallory, browser("zoe") as zoe:
+        refused = await mallory.get(link)
+        assert refused.status_code == 403, refused.text
+        assert "another user" in refused.text
+        untouched = await pages.app.url_mode.flows.get(flow.id)
+        assert untouched is not None and untouched.status == "pending" and untouched.browser is None
+        page = await open_page(zoe, link)
+        assert "Zoë" in page.text
+        saved = await zoe.post(page.url, data={"csrf": csrf_of(page), "action": "submit", "value": SECRET})
+        assert saved.status_code == 200 and "Saved" in saved.text
+    assert await pages.app.url_mode.vault.get("vault", "example_api_key", "Zoë") == SECRET.encode()
+    assert await pages.app.url_mode.vault.get("vault", "example_api_key", "Mällory") is None
