@@ -315,7 +315,8 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             )
         if form is None:
             return _refusal(400, "Please try again", "The form could not be read.")
-        if not hmac.compare_digest(str(form.get("csrf", "")), _csrf(cookie, flow.id)):
+        sent = str(form.get("csrf", "")).encode("utf-8", "surrogatepass")  # bytes: any text compares
+        if not hmac.compare_digest(sent, _csrf(cookie, flow.id).encode("ascii")):
             return _refusal(403, "Please try again", "The form was out of date. Reload the page.")
         action = form.get("action")
         if action == "decline":

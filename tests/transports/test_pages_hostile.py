@@ -84,3 +84,18 @@ async def test_a_user_whose_name_is_not_ascii_gets_their_page_and_others_are_ref
         assert saved.status_code == 200 and "Saved" in saved.text
     assert await pages.app.url_mode.vault.get("vault", "example_api_key", "Zoë") == SECRET.encode()
     assert await pages.app.url_mode.vault.get("vault", "example_api_key", "Mällory") is None
+
+
+async def test_a_csrf_field_that_is_not_ascii_is_refused_and_saves_nothing(pages: Pages) -> None:
+    flow, link = await pages.flow("alice")
+    async with browser("alice") as alice:
+        page = await open_page(alice, link)
+        forged = await alice.post(page.url, data={"csrf": "é" * 32, "action": "submit", "value": SECRET})
+        assert forged.status_code == 403, forged.text
+        assert "out of date" in forged.text
+        assert SECRET not in forged.text
+        still = await pages.app.url_mode.flows.get(flow.id)
+        assert still is not None and still.status == "pending"
+        assert await pages.app.url_mode.vault.get("vault", "example_api_key", "alice") is None
+        saved = await alice.post(page.url, data={"csrf": csrf_of(page), "action": "submit", "value": SECRET})
+        assert "Saved" in saved.text
