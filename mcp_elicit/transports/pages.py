@@ -12,7 +12,9 @@ Rules:
   ends TLS).
 * The browser user must be the principal who started the flow: the server's ``PageAuth``
   says who is signed in; a server without one is single-user and serves the pages only to
-  loopback connections. A different user is refused and the flow is left untouched.
+  loopback connections. A different user is refused and the flow is left untouched. The
+  loopback page server (stdio) answers only to a loopback ``Host`` and ``Origin``, so that a
+  site rebound to 127.0.0.1 cannot reach it through the person's browser.
 * ``POST`` carries the browser's cookie and a CSRF token derived from it; the secret goes
   straight into the vault (sealed) and is never logged, echoed or put in a redirect. The
   flow is looked at again once the form is read: one that ended meanwhile keeps nothing.
@@ -54,6 +56,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_elicit.errors import ConfigError, OAuthError
 from mcp_elicit.server.app import Server
@@ -61,6 +64,7 @@ from mcp_elicit.server.flows import Flow, FlowStatus
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
+from mcp_elicit.transports.http_exchange import host_only
 
 __all__ = ["LoopbackPages", "pages_app"]
 
@@ -77,6 +81,8 @@ _HEADERS: Final = {
     "X-Content-Type-Options": "nosniff",
 }
 MAX_SECRET: Final = 8192
+#: The names the loopback page server answers to (its ``Host``, a page's ``Origin``).
+LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost"})
 _ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 _STYLE = """
@@ -469,6 +475,28 @@ def _done(flow: Flow) -> HTMLResponse:
     return _page("Done", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')
 
 
+def _loopback_only(app: ASGIApp) -> ASGIApp:
+    """``app``, refusing a request whose ``Host`` is not a loopback name (421) or whose
+    ``Origin`` is another site (403): a site whose name resolves to 127.0.0.1 (DNS
+    rebinding) reaches the loopback server from the person's own browser."""
+
+    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+            host, origin = headers.get("host"), headers.get("origin")
+            refusal: Response | None = None
+            if host is None or host_only(host) not in LOOPBACK_NAMES:
+                refusal = _refusal(421, "Wrong address", "Open the link exactly as your application gave it.")
+            elif origin not in (None, "null") and host_only(origin.split("://", 1)[-1]) not in LOOPBACK_NAMES:
+                refusal = _refusal(403, "Not available", "This page cannot be used from another site.")
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 class LoopbackPages:
     """Serves the pages on 127.0.0.1 (a random port), started on first use: for servers
     reached over stdio, which have no HTTP app of their own."""
@@ -493,7 +521,9 @@ class LoopbackPages:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
-        config = uvicorn.Config(pages_app(self.server), log_level="warning", lifespan="off", ws="none")
+        config = uvicorn.Config(
+            _loopback_only(pages_app(self.server)), log_level="warning", lifespan="off", ws="none"
+        )
         self._uvicorn = uvicorn.Server(config)
         self._uvicorn.install_signal_handlers = lambda: None
         self._task = asyncio.ensure_future(self._uvicorn.serve(sockets=[sock]))

@@ -14,6 +14,7 @@ from mcp_elicit import KeyRing, Server
 from mcp_elicit.server.flows import Flow
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.transports.pages import LoopbackPages
 
 from support.procs import uvicorn_server
 
@@ -99,3 +100,36 @@ async def test_a_csrf_field_that_is_not_ascii_is_refused_and_saves_nothing(pages
         assert await pages.app.url_mode.vault.get("vault", "example_api_key", "alice") is None
         saved = await alice.post(page.url, data={"csrf": csrf_of(page), "action": "submit", "value": SECRET})
         assert "Saved" in saved.text
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "evil.example"},  # a name rebound to 127.0.0.1
+        {"Host": "127.0.0.1", "Origin": "http://evil.example"},
+    ],
+    ids=["host", "origin"],
+)
+async def test_the_loopback_pages_refuse_another_site_rebound_to_loopback(headers: dict[str, str]) -> None:
+    """Over stdio the pages are served on 127.0.0.1 to loopback connections only. A site
+    whose name resolves to 127.0.0.1 (DNS rebinding) makes such a connection from the
+    person's own browser: it must not be able to use a leaked link there."""
+    store = MemoryStore()
+    app = Server("hostile", state_keys=KeyRing([bytes(range(8, 40))]), store=store)
+    loopback = LoopbackPages(app)
+    try:
+        base = await loopback.base_url()
+        port = base.rsplit(":", 1)[1]
+        flow, token = await app.url_mode.flows.start("secret", "example_api_key", None)
+        link = f"{base}/mcp-elicit/flows/{flow.id}?t={token}"
+        sent = {k: f"{v}:{port}" if k == "Host" else v for k, v in headers.items()}
+        async with browser() as rebound, browser() as person:
+            refused = await rebound.get(link, headers=sent)
+            assert refused.status_code in (403, 421), refused.text
+            assert "set-cookie" not in refused.headers
+            still = await app.url_mode.flows.get(flow.id)
+            assert still is not None and still.browser is None
+            await open_page(person, link)  # the link is still there for the person
+    finally:
+        await loopback.close()
+        await store.close()
