@@ -193,12 +193,23 @@ def _serve(args: argparse.Namespace) -> int:
             app.begin_shutdown()  # sessions end now: their open streams would hold the exit
             await super().shutdown(sockets)
 
+    if args.log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
+        logging.getLogger("uvicorn.access").addFilter(_no_query)
     runner = Runner(config)
     with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
         runner.run()
     if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
         return 2
     return 0
+
+
+def _no_query(record: logging.LogRecord) -> bool:
+    """Drop the query from an access-log line's path: a URL-mode page's one-time link
+    (``?t=``) and a sign-in callback's ``code`` and ``state`` travel there."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
+        record.args = (*args[:2], args[2].split("?", 1)[0] + "?…", *args[3:])
+    return True
 
 
 def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:

@@ -103,3 +103,23 @@ async def test_page_links_start_with_the_public_url(tmp_path: Path) -> None:
     finally:
         given.stop()
         learned.stop()
+
+
+async def test_the_debug_access_log_keeps_query_strings_out(tmp_path: Path) -> None:
+    """With --log-level debug uvicorn logs every request; a page link's one-time token and a
+    sign-in callback's code and state travel in the query, so the log shows the path only."""
+    instance = serve(tmp_path, "debug", ("--store", "memory://", "--log-level", "debug"))
+    try:
+        instance.restart()
+        async with httpx.AsyncClient(timeout=20) as http:
+            await http.get(f"http://127.0.0.1:{instance.port}/mcp-elicit/flows/nosuch/start?t=SECRET-TOKEN-1")
+            await http.get(
+                f"http://127.0.0.1:{instance.port}/mcp-elicit/oauth/callback?code=CODE-2&state=S-3"
+            )
+    finally:
+        instance.stop()
+    log = instance.log.read_text(encoding="utf-8")
+    assert "/mcp-elicit/flows/nosuch/start?…" in log, log[-2000:]
+    assert "/mcp-elicit/oauth/callback?…" in log
+    for secret in ("SECRET-TOKEN-1", "CODE-2", "S-3"):
+        assert secret not in log
