@@ -34,6 +34,7 @@ from mcp_elicit.errors import (
     UnsupportedProtocolVersion,
 )
 from mcp_elicit.wire import headers as h
+from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.jsonrpc import Request, RequestId
 from mcp_elicit.wire.meta import SERVER_INFO_META_KEY, ClientCapabilities, RequestMeta, parse_request_meta
 from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake
@@ -164,7 +165,7 @@ class ServerCore:
         if headers is not None:
             version = headers.get(h.VERSION_HEADER)
             if version is not None:
-                return is_handshake(version.strip())
+                return is_handshake(version.strip(OWS))
             if "mcp-session-id" in headers:
                 return True
         return in_session or message.method == "initialize"
@@ -181,8 +182,8 @@ class ServerCore:
             meta: RequestMeta = parse_request_meta(params)
         except InvalidParams as exc:
             raw = headers.get(h.VERSION_HEADER) if headers is not None else None
-            if raw is not None and raw.strip() not in SUPPORTED:
-                unsupported = UnsupportedProtocolVersion.for_version(raw.strip(), SUPPORTED)
+            if raw is not None and raw.strip(OWS) not in SUPPORTED:
+                unsupported = UnsupportedProtocolVersion.for_version(raw.strip(OWS), SUPPORTED)
                 unsupported.request_id = message.id
                 raise unsupported from None
             exc.request_id = message.id
@@ -239,10 +240,10 @@ class ServerCore:
         raw = headers.get(h.VERSION_HEADER)
         if raw is None:
             raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
-        if raw.strip() != version:
+        if raw.strip(OWS) != version:
             raise HeaderMismatch(
-                f"Header mismatch: MCP-Protocol-Version header {h.shown(raw.strip())} does not match "
-                f"_meta protocolVersion {h.shown(version)}"
+                f"Header mismatch: MCP-Protocol-Version header {h.shown(raw.strip(OWS))} does not match "
+                f"_meta protocolVersion {h.shown(version)}{_why_not(raw)}"
             )
 
     @staticmethod
@@ -250,10 +251,10 @@ class ServerCore:
         raw_method = headers.get(h.METHOD_HEADER)
         if raw_method is None:
             raise HeaderMismatch("Header mismatch: the Mcp-Method header is required")
-        if raw_method.strip() != method:
+        if raw_method.strip(OWS) != method:
             raise HeaderMismatch(
-                f"Header mismatch: Mcp-Method header {h.shown(raw_method.strip())} "
-                f"does not match body method {h.shown(method)}"
+                f"Header mismatch: Mcp-Method header {h.shown(raw_method.strip(OWS))} "
+                f"does not match body method {h.shown(method)}{_why_not(raw_method)}"
             )
         expected = h.name_source(method, params)
         if expected is None:
@@ -296,3 +297,8 @@ class ServerCore:
                 result.setdefault("ttlMs", self.identity.cache_ttl_ms)
                 result.setdefault("cacheScope", self.identity.cache_scope)
         return result
+
+
+def _why_not(raw: str) -> str:
+    """What an error about the header value ``raw`` adds when it is not plain ASCII."""
+    return "" if raw.isascii() else f" ({h.NOT_ASCII})"

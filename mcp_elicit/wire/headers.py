@@ -8,7 +8,9 @@ Rules:
   tasks/cancel: the tasks extension); ``Mcp-Param-{Name}`` mirrors a tool argument whose
   schema carries ``x-mcp-header: Name``.
 * A value that is not plain visible ASCII (or has leading/trailing whitespace, or looks
-  like the sentinel itself) travels as ``=?base64?<base64 of UTF-8>?=``.
+  like the sentinel itself) travels as ``=?base64?<base64 of UTF-8>?=``. A header value
+  received with anything but visible ASCII, spaces and tabs is refused, never read as
+  Latin-1 nor trimmed as Unicode white space (``OWS`` is all that is trimmed).
 * ``x-mcp-header`` names are HTTP tokens, unique case-insensitively, on string, integer or
   boolean properties reachable from the root through ``properties`` only.
 """
@@ -26,6 +28,8 @@ from mcp_elicit.errors import HeaderMismatch
 __all__ = [
     "METHOD_HEADER",
     "NAME_HEADER",
+    "NOT_ASCII",
+    "OWS",
     "PARAM_HEADER_PREFIX",
     "VERSION_HEADER",
     "InvalidHeaderSpec",
@@ -61,7 +65,14 @@ _SENTINEL_END: Final = "?="
 _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _MAX_SAFE_INT: Final = 2**53 - 1
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+_UNSAFE = re.compile(r"[^\t\x20-\x7e]")
+#: The white space HTTP allows around a header value (RFC 9110 OWS): all that is trimmed.
+OWS: Final = " \t"
+#: What an error says of a header value holding other characters.
+NOT_ASCII: Final = (
+    "a header value holds only visible ASCII, spaces and tabs (no control characters); "
+    "send any other value Base64-encoded, as =?base64?...?="
+)
 
 
 class InvalidHeaderSpec(ValueError):
@@ -81,15 +92,15 @@ def encode_value(value: str) -> str:
 
 def decode_value(raw: str) -> str:
     """The value a header carries; raises ``ValueError`` on a malformed sentinel."""
-    raw = raw.strip(" \t")
+    raw = raw.strip(OWS)
     if raw.startswith(_SENTINEL_START) and raw.endswith(_SENTINEL_END) and len(raw) >= 11:
         encoded = raw[len(_SENTINEL_START) : -len(_SENTINEL_END)]
         try:
             return base64.b64decode(encoded, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
             raise ValueError("malformed Base64 sentinel value") from None
-    if _CONTROL.search(raw):
-        raise ValueError("control characters are not allowed in header values")
+    if _UNSAFE.search(raw):
+        raise ValueError(NOT_ASCII)
     return raw
 
 

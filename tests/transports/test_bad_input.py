@@ -520,6 +520,55 @@ async def test_headers_sent_twice_alike_or_a_list_split_in_two_are_served(
     assert status == 200 and reply["id"] == "alike", reply
 
 
+# ---- header values outside visible ASCII ----------------------------------------------------
+
+
+def _as_latin1(text: str) -> str:
+    """``text``'s UTF-8 bytes, one character each: sent as is, they are raw non-ASCII bytes."""
+    return text.encode("utf-8").decode("latin-1")
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "name", "value"),
+    [
+        pytest.param("tools/list", {}, "Mcp-Method", "tools/list\xa0", id="Mcp-Method + no-break space"),
+        pytest.param("tools/list", {}, "Mcp-Method", "\x85tools/list", id="Mcp-Method + next-line byte"),
+        pytest.param(
+            "tools/list", {}, "MCP-Protocol-Version", "2026-07-28\xa0", id="MCP-Protocol-Version + byte"
+        ),
+        pytest.param(
+            "tools/call",
+            {"name": "test_x_mcp_header", "arguments": {"region": _as_latin1("Zürich")}},
+            "Mcp-Param-Region",
+            _as_latin1("Zürich"),
+            id="Mcp-Param raw UTF-8",
+        ),
+        pytest.param(
+            "resources/read",
+            {"uri": _as_latin1("test://static-text/é")},
+            "Mcp-Name",
+            _as_latin1("test://static-text/é"),
+            id="Mcp-Name raw UTF-8",
+        ),
+    ],
+)
+async def test_a_header_value_outside_visible_ascii_is_refused(
+    http_server: HttpProcess, wire: WireChecker, method: str, params: dict[str, Any], name: str, value: str
+) -> None:
+    """A mirrored header carries visible ASCII, spaces and tabs only; anything else travels
+    Base64-encoded. Raw bytes beyond ASCII were read as Latin-1 and compared, or trimmed
+    away as Unicode white space: ``Mcp-Param-Region: Zürich`` (UTF-8, as a gateway reads
+    it) ran the tool with the argument ``ZÃ¼rich`` of the body, and ``Mcp-Method:
+    tools/list`` followed by a no-break space was taken as ``tools/list``. Now 400, -32020."""
+    message, headers = build_request(method, params, rid="bytes")
+    lines = [(k, v) for k, v in headers.items() if k.lower() != name.lower()] + [(name, value)]
+    status, reply = await _post_raw(http_server.port, orjson.dumps(message), lines)
+    wire.response(method, reply)
+    assert (status, reply["error"]["code"], reply["id"]) == (400, -32020, "bytes"), reply
+    assert name.lower() in reply["error"]["message"].lower()
+    assert "ASCII" in reply["error"]["message"]
+
+
 # ---- connections that go away ----------------------------------------------------------------
 
 

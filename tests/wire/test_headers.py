@@ -41,7 +41,11 @@ def test_malformed_sentinel_and_control_characters_are_refused() -> None:
         else:
             with pytest.raises(ValueError, match="control"):
                 h.decode_value(raw)
-    assert h.decode_value("a\x80é b") == "a\x80é b"
+    # nor is anything beyond ASCII read as Latin-1: such a value travels Base64-encoded
+    for raw in ["a\x80b", "café", "a\xa0", "\x85a", "Zürich".encode().decode("latin-1")]:
+        with pytest.raises(ValueError, match="ASCII"):
+            h.decode_value(raw)
+    assert h.decode_value(" \ta\tb c ") == "a\tb c"
 
 
 def test_param_values() -> None:
