@@ -21,6 +21,7 @@ import base64
 import binascii
 import re
 from collections.abc import Mapping
+from decimal import Decimal
 from typing import Any, Final
 
 from mcp_elicit.errors import HeaderMismatch
@@ -63,6 +64,10 @@ def shown(value: object) -> str:
 _SENTINEL_START: Final = "=?base64?"
 _SENTINEL_END: Final = "?="
 _PLAIN = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
+#: A header a number is mirrored to: ASCII decimal digits, an optional sign, fraction and
+#: exponent. Nothing else ``float()`` would take (``4_2``, other scripts' digits, ``nan``,
+#: inner white space), each read differently or not at all by other parsers.
+_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?\Z")
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+\Z")
 _MAX_SAFE_INT: Final = 2**53 - 1
 _UNSAFE = re.compile(r"[^\t\x20-\x7e]")
@@ -219,7 +224,8 @@ def check_param_headers(
     """Check each ``Mcp-Param-*`` header against the argument it mirrors (HeaderMismatch).
 
     A value present needs its header; a header needs a value equal to it after decoding
-    (integers compared as numbers); a null or absent value needs no header.
+    (numbers compared exactly as numbers: ``42.0`` is ``42``, ``42.0000000000000001`` is
+    not); a null or absent value needs no header.
     """
     for path, name in specs.items():
         value: Any = arguments
@@ -245,8 +251,10 @@ def check_param_headers(
 
 def _same(header: str, value: object, expected: str) -> bool:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if _NUMBER.match(header) is None:
+            return False
         try:
-            return float(header) == float(value)
-        except ValueError:
+            return Decimal(header) == Decimal(value)
+        except ArithmeticError:  # an exponent beyond what Decimal holds: no such argument
             return False
     return header == expected

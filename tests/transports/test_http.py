@@ -540,6 +540,60 @@ async def test_concurrent_requests_on_separate_connections(mcp: McpHttp) -> None
 # ---- in-process uvicorn: what only the server's own code can show -------------------------
 
 
+def mirroring_server() -> Server:
+    app = Server("mirroring")
+
+    @app.tool(
+        input_schema={
+            "type": "object",
+            "properties": {"count": {"type": "integer", "x-mcp-header": "Count"}},
+            "required": ["count"],
+        }
+    )
+    def counted(count: int) -> str:
+        return f"count={count}"
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("count", "header", "served"),
+    [
+        pytest.param(42, "42", True, id="decimal"),
+        pytest.param(42, "42.0", True, id="the same number written with a fraction"),
+        pytest.param(-7, "-7", True, id="negative"),
+        pytest.param(42, "4.2e1", True, id="the same number with an exponent"),
+        pytest.param(42, "4_2", False, id="underscore"),
+        pytest.param(42, sentinel("\u0664\u0662"), False, id="Arabic-Indic digits"),
+        pytest.param(42, sentinel(" 42 "), False, id="white space inside Base64"),
+        pytest.param(42, "42.0000000000000001", False, id="a different number rounding to the same float"),
+        pytest.param(9007199254740991, "9007199254740990.9999999", False, id="near the safe limit"),
+        pytest.param(42, "43", False, id="another number"),
+        pytest.param(42, "0x2a", False, id="hexadecimal"),
+        pytest.param(42, "nan", False, id="nan"),
+        pytest.param(42, "1e" + "9" * 40, False, id="an exponent beyond any number"),
+    ],
+)
+async def test_an_integer_header_is_compared_as_the_exact_number(
+    wire: WireChecker, count: int, header: str, served: bool
+) -> None:
+    """An integer argument and its header are compared as numbers (``42.0`` is ``42``),
+    but only a header that is a decimal number, compared exactly: read with ``float()``,
+    ``4_2``, Arabic-Indic digits and ``42.0000000000000001`` all were 42, so a request a
+    gateway read as another value (or as no number) ran with the body's."""
+    async with (
+        uvicorn_server(StreamableHTTP(mirroring_server())) as server,
+        httpx.AsyncClient(timeout=10.0) as client,
+    ):
+        mcp = McpHttp(client, server.url, wire)
+        reply = await mcp.call("counted", {"count": count}, rid="n", headers={"Mcp-Param-Count": header})
+    if served:
+        assert reply.status == 200 and reply.result["content"][0]["text"] == f"count={count}", reply.body
+    else:
+        assert (reply.status, reply.error["code"]) == (400, -32020), reply.body
+        assert "Mcp-Param-Count" in reply.error["message"]
+
+
 class Gates:
     """Events a tool and its test meet at (created inside the test's event loop)."""
 
