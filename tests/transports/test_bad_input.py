@@ -487,6 +487,7 @@ async def _post_raw(port: int, body: bytes, lines: list[tuple[str, str]]) -> tup
         pytest.param("Mcp-Name", "test_error_handling", id="Mcp-Name"),
         pytest.param("MCP-Protocol-Version", "2025-11-25", id="MCP-Protocol-Version"),
         pytest.param("Mcp-Session-Id", "abc", id="Mcp-Session-Id"),
+        pytest.param("Mcp-Param-Region", "eu-west1", id="Mcp-Param-* (x-mcp-header)"),
     ],
 )
 async def test_an_mcp_header_sent_twice_with_different_values_is_refused(
