@@ -115,7 +115,7 @@ def parse_request_meta(params: Mapping[str, Any] | None) -> RequestMeta:
             f"(with {PROTOCOL_VERSION_META_KEY} and {CLIENT_CAPABILITIES_META_KEY})"
         )
     version = meta.get(PROTOCOL_VERSION_META_KEY)
-    if not isinstance(version, str) or not version:
+    if not isinstance(version, str):
         raise InvalidRequestMeta(f"Invalid params: _meta must carry {PROTOCOL_VERSION_META_KEY} (a string)")
     caps = meta.get(CLIENT_CAPABILITIES_META_KEY)
     if not isinstance(caps, (dict, Mapping)):

@@ -85,6 +85,17 @@ def test_unsupported_version_lists_supported_ones() -> None:
     assert set(err.data["supported"]) <= set(CORE.discover()["supportedVersions"])
 
 
+@pytest.mark.parametrize("headers", [_headers(version=""), None], ids=["HTTP", "no headers"])
+def test_an_empty_version_is_an_unsupported_one(headers: dict[str, str] | None) -> None:
+    """``""`` is a string, as the schema asks, naming no revision: -32022 with the list to
+    retry from, as any unsupported version gets (it was -32602 saying the version must be
+    "a string", which it was, and with nothing to retry with)."""
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": ""}
+    err = _fails(_request(meta=meta), headers, UnsupportedProtocolVersion)
+    assert (err.code, err.http_status) == (-32022, 400)
+    assert err.data["requested"] == "" and "2026-07-28" in err.data["supported"]
+
+
 def test_missing_version_header() -> None:
     err = _fails(_request(), {"mcp-method": "tools/list"}, HeaderMismatch)
     assert "MCP-Protocol-Version" in err.message
