@@ -427,6 +427,17 @@ async def test_x_mcp_header_parameter(
         assert reply.message["id"] == "hdr"
 
 
+@pytest.mark.parametrize("arguments", [{}, {"region": None}], ids=["absent", "null"])
+async def test_an_x_mcp_header_without_its_argument_is_a_mismatch(
+    mcp: McpHttp, arguments: dict[str, Any]
+) -> None:
+    """No value, no header: a header naming a region the body does not carry would have a
+    gateway route on a value the tool never sees."""
+    reply = await mcp.call("test_x_mcp_header", arguments, rid="h", headers={"Mcp-Param-Region": "us-east1"})
+    assert (reply.status, reply.error["code"]) == (400, -32020), reply.body
+    assert "Mcp-Param-Region" in reply.error["message"]
+
+
 async def test_x_mcp_header_not_expected_without_the_argument(mcp: McpHttp) -> None:
     reply = await mcp.call("test_x_mcp_header", {})
     assert reply.status == 200
