@@ -111,7 +111,7 @@ def repeated_headers(raw: Iterable[tuple[bytes, bytes]], headers: dict[str, str]
         seen = first.get(name)
         if seen is None:
             first[name] = text
-        elif seen.strip() != text.strip() and (name in _ONE_VALUE or name.startswith("mcp-")):
+        elif seen.strip(" \t") != text.strip(" \t") and (name in _ONE_VALUE or name.startswith("mcp-")):
             shown = "-".join(part.capitalize() for part in name.split("-"))
             problem = (
                 f"Bad request: the {shown} header is sent more than once, with different values; send it once"

@@ -488,6 +488,8 @@ async def _post_raw(port: int, body: bytes, lines: list[tuple[str, str]]) -> tup
         pytest.param("MCP-Protocol-Version", "2025-11-25", id="MCP-Protocol-Version"),
         pytest.param("Mcp-Session-Id", "abc", id="Mcp-Session-Id"),
         pytest.param("Mcp-Param-Region", "eu-west1", id="Mcp-Param-* (x-mcp-header)"),
+        pytest.param("Mcp-Name", "test_simple_text\xa0", id="Mcp-Name, the first with a no-break space"),
+        pytest.param("Mcp-Method", "\x85tools/call", id="Mcp-Method, the first led by 0x85"),
     ],
 )
 async def test_an_mcp_header_sent_twice_with_different_values_is_refused(
