@@ -73,6 +73,9 @@ __all__ = [
 
 log = logging.getLogger("mcp_elicit.server")
 
+#: How often, at most, a call that finds a task limit reached sweeps (seconds).
+_SWEEP_AT_LIMIT = 0.1
+
 
 def _whole(attribute: str, value: object, most: int | None = None, *, nullable: bool = False) -> int:
     """``value``, a whole number from 1 (to ``most``); ``ConfigError`` naming it otherwise."""
@@ -183,7 +186,9 @@ class Tasks:
         now = self.clock()
         self._sweep(now)
         if len(self._tasks) >= self.max_tasks or self._held[owner] >= self.max_tasks_per_owner:
-            self._sweep(now, force=True)  # a limit reached: what expired since the last sweep frees room
+            # a limit reached: what expired since the last sweep may free room (a sweep walks
+            # every task, so one caller held at its limit cannot make it walk more often)
+            self._sweep(now, every=_SWEEP_AT_LIMIT)
         if len(self._tasks) >= self.max_tasks:
             log.warning("%d tasks are held (the limit): a tool call goes on in place", len(self._tasks))
             return None
@@ -305,9 +310,9 @@ class Tasks:
             raise InvalidParams(f"Invalid params: no task {task_id!r} (unknown, expired, or not yours)")
         return running
 
-    def _sweep(self, now: float, *, force: bool = False) -> None:
-        """Forget the expired tasks (at most once a second unless ``force``: it walks them all)."""
-        if not force and now - self._swept < 1.0 and now >= self._swept:
+    def _sweep(self, now: float, *, every: float = 1.0) -> None:
+        """Forget the expired tasks, at most once per ``every`` seconds (it walks them all)."""
+        if now - self._swept < every and now >= self._swept:
             return
         self._swept = now
         for task_id in [t for t, r in self._tasks.items() if r.record.expired(now)]:

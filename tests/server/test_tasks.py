@@ -389,6 +389,21 @@ async def test_a_task_that_expired_since_the_last_sweep_frees_its_slot_at_once(w
     assert len(app.tasks) == 1
 
 
+async def test_a_caller_held_at_the_limit_cannot_make_every_call_sweep(wire: WireChecker) -> None:
+    """A sweep walks every task, so a call at a limit sweeps at most every 0.1 s: a caller
+    hammering at its limit costs one walk per tenth of a second, not one per call."""
+    now = [1_000_000.0]
+    app = build(clock=lambda: now[0], task_ttl=0.01)
+    app.tasks.max_tasks = 1
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    fails = {"name": "broken", "arguments": {"how": "tool"}}
+    await settle(client, (await client.result("tools/call", fails))["taskId"], "completed")
+    now[0] += 0.05  # expired, but the last sweep (the call's own) was 0.05 s ago
+    assert (await client.result("tools/call", fails))["resultType"] == "complete"  # in place
+    now[0] += 0.06
+    assert (await client.result("tools/call", fails))["resultType"] == "task"
+
+
 @pytest.mark.parametrize(
     ("option", "value"),
     [
