@@ -10,7 +10,9 @@ Rules:
   left out, as is a task the listener may not see).
 * Every message of a subscription carries ``io.modelcontextprotocol/subscriptionId`` (the
   id of its ``subscriptions/listen`` request) in ``_meta``; the acknowledgement comes first.
-* Bounded: at most ``MAX_ITEMS`` URIs and as many task ids per listener.
+* Bounded: at most ``MAX_ITEMS`` URIs and as many task ids per listener, a URI of at most
+  ``MAX_URI`` characters and a task id of at most ``MAX_TASK_ID`` (longer than any the
+  server makes).
 """
 
 from __future__ import annotations
@@ -21,10 +23,13 @@ from typing import Any, Final
 
 from mcp_elicit.errors import InvalidParams
 
-__all__ = ["MAX_ITEMS", "SUBSCRIPTION_ID", "Filter", "stamped"]
+__all__ = ["MAX_ITEMS", "MAX_TASK_ID", "MAX_URI", "SUBSCRIPTION_ID", "Filter", "stamped"]
 
 SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 MAX_ITEMS: Final = 100
+#: The longest resource URI a subscription may name, and the longest task id.
+MAX_URI: Final = 8192
+MAX_TASK_ID: Final = 256
 _FLAGS: Final = {
     "toolsListChanged": "notifications/tools/list_changed",
     "promptsListChanged": "notifications/prompts/list_changed",
@@ -53,7 +58,11 @@ class Filter:
                 raise InvalidParams(f"Invalid params: notifications.{name} must be true or false")
             if value:
                 flags.add(name)
-        return cls(frozenset(flags), _strings(raw, "resourceSubscriptions"), _strings(raw, "taskIds"))
+        return cls(
+            frozenset(flags),
+            _strings(raw, "resourceSubscriptions", MAX_URI),
+            _strings(raw, "taskIds", MAX_TASK_ID),
+        )
 
     def agreed(self, *, offered: frozenset[str], resources: bool, visible_tasks: frozenset[str]) -> Filter:
         """What the server honours: the flags it ``offered``, the URIs if it has
@@ -86,7 +95,7 @@ def stamped(params: Mapping[str, Any], subscription: object) -> dict[str, Any]:
     return {**params, "_meta": {**(meta if isinstance(meta, Mapping) else {}), SUBSCRIPTION_ID: subscription}}
 
 
-def _strings(raw: Mapping[str, Any], name: str) -> frozenset[str]:
+def _strings(raw: Mapping[str, Any], name: str, longest: int) -> frozenset[str]:
     value = raw.get(name)
     if value is None:
         return frozenset()
@@ -94,4 +103,8 @@ def _strings(raw: Mapping[str, Any], name: str) -> frozenset[str]:
         raise InvalidParams(f"Invalid params: notifications.{name} must be an array of strings")
     if len(value) > MAX_ITEMS:
         raise InvalidParams(f"Invalid params: notifications.{name} lists more than {MAX_ITEMS} items")
+    if any(len(v) > longest for v in value):
+        raise InvalidParams(
+            f"Invalid params: notifications.{name} holds an item longer than {longest} characters"
+        )
     return frozenset(value)

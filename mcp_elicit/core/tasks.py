@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_elicit.core.mrtr import check_input_responses
+from mcp_elicit.core.subscriptions import MAX_TASK_ID
 from mcp_elicit.errors import InvalidParams, MissingClientCapability
 from mcp_elicit.wire.meta import ClientCapabilities
 
@@ -45,7 +46,6 @@ TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 TASK_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
 _TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
-_MAX_TASK_ID: Final = 256
 
 
 def require_tasks(capabilities: ClientCapabilities) -> None:
@@ -59,8 +59,8 @@ def task_id_of(params: Mapping[str, Any]) -> str:
     task_id = params.get("taskId")
     if not isinstance(task_id, str) or not task_id:
         raise InvalidParams('Invalid params: "taskId" must be a non-empty string')
-    if len(task_id) > _MAX_TASK_ID:
-        raise InvalidParams(f'Invalid params: "taskId" is longer than {_MAX_TASK_ID} characters')
+    if len(task_id) > MAX_TASK_ID:
+        raise InvalidParams(f'Invalid params: "taskId" is longer than {MAX_TASK_ID} characters')
     return task_id
 
 

@@ -39,6 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp_elicit.core.rev_2025_11_25 import Handshake
+from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
@@ -51,7 +52,7 @@ log = logging.getLogger("mcp_elicit.sessions")
 MAX_ELICITATIONS = 256
 #: The most resources one session may be subscribed to, and the longest URI it may name.
 MAX_SUBSCRIPTIONS = 256
-MAX_SUBSCRIBED_URI = 8192
+MAX_SUBSCRIBED_URI = MAX_URI
 
 Send = Callable[[bytes], Awaitable[None]]
 

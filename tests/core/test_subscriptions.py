@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.core.subscriptions import MAX_ITEMS, SUBSCRIPTION_ID, Filter, stamped
+from mcp_elicit.core.subscriptions import MAX_ITEMS, MAX_TASK_ID, MAX_URI, SUBSCRIPTION_ID, Filter, stamped
 from mcp_elicit.errors import InvalidParams
 
 EVERYTHING = {
@@ -56,11 +56,26 @@ def test_a_listener_gets_only_what_it_agreed_to() -> None:
         ({"notifications": {"resourceSubscriptions": "file:///a"}}, "resourceSubscriptions must be an array"),
         ({"notifications": {"taskIds": [1]}}, "taskIds must be an array of strings"),
         ({"notifications": {"taskIds": ["t"] * (MAX_ITEMS + 1)}}, f"more than {MAX_ITEMS}"),
+        (
+            {"notifications": {"taskIds": ["t" * (MAX_TASK_ID + 1)]}},
+            f"taskIds holds an item longer than {MAX_TASK_ID}",
+        ),
+        (
+            {"notifications": {"resourceSubscriptions": ["file:///" + "a" * MAX_URI]}},
+            f"resourceSubscriptions holds an item longer than {MAX_URI}",
+        ),
     ],
 )
 def test_a_bad_filter_is_invalid_params(params: dict[str, Any], problem: str) -> None:
     with pytest.raises(InvalidParams, match=problem):
         Filter.parse(params)
+
+
+def test_items_as_long_as_allowed_are_kept() -> None:
+    longest = Filter.parse(
+        {"notifications": {"taskIds": ["t" * MAX_TASK_ID], "resourceSubscriptions": ["u" * MAX_URI]}}
+    )
+    assert longest.task_ids == {"t" * MAX_TASK_ID} and longest.uris == {"u" * MAX_URI}
 
 
 def test_every_message_is_stamped_with_the_subscription_id() -> None:
