@@ -183,6 +183,7 @@ class StreamableHTTP(PostRoutes):
         ):
             raise ConfigError(f"body_timeout must be a positive number of seconds or None, not {seconds!r}")
         self._body_timeout = seconds
+        self._pages.state.body_timeout = seconds  # the pages' forms take the same limit
         if seconds is None:
             self._first_piece = None
         elif self._first_piece is None:

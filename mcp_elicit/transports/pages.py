@@ -141,7 +141,8 @@ def _set_flow_cookie(
 
 def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> Starlette:
     """The pages of ``server``'s URL-mode flows; a form must arrive within
-    ``body_timeout`` seconds (None: no limit)."""
+    ``body_timeout`` seconds (None: no limit), read from the app's ``state.body_timeout``
+    at each form, so that setting that changes it."""
     url_mode = server.url_mode
 
     def whose(flow: Flow) -> str:
@@ -307,6 +308,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         return _done(flow)
 
     async def submit(request: Request, flow: Flow, cookie: str) -> Response:
+        body_timeout: float | None = app.state.body_timeout
         try:
             async with asyncio.timeout(body_timeout):
                 form = await _form(request)
@@ -355,13 +357,15 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             await url_mode.finished(flow)
         return _done(flow)
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route(f"{PAGES_PATH}/flows/{{flow_id}}", _store_guarded(flow_page), methods=["GET", "POST"]),
             Route(f"{PAGES_PATH}/flows/{{flow_id}}/start", _store_guarded(start), methods=["GET"]),
             Route(f"{PAGES_PATH}/oauth/callback", _store_guarded(callback), methods=["GET"]),
         ],
     )
+    app.state.body_timeout = body_timeout
+    return app
 
 
 def _store_guarded(

@@ -852,14 +852,23 @@ async def test_a_secret_posted_while_the_request_gives_up_is_not_kept(
         assert await app.url_mode.vault.get("vault", "example_api_key", None) is None
 
 
-async def test_a_form_whose_body_stalls_is_refused_and_a_later_one_saves(wire: WireChecker) -> None:
+@pytest.mark.parametrize("when", ["given", "set later"])
+async def test_a_form_whose_body_stalls_is_refused_and_a_later_one_saves(
+    wire: WireChecker, when: str
+) -> None:
     """The person's browser (or anything holding its cookie) sends the form's headers and
     part of the body, then nothing: the page answers 408 after the app's ``body_timeout``
-    and closes the connection, and the flow is still open for the form sent again."""
+    (given to it, or set on it later) and closes the connection, and the flow is still
+    open for the form sent again."""
     store = MemoryStore()
     app = build(store)
+    if when == "given":
+        transport = StreamableHTTP(app, body_timeout=0.3)
+    else:
+        transport = StreamableHTTP(app)
+        transport.body_timeout = 0.3
     async with (
-        uvicorn_server(StreamableHTTP(app, body_timeout=0.3)) as running,
+        uvicorn_server(transport) as running,
         httpx.AsyncClient(timeout=10) as http,
         httpx.AsyncClient(timeout=10) as browser,
     ):
