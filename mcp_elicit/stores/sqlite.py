@@ -16,6 +16,11 @@ Rules:
   ``sqlite3.OperationalError`` naming the file and the wait (reads are never blocked).
 * Every ``sqlite3.Error`` a call raises names the file; its class and SQLite error code
   stay SQLite's own.
+* Each call first checks that the path still names the file the connection opened (device
+  and inode). A file deleted or replaced while open (``rm state.db*``, a restored backup)
+  is let go with a warning on the ``mcp_elicit.stores`` logger and the path opened again,
+  so every store on the path uses one file and a single-use marker is never spent once
+  in each; what the old file held is gone with it.
 * Expired rows read as absent and are purged lazily: on open, and every
   ``PURGE_EVERY`` writes (or ``purge()``).
 * **Publish/subscribe stays in this process**: stores opened on the same file in one
@@ -31,6 +36,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sqlite3
 import threading
@@ -48,6 +54,8 @@ from mcp_elicit.stores.checks import check_channel, check_key, check_ttl, check_
 from mcp_elicit.stores.hub import Hub, SubscriptionSet
 
 __all__ = ["SqliteStore"]
+
+log = logging.getLogger("mcp_elicit.stores")
 
 T = TypeVar("T")
 
@@ -98,6 +106,7 @@ class SqliteStore:
         self._busy_timeout = busy_timeout
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-elicit-sqlite")
         self._conn: sqlite3.Connection | None = None  # used on the worker thread only
+        self._opened: tuple[int, int] | None = None  # (device, inode) of the file opened; worker only
         self._writes = 0  # worker thread only
         same_file = os.path.realpath(self.path)  # one hub per file, however it is spelled
         with _HUBS_LOCK:  # stores may be made on several threads, each with its own loop
@@ -192,6 +201,12 @@ class SqliteStore:
         return await asyncio.get_running_loop().run_in_executor(self._executor, self._call, job)
 
     def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        if self._conn is not None and not self._still_the_file():
+            log.warning(
+                "the SQLite store %r was deleted or replaced while open: opening the file now at that path",
+                str(self.path),
+            )
+            self._disconnect()
         db = self._conn if self._conn is not None else self._connect()
         try:
             return job(db)
@@ -204,6 +219,7 @@ class SqliteStore:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
             db = sqlite3.connect(path, timeout=self._busy_timeout, isolation_level=None)
+            opened = path.stat()
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the SQLite store {str(path)!r}: {exc}") from exc
         try:
@@ -234,7 +250,17 @@ class SqliteStore:
             db.close()
             raise
         self._conn = db
+        self._opened = (opened.st_dev, opened.st_ino)
         return db
+
+    def _still_the_file(self) -> bool:
+        try:
+            now = self.path.stat()
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return True  # not checkable (a permission changed): the next statement says what is wrong
+        return (now.st_dev, now.st_ino) == self._opened
 
     def _use_wal(self, db: sqlite3.Connection) -> None:
         """Switch the file to WAL (a lasting property of the file). Two connections making

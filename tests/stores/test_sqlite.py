@@ -358,3 +358,34 @@ def test_a_publish_from_another_event_loop_thread_wakes_the_waiter_at_once(tmp_p
     message, waited = heard[0]
     assert message == b"from the other loop"
     assert waited < 1.0, waited
+
+
+async def test_a_file_deleted_while_open_is_followed_so_a_marker_is_spent_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Someone deletes the file (``rm state.db*``) while a server runs: a store opened
+    afterwards makes a new file, and a store already open must use that one too, or a
+    single-use marker could be spent once in each file."""
+    path = tmp_path / "state.db"
+    running = SqliteStore(path)
+    try:
+        await running.put("flow", "k", b"v")
+        for name in ("state.db", "state.db-wal", "state.db-shm"):
+            (tmp_path / name).unlink(missing_ok=True)
+        later = SqliteStore(path)
+        try:
+            assert await later.add("used", "m", b"later") is True
+            assert await running.add("used", "m", b"running") is False, "spent in the new file already"
+            assert f"{str(path)!r} was deleted or replaced" in caplog.text
+            assert await running.take("used", "m") == b"later"
+            assert await later.add("used", "m", b"again") is True
+        finally:
+            await later.close()
+        await running.close()
+        again = SqliteStore(path)
+        try:
+            assert await again.get("used", "m") == b"again", "closing the old connection removed nothing"
+        finally:
+            await again.close()
+    finally:
+        await running.close()
