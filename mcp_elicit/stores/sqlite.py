@@ -8,7 +8,9 @@ Rules:
 * The standard library ``sqlite3`` runs on one worker thread per store, never on the
   event loop. The connection is opened there on first use (creating the directory, mode
   0700, and the file, mode 0600), in WAL mode with ``synchronous=NORMAL``; a path that
-  cannot be opened raises ``ConfigError`` from that first call.
+  cannot be opened raises ``ConfigError`` from that first call. Opening takes the write
+  lock only to set up the table in a new file; a lock held elsewhere then is met as by
+  any later call (below), never as a ``ConfigError``.
 * ``add`` is one ``INSERT ... ON CONFLICT DO UPDATE ... WHERE <the row has expired>``;
   ``take`` is ``SELECT`` + ``DELETE`` inside ``BEGIN IMMEDIATE``. Both hold SQLite's
   write lock, so they are atomic across connections and processes sharing the file;
@@ -225,26 +227,23 @@ class SqliteStore:
         try:
             self._use_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                version = db.execute("PRAGMA user_version").fetchone()[0]
-                if version > SCHEMA_VERSION:
-                    raise ConfigError(
-                        f"the SQLite store {str(path)!r} has schema version {version}, "
-                        f"newer than this mcp-elicit's {SCHEMA_VERSION}"
-                    )
-                for statement in _SCHEMA:
-                    db.execute(statement)
-                if version < SCHEMA_VERSION:
-                    db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-            _purge(db)
+            if self._schema_version(db) < SCHEMA_VERSION:  # set up under the write lock
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    if self._schema_version(db) < SCHEMA_VERSION:
+                        for statement in _SCHEMA:
+                            db.execute(statement)
+                        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                    db.execute("COMMIT")
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+            self._purge_if_free(db)
         except sqlite3.Error as exc:
             db.close()
+            if _is_lock(exc):  # a good file, busy: the caller may try again
+                raise _named(exc, path, self._busy_timeout) from exc
             raise ConfigError(f"cannot use the SQLite store {str(path)!r}: {exc}") from exc
         except BaseException:
             db.close()
@@ -261,6 +260,27 @@ class SqliteStore:
         except OSError:
             return True  # not checkable (a permission changed): the next statement says what is wrong
         return (now.st_dev, now.st_ino) == self._opened
+
+    def _schema_version(self, db: sqlite3.Connection) -> int:
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise ConfigError(
+                f"the SQLite store {str(self.path)!r} has schema version {version}, "
+                f"newer than this mcp-elicit's {SCHEMA_VERSION}"
+            )
+        return version
+
+    def _purge_if_free(self, db: sqlite3.Connection) -> None:
+        """Purge on open unless another connection holds the write lock (then a later
+        write purges): opening never waits for a lock to read."""
+        db.execute("PRAGMA busy_timeout = 0")
+        try:
+            _purge(db)
+        except sqlite3.OperationalError as exc:
+            if not _is_lock(exc):
+                raise
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
 
     def _use_wal(self, db: sqlite3.Connection) -> None:
         """Switch the file to WAL (a lasting property of the file). Two connections making
@@ -297,7 +317,7 @@ def _named(exc: sqlite3.Error, path: Path, busy_timeout: float) -> sqlite3.Error
     """``exc`` again (same class, same SQLite error code), its message naming the file and,
     for a lock that outlasted ``busy_timeout``, what to do about it."""
     detail = str(exc) or type(exc).__name__
-    if isinstance(exc, sqlite3.OperationalError) and ("locked" in detail or "busy" in detail):
+    if _is_lock(exc):
         text = (
             f"the SQLite store {str(path)!r} stayed locked by another connection for more than "
             f"{busy_timeout:g} s ({detail}): another process is holding its write lock; "
@@ -310,6 +330,11 @@ def _named(exc: sqlite3.Error, path: Path, busy_timeout: float) -> sqlite3.Error
         if hasattr(exc, attribute):
             setattr(named, attribute, getattr(exc, attribute))
     return named
+
+
+def _is_lock(exc: sqlite3.Error) -> bool:
+    detail = str(exc)
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in detail or "busy" in detail)
 
 
 def _expires(ttl: float | None) -> float | None:

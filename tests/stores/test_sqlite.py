@@ -389,3 +389,43 @@ async def test_a_file_deleted_while_open_is_followed_so_a_marker_is_spent_once(
             await again.close()
     finally:
         await running.close()
+
+
+async def test_a_write_lock_held_elsewhere_at_the_first_call_is_the_lock_error_not_a_config_error(
+    tmp_path: Path,
+) -> None:
+    """The first call of a store (a server starting while another instance or a backup
+    writes) meets the lock like any later call: reads go on, a write waits
+    ``busy_timeout`` and fails with the lock error naming the file, never a
+    ``ConfigError`` calling a good file unusable; once the lock is gone all works."""
+    path = tmp_path / "state.db"
+    setup = SqliteStore(path)
+    await setup.put("flow", "k", b"v")
+    await setup.close()
+    fresh = tmp_path / "fresh.db"  # a file the store has never set up: it must wait to write its table
+    with sqlite3.connect(fresh) as db:
+        db.execute("PRAGMA journal_mode = WAL")
+    db.close()
+    for file, readable in ((path, True), (fresh, False)):
+        holder = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", HOLDER, str(file), stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert holder.stdin is not None and holder.stdout is not None
+        store = SqliteStore(file, busy_timeout=0.3)
+        try:
+            try:
+                assert await asyncio.wait_for(holder.stdout.readline(), 30) == b"holding\n"
+                if readable:
+                    assert await asyncio.wait_for(store.get("flow", "k"), 10) == b"v"
+                with pytest.raises(sqlite3.OperationalError) as caught:
+                    await asyncio.wait_for(store.put("flow", "k", b"w"), 10)
+                assert not isinstance(caught.value, ConfigError)
+                message = str(caught.value)
+                assert str(file) in message and "locked" in message and "0.3 s" in message, message
+            finally:
+                holder.stdin.write(b"done\n")
+                await asyncio.wait_for(holder.wait(), 30)
+            await store.put("flow", "k", b"w")
+            assert await store.get("flow", "k") == b"w"
+        finally:
+            await store.close()
