@@ -29,6 +29,8 @@ Rules:
   process share a ``Hub`` (by the file's real path: a symlinked directory is the same
   file), but another process never hears a publish. Several processes
   need Redis, or waiters that re-check the state whenever ``next`` times out.
+* A database holding tables the store did not make (another program's) is refused with a
+  ``ConfigError``, and nothing is written into it.
 * SQLite's ``:memory:`` name is refused (``ConfigError``): it would be a file of that name
   in the working directory here, and a store for this process only is ``MemoryStore``.
 * After ``close`` (idempotent: closes the subscriptions, the connection, the thread)
@@ -225,12 +227,15 @@ class SqliteStore:
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the SQLite store {str(path)!r}: {exc}") from exc
         try:
+            if self._schema_version(db) == 0:
+                self._refuse_foreign(db)  # before WAL mode changes the file
             self._use_wal(db)
             db.execute("PRAGMA synchronous = NORMAL")
             if self._schema_version(db) < SCHEMA_VERSION:  # set up under the write lock
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     if self._schema_version(db) < SCHEMA_VERSION:
+                        self._refuse_foreign(db)
                         for statement in _SCHEMA:
                             db.execute(statement)
                         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -269,6 +274,25 @@ class SqliteStore:
                 f"newer than this mcp-elicit's {SCHEMA_VERSION}"
             )
         return version
+
+    def _refuse_foreign(self, db: sqlite3.Connection) -> None:
+        """Refuse a database holding tables this store did not make (another program's)."""
+        tables = [
+            str(name)
+            for (name,) in db.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+            )
+        ]
+        columns = [str(row[1]) for row in db.execute("PRAGMA table_info(entries)")]
+        foreign = [t for t in tables if t != "entries"]
+        if columns and columns != ["namespace", "key", "value", "expires"]:
+            foreign.append("entries")
+        if foreign:
+            raise ConfigError(
+                f"the SQLite store {str(self.path)!r} is another program's database (it holds the "
+                f"table{'s' if len(foreign) > 1 else ''} {', '.join(sorted(foreign))}): give the store "
+                "a file of its own"
+            )
 
     def _purge_if_free(self, db: sqlite3.Connection) -> None:
         """Purge on open unless another connection holds the write lock (then a later

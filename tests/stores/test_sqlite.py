@@ -150,6 +150,28 @@ async def test_unusable_files_are_config_errors(
         await store.close()
 
 
+@pytest.mark.parametrize(
+    "schema",
+    ["CREATE TABLE users (id INTEGER, name TEXT)", "CREATE TABLE entries (id INTEGER, title TEXT)"],
+)
+async def test_another_programs_database_is_refused_and_left_as_it_was(tmp_path: Path, schema: str) -> None:
+    """A URL that names another program's database (a typo, a shared data directory):
+    the store says so and writes nothing into it."""
+    path = tmp_path / "other.db"
+    with sqlite3.connect(path) as db:
+        db.execute(schema)
+    db.close()
+    before = path.read_bytes()
+    store = SqliteStore(path)
+    try:
+        with pytest.raises(ConfigError, match="another program") as caught:
+            await store.put("flow", "k", b"v")
+        assert str(path) in str(caught.value)
+    finally:
+        await store.close()
+    assert path.read_bytes() == before
+
+
 async def test_a_newer_schema_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     with sqlite3.connect(path) as db:
