@@ -29,8 +29,10 @@ Rules:
   does, never goes deaf for good).
 * ``redis`` is imported when a store is made, never at module import; without it the
   error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
-* Redis errors (connection refused, timeouts) propagate as ``redis`` exceptions; a
-  connection failure or timeout says which store (its URL, password hidden).
+* Redis errors (connection refused, timeouts, a refused password, a database number the
+  server lacks) propagate as ``redis`` exceptions of the same class, saying which store
+  (its URL, password hidden). Something that is not Redis on the port (a web server)
+  is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
 * ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
   ``RuntimeError``), then closes the connection pool.
 """
@@ -113,7 +115,6 @@ class RedisStore:
         self._health_check = float(options.get("health_check_interval") or HEALTH_CHECK_INTERVAL)
         self._reply_within = float(options.get("socket_timeout") or SOCKET_TIMEOUT)
         self._subs: set[RedisSubscription] = set()
-        self._unreachable: tuple[type[Exception], ...] = (aioredis.ConnectionError, aioredis.TimeoutError)
         self._closed = False
 
     def __repr__(self) -> str:
@@ -180,12 +181,19 @@ class RedisStore:
             await sub.aclose()
 
     async def _named(self, command: Awaitable[T]) -> T:
-        """``command``'s result; a connection failure or timeout raised again (same class)
-        with the store's URL, password hidden, in front of redis-py's message."""
+        """``command``'s result; a Redis error raised again (same class) with the store's
+        URL, password hidden, in front of redis-py's message; a reply redis-py cannot make
+        sense of (something else listens there) as ``redis.InvalidResponse``."""
+        aioredis = _import_redis()
         try:
             return await command
-        except self._unreachable as exc:
-            raise type(exc)(f"Redis store {self.url}: {exc}") from exc
+        except aioredis.RedisError as exc:
+            raise _renamed(exc, f"Redis store {self.url}: {exc}") from exc
+        except _GARBLED as exc:  # redis-py choking on a reply no Redis sends
+            raise aioredis.InvalidResponse(
+                f"Redis store {self.url}: the server did not answer as Redis does "
+                f"({type(exc).__name__}: {exc}); is it a Redis server?"
+            ) from exc
 
     def _key(self, namespace: str, key: str) -> bytes:
         check_key(namespace, key)
@@ -395,6 +403,19 @@ def _split_url(url: str) -> tuple[str, str | None]:
                 raise bad(f"give the {name} before the host, as in redis://user:password@host:6379/0")
             raise bad(f"unknown option {name!r} (known: {allowed})")
     return urlunsplit(parts._replace(query=urlencode(options), fragment="")), prefix
+
+
+#: What redis-py raises, beyond its own errors, on replies no Redis sends (seen: an
+#: ``AttributeError`` when a server answers ``+OK`` to ``HELLO``).
+_GARBLED = (AttributeError, IndexError, KeyError, TypeError, ValueError)
+
+
+def _renamed(exc: Exception, message: str) -> Exception:
+    """``exc``'s class with ``message``; ``exc`` itself when that class wants other arguments."""
+    try:
+        return type(exc)(message)
+    except Exception:
+        return exc
 
 
 def _import_redis() -> ModuleType:

@@ -5,6 +5,7 @@ connections all closed, errors that propagate, passwords never shown."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 import signal
@@ -328,3 +329,58 @@ async def test_an_unreachable_or_silent_host_is_a_bounded_redis_error_naming_the
     finally:
         for sock in (*waiting, silent):
             sock.close()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [b"HTTP/1.1 400 Bad Request\r\n\r\n", b"+OK\r\n"],
+    ids=["http", "ok-to-everything"],
+)
+async def test_a_server_that_is_not_redis_is_a_redis_error_naming_the_store(reply: bytes) -> None:
+    """The URL names a port where something else listens (a web server, a proxy speaking
+    another protocol): every operation fails at once with a Redis error (what callers
+    catch as a backend failure) naming the store, password hidden, never a bare
+    ``AttributeError`` from deep in the client."""
+    from mcp_elicit.stores.base import backend_errors
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(65536):
+                writer.write(reply)
+                await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    store = RedisStore(f"redis://admin:s3cret@127.0.0.1:{port}/0?socket_timeout=2")
+    try:
+        operations = (
+            lambda: store.get("flow", "k"),
+            lambda: store.add("used", "m", b""),
+            lambda: store.take("flow", "k"),
+            lambda: store.publish("c", b""),
+            lambda: store.subscribe("c").__aenter__(),
+        )
+        for operation in operations:
+            with pytest.raises(redis_asyncio.RedisError) as caught:
+                await asyncio.wait_for(operation(), 10)
+            assert isinstance(caught.value, backend_errors())
+            message = str(caught.value)
+            assert f"redis://admin:***@127.0.0.1:{port}/0" in message and "s3cret" not in message, message
+    finally:
+        await store.close()
+        server.close()
+        await server.wait_closed()
+
+
+async def test_a_database_number_the_server_does_not_have_is_a_redis_error_naming_the_store(
+    redis_url: str,
+) -> None:
+    base = redis_url.rsplit("/", 1)[0]
+    store = RedisStore(f"{base}/99999")
+    try:
+        with pytest.raises(redis_asyncio.RedisError, match=r"out of range") as caught:
+            await store.get("flow", "k")
+        assert f"{base}/99999" in str(caught.value)
+    finally:
+        await store.close()
