@@ -17,8 +17,9 @@ Rules:
   seen. Messages published while a subscription's connection is down are lost (Redis
   pub/sub keeps nothing): waiters re-check the state whenever ``next`` times out. A
   connection Redis closes (a failover, a client kill, an output buffer limit) is opened
-  again and subscribed again by the next read, within the same ``next``; only when that
-  fails too (the server is gone) does ``next`` raise.
+  again and subscribed again by the next read, within the same ``next``, with a warning
+  on the ``mcp_elicit.stores`` logger (messages were lost); only when that fails too (the
+  server is gone) does ``next`` raise.
 * Nothing waits for ever on a server that went silent (a partition, a NAT that forgot the
   connection: no reset arrives), whatever redis-py's defaults: connecting stops after
   ``socket_connect_timeout`` (5 s) and a command's reply after ``socket_timeout`` (10 s),
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import re
 from collections.abc import AsyncIterator, Awaitable
@@ -60,6 +62,8 @@ if TYPE_CHECKING:
 __all__ = ["RedisStore", "RedisSubscription", "redact_url"]
 
 T = TypeVar("T")
+
+log = logging.getLogger("mcp_elicit.stores")
 
 DEFAULT_PREFIX = "mcp-elicit"
 CONNECT_TIMEOUT = 5.0
@@ -301,6 +305,12 @@ class RedisSubscription:
             except failed as exc:
                 if reconnecting:  # connecting again failed too: the server is gone
                     raise type(exc)(f"Redis store {self._where or 'subscription'}: {exc}") from exc
+                log.warning(
+                    "Redis store %s: a subscription lost its connection (%s); subscribing again, "
+                    "messages published until then are lost",
+                    self._where or "(unnamed)",
+                    exc,
+                )
                 reconnecting = True
                 self._heard = loop.time()
                 await self._drop()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import signal
@@ -384,3 +385,26 @@ async def test_a_database_number_the_server_does_not_have_is_a_redis_error_namin
         assert f"{base}/99999" in str(caught.value)
     finally:
         await store.close()
+
+
+async def test_a_lost_subscription_connection_is_logged_naming_the_store(
+    redis_url: str, raw: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Messages published while a subscription's connection is down are lost: an operator
+    sees that it happened, and on which store, in the log (a warning)."""
+    store = RedisStore(redis_url, prefix=fresh_prefix())
+    publisher = RedisStore(redis_url, prefix=store.prefix)
+    try:
+        async with store.subscribe("c") as sub:
+            assert await raw.execute_command("CLIENT", "KILL", "TYPE", "pubsub") >= 1
+            with caplog.at_level(logging.WARNING, logger="mcp_elicit.stores"):
+                assert await sub.next(0.3) is None
+            await publisher.publish("c", b"after")
+            assert await sub.next(2.0) == b"after"
+    finally:
+        await store.close()
+        await publisher.close()
+    warnings = [r for r in caplog.records if r.name == "mcp_elicit.stores" and r.levelno == logging.WARNING]
+    assert len(warnings) == 1, caplog.text
+    text = warnings[0].getMessage()
+    assert store.url in text and "lost" in text, text
