@@ -17,10 +17,16 @@ Rules:
 * Only the configured URL is ever requested (and where it redirects, as servers mounted at
   ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
   transport fetch anything.
-* A redirect to another origin (scheme, host, port) is followed without the caller's fixed
-  headers (an API key, say), a DPoP proof, ``Mcp-Session-Id`` or ``Last-Event-ID``, as
-  httpx already does for ``Authorization``: they are meant for the configured server only. This holds for a caller's own ``client`` too (a request
-  hook, added while the transport is open, that touches only this transport's requests).
+* A redirect is not followed from https to plain http, nor, for a POST (whose body carries
+  tool arguments and a person's answers) or a DELETE, to another origin (scheme, host,
+  port): the request fails with a ``TransportError`` naming the server, the status and the
+  new location, for a person to use directly if they trust it. Same-origin redirects are
+  followed.
+* The GET stream redirected to another origin goes without the caller's fixed headers (an
+  API key, say), a DPoP proof, ``Mcp-Session-Id`` or ``Last-Event-ID``, as httpx already
+  does for ``Authorization``: they are meant for the configured server only. Both rules hold
+  for a caller's own ``client`` too (event hooks, added while the transport is open, that
+  touch only this transport's requests).
 * A server's request that is not valid JSON-RPC (``params`` not an object, say) but whose
   id can be read is answered -32600 Invalid Request, POSTed like any answer to a server's
   request: the fixed headers and the session's (``Mcp-Session-Id``,
@@ -89,6 +95,9 @@ _SESSION_HEADERS: Final = frozenset({"mcp-session-id", "mcp-protocol-version"})
 #: Meant for the configured server alone: a DPoP proof made for its URL, its session id, and
 #: the id of the event a stream of its resumes after.
 _HOME_ONLY: Final = ("dpop", "mcp-session-id", "last-event-id")
+#: Redirected to another origin, these are refused: a POST's body is the message itself, a
+#: DELETE ends the session (with its id) wherever it lands.
+_HOME_METHODS: Final = frozenset({"POST", "DELETE"})
 
 
 class HttpTransport:
@@ -153,6 +162,34 @@ class HttpTransport:
         hooks = self._client.event_hooks["request"]
         if self._keep_fixed_headers_home not in hooks:
             hooks.append(self._keep_fixed_headers_home)
+        seen = self._client.event_hooks["response"]
+        if self._refuse_leaving not in seen:
+            seen.append(self._refuse_leaving)
+
+    async def _refuse_leaving(self, response: httpx.Response) -> None:
+        """Raise ``TransportError`` rather than let httpx follow a redirect from https to
+        http, or of a POST or DELETE to another origin (the response is closed unread)."""
+        request = response.request
+        if request.extensions.get(_MARK) is not self or not response.has_redirect_location:
+            return
+        try:  # where httpx goes: a relative Location is resolved against the response's URL
+            target = response.url.join(response.headers["location"])
+        except httpx.InvalidURL:
+            return  # httpx refuses to follow it itself
+        if response.url.scheme == "https" and target.scheme != "https":
+            why = f"plain {target.scheme}: mcp-elicit does not leave https for a connection anyone can read"
+        elif request.method in _HOME_METHODS and _origin(target) != _origin(httpx.URL(self.url)):
+            why = (
+                "another origin: mcp-elicit does not carry a request (its arguments, a person's "
+                "answers) or a session to a server it was not given"
+            )
+        else:
+            return
+        shown = redact_urls(str(target.copy_with(fragment=None)))  # no key from its query either
+        raise TransportError(
+            f"{self._shown} redirects (HTTP {response.status_code}) to {shown}, {why}; "
+            f"if you trust it, use {shown} directly"
+        )
 
     async def _keep_fixed_headers_home(self, request: httpx.Request) -> None:
         """Drop the caller's fixed headers, a DPoP proof, the session id and ``Last-Event-ID``
@@ -279,7 +316,9 @@ class HttpTransport:
                     "DELETE", self.url, headers={**self.fixed, **_IDENTITY, **extra}, extensions={_MARK: self}
                 ) as response:
                     await _head(response, 0)
-        except (httpx.HTTPError, TimeoutError, AuthorizationError) as exc:
+        except TransportError as exc:  # a redirect refused, a failed authorization
+            log.warning("DELETE %s failed: %s", self._shown, exc)
+        except (httpx.HTTPError, TimeoutError) as exc:
             log.debug("DELETE %s failed: %s", self._shown, _describe(exc))
 
     async def aclose(self) -> None:
@@ -294,6 +333,8 @@ class HttpTransport:
         if self._client is not None:
             with contextlib.suppress(ValueError):
                 self._client.event_hooks["request"].remove(self._keep_fixed_headers_home)
+            with contextlib.suppress(ValueError):
+                self._client.event_hooks["response"].remove(self._refuse_leaving)
         self._client = self._given
         if isinstance(self.auth, OAuth):  # its own HTTP client, for the flow's requests
             await self.auth.aclose()
@@ -396,6 +437,8 @@ class _HttpExchange:
             raise
         except AuthorizationError as exc:
             self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}", error=exc))
+        except TransportError as exc:  # a redirect refused
+            self._queue.put_nowait(Ended(status, reason=str(exc), error=exc))
         except httpx.ConnectError as exc:
             self._queue.put_nowait(
                 Ended(reason=f"cannot connect to {shown} ({_describe(exc)}); is the server running there?")

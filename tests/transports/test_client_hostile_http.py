@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
+import ipaddress
+import ssl
+import tempfile
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
+import httpx
 import orjson
 import pytest
 
 from mcp_elicit.client.transport import Ended
-from mcp_elicit.errors import RequestTimeout
+from mcp_elicit.errors import RequestTimeout, TransportError
 from mcp_elicit.transports.http_client import HttpTransport, connect_http
 from mcp_elicit.wire import jsonrpc
 
@@ -36,18 +42,19 @@ Script = Callable[[Seen, asyncio.StreamWriter], Awaitable[None]]
 @dataclass
 class Raw:
     port: int
+    scheme: str = "http"
     seen: list[Seen] = field(default_factory=list)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/mcp"
+        return f"{self.scheme}://127.0.0.1:{self.port}/mcp"
 
 
 @contextlib.asynccontextmanager
-async def raw_server(script: Script) -> AsyncIterator[Raw]:
+async def raw_server(script: Script, *, tls: ssl.SSLContext | None = None) -> AsyncIterator[Raw]:
     """A server on 127.0.0.1 that reads each request whole and lets ``script`` answer it
-    (one request per connection); stopped on exit."""
-    raw = Raw(0)
+    (one request per connection), over TLS with ``tls``; stopped on exit."""
+    raw = Raw(0, "https" if tls is not None else "http")
     open_writers: set[asyncio.StreamWriter] = set()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -62,7 +69,7 @@ async def raw_server(script: Script) -> AsyncIterator[Raw]:
             seen = Seen(method, path, headers, body)
             raw.seen.append(seen)
             await script(seen, writer)
-        except (ConnectionError, ValueError, asyncio.IncompleteReadError):
+        except (ConnectionError, ValueError, asyncio.IncompleteReadError, ssl.SSLError):
             pass
         finally:
             open_writers.discard(writer)
@@ -70,7 +77,7 @@ async def raw_server(script: Script) -> AsyncIterator[Raw]:
             with contextlib.suppress(Exception):
                 await writer.wait_closed()
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
     raw.port = server.sockets[0].getsockname()[1]
     try:
         yield raw
@@ -98,30 +105,146 @@ async def _answer_json(seen: Seen, writer: asyncio.StreamWriter) -> None:
     await writer.drain()
 
 
-async def test_the_session_id_is_not_sent_on_a_redirect_to_another_origin() -> None:
+def _moved(status: str, to: str) -> Script:
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        writer.write(response(status, {"Location": to}))
+        await writer.drain()
+
+    return script
+
+
+async def test_the_session_id_is_not_sent_on_a_redirect_of_the_stream_to_another_origin() -> None:
     """The session id (and the event id a stream resumes from) belong to the configured
-    server: a redirect to another origin does not carry them there."""
-    async with raw_server(_answer_json) as elsewhere:
+    server: a GET stream redirected to another origin does not carry them there."""
+    async with (
+        raw_server(_answer_json) as elsewhere,
+        raw_server(_moved("307 Temporary Redirect", elsewhere.url)) as home,
+    ):
+        transport = HttpTransport(home.url)
+        await transport.open(_nothing)
+        session = {"Mcp-Session-Id": "session-secret", "MCP-Protocol-Version": "2025-11-25"}
+        await transport.listen(session, last_event_id="event-7")
+        await transport.aclose()
+    assert home.seen[0].headers.get("mcp-session-id") == "session-secret"
+    assert home.seen[0].headers.get("last-event-id") == "event-7"
+    assert [s.method for s in elsewhere.seen] == ["GET"]
+    assert "mcp-session-id" not in elsewhere.seen[0].headers
+    assert "last-event-id" not in elsewhere.seen[0].headers
 
-        async def redirect(seen: Seen, writer: asyncio.StreamWriter) -> None:
-            writer.write(response("307 Temporary Redirect", {"Location": elsewhere.url}))
-            await writer.drain()
 
-        async with raw_server(redirect) as home:
-            transport = HttpTransport(home.url)
-            await transport.open(_nothing)
-            session = {"Mcp-Session-Id": "session-secret", "MCP-Protocol-Version": "2025-11-25"}
-            exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, session)
-            assert not isinstance(await exchange.receive(), Ended)
-            await exchange.aclose()
-            await transport.listen(session, last_event_id="event-7")
-            await transport.aclose()
-    assert [s.headers.get("mcp-session-id") for s in home.seen] == ["session-secret"] * 2
-    assert home.seen[1].headers.get("last-event-id") == "event-7"
-    assert [s.method for s in elsewhere.seen] == ["POST", "GET"]
-    for seen in elsewhere.seen:
-        assert "mcp-session-id" not in seen.headers
-        assert "last-event-id" not in seen.headers
+@pytest.mark.parametrize("status", ["307 Temporary Redirect", "308 Permanent Redirect"])
+async def test_a_post_redirected_to_another_origin_is_not_followed(status: str) -> None:
+    """A 307/308 keeps the POST and its body (tool arguments, a person's answers): to
+    another origin it is not followed; the request fails naming the server, the status and
+    where it points, so a person who trusts that place can use it directly."""
+    async with raw_server(_answer_json) as elsewhere, raw_server(_moved(status, elsewhere.url)) as home:
+        with pytest.raises(TransportError) as caught:
+            async with asyncio.timeout(10), connect_http(home.url, timeout=5.0):
+                pass
+    assert elsewhere.seen == []
+    assert [s.method for s in home.seen] == ["POST"]
+    message = str(caught.value)
+    assert f"{home.url} redirects (HTTP {status[:3]}) to {elsewhere.url}, another origin" in message
+    assert f"use {elsewhere.url} directly" in message
+
+
+async def test_a_session_is_not_ended_at_another_origin() -> None:
+    """DELETE (ending the session) redirected to another origin is not followed either."""
+    async with (
+        raw_server(_answer_json) as elsewhere,
+        raw_server(_moved("307 Temporary Redirect", elsewhere.url)) as home,
+    ):
+        transport = HttpTransport(home.url)
+        await transport.open(_nothing)
+        await transport.end_session({"Mcp-Session-Id": "s-1"})
+        with pytest.raises(TransportError, match="redirects \\(HTTP 307\\)"):
+            await transport.send({"jsonrpc": "2.0", "method": "notifications/initialized"}, {})
+        await transport.aclose()
+    assert [s.method for s in home.seen] == ["DELETE", "POST"]
+    assert elsewhere.seen == []
+
+
+async def test_a_post_redirected_on_the_same_origin_is_followed() -> None:
+    """/mcp answering 307 to /mcp/ (a server mounted with a trailing slash) still works."""
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        if seen.path == "/mcp":
+            writer.write(response("307 Temporary Redirect", {"Location": "/mcp/"}))
+        else:
+            writer.write(response("200 OK", {"Content-Type": "application/json"}, _RESULT))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        transport = HttpTransport(server.url, headers={"X-Api-Key": "k"})
+        await transport.open(_nothing)
+        session = {"Mcp-Session-Id": "s-1"}
+        exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, session)
+        assert isinstance(await exchange.receive(), jsonrpc.Response)
+        await exchange.aclose()
+        await transport.aclose()
+    assert [(s.method, s.path) for s in server.seen] == [("POST", "/mcp"), ("POST", "/mcp/")]
+    assert server.seen[1].body == server.seen[0].body
+    assert server.seen[1].headers["mcp-session-id"] == "s-1" and server.seen[1].headers["x-api-key"] == "k"
+
+
+def _tls_for_127_0_0_1() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a self-signed certificate for 127.0.0.1, and a client context
+    trusting it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
+        .sign(key, hashes.SHA256())
+    )
+    pem = cert.public_bytes(serialization.Encoding.PEM).decode()
+    secret = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    with tempfile.TemporaryDirectory() as directory:  # load_cert_chain reads files only
+        chain = Path(directory) / "chain.pem"
+        chain.write_bytes(secret + pem.encode())
+        server.load_cert_chain(chain)
+    client = ssl.create_default_context(cadata=pem)
+    return server, client
+
+
+async def test_a_redirect_from_https_to_plain_http_is_not_followed() -> None:
+    """Not even the GET stream (no body) leaves https for http: the session's requests would
+    travel in the clear, readable and changeable by anyone on the way."""
+    server_tls, client_tls = _tls_for_127_0_0_1()
+    async with (
+        raw_server(_answer_json) as plain,
+        raw_server(_moved("307 Temporary Redirect", plain.url), tls=server_tls) as home,
+        httpx.AsyncClient(verify=client_tls, follow_redirects=True) as http,
+    ):
+        transport = HttpTransport(home.url, client=http)
+        await transport.open(_nothing)
+        assert await transport.listen({}) is None
+        exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+        ended = await exchange.receive()
+        await exchange.aclose()
+        await transport.aclose()
+    assert [s.method for s in home.seen] == ["GET", "POST"]
+    assert plain.seen == []
+    assert isinstance(ended, Ended) and isinstance(ended.error, TransportError)
+    assert f"{home.url} redirects (HTTP 307) to {plain.url}, plain http" in str(ended.error)
 
 
 async def _endless(written: list[int]) -> Script:

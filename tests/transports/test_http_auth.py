@@ -401,13 +401,21 @@ async def refusing(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 @pytest.mark.parametrize("status", [307, 308])
-async def test_a_redirect_to_another_origin_that_asks_for_authorization_fails_at_once(
+async def test_a_post_redirected_to_another_origin_fails_before_anyone_is_asked_to_sign_in(
     status: int,
 ) -> None:
-    # httpx drops the token on a redirect to another origin, and rightly: signing in again
-    # cannot help, so nobody is asked and the error says where the server sent the client.
+    # The POST is not followed to another origin at all (its body would go there, though
+    # the token does not): nobody is asked to sign in, nothing reaches the other server,
+    # and the error says where the server sent the client.
     site = McpAuthorization(whoami_server())
-    async with uvicorn_server(refusing) as elsewhere:
+    reached: list[str] = []
+
+    async def counting(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            reached.append(scope["method"])
+        await refusing(scope, receive, send)
+
+    async with uvicorn_server(counting) as elsewhere:
         mcp = site.app
 
         async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -423,13 +431,13 @@ async def test_a_redirect_to_another_origin_that_asks_for_authorization_fails_at
         async with uvicorn_server(app) as running:
             site.base = f"http://127.0.0.1:{running.port}"
             authorizer = FollowRedirect()
-            with pytest.raises(AuthorizationError) as caught:
+            with pytest.raises(TransportError) as caught:
                 await call(site, oauth(authorizer))
     assert authorizer.asked == []
     assert site.registrations == 0
+    assert reached == []
     message = str(caught.value)
-    assert f"redirected to http://127.0.0.1:{elsewhere.port}, which asks for authorization" in message
-    assert "does not send tokens across origins" in message
+    assert f"redirects (HTTP {status}) to http://127.0.0.1:{elsewhere.port}/mcp, another origin" in message
     assert f"use http://127.0.0.1:{elsewhere.port}/mcp directly" in message
 
 

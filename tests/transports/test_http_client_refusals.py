@@ -88,12 +88,15 @@ async def _nothing(_: object) -> None:
 
 
 def _redirecting(port: int, seen: list[httpx.Request]) -> httpx.MockTransport:
-    """/mcp/ redirects to /mcp on ``port``, which answers; every request lands in ``seen``."""
+    """/mcp/ redirects to /mcp on ``port``, which answers (a GET with an empty event
+    stream); every request lands in ``seen``."""
 
     async def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request)
         if request.url.path == "/mcp/":
             return httpx.Response(307, headers={"location": f"http://127.0.0.1:{port}/mcp"})
+        if request.method == "GET":
+            return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=b"")
         body = b'{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'
         return httpx.Response(200, headers={"content-type": "application/json"}, content=body)
 
@@ -112,20 +115,21 @@ async def test_fixed_headers_are_not_sent_on_a_redirect_to_another_origin(
         monkeypatch.setattr(httpx, "AsyncClient", lambda **kw: real(transport=_redirecting(port, seen), **kw))
     else:
         given = real(transport=_redirecting(port, seen), follow_redirects=True)
+    # The GET stream (a POST is not followed to another origin at all: test_client_hostile_http)
     transport = HttpTransport("http://127.0.0.1:8001/mcp/", headers={"X-Api-Key": "secret"}, client=given)
     await transport.open(_nothing)
-    exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
-    assert not isinstance(await exchange.receive(), Ended)
-    await exchange.aclose()
+    stream = await transport.listen({})
+    assert stream is not None
+    await stream.aclose()
     await transport.aclose()
-    if given is not None:
-        assert given.event_hooks["request"] == []  # the caller's client is left as it was
+    if given is not None:  # the caller's client is left as it was
+        assert given.event_hooks == {"request": [], "response": []}
         await given.aclose()
     first, redirected = seen
     assert first.headers["x-api-key"] == "secret"
     assert redirected.url == f"http://127.0.0.1:{port}/mcp"
     assert ("x-api-key" in redirected.headers) is kept
-    assert redirected.headers["accept"] == "application/json, text/event-stream"
+    assert redirected.headers["accept"] == "text/event-stream"
 
 
 class _Proving(httpx.Auth):
@@ -148,9 +152,9 @@ async def test_a_dpop_proof_is_not_sent_on_a_redirect_to_another_origin(
     monkeypatch.setattr(httpx, "AsyncClient", lambda **kw: real(transport=_redirecting(port, seen), **kw))
     transport = HttpTransport("http://127.0.0.1:8001/mcp/", auth=_Proving())
     await transport.open(_nothing)
-    exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
-    assert not isinstance(await exchange.receive(), Ended)
-    await exchange.aclose()
+    stream = await transport.listen({})  # the GET stream: a POST goes to no other origin at all
+    assert stream is not None
+    await stream.aclose()
     await transport.aclose()
     first, redirected = seen
     assert first.headers["dpop"] == "proof-for-http://127.0.0.1:8001/mcp/"
