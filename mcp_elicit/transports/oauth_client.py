@@ -7,6 +7,9 @@ Rules:
   Each token request is one POST (authlib encodes the body and the client
   authentication: HTTP Basic with a client secret, ``client_id`` in the body without
   one), no redirects followed, a bounded timeout, the answer read no further than 64 KiB.
+  The answer is asked for uncompressed (``Accept-Encoding: identity``); one compressed all
+  the same is refused unread (the cap counts decoded bytes, and httpx inflates a whole
+  network read at once: a few KB of gzip become megabytes before the cap is checked).
 * An OAuth error answer (4xx with ``error``) raises ``OAuthError(refused=True)``: the grant
   is dead. No answer, a 5xx or an unreadable one raises ``OAuthError(refused=False)``.
   Neither carries the request or the answer body: codes, verifiers and tokens stay out of
@@ -61,7 +64,11 @@ class HttpTokenExchange:
     async def _post(self, provider: OAuthProvider, body: str) -> Mapping[str, Any]:
         method = "client_secret_basic" if provider.client_secret else "none"
         client_auth = authlib("oauth2.auth").ClientAuth(provider.client_id, provider.client_secret, method)
-        headers = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "identity",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
         url, headers, body = client_auth.prepare("POST", provider.token_url, headers, body)
         try:
             async with (
@@ -71,6 +78,14 @@ class HttpTokenExchange:
                 http.stream("POST", url, content=body.encode("utf-8"), headers=headers) as response,
             ):
                 status = response.status_code
+                coding = response.headers.get("content-encoding", "").strip().lower()
+                if coding not in ("", "identity"):
+                    raise OAuthError(
+                        "invalid_response",
+                        f"the token endpoint of {provider.name} answered compressed ({coding[:32]}), "
+                        "though asked for no compression (Accept-Encoding: identity); not read",
+                        refused=False,
+                    )
                 content = await read_capped(response.aiter_bytes(), MAX_ANSWER)
         except httpx.HTTPError as exc:
             raise OAuthError(

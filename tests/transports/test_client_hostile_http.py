@@ -21,8 +21,10 @@ import orjson
 import pytest
 
 from mcp_elicit.client.transport import Ended
-from mcp_elicit.errors import RequestTimeout, TransportError
+from mcp_elicit.errors import OAuthError, RequestTimeout, TransportError
+from mcp_elicit.server.oauth import OAuthProvider
 from mcp_elicit.transports.http_client import HttpTransport, connect_http
+from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.wire import jsonrpc
 
 pytestmark = pytest.mark.anyio
@@ -375,3 +377,24 @@ async def test_a_flood_of_unreadable_requests_gets_a_bounded_number_of_answers()
         held.set()
         await transport.aclose()
     assert outstanding <= 16 and answers <= 16
+
+
+async def test_a_compressed_token_answer_is_refused_not_inflated() -> None:
+    """A token request asks for its answer uncompressed; a gzip one all the same (a few KB
+    that one network read would inflate to megabytes, before the 64 KiB cap is checked) is
+    refused unread, naming the encoding: the grant is not thereby refused."""
+    bomb = _gzip_bomb(b" ", 64)
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        headers = {"Content-Type": "application/json", "Content-Encoding": "gzip"}
+        writer.write(response("200 OK", headers, bomb))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        provider = OAuthProvider("example", "https://id.example.com/a", server.url, "cid", "s")
+        with pytest.raises(OAuthError) as caught:
+            async with asyncio.timeout(10):
+                await HttpTokenExchange().exchange(provider, "the-code", "v" * 43, "http://127.0.0.1:1/cb")
+    assert server.seen[0].headers["accept-encoding"] == "identity"
+    assert (caught.value.error, caught.value.refused) == ("invalid_response", False)
+    assert "compressed (gzip)" in str(caught.value) and "example" in str(caught.value)
