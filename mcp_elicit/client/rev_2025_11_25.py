@@ -8,7 +8,9 @@ Rules:
   ``Mcp-Session-Id`` the server assigns goes on every later request, with
   ``MCP-Protocol-Version``, and on the answers to the server's requests on
   ``initialize``'s own stream (without a version: none is agreed yet), since the
-  response's headers, which assign it, arrive before them; a 404 on a request carrying it means the session is gone: run
+  response's headers, which assign it, arrive before them; an id that is not 1 to 4096
+  visible ASCII characters (0x21-0x7E) fails ``initialize`` with a ``ProtocolViolation``
+  (an empty header assigns no session); a 404 on a request carrying it means the session is gone: run
   ``initialize`` again once and retry. Over HTTP the GET event stream is opened after the
   handshake (a server may send its requests there; a 405 or any error just means it has
   none) and resumed after a graceful close. Closing sends DELETE (best effort).
@@ -66,6 +68,8 @@ log = logging.getLogger("mcp_elicit.client")
 _RESUMES: Final = 5
 _DEFAULT_RETRY_MS: Final = 1000
 _LISTEN_RECONNECTS: Final = 3
+#: The longest ``Mcp-Session-Id`` taken (it goes on every request); real ones are far shorter.
+_MAX_SESSION_ID: Final = 4096
 
 
 class HandshakeSession:
@@ -124,7 +128,7 @@ class HandshakeSession:
         self.revision = chosen
         self._negotiated = True
         self._opened = time.monotonic()
-        self.session_id = self._session_from(exchange.headers)
+        self.session_id = self._session_from(exchange.headers, strict=True)
         self.initialized = dict(result)
         self.conn.server = ServerInfo.from_json(result.get("serverInfo"), self.conn.transport.where)
         note = self.conn.builder.notification("notifications/initialized", None, self.revision)
@@ -141,12 +145,27 @@ class HandshakeSession:
         else:
             await self.questions.refuse_early(request)
 
-    @staticmethod
-    def _session_from(headers: Mapping[str, str]) -> str | None:
+    def _session_from(self, headers: Mapping[str, str], *, strict: bool = False) -> str | None:
+        """The session ``headers`` assign (None: none). An invalid id is no session, or with
+        ``strict`` (the ``InitializeResult`` is in) a ``ProtocolViolation`` saying why."""
         value = headers.get("mcp-session-id")
-        if value and all(0x21 <= ord(c) <= 0x7E for c in value):
-            return value
-        return None
+        if not value:
+            return None
+        if len(value) > _MAX_SESSION_ID:
+            why = f"it is {len(value)} characters long"
+        else:
+            bad = next((i for i, c in enumerate(value) if not 0x21 <= ord(c) <= 0x7E), None)
+            if bad is None:
+                return value
+            why = f"its character {bad + 1} is U+{ord(value[bad]):04X}"
+        if not strict:
+            return None
+        shown = ascii(value[:40]) + ("..." if len(value) > 40 else "")
+        raise ProtocolViolation(
+            f"{self.conn.transport.where} sent an invalid Mcp-Session-Id: {shown}, {why}; a session id "
+            f"is 1 to {_MAX_SESSION_ID} visible ASCII characters (0x21-0x7E), so this client cannot "
+            "send it back"
+        )
 
     async def close(self) -> None:
         listener, self._listener = self._listener, None

@@ -13,7 +13,7 @@ from client.fakes import FakeExchange, FakeTransport, error, result
 from mcp_elicit.client import Client, ElicitAnswer, Scripted
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import RequestTimeout, TransportError, URLElicitationRequired
+from mcp_elicit.errors import ProtocolViolation, RequestTimeout, TransportError, URLElicitationRequired
 
 from support.waiting import eventually
 from support.wire import WireChecker
@@ -71,15 +71,50 @@ async def test_the_session_id_goes_on_every_later_request_and_delete_ends_it(wir
         wire_2025.request(message)
 
 
-async def test_a_session_id_that_is_not_visible_ascii_is_ignored() -> None:
+@pytest.mark.parametrize(
+    ("session_id", "shown"),
+    [
+        ("bad id", "character 4 is U+0020"),
+        ("tab\tid", "character 4 is U+0009"),
+        ("caf\u00e9", "character 4 is U+00E9"),
+        ("x\x1b[2J", "character 2 is U+001B"),
+        ("s" * 4097, "4097 characters long"),
+    ],
+    ids=["space", "tab", "non-ascii", "escape", "enormous"],
+)
+async def test_a_session_id_that_is_not_visible_ascii_is_a_protocol_violation(
+    session_id: str, shown: str
+) -> None:
+    """Carrying on without the session the server meant (its later requests refused with a
+    bare 400) helps nobody: ``initialize`` fails, saying what is wrong with the id."""
+    requests: list[str] = []
+
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
-        assert "Mcp-Session-Id" not in headers
+        requests.append(message["method"])
         return [init(message)] if message["method"] == "initialize" else [result(message, {"tools": []})]
 
-    transport = FakeTransport(serve, headers={"mcp-session-id": "bad id"})
+    transport = FakeTransport(serve, headers={"mcp-session-id": session_id})
+    with pytest.raises(ProtocolViolation) as caught:
+        async with Client(transport, versions=V2025):
+            pass
+    message = str(caught.value)
+    assert message.startswith("fake://server sent an invalid Mcp-Session-Id")
+    assert shown in message and "visible ASCII" in message
+    assert "\x1b" not in message and len(message) < 300
+    assert requests == ["initialize"] and transport.ended_sessions == []
+
+
+@pytest.mark.parametrize("session_id", ["!", "~" * 4096, "".join(map(chr, range(0x21, 0x7F)))])
+async def test_a_session_id_of_visible_ascii_is_kept(session_id: str) -> None:
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] != "initialize":
+            assert headers["Mcp-Session-Id"] == session_id
+        return [init(message)] if message["method"] == "initialize" else [result(message, {"tools": []})]
+
+    transport = FakeTransport(serve, headers={"mcp-session-id": session_id})
     async with Client(transport, versions=V2025) as client:
-        await client.list_tools()
-    assert transport.ended_sessions == []
+        assert await client.list_tools() == []
+    assert transport.ended_sessions[0]["Mcp-Session-Id"] == session_id
 
 
 async def test_an_expired_session_is_renewed_once() -> None:

@@ -21,7 +21,7 @@ import orjson
 import pytest
 
 from mcp_elicit.client.transport import Ended
-from mcp_elicit.errors import OAuthError, RequestTimeout, TransportError
+from mcp_elicit.errors import OAuthError, ProtocolViolation, RequestTimeout, TransportError
 from mcp_elicit.server.oauth import OAuthProvider
 from mcp_elicit.transports.http_client import HttpTransport, connect_http
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
@@ -398,3 +398,33 @@ async def test_a_compressed_token_answer_is_refused_not_inflated() -> None:
     assert server.seen[0].headers["accept-encoding"] == "identity"
     assert (caught.value.error, caught.value.refused) == ("invalid_response", False)
     assert "compressed (gzip)" in str(caught.value) and "example" in str(caught.value)
+
+
+def _assigning(session_id: str) -> Script:
+    """Answers ``initialize`` assigning ``session_id``, anything else 202 (or 405 to GET)."""
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        message = orjson.loads(seen.body) if seen.body else {}
+        if message.get("method") == "initialize":
+            result = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "odd-session", "version": "1"},
+            }
+            body = orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result})
+            headers = {"Content-Type": "application/json", "Mcp-Session-Id": session_id}
+            writer.write(response("200 OK", headers, body))
+        else:
+            writer.write(response("405 Method Not Allowed" if seen.method == "GET" else "202 Accepted", {}))
+        await writer.drain()
+
+    return script
+
+
+@pytest.mark.parametrize("session_id", ["bad id", "s" * 5000], ids=["space", "enormous"])
+async def test_an_invalid_session_id_over_http_fails_the_handshake(session_id: str) -> None:
+    async with raw_server(_assigning(session_id)) as server:
+        with pytest.raises(ProtocolViolation, match="sent an invalid Mcp-Session-Id"):
+            async with asyncio.timeout(10), connect_http(server.url, versions=["2025-11-25"], timeout=5):
+                pass
+    assert [orjson.loads(s.body)["method"] for s in server.seen] == ["initialize"]
