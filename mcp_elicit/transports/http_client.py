@@ -21,7 +21,8 @@ Rules:
   tool arguments and a person's answers) or a DELETE, to another origin (scheme, host,
   port): the request fails with a ``TransportError`` naming the server, the status and the
   new location, for a person to use directly if they trust it. Same-origin redirects are
-  followed.
+  followed; their bodies, which httpx reads whole before following, are capped at 64 KiB
+  and refused compressed, as answers are.
 * The GET stream redirected to another origin goes without the caller's fixed headers (an
   API key, say), a DPoP proof, ``Mcp-Session-Id`` or ``Last-Event-ID``, as httpx already
   does for ``Authorization``: they are meant for the configured server only. Both rules hold
@@ -98,6 +99,8 @@ _HOME_ONLY: Final = ("dpop", "mcp-session-id", "last-event-id")
 #: Redirected to another origin, these are refused: a POST's body is the message itself, a
 #: DELETE ends the session (with its id) wherever it lands.
 _HOME_METHODS: Final = frozenset({"POST", "DELETE"})
+#: What is read of a redirect's body (httpx reads it all before following): a page at most.
+_MAX_REDIRECT_BODY: Final = 64 * 1024
 
 
 class HttpTransport:
@@ -168,7 +171,8 @@ class HttpTransport:
 
     async def _refuse_leaving(self, response: httpx.Response) -> None:
         """Raise ``TransportError`` rather than let httpx follow a redirect from https to
-        http, or of a POST or DELETE to another origin (the response is closed unread)."""
+        http, or of a POST or DELETE to another origin (the response is closed unread); of
+        one that is followed, httpx reads the body whole first: refuse it compressed, cap it."""
         request = response.request
         if request.extensions.get(_MARK) is not self or not response.has_redirect_location:
             return
@@ -184,12 +188,22 @@ class HttpTransport:
                 "answers) or a session to a server it was not given"
             )
         else:
-            return
+            why = None
         shown = redact_urls(str(target.copy_with(fragment=None)))  # no key from its query either
-        raise TransportError(
-            f"{self._shown} redirects (HTTP {response.status_code}) to {shown}, {why}; "
-            f"if you trust it, use {shown} directly"
-        )
+        if why is not None:
+            raise TransportError(
+                f"{self._shown} redirects (HTTP {response.status_code}) to {shown}, {why}; "
+                f"if you trust it, use {shown} directly"
+            )
+        redirect = f"the redirect from {self._shown} (HTTP {response.status_code}) to {shown}"
+        coding = _coding(response)
+        if coding is not None:
+            raise TransportError(
+                f"{redirect} came compressed ({coding}), though this client asks for no compression "
+                "(Accept-Encoding: identity); it was not read"
+            )
+        if isinstance(response.stream, httpx.AsyncByteStream):
+            response.stream = _Capped(response.stream, redirect)
 
     async def _keep_fixed_headers_home(self, request: httpx.Request) -> None:
         """Drop the caller's fixed headers, a DPoP proof, the session id and ``Last-Event-ID``
@@ -477,6 +491,27 @@ class _HttpExchange:
             return False
         self._put(message)
         return True
+
+
+class _Capped(httpx.AsyncByteStream):
+    """A redirect's body, which fails once past ``_MAX_REDIRECT_BODY``."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, redirect: str) -> None:
+        self._inner = inner
+        self._redirect = redirect
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        read = 0
+        async for chunk in self._inner:
+            read += len(chunk)
+            if read > _MAX_REDIRECT_BODY:
+                raise TransportError(
+                    f"{self._redirect} came with a body over {_MAX_REDIRECT_BODY // 1024} KiB; not read on"
+                )
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 async def _head(response: httpx.Response, limit: int) -> bytes:

@@ -428,3 +428,43 @@ async def test_an_invalid_session_id_over_http_fails_the_handshake(session_id: s
             async with asyncio.timeout(10), connect_http(server.url, versions=["2025-11-25"], timeout=5):
                 pass
     assert [orjson.loads(s.body)["method"] for s in server.seen] == ["initialize"]
+
+
+@pytest.mark.parametrize("body", ["endless", "gzip"])
+async def test_the_body_of_a_redirect_followed_is_not_read_on(body: str) -> None:
+    """A redirect that is followed (on the same origin) has its body read before the next
+    request is sent: one that never ends, or a compressed one that would swell in one
+    read, fails the request instead of filling the client's memory."""
+    written: list[int] = []
+    bomb = _gzip_bomb(b" ", 64)
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        if seen.path != "/mcp":
+            return await _answer_json(seen, writer)
+        if body == "gzip":
+            writer.write(
+                response("307 Temporary Redirect", {"Location": "/mcp/", "Content-Encoding": "gzip"}, bomb)
+            )
+            await writer.drain()
+            return
+        writer.write(
+            b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /mcp/\r\nTransfer-Encoding: chunked\r\n\r\n"
+        )
+        chunk = b"100000\r\n" + b"x" * 0x100000 + b"\r\n"  # 1 MiB, for ever
+        while True:
+            writer.write(chunk)
+            await writer.drain()
+            written.append(len(chunk))
+
+    async with raw_server(script) as server:
+        transport = HttpTransport(server.url)
+        await transport.open(_nothing)
+        async with asyncio.timeout(10):
+            exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+            ended = await exchange.receive()
+            await exchange.aclose()
+        await transport.aclose()
+    assert [s.path for s in server.seen] == ["/mcp"]
+    assert isinstance(ended, Ended) and ended.reason is not None
+    assert f"the redirect from {server.url}" in ended.reason
+    assert sum(written) < 64 * 1024 * 1024
