@@ -21,6 +21,10 @@ the server's origin, 5 minutes), so no instance keeps any state; a proof without
 one gets ``use_dpop_nonce`` and a fresh nonce in ``DPoP-Nonce``. Given ``spend``, a proof
 is accepted once: its ``jti`` (with the key's thumbprint) is remembered for as long as the
 proof would be accepted, and a replay is refused as ``invalid_dpop_proof``.
+
+A verifier that raises (an introspection endpoint down) or a replay store that fails
+refuses the request with 503 and ``Retry-After``: never a 500, never a pass; the log says
+why, without the token.
 """
 
 from __future__ import annotations
@@ -104,7 +108,17 @@ async def authenticate(
         problem = ("invalid_request", "send one Authorization header")
     elif kind in ("bearer", "dpop") and not _B64TOKEN.fullmatch(token):
         problem = ("invalid_request", "the token is not a b64token (RFC 6750, section 2.1)")
-    principal = await auth.verify(token) if problem is None and kind in ("bearer", "dpop") else None
+    principal: Principal | None = None
+    if problem is None and kind in ("bearer", "dpop"):
+        try:
+            principal = await auth.verify(token)
+            if principal is not None and not isinstance(principal, Principal):
+                raise TypeError(f"verify() returned a {type(principal).__name__}, not a Principal or None")
+        except Exception as exc:  # an introspection endpoint down, a library raising on odd input
+            reason = f"{type(exc).__name__}: {exc}".replace(token, "<the token>")
+            log.error("the token verifier failed, the request is refused: %s", reason)
+            await _unavailable(send, b"this server cannot check access tokens right now; retry shortly")
+            return False, None
     if principal is not None:
         bound = principal.dpop_thumbprint
         if kind == "dpop":
@@ -114,8 +128,7 @@ async def authenticate(
                 problem = await _dpop_problem(scope, headers, token, body, bound, nonces, url, spend)
             except _StoreDown as exc:  # refuse the request, but do not blame the client's proof
                 log.error("DPoP proofs cannot be checked for replay: %s", exc.__cause__)
-                text = b"Service Unavailable: this server cannot check DPoP proofs right now; retry shortly"
-                await plain(send, 503, text, extra=[(b"retry-after", b"1")])
+                await _unavailable(send, b"this server cannot check DPoP proofs right now; retry shortly")
                 return False, None
         elif bound is not None:
             problem = ("invalid_token", "a DPoP-bound token must be sent with the DPoP scheme and a proof")
@@ -225,6 +238,11 @@ async def _dpop_problem(
 
 class _StoreDown(Exception):
     """The store that remembers DPoP proofs failed (the cause says how)."""
+
+
+async def _unavailable(send: Send, what: bytes) -> None:
+    """503: the request is refused because a check cannot be made now (not the client's fault)."""
+    await plain(send, 503, b"Service Unavailable: " + what, extra=[(b"retry-after", b"1")])
 
 
 async def _refuse(

@@ -1,0 +1,79 @@
+"""The server's request authentication against a hostile or broken peer, over real HTTP
+on 127.0.0.1 (uvicorn): what ``transports.http_bearer`` answers when the token verifier
+fails, and when a token is bound to something this server cannot check.
+
+The header variants, DPoP proofs, replays, nonces, scopes and the metadata document are
+covered in tests/server/test_auth.py, tests/transports/test_http_dpop.py,
+tests/transports/test_http_resource_metadata.py and tests/core/test_dpop.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Server
+from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+from support.sessions import ACCEPT, initialize_body
+
+pytestmark = pytest.mark.anyio
+
+ISSUER = "https://auth.example.com"
+SECRET = "tok-s3cr3t-value"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@contextlib.asynccontextmanager
+async def guarded(verify: Any) -> AsyncIterator[str]:
+    app = StreamableHTTP(
+        Server("guarded"), auth=CallableVerifier(verify), resource_metadata=ResourceMetadata([ISSUER])
+    )
+    async with uvicorn_server(app) as running:
+        yield f"http://127.0.0.1:{running.port}/mcp"
+
+
+async def initialize(url: str, authorization: str) -> httpx.Response:
+    async with httpx.AsyncClient(timeout=10) as http:
+        return await http.post(
+            url, json=initialize_body(), headers={"accept": ACCEPT, "authorization": authorization}
+        )
+
+
+async def _unreachable(token: str) -> Principal | None:
+    raise ConnectionError(f"introspection endpoint unreachable while checking {token}")
+
+
+async def _not_a_principal(token: str) -> Any:
+    return {"sub": "ann"}  # a claims dict where a Principal is due
+
+
+@pytest.mark.parametrize(
+    ("verify", "logged"),
+    [(_unreachable, "introspection endpoint unreachable"), (_not_a_principal, "not a Principal")],
+)
+async def test_a_verifier_that_fails_gets_503_not_a_crash(
+    verify: Any, logged: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An introspection endpoint that is down, a JWT library that raises on a malformed
+    token, a verifier returning the wrong type: the request is refused (503, retry later),
+    never a 500 nor a pass, and the token is neither logged nor sent back."""
+    caplog.set_level(logging.ERROR, "mcp_elicit.auth")
+    async with guarded(verify) as url:
+        response = await initialize(url, f"Bearer {SECRET}")
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "1"
+    assert "cannot check access tokens" in response.text
+    assert logged in caplog.text
+    assert SECRET not in caplog.text and SECRET not in response.text
