@@ -4,7 +4,9 @@ Rules: on Streamable HTTP a server may carry a ``TokenVerifier``; each request's
 ``Authorization: Bearer <token>`` goes through it and yields a ``Principal`` or is refused
 with 401 and a ``WWW-Authenticate`` challenge. A token bound to a DPoP key (RFC 9449: the
 principal's ``claims["cnf"]["jkt"]``) is accepted only as ``Authorization: DPoP <token>``
-with a ``DPoP`` proof signed by that key for this request and its body. stdio has no principal (credentials come
+with a ``DPoP`` proof signed by that key for this request and its body; a token bound
+(``cnf``) to anything else (a client certificate, RFC 8705) is refused, since that binding
+cannot be checked here. stdio has no principal (credentials come
 from the environment there). State that involves a user (sealed ``requestState``, URL-mode
 flows, sessions) is bound to ``Principal.subject``.
 

@@ -13,7 +13,9 @@ keep it five minutes.
 DPoP (RFC 9449 and the MCP profile): ``Authorization: DPoP <token>`` must come with exactly
 one ``DPoP`` header, a proof for this request and its body (``core.dpop.check_proof``),
 signed by the key the token is bound to. A bound token sent as ``Bearer``, an unbound one
-sent as ``DPoP``, or a bearer token where ``dpop_required`` is set, is refused. A refusal
+sent as ``DPoP``, or a bearer token where ``dpop_required`` is set, is refused; so is a
+token bound (``cnf``) to anything but a DPoP key's thumbprint, which this server cannot
+check: a client certificate (RFC 8705), a key given whole, a garbled ``jkt``. A refusal
 of a DPoP request is a ``DPoP`` challenge (``invalid_dpop_proof`` when the proof is at
 fault) naming the algorithms accepted. With ``dpop_nonces``, a proof must carry a nonce
 the server gave: one sealed by the server's ``StateSealer`` (bound to "dpop-nonce" and
@@ -121,7 +123,9 @@ async def authenticate(
             return False, None
     if principal is not None:
         bound = principal.dpop_thumbprint
-        if kind == "dpop":
+        if bound is None and principal.claims.get("cnf"):  # a certificate (RFC 8705), a whole key...
+            problem = ("invalid_token", "the token is bound to a key or certificate this server cannot check")
+        elif kind == "dpop":
             nonces = sealer if metadata is not None and metadata.dpop_nonces else None
             url = _requested_url(scope, headers, metadata, public_url)
             try:

@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from mcp_elicit import Server
+from mcp_elicit.core.authorization import bearer_challenge
 from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -77,3 +78,29 @@ async def test_a_verifier_that_fails_gets_503_not_a_crash(
     assert "cannot check access tokens" in response.text
     assert logged in caplog.text
     assert SECRET not in caplog.text and SECRET not in response.text
+
+
+@pytest.mark.parametrize(
+    "cnf",
+    [
+        {"x5t#S256": "bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2"},  # to a client certificate (RFC 8705)
+        {"jkt": 42},  # a DPoP binding, garbled
+        {"jkt": ""},
+        {"jwk": {"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"}},  # to a key given whole (RFC 7800)
+        "bound",
+    ],
+)
+async def test_a_token_bound_to_what_this_server_cannot_check_is_not_taken_as_bearer(cnf: object) -> None:
+    """A sender-constrained token is worthless to a thief only if every server checks its
+    binding: one bound to anything but a DPoP key thumbprint cannot be checked here, so
+    it is refused, never downgraded to a bearer token."""
+
+    async def verify(token: str) -> Principal | None:
+        return Principal("ann", claims={"cnf": cnf}) if token == SECRET else None
+
+    async with guarded(verify) as url:
+        response = await initialize(url, f"Bearer {SECRET}")
+    assert response.status_code == 401, response.text
+    challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
+    assert challenge is not None and challenge.error == "invalid_token"
+    assert "cannot check" in response.headers["www-authenticate"]
