@@ -12,8 +12,8 @@ body (``sha-256=:<base64>:``, RFC 9530), because every MCP request goes to one U
 one method. Proofs for the token endpoint carry no ``content_digest`` and no ``ath``.
 
 A server checks a proof with :func:`check_proof` (RFC 9449 §4.3 and the MCP profile): one
-compact JWS of type ``dpop+jwt``, signed with an asymmetric algorithm by the public key in
-its header, for this method and URL, issued within five minutes, for this access token
+compact JWS of type ``dpop+jwt`` without ``crit`` extensions, signed with an asymmetric
+algorithm by the public key in its header, for this method and URL, issued within five minutes, for this access token
 (``ath``) and this body (``content_digest``). It returns a :class:`CheckedProof`: the
 key's thumbprint, which must be the one the token is bound to (its ``cnf.jkt``), and the
 proof's ``jti`` with the time until which the proof stays acceptable, which is how long a
@@ -325,6 +325,8 @@ def check_proof(
         raise ProofError("the proof's header has no jwk")
     if _PRIVATE_MEMBERS & jwk.keys():
         raise ProofError("the proof's jwk holds a private key")
+    if "crit" in header:  # RFC 7515 §4.1.11: extensions not understood make the JWS invalid
+        raise ProofError("the proof's header has crit, and this server understands no extension")
     _verify(str(alg), jwk, _unb64url(signature, "signature"), f"{head}.{payload}".encode("ascii"))
     claims = _object(payload, "claims")
     jti = claims.get("jti")

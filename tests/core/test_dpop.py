@@ -25,6 +25,7 @@ from joserfc.jwk import ECKey, OKPKey, RSAKey
 
 from mcp_elicit.core.authorization import AuthorizationServer, read_authorization_server, token_challenges
 from mcp_elicit.core.dpop import DpopKey, NonceError, ProofError, check_proof, content_digest, proof_target
+from mcp_elicit.core.jws import sign_compact
 from mcp_elicit.core.token_endpoint import Tokens, read_tokens
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_dpop import DpopProver
@@ -399,6 +400,19 @@ def test_a_proof_signed_by_one_key_with_another_in_its_header_is_refused() -> No
     proof = jws.serialize_compact(protected, json.dumps(_claims()).encode(), other, algorithms=["ES256"])
     with pytest.raises(ProofError, match="does not verify"):
         _check(proof)
+
+
+def test_a_proof_with_critical_header_parameters_is_refused() -> None:
+    """RFC 7515 (4.1.11): a JWS whose ``crit`` lists a parameter the recipient does not
+    understand is invalid; this checker understands none, so any ``crit`` is refused."""
+    private = ec.generate_private_key(ec.SECP256R1())
+    key = DpopKey(private)
+    header = {"typ": "dpop+jwt", "alg": "ES256", "jwk": key.jwk}
+    assert _check(sign_compact(header, _claims(), private)) == key.thumbprint
+    for crit in (["bound-to-session"], [], "bound-to-session"):
+        proof = sign_compact({**header, "crit": crit, "bound-to-session": True}, _claims(), private)
+        with pytest.raises(ProofError, match="crit"):
+            _check(proof)
 
 
 @given(st.text(max_size=300) | st.binary(max_size=300).map(lambda b: base64.urlsafe_b64encode(b).decode()))
