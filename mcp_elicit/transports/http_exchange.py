@@ -124,11 +124,23 @@ def repeated_headers(raw: Iterable[tuple[bytes, bytes]], headers: dict[str, str]
 
 @functools.lru_cache(maxsize=256)
 def host_only(value: str) -> str:
+    """The name in a ``Host`` (or an allow-list entry), lower-cased and without its port.
+    A value whose port is not digits comes back whole, so it matches no allowed name:
+    the rest of a Host is repeated in challenges and documents, never unchecked."""
     value = value.strip().lower()
     if value.startswith("["):
         end = value.find("]")
-        return value[: end + 1] if end >= 0 else value
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+        name, rest = (value[: end + 1], value[end + 1 :]) if end >= 0 else (value, "")
+    elif value.count(":") == 1:
+        name, rest = value.split(":")
+        rest = ":" + rest
+    else:
+        return value
+    return name if not rest or (rest[0] == ":" and _is_port(rest[1:])) else value
+
+
+def _is_port(text: str) -> bool:
+    return len(text) <= 5 and all("0" <= c <= "9" for c in text)
 
 
 @functools.lru_cache(maxsize=64)

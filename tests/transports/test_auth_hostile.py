@@ -9,7 +9,9 @@ tests/transports/test_http_resource_metadata.py and tests/core/test_dpop.py.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -29,6 +31,7 @@ pytestmark = pytest.mark.anyio
 
 ISSUER = "https://auth.example.com"
 SECRET = "tok-s3cr3t-value"
+BODY = json.dumps(initialize_body()).encode()
 
 
 @pytest.fixture
@@ -104,3 +107,44 @@ async def test_a_token_bound_to_what_this_server_cannot_check_is_not_taken_as_be
     challenge = bearer_challenge(response.headers.get_list("www-authenticate"))
     assert challenge is not None and challenge.error == "invalid_token"
     assert "cannot check" in response.headers["www-authenticate"]
+
+
+async def _raw(url: str, request: bytes) -> tuple[int, bytes]:
+    """Send ``request`` as it is (httpx would not send a control character) and read the
+    status line and headers of the answer."""
+    port = int(url.split(":")[2].split("/")[0])
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    return int(head.split(b" ", 2)[1]), head
+
+
+@pytest.mark.parametrize("suffix", [b"\x01", b"\x1b[31m", b'", error="x', b"/evil", b"\x7f", b"zzz"])
+@pytest.mark.parametrize("path", [b"/mcp", b"/.well-known/oauth-protected-resource/mcp"])
+async def test_a_host_whose_port_is_not_a_port_is_refused_not_reflected(suffix: bytes, path: bytes) -> None:
+    """The allow-list looks at a Host's name; what follows the colon went unchecked, and
+    the challenge (``resource_metadata``) and the metadata document repeated it, control
+    characters and quotes included. A port that is not digits now fails the allow-list."""
+
+    async def verify(token: str) -> Principal | None:
+        return None
+
+    async with guarded(verify) as url:
+        host = f"127.0.0.1:{url.split(':')[2].split('/')[0]}".encode() + suffix
+        method = b"POST" if path == b"/mcp" else b"GET"
+        status, head = await _raw(
+            url,
+            method + b" " + path + b" HTTP/1.1\r\nhost: " + host + b"\r\ncontent-type: application/json\r\n"
+            b"accept: " + ACCEPT.encode() + b"\r\nauthorization: Bearer nope\r\n"
+            b"content-length: %d\r\nconnection: close\r\n\r\n%b" % (len(BODY), BODY),
+        )
+        good, _ = await _raw(
+            url, b"GET " + path + b" HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n"
+        )
+    assert status == 421, head
+    assert suffix not in head
+    assert good != 421  # a Host without a port is allowed
