@@ -130,6 +130,8 @@ async def authenticate(
             url = _requested_url(scope, headers, metadata, public_url)
             try:
                 problem = await _dpop_problem(scope, headers, token, body, bound, nonces, url, spend)
+                if problem is not None and bound is None and metadata is not None and metadata.dpop_required:
+                    problem = ("invalid_token", "this server takes DPoP-bound tokens only")
             except _StoreDown as exc:  # refuse the request, but do not blame the client's proof
                 log.error("DPoP proofs cannot be checked for replay: %s", exc.__cause__)
                 await _unavailable(send, b"this server cannot check DPoP proofs right now; retry shortly")

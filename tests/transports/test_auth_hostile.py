@@ -1,6 +1,8 @@
 """The server's request authentication against a hostile or broken peer, over real HTTP
 on 127.0.0.1 (uvicorn): what ``transports.http_bearer`` answers when the token verifier
-fails, and when a token is bound to something this server cannot check.
+fails, when a token is bound to something this server cannot check, when a Host's port
+is not a port (it would be repeated in the challenge), and to an unbound DPoP token where
+DPoP is required.
 
 The header variants, DPoP proofs, replays, nonces, scopes and the metadata document are
 covered in tests/server/test_auth.py, tests/transports/test_http_dpop.py,
@@ -13,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,6 +24,7 @@ import pytest
 
 from mcp_elicit import Server
 from mcp_elicit.core.authorization import bearer_challenge
+from mcp_elicit.core.dpop import DpopKey
 from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -148,3 +152,36 @@ async def test_a_host_whose_port_is_not_a_port_is_refused_not_reflected(suffix: 
     assert status == 421, head
     assert suffix not in head
     assert good != 421  # a Host without a port is allowed
+
+
+async def test_where_dpop_is_required_an_unbound_token_is_not_told_to_go_bearer() -> None:
+    """An unbound token sent with the DPoP scheme is told to come as Bearer, unless the
+    server takes DPoP-bound tokens only: then that advice would only earn another 401."""
+    key = DpopKey.generate()
+
+    async def verify(token: str) -> Principal | None:
+        return Principal("ann") if token == SECRET else None
+
+    app = StreamableHTTP(
+        Server("guarded"),
+        auth=CallableVerifier(verify),
+        resource_metadata=ResourceMetadata([ISSUER], dpop_required=True),
+    )
+    async with uvicorn_server(app) as running:
+        url = f"http://127.0.0.1:{running.port}/mcp"
+        proof = key.proof("POST", url, now=time.time(), access_token=SECRET, body=BODY)
+        async with httpx.AsyncClient(timeout=10) as http:
+            response = await http.post(
+                url,
+                content=BODY,
+                headers={
+                    "accept": ACCEPT,
+                    "content-type": "application/json",
+                    "authorization": f"DPoP {SECRET}",
+                    "dpop": proof,
+                },
+            )
+    assert response.status_code == 401, response.text
+    value = response.headers["www-authenticate"]
+    assert value.startswith("DPoP ") and 'error="invalid_token"' in value
+    assert "Bearer" not in value and "DPoP-bound tokens only" in value
