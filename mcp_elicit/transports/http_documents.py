@@ -3,7 +3,9 @@ documents found and fetched (RFC 9728, RFC 8414 / OpenID discovery, in the order
 ``core.authorization`` gives), registrations and token requests posted.
 
 Rules: the caller's ``httpx.AsyncClient`` never follows redirects; an answer is read up to
-256 KiB and no further; a network failure is an :class:`AuthorizationError` naming the URL
+256 KiB and no further, and is asked for uncompressed (``Accept-Encoding: identity``): one
+compressed all the same is refused unread (the cap counts decoded bytes, and httpx inflates
+a whole network read at once, a few KB of gzip to megabytes); a network failure is an :class:`AuthorizationError` naming the URL
 and the kind of failure, never the request's body (it may hold a code or a secret).
 """
 
@@ -30,6 +32,7 @@ __all__ = [
 ]
 
 MAX_DOCUMENT: Final = 256 * 1024
+_IDENTITY: Final = {"Accept-Encoding": "identity"}
 
 log = logging.getLogger("mcp_elicit.transports.http_auth")
 
@@ -37,7 +40,7 @@ log = logging.getLogger("mcp_elicit.transports.http_auth")
 async def get_json(http: httpx.AsyncClient, url: str) -> object | None:
     """The JSON document at ``url``; None when there is none (4xx, or not JSON)."""
     try:
-        async with http.stream("GET", url, headers={"Accept": "application/json"}) as response:
+        async with http.stream("GET", url, headers={"Accept": "application/json", **_IDENTITY}) as response:
             body = await _read_capped(response, url)
             status = response.status_code
     except httpx.HTTPError as exc:
@@ -55,6 +58,7 @@ async def get_json(http: httpx.AsyncClient, url: str) -> object | None:
 
 async def post(http: httpx.AsyncClient, url: str, **options: Any) -> tuple[int, object, httpx.Headers]:
     """POST to ``url``: the status, the answer's JSON (None if it has none) and its headers."""
+    options["headers"] = {**(options.get("headers") or {}), **_IDENTITY}
     try:
         async with http.stream("POST", url, **options) as response:
             body = await _read_capped(response, url)
@@ -129,6 +133,12 @@ async def read_capped(chunks: AsyncIterator[bytes], limit: int) -> bytes:
 
 
 async def _read_capped(response: httpx.Response, url: str) -> bytes:
+    coding = response.headers.get("content-encoding", "").strip().lower()
+    if coding not in ("", "identity"):
+        raise AuthorizationError(
+            f"{url} answered compressed ({coding[:32]}), though asked for no compression "
+            "(Accept-Encoding: identity); not read"
+        )
     try:
         return await read_capped(response.aiter_bytes(), MAX_DOCUMENT)
     except ValueError:
