@@ -12,7 +12,10 @@ identity federation), the JWT-bearer grant (RFC 7523 §2.1), with no client cred
 all.
 
 Rules: as in :mod:`mcp_elicit.core.authorization`: every answer is checked before use, a
-refusal is an :class:`AuthorizationError`, and no message carries a token or a secret.
+refusal is an :class:`AuthorizationError`, and no message carries a token or a secret. An
+access token is visible ASCII and nothing else (no space, control character or non-ASCII
+letter; RFC 6750 §2.1 is stricter still): it goes in an ``Authorization`` header, where
+anything else is refused by the HTTP library in a message that quotes the header.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ __all__ = [
 ]
 
 _AUTH_METHODS: Final = ("client_secret_basic", "client_secret_post", "none")
+_HEADER_SAFE: Final = re.compile(r"[\x21-\x7e]+")
 
 
 # ---- the client ------------------------------------------------------------------------
@@ -213,6 +217,11 @@ def read_tokens(
     if not isinstance(token, str) or not token:
         raise AuthorizationError(
             f"the token endpoint of {server.issuer} gave an access_token that is not a string"
+        )
+    if _HEADER_SAFE.fullmatch(token) is None:
+        raise AuthorizationError(
+            f"the token endpoint of {server.issuer} gave an access_token with characters no "
+            "Authorization header can carry (a space, a control character or non-ASCII); not used"
         )
     kinds = {"bearer": "Bearer", "dpop": "DPoP"} if dpop else {"bearer": "Bearer"}
     kind = kinds.get(kind.lower()) if isinstance(kind, str) else None

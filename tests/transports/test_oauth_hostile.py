@@ -11,14 +11,19 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 
 import httpx
+import orjson
 import pytest
 
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.http_auth import OAuth
+from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_documents import get_json, post
 
 pytestmark = pytest.mark.anyio
 
 Script = Callable[[dict[str, str], asyncio.StreamWriter], Awaitable[None]]
+#: The request's path, under this key of the headers a script is given.
+PATH = ":path"
 
 
 @dataclass
@@ -38,8 +43,8 @@ async def raw_server(script: Script) -> AsyncIterator[Raw]:
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            await reader.readline()
-            headers: dict[str, str] = {}
+            _, path, _ = (await reader.readline()).decode("latin-1").split(" ", 2)
+            headers: dict[str, str] = {PATH: path}
             while (line := await reader.readline()) not in (b"\r\n", b""):
                 name, _, value = line.decode("latin-1").partition(":")
                 headers[name.strip().lower()] = value.strip()
@@ -99,3 +104,60 @@ async def test_a_compressed_authorization_answer_is_refused_not_inflated(method:
     assert server.seen[0]["accept-encoding"] == "identity"
     message = str(caught.value)
     assert url in message and "compressed (gzip)" in message and "the-code" not in message
+
+
+def _authorization_site(token_answer: dict[str, object]) -> Script:
+    """An MCP server at ``/mcp`` wanting a token, its resource metadata, its authorization
+    server's metadata (on the same origin) and a token endpoint answering ``token_answer``."""
+
+    async def script(seen: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        origin = f"http://{seen['host']}"
+        json = {"Content-Type": "application/json"}
+        path = seen[PATH]
+        if path == "/mcp":
+            challenge = f'Bearer resource_metadata="{origin}/.well-known/oauth-protected-resource/mcp"'
+            writer.write(_answer("401 Unauthorized", {"WWW-Authenticate": challenge}, b""))
+        elif path == "/.well-known/oauth-protected-resource/mcp":
+            document = {"resource": f"{origin}/mcp", "authorization_servers": [origin]}
+            writer.write(_answer("200 OK", json, orjson.dumps(document)))
+        elif path == "/.well-known/oauth-authorization-server":
+            document = {
+                "issuer": origin,
+                "authorization_endpoint": f"{origin}/authorize",
+                "token_endpoint": f"{origin}/token",
+                "code_challenge_methods_supported": ["S256"],
+                "grant_types_supported": ["client_credentials"],
+            }
+            writer.write(_answer("200 OK", json, orjson.dumps(document)))
+        elif path == "/token":
+            writer.write(_answer("200 OK", json, orjson.dumps(token_answer)))
+        else:
+            writer.write(_answer("404 Not Found", {}, b""))
+        await writer.drain()
+
+    return script
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["the-secret\r\nX-Injected: 1", "the-secret\x00", "the secret", "the-secr\u00e9t"],
+    ids=["crlf", "nul", "space", "non-ascii"],
+)
+async def test_an_access_token_that_cannot_be_a_header_is_refused_unquoted(
+    token: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An access token is a b64token (RFC 6750 §2.1): one with a line break, a NUL, a space
+    or a non-ASCII letter cannot go in an Authorization header. It is refused when the token
+    endpoint gives it, naming the fault, and is never quoted (nor sent)."""
+    answer = {"access_token": token, "token_type": "Bearer", "expires_in": 3600}
+    auth = OAuth(None, client_id="cid", client_secret="the-client-secret")
+    async with raw_server(_authorization_site(answer)) as server:
+        with pytest.raises(AuthorizationError) as caught:
+            async with asyncio.timeout(10), connect_http(server.url("/mcp"), auth=auth, timeout=5) as client:
+                await client.list_tools()
+        await auth.aclose()
+    message = str(caught.value)
+    assert "access_token" in message and "token endpoint" in message
+    shown = message + caplog.text
+    assert "the-secr" not in shown and "the secret" not in shown and "the-client-secret" not in shown
+    assert not any("the-secr" in h.get("authorization", "") for h in server.seen)
