@@ -21,6 +21,7 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
 5. Authorization code with PKCE S256, ``state`` and the RFC 8707 ``resource``; the
    callback's ``state`` must match, and its ``iss`` (RFC 9207) must equal the issuer by
    simple string comparison when present, and be present when the server says it sends it.
+   Its ``error`` and ``error_description`` are quoted only as printable ASCII, cut short.
 6. Scope: the challenge's ``scope``, else every ``scopes_supported`` of the resource, else
    none; on a step-up (403 ``insufficient_scope``) the union of what was asked before and
    the new challenge. ``offline_access`` is added only when the authorization server lists
@@ -453,6 +454,13 @@ def authorization_url(
     return endpoint + joint + urllib.parse.urlencode(params)
 
 
+def _inert(text: str, limit: int) -> str:
+    """What a redirect said, to quote: printable ASCII as RFC 6749 §4.1.2.1 has it (anything
+    else, a line break or a terminal escape, becomes ``?``), cut to ``limit`` characters."""
+    shown = "".join(ch if " " <= ch <= "~" else "?" for ch in text[:limit])
+    return shown + ("..." if len(text) > limit else "")
+
+
 def read_callback(callback_url: str, *, state: str, server: AuthorizationServer) -> str:
     """The authorization code in the redirect the authorization server sent back."""
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(callback_url).query, keep_blank_values=True)
@@ -478,7 +486,8 @@ def read_callback(callback_url: str, *, state: str, server: AuthorizationServer)
     if error is not None:
         description = one("error_description")
         raise AuthorizationError(
-            f"{server.issuer} refused the authorization ({error}{': ' + description[:200] if description else ''})"
+            f"{server.issuer} refused the authorization ({_inert(error, 64)}"
+            f"{': ' + _inert(description, 200) if description else ''})"
         )
     code = one("code")
     if not code:

@@ -1447,3 +1447,25 @@ def test_a_long_token_type_is_cut_short_in_the_error() -> None:
     assert "x" * 40 not in text and "..." in text
     text = _refused(read_id_jag, 200, {"issued_token_type": "y" * 5000, "access_token": "h.p.s"}, "idp")
     assert "y" * 40 not in text and "..." in text
+
+
+@pytest.mark.parametrize(
+    ("error", "description"),
+    [
+        ("access_denied\n\x1b[2Jmcp-elicit: signed in", None),
+        ("access_denied", "no\r\nmcp-elicit: signed in at https://id.example \x1b]8;;https://evil\x07here"),
+        ("x" * 5000, "\u202edesrever\u2028"),
+    ],
+    ids=["error", "description", "long-and-unicode"],
+)
+def test_an_error_callback_is_quoted_inert(error: str, description: str | None) -> None:
+    """RFC 6749 §4.1.2.1: ``error`` and ``error_description`` are printable ASCII. What else a
+    redirect carries (a line break that forges a line of output, a terminal escape, bidi
+    controls, a code of kilobytes) is not repeated: each is shown as ``?``, and cut short."""
+    pairs = [("error", error), ("state", STATE)] + (
+        [("error_description", description)] if description else []
+    )
+    message = _refused(read_callback, _callback(*pairs), state=STATE, server=_server())
+    assert message.startswith(f"{ISSUER} refused the authorization (")
+    assert all(" " <= ch <= "~" for ch in message), ascii(message[:300])
+    assert len(message) < 400
