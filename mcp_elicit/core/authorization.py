@@ -159,15 +159,22 @@ def token_challenges(headers: Iterable[str]) -> list[Challenge]:
 # ---- URLs ------------------------------------------------------------------------------
 
 
+def _quote(value: object, limit: int = 120) -> str:
+    """``repr(value)`` cut to ``limit`` characters: a value from the network, quoted in an
+    error (a document is read to 256 KiB, and a message is for a person to read)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _split(url: str, what: str) -> urllib.parse.SplitResult:
     """``url`` split, if it is an http(s) URL with a host and a valid port."""
     try:
         parts = urllib.parse.urlsplit(url)
         parts.port  # noqa: B018 (raises ValueError for a bad port)
     except ValueError:
-        raise AuthorizationError(f"{what} {url!r} is not a valid URL") from None
+        raise AuthorizationError(f"{what} {_quote(url)} is not a valid URL") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise AuthorizationError(f"{what} {url!r} is not an http(s) URL")
+        raise AuthorizationError(f"{what} {_quote(url)} is not an http(s) URL")
     return parts
 
 
@@ -175,7 +182,7 @@ def require_secure(url: str, what: str) -> str:
     """``url`` if it is https, or http to a loopback host; else AuthorizationError."""
     parts = _split(url, what)
     if parts.fragment:
-        raise AuthorizationError(f"{what} {url!r} has a fragment")
+        raise AuthorizationError(f"{what} {_quote(url)} has a fragment")
     if parts.scheme == "https":
         return url
     host = parts.hostname or ""
@@ -184,7 +191,7 @@ def require_secure(url: str, what: str) -> str:
     except ValueError:
         loopback = host == "localhost"
     if not loopback:
-        raise AuthorizationError(f"{what} {url!r} is plain http to a host that is not this machine")
+        raise AuthorizationError(f"{what} {_quote(url)} is plain http to a host that is not this machine")
     return url
 
 
@@ -245,7 +252,7 @@ def check_resource(server_url: str, resource: str) -> None:
     inside = path.rstrip("/") == r_path.rstrip("/") or path.startswith(r_path.rstrip("/") + "/")
     if (scheme, host, port) != (r_scheme, r_host, r_port) or not inside:
         raise AuthorizationError(
-            f"the server's protected resource metadata is for {resource!r}, not for {server_url!r}: "
+            f"the server's protected resource metadata is for {_quote(resource)}, not for {_quote(server_url)}: "
             "refusing to ask for tokens for another resource"
         )
 
@@ -345,7 +352,7 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
     stated = document.get("issuer")
     if stated != issuer:
         raise AuthorizationError(
-            f"{what} is for issuer {stated!r}, not {issuer!r}: refusing metadata that names another issuer"
+            f"{what} is for issuer {_quote(stated)}, not {_quote(issuer)}: refusing metadata that names another issuer"
         )
     methods = _strings(
         document.get("code_challenge_methods_supported"), f"code_challenge_methods_supported in {what}"

@@ -1469,3 +1469,31 @@ def test_an_error_callback_is_quoted_inert(error: str, description: str | None) 
     assert message.startswith(f"{ISSUER} refused the authorization (")
     assert all(" " <= ch <= "~" for ch in message), ascii(message[:300])
     assert len(message) < 400
+
+
+_HUGE = "https://evil.example/" + "x" * 200_000
+
+
+@pytest.mark.parametrize(
+    ("read", "document", "fault"),
+    [
+        (read_authorization_server, _as_document(issuer=_HUGE), "names another issuer"),
+        (read_authorization_server, _as_document(issuer=["x" * 200_000]), "names another issuer"),
+        (read_authorization_server, _as_document(token_endpoint="http" + _HUGE[5:]), "plain http"),
+        (
+            read_authorization_server,
+            _as_document(authorization_endpoint="javascript:" + _HUGE),
+            "not an http",
+        ),
+        (read_protected_resource, _pr_document(resource=_HUGE), "another resource"),
+        (read_protected_resource, _pr_document(authorization_servers=["ftp" + _HUGE[5:]]), "not an http"),
+    ],
+    ids=["issuer", "issuer-list", "token-endpoint", "authorization-endpoint", "resource", "server"],
+)
+def test_a_huge_value_in_metadata_is_quoted_cut_short(read: Any, document: Any, fault: str) -> None:
+    """Metadata holds what its server wants, up to the 256 KiB a document is read to: a
+    refusal names the value it refuses by its first characters, not all of it."""
+    where = ISSUER if read is read_authorization_server else SERVER_URL
+    message = _refused(read, document, where, WHERE, match=fault)
+    assert "evil.example/xxxx" in message or "'xxxx" in message
+    assert "..." in message and len(message) < 600, len(message)
