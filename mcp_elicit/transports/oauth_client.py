@@ -10,6 +10,8 @@ Rules:
   The answer is asked for uncompressed (``Accept-Encoding: identity``); one compressed all
   the same is refused unread (the cap counts decoded bytes, and httpx inflates a whole
   network read at once: a few KB of gzip become megabytes before the cap is checked).
+  An access token that is not visible ASCII is refused (``invalid_response``): in the
+  ``Authorization`` header of a tool's request, httpx would refuse it in a message quoting it.
 * An OAuth error answer (4xx with ``error``) raises ``OAuthError(refused=True)``: the grant
   is dead. No answer, a 5xx or an unreadable one raises ``OAuthError(refused=False)``.
   Neither carries the request or the answer body: codes, verifiers and tokens stay out of
@@ -35,6 +37,7 @@ __all__ = ["BearerAuth", "HttpTokenExchange", "authorized_client"]
 
 MAX_ANSWER: Final = 64 * 1024
 _ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_HEADER_SAFE: Final = re.compile(r"[\x21-\x7e]+")
 
 
 class HttpTokenExchange:
@@ -103,6 +106,14 @@ class HttpTokenExchange:
         except orjson.JSONDecodeError:
             answer = None
         if status == 200 and isinstance(answer, dict) and "access_token" in answer:
+            token = answer["access_token"]
+            if isinstance(token, str) and _HEADER_SAFE.fullmatch(token) is None:
+                raise OAuthError(
+                    "invalid_response",
+                    f"the token endpoint of {provider.name} gave an access_token with characters no "
+                    "Authorization header can carry (a space, a control character or non-ASCII); not used",
+                    refused=False,
+                )
             return answer
         error = answer.get("error") if isinstance(answer, dict) else None
         if isinstance(error, str) and _ERROR_CODE.fullmatch(error) and 400 <= status < 500:

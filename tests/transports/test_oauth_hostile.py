@@ -14,10 +14,12 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.errors import AuthorizationError, OAuthError
+from mcp_elicit.server.oauth import OAuthProvider
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_documents import get_json, post
+from mcp_elicit.transports.oauth_client import HttpTokenExchange
 
 pytestmark = pytest.mark.anyio
 
@@ -161,3 +163,30 @@ async def test_an_access_token_that_cannot_be_a_header_is_refused_unquoted(
     shown = message + caplog.text
     assert "the-secr" not in shown and "the secret" not in shown and "the-client-secret" not in shown
     assert not any("the-secr" in h.get("authorization", "") for h in server.seen)
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["the-secret\r\nX-Injected: 1", "the-secret\x00", "the secret", "the-secr\u00e9t"],
+    ids=["crlf", "nul", "space", "non-ascii"],
+)
+async def test_a_providers_access_token_that_cannot_be_a_header_is_refused_unquoted(token: str) -> None:
+    """Third-party sign-in (the server's own token requests): the provider's access token
+    goes in the Authorization header of the tool's requests, where httpx would refuse it in a
+    message quoting the header. It is refused when it arrives, naming the provider, not the
+    token; the grant is not thereby refused."""
+    answer = orjson.dumps({"access_token": token, "token_type": "Bearer"})
+
+    async def script(seen: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        writer.write(_answer("200 OK", {"Content-Type": "application/json"}, answer))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        provider = OAuthProvider("example", "https://id.example.com/a", server.url("/token"), "cid", "s")
+        with pytest.raises(OAuthError) as caught:
+            await asyncio.wait_for(
+                HttpTokenExchange().exchange(provider, "the-code", "v" * 43, "http://127.0.0.1:1/cb"), 10
+            )
+    assert (caught.value.error, caught.value.refused) == ("invalid_response", False)
+    assert "example" in str(caught.value) and "access_token" in str(caught.value)
+    assert "the-secr" not in str(caught.value) and "the secret" not in str(caught.value)
