@@ -140,7 +140,7 @@ def host_only(value: str) -> str:
 
 
 def _is_port(text: str) -> bool:
-    return len(text) <= 5 and all("0" <= c <= "9" for c in text)
+    return not text or (len(text) <= 5 and text.isascii() and text.isdigit())
 
 
 @functools.lru_cache(maxsize=64)
