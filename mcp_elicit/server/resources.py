@@ -80,12 +80,66 @@ _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
 def _compile(template: str) -> re.Pattern[str]:
+    """The template as a regular expression: for its variables' names and order only (a
+    backtracking match is polynomial in the URI's length with several variables in a
+    row, so URIs are matched by ``_Shape``)."""
     pattern, last = "", 0
     for m in _VAR.finditer(template):
         pattern += re.escape(template[last : m.start()])
         pattern += f"(?P<{m.group(2)}>.+)" if m.group(1) else f"(?P<{m.group(2)}>[^/?#]+)"
         last = m.end()
     return re.compile(pattern + re.escape(template[last:]) + r"\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A template as its leading text and, per variable, its name, the characters its
+    value may not hold, and the text after it. ``split`` matches a URI in time linear in
+    its length (times the number of variables): each variable, in order, takes the
+    longest value after which the rest of the template can still match, as the greedy
+    expression would, without backtracking."""
+
+    head: str
+    variables: tuple[tuple[str, str, str], ...]
+
+    @classmethod
+    def of(cls, template: str) -> _Shape:
+        found = list(_VAR.finditer(template))
+        variables = []
+        for i, m in enumerate(found):
+            end = found[i + 1].start() if i + 1 < len(found) else len(template)
+            variables.append((m.group(2), "\n" if m.group(1) else "/?#", template[m.end() : end]))
+        return cls(template[: found[0].start()], tuple(variables))
+
+    def split(self, uri: str) -> dict[str, str] | None:
+        n = len(uri)
+        if not uri.startswith(self.head) or not uri.endswith(self.variables[-1][2]):
+            return None
+        # choices[i][pos]: where variable i's value ends when it starts at pos (-1: nowhere)
+        choices: list[list[int]] = []
+        fits = [pos == n for pos in range(n + 1)]  # where the rest of the template can start
+        for _, banned, tail in reversed(self.variables):
+            last, latest = -1, [0] * (n + 1)  # latest[e]: the last end at or before e
+            for e in range(n + 1):
+                if uri.startswith(tail, e) and e + len(tail) <= n and fits[e + len(tail)]:
+                    last = e
+                latest[e] = last
+            choice, stop = [-1] * (n + 1), n  # stop: the first banned character at or after pos
+            for pos in range(n, -1, -1):
+                if pos < n and uri[pos] in banned:
+                    stop = pos
+                end = latest[stop]
+                choice[pos] = end if end > pos else -1
+            choices.append(choice)
+            fits = [end >= 0 for end in choice]
+        choices.reverse()
+        values, pos = {}, len(self.head)
+        for (name, _, tail), choice in zip(self.variables, choices, strict=True):
+            end = choice[pos]
+            if end < 0:
+                return None
+            values[name], pos = uri[pos:end], end + len(tail)
+        return values
 
 
 @dataclass(slots=True)
@@ -101,6 +155,7 @@ class ResourceDef:
     wire: dict[str, Any] = field(default_factory=dict)
     #: The simple ``{var}`` placeholders, whose values come %-encoded.
     encoded: frozenset[str] = frozenset()
+    shape: _Shape | None = None
 
     @classmethod
     def build(
@@ -134,6 +189,7 @@ class ResourceDef:
             raise ValueError(f"resource {uri!r} has no placeholders, so its function takes no arguments")
         doc = description if description is not None else handler_doc(fn)
         res = cls(uri, fn, sig, name or _resource_name(fn), title, doc, mime_type, pattern)
+        res.shape = _Shape.of(uri) if pattern is not None else None
         res.encoded = frozenset(m.group(2) for m in _VAR.finditer(uri) if not m.group(1))
         wire: dict[str, Any] = {("uriTemplate" if pattern else "uri"): uri, "name": res.name}
         if title:
@@ -146,12 +202,11 @@ class ResourceDef:
         return res
 
     def match(self, uri: str) -> dict[str, str] | None:
-        if self.pattern is None:
+        if self.shape is None:
             return {} if uri == self.uri else None
-        m = self.pattern.match(uri)
-        if m is None:
+        variables = self.shape.split(uri)
+        if variables is None:
             return None
-        variables = m.groupdict()
         for name in self.encoded:
             value = _unescape(variables[name])
             if value is None:
