@@ -10,7 +10,8 @@ model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` 
 ``data.uri`` (-32602; -32002 on 2025-11-25), never an empty result. Handlers may take a
 ``Context`` and elicit; contents read in a round that carried answers (2026-07-28) are
 ``ttlMs: 0`` and ``cacheScope: "private"`` whatever the server's cache settings, as they
-hold what one person answered.
+hold what one person answered. Templates are matched in time linear in the URI's length
+and serve URIs of at most ``MAX_URI`` characters (as long as one may subscribe to).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 import orjson
 from mcp_types import BlobResourceContents, TextResourceContents
 
+from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
@@ -51,6 +53,10 @@ def find_resource(
     found = resources.get(uri)
     if found is not None:
         return found, {}
+    if len(uri) > MAX_URI and templates:  # matching is linear, but megabytes would hold the loop
+        raise ResourceNotFound(
+            uri, f"it is {len(uri)} characters long; a template here serves URIs of at most {MAX_URI}"
+        )
     reason: str | None = None
     for template in templates:
         variables = template.match(uri)

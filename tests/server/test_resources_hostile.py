@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_elicit import Server
+from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.server.resources import _compile, _Shape
 
 from support.deadline import within
@@ -38,16 +39,17 @@ def dashed() -> Server:
 @pytest.mark.parametrize(
     "uri",
     [
-        "test://parts/" + "-" * 20_000 + "/",
-        "test://spans/" + "-" * 20_000 + "\n",
-        "test://files/" + "a." * 20_000 + "/",
+        "test://parts/" + "-" * 8_000 + "/",
+        "test://spans/" + "-" * 8_000 + "\n",
+        "test://files/" + "a." * 4_000 + "/",
     ],
     ids=["simple variables", "reserved variables", "name and extension"],
 )
 async def test_a_long_uri_no_template_serves_is_not_found_in_linear_time(
     wire: WireChecker, wire_2025: WireChecker, uri: str
 ) -> None:
-    # several variables in one segment: a backtracking match would take hours on these
+    # several variables in one segment, within the length served: a backtracking match
+    # would take minutes on these
     session = SessionClient(dashed(), checker=wire_2025)
     await session.open()
     for client, code in ((MemoryClient(dashed(), checker=wire), -32602), (session, -32002)):
@@ -83,3 +85,21 @@ def test_matching_splits_a_uri_as_the_greedy_expression_would(template: str, res
     uri = template.split("{")[0] + rest
     expected = _compile(template).match(uri)  # the reference, fine on URIs this short
     assert _Shape.of(template).split(uri) == (expected.groupdict() if expected else None)
+
+
+async def test_a_template_serves_no_uri_longer_than_one_can_subscribe_to(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    # matching is linear, but a request body of megabytes would still hold the event loop
+    session = SessionClient(dashed(), checker=wire_2025)
+    await session.open()
+    longest = "test://spans/" + "a" * (MAX_URI - len("test://spans/-b-c")) + "-b-c"
+    too_long = longest[:13] + "a" + longest[13:]
+    for client, code in ((MemoryClient(dashed(), checker=wire), -32602), (session, -32002)):
+        served = await client.result("resources/read", {"uri": longest})
+        assert served["contents"][0]["text"].endswith("a|b|c")
+        response = await client.request("resources/read", {"uri": too_long})
+        assert response["error"]["code"] == code
+        assert response["error"]["data"] == {"uri": too_long}
+        assert f"{MAX_URI + 1} characters long" in response["error"]["message"]
+        assert f"at most {MAX_URI}" in response["error"]["message"]
