@@ -181,6 +181,10 @@ class InvalidRequestMeta(InvalidParams):
     default_http_status = 400
 
 
+#: How much of a URI an error message quotes (``data`` carries it whole).
+_QUOTED = 200
+
+
 class ResourceNotFound(InvalidParams):
     """``resources/read`` named a URI that no resource or template serves.
 
@@ -190,7 +194,8 @@ class ResourceNotFound(InvalidParams):
     HANDSHAKE_CODE: ClassVar[int] = -32002
 
     def __init__(self, uri: str, reason: str | None = None, *, handshake: bool = False) -> None:
-        message = f"Resource not found: {uri}" + (f" ({reason})" if reason else "")
+        shown = uri if len(uri) <= _QUOTED else f"{uri[:_QUOTED]}… ({len(uri)} characters)"
+        message = f"Resource not found: {shown}" + (f" ({reason})" if reason else "")
         super().__init__(message, {"uri": uri})
         self.uri = uri
         self.reason = reason

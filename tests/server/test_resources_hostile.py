@@ -103,3 +103,4 @@ async def test_a_template_serves_no_uri_longer_than_one_can_subscribe_to(
         assert response["error"]["data"] == {"uri": too_long}
         assert f"{MAX_URI + 1} characters long" in response["error"]["message"]
         assert f"at most {MAX_URI}" in response["error"]["message"]
+        assert len(response["error"]["message"]) < 600, "the message quotes the URI cut short"
