@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import sys
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
@@ -155,19 +155,26 @@ def show_value(spec: FieldSpec, value: object) -> str:
     if isinstance(spec, Boolean) and isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(spec, Choice) and isinstance(value, str):
-        return _title_of(spec.options, value)
+        return _title_of(_by_value(spec.options), value)
     if isinstance(spec, MultiChoice) and isinstance(value, list | tuple):
-        return ", ".join(_title_of(spec.options, str(v)) for v in value) or "(none)"
+        options = _by_value(spec.options)  # once per field: a list may tick every option
+        return ", ".join(_title_of(options, str(v)) for v in value) or "(none)"
     if isinstance(value, float):
         return _num(value)
     return clean(str(value))
 
 
-def _title_of(options: Sequence[Option], value: str) -> str:
+def _by_value(options: Sequence[Option]) -> dict[str, Option]:
+    """The options by value (the first of a value, if a value were given twice)."""
+    found: dict[str, Option] = {}
     for option in options:
-        if option.value == value:
-            return clean(option.title) if option.title is not None else clean(value)
-    return clean(value)
+        found.setdefault(option.value, option)
+    return found
+
+
+def _title_of(options: Mapping[str, Option], value: str) -> str:
+    option = options.get(value)
+    return clean(option.title) if option is not None and option.title is not None else clean(value)
 
 
 def default_text(spec: FieldSpec) -> str:

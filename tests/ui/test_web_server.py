@@ -10,6 +10,7 @@ import dataclasses
 import json
 import re
 import sys
+import time
 import webbrowser
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.errors import FormValidationError, UsageError
-from mcp_elicit.forms import Boolean, Form, Integer, String
+from mcp_elicit.forms import Boolean, Form, Integer, MultiChoice, String
 from mcp_elicit.ui import web
 from mcp_elicit.ui.web import WebAnswerer
 from mcp_elicit.ui.web_pages import check_form, page
@@ -287,6 +288,32 @@ async def test_answers_are_checked_by_the_form_and_returned_as_the_terminal_woul
     with pytest.raises(httpx.ConnectError):  # the server is gone with its round
         async with httpx.AsyncClient() as client:
             await client.get(opened.url)
+
+
+async def test_a_multi_choice_of_many_options_all_ticked_is_checked_at_once() -> None:
+    """A server may offer tens of thousands of options, and the page checks the answer as
+    the person types: every option ticked is reviewed in time linear in the options, not
+    quadratic (which held the answer server, and the client's whole event loop, for
+    many seconds on every keystroke)."""
+    values = [f"o{n}" for n in range(40_000)]
+    form = Form(many=MultiChoice({v: f"Option {v}" for v in values}, title="Many"))
+    async with open_round([form_request(form)]) as opened, httpx.AsyncClient(timeout=120) as client:
+        csrf = await claim(client, opened)
+        started = time.monotonic()
+        check = await client.post(
+            f"{opened.base}/api/check",
+            json={"questions": [{"action": "accept", "values": [values]}]},
+            headers=api(csrf),
+        )
+        took = time.monotonic() - started
+        assert check.status_code == 200 and check.json()["ok"] is True
+        [[name, shown]] = check.json()["questions"][0]["rows"]
+        assert (
+            name == "Many"
+            and shown.startswith("Option o0, Option o1, ")
+            and shown.endswith(", Option o39999")
+        )
+        assert took < 5, f"checking took {took:.1f} s"
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
