@@ -9,7 +9,8 @@ the person types by the form's own rules (the page asks the answer server, which
 the same consent as in the terminal (``client.url_consent``): the full URL, its site
 highlighted, every warning; "Open the page" opens it in a new tab (never a frame), then
 "I'm done" answers ``accept``, as does the server saying the step is finished after the
-person pressed Open (2025-11-25, ``request.finished``). Nothing here fetches that URL.
+person pressed Open (2025-11-25, ``request.finished``); a refused URL has no Open, and the
+page saying it was opened is refused (400). Nothing here fetches that URL.
 
 Rules:
 
@@ -180,6 +181,17 @@ class _Round:
         if self.streams == 0:
             self.finish(self.every("cancel"), "closed")
 
+    def not_openable(self, index: object) -> str | None:
+        """Why question ``index`` has no page the person could have opened, or None."""
+        if type(index) is not int or not 0 <= index < len(self.requests):
+            return "Say which question's page was opened."
+        request = self.requests[index]
+        if request.mode != "url":
+            return "That question has no web page to open."
+        if judge_url(request.url or "", server=request.server.where).refused:
+            return "This address is refused; it can only be declined."
+        return None
+
     def judge(self, raw: object) -> tuple[list[dict[str, Any]], list[ElicitAnswer] | None]:
         """What the page says for each question, checked: per question its problems (by
         field position) and review rows; the answers when everything is fine."""
@@ -327,6 +339,9 @@ class _App:
         if self.round.answers.done():
             return JSONResponse({"ok": False, "ended": self.round.reason}, 409, headers=_HEADERS)
         if path == "/api/opened":  # the person pressed Open on a URL question
+            refusal = self.round.not_openable(data.get("question"))
+            if refusal is not None:  # no Open on the page: the server's "finished" cannot accept it
+                return _text(400, refusal)
             self.round.url_opened.set()
             return JSONResponse({"ok": True}, headers=_HEADERS)
         if path == "/api/answer" and data.get("action") in ("decline", "cancel"):

@@ -231,6 +231,26 @@ async def test_opened_needs_the_cookie_and_the_csrf_token_too() -> None:
         assert await opened.answers() == [ElicitAnswer.accept()]
 
 
+async def test_a_refused_url_cannot_be_opened_so_the_servers_finished_cannot_accept_it() -> None:
+    """A refused address has no Open on the page; a post saying it was opened anyway is
+    refused, and the server's own "finished" does not turn it into an accept."""
+    said_done = asyncio.Event()
+    request = dataclasses.replace(url_request("javascript:alert(1)"), finished=said_done.wait)
+    async with open_round([request]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        said_done.set()
+        refused = await client.post(f"{opened.base}/api/opened", json={"question": 0}, headers=api(csrf))
+        assert refused.status_code == 400
+        assert refused.text == "This address is refused; it can only be declined.\n"
+        await asyncio.sleep(0.1)
+        assert not opened.task.done()
+        declined = await client.post(
+            f"{opened.base}/api/answer", json={"action": "decline"}, headers=api(csrf)
+        )
+        assert declined.status_code == 200
+        assert await opened.answers() == [ElicitAnswer.decline()]
+
+
 async def test_every_response_carries_the_security_headers() -> None:
     async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
         responses = [
