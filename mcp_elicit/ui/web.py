@@ -90,6 +90,7 @@ _HEADERS: Final = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 _STATIC: Final = {"/static/app.js": "text/javascript", "/static/app.css": "text/css"}
+_POSTED: Final = frozenset({"/api/check", "/api/answer", "/api/opened"})
 #: What the page may post: as much as a server's message the client reads (16 MiB), since
 #: the page sends back the defaults it was given, and a text field may have no length limit.
 _MAX_BODY: Final = 16 * 1024 * 1024
@@ -124,8 +125,8 @@ def _static(path: str) -> bytes:
     return importlib.resources.files("mcp_elicit.ui").joinpath("web_static", name).read_bytes()
 
 
-def _text(status: int, text: str) -> Response:
-    return Response(text + "\n", status_code=status, media_type="text/plain", headers=_HEADERS)
+def _text(status: int, text: str, **headers: str) -> Response:
+    return Response(text + "\n", status_code=status, media_type="text/plain", headers={**_HEADERS, **headers})
 
 
 class _Round:
@@ -254,8 +255,12 @@ class _App:
                     await self._events(send, receive)
                     return
                 response = _text(403, "Not allowed.")
-            elif method == "POST" and path in ("/api/check", "/api/answer", "/api/opened"):
+            elif method == "POST" and path in _POSTED:
                 response = await self._post(request, path)
+            elif path in _POSTED:
+                response = _text(405, "Only POST is answered here.", Allow="POST")
+            elif path in ("/form", "/api/events", *_STATIC) or path.startswith("/r/"):
+                response = _text(405, "Only GET is answered here.", Allow="GET")
             else:
                 response = _text(404, "Not found.")
         await response(scope, receive, send)

@@ -251,6 +251,25 @@ async def test_a_refused_url_cannot_be_opened_so_the_servers_finished_cannot_acc
         assert await opened.answers() == [ElicitAnswer.decline()]
 
 
+async def test_a_known_address_asked_with_the_wrong_method_is_405_saying_which() -> None:
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        for method, path, allowed in [
+            ("GET", "/api/answer", "POST"),
+            ("PUT", "/api/check", "POST"),
+            ("DELETE", "/api/opened", "POST"),
+            ("POST", "/form", "GET"),
+            ("POST", "/api/events", "GET"),
+            ("POST", "/static/app.js", "GET"),
+            ("POST", opened.url.removeprefix(opened.base), "GET"),
+        ]:
+            response = await client.request(method, f"{opened.base}{path}", headers=api(csrf), json={})
+            assert (response.status_code, response.headers.get("allow")) == (405, allowed), (method, path)
+            assert response.headers["cache-control"] == "no-store"
+        assert (await client.get(f"{opened.base}/api/nothing")).status_code == 404
+        assert not opened.task.done()
+
+
 async def test_every_response_carries_the_security_headers() -> None:
     async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
         responses = [
