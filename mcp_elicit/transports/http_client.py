@@ -17,17 +17,11 @@ Rules:
 * Only the configured URL is ever requested (and where it redirects, as servers mounted at
   ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
   transport fetch anything.
-* A redirect is not followed from https to plain http, nor, for a POST (whose body carries
-  tool arguments and a person's answers) or a DELETE, to another origin (scheme, host,
-  port): the request fails with a ``TransportError`` naming the server, the status and the
-  new location, for a person to use directly if they trust it. Same-origin redirects are
-  followed; their bodies, which httpx reads whole before following, are capped at 64 KiB
-  and refused compressed, as answers are.
-* The GET stream redirected to another origin goes without the caller's fixed headers (an
-  API key, say), a DPoP proof, ``Mcp-Session-Id`` or ``Last-Event-ID``, as httpx already
-  does for ``Authorization``: they are meant for the configured server only. Both rules hold
-  for a caller's own ``client`` too (event hooks, added while the transport is open, that
-  touch only this transport's requests).
+* A redirect is not followed from https to plain http, nor, for a POST or a DELETE, to
+  another origin; a request that does go elsewhere (the GET stream) goes without what is
+  meant for the configured server only (``http_redirects``). Both rules hold for a
+  caller's own ``client`` too (event hooks, added while the transport is open, that touch
+  only this transport's requests).
 * A server's request that is not valid JSON-RPC (``params`` not an object, say) but whose
   id can be read is answered -32600 Invalid Request, POSTed like any answer to a server's
   request: the fixed headers and the session's (``Mcp-Session-Id``,
@@ -71,6 +65,7 @@ from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_documents import read_capped
+from mcp_elicit.transports.http_redirects import MARK, compressed, keep_home, refuse_leaving
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.sse import EventDecoder
 
@@ -89,18 +84,8 @@ _IDENTITY: Final = {"Accept-Encoding": "identity"}
 _MAX_REPLIES: Final = 16
 _SHOWN_BODY: Final = 300  # what is read (and logged) of the answer to a notification's POST
 _GRACE: Final = 0.25
-_MARK: Final = "mcp_elicit.transport"  # a request extension: which transport sent it
-_OURS: Final = frozenset({"accept", "content-type"})  # the protocol's own, whoever set them
 #: What an answer to a server's request carries besides the fixed headers (2025-11-25).
 _SESSION_HEADERS: Final = frozenset({"mcp-session-id", "mcp-protocol-version"})
-#: Meant for the configured server alone: a DPoP proof made for its URL, its session id, and
-#: the id of the event a stream of its resumes after.
-_HOME_ONLY: Final = ("dpop", "mcp-session-id", "last-event-id")
-#: Redirected to another origin, these are refused: a POST's body is the message itself, a
-#: DELETE ends the session (with its id) wherever it lands.
-_HOME_METHODS: Final = frozenset({"POST", "DELETE"})
-#: What is read of a redirect's body (httpx reads it all before following): a page at most.
-_MAX_REDIRECT_BODY: Final = 64 * 1024
 
 
 class HttpTransport:
@@ -170,55 +155,17 @@ class HttpTransport:
             seen.append(self._refuse_leaving)
 
     async def _refuse_leaving(self, response: httpx.Response) -> None:
-        """Raise ``TransportError`` rather than let httpx follow a redirect from https to
-        http, or of a POST or DELETE to another origin (the response is closed unread); of
-        one that is followed, httpx reads the body whole first: refuse it compressed, cap it."""
-        request = response.request
-        if request.extensions.get(_MARK) is not self or not response.has_redirect_location:
-            return
-        try:  # where httpx goes: a relative Location is resolved against the response's URL
-            target = response.url.join(response.headers["location"])
-        except httpx.InvalidURL:
-            return  # httpx refuses to follow it itself
-        if response.url.scheme == "https" and target.scheme != "https":
-            why = f"plain {target.scheme}: mcp-elicit does not leave https for a connection anyone can read"
-        elif request.method in _HOME_METHODS and _origin(target) != _origin(httpx.URL(self.url)):
-            why = (
-                "another origin: mcp-elicit does not carry a request (its arguments, a person's "
-                "answers) or a session to a server it was not given"
-            )
-        else:
-            why = None
-        shown = redact_urls(str(target.copy_with(fragment=None)))  # no key from its query either
-        if why is not None:
-            raise TransportError(
-                f"{self._shown} redirects (HTTP {response.status_code}) to {shown}, {why}; "
-                f"if you trust it, use {shown} directly"
-            )
-        redirect = f"the redirect from {self._shown} (HTTP {response.status_code}) to {shown}"
-        coding = _coding(response)
-        if coding is not None:
-            raise TransportError(
-                f"{redirect} came compressed ({coding}), though this client asks for no compression "
-                "(Accept-Encoding: identity); it was not read"
-            )
-        if isinstance(response.stream, httpx.AsyncByteStream):
-            response.stream = _Capped(response.stream, redirect)
+        """Of this transport's requests, refuse a redirect that may not be followed (see
+        ``http_redirects.refuse_leaving``)."""
+        if response.request.extensions.get(MARK) is self:
+            refuse_leaving(response, self.url, self._shown)
 
     async def _keep_fixed_headers_home(self, request: httpx.Request) -> None:
-        """Drop the caller's fixed headers, a DPoP proof, the session id and ``Last-Event-ID``
-        from a request (a redirect) to another origin: httpx drops only ``Authorization``
-        there, and the others are this server's business only."""
-        if request.extensions.get(_MARK) is not self:
+        """Of this transport's requests, one redirected to another origin goes without what
+        is meant for the configured server only (``http_redirects.keep_home``)."""
+        if request.extensions.get(MARK) is not self:
             return  # not this transport's request (a caller's client may be shared)
-        if _origin(request.url) == _origin(httpx.URL(self.url)):
-            return
-        for name in _HOME_ONLY:
-            if name in request.headers:
-                del request.headers[name]
-        dropped = [name for name in self.fixed if name.lower() not in _OURS and name in request.headers]
-        for name in dropped:
-            del request.headers[name]
+        dropped = keep_home(request, self.url, self.fixed)
         if dropped and not self._redirect_warned:
             self._redirect_warned = True
             log.warning(
@@ -253,7 +200,7 @@ class HttpTransport:
                     self.url,
                     headers=self._headers(headers),
                     content=jsonrpc.encode(message),
-                    extensions={_MARK: self},
+                    extensions={MARK: self},
                 ) as response,
             ):
                 status = response.status_code
@@ -327,7 +274,7 @@ class HttpTransport:
         try:
             async with asyncio.timeout(5.0):
                 async with self.client.stream(
-                    "DELETE", self.url, headers={**self.fixed, **_IDENTITY, **extra}, extensions={_MARK: self}
+                    "DELETE", self.url, headers={**self.fixed, **_IDENTITY, **extra}, extensions={MARK: self}
                 ) as response:
                     await _head(response, 0)
         except TransportError as exc:  # a redirect refused, a failed authorization
@@ -413,11 +360,11 @@ class _HttpExchange:
         decoder = EventDecoder()
         try:
             async with self._owner.client.stream(
-                self._method, url, headers=headers, content=content, extensions={_MARK: self._owner}
+                self._method, url, headers=headers, content=content, extensions={MARK: self._owner}
             ) as response:
                 status = response.status_code
                 self.headers = {k.lower(): v for k, v in response.headers.items()}
-                coding = _coding(response)
+                coding = compressed(response)
                 if coding is not None:
                     self._queue.put_nowait(
                         Ended(
@@ -493,49 +440,17 @@ class _HttpExchange:
         return True
 
 
-class _Capped(httpx.AsyncByteStream):
-    """A redirect's body, which fails once past ``_MAX_REDIRECT_BODY``."""
-
-    def __init__(self, inner: httpx.AsyncByteStream, redirect: str) -> None:
-        self._inner = inner
-        self._redirect = redirect
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        read = 0
-        async for chunk in self._inner:
-            read += len(chunk)
-            if read > _MAX_REDIRECT_BODY:
-                raise TransportError(
-                    f"{self._redirect} came with a body over {_MAX_REDIRECT_BODY // 1024} KiB; not read on"
-                )
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 async def _head(response: httpx.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of the body (what is logged of it), and no more read: the
     rest, however long, is left unread when the response closes."""
     head = b""
-    if limit <= 0 or _coding(response) is not None:
+    if limit <= 0 or compressed(response) is not None:
         return head
     async for chunk in response.aiter_bytes():
         head += chunk[: limit - len(head)]
         if len(head) >= limit:
             break
     return head
-
-
-def _coding(response: httpx.Response) -> str | None:
-    """The response's ``Content-Encoding`` when it is compressed (not ``identity``)."""
-    coding = response.headers.get("content-encoding", "").strip().lower()
-    return coding if coding not in ("", "identity") else None
-
-
-def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
-    default = {"http": 80, "https": 443}.get(url.scheme)
-    return url.scheme, url.host, url.port or default
 
 
 def _describe(exc: BaseException) -> str:
