@@ -1,5 +1,5 @@
-"""The web pages of hosted URL mode (a Starlette app mounted at ``/mcp-elicit``), and the
-loopback server that hosts them for stdio servers.
+"""The web pages of hosted URL mode (a Starlette app mounted at ``/mcp-elicit``; for stdio
+servers, ``loopback_pages`` hosts it on 127.0.0.1).
 
 Rules:
 
@@ -47,16 +47,14 @@ import hmac
 import html
 import logging
 import re
-import socket
 import urllib.parse
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_elicit.errors import ConfigError, OAuthError
 from mcp_elicit.server.app import Server
@@ -64,9 +62,8 @@ from mcp_elicit.server.flows import Flow, FlowStatus
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
-from mcp_elicit.transports.http_exchange import host_only
 
-__all__ = ["LoopbackPages", "pages_app"]
+__all__ = ["LOOPBACK_NAMES", "pages_app", "refusal_page"]
 
 #: Seconds a form POSTed to a page has to arrive in full (408 beyond).
 BODY_TIMEOUT: Final = 30.0
@@ -104,7 +101,8 @@ def _page(title: str, body: str, status: int = 200, headers: dict[str, str] | No
     return HTMLResponse(doc, status_code=status, headers={**_HEADERS, **(headers or {})})
 
 
-def _refusal(status: int, title: str, text: str) -> HTMLResponse:
+def refusal_page(status: int, title: str, text: str) -> HTMLResponse:
+    """A page refusing the request: ``title`` and ``text`` (escaped), with every page's headers."""
     return _page(title, f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>", status)
 
 
@@ -161,7 +159,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if url_mode.page_auth is not None:
             subject = await url_mode.page_auth.subject(request.headers, request.cookies)
             if subject is None:
-                return _refusal(
+                return refusal_page(
                     401, "Please sign in", "Sign in to this server in this browser, then open the link again."
                 )
             # as bytes: compare_digest refuses str with non-ASCII, and names may have it
@@ -169,13 +167,13 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 subject.encode("utf-8", "surrogatepass"), flow.principal.encode("utf-8", "surrogatepass")
             ):
                 log.warning("flow %s: refused a browser signed in as a different user", flow.id[:6])
-                return _refusal(
+                return refusal_page(
                     403, "Not your request", "This page belongs to a request started by another user."
                 )
             return None
         client = request.client.host if request.client else None
         if not loopback_host(client):
-            return _refusal(
+            return refusal_page(
                 403, "Not available", "This page can only be opened on the machine running the server."
             )
         return None
@@ -191,7 +189,9 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 # opened again in the browser that claimed it: its page (which checks again)
                 return RedirectResponse(here, status_code=303, headers=_HEADERS)
             if flow is None or flow.done:
-                return _refusal(410, "This link has expired", "Go back to your application and try again.")
+                return refusal_page(
+                    410, "This link has expired", "Go back to your application and try again."
+                )
             refusal = await who_may_act(request, flow)
             if refusal is not None:
                 return refusal
@@ -199,7 +199,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 return Response(status_code=200, headers=_HEADERS, media_type="text/html")
             claimed = await url_mode.flows.claim(flow_id, token)
             if claimed is None:
-                return _refusal(
+                return refusal_page(
                     403,
                     "This link was already used",
                     "Each link works once. Go back to your application and try again.",
@@ -211,7 +211,9 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         current = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(cookie_name)
         if current is None or not current.owns(cookie):
-            return _refusal(403, "This page is not available", "Open the link from your application again.")
+            return refusal_page(
+                403, "This page is not available", "Open the link from your application again."
+            )
         refusal = await who_may_act(request, current)
         if refusal is not None:
             return refusal
@@ -232,7 +234,9 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         flow = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(_cookie_name(flow_id))
         if flow is None or not flow.owns(cookie) or flow.kind != "oauth":
-            return _refusal(403, "This page is not available", "Open the link from your application again.")
+            return refusal_page(
+                403, "This page is not available", "Open the link from your application again."
+            )
         refusal = await who_may_act(request, flow)
         if refusal is not None:
             return refusal
@@ -244,7 +248,9 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             target = await url_mode.oauth.authorization_url(flow, redirect_uri)
         except ConfigError as exc:
             log.error("flow %s: cannot start the sign-in: %s", flow.id[:6], exc)
-            return _refusal(500, "Sign-in is not available", "The server is not set up for this provider.")
+            return refusal_page(
+                500, "Sign-in is not available", "The server is not set up for this provider."
+            )
         response = RedirectResponse(target, status_code=303, headers=_HEADERS)
         callback_path = f"{_pages(url_mode, request)}/oauth/callback"
         _set_flow_cookie(response, request, url_mode, flow, cookie, callback_path, "lax")
@@ -256,17 +262,17 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         state = params.get("state") or ""
         pending = await url_mode.oauth.pending(state)
         if pending is None:
-            return _refusal(
+            return refusal_page(
                 403,
                 "This sign-in cannot be used",
                 "It was already used or has expired. Go back to your application and try again.",
             )
         flow = await url_mode.flows.get(pending.flow_id)
         if flow is None or flow.done:
-            return _refusal(410, "This request has ended", "Go back to your application and try again.")
+            return refusal_page(410, "This request has ended", "Go back to your application and try again.")
         if not flow.owns(request.cookies.get(_cookie_name(flow.id))):
             log.warning("flow %s: refused a sign-in callback from another browser", flow.id[:6])
-            return _refusal(
+            return refusal_page(
                 403,
                 "Please use the same browser",
                 "Finish signing in in the browser where you opened the link from your application.",
@@ -275,7 +281,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if refusal is not None:
             return refusal
         if await url_mode.oauth.take(state) is None:  # used up by a concurrent callback
-            return _refusal(403, "This sign-in cannot be used", "It was already used.")
+            return refusal_page(403, "This sign-in cannot be used", "It was already used.")
         error, code = params.get("error"), params.get("code")
         if error is not None or not code:
             status: FlowStatus = "declined" if error == "access_denied" else "failed"
@@ -296,7 +302,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 if latest is None or latest.done:
                     log.info("flow %s: ended before the sign-in did; its tokens are not kept", flow.id[:6])
                     if latest is None:
-                        return _refusal(
+                        return refusal_page(
                             410, "This request has ended", "Go back to your application and try again."
                         )
                     return _done(latest)
@@ -322,10 +328,10 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 {"Connection": "close"},
             )
         if form is None:
-            return _refusal(400, "Please try again", "The form could not be read.")
+            return refusal_page(400, "Please try again", "The form could not be read.")
         sent = str(form.get("csrf", "")).encode("utf-8", "surrogatepass")  # bytes: any text compares
         if not hmac.compare_digest(sent, _csrf(cookie, flow.id).encode("ascii")):
-            return _refusal(403, "Please try again", "The form was out of date. Reload the page.")
+            return refusal_page(403, "Please try again", "The form was out of date. Reload the page.")
         action = form.get("action")
         if action == "decline":
             ended = await url_mode.flows.finish(flow, "declined")
@@ -344,7 +350,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             # it expired): then the value is not kept
             latest = await url_mode.flows.get(flow.id)
             if latest is None:
-                return _refusal(
+                return refusal_page(
                     410, "This request has ended", "Nothing was saved. Go back to your application."
                 )
             if latest.done:
@@ -352,7 +358,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
             ended = await url_mode.flows.finish(flow, "complete")
         else:
-            return _refusal(400, "Unknown action", "Reload the page and try again.")
+            return refusal_page(400, "Unknown action", "Reload the page and try again.")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
         return _done(flow)
@@ -379,7 +385,7 @@ def _store_guarded(
             return await page(request)
         except failures as exc:
             log.error("the pages cannot reach its storage: %s", str(exc) or type(exc).__name__)
-            return _refusal(
+            return refusal_page(
                 503,
                 "Please try again in a moment",
                 "This server cannot reach its storage right now. Reload the page in a moment to try again.",
@@ -477,68 +483,3 @@ def _done(flow: Flow) -> HTMLResponse:
         )
     text = texts.get(flow.status, "This request is finished. You can close this tab.")
     return _page("Done", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')
-
-
-def _loopback_only(app: ASGIApp) -> ASGIApp:
-    """``app``, refusing a request whose ``Host`` is not a loopback name (421) or whose
-    ``Origin`` is another site (403): a site whose name resolves to 127.0.0.1 (DNS
-    rebinding) reaches the loopback server from the person's own browser."""
-
-    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-            host, origin = headers.get("host"), headers.get("origin")
-            refusal: Response | None = None
-            if host is None or host_only(host) not in LOOPBACK_NAMES:
-                refusal = _refusal(421, "Wrong address", "Open the link exactly as your application gave it.")
-            elif origin not in (None, "null") and host_only(origin.split("://", 1)[-1]) not in LOOPBACK_NAMES:
-                refusal = _refusal(403, "Not available", "This page cannot be used from another site.")
-            if refusal is not None:
-                await refusal(scope, receive, send)
-                return
-        await app(scope, receive, send)
-
-    return guarded
-
-
-class LoopbackPages:
-    """Serves the pages on 127.0.0.1 (a random port), started on first use: for servers
-    reached over stdio, which have no HTTP app of their own."""
-
-    def __init__(self, server: Server) -> None:
-        self.server = server
-        self._base: str | None = None
-        self._lock = asyncio.Lock()
-        self._task: asyncio.Task[None] | None = None
-        self._uvicorn: Any = None
-
-    async def base_url(self) -> str:
-        async with self._lock:
-            if self._base is None:
-                self._base = await self._start()
-            return self._base
-
-    async def _start(self) -> str:
-        import uvicorn
-
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
-        config = uvicorn.Config(
-            _loopback_only(pages_app(self.server)), log_level="warning", lifespan="off", ws="none"
-        )
-        self._uvicorn = uvicorn.Server(config)
-        self._uvicorn.install_signal_handlers = lambda: None
-        self._task = asyncio.ensure_future(self._uvicorn.serve(sockets=[sock]))
-        while not self._uvicorn.started:
-            if self._task.done():
-                self._task.result()
-            await asyncio.sleep(0.01)
-        log.info("URL-mode pages at http://127.0.0.1:%d%s", port, PAGES_PATH)
-        return f"http://127.0.0.1:{port}"
-
-    async def close(self) -> None:
-        if self._uvicorn is not None and self._task is not None:
-            self._uvicorn.should_exit = True
-            await asyncio.wait_for(asyncio.shield(self._task), 5)

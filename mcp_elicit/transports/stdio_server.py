@@ -28,8 +28,8 @@ from mcp_elicit.errors import InvalidRequest, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
+from mcp_elicit.transports.loopback_pages import LoopbackPages
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
-from mcp_elicit.transports.pages import LoopbackPages
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 

@@ -14,7 +14,7 @@ from mcp_elicit import KeyRing, Server
 from mcp_elicit.server.flows import Flow
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
-from mcp_elicit.transports.pages import LoopbackPages
+from mcp_elicit.transports.loopback_pages import LoopbackPages
 
 from support.procs import uvicorn_server
 
