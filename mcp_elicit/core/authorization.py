@@ -19,9 +19,9 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
    with ``application_type``). Credentials belong to one issuer and are never shown to
    another.
 5. Authorization code with PKCE S256, ``state`` and the RFC 8707 ``resource``; the
-   callback's ``state`` must match, and its ``iss`` (RFC 9207) must equal the issuer by
-   simple string comparison when present, and be present when the server says it sends it.
-   Its ``error`` and ``error_description`` are quoted only as printable ASCII, cut short.
+   callback's ``state`` must match, its ``iss`` (RFC 9207) equal the issuer when present
+   (and be present when the server says it sends it); its ``error`` and
+   ``error_description`` are quoted as printable ASCII only, cut short.
 6. Scope: the challenge's ``scope``, else every ``scopes_supported`` of the resource, else
    none; on a step-up (403 ``insufficient_scope``) the union of what was asked before and
    the new challenge. ``offline_access`` is added only when the authorization server lists
@@ -33,8 +33,8 @@ authorization server, whose metadata is at the origin's well-known URLs or, when
 none, whose endpoints are the origin's ``/authorize``, ``/token`` and ``/register``
 (:func:`legacy_resource`, :func:`default_endpoints`).
 
-Who the client is at an authorization server, and what it says to its token endpoint,
-are in :mod:`mcp_elicit.core.token_endpoint`.
+Who the client is at an authorization server, and what it says to its token endpoint:
+:mod:`mcp_elicit.core.token_endpoint`.
 
 Rules: every value read from the network is checked before use, and every refusal is an
 :class:`AuthorizationError` naming what was wrong and where; no message ever carries a
@@ -160,8 +160,7 @@ def token_challenges(headers: Iterable[str]) -> list[Challenge]:
 
 
 def _quote(value: object, limit: int = 120) -> str:
-    """``repr(value)`` cut to ``limit`` characters: a value from the network, quoted in an
-    error (a document is read to 256 KiB, and a message is for a person to read)."""
+    """``repr(value)`` cut to ``limit`` characters: a value from the network, in an error."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -487,14 +486,12 @@ def read_callback(callback_url: str, *, state: str, server: AuthorizationServer)
         )
     if iss is not None and iss != server.issuer:
         raise AuthorizationError(
-            f"the authorization response comes from issuer {iss!r}, not {server.issuer!r} (RFC 9207): refused"
+            f"the authorization response comes from issuer {_quote(iss)}, not {server.issuer!r} (RFC 9207)"
         )
-    error = one("error")
-    if error is not None:
-        description = one("error_description")
+    if (error := one("error")) is not None:
+        described = ": " + _inert(description, 200) if (description := one("error_description")) else ""
         raise AuthorizationError(
-            f"{server.issuer} refused the authorization ({_inert(error, 64)}"
-            f"{': ' + _inert(description, 200) if description else ''})"
+            f"{server.issuer} refused the authorization ({_inert(error, 64)}{described})"
         )
     code = one("code")
     if not code:

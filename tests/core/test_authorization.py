@@ -1471,6 +1471,13 @@ def test_an_error_callback_is_quoted_inert(error: str, description: str | None) 
     assert len(message) < 400
 
 
+def test_another_issuer_in_the_callback_is_quoted_cut_short() -> None:
+    callback = _callback(("code", CODE), ("state", STATE), ("iss", "https://evil.example/" + "x" * 200_000))
+    message = _refused(read_callback, callback, state=STATE, server=_server())
+    assert "comes from issuer 'https://evil.example/xxx" in message
+    assert len(message) < 400
+
+
 _HUGE = "https://evil.example/" + "x" * 200_000
 
 
