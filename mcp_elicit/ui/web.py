@@ -46,12 +46,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import hmac
 import importlib.resources
 import json
 import logging
-import secrets
 import sys
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Sequence
 from typing import Any, Final, Literal
@@ -60,13 +58,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from mcp_elicit.client.answerers import ElicitAnswer, known_modes
-from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import system_browser
-from mcp_elicit.ui.web_pages import check_form, page, review_rows
+from mcp_elicit.ui.web_pages import page
+from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import serve_local
 
 __all__ = ["WebAnswerer"]
@@ -97,8 +95,6 @@ _MAX_BODY: Final = 16 * 1024 * 1024
 _BODY_TIMEOUT = 30.0  # seconds an answer's body has to arrive in full (408 beyond)
 _PING_SECONDS: Final = 15.0
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
-#: A page opened whose event stream never connects (no JavaScript, closed at once) is gone.
-_FIRST_STREAM_SECONDS: Final = 15.0
 
 
 #: What the link answers when followed from another site: this page's own step to the form.
@@ -129,110 +125,10 @@ def _text(status: int, text: str, **headers: str) -> Response:
     return Response(text + "\n", status_code=status, media_type="text/plain", headers={**_HEADERS, **headers})
 
 
-class _Round:
-    """One page's worth of questions, and how it ends (``answers``)."""
-
-    def __init__(self, requests: Sequence[ElicitationRequest], *, grace: float, lifetime: float) -> None:
-        self.requests = tuple(requests)
-        self.lifetime = lifetime
-        self.token = secrets.token_urlsafe(32)
-        self.cookie_name = "mcp_elicit_" + hashlib.sha256(self.token.encode()).hexdigest()[:12]
-        self.cookie = secrets.token_urlsafe(32)
-        self.csrf = secrets.token_urlsafe(32)
-        self.claimed = False
-        self.answers: asyncio.Future[list[ElicitAnswer]] = asyncio.get_running_loop().create_future()
-        self.ended = asyncio.Event()
-        self.reason = ""
-        self.grace = grace
-        self.streams = 0
-        self._timer: asyncio.TimerHandle | None = None
-        #: Set when the person opened the URL of a one-question URL round ("Open").
-        self.url_opened = asyncio.Event()
-
-    def finish(self, answers: list[ElicitAnswer], reason: str) -> None:
-        if not self.answers.done():
-            self.reason = reason
-            self.answers.set_result(answers)
-        self.ended.set()
-        if self._timer is not None:
-            self._timer.cancel()
-
-    def every(self, action: Literal["decline", "cancel"]) -> list[ElicitAnswer]:
-        return [ElicitAnswer(action) for _ in self.requests]
-
-    def stream_opened(self) -> None:
-        self.streams += 1
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
-    def opened(self) -> None:
-        """The link was used: from now on, a page without an event stream is a closed page."""
-        self.claimed = True
-        if self.streams == 0:
-            wait = max(self.grace, _FIRST_STREAM_SECONDS)
-            self._timer = asyncio.get_running_loop().call_later(wait, self._gone)
-
-    def stream_closed(self) -> None:
-        self.streams -= 1
-        if self.streams == 0 and not self.answers.done():
-            self._timer = asyncio.get_running_loop().call_later(self.grace, self._gone)
-
-    def _gone(self) -> None:
-        if self.streams == 0:
-            self.finish(self.every("cancel"), "closed")
-
-    def not_openable(self, index: object) -> str | None:
-        """Why question ``index`` has no page the person could have opened, or None."""
-        if type(index) is not int or not 0 <= index < len(self.requests):
-            return "Say which question's page was opened."
-        request = self.requests[index]
-        if request.mode != "url":
-            return "That question has no web page to open."
-        if judge_url(request.url or "", server=request.server.where).refused:
-            return "This address is refused; it can only be declined."
-        return None
-
-    def judge(self, raw: object) -> tuple[list[dict[str, Any]], list[ElicitAnswer] | None]:
-        """What the page says for each question, checked: per question its problems (by
-        field position) and review rows; the answers when everything is fine."""
-        given = raw if isinstance(raw, list) and len(raw) == len(self.requests) else None
-        out: list[dict[str, Any]] = []
-        answers: list[ElicitAnswer] = []
-        for n, request in enumerate(self.requests):
-            item = given[n] if given is not None and isinstance(given[n], dict) else {}
-            action = item.get("action")
-            seen: dict[str, Any] = {"problems": {}, "form": None, "rows": []}
-            if action == "decline":
-                seen["rows"] = [["", "Declined"]]
-                answers.append(ElicitAnswer.decline())
-            elif request.mode == "url":
-                verdict = judge_url(request.url or "", server=request.server.where)
-                if action != "accept":
-                    seen["form"] = "Open the page and say when you are done, or decline this question."
-                elif verdict.refused:
-                    seen["form"] = "This address is refused; it can only be declined."
-                else:
-                    seen["rows"] = [[f"Web page on {clean(verdict.site)}", "Done"]]
-                    answers.append(ElicitAnswer.accept())
-            elif request.schema is None or action != "accept":
-                seen["form"] = "This question has no answer yet."
-            else:
-                checked = check_form(request.schema, item.get("values"))
-                seen["problems"] = {str(k): v for k, v in checked.problems.items()}
-                seen["form"] = checked.form_problem
-                if checked.ok:
-                    seen["rows"] = review_rows(request.schema, checked.content)
-                    answers.append(ElicitAnswer.accept(checked.content))
-            out.append(seen)
-        ok = len(answers) == len(self.requests)
-        return out, answers if ok else None
-
-
 class _App:
     """The answer server of one round, as a plain ASGI callable (see the module rules)."""
 
-    def __init__(self, round_: _Round, port: int) -> None:
+    def __init__(self, round_: Round, port: int) -> None:
         self.round = round_
         self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
 
@@ -415,24 +311,6 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-def _finished_watch(round_: _Round) -> asyncio.Future[None] | None:
-    """For a one-question URL round whose server will say when the step is done
-    (``request.finished``, 2025-11-25): once it says so and the person has pressed Open,
-    the round ends with ``accept`` and the page says why."""
-    if len(round_.requests) != 1:
-        return None
-    finished = round_.requests[0].finished
-    if round_.requests[0].mode != "url" or finished is None:
-        return None
-
-    async def watch() -> None:
-        await finished()
-        await round_.url_opened.wait()
-        round_.finish([ElicitAnswer.accept()], "finished")
-
-    return asyncio.ensure_future(watch())
-
-
 def _stderr(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
@@ -469,7 +347,7 @@ class WebAnswerer:
         """Every question on one page; one answer per question, in order."""
         if not requests:
             return []
-        round_ = _Round(requests, grace=self.grace, lifetime=self.timeout)
+        round_ = Round(requests, grace=self.grace, lifetime=self.timeout)
         running = await serve_local(lambda port: _App(round_, port))
         watch: asyncio.Future[None] | None = None
         try:
@@ -478,7 +356,7 @@ class WebAnswerer:
             asks = f"{clean(server.title or server.name)} asks"
             self.announce(f"mcp-elicit: {asks}; answer in your browser: {url}")
             self._open(url)
-            watch = _finished_watch(round_)
+            watch = finished_watch(round_)
             try:
                 async with asyncio.timeout(self.timeout):
                     answers = await asyncio.shield(round_.answers)

@@ -21,7 +21,7 @@ import pytest
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.errors import FormValidationError, UsageError
 from mcp_elicit.forms import Boolean, Form, Integer, MultiChoice, String
-from mcp_elicit.ui import web
+from mcp_elicit.ui import web, web_round
 from mcp_elicit.ui.web import WebAnswerer
 from mcp_elicit.ui.web_pages import check_form, page
 from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, Opened, form_request, open_round, url_request
@@ -175,7 +175,7 @@ async def test_json_nested_too_deeply_is_refused_not_a_server_error(body: bytes)
 async def test_a_body_without_a_length_is_read_no_further_than_the_limit() -> None:
     """The answer server as the ASGI app it is, fed a body with no Content-Length that
     never ends: it answers 413 once 16 MiB are past, and reads no more."""
-    round_ = web._Round([form_request(SMALL)], grace=5, lifetime=60)
+    round_ = web_round.Round([form_request(SMALL)], grace=5, lifetime=60)
     round_.claimed = True
     app = web._App(round_, 1234)
     pulled = 0
@@ -384,7 +384,7 @@ async def test_a_page_whose_event_stream_goes_away_is_cancelled_after_the_grace(
 async def test_a_page_opened_whose_event_stream_never_comes_is_cancelled(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(web, "_FIRST_STREAM_SECONDS", 0.2)
+    monkeypatch.setattr(web_round, "FIRST_STREAM_SECONDS", 0.2)
     async with open_round([form_request(SMALL)], grace=0.1) as opened, httpx.AsyncClient() as client:
         await claim(client, opened)
         assert await opened.answers(2) == [ElicitAnswer.cancel()]
