@@ -108,6 +108,18 @@ class _Shape:
     head: str
     variables: tuple[tuple[str, str, str], ...]
 
+    @staticmethod
+    def ambiguous(template: str) -> bool:
+        """Whether a greedy expression could backtrack on the template: some variable but
+        the last may end in more than one place, because it is ``{+reserved}`` or the text
+        after it does not start with a character its value cannot hold (``/``, ``?``,
+        ``#``). Templates of one variable per segment are matched by the expression, some
+        40 times faster."""
+        shape = _Shape.of(template)
+        return any(
+            banned != "/?#" or tail[:1] not in ("/", "?", "#") for _, banned, tail in shape.variables[:-1]
+        )
+
     @classmethod
     def of(cls, template: str) -> _Shape:
         found = list(_VAR.finditer(template))
@@ -195,7 +207,7 @@ class ResourceDef:
             raise ValueError(f"resource {uri!r} has no placeholders, so its function takes no arguments")
         doc = description if description is not None else handler_doc(fn)
         res = cls(uri, fn, sig, name or _resource_name(fn), title, doc, mime_type, pattern)
-        res.shape = _Shape.of(uri) if pattern is not None else None
+        res.shape = _Shape.of(uri) if pattern is not None and _Shape.ambiguous(uri) else None
         res.encoded = frozenset(m.group(2) for m in _VAR.finditer(uri) if not m.group(1))
         wire: dict[str, Any] = {("uriTemplate" if pattern else "uri"): uri, "name": res.name}
         if title:
@@ -208,9 +220,13 @@ class ResourceDef:
         return res
 
     def match(self, uri: str) -> dict[str, str] | None:
-        if self.shape is None:
+        if self.pattern is None:
             return {} if uri == self.uri else None
-        variables = self.shape.split(uri)
+        if self.shape is None:  # one variable per segment: the expression cannot backtrack
+            found = self.pattern.match(uri)
+            variables = found.groupdict() if found is not None else None
+        else:
+            variables = self.shape.split(uri)
         if variables is None:
             return None
         for name in self.encoded:
