@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import http.server
 import json
 import ssl
@@ -26,6 +25,8 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from support.tls import self_signed_127
 
 DISCOVER = {
     "resultType": "complete",
@@ -97,31 +98,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
 
 def _self_signed(directory: Path) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .sign(key, hashes.SHA256())
-    )
+    cert, key = self_signed_127()
     cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
+    cert_path.write_bytes(cert)
+    key_path.write_bytes(key)
     return cert_path, key_path
 
 

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
-import ipaddress
 import ssl
 import tempfile
 import time
@@ -26,6 +24,8 @@ from mcp_elicit.server.oauth import OAuthProvider
 from mcp_elicit.transports.http_client import HttpTransport, connect_http
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.wire import jsonrpc
+
+from support.tls import self_signed_127
 
 pytestmark = pytest.mark.anyio
 
@@ -192,38 +192,13 @@ async def test_a_post_redirected_on_the_same_origin_is_followed() -> None:
 def _tls_for_127_0_0_1() -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """A server context with a self-signed certificate for 127.0.0.1, and a client context
     trusting it."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
-    )
-    pem = cert.public_bytes(serialization.Encoding.PEM).decode()
-    secret = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
+    pem, secret = self_signed_127()
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     with tempfile.TemporaryDirectory() as directory:  # load_cert_chain reads files only
         chain = Path(directory) / "chain.pem"
-        chain.write_bytes(secret + pem.encode())
+        chain.write_bytes(secret + pem)
         server.load_cert_chain(chain)
-    client = ssl.create_default_context(cadata=pem)
+    client = ssl.create_default_context(cadata=pem.decode())
     return server, client
 
 
