@@ -36,7 +36,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.jsonrpc import Request, RequestId
-from mcp_elicit.wire.meta import SERVER_INFO_META_KEY, ClientCapabilities, RequestMeta, parse_request_meta
+from mcp_elicit.wire.meta import SERVER_INFO_META_KEY, ClientCapabilities, read_request_meta
 from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake
 
 __all__ = [
@@ -179,7 +179,7 @@ class ServerCore:
         report (-32022), not the missing ``_meta``."""
         params = message.params if message.params is not None else {}
         try:
-            meta: RequestMeta = parse_request_meta(params)
+            meta = read_request_meta(params)
         except InvalidParams as exc:
             raw = headers.get(h.VERSION_HEADER) if headers is not None else None
             if raw is not None and raw.strip(OWS) not in SUPPORTED:
@@ -188,41 +188,36 @@ class ServerCore:
                 raise unsupported from None
             exc.request_id = message.id
             raise
-        version = meta.protocol_version
+        version = meta[0]
+        method = message.method
         try:
             if headers is not None:
-                self._check_version_header(headers, version)
-            if is_handshake(version):
-                raise InvalidRequest(
-                    f"Bad request: no session. Revision {version} needs the initialize handshake: send "
-                    "initialize first and then the session's requests without _meta protocolVersion, "
-                    f"or send {MODERN[0]} in _meta protocolVersion",
-                    http_status=400,
-                )
-            if version not in MODERN:
+                raw = headers.get(h.VERSION_HEADER)
+                if raw is None or raw.strip(OWS) != version:
+                    raise _version_mismatch(raw, version)
+            if version not in MODERN:  # MODERN and the handshake revisions are disjoint
+                if is_handshake(version):
+                    raise InvalidRequest(
+                        f"Bad request: no session. Revision {version} needs the initialize handshake: "
+                        "send initialize first and then the session's requests without _meta "
+                        f"protocolVersion, or send {MODERN[0]} in _meta protocolVersion",
+                        http_status=400,
+                    )
                 raise UnsupportedProtocolVersion.for_version(version, SUPPORTED)
             if headers is not None:
-                self._check_standard_headers(headers, message.method, params)
-            if message.method not in FRAMEWORK_METHODS and message.method != "server/discover":
-                if message.method in REMOVED_METHODS:
+                self._check_standard_headers(headers, method, params)
+            if method not in FRAMEWORK_METHODS and method != "server/discover":
+                if method in REMOVED_METHODS:
                     raise MethodNotFound(
-                        f"Method not found: {message.method} does not exist in revision {version} "
+                        f"Method not found: {method} does not exist in revision {version} "
                         "(it belongs to the initialize handshake of 2025-11-25 and earlier)"
                     )
-                raise MethodNotFound(f"Method not found: {message.method}")
+                raise MethodNotFound(f"Method not found: {method}")
         except (HeaderMismatch, InvalidRequest, UnsupportedProtocolVersion, MethodNotFound) as exc:
             exc.request_id = message.id
             raise
-        return Call(
-            id=message.id,
-            method=message.method,
-            params=params,
-            revision=version,
-            capabilities=meta.capabilities,
-            client_info=meta.client_info,
-            log_level=meta.log_level,
-            progress_token=meta.progress_token,
-        )
+        # Positional: keyword arguments make this (once per request) about twice as slow.
+        return Call(message.id, method, params, *meta)
 
     def check_offered(self, method: str) -> None:
         """-32601 when ``method`` belongs to a capability this server did not declare
@@ -233,17 +228,6 @@ class ServerCore:
         if needed is not None and needed not in self.identity.capabilities:
             raise MethodNotFound(
                 f"Method not found: {method} is not offered (this server declares no {needed} capability)"
-            )
-
-    @staticmethod
-    def _check_version_header(headers: Mapping[str, str], version: str) -> None:
-        raw = headers.get(h.VERSION_HEADER)
-        if raw is None:
-            raise HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
-        if raw.strip(OWS) != version:
-            raise HeaderMismatch(
-                f"Header mismatch: MCP-Protocol-Version header {h.shown(raw.strip(OWS))} does not match "
-                f"_meta protocolVersion {h.shown(version)}{_why_not(raw)}"
             )
 
     @staticmethod
@@ -297,6 +281,16 @@ class ServerCore:
                 result.setdefault("ttlMs", self.identity.cache_ttl_ms)
                 result.setdefault("cacheScope", self.identity.cache_scope)
         return result
+
+
+def _version_mismatch(raw: str | None, version: str) -> HeaderMismatch:
+    """The error for a ``MCP-Protocol-Version`` header ``raw`` that is not ``version``."""
+    if raw is None:
+        return HeaderMismatch("Header mismatch: the MCP-Protocol-Version header is required")
+    return HeaderMismatch(
+        f"Header mismatch: MCP-Protocol-Version header {h.shown(raw.strip(OWS))} does not match "
+        f"_meta protocolVersion {h.shown(version)}{_why_not(raw)}"
+    )
 
 
 def _why_not(raw: str) -> str:

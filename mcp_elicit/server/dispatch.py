@@ -96,13 +96,18 @@ class Dispatch(Catalog):
     ) -> tuple[bytes, int]:
         core = self.core
         try:
-            if core.is_handshake_request(message, headers):
-                raise InvalidRequest(
-                    "Bad request: no session. Send initialize first (revisions 2025-11-25 and earlier), "
-                    "or send _meta with io.modelcontextprotocol/protocolVersion (2026-07-28)",
-                    http_status=400,
-                )
-            call = core.check_modern(message, headers)
+            try:
+                call = core.check_modern(message, headers)
+            except ProtocolError:
+                # Only a request of the modern era passes check_modern: the era needs
+                # deciding (a handshake one has no session here) only when it fails.
+                if core.is_handshake_request(message, headers):
+                    raise InvalidRequest(
+                        "Bad request: no session. Send initialize first (revisions 2025-11-25 and "
+                        "earlier), or send _meta with io.modelcontextprotocol/protocolVersion (2026-07-28)",
+                        http_status=400,
+                    ) from None
+                raise
             result = await self.handle(call, channel=channel, principal=principal, headers=headers)
         except ProtocolError as exc:
             return jsonrpc.encode_error(message.id, exc), exc.http_status

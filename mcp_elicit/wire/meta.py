@@ -30,6 +30,7 @@ __all__ = [
     "SERVER_INFO_META_KEY",
     "SUBSCRIPTION_ID_META_KEY",
     "parse_request_meta",
+    "read_request_meta",
 ]
 
 # The reserved keys, as the spec (and mcp_types) name them. Spelled out here rather than
@@ -99,15 +100,16 @@ class RequestMeta:
     progress_token: str | int | None = None
 
 
-def _progress_token(meta: Mapping[str, Any]) -> str | int | None:
-    token = meta.get("progressToken")
-    if isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool)):
-        return token
-    return None
-
-
 def parse_request_meta(params: Mapping[str, Any] | None) -> RequestMeta:
     """Read and check the per-request ``_meta`` of a modern request."""
+    return RequestMeta(*read_request_meta(params))
+
+
+def read_request_meta(
+    params: Mapping[str, Any] | None,
+) -> tuple[str, ClientCapabilities, Mapping[str, Any] | None, str | None, str | int | None]:
+    """``parse_request_meta``'s fields as a tuple, in ``RequestMeta``'s order: the server
+    core builds its ``Call`` from them on every request, without the ``RequestMeta``."""
     meta = params.get("_meta") if params is not None else None
     if not isinstance(meta, (dict, Mapping)):
         raise InvalidRequestMeta(
@@ -128,10 +130,13 @@ def parse_request_meta(params: Mapping[str, Any] | None) -> RequestMeta:
         raise InvalidRequestMeta(
             f"Invalid params: {LOG_LEVEL_META_KEY} must be one of {', '.join(LOG_LEVELS)}, not {level!r}"
         )
-    return RequestMeta(
-        protocol_version=version,
-        capabilities=ClientCapabilities(caps),
-        client_info=info if isinstance(info, (dict, Mapping)) else None,
-        log_level=level,
-        progress_token=_progress_token(meta),
+    token = meta.get("progressToken")
+    if not (isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool))):
+        token = None
+    return (
+        version,
+        ClientCapabilities(caps),
+        info if isinstance(info, (dict, Mapping)) else None,
+        level,
+        token,
     )
