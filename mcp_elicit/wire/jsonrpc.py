@@ -129,7 +129,8 @@ def decode_value(value: object) -> Message:
             raise _invalid('Invalid request: "params" must be an object when present', rid)
         if "id" not in value:
             return Notification(method, params)
-        if not _valid_id(rid):
+        # The exact classes first: orjson makes no subclasses, and most ids pass with no call.
+        if rid.__class__ is not int and rid.__class__ is not str and not _valid_id(rid):
             raise _invalid('Invalid request: "id" must be a string or an integer')
         return Request(rid, method, params)
     if "result" in value:

@@ -131,7 +131,9 @@ def read_request_meta(
             f"Invalid params: {LOG_LEVEL_META_KEY} must be one of {', '.join(LOG_LEVELS)}, not {level!r}"
         )
     token = meta.get("progressToken")
-    if not (isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool))):
+    if token is not None and not (
+        isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool))
+    ):
         token = None
     return (
         version,
