@@ -36,7 +36,12 @@ from mcp_elicit.errors import (
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.jsonrpc import Request, RequestId
-from mcp_elicit.wire.meta import SERVER_INFO_META_KEY, ClientCapabilities, read_request_meta
+from mcp_elicit.wire.meta import (
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+    ClientCapabilities,
+    read_request_meta,
+)
 from mcp_elicit.wire.versions import MODERN, SUPPORTED, is_handshake
 
 __all__ = [
@@ -160,7 +165,8 @@ class ServerCore:
         session (header, or an initialized stdio process); then ``initialize`` itself.
         """
         meta = (message.params or {}).get("_meta")
-        if isinstance(meta, (dict, Mapping)) and "io.modelcontextprotocol/protocolVersion" in meta:
+        # None first (a handshake request has no _meta): isinstance(None, Mapping) is slow.
+        if meta is not None and isinstance(meta, (dict, Mapping)) and PROTOCOL_VERSION_META_KEY in meta:
             return False
         if headers is not None:
             version = headers.get(h.VERSION_HEADER)

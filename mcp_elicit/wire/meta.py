@@ -135,10 +135,7 @@ def read_request_meta(
         isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool))
     ):
         token = None
-    return (
-        version,
-        ClientCapabilities(caps),
-        info if isinstance(info, (dict, Mapping)) else None,
-        level,
-        token,
-    )
+    # None first: isinstance(None, Mapping) is a slow miss in the ABC machinery.
+    if info is not None and not isinstance(info, (dict, Mapping)):
+        info = None
+    return version, ClientCapabilities(caps), info, level, token
