@@ -15,7 +15,7 @@ may go on as a task when the client declared the extension.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 from mcp_elicit.core.server import Call, ServerCore
@@ -37,7 +37,7 @@ from mcp_elicit.server.context import Asker, Channel, Context
 from mcp_elicit.server.pagination import paginate
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource
-from mcp_elicit.server.rev_2026_07_28 import run_replayed
+from mcp_elicit.server.rev_2026_07_28 import ReplayAsker, run_replayed
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
 from mcp_elicit.server.tools import error_result
@@ -166,46 +166,51 @@ class Dispatch(Catalog):
             raise InvalidParams(f"Unhandled method {method}")
         return self.core.finish(method, result, modern=call.modern)
 
-    async def _ask(
+    def _ask(
         self,
         call: Call,
         channel: Channel,
         principal: Principal | None,
         asker: Asker | None,
-        run: Callable[[Context], Any],
+        run: Callable[..., Coroutine[Any, Any, dict[str, Any]]],
+        args: tuple[Any, ...],
         *,
         single_use: bool = False,
         task: bool = False,
-    ) -> dict[str, Any]:
-        """Run a handler that may ask questions, in the way the request's revision asks them;
-        with ``task``, one that may go on as a task (the client declared the extension)."""
-        owner = principal.subject if principal else None
-        detach = Detach(self.tasks, owner) if task and asker is None else None
-
-        async def handler(asker: Asker) -> dict[str, Any]:
-            ctx = Context(
-                call, channel=channel, asker=asker, principal=principal, url_mode=self.url_mode, detach=detach
-            )
-            result: dict[str, Any] = await run(ctx)
-            return result
-
+    ) -> Awaitable[dict[str, Any]]:
+        """Run ``run(ctx, *args)``, a handler that may ask questions, in the way the request's
+        revision asks them; with ``task``, one that may go on as a task (the client declared
+        the extension). (A plain method handing back the awaitable: no coroutine layers or
+        closures that only forward, on every request's path.)"""
         if asker is not None:
-            return await handler(asker)
-
-        async def rounds() -> dict[str, Any]:
-            return await run_replayed(
-                call.method,
-                call.params,
-                handler,
-                sealer=self.sealer,
-                principal=owner,
-                now=self.clock,
-                spend=self.url_mode.spend_state if single_use else None,
+            return run(
+                Context(call, channel=channel, asker=asker, principal=principal, url_mode=self.url_mode),
+                *args,
             )
-
+        owner = principal.subject if principal else None
+        detach = Detach(self.tasks, owner) if task else None
+        replay_asker = ReplayAsker()
+        ctx = Context(
+            call,
+            channel=channel,
+            asker=replay_asker,
+            principal=principal,
+            url_mode=self.url_mode,
+            detach=detach,
+        )
+        rounds = run_replayed(
+            call.method,
+            call.params,
+            replay_asker,
+            run(ctx, *args),
+            sealer=self.sealer,
+            principal=owner,
+            now=self.clock,
+            spend=self.url_mode.spend_state if single_use else None,
+        )
         if detach is None:
-            return await rounds()
-        return await run_detachable(detach, rounds, lambda result: self.core.finish(call.method, result))
+            return rounds
+        return run_detachable(detach, lambda: rounds, lambda result: self.core.finish(call.method, result))
 
     async def _listen(self, call: Call, channel: Channel, principal: Principal | None) -> dict[str, Any]:
         owner = principal.subject if principal else None
@@ -252,7 +257,8 @@ class Dispatch(Catalog):
             channel,
             principal,
             asker,
-            lambda ctx: tool.call(ctx, arguments),
+            tool.call,
+            (arguments,),
             single_use=tool.single_use_state,
             task=tasks,
         )
@@ -270,7 +276,7 @@ class Dispatch(Catalog):
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams('Invalid params: prompts/get "arguments" must be an object')
-        return await self._ask(call, channel, principal, asker, lambda ctx: prompt.get(ctx, arguments))
+        return await self._ask(call, channel, principal, asker, prompt.get, (arguments,))
 
     async def _read_resource(
         self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
@@ -279,4 +285,4 @@ class Dispatch(Catalog):
         if not isinstance(uri, str):
             raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
         found, variables = find_resource(self._resources, self._templates, uri)
-        return await self._ask(call, channel, principal, asker, lambda ctx: found.read(ctx, uri, variables))
+        return await self._ask(call, channel, principal, asker, found.read, (uri, variables))

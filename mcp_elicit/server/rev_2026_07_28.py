@@ -12,7 +12,7 @@ times before ending the round (``ctx.gather`` batches without relying on that).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
@@ -23,11 +23,16 @@ __all__ = ["ReplayAsker", "run_replayed"]
 
 
 class ReplayAsker:
-    """Answers questions from the replay record; raises ``InputRequired`` for the rest."""
+    """Answers questions from the replay record; raises ``InputRequired`` for the rest.
+    Made with the request's ``Context``; ``run_replayed`` gives it the round's record."""
 
-    def __init__(self, replay: Replay) -> None:
+    replay: Replay
+    #: The task running the handler; questions from other tasks come from siblings.
+    main_task: asyncio.Task[Any] | None
+
+    def start(self, replay: Replay) -> None:
+        """Answer from ``replay``, for the handler running in the current task."""
         self.replay = replay
-        #: The task running the handler; questions from other tasks come from siblings.
         self.main_task = asyncio.current_task()
 
     async def ask(self, asks: list[Ask]) -> list[Any]:
@@ -63,14 +68,17 @@ class ReplayAsker:
 async def run_replayed(
     method: str,
     params: Mapping[str, Any],
-    handler: Callable[[ReplayAsker], Awaitable[dict[str, Any]]],
+    asker: ReplayAsker,
+    handler: Coroutine[Any, Any, dict[str, Any]],
     *,
     sealer: StateSealer,
     principal: str | None,
     now: Callable[[], float],
     spend: Callable[[str], Awaitable[bool]] | None = None,
 ) -> dict[str, Any]:
-    """Run ``handler`` for one round; its result, or ``input_required`` with new state.
+    """Run ``handler`` (the handler's coroutine, not started, asking through ``asker``) for
+    one round; its result, or ``input_required`` with new state. A request whose state
+    does not open closes ``handler`` unstarted.
 
     ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
     it returns False when that token was redeemed before (on any instance). With ``spend``,
@@ -78,17 +86,22 @@ async def run_replayed(
     first call, so leaving the spent state out cannot replay a one-time action. A
     ``requestState`` of null is no state."""
     binding: Binding | None = None
-    if params.get("requestState") is not None:
-        binding = binding_for(method, params, principal)
-        replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
-        if spend is not None and not await spend(params["requestState"]):
-            raise InvalidRequestState("replayed single-use state")
-    else:
-        if spend is not None:
-            params = {k: v for k, v in params.items() if k != "inputResponses"}
-        replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     try:
-        return await handler(ReplayAsker(replay))
+        if params.get("requestState") is not None:
+            binding = binding_for(method, params, principal)
+            replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
+            if spend is not None and not await spend(params["requestState"]):
+                raise InvalidRequestState("replayed single-use state")
+        else:
+            if spend is not None:
+                params = {k: v for k, v in params.items() if k != "inputResponses"}
+            replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
+    except BaseException:
+        handler.close()  # never started: no "never awaited" warning
+        raise
+    asker.start(replay)
+    try:
+        return await handler
     except InputRequired:
         pass
     except BaseExceptionGroup as group:
