@@ -146,6 +146,8 @@ def _default(value: object) -> Any:
 
 def tool_result(value: object, *, structured: bool) -> dict[str, Any]:
     """The ``tools/call`` result for a tool's return value."""
+    if isinstance(value, str):  # the common answer, first: text, whatever the output schema
+        return {"content": [{"type": "text", "text": value}]}
     if isinstance(value, CallToolResult):
         # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
         whole = dump(value)

@@ -22,7 +22,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
@@ -42,6 +42,9 @@ class Signature:
     schema: dict[str, Any]
     return_annotation: Any
     is_async: bool
+    #: ``model.model_validate``, or its compiled validator when the model is complete:
+    #: the same check without the keyword defaults, which cost more than the check itself.
+    _validate: Callable[[Any], BaseModel] = field(compare=False, repr=False)
 
     @classmethod
     def of(cls, fn: Callable[..., Any], *, context_type: type) -> Signature:
@@ -80,12 +83,17 @@ class Signature:
             schema=schema,
             return_annotation=hints.get("return", sig.return_annotation),
             is_async=is_async(fn),
+            _validate=(
+                model.__pydantic_validator__.validate_python
+                if model.__pydantic_complete__
+                else model.model_validate
+            ),
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate ``arguments``; return keyword arguments for the function (no context)."""
         try:
-            instance = self.model.model_validate(arguments or {})
+            instance = self._validate(arguments or {})
         except ValidationError as exc:
             raise ArgumentsError(_describe(exc)) from None
         values = instance.__dict__

@@ -152,19 +152,18 @@ class ToolDef:
             problem = self.check_arguments(arguments if arguments is not None else {})
             if problem is not None:
                 return error_result(f"{self.name}: Invalid arguments: {problem}")
+        signature = self.signature
         try:
-            kwargs = self.signature.bind(arguments)
+            kwargs = signature.bind(arguments)
         except ArgumentsError as exc:
             return error_result(f"{self.name}: {exc}")
-        if self.signature.context_param is not None:
-            kwargs[self.signature.context_param] = ctx
+        if signature.context_param is not None:
+            kwargs[signature.context_param] = ctx
         try:
-            if self.signature.is_async:
+            if signature.is_async:
                 value = await self.fn(**kwargs)
             else:  # a plain function may block: not on the event loop
-                value = await run_handler(
-                    f"tool {self.name!r}", self.fn, kwargs, self.signature.context_param
-                )
+                value = await run_handler(f"tool {self.name!r}", self.fn, kwargs, signature.context_param)
         except (ProtocolError, ReplayMismatchError, FormSchemaError):
             raise
         except ToolError as exc:
