@@ -147,20 +147,20 @@ def binding_for(method: str, params: Mapping[str, Any], principal: str | None) -
     """What a request's state is bound to: method, target, arguments, principal."""
     if method == "resources/read":
         target = params.get("uri")
-        arguments: object = None
+        arguments: Any = None
     else:
         target = params.get("name")
         arguments = params.get("arguments")
-    return Binding(
-        method=method,
-        target=target if isinstance(target, str) else "",
-        arguments=arguments_digest(arguments if isinstance(arguments, Mapping) else None),
-        principal=principal,
-    )
+    # a dict (what JSON decodes to) is a Mapping: spare the ABC check on the common path
+    if type(arguments) is not dict and not isinstance(arguments, Mapping):
+        arguments = None
+    return Binding(method, target if isinstance(target, str) else "", arguments_digest(arguments), principal)
 
 
 class Replay:
     """The answers one round of a multi round-trip request has to work with."""
+
+    __slots__ = ("answers", "fresh", "memo", "notes", "outstanding", "pending", "round", "shape_problem")
 
     def __init__(
         self,

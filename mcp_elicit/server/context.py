@@ -25,7 +25,6 @@ Rules:
 
 from __future__ import annotations
 
-import itertools
 import math
 import urllib.parse
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
@@ -175,13 +174,17 @@ class Question(Coroutine[Any, Any, T]):
 
     __slots__ = ("_convert", "_coro", "_ctx", "ask")
 
-    def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T]) -> None:
+    def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T] | None) -> None:
+        """``convert`` turns the raw answer into the handler's; None for a form's ``Answer``
+        (built from ``ask.schema``: no closure per question)."""
         self._ctx = ctx
         self.ask = ask
         self._convert = convert
         self._coro: Coroutine[Any, Any, T] | None = None
 
     def result(self, raw: Any) -> T:
+        if self._convert is None:
+            return _form_answer(self.ask.schema, raw)  # type: ignore[return-value]
         return self._convert(raw)
 
     def _inner(self) -> Coroutine[Any, Any, T]:
@@ -201,6 +204,14 @@ class Question(Coroutine[Any, Any, T]):
 
     def __await__(self) -> Generator[Any, None, T]:
         return self._inner().__await__()
+
+
+def _form_answer(form: FormSchema | None, raw: Mapping[str, Any]) -> Answer[Any]:
+    """The ``Answer`` to a form question from its checked raw answer."""
+    if raw["action"] != "accept":
+        return Answer(raw["action"])
+    content = raw.get("content") or {}
+    return Answer("accept", form.build(content) if form is not None else content, content)
 
 
 class Context:
@@ -226,7 +237,8 @@ class Context:
         self._channel = channel
         self._asker = asker
         self._log_level = log_level if log_level is not None else call.log_level
-        self._counters: dict[str, itertools.count[int]] = {}
+        #: How many questions of each kind (and ``_occurrence`` names) were asked so far.
+        self._counters: dict[str, int] = {}
 
     # ---- what the client can do ------------------------------------------------
 
@@ -265,14 +277,17 @@ class Context:
             if not key:
                 raise ValueError("an input request key must not be empty")
             return key
-        counter = self._counters.setdefault(kind, itertools.count(1))
-        return f"{kind}-{next(counter)}"
+        counters = self._counters
+        n = counters[kind] = counters.get(kind, 0) + 1
+        return f"{kind}-{n}"
 
     def _occurrence(self, what: str) -> int:
         """How many times ``what`` was asked in this run of the handler, this time included
         (the same on every replayed round, as the handler asks in the same order)."""
-        counter = self._counters.setdefault(f"#{what}", itertools.count(1))
-        return next(counter)
+        counters = self._counters
+        name = f"#{what}"
+        n = counters[name] = counters.get(name, 0) + 1
+        return n
 
     @overload
     def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Question[Answer[T]]: ...
@@ -286,19 +301,11 @@ class Context:
         model, ``Form(...)`` or JSON schema). Never for secrets: use ``elicit_url``."""
         if not isinstance(message, str) or not message.strip():
             raise ValueError("an elicitation needs a message saying what is asked and why")
-        form = FormSchema.of(schema)
-        if not self.can_elicit("form"):
+        form = schema if type(schema) is FormSchema else FormSchema.of(schema)
+        if not self.call.capabilities.elicitation_form:
             raise MissingClientCapability.requiring({"elicitation": {"form": {}}})
         params = {"mode": "form", "message": message, "requestedSchema": form.wire}
-        ask = Ask(self._key("elicit", key), ELICIT, params, form)
-
-        def convert(raw: Mapping[str, Any]) -> Answer[Any]:
-            if raw["action"] != "accept":
-                return Answer(raw["action"])
-            content = raw.get("content") or {}
-            return Answer("accept", form.build(content), content)
-
-        return Question(self, ask, convert)
+        return Question(self, Ask(self._key("elicit", key), ELICIT, params, form), None)
 
     def elicit_url(
         self, message: str, url: str, *, elicitation_id: str | None = None, key: str | None = None

@@ -137,13 +137,14 @@ class Dispatch(Catalog):
         multi round-trip requests carry them."""
         method = call.method
         params = call.params
-        self.core.check_offered(method)
+        core = self.core
+        core.check_offered(method)
         if method == "tools/call":
             result = await self._call_tool(call, channel, principal, headers, asker)
         elif method == "tools/list":
             result = paginate(params, "tools", self.page_size, [t.wire for t in self._tools.values()])
         elif method == "server/discover":
-            result = self.core.discover()
+            result = core.discover()
         elif method == "prompts/get":
             result = await self._get_prompt(call, channel, principal, asker)
         elif method == "resources/read":
@@ -164,7 +165,7 @@ class Dispatch(Catalog):
             )
         else:  # the core lets only known methods through
             raise InvalidParams(f"Unhandled method {method}")
-        return self.core.finish(method, result, modern=call.modern)
+        return core.finish(method, result, modern=call.modern)
 
     def _ask(
         self,
