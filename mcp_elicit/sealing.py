@@ -165,7 +165,9 @@ class Binding:
             principal_len = len(encoded_principal)
         else:
             raise TypeError("Binding.principal must be str or None")
-        encoded_method, encoded_target = _utf8(method), _utf8(target)
+        # _utf8, inline
+        encoded_method = method.encode("utf-8", "surrogatepass")
+        encoded_target = target.encode("utf-8", "surrogatepass")
         lengths = _FIELD_LENGTHS.pack(len(encoded_method), len(encoded_target), len(arguments), principal_len)
         _set_method(self, method)
         _set_target(self, target)

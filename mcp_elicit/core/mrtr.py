@@ -197,7 +197,7 @@ class Replay:
                 fresh = responses
         token = params.get("requestState")
         if token is None:
-            return cls(fresh=fresh, shape_problem=problem)
+            return cls(fresh=fresh, shape_problem=problem) if responses is not None else cls()
         payload = sealer.open(token, binding, now=now)
         try:
             state = orjson.loads(payload)
@@ -265,15 +265,15 @@ class Replay:
         for key, ask in self.outstanding.items():
             requests[key] = ask.wire(self.notes.get(key))
             pending[key] = ask.fingerprint
-        payload = orjson.dumps(
-            {
-                "v": _STATE_VERSION,
-                "r": self.round + 1,
-                "a": {k: [fp, answer] for k, (fp, answer) in self.answers.items()},
-                "p": pending,
-                **({"m": self.memo} if self.memo else {}),
-            }
-        )
+        state = {
+            "v": _STATE_VERSION,
+            "r": self.round + 1,
+            "a": {k: [fp, answer] for k, (fp, answer) in self.answers.items()},
+            "p": pending,
+        }
+        if self.memo:
+            state["m"] = self.memo
+        payload = orjson.dumps(state)
         if len(payload) > sealer.max_payload:
             answered = len(orjson.dumps(self.answers))
             if answered <= sealer.max_payload // 2:  # not the answers: what the handler remembers

@@ -299,7 +299,7 @@ class Context:
     def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Question[Any]:
         """Ask the user to fill in a form (flat schema: a dataclass, TypedDict, pydantic
         model, ``Form(...)`` or JSON schema). Never for secrets: use ``elicit_url``."""
-        if not isinstance(message, str) or not message.strip():
+        if not isinstance(message, str) or not message or message.isspace():
             raise ValueError("an elicitation needs a message saying what is asked and why")
         form = schema if type(schema) is FormSchema else FormSchema.of(schema)
         if not self.call.capabilities.elicitation_form:

@@ -250,9 +250,11 @@ class Dispatch(Catalog):
             return error_result(f"Unknown tool: {name}")
         if tool.header_params and headers is not None:
             h.check_param_headers(tool.header_params, arguments or {}, headers)
-        tasks = tool.task is not None and call.modern and call.capabilities.extension(TASKS_EXTENSION)
-        if tool.task == "required" and call.modern:
-            require_tasks(call.capabilities)
+        tasks = False
+        if tool.task is not None and call.modern:
+            tasks = call.capabilities.extension(TASKS_EXTENSION)
+            if tool.task == "required":
+                require_tasks(call.capabilities)
         return await self._ask(
             call,
             channel,
