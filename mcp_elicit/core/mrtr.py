@@ -201,10 +201,11 @@ class Replay:
         payload = sealer.open(token, binding, now=now)
         try:
             state = orjson.loads(payload)
-            answers = {k: (v[0], v[1]) for k, v in state["a"].items()}
+            recorded = state["a"]
+            answers = {k: (v[0], v[1]) for k, v in recorded.items()} if recorded else {}
             pending = dict(state["p"])
             round_no = int(state["r"])
-            memo = dict(state.get("m", {}))
+            memo = dict(state.get("m", ()))
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
             raise InternalError("Internal error: a sealed requestState had an unexpected layout") from None
         return cls(

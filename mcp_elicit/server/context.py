@@ -151,7 +151,7 @@ class Asker(Protocol):
     async def pause(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Answer(Generic[T]):
     """The user's answer to an elicitation.
 
@@ -163,9 +163,21 @@ class Answer(Generic[T]):
     data: T | None = None
     content: Mapping[str, Any] | None = None
 
+    def __init__(
+        self, action: Action, data: T | None = None, content: Mapping[str, Any] | None = None
+    ) -> None:
+        # Written out: one is made per question answered, and the generated frozen
+        # __init__ (object.__setattr__ per field) costs twice this. Set through the slots.
+        _set_action(self, action)
+        _set_data(self, data)
+        _set_content(self, content)
+
     @property
     def accepted(self) -> bool:
         return self.action == "accept"
+
+
+_set_action, _set_data, _set_content = (vars(Answer)[name].__set__ for name in ("action", "data", "content"))
 
 
 class Question(Coroutine[Any, Any, T]):

@@ -26,14 +26,12 @@ class ReplayAsker:
     """Answers questions from the replay record; raises ``InputRequired`` for the rest.
     Made with the request's ``Context``; ``run_replayed`` gives it the round's record."""
 
+    __slots__ = ("main_task", "replay")
+
+    #: The round's record (``run_replayed`` sets it and the task before the handler runs).
     replay: Replay
     #: The task running the handler; questions from other tasks come from siblings.
     main_task: asyncio.Task[Any] | None
-
-    def start(self, replay: Replay) -> None:
-        """Answer from ``replay``, for the handler running in the current task."""
-        self.replay = replay
-        self.main_task = asyncio.current_task()
 
     async def ask(self, asks: list[Ask]) -> list[Any]:
         answers: list[Any] = []
@@ -99,7 +97,8 @@ async def run_replayed(
     except BaseException:
         handler.close()  # never started: no "never awaited" warning
         raise
-    asker.start(replay)
+    asker.replay = replay
+    asker.main_task = asyncio.current_task()
     try:
         return await handler
     except InputRequired:

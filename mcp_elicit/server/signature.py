@@ -96,8 +96,8 @@ class Signature:
             instance = self._validate(arguments or {})
         except ValidationError as exc:
             raise ArgumentsError(_describe(exc)) from None
-        values = instance.__dict__
-        return {name: values[name] for name in self.names}
+        # the model's fields are exactly ``names`` (extras are ignored, not kept)
+        return dict(instance.__dict__)
 
 
 def handler(fn: object, kind: str) -> Callable[..., Any]:
