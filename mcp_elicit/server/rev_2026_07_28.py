@@ -67,16 +67,16 @@ async def run_replayed(
     method: str,
     params: Mapping[str, Any],
     asker: ReplayAsker,
-    handler: Coroutine[Any, Any, dict[str, Any]],
+    handler: Callable[..., Coroutine[Any, Any, dict[str, Any]]],
+    args: tuple[Any, ...],
     *,
     sealer: StateSealer,
     principal: str | None,
     now: Callable[[], float],
     spend: Callable[[str], Awaitable[bool]] | None = None,
 ) -> dict[str, Any]:
-    """Run ``handler`` (the handler's coroutine, not started, asking through ``asker``) for
-    one round; its result, or ``input_required`` with new state. A request whose state
-    does not open closes ``handler`` unstarted.
+    """Run ``handler(*args)`` (asking through ``asker``) for one round; its result, or
+    ``input_required`` with new state.
 
     ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
     it returns False when that token was redeemed before (on any instance). With ``spend``,
@@ -84,23 +84,19 @@ async def run_replayed(
     first call, so leaving the spent state out cannot replay a one-time action. A
     ``requestState`` of null is no state."""
     binding: Binding | None = None
-    try:
-        if params.get("requestState") is not None:
-            binding = binding_for(method, params, principal)
-            replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
-            if spend is not None and not await spend(params["requestState"]):
-                raise InvalidRequestState("replayed single-use state")
-        else:
-            if spend is not None:
-                params = {k: v for k, v in params.items() if k != "inputResponses"}
-            replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
-    except BaseException:
-        handler.close()  # never started: no "never awaited" warning
-        raise
+    if params.get("requestState") is not None:
+        binding = binding_for(method, params, principal)
+        replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
+        if spend is not None and not await spend(params["requestState"]):
+            raise InvalidRequestState("replayed single-use state")
+    else:
+        if spend is not None:
+            params = {k: v for k, v in params.items() if k != "inputResponses"}
+        replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     asker.replay = replay
     asker.main_task = asyncio.current_task()
     try:
-        return await handler
+        return await handler(*args)
     except InputRequired:
         pass
     except BaseExceptionGroup as group:
