@@ -263,13 +263,15 @@ class Replay:
         client retries (after a pause) with the state alone."""
         requests: dict[str, Any] = {}
         pending: dict[str, str] = {}
+        notes = self.notes
         for key, ask in self.outstanding.items():
-            requests[key] = ask.wire(self.notes.get(key))
+            requests[key] = ask.wire(notes.get(key) if notes else None)
             pending[key] = ask.fingerprint
+        answers = self.answers
         state = {
             "v": _STATE_VERSION,
             "r": self.round + 1,
-            "a": {k: [fp, answer] for k, (fp, answer) in self.answers.items()},
+            "a": {k: [fp, answer] for k, (fp, answer) in answers.items()} if answers else {},
             "p": pending,
         }
         if self.memo:
