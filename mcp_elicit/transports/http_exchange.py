@@ -39,6 +39,7 @@ __all__ = [
     "host_only",
     "json_headers",
     "keep_alive",
+    "media_type",
     "network_attributes",
     "plain",
     "repeated_headers",
@@ -56,7 +57,7 @@ _JSON_TYPE: Final = (b"content-type", b"application/json")
 
 def json_headers(body: bytes) -> list[tuple[bytes, bytes]]:
     """A JSON body's headers; a Content-Length spares the server chunked framing."""
-    return [_JSON_TYPE, (b"content-length", str(len(body)).encode())]
+    return [_JSON_TYPE, (b"content-length", b"%d" % len(body))]
 
 
 SSE_HEADERS: Final = [
@@ -141,6 +142,12 @@ def host_only(value: str) -> str:
 
 def _is_port(text: str) -> bool:
     return not text or (len(text) <= 5 and text.isascii() and text.isdigit())
+
+
+@functools.lru_cache(maxsize=64)
+def media_type(content_type: str) -> str:
+    """The media type a ``Content-Type`` names, lower-cased, without its parameters."""
+    return content_type.split(";", 1)[0].strip().lower()
 
 
 @functools.lru_cache(maxsize=64)

@@ -34,7 +34,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.telemetry import notifying
-from mcp_elicit.transports.http_bearer import authenticate
+from mcp_elicit.transports.http_bearer import app_base, authenticate
 from mcp_elicit.transports.http_exchange import (
     SSE_HEADERS,
     Exchange,
@@ -48,6 +48,7 @@ from mcp_elicit.transports.http_exchange import (
     error_response,
     json_headers,
     keep_alive,
+    media_type,
     network_attributes,
 )
 from mcp_elicit.transports.http_sessions import SessionRoutes
@@ -75,17 +76,20 @@ class LearnedBase:
     not decide where a link given to someone else points."""
 
     def __init__(self) -> None:
-        self._base: contextvars.ContextVar[str | None] = contextvars.ContextVar("pages_base", default=None)
+        self._request: contextvars.ContextVar[tuple[Scope, Mapping[str, str]] | None] = (
+            contextvars.ContextVar("pages_base", default=None)
+        )
 
-    def learn(self, base: str) -> None:
-        """``base`` for the request being served (and the handlers it starts)."""
-        self._base.set(base)
+    def learn(self, scope: Scope, headers: Mapping[str, str]) -> None:
+        """The request being served (for its handlers too). Its base is built only when
+        asked for: most requests make no page link."""
+        self._request.set((scope, headers))
 
     async def base_url(self) -> str:
-        base = self._base.get()
-        if base is None:
+        request = self._request.get()
+        if request is None:
             raise ConfigError("the pages' address is not known here: set Server(public_url=...)")
-        return base
+        return app_base(*request)
 
 
 class PostRoutes(SessionRoutes):
@@ -120,7 +124,7 @@ class PostRoutes(SessionRoutes):
         )
 
     async def _post(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
-        ctype = headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        ctype = media_type(headers.get("content-type", ""))
         if ctype != "application/json":
             await error_response(
                 send,
@@ -149,7 +153,9 @@ class PostRoutes(SessionRoutes):
                 InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
             )
             return
-        event = await self._first_event(receive)
+        task = asyncio.current_task()  # once: the body's watch and the handler's both need it
+        assert task is not None
+        event = await self._first_event(receive, task)
         if event is None:
             await self._body_too_slow(send)
             return
@@ -247,6 +253,7 @@ class PostRoutes(SessionRoutes):
                 self.server.respond(
                     message, channel=exchange, principal=principal, headers=headers, network=network
                 ),
+                task,
             )
         else:
             payload, status = await self.server.respond(
@@ -260,6 +267,7 @@ class PostRoutes(SessionRoutes):
         message: jsonrpc.Request,
         receive: Receive,
         work: Awaitable[tuple[bytes | None, int]],
+        task: asyncio.Task[object] | None = None,
     ) -> None:
         """Run a request that executes user code; a closed connection cancels it, and a
         long silence gets keep-alive comments.
@@ -267,9 +275,10 @@ class PostRoutes(SessionRoutes):
         The watch for the disconnect (and the keep-alive) starts only once the request
         has run for ``watch_after`` seconds (up to twice that, see :class:`Watchlist`):
         most requests finish sooner, and a watching task per request would cost more than
-        the MCP work itself."""
-        task = asyncio.current_task()
-        assert task is not None
+        the MCP work itself. ``task``: the one running this (found when not given)."""
+        if task is None:
+            task = asyncio.current_task()
+            assert task is not None
         watcher: asyncio.Future[None] | None = None
         pinger: asyncio.Future[None] | None = None
         period = self.keepalive
@@ -316,7 +325,7 @@ class PostRoutes(SessionRoutes):
             if pinger is not None:
                 pinger.cancel()
 
-    async def _first_event(self, receive: Receive) -> Message | None:
+    async def _first_event(self, receive: Receive, task: asyncio.Task[object]) -> Message | None:
         """The body's first event; None when none came within ``body_timeout``.
 
         The wait is watched by the app's one ``Watchlist`` ticking every ``body_timeout``
@@ -326,8 +335,6 @@ class PostRoutes(SessionRoutes):
         watch = self._first_piece
         if watch is None:
             return await receive()
-        task = asyncio.current_task()
-        assert task is not None
         late = False
 
         def give_up() -> None:

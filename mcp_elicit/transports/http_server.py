@@ -82,6 +82,7 @@ __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 log = logging.getLogger("mcp_elicit.http")
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+_PAGES: Final = PAGES_PATH + "/"
 
 
 class StreamableHTTP(PostRoutes):
@@ -201,13 +202,13 @@ class StreamableHTTP(PostRoutes):
         if self._unchecked:
             self._check_started()
         path = (route_path(scope) if scope.get("root_path") else scope["path"]).rstrip("/") or "/"
-        if path.startswith(PAGES_PATH + "/"):
+        if path.startswith(_PAGES):
             page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
             refusal = self._check_origin(page_headers)
             if refusal is not None:
                 await plain(send, refusal[0], refusal[1].encode())
                 return
-            self._learned.learn(app_base(scope, page_headers))
+            self._learned.learn(scope, page_headers)
             await self._pages(scope, receive, send)
             return
         if path == self.metadata_path and self.resource_metadata is not None:
@@ -236,7 +237,7 @@ class StreamableHTTP(PostRoutes):
             return
         method = scope["method"]
         if method == "POST":
-            self._learned.learn(app_base(scope, headers))
+            self._learned.learn(scope, headers)
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
             ok, principal = await self._authenticate(scope, headers, send)
