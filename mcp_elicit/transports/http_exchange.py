@@ -334,12 +334,12 @@ class Watchlist:
 
     def __init__(self, period: float) -> None:
         self.period = period
-        self._young: set[Callable[[], None]] = set()
-        self._old: set[Callable[[], None]] = set()
+        self._young: set[Callable[[], object]] = set()
+        self._old: set[Callable[[], object]] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def add(self, start: Callable[[], None]) -> None:
+    def add(self, start: Callable[[], object]) -> None:
         """Register a running request; ``start`` begins its watch."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:  # first use, or a new event loop: the old one's timer is dead
@@ -349,7 +349,11 @@ class Watchlist:
         if self._timer is None:
             self._timer = loop.call_later(self.period, self._tick)
 
-    def discard(self, start: Callable[[], None]) -> None:
+    def __contains__(self, start: Callable[[], object]) -> bool:
+        """Whether ``start`` is registered: added, neither discarded nor called yet."""
+        return start in self._young or start in self._old
+
+    def discard(self, start: Callable[[], object]) -> None:
         """The request is over."""
         self._young.discard(start)
         self._old.discard(start)

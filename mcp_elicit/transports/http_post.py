@@ -92,6 +92,13 @@ class LearnedBase:
         return app_base(*request)
 
 
+async def _watch_disconnect(receive: Receive, exchange: Exchange, task: asyncio.Task[object]) -> None:
+    """Wait for the client to close the connection, then cancel ``task`` (``Exchange.dropped``)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    exchange.dropped(task)
+
+
 class PostRoutes(SessionRoutes):
     """The POST half of ``StreamableHTTP`` (a mixin: the app sets up what it declares)."""
 
@@ -283,15 +290,10 @@ class PostRoutes(SessionRoutes):
         pinger: asyncio.Future[None] | None = None
         period = self.keepalive
 
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            exchange.dropped(task)
-
         def start_watching() -> None:
             nonlocal watcher, pinger
             if not exchange.closed:
-                watcher = asyncio.ensure_future(watch())
+                watcher = asyncio.ensure_future(_watch_disconnect(receive, exchange, task))
                 if period is not None and exchange.sse_ok:
                     pinger = asyncio.ensure_future(keep_alive(exchange, period))
 
@@ -335,18 +337,12 @@ class PostRoutes(SessionRoutes):
         watch = self._first_piece
         if watch is None:
             return await receive()
-        late = False
-
-        def give_up() -> None:
-            nonlocal late
-            late = True
-            task.cancel()
-
+        give_up = task.cancel  # what the watch calls, taking it off its list, when the wait is too long
         watch.add(give_up)
         try:
             return await receive()
         except asyncio.CancelledError:
-            if late and task.uncancel() == 0:
+            if give_up not in watch and task.uncancel() == 0:  # the watch gave up, nobody else cancelled
                 return None
             raise
         finally:
