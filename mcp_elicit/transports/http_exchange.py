@@ -339,9 +339,11 @@ class Watchlist:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    def add(self, start: Callable[[], object]) -> None:
-        """Register a running request; ``start`` begins its watch."""
-        loop = asyncio.get_running_loop()
+    def add(self, start: Callable[[], object], loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """Register a running request; ``start`` begins its watch. ``loop``: the running one,
+        when the caller has it at hand (asking for it costs a system call on Python 3.11)."""
+        if loop is None:
+            loop = asyncio.get_running_loop()
         if loop is not self._loop:  # first use, or a new event loop: the old one's timer is dead
             self._loop, self._timer = loop, None
             self._young, self._old = set(), set()

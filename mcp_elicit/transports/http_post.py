@@ -298,7 +298,7 @@ class PostRoutes(SessionRoutes):
                     pinger = asyncio.ensure_future(keep_alive(exchange, period))
 
         watchlist = self._watchlist
-        watchlist.add(start_watching)
+        watchlist.add(start_watching, task.get_loop())
         try:
             payload, status = await work
             if pinger is not None:  # no comment after the answer: stop before writing it
@@ -338,7 +338,7 @@ class PostRoutes(SessionRoutes):
         if watch is None:
             return await receive()
         give_up = task.cancel  # what the watch calls, taking it off its list, when the wait is too long
-        watch.add(give_up)
+        watch.add(give_up, task.get_loop())
         try:
             return await receive()
         except asyncio.CancelledError:
