@@ -150,6 +150,10 @@ class ServerCore:
     def __init__(self, identity: ServerIdentity) -> None:
         self.identity = identity
         self._server_meta = {SERVER_INFO_META_KEY: identity.info()}
+        #: The methods whose capability this server did not declare (``check_offered``).
+        self.unoffered: Final = frozenset(
+            method for method, needed in CAPABILITY_OF.items() if needed not in identity.capabilities
+        )
 
     # ---- era -----------------------------------------------------------------
 
@@ -230,10 +234,10 @@ class ServerCore:
         (``prompts/list`` on a server with no prompts): a client that read the
         capabilities never asks, and one that asks learns the method is not offered
         rather than getting an empty answer that looks like one."""
-        needed = CAPABILITY_OF.get(method)
-        if needed is not None and needed not in self.identity.capabilities:
+        if method in self.unoffered:
             raise MethodNotFound(
-                f"Method not found: {method} is not offered (this server declares no {needed} capability)"
+                f"Method not found: {method} is not offered "
+                f"(this server declares no {CAPABILITY_OF[method]} capability)"
             )
 
     @staticmethod

@@ -108,7 +108,10 @@ class Dispatch(Catalog):
                         http_status=400,
                     ) from None
                 raise
-            result = await self.handle(call, channel=channel, principal=principal, headers=headers)
+            # handle's work without its coroutine layer (check_modern passes modern calls only)
+            result = core.finish(
+                call.method, await self._answer(core, call, channel, principal, headers, None)
+            )
         except ProtocolError as exc:
             return jsonrpc.encode_error(message.id, exc), exc.http_status
         except (ReplayMismatchError, FormSchemaError, ToolError) as exc:  # said on purpose
@@ -135,37 +138,53 @@ class Dispatch(Catalog):
         """Answer one checked request; the result is ready for the wire. ``asker`` is how
         questions reach the client on a handshake session; without one, 2026-07-28
         multi round-trip requests carry them."""
+        core = self.core
+        result = await self._answer(core, call, channel, principal, headers, asker)
+        return core.finish(call.method, result, modern=call.modern)
+
+    def _answer(
+        self,
+        core: ServerCore,
+        call: Call,
+        channel: Channel,
+        principal: Principal | None,
+        headers: Mapping[str, str] | None,
+        asker: Asker | None,
+    ) -> Awaitable[dict[str, Any]]:
+        """The awaitable of ``call``'s result before ``finish`` (a plain method: the
+        handler's coroutine is the only layer under the caller's)."""
         method = call.method
         params = call.params
-        core = self.core
-        core.check_offered(method)
+        if method in core.unoffered:
+            core.check_offered(method)
         if method == "tools/call":
-            result = await self._call_tool(call, channel, principal, headers, asker)
-        elif method == "tools/list":
-            result = paginate(params, "tools", self.page_size, [t.wire for t in self._tools.values()])
-        elif method == "server/discover":
-            result = core.discover()
-        elif method == "prompts/get":
-            result = await self._get_prompt(call, channel, principal, asker)
-        elif method == "resources/read":
-            result = await self._read_resource(call, channel, principal, asker)
-        elif method == "prompts/list":
-            result = paginate(params, "prompts", self.page_size, [p.wire for p in self._prompts.values()])
-        elif method == "resources/list":
-            result = paginate(params, "resources", self.page_size, [r.wire for r in self._resources.values()])
-        elif method == "resources/templates/list":
-            result = paginate(params, "resourceTemplates", self.page_size, [r.wire for r in self._templates])
-        elif method == "completion/complete":
-            result = await complete(self._completer, params)
-        elif method == "subscriptions/listen":
-            result = await self._listen(call, channel, principal)
-        elif method in TASK_METHODS:
-            result = await answer_task_method(
-                self.tasks, call, principal.subject if principal else None, self.relay
+            return self._call_tool(call, channel, principal, headers, asker)
+        if method == "tools/list":
+            return _ready(paginate(params, "tools", self.page_size, [t.wire for t in self._tools.values()]))
+        if method == "server/discover":
+            return _ready(core.discover())
+        if method == "prompts/get":
+            return self._get_prompt(call, channel, principal, asker)
+        if method == "resources/read":
+            return self._read_resource(call, channel, principal, asker)
+        if method == "prompts/list":
+            return _ready(
+                paginate(params, "prompts", self.page_size, [p.wire for p in self._prompts.values()])
             )
-        else:  # the core lets only known methods through
-            raise InvalidParams(f"Unhandled method {method}")
-        return core.finish(method, result, modern=call.modern)
+        if method == "resources/list":
+            resources = [r.wire for r in self._resources.values()]
+            return _ready(paginate(params, "resources", self.page_size, resources))
+        if method == "resources/templates/list":
+            templates = [r.wire for r in self._templates]
+            return _ready(paginate(params, "resourceTemplates", self.page_size, templates))
+        if method == "completion/complete":
+            return complete(self._completer, params)
+        if method == "subscriptions/listen":
+            return self._listen(call, channel, principal)
+        if method in TASK_METHODS:
+            return answer_task_method(self.tasks, call, principal.subject if principal else None, self.relay)
+        # the core lets only known methods through
+        raise InvalidParams(f"Unhandled method {method}")
 
     def _ask(
         self,
@@ -231,14 +250,16 @@ class Dispatch(Catalog):
             owner=owner,
         )
 
-    async def _call_tool(
+    def _call_tool(
         self,
         call: Call,
         channel: Channel,
         principal: Principal | None,
         headers: Mapping[str, str] | None,
         asker: Asker | None,
-    ) -> dict[str, Any]:
+    ) -> Awaitable[dict[str, Any]]:
+        """The awaitable answering a ``tools/call`` (a plain method: its checks raise at
+        the call, and no coroutine layer only forwards to the tool's)."""
         params = call.params
         name = params.get("name")
         if not isinstance(name, str):
@@ -248,7 +269,7 @@ class Dispatch(Catalog):
             raise InvalidParams('Invalid params: tools/call "arguments" must be an object')
         tool = self._tools.get(name)
         if tool is None:
-            return error_result(f"Unknown tool: {name}")
+            return _ready(error_result(f"Unknown tool: {name}"))
         if tool.header_params and headers is not None:
             h.check_param_headers(tool.header_params, arguments or {}, headers)
         tasks = False
@@ -256,7 +277,7 @@ class Dispatch(Catalog):
             tasks = call.capabilities.extension(TASKS_EXTENSION)
             if tool.task == "required":
                 require_tasks(call.capabilities)
-        return await self._ask(
+        return self._ask(
             call,
             channel,
             principal,
@@ -290,3 +311,8 @@ class Dispatch(Catalog):
             raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
         found, variables = find_resource(self._resources, self._templates, uri)
         return await self._ask(call, channel, principal, asker, found.read, (uri, variables))
+
+
+async def _ready(result: dict[str, Any]) -> dict[str, Any]:
+    """``result``, as an awaitable (an answer that needs no handler)."""
+    return result
