@@ -232,7 +232,6 @@ class Context:
     def __init__(
         self,
         call: Call,
-        *,
         channel: Channel,
         asker: Asker,
         principal: Principal | None = None,
@@ -240,6 +239,8 @@ class Context:
         url_mode: UrlMode | None = None,
         detach: Detach | None = None,
     ) -> None:
+        # Positional parameters too: one Context is made per request, and a class called
+        # with keyword arguments costs about twice as much to make.
         self.call = call
         self._detach = detach
         #: The task this request became (``start_task``), None while it answers in place.

@@ -203,21 +203,12 @@ class Dispatch(Catalog):
         the extension). (A plain method handing back the awaitable: no coroutine layers or
         closures that only forward, on every request's path.)"""
         if asker is not None:
-            return run(
-                Context(call, channel=channel, asker=asker, principal=principal, url_mode=self.url_mode),
-                *args,
-            )
+            return run(Context(call, channel, asker, principal, None, self.url_mode), *args)
         owner = principal.subject if principal else None
         detach = Detach(self.tasks, owner) if task else None
         replay_asker = ReplayAsker()
-        ctx = Context(
-            call,
-            channel=channel,
-            asker=replay_asker,
-            principal=principal,
-            url_mode=self.url_mode,
-            detach=detach,
-        )
+        # positional (see Context.__init__): channel, asker, principal, log_level, url_mode, detach
+        ctx = Context(call, channel, replay_asker, principal, None, self.url_mode, detach)
         rounds = run_replayed(
             call.method,
             call.params,
