@@ -23,6 +23,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, TypeAdapter
 from typing_extensions import is_typeddict
 
+from mcp_elicit.core.mrtr import InputRequired
 from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchError, ToolError
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
@@ -164,6 +165,8 @@ class ToolDef:
                 value = await self.fn(**kwargs)
             else:  # a plain function may block: not on the event loop
                 value = await run_handler(f"tool {self.name!r}", self.fn, kwargs, signature.context_param)
+        except InputRequired:  # a round ends (the common miss): checked first, so it passes at once
+            raise
         except (ProtocolError, ReplayMismatchError, FormSchemaError):
             raise
         except ToolError as exc:
