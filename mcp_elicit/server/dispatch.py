@@ -155,7 +155,7 @@ class Dispatch(Catalog):
         handler's coroutine is the only layer under the caller's)."""
         method = call.method
         params = call.params
-        if method in core.unoffered:
+        if method in core.unoffered:  # the set first: check_offered is called only to raise
             core.check_offered(method)
         if method == "tools/call":
             return self._call_tool(call, channel, principal, headers, asker)
@@ -279,9 +279,9 @@ class Dispatch(Catalog):
             task=tasks,
         )
 
-    async def _get_prompt(
+    def _get_prompt(
         self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
-    ) -> dict[str, Any]:
+    ) -> Awaitable[dict[str, Any]]:
         params = call.params
         name = params.get("name")
         if not isinstance(name, str):
@@ -292,16 +292,16 @@ class Dispatch(Catalog):
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams('Invalid params: prompts/get "arguments" must be an object')
-        return await self._ask(call, channel, principal, asker, prompt.get, (arguments,))
+        return self._ask(call, channel, principal, asker, prompt.get, (arguments,))
 
-    async def _read_resource(
+    def _read_resource(
         self, call: Call, channel: Channel, principal: Principal | None, asker: Asker | None
-    ) -> dict[str, Any]:
+    ) -> Awaitable[dict[str, Any]]:
         uri = call.params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
         found, variables = find_resource(self._resources, self._templates, uri)
-        return await self._ask(call, channel, principal, asker, found.read, (uri, variables))
+        return self._ask(call, channel, principal, asker, found.read, (uri, variables))
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:
