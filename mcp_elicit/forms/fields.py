@@ -26,18 +26,35 @@ Rules:
   refused, as UTF-8, so no JSON message, can carry it.
 - ``not_secret`` is a local override for the secret guard: it is never sent and
   takes no part in equality.
+
+The checks on values and the choice options live in :mod:`mcp_elicit.forms.field_values`.
 """
 
 from __future__ import annotations
 
-import enum
 import math
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, NamedTuple, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias
 
 from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms.field_values import (
+    REAL_NEED,
+    SAFE_INTEGER,
+    SAFE_RANGE,
+    Option,
+    OptionsLike,
+    check_options,
+    check_range,
+    check_text,
+    check_whole_range,
+    enum_options,
+    fail,
+    humanize,
+    is_real,
+    normalize_options,
+    shown,
+)
 
 __all__ = [
     "SAFE_INTEGER",
@@ -60,21 +77,6 @@ __all__ = [
 FieldKind: TypeAlias = Literal["string", "number", "integer", "boolean", "choice", "multi_choice"]
 StringFormat: TypeAlias = Literal["email", "uri", "date", "date-time"]
 STRING_FORMATS: frozenset[str] = frozenset({"email", "uri", "date", "date-time"})
-SAFE_INTEGER = 2**53 - 1
-"""The largest whole number every JSON peer reads exactly (RFC 7493, I-JSON)."""
-_UNPAIRED = re.compile("[\ud800-\udfff]")
-
-
-class Option(NamedTuple):
-    """One choice: the ``value`` sent on the wire and the ``title`` a person reads."""
-
-    value: str
-    title: str | None = None
-
-
-OptionsLike: TypeAlias = (
-    Mapping[str, str] | Iterable[str] | Iterable[tuple[str, str | None]] | type[enum.Enum]
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,20 +88,23 @@ class _Field:
     description: str | None = None
     required: bool = True
     not_secret: bool = field(default=False, compare=False)
+    #: The form cache's key when every value but the name is its default, by identity (set
+    #: when built; otherwise None, and the form works the key out from the values).
+    _key: tuple[Any, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     def _fail(self, message: str) -> FormSchemaError:
-        return FormSchemaError(message, field=self.name or None)
+        return fail(self, message)
 
     def _check_common(self) -> None:
         if not isinstance(self.name, str):
             raise self._fail(f"the name must be a string, not {self.name!r}")
-        _check_text(self, "the name", self.name)
+        check_text(self, "the name", self.name)
         for attr in ("title", "description"):
             value = getattr(self, attr)
             if value is not None and not isinstance(value, str):
                 raise self._fail(f"the {attr} must be a string, not {value!r}")
             if value is not None:
-                _check_text(self, f"the {attr}", value)
+                check_text(self, f"the {attr}", value)
         if not isinstance(self.required, bool):
             raise self._fail(f"required must be True or False, not {self.required!r}")
 
@@ -112,59 +117,25 @@ class _Field:
         return out
 
 
-def _check_text(spec: _Field, what: str, text: str) -> None:
-    found = _UNPAIRED.search(text)
-    if found is not None:
-        raise spec._fail(
-            f"{what} has a character that is not text (U+{ord(found[0]):04X}), "
-            "which no JSON message can carry"
-        )
+_set_name, _set_title, _set_description, _set_required, _set_not_secret, _set_key = (
+    vars(_Field)[name].__set__ for name in ("name", "title", "description", "required", "not_secret", "_key")
+)
 
 
-def _is_count(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _init_common(
+    spec: _Field, name: str, title: str | None, description: str | None, required: bool, not_secret: bool
+) -> bool:
+    """Set the fields every spec has (through their slots: the spec is frozen); whether
+    all but the name are their defaults."""
+    _set_name(spec, name)
+    _set_title(spec, title)
+    _set_description(spec, description)
+    _set_required(spec, required)
+    _set_not_secret(spec, not_secret)
+    return title is None and description is None and required is True and not_secret is False
 
 
-def _is_real(value: object) -> bool:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return False
-    if isinstance(value, int):
-        return -SAFE_INTEGER <= value <= SAFE_INTEGER
-    return math.isfinite(value)
-
-
-def _shown(value: object) -> str:
-    """``repr`` for a message, with a very long whole number cut short."""
-    text = repr(value)
-    if isinstance(value, int) and len(text) > 24:
-        return f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
-    return text
-
-
-_SAFE_RANGE = f"between {-SAFE_INTEGER} and {SAFE_INTEGER}"
-_REAL_NEED = f"a finite number, and a whole one must be {_SAFE_RANGE} (write a larger one as a float)"
-
-
-def _check_range(spec: _Field, lo: float | None, hi: float | None, what: str, *, counts: bool) -> None:
-    test = _is_count if counts else _is_real
-    need = "a whole number of 0 or more" if counts else _REAL_NEED
-    for label, value in (("minimum", lo), ("maximum", hi)):
-        if value is not None and not test(value):
-            raise spec._fail(f"the {label} {what} must be {need}, not {_shown(value)}")
-        if counts and value is not None and value > SAFE_INTEGER:  # a JSON peer may not read it
-            raise spec._fail(f"the {label} {what} must be at most {SAFE_INTEGER}, not {_shown(value)}")
-    if lo is not None and hi is not None and lo > hi:
-        raise spec._fail(f"the minimum {what} {lo} is greater than the maximum {what} {hi}")
-
-
-def _check_whole_range(spec: _Field, lo: float | None, hi: float | None) -> None:
-    """Integer bounds inside the safe range."""
-    for label, value in (("minimum", lo), ("maximum", hi)):
-        if isinstance(value, int | float) and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
-            raise spec._fail(f"the {label} value must be {_SAFE_RANGE}, not {_shown(value)}")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class String(_Field):
     """Free text, optionally constrained by length (in code points) and ``format``."""
 
@@ -175,9 +146,32 @@ class String(_Field):
     max_length: int | None = None
     format: StringFormat | None = None
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        title: str | None = None,
+        description: str | None = None,
+        required: bool = True,
+        not_secret: bool = False,
+        default: str | None = None,
+        min_length: int | None = None,
+        max_length: int | None = None,
+        format: StringFormat | None = None,
+    ) -> None:
+        # Written out: a handler builds its fields per request (Form(region=String())),
+        # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
+        plain = _init_common(self, name, title, description, required, not_secret)
+        _set_string_default(self, default)
+        _set_min_length(self, min_length)
+        _set_max_length(self, max_length)
+        _set_format(self, format)
+        plain = plain and default is None and min_length is None and max_length is None and format is None
+        _set_key(self, (String, name) if plain and type(name) is str else None)
+
     def check(self) -> None:
         self._check_common()
-        _check_range(self, self.min_length, self.max_length, "length", counts=True)
+        check_range(self, self.min_length, self.max_length, "length", counts=True)
         if self.format is not None and self.format not in STRING_FORMATS:
             raise self._fail(
                 f"format {self.format!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}"
@@ -185,7 +179,7 @@ class String(_Field):
         if self.default is not None and not isinstance(self.default, str):
             raise self._fail(f"the default must be a string, not {self.default!r}")
         if self.default is not None:
-            _check_text(self, "the default", self.default)
+            check_text(self, "the default", self.default)
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head("string")
@@ -200,7 +194,12 @@ class String(_Field):
         return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+_set_string_default, _set_min_length, _set_max_length, _set_format = (
+    vars(String)[name].__set__ for name in ("default", "min_length", "max_length", "format")
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Number(_Field):
     """A JSON number (integer or not), optionally within inclusive bounds."""
 
@@ -210,11 +209,32 @@ class Number(_Field):
     minimum: float | None = None
     maximum: float | None = None
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        title: str | None = None,
+        description: str | None = None,
+        required: bool = True,
+        not_secret: bool = False,
+        default: float | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+    ) -> None:
+        # Written out: a handler builds its fields per request (Form(region=String())),
+        # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
+        plain = _init_common(self, name, title, description, required, not_secret)
+        _set_number_default(self, default)
+        _set_number_minimum(self, minimum)
+        _set_number_maximum(self, maximum)
+        plain = plain and default is None and minimum is None and maximum is None
+        _set_key(self, (Number, name) if plain and type(name) is str else None)
+
     def check(self) -> None:
         self._check_common()
-        _check_range(self, self.minimum, self.maximum, "value", counts=False)
-        if self.default is not None and not _is_real(self.default):
-            raise self._fail(f"the default must be {_REAL_NEED}, not {_shown(self.default)}")
+        check_range(self, self.minimum, self.maximum, "value", counts=False)
+        if self.default is not None and not is_real(self.default):
+            raise self._fail(f"the default must be {REAL_NEED}, not {shown(self.default)}")
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head(self.kind)
@@ -227,7 +247,12 @@ class Number(_Field):
         return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+_set_number_default, _set_number_minimum, _set_number_maximum = (
+    vars(Number)[name].__set__ for name in ("default", "minimum", "maximum")
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Integer(_Field):
     """A whole number, optionally within inclusive bounds."""
 
@@ -237,17 +262,38 @@ class Integer(_Field):
     minimum: float | None = None
     maximum: float | None = None
 
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        title: str | None = None,
+        description: str | None = None,
+        required: bool = True,
+        not_secret: bool = False,
+        default: int | None = None,
+        minimum: float | None = None,
+        maximum: float | None = None,
+    ) -> None:
+        # Written out: a handler builds its fields per request (Form(region=String())),
+        # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
+        plain = _init_common(self, name, title, description, required, not_secret)
+        _set_integer_default(self, default)
+        _set_integer_minimum(self, minimum)
+        _set_integer_maximum(self, maximum)
+        plain = plain and default is None and minimum is None and maximum is None
+        _set_key(self, (Integer, name) if plain and type(name) is str else None)
+
     def check(self) -> None:
         self._check_common()
-        _check_whole_range(self, self.minimum, self.maximum)
-        _check_range(self, self.minimum, self.maximum, "value", counts=False)
+        check_whole_range(self, self.minimum, self.maximum)
+        check_range(self, self.minimum, self.maximum, "value", counts=False)
         lo, hi = self.minimum, self.maximum
         if lo is not None and hi is not None and math.ceil(lo) > math.floor(hi):
             raise self._fail(f"no whole number lies between the minimum {lo} and the maximum {hi}")
         if self.default is not None and (isinstance(self.default, bool) or not isinstance(self.default, int)):
             raise self._fail(f"the default must be a whole number, not {self.default!r}")
         if self.default is not None and not -SAFE_INTEGER <= self.default <= SAFE_INTEGER:
-            raise self._fail(f"the default must be {_SAFE_RANGE}, not {_shown(self.default)}")
+            raise self._fail(f"the default must be {SAFE_RANGE}, not {shown(self.default)}")
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head(self.kind)
@@ -260,13 +306,34 @@ class Integer(_Field):
         return out
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+_set_integer_default, _set_integer_minimum, _set_integer_maximum = (
+    vars(Integer)[name].__set__ for name in ("default", "minimum", "maximum")
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Boolean(_Field):
     """A yes/no answer."""
 
     kind: ClassVar[FieldKind] = "boolean"
 
     default: bool | None = None
+
+    def __init__(
+        self,
+        *,
+        name: str = "",
+        title: str | None = None,
+        description: str | None = None,
+        required: bool = True,
+        not_secret: bool = False,
+        default: bool | None = None,
+    ) -> None:
+        # Written out: a handler builds its fields per request (Form(region=String())),
+        # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
+        plain = _init_common(self, name, title, description, required, not_secret)
+        _set_boolean_default(self, default)
+        _set_key(self, (Boolean, name) if plain and default is None and type(name) is str else None)
 
     def check(self) -> None:
         self._check_common()
@@ -280,63 +347,7 @@ class Boolean(_Field):
         return out
 
 
-def humanize(name: str) -> str:
-    """A title from an identifier: ``GLUTEN_FREE`` and ``gluten_free`` become ``Gluten free``."""
-    text = name.replace("_", " ").strip()
-    if text.isupper():
-        text = text.lower()
-    return text[:1].upper() + text[1:]
-
-
-def enum_options(enum_type: type[enum.Enum]) -> tuple[Option, ...]:
-    """Titled options from an Enum whose values are strings; titles come from member names."""
-    options = []
-    for member in enum_type:
-        if not isinstance(member.value, str):
-            raise FormSchemaError(
-                f"Enum {enum_type.__name__} has the non-string value {member.value!r}; "
-                "form choices are strings (use a StrEnum or an Enum of str)"
-            )
-        options.append(Option(member.value, humanize(member.name)))
-    return tuple(options)
-
-
-def _normalize_options(options: OptionsLike) -> tuple[Option, ...]:
-    if isinstance(options, type) and issubclass(options, enum.Enum):
-        return enum_options(options)
-    if isinstance(options, Mapping):
-        return tuple(Option(value, title) for value, title in options.items())
-    if isinstance(options, str):
-        raise FormSchemaError(f"options must be a list of strings, not the single string {options!r}")
-    out: list[Option] = []
-    for item in options:
-        if isinstance(item, str):
-            out.append(Option(item))
-        elif isinstance(item, tuple) and len(item) == 2:
-            out.append(Option(item[0], item[1]))
-        else:
-            raise FormSchemaError(f"option {item!r} is neither a string nor a (value, title) pair")
-    return tuple(out)
-
-
-def _check_options(spec: _Field, options: tuple[Option, ...]) -> None:
-    if not options:
-        raise spec._fail("a choice needs at least one option")
-    seen: set[str] = set()
-    for value, title in options:
-        if not isinstance(value, str):
-            raise spec._fail(f"option values must be strings, not {value!r}")
-        if title is not None and not isinstance(title, str):
-            raise spec._fail(f"the title of option {value!r} must be a string, not {title!r}")
-        _check_text(spec, f"option {value!r}", value)
-        if title is not None:
-            _check_text(spec, f"the title of option {value!r}", title)
-        if value in seen:
-            raise spec._fail(f"option {value!r} is listed twice")
-        seen.add(value)
-    titled = {title is not None for _, title in options}
-    if len(titled) > 1:
-        raise spec._fail("options must either all have titles or all have none")
+_set_boolean_default = vars(Boolean)["default"].__set__
 
 
 def _options_json(options: tuple[Option, ...], key: str) -> dict[str, Any]:
@@ -377,9 +388,10 @@ class Choice(_Field):
             ("description", description),
             ("required", required),
             ("not_secret", not_secret),
-            ("options", _normalize_options(options)),
+            ("options", normalize_options(options)),
             ("default", default),
             ("legacy_enum_names", legacy_enum_names),
+            ("_key", None),
         ):
             object.__setattr__(self, attr, value)
 
@@ -390,7 +402,7 @@ class Choice(_Field):
 
     def check(self) -> None:
         self._check_common()
-        _check_options(self, self.options)
+        check_options(self, self.options)
         if self.legacy_enum_names and not self.titled:
             raise self._fail("legacy_enum_names needs options with titles")
         if self.default is not None and not isinstance(self.default, str):
@@ -440,10 +452,11 @@ class MultiChoice(_Field):
             ("description", description),
             ("required", required),
             ("not_secret", not_secret),
-            ("options", _normalize_options(options)),
+            ("options", normalize_options(options)),
             ("default", None if default is None else tuple(default)),
             ("min_items", min_items),
             ("max_items", max_items),
+            ("_key", None),
         ):
             object.__setattr__(self, attr, value)
 
@@ -454,8 +467,8 @@ class MultiChoice(_Field):
 
     def check(self) -> None:
         self._check_common()
-        _check_options(self, self.options)
-        _check_range(self, self.min_items, self.max_items, "number of choices", counts=True)
+        check_options(self, self.options)
+        check_range(self, self.min_items, self.max_items, "number of choices", counts=True)
         if self.min_items is not None and self.min_items > len(self.options):
             raise self._fail(
                 f"it asks for at least {self.min_items} choices but offers only {len(self.options)} options"

@@ -50,7 +50,7 @@ _COMPILED_MAX = 512
 
 #: Every field's value, in declaration order, per spec class (``not_secret`` included).
 _FIELD_VALUES: dict[type, Callable[[Any], tuple[Any, ...]]] = {
-    cls: operator.attrgetter(*(f.name for f in dataclass_fields(cls))) for cls in _SPEC_TYPES
+    cls: operator.attrgetter(*(f.name for f in dataclass_fields(cls) if f.init)) for cls in _SPEC_TYPES
 }
 
 
@@ -60,8 +60,13 @@ def _spec_key(spec: object) -> tuple[Any, ...]:
     Spec equality is not enough: it leaves out ``not_secret``, and ``1 == 1.0 == True``,
     so ``String(min_length=True)`` (refused) equals ``String(min_length=1)``. The key
     holds every value with its type. Raises KeyError for what is not a spec and
-    TypeError for an unhashable value: no key, no cache."""
-    values = _FIELD_VALUES[type(spec)](spec)
+    TypeError for an unhashable value: no key, no cache. A spec with every value but the
+    name at its default came with its short key (the class and the name): the same build."""
+    values_of = _FIELD_VALUES[type(spec)]
+    key: tuple[Any, ...] | None = spec._key  # type: ignore[attr-defined]
+    if key is not None:
+        return key
+    values = values_of(spec)
     return (type(spec), values, tuple(map(type, values)))
 
 

@@ -163,6 +163,26 @@ def test_forms_built_again_are_shared_and_cached_checks_stay_exact() -> None:
         Form(api_key=String())
 
 
+def test_specs_at_their_defaults_share_a_build_only_when_identical() -> None:
+    """A spec with every value but the name at its default is keyed short (its class
+    and name); one whose values only compare equal to the defaults is not."""
+    assert Form(x=Boolean()) is Form(x=Boolean())
+    assert Form(x=Integer()) != Form(x=Number())
+    for plain, equal_not_same, problem in (
+        (String, {"required": 1}, "required must be True or False"),
+        (Number, {"required": 1}, "required must be True or False"),
+        (Integer, {"required": 1}, "required must be True or False"),
+        (Boolean, {"required": 1.0}, "required must be True or False"),
+    ):
+        Form(x=plain())
+        with pytest.raises(FormSchemaError, match=problem):
+            Form(x=plain(**equal_not_same))
+    spec = String(title="T")
+    assert dataclasses.replace(spec, name="n") == String(name="n", title="T")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.title = "U"  # type: ignore[misc]
+
+
 def test_schema_is_immutable() -> None:
     schema = booking()
     with pytest.raises(dataclasses.FrozenInstanceError):

@@ -1,0 +1,177 @@
+"""The values a field spec holds, and the rules they obey: sendable text, numbers a JSON
+peer reads exactly, bounds in order, choice options (their accepted spellings and
+normal form) distinct and uniformly titled.
+
+Rules: each check raises :class:`FormSchemaError` naming the field and the rule, and
+knows nothing of the spec classes (:mod:`mcp_elicit.forms.fields`) beyond a name.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple, Protocol, TypeAlias
+
+from mcp_elicit.errors import FormSchemaError
+
+__all__ = [
+    "REAL_NEED",
+    "SAFE_INTEGER",
+    "SAFE_RANGE",
+    "Named",
+    "Option",
+    "OptionsLike",
+    "check_options",
+    "check_range",
+    "check_text",
+    "check_whole_range",
+    "enum_options",
+    "fail",
+    "humanize",
+    "is_count",
+    "is_real",
+    "normalize_options",
+    "shown",
+]
+
+SAFE_INTEGER = 2**53 - 1
+"""The largest whole number every JSON peer reads exactly (RFC 7493, I-JSON)."""
+_UNPAIRED = re.compile("[\ud800-\udfff]")
+
+
+class Option(NamedTuple):
+    """One choice: the ``value`` sent on the wire and the ``title`` a person reads."""
+
+    value: str
+    title: str | None = None
+
+
+OptionsLike: TypeAlias = (
+    Mapping[str, str] | Iterable[str] | Iterable[tuple[str, str | None]] | type[enum.Enum]
+)
+
+
+class Named(Protocol):
+    """A field spec, as far as its checks go: a name to put in the error."""
+
+    @property
+    def name(self) -> str: ...
+
+
+def fail(spec: Named, message: str) -> FormSchemaError:
+    """The error for a rule ``spec`` breaks."""
+    return FormSchemaError(message, field=spec.name or None)
+
+
+def check_text(spec: Named, what: str, text: str) -> None:
+    found = _UNPAIRED.search(text)
+    if found is not None:
+        raise fail(
+            spec,
+            f"{what} has a character that is not text (U+{ord(found[0]):04X}), "
+            "which no JSON message can carry",
+        )
+
+
+def is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def is_real(value: object) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        return -SAFE_INTEGER <= value <= SAFE_INTEGER
+    return math.isfinite(value)
+
+
+def shown(value: object) -> str:
+    """``repr`` for a message, with a very long whole number cut short."""
+    text = repr(value)
+    if isinstance(value, int) and len(text) > 24:
+        return f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
+    return text
+
+
+SAFE_RANGE = f"between {-SAFE_INTEGER} and {SAFE_INTEGER}"
+REAL_NEED = f"a finite number, and a whole one must be {SAFE_RANGE} (write a larger one as a float)"
+
+
+def check_range(spec: Named, lo: float | None, hi: float | None, what: str, *, counts: bool) -> None:
+    test = is_count if counts else is_real
+    need = "a whole number of 0 or more" if counts else REAL_NEED
+    for label, value in (("minimum", lo), ("maximum", hi)):
+        if value is not None and not test(value):
+            raise fail(spec, f"the {label} {what} must be {need}, not {shown(value)}")
+        if counts and value is not None and value > SAFE_INTEGER:  # a JSON peer may not read it
+            raise fail(spec, f"the {label} {what} must be at most {SAFE_INTEGER}, not {shown(value)}")
+    if lo is not None and hi is not None and lo > hi:
+        raise fail(spec, f"the minimum {what} {lo} is greater than the maximum {what} {hi}")
+
+
+def check_whole_range(spec: Named, lo: float | None, hi: float | None) -> None:
+    """Integer bounds inside the safe range."""
+    for label, value in (("minimum", lo), ("maximum", hi)):
+        if isinstance(value, int | float) and not -SAFE_INTEGER <= value <= SAFE_INTEGER:
+            raise fail(spec, f"the {label} value must be {SAFE_RANGE}, not {shown(value)}")
+
+
+def check_options(spec: Named, options: Iterable[tuple[str, str | None]]) -> None:
+    if not options:
+        raise fail(spec, "a choice needs at least one option")
+    seen: set[str] = set()
+    for value, title in options:
+        if not isinstance(value, str):
+            raise fail(spec, f"option values must be strings, not {value!r}")
+        if title is not None and not isinstance(title, str):
+            raise fail(spec, f"the title of option {value!r} must be a string, not {title!r}")
+        check_text(spec, f"option {value!r}", value)
+        if title is not None:
+            check_text(spec, f"the title of option {value!r}", title)
+        if value in seen:
+            raise fail(spec, f"option {value!r} is listed twice")
+        seen.add(value)
+    titled = {title is not None for _, title in options}
+    if len(titled) > 1:
+        raise fail(spec, "options must either all have titles or all have none")
+
+
+def humanize(name: str) -> str:
+    """A title from an identifier: ``GLUTEN_FREE`` and ``gluten_free`` become ``Gluten free``."""
+    text = name.replace("_", " ").strip()
+    if text.isupper():
+        text = text.lower()
+    return text[:1].upper() + text[1:]
+
+
+def enum_options(enum_type: type[enum.Enum]) -> tuple[Option, ...]:
+    """Titled options from an Enum whose values are strings; titles come from member names."""
+    options = []
+    for member in enum_type:
+        if not isinstance(member.value, str):
+            raise FormSchemaError(
+                f"Enum {enum_type.__name__} has the non-string value {member.value!r}; "
+                "form choices are strings (use a StrEnum or an Enum of str)"
+            )
+        options.append(Option(member.value, humanize(member.name)))
+    return tuple(options)
+
+
+def normalize_options(options: OptionsLike) -> tuple[Option, ...]:
+    if isinstance(options, type) and issubclass(options, enum.Enum):
+        return enum_options(options)
+    if isinstance(options, Mapping):
+        return tuple(Option(value, title) for value, title in options.items())
+    if isinstance(options, str):
+        raise FormSchemaError(f"options must be a list of strings, not the single string {options!r}")
+    out: list[Option] = []
+    for item in options:
+        if isinstance(item, str):
+            out.append(Option(item))
+        elif isinstance(item, tuple) and len(item) == 2:
+            out.append(Option(item[0], item[1]))
+        else:
+            raise FormSchemaError(f"option {item!r} is neither a string nor a (value, title) pair")
+    return tuple(out)
