@@ -69,7 +69,8 @@ _VERSIONS = ("v2.", "v1.")
 _HEAD = len(_PREFIX) + 2 * _KID_BYTES + 1  # "v2." kid "."
 _NONCE = 12
 _EXPIRY = struct.Struct(">d")
-_OVERHEAD = _NONCE + _EXPIRY.size + 16  # nonce, expiry, tag
+_EXPIRY_SIZE = _EXPIRY.size
+_OVERHEAD = _NONCE + _EXPIRY_SIZE + 16  # nonce, expiry, tag
 
 
 class _Nonces:
@@ -102,6 +103,7 @@ _pack_nonce = struct.Struct(">8sI").pack
 _NONCES = _Nonces()
 os.register_at_fork(after_in_child=_NONCES.reset)
 _FIELD_LENGTHS = struct.Struct(">IIII")
+_pack_lengths = _FIELD_LENGTHS.pack
 _NO_PRINCIPAL = 0xFFFFFFFF  # the length slot of an absent principal: None differs from ""
 _INF = float("inf")
 _HEX_KEY = re.compile(r"(?:[0-9a-fA-F]{2})+")
@@ -121,17 +123,20 @@ def arguments_digest(arguments: Mapping[str, Any] | None) -> bytes:
     if not arguments:
         return _EMPTY_DIGEST
     try:
-        encoded = orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+        encoded = _dumps(arguments, option=_SORT_KEYS)
     except TypeError:  # not plain JSON (e.g. non-string keys): the standard library copes
         encoded = _utf8(
             json.dumps(
                 dict(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
             )
         )
-    return hashlib.sha256(encoded).digest()
+    return _sha256(encoded).digest()
 
 
 _EMPTY_DIGEST = hashlib.sha256(b"{}").digest()
+_dumps = orjson.dumps
+_SORT_KEYS = orjson.OPT_SORT_KEYS
+_sha256 = hashlib.sha256
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -168,12 +173,12 @@ class Binding:
         # _utf8, inline
         encoded_method = method.encode("utf-8", "surrogatepass")
         encoded_target = target.encode("utf-8", "surrogatepass")
-        lengths = _FIELD_LENGTHS.pack(len(encoded_method), len(encoded_target), len(arguments), principal_len)
+        lengths = _pack_lengths(len(encoded_method), len(encoded_target), len(arguments), principal_len)
         _set_method(self, method)
         _set_target(self, target)
         _set_arguments(self, arguments)
         _set_principal(self, principal)
-        _set_data(self, lengths + encoded_method + encoded_target + arguments + encoded_principal)
+        _set_data(self, b"".join((lengths, encoded_method, encoded_target, arguments, encoded_principal)))
 
     @classmethod
     def for_request(
@@ -396,7 +401,7 @@ class StateSealer:
             raise InvalidRequestState("authentication failed") from None
         if not now < _unpack_expiry(plain)[0]:
             raise InvalidRequestState("expired")
-        return plain[_EXPIRY.size :]
+        return plain[_EXPIRY_SIZE:]
 
 
 def _from_hex(body: str) -> bytes:

@@ -95,32 +95,30 @@ class Ask:
 
     @property
     def fingerprint(self) -> str:
-        if (
-            self._fingerprint is None
-            and self.schema is not None
-            and self.method == ELICIT
-            and len(self.params) == 3
-        ):
-            memo = (self.schema.digest, self.params.get("message"), self.params.get("mode"))
-            self._fingerprint = _FORM_FINGERPRINTS.get(memo)
-        if self._fingerprint is None:
-            if self.schema is not None:
+        fingerprint = self._fingerprint
+        if fingerprint is not None:
+            return fingerprint
+        schema = self.schema
+        params = self.params
+        memo: tuple[str, object, object] | None = None
+        if schema is not None and self.method == ELICIT and len(params) == 3:
+            memo = (schema.digest, params.get("message"), params.get("mode"))
+            fingerprint = _FORM_FINGERPRINTS.get(memo)
+        if fingerprint is None:
+            if schema is not None:
                 # the schema's own digest stands for it: no need to encode it again
-                params = {k: v for k, v in self.params.items() if k != "requestedSchema"}
-                params["requestedSchema"] = self.schema.digest
-            else:
-                params = self.params
+                params = {k: v for k, v in params.items() if k != "requestedSchema"}
+                params["requestedSchema"] = schema.digest
             digest = hashlib.sha256(
                 orjson.dumps({"m": self.method, "p": params}, option=orjson.OPT_SORT_KEYS)
             ).digest()
-            self._fingerprint = base64.urlsafe_b64encode(digest[:12]).decode("ascii")
-            if self.schema is not None and self.method == ELICIT and len(self.params) == 3:
+            fingerprint = base64.urlsafe_b64encode(digest[:12]).decode("ascii")
+            if memo is not None:
                 if len(_FORM_FINGERPRINTS) >= 4096:
                     _FORM_FINGERPRINTS.clear()
-                _FORM_FINGERPRINTS[
-                    (self.schema.digest, self.params.get("message"), self.params.get("mode"))
-                ] = self._fingerprint
-        return self._fingerprint
+                _FORM_FINGERPRINTS[memo] = fingerprint
+        self._fingerprint = fingerprint
+        return fingerprint
 
     def wire(self, note: str | None = None) -> dict[str, Any]:
         """The ``inputRequests`` entry; ``note`` (what was wrong last time) leads the message.
@@ -164,7 +162,6 @@ class Replay:
 
     def __init__(
         self,
-        *,
         answers: dict[str, tuple[str, Any]] | None = None,
         pending: dict[str, str] | None = None,
         fresh: dict[str, Any] | None = None,
@@ -172,11 +169,11 @@ class Replay:
         shape_problem: str | None = None,
         memo: dict[str, Any] | None = None,
     ) -> None:
-        self.answers: dict[str, tuple[str, Any]] = answers or {}
+        self.answers: dict[str, tuple[str, Any]] = {} if answers is None else answers
         #: JSON values a handler keeps from one round to the next (e.g. a URL flow's id).
-        self.memo: dict[str, Any] = memo or {}
-        self.pending: dict[str, str] = pending or {}
-        self.fresh: dict[str, Any] = fresh or {}
+        self.memo: dict[str, Any] = {} if memo is None else memo
+        self.pending: dict[str, str] = {} if pending is None else pending
+        self.fresh: dict[str, Any] = {} if fresh is None else fresh
         self.round = round_no
         self.shape_problem = shape_problem
         self.notes: dict[str, str] = {}
@@ -197,20 +194,21 @@ class Replay:
                 fresh = responses
         token = params.get("requestState")
         if token is None:
-            return cls(fresh=fresh, shape_problem=problem) if responses is not None else cls()
+            return cls(None, None, fresh, 0, problem) if responses is not None else cls()
         payload = sealer.open(token, binding, now=now)
         try:
             state = orjson.loads(payload)
             recorded = state["a"]
             answers = {k: (v[0], v[1]) for k, v in recorded.items()} if recorded else {}
-            pending = dict(state["p"])
+            pending = state["p"]
+            memo = state.get("m")
+            # decoded by orjson: an object is a dict, never a subclass (nor a list of pairs)
+            if type(pending) is not dict or (memo is not None and type(memo) is not dict):
+                raise TypeError
             round_no = int(state["r"])
-            memo = dict(state.get("m", ()))
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
             raise InternalError("Internal error: a sealed requestState had an unexpected layout") from None
-        return cls(
-            answers=answers, pending=pending, fresh=fresh, round_no=round_no, shape_problem=problem, memo=memo
-        )
+        return cls(answers, pending, fresh, round_no, problem, memo)
 
     def resolve(self, ask: Ask) -> tuple[bool, Any]:
         """``(True, answer)`` when ``ask`` is answered (checked), else ``(False, None)``.
@@ -267,13 +265,8 @@ class Replay:
         for key, ask in self.outstanding.items():
             requests[key] = ask.wire(notes.get(key) if notes else None)
             pending[key] = ask.fingerprint
-        answers = self.answers
-        state = {
-            "v": _STATE_VERSION,
-            "r": self.round + 1,
-            "a": {k: [fp, answer] for k, (fp, answer) in answers.items()} if answers else {},
-            "p": pending,
-        }
+        # orjson writes each (fingerprint, answer) tuple as the array the state holds
+        state = {"v": _STATE_VERSION, "r": self.round + 1, "a": self.answers, "p": pending}
         if self.memo:
             state["m"] = self.memo
         payload = orjson.dumps(state)
