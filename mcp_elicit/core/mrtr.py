@@ -78,6 +78,7 @@ MAX_INPUT_RESPONSES: Final = 64
 #: encoder takes (about 250), which the answers it records must pass through again.
 MAX_INPUT_RESPONSES_DEPTH: Final = 64
 _STATE_VERSION: Final = 1
+_ABSENT: Final = object()  # no entry under a key (an entry's value may be null)
 
 
 @dataclass(slots=True)
@@ -215,37 +216,40 @@ class Replay:
 
         A fresh answer that does not fit is noted and counts as unanswered.
         """
-        recorded = self.answers.get(ask.key)
+        key = ask.key
+        recorded = self.answers.get(key)
         if recorded is not None:
             if recorded[0] != ask.fingerprint:
                 raise ReplayMismatchError(
-                    f"On replay the handler asked something different under key {ask.key!r} than the "
+                    f"On replay the handler asked something different under key {key!r} than the "
                     "recorded round did. A handler must ask the same questions, in the same order, for the "
                     "same arguments and answers; give changing questions distinct keys."
                 )
             return True, recorded[1]
-        expected = self.pending.get(ask.key)
+        expected = self.pending.get(key)
         if expected is not None and expected != ask.fingerprint:
             raise ReplayMismatchError(
-                f"The question under key {ask.key!r} changed between rounds; the client's answer was for "
+                f"The question under key {key!r} changed between rounds; the client's answer was for "
                 "a different question. Give changing questions distinct keys."
             )
-        if ask.key not in self.fresh:
+        raw = self.fresh.get(key, _ABSENT)
+        if raw is _ABSENT:
             if self.shape_problem is not None:
-                self.notes[ask.key] = f"Your previous answer could not be read: {self.shape_problem}."
+                self.notes[key] = f"Your previous answer could not be read: {self.shape_problem}."
             return False, None
         if expected is None and ask.method == ELICIT and ask.params.get("mode") == "url":
             return False, None  # consent to a page the client was never sent: ask
         try:
-            answer = check_answer(ask, self.fresh[ask.key])
+            answer = check_answer(ask, raw)
         except InvalidAnswer as exc:
             if ask.method != ELICIT:  # the client's software answered: asking again gets the same
                 raise InvalidParams(
-                    f"Invalid params: inputResponses[{ask.key!r}] answers {ask.method}, but {exc}"
+                    f"Invalid params: inputResponses[{key!r}] answers {ask.method}, but {exc}"
                 ) from None
-            self.notes[ask.key] = f"Your previous answer was not accepted: {exc}."
+            self.notes[key] = f"Your previous answer was not accepted: {exc}."
             return False, None
-        self.answers[ask.key] = (ask.fingerprint, answer)
+        # the pending fingerprint, when there is one, is the question's (checked above)
+        self.answers[key] = (ask.fingerprint if expected is None else expected, answer)
         return True, answer
 
     def want(self, ask: Ask) -> None:

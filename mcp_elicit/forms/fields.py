@@ -122,19 +122,6 @@ _set_name, _set_title, _set_description, _set_required, _set_not_secret, _set_ke
 )
 
 
-def _init_common(
-    spec: _Field, name: str, title: str | None, description: str | None, required: bool, not_secret: bool
-) -> bool:
-    """Set the fields every spec has (through their slots: the spec is frozen); whether
-    all but the name are their defaults."""
-    _set_name(spec, name)
-    _set_title(spec, title)
-    _set_description(spec, description)
-    _set_required(spec, required)
-    _set_not_secret(spec, not_secret)
-    return title is None and description is None and required is True and not_secret is False
-
-
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class String(_Field):
     """Free text, optionally constrained by length (in code points) and ``format``."""
@@ -161,7 +148,13 @@ class String(_Field):
     ) -> None:
         # Written out: a handler builds its fields per request (Form(region=String())),
         # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
-        plain = _init_common(self, name, title, description, required, not_secret)
+        # The fields are set through their slots (the spec is frozen).
+        _set_name(self, name)
+        _set_title(self, title)
+        _set_description(self, description)
+        _set_required(self, required)
+        _set_not_secret(self, not_secret)
+        plain = title is None and description is None and required is True and not_secret is False
         _set_string_default(self, default)
         _set_min_length(self, min_length)
         _set_max_length(self, max_length)
@@ -221,9 +214,13 @@ class Number(_Field):
         minimum: float | None = None,
         maximum: float | None = None,
     ) -> None:
-        # Written out: a handler builds its fields per request (Form(region=String())),
-        # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
-        plain = _init_common(self, name, title, description, required, not_secret)
+        # Written out, as String's is: set through the slots.
+        _set_name(self, name)
+        _set_title(self, title)
+        _set_description(self, description)
+        _set_required(self, required)
+        _set_not_secret(self, not_secret)
+        plain = title is None and description is None and required is True and not_secret is False
         _set_number_default(self, default)
         _set_number_minimum(self, minimum)
         _set_number_maximum(self, maximum)
@@ -274,9 +271,13 @@ class Integer(_Field):
         minimum: float | None = None,
         maximum: float | None = None,
     ) -> None:
-        # Written out: a handler builds its fields per request (Form(region=String())),
-        # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
-        plain = _init_common(self, name, title, description, required, not_secret)
+        # Written out, as String's is: set through the slots.
+        _set_name(self, name)
+        _set_title(self, title)
+        _set_description(self, description)
+        _set_required(self, required)
+        _set_not_secret(self, not_secret)
+        plain = title is None and description is None and required is True and not_secret is False
         _set_integer_default(self, default)
         _set_integer_minimum(self, minimum)
         _set_integer_maximum(self, maximum)
@@ -329,9 +330,13 @@ class Boolean(_Field):
         not_secret: bool = False,
         default: bool | None = None,
     ) -> None:
-        # Written out: a handler builds its fields per request (Form(region=String())),
-        # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
-        plain = _init_common(self, name, title, description, required, not_secret)
+        # Written out, as String's is: set through the slots.
+        _set_name(self, name)
+        _set_title(self, title)
+        _set_description(self, description)
+        _set_required(self, required)
+        _set_not_secret(self, not_secret)
+        plain = title is None and description is None and required is True and not_secret is False
         _set_boolean_default(self, default)
         _set_key(self, (Boolean, name) if plain and default is None and type(name) is str else None)
 

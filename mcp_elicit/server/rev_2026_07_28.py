@@ -34,14 +34,15 @@ class ReplayAsker:
     main_task: asyncio.Task[Any] | None
 
     async def ask(self, asks: list[Ask]) -> list[Any]:
+        replay = self.replay
         answers: list[Any] = []
         missing = False
         for ask in asks:
-            found, answer = self.replay.resolve(ask)
+            found, answer = replay.resolve(ask)
             if found:
                 answers.append(answer)
             else:
-                self.replay.want(ask)
+                replay.want(ask)
                 missing = True
         if missing:
             if asyncio.current_task() is not self.main_task:
