@@ -202,9 +202,9 @@ class Replay:
             recorded = state["a"]
             answers = {k: (v[0], v[1]) for k, v in recorded.items()} if recorded else {}
             pending = state["p"]
-            memo = state.get("m")
+            memo = state.get("m", {})
             # decoded by orjson: an object is a dict, never a subclass (nor a list of pairs)
-            if type(pending) is not dict or (memo is not None and type(memo) is not dict):
+            if type(pending) is not dict or type(memo) is not dict:
                 raise TypeError
             round_no = int(state["r"])
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
