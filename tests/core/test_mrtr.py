@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, Replay, binding_for
-from mcp_elicit.errors import InvalidParams, InvalidRequestState, ReplayMismatchError
+from mcp_elicit.errors import InternalError, InvalidParams, InvalidRequestState, ReplayMismatchError
 from mcp_elicit.forms import Form, Integer
 from mcp_elicit.sealing import KeyRing, StateSealer
 
@@ -138,3 +138,28 @@ def test_a_url_questions_elicitation_id_stays_off_the_2026_wire() -> None:
         "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/x"},
     }
     assert url.params["elicitationId"] == "e-1"  # still there for the handshake era
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"v": 1, "r": 1, "a": {}, "p": [["k", "x"]]},
+        {"v": 1, "r": 1, "a": {}, "p": {}, "m": None},
+        {"v": 1, "r": 1, "a": {}, "p": {}, "m": [["a", 1]]},
+        {"v": 1, "r": "one", "a": {}, "p": {}},
+        {"v": 1, "a": {}, "p": {}},
+        {"v": 1, "r": 1, "a": {"k": ["fp"]}, "p": {}},
+    ],
+)
+def test_a_state_sealed_with_another_layout_is_an_internal_error(state: dict[str, object]) -> None:
+    token = SEALER.seal(orjson.dumps(state), BINDING, now=100.0)
+    with pytest.raises(InternalError, match="unexpected layout"):
+        begin(requestState=token)
+
+
+def test_a_state_with_a_memo_carries_it() -> None:
+    token = SEALER.seal(
+        orjson.dumps({"v": 1, "r": 3, "a": {}, "p": {}, "m": {"id": "x"}}), BINDING, now=100.0
+    )
+    replay = begin(requestState=token)
+    assert (replay.memo, replay.round, replay.pending, replay.answers) == ({"id": "x"}, 3, {}, {})
