@@ -11,7 +11,7 @@ Rules:
   naming the missing capability; ``ctx.can_elicit()`` and friends let a handler fall back.
 * A URL-mode question carries only a web address a browser reads as written: an
   absolute http(s) URI with a host, no credentials, at most ``MAX_URL`` characters
-  (``check_url``); anything else is the handler's ``ValueError``.
+  (``outgoing.check_url``); anything else is the handler's ``ValueError``.
 * How a question travels depends on the revision (``input_required`` and a retry on
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
 * Several questions asked together with ``ctx.gather(...)`` go out in one round.
@@ -25,20 +25,17 @@ Rules:
 
 from __future__ import annotations
 
-import math
-import urllib.parse
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
 
-from mcp_types import CreateMessageRequestParams, CreateMessageResult, Root
-from pydantic import ValidationError
+from mcp_types import CreateMessageResult, Root
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
 from mcp_elicit.errors import MissingClientCapability
 from mcp_elicit.forms import FormSchema
-from mcp_elicit.forms.formats import is_uri, non_uri_characters
 from mcp_elicit.server.asking import InPlaceAsker
+from mcp_elicit.server.outgoing import check_sampling, check_url
 from mcp_elicit.server.tasks import TaskAsker
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 
@@ -53,78 +50,6 @@ __all__ = ["Answer", "Asker", "Channel", "Context", "Question"]
 
 T = TypeVar("T")
 Action = Literal["accept", "decline", "cancel"]
-
-#: The longest URL a URL-mode elicitation may carry (what every browser and proxy takes).
-MAX_URL = 2048
-
-
-def check_url(url: object) -> str:
-    """``url`` when a URL-mode elicitation may send a person there, else ``ValueError``
-    saying why: an absolute ``http(s)`` URI (RFC 3986, what the schema's ``format: uri``
-    means: no spaces, control or non-ASCII characters; a name in punycode) with a host, no
-    user name or password (a link must not carry credentials, and ``https://bank@evil``
-    reads as the wrong site), at most ``MAX_URL`` characters."""
-    if not isinstance(url, str):
-        raise ValueError(f"a URL elicitation needs the URL as a string, not {type(url).__name__}")
-    if len(url) > MAX_URL:
-        raise ValueError(f"the URL is {len(url)} characters long; a URL elicitation takes at most {MAX_URL}")
-    odd = non_uri_characters(url)
-    if odd:
-        raise ValueError(
-            f"the URL {url[:80]!r} has characters a URI may not hold ({', '.join(odd)}); %-escape them "
-            "(a non-ASCII host name in punycode)"
-        )
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:  # an unbalanced IPv6 bracket
-        raise ValueError(f"the URL {url[:80]!r} has an unreadable host") from None
-    if parts.scheme.lower() not in ("http", "https") or not url[len(parts.scheme) :].startswith("://"):
-        raise ValueError(f"a URL elicitation needs an http(s) URL, not {url[:80]!r}")
-    if "@" in parts.netloc:
-        raise ValueError(
-            f"the URL {url[:80]!r} carries a user name or password before its host; a link a person "
-            "is sent to must not hold credentials"
-        )
-    try:
-        parts.port  # noqa: B018 (it checks the port)
-    except ValueError:
-        raise ValueError(f"the URL {url[:80]!r} has an invalid port") from None
-    if not parts.hostname:
-        raise ValueError(f"the URL {url[:80]!r} has no host")
-    if not is_uri(url):  # its characters, scheme and host are right, but not all where they stand
-        raise ValueError(
-            f"the URL {url[:80]!r} is not an RFC 3986 URI: it has a %-escape without two hex digits "
-            "after it, a second '#', or a '[' or ']' outside an IPv6 host, the query or the fragment"
-        )
-    return url
-
-
-def _check_sampling(params: Mapping[str, Any]) -> None:
-    """``ValueError`` saying what is wrong when a sampling request the handler built would
-    not fit the schema (a ``system`` role, content that is not a content block, a count of
-    tokens that is not a positive whole number): never sent to a client to refuse."""
-    max_tokens = params["maxTokens"]
-    if type(max_tokens) is not int or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive whole number, not {max_tokens!r}")
-    temperature = params.get("temperature")
-    if temperature is not None and (
-        isinstance(temperature, bool)
-        or not isinstance(temperature, int | float)
-        or not math.isfinite(temperature)
-    ):
-        raise ValueError(f"temperature must be a finite number, not {temperature!r}")
-    if not params["messages"]:
-        raise ValueError("a sampling request needs at least one message")
-    try:
-        CreateMessageRequestParams.model_validate(params)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "the request"
-        raise ValueError(
-            f"the sampling request does not fit the schema at {where}: {first.get('msg', 'invalid')} "
-            "(messages are {'role': 'user' or 'assistant', 'content': {'type': 'text', 'text': ...}}; "
-            "a system prompt goes in system_prompt=)"
-        ) from None
 
 
 class Channel(Protocol):
@@ -372,7 +297,7 @@ class Context:
             params["temperature"] = temperature
         if model_preferences is not None:
             params["modelPreferences"] = dict(model_preferences)
-        _check_sampling(params)
+        check_sampling(params)
         ask = Ask(self._key("sample", key), SAMPLE, params)
         return Question(self, ask, CreateMessageResult.model_validate)
 

@@ -40,10 +40,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from mcp_elicit.errors import ConfigError, MissingClientCapability
-from mcp_elicit.server.context import check_url
 from mcp_elicit.server.flows import Flow, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.options import cleartext
+from mcp_elicit.server.outgoing import check_url
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
 
