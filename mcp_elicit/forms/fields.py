@@ -122,6 +122,18 @@ _set_name, _set_title, _set_description, _set_required, _set_not_secret, _set_ke
 )
 
 
+def _set_common(
+    spec: _Field, name: str, title: str | None, description: str | None, required: bool, not_secret: bool
+) -> bool:
+    """Set the values every field has; whether they are all at their default but the name."""
+    _set_name(spec, name)
+    _set_title(spec, title)
+    _set_description(spec, description)
+    _set_required(spec, required)
+    _set_not_secret(spec, not_secret)
+    return title is None and description is None and required is True and not_secret is False
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class String(_Field):
     """Free text, optionally constrained by length (in code points) and ``format``."""
@@ -148,13 +160,9 @@ class String(_Field):
     ) -> None:
         # Written out: a handler builds its fields per request (Form(region=String())),
         # and the generated frozen __init__ (object.__setattr__ per field) cost twice this.
-        # The fields are set through their slots (the spec is frozen).
-        _set_name(self, name)
-        _set_title(self, title)
-        _set_description(self, description)
-        _set_required(self, required)
-        _set_not_secret(self, not_secret)
-        plain = title is None and description is None and required is True and not_secret is False
+        # The fields are set through their slots (the spec is frozen); a test checks that
+        # each written-out __init__ takes the class's fields with their defaults.
+        plain = _set_common(self, name, title, description, required, not_secret)
         _set_string_default(self, default)
         _set_min_length(self, min_length)
         _set_max_length(self, max_length)
@@ -215,12 +223,7 @@ class Number(_Field):
         maximum: float | None = None,
     ) -> None:
         # Written out, as String's is: set through the slots.
-        _set_name(self, name)
-        _set_title(self, title)
-        _set_description(self, description)
-        _set_required(self, required)
-        _set_not_secret(self, not_secret)
-        plain = title is None and description is None and required is True and not_secret is False
+        plain = _set_common(self, name, title, description, required, not_secret)
         _set_number_default(self, default)
         _set_number_minimum(self, minimum)
         _set_number_maximum(self, maximum)
@@ -272,12 +275,7 @@ class Integer(_Field):
         maximum: float | None = None,
     ) -> None:
         # Written out, as String's is: set through the slots.
-        _set_name(self, name)
-        _set_title(self, title)
-        _set_description(self, description)
-        _set_required(self, required)
-        _set_not_secret(self, not_secret)
-        plain = title is None and description is None and required is True and not_secret is False
+        plain = _set_common(self, name, title, description, required, not_secret)
         _set_integer_default(self, default)
         _set_integer_minimum(self, minimum)
         _set_integer_maximum(self, maximum)
@@ -331,12 +329,7 @@ class Boolean(_Field):
         default: bool | None = None,
     ) -> None:
         # Written out, as String's is: set through the slots.
-        _set_name(self, name)
-        _set_title(self, title)
-        _set_description(self, description)
-        _set_required(self, required)
-        _set_not_secret(self, not_secret)
-        plain = title is None and description is None and required is True and not_secret is False
+        plain = _set_common(self, name, title, description, required, not_secret)
         _set_boolean_default(self, default)
         _set_key(self, (Boolean, name) if plain and default is None and type(name) is str else None)
 

@@ -229,3 +229,40 @@ def test_enum_options_refuse_non_string_values() -> None:
 def test_not_secret_takes_no_part_in_equality() -> None:
     assert String(name="a", not_secret=True) == String(name="a")
     assert Choice(["a"], not_secret=True) == Choice(["a"])
+
+
+@pytest.mark.parametrize("cls", [String, Number, Integer, Boolean, Choice, MultiChoice])
+def test_written_out_init_takes_every_field_with_its_default(cls: type[Any]) -> None:
+    """The field classes write their ``__init__`` out (a handler builds fields per request):
+    it must take exactly the dataclass's fields, keyword-only but ``options``, with the
+    declared defaults, and set each one."""
+    import dataclasses
+    import inspect
+
+    declared = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    params = dict(inspect.signature(cls.__init__).parameters)
+    params.pop("self")
+    assert set(params) == set(declared)
+    for name, param in params.items():
+        if name == "options":
+            assert param.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+            continue
+        assert param.kind is inspect.Parameter.KEYWORD_ONLY, name
+        assert param.default is declared[name].default, name
+    # every value given is kept, and two equal specs made apart compare equal
+    given = {"name": "f", "title": "T", "description": "D", "required": False, "not_secret": True}
+    options = ["a", "b"]
+    spec = cls(options, **given) if "options" in declared else cls(**given)
+    for name, value in given.items():
+        assert getattr(spec, name) == value, name
+    assert spec == (cls(options, **given) if "options" in declared else cls(**given))
+
+
+def test_a_spec_left_at_its_defaults_gets_the_short_form_key() -> None:
+    """Only a spec whose values other than the name are all defaults (by identity) shares
+    the short key: ``required=1`` equals ``required=True`` but must not share a build."""
+    assert String(name="a")._key == (String, "a")
+    assert String(name="a", required=1)._key is None  # type: ignore[arg-type]
+    assert Integer(name="a", minimum=0)._key is None
+    assert Boolean(name="a", default=False)._key is None
+    assert Choice(["x"], name="a")._key is None
