@@ -250,9 +250,12 @@ class FormSchema:
         """The problem with one field's value as a message for a person, or None if it is fine."""
         return self._validator.check_field(name, value)
 
-    def build(self, content: object) -> Any:
-        """Validate ``content``, then make the bound class's instance (or return the dict)."""
-        clean = self._validator.validate(content)
+    def build(self, content: object, *, checked: bool = False) -> Any:
+        """Validate ``content``, then make the bound class's instance (or return the dict).
+
+        ``checked=True`` says ``content`` is what :meth:`admit` returned for this form (an
+        answer checked once need not be checked again): it is used as it is."""
+        clean: Any = content if checked else self._validator.validate(content)
         return clean if self._binding is None else self._binding.build(clean)
 
 

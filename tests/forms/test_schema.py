@@ -214,6 +214,17 @@ def test_build_without_binding_returns_the_clean_dict() -> None:
     }
 
 
+def test_build_of_admitted_content_skips_the_second_check() -> None:
+    form = booking()
+    clean = form.admit({"party_size": 2.0, "date": "2026-01-01", "seating": "indoor", "x": 1})
+    assert form.build(clean, checked=True) is clean
+    assert clean == form.build(clean) == {"party_size": 2, "date": "2026-01-01", "seating": "indoor"}
+    small = FormSchema.from_type(Small)
+    built = small.build(small.admit({"n": 3.0}), checked=True)
+    assert isinstance(built, Small) and built.n == 3
+    assert type(built.n) is int
+
+
 @pytest.mark.parametrize(
     "spec",
     [
