@@ -274,22 +274,30 @@ class Replay:
         if self.memo:
             state["m"] = self.memo
         payload = orjson.dumps(state)
-        if len(payload) > sealer.max_payload:
-            answered = len(orjson.dumps(self.answers))
-            if answered <= sealer.max_payload // 2:  # not the answers: what the handler remembers
-                raise InternalError(
-                    f"Internal error: the values the handler remembers take {len(payload) - answered} bytes, "
-                    f"more than a requestState carries ({sealer.max_payload})"
-                )
-            raise InvalidParams(
-                f"Invalid params: the answers given so far take {answered} bytes, more than a requestState "
-                f"carries ({sealer.max_payload} bytes); answer with less"
-            )
-        result: dict[str, Any] = {"resultType": "input_required"}
+        try:  # seal checks the size too: say why only when it refuses
+            token = sealer.seal(payload, binding, now=now)
+        except ValueError:
+            if len(payload) > sealer.max_payload:
+                raise _state_too_large(
+                    len(payload), len(orjson.dumps(self.answers)), sealer.max_payload
+                ) from None
+            raise
         if requests:
-            result["inputRequests"] = requests
-        result["requestState"] = sealer.seal(payload, binding, now=now)
-        return result
+            return {"resultType": "input_required", "inputRequests": requests, "requestState": token}
+        return {"resultType": "input_required", "requestState": token}
+
+
+def _state_too_large(size: int, answered: int, most: int) -> InternalError | InvalidParams:
+    """Why a state of ``size`` bytes (``answered`` of them the answers) does not fit."""
+    if answered <= most // 2:  # not the answers: what the handler remembers
+        return InternalError(
+            f"Internal error: the values the handler remembers take {size - answered} bytes, "
+            f"more than a requestState carries ({most})"
+        )
+    return InvalidParams(
+        f"Invalid params: the answers given so far take {answered} bytes, more than a requestState "
+        f"carries ({most} bytes); answer with less"
+    )
 
 
 def check_input_responses(responses: dict[str, Any]) -> None:
@@ -342,9 +350,21 @@ def check_answer(ask: Ask, raw: object) -> Any:
     """Check one ``inputResponses`` entry against its question; return the clean answer."""
     if not isinstance(raw, dict):
         raise InvalidAnswer("each answer must be a JSON object")
-    if ask.method == ELICIT:
-        return _check_elicit(ask, raw)
-    if ask.method == SAMPLE:
+    method = ask.method
+    if method == ELICIT:
+        action = raw.get("action")
+        if action not in ("accept", "decline", "cancel"):
+            raise InvalidAnswer('"action" must be "accept", "decline" or "cancel"')
+        schema = ask.schema
+        if action != "accept" or schema is None:
+            return {"action": action}
+        content = raw.get("content")
+        try:
+            clean = schema.admit({} if content is None else content)
+        except FormValidationError as exc:
+            raise InvalidAnswer(str(exc)) from None
+        return {"action": "accept", "content": clean}
+    if method == SAMPLE:
         from mcp_types import CreateMessageResult
 
         try:
@@ -352,7 +372,7 @@ def check_answer(ask: Ask, raw: object) -> Any:
         except ValidationError as exc:
             raise InvalidAnswer(_pydantic_summary(exc, "a sampling result")) from None
         return raw
-    if ask.method == LIST_ROOTS:
+    if method == LIST_ROOTS:
         from mcp_types import ListRootsResult
 
         try:
@@ -360,23 +380,7 @@ def check_answer(ask: Ask, raw: object) -> Any:
         except ValidationError as exc:
             raise InvalidAnswer(_pydantic_summary(exc, "a roots list")) from None
         return raw
-    raise InvalidAnswer(f"unexpected input request method {ask.method!r}")
-
-
-def _check_elicit(ask: Ask, raw: dict[str, Any]) -> dict[str, Any]:
-    action = raw.get("action")
-    if action not in ("accept", "decline", "cancel"):
-        raise InvalidAnswer('"action" must be "accept", "decline" or "cancel"')
-    if action != "accept" or ask.schema is None:
-        return {"action": action}
-    content = raw.get("content")
-    if content is None:
-        content = {}
-    try:
-        clean = ask.schema.admit(content)
-    except FormValidationError as exc:
-        raise InvalidAnswer(str(exc)) from None
-    return {"action": "accept", "content": clean}
+    raise InvalidAnswer(f"unexpected input request method {method!r}")
 
 
 def _pydantic_summary(exc: ValidationError, what: str) -> str:

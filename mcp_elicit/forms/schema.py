@@ -285,7 +285,9 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
     key: tuple[Any, ...] | None
     try:
         pairs = named.items() if fields is None else [*fields.items(), *named.items()]
-        key = tuple([(name, _spec_key(spec)) for name, spec in pairs])
+        key = ()
+        for name, spec in pairs:  # a loop, not a comprehension: forms are a few fields long
+            key += ((name, _spec_key(spec)),)
         form = _FORMS.get(key)
     except (AttributeError, KeyError, TypeError):  # not specs, or unhashable: no cache
         key = form = None
