@@ -40,6 +40,10 @@ class InPlaceAsker:
     async def pause(self) -> None:
         """Nothing to do: the handler waits in place."""
 
+    def answered(self, asks: list[Ask]) -> list[Any] | None:
+        """None: every answer is waited for (``ask``)."""
+        return None
+
     async def ask(self, asks: list[Ask]) -> list[Any]:
         if len(asks) == 1:
             return [await self._one(asks[0])]

@@ -68,6 +68,11 @@ class Asker(Protocol):
 
     async def ask(self, asks: list[Ask]) -> list[Any]: ...
 
+    def answered(self, asks: list[Ask]) -> list[Any] | None:
+        """The answers to ``asks`` when they are at hand without waiting; None when the
+        caller must await ``ask`` for them."""
+        ...
+
     async def require_url(self, ask: Ask) -> Any: ...
 
     @property
@@ -117,16 +122,31 @@ class Question(Coroutine[Any, Any, T]):
         self._ctx = ctx
         self.ask = ask
         self._convert = convert
-        self._coro: Coroutine[Any, Any, T] | None = None
+        self._coro: Generator[Any, None, T] | None = None
 
     def result(self, raw: Any) -> T:
-        if self._convert is None:
-            return _form_answer(self.ask.schema, raw)  # type: ignore[return-value]
-        return self._convert(raw)
+        convert = self._convert
+        if convert is not None:
+            return convert(raw)
+        if raw["action"] != "accept":  # a form's answer (checked by the asker)
+            return Answer(raw["action"])  # type: ignore[return-value]
+        content = raw.get("content") or {}
+        form = self.ask.schema
+        return Answer("accept", form.build(content) if form is not None else content, content)  # type: ignore[return-value]
 
-    def _inner(self) -> Coroutine[Any, Any, T]:
+    def _asking(self) -> Generator[Any, None, T]:
+        # A generator, not a coroutine awaiting the asker's: an answer at hand (a replayed
+        # round) comes back with no coroutine layer under the handler's.
+        asker = self._ctx._asker
+        asks = [self.ask]
+        raws = asker.answered(asks)
+        if raws is None:
+            raws = yield from asker.ask(asks).__await__()
+        return self.result(raws[0])
+
+    def _inner(self) -> Generator[Any, None, T]:
         if self._coro is None:
-            self._coro = self._ctx._ask_one(self)
+            self._coro = self._asking()
         return self._coro
 
     def send(self, value: Any) -> Any:
@@ -140,15 +160,10 @@ class Question(Coroutine[Any, Any, T]):
             self._coro.close()
 
     def __await__(self) -> Generator[Any, None, T]:
-        return self._inner().__await__()
-
-
-def _form_answer(form: FormSchema | None, raw: Mapping[str, Any]) -> Answer[Any]:
-    """The ``Answer`` to a form question from its checked raw answer."""
-    if raw["action"] != "accept":
-        return Answer(raw["action"])
-    content = raw.get("content") or {}
-    return Answer("accept", form.build(content) if form is not None else content, content)
+        if self._coro is not None:
+            raise RuntimeError("cannot reuse already awaited question")
+        self._coro = coro = self._asking()
+        return coro
 
 
 class Context:
@@ -312,10 +327,6 @@ class Context:
         """Ask several questions in one round; answers come back in the same order."""
         raws = await self._asker.ask([q.ask for q in questions])
         return [q.result(raw) for q, raw in zip(questions, raws, strict=True)]
-
-    async def _ask_one(self, question: Question[T]) -> T:
-        (raw,) = await self._asker.ask([question.ask])
-        return question.result(raw)
 
     def remember(self, key: str, make: Callable[[], Any]) -> Any:
         """A JSON value kept for the whole request: made once by ``make``, then given back

@@ -33,7 +33,11 @@ class ReplayAsker:
     #: The task running the handler; questions from other tasks come from siblings.
     main_task: asyncio.Task[Any] | None
 
-    async def ask(self, asks: list[Ask]) -> list[Any]:
+    def answered(self, asks: list[Ask]) -> list[Any] | None:
+        """The recorded or fresh answers to ``asks``. When one is missing, the questions
+        without an answer are recorded and the round ends (``InputRequired``), at once in
+        the handler's own task; in a sibling task None says to await ``ask``, which lets
+        the other siblings ask theirs first."""
         replay = self.replay
         answers: list[Any] = []
         missing = False
@@ -44,10 +48,17 @@ class ReplayAsker:
             else:
                 replay.want(ask)
                 missing = True
-        if missing:
-            if asyncio.current_task() is not self.main_task:
-                for _ in range(_SIBLING_YIELDS):
-                    await asyncio.sleep(0)
+        if not missing:
+            return answers
+        if asyncio.current_task() is self.main_task:
+            raise InputRequired
+        return None
+
+    async def ask(self, asks: list[Ask]) -> list[Any]:
+        answers = self.answered(asks)
+        if answers is None:  # a sibling task's question: the others ask theirs first
+            for _ in range(_SIBLING_YIELDS):
+                await asyncio.sleep(0)
             raise InputRequired
         return answers
 
