@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic_core import SchemaValidator
 
 __all__ = ["ArgumentsError", "Signature", "handler", "handler_doc", "handler_name", "is_async"]
 
@@ -42,9 +43,8 @@ class Signature:
     schema: dict[str, Any]
     return_annotation: Any
     is_async: bool
-    #: ``model.model_validate``, or its compiled validator when the model is complete:
-    #: the same check without the keyword defaults, which cost more than the check itself.
-    _validate: Callable[[Any], BaseModel] = field(compare=False, repr=False)
+    #: The model's check, giving ``(field values, ...)``: see ``_fields_validator``.
+    _validate: Callable[[Any], tuple[dict[str, Any], Any, Any]] = field(compare=False, repr=False)
 
     @classmethod
     def of(cls, fn: Callable[..., Any], *, context_type: type) -> Signature:
@@ -83,22 +83,28 @@ class Signature:
             schema=schema,
             return_annotation=hints.get("return", sig.return_annotation),
             is_async=is_async(fn),
-            _validate=(
-                model.__pydantic_validator__.validate_python
-                if model.__pydantic_complete__
-                else model.model_validate
-            ),
+            _validate=_fields_validator(model),
         )
 
     def bind(self, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
         """Validate ``arguments``; return keyword arguments for the function (no context)."""
         try:
-            instance = self._validate(arguments or {})
+            # The model's fields are exactly ``names`` (extras are ignored, not kept); the
+            # values are this call's alone, so they need no copy.
+            return self._validate(arguments or {})[0]
         except ValidationError as exc:
             raise ArgumentsError(_describe(exc)) from None
-        # The model's fields are exactly ``names`` (extras are ignored, not kept); the
-        # instance is this call's alone and dropped here, so its field dict needs no copy.
-        return instance.__dict__
+
+
+def _fields_validator(model: type[BaseModel]) -> Callable[[Any], tuple[dict[str, Any], Any, Any]]:
+    """The check of ``model``'s fields alone, giving ``(values, extras, fields set)``: the
+    model's own check without making the instance, which costs as much as the check. The
+    arguments model has no model-level validators, so its fields' check is all of it; a
+    model pydantic could not complete (or another layout) goes through ``model_validate``."""
+    schema = model.__pydantic_core_schema__ if model.__pydantic_complete__ else None
+    if schema is not None and schema["type"] == "model" and schema["schema"]["type"] == "model-fields":
+        return SchemaValidator(schema["schema"], schema.get("config")).validate_python
+    return lambda arguments: (model.model_validate(arguments).__dict__, None, None)
 
 
 def handler(fn: object, kind: str) -> Callable[..., Any]:
