@@ -40,7 +40,7 @@ from mcp_elicit.server.resources import find_resource
 from mcp_elicit.server.rev_2026_07_28 import ReplayAsker, run_replayed
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
-from mcp_elicit.server.tools import error_result
+from mcp_elicit.server.tools import ToolDef, error_result
 from mcp_elicit.server.url_mode import UrlMode
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.wire import headers as h
@@ -195,13 +195,15 @@ class Dispatch(Catalog):
         run: Callable[..., Coroutine[Any, Any, dict[str, Any]]],
         args: tuple[Any, ...],
         *,
+        tool: ToolDef | None = None,
         single_use: bool = False,
         task: bool = False,
     ) -> Awaitable[dict[str, Any]]:
         """Run ``run(ctx, *args)``, a handler that may ask questions, in the way the request's
         revision asks them; with ``task``, one that may go on as a task (the client declared
-        the extension). (A plain method handing back the awaitable: no coroutine layers or
-        closures that only forward, on every request's path.)"""
+        the extension). A 2026-07-28 round of a ``tool`` (whose ``call`` is ``run``) runs its
+        function in ``run_replayed``'s frame. (A plain method handing back the awaitable: no
+        coroutine layers or closures that only forward, on every request's path.)"""
         if asker is not None:
             return run(Context(call, channel, asker, principal, None, self.url_mode), *args)
         owner = principal.subject if principal else None
@@ -213,12 +215,13 @@ class Dispatch(Catalog):
             call.method,
             call.params,
             replay_asker,
-            run,
+            run if tool is None else tool.start,
             (ctx, *args),
             sealer=self.sealer,
             principal=owner,
             now=self.clock,
             spend=self.url_mode.spend_state if single_use else None,
+            outcome=tool,
         )
         if detach is None:
             return rounds
@@ -275,6 +278,7 @@ class Dispatch(Catalog):
             asker,
             tool.call,
             (arguments,),
+            tool=tool,
             single_use=tool.single_use_state,
             task=tasks,
         )

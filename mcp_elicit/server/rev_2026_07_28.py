@@ -12,14 +12,25 @@ times before ending the round (``ctx.gather`` batches without relying on that).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
 from mcp_elicit.errors import InvalidRequestState
 from mcp_elicit.sealing import Binding, StateSealer
 
-__all__ = ["ReplayAsker", "run_replayed"]
+__all__ = ["Outcome", "ReplayAsker", "run_replayed"]
+
+
+class Outcome(Protocol):
+    """A handler whose result ``run_replayed`` makes in its own frame (a tool's): the
+    function's return value or failure, turned into the result."""
+
+    def done(self, value: Any) -> dict[str, Any]: ...
+
+    def failed(self, exc: Exception) -> dict[str, Any]:
+        """The result for ``exc``, or raise it again (called while handling it)."""
+        ...
 
 
 class ReplayAsker:
@@ -79,16 +90,18 @@ async def run_replayed(
     method: str,
     params: Mapping[str, Any],
     asker: ReplayAsker,
-    handler: Callable[..., Coroutine[Any, Any, dict[str, Any]]],
+    handler: Callable[..., Awaitable[Any]],
     args: tuple[Any, ...],
     *,
     sealer: StateSealer,
     principal: str | None,
     now: Callable[[], float],
     spend: Callable[[str], Awaitable[bool]] | None = None,
+    outcome: Outcome | None = None,
 ) -> dict[str, Any]:
-    """Run ``handler(*args)`` (asking through ``asker``) for one round; its result, or
-    ``input_required`` with new state.
+    """Run ``handler(*args)`` (asking through ``asker``) for one round; its result (made
+    by ``outcome`` when given: the handler's value is then raw, and an ``Exception`` from
+    it goes to ``outcome.failed``), or ``input_required`` with new state.
 
     ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
     it returns False when that token was redeemed before (on any instance). With ``spend``,
@@ -108,13 +121,19 @@ async def run_replayed(
     asker.replay = replay
     asker.main_task = asyncio.current_task()
     try:
-        return await handler(*args)
+        value = await handler(*args)
     except InputRequired:
         pass
+    except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
+        if outcome is None:
+            raise
+        return outcome.failed(exc)
     except BaseExceptionGroup as group:
         matched, rest = group.split((InputRequired, asyncio.CancelledError))
         if rest is not None or matched is None or not matched.subgroup(InputRequired):
             raise
+    else:
+        return value if outcome is None else outcome.done(value)
     if binding is None:
         binding = binding_for(method, params, principal)
     return replay.input_required(sealer=sealer, binding=binding, now=now())

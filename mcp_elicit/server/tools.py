@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -149,29 +149,51 @@ class ToolDef:
         return wire
 
     async def call(self, ctx: Context, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The ``tools/call`` result (a 2026-07-28 round runs ``start``, ``done`` and
+        ``failed`` in ``run_replayed``'s frame instead: one coroutine fewer)."""
+        try:
+            value = await self.start(ctx, arguments)
+        except InputRequired:  # a round ends (the common miss): checked first, so it passes at once
+            raise
+        except Exception as exc:
+            return self.failed(exc)
+        return self.done(value)
+
+    def start(self, ctx: Context, arguments: Mapping[str, Any] | None) -> Awaitable[Any]:
+        """The function's awaitable return value; ``_BadArguments`` when the arguments do
+        not fit, before it runs."""
         if self.check_arguments is not None:
             problem = self.check_arguments(arguments if arguments is not None else {})
             if problem is not None:
-                return error_result(f"{self.name}: Invalid arguments: {problem}")
+                raise _BadArguments(f"Invalid arguments: {problem}")
         signature = self.signature
         try:
             kwargs = signature.bind(arguments)
         except ArgumentsError as exc:
-            return error_result(f"{self.name}: {exc}")
+            raise _BadArguments(str(exc)) from None
         if signature.context_param is not None:
             kwargs[signature.context_param] = ctx
-        try:
-            if signature.is_async:
-                value = await self.fn(**kwargs)
-            else:  # a plain function may block: not on the event loop
-                value = await run_handler(f"tool {self.name!r}", self.fn, kwargs, signature.context_param)
-        except InputRequired:  # a round ends (the common miss): checked first, so it passes at once
-            raise
-        except (ProtocolError, ReplayMismatchError, FormSchemaError):
-            raise
-        except ToolError as exc:
-            return error_result(str(exc))
-        except Exception as exc:
-            log.exception("tool %s failed", self.name)
-            return error_result(f"Error executing tool {self.name}: {exc}")
+        if signature.is_async:
+            return self.fn(**kwargs)  # type: ignore[no-any-return]
+        # a plain function may block: not on the event loop
+        return run_handler(f"tool {self.name!r}", self.fn, kwargs, signature.context_param)
+
+    def done(self, value: object) -> dict[str, Any]:
+        """The result for what the function returned."""
         return tool_result(value, structured=self.output_schema is not None)
+
+    def failed(self, exc: Exception) -> dict[str, Any]:
+        """The result for what ``start`` or the function raised (called while handling it):
+        a tool error, or a protocol error raised again."""
+        if isinstance(exc, (ProtocolError, ReplayMismatchError, FormSchemaError)):
+            raise exc
+        if isinstance(exc, _BadArguments):
+            return error_result(f"{self.name}: {exc}")
+        if isinstance(exc, ToolError):
+            return error_result(str(exc))
+        log.exception("tool %s failed", self.name)
+        return error_result(f"Error executing tool {self.name}: {exc}")
+
+
+class _BadArguments(Exception):
+    """Arguments that do not fit the tool (raised before its function runs)."""

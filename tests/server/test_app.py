@@ -194,6 +194,26 @@ async def test_tool_failures_are_results_with_is_error(
     assert fragment in result["content"][0]["text"]
 
 
+async def test_a_tool_failing_with_an_exception_group_is_a_result_with_is_error(wire: WireChecker) -> None:
+    app = Server("groups")
+
+    @app.tool()
+    async def grouped() -> str:
+        raise ExceptionGroup("two at once", [ValueError("a"), KeyError("b")])
+
+    @app.tool()
+    async def refused() -> str:
+        raise ToolError("not today")
+
+    client = MemoryClient(app, checker=wire)
+    result = await client.result("tools/call", {"name": "grouped", "arguments": {}})
+    assert result["isError"] is True
+    assert result["content"][0]["text"] == "Error executing tool grouped: two at once (2 sub-exceptions)"
+    result = await client.result("tools/call", {"name": "refused", "arguments": {}})
+    assert result["isError"] is True
+    assert result["content"] == [{"type": "text", "text": "not today"}]
+
+
 @pytest.mark.parametrize(
     "params", [{}, {"name": 5}, {"name": "add", "arguments": [1, 2]}, {"name": "add", "arguments": "x"}]
 )
