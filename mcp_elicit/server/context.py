@@ -132,7 +132,7 @@ class Question(Coroutine[Any, Any, T]):
             return Answer(raw["action"])  # type: ignore[return-value]
         content = raw.get("content") or {}
         form = self.ask.schema
-        return Answer("accept", form.build(content) if form is not None else content, content)  # type: ignore[return-value]
+        return Answer("accept", form.build(content, checked=True) if form is not None else content, content)  # type: ignore[return-value]
 
     def _asking(self) -> Generator[Any, None, T]:
         # A generator, not a coroutine awaiting the asker's: an answer at hand (a replayed
