@@ -277,24 +277,37 @@ class Exchange:
         await self.send({"type": "http.response.start", "status": 204, "headers": []})
         await self.send({"type": "http.response.body", "body": b""})
 
-    async def reply(self, payload: bytes, status: int = 200) -> None:
+    def reply(self, payload: bytes, status: int = 200) -> Awaitable[None]:
+        """Answer with ``payload``: await what this hands back. (A plain method: a JSON
+        answer with nothing streamed before, nearly every one, costs one coroutine.)"""
         if self.closed:
-            return
+            return _ready()
         self.closed = True
-        as_event = not self.json_ok and status == 200  # an HTTP error status stays JSON
-        if self.streaming or self._lock is not None or as_event:
-            async with self._guard():
-                if self.streaming or as_event:
-                    await self._start_stream()
-                    await self.send(
-                        {"type": "http.response.body", "body": encode_event(payload), "more_body": False}
-                    )
-                    return
+        if self._lock is None and (self.json_ok or status != 200):  # an HTTP error status stays JSON
+            return self._send_json(payload, status)
+        return self._reply_locked(payload, status)
+
+    async def _reply_locked(self, payload: bytes, status: int) -> None:
+        """``reply`` once something was streamed, or may be, or the client takes SSE only."""
+        as_event = not self.json_ok and status == 200
+        async with self._guard():
+            if self.streaming or as_event:
+                await self._start_stream()
+                await self.send(
+                    {"type": "http.response.body", "body": encode_event(payload), "more_body": False}
+                )
+                return
         await self._send_json(payload, status)
 
     async def _send_json(self, payload: bytes, status: int) -> None:
-        await self.send({"type": "http.response.start", "status": status, "headers": json_headers(payload)})
-        await self.send({"type": "http.response.body", "body": payload})
+        send = self.send
+        headers = [_JSON_TYPE, (b"content-length", b"%d" % len(payload))]  # json_headers, without its call
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": payload})
+
+
+async def _ready() -> None:
+    """Nothing to do (an answer to an exchange already closed)."""
 
 
 async def error_response(send: Send, rid: jsonrpc.RequestId | None, exc: ProtocolError) -> None:

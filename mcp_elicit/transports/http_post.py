@@ -79,11 +79,10 @@ class LearnedBase:
         self._request: contextvars.ContextVar[tuple[Scope, Mapping[str, str]] | None] = (
             contextvars.ContextVar("pages_base", default=None)
         )
-
-    def learn(self, scope: Scope, headers: Mapping[str, str]) -> None:
-        """The request being served (for its handlers too). Its base is built only when
-        asked for: most requests make no page link."""
-        self._request.set((scope, headers))
+        #: Note ``(scope, headers)``, the request being served (for its handlers too). Its
+        #: base is built only when asked for: most requests make no page link. (The
+        #: variable's own ``set``: no Python call on every request's path.)
+        self.learn = self._request.set
 
     async def base_url(self) -> str:
         request = self._request.get()
@@ -97,6 +96,31 @@ async def _watch_disconnect(receive: Receive, exchange: Exchange, task: asyncio.
     while (await receive())["type"] != "http.disconnect":
         pass
     exchange.dropped(task)
+
+
+class _Watch:
+    """What a running request registers in the app's ``Watchlist``: called, it starts
+    watching the connection for a disconnect and, with a ``period``, keeping the response
+    alive. (An object, not a closure: cheaper to make on every request.)"""
+
+    __slots__ = ("exchange", "period", "pinger", "receive", "task", "watcher")
+
+    def __init__(
+        self, exchange: Exchange, receive: Receive, task: asyncio.Task[object], period: float | None
+    ) -> None:
+        self.exchange = exchange
+        self.receive = receive
+        self.task = task
+        self.period = period
+        self.watcher: asyncio.Future[None] | None = None
+        self.pinger: asyncio.Future[None] | None = None
+
+    def __call__(self) -> None:
+        exchange = self.exchange
+        if not exchange.closed:
+            self.watcher = asyncio.ensure_future(_watch_disconnect(self.receive, exchange, self.task))
+            if self.period is not None and exchange.sse_ok:
+                self.pinger = asyncio.ensure_future(keep_alive(exchange, self.period))
 
 
 class PostRoutes(SessionRoutes):
@@ -162,10 +186,25 @@ class PostRoutes(SessionRoutes):
             return
         task = asyncio.current_task()  # once: the body's watch and the handler's both need it
         assert task is not None
-        event = await self._first_event(receive, task)
-        if event is None:
-            await self._body_too_slow(send)
-            return
+        # The body's first event. The wait is watched by the app's one ``Watchlist``
+        # ticking every ``body_timeout`` (so it gives up after between one and two of
+        # them), not by a timer per request: the body is nearly always there when the app
+        # starts, and a timer would cost more than the wait it guards.
+        watch = self._first_piece
+        if watch is None:
+            event = await receive()
+        else:
+            give_up = task.cancel  # what the watch calls, taking it off its list, when the wait is too long
+            watch.add(give_up, task.get_loop())
+            try:
+                event = await receive()
+            except asyncio.CancelledError:
+                if give_up in watch or task.uncancel() != 0:  # someone else cancelled
+                    raise
+                await self._body_too_slow(send)  # the watch gave up
+                return
+            finally:
+                watch.discard(give_up)
         body: bytes | None
         if event["type"] == "http.request" and not event.get("more_body", False):  # all in one
             body = event.get("body", b"")
@@ -204,12 +243,15 @@ class PostRoutes(SessionRoutes):
             ok, principal = await self._authenticate(scope, headers, send, body)
             if not ok:
                 return
-        modern = isinstance(message, jsonrpc.Request) and not self.server.core.is_handshake_request(
-            message, headers
-        )
         telemetry = self.server.telemetry
         network = network_attributes(scope) if telemetry is not None and telemetry.active else None
         sid = headers.get("mcp-session-id")
+        # The era matters only to a message naming a session, or to an initialize: decided only then.
+        modern = (
+            isinstance(message, jsonrpc.Request)
+            and (sid is not None or message.method == "initialize")
+            and not self.server.core.is_handshake_request(message, headers)
+        )
         if sid is not None and not modern:
             await self._in_session(
                 sid, message, headers, principal, sse_ok, receive, send, network, json_ok=json_ok
@@ -286,23 +328,13 @@ class PostRoutes(SessionRoutes):
         if task is None:
             task = asyncio.current_task()
             assert task is not None
-        watcher: asyncio.Future[None] | None = None
-        pinger: asyncio.Future[None] | None = None
-        period = self.keepalive
-
-        def start_watching() -> None:
-            nonlocal watcher, pinger
-            if not exchange.closed:
-                watcher = asyncio.ensure_future(_watch_disconnect(receive, exchange, task))
-                if period is not None and exchange.sse_ok:
-                    pinger = asyncio.ensure_future(keep_alive(exchange, period))
-
+        watch = _Watch(exchange, receive, task, self.keepalive)
         watchlist = self._watchlist
-        watchlist.add(start_watching, task.get_loop())
+        watchlist.add(watch, task.get_loop())
         try:
             payload, status = await work
-            if pinger is not None:  # no comment after the answer: stop before writing it
-                pinger.cancel()
+            if watch.pinger is not None:  # no comment after the answer: stop before writing it
+                watch.pinger.cancel()
             if payload is None:
                 await exchange.end()
             else:
@@ -321,32 +353,11 @@ class PostRoutes(SessionRoutes):
             else:
                 raise
         finally:
-            watchlist.discard(start_watching)
-            if watcher is not None:
-                watcher.cancel()
-            if pinger is not None:
-                pinger.cancel()
-
-    async def _first_event(self, receive: Receive, task: asyncio.Task[object]) -> Message | None:
-        """The body's first event; None when none came within ``body_timeout``.
-
-        The wait is watched by the app's one ``Watchlist`` ticking every ``body_timeout``
-        (so it gives up after between one and two of them), not by a timer per request:
-        the body is nearly always there when the app starts, and a timer would cost more
-        than the wait it guards."""
-        watch = self._first_piece
-        if watch is None:
-            return await receive()
-        give_up = task.cancel  # what the watch calls, taking it off its list, when the wait is too long
-        watch.add(give_up, task.get_loop())
-        try:
-            return await receive()
-        except asyncio.CancelledError:
-            if give_up not in watch and task.uncancel() == 0:  # the watch gave up, nobody else cancelled
-                return None
-            raise
-        finally:
-            watch.discard(give_up)
+            watchlist.discard(watch)
+            if watch.watcher is not None:
+                watch.watcher.cancel()
+            if watch.pinger is not None:
+                watch.pinger.cancel()
 
     async def _body_too_slow(self, send: Send) -> None:
         """408, and the connection closed: the rest of the body is not waited for."""

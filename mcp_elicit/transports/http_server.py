@@ -123,6 +123,7 @@ class StreamableHTTP(PostRoutes):
         if server.url_mode.token_exchange is None:
             server.url_mode.token_exchange = HttpTokenExchange()
         self.path = path.rstrip("/") or "/"
+        self._shadowed = self.path.startswith(_PAGES)  # the pages come first, should the paths meet
         hosts = tuple(allowed_hosts) if allowed_hosts is not None else LOOPBACK_HOSTS
         self._any_host = "*" in hosts
         self._hosts = frozenset(host_only(x) for x in hosts)
@@ -193,33 +194,15 @@ class StreamableHTTP(PostRoutes):
             self._first_piece.period = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind == "lifespan":
-            await self._lifespan(receive, send)
-            return
-        if kind != "http":
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":
+                await self._lifespan(receive, send)
             return
         if self._unchecked:
             self._check_started()
         path = (route_path(scope) if scope.get("root_path") else scope["path"]).rstrip("/") or "/"
-        if path.startswith(_PAGES):
-            page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            refusal = self._check_origin(page_headers)
-            if refusal is not None:
-                await plain(send, refusal[0], refusal[1].encode())
-                return
-            self._learned.learn(scope, page_headers)
-            await self._pages(scope, receive, send)
-            return
-        if path == self.metadata_path and self.resource_metadata is not None:
-            await self._resource_metadata(scope, send)
-            return
-        if path != self.path:
-            if self.fallback is not None:
-                await self.fallback(scope, receive, send)
-            else:
-                where = scope.get("root_path", "") + self.path
-                await plain(send, 404, b"Not Found: the MCP endpoint is " + where.encode())
+        if path != self.path or self._shadowed:
+            await self._elsewhere(path, scope, receive, send)
             return
         raw_headers = scope["headers"]
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in raw_headers}
@@ -237,7 +220,7 @@ class StreamableHTTP(PostRoutes):
             return
         method = scope["method"]
         if method == "POST":
-            self._learned.learn(scope, headers)
+            self._learned.learn((scope, headers))
             await self._post(scope, headers, receive, send)
         elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
             ok, principal = await self._authenticate(scope, headers, send)
@@ -257,6 +240,25 @@ class StreamableHTTP(PostRoutes):
         else:  # GET and DELETE are served only with a session id
             allowed = b"GET, POST, DELETE" if "mcp-session-id" in headers else b"POST"
             await plain(send, 405, b"Method Not Allowed", extra=[(b"allow", allowed)])
+
+    async def _elsewhere(self, path: str, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request for another path than the MCP endpoint's: a hosted page, the protected
+        resource metadata, the fallback app (else 404)."""
+        if path.startswith(_PAGES):
+            page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+            refusal = self._check_origin(page_headers)
+            if refusal is not None:
+                await plain(send, refusal[0], refusal[1].encode())
+                return
+            self._learned.learn((scope, page_headers))
+            await self._pages(scope, receive, send)
+        elif path == self.metadata_path and self.resource_metadata is not None:
+            await self._resource_metadata(scope, send)
+        elif self.fallback is not None:
+            await self.fallback(scope, receive, send)
+        else:
+            where = scope.get("root_path", "") + self.path
+            await plain(send, 404, b"Not Found: the MCP endpoint is " + where.encode())
 
     def _check_started(self) -> None:
         """Once: warn when this app serves while the instances sharing its store cannot be
