@@ -24,19 +24,23 @@ one gets ``use_dpop_nonce`` and a fresh nonce in ``DPoP-Nonce``. Given ``spend``
 is accepted once: its ``jti`` (with the key's thumbprint) is remembered for as long as the
 proof would be accepted, and a replay is refused as ``invalid_dpop_proof``.
 
-A verifier that raises (an introspection endpoint down) or a replay store that fails
-refuses the request with 503 and ``Retry-After``: never a 500, never a pass; the log says
-why, without the token.
+A verifier that raises (an introspection endpoint down), one that has not answered within
+``verify_timeout`` seconds (10 by default: a hanging introspection call must not hold the
+request and its connection for ever), or a replay store that fails refuses the request
+with 503 and ``Retry-After``: never a 500, never a pass; the log says why, without the
+token.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
 import time
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Final
 
 import orjson
 
@@ -46,9 +50,12 @@ from mcp_elicit.sealing import Binding, StateSealer
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier, realm_challenge
 from mcp_elicit.transports.http_exchange import Scope, Send, json_headers, plain, route_path
 
-__all__ = ["Spend", "authenticate", "app_base", "origin", "serve_metadata"]
+__all__ = ["VERIFY_TIMEOUT", "Spend", "app_base", "authenticate", "origin", "serve_metadata"]
 
 log = logging.getLogger("mcp_elicit.auth")
+
+#: Seconds a token verifier has to answer before the request is refused (503).
+VERIFY_TIMEOUT: Final = 10.0
 
 #: Mark a key used for some seconds: True the first time, False while it is remembered.
 Spend = Callable[[str, float], Awaitable[bool]]
@@ -96,12 +103,14 @@ async def authenticate(
     sealer: StateSealer | None = None,
     spend: Spend | None = None,
     public_url: str | None = None,
+    verify_timeout: float | None = VERIFY_TIMEOUT,
 ) -> tuple[bool, Principal | None]:
     """``(True, principal)`` for a valid token with the required scopes; else the refusal
     is sent and ``(False, None)``. ``body``: the request's, which a DPoP proof digests;
     ``sealer``: what seals DPoP nonces (``dpop_nonces``); ``spend``: what remembers the
     DPoP proofs already used (None: replays are not detected); ``public_url``: the app's
-    public base, which the challenge and DPoP proofs name (None: the request's)."""
+    public base, which the challenge and DPoP proofs name (None: the request's);
+    ``verify_timeout``: seconds the verifier has to answer (None: no limit)."""
     raw = headers.get("authorization", "")
     kind, _, token = raw.partition(" ")
     kind, token = kind.lower(), token.strip(" ")
@@ -112,13 +121,20 @@ async def authenticate(
         problem = ("invalid_request", "the token is not a b64token (RFC 6750, section 2.1)")
     principal: Principal | None = None
     if problem is None and kind in ("bearer", "dpop"):
+        limit = asyncio.timeout(verify_timeout)
         try:
-            principal = await auth.verify(token)
+            async with limit:
+                principal = await auth.verify(token)
             if principal is not None and not isinstance(principal, Principal):
                 raise TypeError(f"verify() returned a {type(principal).__name__}, not a Principal or None")
         except Exception as exc:  # an introspection endpoint down, a library raising on odd input
-            reason = f"{type(exc).__name__}: {exc}".replace(token, "<the token>")
-            log.error("the token verifier failed, the request is refused: %s", reason)
+            if limit.expired():  # the verifier hangs
+                log.error(
+                    "the token verifier did not answer within %g s, the request is refused", verify_timeout
+                )
+            else:
+                reason = f"{type(exc).__name__}: {exc}".replace(token, "<the token>")
+                log.error("the token verifier failed, the request is refused: %s", reason)
             await _unavailable(send, b"this server cannot check access tokens right now; retry shortly")
             return False, None
     if principal is not None:

@@ -128,6 +128,7 @@ class PostRoutes(SessionRoutes):
 
     max_body: int
     body_timeout: float | None
+    verify_timeout: float | None
     _first_piece: Watchlist | None
     auth: TokenVerifier | None
     resource_metadata: ResourceMetadata | None
@@ -152,6 +153,7 @@ class PostRoutes(SessionRoutes):
             self.server.sealer,
             self.server.url_mode.spend_proof,
             self.server.url_mode.public_url,
+            self.verify_timeout,
         )
 
     async def _post(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:

@@ -32,6 +32,8 @@ Rules:
   requests still waiting (for a person, say) answer with an error, and new requests get
   503. Without it, an ASGI server's graceful shutdown would wait for those streams, which
   a connected client keeps open forever.
+* A token verifier (``auth=``) that has not answered within ``verify_timeout`` seconds (10;
+  None: no limit) refuses the request with 503, as one that raises does (``http_bearer``).
 * Errors carry the request id whenever it could be read, and the HTTP status the spec
   names (400 for ``_meta``/header/version/capability errors, 404 for unknown methods).
   An ``MCP-Protocol-Version`` naming no revision served is 400 on every POST, a
@@ -102,6 +104,7 @@ class StreamableHTTP(PostRoutes):
         watch_after: float = 0.05,
         resume_within: float = 60.0,
         body_timeout: float | None = 30.0,
+        verify_timeout: float | None = 10.0,
     ) -> None:
         if keepalive is not None and not 0.0 < keepalive < float("inf"):
             raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
@@ -132,6 +135,12 @@ class StreamableHTTP(PostRoutes):
         self._body_timeout: float | None = None
         self.body_timeout = body_timeout
         self.auth = auth if auth is not None else server.auth
+        if verify_timeout is not None and not 0.0 < verify_timeout < float("inf"):
+            raise ConfigError(
+                f"verify_timeout must be a positive number of seconds or None, not {verify_timeout!r}"
+            )
+        #: Seconds the token verifier has to answer (503 beyond; None: no limit).
+        self.verify_timeout = verify_timeout
         #: Where clients get tokens (RFC 9728), published at ``metadata_path``.
         self.resource_metadata = (
             resource_metadata if resource_metadata is not None else server.resource_metadata

@@ -25,6 +25,7 @@ import pytest
 from mcp_elicit import Server
 from mcp_elicit.core.authorization import bearer_challenge
 from mcp_elicit.core.dpop import DpopKey
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.auth import CallableVerifier, Principal, ResourceMetadata
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -44,9 +45,12 @@ def anyio_backend() -> str:
 
 
 @contextlib.asynccontextmanager
-async def guarded(verify: Any) -> AsyncIterator[str]:
+async def guarded(verify: Any, **options: Any) -> AsyncIterator[str]:
     app = StreamableHTTP(
-        Server("guarded"), auth=CallableVerifier(verify), resource_metadata=ResourceMetadata([ISSUER])
+        Server("guarded"),
+        auth=CallableVerifier(verify),
+        resource_metadata=ResourceMetadata([ISSUER]),
+        **options,
     )
     async with uvicorn_server(app) as running:
         yield f"http://127.0.0.1:{running.port}/mcp"
@@ -85,6 +89,37 @@ async def test_a_verifier_that_fails_gets_503_not_a_crash(
     assert "cannot check access tokens" in response.text
     assert logged in caplog.text
     assert SECRET not in caplog.text and SECRET not in response.text
+
+
+async def test_a_verifier_that_hangs_gets_503_within_its_time_limit(caplog: pytest.LogCaptureFixture) -> None:
+    """An introspection call that never answers must not hold the request (and its
+    connection) for ever: past ``verify_timeout`` the request is refused like a verifier
+    that failed, and the log says the verifier did not answer."""
+    caplog.set_level(logging.ERROR, "mcp_elicit.auth")
+    called = asyncio.Event()
+
+    async def hangs(token: str) -> Principal | None:
+        called.set()
+        await asyncio.Event().wait()  # never set
+        raise AssertionError("unreachable")
+
+    async with guarded(hangs, verify_timeout=0.3) as url:
+        started = time.monotonic()
+        response = await initialize(url, f"Bearer {SECRET}")
+        waited = time.monotonic() - started
+    assert called.is_set()
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "1"
+    assert "cannot check access tokens" in response.text
+    assert waited < 8  # the client's own timeout is 10 s: the server gave up first
+    assert "did not answer within 0.3 s" in caplog.text
+    assert SECRET not in caplog.text and SECRET not in response.text
+
+
+@pytest.mark.parametrize("seconds", [0, -1, float("inf"), float("nan")])
+def test_verify_timeout_must_be_a_positive_number_of_seconds(seconds: float) -> None:
+    with pytest.raises(ConfigError, match="verify_timeout must be a positive number"):
+        StreamableHTTP(Server("guarded"), verify_timeout=seconds)
 
 
 @pytest.mark.parametrize(
