@@ -91,6 +91,19 @@ async def settle(client: MemoryClient, task_id: str, wanted: str) -> dict[str, A
     return seen
 
 
+def ann_on(wire: WireChecker, *servers: Server) -> list[MemoryClient]:
+    """A client of ann's, declaring the tasks extension, on each of ``servers``."""
+    ann = Principal("ann")
+    return [MemoryClient(server, capabilities=WITH_TASKS, principal=ann, checker=wire) for server in servers]
+
+
+async def deploy(client: MemoryClient) -> str:
+    """Start the ``deploy`` tool as a task through ``client``; its id."""
+    return str(
+        (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))["taskId"]
+    )
+
+
 async def test_a_task_asks_through_tasks_get_and_is_answered_by_tasks_update(wire: WireChecker) -> None:
     app = build()
     client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
@@ -579,12 +592,8 @@ async def test_any_instance_sharing_the_store_answers_for_a_task(wire: WireCheck
     through any instance sharing the store, for the task's owner only."""
     a, b = build(), build()  # one server: the same name and keys
     async with instances(a, b, store=MemoryStore()) as store:
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
-            "taskId"
-        ]
+        here, there = ann_on(wire, a, b)
+        task_id = await deploy(here)
         assert len(b.tasks) == 0  # the handler runs on a only
         assert (await status(there, task_id))["taskId"] == task_id  # known there at once
         parked = await settle(there, task_id, "input_required")
@@ -624,12 +633,8 @@ async def test_another_instance_delivers_an_answer_as_large_as_a_tool_call_takes
     instance (it was "Internal error" past what a requestState carries)."""
     a, b = build(), build()
     async with instances(a, b, store=MemoryStore()):
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
-            "taskId"
-        ]
+        here, there = ann_on(wire, a, b)
+        task_id = await deploy(here)
         await settle(there, task_id, "input_required")
         large = {"go": {"action": "decline", "_meta": {"note": "x" * 250_000}}}
         ack = await there.result("tasks/update", {"taskId": task_id, "inputResponses": large})
@@ -643,12 +648,8 @@ async def test_a_listener_on_another_instance_hears_the_task(wire: WireChecker) 
     with its state, and hears each change of it."""
     a, b = build(), build()
     async with instances(a, b, store=MemoryStore()):
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
-            "taskId"
-        ]
+        here, there = ann_on(wire, a, b)
+        task_id = await deploy(here)
         message = {
             "jsonrpc": "2.0",
             "id": 50,
@@ -734,9 +735,7 @@ async def test_a_task_that_runs_long_unchanged_stays_known_on_every_instance(wir
     a.tasks.ttl_ms = 60_000
     store = CountingStore()
     async with instances(a, b, store=store):
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        here, there = ann_on(wire, a, b)
         parked = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
             "taskId"
         ]
@@ -777,12 +776,8 @@ async def test_the_running_tasks_of_an_instance_that_died_are_unknown_elsewhere(
     now = [1_000_000.0]
     a, b = build(clock=lambda: now[0], task_ttl=None), build(clock=lambda: now[0], task_ttl=None)
     async with instances(a, b, store=MemoryStore()):
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
-            "taskId"
-        ]
+        here, there = ann_on(wire, a, b)
+        task_id = await deploy(here)
         await settle(there, task_id, "input_required")
         await a.relay.stop()  # a no longer writes to the store, as if it had died
         now[0] += 179
@@ -813,9 +808,7 @@ async def test_a_large_result_reaches_the_other_instances(wire: WireChecker, siz
 
     a, b = reporter(), reporter()
     async with instances(a, b, store=MemoryStore()):
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        here, there = ann_on(wire, a, b)
         task_id = (await here.result("tools/call", {"name": "report", "arguments": {}}))["taskId"]
         message = {
             "jsonrpc": "2.0",
@@ -925,9 +918,7 @@ async def test_a_listener_on_another_instance_hears_the_end_that_came_while_it_s
     a, b = worker(), worker()
     store = LaggingStore(lag)
     async with instances(a, b, store=store):
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
+        here, there = ann_on(wire, a, b)
         store.go.set()  # the creation reaches the mirror at once
         task_id = (await here.result("tools/call", {"name": "job", "arguments": {}}))["taskId"]
         store.go.clear()
@@ -1090,12 +1081,8 @@ async def test_an_instance_that_stops_leaves_its_tasks_last_state_to_the_others(
         await a.start()
         assert a.relay.listening is not None
         await asyncio.wait_for(a.relay.listening.wait(), 5)
-        ann = Principal("ann")
-        here = MemoryClient(a, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        there = MemoryClient(b, capabilities=WITH_TASKS, principal=ann, checker=wire)
-        task_id = (await here.result("tools/call", {"name": "deploy", "arguments": {"service": "api"}}))[
-            "taskId"
-        ]
+        here, there = ann_on(wire, a, b)
+        task_id = await deploy(here)
         await settle(there, task_id, "input_required")
         if how == "just ended":
             await here.result("tasks/cancel", {"taskId": task_id})  # its own instance: at once
