@@ -102,6 +102,21 @@ async def _nothing(_: object) -> None:
     return None
 
 
+async def _first_reply(url: str, *, within: float) -> object:
+    """What a ``tools/list`` sent to ``url`` first gets (within ``within`` seconds)."""
+    transport = HttpTransport(url)
+    await transport.open(_nothing)
+    try:
+        async with asyncio.timeout(within):
+            exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
+            try:
+                return await exchange.receive()
+            finally:
+                await exchange.aclose()
+    finally:
+        await transport.aclose()
+
+
 async def _answer_json(seen: Seen, writer: asyncio.StreamWriter) -> None:
     writer.write(response("200 OK", {"Content-Type": "application/json"}, _RESULT))
     await writer.drain()
@@ -274,13 +289,7 @@ async def test_a_compressed_answer_is_refused_not_inflated(kind: str, unit: byte
         await writer.drain()
 
     async with raw_server(script) as server:
-        transport = HttpTransport(server.url)
-        await transport.open(_nothing)
-        async with asyncio.timeout(5):
-            exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
-            ended = await exchange.receive()
-            await exchange.aclose()
-        await transport.aclose()
+        ended = await _first_reply(server.url, within=5)
     assert server.seen[0].headers["accept-encoding"] == "identity"
     assert isinstance(ended, Ended) and ended.reason is not None
     assert "compressed (gzip)" in ended.reason and server.url in ended.reason
@@ -432,13 +441,7 @@ async def test_the_body_of_a_redirect_followed_is_not_read_on(body: str) -> None
             written.append(len(chunk))
 
     async with raw_server(script) as server:
-        transport = HttpTransport(server.url)
-        await transport.open(_nothing)
-        async with asyncio.timeout(10):
-            exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
-            ended = await exchange.receive()
-            await exchange.aclose()
-        await transport.aclose()
+        ended = await _first_reply(server.url, within=10)
     assert [s.path for s in server.seen] == ["/mcp"]
     assert isinstance(ended, Ended) and ended.reason is not None
     assert f"the redirect from {server.url}" in ended.reason
