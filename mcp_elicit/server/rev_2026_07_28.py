@@ -61,7 +61,10 @@ class ReplayAsker:
                 missing = True
         if not missing:
             return answers
-        if asyncio.current_task() is self.main_task:
+        main = self.main_task
+        # the main task's loop is the running one: current_task(loop) spares the lookup of
+        # the running loop (a getpid system call on Python 3.11)
+        if asyncio.current_task(None if main is None else main.get_loop()) is main:
             raise InputRequired
         return None
 
@@ -109,11 +112,14 @@ async def run_replayed(
     first call, so leaving the spent state out cannot replay a one-time action. A
     ``requestState`` of null is no state."""
     binding: Binding | None = None
-    if params.get("requestState") is not None:
+    token = params.get("requestState")
+    if token is not None:
         binding = binding_for(method, params, principal)
         replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
-        if spend is not None and not await spend(params["requestState"]):
+        if spend is not None and not await spend(token):
             raise InvalidRequestState("replayed single-use state")
+    elif "inputResponses" not in params:  # a first call: nothing to open or read
+        replay = Replay()
     else:
         if spend is not None:
             params = {k: v for k, v in params.items() if k != "inputResponses"}
