@@ -62,7 +62,7 @@ _POLLING: Final = frozenset({REV_2025_11_25})
 def parse_event_id(value: str) -> tuple[str, int] | None:
     """``<stream>-<n>`` as sent by :class:`ResumableExchange`; None for anything else."""
     stream, sep, seq = value.strip().rpartition("-")
-    if not sep or not stream or not seq.isdigit() or len(seq) > 9:
+    if not sep or not stream or not (seq.isascii() and seq.isdigit()) or len(seq) > 9:
         return None
     return stream, int(seq)
 

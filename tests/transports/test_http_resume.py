@@ -179,6 +179,7 @@ async def test_streams_that_cannot_be_resumed_are_400(running: InProcess, wire_2
             (mine, "unknown-3"),
             (other, priming.id),
             (mine, "x-1" * 3000),
+            (mine, "x-\xb2".encode("latin-1")),  # "²" passes str.isdigit, but int() cannot read it
         ):
             refused = await http.get(running.url, headers={**headers, "last-event-id": last})
             assert refused.status_code == 400, last
