@@ -179,7 +179,12 @@ class PostRoutes(SessionRoutes):
             )
             return
         declared = headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body:
+        if (
+            declared is not None
+            and declared.isascii()
+            and declared.isdigit()
+            and int(declared) > self.max_body
+        ):
             await error_response(
                 send,
                 None,

@@ -293,7 +293,7 @@ async def _read_capped(request: Request) -> bytes | None:
     """The request's body, or None once it is over ``_MAX_BODY`` (read no further);
     TimeoutError when it has not arrived in full within ``_BODY_TIMEOUT`` seconds."""
     declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > _MAX_BODY:
+    if declared.isascii() and declared.isdigit() and int(declared) > _MAX_BODY:
         return None
     parts: list[bytes] = []
     size = 0

@@ -172,9 +172,17 @@ async def test_json_nested_too_deeply_is_refused_not_a_server_error(body: bytes)
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
 
 
-async def test_a_body_without_a_length_is_read_no_further_than_the_limit() -> None:
-    """The answer server as the ASGI app it is, fed a body with no Content-Length that
-    never ends: it answers 413 once 16 MiB are past, and reads no more."""
+@pytest.mark.parametrize(
+    "framing",
+    [
+        pytest.param(("transfer-encoding", "chunked"), id="chunked"),
+        # "²" passes str.isdigit, but int() cannot read it: a length no one can use
+        pytest.param(("content-length", "\xb2"), id="unreadable length"),
+    ],
+)
+async def test_a_body_without_a_length_is_read_no_further_than_the_limit(framing: tuple[str, str]) -> None:
+    """The answer server as the ASGI app it is, fed a body with no usable Content-Length
+    that never ends: it answers 413 once 16 MiB are past, and reads no more."""
     round_ = web_round.Round([form_request(SMALL)], grace=5, lifetime=60)
     round_.claimed = True
     app = web._App(round_, 1234)
@@ -196,13 +204,13 @@ async def test_a_body_without_a_length_is_read_no_further_than_the_limit() -> No
         "cookie": f"{round_.cookie_name}={round_.cookie}",
         "x-mcp-elicit-csrf": round_.csrf,
         "content-type": "application/json",
-        "transfer-encoding": "chunked",
+        framing[0]: framing[1],
     }
     scope = {
         "type": "http",
         "method": "POST",
         "path": "/api/answer",
-        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        "headers": [(k.encode(), v.encode("latin-1")) for k, v in headers.items()],
         "query_string": b"",
     }
     await asyncio.wait_for(app(scope, receive, send), 10)
