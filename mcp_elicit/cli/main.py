@@ -132,7 +132,7 @@ def _state_keys(path: Path | None) -> KeyRing | None:
 
 def _split_address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
+    if not sep or not (port.isascii() and port.isdigit()):
         raise CliError(f"--http needs HOST:PORT, not {value!r}", exit_code=2)
     if not 0 < int(port) <= 65535:  # 0 would bind some free port that neither we nor the page links know
         raise CliError(f"--http: port {int(port)} is not in 1-65535", exit_code=2)

@@ -653,6 +653,24 @@ async def test_token_requests_and_what_their_failures_mean() -> None:
     assert unreachable.value.__cause__ is None and unreachable.value.__suppress_context__
 
 
+@pytest.mark.parametrize(
+    ("expires_in", "expires_at"),
+    [
+        (60, 1060.0),
+        ("60", 1060.0),
+        ("\xb2", None),  # "²" passes str.isdigit, but int() cannot read it
+        ("-5", None),
+        (True, None),
+        (None, None),
+    ],
+)
+def test_a_token_answers_lifetime_is_read_when_usable(expires_in: object, expires_at: float | None) -> None:
+    """``expires_in`` as a number or as digits sets when the tokens expire; anything else
+    leaves it open (refreshed when the provider refuses them) rather than failing the grant."""
+    tokens = Tokens.from_response({"access_token": "at", "expires_in": expires_in}, now=1000.0)
+    assert (tokens.access_token, tokens.expires_at) == ("at", expires_at)
+
+
 # ---- configuration -------------------------------------------------------------------------
 
 
