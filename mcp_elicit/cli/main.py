@@ -134,9 +134,11 @@ def _split_address(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
     if not sep or not (port.isascii() and port.isdigit()):
         raise CliError(f"--http needs HOST:PORT, not {value!r}", exit_code=2)
-    if not 0 < int(port) <= 65535:  # 0 would bind some free port that neither we nor the page links know
-        raise CliError(f"--http: port {int(port)} is not in 1-65535", exit_code=2)
-    return host.strip("[]") or "127.0.0.1", int(port)
+    number = int(port) if len(port) <= 12 else 0  # int() refuses thousands of digits
+    if not 0 < number <= 65535:  # 0 would bind some free port that neither we nor the page links know
+        shown = port if len(port) <= 12 else f"{port[:12]}..."
+        raise CliError(f"--http: port {shown} is not in 1-65535", exit_code=2)
+    return host.strip("[]") or "127.0.0.1", number
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -163,9 +163,13 @@ def _finite(text: str) -> float:
 
 
 def _in_range(text: str) -> int:
-    number = int(text)
+    # more than 20 digits is past 64 bits, and past about 4300 int() refuses to read
+    number = int(text) if len(text) <= 21 else 2**64
     if not -(2**63) <= number < 2**64:
-        raise _NotANumber(f"{text} is not a number JSON can carry here (more than 64 bits); quote it as text")
+        shown = text if len(text) <= 24 else f"{text[:20]}... ({len(text)} characters)"
+        raise _NotANumber(
+            f"{shown} is not a number JSON can carry here (more than 64 bits); quote it as text"
+        )
     return number
 
 

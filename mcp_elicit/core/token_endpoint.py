@@ -232,7 +232,12 @@ def read_tokens(
             + ("" if dpop else " (DPoP-bound tokens come only in answer to a DPoP proof)")
         )
     expires_in = document.get("expires_in")
-    if isinstance(expires_in, str) and expires_in.isascii() and expires_in.isdigit():
+    if (
+        isinstance(expires_in, str)
+        and len(expires_in) <= 20
+        and expires_in.isascii()
+        and expires_in.isdigit()
+    ):
         expires_in = int(expires_in)  # some servers send it as a string
     expires_at = None
     if isinstance(expires_in, int | float) and not isinstance(expires_in, bool) and 0 < expires_in < 1e10:

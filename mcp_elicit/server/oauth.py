@@ -433,7 +433,7 @@ class OAuthConnections:
 
 def _seconds(value: object) -> float | None:
     """A positive ``expires_in`` (a number, or digits in a string), else None."""
-    if isinstance(value, str) and value.isascii() and value.isdigit():
+    if isinstance(value, str) and len(value) <= 20 and value.isascii() and value.isdigit():
         value = int(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 10**9:
         return float(value)

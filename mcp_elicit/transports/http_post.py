@@ -179,11 +179,11 @@ class PostRoutes(SessionRoutes):
             )
             return
         declared = headers.get("content-length")
-        if (
+        if (  # ASCII digits only ("²" is a digit int() cannot read); past 18 of them, over any limit
             declared is not None
             and declared.isascii()
             and declared.isdigit()
-            and int(declared) > self.max_body
+            and (len(declared) > 18 or int(declared) > self.max_body)
         ):
             await error_response(
                 send,

@@ -293,7 +293,9 @@ async def _read_capped(request: Request) -> bytes | None:
     """The request's body, or None once it is over ``_MAX_BODY`` (read no further);
     TimeoutError when it has not arrived in full within ``_BODY_TIMEOUT`` seconds."""
     declared = request.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > _MAX_BODY:
+    # ASCII digits only ("²" is a digit int() cannot read), and past 18 of them over any limit
+    # (int() refuses thousands)
+    if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > _MAX_BODY):
         return None
     parts: list[bytes] = []
     size = 0

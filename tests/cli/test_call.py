@@ -254,6 +254,8 @@ def test_arguments_follow_any_of_and_enum_in_the_schema(
         ["--args", '{"x": [1e999]}'],
         ["maybe_n=123456789012345678901234567890"],
         ["x:=-9223372036854775809"],
+        ["x:=" + "9" * 5000],  # past the digits int() reads at all
+        ["--args", '{"x": ' + "9" * 5000 + "}"],
     ],
 )
 def test_a_number_json_cannot_carry_is_refused_before_calling(

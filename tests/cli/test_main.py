@@ -34,6 +34,7 @@ def test_keygen_prints_a_key_file_that_loads(capsys: pytest.CaptureFixture[str])
         (["serve", "examples/demo_server.py", "--http", "127.0.0.1:0"], "--http: port 0 is not in 1-65535"),
         (["serve", "examples/demo_server.py", "--http", "127.0.0.1:"], "HOST:PORT"),
         (["serve", "examples/demo_server.py", "--http", "127.0.0.1:\u00b2"], "HOST:PORT"),  # isdigit, not int
+        (["serve", "examples/demo_server.py", "--http", "127.0.0.1:" + "9" * 5000], "is not in 1-65535"),
     ],
 )
 def test_serve_errors_exit_2_with_a_message(

@@ -1216,6 +1216,8 @@ def test_a_minimal_token_answer() -> None:
         (-10, None),
         ("3600", 4600.0),
         ("36.5", None),
+        ("\xb2", None),  # "²": str.isdigit, not int()
+        ("9" * 5000, None),  # past the digits int() reads at all
         ("", None),
         (None, None),
         ([3600], None),

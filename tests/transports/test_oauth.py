@@ -659,6 +659,7 @@ async def test_token_requests_and_what_their_failures_mean() -> None:
         (60, 1060.0),
         ("60", 1060.0),
         ("\xb2", None),  # "²" passes str.isdigit, but int() cannot read it
+        ("9" * 5000, None),  # nor more digits than int() reads at all
         ("-5", None),
         (True, None),
         (None, None),
