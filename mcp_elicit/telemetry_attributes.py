@@ -39,9 +39,13 @@ __all__ = [
     "redact_urls",
 ]
 
-#: A URL's user information, and its query or fragment, in a message (up to a space or a quote).
-_URL_USER = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://)[^/?#\s'\"@]*@")
-_URL_TAIL = re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^?#\s'\"]*)([?#])[^\s'\"]*")
+#: What follows a URL's "://" in a message, up to a space or a quote. Found from the "://"
+#: whatever the scheme before it: a search from every place a scheme could start takes
+#: time quadratic in text made of many such places ("a.a.a.a..."), and the text can be
+#: the other side's.
+_AFTER_SCHEME = re.compile(r"://([^\s'\"]*)")
+_AUTHORITY_END = re.compile(r"[/?#]")
+_QUERY = re.compile(r"[?#]")
 #: The protocol versions MCP defines: any other is ``_OTHER`` in the metric.
 _VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS)
 #: The transport's attributes a metric takes (never the peer's address or port).
@@ -144,7 +148,19 @@ def redact_urls(text: str) -> str:
     ``REDACTED`` (where keys and tokens travel); its scheme, host and path stay."""
     if "://" not in text:
         return text
-    return _URL_TAIL.sub(r"\1\2REDACTED", _URL_USER.sub(r"\1REDACTED:REDACTED@", text))
+    return _AFTER_SCHEME.sub(_redacted, text)
+
+
+def _redacted(found: re.Match[str]) -> str:
+    rest = found[1]
+    end = _AUTHORITY_END.search(rest)
+    at = rest.find("@", 0, len(rest) if end is None else end.start())
+    if at >= 0:  # user information: up to the authority's first "@"
+        rest = "REDACTED:REDACTED" + rest[at:]
+    query = _QUERY.search(rest)
+    if query is not None:
+        rest = rest[: query.end()] + "REDACTED"
+    return "://" + rest
 
 
 def add_response_events(span: Any, responses: object) -> None:

@@ -1,0 +1,71 @@
+"""``redact_urls``: what a span, a log line or an error message may say about a URL."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from mcp_elicit.telemetry import redact_urls
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("no url here", "no url here"),
+        ("GET https://example.com/a/b failed", "GET https://example.com/a/b failed"),
+        (
+            "see https://user:pw@example.com/a?key=1#frag and more",
+            "see https://REDACTED:REDACTED@example.com/a?REDACTED and more",
+        ),
+        (
+            "'http://u@h:80/p#x' then \"ftp://a:b@c/d?e\"",
+            "'http://REDACTED:REDACTED@h:80/p#REDACTED' then \"ftp://REDACTED:REDACTED@c/d?REDACTED\"",
+        ),
+        (
+            "two: https://a.example/x?t=1 https://b.example/y#z",
+            "two: https://a.example/x?REDACTED https://b.example/y#REDACTED",
+        ),
+        ("svn+ssh://me@host/repo?x", "svn+ssh://REDACTED:REDACTED@host/repo?REDACTED"),
+        ("foo.bar.https://u:p@h/?q", "foo.bar.https://REDACTED:REDACTED@h/?REDACTED"),
+        ("https://host?q=1&r=2", "https://host?REDACTED"),
+        ("https://user@host/path/with@sign?q", "https://REDACTED:REDACTED@host/path/with@sign?REDACTED"),
+        ("https://host/p@q?x", "https://host/p@q?REDACTED"),
+        ("http://[::1]:8080/x?y", "http://[::1]:8080/x?REDACTED"),
+        ("https://a/x?u=https://b:c@d", "https://a/x?REDACTED"),
+        (
+            "https://a:b@h/p?q\tnext https://c@d",
+            "https://REDACTED:REDACTED@h/p?REDACTED\tnext https://REDACTED:REDACTED@d",
+        ),
+        ("x http:// y", "x http:// y"),
+        # whatever stands before "://" (these were once left whole)
+        ("_a://u:p@h/?q", "_a://REDACTED:REDACTED@h/?REDACTED"),
+        ("id1https://u:p@h?q", "id1https://REDACTED:REDACTED@h?REDACTED"),
+        ("1http://u:p@h?q", "1http://REDACTED:REDACTED@h?REDACTED"),
+    ],
+)
+def test_user_info_query_and_fragment_are_left_out(text: str, shown: str) -> None:
+    assert redact_urls(text) == shown
+
+
+_HOSTILE = """
+import sys
+from mcp_elicit.telemetry import redact_urls
+size = 1 << 20
+for text in ("a." * (size // 2) + "://", "x://" * (size // 4), "://" + "a-" * (size // 2)):
+    assert len(redact_urls(text)) >= len(text) // 2
+print("done")
+"""
+
+
+def test_a_megabyte_built_to_make_the_search_backtrack_takes_no_time_to_speak_of() -> None:
+    """Messages and URLs come from the other side (a server's error, a redirect's Location).
+    The search was quadratic in such text: 64 KB of ``a.a.a.`` took 4 s, a megabyte about
+    17 minutes, holding the event loop. Now it is linear: three megabytes in a subprocess
+    that gets a generous minute (the check is that it ends, not how fast)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _HOSTILE], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "done"
