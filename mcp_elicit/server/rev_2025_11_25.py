@@ -49,6 +49,7 @@ from mcp_elicit.server.asking import InPlaceAsker, Refused
 from mcp_elicit.server.context import Channel
 from mcp_elicit.server.sessions import MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Session
 from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.headers import shown
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -127,7 +128,9 @@ class SessionAsker(InPlaceAsker):
                 if traced is not None:
                     traced.read(reply)
         if "error" in reply:
-            raise Refused(f"the client refused {ask.method}: {reply['error'].get('message', 'error')}")
+            # quoted and cut short: it reaches the log, which a newline or an escape would forge or act on
+            said = shown(reply["error"].get("message", "error"))
+            raise Refused(f"the client refused {ask.method}: {said}")
         return reply["result"]
 
 

@@ -88,7 +88,7 @@ async def test_questions_asked_together_that_fail_raise_one_clear_tool_error(wir
     await client.open()
     result = await client.result("tools/call", {"name": "both"})
     assert result["content"][0]["text"] == (
-        "failed: The client refused sampling/createMessage: User rejected sampling request"
+        "failed: The client refused sampling/createMessage: 'User rejected sampling request'"
     )
     # neither answered in time: the handler hears of the first, and both are withdrawn
     client = Replying(

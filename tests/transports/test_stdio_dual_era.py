@@ -127,3 +127,32 @@ async def test_a_sessions_own_messages_reach_stdout(tmp_path: Path, wire_2025: W
         await server.send({"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept"}})
         final, _ = await server.until(4)
         assert final["result"]["content"][0]["text"] == "sign-in: accept"
+
+
+async def test_a_clients_refusal_reaches_the_log_inert(tmp_path: Path) -> None:
+    """A 2025-11-25 client answers the server's question with an error whose message holds
+    a newline and terminal escapes: the server's log quotes it, so it can neither forge a
+    log line nor act on the terminal that shows the log, and cuts a long one short."""
+    forged = "2026-01-01 00:00:00,000 ERROR mcp_elicit.server: forged line"
+    message = "no\x1b]0;owned\x07\x1b[2J\n" + forged + "\r" + "x" * 100_000
+    async with stdio_process(DEMO, log_dir=tmp_path) as server:
+        await server.send(initialize({"elicitation": {}}))
+        await server.until(1)
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "book_table", "arguments": {"restaurant": "noma"}},
+        }
+        await server.send(call)
+        question = await server.recv()
+        assert question["method"] == "elicitation/create"
+        await server.send({"jsonrpc": "2.0", "id": question["id"], "error": {"code": -1, "message": message}})
+        final, _ = await server.until(2)
+        assert "result" in final, final  # a refused question is a cancel: the tool answers
+    log = server.stderr()
+    assert "the client refused elicitation/create" in log
+    assert "\x1b" not in log and "\x07" not in log and "\r" not in log
+    assert not any(line.startswith(forged) for line in log.splitlines())
+    assert "x" * 1000 not in log
