@@ -53,7 +53,7 @@ from mcp_elicit.transports.http_exchange import (
 )
 from mcp_elicit.transports.http_sessions import SessionRoutes
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.headers import VERSION_HEADER
+from mcp_elicit.wire.headers import OWS, VERSION_HEADER
 from mcp_elicit.wire.sse import encode_event
 from mcp_elicit.wire.versions import SUPPORTED
 
@@ -266,8 +266,8 @@ class PostRoutes(SessionRoutes):
             return
         if isinstance(message, jsonrpc.Notification):  # outside a session: nothing to do but take it
             version = headers.get(VERSION_HEADER)
-            if version is not None and version.strip() not in SUPPORTED:
-                refused = UnsupportedProtocolVersion.for_version(version.strip(), SUPPORTED)
+            if version is not None and version.strip(OWS) not in SUPPORTED:
+                refused = UnsupportedProtocolVersion.for_version(version.strip(OWS), SUPPORTED)
                 await error_response(send, None, refused)
                 return
             with notifying(telemetry, message.method, message.params, incoming=True, network=network):

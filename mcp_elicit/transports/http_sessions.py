@@ -38,7 +38,7 @@ from mcp_elicit.transports.http_streams import (
     parse_event_id,
 )
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.headers import VERSION_HEADER, shown
+from mcp_elicit.wire.headers import OWS, VERSION_HEADER, shown
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -202,7 +202,7 @@ class SessionRoutes:
                 send,
                 None,
                 InvalidRequest(  # not 404: that would tell the client its session is gone
-                    f"Bad request: no stream of this session to resume from Last-Event-ID {last.strip()[:80]!r} "
+                    f"Bad request: no stream of this session to resume from Last-Event-ID {last.strip(OWS)[:80]!r} "
                     "(unknown, over and forgotten, or its events since then are no longer kept); "
                     "the session is still open",
                     http_status=400,
@@ -244,9 +244,9 @@ def _version_refusal(session: Session, headers: Mapping[str, str]) -> InvalidReq
     """The 400 for a request of ``session`` (POST, GET or DELETE) whose MCP-Protocol-Version
     header is not the session's; None when it is, or when there is none (before 2025-06-18)."""
     version = headers.get(VERSION_HEADER)
-    if version is None or version.strip() == session.version:
+    if version is None or version.strip(OWS) == session.version:
         return None
     return InvalidRequest(
-        f"Bad request: MCP-Protocol-Version {shown(version.strip())} is not this session's {session.version!r}",
+        f"Bad request: MCP-Protocol-Version {shown(version.strip(OWS))} is not this session's {session.version!r}",
         http_status=400,
     )

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Receive, Send
+from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 from mcp_elicit.wire.versions import REV_2025_11_25
 
@@ -61,7 +62,7 @@ _POLLING: Final = frozenset({REV_2025_11_25})
 
 def parse_event_id(value: str) -> tuple[str, int] | None:
     """``<stream>-<n>`` as sent by :class:`ResumableExchange`; None for anything else."""
-    stream, sep, seq = value.strip().rpartition("-")
+    stream, sep, seq = value.strip(OWS).rpartition("-")
     if not sep or not stream or not (seq.isascii() and seq.isdigit()) or len(seq) > 9:
         return None
     return stream, int(seq)

@@ -458,6 +458,7 @@ async def test_a_huge_declared_length_is_refused_before_reading(
     [
         pytest.param("1999-01-01", 400, id="unsupported"),
         pytest.param("9" * 5000, 400, id="unsupported and long"),
+        pytest.param("2026-07-28\xa0", 400, id="a no-break space is not HTTP white space"),
         pytest.param("2026-07-28", 202, id="supported"),
         pytest.param("2025-03-26", 202, id="supported, older"),
         pytest.param(None, 202, id="none"),
@@ -469,8 +470,10 @@ async def test_a_notification_outside_a_session_checks_the_version_header(
     """An unsupported MCP-Protocol-Version is 400 on every POST, a notification's too (it
     was 202, as if taken, though nothing the server speaks could read it)."""
     note = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-    headers = {**JSON_HEADERS, **({"MCP-Protocol-Version": version} if version is not None else {})}
-    reply = await mcp.post(orjson.dumps(note), headers)
+    headers: dict[str, str | bytes] = {**JSON_HEADERS}
+    if version is not None:
+        headers["MCP-Protocol-Version"] = version.encode("latin-1")
+    reply = await mcp.post(orjson.dumps(note), headers)  # type: ignore[arg-type]
     assert reply.status == status, reply.body
     if status == 400:
         assert reply.error["code"] == -32022 and "id" not in reply.message

@@ -180,6 +180,7 @@ async def test_streams_that_cannot_be_resumed_are_400(running: InProcess, wire_2
             (other, priming.id),
             (mine, "x-1" * 3000),
             (mine, "x-\xb2".encode("latin-1")),  # "²" passes str.isdigit, but int() cannot read it
+            (mine, f"\xa0{priming.id}\x85".encode("latin-1")),  # not HTTP's white space: not trimmed
         ):
             refused = await http.get(running.url, headers={**headers, "last-event-id": last})
             assert refused.status_code == 400, last

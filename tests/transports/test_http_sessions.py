@@ -385,18 +385,21 @@ async def test_a_malformed_answer_is_refused_without_an_id_and_gives_the_questio
             assert final["result"]["content"][0]["text"] == "hello cancel"
 
 
-@pytest.mark.parametrize("version", ["1999-01-01", "2025-06-18", "2026-07-28", "x" * 2000])
+@pytest.mark.parametrize(
+    "version", ["1999-01-01", "2025-06-18", "2026-07-28", "x" * 2000, "2025-11-25\xa0", "\x852025-11-25"]
+)
 async def test_get_and_delete_check_the_version_header(
     served: tuple[Server, InProcess], wire_2025: WireChecker, version: str
 ) -> None:
     """A GET or DELETE whose MCP-Protocol-Version is not the session's is 400, as a POST
     is (the GET opened the session's stream and the DELETE ended the session, whatever
-    version the header named)."""
+    version the header named). Only HTTP's white space (spaces, tabs) around the value is
+    trimmed: not a no-break space or a NEL (bytes 0xA0, 0x85), as for a 2026-07-28 request."""
     _, running = served
     async with httpx.AsyncClient(timeout=10) as http:
         session = Session(http, running.url, wire_2025)
         await session.open()
-        wrong = {**session.headers(), "mcp-protocol-version": version}
+        wrong = {**session.headers(), "mcp-protocol-version": version.encode("latin-1")}
         async with http.stream("GET", running.url, headers=wrong) as listened:
             assert listened.status_code == 400
             assert listened.headers["content-type"] == "application/json"
