@@ -141,10 +141,18 @@ def param_value(value: object) -> str | None:
 
 
 def header_params(input_schema: Mapping[str, Any]) -> dict[tuple[str, ...], str]:
-    """Map each ``x-mcp-header`` property path to its header name; raise if any is invalid."""
+    """Map each ``x-mcp-header`` property path to its header name; raise if any is invalid.
+    The schema is walked with a stack of its own, not by recursion: a server's tool may nest
+    it as deep as a JSON message goes (a client reads every tool's annotations)."""
     found: dict[tuple[str, ...], str] = {}
     seen: dict[str, tuple[str, ...]] = {}
-    _collect(input_schema, (), found, seen, reachable=True)
+    # (schema, path, reachable), the next to look at last: depth first, in document order
+    stack: list[tuple[object, tuple[str, ...], bool]] = [(input_schema, (), True)]
+    while stack:
+        schema, path, reachable = stack.pop()
+        if isinstance(schema, Mapping):
+            _check_annotation(schema, path, found, seen, reachable=reachable)
+            stack.extend(reversed(_subschemas(schema, path, reachable=reachable)))
     return found
 
 
@@ -168,50 +176,55 @@ _NESTING_KEYS: Final = (
 )
 
 
-def _collect(
-    schema: object,
+def _check_annotation(
+    schema: Mapping[str, Any],
     path: tuple[str, ...],
     found: dict[tuple[str, ...], str],
     seen: dict[str, tuple[str, ...]],
     *,
     reachable: bool,
 ) -> None:
-    if not isinstance(schema, Mapping):
+    if "x-mcp-header" not in schema:
         return
-    if "x-mcp-header" in schema:
-        where = ".".join(path) or "(root)"
-        name = schema["x-mcp-header"]
-        if not reachable or not path:
-            raise InvalidHeaderSpec(f"x-mcp-header on {where} is not reachable through properties alone")
-        if not isinstance(name, str) or not name:
-            raise InvalidHeaderSpec(f"x-mcp-header on {where} must be a non-empty string")
-        if not _TOKEN.match(name):
-            raise InvalidHeaderSpec(f"x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
-        kind = schema.get("type")
-        if not isinstance(kind, str) or kind not in _TYPES_OK:
-            raise InvalidHeaderSpec(
-                f"x-mcp-header {name!r} on {where} must annotate a string, integer or boolean, not {kind!r}"
-            )
-        folded = name.lower()
-        if folded in seen:
-            raise InvalidHeaderSpec(f"x-mcp-header {name!r} on {where} duplicates another (case-insensitive)")
-        seen[folded] = path
-        found[path] = name
+    where = ".".join(path) or "(root)"
+    name = schema["x-mcp-header"]
+    if not reachable or not path:
+        raise InvalidHeaderSpec(f"x-mcp-header on {where} is not reachable through properties alone")
+    if not isinstance(name, str) or not name:
+        raise InvalidHeaderSpec(f"x-mcp-header on {where} must be a non-empty string")
+    if not _TOKEN.match(name):
+        raise InvalidHeaderSpec(f"x-mcp-header {name!r} on {where} is not a valid HTTP header name token")
+    kind = schema.get("type")
+    if not isinstance(kind, str) or kind not in _TYPES_OK:
+        raise InvalidHeaderSpec(
+            f"x-mcp-header {name!r} on {where} must annotate a string, integer or boolean, not {kind!r}"
+        )
+    folded = name.lower()
+    if folded in seen:
+        raise InvalidHeaderSpec(f"x-mcp-header {name!r} on {where} duplicates another (case-insensitive)")
+    seen[folded] = path
+    found[path] = name
+
+
+def _subschemas(
+    schema: Mapping[str, Any], path: tuple[str, ...], *, reachable: bool
+) -> list[tuple[object, tuple[str, ...], bool]]:
+    """The schemas right under ``schema``, in document order: its properties (reachable when
+    it is), then those under the other keywords (never reachable)."""
+    out: list[tuple[object, tuple[str, ...], bool]] = []
     props = schema.get("properties")
     if isinstance(props, Mapping):
-        for key, sub in props.items():
-            _collect(sub, (*path, str(key)), found, seen, reachable=reachable)
+        out += [(sub, (*path, str(key)), reachable) for key, sub in props.items()]
     for key in _NESTING_KEYS:
         sub = schema.get(key)
         if isinstance(sub, Mapping):
             if key in ("$defs", "definitions", "patternProperties", "dependentSchemas"):
-                for inner in sub.values():
-                    _collect(inner, path, found, seen, reachable=False)
+                out += [(inner, path, False) for inner in sub.values()]
             else:
-                _collect(sub, path, found, seen, reachable=False)
+                out.append((sub, path, False))
         elif isinstance(sub, list):
-            for inner in sub:
-                _collect(inner, path, found, seen, reachable=False)
+            out += [(inner, path, False) for inner in sub]
+    return out
 
 
 def integer_in_range(value: object) -> bool:

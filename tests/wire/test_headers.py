@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -102,3 +103,31 @@ def test_header_params_valid_nested() -> None:
 def test_header_params_invalid(schema: dict[str, object], fragment: str) -> None:
     with pytest.raises(h.InvalidHeaderSpec, match=fragment):
         h.header_params(schema)
+
+
+def _nested(key: str, depth: int, bottom: dict[str, object]) -> dict[str, object]:
+    """A tool's inputSchema that nests ``depth`` schemas under ``key`` (``not``, ``items``...),
+    as a server's tools/list decodes (orjson stops at 1024 levels)."""
+    text = '{"type":"object",' + f'"{key}":{{' * depth + orjson.dumps(bottom).decode()[1:] + "}" * depth
+    schema = orjson.loads(text)
+    assert isinstance(schema, dict)
+    return schema
+
+
+@pytest.mark.parametrize("key", ["not", "items", "additionalProperties"])
+def test_header_params_of_a_schema_as_deep_as_json_goes(key: str) -> None:
+    """A server's tool nesting its inputSchema as deep as a JSON message may (a client reads
+    every tool's x-mcp-header annotations): the annotation at the bottom is found and
+    refused as unreachable, and none is no annotation, rather than a RecursionError."""
+    bottom = {"type": "string", "x-mcp-header": "Deep"}
+    with pytest.raises(h.InvalidHeaderSpec, match="not reachable"):
+        h.header_params(_nested(key, 1020, bottom))
+    assert h.header_params(_nested(key, 1020, {"type": "string"})) == {}
+
+
+def test_header_params_deep_under_properties() -> None:
+    """Under properties all the way down the annotation is reachable, at its full path."""
+    schema: dict[str, object] = {"type": "string", "x-mcp-header": "Deep"}
+    for _ in range(1200):
+        schema = {"type": "object", "properties": {"p": schema}}
+    assert h.header_params(schema) == {("p",) * 1200: "Deep"}
