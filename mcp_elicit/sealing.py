@@ -118,18 +118,22 @@ def _utf8(text: str) -> bytes:
 def arguments_digest(arguments: Mapping[str, Any] | None) -> bytes:
     """SHA-256 of the canonical JSON of request arguments (None digests like ``{}``).
 
-    Canonical: sorted keys, ``,``/``:`` separators, no ASCII escaping, UTF-8.
+    Canonical: sorted keys, ``,``/``:`` separators, no ASCII escaping, UTF-8. Raises
+    ``ValueError`` for arguments nested deeper than the standard library's encoder follows
+    (about 1000 levels; a JSON message may hold 1024).
     """
     if not arguments:
         return _EMPTY_DIGEST
     try:
         encoded = _dumps(arguments, option=_SORT_KEYS)
-    except TypeError:  # not plain JSON (e.g. non-string keys): the standard library copes
-        encoded = _utf8(
-            json.dumps(
+    except TypeError:  # not plain JSON (non-string keys), or past 255 levels: the standard library copes
+        try:
+            text = json.dumps(
                 dict(arguments), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
             )
-        )
+        except RecursionError:
+            raise ValueError("the arguments are nested too deeply (some 1000 levels)") from None
+        encoded = _utf8(text)
     return _sha256(encoded).digest()
 
 

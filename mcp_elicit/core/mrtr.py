@@ -153,7 +153,14 @@ def binding_for(method: str, params: Mapping[str, Any], principal: str | None) -
     # a dict (what JSON decodes to) is a Mapping: spare the ABC check on the common path
     if type(arguments) is not dict and not isinstance(arguments, Mapping):
         arguments = None
-    return Binding(method, target if isinstance(target, str) else "", arguments_digest(arguments), principal)
+    try:
+        digest = arguments_digest(arguments)
+    except ValueError as exc:  # nested past what can be digested: the client's to fix
+        raise InvalidParams(
+            f"Invalid params: {exc}; a request that asks questions binds its requestState to its "
+            "arguments: send them nested less deeply"
+        ) from None
+    return Binding(method, target if isinstance(target, str) else "", digest, principal)
 
 
 class Replay:

@@ -499,3 +499,28 @@ async def test_an_oversized_request_is_answered_with_its_id(conformance: Stdio) 
     await conformance.proc.send({"jsonrpc": "2.0", "method": "tools/call", "params": params, "id": "late"})
     answer = await conformance.recv()
     assert "id" not in answer and answer["error"]["code"] == -32600
+
+
+@pytest.mark.parametrize("depth", [300, 1000])
+async def test_arguments_nested_as_deep_as_json_goes(conformance: Stdio, depth: int) -> None:
+    """A request that asks a question binds its requestState to its arguments: arguments
+    nested deeper than the encoder follows (orjson 255 levels, the standard library about
+    1000) are refused as nested too deeply (-32602), never an internal error; less deep,
+    the state is bound as to any other arguments."""
+    deep = b"[" * depth + b"]" * depth
+    message = orjson.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": "deep",
+            "method": "tools/call",
+            "params": {"name": "test_input_required_result_elicitation", "arguments": {}, "_meta": meta()},
+        }
+    ).replace(b'"arguments":{}', b'"arguments":{"deep":' + deep + b"}")
+    conformance.methods["deep"] = "tools/call"
+    await conformance.proc.send(message + b"\n")
+    answer, _ = await conformance.until("deep")
+    if depth < 900:
+        assert answer["result"]["resultType"] == "input_required"
+    else:
+        assert answer["error"]["code"] == -32602, answer
+        assert "nested too deeply" in answer["error"]["message"]
