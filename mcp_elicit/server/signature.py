@@ -72,7 +72,7 @@ class Signature:
             fields[name] = (annotation, default)
         model = create_model(
             f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
-            __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore"),
+            __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
             **fields,
         )
         schema = _clean_schema(model.model_json_schema(), model)

@@ -6,6 +6,7 @@ import asyncio
 import threading
 import uuid
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -192,6 +193,46 @@ async def test_tool_failures_are_results_with_is_error(
     result = await client.result("tools/call", {"name": name, "arguments": arguments})
     assert result["isError"] is True
     assert fragment in result["content"][0]["text"]
+
+
+@pytest.mark.parametrize("sent", ["nan", "NaN", "inf", "-Infinity", "1e999", "-1e999"])
+async def test_a_number_argument_is_finite(wire: WireChecker, sent: str) -> None:
+    """JSON has no NaN nor infinity, and the schema says "number": text that reads as one
+    ("nan", "1e999") is refused like any other argument that does not fit, so a handler's
+    bounds check (``amount > limit``, false for NaN) cannot be slipped past, nor a
+    resource template's variable (all text) or a prompt's argument turn into one."""
+    app = Server("numbers")
+    spent: list[float] = []
+
+    @app.tool()
+    def pay(amount: float, cap: Decimal = Decimal(100)) -> str:
+        spent.append(amount)
+        return "paid" if amount <= 100 and cap <= 100 else "over the limit"
+
+    @app.resource("test://price/{amount}")
+    def price(amount: float) -> str:
+        return f"{amount:.2f}"
+
+    @app.prompt()
+    def budget(amount: float) -> str:
+        return f"within {amount}"
+
+    client = MemoryClient(app, checker=wire)
+    tried: list[dict[str, object]] = [{"amount": sent}]
+    if "e" not in sent:  # a Decimal holds 1e999 as it is: only its NaN and infinities are refused
+        tried.append({"amount": 1, "cap": sent})
+    for arguments in tried:
+        result = await client.result("tools/call", {"name": "pay", "arguments": arguments})
+        assert result.get("isError") is True, result
+        assert "Input should be a finite number" in result["content"][0]["text"]
+    assert spent == []
+    read = await client.request("resources/read", {"uri": f"test://price/{sent}"})
+    assert read["error"]["code"] == -32602, read
+    got = await client.request("prompts/get", {"name": "budget", "arguments": {"amount": sent}})
+    assert got["error"]["code"] == -32602 and "finite" in got["error"]["message"], got
+    assert (await client.result("tools/call", {"name": "pay", "arguments": {"amount": "12.5"}}))["content"][
+        0
+    ]["text"] == "paid"
 
 
 async def test_a_tool_failing_with_an_exception_group_is_a_result_with_is_error(wire: WireChecker) -> None:
