@@ -4,7 +4,8 @@ Rules: every request runs as its own task, so a slow one does not hold up the ot
 ``notifications/cancelled`` cancels the request it names, which is then never answered
 (even when its handler returns all the same); a line that is not JSON gets a -32700 error
 without an id, an oversized line a -32600 (with its id when the line starts with it), and
-the stream goes on. When stdin closes, requests in flight get a short grace period, then
+the stream goes on. An answer to a question of a 2025-11-25 session's that is not a valid
+response gives the question up as refused, at once (a -32600 without an id: the id is ours). When stdin closes, requests in flight get a short grace period, then
 the server stops; when stdout closes, at once. Only JSON-RPC messages are ever written to
 stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
 fd 1 points at stderr meanwhile, so whatever tool code prints goes to the log. A
@@ -24,7 +25,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, BinaryIO
 
-from mcp_elicit.errors import InvalidRequest, ProtocolError
+from mcp_elicit.errors import InvalidRequest, InvalidResponse, ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
@@ -231,6 +232,13 @@ class StdioServer:
             return
         try:
             message = jsonrpc.decode(line)
+        except InvalidResponse as exc:
+            # meant for a question of ours: it is given up as refused (a form reads as
+            # cancel), not left waiting; the refusal names no id, since the id is ours
+            if exc.request_id is not None and self.session is not None:
+                self.session.refuse(exc.request_id, exc.message)
+            await self.write(jsonrpc.encode_error(None, exc))
+            return
         except ProtocolError as exc:
             await self.write(jsonrpc.encode_error(exc.request_id, exc))
             return

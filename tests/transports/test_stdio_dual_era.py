@@ -156,3 +156,38 @@ async def test_a_clients_refusal_reaches_the_log_inert(tmp_path: Path) -> None:
     assert "\x1b" not in log and "\x07" not in log and "\r" not in log
     assert not any(line.startswith(forged) for line in log.splitlines())
     assert "x" * 1000 not in log
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        {"error": {"code": "x", "message": "no"}},
+        {"error": 5},
+        {"result": 5},
+    ],
+)
+async def test_an_answer_that_does_not_decode_gives_the_question_up(
+    tmp_path: Path, broken: dict[str, Any]
+) -> None:
+    """A 2025-11-25 client answers the server's question with a response that is not
+    JSON-RPC: the question is given up as refused (a form reads as cancel), at once, as
+    over HTTP, rather than left waiting for the ask timeout (ten minutes); the refusal
+    names no id, since it answers no request of the client's (the id is the server's)."""
+    async with stdio_process(DEMO, log_dir=tmp_path) as server:
+        await server.send(initialize({"elicitation": {}}))
+        await server.until(1)
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "book_table", "arguments": {"restaurant": "noma"}},
+        }
+        await server.send(call)
+        question = await server.recv()
+        assert question["method"] == "elicitation/create"
+        await server.send({"jsonrpc": "2.0", "id": question["id"], **broken})
+        final, before = await server.until(2)
+        assert final["result"]["content"][0]["text"].startswith("Booking not finished"), final
+        assert [m["error"]["code"] for m in before] == [-32600]
+        assert "id" not in before[0], before
