@@ -4,9 +4,10 @@ Rules: every request runs as its own task, so a slow one does not hold up the ot
 ``notifications/cancelled`` cancels the request it names, which is then never answered
 (even when its handler returns all the same); a line that is not JSON gets a -32700 error
 without an id, an oversized line a -32600 (with its id when the line starts with it), and
-the stream goes on. An answer to a question of a 2025-11-25 session's that is not a valid
-response gives the question up as refused, at once (a -32600 without an id: the id is ours). When stdin closes, requests in flight get a short grace period, then
-the server stops; when stdout closes, at once. Only JSON-RPC messages are ever written to
+the stream goes on. An answer to a 2025-11-25 session's question that is not a valid
+response gives the question up as refused, at once (a -32600 without an id: the id is
+ours). When stdin closes, requests in flight get a short grace period, then the server
+stops; when stdout closes, at once. Only JSON-RPC messages are ever written to
 stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
 fd 1 points at stderr meanwhile, so whatever tool code prints goes to the log. A
 2025-11-25 session's own messages (``notifications/elicitation/complete``,
