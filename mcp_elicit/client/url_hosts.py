@@ -98,9 +98,11 @@ def split_port(hostport: str) -> tuple[str, str | None]:
 def port_number(text: str | None) -> int | None:
     if not text:
         return None
-    if not _PORT.fullmatch(text) or int(text) > 65535:
-        raise Refused("malformed", f"The address has an invalid port ({text}).")
-    return int(text)
+    digits = text.lstrip("0") or "0"  # a browser reads leading zeros; int() refuses over 4300 digits
+    if not _PORT.fullmatch(text) or len(digits) > 5 or int(digits) > 65535:
+        shown = text if len(text) <= 20 else text[:20] + "..."
+        raise Refused("malformed", f"The address has an invalid port ({shown}).")
+    return int(digits)
 
 
 def read_host(

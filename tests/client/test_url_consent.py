@@ -291,3 +291,16 @@ def test_the_ascii_host_is_where_the_browser_goes() -> None:
     verdict = judge_url("https://straße.de/login")
     assert verdict.ascii_host == "xn--strae-oqa.de"  # not strasse.de, someone else's site
     assert "xn--strae-oqa.de" in verdict.warnings[0].text
+
+
+def test_a_port_of_thousands_of_digits_is_refused_and_quoted_short() -> None:
+    # int() refuses over 4300 digits: judging such a URL raised a ValueError.
+    verdict = judge_url("https://example.com:" + "8" * 5000 + "/login")
+    assert verdict.refused
+    assert verdict.codes == ("malformed",)
+    assert "invalid port (888888888888" in verdict.warnings[0].text
+    assert len(verdict.warnings[0].text) < 200
+
+
+def test_a_port_with_leading_zeros_is_still_its_number() -> None:
+    assert judge_url("https://example.com:" + "0" * 5000 + "8443/").port == 8443
