@@ -136,16 +136,9 @@ def read_host(
             f"The host {text} has a character no site name can hold ({bad!r}); a browser would not open it.",
         )
     labels = IDN_DOTS.split(decoded.lower())
-    ipv4 = _ipv4(labels)
+    ipv4 = _ipv4(labels) if decoded.isascii() else None
     if ipv4 is not None:
-        dotted = str(ipv4)
-        note = None
-        if dotted != decoded.rstrip("."):
-            note = UrlWarning(
-                "ip-host-form",
-                f"The host {text} is an IP address written in an unusual form; it means {dotted}.",
-            )
-        return dotted, dotted, True, note, warnings
+        return _ip_host(ipv4, text, decoded, warnings)
     unicode_labels: list[str] = []
     ascii_labels: list[str] = []
     had_punycode = False
@@ -173,6 +166,10 @@ def read_host(
             ) from None
         unicode_labels.append(unicode_label)
         ascii_labels.append(ascii_label)
+    # A browser maps the name before it looks for a number: "127.0.0.¹" is 127.0.0.1.
+    ipv4 = None if decoded.isascii() else _ipv4(ascii_labels)
+    if ipv4 is not None:
+        return _ip_host(ipv4, text, decoded, warnings)
     host = ".".join(unicode_labels)
     ascii_host = ".".join(ascii_labels)
     if had_punycode and host != ascii_host:
@@ -202,6 +199,19 @@ def read_host(
                 )
             )
     return host, ascii_host, False, None, warnings
+
+
+def _ip_host(
+    ipv4: ipaddress.IPv4Address, text: str, decoded: str, warnings: list[UrlWarning]
+) -> tuple[str, str, bool, UrlWarning | None, list[UrlWarning]]:
+    dotted = str(ipv4)
+    note = None
+    if dotted != decoded.rstrip("."):
+        note = UrlWarning(
+            "ip-host-form",
+            f"The host {text} is an IP address written in an unusual form; it means {dotted}.",
+        )
+    return dotted, dotted, True, note, warnings
 
 
 def _too_long(text: str) -> Refused:

@@ -304,3 +304,23 @@ def test_a_port_of_thousands_of_digits_is_refused_and_quoted_short() -> None:
 
 def test_a_port_with_leading_zeros_is_still_its_number() -> None:
     assert judge_url("https://example.com:" + "0" * 5000 + "8443/").port == 8443
+
+
+@pytest.mark.parametrize(
+    ("url", "where"),
+    [
+        ("https://127.0.0.\u00b9/", "127.0.0.1"),  # superscript one: int() cannot read it
+        ("https://127.0.0.\u2460/", "127.0.0.1"),  # circled digit one
+        ("https://0\uff587f.1/", "127.0.0.1"),  # fullwidth x: 0x7f.1
+        ("http://192.168.0.\u00b9/", "192.168.0.1"),
+    ],
+)
+def test_an_ip_address_written_with_digits_the_name_mapping_makes_ascii_is_an_ip(
+    url: str, where: str
+) -> None:
+    # A browser maps the host (UTS 46) before it looks for an IPv4 address: these go to
+    # the IP, which was judged a name, without the warnings an IP gets.
+    verdict = judge_url(url)
+    assert verdict.ip and verdict.host == verdict.ascii_host == where
+    assert "ip-host-form" in verdict.codes
+    assert ("this-computer" in verdict.codes) == where.startswith("127.")
