@@ -6,10 +6,11 @@ with newlines becomes several ``data:`` lines; lines starting with ``:`` are com
 resume from, a retry hint) is not handed on, though its id and retry count. The decoder
 accepts CRLF, LF or CR line ends, input split anywhere (even inside a multi-byte
 character), and yields only complete events. As the HTML standard asks, a byte order
-mark at the start of the stream is skipped, and a ``retry`` that is not all ASCII digits
-is ignored. A line, or an event's data, longer than ``max_size`` characters (16 MiB, the
-cap on JSON bodies and stdio lines) raises ``ValueError`` naming the limit; buffering is
-linear in the input, however it is split.
+mark at the start of the stream is skipped, a ``retry`` that is not all ASCII digits
+is ignored, and one past ``MAX_RETRY_MS`` is read as that. A line, or an event's data,
+longer than ``max_size`` characters (16 MiB, the cap on JSON bodies and stdio lines)
+raises ``ValueError`` naming the limit; buffering is linear in the input, however it is
+split.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import codecs
 import re
 from dataclasses import dataclass
 
-__all__ = ["Event", "EventDecoder", "encode_event", "KEEPALIVE"]
+__all__ = ["Event", "EventDecoder", "encode_event", "KEEPALIVE", "MAX_RETRY_MS"]
 
 KEEPALIVE = b":\n\n"
 MAX_SIZE = 16 * 1024 * 1024
+#: The longest ``retry`` read, in milliseconds (about 31 years): a longer one means the same.
+MAX_RETRY_MS = 10**12
 _LINE_END = re.compile(r"\r\n|\r|\n")
 
 
@@ -122,7 +125,8 @@ class EventDecoder:
                 self._id = value
                 self.last_event_id = value
         elif name == "retry" and value.isascii() and value.isdigit():
-            self._retry = int(value)
+            digits = value.lstrip("0") or "0"  # int() refuses over 4300 digits
+            self._retry = min(int(digits), MAX_RETRY_MS) if len(digits) <= 13 else MAX_RETRY_MS
             self.retry = self._retry
         return None
 

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcp_elicit.wire.sse import KEEPALIVE, Event, EventDecoder, encode_event
+from mcp_elicit.wire.sse import KEEPALIVE, MAX_RETRY_MS, Event, EventDecoder, encode_event
 
 STREAM = (
     encode_event(b'{"a":1}', event_id="1", retry=500)
@@ -102,3 +102,15 @@ def test_a_retry_of_digits_that_are_not_ascii_is_ignored() -> None:
     assert decoder.feed("retry: ²\nretry: ٣\ndata: x\n\n".encode()) == [Event("x")]
     assert decoder.retry is None
     assert decoder.feed(b"retry: 250\ndata: y\n\n") == [Event("y", retry=250)]
+
+
+def test_a_retry_of_thousands_of_digits_is_read_as_the_longest_wait() -> None:
+    # int() refuses over 4300 digits: the ValueError ended the stream, reported as a
+    # refused response; a retry of a few hundred digits passed, and the client's delay
+    # (retry / 1000) overflowed a float.
+    decoder = EventDecoder()
+    for digits in ("9" * 5000, "9" * 400):
+        assert decoder.feed(f"retry: {digits}\ndata: x\n\n".encode()) == [Event("x", retry=MAX_RETRY_MS)]
+        assert decoder.retry == MAX_RETRY_MS
+        assert decoder.retry / 1000 > 3e7  # a float: a year and more, no overflow
+    assert decoder.feed(("retry: " + "0" * 5000 + "250\ndata: y\n\n").encode()) == [Event("y", retry=250)]
