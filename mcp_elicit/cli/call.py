@@ -298,7 +298,7 @@ def narrate(method: str, params: Mapping[str, Any]) -> None:
         logger = params.get("logger")
         where = f" {clean(str(logger))}:" if logger else ""
         data = params.get("data")
-        text = data if isinstance(data, str) else json.dumps(data, default=str)
+        text = data if isinstance(data, str) else output.shown_json(data, default=str)
         line = f"[{clean(str(params.get('level')))}]{where} {clean(text)}"
     else:
         return

@@ -5,6 +5,8 @@ stderr. ``--json`` prints exactly one JSON object on stdout. Human output is pla
 coloured only when stdout is a terminal and ``NO_COLOR`` is unset. Anything a server
 wrote is passed through ``ui.form_text.clean`` first, so it cannot act on the terminal.
 The trace shortens ``requestState`` (an opaque sealed blob) to its start and length.
+What is nested too deeply for ``json.dumps`` (a JSON reader takes 1024 levels, Python
+recursion stops short of that) is shown as ``NESTED``, and refused for ``--json``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import shutil
 import sys
 import unicodedata
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
 from mcp_elicit.ui.form_text import clean
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from mcp_elicit.errors import CliError
 
 __all__ = [
+    "NESTED",
     "Paint",
     "Tracer",
     "print_check",
@@ -33,6 +36,7 @@ __all__ = [
     "print_json",
     "print_result",
     "shorten_state",
+    "shown_json",
     "sign_in_text",
 ]
 
@@ -52,12 +56,32 @@ class Paint:
         return f"\x1b[{';'.join(codes[s] for s in style.split())}m{text}\x1b[0m"
 
 
+#: What is shown for a value nested too deeply to write out.
+NESTED: Final = "(nested too deeply to show)"
+
+
+def shown_json(value: object, **options: Any) -> str:
+    """``json.dumps(value, **options)``, or ``NESTED`` when it is too deep for that."""
+    try:
+        return json.dumps(value, **options)
+    except RecursionError:
+        return NESTED
+
+
 def print_json(value: Mapping[str, Any]) -> None:
     """``value`` as JSON, readable (non-ASCII letters as themselves) but inert: the
     characters ``form_text.clean`` would not let act (control, bidirectional, invisible)
     are written as ``\\uXXXX`` escapes, the same JSON value, so that what a server sent
-    cannot act on a terminal showing it."""
-    text = json.dumps(value, indent=2, ensure_ascii=False)
+    cannot act on a terminal showing it. ``CheckFailed`` when it is nested too deeply."""
+    try:
+        text = json.dumps(value, indent=2, ensure_ascii=False)
+    except RecursionError:
+        from mcp_elicit.errors import CheckFailed
+
+        raise CheckFailed(
+            "the server's answer is nested too deeply to write as JSON (a JSON reader takes "
+            "1024 levels, this program's JSON writer fewer); run without --json to see the rest of it"
+        ) from None
     print("".join(_inert(ch) for ch in text), flush=True)
 
 
@@ -102,7 +126,10 @@ class Tracer:
     def __call__(self, direction: Literal["send", "receive"], message: Mapping[str, Any]) -> None:
         stream = self.stream or sys.stderr
         arrow = "→" if direction == "send" else "←"
-        text = json.dumps(shorten_state(message), ensure_ascii=False, separators=(",", ":"))
+        try:
+            text = json.dumps(shorten_state(message), ensure_ascii=False, separators=(",", ":"))
+        except RecursionError:  # a trace line must never cost the message itself
+            text = "(a message nested too deeply to show)"
         print(f"{arrow} {clean(text)}", file=stream, flush=True)
 
 
@@ -276,7 +303,7 @@ def _tool(result: Mapping[str, Any]) -> list[str]:
     lines = [_block(block) for block in _list(result.get("content"))]
     structured = result.get("structuredContent")
     if structured is not None and not lines:
-        lines.append(clean(json.dumps(structured, indent=2, ensure_ascii=False), multiline=True))
+        lines.append(clean(shown_json(structured, indent=2, ensure_ascii=False), multiline=True))
     return lines or ["(no content)"]
 
 
@@ -311,7 +338,10 @@ def _list(value: object) -> list[Any]:
 
 def _block(block: object) -> str:
     if not isinstance(block, Mapping):
-        return clean(repr(block))
+        try:
+            return clean(repr(block))
+        except RecursionError:
+            return NESTED
     kind = block.get("type")
     if kind == "text":
         return clean(str(block.get("text", "")), multiline=True)
@@ -326,4 +356,4 @@ def _block(block: object) -> str:
             text = inner.get("text")
             head = f"[resource: {clean(str(inner.get('uri', '?')))}]"
             return f"{head}\n{clean(text, multiline=True)}" if isinstance(text, str) else head
-    return clean(json.dumps(block, ensure_ascii=False))
+    return clean(shown_json(block, ensure_ascii=False))

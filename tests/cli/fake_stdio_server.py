@@ -17,7 +17,8 @@ escapes in its URL question and its title), ``caps-list`` (capabilities
 as a list), ``discover-input-required`` (server/discover answered with input_required),
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-never`` (answers
 the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` (echo lists
-an outputSchema; its result breaks it, or has no structuredContent). A legacy server answers ``server/discover``
+an outputSchema; its result breaks it, or has no structuredContent), ``deep`` (tools/call
+answers structuredContent nested 1000 deep). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -71,6 +72,9 @@ BAD_OFFERS = {
 
 #: The outputSchema the ``output-*`` modes list for echo.
 COUNTED = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+#: What the ``deep`` mode's result carries, replaced on the way out by ``_deep()``.
+DEEP = "deep"
 
 #: The request the ``asks-*`` modes send, and before answering what.
 ASK = {
@@ -167,6 +171,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             return {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "bogus"}}
         if mode == "tool-error":
             return result({"content": [{"type": "text", "text": "echo is broken today"}], "isError": True})
+        if mode == "deep":  # written out below: json.dumps itself recurses
+            return result({"content": [], "structuredContent": DEEP})
         if mode == "output-bad":
             return result(
                 {"content": [{"type": "text", "text": '{"n": "many"}'}], "structuredContent": {"n": "many"}}
@@ -174,6 +180,11 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         text = ((message.get("params") or {}).get("arguments") or {}).get("text", "")
         return result({"content": [{"type": "text", "text": f"echo: {text}"}]})
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+
+
+def _deep() -> str:
+    """An object nested 1000 deep, within the 1024 levels a JSON reader takes."""
+    return '{"a":' * 1000 + "1" + "}" * 1000
 
 
 def main() -> int:
@@ -199,7 +210,10 @@ def main() -> int:
             sys.stdout.write(json.dumps(ASK_ESCAPES if args.mode == "asks-escapes" else ASK) + "\n")
         reply = respond(args.mode, args.era, message)
         if reply is not None:
-            sys.stdout.write(json.dumps(reply) + "\n")
+            line = json.dumps(reply)
+            if args.mode == "deep":
+                line = line.replace('"structuredContent": "deep"', '"structuredContent": ' + _deep())
+            sys.stdout.write(line + "\n")
             sys.stdout.flush()
     return 0
 

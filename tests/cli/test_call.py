@@ -587,3 +587,32 @@ def test_server_text_in_errors_and_warnings_cannot_act_on_the_terminal() -> None
     assert "\x1b" not in done.stderr and "\x07" not in done.stderr
     assert "url: https://example.com/\\x1b]0;pwned\\x07], but this client declared no url-mode" in done.stderr
     assert "WARNING: ignoring an unsolicited Request from Fake\\x1b[31m server" in done.stderr
+
+
+# ---- a result nested deeper than json.dumps can write -----------------------------------------
+
+
+def test_a_result_nested_too_deeply_to_show_is_still_given(capsys: pytest.CaptureFixture[str]) -> None:
+    # 1000 levels: a JSON reader takes them (1024), json.dumps and repr recurse past Python's limit
+    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--", *fake("deep"))
+    assert result.code == 0
+    assert "(nested too deeply to show)" in result.out
+
+
+def test_a_traced_message_nested_too_deeply_to_show_is_still_read(capsys: pytest.CaptureFixture[str]) -> None:
+    # the trace raised RecursionError where the message was read: it was lost, and the call
+    # waited out its 30 s for an answer that had come
+    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--trace", "--", *fake("deep"))
+    assert result.code == 0
+    assert "← (a message nested too deeply to show)" in result.err.splitlines()
+    assert "(nested too deeply to show)" in result.out
+
+
+def test_a_result_nested_too_deeply_to_write_as_json_fails_in_json(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--json", "--", *fake("deep"))
+    assert result.code == 1
+    failure = result.json()
+    assert failure["ok"] is False and failure["exit_code"] == 1
+    assert "nested too deeply to write as JSON" in failure["error"]
