@@ -459,6 +459,10 @@ def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any])
         return (
             f"the tool's outputSchema is not a valid JSON Schema ({exc.message}); the result was not checked"
         )
+    except RecursionError:  # the check recurses, several calls a level: hundreds of levels stop it
+        return (
+            "the tool's outputSchema or its result is nested too deeply to check; the result was not checked"
+        )
     if error is None:
         return ""
     where = error.json_path.replace("$", "structuredContent", 1)

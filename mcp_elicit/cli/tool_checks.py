@@ -206,6 +206,8 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
         findings.append(
             Finding("error", code, f"{key} is not a valid JSON Schema: at {where}, {exc.message}")
         )
+    except RecursionError:  # the check recurses, several calls a level: hundreds of levels stop it
+        findings.append(Finding("error", code, f"{key} is nested too deeply to check as a JSON Schema"))
     return findings
 
 

@@ -18,7 +18,8 @@ as a list), ``discover-input-required`` (server/discover answered with input_req
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-never`` (answers
 the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` (echo lists
 an outputSchema; its result breaks it, or has no structuredContent), ``deep`` (tools/call
-answers structuredContent nested 1000 deep). A legacy server answers ``server/discover``
+answers structuredContent nested 1000 deep), ``deep-schema`` (echo's inputSchema and
+outputSchema nest ``items`` 600 deep, its result a list as deep). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -147,6 +148,9 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             return result({"items": []})
         if mode in ("output-bad", "output-missing"):
             return result({"tools": [{**GOOD[0], "outputSchema": COUNTED}]})
+        if mode == "deep-schema":
+            deep = {"type": "object", "properties": {"x": _nested({}, "items", 600)}}
+            return result({"tools": [{**GOOD[0], "inputSchema": deep, "outputSchema": deep}]})
         pages = [GOOD, BAD] if mode == "bad-tools" else [GOOD[:1], GOOD[1:]]
         if cursor is None:
             return result({"tools": pages[0], "nextCursor": "page-2"})
@@ -173,6 +177,12 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             return result({"content": [{"type": "text", "text": "echo is broken today"}], "isError": True})
         if mode == "deep":  # written out below: json.dumps itself recurses
             return result({"content": [], "structuredContent": DEEP})
+        if mode == "deep-schema":
+            body = {
+                "content": [{"type": "text", "text": "ok"}],
+                "structuredContent": {"x": _nested([], None, 600)},
+            }
+            return result(body)
         if mode == "output-bad":
             return result(
                 {"content": [{"type": "text", "text": '{"n": "many"}'}], "structuredContent": {"n": "many"}}
@@ -180,6 +190,13 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         text = ((message.get("params") or {}).get("arguments") or {}).get("text", "")
         return result({"content": [{"type": "text", "text": f"echo: {text}"}]})
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+
+
+def _nested(inner: Any, key: str | None, depth: int) -> Any:
+    """``inner`` wrapped ``depth`` times: in ``{key: ...}``, or in a list when ``key`` is None."""
+    for _ in range(depth):
+        inner = [inner] if key is None else {key: inner}
+    return inner
 
 
 def _deep() -> str:

@@ -616,3 +616,13 @@ def test_a_result_nested_too_deeply_to_write_as_json_fails_in_json(
     failure = result.json()
     assert failure["ok"] is False and failure["exit_code"] == 1
     assert "nested too deeply to write as JSON" in failure["error"]
+
+
+def test_an_output_schema_nested_too_deeply_to_check_is_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--", *fake("deep-schema", "modern"))
+    assert result.code == 0  # the result is still given
+    assert "ok" in result.out
+    assert (
+        "mcp-elicit: warning: the tool's outputSchema or its result is nested too deeply to check; "
+        "the result was not checked"
+    ) in result.err

@@ -510,3 +510,14 @@ def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path
     assert result.code == 4
     assert result.json()["exit_code"] == 4
     assert "has no tools list" in result.json()["error"]
+
+
+def test_a_schema_nested_too_deeply_to_check_is_a_finding(capsys: pytest.CaptureFixture[str]) -> None:
+    # 600 levels of "items": jsonschema's checks recurse past Python's limit; check crashed
+    # with a RecursionError
+    result = run(capsys, "check", "--json", "--", *fake("deep-schema"))
+    assert result.code == 1
+    tools = result.json()["tools"]
+    messages = [f["message"] for f in tools[0]["problems"]]
+    assert "inputSchema is nested too deeply to check as a JSON Schema" in messages
+    assert "outputSchema is nested too deeply to check as a JSON Schema" in messages
