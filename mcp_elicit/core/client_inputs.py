@@ -71,8 +71,8 @@ class ServerInfo:
             return cls(where=where)
         title = info.get("title")
         return cls(
-            name=str(info.get("name") or "unknown server"),
-            version=str(info.get("version") or ""),
+            name=_text(info.get("name")) or "unknown server",
+            version=_text(info.get("version")),
             title=title if isinstance(title, str) else None,
             where=where,
         )
@@ -81,6 +81,16 @@ class ServerInfo:
         label = self.title or self.name
         version = f" {self.version}" if self.version else ""
         return f"{label}{version}" + (f" ({self.where})" if self.where else "")
+
+
+def _text(value: object) -> str:
+    """A string, or a number written out; nothing else (a list or an object, perhaps
+    nested deeper than ``str`` can follow) is text: ""."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -226,3 +226,15 @@ def test_roots_answers_are_checked_and_lists_wrapped() -> None:
     assert check_roots_answer({"roots": []}) == {"roots": []}
     with pytest.raises(ValueError, match="ListRootsResult"):
         check_roots_answer([{"name": "no uri"}])
+
+
+def test_server_info_that_is_not_text_is_not_shown_as_text() -> None:
+    # a name nested 1000 deep (orjson reads 1024 levels): str() of it raised RecursionError
+    # while connecting; a list or an object was shown as Python's repr of it
+    deep: object = "x"
+    for _ in range(1000):
+        deep = [deep]
+    info = ServerInfo.from_json({"name": deep, "version": {"v": 1}}, "stdio")
+    assert (info.name, info.version) == ("unknown server", "")
+    assert ServerInfo.from_json({"name": "n", "version": 2}, "").version == "2"  # a number reads
+    assert ServerInfo.from_json({"name": True, "version": False}, "").name == "unknown server"
