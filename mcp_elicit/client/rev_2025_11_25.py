@@ -50,7 +50,7 @@ from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.core.era import handshake_choice
-from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.core.rounds import RoundLimits, quoted
 from mcp_elicit.errors import (
     ProtocolError,
     ProtocolViolation,
@@ -121,9 +121,9 @@ class HandshakeSession:
         chosen = result.get("protocolVersion")
         if not isinstance(chosen, str) or chosen not in self.preferred:
             raise UnsupportedProtocolVersion(
-                f"The server chose protocol version {chosen!r} in initialize; this client was "
+                f"The server chose protocol version {quoted(chosen)} in initialize; this client was "
                 f"configured for {', '.join(self.preferred)} there",
-                {"supported": list(self.preferred), "requested": str(chosen)},
+                {"supported": list(self.preferred), "requested": chosen if isinstance(chosen, str) else quoted(chosen)},
             )
         self.revision = chosen
         self._negotiated = True

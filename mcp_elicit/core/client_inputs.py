@@ -29,6 +29,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import (
     FormSchemaError,
     FormValidationError,
@@ -179,7 +180,7 @@ def parse_elicitation(
             params=params,
         )
     if mode != "form":
-        raise ProtocolViolation(f"elicitation {key!r} from {server} has unknown mode {mode!r}")
+        raise ProtocolViolation(f"elicitation {key!r} from {server} has unknown mode {quoted(mode)}")
     schema: FormSchema | None = None
     problem: str | None = None
     warnings: tuple[str, ...] = ()

@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeAlias
 
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import ProtocolError, TransportError, UnsupportedProtocolVersion
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Response
 from mcp_elicit.wire.versions import is_handshake, is_modern
@@ -118,7 +119,10 @@ def _incompatible(
     supported: Sequence[object] | None,
     preferred: Sequence[str],
 ) -> ProtocolError:
-    offered = ", ".join(str(v) for v in supported) if supported else "none named"
+    offered = "none named"
+    if supported:  # quoted short: what a server names may be anything, nested or huge
+        offered = ", ".join(v if isinstance(v, str) and len(v) <= 80 else quoted(v) for v in supported[:20])
+        offered += f" and {len(supported) - 20} more" if len(supported) > 20 else ""
     exc = UnsupportedProtocolVersion(
         f"The server does not speak MCP {requested} and offers no revision this client speaks "
         f"(server: {offered}; client: {', '.join(preferred)})",

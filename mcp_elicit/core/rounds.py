@@ -26,6 +26,7 @@ Rules (*Multi Round-Trip Requests*, client requirements):
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
@@ -44,6 +45,7 @@ __all__ = [
     "Rounds",
     "Step",
     "input_requests",
+    "quoted",
 ]
 
 #: Client requests whose result may be ``input_required``.
@@ -127,7 +129,7 @@ class Rounds:
             return Complete(dict(result))
         if kind != "input_required":
             raise ProtocolViolation(
-                f"the server answered {self.method} with resultType {kind!r}, which this client does "
+                f"the server answered {self.method} with resultType {quoted(kind)}, which this client does "
                 "not know (it speaks 'complete' and 'input_required')"
             )
         if self.method not in INPUT_METHODS:
@@ -207,18 +209,18 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
     out: list[InputRequest] = []
     for key, entry in raw.items():
         if not isinstance(entry, Mapping):
-            raise ProtocolViolation(f"input request {key!r} must be an object with method and params")
+            raise ProtocolViolation(f"input request {quoted(key)} must be an object with method and params")
         what = entry.get("method")
         if not isinstance(what, str) or what not in INPUT_REQUEST_METHODS:
             raise ProtocolViolation(
-                f"input request {key!r} asks for {what!r}; a server may only ask for "
+                f"input request {quoted(key)} asks for {quoted(what)}; a server may only ask for "
                 + ", ".join(sorted(INPUT_REQUEST_METHODS))
             )
         params = entry.get("params")
         if params is None:
             params = {}
         if not isinstance(params, Mapping):
-            raise ProtocolViolation(f"the params of input request {key!r} must be an object")
+            raise ProtocolViolation(f"the params of input request {quoted(key)} must be an object")
         out.append(InputRequest(str(key), str(what), params))
     return tuple(out)
 
@@ -226,3 +228,14 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
 def _utf8_size(text: str) -> int:
     """``text``'s length in UTF-8 (a lone surrogate counted as the three bytes it takes)."""
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+_QUOTE: Final = reprlib.Repr()
+_QUOTE.maxlevel, _QUOTE.maxstring, _QUOTE.maxother = 3, 80, 80
+
+
+def quoted(value: object) -> str:
+    """A server's value as an error message quotes it: its repr, at most three levels deep
+    and cut short (``repr`` itself recurses, past Python's limit for JSON nested about a
+    thousand deep, which a JSON reader takes, and quotes a megabyte whole)."""
+    return _QUOTE.repr(value)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcp_elicit.core.rounds import Complete, InputRequest, input_requests
+from mcp_elicit.core.rounds import Complete, InputRequest, input_requests, quoted
 from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TaskCancelled
 
 __all__ = ["Poll", "TaskWatch"]
@@ -80,7 +80,7 @@ class TaskWatch:
         once its ttl has passed."""
         if result.get("taskId") != self.task_id:
             raise ProtocolViolation(
-                f"tasks/get for task {self.task_id!r} answered about {result.get('taskId')!r}"
+                f"tasks/get for task {self.task_id!r} answered about {quoted(result.get('taskId'))}"
             )
         self._note(result)
         if self.status == "completed":
@@ -126,7 +126,7 @@ class TaskWatch:
     def _note(self, task: Mapping[str, Any]) -> None:
         status = task.get("status")
         if not isinstance(status, str) or status not in _STATUSES:
-            raise ProtocolViolation(f"task {self.task_id} has the unknown status {status!r}")
+            raise ProtocolViolation(f"task {self.task_id} has the unknown status {quoted(status)}")
         self.status = str(status)
         poll = task.get("pollIntervalMs")
         if isinstance(poll, int | float) and not isinstance(poll, bool):

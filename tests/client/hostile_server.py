@@ -210,7 +210,15 @@ def main() -> None:
                 send(
                     {"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": FORM["params"]}
                 )
-            result(message, INIT)
+            if SCENARIO == "legacy-deep-version":  # written out: json.dumps itself recurses
+                deep = "[" * 1000 + '"2025-11-25"' + "]" * 1000
+                line = json.dumps(
+                    {"jsonrpc": "2.0", "id": message["id"], "result": {**INIT, "protocolVersion": 0}}
+                )
+                sys.stdout.write(line.replace('"protocolVersion": 0', f'"protocolVersion": {deep}') + "\n")
+                sys.stdout.flush()
+            else:
+                result(message, INIT)
         else:
             scenario(message)
 

@@ -20,7 +20,7 @@ from mcp_elicit.client import Client, Scripted
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import ProtocolError, ProtocolViolation, RoundsExceeded
+from mcp_elicit.errors import ProtocolError, ProtocolViolation, RoundsExceeded, UnsupportedProtocolVersion
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
@@ -439,3 +439,13 @@ async def test_an_error_without_an_id_fails_the_one_request_in_flight_at_once() 
         with pytest.raises(ProtocolError, match="Parse error: a test") as caught:
             await asyncio.wait_for(client.call_tool("t"), 5)
     assert caught.value.to_error()["code"] == -32700
+
+
+async def test_a_protocol_version_nested_too_deeply_to_quote_is_refused_as_unsupported() -> None:
+    # 1000 levels (a JSON reader takes 1024): quoting it with repr raised RecursionError
+    transport = StdioTransport([sys.executable, str(SERVER), "legacy-deep-version"])
+    with pytest.raises(
+        UnsupportedProtocolVersion, match=r"protocol version \[\[\[\[\.\.\.\]\]\]\] in initialize"
+    ):
+        async with Client(transport, versions=["2025-11-25"], timeout=10):
+            pass

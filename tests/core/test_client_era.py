@@ -140,3 +140,14 @@ def test_retry_version_without_a_common_modern_revision_raises() -> None:
         retry_version(err, "2026-07-28", MODERN_ONLY)
     with pytest.raises(UnsupportedProtocolVersion, match="none named"):
         retry_version({"code": -32022, "message": "x"}, "2026-07-28", MODERN_ONLY)
+
+
+def test_retry_version_quotes_what_is_not_a_version_short() -> None:
+    # an entry nested 1000 deep (a JSON reader takes 1024): str() of it raised RecursionError
+    deep: object = "2026-07-28"
+    for _ in range(1000):
+        deep = [deep]
+    err = {"code": -32022, "message": "x", "data": {"supported": [deep, "x" * 1_000_000, 3]}}
+    with pytest.raises(UnsupportedProtocolVersion, match=r"server: \[\[\[\[\.\.\.\]\]\]\], 'xxx") as caught:
+        retry_version(err, "2026-07-28", MODERN_ONLY)
+    assert len(str(caught.value)) < 400

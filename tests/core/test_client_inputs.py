@@ -238,3 +238,11 @@ def test_server_info_that_is_not_text_is_not_shown_as_text() -> None:
     assert (info.name, info.version) == ("unknown server", "")
     assert ServerInfo.from_json({"name": "n", "version": 2}, "").version == "2"  # a number reads
     assert ServerInfo.from_json({"name": True, "version": False}, "").name == "unknown server"
+
+
+def test_an_unknown_mode_nested_too_deeply_to_quote_is_still_a_protocol_violation() -> None:
+    deep: object = "form"
+    for _ in range(1000):
+        deep = [deep]
+    with pytest.raises(ProtocolViolation, match=r"unknown mode \[\[\[\[\.\.\.\]\]\]\]"):
+        parse_elicitation({"mode": deep, "message": "?"}, server=SERVER, key="k", origin=Origin("tools/call"))

@@ -216,3 +216,26 @@ def test_a_request_state_longer_than_the_limit_is_a_violation() -> None:
     rounds.retry({"a": {}})
     with pytest.raises(ProtocolViolation, match=r"requestState of 9 bytes.*at most 8"):
         rounds.step(need("é2345678", a=ASK))  # 8 characters, 9 bytes
+
+
+def _nested(depth: int) -> object:
+    value: object = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_a_server_value_nested_too_deeply_to_quote_is_still_a_protocol_violation() -> None:
+    # 1000 levels (a JSON reader takes 1024): quoting it with repr raised RecursionError
+    deep = _nested(1000)
+    with pytest.raises(ProtocolViolation, match=r"resultType \[\[\[\[\.\.\.\]\]\]\]"):
+        Rounds("tools/call", {"name": "t"}).step({"resultType": deep})
+    asks = {"k": {"method": deep, "params": {}}}
+    with pytest.raises(ProtocolViolation, match=r"asks for \[\[\[\[\.\.\.\]\]\]\]"):
+        Rounds("tools/call", {"name": "t"}).step({"resultType": "input_required", "inputRequests": asks})
+
+
+def test_a_long_value_is_quoted_short() -> None:
+    with pytest.raises(ProtocolViolation) as caught:
+        Rounds("tools/call", {"name": "t"}).step({"resultType": "x" * 1_000_000})
+    assert len(str(caught.value)) < 300

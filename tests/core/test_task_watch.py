@@ -106,3 +106,14 @@ def test_a_creation_that_breaks_the_rules_is_a_violation(
 def test_a_poll_that_breaks_the_rules_is_a_violation(result: dict[str, Any], problem: str) -> None:
     with pytest.raises(ProtocolViolation, match=problem):
         watch().step(result, 1.0)
+
+
+def test_a_status_or_task_id_nested_too_deeply_to_quote_is_still_a_protocol_violation() -> None:
+    # 1000 levels (a JSON reader takes 1024): quoting it with repr raised RecursionError
+    deep: object = "x"
+    for _ in range(1000):
+        deep = [deep]
+    with pytest.raises(ProtocolViolation, match="unknown status"):
+        TaskWatch.start("tools/call", created(status=deep), declared=True, now=0.0)
+    with pytest.raises(ProtocolViolation, match="answered about"):
+        watch().step({"taskId": deep, "status": "working"}, 1.0)
