@@ -38,6 +38,7 @@ from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.cli.tool_checks import Finding, ToolVerdict, check_tools
 from mcp_elicit.client import Client
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import CliError, ProtocolError, ServerBrokeProtocol
 
 __all__ = ["CheckReport", "register", "run_check"]
@@ -361,7 +362,9 @@ async def _list_all(client: Client, method: str, key: str) -> tuple[list[object]
         if next_cursor is None:
             return items, pages
         if not isinstance(next_cursor, str):
-            raise ServerBrokeProtocol(f"{method} gave a nextCursor that is not a string: {next_cursor!r}")
+            raise ServerBrokeProtocol(
+                f"{method} gave a nextCursor that is not a string: {_short(next_cursor)}"
+            )
         if next_cursor in seen or pages >= _MAX_PAGES:
             raise ServerBrokeProtocol(
                 f"{method} never ends: page {pages} gives the cursor {next_cursor!r} "
@@ -372,7 +375,7 @@ async def _list_all(client: Client, method: str, key: str) -> tuple[list[object]
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    text = repr(value) if isinstance(value, str) else quoted(value)  # repr recurses, quoted stops
     return text if len(text) <= 200 else text[:197] + "..."
 
 

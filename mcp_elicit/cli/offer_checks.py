@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.cli.tool_checks import Finding, wrong_types
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.forms.parse import json_kind
 
 __all__ = ["check_prompts", "check_resource_templates", "check_resources"]
@@ -119,7 +120,7 @@ def _resource(who: str, resource: Mapping[str, Any]) -> list[Finding]:
     findings = []
     size = resource.get("size")
     if size is not None and (isinstance(size, bool) or not isinstance(size, int)):
-        findings.append(Finding("error", "definition", f"{who}: size must be an integer, not {size!r}"))
+        findings.append(Finding("error", "definition", f"{who}: size must be an integer, not {quoted(size)}"))
     uri = resource.get("uri")
     if isinstance(uri, str) and (not _SCHEME.match(uri) or _has_space(uri)):
         findings.append(

@@ -53,6 +53,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [
@@ -160,8 +161,9 @@ def token_challenges(headers: Iterable[str]) -> list[Challenge]:
 
 
 def _quote(value: object, limit: int = 120) -> str:
-    """``repr(value)`` cut to ``limit`` characters: a value from the network, in an error."""
-    text = repr(value)
+    """``repr(value)`` cut to ``limit`` characters: a value from the network, in an error (a
+    list or an object only three levels deep: ``repr`` recurses past Python's limit)."""
+    text = repr(value) if isinstance(value, str) else quoted(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -34,6 +34,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from mcp_elicit.core.authorization import AuthorizationServer, string_field
 from mcp_elicit.core.jws import sign_compact
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [
@@ -278,8 +279,9 @@ _ERROR_CODE: Final = re.compile(r"[\x20-\x7e]{1,64}")
 
 
 def _short(value: object) -> str:
-    """``repr(value)``, cut to 40 characters: what a server said, quoted in an error."""
-    text = repr(value)
+    """``repr(value)``, cut to 40 characters: what a server said, quoted in an error (a
+    list or an object only three levels deep: ``repr`` recurses past Python's limit)."""
+    text = repr(value) if isinstance(value, str) else quoted(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 

@@ -18,7 +18,8 @@ as a list), ``discover-input-required`` (server/discover answered with input_req
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-never`` (answers
 the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` (echo lists
 an outputSchema; its result breaks it, or has no structuredContent), ``deep`` (tools/call
-answers structuredContent nested 1000 deep), ``deep-schema`` (echo's inputSchema and
+answers structuredContent nested 1000 deep), ``deep-page`` (a tools/list page without
+``tools``, its ``items`` nested 1000 deep), ``deep-schema`` (echo's inputSchema and
 outputSchema nest ``items`` 600 deep, its result a list as deep). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
@@ -146,6 +147,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             return result({"tools": GOOD[:1], "nextCursor": "again"})
         if mode == "no-tools":
             return result({"items": []})
+        if mode == "deep-page":
+            return result({"items": DEEP})
         if mode in ("output-bad", "output-missing"):
             return result({"tools": [{**GOOD[0], "outputSchema": COUNTED}]})
         if mode == "deep-schema":
@@ -230,6 +233,8 @@ def main() -> int:
             line = json.dumps(reply)
             if args.mode == "deep":
                 line = line.replace('"structuredContent": "deep"', '"structuredContent": ' + _deep())
+            if args.mode == "deep-page":
+                line = line.replace('"items": "deep"', '"items": ' + _deep())
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
     return 0

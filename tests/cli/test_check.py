@@ -457,6 +457,8 @@ def test_a_server_that_never_speaks_json_rpc(capsys: pytest.CaptureFixture[str])
     [
         ("loop", "tools/list never ends: page 2 gives the cursor 'again' again"),
         ("no-tools", "has no tools list"),
+        # 1000 levels (a JSON reader takes 1024): quoting it with repr raised RecursionError
+        ("deep-page", "page 1 of tools/list has no tools list: {'items': {'a': {'a': {...}}}}"),
     ],
 )
 def test_broken_listing_is_a_violation(capsys: pytest.CaptureFixture[str], mode: str, fragment: str) -> None:

@@ -1506,3 +1506,21 @@ def test_a_huge_value_in_metadata_is_quoted_cut_short(read: Any, document: Any, 
     message = _refused(read, document, where, WHERE, match=fault)
     assert "evil.example/xxxx" in message or "'xxxx" in message
     assert "..." in message and len(message) < 600, len(message)
+
+
+def _nested(depth: int) -> object:
+    value: object = "Bearer"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def test_what_a_server_says_nested_too_deeply_to_quote_is_still_refused_by_name() -> None:
+    # 1000 levels (a JSON reader takes 1024): quoting it with repr raised RecursionError
+    deep = _nested(1000)
+    with pytest.raises(AuthorizationError, match=r"gave a \[\[\[\[\.\.\.\]\]\]\] token"):
+        read_tokens(200, {"access_token": ACCESS, "token_type": deep}, _server(), now=1.0)
+    with pytest.raises(AuthorizationError, match=r"issued \[\[\[\[\.\.\.\]\]\]\], not an ID-JAG"):
+        read_id_jag(200, {"access_token": "h.p.s", "issued_token_type": deep, "token_type": "N_A"}, "idp")
+    with pytest.raises(AuthorizationError, match=r"for issuer \[\[\[\[\.\.\.\]\]\]\], not"):
+        read_authorization_server({"issuer": deep}, "https://as.example", "https://as.example/.well-known/x")
