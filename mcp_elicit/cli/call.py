@@ -47,6 +47,7 @@ from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
@@ -282,24 +283,30 @@ def _text_only(arguments: dict[str, Any]) -> dict[str, str]:
     return arguments
 
 
+def _said(value: object) -> str:
+    """A value a notification carries, as text: ``str`` of it, but a list or an object only
+    three levels deep (``str`` recurses, past Python's limit for JSON a reader takes)."""
+    return clean(quoted(value) if isinstance(value, list | dict) else str(value))
+
+
 def narrate(method: str, params: Mapping[str, Any]) -> None:
     """What the server says while the request runs, on stderr: a task's status, progress,
     log messages."""
     if method == "notifications/tasks":
         message = params.get("statusMessage")
-        said = f" - {clean(str(message))}" if message else ""
-        line = f"… task {clean(str(params.get('taskId', '?')))[:8]}: {clean(str(params.get('status')))}{said}"
+        said = f" - {_said(message)}" if message else ""
+        line = f"… task {_said(params.get('taskId', '?'))[:8]}: {_said(params.get('status'))}{said}"
     elif method == "notifications/progress":
         total = params.get("total")
-        done = f"{params.get('progress')}" + (f"/{total}" if total is not None else "")
+        done = _said(params.get("progress")) + (f"/{_said(total)}" if total is not None else "")
         message = params.get("message")
-        line = f"… {clean(done)}" + (f" {clean(str(message))}" if message else "")
+        line = f"… {done}" + (f" {_said(message)}" if message else "")
     elif method == "notifications/message":
         logger = params.get("logger")
-        where = f" {clean(str(logger))}:" if logger else ""
+        where = f" {_said(logger)}:" if logger else ""
         data = params.get("data")
         text = data if isinstance(data, str) else output.shown_json(data, default=str)
-        line = f"[{clean(str(params.get('level')))}]{where} {clean(text)}"
+        line = f"[{_said(params.get('level'))}]{where} {clean(text)}"
     else:
         return
     print(line, file=sys.stderr, flush=True)

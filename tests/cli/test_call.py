@@ -626,3 +626,23 @@ def test_an_output_schema_nested_too_deeply_to_check_is_a_warning(capsys: pytest
         "mcp-elicit: warning: the tool's outputSchema or its result is nested too deeply to check; "
         "the result was not checked"
     ) in result.err
+
+
+def test_notifications_with_values_nested_too_deeply_are_still_narrated(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 1000 levels (a JSON reader takes 1024): str() of them raised RecursionError, and the
+    # line was lost to a traceback in the log
+    from mcp_elicit.cli.call import narrate
+
+    deep: object = 1
+    for _ in range(1000):
+        deep = [deep]
+    narrate("notifications/progress", {"progressToken": 1, "progress": deep, "total": deep, "message": deep})
+    narrate("notifications/tasks", {"taskId": deep, "status": deep, "statusMessage": deep})
+    narrate("notifications/message", {"level": deep, "logger": deep, "data": deep})
+    assert capsys.readouterr().err.splitlines() == [
+        "… [[[[...]]]]/[[[[...]]]] [[[[...]]]]",
+        "… task [[[[...]: [[[[...]]]] - [[[[...]]]]",
+        "[[[[[...]]]]] [[[[...]]]]: (nested too deeply to show)",
+    ]
