@@ -19,6 +19,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
+from mcp_elicit.core.rounds import quoted
 from mcp_elicit.ui.form_text import clean
 
 if TYPE_CHECKING:
@@ -314,7 +315,7 @@ def _prompt(result: Mapping[str, Any]) -> list[str]:
     for message in _list(result.get("messages")):
         role = message.get("role", "?") if isinstance(message, Mapping) else "?"
         content = message.get("content") if isinstance(message, Mapping) else None
-        lines.append(f"[{clean(str(role))}] {_block(content)}")
+        lines.append(f"[{_said(role)}] {_block(content)}")
     return lines or ["(no messages)"]
 
 
@@ -323,13 +324,19 @@ def _resource(result: Mapping[str, Any]) -> list[str]:
     for item in _list(result.get("contents")):
         if not isinstance(item, Mapping):
             continue
-        kind = f" ({clean(str(item['mimeType']))})" if item.get("mimeType") else ""
-        lines.append(f"{clean(str(item.get('uri', '?')))}{kind}")
+        kind = f" ({_said(item['mimeType'])})" if item.get("mimeType") else ""
+        lines.append(f"{_said(item.get('uri', '?'))}{kind}")
         if isinstance(item.get("text"), str):
             lines.append(clean(item["text"], multiline=True))
         elif isinstance(item.get("blob"), str):
             lines.append(f"[binary, {len(item['blob'])} base64 characters]")
     return lines or ["(no contents)"]
+
+
+def _said(value: object) -> str:
+    """A value of a result, as text: ``str`` of it, but a list or an object only three
+    levels deep (``str`` recurses, past Python's limit for JSON a reader takes)."""
+    return clean(quoted(value) if isinstance(value, list | dict) else str(value))
 
 
 def _list(value: object) -> list[Any]:
@@ -344,16 +351,17 @@ def _block(block: object) -> str:
             return NESTED
     kind = block.get("type")
     if kind == "text":
-        return clean(str(block.get("text", "")), multiline=True)
+        text = block.get("text", "")
+        return clean(text, multiline=True) if isinstance(text, str) else _said(text)
     if kind in ("image", "audio"):
         size = len(block.get("data", "")) if isinstance(block.get("data"), str) else 0
-        return f"[{kind}: {clean(str(block.get('mimeType', '?')))}, {size} base64 characters]"
+        return f"[{kind}: {_said(block.get('mimeType', '?'))}, {size} base64 characters]"
     if kind == "resource_link":
-        return f"[link: {clean(str(block.get('uri', '?')))}]"
+        return f"[link: {_said(block.get('uri', '?'))}]"
     if kind == "resource":
         inner = block.get("resource")
         if isinstance(inner, Mapping):
             text = inner.get("text")
-            head = f"[resource: {clean(str(inner.get('uri', '?')))}]"
+            head = f"[resource: {_said(inner.get('uri', '?'))}]"
             return f"{head}\n{clean(text, multiline=True)}" if isinstance(text, str) else head
     return clean(shown_json(block, ensure_ascii=False))

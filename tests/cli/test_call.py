@@ -646,3 +646,32 @@ def test_notifications_with_values_nested_too_deeply_are_still_narrated(
         "… task [[[[...]: [[[[...]]]] - [[[[...]]]]",
         "[[[[[...]]]]] [[[[...]]]]: (nested too deeply to show)",
     ]
+
+
+def test_results_with_values_nested_too_deeply_are_still_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    # 1000 levels (a JSON reader takes 1024): str() of them raised RecursionError, and
+    # mcp-elicit prompt, read or call printed a traceback instead of the result
+    from mcp_elicit.cli.output import print_result
+
+    deep: object = "x"
+    for _ in range(1000):
+        deep = [deep]
+    print_result("prompts/get", {"description": "d", "messages": [{"role": deep, "content": deep}]})
+    print_result("resources/read", {"contents": [{"uri": deep, "mimeType": deep, "text": "t"}]})
+    blocks = [
+        {"type": "text", "text": deep},
+        {"type": "image", "data": "AA==", "mimeType": deep},
+        {"type": "resource_link", "uri": deep},
+        {"type": "resource", "resource": {"uri": deep}},
+    ]
+    print_result("tools/call", {"content": blocks})
+    assert capsys.readouterr().out.splitlines() == [
+        "d",
+        "[[[[[...]]]]] (nested too deeply to show)",
+        "[[[[...]]]] ([[[[...]]]])",
+        "t",
+        "[[[[...]]]]",
+        "[image: [[[[...]]]], 4 base64 characters]",
+        "[link: [[[[...]]]]]",
+        "[resource: [[[[...]]]]]",
+    ]
