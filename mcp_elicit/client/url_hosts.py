@@ -37,6 +37,7 @@ __all__ = [
 
 IDN_DOTS: Final = re.compile("[.\u3002\uff0e\uff61]")
 _PORT: Final = re.compile(r"[0-9]*")
+_DIGITS: Final = "0123456789abcdef"
 #: What no host name may hold (WHATWG URL's forbidden domain code points, less those that
 #: end the authority or are refused as hidden before the host is read).
 _NOT_IN_HOST: Final = frozenset(":<>[]^|%@/\\?#")
@@ -247,7 +248,8 @@ def _ipv4(labels: list[str]) -> ipaddress.IPv4Address | None:
     """The WHATWG IPv4 parser: a host whose last label is a number is an IPv4 address (in
     decimal, 0x hex or 0-prefixed octal, with 1 to 4 parts), or invalid."""
     parts = labels[:-1] if len(labels) > 1 and labels[-1] == "" else labels
-    if not parts or _number(parts[-1]) is None:
+    last = parts[-1] if parts else ""
+    if not (last.isascii() and last.isdigit()) and _number(last) is None:  # "08" ends in a number
         return None
     numbers = [_number(p) for p in parts]
     if len(numbers) > 4 or any(n is None for n in numbers):
@@ -262,16 +264,19 @@ def _ipv4(labels: list[str]) -> ipaddress.IPv4Address | None:
 
 
 def _number(text: str) -> int | None:
-    if not text:
+    """An IPv4 part as a browser reads it, or None: only the base's ASCII digits count
+    (``int`` also takes a sign, underscores, and other scripts' digits)."""
+    if text[:2] in ("0x", "0X"):
+        digits, base = text[2:], 16
+        if not digits:
+            return 0
+    elif len(text) > 1 and text[0] == "0":
+        digits, base = text[1:], 8
+    else:
+        digits, base = text, 10
+    if not digits or any(ch not in _DIGITS[:base] for ch in digits.lower()):
         return None
-    try:
-        if text[:2] in ("0x", "0X"):
-            return int(text[2:], 16) if text[2:] else 0
-        if len(text) > 1 and text[0] == "0":
-            return int(text[1:], 8)
-        return int(text, 10) if text.isdigit() else None
-    except ValueError:
-        return None
+    return int(digits, base)
 
 
 def address_of(ip_host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:

@@ -324,3 +324,29 @@ def test_an_ip_address_written_with_digits_the_name_mapping_makes_ascii_is_an_ip
     assert verdict.ip and verdict.host == verdict.ascii_host == where
     assert "ip-host-form" in verdict.codes
     assert ("this-computer" in verdict.codes) == where.startswith("127.")
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "host"),
+    [
+        # int() takes a sign and underscores, which no IPv4 number has: "0-5" was read as -5
+        # (an error for ipaddress, raised out of judging), "01_7" as octal 15
+        ("https://0-5/", None, "0-5"),
+        ("https://0x-5/", None, "0x-5"),
+        ("https://0+5.example/", None, "0+5.example"),
+        ("https://01_7.1/", "malformed", None),
+        ("https://0x1_f.1/", "malformed", None),
+        ("https://1.+2/", None, "1.+2"),
+        ("https://08/", "malformed", None),  # all digits: an IPv4 number, but not octal
+        ("https://1.09/", "malformed", None),
+    ],
+)
+def test_what_int_reads_but_no_ipv4_number_is_is_not_an_ip(
+    url: str, code: str | None, host: str | None
+) -> None:
+    verdict = judge_url(url)
+    assert not verdict.ip
+    if code is not None:
+        assert verdict.refused and verdict.codes == (code,)
+    else:
+        assert verdict.host == host
