@@ -188,6 +188,8 @@ def parse_elicitation(
         schema = FormSchema.parse(params.get("requestedSchema"), check_secrets=False)
     except FormSchemaError as exc:
         problem = str(exc)
+    except RecursionError:  # read by recursion: Python stops short of what JSON takes
+        problem = "the form is nested too deeply to read"
     else:
         warnings = tuple(_secret_warning(f) for f in schema.secret_findings)
     return ElicitationRequest(

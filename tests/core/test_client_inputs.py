@@ -246,3 +246,16 @@ def test_an_unknown_mode_nested_too_deeply_to_quote_is_still_a_protocol_violatio
         deep = [deep]
     with pytest.raises(ProtocolViolation, match=r"unknown mode \[\[\[\[\.\.\.\]\]\]\]"):
         parse_elicitation({"mode": deep, "message": "?"}, server=SERVER, key="k", origin=Origin("tools/call"))
+
+
+def test_a_form_nested_too_deeply_to_read_is_a_schema_problem() -> None:
+    # a default nested 1000 deep (a JSON reader takes 1024): reading the form raised
+    # RecursionError where a broken form is kept as a problem, answered cancel
+    deep: object = []
+    for _ in range(1000):
+        deep = [deep]
+    schema = {"type": "object", "properties": {"x": {"type": "string", "default": deep}}}
+    params = {"mode": "form", "message": "?", "requestedSchema": schema}
+    request = parse_elicitation(params, server=SERVER, key="k", origin=Origin("tools/call"))
+    assert request.schema is None
+    assert request.schema_problem == "the form is nested too deeply to read"
