@@ -47,7 +47,6 @@ from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.url_consent import judge_url
-from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
@@ -283,30 +282,26 @@ def _text_only(arguments: dict[str, Any]) -> dict[str, str]:
     return arguments
 
 
-def _said(value: object) -> str:
-    """A value a notification carries, as text: ``str`` of it, but a list or an object only
-    three levels deep (``str`` recurses, past Python's limit for JSON a reader takes)."""
-    return clean(quoted(value) if isinstance(value, list | dict) else str(value))
-
-
 def narrate(method: str, params: Mapping[str, Any]) -> None:
     """What the server says while the request runs, on stderr: a task's status, progress,
     log messages."""
     if method == "notifications/tasks":
         message = params.get("statusMessage")
-        said = f" - {_said(message)}" if message else ""
-        line = f"… task {_said(params.get('taskId', '?'))[:8]}: {_said(params.get('status'))}{said}"
+        said = f" - {output.said(message)}" if message else ""
+        line = (
+            f"… task {output.said(params.get('taskId', '?'))[:8]}: {output.said(params.get('status'))}{said}"
+        )
     elif method == "notifications/progress":
         total = params.get("total")
-        done = _said(params.get("progress")) + (f"/{_said(total)}" if total is not None else "")
+        done = output.said(params.get("progress")) + (f"/{output.said(total)}" if total is not None else "")
         message = params.get("message")
-        line = f"… {done}" + (f" {_said(message)}" if message else "")
+        line = f"… {done}" + (f" {output.said(message)}" if message else "")
     elif method == "notifications/message":
         logger = params.get("logger")
-        where = f" {_said(logger)}:" if logger else ""
+        where = f" {output.said(logger)}:" if logger else ""
         data = params.get("data")
         text = data if isinstance(data, str) else output.shown_json(data, default=str)
-        line = f"[{_said(params.get('level'))}]{where} {clean(text)}"
+        line = f"[{output.said(params.get('level'))}]{where} {clean(text)}"
     else:
         return
     print(line, file=sys.stderr, flush=True)

@@ -36,6 +36,7 @@ __all__ = [
     "print_failure",
     "print_json",
     "print_result",
+    "said",
     "shorten_state",
     "shown_json",
     "sign_in_text",
@@ -315,7 +316,7 @@ def _prompt(result: Mapping[str, Any]) -> list[str]:
     for message in _list(result.get("messages")):
         role = message.get("role", "?") if isinstance(message, Mapping) else "?"
         content = message.get("content") if isinstance(message, Mapping) else None
-        lines.append(f"[{_said(role)}] {_block(content)}")
+        lines.append(f"[{said(role)}] {_block(content)}")
     return lines or ["(no messages)"]
 
 
@@ -324,8 +325,8 @@ def _resource(result: Mapping[str, Any]) -> list[str]:
     for item in _list(result.get("contents")):
         if not isinstance(item, Mapping):
             continue
-        kind = f" ({_said(item['mimeType'])})" if item.get("mimeType") else ""
-        lines.append(f"{_said(item.get('uri', '?'))}{kind}")
+        kind = f" ({said(item['mimeType'])})" if item.get("mimeType") else ""
+        lines.append(f"{said(item.get('uri', '?'))}{kind}")
         if isinstance(item.get("text"), str):
             lines.append(clean(item["text"], multiline=True))
         elif isinstance(item.get("blob"), str):
@@ -333,9 +334,9 @@ def _resource(result: Mapping[str, Any]) -> list[str]:
     return lines or ["(no contents)"]
 
 
-def _said(value: object) -> str:
-    """A value of a result, as text: ``str`` of it, but a list or an object only three
-    levels deep (``str`` recurses, past Python's limit for JSON a reader takes)."""
+def said(value: object) -> str:
+    """A value of a server's message, as text: ``str`` of it, but a list or an object only
+    three levels deep (``str`` recurses, past Python's limit for JSON a reader takes)."""
     return clean(quoted(value) if isinstance(value, list | dict) else str(value))
 
 
@@ -352,16 +353,16 @@ def _block(block: object) -> str:
     kind = block.get("type")
     if kind == "text":
         text = block.get("text", "")
-        return clean(text, multiline=True) if isinstance(text, str) else _said(text)
+        return clean(text, multiline=True) if isinstance(text, str) else said(text)
     if kind in ("image", "audio"):
         size = len(block.get("data", "")) if isinstance(block.get("data"), str) else 0
-        return f"[{kind}: {_said(block.get('mimeType', '?'))}, {size} base64 characters]"
+        return f"[{kind}: {said(block.get('mimeType', '?'))}, {size} base64 characters]"
     if kind == "resource_link":
-        return f"[link: {_said(block.get('uri', '?'))}]"
+        return f"[link: {said(block.get('uri', '?'))}]"
     if kind == "resource":
         inner = block.get("resource")
         if isinstance(inner, Mapping):
             text = inner.get("text")
-            head = f"[resource: {_said(inner.get('uri', '?'))}]"
+            head = f"[resource: {said(inner.get('uri', '?'))}]"
             return f"{head}\n{clean(text, multiline=True)}" if isinstance(text, str) else head
     return clean(shown_json(block, ensure_ascii=False))

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from support.procs import stdio_process
+from support.procs import StdioProcess, stdio_process
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -129,6 +129,24 @@ async def test_a_sessions_own_messages_reach_stdout(tmp_path: Path, wire_2025: W
         assert final["result"]["content"][0]["text"] == "sign-in: accept"
 
 
+async def _booking_question(server: StdioProcess) -> dict[str, Any]:
+    """Open a 2025-11-25 session that takes forms, call the demo's book_table (id 2): its
+    first question."""
+    await server.send(initialize({"elicitation": {}}))
+    await server.until(1)
+    await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    call = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "book_table", "arguments": {"restaurant": "noma"}},
+    }
+    await server.send(call)
+    question = await server.recv()
+    assert question["method"] == "elicitation/create"
+    return question
+
+
 async def test_a_clients_refusal_reaches_the_log_inert(tmp_path: Path) -> None:
     """A 2025-11-25 client answers the server's question with an error whose message holds
     a newline and terminal escapes: the server's log quotes it, so it can neither forge a
@@ -136,18 +154,7 @@ async def test_a_clients_refusal_reaches_the_log_inert(tmp_path: Path) -> None:
     forged = "2026-01-01 00:00:00,000 ERROR mcp_elicit.server: forged line"
     message = "no\x1b]0;owned\x07\x1b[2J\n" + forged + "\r" + "x" * 100_000
     async with stdio_process(DEMO, log_dir=tmp_path) as server:
-        await server.send(initialize({"elicitation": {}}))
-        await server.until(1)
-        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "book_table", "arguments": {"restaurant": "noma"}},
-        }
-        await server.send(call)
-        question = await server.recv()
-        assert question["method"] == "elicitation/create"
+        question = await _booking_question(server)
         await server.send({"jsonrpc": "2.0", "id": question["id"], "error": {"code": -1, "message": message}})
         final, _ = await server.until(2)
         assert "result" in final, final  # a refused question is a cancel: the tool answers
@@ -174,18 +181,7 @@ async def test_an_answer_that_does_not_decode_gives_the_question_up(
     over HTTP, rather than left waiting for the ask timeout (ten minutes); the refusal
     names no id, since it answers no request of the client's (the id is the server's)."""
     async with stdio_process(DEMO, log_dir=tmp_path) as server:
-        await server.send(initialize({"elicitation": {}}))
-        await server.until(1)
-        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "book_table", "arguments": {"restaurant": "noma"}},
-        }
-        await server.send(call)
-        question = await server.recv()
-        assert question["method"] == "elicitation/create"
+        question = await _booking_question(server)
         await server.send({"jsonrpc": "2.0", "id": question["id"], **broken})
         final, before = await server.until(2)
         assert final["result"]["content"][0]["text"].startswith("Booking not finished"), final
