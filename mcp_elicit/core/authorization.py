@@ -161,9 +161,8 @@ def token_challenges(headers: Iterable[str]) -> list[Challenge]:
 
 
 def _quote(value: object, limit: int = 120) -> str:
-    """``repr(value)`` cut to ``limit`` characters: a value from the network, in an error (a
-    list or an object only three levels deep: ``repr`` recurses past Python's limit)."""
-    text = repr(value) if isinstance(value, str) else quoted(value)
+    """A value from the network, in an error: its repr cut to ``limit`` characters."""
+    text = repr(value) if isinstance(value, str) else quoted(value)  # repr recurses, quoted stops
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
