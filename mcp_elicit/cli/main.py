@@ -23,7 +23,7 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from mcp_elicit.errors import CliError, ConfigError, UsageError
 
@@ -144,11 +144,9 @@ def _split_address(value: str) -> tuple[str, int]:
 def _serve(args: argparse.Namespace) -> int:
     from mcp_elicit.cli.loader import load_server
 
-    logging.basicConfig(
-        level=args.log_level.upper(),
-        stream=sys.stderr,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_InertFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level.upper(), handlers=[handler])
     if args.http is None:  # stdio: stdout is the protocol's, so what the module prints is a log line
         with contextlib.redirect_stdout(sys.stderr):
             server = load_server(args.target)
@@ -273,13 +271,25 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 class _InertFormatter(logging.Formatter):
-    """Log lines with every character that could act on a terminal shown instead: a
-    client's warnings quote what servers send."""
+    """Log lines with every character that could act on a terminal shown instead, and a
+    message on one line: a server's log quotes what clients send (a tool's own log lines
+    its arguments), a client's warnings what servers send, and either could otherwise
+    forge a line or act on the terminal. A traceback keeps its lines."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        from mcp_elicit.ui.form_text import clean
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        return _inert(super().formatMessage(record), multiline=False)
 
-        return clean(super().format(record), multiline=True)
+    def formatException(self, ei: Any) -> str:
+        return _inert(super().formatException(ei), multiline=True)
+
+    def formatStack(self, stack_info: str) -> str:
+        return _inert(super().formatStack(stack_info), multiline=True)
+
+
+def _inert(text: str, *, multiline: bool) -> str:
+    from mcp_elicit.ui.form_text import clean  # on the first line logged, not at start-up
+
+    return clean(text, multiline=multiline)
 
 
 def _client_logging(args: argparse.Namespace) -> None:

@@ -524,3 +524,38 @@ async def test_arguments_nested_as_deep_as_json_goes(conformance: Stdio, depth: 
     else:
         assert answer["error"]["code"] == -32602, answer
         assert "nested too deeply" in answer["error"]["message"]
+
+
+_LOGGING_SERVER = '''
+import logging
+
+from mcp_elicit import Server
+
+server = Server("logs")
+log = logging.getLogger("logs")
+
+
+@server.tool()
+def remember(note: str) -> str:
+    """Log the note."""
+    log.warning("note: %s", note)
+    return "noted"
+'''
+
+
+async def test_what_a_client_sends_reaches_the_servers_log_inert(tmp_path: Path, wire: WireChecker) -> None:
+    """`serve` logs what a tool logs, and tools log what clients send: a note holding a
+    newline and terminal escapes can neither forge a log line nor act on the operator's
+    terminal (the escapes are shown, the newline is not kept)."""
+    forged = "2026-01-01 00:00:00,000 ERROR mcp_elicit.server: forged line"
+    target = tmp_path / "logging_server.py"
+    target.write_text(_LOGGING_SERVER)
+    async with stdio_process(target, log_dir=tmp_path) as proc:
+        stdio = Stdio(proc, wire)
+        note = "hi\x1b]0;owned\x07\x1b[2J\n" + forged + "\r\u2028end"
+        reply = await stdio.call("tools/call", {"name": "remember", "arguments": {"note": note}}, rid=1)
+        assert reply["result"]["content"][0]["text"] == "noted"
+    log = proc.stderr()
+    assert "note: hi\\x1b]0;owned\\x07\\x1b[2J " + forged in log
+    assert "\x1b" not in log and "\x07" not in log and "\r" not in log and "\u2028" not in log
+    assert not any(line.startswith(forged) for line in log.splitlines())
