@@ -123,7 +123,10 @@ class HandshakeSession:
             raise UnsupportedProtocolVersion(
                 f"The server chose protocol version {quoted(chosen)} in initialize; this client was "
                 f"configured for {', '.join(self.preferred)} there",
-                {"supported": list(self.preferred), "requested": chosen if isinstance(chosen, str) else quoted(chosen)},
+                {
+                    "supported": list(self.preferred),
+                    "requested": chosen if isinstance(chosen, str) else quoted(chosen),
+                },
             )
         self.revision = chosen
         self._negotiated = True
