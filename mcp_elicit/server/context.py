@@ -5,6 +5,10 @@ Rules:
 
 * ``await ctx.elicit(...)`` returns an ``Answer`` whose ``action`` is accept, decline or
   cancel. Declining and cancelling are answers, not exceptions.
+* A form never asks for a secret (a password, an API key...): one the secret guard flags
+  fails the handler with ``SensitiveFieldError``, even when it was read with
+  ``check_secrets=False`` (as a client reads a server's form); ``not_secret`` lets a field
+  through.
 * Nothing is asked that the client did not declare: form elicitation needs
   ``elicitation`` (``{}`` means form), URL elicitation needs ``elicitation.url``, sampling
   needs ``sampling``, roots need ``roots``. Asking anyway fails the request with -32021
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 from mcp_types import CreateMessageResult, Root
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
-from mcp_elicit.errors import MissingClientCapability
+from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.outgoing import check_sampling, check_url
@@ -255,6 +259,9 @@ class Context:
         if not isinstance(message, str) or not message or message.isspace():
             raise ValueError("an elicitation needs a message saying what is asked and why")
         form = schema if type(schema) is FormSchema else FormSchema.of(schema)
+        if form.secret_findings:  # read with check_secrets=False, as a client reads: still refused
+            found = form.secret_findings[0]
+            raise SensitiveFieldError(found.message, field=found.field)
         if not self.call.capabilities.elicitation_form:
             raise MissingClientCapability.requiring({"elicitation": {"form": {}}})
         params = {"mode": "form", "message": message, "requestedSchema": form.wire}

@@ -14,6 +14,7 @@ import orjson
 import pytest
 
 from mcp_elicit import Context, Field, Form, Principal, Server, String
+from mcp_elicit.forms import FormSchema
 from mcp_elicit.sealing import KeyRing
 from mcp_elicit.wire import jsonrpc
 
@@ -395,6 +396,36 @@ async def test_secrets_are_never_asked_in_form_mode(client: MemoryClient) -> Non
     response = await client.request("tools/call", {"name": "greedy"})
     assert response["error"]["code"] == -32603
     assert "URL mode" in response["error"]["message"] or "url" in response["error"]["message"].lower()
+
+
+async def test_a_form_read_without_the_secret_guard_is_still_never_asked(wire: WireChecker) -> None:
+    """``FormSchema.parse(..., check_secrets=False)`` is how a client reads what a server
+    sent; a handler that asks such a form still never sends a password field (Security,
+    form mode): the request fails as for ``Form(password=String())``, naming the field."""
+    app = Server("elicit", state_keys=KeyRing([b"k" * 16 + b"e" * 16]))
+    read = FormSchema.parse(
+        {"type": "object", "properties": {"password": {"type": "string"}}}, check_secrets=False
+    )
+    allowed = FormSchema.parse(
+        {"type": "object", "properties": {"password": {"type": "string"}}},
+        not_secret={"password"},
+        check_secrets=False,
+    )
+
+    @app.tool()
+    async def sign_in(ctx: Context) -> str:
+        return (await ctx.elicit("Sign in", read)).action
+
+    @app.tool()
+    async def named(ctx: Context) -> str:
+        return (await ctx.elicit("Which password manager entry?", allowed, key="entry")).action
+
+    client = MemoryClient(app, checker=wire)
+    response = await client.request("tools/call", {"name": "sign_in"})
+    assert response["error"]["code"] == -32603
+    assert "password" in response["error"]["message"] and "URL" in response["error"]["message"]
+    asked = (await client.result("tools/call", {"name": "named"}))["inputRequests"]
+    assert set(asked) == {"entry"}
 
 
 @pytest.mark.parametrize(
