@@ -29,7 +29,9 @@ Rules:
   steps to ``/form`` itself (``Refresh``), as a redirect would keep the other site as the
   initiator and the ``SameSite=Strict`` cookie would not be sent.
 * Every response: ``Cache-Control: no-store``, a CSP allowing only this server's own
-  script, style and requests (no inline code), no framing, no referrer.
+  script, style and requests (no inline code), no framing, no referrer, no DNS prefetch
+  (browsers resolve a plain-http page's link hosts ahead of a click otherwise, which
+  would tell a URL's owner it was shown before the person consented).
 * The answer is checked again on the server before it is returned, so what reaches the
   client is exactly what the terminal answerer would give (``content`` without the
   defaults, which the client applies).
@@ -83,6 +85,8 @@ _HEADERS: Final = {
     ),
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
+    # a URL-mode link's host is not looked up before the person chooses to open it
+    "X-DNS-Prefetch-Control": "off",
     "X-Content-Type-Options": "nosniff",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",

@@ -304,6 +304,20 @@ async def test_every_response_carries_the_security_headers() -> None:
         assert responses[3].status_code == 404
 
 
+async def test_the_page_with_a_url_lets_the_browser_look_nothing_up_before_consent() -> None:
+    """The page is plain http on 127.0.0.1, where browsers resolve the host of every link
+    on a page ahead of a click unless told not to: the server asking would learn from its
+    name server that the person saw its URL before they chose to open it (Safe URL
+    Handling: no pre-fetch of the URL or its metadata)."""
+    url = "https://seen-before-consent.example.com/connect"
+    async with open_round([url_request(url)]) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        shown = await client.get(f"{opened.base}/form")
+        assert url.split("/")[2] in shown.text
+        assert shown.headers["x-dns-prefetch-control"] == "off"
+        assert (await client.get(f"{opened.base}/static/app.js")).headers["x-dns-prefetch-control"] == "off"
+
+
 # ---- answering over HTTP ----------------------------------------------------------------
 
 
