@@ -32,7 +32,9 @@ Rules:
   ``ElicitationRequest.finished`` that the server saw the step finished
   (``notifications/elicitation/complete``, wherever it arrives) while the person is still
   on the page. A notice that arrives before anything waits for it (it overtook a -32042 on
-  another stream, say) is kept, the last ``_EARLY_NOTICES`` of them.
+  another stream, say) is kept, the last ``_EARLY_NOTICES`` of them; one for a step already
+  over is late, and dropped, so a server that gives every step of a kind one id does not
+  finish the next such step with it.
 """
 
 from __future__ import annotations
@@ -90,6 +92,8 @@ class ServerQuestions:
         self._answering: dict[Any, asyncio.Task[None]] = {}
         #: ``elicitationId``s the server said were complete before anything waited for them.
         self._completed: dict[str, None] = {}
+        #: ``elicitationId``s of steps over since (a notice for one is late, not early).
+        self._over: dict[str, None] = {}
 
     def answer(
         self, request: Request, origin: Origin, *, during: Any = None, stray: bool = False
@@ -156,14 +160,17 @@ class ServerQuestions:
 
     def completion(self, eid: str) -> asyncio.Event:
         """The event set when the server says the URL step ``eid`` is complete."""
+        self._over.pop(eid, None)  # a step of this id again: a notice now may be its own
         event = self._completions.setdefault(eid, asyncio.Event())
         if self._completed.pop(eid, False) is None:  # the notice came first
             event.set()
         return event
 
     def done_with(self, eid: str) -> None:
-        """Nothing waits for the URL step ``eid`` any more."""
+        """Nothing waits for the URL step ``eid`` any more: a notice for it from now on is a
+        late one, not kept for the next step that has the same id."""
         self._completions.pop(eid, None)
+        _remember(self._over, eid)
 
     async def on_notification(self, message: Notification) -> None:
         """A notification of the server's, wherever it arrived: the ones about its questions
@@ -175,10 +182,8 @@ class ServerQuestions:
                 event = self._completions.get(eid)
                 if event is not None:
                     event.set()
-                else:
-                    self._completed[eid] = None
-                    while len(self._completed) > _EARLY_NOTICES:
-                        del self._completed[next(iter(self._completed))]
+                elif eid not in self._over:
+                    _remember(self._completed, eid)
         elif message.method == "notifications/cancelled":
             rid = params.get("requestId")
             task = self._answering.get(rid) if isinstance(rid, str | int) else None
@@ -292,6 +297,14 @@ class ServerQuestions:
     async def _respond_error(self, request: Request, code: int, text: str) -> None:
         message = self.conn.builder.error(request.id, code, text)
         await self.conn.transport.send(message, self.session.headers(message))
+
+
+def _remember(ids: dict[str, None], eid: str) -> None:
+    """Add ``eid`` to ``ids``, keeping the last ``_EARLY_NOTICES`` of them."""
+    ids.pop(eid, None)
+    ids[eid] = None
+    while len(ids) > _EARLY_NOTICES:
+        del ids[next(iter(ids))]
 
 
 def _forget(ids: set[Any], qid: Any, _: object) -> None:

@@ -4,6 +4,7 @@ sessions, the server's own requests, stream resumption, URL elicitation required
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -484,6 +485,39 @@ async def test_a_completion_notice_that_overtakes_the_error_is_kept() -> None:
         out = await asyncio.wait_for(client.call_tool("connect"), 5)
     assert out["content"][0]["text"] == "connected"
     assert server.calls == 2 and len(user.shown) == 1
+
+
+async def test_a_late_duplicate_notice_does_not_finish_the_next_step_of_the_same_id() -> None:
+    """A server may use one elicitationId for every request that needs the same step
+    ("github", say), and a notice can come twice (from two instances, or after a retry).
+    One that comes after its step is over is not kept for the next step of that id: the
+    next -32042 waits for the person again, rather than being taken as finished at once
+    (a needless retry, and the URL shown twice)."""
+    server = Connector()
+    user = UrlUser(server, says_done=False)
+    transport = FakeTransport(server, http=False)
+    notice = {
+        "jsonrpc": "2.0",
+        "method": "notifications/elicitation/complete",
+        "params": {"elicitationId": "e-1"},
+    }
+    async with Client(transport, versions=V2025, answerer=user) as client:
+        first = asyncio.ensure_future(client.call_tool("connect"))
+        await asyncio.wait_for(user.asked.wait(), 2)
+        server.done = True
+        await transport.push(notice)
+        assert (await asyncio.wait_for(first, 2))["content"][0]["text"] == "connected"
+        await transport.push(notice)  # the same notice again, late
+        await asyncio.sleep(0.05)
+        server.done, user.asked = False, asyncio.Event()  # the step is needed again
+        second = asyncio.ensure_future(client.call_tool("connect"))
+        await asyncio.wait_for(user.asked.wait(), 2)
+        await asyncio.sleep(0.1)
+        assert not second.done()
+        assert (server.calls, len(user.shown)) == (3, 2)
+        second.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await second
 
 
 class Stalling:
