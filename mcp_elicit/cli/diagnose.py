@@ -33,8 +33,8 @@ import asyncio
 import contextlib
 import socket
 import ssl
-from collections.abc import Iterator
-from typing import Final
+from collections.abc import Callable, Iterator
+from typing import Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
@@ -362,12 +362,23 @@ def _path_hint(url: str) -> str:
 
 async def legacy_sse_endpoint(url: str, headers: dict[str, str]) -> str | None:
     """The message endpoint a legacy HTTP+SSE server names in its first ``endpoint``
-    event on GET, or None (not such a server, or no answer within a few seconds)."""
+    event on GET, or None (not such a server, or no answer within a few seconds). A
+    redirect is followed as the client's own transport follows one: never from https to
+    http, and without the person's ``headers`` to another origin."""
     import httpx
 
-    with contextlib.suppress(httpx.HTTPError, TimeoutError, OSError, UnicodeDecodeError):
+    from mcp_elicit.transports.http_redirects import keep_home, refuse_leaving
+
+    async def home_only(request: httpx.Request) -> None:
+        keep_home(request, url, headers)
+
+    async def no_downgrade(response: httpx.Response) -> None:
+        refuse_leaving(response, url, url)
+
+    hooks: dict[str, list[Callable[..., Any]]] = {"request": [home_only], "response": [no_downgrade]}
+    with contextlib.suppress(httpx.HTTPError, TransportError, TimeoutError, OSError, UnicodeDecodeError):
         async with (
-            httpx.AsyncClient(timeout=_SSE_PROBE_SECONDS, follow_redirects=True) as client,
+            httpx.AsyncClient(timeout=_SSE_PROBE_SECONDS, follow_redirects=True, event_hooks=hooks) as client,
             asyncio.timeout(_SSE_PROBE_SECONDS),
             client.stream("GET", url, headers={**headers, "Accept": "text/event-stream"}) as response,
         ):
