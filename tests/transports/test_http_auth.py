@@ -388,7 +388,9 @@ async def test_a_refused_registration_says_the_servers_error_code_only(
         await call(site, oauth())
     message = str(caught.value)
     assert shown in message
-    assert "\n" not in message and "\x1b" not in message and "xxxxx" not in message and "555" not in message
+    assert (
+        "\n" not in message and "\x1b" not in message and "xxxxx" not in message and "555-0100" not in message
+    )  # not "555": a port may hold it
 
 
 async def refusing(scope: dict[str, Any], receive: Any, send: Any) -> None:
