@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from mcp_elicit.errors import HeaderMismatch, InvalidRequest, ParseError, ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 
 __all__ = [
@@ -128,7 +129,8 @@ def host_only(value: str) -> str:
     """The name in a ``Host`` (or an allow-list entry), lower-cased and without its port.
     A value whose port is not digits comes back whole, so it matches no allowed name:
     the rest of a Host is repeated in challenges and documents, never unchecked."""
-    value = value.strip().lower()
+    value = value.strip(OWS)  # HTTP's white space only: "localhost\xa0" is no loopback name
+    value = value.lower() if value.isascii() else value  # "\u212a".lower() is an ASCII "k"
     if value.startswith("["):
         end = value.find("]")
         name, rest = (value[: end + 1], value[end + 1 :]) if end >= 0 else (value, "")

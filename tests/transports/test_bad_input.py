@@ -481,6 +481,14 @@ async def test_a_notification_outside_a_session_checks_the_version_header(
         assert len(reply.body) < 600
 
 
+async def test_a_host_with_a_no_break_space_is_no_loopback_name(mcp: McpHttp) -> None:
+    """Host is trimmed of HTTP's white space (spaces, tabs) only: ``str.strip()`` also took
+    the byte 0xA0, so ``Host: localhost\xa0`` passed the DNS-rebinding allow-list."""
+    message, headers = build_request("tools/list", rid="nbsp")
+    reply = await mcp.post(orjson.dumps(message), {**headers, "Host": b"localhost\xa0"})  # type: ignore[dict-item]
+    assert reply.status == 421 and reply.error["code"] == -32600, reply.body
+
+
 # ---- headers sent more than once ------------------------------------------------------------
 
 
