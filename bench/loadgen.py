@@ -20,6 +20,13 @@ request's send to the final response. Around the window the generator reads the 
 process's own CPU accounting (``/proc/<pid>/stat`` utime+stime) and its resident memory,
 and its own CPU time, to show how busy it was itself.
 
+``--keep-awake`` is a diagnostic that ``make bench`` does not use: the generator's loop
+never sleeps (a callback that schedules itself again), so its core never goes idle and an
+answer never has to wake it. On a machine whose idle cores halt at once (a VM without
+halt polling) that wake-up is paid inside the server's ``write``; the option measures how
+much of a server's CPU per round that is (see "Where the excess goes" in
+``docs/benchmarks.md``).
+
 Run ``python bench/loadgen.py --help``; it prints one JSON object.
 """
 
@@ -278,6 +285,8 @@ class Tally:
     errors: int = 0
     error_samples: list[str] = field(default_factory=list)
     stop: bool = False
+    #: Turns of the loop made awake by ``--keep-awake`` (0 without it).
+    spins: int = 0
 
 
 async def _client_loop(client: Client, op: Callable[[], Any], tally: Tally) -> None:
@@ -316,11 +325,21 @@ async def measure(
     warmup: float,
     duration: float,
     server_pid: int | None,
+    keep_awake: bool = False,
 ) -> dict[str, Any]:
     """Drive the server with ``clients`` concurrent clients; the figures of one window."""
     pool = [Client(host, port) for _ in range(clients)]
     await asyncio.gather(*(c.connect() for c in pool))
     tally = Tally()
+    if keep_awake:
+        loop = asyncio.get_running_loop()
+
+        def spin() -> None:
+            tally.spins += 1
+            if not tally.stop:
+                loop.call_soon(spin)
+
+        loop.call_soon(spin)
     tally.t0 = float("inf")  # nothing counts during the warm-up
     tasks = [
         asyncio.ensure_future(_client_loop(c, c.round if mode == "rounds" else c.list_tools, tally))
@@ -365,6 +384,7 @@ async def measure(
         "server_rss_kib": rss,
         "loadgen_cpu_s": own_cpu,
         "loadgen_busy": own_cpu / window if window > 0 else 0.0,
+        "loadgen_spins": tally.spins,
         # Cores' worth of CPU used by everything else on the machine during the window.
         "other_busy": max(0.0, busy1 - busy0 - own_cpu - (server_cpu or 0.0)) / max(window, 1e-9),
     }
@@ -380,6 +400,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=3.0, help="seconds measured")
     parser.add_argument("--server-pid", type=int, help="read this process's CPU time and memory")
     parser.add_argument("--cpu", type=int, help="pin the generator to this core")
+    parser.add_argument(
+        "--keep-awake",
+        action="store_true",
+        help="never let the generator's loop sleep (a diagnostic; make bench does not use it)",
+    )
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
@@ -398,6 +423,7 @@ def main(argv: list[str] | None = None) -> int:
             warmup=args.warmup,
             duration=args.duration,
             server_pid=args.server_pid,
+            keep_awake=args.keep_awake,
         )
     )
     json.dump(figures, sys.stdout)

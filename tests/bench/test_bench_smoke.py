@@ -250,3 +250,26 @@ def test_import_times_add_up_by_package() -> None:
     assert profile["total_ms"] == pytest.approx(1.4)
     assert profile["modules"] == 3
     assert profile["by_package"] == [{"package": "mcp_types", "ms": 1.0}, {"package": "pydantic", "ms": 0.4}]
+
+
+def test_the_generator_kept_awake_turns_its_loop_and_still_checks_every_round() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import harness
+        import run
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    floor = next(spec for spec in run.SERVERS if spec.name == "floor")
+    with harness.serve(floor, harness.Cores(None, None)) as server:
+        figures = []
+        for extra in ([], ["--keep-awake"]):
+            cmd = [sys.executable, str(harness.LOADGEN), "--port", str(server.port), "--clients", "2"]
+            cmd += ["--warmup", "0.1", "--duration", "0.3", "--server-pid", str(server.pid), *extra]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr[-2000:]
+            figures.append(json.loads(done.stdout))
+    asleep, awake = figures
+    for one in figures:
+        assert one["errors"] == 0 and one["completed"] > 0, one["error_samples"]
+    assert asleep["loadgen_spins"] == 0
+    assert awake["loadgen_spins"] > awake["completed"]
