@@ -4,7 +4,11 @@ Rules: every request runs as its own task, so a slow one does not hold up the ot
 ``notifications/cancelled`` cancels the request it names, which is then never answered
 (even when its handler returns all the same); a line that is not JSON gets a -32700 error
 without an id, an oversized line a -32600 (with its id when the line starts with it), and
-the stream goes on. An answer to a 2025-11-25 session's question that is not a valid
+the stream goes on. At most ``max_in_flight`` requests (1024) are in flight at once (an
+answer not yet written counts): one more is refused at once (a -32600 with its id), and
+that refusal is written before the next line is read, so a client that writes requests
+and never reads the answers is held back once stdout is full, instead of having every
+request it writes taken and kept in memory. An answer to a 2025-11-25 session's question that is not a valid
 response gives the question up as refused, at once (a -32600 without an id: the id is
 ours). When stdin closes, requests in flight get a short grace period, then the server
 stops; when stdout closes, at once. Only JSON-RPC messages are ever written to
@@ -104,10 +108,19 @@ class _Output(asyncio.streams.FlowControlMixin):
 
 
 class StdioServer:
-    def __init__(self, server: Server, *, max_line: int = 4 * 1024 * 1024, grace: float = 2.0) -> None:
+    def __init__(
+        self,
+        server: Server,
+        *,
+        max_line: int = 4 * 1024 * 1024,
+        grace: float = 2.0,
+        max_in_flight: int = 1024,
+    ) -> None:
         self.server = server
         self.framer = LineFramer(max_line)
         self.grace = grace
+        #: Requests in flight at most (their answers written or not); one more is refused.
+        self.max_in_flight = max_in_flight
         self._tasks: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
         #: The handshake session, once a 2025-11-25 (or earlier) client sent initialize.
         self.session: Session | None = None
@@ -247,6 +260,15 @@ class StdioServer:
             if message.id in self._tasks:
                 err = InvalidRequest(
                     f"Invalid request: id {message.id!r} is already in use by a request in flight"
+                )
+                await self.write(jsonrpc.encode_error(message.id, err))
+                return
+            if len(self._tasks) >= self.max_in_flight:
+                # written before the next line is read: a client that does not read its
+                # answers is held back here once stdout is full
+                err = InvalidRequest(
+                    f"Invalid request: {len(self._tasks)} requests are in flight, the most this server "
+                    "takes at once; read their answers before sending more"
                 )
                 await self.write(jsonrpc.encode_error(message.id, err))
                 return

@@ -559,3 +559,53 @@ async def test_what_a_client_sends_reaches_the_servers_log_inert(tmp_path: Path,
     assert "note: hi\\x1b]0;owned\\x07\\x1b[2J " + forged in log
     assert "\x1b" not in log and "\x07" not in log and "\r" not in log and "\u2028" not in log
     assert not any(line.startswith(forged) for line in log.splitlines())
+
+
+async def test_a_client_that_floods_requests_without_reading_is_held_back(tmp_path: Path) -> None:
+    """A client that writes requests and never reads the answers: the server stops reading
+    once its stdout is full and as many requests as it takes at once are in flight, instead
+    of taking (and holding in memory) every request the client writes. Read at last, every
+    request has exactly one answer: its result, or a refusal naming the limit."""
+    answers_out, answers_in = os.pipe()  # a plain pipe: nothing reads it until the end
+    answers_file = os.fdopen(answers_out, "rb")
+    with (tmp_path / "stderr").open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(
+            *cli(), "serve", str(WAITING_SERVER), stdin=asyncio.subprocess.PIPE, stdout=answers_in, stderr=err
+        )
+    os.close(answers_in)
+    assert proc.stdin is not None
+    text = "x" * 2048
+    sent, held_back = 0, False
+    try:
+        while sent < 6000:  # about 13 MB of requests: well beyond what pipes and buffers hold
+            params = {"name": "echo", "arguments": {"text": text}, "_meta": meta()}
+            request = {"jsonrpc": "2.0", "id": sent, "method": "tools/call", "params": params}
+            proc.stdin.write(orjson.dumps(request) + b"\n")
+            sent += 1
+            try:
+                await asyncio.wait_for(proc.stdin.drain(), 10.0)
+            except TimeoutError:
+                held_back = True
+                break
+        assert held_back, f"the server took all {sent} requests while its answers went unread"
+        with answers_file:
+            drained = asyncio.ensure_future(proc.stdin.drain())  # reading lets the server read on
+            answers: dict[Any, dict[str, Any]] = {}
+            while len(answers) < sent:
+                message = orjson.loads(await asyncio.to_thread(answers_file.readline))
+                assert message["id"] not in answers
+                answers[message["id"]] = message
+            await drained
+            proc.stdin.close()
+            assert await asyncio.wait_for(proc.wait(), 30.0) == 0
+            assert answers_file.read() == b""
+    finally:
+        answers_file.close()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    refused = [m for m in answers.values() if "error" in m]
+    assert all(m["result"]["content"][0]["text"] == text for m in answers.values() if "result" in m)
+    assert refused and all(m["error"]["code"] == -32600 for m in refused)
+    assert "1024 requests are in flight" in refused[0]["error"]["message"]
+    assert "Traceback" not in (tmp_path / "stderr").read_text()
