@@ -12,7 +12,9 @@ Rules:
   thread.
 * A request cancelled while its function runs ends at once and nothing is ever sent for
   it. A thread cannot be interrupted: the function runs on to its end, and what it
-  returns is dropped (what it raises is logged). One cancelled before its turn never runs.
+  returns is dropped (what it raises is logged). One cancelled before its turn never runs,
+  and lets go of its arguments and context at once: while every worker is held (by
+  functions that never return, say), the requests given up meanwhile keep nothing alive.
 * The threads are daemon threads of this module's own pool, not the default executor's,
   so a server that stops (stdin closed, a signal) exits without waiting for a function
   that never returns.
@@ -88,6 +90,18 @@ class _Job:
         _HOME.set(self.home)
         return self.fn(*self.args, **self.kwargs)
 
+    def drop(self) -> None:
+        """Let go of the call (cancelled before its turn, it never runs): it may wait in
+        the queue for a long time yet."""
+        self.fn, self.args, self.kwargs, self.context = _never, (), {}, _NO_CONTEXT
+
+
+def _never() -> None:
+    """What a job that was cancelled before its turn would call (it never does)."""
+
+
+_NO_CONTEXT: Final = contextvars.Context()
+
 
 class _Workers:
     """Daemon threads taking jobs in order; a new one starts while none is idle, up to
@@ -139,7 +153,10 @@ async def run_sync(what: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any
     try:
         return await asyncio.wrap_future(future)
     except asyncio.CancelledError:
-        future.add_done_callback(functools.partial(_abandoned, what))
+        if future.cancel():  # not started: it never will
+            job.drop()
+        else:
+            future.add_done_callback(functools.partial(_abandoned, what))
         raise
 
 

@@ -9,12 +9,14 @@ import asyncio
 import contextlib
 import contextvars
 import errno
+import gc
 import inspect
 import logging
 import os
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -253,6 +255,47 @@ async def test_at_most_max_workers_run_at_once_and_one_cancelled_before_its_turn
         release.set()
     assert await asyncio.wait_for(asyncio.gather(*holders, queued), BOUND) == [*range(MAX_WORKERS), "queued"]
     assert "late" not in ran
+
+
+class _Arguments:
+    """What a request hands its function (its arguments, its context): tracked by a weak
+    reference."""
+
+    def __init__(self) -> None:
+        self.data = bytearray(1024 * 1024)
+
+
+async def test_a_request_cancelled_while_it_waits_for_a_worker_keeps_nothing_alive() -> None:
+    """Every worker is held by a function that does not return (for good, say): a request
+    cancelled while waiting its turn (the client went away) lets go of its arguments and
+    its context at once, rather than keeping them until a worker frees up, which may be never."""
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def block(value: object) -> object:
+        started.release()
+        release.wait(BOUND)
+        return value
+
+    holders = [asyncio.ensure_future(run_sync("holder", block, n)) for n in range(MAX_WORKERS)]
+    try:
+        for _ in range(MAX_WORKERS):
+            assert await asyncio.to_thread(started.acquire, True, BOUND), "a worker never started"
+        arguments = _Arguments()
+        tag = request_tag.set("abandoned")
+        kept = weakref.ref(arguments)
+        waiting = asyncio.ensure_future(run_sync("waiting", block, arguments))
+        request_tag.reset(tag)
+        await asyncio.sleep(0)  # handed to the pool: no worker is free
+        waiting.cancel()
+        await asyncio.wait([waiting], timeout=BOUND)
+        assert waiting.cancelled()
+        del arguments, waiting
+        gc.collect()
+        assert kept() is None, "a cancelled request's arguments are held until a worker is free"
+    finally:
+        release.set()
+    assert await asyncio.wait_for(asyncio.gather(*holders), BOUND) == list(range(MAX_WORKERS))
 
 
 async def test_a_cancelled_sync_tool_in_a_session_gets_no_answer(gate: Gate, wire_2025: WireChecker) -> None:
