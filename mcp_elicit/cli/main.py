@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Sequence
@@ -196,8 +197,20 @@ def _serve(args: argparse.Namespace) -> int:
     if args.log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
         logging.getLogger("uvicorn.access").addFilter(_no_query)
     runner = Runner(config)
-    with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
-        runner.run()
+
+    def stop(signum: int, frame: object) -> None:
+        runner.should_exit = True
+
+    # uvicorn stops gracefully on SIGTERM, then sends the signal again to the handler it
+    # found: this one takes it, so a stopped server exits 0 as the help says, and a
+    # SIGTERM before uvicorn's own handler is in place still stops it (SIGINT keeps
+    # Python's handler: Ctrl-C exits 130).
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
+            runner.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
         return 2
     return 0

@@ -293,3 +293,46 @@ def test_serve_over_stdio_with_stdin_from_dev_null_ends_at_once() -> None:
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stdout == ""
+
+
+def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:
+    """SIGTERM is how a supervisor stops a server: after its graceful stop the process
+    exits 0, as the help says, not by the signal re-raised (which a shell reads as 143)."""
+    import signal
+    import socket
+    import time
+
+    from support.procs import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "serve",
+            "examples/demo_server.py",
+            "--http",
+            f"127.0.0.1:{port}",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err, err
