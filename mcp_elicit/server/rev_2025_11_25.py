@@ -17,8 +17,8 @@ Rules:
   the sessions that sent it, and only those of the principal it is completed for (an id
   a handler chose may be in use by several users). ``ctx.require_url`` answers -32042 here.
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
-  ``MAX_SUBSCRIBED_URI`` characters long (-32603 and -32602 beyond), so a client cannot
-  grow the server's memory by subscribing.
+  ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
+  doing, not a server fault), so a client cannot grow the server's memory by subscribing.
 * A URI nothing serves is -32002 (what these revisions name for it), not 2026-07-28's -32602.
 """
 
@@ -243,8 +243,8 @@ async def _dispatch(
                     f"a subscription may name at most {MAX_SUBSCRIBED_URI}"
                 )
             if len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
-                raise InternalError(
-                    f"Internal error: this session holds its limit of {MAX_SUBSCRIPTIONS} resource "
+                raise InvalidRequest(
+                    f"Invalid request: this session holds its limit of {MAX_SUBSCRIPTIONS} resource "
                     "subscriptions; unsubscribe from one (resources/unsubscribe) first"
                 )
             session.subscriptions.add(uri)

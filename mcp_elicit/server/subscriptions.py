@@ -16,7 +16,8 @@ Rules:
   is left out of the acknowledgement, like a type the server does not offer.
 * At most ``max_listeners`` subscriptions are open, ``max_listeners_per_owner`` of them
   for one principal (unauthenticated callers are one), so no one caller can take them
-  all; past either, a listen is refused with -32603 saying which.
+  all; past the server's, a listen is refused with -32603 (its capacity, try again later),
+  past the caller's share with -32600 (HTTP 429: the caller's own doing), each naming it.
 * Publishing never waits: a listener that has fallen ``queue_size`` notifications behind
   loses the newest ones (logged). Subscriptions live in this process; what other instances
   sharing the store publish reaches them through ``server.relay``.
@@ -33,7 +34,7 @@ from typing import Any
 from mcp_elicit.core.server import Call
 from mcp_elicit.core.subscriptions import SUBSCRIPTION_ID, Filter, stamped
 from mcp_elicit.core.tasks import require_tasks
-from mcp_elicit.errors import InternalError
+from mcp_elicit.errors import InternalError, InvalidRequest
 from mcp_elicit.server.context import Channel
 
 __all__ = ["Subscriptions"]
@@ -100,9 +101,10 @@ class Subscriptions:
             )
         if self._held[owner] >= self.max_listeners_per_owner:
             who = "unauthenticated callers hold" if owner is None else f"principal {owner!r} holds"
-            raise InternalError(
-                f"Internal error: {who} the limit of {self.max_listeners_per_owner} subscriptions "
-                "for one principal; end one (one listen can carry every notification type) or try again later"
+            raise InvalidRequest(
+                f"Invalid request: {who} the limit of {self.max_listeners_per_owner} subscriptions "
+                "for one principal; end one (one listen can carry every notification type) or try again later",
+                http_status=429,
             )
         # Listening starts before the tasks' states are read, so a change in between is
         # queued, not lost; what the listener may not have is dropped once that is known.

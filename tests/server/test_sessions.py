@@ -369,8 +369,10 @@ async def test_a_sessions_subscriptions_are_bounded(wire_2025: WireChecker) -> N
         assert await client.result("resources/subscribe", {"uri": f"test://{n}"}) == {}
     assert await client.result("resources/subscribe", {"uri": "test://0"}) == {}, "already held"
     full = await client.request("resources/subscribe", {"uri": "test://one-more"}, malformed=True)
-    assert full["error"]["code"] == -32603
-    assert "unsubscribe" in full["error"]["message"]
+    # the client's own doing, not the server's fault: -32600 naming the limit and the way out
+    assert full["error"]["code"] == -32600
+    assert f"limit of {MAX_SUBSCRIPTIONS}" in full["error"]["message"]
+    assert "resources/unsubscribe" in full["error"]["message"]
     assert len(client.session.subscriptions) == MAX_SUBSCRIPTIONS
     assert await client.result("resources/unsubscribe", {"uri": "test://0"}) == {}
     assert await client.result("resources/subscribe", {"uri": "test://one-more"}) == {}

@@ -116,3 +116,24 @@ async def test_a_client_that_takes_only_json_cannot_listen(wire: WireChecker) ->
     wire.response("subscriptions/listen", error)
     assert error["id"] == 7 and "text/event-stream" in error["error"]["message"]
     assert len(app.subscriptions) == 0
+
+
+async def test_a_listen_past_the_callers_share_is_refused_as_its_own_doing(wire: WireChecker) -> None:
+    """Past ``max_listeners_per_owner`` a listen is refused with -32600 (HTTP 429) naming
+    the limit, not -32603: nothing failed on the server, the caller holds its share."""
+    app = build()
+    app.subscriptions.max_listeners_per_owner = 1
+    first, second = listen_body(1), listen_body(2)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        headers = mirrored_headers("subscriptions/listen", first["params"])
+        async with http.stream("POST", running.url, json=first, headers=headers) as response:
+            messages: list[dict[str, Any]] = []
+            reader = asyncio.ensure_future(read_events(response, messages))
+            await until(messages, 1)
+            refused = await http.post(running.url, json=second, headers=headers)
+            reader.cancel()
+    assert refused.status_code == 429
+    error = refused.json()
+    wire.response("subscriptions/listen", error)
+    assert error["id"] == 2 and error["error"]["code"] == -32600
+    assert "limit of 1 subscriptions" in error["error"]["message"]
