@@ -7,7 +7,7 @@ Rules:
   ``resourcesListChanged`` (booleans), ``resourceSubscriptions`` (resource URIs) and, with
   the tasks extension, ``taskIds``. A listener gets only what it asked for and the server
   agreed to; the acknowledgement names exactly that (a type the server does not offer is
-  left out, as is a task the listener may not see).
+  left out, as is a URI no resource or template serves, or a task the listener may not see).
 * Every message of a subscription carries ``io.modelcontextprotocol/subscriptionId`` (the
   id of its ``subscriptions/listen`` request) in ``_meta``; the acknowledgement comes first.
 * Bounded: at most ``MAX_ITEMS`` URIs and as many task ids per listener, a URI of at most
@@ -64,12 +64,12 @@ class Filter:
             _strings(raw, "taskIds", MAX_TASK_ID),
         )
 
-    def agreed(self, *, offered: frozenset[str], resources: bool, visible_tasks: frozenset[str]) -> Filter:
-        """What the server honours: the flags it ``offered``, the URIs if it has
-        ``resources``, the tasks the listener may see."""
-        return Filter(
-            self.flags & offered, self.uris if resources else frozenset(), self.task_ids & visible_tasks
-        )
+    def agreed(
+        self, *, offered: frozenset[str], served_uris: frozenset[str], visible_tasks: frozenset[str]
+    ) -> Filter:
+        """What the server honours: the flags it ``offered``, the URIs it serves to this
+        listener, the tasks the listener may see."""
+        return Filter(self.flags & offered, self.uris & served_uris, self.task_ids & visible_tasks)
 
     def wire(self) -> dict[str, Any]:
         """The ``notifications`` object of the acknowledgement."""

@@ -27,6 +27,7 @@ from mcp_elicit.errors import (
     InvalidRequest,
     ProtocolError,
     ReplayMismatchError,
+    ResourceNotFound,
     ToolError,
 )
 from mcp_elicit.sealing import StateSealer
@@ -239,10 +240,23 @@ class Dispatch(Catalog):
             call,
             channel,
             offered=frozenset(flag for kind, flag in offered.items() if kind in caps),
-            resources="resources" in caps,
+            served=lambda uri: "resources" in caps and self._subscribable(uri),
             tasks=lambda ids: self.relay.visible(ids, owner),
             owner=owner,
         )
+
+    def check_subscribable(self, uri: str) -> None:
+        """Raise what ``resources/read`` of ``uri`` would for a URI nothing serves
+        (``ResourceNotFound``), without running a handler: a subscription to it could never
+        be told anything."""
+        find_resource(self._resources, self._templates, uri)
+
+    def _subscribable(self, uri: str) -> bool:
+        try:
+            self.check_subscribable(uri)
+        except ResourceNotFound:
+            return False
+        return True
 
     def _call_tool(
         self,

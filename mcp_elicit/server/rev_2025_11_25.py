@@ -19,7 +19,8 @@ Rules:
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
-* A URI nothing serves is -32002 (what these revisions name for it), not 2026-07-28's -32602.
+* A URI nothing serves is -32002 (what these revisions name for it), not 2026-07-28's -32602,
+  for ``resources/subscribe`` as for ``resources/read``.
 """
 
 from __future__ import annotations
@@ -242,6 +243,7 @@ async def _dispatch(
                     f'Invalid params: "uri" is {len(uri)} characters long; '
                     f"a subscription may name at most {MAX_SUBSCRIBED_URI}"
                 )
+            server.check_subscribable(uri)  # -32002, as resources/read answers it
             if len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
                 raise InvalidRequest(
                     f"Invalid request: this session holds its limit of {MAX_SUBSCRIPTIONS} resource "

@@ -13,7 +13,8 @@ Rules:
   then no response is due), or when the server stops: then it is answered with an empty
   result carrying the subscription id (graceful closure).
 * Asking for task ids needs the tasks extension (-32021); a task the listener may not see
-  is left out of the acknowledgement, like a type the server does not offer.
+  is left out of the acknowledgement, like a type the server does not offer and a resource
+  URI nothing serves (what ``resources/read`` answers "not found" for).
 * At most ``max_listeners`` subscriptions are open, ``max_listeners_per_owner`` of them
   for one principal (unauthenticated callers are one), so no one caller can take them
   all; past the server's, a listen is refused with -32603 (its capacity, try again later),
@@ -83,13 +84,14 @@ class Subscriptions:
         channel: Channel,
         *,
         offered: frozenset[str],
-        resources: bool,
+        served: Callable[[str], bool],
         tasks: Callable[[frozenset[str]], Awaitable[Mapping[str, dict[str, Any]]]],
         owner: str | None = None,
     ) -> dict[str, Any]:
         """Serve one ``subscriptions/listen`` until the server ends it (its result, before
         ``finish``) or the client goes (cancelled). ``offered``: the list-changed flags the
-        server honours; ``tasks``: the current state of those of the given tasks the caller
+        server honours; ``served``: whether a resource URI is one the caller may subscribe
+        to (served here: the others are left out); ``tasks``: the current state of those of the given tasks the caller
         may see; ``owner``: the caller's principal (None: unauthenticated)."""
         asked = Filter.parse(call.params)
         if asked.task_ids:
@@ -113,7 +115,8 @@ class Subscriptions:
         self._held[owner] += 1
         try:
             visible = await tasks(asked.task_ids) if asked.task_ids else {}
-            agreed = asked.agreed(offered=offered, resources=resources, visible_tasks=frozenset(visible))
+            uris = frozenset(uri for uri in asked.uris if served(uri))
+            agreed = asked.agreed(offered=offered, served_uris=uris, visible_tasks=frozenset(visible))
             listener.narrow(agreed)
             ack = stamped({"notifications": agreed.wire()}, call.id)
             await channel.notify("notifications/subscriptions/acknowledged", ack)

@@ -23,14 +23,16 @@ def test_a_filter_is_parsed_and_only_what_the_server_offers_is_agreed() -> None:
     asked = Filter.parse({"notifications": EVERYTHING})
     assert asked.flags == {"toolsListChanged", "promptsListChanged"}
     agreed = asked.agreed(
-        offered=frozenset({"toolsListChanged"}), resources=True, visible_tasks=frozenset({"t-2"})
+        offered=frozenset({"toolsListChanged"}),
+        served_uris=frozenset({"file:///a", "file:///elsewhere"}),
+        visible_tasks=frozenset({"t-2"}),
     )
     assert agreed.wire() == {
         "toolsListChanged": True,
-        "resourceSubscriptions": ["file:///a", "file:///b"],
+        "resourceSubscriptions": ["file:///a"],
         "taskIds": ["t-2"],
     }
-    bare = asked.agreed(offered=frozenset(), resources=False, visible_tasks=frozenset())
+    bare = asked.agreed(offered=frozenset(), served_uris=frozenset(), visible_tasks=frozenset())
     assert bare.wire() == {}
 
 

@@ -355,9 +355,9 @@ async def test_a_sessions_subscriptions_are_bounded(wire_2025: WireChecker) -> N
     number of URIs a session holds are bounded, each refusal saying what to do."""
     server = build()
 
-    @server.resource("test://x")
-    async def x() -> str:
-        return "x"
+    @server.resource("test://{n}")
+    async def numbered(n: str) -> str:
+        return n
 
     client = SessionClient(server, checker=wire_2025)
     await client.open()

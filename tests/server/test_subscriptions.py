@@ -91,6 +91,29 @@ async def test_the_acknowledgement_comes_first_and_names_what_was_agreed(wire: W
     }
 
 
+async def test_a_uri_nothing_serves_is_left_out_of_the_acknowledgement(wire: WireChecker) -> None:
+    """A listen naming URIs no resource or template serves is agreed without them (the
+    acknowledgement is the subset the server honours): the client sees at once which of
+    its URIs will never be told anything, and the others are still honoured."""
+    app = build()
+
+    @app.resource("file:///logs/{day}.txt")
+    def log_of(day: int) -> str:
+        return f"log of {day}"
+
+    client = MemoryClient(app, checker=wire)
+    asked = ["file:///notes.txt", "file:///typo.txt", "file:///logs/3.txt", "file:///logs/monday.txt"]
+    listener = Listener(client, {"resourceSubscriptions": asked})
+    (ack,) = await listener.until(1)
+    assert ack["params"]["notifications"] == {
+        "resourceSubscriptions": ["file:///logs/3.txt", "file:///notes.txt"]
+    }
+    assert app.notify_resource_updated("file:///typo.txt") == 0
+    assert app.notify_resource_updated("file:///logs/3.txt") == 1
+    app.subscriptions.close_all()
+    await asyncio.wait_for(listener.answer, 5)
+
+
 async def test_changes_reach_the_listeners_that_asked_for_them(wire: WireChecker) -> None:
     app = build()
     tools_only = MemoryClient(app, checker=wire)

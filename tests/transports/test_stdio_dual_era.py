@@ -187,3 +187,26 @@ async def test_an_answer_that_does_not_decode_gives_the_question_up(
         assert final["result"]["content"][0]["text"].startswith("Booking not finished"), final
         assert [m["error"]["code"] for m in before] == [-32600]
         assert "id" not in before[0], before
+
+
+async def test_subscribing_to_a_uri_nothing_serves_is_not_found(
+    tmp_path: Path, wire_2025: WireChecker
+) -> None:
+    """resources/subscribe answers a URI no resource or template serves as resources/read
+    does (-32002 with data.uri on 2025-11-25), rather than holding a subscription that can
+    never be told anything; unsubscribing from it is harmless."""
+    async with stdio_process(PUSHING, log_dir=tmp_path) as server:
+        await server.send(initialize({}))
+        await server.until(1)
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for rid, method in ((2, "resources/subscribe"), (3, "resources/unsubscribe")):
+            message = {"jsonrpc": "2.0", "id": rid, "method": method, "params": {"uri": "test://typo"}}
+            wire_2025.request(message)
+            await server.send(message)
+        refused, _ = await server.until(2)
+        wire_2025.response("resources/subscribe", refused)
+        assert refused["error"]["code"] == -32002
+        assert refused["error"]["data"] == {"uri": "test://typo"}
+        assert "test://typo" in refused["error"]["message"]
+        unsubscribed, _ = await server.until(3)
+        assert unsubscribed["result"] == {}
