@@ -337,10 +337,13 @@ class Server(Dispatch):
 
     def _resource_updated(self, uri: str) -> int:
         method, params = "notifications/resources/updated", {"uri": uri}
+        allowed = self._readers(uri)  # only those who may read it hear of it
         sessions = self.sessions.subscribed(uri)
+        if allowed is not None:
+            sessions = [s for s in sessions if allowed(s.subscriptions.get(uri))]
         for session in sessions:
             session.notify(method, params, self.telemetry)
-        return len(sessions) + self.subscriptions.publish(method, params)
+        return len(sessions) + self.subscriptions.publish(method, params, allowed=allowed)
 
     @on_loop
     def notify_list_changed(self, kind: Literal["tools", "prompts", "resources"]) -> int:

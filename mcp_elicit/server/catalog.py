@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.server.completion import Completer, check_reference, suggest
 from mcp_elicit.server.prompts import PromptDef
-from mcp_elicit.server.resources import ResourceDef, is_template
+from mcp_elicit.server.resources import Readable, ResourceDef, is_template
 from mcp_elicit.server.threads import on_loop
 from mcp_elicit.server.tools import ToolDef
 
@@ -152,13 +152,22 @@ class Catalog:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        readable: Readable | None = None,
     ) -> Callable[[F], F]:
-        """Register a function serving ``uri``; ``{placeholders}`` make it a template."""
+        """Register a function serving ``uri``; ``{placeholders}`` make it a template.
+        ``readable(principal, **variables) -> bool`` limits who may read it, subscribe to it
+        and hear of its changes (to anyone else it is "not found")."""
 
         def register(fn: F) -> F:
             self._add_resource(
                 ResourceDef.build(
-                    uri, fn, name=name, title=title, description=description, mime_type=mime_type
+                    uri,
+                    fn,
+                    name=name,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    readable=readable,
                 )
             )
             return fn

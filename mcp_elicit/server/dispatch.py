@@ -240,23 +240,47 @@ class Dispatch(Catalog):
             call,
             channel,
             offered=frozenset(flag for kind, flag in offered.items() if kind in caps),
-            served=lambda uri: "resources" in caps and self._subscribable(uri),
+            served=lambda uri: "resources" in caps and self._subscribable(uri, principal),
             tasks=lambda ids: self.relay.visible(ids, owner),
             owner=owner,
+            principal=principal,
         )
 
-    def check_subscribable(self, uri: str) -> None:
-        """Raise what ``resources/read`` of ``uri`` would for a URI nothing serves
-        (``ResourceNotFound``), without running a handler: a subscription to it could never
-        be told anything."""
-        find_resource(self._resources, self._templates, uri)
+    def check_subscribable(self, uri: str, principal: Principal | None) -> None:
+        """Raise what ``resources/read`` of ``uri`` by ``principal`` would for a URI nothing
+        serves or one it may not read (``ResourceNotFound``), without running a handler: a
+        subscription to it could never be told anything, or must not be."""
+        found, variables = find_resource(self._resources, self._templates, uri)
+        if not found.may_read(principal, variables):
+            raise ResourceNotFound(uri)
 
-    def _subscribable(self, uri: str) -> bool:
+    def _subscribable(self, uri: str, principal: Principal | None) -> bool:
         try:
-            self.check_subscribable(uri)
+            self.check_subscribable(uri, principal)
         except ResourceNotFound:
             return False
         return True
+
+    def _readers(self, uri: str) -> Callable[[Principal | None], bool] | None:
+        """Who may hear that ``uri`` changed: its resource's ``readable`` rule, asked when
+        the change is published (None: no rule, every subscriber; as for a URI no longer
+        served, whose subscribers were checked when they subscribed). A rule that fails
+        counts as no (logged)."""
+        try:
+            found, variables = find_resource(self._resources, self._templates, uri)
+        except ResourceNotFound:
+            return None
+        if found.readable is None:
+            return None
+
+        def may_read(principal: Principal | None) -> bool:
+            try:
+                return found.may_read(principal, variables)
+            except Exception:
+                log.exception("the readable rule of resource %r failed; its update is not sent", found.uri)
+                return False
+
+        return may_read
 
     def _call_tool(
         self,
@@ -319,6 +343,8 @@ class Dispatch(Catalog):
         if not isinstance(uri, str):
             raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
         found, variables = find_resource(self._resources, self._templates, uri)
+        if not found.may_read(principal, variables):  # told as a URI nothing serves
+            raise ResourceNotFound(uri)
         return self._ask(call, channel, principal, asker, found.read, (uri, variables))
 
 

@@ -12,11 +12,20 @@ model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` 
 ``ttlMs: 0`` and ``cacheScope: "private"`` whatever the server's cache settings, as they
 hold what one person answered. Templates are matched in time linear in the URI's length
 and serve URIs of at most ``MAX_URI`` characters (as long as one may subscribe to).
+
+Who may read: a resource registered with ``readable=`` serves only the callers for whom
+``readable(principal, **variables)`` is true (the principal or None, the template's
+variables as its function takes them); to anyone else it is "not found", exactly like a
+URI nothing serves, before the handler runs. The same rule decides who may subscribe to
+it and who hears that it changed, so it is a plain function without I/O or side effects
+(it runs for each subscriber at each update). Without the rule, anyone the template
+serves may subscribe: a handler refusing inside is not run to decide a subscription.
 """
 
 from __future__ import annotations
 
 import base64
+import inspect
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -28,12 +37,16 @@ from mcp_types import BlobResourceContents, TextResourceContents
 
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ResourceNotFound
+from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 
-__all__ = ["ResourceDef", "find_resource", "is_template"]
+__all__ = ["Readable", "ResourceDef", "find_resource", "is_template"]
+
+#: ``readable(principal, **variables) -> bool``: whether a caller may read the resource.
+Readable = Callable[..., bool]
 
 _VAR = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 #: Every brace expression, or a brace standing alone: each must be a ``_VAR``.
@@ -174,6 +187,7 @@ class ResourceDef:
     #: The simple ``{var}`` placeholders, whose values come %-encoded.
     encoded: frozenset[str] = frozenset()
     shape: _Shape | None = None
+    readable: Readable | None = None
 
     @classmethod
     def build(
@@ -185,7 +199,13 @@ class ResourceDef:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        readable: Readable | None = None,
     ) -> ResourceDef:
+        if readable is not None and (not callable(readable) or inspect.iscoroutinefunction(readable)):
+            raise ValueError(
+                f"resource {uri!r}: readable= takes a plain function (principal, **variables) -> bool; "
+                "it runs for every subscriber at every update, so it may not await"
+            )
         for m in _EXPRESSION.finditer(uri):
             if not _VAR.fullmatch(m.group()):
                 raise ValueError(
@@ -209,6 +229,7 @@ class ResourceDef:
         res = cls(uri, fn, sig, name or _resource_name(fn), title, doc, mime_type, pattern)
         res.shape = _Shape.of(uri) if pattern is not None and _Shape.ambiguous(uri) else None
         res.encoded = frozenset(m.group(2) for m in _VAR.finditer(uri) if not m.group(1))
+        res.readable = readable
         wire: dict[str, Any] = {("uriTemplate" if pattern else "uri"): uri, "name": res.name}
         if title:
             wire["title"] = title
@@ -235,6 +256,13 @@ class ResourceDef:
                 return None
             variables[name] = value
         return variables
+
+    def may_read(self, principal: Principal | None, variables: Mapping[str, str]) -> bool:
+        """Whether ``principal`` may read (and subscribe to) this resource at the URI whose
+        ``variables`` are given (see the module's rules)."""
+        if self.readable is None:
+            return True
+        return bool(self.readable(principal, **self.signature.bind(variables)))
 
     async def read(self, ctx: Context, uri: str, variables: Mapping[str, str]) -> dict[str, Any]:
         kwargs = self.signature.bind(variables)

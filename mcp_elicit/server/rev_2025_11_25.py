@@ -236,20 +236,20 @@ async def _dispatch(
         if not isinstance(uri, str):
             raise InvalidParams(f'Invalid params: {method} needs "uri" (a string)')
         if method == "resources/unsubscribe":
-            session.subscriptions.discard(uri)
-        elif uri not in session.subscriptions:
-            if len(uri) > MAX_SUBSCRIBED_URI:
-                raise InvalidParams(
-                    f'Invalid params: "uri" is {len(uri)} characters long; '
-                    f"a subscription may name at most {MAX_SUBSCRIBED_URI}"
-                )
-            server.check_subscribable(uri)  # -32002, as resources/read answers it
-            if len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
-                raise InvalidRequest(
-                    f"Invalid request: this session holds its limit of {MAX_SUBSCRIPTIONS} resource "
-                    "subscriptions; unsubscribe from one (resources/unsubscribe) first"
-                )
-            session.subscriptions.add(uri)
+            session.subscriptions.pop(uri, None)
+            return {}
+        if len(uri) > MAX_SUBSCRIBED_URI:
+            raise InvalidParams(
+                f'Invalid params: "uri" is {len(uri)} characters long; '
+                f"a subscription may name at most {MAX_SUBSCRIBED_URI}"
+            )
+        server.check_subscribable(uri, principal)  # -32002, as resources/read answers it
+        if uri not in session.subscriptions and len(session.subscriptions) >= MAX_SUBSCRIPTIONS:
+            raise InvalidRequest(
+                f"Invalid request: this session holds its limit of {MAX_SUBSCRIPTIONS} resource "
+                "subscriptions; unsubscribe from one (resources/unsubscribe) first"
+            )
+        session.subscriptions[uri] = principal
         return {}
     asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry)
     return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)

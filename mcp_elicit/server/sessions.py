@@ -41,6 +41,7 @@ from typing import Any
 from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.server.auth import Principal
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
 
@@ -69,7 +70,9 @@ class Session:
         self.network: Mapping[str, str | int] | None = None
         self.initialized = False
         self.log_level: str | None = None
-        self.subscriptions: set[str] = set()
+        #: The resources subscribed to, each with the caller that subscribed (its updates
+        #: reach the session only while that caller may read it).
+        self.subscriptions: dict[str, Principal | None] = {}
         #: URL elicitations sent and not yet finished: how many questions wait on each id
         #: (a handler may use one id in several requests), least recently sent first.
         self.elicitations: dict[str, int] = {}

@@ -19,6 +19,8 @@ Rules:
   for one principal (unauthenticated callers are one), so no one caller can take them
   all; past the server's, a listen is refused with -32603 (its capacity, try again later),
   past the caller's share with -32600 (HTTP 429: the caller's own doing), each naming it.
+* A resource update reaches only the listeners allowed to read the resource (its
+  ``readable`` rule, asked at each update: access withdrawn stops the updates).
 * Publishing never waits: a listener that has fallen ``queue_size`` notifications behind
   loses the newest ones (logged). Subscriptions live in this process; what other instances
   sharing the store publish reaches them through ``server.relay``.
@@ -36,6 +38,7 @@ from mcp_elicit.core.server import Call
 from mcp_elicit.core.subscriptions import SUBSCRIPTION_ID, Filter, stamped
 from mcp_elicit.core.tasks import require_tasks
 from mcp_elicit.errors import InternalError, InvalidRequest
+from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Channel
 
 __all__ = ["Subscriptions"]
@@ -45,11 +48,15 @@ _END = None
 
 
 class _Listener:
-    __slots__ = ("filter", "owner", "queue", "rid")
+    __slots__ = ("filter", "owner", "principal", "queue", "rid")
 
-    def __init__(self, rid: object, owner: str | None, filter_: Filter, size: int) -> None:
+    def __init__(
+        self, rid: object, owner: str | None, principal: Principal | None, filter_: Filter, size: int
+    ) -> None:
         self.rid = rid
         self.owner = owner
+        #: Who listens, for the resources whose updates only their readers may hear.
+        self.principal = principal
         self.filter = filter_
         self.queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue(size)
 
@@ -87,12 +94,14 @@ class Subscriptions:
         served: Callable[[str], bool],
         tasks: Callable[[frozenset[str]], Awaitable[Mapping[str, dict[str, Any]]]],
         owner: str | None = None,
+        principal: Principal | None = None,
     ) -> dict[str, Any]:
         """Serve one ``subscriptions/listen`` until the server ends it (its result, before
         ``finish``) or the client goes (cancelled). ``offered``: the list-changed flags the
         server honours; ``served``: whether a resource URI is one the caller may subscribe
         to (served here: the others are left out); ``tasks``: the current state of those of the given tasks the caller
-        may see; ``owner``: the caller's principal (None: unauthenticated)."""
+        may see; ``owner``: the caller's principal's subject and ``principal`` the caller
+        (None: unauthenticated)."""
         asked = Filter.parse(call.params)
         if asked.task_ids:
             require_tasks(call.capabilities)
@@ -110,7 +119,7 @@ class Subscriptions:
             )
         # Listening starts before the tasks' states are read, so a change in between is
         # queued, not lost; what the listener may not have is dropped once that is known.
-        listener = _Listener(call.id, owner, asked, self.queue_size)
+        listener = _Listener(call.id, owner, principal, asked, self.queue_size)
         self._listeners.add(listener)
         self._held[owner] += 1
         try:
@@ -132,12 +141,19 @@ class Subscriptions:
                 del self._held[owner]
         return {"_meta": {SUBSCRIPTION_ID: call.id}}
 
-    def publish(self, method: str, params: Mapping[str, Any] | None = None) -> int:
-        """Queue a notification for every subscription that wants it; how many do."""
+    def publish(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        allowed: Callable[[Principal | None], bool] | None = None,
+    ) -> int:
+        """Queue a notification for every subscription that wants it (and whose caller is
+        ``allowed`` it, when given); how many do."""
         body = dict(params or {})
         count = 0
         for listener in list(self._listeners):
-            if listener.filter.wants(method, body):
+            if listener.filter.wants(method, body) and (allowed is None or allowed(listener.principal)):
                 count += 1
                 try:
                     listener.queue.put_nowait((method, body))

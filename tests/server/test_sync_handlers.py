@@ -336,9 +336,9 @@ async def test_what_a_sync_tool_tells_clients_is_told_from_the_event_loop(wire: 
 
     publish = app.subscriptions.publish
 
-    def publish_where(method: str, params: Any = None) -> int:
+    def publish_where(method: str, params: Any = None, **kw: Any) -> int:
         publishing.append(threading.get_ident())
-        return publish(method, params)
+        return publish(method, params, **kw)
 
     app.subscriptions.publish = publish_where  # type: ignore[method-assign]
     listening = MemoryClient(app, checker=wire)

@@ -85,6 +85,13 @@ def build(store: MemoryStore) -> Server:
         answer = await ctx.elicit("Format?", Form(fmt=String()))
         return f"{ctx.principal.subject if ctx.principal else '-'} got {answer.action} {answer.content}"
 
+    @app.resource(
+        "iso://notes/{user}",
+        readable=lambda principal, user: principal is not None and principal.subject == user,
+    )
+    def notes(user: str) -> str:
+        return f"{user}'s notes"
+
     @app.tool()
     async def use_key(ctx: Context) -> str:
         answer = await ctx.secret("example_api_key", message="Enter your key")
@@ -463,3 +470,50 @@ async def test_without_a_token_nothing_of_anothers_is_reached(
     assert (await ann.status(task_id))["status"] == "input_required"
     ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
     assert (await http.post(running.url, json=ping, headers=session)).json()["result"] == {}
+
+
+async def test_anothers_resource_is_neither_read_nor_heard_of(
+    served: tuple[Server, InProcess], http: httpx.AsyncClient, wire: WireChecker
+) -> None:
+    """bob, guessing the URI of ann's notes, reads "not found" as for a URI nothing
+    serves, and his listen naming it is acknowledged without it: an update of ann's notes
+    reaches no stream of his."""
+    app, running = served
+    bob = Peer(http, running.url, wire, "bob")
+    refused = await bob.request("resources/read", {"uri": "iso://notes/ann"})
+    assert refused["error"]["code"] == -32602 and refused["error"]["data"] == {"uri": "iso://notes/ann"}
+    nothing = await bob.request("resources/read", {"uri": "iso://nothing"})
+    assert refused["error"]["message"] == nothing["error"]["message"].replace(
+        "iso://nothing", "iso://notes/ann"
+    )
+    body = {
+        "jsonrpc": "2.0",
+        "id": "listen-bob",
+        "method": "subscriptions/listen",
+        "params": {
+            "notifications": {"resourceSubscriptions": ["iso://notes/ann", "iso://notes/bob"]},
+            "_meta": META,
+        },
+    }
+    messages: list[dict[str, Any]] = []
+
+    async def listen() -> None:
+        async with http.stream(
+            "POST", running.url, json=body, headers=bob.headers("subscriptions/listen")
+        ) as response:
+            decoder = EventDecoder()
+            async for chunk in response.aiter_bytes():
+                messages.extend(orjson.loads(event.data) for event in decoder.feed(chunk))
+
+    listening = asyncio.ensure_future(listen())
+    try:
+        await eventually(lambda: len(messages) >= 1, "bob's acknowledgement")
+        wire.notification(messages[0])
+        assert messages[0]["params"]["notifications"] == {"resourceSubscriptions": ["iso://notes/bob"]}
+        assert app.notify_resource_updated("iso://notes/ann") == 0
+        assert app.notify_resource_updated("iso://notes/bob") == 1
+        await eventually(lambda: len(messages) >= 2, "bob's own update")
+        assert [m["params"]["uri"] for m in messages[1:]] == ["iso://notes/bob"]
+    finally:
+        listening.cancel()
+        await asyncio.gather(listening, return_exceptions=True)
