@@ -173,8 +173,7 @@ class Dispatch(Catalog):
                 paginate(params, "prompts", self.page_size, [p.wire for p in self._prompts.values()])
             )
         if method == "resources/list":
-            resources = [r.wire for r in self._resources.values()]
-            return _ready(paginate(params, "resources", self.page_size, resources))
+            return _ready(self._list_resources(params, principal))
         if method == "resources/templates/list":
             templates = [r.wire for r in self._templates]
             return _ready(paginate(params, "resourceTemplates", self.page_size, templates))
@@ -281,6 +280,24 @@ class Dispatch(Catalog):
                 return False
 
         return may_read
+
+    def _list_resources(self, params: Mapping[str, Any], principal: Principal | None) -> dict[str, Any]:
+        """``resources/list``: a fixed resource with a ``readable`` rule is named only to
+        the callers it lets read it (a rule that fails counts as no, logged); a list that
+        may differ by caller is never for a shared cache."""
+        resources = self._resources.values()
+        if all(r.readable is None for r in resources):
+            return paginate(params, "resources", self.page_size, [r.wire for r in resources])
+        shown = []
+        for r in resources:
+            try:
+                if r.may_read(principal, {}):
+                    shown.append(r.wire)
+            except Exception:
+                log.exception("the readable rule of resource %r failed; it is not listed", r.uri)
+        result = paginate(params, "resources", self.page_size, shown)
+        result["cacheScope"] = "private"
+        return result
 
     def _call_tool(
         self,

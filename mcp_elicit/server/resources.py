@@ -16,8 +16,8 @@ and serve URIs of at most ``MAX_URI`` characters (as long as one may subscribe t
 Who may read: a resource registered with ``readable=`` serves only the callers for whom
 ``readable(principal, **variables)`` is true (the principal or None, the template's
 variables as its function takes them); to anyone else it is "not found", exactly like a
-URI nothing serves, before the handler runs. The same rule decides who may subscribe to
-it and who hears that it changed, so it is a plain function without I/O or side effects
+URI nothing serves, before the handler runs, and a fixed one is not listed. The same rule
+decides who may subscribe to it and who hears that it changed, so it is a plain function without I/O or side effects
 (it runs for each subscriber at each update). Without the rule, anyone the template
 serves may subscribe: a handler refusing inside is not run to decide a subscription.
 """

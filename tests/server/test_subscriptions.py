@@ -460,3 +460,24 @@ async def test_a_readable_rule_is_a_plain_function_and_one_that_fails_says_no(
     assert "readable rule of resource 'todo://{user}' failed" in caplog.text
     app.subscriptions.close_all()
     await asyncio.wait_for(listener.answer, 5)
+
+
+async def test_a_resource_the_caller_may_not_read_is_not_listed(wire: WireChecker) -> None:
+    """``resources/list`` names a fixed resource only to callers its ``readable`` rule lets
+    read it (to anyone else it does not exist), and such a list, which differs by caller,
+    is ``cacheScope: "private"`` even on a server whose lists are public."""
+    app = Server("listing", cache_ttl_ms=60_000, cache_scope="public")
+    app.resource("notes://team")(lambda: "everyone's")
+    app.resource(
+        "notes://admin", readable=lambda principal: principal is not None and principal.subject == "root"
+    )(lambda: "root's")
+    ann, root = (MemoryClient(app, principal=Principal(n), checker=wire) for n in ("ann", "root"))
+    seen = await ann.result("resources/list", {})
+    assert [r["uri"] for r in seen["resources"]] == ["notes://team"]
+    assert seen["cacheScope"] == "private"
+    seen = await root.result("resources/list", {})
+    assert [r["uri"] for r in seen["resources"]] == ["notes://team", "notes://admin"]
+    assert seen["cacheScope"] == "private"
+    public = Server("public", cache_ttl_ms=60_000, cache_scope="public")
+    public.resource("notes://team")(lambda: "everyone's")
+    assert (await MemoryClient(public, checker=wire).result("resources/list", {}))["cacheScope"] == "public"
