@@ -313,13 +313,14 @@ class Server(Dispatch):
         ``principal`` (the ``ctx.principal.subject`` of the request that asked; None on a
         server without authentication) hear it, so an id a handler chose (``"github"``)
         that several users wait on completes for the one it names, in each of their
-        sessions that waits on it. Unknown or finished ids are ignored."""
+        sessions that waits on it. A session that asked several questions under it (each
+        sent with an id of its own) hears of each. Unknown or finished ids are ignored."""
         sessions = self.sessions.awaiting(elicitation_id, principal)
         for session in sessions:
-            session.completed(elicitation_id)
-            session.notify(
-                "notifications/elicitation/complete", {"elicitationId": elicitation_id}, self.telemetry
-            )
+            for sent_as in session.completed(elicitation_id):
+                session.notify(
+                    "notifications/elicitation/complete", {"elicitationId": sent_as}, self.telemetry
+                )
         return bool(sessions)
 
     def _abandon_elicitation(self, elicitation_id: str, principal: str | None) -> None:

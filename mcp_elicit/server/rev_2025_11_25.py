@@ -13,9 +13,10 @@ Rules:
   A question given up (no answer in time, or its request ended first) is withdrawn with
   ``notifications/cancelled``.
 * URL-mode elicitations carry an ``elicitationId`` (generated when the handler gives
-  none), remembered by the session so ``notifications/elicitation/complete`` reaches only
-  the sessions that sent it, and only those of the principal it is completed for (an id
-  a handler chose may be in use by several users). ``ctx.require_url`` answers -32042 here.
+  none; made unique when one the session still waits on has the handler's), remembered by
+  the session so ``notifications/elicitation/complete`` reaches only the sessions that
+  sent it, and only those of the principal it is completed for (an id a handler chose may
+  be in use by several users). ``ctx.require_url`` answers -32042 here.
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
@@ -95,7 +96,7 @@ class SessionAsker(InPlaceAsker):
         """The request's params: a URL step gets its ``elicitationId`` (kept by the session)."""
         params = dict(ask.params)
         if params.get("mode") == "url":
-            self.session.expect(params.setdefault("elicitationId", str(uuid.uuid4())))
+            params["elicitationId"] = self.session.expect(params.get("elicitationId") or str(uuid.uuid4()))
         return params
 
     def _ended(self, ask: Ask, prepared: Any, answer: Any) -> None:

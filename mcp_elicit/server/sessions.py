@@ -21,7 +21,12 @@ Rules:
   timeout; cancellation and timeouts remove the entry.
 * A session waits to hear the URL elicitations it sent finish, by id, until they
   complete or end without their page (declined, cancelled, unanswered in time, given
-  up); at most ``MAX_ELICITATIONS`` ids, the least recently sent making room.
+  up); at most ``MAX_ELICITATIONS`` ids, the least recently sent making room. An id is
+  unique per elicitation: a question asked under an id the handler chose that one still
+  waiting in the session was sent under (a handler may give every step of a kind one id)
+  is sent under an id of its own, the handler's with a random suffix. Completing the
+  handler's id completes every question asked under it, each notice naming the id its
+  question was sent with.
 * Notifications not tied to a request (elicitation completion, resource updates) go to
   the session's standalone stream, or wait in a small bounded queue until one opens.
 """
@@ -73,9 +78,12 @@ class Session:
         #: The resources subscribed to, each with the caller that subscribed (its updates
         #: reach the session only while that caller may read it).
         self.subscriptions: dict[str, Principal | None] = {}
-        #: URL elicitations sent and not yet finished: how many questions wait on each id
-        #: (a handler may use one id in several requests), least recently sent first.
-        self.elicitations: dict[str, int] = {}
+        #: URL elicitations sent and not yet finished: the ids the questions under each id
+        #: the handler gave were sent with (a handler may use one id in several requests),
+        #: least recently sent first.
+        self.elicitations: dict[str, list[str]] = {}
+        #: The id the handler gave, of each id sent and not yet finished.
+        self._sent_for: dict[str, str] = {}
         self.pending: dict[jsonrpc.RequestId, asyncio.Future[dict[str, Any]]] = {}
         self.inflight: dict[jsonrpc.RequestId, asyncio.Task[Any]] = {}
         #: Requests the client cancelled (``notifications/cancelled``): no response is sent.
@@ -165,27 +173,49 @@ class Session:
 
     # ---- URL elicitations ------------------------------------------------------------
 
-    def expect(self, elicitation_id: str) -> None:
-        """A URL elicitation was sent under ``elicitation_id``; its completion is awaited.
-        Past ``MAX_ELICITATIONS`` ids, the least recently sent one is forgotten (its
-        completion notice, which is optional, is then not sent)."""
-        count = self.elicitations.pop(elicitation_id, 0)
-        self.elicitations[elicitation_id] = count + 1
+    def expect(self, elicitation_id: str) -> str:
+        """A URL elicitation is asked under ``elicitation_id``: the id to send it with, whose
+        completion is then awaited. That is ``elicitation_id`` itself unless a question
+        still waiting was sent with it; then a new one, ``elicitation_id`` with a random
+        suffix. Past ``MAX_ELICITATIONS`` ids, the least recently sent one is forgotten
+        (its completion notice, which is optional, is then not sent)."""
+        sent_as = elicitation_id
+        if sent_as in self._sent_for:
+            sent_as = f"{elicitation_id}#{secrets.token_hex(8)}"
+        sent = self.elicitations.pop(elicitation_id, [])
+        sent.append(sent_as)
+        self.elicitations[elicitation_id] = sent
+        self._sent_for[sent_as] = elicitation_id
+        while len(sent) > MAX_ELICITATIONS:
+            del self._sent_for[sent.pop(0)]
         while len(self.elicitations) > MAX_ELICITATIONS:
-            del self.elicitations[next(iter(self.elicitations))]
+            for forgotten in self.elicitations.pop(next(iter(self.elicitations))):
+                del self._sent_for[forgotten]
+        return sent_as
 
     def abandon(self, elicitation_id: str) -> None:
-        """One question under ``elicitation_id`` ended without its page (declined,
-        cancelled, unanswered in time, given up): nothing will complete it."""
-        count = self.elicitations.get(elicitation_id, 0)
-        if count > 1:
-            self.elicitations[elicitation_id] = count - 1
-        else:
-            self.elicitations.pop(elicitation_id, None)
+        """One question ended without its page (declined, cancelled, unanswered in time,
+        given up): nothing will complete it. ``elicitation_id``: the id it was sent with,
+        or the handler's (then its least recently sent question under it)."""
+        given = self._sent_for.get(elicitation_id)
+        if given is None:
+            sent_as = self.elicitations.get(elicitation_id)
+            if not sent_as:
+                return
+            given, elicitation_id = elicitation_id, sent_as[0]
+        del self._sent_for[elicitation_id]
+        sent = self.elicitations[given]
+        sent.remove(elicitation_id)
+        if not sent:
+            del self.elicitations[given]
 
-    def completed(self, elicitation_id: str) -> None:
-        """The step of ``elicitation_id`` is done: no question waits on it any more."""
-        self.elicitations.pop(elicitation_id, None)
+    def completed(self, elicitation_id: str) -> list[str]:
+        """The step of the handler's ``elicitation_id`` is done: no question asked under it
+        waits any more. The ids they were sent with, least recently sent first."""
+        sent = self.elicitations.pop(elicitation_id, [])
+        for sent_as in sent:
+            del self._sent_for[sent_as]
+        return sent
 
     # ---- the standalone stream -------------------------------------------------
 

@@ -299,6 +299,32 @@ async def test_an_accepted_url_question_waits_for_its_completion(wire_2025: Wire
     assert not app.complete_elicitation("step-1")
 
 
+async def test_url_questions_sharing_a_handler_chosen_id_get_unique_ids(wire_2025: WireChecker) -> None:
+    """An elicitation id is unique per elicitation: a handler that gives one id to every
+    step of a kind ("step-1"), asked again while the first step still waits on its page,
+    has the second sent under an id of its own, so the client can tell them apart. The
+    handler's id still completes them: one notice for each, under the id it was sent with."""
+    app = build()
+    client = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+    client.answer = lambda _k, _r: {"action": "accept"}
+    await client.open()
+    for _ in range(2):
+        await client.result("tools/call", {"name": "open_page", "arguments": {"n": 1}})
+    sent = [asked["params"]["elicitationId"] for asked in client.asked]
+    assert sent[0] == "step-1", "the first step keeps the handler's id"
+    assert len(set(sent)) == 2, f"two live elicitations share an id: {sent}"
+    assert app.complete_elicitation("step-1")
+    notices = [orjson.loads(await client.session.next_pushed(0.1)) for _ in sent]
+    for notice in notices:
+        wire_2025.notification(notice)
+    assert sorted(n["params"]["elicitationId"] for n in notices) == sorted(sent)
+    assert await client.session.next_pushed(0.01) is None
+    assert client.session.elicitations == {}
+    # once the first has completed, the handler's id is free again
+    await client.result("tools/call", {"name": "open_page", "arguments": {"n": 1}})
+    assert client.asked[-1]["params"]["elicitationId"] == "step-1"
+
+
 async def test_the_ids_a_session_waits_on_are_bounded() -> None:
     app = build()
     client = SessionClient(app, capabilities={"elicitation": {"url": {}}})
