@@ -68,7 +68,7 @@ class Server(Dispatch):
         resource_metadata: ResourceMetadata | None = None,
         ask_timeout: float = 600.0,
         max_sessions: int = 1000,
-        max_sessions_per_principal: int = 100,
+        max_sessions_per_principal: int | None = None,
         session_idle_timeout: float = 1800.0,
         store: str | Store | None = None,
         public_url: str | None = None,
@@ -86,7 +86,8 @@ class Server(Dispatch):
         cache_scope = one_of("cache_scope", cache_scope, ("public", "private"))  # type: ignore[assignment]
         ask_timeout = seconds("ask_timeout", ask_timeout)
         max_sessions = whole("max_sessions", max_sessions)
-        max_sessions_per_principal = whole("max_sessions_per_principal", max_sessions_per_principal)
+        if max_sessions_per_principal is not None:  # None: a tenth of max_sessions
+            max_sessions_per_principal = whole("max_sessions_per_principal", max_sessions_per_principal)
         session_idle_timeout = seconds("session_idle_timeout", session_idle_timeout)
         flow_ttl = seconds("flow_ttl", flow_ttl)
         flow_wait = seconds("flow_wait", flow_wait, zero=True)

@@ -3,7 +3,9 @@
 Rules: a value that is not what its option means is a ``ConfigError`` naming the option
 and the value when it is configured, never a crash or a silent misbehaviour on first use
 (a NaN timeout that never fires, a page size of 0 that lists nothing, ``True`` read as
-1). ``bool`` is never a number here. Durations are finite seconds; counts are whole
+1). ``bool`` is never a number here. A limit for one principal is a share of its
+server-wide limit: above it is a ``ConfigError`` naming both (one principal could take
+every slot); not given, it is a tenth of it (at least one). Durations are finite seconds; counts are whole
 numbers; wire integers stay within I-JSON's exact range. A loopback host is a loopback
 IP address or ``localhost``; a URL is in cleartext when it is plain ``http://`` to any
 other host (where pages taking secrets, or an OAuth provider, must use https).
@@ -18,7 +20,7 @@ from collections.abc import Collection
 
 from mcp_elicit.errors import ConfigError
 
-__all__ = ["MOST_MS", "cleartext", "loopback_host", "milliseconds", "one_of", "seconds", "whole"]
+__all__ = ["MOST_MS", "cleartext", "loopback_host", "milliseconds", "one_of", "seconds", "share", "whole"]
 
 #: The largest integer every JSON reader keeps exact (RFC 7493): the bound of wire integers.
 MOST_MS = 2**53 - 1
@@ -68,6 +70,20 @@ def whole(
     else:
         bound = "above zero" if least == 1 else f"from {least:,}"
     raise ConfigError(f"{option} {value!r}: expected {none}a whole number {bound}")
+
+
+def share(option: str, value: int | None, of: str, limit: int) -> int:
+    """The per-principal limit ``option`` (``value``, a whole number above zero, or None)
+    of the server-wide limit ``of`` (``limit``): ``value``, or a tenth of ``limit`` (at least
+    one) when it is None; ``ConfigError`` naming both when ``value`` is above ``limit``."""
+    if value is None:
+        return max(1, limit // 10)
+    if value > limit:
+        raise ConfigError(
+            f"{option} {value!r} is above {of} {limit!r}: one principal could hold all of them; "
+            f"give {option} at most {limit!r}"
+        )
+    return value
 
 
 def one_of(option: str, value: object, choices: Collection[str]) -> str:

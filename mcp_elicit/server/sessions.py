@@ -12,7 +12,8 @@ Rules:
   gone (404), and closing one cancels what it had in flight and every question it was
   waiting on — nothing is left behind. At the bound, the least recently seen session
   that is not in use makes room; when every session is in use, a new one is refused (503).
-  An authenticated principal holds at most ``max_sessions_per_principal`` of them: past
+  An authenticated principal holds at most ``max_sessions_per_principal`` of them (a
+  tenth of ``max_sessions`` when not given; above it is a ``ConfigError``): past
   it, its own least recently seen idle session makes room, and when all of its own are in
   use it alone is refused (503), so no one principal can take every session or push
   everyone else's out. Unauthenticated callers are bounded by ``max_sessions`` only.
@@ -47,6 +48,7 @@ from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.server.auth import Principal
+from mcp_elicit.server.options import share
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
 
@@ -270,14 +272,16 @@ class Sessions:
         self,
         *,
         max_sessions: int = 1000,
-        max_sessions_per_principal: int = 100,
+        max_sessions_per_principal: int | None = None,
         idle_timeout: float = 1800.0,
         clock: Callable[[], float] = time.monotonic,
         ended: Callable[[str, Mapping[str, str | int] | None, float], None] | None = None,
     ) -> None:
         self.max_sessions = max_sessions
         #: How many of them one authenticated principal holds at most.
-        self.max_sessions_per_principal = max_sessions_per_principal
+        self.max_sessions_per_principal = share(
+            "max_sessions_per_principal", max_sessions_per_principal, "max_sessions", max_sessions
+        )
         self.idle_timeout = idle_timeout
         self.clock = clock
         #: Told of each session that ends: its revision, network attributes and seconds.

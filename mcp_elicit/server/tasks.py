@@ -33,7 +33,8 @@ Rules:
   principal (unauthenticated callers count as one), a call goes on in place instead, and
   that is logged. The ttl (or None: kept for good), the poll interval and both limits
   are whole numbers above zero; anything else is a ``ConfigError`` naming it, when it is
-  given or set. A task is visible only to the principal that created it. A
+  given or set. ``max_tasks_per_owner`` is a share of ``max_tasks``: above it is a
+  ``ConfigError`` naming both, when either is given or set; not set, a tenth of it. A task is visible only to the principal that created it. A
   ``tasks/*`` request for a task held by another instance sharing the store is answered
   through it (``server.relay``).
 * When the server stops, every running task is cancelled, and its handler waited for
@@ -60,7 +61,7 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
 )
 from mcp_elicit.server.asking import InPlaceAsker
-from mcp_elicit.server.options import MOST_MS, whole
+from mcp_elicit.server.options import MOST_MS, share, whole
 
 __all__ = [
     "Detach",
@@ -80,6 +81,12 @@ _SWEEP_AT_LIMIT = 0.1
 def _whole(attribute: str, value: object, most: int | None = None, *, nullable: bool = False) -> int:
     """``value``, a whole number from 1 (to ``most``); ``ConfigError`` naming it otherwise."""
     return whole(f"Tasks.{attribute}", value, most=most, nullable=nullable)
+
+
+def _share(per_owner: int | None, max_tasks: int) -> int:
+    """``max_tasks_per_owner`` as it stands with ``max_tasks``; ``ConfigError`` naming both
+    when it is above it."""
+    return share("Tasks.max_tasks_per_owner", per_owner, "Tasks.max_tasks", max_tasks)
 
 
 class Running:
@@ -118,14 +125,16 @@ class Tasks:
         poll_ms: int = 1000,
         ask_timeout: float = 600.0,
         max_tasks: int = 10_000,
-        max_tasks_per_owner: int = 1_000,
+        max_tasks_per_owner: int | None = None,
     ) -> None:
         self.clock = clock
         self.ttl_ms = ttl_ms
         self.poll_ms = poll_ms
         self.ask_timeout = ask_timeout
+        self._max_tasks_per_owner: int | None = None  # not set: a tenth of max_tasks
         self.max_tasks = max_tasks
-        self.max_tasks_per_owner = max_tasks_per_owner
+        if max_tasks_per_owner is not None:
+            self.max_tasks_per_owner = max_tasks_per_owner
         #: How long :meth:`close` waits for cancelled handlers to end (seconds); a handler
         #: that ignores its cancellation is left behind after it, and logged.
         self.stop_grace = 5.0
@@ -166,16 +175,21 @@ class Tasks:
 
     @max_tasks.setter
     def max_tasks(self, value: int) -> None:
-        self._max_tasks = _whole("max_tasks", value)
+        value = _whole("max_tasks", value)
+        _share(self._max_tasks_per_owner, value)
+        self._max_tasks = value
 
     @property
     def max_tasks_per_owner(self) -> int:
-        """How many of them one principal holds at most (unauthenticated callers are one)."""
-        return self._max_tasks_per_owner
+        """How many of them one principal holds at most (unauthenticated callers are one):
+        at most ``max_tasks``; a tenth of it unless set."""
+        return _share(self._max_tasks_per_owner, self._max_tasks)
 
     @max_tasks_per_owner.setter
     def max_tasks_per_owner(self, value: int) -> None:
-        self._max_tasks_per_owner = _whole("max_tasks_per_owner", value)
+        value = _whole("max_tasks_per_owner", value)
+        _share(value, self._max_tasks)
+        self._max_tasks_per_owner = value
 
     # ---- creating and running --------------------------------------------------------
 

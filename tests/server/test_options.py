@@ -62,3 +62,22 @@ def test_the_messages_say_what_is_expected() -> None:
         Server("s", cache_ttl_ms=-1)
     with pytest.raises(ConfigError, match=r"^cache_scope 'global': expected one of 'private', 'public'$"):
         Server("s", cache_scope="global")  # type: ignore[arg-type]
+
+
+def test_a_share_for_one_principal_above_the_whole_is_refused() -> None:
+    """A per-principal limit above its server-wide limit would let one principal take
+    every slot: refused when the server is made, naming both values."""
+    with pytest.raises(
+        ConfigError,
+        match=r"^max_sessions_per_principal 20 is above max_sessions 10: one principal could hold all of them; "
+        r"give max_sessions_per_principal at most 10$",
+    ):
+        Server("s", max_sessions=10, max_sessions_per_principal=20)
+    assert Server("s", max_sessions=4, max_sessions_per_principal=4).sessions.max_sessions_per_principal == 4
+
+
+@pytest.mark.parametrize(("whole", "share"), [(1000, 100), (50, 5), (19, 1), (1, 1)])
+def test_a_share_not_given_is_a_tenth_of_the_whole(whole: int, share: int) -> None:
+    """Not given, one principal's share is a tenth of the server-wide limit (at least one),
+    so lowering the limit alone does not leave one principal free to take all of it."""
+    assert Server("s", max_sessions=whole).sessions.max_sessions_per_principal == share

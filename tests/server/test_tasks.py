@@ -450,14 +450,37 @@ async def test_a_task_limit_that_is_not_a_whole_number_above_zero_is_refused(
     attribute: str, value: Any
 ) -> None:
     """The registry's ttl, poll interval and limits are whole numbers above zero (the ttl
-    may be None), whether given to it or set later on ``server.tasks``."""
+    may be None), whether given to it or set later on ``server.tasks`` (given as None, the
+    limit for one principal is not given: a tenth of ``max_tasks``)."""
     tasks = Server("tasks").tasks
     with pytest.raises(ConfigError, match=f"^Tasks.{attribute} {re.escape(repr(value))}: expected "):
         setattr(tasks, attribute, value)
-    with pytest.raises(ConfigError, match=f"^Tasks.{attribute} {re.escape(repr(value))}: expected "):
-        Tasks(clock=time.time, **{attribute: value})
+    if (attribute, value) != ("max_tasks_per_owner", None):
+        with pytest.raises(ConfigError, match=f"^Tasks.{attribute} {re.escape(repr(value))}: expected "):
+            Tasks(clock=time.time, **{attribute: value})
     setattr(tasks, attribute, 7)
     assert getattr(tasks, attribute) == 7
+
+
+async def test_a_task_share_for_one_principal_above_the_whole_is_refused() -> None:
+    """``max_tasks_per_owner`` above ``max_tasks`` would let one principal take every task:
+    refused, naming both, whether given to the registry or set on it (either one); not
+    set, the share is a tenth of ``max_tasks`` (at least one)."""
+    both = (
+        r"^Tasks.max_tasks_per_owner 11 is above Tasks.max_tasks 10: one principal could hold all of them; "
+    )
+    with pytest.raises(ConfigError, match=both):
+        Tasks(clock=time.time, max_tasks=10, max_tasks_per_owner=11)
+    tasks = Server("tasks").tasks
+    assert (tasks.max_tasks, tasks.max_tasks_per_owner) == (10_000, 1_000)
+    tasks.max_tasks = 10
+    assert tasks.max_tasks_per_owner == 1
+    with pytest.raises(ConfigError, match=both):
+        tasks.max_tasks_per_owner = 11
+    tasks.max_tasks_per_owner = 10
+    with pytest.raises(ConfigError, match=r"^Tasks.max_tasks_per_owner 10 is above Tasks.max_tasks 9: "):
+        tasks.max_tasks = 9
+    assert (tasks.max_tasks, tasks.max_tasks_per_owner) == (10, 10)
 
 
 @pytest.mark.parametrize("ttl", [60.0, None])
