@@ -75,6 +75,7 @@ class Server(Dispatch):
         page_auth: PageAuth | None = None,
         flow_ttl: float = 600.0,
         flow_wait: float = 20.0,
+        max_flows_per_principal: int = 100,
         task_ttl: float | None = 3600.0,
         task_poll: float = 1.0,
         telemetry: bool | Telemetry | None = None,
@@ -91,6 +92,7 @@ class Server(Dispatch):
         session_idle_timeout = seconds("session_idle_timeout", session_idle_timeout)
         flow_ttl = seconds("flow_ttl", flow_ttl)
         flow_wait = seconds("flow_wait", flow_wait, zero=True)
+        max_flows_per_principal = whole("max_flows_per_principal", max_flows_per_principal)
         self.name = name
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
         #: default is on when ``opentelemetry-api`` is installed; True insists on it.
@@ -120,6 +122,7 @@ class Server(Dispatch):
             flow_ttl=flow_ttl,
             flow_wait=flow_wait,
             ask_timeout=ask_timeout,
+            max_flows_per_principal=max_flows_per_principal,
             clock=clock,
         )
         self.url_mode.on_finish = self.complete_elicitation

@@ -20,12 +20,19 @@ Rules:
   (written by a newer one) are ignored; a record that cannot be read (damaged, or missing
   what this version needs) is logged and reads as gone, as an expired flow does; an end
   marker that cannot be read still ends the flow, as ``failed``.
+* One principal has at most ``limit`` flows of this process open at once
+  (``FlowQuota``; unauthenticated callers are one), so no one caller can fill the store
+  (an LRU Redis would evict other users' flows): a flow counts from its start until this
+  process sees it end or it expires. At the limit, the flows are looked up (at most once
+  per ``recheck`` seconds: a page may have ended on another instance) before the next is
+  refused with -32603 saying so.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import logging
 import re
 import secrets
@@ -36,9 +43,10 @@ from typing import Any, Literal, get_args
 
 import orjson
 
+from mcp_elicit.errors import InternalError
 from mcp_elicit.stores.base import Store
 
-__all__ = ["Flow", "FlowStatus", "Flows"]
+__all__ = ["Flow", "FlowQuota", "FlowStatus", "Flows"]
 
 FlowStatus = Literal["pending", "complete", "declined", "cancelled", "failed"]
 NAMESPACE = "flow"
@@ -212,6 +220,58 @@ class Flows:
                 if flow is None or flow.done or left <= 0:
                     return flow
                 await events.next(min(left, self.recheck))
+
+
+class FlowQuota:
+    """The flows this process started and has not seen end, by principal (with when each
+    expires): at most ``limit`` of one principal's."""
+
+    def __init__(self, limit: int, *, clock: Callable[[], float] = time.time) -> None:
+        self.limit = limit
+        self.clock = clock
+        self._open: dict[str | None, dict[str, float]] = {}
+        self._looked: dict[str | None, float] = {}
+        self._tickets = itertools.count()
+
+    async def admit(self, principal: str | None, flows: Flows) -> str:
+        """A place for one more flow of ``principal`` while it starts (a ticket: give it to
+        :meth:`ended` once it started, or failed to); ``InternalError`` saying why not when
+        it has ``limit`` open. The place is taken at once, so requests at the same time
+        cannot all pass."""
+        now = self.clock()
+        held = self._open.setdefault(principal, {})
+        for flow_id, expires in list(held.items()):
+            if expires <= now:
+                del held[flow_id]
+        if len(held) >= self.limit and now - self._looked.get(principal, -flows.recheck) >= flows.recheck:
+            self._looked[principal] = now
+            for flow_id in [f for f in held if not f.startswith("?")]:  # not a flow starting
+                flow = await flows.get(flow_id)
+                if flow is None or flow.done:
+                    held.pop(flow_id, None)
+        if len(held) < self.limit:
+            ticket = f"?{next(self._tickets)}"
+            held[ticket] = now + flows.ttl
+            return ticket
+        who = "unauthenticated callers have" if principal is None else f"principal {principal!r} has"
+        raise InternalError(
+            f"Internal error: {who} {len(held)} URL-mode pages open (the limit for one principal); "
+            f"finish or close one of them, or try again once they expire (within {flows.ttl:.0f} s)"
+        )
+
+    def opened(self, flow: Flow) -> None:
+        self._open.setdefault(flow.principal, {})[flow.id] = flow.expires
+
+    def ended(self, flow_id: str, principal: str | None) -> None:
+        held = self._open.get(principal)
+        if held is not None:
+            held.pop(flow_id, None)
+            if not held:
+                self._forget(principal)
+
+    def _forget(self, principal: str | None) -> None:
+        self._open.pop(principal, None)
+        self._looked.pop(principal, None)
 
 
 def _field(record: dict[str, Any], name: str, kind: type, *, required: bool = False) -> None:

@@ -17,7 +17,9 @@ Rules:
   goes on with the stored value (checked after each bounded wait): its flow ends
   ``complete`` (its page takes nothing more, its session hears it completed).
 * A client that did not declare URL mode gets -32021 before any flow is written (what
-  is already stored is still returned at once).
+  is already stored is still returned at once). One principal has at most
+  ``max_flows_per_principal`` flows open at once (``flows.FlowQuota``): past it, an ask
+  that needs a new flow is refused with -32603 saying so, before a flow is written.
 * The value never travels in an MCP message: the client only ever sees the URL.
 * ``await ctx.connect("github", message=...)`` is the same for a third-party sign-in
   (``server/oauth.py``): at once when the principal holds tokens for the provider, else a
@@ -40,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from mcp_elicit.errors import ConfigError, MissingClientCapability
-from mcp_elicit.server.flows import Flow, Flows, FlowStatus
+from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.options import cleartext
 from mcp_elicit.server.outgoing import check_url
@@ -89,9 +91,12 @@ class UrlMode:
         flow_ttl: float = 600.0,
         flow_wait: float = 20.0,
         ask_timeout: float = 600.0,
+        max_flows_per_principal: int = 100,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.ask_timeout = ask_timeout
+        #: How many flows one principal has open at once (unauthenticated callers are one).
+        self.quota = FlowQuota(max_flows_per_principal, clock=clock)
         self._store_spec = store
         self._store: Store | None = store if store is not None and not isinstance(store, str) else None
         self._sealer = sealer
@@ -121,6 +126,10 @@ class UrlMode:
         self._oauth: OAuthConnections | None = None
         self._stopping = False
         self._stop_waiters: set[asyncio.Future[None]] = set()  # futures, not an Event: no loop binding
+
+    @property
+    def max_flows_per_principal(self) -> int:
+        return self.quota.limit
 
     def stop_waiting(self) -> None:
         """The server is stopping: a 2026-07-28 retry waiting for a page ends its round now
@@ -353,10 +362,23 @@ class UrlMode:
         memo_key = f"mcp-elicit/{kind}/{name}" if nth == 1 else f"mcp-elicit/{kind}#{nth}/{name}"
         slot = ctx.slot(memo_key)
         if slot.get("id") is None:
-            started, token = await self.flows.start(kind, name, principal)
+            ticket = await self.quota.admit(principal, self.flows)
+            try:
+                started, token = await self.flows.start(kind, name, principal)
+            finally:
+                self.quota.ended(ticket, principal)
+            self.quota.opened(started)
             slot["id"], slot["url"] = started.id, await self.link(started, token)
         flow_id = str(slot["id"])
-        answer = await ctx.elicit_url(message, str(slot["url"]), elicitation_id=flow_id, key=memo_key)
+        outcome = await self._ask(ctx, flow_id, str(slot["url"]), kind, name, message, memo_key)
+        self.quota.ended(flow_id, principal)  # not when a round ends with the flow pending
+        return outcome
+
+    async def _ask(
+        self, ctx: Context, flow_id: str, url: str, kind: str, name: str, message: str, memo_key: str
+    ) -> Literal["accept", "decline", "cancel"]:
+        principal = ctx.principal.subject if ctx.principal else None
+        answer = await ctx.elicit_url(message, url, elicitation_id=flow_id, key=memo_key)
         if answer.action != "accept":
             await self._end(flow_id, "declined" if answer.action == "decline" else "cancelled")
             return answer.action
@@ -414,6 +436,7 @@ class UrlMode:
     async def _give_up(self, flow_id: str, principal: str | None) -> None:
         """Nobody waits for the page any more: it must take nothing more, and the session
         that asked stops waiting to hear it finish."""
+        self.quota.ended(flow_id, principal)
         if self.on_abandon is not None:
             self.on_abandon(flow_id, principal)
         await self._end(flow_id, "cancelled")

@@ -1,0 +1,135 @@
+"""One principal holds at most ``max_flows_per_principal`` hosted URL-mode flows open at
+once, over real HTTP: past it, its next ask is refused with a message naming the limit,
+while other principals still get pages, and a flow that ends makes room again."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.stores import MemoryStore, SqliteStore, Store
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}},
+}
+
+
+class Tokens:
+    async def verify(self, token: str) -> Principal | None:
+        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
+
+
+def build(store: Store, **options: Any) -> Server:
+    app = Server(
+        "flow-quota",
+        state_keys=KeyRing([bytes(range(40, 72))]),
+        store=store,
+        flow_wait=0.05,
+        auth=Tokens(),
+        **options,
+    )
+
+    @app.tool()
+    async def use_key(ctx: Context, name: str) -> str:
+        answer = await ctx.secret(name, message="Enter the key")
+        return f"{name}: {answer.action}"
+
+    return app
+
+
+class Caller:
+    def __init__(self, http: httpx.AsyncClient, url: str, wire: WireChecker, who: str) -> None:
+        self.http, self.url, self.wire, self.who, self.ids = http, url, wire, who, 0
+
+    async def call(self, name: str, **extra: Any) -> dict[str, Any]:
+        self.ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": "use_key", "arguments": {"name": name}, "_meta": META, **extra},
+        }
+        self.wire.request(body)
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "authorization": f"Bearer tok-{self.who}",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "use_key",
+        }
+        message: dict[str, Any] = (await self.http.post(self.url, json=body, headers=headers)).json()
+        self.wire.response("tools/call", message)
+        return message
+
+
+async def test_one_principal_cannot_open_flows_without_bound(wire: WireChecker) -> None:
+    store = MemoryStore()
+    app = build(store, max_flows_per_principal=2)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        alice = Caller(http, running.url, wire, "alice")
+        opened = [(await alice.call(f"key-{n}"))["result"] for n in range(2)]
+        assert [r["resultType"] for r in opened] == ["input_required"] * 2
+        refused = await alice.call("key-2")
+        assert refused["error"]["code"] == -32603
+        message = refused["error"]["message"]
+        assert "'alice'" in message and "2 URL-mode pages open" in message, message
+        # another principal is not held back by alice's flows
+        bob = (await Caller(http, running.url, wire, "bob").call("key-0"))["result"]
+        assert bob["resultType"] == "input_required"
+        # one of alice's ends (declined in the client): there is room for one more
+        ((key, _),) = opened[0]["inputRequests"].items()
+        declined = await alice.call(
+            "key-0", inputResponses={key: {"action": "decline"}}, requestState=opened[0]["requestState"]
+        )
+        assert declined["result"]["content"][0]["text"] == "key-0: decline"
+        assert (await alice.call("key-2"))["result"]["resultType"] == "input_required"
+        assert "error" in await alice.call("key-3")
+    await store.close()
+
+
+async def test_asks_at_the_same_time_cannot_all_pass(wire: WireChecker, tmp_path: Path) -> None:
+    """Starting a flow writes to the store (SQLite, in a thread: requests interleave there),
+    so the place is taken before: six asks at once, two pages."""
+    store = SqliteStore(tmp_path / "flows.db")
+    app = build(store, max_flows_per_principal=2)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        alice = Caller(http, running.url, wire, "alice")
+        answers = await asyncio.gather(*(alice.call(f"key-{n}") for n in range(6)))
+        assert sorted("error" in a for a in answers) == [False] * 2 + [True] * 4
+    await store.close()
+
+
+async def test_a_flow_that_expired_makes_room() -> None:
+    """A flow nobody came back for (its client went away) holds its place until it
+    expires, not for good."""
+    now = [1_000_000.0]
+    store = MemoryStore()
+    app = build(store, max_flows_per_principal=1, flow_ttl=60, clock=lambda: now[0])
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        alice = Caller(http, running.url, WireChecker.load("2026-07-28"), "alice")
+        assert (await alice.call("key-0"))["result"]["resultType"] == "input_required"
+        assert "error" in await alice.call("key-1")
+        now[0] += 61
+        assert (await alice.call("key-1"))["result"]["resultType"] == "input_required"
+    await store.close()
+
+
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, None])
+def test_a_flow_limit_that_is_not_a_whole_number_above_zero_is_refused(value: Any) -> None:
+    with pytest.raises(
+        ConfigError, match=r"^max_flows_per_principal .*: expected a whole number above zero$"
+    ):
+        Server("s", max_flows_per_principal=value)
+    assert Server("s").url_mode.max_flows_per_principal == 100
