@@ -12,6 +12,12 @@ Rules:
   id could not be read has no ``id`` (MCP's schema forbids a null one); one received with
   ``"id": null`` is still understood.
 * Batches (JSON arrays) are not part of MCP since 2025-06-18 and are refused.
+* The params of a request that may ask questions (``tools/call``, ``prompts/get``,
+  ``resources/read``) nest at most ``MAX_PARAMS_DEPTH`` levels of objects and arrays,
+  else ``InvalidParams`` (-32602) with its id, before any handler runs: a ``requestState``
+  is bound to a digest of the arguments, and the encoder that digests them stops short
+  of the 1024 levels a JSON message may hold. Only a message long enough to nest that
+  deep (two bytes a level) is looked at.
 * ``encode`` is the only place that turns a message into bytes; it never emits NaN.
 """
 
@@ -19,14 +25,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeGuard
+from typing import Any, Final, TypeAlias, TypeGuard
 
 import orjson
 
-from mcp_elicit.errors import InvalidRequest, InvalidResponse, ParseError, ProtocolError
+from mcp_elicit.errors import InvalidParams, InvalidRequest, InvalidResponse, ParseError, ProtocolError
 
 __all__ = [
     "ErrorResponse",
+    "MAX_PARAMS_DEPTH",
     "Message",
     "Notification",
     "Request",
@@ -42,6 +49,13 @@ __all__ = [
 ]
 
 RequestId: TypeAlias = str | int
+
+#: The most levels of objects and arrays in the params of a request that may ask
+#: questions (the params object the first); the standard library's JSON encoder, which
+#: digests arguments orjson's (255 levels) cannot, reaches about 1000.
+MAX_PARAMS_DEPTH: Final = 512
+_LONG: Final = 2 * MAX_PARAMS_DEPTH  # bytes: each level takes two at least ("[]")
+_BOUND_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 # The envelopes are built once per message on every request's path, and a frozen
 # dataclass's __init__ costs about three times a plain one's; nothing changes them after
@@ -94,7 +108,45 @@ def decode(data: bytes | bytearray | memoryview | str) -> Message:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as exc:
         raise ParseError(f"Parse error: the message is not valid JSON ({_why(data, exc)})") from None
-    return decode_value(value)
+    message = decode_value(value)
+    # a message no longer than _LONG cannot nest too deeply: only a longer one is looked at
+    if len(data) > _LONG:
+        _check_nesting(message)
+    return message
+
+
+def _check_nesting(message: Message) -> None:
+    """-32602 when ``message`` is a request that may ask questions whose params nest more
+    than ``MAX_PARAMS_DEPTH`` levels. orjson's encoder looks first: it follows 255 levels,
+    and params it takes cannot be too deep."""
+    if not isinstance(message, Request) or message.method not in _BOUND_METHODS:
+        return
+    try:
+        orjson.dumps(message.params)
+    except orjson.JSONEncodeError:
+        if _nests_past(message.params, MAX_PARAMS_DEPTH):
+            raise InvalidParams(
+                f"Invalid params: the params of {message.method} are nested too deeply (at most "
+                f"{MAX_PARAMS_DEPTH} levels of objects and arrays); a request that asks questions "
+                "binds its requestState to its arguments: send them nested less deeply",
+                request_id=message.id,
+            ) from None
+
+
+def _nests_past(value: object, limit: int) -> bool:
+    """Whether ``value`` (decoded JSON) nests objects and arrays more than ``limit`` deep."""
+    level: list[object] = [value]
+    for _ in range(limit):
+        level = [
+            child
+            for node in level
+            if isinstance(node, dict | list)
+            for child in (node.values() if isinstance(node, dict) else node)
+            if isinstance(child, dict | list)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _why(data: bytes | bytearray | memoryview | str, exc: orjson.JSONDecodeError) -> str:
