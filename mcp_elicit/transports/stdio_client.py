@@ -16,7 +16,8 @@ Rules:
   its stderr, also when a process it started keeps its stdout open. Closing is the spec's
   shutdown: close stdin, wait, then terminate, then kill; each wait is for the exit, not
   for the pipes, which are closed last. On POSIX the server gets a process group of its
-  own, and both signals go to the whole group.
+  own, and both signals go to the whole group. A close cut short (cancelled while it
+  waits) kills the server at once, before the cancellation goes on.
 """
 
 from __future__ import annotations
@@ -333,6 +334,13 @@ class StdioTransport:
             queue.put_nowait(Ended(reason=self._gone))
 
     async def aclose(self) -> None:
+        try:
+            await self._stop()
+        finally:
+            self._release()
+
+    async def _stop(self) -> None:
+        """The spec's shutdown: stdin closed, a wait for the exit, then SIGTERM, then SIGKILL."""
         proc = self._proc
         if proc is not None:
             if proc.stdin is not None and not proc.stdin.is_closing():
@@ -356,6 +364,16 @@ class StdioTransport:
                 task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+    def _release(self) -> None:
+        """What a close owes even when it is cut short (cancelled during a wait): the
+        server killed if it still runs, the reading tasks cancelled, the pipes closed.
+        Nothing here waits, so a cancellation that goes on cannot stop it."""
+        proc = self._proc
+        if proc is not None and proc.returncode is None and not self._exit.is_set():
+            _signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
+        for task in [*self._tasks, *self._sending]:
+            task.cancel()
         self._tasks.clear()
         if self._transport is not None:
             self._transport.close()  # its pipes, even those a process it started still holds

@@ -396,3 +396,31 @@ async def test_a_stubborn_server_is_stopped_with_the_processes_it_started(tmp_pa
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(helper, 9)
+
+
+async def test_a_stubborn_server_is_stopped_though_closing_it_is_cancelled(tmp_path: Path) -> None:
+    """Closing cut short (a second Ctrl-C, the deadline of a cancel scope around the
+    client) still stops the server the transport started, before the cancellation goes on,
+    instead of leaving it running once the graceful wait is abandoned."""
+    script = tmp_path / "stubborn.py"
+    script.write_text("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n")
+    transport = StdioTransport([sys.executable, str(script)], stop_timeout=30)
+
+    async def nothing(_: object) -> None:
+        return None
+
+    await transport.open(nothing)
+    proc = transport._proc
+    assert proc is not None
+    closing = asyncio.ensure_future(transport.aclose())
+    await asyncio.sleep(0.2)  # it waits for the server to exit on its own
+    closing.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await closing
+    try:
+        await asyncio.wait_for(proc.wait(), 10)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
