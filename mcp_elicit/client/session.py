@@ -146,12 +146,16 @@ class Client:
         log.info("connected to %s at MCP %s", self._conn.server, self.revision)
 
     async def aclose(self) -> None:
+        """End the session, then close the transport: also when ending the session fails
+        or is cancelled (a DELETE the server holds), so no connection or process is left."""
         session, self._session = self._session, None
-        if session is not None:
-            await session.close()
-        if self._open:
-            self._open = False
-            await self.transport.aclose()
+        try:
+            if session is not None:
+                await session.close()
+        finally:
+            if self._open:
+                self._open = False
+                await self.transport.aclose()
 
     async def _negotiate(self) -> ModernSession | HandshakeSession:
         modern = modern_preferences(self.versions)

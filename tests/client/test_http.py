@@ -195,3 +195,29 @@ async def test_a_question_the_server_stops_waiting_for_is_withdrawn_from_the_per
     (question,) = [m for m in recorder.received if m.get("method") == "elicitation/create"]
     assert not [m for m in recorder.sent if m.get("id") == question["id"]]  # nothing answered
     recorder.check(WireChecker.load("2025-11-25"))
+
+
+async def test_a_close_cut_short_while_the_session_is_ended_still_closes_the_connection() -> None:
+    """Closing a 2025-11-25 client sends DELETE; a close cancelled while the server holds
+    that DELETE (a second Ctrl-C, a cancel scope's deadline) still closes the transport:
+    its HTTP client, and with it the event stream and the pooled connections."""
+    inner = StreamableHTTP(Server("slow-to-delete"))
+    deleting = asyncio.Event()
+
+    async def slow_delete(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "DELETE":
+            deleting.set()
+            await asyncio.sleep(60)
+        await inner(scope, receive, send)
+
+    async with uvicorn_server(slow_delete) as server:
+        transport = HttpTransport(server.url)
+        client = Client(transport, versions=["2025-11-25"])
+        await client.connect()
+        http = transport.client
+        closing = asyncio.ensure_future(client.aclose())
+        await asyncio.wait_for(deleting.wait(), 10)
+        closing.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await closing
+        assert http.is_closed
