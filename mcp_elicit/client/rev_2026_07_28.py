@@ -14,6 +14,8 @@ Rules:
   under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
   A round's elicitations go to the answerer together when it can take them so
   (``elicit_many``).
+  A server gone for good while the person answers (``Transport.gone``: a stdio server
+  process exited) withdraws the round's questions and fails the call (``TransportError``).
   Each logical request keeps its own rounds, so concurrent requests never share state.
 * A server request on a response stream is a violation of this revision: it is logged and
   ignored, never answered.
@@ -48,7 +50,7 @@ from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.era import retry_version
-from mcp_elicit.core.rounds import Complete, RoundLimits, Rounds
+from mcp_elicit.core.rounds import Complete, NeedInput, RoundLimits, Rounds
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.errors import (
@@ -105,12 +107,33 @@ class ModernSession:
             step = rounds.step(result)
             if isinstance(step, Complete):
                 return step.result
-            responses = await self.conn.inputs.answer_round(
-                step.requests, origin=origin, server=self.conn.server
-            )
+            responses = await self._answer(step, origin)
             if step.delay > 0:
                 await asyncio.sleep(step.delay)
             send = rounds.retry(responses)
+
+    async def _answer(self, step: NeedInput, origin: Origin) -> dict[str, Any]:
+        """The answers to one round's questions, while the server lasts: no request is in
+        flight while the person answers, so a server gone for good meanwhile (its process
+        exited) withdraws the questions and fails the call, saying so."""
+        if not step.requests:
+            return {}
+        answering = asyncio.ensure_future(
+            self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
+        )
+        gone = asyncio.ensure_future(self.conn.transport.gone())
+        try:
+            await asyncio.wait([answering, gone], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not answering.done():
+                await _withdraw(answering)
+            gone.cancel()
+        if answering.cancelled():  # withdrawn: the server went first
+            raise TransportError(
+                f"{origin} to {self.conn.server} cannot go on: {gone.result()}; its questions were "
+                "withdrawn from the person"
+            )
+        return answering.result()
 
     async def follow_task(self, method: str, created: Mapping[str, Any], origin: Origin) -> dict[str, Any]:
         """Follow the task ``method`` became to its end; the result it completed with."""

@@ -9,7 +9,8 @@ the ``unsolicited`` callback given to ``open``.
 
 Rules: ``Exchange.receive`` is safe to cancel (a timeout may abandon one wait and retry
 it); ``aclose`` on an exchange abandons the request (on Streamable HTTP, closing the
-response stream is the cancellation signal); a transport never interprets the protocol
+response stream is the cancellation signal); ``gone`` says when the server can take
+nothing more, even with no exchange open (a person answering a 2026-07-28 round); a transport never interprets the protocol
 beyond routing responses by id, and reports a broken connection as ``TransportError`` with
 a message a person can act on (or, in ``Ended.error``, the error itself). A malformed
 response carrying the id of a request in flight (a ``result`` that is not an object, an
@@ -173,6 +174,12 @@ class Transport(Protocol):
 
     async def aclose(self) -> None:
         """Disconnect (or stop the server process)."""
+        ...
+
+    async def gone(self) -> str:
+        """Wait until the server is gone for good (a stdio server process exited); why,
+        for a person. Never returns where the server may answer again (over HTTP each
+        request connects anew; in memory the server is in this process)."""
         ...
 
 

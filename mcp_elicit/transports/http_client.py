@@ -282,6 +282,11 @@ class HttpTransport:
         except (httpx.HTTPError, TimeoutError) as exc:
             log.debug("DELETE %s failed: %s", self._shown, _describe(exc))
 
+    async def gone(self) -> str:
+        """Never: each request connects anew, so a server down now may answer the next."""
+        await asyncio.get_running_loop().create_future()
+        raise AssertionError("unreachable")
+
     async def aclose(self) -> None:
         for exchange in list(self._exchanges):
             await exchange.aclose()

@@ -100,6 +100,11 @@ class MemoryTransport:
     async def end_session(self, headers: Mapping[str, str]) -> None:
         return None
 
+    async def gone(self) -> str:
+        """Never: the server runs in this process."""
+        await asyncio.get_running_loop().create_future()
+        raise AssertionError("unreachable")
+
     async def aclose(self) -> None:
         for exchange in list(self._exchanges):
             await exchange.aclose()

@@ -115,6 +115,8 @@ class StdioTransport:
         #: Requests queued on stdin whose sending is not finished yet.
         self._sending: set[asyncio.Task[None]] = set()
         self._gone: str | None = None
+        #: Set once ``_gone`` says how the server ended.
+        self._ended = asyncio.Event()
         self._transport: asyncio.SubprocessTransport | None = None
         #: Set when the process exits (whether or not its pipes are closed yet).
         self._exit = asyncio.Event()
@@ -332,6 +334,12 @@ class StdioTransport:
         )
         for queue in self._pending.values():
             queue.put_nowait(Ended(reason=self._gone))
+        self._ended.set()
+
+    async def gone(self) -> str:
+        await self._ended.wait()
+        assert self._gone is not None
+        return self._gone
 
     async def aclose(self) -> None:
         try:

@@ -130,6 +130,11 @@ class FakeTransport:
     async def end_session(self, headers: Mapping[str, str]) -> None:
         self.ended_sessions.append(dict(headers))
 
+    async def gone(self) -> str:
+        """Never: the fake server is always there."""
+        await asyncio.get_running_loop().create_future()
+        raise AssertionError("unreachable")
+
     async def aclose(self) -> None:
         self.closed = True
 

@@ -81,6 +81,9 @@ def scenario(request: dict[str, Any]) -> None:
             "requestState": f"s{count}",
         }
         result(request, ask)
+    elif SCENARIO == "ask-then-exit":  # a question, then the process ends
+        result(request, {"resultType": "input_required", "inputRequests": {"k": FORM}, "requestState": "s"})
+        sys.exit(3)
     elif SCENARIO == "state-forever":
         result(request, {"resultType": "input_required", "requestState": f"s{count}"})
     elif SCENARIO == "many-requests":

@@ -20,7 +20,13 @@ from mcp_elicit.client import Client, Scripted
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import ProtocolError, ProtocolViolation, RoundsExceeded, UnsupportedProtocolVersion
+from mcp_elicit.errors import (
+    ProtocolError,
+    ProtocolViolation,
+    RoundsExceeded,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
@@ -449,3 +455,15 @@ async def test_a_protocol_version_nested_too_deeply_to_quote_is_refused_as_unsup
     ):
         async with Client(transport, versions=["2025-11-25"], timeout=10):
             pass
+
+
+async def test_a_server_that_exits_while_the_person_answers_withdraws_the_question() -> None:
+    """2026-07-28 over stdio: the server process ends after asking (input_required). No
+    request is in flight while the person answers, yet the server cannot take the answer
+    any more: the question is withdrawn and the call fails saying the process exited,
+    rather than waiting for an answer that can only fail."""
+    answerer = Waiting()
+    async with hostile(["ask-then-exit"], "2026-07-28", answerer) as (client, _):
+        with pytest.raises(TransportError, match=r"exited with code 3"):
+            await asyncio.wait_for(client.call_tool("t"), 20)
+        assert answerer.withdrawn.is_set()
