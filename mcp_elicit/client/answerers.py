@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, RequestTimeout
 
 __all__ = [
     "Answerer",
@@ -249,13 +249,17 @@ class Scripted:
 
     A script is a list of entries, ``{"answers": [...]}``, or a mapping of request key to
     entry (``{"details": {"action": "accept", "content": {...}}}``). ``reports`` collects
-    what could not be answered.
+    what could not be answered. An entry that waits for the server to say its URL step is
+    complete (``await_completion``) waits ``completion_timeout`` seconds at most, then
+    fails the request with ``RequestTimeout``: no person is there to say it is done, and
+    an answerer's time never counts against the request's own timeout.
     """
 
     entries: list[ScriptEntry]
     modes: frozenset[str] = frozenset({"form", "url"})
     reports: list[str] = field(default_factory=list)
     used: list[tuple[str, ScriptEntry]] = field(default_factory=list)
+    completion_timeout: float = 120.0
 
     @classmethod
     def from_script(
@@ -314,7 +318,16 @@ class Scripted:
     async def url_done(self, request: ElicitationRequest) -> None:
         for key, entry in reversed(self.used):
             if key == request.key and entry.await_completion:
-                await _forever()
+                try:
+                    async with asyncio.timeout(self.completion_timeout):
+                        await _forever()
+                except TimeoutError:
+                    step = request.elicitation_id or request.key
+                    raise RequestTimeout(
+                        f"{request.server} never said the URL step {step!r} was complete "
+                        f"(notifications/elicitation/complete) within {self.completion_timeout:g} s, "
+                        "which the script waits for (await_completion; Scripted.completion_timeout)"
+                    ) from None
         return None
 
     def _report(self, text: str) -> None:

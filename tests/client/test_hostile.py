@@ -23,6 +23,7 @@ from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     ProtocolError,
     ProtocolViolation,
+    RequestTimeout,
     RoundsExceeded,
     TransportError,
     UnsupportedProtocolVersion,
@@ -467,3 +468,15 @@ async def test_a_server_that_exits_while_the_person_answers_withdraws_the_questi
         with pytest.raises(TransportError, match=r"exited with code 3"):
             await asyncio.wait_for(client.call_tool("t"), 20)
         assert answerer.withdrawn.is_set()
+
+
+async def test_a_script_waiting_for_a_completion_that_never_comes_fails_in_time() -> None:
+    """2025-11-25: a script that waits for the server to say the URL step is complete
+    (``await_completion``) against a server that never says so fails with RequestTimeout
+    after ``Scripted.completion_timeout``, naming the step: it waited for ever (a job in
+    CI hung), since time an answerer spends never counts against the request timeout."""
+    answerer = Scripted.from_script([{"mode": "url", "action": "accept", "await_completion": True}])
+    answerer.completion_timeout = 0.5
+    async with hostile(["legacy-url-required", "1"], "2025-11-25", answerer) as (client, _):
+        with pytest.raises(RequestTimeout, match=r"said the URL step 'e0'.*complete.*0.5 s"):
+            await asyncio.wait_for(client.call_tool("t"), 30)
