@@ -24,7 +24,8 @@ Rules:
   withdrawn from the person, as one on the request's own stream is.
 * A response stream that ends before the response, after an event with an id, is resumed
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
-  five times per request).
+  five times per request). The id is the stream's last, whichever connection brought it:
+  a resumed connection that ends before any new event is resumed from the same place.
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
   original request is retried (a new id) when every accepted URL is complete (a notice
@@ -238,12 +239,14 @@ class HandshakeSession:
         done = False
         try:
             resumes = 0
+            last_event_id: str | None = None  # the stream's, across its connections (as EventSource keeps it)
             while isinstance(reply, Ended):
                 late = self._late.pop(rid, None)
                 if late is not None:
                     done = True
                     return late
-                if reply.last_event_id is None or resumes >= _RESUMES:
+                last_event_id = reply.last_event_id or last_event_id
+                if last_event_id is None or resumes >= _RESUMES:
                     break
                 resumes += 1
                 delay = (reply.retry_ms if reply.retry_ms is not None else _DEFAULT_RETRY_MS) / 1000
@@ -254,7 +257,7 @@ class HandshakeSession:
                     )
                 await asyncio.sleep(delay)
                 await exchange.aclose()
-                resumed = await self.conn.transport.listen(self.headers(message), reply.last_event_id)
+                resumed = await self.conn.transport.listen(self.headers(message), last_event_id)
                 if resumed is None:
                     break
                 exchange = resumed

@@ -221,3 +221,23 @@ async def test_a_close_cut_short_while_the_session_is_ended_still_closes_the_con
         with pytest.raises(asyncio.CancelledError):
             await closing
         assert http.is_closed
+
+
+async def test_a_stream_ended_twice_without_news_is_resumed_from_where_it_was() -> None:
+    """2025-11-25 polling: the server ends a request's stream, the client resumes it, and the
+    server ends that connection too before anything new happened. The stream's last event
+    id is still the one to resume from (as for an EventSource): the call goes on to its
+    result, where the second end failed it with "got HTTP 200 and no JSON-RPC response"."""
+    server = Server("quiet-polling")
+
+    @server.tool()
+    async def quiet(ctx: Context) -> str:
+        for _ in range(2):
+            assert await ctx.close_stream()
+            await asyncio.sleep(1.5)  # the client comes back after the stream's retry (1 s)
+        return "done after 3 connections"
+
+    async with uvicorn_server(StreamableHTTP(server, resume_within=10.0)) as running:
+        async with connect_http(running.url, versions=["2025-11-25"], timeout=30) as client:
+            result = await client.call_tool("quiet")
+    assert result["content"][0]["text"] == "done after 3 connections"
