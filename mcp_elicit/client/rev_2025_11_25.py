@@ -24,7 +24,8 @@ Rules:
   withdrawn from the person, as one on the request's own stream is.
 * A response stream that ends before the response, after an event with an id, is resumed
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
-  five times per request). The id is the stream's last, whichever connection brought it:
+  five times in a row without a new event: a server that polls, ending each connection
+  after something new, is followed as long as the request's budget lasts). The id is the stream's last, whichever connection brought it:
   a resumed connection that ends before any new event is resumed from the same place.
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
@@ -245,6 +246,8 @@ class HandshakeSession:
                 if late is not None:
                     done = True
                     return late
+                if reply.last_event_id is not None and reply.last_event_id != last_event_id:
+                    resumes = 0  # the stream moved on: only resumes in a row that bring nothing count
                 last_event_id = reply.last_event_id or last_event_id
                 if last_event_id is None or resumes >= _RESUMES:
                     break

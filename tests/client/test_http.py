@@ -241,3 +241,24 @@ async def test_a_stream_ended_twice_without_news_is_resumed_from_where_it_was() 
         async with connect_http(running.url, versions=["2025-11-25"], timeout=30) as client:
             result = await client.call_tool("quiet")
     assert result["content"][0]["text"] == "done after 3 connections"
+
+
+async def test_a_server_that_keeps_ending_the_stream_is_followed_while_it_makes_progress() -> None:
+    """2025-11-25 polling: a long call whose server ends the stream more than five times,
+    each connection bringing something new (progress here), is followed to its result. The
+    five resumes a request had in all ended it with "got no response", though the server
+    kept answering; five in a row that bring nothing still end it."""
+    server = Server("polling")
+
+    @server.tool()
+    async def patient(ctx: Context) -> str:
+        for step in range(7):
+            await ctx.report_progress(step, 7)
+            assert await ctx.close_stream()
+            await asyncio.sleep(1.5)  # the client comes back after the stream's retry (1 s)
+        return "done after 7 streams"
+
+    async with uvicorn_server(StreamableHTTP(server, resume_within=10.0)) as running:
+        async with connect_http(running.url, versions=["2025-11-25"], timeout=30, progress=True) as client:
+            result = await client.call_tool("patient")
+    assert result["content"][0]["text"] == "done after 7 streams"
