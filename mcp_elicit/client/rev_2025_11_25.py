@@ -13,7 +13,9 @@ Rules:
   (an empty header assigns no session); a 404 on a request carrying it means the session is gone: run
   ``initialize`` again once and retry. Over HTTP the GET event stream is opened after the
   handshake (a server may send its requests there; a 405 or any error just means it has
-  none) and resumed after a graceful close. Closing sends DELETE (best effort).
+  none) and, whenever the server ends it, opened again from its last event id after the
+  ``retry`` it gave (at least a second when the connection brought nothing new), for as
+  long as the session lasts. Closing sends DELETE (best effort).
 * The server's requests, on a response stream, on the event stream or over stdio, are
   answered by ``ServerQuestions`` (``rev_2025_11_25_questions``); before the
   ``InitializeResult`` is read, only ``ping`` is (anything else gets -32600). Each in a task of its
@@ -69,7 +71,6 @@ log = logging.getLogger("mcp_elicit.client")
 
 _RESUMES: Final = 5
 _DEFAULT_RETRY_MS: Final = 1000
-_LISTEN_RECONNECTS: Final = 3
 #: The longest ``Mcp-Session-Id`` taken (it goes on every request); real ones are far shorter.
 _MAX_SESSION_ID: Final = 4096
 
@@ -377,15 +378,24 @@ class HandshakeSession:
         self._listener = asyncio.ensure_future(self._listen_loop(stream))
 
     async def _listen_loop(self, stream: Exchange) -> None:
-        for attempt in range(_LISTEN_RECONNECTS + 1):
+        """Read the event stream while the session lasts. One the server ends is opened
+        again from its last event id (whichever connection brought it), after the
+        ``retry`` it gave; after a connection that brought nothing new, no sooner than the
+        default retry, so a server ending it at once cannot make this spin. A stream
+        without ids, or a GET refused, ends the listening."""
+        last_event_id: str | None = None
+        while True:
             try:
                 ended = await self._pump(stream)
             finally:
                 await stream.aclose()
-            if ended.last_event_id is None or attempt == _LISTEN_RECONNECTS:
+            news = ended.last_event_id is not None and ended.last_event_id != last_event_id
+            last_event_id = ended.last_event_id or last_event_id
+            if last_event_id is None:
                 return
-            await asyncio.sleep((ended.retry_ms or _DEFAULT_RETRY_MS) / 1000)
-            resumed = await self.conn.transport.listen(self.headers({}), ended.last_event_id)
+            delay = ended.retry_ms if ended.retry_ms is not None else _DEFAULT_RETRY_MS
+            await asyncio.sleep((delay if news else max(delay, _DEFAULT_RETRY_MS)) / 1000)
+            resumed = await self.conn.transport.listen(self.headers({}), last_event_id)
             if resumed is None:
                 return
             stream = resumed

@@ -262,3 +262,55 @@ async def test_a_server_that_keeps_ending_the_stream_is_followed_while_it_makes_
         async with connect_http(running.url, versions=["2025-11-25"], timeout=30, progress=True) as client:
             result = await client.call_tool("patient")
     assert result["content"][0]["text"] == "done after 7 streams"
+
+
+async def test_an_event_stream_the_server_keeps_ending_is_listened_to_again() -> None:
+    """2025-11-25: the server may end its event stream (GET) at any time, and the client
+    comes back with Last-Event-ID after the stream's retry. After the server ended it four
+    times, a list change it sends there still reaches the client: the client gave up after
+    three reconnects in the session's life, and from then on heard nothing the server sent
+    outside a request (its questions there included)."""
+    server = Server("ending-its-stream")
+    inner = StreamableHTTP(server)
+    gets: list[int] = []
+    attached = asyncio.Event()
+
+    async def ending(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "GET":
+            await inner(scope, receive, send)
+            return
+        gets.append(1)
+        if len(gets) > 4:
+            attached.set()
+            await inner(scope, receive, send)
+            return
+        primed = asyncio.Event()
+
+        async def first_event_only(message: Any) -> None:
+            if primed.is_set():
+                return
+            await send(message)
+            if message["type"] == "http.response.body":
+                primed.set()
+
+        serving = asyncio.ensure_future(inner(scope, receive, first_event_only))
+        await asyncio.wait_for(primed.wait(), 10)
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+
+    heard = asyncio.Event()
+
+    async def on_notification(method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/tools/list_changed":
+            heard.set()
+
+    async with uvicorn_server(ending) as running:
+        async with connect_http(
+            running.url, versions=["2025-11-25"], timeout=30, on_notification=on_notification
+        ) as client:
+            await asyncio.wait_for(attached.wait(), 30)
+            await asyncio.sleep(0.5)  # the fifth connection is the stream's now
+            server.tool(name="late", description="Added once the stream was ended four times")(lambda: "late")
+            await asyncio.wait_for(heard.wait(), 10)
+            assert [t["name"] for t in await client.list_tools()] == ["late"]
