@@ -348,7 +348,7 @@ async def test_what_a_session_is_pushed_is_traced_and_stays_valid() -> None:
     record, telemetry = recorded()
     server = build(telemetry)
     session = initialize(server)
-    session.subscriptions.add("mem://notes")
+    session.subscriptions["mem://notes"] = None  # subscribed by an unauthenticated caller
     session.expect("e-7")
     assert server.notify_resource_updated("mem://notes") == 1
     assert server.complete_elicitation("e-7")
