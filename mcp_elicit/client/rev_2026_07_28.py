@@ -118,10 +118,12 @@ class ModernSession:
         exited) withdraws the questions and fails the call, saying so."""
         if not step.requests:
             return {}
-        answering = asyncio.ensure_future(
-            self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
-        )
-        gone = asyncio.ensure_future(self.conn.transport.gone())
+        answer = self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
+        watch = getattr(self.conn.transport, "gone", None)
+        if watch is None:  # a transport written before ``gone``: nothing to watch
+            return await answer
+        answering = asyncio.ensure_future(answer)
+        gone = asyncio.ensure_future(watch())
         try:
             await asyncio.wait([answering, gone], return_when=asyncio.FIRST_COMPLETED)
         finally:

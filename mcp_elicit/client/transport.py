@@ -179,7 +179,9 @@ class Transport(Protocol):
     async def gone(self) -> str:
         """Wait until the server is gone for good (a stdio server process exited); why,
         for a person. Never returns where the server may answer again (over HTTP each
-        request connects anew; in memory the server is in this process)."""
+        request connects anew; in memory the server is in this process). A transport
+        written without it still works: the client then has nothing to watch while a person
+        answers."""
         ...
 
 

@@ -331,6 +331,27 @@ async def test_input_required_is_answered_and_retried_with_a_new_id_and_the_stat
         wire.request(message)
 
 
+class WrittenBeforeGone:
+    """A transport of someone else's written before ``Transport.gone`` existed: every
+    other method, by delegation."""
+
+    def __init__(self, inner: FakeTransport) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "gone":
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+
+async def test_a_transport_without_gone_still_answers_rounds() -> None:
+    server = Asking()
+    async with Client(WrittenBeforeGone(FakeTransport(server)), answerer=yes()) as client:  # type: ignore[arg-type]
+        out = await client.call_tool("t", {"a": 1})
+    assert out["content"][0]["text"] == "{'confirm': {'action': 'accept', 'content': {'confirmed': True}}}"
+    assert len(server.calls) == 2
+
+
 class NoState(Server):
     def call(self, message: dict[str, Any], params: dict[str, Any]) -> list[Any]:
         if "inputResponses" not in params:
