@@ -23,9 +23,9 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
    (and be present when the server says it sends it); its ``error`` and
    ``error_description`` are quoted as printable ASCII only, cut short.
 6. Scope: the challenge's ``scope``, else every ``scopes_supported`` of the resource, else
-   none; on a step-up (403 ``insufficient_scope``) the union of what was asked before and
-   the new challenge. ``offline_access`` is added only when the authorization server lists
-   it and the client wants refresh tokens.
+   none; authorizing again at the same server (after a 401, or a 403 ``insufficient_scope``),
+   the union of what was asked before and the challenge. ``offline_access`` is added only
+   when the authorization server lists it and the client wants refresh tokens.
 
 A server of the 2025-03-26 revision publishes no protected resource metadata: when none is
 found and the challenge named none, its origin (the URL without its path) is its

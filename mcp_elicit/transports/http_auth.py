@@ -343,7 +343,7 @@ class OAuth(httpx.Auth):
             challenge.scope,
             resource,
             server,
-            previous=self._scope if step_up else None,
+            previous=self._scope,  # asked of this issuer before: kept, whether 401 or 403
             refresh=self.refresh and self.authorizer is not None,
         )
         if self.assertion is not None:  # a workload's JWT or an ID-JAG is the grant
