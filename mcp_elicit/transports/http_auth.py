@@ -100,13 +100,14 @@ class OAuth(httpx.Auth):
     ``client_id``/``client_secret``: credentials registered beforehand (used first), at
     ``client_issuer`` (default: the first authorization server they are used with; they are
     never presented to another).
-    ``client_metadata_url``: an https URL where the client's metadata document is published,
-    used as its ``client_id`` where the authorization server supports that. Otherwise the
-    client registers itself (``client_name``, ``application_type``). ``refresh``: ask for
-    refresh tokens (``offline_access`` where offered). ``dpop``: ask for DPoP-bound tokens
-    (RFC 9449) where the authorization server offers ES256 proofs (None, the default),
-    always and refusing any other token (True), or never (False). ``lock_timeout``: how long
-    a refresh waits for another one sharing the store (default: twice ``timeout``, plus 10 s).
+    ``client_metadata_url``: an https URL with a path, where the client's metadata document
+    is published, used as its ``client_id`` where the authorization server supports that.
+    Otherwise the client registers itself (``client_name``, ``application_type``).
+    ``refresh``: ask for refresh tokens (``offline_access`` where offered). ``dpop``: ask for
+    DPoP-bound tokens (RFC 9449) where the authorization server offers ES256 proofs (None,
+    the default), always and refusing any other token (True), or never (False).
+    ``lock_timeout``: how long a refresh waits for another one sharing the store (default:
+    twice ``timeout``, plus 10 s).
     """
 
     requires_request_body = True  # a DPoP proof digests the body it goes with

@@ -11,6 +11,8 @@ Rules:
   stored.
 * Otherwise a client metadata document's URL is the ``client_id`` where the authorization
   server supports that, else the client registers itself, once per authorization server.
+  That URL is https with a path (no fragment, credentials or dot segments), as a client ID
+  must be: another is a ``ValueError`` when the client is made, never sent.
 * A registration remembers its redirect URI and is reused with that redirect URI only (a
   loopback port changes from run to run; some servers match redirect URIs exactly).
 """
@@ -18,6 +20,7 @@ Rules:
 from __future__ import annotations
 
 import logging
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -57,6 +60,8 @@ class ClientIdentity:
         #: The authorization server ``client_id`` is registered at (None: the first one it is
         #: used with); a server that sends the client elsewhere is an error, not a guess.
         self.client_issuer = client_issuer
+        if client_metadata_url is not None:
+            _check_client_id_url(client_metadata_url)
         self.client_metadata_url = client_metadata_url
         self.client_name = client_name
         self.application_type = application_type
@@ -128,3 +133,27 @@ class ClientIdentity:
                 + ")"
             )
         return replace(tokens_at.read_registration(answer, server), redirect_uri=body["redirect_uris"][0])
+
+
+def _check_client_id_url(url: str) -> None:
+    """A client metadata document's URL, which is the client's ``client_id``: https, a host
+    and a path, no fragment, no credentials, no ``.`` or ``..`` segment; else ValueError."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a bad port)
+    except ValueError:
+        parts = None
+    if (
+        parts is None
+        or parts.scheme != "https"
+        or not parts.hostname
+        or parts.path in ("", "/")
+        or parts.fragment
+        or "#" in url
+        or parts.username is not None
+        or any(segment in (".", "..") for segment in parts.path.split("/"))
+    ):
+        raise ValueError(
+            f"client_metadata_url {url!r}: a client ID metadata document URL is https with a path "
+            "(https://client.example/metadata.json), without a fragment, credentials or dot segments"
+        )

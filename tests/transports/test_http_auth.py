@@ -276,6 +276,26 @@ def test_options_are_checked() -> None:
         oauth(application_type="desktop")
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://client.example/metadata.json",  # not https
+        "https://client.example",  # no path
+        "https://client.example/",
+        "https://client.example/metadata.json#top",  # a fragment
+        "https://me:pw@client.example/metadata.json",  # credentials
+        "https://client.example/a/../metadata.json",  # a dot segment
+        "client.example/metadata.json",
+    ],
+)
+def test_a_client_metadata_url_that_cannot_be_a_client_id_is_refused(url: str) -> None:
+    # MCP client registration, Client ID Metadata Documents: the client_id URL is https
+    # with a path; one that is not would be sent to the authorization server as the client
+    with pytest.raises(ValueError, match="client_metadata_url"):
+        oauth(client_metadata_url=url)
+    oauth(client_metadata_url="https://client.example/metadata.json")
+
+
 async def test_a_server_that_keeps_refusing_ends_in_an_error(site: McpAuthorization) -> None:
     async def never(token: str) -> None:
         return None
