@@ -3,11 +3,11 @@
 
 Rules:
 
-* An HTTP TARGET signs in when the server asks for it (a 401 with a Bearer or DPoP challenge),
-  unless the user gave an ``Authorization`` header (``--header``) or ``--no-login``. The
-  flow is ``transports.http_auth.OAuth``; the person's part is
-  ``transports.oauth_loopback.LoopbackAuthorizer``: consent in the terminal
-  (``ui.sign_in``), then the system browser, then the way back on 127.0.0.1.
+* An HTTP TARGET signs in when the server asks for it (a 401 with a Bearer or DPoP challenge,
+  or with no challenge at all), unless the user gave an ``Authorization`` header
+  (``--header``) or ``--no-login``. The flow is ``transports.http_auth.OAuth``; the
+  person's part is ``transports.oauth_loopback.LoopbackAuthorizer``: consent in the
+  terminal (``ui.sign_in``), then the system browser, then the way back on 127.0.0.1.
 * Without a terminal on stdin and stderr there is nobody to ask: the sign-in fails with an
   ``AuthorizationError`` saying to run the command in a terminal or to pass a token, at the
   flow's first need for a person (before it registers a client). Stored tokens, and their

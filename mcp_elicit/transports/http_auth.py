@@ -5,6 +5,9 @@ describes, then sends the request again with the token. The decisions are in
 
 Rules:
 
+* A 401 with a ``Bearer`` or ``DPoP`` challenge is answered, and so is one with no
+  ``WWW-Authenticate`` at all (its server says nothing, so its metadata is looked for at
+  the well-known URLs); one that asks for another scheme only (``Basic``) is not.
 * The person's part (opening the authorization URL, signing in, coming back with the
   redirect) is an :class:`Authorizer`: the terminal's opens the system browser and listens
   on a loopback redirect URI; a test's follows the redirect without a browser.
@@ -236,6 +239,8 @@ class OAuth(httpx.Auth):
         nonces = 0
         while response.status_code in (401, 403):
             challenges = oauth.token_challenges(response.headers.get_list("www-authenticate"))
+            if response.status_code == 401 and "www-authenticate" not in response.headers:
+                challenges = [oauth.Challenge("Bearer", {})]  # names no metadata: the well-known URLs
             if _origin(response.url) != _origin(request.url):  # redirected: no token went there
                 if response.status_code == 403 and all(c.error != "insufficient_scope" for c in challenges):
                     return  # forbidden there, whatever the token: the caller sees the answer

@@ -1,0 +1,87 @@
+"""Which refusals the client's MCP authorization (transports/http_auth.py) answers with a
+sign-in: a real mcp-elicit server behind a real authorization server
+(tests/support/mcp_authorization.py), its 401s' ``WWW-Authenticate`` rewritten on the way
+out, on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from mcp_elicit.errors import TransportError
+from mcp_elicit.transports.http_auth import OAuth
+from mcp_elicit.transports.http_client import connect_http
+
+from support.mcp_authorization import FollowRedirect, McpAuthorization, whoami_server
+from support.procs import uvicorn_server
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Rewriting:
+    """``site``'s app, each 401's ``WWW-Authenticate`` replaced by ``challenge`` (None: the
+    header left out); ``rewritten`` counts them."""
+
+    def __init__(self, site: McpAuthorization, challenge: bytes | None) -> None:
+        self.site = site
+        self.challenge = challenge
+        self.rewritten = 0
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        async def rewrite(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                self.rewritten += 1
+                headers = [(k, v) for k, v in message["headers"] if k.lower() != b"www-authenticate"]
+                if self.challenge is not None:
+                    headers.append((b"www-authenticate", self.challenge))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.site.app(scope, receive, rewrite)
+
+
+@pytest.fixture
+async def served(request: pytest.FixtureRequest) -> AsyncIterator[Rewriting]:
+    site = McpAuthorization(whoami_server())
+    app = Rewriting(site, request.param)
+    async with uvicorn_server(app) as running:
+        site.base = f"http://127.0.0.1:{running.port}"
+        yield app
+
+
+async def call(site: McpAuthorization, auth: OAuth, revision: str) -> str:
+    async with connect_http(site.url, auth=auth, versions=[revision], timeout=10) as client:
+        result = await client.call_tool("whoami", {})
+    return str(result["content"][0]["text"])
+
+
+@pytest.mark.parametrize("served", [None], indirect=True)
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_a_401_without_a_challenge_signs_in_from_the_well_known_metadata(
+    served: Rewriting, revision: str
+) -> None:
+    # MCP basic/authorization, Protected Resource Metadata Discovery: without a
+    # resource_metadata in WWW-Authenticate the client looks at the well-known URLs. A 401
+    # with no WWW-Authenticate at all names none either; the server publishes its metadata
+    # there, so signing in works as with a challenge.
+    person = FollowRedirect()
+    assert await call(served.site, OAuth(person), revision) == "hello"  # type: ignore[arg-type]
+    assert served.rewritten >= 1
+    assert person.asked == [served.site.base]
+
+
+@pytest.mark.parametrize("served", [b'Basic realm="mcp"'], indirect=True)
+async def test_a_401_asking_for_another_scheme_is_not_signed_in(served: Rewriting) -> None:
+    person = FollowRedirect()
+    with pytest.raises(TransportError, match="401"):
+        await call(served.site, OAuth(person), "2026-07-28")  # type: ignore[arg-type]
+    assert person.asked == []
+    assert served.site.registrations == 0
