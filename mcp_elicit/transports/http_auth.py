@@ -82,7 +82,7 @@ class Authorizer(Protocol):
 
     @property
     def redirect_uri(self) -> str:
-        """Where the authorization server sends the person back."""
+        """Where the authorization server sends the person back: https, or http to this machine."""
         ...
 
     async def authorize(self, url: str, *, issuer: str) -> str:

@@ -15,6 +15,9 @@ Rules:
   must be: another is a ``ValueError`` when the client is made, never sent.
 * A registration remembers its redirect URI and is reused with that redirect URI only (a
   loopback port changes from run to run; some servers match redirect URIs exactly).
+* A redirect URI is https, or http to this machine (127.0.0.1, ::1, localhost), without a
+  fragment: another is an :class:`AuthorizationError` before anything is registered or
+  anyone asked, since the authorization code would travel to it in the clear.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from dataclasses import replace
 import httpx
 
 from mcp_elicit.core import token_endpoint as tokens_at
-from mcp_elicit.core.authorization import AuthorizationServer
+from mcp_elicit.core.authorization import AuthorizationServer, require_secure
 from mcp_elicit.core.token_endpoint import ClientCredentials
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_documents import post
@@ -94,6 +97,8 @@ class ClientIdentity:
     ) -> ClientCredentials:
         """Credentials for ``server``, registering there when there are none for
         ``redirect_uri`` (None: no person, no redirect)."""
+        if redirect_uri is not None:
+            require_secure(redirect_uri, "the Authorizer's redirect URI")
         known = self.known(server)
         if known is not None and (
             known.redirect_uri is None or redirect_uri is None or known.redirect_uri == redirect_uri

@@ -1,21 +1,22 @@
-"""Which refusals the client's MCP authorization (transports/http_auth.py) answers with a
-sign-in: a real mcp-elicit server behind a real authorization server
-(tests/support/mcp_authorization.py), its 401s' ``WWW-Authenticate`` rewritten on the way
-out, on 127.0.0.1.
+"""When the client's MCP authorization (transports/http_auth.py) signs in: which refusals
+it answers (a real mcp-elicit server behind a real authorization server,
+tests/support/mcp_authorization.py, its 401s' ``WWW-Authenticate`` rewritten on the way
+out), and what it refuses before anyone is asked; on 127.0.0.1.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
-from mcp_elicit.errors import TransportError
+from mcp_elicit.errors import AuthorizationError, TransportError
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client import connect_http
 
-from support.mcp_authorization import FollowRedirect, McpAuthorization, whoami_server
+from support.mcp_authorization import FollowRedirect, McpAuthorization, serving, whoami_server
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
@@ -85,3 +86,23 @@ async def test_a_401_asking_for_another_scheme_is_not_signed_in(served: Rewritin
         await call(served.site, OAuth(person), "2026-07-28")  # type: ignore[arg-type]
     assert person.asked == []
     assert served.site.registrations == 0
+
+
+class Elsewhere(FollowRedirect):
+    """A person's part whose redirect URI is not https, nor on this machine."""
+
+    redirect_uri = "http://client.example/callback"
+
+
+async def test_a_redirect_uri_neither_https_nor_loopback_is_refused() -> None:
+    # MCP basic/authorization security considerations, Communication Security: every
+    # redirect URI is localhost or https. One that is plain http to another host would
+    # carry the authorization code across the network in the clear.
+    person = Elsewhere()
+    async with serving(whoami_server()) as site:
+        with pytest.raises(
+            AuthorizationError, match=re.escape("redirect URI 'http://client.example/callback'")
+        ):
+            await call(site, OAuth(person), "2026-07-28")  # type: ignore[arg-type]
+    assert person.asked == []
+    assert site.registrations == 0
