@@ -150,11 +150,14 @@ class ResourceMetadata:
             ):
                 raise ConfigError(f"ResourceMetadata.{name}: a list of scope names (no spaces or quotes)")
             object.__setattr__(self, name, tuple(scopes))
-        if "offline_access" in (self.scopes_supported or ()):
-            log.warning(
-                "ResourceMetadata lists offline_access in scopes_supported: MCP servers should not "
-                "(it belongs to the authorization server's metadata); clients may ask for it anyway"
-            )
+        for name in ("scopes_supported", "required_scopes"):
+            if "offline_access" in (getattr(self, name) or ()):
+                log.warning(
+                    "ResourceMetadata lists offline_access in %s: MCP servers should not (it belongs to "
+                    "the authorization server's metadata, and required scopes go into every challenge); "
+                    "clients may ask for it anyway",
+                    name,
+                )
         object.__setattr__(self, "authorization_servers", tuple(servers))
 
     def document(self, resource: str) -> dict[str, Any]:

@@ -126,6 +126,16 @@ def test_offline_access_in_the_resource_metadata_is_warned_about(caplog: pytest.
     assert "should not" in caplog.text
 
 
+def test_offline_access_required_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    # MCP basic/authorization, Refresh Tokens: a server should not put offline_access in its
+    # challenges' scope either, which is where required scopes go (and, unless
+    # scopes_supported is given, in the document)
+    ResourceMetadata([ISSUER], required_scopes=["mcp:read"])
+    assert "offline_access" not in caplog.text
+    ResourceMetadata([ISSUER], scopes_supported=["mcp:read"], required_scopes=["mcp:read", "offline_access"])
+    assert "offline_access in required_scopes" in caplog.text
+
+
 def test_the_server_carries_metadata_to_the_transport() -> None:
     metadata = ResourceMetadata([ISSUER])
     server = Server("x", auth=TOKENS, resource_metadata=metadata)
