@@ -18,7 +18,9 @@ response carrying the id of a request in flight (a ``result`` that is not an obj
 :func:`malformed_reply`'s ``ProtocolViolation``, rather than leaving it to time out. A
 server's request that is not valid JSON-RPC but whose id can be read is answered by the
 transport with :func:`invalid_request_reply`'s -32600 (the client never sees it), so that
-the server is not left waiting for an answer.
+the server is not left waiting for an answer; but not at a modern revision
+(:func:`speaks_modern`), where the client sends no JSON-RPC response at all (the revision's
+servers send no requests): there it is logged and skipped, as a well-formed one is.
 
 A transport's own work may wait for a person (signing in to the server, say): it does so
 inside :func:`person_at_work`, and that time does not count against the timeout of the
@@ -44,6 +46,8 @@ from mcp_elicit.errors import (
     ProtocolViolation,
 )
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
+from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
+from mcp_elicit.wire.versions import is_modern
 
 __all__ = [
     "Ended",
@@ -56,6 +60,7 @@ __all__ = [
     "malformed_reply",
     "message_json",
     "person_at_work",
+    "speaks_modern",
     "thinking",
 ]
 
@@ -208,6 +213,14 @@ def invalid_request_reply(exc: ProtocolError) -> dict[str, Any] | None:
     if not isinstance(exc, InvalidRequest) or isinstance(exc, InvalidResponse) or rid is None:
         return None
     return {"jsonrpc": "2.0", "id": rid, "error": exc.to_error()}
+
+
+def speaks_modern(message: Mapping[str, Any]) -> bool:
+    """Whether the client sent ``message`` at a modern revision (its ``_meta`` names one),
+    where it writes requests and notifications only, never a response."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    return isinstance(meta, Mapping) and is_modern(meta.get(PROTOCOL_VERSION_META_KEY))
 
 
 def message_json(message: Message) -> dict[str, Any]:

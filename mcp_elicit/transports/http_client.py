@@ -30,6 +30,8 @@ Rules:
   response's headers assign (they arrive before any event) goes instead, so the answer
   reaches the session it belongs to (no ``MCP-Protocol-Version``: none is agreed yet).
   At most 16 such answers are on their way at once; a flood beyond that goes unanswered.
+  On the stream of a request sent at a modern revision none is: that revision's client
+  POSTs no responses (its servers send no requests), so it is logged and skipped.
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
   fails its request with a reason naming the limit. Of the answer to a notification's (or a
   response's) POST and to ``DELETE``, no more is read than is logged (300 bytes).
@@ -60,6 +62,7 @@ from mcp_elicit.client.transport import (
     invalid_request_reply,
     malformed_reply,
     message_json,
+    speaks_modern,
 )
 from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
 from mcp_elicit.telemetry import redact_urls
@@ -184,7 +187,12 @@ class HttpTransport:
         if self.trace is not None:
             self.trace("send", message)
         exchange = _HttpExchange(
-            self, "POST", self._headers(headers), jsonrpc.encode(message), rid=message.get("id")
+            self,
+            "POST",
+            self._headers(headers),
+            jsonrpc.encode(message),
+            rid=message.get("id"),
+            modern=speaks_modern(message),
         )
         self._exchanges.add(exchange)
         return exchange
@@ -317,9 +325,11 @@ class _HttpExchange:
         content: bytes | None,
         *,
         rid: object = None,
+        modern: bool = False,
     ) -> None:
         self._owner = owner
         self._rid = rid  # the id of the request sent, whose malformed response fails it
+        self._modern = modern  # sent at a modern revision: no response goes back on it
         self._sent_with = headers  # whose session headers answer an unreadable request
         self._method = method
         self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
@@ -437,7 +447,7 @@ class _HttpExchange:
             log.warning(
                 "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.where, exc
             )
-            reply = invalid_request_reply(exc)
+            reply = None if self._modern else invalid_request_reply(exc)
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600
                 self._owner.answer_unreadable(reply, self._sent_with, self.headers)
             return False

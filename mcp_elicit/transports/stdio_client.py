@@ -7,7 +7,8 @@ Rules:
   undecodable line is logged and skipped, never fatal, and fails at once the request in
   flight it names). A line that is a request but not valid JSON-RPC (``params`` not an
   object, say) and whose id can be read is answered -32600 Invalid Request, so the server
-  does not wait for ever. Only JSON-RPC goes to stdin.
+  does not wait for ever; unless the client's last request was at a modern revision, whose
+  client writes no responses (``speaks_modern``). Only JSON-RPC goes to stdin.
 * Responses are routed to their exchange by id; the server's requests and notifications
   go to the unsolicited callback (all of stdio shares one channel).
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
@@ -41,6 +42,7 @@ from mcp_elicit.client.transport import (
     invalid_request_reply,
     malformed_reply,
     message_json,
+    speaks_modern,
 )
 from mcp_elicit.errors import ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
@@ -122,6 +124,8 @@ class StdioTransport:
         self._exit = asyncio.Event()
         self._ending = False
         self._stderr_reading: asyncio.Task[None] | None = None
+        #: The last request went at a modern revision: the server's requests get no answer.
+        self._modern = False
 
     @property
     def http(self) -> bool:
@@ -194,6 +198,7 @@ class StdioTransport:
         """The request is queued, not waited for: a server that stops reading its input
         leaves it to the request's timeout, which counts from its response's wait."""
         rid = message["id"]
+        self._modern = speaks_modern(message)
         queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
         self._pending[rid] = queue
         exchange = _StdioExchange(self, rid, queue)
@@ -265,7 +270,7 @@ class StdioTransport:
                 pending.put_nowait(ended)  # the request fails now, not at its timeout
                 return
             log.warning("%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, exc, line[:200])
-            reply = invalid_request_reply(exc)
+            reply = None if self._modern else invalid_request_reply(exc)
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600
                 with contextlib.suppress(TransportError):  # gone: the exit says so
                     self._put(reply)

@@ -332,6 +332,17 @@ async def test_a_request_that_is_not_json_rpc_is_answered_invalid_request(shape:
     assert [m for m in recorder.sent if m.get("id") == "q-0"] == [told]
 
 
+@pytest.mark.parametrize("shape", ["params-not-object", "method-not-string"])
+async def test_a_request_that_is_not_json_rpc_gets_no_answer_from_a_modern_client(shape: str) -> None:
+    """2026-07-28 over stdio: the client writes requests and notifications only, never a
+    response (a server of that revision sends no requests at all). A malformed request is
+    skipped as a well-formed one is, with no -32600 written back."""
+    async with hostile(["malformed", shape], "2026-07-28") as (client, recorder):
+        out = await asyncio.wait_for(client.call_tool("t"), 10)
+    assert out["content"][0]["text"] == '"done"'
+    assert [m for m in recorder.sent if "method" not in m] == []
+
+
 @pytest.mark.parametrize(
     ("shape", "why"),
     [

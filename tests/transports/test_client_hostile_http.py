@@ -446,3 +446,32 @@ async def test_the_body_of_a_redirect_followed_is_not_read_on(body: str) -> None
     assert isinstance(ended, Ended) and ended.reason is not None
     assert f"the redirect from {server.url}" in ended.reason
     assert sum(written) < 64 * 1024 * 1024
+
+
+async def test_an_unreadable_request_on_a_modern_stream_gets_no_answer() -> None:
+    """2026-07-28: the client POSTs requests and notifications only, never a response (the
+    revision's servers send no requests). A malformed request on a modern request's stream
+    is skipped, as a well-formed one is: no -32600 is POSTed back."""
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        bad = b'data: {"jsonrpc":"2.0","id":"q-0","method":"elicitation/create","params":[]}\n\n'
+        writer.write(
+            response("200 OK", {"Content-Type": "text/event-stream"}, bad + b"data: " + _RESULT + b"\n\n")
+        )
+        await writer.drain()
+
+    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}
+    async with raw_server(script) as server:
+        transport = HttpTransport(server.url)
+        await transport.open(_nothing)
+        try:
+            message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+            exchange = await transport.exchange(message, {"MCP-Protocol-Version": "2026-07-28"})
+            while not isinstance(item := await exchange.receive(), jsonrpc.Response | Ended):
+                pass
+            assert isinstance(item, jsonrpc.Response)
+            await exchange.aclose()
+            await asyncio.sleep(0.3)
+        finally:
+            await transport.aclose()
+    assert [orjson.loads(s.body).get("id") for s in server.seen] == [1]
