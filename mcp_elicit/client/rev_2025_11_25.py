@@ -11,7 +11,9 @@ Rules:
   response's headers, which assign it, arrive before them; an id that is not 1 to 4096
   visible ASCII characters (0x21-0x7E) fails ``initialize`` with a ``ProtocolViolation``
   (an empty header assigns no session); a 404 on a request carrying it means the session is gone: run
-  ``initialize`` again once and retry. Over HTTP the GET event stream is opened after the
+  ``initialize`` again once and retry. Requests that meet the 404 of one session together
+  start one new session between them, and no request goes out while it is being set up
+  (it would carry neither the session's id nor its version): they wait for it. Over HTTP the GET event stream is opened after the
   handshake (a server may send its requests there; a 405 or any error just means it has
   none) and, whenever the server ends it, opened again from its last event id after the
   ``retry`` it gave (at least a second when the connection brought nothing new), for as
@@ -88,6 +90,8 @@ class HandshakeSession:
         self._negotiated = False
         self._opened: float | None = None  # when the session opened (monotonic)
         self._listener: asyncio.Task[None] | None = None
+        #: The new session being set up in place of an expired one (see ``_renew``).
+        self._renewing: asyncio.Future[dict[str, Any]] | None = None
         #: The requests in flight, by id: what a server's question during them belongs to.
         self._inflight: dict[Any, Origin] = {}
         #: Responses that arrived on the event stream instead of their request's stream
@@ -196,7 +200,10 @@ class HandshakeSession:
         origin = Origin.of(method, params)
         reinitialized = False
         for _ in range(self.limits.max_rounds):
+            if self._renewing is not None and not self._renewing.done():
+                await asyncio.shield(self._renewing)  # not sent without the new session's headers
             _, message = self.conn.builder.request(method, params, self.revision)
+            sent_in = self.session_id
             reply = await self._send(message, origin)
             if isinstance(reply, Response):
                 return reply.result
@@ -205,15 +212,28 @@ class HandshakeSession:
                     await self._url_required(reply.error, origin)
                     continue
                 raise ProtocolError.from_error(reply.error)
-            if reply.status == 404 and self.session_id is not None and not reinitialized:
-                log.info("the session with %s expired; initializing a new one", self.conn.server)
+            if reply.status == 404 and sent_in is not None and not reinitialized:
                 reinitialized = True
-                await self.initialize()
+                await self._renew(sent_in)
                 continue
             raise end_error(reply, self.conn.server, method)
         raise RoundsExceeded(
             f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; abandoned"
         )
+
+    async def _renew(self, expired: str) -> None:
+        """A new session in place of ``expired``, which a request met a 404 in: one
+        ``initialize`` however many requests met it (a later one finds it renewed, or being
+        renewed, and waits for that)."""
+        renewing = self._renewing
+        if renewing is None or renewing.done():
+            if self.session_id != expired:
+                return  # renewed since that request went out
+            log.info("the session with %s expired; initializing a new one", self.conn.server)
+            renewing = self._renewing = asyncio.ensure_future(self.initialize())
+            # a failure reaches every request waiting for it; none waiting is no error
+            renewing.add_done_callback(lambda f: f.cancelled() or f.exception())
+        await asyncio.shield(renewing)
 
     async def _send(self, message: Mapping[str, Any], origin: Origin) -> Reply:
         budget = self.conn.budget()

@@ -738,3 +738,38 @@ async def test_questions_on_initializes_own_stream_are_refused_and_not_put_to_th
     assert {a["error"]["code"] for a in answers.values()} == {-32600}
     assert "elicitation/create came before the session was initialized" in answers["s-0"]["error"]["message"]
     wire_2025.response("elicitation/create", answers["s-0"])
+
+
+async def test_concurrent_requests_on_an_expired_session_renew_it_once() -> None:
+    """Two requests that both meet the 404 of an expired session start one new session
+    between them (the lifecycle's one initialize, then notifications/initialized), and no
+    request goes out while it is being set up, without the session's MCP-Protocol-Version
+    and Mcp-Session-Id: each started its own initialize, the second replacing the first's
+    session, and a request sent meanwhile carried neither header."""
+    transport: FakeTransport
+    live: list[str] = []  # the session the server knows, if any
+
+    async def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            opened = len(transport.methods())
+            if opened > 1:
+                await asyncio.sleep(0.2)  # a slow handshake: others are waiting meanwhile
+            live[:] = [f"s-{opened}"]
+            transport.response_headers = {"mcp-session-id": live[0]}
+            return [init(message)]
+        await asyncio.sleep(0.05)
+        if headers.get("Mcp-Session-Id") not in live:
+            return [Ended(404, body="session not found")]
+        return [result(message, {"tools": []})]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025) as client:
+        live.clear()  # the server forgot the session
+        assert await asyncio.gather(client.list_tools(), client.list_tools(), client.list_tools()) == [[]] * 3
+    assert transport.methods().count("initialize") == 2
+    for message, headers in transport.requests:
+        if message["method"] != "initialize":
+            assert headers.get("MCP-Protocol-Version") == "2025-11-25", message
+            assert headers.get("Mcp-Session-Id") in ("s-1", "s-5"), message
+    initialized = [m for m, _ in transport.sent if m.get("method") == "notifications/initialized"]
+    assert len(initialized) == 2
