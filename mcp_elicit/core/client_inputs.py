@@ -14,8 +14,10 @@ Rules:
   be sendable (no lone surrogate, which JSON in UTF-8 cannot carry); what is sent is the
   cleaned content. A URL-mode answer never carries content.
 * A sampling request's params are checked against the official model before the
-  callback sees them (a malformed one is the server's ``ProtocolViolation``); sampling
-  and roots answers are checked against the official result models.
+  callback sees them (a malformed one is the server's ``ProtocolViolation``); so is a
+  tool-enabled one (``tools`` or ``toolChoice``), which a client receives only when it
+  declares ``sampling.tools``, and this one declares ``sampling`` alone. Sampling and
+  roots answers are checked against the official result models.
 * A request knows who asks (``server``), under which key, and for which original request
   (``origin``), so an answerer can say all three to the user.
 """
@@ -257,8 +259,9 @@ def unsendable_character(value: object) -> str | None:
 
 
 def check_sampling_request(params: Mapping[str, Any], *, key: str, server: ServerInfo) -> None:
-    """``ProtocolViolation`` unless ``params`` are ``CreateMessageRequestParams``: what a
-    server asks is checked before a sampling callback (and a model) sees it."""
+    """``ProtocolViolation`` unless ``params`` are ``CreateMessageRequestParams`` without
+    tools (see the rules): what a server asks is checked before a sampling callback (and a
+    model) sees it."""
     from mcp_types import CreateMessageRequestParams
 
     try:
@@ -267,6 +270,13 @@ def check_sampling_request(params: Mapping[str, Any], *, key: str, server: Serve
         raise ProtocolViolation(
             f"{server} sent sampling/createMessage {key!r} with malformed params: {_first(exc)}"
         ) from None
+    given = [name for name in ("tools", "toolChoice") if name in params]
+    if given:
+        raise ProtocolViolation(
+            f"{server} sent sampling/createMessage {key!r} with {' and '.join(given)}; a tool-enabled "
+            "sampling request needs the client's sampling.tools capability, and this client declares "
+            "no sampling.tools capability"
+        )
 
 
 def check_sampling_answer(answer: Mapping[str, Any]) -> dict[str, Any]:

@@ -713,6 +713,35 @@ async def test_a_malformed_sampling_request_is_invalid_params(wire_2025: WireChe
     wire_2025.response("sampling/createMessage", answer)
 
 
+async def test_a_tool_enabled_sampling_request_is_invalid_params(wire_2025: WireChecker) -> None:
+    """A sampling request with ``tools`` to a client that declared no ``sampling.tools``
+    (client/sampling.mdx) is answered -32602 naming the capability, as an elicitation in an
+    undeclared mode is; the sampling callback never sees it."""
+    seen: list[Mapping[str, Any]] = []
+
+    async def sampling(params: Mapping[str, Any]) -> dict[str, Any]:
+        seen.append(params)
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        asked = {"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage"}
+        tools = [{"name": "lookup", "inputSchema": {"type": "object"}}]
+        params = {"messages": [], "maxTokens": 5, "tools": tools}
+        return [{**asked, "params": params}, result(message, {"content": []})]
+
+    transport = FakeTransport(serve)
+    async with Client(transport, versions=V2025, sampling=sampling) as client:
+        assert client.capabilities["sampling"] == {}
+        await client.call_tool("t")
+    (answer,) = [m for m, _ in transport.sent if m.get("id") == "s-1"]
+    assert answer["error"]["code"] == -32602
+    assert "no sampling.tools capability" in answer["error"]["message"]
+    assert seen == []
+    wire_2025.response("sampling/createMessage", answer)
+
+
 async def test_questions_on_initializes_own_stream_are_refused_and_not_put_to_the_person(
     wire_2025: WireChecker,
 ) -> None:

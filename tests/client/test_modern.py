@@ -530,6 +530,43 @@ async def test_a_malformed_sampling_request_never_reaches_the_callback() -> None
 
 
 @pytest.mark.parametrize(
+    "extra",
+    [
+        {"tools": [{"name": "lookup", "inputSchema": {"type": "object"}}]},
+        {"tools": [], "toolChoice": {"mode": "none"}},
+        {"toolChoice": {"mode": "auto"}},
+    ],
+)
+async def test_a_tool_enabled_sampling_request_needs_the_sampling_tools_capability(
+    extra: dict[str, Any],
+) -> None:
+    """client/sampling.mdx: a client receives tool-enabled sampling requests (``tools``,
+    ``toolChoice``) only when it declares ``sampling.tools``, which this one does not
+    (``sampling: {}``). Such a request is the server's violation, before the callback sees
+    it: it went to the callback, which knows nothing of tools, and a model might have
+    been asked to use tools the client never said it could run."""
+    seen: list[Mapping[str, Any]] = []
+
+    async def sampling(params: Mapping[str, Any]) -> dict[str, Any]:
+        seen.append(params)
+        return await _sample(params)
+
+    class WithTools(Server):
+        def call(self, message: dict[str, Any], params: dict[str, Any]) -> list[Any]:
+            llm = {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5, **extra}}
+            return [result(message, {"resultType": "input_required", "inputRequests": {"llm": llm}})]
+
+    server = WithTools()
+    async with Client(FakeTransport(server), sampling=sampling) as client:
+        assert client.capabilities["sampling"] == {}
+        with pytest.raises(
+            ProtocolViolation, match=r"sampling/createMessage 'llm'.*no sampling\.tools capability"
+        ):
+            await client.call_tool("t")
+    assert seen == [] and len(server.calls) == 1
+
+
+@pytest.mark.parametrize(
     ("request_", "message"),
     [
         ({"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}, "sampling"),
