@@ -335,9 +335,7 @@ class Connection:
         except asyncio.CancelledError:
             await exchange.aclose()
             if cancellable:
-                task = asyncio.ensure_future(self.cancel_request(message, headers, "cancelled by the caller"))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
+                self.cancel_soon(message, headers)
             raise
         except BaseException:
             await exchange.aclose()
@@ -365,6 +363,13 @@ class Connection:
         with contextlib.suppress(Exception):
             async with asyncio.timeout(2.0):
                 await self.send_notification(note, headers)
+
+    def cancel_soon(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        """``cancel_request`` for a request its caller cancelled, in the background (the
+        cancellation goes on at once)."""
+        task = asyncio.ensure_future(self.cancel_request(message, headers, "cancelled by the caller"))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def send_notification(self, note: Mapping[str, Any], headers: Mapping[str, str]) -> None:
         """Send one notification (as built by ``builder``), in its span."""

@@ -30,7 +30,9 @@ Rules:
   with GET and ``Last-Event-ID``, no sooner than the ``retry`` the stream gave (at most
   five times in a row without a new event: a server that polls, ending each connection
   after something new, is followed as long as the request's budget lasts). The id is the stream's last, whichever connection brought it:
-  a resumed connection that ends before any new event is resumed from the same place.
+  a resumed connection that ends before any new event is resumed from the same place. A
+  request given up meanwhile (timed out, cancelled) is followed by
+  ``notifications/cancelled``, as one given up on its first connection is.
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
   original request is retried (a new id) when every accepted URL is complete (a notice
@@ -290,6 +292,12 @@ class HandshakeSession:
                 )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
             return reply
+        except RequestTimeout:  # on a resumed stream: the server still works on it
+            await self.conn.cancel_request(message, self.headers(message), "timed out")
+            raise
+        except asyncio.CancelledError:
+            self.conn.cancel_soon(message, self.headers(message))
+            raise
         finally:
             self._inflight.pop(rid, None)
             self._late.pop(rid, None)

@@ -299,6 +299,47 @@ async def test_a_stream_closed_before_the_response_is_resumed_after_retry() -> N
     assert headers["MCP-Protocol-Version"] == "2025-11-25"
 
 
+@pytest.mark.parametrize("how", ["timed out", "cancelled by the caller"])
+async def test_a_request_abandoned_while_its_stream_is_resumed_is_cancelled(how: str) -> None:
+    """basic/lifecycle.mdx, Timeouts: a request given up is followed by
+    notifications/cancelled, also once its stream was resumed (a dropped connection is no
+    cancellation on 2025-11-25: transports.mdx). A request that timed out, or that its
+    caller cancelled, on a resumed stream was closed silently, so the server worked on."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [Ended(200, last_event_id="ev-1", retry_ms=10)]
+
+    def listen(headers: dict[str, str], last: str | None) -> FakeExchange | None:
+        if last is None:
+            return None
+        quiet = FakeExchange([])
+        quiet.hang = True  # the resumed stream brings nothing
+        return quiet
+
+    transport = FakeTransport(serve, listen=listen, headers={"mcp-session-id": "S"})
+    async with Client(transport, versions=V2025, timeout=0.3) as client:
+        if how == "timed out":
+            with pytest.raises(RequestTimeout):
+                await client.call_tool("t")
+        else:
+            call = asyncio.ensure_future(client.call_tool("t"))
+            await eventually(lambda: any(last is not None for _, last, _ in transport.listens), "a resume")
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+        await eventually(
+            lambda: [m for m, _ in transport.sent if m.get("method") == "notifications/cancelled"],
+            "notifications/cancelled",
+            within=1.0,
+        )
+    (called,) = [m for m, _ in transport.requests if m["method"] == "tools/call"]
+    (cancelled,) = [(m, h) for m, h in transport.sent if m.get("method") == "notifications/cancelled"]
+    assert cancelled[0]["params"] == {"requestId": called["id"], "reason": how}
+    assert cancelled[1]["Mcp-Session-Id"] == "S" and cancelled[1]["MCP-Protocol-Version"] == "2025-11-25"
+
+
 async def test_resuming_is_bounded() -> None:
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         if message["method"] == "initialize":
