@@ -17,7 +17,8 @@ Rules:
   handshake (a server may send its requests there; a 405 or any error just means it has
   none) and, whenever the server ends it, opened again from its last event id after the
   ``retry`` it gave (at least a second when the connection brought nothing new), for as
-  long as the session lasts. Closing sends DELETE (best effort).
+  long as the session lasts. Closing sends DELETE (best effort), also for a session
+  opened by an ``InitializeResult`` whose version the client refused.
 * The server's requests, on a response stream, on the event stream or over stdio, are
   answered by ``ServerQuestions`` (``rev_2025_11_25_questions``); before the
   ``InitializeResult`` is read, only ``ping`` is (anything else gets -32600). Each in a task of its
@@ -90,6 +91,9 @@ class HandshakeSession:
         self.session_id: str | None = None
         self.initialized: dict[str, Any] = {}
         self._negotiated = False
+        #: The server's initialize answer chose a version the client refused (its -32022
+        #: is the client's own word, not the server's).
+        self.refused = False
         self._opened: float | None = None  # when the session opened (monotonic)
         self._listener: asyncio.Task[None] | None = None
         #: The new session being set up in place of an expired one (see ``_renew``).
@@ -129,6 +133,9 @@ class HandshakeSession:
         result = reply.result
         chosen = result.get("protocolVersion")
         if not isinstance(chosen, str) or chosen not in self.preferred:
+            # refused: the session the answer opened is ended on close (DELETE)
+            self.session_id = self._session_from(exchange.headers)
+            self.refused = True
             raise UnsupportedProtocolVersion(
                 f"The server chose protocol version {quoted(chosen)} in initialize; this client was "
                 f"configured for {', '.join(self.preferred)} there",

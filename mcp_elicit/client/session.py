@@ -16,7 +16,9 @@ Rules:
   result or a recognized modern error means modern, anything else legacy (``initialize``
   with the most preferred handshake revision). With no modern revision in ``versions``
   there is no probe. An ``initialize`` answered with ``-32022`` is modern evidence after
-  all: one more probe. On stdio a probe unanswered within ``probe_timeout`` means legacy.
+  all: one more probe (not so the client's own refusal of the version an
+  ``InitializeResult`` chose, which ends the connecting). On stdio a probe unanswered
+  within ``probe_timeout`` means legacy.
 * Capabilities declared are exactly what the client can do: the answerer's modes, and
   sampling or roots only with their callbacks; the tasks extension with ``tasks=True``
   (2026-07-28 requests only: a tool call may then become a task, followed to its end).
@@ -190,7 +192,8 @@ class Client:
             try:
                 return await self._handshake()
             except ProtocolError as exc:
-                if exc.code != -32022:
+                refused = isinstance(self._session, HandshakeSession) and self._session.refused
+                if exc.code != -32022 or refused:  # the client's own refusal says nothing modern
                     raise
                 # The server is modern after all (a slow start, or a dual-era server that
                 # refuses the handshake): its error names the versions; probe once more.

@@ -14,7 +14,14 @@ from client.fakes import FakeExchange, FakeTransport, error, result
 from mcp_elicit.client import Client, ElicitAnswer, Scripted
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import ProtocolViolation, RequestTimeout, TransportError, URLElicitationRequired
+from mcp_elicit.errors import (
+    ProtocolViolation,
+    RequestTimeout,
+    TransportError,
+    UnsupportedProtocolVersion,
+    URLElicitationRequired,
+)
+from mcp_elicit.wire.versions import SUPPORTED
 
 from support.waiting import eventually
 from support.wire import WireChecker
@@ -116,6 +123,30 @@ async def test_a_session_id_of_visible_ascii_is_kept(session_id: str) -> None:
     async with Client(transport, versions=V2025) as client:
         assert await client.list_tools() == []
     assert transport.ended_sessions[0]["Mcp-Session-Id"] == session_id
+
+
+@pytest.mark.parametrize("versions", [V2025, list(SUPPORTED)])
+async def test_a_session_opened_at_a_version_the_client_refuses_is_ended(versions: list[str]) -> None:
+    """basic/lifecycle.mdx: a client that does not support the version the server chose
+    disconnects, saying which version; the session the server opened with that answer is
+    no longer needed, so it gets its DELETE (basic/transports.mdx). It was left open on
+    the server until it expired (the id was read only once the version was accepted); and
+    a client that also speaks 2026-07-28 took its own refusal (-32022) for the server's
+    word that it is modern after all: it probed and initialized again, leaving a second
+    session, and failed with 'could not settle a protocol revision'."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "server/discover":
+            return [error(message, -32601, "Method not found")]
+        return [init(message, "2024-11-05")]
+
+    transport = FakeTransport(serve, headers={"mcp-session-id": "S"})
+    with pytest.raises(UnsupportedProtocolVersion, match="chose protocol version '2024-11-05'"):
+        async with Client(transport, versions=versions):
+            pass
+    assert transport.methods().count("initialize") == 1
+    assert [h.get("Mcp-Session-Id") for h in transport.ended_sessions] == ["S"]
+    assert transport.closed
 
 
 async def test_an_expired_session_is_renewed_once() -> None:
