@@ -19,8 +19,10 @@ Rules:
 * How a question travels depends on the revision (``input_required`` and a retry on
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
 * Several questions asked together with ``ctx.gather(...)`` go out in one round.
-* Progress goes out only when the request carried a progress token; log messages only at
-  or above the level the request (or session) asked for.
+* Progress goes out only when the request carried a progress token, and only when it is
+  above the last progress sent for the request (a step reported twice, or going back,
+  sends nothing); log messages only at or above the level the request (or session)
+  asked for.
 * A tool registered with ``task=`` becomes a task at ``await ctx.start_task()`` when the
   client declared the tasks extension (``server.tasks``); from then on its questions wait
   in the task, its progress messages become the task's ``statusMessage`` and its logs are
@@ -172,6 +174,9 @@ class Question(Coroutine[Any, Any, T]):
 
 class Context:
     """Per-request handle given to tools, prompts and resources that ask for it."""
+
+    #: The last progress sent for this request (a class default: most requests send none).
+    _progress: float | None = None
 
     def __init__(
         self,
@@ -406,15 +411,17 @@ class Context:
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
-        """Send ``notifications/progress`` if the request asked for progress; in a task,
-        the progress (its message, else the numbers) becomes the task's ``statusMessage``."""
+        """Send ``notifications/progress`` if the request asked for progress and ``progress``
+        is above the last one sent (each must increase); in a task, the progress (its
+        message, else the numbers) becomes the task's ``statusMessage``."""
         if self.task is not None and self._detach is not None:
             shown = message if message is not None else f"{progress:g}" + (f" of {total:g}" if total else "")
             self.task.record.set_message(shown, self._detach.tasks.clock())
             return
         token = self.call.progress_token
-        if token is None:
+        if token is None or (self._progress is not None and progress <= self._progress):
             return
+        self._progress = progress
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total

@@ -463,3 +463,20 @@ async def test_stop_leaves_a_store_object_to_its_owner(tmp_path: Path) -> None:
         assert await store.get("flow", "k") == b"still open"
     finally:
         await store.close()
+
+
+async def test_progress_sent_only_when_it_increases(wire: WireChecker) -> None:
+    """Each progress notification of a request must be above the one before: a handler
+    that reports the same step twice (a percentage rounded to the same value) or goes back
+    sends nothing for it, so a client never sees progress stall or reverse."""
+    app = Server("steps")
+
+    @app.tool()
+    async def steps(ctx: Context) -> str:
+        for value in (0, 0, 1, 0.5, 1, 2.5, 2):
+            await ctx.report_progress(value, 3)
+        return "done"
+
+    client = MemoryClient(app, checker=wire)
+    await client.result("tools/call", {"name": "steps"}, meta=client.meta(progressToken="p-1"))
+    assert [n["params"]["progress"] for n in client.notifications] == [0, 1, 2.5]
