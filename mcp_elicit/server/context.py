@@ -31,6 +31,7 @@ Rules:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Coroutine, Generator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, overload
@@ -413,7 +414,11 @@ class Context:
     ) -> None:
         """Send ``notifications/progress`` if the request asked for progress and ``progress``
         is above the last one sent (each must increase); in a task, the progress (its
-        message, else the numbers) becomes the task's ``statusMessage``."""
+        message, else the numbers) becomes the task's ``statusMessage``. A ``progress`` or
+        ``total`` that is NaN or infinite is a ``ValueError`` (JSON has no such number)."""
+        for name, value in (("progress", progress), ("total", total)):
+            if value is not None and not math.isfinite(value):
+                raise ValueError(f"{name} must be a finite number, not {value}")
         if self.task is not None and self._detach is not None:
             shown = message if message is not None else f"{progress:g}" + (f" of {total:g}" if total else "")
             self.task.record.set_message(shown, self._detach.tasks.clock())

@@ -480,3 +480,27 @@ async def test_progress_sent_only_when_it_increases(wire: WireChecker) -> None:
     client = MemoryClient(app, checker=wire)
     await client.result("tools/call", {"name": "steps"}, meta=client.meta(progressToken="p-1"))
     assert [n["params"]["progress"] for n in client.notifications] == [0, 1, 2.5]
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+async def test_progress_that_is_no_number_fails_the_handler(wire: WireChecker, value: float) -> None:
+    """JSON has no NaN nor infinity (orjson would write null, which no schema takes): the
+    handler's mistake is its error, named, and nothing reaches the client."""
+    app = Server("steps")
+
+    @app.tool()
+    async def steps(ctx: Context) -> str:
+        await ctx.report_progress(value)
+        return "done"
+
+    @app.tool()
+    async def totals(ctx: Context) -> str:
+        await ctx.report_progress(1, value)
+        return "done"
+
+    client = MemoryClient(app, checker=wire)
+    for name, fragment in (("steps", "progress must be"), ("totals", "total must be")):
+        result = await client.result("tools/call", {"name": name}, meta=client.meta(progressToken="p-1"))
+        assert result["isError"] is True
+        assert f"{fragment} a finite number, not {value}" in result["content"][0]["text"]
+    assert client.notifications == []
