@@ -2,7 +2,8 @@
 
 Rules: every request runs as its own task, so a slow one does not hold up the others;
 ``notifications/cancelled`` cancels the request it names, which is then never answered
-(even when its handler returns all the same); a line that is not JSON gets a -32700 error
+(even when its handler returns all the same); once a request is answered or cancelled,
+nothing more is sent for it (a notification from work its handler left behind is dropped); a line that is not JSON gets a -32700 error
 without an id, an oversized line a -32600 (with its id when the line starts with it), and
 the stream goes on. At most ``max_in_flight`` requests (1024) are in flight at once (an
 answer not yet written counts): one more is refused at once (a -32600 with its id), and
@@ -47,15 +48,19 @@ _PIPE: Mapping[str, str | int] = {"network.transport": "pipe"}
 
 
 class _Lines:
-    """A request's channel: notifications become lines on stdout."""
+    """A request's channel: notifications become lines on stdout while the request is in
+    flight; once it is answered or cancelled (``ended``), they are dropped."""
 
-    __slots__ = ("_out",)
+    __slots__ = ("_out", "_task", "ended")
 
     def __init__(self, out: StdioServer) -> None:
         self._out = out
+        self._task = asyncio.current_task()  # the request's, which a cancel cancels
+        self.ended = False
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
-        await self._out.write(jsonrpc.encode_notification(method, params))
+        if not self.ended and not (self._task is not None and self._task.cancelling()):
+            await self._out.write(jsonrpc.encode_notification(method, params))
 
     async def send(self, message: bytes) -> None:
         await self._out.write(message)
@@ -322,15 +327,18 @@ class StdioServer:
 
     async def _request(self, message: jsonrpc.Request) -> None:
         session = self.session
+        channel = _Lines(self)
         try:
             if session is not None and self.server.core.is_handshake_request(message, None, in_session=True):
                 payload: bytes | None = await self.server.respond_in_session(
-                    message, session, channel=_Lines(self), network=_PIPE
+                    message, session, channel=channel, network=_PIPE
                 )
             else:
-                payload, _status = await self.server.respond(message, channel=_Lines(self), network=_PIPE)
+                payload, _status = await self.server.respond(message, channel=channel, network=_PIPE)
         except asyncio.CancelledError:
             return
+        finally:  # work the handler left behind sends nothing more for this request
+            channel.ended = True
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             return  # cancelled, and its handler returned anyway: the client gave it up

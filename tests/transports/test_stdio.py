@@ -471,10 +471,17 @@ async def test_what_the_server_module_prints_as_it_loads_goes_to_stderr(
 
 
 async def test_a_cancelled_request_gets_no_response_even_if_its_tool_returns(own_waiting: Stdio) -> None:
-    """A tool that catches the cancellation and returns anyway: its result is not sent (the
-    client has given the request up, and may be reusing its id)."""
+    """A tool that catches the cancellation, reports progress, logs and returns anyway:
+    neither its result nor its notifications are sent (the client has given the request
+    up, and may be reusing its id)."""
     waiting = own_waiting
-    await waiting.send("tools/call", {"name": "stubborn"}, rid="s", progressToken="s")
+    await waiting.send(
+        "tools/call",
+        {"name": "stubborn"},
+        rid="s",
+        progressToken="s",
+        **{"io.modelcontextprotocol/logLevel": "debug"},
+    )
     assert (await waiting.recv())["method"] == "notifications/progress"
     await waiting.proc.send(
         {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s"}}
@@ -484,6 +491,24 @@ async def test_a_cancelled_request_gets_no_response_even_if_its_tool_returns(own
     await asyncio.sleep(0.5)  # the tool has returned by now
     await waiting.proc.close_stdin()
     assert [waiting.check(m) for m in await waiting.proc.rest()] == []
+
+
+async def test_nothing_is_sent_for_a_request_once_it_is_answered(waiting: Stdio) -> None:
+    """Work a tool left behind that reports progress or logs after the tool returned: the
+    request is over (its progress must stop with it, and the client may reuse its id for
+    another request), so none of it reaches stdout."""
+    response, before = await waiting.until_with(
+        "tools/call",
+        {"name": "lingering"},
+        rid="l",
+        progressToken="l",
+        **{"io.modelcontextprotocol/logLevel": "debug"},
+    )
+    assert response["result"]["content"][0]["text"] == "returned"
+    assert [m["method"] for m in before] == ["notifications/progress"]
+    await asyncio.sleep(0.5)  # the work left behind has reported by now
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, rid="e")
+    assert echo["result"]["content"][0]["text"] == "hi"
 
 
 async def test_an_oversized_request_is_answered_with_its_id(conformance: Stdio) -> None:

@@ -1,6 +1,7 @@
 """A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
 first, so a test knows it is running), one that returns even when cancelled, a quick one,
-one that adds a tool, and one that writes to stdout as tool code may."""
+one that adds a tool, one that writes to stdout as tool code may, and one that leaves work
+behind that reports after the tool returned."""
 
 from __future__ import annotations
 
@@ -28,8 +29,27 @@ async def stubborn(ctx: Context) -> str:
         await asyncio.sleep(30)
     except asyncio.CancelledError:
         await asyncio.sleep(0.2)
+        await ctx.report_progress(1, 1, "finished anyway")
+        await ctx.warning("finished anyway")
         return "finished anyway"
     return "slept"
+
+
+_left: set[asyncio.Task[None]] = set()
+
+
+@app.tool(description="Returns at once, leaving work that reports progress and logs 0.2 s later")
+async def lingering(ctx: Context) -> str:
+    async def later() -> None:
+        await asyncio.sleep(0.2)
+        await ctx.report_progress(1, 1, "after the answer")
+        await ctx.warning("after the answer")
+
+    task = asyncio.ensure_future(later())
+    _left.add(task)
+    task.add_done_callback(_left.discard)
+    await ctx.report_progress(0, 1, "started")
+    return "returned"
 
 
 @app.tool(description="Echoes its argument")
