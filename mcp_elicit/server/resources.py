@@ -5,7 +5,8 @@ matches one path segment and is %-decoded, as its expansion %-encoded it, and re
 ``{+var}``, which matches anything and is passed as written; any other brace is refused
 when the resource is registered); the function's
 parameters are the placeholders, and a template does not serve a URI whose variables do
-not fit their types. A handler returns ``str`` (text), ``Blob`` (binary), a contents
+not fit their types. A fixed URI is an absolute URI (a scheme; no space nor control
+character), or registering it is a ``ValueError``. A handler returns ``str`` (text), ``Blob`` (binary), a contents
 model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` with
 ``data.uri`` (-32602; -32002 on 2025-11-25), never an empty result. Handlers may take a
 ``Context`` and elicit; contents read in a round that carried answers (2026-07-28) are
@@ -48,6 +49,8 @@ __all__ = ["Readable", "ResourceDef", "find_resource", "is_template"]
 #: ``readable(principal, **variables) -> bool``: whether a caller may read the resource.
 Readable = Callable[..., bool]
 
+#: A fixed resource's URI, as RFC 3986 has it: a scheme, a colon, then no space nor control.
+_ABSOLUTE_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x20\x7f]*")
 _VAR = re.compile(r"\{(\+?)([A-Za-z_][A-Za-z0-9_]*)\}")
 #: Every brace expression, or a brace standing alone: each must be a ``_VAR``.
 _EXPRESSION = re.compile(r"\{[^{}]*\}|[{}]")
@@ -212,6 +215,11 @@ class ResourceDef:
                     f"resource {uri!r}: {m.group()!r} is not a placeholder this server matches; a URI "
                     "template holds only {name} (one path segment) and {+name} (anything)"
                 )
+        if not is_template(uri) and not _ABSOLUTE_URI.fullmatch(uri):
+            raise ValueError(
+                f"resource {uri!r} is not an absolute URI: it needs a scheme (test://..., file:///..., "
+                "urn:...) and no space or control character (%-encode them)"
+            )
         fn = handler(fn, "resource")
         sig = Signature.of(fn, context_type=Context)
         pattern = _compile(uri) if is_template(uri) else None

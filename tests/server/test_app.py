@@ -504,3 +504,22 @@ async def test_progress_that_is_no_number_fails_the_handler(wire: WireChecker, v
         assert result["isError"] is True
         assert f"{fragment} a finite number, not {value}" in result["content"][0]["text"]
     assert client.notifications == []
+
+
+@pytest.mark.parametrize(
+    "uri", ["", "notes", "relative/path", "//host/x", "1x://a", "test://x y", "test://a\nb"]
+)
+def test_a_resource_uri_must_be_an_absolute_uri(uri: str) -> None:
+    """resources/list sends a fixed resource's URI as a URI (RFC 3986: a scheme, then no
+    space nor control character): one that is not would reach every client as a listing
+    a strict one rejects, so registering it is the author's error, named."""
+    app = Server("x")
+    with pytest.raises(ValueError, match="is not an absolute URI"):
+        app.resource(uri)(lambda: "x")
+
+
+def test_a_resource_uri_of_any_scheme_is_taken() -> None:
+    app = Server("x")
+    for uri in ("test://x", "file:///tmp/a%20b.txt", "urn:isbn:0451450523", "custom+v1.x-y:opaque"):
+        app.resource(uri)(lambda: "x")
+    app.resource("{+anything}")(lambda anything: anything)  # a template may be a catch-all
