@@ -1,4 +1,5 @@
-"""Arguments checked against a tool's explicit ``input_schema=``.
+"""Arguments checked against a tool's explicit ``input_schema=`` (and structured results
+against an explicit ``output_schema=``, the same way).
 
 A schema derived from the type hints is enforced by binding the arguments to the
 signature. An explicit one says more than the signature can (``if``/``then``, ``anyOf``,
@@ -32,15 +33,19 @@ log = logging.getLogger("mcp_elicit.server")
 MAX_FAULTS: Final = 5
 
 #: ``check(arguments)``: None when they fit, else what is wrong, for the model to read.
-ArgumentsCheck = Callable[[Mapping[str, Any]], str | None]
+ArgumentsCheck = Callable[[Any], str | None]
 
 
-def _where(path: Any) -> str:
-    return "arguments" + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in path)
+def _where(root: str, path: Any) -> str:
+    return root + "".join(f"[{p!r}]" if isinstance(p, str) else f"[{p}]" for p in path)
 
 
-def compile_input_schema(tool: str, schema: Mapping[str, Any]) -> ArgumentsCheck:
-    """Check ``schema`` and return the check of a call's arguments against it.
+def compile_input_schema(
+    tool: str, schema: Mapping[str, Any], *, field: str = "input_schema", root: str = "arguments"
+) -> ArgumentsCheck:
+    """Check ``schema`` and return the check of a call's arguments (or, with ``field`` and
+    ``root`` naming them, of another value: ``output_schema``, ``structuredContent``)
+    against it.
 
     Raises ValueError, naming ``tool``, when ``schema`` is not valid JSON Schema."""
     jsonschema: Any = importlib.import_module("jsonschema")  # untyped; loaded only for explicit schemas
@@ -49,8 +54,9 @@ def compile_input_schema(tool: str, schema: Mapping[str, Any]) -> ArgumentsCheck
     if cls is None:
         if "$schema" in schema:
             log.warning(
-                "tool %s: input_schema names the unknown dialect %r; checked as JSON Schema 2020-12",
+                "tool %s: %s names the unknown dialect %r; checked as JSON Schema 2020-12",
                 tool,
+                field,
                 schema["$schema"],
             )
         cls = jsonschema.Draft202012Validator
@@ -59,22 +65,23 @@ def compile_input_schema(tool: str, schema: Mapping[str, Any]) -> ArgumentsCheck
     except jsonschema.SchemaError as exc:
         where = "/".join(str(p) for p in exc.absolute_path) or "the root"
         raise ValueError(
-            f"tool {tool!r}: input_schema is not a valid JSON Schema at {where}: {exc.message}"
+            f"tool {tool!r}: {field} is not a valid JSON Schema at {where}: {exc.message}"
         ) from None
     validator = cls(dict(schema))
 
-    def check(arguments: Mapping[str, Any]) -> str | None:
+    def check(value: Any) -> str | None:
+        value = dict(value) if isinstance(value, Mapping) else value
         try:
-            faults = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(map(str, e.path)))
+            faults = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.path)))
         except unresolvable as exc:
-            log.error("tool %s: its input_schema has a reference that cannot be resolved: %s", tool, exc)
+            log.error("tool %s: its %s has a reference that cannot be resolved: %s", tool, field, exc)
             return (
-                f"the tool's input schema has a $ref that cannot be resolved ({exc}); references "
+                f"the tool's {field} has a $ref that cannot be resolved ({exc}); references "
                 "are resolved inside the schema only and never fetched"
             )
         if not faults:
             return None
-        shown = [f"{_where(f.absolute_path)}: {f.message}" for f in faults[:MAX_FAULTS]]
+        shown = [f"{_where(root, f.absolute_path)}: {f.message}" for f in faults[:MAX_FAULTS]]
         more = len(faults) - MAX_FAULTS
         return "; ".join(shown) + (f" (and {more} more)" if more > 0 else "")
 

@@ -7,7 +7,10 @@ can correct itself. Whatever the function raises, other than a protocol error
 (which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
 result: ``ToolError`` with its message as is, anything else prefixed with the tool's name.
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
-``outputSchema`` and ``structuredContent``.
+``outputSchema`` and ``structuredContent``. A tool with an ``outputSchema`` (derived or
+given) answers ``structuredContent``, which fits an explicit ``output_schema=``: a result
+without it (text, a list, a ``CallToolResult`` without it) or one that does not fit is an
+``isError`` result saying so (and logged); an ``isError`` result owes no structure.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from mcp_types import CallToolResult
 from pydantic import BaseModel, TypeAdapter
 from typing_extensions import is_typeddict
 
@@ -84,6 +88,8 @@ class ToolDef:
     task: Literal["optional", "required"] | None = None
     #: The check of an explicit ``input_schema=``; None when the schema is derived.
     check_arguments: ArgumentsCheck | None = None
+    #: The check of an explicit ``output_schema=``; None when derived (the type holds it).
+    check_output: ArgumentsCheck | None = None
 
     @classmethod
     def build(
@@ -112,7 +118,12 @@ class ToolDef:
             raise ValueError(f"tool {tool_name!r}: {exc}") from None
         check = compile_input_schema(tool_name, schema) if input_schema is not None else None
         out = dict(output_schema) if output_schema is not None else None
-        if out is None and structured is not False:
+        check_output = None
+        if out is not None:
+            check_output = compile_input_schema(
+                tool_name, out, field="output_schema", root="structuredContent"
+            )
+        elif structured is not False:
             out = _output_schema(sig.return_annotation)
         doc = description if description is not None else handler_doc(fn)
         tool = cls(
@@ -128,6 +139,7 @@ class ToolDef:
             icons=icons,
             header_params=headers,
             check_arguments=check,
+            check_output=check_output,
         )
         tool.wire = tool._wire()
         return tool
@@ -180,7 +192,27 @@ class ToolDef:
 
     def done(self, value: object) -> dict[str, Any]:
         """The result for what the function returned."""
-        return tool_result(value, structured=self.output_schema is not None)
+        if self.output_schema is None:
+            return tool_result(value, structured=False)
+        result = tool_result(value, structured=True)
+        if result.get("isError"):
+            return result
+        problem: str | None
+        if "structuredContent" not in result:
+            given = isinstance(value, CallToolResult)
+            problem = (
+                "it returned no structuredContent"
+                if given
+                else f"the function returned {type(value).__name__}, not structured content"
+            )
+        elif self.check_output is not None:
+            problem = self.check_output(result["structuredContent"])
+        else:
+            return result
+        if problem is None:
+            return result
+        log.error("tool %s: the result does not fit its outputSchema: %s", self.name, problem)
+        return error_result(f"{self.name}: the result does not fit the tool's outputSchema: {problem}")
 
     def failed(self, exc: Exception) -> dict[str, Any]:
         """The result for what ``start`` or the function raised (called while handling it):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from mcp_types import EmbeddedResource, TextResourceContents
+from mcp_types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
 from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
@@ -523,3 +523,54 @@ def test_a_resource_uri_of_any_scheme_is_taken() -> None:
     for uri in ("test://x", "file:///tmp/a%20b.txt", "urn:isbn:0451450523", "custom+v1.x-y:opaque"):
         app.resource(uri)(lambda: "x")
     app.resource("{+anything}")(lambda anything: anything)  # a template may be a catch-all
+
+
+async def test_a_tool_with_an_output_schema_answers_structured_content_that_fits(wire: WireChecker) -> None:
+    """A tool that declares an outputSchema promises structuredContent fitting it: a result
+    without it (text, a list) or breaking an explicit schema is the tool's error, not a
+    success a client then rejects (a client validates it, and the TypeScript SDK fails
+    the call). An error result owes no structure."""
+    app = Server("shapes")
+    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+
+    @app.tool(output_schema=schema)
+    def fits() -> dict[str, int]:
+        return {"x": 1}
+
+    @app.tool(output_schema=schema)
+    def breaks() -> dict[str, str]:
+        return {"y": "s"}
+
+    @app.tool(output_schema=schema)
+    def text() -> str:
+        return "plain"
+
+    @app.tool()
+    def typed() -> Point:
+        return "not a point"  # type: ignore[return-value]
+
+    @app.tool(output_schema=schema)
+    def given() -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="no structure")])
+
+    @app.tool(output_schema=schema)
+    def failed() -> CallToolResult:
+        return CallToolResult(content=[TextContent(type="text", text="down")], isError=True)
+
+    client = MemoryClient(app, checker=wire)
+    assert (await client.result("tools/call", {"name": "fits"}))["structuredContent"] == {"x": 1}
+    for name, fragment in (
+        ("breaks", "structuredContent: 'x' is a required property"),
+        ("text", "the function returned str, not structured content"),
+        ("typed", "the function returned str, not structured content"),
+        ("given", "it returned no structuredContent"),
+    ):
+        result = await client.result("tools/call", {"name": name})
+        assert result["isError"] is True, name
+        assert "structuredContent" not in result
+        assert (
+            f"{name}: the result does not fit the tool's outputSchema: {fragment}"
+            in result["content"][0]["text"]
+        )
+    refused = await client.result("tools/call", {"name": "failed"})
+    assert refused["isError"] is True and refused["content"][0]["text"] == "down"
