@@ -1,7 +1,10 @@
 """What a server offers: its tools, prompts, resources, resource templates and completer,
 registered with decorators, and the capabilities they add up to.
 
-Rules: names (and resource URIs) are unique; list results keep registration order. Every
+Rules: names (and resource URIs) are unique; list results keep registration order. A
+kind once declared (tools, prompts, resources, completions) stays declared while the
+server runs, its list empty once the last one is removed: a client that negotiated it,
+or heard its list change, is never told the method does not exist. Every
 change after start-up is announced through ``_changed(kind)`` (the server tells the
 clients that listen; see ``server.subscriptions``). A change (registering, removing) is
 made on the event loop: from a plain-function handler's worker thread it is handed to the
@@ -37,6 +40,8 @@ class Catalog:
         self._suggest: Completer | None = None
         #: What answers ``completion/complete``: checks the reference, then asks ``_suggest``.
         self._completer: Completer | None = self._complete
+        #: The kinds ``capabilities`` has declared: they stay declared.
+        self._declared: set[str] = set()
 
     def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:
         """Something was registered or removed (the server overrides this)."""
@@ -219,14 +224,23 @@ class Catalog:
 
     def capabilities(self) -> dict[str, Any]:
         """What this server offers, as ``server/discover`` and ``initialize`` declare it."""
-        caps: dict[str, Any] = {"logging": {}}
+        declared = self._declared
         if self._tools:
-            caps["tools"] = {"listChanged": True}
+            declared.add("tools")
         if self._prompts:
-            caps["prompts"] = {"listChanged": True}
+            declared.add("prompts")
         if self._resources or self._templates:
-            caps["resources"] = {"listChanged": True, "subscribe": True}
+            declared.add("resources")
         if self._suggest is not None or self._prompts or self._templates:
+            declared.add("completions")
+        caps: dict[str, Any] = {"logging": {}}
+        if "tools" in declared:
+            caps["tools"] = {"listChanged": True}
+        if "prompts" in declared:
+            caps["prompts"] = {"listChanged": True}
+        if "resources" in declared:
+            caps["resources"] = {"listChanged": True, "subscribe": True}
+        if "completions" in declared:
             caps["completions"] = {}
         if any(t.task for t in self._tools.values()):
             caps["extensions"] = {TASKS_EXTENSION: {}}

@@ -383,3 +383,50 @@ async def test_an_async_callable_object_completes_on_the_event_loop(wire: WireCh
         {"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "who", "value": "A"}},
     )
     assert result["completion"]["values"] == ["Ada", "Alan"]
+
+
+async def test_a_kind_once_offered_stays_offered_when_its_last_one_is_removed(wire: WireChecker) -> None:
+    """A server that declared tools (prompts, resources, completions) answers their list
+    for as long as it runs, empty once the last one is removed: the list may be empty, and
+    a client told that the list changed must not then get Method not found (over HTTP,
+    404, which reads as an endpoint that is no MCP server), nor a 2025-11-25 session lose
+    what it negotiated."""
+    app = Server("shrinking")
+
+    @app.tool()
+    def only() -> str:
+        return "x"
+
+    @app.prompt()
+    def hint(topic: str) -> str:
+        return topic
+
+    @app.resource("test://one")
+    def one() -> str:
+        return "1"
+
+    client = MemoryClient(app, checker=wire)
+    before = (await client.result("server/discover"))["capabilities"]
+    app.remove_tool("only")
+    app.remove_prompt("hint")
+    app.remove_resource("test://one")
+    assert (await client.result("server/discover"))["capabilities"] == before
+    assert (await client.result("tools/list"))["tools"] == []
+    assert (await client.result("prompts/list"))["prompts"] == []
+    assert (await client.result("resources/list"))["resources"] == []
+    assert (await client.result("resources/templates/list"))["resourceTemplates"] == []
+    params = {"ref": {"type": "ref/prompt", "name": "hint"}, "argument": {"name": "topic", "value": ""}}
+    assert (await client.request("completion/complete", params))["error"]["code"] == -32602
+    assert "completions" in before
+
+
+async def test_a_kind_never_offered_is_not_declared(wire: WireChecker) -> None:
+    app = Server("tools only")
+
+    @app.tool()
+    def only() -> str:
+        return "x"
+
+    client = MemoryClient(app, checker=wire)
+    assert set((await client.result("server/discover"))["capabilities"]) == {"logging", "tools"}
+    assert (await client.request("prompts/list"))["error"]["code"] == -32601
