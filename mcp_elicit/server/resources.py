@@ -11,7 +11,8 @@ model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` 
 ``data.uri`` (-32602; -32002 on 2025-11-25), never an empty result. Handlers may take a
 ``Context`` and elicit; contents read in a round that carried answers (2026-07-28) are
 ``ttlMs: 0`` and ``cacheScope: "private"`` whatever the server's cache settings, as they
-hold what one person answered. Templates are matched in time linear in the URI's length
+hold what one person answered; those of a resource with a ``readable`` rule are
+``cacheScope: "private"`` likewise (not every caller may read them). Templates are matched in time linear in the URI's length
 and serve URIs of at most ``MAX_URI`` characters (as long as one may subscribe to).
 
 Who may read: a resource registered with ``readable=`` serves only the callers for whom
@@ -286,6 +287,8 @@ class ResourceDef:
         if ctx.call.modern and ("requestState" in params or "inputResponses" in params):
             # made from this person's answers: for no shared cache, and not to be reused
             result["ttlMs"], result["cacheScope"] = 0, "private"
+        elif self.readable is not None:  # not every caller may read it: no shared cache
+            result["cacheScope"] = "private"
         return result
 
     def _contents(self, uri: str, item: object) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing_extensions import TypedDict
 
 from mcp_elicit import Audio, Blob, Context, Image, Server, ToolError
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.server.auth import Principal
 from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.stores.sqlite import SqliteStore
 
@@ -574,3 +575,30 @@ async def test_a_tool_with_an_output_schema_answers_structured_content_that_fits
         )
     refused = await client.result("tools/call", {"name": "failed"})
     assert refused["isError"] is True and refused["content"][0]["text"] == "down"
+
+
+async def test_contents_only_some_callers_may_read_are_never_for_a_shared_cache(wire: WireChecker) -> None:
+    """A resource with a readable= rule holds what one caller may see and another may not:
+    its contents are cacheScope private whatever the server's setting, so a shared cache
+    (a gateway honouring public) never serves ann's notes to bob; the server's ttlMs stays.
+    A resource without a rule keeps the server's scope."""
+    app = Server("notes", cache_scope="public", cache_ttl_ms=60_000)
+
+    @app.resource("notes://{user}", readable=lambda p, user: p is not None and p.subject == user)
+    def notes(user: str) -> str:
+        return f"the notes of {user}"
+
+    @app.resource("test://mine", readable=lambda p: p is not None and p.subject == "ann")
+    def mine() -> str:
+        return "ann's"
+
+    @app.resource("test://shared")
+    def shared() -> str:
+        return "for all"
+
+    client = MemoryClient(app, checker=wire, principal=Principal(subject="ann"))
+    for uri in ("notes://ann", "test://mine"):
+        result = await client.result("resources/read", {"uri": uri})
+        assert (result["cacheScope"], result["ttlMs"]) == ("private", 60_000), uri
+    result = await client.result("resources/read", {"uri": "test://shared"})
+    assert (result["cacheScope"], result["ttlMs"]) == ("public", 60_000)
