@@ -178,7 +178,9 @@ class ServerCore:
                 return is_handshake(version.strip(OWS))
             if "mcp-session-id" in headers:
                 return True
-        return in_session or message.method == "initialize"
+        # 2026-07-28 has no ping: one without _meta is a handshake-era client's, which may
+        # ping before initialize
+        return in_session or message.method == "initialize" or message.method == "ping"
 
     # ---- modern requests -------------------------------------------------------
 

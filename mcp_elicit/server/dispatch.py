@@ -103,6 +103,8 @@ class Dispatch(Catalog):
                 # Only a request of the modern era passes check_modern: the era needs
                 # deciding (a handshake one has no session here) only when it fails.
                 if core.is_handshake_request(message, headers):
+                    if message.method == "ping":  # allowed before initialize (2025-11-25)
+                        return jsonrpc.encode_result(message.id, {}), 200
                     raise InvalidRequest(
                         "Bad request: no session. Send initialize first (revisions 2025-11-25 and "
                         "earlier), or send _meta with io.modelcontextprotocol/protocolVersion (2026-07-28)",

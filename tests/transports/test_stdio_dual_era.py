@@ -210,3 +210,18 @@ async def test_subscribing_to_a_uri_nothing_serves_is_not_found(
         assert "test://typo" in refused["error"]["message"]
         unsubscribed, _ = await server.until(3)
         assert unsubscribed["result"] == {}
+
+
+async def test_a_ping_before_initialize_is_answered(tmp_path: Path, wire_2025: WireChecker) -> None:
+    """2025-11-25 lets a client ping before initialize; 2026-07-28 has no ping, so a ping
+    without ``_meta`` is a handshake-era one, answered with an empty result."""
+    async with stdio_process(DEMO, log_dir=tmp_path) as server:
+        ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
+        wire_2025.request(ping)
+        await server.send(ping)
+        reply, _ = await server.until(7)
+        wire_2025.response("ping", reply)
+        assert reply["result"] == {}
+        await server.send(initialize({}))
+        opened, _ = await server.until(1)
+        assert opened["result"]["protocolVersion"] == "2025-11-25"
