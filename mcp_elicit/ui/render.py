@@ -33,6 +33,9 @@ _PART_STYLES = {
     "port": "bold",
     "rest": "dim",
 }
+#: The widest a field's label is shown beside what it says (wrapped beyond): a label as wide
+#: as the terminal would leave no room for the descriptions, choices and answers.
+_LABEL_WIDTH = 32
 
 
 def _asker(request: ElicitationRequest) -> Text:
@@ -54,7 +57,7 @@ def field_rows(fields: Sequence[FieldSpec]) -> Table:
     """Every field: number, title, description, constraints, default and choices."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(justify="right", style="bold cyan", no_wrap=True)
-    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
     grid.add_column(overflow="fold")
     for i, spec in enumerate(fields, 1):
         about = Text()
@@ -110,7 +113,7 @@ def review_table(schema: FormSchema, values: Mapping[str, object]) -> Table:
     """The answers so far, numbered so that one can be changed."""
     table = Table(title="Your answers", title_justify="left", show_header=False, box=None, padding=(0, 2))
     table.add_column(justify="right", style="bold cyan", no_wrap=True)
-    table.add_column(style="bold", no_wrap=True)
+    table.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
     table.add_column(overflow="fold")
     for i, spec in enumerate(schema.fields, 1):
         value = values.get(spec.name)

@@ -527,3 +527,29 @@ def test_no_text_browser_takes_over_a_headless_terminal(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(terminal.webbrowser, "open", refuse)
     assert system_browser("https://example.com/") is False
+
+
+async def test_a_long_field_title_hides_no_other_column() -> None:
+    # A title wider than the terminal must not squeeze out the column of descriptions,
+    # constraints and choices, nor, in the review, the answers about to be sent.
+    long = "Please read this field title carefully, all of it, before you go on " * 3
+    schema = {
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "title": long.strip()},
+            "to": {
+                "type": "string",
+                "title": "Pay to",
+                "description": "The account paid",
+                "default": "acct-666",
+            },
+        },
+        "required": ["to"],
+    }
+    async with answerer(ENTER + "hello" + ENTER + ENTER + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(note="hello", to="acct-666")
+    panel, review = screen.text.split("Your answers")
+    flat = " ".join(panel.replace("│", " ").split())
+    assert "The account paid" in flat and "required · default: acct-666" in flat
+    assert "hello" in review and "acct-666" in review
