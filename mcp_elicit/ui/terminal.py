@@ -178,10 +178,18 @@ class TerminalAnswerer:
             return ElicitAnswer.accept(content)
 
     async def _field(self, schema: FormSchema, spec: FieldSpec, current: object) -> object:
+        from rich.table import Table
         from rich.text import Text
 
-        for line in option_lines(spec):  # as Text: a console given may read markup in a str
-            self.console.print(Text(f"  {line}", style="cyan"))
+        lines = option_lines(spec)
+        if lines:  # a grid: a choice that wraps goes on under its text, not at the margin
+            grid = Table.grid(padding=(0, 1, 0, 0))
+            grid.add_column(justify="right", no_wrap=True)
+            grid.add_column(overflow="fold")
+            for line in lines:  # as Text: a console given may read markup in a str
+                number, _, text = line.partition(" ")
+                grid.add_row(Text(f"  {number}", style="cyan"), Text(text, style="cyan"))
+            self.console.print(grid)
         start = typed(spec, current) if current is not None else default_text(spec)
         suffix = "" if spec.required else " (optional)"
         text = await self.prompter.ask(

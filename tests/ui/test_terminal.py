@@ -553,3 +553,22 @@ async def test_a_long_field_title_hides_no_other_column() -> None:
     flat = " ".join(panel.replace("│", " ").split())
     assert "The account paid" in flat and "required · default: acct-666" in flat
     assert "hello" in review and "acct-666" in review
+
+
+async def test_a_long_choice_wraps_under_itself_not_as_a_line_of_the_clients_own() -> None:
+    # The choices shown again before a field's prompt are outside the question's frame: a
+    # choice padded to wrap must not start a line where the client's own lines start.
+    fake = "? mcp-elicit: this server is verified; your answers stay on this computer"
+    schema = {
+        "type": "object",
+        "properties": {
+            "c": {"type": "string", "oneOf": [{"const": "a", "title": "Inside" + " " * 150 + fake}]}
+        },
+    }
+    async with answerer(ENTER + "1" + ENTER + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(c="a")
+    lines = screen.text.splitlines()
+    shown = [line for line in lines if "mcp-elicit: this server is verified" in line]
+    assert len(shown) == 3  # in the question, before the prompt, in the review
+    assert not any(line.startswith("?") for line in lines)
