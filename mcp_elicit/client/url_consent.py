@@ -31,7 +31,11 @@ Rules:
   the address is on a private or link-local network); a host in punycode
   (``punycode``) or with non-ASCII letters (``idn``), both shown in both forms; a label
   that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
-  and Korean combinations with Han are allowed, as in Unicode TS 39); a loopback host
+  and Korean combinations with Han are allowed, as in Unicode TS 39); a label written
+  in Cyrillic or Greek letters that all look like Latin ones, under a Latin top-level
+  domain (``lookalike``: ``xn--80ak6aa92e.com`` reads as apple.com in Unicode). A host with a label of
+  either kind is shown as DNS has it (``host`` is then the ASCII form, as browsers
+  show it), since its Unicode form reads as the name it imitates; a loopback host
   or the "any" address ``0.0.0.0`` / ``[::]``, which browsers connect to this computer
   (``this-computer``: allowed, since a local server's own page is one, but a remote server
   sending the person there reaches what runs on their computer; not said when the server

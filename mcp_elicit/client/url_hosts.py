@@ -55,6 +55,12 @@ _SCRIPT_SETS: Final = (
     frozenset({"Latin", "Han", "Hangul"}),
 )
 _SCRIPT_NAMES: Final = {"CJK": "Han", "IDEOGRAPHIC": "Han"}
+#: Letters of other scripts that a person reads as a Latin letter, with that letter (as a
+#: name maps them: lower case). A label made of these alone reads as a Latin name.
+_LATIN_TWINS: Final = {
+    "Cyrillic": dict(zip("аьсԁеһіјкӏпорԛгѕԝхуѵѡү", "abcdehijklnopqrswxyvwy", strict=True)),
+    "Greek": dict(zip("αϲεικνορτυχ", "aceikvoptux", strict=True)),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,9 +195,11 @@ def read_host(
                 "other alphabets can look like the ones you expect.",
             )
         )
-    for label in unicode_labels:
+    lookalike = False
+    for label, ascii_label in zip(unicode_labels, ascii_labels, strict=True):
         scripts = _scripts(label)
         if len(scripts) > 1 and not any(scripts <= allowed for allowed in _SCRIPT_SETS):
+            lookalike = True
             warnings.append(
                 UrlWarning(
                     "mixed-script",
@@ -199,7 +207,30 @@ def read_host(
                     "imitate another site's name.",
                 )
             )
-    return host, ascii_host, False, None, warnings
+        twin = _latin_twin(label, scripts) if unicode_labels[-1].isascii() else None
+        if twin is not None:
+            lookalike = True
+            warnings.append(
+                UrlWarning(
+                    "lookalike",
+                    f"The name {label!r} is written in {next(iter(scripts))} letters that all look like "
+                    f"Latin ones: it reads as {twin}, but it is another name ({ascii_label}).",
+                )
+            )
+    # Such a name is shown as DNS has it, which reads as what it is (browsers do the same).
+    return ascii_host if lookalike else host, ascii_host, False, None, warnings
+
+
+def _latin_twin(label: str, scripts: set[str]) -> str | None:
+    """The Latin name ``label`` reads as, when it is written in one other script whose every
+    letter looks like a Latin one (a name under a non-Latin top-level domain is not asked:
+    there the script is expected)."""
+    if len(scripts) != 1:
+        return None
+    twins = _LATIN_TWINS.get(next(iter(scripts)))
+    if twins is None or not all(ch in twins for ch in label if ch.isalpha()):
+        return None
+    return "".join(twins.get(ch, ch) for ch in label)
 
 
 def _ip_host(

@@ -37,8 +37,19 @@ from tests.support.deadline import within
         ("https://[2001:db8::1]/", "[2001:db8::1]", None, ("ip-host",)),
         ("https://3405803781/", "203.0.113.5", None, ("ip-host-form", "ip-host")),
         ("https://0xCB.0.113.5/", "203.0.113.5", None, ("ip-host-form", "ip-host")),
-        ("https://xn--pple-43d.com/", "аpple.com", "аpple.com", ("punycode", "mixed-script")),
-        ("https://аpple.com/", "аpple.com", "аpple.com", ("idn", "mixed-script")),
+        # a name that imitates a Latin one is shown as DNS has it, as browsers do
+        ("https://xn--pple-43d.com/", "xn--pple-43d.com", "xn--pple-43d.com", ("punycode", "mixed-script")),
+        ("https://аpple.com/", "xn--pple-43d.com", "xn--pple-43d.com", ("idn", "mixed-script")),
+        ("https://login.аррӏе.com/", "login.xn--80ak6aa92e.com", "xn--80ak6aa92e.com", ("idn", "lookalike")),
+        (
+            "https://xn--80ak6aa92e.com/",
+            "xn--80ak6aa92e.com",
+            "xn--80ak6aa92e.com",
+            ("punycode", "lookalike"),
+        ),
+        ("https://οκ.com/", "xn--vxaj.com", "xn--vxaj.com", ("idn", "lookalike")),
+        ("https://москва.com/", "москва.com", "москва.com", ("idn",)),  # not all twins of Latin
+        ("https://аррӏе.рф/", "аррӏе.рф", "аррӏе.рф", ("idn",)),  # Cyrillic is expected under .рф
         ("https://例え.jp/", "例え.jp", "例え.jp", ("idn",)),
         ("https://münchen.de/", "münchen.de", "münchen.de", ("idn",)),
         # UTS 46 non-transitional, as browsers: ß and final sigma stay (IDNA 2003 made "ss"

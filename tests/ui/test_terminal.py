@@ -572,3 +572,15 @@ async def test_a_long_choice_wraps_under_itself_not_as_a_line_of_the_clients_own
     shown = [line for line in lines if "mcp-elicit: this server is verified" in line]
     assert len(shown) == 3  # in the question, before the prompt, in the review
     assert not any(line.startswith("?") for line in lines)
+
+
+@pytest.mark.parametrize("url", ["https://xn--80ak6aa92e.com/login", "https://аррӏе.com/login"])
+async def test_a_name_of_letters_that_all_look_latin_is_shown_as_dns_has_it(url: str) -> None:
+    # Every letter Cyrillic, each one the twin of a Latin one: read in Unicode it is
+    # "apple.com"; the site a person is shown is the name as DNS has it.
+    async with answerer("d" + ENTER) as (ans, screen, _):
+        assert await elicit(ans, url_request(url)) == ElicitAnswer.decline()
+    text = " ".join(screen.text.replace("│", " ").split())
+    assert "Site: xn--80ak6aa92e.com" in text
+    assert "Site: аррӏе.com" not in text
+    assert "look like Latin ones: it reads as apple" in text
