@@ -62,6 +62,7 @@ _DECIDE = "Enter: fill in the form · d: decline · Esc: cancel > "
 _REVIEW = "Enter: send · {change}d: decline · Esc: cancel > "
 _CONSENT = "o: open it in your browser · d: decline · Esc: cancel > "
 _REFUSED = "Enter or d: decline · Esc: cancel > "
+_PROMPT_LABEL = 60
 _AFTER_OPEN = "Enter: I am done on the page · r: open it again · Esc: cancel > "
 
 
@@ -193,7 +194,7 @@ class TerminalAnswerer:
         start = typed(spec, current) if current is not None else default_text(spec)
         suffix = "" if spec.required else " (optional)"
         text = await self.prompter.ask(
-            f"{label(spec)}{suffix} > ",
+            f"{_short_label(spec)}{suffix} > ",
             default=start,
             check=_field_check(schema, spec),
             toolbar=" · ".join([*constraints(spec), "Enter: next", "Esc: cancel"]),
@@ -301,12 +302,20 @@ def _field_check(schema: FormSchema, spec: FieldSpec) -> Callable[[str], str | N
             return parsed.problem
         if parsed.value is None:
             if spec.required and spec.default is None:
-                return f"{label(spec)} is required"
+                return f"{_short_label(spec)} is required"
             return None
         problem = schema.check_field(spec.name, parsed.value)
-        return f"{label(spec)} {clean(problem)}" if problem else None
+        return f"{_short_label(spec)} {clean(problem)}" if problem else None
 
     return check
+
+
+def _short_label(spec: FieldSpec) -> str:
+    """The field's label as its prompt shows it: at most ``_PROMPT_LABEL`` characters (the
+    question above shows it whole). The prompt is drawn again at every key, so a label of
+    thousands of characters made each key take seconds."""
+    text = label(spec)
+    return text if len(text) <= _PROMPT_LABEL else text[: _PROMPT_LABEL - 1] + "…"
 
 
 def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError | None:

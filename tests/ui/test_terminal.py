@@ -584,3 +584,15 @@ async def test_a_name_of_letters_that_all_look_latin_is_shown_as_dns_has_it(url:
     assert "Site: xn--80ak6aa92e.com" in text
     assert "Site: аррӏе.com" not in text
     assert "look like Latin ones: it reads as apple" in text
+
+
+async def test_a_huge_field_title_leaves_the_prompt_quick_to_type_at() -> None:
+    # The prompt is drawn again at every key: a title of 20,000 characters made each key
+    # take seconds. The question shows the title whole; the prompt shows its start.
+    title = "Your name " + "x" * 20_000
+    schema = {"type": "object", "properties": {"n": {"type": "string", "title": title}}, "required": ["n"]}
+    async with answerer(ENTER + CTRL_U + ENTER + "bob" + ENTER + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(n="bob")
+    assert screen.text.count("x") >= 20_000  # in the question and in the review
+    assert "Your name xxx" in screen.drawn and "x" * 200 not in screen.drawn
