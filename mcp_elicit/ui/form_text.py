@@ -6,7 +6,9 @@ Rules:
 * Everything a server wrote (messages, titles, descriptions, option titles, URLs) goes
   through ``clean`` before it reaches a terminal: control characters (ESC starts terminal
   commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
-  ``<U+202E>`` instead of acting. Single-line texts (titles) also lose their newlines.
+  ``<U+202E>`` instead of acting, as are combining marks past five in a row (stacked by
+  the hundred, they cover the lines around them). Single-line texts (titles) also lose
+  their newlines.
 * What a person types is read per kind of field. Text is kept exactly as typed, spaces
   around it included, but text with a lone surrogate (an invalid byte from the terminal,
   a page's ``"\\ud800"``) is refused: no JSON reply can carry it. The other kinds ignore
@@ -50,6 +52,10 @@ __all__ = [
 #: Typed for a multi-choice: none of the options (unless an option is called that).
 NONE_TYPED: Final = "-"
 _LARGEST_FLOAT: Final = sys.float_info.max
+#: Combining marks in a row shown as they are (a letter with an accent and a tone, a
+#: Tibetan stack, a keycap emoji); more are shown by code: hundreds stacked on one letter
+#: paint over the lines above and below it, in a browser over the address shown.
+_MAX_MARKS: Final = 5
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -63,16 +69,21 @@ _FORMAT_HINTS: Final = {
 def clean(text: str, *, multiline: bool = False) -> str:
     """``text`` with every character that could act on a terminal shown instead."""
     out: list[str] = []
+    marks = 0  # combining marks in a row so far
     for ch in text:
+        category = unicodedata.category(ch)
+        marks = marks + 1 if category in ("Mn", "Me") else 0
         if ch == "\n" and multiline:
             out.append(ch)
         elif ch == "\t":
             out.append("    " if multiline else " ")
         elif ch in "\n\r":
             out.append(" ")
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
+        elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>")
+        elif marks > _MAX_MARKS:
+            out.append(f"<U+{ord(ch):04X}>")
         else:
             out.append(ch)
     return "".join(out)

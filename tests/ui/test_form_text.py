@@ -154,6 +154,19 @@ def test_clean_defuses_terminal_control() -> None:
     assert clean("Zürich 東京") == "Zürich 東京"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Vie\u0323\u0302t",  # Vietnamese, decomposed: a dot below and a circumflex
+        "\u0f56\u0f66\u0f92\u0fb2\u0f74\u0f56\u0f66",  # Tibetan, a stack of three
+        "1\ufe0f\u20e3",  # a keycap emoji
+        "e" + "\u0301" * 5,
+    ],
+)
+def test_clean_keeps_the_marks_a_script_stacks(text: str) -> None:
+    assert clean(text) == text
+
+
 SAFE = "must be between -9007199254740991 and 9007199254740991"
 
 

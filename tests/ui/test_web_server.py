@@ -664,3 +664,15 @@ async def test_an_answer_whose_body_stalls_is_408_and_a_later_one_is_taken(
         ok = await client.post(f"{opened.base}/api/answer", content=body, headers=api(csrf))
         assert ok.status_code == 200, ok.text
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
+async def test_marks_stacked_on_a_letter_are_shown_not_piled_over_the_page() -> None:
+    # Hundreds of combining marks on one letter paint far above and below its line, over
+    # the address and its site; past a few (no script stacks more), each is shown by code.
+    zalgo = "a" + "\u0363\u0364" * 200
+    request = url_request("https://evil.example/pay", message=f"Pay {zalgo} here")
+    async with open_round([request]) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        shown = (await client.get(f"{opened.base}/form")).text
+    assert re.search("[\u0300-\u036f]{6}", shown) is None
+    assert "a\u0363\u0364\u0363\u0364\u0363&lt;U+0364&gt;&lt;U+0363&gt;" in shown
