@@ -4,7 +4,8 @@ the consent to sign in (``ui.sign_in``).
 
 Rules: server text enters only as ``rich.text.Text`` built from ``form_text.clean`` output,
 never as markup, so a server cannot style, move or hide anything; styles come from here
-only. Imported only by ``ui.terminal`` and ``ui.sign_in`` once the ``cli`` extra is known to be
+only. The server's message has a frame of its own inside the question's, so no line of it
+can pass for one the client adds (the address, its site, a warning). Imported only by ``ui.terminal`` and ``ui.sign_in`` once the ``cli`` extra is known to be
 installed.
 """
 
@@ -53,6 +54,15 @@ def _context(request: ElicitationRequest) -> Text:
     return text
 
 
+def _message(request: ElicitationRequest) -> Panel:
+    """The server's message in a frame of its own: whatever it writes (an address, a
+    "Site:" line, a warning) stays apart from the lines the client adds."""
+    text = Text(clean(request.message, multiline=True) or "(no message)")
+    return Panel(
+        text, title=Text("the server's message", style="dim"), title_align="left", border_style="dim"
+    )
+
+
 def field_rows(fields: Sequence[FieldSpec]) -> Table:
     """Every field: number, title, description, constraints, default and choices."""
     grid = Table.grid(padding=(0, 2))
@@ -91,8 +101,7 @@ def problems_text(problems: Sequence[ValidationProblem], schema: FormSchema | No
 
 def question_panel(request: ElicitationRequest) -> Panel:
     """The whole form-mode question."""
-    parts: list[RenderableType] = [_context(request), Text()]
-    parts.append(Text(clean(request.message, multiline=True) or "(no message)"))
+    parts: list[RenderableType] = [_context(request), _message(request)]
     if request.schema is not None and request.schema.fields:
         parts.extend([Text(), field_rows(request.schema.fields)])
     for warning in request.warnings:
@@ -165,9 +174,7 @@ def _url_lines(verdict: UrlVerdict) -> list[RenderableType]:
 
 def url_panel(request: ElicitationRequest, verdict: UrlVerdict) -> Panel:
     """The URL-mode question: the full URL, where it really goes, and every warning."""
-    parts: list[RenderableType] = [_context(request), Text()]
-    parts.append(Text(clean(request.message, multiline=True) or "(no message)"))
-    parts.append(Text())
+    parts: list[RenderableType] = [_context(request), _message(request), Text()]
     parts.extend(_url_lines(verdict))
     title = _asker(request)
     title.append(" asks you to open a web page")

@@ -596,3 +596,15 @@ async def test_a_huge_field_title_leaves_the_prompt_quick_to_type_at() -> None:
     assert answer == ElicitAnswer.accept(n="bob")
     assert screen.text.count("x") >= 20_000  # in the question and in the review
     assert "Your name xxx" in screen.drawn and "x" * 200 not in screen.drawn
+
+
+async def test_the_servers_message_cannot_pass_for_the_clients_own_lines() -> None:
+    # A message that writes its own address and "Site:" line above the real ones: the
+    # client's lines stand apart from everything the server wrote.
+    fake = "Sign in to your mail\n\nhttps://accounts.google.com/signin\n\nSite: google.com\n⚠ None."
+    async with answerer("d" + ENTER) as (ans, screen, _):
+        assert await elicit(ans, url_request("https://evil.example/signin", fake)) == ElicitAnswer.decline()
+    lines = [line.removeprefix("│").removesuffix("│").strip() for line in screen.text.splitlines()]
+    assert [line for line in lines if line.startswith("Site:")] == ["Site: evil.example"]
+    assert not any(line.startswith(("https://accounts", "⚠")) for line in lines)
+    assert "Site: google.com" in screen.text  # still shown, as the server's
