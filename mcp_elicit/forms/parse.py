@@ -13,9 +13,13 @@ Rules:
   field and the rule: nested objects, free-form arrays, ``$ref``, ``type`` lists, an
   unknown ``type`` or ``format``, keywords that do not apply to the field's kind
   (``pattern``, ``exclusiveMinimum``, ``minLength`` on a choice, ...).
-- Harmless extras are accepted and dropped: at the top ``$schema``, ``$id``,
-  ``$comment``, ``title``, ``description`` and a boolean ``additionalProperties``
-  (unknown keys are dropped from answers anyway); on a field ``$comment``,
+- A ``$schema`` must name a dialect in which the subset's keywords mean what they mean
+  in 2020-12, the MCP default: 2020-12, 2019-09, draft-07 or draft-06 (``http`` or
+  ``https``, with or without the empty fragment); any other is refused by name, as both
+  revisions' basic/index (JSON Schema Usage) require of an unsupported dialect.
+- Harmless extras are accepted and dropped: at the top ``$schema`` (once its dialect is
+  known), ``$id``, ``$comment``, ``title``, ``description`` and a boolean
+  ``additionalProperties`` (unknown keys are dropped from answers anyway); on a field ``$comment``,
   ``examples`` and ``deprecated``; on a multi-select ``uniqueItems: true``,
   ``items.type: "string"`` beside ``anyOf``, and no ``items.type`` beside an ``enum`` of
   strings (FastMCP 4 sends ``"items": {"enum": [...]}``); ``to_json`` always writes the
@@ -49,6 +53,14 @@ __all__ = ["json_kind", "parse_fields"]
 
 _TOP_KEYS = frozenset({"type", "properties", "required", "additionalProperties"})
 _TOP_IGNORED = frozenset({"$schema", "$id", "$comment", "title", "description"})
+#: Dialects whose meaning for every keyword of the subset is 2020-12's (draft-04 has no
+#: ``const``), named by their meta-schema without scheme and empty fragment.
+_DIALECTS = (
+    "json-schema.org/draft/2020-12/schema",
+    "json-schema.org/draft/2019-09/schema",
+    "json-schema.org/draft-07/schema",
+    "json-schema.org/draft-06/schema",
+)
 _FIELD_IGNORED = frozenset({"$comment", "examples", "deprecated"})
 _COMMON = frozenset({"type", "title", "description", "default"})
 _ALLOWED: dict[str, frozenset[str]] = {
@@ -293,6 +305,19 @@ def _parse_field(name: str, prop: object, required: bool) -> FieldSpec:
     _fail(name, f"type {kind!r} is not allowed; use one of: string, number, integer, boolean, array")
 
 
+def _check_dialect(dialect: object) -> None:
+    if not isinstance(dialect, str):
+        _fail(None, "$schema must be a string")
+    scheme, sep, rest = dialect.partition("://")
+    if not (sep and scheme in ("http", "https") and rest.removesuffix("#") in _DIALECTS):
+        _fail(
+            None,
+            f"$schema names the JSON Schema dialect {dialect!r}, which is not supported; "
+            "leave it out (2020-12 is the default) or name the json-schema.org meta-schema "
+            "of 2020-12, 2019-09, draft-07 or draft-06",
+        )
+
+
 def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
     """Named field specs from a ``requestedSchema`` JSON object, in property order."""
     if not isinstance(obj, Mapping):
@@ -303,8 +328,8 @@ def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
         if key not in _TOP_KEYS and key not in _TOP_IGNORED:
             hint = _HINTS.get(key) or f"keyword {key!r} is not part of the form subset"
             _fail(None, f"{hint} (at the top of the requestedSchema)")
-    if not isinstance(obj.get("$schema", ""), str):
-        _fail(None, "$schema must be a string")
+    if "$schema" in obj:
+        _check_dialect(obj["$schema"])
     extra = obj.get("additionalProperties", False)
     if extra is not True and extra is not False:
         _fail(None, "additionalProperties may only be true or false; a form has no extra fields")

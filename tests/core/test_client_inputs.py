@@ -127,6 +127,7 @@ def test_a_malformed_action_is_refused() -> None:
     [
         {"type": "object", "properties": {"address": {"type": "object", "properties": {}}}},
         {"type": "object", "properties": {"x": {"$ref": "http://localhost:1/x.json"}}},
+        {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "properties": {}},
         {"type": "array"},
         None,
     ],

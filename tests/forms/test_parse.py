@@ -144,6 +144,43 @@ def test_harmless_extras_are_dropped(extra: dict[str, Any], where: str) -> None:
     assert FormSchema.parse(wire).to_json() == form({"f": {"type": "string"}})
 
 
+@pytest.mark.parametrize(
+    "dialect",
+    [
+        "https://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2020-12/schema#",
+        "http://json-schema.org/draft/2020-12/schema",
+        "https://json-schema.org/draft/2019-09/schema",
+        "http://json-schema.org/draft-07/schema#",
+        "http://json-schema.org/draft-07/schema",
+        "http://json-schema.org/draft-06/schema#",
+    ],
+)
+def test_a_dialect_whose_form_keywords_mean_the_same_is_read(dialect: str) -> None:
+    wire = form({"f": {"type": "string", "enum": ["a", "b"]}}, **{"$schema": dialect})
+    assert FormSchema.parse(wire).to_json() == form({"f": {"type": "string", "enum": ["a", "b"]}})
+
+
+@pytest.mark.parametrize(
+    "dialect",
+    [
+        "http://json-schema.org/draft-04/schema#",  # no const: a titled choice would take anything
+        "http://json-schema.org/draft-03/schema#",  # required is a boolean on each property
+        "https://json-schema.org/draft/2099-01/schema",
+        "https://example.com/my-dialect",
+        "",
+    ],
+)
+def test_a_dialect_this_implementation_does_not_support_is_refused_by_name(dialect: str) -> None:
+    # 2026-07-28 and 2025-11-25 basic/index, JSON Schema Usage: a schema is read by the
+    # dialect its $schema names, and an unsupported one gets an error that says so.
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(form({"f": {"type": "string"}}, **{"$schema": dialect}))
+    assert caught.value.field is None
+    assert f"$schema names the JSON Schema dialect {dialect!r}, which is not supported" in str(caught.value)
+    assert "2020-12" in str(caught.value) and "draft-07" in str(caught.value)
+
+
 def test_multi_select_leniencies() -> None:
     wire = {
         "type": "array",
