@@ -11,6 +11,11 @@ Rules:
   are unique and non-empty, each field obeys its own rules, each default passes the
   field's own validator, and (unless ``check_secrets=False``) that no field asks for
   a secret, raising :class:`SensitiveFieldError` for the first that does.
+- A default its own field refuses is a :class:`FormSchemaError`, except for a reader of
+  a form it did not write (``parse(..., unfit_defaults="drop")``): the field is kept
+  without that default, and :attr:`FormSchema.dropped_defaults` says which and why.
+  JSON Schema only recommends that a default be valid, and SDKs send such forms
+  (pydantic does not check a field's default against its constraints).
 - Per-field checkers are compiled at construction; validation is a loop over them.
 - Equality is on the fields only; ``not_secret`` marks and the bound Python type
   (for :meth:`build`) do not take part, so ``parse(s.to_json()) == s``.
@@ -28,9 +33,9 @@ import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
-from mcp_elicit.errors import FormSchemaError, SensitiveFieldError
+from mcp_elicit.errors import FormSchemaError, SensitiveFieldError, ValidationProblem
 from mcp_elicit.forms.classes import Binding, describe_class
 from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
 from mcp_elicit.forms.parse import parse_fields
@@ -76,6 +81,7 @@ class FormSchema:
 
     fields: tuple[FieldSpec, ...]
     secret_findings: tuple[SecretFinding, ...] = field(compare=False, repr=False)
+    dropped_defaults: tuple[ValidationProblem, ...] = field(compare=False, repr=False)
     _validator: FormValidator = field(compare=False, repr=False)
     _binding: Binding | None = field(compare=False, repr=False)
     _wire: dict[str, Any] = field(compare=False, repr=False)
@@ -89,6 +95,7 @@ class FormSchema:
             compiled = _COMPILED.get(key)
         except (KeyError, TypeError):  # not a spec, or something unhashable: no cache
             key = compiled = None
+        object.__setattr__(self, "dropped_defaults", ())
         if compiled is not None:  # the same fields were checked and compiled before
             object.__setattr__(self, "fields", specs)
             object.__setattr__(self, "_binding", None)
@@ -131,15 +138,28 @@ class FormSchema:
 
     @classmethod
     def parse(
-        cls, obj: object, *, not_secret: Collection[str] = (), check_secrets: bool = True
+        cls,
+        obj: object,
+        *,
+        not_secret: Collection[str] = (),
+        check_secrets: bool = True,
+        unfit_defaults: Literal["refuse", "drop"] = "refuse",
     ) -> FormSchema:
         """The form a ``requestedSchema`` JSON object describes.
 
         ``not_secret`` names fields the secret guard should let through;
         ``check_secrets=False`` accepts every field and leaves what the guard found in
         :attr:`secret_findings` (for a client that wants to warn rather than refuse).
+        ``unfit_defaults="drop"`` reads a field whose default it refuses itself without
+        that default, listing it in :attr:`dropped_defaults` (for a client, which shows
+        the form rather than pre-fill what cannot be sent).
         """
+        if unfit_defaults not in ("refuse", "drop"):
+            raise ValueError(f"unfit_defaults must be 'refuse' or 'drop', not {unfit_defaults!r}")
         specs = parse_fields(obj)
+        dropped: list[ValidationProblem] = []
+        if unfit_defaults == "drop":
+            specs = tuple(_without_unfit_default(spec, dropped) for spec in specs)
         names = {spec.name for spec in specs}
         unknown = set(not_secret) - names
         if unknown:
@@ -148,7 +168,10 @@ class FormSchema:
             )
         if not_secret:
             specs = tuple(replace(s, not_secret=True) if s.name in not_secret else s for s in specs)
-        return FormSchema(specs, check_secrets=check_secrets)
+        schema = FormSchema(specs, check_secrets=check_secrets)
+        if dropped:
+            object.__setattr__(schema, "dropped_defaults", tuple(dropped))
+        return schema
 
     @classmethod
     def from_type(cls, tp: object) -> FormSchema:
@@ -262,15 +285,31 @@ class FormSchema:
 SchemaLike: TypeAlias = FormSchema | Mapping[str, Any] | type[Any]
 
 
-def _check_default(spec: FieldSpec) -> None:
+def _default_problem(spec: FieldSpec) -> str | None:
+    """What is wrong with the field's default as an answer to it, or None."""
     if spec.default is None:
-        return
+        return None
     default = list(spec.default) if isinstance(spec, MultiChoice) else spec.default
     result = compile_field(spec)(default)
     if isinstance(result, Invalid):
-        raise FormSchemaError(
-            f"the default {default!r} is not a valid answer: it {result.message}", field=spec.name
-        )
+        return f"the default {default!r} is not a valid answer: it {result.message}"
+    return None
+
+
+def _check_default(spec: FieldSpec) -> None:
+    problem = _default_problem(spec)
+    if problem is not None:
+        raise FormSchemaError(problem, field=spec.name)
+
+
+def _without_unfit_default(spec: FieldSpec, dropped: list[ValidationProblem]) -> FieldSpec:
+    """``spec``, without its default if the field refuses it (noted in ``dropped``)."""
+    spec.check()  # a field no answer fits is refused, whatever its default
+    problem = _default_problem(spec)
+    if problem is None:
+        return spec
+    dropped.append(ValidationProblem(spec.name, f"{problem}; it is not pre-filled"))
+    return replace(spec, default=None)
 
 
 def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -> FormSchema:

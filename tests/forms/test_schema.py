@@ -239,3 +239,71 @@ def test_build_of_admitted_content_skips_the_second_check() -> None:
 def test_every_kind_round_trips_through_the_wire(spec: Any) -> None:
     schema = Form(f=spec)
     assert FormSchema.parse(schema.to_json()) == schema
+
+
+# What the official Python SDK renders for a pydantic model whose defaults break their
+# own constraints (pydantic does not check defaults): valid under both revisions'
+# schema.json, and JSON Schema only recommends that a default be valid.
+UNFIT_DEFAULTS: dict[str, Any] = {
+    "type": "object",
+    "title": "Booking",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "minLength": 1, "default": ""},
+        "guests": {"type": "integer", "title": "Guests", "minimum": 1, "maximum": 20, "default": 0},
+        "when": {"type": "string", "format": "date", "default": "2026-02-30"},
+        "seat": {"type": "string", "enum": ["in", "out"], "default": "window"},
+        "extras": {
+            "type": "array",
+            "items": {"type": "string", "enum": ["cake"]},
+            "default": ["cake", "cake"],
+        },
+        "ok": {"type": "boolean", "default": True},
+    },
+    "required": ["name"],
+}
+
+
+def test_a_reader_may_drop_the_defaults_that_break_their_own_field() -> None:
+    with pytest.raises(FormSchemaError, match="the default '' is not a valid answer"):
+        FormSchema.parse(UNFIT_DEFAULTS, check_secrets=False)
+    schema = FormSchema.parse(UNFIT_DEFAULTS, check_secrets=False, unfit_defaults="drop")
+    assert [(s.name, s.default) for s in schema.fields] == [
+        ("name", None),
+        ("guests", None),
+        ("when", None),
+        ("seat", None),
+        ("extras", None),
+        ("ok", True),
+    ]
+    assert [(p.field, p.message) for p in schema.dropped_defaults] == [
+        ("name", "the default '' is not a valid answer: it must not be empty; it is not pre-filled"),
+        ("guests", "the default 0 is not a valid answer: it must be at least 1; it is not pre-filled"),
+        (
+            "when",
+            "the default '2026-02-30' is not a valid answer: it names a day that does not exist; "
+            "it must be a date like 2026-12-31; it is not pre-filled",
+        ),
+        (
+            "seat",
+            "the default 'window' is not a valid answer: it must be one of: in, out; it is not pre-filled",
+        ),
+        (
+            "extras",
+            "the default ['cake', 'cake'] is not a valid answer: it contains 'cake' more than once; "
+            "it is not pre-filled",
+        ),
+    ]
+    # the rest of the form is read and checked as ever
+    assert schema.validate({"name": "Ann", "guests": 2}) == {"name": "Ann", "guests": 2}
+    assert schema.apply_defaults({}) == {"ok": True}
+    assert FormSchema.parse(schema.to_json()).dropped_defaults == ()
+    with pytest.raises(FormSchemaError, match="the minimum value 5 is greater than the maximum value 1"):
+        FormSchema.parse(
+            {
+                "type": "object",
+                "properties": {"n": {"type": "integer", "minimum": 5, "maximum": 1, "default": 3}},
+            },
+            unfit_defaults="drop",
+        )
+    with pytest.raises(ValueError, match="unfit_defaults must be 'refuse' or 'drop'"):
+        FormSchema.parse(UNFIT_DEFAULTS, unfit_defaults="ignore")  # type: ignore[arg-type]
