@@ -34,7 +34,8 @@ none, whose endpoints are the origin's ``/authorize``, ``/token`` and ``/registe
 (:func:`legacy_resource`, :func:`default_endpoints`).
 
 Who the client is at an authorization server, and what it says to its token endpoint:
-:mod:`mcp_elicit.core.token_endpoint`.
+:mod:`mcp_elicit.core.token_endpoint`; the ``WWW-Authenticate`` parser:
+:mod:`mcp_elicit.core.authorization_challenge`.
 
 Rules: every value read from the network is checked before use, and every refusal is an
 :class:`AuthorizationError` naming what was wrong and where; no message ever carries a
@@ -46,13 +47,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import ipaddress
-import re
 import secrets
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from mcp_elicit.core.authorization_challenge import Challenge, bearer_challenge, token_challenges
 from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import AuthorizationError
 
@@ -78,83 +79,6 @@ __all__ = [
 ]
 
 OFFLINE_ACCESS: Final = "offline_access"
-_TOKEN: Final = r"[!#$%&'*+.^_`|~0-9A-Za-z-]+"
-_QUOTED: Final = r'"(?:[^"\\]|\\.)*"'
-_PARAM: Final = re.compile(rf"\s*({_TOKEN})\s*=\s*({_QUOTED}|{_TOKEN}=*)\s*(?:,|$)")
-_SCHEME: Final = re.compile(rf"[\s,]*({_TOKEN})(?=[\s,]|$)\s*")
-_TOKEN68: Final = re.compile(r"([A-Za-z0-9._~+/-]+=*)\s*(?:,|$)")
-_BLANK: Final = re.compile(r"\s*\Z")
-_ESCAPED: Final = re.compile(r"\\(.)")
-
-
-# ---- the challenge -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Challenge:
-    """One ``WWW-Authenticate`` challenge: its scheme and auth-params (names lower-cased)."""
-
-    scheme: str
-    params: Mapping[str, str]
-
-    @property
-    def error(self) -> str | None:
-        return self.params.get("error")
-
-    @property
-    def scope(self) -> str | None:
-        scope = self.params.get("scope", "").strip()
-        return scope or None
-
-    @property
-    def resource_metadata(self) -> str | None:
-        return self.params.get("resource_metadata") or None
-
-
-def _challenges(header: str) -> list[Challenge]:
-    """Parse a ``WWW-Authenticate`` value (RFC 9110 §11.6.1) into its challenges. Lenient:
-    a part it cannot read ends the parse, keeping what came before. Read by position,
-    never by copying what is left: linear in the header, however many challenges it has."""
-    out: list[Challenge] = []
-    pos = 0
-    while _BLANK.match(header, pos) is None:
-        match = _SCHEME.match(header, pos)
-        if match is None:
-            break
-        scheme, pos = match.group(1), match.end()
-        params: dict[str, str] = {}
-        if _PARAM.match(header, pos) is None and (token68 := _TOKEN68.match(header, pos)) is not None:
-            pos = token68.end()  # Basic dXNlcjpwYXNz: nothing of ours
-        while (param := _PARAM.match(header, pos)) is not None:
-            name, value = param.group(1).lower(), param.group(2)
-            if value.startswith('"'):
-                value = _ESCAPED.sub(r"\1", value[1:-1])
-            params.setdefault(name, value)
-            pos = param.end()
-        out.append(Challenge(scheme, params))
-        while pos < len(header) and header[pos] in " ,":
-            pos += 1
-    return out
-
-
-def bearer_challenge(headers: Iterable[str]) -> Challenge | None:
-    """The ``Bearer`` challenge among the ``WWW-Authenticate`` header values, if any."""
-    for header in headers:
-        for challenge in _challenges(header):
-            if challenge.scheme.lower() == "bearer":
-                return challenge
-    return None
-
-
-def token_challenges(headers: Iterable[str]) -> list[Challenge]:
-    """The ``Bearer`` and ``DPoP`` (RFC 9449 §7.1) challenges among the
-    ``WWW-Authenticate`` header values, in order: what an OAuth client can answer."""
-    return [
-        challenge
-        for header in headers
-        for challenge in _challenges(header)
-        if challenge.scheme.lower() in ("bearer", "dpop")
-    ]
 
 
 # ---- URLs ------------------------------------------------------------------------------
