@@ -10,6 +10,7 @@ The flow (MCP authorization, 2025-11-25 and 2026-07-28):
    well-known URL with the server's path, then without it.
 2. Its ``resource`` must be the server's own URL or a parent of it (same origin, path on a
    segment boundary): a server cannot send the client to get tokens for another resource.
+   It has no fragment, as no RFC 8707 resource indicator has.
 3. Authorization server metadata (RFC 8414, then OpenID discovery) from the issuer's
    well-known URLs in the spec's order; its ``issuer`` must equal, character for character,
    the issuer the URL was built from, and it must offer PKCE S256 (absent means no PKCE:
@@ -218,6 +219,11 @@ def read_protected_resource(document: object, server_url: str, where: str) -> Pr
     if not isinstance(document, Mapping):
         raise AuthorizationError(f"{what} is not a JSON object")
     resource = string_field(document, "resource", what)
+    if "#" in resource:  # RFC 8707 section 2: the resource parameter has no fragment
+        raise AuthorizationError(
+            f"the resource {_quote(resource)} in {what} has a fragment, which no resource indicator "
+            "may have (RFC 8707): refusing to ask for tokens for it"
+        )
     check_resource(server_url, resource)
     servers = _strings(document.get("authorization_servers"), f"authorization_servers in {what}")
     if not servers:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import re
+import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -121,7 +122,8 @@ class ResourceMetadata:
 
     ``authorization_servers``: issuer URLs whose tokens the verifier accepts.
     ``scopes_supported``: the scopes worth asking for (default: ``required_scopes``, if any).
-    ``resource``: the endpoint's canonical URL; default: learned from each request's Host.
+    ``resource``: the endpoint's canonical URL (http or https, no fragment); default: learned
+    from each request's Host.
     ``dpop_required``: refuse tokens that are not DPoP-bound (RFC 9449), and say so in the
     document (``dpop_bound_access_tokens_required``). ``dpop_nonces``: DPoP proofs must
     carry a nonce this server handed out (RFC 9449 §9), which bounds how long a proof can
@@ -159,6 +161,13 @@ class ResourceMetadata:
                     name,
                 )
         object.__setattr__(self, "authorization_servers", tuple(servers))
+        if self.resource is not None:
+            parts = urllib.parse.urlsplit(self.resource)
+            if parts.scheme not in ("http", "https") or not parts.netloc or "#" in self.resource:
+                raise ConfigError(
+                    f"ResourceMetadata.resource {self.resource!r}: the endpoint's absolute http(s) URL, "
+                    "without a fragment (RFC 8707: clients refuse a resource that has one)"
+                )
 
     def document(self, resource: str) -> dict[str, Any]:
         """The metadata document for the endpoint at ``resource``."""

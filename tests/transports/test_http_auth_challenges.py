@@ -6,6 +6,7 @@ out), and what it refuses before anyone is asked; on 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -103,6 +104,31 @@ async def test_a_redirect_uri_neither_https_nor_loopback_is_refused() -> None:
         with pytest.raises(
             AuthorizationError, match=re.escape("redirect URI 'http://client.example/callback'")
         ):
+            await call(site, OAuth(person), "2026-07-28")  # type: ignore[arg-type]
+    assert person.asked == []
+    assert site.registrations == 0
+
+
+async def test_protected_resource_metadata_whose_resource_has_a_fragment_is_refused() -> None:
+    # RFC 8707 section 2 (and MCP basic/authorization, Canonical Server URI): the resource
+    # parameter is an absolute URI without a fragment. A server whose metadata names
+    # https://host/mcp#x would have the client send that to the authorization server,
+    # which must refuse it (invalid_target), after the person was sent there.
+    site = McpAuthorization(whoami_server())
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/.well-known/oauth-protected-resource"):
+            body = json.dumps({"resource": site.url + "#x", "authorization_servers": [site.base]}).encode()
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await site.app(scope, receive, send)
+
+    person = FollowRedirect()
+    async with uvicorn_server(app) as running:
+        site.base = f"http://127.0.0.1:{running.port}"
+        with pytest.raises(AuthorizationError, match=r"resource .*#x.* has a fragment"):
             await call(site, OAuth(person), "2026-07-28")  # type: ignore[arg-type]
     assert person.asked == []
     assert site.registrations == 0

@@ -117,6 +117,11 @@ def test_metadata_needs_a_verifier_and_sound_values() -> None:
         ResourceMetadata([ISSUER], required_scopes=["a b"])
     with pytest.raises(ConfigError, match="scope names"):
         ResourceMetadata([ISSUER], scopes_supported="mcp:read")  # type: ignore[arg-type]
+    # RFC 8707 section 2: a resource indicator has no fragment; clients refuse such metadata
+    for resource in ("https://h.example/mcp#x", "https://h.example/mcp#", "h.example/mcp", "ftp://h/mcp"):
+        with pytest.raises(ConfigError, match=r"ResourceMetadata\.resource"):
+            ResourceMetadata([ISSUER], resource=resource)
+    assert ResourceMetadata([ISSUER], resource="https://h.example/mcp").resource == "https://h.example/mcp"
 
 
 def test_offline_access_in_the_resource_metadata_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
