@@ -14,8 +14,9 @@ A server whose tokens come from an OAuth authorization server describes it with
 :class:`ResourceMetadata` (MCP authorization, RFC 9728): the transport publishes the
 document at ``/.well-known/oauth-protected-resource<endpoint path>`` and names it in every
 challenge (``resource_metadata``), so a client finds where to get a token on its own. A
-token without every ``required_scopes`` is refused with 403 ``insufficient_scope`` naming
-them, so the client can ask for more (step-up).
+token without every ``required_scopes`` (granted, or implied by a broader scope granted:
+``implied_scopes``) is refused with 403 ``insufficient_scope`` naming them, so the client
+can ask for more (step-up).
 """
 
 from __future__ import annotations
@@ -129,6 +130,11 @@ class ResourceMetadata:
     carry a nonce this server handed out (RFC 9449 §9), which bounds how long a proof can
     be used; the nonces are sealed under the server's key ring, so every instance sharing
     it takes them, and valid 5 minutes.
+    ``implied_scopes``: the server's scope hierarchy, each scope mapped to the narrower
+    ones it covers (``{"files:admin": ["files:write"], "files:write": ["files:read"]}``),
+    followed transitively: a token holding a broader scope satisfies ``required_scopes``
+    it implies (MCP authorization 2026-07-28 asks servers to account for such
+    hierarchies). It stays the server's: neither the document nor challenges show it.
     """
 
     authorization_servers: Sequence[str]
@@ -138,6 +144,7 @@ class ResourceMetadata:
     resource_name: str | None = None
     dpop_required: bool = False
     dpop_nonces: bool = False
+    implied_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         servers = self.authorization_servers
@@ -161,6 +168,7 @@ class ResourceMetadata:
                     name,
                 )
         object.__setattr__(self, "authorization_servers", tuple(servers))
+        object.__setattr__(self, "implied_scopes", _hierarchy(self.implied_scopes))
         if self.resource is not None:
             parts = urllib.parse.urlsplit(self.resource)
             if parts.scheme not in ("http", "https") or not parts.netloc or "#" in self.resource:
@@ -207,5 +215,34 @@ class ResourceMetadata:
         return f"{scheme} " + ", ".join(parts)
 
     def missing(self, principal: Principal) -> list[str]:
-        """The required scopes ``principal`` lacks."""
-        return [scope for scope in self.required_scopes if scope not in principal.scopes]
+        """The required scopes ``principal`` lacks: neither granted nor implied by a scope
+        granted (``implied_scopes``, followed as far as it goes)."""
+        if not self.required_scopes:
+            return []
+        held = set(principal.scopes)
+        todo = list(held)
+        while todo:
+            for narrower in self.implied_scopes.get(todo.pop(), ()):
+                if narrower not in held:
+                    held.add(narrower)
+                    todo.append(narrower)
+        return [scope for scope in self.required_scopes if scope not in held]
+
+
+def _hierarchy(implied: object) -> dict[str, tuple[str, ...]]:
+    """``implied_scopes`` checked: scope name → the scope names it implies."""
+    problem = "ResourceMetadata.implied_scopes: a mapping of a scope name to the scope names it implies"
+    if not isinstance(implied, Mapping):
+        raise ConfigError(problem)
+    out: dict[str, tuple[str, ...]] = {}
+    for broader, narrower in implied.items():
+        if (
+            not isinstance(broader, str)
+            or not _SCOPE_TOKEN.fullmatch(broader)
+            or isinstance(narrower, str)
+            or not isinstance(narrower, Sequence | frozenset | set)
+            or not all(isinstance(x, str) and _SCOPE_TOKEN.fullmatch(x) for x in narrower)
+        ):
+            raise ConfigError(f"{problem} (no spaces or quotes): {broader!r} is not")
+        out[broader] = tuple(narrower)
+    return out

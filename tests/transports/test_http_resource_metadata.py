@@ -106,6 +106,60 @@ async def test_a_token_without_a_required_scope_is_refused_with_403() -> None:
     assert writer.status_code == 200, writer.text
 
 
+async def test_a_broader_scope_covers_the_narrower_ones_it_implies() -> None:
+    # 2026-07-28 basic/authorization, Step-Up Authorization Flow: servers account for scope
+    # hierarchies, a broader scope implying narrower ones, when deciding whether a token
+    # suffices. An admin token carries mcp:admin alone; admin implies write, write read.
+    tokens = StaticTokens(
+        {
+            "admin": Principal("ann", scopes="mcp:admin"),
+            "writer": Principal("bob", scopes="mcp:write"),
+            "reader": Principal("cid", scopes="mcp:read"),
+        }
+    )
+    metadata = ResourceMetadata(
+        [ISSUER],
+        required_scopes=["mcp:read", "mcp:write"],
+        implied_scopes={"mcp:admin": ["mcp:write"], "mcp:write": ["mcp:read"]},
+    )
+    async with uvicorn_server(
+        StreamableHTTP(Server("h"), auth=tokens, resource_metadata=metadata)
+    ) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        async with httpx.AsyncClient() as http:
+            answers = {
+                token: await http.post(
+                    f"{base}/mcp", json=BODY, headers={**HEADERS, "authorization": f"Bearer {token}"}
+                )
+                for token in ("admin", "writer", "reader")
+            }
+            document = (await http.get(f"{base}/.well-known/oauth-protected-resource/mcp")).json()
+    assert answers["admin"].status_code == 200, answers["admin"].text
+    assert answers["writer"].status_code == 200, answers["writer"].text
+    assert answers["reader"].status_code == 403  # read implies nothing
+    challenge = bearer_challenge(answers["reader"].headers.get_list("www-authenticate"))
+    assert challenge is not None and challenge.error == "insufficient_scope"
+    assert challenge.scope == "mcp:read mcp:write"
+    assert "needs scope mcp:write" in (challenge.params.get("error_description") or "")
+    assert document["scopes_supported"] == ["mcp:read", "mcp:write"]  # the hierarchy stays the server's
+
+
+def test_implied_scopes_are_checked() -> None:
+    with pytest.raises(ConfigError, match=r"ResourceMetadata\.implied_scopes"):
+        ResourceMetadata([ISSUER], implied_scopes={"a": "b"})  # type: ignore[dict-item]
+    with pytest.raises(ConfigError, match=r"ResourceMetadata\.implied_scopes"):
+        ResourceMetadata([ISSUER], implied_scopes={"a b": ["c"]})
+    with pytest.raises(ConfigError, match=r"ResourceMetadata\.implied_scopes"):
+        ResourceMetadata([ISSUER], implied_scopes={"a": ["c d"]})
+    with pytest.raises(ConfigError, match=r"ResourceMetadata\.implied_scopes"):
+        ResourceMetadata([ISSUER], implied_scopes=[("a", ["b"])])  # type: ignore[arg-type]
+    # a cycle is only two names for one grant; the closure is transitive
+    looped = ResourceMetadata([ISSUER], required_scopes=["c"], implied_scopes={"a": ["b"], "b": ["a", "c"]})
+    assert looped.missing(Principal("x", scopes="a")) == []
+    assert looped.missing(Principal("x", scopes="c")) == []
+    assert looped.missing(Principal("x", scopes="d")) == ["c"]
+
+
 def test_metadata_needs_a_verifier_and_sound_values() -> None:
     with pytest.raises(ConfigError, match="needs auth"):
         StreamableHTTP(Server("x"), resource_metadata=ResourceMetadata([ISSUER]))
