@@ -19,6 +19,8 @@ Rules:
 * ``--client-id`` and ``--client-secret`` (or ``$MCP_ELICIT_CLIENT_SECRET``, kept out of
   argv) name a client registered beforehand; ``--callback-port`` fixes the loopback port
   for an authorization server that registers exact redirect URIs.
+* Tokens go over TLS: a plain ``http://`` TARGET gets a sign-in only on this machine, or,
+  with ``--plain-http private``, on a private network (``OAuth(plain_http=)``).
 * ``--workload-token FILE``: a workload (a CI job, a pod) signs in as itself with the JWT
   its platform keeps in FILE (workload identity federation, the JWT-bearer grant), read
   again whenever a new access token is needed; no person, no browser.
@@ -80,6 +82,7 @@ class SignIn:
     client_secret: str | None = None
     callback_port: int = 0
     workload_token: Path | None = None
+    plain_http: str = "loopback"
     timeout: float = 300.0
     consent: Consent | None = None
     open_url: Opener | None = None
@@ -121,6 +124,14 @@ def add_sign_in_options(parser: argparse.ArgumentParser) -> None:
         help="sign in as a workload with the JWT in FILE (from its platform: a Kubernetes service "
         "account token, a CI's OIDC token), read each time a token is needed; no browser",
     )
+    group.add_argument(
+        "--plain-http",
+        choices=("loopback", "private"),
+        default="loopback",
+        help="which plain http:// servers get a sign-in and tokens, which then cross the network "
+        "unencrypted: this machine only (default), or also private-network addresses and "
+        ".local/.home.arpa/.internal names, for a network you trust",
+    )
 
 
 def token_file(environ: Mapping[str, str] | None = None) -> Path:
@@ -145,6 +156,7 @@ def sign_in_from_args(args: argparse.Namespace, target: Target) -> SignIn | None
     secret: str | None = args.client_secret
     port: int = args.callback_port
     workload: Path | None = args.workload_token
+    plain_http: str = args.plain_http
     chosen = [
         name
         for name, given in (
@@ -152,6 +164,7 @@ def sign_in_from_args(args: argparse.Namespace, target: Target) -> SignIn | None
             ("--client-secret", secret),
             ("--callback-port", port),
             ("--workload-token", workload),
+            ("--plain-http", plain_http != "loopback"),
         )
         if given
     ]
@@ -174,7 +187,12 @@ def sign_in_from_args(args: argparse.Namespace, target: Target) -> SignIn | None
     if client_id is not None and secret is None:
         secret = os.environ.get(SECRET_ENV) or None
     return SignIn(
-        token_file(), client_id=client_id, client_secret=secret, callback_port=port, workload_token=workload
+        token_file(),
+        client_id=client_id,
+        client_secret=secret,
+        callback_port=port,
+        workload_token=workload,
+        plain_http=plain_http,
     )
 
 
@@ -262,6 +280,7 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
         client_secret=sign_in.client_secret,
         assertion=_file_assertion(sign_in.workload_token) if sign_in.workload_token is not None else None,
         store=store,
+        plain_http=sign_in.plain_http,
     )
     observed.signing_in = True
     try:

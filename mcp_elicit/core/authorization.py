@@ -33,6 +33,8 @@ found and the challenge named none, its origin (the URL without its path) is its
 authorization server, whose metadata is at the origin's well-known URLs or, when there is
 none, whose endpoints are the origin's ``/authorize``, ``/token`` and ``/register``
 (:func:`legacy_resource`, :func:`default_endpoints`).
+No sign-in, and no token, for a server over plain http off this machine (or, when the
+user trusts it, off a private network): :func:`cleartext_refusal`.
 
 Who the client is at an authorization server, and what it says to its token endpoint:
 :mod:`mcp_elicit.core.token_endpoint`; the ``WWW-Authenticate`` parser:
@@ -69,6 +71,7 @@ __all__ = [
     "default_endpoints",
     "legacy_resource",
     "token_challenges",
+    "cleartext_refusal",
     "check_resource",
     "string_field",
     "protected_resource_urls",
@@ -103,21 +106,78 @@ def _split(url: str, what: str) -> urllib.parse.SplitResult:
     return parts
 
 
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _loopback(host: str) -> bool:
+    address = _address(host)
+    return address.is_loopback if address is not None else host.lower() == "localhost"
+
+
 def require_secure(url: str, what: str) -> str:
     """``url`` if it is https, or http to a loopback host; else AuthorizationError."""
     parts = _split(url, what)
     if parts.fragment:
         raise AuthorizationError(f"{what} {_quote(url)} has a fragment")
-    if parts.scheme == "https":
-        return url
-    host = parts.hostname or ""
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = host == "localhost"
-    if not loopback:
+    if parts.scheme != "https" and not _loopback(parts.hostname or ""):
         raise AuthorizationError(f"{what} {_quote(url)} is plain http to a host that is not this machine")
     return url
+
+
+#: Where ``plain_http="private"`` lets the client sign in over plain http: private-use
+#: (RFC 1918, RFC 4193), shared (RFC 6598) and link-local addresses, and the special-use
+#: names of a local network (``.local``, RFC 6762; ``.home.arpa``, RFC 8375; ``.internal``).
+PRIVATE_NETWORKS: Final = tuple(
+    ipaddress.ip_network(net)
+    for net in (
+        *("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"),
+        *("fc00::/7", "fe80::/10"),
+    )
+)
+PRIVATE_NAMES: Final = (".local", ".home.arpa", ".internal")
+PLAIN_HTTP: Final = ("loopback", "private")
+
+
+def _private(host: str) -> bool:
+    address = _address(host)
+    if address is None:
+        return host.lower().rstrip(".").endswith(PRIVATE_NAMES)
+    return any(address in net for net in PRIVATE_NETWORKS)
+
+
+def cleartext_refusal(server_url: str, plain_http: str) -> str | None:
+    """Why the client must not sign in to (nor send tokens to) ``server_url``, or None:
+    plain http to another machine carries a bearer token readable by anyone on the way
+    (RFC 6750 section 5.3: TLS is a must). Loopback is this machine; ``plain_http``
+    ``"private"`` also trusts the private networks above."""
+    parts = _split(server_url, "the MCP server URL")
+    host = parts.hostname or ""
+    if parts.scheme == "https" or _loopback(host) or (plain_http == "private" and _private(host)):
+        return None
+    if plain_http == "private":
+        where = (
+            "not a private-network address (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, "
+            "link-local, or a name under .local, .home.arpa or .internal)"
+        )
+        allow = ""
+    else:
+        where = "another machine"
+        allow = (
+            '; on a private network you trust, allow plain http there with OAuth(plain_http="private") '
+            "(the command line's --plain-http private)"
+        )
+    return (
+        f"{server_url} is plain http to {where}: its tokens would cross the network unencrypted "
+        "(RFC 6750 section 5.3), so mcp-elicit does not sign in to it nor send it tokens. Use the "
+        f"server's https:// URL{allow}"
+    )
 
 
 def _well_known(url: str, name: str) -> tuple[str, str]:
@@ -135,7 +195,15 @@ def protected_resource_urls(server_url: str, advertised: str | None) -> list[str
     _split(server_url, "the MCP server URL")
     urls: list[str] = []
     if advertised:
-        urls.append(require_secure(advertised, "the resource_metadata URL in WWW-Authenticate"))
+        what = "the resource_metadata URL in WWW-Authenticate"
+        same = (
+            _origin_and_path(advertised, what)[:3] == _origin_and_path(server_url, "the MCP server URL")[:3]
+        )
+        if not same:  # the server's own origin is as safe as the server: it was let in
+            require_secure(advertised, what)
+        elif "#" in advertised:
+            raise AuthorizationError(f"{what} {_quote(advertised)} has a fragment")
+        urls.append(advertised)
     with_path, root = _well_known(server_url, "oauth-protected-resource")
     for url in (with_path, root):
         if url not in urls:

@@ -11,27 +11,24 @@ Rules:
 * The person's part (opening the authorization URL, signing in, coming back with the
   redirect) is an :class:`Authorizer`: the terminal's opens the system browser and listens
   on a loopback redirect URI; a test's follows the redirect without a browser.
-* Discovery runs again on every 401 (cheap, and a server may move to another
-  authorization server); credentials and tokens belong to the issuer that gave them and are
-  never presented to another.
+* Discovery runs again on every 401 (cheap; a server may move to another authorization
+  server); credentials and tokens belong to the issuer that gave them, never shown to another.
 * A token about to expire is refreshed before it is used; a 401 for a token tries one
-  refresh, then a new authorization. A request tries one refresh at most: one refused
-  before it was sent is not tried again after its 401. A request gets at most ``max_authorizations``
-  authorizations (3): a server that keeps refusing ends in :class:`AuthorizationError`,
-  never in a loop.
-* One authorization at a time: requests that meet a 401 together wait for the first one's
-  flow and use its token.
+  refresh (one a request has not tried already), then a new authorization; at most
+  ``max_authorizations`` (3) per request, then :class:`AuthorizationError`, never a loop.
+* Requests that meet a 401 together wait for the first one's authorization and its token.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
-  client, never follow redirects, and read at most 256 KiB of an answer. Which client it
-  is at each authorization server (given, a metadata document, registered) is
-  ``transports.http_registration``.
+  client, never follow redirects, and read at most 256 KiB of an answer. Which client it is
+  at each authorization server: ``transports.http_registration``.
+* Tokens go over TLS (RFC 6750 section 5.3): a plain ``http://`` MCP server off this
+  machine (or, with ``plain_http="private"``, off a private network) gets requests without
+  one, and its 401 is an :class:`AuthorizationError` saying what to do.
 * One ``OAuth`` signs in to one MCP server: the URL of its first request. A request to
   another URL is an :class:`AuthorizationError`, sent nowhere: tokens are for the resource
   they were issued for (RFC 8707) and never presented to another. So is a 401 from another
   origin the request was redirected to (httpx sent no token there): no sign-in can help.
 * A ``TokenStore`` (``transports.token_store``) keeps tokens and registrations between
-  runs, keyed by the MCP server's URL; a record that does not read back is ignored (and
-  replaced), never trusted in part.
+  runs, keyed by the MCP server's URL; a record that does not read back is ignored whole.
 * A refresh token is spent once, whoever shares it (``transports.token_record``): a
   refresh holds the store's lock on the record (``TokenStore.locked``, across read,
   refresh and save) and first reads the record again. Tokens another process or client
@@ -110,7 +107,9 @@ class OAuth(httpx.Auth):
     DPoP-bound tokens (RFC 9449) where the authorization server offers ES256 proofs (None,
     the default), always and refusing any other token (True), or never (False).
     ``lock_timeout``: how long a refresh waits for another one sharing the store (default:
-    twice ``timeout``, plus 10 s).
+    twice ``timeout``, plus 10 s). ``plain_http``: which MCP servers over plain ``http://``
+    it signs in to and sends tokens to: ``"loopback"`` (the default: this machine only) or
+    ``"private"`` (also private-network addresses and names, for a network you trust).
     """
 
     requires_request_body = True  # a DPoP proof digests the body it goes with
@@ -131,6 +130,7 @@ class OAuth(httpx.Auth):
         dpop: bool | None = None,
         assertion: AssertionSource | None = None,
         store: TokenStore | None = None,
+        plain_http: str = "loopback",
         timeout: float = 15.0,
         lock_timeout: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
@@ -155,6 +155,9 @@ class OAuth(httpx.Auth):
             raise ValueError("application_type is 'native' or 'web'")
         if dpop not in (None, True, False):
             raise ValueError("dpop is None (where offered), True or False")
+        if plain_http not in oauth.PLAIN_HTTP:
+            raise ValueError(f"plain_http is 'loopback' or 'private', not {plain_http!r}")
+        self.plain_http = plain_http
         self.authorizer = authorizer
         self.identity = ClientIdentity(
             client_id=client_id,
@@ -231,7 +234,8 @@ class OAuth(httpx.Auth):
                 f"this OAuth signs in to {self._key}, and {target} is another server: "
                 "use one OAuth per MCP server"
             )
-        tokens, refreshed = await self._current()  # refreshed: at most once per request
+        cleartext = oauth.cleartext_refusal(target, self.plain_http)  # sent bare: it may want no token
+        tokens, refreshed = await self._current() if cleartext is None else (None, False)
         if tokens is not None:
             self._present(request, tokens)
         response = yield request
@@ -264,6 +268,8 @@ class OAuth(httpx.Auth):
             step_up = response.status_code == 403
             if challenge is None or (step_up and challenge.error != "insufficient_scope"):
                 return  # no Bearer or DPoP challenge we can answer: the caller sees the answer
+            if cleartext is not None:
+                raise AuthorizationError(cleartext)
             if authorizations >= self.max_authorizations:
                 what = f"HTTP {response.status_code}" + (f" ({challenge.error})" if challenge.error else "")
                 raise AuthorizationError(

@@ -7,6 +7,7 @@ the provider's redirect back to the loopback callback.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -26,7 +27,14 @@ from cli.helpers import run
 from cli.pty_session import ENTER, ESC, PtySession
 from mcp_elicit.cli.call import run_request
 from mcp_elicit.cli.check import run_check
-from mcp_elicit.cli.sign_in import NO_TERMINAL, SECRET_ENV, TOKENS_ENV, SignIn, token_file
+from mcp_elicit.cli.sign_in import (
+    NO_TERMINAL,
+    SECRET_ENV,
+    TOKENS_ENV,
+    SignIn,
+    add_sign_in_options,
+    token_file,
+)
 from mcp_elicit.cli.targets import Target
 
 from support.mcp_authorization import McpAuthorization
@@ -328,6 +336,7 @@ def test_a_workload_signs_in_with_its_platforms_token_file(
         (["--callback-port", "70000"], "--callback-port is a port number"),
         (["--workload-token", "t.jwt", "--no-login"], "--workload-token is for signing in"),
         (["--workload-token", "t.jwt", "--callback-port", "8000"], "signs in without one"),
+        (["--plain-http", "private", "--no-login"], "--plain-http is for signing in"),
     ],
 )
 def test_sign_in_options_that_do_not_go_together(
@@ -355,6 +364,7 @@ def test_the_help_names_the_sign_in_options(capsys: pytest.CaptureFixture[str]) 
             "--client-secret",
             "--callback-port",
             "--workload-token",
+            "--plain-http",
             TOKENS_ENV,
             SECRET_ENV,
         ):
@@ -411,3 +421,23 @@ def test_a_redirect_to_another_origin_that_asks_for_authorization_says_to_use_th
     assert f"{site.url} redirects (HTTP 307) to {elsewhere}/elsewhere, another origin" in result.err
     assert f"use {elsewhere}/elsewhere directly" in result.err
     assert "--header" not in result.err and "sign in" not in result.err
+
+
+def test_plain_http_private_reaches_the_sign_in(tokens: Path) -> None:
+    # RFC 6750 section 5.3: no tokens over plain http to another machine, unless the user
+    # says the private network is trusted (transports/test_http_auth_cleartext.py)
+    from mcp_elicit.cli.sign_in import oauth, sign_in_from_args
+    from mcp_elicit.cli.targets import Observed, parse_target
+
+    parser = argparse.ArgumentParser()
+    add_sign_in_options(parser)
+    target = parse_target("http://10.1.2.3:8000/mcp", None)
+
+    async def built(sign_in: SignIn) -> str:
+        async with oauth(sign_in, target, Observed()) as auth:
+            return auth.plain_http
+
+    for argv, expected in (([], "loopback"), (["--plain-http", "private"], "private")):
+        sign_in = sign_in_from_args(parser.parse_args(argv), target)
+        assert sign_in is not None and sign_in.plain_http == expected
+        assert asyncio.run(built(Person().sign_in(tokens, plain_http=expected))) == expected

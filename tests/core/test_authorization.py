@@ -23,6 +23,7 @@ from mcp_elicit.core.authorization import (
     authorization_url,
     bearer_challenge,
     check_resource,
+    cleartext_refusal,
     protected_resource_urls,
     read_authorization_server,
     read_callback,
@@ -386,6 +387,54 @@ def test_plain_http_to_loopback_is_allowed(advertised: str) -> None:
 def test_an_unsafe_advertised_url_is_refused(advertised: str) -> None:
     message = _refused(protected_resource_urls, SERVER_URL, advertised)
     assert "resource_metadata" in message
+
+
+def test_a_plain_http_servers_own_origin_may_publish_its_metadata() -> None:
+    # signing in to http://10.1.2.3 at all is allowed or not by the client's plain_http;
+    # the metadata on the server's own origin exposes nothing more than the server does
+    assert (
+        protected_resource_urls("http://10.1.2.3:80/mcp", "http://10.1.2.3/prm")[0] == "http://10.1.2.3/prm"
+    )
+    _refused(protected_resource_urls, "http://10.1.2.3/mcp", "http://10.1.2.4/prm", match="plain http")
+    _refused(protected_resource_urls, "http://10.1.2.3/mcp", "http://10.1.2.3:81/prm", match="plain http")
+    _refused(protected_resource_urls, "http://10.1.2.3/mcp", "http://10.1.2.3/prm#x", match="fragment")
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback", "private"),
+    [
+        ("https://mcp.example.com/mcp", True, True),
+        ("http://127.0.0.1:8000/mcp", True, True),
+        ("http://[::1]/mcp", True, True),
+        ("http://LocalHost/mcp", True, True),
+        ("http://10.1.2.3/mcp", False, True),
+        ("http://172.31.0.9/mcp", False, True),
+        ("http://192.168.1.20:8080/mcp", False, True),
+        ("http://100.100.1.1/mcp", False, True),
+        ("http://169.254.1.1/mcp", False, True),
+        ("http://[fd12:3456::1]/mcp", False, True),
+        ("http://[fe80::1]/mcp", False, True),
+        ("http://[::ffff:10.0.0.1]/mcp", False, True),
+        ("http://nas.local/mcp", False, True),
+        ("http://nas.home.arpa./mcp", False, True),
+        ("http://mcp.corp.internal/mcp", False, True),
+        ("http://172.32.0.1/mcp", False, False),
+        ("http://198.51.100.7/mcp", False, False),
+        ("http://8.8.8.8/mcp", False, False),
+        ("http://[2001:db8::1]/mcp", False, False),
+        ("http://mcp.example.com/mcp", False, False),
+        ("http://local/mcp", False, False),
+        ("http://evil-local/mcp", False, False),
+        ("http://localhost.evil.example/mcp", False, False),
+    ],
+)
+def test_which_plain_http_servers_are_signed_in_to(url: str, loopback: bool, private: bool) -> None:
+    for plain_http, allowed in (("loopback", loopback), ("private", private)):
+        refusal = cleartext_refusal(url, plain_http)
+        assert (refusal is None) is allowed, (url, plain_http, refusal)
+        if refusal is not None:
+            assert url in refusal and "https://" in refusal
+            assert ('plain_http="private"' in refusal) is (plain_http == "loopback")
 
 
 @pytest.mark.parametrize("server_url", ["ftp://mcp.example.com/mcp", "mcp.example.com/mcp", "https://"])

@@ -65,6 +65,7 @@ class McpAuthorization:
     registrations: int = 0
     mount: str = ""  # "/tools": the endpoint is mounted there in a Starlette app (Mount)
     strip: str = ""  # "/app": reached there through a proxy that strips it; the public URL says so
+    allowed_hosts: tuple[str, ...] | None = None  # the endpoint's Host allow-list (None: loopback)
 
     def __post_init__(self) -> None:
         self.dpop_tokens = DpopTokens(self.provider.app)
@@ -79,7 +80,9 @@ class McpAuthorization:
                 Mount("/", self.provider.app),
             ]
         )
-        self.mcp = StreamableHTTP(self.server, auth=CallableVerifier(self._verify), fallback=site)
+        self.mcp = StreamableHTTP(
+            self.server, auth=CallableVerifier(self._verify), fallback=site, allowed_hosts=self.allowed_hosts
+        )
         self.app: Any = self.mcp
         if self.mount:
             self.app = Starlette(routes=[Mount(self.mount, app=self.mcp), Mount("/", app=site)])
