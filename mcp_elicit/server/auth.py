@@ -144,7 +144,7 @@ class ResourceMetadata:
     resource_name: str | None = None
     dpop_required: bool = False
     dpop_nonces: bool = False
-    implied_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    implied_scopes: Mapping[str, Sequence[str]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         servers = self.authorization_servers

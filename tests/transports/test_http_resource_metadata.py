@@ -158,6 +158,14 @@ def test_implied_scopes_are_checked() -> None:
     assert looped.missing(Principal("x", scopes="a")) == []
     assert looped.missing(Principal("x", scopes="c")) == []
     assert looped.missing(Principal("x", scopes="d")) == ["c"]
+    # still a value: hashable, and equal when built alike
+    assert hash(looped) == hash(
+        ResourceMetadata([ISSUER], required_scopes=["c"], implied_scopes={"a": ["b"], "b": ["a", "c"]})
+    )
+    assert looped == ResourceMetadata(
+        [ISSUER], required_scopes=["c"], implied_scopes={"a": ("b",), "b": ("a", "c")}
+    )
+    assert looped != ResourceMetadata([ISSUER], required_scopes=["c"])
 
 
 def test_metadata_needs_a_verifier_and_sound_values() -> None:
