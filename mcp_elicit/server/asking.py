@@ -81,8 +81,8 @@ class InPlaceAsker:
         for attempt in range(2):
             try:
                 raw = await self._exchange(ask, prepared, note)
-            except TimeoutError:
-                return _give_up(ask, f"no answer to {ask.method} within {self.timeout:g} s")
+            except TimeoutError as exc:  # its own reason when it has one (it was never sent)
+                return _give_up(ask, str(exc) or f"no answer to {ask.method} within {self.timeout:g} s")
             except Refused as exc:
                 return _give_up(ask, str(exc))
             try:

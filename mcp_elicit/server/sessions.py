@@ -20,6 +20,10 @@ Rules:
 * Server-to-client requests wait on a future keyed by their id; the client's response
   resolves it. The wait has its own budget (a person is answering), not the request
   timeout; cancellation and timeouts remove the entry.
+* No server-to-client request goes out before the client's ``notifications/initialized``
+  (2025-11-25 lifecycle: only pings and logging may precede it): one asked before waits
+  for it, out of the same budget. Past it, nothing was sent: ``TimeoutError`` saying so,
+  and a warning in the log (a client that never sends it is asked nothing).
 * A session waits to hear the URL elicitations it sent finish, by id, until they
   complete or end without their page (declined, cancelled, unanswered in time, given
   up); at most ``MAX_ELICITATIONS`` ids, the least recently sent making room. An id is
@@ -75,7 +79,7 @@ class Session:
         self.started = now
         #: The transport's attributes for telemetry (``Telemetry.request``), set by it.
         self.network: Mapping[str, str | int] | None = None
-        self.initialized = False
+        self._initialized = asyncio.Event()
         self.log_level: str | None = None
         #: The resources subscribed to, each with the caller that subscribed (its updates
         #: reach the session only while that caller may read it).
@@ -99,6 +103,18 @@ class Session:
         self._ids = itertools.count(1)
         self._queue: deque[bytes] = deque(maxlen=100)
         self._wakeup = asyncio.Event()
+
+    @property
+    def initialized(self) -> bool:
+        """The client sent ``notifications/initialized``: it may be asked questions."""
+        return self._initialized.is_set()
+
+    @initialized.setter
+    def initialized(self, value: bool) -> None:
+        if value:
+            self._initialized.set()
+        else:
+            self._initialized.clear()
 
     @property
     def in_use(self) -> bool:
@@ -126,7 +142,11 @@ class Session:
         When the time is up, or the request it belongs to ends first (cancelled by the
         client, its stream closed), the client is told the question is withdrawn
         (``notifications/cancelled``, best effort), so a person stops being asked; then
-        TimeoutError, or the cancellation goes on. ``rid``: from :meth:`new_request_id`."""
+        TimeoutError, or the cancellation goes on. ``rid``: from :meth:`new_request_id`.
+        Before the client's ``notifications/initialized`` nothing is sent: the time spent
+        waiting for it counts against ``timeout``."""
+        if not self._initialized.is_set():
+            timeout = await self._await_initialized(method, timeout)
         if self.closed:
             raise TransportError("the session is closed")
         rid = rid or self.new_request_id()
@@ -147,6 +167,20 @@ class Session:
                 raise
         finally:
             self.pending.pop(rid, None)
+
+    async def _await_initialized(self, method: str, timeout: float) -> float:
+        """Wait up to ``timeout`` for ``notifications/initialized``; the time left."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        try:
+            await asyncio.wait_for(self._initialized.wait(), timeout)
+        except TimeoutError:
+            reason = (
+                f"the client sent no notifications/initialized within {timeout:g} s; {method} was not sent"
+            )
+            log.warning("session %s: %s", self.id[:8], reason)
+            raise TimeoutError(reason) from None
+        return max(0.0, timeout - (loop.time() - started))
 
     def resolve(self, message: jsonrpc.Response | jsonrpc.ErrorResponse) -> bool:
         """Hand the client's response to the question waiting for it; False when none is."""

@@ -139,6 +139,38 @@ async def test_no_answer_in_time_counts_as_cancel(wire_2025: WireChecker) -> Non
     wire_2025.notification(withdrawn)
 
 
+async def test_no_question_goes_out_before_the_client_says_initialized(wire_2025: WireChecker) -> None:
+    """2025-11-25 lifecycle: the server sends no request but pings and logging before the
+    client's ``notifications/initialized``. A question asked before it waits for it (a
+    client's notification may arrive after its first request, on another connection)."""
+    client = SessionClient(build(), checker=wire_2025)
+    client.answer = lambda _k, _r: {"action": "decline"}
+    await client.open(initialized=False)
+    call = asyncio.ensure_future(client.result("tools/call", {"name": "ask_name"}))
+    await asyncio.sleep(0.05)
+    assert client.asked == [], "elicitation/create went out before notifications/initialized"
+    assert not call.done()
+    client.initialized()
+    result = await asyncio.wait_for(call, 5)
+    assert result["content"][0]["text"] == "answer: decline"
+    assert [m["method"] for m in client.asked] == ["elicitation/create"]
+
+
+async def test_a_client_that_never_says_initialized_is_asked_nothing(
+    wire_2025: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The wait for ``notifications/initialized`` is bounded by the question's own time:
+    past it the question counts as unanswered (cancel), was never sent, and the log says why."""
+    client = Silent(build(ask_timeout=0.05), checker=wire_2025)
+    await client.open(initialized=False)
+    with caplog.at_level("WARNING", logger="mcp_elicit.sessions"):
+        result = await client.result("tools/call", {"name": "ask_name"})
+    assert result["content"][0]["text"] == "answer: cancel"
+    assert client.asked == [], "nothing is sent, not even a withdrawal"
+    assert client.session.pending == {}
+    assert "notifications/initialized" in caplog.text and "elicitation/create" in caplog.text
+
+
 async def _waiting(client: SessionClient, rid: int) -> asyncio.Task[bytes | None]:
     message = jsonrpc.Request(rid, "tools/call", {"name": "ask_name"})
     task = asyncio.ensure_future(client.server.respond_in_session(message, client.session, channel=client))

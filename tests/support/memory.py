@@ -160,7 +160,8 @@ class SessionClient:
         self.answer: Answerer = lambda _k, _r: {"action": "cancel"}
         self.session: Any = None
 
-    async def open(self) -> dict[str, Any]:
+    async def open(self, *, initialized: bool = True) -> dict[str, Any]:
+        """``initialize``, then (unless ``initialized`` is False) ``notifications/initialized``."""
         message = {
             "jsonrpc": "2.0",
             "id": next(self.ids),
@@ -179,7 +180,15 @@ class SessionClient:
         response: dict[str, Any] = orjson.loads(payload)
         if self.checker is not None:
             self.checker.response("initialize", response)
+        if initialized:
+            self.initialized()
         return response
+
+    def initialized(self) -> None:
+        """Send ``notifications/initialized``."""
+        if self.checker is not None:
+            self.checker.notification({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.session.initialized = True
 
     # the HandshakeChannel protocol
     async def notify(self, method: str, params: dict[str, Any]) -> None:
