@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, over
 from mcp_types import CreateMessageResult, Root
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
-from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError
+from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.outgoing import check_sampling, check_url
@@ -300,6 +300,26 @@ class Context:
         """
         question = self.elicit_url(message, url, elicitation_id=elicitation_id, key=key)
         return question.result(await self._asker.require_url(question.ask))
+
+    def url_steps(self, required: URLElicitationRequired) -> list[Ask]:
+        """The questions of the URL steps a handler's own ``URLElicitationRequired`` names
+        (``data.elicitations``), made as ``require_url`` makes them: the same checks and
+        keys. (2026-07-28 asks them; 2025-11-25 sends the error as it is.)"""
+        data = required.data if isinstance(required.data, Mapping) else {}
+        steps = data.get("elicitations")
+        if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):
+            raise ValueError(
+                "URLElicitationRequired needs data={'elicitations': [{'message': ..., 'url': ...}, ...]}; "
+                "or call ctx.require_url"
+            )
+        asks = []
+        for step in steps:
+            given = step.get("elicitationId")
+            question = self.elicit_url(
+                step.get("message"), step.get("url"), elicitation_id=given if isinstance(given, str) else None
+            )
+            asks.append(question.ask)
+        return asks
 
     def sample(
         self,

@@ -224,6 +224,7 @@ class Dispatch(Catalog):
             now=self.clock,
             spend=self.url_mode.spend_state if single_use else None,
             outcome=tool,
+            url_steps=ctx.url_steps,
         )
         if detach is None:
             return rounds

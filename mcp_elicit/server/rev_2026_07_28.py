@@ -7,6 +7,10 @@ fails the request before the handler runs, even when the handler would ask nothi
 Questions asked from concurrent tasks (``asyncio.TaskGroup``) before any of them waits on
 real I/O are merged into one round: an unanswered question yields to its siblings a few
 times before ending the round (``ctx.gather`` batches without relying on that).
+A handler that raises ``URLElicitationRequired`` itself (this revision has no -32042) has
+its steps asked as ``ctx.require_url`` asks them: an input request each; the retry runs
+the handler again, which finishes or raises again (asked again). A step the user declined
+or cancelled ends the request as the handler's failure (a tool's ``isError`` result).
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
-from mcp_elicit.errors import InvalidRequestState
+from mcp_elicit.errors import InvalidRequestState, ToolError, URLElicitationRequired
 from mcp_elicit.sealing import Binding, StateSealer
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
@@ -101,6 +105,7 @@ async def run_replayed(
     now: Callable[[], float],
     spend: Callable[[str], Awaitable[bool]] | None = None,
     outcome: Outcome | None = None,
+    url_steps: Callable[[URLElicitationRequired], list[Ask]] | None = None,
 ) -> dict[str, Any]:
     """Run ``handler(*args)`` (asking through ``asker``) for one round; its result (made
     by ``outcome`` when given: the handler's value is then raw, and an ``Exception`` from
@@ -110,7 +115,9 @@ async def run_replayed(
     it returns False when that token was redeemed before (on any instance). With ``spend``,
     answers that come without a ``requestState`` count for nothing: the round runs as a
     first call, so leaving the spent state out cannot replay a one-time action. A
-    ``requestState`` of null is no state."""
+    ``requestState`` of null is no state. ``url_steps`` makes the questions of a
+    ``URLElicitationRequired`` the handler raised (checked as ``ctx.require_url`` checks
+    them); without it, that error goes on."""
     binding: Binding | None = None
     token = params.get("requestState")
     if token is not None:
@@ -130,6 +137,15 @@ async def run_replayed(
         value = await handler(*args)
     except InputRequired:
         pass
+    except URLElicitationRequired as exc:  # the handler's own: no -32042 on this revision
+        if url_steps is None:
+            raise
+        try:
+            _want_steps(replay, url_steps(exc))
+        except Exception as failure:
+            if outcome is None:
+                raise
+            return outcome.failed(failure)
     except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
         if outcome is None:
             raise
@@ -143,6 +159,20 @@ async def run_replayed(
     if binding is None:
         binding = binding_for(method, params, principal)
     return replay.input_required(sealer=sealer, binding=binding, now=now())
+
+
+def _want_steps(replay: Replay, steps: list[Ask]) -> None:
+    """Ask ``steps`` in this round; ``ToolError`` when the user declined or cancelled one
+    of them as asked in the last round (the request cannot go on without it)."""
+    for step in steps:
+        answer = replay.fresh.get(step.key) if replay.pending.get(step.key) == step.fingerprint else None
+        action = answer.get("action") if isinstance(answer, dict) else None
+        if action in ("decline", "cancel"):
+            raise ToolError(
+                f"The user did not complete a step this request needs ({action}): "
+                f"{step.params['message']} ({step.params['url']})"
+            )
+        replay.want(step)
 
 
 _NO_BINDING = Binding(method="", target="", arguments=b"", principal=None)

@@ -11,7 +11,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String
 from mcp_elicit.core.rev_2025_11_25 import Handshake
-from mcp_elicit.errors import ProtocolError
+from mcp_elicit.errors import ProtocolError, URLElicitationRequired
 from mcp_elicit.server.sessions import MAX_ELICITATIONS, MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Sessions
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.meta import ClientCapabilities
@@ -376,6 +376,56 @@ async def test_require_url_on_2026_is_an_input_request(wire: WireChecker) -> Non
     assert request["params"]["mode"] == "url"
     final, _ = await client.rounds("tools/call", {"name": "connect"}, lambda k, r: {"action": "accept"})
     assert final["result"]["content"][0]["text"] == "connected: accept"
+
+
+def raising_url_required() -> tuple[Server, list[bool]]:
+    """A tool that raises ``URLElicitationRequired`` itself until its step is done."""
+    app, linked = Server("raises"), [False]
+
+    @app.tool()
+    async def link(ctx: Context) -> str:
+        if linked[0]:
+            return "linked"
+        step = {"mode": "url", "message": "Link your account", "url": "https://example.com/link"}
+        raise URLElicitationRequired(
+            "Link your account first", {"elicitations": [{**step, "elicitationId": "l-1"}]}
+        )
+
+    return app, linked
+
+
+async def test_a_raised_url_elicitation_required_on_2026_is_an_input_request(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """2026-07-28 has no -32042: a handler's own ``URLElicitationRequired`` asks its steps
+    as ``ctx.require_url`` would (an input request); the retry runs the handler again,
+    which either finishes or asks again; a declined step ends the tool with an error."""
+    app, linked = raising_url_required()
+    client = MemoryClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire)
+    first = await client.result("tools/call", {"name": "link"})
+    assert first["resultType"] == "input_required"
+    (request,) = first["inputRequests"].values()
+    assert request == {
+        "method": "elicitation/create",
+        "params": {"mode": "url", "message": "Link your account", "url": "https://example.com/link"},
+    }
+    retry = {"name": "link", "inputResponses": {key: {"action": "accept"} for key in first["inputRequests"]}}
+    again = await client.result("tools/call", {**retry, "requestState": first["requestState"]})
+    assert again["resultType"] == "input_required", "accepted but not done yet: asked again"
+    assert list(again["inputRequests"].values()) == [request]
+    declined, _ = await client.rounds("tools/call", {"name": "link"}, lambda k, r: {"action": "decline"})
+    assert declined["result"]["isError"] is True
+    assert "Link your account" in declined["result"]["content"][0]["text"]
+    linked[0] = True
+    final, _ = await client.rounds("tools/call", {"name": "link"}, lambda k, r: {"action": "accept"})
+    assert final["result"]["content"][0]["text"] == "linked"
+    bare = MemoryClient(app, capabilities={"elicitation": {"form": {}}}, checker=wire)
+    linked[0] = False
+    refused = await bare.request("tools/call", {"name": "link"})
+    assert refused["error"]["code"] == -32021, "as ctx.require_url: the client must declare elicitation.url"
+    session = SessionClient(app, capabilities={"elicitation": {"url": {}}}, checker=wire_2025)
+    await session.open()
+    assert (await session.request("tools/call", {"name": "link"}))["error"]["code"] == -32042
 
 
 async def test_session_methods(wire_2025: WireChecker) -> None:
