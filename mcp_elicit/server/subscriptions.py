@@ -17,7 +17,8 @@ Rules:
   URI nothing serves (what ``resources/read`` answers "not found" for).
 * At most ``max_listeners`` subscriptions are open, ``max_listeners_per_owner`` of them
   for one principal (unauthenticated callers are one), so no one caller can take them
-  all; past the server's, a listen is refused with -32603 (its capacity, try again later),
+  all: a share of the whole, as for sessions and tasks (``options.share``: a tenth of it
+  unless set, above it a ``ConfigError``); past the server's, a listen is refused with -32603 (its capacity, try again later),
   past the caller's share with -32600 (HTTP 429: the caller's own doing), each naming it.
 * A resource update reaches only the listeners allowed to read the resource (its
   ``readable`` rule, asked at each update: access withdrawn stops the updates).
@@ -40,6 +41,7 @@ from mcp_elicit.core.tasks import require_tasks
 from mcp_elicit.errors import InternalError, InvalidRequest
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Channel
+from mcp_elicit.server.options import share, whole
 
 __all__ = ["Subscriptions"]
 
@@ -73,17 +75,41 @@ class Subscriptions:
     """The open subscriptions of one server process."""
 
     def __init__(
-        self, *, max_listeners: int = 1000, max_listeners_per_owner: int = 100, queue_size: int = 256
+        self, *, max_listeners: int = 1000, max_listeners_per_owner: int | None = None, queue_size: int = 256
     ) -> None:
+        self._max_listeners_per_owner: int | None = None  # not set: a tenth of max_listeners
         self.max_listeners = max_listeners
-        #: How many of them one principal holds at most (unauthenticated callers are one).
-        self.max_listeners_per_owner = max_listeners_per_owner
+        if max_listeners_per_owner is not None:
+            self.max_listeners_per_owner = max_listeners_per_owner
         self.queue_size = queue_size
         self._listeners: set[_Listener] = set()
         self._held: Counter[str | None] = Counter()
 
     def __len__(self) -> int:
         return len(self._listeners)
+
+    @property
+    def max_listeners(self) -> int:
+        """How many subscriptions this process holds open at most."""
+        return self._max_listeners
+
+    @max_listeners.setter
+    def max_listeners(self, value: int) -> None:
+        value = whole("Subscriptions.max_listeners", value)
+        _share(self._max_listeners_per_owner, value)
+        self._max_listeners = value
+
+    @property
+    def max_listeners_per_owner(self) -> int:
+        """How many of them one principal holds at most (unauthenticated callers are one):
+        at most ``max_listeners``; a tenth of it unless set."""
+        return _share(self._max_listeners_per_owner, self._max_listeners)
+
+    @max_listeners_per_owner.setter
+    def max_listeners_per_owner(self, value: int) -> None:
+        value = whole("Subscriptions.max_listeners_per_owner", value)
+        _share(value, self._max_listeners)
+        self._max_listeners_per_owner = value
 
     async def listen(
         self,
@@ -172,3 +198,11 @@ class Subscriptions:
                     break
                 except asyncio.QueueFull:
                     listener.queue.get_nowait()  # the end matters more than a late notice
+
+
+def _share(per_owner: int | None, max_listeners: int) -> int:
+    """``max_listeners_per_owner`` as it stands with ``max_listeners``; ``ConfigError``
+    naming both when it is above it."""
+    return share(
+        "Subscriptions.max_listeners_per_owner", per_owner, "Subscriptions.max_listeners", max_listeners
+    )

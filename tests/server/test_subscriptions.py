@@ -11,7 +11,9 @@ import orjson
 import pytest
 
 from mcp_elicit import Context, Form, Principal, Server
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.forms import Boolean
+from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.stores.memory import MemoryStore
 
 from support.memory import MemoryClient, SessionClient, instances
@@ -481,3 +483,32 @@ async def test_a_resource_the_caller_may_not_read_is_not_listed(wire: WireChecke
     public = Server("public", cache_ttl_ms=60_000, cache_scope="public")
     public.resource("notes://team")(lambda: "everyone's")
     assert (await MemoryClient(public, checker=wire).result("resources/list", {}))["cacheScope"] == "public"
+
+
+def test_a_listen_share_for_one_principal_follows_the_whole() -> None:
+    """``max_listeners_per_owner`` is a share of ``max_listeners``, as for sessions and
+    tasks: not set, a tenth of it (at least one), following it when it changes; above it
+    (one principal could hold every listen) refused naming both, given or set (either one);
+    a limit that is not a whole number above zero refused naming it."""
+    both = (
+        r"^Subscriptions.max_listeners_per_owner 11 is above Subscriptions.max_listeners 10: "
+        "one principal could hold all of them; "
+    )
+    with pytest.raises(ConfigError, match=both):
+        Subscriptions(max_listeners=10, max_listeners_per_owner=11)
+    subscriptions = Server("listens").subscriptions
+    assert (subscriptions.max_listeners, subscriptions.max_listeners_per_owner) == (1000, 100)
+    assert Subscriptions(max_listeners=50).max_listeners_per_owner == 5
+    subscriptions.max_listeners = 10
+    assert subscriptions.max_listeners_per_owner == 1
+    with pytest.raises(ConfigError, match=both):
+        subscriptions.max_listeners_per_owner = 11
+    subscriptions.max_listeners_per_owner = 10
+    with pytest.raises(ConfigError, match=r"^Subscriptions.max_listeners_per_owner 10 is above .* 9: "):
+        subscriptions.max_listeners = 9
+    assert (subscriptions.max_listeners, subscriptions.max_listeners_per_owner) == (10, 10)
+    for bad in (0, -1, 2.0, True):
+        with pytest.raises(ConfigError, match=r"^Subscriptions.max_listeners(_per_owner)? .*: expected "):
+            subscriptions.max_listeners_per_owner = bad  # type: ignore[assignment]
+        with pytest.raises(ConfigError, match=r"^Subscriptions.max_listeners .*: expected "):
+            Subscriptions(max_listeners=bad)  # type: ignore[arg-type]
