@@ -7,7 +7,9 @@ Rules:
   ``await``. Only a plain function is handed to a worker thread (``run_sync``).
 * At most ``MAX_WORKERS`` functions run at once (as many as asyncio's default executor
   allows: ``min(32, CPUs + 4)``); more wait their turn, in order, while the event loop
-  goes on serving everything else.
+  goes on serving everything else. When every worker is held and a function has waited
+  its turn ``STALL_WARNING`` seconds, a warning says so, once per stall (until a worker
+  frees up), naming the pool's size, how long it has been full and what waits.
 * A function sees the contextvars of its request, as a copy: what it sets stays in its
   thread.
 * A request cancelled while its function runs ends at once and nothing is ever sent for
@@ -41,13 +43,14 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, NoReturn, ParamSpec, TypeVar
 
 from mcp_elicit.server.context import Context
 
-__all__ = ["MAX_WORKERS", "ThreadContext", "on_loop", "run_handler", "run_sync"]
+__all__ = ["MAX_WORKERS", "STALL_WARNING", "ThreadContext", "on_loop", "run_handler", "run_sync"]
 
 log = logging.getLogger("mcp_elicit.server")
 
@@ -56,6 +59,9 @@ T = TypeVar("T")
 
 #: How many plain-function handlers run at once (asyncio's default executor's bound).
 MAX_WORKERS: Final = min(32, (os.cpu_count() or 1) + 4)
+
+#: How long a function waits its turn, every worker held, before the stall is logged (s).
+STALL_WARNING = 10.0
 
 #: In a worker thread: the event loop its request runs on, and that loop's thread.
 _HOME: contextvars.ContextVar[tuple[asyncio.AbstractEventLoop, int] | None] = contextvars.ContextVar(
@@ -117,6 +123,10 @@ class _Workers:
         self._lock = threading.Lock()
         self._threads = 0
         self._idle = 0
+        #: Functions running now; since when all ``most`` threads have been (None: not).
+        self._running = 0
+        self.full_since: float | None = None
+        self._warned = False
 
     def submit(self, job: _Job) -> None:
         with self._lock:
@@ -131,10 +141,33 @@ class _Workers:
     def _work(self) -> None:
         while True:
             job = self._jobs.get()
+            with self._lock:
+                self._running += 1
+                if self._running >= self.most and self.full_since is None:
+                    self.full_since, self._warned = time.monotonic(), False
             job.run()
             del job  # nothing of a finished request is kept while waiting for the next
             with self._lock:
                 self._idle += 1
+                self._running -= 1
+                self.full_since = None
+
+    def stalled(self, what: str) -> None:
+        """``what`` has waited its turn for long: say so, once for this stall."""
+        with self._lock:
+            since = self.full_since
+            if since is None or self._warned:
+                return
+            self._warned = True
+        log.warning(
+            "all %d worker threads for plain-function (def) handlers have been busy for %.0f s; "
+            "%s waits its turn, and so will every later one until a function returns. A "
+            "function that never returns holds its thread for good: give what it blocks on a "
+            "timeout, or declare it 'async def'",
+            self.most,
+            time.monotonic() - since,
+            what,
+        )
 
 
 _WORKERS = _Workers(MAX_WORKERS)
@@ -150,9 +183,15 @@ async def run_sync(what: str, fn: Callable[..., T], /, *args: Any, **kwargs: Any
     home = (loop, threading.get_ident())
     job = _Job(future, contextvars.copy_context(), home, fn, args, kwargs)
     _WORKERS.submit(job)
+    waited = asyncio.wrap_future(future)
     try:
-        return await asyncio.wrap_future(future)
+        if _WORKERS.full_since is not None:  # its turn may be long in coming: watched
+            done, _ = await asyncio.wait((waited,), timeout=STALL_WARNING)
+            if not done and not future.running():
+                _WORKERS.stalled(what)
+        return await waited
     except asyncio.CancelledError:
+        waited.cancel()
         if future.cancel():  # not started: it never will
             job.drop()
         else:

@@ -25,6 +25,7 @@ import httpx
 import pytest
 
 from mcp_elicit import Context, Form, Server, String, ToolError
+from mcp_elicit.server import threads
 from mcp_elicit.server.threads import AWAITED, MAX_WORKERS, run_sync
 
 from support.http import McpHttp, meta
@@ -255,6 +256,46 @@ async def test_at_most_max_workers_run_at_once_and_one_cancelled_before_its_turn
         release.set()
     assert await asyncio.wait_for(asyncio.gather(*holders, queued), BOUND) == [*range(MAX_WORKERS), "queued"]
     assert "late" not in ran
+
+
+async def test_a_stall_of_every_worker_is_logged_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every worker held (by functions that never return, say): a function waiting its turn
+    for ``STALL_WARNING`` seconds logs one warning per stall, naming the pool's size, how
+    long it has been full and what waits; the operator is told, not each request."""
+    monkeypatch.setattr(threads, "STALL_WARNING", 0.1)
+    release = threading.Event()
+    started = threading.Semaphore(0)
+
+    def block(n: object) -> object:
+        started.release()
+        release.wait(BOUND)
+        return n
+
+    for stall in (1, 2):
+        holders = [asyncio.ensure_future(run_sync("holder", block, n)) for n in range(MAX_WORKERS)]
+        try:
+            for _ in range(MAX_WORKERS):
+                assert await asyncio.to_thread(started.acquire, True, BOUND), "a worker never started"
+            with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+                waiting = [asyncio.ensure_future(run_sync(f"tool 'w{n}'", block, n)) for n in range(3)]
+                await asyncio.sleep(0.4)
+        finally:
+            release.set()
+        assert await asyncio.wait_for(asyncio.gather(*holders, *waiting), BOUND) == [
+            *range(MAX_WORKERS),
+            0,
+            1,
+            2,
+        ]
+        for _ in range(3):
+            assert await asyncio.to_thread(started.acquire, True, BOUND)
+        release.clear()
+        stalls = [r.getMessage() for r in caplog.records if "worker threads" in r.getMessage()]
+        assert len(stalls) == stall, stalls
+        assert f"all {MAX_WORKERS} worker threads" in stalls[-1] and "tool 'w" in stalls[-1]
+        assert "busy for" in stalls[-1] and "async def" in stalls[-1]
 
 
 class _Arguments:
