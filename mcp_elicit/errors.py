@@ -6,7 +6,8 @@
     ├── ProtocolError                 a JSON-RPC error that goes on the wire (code, data, HTTP status)
     │   ├── ParseError                -32700  the bytes are not JSON
     │   ├── InvalidRequest            -32600  JSON, but not a JSON-RPC request/notification
-    │   │   └── InvalidResponse       -32600  shaped like a response (no method), but malformed
+    │   │   ├── InvalidResponse       -32600  shaped like a response (no method), but malformed
+    │   │   └── PrincipalLimitReached -32600  the caller holds its share of a bounded kind (HTTP 429)
     │   ├── MethodNotFound            -32601  unknown or removed method (HTTP 404 on 2026-07-28)
     │   ├── InvalidParams             -32602  params of the wrong shape or type
     │   │   ├── InvalidRequestMeta    -32602  required ``_meta`` field missing (HTTP 400)
@@ -70,6 +71,7 @@ __all__ = [
     "MissingClientCapability",
     "OAuthError",
     "ParseError",
+    "PrincipalLimitReached",
     "ProtocolError",
     "ProtocolViolation",
     "ReplayMismatchError",
@@ -160,6 +162,28 @@ class InvalidRequest(ProtocolError):
 class InvalidResponse(InvalidRequest):
     """A message shaped like a response (``result`` or ``error``, no ``method``) that is not
     a valid one; ``request_id`` is the id it answers, when that could be read."""
+
+
+class PrincipalLimitReached(InvalidRequest):
+    """The caller holds its whole share of something the server bounds per principal
+    (sessions, subscriptions, URL-mode pages; unauthenticated callers are one): its own
+    doing, which it can undo, not the server's fault. HTTP 429; ``data`` names the option
+    (``limit``) and its value (``most``). A server at its capacity for everyone is not
+    this: that is -32603 with HTTP 503, try again later."""
+
+    default_http_status = 429
+
+    @classmethod
+    def holding(
+        cls, what: str, principal: str | None, most: int, option: str, remedy: str
+    ) -> PrincipalLimitReached:
+        """``principal`` (None: unauthenticated callers) holds ``most`` ``what``, the value
+        of ``option``; ``remedy`` says how to make room."""
+        who = "unauthenticated callers hold" if principal is None else f"principal {principal!r} holds"
+        return cls(
+            f"Too many {what}: {who} {most}, the limit for one principal ({option}); {remedy}",
+            {"limit": option, "most": most},
+        )
 
 
 class MethodNotFound(ProtocolError):

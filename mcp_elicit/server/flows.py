@@ -25,7 +25,8 @@ Rules:
   (an LRU Redis would evict other users' flows): a flow counts from its start until this
   process sees it end or it expires. At the limit, the flows are looked up (at most once
   per ``recheck`` seconds: a page may have ended on another instance) before the next is
-  refused with -32603 saying so.
+  refused with ``PrincipalLimitReached`` (-32600, HTTP 429: the caller's own doing, as for
+  sessions and subscriptions) saying so.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from typing import Any, Literal, get_args
 
 import orjson
 
-from mcp_elicit.errors import InternalError
+from mcp_elicit.errors import PrincipalLimitReached
 from mcp_elicit.stores.base import Store
 
 __all__ = ["Flow", "FlowQuota", "FlowStatus", "Flows"]
@@ -235,8 +236,8 @@ class FlowQuota:
 
     async def admit(self, principal: str | None, flows: Flows) -> str:
         """A place for one more flow of ``principal`` while it starts (a ticket: give it to
-        :meth:`ended` once it started, or failed to); ``InternalError`` saying why not when
-        it has ``limit`` open. The place is taken at once, so requests at the same time
+        :meth:`ended` once it started, or failed to); ``PrincipalLimitReached`` when it has
+        ``limit`` open. The place is taken at once, so requests at the same time
         cannot all pass."""
         now = self.clock()
         held = self._open.setdefault(principal, {})
@@ -253,10 +254,12 @@ class FlowQuota:
             ticket = f"?{next(self._tickets)}"
             held[ticket] = now + flows.ttl
             return ticket
-        who = "unauthenticated callers have" if principal is None else f"principal {principal!r} has"
-        raise InternalError(
-            f"Internal error: {who} {len(held)} URL-mode pages open (the limit for one principal); "
-            f"finish or close one of them, or try again once they expire (within {flows.ttl:.0f} s)"
+        raise PrincipalLimitReached.holding(
+            "URL-mode pages open",
+            principal,
+            self.limit,
+            "max_flows_per_principal",
+            f"finish or close one of them, or try again once they expire (within {flows.ttl:.0f} s)",
         )
 
     def opened(self, flow: Flow) -> None:

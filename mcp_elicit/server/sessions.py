@@ -15,8 +15,8 @@ Rules:
   An authenticated principal holds at most ``max_sessions_per_principal`` of them (a
   tenth of ``max_sessions`` when not given; above it is a ``ConfigError``): past
   it, its own least recently seen idle session makes room, and when all of its own are in
-  use it alone is refused (503), so no one principal can take every session or push
-  everyone else's out. Unauthenticated callers are bounded by ``max_sessions`` only.
+  use it alone is refused (``PrincipalLimitReached``: -32600, HTTP 429, its own doing), so
+  no one principal can take every session or push everyone else's out. Unauthenticated callers are bounded by ``max_sessions`` only.
 * Server-to-client requests wait on a future keyed by their id; the client's response
   resolves it. The wait has its own budget (a person is answering), not the request
   timeout; cancellation and timeouts remove the entry.
@@ -50,7 +50,7 @@ from typing import Any
 
 from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.core.subscriptions import MAX_URI
-from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.errors import PrincipalLimitReached, ProtocolError, TransportError
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.options import share
 from mcp_elicit.telemetry import Telemetry, notifying
@@ -333,11 +333,12 @@ class Sessions:
             if len(held) >= self.max_sessions_per_principal:
                 idle = [s for s in held if not s.in_use]
                 if not idle:
-                    raise ProtocolError(
-                        f"Too many sessions: principal {principal!r} holds the limit of "
-                        f"{self.max_sessions_per_principal} sessions, all in use; end one (DELETE) "
-                        "or try again later",
-                        http_status=503,
+                    raise PrincipalLimitReached.holding(
+                        "sessions",
+                        principal,
+                        self.max_sessions_per_principal,
+                        "max_sessions_per_principal",
+                        "all of them are in use: end one (DELETE) first",
                     )
                 self.close(min(idle, key=lambda s: s.last_seen).id)
         if len(self._live) >= self.max_sessions:

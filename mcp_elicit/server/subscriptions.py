@@ -18,8 +18,9 @@ Rules:
 * At most ``max_listeners`` subscriptions are open, ``max_listeners_per_owner`` of them
   for one principal (unauthenticated callers are one), so no one caller can take them
   all: a share of the whole, as for sessions and tasks (``options.share``: a tenth of it
-  unless set, above it a ``ConfigError``); past the server's, a listen is refused with -32603 (its capacity, try again later),
-  past the caller's share with -32600 (HTTP 429: the caller's own doing), each naming it.
+  unless set, above it a ``ConfigError``). Past the server's, a listen is refused with
+  -32603 and HTTP 503 (its capacity: try again later); past the caller's share with
+  ``PrincipalLimitReached`` (-32600, HTTP 429: the caller's own doing), each naming it.
 * A resource update reaches only the listeners allowed to read the resource (its
   ``readable`` rule, asked at each update: access withdrawn stops the updates).
 * Publishing never waits: a listener that has fallen ``queue_size`` notifications behind
@@ -38,7 +39,7 @@ from typing import Any
 from mcp_elicit.core.server import Call
 from mcp_elicit.core.subscriptions import SUBSCRIPTION_ID, Filter, stamped
 from mcp_elicit.core.tasks import require_tasks
-from mcp_elicit.errors import InternalError, InvalidRequest
+from mcp_elicit.errors import InternalError, PrincipalLimitReached
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Channel
 from mcp_elicit.server.options import share, whole
@@ -134,14 +135,16 @@ class Subscriptions:
         if len(self._listeners) >= self.max_listeners:
             raise InternalError(
                 f"Internal error: this server holds its limit of {self.max_listeners} subscriptions; "
-                "try again later"
+                "try again later",
+                http_status=503,
             )
         if self._held[owner] >= self.max_listeners_per_owner:
-            who = "unauthenticated callers hold" if owner is None else f"principal {owner!r} holds"
-            raise InvalidRequest(
-                f"Invalid request: {who} the limit of {self.max_listeners_per_owner} subscriptions "
-                "for one principal; end one (one listen can carry every notification type) or try again later",
-                http_status=429,
+            raise PrincipalLimitReached.holding(
+                "subscriptions",
+                owner,
+                self.max_listeners_per_owner,
+                "max_listeners_per_owner",
+                "end one first (one listen can carry every notification type)",
             )
         # Listening starts before the tasks' states are read, so a change in between is
         # queued, not lost; what the listener may not have is dropped once that is known.

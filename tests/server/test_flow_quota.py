@@ -69,7 +69,9 @@ class Caller:
             "mcp-method": "tools/call",
             "mcp-name": "use_key",
         }
-        message: dict[str, Any] = (await self.http.post(self.url, json=body, headers=headers)).json()
+        response = await self.http.post(self.url, json=body, headers=headers)
+        self.status = response.status_code
+        message: dict[str, Any] = response.json()
         self.wire.response("tools/call", message)
         return message
 
@@ -82,9 +84,14 @@ async def test_one_principal_cannot_open_flows_without_bound(wire: WireChecker) 
         opened = [(await alice.call(f"key-{n}"))["result"] for n in range(2)]
         assert [r["resultType"] for r in opened] == ["input_required"] * 2
         refused = await alice.call("key-2")
-        assert refused["error"]["code"] == -32603
+        # alice's own doing, as for sessions and subscriptions: -32600, HTTP 429
+        assert (refused["error"]["code"], alice.status) == (-32600, 429)
+        assert refused["error"]["data"] == {"limit": "max_flows_per_principal", "most": 2}
         message = refused["error"]["message"]
-        assert "'alice'" in message and "2 URL-mode pages open" in message, message
+        assert message.startswith(
+            "Too many URL-mode pages open: principal 'alice' holds 2, the limit for one principal "
+            "(max_flows_per_principal); "
+        ), message
         # another principal is not held back by alice's flows
         bob = (await Caller(http, running.url, wire, "bob").call("key-0"))["result"]
         assert bob["resultType"] == "input_required"

@@ -11,7 +11,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String
 from mcp_elicit.core.rev_2025_11_25 import Handshake
-from mcp_elicit.errors import ProtocolError, URLElicitationRequired
+from mcp_elicit.errors import PrincipalLimitReached, URLElicitationRequired
 from mcp_elicit.server.sessions import MAX_ELICITATIONS, MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Sessions
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.meta import ClientCapabilities
@@ -101,7 +101,8 @@ class Silent(SessionClient):
 def test_one_principal_cannot_take_every_session() -> None:
     """With authentication, a principal holds at most ``max_sessions_per_principal``
     sessions: past it, its own least recently seen idle one makes room, never another's;
-    when all of its own are in use, it alone is refused (503)."""
+    when all of its own are in use, it alone is refused: -32600 with HTTP 429 (its own
+    doing), while a server whose every session is in use says "try again later" (503)."""
     clock = Clock()
     sessions = Sessions(max_sessions=4, max_sessions_per_principal=2, clock=clock)
     bob = sessions.create(HANDSHAKE, "bob")
@@ -113,9 +114,14 @@ def test_one_principal_cannot_take_every_session() -> None:
     assert [s.closed for s in ann] == [True, True, True, False, False]
     for held in ann[3:]:
         held.listeners = 1  # in use: not to be evicted
-    with pytest.raises(ProtocolError, match=r"ann.*2 sessions") as refused:
+    with pytest.raises(PrincipalLimitReached) as refused:
         sessions.create(HANDSHAKE, "ann")
-    assert refused.value.http_status == 503
+    assert (refused.value.code, refused.value.http_status) == (-32600, 429)
+    assert refused.value.data == {"limit": "max_sessions_per_principal", "most": 2}
+    assert refused.value.message.startswith(
+        "Too many sessions: principal 'ann' holds 2, the limit for one principal "
+        "(max_sessions_per_principal); "
+    )
     assert sessions.create(HANDSHAKE, "bob") is not None, "bob can still open one"
     anonymous = Sessions(max_sessions=4, max_sessions_per_principal=2, clock=clock)
     unauthenticated = [anonymous.create(HANDSHAKE, None) for _ in range(4)]

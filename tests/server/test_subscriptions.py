@@ -349,7 +349,8 @@ async def test_one_principal_cannot_take_every_subscription(wire: WireChecker) -
     third = ann[2].request("subscriptions/listen", {"notifications": {"toolsListChanged": True}})
     refused = await asyncio.wait_for(third, 5)
     assert refused["error"]["code"] == -32600  # the caller's own doing, not the server's fault
-    assert "2 subscriptions" in refused["error"]["message"] and "principal" in refused["error"]["message"]
+    assert refused["error"]["message"].startswith("Too many subscriptions: principal 'ann' holds 2, ")
+    assert refused["error"]["data"] == {"limit": "max_listeners_per_owner", "most": 2}
     others = Listener(bob, {"toolsListChanged": True}, rid=4)
     assert (await others.until(1))[0]["method"] == "notifications/subscriptions/acknowledged"
     first.answer.cancel()

@@ -136,4 +136,30 @@ async def test_a_listen_past_the_callers_share_is_refused_as_its_own_doing(wire:
     error = refused.json()
     wire.response("subscriptions/listen", error)
     assert error["id"] == 2 and error["error"]["code"] == -32600
+    assert error["error"]["message"].startswith(
+        "Too many subscriptions: unauthenticated callers hold 1, the limit for one principal "
+        "(max_listeners_per_owner); "
+    )
+    assert error["error"]["data"] == {"limit": "max_listeners_per_owner", "most": 1}
+
+
+async def test_a_listen_past_the_servers_capacity_is_try_again_later(wire: WireChecker) -> None:
+    """Past ``max_listeners`` (the whole server's, not the caller's share) a listen is
+    refused with -32603 and HTTP 503: the server is full, try again later."""
+    app = build()
+    app.subscriptions.max_listeners = 1
+    first, second = listen_body(1), listen_body(2)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        headers = mirrored_headers("subscriptions/listen", first["params"])
+        async with http.stream("POST", running.url, json=first, headers=headers) as response:
+            messages: list[dict[str, Any]] = []
+            reader = asyncio.ensure_future(read_events(response, messages))
+            await until(messages, 1)
+            refused = await http.post(running.url, json=second, headers=headers)
+            reader.cancel()
+    assert refused.status_code == 503
+    error = refused.json()
+    wire.response("subscriptions/listen", error)
+    assert error["id"] == 2 and error["error"]["code"] == -32603
     assert "limit of 1 subscriptions" in error["error"]["message"]
+    assert error["error"]["message"].endswith("try again later")
