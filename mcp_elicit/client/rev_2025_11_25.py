@@ -53,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, Reply
+from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2026_07_28 import end_error
 from mcp_elicit.client.transport import Ended, Exchange
@@ -192,8 +193,7 @@ class HandshakeSession:
             listener.cancel()
         await self.questions.close()
         if listener is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await listener
+            await reap(listener)
         if self.session_id is not None:
             with contextlib.suppress(Exception):
                 await self.conn.transport.end_session(self.headers({}))
@@ -389,11 +389,7 @@ class HandshakeSession:
         try:
             await asyncio.wait({done, heard}, return_when=asyncio.FIRST_COMPLETED)
         finally:
-            for task in (done, heard):
-                if not task.done():
-                    task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+            await reap(done, heard, failures=True)
 
     async def _listen(self) -> None:
         """Open the event stream (HTTP): servers send requests and notifications unrelated to
@@ -403,9 +399,7 @@ class HandshakeSession:
         if not self.conn.transport.http:
             return
         if self._listener is not None and not self._listener.done():
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._listener
+            await reap(self._listener)
         stream = await self.conn.transport.listen(self.headers({}))
         if stream is None:
             log.debug("%s offers no event stream", self.conn.server)

@@ -47,6 +47,7 @@ from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
 from mcp_elicit.client.connection import Connection
+from mcp_elicit.client.reaping import reap
 from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import FormValidationError, ProtocolViolation
@@ -152,11 +153,7 @@ class ServerQuestions:
 
     async def close(self) -> None:
         """Stop answering: every answer still being made is cancelled (none is sent)."""
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await reap(*self._tasks)
 
     def completion(self, eid: str) -> asyncio.Event:
         """The event set when the server says the URL step ``eid`` is complete."""

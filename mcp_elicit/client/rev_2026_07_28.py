@@ -38,13 +38,13 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, list_pages
+from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
@@ -203,9 +203,7 @@ class ModernSession:
                 if not answering.cancelled():
                     answering.exception()
             if listener is not None:
-                listener.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await listener
+                await reap(listener, failures=True)
             if not watch.ended:  # abandoned: cancelled, timed out, or failed on this side
                 await self._cancel_task(task)
 

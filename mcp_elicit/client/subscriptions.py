@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection
+from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.subscriptions import SUBSCRIPTION_ID
@@ -109,9 +110,7 @@ async def open_subscription(
         yield subscription
     finally:
         routes.pop(subscription.id, None)
-        pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await pump
+        await reap(pump, failures=True)
         await exchange.aclose()
         if not subscription.ended_by_server and not conn.transport.http:
             await conn.cancel_request(message, headers, "the client stopped listening")

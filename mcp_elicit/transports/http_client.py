@@ -54,6 +54,7 @@ from typing import Any, Final
 import httpx
 
 from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import (
     Ended,
@@ -298,10 +299,7 @@ class HttpTransport:
     async def aclose(self) -> None:
         for exchange in list(self._exchanges):
             await exchange.aclose()
-        for task in list(self._replies):
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await reap(*self._replies)
         if self._client is not None and self._given is None:
             await self._client.aclose()
         if self._client is not None:
@@ -351,16 +349,15 @@ class _HttpExchange:
 
     async def aclose(self) -> None:
         self._owner._exchanges.discard(self)
-        if not self._task.done() and self._answered:
-            # The response is in: let the stream end on its own (the connection then goes
-            # back to the pool) rather than cutting it, unless the server keeps it open.
-            with contextlib.suppress(TimeoutError, asyncio.CancelledError, Exception):
-                async with asyncio.timeout(_GRACE):
-                    await asyncio.shield(self._task)
-        if not self._task.done():
-            self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await self._task
+        try:
+            if not self._task.done() and self._answered:
+                # The response is in: let the stream end on its own (the connection then goes
+                # back to the pool) rather than cutting it, unless the server keeps it open.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_GRACE):
+                        await asyncio.shield(self._task)
+        finally:  # a close its caller cancels meanwhile still stops the response
+            await reap(self._task)
 
     def _put(self, message: jsonrpc.Message) -> None:
         if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):

@@ -34,6 +34,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, Literal
 
 from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import (
     Ended,
@@ -372,11 +373,7 @@ class StdioTransport:
                     except TimeoutError:
                         _signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
                         await self._exit.wait()
-        for task in [*self._tasks, *self._sending]:
-            if not task.done():
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await reap(*self._tasks, *self._sending)
 
     def _release(self) -> None:
         """What a close owes even when it is cut short (cancelled during a wait): the
