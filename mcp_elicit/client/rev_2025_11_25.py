@@ -33,7 +33,8 @@ Rules:
   after something new, is followed as long as the request's budget lasts). The id is the stream's last, whichever connection brought it:
   a resumed connection that ends before any new event is resumed from the same place. A
   request given up meanwhile (timed out, cancelled) is followed by
-  ``notifications/cancelled``, as one given up on its first connection is.
+  ``notifications/cancelled``, as one given up on its first connection is. A resuming
+  GET the server refuses fails the request, saying so and with the status.
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
   original request is retried (a new id) when every accepted URL is complete (a notice
@@ -62,10 +63,12 @@ from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo
 from mcp_elicit.core.era import handshake_choice
 from mcp_elicit.core.rounds import RoundLimits, quoted
 from mcp_elicit.errors import (
+    MCPElicitError,
     ProtocolError,
     ProtocolViolation,
     RequestTimeout,
     RoundsExceeded,
+    TransportError,
     UnsupportedProtocolVersion,
 )
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
@@ -293,6 +296,8 @@ class HandshakeSession:
                 resumed = await self.conn.transport.listen(self.headers(message), last_event_id)
                 if resumed is None:
                     break
+                if isinstance(resumed, Ended):
+                    raise _resume_refused(resumed, self.conn.server, str(message["method"]), last_event_id)
                 exchange = resumed
                 reply = await self.conn.collect(
                     exchange, rid, budget, in_band, self.questions.on_notification, self.headers(message)
@@ -401,7 +406,7 @@ class HandshakeSession:
         if self._listener is not None and not self._listener.done():
             await reap(self._listener)
         stream = await self.conn.transport.listen(self.headers({}))
-        if stream is None:
+        if stream is None or isinstance(stream, Ended):
             log.debug("%s offers no event stream", self.conn.server)
             return
         self._listener = asyncio.ensure_future(self._listen_loop(stream))
@@ -425,7 +430,7 @@ class HandshakeSession:
             delay = ended.retry_ms if ended.retry_ms is not None else _DEFAULT_RETRY_MS
             await asyncio.sleep((delay if news else max(delay, _DEFAULT_RETRY_MS)) / 1000)
             resumed = await self.conn.transport.listen(self.headers({}), last_event_id)
-            if resumed is None:
+            if resumed is None or isinstance(resumed, Ended):
                 return
             stream = resumed
 
@@ -439,3 +444,20 @@ class HandshakeSession:
                     await self.on_unsolicited(item)
             else:
                 await self.on_unsolicited(item)
+
+
+def _resume_refused(ended: Ended, server: object, method: str, last_event_id: str) -> MCPElicitError:
+    """What to raise for a request whose stream ended before its response and whose
+    resuming GET (``ended``) opened no stream: that the resume failed, and how."""
+    if ended.error is not None:
+        return ended.error
+    if ended.status is None:
+        how = f"resuming it failed: {ended.reason or 'no answer'}"
+    else:
+        said = ended.reason or ended.body[:300]
+        how = f"resuming it was refused (GET with Last-Event-ID {last_event_id!r}: HTTP {ended.status}" + (
+            f": {said})" if said else ")"
+        )
+    return TransportError(
+        f"{method} to {server} got no response: its stream ended before the response, and {how}"
+    )

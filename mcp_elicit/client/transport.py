@@ -168,9 +168,13 @@ class Transport(Protocol):
         """Send a notification, or a response to a server's request."""
         ...
 
-    async def listen(self, headers: Mapping[str, str], last_event_id: str | None = None) -> Exchange | None:
+    async def listen(
+        self, headers: Mapping[str, str], last_event_id: str | None = None
+    ) -> Exchange | Ended | None:
         """Open the server's event stream (handshake-era HTTP GET), resuming after
-        ``last_event_id`` when given; None when the transport or server has none."""
+        ``last_event_id`` when given; None when the transport has none, and how the GET
+        ended when the server refused it (its status: 405 for no stream, 404 for a session
+        that is gone, 400 for an event id it does not know)."""
         ...
 
     async def end_session(self, headers: Mapping[str, str]) -> None:

@@ -261,7 +261,7 @@ class HttpTransport:
 
     async def listen(
         self, headers: Mapping[str, str], last_event_id: str | None = None
-    ) -> _HttpExchange | None:
+    ) -> _HttpExchange | Ended:
         extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         if last_event_id is not None:
             extra["Last-Event-ID"] = last_event_id
@@ -275,7 +275,7 @@ class HttpTransport:
                 await exchange.started.wait()
         if not exchange.streaming:
             await exchange.aclose()
-            return None
+            return exchange.refusal()
         return exchange
 
     async def end_session(self, headers: Mapping[str, str]) -> None:
@@ -358,6 +358,15 @@ class _HttpExchange:
                         await asyncio.shield(self._task)
         finally:  # a close its caller cancels meanwhile still stops the response
             await reap(self._task)
+
+    def refusal(self) -> Ended:
+        """How a request that opened no stream ended (a GET refused): what its response
+        said, once it is over."""
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if isinstance(item, Ended):
+                return item
+        return Ended(reason=f"{self._owner.where} did not answer the GET within the connect timeout")
 
     def _put(self, message: jsonrpc.Message) -> None:
         if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):

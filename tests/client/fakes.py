@@ -74,7 +74,7 @@ class FakeTransport:
         *,
         http: bool = True,
         headers: dict[str, str] | None = None,
-        listen: Callable[[dict[str, str], str | None], FakeExchange | None] | None = None,
+        listen: Callable[[dict[str, str], str | None], FakeExchange | Ended | None] | None = None,
         on_send: Callable[[dict[str, Any]], Awaitable[None] | None] | None = None,
     ) -> None:
         self.serve = serve
@@ -123,7 +123,7 @@ class FakeTransport:
 
     async def listen(
         self, headers: Mapping[str, str], last_event_id: str | None = None
-    ) -> FakeExchange | None:
+    ) -> FakeExchange | Ended | None:
         self.listens.append((dict(headers), last_event_id, asyncio.get_running_loop().time()))
         return self._listen(dict(headers), last_event_id) if self._listen is not None else None
 

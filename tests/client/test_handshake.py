@@ -387,6 +387,29 @@ async def test_resuming_is_bounded() -> None:
     assert len([x for x in transport.listens if x[1] is not None]) == 5
 
 
+@pytest.mark.parametrize("status", [400, 404])
+async def test_a_resume_the_server_refuses_fails_the_call_saying_so(status: int) -> None:
+    """A response stream that ended before the response is resumed with GET; a server that
+    refuses that GET (400, or 404 without a session) fails the call with an error that says
+    the resume was refused, where it repeated the first stream's end ('got HTTP 200 and no
+    JSON-RPC response'), as though the server had answered nothing at all."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [Ended(200, last_event_id="ev-1", retry_ms=10)]
+
+    def listen(headers: dict[str, str], last: str | None) -> Ended | None:
+        return None if last is None else Ended(status, body="unknown event id")
+
+    async with Client(FakeTransport(serve, listen=listen), versions=V2025) as client:
+        with pytest.raises(TransportError) as raised:
+            await client.call_tool("t")
+    text = str(raised.value)
+    assert f"resuming it was refused (GET with Last-Event-ID 'ev-1': HTTP {status}: unknown event id)" in text
+    assert "got HTTP 200" not in text
+
+
 async def test_the_event_stream_is_opened_after_the_handshake_and_its_requests_answered() -> None:
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         if message["method"] == "initialize":

@@ -228,7 +228,8 @@ async def test_a_redirect_from_https_to_plain_http_is_not_followed() -> None:
     ):
         transport = HttpTransport(home.url, client=http)
         await transport.open(_nothing)
-        assert await transport.listen({}) is None
+        refused = await transport.listen({})
+        assert isinstance(refused, Ended) and "does not leave https" in (refused.reason or "")
         exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {})
         ended = await exchange.receive()
         await exchange.aclose()
