@@ -17,7 +17,8 @@ Rules:
   handshake (a server may send its requests there; a 405 or any error just means it has
   none) and, whenever the server ends it, opened again from its last event id after the
   ``retry`` it gave (at least a second when the connection brought nothing new), for as
-  long as the session lasts. Closing sends DELETE (best effort), also for a session
+  long as the session lasts; a 404 to that GET renews the session, as for a request,
+  and the new session's stream is listened to. Closing sends DELETE (best effort), also for a session
   opened by an ``InitializeResult`` whose version the client refused.
 * The server's requests, on a response stream, on the event stream or over stdio, are
   answered by ``ServerQuestions`` (``rev_2025_11_25_questions``); before the
@@ -34,7 +35,8 @@ Rules:
   a resumed connection that ends before any new event is resumed from the same place. A
   request given up meanwhile (timed out, cancelled) is followed by
   ``notifications/cancelled``, as one given up on its first connection is. A resuming
-  GET the server refuses fails the request, saying so and with the status.
+  GET the server refuses fails the request, saying so and with the status; a 404 also
+  renews the session, but the request is not sent again (the server may have acted on it).
 * ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
   and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
   original request is retried (a new id) when every accepted URL is complete (a notice
@@ -293,11 +295,12 @@ class HandshakeSession:
                     )
                 await asyncio.sleep(delay)
                 await exchange.aclose()
-                resumed = await self.conn.transport.listen(self.headers(message), last_event_id)
+                sent_with = self.headers(message)
+                resumed = await self.conn.transport.listen(sent_with, last_event_id)
                 if resumed is None:
                     break
                 if isinstance(resumed, Ended):
-                    raise _resume_refused(resumed, self.conn.server, str(message["method"]), last_event_id)
+                    raise await self._resume_refused(resumed, message, sent_with, last_event_id)
                 exchange = resumed
                 reply = await self.conn.collect(
                     exchange, rid, budget, in_band, self.questions.on_notification, self.headers(message)
@@ -429,10 +432,56 @@ class HandshakeSession:
                 return
             delay = ended.retry_ms if ended.retry_ms is not None else _DEFAULT_RETRY_MS
             await asyncio.sleep((delay if news else max(delay, _DEFAULT_RETRY_MS)) / 1000)
-            resumed = await self.conn.transport.listen(self.headers({}), last_event_id)
+            sent_with = self.headers({})
+            resumed = await self.conn.transport.listen(sent_with, last_event_id)
+            if isinstance(resumed, Ended) and await self._expired(resumed, sent_with):
+                return  # listening again in the new session (``initialize`` opened it)
             if resumed is None or isinstance(resumed, Ended):
                 return
             stream = resumed
+
+    async def _expired(self, refused: Ended, sent_with: Mapping[str, str]) -> bool:
+        """Whether a GET the server refused (``refused``) met the end of the session it
+        went in; if so a new session is opened, whose ``initialize`` opens the event
+        stream again (and ends this task, when it is the listener)."""
+        expired = sent_with.get("Mcp-Session-Id")
+        if refused.status != 404 or expired is None:
+            return False
+        try:
+            await self._renew(expired)
+        except Exception as exc:  # the next request tries again, and says why it cannot
+            log.warning(
+                "the session with %s expired, and a new one could not be opened: %s", self.conn.server, exc
+            )
+        return True
+
+    async def _resume_refused(
+        self, refused: Ended, message: Mapping[str, Any], sent_with: Mapping[str, str], last_event_id: str
+    ) -> MCPElicitError:
+        """What to raise for a request whose stream ended before its response and whose
+        resuming GET the server refused (``refused``): that the resume failed, and how. A
+        404 ended the session: a new one is opened for later requests, but the request is
+        not sent again, since the server may have acted on it."""
+        method, server = message["method"], self.conn.server
+        if await self._expired(refused, sent_with):
+            return TransportError(
+                f"{method} to {server} got no response: the session expired while its response "
+                f"was being resumed (GET with Last-Event-ID {last_event_id!r}: HTTP 404); a new "
+                f"session is open, but {method} was not sent again, since the server may have acted on it"
+            )
+        if refused.error is not None:
+            return refused.error
+        if refused.status is None:
+            how = f"resuming it failed: {refused.reason or 'no answer'}"
+        else:
+            said = refused.reason or refused.body[:300]
+            how = (
+                f"resuming it was refused (GET with Last-Event-ID {last_event_id!r}: HTTP {refused.status}"
+                + (f": {said})" if said else ")")
+            )
+        return TransportError(
+            f"{method} to {server} got no response: its stream ended before the response, and {how}"
+        )
 
     async def _pump(self, stream: Exchange) -> Ended:
         while True:
@@ -444,20 +493,3 @@ class HandshakeSession:
                     await self.on_unsolicited(item)
             else:
                 await self.on_unsolicited(item)
-
-
-def _resume_refused(ended: Ended, server: object, method: str, last_event_id: str) -> MCPElicitError:
-    """What to raise for a request whose stream ended before its response and whose
-    resuming GET (``ended``) opened no stream: that the resume failed, and how."""
-    if ended.error is not None:
-        return ended.error
-    if ended.status is None:
-        how = f"resuming it failed: {ended.reason or 'no answer'}"
-    else:
-        said = ended.reason or ended.body[:300]
-        how = f"resuming it was refused (GET with Last-Event-ID {last_event_id!r}: HTTP {ended.status}" + (
-            f": {said})" if said else ")"
-        )
-    return TransportError(
-        f"{method} to {server} got no response: its stream ended before the response, and {how}"
-    )

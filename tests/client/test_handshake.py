@@ -897,3 +897,80 @@ async def test_concurrent_requests_on_an_expired_session_renew_it_once() -> None
             assert headers.get("Mcp-Session-Id") in ("s-1", "s-5"), message
     initialized = [m for m, _ in transport.sent if m.get("method") == "notifications/initialized"]
     assert len(initialized) == 2
+
+
+def _expiring(transport_box: list[FakeTransport], live: list[str]) -> Any:
+    """A server whose sessions are ``s-<n>``: each initialize opens one, a request in a
+    session it no longer knows gets 404."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            live[:] = [f"s-{transport_box[0].methods().count('initialize')}"]
+            transport_box[0].response_headers = {"mcp-session-id": live[0]}
+            return [init(message)]
+        if headers.get("Mcp-Session-Id") not in live:
+            return [Ended(404, body="session not found")]
+        if message["method"] == "tools/call":
+            return [Ended(200, last_event_id="ev-1", retry_ms=10)]
+        return [result(message, {"tools": []})]
+
+    return serve
+
+
+async def test_an_event_stream_that_meets_an_expired_session_renews_it_and_listens_again() -> None:
+    """basic/transports.mdx, Session Management: a 404 to a request with Mcp-Session-Id
+    means a new InitializeRequest; the GET event stream is such a request. An idle client
+    whose session expired met the 404 when it came back to its event stream and stopped
+    listening, in a session nobody renewed: the server's notices (URL steps completed, list
+    changes) never reached it. Now it opens a new session and listens in that one."""
+    box: list[FakeTransport] = []
+    live: list[str] = []
+
+    def listen(headers: dict[str, str], last: str | None) -> FakeExchange | Ended | None:
+        if headers.get("Mcp-Session-Id") not in live:
+            return Ended(404, body="session not found")
+        if live == ["s-1"]:  # the server ends the stream, then forgets the session
+            live.clear()
+            return FakeExchange([Ended(200, last_event_id="g-1", retry_ms=10)])
+        quiet = FakeExchange([])
+        quiet.hang = True
+        return quiet
+
+    transport = FakeTransport(_expiring(box, live), listen=listen)
+    box.append(transport)
+    async with Client(transport, versions=V2025) as client:
+        await eventually(
+            lambda: any(h.get("Mcp-Session-Id") == "s-2" for h, _, _ in transport.listens), "a GET in s-2"
+        )
+        assert await client.list_tools() == []
+    assert transport.methods().count("initialize") == 2
+    (renewing,) = [h for m, h in transport.requests if m["method"] == "initialize"][1:]
+    assert "Mcp-Session-Id" not in renewing
+    assert [(h.get("Mcp-Session-Id"), last) for h, last, _ in transport.listens] == [
+        ("s-1", None),
+        ("s-1", "g-1"),
+        ("s-2", None),
+    ]
+
+
+async def test_a_resume_that_meets_an_expired_session_renews_it_and_fails_its_call_saying_so() -> None:
+    """A 404 to the GET resuming a response stream is the session's end too: a new session
+    is opened (later requests go in it), and the request fails saying its session expired
+    while it was resumed; it is not sent again, since the server may have acted on it."""
+    box: list[FakeTransport] = []
+    live: list[str] = []
+
+    def listen(headers: dict[str, str], last: str | None) -> FakeExchange | Ended | None:
+        if last is None:
+            return None  # no standalone stream
+        live.clear()  # the session expired while the response was awaited
+        return Ended(404, body="session not found")
+
+    transport = FakeTransport(_expiring(box, live), listen=listen)
+    box.append(transport)
+    async with Client(transport, versions=V2025) as client:
+        with pytest.raises(TransportError, match="session expired while its response was being resumed"):
+            await client.call_tool("t")
+        assert await client.list_tools() == []
+    assert transport.methods() == ["initialize", "tools/call", "initialize", "tools/list"]
+    assert transport.requests[-1][1]["Mcp-Session-Id"] == "s-2"

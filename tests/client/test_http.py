@@ -314,3 +314,65 @@ async def test_an_event_stream_the_server_keeps_ending_is_listened_to_again() ->
             server.tool(name="late", description="Added once the stream was ended four times")(lambda: "late")
             await asyncio.wait_for(heard.wait(), 10)
             assert [t["name"] for t in await client.list_tools()] == ["late"]
+
+
+async def test_an_idle_client_whose_session_expired_renews_it_from_its_event_stream() -> None:
+    """2025-11-25: the server ends the event stream and forgets the session; the client
+    comes back to the stream (Last-Event-ID) and meets a 404. It opens a new session and
+    listens in it, so a list change the server sends there reaches it: it stopped listening,
+    deaf to the server until its next request."""
+    server = Server("forgetful")
+    inner = StreamableHTTP(server)
+    forgotten: set[str] = set()
+    renewed = asyncio.Event()
+
+    def session_of(scope: Any) -> str | None:
+        return dict(scope["headers"]).get(b"mcp-session-id", b"").decode() or None
+
+    async def forgetful(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await inner(scope, receive, send)
+            return
+        session = session_of(scope)
+        if session in forgotten:
+            await send({"type": "http.response.start", "status": 404, "headers": []})
+            await send({"type": "http.response.body", "body": b"session not found"})
+            return
+        if scope["method"] != "GET" or session is None:
+            await inner(scope, receive, send)
+            return
+        if forgotten:
+            renewed.set()
+            await inner(scope, receive, send)
+            return
+        primed = asyncio.Event()
+
+        async def first_event_only(message: Any) -> None:
+            if primed.is_set():
+                return
+            await send(message)
+            if message["type"] == "http.response.body":
+                primed.set()
+
+        serving = asyncio.ensure_future(inner(scope, receive, first_event_only))
+        await asyncio.wait_for(primed.wait(), 10)
+        forgotten.add(session)  # ended, and the session with it
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+
+    heard = asyncio.Event()
+
+    async def on_notification(method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/tools/list_changed":
+            heard.set()
+
+    async with uvicorn_server(forgetful) as running:
+        async with connect_http(
+            running.url, versions=["2025-11-25"], timeout=30, on_notification=on_notification
+        ) as client:
+            await asyncio.wait_for(renewed.wait(), 10)
+            await asyncio.sleep(0.5)  # the new session's stream is open
+            server.tool(name="late", description="Added once the session was renewed")(lambda: "late")
+            await asyncio.wait_for(heard.wait(), 10)
+            assert [t["name"] for t in await client.list_tools()] == ["late"]
