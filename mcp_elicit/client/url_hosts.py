@@ -80,8 +80,15 @@ class Refused(Exception):
         self.warning = UrlWarning(code, text, refuses=True)
 
 
+#: Characters outside the format category that show as nothing: the Hangul fillers (letters
+#: a font draws blank), the combining grapheme joiner and Khmer's two inherent vowels.
+#: Variation selectors, also invisible, are left alone: they belong to emoji.
+_BLANK: Final = frozenset("\u115f\u1160\u3164\uffa0\u034f\u17b4\u17b5")
+
+
 def is_hidden(ch: str) -> bool:
-    if ch.isspace():
+    """Whether ``ch`` is a space, a control, or a character that shows as nothing."""
+    if ch.isspace() or ch in _BLANK:
         return True
     category = unicodedata.category(ch)
     return category in ("Cc", "Cf", "Cs", "Zl", "Zp")  # Cs: a lone surrogate, not text at all

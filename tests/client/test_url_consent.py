@@ -88,6 +88,13 @@ def test_hosts_domains_and_warnings(url: str, host: str, domain: str | None, cod
         ("https://exam\u200bple.com/", "hidden-characters"),
         ("https://example.com/\x1b[2J", "hidden-characters"),
         ("https://example.com/\ud800", "hidden-characters"),
+        # letters that show as nothing: Hangul fillers, in a path or a query
+        ("https://example.com/login\u3164/../evil", "hidden-characters"),
+        ("https://example.com/?next=\u115fhttps://evil.example", "hidden-characters"),
+        ("https://example.com/a\u1160b", "hidden-characters"),
+        ("https://example.com/?q=\uffa0", "hidden-characters"),
+        ("https://example.com/a\u034fb", "hidden-characters"),
+        ("https://example.com/a\u17b4b", "hidden-characters"),
         ("https://example.com:99999/", "malformed"),
         ("https://example.com:80a/", "malformed"),
         ("https://a..com/", "malformed"),
