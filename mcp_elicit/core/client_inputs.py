@@ -8,7 +8,8 @@ Rules:
   outside the flat subset is not rendered: the request carries ``schema_problem`` instead,
   for the client to report (and to answer ``cancel``). Fields the secret guard flags are
   listed in ``warnings`` so a user interface can say so: each names its field and speaks
-  to the person answering.
+  to the person answering. So are the defaults a field refuses itself (pydantic sends
+  ``Field("", min_length=1)`` as such a default): the field is shown without it.
 * An accepted form answer gets the schema's defaults for absent fields, then must validate
   (types, ranges, lengths, formats, enum membership, required fields), and its text must
   be sendable (no lone surrogate, which JSON in UTF-8 cannot carry); what is sent is the
@@ -187,13 +188,15 @@ def parse_elicitation(
     problem: str | None = None
     warnings: tuple[str, ...] = ()
     try:
-        schema = FormSchema.parse(params.get("requestedSchema"), check_secrets=False)
+        schema = FormSchema.parse(params.get("requestedSchema"), check_secrets=False, unfit_defaults="drop")
     except FormSchemaError as exc:
         problem = str(exc)
     except RecursionError:  # read by recursion: Python stops short of what JSON takes
         problem = "the form is nested too deeply to read"
     else:
-        warnings = tuple(_secret_warning(f) for f in schema.secret_findings)
+        warnings = tuple(_secret_warning(f) for f in schema.secret_findings) + tuple(
+            f"Field {p.field!r}: {p.message}." for p in schema.dropped_defaults
+        )
     return ElicitationRequest(
         server=server,
         key=key,

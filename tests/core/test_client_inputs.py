@@ -260,3 +260,28 @@ def test_a_form_nested_too_deeply_to_read_is_a_schema_problem() -> None:
     request = parse_elicitation(params, server=SERVER, key="k", origin=Origin("tools/call"))
     assert request.schema is None
     assert request.schema_problem == "the form is nested too deeply to read"
+
+
+def test_a_default_its_own_field_refuses_is_not_pre_filled_and_the_person_is_told() -> None:
+    # What the official Python SDK sends for pydantic's name: str = Field("", min_length=1).
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "minLength": 1, "default": ""},
+            "age": {"type": "integer", "default": 30},
+        },
+    }
+    request = form(schema)
+    assert request.schema_problem is None
+    assert request.schema is not None
+    assert request.schema.field("name").default is None
+    assert request.schema.field("age").default == 30
+    (warning,) = request.warnings
+    assert warning.startswith("Field 'name': the default '' is not a valid answer: it must not be empty")
+    assert "not pre-filled" in warning
+    with pytest.raises(FormValidationError, match="name"):
+        check_elicit_answer(request, {"action": "accept", "content": {"name": ""}})
+    left_out = check_elicit_answer(request, {"action": "accept", "content": {}})
+    assert left_out == {"action": "accept", "content": {"age": 30}}
+    sent = check_elicit_answer(request, {"action": "accept", "content": {"name": "Ann"}})
+    assert sent == {"action": "accept", "content": {"name": "Ann", "age": 30}}
