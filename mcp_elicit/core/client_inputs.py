@@ -9,7 +9,9 @@ Rules:
   for the client to report (and to answer ``cancel``). Fields the secret guard flags are
   listed in ``warnings`` so a user interface can say so: each names its field and speaks
   to the person answering. So are the defaults a field refuses itself (pydantic sends
-  ``Field("", min_length=1)`` as such a default): the field is shown without it.
+  ``Field("", min_length=1)`` as such a default): the field is shown without it. The
+  JSON Schema keywords beyond the subset that SDKs send are taken in (``forms.foreign``),
+  and what the fields do not show is a warning too.
 * An accepted form answer gets the schema's defaults for absent fields, then must validate
   (types, ranges, lengths, formats, enum membership, required fields), and its text must
   be sendable (no lone surrogate, which JSON in UTF-8 cannot carry); what is sent is the
@@ -188,14 +190,18 @@ def parse_elicitation(
     problem: str | None = None
     warnings: tuple[str, ...] = ()
     try:
-        schema = FormSchema.parse(params.get("requestedSchema"), check_secrets=False, unfit_defaults="drop")
+        schema = FormSchema.parse(
+            params.get("requestedSchema"), check_secrets=False, unfit_defaults="drop", beyond_subset="relax"
+        )
     except FormSchemaError as exc:
         problem = str(exc)
     except RecursionError:  # read by recursion: Python stops short of what JSON takes
         problem = "the form is nested too deeply to read"
     else:
-        warnings = tuple(_secret_warning(f) for f in schema.secret_findings) + tuple(
-            f"Field {p.field!r}: {p.message}." for p in schema.dropped_defaults
+        warnings = (
+            *(_secret_warning(f) for f in schema.secret_findings),
+            *(f"Field {p.field!r}: {p.message}." for p in schema.dropped_defaults),
+            *(f"Field {p.field!r} {p.message}." for p in schema.relaxed),
         )
     return ElicitationRequest(
         server=server,

@@ -16,6 +16,9 @@ Rules:
   without that default, and :attr:`FormSchema.dropped_defaults` says which and why.
   JSON Schema only recommends that a default be valid, and SDKs send such forms
   (pydantic does not check a field's default against its constraints).
+- Such a reader can also take in the JSON Schema keywords beyond the subset that SDKs
+  send (``parse(..., beyond_subset="relax")``, see :mod:`foreign`):
+  :attr:`FormSchema.relaxed` says what the form asks that its fields do not show.
 - Per-field checkers are compiled at construction; validation is a loop over them.
 - Equality is on the fields only; ``not_secret`` marks and the bound Python type
   (for :meth:`build`) do not take part, so ``parse(s.to_json()) == s``.
@@ -38,6 +41,7 @@ from typing import Any, Literal, TypeAlias
 from mcp_elicit.errors import FormSchemaError, SensitiveFieldError, ValidationProblem
 from mcp_elicit.forms.classes import Binding, describe_class
 from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
+from mcp_elicit.forms.foreign import Relaxed, relax
 from mcp_elicit.forms.parse import parse_fields
 from mcp_elicit.forms.secrets import SecretFinding, find_secret_fields
 from mcp_elicit.forms.validate import FormValidator, Invalid, compile_field
@@ -82,6 +86,7 @@ class FormSchema:
     fields: tuple[FieldSpec, ...]
     secret_findings: tuple[SecretFinding, ...] = field(compare=False, repr=False)
     dropped_defaults: tuple[ValidationProblem, ...] = field(compare=False, repr=False)
+    relaxed: tuple[ValidationProblem, ...] = field(compare=False, repr=False)
     _validator: FormValidator = field(compare=False, repr=False)
     _binding: Binding | None = field(compare=False, repr=False)
     _wire: dict[str, Any] = field(compare=False, repr=False)
@@ -96,6 +101,7 @@ class FormSchema:
         except (KeyError, TypeError):  # not a spec, or something unhashable: no cache
             key = compiled = None
         object.__setattr__(self, "dropped_defaults", ())
+        object.__setattr__(self, "relaxed", ())
         if compiled is not None:  # the same fields were checked and compiled before
             object.__setattr__(self, "fields", specs)
             object.__setattr__(self, "_binding", None)
@@ -144,6 +150,7 @@ class FormSchema:
         not_secret: Collection[str] = (),
         check_secrets: bool = True,
         unfit_defaults: Literal["refuse", "drop"] = "refuse",
+        beyond_subset: Literal["refuse", "relax"] = "refuse",
     ) -> FormSchema:
         """The form a ``requestedSchema`` JSON object describes.
 
@@ -152,11 +159,16 @@ class FormSchema:
         :attr:`secret_findings` (for a client that wants to warn rather than refuse).
         ``unfit_defaults="drop"`` reads a field whose default it refuses itself without
         that default, listing it in :attr:`dropped_defaults` (for a client, which shows
-        the form rather than pre-fill what cannot be sent).
+        the form rather than pre-fill what cannot be sent). ``beyond_subset="relax"`` takes
+        in the keywords beyond the subset that :func:`foreign.relax` reads, listing what the
+        fields do not show in :attr:`relaxed` (also for a client).
         """
         if unfit_defaults not in ("refuse", "drop"):
             raise ValueError(f"unfit_defaults must be 'refuse' or 'drop', not {unfit_defaults!r}")
-        specs = parse_fields(obj)
+        if beyond_subset not in ("refuse", "relax"):
+            raise ValueError(f"beyond_subset must be 'refuse' or 'relax', not {beyond_subset!r}")
+        relaxed = relax(obj) if beyond_subset == "relax" else Relaxed(obj)
+        specs = parse_fields(relaxed.schema)
         dropped: list[ValidationProblem] = []
         if unfit_defaults == "drop":
             specs = tuple(_without_unfit_default(spec, dropped) for spec in specs)
@@ -171,6 +183,8 @@ class FormSchema:
         schema = FormSchema(specs, check_secrets=check_secrets)
         if dropped:
             object.__setattr__(schema, "dropped_defaults", tuple(dropped))
+        if relaxed.notes:
+            object.__setattr__(schema, "relaxed", relaxed.notes)
         return schema
 
     @classmethod

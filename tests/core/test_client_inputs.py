@@ -15,7 +15,8 @@ from mcp_elicit.core.client_inputs import (
     check_sampling_answer,
     parse_elicitation,
 )
-from mcp_elicit.errors import FormValidationError, ProtocolViolation
+from mcp_elicit.errors import FormSchemaError, FormValidationError, ProtocolViolation
+from mcp_elicit.forms import FormSchema
 
 from support.wire import WireChecker
 
@@ -285,3 +286,27 @@ def test_a_default_its_own_field_refuses_is_not_pre_filled_and_the_person_is_tol
     assert left_out == {"action": "accept", "content": {"age": 30}}
     sent = check_elicit_answer(request, {"action": "accept", "content": {"name": "Ann"}})
     assert sent == {"action": "accept", "content": {"name": "Ann", "age": 30}}
+
+
+def sdk_form(**properties: Any) -> ElicitationRequest:
+    """A form as the official Python SDK renders a pydantic model's fields."""
+    return form({"type": "object", "title": "M", "properties": properties, "required": list(properties)})
+
+
+def test_a_pattern_is_read_not_run_and_shown_to_the_person() -> None:
+    request = sdk_form(code={"type": "string", "title": "Code", "pattern": "^(a+)+$"})
+    assert request.schema_problem is None
+    assert request.fields == ("code",)
+    (warning,) = request.warnings
+    assert warning == (
+        "Field 'code' should match the pattern '^(a+)+$', which this client does not check: "
+        "the server may refuse an answer that does not."
+    )
+    # The pattern is never run: a catastrophic one costs nothing, and the server decides.
+    sent = check_elicit_answer(request, {"action": "accept", "content": {"code": "a" * 40 + "!"}})
+    assert sent == {"action": "accept", "content": {"code": "a" * 40 + "!"}}
+
+
+def test_the_servers_own_forms_keep_refusing_keywords_beyond_the_subset() -> None:
+    with pytest.raises(FormSchemaError, match="pattern"):
+        FormSchema.parse({"type": "object", "properties": {"code": {"type": "string", "pattern": "^a$"}}})
