@@ -15,18 +15,26 @@ Rules:
 - ``pattern`` on a text field is dropped and never run: it is an ECMA-262 regular
   expression, which Python's ``re`` reads differently and a hostile server can make
   take exponential time. The person is told the pattern, so they can follow it.
+- ``exclusiveMinimum`` and ``exclusiveMaximum`` (pydantic's ``gt``/``lt``) are checked:
+  on an integer field they are its whole bounds (``exclusiveMinimum: 0`` is
+  ``minimum: 1``), which the field shows; on a number field they are checks of their
+  own, run with the field's (:attr:`Relaxed.checks`), and the person is told them.
 - Each note names its field and is written for the person answering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias, TypeGuard
 
 from mcp_elicit.errors import ValidationProblem
 
-__all__ = ["Relaxed", "relax"]
+__all__ = ["Check", "Relaxed", "relax"]
+
+#: A check of one field's cleaned value: the problem, for the person, or None.
+Check: TypeAlias = Callable[[Any], "str | None"]
 
 #: At most this many characters of a pattern are shown to the person.
 _SHOWN = 200
@@ -38,6 +46,7 @@ class Relaxed:
 
     schema: object
     notes: tuple[ValidationProblem, ...] = ()
+    checks: Mapping[str, tuple[Check, ...]] = field(default_factory=dict)
 
 
 def relax(obj: object) -> Relaxed:
@@ -45,16 +54,39 @@ def relax(obj: object) -> Relaxed:
     if not isinstance(obj, Mapping) or not isinstance(obj.get("properties"), Mapping):
         return Relaxed(obj)
     notes: list[ValidationProblem] = []
+    checks: dict[str, list[Check]] = {}
     properties = {
-        name: _relax_field(name, prop, notes) if isinstance(prop, Mapping) else prop
+        name: _relax_field(name, prop, notes, checks.setdefault(name, []))
+        if isinstance(prop, Mapping)
+        else prop
         for name, prop in obj["properties"].items()
     }
-    return Relaxed({**obj, "properties": properties}, tuple(notes))
+    found = {name: tuple(each) for name, each in checks.items() if each}
+    return Relaxed({**obj, "properties": properties}, tuple(notes), found)
 
 
-def _relax_field(name: str, prop: Mapping[str, Any], notes: list[ValidationProblem]) -> Mapping[str, Any]:
+def _real(value: object) -> TypeGuard[float]:
+    """A finite JSON number (a bool is none)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def _shown(value: float) -> str:
+    return (
+        str(int(value))
+        if isinstance(value, float) and value.is_integer() and abs(value) < 1e16
+        else str(value)
+    )
+
+
+def _relax_field(
+    name: str, prop: Mapping[str, Any], notes: list[ValidationProblem], checks: list[Check]
+) -> Mapping[str, Any]:
     out = dict(prop)
     kind = out.get("type")
+    if kind in ("number", "integer"):
+        _exclusive_bounds(name, out, kind, notes, checks)
     if kind == "string" and isinstance(out.get("pattern"), str):
         pattern = out.pop("pattern")
         shown = pattern if len(pattern) <= _SHOWN else pattern[:_SHOWN] + "…"
@@ -66,3 +98,36 @@ def _relax_field(name: str, prop: Mapping[str, Any], notes: list[ValidationProbl
             )
         )
     return out
+
+
+def _exclusive_bounds(
+    name: str, out: dict[str, Any], kind: str, notes: list[ValidationProblem], checks: list[Check]
+) -> None:
+    """Take in ``exclusiveMinimum``/``exclusiveMaximum`` of a number or integer field."""
+    for key, inclusive, below in (
+        ("exclusiveMinimum", "minimum", False),
+        ("exclusiveMaximum", "maximum", True),
+    ):
+        bound, current = out.get(key), out.get(inclusive)
+        if not _real(bound) or (current is not None and not _real(current)):
+            continue  # malformed: the parser refuses it by name
+        del out[key]
+        if kind == "integer":
+            whole = math.ceil(bound) - 1 if below else math.floor(bound) + 1
+            if current is None or (current > whole if below else current < whole):
+                out[inclusive] = whole
+            continue
+        if _real(current) and (current < bound if below else current > bound):
+            continue  # the inclusive bound is the stricter one
+        checks.append(_below(bound) if below else _above(bound))
+        notes.append(ValidationProblem(name, f"must be {'less' if below else 'more'} than {_shown(bound)}"))
+
+
+def _above(bound: float) -> Check:
+    message = f"must be more than {_shown(bound)}"
+    return lambda value: None if value > bound else message
+
+
+def _below(bound: float) -> Check:
+    message = f"must be less than {_shown(bound)}"
+    return lambda value: None if value < bound else message

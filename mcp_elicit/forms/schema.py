@@ -38,10 +38,10 @@ from dataclasses import dataclass, field, replace
 from dataclasses import fields as dataclass_fields
 from typing import Any, Literal, TypeAlias
 
-from mcp_elicit.errors import FormSchemaError, SensitiveFieldError, ValidationProblem
+from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFieldError, ValidationProblem
 from mcp_elicit.forms.classes import Binding, describe_class
 from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
-from mcp_elicit.forms.foreign import Relaxed, relax
+from mcp_elicit.forms.foreign import Check, Relaxed, relax
 from mcp_elicit.forms.parse import parse_fields
 from mcp_elicit.forms.secrets import SecretFinding, find_secret_fields
 from mcp_elicit.forms.validate import FormValidator, Invalid, compile_field
@@ -87,6 +87,7 @@ class FormSchema:
     secret_findings: tuple[SecretFinding, ...] = field(compare=False, repr=False)
     dropped_defaults: tuple[ValidationProblem, ...] = field(compare=False, repr=False)
     relaxed: tuple[ValidationProblem, ...] = field(compare=False, repr=False)
+    _checks: Mapping[str, tuple[Check, ...]] = field(compare=False, repr=False)
     _validator: FormValidator = field(compare=False, repr=False)
     _binding: Binding | None = field(compare=False, repr=False)
     _wire: dict[str, Any] = field(compare=False, repr=False)
@@ -102,6 +103,7 @@ class FormSchema:
             key = compiled = None
         object.__setattr__(self, "dropped_defaults", ())
         object.__setattr__(self, "relaxed", ())
+        object.__setattr__(self, "_checks", {})
         if compiled is not None:  # the same fields were checked and compiled before
             object.__setattr__(self, "fields", specs)
             object.__setattr__(self, "_binding", None)
@@ -185,6 +187,8 @@ class FormSchema:
             object.__setattr__(schema, "dropped_defaults", tuple(dropped))
         if relaxed.notes:
             object.__setattr__(schema, "relaxed", relaxed.notes)
+        if relaxed.checks:
+            object.__setattr__(schema, "_checks", relaxed.checks)
         return schema
 
     @classmethod
@@ -268,13 +272,28 @@ class FormSchema:
 
     def validate(self, content: object) -> dict[str, Any]:
         """The cleaned answer (known fields only), or :class:`FormValidationError` with every problem."""
-        return self._validator.validate(content)
+        clean = self._validator.validate(content)
+        if self._checks:
+            self._check_relaxed(clean)
+        return clean
+
+    def _check_relaxed(self, clean: Mapping[str, Any]) -> None:
+        """:class:`FormValidationError` for what the relaxed keywords refuse in a valid answer."""
+        problems = [
+            ValidationProblem(name, message)
+            for name, checks in self._checks.items()
+            if name in clean
+            for message in [next(filter(None, (check(clean[name]) for check in checks)), None)]
+            if message is not None
+        ]
+        if problems:
+            raise FormValidationError(problems)
 
     def admit(self, content: object) -> dict[str, Any]:
         """:meth:`validate`, and for a form read from a class, what the class itself refuses
         too (a dataclass's ``__post_init__`` or a pydantic validator raising ``ValueError``):
         the cleaned answer, or :class:`FormValidationError` saying why, for the person."""
-        clean = self._validator.validate(content)
+        clean = self.validate(content)
         if self._binding is not None:
             self._binding.build(clean)
         return clean
@@ -285,14 +304,17 @@ class FormSchema:
 
     def check_field(self, name: str, value: object) -> str | None:
         """The problem with one field's value as a message for a person, or None if it is fine."""
-        return self._validator.check_field(name, value)
+        problem = self._validator.check_field(name, value)
+        if problem is None and value is not None and name in self._checks:  # a valid number
+            problem = next(filter(None, (check(value) for check in self._checks[name])), None)
+        return problem
 
     def build(self, content: object, *, checked: bool = False) -> Any:
         """Validate ``content``, then make the bound class's instance (or return the dict).
 
         ``checked=True`` says ``content`` is what :meth:`admit` returned for this form (an
         answer checked once need not be checked again): it is used as it is."""
-        clean: Any = content if checked else self._validator.validate(content)
+        clean: Any = content if checked else self.validate(content)
         return clean if self._binding is None else self._binding.build(clean)
 
 

@@ -45,6 +45,10 @@ def answers() -> Scripted:
         [
             {"fields": ["party_size", "date"], "content": {"party_size": 2, "date": "2026-12-24"}},
             {"fields": ["ok"], "content": {"ok": True}},
+            {
+                "fields": ["nickname", "code", "seats"],
+                "content": {"nickname": "ann", "code": "ANN", "seats": 9},
+            },
             {"mode": "url", "action": "accept"},
             {"action": "accept"},
         ]
@@ -98,6 +102,18 @@ async def test_defaults_are_filled_in_before_the_answer_leaves(
     async with connected(kind, revision, sdk_python, url) as (client, _, _):
         out = await client.call_tool("preferences")
     assert out["content"][0]["text"] == '{"name":"John Doe","age":30,"verified":true}'
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_pydantic_form_beyond_the_flat_subset_is_answered(
+    kind: str, revision: str, sdk_python: Path, url: str | None
+) -> None:
+    # Field("", min_length=1), Field(pattern=...) and Field(gt=0, lt=10): what the SDK sends
+    # for them is outside the subset, and the client still shows the form and answers it.
+    async with connected(kind, revision, sdk_python, url) as (client, _, script):
+        out = await client.call_tool("sign_up")
+    assert out["content"][0]["text"] == '{"nickname":"ann","code":"ANN","seats":9}'
+    assert script.reports == []
 
 
 async def test_push_style_questions_and_url_mode_at_2025(

@@ -310,3 +310,46 @@ def test_a_pattern_is_read_not_run_and_shown_to_the_person() -> None:
 def test_the_servers_own_forms_keep_refusing_keywords_beyond_the_subset() -> None:
     with pytest.raises(FormSchemaError, match="pattern"):
         FormSchema.parse({"type": "object", "properties": {"code": {"type": "string", "pattern": "^a$"}}})
+
+
+def test_exclusive_bounds_of_an_integer_are_its_whole_bounds() -> None:
+    # pydantic's Field(gt=0, lt=10) on an int.
+    request = sdk_form(
+        seats={"type": "integer", "title": "Seats", "exclusiveMinimum": 0, "exclusiveMaximum": 10}
+    )
+    assert request.schema_problem is None
+    assert request.schema is not None
+    seats = request.schema.field("seats")
+    assert (seats.minimum, seats.maximum) == (1, 9)  # type: ignore[union-attr]
+    assert request.warnings == ()  # the field shows them as they are
+    with pytest.raises(FormValidationError, match="seats: must be at least 1"):
+        check_elicit_answer(request, {"action": "accept", "content": {"seats": 0}})
+    sent = check_elicit_answer(request, {"action": "accept", "content": {"seats": 9}})
+    assert sent["content"] == {"seats": 9}
+
+
+def test_exclusive_bounds_of_a_number_are_checked_before_the_answer_leaves() -> None:
+    request = sdk_form(
+        share={"type": "number", "exclusiveMinimum": 0.5, "maximum": 2, "exclusiveMaximum": 1.5},
+        other={"type": "string"},
+    )
+    assert request.schema_problem is None
+    assert request.schema is not None
+    assert request.warnings == (
+        "Field 'share' must be more than 0.5.",
+        "Field 'share' must be less than 1.5.",
+    )
+    for value, problem in ((0.5, "must be more than 0.5"), (1.5, "must be less than 1.5")):
+        with pytest.raises(FormValidationError, match=f"share: {problem}"):
+            check_elicit_answer(request, {"action": "accept", "content": {"share": value, "other": ""}})
+        assert request.schema.check_field("share", value) == problem
+    assert request.schema.check_field("share", 0.75) is None
+    sent = check_elicit_answer(request, {"action": "accept", "content": {"share": 0.75, "other": ""}})
+    assert sent["content"] == {"share": 0.75, "other": ""}
+
+
+@pytest.mark.parametrize("bound", ["1", True, None, float("inf")])
+def test_a_malformed_exclusive_bound_is_still_a_form_not_shown(bound: object) -> None:
+    request = sdk_form(n={"type": "number", "exclusiveMinimum": bound})
+    assert request.schema is None
+    assert request.schema_problem

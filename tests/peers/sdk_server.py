@@ -11,6 +11,8 @@ Tools:
   sends as ``input_required`` on 2026-07-28 and as ``elicitation/create`` on 2025-11-25.
 * ``preferences()``: a form whose every field has a default (SEP-1034); returns what came back.
 * ``confirm_name(name)``: asks through ``ctx.elicit`` and returns the outcome.
+* ``sign_up()``: a form of pydantic constraints beyond the flat subset (an empty default
+  its own min_length refuses, a pattern, exclusive bounds); returns what came back.
 * ``link_account(provider)``: a URL-mode elicitation (``ctx.elicit_url``); 2025-11-25 only.
 """
 
@@ -33,6 +35,12 @@ class Preferences(BaseModel):
     name: str = Field(default="John Doe")
     age: int = Field(default=30)
     verified: bool = Field(default=True)
+
+
+class SignUp(BaseModel):
+    nickname: str = Field("", min_length=1)
+    code: str = Field(description="Three capital letters", pattern=r"^[A-Z]{3}$")
+    seats: int = Field(gt=0, lt=10)
 
 
 class Confirmation(BaseModel):
@@ -61,6 +69,18 @@ async def preferences(
     answer: Annotated[ElicitationResult[Preferences], Resolve(ask_preferences)],
 ) -> str:
     """Asks for preferences whose fields all have defaults."""
+    if isinstance(answer, AcceptedElicitation):
+        return answer.data.model_dump_json()
+    return answer.action
+
+
+async def ask_sign_up() -> Elicit[SignUp]:
+    return Elicit("Sign up", SignUp)
+
+
+@mcp.tool()
+async def sign_up(answer: Annotated[ElicitationResult[SignUp], Resolve(ask_sign_up)]) -> str:
+    """Asks a form whose fields carry pydantic constraints beyond the flat subset."""
     if isinstance(answer, AcceptedElicitation):
         return answer.data.model_dump_json()
     return answer.action
