@@ -19,6 +19,9 @@ Rules:
   on an integer field they are its whole bounds (``exclusiveMinimum: 0`` is
   ``minimum: 1``), which the field shows; on a number field they are checks of their
   own, run with the field's (:attr:`Relaxed.checks`), and the person is told them.
+- ``multipleOf`` (a number above 0) is such a check, worked out in decimal on the
+  numbers as written (0.3 is a multiple of 0.1, as the person reads it); a quotient
+  beyond 28 digits is not worked out (the server decides).
 - Each note names its field and is written for the person answering.
 """
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any, TypeAlias, TypeGuard
 
 from mcp_elicit.errors import ValidationProblem
@@ -87,6 +91,11 @@ def _relax_field(
     kind = out.get("type")
     if kind in ("number", "integer"):
         _exclusive_bounds(name, out, kind, notes, checks)
+        step = out.get("multipleOf")
+        if _real(step) and step > 0:
+            del out["multipleOf"]
+            checks.append(_multiple_of(step))
+            notes.append(ValidationProblem(name, f"must be a multiple of {_shown(step)}"))
     if kind == "string" and isinstance(out.get("pattern"), str):
         pattern = out.pop("pattern")
         shown = pattern if len(pattern) <= _SHOWN else pattern[:_SHOWN] + "…"
@@ -131,3 +140,21 @@ def _above(bound: float) -> Check:
 def _below(bound: float) -> Check:
     message = f"must be less than {_shown(bound)}"
     return lambda value: None if value < bound else message
+
+
+#: Decimal arithmetic of its own: a caller's context (precision, traps) never changes it.
+_DECIMAL = Context(prec=28, traps=[InvalidOperation])
+
+
+def _multiple_of(step: float) -> Check:
+    message = f"must be a multiple of {_shown(step)}"
+    divisor = Decimal(repr(step))
+
+    def check(value: float) -> str | None:
+        try:
+            rest = _DECIMAL.remainder(Decimal(repr(value)), divisor)
+        except InvalidOperation:  # the quotient needs more than 28 digits
+            return None
+        return None if rest == 0 else message
+
+    return check

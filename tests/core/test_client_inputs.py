@@ -353,3 +353,32 @@ def test_a_malformed_exclusive_bound_is_still_a_form_not_shown(bound: object) ->
     request = sdk_form(n={"type": "number", "exclusiveMinimum": bound})
     assert request.schema is None
     assert request.schema_problem
+
+
+def test_multiple_of_is_checked_in_decimal_before_the_answer_leaves() -> None:
+    # pydantic's Field(multiple_of=...): 0.3 is a multiple of 0.1 as the person reads it.
+    request = sdk_form(step={"type": "number", "multipleOf": 0.1}, pair={"type": "integer", "multipleOf": 2})
+    assert request.schema_problem is None
+    assert request.schema is not None
+    assert request.warnings == (
+        "Field 'step' must be a multiple of 0.1.",
+        "Field 'pair' must be a multiple of 2.",
+    )
+    sent = check_elicit_answer(request, {"action": "accept", "content": {"step": 0.3, "pair": 4}})
+    assert sent["content"] == {"step": 0.3, "pair": 4}
+    with pytest.raises(FormValidationError) as caught:
+        check_elicit_answer(request, {"action": "accept", "content": {"step": 0.35, "pair": 3}})
+    assert [str(p) for p in caught.value.problems] == [
+        "step: must be a multiple of 0.1",
+        "pair: must be a multiple of 2",
+    ]
+    assert request.schema.check_field("pair", 5) == "must be a multiple of 2"
+    # Beyond what a decimal quotient can be worked out in, the server decides.
+    assert request.schema.check_field("step", 1e300) is None
+
+
+@pytest.mark.parametrize("step", [0, -1, "1", True, float("nan")])
+def test_a_malformed_multiple_of_is_still_a_form_not_shown(step: object) -> None:
+    request = sdk_form(n={"type": "number", "multipleOf": step})
+    assert request.schema is None
+    assert request.schema_problem
