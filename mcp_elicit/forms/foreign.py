@@ -22,6 +22,8 @@ Rules:
 - ``multipleOf`` (a number above 0) is such a check, worked out in decimal on the
   numbers as written (0.3 is a multiple of 0.1, as the person reads it); a quotient
   beyond 28 digits is not worked out (the server decides).
+- A text field's ``const`` (pydantic's ``Literal["a"]``) is a choice of that one
+  option, when the field names no other options.
 - Each note names its field and is written for the person answering.
 """
 
@@ -40,6 +42,8 @@ __all__ = ["Check", "Relaxed", "relax"]
 #: A check of one field's cleaned value: the problem, for the person, or None.
 Check: TypeAlias = Callable[[Any], "str | None"]
 
+#: Keywords that name a choice's options, beside which a ``const`` is not read.
+_NAMES_OPTIONS = frozenset({"enum", "enumNames", "oneOf"})
 #: At most this many characters of a pattern are shown to the person.
 _SHOWN = 200
 
@@ -96,6 +100,8 @@ def _relax_field(
             del out["multipleOf"]
             checks.append(_multiple_of(step))
             notes.append(ValidationProblem(name, f"must be a multiple of {_shown(step)}"))
+    if kind == "string" and isinstance(out.get("const"), str) and _NAMES_OPTIONS.isdisjoint(out):
+        out["enum"] = [out.pop("const")]
     if kind == "string" and isinstance(out.get("pattern"), str):
         pattern = out.pop("pattern")
         shown = pattern if len(pattern) <= _SHOWN else pattern[:_SHOWN] + "…"

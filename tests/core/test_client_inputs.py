@@ -16,7 +16,7 @@ from mcp_elicit.core.client_inputs import (
     parse_elicitation,
 )
 from mcp_elicit.errors import FormSchemaError, FormValidationError, ProtocolViolation
-from mcp_elicit.forms import FormSchema
+from mcp_elicit.forms import Choice, FormSchema
 
 from support.wire import WireChecker
 
@@ -380,5 +380,38 @@ def test_multiple_of_is_checked_in_decimal_before_the_answer_leaves() -> None:
 @pytest.mark.parametrize("step", [0, -1, "1", True, float("nan")])
 def test_a_malformed_multiple_of_is_still_a_form_not_shown(step: object) -> None:
     request = sdk_form(n={"type": "number", "multipleOf": step})
+    assert request.schema is None
+    assert request.schema_problem
+
+
+def test_a_const_text_field_is_a_choice_of_one() -> None:
+    # pydantic's kind: Literal["a"] = "a", and a required Literal["b"].
+    request = sdk_form(
+        kind={"type": "string", "title": "Kind", "const": "a", "default": "a"},
+        sure={"type": "string", "const": "yes"},
+    )
+    assert request.schema_problem is None
+    assert request.schema is not None
+    kind, sure = request.schema.fields
+    assert isinstance(kind, Choice) and isinstance(sure, Choice)
+    assert ([o.value for o in kind.options], kind.default) == (["a"], "a")
+    assert [o.value for o in sure.options] == ["yes"]
+    assert request.warnings == ()
+    sent = check_elicit_answer(request, {"action": "accept", "content": {"sure": "yes"}})
+    assert sent["content"] == {"kind": "a", "sure": "yes"}
+    with pytest.raises(FormValidationError, match="sure: must be one of: yes"):
+        check_elicit_answer(request, {"action": "accept", "content": {"sure": "no"}})
+
+
+@pytest.mark.parametrize(
+    "prop",
+    [
+        {"type": "string", "const": 1},
+        {"type": "string", "const": "a", "enum": ["a", "b"]},
+        {"type": "integer", "const": 1},
+    ],
+)
+def test_a_const_that_is_no_choice_of_text_is_still_a_form_not_shown(prop: dict[str, Any]) -> None:
+    request = sdk_form(n=prop)
     assert request.schema is None
     assert request.schema_problem
