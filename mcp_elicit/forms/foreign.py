@@ -24,6 +24,10 @@ Rules:
   beyond 28 digits is not worked out (the server decides).
 - A text field's ``const`` (pydantic's ``Literal["a"]``) is a choice of that one
   option, when the field names no other options.
+- An option of a titled choice (``oneOf``, or a multi-select's ``items.anyOf``) is read
+  by its ``const`` and ``title``: keys beside them (an option's ``description``), which
+  the schema.json of both revisions allow, are dropped. An option without both is left
+  for the parser to refuse.
 - Each note names its field and is written for the person answering.
 """
 
@@ -102,6 +106,11 @@ def _relax_field(
             notes.append(ValidationProblem(name, f"must be a multiple of {_shown(step)}"))
     if kind == "string" and isinstance(out.get("const"), str) and _NAMES_OPTIONS.isdisjoint(out):
         out["enum"] = [out.pop("const")]
+    if kind == "string" and isinstance(out.get("oneOf"), list):
+        out["oneOf"] = _options(out["oneOf"])
+    items = out.get("items")
+    if kind == "array" and isinstance(items, Mapping) and isinstance(items.get("anyOf"), list):
+        out["items"] = {**items, "anyOf": _options(items["anyOf"])}
     if kind == "string" and isinstance(out.get("pattern"), str):
         pattern = out.pop("pattern")
         shown = pattern if len(pattern) <= _SHOWN else pattern[:_SHOWN] + "…"
@@ -164,3 +173,13 @@ def _multiple_of(step: float) -> Check:
         return None if rest == 0 else message
 
     return check
+
+
+def _options(entries: list[Any]) -> list[Any]:
+    """Titled options, each with its ``const`` and ``title`` alone (others as they are)."""
+    return [
+        {"const": entry["const"], "title": entry["title"]}
+        if isinstance(entry, Mapping) and "const" in entry and "title" in entry
+        else entry
+        for entry in entries
+    ]

@@ -16,7 +16,7 @@ from mcp_elicit.core.client_inputs import (
     parse_elicitation,
 )
 from mcp_elicit.errors import FormSchemaError, FormValidationError, ProtocolViolation
-from mcp_elicit.forms import Choice, FormSchema
+from mcp_elicit.forms import Choice, FormSchema, MultiChoice
 
 from support.wire import WireChecker
 
@@ -413,5 +413,34 @@ def test_a_const_text_field_is_a_choice_of_one() -> None:
 )
 def test_a_const_that_is_no_choice_of_text_is_still_a_form_not_shown(prop: dict[str, Any]) -> None:
     request = sdk_form(n=prop)
+    assert request.schema is None
+    assert request.schema_problem
+
+
+def test_options_with_keys_beside_const_and_title_are_read() -> None:
+    with_notes = [
+        {"const": "s", "title": "Small", "description": "For one"},
+        {"const": "l", "title": "Large", "description": "For a family", "$comment": "x"},
+    ]
+    request = sdk_form(
+        size={"type": "string", "oneOf": with_notes},
+        extras={"type": "array", "items": {"anyOf": with_notes}},
+    )
+    assert request.schema_problem is None
+    assert request.schema is not None
+    size, extras = request.schema.fields
+    assert isinstance(size, Choice) and isinstance(extras, MultiChoice)
+    assert [tuple(o) for o in size.options] == [("s", "Small"), ("l", "Large")]
+    assert [tuple(o) for o in extras.options] == [("s", "Small"), ("l", "Large")]
+    sent = check_elicit_answer(request, {"action": "accept", "content": {"size": "l", "extras": ["s"]}})
+    assert sent["content"] == {"size": "l", "extras": ["s"]}
+
+
+@pytest.mark.parametrize(
+    "options",
+    [[{"const": "s", "description": "no title"}], [{"const": 1, "title": "One"}], ["s"]],
+)
+def test_options_without_a_text_const_and_title_are_still_a_form_not_shown(options: list[Any]) -> None:
+    request = sdk_form(size={"type": "string", "oneOf": options})
     assert request.schema is None
     assert request.schema_problem
