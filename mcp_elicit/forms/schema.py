@@ -172,8 +172,14 @@ class FormSchema:
         relaxed = relax(obj) if beyond_subset == "relax" else Relaxed(obj)
         specs = parse_fields(relaxed.schema)
         dropped: list[ValidationProblem] = []
+        checks = relaxed.checks
         if unfit_defaults == "drop":
-            specs = tuple(_without_unfit_default(spec, dropped) for spec in specs)
+            specs = tuple(_without_unfit_default(s, dropped, checks.get(s.name, ())) for s in specs)
+        else:  # the constructor checks the rest, each field's rules first
+            for spec in specs:
+                if spec.name in checks:
+                    spec.check()
+                    _check_default(spec, checks[spec.name])
         names = {spec.name for spec in specs}
         unknown = set(not_secret) - names
         if unknown:
@@ -321,27 +327,32 @@ class FormSchema:
 SchemaLike: TypeAlias = FormSchema | Mapping[str, Any] | type[Any]
 
 
-def _default_problem(spec: FieldSpec) -> str | None:
-    """What is wrong with the field's default as an answer to it, or None."""
+def _default_problem(spec: FieldSpec, checks: Iterable[Check] = ()) -> str | None:
+    """What is wrong with the field's default as an answer to it (and to the checks of
+    the keywords taken in beyond the subset), or None."""
     if spec.default is None:
         return None
     default = list(spec.default) if isinstance(spec, MultiChoice) else spec.default
     result = compile_field(spec)(default)
-    if isinstance(result, Invalid):
-        return f"the default {default!r} is not a valid answer: it {result.message}"
+    message = result.message if isinstance(result, Invalid) else None
+    message = message or next(filter(None, (check(result) for check in checks)), None)
+    if message is not None:
+        return f"the default {default!r} is not a valid answer: it {message}"
     return None
 
 
-def _check_default(spec: FieldSpec) -> None:
-    problem = _default_problem(spec)
+def _check_default(spec: FieldSpec, checks: Iterable[Check] = ()) -> None:
+    problem = _default_problem(spec, checks)
     if problem is not None:
         raise FormSchemaError(problem, field=spec.name)
 
 
-def _without_unfit_default(spec: FieldSpec, dropped: list[ValidationProblem]) -> FieldSpec:
+def _without_unfit_default(
+    spec: FieldSpec, dropped: list[ValidationProblem], checks: Iterable[Check] = ()
+) -> FieldSpec:
     """``spec``, without its default if the field refuses it (noted in ``dropped``)."""
     spec.check()  # a field no answer fits is refused, whatever its default
-    problem = _default_problem(spec)
+    problem = _default_problem(spec, checks)
     if problem is None:
         return spec
     dropped.append(ValidationProblem(spec.name, f"{problem}; it is not pre-filled"))

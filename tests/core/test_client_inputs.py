@@ -444,3 +444,18 @@ def test_options_without_a_text_const_and_title_are_still_a_form_not_shown(optio
     request = sdk_form(size={"type": "string", "oneOf": options})
     assert request.schema is None
     assert request.schema_problem
+
+
+def test_a_default_the_taken_in_keywords_refuse_is_not_pre_filled() -> None:
+    # pydantic's share: float = Field(0, gt=0), and steps: float = Field(0.25, multiple_of=0.5).
+    request = sdk_form(
+        share={"type": "number", "exclusiveMinimum": 0, "default": 0},
+        steps={"type": "number", "multipleOf": 0.5, "default": 0.25},
+    )
+    assert request.schema is not None
+    assert [spec.default for spec in request.schema.fields] == [None, None]
+    assert request.warnings[:2] == (
+        "Field 'share': the default 0 is not a valid answer: it must be more than 0; it is not pre-filled.",
+        "Field 'steps': the default 0.25 is not a valid answer: it must be a multiple of 0.5; "
+        "it is not pre-filled.",
+    )

@@ -307,3 +307,15 @@ def test_a_reader_may_drop_the_defaults_that_break_their_own_field() -> None:
         )
     with pytest.raises(ValueError, match="unfit_defaults must be 'refuse' or 'drop'"):
         FormSchema.parse(UNFIT_DEFAULTS, unfit_defaults="ignore")  # type: ignore[arg-type]
+
+
+def test_a_default_the_relaxed_keywords_refuse_is_refused_unless_dropped() -> None:
+    share = {
+        "type": "object",
+        "properties": {"share": {"type": "number", "exclusiveMinimum": 0, "default": 0}},
+    }
+    with pytest.raises(FormSchemaError, match="the default 0 is not a valid answer: it must be more than 0"):
+        FormSchema.parse(share, beyond_subset="relax")
+    read = FormSchema.parse(share, beyond_subset="relax", unfit_defaults="drop")
+    assert read.field("share").default is None
+    assert [p.field for p in read.dropped_defaults] == ["share"]
