@@ -53,6 +53,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.sealing import Binding, StateSealer, arguments_digest
+from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = [
     "ELICIT",
@@ -319,7 +320,7 @@ def check_input_responses(responses: dict[str, Any]) -> None:
     if size > MAX_INPUT_RESPONSES_BYTES:
         raise _too_large()
     # each level takes two bytes at least ("[]"): a short value cannot be too deep
-    if size > 2 * MAX_INPUT_RESPONSES_DEPTH and _too_deep(responses, MAX_INPUT_RESPONSES_DEPTH):
+    if size > 2 * MAX_INPUT_RESPONSES_DEPTH and nests_past(responses, MAX_INPUT_RESPONSES_DEPTH):
         raise _too_deep_error()
 
 
@@ -335,22 +336,6 @@ def _too_deep_error() -> InvalidParams:
         "Invalid params: inputResponses is nested too deeply (at most "
         f"{MAX_INPUT_RESPONSES_DEPTH} levels of objects and arrays)"
     )
-
-
-def _too_deep(value: object, limit: int) -> bool:
-    """Whether ``value`` (decoded JSON) nests objects and arrays more than ``limit`` deep."""
-    level: list[object] = [value]
-    for _ in range(limit):
-        level = [
-            child
-            for node in level
-            if isinstance(node, dict | list)
-            for child in (node.values() if isinstance(node, dict) else node)
-            if isinstance(child, dict | list)
-        ]
-        if not level:
-            return False
-    return True
 
 
 def check_answer(ask: Ask, raw: object) -> Any:

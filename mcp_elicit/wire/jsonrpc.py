@@ -42,6 +42,7 @@ __all__ = [
     "decode",
     "decode_value",
     "encode",
+    "nests_past",
     "encode_error",
     "encode_notification",
     "encode_request",
@@ -124,7 +125,7 @@ def _check_nesting(message: Message) -> None:
     try:
         orjson.dumps(message.params)
     except orjson.JSONEncodeError:
-        if _nests_past(message.params, MAX_PARAMS_DEPTH):
+        if nests_past(message.params, MAX_PARAMS_DEPTH):
             raise InvalidParams(
                 f"Invalid params: the params of {message.method} are nested too deeply (at most "
                 f"{MAX_PARAMS_DEPTH} levels of objects and arrays); a request that asks questions "
@@ -133,7 +134,7 @@ def _check_nesting(message: Message) -> None:
             ) from None
 
 
-def _nests_past(value: object, limit: int) -> bool:
+def nests_past(value: object, limit: int) -> bool:
     """Whether ``value`` (decoded JSON) nests objects and arrays more than ``limit`` deep."""
     level: list[object] = [value]
     for _ in range(limit):
