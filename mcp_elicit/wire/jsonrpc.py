@@ -42,11 +42,11 @@ __all__ = [
     "decode",
     "decode_value",
     "encode",
-    "nests_past",
     "encode_error",
     "encode_notification",
     "encode_request",
     "encode_result",
+    "nests_past",
 ]
 
 RequestId: TypeAlias = str | int
