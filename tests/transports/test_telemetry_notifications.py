@@ -330,7 +330,8 @@ async def test_a_listen_streams_notifications_are_spans_inside_it(served: Served
 
 
 def initialize(server: Server) -> Any:
-    """A 2025-11-25 session opened in process (the HTTP server's ``initialize``, without HTTP)."""
+    """A 2025-11-25 session opened in process (the HTTP server's ``initialize``, without
+    HTTP), the client's ``notifications/initialized`` taken."""
     from mcp_elicit.wire import jsonrpc
 
     params = {
@@ -341,6 +342,7 @@ def initialize(server: Server) -> Any:
     _, session, _ = server.open_session(jsonrpc.Request(1, "initialize", params))
     assert session is not None
     session.network = {"network.transport": "tcp"}
+    session.initialized = True  # the client's notifications/initialized: it may be asked
     return session
 
 
