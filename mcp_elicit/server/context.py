@@ -304,7 +304,10 @@ class Context:
     def url_steps(self, required: URLElicitationRequired) -> list[Ask]:
         """The questions of the URL steps a handler's own ``URLElicitationRequired`` names
         (``data.elicitations``), made as ``require_url`` makes them: the same checks and
-        keys. (2026-07-28 asks them; 2025-11-25 sends the error as it is.)"""
+        keys. (2026-07-28 asks them; 2025-11-25 sends the error as it is.) In a task the
+        request has already been answered: the error goes on, and fails the task."""
+        if self.task is not None:
+            raise required
         data = required.data if isinstance(required.data, Mapping) else {}
         steps = data.get("elicitations")
         if not isinstance(steps, list) or not steps or not all(isinstance(s, Mapping) for s in steps):

@@ -10,7 +10,8 @@ times before ending the round (``ctx.gather`` batches without relying on that).
 A handler that raises ``URLElicitationRequired`` itself (this revision has no -32042) has
 its steps asked as ``ctx.require_url`` asks them: an input request each; the retry runs
 the handler again, which finishes or raises again (asked again). A step the user declined
-or cancelled ends the request as the handler's failure (a tool's ``isError`` result).
+or cancelled ends the request as the handler's failure (a tool's ``isError`` result). In a
+task (after ``ctx.start_task()``) it fails the task instead: the request was answered.
 """
 
 from __future__ import annotations

@@ -11,32 +11,28 @@ Rules:
   ``"required"`` tool was refused with -32021 before it ran). A tool that returns without
   calling it answers in place (the spec's immediate-result shortcut). Questions asked
   before it are ordinary multi round-trip rounds, so a tool can ask first, then work.
-* After that, a question parks the task in ``input_required`` with the question under a
-  key never used before in the task; ``tasks/update`` answers some or all of them (any
-  other key is ignored). An answer that does not fit is asked again once, under a new key,
-  with the reason; a second bad answer, or none within ``ask_timeout``, counts as
-  ``cancel`` for an elicitation and fails the handler for sampling or roots (as on
-  2025-11-25).
+* After that, a question parks the task in ``input_required`` under a key never used
+  before in the task; ``tasks/update`` answers some or all of them (other keys ignored).
+  An answer that does not fit is asked again once, under a new key, with the reason; a
+  second bad one, or none within ``ask_timeout``, is ``cancel`` for an elicitation and
+  fails the handler for sampling or roots (as on 2025-11-25).
 * The handler's result completes the task (a tool error, and any exception a tool raises,
-  is a result with ``isError``); a protocol error fails it with that error; anything else
-  (a bad form schema, say) fails it with -32603, as the request in place would answer. Progress
-  and log notifications of a task are dropped: the extension gives them no stream.
+  is a result with ``isError``); a protocol error fails it with that error, except
+  ``URLElicitationRequired`` (2025-11-25's -32042: in a task, ``ctx.require_url`` asks),
+  which fails it with -32603 as anything else does (a bad form schema, say). Progress and
+  log notifications of a task are dropped: the extension gives them no stream.
 * ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended,
   or its handler had returned or raised (its end is recorded as it is: a finished
-  handler's result is never thrown away).
-  So does the cancellation of the request that made the task before it answered (its
-  client went away): no one knows the task's id. A handler that catches its
-  cancellation and then asks is cancelled again at that question (no one answers a
-  cancelled task).
+  handler's result is never thrown away). The request that made the task, cancelled before
+  it answered (no one knows the id), cancels it too. A handler that catches its
+  cancellation and then asks is cancelled again at that question.
 * A task runs in this process: each is kept until its ttl has passed since it was created
   and since it ended; past ``max_tasks`` held, or ``max_tasks_per_owner`` held for its
   principal (unauthenticated callers count as one), a call goes on in place instead, and
-  that is logged. The ttl (or None: kept for good), the poll interval and both limits
-  are whole numbers above zero; anything else is a ``ConfigError`` naming it, when it is
-  given or set. ``max_tasks_per_owner`` is a share of ``max_tasks``: above it is a
-  ``ConfigError`` naming both, when either is given or set; not set, a tenth of it. A task is visible only to the principal that created it. A
-  ``tasks/*`` request for a task held by another instance sharing the store is answered
-  through it (``server.relay``).
+  that is logged. The ttl (or None: for good), the poll interval and both limits are whole
+  numbers above zero, ``max_tasks_per_owner`` at most ``max_tasks`` (a tenth if not set),
+  or a ``ConfigError`` names it. A task is its creator's alone; one held by another
+  instance sharing the store is answered through it (``server.relay``).
 * When the server stops, every running task is cancelled, and its handler waited for
   ``stop_grace`` seconds at most: one that ignores its cancellation is logged and left.
 """
@@ -59,6 +55,7 @@ from mcp_elicit.errors import (
     InvalidParams,
     ProtocolError,
     ReplayMismatchError,
+    URLElicitationRequired,
 )
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.options import MOST_MS, share, whole
@@ -73,6 +70,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("mcp_elicit.server")
+_URL_RAISED = "Internal error: a task's handler raised URLElicitationRequired; ask with ctx.require_url"
 
 #: How often, at most, a call that finds a task limit reached sweeps (seconds).
 _SWEEP_AT_LIMIT = 0.1
@@ -257,6 +255,9 @@ class Tasks:
         exc = job.exception()
         if exc is None:
             record.complete(finish(job.result()), now)
+        elif isinstance(exc, URLElicitationRequired):  # -32042 is 2025-11-25's; a task asks in place
+            log.error("task %s: %s", record.task_id, _URL_RAISED)
+            record.fail(InternalError(_URL_RAISED).to_error(), now)
         elif isinstance(exc, ProtocolError):
             record.fail(exc.to_error(), now)
         else:  # as a request in place would answer

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String, ToolError
-from mcp_elicit.errors import ConfigError, InternalError
+from mcp_elicit.errors import ConfigError, InternalError, URLElicitationRequired
 from mcp_elicit.forms import Boolean
 from mcp_elicit.sealing import KeyRing
 from mcp_elicit.server.tasks import Tasks
@@ -64,6 +64,13 @@ def build(**options: Any) -> Server:
             raise ToolError("the disk is full")
         if how == "protocol":
             raise InternalError("Internal error: the worker went away")
+        if how == "url":  # the handshake era's -32042, which a task (2026-07-28) cannot answer
+            raise URLElicitationRequired(
+                "Sign in first",
+                data={
+                    "elicitations": [{"mode": "url", "message": "Sign in", "url": "https://example.com/a"}]
+                },
+            )
         if how == "schema":  # a programming error: forms are flat
             await ctx.elicit("Nested?", {"type": "object", "properties": {"a": {"type": "object"}}})
         raise RuntimeError("a bug")
@@ -244,6 +251,11 @@ async def test_multi_round_trip_questions_come_first_then_the_task(wire: WireChe
             lambda t: t["result"]["isError"] is True and "broken: a bug" in str(t["result"]),
         ),
         (
+            "url",
+            "failed",
+            lambda t: t["error"]["code"] == -32603 and "ctx.require_url" in t["error"]["message"],
+        ),
+        (
             "schema",
             "failed",
             lambda t: t["error"]["code"] == -32603 and t["error"]["message"].startswith("Internal error: "),
@@ -257,6 +269,20 @@ async def test_how_a_task_ends_when_its_handler_fails(
     task_id = (await client.result("tools/call", {"name": "broken", "arguments": {"how": how}}))["taskId"]
     ended = await settle(client, task_id, status_)
     assert check(ended), ended
+
+
+async def test_a_task_whose_handler_raises_url_elicitation_required_fails_holding_no_state(
+    wire: WireChecker,
+) -> None:
+    """A client that takes URL mode: the handler's own ``URLElicitationRequired``, raised once
+    its request was answered with the task, cannot become a round (nothing of a
+    ``requestState`` is ever in a task, and 2026-07-28 has no -32042): the task fails."""
+    capabilities = {**WITH_TASKS, "elicitation": {"form": {}, "url": {}}}
+    client = MemoryClient(build(), capabilities=capabilities, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "broken", "arguments": {"how": "url"}}))["taskId"]
+    ended = await settle(client, task_id, "failed")
+    assert ended["error"]["code"] == -32603 and "ctx.require_url" in ended["error"]["message"]
+    assert "requestState" not in str(ended) and "result" not in ended
 
 
 async def test_cancelling_a_task_stops_its_handler_and_is_acknowledged_again_later(wire: WireChecker) -> None:
