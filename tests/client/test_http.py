@@ -5,7 +5,7 @@ stream), the demo server as a subprocess, and connection failures."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -264,6 +264,28 @@ async def test_a_server_that_keeps_ending_the_stream_is_followed_while_it_makes_
     assert result["content"][0]["text"] == "done after 7 streams"
 
 
+async def end_after_its_first_event(
+    inner: Any, scope: Any, receive: Any, send: Any, *, then: Callable[[], object] = lambda: None
+) -> None:
+    """Serve a GET event stream through ``inner`` until its first event, then (``then()``
+    called first) end it."""
+    primed = asyncio.Event()
+
+    async def first_event_only(message: Any) -> None:
+        if primed.is_set():
+            return
+        await send(message)
+        if message["type"] == "http.response.body":
+            primed.set()
+
+    serving = asyncio.ensure_future(inner(scope, receive, first_event_only))
+    await asyncio.wait_for(primed.wait(), 10)
+    then()
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+    serving.cancel()
+    await asyncio.gather(serving, return_exceptions=True)
+
+
 async def test_an_event_stream_the_server_keeps_ending_is_listened_to_again() -> None:
     """2025-11-25: the server may end its event stream (GET) at any time, and the client
     comes back with Last-Event-ID after the stream's retry. After the server ended it four
@@ -284,20 +306,7 @@ async def test_an_event_stream_the_server_keeps_ending_is_listened_to_again() ->
             attached.set()
             await inner(scope, receive, send)
             return
-        primed = asyncio.Event()
-
-        async def first_event_only(message: Any) -> None:
-            if primed.is_set():
-                return
-            await send(message)
-            if message["type"] == "http.response.body":
-                primed.set()
-
-        serving = asyncio.ensure_future(inner(scope, receive, first_event_only))
-        await asyncio.wait_for(primed.wait(), 10)
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-        serving.cancel()
-        await asyncio.gather(serving, return_exceptions=True)
+        await end_after_its_first_event(inner, scope, receive, send)
 
     heard = asyncio.Event()
 
@@ -345,21 +354,8 @@ async def test_an_idle_client_whose_session_expired_renews_it_from_its_event_str
             renewed.set()
             await inner(scope, receive, send)
             return
-        primed = asyncio.Event()
-
-        async def first_event_only(message: Any) -> None:
-            if primed.is_set():
-                return
-            await send(message)
-            if message["type"] == "http.response.body":
-                primed.set()
-
-        serving = asyncio.ensure_future(inner(scope, receive, first_event_only))
-        await asyncio.wait_for(primed.wait(), 10)
-        forgotten.add(session)  # ended, and the session with it
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-        serving.cancel()
-        await asyncio.gather(serving, return_exceptions=True)
+        # ended, and the session with it
+        await end_after_its_first_event(inner, scope, receive, send, then=lambda: forgotten.add(session))
 
     heard = asyncio.Event()
 
