@@ -25,7 +25,7 @@ import logging
 import re
 import urllib.parse
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from mcp_elicit.core.dpop import VERIFIED_ALGORITHMS
@@ -135,6 +135,7 @@ class ResourceMetadata:
     followed transitively: a token holding a broader scope satisfies ``required_scopes``
     it implies (MCP authorization 2026-07-28 asks servers to account for such
     hierarchies). It stays the server's: neither the document nor challenges show it.
+    Handlers see the scopes a token's imply in ``ctx.principal.scopes`` (``effective``).
     """
 
     authorization_servers: Sequence[str]
@@ -214,11 +215,11 @@ class ResourceMetadata:
         parts.append(f"resource_metadata={_quoted(metadata_url)}")
         return f"{scheme} " + ", ".join(parts)
 
-    def missing(self, principal: Principal) -> list[str]:
-        """The required scopes ``principal`` lacks: neither granted nor implied by a scope
-        granted (``implied_scopes``, followed as far as it goes)."""
-        if not self.required_scopes:
-            return []
+    def effective(self, principal: Principal) -> Principal:
+        """``principal`` holding also every scope its granted ones imply (``implied_scopes``,
+        followed as far as it goes): what the transport hands to handlers, so that a check
+        of ``ctx.principal.scopes`` judges as ``required_scopes`` did. The token's own
+        ``scope`` claim is left as it came. ``principal`` itself when nothing is implied."""
         held = set(principal.scopes)
         todo = list(held)
         while todo:
@@ -226,6 +227,16 @@ class ResourceMetadata:
                 if narrower not in held:
                     held.add(narrower)
                     todo.append(narrower)
+        if len(held) == len(principal.scopes):
+            return principal
+        return replace(principal, scopes=frozenset(held))
+
+    def missing(self, principal: Principal) -> list[str]:
+        """The required scopes ``principal`` lacks: neither granted nor implied by a scope
+        granted (see ``effective``)."""
+        if not self.required_scopes:
+            return []
+        held = self.effective(principal).scopes
         return [scope for scope in self.required_scopes if scope not in held]
 
 

@@ -158,6 +158,8 @@ async def authenticate(
             problem = ("invalid_token", "this server takes DPoP-bound tokens only")
         if problem is not None:
             principal = None
+    if principal is not None and metadata is not None and metadata.implied_scopes:
+        principal = metadata.effective(principal)  # the scopes handlers see, and the ones checked
     if principal is not None and (metadata is None or not metadata.missing(principal)):
         return True, principal
     scheme = "DPoP" if kind == "dpop" or (metadata is not None and metadata.dpop_required) else "Bearer"

@@ -7,12 +7,13 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Server
 from mcp_elicit.core.authorization import bearer_challenge, read_protected_resource
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.auth import Principal, ResourceMetadata, StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support.http import build_request
 from support.procs import uvicorn_server
 from support.sessions import ACCEPT, initialize_body
 
@@ -208,3 +209,48 @@ def test_the_server_carries_metadata_to_the_transport() -> None:
     server = Server("x", auth=TOKENS, resource_metadata=metadata)
     assert StreamableHTTP(server).resource_metadata is metadata
     assert StreamableHTTP(server, path="/").metadata_path == "/.well-known/oauth-protected-resource"
+
+
+async def test_a_handler_sees_the_scopes_a_granted_one_implies() -> None:
+    # A handler deciding on ctx.principal.scopes must judge as the transport did: a token
+    # holding mcp:admin alone passed the mcp:read requirement, so its handler sees mcp:read.
+    tokens = StaticTokens(
+        {"admin": Principal("ann", scopes="mcp:admin"), "reader": Principal("cid", scopes="mcp:read")}
+    )
+    metadata = ResourceMetadata(
+        [ISSUER],
+        required_scopes=["mcp:read"],
+        implied_scopes={"mcp:admin": ["mcp:write"], "mcp:write": ["mcp:read"]},
+    )
+    server = Server("h")
+
+    @server.tool()
+    async def whoami(ctx: Context) -> str:
+        assert ctx.principal is not None
+        return " ".join(sorted(ctx.principal.scopes))
+
+    async with uvicorn_server(StreamableHTTP(server, auth=tokens, resource_metadata=metadata)) as running:
+        seen = {}
+        async with httpx.AsyncClient() as http:
+            for rid, token in enumerate(("admin", "reader")):
+                body, headers = build_request(
+                    "tools/call",
+                    {"name": "whoami", "arguments": {}},
+                    rid=rid,
+                    headers={"Authorization": f"Bearer {token}"},
+                )
+                reply = await http.post(f"http://127.0.0.1:{running.port}/mcp", json=body, headers=headers)
+                assert reply.status_code == 200, reply.text
+                seen[token] = reply.json()["result"]["content"][0]["text"]
+    assert seen == {"admin": "mcp:admin mcp:read mcp:write", "reader": "mcp:read"}
+
+
+def test_effective_scopes_follow_the_hierarchy_and_leave_the_principal_as_is() -> None:
+    metadata = ResourceMetadata([ISSUER], implied_scopes={"a": ["b"], "b": ["c"], "x": ["y"]})
+    granted = Principal("ann", scopes="a", claims={"scope": "a"})
+    effective = metadata.effective(granted)
+    assert effective.scopes == {"a", "b", "c"}
+    assert (effective.subject, effective.claims) == ("ann", {"scope": "a"})
+    assert granted.scopes == {"a"}
+    plain = Principal("bob", scopes="z")
+    assert metadata.effective(plain) is plain  # nothing implied: the same principal
