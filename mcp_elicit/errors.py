@@ -14,6 +14,7 @@
     │   │   ├── ResourceNotFound      -32602  ``data.uri`` names the resource (-32002 before 2026-07-28)
     │   │   └── InvalidRequestState   -32602  sealed state failed to open; the reason is never sent
     │   ├── InternalError             -32603  we broke, not the peer
+    │   │   └── StoreUnavailable      -32603  the state store failed; try again (HTTP 503)
     │   ├── HeaderMismatch            -32020  HTTP headers disagree with the body (HTTP 400)
     │   ├── MissingClientCapability   -32021  ``data.requiredCapabilities`` (HTTP 400)
     │   ├── UnsupportedProtocolVersion -32022 ``data.supported`` / ``data.requested`` (HTTP 400)
@@ -80,6 +81,7 @@ __all__ = [
     "RoundsExceeded",
     "SensitiveFieldError",
     "ServerBrokeProtocol",
+    "StoreUnavailable",
     "TaskCancelled",
     "ToolError",
     "TransportError",
@@ -254,6 +256,18 @@ class InternalError(ProtocolError):
     """Something failed on our side."""
 
     code = -32603
+
+
+class StoreUnavailable(InternalError):
+    """The server's state store (URL-mode flows, secrets, tokens, single-use markers)
+    failed: down, silent, refusing writes. Our side, and passing: HTTP 503, try again. The
+    message never names the store (its address is the operator's business); the log does."""
+
+    default_http_status = 503
+    WIRE_MESSAGE: ClassVar[str] = "The server cannot reach its storage right now; try again in a moment"
+
+    def __init__(self) -> None:
+        super().__init__(self.WIRE_MESSAGE)
 
 
 class HeaderMismatch(ProtocolError):

@@ -265,11 +265,19 @@ class UrlMode:
             self._markers = MemoryStore()
         return self._markers
 
+    @property
+    def guarded(self) -> Store:
+        """The store as requests use it: a backend's failure is ``StoreUnavailable``
+        (-32603, HTTP 503, try again), logged naming the store (``stores/guarded.py``)."""
+        from mcp_elicit.stores.guarded import Guarded
+
+        return Guarded(self.store, repr(self.store))
+
     async def spend_state(self, token: str) -> bool:
         """Mark a ``requestState`` redeemed in the store; False when it already was (on any
-        instance sharing the store)."""
+        instance sharing the store). A store that fails refuses it (``StoreUnavailable``)."""
         marker = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]
-        return await self.store.add("used", marker, b"1", ttl=self._sealer().ttl + 60.0)
+        return await self.guarded.add("used", marker, b"1", ttl=self._sealer().ttl + 60.0)
 
     async def spend_proof(self, marker: str, ttl: float) -> bool:
         """Remember a DPoP proof for ``ttl`` seconds; False when it was already seen (a
@@ -279,20 +287,20 @@ class UrlMode:
     @property
     def flows(self) -> Flows:
         if self._flows is None:
-            self._flows = Flows(self.store, ttl=self.flow_ttl, recheck=self.flow_recheck, clock=self.clock)
+            self._flows = Flows(self.guarded, ttl=self.flow_ttl, recheck=self.flow_recheck, clock=self.clock)
         return self._flows
 
     @property
     def vault(self) -> Vault:
         if self._vault is None:
-            self._vault = Vault(self.store, self._sealer, clock=self.clock)
+            self._vault = Vault(self.guarded, self._sealer, clock=self.clock)
         return self._vault
 
     @property
     def oauth(self) -> OAuthConnections:
         if self._oauth is None:
             self._oauth = OAuthConnections(
-                store=self.store,
+                store=self.guarded,
                 vault=self.vault,
                 sealer=self._sealer,
                 exchange=lambda: self.token_exchange,

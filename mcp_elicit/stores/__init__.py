@@ -10,6 +10,7 @@ markers live, behind one narrow interface (``Store``, in ``base``).
     sqlite.py   SqliteStore     sqlite:///path       the default; survives restarts; one host
     redis.py    RedisStore      redis://host:port/db several instances
     url.py      open_store(url), default_store_url()
+    guarded.py  Guarded: the server's view, a failing backend as StoreUnavailable (503)
 
 Rules: this package imports the standard library, ``mcp_elicit.errors`` and (lazily, in
 ``redis.py``) ``redis``; nothing else. Every backend passes the one contract suite,

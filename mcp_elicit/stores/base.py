@@ -27,7 +27,8 @@ Rules:
   raises ``RuntimeError``); any later call raises ``RuntimeError``.
 * A store that cannot reach its backend or file raises ``ConfigError`` for a bad location
   and the backend's own error otherwise (``sqlite3.Error``, ``redis.RedisError``,
-  ``OSError``): ``backend_errors()`` lists them, for callers that answer them alike.
+  ``OSError``): ``backend_errors()`` lists them, for callers that answer them alike,
+  with ``StoreUnavailable``, what the server's ``Guarded`` view of a store makes of them.
 * Backends: ``memory://`` (one process, tests), ``sqlite:///path`` (the embedded default:
   survives restarts, one host), ``redis://host:port/db`` (several instances).
 """
@@ -38,7 +39,7 @@ import sqlite3
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, StoreUnavailable
 
 __all__ = ["Store", "Subscription", "backend_errors"]
 
@@ -48,8 +49,8 @@ def backend_errors() -> tuple[type[Exception], ...]:
     try:
         from redis import RedisError
     except ImportError:
-        return (ConfigError, OSError, sqlite3.Error)
-    return (ConfigError, OSError, sqlite3.Error, RedisError)
+        return (ConfigError, OSError, sqlite3.Error, StoreUnavailable)
+    return (ConfigError, OSError, sqlite3.Error, StoreUnavailable, RedisError)
 
 
 class Subscription(Protocol):

@@ -1,0 +1,91 @@
+"""``Guarded``: a store as the server's requests use it, whose backend's failures are
+``StoreUnavailable`` (-32603, HTTP 503, try again) instead of the backend's own error.
+
+Rules:
+
+* Only a failing backend is translated (``backend_errors()``: ``redis.RedisError``,
+  ``sqlite3.Error``, ``OSError``, a ``ConfigError`` from a file opened late); argument
+  misuse (``ValueError``, ``TypeError``) and a closed store (``RuntimeError``) are bugs
+  and pass unchanged, as does anything raised by the code inside a ``subscribe`` block.
+* The client is told nothing of the cause, which names the store's host, port or file;
+  the ``mcp_elicit.stores`` log says which store (password hidden) and what it said, one
+  error line per failure, no traceback.
+* A failure is never read as an answer: ``add`` and ``take`` raise, so a single-use
+  marker or link is refused while the store is down, never accepted twice.
+* ``close`` and the subscription's end are passed through: what owns the store closes it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import AbstractAsyncContextManager
+from typing import TypeVar
+
+from mcp_elicit.errors import StoreUnavailable
+from mcp_elicit.stores.base import Store, Subscription, backend_errors
+
+__all__ = ["Guarded"]
+
+T = TypeVar("T")
+
+log = logging.getLogger("mcp_elicit.stores")
+
+
+class Guarded:
+    """``store`` (named ``where`` in the log), failing with ``StoreUnavailable``."""
+
+    def __init__(self, store: Store, where: str) -> None:
+        self.inner = store
+        self.where = where
+        self._failures = backend_errors()
+
+    def __repr__(self) -> str:
+        return f"Guarded({self.inner!r})"
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        return await self._call(self.inner.get(namespace, key))
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        await self._call(self.inner.put(namespace, key, value, ttl=ttl))
+
+    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+        return await self._call(self.inner.add(namespace, key, value, ttl=ttl))
+
+    async def take(self, namespace: str, key: str) -> bytes | None:
+        return await self._call(self.inner.take(namespace, key))
+
+    async def delete(self, namespace: str, key: str) -> bool:
+        return await self._call(self.inner.delete(namespace, key))
+
+    async def publish(self, channel: str, message: bytes) -> None:
+        await self._call(self.inner.publish(channel, message))
+
+    def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
+        return self._subscription(channel)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    @contextlib.asynccontextmanager
+    async def _subscription(self, channel: str) -> AsyncIterator[Subscription]:
+        async with contextlib.AsyncExitStack() as stack:
+            sub = await self._call(stack.enter_async_context(self.inner.subscribe(channel)))
+            yield _GuardedSubscription(sub, self)
+
+    async def _call(self, command: Awaitable[T]) -> T:
+        try:
+            return await command
+        except self._failures as exc:
+            log.error("the store %s failed: %s", self.where, str(exc) or type(exc).__name__)
+            raise StoreUnavailable() from exc
+
+
+class _GuardedSubscription:
+    def __init__(self, sub: Subscription, store: Guarded) -> None:
+        self._sub = sub
+        self._store = store
+
+    async def next(self, timeout: float) -> bytes | None:
+        return await self._store._call(self._sub.next(timeout))

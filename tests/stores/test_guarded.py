@@ -1,0 +1,122 @@
+"""A store that fails while the server uses it (a real ``redis-server`` killed or frozen
+mid-request): the client is told, in a JSON-RPC error, that the server cannot reach its
+storage and may try again (-32603, HTTP 503), never the store's address nor a tool result
+saying the tool broke; the log names the store, password hidden; a single-use state is
+never accepted because the store failed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Boolean, Context, Form, KeyRing, Server
+from mcp_elicit.stores import RedisStore
+
+from support.procs import uvicorn_server
+from support.redis import SKIP_REASON, redis_available, redis_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)]
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+}
+HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+}
+
+
+def build(store: RedisStore) -> Server:
+    app = Server("url-mode", state_keys=KeyRing([bytes(range(32))]), store=store, flow_wait=0.3)
+
+    @app.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        return answer.action
+
+    return app
+
+
+async def call(
+    http: httpx.AsyncClient, url: str, n: int, name: str, params: dict[str, Any]
+) -> httpx.Response:
+    body = {
+        "jsonrpc": "2.0",
+        "id": n,
+        "method": "tools/call",
+        "params": {"name": name, "_meta": META, **params},
+    }
+    return await http.post(url, json=body, headers={**HEADERS, "mcp-name": name})
+
+
+def _unavailable(response: httpx.Response, port: int) -> None:
+    assert response.status_code == 503, response.text
+    error = response.json()["error"]
+    assert error["code"] == -32603
+    assert "cannot reach its storage" in error["message"] and "try again" in error["message"]
+    assert str(port) not in response.text and "127.0.0.1" not in response.text
+
+
+async def test_a_store_gone_before_the_retry_is_a_503_saying_try_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url.replace("redis://", "redis://:hunter2@") + "?prefix=outage")
+        redis.command("CONFIG", "SET", "requirepass", "hunter2")
+        app = build(store)
+        try:
+            async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
+                first = (await call(http, running.url, 1, "use_key", {})).json()["result"]
+                (key,) = first["inputRequests"]
+                redis.proc.kill()
+                redis.proc.wait()
+                answers = {
+                    "inputResponses": {key: {"action": "accept"}},
+                    "requestState": first["requestState"],
+                }
+                retry = await call(http, running.url, 2, "use_key", answers)
+        finally:
+            await store.close()
+    _unavailable(retry, redis.port)
+    assert f"redis://:***@127.0.0.1:{redis.port}/0" in caplog.text
+    assert "hunter2" not in caplog.text
+
+
+async def test_a_single_use_state_is_refused_while_the_store_is_down_and_the_action_never_runs(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    paid: list[int] = []
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url)
+        app = Server("payments", state_keys=KeyRing([bytes(range(32))]), store=store)
+
+        @app.tool(single_use_state=True)
+        async def pay(ctx: Context, amount: int) -> str:
+            answer = await ctx.elicit(f"Pay {amount} EUR?", Form(ok=Boolean()), key="confirm")
+            if answer.accepted:
+                paid.append(amount)
+            return "paid"
+
+        try:
+            async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
+                params: dict[str, Any] = {"arguments": {"amount": 5}}
+                first = (await call(http, running.url, 1, "pay", params)).json()["result"]
+                params["inputResponses"] = {"confirm": {"action": "accept", "content": {"ok": True}}}
+                params["requestState"] = first["requestState"]
+                redis.proc.kill()
+                redis.proc.wait()
+                retries = [await call(http, running.url, n, "pay", params) for n in (2, 3)]
+        finally:
+            await store.close()
+    for retry in retries:
+        _unavailable(retry, redis.port)
+    assert paid == []
+    assert f"redis://127.0.0.1:{redis.port}/0" in caplog.text
