@@ -32,7 +32,8 @@ Rules:
   error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
 * Redis errors (connection refused, timeouts, a refused password, a database number the
   server lacks) propagate as ``redis`` exceptions of the same class, saying which store
-  (its URL, password hidden). Something that is not Redis on the port (a web server)
+  (its URL, password hidden); a password missing or refused also says where it goes in
+  the URL. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
 * ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
   ``RuntimeError``), then closes the connection pool.
@@ -191,6 +192,12 @@ class RedisStore:
         aioredis = _import_redis()
         try:
             return await command
+        except aioredis.AuthenticationError as exc:  # redis-py's text names HELLO, not the fix
+            if "@" in urlsplit(self.url).netloc:
+                fix = "the server refused the user name or password given in the URL; check them"
+            else:
+                fix = "the server wants a password: give it in the URL, redis://:PASSWORD@host:port/db"
+            raise _renamed(exc, f"Redis store {self.url}: {fix} ({exc})") from exc
         except aioredis.RedisError as exc:
             raise _renamed(exc, f"Redis store {self.url}: {exc}") from exc
         except _GARBLED as exc:  # redis-py choking on a reply no Redis sends

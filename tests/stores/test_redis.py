@@ -408,3 +408,23 @@ async def test_a_lost_subscription_connection_is_logged_naming_the_store(
     assert len(warnings) == 1, caplog.text
     text = warnings[0].getMessage()
     assert store.url in text and "lost" in text, text
+
+
+@pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)
+async def test_a_password_missing_or_refused_says_where_it_goes_in_the_url(tmp_path: Path) -> None:
+    with redis_server(tmp_path) as redis:
+        redis.command("CONFIG", "SET", "requirepass", "right-one")
+        without = RedisStore(redis.url)
+        wrong = RedisStore(redis.url.replace("redis://", "redis://:wrong-one@"))
+        try:
+            with pytest.raises(redis_asyncio.AuthenticationError) as missing:
+                await without.get("flow", "k")
+            with pytest.raises(redis_asyncio.AuthenticationError) as refused:
+                await wrong.get("flow", "k")
+        finally:
+            await without.close()
+            await wrong.close()
+    assert "wants a password" in str(missing.value)
+    assert "redis://:PASSWORD@" in str(missing.value) or "redis://USER:PASSWORD@" in str(missing.value)
+    assert "refused the user name or password" in str(refused.value)
+    assert "wrong-one" not in str(refused.value)
