@@ -33,7 +33,7 @@ Rules:
 * Redis errors (connection refused, timeouts, a refused password, a database number the
   server lacks) propagate as ``redis`` exceptions of the same class, saying which store
   (its URL, password hidden); a password missing or refused also says where it goes in
-  the URL. Something that is not Redis on the port (a web server)
+  the URL, and a ``rediss://`` that cannot connect asks whether TLS is on there. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
 * ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
   ``RuntimeError``), then closes the connection pool.
@@ -199,7 +199,11 @@ class RedisStore:
                 fix = "the server wants a password: give it in the URL, redis://:PASSWORD@host:port/db"
             raise _renamed(exc, f"Redis store {self.url}: {fix} ({exc})") from exc
         except aioredis.RedisError as exc:
-            raise _renamed(exc, f"Redis store {self.url}: {exc}") from exc
+            text = str(exc)
+            if self.url.startswith("rediss:") and re.search(r"(?i)connecting|ssl", text):
+                # a plain Redis takes the TLS hello for a command and never answers as TLS does
+                text += "; rediss:// speaks TLS: is TLS on at that port? A plain Redis takes redis://"
+            raise _renamed(exc, f"Redis store {self.url}: {text}") from exc
         except _GARBLED as exc:  # redis-py choking on a reply no Redis sends
             raise aioredis.InvalidResponse(
                 f"Redis store {self.url}: the server did not answer as Redis does "

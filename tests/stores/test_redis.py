@@ -428,3 +428,15 @@ async def test_a_password_missing_or_refused_says_where_it_goes_in_the_url(tmp_p
     assert "redis://:PASSWORD@" in str(missing.value) or "redis://USER:PASSWORD@" in str(missing.value)
     assert "refused the user name or password" in str(refused.value)
     assert "wrong-one" not in str(refused.value)
+
+
+async def test_rediss_to_a_server_without_tls_says_so(redis_url: str) -> None:
+    tls = redis_url.replace("redis://", "rediss://") + "?socket_connect_timeout=1"
+    store = RedisStore(tls)
+    try:
+        with pytest.raises((redis_asyncio.ConnectionError, redis_asyncio.TimeoutError)) as caught:
+            await store.get("flow", "k")
+    finally:
+        await store.close()
+    assert tls.split("?")[0] in str(caught.value)
+    assert "TLS" in str(caught.value) and "redis://" in str(caught.value).split(": ", 1)[1]
