@@ -39,7 +39,9 @@ Rules:
 * A ``tasks/*`` request for a task this instance does not hold is answered from the
   mirror: ``tasks/get`` with the mirrored state, ``tasks/update`` and ``tasks/cancel`` by
   publishing them, sealed, to the instance that holds the task, and acknowledging (as
-  the task's own instance does whatever the task's state).
+  the task's own instance does whatever the task's state). A mirror that cannot be read
+  (the store is down) is ``StoreUnavailable`` (-32603, HTTP 503, try again), never "no
+  such task", which a client following the task would take as its end.
 * Publishing never waits for the store; a failure is logged. A subscription that fails
   (the store is down) is opened again after 1, 2, 4... up to 30 seconds; what is published
   meanwhile is lost, as Redis pub/sub loses what is published while a subscriber is away.
@@ -62,9 +64,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, task_id_of
-from mcp_elicit.errors import InvalidParams, InvalidRequestState
+from mcp_elicit.errors import InvalidParams, InvalidRequestState, StoreUnavailable
 from mcp_elicit.sealing import Binding, StateSealer
-from mcp_elicit.stores.base import Store
+from mcp_elicit.stores.base import Store, backend_errors
 
 if TYPE_CHECKING:
     from mcp_elicit.server.tasks import Tasks
@@ -273,7 +275,10 @@ class Relay:
             return None
         try:
             found = await self._store.get(_TASKS, task_id)
-        except Exception:  # the store failed: as if there were no such task
+        except backend_errors() as exc:  # never "no such task": the client would give it up
+            log.error("task %s: its state could not be read from the store: %s", task_id, exc)
+            raise StoreUnavailable() from exc
+        except Exception:  # the store was closed (the server stops): as if there were none
             return None
         return (
             None if found is None else self._open("mirror", task_id, owner, found.decode("ascii", "replace"))
@@ -291,7 +296,10 @@ class Relay:
             return None
 
     async def _reread(self, task_id: str, owner: str | None) -> None:
-        state = await self._mirrored(task_id, owner)
+        try:
+            state = await self._mirrored(task_id, owner)
+        except StoreUnavailable:  # logged; the next change or renewal tells again
+            return
         if isinstance(state, dict):
             self._changed(state)
 

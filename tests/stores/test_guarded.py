@@ -120,3 +120,43 @@ async def test_a_single_use_state_is_refused_while_the_store_is_down_and_the_act
         _unavailable(retry, redis.port)
     assert paid == []
     assert f"redis://127.0.0.1:{redis.port}/0" in caplog.text
+
+
+async def test_a_task_followed_on_another_instance_while_the_store_is_down_is_not_called_unknown(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from mcp_elicit import Principal
+
+    from support.memory import MemoryClient, instances
+
+    with_tasks = {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+    def build_tasks() -> Server:
+        app = Server("tasks", state_keys=KeyRing([bytes(range(32))]))
+
+        @app.tool(task="optional")
+        async def deploy(ctx: Context) -> str:
+            await ctx.start_task("deploying")
+            await ctx.elicit("Deploy now?", Form(go=Boolean()), key="go")
+            return "deployed"
+
+        return app
+
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url)
+        a, b = build_tasks(), build_tasks()
+        try:
+            async with instances(a, b, store=store):
+                here, there = (
+                    MemoryClient(s, capabilities=with_tasks, principal=Principal("ann")) for s in (a, b)
+                )
+                task_id = (await here.result("tools/call", {"name": "deploy"}))["taskId"]
+                assert (await there.result("tasks/get", {"taskId": task_id}))["taskId"] == task_id
+                redis.proc.kill()
+                redis.proc.wait()
+                followed = await there.request("tasks/get", {"taskId": task_id})
+        finally:
+            await store.close()
+    assert followed["error"]["code"] == -32603, followed
+    assert "cannot reach its storage" in followed["error"]["message"]
+    assert f"redis://127.0.0.1:{redis.port}/0" in caplog.text
