@@ -33,7 +33,8 @@ Rules:
 * Redis errors (connection refused, timeouts, a refused password, a database number the
   server lacks) propagate as ``redis`` exceptions of the same class, saying which store
   (its URL, password hidden); a password missing or refused also says where it goes in
-  the URL, and a ``rediss://`` that cannot connect asks whether TLS is on there. Something that is not Redis on the port (a web server)
+  the URL, a refused connection asks whether Redis runs there, and a ``rediss://`` that
+  cannot connect asks whether TLS is on there. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
 * ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
   ``RuntimeError``), then closes the connection pool.
@@ -200,7 +201,9 @@ class RedisStore:
             raise _renamed(exc, f"Redis store {self.url}: {fix} ({exc})") from exc
         except aioredis.RedisError as exc:
             text = str(exc)
-            if self.url.startswith("rediss:") and re.search(r"(?i)connecting|ssl", text):
+            if _refused(exc):
+                text += "; nothing accepts connections there: is Redis running at that address?"
+            elif self.url.startswith("rediss:") and re.search(r"(?i)connecting|ssl", text):
                 # a plain Redis takes the TLS hello for a command and never answers as TLS does
                 text += "; rediss:// speaks TLS: is TLS on at that port? A plain Redis takes redis://"
             raise _renamed(exc, f"Redis store {self.url}: {text}") from exc
@@ -437,6 +440,18 @@ def _renamed(exc: Exception, message: str) -> Exception:
         return type(exc)(message)
     except Exception:
         return exc
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether the connection was refused (nothing listens there), as the cause says."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # the chain redis-py builds is short; never loop on a cycle
+        if seen is None:
+            return False
+        if isinstance(seen, ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _import_redis() -> ModuleType:

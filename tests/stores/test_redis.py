@@ -114,13 +114,15 @@ async def test_an_unreachable_server_raises_the_redis_error() -> None:
 
     store = RedisStore(f"redis://127.0.0.1:{_free_port()}/0")
     try:
-        with pytest.raises(redis_asyncio.ConnectionError):
+        with pytest.raises(redis_asyncio.ConnectionError) as commanded:
             await store.get("flow", "k")
-        with pytest.raises(redis_asyncio.ConnectionError):
+        with pytest.raises(redis_asyncio.ConnectionError) as subscribed:
             async with store.subscribe("c"):
                 pass
     finally:
         await store.close()
+    for caught in (commanded, subscribed):  # what to do, besides redis-py's errno
+        assert "nothing accepts connections there: is Redis running at that address?" in str(caught.value)
 
 
 def test_the_password_never_shows() -> None:
