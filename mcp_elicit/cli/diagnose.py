@@ -54,6 +54,7 @@ from mcp_elicit.errors import (
     TransportError,
     UsageError,
 )
+from mcp_elicit.telemetry_attributes import redact_urls
 from mcp_elicit.ui.form_text import clean
 
 __all__ = ["explain", "legacy_sse_endpoint", "noise_note"]
@@ -218,7 +219,7 @@ def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> Cli
 
 
 async def _http(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
-    url = target.url or ""
+    url, shown = target.url or "", str(target)
     if isinstance(exc, RequestTimeout):
         return CannotConnect(f"{exc}")
     failure = _connect_failure(observed.errors, url, "the connect timeout")
@@ -233,24 +234,24 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
             str(exc).removeprefix(f"The server failed with HTTP {status}: ").rstrip(".")
         )  # core.era's words
         return CannotConnect(
-            f"{url} failed with HTTP {status}: {clean(said)}. That is the server's own failure: its log says why."
+            f"{shown} failed with HTTP {status}: {clean(said)}. That is the server's own failure: its log says why."
         )
     if 400 <= status < 500:
         endpoint = await legacy_sse_endpoint(url, dict(target.headers))
         if endpoint is not None:
             return CannotConnect(
-                f"{url} is a legacy HTTP+SSE server (MCP 2024-11-05): it streams events on GET and takes "
+                f"{shown} is a legacy HTTP+SSE server (MCP 2024-11-05): it streams events on GET and takes "
                 f"messages at {clean(endpoint)!r}. mcp-elicit speaks Streamable HTTP (2025-03-26 and later) "
                 "only; upgrade the server, or put a Streamable HTTP bridge in front of it."
             )
         if status in (404, 405):
             what = "nothing at this path" if status == 404 else "this path does not take POST"
             return CannotConnect(
-                f"HTTP {status} from {url}: {what}, so no MCP endpoint here. {_path_hint(url)}"
+                f"HTTP {status} from {shown}: {what}, so no MCP endpoint here. {_path_hint(url)}"
             )
-        return CannotConnect(f"{url} refused the request with HTTP {status}: {exc}")
+        return CannotConnect(f"{shown} refused the request with HTTP {status}: {exc}")
     if last.content_type == "text/html":
-        return CannotConnect(f"{url} answered with a web page (text/html), not MCP. {_path_hint(url)}")
+        return CannotConnect(f"{shown} answered with a web page (text/html), not MCP. {_path_hint(url)}")
     return CannotConnect(f"{exc}")
 
 
@@ -271,7 +272,7 @@ def _not_signed_in(message: str, target: Target, observed: Observed) -> CliError
         else ""
     )
     hint = "" if _PASS_A_TOKEN in message else f" With a token you already have: {_PASS_A_TOKEN}."
-    return CannotConnect(f"could not sign in to {target.url}: {clean(message).rstrip('.')}.{answered}{hint}")
+    return CannotConnect(f"could not sign in to {target}: {clean(message).rstrip('.')}.{answered}{hint}")
 
 
 def _redirected_to_a_401(url: str, last: HttpSeen | None) -> CliError | None:
@@ -284,7 +285,7 @@ def _redirected_to_a_401(url: str, last: HttpSeen | None) -> CliError | None:
         return None
     final = urlunsplit((answered.scheme, answered.netloc, answered.path, "", ""))
     return CannotConnect(
-        f"{url} redirected to {answered.scheme}://{answered.netloc}, which asks for authorization: "
+        f"{redact_urls(url)} redirected to {answered.scheme}://{answered.netloc}, which asks for authorization: "
         f"HTTP 401{_challenge(last.headers)}. mcp-elicit does not send tokens or headers across "
         f"origins: use {final} directly."
     )
@@ -299,7 +300,7 @@ def _post_redirected(url: str, last: HttpSeen | None) -> CliError | None:
         return None
     location = clean(urljoin(last.url, last.headers.get("location", "")))
     return CannotConnect(
-        f"{url} redirects (HTTP {last.status}) to {location}, and a redirected POST becomes a GET "
+        f"{redact_urls(url)} redirects (HTTP {last.status}) to {location}, and a redirected POST becomes a GET "
         f"without the JSON-RPC message: use {location} as the TARGET."
     )
 
@@ -309,23 +310,23 @@ def _refusal(target: Target, last: HttpSeen | None, observed: Observed) -> CliEr
     if last is None:
         return None
     status = last.status
-    url = target.url or ""
+    url, shown = target.url or "", str(target)
     given = [value for name, value in target.headers if name.lower() == "host"]
     host = given[-1].rsplit(":", 1)[0] if given else _where(url)[0]
     if status == 401:
         challenge = _challenge(last.headers)
         if any(name.lower() == "authorization" for name, _ in target.headers):
             return CannotConnect(
-                f"HTTP 401 from {url}: the server does not accept the Authorization header given{challenge}. "
+                f"HTTP 401 from {shown}: the server does not accept the Authorization header given{challenge}. "
                 "Get a new token, or leave the header out to sign in."
             )
         if observed.signing_in:
             return CannotConnect(
-                f"HTTP 401 from {url}: the server wants authorization{challenge}, but not an OAuth sign-in "
+                f"HTTP 401 from {shown}: the server wants authorization{challenge}, but not an OAuth sign-in "
                 f"(no Bearer or DPoP challenge). Pass a token with {_PASS_A_TOKEN}."
             )
         return CannotConnect(
-            f"HTTP 401 from {url}: the server wants authorization{challenge}. Sign in by leaving out "
+            f"HTTP 401 from {shown}: the server wants authorization{challenge}. Sign in by leaving out "
             f"--no-login, or pass a token with {_PASS_A_TOKEN}."
         )
     if status == 403:
@@ -335,10 +336,10 @@ def _refusal(target: Target, last: HttpSeen | None, observed: Observed) -> CliEr
             else " If this is an mcp-elicit server, it refuses browser origins it was not told about "
             "(mcp-elicit serve --allow-host)."
         )
-        return CannotConnect(f"HTTP 403 from {url}: forbidden{_challenge(last.headers)}.{hint}")
+        return CannotConnect(f"HTTP 403 from {shown}: forbidden{_challenge(last.headers)}.{hint}")
     if status == 421:
         return CannotConnect(
-            f"HTTP 421 from {url}: the server does not accept the host name {host!r} (DNS-rebinding "
+            f"HTTP 421 from {shown}: the server does not accept the host name {host!r} (DNS-rebinding "
             f"protection). Start it with --allow-host {host}, or use the address it expects."
         )
     return None

@@ -282,8 +282,8 @@ def _call_argv(report: CheckReport, tool: str) -> list[str]:
     import shlex
 
     target = report.target
-    if target.url is not None:
-        return [shlex.quote(target.url), shlex.quote(tool)]
+    if target.url is not None:  # as the report names it: a key in its query is not printed
+        return [shlex.quote(str(target)), shlex.quote(tool)]
     return [shlex.quote(tool), "--", shlex.join(target.command)]
 
 

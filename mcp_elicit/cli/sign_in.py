@@ -267,7 +267,7 @@ async def oauth(sign_in: SignIn, target: Target, observed: Observed) -> AsyncIte
 
             open_url = system_browser
         authorizer = LoopbackAuthorizer(
-            consent=sign_in.consent or _terminal_consent(target.url or ""),
+            consent=sign_in.consent or _terminal_consent(str(target)),
             open_url=open_url,
             timeout=sign_in.timeout,
             port=sign_in.callback_port,

@@ -20,6 +20,9 @@ Rules:
   wants a sign-in (``cli.sign_in``), its authorization server.
 * httpx and the HTTP transport are imported only for an HTTP TARGET (``cli.http_watch``):
   a stdio connection test should not pay for them at start-up.
+* What the commands print names an HTTP TARGET as ``str(target)``: its URL without user
+  name and password, query or fragment, where keys travel (as the transport's own
+  messages do); only requests use ``target.url`` itself.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.client.transport import Trace, Transport
 from mcp_elicit.errors import UsageError
+from mcp_elicit.telemetry_attributes import redact_urls
 from mcp_elicit.transports.stdio_client import StdioTransport
 
 if TYPE_CHECKING:
@@ -62,7 +66,9 @@ class Target:
         return "http" if self.url is not None else "stdio"
 
     def __str__(self) -> str:
-        return self.url if self.url is not None else shlex.join(self.command)
+        """How messages and reports name the TARGET: a URL without its user name and
+        password, query or fragment (where keys travel); ``url`` is what is requested."""
+        return redact_urls(self.url) if self.url is not None else shlex.join(self.command)
 
     def argv(self) -> list[str]:
         """The TARGET as typed on a command line (for hints)."""
@@ -70,7 +76,7 @@ class Target:
 
     def to_json(self) -> dict[str, Any]:
         if self.url is not None:
-            return {"kind": "http", "url": self.url, "headers": [name for name, _ in self.headers]}
+            return {"kind": "http", "url": str(self), "headers": [name for name, _ in self.headers]}
         return {"kind": "stdio", "command": list(self.command)}
 
 

@@ -1,0 +1,47 @@
+"""What the command line prints never shows a key given in the TARGET URL or a --header."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from cli.fake_http import fake_http
+from mcp_elicit.cli.main import main
+from mcp_elicit.cli.targets import parse_target
+
+SECRET = "sk-Q7hidden9kept"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_key_in_the_target_url_stays_out_of_the_json_report(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"http://user:{SECRET}@127.0.0.1:{_closed_port()}/mcp?api_key={SECRET}#{SECRET}"
+    assert main(["check", "--json", url]) == 3
+    out = capsys.readouterr()
+    report = json.loads(out.out)
+    assert SECRET not in out.out + out.err
+    assert report["target"]["url"].startswith("http://REDACTED:REDACTED@127.0.0.1:")
+    assert "/mcp?REDACTED" in report["target"]["url"]
+
+
+def test_a_key_in_the_target_url_stays_out_of_error_messages(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with fake_http(tmp_path) as base:
+        assert main(["check", f"{base}/nothing-here?token={SECRET}"]) == 3
+    err = capsys.readouterr().err
+    assert f"{base}/nothing-here?REDACTED" in err  # the server is still named
+    assert SECRET not in err
+
+
+def test_the_target_requests_its_url_as_given_and_names_it_without_its_query() -> None:
+    target = parse_target(f"https://127.0.0.1:8443/mcp?token={SECRET}", None)
+    assert str(target) == "https://127.0.0.1:8443/mcp?REDACTED"
+    assert target.url == f"https://127.0.0.1:8443/mcp?token={SECRET}"
