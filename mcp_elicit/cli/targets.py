@@ -134,7 +134,11 @@ def _header(text: str) -> tuple[str, str]:
     name, sep, value = text.partition(":")
     name, value = name.strip(), value.strip()
     if not sep or not _HEADER_NAME.fullmatch(name):
-        raise UsageError(f"--header wants 'Name: value', not {text!r}")
+        start = _HEADER_NAME.match(text.strip())
+        named = f"the one starting {start.group()!r}" if start else "one"
+        raise UsageError(  # not the text itself: it is usually a token
+            f"--header wants 'Name: value'; {named} ({len(text)} characters) has no ':' after a header name"
+        )
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
         raise UsageError(f"the value of header {name!r} contains control characters")
     wide = next((i for i, ch in enumerate(value) if ord(ch) > 0x7E), None)

@@ -45,3 +45,16 @@ def test_the_target_requests_its_url_as_given_and_names_it_without_its_query() -
     target = parse_target(f"https://127.0.0.1:8443/mcp?token={SECRET}", None)
     assert str(target) == "https://127.0.0.1:8443/mcp?REDACTED"
     assert target.url == f"https://127.0.0.1:8443/mcp?token={SECRET}"
+
+
+@pytest.mark.parametrize(
+    "header", [f"Authorization Bearer {SECRET}", f"X-Api-Key={SECRET}", f"Bad Name: {SECRET}"]
+)
+def test_a_malformed_header_is_refused_without_printing_its_value(
+    header: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["check", "--header", header, f"http://127.0.0.1:{_closed_port()}/mcp"]) == 2
+    err = capsys.readouterr().err
+    assert "--header wants 'Name: value'" in err
+    assert f"{len(header)} characters" in err  # enough to find which one
+    assert SECRET not in err
