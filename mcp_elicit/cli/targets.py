@@ -70,6 +70,11 @@ class Target:
         password, query or fragment (where keys travel); ``url`` is what is requested."""
         return redact_urls(self.url) if self.url is not None else shlex.join(self.command)
 
+    def __repr__(self) -> str:  # header values are credentials: their names only
+        if self.url is None:
+            return f"Target(command={self.command!r})"
+        return f"Target(url={str(self)!r}, headers={[name for name, _ in self.headers]!r})"
+
     def argv(self) -> list[str]:
         """The TARGET as typed on a command line (for hints)."""
         return [self.url] if self.url is not None else ["--", *self.command]

@@ -58,3 +58,12 @@ def test_a_malformed_header_is_refused_without_printing_its_value(
     assert "--header wants 'Name: value'" in err
     assert f"{len(header)} characters" in err  # enough to find which one
     assert SECRET not in err
+
+
+def test_a_targets_repr_shows_header_names_not_values() -> None:
+    target = parse_target(
+        f"https://127.0.0.1:8443/mcp?key={SECRET}", None, [f"Authorization: Bearer {SECRET}"]
+    )
+    assert SECRET not in repr(target)
+    assert "Authorization" in repr(target)
+    assert target.headers == (("Authorization", f"Bearer {SECRET}"),)  # still sent
