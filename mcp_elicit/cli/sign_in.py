@@ -43,7 +43,7 @@ import sys
 import textwrap
 import urllib.parse
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -79,7 +79,7 @@ class SignIn:
 
     tokens: Path
     client_id: str | None = None
-    client_secret: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
     callback_port: int = 0
     workload_token: Path | None = None
     plain_http: str = "loopback"

@@ -10,6 +10,7 @@ import pytest
 
 from cli.fake_http import fake_http
 from mcp_elicit.cli.main import main
+from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import parse_target
 
 SECRET = "sk-Q7hidden9kept"
@@ -67,3 +68,9 @@ def test_a_targets_repr_shows_header_names_not_values() -> None:
     assert SECRET not in repr(target)
     assert "Authorization" in repr(target)
     assert target.headers == (("Authorization", f"Bearer {SECRET}"),)  # still sent
+
+
+def test_a_sign_ins_repr_hides_the_client_secret(tmp_path: Path) -> None:
+    sign_in = SignIn(tokens=tmp_path / "tokens.json", client_id="cli", client_secret=SECRET)
+    assert SECRET not in repr(sign_in)
+    assert "client_id='cli'" in repr(sign_in)
