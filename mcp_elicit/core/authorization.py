@@ -53,7 +53,7 @@ import ipaddress
 import secrets
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp_elicit.core.authorization_challenge import Challenge, bearer_challenge, token_challenges
@@ -422,7 +422,7 @@ def select_scope(
 class Pkce:
     """A PKCE verifier and its S256 challenge (RFC 7636)."""
 
-    verifier: str
+    verifier: str = field(repr=False)
     challenge: str
 
     @classmethod

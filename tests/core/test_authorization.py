@@ -1067,6 +1067,12 @@ def test_pkce_values_are_fresh_each_time() -> None:
     assert len({p.challenge for p in made}) == 20
 
 
+def test_pkce_repr_shows_the_challenge_not_the_verifier() -> None:
+    pkce = Pkce.new()
+    assert pkce.verifier not in repr(pkce)  # it proves who asked for the code: never shown
+    assert pkce.challenge in repr(pkce)  # sent in the authorization URL anyway
+
+
 def test_pkce_matches_the_rfc_7636_example() -> None:
     verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
     digest = hashlib.sha256(verifier.encode("ascii")).digest()
