@@ -22,7 +22,7 @@
     ├── FormSchemaError               a form schema outside the flat subset, caught at definition time
     │   └── SensitiveFieldError       a form field asks for a secret: use URL mode
     ├── FormValidationError           an answer does not fit the schema that was asked
-    ├── InvalidAnswer                 a client's answer does not fit its input request
+    ├── InvalidAnswer                 a client's answer does not fit its input request (a ValueError)
     ├── ReplayMismatchError           a handler asked a different question on replay
     ├── ToolError                     raised by a tool to report a failure as an ``isError`` result
     ├── ConfigError                   bad configuration (keys, addresses, files)
@@ -381,9 +381,10 @@ class FormValidationError(MCPElicitError):
         super().__init__("; ".join(str(p) for p in self.problems) or "invalid answer")
 
 
-class InvalidAnswer(MCPElicitError):
+class InvalidAnswer(MCPElicitError, ValueError):
     """A client's answer (elicitation, sampling or roots result) that does not fit the
-    request it answers; the message says what is wrong, for the user."""
+    request it answers; the message says what is wrong, for the user (and, on the client,
+    for the server: it quotes no value). A ``ValueError`` too."""
 
 
 class ReplayMismatchError(MCPElicitError):

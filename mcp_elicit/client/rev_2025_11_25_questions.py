@@ -50,7 +50,7 @@ from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import FormValidationError, ProtocolViolation
+from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolation
 from mcp_elicit.wire.jsonrpc import Notification, Request
 
 __all__ = ["ServerQuestions", "SessionView"]
@@ -271,10 +271,11 @@ class ServerQuestions:
                 return error(request.id, -32601, f"Method not found: {request.method}")
         except ProtocolViolation as exc:
             return error(request.id, -32602, f"Invalid params: {exc}")
-        except (FormValidationError, ValueError) as exc:  # an answer or callback result that does not fit
+        except (FormValidationError, InvalidAnswer) as exc:  # an answer or callback result that does not fit
             self.conn.inputs.report(str(exc))
             return error(request.id, -32603, f"The client could not produce a valid answer: {exc}")
-        except Exception:  # the server still gets an answer; the details stay here
+        except Exception:  # the server still gets an answer; the details (which may quote what the
+            # person typed: int("…") in an answerer) stay here
             log.exception("answering %s from %s failed", request.method, self.conn.server)
             return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
         return self.conn.builder.result(request.id, result)

@@ -38,6 +38,7 @@ from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import (
     FormSchemaError,
     FormValidationError,
+    InvalidAnswer,
     ProtocolViolation,
     ValidationProblem,
 )
@@ -227,14 +228,17 @@ def _secret_warning(finding: SecretFinding) -> str:
 
 def check_elicit_answer(request: ElicitationRequest, answer: Mapping[str, Any]) -> dict[str, Any]:
     """The ``ElicitResult`` to send for ``answer``; ``FormValidationError`` when the content
-    does not fit the form (after defaults), ``ValueError`` for a malformed answer."""
+    does not fit the form (after defaults), ``InvalidAnswer`` (a ``ValueError``) for a malformed
+    answer."""
     action = answer.get("action")
     if action not in _ACTIONS:
-        raise ValueError(f"an elicitation answer's action must be accept, decline or cancel, not {action!r}")
+        raise InvalidAnswer(
+            f"an elicitation answer's action must be accept, decline or cancel, not {action!r}"
+        )
     if action != "accept" or request.mode == "url":
         return {"action": action}
     if request.schema is None:
-        raise ValueError(
+        raise InvalidAnswer(
             f"cannot accept {request.key!r}: its form could not be read ({request.schema_problem})"
         )
     content = answer.get("content")
@@ -289,13 +293,14 @@ def check_sampling_request(params: Mapping[str, Any], *, key: str, server: Serve
 
 
 def check_sampling_answer(answer: Mapping[str, Any]) -> dict[str, Any]:
-    """A ``CreateMessageResult``; ``ValueError`` naming the first fault otherwise."""
+    """A ``CreateMessageResult``; ``InvalidAnswer`` (a ``ValueError``) naming the first fault
+    otherwise."""
     from mcp_types import CreateMessageResult
 
     try:
         CreateMessageResult.model_validate(answer)
     except ValidationError as exc:
-        raise ValueError(
+        raise InvalidAnswer(
             f"the sampling callback returned no valid CreateMessageResult: {_first(exc)}"
         ) from None
     return dict(answer)
@@ -309,7 +314,7 @@ def check_roots_answer(answer: object) -> dict[str, Any]:
     try:
         ListRootsResult.model_validate(result)
     except ValidationError as exc:
-        raise ValueError(f"the roots callback returned no valid ListRootsResult: {_first(exc)}") from None
+        raise InvalidAnswer(f"the roots callback returned no valid ListRootsResult: {_first(exc)}") from None
     assert isinstance(result, Mapping)
     return dict(result)
 
