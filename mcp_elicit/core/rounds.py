@@ -98,7 +98,7 @@ class NeedInput:
     out after ``delay`` seconds."""
 
     requests: tuple[InputRequest, ...]
-    state: str | None
+    state: str | None = field(repr=False)  # sealed answers: a bearer of them, not shown
     delay: float = 0.0
 
 

@@ -239,3 +239,14 @@ def test_a_long_value_is_quoted_short() -> None:
     with pytest.raises(ProtocolViolation) as caught:
         Rounds("tools/call", {"name": "t"}).step({"resultType": "x" * 1_000_000})
     assert len(str(caught.value)) < 300
+
+
+def test_the_request_state_stays_out_of_reprs() -> None:
+    sealed = "v1.0011223344556677.sealed-answers-of-the-last-round"
+    rounds = Rounds("tools/call", {"name": "t"})
+    step = rounds.step(need(sealed, a=ASK))
+    assert isinstance(step, NeedInput)
+    assert step.state == sealed  # still sent with the retry
+    assert sealed not in repr(step)
+    assert sealed not in repr(rounds)
+    assert "elicitation/create" in repr(step)  # what was asked is still shown
