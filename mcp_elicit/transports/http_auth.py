@@ -49,7 +49,7 @@ import contextlib
 import logging
 import secrets
 import time
-from collections.abc import AsyncGenerator, Callable, Generator, Mapping
+from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import replace
 from typing import Protocol
 
@@ -62,6 +62,7 @@ from mcp_elicit.core.authorization import AuthorizationServer
 from mcp_elicit.core.dpop import ALGORITHM
 from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.http_auth_redacted import RedactedAuth
 from mcp_elicit.transports.http_documents import discover, post
 from mcp_elicit.transports.http_dpop import DpopProver
 from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
@@ -88,7 +89,7 @@ class Authorizer(Protocol):
         ...
 
 
-class OAuth(httpx.Auth):
+class OAuth(RedactedAuth):
     """Authorization for the MCP server an ``httpx.AsyncClient`` talks to.
 
     ``authorizer``: the person's part; None for a machine acting as itself (the
@@ -221,11 +222,7 @@ class OAuth(httpx.Auth):
         if client is not None:
             await client.aclose()
 
-    def sync_auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        raise RuntimeError("OAuth works with httpx.AsyncClient only")
-        yield request  # pragma: no cover
-
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def _flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         target = str(request.url.copy_with(query=None, fragment=None))
         if self._key is None:
             await self._load(target)
@@ -273,7 +270,7 @@ class OAuth(httpx.Auth):
             if authorizations >= self.max_authorizations:
                 what = f"HTTP {response.status_code}" + (f" ({challenge.error})" if challenge.error else "")
                 raise AuthorizationError(
-                    f"{request.url} still answers {what} after {authorizations} authorizations"
+                    f"{target} still answers {what} after {authorizations} authorizations"
                     + (f" (scope asked: {self._scope})" if self._scope else "")
                     + "; giving up"
                 )
@@ -337,7 +334,7 @@ class OAuth(httpx.Auth):
         resource, server = await discover(self._http, server_url, challenge)
         issuer, self._legacy = server.issuer, resource.legacy
         if self._issuer is not None and issuer != self._issuer:
-            log.info("%s now uses authorization server %s (was %s)", server_url, issuer, self._issuer)
+            log.info("%s now uses authorization server %s (was %s)", self._key, issuer, self._issuer)
             self._tokens = None
             self._scope = None
         self._server, self._issuer, self._resource = server, issuer, resource.resource

@@ -20,6 +20,7 @@ import orjson
 
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.telemetry import redact_urls
 
 __all__ = [
     "MAX_DOCUMENT",
@@ -96,7 +97,9 @@ async def discover(
     server, checked. For a server that publishes nothing (2025-03-26), what its origin says."""
     resource = await protected_resource(http, server_url, challenge)
     if resource is None:
-        log.info("%s publishes no protected resource metadata: its origin authorizes", server_url)
+        log.info(
+            "%s publishes no protected resource metadata: its origin authorizes", redact_urls(server_url)
+        )
         resource = oauth.legacy_resource(server_url)
     issuer = resource.authorization_servers[0]
     return resource, await authorization_server(http, issuer, legacy=resource.legacy)

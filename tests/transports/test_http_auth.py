@@ -489,3 +489,37 @@ async def test_an_expired_token_whose_refresh_is_refused_is_refreshed_once(site:
         assert len(authorizer.asked) == 2
         result = await client.call_tool("whoami", {})
     assert result["content"][0]["text"] == "hello"
+
+
+async def _refuses_and_publishes_nothing(scope: dict[str, Any], receive: Any, send: Any) -> None:
+    """Every POST 401, naming protected resource metadata that is not there (404)."""
+    if scope["type"] != "http":
+        return
+    headers = [(b"content-length", b"0")]
+    if scope["method"] == "POST":
+        host = dict(scope["headers"])[b"host"].decode()
+        where = f'Bearer resource_metadata="http://{host}/.well-known/oauth-protected-resource/mcp"'
+        headers.append((b"www-authenticate", where.encode()))
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401 if scope["method"] == "POST" else 404,
+            "headers": headers,
+        }
+    )
+    await send({"type": "http.response.body", "body": b""})
+
+
+async def test_a_key_in_the_server_url_stays_out_of_authorization_errors_and_logs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    key = "k3y-in-the-query-9f8e"
+    async with uvicorn_server(_refuses_and_publishes_nothing) as running:
+        url = f"http://127.0.0.1:{running.port}/mcp?api_key={key}"
+        with caplog.at_level(logging.DEBUG, "mcp_elicit"), pytest.raises(MCPElicitError) as raised:
+            async with connect_http(url, auth=oauth(), versions=["2026-07-28"], timeout=10) as client:
+                await client.list_tools()
+    assert "publishes no protected resource metadata" in str(raised.value)
+    assert f"127.0.0.1:{running.port}/mcp?REDACTED" in str(raised.value)  # the server is still named
+    assert key not in str(raised.value)
+    assert key not in caplog.text
