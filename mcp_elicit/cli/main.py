@@ -103,6 +103,13 @@ def _parser() -> argparse.ArgumentParser:
         "http://HOST:PORT of the bound address, "
         "0.0.0.0 and :: read as 127.0.0.1; with --allow-host: the Host of each MCP request)",
     )
+    serve.add_argument(
+        "--route",
+        metavar="NAME",
+        help="with --http, behind a load balancer: start every 2025-11-25 session id with NAME and a dot "
+        "(a.<random>), so the balancer can send a session's requests to this instance by the "
+        "Mcp-Session-Id prefix (1-32 letters, digits, '-', '_'; one per instance; README, 'Several instances')",
+    )
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
 
     keygen = sub.add_parser("keygen", help="print a new requestState key file")
@@ -157,6 +164,17 @@ def _serve(args: argparse.Namespace) -> int:
     if keys is not None:
         server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)
     address = _split_address(args.http) if args.http is not None else None
+    if args.route is not None:
+        from mcp_elicit.transports.http_sessions import route_prefix
+
+        if address is None:
+            raise CliError(
+                "--route names this instance in its HTTP session ids: it needs --http", exit_code=2
+            )
+        try:
+            route_prefix(args.route)
+        except ConfigError as exc:
+            raise CliError(f"--route: {exc}", exit_code=2) from None
     _configure_url_mode(server, args, address)
     if address is None:
         from mcp_elicit.transports.stdio_server import serve_stdio
@@ -172,7 +190,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     host, port = address
     allowed = [*LOOPBACK_HOSTS, *args.allow_host]
-    app = StreamableHTTP(server, path=args.path, allowed_hosts=allowed)
+    app = StreamableHTTP(server, path=args.path, allowed_hosts=allowed, route=args.route)
     shown = f"[{host}]" if ":" in host else host
     print(
         f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}", file=sys.stderr, flush=True

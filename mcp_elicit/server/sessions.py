@@ -3,7 +3,8 @@
 Rules:
 
 * A session is created by ``initialize``; its id is unguessable visible ASCII
-  (``secrets.token_urlsafe``). When the server authenticates, a session belongs to the
+  (``secrets.token_urlsafe``, 192 bits), after ``prefix`` (empty unless the HTTP
+  transport names its instance's route: ``a.``). When the server authenticates, a session belongs to the
   principal that created it: another principal presenting its id finds nothing (404),
   exactly like an unknown id.
 * Sessions are bounded in number and expire when idle: not in use (no request in
@@ -320,6 +321,8 @@ class Sessions:
         self.clock = clock
         #: Told of each session that ends: its revision, network attributes and seconds.
         self.ended = ended
+        #: What every new session id starts with (the HTTP transport's ``route``, with a dot).
+        self.prefix = ""
         self._live: dict[str, Session] = {}
 
     def __len__(self) -> int:
@@ -346,7 +349,7 @@ class Sessions:
             if not idle:
                 raise ProtocolError("Too many sessions; try again later", http_status=503)
             self.close(min(idle, key=lambda s: s.last_seen).id)
-        session = Session(secrets.token_urlsafe(24), handshake, principal, now)
+        session = Session(self.prefix + secrets.token_urlsafe(24), handshake, principal, now)
         self._live[session.id] = session
         return session
 

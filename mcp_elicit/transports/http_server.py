@@ -25,8 +25,9 @@ Rules:
   kept alive: every ``keepalive`` seconds without a write its response gets an SSE
   comment, after switching to SSE when the client accepts it, so that proxies and load
   balancers with an idle timeout do not cut it.
-* POSTs are served by ``http_post``, sessions of 2025-11-25 clients by ``http_sessions``;
-  responses are built by ``http_exchange``.
+* POSTs are served by ``http_post``, sessions of 2025-11-25 clients by ``http_sessions``
+  (``route``: the session ids name this instance, for a load balancer); responses are
+  built by ``http_exchange``.
 * :meth:`StreamableHTTP.begin_shutdown` (called by ``mcp-elicit serve`` as soon as the
   server is told to stop) ends every session: their standalone streams close, their
   requests still waiting (for a person, say) answer with an error, and new requests get
@@ -76,6 +77,7 @@ from mcp_elicit.transports.http_exchange import (
     route_path,
 )
 from mcp_elicit.transports.http_post import SHUTTING_DOWN, LearnedBase, PostRoutes
+from mcp_elicit.transports.http_sessions import route_prefix
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import pages_app
 
@@ -105,6 +107,7 @@ class StreamableHTTP(PostRoutes):
         resume_within: float = 60.0,
         body_timeout: float | None = 30.0,
         verify_timeout: float | None = 10.0,
+        route: str | None = None,
     ) -> None:
         if keepalive is not None and not 0.0 < keepalive < float("inf"):
             raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
@@ -113,6 +116,11 @@ class StreamableHTTP(PostRoutes):
         #: Seconds a 2025-11-25 session request waits for its client to resume a dropped
         #: stream (``Last-Event-ID``), and keeps a finished stream's answer for it.
         self.resume_within = resume_within
+        #: This instance's name in its sessions' ids (``a`` gives ``a.<random>``), so that a
+        #: load balancer can send a 2025-11-25 session's requests to it (None: plain ids).
+        self.route = route
+        self._misrouted: set[str] = set()
+        server.sessions.prefix = route_prefix(route)
         self.server = server
         self._watchlist = Watchlist(watch_after)
         #: Seconds of silence after which a stream gets an SSE comment: a session's

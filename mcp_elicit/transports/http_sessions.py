@@ -10,15 +10,26 @@ keep-alives), written to one connection at a time: a second ``GET`` replaces the
 (``http_streams``). With ``Last-Event-ID`` it resumes that stream or a request's: one it
 cannot resume is 400, never 404, which would tell the client to drop a session
 that is still open. ``DELETE`` ends the session.
+
+Routes: an instance given a ``route`` (``StreamableHTTP(route="a")``, ``serve --route a``)
+starts every session id with it and a dot (``a.`` and 32 random URL-safe characters), so
+that a load balancer can send a session's requests to the instance holding it by the id
+alone (``initialize``, which has none, goes anywhere). A route is 1 to 32 letters,
+digits, ``-`` or ``_``. An id naming another route is still a 404 (the instance cannot
+tell a misrouted request from one whose instance is gone, and the client's answer to
+404, a new session, is right for that), but its message names both routes, and the log
+says once per route that the balancer does not route by the session id.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import re
 from collections.abc import Awaitable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from mcp_elicit.errors import InvalidRequest, ProtocolError
+from mcp_elicit.errors import ConfigError, InvalidRequest, ProtocolError
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
@@ -43,7 +54,25 @@ from mcp_elicit.wire.headers import OWS, VERSION_HEADER, shown
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
 
-__all__ = ["SessionRoutes"]
+__all__ = ["SessionRoutes", "route_prefix"]
+
+log = logging.getLogger("mcp_elicit.http")
+
+_ROUTE: Final = re.compile(r"[A-Za-z0-9_-]{1,32}")
+#: The most foreign routes warned about (once each) in the log.
+_WARNED_ROUTES: Final = 32
+
+
+def route_prefix(route: str | None) -> str:
+    """What the session ids of an instance with ``route`` start with ("" for None)."""
+    if route is None:
+        return ""
+    if not isinstance(route, str) or not _ROUTE.fullmatch(route):
+        raise ConfigError(
+            f"route must be 1 to 32 letters, digits, '-' or '_' (it starts every session id, "
+            f"before a '.'), not {route!r}"
+        )
+    return route + "."
 
 
 class SessionRoutes:
@@ -53,6 +82,8 @@ class SessionRoutes:
     server: Server
     keepalive: float | None
     resume_within: float
+    route: str | None
+    _misrouted: set[str]
 
     def _run_watched(
         self,
@@ -65,6 +96,28 @@ class SessionRoutes:
 
     def _session(self, sid: str, principal: Principal | None) -> Session | None:
         return self.server.sessions.get(sid, principal.subject if principal else None)
+
+    def _not_found(self, sid: str) -> InvalidRequest:
+        """The 404 for a session this instance does not hold; when its id names another
+        route, saying so (and, once per route, in the log): the balancer sent it here."""
+        theirs, dot, _ = sid.partition(".")
+        if not dot or theirs == self.route or not _ROUTE.fullmatch(theirs):
+            return InvalidRequest("Session not found: initialize a new session", http_status=404)
+        ours = f"route {self.route!r}" if self.route is not None else "no route"
+        if theirs not in self._misrouted and len(self._misrouted) < _WARNED_ROUTES:
+            self._misrouted.add(theirs)
+            log.warning(
+                "a request of a session of route %r reached this instance (%s) and was told 404: "
+                "the load balancer must send each request to the instance its Mcp-Session-Id "
+                "prefix names, or that instance is gone (logged once per route)",
+                theirs,
+                ours,
+            )
+        return InvalidRequest(
+            f"Session not found: its id names route {theirs!r} and this instance is {ours} (the load "
+            f"balancer routes by the id's prefix '{theirs}.', or that instance is gone); initialize a new session",
+            http_status=404,
+        )
 
     async def _in_session(
         self,
@@ -82,9 +135,7 @@ class SessionRoutes:
         rid = message.id if isinstance(message, jsonrpc.Request) else None
         session = self._session(sid, principal)
         if session is None:
-            await error_response(
-                send, rid, InvalidRequest("Session not found: initialize a new session", http_status=404)
-            )
+            await error_response(send, rid, self._not_found(sid))
             return
         refusal = _version_refusal(session, headers)
         if refusal is not None:
@@ -156,9 +207,7 @@ class SessionRoutes:
         """The standalone SSE stream of a session: completions, resource updates."""
         session = self._session(headers["mcp-session-id"], principal)
         if session is None:
-            await error_response(
-                send, None, InvalidRequest("Session not found: initialize a new session", http_status=404)
-            )
+            await error_response(send, None, self._not_found(headers["mcp-session-id"]))
             return
         refusal = _version_refusal(session, headers)
         if refusal is not None:
@@ -229,7 +278,7 @@ class SessionRoutes:
         sid = headers["mcp-session-id"]
         session = self._session(sid, principal)
         if session is None:
-            await error_response(send, None, InvalidRequest("Session not found", http_status=404))
+            await error_response(send, None, self._not_found(sid))
             return
         refusal = _version_refusal(session, headers)
         if refusal is not None:

@@ -91,6 +91,25 @@ def test_a_bad_store_or_public_url_stops_serve_with_usage_exit_code(tmp_path: Pa
         assert says in done.stderr
 
 
+def test_a_bad_route_or_one_without_http_stops_serve_with_usage_exit_code() -> None:
+    http = ("--http", f"127.0.0.1:{free_port()}")
+    for args, says in [
+        ((*http, "--route", "a.b"), "--route: route must be 1 to 32 letters, digits, '-' or '_'"),
+        (("--route", "a"), "--route names this instance in its HTTP session ids: it needs --http"),
+    ]:
+        done = subprocess.run(
+            [*cli(), "serve", str(APP), *args],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert says in done.stderr
+
+
 async def test_page_links_start_with_the_public_url(tmp_path: Path) -> None:
     given = serve(tmp_path, "given", ("--store", "memory://", "--public-url", "https://mcp.example.com/"))
     learned = serve(tmp_path, "learned", ("--store", "memory://", "--allow-host", "mcp.example.com"))

@@ -11,7 +11,7 @@ once and refused on both instances afterwards.
 
 Only 2026-07-28 is run here: its requests carry everything a round needs. A 2025-11-25
 session lives in the process that answered ``initialize`` (README, "Several instances"),
-so it needs session affinity, not round robin.
+so its requests are routed by its id: ``test_session_routes``.
 """
 
 from __future__ import annotations

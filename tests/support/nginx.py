@@ -1,7 +1,8 @@
 """A real nginx for tests: a round-robin load balancer on 127.0.0.1 in front of local
 upstreams, always stopped.
 
-* ``nginx_balancer(upstreams, workdir, read_timeout=120)``: a context manager that writes
+* ``nginx_balancer(upstreams, workdir, read_timeout=120, balance="", routes=None)``: a
+  context manager that writes
   ``workdir/nginx.conf`` and runs ``nginx -p workdir -c workdir/nginx.conf -e
   workdir/error.log`` in the foreground (``daemon off``), listening on a free loopback
   port, until the block ends (SIGQUIT, then kill). A port taken between choosing and
@@ -13,9 +14,13 @@ upstreams, always stopped.
   MCP server's DNS-rebinding check sees the balancer's address), no retry of a failed
   request on the other upstream. ``read_timeout`` is nginx's ``proxy_read_timeout``: how
   long an upstream response may stay silent before nginx gives up on it (504 before the
-  response head, the connection closed after it).
+  response head, the connection closed after it). ``balance`` is a directive for the
+  pool instead of round robin (``hash $http_mcp_session_id consistent;``). ``routes``
+  (route name -> upstream port) is the README's config for 2025-11-25 sessions: one
+  upstream per route and a ``map`` from the ``Mcp-Session-Id`` prefix ``<route>.`` to it;
+  requests without a session id (or naming no route listed) go to the pool.
 * ``Nginx.served()`` reads the access log: one ``Served`` per finished request, naming
-  the upstream port that answered it.
+  the upstream port that answered it and the ``Mcp-Session-Id`` it carried.
 * Every path nginx writes (pid, logs, temp directories) is under ``workdir``; no system
   file is read or written. No nginx: ``nginx_available()`` is False and tests skip saying
   ``make services`` installs it.
@@ -30,7 +35,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,12 +44,13 @@ __all__ = ["Nginx", "Served", "SKIP_REASON", "nginx_available", "nginx_balancer"
 START_TIMEOUT = 10.0
 STOP_TIMEOUT = 5.0
 SKIP_REASON = "nginx is not installed (`make services` installs it)"
-_LOG_FORMAT = "$msec $request_method $status $upstream_addr $request_time $request_uri"
+_LOG_FORMAT = "$msec $request_method $status $upstream_addr $request_time $http_mcp_session_id $request_uri"
 
 
 @dataclass(frozen=True)
 class Served:
-    """One request nginx finished: which upstream port answered it (None: none did)."""
+    """One request nginx finished: which upstream port answered it (None: none did), and
+    the session it named (None: none)."""
 
     at: float
     method: str
@@ -52,6 +58,7 @@ class Served:
     upstream: int | None
     seconds: float
     uri: str
+    session: str | None = None
 
 
 @dataclass
@@ -71,7 +78,7 @@ class Nginx:
             return []
         out: list[Served] = []
         for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            at, method, status, upstream, seconds, uri = line.split(" ", 5)
+            at, method, status, upstream, seconds, session, uri = line.split(" ", 6)
             port = upstream.rsplit(":", 1)[-1]
             out.append(
                 Served(
@@ -81,6 +88,7 @@ class Nginx:
                     int(port) if port.isdigit() else None,
                     float(seconds),
                     uri,
+                    None if session == "-" else session,
                 )
             )
         return out
@@ -101,7 +109,15 @@ def nginx_available() -> bool:
     return nginx_binary() is not None
 
 
-def _config(workdir: Path, port: int, upstreams: Sequence[int], modules: str, read_timeout: float) -> str:
+def _config(
+    workdir: Path,
+    port: int,
+    upstreams: Sequence[int],
+    modules: str,
+    read_timeout: float,
+    balance: str,
+    routes: Mapping[str, int],
+) -> str:
     temp = "\n".join(
         f"    {kind}_temp_path {workdir / 'tmp' / kind};"
         for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
@@ -109,6 +125,11 @@ def _config(workdir: Path, port: int, upstreams: Sequence[int], modules: str, re
         if kind in ("client_body", "proxy") or f"--without-http_{kind}_module" not in modules
     )
     servers = "\n".join(f"        server 127.0.0.1:{p};" for p in upstreams)
+    routed = "".join(f"    upstream mcp_{name} {{ server 127.0.0.1:{p}; }}\n" for name, p in routes.items())
+    if routes:
+        entries = "".join(f"        ~^{name}\\. mcp_{name};\n" for name in routes)
+        routed += f"    map $http_mcp_session_id $mcp_upstream {{\n        default mcp;\n{entries}    }}\n"
+    target = "$mcp_upstream" if routes else "mcp"
     user = "user root;\n" if os.geteuid() == 0 else ""  # else workers run as nobody, locked out of workdir
     return f"""{user}daemon off;
 master_process on;
@@ -121,12 +142,13 @@ http {{
     access_log {workdir / "access.log"} upstreams;
 {temp}
     upstream mcp {{
+        {balance}
 {servers}
     }}
-    server {{
+{routed}    server {{
         listen 127.0.0.1:{port};
         location / {{
-            proxy_pass http://mcp;
+            proxy_pass http://{target};
             proxy_http_version 1.1;
             proxy_set_header Connection "";
             proxy_set_header Host $http_host;
@@ -142,7 +164,12 @@ http {{
 
 @contextlib.contextmanager
 def nginx_balancer(
-    upstreams: Sequence[int], workdir: Path, *, read_timeout: float = 120.0
+    upstreams: Sequence[int],
+    workdir: Path,
+    *,
+    read_timeout: float = 120.0,
+    balance: str = "",
+    routes: Mapping[str, int] | None = None,
 ) -> Iterator[Nginx]:
     """Run nginx on a free loopback port, balancing over ``upstreams`` (127.0.0.1 ports)."""
     binary = nginx_binary()
@@ -154,7 +181,8 @@ def nginx_balancer(
     for attempt in range(3):
         port = _free_port()
         conf = workdir / "nginx.conf"
-        conf.write_text(_config(workdir, port, upstreams, modules, read_timeout), encoding="utf-8")
+        text = _config(workdir, port, upstreams, modules, read_timeout, balance, routes or {})
+        conf.write_text(text, encoding="utf-8")
         with (workdir / "nginx.stderr").open("wb") as err:
             proc = subprocess.Popen(
                 [binary, "-p", str(workdir), "-c", str(conf), "-e", str(workdir / "error.log")],

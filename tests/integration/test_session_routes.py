@@ -1,0 +1,196 @@
+"""2025-11-25 sessions on several instances behind a stock load balancer: two ``mcp-elicit
+serve --route a|b`` processes sharing a key file and a real Redis, behind nginx on
+127.0.0.1 configured as the README says (``support.nginx``, ``routes=``): a ``map`` from
+the ``Mcp-Session-Id`` prefix to the instance it names, round robin for the rest.
+
+A session lives in the process that answered its ``initialize`` and a question waits
+there for its answer, so every later request of the session must reach that process.
+``initialize`` carries no session id: it goes round robin, and the id the instance
+gives out names it (``a.<random>``). What must hold: sessions made on both instances run
+their form questions, keep their ``GET`` stream (a resource update arrives on it) and are
+never told 404 (no session is renewed); each request naming a session reached the
+instance the id names; a 2026-07-28 client in the same cluster still goes round robin;
+a session id that reaches an instance it does not name is a 404 saying so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from integration.instances import APP, Instance, keygen
+from mcp_elicit.client import Scripted
+from mcp_elicit.transports.http_client import connect_http
+
+from support.nginx import SKIP_REASON as NO_NGINX
+from support.nginx import Nginx, Served, nginx_available, nginx_balancer
+from support.procs import free_port
+from support.redis import SKIP_REASON as NO_REDIS
+from support.redis import redis_available, redis_server
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+ACCEPT = "application/json, text/event-stream"
+
+
+@dataclass
+class Cluster:
+    a: Instance
+    b: Instance
+    lb: Nginx
+
+    @property
+    def url(self) -> str:
+        return f"{self.lb.base}/mcp"
+
+    def port_of(self, route: str) -> int:
+        return {"a": self.a.port, "b": self.b.port}[route]
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {i.log.name}\n{i.stderr()}" for i in (self.a, self.b))
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    if not redis_available():
+        pytest.skip(NO_REDIS)
+    if not nginx_available():
+        pytest.skip(NO_NGINX)
+    tmp = tmp_path_factory.mktemp("routes")
+    with contextlib.ExitStack() as stack:  # unwinds in reverse: servers, nginx, redis; even on failure
+        redis = stack.enter_context(redis_server(tmp))
+        keys = keygen(tmp / "state.keys")
+        ports = {"a": free_port(), "b": free_port()}
+        lb = stack.enter_context(nginx_balancer(list(ports.values()), tmp / "nginx", routes=ports))
+        store = f"{redis.url}?prefix=routes-{secrets.token_hex(4)}"
+        instances = []
+        for route, port in ports.items():
+            args = (
+                "--state-key-file",
+                str(keys),
+                "--store",
+                store,
+                "--public-url",
+                lb.base,
+                "--route",
+                route,
+            )
+            instance = Instance(APP, port, tmp / f"{route}.stderr", args)
+            stack.callback(instance.stop)
+            instance.restart()
+            instances.append(instance)
+        yield Cluster(instances[0], instances[1], lb)
+
+
+def survey_answers(name: str) -> Scripted:
+    return Scripted.from_script(
+        [
+            {"fields": ["name"], "content": {"name": name}},
+            {"fields": ["guests"], "content": {"guests": 3}},
+            {"fields": ["seat"], "content": {"seat": "inside"}},
+        ]
+    )
+
+
+async def one_session(url: str, flow: str) -> tuple[str, list[str]]:
+    """A 2025-11-25 session: tools listed, a survey of three form questions answered, the
+    board subscribed and changed, its update heard on the session's GET stream. Its id
+    (never renewed) and the answers."""
+    updated = asyncio.Event()
+
+    def heard(method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/resources/updated" and params.get("uri") == "test://board":
+            updated.set()
+
+    texts: list[str] = []
+    async with connect_http(
+        url, answerer=survey_answers(flow), versions=["2025-11-25"], on_notification=heard, timeout=20
+    ) as client:
+        assert client.revision == "2025-11-25"
+        session = client.session
+        sid = getattr(session, "session_id", None)
+        assert isinstance(sid, str)
+        assert "survey" in {t["name"] for t in await client.list_tools()}
+        texts.append((await client.call_tool("survey", {"flow": flow}))["content"][0]["text"])
+        await client.request("resources/subscribe", {"uri": "test://board"})
+        texts.append((await client.call_tool("post", {"note": flow}))["content"][0]["text"])
+        await asyncio.wait_for(updated.wait(), 10)
+        assert getattr(session, "session_id", None) == sid, "the session was renewed: a request met a 404"
+    return sid, texts
+
+
+async def served_when(lb: Nginx, done: Any, seconds: float = 5.0) -> list[Served]:
+    """nginx's log once ``done(served)`` holds (a GET stream is logged when it closes)."""
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        served = lb.served()
+        if done(served) or asyncio.get_running_loop().time() > deadline:
+            return served
+        await asyncio.sleep(0.05)
+
+
+async def test_sessions_on_both_instances_are_routed_by_their_id(cluster: Cluster) -> None:
+    before = len(cluster.lb.served())
+    sessions = []
+    for i in range(4):  # one at a time: round robin puts their initialize on a, b, a, b
+        sid, texts = await one_session(cluster.url, f"s{i}")
+        assert texts[0] == f"s{i}: s{i}, 3, inside", cluster.logs()
+        sessions.append(sid)
+    assert {sid.split(".", 1)[0] for sid in sessions} == {"a", "b"}, sessions
+
+    def every_get_logged(served: list[Served]) -> bool:
+        return {s.session for s in served[before:] if s.method == "GET"} >= set(sessions)
+
+    served = (await served_when(cluster.lb, every_get_logged))[before:]
+    assert every_get_logged(served), served
+    assert [s for s in served if s.status == 404] == [], "no session met a 404"
+    for s in served:
+        if s.session is not None:  # routed by the id: always the instance it names
+            assert s.upstream == cluster.port_of(s.session.split(".", 1)[0]), s
+    for sid in sessions:
+        requests = [s for s in served if s.session == sid]
+        assert {s.method for s in requests} == {"POST", "GET", "DELETE"}, requests
+        assert len(requests) >= 8, "tools/list, three questions answered, tools/call twice, subscribe"
+    initializes = [s.upstream for s in served if s.session is None and s.method == "POST"]
+    assert set(initializes) == {cluster.a.port, cluster.b.port}, "initialize went round robin"
+
+
+async def test_a_2026_client_in_the_same_cluster_goes_round_robin(cluster: Cluster) -> None:
+    before = len(cluster.lb.served())
+    async with connect_http(
+        cluster.url, answerer=survey_answers("modern"), versions=["2026-07-28"], timeout=20
+    ) as client:
+        result = await client.call_tool("survey", {"flow": "m1"})
+    assert result["content"][0]["text"] == "m1: modern, 3, inside"
+    served = cluster.lb.served()[before:]
+    assert all(s.session is None for s in served), served
+    assert {s.upstream for s in served if s.uri == "/mcp"} == {cluster.a.port, cluster.b.port}
+    assert all(s.status == 200 for s in served), served
+
+
+async def test_a_session_id_naming_another_instance_is_a_404_saying_so(cluster: Cluster) -> None:
+    """What a misconfigured balancer shows: the instance cannot tell a session on another
+    live instance from one whose instance is gone, so the client is told to start a new
+    session (404), and the body and the log name both routes."""
+    sid, _ = await one_session(cluster.url, "elsewhere")  # a session, now closed, on some instance
+    other = {"a": "b", "b": "a"}[sid.split(".", 1)[0]]
+    async with httpx.AsyncClient(timeout=10) as http:
+        direct = f"http://127.0.0.1:{cluster.port_of(other)}/mcp"
+        headers = {"accept": ACCEPT, "mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"}
+        response = await http.post(
+            direct, json={"jsonrpc": "2.0", "id": 1, "method": "ping"}, headers=headers
+        )
+    assert response.status_code == 404, response.text
+    message = response.json()["error"]["message"]
+    assert f"route {sid.split('.', 1)[0]!r}" in message and f"route {other!r}" in message, message
+    instance = cluster.a if other == "a" else cluster.b
+    assert (
+        f"a request of a session of route {sid.split('.', 1)[0]!r} reached this instance (route {other!r})"
+        in instance.stderr()
+    )
