@@ -4,7 +4,9 @@ model for the rest, giving the JSON Schema of the arguments and their validation
 Rules: a parameter annotated ``Context`` receives the request context and is not part of
 the schema; every other parameter must be named (no ``*args``/``**kwargs``); defaults make
 a parameter optional; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
-constraints. Generated titles are left out of the schema, explicit ones kept.
+constraints. Generated titles are left out of the schema, explicit ones kept. A
+``typing.TypedDict`` (which pydantic takes only from Python 3.12) is read as its
+``typing_extensions`` twin, wherever it sits in a hint (``pydantic_ready``).
 
 A handler is whatever a developer naturally passes: a function, a bound method, a
 ``staticmethod`` (registered in its class body), a callable object (``__call__``, plain or
@@ -20,15 +22,26 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
+import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic_core import SchemaValidator
+from typing_extensions import TypedDict, is_typeddict
 
-__all__ = ["ArgumentsError", "Signature", "handler", "handler_doc", "handler_name", "is_async"]
+__all__ = [
+    "ArgumentsError",
+    "Signature",
+    "handler",
+    "handler_doc",
+    "handler_name",
+    "is_async",
+    "pydantic_ready",
+]
 
 
 class ArgumentsError(ValueError):
@@ -69,7 +82,7 @@ class Signature:
             if name.startswith("_"):
                 raise TypeError(f"{where}: argument names may not start with '_' ({name})")
             default = ... if param.default is param.empty else param.default
-            fields[name] = (annotation, default)
+            fields[name] = (pydantic_ready(annotation), default)
         model = create_model(
             f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
             __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
@@ -81,7 +94,7 @@ class Signature:
             names=tuple(fields),
             model=model,
             schema=schema,
-            return_annotation=hints.get("return", sig.return_annotation),
+            return_annotation=pydantic_ready(hints.get("return", sig.return_annotation)),
             is_async=is_async(fn),
             _validate=_fields_validator(model),
         )
@@ -94,6 +107,55 @@ class Signature:
             return self._validate(arguments or {})[0]
         except ValidationError as exc:
             raise ArgumentsError(_describe(exc)) from None
+
+
+def pydantic_ready(hint: Any) -> Any:
+    """``hint`` with each ``typing.TypedDict`` in it (nested ones too) made its
+    ``typing_extensions.TypedDict`` twin: pydantic refuses the former before Python 3.12."""
+    if sys.version_info >= (3, 12):
+        return hint
+    return _ready(hint, ())
+
+
+def _ready(hint: Any, seen: tuple[type, ...]) -> Any:
+    if is_typeddict(hint):
+        if type(hint).__module__ != "typing" or hint in seen:  # a recursive one stays as it is
+            return hint
+        return _typeddict_twin(hint, (*seen, hint))
+    args = typing.get_args(hint)
+    ready = tuple(_ready(arg, seen) for arg in args)
+    if all(a is b for a, b in zip(ready, args, strict=True)):
+        return hint
+    origin = typing.get_origin(hint)
+    if origin is typing.Annotated:
+        return typing.Annotated[(ready[0], *hint.__metadata__)]
+    if origin in (typing.Union, types.UnionType):
+        return typing.Union[ready]  # noqa: UP007 (built from a tuple)
+    return hint.copy_with(ready) if hasattr(hint, "copy_with") else origin[ready]
+
+
+_MARKS: Final = (typing.Required, typing.NotRequired)
+
+
+@functools.cache
+def _typeddict_twin(cls: type, seen: tuple[type, ...]) -> Any:
+    try:
+        hints = typing.get_type_hints(cls, include_extras=True)
+    except Exception:  # a name it cannot resolve: pydantic says so, as for any hint
+        return cls
+    fields: dict[str, Any] = {}
+    for key, hint in hints.items():
+        # the hint's own Required/NotRequired wins: on 3.11 the class's own keys miss them
+        # when its annotations are strings (``from __future__ import annotations``)
+        required = key in cls.__required_keys__  # type: ignore[attr-defined]
+        while (origin := typing.get_origin(hint)) in _MARKS:
+            required = origin is typing.Required
+            (hint,) = typing.get_args(hint)
+        hint = _ready(hint, seen)
+        fields[key] = typing.Required[hint] if required else typing.NotRequired[hint]
+    twin: Any = TypedDict(cls.__name__, fields)  # type: ignore[misc]
+    twin.__doc__, twin.__module__, twin.__qualname__ = cls.__doc__, cls.__module__, cls.__qualname__
+    return twin
 
 
 def _fields_validator(model: type[BaseModel]) -> Callable[[Any], tuple[dict[str, Any], Any, Any]]:

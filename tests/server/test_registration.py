@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import functools
 import threading
-from typing import Any
+import typing
+from typing import Annotated, Any
 
 import pytest
+from pydantic import Field
 
 from mcp_elicit import Context, Server
 
@@ -430,3 +432,48 @@ async def test_a_kind_never_offered_is_not_declared(wire: WireChecker) -> None:
     client = MemoryClient(app, checker=wire)
     assert set((await client.result("server/discover"))["capabilities"]) == {"logging", "tools"}
     assert (await client.request("prompts/list"))["error"]["code"] == -32601
+
+
+class Spot(typing.TypedDict):
+    """Where a table is."""
+
+    room: Annotated[str, Field(description="Which room")]
+    seat: typing.NotRequired[int]
+
+
+class Seating(typing.TypedDict, total=False):
+    spot: Spot
+    spots: list[Spot]
+
+
+async def test_a_typing_typeddict_gives_schemas_on_every_python(wire: WireChecker) -> None:
+    """``typing.TypedDict`` (the one a developer imports first), as a tool's return type
+    and as an argument's, nested too: pydantic takes it only from Python 3.12, so on 3.11
+    registration raised pydantic's 'use typing_extensions.TypedDict' instead."""
+    app = Server("typeddicts")
+
+    @app.tool()
+    async def where(room: str) -> Spot:
+        return {"room": room, "seat": 4}
+
+    @app.tool()
+    async def seat(seating: Seating, extra: Spot | None = None) -> str:
+        return repr((seating, extra))
+
+    client = MemoryClient(app, checker=wire)
+    tools = await client.result("tools/list")
+    out = listed(tools, "where")["outputSchema"]
+    assert out["type"] == "object" and out["required"] == ["room"]
+    assert out["properties"]["room"]["description"] == "Which room"
+    assert out["description"] == "Where a table is."
+    arguments = listed(tools, "seat")["inputSchema"]
+    assert arguments["required"] == ["seating"]
+
+    result = await client.result("tools/call", {"name": "where", "arguments": {"room": "bar"}})
+    assert result["structuredContent"] == {"room": "bar", "seat": 4}
+    given = {"seating": {"spot": {"room": "bar"}, "spots": [{"room": "hall", "seat": 2}]}}
+    assert text(await client.result("tools/call", {"name": "seat", "arguments": given})) == repr(
+        (given["seating"], None)
+    )
+    refused = await client.result("tools/call", {"name": "seat", "arguments": {"seating": {"spot": {}}}})
+    assert refused["isError"] and "room" in text(refused)
