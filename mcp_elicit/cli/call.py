@@ -37,7 +37,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
@@ -158,6 +158,14 @@ class Recorded:
         print(f"  → {answer.get('action')}{clean(shown)}", file=sys.stderr, flush=True)
 
 
+#: What each command's words are, as its help says.
+_WORDS_HELP: Final = {
+    "call": "NAME=VALUE is text unless the tool's input schema says otherwise; NAME:=JSON is JSON",
+    "prompt": "NAME=VALUE gives an argument, always text (prompt arguments are strings)",
+    "read": "the URI of the resource to read (no arguments)",
+}
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     for command, (method, what, help_text) in _KINDS.items():
         parser = sub.add_parser(
@@ -185,7 +193,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "words",
             nargs="*",
             metavar=usage,
-            help="NAME=VALUE is text unless the tool's schema says otherwise; NAME:=JSON is JSON",
+            help=_WORDS_HELP[command],
         )
         if command != "read":
             parser.add_argument("--args", metavar="JSON", help="the arguments as one JSON object")

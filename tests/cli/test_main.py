@@ -207,6 +207,29 @@ def test_help_states_every_exit_code(capsys: pytest.CaptureFixture[str], command
         assert f" {code} " in text.split("exit codes:", 1)[1], (code, text)
 
 
+@pytest.mark.parametrize(
+    ("command", "says", "refused"),
+    [
+        ("call", "NAME=VALUE is text unless the tool's input schema says otherwise", None),
+        ("prompt", "NAME=VALUE gives an argument, always text", ["city:=3"]),
+        ("read", "the URI of the resource to read", ["x=1"]),
+    ],
+)
+def test_help_says_what_each_command_takes(
+    capsys: pytest.CaptureFixture[str], command: str, says: str, refused: list[str] | None
+) -> None:
+    """Each command's help describes its own words: ``read`` takes a URI and no NAME=VALUE,
+    a prompt's arguments are text (both refuse what the help of ``call`` offers)."""
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert says in text
+    if refused is not None:
+        assert "tool's" not in text and "NAME:=JSON" not in text
+        example = {"prompt": "plan_evening", "read": "bookings://menu/noma"}[command]
+        assert main([command, example, *refused, "--", "true"]) == 2
+
+
 # --- Ctrl-C --------------------------------------------------------------------------------
 
 SLOW_APP = """
