@@ -115,7 +115,8 @@ def add_sign_in_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=0,
         metavar="PORT",
-        help="take the browser's way back on http://127.0.0.1:PORT/callback (default: any free port)",
+        help="take the browser's way back on http://127.0.0.1:PORT/callback (default: the port of an "
+        "earlier registration at this server when it is free, else any)",
     )
     group.add_argument(
         "--workload-token",

@@ -369,6 +369,12 @@ def test_the_help_names_the_sign_in_options(capsys: pytest.CaptureFixture[str]) 
             SECRET_ENV,
         ):
             assert option in text, (command, option)
+        # the port chosen by default is the earlier registration's, as the README says:
+        # a user told "any free port" would fix one to keep a registration that is kept anyway
+        said = " ".join(text.split())
+        assert (
+            "(default: the port of an earlier registration at this server when it is free, else any)" in said
+        )
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
