@@ -501,3 +501,15 @@ def test_the_files_and_make_targets_it_names_exist() -> None:
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     for target in sorted(set(re.findall(r"`make (\w+)`", text))):
         assert re.search(rf"^{target}:", makefile, re.M), target
+
+
+def test_the_layout_names_every_part_of_the_package() -> None:
+    """The README's Layout lists each top-level module and package of ``mcp_elicit``."""
+    text = README.read_text(encoding="utf-8")
+    layout = text[text.index("## Layout") :]
+    (tree,) = re.findall(r"^```\nmcp_elicit/\n(.*?)^```$", layout, re.S | re.M)
+    named = set(re.findall(r"^  (\w+(?:\.py|/))", tree, re.M))
+    package = ROOT / "mcp_elicit"
+    parts = {p.name + "/" for p in package.iterdir() if (p / "__init__.py").exists()}
+    parts |= {p.name for p in package.glob("*.py") if p.name not in {"__init__.py", "__main__.py"}}
+    assert named == parts
