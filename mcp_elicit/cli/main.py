@@ -191,10 +191,6 @@ def _serve(args: argparse.Namespace) -> int:
     host, port = address
     allowed = [*LOOPBACK_HOSTS, *args.allow_host]
     app = StreamableHTTP(server, path=args.path, allowed_hosts=allowed, route=args.route)
-    shown = f"[{host}]" if ":" in host else host
-    print(
-        f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}", file=sys.stderr, flush=True
-    )
     config = uvicorn.Config(
         app,
         host=host,
@@ -208,6 +204,15 @@ def _serve(args: argparse.Namespace) -> int:
     )
 
     class Runner(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)  # exits when the app's start-up or the bind fails
+            shown = f"[{host}]" if ":" in host else host  # said once it listens, not before
+            print(
+                f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}",
+                file=sys.stderr,
+                flush=True,
+            )
+
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             app.begin_shutdown()  # sessions end now: their open streams would hold the exit
             await super().shutdown(sockets)

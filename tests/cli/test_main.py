@@ -9,6 +9,7 @@ import sys
 import threading
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcp_elicit.cli.main import main
@@ -108,6 +109,37 @@ def test_serve_http_with_an_unreachable_store_exits_2_before_listening() -> None
     assert "the URL-mode store redis://:***@127.0.0.1:" in done.stderr
     assert "hunter2" not in done.stderr
     assert "Application startup failed" in done.stderr
+    assert "serving" not in done.stderr  # it never served: the line comes once it listens
+
+
+def test_serve_http_says_where_it_serves_once_it_listens() -> None:
+    from support.procs import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "serve",
+            "examples/demo_server.py",
+            "--http",
+            f"127.0.0.1:{port}",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        lines = iter(proc.stderr.readline, "")  # the start-up's log lines come first
+        line = next(line for line in lines if not line[:1].isdigit())
+        assert line == f"mcp-elicit: serving 'bookings' at http://127.0.0.1:{port}/mcp\n"
+        reply = httpx.get(f"http://127.0.0.1:{port}/mcp", headers={"accept": "text/event-stream"})
+        assert reply.status_code in (400, 405), reply.text  # an MCP endpoint answers there
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert proc.returncode == 0
 
 
 def test_serve_with_a_working_store_starts(tmp_path: Path) -> None:
