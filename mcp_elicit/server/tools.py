@@ -148,7 +148,8 @@ class ToolDef:
         wire: dict[str, Any] = {"name": self.name}
         if self.title:
             wire["title"] = self.title
-        wire["description"] = self.description or self.name
+        if self.description:
+            wire["description"] = self.description
         wire["inputSchema"] = self.input_schema
         if self.output_schema is not None:
             wire["outputSchema"] = self.output_schema
