@@ -18,17 +18,20 @@ Rules:
 - ``exclusiveMinimum`` and ``exclusiveMaximum`` (pydantic's ``gt``/``lt``) are checked:
   on an integer field they are its whole bounds (``exclusiveMinimum: 0`` is
   ``minimum: 1``), which the field shows; on a number field they are checks of their
-  own, run with the field's (:attr:`Relaxed.checks`), and the person is told them.
+  own, run with the field's (:attr:`Relaxed.checks`), and kept in the field's
+  :class:`FieldExtras` for a user interface to show with the field's own bounds.
 - ``multipleOf`` (a number above 0) is such a check, worked out in decimal on the
   numbers as written (0.3 is a multiple of 0.1, as the person reads it); a quotient
-  beyond 28 digits is not worked out (the server decides).
+  beyond 28 digits is not worked out (the server decides). It is kept in the
+  field's :class:`FieldExtras` too.
 - A text field's ``const`` (pydantic's ``Literal["a"]``) is a choice of that one
   option, when the field names no other options.
 - An option of a titled choice (``oneOf``, or a multi-select's ``items.anyOf``) is read
   by its ``const`` and ``title``: keys beside them (an option's ``description``), which
   the schema.json of both revisions allow, are dropped. An option without both is left
   for the parser to refuse.
-- Each note names its field and is written for the person answering.
+- Each note names its field and is written for the person answering. What a field's
+  :class:`FieldExtras` hold is no note: it is shown with the field.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from typing import Any, TypeAlias, TypeGuard
 
 from mcp_elicit.errors import ValidationProblem
 
-__all__ = ["Check", "Relaxed", "relax"]
+__all__ = ["NO_EXTRAS", "Check", "FieldExtras", "Relaxed", "relax"]
 
 #: A check of one field's cleaned value: the problem, for the person, or None.
 Check: TypeAlias = Callable[[Any], "str | None"]
@@ -53,12 +56,28 @@ _SHOWN = 200
 
 
 @dataclass(frozen=True, slots=True)
+class FieldExtras:
+    """What a field asks beyond its spec, for a user interface to show with it: a number's
+    exclusive bounds (each only when stricter than the inclusive one beside it) and the
+    step its answer is a multiple of."""
+
+    more_than: float | None = None
+    less_than: float | None = None
+    multiple_of: float | None = None
+
+
+#: A field that asks nothing beyond its spec.
+NO_EXTRAS: FieldExtras = FieldExtras()
+
+
+@dataclass(frozen=True, slots=True)
 class Relaxed:
     """A ``requestedSchema`` rewritten into the subset, and what was dropped on the way."""
 
     schema: object
     notes: tuple[ValidationProblem, ...] = ()
     checks: Mapping[str, tuple[Check, ...]] = field(default_factory=dict)
+    extras: Mapping[str, FieldExtras] = field(default_factory=dict)
 
 
 def relax(obj: object) -> Relaxed:
@@ -67,14 +86,16 @@ def relax(obj: object) -> Relaxed:
         return Relaxed(obj)
     notes: list[ValidationProblem] = []
     checks: dict[str, list[Check]] = {}
+    extras: dict[str, dict[str, Any]] = {}
     properties = {
-        name: _relax_field(name, prop, notes, checks.setdefault(name, []))
+        name: _relax_field(name, prop, notes, checks.setdefault(name, []), extras.setdefault(name, {}))
         if isinstance(prop, Mapping)
         else prop
         for name, prop in obj["properties"].items()
     }
     found = {name: tuple(each) for name, each in checks.items() if each}
-    return Relaxed({**obj, "properties": properties}, tuple(notes), found)
+    shown = {name: FieldExtras(**each) for name, each in extras.items() if each}
+    return Relaxed({**obj, "properties": properties}, tuple(notes), found, shown)
 
 
 def _real(value: object) -> TypeGuard[float]:
@@ -93,17 +114,21 @@ def _shown(value: float) -> str:
 
 
 def _relax_field(
-    name: str, prop: Mapping[str, Any], notes: list[ValidationProblem], checks: list[Check]
+    name: str,
+    prop: Mapping[str, Any],
+    notes: list[ValidationProblem],
+    checks: list[Check],
+    extras: dict[str, Any],
 ) -> Mapping[str, Any]:
     out = dict(prop)
     kind = out.get("type")
     if kind in ("number", "integer"):
-        _exclusive_bounds(name, out, kind, notes, checks)
+        _exclusive_bounds(out, kind, checks, extras)
         step = out.get("multipleOf")
         if _real(step) and step > 0:
             del out["multipleOf"]
             checks.append(_multiple_of(step))
-            notes.append(ValidationProblem(name, f"must be a multiple of {_shown(step)}"))
+            extras["multiple_of"] = step
     if kind == "string" and isinstance(out.get("const"), str) and _NAMES_OPTIONS.isdisjoint(out):
         out["enum"] = [out.pop("const")]
     if kind == "string" and isinstance(out.get("oneOf"), list):
@@ -124,9 +149,7 @@ def _relax_field(
     return out
 
 
-def _exclusive_bounds(
-    name: str, out: dict[str, Any], kind: str, notes: list[ValidationProblem], checks: list[Check]
-) -> None:
+def _exclusive_bounds(out: dict[str, Any], kind: str, checks: list[Check], extras: dict[str, Any]) -> None:
     """Take in ``exclusiveMinimum``/``exclusiveMaximum`` of a number or integer field."""
     for key, inclusive, below in (
         ("exclusiveMinimum", "minimum", False),
@@ -144,7 +167,7 @@ def _exclusive_bounds(
         if _real(current) and (current < bound if below else current > bound):
             continue  # the inclusive bound is the stricter one
         checks.append(_below(bound) if below else _above(bound))
-        notes.append(ValidationProblem(name, f"must be {'less' if below else 'more'} than {_shown(bound)}"))
+        extras["less_than" if below else "more_than"] = bound
 
 
 def _above(bound: float) -> Check:

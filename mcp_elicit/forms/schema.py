@@ -18,7 +18,8 @@ Rules:
   (pydantic does not check a field's default against its constraints).
 - Such a reader can also take in the JSON Schema keywords beyond the subset that SDKs
   send (``parse(..., beyond_subset="relax")``, see :mod:`foreign`):
-  :attr:`FormSchema.relaxed` says what the form asks that its fields do not show.
+  :attr:`FormSchema.relaxed` says what the form asks that its fields do not show, and
+  :meth:`FormSchema.extras` what a field asks beyond its spec, for a UI to show with it.
 - Per-field checkers are compiled at construction; validation is a loop over them.
 - Equality is on the fields only; ``not_secret`` marks and the bound Python type
   (for :meth:`build`) do not take part, so ``parse(s.to_json()) == s``.
@@ -41,7 +42,7 @@ from typing import Any, Literal, TypeAlias
 from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFieldError, ValidationProblem
 from mcp_elicit.forms.classes import Binding, describe_class
 from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
-from mcp_elicit.forms.foreign import Check, Relaxed, relax
+from mcp_elicit.forms.foreign import NO_EXTRAS, Check, FieldExtras, Relaxed, relax
 from mcp_elicit.forms.parse import parse_fields
 from mcp_elicit.forms.secrets import SecretFinding, find_secret_fields
 from mcp_elicit.forms.validate import FormValidator, Invalid, compile_field
@@ -88,6 +89,7 @@ class FormSchema:
     dropped_defaults: tuple[ValidationProblem, ...] = field(compare=False, repr=False)
     relaxed: tuple[ValidationProblem, ...] = field(compare=False, repr=False)
     _checks: Mapping[str, tuple[Check, ...]] = field(compare=False, repr=False)
+    _extras: Mapping[str, FieldExtras] = field(compare=False, repr=False)
     _validator: FormValidator = field(compare=False, repr=False)
     _binding: Binding | None = field(compare=False, repr=False)
     _wire: dict[str, Any] = field(compare=False, repr=False)
@@ -104,6 +106,7 @@ class FormSchema:
         object.__setattr__(self, "dropped_defaults", ())
         object.__setattr__(self, "relaxed", ())
         object.__setattr__(self, "_checks", {})
+        object.__setattr__(self, "_extras", {})
         if compiled is not None:  # the same fields were checked and compiled before
             object.__setattr__(self, "fields", specs)
             object.__setattr__(self, "_binding", None)
@@ -195,6 +198,8 @@ class FormSchema:
             object.__setattr__(schema, "relaxed", relaxed.notes)
         if relaxed.checks:
             object.__setattr__(schema, "_checks", relaxed.checks)
+        if relaxed.extras:
+            object.__setattr__(schema, "_extras", relaxed.extras)
         return schema
 
     @classmethod
@@ -253,6 +258,11 @@ class FormSchema:
             if spec.name == name:
                 return spec
         raise KeyError(name)
+
+    def extras(self, name: str) -> FieldExtras:
+        """What the field called ``name`` asks beyond its spec (keywords a form read with
+        ``beyond_subset="relax"`` took in), for a user interface to show with the field."""
+        return self._extras.get(name, NO_EXTRAS)
 
     def to_json(self) -> dict[str, Any]:
         """The wire form, a ``requestedSchema`` valid under both spec revisions (a fresh copy)."""

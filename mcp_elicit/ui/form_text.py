@@ -34,6 +34,7 @@ from typing import Final
 from mcp_elicit.core.client_inputs import unsendable_character
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
 from mcp_elicit.forms.fields import SAFE_INTEGER, humanize
+from mcp_elicit.forms.foreign import NO_EXTRAS, FieldExtras
 from mcp_elicit.forms.validate import Invalid, compile_field
 
 __all__ = [
@@ -106,8 +107,9 @@ def _option(option: Option) -> str:
     return f"{clean(option.title)} ({clean(option.value)})"
 
 
-def constraints(spec: FieldSpec) -> list[str]:
-    """What the field accepts, in words (without its choices; see ``option_lines``)."""
+def constraints(spec: FieldSpec, extras: FieldExtras = NO_EXTRAS) -> list[str]:
+    """What the field accepts, in words (without its choices; see ``option_lines``), with
+    what it asks beyond its spec (``FormSchema.extras``: exclusive bounds, a step)."""
     out: list[str] = ["required" if spec.required else "optional"]
     if isinstance(spec, String):
         if spec.format is not None:
@@ -122,15 +124,9 @@ def constraints(spec: FieldSpec) -> list[str]:
         elif hi is not None:
             out.append(f"at most {hi} characters")
     elif isinstance(spec, Integer | Number):
-        kind = "a whole number" if isinstance(spec, Integer) else "a number"
-        if spec.minimum is not None and spec.maximum is not None:
-            out.append(f"{kind} from {_num(spec.minimum)} to {_num(spec.maximum)}")
-        elif spec.minimum is not None:
-            out.append(f"{kind}, at least {_num(spec.minimum)}")
-        elif spec.maximum is not None:
-            out.append(f"{kind}, at most {_num(spec.maximum)}")
-        else:
-            out.append(kind)
+        out.append(_number_range(spec, extras))
+        if extras.multiple_of is not None:
+            out.append(f"a multiple of {_num(extras.multiple_of)}")
     elif isinstance(spec, Boolean):
         out.append("yes or no")
     elif isinstance(spec, Choice):
@@ -150,6 +146,25 @@ def constraints(spec: FieldSpec) -> list[str]:
         none = f", or {NONE_TYPED} for none" if not lo else ""
         out.append(f"pick {count}: numbers, values or titles, separated by commas{none}")
     return out
+
+
+def _number_range(spec: Integer | Number, extras: FieldExtras) -> str:
+    """The numbers a field takes, in words: an exclusive bound, which is kept only when
+    stricter than the inclusive one, is said in its place."""
+    kind = "a whole number" if isinstance(spec, Integer) else "a number"
+    inclusive = extras.more_than is None and extras.less_than is None
+    if inclusive and spec.minimum is not None and spec.maximum is not None:
+        return f"{kind} from {_num(spec.minimum)} to {_num(spec.maximum)}"
+    ends: list[str] = []
+    if extras.more_than is not None:
+        ends.append(f"more than {_num(extras.more_than)}")
+    elif spec.minimum is not None:
+        ends.append(f"at least {_num(spec.minimum)}")
+    if extras.less_than is not None:
+        ends.append(f"less than {_num(extras.less_than)}")
+    elif spec.maximum is not None:
+        ends.append(f"at most {_num(spec.maximum)}")
+    return f"{kind}, {' and '.join(ends)}" if ends else kind
 
 
 def option_lines(spec: FieldSpec) -> list[str]:

@@ -21,7 +21,7 @@ from rich.text import Text
 from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ValidationProblem
-from mcp_elicit.forms import FieldSpec, FormSchema
+from mcp_elicit.forms import FormSchema
 from mcp_elicit.ui.form_text import clean, constraints, label, option_lines, show_value
 
 __all__ = ["problems_text", "question_panel", "review_table", "sign_in_panel", "url_panel", "url_text"]
@@ -63,17 +63,17 @@ def _message(request: ElicitationRequest) -> Panel:
     )
 
 
-def field_rows(fields: Sequence[FieldSpec]) -> Table:
+def field_rows(schema: FormSchema) -> Table:
     """Every field: number, title, description, constraints, default and choices."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(justify="right", style="bold cyan", no_wrap=True)
     grid.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
     grid.add_column(overflow="fold")
-    for i, spec in enumerate(fields, 1):
+    for i, spec in enumerate(schema.fields, 1):
         about = Text()
         if spec.description:
             about.append(clean(spec.description, multiline=True) + "\n")
-        about.append(" · ".join(constraints(spec)), style="dim")
+        about.append(" · ".join(constraints(spec, schema.extras(spec.name))), style="dim")
         if spec.default is not None:
             about.append(" · default: ", style="dim")
             about.append(
@@ -103,7 +103,7 @@ def question_panel(request: ElicitationRequest) -> Panel:
     """The whole form-mode question."""
     parts: list[RenderableType] = [_context(request), _message(request)]
     if request.schema is not None and request.schema.fields:
-        parts.extend([Text(), field_rows(request.schema.fields)])
+        parts.extend([Text(), field_rows(request.schema)])
     for warning in request.warnings:
         parts.append(Text(f"⚠ {clean(warning)}", style="yellow"))
     if request.problems:

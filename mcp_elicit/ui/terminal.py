@@ -197,7 +197,7 @@ class TerminalAnswerer:
             f"{_short_label(spec)}{suffix} > ",
             default=start,
             check=_field_check(schema, spec),
-            toolbar=" · ".join([*constraints(spec), "Enter: next", "Esc: cancel"]),
+            toolbar=" · ".join([*constraints(spec, schema.extras(spec.name)), "Enter: next", "Esc: cancel"]),
         )
         return parse_answer(spec, text).value
 

@@ -56,6 +56,7 @@ from mcp_elicit.forms import (
     Option,
     String,
 )
+from mcp_elicit.forms.foreign import FieldExtras
 from mcp_elicit.ui.form_text import clean, constraints, label, parse_answer, show_value
 
 __all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows", "url_html"]
@@ -248,7 +249,10 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         parts.append(_url(qid, request.url or "", request.server.where))
     elif request.schema is not None:
         parts.append('<div class="fields">')
-        parts.extend(_field(f"{qid}-f{n}", spec) for n, spec in enumerate(request.schema.fields))
+        schema = request.schema
+        parts.extend(
+            _field(f"{qid}-f{n}", spec, schema.extras(spec.name)) for n, spec in enumerate(schema.fields)
+        )
         parts.append("</div>")
     parts.append(f'<p class="error question-error" id="{qid}-error"></p>')
     if several:
@@ -261,14 +265,14 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
     return "\n".join(parts)
 
 
-def _hint(spec: FieldSpec) -> str:
+def _hint(spec: FieldSpec, extras: FieldExtras) -> str:
     if isinstance(spec, String):
         words = constraints(dataclasses.replace(spec, format=None))[1:]
         if spec.format is not None:
             words.insert(0, _FORMAT_HINT[spec.format])
         return ", ".join(words)
     if isinstance(spec, Integer | Number):
-        return constraints(spec)[1]
+        return ", ".join(constraints(spec, extras)[1:])
     if isinstance(spec, Choice):
         return "pick one"
     if isinstance(spec, MultiChoice):
@@ -283,14 +287,14 @@ def _mark(spec: FieldSpec, *, group: bool) -> str:
     return f'<span class="req" aria-hidden="true"> *</span>{spoken}'
 
 
-def _about(fid: str, spec: FieldSpec) -> tuple[str, str]:
+def _about(fid: str, spec: FieldSpec, extras: FieldExtras) -> tuple[str, str]:
     """The description and hint paragraphs, and the ids they give aria-describedby."""
     out: list[str] = []
     ids: list[str] = []
     if spec.description:
         out.append(f'<p class="desc" id="{fid}-desc">{_e(spec.description, multiline=True)}</p>')
         ids.append(f"{fid}-desc")
-    hint = _hint(spec)
+    hint = _hint(spec, extras)
     if hint:
         out.append(f'<p class="hint" id="{fid}-hint">{html.escape(hint)}</p>')
         ids.append(f"{fid}-hint")
@@ -298,8 +302,8 @@ def _about(fid: str, spec: FieldSpec) -> tuple[str, str]:
     return "".join(out), " ".join(ids)
 
 
-def _field(fid: str, spec: FieldSpec) -> str:
-    about, described = _about(fid, spec)
+def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
+    about, described = _about(fid, spec, extras)
     error = f'<p class="error" id="{fid}-error"></p>'
     head = f'<div class="field" id="{fid}" data-kind="{spec.kind}" data-label="{_label(spec)}"'
     required = " required" if spec.required else ""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_elicit.forms import Boolean, Choice, Form, Integer, MultiChoice, Number, String
+from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
 from mcp_elicit.ui.form_text import (
     clean,
     constraints,
@@ -201,3 +201,41 @@ def test_a_number_too_large_says_what_is_allowed() -> None:
     assert parse_answer(Form(n=Number()).field("n"), "9" * 5000).problem == huge
     assert parse_answer(Form(n=Number()).field("n"), "-1e309").problem == huge
     assert parse_answer(Form(n=Number()).field("n"), "1e308").value == 1e308
+
+
+#: A form as the official SDKs write one: exclusive bounds, a step, described options.
+SDK_FORM = FormSchema.parse(
+    {
+        "type": "object",
+        "properties": {
+            "share": {"type": "number", "exclusiveMinimum": 0, "maximum": 1},
+            "ratio": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1, "multipleOf": 0.25},
+            "pair": {"type": "integer", "minimum": 0, "multipleOf": 2},
+            "room": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "s", "title": "Single", "description": "One bed,\nno\x1b[31m view"},
+                    {"const": "d", "title": "Double"},
+                    {"const": "x", "title": "Suite", "description": "w" * 500},
+                ],
+            },
+            "extras": {
+                "type": "array",
+                "items": {"anyOf": [{"const": "b", "title": "Breakfast", "description": "7 to 10"}]},
+            },
+        },
+    },
+    beyond_subset="relax",
+)
+
+
+@pytest.mark.parametrize(
+    ("field", "words"),
+    [
+        ("share", ["optional", "a number, more than 0 and at most 1"]),
+        ("ratio", ["optional", "a number, more than 0 and less than 1", "a multiple of 0.25"]),
+        ("pair", ["optional", "a whole number, at least 0", "a multiple of 2"]),
+    ],
+)
+def test_exclusive_bounds_and_a_step_are_said_with_the_field(field: str, words: list[str]) -> None:
+    assert constraints(SDK_FORM.field(field), SDK_FORM.extras(field)) == words

@@ -27,6 +27,7 @@ from mcp_elicit.forms import Boolean, Choice, Form, Integer, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui import terminal
 from mcp_elicit.ui.terminal import TerminalAnswerer, system_browser
+from ui.web_rounds import SDK_BOUNDS
 
 pytestmark = pytest.mark.anyio
 
@@ -175,6 +176,17 @@ async def test_the_question_shows_who_asks_why_and_every_field() -> None:
         "Sent.",
     ):
         assert fragment in text, fragment
+
+
+async def test_exclusive_bounds_and_a_step_are_shown_with_the_field() -> None:
+    # pydantic's Field(gt=0, lt=1) and Field(ge=0, multiple_of=2), as the SDKs send them.
+    keys = ENTER + "0" + ENTER + CTRL_U + "0.5" + ENTER + "3" + ENTER + CTRL_U + "4" + ENTER + ENTER
+    async with answerer(keys) as (ans, screen, _):
+        answer = await elicit(ans, form_request(SDK_BOUNDS))
+    assert answer == ElicitAnswer.accept(share=0.5, pair=4)
+    assert "required · a number, more than 0 and less than 1" in screen.text
+    assert "required · a whole number, at least 0 · a multiple of 2" in screen.text
+    assert "must be" not in screen.text  # no warning about them: the fields say them
 
 
 async def test_an_answer_is_checked_as_it_is_typed_and_cannot_be_sent_until_it_fits() -> None:

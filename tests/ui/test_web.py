@@ -25,7 +25,7 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.forms import Boolean, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui.web import WebAnswerer
-from ui.web_rounds import DEFAULTS, LEGACY, SERVER, Opened, form_request, open_round, url_request
+from ui.web_rounds import DEFAULTS, LEGACY, SDK_BOUNDS, SERVER, Opened, form_request, open_round, url_request
 
 from support import browser as browser_support
 from support.browser import PHONE, NewPage
@@ -145,6 +145,23 @@ async def test_defaults_are_prefilled_and_required_fields_marked(new_page: NewPa
             ok=True,
         )
     ]
+
+
+async def test_exclusive_bounds_and_a_step_are_in_the_fields_hint(new_page: NewPage) -> None:
+    async with open_round([form_request(SDK_BOUNDS)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-f0-hint")).to_have_text("a number, more than 0 and less than 1")
+        await expect(page.locator("#q0-f1-hint")).to_have_text("a whole number, at least 0, a multiple of 2")
+        assert await page.locator("#q0 .warning").count() == 0  # the fields say them
+        await page.fill("#q0-f0-input", "1")
+        await page.fill("#q0-f1-input", "3")
+        await expect(page.locator("#q0-f0-error")).to_have_text("Share must be less than 1")
+        await expect(page.locator("#q0-f1-error")).to_have_text("Pair must be a multiple of 2")
+        await page.fill("#q0-f0-input", "0.5")
+        await page.fill("#q0-f1-input", "4")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(share=0.5, pair=4)]
 
 
 async def test_values_with_invisible_characters_come_back_unchanged(new_page: NewPage) -> None:

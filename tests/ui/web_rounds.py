@@ -140,3 +140,14 @@ async def open_round(requests: Sequence[ElicitationRequest], **options: Any) -> 
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+#: A form as the official SDKs write one for pydantic's ``gt``/``lt``/``multiple_of``.
+SDK_BOUNDS = {
+    "type": "object",
+    "properties": {
+        "share": {"type": "number", "title": "Share", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
+        "pair": {"type": "integer", "title": "Pair", "minimum": 0, "multipleOf": 2},
+    },
+    "required": ["share", "pair"],
+}
