@@ -27,9 +27,10 @@ Rules:
 - A text field's ``const`` (pydantic's ``Literal["a"]``) is a choice of that one
   option, when the field names no other options.
 - An option of a titled choice (``oneOf``, or a multi-select's ``items.anyOf``) is read
-  by its ``const`` and ``title``: keys beside them (an option's ``description``), which
-  the schema.json of both revisions allow, are dropped. An option without both is left
-  for the parser to refuse.
+  by its ``const`` and ``title``; its ``description`` (which the official SDKs write and
+  the schema.json of both revisions allow beside them), when it is text, is kept in the
+  field's :class:`FieldExtras` for the person choosing; other keys are dropped. An
+  option without both ``const`` and ``title`` is left for the parser to refuse.
 - Each note names its field and is written for the person answering. What a field's
   :class:`FieldExtras` hold is no note: it is shown with the field.
 """
@@ -58,12 +59,14 @@ _SHOWN = 200
 @dataclass(frozen=True, slots=True)
 class FieldExtras:
     """What a field asks beyond its spec, for a user interface to show with it: a number's
-    exclusive bounds (each only when stricter than the inclusive one beside it) and the
-    step its answer is a multiple of."""
+    exclusive bounds (each only when stricter than the inclusive one beside it), the
+    step its answer is a multiple of, and its options' descriptions by value (server
+    text, as it came: a user interface makes it safe to show)."""
 
     more_than: float | None = None
     less_than: float | None = None
     multiple_of: float | None = None
+    option_descriptions: Mapping[str, str] = field(default_factory=dict)
 
 
 #: A field that asks nothing beyond its spec.
@@ -132,10 +135,10 @@ def _relax_field(
     if kind == "string" and isinstance(out.get("const"), str) and _NAMES_OPTIONS.isdisjoint(out):
         out["enum"] = [out.pop("const")]
     if kind == "string" and isinstance(out.get("oneOf"), list):
-        out["oneOf"] = _options(out["oneOf"])
+        out["oneOf"] = _options(out["oneOf"], extras)
     items = out.get("items")
     if kind == "array" and isinstance(items, Mapping) and isinstance(items.get("anyOf"), list):
-        out["items"] = {**items, "anyOf": _options(items["anyOf"])}
+        out["items"] = {**items, "anyOf": _options(items["anyOf"], extras)}
     if kind == "string" and isinstance(out.get("pattern"), str):
         pattern = out.pop("pattern")
         shown = pattern if len(pattern) <= _SHOWN else pattern[:_SHOWN] + "…"
@@ -198,11 +201,20 @@ def _multiple_of(step: float) -> Check:
     return check
 
 
-def _options(entries: list[Any]) -> list[Any]:
-    """Titled options, each with its ``const`` and ``title`` alone (others as they are)."""
-    return [
-        {"const": entry["const"], "title": entry["title"]}
-        if isinstance(entry, Mapping) and "const" in entry and "title" in entry
-        else entry
-        for entry in entries
-    ]
+def _options(entries: list[Any], extras: dict[str, Any]) -> list[Any]:
+    """Titled options, each with its ``const`` and ``title`` alone (others as they are);
+    the descriptions of those with text ``const`` and ``description`` go to ``extras``
+    (the first of a value: the parser refuses a value given twice)."""
+    out: list[Any] = []
+    described: dict[str, str] = {}
+    for entry in entries:
+        if not (isinstance(entry, Mapping) and "const" in entry and "title" in entry):
+            out.append(entry)
+            continue
+        out.append({"const": entry["const"], "title": entry["title"]})
+        value, about = entry["const"], entry.get("description")
+        if isinstance(value, str) and isinstance(about, str) and about:
+            described.setdefault(value, about)
+    if described:
+        extras["option_descriptions"] = described
+    return out

@@ -3,9 +3,9 @@ server text made safe to print. No terminal library: any text interface can use 
 
 Rules:
 
-* Everything a server wrote (messages, titles, descriptions, option titles, URLs) goes
-  through ``clean`` before it reaches a terminal: control characters (ESC starts terminal
-  commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
+* Everything a server wrote (messages, titles, descriptions, option titles and
+  descriptions, URLs) goes through ``clean`` before it reaches a terminal: control
+  characters (ESC starts terminal commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
   ``<U+202E>`` instead of acting, as are combining marks past five in a row (stacked by
   the hundred, they cover the lines around them). Single-line texts (titles) also lose
   their newlines.
@@ -38,11 +38,13 @@ from mcp_elicit.forms.foreign import NO_EXTRAS, FieldExtras
 from mcp_elicit.forms.validate import Invalid, compile_field
 
 __all__ = [
+    "OPTION_ABOUT_MAX",
     "Parsed",
     "clean",
     "constraints",
     "default_text",
     "label",
+    "option_about",
     "option_lines",
     "parse_answer",
     "position",
@@ -57,6 +59,9 @@ _LARGEST_FLOAT: Final = sys.float_info.max
 #: Tibetan stack, a keycap emoji); more are shown by code: hundreds stacked on one letter
 #: paint over the lines above and below it, in a browser over the address shown.
 _MAX_MARKS: Final = 5
+#: The most characters of an option's description shown: one is read beside its option
+#: (a server's essay under every option would push the others off the screen).
+OPTION_ABOUT_MAX: Final = 200
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -172,6 +177,21 @@ def option_lines(spec: FieldSpec) -> list[str]:
     if not isinstance(spec, Choice | MultiChoice):
         return []
     return [f"{i}. {_option(option)}" for i, option in enumerate(spec.options, 1)]
+
+
+def option_about(spec: FieldSpec, extras: FieldExtras = NO_EXTRAS) -> list[str]:
+    """What each option of a choice field is about, beside ``option_lines`` ("" for an
+    option without a description): its description (``FormSchema.extras``) on one line,
+    made inert, and at most ``OPTION_ABOUT_MAX`` characters ("…" ends one cut short)."""
+    if not isinstance(spec, Choice | MultiChoice):
+        return []
+    out: list[str] = []
+    for option in spec.options:
+        text = clean(extras.option_descriptions.get(option.value, "")).strip()
+        if len(text) > OPTION_ABOUT_MAX:
+            text = text[: OPTION_ABOUT_MAX - 1] + "…"
+        out.append(text)
+    return out
 
 
 def show_value(spec: FieldSpec, value: object) -> str:

@@ -22,7 +22,7 @@ from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ValidationProblem
 from mcp_elicit.forms import FormSchema
-from mcp_elicit.ui.form_text import clean, constraints, label, option_lines, show_value
+from mcp_elicit.ui.form_text import clean, constraints, label, option_about, option_lines, show_value
 
 __all__ = ["problems_text", "question_panel", "review_table", "sign_in_panel", "url_panel", "url_text"]
 
@@ -64,7 +64,8 @@ def _message(request: ElicitationRequest) -> Panel:
 
 
 def field_rows(schema: FormSchema) -> Table:
-    """Every field: number, title, description, constraints, default and choices."""
+    """Every field: number, title, description, constraints, default and choices (each
+    with its description, dim, on the lines under it)."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(justify="right", style="bold cyan", no_wrap=True)
     grid.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
@@ -73,14 +74,17 @@ def field_rows(schema: FormSchema) -> Table:
         about = Text()
         if spec.description:
             about.append(clean(spec.description, multiline=True) + "\n")
-        about.append(" · ".join(constraints(spec, schema.extras(spec.name))), style="dim")
+        extras = schema.extras(spec.name)
+        about.append(" · ".join(constraints(spec, extras)), style="dim")
         if spec.default is not None:
             about.append(" · default: ", style="dim")
             about.append(
                 show_value(spec, list(spec.default) if isinstance(spec.default, tuple) else spec.default)
             )
-        for line in option_lines(spec):
+        for line, said in zip(option_lines(spec), option_about(spec, extras), strict=True):
             about.append("\n  " + line)
+            if said:
+                about.append("\n     " + said, style="dim")
         grid.add_row(str(i), Text(label(spec)), about)
     return grid
 

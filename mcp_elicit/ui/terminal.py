@@ -2,9 +2,9 @@
 
 A form goes in three steps. First the whole question: which server asks, during which
 request, its message, and every field with its title, description, constraints, default
-and choices; the person chooses to fill it in, to decline (``d``), or to cancel (Esc).
-Then one prompt per field, prefilled with the default, checked on every keystroke with
-the form's own rules. Then a review of every answer, where any can be changed by its
+and choices (each with its description); the person chooses to fill it in, to decline
+(``d``), or to cancel (Esc). Then one prompt per field, prefilled with the default,
+checked on every keystroke with the form's own rules. Then a review of every answer, where any can be changed by its
 number before sending (Enter), or the whole question declined (``d``) or cancelled (Esc).
 
 A URL goes through consent: the full URL with its host and registrable domain
@@ -44,6 +44,7 @@ from mcp_elicit.ui.form_text import (
     constraints,
     default_text,
     label,
+    option_about,
     option_lines,
     parse_answer,
     position,
@@ -187,9 +188,12 @@ class TerminalAnswerer:
             grid = Table.grid(padding=(0, 1, 0, 0))
             grid.add_column(justify="right", no_wrap=True)
             grid.add_column(overflow="fold")
-            for line in lines:  # as Text: a console given may read markup in a str
+            abouts = option_about(spec, schema.extras(spec.name))
+            for line, said in zip(lines, abouts, strict=True):  # as Text: a console may read markup
                 number, _, text = line.partition(" ")
                 grid.add_row(Text(f"  {number}", style="cyan"), Text(text, style="cyan"))
+                if said:  # under its option's title, where the person choosing reads
+                    grid.add_row(Text(""), Text(said, style="dim"))
             self.console.print(grid)
         start = typed(spec, current) if current is not None else default_text(spec)
         suffix = "" if spec.required else " (optional)"

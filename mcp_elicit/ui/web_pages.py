@@ -16,8 +16,10 @@ Rules:
   ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
   a checkbox for a boolean, or, for an optional one without a default, radio buttons
   "(no answer)", "Yes" and "No" (an unticked box would say "no" for the person); radio
-  buttons for up to five options, else a select; a group
-  of checkboxes for a multi-choice. Each is labelled (a ``<label>``, or a ``<fieldset>``
+  buttons for up to five options, else a select (radio buttons still when an option has a
+  description, which a select cannot show); a group of checkboxes for a multi-choice. An
+  option's description (made inert, on one line, capped: ``form_text.option_about``)
+  sits under its title, tied to its control by ``aria-describedby``. Each is labelled (a ``<label>``, or a ``<fieldset>``
   and ``<legend>`` for groups) and tied by ``aria-describedby`` to its description, hint
   and error slot. Defaults are pre-filled; required fields carry ``required`` and a mark.
 * Those native constraints are hints (the form is ``novalidate``). What is valid is
@@ -28,9 +30,7 @@ Rules:
   choice is the option's value (null: no answer; ``""`` is an option's value, as the
   "(no answer)" control is told apart by a ``data-none`` mark); a multi-choice is the
   list of boxes ticked (an empty list is an answer: "none of these").
-* A URL is shown in full, split into ``client.url_consent`` parts (host and registrable
-  domain highlighted) with every warning; a refused URL gets no link at all. The link
-  opens a new top-level tab (``target="_blank"``, ``rel="noopener noreferrer"``).
+* A URL-mode question's box is ``web_url``'s.
 """
 
 from __future__ import annotations
@@ -42,7 +42,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import (
@@ -57,9 +56,10 @@ from mcp_elicit.forms import (
     String,
 )
 from mcp_elicit.forms.foreign import FieldExtras
-from mcp_elicit.ui.form_text import clean, constraints, label, parse_answer, show_value
+from mcp_elicit.ui.form_text import clean, constraints, label, option_about, parse_answer, show_value
+from mcp_elicit.ui.web_url import url_box
 
-__all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows", "url_html"]
+__all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows"]
 
 #: Single-choice fields with at most this many options are radio buttons, else a select.
 RADIO_LIMIT: Final = 5
@@ -246,7 +246,7 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         items = "".join(f"<li>{_e(str(p))}</li>" for p in request.problems)
         parts.append(f'<div class="problems"><p>The last answer was not accepted:</p><ul>{items}</ul></div>')
     if request.mode == "url":
-        parts.append(_url(qid, request.url or "", request.server.where))
+        parts.append(url_box(qid, request.url or "", request.server.where))
     elif request.schema is not None:
         parts.append('<div class="fields">')
         schema = request.schema
@@ -325,7 +325,7 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
             f"{about}{error}</div>"
         )
     if isinstance(spec, Choice | MultiChoice):
-        return head + ">" + _group(fid, spec, about, described, error) + "</div>"
+        return head + ">" + _group(fid, spec, extras, about, described, error) + "</div>"
     kind = "text"
     extra = ""
     value = "" if spec.default is None else str(spec.default)
@@ -368,9 +368,12 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
     )
 
 
-def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, error: str) -> str:
+def _group(
+    fid: str, spec: Choice | MultiChoice, extras: FieldExtras, about: str, described: str, error: str
+) -> str:
     legend = f"<legend>{_label(spec)}{_mark(spec, group=True)}</legend>"
-    if isinstance(spec, Choice) and len(spec.options) > RADIO_LIMIT:
+    said = option_about(spec, extras)
+    if isinstance(spec, Choice) and len(spec.options) > RADIO_LIMIT and not any(said):
         empty = "(no answer)" if not spec.required else "Choose one"
         options = [
             *([f'<option value="" data-none>{empty}</option>'] if spec.default is None else []),
@@ -393,9 +396,17 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
     boxes = list(spec.options)
     if radio and not spec.required and spec.default is None:
         items.append(_option(fid, "none", "", "(no answer)", radio=True, checked=True, none=True))
-    for n, option in enumerate(boxes):
+    for n, (option, text) in enumerate(zip(boxes, said, strict=True)):
         items.append(
-            _option(fid, str(n), option.value, _named(option), radio=radio, checked=option.value in chosen)
+            _option(
+                fid,
+                str(n),
+                option.value,
+                _named(option),
+                radio=radio,
+                checked=option.value in chosen,
+                about=text,
+            )
         )
     return (
         f'<fieldset id="{fid}-group" {role}{required} aria-describedby="{described}">{legend}{about}'
@@ -404,16 +415,33 @@ def _group(fid: str, spec: Choice | MultiChoice, about: str, described: str, err
 
 
 def _option(
-    fid: str, n: str, value: str, title: str, *, radio: bool, checked: bool, none: bool = False
+    fid: str,
+    n: str,
+    value: str,
+    title: str,
+    *,
+    radio: bool,
+    checked: bool,
+    none: bool = False,
+    about: str = "",
 ) -> str:
     """One radio button or checkbox; ``none``: the "(no answer)" one, told apart by its
-    mark, not its value (an option's value may be empty text)."""
+    mark, not its value (an option's value may be empty text); ``about``: its description,
+    already made inert (``option_about``), under its title."""
     kind = "radio" if radio else "checkbox"
     name = f' name="{fid}"' if radio else ""
     mark = (" checked" if checked else "") + (" data-none" if none else "")
+    oid = f"{fid}-o{n}"
+    label_html = f'<label for="{oid}">{_e(title)}</label>'
+    if about:
+        mark += f' aria-describedby="{oid}-desc"'
+        label_html = (
+            f'<div class="opt-text">{label_html}'
+            f'<span class="opt-desc" id="{oid}-desc">{html.escape(about)}</span></div>'
+        )
     return (
-        f'<div class="option"><input type="{kind}" id="{fid}-o{n}"{name} value="{_value(value)}"{mark}>'
-        f'<label for="{fid}-o{n}">{_e(title)}</label></div>'
+        f'<div class="option"><input type="{kind}" id="{oid}"{name} value="{_value(value)}"{mark}>'
+        f"{label_html}</div>"
     )
 
 
@@ -432,61 +460,3 @@ def _number(value: float) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return str(value)
-
-
-_PART_CLASS: Final = {
-    "scheme": "p-scheme",
-    "userinfo": "p-userinfo",
-    "host": "p-host",
-    "domain": "p-domain",
-    "port": "p-port",
-    "rest": "p-rest",
-}
-
-
-def url_html(verdict: UrlVerdict) -> str:
-    """The full URL, each part in a span of its role (host and domain highlighted)."""
-    if verdict.refused:
-        return _e(verdict.url)
-    return "".join(f'<span class="{_PART_CLASS[p.role]}">{_e(p.text)}</span>' for p in verdict.parts)
-
-
-def _url(qid: str, url: str, server: str) -> str:
-    verdict = judge_url(url, server=server)
-    out = [
-        f'<div class="url-box{" refused" if verdict.refused else ""}">',
-        f'<p class="url-label" id="{qid}-url-label">The server asks you to open this web page:</p>',
-        f'<p class="url" id="{qid}-url" aria-labelledby="{qid}-url-label {qid}-url">{url_html(verdict)}</p>',
-    ]
-    if verdict.refused:
-        out.extend(
-            f'<p class="warning refuse">✗ {_e(w.text)}</p>'
-            if w.refuses
-            else f'<p class="warning">⚠ {_e(w.text)}</p>'
-            for w in verdict.warnings
-        )
-        out.append('<p class="warning refuse"><strong>This address will not be opened.</strong></p>')
-    else:
-        rows = [f'<dt>Site</dt><dd class="site-name">{_e(verdict.site)}</dd>']
-        if verdict.host != verdict.site:
-            rows.append(f"<dt>Page on</dt><dd>{_e(verdict.host)}</dd>")
-        if verdict.ascii_host != verdict.host:
-            rows.append(f"<dt>To DNS</dt><dd>{_e(verdict.ascii_host)}</dd>")
-        out.append(f'<dl class="site">{"".join(rows)}</dl>')
-        if verdict.warnings:
-            items = "".join(
-                f'<li class="warning" data-code="{_e(w.code)}">{_e(w.text)}</li>' for w in verdict.warnings
-            )
-            out.append(f'<ul class="warnings" aria-label="Warnings about this address">{items}</ul>')
-        out.append(
-            '<p class="muted">Nothing is opened or fetched unless you say so; it opens in a new tab '
-            "of this browser, and you come back here when you are done.</p>"
-        )
-        out.append(
-            f'<div class="actions url-actions"><a class="button primary open" id="{qid}-open" '
-            f'href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">Open the page</a>'
-            f'<button type="button" class="done" id="{qid}-done" hidden>I&#39;m done</button></div>'
-        )
-        out.append(f'<p class="url-state" id="{qid}-state"></p>')
-    out.append("</div>")
-    return "\n".join(out)

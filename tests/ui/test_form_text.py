@@ -6,10 +6,12 @@ import pytest
 
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
 from mcp_elicit.ui.form_text import (
+    OPTION_ABOUT_MAX,
     clean,
     constraints,
     default_text,
     label,
+    option_about,
     option_lines,
     parse_answer,
     show_value,
@@ -239,3 +241,12 @@ SDK_FORM = FormSchema.parse(
 )
 def test_exclusive_bounds_and_a_step_are_said_with_the_field(field: str, words: list[str]) -> None:
     assert constraints(SDK_FORM.field(field), SDK_FORM.extras(field)) == words
+
+
+def test_option_descriptions_are_shown_inert_on_one_line_and_capped() -> None:
+    room = SDK_FORM.field("room")
+    about = option_about(room, SDK_FORM.extras("room"))
+    assert about[:2] == ["One bed, no\\x1b[31m view", ""]
+    assert len(about[2]) == OPTION_ABOUT_MAX and about[2].endswith("…")
+    assert option_about(SDK_FORM.field("extras"), SDK_FORM.extras("extras")) == ["7 to 10"]
+    assert option_about(room) == ["", "", ""]  # a form without descriptions

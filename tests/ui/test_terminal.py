@@ -26,8 +26,9 @@ from mcp_elicit.errors import UsageError, ValidationProblem
 from mcp_elicit.forms import Boolean, Choice, Form, Integer, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui import terminal
+from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
 from mcp_elicit.ui.terminal import TerminalAnswerer, system_browser
-from ui.web_rounds import SDK_BOUNDS
+from ui.web_rounds import SDK_BOUNDS, SDK_DESCRIBED
 
 pytestmark = pytest.mark.anyio
 
@@ -187,6 +188,20 @@ async def test_exclusive_bounds_and_a_step_are_shown_with_the_field() -> None:
     assert "required · a number, more than 0 and less than 1" in screen.text
     assert "required · a whole number, at least 0 · a multiple of 2" in screen.text
     assert "must be" not in screen.text  # no warning about them: the fields say them
+
+
+async def test_option_descriptions_are_shown_under_their_options_made_inert() -> None:
+    keys = ENTER + "1" + ENTER + "breakfast" + ENTER + ENTER
+    async with answerer(keys) as (ans, screen, _):
+        answer = await elicit(ans, form_request(SDK_DESCRIBED))
+    assert answer == ElicitAnswer.accept(room="s", extras=["b"])
+    text = screen.text
+    assert "\u202e" not in text
+    # in the question and again above the field's prompt, each under its option
+    assert text.count("One bed, no<U+202E> view") == 2
+    assert text.count("Served 7 to 10") == 2
+    assert "w" * OPTION_ABOUT_MAX not in text.replace("\n", "").replace(" ", "").replace("│", "")
+    assert "w…" in text
 
 
 async def test_an_answer_is_checked_as_it_is_typed_and_cannot_be_sent_until_it_fits() -> None:

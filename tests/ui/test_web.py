@@ -24,8 +24,19 @@ from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.forms import Boolean, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
 from mcp_elicit.ui.web import WebAnswerer
-from ui.web_rounds import DEFAULTS, LEGACY, SDK_BOUNDS, SERVER, Opened, form_request, open_round, url_request
+from ui.web_rounds import (
+    DEFAULTS,
+    LEGACY,
+    SDK_BOUNDS,
+    SDK_DESCRIBED,
+    SERVER,
+    Opened,
+    form_request,
+    open_round,
+    url_request,
+)
 
 from support import browser as browser_support
 from support.browser import PHONE, NewPage
@@ -162,6 +173,23 @@ async def test_exclusive_bounds_and_a_step_are_in_the_fields_hint(new_page: NewP
         await review_and_send(page)
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept(share=0.5, pair=4)]
+
+
+async def test_option_descriptions_are_shown_under_their_options(new_page: NewPage) -> None:
+    async with open_round([form_request(SDK_DESCRIBED)]) as opened:
+        page = await show(new_page, opened)
+        # radio buttons, not a select, though there are six: a select cannot show them
+        await expect(page.locator("#q0-f0-o0")).to_have_attribute("aria-describedby", "q0-f0-o0-desc")
+        await expect(page.locator("#q0-f0-o0-desc")).to_have_text("One bed, no<U+202E> view")
+        long = await page.locator("#q0-f0-o1-desc").text_content()
+        assert long is not None and len(long) == OPTION_ABOUT_MAX and long.endswith("…")
+        assert await page.locator("#q0-f0-o2").get_attribute("aria-describedby") is None
+        await expect(page.locator("#q0-f1-o0-desc")).to_have_text("Served 7 to 10")
+        await page.get_by_label("Single").check()
+        await page.get_by_label("Breakfast").check()
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(room="s", extras=["b"])]
 
 
 async def test_values_with_invisible_characters_come_back_unchanged(new_page: NewPage) -> None:
@@ -644,11 +672,13 @@ async def test_keyboard_only(new_page: NewPage) -> None:
         assert await opened.answers() == [ElicitAnswer.accept(guests=3, seating="out", ok=True)]
 
 
-@pytest.mark.parametrize("which", ["form", "url"])
+@pytest.mark.parametrize("which", ["form", "described", "url"])
 async def test_phone_width_has_no_sideways_scrolling(new_page: NewPage, which: str) -> None:
     request = (
         form_request()
         if which == "form"
+        else form_request(SDK_DESCRIBED)
+        if which == "described"
         else url_request("https://bank.example.com@evil.example/" + "x" * 80)
     )
     async with open_round([request]) as opened:

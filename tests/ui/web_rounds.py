@@ -151,3 +151,31 @@ SDK_BOUNDS = {
     },
     "required": ["share", "pair"],
 }
+
+#: Options with descriptions, as the official SDKs write them (``oneOf``/``anyOf`` items
+#: with ``const``, ``title`` and ``description``); six of them, more than radio buttons take.
+SDK_DESCRIBED = {
+    "type": "object",
+    "properties": {
+        "room": {
+            "type": "string",
+            "title": "Room",
+            "oneOf": [
+                {"const": "s", "title": "Single", "description": "One bed,\nno\u202e view"},
+                {"const": "d", "title": "Double", "description": "w" * 500},
+                *({"const": f"r{n}", "title": f"Room {n}"} for n in range(4)),
+            ],
+        },
+        "extras": {
+            "type": "array",
+            "title": "Extras",
+            "items": {
+                "anyOf": [
+                    {"const": "b", "title": "Breakfast", "description": "Served 7 to 10"},
+                    {"const": "p", "title": "Parking"},
+                ]
+            },
+        },
+    },
+    "required": ["room"],
+}

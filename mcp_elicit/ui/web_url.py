@@ -1,0 +1,82 @@
+"""The browser answerer's box for a URL-mode question. No I/O.
+
+Rules: a URL is shown in full, split into ``client.url_consent`` parts (host and
+registrable domain highlighted) with every warning; a refused URL gets no link at all.
+The link opens a new top-level tab (``target="_blank"``, ``rel="noopener noreferrer"``).
+Server text is made inert with ``form_text.clean``, then HTML-escaped, as on the rest of
+the page (``web_pages``).
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Final
+
+from mcp_elicit.client.url_consent import UrlVerdict, judge_url
+from mcp_elicit.ui.form_text import clean
+
+__all__ = ["url_box", "url_html"]
+
+
+def _e(text: str) -> str:
+    """Server text, made inert and escaped for HTML text or a quoted attribute."""
+    return html.escape(clean(text), quote=True)
+
+
+_PART_CLASS: Final = {
+    "scheme": "p-scheme",
+    "userinfo": "p-userinfo",
+    "host": "p-host",
+    "domain": "p-domain",
+    "port": "p-port",
+    "rest": "p-rest",
+}
+
+
+def url_html(verdict: UrlVerdict) -> str:
+    """The full URL, each part in a span of its role (host and domain highlighted)."""
+    if verdict.refused:
+        return _e(verdict.url)
+    return "".join(f'<span class="{_PART_CLASS[p.role]}">{_e(p.text)}</span>' for p in verdict.parts)
+
+
+def url_box(qid: str, url: str, server: str) -> str:
+    """A URL-mode question's box: the URL, where it goes, its warnings, and its link."""
+    verdict = judge_url(url, server=server)
+    out = [
+        f'<div class="url-box{" refused" if verdict.refused else ""}">',
+        f'<p class="url-label" id="{qid}-url-label">The server asks you to open this web page:</p>',
+        f'<p class="url" id="{qid}-url" aria-labelledby="{qid}-url-label {qid}-url">{url_html(verdict)}</p>',
+    ]
+    if verdict.refused:
+        out.extend(
+            f'<p class="warning refuse">✗ {_e(w.text)}</p>'
+            if w.refuses
+            else f'<p class="warning">⚠ {_e(w.text)}</p>'
+            for w in verdict.warnings
+        )
+        out.append('<p class="warning refuse"><strong>This address will not be opened.</strong></p>')
+    else:
+        rows = [f'<dt>Site</dt><dd class="site-name">{_e(verdict.site)}</dd>']
+        if verdict.host != verdict.site:
+            rows.append(f"<dt>Page on</dt><dd>{_e(verdict.host)}</dd>")
+        if verdict.ascii_host != verdict.host:
+            rows.append(f"<dt>To DNS</dt><dd>{_e(verdict.ascii_host)}</dd>")
+        out.append(f'<dl class="site">{"".join(rows)}</dl>')
+        if verdict.warnings:
+            items = "".join(
+                f'<li class="warning" data-code="{_e(w.code)}">{_e(w.text)}</li>' for w in verdict.warnings
+            )
+            out.append(f'<ul class="warnings" aria-label="Warnings about this address">{items}</ul>')
+        out.append(
+            '<p class="muted">Nothing is opened or fetched unless you say so; it opens in a new tab '
+            "of this browser, and you come back here when you are done.</p>"
+        )
+        out.append(
+            f'<div class="actions url-actions"><a class="button primary open" id="{qid}-open" '
+            f'href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">Open the page</a>'
+            f'<button type="button" class="done" id="{qid}-done" hidden>I&#39;m done</button></div>'
+        )
+        out.append(f'<p class="url-state" id="{qid}-state"></p>')
+    out.append("</div>")
+    return "\n".join(out)
