@@ -172,9 +172,25 @@ FORMAT_MESSAGES: dict[str, str] = {
 
 
 def format_message(fmt: str, text: str) -> str:
-    """What is wrong with ``text``, which ``fmt`` refused: the format's message, or, for a
-    ``date`` or ``date-time`` written the right way, which part names nothing real (a
-    30 February, a 24:00, a +24:00 offset, a second 60 away from the end of a UTC day)."""
+    """What is wrong with ``text``, which ``fmt`` refused: the format's message, or what in
+    ``text`` a person cannot see or may not know is wrong: spaces around it (pasted
+    text; a terminal keeps text as typed), characters an ``email`` or a ``uri`` cannot
+    hold (named as ``U+XXXX``), and, for a ``date`` or ``date-time`` written the right
+    way, which part names nothing real (a 30 February, a 24:00, a +24:00 offset, a
+    second 60 away from the end of a UTC day)."""
+    if text != text.strip():
+        if FORMAT_CHECKS[fmt](text.strip()):
+            return "has spaces before or after it; take them out"
+        return f"has spaces before or after it; it {FORMAT_MESSAGES[fmt]}"
+    odd = non_uri_characters(text) if fmt == "uri" else []
+    if odd:
+        return f"has characters a URI cannot hold as they are ({', '.join(odd)}); it {FORMAT_MESSAGES[fmt]}"
+    beyond = sorted({f"U+{ord(ch):04X}" for ch in text if not ch.isascii()}) if fmt == "email" else []
+    if beyond:
+        return (
+            f"has characters beyond ASCII ({', '.join(beyond)}), which an email address here cannot "
+            f"hold; it {FORMAT_MESSAGES[fmt]}"
+        )
     if fmt == "date" and _DATE.match(text) is not None:
         return f"names a day that does not exist; it {FORMAT_MESSAGES['date']}"
     if fmt == "date-time" and _DATE_TIME.match(text) is not None:

@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime, timedelta, timezone
 import pytest
 
 from mcp_elicit.forms.formats import (
+    FORMAT_CHECKS,
+    format_message,
     is_date,
     is_date_time,
     is_email,
@@ -287,3 +289,32 @@ def test_parse_date() -> None:
 def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]) -> None:
     assert non_uri_characters(text) == named
     assert not named or not is_uri(text)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "message"),
+    [
+        # Pasted with a space (the terminal keeps text as typed): the space is what is wrong.
+        ("date", "2026-12-31 ", "has spaces before or after it; take them out"),
+        ("email", " ada@example.com", "has spaces before or after it; take them out"),
+        ("uri", "https://example.com/\t", "has spaces before or after it; take them out"),
+        ("date", " 31-12-2026", "has spaces before or after it; it must be a date like 2026-12-31"),
+        (
+            "email",
+            "jörg@bücher.example",
+            "has characters beyond ASCII (U+00F6, U+00FC), which an email address here cannot "
+            "hold; it must be an email address like name@example.com",
+        ),
+        (
+            "uri",
+            "https://example.com/a b",
+            "has characters a URI cannot hold as they are (U+0020); "
+            "it must be an absolute URI like https://example.com/page",
+        ),
+        ("email", "ada", "must be an email address like name@example.com"),
+        ("uri", "example.com", "must be an absolute URI like https://example.com/page"),
+    ],
+)
+def test_a_refused_answer_is_told_what_in_it_is_wrong(fmt: str, text: str, message: str) -> None:
+    assert not FORMAT_CHECKS[fmt](text)
+    assert format_message(fmt, text) == message
