@@ -172,7 +172,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str) -> str:
         '<button type="submit" class="primary" id="review">Review answers</button>' if needs_review else ""
     )
     note = "Nothing is sent until you say so; closing this tab cancels."
-    if any(r.schema is not None and r.schema.required for r in requests):
+    if any(_marked(spec) for r in requests if r.schema is not None for spec in r.schema.fields):
         note = (
             'Fields marked <span class="req" aria-hidden="true">*</span><span class="sr-only">with a '
             f"star</span> are required. {note}"
@@ -280,8 +280,14 @@ def _hint(spec: FieldSpec, extras: FieldExtras) -> str:
     return ""
 
 
+def _marked(spec: FieldSpec) -> bool:
+    """Whether the field carries the required mark: a required yes-or-no is a checkbox,
+    an answer ticked or not, and has none."""
+    return spec.required and not isinstance(spec, Boolean)
+
+
 def _mark(spec: FieldSpec, *, group: bool) -> str:
-    if not spec.required:
+    if not _marked(spec):
         return ""
     spoken = '<span class="sr-only"> (required)</span>' if group else ""
     return f'<span class="req" aria-hidden="true"> *</span>{spoken}'

@@ -542,6 +542,15 @@ def test_only_an_optional_boolean_without_a_default_is_three_way() -> None:
     assert check_form(form, [False, False, True]).content == {"a": False, "b": False, "c": True}
 
 
+def test_the_page_speaks_of_required_marks_only_when_it_shows_one() -> None:
+    # A required yes-or-no is a checkbox, always an answer, without a mark.
+    marks = Form(a=Boolean(title="A"), b=String(title="B", required=False))
+    html = page([form_request(marks)], csrf="c")
+    assert 'class="req"' not in html and "are required" not in html
+    html = page([form_request(Form(a=Boolean(title="A"), b=String(title="B")))], csrf="c")
+    assert html.count('class="req"') == 2 and "are required" in html  # the note's own star, and B's
+
+
 def test_the_page_has_a_labelled_native_control_for_every_variant() -> None:
     html = page(
         [form_request(), form_request(LEGACY, key="legacy"), form_request(DEFAULTS, key="defaults")], csrf="c"
