@@ -1,11 +1,13 @@
 """One line of input at a time (prompt_toolkit): validated as it is typed; Esc, Ctrl-C and
-Ctrl-D cancel.
+Ctrl-D cancel; Ctrl-N declines where the caller allows it.
 
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
 keystroke and its message shows under the line; Enter does nothing while it fails).
 Esc alone or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D on an empty
 line (end of input: the terminal is closed or the person is leaving), never a bare
-``EOFError``. An Esc that starts an Alt key (Alt+b, Alt+f, Alt+d) edits the line as
+``EOFError``. Ctrl-N raises ``Declined`` at a prompt asked with ``declinable=True`` (a
+form's field, where typing "d" is an answer), so a person can decline wherever they are,
+not only once every field holds a valid answer. An Esc that starts an Alt key (Alt+b, Alt+f, Alt+d) edits the line as
 prompt_toolkit's own bindings say. Output goes to stderr unless an ``Output`` is given, so
 stdout stays for results. Imported only by ``ui.terminal`` once
 the ``cli`` extra is known to be installed.
@@ -25,7 +27,10 @@ from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.output import Output, create_output
 from prompt_toolkit.validation import ValidationError, Validator
 
-__all__ = ["Cancelled", "Check", "Prompter"]
+__all__ = ["DECLINE_KEY", "Cancelled", "Check", "Declined", "Prompter"]
+
+#: The key that declines at a prompt asked with ``declinable=True``, as a toolbar names it.
+DECLINE_KEY = "Ctrl-N"
 
 #: The problem with the text typed so far, or None when it may be sent.
 Check = Callable[[str], str | None]
@@ -33,6 +38,10 @@ Check = Callable[[str], str | None]
 
 class Cancelled(Exception):
     """The person pressed Esc, Ctrl-C, or Ctrl-D on an empty line (end of input)."""
+
+
+class Declined(Exception):
+    """The person pressed Ctrl-N at a prompt that may be declined."""
 
 
 class _CheckValidator(Validator):
@@ -59,13 +68,17 @@ def _esc_alone() -> bool:
     return len(processor.key_buffer) == 1 and not processor.input_queue
 
 
-def _bindings() -> KeyBindings:
+def _bindings(declinable: Callable[[], bool]) -> KeyBindings:
     bindings = KeyBindings()
 
     @bindings.add("escape", eager=True, filter=_esc_alone)
     @bindings.add("c-c")
     def _cancel(event: KeyPressEvent) -> None:
         event.app.exit(exception=Cancelled())
+
+    @bindings.add("c-n", filter=Condition(declinable))
+    def _decline(event: KeyPressEvent) -> None:
+        event.app.exit(exception=Declined())
 
     return bindings
 
@@ -77,6 +90,7 @@ class Prompter:
         self._input = input
         self._output = output
         self._session: PromptSession[str] | None = None
+        self._declinable = False
 
     @property
     def session(self) -> PromptSession[str]:
@@ -85,15 +99,22 @@ class Prompter:
             self._session = PromptSession(
                 input=self._input,
                 output=self._output if self._output is not None else create_output(stdout=sys.stderr),
-                key_bindings=_bindings(),
+                key_bindings=_bindings(lambda: self._declinable),
             )
         return self._session
 
     async def ask(
-        self, message: str, *, default: str = "", check: Check | None = None, toolbar: str | None = None
+        self,
+        message: str,
+        *,
+        default: str = "",
+        check: Check | None = None,
+        toolbar: str | None = None,
+        declinable: bool = False,
     ) -> str:
         """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc, Ctrl-C or end of
-        input."""
+        input; ``Declined`` on Ctrl-N when ``declinable``."""
+        self._declinable = declinable
         try:
             return await self.session.prompt_async(
                 message,
@@ -104,3 +125,5 @@ class Prompter:
             )
         except EOFError:
             raise Cancelled() from None
+        finally:
+            self._declinable = False

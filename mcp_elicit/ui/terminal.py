@@ -16,7 +16,9 @@ finished first (2025-11-25: ``notifications/elicitation/complete``), the prompt 
 and the answer is ``accept``.
 
 Rules: Esc (alone: Alt keys edit the line) and Ctrl-C cancel at any prompt, as does
-Ctrl-D on an empty line (end of input); declining is always an explicit choice.
+Ctrl-D on an empty line (end of input); declining is always an explicit choice, there at
+every step: ``d`` at the question and the review, Ctrl-N at a field's prompt (where "d"
+is an answer), so no field must first be answered to decline.
 Everything shows on stderr (stdout stays for results). rich and prompt_toolkit come from
 the ``cli`` extra; without it, building a ``TerminalAnswerer`` raises a ``UsageError``
 saying what to install. The browser opener is injectable (tests, other front ends).
@@ -125,7 +127,7 @@ class TerminalAnswerer:
         return self._modes
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        from mcp_elicit.ui.prompts import Cancelled
+        from mcp_elicit.ui.prompts import Cancelled, Declined
 
         try:
             if request.mode == "url":
@@ -134,6 +136,8 @@ class TerminalAnswerer:
         except Cancelled:
             self.console.print("Cancelled.", style="yellow")
             return ElicitAnswer.cancel()
+        except Declined:
+            return self._declined()
         except asyncio.CancelledError:  # the server withdrew it, or the request was abandoned
             self.console.print("This question was withdrawn; nothing was sent.", style="yellow")
             raise
@@ -183,6 +187,8 @@ class TerminalAnswerer:
         from rich.table import Table
         from rich.text import Text
 
+        from mcp_elicit.ui.prompts import DECLINE_KEY
+
         lines = option_lines(spec)
         if lines:  # a grid: a choice that wraps goes on under its text, not at the margin
             grid = Table.grid(padding=(0, 1, 0, 0))
@@ -201,7 +207,15 @@ class TerminalAnswerer:
             f"{_short_label(spec)}{suffix} > ",
             default=start,
             check=_field_check(schema, spec),
-            toolbar=" · ".join([*constraints(spec, schema.extras(spec.name)), "Enter: next", "Esc: cancel"]),
+            toolbar=" · ".join(
+                [
+                    *constraints(spec, schema.extras(spec.name)),
+                    "Enter: next",
+                    f"{DECLINE_KEY}: decline",
+                    "Esc: cancel",
+                ]
+            ),
+            declinable=True,
         )
         return parse_answer(spec, text).value
 

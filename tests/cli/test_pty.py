@@ -18,6 +18,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX p
 
 BACKSPACE = "\x7f"
 CTRL_D = "\x04"
+CTRL_N = "\x0e"
 
 
 @pytest.fixture
@@ -84,6 +85,18 @@ def test_decline(session: PtySession) -> None:
 def test_decline_after_review(session: PtySession) -> None:
     fill_the_form(session)
     session.send("d" + ENTER)
+    session.expect("No booking made at Noma, Copenhagen.")
+    assert session.wait() == 0
+
+
+def test_ctrl_n_declines_at_a_field_whose_answer_is_refused(session: PtySession) -> None:
+    session.expect("Enter: fill in the form")
+    session.send(ENTER)
+    session.expect("Party size >")
+    session.send("x")
+    session.expect("must be a whole number")
+    session.send(CTRL_N)
+    session.expect("Declined.")
     session.expect("No booking made at Noma, Copenhagen.")
     assert session.wait() == 0
 

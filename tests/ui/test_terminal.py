@@ -42,7 +42,7 @@ FORM = Form(
     diet=MultiChoice(["vegan", "gluten-free"], title="Dietary needs", required=False),
     ok=Boolean(title="Confirm", default=True),
 )
-ENTER, ESC, CTRL_C, CTRL_D, CTRL_U, BACKSPACE = "\r", "\x1b", "\x03", "\x04", "\x15", "\x7f"
+ENTER, ESC, CTRL_C, CTRL_D, CTRL_N, CTRL_U, BACKSPACE = "\r", "\x1b", "\x03", "\x04", "\x0e", "\x15", "\x7f"
 
 
 def form_request(
@@ -261,6 +261,16 @@ async def test_text_is_sent_as_typed_and_only_spaces_is_no_answer() -> None:
 
 @pytest.mark.parametrize("keys", ["d" + ENTER, "decline" + ENTER, FILL + "d" + ENTER])
 async def test_declining_is_an_explicit_choice(keys: str) -> None:
+    async with answerer(keys) as (ans, screen, _):
+        answer = await elicit(ans, form_request())
+    assert answer == ElicitAnswer.decline()
+    assert "Declined." in screen.text
+
+
+@pytest.mark.parametrize("keys", [ENTER + CTRL_N, ENTER + "4" + ENTER + CTRL_N, ENTER + "x" + CTRL_N])
+async def test_a_field_prompt_can_be_declined_without_answering_it(keys: str) -> None:
+    # At a field's prompt "d" is an answer: Ctrl-N declines there, even while what is
+    # typed is refused ("x" for a party size), so no field must be answered first.
     async with answerer(keys) as (ans, screen, _):
         answer = await elicit(ans, form_request())
     assert answer == ElicitAnswer.decline()
