@@ -11,8 +11,11 @@ that refusal is written before the next line is read, so a client that writes re
 and never reads the answers is held back once stdout is full, instead of having every
 request it writes taken and kept in memory. An answer to a 2025-11-25 session's question that is not a valid
 response gives the question up as refused, at once (a -32600 without an id: the id is
-ours). When stdin closes, requests in flight get a short grace period, then the server
-stops; when stdout closes, at once. Only JSON-RPC messages are ever written to
+ours). When stdin closes, requests in flight get a short grace period (``grace``, 2 s),
+then the ones still running are cancelled unanswered (logged); the answers owed are
+written for as long as the client keeps reading them, and given up (logged) once nothing
+is read from stdout for ``grace`` seconds; then the server stops. When stdout closes, it
+stops at once. Only JSON-RPC messages are ever written to
 stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
 fd 1 points at stderr meanwhile, so whatever tool code prints goes to the log. A
 2025-11-25 session's own messages (``notifications/elicitation/complete``,
@@ -106,10 +109,18 @@ class _Output(asyncio.streams.FlowControlMixin):
     def __init__(self, closed: Callable[[BaseException | None], None]) -> None:
         super().__init__()
         self._closed = closed
+        self._done = asyncio.get_running_loop().create_future()
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
+        if not self._done.done():
+            self._done.set_result(None)
         self._closed(exc)
+
+    def _get_close_waiter(self, stream: asyncio.StreamWriter) -> asyncio.Future[None]:
+        """What ``StreamWriter.wait_closed`` waits for: the pipe closed, its buffer written
+        (or given up)."""
+        return self._done
 
 
 class StdioServer:
@@ -131,7 +142,12 @@ class StdioServer:
         self.session: Session | None = None
         self._writer: asyncio.StreamWriter | None = None
         self._out: BinaryIO | None = None
-        self._lock = asyncio.Lock()
+        #: Bytes handed to stdout's pipe transport (written, or waiting in its buffer).
+        self._taken = 0
+        #: stdin's end was read: answers are buffered, not waited for (see :meth:`_watch`).
+        self._input_ended = False
+        #: Requests whose handler still runs (not those only writing their answer).
+        self._running: set[jsonrpc.RequestId] = set()
         #: Set once stdout can no longer be written (its reader closed it).
         self._out_gone = asyncio.Event()
         self._stopping = False
@@ -139,19 +155,22 @@ class StdioServer:
         self._pushing: asyncio.Task[None] | None = None
 
     async def write(self, data: bytes) -> None:
-        """Write one message; once stdout is gone, nothing more (see :meth:`_stdout_gone`)."""
-        async with self._lock:
-            if self._out_gone.is_set():
-                return
-            try:
-                if self._writer is not None:
-                    self._writer.write(data + b"\n")
+        """Write one message; once stdout is gone, nothing more (see :meth:`_stdout_gone`).
+        Each message is handed over whole, so writers need no lock; once stdin has ended,
+        nobody waits for the pipe to take it (what is left is flushed as the server stops)."""
+        if self._out_gone.is_set():
+            return
+        try:
+            if self._writer is not None:
+                self._writer.write(data + b"\n")
+                self._taken += len(data) + 1
+                if not self._input_ended:
                     await self._writer.drain()
-                elif self._out is not None:
-                    self._out.write(data + b"\n")
-                    self._out.flush()
-            except OSError as exc:
-                self._stdout_gone(exc)
+            elif self._out is not None:
+                self._out.write(data + b"\n")
+                self._out.flush()
+        except OSError as exc:
+            self._stdout_gone(exc)
 
     def _stdout_gone(self, exc: BaseException | None) -> None:
         """stdout's reader went away: nobody can be answered, so the server stops."""
@@ -197,9 +216,12 @@ class StdioServer:
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
         except ValueError:
             self._out = stdout
+        watching = asyncio.ensure_future(self._watch(self._writer.transport)) if self._writer else None
         reading = asyncio.ensure_future(self._read(reader, stdin))
         out_gone = asyncio.ensure_future(self._out_gone.wait())
         await asyncio.wait([reading, out_gone], return_when=asyncio.FIRST_COMPLETED)
+        if reading.done() and not reading.cancelled() and reading.exception() is None:
+            self._input_ended = True
         for waiter in (reading, out_gone):
             waiter.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -210,6 +232,14 @@ class StdioServer:
             # nobody hears the answers once stdout is gone: no grace period then
             grace = 0 if self._out_gone.is_set() else self.grace
             _, still = await asyncio.wait(pending, timeout=grace)
+            running = [rid for rid, task in self._tasks.items() if task in still and rid in self._running]
+            if running and not self._out_gone.is_set():
+                log.info(
+                    "stdin closed: %d request(s) still running after %g s cancelled, unanswered: %s",
+                    len(running),
+                    grace,
+                    ", ".join(repr(rid) for rid in running[:10]),
+                )
             for task in still:
                 task.cancel()
         if self._pushing is not None:
@@ -221,6 +251,33 @@ class StdioServer:
         if self._writer is not None:
             self._stopping = True
             self._writer.close()
+            # the answers owed go out while the client reads them, then the pipe closes (see _watch)
+            with contextlib.suppress(OSError):
+                await self._writer.wait_closed()
+        if watching is not None:
+            watching.cancel()
+
+    async def _watch(self, transport: asyncio.WriteTransport) -> None:
+        """Stop the server once stdin has ended and stdout has taken nothing for ``grace``
+        seconds while answers wait in its buffer: the client stopped reading, and waiting on
+        would keep the server alive, blocked, until the client exits."""
+        loop = asyncio.get_running_loop()
+        tick = max(0.01, min(0.25, self.grace / 4))
+        written, since = -1, loop.time()
+        while not self._out_gone.is_set():
+            await asyncio.sleep(tick)
+            waiting = transport.get_write_buffer_size()
+            if not waiting or self._taken - waiting != written:  # nothing owed, or the reader took some
+                written, since = self._taken - waiting, loop.time()
+            elif self._input_ended and loop.time() - since >= self.grace:
+                self._out_gone.set()
+                log.warning(
+                    "stdin is closed and nothing was read from stdout for %g s: %d bytes of answers "
+                    "unwritten; stopping",
+                    self.grace,
+                    waiting,
+                )
+                transport.abort()
 
     async def _read(self, reader: asyncio.StreamReader | None, stdin: BinaryIO) -> None:
         """Handle stdin's messages until it ends."""
@@ -328,6 +385,7 @@ class StdioServer:
     async def _request(self, message: jsonrpc.Request) -> None:
         session = self.session
         channel = _Lines(self)
+        self._running.add(message.id)
         try:
             if session is not None and self.server.core.is_handshake_request(message, None, in_session=True):
                 payload: bytes | None = await self.server.respond_in_session(
@@ -339,6 +397,7 @@ class StdioServer:
             return
         finally:  # work the handler left behind sends nothing more for this request
             channel.ended = True
+            self._running.discard(message.id)
         task = asyncio.current_task()
         if task is not None and task.cancelling():
             return  # cancelled, and its handler returned anyway: the client gave it up

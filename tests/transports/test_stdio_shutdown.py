@@ -1,0 +1,98 @@
+"""stdio shutdown with a real ``mcp-elicit serve`` subprocess: a client that closes stdin and
+reads its answers slowly, or never, and one that sends SIGTERM. Whatever happens, the server
+ends within a bounded time, says why on stderr, and exits as its help says."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import orjson
+import pytest
+
+from support.http import meta
+from support.procs import cli
+
+pytestmark = pytest.mark.anyio
+
+WAITING_SERVER = Path(__file__).with_name("waiting_server.py")
+
+
+def echo(rid: int, text: str) -> bytes:
+    params = {"name": "echo", "arguments": {"text": text}, "_meta": meta()}
+    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}) + b"\n"
+
+
+@asynccontextmanager
+async def unread(tmp_path: Path) -> AsyncIterator[tuple[asyncio.subprocess.Process, BinaryIO]]:
+    """The waiting server with its stdout on a plain pipe that nothing reads until the test
+    does (its read end stays open meanwhile); the process is killed if still running."""
+    answers_out, answers_in = os.pipe()
+    answers = os.fdopen(answers_out, "rb")
+    with (tmp_path / "stderr").open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(
+            *cli(), "serve", str(WAITING_SERVER), stdin=asyncio.subprocess.PIPE, stdout=answers_in, stderr=err
+        )
+    os.close(answers_in)
+    try:
+        yield proc, answers
+    finally:
+        answers.close()
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_answers_owed_to_a_client_that_never_reads_are_given_up_logged(tmp_path: Path) -> None:
+    """A client that closes stdin and never reads: a handler still running after the grace
+    period is cancelled, the answers that do not fit in the pipe are given up once nothing
+    is read for the grace period, and the log says both, before the server exits 0."""
+    async with unread(tmp_path) as (proc, _answers):
+        assert proc.stdin is not None
+        wait = {"name": "wait", "arguments": {"seconds": 60}, "_meta": meta()}
+        proc.stdin.write(
+            orjson.dumps({"jsonrpc": "2.0", "id": "slow", "method": "tools/call", "params": wait})
+        )
+        proc.stdin.write(b"\n" + b"".join(echo(rid, "z" * 300_000) for rid in range(3)))
+        await proc.stdin.drain()
+        proc.stdin.close()
+        started = time.monotonic()
+        assert await asyncio.wait_for(proc.wait(), 15.0) == 0
+        assert time.monotonic() - started < 8.0
+    stderr = (tmp_path / "stderr").read_text()
+    assert "Traceback" not in stderr, stderr
+    assert "stdin closed: 1 request(s) still running after 2 s cancelled, unanswered: 'slow'" in stderr, (
+        stderr
+    )
+    assert "stdin is closed and nothing was read from stdout for 2 s" in stderr, stderr
+
+
+async def test_answers_owed_at_stdin_end_reach_a_slow_reader(tmp_path: Path) -> None:
+    """A client that closes stdin, then reads the answers slowly (taking longer than the
+    grace period in all): as long as it keeps reading, every answer reaches it whole, and
+    the server exits 0 once they are written."""
+    text = "y" * 300_000
+    async with unread(tmp_path) as (proc, answers):
+        assert proc.stdin is not None
+        for rid in range(4):
+            proc.stdin.write(echo(rid, text))
+        await proc.stdin.drain()
+        proc.stdin.close()
+        await asyncio.sleep(1.0)
+        received = bytearray()
+        while True:  # about 1.2 MB at 64 KB per 0.15 s: some 3 s
+            chunk = await asyncio.to_thread(os.read, answers.fileno(), 65536)
+            if not chunk:
+                break
+            received += chunk
+            await asyncio.sleep(0.15)
+        assert await asyncio.wait_for(proc.wait(), 10.0) == 0
+    messages: list[dict[str, Any]] = [orjson.loads(line) for line in bytes(received).splitlines()]
+    assert sorted(m["id"] for m in messages) == [0, 1, 2, 3]
+    assert all(m["result"]["content"][0]["text"] == text for m in messages)
+    assert "Traceback" not in (tmp_path / "stderr").read_text()
