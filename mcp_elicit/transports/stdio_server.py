@@ -29,6 +29,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import select
 import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -216,7 +217,10 @@ class StdioServer:
             self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
         except ValueError:
             self._out = stdout
-        watching = asyncio.ensure_future(self._watch(self._writer.transport)) if self._writer else None
+        watched = stdin.fileno() if reader is not None else None  # a pipe, a socket or a terminal
+        watching = (
+            asyncio.ensure_future(self._watch(self._writer.transport, watched)) if self._writer else None
+        )
         reading = asyncio.ensure_future(self._read(reader, stdin))
         out_gone = asyncio.ensure_future(self._out_gone.wait())
         await asyncio.wait([reading, out_gone], return_when=asyncio.FIRST_COMPLETED)
@@ -257,10 +261,12 @@ class StdioServer:
         if watching is not None:
             watching.cancel()
 
-    async def _watch(self, transport: asyncio.WriteTransport) -> None:
+    async def _watch(self, transport: asyncio.WriteTransport, stdin: int | None) -> None:
         """Stop the server once stdin has ended and stdout has taken nothing for ``grace``
         seconds while answers wait in its buffer: the client stopped reading, and waiting on
-        would keep the server alive, blocked, until the client exits."""
+        would keep the server alive, blocked, until the client exits. stdin has ended when
+        its end was read, or when its writer closed it while what it wrote waits unread
+        (the server is held back writing, and reads nothing meanwhile)."""
         loop = asyncio.get_running_loop()
         tick = max(0.01, min(0.25, self.grace / 4))
         written, since = -1, loop.time()
@@ -269,7 +275,7 @@ class StdioServer:
             waiting = transport.get_write_buffer_size()
             if not waiting or self._taken - waiting != written:  # nothing owed, or the reader took some
                 written, since = self._taken - waiting, loop.time()
-            elif self._input_ended and loop.time() - since >= self.grace:
+            elif loop.time() - since >= self.grace and (self._input_ended or _hung_up(stdin)):
                 self._out_gone.set()
                 log.warning(
                     "stdin is closed and nothing was read from stdout for %g s: %d bytes of answers "
@@ -408,6 +414,20 @@ class StdioServer:
 async def serve_stdio(server: Server) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin closes."""
     await StdioServer(server).run()
+
+
+def _hung_up(fd: int | None) -> bool:
+    """The writer of stdin (a pipe, a socket) closed its end; data it wrote may still be
+    waiting unread. Asks without reading, and without waiting."""
+    if fd is None or not hasattr(select, "poll"):
+        return False
+    hangup = select.POLLHUP | getattr(select, "POLLRDHUP", 0)
+    poller = select.poll()
+    try:
+        poller.register(fd, getattr(select, "POLLRDHUP", 0))
+        return any(events & hangup for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def _unwatchable(stream: BinaryIO) -> bool:

@@ -48,6 +48,39 @@ async def unread(tmp_path: Path) -> AsyncIterator[tuple[asyncio.subprocess.Proce
             await proc.wait()
 
 
+async def flood(proc: asyncio.subprocess.Process) -> int:
+    """Write requests until the server stops taking them (its answers are not read)."""
+    assert proc.stdin is not None
+    sent = 0
+    while sent < 6000:
+        proc.stdin.write(echo(sent, "x" * 2048))
+        sent += 1
+        try:
+            await asyncio.wait_for(proc.stdin.drain(), 5.0)
+        except TimeoutError:
+            return sent
+    raise AssertionError(f"the server took all {sent} requests while its answers went unread")
+
+
+async def test_closing_stdin_without_reading_stdout_ends_the_server(tmp_path: Path) -> None:
+    """A client that floods requests, never reads an answer and closes stdin: the server,
+    held back writing, still notices stdin is gone; once nothing has been read from stdout
+    for the grace period it stops, says why, and exits 0 (before, it waited, blocked, until
+    the client exited)."""
+    async with unread(tmp_path) as (proc, _answers):
+        await flood(proc)
+        assert proc.stdin is not None
+        proc.stdin.transport.abort()  # closed now, what the server has not taken with it
+        started = time.monotonic()
+        assert await asyncio.wait_for(proc.wait(), 15.0) == 0
+        assert time.monotonic() - started < 10.0
+    stderr = (tmp_path / "stderr").read_text()
+    assert "Traceback" not in stderr, stderr
+    said = [line for line in stderr.splitlines() if "stdout" in line]
+    assert len(said) == 1 and "stdin is closed and nothing was read from stdout for 2 s" in said[0], stderr
+    assert "answers unwritten; stopping" in said[0], stderr
+
+
 async def test_answers_owed_to_a_client_that_never_reads_are_given_up_logged(tmp_path: Path) -> None:
     """A client that closes stdin and never reads: a handler still running after the grace
     period is cancelled, the answers that do not fit in the pipe are given up once nothing
