@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser(
         "serve",
         help="serve an mcp_elicit Server over stdio or Streamable HTTP",
-        epilog="exit codes: 0 stopped (stdin closed, or a stop signal over HTTP), 2 the server cannot be "
+        epilog="exit codes: 0 stopped (stdin closed, or SIGTERM), 2 the server cannot be "
         "loaded, a bad option, key file or store, or the address cannot be bound, 130 interrupted (Ctrl-C)",
     )
     serve.add_argument("target", help="path/to/app.py or package.module, optionally :NAME")

@@ -15,7 +15,9 @@ ours). When stdin closes, requests in flight get a short grace period (``grace``
 then the ones still running are cancelled unanswered (logged); the answers owed are
 written for as long as the client keeps reading them, and given up (logged) once nothing
 is read from stdout for ``grace`` seconds; then the server stops. When stdout closes, it
-stops at once. Only JSON-RPC messages are ever written to
+stops at once; on SIGTERM or SIGINT (Ctrl-C) too, saying so, what runs cancelled and what
+waits to be written dropped (the spec's client sends SIGTERM after waiting for the exit),
+then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's end or an interruption. Only JSON-RPC messages are ever written to
 stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
 fd 1 points at stderr meanwhile, so whatever tool code prints goes to the log. A
 2025-11-25 session's own messages (``notifications/elicitation/complete``,
@@ -30,6 +32,7 @@ import contextlib
 import logging
 import os
 import select
+import signal
 import stat
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -172,6 +175,23 @@ class StdioServer:
                 self._out.flush()
         except OSError as exc:
             self._stdout_gone(exc)
+
+    def stop(self, reason: str) -> None:
+        """Stop at once (a stop signal): requests in flight are cancelled unanswered, and
+        what is still waiting to be written is dropped."""
+        if self._out_gone.is_set():
+            return
+        self._out_gone.set()
+        waiting = self._writer.transport.get_write_buffer_size() if self._writer is not None else 0
+        log.info(
+            "%s; stopping: %d request(s) in flight cancelled unanswered, %d bytes unwritten",
+            reason,
+            len(self._running),
+            waiting,
+        )
+        if self._writer is not None:
+            self._stopping = True
+            self._writer.transport.abort()
 
     def _stdout_gone(self, exc: BaseException | None) -> None:
         """stdout's reader went away: nobody can be answered, so the server stops."""
@@ -412,8 +432,28 @@ class StdioServer:
 
 
 async def serve_stdio(server: Server) -> None:
-    """Serve ``server`` on this process's stdin and stdout until stdin closes."""
-    await StdioServer(server).run()
+    """Serve ``server`` on this process's stdin and stdout until stdin closes, or until
+    SIGTERM or SIGINT; after SIGINT, raises KeyboardInterrupt (as Ctrl-C would)."""
+    stdio = StdioServer(server)
+    loop = asyncio.get_running_loop()
+    caught: list[signal.Signals] = []
+
+    def stop(sig: signal.Signals) -> None:
+        caught.append(sig)
+        stdio.stop(f"{sig.name} received")
+
+    handled = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # not POSIX, not main thread
+            loop.add_signal_handler(sig, stop, sig)
+            handled.append(sig)
+    try:
+        await stdio.run()
+    finally:
+        for sig in handled:
+            loop.remove_signal_handler(sig)
+    if signal.SIGINT in caught:
+        raise KeyboardInterrupt
 
 
 def _hung_up(fd: int | None) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -129,3 +130,23 @@ async def test_answers_owed_at_stdin_end_reach_a_slow_reader(tmp_path: Path) -> 
     assert sorted(m["id"] for m in messages) == [0, 1, 2, 3]
     assert all(m["result"]["content"][0]["text"] == text for m in messages)
     assert "Traceback" not in (tmp_path / "stderr").read_text()
+
+
+@pytest.mark.parametrize(
+    ("sig", "status", "name"), [(signal.SIGTERM, 0, "SIGTERM"), (signal.SIGINT, 130, "SIGINT")]
+)
+async def test_a_stop_signal_ends_a_server_held_back_writing(
+    tmp_path: Path, sig: signal.Signals, status: int, name: str
+) -> None:
+    """The spec's last word to a stdio server before SIGKILL is SIGTERM: it stops the server
+    at once, even while it is held back writing to a stdout nobody reads, saying so, and
+    it exits 0 (stopped, as for stdin closed); Ctrl-C (SIGINT) likewise, exiting 130."""
+    async with unread(tmp_path) as (proc, _answers):
+        await flood(proc)
+        started = time.monotonic()
+        proc.send_signal(sig)
+        assert await asyncio.wait_for(proc.wait(), 10.0) == status
+        assert time.monotonic() - started < 3.0
+    stderr = (tmp_path / "stderr").read_text()
+    assert "Traceback" not in stderr, stderr
+    assert f"{name} received; stopping" in stderr, stderr
