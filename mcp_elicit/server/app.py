@@ -103,7 +103,11 @@ class Server(Dispatch):
         self.auth = auth
         #: Where clients get those tokens (OAuth): published over HTTP, named in challenges.
         self.resource_metadata = resource_metadata
-        #: How long a handshake-era question waits for its answer (a person is answering).
+        #: How long a handshake-era question waits for its answer (a person is answering),
+        #: counted from when it is sent: one asked before the client's
+        #: ``notifications/initialized`` first waits for that, apart, and only
+        #: ``sessions.INITIALIZED_WAIT`` (10 s) at most, so a client that never sends it
+        #: has the question end soon (as unanswered) rather than after ``ask_timeout``.
         self.ask_timeout = ask_timeout
         #: Sessions of 2025-11-25 (and earlier) clients.
         ended = self.telemetry.session_ended if self.telemetry is not None else None

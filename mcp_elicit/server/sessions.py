@@ -23,8 +23,11 @@ Rules:
   timeout; cancellation and timeouts remove the entry.
 * No server-to-client request goes out before the client's ``notifications/initialized``
   (2025-11-25 lifecycle: only pings and logging may precede it): one asked before waits
-  for it, out of the same budget. Past it, nothing was sent: ``TimeoutError`` saying so,
-  and a warning in the log (a client that never sends it is asked nothing).
+  for it, ``initialized_wait`` seconds at most (``INITIALIZED_WAIT``, 10 s, or the
+  question's own budget when shorter), and that wait is not taken out of the budget: the
+  person has all of it once the question is sent. Past it, nothing was sent:
+  ``TimeoutError`` saying so, and a warning in the log (a client that never sends it is
+  asked nothing, and its question ends soon, not after ``ask_timeout``).
 * A session waits to hear the URL elicitations it sent finish, by id, until they
   complete or end without their page (declined, cancelled, unanswered in time, given
   up); at most ``MAX_ELICITATIONS`` ids, the least recently sent making room. An id is
@@ -57,7 +60,14 @@ from mcp_elicit.server.options import share
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire import jsonrpc
 
-__all__ = ["MAX_ELICITATIONS", "MAX_SUBSCRIBED_URI", "MAX_SUBSCRIPTIONS", "Session", "Sessions"]
+__all__ = [
+    "INITIALIZED_WAIT",
+    "MAX_ELICITATIONS",
+    "MAX_SUBSCRIBED_URI",
+    "MAX_SUBSCRIPTIONS",
+    "Session",
+    "Sessions",
+]
 
 log = logging.getLogger("mcp_elicit.sessions")
 
@@ -66,6 +76,9 @@ MAX_ELICITATIONS = 256
 #: The most resources one session may be subscribed to, and the longest URI it may name.
 MAX_SUBSCRIPTIONS = 256
 MAX_SUBSCRIBED_URI = MAX_URI
+#: How long a question waits for the client's ``notifications/initialized`` (which a client
+#: sends right after the ``InitializeResult``), apart from the time it waits for its answer.
+INITIALIZED_WAIT = 10.0
 
 Send = Callable[[bytes], Awaitable[None]]
 
@@ -81,6 +94,8 @@ class Session:
         #: The transport's attributes for telemetry (``Telemetry.request``), set by it.
         self.network: Mapping[str, str | int] | None = None
         self._initialized = asyncio.Event()
+        #: Seconds a question waits for ``notifications/initialized`` (see the module's rules).
+        self.initialized_wait = INITIALIZED_WAIT
         self.log_level: str | None = None
         #: The resources subscribed to, each with the caller that subscribed (its updates
         #: reach the session only while that caller may read it).
@@ -144,10 +159,10 @@ class Session:
         client, its stream closed), the client is told the question is withdrawn
         (``notifications/cancelled``, best effort), so a person stops being asked; then
         TimeoutError, or the cancellation goes on. ``rid``: from :meth:`new_request_id`.
-        Before the client's ``notifications/initialized`` nothing is sent: the time spent
-        waiting for it counts against ``timeout``."""
+        Before the client's ``notifications/initialized`` nothing is sent: it is waited for
+        ``initialized_wait`` seconds at most (``timeout`` when shorter), apart from ``timeout``."""
         if not self._initialized.is_set():
-            timeout = await self._await_initialized(method, timeout)
+            await self._await_initialized(method, min(self.initialized_wait, timeout))
         if self.closed:
             raise TransportError("the session is closed")
         rid = rid or self.new_request_id()
@@ -169,10 +184,8 @@ class Session:
         finally:
             self.pending.pop(rid, None)
 
-    async def _await_initialized(self, method: str, timeout: float) -> float:
-        """Wait up to ``timeout`` for ``notifications/initialized``; the time left."""
-        loop = asyncio.get_running_loop()
-        started = loop.time()
+    async def _await_initialized(self, method: str, timeout: float) -> None:
+        """Wait up to ``timeout`` for ``notifications/initialized``."""
         try:
             await asyncio.wait_for(self._initialized.wait(), timeout)
         except TimeoutError:
@@ -181,7 +194,6 @@ class Session:
             )
             log.warning("session %s: %s", self.id[:8], reason)
             raise TimeoutError(reason) from None
-        return max(0.0, timeout - (loop.time() - started))
 
     def resolve(self, message: jsonrpc.Response | jsonrpc.ErrorResponse) -> bool:
         """Hand the client's response to the question waiting for it; False when none is."""

@@ -12,7 +12,13 @@ import pytest
 from mcp_elicit import Context, Form, Principal, Server, String
 from mcp_elicit.core.rev_2025_11_25 import Handshake
 from mcp_elicit.errors import PrincipalLimitReached, URLElicitationRequired
-from mcp_elicit.server.sessions import MAX_ELICITATIONS, MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Sessions
+from mcp_elicit.server.sessions import (
+    INITIALIZED_WAIT,
+    MAX_ELICITATIONS,
+    MAX_SUBSCRIBED_URI,
+    MAX_SUBSCRIPTIONS,
+    Sessions,
+)
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.meta import ClientCapabilities
 
@@ -175,6 +181,53 @@ async def test_a_client_that_never_says_initialized_is_asked_nothing(
     assert client.asked == [], "nothing is sent, not even a withdrawal"
     assert client.session.pending == {}
     assert "notifications/initialized" in caplog.text and "elicitation/create" in caplog.text
+
+
+class Slow(SessionClient):
+    """A client whose person takes ``delay`` seconds to answer each question."""
+
+    delay = 0.5
+
+    async def send(self, data: bytes) -> None:
+        async def later() -> None:
+            await asyncio.sleep(self.delay)
+            await SessionClient.send(self, data)
+
+        self._answering = asyncio.ensure_future(later())
+
+
+async def test_a_late_initialized_leaves_the_question_its_whole_time(wire_2025: WireChecker) -> None:
+    """A client that sends ``notifications/initialized`` late, then takes most of
+    ``ask_timeout`` to answer, still gets its answer in: the wait for the notification has
+    a bound of its own and is not taken out of the time the person has to answer."""
+    client = Slow(build(ask_timeout=1.0), checker=wire_2025)
+    client.answer = lambda _k, _r: {"action": "decline"}
+    await client.open(initialized=False)
+    call = asyncio.ensure_future(client.result("tools/call", {"name": "ask_name"}))
+    await asyncio.sleep(0.8)
+    assert client.asked == []
+    client.initialized()
+    result = await asyncio.wait_for(call, 5)
+    assert result["content"][0]["text"] == "answer: decline"
+    assert [m["method"] for m in client.asked] == ["elicitation/create"]
+
+
+async def test_a_client_that_never_says_initialized_hears_so_long_before_ask_timeout(
+    wire_2025: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The wait for ``notifications/initialized`` is bounded by ``initialized_wait``
+    (``INITIALIZED_WAIT`` unless changed), far below the default ``ask_timeout``: a client
+    that never sends it has its question end as unanswered soon, not after ten minutes."""
+    server = build()
+    client = Silent(server, checker=wire_2025)
+    await client.open(initialized=False)
+    assert client.session.initialized_wait == INITIALIZED_WAIT <= server.ask_timeout / 10
+    client.session.initialized_wait = 0.1
+    with caplog.at_level("WARNING", logger="mcp_elicit.sessions"):
+        result = await asyncio.wait_for(client.result("tools/call", {"name": "ask_name"}), 5)
+    assert result["content"][0]["text"] == "answer: cancel"
+    assert client.asked == []
+    assert "sent no notifications/initialized within 0.1 s; elicitation/create was not sent" in caplog.text
 
 
 async def _waiting(client: SessionClient, rid: int) -> asyncio.Task[bytes | None]:
