@@ -433,7 +433,15 @@ class StdioServer:
 
 async def serve_stdio(server: Server) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin closes, or until
-    SIGTERM or SIGINT; after SIGINT, raises KeyboardInterrupt (as Ctrl-C would)."""
+    SIGTERM or SIGINT; after SIGINT, raises KeyboardInterrupt (as Ctrl-C would). Started
+    with fd 0 or fd 1 closed, it says so and returns: there is nothing to read, or nobody to
+    answer (and the number may belong to another file by now, the event loop's own, say)."""
+    for stream, fd, name in ((sys.stdin, 0, "stdin"), (sys.stdout, 1, "stdout")):
+        if stream is None:  # what Python makes of a descriptor not open when it started
+            log.warning(
+                "%s is not open (fd %d was closed when the process started): nothing to serve", name, fd
+            )
+            return
     stdio = StdioServer(server)
     loop = asyncio.get_running_loop()
     caught: list[signal.Signals] = []

@@ -150,3 +150,31 @@ async def test_a_stop_signal_ends_a_server_held_back_writing(
     stderr = (tmp_path / "stderr").read_text()
     assert "Traceback" not in stderr, stderr
     assert f"{name} received; stopping" in stderr, stderr
+
+
+@pytest.mark.parametrize(("fd", "name"), [(0, "stdin"), (1, "stdout")])
+async def test_started_without_stdin_or_stdout_the_server_says_so_and_stops(
+    tmp_path: Path, fd: int, name: str
+) -> None:
+    """Started with fd 0 or fd 1 closed (``0<&-``, ``>&-``), there is nothing to read or
+    nobody to answer: the server says which, and exits 0 as after stdin's end or stdout's
+    reader going away (before: a traceback and exit 1; without stdout the event loop's own
+    descriptor took number 1 and was overwritten)."""
+    command = ["sh", "-c", f'exec "$@" {fd}<&-' if fd == 0 else 'exec "$@" >&-', "sh", *cli(), "serve"]
+    with (tmp_path / "stderr").open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(
+            *command,
+            str(WAITING_SERVER),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=err,
+        )
+        try:
+            assert await asyncio.wait_for(proc.wait(), 20.0) == 0
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    stderr = (tmp_path / "stderr").read_text()
+    assert "Traceback" not in stderr, stderr
+    assert f"{name} is not open (fd {fd} was closed when the process started)" in stderr, stderr
