@@ -10,8 +10,11 @@ Rules:
   ``initialize``'s own stream (without a version: none is agreed yet), since the
   response's headers, which assign it, arrive before them; an id that is not 1 to 4096
   visible ASCII characters (0x21-0x7E) fails ``initialize`` with a ``ProtocolViolation``
-  (an empty header assigns no session); a 404 on a request carrying it means the session is gone: run
-  ``initialize`` again once and retry. Requests that meet the 404 of one session together
+  (an empty header assigns no session); a 404 on a request carrying it means the session is gone,
+  whatever the body says (servers, this one included, put a JSON-RPC error in it): run
+  ``initialize`` again once and send the request again, whatever its method (a ``tools/call``
+  too: the server answered it 404 without acting on it, its session being unknown to it); a
+  404 in the new session fails the request with the server's error. Requests that meet the 404 of one session together
   start one new session between them, and no request goes out while it is being set up
   (it would carry neither the session's id nor its version): they wait for it. Over HTTP the GET event stream is opened after the
   handshake (a server may send its requests there; a 405 or any error just means it has

@@ -45,7 +45,7 @@ from mcp_elicit.errors import (
     ProtocolError,
     ProtocolViolation,
 )
-from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response
+from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, Response, decode
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
 from mcp_elicit.wire.versions import is_modern
 
@@ -60,6 +60,7 @@ __all__ = [
     "malformed_reply",
     "message_json",
     "person_at_work",
+    "session_gone",
     "speaks_modern",
     "thinking",
 ]
@@ -206,6 +207,23 @@ def malformed_reply(exc: ProtocolError, server: str) -> Ended | None:
             f"{server} answered request {rid!r} with a malformed response: {exc.message}"
         ),
     )
+
+
+def session_gone(sent_with: Mapping[str, str], status: int, body: str, is_json: bool) -> Ended | None:
+    """How a request sent with the headers ``sent_with`` ended, if they name a session
+    (``Mcp-Session-Id``) and the answer was 404 (else None), whatever its ``body``: the
+    session is gone (the client opens a new one), and the JSON-RPC error the body holds, if
+    any (servers send one, with the request's id or none), is the ``error`` to raise if the
+    new session meets a 404 too, never the request's answer."""
+    if status != 404 or not any(k.lower() == "mcp-session-id" for k in sent_with):
+        return None
+    error: ProtocolError | None = None
+    if is_json and body.strip():
+        with contextlib.suppress(ProtocolError):
+            message = decode(body)
+            if isinstance(message, ErrorResponse):
+                error = ProtocolError.from_error(message.error)
+    return Ended(404, body=body.strip(), error=error)
 
 
 def invalid_request_reply(exc: ProtocolError) -> dict[str, Any] | None:

@@ -8,9 +8,9 @@ Rules:
   the protocol headers of the message, in that order of precedence.
 * A JSON answer is one message; an SSE answer is read event by event (comments and empty
   priming events skipped) until the stream ends; either way the exchange ends with
-  ``Ended`` carrying the status, a non-JSON-RPC body, and the SSE ``id``/``retry`` seen
-  (for resuming). A broken connection ends it with a reason; the client turns that into a
-  ``TransportError`` a person can act on.
+  ``Ended`` carrying the status, a non-JSON-RPC body, the SSE ``id``/``retry`` (for
+  resuming); a 404 naming a session ends it whatever its body (``session_gone``). A broken
+  connection ends it with a reason: a ``TransportError`` a person can act on.
 * Reading happens in a task per exchange feeding a queue, so a wait for the next message
   can be abandoned and resumed; closing an exchange closes its response (on 2026-07-28
   that cancels the request on the server).
@@ -63,6 +63,7 @@ from mcp_elicit.client.transport import (
     invalid_request_reply,
     malformed_reply,
     message_json,
+    session_gone,
     speaks_modern,
 )
 from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
@@ -411,10 +412,12 @@ class _HttpExchange:
             # The response is closed (its connection back in the pool) before delivery.
             text = body.decode("utf-8", errors="replace")
             is_json = kind == "application/json" or kind.endswith("+json") or not kind
-            if body.strip() and is_json and self._decode(body):
+            if (gone := session_gone(headers, status, text, is_json)) is not None:
+                self._queue.put_nowait(gone)
+            elif body.strip() and is_json and self._decode(body):
                 self._queue.put_nowait(Ended(status))
-                return
-            self._queue.put_nowait(Ended(status, body=text.strip()))
+            else:
+                self._queue.put_nowait(Ended(status, body=text.strip()))
         except asyncio.CancelledError:
             raise
         except AuthorizationError as exc:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import httpx
 import pytest
 
 from client.recorder import Recorder, peer_client
@@ -139,3 +140,20 @@ async def test_a_push_style_tool_at_2026_fails_with_the_servers_error(sdk_http: 
     async with Client(HttpTransport(sdk_http), answerer=answers(), versions=["2026-07-28"]) as client:
         with pytest.raises(ProtocolError, match="back-channel"):
             await client.call_tool("confirm_name", {"name": "Ann"})
+
+
+async def test_a_session_the_sdk_ended_is_renewed_at_2025(sdk_http: str) -> None:
+    """The SDK answers a request of a session it ended with 404 and a JSON-RPC error
+    without an id, which the client raised as the request's answer; it opens a new session
+    and sends the request again there."""
+    async with Client(HttpTransport(sdk_http), answerer=answers(), versions=["2025-11-25"]) as client:
+        ended = client.session.session_id  # type: ignore[union-attr]
+        assert ended is not None
+        async with httpx.AsyncClient() as raw:
+            deleted = await raw.delete(
+                sdk_http, headers={"Mcp-Session-Id": ended, "MCP-Protocol-Version": "2025-11-25"}
+            )
+        assert deleted.status_code == 200
+        out = await client.call_tool("book_table", {"restaurant": "noma"})
+        assert out["content"][0]["text"] == "Booked noma for 2 on 2026-12-24"
+        assert client.session.session_id not in (None, ended)  # type: ignore[union-attr]
