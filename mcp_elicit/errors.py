@@ -215,7 +215,7 @@ class ResourceNotFound(InvalidParams):
     """``resources/read`` named a URI that no resource or template serves.
 
     -32602 from 2026-07-28 on; the handshake revisions (2025-11-25 and earlier) name
-    -32002 for it, which ``for_handshake()`` sends."""
+    -32002 for it, which ``for_handshake()`` sends: ``code`` is the one sent (or received)."""
 
     HANDSHAKE_CODE: ClassVar[int] = -32002
 
@@ -226,16 +226,12 @@ class ResourceNotFound(InvalidParams):
         self.uri = uri
         self.reason = reason
         self.handshake = handshake
+        if handshake:
+            self.code = self.HANDSHAKE_CODE  # type: ignore[misc]
 
     def for_handshake(self) -> ResourceNotFound:
         """The same error as a 2025-11-25 (or earlier) session answers it: code -32002."""
         return ResourceNotFound(self.uri, self.reason, handshake=True)
-
-    def to_error(self) -> dict[str, Any]:
-        error = super().to_error()
-        if self.handshake:
-            error["code"] = self.HANDSHAKE_CODE
-        return error
 
 
 class InvalidRequestState(InvalidParams):

@@ -68,7 +68,8 @@ async def test_prompts_and_resources_ask_too(session: tuple[Client, Recorder, Us
 
 async def test_a_resource_not_found_is_read_as_such(session: tuple[Client, Recorder, User]) -> None:
     """-32602 from a 2026-07-28 server, -32002 from a 2025-11-25 one: either way the
-    caller gets the server's words, and from 2025-11-25 a ``ResourceNotFound`` naming the URI."""
+    caller gets the server's words and code, and from 2025-11-25 a ``ResourceNotFound``
+    naming the URI (whose ``code`` said -32602, the 2026-07-28 code, though -32002 came)."""
     client, _, _ = session
     with pytest.raises(ProtocolError) as caught:
         await client.read_resource("menu://nowhere/at/all")
@@ -76,8 +77,10 @@ async def test_a_resource_not_found_is_read_as_such(session: tuple[Client, Recor
     if client.revision == "2025-11-25":
         assert isinstance(caught.value, ResourceNotFound) and caught.value.uri == "menu://nowhere/at/all"
         assert caught.value.to_error()["code"] == -32002
+        assert caught.value.code == -32002
     else:
         assert isinstance(caught.value, InvalidParams)
+        assert caught.value.code == -32602
 
 
 async def test_a_url_step(session: tuple[Client, Recorder, User]) -> None:
