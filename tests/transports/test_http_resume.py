@@ -27,7 +27,8 @@ from support.wire import WireChecker
 pytestmark = pytest.mark.anyio
 
 
-def build() -> Server:
+def build(chatty_may_answer: asyncio.Event | None = None) -> Server:
+    """The server; ``chatty`` answers once ``chatty_may_answer`` is set (None: at once)."""
     app = ask_name_server("resume")
 
     @app.tool()
@@ -35,7 +36,8 @@ def build() -> Server:
         for step in range(1005):
             await ctx.report_progress(step, 1005)
         await ctx.close_stream()
-        await asyncio.sleep(0.5)  # still running when the client resumes
+        if chatty_may_answer is not None:
+            await chatty_may_answer.wait()  # still running when the client resumes
         return "said a lot"
 
     @app.tool()
@@ -242,14 +244,19 @@ async def test_mcp_elicits_own_client_resumes_a_stream_the_server_ended(running:
     assert result["content"][0]["text"] == "closed=True"
 
 
-async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
-    running: InProcess, wire_2025: WireChecker
-) -> None:
+async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(wire_2025: WireChecker) -> None:
     """1,005 progress notifications, then the server ends the stream: the last 1,000 are
     kept (6 to 1,005), so resuming after event 4 (5 is gone) is refused, and after event 5
     gets everything from 6 on, then the answer. Once answered, only the last 16 events
-    are kept: enough to fetch a lost answer again."""
-    async with httpx.AsyncClient(timeout=20) as http:
+    are kept: enough to fetch a lost answer again. The tool answers once the resume is
+    under way: it used to answer half a second after ending its stream, which a loaded
+    machine could take to read the 1,005 events, so the resume after 5 came after the
+    answer and was rightly refused (400)."""
+    may_answer = asyncio.Event()
+    async with (
+        uvicorn_server(StreamableHTTP(build(may_answer), resume_within=5.0)) as running,
+        httpx.AsyncClient(timeout=20) as http,
+    ):
         headers = await open_session(http, running.url, wire_2025)
         body = call("chatty")
         body["params"]["_meta"] = {"progressToken": "p"}
@@ -261,9 +268,13 @@ async def test_a_resume_from_before_the_kept_events_is_refused_not_gapped(
         too_old = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-4"})
         assert too_old.status_code == 400
         assert "no longer kept" in too_old.json()["error"]["message"]
-        resumed = await http.get(running.url, headers={**headers, "last-event-id": f"{stream}-5"})
-        assert resumed.status_code == 200, resumed.text[:300]
-        got = [message(e) for e in EventDecoder().feed(resumed.content)]
+        async with http.stream(
+            "GET", running.url, headers={**headers, "last-event-id": f"{stream}-5"}
+        ) as resumed:
+            assert resumed.status_code == 200, (await resumed.aread())[:300]
+            may_answer.set()  # the stream is this connection's: the answer comes on it
+            content = await resumed.aread()
+        got = [message(e) for e in EventDecoder().feed(content)]
         assert len(got) == 1001  # events 6 to 1,005 (progress 5 to 1,004), then the answer
         assert got[0]["params"]["progress"] == 5 and got[-2]["params"]["progress"] == 1004
         wire_2025.response("tools/call", got[-1])
