@@ -672,6 +672,39 @@ async def test_keyboard_only(new_page: NewPage) -> None:
         assert await opened.answers() == [ElicitAnswer.accept(guests=3, seating="out", ok=True)]
 
 
+#: The contrast ratio (WCAG 2.x) of the focused control's outline against the colour behind
+#: it: the nearest ancestor's opaque background (the outline sits outside the control).
+FOCUS_CONTRAST = """() => {
+  const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+  const lum = (c) => {
+    const [r, g, b] = rgb(c).map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const focused = document.activeElement;
+  let behind = focused.parentElement;
+  while (behind && rgb(getComputedStyle(behind).backgroundColor)[3] === 0) behind = behind.parentElement;
+  const [a, b] = [lum(getComputedStyle(focused).outlineColor), lum(getComputedStyle(behind).backgroundColor)];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+async def test_the_focus_outline_stands_out_from_the_page(new_page: NewPage, scheme: str) -> None:
+    """WCAG 1.4.11: the outline that shows where the keyboard is has at least 3:1 against
+    the page around it, in both colour schemes, on a field, a button and a link."""
+    async with open_round([form_request(SMALL), url_request("https://pay.example.com/")]) as opened:
+        page = await show(new_page, opened, color_scheme=scheme)
+        for target in ("#q0-f0-input", "#review", "#q1-open"):
+            await page.locator(target).focus()
+            await page.keyboard.press("Shift+Tab")  # the focus ring shows for the keyboard
+            await page.keyboard.press("Tab")
+            await expect(page.locator(target)).to_be_focused()
+            ratio = await page.evaluate(FOCUS_CONTRAST)
+            assert ratio >= 3, f"{target}: the focus outline has {ratio:.2f}:1 against the page"
+        await page.click("#cancel")
+        assert await opened.answers() == [ElicitAnswer.cancel()] * 2
+
+
 @pytest.mark.parametrize("which", ["form", "described", "url"])
 async def test_phone_width_has_no_sideways_scrolling(new_page: NewPage, which: str) -> None:
     request = (
