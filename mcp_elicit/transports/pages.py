@@ -83,7 +83,8 @@ LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost"})
 _ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 _STYLE = """
-body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
+body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;
+overflow-wrap:anywhere}
 h1{font-size:1.4rem}.box{border:1px solid #ccc;border-radius:8px;padding:1rem 1.25rem}
 label{display:block;font-weight:600;margin:.5rem 0 .25rem}input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
 .row{display:flex;gap:.5rem;flex-wrap:wrap;margin-top:1rem}button{padding:.5rem 1rem;font-size:1rem;border-radius:6px;border:1px solid #888;background:#fff;cursor:pointer}

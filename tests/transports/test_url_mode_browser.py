@@ -5,8 +5,8 @@ signed in as another principal is refused and the flow is not completed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -18,6 +18,9 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.browser import NewPage, anyio_backend, browser, new_page
 from support.procs import uvicorn_server
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
 
 __all__ = ["anyio_backend", "browser", "new_page"]  # fixtures
 
@@ -37,9 +40,10 @@ class SignedInAs:
         return cookies.get("session-user")
 
 
-def build(store: MemoryStore) -> Server:
+def build(store: MemoryStore, key: str = "example_api_key", title: str | None = None) -> Server:
     app = Server(
         "browser-url-mode",
+        title=title,
         state_keys=KeyRing([bytes(range(150, 182))]),
         store=store,
         auth=Tokens(),
@@ -49,7 +53,7 @@ def build(store: MemoryStore) -> Server:
 
     @app.tool()
     async def use_key(ctx: Context) -> str:
-        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        answer = await ctx.secret(key, message="Enter your Example API key")
         if answer.secret is None:
             return f"no key ({answer.action})"
         return f"key of {len(await answer.secret.reveal())} characters"
@@ -62,16 +66,25 @@ class Person:
 
     modes = frozenset({"url"})
 
-    def __init__(self, new_page: NewPage, base: str, user: str) -> None:
+    def __init__(
+        self,
+        new_page: NewPage,
+        base: str,
+        user: str,
+        look: Callable[[Page], Awaitable[None]] | None = None,
+        **options: Any,
+    ) -> None:
         self.new_page = new_page
         self.base = base
         self.user = user
+        self.look = look  # when given: only look at the page, then cancel
+        self.options = options
         self.outcome = ""
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
         assert request.mode == "url"
         assert request.url is not None
-        page = await self.new_page()
+        page = await self.new_page(**self.options)
         await page.context.add_cookies([{"name": "session-user", "value": self.user, "url": self.base}])
         response = await page.goto(request.url)
         assert response is not None
@@ -79,6 +92,11 @@ class Person:
             self.outcome = f"refused {response.status}: {await page.inner_text('h1')}"
             return ElicitAnswer.cancel()
         assert "?t=" not in page.url, "the single-use token is gone from the address bar"
+        if self.look is not None:
+            await self.look(page)
+            await page.get_by_role("button", name="Cancel").click()
+            await page.get_by_role("status").wait_for()
+            return ElicitAnswer.cancel()
         await page.get_by_label("example_api_key").fill(SECRET)
         await page.get_by_role("button", name="Save").click()
         await page.get_by_role("status").wait_for()
@@ -120,4 +138,24 @@ async def test_another_principals_browser_is_refused(new_page: NewPage) -> None:
         assert result["content"][0]["text"] == "no key (cancel)"
         assert await app.url_mode.vault.get("vault", "example_api_key", "alice") is None
         assert await app.url_mode.vault.get("vault", "example_api_key", "mallory") is None
+    await store.close()
+
+
+async def test_at_320_px_long_names_wrap_instead_of_widening_the_page(new_page: NewPage) -> None:
+    """WCAG 1.4.10 (reflow): at 320 CSS px, a long secret name and a long user name (no
+    spaces to break at) wrap; nothing of the page needs sideways scrolling to be read."""
+    store = MemoryStore()
+    user = "alice.with.a.long.account.name.at.the.subdivision.example-company.com"
+    key = "example_api_key_for_the_integration_with_a_long_name"
+    widths: list[int] = []
+
+    async def look(page: Page) -> None:
+        widths.extend(await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]"))
+
+    async with uvicorn_server(StreamableHTTP(build(store, key=key))) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        person = Person(new_page, base, user, look, viewport={"width": 320, "height": 640})
+        result = await _call(running.url, person, f"tok-{user}")
+        assert result["content"][0]["text"] == "no key (cancel)"
+    assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
     await store.close()
