@@ -33,7 +33,8 @@ Rules:
   ``failed``.
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
-  else's link sees that it is not theirs before typing anything.
+  else's link sees that it is not theirs before typing anything. Its title (the tab's
+  name), and the finished page's, say which server asks.
 * Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
   no referrer. A store that fails (Redis down, SQLite locked) gives a 503 page asking to
   try again; the cause is logged, never shown.
@@ -143,15 +144,16 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
     ``body_timeout`` seconds (None: no limit), read from the app's ``state.body_timeout``
     at each form, so that setting that changes it."""
     url_mode = server.url_mode
+    asking = server.title or server.name  # in every page's title: which server asks
 
     def whose(flow: Flow) -> str:
         """The line saying which server asks, and for whom (escaped HTML)."""
-        asking = html.escape(server.title or server.name)
+        who = html.escape(asking)
         if flow.principal is None:
-            return f'<p class="muted">Requested by the server <strong>{asking}</strong>.</p>'
+            return f'<p class="muted">Requested by the server <strong>{who}</strong>.</p>'
         user = html.escape(flow.principal)
         return (
-            f'<p class="muted">Requested by the server <strong>{asking}</strong> '
+            f'<p class="muted">Requested by the server <strong>{who}</strong> '
             f"for the user <strong>{user}</strong>. If that is not you, close this page.</p>"
         )
 
@@ -219,15 +221,15 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if refusal is not None:
             return refusal
         if current.done:
-            return _done(current)
+            return _done(asking, current)
         assert cookie is not None
         if request.method == "POST":
             return await submit(request, current, cookie)
         if current.kind == "oauth":
             return _connect_page(
-                current, _csrf(cookie, current.id), whose(current), _pages(url_mode, request)
+                current, _csrf(cookie, current.id), whose(current), asking, _pages(url_mode, request)
             )
-        return _secret_form(current, _csrf(cookie, current.id), whose(current))
+        return _secret_form(current, _csrf(cookie, current.id), whose(current), asking)
 
     async def start(request: Request) -> Response:
         """Send this browser to the provider: one new authorization request."""
@@ -242,7 +244,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if refusal is not None:
             return refusal
         if flow.done:
-            return _done(flow)
+            return _done(asking, flow)
         assert cookie is not None
         try:
             redirect_uri = f"{await url_mode.base_url()}{PAGES_PATH}/oauth/callback"
@@ -306,13 +308,13 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                         return refusal_page(
                             410, "This request has ended", "Go back to your application and try again."
                         )
-                    return _done(latest)
+                    return _done(asking, latest)
                 await url_mode.oauth.save(flow.name, flow.principal, tokens)
                 log.info("flow %s: connected to %s", flow.id[:6], flow.name)
                 ended = await url_mode.flows.finish(flow, "complete")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
-        return _done(flow)
+        return _done(asking, flow)
 
     async def submit(request: Request, flow: Flow, cookie: str) -> Response:
         body_timeout: float | None = app.state.body_timeout
@@ -345,6 +347,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     flow,
                     _csrf(cookie, flow.id),
                     whose(flow),
+                    asking,
                     problem="Enter a value (at most 8192 characters).",
                 )
             # the flow may have ended while the form was on its way (the request gave up,
@@ -355,14 +358,14 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     410, "This request has ended", "Nothing was saved. Go back to your application."
                 )
             if latest.done:
-                return _done(latest)
+                return _done(asking, latest)
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
             ended = await url_mode.flows.finish(flow, "complete")
         else:
             return refusal_page(400, "Unknown action", "Reload the page and try again.")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
-        return _done(flow)
+        return _done(asking, flow)
 
     app = Starlette(
         routes=[
@@ -411,7 +414,7 @@ async def _form(request: Request) -> dict[str, str] | None:
     return dict(pairs)
 
 
-def _secret_form(flow: Flow, csrf: str, whose: str, problem: str | None = None) -> HTMLResponse:
+def _secret_form(flow: Flow, csrf: str, whose: str, asking: str, problem: str | None = None) -> HTMLResponse:
     name = html.escape(flow.name)
     error = (
         f'<p id="problem" role="alert" style="color:#b00020">{html.escape(problem)}</p>' if problem else ""
@@ -436,7 +439,7 @@ server, for you only; it is not shown to the application or its AI model.</p>
 </form>
 </div>
 <p class="muted">This link works once and expires soon.</p>"""
-    return _page(f"Enter your {flow.name}", body)
+    return _page(f"{asking} asks for your {flow.name}", body)
 
 
 def _pages(url_mode: UrlMode, request: Request) -> str:
@@ -449,7 +452,7 @@ def _pages(url_mode: UrlMode, request: Request) -> str:
     return str(request.scope.get("root_path", "")) + PAGES_PATH
 
 
-def _connect_page(flow: Flow, csrf: str, whose: str, pages: str = PAGES_PATH) -> HTMLResponse:
+def _connect_page(flow: Flow, csrf: str, whose: str, asking: str, pages: str = PAGES_PATH) -> HTMLResponse:
     name = html.escape(flow.name)
     body = f"""
 <h1>Connect to {name}</h1>
@@ -468,10 +471,10 @@ application or its AI model.</p>
 </form>
 </div>
 <p class="muted">This link works once and expires soon.</p>"""
-    return _page(f"Connect to {flow.name}", body)
+    return _page(f"{asking} asks to connect to {flow.name}", body)
 
 
-def _done(flow: Flow) -> HTMLResponse:
+def _done(asking: str, flow: Flow) -> HTMLResponse:
     texts = {
         "complete": "Saved. You can close this tab and go back to your application.",
         "declined": "You declined. You can close this tab.",
@@ -483,4 +486,4 @@ def _done(flow: Flow) -> HTMLResponse:
             f"Connecting to {flow.name} did not work. Go back to your application and try again."
         )
     text = texts.get(flow.status, "This request is finished. You can close this tab.")
-    return _page("Done", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')
+    return _page(f"Done · {asking}", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')

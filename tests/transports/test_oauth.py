@@ -180,6 +180,7 @@ async def open_link(browser: httpx.AsyncClient, url: str) -> httpx.Response:
     page = await browser.get(first.url.join(first.headers["location"]))
     assert page.status_code == 200, page.text
     assert "Continue to example" in page.text
+    assert "<title>oauth-test asks to connect to example</title>" in page.text  # who asks, in the tab
     assert page.headers["cache-control"] == "no-store"
     return page
 

@@ -80,6 +80,7 @@ class Person:
         self.look = look  # when given: only look at the page, then cancel
         self.options = options
         self.outcome = ""
+        self.titles: list[str] = []
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
         assert request.mode == "url"
@@ -93,9 +94,11 @@ class Person:
             return ElicitAnswer.cancel()
         assert "?t=" not in page.url, "the single-use token is gone from the address bar"
         if self.look is not None:
+            self.titles.append(await page.title())
             await self.look(page)
             await page.get_by_role("button", name="Cancel").click()
             await page.get_by_role("status").wait_for()
+            self.titles.append(await page.title())
             return ElicitAnswer.cancel()
         await page.get_by_label("example_api_key").fill(SECRET)
         await page.get_by_role("button", name="Save").click()
@@ -158,4 +161,19 @@ async def test_at_320_px_long_names_wrap_instead_of_widening_the_page(new_page: 
         result = await _call(running.url, person, f"tok-{user}")
         assert result["content"][0]["text"] == "no key (cancel)"
     assert widths[0] <= widths[1], f"the page is {widths[0]} px wide in a {widths[1]} px window"
+    await store.close()
+
+
+async def test_the_tabs_title_says_which_server_asks(new_page: NewPage) -> None:
+    """WCAG 2.4.2: a person choosing among tabs (or told the title by a screen reader) sees
+    which server asks for the secret, and which server's page says it is done."""
+    store = MemoryStore()
+
+    async def look(page: Page) -> None:
+        return None
+
+    async with uvicorn_server(StreamableHTTP(build(store, title="Acme Bookings"))) as running:
+        person = Person(new_page, f"http://127.0.0.1:{running.port}", "alice", look)
+        await _call(running.url, person, "tok-alice")
+    assert person.titles == ["Acme Bookings asks for your example_api_key", "Done · Acme Bookings"]
     await store.close()
