@@ -33,8 +33,9 @@ Rules:
   ``failed``.
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
-  else's link sees that it is not theirs before typing anything. Its title (the tab's
-  name), and the finished page's, say which server asks.
+  else's link sees that it is not theirs before typing anything; the secret's field, which
+  takes focus past that line, is described by it. Its title (the tab's name), and the
+  finished page's, say which server asks.
 * Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
   no referrer. A store that fails (Redis down, SQLite locked) gives a 503 page asking to
   try again; the cause is logged, never shown.
@@ -150,10 +151,10 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         """The line saying which server asks, and for whom (escaped HTML)."""
         who = html.escape(asking)
         if flow.principal is None:
-            return f'<p class="muted">Requested by the server <strong>{who}</strong>.</p>'
+            return f'<p class="muted" id="whose">Requested by the server <strong>{who}</strong>.</p>'
         user = html.escape(flow.principal)
         return (
-            f'<p class="muted">Requested by the server <strong>{who}</strong> '
+            f'<p class="muted" id="whose">Requested by the server <strong>{who}</strong> '
             f"for the user <strong>{user}</strong>. If that is not you, close this page.</p>"
         )
 
@@ -430,7 +431,7 @@ server, for you only; it is not shown to the application or its AI model.</p>
 <input type="hidden" name="csrf" value="{csrf}">
 <label for="value">{name}</label>
 <input id="value" name="value" type="password" autocomplete="off" autofocus required maxlength="8192"
- {'aria-describedby="problem" aria-invalid="true"' if problem else ""}>
+ {'aria-describedby="problem whose" aria-invalid="true"' if problem else 'aria-describedby="whose"'}>
 <div class="row">
 <button class="primary" name="action" value="submit" type="submit">Save</button>
 <button name="action" value="decline" type="submit" formnovalidate>Decline</button>

@@ -5,6 +5,7 @@ signed in as another principal is refused and the flow is not completed."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -176,4 +177,29 @@ async def test_the_tabs_title_says_which_server_asks(new_page: NewPage) -> None:
         person = Person(new_page, f"http://127.0.0.1:{running.port}", "alice", look)
         await _call(running.url, person, "tok-alice")
     assert person.titles == ["Acme Bookings asks for your example_api_key", "Done · Acme Bookings"]
+    await store.close()
+
+
+async def test_the_focused_secret_field_says_who_asks_and_for_whom(new_page: NewPage) -> None:
+    """The page puts focus straight in the secret's field, past the line naming the server
+    and the user: a screen reader starts there, so the field itself carries that line (and
+    why a value was refused), and the person hears whose page it is before typing."""
+    from playwright.async_api import expect
+
+    store = MemoryStore()
+    who = re.compile(r"Requested by the server Acme Bookings for the user alice\. If that is not you")
+
+    async def look(page: Page) -> None:
+        field = page.get_by_label("example_api_key")
+        await expect(field).to_be_focused()
+        await expect(field).to_have_accessible_description(who)
+        await field.fill("   ")
+        await page.keyboard.press("Enter")
+        await expect(page.get_by_role("alert")).to_have_text("Enter a value (at most 8192 characters).")
+        await expect(field).to_be_focused()
+        await expect(field).to_have_accessible_description(re.compile(r"^Enter a value .*" + who.pattern))
+
+    async with uvicorn_server(StreamableHTTP(build(store, title="Acme Bookings"))) as running:
+        person = Person(new_page, f"http://127.0.0.1:{running.port}", "alice", look)
+        assert (await _call(running.url, person, "tok-alice"))["content"][0]["text"] == "no key (cancel)"
     await store.close()
