@@ -196,7 +196,9 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str) -> str:
 <h1><span class="server">{who}</span>{version} {verb}</h1>
 <p class="context">during <code>{_e(str(first.origin))}</code>{where}</p>
 </header>
-<noscript><p class="alert">This page needs JavaScript to send your answers.</p></noscript>
+<noscript><p class="alert">This page needs JavaScript to send your answers, and it is off here:
+nothing can be sent from this page, and the question is cancelled. Turn JavaScript on for this
+address to answer in the browser next time.</p></noscript>
 <div id="alert" class="alert" role="alert"></div>
 <div id="status" class="sr-only" role="status" aria-live="polite"></div>
 <form id="answers" novalidate>

@@ -24,6 +24,7 @@ from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.forms import Boolean, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.ui import web_round
 from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
 from mcp_elicit.ui.web import WebAnswerer
 from ui.web_rounds import (
@@ -56,6 +57,7 @@ expect = pytest.importorskip(
 ).expect
 
 SMALL = Form(guests=Integer(title="Guests", minimum=1, maximum=20), note=String(title="Note", required=False))
+SMALL_MESSAGE = "How many guests, and a note?"
 OSLO = {"timezone_id": "Europe/Oslo", "locale": "en-GB"}
 
 
@@ -464,6 +466,27 @@ async def test_the_link_clicked_on_another_site_opens_the_form(new_page: NewPage
         await page.fill("#q0-f0-input", "3")
         await review_and_send(page)
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
+async def test_without_javascript_the_page_says_so_and_shows_no_dead_form(
+    new_page: NewPage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With JavaScript off nothing on the page could send anything, and the round is
+    cancelled when no event stream comes: the page says exactly that, and shows no form
+    whose buttons would do nothing."""
+    monkeypatch.setattr(web_round, "FIRST_STREAM_SECONDS", 0.5)
+    both = [form_request(SMALL, message=SMALL_MESSAGE), url_request("https://pay.example.com/")]
+    async with open_round(both, grace=0.1) as opened:
+        page = await new_page(java_script_enabled=False)
+        await page.goto(opened.url)
+        said = page.locator("noscript .alert")  # Playwright's text and role queries skip <noscript>
+        await expect(said).to_be_visible()
+        await expect(said).to_contain_text("This page needs JavaScript")
+        await expect(said).to_contain_text("cancelled")
+        await expect(page.locator("#q0-message")).to_have_text(SMALL_MESSAGE)  # what was asked
+        for role in ("button", "link", "textbox", "spinbutton"):
+            await expect(page.get_by_role(role)).to_have_count(0)  # nothing that does nothing
+        assert await opened.answers() == [ElicitAnswer.cancel()] * 2
 
 
 async def test_waiting_too_long_cancels_and_the_page_says_so(new_page: NewPage) -> None:
