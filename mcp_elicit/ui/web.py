@@ -35,6 +35,8 @@ Rules:
 * The answer is checked again on the server before it is returned, so what reaches the
   client is exactly what the terminal answerer would give (``content`` without the
   defaults, which the client applies).
+* The page warns before ``timeout`` ends (half of it, at most a minute, before) and offers
+  "More time" (``POST /api/more-time``): the whole ``timeout`` again, as often as asked.
 * The page keeps an event stream open. When every stream of a page that was opened has
   been gone for ``grace`` seconds (the tab was closed), or ``timeout`` passes, every
   question of the round is answered ``cancel``; so is a cancelled ``elicit_many``.
@@ -92,7 +94,7 @@ _HEADERS: Final = {
     "Cross-Origin-Resource-Policy": "same-origin",
 }
 _STATIC: Final = {"/static/app.js": "text/javascript", "/static/app.css": "text/css"}
-_POSTED: Final = frozenset({"/api/check", "/api/answer", "/api/opened"})
+_POSTED: Final = frozenset({"/api/check", "/api/answer", "/api/opened", "/api/more-time"})
 #: What the page may post: as much as a server's message the client reads (16 MiB), since
 #: the page sends back the defaults it was given, and a text field may have no length limit.
 _MAX_BODY: Final = 16 * 1024 * 1024
@@ -201,22 +203,28 @@ class _App:
             response = RedirectResponse("/form", status_code=303, headers=_HEADERS)
         else:  # a redirect keeps the other site as initiator: the SameSite cookie would not go
             response = HTMLResponse(_CONTINUE, headers={**_HEADERS, "Refresh": "0; url=/form"})
+        self._cookie(response)
+        return response
+
+    def _cookie(self, response: Response) -> None:
+        """The page's cookie, kept as long as the round waits (cookies are not per port:
+        it goes soon after)."""
         response.set_cookie(
             self.round.cookie_name,
             self.round.cookie,
-            max_age=max(int(self.round.lifetime) + 60, 60),  # cookies are not per port: let it go
+            max_age=int(self.round.left()) + 60,
             path="/",
             httponly=True,
             samesite="strict",
         )
-        return response
 
     def _page(self, request: Request) -> Response:
         if not self._allowed(request):
             return _text(403, "Open this page from the link mcp-elicit gave; it works in one browser only.")
         if self.round.answers.done():
             return _text(410, "This question is no longer open.")
-        return HTMLResponse(page(self.round.requests, csrf=self.round.csrf), headers=_HEADERS)
+        html = page(self.round.requests, csrf=self.round.csrf, left=self.round.left())
+        return HTMLResponse(html, headers=_HEADERS)
 
     async def _post(self, request: Request, path: str) -> Response:
         if not self._allowed(request, csrf=True):
@@ -249,6 +257,10 @@ class _App:
                 return _text(400, refusal)
             self.round.url_opened.set()
             return JSONResponse({"ok": True}, headers=_HEADERS)
+        if path == "/api/more-time":
+            response = JSONResponse({"ok": True, "left": self.round.more_time()}, headers=_HEADERS)
+            self._cookie(response)  # as long as the new wait
+            return response
         if path == "/api/answer" and data.get("action") in ("decline", "cancel"):
             action: Literal["decline", "cancel"] = "decline" if data["action"] == "decline" else "cancel"
             self.round.finish(self.round.every(action), action)
@@ -364,7 +376,8 @@ class WebAnswerer:
             self._open(url)
             watch = finished_watch(round_)
             try:
-                async with asyncio.timeout(self.timeout):
+                async with asyncio.timeout(self.timeout) as deadline:
+                    round_.deadline = deadline  # "More time" moves it
                     answers = await asyncio.shield(round_.answers)
             except TimeoutError:
                 round_.finish(round_.every("cancel"), "timeout")

@@ -158,8 +158,9 @@ def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[st
 # ---- the page ----------------------------------------------------------------------------
 
 
-def page(requests: Sequence[ElicitationRequest], *, csrf: str) -> str:
-    """The whole page for one round of questions (all from the same server)."""
+def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600.0) -> str:
+    """The whole page for one round of questions (all from the same server); ``left``:
+    seconds until mcp-elicit stops waiting (the page warns before, and offers more time)."""
     first = requests[0]
     server = first.server
     who = _e(server.title or server.name)
@@ -190,7 +191,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str) -> str:
 <script src="/static/app.js" defer></script>
 </head>
 <body>
-<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}">
+<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}">
 <header class="asker">
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1><span class="server">{who}</span>{version} {verb}</h1>
@@ -200,6 +201,8 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str) -> str:
 nothing can be sent from this page, and the question is cancelled. Turn JavaScript on for this
 address to answer in the browser next time.</p></noscript>
 <div id="alert" class="alert" role="alert"></div>
+<div id="time" class="warning time" role="alert" hidden><span id="time-text"></span>
+<button type="button" id="more-time">More time</button></div>
 <div id="status" class="sr-only" role="status" aria-live="polite"></div>
 <form id="answers" novalidate>
 {sections}

@@ -10,6 +10,9 @@ Rules:
   rules (``web_pages.check_form``) and, for a URL question, the URL consent
   (``client.url_consent``): a refused address can only be declined, and cannot be said
   to be opened.
+* The round waits ``lifetime`` seconds; the page warns before that ends, and the person's
+  "More time" (``more_time``) gives the whole ``lifetime`` again, from then, as often as
+  asked (WCAG 2.2.1).
 * A one-question URL round whose server says when the step is done (2025-11-25) ends
   with ``accept`` once it says so and the person has pressed Open (``finished_watch``).
 """
@@ -53,6 +56,20 @@ class Round:
         self._timer: asyncio.TimerHandle | None = None
         #: Set when the person opened the URL of a one-question URL round ("Open").
         self.url_opened = asyncio.Event()
+        #: The answerer's wait for the answers, which "More time" moves on.
+        self.deadline: asyncio.Timeout | None = None
+
+    def left(self) -> float:
+        """Seconds until the answerer stops waiting."""
+        when = self.deadline.when() if self.deadline is not None else None
+        loop = asyncio.get_running_loop()
+        return self.lifetime if when is None else max(when - loop.time(), 0.0)
+
+    def more_time(self) -> float:
+        """The person asked for more time: the whole ``lifetime`` again, from now."""
+        if self.deadline is not None:
+            self.deadline.reschedule(asyncio.get_running_loop().time() + self.lifetime)
+        return self.left()
 
     def finish(self, answers: list[ElicitAnswer], reason: str) -> None:
         if not self.answers.done():

@@ -496,6 +496,33 @@ async def test_waiting_too_long_cancels_and_the_page_says_so(new_page: NewPage) 
         assert await opened.answers() == [ElicitAnswer.cancel()]
 
 
+async def test_before_the_time_runs_out_the_page_warns_and_more_time_can_be_had(
+    new_page: NewPage,
+) -> None:
+    """WCAG 2.2.1: someone slow to answer (a screen reader, a switch, a long form) is
+    warned before mcp-elicit stops waiting, and one key press on "More time" gives them the
+    whole wait again, as often as needed; what they typed stays."""
+    async with open_round([form_request(SMALL)], timeout=3) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        warning = page.locator("#time")
+        await expect(warning).to_be_hidden()
+        await expect(warning).to_be_visible(timeout=3_000)  # half the wait before the end
+        await expect(warning).to_have_attribute("role", "alert")
+        await expect(warning).to_contain_text("stops waiting")
+        started = time.monotonic()
+        await page.get_by_role("button", name="More time").focus()
+        await page.keyboard.press("Enter")
+        await expect(warning).to_be_hidden()
+        await expect(page.locator("#status")).to_contain_text("more time")
+        await asyncio.sleep(max(0.0, 2.5 - (time.monotonic() - started)))  # past the first end
+        assert not opened.task.done()
+        await expect(warning).to_be_visible(timeout=3_000)  # and warned again
+        await page.get_by_role("button", name="More time").click()
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
 async def test_a_request_abandoned_by_the_client_ends_the_page(new_page: NewPage) -> None:
     async with open_round([form_request(SMALL)]) as opened:
         page = await show(new_page, opened)

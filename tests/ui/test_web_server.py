@@ -244,6 +244,28 @@ async def test_opened_needs_the_cookie_and_the_csrf_token_too() -> None:
         assert await opened.answers() == [ElicitAnswer.accept()]
 
 
+async def test_more_time_needs_the_cookie_and_the_csrf_token_and_renews_the_cookie() -> None:
+    """Only the page itself can keep its round waiting: another page, or a request without
+    the cookie or the CSRF token, cannot, and the round ends at its time."""
+    async with open_round([form_request(SMALL)], timeout=1.5) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        url = f"{opened.base}/api/more-time"
+        assert (await client.post(url, json={})).status_code == 403
+        async with httpx.AsyncClient() as stranger:
+            assert (await stranger.post(url, json={}, headers=api(csrf))).status_code == 403
+        foreign = api(csrf, Origin="http://evil.example")
+        assert (await client.post(url, json={}, headers=foreign)).status_code == 403
+        await asyncio.sleep(1.0)
+        granted = await client.post(url, json={}, headers=api(csrf))
+        assert granted.status_code == 200
+        assert 1.0 < granted.json()["left"] <= 1.5
+        assert "max-age=61" in granted.headers["set-cookie"].lower()
+        await asyncio.sleep(1.0)  # past the first end
+        assert not opened.task.done()
+        assert await opened.answers(2) == [ElicitAnswer.cancel()]
+        assert any("no answer within" in line for line in opened.said)
+
+
 async def test_a_refused_url_cannot_be_opened_so_the_servers_finished_cannot_accept_it() -> None:
     """A refused address has no Open on the page; a post saying it was opened anyway is
     refused, and the server's own "finished" does not turn it into an accept."""

@@ -327,6 +327,8 @@
     if (over) return;
     over = true;
     window.clearTimeout(timer);
+    window.clearTimeout(warnTimer);
+    timeBox.hidden = true;
     if (events) events.close();
     const [title, text] = ENDINGS[reason] || ENDINGS.cancelled;
     form.hidden = true;
@@ -350,6 +352,36 @@
   });
   for (const id of ["decline", "decline-review"]) $(id).addEventListener("click", () => end("decline"));
   for (const id of ["cancel", "cancel-review"]) $(id).addEventListener("click", () => end("cancel"));
+
+  // ---- time: warned before mcp-elicit stops waiting, and more of it on request ----------
+
+  const timeBox = $("time");
+  let warnTimer = 0;
+
+  // Warn half the wait (at most a minute) before it ends: time enough to press the button.
+  function plan(left) {
+    window.clearTimeout(warnTimer);
+    timeBox.hidden = true;
+    const ahead = Math.min(60, left / 2);
+    warnTimer = window.setTimeout(() => {
+      if (over) return;
+      $("time-text").textContent =
+        `mcp-elicit stops waiting for this answer in about ${Math.round(ahead)} seconds, and the ` +
+        "question is cancelled. Press “More time” to keep it open. ";
+      timeBox.hidden = false;
+    }, (left - ahead) * 1000);
+  }
+
+  $("more-time").addEventListener("click", async () => {
+    if (over) return;
+    const { status: code, data } = await post("/api/more-time", {});
+    if (code !== 200 || !data.ok) return failed(code, data);
+    plan(data.left);
+    const more = data.left < 120 ? `${Math.round(data.left)} seconds` : `${Math.round(data.left / 60)} minutes`;
+    say(`You have more time: about ${more} more.`);
+  });
+
+  plan(Number(app.dataset.left) || 600);
 
   // ---- several questions: decline one --------------------------------------------------
 
