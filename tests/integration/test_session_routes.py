@@ -9,31 +9,36 @@ there for its answer, so every later request of the session must reach that proc
 gives out names it (``a.<random>``). What must hold: sessions made on both instances run
 their form questions, keep their ``GET`` stream (a resource update arrives on it) and are
 never told 404 (no session is renewed); each request naming a session reached the
-instance the id names; a 2026-07-28 client in the same cluster still goes round robin;
-a session id that reaches an instance it does not name is a 404 saying so.
+instance the id names; a URL-mode page (no session id: round robin) saved on the
+instance that does not hold the session completes the session's question there; a
+2026-07-28 client in the same cluster still goes round robin; a session id that reaches
+an instance it does not name is a 404 saying so.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import secrets
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
+import redis.asyncio as aioredis
 
-from integration.instances import APP, Instance, keygen
-from mcp_elicit.client import Scripted
+from integration.instances import APP, Instance, claim, keygen, submit_secret
+from mcp_elicit.client import ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.transports.http_client import connect_http
 
 from support.nginx import SKIP_REASON as NO_NGINX
 from support.nginx import Nginx, Served, nginx_available, nginx_balancer
 from support.procs import free_port
 from support.redis import SKIP_REASON as NO_REDIS
-from support.redis import redis_available, redis_server
+from support.redis import RedisServer, redis_available, redis_server
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ACCEPT = "application/json, text/event-stream"
@@ -44,6 +49,8 @@ class Cluster:
     a: Instance
     b: Instance
     lb: Nginx
+    redis: RedisServer
+    prefix: str
 
     @property
     def url(self) -> str:
@@ -68,7 +75,8 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         keys = keygen(tmp / "state.keys")
         ports = {"a": free_port(), "b": free_port()}
         lb = stack.enter_context(nginx_balancer(list(ports.values()), tmp / "nginx", routes=ports))
-        store = f"{redis.url}?prefix=routes-{secrets.token_hex(4)}"
+        prefix = f"routes-{secrets.token_hex(4)}"
+        store = f"{redis.url}?prefix={prefix}"
         instances = []
         for route, port in ports.items():
             args = (
@@ -81,11 +89,13 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
                 "--route",
                 route,
             )
-            instance = Instance(APP, port, tmp / f"{route}.stderr", args)
+            # a page waited on wakes only by the Redis event, never by a re-check (60 s)
+            env = {"INTEGRATION_FLOW_WAIT": "60", "INTEGRATION_FLOW_RECHECK": "60"}
+            instance = Instance(APP, port, tmp / f"{route}.stderr", args, env)
             stack.callback(instance.stop)
             instance.restart()
             instances.append(instance)
-        yield Cluster(instances[0], instances[1], lb)
+        yield Cluster(instances[0], instances[1], lb, redis, prefix)
 
 
 def survey_answers(name: str) -> Scripted:
@@ -194,3 +204,97 @@ async def test_a_session_id_naming_another_instance_is_a_404_saying_so(cluster: 
         f"a request of a session of route {sid.split('.', 1)[0]!r} reached this instance (route {other!r})"
         in instance.stderr()
     )
+
+
+def pool_of(served: list[Served]) -> list[int | None]:
+    """The upstreams of the requests without a session id (round robin), in order."""
+    return [s.upstream for s in served if s.session is None]
+
+
+async def next_in_pool(cluster: Cluster, route: str, logged: int = 0) -> None:
+    """Make ``route``'s instance the one the next request without a session id reaches,
+    once nginx logged ``logged`` such requests (it logs a request as it ends, maybe after
+    the client read the answer): round robin over two alternates, so when the last such
+    request went there, one more (a page that does not exist) goes to the other first."""
+    pool = pool_of(await served_when(cluster.lb, lambda served: len(pool_of(served)) >= logged))
+    assert len(pool) >= logged, pool
+    if pool and pool[-1] == cluster.port_of(route):
+        async with httpx.AsyncClient(timeout=10) as http:
+            await http.get(f"{cluster.lb.base}/mcp-elicit/flows/not-a-flow")
+        pool = pool_of(await served_when(cluster.lb, lambda served: len(pool_of(served)) > len(pool)))
+        assert pool[-1] != cluster.port_of(route), pool
+
+
+async def forget_secrets(cluster: Cluster) -> None:
+    r = aioredis.Redis.from_url(cluster.redis.url)
+    try:
+        async for key in r.scan_iter(match=f"{cluster.prefix}:vault:*"):
+            await r.delete(key)
+    finally:
+        await r.aclose()
+
+
+class OpensPage:
+    """A person who agrees to open the URL and hands it to the test (the browser)."""
+
+    modes = frozenset({"url"})
+
+    def __init__(self) -> None:
+        self.link: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        assert request.mode == "url" and request.url is not None, request
+        self.link.set_result(request.url)
+        return ElicitAnswer.accept()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        await asyncio.Event().wait()  # the person never says: only the server's notice ends it
+
+
+async def test_a_page_finished_on_the_other_instance_completes_the_session_waiting(cluster: Cluster) -> None:
+    """2025-11-25 URL mode: the page link names no session, so the balancer sends the
+    page's requests round robin; here the page's Save reaches the instance that does not
+    hold the session. The session's instance must learn it at once (the Redis event; its
+    re-check is a minute away): the client hears ``notifications/elicitation/complete``
+    and the call answers with the secret, for a session on each instance."""
+    secret = "sk-test-2025-routed-page"
+    digest = hashlib.sha256(secret.encode()).hexdigest()[:16]
+    for i, held in enumerate("ab"):
+        await next_in_pool(cluster, held)  # the session's initialize
+        before = len(cluster.lb.served())
+        person = OpensPage()
+        completed: list[str] = []
+
+        def heard(method: str, params: Mapping[str, Any], completed: list[str] = completed) -> None:
+            if method == "notifications/elicitation/complete":
+                completed.append(str(params.get("elicitationId")))
+
+        async with (
+            connect_http(
+                cluster.url, answerer=person, versions=["2025-11-25"], on_notification=heard, timeout=30
+            ) as client,
+            httpx.AsyncClient(timeout=20) as browser,
+        ):
+            sid = getattr(client.session, "session_id", None)
+            assert isinstance(sid, str)
+            route = sid.split(".", 1)[0]
+            assert route == held, sid
+            call = asyncio.ensure_future(client.call_tool("use_key", {"flow": f"page-{i}"}))
+            link = await asyncio.wait_for(asyncio.shield(person.link), 20)
+            assert link.startswith(f"{cluster.lb.base}/mcp-elicit/flows/"), link
+            flow_id = link.split("/flows/", 1)[1].split("?", 1)[0]
+            opened = len(pool_of(cluster.lb.served()))
+            page_url, csrf = await claim(browser, link)  # two requests: the link, the page
+            await next_in_pool(cluster, {"a": "b", "b": "a"}[route], opened + 2)  # the page's Save
+            await submit_secret(browser, page_url, csrf, secret)
+            saved = time.monotonic()
+            result = await asyncio.wait_for(call, 30)
+            took = time.monotonic() - saved
+        assert result["content"][0]["text"] == f"page-{i}: key sha256 {digest}", result
+        assert completed == [flow_id], "the client heard the page finished"
+        assert took < 20, f"answered {took:.3f} s after the page: not woken by the Redis event"
+        served = cluster.lb.served()[before:]
+        (page_post,) = [s for s in served if s.method == "POST" and s.uri == f"/mcp-elicit/flows/{flow_id}"]
+        assert page_post.upstream != cluster.port_of(route), "the page was saved on the other instance"
+        assert all(s.upstream == cluster.port_of(route) for s in served if s.session == sid), served
+        await forget_secrets(cluster)  # the next session is asked again
