@@ -335,6 +335,8 @@ class Sessions:
         self.ended = ended
         #: What every new session id starts with (the HTTP transport's ``route``, with a dot).
         self.prefix = ""
+        #: Whether an HTTP transport set ``prefix`` (another may not set a different one).
+        self.routed = False
         self._live: dict[str, Session] = {}
 
     def __len__(self) -> int:

@@ -77,7 +77,7 @@ from mcp_elicit.transports.http_exchange import (
     route_path,
 )
 from mcp_elicit.transports.http_post import SHUTTING_DOWN, LearnedBase, PostRoutes
-from mcp_elicit.transports.http_sessions import route_prefix
+from mcp_elicit.transports.http_sessions import claim_route
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.transports.pages import pages_app
 
@@ -120,7 +120,7 @@ class StreamableHTTP(PostRoutes):
         #: load balancer can send a 2025-11-25 session's requests to it (None: plain ids).
         self.route = route
         self._misrouted: set[str] = set()
-        server.sessions.prefix = route_prefix(route)
+        claim_route(server.sessions, route)
         self.server = server
         self._watchlist = Watchlist(watch_after)
         #: Seconds of silence after which a stream gets an SSE comment: a session's

@@ -15,10 +15,12 @@ Routes: an instance given a ``route`` (``StreamableHTTP(route="a")``, ``serve --
 starts every session id with it and a dot (``a.`` and 32 random URL-safe characters), so
 that a load balancer can send a session's requests to the instance holding it by the id
 alone (``initialize``, which has none, goes anywhere). A route is 1 to 32 letters,
-digits, ``-`` or ``_``. An id naming another route is still a 404 (the instance cannot
-tell a misrouted request from one whose instance is gone, and the client's answer to
-404, a new session, is right for that), but its message names both routes, and the log
-says once per route that the balancer does not route by the session id.
+digits, ``-`` or ``_``, and names the process: every ``StreamableHTTP`` of one ``Server``
+(one session table) has the same one, or the second is refused (``claim_route``). An id
+naming another route is still a 404 (the instance cannot tell a misrouted request from
+one whose instance is gone, and the client's answer to 404, a new session, is right for
+that), but its message names both routes, and the log says once per route that the
+balancer does not route by the session id.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import TYPE_CHECKING, Final
 
 from mcp_elicit.errors import ConfigError, InvalidRequest, ProtocolError
 from mcp_elicit.server.auth import Principal
-from mcp_elicit.server.sessions import Session
+from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.http_exchange import (
     Exchange,
@@ -54,7 +56,7 @@ from mcp_elicit.wire.headers import OWS, VERSION_HEADER, shown
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
 
-__all__ = ["SessionRoutes", "route_prefix"]
+__all__ = ["SessionRoutes", "claim_route", "route_prefix"]
 
 log = logging.getLogger("mcp_elicit.http")
 
@@ -73,6 +75,25 @@ def route_prefix(route: str | None) -> str:
             f"before a '.'), not {route!r}"
         )
     return route + "."
+
+
+def claim_route(sessions: Sessions, route: str | None) -> None:
+    """Start every new session id of ``sessions`` with ``route`` (and a dot). One table,
+    one route: a route names the process holding the sessions, so a second transport of
+    the same server naming another route (or none, after one did) is a ``ConfigError``,
+    not a rename of the first one's sessions."""
+    prefix = route_prefix(route)
+    if sessions.routed and sessions.prefix != prefix:
+        raise ConfigError(
+            f"this Server's sessions are already served with {_shown(sessions.prefix[:-1] or None)} by "
+            f"another StreamableHTTP, not {_shown(route)}: a route names the process holding the "
+            "sessions, so every StreamableHTTP of one Server has the same route"
+        )
+    sessions.prefix, sessions.routed = prefix, True
+
+
+def _shown(route: str | None) -> str:
+    return f"route {route!r}" if route is not None else "no route"
 
 
 class SessionRoutes:
@@ -103,7 +124,7 @@ class SessionRoutes:
         theirs, dot, _ = sid.partition(".")
         if not dot or theirs == self.route or not _ROUTE.fullmatch(theirs):
             return InvalidRequest("Session not found: initialize a new session", http_status=404)
-        ours = f"route {self.route!r}" if self.route is not None else "no route"
+        ours = _shown(self.route)
         if theirs not in self._misrouted and len(self._misrouted) < _WARNED_ROUTES:
             self._misrouted.add(theirs)
             log.warning(

@@ -83,3 +83,39 @@ async def test_a_session_id_of_another_route_is_a_404_naming_both(
     warned = [r.getMessage() for r in caplog.records if "route 'b'" in r.getMessage()]
     assert len(warned) == 1, warned  # once per route, however many requests
     assert "reached this instance (route 'a')" in warned[0]
+
+
+@pytest.mark.parametrize(("first", "second"), [("a", "b"), ("a", None), (None, "b")])
+async def test_a_second_app_of_one_server_naming_another_route_is_refused(
+    first: str | None, second: str | None, wire_2025: WireChecker
+) -> None:
+    """A route names the process holding the sessions, and one ``Server`` (one session
+    table) lives in one process: two apps of it (mounted at two paths, say) with different
+    routes would each rename the other's sessions. The second is refused, and the first
+    keeps its ids."""
+    server = ask_name_server("two-apps")
+    app = StreamableHTTP(server, route=first)
+    with pytest.raises(ConfigError) as refused:
+        StreamableHTTP(server, route=second)
+    shown = {None: "no route", "a": "route 'a'", "b": "route 'b'"}
+    assert str(refused.value) == (
+        f"this Server's sessions are already served with {shown[first]} by another StreamableHTTP, "
+        f"not {shown[second]}: a route names the process holding the sessions, so every "
+        "StreamableHTTP of one Server has the same route"
+    )
+    async with uvicorn_server(app) as running, httpx.AsyncClient() as http:
+        sid = (await open_session(http, running.url, wire_2025))["mcp-session-id"]
+    assert re.fullmatch((re.escape(first) + r"\." if first else "") + RANDOM, sid), sid
+
+
+@pytest.mark.parametrize("route", [None, "a"])
+async def test_apps_of_one_server_with_the_same_route_share_its_sessions(
+    route: str | None, wire_2025: WireChecker
+) -> None:
+    server = ask_name_server("two-apps")
+    one, two = StreamableHTTP(server, route=route), StreamableHTTP(server, route=route)
+    async with uvicorn_server(one) as on_one, uvicorn_server(two) as on_two, httpx.AsyncClient() as http:
+        headers = await open_session(http, on_one.url, wire_2025)
+        pong = await http.post(on_two.url, json=PING, headers=headers)
+    assert pong.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+    assert headers["mcp-session-id"].startswith(f"{route}." if route else "")
