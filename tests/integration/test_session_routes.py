@@ -11,8 +11,9 @@ their form questions, keep their ``GET`` stream (a resource update arrives on it
 never told 404 (no session is renewed); each request naming a session reached the
 instance the id names; a URL-mode page (no session id: round robin) saved on the
 instance that does not hold the session completes the session's question there; a
-2026-07-28 client in the same cluster still goes round robin; a session id that reaches
-an instance it does not name is a 404 saying so.
+resource updated by a request on one instance reaches the subscribed sessions of the
+other; a 2026-07-28 client in the same cluster still goes round robin; a session id that
+reaches an instance it does not name is a 404 saying so.
 """
 
 from __future__ import annotations
@@ -298,3 +299,31 @@ async def test_a_page_finished_on_the_other_instance_completes_the_session_waiti
         assert page_post.upstream != cluster.port_of(route), "the page was saved on the other instance"
         assert all(s.upstream == cluster.port_of(route) for s in served if s.session == sid), served
         await forget_secrets(cluster)  # the next session is asked again
+
+
+async def test_a_resource_updated_on_one_instance_reaches_the_sessions_held_by_the_other(
+    cluster: Cluster,
+) -> None:
+    """README: ``notify_resource_updated`` on one instance reaches the listeners of all. A
+    2025-11-25 session subscribed on one instance hears, on its ``GET`` stream, the update
+    a request on the other instance made; both ways."""
+    for held, other in (("a", "b"), ("b", "a")):
+        updated = asyncio.Event()
+
+        def heard(method: str, params: Mapping[str, Any], updated: asyncio.Event = updated) -> None:
+            if method == "notifications/resources/updated" and params.get("uri") == "test://board":
+                updated.set()
+
+        await next_in_pool(cluster, held)
+        async with connect_http(
+            cluster.url, versions=["2025-11-25"], on_notification=heard, timeout=20
+        ) as listening:
+            sid = getattr(listening.session, "session_id", None)
+            assert isinstance(sid, str) and sid.startswith(f"{held}."), sid
+            await listening.request("resources/subscribe", {"uri": "test://board"})
+            other_url = f"http://127.0.0.1:{cluster.port_of(other)}/mcp"
+            async with connect_http(other_url, versions=["2025-11-25"], timeout=20) as posting:
+                result = await posting.call_tool("post", {"note": f"to-{held}"})
+            assert result["content"][0]["text"] == "told 0 listener(s) here"  # none on the other
+            await asyncio.wait_for(updated.wait(), 10)
+        assert f"post note=to-{held} " in (cluster.a if other == "a" else cluster.b).stderr()
