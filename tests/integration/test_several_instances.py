@@ -21,7 +21,7 @@ import contextlib
 import hashlib
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +34,7 @@ from mcp_elicit.client import Scripted
 from mcp_elicit.transports.http_client import connect_http
 
 from support.nginx import SKIP_REASON as NO_NGINX
-from support.nginx import Nginx, nginx_available, nginx_balancer
+from support.nginx import Nginx, Served, nginx_available, nginx_balancer
 from support.procs import free_port
 from support.redis import SKIP_REASON as NO_REDIS
 from support.redis import RedisServer, redis_available, redis_server
@@ -182,7 +182,10 @@ async def test_a_page_on_one_instance_wakes_the_retry_waiting_on_the_other(clust
 
         digest = hashlib.sha256(SECRET.encode()).hexdigest()[:16]
         assert final["content"][0]["text"] == f"secret-1: key sha256 {digest}", final
-        served = cluster.lb.served()
+        page = ("POST", f"/mcp-elicit/flows/{flow_id}")
+        served = await logged_when(  # the page's Save, then the retry it woke
+            cluster.lb, lambda served: [(s.method, s.uri) for s in served[-2:]] == [page, ("POST", "/mcp")]
+        )
         retry, page_post = served[-1], served[-2]
         assert (retry.method, retry.uri) == ("POST", "/mcp")
         assert (page_post.method, page_post.uri) == ("POST", f"/mcp-elicit/flows/{flow_id}")
@@ -208,6 +211,17 @@ async def test_a_page_on_one_instance_wakes_the_retry_waiting_on_the_other(clust
         await r.aclose()
 
 
+async def logged_when(lb: Nginx, done: Callable[[list[Served]], bool], seconds: float = 5.0) -> list[Served]:
+    """nginx's log once ``done(served)`` holds: nginx logs a request as it ends, which may
+    be after the client read the whole answer."""
+    deadline = time.monotonic() + seconds
+    while True:
+        served = lb.served()
+        if done(served) or time.monotonic() > deadline:
+            return served
+        await asyncio.sleep(0.05)
+
+
 async def test_a_replayed_single_use_state_is_refused_on_either_instance(cluster: Cluster) -> None:
     async with httpx.AsyncClient(timeout=20) as http:
         mcp = Modern(http, cluster.url)
@@ -223,7 +237,7 @@ async def test_a_replayed_single_use_state_is_refused_on_either_instance(cluster
         for _ in range(2):
             replay = await mcp.call("pay", {"flow": "pay-1", "amount": 20}, **retry)
             assert replay["error"] == INVALID_STATE
-    replays = cluster.lb.served()[mark:]
+    replays = (await logged_when(cluster.lb, lambda served: len(served) >= mark + 2))[mark:]
     assert {s.upstream for s in replays} == {cluster.a.port, cluster.b.port}, "refused by both"
     paid = sum(i.stderr().count("paid flow=pay-1 ") for i in cluster.instances)
     assert paid == 1, "the one-time action ran once"
