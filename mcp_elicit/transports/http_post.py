@@ -250,6 +250,11 @@ class PostRoutes(SessionRoutes):
             ok, principal = await self._authenticate(scope, headers, send, body)
             if not ok:
                 return
+        if self.draining:  # the shutdown began while the body or the token's check was on its way
+            await error_response(
+                send, message.id if isinstance(message, jsonrpc.Request) else None, SHUTTING_DOWN
+            )
+            return
         telemetry = self.server.telemetry
         network = network_attributes(scope) if telemetry is not None and telemetry.active else None
         sid = headers.get("mcp-session-id")
