@@ -171,7 +171,10 @@ class Session:
         try:
             await send(jsonrpc.encode_request(rid, method, dict(params)))
             try:
-                return await asyncio.wait_for(future, timeout)
+                # not wait_for: on Python 3.11 it returns an answer that came in the same
+                # turn as the cancellation, and the handler goes on as if not cancelled
+                async with asyncio.timeout(timeout):
+                    return await future
             except (TimeoutError, asyncio.CancelledError) as exc:
                 timed_out = isinstance(exc, TimeoutError)
                 reason = f"no answer within {timeout:g} s" if timed_out else "the request it belongs to ended"
@@ -187,7 +190,8 @@ class Session:
     async def _await_initialized(self, method: str, timeout: float) -> None:
         """Wait up to ``timeout`` for ``notifications/initialized``."""
         try:
-            await asyncio.wait_for(self._initialized.wait(), timeout)
+            async with asyncio.timeout(timeout):  # not wait_for (see ``request``)
+                await self._initialized.wait()
         except TimeoutError:
             reason = (
                 f"the client sent no notifications/initialized within {timeout:g} s; {method} was not sent"

@@ -1,0 +1,107 @@
+"""Races inside a 2025-11-25 session: a client's answer, cancel and next request arriving
+together. The stdio server runs in this process on real pipes, so that two lines written
+at once are read, and handled, in the same turn of the event loop; the session's maps
+are looked at afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.transports.stdio_server import StdioServer
+
+from support.sessions import initialize_body
+
+pytestmark = pytest.mark.anyio
+
+
+class Pipes:
+    """A ``StdioServer`` in this process, spoken to over two real pipes."""
+
+    def __init__(self, server: StdioServer, write_fd: int, reader: asyncio.StreamReader) -> None:
+        self.server = server
+        self.write_fd = write_fd
+        self.reader = reader
+
+    def write(self, *messages: dict[str, Any]) -> None:
+        """Every message in one write: the server reads them in one chunk."""
+        os.write(self.write_fd, b"".join(orjson.dumps(m) + b"\n" for m in messages))
+
+    async def read(self) -> dict[str, Any]:
+        line = await asyncio.wait_for(self.reader.readline(), 5)
+        assert line, "the server closed stdout"
+        message: dict[str, Any] = orjson.loads(line)
+        return message
+
+    async def until(self, rid: Any) -> list[dict[str, Any]]:
+        """The messages read up to and including the response to ``rid``."""
+        seen = [await self.read()]
+        while seen[-1].get("id") != rid or "method" in seen[-1]:
+            seen.append(await self.read())
+        return seen
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(app: Server) -> AsyncIterator[Pipes]:
+    """An initialized 2025-11-25 session with ``app`` over stdio."""
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    server = StdioServer(app, grace=0.1)
+    with os.fdopen(in_r, "rb", buffering=0) as stdin, os.fdopen(out_w, "wb", buffering=0) as stdout:
+        running = asyncio.ensure_future(server.run(stdin, stdout))
+        reader = asyncio.StreamReader()
+        loop = asyncio.get_running_loop()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(out_r, "rb", buffering=0)
+        )
+        pipes = Pipes(server, in_w, reader)
+        try:
+            pipes.write(initialize_body(), {"jsonrpc": "2.0", "method": "notifications/initialized"})
+            assert "result" in await pipes.read()
+            yield pipes
+        finally:
+            os.close(in_w)  # stdin's end: the server stops
+            await asyncio.wait_for(running, 10)
+            transport.close()
+
+
+def confirming_server(done: list[str]) -> Server:
+    app = Server("session-races")
+
+    @app.tool()
+    async def act(ctx: Context) -> str:
+        answer = await ctx.elicit("Go ahead?", Form(name=String()))
+        done.append(answer.action)  # the one-time action, after the person said yes
+        return "acted"
+
+    return app
+
+
+async def test_a_cancel_that_arrives_with_the_answer_stops_the_handler_at_its_question() -> None:
+    done: list[str] = []
+    async with stdio_session(confirming_server(done)) as pipes:
+        pipes.write({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "act"}})
+        question = await pipes.read()
+        assert question["method"] == "elicitation/create"
+        pipes.write(  # the answer and the cancel, read in one turn of the loop
+            {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"action": "accept", "content": {"name": "x"}},
+            },
+            {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+        )
+        seen = await pipes.until(2)
+        assert all(m.get("id") != 1 for m in seen), seen  # a cancelled request is not answered
+        assert done == []  # nor did its handler go on past the question
+        session = pipes.server.session
+        assert session is not None
+        assert not session.cancelled and not session.inflight and not session.pending
