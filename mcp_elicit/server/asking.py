@@ -14,14 +14,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
 from mcp_elicit.errors import InvalidAnswer, ToolError
 
-__all__ = ["InPlaceAsker", "Refused"]
+__all__ = ["InPlaceAsker", "Refused", "answer_within"]
 
 log = logging.getLogger("mcp_elicit.server")
+T = TypeVar("T")
+
+
+async def answer_within(future: asyncio.Future[T], timeout: float) -> T:
+    """The answer ``future`` holds, waited for ``timeout`` seconds at most (``TimeoutError``).
+    A cancellation that comes in the same turn as the answer wins: the waiting handler is
+    cancelled (``asyncio.wait_for`` on Python 3.11 would return the answer and drop it)."""
+    async with asyncio.timeout(timeout):
+        return await future
 
 
 class Refused(Exception):

@@ -57,7 +57,7 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
     URLElicitationRequired,
 )
-from mcp_elicit.server.asking import InPlaceAsker
+from mcp_elicit.server.asking import InPlaceAsker, answer_within
 from mcp_elicit.server.options import MOST_MS, share, whole
 
 __all__ = [
@@ -422,7 +422,7 @@ class TaskAsker(InPlaceAsker):
         running.waiting[key] = (ask, future)
         record.ask({key: ask.wire(note)}, self.tasks.clock())
         try:
-            return await asyncio.wait_for(future, self.timeout)
+            return await answer_within(future, self.timeout)
         finally:
             running.waiting.pop(key, None)
             record.answered([key], self.tasks.clock())

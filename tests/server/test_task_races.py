@@ -1,0 +1,61 @@
+"""Races on a task (2026-07-28 tasks extension), in memory: a ``tasks/cancel`` and the
+``tasks/update`` answering the task's question served in the same turn of the event loop
+(``asyncio.gather`` of the two requests, neither of which waits on real I/O)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Boolean, Context, Form, KeyRing, Server
+
+from support.memory import MemoryClient
+from support.waiting import eventually
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+WITH_TASKS = {"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+
+
+def acting_server(done: list[str]) -> Server:
+    app = Server("task-races", state_keys=KeyRing([b"r" * 16 + b"k" * 16]))
+
+    @app.tool(task="optional")
+    async def act(ctx: Context) -> str:
+        await ctx.start_task()
+        answer = await ctx.elicit("Go ahead?", Form(go=Boolean()), key="go")
+        done.append(answer.action)  # the one-time action, after the person said yes
+        return "acted"
+
+    return app
+
+
+@pytest.mark.parametrize("first", ["tasks/update", "tasks/cancel"])
+async def test_a_cancel_served_with_the_answer_stops_the_handler_at_its_question(
+    first: str, wire: WireChecker
+) -> None:
+    done: list[str] = []
+    app = acting_server(done)
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "act", "arguments": {}}))["taskId"]
+    state: dict[str, Any] = {}
+
+    async def asking() -> bool:
+        state.update(await client.result("tasks/get", {"taskId": task_id}))
+        return state["status"] == "input_required"
+
+    await eventually(asking, "the task to ask")
+    (key,) = state["inputRequests"]
+    answer = {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"go": True}}}}
+    update = client.request("tasks/update", answer)
+    cancel = client.request("tasks/cancel", {"taskId": task_id})
+    await asyncio.gather(*((update, cancel) if first == "tasks/update" else (cancel, update)))
+    (running,) = app.tasks._tasks.values()
+    assert running.job is not None
+    await asyncio.wait_for(asyncio.wait([running.job]), 5)
+    assert (await client.result("tasks/get", {"taskId": task_id}))["status"] == "cancelled"
+    assert done == []  # the handler of a cancelled task did not go on past its question
+    assert running.job.cancelled()
+    assert not running.waiting
