@@ -12,6 +12,9 @@ Rules:
   time counts as ``cancel`` for an elicitation and fails the handler for sampling/roots.
   A question given up (no answer in time, or its request ended first) is withdrawn with
   ``notifications/cancelled``.
+* A request the client cancels (``notifications/cancelled``) is not answered, even when its
+  handler catches the cancellation and returns all the same; the session keeps no trace
+  of it.
 * URL-mode elicitations carry an ``elicitationId`` (generated when the handler gives
   none; made unique when one the session still waits on has the handler's), remembered by
   the session so ``notifications/elicitation/complete`` reaches only the sessions that
@@ -207,6 +210,12 @@ async def respond_in_session(
         return jsonrpc.encode_error(message.id, InternalError("Internal error"))
     finally:
         session.inflight.pop(message.id, None)
+        ignored = message.id in session.cancelled  # its handler caught the cancellation
+        session.cancelled.discard(message.id)
+    if ignored and task is not None:  # and returned all the same: nothing is sent
+        task.uncancel()
+        log.info("request %r cancelled by the client; what its handler returned is dropped", message.id)
+        return None
     try:
         return jsonrpc.encode_result(message.id, result)
     except TypeError:  # a value JSON cannot carry got into the result

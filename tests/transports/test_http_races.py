@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import orjson
 import pytest
 
@@ -17,7 +18,8 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import meta, mirrored_headers
 from support.procs import uvicorn_server
-from support.sessions import ACCEPT, initialize_body
+from support.sessions import ACCEPT, initialize_body, open_session
+from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
@@ -97,3 +99,34 @@ async def test_a_request_whose_body_arrives_after_begin_shutdown_is_refused(era:
     assert b"mcp-session-id" not in answer.lower()
     assert len(server.sessions) == 0  # no session opened on a server that stopped
     assert runs == []  # nor a handler run
+
+
+async def test_a_cancelled_request_whose_handler_returns_anyway_is_not_answered(
+    wire_2025: WireChecker,
+) -> None:
+    """The client cancelled the request; its handler caught the cancellation and returned.
+    Nothing is sent for the request (as over stdio) and the session keeps no trace of it."""
+    started = asyncio.Event()
+    server = Server("races")
+
+    @server.tool()
+    async def stubborn(ctx: Context) -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            pass  # swallowed: the handler ends as if nothing happened
+        return "finished anyway"
+
+    async with uvicorn_server(StreamableHTTP(server)) as running, httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "stubborn"}}
+        answer = asyncio.ensure_future(http.post(running.url, json=call, headers=headers))
+        await asyncio.wait_for(started.wait(), 5)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        assert (await http.post(running.url, json=cancel, headers=headers)).status_code == 202
+        body = (await asyncio.wait_for(answer, 5)).content
+        assert b"finished anyway" not in body, body
+        session = server.sessions.get(headers["mcp-session-id"], None)
+        assert session is not None
+        assert not session.cancelled and not session.inflight
