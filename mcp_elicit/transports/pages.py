@@ -17,7 +17,8 @@ Rules:
   site rebound to 127.0.0.1 cannot reach it through the person's browser.
 * ``POST`` carries the browser's cookie and a CSRF token derived from it; the secret goes
   straight into the vault (sealed) and is never logged, echoed or put in a redirect. The
-  flow is looked at again once the form is read: one that ended meanwhile keeps nothing.
+  flow is looked at again once the form is read, and ended once the secret is saved: one
+  that ended otherwise meanwhile (even while the secret was being saved) keeps nothing.
   A form not received in full within ``body_timeout`` seconds (30; the app's own under
   ``StreamableHTTP``) is answered 408 and its connection closed; the flow stays open.
 * Third-party sign-in (flows of kind ``oauth``): the claimed page offers "Continue to
@@ -362,6 +363,8 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 return _done(asking, latest)
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
             ended = await url_mode.flows.finish(flow, "complete")
+            if not ended and flow.status != "complete":  # it ended otherwise while the value was saved
+                await url_mode.vault.forget("vault", flow.name, flow.principal)
         else:
             return refusal_page(400, "Unknown action", "Reload the page and try again.")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how

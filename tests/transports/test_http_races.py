@@ -6,6 +6,7 @@ and nothing left in the server's maps."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,8 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Context, KeyRing, Server
+from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import meta, mirrored_headers
@@ -130,3 +132,58 @@ async def test_a_cancelled_request_whose_handler_returns_anyway_is_not_answered(
         session = server.sessions.get(headers["mcp-session-id"], None)
         assert session is not None
         assert not session.cancelled and not session.inflight
+
+
+class PausingStore(MemoryStore):
+    """A memory store whose writes to the vault wait for ``go`` (after setting ``writing``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writing = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        if namespace == "vault":
+            self.writing.set()
+            await self.go.wait()
+        await super().put(namespace, key, value, ttl=ttl)
+
+
+async def test_a_secret_whose_flow_is_cancelled_while_it_is_being_saved_is_not_kept() -> None:
+    """The page has checked the flow is open and is saving the secret when the request
+    gives the flow up (cancelled): the flow's end is the truth, so the secret is not kept
+    and the page does not say it was saved."""
+    store = PausingStore()
+    server = Server("races", state_keys=KeyRing([bytes(range(40, 72))]), store=store, flow_wait=0.3)
+
+    @server.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("api_key")
+        return answer.action
+
+    params = {"name": "use_key", "_meta": meta({"elicitation": {"form": {}, "url": {}}})}
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    async with (
+        uvicorn_server(StreamableHTTP(server)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+    ):
+        first = (
+            await http.post(running.url, json=call, headers=mirrored_headers("tools/call", params))
+        ).json()
+        url = next(iter(first["result"]["inputRequests"].values()))["params"]["url"]
+        flow_id = url.split("/flows/")[1].split("?")[0]
+        claimed = await browser.get(url)
+        location = claimed.url.join(claimed.headers["location"])
+        csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', (await browser.get(location)).text)
+        assert csrf is not None
+        form = {"csrf": csrf.group(1), "action": "submit", "value": "sk-secret"}
+        posted = asyncio.ensure_future(browser.post(location, data=form))
+        await asyncio.wait_for(store.writing.wait(), 5)  # the page is saving the secret
+        flow = await server.url_mode.flows.get(flow_id)
+        assert flow is not None and await server.url_mode.flows.finish(flow, "cancelled")
+        store.go.set()
+        page = await asyncio.wait_for(posted, 5)
+        assert "Saved" not in page.text
+        assert await server.url_mode.vault.get("vault", "api_key", None) is None
+    await store.close()
