@@ -29,8 +29,8 @@ Rules:
   ``GET /mcp-elicit/oauth/callback?code&state`` (or ``error``) finds the request by its
   state, checks the browser's flow cookie and the user *before* using the state up (so a
   refused browser burns nothing), then takes the state (once), exchanges the code with the
-  verifier, stores the tokens (unless the flow ended during the token request) and
-  finishes the flow: ``complete``; ``access_denied`` is ``declined``; any other failure
+  verifier, stores the tokens (unless the flow ended during the token request, or while
+  they were stored) and finishes the flow: ``complete``; ``access_denied`` is ``declined``; any other failure
   ``failed``.
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
@@ -312,8 +312,12 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                         )
                     return _done(asking, latest)
                 await url_mode.oauth.save(flow.name, flow.principal, tokens)
-                log.info("flow %s: connected to %s", flow.id[:6], flow.name)
                 ended = await url_mode.flows.finish(flow, "complete")
+                if not ended and flow.status != "complete":  # it ended otherwise while they were saved
+                    log.info("flow %s: ended while its tokens were saved; they are not kept", flow.id[:6])
+                    await url_mode.oauth.forget(flow.name, flow.principal)
+                else:
+                    log.info("flow %s: connected to %s", flow.id[:6], flow.name)
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
         return _done(asking, flow)

@@ -820,3 +820,27 @@ async def test_tokens_that_arrive_after_the_flow_ended_are_not_kept(wire: WireCh
         assert "Connected" not in done.text
         assert "Cancelled" in done.text
         assert await r.app.url_mode.oauth.stored("example", None) is None
+
+
+async def test_tokens_saved_as_the_flow_ends_otherwise_are_not_kept(
+    wire: WireChecker, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The flow is still open after the token request, and ends (the request gave up)
+    while its tokens are being saved: they are not kept, and the page does not say
+    'Connected'."""
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        oauth = r.app.url_mode.oauth
+        save = oauth.save
+        first = await Mcp(http, r.running.url, wire).call()
+        _, url = url_of(first)
+        flow_id = first_flow_id(url)
+
+        async def save_as_the_request_gives_up(provider: str, principal: str | None, tokens: Any) -> None:
+            await save(provider, principal, tokens)
+            await r.app.url_mode._end(flow_id, "cancelled")
+
+        monkeypatch.setattr(oauth, "save", save_as_the_request_gives_up)
+        done = await sign_in(browser, url)
+        assert "Connected" not in done.text
+        assert "Cancelled" in done.text
+        assert await oauth.stored("example", None) is None
