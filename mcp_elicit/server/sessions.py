@@ -297,7 +297,8 @@ class Session:
         if not self._queue:
             self._wakeup.clear()
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
+                async with asyncio.timeout(timeout):  # not wait_for (see ``request``)
+                    await self._wakeup.wait()
             except TimeoutError:
                 return None
         return self._queue.popleft() if self._queue else None

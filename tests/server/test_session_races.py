@@ -15,11 +15,15 @@ import orjson
 import pytest
 
 from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.core.rev_2025_11_25 import Handshake
+from mcp_elicit.server.sessions import Sessions
 from mcp_elicit.transports.stdio_server import StdioServer
+from mcp_elicit.wire.meta import ClientCapabilities
 
 from support.sessions import initialize_body
 
 pytestmark = pytest.mark.anyio
+HANDSHAKE = Handshake("2025-11-25", ClientCapabilities({"elicitation": {}}), None)
 
 
 class Pipes:
@@ -105,3 +109,22 @@ async def test_a_cancel_that_arrives_with_the_answer_stops_the_handler_at_its_qu
         session = pipes.server.session
         assert session is not None
         assert not session.cancelled and not session.inflight and not session.pending
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2, 3])
+async def test_a_wait_for_pushed_messages_cancelled_as_one_comes_is_cancelled(turns: int) -> None:
+    """The stdio server cancels the writer of a session's own messages as it stops; a
+    message queued about then must not swallow that cancellation (the writer would wait
+    on, and the stop with it): a cancel the wait took ends it cancelled, and one that came
+    too late finds the message taken."""
+    session = Sessions().create(HANDSHAKE, None)
+    waiting = asyncio.ensure_future(session.next_pushed(60.0))
+    await asyncio.sleep(0)  # waiting for a message
+    session.push(b"late")
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    if waiting.cancel():
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(waiting, 5)
+    else:
+        assert waiting.result() == b"late"
