@@ -318,7 +318,8 @@ class Relay:
         renewed = self._clock()
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(wake.wait(), _TICK)
+                async with asyncio.timeout(_TICK):  # not wait_for: see ``asking.answer_within``
+                    await wake.wait()
             wake.clear()
             now = self._clock()
             if not renewed <= now < renewed + _RENEW_EVERY:  # due (or the clock went back)

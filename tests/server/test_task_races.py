@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Boolean, Context, Form, KeyRing, Server
+from mcp_elicit.stores import MemoryStore
 
 from support.memory import MemoryClient
 from support.waiting import eventually
@@ -59,3 +60,27 @@ async def test_a_cancel_served_with_the_answer_stops_the_handler_at_its_question
     assert done == []  # the handler of a cancelled task did not go on past its question
     assert running.job.cancelled()
     assert not running.waiting
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2, 3])
+async def test_the_relay_writer_cancelled_as_it_is_woken_is_cancelled(turns: int) -> None:
+    """The relay's writer (task states for the other instances) is cancelled as the server
+    stops; something to write arriving about then must not swallow that cancellation, or
+    the stop, which waits for the writer, would wait for good."""
+    store = MemoryStore()
+    app = Server("relay-races", state_keys=KeyRing([b"r" * 16 + b"k" * 16]), store=store)
+    await app.start()
+    relay = app.relay
+    writer, wake = relay._writer, relay._wake
+    assert writer is not None and wake is not None
+    try:
+        await asyncio.sleep(0)  # the writer waits for something to write
+        wake.set()
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        if writer.cancel():
+            done, _ = await asyncio.wait([writer], timeout=2)
+            assert done and writer.cancelled()
+    finally:
+        await app.stop()
+        await store.close()
