@@ -155,11 +155,14 @@ async def test_sessions_on_both_instances_are_routed_by_their_id(cluster: Cluste
         sessions.append(sid)
     assert {sid.split(".", 1)[0] for sid in sessions} == {"a", "b"}, sessions
 
-    def every_get_logged(served: list[Served]) -> bool:
-        return {s.session for s in served[before:] if s.method == "GET"} >= set(sessions)
+    def every_get_and_delete_logged(served: list[Served]) -> bool:  # the last lines nginx writes
+        return all(
+            {s.session for s in served[before:] if s.method == method} >= set(sessions)
+            for method in ("GET", "DELETE")
+        )
 
-    served = (await served_when(cluster.lb, every_get_logged))[before:]
-    assert every_get_logged(served), served
+    served = (await served_when(cluster.lb, every_get_and_delete_logged))[before:]
+    assert every_get_and_delete_logged(served), served
     assert [s for s in served if s.status == 404] == [], "no session met a 404"
     for s in served:
         if s.session is not None:  # routed by the id: always the instance it names
