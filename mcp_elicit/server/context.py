@@ -43,14 +43,15 @@ from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLE
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.outgoing import check_sampling, check_url
-from mcp_elicit.server.tasks import TaskAsker
+from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 
 if TYPE_CHECKING:
     from mcp_elicit.core.server import Call
     from mcp_elicit.server.auth import Principal
     from mcp_elicit.server.oauth import ConnectAnswer
-    from mcp_elicit.server.tasks import Detach, Running
+    from mcp_elicit.server.task_handler import Detach
+    from mcp_elicit.server.tasks import Running
     from mcp_elicit.server.url_mode import SecretAnswer, UrlMode
 
 __all__ = ["Answer", "Asker", "Channel", "Context", "Question"]

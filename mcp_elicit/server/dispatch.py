@@ -40,7 +40,8 @@ from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource
 from mcp_elicit.server.rev_2026_07_28 import ReplayAsker, run_replayed
 from mcp_elicit.server.subscriptions import Subscriptions
-from mcp_elicit.server.tasks import Detach, Tasks, answer_task_method, run_detachable
+from mcp_elicit.server.task_handler import Detach, run_detachable
+from mcp_elicit.server.tasks import Tasks, answer_task_method
 from mcp_elicit.server.tools import ToolDef, error_result
 from mcp_elicit.server.url_mode import UrlMode
 from mcp_elicit.telemetry import Telemetry
