@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from mcp_elicit.sealing import KeyRing
     from mcp_elicit.server.app import Server
     from mcp_elicit.server.auth import Principal, StaticTokens, TokenVerifier
-    from mcp_elicit.server.context import Answer, Context
+    from mcp_elicit.server.context import Context
+    from mcp_elicit.server.questions import Answer
     from mcp_elicit.server.results import Audio, Blob, Image
 
 __version__ = "0.1.0"
 
 _WHERE = {
-    "Answer": "mcp_elicit.server.context",
+    "Answer": "mcp_elicit.server.questions",
     "Audio": "mcp_elicit.server.results",
     "Blob": "mcp_elicit.server.results",
     "Boolean": "mcp_elicit.forms",

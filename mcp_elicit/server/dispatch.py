@@ -34,8 +34,9 @@ from mcp_elicit.sealing import StateSealer
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.catalog import Catalog
 from mcp_elicit.server.completion import complete
-from mcp_elicit.server.context import Asker, Channel, Context
+from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.pagination import paginate
+from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource
 from mcp_elicit.server.rev_2026_07_28 import ReplayAsker, run_replayed

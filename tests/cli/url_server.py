@@ -12,7 +12,7 @@ import asyncio
 
 from mcp_elicit import Answer, Context, Form, Server, String
 from mcp_elicit.core.mrtr import ELICIT, Ask
-from mcp_elicit.server.context import Question
+from mcp_elicit.server.questions import Question
 
 app = Server("signin", "1.0.0", title="Sign-in demo")
 

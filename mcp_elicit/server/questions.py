@@ -1,0 +1,134 @@
+"""A question a handler asks, the answer it gets, and the ``Asker`` that carries it to
+the client in the revision of the request.
+
+Rules:
+
+* A ``Question`` is not asked until it is awaited (alone, or with others through
+  ``ctx.gather``); it is a coroutine, so it can also run as a task. Awaited once: a second
+  ``await`` is a ``RuntimeError``.
+* An answer at hand (a replayed 2026-07-28 round) comes back with no coroutine layer under
+  the handler's; only an unanswered question waits on the asker.
+* An elicitation's answer is an ``Answer``: accept (with the form's typed ``data`` and its
+  raw ``content``), decline or cancel. Declining and cancelling are answers, not
+  exceptions. Other questions (sampling, roots, URL mode) are converted by the function
+  the ``Context`` gave with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine, Generator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+
+from mcp_elicit.core.mrtr import Ask
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.context import Context
+
+__all__ = ["Answer", "Asker", "Question"]
+
+T = TypeVar("T")
+Action = Literal["accept", "decline", "cancel"]
+
+
+class Asker(Protocol):
+    """How questions reach the client in the revision of the request."""
+
+    async def ask(self, asks: list[Ask]) -> list[Any]: ...
+
+    def answered(self, asks: list[Ask]) -> list[Any] | None:
+        """The answers to ``asks`` when they are at hand without waiting; None when the
+        caller must await ``ask`` for them."""
+        ...
+
+    async def require_url(self, ask: Ask) -> Any: ...
+
+    @property
+    def memo(self) -> dict[str, Any]: ...
+
+    async def pause(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Answer(Generic[T]):
+    """The user's answer to an elicitation.
+
+    ``data`` is the typed content of an accepted form (an instance of the type asked for,
+    or a dict for a raw schema); None for decline, cancel, and URL mode.
+    """
+
+    action: Action
+    data: T | None = None
+    content: Mapping[str, Any] | None = None
+
+    def __init__(
+        self, action: Action, data: T | None = None, content: Mapping[str, Any] | None = None
+    ) -> None:
+        # Written out: one is made per question answered, and the generated frozen
+        # __init__ (object.__setattr__ per field) costs twice this. Set through the slots.
+        _set_action(self, action)
+        _set_data(self, data)
+        _set_content(self, content)
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+_set_action, _set_data, _set_content = (vars(Answer)[name].__set__ for name in ("action", "data", "content"))
+
+
+class Question(Coroutine[Any, Any, T]):
+    """A question not yet asked: ``await`` it alone, pass several to ``ctx.gather``, or
+    run it as a task (it is a coroutine, started only when awaited)."""
+
+    __slots__ = ("_convert", "_coro", "_ctx", "ask")
+
+    def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T] | None) -> None:
+        """``convert`` turns the raw answer into the handler's; None for a form's ``Answer``
+        (built from ``ask.schema``: no closure per question)."""
+        self._ctx = ctx
+        self.ask = ask
+        self._convert = convert
+        self._coro: Generator[Any, None, T] | None = None
+
+    def result(self, raw: Any) -> T:
+        convert = self._convert
+        if convert is not None:
+            return convert(raw)
+        if raw["action"] != "accept":  # a form's answer (checked by the asker)
+            return Answer(raw["action"])  # type: ignore[return-value]
+        content = raw.get("content") or {}
+        form = self.ask.schema
+        return Answer("accept", form.build(content, checked=True) if form is not None else content, content)  # type: ignore[return-value]
+
+    def _asking(self) -> Generator[Any, None, T]:
+        # A generator, not a coroutine awaiting the asker's: an answer at hand (a replayed
+        # round) comes back with no coroutine layer under the handler's.
+        asker = self._ctx._asker
+        asks = [self.ask]
+        raws = asker.answered(asks)
+        if raws is None:
+            raws = yield from asker.ask(asks).__await__()
+        return self.result(raws[0])
+
+    def _inner(self) -> Generator[Any, None, T]:
+        if self._coro is None:
+            self._coro = self._asking()
+        return self._coro
+
+    def send(self, value: Any) -> Any:
+        return self._inner().send(value)
+
+    def throw(self, *args: Any) -> Any:
+        return self._inner().throw(*args)
+
+    def close(self) -> None:
+        if self._coro is not None:
+            self._coro.close()
+
+    def __await__(self) -> Generator[Any, None, T]:
+        if self._coro is not None:
+            raise RuntimeError("cannot reuse already awaited question")
+        self._coro = coro = self._asking()
+        return coro
