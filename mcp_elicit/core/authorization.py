@@ -33,9 +33,9 @@ found and the challenge named none, its origin (the URL without its path) is its
 authorization server, whose metadata is at the origin's well-known URLs or, when there is
 none, whose endpoints are the origin's ``/authorize``, ``/token`` and ``/register``
 (:func:`legacy_resource`, :func:`default_endpoints`).
-No sign-in, and no token, for a server over plain http off this machine (or, when the
-user trusts it, off a private network): :func:`cleartext_refusal`.
 
+Where the documents are looked for, which URLs may be used, and which servers the client
+does not sign in to (plain http off this machine): :mod:`mcp_elicit.core.authorization_urls`.
 Who the client is at an authorization server, and what it says to its token endpoint:
 :mod:`mcp_elicit.core.token_endpoint`; the ``WWW-Authenticate`` parser:
 :mod:`mcp_elicit.core.authorization_challenge`.
@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import ipaddress
 import secrets
 import urllib.parse
 from collections.abc import Mapping
@@ -57,7 +56,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp_elicit.core.authorization_challenge import Challenge, bearer_challenge, token_challenges
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.authorization_urls import check_resource, quoted_value, require_secure, split_url
 from mcp_elicit.errors import AuthorizationError
 
 __all__ = [
@@ -65,189 +64,19 @@ __all__ = [
     "Challenge",
     "Pkce",
     "ProtectedResource",
-    "authorization_server_metadata_urls",
     "authorization_url",
     "bearer_challenge",
     "default_endpoints",
     "legacy_resource",
     "token_challenges",
-    "cleartext_refusal",
-    "check_resource",
     "string_field",
-    "protected_resource_urls",
     "read_authorization_server",
     "read_callback",
     "read_protected_resource",
-    "require_secure",
     "select_scope",
 ]
 
 OFFLINE_ACCESS: Final = "offline_access"
-
-
-# ---- URLs ------------------------------------------------------------------------------
-
-
-def _quote(value: object, limit: int = 120) -> str:
-    """A value from the network, in an error: its repr cut to ``limit`` characters."""
-    text = repr(value) if isinstance(value, str) else quoted(value)  # repr recurses, quoted stops
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _split(url: str, what: str) -> urllib.parse.SplitResult:
-    """``url`` split, if it is an http(s) URL with a host and a valid port."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        parts.port  # noqa: B018 (raises ValueError for a bad port)
-    except ValueError:
-        raise AuthorizationError(f"{what} {_quote(url)} is not a valid URL") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise AuthorizationError(f"{what} {_quote(url)} is not an http(s) URL")
-    return parts
-
-
-def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return None
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return address.ipv4_mapped
-    return address
-
-
-def _loopback(host: str) -> bool:
-    address = _address(host)
-    return address.is_loopback if address is not None else host.lower() == "localhost"
-
-
-def require_secure(url: str, what: str) -> str:
-    """``url`` if it is https, or http to a loopback host; else AuthorizationError."""
-    parts = _split(url, what)
-    if parts.fragment:
-        raise AuthorizationError(f"{what} {_quote(url)} has a fragment")
-    if parts.scheme != "https" and not _loopback(parts.hostname or ""):
-        raise AuthorizationError(f"{what} {_quote(url)} is plain http to a host that is not this machine")
-    return url
-
-
-#: Where ``plain_http="private"`` lets the client sign in over plain http: private-use
-#: (RFC 1918, RFC 4193), shared (RFC 6598) and link-local addresses, and the special-use
-#: names of a local network (``.local``, RFC 6762; ``.home.arpa``, RFC 8375; ``.internal``).
-PRIVATE_NETWORKS: Final = tuple(
-    ipaddress.ip_network(net)
-    for net in (
-        *("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"),
-        *("fc00::/7", "fe80::/10"),
-    )
-)
-PRIVATE_NAMES: Final = (".local", ".home.arpa", ".internal")
-PLAIN_HTTP: Final = ("loopback", "private")
-
-
-def _private(host: str) -> bool:
-    address = _address(host)
-    if address is None:
-        return host.lower().rstrip(".").endswith(PRIVATE_NAMES)
-    return any(address in net for net in PRIVATE_NETWORKS)
-
-
-def cleartext_refusal(server_url: str, plain_http: str) -> str | None:
-    """Why the client must not sign in to (nor send tokens to) ``server_url``, or None:
-    plain http to another machine carries a bearer token readable by anyone on the way
-    (RFC 6750 section 5.3: TLS is a must). Loopback is this machine; ``plain_http``
-    ``"private"`` also trusts the private networks above."""
-    parts = _split(server_url, "the MCP server URL")
-    host = parts.hostname or ""
-    if parts.scheme == "https" or _loopback(host) or (plain_http == "private" and _private(host)):
-        return None
-    if plain_http == "private":
-        where = (
-            "not a private-network address (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, "
-            "link-local, or a name under .local, .home.arpa or .internal)"
-        )
-        allow = ""
-    else:
-        where = "another machine"
-        allow = (
-            '; on a private network you trust, allow plain http there with OAuth(plain_http="private") '
-            "(the command line's --plain-http private)"
-        )
-    return (
-        f"{server_url} is plain http to {where}: its tokens would cross the network unencrypted "
-        "(RFC 6750 section 5.3), so mcp-elicit does not sign in to it nor send it tokens. Use the "
-        f"server's https:// URL{allow}"
-    )
-
-
-def _well_known(url: str, name: str) -> tuple[str, str]:
-    """``(with the path, without it)``: RFC 8615 URLs for ``name`` from ``url``'s origin."""
-    parts = _split(url, "the MCP server URL")
-    origin = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path.rstrip("/")
-    return f"{origin}/.well-known/{name}{path}", f"{origin}/.well-known/{name}"
-
-
-def protected_resource_urls(server_url: str, advertised: str | None) -> list[str]:
-    """Where to look for the server's protected resource metadata, in order: the
-    challenge's ``resource_metadata``, then the well-known URL with the server's path, then
-    at the root."""
-    _split(server_url, "the MCP server URL")
-    urls: list[str] = []
-    if advertised:
-        what = "the resource_metadata URL in WWW-Authenticate"
-        same = (
-            _origin_and_path(advertised, what)[:3] == _origin_and_path(server_url, "the MCP server URL")[:3]
-        )
-        if not same:  # the server's own origin is as safe as the server: it was let in
-            require_secure(advertised, what)
-        elif "#" in advertised:
-            raise AuthorizationError(f"{what} {_quote(advertised)} has a fragment")
-        urls.append(advertised)
-    with_path, root = _well_known(server_url, "oauth-protected-resource")
-    for url in (with_path, root):
-        if url not in urls:
-            urls.append(url)
-    return urls
-
-
-def authorization_server_metadata_urls(issuer: str) -> list[str]:
-    """Where to look for an issuer's metadata, in the order the MCP spec gives: with a path,
-    OAuth then OpenID (path inserted), then OpenID (path appended); without one, OAuth then
-    OpenID."""
-    parts = _split(issuer, "the authorization server")
-    origin = f"{parts.scheme}://{parts.netloc}"
-    path = parts.path.rstrip("/")
-    if not path:
-        return [
-            f"{origin}/.well-known/oauth-authorization-server",
-            f"{origin}/.well-known/openid-configuration",
-        ]
-    return [
-        f"{origin}/.well-known/oauth-authorization-server{path}",
-        f"{origin}/.well-known/openid-configuration{path}",
-        f"{origin}{path}/.well-known/openid-configuration",
-    ]
-
-
-def _origin_and_path(url: str, what: str) -> tuple[str, str, int | None, str]:
-    parts = _split(url, what)
-    port = parts.port
-    if port is None:
-        port = {"http": 80, "https": 443}.get(parts.scheme.lower())
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port, parts.path
-
-
-def check_resource(server_url: str, resource: str) -> None:
-    """Refuse metadata for a resource that is not ``server_url`` or a parent of it."""
-    scheme, host, port, path = _origin_and_path(server_url, "the MCP server URL")
-    r_scheme, r_host, r_port, r_path = _origin_and_path(resource, "the resource in the metadata")
-    inside = path.rstrip("/") == r_path.rstrip("/") or path.startswith(r_path.rstrip("/") + "/")
-    if (scheme, host, port) != (r_scheme, r_host, r_port) or not inside:
-        raise AuthorizationError(
-            f"the server's protected resource metadata is for {_quote(resource)}, not for {_quote(server_url)}: "
-            "refusing to ask for tokens for another resource"
-        )
 
 
 # ---- documents -------------------------------------------------------------------------
@@ -289,7 +118,7 @@ def read_protected_resource(document: object, server_url: str, where: str) -> Pr
     resource = string_field(document, "resource", what)
     if "#" in resource:  # RFC 8707 section 2: the resource parameter has no fragment
         raise AuthorizationError(
-            f"the resource {_quote(resource)} in {what} has a fragment, which no resource indicator "
+            f"the resource {quoted_value(resource)} in {what} has a fragment, which no resource indicator "
             "may have (RFC 8707): refusing to ask for tokens for it"
         )
     check_resource(server_url, resource)
@@ -325,7 +154,7 @@ class AuthorizationServer:
 def legacy_resource(server_url: str) -> ProtectedResource:
     """What a 2025-03-26 server without protected resource metadata implies: the server is
     the resource, and its origin the one authorization server."""
-    parts = _split(server_url, "the MCP server URL")
+    parts = split_url(server_url, "the MCP server URL")
     origin = require_secure(f"{parts.scheme}://{parts.netloc}", "the authorization base URL")
     return ProtectedResource(server_url, (origin,), legacy=True)
 
@@ -350,7 +179,7 @@ def read_authorization_server(document: object, issuer: str, where: str) -> Auth
     stated = document.get("issuer")
     if stated != issuer:
         raise AuthorizationError(
-            f"{what} is for issuer {_quote(stated)}, not {_quote(issuer)}: refusing metadata that names another issuer"
+            f"{what} is for issuer {quoted_value(stated)}, not {quoted_value(issuer)}: refusing metadata that names another issuer"
         )
     methods = _strings(
         document.get("code_challenge_methods_supported"), f"code_challenge_methods_supported in {what}"
@@ -485,7 +314,7 @@ def read_callback(callback_url: str, *, state: str, server: AuthorizationServer)
         )
     if iss is not None and iss != server.issuer:
         raise AuthorizationError(
-            f"the authorization response comes from issuer {_quote(iss)}, not {server.issuer!r} (RFC 9207)"
+            f"the authorization response comes from issuer {quoted_value(iss)}, not {server.issuer!r} (RFC 9207)"
         )
     if (error := one("error")) is not None:
         described = ": " + _inert(description, 200) if (description := one("error_description")) else ""

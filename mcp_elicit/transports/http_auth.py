@@ -59,6 +59,7 @@ from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
 from mcp_elicit.core import token_endpoint as tokens_at
 from mcp_elicit.core.authorization import AuthorizationServer
+from mcp_elicit.core.authorization_urls import PLAIN_HTTP, cleartext_refusal
 from mcp_elicit.core.dpop import ALGORITHM
 from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
 from mcp_elicit.errors import AuthorizationError
@@ -156,7 +157,7 @@ class OAuth(RedactedAuth):
             raise ValueError("application_type is 'native' or 'web'")
         if dpop not in (None, True, False):
             raise ValueError("dpop is None (where offered), True or False")
-        if plain_http not in oauth.PLAIN_HTTP:
+        if plain_http not in PLAIN_HTTP:
             raise ValueError(f"plain_http is 'loopback' or 'private', not {plain_http!r}")
         self.plain_http = plain_http
         self.authorizer = authorizer
@@ -231,7 +232,7 @@ class OAuth(RedactedAuth):
                 f"this OAuth signs in to {self._key}, and {target} is another server: "
                 "use one OAuth per MCP server"
             )
-        cleartext = oauth.cleartext_refusal(target, self.plain_http)  # sent bare: it may want no token
+        cleartext = cleartext_refusal(target, self.plain_http)  # sent bare: it may want no token
         tokens, refreshed = await self._current() if cleartext is None else (None, False)
         if tokens is not None:
             self._present(request, tokens)

@@ -19,6 +19,7 @@ import httpx
 import orjson
 
 from mcp_elicit.core import authorization as oauth
+from mcp_elicit.core.authorization_urls import authorization_server_metadata_urls, protected_resource_urls
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.telemetry import redact_urls
 
@@ -77,7 +78,7 @@ async def protected_resource(
 ) -> oauth.ProtectedResource | None:
     """The protected resource metadata of the MCP server at ``server_url``, checked; None
     when the server publishes none and its challenge names none (a 2025-03-26 server)."""
-    urls = oauth.protected_resource_urls(server_url, challenge.resource_metadata)
+    urls = protected_resource_urls(server_url, challenge.resource_metadata)
     for url in urls:
         found = await get_json(http, url)
         if found is not None:
@@ -111,7 +112,7 @@ async def authorization_server(
     """The metadata of the authorization server ``issuer``, checked. ``legacy``: the
     2025-03-26 authorization base URL of a server, whose default endpoints stand in for
     metadata it does not publish."""
-    urls = oauth.authorization_server_metadata_urls(issuer)
+    urls = authorization_server_metadata_urls(issuer)
     for url in urls:
         found = await get_json(http, url)
         if found is not None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from mcp_elicit.core.authorization import require_secure
+from mcp_elicit.core.authorization_urls import require_secure
 from mcp_elicit.core.token_endpoint import id_jag_request, read_id_jag
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_documents import post

@@ -30,7 +30,8 @@ from dataclasses import replace
 import httpx
 
 from mcp_elicit.core import token_endpoint as tokens_at
-from mcp_elicit.core.authorization import AuthorizationServer, require_secure
+from mcp_elicit.core.authorization import AuthorizationServer
+from mcp_elicit.core.authorization_urls import require_secure
 from mcp_elicit.core.token_endpoint import ClientCredentials
 from mcp_elicit.errors import AuthorizationError
 from mcp_elicit.transports.http_documents import post

@@ -19,17 +19,19 @@ from mcp_elicit.core.authorization import (
     Challenge,
     Pkce,
     ProtectedResource,
-    authorization_server_metadata_urls,
     authorization_url,
     bearer_challenge,
-    check_resource,
-    cleartext_refusal,
-    protected_resource_urls,
     read_authorization_server,
     read_callback,
     read_protected_resource,
     select_scope,
     token_challenges,
+)
+from mcp_elicit.core.authorization_urls import (
+    authorization_server_metadata_urls,
+    check_resource,
+    cleartext_refusal,
+    protected_resource_urls,
 )
 from mcp_elicit.core.token_endpoint import (
     ClientCredentials,

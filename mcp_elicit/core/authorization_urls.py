@@ -1,0 +1,209 @@
+"""MCP authorization, client side: the URLs of the flow. Where a server's protected
+resource metadata and an authorization server's metadata are looked for, which URLs the
+client may fetch from or send a person to, and which servers it must not sign in to. No
+I/O: URLs in, URLs and verdicts out. The flow itself is :mod:`mcp_elicit.core.authorization`.
+
+Rules:
+
+* Protected resource metadata (RFC 9728) is looked for at the challenge's
+  ``resource_metadata``, then at the well-known URL with the server's path, then without
+  it. A ``resource_metadata`` on another origin than the server's must be https (or http
+  to this machine); none may have a fragment.
+* Authorization server metadata is looked for at the issuer's well-known URLs in the
+  spec's order: RFC 8414, then OpenID discovery (path inserted, then appended).
+* A metadata document's ``resource`` must be the server's own URL or a parent of it (same
+  origin, path on a segment boundary): a server cannot send the client to get tokens for
+  another resource.
+* A URL a document names (an authorization server, an endpoint) is https, or http to a
+  loopback host, and has no fragment (:func:`require_secure`).
+* No sign-in, and no token, for a server over plain http off this machine (or, when the
+  user trusts it, off a private network): :func:`cleartext_refusal`.
+
+Every refusal is an :class:`AuthorizationError` naming the URL (cut short) and what it is.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import urllib.parse
+from typing import Final
+
+from mcp_elicit.core.rounds import quoted
+from mcp_elicit.errors import AuthorizationError
+
+__all__ = [
+    "PLAIN_HTTP",
+    "PRIVATE_NAMES",
+    "PRIVATE_NETWORKS",
+    "authorization_server_metadata_urls",
+    "check_resource",
+    "cleartext_refusal",
+    "protected_resource_urls",
+    "quoted_value",
+    "require_secure",
+    "split_url",
+]
+
+
+def quoted_value(value: object, limit: int = 120) -> str:
+    """A value from the network, in an error: its repr cut to ``limit`` characters."""
+    text = repr(value) if isinstance(value, str) else quoted(value)  # repr recurses, quoted stops
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def split_url(url: str, what: str) -> urllib.parse.SplitResult:
+    """``url`` split, if it is an http(s) URL with a host and a valid port."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 (raises ValueError for a bad port)
+    except ValueError:
+        raise AuthorizationError(f"{what} {quoted_value(url)} is not a valid URL") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise AuthorizationError(f"{what} {quoted_value(url)} is not an http(s) URL")
+    return parts
+
+
+def _address(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _loopback(host: str) -> bool:
+    address = _address(host)
+    return address.is_loopback if address is not None else host.lower() == "localhost"
+
+
+def require_secure(url: str, what: str) -> str:
+    """``url`` if it is https, or http to a loopback host; else AuthorizationError."""
+    parts = split_url(url, what)
+    if parts.fragment:
+        raise AuthorizationError(f"{what} {quoted_value(url)} has a fragment")
+    if parts.scheme != "https" and not _loopback(parts.hostname or ""):
+        raise AuthorizationError(
+            f"{what} {quoted_value(url)} is plain http to a host that is not this machine"
+        )
+    return url
+
+
+#: Where ``plain_http="private"`` lets the client sign in over plain http: private-use
+#: (RFC 1918, RFC 4193), shared (RFC 6598) and link-local addresses, and the special-use
+#: names of a local network (``.local``, RFC 6762; ``.home.arpa``, RFC 8375; ``.internal``).
+PRIVATE_NETWORKS: Final = tuple(
+    ipaddress.ip_network(net)
+    for net in (
+        *("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "169.254.0.0/16"),
+        *("fc00::/7", "fe80::/10"),
+    )
+)
+PRIVATE_NAMES: Final = (".local", ".home.arpa", ".internal")
+PLAIN_HTTP: Final = ("loopback", "private")
+
+
+def _private(host: str) -> bool:
+    address = _address(host)
+    if address is None:
+        return host.lower().rstrip(".").endswith(PRIVATE_NAMES)
+    return any(address in net for net in PRIVATE_NETWORKS)
+
+
+def cleartext_refusal(server_url: str, plain_http: str) -> str | None:
+    """Why the client must not sign in to (nor send tokens to) ``server_url``, or None:
+    plain http to another machine carries a bearer token readable by anyone on the way
+    (RFC 6750 section 5.3: TLS is a must). Loopback is this machine; ``plain_http``
+    ``"private"`` also trusts the private networks above."""
+    parts = split_url(server_url, "the MCP server URL")
+    host = parts.hostname or ""
+    if parts.scheme == "https" or _loopback(host) or (plain_http == "private" and _private(host)):
+        return None
+    if plain_http == "private":
+        where = (
+            "not a private-network address (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, "
+            "link-local, or a name under .local, .home.arpa or .internal)"
+        )
+        allow = ""
+    else:
+        where = "another machine"
+        allow = (
+            '; on a private network you trust, allow plain http there with OAuth(plain_http="private") '
+            "(the command line's --plain-http private)"
+        )
+    return (
+        f"{server_url} is plain http to {where}: its tokens would cross the network unencrypted "
+        "(RFC 6750 section 5.3), so mcp-elicit does not sign in to it nor send it tokens. Use the "
+        f"server's https:// URL{allow}"
+    )
+
+
+def _well_known(url: str, name: str) -> tuple[str, str]:
+    """``(with the path, without it)``: RFC 8615 URLs for ``name`` from ``url``'s origin."""
+    parts = split_url(url, "the MCP server URL")
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    return f"{origin}/.well-known/{name}{path}", f"{origin}/.well-known/{name}"
+
+
+def protected_resource_urls(server_url: str, advertised: str | None) -> list[str]:
+    """Where to look for the server's protected resource metadata, in order: the
+    challenge's ``resource_metadata``, then the well-known URL with the server's path, then
+    at the root."""
+    split_url(server_url, "the MCP server URL")
+    urls: list[str] = []
+    if advertised:
+        what = "the resource_metadata URL in WWW-Authenticate"
+        same = (
+            _origin_and_path(advertised, what)[:3] == _origin_and_path(server_url, "the MCP server URL")[:3]
+        )
+        if not same:  # the server's own origin is as safe as the server: it was let in
+            require_secure(advertised, what)
+        elif "#" in advertised:
+            raise AuthorizationError(f"{what} {quoted_value(advertised)} has a fragment")
+        urls.append(advertised)
+    with_path, root = _well_known(server_url, "oauth-protected-resource")
+    for url in (with_path, root):
+        if url not in urls:
+            urls.append(url)
+    return urls
+
+
+def authorization_server_metadata_urls(issuer: str) -> list[str]:
+    """Where to look for an issuer's metadata, in the order the MCP spec gives: with a path,
+    OAuth then OpenID (path inserted), then OpenID (path appended); without one, OAuth then
+    OpenID."""
+    parts = split_url(issuer, "the authorization server")
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    if not path:
+        return [
+            f"{origin}/.well-known/oauth-authorization-server",
+            f"{origin}/.well-known/openid-configuration",
+        ]
+    return [
+        f"{origin}/.well-known/oauth-authorization-server{path}",
+        f"{origin}/.well-known/openid-configuration{path}",
+        f"{origin}{path}/.well-known/openid-configuration",
+    ]
+
+
+def _origin_and_path(url: str, what: str) -> tuple[str, str, int | None, str]:
+    parts = split_url(url, what)
+    port = parts.port
+    if port is None:
+        port = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port, parts.path
+
+
+def check_resource(server_url: str, resource: str) -> None:
+    """Refuse metadata for a resource that is not ``server_url`` or a parent of it."""
+    scheme, host, port, path = _origin_and_path(server_url, "the MCP server URL")
+    r_scheme, r_host, r_port, r_path = _origin_and_path(resource, "the resource in the metadata")
+    inside = path.rstrip("/") == r_path.rstrip("/") or path.startswith(r_path.rstrip("/") + "/")
+    if (scheme, host, port) != (r_scheme, r_host, r_port) or not inside:
+        raise AuthorizationError(
+            f"the server's protected resource metadata is for {quoted_value(resource)}, not for {quoted_value(server_url)}: "
+            "refusing to ask for tokens for another resource"
+        )
