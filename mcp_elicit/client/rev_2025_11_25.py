@@ -40,13 +40,8 @@ Rules:
   ``notifications/cancelled``, as one given up on its first connection is. A resuming
   GET the server refuses fails the request, saying so and with the status; a 404 also
   renews the session, but the request is not sent again (the server may have acted on it).
-* ``-32042`` (URL elicitation required): each URL is put to the answerer (the user sees it
-  and consents); ``notifications/elicitation/complete`` arrives on the event stream; the
-  original request is retried (a new id) when every accepted URL is complete (a notice
-  that came first counts) or the user says it is done. A declined URL ends the request
-  with the error. Bounded by the round limit; an error listing more URLs than
-  ``RoundLimits.max_requests``, or one without its ``elicitationId`` (the name its
-  completion notice gives), is a ``ProtocolViolation`` and none of them is shown.
+* ``-32042`` (URL elicitation required) is put to the person (``rev_2025_11_25_url``), and
+  the original request retried (a new id) once they are done; bounded by the round limit.
 """
 
 from __future__ import annotations
@@ -61,10 +56,11 @@ from typing import Any, Final
 from mcp_elicit.client.connection import Connection, Reply
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
+from mcp_elicit.client.rev_2025_11_25_url import url_required
 from mcp_elicit.client.rev_2026_07_28 import end_error
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
-from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
+from mcp_elicit.core.client_inputs import Origin, ServerInfo
 from mcp_elicit.core.era import handshake_choice
 from mcp_elicit.core.rounds import RoundLimits, quoted
 from mcp_elicit.errors import (
@@ -226,7 +222,7 @@ class HandshakeSession:
                 return reply.result
             if isinstance(reply, ErrorResponse):
                 if reply.error.get("code") == -32042:
-                    await self._url_required(reply.error, origin)
+                    await url_required(self.conn, self.questions, self.limits, reply.error, origin)
                     continue
                 raise ProtocolError.from_error(reply.error)
             if reply.status == 404 and sent_in is not None and not reinitialized:
@@ -345,62 +341,6 @@ class HandshakeSession:
             self._late[message.id] = message
         else:
             log.debug("ignoring a response to id %r, which no request in flight has", message.id)
-
-    # ---- URL elicitation required (-32042) ------------------------------------------
-
-    async def _url_required(self, error: Mapping[str, Any], origin: Origin) -> None:
-        data = error.get("data")
-        raw = data.get("elicitations") if isinstance(data, Mapping) else None
-        if not isinstance(raw, list) or not raw:
-            raise ProtocolError.from_error(error)
-        if len(raw) > self.limits.max_requests:
-            raise ProtocolViolation(
-                f"{self.conn.server} answered {origin} with -32042 listing {len(raw)} URL-mode "
-                f"elicitations; this client puts at most {self.limits.max_requests} to the user at once "
-                "(RoundLimits.max_requests), so none was shown"
-            )
-        requests = [
-            parse_elicitation(
-                entry if isinstance(entry, Mapping) else {},
-                server=self.conn.server,
-                key=f"url {entry.get('elicitationId') if isinstance(entry, Mapping) else i}",
-                origin=origin,
-            )
-            for i, entry in enumerate(raw)
-        ]
-        if "url" not in self.conn.inputs.modes:
-            raise ProtocolError.from_error(error)
-        for request in requests:  # all checked before the person sees any
-            if request.mode != "url":
-                raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
-            if request.elicitation_id is None:
-                raise ProtocolViolation(
-                    f"{self.conn.server} answered {origin} with -32042 listing a URL-mode elicitation "
-                    f"without an elicitationId ({request.url!r}); without it the client cannot learn when "
-                    "the step is complete, so none was shown"
-                )
-        waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
-        for request in requests:
-            event = self.questions.completion(request.elicitation_id or request.key)
-            answer = await self.conn.inputs.elicit(request)
-            if answer.get("action") != "accept":
-                self.questions.done_with(request.elicitation_id or request.key)
-                told = f"{error.get('message', '')} (the user answered {answer.get('action')})"
-                raise ProtocolError.from_error({**error, "message": told})
-            waits.append((request, event))
-        for request, event in waits:
-            await self._until_done(request, event)
-            self.questions.done_with(request.elicitation_id or request.key)
-
-    async def _until_done(self, request: ElicitationRequest, event: asyncio.Event) -> None:
-        if event.is_set():
-            return
-        done = asyncio.ensure_future(self.conn.inputs.url_done(request))
-        heard = asyncio.ensure_future(event.wait())
-        try:
-            await asyncio.wait({done, heard}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            await reap(done, heard, failures=True)
 
     async def _listen(self) -> None:
         """Open the event stream (HTTP): servers send requests and notifications unrelated to

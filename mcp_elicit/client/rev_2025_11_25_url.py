@@ -1,0 +1,96 @@
+"""URL elicitation required (-32042) on the handshake revisions (2025-11-25, 2025-06-18,
+2025-03-26): a request the server will not serve until the person has completed a step
+at a URL.
+
+Rules:
+
+* Each URL is put to the answerer (the user sees it and consents);
+  ``notifications/elicitation/complete`` arrives on the event stream; the original
+  request is retried (a new id, by the session) when every accepted URL is complete (a
+  notice that came first counts) or the user says it is done. A declined URL ends the
+  request with the error.
+* All of them are checked before the person sees any: an error listing more URLs than
+  ``RoundLimits.max_requests``, an entry not in URL mode, or one without its
+  ``elicitationId`` (the name its completion notice gives), is a ``ProtocolViolation``
+  and none of them is shown. A client that does not take URL mode gets the error as it is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from mcp_elicit.client.connection import Connection
+from mcp_elicit.client.reaping import reap
+from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
+from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
+from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.errors import ProtocolError, ProtocolViolation
+
+__all__ = ["url_required"]
+
+
+async def url_required(
+    conn: Connection,
+    questions: ServerQuestions,
+    limits: RoundLimits,
+    error: Mapping[str, Any],
+    origin: Origin,
+) -> None:
+    """Put the URLs of ``error`` (a -32042 answering ``origin``) to the person, and return
+    once every one they accepted is complete: the request may then be sent again. A URL
+    declined ends the request with the error; a malformed error is raised as it is."""
+    data = error.get("data")
+    raw = data.get("elicitations") if isinstance(data, Mapping) else None
+    if not isinstance(raw, list) or not raw:
+        raise ProtocolError.from_error(error)
+    if len(raw) > limits.max_requests:
+        raise ProtocolViolation(
+            f"{conn.server} answered {origin} with -32042 listing {len(raw)} URL-mode "
+            f"elicitations; this client puts at most {limits.max_requests} to the user at once "
+            "(RoundLimits.max_requests), so none was shown"
+        )
+    requests = [
+        parse_elicitation(
+            entry if isinstance(entry, Mapping) else {},
+            server=conn.server,
+            key=f"url {entry.get('elicitationId') if isinstance(entry, Mapping) else i}",
+            origin=origin,
+        )
+        for i, entry in enumerate(raw)
+    ]
+    if "url" not in conn.inputs.modes:
+        raise ProtocolError.from_error(error)
+    for request in requests:  # all checked before the person sees any
+        if request.mode != "url":
+            raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
+        if request.elicitation_id is None:
+            raise ProtocolViolation(
+                f"{conn.server} answered {origin} with -32042 listing a URL-mode elicitation "
+                f"without an elicitationId ({request.url!r}); without it the client cannot learn when "
+                "the step is complete, so none was shown"
+            )
+    waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
+    for request in requests:
+        event = questions.completion(request.elicitation_id or request.key)
+        answer = await conn.inputs.elicit(request)
+        if answer.get("action") != "accept":
+            questions.done_with(request.elicitation_id or request.key)
+            told = f"{error.get('message', '')} (the user answered {answer.get('action')})"
+            raise ProtocolError.from_error({**error, "message": told})
+        waits.append((request, event))
+    for request, event in waits:
+        await _until_done(conn, request, event)
+        questions.done_with(request.elicitation_id or request.key)
+
+
+async def _until_done(conn: Connection, request: ElicitationRequest, event: asyncio.Event) -> None:
+    if event.is_set():
+        return
+    done = asyncio.ensure_future(conn.inputs.url_done(request))
+    heard = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({done, heard}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        await reap(done, heard, failures=True)
