@@ -16,12 +16,8 @@ Rules:
   too: the server answered it 404 without acting on it, its session being unknown to it); a
   404 in the new session fails the request with the server's error. Requests that meet the 404 of one session together
   start one new session between them, and no request goes out while it is being set up
-  (it would carry neither the session's id nor its version): they wait for it. Over HTTP the GET event stream is opened after the
-  handshake (a server may send its requests there; a 405 or any error just means it has
-  none) and, whenever the server ends it, opened again from its last event id after the
-  ``retry`` it gave (at least a second when the connection brought nothing new), for as
-  long as the session lasts; a 404 to that GET renews the session, as for a request,
-  and the new session's stream is listened to. Closing sends DELETE (best effort), also for a session
+  (it would carry neither the session's id nor its version): they wait for it. Over HTTP the GET event stream is listened to for as
+  long as the session lasts (``rev_2025_11_25_events``). Closing sends DELETE (best effort), also for a session
   opened by an ``InitializeResult`` whose version the client refused.
 * The server's requests, on a response stream, on the event stream or over stdio, are
   answered by ``ServerQuestions`` (``rev_2025_11_25_questions``); before the
@@ -55,6 +51,7 @@ from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, Reply
 from mcp_elicit.client.reaping import reap
+from mcp_elicit.client.rev_2025_11_25_events import DEFAULT_RETRY_MS, EventStream, renewed
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2025_11_25_url import url_required
 from mcp_elicit.client.rev_2026_07_28 import end_error
@@ -80,7 +77,6 @@ __all__ = ["HandshakeSession"]
 log = logging.getLogger("mcp_elicit.client")
 
 _RESUMES: Final = 5
-_DEFAULT_RETRY_MS: Final = 1000
 #: The longest ``Mcp-Session-Id`` taken (it goes on every request); real ones are far shorter.
 _MAX_SESSION_ID: Final = 4096
 
@@ -100,8 +96,8 @@ class HandshakeSession:
         #: is the client's own word, not the server's).
         self.refused = False
         self._opened: float | None = None  # when the session opened (monotonic)
-        self._listener: asyncio.Task[None] | None = None
-        #: The new session being set up in place of an expired one (see ``_renew``).
+        self.events = EventStream(self)
+        #: The new session being set up in place of an expired one (see ``renew``).
         self._renewing: asyncio.Future[dict[str, Any]] | None = None
         #: The requests in flight, by id: what a server's question during them belongs to.
         self._inflight: dict[Any, Origin] = {}
@@ -157,7 +153,7 @@ class HandshakeSession:
         self.conn.server = ServerInfo.from_json(result.get("serverInfo"), self.conn.transport.where)
         note = self.conn.builder.notification("notifications/initialized", None, self.revision)
         await self.conn.send_notification(note, self.headers(note))
-        await self._listen()
+        await self.events.open()
         return self.initialized
 
     async def _opening(self, request: Request, exchange: Exchange) -> None:
@@ -192,9 +188,7 @@ class HandshakeSession:
         )
 
     async def close(self) -> None:
-        listener, self._listener = self._listener, None
-        if listener is not None:
-            listener.cancel()
+        listener = self.events.stop()
         await self.questions.close()
         if listener is not None:
             await reap(listener)
@@ -227,14 +221,14 @@ class HandshakeSession:
                 raise ProtocolError.from_error(reply.error)
             if reply.status == 404 and sent_in is not None and not reinitialized:
                 reinitialized = True
-                await self._renew(sent_in)
+                await self.renew(sent_in)
                 continue
             raise end_error(reply, self.conn.server, method)
         raise RoundsExceeded(
             f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; abandoned"
         )
 
-    async def _renew(self, expired: str) -> None:
+    async def renew(self, expired: str) -> None:
         """A new session in place of ``expired``, which a request met a 404 in: one
         ``initialize`` however many requests met it (a later one finds it renewed, or being
         renewed, and waits for that)."""
@@ -286,7 +280,7 @@ class HandshakeSession:
                 if last_event_id is None or resumes >= _RESUMES:
                     break
                 resumes += 1
-                delay = (reply.retry_ms if reply.retry_ms is not None else _DEFAULT_RETRY_MS) / 1000
+                delay = (reply.retry_ms if reply.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
                 if delay > budget.remaining(asyncio.get_running_loop().time()):
                     raise RequestTimeout(
                         f"no answer from {self.conn.server} within {budget.timeout:g} s: its stream "
@@ -342,62 +336,6 @@ class HandshakeSession:
         else:
             log.debug("ignoring a response to id %r, which no request in flight has", message.id)
 
-    async def _listen(self) -> None:
-        """Open the event stream (HTTP): servers send requests and notifications unrelated to
-        a request there (some SDKs send every server request there). It is open before this
-        returns, so nothing sent to it afterwards is lost. Over stdio everything arrives on
-        stdout anyway."""
-        if not self.conn.transport.http:
-            return
-        if self._listener is not None and not self._listener.done():
-            await reap(self._listener)
-        stream = await self.conn.transport.listen(self.headers({}))
-        if stream is None or isinstance(stream, Ended):
-            log.debug("%s offers no event stream", self.conn.server)
-            return
-        self._listener = asyncio.ensure_future(self._listen_loop(stream))
-
-    async def _listen_loop(self, stream: Exchange) -> None:
-        """Read the event stream while the session lasts. One the server ends is opened
-        again from its last event id (whichever connection brought it), after the
-        ``retry`` it gave; after a connection that brought nothing new, no sooner than the
-        default retry, so a server ending it at once cannot make this spin. A stream
-        without ids, or a GET refused, ends the listening."""
-        last_event_id: str | None = None
-        while True:
-            try:
-                ended = await self._pump(stream)
-            finally:
-                await stream.aclose()
-            news = ended.last_event_id is not None and ended.last_event_id != last_event_id
-            last_event_id = ended.last_event_id or last_event_id
-            if last_event_id is None:
-                return
-            delay = ended.retry_ms if ended.retry_ms is not None else _DEFAULT_RETRY_MS
-            await asyncio.sleep((delay if news else max(delay, _DEFAULT_RETRY_MS)) / 1000)
-            sent_with = self.headers({})
-            resumed = await self.conn.transport.listen(sent_with, last_event_id)
-            if isinstance(resumed, Ended) and await self._expired(resumed, sent_with):
-                return  # listening again in the new session (``initialize`` opened it)
-            if resumed is None or isinstance(resumed, Ended):
-                return
-            stream = resumed
-
-    async def _expired(self, refused: Ended, sent_with: Mapping[str, str]) -> bool:
-        """Whether a GET the server refused (``refused``) met the end of the session it
-        went in; if so a new session is opened, whose ``initialize`` opens the event
-        stream again (and ends this task, when it is the listener)."""
-        expired = sent_with.get("Mcp-Session-Id")
-        if refused.status != 404 or expired is None:
-            return False
-        try:
-            await self._renew(expired)
-        except Exception as exc:  # the next request tries again, and says why it cannot
-            log.warning(
-                "the session with %s expired, and a new one could not be opened: %s", self.conn.server, exc
-            )
-        return True
-
     async def _resume_refused(
         self, refused: Ended, message: Mapping[str, Any], sent_with: Mapping[str, str], last_event_id: str
     ) -> MCPElicitError:
@@ -406,7 +344,7 @@ class HandshakeSession:
         404 ended the session: a new one is opened for later requests, but the request is
         not sent again, since the server may have acted on it."""
         method, server = message["method"], self.conn.server
-        if await self._expired(refused, sent_with):
+        if await renewed(self, refused, sent_with):
             return TransportError(
                 f"{method} to {server} got no response: the session expired while its response "
                 f"was being resumed (GET with Last-Event-ID {last_event_id!r}: HTTP 404); a new "
@@ -425,14 +363,3 @@ class HandshakeSession:
         return TransportError(
             f"{method} to {server} got no response: its stream ended before the response, and {how}"
         )
-
-    async def _pump(self, stream: Exchange) -> Ended:
-        while True:
-            item = await stream.receive()
-            if isinstance(item, Ended):
-                return item
-            if isinstance(item, Notification):
-                with self.conn.receiving(item, self.revision, self.session_id):
-                    await self.on_unsolicited(item)
-            else:
-                await self.on_unsolicited(item)
