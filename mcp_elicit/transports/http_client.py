@@ -1,19 +1,12 @@
 """Streamable HTTP, client side (httpx): one POST per message, JSON or SSE answers, and for
-handshake-era sessions the GET event stream and DELETE.
+handshake-era sessions the GET event stream and DELETE. How one request's response is read
+is ``http_client_exchange``.
 
 Rules:
 
 * Every POST carries ``Accept: application/json, text/event-stream`` and
   ``Content-Type: application/json``, the caller's fixed headers (authorization, say), and
   the protocol headers of the message, in that order of precedence.
-* A JSON answer is one message; an SSE answer is read event by event (comments and empty
-  priming events skipped) until the stream ends; either way the exchange ends with
-  ``Ended`` carrying the status, a non-JSON-RPC body, the SSE ``id``/``retry`` (for
-  resuming); a 404 naming a session ends it whatever its body (``session_gone``). A broken
-  connection ends it with a reason: a ``TransportError`` a person can act on.
-* Reading happens in a task per exchange feeding a queue, so a wait for the next message
-  can be abandoned and resumed; closing an exchange closes its response (on 2026-07-28
-  that cancels the request on the server).
 * Only the configured URL is ever requested (and where it redirects, as servers mounted at
   ``/mcp/`` do): nothing in a message (a ``$ref``, a URL to show the user) makes this
   transport fetch anything.
@@ -23,21 +16,18 @@ Rules:
   caller's own ``client`` too (event hooks, added while the transport is open, that touch
   only this transport's requests).
 * A server's request that is not valid JSON-RPC (``params`` not an object, say) but whose
-  id can be read is answered -32600 Invalid Request, POSTed like any answer to a server's
-  request: the fixed headers and the session's (``Mcp-Session-Id``,
+  id can be read is answered -32600 Invalid Request (``http_client_exchange``), POSTed like
+  any answer to a server's request: the fixed headers and the session's (``Mcp-Session-Id``,
   ``MCP-Protocol-Version``), copied from the request whose stream carried it. On
   ``initialize``'s own stream that request had no session yet: the ``Mcp-Session-Id`` its
   response's headers assign (they arrive before any event) goes instead, so the answer
   reaches the session it belongs to (no ``MCP-Protocol-Version``: none is agreed yet).
   At most 16 such answers are on their way at once; a flood beyond that goes unanswered.
-  On the stream of a request sent at a modern revision none is: that revision's client
-  POSTs no responses (its servers send no requests), so it is logged and skipped.
-* A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
-  fails its request with a reason naming the limit. Of the answer to a notification's (or a
-  response's) POST and to ``DELETE``, no more is read than is logged (300 bytes).
+* Of the answer to a notification's (or a response's) POST and to ``DELETE``, no more is
+  read than is logged (300 bytes).
 * Answers are asked for uncompressed (``Accept-Encoding: identity``): a response compressed
-  all the same fails its request unread, naming the encoding (the caps above count decoded
-  bytes, and a few KB of gzip decode to gigabytes in one read).
+  all the same fails its request unread, naming the encoding (the caps on a response count
+  decoded bytes, and a few KB of gzip decode to gigabytes in one read).
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
   and no read timeout, since a response stream may rightly stay quiet while a person
   answers a question on it.
@@ -56,30 +46,19 @@ import httpx
 from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
-from mcp_elicit.client.transport import (
-    Ended,
-    Trace,
-    Unsolicited,
-    invalid_request_reply,
-    malformed_reply,
-    message_json,
-    session_gone,
-    speaks_modern,
-)
-from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
+from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
+from mcp_elicit.errors import AuthorizationError, TransportError
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_auth import OAuth
-from mcp_elicit.transports.http_documents import read_capped
+from mcp_elicit.transports.http_client_exchange import HttpExchange, describe
 from mcp_elicit.transports.http_redirects import MARK, compressed, keep_home, refuse_leaving
 from mcp_elicit.wire import jsonrpc
-from mcp_elicit.wire.sse import EventDecoder
 
 __all__ = ["HttpTransport", "connect_http"]
 
 log = logging.getLogger("mcp_elicit.http_client")
 
 _ACCEPT: Final = "application/json, text/event-stream"
-_MAX_BODY: Final = 16 * 1024 * 1024
 _SEND_TIMEOUT: Final = 30.0
 #: Answers come uncompressed: a few KB of gzip can swell to gigabytes (and millions of SSE
 #: events) in one read, which no cap on the decoded size stops in time.
@@ -88,7 +67,6 @@ _IDENTITY: Final = {"Accept-Encoding": "identity"}
 #: flood of them (each owed a POST) is logged, not answered.
 _MAX_REPLIES: Final = 16
 _SHOWN_BODY: Final = 300  # what is read (and logged) of the answer to a notification's POST
-_GRACE: Final = 0.25
 #: What an answer to a server's request carries besides the fixed headers (2025-11-25).
 _SESSION_HEADERS: Final = frozenset({"mcp-session-id", "mcp-protocol-version"})
 
@@ -116,7 +94,7 @@ class HttpTransport:
         self._client: httpx.AsyncClient | None = client
         self.connect_timeout = connect_timeout
         self.trace = trace
-        self._exchanges: set[_HttpExchange] = set()
+        self._exchanges: set[HttpExchange] = set()
         self._replies: set[asyncio.Task[None]] = set()
         self._redirect_warned = False
 
@@ -185,10 +163,10 @@ class HttpTransport:
         headers.update(extra)
         return headers
 
-    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> _HttpExchange:
+    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> HttpExchange:
         if self.trace is not None:
             self.trace("send", message)
-        exchange = _HttpExchange(
+        exchange = HttpExchange(
             self,
             "POST",
             self._headers(headers),
@@ -216,7 +194,7 @@ class HttpTransport:
                 status = response.status_code
                 head = await _head(response, _SHOWN_BODY)
         except (httpx.HTTPError, TimeoutError) as exc:
-            raise TransportError(f"could not send to {self._shown}: {_describe(exc)}") from None
+            raise TransportError(f"could not send to {self._shown}: {describe(exc)}") from None
         if status >= 400:
             log.warning(
                 "%s answered a %s with HTTP %d: %s",
@@ -262,13 +240,13 @@ class HttpTransport:
 
     async def listen(
         self, headers: Mapping[str, str], last_event_id: str | None = None
-    ) -> _HttpExchange | Ended:
+    ) -> HttpExchange | Ended:
         extra = {k: v for k, v in headers.items() if k.lower() != "content-type"}
         if last_event_id is not None:
             extra["Last-Event-ID"] = last_event_id
         all_headers = self._headers(extra, accept="text/event-stream")
         all_headers.pop("Content-Type", None)
-        exchange = _HttpExchange(self, "GET", all_headers, None)
+        exchange = HttpExchange(self, "GET", all_headers, None)
         self._exchanges.add(exchange)
         # The stream is open once its headers are in; a refusal (405, say) means no stream.
         with contextlib.suppress(TimeoutError):
@@ -290,7 +268,11 @@ class HttpTransport:
         except TransportError as exc:  # a redirect refused, a failed authorization
             log.warning("DELETE %s failed: %s", self._shown, exc)
         except (httpx.HTTPError, TimeoutError) as exc:
-            log.debug("DELETE %s failed: %s", self._shown, _describe(exc))
+            log.debug("DELETE %s failed: %s", self._shown, describe(exc))
+
+    def forget(self, exchange: HttpExchange) -> None:
+        """``exchange`` is closed: not one to close with the transport any more."""
+        self._exchanges.discard(exchange)
 
     async def gone(self) -> str:
         """Never: each request connects anew, so a server down now may answer the next."""
@@ -313,157 +295,6 @@ class HttpTransport:
             await self.auth.aclose()
 
 
-class _HttpExchange:
-    """One HTTP request and what its response delivers."""
-
-    def __init__(
-        self,
-        owner: HttpTransport,
-        method: str,
-        headers: dict[str, str],
-        content: bytes | None,
-        *,
-        rid: object = None,
-        modern: bool = False,
-    ) -> None:
-        self._owner = owner
-        self._rid = rid  # the id of the request sent, whose malformed response fails it
-        self._modern = modern  # sent at a modern revision: no response goes back on it
-        self._sent_with = headers  # whose session headers answer an unreadable request
-        self._method = method
-        self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
-        self._final: Ended | None = None
-        self._answered = False
-        self.headers: dict[str, str] = {}
-        #: Set once the response has started (or failed); ``streaming`` says whether it is SSE.
-        self.started = asyncio.Event()
-        self.streaming = False
-        self._task = asyncio.ensure_future(self._pump(headers, content))
-
-    async def receive(self) -> jsonrpc.Message | Ended:
-        if self._final is not None:
-            return self._final
-        item = await self._queue.get()
-        if isinstance(item, Ended):
-            self._final = item
-        return item
-
-    async def aclose(self) -> None:
-        self._owner._exchanges.discard(self)
-        try:
-            if not self._task.done() and self._answered:
-                # The response is in: let the stream end on its own (the connection then goes
-                # back to the pool) rather than cutting it, unless the server keeps it open.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(_GRACE):
-                        await asyncio.shield(self._task)
-        finally:  # a close its caller cancels meanwhile still stops the response
-            await reap(self._task)
-
-    def refusal(self) -> Ended:
-        """How a request that opened no stream ended (a GET refused): what its response
-        said, once it is over."""
-        while not self._queue.empty():
-            item = self._queue.get_nowait()
-            if isinstance(item, Ended):
-                return item
-        return Ended(reason=f"{self._owner.where} did not answer the GET within the connect timeout")
-
-    def _put(self, message: jsonrpc.Message) -> None:
-        if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
-            self._answered = True
-        if self._owner.trace is not None:
-            self._owner.trace("receive", message_json(message))
-        self._queue.put_nowait(message)
-
-    async def _pump(self, headers: dict[str, str], content: bytes | None) -> None:
-        url, shown = self._owner.url, self._owner.where
-        status: int | None = None
-        decoder = EventDecoder()
-        try:
-            async with self._owner.client.stream(
-                self._method, url, headers=headers, content=content, extensions={MARK: self._owner}
-            ) as response:
-                status = response.status_code
-                self.headers = {k.lower(): v for k, v in response.headers.items()}
-                coding = compressed(response)
-                if coding is not None:
-                    self._queue.put_nowait(
-                        Ended(
-                            status,
-                            reason=f"{shown} sent a response compressed ({coding}), though this client "
-                            "asks for none (Accept-Encoding: identity); it was not read",
-                        )
-                    )
-                    return
-                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
-                if kind == "text/event-stream" and status < 300:
-                    self.streaming = True
-                    self.started.set()
-                    async for chunk in response.aiter_bytes():
-                        for event in decoder.feed(chunk):
-                            if event.data.strip():
-                                self._decode(event.data)
-                    self._queue.put_nowait(
-                        Ended(status, last_event_id=decoder.last_event_id, retry_ms=decoder.retry)
-                    )
-                    return
-                body = await read_capped(response.aiter_bytes(), _MAX_BODY)
-            # The response is closed (its connection back in the pool) before delivery.
-            text = body.decode("utf-8", errors="replace")
-            is_json = kind == "application/json" or kind.endswith("+json") or not kind
-            if (gone := session_gone(headers, status, text, is_json)) is not None:
-                self._queue.put_nowait(gone)
-            elif body.strip() and is_json and self._decode(body):
-                self._queue.put_nowait(Ended(status))
-            else:
-                self._queue.put_nowait(Ended(status, body=text.strip()))
-        except asyncio.CancelledError:
-            raise
-        except AuthorizationError as exc:
-            self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}", error=exc))
-        except TransportError as exc:  # a redirect refused
-            self._queue.put_nowait(Ended(status, reason=str(exc), error=exc))
-        except httpx.ConnectError as exc:
-            self._queue.put_nowait(
-                Ended(reason=f"cannot connect to {shown} ({_describe(exc)}); is the server running there?")
-            )
-        except ValueError as exc:  # a size cap (of a body, an SSE line or event) was hit
-            self._queue.put_nowait(Ended(status, reason=f"the response from {shown} was refused: {exc}"))
-        except (httpx.HTTPError, OSError) as exc:
-            self._queue.put_nowait(
-                Ended(
-                    status,
-                    last_event_id=decoder.last_event_id,
-                    retry_ms=decoder.retry,
-                    reason=f"the connection to {shown} broke ({_describe(exc)})",
-                )
-            )
-        except Exception as exc:  # a bug below us (an auth flow, say): fail the request, never hang it
-            log.exception("the request to %s failed", shown)
-            self._queue.put_nowait(Ended(status, reason=f"the request to {shown} failed ({_describe(exc)})"))
-        finally:
-            self.started.set()
-
-    def _decode(self, data: str | bytes) -> bool:
-        try:
-            message = jsonrpc.decode(data)
-        except ProtocolError as exc:
-            ended = malformed_reply(exc, self._owner.where) if exc.request_id == self._rid else None
-            if ended is not None:
-                self._queue.put_nowait(ended)  # the request fails now, not at its timeout
-                return True
-            log.warning(
-                "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.where, exc
-            )
-            reply = None if self._modern else invalid_request_reply(exc)
-            if reply is not None:  # a request we cannot read, but can answer: it gets -32600
-                self._owner.answer_unreadable(reply, self._sent_with, self.headers)
-            return False
-        self._put(message)
-        return True
-
-
 async def _head(response: httpx.Response, limit: int) -> bytes:
     """At most ``limit`` bytes of the body (what is logged of it), and no more read: the
     rest, however long, is left unread when the response closes."""
@@ -475,11 +306,6 @@ async def _head(response: httpx.Response, limit: int) -> bytes:
         if len(head) >= limit:
             break
     return head
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 @contextlib.asynccontextmanager

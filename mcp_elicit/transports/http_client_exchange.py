@@ -1,0 +1,215 @@
+"""Streamable HTTP, client side: one request (a POST, or the GET of an event stream) and
+what its response delivers, read in a task of its own. ``http_client`` makes them.
+
+Rules:
+
+* A JSON answer is one message; an SSE answer is read event by event (comments and empty
+  priming events skipped) until the stream ends; either way the exchange ends with
+  ``Ended`` carrying the status, a non-JSON-RPC body, the SSE ``id``/``retry`` (for
+  resuming); a 404 naming a session ends it whatever its body (``session_gone``). A broken
+  connection ends it with a reason: a ``TransportError`` a person can act on.
+* Reading happens in a task per exchange feeding a queue, so a wait for the next message
+  can be abandoned and resumed; closing an exchange closes its response (on 2026-07-28
+  that cancels the request on the server). A response already in is given a moment
+  (``_GRACE``) to end on its own, so its connection goes back to the pool.
+* A malformed response naming the id of the request sent fails that request at once, not
+  at its timeout; anything else that is not JSON-RPC is logged and skipped. A server's
+  request that is not valid JSON-RPC, but whose id can be read, is answered -32600 (by the
+  transport, ``HttpTransport.answer_unreadable``); on the stream of a request sent at a
+  modern revision none is: that revision's client POSTs no responses (its servers send
+  no requests), so it is logged and skipped.
+* A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
+  fails its request with a reason naming the limit. A response compressed though none
+  was asked for fails its request unread, naming the encoding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Final
+
+import httpx
+
+from mcp_elicit.client.reaping import reap
+from mcp_elicit.client.transport import (
+    Ended,
+    invalid_request_reply,
+    malformed_reply,
+    message_json,
+    session_gone,
+)
+from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
+from mcp_elicit.transports.http_documents import read_capped
+from mcp_elicit.transports.http_redirects import MARK, compressed
+from mcp_elicit.wire import jsonrpc
+from mcp_elicit.wire.sse import EventDecoder
+
+if TYPE_CHECKING:
+    from mcp_elicit.transports.http_client import HttpTransport
+
+__all__ = ["HttpExchange", "describe"]
+
+log = logging.getLogger("mcp_elicit.http_client")
+
+_MAX_BODY: Final = 16 * 1024 * 1024
+#: How long a response already in may take to end on its own when its exchange closes.
+_GRACE: Final = 0.25
+
+
+class HttpExchange:
+    """One HTTP request and what its response delivers."""
+
+    def __init__(
+        self,
+        owner: HttpTransport,
+        method: str,
+        headers: dict[str, str],
+        content: bytes | None,
+        *,
+        rid: object = None,
+        modern: bool = False,
+    ) -> None:
+        self._owner = owner
+        self._rid = rid  # the id of the request sent, whose malformed response fails it
+        self._modern = modern  # sent at a modern revision: no response goes back on it
+        self._sent_with = headers  # whose session headers answer an unreadable request
+        self._method = method
+        self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
+        self._final: Ended | None = None
+        self._answered = False
+        self.headers: dict[str, str] = {}
+        #: Set once the response has started (or failed); ``streaming`` says whether it is SSE.
+        self.started = asyncio.Event()
+        self.streaming = False
+        self._task = asyncio.ensure_future(self._pump(headers, content))
+
+    async def receive(self) -> jsonrpc.Message | Ended:
+        if self._final is not None:
+            return self._final
+        item = await self._queue.get()
+        if isinstance(item, Ended):
+            self._final = item
+        return item
+
+    async def aclose(self) -> None:
+        self._owner.forget(self)
+        try:
+            if not self._task.done() and self._answered:
+                # The response is in: let the stream end on its own (the connection then goes
+                # back to the pool) rather than cutting it, unless the server keeps it open.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_GRACE):
+                        await asyncio.shield(self._task)
+        finally:  # a close its caller cancels meanwhile still stops the response
+            await reap(self._task)
+
+    def refusal(self) -> Ended:
+        """How a request that opened no stream ended (a GET refused): what its response
+        said, once it is over."""
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if isinstance(item, Ended):
+                return item
+        return Ended(reason=f"{self._owner.where} did not answer the GET within the connect timeout")
+
+    def _put(self, message: jsonrpc.Message) -> None:
+        if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
+            self._answered = True
+        if self._owner.trace is not None:
+            self._owner.trace("receive", message_json(message))
+        self._queue.put_nowait(message)
+
+    async def _pump(self, headers: dict[str, str], content: bytes | None) -> None:
+        url, shown = self._owner.url, self._owner.where
+        status: int | None = None
+        decoder = EventDecoder()
+        try:
+            async with self._owner.client.stream(
+                self._method, url, headers=headers, content=content, extensions={MARK: self._owner}
+            ) as response:
+                status = response.status_code
+                self.headers = {k.lower(): v for k, v in response.headers.items()}
+                coding = compressed(response)
+                if coding is not None:
+                    self._queue.put_nowait(
+                        Ended(
+                            status,
+                            reason=f"{shown} sent a response compressed ({coding}), though this client "
+                            "asks for none (Accept-Encoding: identity); it was not read",
+                        )
+                    )
+                    return
+                kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+                if kind == "text/event-stream" and status < 300:
+                    self.streaming = True
+                    self.started.set()
+                    async for chunk in response.aiter_bytes():
+                        for event in decoder.feed(chunk):
+                            if event.data.strip():
+                                self._decode(event.data)
+                    self._queue.put_nowait(
+                        Ended(status, last_event_id=decoder.last_event_id, retry_ms=decoder.retry)
+                    )
+                    return
+                body = await read_capped(response.aiter_bytes(), _MAX_BODY)
+            # The response is closed (its connection back in the pool) before delivery.
+            text = body.decode("utf-8", errors="replace")
+            is_json = kind == "application/json" or kind.endswith("+json") or not kind
+            if (gone := session_gone(headers, status, text, is_json)) is not None:
+                self._queue.put_nowait(gone)
+            elif body.strip() and is_json and self._decode(body):
+                self._queue.put_nowait(Ended(status))
+            else:
+                self._queue.put_nowait(Ended(status, body=text.strip()))
+        except asyncio.CancelledError:
+            raise
+        except AuthorizationError as exc:
+            self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}", error=exc))
+        except TransportError as exc:  # a redirect refused
+            self._queue.put_nowait(Ended(status, reason=str(exc), error=exc))
+        except httpx.ConnectError as exc:
+            self._queue.put_nowait(
+                Ended(reason=f"cannot connect to {shown} ({describe(exc)}); is the server running there?")
+            )
+        except ValueError as exc:  # a size cap (of a body, an SSE line or event) was hit
+            self._queue.put_nowait(Ended(status, reason=f"the response from {shown} was refused: {exc}"))
+        except (httpx.HTTPError, OSError) as exc:
+            self._queue.put_nowait(
+                Ended(
+                    status,
+                    last_event_id=decoder.last_event_id,
+                    retry_ms=decoder.retry,
+                    reason=f"the connection to {shown} broke ({describe(exc)})",
+                )
+            )
+        except Exception as exc:  # a bug below us (an auth flow, say): fail the request, never hang it
+            log.exception("the request to %s failed", shown)
+            self._queue.put_nowait(Ended(status, reason=f"the request to {shown} failed ({describe(exc)})"))
+        finally:
+            self.started.set()
+
+    def _decode(self, data: str | bytes) -> bool:
+        try:
+            message = jsonrpc.decode(data)
+        except ProtocolError as exc:
+            ended = malformed_reply(exc, self._owner.where) if exc.request_id == self._rid else None
+            if ended is not None:
+                self._queue.put_nowait(ended)  # the request fails now, not at its timeout
+                return True
+            log.warning(
+                "%s sent something that is not a JSON-RPC message (%s); ignored", self._owner.where, exc
+            )
+            reply = None if self._modern else invalid_request_reply(exc)
+            if reply is not None:  # a request we cannot read, but can answer: it gets -32600
+                self._owner.answer_unreadable(reply, self._sent_with, self.headers)
+            return False
+        self._put(message)
+        return True
+
+
+def describe(exc: BaseException) -> str:
+    """An exception as a reason names it: its type, and its message if it has one."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
