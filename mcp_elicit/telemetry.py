@@ -42,9 +42,10 @@ Rules:
   the receiving side does with it. Both are measured like requests.
 * A 2025-11-25 session's duration, from ``initialize`` to its end, goes to
   ``mcp.server.session.duration`` / ``mcp.client.session.duration`` (revision, network).
-* ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds) are
-  recorded by the side answering / sending, with the same low-cardinality attributes
-  (method, tool or prompt, protocol version, network transport and protocol, error type);
+* ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds, in the
+  conventions' buckets from 10 ms to 5 min, as the session durations) are recorded by
+  the side answering / sending, with the same low-cardinality attributes (method, tool
+  or prompt, protocol version, network transport and protocol, error type);
   a method or protocol version MCP does not define is ``_OTHER`` there (not on spans),
   and so is a tool or prompt name the server does not offer.
 * Telemetry never fails a request: when the application's telemetry raises (a span
@@ -90,6 +91,9 @@ _CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
 # Notifications whose params have no ``_meta`` in their revision's schema: traced, but
 # their context is not sent along.
 _NO_META = frozenset({"notifications/elicitation/complete"})
+#: The bucket boundaries (seconds) of every duration histogram, as the conventions give
+#: them: the SDK's default ones are meant for milliseconds.
+_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 
 
 def load(enabled: bool | Telemetry | None, side: Side) -> Telemetry | None:
@@ -180,11 +184,13 @@ class Telemetry:
                 f"mcp.{side}.operation.duration",
                 unit="s",
                 description=f"MCP request duration as observed on the {observed}",
+                explicit_bucket_boundaries_advisory=_BUCKETS,
             )
         self._sessions = self._meter.create_histogram(
             f"mcp.{self.side}.session.duration",
             unit="s",
             description=f"The duration of the MCP session as observed on the MCP {self.side}",
+            explicit_bucket_boundaries_advisory=_BUCKETS,
         )
 
     def session_ended(self, version: str, network: Mapping[str, str | int] | None, seconds: float) -> None:
