@@ -45,7 +45,8 @@ Rules:
 * ``mcp.server.operation.duration`` / ``mcp.client.operation.duration`` (seconds, in the
   conventions' buckets from 10 ms to 5 min, as the session durations) are recorded by
   the side answering / sending, with the same low-cardinality attributes (method, tool
-  or prompt, protocol version, network transport and protocol, error type);
+  or prompt, protocol version, network transport and protocol, error type, and a JSON-RPC
+  error's code in ``rpc.response.status_code``);
   a method or protocol version MCP does not define is ``_OTHER`` there (not on spans),
   and so is a tool or prompt name the server does not offer.
 * Telemetry never fails a request: when the application's telemetry raises (a span

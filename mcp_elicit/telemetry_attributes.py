@@ -99,9 +99,11 @@ class Traced:
         """Read a decoded answer: a JSON-RPC response object."""
         error = answer.get("error") if isinstance(answer, dict) else None
         if isinstance(error, dict):
-            self.failed(str(error.get("code")), str(error.get("message", "")))
+            code = str(error.get("code"))
+            self.failed(code, str(error.get("message", "")))
+            self.metric["rpc.response.status_code"] = code
             if self.span is not None:
-                self.span.set_attribute("rpc.response.status_code", str(error.get("code")))
+                self.span.set_attribute("rpc.response.status_code", code)
             return
         result = answer.get("result") if isinstance(answer, dict) else None
         if not isinstance(result, dict):

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_elicit import Server
 from mcp_elicit.telemetry import Telemetry
 
+from support.memory import MemoryClient
 from support.otel import points
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
@@ -46,3 +48,32 @@ async def test_every_duration_has_the_conventions_buckets(side: str) -> None:
     for name in names:
         (point,) = points(reader, name)
         assert tuple(point.explicit_bounds) == BOUNDARIES, name
+
+
+def build(telemetry: Telemetry) -> Server:
+    app = Server("conventions", telemetry=telemetry)
+
+    @app.tool()
+    async def hello() -> str:
+        """Says hello."""
+        return "hello"
+
+    return app
+
+
+async def test_a_json_rpc_error_names_its_code_in_the_metric_too() -> None:
+    """``rpc.response.status_code`` is conditionally required on the duration as on the
+    span: an operator tells refusals apart by it without reading traces."""
+    telemetry, exporter, reader = recorded()
+    client = MemoryClient(build(telemetry))
+    answer = await client.request("tools/call", {"name": "hello", "arguments": {}, "requestState": "v2.x"})
+    assert answer["error"]["code"] == -32602
+    assert await client.result("tools/call", {"name": "hello", "arguments": {}})
+    (refused, answered) = exporter.get_finished_spans()
+    assert refused.attributes["rpc.response.status_code"] == "-32602"
+    assert "rpc.response.status_code" not in answered.attributes
+    codes = {
+        dict(p.attributes).get("rpc.response.status_code")
+        for p in points(reader, "mcp.server.operation.duration")
+    }
+    assert codes == {"-32602", None}
