@@ -14,7 +14,8 @@ Rules:
   ``mcp.session.id`` (2025-11-25: on the server; on the client too over HTTP, where the
   session has an id on the wire), ``gen_ai.tool.name`` and
   ``gen_ai.operation.name`` (``execute_tool``), ``gen_ai.prompt.name``,
-  ``mcp.resource.uri``.
+  ``mcp.resource.uri`` (its user information, query and fragment ``REDACTED``: keys
+  travel there).
 * The trace context travels in ``params._meta`` (``traceparent``, ``tracestate``): the
   client's span (kind CLIENT, a child of whatever span its caller is in) puts it there,
   and the server's span (kind SERVER) continues it, with the handler running inside; the
@@ -76,6 +77,7 @@ from mcp_elicit.telemetry_attributes import (
     add_response_events,
     metric_attributes,
     named_version,
+    redact_uri,
     redact_urls,
 )
 from mcp_elicit.wire.jsonrpc import Request
@@ -332,7 +334,8 @@ class Telemetry:
         """One request or notification: its span (when tracing), its duration measured.
         ``version``: the protocol version as the peer named it (the metric's may be
         ``_OTHER``)."""
-        record = Traced(metric)
+        uri = params.get("uri") if "resources/" in method else None
+        record = Traced(metric, uri if isinstance(uri, str) else None)
         start = time.perf_counter()
         try:
             if not self._tracing:
@@ -346,9 +349,8 @@ class Telemetry:
                 attributes["jsonrpc.request.id"] = rid
             if session is not None:
                 attributes["mcp.session.id"] = session
-            uri = params.get("uri")
-            if isinstance(uri, str) and "resources/" in method:
-                attributes["mcp.resource.uri"] = uri
+            if record.uri is not None:
+                attributes["mcp.resource.uri"] = redact_uri(record.uri)  # no key in a query
             parent = None
             meta = params.get("_meta")
             if incoming and isinstance(meta, Mapping):  # the sender's context

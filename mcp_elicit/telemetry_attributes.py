@@ -12,7 +12,8 @@ Rules:
   only ``network.transport`` and ``network.protocol.*`` (:data:`METRIC_NETWORK`), never
   an address or port.
 * A span's status message never carries a URL's user name and password, query or
-  fragment (:func:`redact_urls`); an ``mcp_elicit.input_response`` event carries an
+  fragment (:func:`redact_urls`), nor does ``mcp.resource.uri`` (:func:`redact_uri`,
+  whatever the URI's scheme, and the same URI in the status message alike); an ``mcp_elicit.input_response`` event carries an
   answer's key and action, never its content. The HTTP client names its server's URL
   through :func:`redact_urls` too (re-exported by :mod:`mcp_elicit.telemetry`).
 """
@@ -36,6 +37,7 @@ __all__ = [
     "add_response_events",
     "metric_attributes",
     "named_version",
+    "redact_uri",
     "redact_urls",
 ]
 
@@ -77,10 +79,11 @@ def named_version(version: str | None, meta: object) -> str | None:
 class Traced:
     """What the answer to one request said, for its span and its metric."""
 
-    __slots__ = ("error", "metric", "span")
+    __slots__ = ("error", "metric", "span", "uri")
 
-    def __init__(self, metric: dict[str, Any]) -> None:
+    def __init__(self, metric: dict[str, Any], uri: str | None = None) -> None:
         self.metric = metric
+        self.uri = uri  # the resource's, which an error's message may repeat
         self.span: Any = None
         self.error: tuple[str, str] | None = None
 
@@ -134,7 +137,9 @@ class Traced:
     def failed(self, kind: str, message: str) -> None:
         """The request failed without an answer to read (``kind`` is its ``error.type``;
         ``message``, the span's status, with any URL's credentials, query and fragment
-        left out)."""
+        left out, and the resource's URI as on the span)."""
+        if self.uri:
+            message = message.replace(self.uri, redact_uri(self.uri))
         self.error = (kind, redact_urls(message))
         self.metric["error.type"] = kind
         if self.span is not None:
@@ -153,16 +158,30 @@ def redact_urls(text: str) -> str:
     return _AFTER_SCHEME.sub(_redacted, text)
 
 
+def redact_uri(uri: str) -> str:
+    """One URI (a resource's, for ``mcp.resource.uri``) with its user name and password,
+    query and fragment replaced by ``REDACTED``, whatever its scheme and characters; its
+    scheme, authority and path stay."""
+    scheme, sep, rest = uri.partition("://")
+    return scheme + sep + _kept(rest) if sep else _kept(uri, authority=False)
+
+
 def _redacted(found: re.Match[str]) -> str:
-    rest = found[1]
-    end = _AUTHORITY_END.search(rest)
-    at = rest.find("@", 0, len(rest) if end is None else end.start())
-    if at >= 0:  # user information: up to the authority's first "@"
-        rest = "REDACTED:REDACTED" + rest[at:]
+    return "://" + _kept(found[1])
+
+
+def _kept(rest: str, *, authority: bool = True) -> str:
+    """What follows a URL's "://" (or a whole URI that has no authority, when not
+    ``authority``) with its user information, query and fragment redacted."""
+    if authority:
+        end = _AUTHORITY_END.search(rest)
+        at = rest.find("@", 0, len(rest) if end is None else end.start())
+        if at >= 0:  # user information: up to the authority's first "@"
+            rest = "REDACTED:REDACTED" + rest[at:]
     query = _QUERY.search(rest)
     if query is not None:
         rest = rest[: query.end()] + "REDACTED"
-    return "://" + rest
+    return rest
 
 
 def add_response_events(span: Any, responses: object) -> None:

@@ -77,3 +77,32 @@ async def test_a_json_rpc_error_names_its_code_in_the_metric_too() -> None:
         for p in points(reader, "mcp.server.operation.duration")
     }
     assert codes == {"-32602", None}
+
+
+SECRET = "sk-live-4f9a2c"
+
+
+@pytest.mark.parametrize(
+    ("uri", "kept"),
+    [
+        (f"test://items/1?token={SECRET}&page=2", "test://items/1?REDACTED"),
+        (f"test://admin:{SECRET}@items/1#key={SECRET}", "test://REDACTED:REDACTED@items/1#REDACTED"),
+        (f"test://items/a b?token={SECRET}", "test://items/a b?REDACTED"),
+        (f"urn:items:1?token={SECRET}", "urn:items:1?REDACTED"),
+    ],
+)
+async def test_a_resource_uri_keeps_no_key_on_its_span(uri: str, kept: str) -> None:
+    """``mcp.resource.uri`` keeps the scheme, authority and path an operator needs; a
+    query, a fragment and user information, where keys and signatures travel, are left out."""
+    telemetry, exporter, _ = recorded()
+    app = build(telemetry)
+
+    @app.resource("test://items/{item_id}")
+    def item(item_id: str) -> str:
+        return item_id
+
+    client = MemoryClient(app)
+    await client.request("resources/read", {"uri": uri})
+    (span,) = exporter.get_finished_spans()
+    assert span.attributes["mcp.resource.uri"] == kept
+    assert SECRET not in span.to_json()
