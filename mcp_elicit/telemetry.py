@@ -16,10 +16,11 @@ Rules:
   ``gen_ai.operation.name`` (``execute_tool``), ``gen_ai.prompt.name``,
   ``mcp.resource.uri`` (its user information, query and fragment ``REDACTED``: keys
   travel there).
-* The trace context travels in ``params._meta`` (``traceparent``, ``tracestate``): the
-  client's span (kind CLIENT, a child of whatever span its caller is in) puts it there,
-  and the server's span (kind SERVER) continues it, with the handler running inside; the
-  span current where the request was received (an instrumented HTTP server's) is linked.
+* The trace context travels in ``params._meta`` (``traceparent``, ``tracestate``,
+  ``baggage``): the client's span (kind CLIENT, a child of whatever span its caller is
+  in) puts it there, and the server's span (kind SERVER) continues it, with the handler
+  running inside, the sender's baggage current there too; the span current where the
+  request was received (an instrumented HTTP server's) is linked.
 * The outcome is read from the answer, so every path that answers is covered: a JSON-RPC
   error sets ``error.type`` and ``rpc.response.status_code`` to its code and the span's
   status to ERROR with the error's message (any URL in it loses its user name and
@@ -163,7 +164,7 @@ class Telemetry:
     def _load_api(self) -> None:
         from importlib.metadata import PackageNotFoundError, version
 
-        from opentelemetry import metrics, propagate, trace
+        from opentelemetry import context, metrics, propagate, trace
 
         try:
             release = version("mcp-elicit")
@@ -171,6 +172,7 @@ class Telemetry:
             release = "0"
         tracer_provider, meter_provider = self._providers
         self._trace, self._metrics, self._propagate = trace, metrics, propagate
+        self._context = context
         self._tracer = trace.get_tracer("mcp_elicit", release, tracer_provider=tracer_provider)
         self._meter = metrics.get_meter("mcp_elicit", release, meter_provider=meter_provider)
         self._api = trace
@@ -375,14 +377,14 @@ class Telemetry:
                 with record.failing():
                     yield record
                 return
+            # current inside: the span, and the sender's baggage (the parent's) with it
+            token = self._context.attach(self._trace.set_span_in_context(span, parent))
             try:
-                with self._trace.use_span(
-                    span, end_on_exit=False, record_exception=False, set_status_on_exception=False
-                ):
-                    record.span = span
-                    with record.failing():
-                        yield record
+                record.span = span
+                with record.failing():
+                    yield record
             finally:
+                self._context.detach(token)
                 record.finish(self._trace.Status, self._trace.StatusCode)
                 try:
                     span.end()

@@ -106,3 +106,26 @@ async def test_a_resource_uri_keeps_no_key_on_its_span(uri: str, kept: str) -> N
     (span,) = exporter.get_finished_spans()
     assert span.attributes["mcp.resource.uri"] == kept
     assert SECRET not in span.to_json()
+
+
+async def test_the_baggage_a_client_sends_reaches_the_handler() -> None:
+    """The conventions carry ``baggage`` in ``_meta`` next to ``traceparent``: the handler
+    (and what it calls, its own requests included) sees it, as in any traced service."""
+    from opentelemetry import baggage
+
+    telemetry, exporter, _ = recorded()
+    app = build(telemetry)
+
+    @app.tool()
+    async def tenant() -> str:
+        """The tenant the caller's baggage names."""
+        return str(baggage.get_baggage("tenant"))
+
+    client = MemoryClient(app)
+    traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    meta = client.meta(traceparent=traceparent, baggage="tenant=acme,tier=gold")
+    result = await client.result("tools/call", {"name": "tenant", "arguments": {}}, meta=meta)
+    assert result["content"][0]["text"] == "acme"
+    (span,) = exporter.get_finished_spans()
+    assert format(span.context.trace_id, "032x") == "4bf92f3577b34da6a3ce929d0e0e4736"
+    assert "acme" not in span.to_json()  # handed on, not recorded
