@@ -29,7 +29,9 @@ Rules:
   2026-07-28 round that asks something sets ``mcp_elicit.result_type``
   (``input_required``) and ``mcp_elicit.input_requests`` (how many questions); a retry
   gets one ``mcp_elicit.input_response`` event per answer it carries (its key, and the
-  action of an elicitation answer; never the content).
+  action of an elicitation answer; never the content). On the client, each retry's span
+  links the round before it and, with no span of the caller's around them, continues the
+  first round's trace (:func:`rounds`): one elicitation is one trace.
 * A 2025-11-25 server's own request (``elicitation/create``...) is a span of kind CLIENT
   inside the handler's, its context sent in the request's ``_meta``; the client's answer
   is a span of kind SERVER under it. Both carry ``mcp_elicit.action`` for an elicitation.
@@ -74,8 +76,10 @@ from typing import Any, Literal, TypeVar, cast
 
 from mcp_elicit.telemetry_attributes import (
     METRIC_NETWORK,
+    ROUNDS,
     Traced,
     add_response_events,
+    chained,
     metric_attributes,
     named_version,
     redact_uri,
@@ -83,7 +87,7 @@ from mcp_elicit.telemetry_attributes import (
 )
 from mcp_elicit.wire.jsonrpc import Request
 
-__all__ = ["Side", "Telemetry", "Traced", "load", "notifying", "redact_urls"]
+__all__ = ["Side", "Telemetry", "Traced", "load", "notifying", "redact_urls", "rounds"]
 
 log = logging.getLogger("mcp_elicit.telemetry")
 
@@ -98,6 +102,16 @@ _NO_META = frozenset({"notifications/elicitation/complete"})
 #: The bucket boundaries (seconds) of every duration histogram, as the conventions give
 #: them: the SDK's default ones are meant for milliseconds.
 _BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+
+
+def rounds(telemetry: Telemetry | None) -> contextlib.AbstractContextManager[None]:
+    """Client side: one logical request through every round it takes (a 2026-07-28 call
+    that asks, retried with the answers). Each retry's span links the round before it, and
+    continues the first round's trace when no span of the caller's holds them all: one
+    elicitation is one trace, in order."""
+    if telemetry is None or not telemetry.active:
+        return contextlib.nullcontext()
+    return chained()
 
 
 def load(enabled: bool | Telemetry | None, side: Side) -> Telemetry | None:
@@ -365,6 +379,11 @@ class Telemetry:
             if parent is not None:  # the span current where it was received is linked
                 ambient = self._trace.get_current_span().get_span_context()
                 links = [self._trace.Link(ambient)] if ambient.is_valid else None
+            chain = ROUNDS.get() if not incoming and rid is not None else None
+            if chain is not None and chain.last is not None:  # a retry: linked to the round before
+                links = [self._trace.Link(chain.last)]
+                if not self._trace.get_current_span().get_span_context().is_valid:
+                    parent = self._trace.set_span_in_context(self._trace.NonRecordingSpan(chain.first))
             kind = self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT
             try:
                 span = self._tracer.start_span(
@@ -377,6 +396,9 @@ class Telemetry:
                 with record.failing():
                     yield record
                 return
+            if chain is not None:
+                chain.last = span.get_span_context()
+                chain.first = chain.first or chain.last
             # current inside: the span, and the sender's baggage (the parent's) with it
             token = self._context.attach(self._trace.set_span_in_context(span, parent))
             try:

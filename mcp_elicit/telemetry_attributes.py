@@ -16,6 +16,8 @@ Rules:
   whatever the URI's scheme, and the same URI in the status message alike); an ``mcp_elicit.input_response`` event carries an
   answer's key and action, never its content. The HTTP client names its server's URL
   through :func:`redact_urls` too (re-exported by :mod:`mcp_elicit.telemetry`).
+* Which rounds a client's request belongs to (:data:`ROUNDS`) is held here, as span
+  contexts only, for :mod:`mcp_elicit.telemetry` to link and parent its spans by.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
@@ -33,8 +36,10 @@ from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCO
 
 __all__ = [
     "METRIC_NETWORK",
+    "ROUNDS",
     "Traced",
     "add_response_events",
+    "chained",
     "metric_attributes",
     "named_version",
     "redact_uri",
@@ -148,6 +153,32 @@ class Traced:
     def finish(self, status: Any, code: Any) -> None:
         if self.error is not None and self.span is not None:
             self.span.set_status(status(code.ERROR, self.error[1] or None))
+
+
+class _Rounds:
+    """The spans of one logical request's rounds so far, on the client: the first, whose
+    trace its retries continue when no span of the caller's holds them, and the last,
+    which the next one links."""
+
+    __slots__ = ("first", "last")
+
+    def __init__(self) -> None:
+        self.first: Any = None
+        self.last: Any = None
+
+
+#: The rounds of the logical request being sent, on the client (None: not in one).
+ROUNDS: ContextVar[_Rounds | None] = ContextVar("mcp_elicit_rounds", default=None)
+
+
+@contextlib.contextmanager
+def chained() -> Iterator[None]:
+    """The requests sent inside are the rounds of one logical request (:data:`ROUNDS`)."""
+    token = ROUNDS.set(_Rounds())
+    try:
+        yield
+    finally:
+        ROUNDS.reset(token)
 
 
 def redact_urls(text: str) -> str:

@@ -61,6 +61,7 @@ from mcp_elicit.errors import (
     TaskCancelled,
     TransportError,
 )
+from mcp_elicit.telemetry import rounds as traced_rounds
 from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
 __all__ = ["ModernSession", "describe_end", "end_error"]
@@ -100,17 +101,18 @@ class ModernSession:
         rounds = Rounds(method, dict(params or {}), self.limits)
         origin = Origin.of(method, params)
         send: dict[str, Any] = dict(rounds.params)
-        while True:
-            result = await self.roundtrip(method, send)
-            if result.get("resultType") == "task":
-                return await self.follow_task(method, result, origin)
-            step = rounds.step(result)
-            if isinstance(step, Complete):
-                return step.result
-            responses = await self._answer(step, origin)
-            if step.delay > 0:
-                await asyncio.sleep(step.delay)
-            send = rounds.retry(responses)
+        with traced_rounds(self.conn.telemetry):  # its retries' spans follow the first's
+            while True:
+                result = await self.roundtrip(method, send)
+                if result.get("resultType") == "task":
+                    return await self.follow_task(method, result, origin)
+                step = rounds.step(result)
+                if isinstance(step, Complete):
+                    return step.result
+                responses = await self._answer(step, origin)
+                if step.delay > 0:
+                    await asyncio.sleep(step.delay)
+                send = rounds.retry(responses)
 
     async def _answer(self, step: NeedInput, origin: Origin) -> dict[str, Any]:
         """The answers to one round's questions, while the server lasts: no request is in

@@ -5,10 +5,14 @@ in memory."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.client import Scripted
 from mcp_elicit.telemetry import Telemetry
+from mcp_elicit.transports.memory import connect_memory
 
 from support.memory import MemoryClient
 from support.otel import points
@@ -18,6 +22,7 @@ from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.trace import SpanKind  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
@@ -25,10 +30,16 @@ pytestmark = pytest.mark.anyio
 BOUNDARIES = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 
 
-def recorded(side: str = "server") -> tuple[Telemetry, InMemorySpanExporter, InMemoryMetricReader]:
+def tracing() -> tuple[Any, InMemorySpanExporter]:
+    """A tracer provider of the SDK's, and the exporter its spans end in."""
     exporter = InMemorySpanExporter()
     provider = sdk_trace.TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+def recorded(side: str = "server") -> tuple[Telemetry, InMemorySpanExporter, InMemoryMetricReader]:
+    provider, exporter = tracing()
     reader = InMemoryMetricReader()
     telemetry = Telemetry(side, tracer_provider=provider, meter_provider=MeterProvider([reader]))
     return telemetry, exporter, reader
@@ -129,3 +140,34 @@ async def test_the_baggage_a_client_sends_reaches_the_handler() -> None:
     (span,) = exporter.get_finished_spans()
     assert format(span.context.trace_id, "032x") == "4bf92f3577b34da6a3ce929d0e0e4736"
     assert "acme" not in span.to_json()  # handed on, not recorded
+
+
+async def test_the_rounds_of_one_elicitation_are_one_trace_in_order() -> None:
+    """A 2026-07-28 call that asks is several requests: without a span of the caller's
+    around them, each round's span used to start a trace of its own, nothing tying the
+    retry to the call it finishes. Now the retries continue the first round's trace, each
+    linking the round before it, and the server's spans follow."""
+    provider, exporter = tracing()
+    app = build(Telemetry(tracer_provider=provider))
+
+    @app.tool()
+    async def deploy(ctx: Context) -> str:
+        """Asks twice."""
+        region = await ctx.elicit("Region?", Form(region=String()), key="region")
+        size = await ctx.elicit("Size?", Form(size=String()), key="size")
+        return f"{region.content} {size.content}"
+
+    answers = Scripted.from_script([{"content": {"region": "eu"}}, {"content": {"size": "xl"}}])
+    client_side = Telemetry("client", tracer_provider=provider)
+    async with connect_memory(app, answerer=answers, telemetry=client_side) as client:
+        await client.call_tool("deploy", {})
+    spans = [s for s in exporter.get_finished_spans() if s.name == "tools/call deploy"]
+    sent = [s for s in spans if s.kind == SpanKind.CLIENT]
+    assert len(sent) == 3 and len([s for s in spans if s.kind == SpanKind.SERVER]) == 3
+    assert len({s.context.trace_id for s in spans}) == 1  # one elicitation, one trace
+    first, *retries = sent
+    assert first.parent is None
+    for before, retry in zip(sent, retries, strict=False):
+        assert retry.parent.span_id == first.context.span_id
+        (link,) = retry.links
+        assert link.context.span_id == before.context.span_id
