@@ -31,9 +31,9 @@ __all__ = ["LoopbackPages"]
 log = logging.getLogger("mcp_elicit.pages")
 
 
-def _loopback_only(app: ASGIApp) -> ASGIApp:
+def _loopback_only(app: ASGIApp, server: str) -> ASGIApp:
     """``app``, refusing a request whose ``Host`` is not a loopback name (421) or whose
-    ``Origin`` is another site (403)."""
+    ``Origin`` is another site (403), in a page naming the ``server`` that refused."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -42,10 +42,12 @@ def _loopback_only(app: ASGIApp) -> ASGIApp:
             refusal: Response | None = None
             if host is None or host_only(host) not in LOOPBACK_NAMES:
                 refusal = refusal_page(
-                    421, "Wrong address", "Open the link exactly as your application gave it."
+                    421, "Wrong address", "Open the link exactly as your application gave it.", server=server
                 )
             elif origin not in (None, "null") and host_only(origin.split("://", 1)[-1]) not in LOOPBACK_NAMES:
-                refusal = refusal_page(403, "Not available", "This page cannot be used from another site.")
+                refusal = refusal_page(
+                    403, "Not available", "This page cannot be used from another site.", server=server
+                )
             if refusal is not None:
                 await refusal(scope, receive, send)
                 return
@@ -75,7 +77,7 @@ class LoopbackPages:
         sock.bind(("127.0.0.1", 0))
         self._running = await serve_quietly(
             sock,
-            _loopback_only(pages_app(self.server)),
+            _loopback_only(pages_app(self.server), self.server.title or self.server.name),
             grace=1,
             failed=lambda: TransportError("the URL-mode pages could not be served on 127.0.0.1"),
         )

@@ -36,7 +36,8 @@ Rules:
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything; the secret's field, which
   takes focus past that line, is described by it. Its title (the tab's name), and the
-  finished page's, say which server asks.
+  finished page's, say which server asks; so does every refusal's (401, 403, 410, 503,
+  the loopback server's 421), after what went wrong.
 * Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
   no referrer. A store that fails (Redis down, SQLite locked) gives a 503 page asking to
   try again; the cause is logged, never shown.
@@ -105,9 +106,11 @@ def _page(title: str, body: str, status: int = 200, headers: dict[str, str] | No
     return HTMLResponse(doc, status_code=status, headers={**_HEADERS, **(headers or {})})
 
 
-def refusal_page(status: int, title: str, text: str) -> HTMLResponse:
-    """A page refusing the request: ``title`` and ``text`` (escaped), with every page's headers."""
-    return _page(title, f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>", status)
+def refusal_page(status: int, title: str, text: str, *, server: str) -> HTMLResponse:
+    """A page refusing the request: ``title`` and ``text`` (escaped), with every page's
+    headers; its tab's title also names the ``server`` that refused (its title, else its
+    name), so that a person with several servers' pages open can tell which."""
+    return _page(f"{title} · {server}", f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>", status)
 
 
 def _cookie_name(flow_id: str) -> str:
@@ -148,6 +151,9 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
     url_mode = server.url_mode
     asking = server.title or server.name  # in every page's title: which server asks
 
+    def refuse(status: int, title: str, text: str) -> HTMLResponse:
+        return refusal_page(status, title, text, server=asking)
+
     def whose(flow: Flow) -> str:
         """The line saying which server asks, and for whom (escaped HTML)."""
         who = html.escape(asking)
@@ -164,7 +170,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if url_mode.page_auth is not None:
             subject = await url_mode.page_auth.subject(request.headers, request.cookies)
             if subject is None:
-                return refusal_page(
+                return refuse(
                     401, "Please sign in", "Sign in to this server in this browser, then open the link again."
                 )
             # as bytes: compare_digest refuses str with non-ASCII, and names may have it
@@ -172,13 +178,13 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 subject.encode("utf-8", "surrogatepass"), flow.principal.encode("utf-8", "surrogatepass")
             ):
                 log.warning("flow %s: refused a browser signed in as a different user", flow.id[:6])
-                return refusal_page(
+                return refuse(
                     403, "Not your request", "This page belongs to a request started by another user."
                 )
             return None
         client = request.client.host if request.client else None
         if not loopback_host(client):
-            return refusal_page(
+            return refuse(
                 403, "Not available", "This page can only be opened on the machine running the server."
             )
         return None
@@ -194,9 +200,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 # opened again in the browser that claimed it: its page (which checks again)
                 return RedirectResponse(here, status_code=303, headers=_HEADERS)
             if flow is None or flow.done:
-                return refusal_page(
-                    410, "This link has expired", "Go back to your application and try again."
-                )
+                return refuse(410, "This link has expired", "Go back to your application and try again.")
             refusal = await who_may_act(request, flow)
             if refusal is not None:
                 return refusal
@@ -204,7 +208,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 return Response(status_code=200, headers=_HEADERS, media_type="text/html")
             claimed = await url_mode.flows.claim(flow_id, token)
             if claimed is None:
-                return refusal_page(
+                return refuse(
                     403,
                     "This link was already used",
                     "Each link works once. Go back to your application and try again.",
@@ -216,9 +220,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         current = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(cookie_name)
         if current is None or not current.owns(cookie):
-            return refusal_page(
-                403, "This page is not available", "Open the link from your application again."
-            )
+            return refuse(403, "This page is not available", "Open the link from your application again.")
         refusal = await who_may_act(request, current)
         if refusal is not None:
             return refusal
@@ -239,9 +241,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         flow = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(_cookie_name(flow_id))
         if flow is None or not flow.owns(cookie) or flow.kind != "oauth":
-            return refusal_page(
-                403, "This page is not available", "Open the link from your application again."
-            )
+            return refuse(403, "This page is not available", "Open the link from your application again.")
         refusal = await who_may_act(request, flow)
         if refusal is not None:
             return refusal
@@ -253,9 +253,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             target = await url_mode.oauth.authorization_url(flow, redirect_uri)
         except ConfigError as exc:
             log.error("flow %s: cannot start the sign-in: %s", flow.id[:6], exc)
-            return refusal_page(
-                500, "Sign-in is not available", "The server is not set up for this provider."
-            )
+            return refuse(500, "Sign-in is not available", "The server is not set up for this provider.")
         response = RedirectResponse(target, status_code=303, headers=_HEADERS)
         callback_path = f"{_pages(url_mode, request)}/oauth/callback"
         _set_flow_cookie(response, request, url_mode, flow, cookie, callback_path, "lax")
@@ -267,17 +265,17 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         state = params.get("state") or ""
         pending = await url_mode.oauth.pending(state)
         if pending is None:
-            return refusal_page(
+            return refuse(
                 403,
                 "This sign-in cannot be used",
                 "It was already used or has expired. Go back to your application and try again.",
             )
         flow = await url_mode.flows.get(pending.flow_id)
         if flow is None or flow.done:
-            return refusal_page(410, "This request has ended", "Go back to your application and try again.")
+            return refuse(410, "This request has ended", "Go back to your application and try again.")
         if not flow.owns(request.cookies.get(_cookie_name(flow.id))):
             log.warning("flow %s: refused a sign-in callback from another browser", flow.id[:6])
-            return refusal_page(
+            return refuse(
                 403,
                 "Please use the same browser",
                 "Finish signing in in the browser where you opened the link from your application.",
@@ -286,7 +284,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if refusal is not None:
             return refusal
         if await url_mode.oauth.take(state) is None:  # used up by a concurrent callback
-            return refusal_page(403, "This sign-in cannot be used", "It was already used.")
+            return refuse(403, "This sign-in cannot be used", "It was already used.")
         error, code = params.get("error"), params.get("code")
         if error is not None or not code:
             status: FlowStatus = "declined" if error == "access_denied" else "failed"
@@ -307,7 +305,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 if latest is None or latest.done:
                     log.info("flow %s: ended before the sign-in did; its tokens are not kept", flow.id[:6])
                     if latest is None:
-                        return refusal_page(
+                        return refuse(
                             410, "This request has ended", "Go back to your application and try again."
                         )
                     return _done(asking, latest)
@@ -330,17 +328,17 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         except TimeoutError:
             log.info("flow %s: the form did not arrive within %s s", flow.id[:6], body_timeout)
             return _page(
-                "Please try again",
+                f"Please try again · {asking}",
                 "<h1>Please try again</h1><p>The form took too long to arrive. Nothing was saved. "
                 "Reload the page and send it again.</p>",
                 408,
                 {"Connection": "close"},
             )
         if form is None:
-            return refusal_page(400, "Please try again", "The form could not be read.")
+            return refuse(400, "Please try again", "The form could not be read.")
         sent = str(form.get("csrf", "")).encode("utf-8", "surrogatepass")  # bytes: any text compares
         if not hmac.compare_digest(sent, _csrf(cookie, flow.id).encode("ascii")):
-            return refusal_page(403, "Please try again", "The form was out of date. Reload the page.")
+            return refuse(403, "Please try again", "The form was out of date. Reload the page.")
         action = form.get("action")
         if action == "decline":
             ended = await url_mode.flows.finish(flow, "declined")
@@ -360,7 +358,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             # it expired): then the value is not kept
             latest = await url_mode.flows.get(flow.id)
             if latest is None:
-                return refusal_page(
+                return refuse(
                     410, "This request has ended", "Nothing was saved. Go back to your application."
                 )
             if latest.done:
@@ -370,16 +368,18 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             if not ended and flow.status != "complete":  # it ended otherwise while the value was saved
                 await url_mode.vault.forget("vault", flow.name, flow.principal)
         else:
-            return refusal_page(400, "Unknown action", "Reload the page and try again.")
+            return refuse(400, "Unknown action", "Reload the page and try again.")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
         return _done(asking, flow)
 
     app = Starlette(
         routes=[
-            Route(f"{PAGES_PATH}/flows/{{flow_id}}", _store_guarded(flow_page), methods=["GET", "POST"]),
-            Route(f"{PAGES_PATH}/flows/{{flow_id}}/start", _store_guarded(start), methods=["GET"]),
-            Route(f"{PAGES_PATH}/oauth/callback", _store_guarded(callback), methods=["GET"]),
+            Route(
+                f"{PAGES_PATH}/flows/{{flow_id}}", _store_guarded(flow_page, asking), methods=["GET", "POST"]
+            ),
+            Route(f"{PAGES_PATH}/flows/{{flow_id}}/start", _store_guarded(start, asking), methods=["GET"]),
+            Route(f"{PAGES_PATH}/oauth/callback", _store_guarded(callback, asking), methods=["GET"]),
         ],
     )
     app.state.body_timeout = body_timeout
@@ -387,9 +387,10 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
 
 
 def _store_guarded(
-    page: Callable[[Request], Awaitable[Response]],
+    page: Callable[[Request], Awaitable[Response]], asking: str
 ) -> Callable[[Request], Awaitable[Response]]:
-    """``page``, answering 503 (logged, the cause never shown) when the store fails."""
+    """``page``, answering 503 (logged, the cause never shown; the title names the server
+    ``asking``) when the store fails."""
     failures = backend_errors()
 
     async def guarded(request: Request) -> Response:
@@ -401,6 +402,7 @@ def _store_guarded(
                 503,
                 "Please try again in a moment",
                 "This server cannot reach its storage right now. Reload the page in a moment to try again.",
+                server=asking,
             )
 
     return guarded

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
@@ -133,3 +134,60 @@ async def test_the_loopback_pages_refuse_another_site_rebound_to_loopback(header
     finally:
         await loopback.close()
         await store.close()
+
+
+def tab_title(page: httpx.Response) -> str:
+    found = re.search(r"<title>(.*?)</title>", page.text, re.S)
+    assert found is not None, page.text
+    return html.unescape(found.group(1))
+
+
+async def test_every_refusal_names_the_server_that_refused_in_its_title() -> None:
+    """WCAG 2.4.2: a person with tabs from several servers sees in each refusal's title (its
+    tab's name) which server refused, and the server's text stays text."""
+    store = MemoryStore()
+    title = "Acme <b>Bookings</b> & Co"
+    app = Server(
+        "hostile", title=title, state_keys=KeyRing([bytes(range(8, 40))]), store=store, page_auth=CookieAuth()
+    )
+    loopback = LoopbackPages(app)
+    seen: dict[str, tuple[int, str]] = {}
+    try:
+        async with uvicorn_server(StreamableHTTP(app)) as running:
+            pages = Pages(app, f"http://127.0.0.1:{running.port}")
+            _, link = await pages.flow("alice")
+            async with browser("mallory") as mallory, browser() as nobody, browser("alice") as alice:
+                for name, client in (("403", mallory), ("401", nobody)):
+                    refused = await client.get(link)
+                    seen[name] = (refused.status_code, tab_title(refused))
+                await open_page(alice, link)
+                again = await mallory.get(link)  # used up
+                seen["403 used"] = (again.status_code, tab_title(again))
+                flow, link = await pages.flow("alice")
+                await app.url_mode.flows.finish(flow, "cancelled")
+                ended = await alice.get(link)
+                seen["410"] = (ended.status_code, tab_title(ended))
+        base = await loopback.base_url()
+        port = base.rsplit(":", 1)[1]
+        async with browser() as rebound:
+            wrong_host = await rebound.get(
+                f"{base}/mcp-elicit/flows/x", headers={"Host": f"evil.example:{port}"}
+            )
+            seen["421"] = (wrong_host.status_code, tab_title(wrong_host))
+            other_site = await rebound.get(
+                f"{base}/mcp-elicit/flows/x", headers={"Origin": "http://evil.example"}
+            )
+            seen["403 origin"] = (other_site.status_code, tab_title(other_site))
+    finally:
+        await loopback.close()
+        await store.close()
+    assert {name: status for name, (status, _) in seen.items()} == {
+        "403": 403,
+        "401": 401,
+        "403 used": 403,
+        "410": 410,
+        "421": 421,
+        "403 origin": 403,
+    }
+    for name, (_, said) in seen.items():
+        assert said.endswith(f" · {title}"), (name, said)

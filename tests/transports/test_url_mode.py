@@ -477,6 +477,7 @@ async def test_a_store_gone_mid_flow_gives_a_page_that_says_so(
         finally:
             await store.close()
     assert page.status_code == 503
+    assert "<title>Please try again in a moment · url-mode</title>" in page.text  # which server
     assert page.headers["content-type"].startswith("text/html")
     assert page.headers["cache-control"] == "no-store"
     assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
