@@ -51,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import html
 import importlib.resources
 import json
 import logging
@@ -103,11 +104,18 @@ _PING_SECONDS: Final = 15.0
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
 
 
-#: What the link answers when followed from another site: this page's own step to the form.
-_CONTINUE: Final = (
-    '<!doctype html><html lang="en"><meta charset="utf-8"><title>mcp-elicit</title>'
-    '<p>Opening the question… <a href="/form">Continue</a></p></html>\n'
-)
+def _continue(server: str) -> str:
+    """What the link answers when followed from another site: this page's own step to the
+    form, which names the ``server`` asking (made inert and escaped) as the form does."""
+    who = html.escape(clean(server))
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
+        f"<title>Opening the question from {who} · mcp-elicit</title>\n"
+        '<link rel="stylesheet" href="/static/app.css">\n</head>\n<body>\n<main>\n'
+        f"<h1>Opening the question from {who}…</h1>\n"
+        '<p><a href="/form">Continue to the question</a></p>\n</main>\n</body>\n</html>\n'
+    )
 
 
 def _same_origin(request: Request) -> bool:
@@ -202,7 +210,10 @@ class _App:
         if _same_origin(request):
             response = RedirectResponse("/form", status_code=303, headers=_HEADERS)
         else:  # a redirect keeps the other site as initiator: the SameSite cookie would not go
-            response = HTMLResponse(_CONTINUE, headers={**_HEADERS, "Refresh": "0; url=/form"})
+            asker = self.round.requests[0].server
+            response = HTMLResponse(
+                _continue(asker.title or asker.name), headers={**_HEADERS, "Refresh": "0; url=/form"}
+            )
         self._cookie(response)
         return response
 
@@ -223,8 +234,8 @@ class _App:
             return _text(403, "Open this page from the link mcp-elicit gave; it works in one browser only.")
         if self.round.answers.done():
             return _text(410, "This question is no longer open.")
-        html = page(self.round.requests, csrf=self.round.csrf, left=self.round.left())
-        return HTMLResponse(html, headers=_HEADERS)
+        body = page(self.round.requests, csrf=self.round.csrf, left=self.round.left())
+        return HTMLResponse(body, headers=_HEADERS)
 
     async def _post(self, request: Request, path: str) -> Response:
         if not self._allowed(request, csrf=True):

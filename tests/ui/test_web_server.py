@@ -24,7 +24,7 @@ from mcp_elicit.forms import Boolean, Form, Integer, MultiChoice, String
 from mcp_elicit.ui import web, web_round
 from mcp_elicit.ui.web import WebAnswerer
 from mcp_elicit.ui.web_pages import check_form, page
-from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, Opened, form_request, open_round, url_request
+from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, SERVER, Opened, form_request, open_round, url_request
 
 pytestmark = pytest.mark.anyio
 
@@ -86,6 +86,27 @@ async def test_the_link_opened_in_a_tab_from_another_site_steps_to_the_form_itse
         assert (await client.get(f"{opened.base}/form")).status_code == 200
         again = await client.get(opened.url, headers={"Sec-Fetch-Site": "same-site", **tab})
         assert again.status_code == 410
+
+
+async def test_the_step_to_the_form_is_a_page_like_the_others() -> None:
+    """WCAG 2.4.2 and 1.3.1: the page the link answers when followed from another site
+    names the server asking in its title and has the landmark and heading of every other
+    page (a screen reader may land on it before the step), the server's text made inert."""
+    tab = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    server = dataclasses.replace(SERVER, title="Table <b>bookings</b>\u202e")
+    request = dataclasses.replace(form_request(SMALL), server=server)
+    async with open_round([request]) as opened, httpx.AsyncClient() as client:
+        stop = (await client.get(opened.url, headers=tab)).text
+    assert (
+        "<title>Opening the question from Table &lt;b&gt;bookings&lt;/b&gt;&lt;U+202E&gt; · mcp-elicit</title>"
+        in stop
+    )
+    assert '<html lang="en">' in stop and '<meta name="viewport"' in stop
+    assert '<link rel="stylesheet" href="/static/app.css">' in stop
+    main = re.search(r"<main>(.*)</main>", stop, re.S)
+    assert main is not None, stop
+    assert re.search(r"<h1>Opening the question from .*bookings.*</h1>", main.group(1)), stop
+    assert '<a href="/form">Continue to the question</a>' in main.group(1)
 
 
 @pytest.mark.parametrize(
