@@ -399,6 +399,25 @@ async def test_problems_show_next_to_their_field_and_are_announced(new_page: New
         assert not opened.task.done()
 
 
+async def test_the_same_problems_twice_are_announced_twice(new_page: NewPage) -> None:
+    """The alert's text changes however often the same answers are refused: a screen reader
+    announces an alert when its text changes, so the same text written again is silent, and
+    a person pressing Review again would hear nothing and think it worked."""
+    form = Form(guests=Integer(title="Guests", minimum=1, maximum=20))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        alert = page.locator("#alert")
+        await page.fill("#q0-f0-input", "30")
+        said: list[str] = []
+        for _ in range(3):
+            before = await alert.text_content()
+            await page.keyboard.press("Enter")
+            await expect(alert).not_to_have_text(before or "")
+            said.append(await alert.text_content() or "")
+        assert all(text.endswith("1 answer needs fixing: Guests.") for text in said), said
+        assert said[0] != said[1] != said[2], said
+
+
 async def test_the_review_can_go_back_and_change_an_answer(new_page: NewPage) -> None:
     async with open_round([form_request(SMALL)]) as opened:
         page = await show(new_page, opened)

@@ -158,8 +158,10 @@
     }, 60);
   }
 
+  // A screen reader announces an alert when its text changes: the same text written
+  // again would be silent, so a repeat says so ("Again: ...").
   function alarm(text) {
-    alertBox.textContent = text;
+    alertBox.textContent = text && alertBox.textContent === text ? `Again: ${text}` : text;
   }
 
   function controlOf(field) {
