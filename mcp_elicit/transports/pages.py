@@ -38,8 +38,10 @@ Rules:
   takes focus past that line, is described by it. Its title (the tab's name), and the
   finished page's, say which server asks; so does every refusal's (401, 403, 410, 503,
   the loopback server's 421), after what went wrong.
-* Every page: ``Cache-Control: no-store``, a strict Content-Security-Policy, no framing,
-  no referrer. A store that fails (Redis down, SQLite locked) gives a 503 page asking to
+* A page taking a secret or leading to a sign-in says when it expires (the flow's end),
+  warns near it and says when it has, what was typed then dropped (``page_expiry``).
+* Every page (``page_html``): ``Cache-Control: no-store``, a strict Content-Security-Policy,
+  no framing, no referrer. A store that fails (Redis down, SQLite locked) gives a 503 page asking to
   try again; the cause is logged, never shown.
 """
 
@@ -66,6 +68,15 @@ from mcp_elicit.server.flows import Flow, FlowStatus
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
+from mcp_elicit.transports.page_expiry import expiry_notice
+from mcp_elicit.transports.page_html import (
+    HEADERS,
+    connect_page,
+    done_page,
+    html_page,
+    refusal_page,
+    secret_form,
+)
 
 __all__ = ["LOOPBACK_NAMES", "pages_app", "refusal_page"]
 
@@ -74,43 +85,10 @@ BODY_TIMEOUT: Final = 30.0
 
 log = logging.getLogger("mcp_elicit.pages")
 
-_HEADERS: Final = {
-    "Cache-Control": "no-store",
-    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-    "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
-    "X-Content-Type-Options": "nosniff",
-}
 MAX_SECRET: Final = 8192
 #: The names the loopback page server answers to (its ``Host``, a page's ``Origin``).
 LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost"})
 _ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
-
-_STYLE = """
-body{font:16px/1.5 system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a;
-overflow-wrap:anywhere}
-h1{font-size:1.4rem}.box{border:1px solid #ccc;border-radius:8px;padding:1rem 1.25rem}
-label{display:block;font-weight:600;margin:.5rem 0 .25rem}input[type=password]{width:100%;padding:.5rem;font-size:1rem;box-sizing:border-box}
-.row{display:flex;gap:.5rem;flex-wrap:wrap;margin-top:1rem}button{padding:.5rem 1rem;font-size:1rem;border-radius:6px;border:1px solid #888;background:#fff;cursor:pointer}
-button.primary{background:#0b57d0;color:#fff;border-color:#0b57d0}.muted{color:#555;font-size:.9rem}
-a.button{display:inline-block;padding:.5rem 1rem;font-size:1rem;border-radius:6px;text-decoration:none;background:#0b57d0;color:#fff}
-"""
-
-
-def _page(title: str, body: str, status: int = 200, headers: dict[str, str] | None = None) -> HTMLResponse:
-    doc = (
-        f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f'<meta name="viewport" content="width=device-width,initial-scale=1"><title>{html.escape(title)}</title>'
-        f"<style>{_STYLE}</style></head><body><main>{body}</main></body></html>"
-    )
-    return HTMLResponse(doc, status_code=status, headers={**_HEADERS, **(headers or {})})
-
-
-def refusal_page(status: int, title: str, text: str, *, server: str) -> HTMLResponse:
-    """A page refusing the request: ``title`` and ``text`` (escaped), with every page's
-    headers; its tab's title also names the ``server`` that refused (its title, else its
-    name), so that a person with several servers' pages open can tell which."""
-    return _page(f"{title} · {server}", f"<h1>{html.escape(title)}</h1><p>{html.escape(text)}</p>", status)
 
 
 def _cookie_name(flow_id: str) -> str:
@@ -150,6 +128,9 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
     at each form, so that setting that changes it."""
     url_mode = server.url_mode
     asking = server.title or server.name  # in every page's title: which server asks
+
+    def expiry(flow: Flow) -> str:
+        return expiry_notice(flow.expires - url_mode.clock(), url_mode.flow_ttl)
 
     def refuse(status: int, title: str, text: str) -> HTMLResponse:
         return refusal_page(status, title, text, server=asking)
@@ -198,14 +179,14 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             flow = await url_mode.flows.get(flow_id)
             if flow is not None and flow.owns(request.cookies.get(cookie_name)):
                 # opened again in the browser that claimed it: its page (which checks again)
-                return RedirectResponse(here, status_code=303, headers=_HEADERS)
+                return RedirectResponse(here, status_code=303, headers=HEADERS)
             if flow is None or flow.done:
                 return refuse(410, "This link has expired", "Go back to your application and try again.")
             refusal = await who_may_act(request, flow)
             if refusal is not None:
                 return refusal
             if request.method == "HEAD":  # a link checker or preview: it must not use the link up
-                return Response(status_code=200, headers=_HEADERS, media_type="text/html")
+                return Response(status_code=200, headers=HEADERS, media_type="text/html")
             claimed = await url_mode.flows.claim(flow_id, token)
             if claimed is None:
                 return refuse(
@@ -214,7 +195,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     "Each link works once. Go back to your application and try again.",
                 )
             flow, new_cookie = claimed
-            response = RedirectResponse(here, status_code=303, headers=_HEADERS)
+            response = RedirectResponse(here, status_code=303, headers=HEADERS)
             _set_flow_cookie(response, request, url_mode, flow, new_cookie, here, "strict")
             return response
         current = await url_mode.flows.get(flow_id)
@@ -225,15 +206,20 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if refusal is not None:
             return refusal
         if current.done:
-            return _done(asking, current)
+            return done_page(asking, current)
         assert cookie is not None
         if request.method == "POST":
             return await submit(request, current, cookie)
         if current.kind == "oauth":
-            return _connect_page(
-                current, _csrf(cookie, current.id), whose(current), asking, _pages(url_mode, request)
+            return connect_page(
+                current,
+                _csrf(cookie, current.id),
+                whose(current),
+                asking,
+                expiry(current),
+                _pages(url_mode, request),
             )
-        return _secret_form(current, _csrf(cookie, current.id), whose(current), asking)
+        return secret_form(current, _csrf(cookie, current.id), whose(current), asking, expiry(current))
 
     async def start(request: Request) -> Response:
         """Send this browser to the provider: one new authorization request."""
@@ -246,7 +232,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if refusal is not None:
             return refusal
         if flow.done:
-            return _done(asking, flow)
+            return done_page(asking, flow)
         assert cookie is not None
         try:
             redirect_uri = f"{await url_mode.base_url()}{PAGES_PATH}/oauth/callback"
@@ -254,7 +240,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         except ConfigError as exc:
             log.error("flow %s: cannot start the sign-in: %s", flow.id[:6], exc)
             return refuse(500, "Sign-in is not available", "The server is not set up for this provider.")
-        response = RedirectResponse(target, status_code=303, headers=_HEADERS)
+        response = RedirectResponse(target, status_code=303, headers=HEADERS)
         callback_path = f"{_pages(url_mode, request)}/oauth/callback"
         _set_flow_cookie(response, request, url_mode, flow, cookie, callback_path, "lax")
         return response
@@ -308,7 +294,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                         return refuse(
                             410, "This request has ended", "Go back to your application and try again."
                         )
-                    return _done(asking, latest)
+                    return done_page(asking, latest)
                 await url_mode.oauth.save(flow.name, flow.principal, tokens)
                 ended = await url_mode.flows.finish(flow, "complete")
                 if not ended and flow.status != "complete":  # it ended otherwise while they were saved
@@ -318,7 +304,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     log.info("flow %s: connected to %s", flow.id[:6], flow.name)
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
-        return _done(asking, flow)
+        return done_page(asking, flow)
 
     async def submit(request: Request, flow: Flow, cookie: str) -> Response:
         body_timeout: float | None = app.state.body_timeout
@@ -327,7 +313,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 form = await _form(request)
         except TimeoutError:
             log.info("flow %s: the form did not arrive within %s s", flow.id[:6], body_timeout)
-            return _page(
+            return html_page(
                 f"Please try again · {asking}",
                 "<h1>Please try again</h1><p>The form took too long to arrive. Nothing was saved. "
                 "Reload the page and send it again.</p>",
@@ -347,11 +333,12 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         elif action == "submit" and flow.kind == "secret":
             value = str(form.get("value", ""))
             if not value.strip() or len(value) > MAX_SECRET:
-                return _secret_form(
+                return secret_form(
                     flow,
                     _csrf(cookie, flow.id),
                     whose(flow),
                     asking,
+                    expiry(flow),
                     problem="Enter a value (at most 8192 characters).",
                 )
             # the flow may have ended while the form was on its way (the request gave up,
@@ -362,7 +349,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     410, "This request has ended", "Nothing was saved. Go back to your application."
                 )
             if latest.done:
-                return _done(asking, latest)
+                return done_page(asking, latest)
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
             ended = await url_mode.flows.finish(flow, "complete")
             if not ended and flow.status != "complete":  # it ended otherwise while the value was saved
@@ -371,7 +358,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             return refuse(400, "Unknown action", "Reload the page and try again.")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
-        return _done(asking, flow)
+        return done_page(asking, flow)
 
     app = Starlette(
         routes=[
@@ -424,34 +411,6 @@ async def _form(request: Request) -> dict[str, str] | None:
     return dict(pairs)
 
 
-def _secret_form(flow: Flow, csrf: str, whose: str, asking: str, problem: str | None = None) -> HTMLResponse:
-    name = html.escape(flow.name)
-    error = (
-        f'<p id="problem" role="alert" style="color:#b00020">{html.escape(problem)}</p>' if problem else ""
-    )
-    body = f"""
-<h1>Enter your {name}</h1>
-{whose}
-<div class="box">
-<p>An application connected to this server needs <strong>{name}</strong>. It is stored encrypted on the
-server, for you only; it is not shown to the application or its AI model.</p>
-{error}
-<form method="post">
-<input type="hidden" name="csrf" value="{csrf}">
-<label for="value">{name}</label>
-<input id="value" name="value" type="password" autocomplete="off" autofocus required maxlength="8192"
- {'aria-describedby="problem whose" aria-invalid="true"' if problem else 'aria-describedby="whose"'}>
-<div class="row">
-<button class="primary" name="action" value="submit" type="submit">Save</button>
-<button name="action" value="decline" type="submit" formnovalidate>Decline</button>
-<button name="action" value="cancel" type="submit" formnovalidate>Cancel</button>
-</div>
-</form>
-</div>
-<p class="muted">This link works once and expires soon.</p>"""
-    return _page(f"{asking} asks for your {flow.name}", body)
-
-
 def _pages(url_mode: UrlMode, request: Request) -> str:
     """Where the pages are as the browser sees them: under the public URL's path, if it
     has one (a proxy that strips it forwards ``/mcp-elicit/...`` here); else under the
@@ -460,40 +419,3 @@ def _pages(url_mode: UrlMode, request: Request) -> str:
     if public:
         return urllib.parse.urlsplit(public).path.rstrip("/") + PAGES_PATH
     return str(request.scope.get("root_path", "")) + PAGES_PATH
-
-
-def _connect_page(flow: Flow, csrf: str, whose: str, asking: str, pages: str = PAGES_PATH) -> HTMLResponse:
-    name = html.escape(flow.name)
-    body = f"""
-<h1>Connect to {name}</h1>
-{whose}
-<div class="box">
-<p>An application connected to this server asks to use your <strong>{name}</strong> account. You sign in
-on {name}'s own site; the access it grants is kept on the server, for you only, and is not shown to the
-application or its AI model.</p>
-<p><a class="button" href="{html.escape(pages)}/flows/{html.escape(flow.id)}/start">Continue to {name}</a></p>
-<form method="post">
-<input type="hidden" name="csrf" value="{csrf}">
-<div class="row">
-<button name="action" value="decline" type="submit">Decline</button>
-<button name="action" value="cancel" type="submit">Cancel</button>
-</div>
-</form>
-</div>
-<p class="muted">This link works once and expires soon.</p>"""
-    return _page(f"{asking} asks to connect to {flow.name}", body)
-
-
-def _done(asking: str, flow: Flow) -> HTMLResponse:
-    texts = {
-        "complete": "Saved. You can close this tab and go back to your application.",
-        "declined": "You declined. You can close this tab.",
-        "cancelled": "Cancelled. You can close this tab.",
-    }
-    if flow.kind == "oauth":
-        texts["complete"] = "Connected. You can close this tab."
-        texts["failed"] = (
-            f"Connecting to {flow.name} did not work. Go back to your application and try again."
-        )
-    text = texts.get(flow.status, "This request is finished. You can close this tab.")
-    return _page(f"Done · {asking}", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')

@@ -203,3 +203,58 @@ async def test_the_focused_secret_field_says_who_asks_and_for_whom(new_page: New
         person = Person(new_page, f"http://127.0.0.1:{running.port}", "alice", look)
         assert (await _call(running.url, person, "tok-alice"))["content"][0]["text"] == "no key (cancel)"
     await store.close()
+
+
+class SlowTyper:
+    """Opens the page (its clock under the test's hand), starts typing, and lets the time
+    run out, looking at what the page says on the way; then gives up (cancel)."""
+
+    modes = frozenset({"url"})
+
+    def __init__(self, new_page: NewPage, base: str) -> None:
+        self.new_page = new_page
+        self.base = base
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        from playwright.async_api import expect
+
+        assert request.url is not None
+        page = await self.new_page()
+        await page.clock.install()
+        await page.context.add_cookies([{"name": "session-user", "value": "alice", "url": self.base}])
+        await page.goto(request.url)
+        note = page.locator("#expiry-note")
+        await expect(note).to_contain_text("This page expires in 10 minutes")
+        warning = page.get_by_role("alert")
+        await expect(warning).to_have_count(0)
+        await page.get_by_label("example_api_key").fill("sk-half-typ")
+        await page.clock.fast_forward("09:05")  # 55 s left: warned, with the time left shown
+        await expect(warning).to_have_text(re.compile(r"^This page expires in 1 minute\. Save before then"))
+        await expect(page.locator("#expiry-left")).to_have_text(re.compile(r"^0:5\d$"))
+        await page.clock.fast_forward("00:20")
+        await expect(page.locator("#expiry-left")).to_have_text(re.compile(r"^0:3\d$"))
+        await expect(page.get_by_role("button", name="Save")).to_be_enabled()
+        await page.clock.fast_forward("00:40")  # past the end: nothing more can be typed
+        await expect(warning).to_have_text(
+            "This page has expired. Nothing was saved. Go back to your application and ask again: "
+            "it gives you a new link."
+        )
+        await expect(page.get_by_label("example_api_key")).to_be_hidden()
+        await expect(page.get_by_role("button", name="Save")).to_be_hidden()
+        assert await page.locator("#value").input_value() == ""  # what was typed is gone
+        assert (await page.title()).startswith("Page expired · ")
+        return ElicitAnswer.cancel()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_the_page_warns_before_it_expires_and_says_when_it_has(new_page: NewPage) -> None:
+    """WCAG 2.2.1: the page says from the start how long it lasts, warns a minute before it
+    expires (an alert, then the time left), and once expired says so and what to do next,
+    rather than taking a secret it would refuse."""
+    store = MemoryStore()
+    async with uvicorn_server(StreamableHTTP(build(store))) as running:
+        person = SlowTyper(new_page, f"http://127.0.0.1:{running.port}")
+        assert (await _call(running.url, person, "tok-alice"))["content"][0]["text"] == "no key (cancel)"
+    await store.close()
