@@ -204,6 +204,7 @@ class Server(Dispatch):
         :meth:`UrlMode.check_store`), then hears other instances' resource updates on it.
         Raises :class:`ConfigError` with a message to show."""
         self._check_state_keys()
+        self.tasks.reopen()
         self.url_mode.warn_at_start(several_users=self.auth is not None)
         await self.url_mode.check_store()
         if self.url_mode.shared_store is not None:

@@ -124,6 +124,8 @@ class Tasks:
         #: How many of those each principal holds.
         self._held: Counter[str | None] = Counter()
         self._swept = float("-inf")
+        #: Set by ``stop``: no task starts until the server starts again (``reopen``).
+        self._stopping = False
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -175,6 +177,9 @@ class Tasks:
         """A new task, readable at once (``tasks/get`` resolves before its creation is told);
         None when this process already holds ``max_tasks``, or ``max_tasks_per_owner`` of
         ``owner``'s."""
+        if self._stopping:  # the stop has passed by: a task begun now would be cut off unseen
+            log.info("the server is stopping: a tool call goes on in place, not as a task")
+            return None
         now = self.clock()
         self._sweep(now)
         if len(self._tasks) >= self.max_tasks or self._held[owner] >= self.max_tasks_per_owner:
@@ -320,7 +325,9 @@ class Tasks:
             del self._held[owner]
 
     def stop(self) -> list[asyncio.Future[Any]]:
-        """Cancel every task still running (the server is stopping); the handlers cancelled."""
+        """Cancel every task still running (the server is stopping; no task starts after
+        this); the handlers cancelled."""
+        self._stopping = True
         now, jobs = self.clock(), []
         for running in self._tasks.values():
             if running.job is not None and not running.job.done():
@@ -329,6 +336,10 @@ class Tasks:
                 running.stop()  # once: a handler cancelled before is left to its cleanup
                 jobs.append(running.job)
         return jobs
+
+    def reopen(self) -> None:
+        """Start tasks again (the server starts after a stop)."""
+        self._stopping = False
 
     async def close(self) -> None:
         """``stop``, then wait for the handlers to end, ``stop_grace`` seconds at most (a

@@ -84,3 +84,40 @@ async def test_the_relay_writer_cancelled_as_it_is_woken_is_cancelled(turns: int
     finally:
         await app.stop()
         await store.close()
+
+
+async def test_a_task_started_once_the_server_is_stopping_goes_on_in_place(wire: WireChecker) -> None:
+    """``ctx.start_task()`` after the stop began (``Tasks.stop``, which ``begin_shutdown``
+    calls) must not start a task the stop has already passed by: the call goes on in place
+    and is answered as a plain call, and no task is left behind to be cut off later."""
+    app = Server("task-races", state_keys=KeyRing([b"r" * 16 + b"k" * 16]))
+    started = asyncio.Event()
+    go_on = asyncio.Event()
+
+    @app.tool(task="optional")
+    async def late(ctx: Context) -> str:
+        started.set()
+        await go_on.wait()
+        await ctx.start_task()
+        return "done"
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    call = asyncio.ensure_future(client.result("tools/call", {"name": "late", "arguments": {}}))
+    await asyncio.wait_for(started.wait(), 5)
+    app.tasks.stop()  # the server begins to stop while the handler runs
+    go_on.set()
+    result = await asyncio.wait_for(call, 5)
+    assert result["content"] == [{"type": "text", "text": "done"}], result
+    assert "taskId" not in result
+    assert not app.tasks._tasks
+
+
+async def test_a_server_started_again_after_a_stop_takes_tasks_again() -> None:
+    app = Server("task-races", state_keys=KeyRing([b"r" * 16 + b"k" * 16]))
+    app.tasks.stop()
+    assert app.tasks.create(None) is None  # stopping: in place
+    await app.start()
+    try:
+        assert app.tasks.create(None) is not None
+    finally:
+        await app.stop()
