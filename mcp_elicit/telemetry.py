@@ -76,6 +76,7 @@ from typing import Any, Literal, TypeVar, cast
 
 from mcp_elicit.telemetry_attributes import (
     METRIC_NETWORK,
+    NAME_SHOWN,
     ROUNDS,
     Traced,
     add_response_events,
@@ -302,6 +303,8 @@ class Telemetry:
             metric["gen_ai.tool.name" if method == "tools/call" else "gen_ai.prompt.name"] = (
                 target if known else "_OTHER"
             )
+            if not known and len(target) > NAME_SHOWN:
+                target = target[:NAME_SHOWN] + "…"
         if method == "tools/call":
             metric["gen_ai.operation.name"] = "execute_tool"
         name = f"{method} {target}" if isinstance(target, str) else method

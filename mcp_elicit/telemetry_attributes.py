@@ -36,6 +36,7 @@ from mcp_elicit.wire.versions import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCO
 
 __all__ = [
     "METRIC_NETWORK",
+    "NAME_SHOWN",
     "ROUNDS",
     "Traced",
     "add_response_events",
@@ -53,6 +54,9 @@ __all__ = [
 _AFTER_SCHEME = re.compile(r"://([^\s'\"]*)")
 _AUTHORITY_END = re.compile(r"[/?#]")
 _QUERY = re.compile(r"[?#]")
+#: How much of a tool or prompt name the server does not offer a span's name shows (a
+#: name MCP allows is at most 128 characters): a client may send one of any length.
+NAME_SHOWN = 128
 #: The protocol versions MCP defines: any other is ``_OTHER`` in the metric.
 _VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS + MODERN_PROTOCOL_VERSIONS)
 #: The transport's attributes a metric takes (never the peer's address or port).

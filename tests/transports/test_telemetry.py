@@ -472,6 +472,23 @@ async def test_a_tool_or_prompt_name_the_server_does_not_offer_is_other_in_the_m
     assert tools == {"_OTHER": 2, "broken": 1}
 
 
+async def test_a_made_up_name_of_any_length_gives_a_span_name_of_bounded_length() -> None:
+    """A client may send a tool name as long as the body allows (megabytes): the span keeps
+    the start of a name the server does not offer, never the whole of it."""
+    from support.memory import MemoryClient
+
+    exporter = InMemorySpanExporter()
+    provider = sdk_trace.TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    server = build(Telemetry(tracer_provider=provider))
+    client = MemoryClient(server)
+    made_up = "x" * 100_000
+    assert (await client.result("tools/call", {"name": made_up, "arguments": {}}))["isError"] is True
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "tools/call " + "x" * 128 + "…"
+    assert all(len(str(value)) <= 200 for value in (span.attributes or {}).values()), span.attributes
+
+
 async def test_the_server_span_links_the_span_it_was_received_in() -> None:
     """The client's context (in ``_meta``) is the server span's parent; the span current
     where the request was received (an HTTP server's own, from its instrumentation) is
