@@ -9,7 +9,9 @@ change after start-up is announced through ``_changed(kind)`` (the server tells 
 clients that listen; see ``server.subscriptions``). A change (registering, removing) is
 made on the event loop: from a plain-function handler's worker thread it is handed to the
 loop (``on_loop``), so a listing never sees a dict change under it; the function is read
-(signature, schema) in the calling thread, and a refused registration raises there.
+(signature, schema) in the calling thread, and a refused registration raises there. A
+decorator used without its call (``@app.tool``), or given a name or URI that is not text,
+is a ``TypeError`` saying so when the module is imported.
 """
 
 from __future__ import annotations
@@ -27,6 +29,16 @@ from mcp_elicit.server.tools import ToolDef
 __all__ = ["Catalog"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _text_option(kind: str, option: str, value: object, call: str) -> None:
+    """Refuse a decorator's ``name``/``uri`` that is not text: a function there is the
+    decorator used without its call (``@app.tool``), which would register nothing."""
+    if value is None or isinstance(value, str):
+        return
+    if callable(value):
+        raise TypeError(f"@app.{kind} needs its parentheses: write @app.{kind}({call}) above the function")
+    raise TypeError(f"app.{kind}(): the {option} must be a string, not {type(value).__name__} ({value!r})")
 
 
 class Catalog:
@@ -68,6 +80,7 @@ class Catalog:
         ``task`` lets a call go on as a task at ``await ctx.start_task()`` (the tasks
         extension, 2026-07-28); ``"required"`` refuses a client that did not declare the
         extension (-32021) at 2026-07-28."""
+        _text_option("tool", "name", name, "")
         if task not in (None, "optional", "required"):
             raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
 
@@ -135,6 +148,7 @@ class Catalog:
         self, name: str | None = None, *, title: str | None = None, description: str | None = None
     ) -> Callable[[F], F]:
         """Register a function as a prompt; its parameters are the prompt's arguments."""
+        _text_option("prompt", "name", name, "")
 
         def register(fn: F) -> F:
             self._add_prompt(PromptDef.build(fn, name=name, title=title, description=description))
@@ -162,6 +176,8 @@ class Catalog:
         """Register a function serving ``uri``; ``{placeholders}`` make it a template.
         ``readable(principal, **variables) -> bool`` limits who may read it, subscribe to it
         and hear of its changes (to anyone else it is "not found")."""
+        _text_option("resource", "uri", uri, '"scheme://..."')
+        _text_option("resource", "name", name, '"scheme://..."')
 
         def register(fn: F) -> F:
             self._add_resource(
@@ -192,8 +208,12 @@ class Catalog:
             self._resources[uri] = res
         self._changed("resources")
 
-    def completion(self) -> Callable[[F], F]:
-        """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``."""
+    def completion(self, misused: object = None, /) -> Callable[[F], F]:
+        """Register ``fn(ref, argument, context) -> list[str]`` answering ``completion/complete``
+        (``@app.completion()``: it takes no arguments)."""
+        if misused is not None:
+            _text_option("completion", "argument", misused, "")
+            raise TypeError(f"app.completion() takes no arguments, not {misused!r}")
 
         def register(fn: F) -> F:
             self._set_completer(fn)

@@ -244,6 +244,29 @@ def test_something_not_callable_is_refused_saying_so() -> None:
         app.tool(name="x")("not a function")  # type: ignore[type-var]
 
 
+@pytest.mark.parametrize("kind", ["tool", "prompt", "resource", "completion"])
+def test_a_decorator_without_its_parentheses_is_refused_saying_so(kind: str) -> None:
+    # ``@app.tool`` (no call) used to hand the function to tool() as its name: nothing was
+    # registered, and the module name became the decorator's inner function.
+    app = Server("bare")
+
+    async def greet(who: str) -> str:
+        return f"hello {who}"
+
+    with pytest.raises(TypeError, match=rf"@app\.{kind} needs its parentheses: write @app\.{kind}\("):
+        getattr(app, kind)(greet)
+    assert app.names("tools") == app.names("prompts") == app.names("resources") == []
+
+
+@pytest.mark.parametrize("kind", ["tool", "prompt", "resource"])
+def test_a_name_or_uri_that_is_not_text_is_refused_saying_so(kind: str) -> None:
+    app = Server("odd names")
+    option = "uri" if kind == "resource" else "name"
+    decorator = getattr(app, kind)
+    with pytest.raises(TypeError, match=rf"app\.{kind}\(\): the {option} must be a string, not int \(42\)"):
+        decorator(**{option: 42})
+
+
 # ---- registration from a plain function's worker thread -------------------------------------
 
 
