@@ -2,7 +2,8 @@
 model for the rest, giving the JSON Schema of the arguments and their validation.
 
 Rules: a parameter annotated ``Context`` receives the request context and is not part of
-the schema; every other parameter must be named (no ``*args``/``**kwargs``); defaults make
+the schema; every other parameter must be named (no ``*args``/``**kwargs``, nothing
+positional-only: everything is passed by name); defaults make
 a parameter optional; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
 constraints. Generated titles are left out of the schema, explicit ones kept. A
 ``typing.TypedDict`` (which pydantic takes only from Python 3.12) is read as its
@@ -75,6 +76,11 @@ class Signature:
                 continue
             if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
                 raise TypeError(f"{where}: *{name} parameters are not supported; name every argument")
+            if param.kind is param.POSITIONAL_ONLY:
+                raise TypeError(
+                    f"{where}: {name} is positional-only, but arguments (and the context) are passed "
+                    "by name; remove the '/' from the parameters"
+                )
             annotation = hints.get(name, Any)
             if _is_context(annotation, context_type):
                 context_param = name

@@ -267,6 +267,20 @@ def test_a_name_or_uri_that_is_not_text_is_refused_saying_so(kind: str) -> None:
         decorator(**{option: 42})
 
 
+async def positional_only(item: str, /, count: int = 1) -> str:
+    return item * count
+
+
+@pytest.mark.parametrize("kind", ["tool", "prompt", "resource"])
+def test_a_positional_only_parameter_is_refused_saying_so(kind: str) -> None:
+    # It was listed as an argument, then every call failed: arguments are passed by name.
+    app = Server("slashes")
+    register = {"tool": app.tool(), "prompt": app.prompt(), "resource": app.resource("test://{item}")}[kind]
+    with pytest.raises(TypeError, match=r"positional_only: item is positional-only.*remove the '/'"):
+        register(positional_only)
+    assert app.names("tools") == app.names("prompts") == app.names("resources") == []
+
+
 # ---- registration from a plain function's worker thread -------------------------------------
 
 
