@@ -5,7 +5,8 @@ Rules: a parameter annotated ``Context`` receives the request context and is not
 the schema; every other parameter must be named (no ``*args``/``**kwargs``, nothing
 positional-only: everything is passed by name); defaults make
 a parameter optional; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
-constraints. Generated titles are left out of the schema, explicit ones kept. A
+constraints. A parameter named ``ctx`` or ``context`` without an annotation is refused
+(the annotation was forgotten: it would be an argument). Generated titles are left out of the schema, explicit ones kept. A
 ``typing.TypedDict`` (which pydantic takes only from Python 3.12) is read as its
 ``typing_extensions`` twin, wherever it sits in a hint (``pydantic_ready``).
 
@@ -45,6 +46,10 @@ __all__ = [
 ]
 
 
+#: Parameter names that mean the request context: one without an annotation is a mistake.
+_CONTEXT_NAMES: Final = frozenset({"ctx", "context"})
+
+
 class ArgumentsError(ValueError):
     """Arguments that do not fit a handler's signature; the message lists every fault."""
 
@@ -80,6 +85,11 @@ class Signature:
                 raise TypeError(
                     f"{where}: {name} is positional-only, but arguments (and the context) are passed "
                     "by name; remove the '/' from the parameters"
+                )
+            if name in _CONTEXT_NAMES and name not in hints:
+                raise TypeError(
+                    f"{where}: {name} has no annotation, so it would be an argument the client sends; "
+                    f"to receive the request context, write {name}: {context_type.__name__}"
                 )
             annotation = hints.get(name, Any)
             if _is_context(annotation, context_type):

@@ -281,6 +281,28 @@ def test_a_positional_only_parameter_is_refused_saying_so(kind: str) -> None:
     assert app.names("tools") == app.names("prompts") == app.names("resources") == []
 
 
+async def unannotated_ctx(ctx, city: str) -> str:  # type: ignore[no-untyped-def]
+    return city
+
+
+async def unannotated_context(context, city: str) -> str:  # type: ignore[no-untyped-def]
+    return city
+
+
+@pytest.mark.parametrize(("handler", "name"), [(unannotated_ctx, "ctx"), (unannotated_context, "context")])
+@pytest.mark.parametrize("kind", ["tool", "prompt"])
+def test_a_context_parameter_without_its_annotation_is_refused_saying_so(
+    kind: str, handler: Any, name: str
+) -> None:
+    # Unannotated, it was an argument the client had to send (a required one, of any type),
+    # and the function never got the context.
+    app = Server("unannotated")
+    with pytest.raises(
+        TypeError, match=rf"unannotated_{name}: {name} has no annotation.*write {name}: Context"
+    ):
+        getattr(app, kind)()(handler)
+
+
 # ---- registration from a plain function's worker thread -------------------------------------
 
 
