@@ -93,6 +93,11 @@ class Signature:
                 )
             annotation = hints.get(name, Any)
             if _is_context(annotation, context_type):
+                if context_param is not None:
+                    raise TypeError(
+                        f"{where}: {context_param} and {name} are both {context_type.__name__} parameters; "
+                        "keep one (a handler gets one context)"
+                    )
                 context_param = name
                 continue
             if name.startswith("_"):

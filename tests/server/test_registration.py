@@ -303,6 +303,18 @@ def test_a_context_parameter_without_its_annotation_is_refused_saying_so(
         getattr(app, kind)()(handler)
 
 
+@pytest.mark.parametrize("kind", ["tool", "prompt"])
+def test_two_context_parameters_are_refused_saying_so(kind: str) -> None:
+    # Only the last got the context: every call failed, the first one missing.
+    app = Server("two contexts")
+
+    async def twice(ctx: Context, again: Context) -> str:
+        return "never"
+
+    with pytest.raises(TypeError, match=r"twice: ctx and again are both Context parameters; keep one"):
+        getattr(app, kind)()(twice)
+
+
 # ---- registration from a plain function's worker thread -------------------------------------
 
 
