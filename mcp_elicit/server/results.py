@@ -4,7 +4,9 @@ Rules: a ``str`` is text; ``bytes`` must be wrapped (``Image``, ``Audio``, ``Blo
 MIME type is never guessed; ``mcp_types`` content models pass through; a list is each of
 its items; ``None`` is no content. For tools, a mapping, dataclass or pydantic model is
 structured content plus its JSON as text, so clients that ignore ``structuredContent``
-still see it. A ``CallToolResult`` passes through untouched but for ``resultType``, which
+still see it; a set in it is a JSON array, and a value JSON has no form for (bytes, an
+object of a class of its own) is a ``TypeError`` saying what to return. Any other value
+is its text, unless it has none of its own (``<Thing object at 0x...>``): a ``TypeError``. A ``CallToolResult`` passes through untouched but for ``resultType``, which
 the revision sets (2025-11-25 has none).
 """
 
@@ -124,7 +126,17 @@ def content_blocks(value: object) -> list[dict[str, Any]]:
         raise TypeError(
             "return bytes wrapped in Image(...), Audio(...) or Blob(...) so the MIME type is known"
         )
+    kind = type(value)
+    if kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__:
+        raise TypeError(
+            f"{_a(kind.__name__)} object has no text or JSON form; return str, a dataclass, TypedDict, "
+            "pydantic model or mapping, Image(...)/Audio(...), or mcp_types content"
+        )
     return [{"type": "text", "text": str(value)}]
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 def structured_value(value: object) -> Any:
@@ -132,7 +144,7 @@ def structured_value(value: object) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return orjson.loads(orjson.dumps(value))
+        return orjson.loads(orjson.dumps(value, default=_default))
     if isinstance(value, Mapping) and not isinstance(value.get("type"), str):
         return orjson.loads(orjson.dumps(value, default=_default))
     return None
@@ -141,7 +153,17 @@ def structured_value(value: object) -> Any:
 def _default(value: object) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+    if isinstance(value, set | frozenset):
+        return list(value)
+    if isinstance(value, bytes | bytearray):
+        raise TypeError(
+            "bytes have no JSON form; give text (base64 for binary), or return the bytes as content "
+            "wrapped in Image(...), Audio(...) or Blob(...)"
+        )
+    raise TypeError(
+        f"{_a(type(value).__name__)} value has no JSON form; give str, numbers, booleans, None, lists, "
+        "mappings, dataclasses or pydantic models"
+    )
 
 
 def tool_result(value: object, *, structured: bool) -> dict[str, Any]:

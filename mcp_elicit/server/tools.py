@@ -5,7 +5,8 @@ arguments are checked against it too, see ``input_schema``); arguments are valid
 before the function runs, and bad arguments are a tool error (``isError``), so the model
 can correct itself. Whatever the function raises, other than a protocol error
 (which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
-result: ``ToolError`` with its message as is, anything else prefixed with the tool's name.
+result: ``ToolError`` with its message as is, anything else prefixed with the tool's name;
+so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
 ``outputSchema`` and ``structuredContent``. A tool with an ``outputSchema`` (derived or
 given) answers ``structuredContent``, which fits an explicit ``output_schema=``: a result
@@ -193,9 +194,14 @@ class ToolDef:
 
     def done(self, value: object) -> dict[str, Any]:
         """The result for what the function returned."""
+        try:
+            result = tool_result(value, structured=self.output_schema is not None)
+        except TypeError as exc:  # a value it cannot send (orjson's errors are TypeErrors)
+            reason = exc.__cause__ if isinstance(exc.__cause__, TypeError) else exc  # orjson wraps ours
+            log.error("tool %s: the function's return value cannot be sent: %s", self.name, reason)
+            return error_result(f"{self.name}: the function's return value cannot be sent: {reason}")
         if self.output_schema is None:
-            return tool_result(value, structured=False)
-        result = tool_result(value, structured=True)
+            return result
         if result.get("isError"):
             return result
         problem: str | None

@@ -1,0 +1,97 @@
+"""What a tool returns that JSON cannot carry as it is: a set in structured content is a
+JSON array; bytes, or an object with no text or JSON form, make an ``isError`` result
+naming the tool, what it returned and what to return instead (logged too), never a
+JSON-RPC "Internal error" whose reason only the server log holds, nor an object's repr
+sent as text. Driven in memory, every message checked against the schema."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Server
+
+from support.memory import MemoryClient
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+
+@dataclass
+class Tagged:
+    name: str
+    tags: frozenset[str]
+
+
+@dataclass
+class Raw:
+    name: str
+    payload: bytes
+
+
+class Opaque:
+    """No ``__str__`` or ``__repr__`` of its own: its text would be ``<Opaque object at 0x...>``."""
+
+
+def build() -> Server:
+    app = Server("results")
+
+    @app.tool()
+    async def tagged() -> Tagged:
+        return Tagged("a", frozenset({"x"}))
+
+    @app.tool()
+    async def mapping_with_a_set() -> dict[str, Any]:
+        return {"ids": {3}}
+
+    @app.tool()
+    async def raw() -> Raw:
+        return Raw("a", b"\x00")
+
+    @app.tool()
+    async def mapping_with_bytes() -> dict[str, Any]:
+        return {"payload": b"\x00"}
+
+    @app.tool()
+    async def bare_bytes() -> object:
+        return b"\x00"
+
+    @app.tool()
+    async def opaque() -> object:
+        return Opaque()
+
+    return app
+
+
+async def test_a_set_in_structured_content_is_a_json_array(wire: WireChecker) -> None:
+    client = MemoryClient(build(), checker=wire)
+    result = await client.result("tools/call", {"name": "tagged"})
+    assert result["structuredContent"] == {"name": "a", "tags": ["x"]}
+    assert "isError" not in result
+    result = await client.result("tools/call", {"name": "mapping_with_a_set"})
+    assert result["content"] == [{"type": "text", "text": '{"ids":[3]}'}]
+
+
+@pytest.mark.parametrize(
+    ("tool", "fragment"),
+    [
+        ("raw", "bytes have no JSON form"),
+        ("mapping_with_bytes", "bytes have no JSON form"),
+        ("bare_bytes", "wrapped in Image(...), Audio(...) or Blob(...)"),
+        ("opaque", "an Opaque object has no text or JSON form"),
+    ],
+)
+async def test_a_value_json_cannot_carry_is_a_tool_error_saying_so(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture, tool: str, fragment: str
+) -> None:
+    client = MemoryClient(build(), checker=wire)
+    with caplog.at_level(logging.ERROR, logger="mcp_elicit.server"):
+        result = await client.result("tools/call", {"name": tool})
+    assert result["isError"] is True
+    message = result["content"][0]["text"]
+    assert message.startswith(f"{tool}: the function's return value cannot be sent: ")
+    assert fragment in message
+    assert any(fragment in r.getMessage() for r in caplog.records)
