@@ -100,9 +100,15 @@ class StdioTransport:
         stop_timeout: float = 2.0,
         trace: Trace | None = None,
     ) -> None:
-        if not command:
+        args = [] if isinstance(command, str | bytes) else list(command)
+        if not all(isinstance(arg, str | os.PathLike) for arg in args) or (args == [] and command):
+            raise TypeError(
+                f"the server command is a list of strings (['python', 'server.py']), not {command!r}; "
+                "split a command line with shlex.split(...)"
+            )
+        if not args:
             raise ValueError("the server command is empty")
-        self.command = list(command)
+        self.command = args
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
         self.stderr_mode = stderr

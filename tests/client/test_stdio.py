@@ -110,6 +110,13 @@ async def test_a_missing_command_is_a_transport_error() -> None:
             pass
 
 
+@pytest.mark.parametrize("command", [f"{sys.executable} server.py", b"python", [sys.executable, 3]])
+def test_a_command_that_is_not_a_list_of_strings_is_refused_saying_so(command: object) -> None:
+    # A string was read as a list of its characters: the process 'p' could not be started.
+    with pytest.raises(TypeError, match=r"the server command is a list of strings .*shlex\.split"):
+        StdioTransport(command)  # type: ignore[arg-type]
+
+
 async def test_a_server_that_ignores_stdin_closing_is_terminated(tmp_path: Path) -> None:
     script = tmp_path / "stubborn.py"
     script.write_text("import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(60)\n")
