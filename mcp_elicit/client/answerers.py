@@ -43,6 +43,7 @@ from mcp_elicit.errors import ConfigError, RequestTimeout
 __all__ = [
     "Answerer",
     "BatchAnswerer",
+    "check_answerer",
     "ElicitAnswer",
     "NoAnswerer",
     "RootsCallback",
@@ -96,6 +97,36 @@ def known_modes(modes: Iterable[str]) -> frozenset[str]:
     if bad:
         raise ConfigError(f"unknown elicitation modes {sorted(bad)}; the modes are form and url")
     return chosen
+
+
+def check_answerer(answerer: object) -> None:
+    """``TypeError`` unless ``answerer`` looks like an :class:`Answerer` (``modes`` and
+    ``elicit``; ``url_done`` too when it answers URL mode), ``ConfigError`` for modes other
+    than form and url: said when the client is made, not at the first question."""
+    if isinstance(answerer, type):
+        got = f"is the class {answerer.__name__}; pass an instance ({answerer.__name__}(...))"
+    else:
+        missing = [name for name in ("modes", "elicit") if not hasattr(answerer, name)]
+        if not missing:
+            modes = answerer.modes  # type: ignore[attr-defined]
+            if isinstance(modes, str) or not isinstance(modes, Iterable):
+                raise TypeError(f"the answerer's modes must be a set of 'form' and 'url', not {modes!r}")
+            if "url" in known_modes(modes) and not hasattr(answerer, "url_done"):
+                raise TypeError(
+                    f"the answerer {type(answerer).__name__} answers URL mode but has no "
+                    "url_done(request); add it (async: it returns when the person is done on the page)"
+                )
+            return
+        if callable(answerer) and hasattr(answerer, "__name__"):
+            got = f"got the function {answerer.__name__}"
+        else:
+            got = f"got {type(answerer).__name__}"
+            if len(missing) < 2:  # a near miss: say what it lacks
+                got += f" (it has no {missing[0]})"
+    raise TypeError(
+        "answerer must be an Answerer: an object with modes (a set of 'form' and 'url'), "
+        f"async elicit(request) and async url_done(request), such as Scripted(...); {got}"
+    )
 
 
 class Answerer(Protocol):

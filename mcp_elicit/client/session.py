@@ -39,7 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final
 
-from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback
+from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback, check_answerer
 from mcp_elicit.client.connection import Connection, Inputs, NotificationCallback, list_pages
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
@@ -97,6 +97,8 @@ class Client:
             raise ValueError(
                 f"versions must be revisions this client speaks ({', '.join(SUPPORTED)}), not {unknown or 'none'}"
             )
+        if answerer is not None:
+            check_answerer(answerer)
         self.transport = transport
         self.versions = versions
         self.limits = limits or RoundLimits()

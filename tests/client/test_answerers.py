@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from mcp_elicit import Context, Form, Server, String
-from mcp_elicit.client import ElicitAnswer, NoAnswerer, Scripted
+from mcp_elicit.client import Client, ElicitAnswer, NoAnswerer, Scripted
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.errors import ConfigError
-from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.transports.memory import MemoryTransport, connect_memory
 
 pytestmark = pytest.mark.anyio
 
@@ -205,3 +205,47 @@ async def test_an_answer_no_json_can_carry_is_given_back_not_a_crash() -> None:
         "the scripted answer does not fit: name: has a character that is not text (U+DCE9), "
         "which no JSON reply can carry."
     )
+
+
+async def answer_with_a_function(request: ElicitationRequest) -> ElicitAnswer:
+    return ElicitAnswer.accept(name="Ada")
+
+
+class NotAnAnswerer:
+    """Has ``elicit`` but says nothing of its modes."""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.decline()
+
+
+@pytest.mark.parametrize(
+    ("answerer", "fragment"),
+    [
+        pytest.param(answer_with_a_function, "got the function answer_with_a_function", id="a function"),
+        pytest.param(42, "got int", id="a number"),
+        pytest.param(NotAnAnswerer(), "got NotAnAnswerer (it has no modes)", id="no modes"),
+        pytest.param(Scripted, "is the class Scripted; pass an instance", id="the class"),
+    ],
+)
+def test_something_that_is_not_an_answerer_is_refused_when_the_client_is_made(
+    answerer: object, fragment: str
+) -> None:
+    # It was an AttributeError ("'function' object has no attribute 'modes'"), or, for
+    # the class, a TypeError from deep inside the first question.
+    with pytest.raises(TypeError, match=r"answerer must be an Answerer: an object with modes") as caught:
+        Client(MemoryTransport(Server("s")), answerer=answerer)  # type: ignore[arg-type]
+    assert fragment in str(caught.value)
+
+
+def test_an_answerer_with_modes_that_do_not_exist_is_refused_when_the_client_is_made() -> None:
+    # {"forms"} made a client that declared no elicitation: the server then refused every
+    # question with "the client did not declare elicitation.form".
+    class Misspelt(NoAnswerer):
+        @property
+        def modes(self) -> frozenset[str]:
+            return frozenset({"forms"})
+
+    with pytest.raises(
+        ConfigError, match=r"unknown elicitation modes \['forms'\]; the modes are form and url"
+    ):
+        Client(MemoryTransport(Server("s")), answerer=Misspelt())
