@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -185,7 +186,7 @@ class Inputs:
         if batch is not None and len(together) > 1:
             with self.thinking():
                 async with self._person:
-                    raws = list(await batch(together))
+                    raws = list(await _awaitable(batch(together), "elicit_many"))
             first = {e.key: raw for e, raw in zip(together, raws, strict=True)}
         out: dict[str, Any] = {}
         for r in requests:
@@ -215,8 +216,16 @@ class Inputs:
             else:
                 with self.thinking():
                     async with self._person:
-                        raw = await self.answerer.elicit(request)
-            answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
+                        raw = await _awaitable(self.answerer.elicit(request), "elicit")
+            if isinstance(raw, ElicitAnswer):
+                answer = raw.to_json()
+            elif isinstance(raw, Mapping):
+                answer = dict(raw)
+            else:
+                raise TypeError(
+                    f"the answerer's elicit() returned {type(raw).__name__}; return an ElicitAnswer or a "
+                    "mapping like {'action': 'accept', 'content': {...}}"
+                )
             try:
                 return check_elicit_answer(request, answer)
             except FormValidationError as exc:
@@ -233,6 +242,15 @@ class Inputs:
         if self.answerer is not None:
             with self.thinking():
                 await self.answerer.url_done(request)
+
+
+def _awaitable(value: Any, method: str) -> Any:
+    """``value``, what the answerer's ``method`` returned, when it can be awaited."""
+    if not inspect.isawaitable(value):
+        raise TypeError(
+            f"the answerer's {method}() returned {type(value).__name__}, not an awaitable; declare it async def"
+        )
+    return value
 
 
 @dataclass

@@ -249,3 +249,53 @@ def test_an_answerer_with_modes_that_do_not_exist_is_refused_when_the_client_is_
         ConfigError, match=r"unknown elicitation modes \['forms'\]; the modes are form and url"
     ):
         Client(MemoryTransport(Server("s")), answerer=Misspelt())
+
+
+class ReturnsANumber(NoAnswerer):
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return 42  # type: ignore[return-value]
+
+
+class NotAsync(NoAnswerer):
+    @property
+    def modes(self) -> frozenset[str]:
+        return frozenset({"form"})
+
+    def elicit(self, request: ElicitationRequest) -> ElicitAnswer:  # type: ignore[override]
+        return ElicitAnswer.accept(name="Ada")
+
+
+@pytest.mark.parametrize(
+    ("answerer", "message"),
+    [
+        pytest.param(
+            ReturnsANumber(),
+            "the answerer's elicit() returned int; return an ElicitAnswer or a mapping like "
+            "{'action': 'accept', 'content': {...}}",
+            id="a number",
+        ),
+        pytest.param(
+            NotAsync(),
+            "the answerer's elicit() returned ElicitAnswer, not an awaitable; declare it async def",
+            id="not async",
+        ),
+    ],
+)
+async def test_an_answerer_giving_the_wrong_type_is_told_so(answerer: NoAnswerer, message: str) -> None:
+    # It was "'int' object is not iterable" and "object ElicitAnswer can't be used in 'await'
+    # expression", from inside the client.
+    app = Server("typed")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks a name."""
+        return (await ctx.elicit("Your name?", Form(name=String()))).action
+
+    async with connect_memory(app, answerer=answerer) as client:
+        with pytest.raises(TypeError) as caught:
+            await client.call_tool("ask", {})
+    assert str(caught.value) == message
