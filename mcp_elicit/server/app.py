@@ -28,7 +28,7 @@ from mcp_elicit.server import key_file
 from mcp_elicit.server.auth import Principal, ResourceMetadata, TokenVerifier
 from mcp_elicit.server.dispatch import Dispatch
 from mcp_elicit.server.oauth import OAuthProvider, require_authlib
-from mcp_elicit.server.options import MOST_MS, milliseconds, one_of, seconds, whole
+from mcp_elicit.server.options import MOST_MS, expect, milliseconds, one_of, seconds, text, whole
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.sessions import Session, Sessions
@@ -81,6 +81,43 @@ class Server(Dispatch):
         telemetry: bool | Telemetry | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
+        name, version = text("name", name), text("version", version)  # type: ignore[assignment]
+        title, instructions = (
+            text("title", title, nullable=True),
+            text("instructions", instructions, nullable=True),
+        )
+        store_methods = ("get", "put", "add", "take")
+        expect(
+            "store",
+            store,
+            store is None or isinstance(store, str) or all(hasattr(store, m) for m in store_methods),
+            "None, a store URL (sqlite:///path, redis://host) or a Store object",
+        )
+        expect(
+            "public_url",
+            public_url,
+            public_url is None or isinstance(public_url, str),
+            "None or an http(s) URL",
+        )
+        expect(
+            "auth",
+            auth,
+            auth is None or callable(getattr(auth, "verify", None)),
+            "None or a TokenVerifier (an object with async verify(token))",
+        )
+        expect(
+            "page_auth",
+            page_auth,
+            page_auth is None or callable(getattr(page_auth, "subject", None)),
+            "None or a PageAuth (an object with async subject(headers, cookies))",
+        )
+        expect(
+            "telemetry",
+            telemetry,
+            telemetry is None or isinstance(telemetry, bool | Telemetry),
+            "None, True, False or a Telemetry",
+        )
+        expect("clock", clock, callable(clock), "a function returning the time in seconds (time.time)")
         state_ttl = seconds("state_ttl", state_ttl)
         page_size = whole("page_size", page_size)
         cache_ttl_ms = whole("cache_ttl_ms", cache_ttl_ms, least=0, most=MOST_MS)

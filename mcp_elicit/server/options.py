@@ -6,7 +6,8 @@ and the value when it is configured, never a crash or a silent misbehaviour on f
 1). ``bool`` is never a number here. A limit for one principal is a share of its
 server-wide limit: above it is a ``ConfigError`` naming both (one principal could take
 every slot); not given, it is a tenth of it (at least one). Durations are finite seconds; counts are whole
-numbers; wire integers stay within I-JSON's exact range. A loopback host is a loopback
+numbers; text is a string (a name or version a non-empty one); an object option has the
+methods it is called by; wire integers stay within I-JSON's exact range. A loopback host is a loopback
 IP address or ``localhost``; a URL is in cleartext when it is plain ``http://`` to any
 other host (where pages taking secrets, or an OAuth provider, must use https).
 """
@@ -20,7 +21,18 @@ from collections.abc import Collection
 
 from mcp_elicit.errors import ConfigError
 
-__all__ = ["MOST_MS", "cleartext", "loopback_host", "milliseconds", "one_of", "seconds", "share", "whole"]
+__all__ = [
+    "MOST_MS",
+    "cleartext",
+    "expect",
+    "loopback_host",
+    "milliseconds",
+    "one_of",
+    "seconds",
+    "share",
+    "text",
+    "whole",
+]
 
 #: The largest integer every JSON reader keeps exact (RFC 7493): the bound of wire integers.
 MOST_MS = 2**53 - 1
@@ -91,6 +103,22 @@ def one_of(option: str, value: object, choices: Collection[str]) -> str:
     if isinstance(value, str) and value in choices:
         return value
     raise ConfigError(f"{option} {value!r}: expected one of {', '.join(repr(c) for c in sorted(choices))}")
+
+
+def text(option: str, value: object, *, nullable: bool = False) -> str | None:
+    """``value``, a string (``nullable``: or None; otherwise not empty); ``ConfigError``
+    naming ``option`` otherwise."""
+    if (isinstance(value, str) and (value or nullable)) or (nullable and value is None):
+        return value
+    raise ConfigError(
+        f"{option} {value!r}: expected {'None or a string' if nullable else 'a non-empty string'}"
+    )
+
+
+def expect(option: str, value: object, fits: bool, expected: str) -> None:
+    """``ConfigError`` naming ``option``, ``value`` and what is ``expected`` unless it ``fits``."""
+    if not fits:
+        raise ConfigError(f"{option} {value!r}: expected {expected}")
 
 
 def loopback_host(host: str | None) -> bool:

@@ -81,3 +81,28 @@ def test_a_share_not_given_is_a_tenth_of_the_whole(whole: int, share: int) -> No
     """Not given, one principal's share is a tenth of the server-wide limit (at least one),
     so lowering the limit alone does not leave one principal free to take all of it."""
     assert Server("s", max_sessions=whole).sessions.max_sessions_per_principal == share
+
+
+#: Options that are text or objects, and what a wrong one used to do.
+BAD_KINDS: list[tuple[str, Any, str]] = [
+    # sent as serverInfo as given: a message the schema refuses, at the first request
+    ("name", 5, "a non-empty string"),
+    ("name", "", "a non-empty string"),
+    ("version", 1, "a non-empty string"),
+    ("title", 5, "None or a string"),
+    ("instructions", ["Be brief."], "None or a string"),
+    # failed at first use, as an AttributeError or TypeError from deep inside
+    ("store", 5, "None, a store URL (sqlite:///path, redis://host) or a Store object"),
+    ("public_url", 5, "None or an http(s) URL"),
+    ("auth", lambda token: None, "None or a TokenVerifier (an object with async verify(token))"),
+    ("page_auth", "cookie", "None or a PageAuth (an object with async subject(headers, cookies))"),
+    ("telemetry", "yes", "None, True, False or a Telemetry"),
+    ("clock", "now", "a function returning the time in seconds (time.time)"),
+]
+
+
+@pytest.mark.parametrize(("option", "value", "expected"), BAD_KINDS)
+def test_an_option_of_the_wrong_kind_is_refused_naming_it(option: str, value: Any, expected: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Server(**{"name": "s", option: value})
+    assert str(info.value) == f"{option} {value!r}: expected {expected}"
