@@ -9,7 +9,8 @@ given back with ``request.problems`` set, so an interactive answerer can ask aga
 URL-mode request, ``accept`` means the user consented to open the URL; ``url_done``
 returns when the user says the out-of-band step is finished. On a 2025-11-25 session
 ``request.finished``, when set, returns once the server says the step is finished, so an
-answerer still waiting for the person can stop asking.
+answerer still waiting for the person can stop asking. An answerer without ``url_done``
+is taken as done at once (2026-07-28 never waits on it).
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see
@@ -101,8 +102,8 @@ def known_modes(modes: Iterable[str]) -> frozenset[str]:
 
 def check_answerer(answerer: object) -> None:
     """``TypeError`` unless ``answerer`` looks like an :class:`Answerer` (``modes`` and
-    ``elicit``; ``url_done`` too when it answers URL mode), ``ConfigError`` for modes other
-    than form and url: said when the client is made, not at the first question."""
+    ``elicit``; ``url_done`` may be left out, see ``Inputs.url_done``), ``ConfigError`` for
+    modes other than form and url: said when the client is made, not at the first question."""
     if isinstance(answerer, type):
         got = f"is the class {answerer.__name__}; pass an instance ({answerer.__name__}(...))"
     else:
@@ -111,11 +112,7 @@ def check_answerer(answerer: object) -> None:
             modes = answerer.modes  # type: ignore[attr-defined]
             if isinstance(modes, str) or not isinstance(modes, Iterable):
                 raise TypeError(f"the answerer's modes must be a set of 'form' and 'url', not {modes!r}")
-            if "url" in known_modes(modes) and not hasattr(answerer, "url_done"):
-                raise TypeError(
-                    f"the answerer {type(answerer).__name__} answers URL mode but has no "
-                    "url_done(request); add it (async: it returns when the person is done on the page)"
-                )
+            known_modes(modes)
             return
         if callable(answerer) and hasattr(answerer, "__name__"):
             got = f"got the function {answerer.__name__}"
@@ -125,7 +122,7 @@ def check_answerer(answerer: object) -> None:
                 got += f" (it has no {missing[0]})"
     raise TypeError(
         "answerer must be an Answerer: an object with modes (a set of 'form' and 'url'), "
-        f"async elicit(request) and async url_done(request), such as Scripted(...); {got}"
+        f"async elicit(request) (and, for URL mode, async url_done(request)), such as Scripted(...); {got}"
     )
 
 

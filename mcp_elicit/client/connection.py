@@ -241,7 +241,9 @@ class Inputs:
     async def url_done(self, request: ElicitationRequest) -> None:
         if self.answerer is not None:
             with self.thinking():
-                await self.answerer.url_done(request)
+                done = getattr(self.answerer, "url_done", None)  # optional: done at once without it
+                if done is not None:
+                    await done(request)
 
 
 def _awaitable(value: Any, method: str) -> Any:

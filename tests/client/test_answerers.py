@@ -299,3 +299,37 @@ async def test_an_answerer_giving_the_wrong_type_is_told_so(answerer: NoAnswerer
         with pytest.raises(TypeError) as caught:
             await client.call_tool("ask", {})
     assert str(caught.value) == message
+
+
+class OpensPages:
+    """A URL-mode answerer without ``url_done``: the person is taken as done once they agree."""
+
+    modes = frozenset({"url"})
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        assert request.url is not None
+        self.opened.append(request.url)
+        return ElicitAnswer.accept()
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_a_url_answerer_without_url_done_is_taken_as_done_at_once(revision: str) -> None:
+    app = Server("pages")
+    person = OpensPages()
+
+    @app.tool()
+    async def sign_in(ctx: Context) -> str:
+        """Needs a sign-in on a page first (at 2025-11-25: -32042, then the call again)."""
+        if person.opened:  # the step is done (here: the page was opened)
+            return "signed in"
+        return (await ctx.require_url("Sign in first", "https://example.com/sign-in")).action
+
+    async with connect_memory(app, answerer=person, versions=[revision]) as client:
+        result = await asyncio.wait_for(client.call_tool("sign_in", {}), 10)
+    # the handler runs again once the step is done (2026-07-28: the next round; 2025-11-25:
+    # the call again after -32042), and finds it done
+    assert result["content"] == [{"type": "text", "text": "signed in"}]
+    assert person.opened == ["https://example.com/sign-in"]
