@@ -51,7 +51,7 @@ from mcp_elicit.errors import AuthorizationError, TransportError
 from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_auth import OAuth
 from mcp_elicit.transports.http_client_exchange import HttpExchange, describe
-from mcp_elicit.transports.http_redirects import MARK, compressed, keep_home, refuse_leaving
+from mcp_elicit.transports.http_redirects import MARK, check_server_url, compressed, keep_home, refuse_leaving
 from mcp_elicit.wire import jsonrpc
 
 __all__ = ["HttpTransport", "connect_http"]
@@ -86,7 +86,7 @@ class HttpTransport:
     ) -> None:
         if auth is not None and client is not None:
             raise ValueError("pass auth or client, not both: give the client its auth yourself")
-        self.url = url
+        self.url = check_server_url(url)
         self._shown = redact_urls(url)  # as messages and logs name it: no key from its query
         self.auth = auth
         self.fixed = dict(headers or {})

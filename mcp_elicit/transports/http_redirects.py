@@ -2,6 +2,7 @@
 
 Rules:
 
+* The configured URL is an absolute ``http(s)`` URL with a host (``check_server_url``).
 * Not from https to plain http, whatever the method; not, for a POST (whose body carries
   tool arguments and a person's answers) or a DELETE (which ends the session wherever it
   lands), to another origin (scheme, host, port). ``refuse_leaving`` raises a
@@ -19,6 +20,7 @@ Rules:
 
 from __future__ import annotations
 
+import urllib.parse
 from collections.abc import AsyncIterator, Mapping
 from typing import Final
 
@@ -27,7 +29,15 @@ import httpx
 from mcp_elicit.errors import TransportError
 from mcp_elicit.telemetry import redact_urls
 
-__all__ = ["MARK", "MAX_REDIRECT_BODY", "compressed", "keep_home", "origin", "refuse_leaving"]
+__all__ = [
+    "MARK",
+    "MAX_REDIRECT_BODY",
+    "check_server_url",
+    "compressed",
+    "keep_home",
+    "origin",
+    "refuse_leaving",
+]
 
 #: A request extension naming the transport that sent the request.
 MARK: Final = "mcp_elicit.transport"
@@ -40,6 +50,25 @@ _HOME_ONLY: Final = ("dpop", "mcp-session-id", "last-event-id")
 #: DELETE ends the session (with its id) wherever it lands.
 _HOME_METHODS: Final = frozenset({"POST", "DELETE"})
 _OURS: Final = frozenset({"accept", "content-type"})  # the protocol's own, whoever set them
+
+
+def check_server_url(url: object) -> str:
+    """``url``, the configured server's URL, when requests can go there: an absolute
+    ``http(s)`` URL with a host; ``TypeError`` or ``ValueError`` (its secrets redacted)
+    when the transport is made, not a failed first request."""
+    if not isinstance(url, str):
+        raise TypeError(f"the server URL must be a string, not {type(url).__name__}")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        fits = parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
+    except ValueError:  # an unbalanced IPv6 bracket, a port that is no number
+        fits = False
+    if not fits:
+        raise ValueError(
+            "the server URL must be an absolute http(s) URL such as http://127.0.0.1:8000/mcp, "
+            f"not {redact_urls(url)!r}"
+        )
+    return url
 
 
 def refuse_leaving(response: httpx.Response, home: str, shown: str) -> None:

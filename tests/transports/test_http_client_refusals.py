@@ -178,3 +178,28 @@ async def test_a_key_in_the_servers_url_reaches_no_message_or_log(caplog: pytest
     assert isinstance(ended, Ended) and ended.reason is not None and "cannot connect to" in ended.reason
     said = [ended.reason, str(caught.value), *(r.getMessage() for r in caplog.records)]
     assert not [text for text in said if "s3cr3t" in text or "hunter2" in text]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "not a url",
+        "127.0.0.1:8000/mcp",
+        "ftp://127.0.0.1/mcp",
+        "http:///mcp",
+        "https://key@/mcp?api_key=s3cr3t",
+    ],
+)
+def test_a_server_url_that_is_not_an_absolute_http_url_is_refused_when_the_transport_is_made(
+    url: str,
+) -> None:
+    # It was taken, and the first request failed as a TransportError quoting httpx
+    # ("Request URL is missing an 'http://' or 'https://' protocol").
+    with pytest.raises(ValueError, match=r"the server URL must be an absolute http\(s\) URL") as caught:
+        HttpTransport(url)
+    assert "s3cr3t" not in str(caught.value)
+
+
+def test_a_server_url_that_is_not_text_is_refused_saying_so() -> None:
+    with pytest.raises(TypeError, match=r"the server URL must be a string, not int"):
+        HttpTransport(8000)  # type: ignore[arg-type]
