@@ -35,6 +35,7 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import logging
+import math
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final
@@ -56,7 +57,14 @@ from mcp_elicit.core.client import (
 from mcp_elicit.core.client_inputs import ServerInfo
 from mcp_elicit.core.era import Legacy, Modern, Reprobe, judge_probe, modern_preferences
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import MethodNotFound, ProtocolError, ProtocolViolation, RequestTimeout, TransportError
+from mcp_elicit.errors import (
+    ConfigError,
+    MethodNotFound,
+    ProtocolError,
+    ProtocolViolation,
+    RequestTimeout,
+    TransportError,
+)
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
@@ -68,6 +76,13 @@ __all__ = ["Client"]
 log = logging.getLogger("mcp_elicit.client")
 
 _PROBES: Final = 2
+
+
+def _seconds(option: str, value: object) -> float:
+    """``value``, a finite number of seconds above zero; ``ConfigError`` naming ``option``."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return float(value)
+    raise ConfigError(f"{option} {value!r}: expected a finite number of seconds, above 0")
 
 
 class Client:
@@ -91,6 +106,9 @@ class Client:
         progress: bool = False,
         telemetry: bool | Telemetry | None = None,
     ) -> None:
+        if isinstance(versions, str):
+            raise TypeError(f"versions is a list of revisions (['2026-07-28']), not the string {versions!r}")
+        timeout, probe_timeout = _seconds("timeout", timeout), _seconds("probe_timeout", probe_timeout)
         versions = tuple(dict.fromkeys(versions))
         unknown = [v for v in versions if not (is_modern(v) or is_handshake(v))]
         if unknown or not versions:

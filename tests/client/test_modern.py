@@ -14,6 +14,7 @@ from mcp_elicit.client import Client, ElicitAnswer, NoAnswerer, RoundLimits, Scr
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import (
+    ConfigError,
     FormValidationError,
     InvalidParams,
     ProtocolViolation,
@@ -273,6 +274,25 @@ async def test_a_dead_connection_is_a_transport_error_with_the_reason() -> None:
 def test_unknown_versions_are_refused_up_front() -> None:
     with pytest.raises(ValueError, match="versions must be"):
         Client(FakeTransport(Server()), versions=["1999-01-01"])
+
+
+def test_versions_given_as_one_string_are_refused_saying_so() -> None:
+    # The string was read as a list of its characters: "not ['2', '0', '6', '-', ...]".
+    with pytest.raises(
+        TypeError, match=r"versions is a list of revisions \(\['2026-07-28'\]\), not the string"
+    ):
+        Client(FakeTransport(Server()), versions="2026-07-28")
+
+
+@pytest.mark.parametrize("option", ["timeout", "probe_timeout"])
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "30", True])
+def test_a_timeout_that_is_no_duration_is_refused_naming_it(option: str, value: object) -> None:
+    # It was taken: "30" failed at the first request, 0 or -1 timed every request out at
+    # once, and nan or inf waited for good.
+    with pytest.raises(
+        ConfigError, match=rf"^{option} {value!r}: expected a finite number of seconds, above 0$"
+    ):
+        Client(FakeTransport(Server()), **{option: value})  # type: ignore[arg-type]
 
 
 async def test_using_a_client_before_connecting_says_how() -> None:
