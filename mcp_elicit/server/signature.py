@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError, create_model
 from pydantic_core import SchemaValidator
 from typing_extensions import TypedDict, is_typeddict
 
@@ -104,12 +104,15 @@ class Signature:
                 raise TypeError(f"{where}: argument names may not start with '_' ({name})")
             default = ... if param.default is param.empty else param.default
             fields[name] = (pydantic_ready(annotation), default)
-        model = create_model(
-            f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
-            __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
-            **fields,
-        )
-        schema = _clean_schema(model.model_json_schema(), model)
+        try:
+            model = create_model(
+                f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
+                __config__=ConfigDict(arbitrary_types_allowed=False, extra="ignore", allow_inf_nan=False),
+                **fields,
+            )
+            schema = _clean_schema(model.model_json_schema(), model)
+        except PydanticUserError as exc:  # a type pydantic cannot check or describe
+            raise TypeError(f"{where}: {_without_schema(fields) or exc}") from exc
         return cls(
             context_param=context_param,
             names=tuple(fields),
@@ -281,6 +284,19 @@ def _is_context(annotation: Any, context_type: type) -> bool:
     if origin is typing.Annotated:
         return _is_context(typing.get_args(annotation)[0], context_type)
     return isinstance(annotation, type) and issubclass(annotation, context_type)
+
+
+def _without_schema(fields: Mapping[str, tuple[Any, Any]]) -> str | None:
+    """Which parameter's type has no JSON Schema, said with what to use instead."""
+    for name, (annotation, _) in fields.items():
+        try:
+            TypeAdapter(annotation).json_schema()
+        except PydanticUserError:
+            return (
+                f"the type of {name} ({annotation!r}) has no JSON Schema; use str, int, float, bool, "
+                "a list or dict of them, a Literal, an Enum, a date, a dataclass, TypedDict or pydantic model"
+            )
+    return None
 
 
 def _clean_schema(schema: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:

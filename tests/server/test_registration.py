@@ -315,6 +315,25 @@ def test_two_context_parameters_are_refused_saying_so(kind: str) -> None:
         getattr(app, kind)()(twice)
 
 
+class Thing:
+    """A class pydantic knows no JSON Schema for."""
+
+
+async def takes_a_thing(city: str, thing: Thing) -> str:
+    return city
+
+
+@pytest.mark.parametrize("kind", ["tool", "prompt"])
+def test_a_parameter_type_with_no_json_schema_is_refused_naming_it(kind: str) -> None:
+    # It was pydantic's PydanticSchemaGenerationError, naming neither the handler nor the
+    # parameter and suggesting arbitrary_types_allowed=True.
+    app = Server("things")
+    with pytest.raises(
+        TypeError, match=r"takes_a_thing: the type of thing \(.*Thing.*\) has no JSON Schema; use str, int"
+    ):
+        getattr(app, kind)()(takes_a_thing)
+
+
 # ---- registration from a plain function's worker thread -------------------------------------
 
 
