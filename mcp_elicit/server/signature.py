@@ -3,10 +3,11 @@ model for the rest, giving the JSON Schema of the arguments and their validation
 
 Rules: a parameter annotated ``Context`` receives the request context and is not part of
 the schema; every other parameter must be named (no ``*args``/``**kwargs``, nothing
-positional-only: everything is passed by name); defaults make
-a parameter optional; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
+positional-only: everything is passed by name); defaults make a parameter optional, and
+must fit its type; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
 constraints. A parameter named ``ctx`` or ``context`` without an annotation is refused
-(the annotation was forgotten: it would be an argument). Generated titles are left out of the schema, explicit ones kept. A
+(the annotation was forgotten: it would be an argument), and so is a type with no JSON
+Schema, naming it. Generated titles are left out of the schema, explicit ones kept. A
 ``typing.TypedDict`` (which pydantic takes only from Python 3.12) is read as its
 ``typing_extensions`` twin, wherever it sits in a hint (``pydantic_ready``).
 
@@ -104,6 +105,8 @@ class Signature:
                 raise TypeError(f"{where}: argument names may not start with '_' ({name})")
             default = ... if param.default is param.empty else param.default
             fields[name] = (pydantic_ready(annotation), default)
+            if default is not ...:
+                _check_default(where, name, *fields[name])
         try:
             model = create_model(
                 f"{getattr(_underneath(fn), '__name__', 'handler')}_arguments",
@@ -284,6 +287,21 @@ def _is_context(annotation: Any, context_type: type) -> bool:
     if origin is typing.Annotated:
         return _is_context(typing.get_args(annotation)[0], context_type)
     return isinstance(annotation, type) and issubclass(annotation, context_type)
+
+
+def _check_default(where: str, name: str, annotation: Any, default: Any) -> None:
+    """``TypeError`` when ``default`` does not fit ``annotation`` (it would be the schema's
+    ``default``, and the value a call without the argument runs with)."""
+    try:
+        TypeAdapter(annotation).validate_python(default)
+    except ValidationError as exc:
+        problem = exc.errors()[0].get("msg", "invalid")
+        raise TypeError(
+            f"{where}: the default of {name}, {default!r}, does not fit its type ({problem}); "
+            "change the default or the type (X | None for a default of None)"
+        ) from None
+    except PydanticUserError:  # a type with no schema: said with the others, below
+        pass
 
 
 def _without_schema(fields: Mapping[str, tuple[Any, Any]]) -> str | None:

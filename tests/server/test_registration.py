@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import threading
 import typing
 from typing import Annotated, Any
@@ -332,6 +333,39 @@ def test_a_parameter_type_with_no_json_schema_is_refused_naming_it(kind: str) ->
         TypeError, match=r"takes_a_thing: the type of thing \(.*Thing.*\) has no JSON Schema; use str, int"
     ):
         getattr(app, kind)()(takes_a_thing)
+
+
+async def count_wrong(times: int = "twice") -> str:  # type: ignore[assignment]
+    return str(times)
+
+
+async def none_for_int(times: int = None) -> str:  # type: ignore[assignment]  # noqa: RUF013 (the mistake)
+    return str(times)
+
+
+async def out_of_range(times: Annotated[int, Field(ge=1)] = 0) -> str:
+    return str(times)
+
+
+@pytest.mark.parametrize(
+    ("handler", "fragment"),
+    [
+        (count_wrong, "the default of times, 'twice', does not fit its type"),
+        (none_for_int, "the default of times, None, does not fit its type"),
+        (out_of_range, "the default of times, 0, does not fit its type"),
+    ],
+)
+@pytest.mark.parametrize("kind", ["tool", "prompt"])
+def test_a_default_that_does_not_fit_its_type_is_refused_saying_so(
+    kind: str, handler: Any, fragment: str
+) -> None:
+    # It went into the inputSchema as it was ({"type": "integer", "default": "twice"}), and
+    # a call without the argument ran the function with it.
+    app = Server("defaults")
+    with pytest.raises(
+        TypeError, match=rf"{handler.__name__}: {re.escape(fragment)}.*change the default or the type"
+    ):
+        getattr(app, kind)()(handler)
 
 
 # ---- registration from a plain function's worker thread -------------------------------------
