@@ -10,7 +10,7 @@ sets, not the model). It may take a ``Context`` and elicit, like a tool.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -99,7 +99,12 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
         whole = dump(value)
         whole.pop("resultType", None)
         return whole
-    items = [value] if isinstance(value, (str, PromptMessage, Mapping, tuple)) else list(value)  # type: ignore[call-overload]
+    if isinstance(value, (str, PromptMessage, Mapping, tuple)):
+        items: list[object] = [value]
+    elif isinstance(value, Iterable) and not isinstance(value, (set, frozenset, bytes)):
+        items = list(value)  # a list of messages (or a generator of them): in order
+    else:
+        raise TypeError(_not_messages(name, type(value).__name__))
     messages: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, str):
@@ -113,13 +118,18 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
         elif isinstance(item, Mapping):
             messages.append(_message(name, item))
         else:
-            raise TypeError(
-                f"a prompt returned {type(item).__name__}; return str, messages or GetPromptResult"
-            )
+            raise TypeError(_not_messages(name, f"a list holding {type(item).__name__}"))
     result: dict[str, Any] = {"messages": messages}
     if description:
         result["description"] = description
     return result
+
+
+def _not_messages(prompt: str, what: str) -> str:
+    return (
+        f"prompt {prompt!r} returned {what}; return str, a list of messages (str, (role, content) or "
+        "PromptMessage) or GetPromptResult"
+    )
 
 
 def _message(prompt: str, item: Mapping[str, Any]) -> dict[str, Any]:

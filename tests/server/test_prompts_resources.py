@@ -420,6 +420,30 @@ async def test_a_prompt_message_outside_the_schema_is_never_sent(
     assert f"prompt {name!r} returned a message that is not a PromptMessage" in caplog.text
 
 
+@pytest.mark.parametrize(
+    ("returned", "said"),
+    [(7, "int"), ({7}, "set"), (None, "NoneType"), (object(), "object")],
+    ids=["a number", "a set", "None", "an object"],
+)
+async def test_a_prompt_returning_what_is_no_message_is_said_naming_the_prompt_and_the_type(
+    wire: WireChecker, returned: Any, said: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A number or None was "'int' object is not iterable"; a set of numbers "a prompt
+    # returned int", naming neither the prompt nor what it returned.
+    app = Server("odd-prompts")
+
+    @app.prompt()
+    def odd() -> Any:
+        return returned
+
+    response = await MemoryClient(app, checker=wire).request("prompts/get", {"name": "odd"})
+    assert response["error"] == {"code": -32603, "message": "Internal error"}
+    assert (
+        f"prompt 'odd' returned {said}; return str, a list of messages (str, (role, content) or "
+        "PromptMessage) or GetPromptResult" in caplog.text
+    )
+
+
 def test_a_resource_template_is_registered_once() -> None:
     app = Server("twice")
     app.resource("test://items/{item_id}")(lambda item_id: item_id)
