@@ -378,6 +378,11 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
     # A form built again from the same fields (Form(region=String()) inside a handler) is
     # the same immutable form: looked up, not rebuilt. A name given twice never gets a
     # key into the cache, since building it fails.
+    if fields is not None and not isinstance(fields, Mapping):
+        raise FormSchemaError(
+            "Form() takes fields by name (Form(city=String())) or one mapping of them "
+            f"({{'city': String()}}), not {type(fields).__name__}; named specs in a list go to FormSchema([...])"
+        )
     key: tuple[Any, ...] | None
     try:
         pairs = named.items() if fields is None else [*fields.items(), *named.items()]

@@ -66,6 +66,21 @@ def test_form_refusals() -> None:
     assert Form(a=String(name="a")).names == ("a",)
 
 
+@pytest.mark.parametrize(
+    "given",
+    [[String(name="city")], "city", String(name="city")],
+    ids=["a list of named specs", "a string", "one spec"],
+)
+def test_form_given_fields_not_by_name_says_how_to_give_them(given: Any) -> None:
+    # It was Python's "dictionary update sequence element #0 has length 1; 2 is required"
+    # (or "cannot convert dictionary update sequence element #0 to a sequence").
+    with pytest.raises(
+        FormSchemaError, match=r"Form\(\) takes fields by name \(Form\(city=String\(\)\)\) or one mapping"
+    ) as caught:
+        Form(given)
+    assert "FormSchema([...])" in str(caught.value)
+
+
 def test_form_checks_each_field_with_its_name() -> None:
     with pytest.raises(FormSchemaError) as caught:
         Form(size=Integer(minimum=5, maximum=1))
