@@ -41,6 +41,24 @@ def _text_option(kind: str, option: str, value: object, call: str) -> None:
     raise TypeError(f"app.{kind}(): the {option} must be a string, not {type(value).__name__} ({value!r})")
 
 
+_KINDS: dict[str, tuple[tuple[type, ...], str]] = {
+    "text": ((str, type(None)), "None or a string"),
+    "mapping": ((Mapping, type(None)), "None or a mapping"),
+    "list": ((list, type(None)), "None or a list of mappings"),
+    "maybe": ((bool, type(None)), "None, True or False"),
+    "flag": ((bool,), "True or False"),
+}
+
+
+def _options(kind: str, **options: tuple[str, object]) -> None:
+    """``TypeError`` naming the first of a decorator's ``options`` (each ``(kind, value)``)
+    that is not of its kind: caught at registration, not in a listing the schema refuses."""
+    for option, (of, value) in options.items():
+        types, expected = _KINDS[of]
+        if not isinstance(value, types):
+            raise TypeError(f"app.{kind}(): {option} {value!r}: expected {expected}")
+
+
 class Catalog:
     """The registrations of one server (``Server`` is one)."""
 
@@ -81,6 +99,18 @@ class Catalog:
         extension, 2026-07-28); ``"required"`` refuses a client that did not declare the
         extension (-32021) at 2026-07-28."""
         _text_option("tool", "name", name, "")
+        _options(
+            "tool",
+            title=("text", title),
+            description=("text", description),
+            input_schema=("mapping", input_schema),
+            output_schema=("mapping", output_schema),
+            structured=("maybe", structured),
+            annotations=("mapping", annotations),
+            meta=("mapping", meta),
+            icons=("list", icons),
+            single_use_state=("flag", single_use_state),
+        )
         if task not in (None, "optional", "required"):
             raise ValueError(f'task must be "optional", "required" or None, not {task!r}')
 
@@ -149,6 +179,7 @@ class Catalog:
     ) -> Callable[[F], F]:
         """Register a function as a prompt; its parameters are the prompt's arguments."""
         _text_option("prompt", "name", name, "")
+        _options("prompt", title=("text", title), description=("text", description))
 
         def register(fn: F) -> F:
             self._add_prompt(PromptDef.build(fn, name=name, title=title, description=description))
@@ -178,6 +209,12 @@ class Catalog:
         and hear of its changes (to anyone else it is "not found")."""
         _text_option("resource", "uri", uri, '"scheme://..."')
         _text_option("resource", "name", name, '"scheme://..."')
+        _options(
+            "resource",
+            title=("text", title),
+            description=("text", description),
+            mime_type=("text", mime_type),
+        )
 
         def register(fn: F) -> F:
             self._add_resource(

@@ -368,6 +368,38 @@ def test_a_default_that_does_not_fit_its_type_is_refused_saying_so(
         getattr(app, kind)()(handler)
 
 
+@pytest.mark.parametrize(
+    ("kind", "option", "value", "expected"),
+    [
+        # went out as given (a listing the schema refuses), or failed with Python's
+        # "dictionary update sequence element #0 has length 1; 2 is required"
+        ("tool", "title", 5, "None or a string"),
+        ("tool", "description", ["Adds."], "None or a string"),
+        ("tool", "annotations", "readOnlyHint", "None or a mapping"),
+        ("tool", "meta", [1], "None or a mapping"),
+        ("tool", "icons", "icon.png", "None or a list of mappings"),
+        ("tool", "input_schema", "object", "None or a mapping"),
+        ("tool", "output_schema", "object", "None or a mapping"),
+        ("tool", "structured", "no", "None, True or False"),
+        ("tool", "single_use_state", "yes", "True or False"),
+        ("prompt", "title", 5, "None or a string"),
+        ("prompt", "description", 5, "None or a string"),
+        ("resource", "title", 5, "None or a string"),
+        ("resource", "mime_type", 5, "None or a string"),
+    ],
+)
+def test_a_decorator_option_of_the_wrong_kind_is_refused_naming_it(
+    kind: str, option: str, value: Any, expected: str
+) -> None:
+    app = Server("options")
+    decorator = app.resource if kind == "resource" else getattr(app, kind)
+    given = ("test://r",) if kind == "resource" else ()
+    with pytest.raises(
+        TypeError, match=rf"^app\.{kind}\(\): {option} {re.escape(repr(value))}: expected {expected}$"
+    ):
+        decorator(*given, **{option: value})
+
+
 # ---- registration from a plain function's worker thread -------------------------------------
 
 
