@@ -345,27 +345,30 @@ class RedisSubscription:
 
 def redact_url(url: str) -> str:
     """``url`` with its password (or a lone user-info part) replaced by ``***``, and so is
-    a ``password=`` query option.
+    a ``password=`` query option, whatever its scheme: a ``sqlite:`` or ``memory:`` URL
+    given a user and password (copied from another database's) has them hidden too.
 
-    A password written without percent-encoding may hold ``/``, ``?``, ``#`` or ``@``,
-    which no parser can tell from the URL's own: then everything up to the last ``@`` is
-    hidden (hiding too much is the safe side). A ``sqlite:`` or ``memory:`` URL has no
-    user or password: it is shown as it is."""
+    The user information is what precedes the last ``@`` before the first ``/``, ``?``
+    or ``#``. A password written without percent-encoding may hold ``/``, ``?``, ``#``
+    or ``@``, which no parser can tell from the URL's own: then everything up to the last
+    ``@`` is hidden (hiding too much is the safe side). One exception: in a ``sqlite:``
+    URL, a name with no ``:`` before an ``@`` starts a relative file name
+    (``sqlite://ann@example.org/state.db``), never a secret, and is shown."""
     match = _AUTHORITY.match(url)
     if match is None:
         return _QUERY_SECRET.sub(r"\1***", url)
     start, rest = match.groups()
-    if start.strip().lower().startswith(("sqlite:", "memory:")):
-        return url  # no user or password there: an '@' belongs to the file name
-    at = rest.find("@")
-    if at >= 0 and not any(c in rest[:at] for c in "/?#"):
-        pass  # the usual user:password@host
-    elif "@" in rest:
-        at = rest.rfind("@")
+    end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    file_name = start.strip().lower().startswith("sqlite:")
+    at = rest.rfind("@", 0, end)
+    if at < 0 and "@" in rest[end:] and (":" in rest[:end] or not file_name):
+        at = rest.rfind("@")  # a password holding '/', '?' or '#', unencoded
     if at >= 0:
         user, colon, _ = rest[:at].partition(":")
-        shown = f"{user}:***@" if colon and not any(c in user for c in "/?#") else "***@"
-        rest = shown + rest[at + 1 :]
+        if colon and not any(c in user for c in "/?#"):
+            rest = f"{user}:***@{rest[at + 1 :]}"
+        elif colon or not file_name:
+            rest = f"***@{rest[at + 1 :]}"
     return start + _QUERY_SECRET.sub(r"\1***", rest)
 
 
