@@ -28,7 +28,7 @@ A verifier that raises (an introspection endpoint down), one that has not answer
 ``verify_timeout`` seconds (10 by default: a hanging introspection call must not hold the
 request and its connection for ever), or a replay store that fails refuses the request
 with 503 and ``Retry-After``: never a 500, never a pass; the log says why, without the
-token.
+token or any piece of it (``_without_token``).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ async def authenticate(
                     "the token verifier did not answer within %g s, the request is refused", verify_timeout
                 )
             else:
-                reason = f"{type(exc).__name__}: {exc}".replace(token, "<the token>")
+                reason = _without_token(f"{type(exc).__name__}: {exc}", token)
                 log.error("the token verifier failed, the request is refused: %s", reason)
             await _unavailable(send, b"this server cannot check access tokens right now; retry shortly")
             return False, None
@@ -186,6 +186,32 @@ async def authenticate(
     else:
         await _refuse(send, 401, b"Unauthorized: send " + what, challenge, extra)
     return False, None
+
+
+#: The shortest run of a token's characters that a logged reason does not keep.
+_PIECE: Final = 8
+
+
+def _without_token(reason: str, token: str) -> str:
+    """``reason`` (a verifier's error) with every run of ``_PIECE`` or more characters that
+    is also in ``token`` replaced: a verifier may quote a JWT's segment, the token cut
+    short or its last characters, not just the whole of it (which is replaced first; a
+    token shorter than ``_PIECE`` only then)."""
+    reason = reason.replace(token, "<the token>") if token else reason
+    if len(token) < _PIECE:
+        return reason
+    pieces = {token[i : i + _PIECE] for i in range(len(token) - _PIECE + 1)}
+    hidden = [False] * len(reason)
+    for i in range(len(reason) - _PIECE + 1):
+        if reason[i : i + _PIECE] in pieces:
+            hidden[i : i + _PIECE] = [True] * _PIECE
+    kept: list[str] = []
+    for i, char in enumerate(reason):
+        if not hidden[i]:
+            kept.append(char)
+        elif i == 0 or not hidden[i - 1]:
+            kept.append("<part of the token>")
+    return "".join(kept)
 
 
 #: RFC 6750 §2.1 (and RFC 9449 §7.1): the syntax of a token after ``Bearer `` or ``DPoP ``.

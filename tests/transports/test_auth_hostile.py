@@ -91,6 +91,46 @@ async def test_a_verifier_that_fails_gets_503_not_a_crash(
     assert SECRET not in caplog.text and SECRET not in response.text
 
 
+JWT = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbm4iLCJleHAiOjE3MDB9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg"
+
+
+async def _quotes_a_segment(token: str) -> Principal | None:
+    header, payload, signature = token.split(".")
+    raise ValueError(f"bad signature {signature!r} for payload {payload}; header {header} ok")
+
+
+async def _quotes_it_cut_off(token: str) -> Principal | None:
+    raise ConnectionError(f"introspection refused token {token[:20]}... (HTTP 500)")
+
+
+async def _quotes_its_tail(token: str) -> Principal | None:
+    raise LookupError(f"no key for token ending {token[-12:]}; kid unknown")
+
+
+@pytest.mark.parametrize(
+    ("verify", "logged"),
+    [
+        (_quotes_a_segment, "ValueError: bad signature '"),
+        (_quotes_it_cut_off, "ConnectionError: introspection refused token "),
+        (_quotes_its_tail, "LookupError: no key for token ending "),
+    ],
+)
+async def test_a_verifier_quoting_part_of_the_token_logs_none_of_it(
+    verify: Any, logged: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A verifier's error that quotes a piece of the token (a JWT's signature or payload,
+    the token cut short, its last characters) is logged without that piece: any run of 8
+    characters or more that is part of the token is replaced, the rest of the reason kept."""
+    caplog.set_level(logging.ERROR, "mcp_elicit.auth")
+    async with guarded(verify) as url:
+        response = await initialize(url, f"Bearer {JWT}")
+    assert response.status_code == 503, response.text
+    assert logged in caplog.text
+    for piece in [*JWT.split("."), JWT[:20], JWT[-12:]]:
+        assert piece not in caplog.text
+    assert "<part of the token>" in caplog.text
+
+
 async def test_a_verifier_that_hangs_gets_503_within_its_time_limit(caplog: pytest.LogCaptureFixture) -> None:
     """An introspection call that never answers must not hold the request (and its
     connection) for ever: past ``verify_timeout`` the request is refused like a verifier
