@@ -380,7 +380,13 @@ class FormValidationError(MCPElicitError):
 class InvalidAnswer(MCPElicitError, ValueError):
     """A client's answer (elicitation, sampling or roots result) that does not fit the
     request it answers; the message says what is wrong, for the user (and, on the client,
-    for the server: it quotes no value). A ``ValueError`` too."""
+    for the server: it quotes no value). A ``ValueError`` too. ``fields``: the form's
+    fields at fault (None for the form as a whole), which a log may name where the
+    message, quoting what was typed, is personal data."""
+
+    def __init__(self, message: str, *, fields: Sequence[str | None] = ()) -> None:
+        super().__init__(message)
+        self.fields = tuple(fields)
 
 
 class ReplayMismatchError(MCPElicitError):

@@ -354,7 +354,7 @@ def check_answer(ask: Ask, raw: object) -> Any:
         try:
             clean = schema.admit({} if content is None else content)
         except FormValidationError as exc:
-            raise InvalidAnswer(str(exc)) from None
+            raise InvalidAnswer(str(exc), fields=[problem.field for problem in exc.problems]) from None
         return {"action": "accept", "content": clean}
     if method == SAMPLE:
         from mcp_types import CreateMessageResult

@@ -7,7 +7,9 @@ of them fails the handler, the others are given up and its error is raised as it
 be for that question alone (a ``ToolError``, not an exception group). An answer
 that does not fit is asked again once, with the reason leading the message; a second bad
 answer, an error from the client, or no answer within ``timeout`` counts as ``cancel``
-for an elicitation and fails the handler (``ToolError``) for sampling or roots.
+for an elicitation and fails the handler (``ToolError``) for sampling or roots. An
+elicitation's answer is personal data: the info log names the fields at fault, and only
+the debug log says what was wrong with them (the message quotes what was typed).
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ class InPlaceAsker:
                 return check_answer(ask, raw)
             except InvalidAnswer as exc:
                 if attempt == 1:
-                    return _give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}")
+                    return _give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}", exc)
                 note = f"Your previous answer was not accepted: {exc}."
         raise AssertionError("unreachable")
 
@@ -109,8 +111,18 @@ def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _give_up(ask: Ask, reason: str) -> Any:
+def _give_up(ask: Ask, reason: str, invalid: InvalidAnswer | None = None) -> Any:
     if ask.method == ELICIT:
-        log.info("%s; treating it as cancel", reason)
+        if invalid is None or not invalid.fields:  # no form field's value in it
+            log.info("%s; treating it as cancel", reason)
+        else:  # what was typed is personal data: quoted at debug only
+            log.info("%s; treating it as cancel", _unfit(ask, invalid))
+            log.debug("%s", reason)
         return {"action": "cancel"}
     raise ToolError(reason[0].upper() + reason[1:])
+
+
+def _unfit(ask: Ask, invalid: InvalidAnswer) -> str:
+    """What was wrong with an elicitation's answer, without the message (which quotes it)."""
+    names = sorted({"the form as a whole" if field is None else field for field in invalid.fields})
+    return f"the client's answer to {ask.method} did not fit the form twice (in {', '.join(names)})"

@@ -5,6 +5,7 @@ Every message is checked against the official 2025-11-25 schema."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -286,3 +287,40 @@ async def test_a_sampling_request_outside_the_schema_is_the_handlers_error_and_n
     await session.open()
     result = await session.result("tools/call", {"name": "ask"})
     assert said in result["content"][0]["text"] and session.asked == []
+
+
+async def test_an_invalid_elicitation_answer_is_logged_without_what_was_typed(
+    wire_2025: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Two answers that do not fit the form count as cancel, and the log says so at info
+    naming the fields at fault, never what the person typed (the validation message
+    quotes it): that is personal data, logged at debug only."""
+    app = Server("asks-the-person")
+
+    @app.tool()
+    async def survey(ctx: Context) -> str:
+        form = {
+            "topics": {"type": "array", "items": {"enum": ["billing", "support"]}, "title": "Topics"},
+            "when": {"type": "string", "format": "date-time", "title": "When"},
+        }
+        answer = await ctx.elicit("What is it about?", {"type": "object", "properties": form})
+        return answer.action
+
+    typed = {"topics": ["my diagnosis is diabetes"], "when": "2026-01-01T25:00:00+02:00"}
+    client = SessionClient(app, checker=wire_2025)
+    client.answer = lambda _k, _request: {"action": "accept", "content": typed}
+    await client.open()
+    with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+        result = await client.result("tools/call", {"name": "survey"})
+    assert result["content"][0]["text"] == "cancel"
+    assert "treating it as cancel" in caplog.text and "topics" in caplog.text and "when" in caplog.text
+    assert "diagnosis" not in caplog.text and "25:00" not in caplog.text
+    assert all(record.levelno == logging.INFO for record in caplog.records)
+    caplog.clear()
+    client = SessionClient(app, checker=wire_2025)
+    client.answer = lambda _k, _request: {"action": "accept", "content": typed}
+    await client.open()
+    with caplog.at_level(logging.DEBUG, logger="mcp_elicit.server"):
+        await client.result("tools/call", {"name": "survey"})
+    debug = [r.getMessage() for r in caplog.records if r.levelno == logging.DEBUG]
+    assert any("diagnosis" in message for message in debug)
