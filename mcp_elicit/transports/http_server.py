@@ -47,6 +47,9 @@ Rules:
   another request's.
   A parent app does not pass lifespan events on: :meth:`StreamableHTTP.lifespan` is
   what it runs instead.
+* uvicorn's access log never shows a page link's token nor a sign-in callback's code
+  and state (``access_log``: a filter added at the lifespan start-up or the first
+  request, whoever runs uvicorn).
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import ResourceMetadata, TokenVerifier
 from mcp_elicit.server.url_mode import PAGES_PATH
+from mcp_elicit.transports.access_log import keep_page_secrets_out
 from mcp_elicit.transports.http_bearer import app_base, serve_metadata
 from mcp_elicit.transports.http_exchange import (
     ASGIApp,
@@ -281,6 +285,7 @@ class StreamableHTTP(PostRoutes):
         """Once: warn when this app serves while the instances sharing its store cannot be
         heard, because no lifespan startup came (mounted without ``lifespan=``)."""
         self._unchecked = False
+        keep_page_secrets_out()  # no lifespan start-up may have come
         if self.server.url_mode.shared_store is not None and self.server.relay.listening is None:
             log.warning(
                 "serving without a lifespan startup: other instances sharing the store are not "
@@ -317,6 +322,7 @@ class StreamableHTTP(PostRoutes):
         """Start-up and shutdown for an app that mounts this one, which Starlette and
         FastAPI do not pass on to a mounted app:
         ``Starlette(routes=[Mount("/tools", app=mcp)], lifespan=mcp.lifespan)``."""
+        keep_page_secrets_out()
         await self.server.start()
         try:
             yield
@@ -327,6 +333,7 @@ class StreamableHTTP(PostRoutes):
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                keep_page_secrets_out()
                 try:
                     await self.server.start()
                 except ConfigError as exc:
