@@ -10,25 +10,36 @@ httpx, and a browser filling the server's secret page.
 * ``Modern``: one tools/call per ``call()`` with ``_meta`` and the mirrored headers.
 * ``claim(browser, link)``: open the page link as a browser does (the link's token is used
   up, the cookie kept); ``submit_secret(...)`` then types the value and presses Save.
+* ``running_cluster(tmp, routed=...)``: two instances ``a`` and ``b`` sharing a key file and
+  a Redis behind nginx (round robin; ``routed``: each serves with ``--route`` its name, and
+  nginx routes a session id by its prefix), as a ``Cluster``; skipped without Redis or nginx.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import secrets
 import signal
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
-from support.procs import ROOT, cli
+from support.nginx import SKIP_REASON as NO_NGINX
+from support.nginx import Nginx, nginx_available, nginx_balancer
+from support.procs import ROOT, cli, free_port
+from support.redis import SKIP_REASON as NO_REDIS
+from support.redis import RedisServer, redis_available, redis_server
 
-__all__ = ["APP", "Instance", "Modern", "claim", "keygen", "submit_secret"]
+__all__ = ["APP", "Cluster", "Instance", "Modern", "claim", "keygen", "running_cluster", "submit_secret"]
 
 APP = Path(__file__).resolve().parent / "app.py"
 START_TIMEOUT = 20.0
@@ -174,3 +185,63 @@ async def submit_secret(browser: httpx.AsyncClient, page_url: httpx.URL, csrf: s
     done = await browser.post(page_url, data={"csrf": csrf, "action": "submit", "value": value})
     assert done.status_code == 200, done.text
     assert "Saved" in done.text
+
+
+@dataclass
+class Cluster:
+    a: Instance
+    b: Instance
+    lb: Nginx
+    redis: RedisServer
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"{self.lb.base}/mcp"
+
+    @property
+    def instances(self) -> tuple[Instance, Instance]:
+        return self.a, self.b
+
+    def port_of(self, route: str) -> int:
+        return {"a": self.a.port, "b": self.b.port}[route]
+
+    def runs(self, tool: str) -> dict[str, set[int]]:
+        """flow -> the pids that ran its handler."""
+        out: dict[str, set[int]] = {}
+        for instance in self.instances:
+            for _, flow, pid in instance.runs(tool):
+                out.setdefault(flow, set()).add(pid)
+        return out
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {i.log.name}\n{i.stderr()}" for i in self.instances)
+
+
+@contextlib.contextmanager
+def running_cluster(tmp: Path, *, routed: bool = False) -> Iterator[Cluster]:
+    if not redis_available():
+        pytest.skip(NO_REDIS)
+    if not nginx_available():
+        pytest.skip(NO_NGINX)
+    with contextlib.ExitStack() as stack:  # unwinds in reverse: servers, nginx, redis; even on failure
+        redis = stack.enter_context(redis_server(tmp))
+        keys = keygen(tmp / "state.keys")
+        prefix = f"it-{secrets.token_hex(4)}"
+        ports = {"a": free_port(), "b": free_port()}
+        lb = stack.enter_context(
+            nginx_balancer(list(ports.values()), tmp / "nginx", routes=ports if routed else None)
+        )
+        store = f"{redis.url}?prefix={prefix}"
+        # a page waited on wakes only by the Redis event, never by a re-check (60 s)
+        env = {"INTEGRATION_FLOW_WAIT": "60", "INTEGRATION_FLOW_RECHECK": "60"}
+        instances = []
+        for route, port in ports.items():
+            args = ("--state-key-file", str(keys), "--store", store, "--public-url", lb.base)
+            instance = Instance(
+                APP, port, tmp / f"{route}.stderr", (*args, "--route", route) if routed else args, env
+            )
+            stack.callback(instance.stop)
+            instance.restart()
+            instances.append(instance)
+        yield Cluster(instances[0], instances[1], lb, redis, prefix)

@@ -19,84 +19,29 @@ reaches an instance it does not name is a 404 saying so.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import secrets
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from integration.instances import APP, Instance, claim, keygen, submit_secret
+from integration.instances import Cluster, claim, running_cluster, submit_secret
 from mcp_elicit.client import ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.transports.http_client import connect_http
 
-from support.nginx import SKIP_REASON as NO_NGINX
-from support.nginx import Nginx, Served, nginx_available, nginx_balancer
-from support.procs import free_port
-from support.redis import SKIP_REASON as NO_REDIS
-from support.redis import RedisServer, redis_available, redis_server
+from support.nginx import Nginx, Served
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ACCEPT = "application/json, text/event-stream"
 
 
-@dataclass
-class Cluster:
-    a: Instance
-    b: Instance
-    lb: Nginx
-    redis: RedisServer
-    prefix: str
-
-    @property
-    def url(self) -> str:
-        return f"{self.lb.base}/mcp"
-
-    def port_of(self, route: str) -> int:
-        return {"a": self.a.port, "b": self.b.port}[route]
-
-    def logs(self) -> str:
-        return "\n".join(f"--- {i.log.name}\n{i.stderr()}" for i in (self.a, self.b))
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    if not redis_available():
-        pytest.skip(NO_REDIS)
-    if not nginx_available():
-        pytest.skip(NO_NGINX)
-    tmp = tmp_path_factory.mktemp("routes")
-    with contextlib.ExitStack() as stack:  # unwinds in reverse: servers, nginx, redis; even on failure
-        redis = stack.enter_context(redis_server(tmp))
-        keys = keygen(tmp / "state.keys")
-        ports = {"a": free_port(), "b": free_port()}
-        lb = stack.enter_context(nginx_balancer(list(ports.values()), tmp / "nginx", routes=ports))
-        prefix = f"routes-{secrets.token_hex(4)}"
-        store = f"{redis.url}?prefix={prefix}"
-        instances = []
-        for route, port in ports.items():
-            args = (
-                "--state-key-file",
-                str(keys),
-                "--store",
-                store,
-                "--public-url",
-                lb.base,
-                "--route",
-                route,
-            )
-            # a page waited on wakes only by the Redis event, never by a re-check (60 s)
-            env = {"INTEGRATION_FLOW_WAIT": "60", "INTEGRATION_FLOW_RECHECK": "60"}
-            instance = Instance(APP, port, tmp / f"{route}.stderr", args, env)
-            stack.callback(instance.stop)
-            instance.restart()
-            instances.append(instance)
-        yield Cluster(instances[0], instances[1], lb, redis, prefix)
+    with running_cluster(tmp_path_factory.mktemp("routes"), routed=True) as running:
+        yield running
 
 
 def survey_answers(name: str) -> Scripted:

@@ -17,95 +17,30 @@ so its requests are routed by its id: ``test_session_routes``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
-import secrets
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 import pytest
 import redis.asyncio as aioredis
 
-from integration.instances import APP, Instance, Modern, claim, keygen, submit_secret
+from integration.instances import Cluster, Modern, claim, running_cluster, submit_secret
 from mcp_elicit.client import Scripted
 from mcp_elicit.transports.http_client import connect_http
 
-from support.nginx import SKIP_REASON as NO_NGINX
-from support.nginx import Nginx, Served, nginx_available, nginx_balancer
-from support.procs import free_port
-from support.redis import SKIP_REASON as NO_REDIS
-from support.redis import RedisServer, redis_available, redis_server
+from support.nginx import Nginx, Served
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SECRET = "sk-live-4f9a-shared-across-instances"
 INVALID_STATE = {"code": -32602, "message": "Invalid or expired requestState"}
 
 
-@dataclass
-class Cluster:
-    a: Instance
-    b: Instance
-    lb: Nginx
-    redis: RedisServer
-    prefix: str
-
-    @property
-    def url(self) -> str:
-        return f"{self.lb.base}/mcp"
-
-    @property
-    def instances(self) -> tuple[Instance, Instance]:
-        return self.a, self.b
-
-    def runs(self, tool: str) -> dict[str, set[int]]:
-        """flow -> the pids that ran its handler."""
-        out: dict[str, set[int]] = {}
-        for instance in self.instances:
-            for _, flow, pid in instance.runs(tool):
-                out.setdefault(flow, set()).add(pid)
-        return out
-
-    def logs(self) -> str:
-        return "\n".join(f"--- {i.log.name}\n{i.stderr()}" for i in self.instances)
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    if not redis_available():
-        pytest.skip(NO_REDIS)
-    if not nginx_available():
-        pytest.skip(NO_NGINX)
-    tmp = tmp_path_factory.mktemp("cluster")
-    with contextlib.ExitStack() as stack:  # unwinds in reverse: servers, nginx, redis; even on failure
-        redis = stack.enter_context(redis_server(tmp))
-        keys = keygen(tmp / "state.keys")
-        prefix = f"it-{secrets.token_hex(4)}"
-        ports = free_port(), free_port()
-        lb = stack.enter_context(nginx_balancer(ports, tmp / "nginx"))
-        args = (
-            "--state-key-file",
-            str(keys),
-            "--store",
-            f"{redis.url}?prefix={prefix}",
-            "--public-url",
-            lb.base,
-        )
-        instances = []
-        for name, port in zip("ab", ports, strict=True):
-            instance = Instance(
-                APP,
-                port,
-                tmp / f"{name}.stderr",
-                args,
-                {"INTEGRATION_FLOW_WAIT": "60", "INTEGRATION_FLOW_RECHECK": "60"},
-            )
-            stack.callback(instance.stop)
-            instance.restart()
-            instances.append(instance)
-        yield Cluster(instances[0], instances[1], lb, redis, prefix)
+    with running_cluster(tmp_path_factory.mktemp("cluster")) as running:
+        yield running
 
 
 def survey_answers(name: str, guests: int) -> Scripted:
