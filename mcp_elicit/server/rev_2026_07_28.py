@@ -3,7 +3,8 @@
 Rules: a question whose answer is in hand (in the sealed state, or fresh and valid in
 ``inputResponses``) returns at once; otherwise the round ends with ``input_required`` for
 every unanswered question of the batch. A tampered, expired or foreign ``requestState``
-fails the request before the handler runs, even when the handler would ask nothing.
+fails the request before the handler runs, even when the handler would ask nothing; the
+client is told only that, the log says why (a warning; an expired state is info).
 Questions asked from concurrent tasks (``asyncio.TaskGroup``) before any of them waits on
 real I/O are merged into one round: an unanswered question yields to its siblings a few
 times before ending the round (``ctx.gather`` batches without relying on that).
@@ -17,6 +18,7 @@ task (after ``ctx.start_task()``) it fails the task instead: the request was ans
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
@@ -25,6 +27,8 @@ from mcp_elicit.errors import InvalidRequestState, ToolError, URLElicitationRequ
 from mcp_elicit.sealing import Binding, StateSealer
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
+
+log = logging.getLogger("mcp_elicit.server")
 
 
 class Outcome(Protocol):
@@ -123,9 +127,13 @@ async def run_replayed(
     token = params.get("requestState")
     if token is not None:
         binding = binding_for(method, params, principal)
-        replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
-        if spend is not None and not await spend(token):
-            raise InvalidRequestState("replayed single-use state")
+        try:
+            replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
+            if spend is not None and not await spend(token):
+                raise InvalidRequestState("replayed single-use state")
+        except InvalidRequestState as exc:
+            _log_refusal(method, binding.target, exc.reason)
+            raise
     elif "inputResponses" not in params:  # a first call: nothing to open or read
         replay = Replay()
     else:
@@ -160,6 +168,14 @@ async def run_replayed(
     if binding is None:
         binding = binding_for(method, params, principal)
     return replay.input_required(sealer=sealer, binding=binding, now=now())
+
+
+def _log_refusal(method: str, target: str, reason: str) -> None:
+    """Say in the log why a ``requestState`` was refused: the client is told only that it
+    was. An expired state is the usual end of a request left unanswered; anything else (a
+    forged or altered token, another request's, a key the ring dropped) is worth a look."""
+    level = logging.INFO if reason == "expired" else logging.WARNING
+    log.log(level, "%s %r: requestState refused (%s)", method, target[:128], reason)
 
 
 def _want_steps(replay: Replay, steps: list[Ask]) -> None:

@@ -9,6 +9,7 @@ promise: every refusal is the same -32602 on the wire, and the server's log says
 
 from __future__ import annotations
 
+import logging
 import unicodedata
 from collections.abc import AsyncIterator
 from typing import Any
@@ -247,6 +248,35 @@ async def test_each_round_seals_a_fresh_expiry(
     assert "{'name': 'Ann'}" in done["content"][0]["text"]
     clock.now += 600
     assert await ann.retry("tools/call", BOOK, state, SURE) == REFUSED
+
+
+async def test_every_refusal_says_the_same_on_the_wire_and_why_in_the_log(
+    servers: tuple[Clock, InProcess, InProcess],
+    http: httpx.AsyncClient,
+    wire: WireChecker,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock, one, _ = servers
+    ann = Peer(http, one.url, wire, "ann")
+    state = await ann.state("tools/call", BOOK)
+    flipped = state[:-3] + ("B" if state[-3] == "A" else "A") + state[-2:]
+    tokens = {
+        "authentication failed": flipped,
+        "too large": state + "A" * 70_000,
+        "unsupported version": "v3." + state[3:],
+        "bad prefix": "x" + state,
+        "unknown key id": "v2.00000000." + state[12:],
+        "bad base64": state[:-1] + "!",
+    }
+    with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+        for reason, token in tokens.items():
+            assert await ann.retry("tools/call", BOOK, token, NAME) == REFUSED, reason
+        clock.now += 600
+        assert await ann.retry("tools/call", BOOK, state, NAME) == REFUSED
+    logged = [r.getMessage() for r in caplog.records if "requestState" in r.getMessage()]
+    for reason in (*tokens, "expired"):
+        assert any(reason in line and "tools/call" in line for line in logged), (reason, logged)
+    assert not any(state[12:40] in line for line in logged), "the log names no token body"
 
 
 async def test_rotation_opens_what_the_ring_still_holds(
