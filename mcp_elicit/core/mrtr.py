@@ -30,13 +30,16 @@ Rules:
   within the ``inputResponses`` limit) fail the request with -32602 saying so; what the
   handler remembers (``ctx.remember``) grown too large is -32603 saying so.
 * Limits come first: an oversized ``inputResponses`` (too many entries, bytes or levels
-  of nesting) is refused with -32602 before anything else.
+  of nesting) is refused with -32602 before anything else. A round asks at most
+  ``MAX_INPUT_REQUESTS`` questions (what a client answers in one round), the first ones
+  asked; the others are asked in the rounds after.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -44,6 +47,7 @@ from typing import Any, Final
 import orjson
 from pydantic import ValidationError
 
+from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
 from mcp_elicit.errors import (
     FormValidationError,
     InternalError,
@@ -274,7 +278,8 @@ class Replay:
         requests: dict[str, Any] = {}
         pending: dict[str, str] = {}
         notes = self.notes
-        for key, ask in self.outstanding.items():
+        # at most what a client takes in one round: the rest are asked in the next ones
+        for key, ask in itertools.islice(self.outstanding.items(), MAX_INPUT_REQUESTS):
             requests[key] = ask.wire(notes.get(key) if notes else None)
             pending[key] = ask.fingerprint
         # orjson writes each (fingerprint, answer) tuple as the array the state holds

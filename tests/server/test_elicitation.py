@@ -14,8 +14,11 @@ import orjson
 import pytest
 
 from mcp_elicit import Context, Field, Form, Principal, Server, String
+from mcp_elicit.client import Scripted
+from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.sealing import KeyRing
+from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.wire import jsonrpc
 
 from support.memory import MemoryClient, SessionClient, accept
@@ -640,3 +643,25 @@ async def test_answers_too_large_for_the_state_are_refused_with_a_reason(client:
     own_fault = await MemoryClient(app, checker=client.checker).request("tools/call", {"name": "hoarder"})
     assert own_fault["error"]["code"] == -32603
     assert "the handler remembers" in own_fault["error"]["message"]
+
+
+async def test_a_round_asks_no_more_questions_than_a_client_takes_the_rest_come_next() -> None:
+    """A handler gathering more questions than one round may carry (MAX_INPUT_REQUESTS,
+    what the client takes) has them asked over several rounds, in order; it sees every
+    answer, once."""
+    app = Server("survey", state_keys=KeyRing([bytes(range(7, 39))]))
+    many = MAX_INPUT_REQUESTS + 8
+    runs: list[int] = []
+
+    @app.tool()
+    async def survey(ctx: Context) -> str:
+        runs.append(1)
+        questions = [ctx.elicit(f"Question {i}?", Form(a=String()), key=f"q{i}") for i in range(many)]
+        answers = await ctx.gather(*questions)
+        return " ".join(str(a.content["a"]) if a.content else "-" for a in answers)
+
+    script = Scripted.from_script({f"q{i}": {"content": {"a": f"a{i}"}} for i in range(many)})
+    async with connect_memory(app, answerer=script, versions=["2026-07-28"]) as client:
+        out = await client.call_tool("survey")
+    assert out["content"][0]["text"] == " ".join(f"a{i}" for i in range(many))
+    assert len(runs) == 3, "one round for the first batch, one for the rest, one to finish"
