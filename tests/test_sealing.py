@@ -116,6 +116,22 @@ def test_golden_v1_token_still_opens() -> None:
     assert SEALER.open(golden, binding, now=1.0) == b'{"step":1}'
 
 
+def test_a_body_moves_to_neither_version() -> None:
+    """The same bytes under the other version's head (hex for base64, or back) fail: the
+    version is in the associated data, so accepting v1 gives no second spelling."""
+    token = SEALER.seal(b"state", BINDING, now=NOW)
+    raw = base64.b64decode(token[HEAD:], validate=True)
+    as_v1 = "v1." + token[3:HEAD] + raw.hex()
+    assert reason(as_v1, BINDING, now=NOW) == "authentication failed"
+    old = (
+        "v1.a9ea6385.6c6210b3976c089d8703047c3782a90b896895a2ee70114a10306ddeb15ae0e0"
+        "6d500afc7893fee4be684a3449a7"
+    )
+    as_v2 = "v2." + old[3:HEAD] + base64.b64encode(bytes.fromhex(old[HEAD:])).decode("ascii")
+    golden = Binding.for_request("tools/call", "golden", {"x": 1}, "alice")
+    assert reason(as_v2, golden, now=1.0) == "authentication failed"
+
+
 def test_payload_too_large_to_seal() -> None:
     small = StateSealer(RING_A, server_id=SERVER, max_token_size=1024)
     limit = (1024 - HEAD) // 4 * 3 - 36
