@@ -259,7 +259,7 @@ async def test_every_refusal_says_the_same_on_the_wire_and_why_in_the_log(
     clock, one, _ = servers
     ann = Peer(http, one.url, wire, "ann")
     state = await ann.state("tools/call", BOOK)
-    flipped = state[:-3] + ("B" if state[-3] == "A" else "A") + state[-2:]
+    flipped = state[:30] + ("B" if state[30] == "A" else "A") + state[31:]  # inside the body
     tokens = {
         "authentication failed": flipped,
         "too large": state + "A" * 70_000,
