@@ -23,6 +23,10 @@ Rules:
   above the last progress sent for the request (a step reported twice, or going back,
   sends nothing); log messages only at or above the level the request (or session)
   asked for.
+* A ``Context`` works only on the event loop its handler runs on: asking, progress or
+  logging from another thread (a ``threading.Thread``, a helper run with
+  ``asyncio.to_thread``) is a ``RuntimeError`` at once, saying to await it in the handler
+  and hand the thread the answer. (A plain-function handler gets a ``ThreadContext``.)
 * A tool registered with ``task=`` becomes a task at ``await ctx.start_task()`` when the
   client declared the tasks extension (``server.tasks``); from then on its questions wait
   in the task, its progress messages become the task's ``statusMessage`` and its logs are
@@ -32,6 +36,7 @@ Rules:
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
 
@@ -99,6 +104,8 @@ class Context:
         self._log_level = log_level if log_level is not None else call.log_level
         #: How many questions of each kind (and ``_occurrence`` names) were asked so far.
         self._counters: dict[str, int] = {}
+        #: The thread of the event loop the handler runs on: the only one this works in.
+        self._thread = threading.get_ident()
 
     # ---- what the client can do ------------------------------------------------
 
@@ -130,6 +137,23 @@ class Context:
     def can_list_roots(self) -> bool:
         return self.call.capabilities.roots
 
+    def _what(self) -> str:
+        """The handler this Context is for, as a message names it (``tool 'book'``)."""
+        method, params = self.call.method, self.call.params
+        if method == "resources/read":
+            return f"resource {params.get('uri')!r}"
+        kind = {"tools/call": "tool", "prompts/get": "prompt"}.get(method, method)
+        return f"{kind} {params.get('name')!r}"
+
+    def _live(self, name: str) -> None:
+        """Refuse ``ctx.name()`` where it cannot work: off the handler's event loop."""
+        if threading.get_ident() != self._thread:
+            raise RuntimeError(
+                f"ctx.{name}() was called from thread {threading.current_thread().name!r}, not the event "
+                f"loop's thread where {self._what()} runs: a Context works only there. Await it in the "
+                "handler (or a task it starts on the same loop) and hand the thread the answer, not the Context"
+            )
+
     # ---- questions -------------------------------------------------------------
 
     def _key(self, kind: str, key: str | None) -> str:
@@ -159,6 +183,7 @@ class Context:
     def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Question[Any]:
         """Ask the user to fill in a form (flat schema: a dataclass, TypedDict, pydantic
         model, ``Form(...)`` or JSON schema). Never for secrets: use ``elicit_url``."""
+        self._live("elicit")
         if not isinstance(message, str) or not message or message.isspace():
             raise ValueError("an elicitation needs a message saying what is asked and why")
         form = schema if type(schema) is FormSchema else FormSchema.of(schema)
@@ -175,6 +200,7 @@ class Context:
     ) -> Question[Answer[None]]:
         """Send the user to ``url`` (secrets, payments, third-party sign-in). ``accept`` means
         the user agreed to open it; the work on that page may not be finished."""
+        self._live("elicit_url")
         if not isinstance(message, str) or not message.strip():
             raise ValueError("a URL elicitation needs a message saying why the user should open the page")
         check_url(url)
@@ -195,6 +221,7 @@ class Context:
         client retries it once the step is done; on 2026-07-28 this is ``elicit_url``. Check
         first whether the step is already done (e.g. a token is stored), so the retry passes.
         """
+        self._live("require_url")
         question = self.elicit_url(message, url, elicitation_id=elicitation_id, key=key)
         return question.result(await self._asker.require_url(question.ask))
 
@@ -232,6 +259,7 @@ class Context:
         key: str | None = None,
     ) -> Question[CreateMessageResult]:
         """Ask the client's model for a completion (needs the ``sampling`` capability)."""
+        self._live("sample")
         if not self.can_sample():
             raise MissingClientCapability.requiring({"sampling": {}})
         if isinstance(messages, str):
@@ -251,6 +279,7 @@ class Context:
 
     def list_roots(self, *, key: str | None = None) -> Question[list[Root]]:
         """Ask the client for its roots (needs the ``roots`` capability)."""
+        self._live("list_roots")
         if not self.can_list_roots():
             raise MissingClientCapability.requiring({"roots": {}})
         ask = Ask(self._key("roots", key), LIST_ROOTS, {})
@@ -258,6 +287,7 @@ class Context:
 
     async def gather(self, *questions: Question[Any]) -> list[Any]:
         """Ask several questions in one round; answers come back in the same order."""
+        self._live("gather")
         raws = await self._asker.ask([q.ask for q in questions])
         return [q.result(raw) for q, raw in zip(questions, raws, strict=True)]
 
@@ -281,6 +311,7 @@ class Context:
         """A secret (an API key...) the user types into the server's own page, never into
         the client: returned at once when this principal stored it before, else asked for
         with a URL-mode elicitation. ``answer.secret`` is a server-side handle."""
+        self._live("secret")
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
         return await self._url_mode.secret(self, name, message)
@@ -291,6 +322,7 @@ class Context:
         before (the tokens are refreshed when expired), else asked for with a URL-mode
         elicitation whose page sends them to the provider to sign in. ``answer.connection``
         is a server-side handle; its tokens never reach the client."""
+        self._live("connect")
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
         return await self._url_mode.connect(self, provider, message)
@@ -303,6 +335,7 @@ class Context:
         holds as many tasks as it may, in all or for this principal). Questions asked before this are multi round-trip
         rounds; after it, they wait in the task. ``message`` is the task's first
         ``statusMessage``."""
+        self._live("start_task")
         if self.task is not None:
             return True
         if self._detach is None:
@@ -318,6 +351,7 @@ class Context:
     async def pause(self) -> None:
         """Let the client come back shortly (2026-07-28: a state-only ``input_required``
         round); on 2025-11-25 the request simply keeps waiting in place."""
+        self._live("pause")
         await self._asker.pause()
 
     async def close_stream(self) -> bool:
@@ -325,6 +359,7 @@ class Context:
         reconnects (``GET`` with ``Last-Event-ID``) and gets what follows, the answer
         included. Only a 2025-11-25 session over HTTP can (SEP-1699 polling: it frees a
         connection during a long wait); elsewhere nothing happens and this returns False."""
+        self._live("close_stream")
         return await self._channel.close_stream()
 
     # ---- progress and logging --------------------------------------------------
@@ -336,6 +371,7 @@ class Context:
         is above the last one sent (each must increase); in a task, the progress (its
         message, else the numbers) becomes the task's ``statusMessage``. A ``progress`` or
         ``total`` that is NaN or infinite is a ``ValueError`` (JSON has no such number)."""
+        self._live("report_progress")
         for name, value in (("progress", progress), ("total", total)):
             if value is not None and not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, not {value}")
@@ -356,6 +392,7 @@ class Context:
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` if the client asked for logs at this level."""
+        self._live("log")
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         wanted = self._log_level
