@@ -27,6 +27,10 @@ Rules:
   logging from another thread (a ``threading.Thread``, a helper run with
   ``asyncio.to_thread``) is a ``RuntimeError`` at once, saying to await it in the handler
   and hand the thread the answer. (A plain-function handler gets a ``ThreadContext``.)
+  Nor does it work once its request has ended (kept in a global, used by a background
+  task after the handler returned; on 2026-07-28, after its round): asking (and awaiting
+  a question made before the end) is a ``RuntimeError`` naming the handler; progress and
+  logs are dropped, as nothing is sent for a request once it is answered.
 * A tool registered with ``task=`` becomes a task at ``await ctx.start_task()`` when the
   client declared the tasks extension (``server.tasks``); from then on its questions wait
   in the task, its progress messages become the task's ``statusMessage`` and its logs are
@@ -38,7 +42,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
 
@@ -145,14 +149,33 @@ class Context:
         kind = {"tools/call": "tool", "prompts/get": "prompt"}.get(method, method)
         return f"{kind} {params.get('name')!r}"
 
-    def _live(self, name: str) -> None:
-        """Refuse ``ctx.name()`` where it cannot work: off the handler's event loop."""
+    def _live(self, name: str | Ask) -> None:
+        """Refuse ``ctx.name()`` (or awaiting the question ``name``) where it cannot work:
+        off the handler's event loop, or once its request has ended."""
+        if threading.get_ident() != self._thread or self._asker.ended:
+            self._refuse(name)
+
+    def _sending(self, name: str) -> bool:
+        """Whether ``ctx.name()`` may send its notification: not once the request has ended
+        (nothing is sent for a request once it is answered); off the loop, refused."""
+        if threading.get_ident() != self._thread:
+            self._refuse(name)
+        return not self._asker.ended
+
+    def _refuse(self, name: str | Ask) -> NoReturn:
+        if isinstance(name, Ask):
+            name = "elicit_url" if name.params.get("mode") == "url" else _CALLED.get(name.method, name.method)
         if threading.get_ident() != self._thread:
             raise RuntimeError(
                 f"ctx.{name}() was called from thread {threading.current_thread().name!r}, not the event "
                 f"loop's thread where {self._what()} runs: a Context works only there. Await it in the "
                 "handler (or a task it starts on the same loop) and hand the thread the answer, not the Context"
             )
+        raise RuntimeError(
+            f"ctx.{name}() was called after the request of {self._what()} ended: a Context works only "
+            "while its handler runs (was it kept in a global, or used by a background task?). Ask "
+            "from the handler itself, before it returns"
+        )
 
     # ---- questions -------------------------------------------------------------
 
@@ -371,7 +394,8 @@ class Context:
         is above the last one sent (each must increase); in a task, the progress (its
         message, else the numbers) becomes the task's ``statusMessage``. A ``progress`` or
         ``total`` that is NaN or infinite is a ``ValueError`` (JSON has no such number)."""
-        self._live("report_progress")
+        if not self._sending("report_progress"):
+            return
         for name, value in (("progress", progress), ("total", total)):
             if value is not None and not math.isfinite(value):
                 raise ValueError(f"{name} must be a finite number, not {value}")
@@ -392,7 +416,8 @@ class Context:
 
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` if the client asked for logs at this level."""
-        self._live("log")
+        if not self._sending("log"):
+            return
         if level not in LOG_LEVELS:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         wanted = self._log_level
@@ -427,3 +452,6 @@ class _NoStream:
 
 
 _NO_STREAM = _NoStream()
+
+#: What a handler called to ask a question, by the question's method.
+_CALLED = {ELICIT: "elicit", SAMPLE: "sample", LIST_ROOTS: "list_roots"}

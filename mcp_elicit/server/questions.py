@@ -5,7 +5,8 @@ Rules:
 
 * A ``Question`` is not asked until it is awaited (alone, or with others through
   ``ctx.gather``); it is a coroutine, so it can also run as a task. Awaited once: a second
-  ``await`` is a ``RuntimeError``.
+  ``await`` is a ``RuntimeError``, and so is awaiting it off the handler's event loop or
+  after its request ended (``Context._live``).
 * An answer at hand (a replayed 2026-07-28 round) comes back with no coroutine layer under
   the handler's; only an unanswered question waits on the asker.
 * An elicitation's answer is an ``Answer``: accept (with the form's typed ``data`` and its
@@ -47,6 +48,11 @@ class Asker(Protocol):
     def memo(self) -> dict[str, Any]: ...
 
     async def pause(self) -> None: ...
+
+    @property
+    def ended(self) -> bool:
+        """Whether the request (or task) is over: nothing can be asked or sent for it."""
+        ...
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -105,7 +111,9 @@ class Question(Coroutine[Any, Any, T]):
     def _asking(self) -> Generator[Any, None, T]:
         # A generator, not a coroutine awaiting the asker's: an answer at hand (a replayed
         # round) comes back with no coroutine layer under the handler's.
-        asker = self._ctx._asker
+        ctx = self._ctx
+        ctx._live(self.ask)  # made in time, awaited where, or when, it cannot be asked
+        asker = ctx._asker
         asks = [self.ask]
         raws = asker.answered(asks)
         if raws is None:

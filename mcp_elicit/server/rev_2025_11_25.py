@@ -12,6 +12,8 @@ Rules:
   time counts as ``cancel`` for an elicitation and fails the handler for sampling/roots.
   A question given up (no answer in time, or its request ended first) is withdrawn with
   ``notifications/cancelled``.
+* Once a request is answered, a ``Context`` kept past it asks nothing on its stream (a
+  ``RuntimeError`` saying the request ended), and sends no progress or log for it.
 * A request the client cancels (``notifications/cancelled``) is not answered, even when its
   handler catches the cancellation and returns all the same; the session keeps no trace
   of it.
@@ -87,6 +89,8 @@ class SessionAsker(InPlaceAsker):
         self.timeout = timeout
         self.telemetry = telemetry
         self.memo: dict[str, Any] = {}
+        #: Set once the request is answered: its stream is over.
+        self.ended = False
 
     async def require_url(self, ask: Ask) -> Any:
         params = self._prepare(ask)
@@ -262,4 +266,7 @@ async def _dispatch(
         session.subscriptions[uri] = principal
         return {}
     asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry)
-    return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)
+    try:
+        return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)
+    finally:  # a Context kept past its request asks nothing on the request's ended stream
+        asker.ended = True

@@ -13,6 +13,8 @@ its steps asked as ``ctx.require_url`` asks them: an input request each; the ret
 the handler again, which finishes or raises again (asked again). A step the user declined
 or cancelled ends the request as the handler's failure (a tool's ``isError`` result). In a
 task (after ``ctx.start_task()``) it fails the task instead: the request was answered.
+Once the round is over its asker is ``ended``: a Context kept past it asks nothing
+(``Context._live`` says the request ended, rather than this module's ``InputRequired``).
 """
 
 from __future__ import annotations
@@ -46,12 +48,16 @@ class ReplayAsker:
     """Answers questions from the replay record; raises ``InputRequired`` for the rest.
     Made with the request's ``Context``; ``run_replayed`` gives it the round's record."""
 
-    __slots__ = ("main_task", "replay")
+    __slots__ = ("ended", "main_task", "replay")
 
     #: The round's record (``run_replayed`` sets it and the task before the handler runs).
     replay: Replay
     #: The task running the handler; questions from other tasks come from siblings.
     main_task: asyncio.Task[Any] | None
+
+    def __init__(self) -> None:
+        #: Set when the round is over (``run_replayed`` returned): a kept Context asks nothing.
+        self.ended = False
 
     def answered(self, asks: list[Ask]) -> list[Any] | None:
         """The recorded or fresh answers to ``asks``. When one is missing, the questions
@@ -142,32 +148,35 @@ async def run_replayed(
         replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     asker.replay = replay
     asker.main_task = asyncio.current_task()
-    try:
-        value = await handler(*args)
-    except InputRequired:
-        pass
-    except URLElicitationRequired as exc:  # the handler's own: no -32042 on this revision
-        if url_steps is None:
-            raise
+    try:  # the round, ended however it ends
         try:
-            _want_steps(replay, url_steps(exc))
-        except Exception as failure:
+            value = await handler(*args)
+        except InputRequired:
+            pass
+        except URLElicitationRequired as exc:  # the handler's own: no -32042 on this revision
+            if url_steps is None:
+                raise
+            try:
+                _want_steps(replay, url_steps(exc))
+            except Exception as failure:
+                if outcome is None:
+                    raise
+                return outcome.failed(failure)
+        except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
             if outcome is None:
                 raise
-            return outcome.failed(failure)
-    except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
-        if outcome is None:
-            raise
-        return outcome.failed(exc)
-    except BaseExceptionGroup as group:
-        matched, rest = group.split((InputRequired, asyncio.CancelledError))
-        if rest is not None or matched is None or not matched.subgroup(InputRequired):
-            raise
-    else:
-        return value if outcome is None else outcome.done(value)
-    if binding is None:
-        binding = binding_for(method, params, principal)
-    return replay.input_required(sealer=sealer, binding=binding, now=now())
+            return outcome.failed(exc)
+        except BaseExceptionGroup as group:
+            matched, rest = group.split((InputRequired, asyncio.CancelledError))
+            if rest is not None or matched is None or not matched.subgroup(InputRequired):
+                raise
+        else:
+            return value if outcome is None else outcome.done(value)
+        if binding is None:
+            binding = binding_for(method, params, principal)
+        return replay.input_required(sealer=sealer, binding=binding, now=now())
+    finally:
+        asker.ended = True
 
 
 def _log_refusal(method: str, target: str, reason: str) -> None:

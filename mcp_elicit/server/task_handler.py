@@ -18,7 +18,8 @@ Rules:
   fails the handler for sampling or roots (as on 2025-11-25).
 * The request that made the task, cancelled before it answered (no one knows the id),
   cancels it; a handler that catches its cancellation and then asks is cancelled again
-  at that question.
+  at that question. Once the handler has ended, a ``Context`` kept past it (a background
+  task) asks nothing: ``ended``, and the ``Context`` says the request is over.
 """
 
 from __future__ import annotations
@@ -47,6 +48,13 @@ class TaskAsker(InPlaceAsker):
     async def require_url(self, ask: Ask) -> Any:
         (answer,) = await self.ask([ask])
         return answer
+
+    @property
+    def ended(self) -> bool:
+        """Whether the task's handler has returned (or failed): a Context kept past it
+        asks nothing. (Cancelled and still running, it is cancelled again when it asks.)"""
+        job = self.running.job
+        return job is not None and job.done()
 
     async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
         """Park the task on ``ask`` under a fresh key until its answer comes."""
