@@ -19,7 +19,8 @@ stops at once; on SIGTERM or SIGINT (Ctrl-C) too, saying so, what runs cancelled
 waits to be written dropped (the spec's client sends SIGTERM after waiting for the exit),
 then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's end or an interruption. Only JSON-RPC messages are ever written to
 stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
-fd 1 points at stderr meanwhile, so whatever tool code prints goes to the log. A
+what is written to fd 1 meanwhile goes to the log (``stdio_stdout``), or nowhere once the
+log's reader has gone away: whatever tool code prints never fails it. A
 2025-11-25 session's own messages (``notifications/elicitation/complete``,
 ``notifications/resources/updated``) are written as they are queued, and the session ends
 with stdin.
@@ -35,7 +36,7 @@ import select
 import signal
 import stat
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
 
 from mcp_elicit.errors import InvalidRequest, InvalidResponse, ProtocolError
@@ -44,6 +45,7 @@ from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.loopback_pages import LoopbackPages
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
+from mcp_elicit.transports.stdio_stdout import own_stdout
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
@@ -74,36 +76,6 @@ class _Lines:
 
     async def close_stream(self) -> bool:
         return False  # nothing to resume here
-
-
-@contextlib.contextmanager
-def _own_stdout() -> Iterator[BinaryIO]:
-    """This process's stdout for JSON-RPC alone: the protocol writes to a duplicate of fd 1,
-    and fd 1 itself points at stderr (or /dev/null, when the process has no stderr) until
-    the server stops, so ``print()`` in a tool, a write to fd 1 or a child process's output
-    goes to the log, not into the stream."""
-    with contextlib.suppress(Exception):
-        sys.stdout.flush()
-    saved = os.dup(1)
-    out = os.fdopen(os.dup(1), "wb", buffering=0)
-    try:  # the log, as this process has it: started with fd 2 closed, sys.stderr is None
-        log_fd = sys.stderr.fileno()
-    except (AttributeError, ValueError, OSError):
-        log_fd = -1
-    if log_fd >= 0:
-        os.dup2(log_fd, 1)
-    else:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.close(devnull)
-    try:
-        yield out
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-        out.close()  # a no-op when the pipe transport closed it already
 
 
 class _Output(asyncio.streams.FlowControlMixin):
@@ -213,7 +185,7 @@ class StdioServer:
             if stdout is not None:
                 await self._serve(loop, stdin, stdout)
             else:
-                with _own_stdout() as protocol_out:
+                with own_stdout() as protocol_out:
                     await self._serve(loop, stdin, protocol_out)
         finally:
             await self.server.stop()

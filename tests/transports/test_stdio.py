@@ -634,3 +634,42 @@ async def test_a_client_that_floods_requests_without_reading_is_held_back(tmp_pa
     assert refused and all(m["error"]["code"] == -32600 for m in refused)
     assert "1024 requests are in flight" in refused[0]["error"]["message"]
     assert "Traceback" not in (tmp_path / "stderr").read_text()
+
+
+async def test_what_tool_code_writes_after_stderrs_reader_went_away_fails_nothing(tmp_path: Path) -> None:
+    """The log's reader went away while the server runs (``server 2>&1 | head``, a closed
+    log viewer): print(), a write to fd 1 and a child process's output now go nowhere, and
+    the tool that wrote them still answers, as does every later one."""
+    read_end, write_end = os.pipe()
+    proc = await asyncio.create_subprocess_exec(
+        *cli(),
+        "serve",
+        str(WAITING_SERVER),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=write_end,
+    )
+    os.close(write_end)
+    unread = tmp_path / "unread.stderr"  # what it logs is not kept: its reader goes away
+    unread.touch()
+    server = StdioProcess(proc, unread)
+    try:
+        params = {"name": "echo", "arguments": {"text": "before"}, "_meta": meta()}
+        await server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        said, _ = await server.until(1)
+        assert said["result"]["content"][0]["text"] == "before"
+        os.close(read_end)  # the log's reader goes away
+        read_end = -1
+        for rid in (2, 3):  # the second time too: the first one's trouble is not left behind
+            params = {"name": "chatter", "arguments": {"text": "noise " * 2000}, "_meta": meta()}
+            await server.send({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params})
+            said, _ = await server.until(rid)
+            assert "isError" not in said["result"], said
+            assert said["result"]["content"][0]["text"] == "noise " * 2000
+        await server.close_stdin()
+        assert await server.rest() == []
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        if read_end >= 0:
+            os.close(read_end)
+        await server.stop()
