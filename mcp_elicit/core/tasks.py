@@ -9,7 +9,8 @@ Rules:
   ``isError`` is a result); ``failed`` carries a JSON-RPC error object, never a result,
   and the error's message as its ``statusMessage``.
 * ``inputRequests`` holds every question still waiting, under keys unique over the task's
-  lifetime; an answer under any other key is ignored. ``tasks/update`` answers are
+  lifetime (the server puts at most ``MAX_INPUT_REQUESTS`` there at once:
+  ``server.task_handler``); an answer under any other key is ignored. ``tasks/update`` answers are
   bounded as a tool call's ``inputResponses`` are (``core.mrtr``): past that, -32602.
 * ``ttlMs`` and ``pollIntervalMs`` are integer milliseconds. A task stays readable for its
   ttl after creation, and after it ended until the same ttl has passed again.

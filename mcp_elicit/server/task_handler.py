@@ -16,6 +16,9 @@ Rules:
   An answer that does not fit is asked again once, under a new key, with the reason; a
   second bad one, or none within ``ask_timeout``, is ``cancel`` for an elicitation and
   fails the handler for sampling or roots (as on 2025-11-25).
+* ``inputRequests`` shows at most ``MAX_INPUT_REQUESTS`` questions (what a client answers
+  at once); a handler asking more has the others shown as earlier ones are over, in the
+  order asked, and the ``ask_timeout`` of each runs from when it is shown.
 * The request that made the task, cancelled before it answered (no one knows the id),
   cancels it; a handler that catches its cancellation and then asks is cancelled again
   at that question. Once the handler has ended, a ``Context`` kept past it (a background
@@ -55,6 +58,11 @@ class TaskAsker(InPlaceAsker):
         asks nothing. (Cancelled and still running, it is cancelled again when it asks.)"""
         job = self.running.job
         return job is not None and job.done()
+
+    async def _answer(self, ask: Ask, prepared: Any) -> Any:
+        # a place in inputRequests for both tries: the rest wait, their time not yet running
+        async with self.running.shown:
+            return await super()._answer(ask, prepared)
 
     async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
         """Park the task on ``ask`` under a fresh key until its answer comes."""

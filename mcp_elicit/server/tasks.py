@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask
+from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
 from mcp_elicit.core.server import Call
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
 from mcp_elicit.errors import (
@@ -70,13 +71,16 @@ def _share(per_owner: int | None, max_tasks: int) -> int:
 class Running:
     """A task and what runs it: the handler's asyncio task and the questions it waits on."""
 
-    __slots__ = ("job", "record", "stopped", "waiting")
+    __slots__ = ("job", "record", "shown", "stopped", "waiting")
 
     def __init__(self, record: TaskRecord) -> None:
         self.record = record
         self.job: asyncio.Future[Any] | None = None
         #: Questions waiting, by key: the question and the future its answer resolves.
         self.waiting: dict[str, tuple[Ask, asyncio.Future[Any]]] = {}
+        #: Room in ``inputRequests``: a question takes a place until it is over (what a
+        #: client answers at once); the others wait for one, in the order they were asked.
+        self.shown = asyncio.Semaphore(MAX_INPUT_REQUESTS)
         #: Whether the handler was cancelled already (it is cancelled once, so that the
         #: cleanup it runs then is not cut short by a second cancellation).
         self.stopped = False

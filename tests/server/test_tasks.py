@@ -17,11 +17,14 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Form, Principal, Server, String, ToolError
+from mcp_elicit.client import Scripted
+from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
 from mcp_elicit.errors import ConfigError, InternalError, URLElicitationRequired
 from mcp_elicit.forms import Boolean
 from mcp_elicit.sealing import KeyRing
 from mcp_elicit.server.tasks import Tasks
 from mcp_elicit.stores.memory import MemoryStore
+from mcp_elicit.transports.memory import connect_memory
 
 from support.memory import MemoryClient, SessionClient, accept, instances
 from support.waiting import eventually
@@ -1140,3 +1143,37 @@ async def test_an_instance_that_stops_leaves_its_tasks_last_state_to_the_others(
         assert ended["status"] == "cancelled", ended
         shown = "The server is shutting down" if how == "running" else "Cancelled at the client's request"
         assert ended["statusMessage"] == shown
+
+
+async def test_a_task_asks_no_more_questions_at_once_than_a_client_takes(wire: WireChecker) -> None:
+    """A handler gathering more questions in a task than one round carries
+    (MAX_INPUT_REQUESTS) shows the first ones in inputRequests, and each of the rest once
+    an earlier one is answered, in order; a question's wait starts when it is shown, and
+    our client, which refuses more than that in one tasks/get, gets every answer through."""
+    app = Server("survey", state_keys=KeyRing([bytes(range(9, 41))]), task_poll=0.05, ask_timeout=2.0)
+    many = 100
+
+    @app.tool(task="required")
+    async def survey(ctx: Context) -> str:
+        await ctx.start_task()
+        questions = [ctx.elicit(f"Question {i}?", Form(a=String()), key=f"q{i}") for i in range(many)]
+        answers = await ctx.gather(*questions)
+        return " ".join(str(a.content["a"]) if a.content else "-" for a in answers)
+
+    raw = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await raw.result("tools/call", {"name": "survey"}))["taskId"]
+    shown = (await settle(raw, task_id, "input_required"))["inputRequests"]
+    assert list(shown) == [f"q{i}" for i in range(MAX_INPUT_REQUESTS)]
+    await raw.result("tasks/update", {"taskId": task_id, "inputResponses": {"q0": accept(a="x")("q0", {})}})
+
+    async def moved_on() -> bool:
+        keys = list((await status(raw, task_id))["inputRequests"])
+        return keys == [f"q{i}" for i in range(1, MAX_INPUT_REQUESTS + 1)]
+
+    await eventually(moved_on, "the next question to be shown in place of the answered one")
+    await raw.result("tasks/cancel", {"taskId": task_id})
+
+    script = Scripted.from_script({f"q{i}": {"content": {"a": f"a{i}"}} for i in range(many)})
+    async with connect_memory(app, answerer=script, versions=["2026-07-28"], tasks=True) as client:
+        out = await client.call_tool("survey")
+    assert out["content"][0]["text"] == " ".join(f"a{i}" for i in range(many))
