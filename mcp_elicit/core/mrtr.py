@@ -171,7 +171,17 @@ def binding_for(method: str, params: Mapping[str, Any], principal: str | None) -
 class Replay:
     """The answers one round of a multi round-trip request has to work with."""
 
-    __slots__ = ("answers", "fresh", "memo", "notes", "outstanding", "pending", "round", "shape_problem")
+    __slots__ = (
+        "answers",
+        "fresh",
+        "memo",
+        "notes",
+        "outstanding",
+        "pending",
+        "refusal",
+        "round",
+        "shape_problem",
+    )
 
     def __init__(
         self,
@@ -192,6 +202,9 @@ class Replay:
         self.notes: dict[str, str] = {}
         #: Questions asked this round without an answer, in the order they were asked.
         self.outstanding: dict[str, Ask] = {}
+        #: The -32602 this round raised over the client's answers (one that does not fit
+        #: its schema, or answers too large for the state), when it raised one.
+        self.refusal: InvalidParams | None = None
 
     @classmethod
     def begin(cls, params: Mapping[str, Any], *, sealer: StateSealer, binding: Binding, now: float) -> Replay:
@@ -255,9 +268,10 @@ class Replay:
             answer = check_answer(ask, raw)
         except InvalidAnswer as exc:
             if ask.method != ELICIT:  # the client's software answered: asking again gets the same
-                raise InvalidParams(
+                self.refusal = InvalidParams(
                     f"Invalid params: inputResponses[{key!r}] answers {ask.method}, but {exc}"
-                ) from None
+                )
+                raise self.refusal from None
             self.notes[key] = f"Your previous answer was not accepted: {exc}."
             return False, None
         # the pending fingerprint, when there is one, is the question's (checked above)
@@ -291,9 +305,10 @@ class Replay:
             token = sealer.seal(payload, binding, now=now)
         except ValueError:
             if len(payload) > sealer.max_payload:
-                raise _state_too_large(
-                    len(payload), len(orjson.dumps(self.answers)), sealer.max_payload
-                ) from None
+                error = _state_too_large(len(payload), len(orjson.dumps(self.answers)), sealer.max_payload)
+                if isinstance(error, InvalidParams):
+                    self.refusal = error
+                raise error from None
             raise
         if requests:
             return {"resultType": "input_required", "inputRequests": requests, "requestState": token}

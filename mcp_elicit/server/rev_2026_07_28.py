@@ -15,6 +15,9 @@ or cancelled ends the request as the handler's failure (a tool's ``isError`` res
 task (after ``ctx.start_task()``) it fails the task instead: the request was answered.
 Once the round is over its asker is ``ended``: a Context kept past it asks nothing
 (``Context._live`` says the request ended, rather than this module's ``InputRequired``).
+A single-use state is spent before the round runs; a round that then fails with -32602
+over the client's answers puts a fresh state, holding what the spent one held, in the
+error's ``data.requestState`` (redeemable once), so the client corrects that answer alone.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
-from mcp_elicit.errors import InvalidRequestState, ToolError, URLElicitationRequired
+from mcp_elicit.errors import InvalidParams, InvalidRequestState, ToolError, URLElicitationRequired
 from mcp_elicit.sealing import Binding, StateSealer
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
@@ -125,18 +128,22 @@ async def run_replayed(
     ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
     it returns False when that token was redeemed before (on any instance). With ``spend``,
     answers that come without a ``requestState`` count for nothing: the round runs as a
-    first call, so leaving the spent state out cannot replay a one-time action. A
+    first call, so leaving the spent state out cannot replay a one-time action; a -32602
+    over the round's answers (``Replay.refusal``) carries a fresh state in its data. A
     ``requestState`` of null is no state. ``url_steps`` makes the questions of a
     ``URLElicitationRequired`` the handler raised (checked as ``ctx.require_url`` checks
     them); without it, that error goes on."""
     binding: Binding | None = None
     token = params.get("requestState")
+    spent: str | None = None  # the single-use token this round redeemed
     if token is not None:
         binding = binding_for(method, params, principal)
         try:
             replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
-            if spend is not None and not await spend(token):
-                raise InvalidRequestState("replayed single-use state")
+            if spend is not None:
+                if not await spend(token):
+                    raise InvalidRequestState("replayed single-use state")
+                spent = token
         except InvalidRequestState as exc:
             _log_refusal(method, binding.target, exc.reason)
             raise
@@ -175,6 +182,10 @@ async def run_replayed(
         if binding is None:
             binding = binding_for(method, params, principal)
         return replay.input_required(sealer=sealer, binding=binding, now=now())
+    except InvalidParams as exc:
+        if spent is not None and binding is not None and exc is replay.refusal:
+            exc.data = _renewed(spent, binding, sealer, now())  # a stand-in for the spent state
+        raise
     finally:
         asker.ended = True
 
@@ -185,6 +196,19 @@ def _log_refusal(method: str, target: str, reason: str) -> None:
     forged or altered token, another request's, a key the ring dropped) is worth a look."""
     level = logging.INFO if reason == "expired" else logging.WARNING
     log.log(level, "%s %r: requestState refused (%s)", method, target[:128], reason)
+
+
+def _renewed(token: str, binding: Binding, sealer: StateSealer, now: float) -> dict[str, Any] | None:
+    """The ``data`` of a -32602 a single-use round raised over the client's answers after
+    it spent ``token``: a fresh state holding what ``token`` held, redeemable once, so the
+    client answers again from where it was instead of from the start. The round ran no
+    further than the question whose answer it refused, so no one-time action that follows
+    the last question ran; None when ``token`` expired meanwhile."""
+    try:
+        payload = sealer.open(token, binding, now=now)
+    except InvalidRequestState:
+        return None
+    return {"requestState": sealer.seal(payload, binding, now=now)}
 
 
 def _want_steps(replay: Replay, steps: list[Ask]) -> None:

@@ -1,22 +1,29 @@
 """Single-use requestState: a one-time action's state is redeemed once, on any instance
-sharing the store (memory within a process; a real Redis across processes)."""
+sharing the store (memory within a process; a real Redis across processes), in memory and
+over HTTP (uvicorn on 127.0.0.1)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 
 from mcp_elicit import Boolean, Context, Form, KeyRing, Server
 from mcp_elicit.stores import MemoryStore, RedisStore, Store
+from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support.http import parse_sse
 from support.memory import MemoryClient
+from support.procs import uvicorn_server
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 KEYS = KeyRing([bytes(range(90, 122))])
 PAID: list[str] = []
+REFUSED = {"code": -32602, "message": "Invalid or expired requestState"}
 
 
 def instance(store: Store) -> Server:
@@ -121,3 +128,100 @@ async def test_a_null_state_counts_as_no_state_for_a_single_use_tool(store: Stor
         assert response["result"]["resultType"] == "input_required"
         assert list(response["result"]["inputRequests"]) == ["confirm"]
     assert PAID == [], "answers without a state ran the one-time action"
+
+
+def summarised(store: Store) -> Server:
+    """An instance whose one-time action follows a form, a model's summary and a last go."""
+    app = Server("transfers", state_keys=KEYS, store=store)
+
+    @app.tool(single_use_state=True)
+    async def transfer(ctx: Context, amount: int) -> str:
+        await ctx.elicit(f"Transfer {amount} EUR?", Form(ok=Boolean()), key="confirm")
+        summary = await ctx.sample(f"Summarise a transfer of {amount} EUR", key="summary")
+        await ctx.elicit("Go?", Form(go=Boolean()), key="go")
+        PAID.append(f"{amount}: {getattr(summary.content, 'text', '?')}")
+        return f"sent {amount}"
+
+    return app
+
+
+async def post(
+    http: httpx.AsyncClient, url: str, wire: WireChecker, params: dict[str, Any]
+) -> dict[str, Any]:
+    """One tools/call over HTTP (2026-07-28, with sampling); its result, or its error."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}, "sampling": {}},
+        "io.modelcontextprotocol/clientInfo": {"name": "single-use", "version": "1"},
+    }
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {**params, "_meta": meta}}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "tools/call",
+        "mcp-name": params["name"],
+    }
+    response = await http.post(url, content=orjson.dumps(message), headers=headers)
+    assert response.status_code == 200, response.text
+    texts = parse_sse(response.text) if response.headers["content-type"].startswith("text/event") else None
+    reply: dict[str, Any] = orjson.loads(texts[-1]) if texts else response.json()
+    wire.response("tools/call", reply)
+    return dict(reply.get("result") or reply["error"])
+
+
+async def test_a_round_refusing_the_answers_hands_back_a_fresh_single_use_state(
+    store: Store, wire: WireChecker
+) -> None:
+    """A single-use state is spent before its round runs; when the round then fails on the
+    client's answers (a model's answer that does not fit, answers too large to seal), the
+    -32602 carries a fresh state standing where the spent one stood, so the client corrects
+    that answer alone. Each state, the fresh ones too, is redeemed once on either instance
+    sharing the store, and the action runs once."""
+    params: dict[str, Any] = {"name": "transfer", "arguments": {"amount": 30}}
+    sampled = {"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m"}
+    confirm = {"confirm": {"action": "accept", "content": {"ok": True}}}
+    PAID.clear()
+    async with (
+        uvicorn_server(StreamableHTTP(summarised(store)), lifespan="on") as one,
+        uvicorn_server(StreamableHTTP(summarised(store)), lifespan="on") as two,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        first = await post(http, one.url, wire, params)
+        asked = await post(
+            http, two.url, wire, {**params, "requestState": first["requestState"], "inputResponses": confirm}
+        )
+        assert list(asked["inputRequests"]) == ["summary"]
+        spent = asked["requestState"]
+        wrong = {"summary": {"role": "assistant", "content": {"type": "text"}, "model": "m"}}
+        large = {"summary": {**sampled, "content": {"type": "text", "text": "x" * 60_000}}}
+        for bad, reason in ((wrong, "answers sampling/createMessage"), (large, "more than a requestState")):
+            refused = await post(
+                http, one.url, wire, {**params, "requestState": spent, "inputResponses": bad}
+            )
+            assert refused["code"] == -32602 and reason in refused["message"], refused
+            again = await post(http, two.url, wire, {**params, "requestState": spent, "inputResponses": bad})
+            assert again == REFUSED, "the state the failed round spent is spent"
+            assert set(refused.get("data") or {}) == {"requestState"}, refused
+            fresh = refused["data"]["requestState"]
+            assert fresh != spent
+            spent = fresh
+        asked = await post(
+            http, two.url, wire, {**params, "requestState": spent, "inputResponses": {"summary": sampled}}
+        )
+        assert list(asked["inputRequests"]) == ["go"]
+        assert (
+            await post(
+                http, one.url, wire, {**params, "requestState": spent, "inputResponses": {"summary": sampled}}
+            )
+            == REFUSED
+        )
+        go = {"go": {"action": "accept", "content": {"go": True}}}
+        done = await post(
+            http, one.url, wire, {**params, "requestState": asked["requestState"], "inputResponses": go}
+        )
+        assert done["content"][0]["text"] == "sent 30"
+        for url in (one.url, two.url):
+            retry = {**params, "requestState": asked["requestState"], "inputResponses": go}
+            assert await post(http, url, wire, retry) == REFUSED
+    assert PAID == ["30: ok"], "the one-time action ran once"
