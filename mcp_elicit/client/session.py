@@ -41,7 +41,8 @@ from types import TracebackType
 from typing import Any, Final
 
 from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback, check_answerer
-from mcp_elicit.client.connection import Connection, Inputs, NotificationCallback, list_pages
+from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
+from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
