@@ -4,22 +4,9 @@ third-party sign-in, asked for in one line from a handler.
 Rules:
 
 * ``await ctx.secret("openai_api_key", message=...)`` returns at once when the principal
-  already stored that secret; otherwise it starts a flow, sends a URL-mode elicitation
-  pointing at the flow's page, and once the client accepts, waits (bounded, woken by the
-  completion event) for the page to finish. Still pending after the wait: on 2026-07-28 the
-  round ends with the sealed state alone (the flow id rides in it) and the client comes
-  back; on 2025-11-25 the request keeps waiting in place, within ``ask_timeout`` (past
-  it the answer is ``cancel`` and the flow is cancelled: its page takes nothing more; so
-  too when the request is cancelled while it waits).
-* Declining or cancelling, in the client or on the page, ends the flow and is the answer.
-* Two requests may ask for the same secret (or connection) of one principal at once, each
-  with its own flow. Once one page stored it, a request still waiting on its own page
-  goes on with the stored value (checked after each bounded wait): its flow ends
-  ``complete`` (its page takes nothing more, its session hears it completed).
-* A client that did not declare URL mode gets -32021 before any flow is written (what
-  is already stored is still returned at once). One principal has at most
-  ``max_flows_per_principal`` flows open at once (``flows.FlowQuota``): past it, an ask
-  that needs a new flow is refused with -32603 saying so, before a flow is written.
+  already stored that secret (even to a client that did not declare URL mode); otherwise
+  it starts a flow and waits for its page: asking, waiting, declining, quotas and two
+  requests asking at once follow the rules of ``server/url_asking.py``.
 * The value never travels in an MCP message: the client only ever sees the URL.
 * ``await ctx.connect("github", message=...)`` is the same for a third-party sign-in
   (``server/oauth.py``): at once when the principal holds tokens for the provider, else a
@@ -41,11 +28,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from mcp_elicit.errors import ConfigError, MissingClientCapability
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow, FlowQuota, Flows, FlowStatus
 from mcp_elicit.server.oauth import ConnectAnswer, Connection, OAuthConnections, OAuthProvider, TokenExchange
 from mcp_elicit.server.options import cleartext
 from mcp_elicit.server.outgoing import check_url
+from mcp_elicit.server.url_asking import end_flow, run_flow
 from mcp_elicit.server.vault import Secret, Vault
 from mcp_elicit.stores.base import Store
 
@@ -139,7 +127,7 @@ class UrlMode:
             if not waiter.done():
                 waiter.set_result(None)
 
-    async def _wait_for(self, flow_id: str) -> Flow | None:
+    async def wait_for(self, flow_id: str) -> Flow | None:
         """The flow once it finished or ``flow_wait`` passed; at once when stopping."""
         flows = self.flows
         if not self._stopping:
@@ -337,8 +325,8 @@ class UrlMode:
         principal = ctx.principal.subject if ctx.principal else None
         if await self.vault.get("vault", name, principal) is not None:
             return SecretAnswer("accept", Secret(self.vault, name, principal))
-        action = await self._run_flow(
-            ctx, "secret", name, message or f"Please enter your {name} on this secure page."
+        action = await run_flow(
+            self, ctx, "secret", name, message or f"Please enter your {name} on this secure page."
         )
         if action == "accept":
             return SecretAnswer("accept", Secret(self.vault, name, principal))
@@ -351,109 +339,16 @@ class UrlMode:
         connection = Connection(oauth, provider, principal)
         if await oauth.usable(provider, principal) is not None:
             return ConnectAnswer("accept", connection)
-        action = await self._run_flow(
-            ctx, "oauth", provider, message or f"Please connect your {provider} account on this page."
+        action = await run_flow(
+            self, ctx, "oauth", provider, message or f"Please connect your {provider} account on this page."
         )
         if action == "accept":
             return ConnectAnswer("accept", connection)
         return ConnectAnswer(action)
 
-    async def _run_flow(
-        self, ctx: Context, kind: str, name: str, message: str
-    ) -> Literal["accept", "decline", "cancel"]:
-        if not ctx.can_elicit("url"):  # before a flow is written or a page server started
-            raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
-        principal = ctx.principal.subject if ctx.principal else None
-        # each ask is a question (and a flow) of its own: asked again after a decline, the
-        # same secret gets a new link, not the ended flow's; replayed rounds count alike
-        nth = ctx._occurrence(f"mcp-elicit/{kind}/{name}")
-        memo_key = f"mcp-elicit/{kind}/{name}" if nth == 1 else f"mcp-elicit/{kind}#{nth}/{name}"
-        slot = ctx.slot(memo_key)
-        if slot.get("id") is None:
-            ticket = await self.quota.admit(principal, self.flows)
-            try:
-                started, token = await self.flows.start(kind, name, principal)
-            finally:
-                self.quota.ended(ticket, principal)
-            self.quota.opened(started)
-            slot["id"], slot["url"] = started.id, await self.link(started, token)
-        flow_id = str(slot["id"])
-        outcome = await self._ask(ctx, flow_id, str(slot["url"]), kind, name, message, memo_key)
-        self.quota.ended(flow_id, principal)  # not when a round ends with the flow pending
-        return outcome
-
-    async def _ask(
-        self, ctx: Context, flow_id: str, url: str, kind: str, name: str, message: str, memo_key: str
-    ) -> Literal["accept", "decline", "cancel"]:
-        principal = ctx.principal.subject if ctx.principal else None
-        answer = await ctx.elicit_url(message, url, elicitation_id=flow_id, key=memo_key)
-        if answer.action != "accept":
-            await self._end(flow_id, "declined" if answer.action == "decline" else "cancelled")
-            return answer.action
-        if not ctx.waits_in_place:
-            while True:  # one bounded wait per round; still pending: a state-only round
-                outcome = _outcome(await self._wait_for(flow_id))
-                if outcome is None:
-                    outcome = await self._stored_meanwhile(flow_id, kind, name, principal)
-                if outcome is not None:
-                    return outcome
-                await ctx.pause()
-        try:
-            return await self._wait_in_place(flow_id, kind, name, principal)
-        except asyncio.CancelledError:  # the request is gone (cancelled, its session ended)
-            await asyncio.shield(self._give_up(flow_id, principal))
-            raise
-
-    async def _wait_in_place(
-        self, flow_id: str, kind: str, name: str, principal: str | None
-    ) -> Literal["accept", "decline", "cancel"]:
-        """2025-11-25, or a task: wait for the page within the question budget."""
-        deadline = self.clock() + self.ask_timeout
-        while True:
-            left = deadline - self.clock()
-            outcome = _outcome(await self.flows.wait(flow_id, min(self.flow_wait, max(left, 0.0))))
-            if outcome is None:
-                outcome = await self._stored_meanwhile(flow_id, kind, name, principal)
-            if outcome is not None:
-                # the page may have been served by another instance: tell our session here
-                if self.on_finish is not None:
-                    self.on_finish(flow_id, principal)
-                return outcome
-            if left <= 0:
-                await self._give_up(flow_id, principal)
-                return "cancel"
-
-    async def _stored_meanwhile(
-        self, flow_id: str, kind: str, name: str, principal: str | None
-    ) -> Literal["accept", "decline", "cancel"] | None:
-        """The answer when another flow stored what this one asks for (its page is then
-        closed, ``complete``); None when nothing is stored yet."""
-        if kind == "oauth":
-            stored = await self.oauth.stored(name, principal) is not None
-        else:
-            stored = await self.vault.get("vault", name, principal) is not None
-        if not stored:
-            return None
-        current = await self.flows.get(flow_id)
-        if current is None:
-            return "accept"
-        if not current.done:
-            await self.flows.finish(current, "complete")  # or it ended meanwhile: as it ended
-        return _outcome(current) or "accept"
-
-    async def _give_up(self, flow_id: str, principal: str | None) -> None:
-        """Nobody waits for the page any more: it must take nothing more, and the session
-        that asked stops waiting to hear it finish."""
-        self.quota.ended(flow_id, principal)
-        if self.on_abandon is not None:
-            self.on_abandon(flow_id, principal)
-        await self._end(flow_id, "cancelled")
-
     async def _end(self, flow_id: str, status: FlowStatus) -> None:
         """End the flow with ``status`` unless it already ended (its page then says so)."""
-        current = await self.flows.get(flow_id)
-        if current is not None and not current.done:
-            await self.flows.finish(current, status)
+        await end_flow(self.flows, flow_id, status)
 
 
 def _public_base(url: str, *, from_address: bool = False) -> str:
@@ -478,15 +373,3 @@ def _public_base(url: str, *, from_address: bool = False) -> str:
             "only on loopback (127.0.0.1, [::1], localhost)"
         )
     return text.rstrip("/")
-
-
-def _outcome(flow: Flow | None) -> Literal["accept", "decline", "cancel"] | None:
-    if flow is None:
-        return "cancel"  # expired before it was finished
-    if flow.status == "complete":
-        return "accept"
-    if flow.status == "declined":
-        return "decline"
-    if flow.status in ("cancelled", "failed"):
-        return "cancel"
-    return None
