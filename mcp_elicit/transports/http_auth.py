@@ -18,8 +18,9 @@ Rules:
   ``max_authorizations`` (3) per request, then :class:`AuthorizationError`, never a loop.
 * Requests that meet a 401 together wait for the first one's authorization and its token.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
-  client, never follow redirects, and read at most 256 KiB of an answer. Which client it is
-  at each authorization server: ``transports.http_registration``.
+  client, never follow redirects, and read at most 256 KiB of an answer. Which grant and
+  how a token is asked for: ``transports.http_auth_tokens`` (this class's base). Which
+  client it is at each authorization server: ``transports.http_registration``.
 * Tokens go over TLS (RFC 6750 section 5.3): a plain ``http://`` MCP server off this
   machine (or, with ``plain_http="private"``, off a private network) gets requests without
   one, and its 401 is an :class:`AuthorizationError` saying what to do.
@@ -47,26 +48,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
-from typing import Protocol
 
 import httpx
 
 from mcp_elicit.client.transport import person_at_work
 from mcp_elicit.core import authorization as oauth
-from mcp_elicit.core import token_endpoint as tokens_at
 from mcp_elicit.core.authorization import AuthorizationServer
 from mcp_elicit.core.authorization_urls import PLAIN_HTTP, cleartext_refusal
-from mcp_elicit.core.dpop import ALGORITHM
-from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
+from mcp_elicit.core.token_endpoint import Tokens
 from mcp_elicit.errors import AuthorizationError
-from mcp_elicit.transports.http_auth_redacted import RedactedAuth
-from mcp_elicit.transports.http_documents import discover, post
+from mcp_elicit.transports.http_auth_tokens import Authorizer, TokenGrants
+from mcp_elicit.transports.http_documents import discover
 from mcp_elicit.transports.http_dpop import DpopProver
-from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
+from mcp_elicit.transports.http_grants import AssertionSource
 from mcp_elicit.transports.http_registration import ClientIdentity
 from mcp_elicit.transports.token_record import SharedRecord, usable_tokens
 from mcp_elicit.transports.token_store import FileTokenStore, MemoryTokenStore, Stored, TokenStore
@@ -76,21 +73,7 @@ __all__ = ["Authorizer", "FileTokenStore", "MemoryTokenStore", "OAuth", "TokenSt
 log = logging.getLogger(__name__)
 
 
-class Authorizer(Protocol):
-    """The person's part of the authorization code flow."""
-
-    @property
-    def redirect_uri(self) -> str:
-        """Where the authorization server sends the person back: https, or http to this machine."""
-        ...
-
-    async def authorize(self, url: str, *, issuer: str) -> str:
-        """Have the person open ``url`` (at ``issuer``); return the redirect URL they came
-        back with (its query holds ``code``, ``state``, maybe ``iss``)."""
-        ...
-
-
-class OAuth(RedactedAuth):
+class OAuth(TokenGrants):
     """Authorization for the MCP server an ``httpx.AsyncClient`` talks to.
 
     ``authorizer``: the person's part; None for a machine acting as itself (the
@@ -208,20 +191,6 @@ class OAuth(RedactedAuth):
     def token_type(self) -> str | None:
         """How the token held is presented: ``Bearer`` or ``DPoP`` (None: no token)."""
         return self._tokens.token_type if self._tokens is not None else None
-
-    @property
-    def _http(self) -> httpx.AsyncClient:
-        if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=self._timeout, follow_redirects=False, transport=self._transport
-            )
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the HTTP client of the flow's own requests (tokens are kept)."""
-        client, self._client = self._client, None
-        if client is not None:
-            await client.aclose()
 
     async def _flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         target = str(request.url.copy_with(query=None, fragment=None))
@@ -356,27 +325,7 @@ class OAuth(RedactedAuth):
             previous=self._scope,  # asked of this issuer before: kept, whether 401 or 403
             refresh=self.refresh and self.authorizer is not None,
         )
-        if self.assertion is not None:  # a workload's JWT or an ID-JAG is the grant
-            if server.grant_types is not None and tokens_at.JWT_BEARER_GRANT not in server.grant_types:
-                raise AuthorizationError(
-                    f"{issuer} does not take the JWT-bearer grant (grant_types_supported)"
-                )
-            audience = Audience(issuer, server.token_endpoint, resource.resource, scope)
-            fields = {
-                "assertion": await assertion_for(self.assertion, audience),
-                **({"scope": scope} if scope else {}),
-            }
-            credentials = await self._credentials(server) if self.identity.client_id is not None else None
-            tokens = await self._token(
-                server, credentials, tokens_at.JWT_BEARER_GRANT, fields, resource.resource
-            )
-        elif self.authorizer is None:
-            fields = {"scope": scope} if scope else {}
-            credentials = await self._credentials(server)
-            tokens = await self._token(server, credentials, "client_credentials", fields, resource.resource)
-        else:
-            credentials = await self._credentials(server)
-            tokens = await self._authorize(self.authorizer, server, credentials, scope, resource.resource)
+        tokens = await self._grant(server, resource.resource, scope)
         self._tokens, self._scope = tokens, scope
         await self._save()
         return tokens, False
@@ -419,36 +368,6 @@ class OAuth(RedactedAuth):
                 Stored(self._issuer, self._scope, self._tokens, self.identity.clients, key)
             )
 
-    async def _credentials(self, server: AuthorizationServer) -> ClientCredentials:
-        redirect_uri = self.authorizer.redirect_uri if self.authorizer is not None else None
-        return await self.identity.credentials(self._http, server, redirect_uri)
-
-    async def _authorize(
-        self,
-        authorizer: Authorizer,
-        server: AuthorizationServer,
-        credentials: ClientCredentials,
-        scope: str | None,
-        resource: str,
-    ) -> Tokens:
-        pkce = oauth.Pkce.new()
-        state = secrets.token_urlsafe(32)
-        redirect_uri = authorizer.redirect_uri
-        url = oauth.authorization_url(
-            server,
-            client_id=credentials.client_id,
-            redirect_uri=redirect_uri,
-            state=state,
-            pkce=pkce,
-            scope=scope,
-            resource=resource,
-        )
-        with person_at_work():  # not network time: the request's timeout does not run
-            callback = await authorizer.authorize(url, issuer=server.issuer)
-        code = oauth.read_callback(callback, state=state, server=server)
-        fields = {"code": code, "redirect_uri": redirect_uri, "code_verifier": pkce.verifier}
-        return await self._token(server, credentials, "authorization_code", fields, resource)
-
     async def _refresh(self, server: AuthorizationServer) -> Tokens:
         tokens = self._tokens
         credentials = self.identity.known(server)
@@ -461,36 +380,6 @@ class OAuth(RedactedAuth):
         self._tokens = fresh
         await self._save()
         return fresh
-
-    async def _token(
-        self,
-        server: AuthorizationServer,
-        credentials: ClientCredentials | None,
-        grant: str,
-        fields: Mapping[str, str],
-        resource: str,
-    ) -> Tokens:
-        offered = server.dpop_algorithms is not None and ALGORITHM in server.dpop_algorithms
-        dpop = self.dpop is True or (self.dpop is None and (offered or self._dpop_required))
-        url = server.token_endpoint
-        for attempt in (1, 2):
-            headers, form = tokens_at.token_request(grant, credentials, resource=resource, fields=fields)
-            if dpop:
-                headers["DPoP"] = self._prover.proof("POST", url)
-            status, answer, answer_headers = await post(self._http, url, data=form, headers=headers)
-            new_nonce = dpop and self._prover.heard(url, answer_headers)
-            error = answer.get("error") if isinstance(answer, Mapping) else None
-            if not (attempt == 1 and new_nonce and status == 400 and error == "use_dpop_nonce"):
-                break
-            if credentials is not None and credentials.auth_method == "private_key_jwt":  # used once
-                credentials = self.identity.known(server) or credentials
-        tokens = tokens_at.read_tokens(status, answer, server, now=self._clock(), dpop=dpop)
-        if self.dpop is True and tokens.token_type != "DPoP":
-            raise AuthorizationError(
-                f"the token endpoint of {server.issuer} gave a Bearer token where DPoP was required "
-                "(dpop=True)"
-            )
-        return tokens
 
 
 def _origin(url: httpx.URL) -> tuple[str, str, int | None]:

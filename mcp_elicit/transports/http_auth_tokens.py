@@ -1,0 +1,164 @@
+"""The base of the client's OAuth flow (``transports.http_auth``) that gets tokens: the
+grant a client uses, its requests to a token endpoint, and the flow's own HTTP client.
+
+Rules:
+
+* The grant: a workload's JWT or an ID-JAG (``assertion``) is the JWT-bearer grant, at an
+  authorization server that takes it (client credentials go along when given); without a
+  person (no ``Authorizer``) the client's own credentials are the ``client_credentials``
+  grant; otherwise the person signs in (authorization code, PKCE, ``state`` checked) and
+  the time they take is not network time.
+* A token request carries a DPoP proof where the authorization server offers ES256 (or the
+  resource takes DPoP-bound tokens only), always with ``dpop=True``, never with
+  ``dpop=False``. A ``use_dpop_nonce`` answer with a new nonce is retried once with it (a
+  ``private_key_jwt`` assertion is signed again: it is used once). With ``dpop=True`` a
+  Bearer token is refused.
+* The flow's own requests (metadata, registration, token) go out on an HTTP client of
+  their own that never follows redirects (``transports.http_documents`` caps what is read).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Mapping
+from typing import Protocol
+
+import httpx
+
+from mcp_elicit.client.transport import person_at_work
+from mcp_elicit.core import authorization as oauth
+from mcp_elicit.core import token_endpoint as tokens_at
+from mcp_elicit.core.authorization import AuthorizationServer
+from mcp_elicit.core.dpop import ALGORITHM
+from mcp_elicit.core.token_endpoint import ClientCredentials, Tokens
+from mcp_elicit.errors import AuthorizationError
+from mcp_elicit.transports.http_auth_redacted import RedactedAuth
+from mcp_elicit.transports.http_documents import post
+from mcp_elicit.transports.http_dpop import DpopProver
+from mcp_elicit.transports.http_grants import AssertionSource, Audience, assertion_for
+from mcp_elicit.transports.http_registration import ClientIdentity
+
+__all__ = ["Authorizer", "TokenGrants"]
+
+
+class Authorizer(Protocol):
+    """The person's part of the authorization code flow."""
+
+    @property
+    def redirect_uri(self) -> str:
+        """Where the authorization server sends the person back: https, or http to this machine."""
+        ...
+
+    async def authorize(self, url: str, *, issuer: str) -> str:
+        """Have the person open ``url`` (at ``issuer``); return the redirect URL they came
+        back with (its query holds ``code``, ``state``, maybe ``iss``)."""
+        ...
+
+
+class TokenGrants(RedactedAuth):
+    """Getting tokens for ``OAuth`` (which sets what is declared here); see the module rules."""
+
+    authorizer: Authorizer | None
+    assertion: AssertionSource | None
+    dpop: bool | None
+    identity: ClientIdentity
+    _prover: DpopProver
+    _clock: Callable[[], float]
+    _timeout: float
+    _transport: httpx.AsyncBaseTransport | None
+    _client: httpx.AsyncClient | None
+    _dpop_required: bool  # the resource takes DPoP-bound tokens only
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = httpx.AsyncClient(
+                timeout=self._timeout, follow_redirects=False, transport=self._transport
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the flow's own requests (tokens are kept)."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.aclose()
+
+    async def _grant(self, server: AuthorizationServer, resource: str, scope: str | None) -> Tokens:
+        """New tokens from ``server`` for ``resource``, by the grant this client uses."""
+        if self.assertion is not None:  # a workload's JWT or an ID-JAG is the grant
+            if server.grant_types is not None and tokens_at.JWT_BEARER_GRANT not in server.grant_types:
+                raise AuthorizationError(
+                    f"{server.issuer} does not take the JWT-bearer grant (grant_types_supported)"
+                )
+            audience = Audience(server.issuer, server.token_endpoint, resource, scope)
+            fields = {
+                "assertion": await assertion_for(self.assertion, audience),
+                **({"scope": scope} if scope else {}),
+            }
+            credentials = await self._credentials(server) if self.identity.client_id is not None else None
+            return await self._token(server, credentials, tokens_at.JWT_BEARER_GRANT, fields, resource)
+        credentials = await self._credentials(server)
+        if self.authorizer is None:
+            fields = {"scope": scope} if scope else {}
+            return await self._token(server, credentials, "client_credentials", fields, resource)
+        return await self._authorize(self.authorizer, server, credentials, scope, resource)
+
+    async def _credentials(self, server: AuthorizationServer) -> ClientCredentials:
+        redirect_uri = self.authorizer.redirect_uri if self.authorizer is not None else None
+        return await self.identity.credentials(self._http, server, redirect_uri)
+
+    async def _authorize(
+        self,
+        authorizer: Authorizer,
+        server: AuthorizationServer,
+        credentials: ClientCredentials,
+        scope: str | None,
+        resource: str,
+    ) -> Tokens:
+        pkce = oauth.Pkce.new()
+        state = secrets.token_urlsafe(32)
+        redirect_uri = authorizer.redirect_uri
+        url = oauth.authorization_url(
+            server,
+            client_id=credentials.client_id,
+            redirect_uri=redirect_uri,
+            state=state,
+            pkce=pkce,
+            scope=scope,
+            resource=resource,
+        )
+        with person_at_work():  # not network time: the request's timeout does not run
+            callback = await authorizer.authorize(url, issuer=server.issuer)
+        code = oauth.read_callback(callback, state=state, server=server)
+        fields = {"code": code, "redirect_uri": redirect_uri, "code_verifier": pkce.verifier}
+        return await self._token(server, credentials, "authorization_code", fields, resource)
+
+    async def _token(
+        self,
+        server: AuthorizationServer,
+        credentials: ClientCredentials | None,
+        grant: str,
+        fields: Mapping[str, str],
+        resource: str,
+    ) -> Tokens:
+        offered = server.dpop_algorithms is not None and ALGORITHM in server.dpop_algorithms
+        dpop = self.dpop is True or (self.dpop is None and (offered or self._dpop_required))
+        url = server.token_endpoint
+        for attempt in (1, 2):
+            headers, form = tokens_at.token_request(grant, credentials, resource=resource, fields=fields)
+            if dpop:
+                headers["DPoP"] = self._prover.proof("POST", url)
+            status, answer, answer_headers = await post(self._http, url, data=form, headers=headers)
+            new_nonce = dpop and self._prover.heard(url, answer_headers)
+            error = answer.get("error") if isinstance(answer, Mapping) else None
+            if not (attempt == 1 and new_nonce and status == 400 and error == "use_dpop_nonce"):
+                break
+            if credentials is not None and credentials.auth_method == "private_key_jwt":  # used once
+                credentials = self.identity.known(server) or credentials
+        tokens = tokens_at.read_tokens(status, answer, server, now=self._clock(), dpop=dpop)
+        if self.dpop is True and tokens.token_type != "DPoP":
+            raise AuthorizationError(
+                f"the token endpoint of {server.issuer} gave a Bearer token where DPoP was required "
+                "(dpop=True)"
+            )
+        return tokens
