@@ -9,18 +9,11 @@ Rules:
   one clock reading more. ``Server(telemetry=False)`` / ``Client(telemetry=False)`` turn
   it off altogether; a ``Telemetry(side, tracer_provider=..., meter_provider=...)`` sends
   to providers of the application's own.
-* A span is named ``{method} {tool or prompt}`` (the method alone for other requests).
-  Attributes: ``mcp.method.name``, ``mcp.protocol.version``, ``jsonrpc.request.id``,
-  ``mcp.session.id`` (2025-11-25: on the server; on the client too over HTTP, where the
-  session has an id on the wire), ``gen_ai.tool.name`` and
-  ``gen_ai.operation.name`` (``execute_tool``), ``gen_ai.prompt.name``,
-  ``mcp.resource.uri`` (its user information, query and fragment ``REDACTED``: keys
-  travel there).
-* The trace context travels in ``params._meta`` (``traceparent``, ``tracestate``,
-  ``baggage``): the client's span (kind CLIENT, a child of whatever span its caller is
-  in) puts it there, and the server's span (kind SERVER) continues it, with the handler
-  running inside, the sender's baggage current there too; the span current where the
-  request was received (an instrumented HTTP server's) is linked.
+* A span is named ``{method} {tool or prompt}`` (the method alone for other requests),
+  with ``gen_ai.tool.name`` and ``gen_ai.operation.name`` (``execute_tool``), or
+  ``gen_ai.prompt.name``. Its other attributes (the transport's among them), and the
+  trace context it continues and puts in ``params._meta``: the rules of
+  :mod:`mcp_elicit.telemetry_spans`, which starts and ends each span.
 * The outcome is read from the answer, so every path that answers is covered: a JSON-RPC
   error sets ``error.type`` and ``rpc.response.status_code`` to its code and the span's
   status to ERROR with the error's message (any URL in it loses its user name and
@@ -30,15 +23,10 @@ Rules:
   (``input_required``) and ``mcp_elicit.input_requests`` (how many questions); a retry
   gets one ``mcp_elicit.input_response`` event per answer it carries (its key, and the
   action of an elicitation answer; never the content). On the client, each retry's span
-  links the round before it and, with no span of the caller's around them, continues the
-  first round's trace (:func:`rounds`): one elicitation is one trace.
+  links the round before it (:func:`rounds`): one elicitation is one trace.
 * A 2025-11-25 server's own request (``elicitation/create``...) is a span of kind CLIENT
   inside the handler's, its context sent in the request's ``_meta``; the client's answer
   is a span of kind SERVER under it. Both carry ``mcp_elicit.action`` for an elicitation.
-* The transport's attributes: ``network.transport`` (``tcp`` for HTTP, ``pipe`` for
-  stdio), ``network.protocol.name`` and ``.version``, and the peer's address
-  (``client.address``/``client.port`` on the server, ``server.address``/``server.port``
-  on the client).
 * A notification is a span too, named after its method: kind CLIENT where it is sent
   (the handler's progress and log messages inside the request's span, a list change, a
   resource update, a finished URL step, a client's cancellation...), its context added to
@@ -77,15 +65,14 @@ from typing import Any, Literal, TypeVar, cast
 from mcp_elicit.telemetry_attributes import (
     METRIC_NETWORK,
     NAME_SHOWN,
-    ROUNDS,
     Traced,
     add_response_events,
     chained,
     metric_attributes,
     named_version,
-    redact_uri,
     redact_urls,
 )
+from mcp_elicit.telemetry_spans import NO_META, spanned, with_meta
 from mcp_elicit.wire.jsonrpc import Request
 
 __all__ = ["Side", "Telemetry", "Traced", "load", "notifying", "redact_urls", "rounds"]
@@ -96,10 +83,6 @@ Side = Literal["server", "client"]
 A = TypeVar("A")
 C = TypeVar("C")
 _RECHECK = 1.0  # seconds between looks for a provider the application installed later
-_CONTEXT_KEYS = ("traceparent", "tracestate", "baggage")
-# Notifications whose params have no ``_meta`` in their revision's schema: traced, but
-# their context is not sent along.
-_NO_META = frozenset({"notifications/elicitation/complete"})
 #: The bucket boundaries (seconds) of every duration histogram, as the conventions give
 #: them: the SDK's default ones are meant for milliseconds.
 _BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
@@ -334,7 +317,7 @@ class Telemetry:
         with self._operation(
             method, method, metric, params or {}, incoming, session, network, None, version
         ) as record:
-            traced = record.span is not None and not incoming and method not in _NO_META
+            traced = record.span is not None and not incoming and method not in NO_META
             yield self._with_meta(params) if traced else params
 
     @contextlib.contextmanager
@@ -361,60 +344,21 @@ class Telemetry:
                 with record.failing():
                     yield record
                 return
-            attributes = {**(network or {}), **metric, "mcp.method.name": method}  # not _OTHER here
-            if version is not None:
-                attributes["mcp.protocol.version"] = version  # nor here
-            if rid is not None:
-                attributes["jsonrpc.request.id"] = rid
-            if session is not None:
-                attributes["mcp.session.id"] = session
-            if record.uri is not None:
-                attributes["mcp.resource.uri"] = redact_uri(record.uri)  # no key in a query
-            parent = None
-            meta = params.get("_meta")
-            if incoming and isinstance(meta, Mapping):  # the sender's context
-                carrier = {k: v for k in _CONTEXT_KEYS if isinstance(v := meta.get(k), str)}
-                try:
-                    parent = self._propagate.extract(carrier) if carrier else None
-                except Exception:  # the application's propagator raised: a trace of its own
-                    self._failed("reading the trace context sent")
-            links = None
-            if parent is not None:  # the span current where it was received is linked
-                ambient = self._trace.get_current_span().get_span_context()
-                links = [self._trace.Link(ambient)] if ambient.is_valid else None
-            chain = ROUNDS.get() if not incoming and rid is not None else None
-            if chain is not None and chain.last is not None:  # a retry: linked to the round before
-                links = [self._trace.Link(chain.last)]
-                if not self._trace.get_current_span().get_span_context().is_valid:
-                    parent = self._trace.set_span_in_context(self._trace.NonRecordingSpan(chain.first))
-            kind = self._trace.SpanKind.SERVER if incoming else self._trace.SpanKind.CLIENT
-            try:
-                span = self._tracer.start_span(
-                    name, context=parent, kind=kind, attributes=attributes, links=links
-                )
-            except Exception:  # a span processor of the application's raised: no span
-                self._failed("starting a span")
-                span = None
-            if span is None:  # (outside the handler above: no error of the request's chains to it)
-                with record.failing():
-                    yield record
-                return
-            if chain is not None:
-                chain.last = span.get_span_context()
-                chain.first = chain.first or chain.last
-            # current inside: the span, and the sender's baggage (the parent's) with it
-            token = self._context.attach(self._trace.set_span_in_context(span, parent))
-            try:
-                record.span = span
-                with record.failing():
-                    yield record
-            finally:
-                self._context.detach(token)
-                record.finish(self._trace.Status, self._trace.StatusCode)
-                try:
-                    span.end()
-                except Exception:  # likewise, when the span ends
-                    self._failed("ending a span")
+            api = (self._trace, self._context, self._propagate, self._tracer)
+            with spanned(
+                api,
+                record,
+                method,
+                name,
+                params,
+                incoming=incoming,
+                session=session,
+                network=network,
+                rid=rid,
+                version=version,
+                failed=self._failed,
+            ):
+                yield record
         finally:
             duration = self._durations.get(incoming)
             if duration is not None:
@@ -449,18 +393,7 @@ class Telemetry:
 
     def _with_meta(self, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
         """``params`` with the current trace context in ``_meta`` (a copy; as is without one)."""
-        carrier: dict[str, str] = {}
-        try:
-            self._propagate.inject(carrier)
-        except Exception:  # the application's propagator raised: sent without a context
-            self._failed("adding the trace context")
-            return params
-        if not carrier:
-            return params
-        body = dict(params) if params is not None else {}
-        meta = body.get("_meta")
-        body["_meta"] = {**(meta if isinstance(meta, Mapping) else {}), **carrier}
-        return body
+        return with_meta(self._propagate, params, self._failed)
 
 
 class _NotingChannel:
