@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -72,9 +71,7 @@ async def test_closing_stdin_without_reading_stdout_ends_the_server(tmp_path: Pa
         await flood(proc)
         assert proc.stdin is not None
         proc.stdin.transport.abort()  # closed now, what the server has not taken with it
-        started = time.monotonic()
-        assert await asyncio.wait_for(proc.wait(), 15.0) == 0
-        assert time.monotonic() - started < 10.0
+        assert await asyncio.wait_for(proc.wait(), 15.0) == 0  # before, it waited for good
     stderr = (tmp_path / "stderr").read_text()
     assert "Traceback" not in stderr, stderr
     said = [line for line in stderr.splitlines() if "stdout" in line]
@@ -95,9 +92,7 @@ async def test_answers_owed_to_a_client_that_never_reads_are_given_up_logged(tmp
         proc.stdin.write(b"\n" + b"".join(echo(rid, "z" * 300_000) for rid in range(3)))
         await proc.stdin.drain()
         proc.stdin.close()
-        started = time.monotonic()
         assert await asyncio.wait_for(proc.wait(), 15.0) == 0
-        assert time.monotonic() - started < 8.0
     stderr = (tmp_path / "stderr").read_text()
     assert "Traceback" not in stderr, stderr
     assert "stdin closed: 1 request(s) still running after 2 s cancelled, unanswered: 'slow'" in stderr, (
@@ -117,14 +112,12 @@ async def test_answers_owed_at_stdin_end_reach_a_slow_reader(tmp_path: Path) -> 
             proc.stdin.write(echo(rid, text))
         await proc.stdin.drain()
         proc.stdin.close()
-        await asyncio.sleep(1.0)
+        await asyncio.sleep(1.0)  # the client is slow: it starts reading late
         received = bytearray()
-        while True:  # about 1.2 MB at 64 KB per 0.15 s: some 3 s
-            chunk = await asyncio.to_thread(os.read, answers.fileno(), 65536)
-            if not chunk:
-                break
-            received += chunk
-            await asyncio.sleep(0.15)
+        async with asyncio.timeout(60):  # about 1.2 MB at 64 KB per 0.15 s: some 3 s
+            while chunk := await asyncio.to_thread(os.read, answers.fileno(), 65536):
+                received += chunk
+                await asyncio.sleep(0.15)
         assert await asyncio.wait_for(proc.wait(), 10.0) == 0
     messages: list[dict[str, Any]] = [orjson.loads(line) for line in bytes(received).splitlines()]
     assert sorted(m["id"] for m in messages) == [0, 1, 2, 3]
@@ -143,10 +136,8 @@ async def test_a_stop_signal_ends_a_server_held_back_writing(
     it exits 0 (stopped, as for stdin closed); Ctrl-C (SIGINT) likewise, exiting 130."""
     async with unread(tmp_path) as (proc, _answers):
         await flood(proc)
-        started = time.monotonic()
-        proc.send_signal(sig)
+        proc.send_signal(sig)  # its stdin open: held back, it would wait for a reader for good
         assert await asyncio.wait_for(proc.wait(), 10.0) == status
-        assert time.monotonic() - started < 3.0
     stderr = (tmp_path / "stderr").read_text()
     assert "Traceback" not in stderr, stderr
     assert f"{name} received; stopping" in stderr, stderr
