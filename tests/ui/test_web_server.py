@@ -268,7 +268,10 @@ async def test_opened_needs_the_cookie_and_the_csrf_token_too() -> None:
 async def test_more_time_needs_the_cookie_and_the_csrf_token_and_renews_the_cookie() -> None:
     """Only the page itself can keep its round waiting: another page, or a request without
     the cookie or the CSRF token, cannot, and the round ends at its time."""
-    async with open_round([form_request(SMALL)], timeout=1.5) as opened, httpx.AsyncClient() as client:
+    wait = 4.5
+    async with open_round([form_request(SMALL)], timeout=wait) as opened, httpx.AsyncClient() as client:
+        loop = asyncio.get_running_loop()
+        first_end = loop.time() + wait  # at the latest: the round's wait began before this
         csrf = await claim(client, opened)
         url = f"{opened.base}/api/more-time"
         assert (await client.post(url, json={})).status_code == 403
@@ -276,14 +279,17 @@ async def test_more_time_needs_the_cookie_and_the_csrf_token_and_renews_the_cook
             assert (await stranger.post(url, json={}, headers=api(csrf))).status_code == 403
         foreign = api(csrf, Origin="http://evil.example")
         assert (await client.post(url, json={}, headers=foreign)).status_code == 403
-        await asyncio.sleep(1.0)
+        # far from either end: the more time is asked 1.5 s in, and looked at 0.2 s after
+        # the first end, which leaves the new end (1.5 s + the whole wait) 1.3 s away
+        await asyncio.sleep(max(0.0, first_end - wait + 1.5 - loop.time()))
         granted = await client.post(url, json={}, headers=api(csrf))
         assert granted.status_code == 200
-        assert 1.0 < granted.json()["left"] <= 1.5
-        assert "max-age=61" in granted.headers["set-cookie"].lower()
-        await asyncio.sleep(1.0)  # past the first end
+        # the whole wait again: what was left of the first one was at most wait - 1.5
+        assert wait - 1.5 < granted.json()["left"] <= wait
+        assert "max-age=64" in granted.headers["set-cookie"].lower()  # int(left) + 60
+        await asyncio.sleep(max(0.0, first_end + 0.2 - loop.time()))  # past the first end
         assert not opened.task.done()
-        assert await opened.answers(2) == [ElicitAnswer.cancel()]
+        assert await opened.answers(wait + 5) == [ElicitAnswer.cancel()]
         assert any("no answer within" in line for line in opened.said)
 
 
