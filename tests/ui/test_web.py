@@ -521,22 +521,24 @@ async def test_before_the_time_runs_out_the_page_warns_and_more_time_can_be_had(
     """WCAG 2.2.1: someone slow to answer (a screen reader, a switch, a long form) is
     warned before mcp-elicit stops waiting, and one key press on "More time" gives them the
     whole wait again, as often as needed; what they typed stays."""
-    async with open_round([form_request(SMALL)], timeout=3) as opened:
+    wait = 6.0
+    async with open_round([form_request(SMALL)], timeout=wait) as opened:
         page = await show(new_page, opened)
         await page.fill("#q0-f0-input", "3")
         warning = page.locator("#time")
         await expect(warning).to_be_hidden()
-        await expect(warning).to_be_visible(timeout=3_000)  # half the wait before the end
+        await expect(warning).to_be_visible(timeout=wait * 1000)  # half the wait before the end
         await expect(warning).to_have_attribute("role", "alert")
         await expect(warning).to_contain_text("stops waiting")
-        started = time.monotonic()
+        started = time.monotonic()  # the first end is at most wait / 2 from here
         await page.get_by_role("button", name="More time").focus()
         await page.keyboard.press("Enter")
         await expect(warning).to_be_hidden()
         await expect(page.locator("#status")).to_contain_text("more time")
-        await asyncio.sleep(max(0.0, 2.5 - (time.monotonic() - started)))  # past the first end
+        # 1 s past the first end, 2 s before the new one (a whole wait from the press)
+        await asyncio.sleep(max(0.0, wait / 2 + 1.0 - (time.monotonic() - started)))
         assert not opened.task.done()
-        await expect(warning).to_be_visible(timeout=3_000)  # and warned again
+        await expect(warning).to_be_visible(timeout=wait * 1000)  # and warned again
         await page.get_by_role("button", name="More time").click()
         await review_and_send(page)
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
