@@ -186,7 +186,7 @@ async def test_a_client_that_never_says_initialized_is_asked_nothing(
 class Slow(SessionClient):
     """A client whose person takes ``delay`` seconds to answer each question."""
 
-    delay = 0.5
+    delay = 1.8
 
     async def send(self, data: bytes) -> None:
         async def later() -> None:
@@ -200,11 +200,13 @@ async def test_a_late_initialized_leaves_the_question_its_whole_time(wire_2025: 
     """A client that sends ``notifications/initialized`` late, then takes most of
     ``ask_timeout`` to answer, still gets its answer in: the wait for the notification has
     a bound of its own and is not taken out of the time the person has to answer."""
-    client = Slow(build(ask_timeout=1.0), checker=wire_2025)
+    # Late by half of ask_timeout (the wait for the notification is bounded by it too), then
+    # answering 60% of it: together past it, and each 1.2 s or more within its bound.
+    client = Slow(build(ask_timeout=3.0), checker=wire_2025)
     client.answer = lambda _k, _r: {"action": "decline"}
     await client.open(initialized=False)
     call = asyncio.ensure_future(client.result("tools/call", {"name": "ask_name"}))
-    await asyncio.sleep(0.8)
+    await asyncio.sleep(1.5)
     assert client.asked == []
     client.initialized()
     result = await asyncio.wait_for(call, 5)
