@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,14 +17,19 @@ from mcp_elicit.cli.targets import parse_target
 SECRET = "sk-Q7hidden9kept"
 
 
-def _closed_port() -> int:
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A 127.0.0.1 port that refuses connections for the whole test: bound here and never
+    listening, so no other process can start listening on it meanwhile."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+        yield int(s.getsockname()[1])
 
 
-def test_a_key_in_the_target_url_stays_out_of_the_json_report(capsys: pytest.CaptureFixture[str]) -> None:
-    url = f"http://user:{SECRET}@127.0.0.1:{_closed_port()}/mcp?api_key={SECRET}#{SECRET}"
+def test_a_key_in_the_target_url_stays_out_of_the_json_report(
+    capsys: pytest.CaptureFixture[str], closed_port: int
+) -> None:
+    url = f"http://user:{SECRET}@127.0.0.1:{closed_port}/mcp?api_key={SECRET}#{SECRET}"
     assert main(["check", "--json", url]) == 3
     out = capsys.readouterr()
     report = json.loads(out.out)
@@ -52,9 +58,9 @@ def test_the_target_requests_its_url_as_given_and_names_it_without_its_query() -
     "header", [f"Authorization Bearer {SECRET}", f"X-Api-Key={SECRET}", f"Bad Name: {SECRET}"]
 )
 def test_a_malformed_header_is_refused_without_printing_its_value(
-    header: str, capsys: pytest.CaptureFixture[str]
+    header: str, capsys: pytest.CaptureFixture[str], closed_port: int
 ) -> None:
-    assert main(["check", "--header", header, f"http://127.0.0.1:{_closed_port()}/mcp"]) == 2
+    assert main(["check", "--header", header, f"http://127.0.0.1:{closed_port}/mcp"]) == 2
     err = capsys.readouterr().err
     assert "--header wants 'Name: value'" in err
     assert f"{len(header)} characters" in err  # enough to find which one
