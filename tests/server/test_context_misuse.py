@@ -147,7 +147,7 @@ async def late_uses(ctx: Context, question: Any) -> list[tuple[str, Any]]:
             seen.append((name, f"{type(exc).__name__}: {exc}"))
     if question is not None:
         try:
-            seen.append(("elicit", await question))
+            seen.append(("elicit", await asyncio.wait_for(question, BOUND)))
         except BaseException as exc:
             seen.append(("elicit", f"{type(exc).__name__}: {exc}"))
     return seen
