@@ -52,6 +52,7 @@ from mcp_elicit.wire.versions import is_modern
 __all__ = [
     "Ended",
     "Exchange",
+    "QueuedExchange",
     "Trace",
     "Transport",
     "Unsolicited",
@@ -139,6 +140,23 @@ class Exchange(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+class QueuedExchange:
+    """An ``Exchange`` whose messages wait in a queue until ``receive`` takes them: its
+    transport puts each message, then one ``Ended``, which every later ``receive`` returns."""
+
+    def __init__(self) -> None:
+        self._queue: asyncio.Queue[Message | Ended] = asyncio.Queue()
+        self._final: Ended | None = None
+
+    async def receive(self) -> Message | Ended:
+        if self._final is not None:
+            return self._final
+        item = await self._queue.get()
+        if isinstance(item, Ended):
+            self._final = item
+        return item
 
 
 class Transport(Protocol):

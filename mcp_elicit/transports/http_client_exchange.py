@@ -35,6 +35,7 @@ import httpx
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.transport import (
     Ended,
+    QueuedExchange,
     invalid_request_reply,
     malformed_reply,
     message_json,
@@ -58,7 +59,7 @@ _MAX_BODY: Final = 16 * 1024 * 1024
 _GRACE: Final = 0.25
 
 
-class HttpExchange:
+class HttpExchange(QueuedExchange):
     """One HTTP request and what its response delivers."""
 
     def __init__(
@@ -76,22 +77,13 @@ class HttpExchange:
         self._modern = modern  # sent at a modern revision: no response goes back on it
         self._sent_with = headers  # whose session headers answer an unreadable request
         self._method = method
-        self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
-        self._final: Ended | None = None
+        super().__init__()
         self._answered = False
         self.headers: dict[str, str] = {}
         #: Set once the response has started (or failed); ``streaming`` says whether it is SSE.
         self.started = asyncio.Event()
         self.streaming = False
         self._task = asyncio.ensure_future(self._pump(headers, content))
-
-    async def receive(self) -> jsonrpc.Message | Ended:
-        if self._final is not None:
-            return self._final
-        item = await self._queue.get()
-        if isinstance(item, Ended):
-            self._final = item
-        return item
 
     async def aclose(self) -> None:
         self._owner.forget(self)

@@ -23,7 +23,7 @@ from typing import Any
 
 from mcp_elicit.client.answerers import Answerer
 from mcp_elicit.client.session import Client
-from mcp_elicit.client.transport import Ended, Trace, Unsolicited, message_json
+from mcp_elicit.client.transport import Ended, QueuedExchange, Trace, Unsolicited, message_json
 from mcp_elicit.errors import ProtocolError
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import Principal
@@ -113,11 +113,10 @@ class MemoryTransport:
             self.session = None
 
 
-class _MemoryExchange:
+class _MemoryExchange(QueuedExchange):
     def __init__(self, owner: MemoryTransport, data: bytes, headers: Mapping[str, str]) -> None:
         self._owner = owner
-        self._queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
-        self._final: Ended | None = None
+        super().__init__()
         self.headers: dict[str, str] = {}
         self._task = asyncio.ensure_future(self._run(data, {k.lower(): v for k, v in headers.items()}))
 
@@ -179,14 +178,6 @@ class _MemoryExchange:
                 request, channel=self, principal=owner.principal, headers=given
             )
         return payload, status
-
-    async def receive(self) -> jsonrpc.Message | Ended:
-        if self._final is not None:
-            return self._final
-        item = await self._queue.get()
-        if isinstance(item, Ended):
-            self._final = item
-        return item
 
     async def aclose(self) -> None:
         self._owner._exchanges.discard(self)
