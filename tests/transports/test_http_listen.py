@@ -118,11 +118,8 @@ async def test_a_client_that_takes_only_json_cannot_listen(wire: WireChecker) ->
     assert len(app.subscriptions) == 0
 
 
-async def test_a_listen_past_the_callers_share_is_refused_as_its_own_doing(wire: WireChecker) -> None:
-    """Past ``max_listeners_per_owner`` a listen is refused with -32600 (HTTP 429) naming
-    the limit, not -32603: nothing failed on the server, the caller holds its share."""
-    app = build()
-    app.subscriptions.max_listeners_per_owner = 1
+async def second_listen_while_the_first_runs(app: Server) -> httpx.Response:
+    """The answer to a second listen sent while a first one's stream is open."""
     first, second = listen_body(1), listen_body(2)
     async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
         headers = mirrored_headers("subscriptions/listen", first["params"])
@@ -132,6 +129,15 @@ async def test_a_listen_past_the_callers_share_is_refused_as_its_own_doing(wire:
             await until(messages, 1)
             refused = await http.post(running.url, json=second, headers=headers)
             reader.cancel()
+    return refused
+
+
+async def test_a_listen_past_the_callers_share_is_refused_as_its_own_doing(wire: WireChecker) -> None:
+    """Past ``max_listeners_per_owner`` a listen is refused with -32600 (HTTP 429) naming
+    the limit, not -32603: nothing failed on the server, the caller holds its share."""
+    app = build()
+    app.subscriptions.max_listeners_per_owner = 1
+    refused = await second_listen_while_the_first_runs(app)
     assert refused.status_code == 429
     error = refused.json()
     wire.response("subscriptions/listen", error)
@@ -148,15 +154,7 @@ async def test_a_listen_past_the_servers_capacity_is_try_again_later(wire: WireC
     refused with -32603 and HTTP 503: the server is full, try again later."""
     app = build()
     app.subscriptions.max_listeners = 1
-    first, second = listen_body(1), listen_body(2)
-    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
-        headers = mirrored_headers("subscriptions/listen", first["params"])
-        async with http.stream("POST", running.url, json=first, headers=headers) as response:
-            messages: list[dict[str, Any]] = []
-            reader = asyncio.ensure_future(read_events(response, messages))
-            await until(messages, 1)
-            refused = await http.post(running.url, json=second, headers=headers)
-            reader.cancel()
+    refused = await second_listen_while_the_first_runs(app)
     assert refused.status_code == 503
     error = refused.json()
     wire.response("subscriptions/listen", error)
