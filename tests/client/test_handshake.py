@@ -782,26 +782,34 @@ async def test_a_form_asked_of_a_client_that_declared_url_mode_only_is_invalid_p
     wire_2025.request(transport.requests[0][0])
 
 
-async def test_a_malformed_sampling_request_is_invalid_params(wire_2025: WireChecker) -> None:
-    """A sampling request whose params are no CreateMessageRequestParams is answered -32602
-    saying what is wrong, and the sampling callback never sees it (it was handed the
-    garbage, and the server got -32603, "Internal error", when it failed)."""
+async def answer_to_sampling(params: dict[str, Any]) -> tuple[dict[str, Any], list[Mapping[str, Any]]]:
+    """A 2025-11-25 client's answer to a server's ``sampling/createMessage`` with
+    ``params`` (asked during a tool call), and what its sampling callback was handed."""
     seen: list[Mapping[str, Any]] = []
 
-    async def sampling(params: Mapping[str, Any]) -> dict[str, Any]:
-        seen.append(params)
+    async def sampling(asked: Mapping[str, Any]) -> dict[str, Any]:
+        seen.append(asked)
         return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
 
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         if message["method"] == "initialize":
             return [init(message)]
-        asked = {"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage"}
-        return [{**asked, "params": {"messages": []}}, result(message, {"content": []})]
+        asked = {"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage", "params": params}
+        return [asked, result(message, {"content": []})]
 
     transport = FakeTransport(serve)
     async with Client(transport, versions=V2025, sampling=sampling) as client:
+        assert client.capabilities["sampling"] == {}  # no sampling.tools
         await client.call_tool("t")
     (answer,) = [m for m, _ in transport.sent if m.get("id") == "s-1"]
+    return answer, seen
+
+
+async def test_a_malformed_sampling_request_is_invalid_params(wire_2025: WireChecker) -> None:
+    """A sampling request whose params are no CreateMessageRequestParams is answered -32602
+    saying what is wrong, and the sampling callback never sees it (it was handed the
+    garbage, and the server got -32603, "Internal error", when it failed)."""
+    answer, seen = await answer_to_sampling({"messages": []})
     assert answer["error"]["code"] == -32602
     assert "maxTokens: Field required" in answer["error"]["message"]
     assert seen == []
@@ -812,25 +820,8 @@ async def test_a_tool_enabled_sampling_request_is_invalid_params(wire_2025: Wire
     """A sampling request with ``tools`` to a client that declared no ``sampling.tools``
     (client/sampling.mdx) is answered -32602 naming the capability, as an elicitation in an
     undeclared mode is; the sampling callback never sees it."""
-    seen: list[Mapping[str, Any]] = []
-
-    async def sampling(params: Mapping[str, Any]) -> dict[str, Any]:
-        seen.append(params)
-        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
-
-    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
-        if message["method"] == "initialize":
-            return [init(message)]
-        asked = {"jsonrpc": "2.0", "id": "s-1", "method": "sampling/createMessage"}
-        tools = [{"name": "lookup", "inputSchema": {"type": "object"}}]
-        params = {"messages": [], "maxTokens": 5, "tools": tools}
-        return [{**asked, "params": params}, result(message, {"content": []})]
-
-    transport = FakeTransport(serve)
-    async with Client(transport, versions=V2025, sampling=sampling) as client:
-        assert client.capabilities["sampling"] == {}
-        await client.call_tool("t")
-    (answer,) = [m for m, _ in transport.sent if m.get("id") == "s-1"]
+    tools = [{"name": "lookup", "inputSchema": {"type": "object"}}]
+    answer, seen = await answer_to_sampling({"messages": [], "maxTokens": 5, "tools": tools})
     assert answer["error"]["code"] == -32602
     assert "no sampling.tools capability" in answer["error"]["message"]
     assert seen == []
