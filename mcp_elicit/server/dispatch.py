@@ -177,7 +177,7 @@ class Dispatch(Catalog):
                 paginate(params, "prompts", self.page_size, [p.wire for p in self._prompts.values()])
             )
         if method == "resources/list":
-            return _ready(self._list_resources(params, principal))
+            return _ready(self._list_resources(params, principal, modern=call.modern))
         if method == "resources/templates/list":
             templates = [r.wire for r in self._templates]
             return _ready(paginate(params, "resourceTemplates", self.page_size, templates))
@@ -286,10 +286,13 @@ class Dispatch(Catalog):
 
         return may_read
 
-    def _list_resources(self, params: Mapping[str, Any], principal: Principal | None) -> dict[str, Any]:
+    def _list_resources(
+        self, params: Mapping[str, Any], principal: Principal | None, *, modern: bool
+    ) -> dict[str, Any]:
         """``resources/list``: a fixed resource with a ``readable`` rule is named only to
         the callers it lets read it (a rule that fails counts as no, logged); a list that
-        may differ by caller is never for a shared cache."""
+        may differ by caller is never for a shared cache (2026-07-28: a handshake
+        session's results carry no caching hints)."""
         resources = self._resources.values()
         if all(r.readable is None for r in resources):
             return paginate(params, "resources", self.page_size, [r.wire for r in resources])
@@ -301,7 +304,8 @@ class Dispatch(Catalog):
             except Exception:
                 log.exception("the readable rule of resource %r failed; it is not listed", r.uri)
         result = paginate(params, "resources", self.page_size, shown)
-        result["cacheScope"] = "private"
+        if modern:
+            result["cacheScope"] = "private"
         return result
 
     def _call_tool(

@@ -12,7 +12,8 @@ model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` 
 ``Context`` and elicit; contents read in a round that carried answers (2026-07-28) are
 ``ttlMs: 0`` and ``cacheScope: "private"`` whatever the server's cache settings, as they
 hold what one person answered; those of a resource with a ``readable`` rule are
-``cacheScope: "private"`` likewise (not every caller may read them). Templates are matched in time linear in the URI's length
+``cacheScope: "private"`` likewise (not every caller may read them). Caching hints are
+2026-07-28's: a handshake session's results carry none. Templates are matched in time linear in the URI's length
 and serve URIs of at most ``MAX_URI`` characters (as long as one may subscribe to).
 
 Who may read: a resource registered with ``readable=`` serves only the callers for whom
@@ -283,8 +284,10 @@ class ResourceDef:
             value = await run_handler(f"resource {self.uri!r}", self.fn, kwargs, self.signature.context_param)
         items = value if isinstance(value, list) else [value]
         result: dict[str, Any] = {"contents": [self._contents(uri, item) for item in items]}
+        if not ctx.call.modern:  # caching hints are 2026-07-28's
+            return result
         params = ctx.call.params
-        if ctx.call.modern and ("requestState" in params or "inputResponses" in params):
+        if "requestState" in params or "inputResponses" in params:
             # made from this person's answers: for no shared cache, and not to be reused
             result["ttlMs"], result["cacheScope"] = 0, "private"
         elif self.readable is not None:  # not every caller may read it: no shared cache

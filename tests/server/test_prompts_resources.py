@@ -13,6 +13,7 @@ from mcp_types import CallToolResult, GetPromptResult, PromptMessage, TextConten
 
 from mcp_elicit import Context, Form, Server, String, ToolError
 from mcp_elicit.sealing import KeyRing
+from mcp_elicit.server.auth import Principal
 
 from support.memory import MemoryClient, SessionClient, accept
 from support.wire import WireChecker
@@ -148,6 +149,40 @@ async def test_unknown_resource_is_32002_at_2025(wire_2025: WireChecker) -> None
             "message": f"Resource not found: {uri}",
             "data": {"uri": uri},
         }
+
+
+def only_ann() -> Server:
+    app = Server("notes", cache_scope="public", cache_ttl_ms=60_000)
+
+    @app.resource("notes://{user}", readable=lambda p, user: p is not None and p.subject == user)
+    def notes(user: str) -> str:
+        return f"the notes of {user}"
+
+    @app.resource("test://mine", readable=lambda p: p is not None and p.subject == "ann")
+    def mine() -> str:
+        return "ann's"
+
+    return app
+
+
+async def test_a_resource_with_a_readable_rule_has_no_cache_hints_at_2025(
+    wire: WireChecker, wire_2025: WireChecker
+) -> None:
+    """Caching hints are 2026-07-28's: a resource only some callers may read is private
+    there, and a 2025-11-25 session's resources/read and resources/list carry no
+    cacheScope (a field its schema does not define)."""
+    ann = Principal(subject="ann")
+    legacy = SessionClient(only_ann(), checker=wire_2025, principal=ann)
+    await legacy.open()
+    for uri in ("notes://ann", "test://mine"):
+        read = await legacy.result("resources/read", {"uri": uri})
+        assert "cacheScope" not in read and "ttlMs" not in read, uri
+    listed = await legacy.result("resources/list")
+    assert listed == {"resources": [{"uri": "test://mine", "name": "mine"}]}
+    modern = MemoryClient(only_ann(), checker=wire, principal=ann)
+    read = await modern.result("resources/read", {"uri": "test://mine"})
+    assert (read["cacheScope"], read["ttlMs"]) == ("private", 60_000)
+    assert (await modern.result("resources/list"))["cacheScope"] == "private"
 
 
 # --- resource templates whose variables do not fit ----------------------------------------
