@@ -64,10 +64,11 @@ def refusal_page(status: int, title: str, text: str, *, server: str) -> HTMLResp
 
 
 def secret_form(
-    flow: Flow, csrf: str, whose: str, asking: str, expiry: str, problem: str | None = None
+    flow: Flow, csrf: str, stamp: str, whose: str, asking: str, expiry: str, problem: str | None = None
 ) -> HTMLResponse:
-    """The page taking a secret: ``whose`` and ``expiry`` are the lines saying who asks and
-    when the page expires (HTML); ``problem``, why the value sent was refused."""
+    """The page taking a secret: ``stamp`` is its form's (``page_stamp``); ``whose`` and
+    ``expiry`` are the lines saying who asks and when the page expires (HTML);
+    ``problem``, why the value sent was refused."""
     name = html.escape(flow.name)
     error = (
         f'<p id="problem" role="alert" style="color:#b00020">{html.escape(problem)}</p>' if problem else ""
@@ -81,6 +82,7 @@ server, for you only; it is not shown to the application or its AI model.</p>
 {error}
 <form method="post">
 <input type="hidden" name="csrf" value="{csrf}">
+<input type="hidden" name="page" value="{html.escape(stamp)}">
 <label for="value">{name}</label>
 <input id="value" name="value" type="password" autocomplete="off" autofocus required maxlength="8192"
  {'aria-describedby="problem whose" aria-invalid="true"' if problem else 'aria-describedby="whose"'}>
@@ -95,8 +97,11 @@ server, for you only; it is not shown to the application or its AI model.</p>
     return html_page(f"{asking} asks for your {flow.name}", body)
 
 
-def connect_page(flow: Flow, csrf: str, whose: str, asking: str, expiry: str, pages: str) -> HTMLResponse:
-    """The page leading to a third party's sign-in (under ``pages``, the pages' path)."""
+def connect_page(
+    flow: Flow, csrf: str, stamp: str, whose: str, asking: str, expiry: str, pages: str
+) -> HTMLResponse:
+    """The page leading to a third party's sign-in (under ``pages``, the pages' path);
+    ``stamp`` is its form's (``page_stamp``)."""
     name = html.escape(flow.name)
     body = f"""
 <h1>Connect to {name}</h1>
@@ -108,6 +113,7 @@ application or its AI model.</p>
 <p><a class="button" href="{html.escape(pages)}/flows/{html.escape(flow.id)}/start">Continue to {name}</a></p>
 <form method="post">
 <input type="hidden" name="csrf" value="{csrf}">
+<input type="hidden" name="page" value="{html.escape(stamp)}">
 <div class="row">
 <button name="action" value="decline" type="submit">Decline</button>
 <button name="action" value="cancel" type="submit">Cancel</button>

@@ -21,6 +21,10 @@ Rules:
   that ended otherwise meanwhile (even while the secret was being saved) keeps nothing.
   A form not received in full within ``body_timeout`` seconds (30; the app's own under
   ``StreamableHTTP``) is answered 408 and its connection closed; the flow stays open.
+* A form that finds no flow this browser may act on is refused 403 ("not available"),
+  unless its stamp (``page_stamp``) shows this server served it for that flow to this same
+  user and the flow is gone: then 410 says the request expired (or ended, before its
+  time: a restart on a store in memory) and to start again. Nothing sent is kept or shown.
 * Third-party sign-in (flows of kind ``oauth``): the claimed page offers "Continue to
   <provider>"; ``GET …/flows/{id}/start`` (flow cookie and same user again) starts one
   authorization request (PKCE S256, a new single-use ``state``) and redirects (303) to the
@@ -52,6 +56,7 @@ import hashlib
 import hmac
 import html
 import logging
+import math
 import re
 import urllib.parse
 from collections.abc import Awaitable, Callable
@@ -77,6 +82,7 @@ from mcp_elicit.transports.page_html import (
     refusal_page,
     secret_form,
 )
+from mcp_elicit.transports.page_stamp import open_stamp, stamp
 
 __all__ = ["LOOPBACK_NAMES", "pages_app", "refusal_page"]
 
@@ -114,7 +120,7 @@ def _set_flow_cookie(
     response.set_cookie(
         _cookie_name(flow.id),
         value,
-        max_age=max(int(flow.expires - url_mode.clock()), 1),
+        max_age=max(math.ceil(flow.expires - url_mode.clock()), 1),  # not before the flow ends
         path=path,
         secure=request.url.scheme == "https" or public.lower().startswith("https://"),
         httponly=True,
@@ -134,6 +140,9 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
 
     def refuse(status: int, title: str, text: str) -> HTMLResponse:
         return refusal_page(status, title, text, server=asking)
+
+    def stamped(flow: Flow) -> str:
+        return stamp(server.sealer, flow, url_mode.clock())
 
     def whose(flow: Flow) -> str:
         """The line saying which server asks, and for whom (escaped HTML)."""
@@ -201,6 +210,8 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         current = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(cookie_name)
         if current is None or not current.owns(cookie):
+            if request.method == "POST":
+                return await late_form(request, flow_id, current)
             return refuse(403, "This page is not available", "Open the link from your application again.")
         refusal = await who_may_act(request, current)
         if refusal is not None:
@@ -214,12 +225,15 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             return connect_page(
                 current,
                 _csrf(cookie, current.id),
+                stamped(current),
                 whose(current),
                 asking,
                 expiry(current),
                 _pages(url_mode, request),
             )
-        return secret_form(current, _csrf(cookie, current.id), whose(current), asking, expiry(current))
+        return secret_form(
+            current, _csrf(cookie, current.id), stamped(current), whose(current), asking, expiry(current)
+        )
 
     async def start(request: Request) -> Response:
         """Send this browser to the provider: one new authorization request."""
@@ -306,13 +320,14 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             await url_mode.finished(flow)
         return done_page(asking, flow)
 
-    async def submit(request: Request, flow: Flow, cookie: str) -> Response:
+    async def form_in_time(request: Request, flow_id: str) -> dict[str, str] | Response | None:
+        """The form sent, None when it cannot be read, or the 408 when it came too slowly."""
         body_timeout: float | None = app.state.body_timeout
         try:
             async with asyncio.timeout(body_timeout):
-                form = await _form(request)
+                return await _form(request)
         except TimeoutError:
-            log.info("flow %s: the form did not arrive within %s s", flow.id[:6], body_timeout)
+            log.info("flow %s: the form did not arrive within %s s", flow_id[:6], body_timeout)
             return html_page(
                 f"Please try again · {asking}",
                 "<h1>Please try again</h1><p>The form took too long to arrive. Nothing was saved. "
@@ -320,6 +335,37 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 408,
                 {"Connection": "close"},
             )
+
+    async def late_form(request: Request, flow_id: str, current: Flow | None) -> Response:
+        """A form this browser may not act on. When its stamp says this server served it
+        to this user for this flow, which is gone, the person is told it expired (or
+        ended); anything else gets the refusal it gets without a stamp."""
+        refused = refuse(403, "This page is not available", "Open the link from your application again.")
+        form = await form_in_time(request, flow_id)
+        if not isinstance(form, dict) or current is not None:
+            return form if isinstance(form, Response) else refused
+        now = url_mode.clock()
+        said = open_stamp(server.sealer, form.get("page", ""), flow_id, now)
+        if said is None or await who_may_act(request, said.flow) is not None:
+            return refused
+        if said.expired(now):
+            log.info("flow %s: a form came after the flow expired; nothing was kept", flow_id[:6])
+            return refuse(
+                410,
+                "This request has expired",
+                "Nothing was saved. Go back to your application and start again: it gives you a new link.",
+            )
+        log.info("flow %s: a form came after the flow was gone; nothing was kept", flow_id[:6])
+        return refuse(
+            410,
+            "This request has ended",
+            "Nothing was saved. Go back to your application and start again: it gives you a new link.",
+        )
+
+    async def submit(request: Request, flow: Flow, cookie: str) -> Response:
+        form = await form_in_time(request, flow.id)
+        if isinstance(form, Response):
+            return form
         if form is None:
             return refuse(400, "Please try again", "The form could not be read.")
         sent = str(form.get("csrf", "")).encode("utf-8", "surrogatepass")  # bytes: any text compares
@@ -336,6 +382,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 return secret_form(
                     flow,
                     _csrf(cookie, flow.id),
+                    stamped(flow),
                     whose(flow),
                     asking,
                     expiry(flow),

@@ -258,3 +258,35 @@ async def test_the_page_warns_before_it_expires_and_says_when_it_has(new_page: N
         person = SlowTyper(new_page, f"http://127.0.0.1:{running.port}")
         assert (await _call(running.url, person, "tok-alice"))["content"][0]["text"] == "no key (cancel)"
     await store.close()
+
+
+async def test_a_secret_saved_after_the_page_expired_is_told_so(new_page: NewPage) -> None:
+    """The page's own clock fell behind the server's (the laptop slept, the tab was frozen), so
+    the form is still there past the page's end: Save then says the request expired and what
+    to do next, in a page titled with the server, and shows nothing of what was typed."""
+    store = MemoryStore()
+    now = [1_000_000.0]
+    app = Server(
+        "browser-url-mode",
+        title="Acme Bookings",
+        state_keys=KeyRing([bytes(range(150, 182))]),
+        store=store,
+        page_auth=SignedInAs(),
+        clock=lambda: now[0],
+    )
+    async with uvicorn_server(StreamableHTTP(app)) as running:
+        base = f"http://127.0.0.1:{running.port}"
+        flow, token = await app.url_mode.flows.start("secret", "example_api_key", "alice")
+        page = await new_page()
+        await page.context.add_cookies([{"name": "session-user", "value": "alice", "url": base}])
+        await page.goto(f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
+        await page.get_by_label("example_api_key").fill(SECRET)
+        now[0] += app.url_mode.flow_ttl + 1
+        await page.context.clear_cookies(name=re.compile(r"^mcp_elicit_"))  # its max-age, reached
+        await page.get_by_role("button", name="Save").click()
+        await page.get_by_role("heading", name="This request has expired").wait_for()
+        assert "Go back to your application and start again" in await page.inner_text("main")
+        assert await page.title() == "This request has expired · Acme Bookings"
+        assert SECRET not in await page.content()
+        assert await app.url_mode.vault.get("vault", "example_api_key", "alice") is None
+    await store.close()

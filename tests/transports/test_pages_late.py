@@ -1,0 +1,178 @@
+"""The URL-mode pages on their late and odd paths, over real HTTP on 127.0.0.1: a form sent
+after its page expired or after the server restarted, sent twice, or from two tabs."""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+
+import httpx
+import pytest
+
+from mcp_elicit import KeyRing, Server
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+
+pytestmark = pytest.mark.anyio
+SECRET = "sk-late-9b2e-secret-value"
+KEY = bytes(range(8, 40))
+USERS = {"alice": "alice", "mallory": "mallory"}
+
+
+class CookieAuth:
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return USERS.get(cookies.get("who", ""))
+
+
+@dataclass
+class Clock:
+    """The server's clock, moved by the test (the flows' and the pages' time)."""
+
+    now: float = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
+class Pages:
+    app: Server
+    base: str
+    clock: Clock
+
+    async def link(self, principal: str | None = "alice") -> tuple[str, str]:
+        flow, token = await self.app.url_mode.flows.start("secret", "example_api_key", principal)
+        return flow.id, f"{self.base}/mcp-elicit/flows/{flow.id}?t={token}"
+
+
+def make_server(store: MemoryStore, clock: Clock, key: bytes = KEY) -> Server:
+    return Server(
+        "late", state_keys=KeyRing([key]), store=store, page_auth=CookieAuth(), clock=clock, flow_ttl=60.0
+    )
+
+
+@pytest.fixture
+async def pages() -> AsyncIterator[Pages]:
+    store, clock = MemoryStore(), Clock()
+    app = make_server(store, clock)
+    try:
+        async with uvicorn_server(StreamableHTTP(app)) as running:
+            yield Pages(app, f"http://127.0.0.1:{running.port}", clock)
+    finally:
+        await store.close()
+
+
+def browser(who: str | None = "alice") -> httpx.AsyncClient:
+    return httpx.AsyncClient(timeout=10, cookies={"who": who} if who else None)
+
+
+async def open_page(client: httpx.AsyncClient, link: str) -> httpx.Response:
+    claimed = await client.get(link)
+    assert claimed.status_code == 303, claimed.text
+    page = await client.get(claimed.url.join(claimed.headers["location"]))
+    assert page.status_code == 200, page.text
+    return page
+
+
+def form_of(page: httpx.Response, value: str = SECRET) -> dict[str, str]:
+    """What the page's form sends when Save is pressed with ``value`` typed."""
+    fields = dict(re.findall(r'<input type="hidden" name="([a-z]+)" value="([^"]*)">', page.text))
+    assert "csrf" in fields, page.text
+    return {**{k: html.unescape(v) for k, v in fields.items()}, "action": "submit", "value": value}
+
+
+def title_of(page: httpx.Response) -> str:
+    found = re.search(r"<title>(.*?)</title>", page.text, re.S)
+    assert found is not None, page.text
+    return html.unescape(found.group(1))
+
+
+def forget_flow_cookies(client: httpx.AsyncClient) -> None:
+    """What the browser does once the flow's cookie reaches its max-age."""
+    for cookie in list(client.cookies.jar):
+        if cookie.name.startswith("mcp_elicit_"):
+            client.cookies.jar.clear(cookie.domain, cookie.path, cookie.name)
+
+
+@pytest.mark.parametrize("cookie", ["dropped", "kept"])
+async def test_a_form_sent_after_its_page_expired_says_so(pages: Pages, cookie: str) -> None:
+    """The person left the page open past its lifetime, then pressed Save: they are told the
+    request expired and what to do, not that the page 'is not available'."""
+    _, link = await pages.link()
+    async with browser() as alice:
+        page = await open_page(alice, link)
+        pages.clock.now += 61
+        if cookie == "dropped":
+            forget_flow_cookies(alice)
+        late = await alice.post(page.url, data=form_of(page))
+    assert late.status_code == 410, late.text
+    assert "expired" in late.text and "start again" in late.text
+    assert title_of(late).endswith(" · late")
+    assert SECRET not in late.text
+    assert await pages.app.url_mode.vault.get("vault", "example_api_key", "alice") is None
+
+
+async def test_an_expired_form_sent_by_anyone_else_or_forged_gets_the_refusal_it_always_got(
+    pages: Pages,
+) -> None:
+    _, link = await pages.link()
+    async with browser() as alice, browser("mallory") as mallory, browser(None) as nobody:
+        page = await open_page(alice, link)
+        pages.clock.now += 61
+        forget_flow_cookies(alice)
+        form = form_of(page)
+        forged = {k: v for k, v in form.items() if k not in ("csrf", "action", "value")}
+        assert forged, "the page's form carries what tells an expired page from a forged one"
+        sent = {
+            "another user": await mallory.post(page.url, data=form),
+            "nobody signed in": await nobody.post(page.url, data=form),
+            "no page field": await alice.post(
+                page.url, data={k: form[k] for k in ("csrf", "action", "value")}
+            ),
+            "page field changed": await alice.post(
+                page.url,
+                data={**form, **{k: v[:-2] + ("AA" if v[-2:] != "AA" else "BB") for k, v in forged.items()}},
+            ),
+            "another flow's address": await alice.post(
+                page.url.join("/mcp-elicit/flows/" + "x" * 22), data=form
+            ),
+        }
+    for what, refused in sent.items():
+        assert refused.status_code == 403, (what, refused.text)
+        assert "This page is not available" in refused.text, what
+        assert SECRET not in refused.text
+
+
+@pytest.mark.parametrize("keys", ["kept", "new"])
+async def test_a_form_sent_after_the_server_restarted_without_its_flows(keys: str) -> None:
+    """The server restarted on a store in memory: the flow is gone with it. With its keys
+    kept it knows it served the page and says the request ended; with new keys it cannot
+    tell the form from a forged one, and refuses it as it always did."""
+    clock = Clock()
+    before, after = MemoryStore(), MemoryStore()
+    try:
+        first = make_server(before, clock)
+        async with browser() as alice:  # one browser: it keeps the flow's cookie across the restart
+            async with uvicorn_server(StreamableHTTP(first)) as running:
+                flow_id, link = await Pages(first, f"http://127.0.0.1:{running.port}", clock).link()
+                page = await open_page(alice, link)
+            second = make_server(after, clock, KEY if keys == "kept" else bytes(range(40, 72)))
+            async with uvicorn_server(StreamableHTTP(second)) as running:
+                address = f"http://127.0.0.1:{running.port}/mcp-elicit/flows/{flow_id}"
+                late = await alice.post(address, data=form_of(page))
+        assert SECRET not in late.text
+        if keys == "kept":
+            assert late.status_code == 410, late.text
+            assert "has ended" in late.text and "start again" in late.text
+            assert title_of(late).endswith(" · late")
+        else:
+            assert late.status_code == 403, late.text
+            assert "This page is not available" in late.text
+        assert await second.url_mode.vault.get("vault", "example_api_key", "alice") is None
+    finally:
+        await before.close()
+        await after.close()
