@@ -124,8 +124,12 @@ application or its AI model.</p>
     return html_page(f"{asking} asks to connect to {flow.name}", body)
 
 
-def done_page(asking: str, flow: Flow) -> HTMLResponse:
-    """The page of a flow that ended, saying how."""
+def done_page(asking: str, flow: Flow, *, late: bool = False) -> HTMLResponse:
+    """The page of a flow that ended, saying how; ``late``: the answer to a form that came
+    once it had ended (sent twice, from another tab, back from history), which says that
+    what the form sent was not used (409)."""
+    if late:
+        return _late_page(asking, flow)
     texts = {
         "complete": "Saved. You can close this tab and go back to your application.",
         "declined": "You declined. You can close this tab.",
@@ -138,3 +142,20 @@ def done_page(asking: str, flow: Flow) -> HTMLResponse:
         )
     text = texts.get(flow.status, "This request is finished. You can close this tab.")
     return html_page(f"Done · {asking}", f'<h1>Done</h1><p role="status">{html.escape(text)}</p>')
+
+
+def _late_page(asking: str, flow: Flow) -> HTMLResponse:
+    ended = {
+        "complete": f"Your {flow.name} account had already been connected"
+        if flow.kind == "oauth"
+        else f"Your {flow.name} had already been saved",
+        "declined": "This request had already been declined",
+        "cancelled": "This request had already been cancelled",
+    }.get(flow.status, "This request had already ended")
+    text = (
+        f"{ended} before this form arrived (sent twice, or from another tab), so what it sent was "
+        "not used. You can close this tab."
+    )
+    return html_page(
+        f"Already done · {asking}", f'<h1>Already done</h1><p role="status">{html.escape(text)}</p>', 409
+    )

@@ -19,6 +19,9 @@ Rules:
   straight into the vault (sealed) and is never logged, echoed or put in a redirect. The
   flow is looked at again once the form is read, and ended once the secret is saved: one
   that ended otherwise meanwhile (even while the secret was being saved) keeps nothing.
+  A form that comes once the flow ended (sent twice, from a second tab, back from
+  history) changes nothing and is answered 409, saying how it ended and that what the
+  form sent was not used, never "Saved" for a value dropped.
   A form not received in full within ``body_timeout`` seconds (30; the app's own under
   ``StreamableHTTP``) is answered 408 and its connection closed; the flow stays open.
 * A form that finds no flow this browser may act on is refused 403 ("not available"),
@@ -216,8 +219,8 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         refusal = await who_may_act(request, current)
         if refusal is not None:
             return refusal
-        if current.done:
-            return done_page(asking, current)
+        if current.done:  # a form that came once it ended changes nothing, and says so
+            return done_page(asking, current, late=request.method == "POST")
         assert cookie is not None
         if request.method == "POST":
             return await submit(request, current, cookie)
@@ -396,7 +399,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     410, "This request has ended", "Nothing was saved. Go back to your application."
                 )
             if latest.done:
-                return done_page(asking, latest)
+                return done_page(asking, latest, late=True)
             await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
             ended = await url_mode.flows.finish(flow, "complete")
             if not ended and flow.status != "complete":  # it ended otherwise while the value was saved
@@ -405,7 +408,11 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             return refuse(400, "Unknown action", "Reload the page and try again.")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
-        return done_page(asking, flow)
+        # not ended and complete after a save: another form completed it meanwhile, and
+        # which value the vault kept is not known here, so the page says only how it ended
+        return done_page(
+            asking, flow, late=not ended and not (action == "submit" and flow.status == "complete")
+        )
 
     app = Starlette(
         routes=[

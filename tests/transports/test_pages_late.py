@@ -176,3 +176,37 @@ async def test_a_form_sent_after_the_server_restarted_without_its_flows(keys: st
     finally:
         await before.close()
         await after.close()
+
+
+async def test_a_form_sent_again_after_the_request_was_answered_says_its_value_was_not_used(
+    pages: Pages,
+) -> None:
+    """The page open in two tabs (or Save pressed twice, or the form back from history):
+    the first form saves; a later one must not be told 'Saved' when what it sent was
+    dropped, and the value saved stays the first."""
+    flow_id, link = await pages.link()
+    async with browser() as alice:
+        first_tab = await open_page(alice, link)
+        second_tab = await alice.get(first_tab.url)
+        assert second_tab.status_code == 200 and "Save" in second_tab.text
+        saved = await alice.post(first_tab.url, data=form_of(first_tab))
+        assert saved.status_code == 200 and "Saved" in saved.text
+        back = await alice.get(first_tab.url)  # the back button: the page is not cached
+        assert back.status_code == 200 and "Saved" in back.text
+        other = "sk-late-another-value"
+        late = {
+            "second tab": await alice.post(second_tab.url, data=form_of(second_tab, other)),
+            "sent twice": await alice.post(first_tab.url, data=form_of(first_tab)),
+            "declined later": await alice.post(
+                first_tab.url, data={**form_of(first_tab), "action": "decline"}
+            ),
+        }
+    for what, answer in late.items():
+        assert answer.status_code == 409, (what, answer.text)
+        assert "had already been saved" in answer.text and "not used" in answer.text, what
+        assert "Saved." not in answer.text, what
+        assert title_of(answer).endswith(" · late")
+        assert other not in answer.text and SECRET not in answer.text
+    assert await pages.app.url_mode.vault.get("vault", "example_api_key", "alice") == SECRET.encode()
+    ended = await pages.app.url_mode.flows.get(flow_id)
+    assert ended is not None and ended.status == "complete"
