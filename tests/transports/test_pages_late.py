@@ -14,6 +14,7 @@ import pytest
 from mcp_elicit import KeyRing, Server
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.transports.loopback_pages import LoopbackPages
 
 from support.procs import uvicorn_server
 
@@ -210,3 +211,45 @@ async def test_a_form_sent_again_after_the_request_was_answered_says_its_value_w
     assert await pages.app.url_mode.vault.get("vault", "example_api_key", "alice") == SECRET.encode()
     ended = await pages.app.url_mode.flows.get(flow_id)
     assert ended is not None and ended.status == "complete"
+
+
+@pytest.mark.parametrize("keys", ["kept", "new"])
+async def test_a_form_sent_after_the_server_restarted_on_the_same_store_saves(keys: str) -> None:
+    """The flows outlive the restart (a store on disk, Redis): the browser's cookie and the
+    form's CSRF token do not depend on the keys, so the form saves, and the value is sealed
+    under the keys the server has now."""
+    clock, store = Clock(), MemoryStore()
+    try:
+        first = make_server(store, clock)
+        async with browser() as alice:
+            async with uvicorn_server(StreamableHTTP(first)) as running:
+                flow_id, link = await Pages(first, f"http://127.0.0.1:{running.port}", clock).link()
+                page = await open_page(alice, link)
+            second = make_server(store, clock, KEY if keys == "kept" else bytes(range(40, 72)))
+            async with uvicorn_server(StreamableHTTP(second)) as running:
+                address = f"http://127.0.0.1:{running.port}/mcp-elicit/flows/{flow_id}"
+                saved = await alice.post(address, data=form_of(page))
+        assert saved.status_code == 200 and "Saved" in saved.text, saved.text
+        assert await second.url_mode.vault.get("vault", "example_api_key", "alice") == SECRET.encode()
+    finally:
+        await store.close()
+
+
+async def test_over_stdio_a_form_sent_after_its_page_expired_says_so() -> None:
+    """The loopback page server of a stdio server (single user, no sign-in) tells it too."""
+    clock, store = Clock(), MemoryStore()
+    app = Server("late", state_keys=KeyRing([KEY]), store=store, clock=clock, flow_ttl=60.0)
+    loopback = LoopbackPages(app)
+    try:
+        base = await loopback.base_url()
+        flow, token = await app.url_mode.flows.start("secret", "example_api_key", None)
+        async with browser(None) as person:
+            page = await open_page(person, f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
+            clock.now += 61
+            forget_flow_cookies(person)
+            late = await person.post(page.url, data=form_of(page))
+        assert late.status_code == 410 and "expired" in late.text, late.text
+        assert SECRET not in late.text
+    finally:
+        await loopback.close()
+        await store.close()
