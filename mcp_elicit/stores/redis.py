@@ -91,6 +91,7 @@ URL_OPTIONS = frozenset(
 _PREFIX = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _DB_PATH = re.compile(r"/?|/[0-9]{1,5}")
 _AUTHORITY = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://)(.*)$", re.DOTALL)
+_DRIVE = re.compile(r"[A-Za-z]:")
 _QUERY_SECRET = re.compile(r"([?&](?:password|pass|pwd)=)[^&#]*", re.IGNORECASE)
 _ENCODE_HINT = "percent-encode '/', '?', '#' and '@' in a user name or password (%2F, %3F, %23, %40)"
 _MISSING = "the Redis store needs the redis package: pip install 'mcp-elicit[redis]'"
@@ -353,7 +354,8 @@ def redact_url(url: str) -> str:
     or ``@``, which no parser can tell from the URL's own: then everything up to the last
     ``@`` is hidden (hiding too much is the safe side). One exception: in a ``sqlite:``
     URL, a name with no ``:`` before an ``@`` starts a relative file name
-    (``sqlite://ann@example.org/state.db``), never a secret, and is shown."""
+    (``sqlite://ann@example.org/state.db``), never a secret, and is shown, as is a Windows
+    drive (``sqlite://C:/Users/ann@example.org/state.db``)."""
     match = _AUTHORITY.match(url)
     if match is None:
         return _QUERY_SECRET.sub(r"\1***", url)
@@ -361,7 +363,8 @@ def redact_url(url: str) -> str:
     end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
     file_name = start.strip().lower().startswith("sqlite:")
     at = rest.rfind("@", 0, end)
-    if at < 0 and "@" in rest[end:] and (":" in rest[:end] or not file_name):
+    drive = file_name and _DRIVE.fullmatch(rest[:end])  # sqlite://C:/Users/ann@example.org/...
+    if at < 0 and "@" in rest[end:] and not drive and (":" in rest[:end] or not file_name):
         at = rest.rfind("@")  # a password holding '/', '?' or '#', unencoded
     if at >= 0:
         user, colon, _ = rest[:at].partition(":")

@@ -11,7 +11,9 @@
 Rules: the scheme is case-insensitive and surrounding whitespace is ignored; a SQLite path
 is percent-decoded (``%20`` for a space) and may start with ``~``; anything else (an
 unknown scheme, an empty path, options where none are known, SQLite's ``:memory:``, which
-``memory://`` replaces) is a ``ConfigError`` that quotes the URL with its password hidden. Nothing is opened until the store's first call.
+``memory://`` replaces, a SQLite URL with a user and password, copied from a database
+server's) is a ``ConfigError`` that quotes the URL with its password hidden. Nothing is
+opened until the store's first call.
 
 ``default_store_url()`` is a SQLite file in the user's data directory, found with the
 standard library only: ``$XDG_DATA_HOME`` (when absolute) or ``~/.local/share`` on Linux
@@ -93,6 +95,12 @@ def _sqlite_path(url: str) -> str:
     if not rest.startswith("//"):
         raise ConfigError(f"store URL {shown!r}: expected sqlite:///absolute/path or sqlite://relative/path")
     rest = rest[2:]
+    if shown != url:  # a password (or a lone user name with one) where a file name goes
+        raise ConfigError(
+            f"store URL {shown!r}: a SQLite URL names a file and has no user name, password or host; "
+            "expected sqlite:///absolute/path/state.db or sqlite://relative/path/state.db "
+            "(a file name holding ':' or '@' has them percent-encoded, %3A and %40)"
+        )
     if "?" in rest or "#" in rest:
         raise ConfigError(f"store URL {shown!r}: sqlite:// takes no options")
     path = unquote(rest)

@@ -74,21 +74,27 @@ async def test_the_store_comes_from_the_flag_else_the_environment_else_the_data_
 
 
 def test_a_bad_store_or_public_url_stops_serve_with_usage_exit_code(tmp_path: Path) -> None:
+    """The store's password never shows; a SQLite URL never has one (nothing is created)."""
     for args, says in [
         (("--store", "postgres://db/x"), "--store: store URL 'postgres://db/x': expected memory://"),
+        (
+            ("--store", "sqlite://ann:s3cret@db/state.db"),
+            "--store: store URL 'sqlite://ann:***@db/state.db': a SQLite URL",
+        ),
         (("--public-url", "mcp.example.com"), "--public-url: the public URL must look like http(s)://"),
     ]:
         done = subprocess.run(
             [*cli(), "serve", str(APP), "--http", f"127.0.0.1:{free_port()}", *args],
             capture_output=True,
             text=True,
-            cwd=ROOT,
+            cwd=tmp_path,
             timeout=30,
             stdin=subprocess.DEVNULL,
             check=False,
         )
         assert done.returncode == 2, done.stderr
-        assert says in done.stderr
+        assert says in done.stderr and "s3cret" not in done.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_bad_route_or_one_without_http_stops_serve_with_usage_exit_code() -> None:

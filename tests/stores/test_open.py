@@ -264,8 +264,8 @@ def test_a_sqlite_path_with_an_at_sign_is_shown_whole() -> None:
 @pytest.mark.parametrize(
     ("url", "shown", "opens"),
     [
-        ("sqlite://user:s3cret@host/state.db", "sqlite://user:***@host/state.db", SqliteStore),
-        ("sqlite://:s3cret@host/state.db", "sqlite://:***@host/state.db", SqliteStore),
+        ("sqlite://user:s3cret@host/state.db", "sqlite://user:***@host/state.db", None),
+        ("sqlite://:s3cret@host/state.db", "sqlite://:***@host/state.db", None),
         ("sqlite://host/state.db?password=s3cret", "sqlite://host/state.db?password=***", None),
         ("memory://user:s3cret@host", "memory://user:***@host", None),
         ("memory://s3cret@host", "memory://***@host", None),
@@ -278,12 +278,47 @@ async def test_credentials_are_hidden_whatever_the_scheme(
     url: str, shown: str, opens: type[Store] | None
 ) -> None:
     """A user name and password (or a password option) mean a secret in any URL: a
-    SQLite or memory URL given one (copied from another database's) is shown, in the
-    error and in the 'keeps its state in' log line, with the password hidden."""
+    SQLite or memory URL given one (copied from another database's) is refused, and shown,
+    in the error and in the 'keeps its state in' log line, with the password hidden."""
     assert redact_url(url) == shown
     if opens is None:
         with pytest.raises(ConfigError) as caught:
             open_store(url)
         assert shown in str(caught.value) and "s3cret" not in str(caught.value)
-    else:  # taken (a SQLite file name, as it stands): opened lazily, so nothing is created
+    else:  # taken: opened lazily, so nothing is created
         assert isinstance(await opened(url), opens)
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("sqlite://user:s3cret@host/state.db", "sqlite://user:***@host/state.db"),
+        ("sqlite://:s3cret@host/state.db", "sqlite://:***@host/state.db"),
+        ("sqlite://user:s3cret@host", "sqlite://user:***@host"),
+        ("SQLITE://user:s3cret@host:5432/state.db", "SQLITE://user:***@host:5432/state.db"),
+        ("sqlite://user:Xq/s3cret@host/state.db", "sqlite://user:***@host/state.db"),
+    ],
+)
+def test_a_sqlite_url_with_a_password_is_refused_naming_the_accepted_forms(
+    url: str, shown: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A SQLite URL names a file: it has no user, password or host. One given them (copied
+    from a server database's URL) was a relative file name holding the password, which the
+    store's repr, its errors and the file system then showed. It is refused, the password
+    hidden, saying which forms are taken and how to name a file that holds ':' and '@'."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        open_store(url)
+    message = str(caught.value)
+    assert shown in message and "s3cret" not in message and "Xq" not in message
+    assert "no user name, password or host" in message
+    assert "sqlite:///absolute/path/state.db" in message and "sqlite://relative/path/state.db" in message
+    assert "%3A" in message and "%40" in message
+    assert entries(tmp_path) == []
+
+
+async def test_a_sqlite_file_name_with_colon_and_at_is_reached_percent_encoded(tmp_path: Path) -> None:
+    store = await opened(f"sqlite://{tmp_path}/a%3Ab%40c/state.db")
+    assert isinstance(store, SqliteStore) and store.path == tmp_path / "a:b@c" / "state.db"
+    store = await opened("sqlite://C:/Users/ann@example.org/state.db")
+    assert isinstance(store, SqliteStore), "a Windows drive is no password"
