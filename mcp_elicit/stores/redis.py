@@ -90,7 +90,8 @@ URL_OPTIONS = frozenset(
 )
 _PREFIX = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _DB_PATH = re.compile(r"/?|/[0-9]{1,5}")
-_AUTHORITY = re.compile(r"^(\s*[A-Za-z][A-Za-z0-9+.-]*://)(.*)$", re.DOTALL)
+# ``scheme://`` or, the slashes forgotten, ``scheme:`` or ``scheme:/`` (never ``C:``, a drive)
+_AUTHORITY = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z][A-Za-z0-9+.-]+:/?))(.*)$", re.DOTALL)
 _DRIVE = re.compile(r"[A-Za-z]:")
 _QUERY_SECRET = re.compile(r"([?&](?:password|pass|pwd)=)[^&#]*", re.IGNORECASE)
 _ENCODE_HINT = "percent-encode '/', '?', '#' and '@' in a user name or password (%2F, %3F, %23, %40)"
@@ -347,7 +348,8 @@ class RedisSubscription:
 def redact_url(url: str) -> str:
     """``url`` with its password (or a lone user-info part) replaced by ``***``, and so is
     a ``password=`` query option, whatever its scheme: a ``sqlite:`` or ``memory:`` URL
-    given a user and password (copied from another database's) has them hidden too.
+    given a user and password (copied from another database's) has them hidden too, and
+    so does one written without its ``//`` (``memory:user:password@host``).
 
     The user information is what precedes the last ``@`` before the first ``/``, ``?``
     or ``#``. A password written without percent-encoding may hold ``/``, ``?``, ``#``

@@ -2,7 +2,7 @@
 
 ::
 
-    memory://                          MemoryStore (this process only; tests, demos)
+    memory:// (or memory:, memory:///) MemoryStore (this process only; tests, demos)
     sqlite:///absolute/path/state.db   SqliteStore (the default; one host)
     sqlite://relative/path/state.db    SqliteStore, relative to the working directory
     redis://[user:password@]host[:port][/db][?prefix=...]   RedisStore (several instances)
@@ -52,8 +52,11 @@ def open_store(url: str) -> Store:
     match = _SCHEME.match(url)
     scheme = match.group(1).lower() if match else ""
     if scheme == "memory":
-        if url[len("memory:") :] not in ("", "//"):
-            raise ConfigError(f"store URL {redact_url(url)!r}: memory:// takes no host, path or options")
+        if url[len("memory:") :] not in ("", "//", "///"):
+            raise ConfigError(
+                f"store URL {redact_url(url)!r}: memory:// takes no host, path or options "
+                "(memory:// or memory:)"
+            )
         return MemoryStore()
     if scheme == "sqlite":
         return SqliteStore(_sqlite_path(url))

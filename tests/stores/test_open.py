@@ -322,3 +322,45 @@ async def test_a_sqlite_file_name_with_colon_and_at_is_reached_percent_encoded(t
     assert isinstance(store, SqliteStore) and store.path == tmp_path / "a:b@c" / "state.db"
     store = await opened("sqlite://C:/Users/ann@example.org/state.db")
     assert isinstance(store, SqliteStore), "a Windows drive is no password"
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("memory:u:s3cret@h", "memory:u:***@h"),
+        ("memory:s3cret@h", "memory:***@h"),
+        ("memory:/u:s3cret@h", "memory:/u:***@h"),
+        ("sqlite:user:s3cret@host/state.db", "sqlite:user:***@host/state.db"),
+        ("sqlite:/user:s3cret@host/state.db", "sqlite:/user:***@host/state.db"),
+        ("redis:u:s3cret@h", "redis:u:***@h"),
+        ("redis:/u:s3cret@h/0", "redis:/u:***@h/0"),
+        ("rediss:s3cret@h:6380", "rediss:***@h:6380"),
+    ],
+)
+def test_a_url_without_its_slashes_never_shows_the_password(url: str, shown: str) -> None:
+    """``scheme:user:password@host``, the ``//`` forgotten, is no URL a store takes; the
+    refusal quotes it, the password hidden as in ``scheme://user:password@host``."""
+    assert redact_url(url) == shown
+    with pytest.raises(ConfigError) as caught:
+        open_store(url)
+    assert shown in str(caught.value) and "s3cret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("url", ["memory:", "memory://", "memory:///", "Memory://"])
+async def test_memory_urls_taken(url: str) -> None:
+    assert isinstance(await opened(url), MemoryStore)
+
+
+@pytest.mark.parametrize(
+    "url", ["memory:/", "memory:x", "memory://host", "memory://?size=1", "memory:////", "memory://#x"]
+)
+def test_memory_urls_refused_naming_the_forms_taken(url: str) -> None:
+    with pytest.raises(ConfigError, match=r"takes no host, path or options \(memory:// or memory:\)"):
+        open_store(url)
+
+
+def test_a_windows_path_is_no_url_with_a_password() -> None:
+    """A drive letter is not a scheme: a path given where a URL goes is refused whole."""
+    assert redact_url("C:/Users/ann@example.org/state.db") == "C:/Users/ann@example.org/state.db"
+    with pytest.raises(ConfigError, match=r"'C:/Users/ann@example.org/state.db': expected memory://"):
+        open_store("C:/Users/ann@example.org/state.db")
