@@ -410,10 +410,12 @@ def _split_url(url: str) -> tuple[str, str | None]:
     except ValueError as exc:  # an unbalanced '[': the text shows no part of the URL
         raise bad(str(exc)) from exc
     try:
-        parts.port  # noqa: B018 - raises ValueError when the port is not a number
+        port = parts.port  # raises ValueError when the port is not a number
     except ValueError as exc:  # its text quotes the port, which may be part of a password
         problem = "the port is out of range" if "range" in str(exc) else "the port is not a number"
         raise bad(problem) from exc
+    if port == 0:
+        raise bad("port 0: no server listens there (leave the port out for 6379)")
     if parts.scheme not in ("redis", "rediss"):
         raise bad("the scheme must be redis:// or rediss://")
     if not parts.hostname:
