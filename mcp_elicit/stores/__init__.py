@@ -9,6 +9,7 @@ markers live, behind one narrow interface (``Store``, in ``base``).
     memory.py   MemoryStore     memory://            one process; tests and demos
     sqlite.py   SqliteStore     sqlite:///path       the default; survives restarts; one host
     redis.py    RedisStore      redis://host:port/db several instances
+    redis_url.py  what a Redis URL may hold; redact_url(), how any store URL is shown
     url.py      open_store(url), default_store_url()
     guarded.py  Guarded: the server's view, a failing backend as StoreUnavailable (503)
 
