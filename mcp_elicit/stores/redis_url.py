@@ -5,6 +5,8 @@ Rules:
 * ``redis://[user:password@]host[:port][/db][?option=value&...]``, or ``rediss://`` for
   TLS; the path is the database number; the options are ``URL_OPTIONS`` (passed on to
   redis-py) and ``prefix`` (ours, taken out before redis-py sees the URL).
+* Option values are checked here, not at the first call: a timeout is seconds above 0
+  (``nan`` and ``inf`` are none), ``health_check_interval`` whole seconds above 0.
 * Every refusal is a ``ConfigError`` quoting the URL as ``redact_url`` shows it: the
   password, a lone user-info part and a ``password=`` option hidden. A password whose
   ``/``, ``?``, ``#`` or ``@`` was not percent-encoded cuts the URL short where no parser
@@ -13,6 +15,7 @@ Rules:
 
 from __future__ import annotations
 
+import math
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -126,6 +129,9 @@ def split_url(url: str) -> tuple[str, str | None]:
         if name == "prefix":
             prefix = value
         elif name in URL_OPTIONS:
+            wrong = _option_problem(name, value)
+            if wrong is not None:
+                raise bad(wrong)
             options.append((name, value))
         else:
             allowed = ", ".join(sorted({*URL_OPTIONS, "prefix"}))
@@ -133,3 +139,19 @@ def split_url(url: str) -> tuple[str, str | None]:
                 raise bad(f"give the {name} before the host, as in redis://user:password@host:6379/0")
             raise bad(f"unknown option {name!r} (known: {allowed})")
     return urlunsplit(parts._replace(query=urlencode(options), fragment="")), prefix
+
+
+def _option_problem(name: str, value: str) -> str | None:
+    """What is wrong with the value of option ``name`` (None when nothing is): redis-py
+    takes a timeout of 0, below 0, ``nan`` or ``inf``, and every call then times out at
+    once or may wait for ever."""
+    if name in ("socket_timeout", "socket_connect_timeout"):
+        try:
+            seconds = float(value)
+        except ValueError:
+            seconds = math.nan
+        if not 0 < seconds < math.inf:
+            return f"{name} is seconds, a number above 0 (as in {name}=10)"
+    elif name == "health_check_interval" and not (value.isascii() and value.isdigit() and int(value) > 0):
+        return f"{name} is whole seconds above 0 (as in {name}=15)"
+    return None

@@ -4,6 +4,7 @@ macOS and Windows. Nothing here touches a server or creates a file."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
@@ -367,3 +368,31 @@ def test_a_windows_path_is_no_url_with_a_password() -> None:
     assert redact_url("C:/Users/ann@example.org/state.db") == "C:/Users/ann@example.org/state.db"
     with pytest.raises(ConfigError, match=r"'C:/Users/ann@example.org/state.db': expected memory://"):
         open_store("C:/Users/ann@example.org/state.db")
+
+
+@pytest.mark.parametrize(
+    ("option", "says"),
+    [
+        ("socket_timeout=0", "socket_timeout is seconds, a number above 0 (as in socket_timeout=10)"),
+        ("socket_timeout=-1", "socket_timeout is seconds, a number above 0"),
+        ("socket_timeout=nan", "socket_timeout is seconds, a number above 0"),
+        ("socket_timeout=inf", "socket_timeout is seconds, a number above 0"),
+        ("socket_timeout=soon", "socket_timeout is seconds, a number above 0"),
+        ("socket_timeout=", "socket_timeout is seconds, a number above 0"),
+        ("socket_connect_timeout=inf", "socket_connect_timeout is seconds, a number above 0"),
+        ("socket_connect_timeout=1e999", "socket_connect_timeout is seconds, a number above 0"),
+        ("health_check_interval=-5", "health_check_interval is whole seconds above 0 (as in"),
+        ("health_check_interval=0", "health_check_interval is whole seconds above 0"),
+        ("health_check_interval=1.5", "health_check_interval is whole seconds above 0"),
+    ],
+)
+def test_a_timeout_that_would_fail_every_call_is_refused_when_configured(option: str, says: str) -> None:
+    """0, a negative number, nan or inf was taken: every call then timed out at once ('Timeout
+    reading from ...'), waited for ever, or failed with a reply no one could act on."""
+    with pytest.raises(ConfigError, match=re.escape(f"Redis URL 'redis://u:***@h:6379/0?{option}': {says}")):
+        open_store(f"redis://u:s3cret@h:6379/0?{option}")
+
+
+async def test_timeouts_in_seconds_are_taken() -> None:
+    url = "redis://h/0?socket_timeout=0.5&socket_connect_timeout=2&health_check_interval=30"
+    assert isinstance(await opened(url), RedisStore)
