@@ -6,7 +6,8 @@ Rules:
   TLS; the path is the database number; the options are ``URL_OPTIONS`` (passed on to
   redis-py) and ``prefix`` (ours, taken out before redis-py sees the URL).
 * Option values are checked here, not at the first call: a timeout is seconds above 0
-  (``nan`` and ``inf`` are none), ``health_check_interval`` whole seconds above 0.
+  (``nan`` and ``inf`` are none), ``health_check_interval`` whole seconds above 0; the
+  ``ssl_`` options need ``rediss://`` and values TLS knows.
 * Every refusal is a ``ConfigError`` quoting the URL as ``redact_url`` shows it: the
   password, a lone user-info part and a ``password=`` option hidden. A password whose
   ``/``, ``?``, ``#`` or ``@`` was not percent-encoded cuts the URL short where no parser
@@ -36,6 +37,7 @@ URL_OPTIONS = frozenset(
         "ssl_check_hostname",
     }
 )
+_BOOLEANS = frozenset({"true", "false", "yes", "no", "1", "0"})
 _DB_PATH = re.compile(r"/?|/[0-9]{1,5}")
 # ``scheme://`` or, the slashes forgotten, ``scheme:`` or ``scheme:/`` (never ``C:``, a drive)
 _AUTHORITY = re.compile(r"^(\s*(?:[A-Za-z][A-Za-z0-9+.-]*://|[A-Za-z][A-Za-z0-9+.-]+:/?))(.*)$", re.DOTALL)
@@ -129,7 +131,7 @@ def split_url(url: str) -> tuple[str, str | None]:
         if name == "prefix":
             prefix = value
         elif name in URL_OPTIONS:
-            wrong = _option_problem(name, value)
+            wrong = _option_problem(name, value, tls=parts.scheme == "rediss")
             if wrong is not None:
                 raise bad(wrong)
             options.append((name, value))
@@ -141,10 +143,19 @@ def split_url(url: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=urlencode(options), fragment="")), prefix
 
 
-def _option_problem(name: str, value: str) -> str | None:
+def _option_problem(name: str, value: str, *, tls: bool) -> str | None:
     """What is wrong with the value of option ``name`` (None when nothing is): redis-py
     takes a timeout of 0, below 0, ``nan`` or ``inf``, and every call then times out at
-    once or may wait for ever."""
+    once or may wait for ever; it takes TLS options on ``redis://`` or with values TLS has
+    no use for, and every call then fails as if the server were not Redis or had no TLS."""
+    if name.startswith("ssl_") and not tls:
+        return f"{name} is for TLS: use rediss://"
+    if name == "ssl_cert_reqs" and value not in ("none", "optional", "required"):
+        return f"{name} is none, optional or required"
+    if name == "ssl_check_hostname" and value.lower() not in _BOOLEANS:
+        return f"{name} is true or false"
+    if name == "ssl_ca_certs" and not value:
+        return f"{name} is the path of a file of CA certificates"
     if name in ("socket_timeout", "socket_connect_timeout"):
         try:
             seconds = float(value)

@@ -248,8 +248,8 @@ def test_shown_urls_hide_every_password() -> None:
     assert redact_url("redis://h/0?password=s3cret&prefix=x") == "redis://h/0?password=***&prefix=x"
     assert redact_url("redis://u:s3cret@h/0?prefix=x") == "redis://u:***@h/0?prefix=x"
     assert redact_url("redis://h:6379/0?prefix=x") == "redis://h:6379/0?prefix=x"
-    valid = RedisStore("redis://u:p@s3cret@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem")
-    assert valid.url == "redis://u:***@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem"
+    valid = RedisStore("rediss://u:p@s3cret@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem")
+    assert valid.url == "rediss://u:***@h:6379/0?ssl_ca_certs=/etc/ca@2/ca.pem"
 
 
 def test_a_sqlite_path_with_an_at_sign_is_shown_whole() -> None:
@@ -396,3 +396,31 @@ def test_a_timeout_that_would_fail_every_call_is_refused_when_configured(option:
 async def test_timeouts_in_seconds_are_taken() -> None:
     url = "redis://h/0?socket_timeout=0.5&socket_connect_timeout=2&health_check_interval=30"
     assert isinstance(await opened(url), RedisStore)
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("redis://h/0?ssl_cert_reqs=required", "ssl_cert_reqs is for TLS: use rediss://"),
+        ("redis://h/0?ssl_ca_certs=/etc/ca.pem", "ssl_ca_certs is for TLS: use rediss://"),
+        ("redis://h/0?ssl_check_hostname=true", "ssl_check_hostname is for TLS: use rediss://"),
+        ("rediss://h/0?ssl_cert_reqs=bogus", "ssl_cert_reqs is none, optional or required"),
+        ("rediss://h/0?ssl_cert_reqs=REQUIRED", "ssl_cert_reqs is none, optional or required"),
+        ("rediss://h/0?ssl_check_hostname=maybe", "ssl_check_hostname is true or false"),
+        ("rediss://h/0?ssl_ca_certs=", "ssl_ca_certs is the path of a file of CA certificates"),
+    ],
+)
+def test_tls_options_are_refused_without_tls_or_with_a_value_tls_has_no_use_for(url: str, says: str) -> None:
+    """They were taken: on redis:// every call then failed as if the server were not Redis
+    (redis-py's plain connection has no such argument); a bad ssl_cert_reqs failed every
+    call asking whether TLS was on; ssl_check_hostname=maybe meant true."""
+    with pytest.raises(ConfigError, match=re.escape(f"Redis URL {url!r}: {says}")):
+        open_store(url)
+
+
+async def test_tls_options_taken() -> None:
+    for value in ("none", "optional", "required"):
+        assert isinstance(await opened(f"rediss://h/0?ssl_cert_reqs={value}"), RedisStore)
+    for value in ("true", "False", "yes", "no", "1", "0"):
+        assert isinstance(await opened(f"rediss://h/0?ssl_check_hostname={value}"), RedisStore)
+    assert isinstance(await opened("rediss://h/0?ssl_ca_certs=/etc/ca%40x/ca.pem"), RedisStore)
