@@ -7,7 +7,8 @@ Rules:
   redis-py) and ``prefix`` (ours, taken out before redis-py sees the URL).
 * Option values are checked here, not at the first call: a timeout is seconds above 0
   (``nan`` and ``inf`` are none), ``health_check_interval`` whole seconds above 0; the
-  ``ssl_`` options need ``rediss://`` and values TLS knows.
+  ``ssl_`` options need ``rediss://`` and values TLS knows. No option is given twice,
+  nor the database both as the path and as ``db=``.
 * Every refusal is a ``ConfigError`` quoting the URL as ``redact_url`` shows it: the
   password, a lone user-info part and a ``password=`` option hidden. A password whose
   ``/``, ``?``, ``#`` or ``@`` was not percent-encoded cuts the URL short where no parser
@@ -127,7 +128,13 @@ def split_url(url: str) -> tuple[str, str | None]:
         raise bad("unexpected fragment")
     prefix: str | None = None
     options: list[tuple[str, str]] = []
+    seen: set[str] = set()
     for name, value in parse_qsl(parts.query, keep_blank_values=True):
+        if name in seen:  # redis-py keeps the first, a prefix was the last: refuse either
+            raise bad(f"{name} is given twice")
+        seen.add(name)
+        if name == "db" and parts.path.strip("/"):
+            raise bad(f"the database is given twice, as the path {parts.path} and as db=: give one")
         if name == "prefix":
             prefix = value
         elif name in URL_OPTIONS:

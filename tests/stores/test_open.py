@@ -424,3 +424,31 @@ async def test_tls_options_taken() -> None:
     for value in ("true", "False", "yes", "no", "1", "0"):
         assert isinstance(await opened(f"rediss://h/0?ssl_check_hostname={value}"), RedisStore)
     assert isinstance(await opened("rediss://h/0?ssl_ca_certs=/etc/ca%40x/ca.pem"), RedisStore)
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        ("redis://h/0?prefix=a&prefix=b", "prefix is given twice"),
+        ("redis://h/0?socket_timeout=1&socket_timeout=5", "socket_timeout is given twice"),
+        ("redis://h/0?db=3", "the database is given twice, as the path /0 and as db=: give one"),
+        ("redis://h/1?db=1", "the database is given twice"),
+    ],
+)
+def test_an_option_given_twice_is_refused(url: str, says: str) -> None:
+    """Two values for one setting were taken, silently: the last prefix but the first
+    socket_timeout, and db= over the path's database, which the store's URL still showed."""
+    with pytest.raises(ConfigError, match=re.escape(f"Redis URL {url!r}: {says}")):
+        open_store(url)
+
+
+async def test_the_database_may_be_given_as_an_option(redis_url: str) -> None:
+    base = redis_url.rsplit("/", 1)[0]
+    writer, reader = open_store(f"{base}?db=3&prefix=dbopt"), open_store(f"{base}/3?prefix=dbopt")
+    try:
+        await writer.put("ns", "k", b"v")
+        assert await reader.get("ns", "k") == b"v"
+        await reader.delete("ns", "k")
+    finally:
+        await writer.close()
+        await reader.close()
