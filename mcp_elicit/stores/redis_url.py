@@ -109,8 +109,13 @@ def split_url(url: str) -> tuple[str, str | None]:
 
     try:
         parts = urlsplit(url)
-    except ValueError as exc:  # an unbalanced '[': the text shows no part of the URL
-        raise bad(str(exc)) from exc
+    except ValueError as exc:  # its text shows no part of the URL but a bracketed host's
+        if "IPv6" not in str(exc):
+            raise bad(str(exc)) from exc
+        raise bad(
+            "a '[' or ']' out of place: an IPv6 host is written in brackets, as in "
+            "redis://[::1]:6379/0, and a '[' or ']' in a user name or password percent-encoded (%5B, %5D)"
+        ) from exc
     try:
         port = parts.port  # raises ValueError when the port is not a number
     except ValueError as exc:  # its text quotes the port, which may be part of a password

@@ -452,3 +452,34 @@ async def test_the_database_may_be_given_as_an_option(redis_url: str) -> None:
     finally:
         await writer.close()
         await reader.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://[::1/0", "redis://[::1/0"),
+        ("redis://::1]:6379/0", "redis://::1]:6379/0"),
+        ("redis://u:Xq[s3cret@h/0", "redis://u:***@h/0"),
+        ("rediss://u:Xq]s3cret@h:6380/0", "rediss://u:***@h:6380/0"),
+    ],
+)
+def test_a_stray_bracket_says_how_ipv6_hosts_and_passwords_are_written(url: str, shown: str) -> None:
+    """Python's 'Invalid IPv6 URL' was all the error said, also for a '[' in a password."""
+    with pytest.raises(ConfigError) as caught:
+        open_store(url)
+    assert str(caught.value) == (
+        f"Redis URL {shown!r}: a '[' or ']' out of place: an IPv6 host is written in brackets, "
+        "as in redis://[::1]:6379/0, and a '[' or ']' in a user name or password percent-encoded "
+        "(%5B, %5D)"
+    )
+
+
+async def test_ipv6_hosts_are_taken(redis_url: str) -> None:
+    """A bracketed IPv6 host reaches the real server (IPv4-mapped: it listens on 127.0.0.1)."""
+    port = redis_url.rsplit(":", 1)[1].split("/")[0]
+    store = open_store(f"redis://[::ffff:127.0.0.1]:{port}/0?prefix=v6")
+    try:
+        await store.put("ns", "k", b"v")
+        assert await store.take("ns", "k") == b"v"
+    finally:
+        await store.close()
