@@ -117,7 +117,9 @@ class ModernSession:
     async def _answer(self, step: NeedInput, origin: Origin) -> dict[str, Any]:
         """The answers to one round's questions, while the server lasts: no request is in
         flight while the person answers, so a server gone for good meanwhile (its process
-        exited) withdraws the questions and fails the call, saying so."""
+        exited) withdraws the questions and fails the call, saying so. An answerer that
+        cancels its own question (``CancelledError``) cancels the call, as it would with no
+        ``gone`` to watch."""
         if not step.requests:
             return {}
         answer = self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
@@ -126,13 +128,15 @@ class ModernSession:
             return await answer
         answering = asyncio.ensure_future(answer)
         gone = asyncio.ensure_future(watch())
+        went = False
         try:
             await asyncio.wait([answering, gone], return_when=asyncio.FIRST_COMPLETED)
+            went = gone.done()
         finally:
             if not answering.done():
                 await _withdraw(answering)
             gone.cancel()
-        if answering.cancelled():  # withdrawn: the server went first
+        if answering.cancelled() and went:  # withdrawn: the server went first
             raise TransportError(
                 f"{origin} to {self.conn.server} cannot go on: {gone.result()}; its questions were "
                 "withdrawn from the person"

@@ -491,3 +491,29 @@ async def test_a_script_waiting_for_a_completion_that_never_comes_fails_in_time(
     async with hostile(["legacy-url-required", "1"], "2025-11-25", answerer) as (client, _):
         with pytest.raises(RequestTimeout, match=r"said the URL step 'e0'.*complete.*0.5 s"):
             await asyncio.wait_for(client.call_tool("t"), 30)
+
+
+class GivingUp:
+    """An answerer whose own wait is cancelled (its prompt stopped, as on Ctrl-C in a
+    prompt library): ``elicit`` raises ``CancelledError`` though no one cancelled the call."""
+
+    modes = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        raise asyncio.CancelledError
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_an_answerer_that_cancels_its_question_stops_the_call() -> None:
+    """2026-07-28 over stdio: the answerer cancelling mid-round stops the call as cancelled,
+    sending no retry (the server, still running, is not taken for gone). The call failed with asyncio's
+    InvalidStateError ('Result is not set'): the cancelled answer was taken for the server
+    gone, whose reason was then read before it existed."""
+    async with hostile(["ask-forever"], "2026-07-28", GivingUp()) as (client, recorder):
+        call = asyncio.ensure_future(client.call_tool("t"))
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(call, 10)
+        assert call.cancelled()
+    assert len(sizes(recorder, "tools/call")) == 1
