@@ -116,6 +116,8 @@ class Client:
             raise ValueError(
                 f"versions must be revisions this client speaks ({', '.join(SUPPORTED)}), not {unknown or 'none'}"
             )
+        if limits is not None and not isinstance(limits, RoundLimits):
+            raise ConfigError(f"limits {limits!r}: expected a RoundLimits (RoundLimits(max_rounds=3))")
         if answerer is not None:
             check_answerer(answerer)
         self.transport = transport

@@ -17,6 +17,9 @@ Rules (*Multi Round-Trip Requests*, client requirements):
 * Bounded: at most ``max_rounds`` rounds in all, and at most ``max_state_only`` rounds in
   a row that ask nothing (state only), which are retried after the ``backoff`` delays
   (seconds; the last one repeats). Each limit raises ``RoundsExceeded`` saying which.
+  Limits that cannot work (not whole numbers, fewer than one round or one request, a
+  delay that is negative or not finite) are refused as ``RoundLimits`` is made
+  (``ConfigError`` naming the field), not in the middle of a call.
 * At most ``max_requests`` input requests in one round (32 by default): a result asking
   more is a ``ProtocolViolation``, and none of it is answered.
 * A ``requestState`` longer than ``max_state_bytes`` (UTF-8; 1 MiB by default) is a
@@ -26,12 +29,13 @@ Rules (*Multi Round-Trip Requests*, client requirements):
 
 from __future__ import annotations
 
+import math
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
 
-from mcp_elicit.errors import ProtocolViolation, RoundsExceeded
+from mcp_elicit.errors import ConfigError, ProtocolViolation, RoundsExceeded
 
 __all__ = [
     "INPUT_METHODS",
@@ -68,6 +72,27 @@ class RoundLimits:
     max_requests: int = MAX_INPUT_REQUESTS
     max_state_bytes: int = MAX_STATE_BYTES
     backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0)
+
+    def __post_init__(self) -> None:
+        for name, least in (
+            ("max_rounds", 1),
+            ("max_state_only", 0),
+            ("max_requests", 1),
+            ("max_state_bytes", 0),
+        ):
+            value = getattr(self, name)
+            if not _whole(value) or value < least:
+                raise ConfigError(f"RoundLimits {name} {value!r}: expected a whole number, at least {least}")
+        delays = self.backoff
+        if (
+            isinstance(delays, str | bytes)
+            or not isinstance(delays, Sequence)
+            or not all(map(_seconds, delays))
+        ):
+            raise ConfigError(
+                f"RoundLimits backoff {delays!r}: expected a sequence of finite numbers of seconds, at least 0"
+            )
+        object.__setattr__(self, "backoff", tuple(float(d) for d in delays))
 
     def delay(self, state_only: int) -> float:
         """The wait before the ``state_only``-th consecutive state-only retry (1-based)."""
@@ -223,6 +248,16 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
             raise ProtocolViolation(f"the params of input request {quoted(key)} must be an object")
         out.append(InputRequest(str(key), str(what), params))
     return tuple(out)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _seconds(value: object) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    )
 
 
 def _utf8_size(text: str) -> int:

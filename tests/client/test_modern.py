@@ -295,6 +295,12 @@ def test_a_timeout_that_is_no_duration_is_refused_naming_it(option: str, value: 
         Client(FakeTransport(Server()), **{option: value})  # type: ignore[arg-type]
 
 
+def test_limits_that_are_not_round_limits_are_refused() -> None:
+    # A dict was taken, and failed at the first input_required with an AttributeError.
+    with pytest.raises(ConfigError, match=r"^limits \{'max_rounds': 3\}: expected a RoundLimits"):
+        Client(FakeTransport(Server()), limits={"max_rounds": 3})  # type: ignore[arg-type]
+
+
 async def test_using_a_client_before_connecting_says_how() -> None:
     client = Client(FakeTransport(Server()))
     with pytest.raises(TransportError, match="not connected"):

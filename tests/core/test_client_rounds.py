@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -9,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mcp_elicit.core.rounds import Complete, NeedInput, RoundLimits, Rounds
-from mcp_elicit.errors import ProtocolViolation, RoundsExceeded
+from mcp_elicit.errors import ConfigError, ProtocolViolation, RoundsExceeded
 
 ASK = {
     "method": "elicitation/create",
@@ -250,3 +251,37 @@ def test_the_request_state_stays_out_of_reprs() -> None:
     assert sealed not in repr(step)
     assert sealed not in repr(rounds)
     assert "elicitation/create" in repr(step)  # what was asked is still shown
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("max_rounds", 0, "a whole number, at least 1"),
+        ("max_rounds", None, "a whole number, at least 1"),
+        ("max_rounds", 2.5, "a whole number, at least 1"),
+        ("max_rounds", True, "a whole number, at least 1"),
+        ("max_requests", 0, "a whole number, at least 1"),
+        ("max_requests", "32", "a whole number, at least 1"),
+        ("max_state_only", -1, "a whole number, at least 0"),
+        ("max_state_bytes", -1, "a whole number, at least 0"),
+        ("backoff", (0.1, -1), "a sequence of finite numbers of seconds, at least 0"),
+        ("backoff", (float("nan"),), "a sequence of finite numbers of seconds, at least 0"),
+        ("backoff", 0.5, "a sequence of finite numbers of seconds, at least 0"),
+    ],
+)
+def test_limits_that_cannot_work_are_refused_naming_them(option: str, value: object, expected: str) -> None:
+    """They were taken: None or "32" failed mid-call with a TypeError after the first
+    round, 0 rounds failed the first input_required 'after 1 rounds (the limit is 0)', a
+    negative or nan delay retried at once, and a lone number failed the first state-only
+    round with a TypeError."""
+    with pytest.raises(
+        ConfigError, match=rf"^RoundLimits {option} {re.escape(repr(value))}: expected {expected}$"
+    ):
+        RoundLimits(**{option: value})  # type: ignore[arg-type]
+
+
+def test_limits_at_their_least_are_taken() -> None:
+    limits = RoundLimits(max_rounds=1, max_state_only=0, max_requests=1, max_state_bytes=0, backoff=[0])  # type: ignore[arg-type]
+    assert limits.backoff == (0.0,)
+    with pytest.raises(RoundsExceeded, match=r"after 1 rounds \(the limit is 1\)"):
+        Rounds("tools/call", {"name": "t"}, limits).step(need(q=ASK))
