@@ -9,7 +9,8 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   ``tools/call``, ``prompts/get`` and ``resources/read``.
 * An ``input_required`` result carries ``inputRequests`` (a map of key to
   ``elicitation/create``, ``sampling/createMessage`` or ``roots/list``), ``requestState``
-  (an opaque string), or both; neither is invalid.
+  (an opaque string), or both; neither is invalid, and so is either one given as null
+  (null is a value of the wrong type, not an absent field).
 * A retry is the original params, plus ``inputResponses`` under exactly the keys asked
   this round, plus ``requestState`` echoed as the very same string (omitted when the
   result had none). Nothing from one logical request ever reaches another: each has its
@@ -162,10 +163,14 @@ class Rounds:
                 f"the server answered {self.method} with input_required, which only tools/call, "
                 "prompts/get and resources/read may receive"
             )
+        if "inputRequests" in result and result["inputRequests"] is None:  # null is no absence
+            raise ProtocolViolation(_not_a_map(self.method, None))
         requests = input_requests(result.get("inputRequests"), self.method, limit=self.limits.max_requests)
         state = result.get("requestState")
-        if state is not None and not isinstance(state, str):
-            raise ProtocolViolation(f"requestState in the {self.method} result must be a string")
+        if "requestState" in result and not isinstance(state, str):
+            raise ProtocolViolation(
+                f"requestState in the {self.method} result must be a string, not {quoted(state)}"
+            )
         if state is not None and (size := _utf8_size(state)) > self.limits.max_state_bytes:
             raise ProtocolViolation(
                 f"the server answered {self.method} with a requestState of {size} bytes; this client "
@@ -225,7 +230,7 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
     if raw is None:
         return ()
     if not isinstance(raw, Mapping):
-        raise ProtocolViolation(f"inputRequests in the {method} result must be an object of key to request")
+        raise ProtocolViolation(_not_a_map(method, raw))
     if len(raw) > limit:
         raise ProtocolViolation(
             f"the {method} result carries {len(raw)} input requests in one round; this client "
@@ -248,6 +253,10 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
             raise ProtocolViolation(f"the params of input request {quoted(key)} must be an object")
         out.append(InputRequest(str(key), str(what), params))
     return tuple(out)
+
+
+def _not_a_map(method: str, raw: object) -> str:
+    return f"inputRequests in the {method} result must be an object of key to request, not {quoted(raw)}"
 
 
 def _whole(value: object) -> bool:

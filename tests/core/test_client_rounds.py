@@ -157,6 +157,15 @@ def test_a_complete_result_after_many_rounds_is_still_fine() -> None:
         ({"resultType": "partial"}, "resultType 'partial'"),
         ({"resultType": "input_required"}, "neither inputRequests nor requestState"),
         ({"resultType": "input_required", "requestState": 7}, "must be a string"),
+        # null was taken for absent: the state went unechoed, the questions unasked
+        (
+            {"resultType": "input_required", "inputRequests": {"a": ASK}, "requestState": None},
+            "requestState in the tools/call result must be a string, not None",
+        ),
+        (
+            {"resultType": "input_required", "inputRequests": None, "requestState": "s"},
+            "inputRequests in the tools/call result must be an object of key to request, not None",
+        ),
         ({"resultType": "input_required", "inputRequests": []}, "must be an object"),
         ({"resultType": "input_required", "inputRequests": {"a": "x"}}, "must be an object"),
         (
