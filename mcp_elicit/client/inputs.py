@@ -19,7 +19,8 @@ Rules:
   not declare fails the round before anyone is asked the others. Then they are answered
   in their order; when the answerer has ``elicit_many`` and the round holds two or more
   elicitations it can show, those go to it together (one page for all), and any answer
-  among them that does not fit is asked again on its own.
+  among them that does not fit is asked again on its own. ``elicit_many`` returning
+  anything but one answer per question is the answerer's ``TypeError``, saying so.
 """
 
 from __future__ import annotations
@@ -151,8 +152,8 @@ class Inputs:
         if batch is not None and len(together) > 1:
             with self.thinking():
                 async with self._person:
-                    raws = list(await _awaitable(batch(together), "elicit_many"))
-            first = {e.key: raw for e, raw in zip(together, raws, strict=True)}
+                    raws = await _awaitable(batch(together), "elicit_many")
+            first = _one_each(raws, together)
         out: dict[str, Any] = {}
         for r in requests:
             if r.key in asked:
@@ -209,6 +210,27 @@ class Inputs:
                 done = getattr(self.answerer, "url_done", None)  # optional: done at once without it
                 if done is not None:
                     await done(request)
+
+
+def _one_each(
+    raws: object, requests: Sequence[ElicitationRequest]
+) -> dict[str, ElicitAnswer | Mapping[str, Any]]:
+    """What ``elicit_many`` returned for ``requests``, by key: ``TypeError`` unless it is a
+    sequence of answers (``ElicitAnswer`` or mappings), one per request."""
+    how = "return a list of answers (ElicitAnswer), one per question, in the order asked"
+    if not isinstance(raws, Sequence) or isinstance(raws, str | bytes):
+        raise TypeError(f"the answerer's elicit_many() returned {type(raws).__name__}; {how}")
+    if len(raws) != len(requests):
+        answers = "answer" if len(raws) == 1 else "answers"
+        raise TypeError(
+            f"the answerer's elicit_many() returned {len(raws)} {answers} for {len(requests)} questions; {how}"
+        )
+    for request, raw in zip(requests, raws, strict=True):
+        if not isinstance(raw, ElicitAnswer | Mapping):
+            raise TypeError(
+                f"the answerer's elicit_many() returned {type(raw).__name__} for question {request.key!r}; {how}"
+            )
+    return {request.key: raw for request, raw in zip(requests, raws, strict=True)}
 
 
 def _awaitable(value: Any, method: str) -> Any:

@@ -147,3 +147,39 @@ async def test_answerers_without_elicit_many_are_asked_one_at_a_time_as_before()
         "a": {"action": "accept", "content": {"x": 1}},
         "b": {"action": "accept", "content": {"y": 2}},
     }
+
+
+class Miscounting(Batch):
+    """A batch answerer whose ``elicit_many`` returns ``out``, whatever it was asked."""
+
+    def __init__(self, out: Any) -> None:
+        super().__init__({})
+        self.out = out
+
+    async def elicit_many(self, requests: Sequence[ElicitationRequest]) -> Any:
+        return self.out
+
+
+@pytest.mark.parametrize(
+    ("out", "expected"),
+    [
+        ([ElicitAnswer.cancel()], r"elicit_many\(\) returned 1 answer for 2 questions"),
+        ([ElicitAnswer.cancel()] * 3, r"elicit_many\(\) returned 3 answers for 2 questions"),
+        (None, r"elicit_many\(\) returned NoneType"),
+        ({"a": {"action": "cancel"}, "b": {"action": "cancel"}}, r"elicit_many\(\) returned dict"),
+        ("ab", r"elicit_many\(\) returned str"),
+        ([5, {"action": "cancel"}], r"elicit_many\(\) returned int for question 'a'"),
+    ],
+)
+async def test_an_elicit_many_that_does_not_answer_one_per_question_is_refused_saying_so(
+    out: Any, expected: str
+) -> None:
+    """The answerer's own fault, named as such, and nothing sent. It was Python's own
+    error from deep inside the client ('zip() argument 2 is shorter than argument 1',
+    "'NoneType' object is not iterable"), or a dict's keys taken for answers and blamed on
+    elicit(): 'the answerer's elicit() returned str'."""
+    server = Round({"a": ask("First?", form("x")), "b": ask("Second?", form("y"))})
+    async with Client(FakeTransport(server), answerer=Miscounting(out)) as client:
+        with pytest.raises(TypeError, match=expected):
+            await client.call_tool("t")
+    assert len(server.calls) == 1
