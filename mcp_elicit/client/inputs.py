@@ -128,8 +128,15 @@ class Inputs:
     def _check_mode(self, request: ElicitationRequest) -> None:
         """``ProtocolViolation`` unless this client declared the elicitation's mode."""
         if self.answerer is None or request.mode not in self.modes:
+            modes = [m for m in ("form", "url") if m in self.modes]
+            answers = (
+                f"it answers {' and '.join(modes)} mode only"
+                if modes
+                else "it declares no elicitation capability"
+            )
             raise ProtocolViolation(
-                f"{request.describe()}, but this client declared no {request.mode}-mode elicitation"
+                f"{request.describe()}, but this client declared no {request.mode}-mode elicitation "
+                f"({request.method} in {request.mode} mode; {answers})"
             )
 
     async def answer_round(

@@ -593,27 +593,46 @@ async def test_a_tool_enabled_sampling_request_needs_the_sampling_tools_capabili
 
 
 @pytest.mark.parametrize(
-    ("request_", "message"),
+    ("request_", "modes", "message"),
     [
-        ({"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}, "sampling"),
-        ({"method": "roots/list", "params": {}}, "roots"),
+        (
+            {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}},
+            ["form"],
+            r"asked for sampling/createMessage \('k' during tools/call t\); this client declares no sampling",
+        ),
+        (
+            {"method": "roots/list", "params": {}},
+            ["form"],
+            r"asked for roots/list \('k' during tools/call t\); this client declares no roots",
+        ),
         (
             {
                 "method": "elicitation/create",
                 "params": {"mode": "url", "message": "m", "url": "https://x.example"},
             },
-            "no url-mode elicitation",
+            ["form"],
+            r"\], but this client declared no url-mode elicitation \(elicitation/create in url mode; "
+            r"it answers form mode only\)$",
+        ),
+        (
+            ask(),
+            [],
+            r"\], but this client declared no form-mode elicitation \(elicitation/create in form mode; "
+            r"it declares no elicitation capability\)$",
         ),
     ],
 )
-async def test_asking_for_what_the_client_did_not_declare_is_a_violation(
-    request_: dict[str, Any], message: str
+async def test_asking_for_what_the_client_did_not_declare_is_a_violation_naming_the_method(
+    request_: dict[str, Any], modes: list[str], message: str
 ) -> None:
+    """The error said 'declared no url-mode elicitation' (or form-mode, for a client with
+    no elicitation capability at all) without naming elicitation/create."""
+
     class Rude(Server):
         def call(self, message_: dict[str, Any], params: dict[str, Any]) -> list[Any]:
             return [result(message_, {"resultType": "input_required", "inputRequests": {"k": request_}})]
 
-    answerer = Scripted.from_script([{"action": "accept"}], modes=["form"])
+    answerer = Scripted.from_script([{"action": "accept"}], modes=modes)
     async with Client(FakeTransport(Rude()), answerer=answerer) as client:
         with pytest.raises(ProtocolViolation, match=message):
             await client.call_tool("t")
