@@ -9,8 +9,9 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   ``tools/call``, ``prompts/get`` and ``resources/read``.
 * An ``input_required`` result carries ``inputRequests`` (a map of key to
   ``elicitation/create``, ``sampling/createMessage`` or ``roots/list``), ``requestState``
-  (an opaque string), or both; neither is invalid, and so is either one given as null
-  (null is a value of the wrong type, not an absent field).
+  (an opaque string), or both; neither (an empty ``inputRequests`` asks nothing) is
+  invalid, and so is either one given as null (a value of the wrong type, not an absent
+  field).
 * A retry is the original params, plus ``inputResponses`` under exactly the keys asked
   this round, plus ``requestState`` echoed as the very same string (omitted when the
   result had none). Nothing from one logical request ever reaches another: each has its
@@ -178,9 +179,14 @@ class Rounds:
                 "request was abandoned"
             )
         if not requests and state is None:
+            given = "an empty inputRequests (nothing to answer)" if "inputRequests" in result else ""
             raise ProtocolViolation(
-                f"the server answered {self.method} with input_required but neither inputRequests "
-                "nor requestState"
+                f"the server answered {self.method} with input_required "
+                + (
+                    f"with {given} and no requestState"
+                    if given
+                    else "but neither inputRequests nor requestState"
+                )
             )
         if self.rounds >= self.limits.max_rounds:
             raise RoundsExceeded(

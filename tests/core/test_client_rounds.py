@@ -156,6 +156,11 @@ def test_a_complete_result_after_many_rounds_is_still_fine() -> None:
     [
         ({"resultType": "partial"}, "resultType 'partial'"),
         ({"resultType": "input_required"}, "neither inputRequests nor requestState"),
+        # it said "neither inputRequests nor requestState" to a server that sent {}
+        (
+            {"resultType": "input_required", "inputRequests": {}},
+            r"input_required with an empty inputRequests \(nothing to answer\) and no requestState",
+        ),
         ({"resultType": "input_required", "requestState": 7}, "must be a string"),
         # null was taken for absent: the state went unechoed, the questions unasked
         (
