@@ -227,6 +227,17 @@ def malformed_reply(exc: ProtocolError, server: str) -> Ended | None:
     )
 
 
+def unreadable_reply(rid: str | int, exc: ProtocolError, server: str) -> Ended:
+    """``Ended`` for request ``rid``, whose answer's line (it begins with that id) is not
+    JSON at all (``exc``, a parse error)."""
+    return Ended(
+        reason=f"{server} answered request {rid!r} with a malformed response",
+        error=ProtocolViolation(
+            f"{server} answered request {rid!r} with a malformed response: {exc.message}"
+        ),
+    )
+
+
 def session_gone(sent_with: Mapping[str, str], status: int, body: str, is_json: bool) -> Ended | None:
     """How a request sent with the headers ``sent_with`` ended, if they name a session
     (``Mcp-Session-Id``) and the answer was 404 (else None), whatever its ``body``: the

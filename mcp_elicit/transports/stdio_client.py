@@ -44,8 +44,9 @@ from mcp_elicit.client.transport import (
     malformed_reply,
     message_json,
     speaks_modern,
+    unreadable_reply,
 )
-from mcp_elicit.errors import ProtocolError, TransportError
+from mcp_elicit.errors import ParseError, ProtocolError, TransportError
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
@@ -276,6 +277,11 @@ class StdioTransport:
             if pending is not None and ended is not None:
                 pending.put_nowait(ended)  # the request fails now, not at its timeout
                 return
+            if isinstance(exc, ParseError):  # not JSON: the id it begins with, as for an oversized line
+                rid = leading_id(line)
+                if rid is not None and (pending := self._pending.get(rid)) is not None:
+                    pending.put_nowait(unreadable_reply(rid, exc, self.where))
+                    return
             log.warning("%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, exc, line[:200])
             reply = None if self._modern else invalid_request_reply(exc)
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600

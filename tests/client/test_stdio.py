@@ -195,7 +195,12 @@ async def test_an_answerer_learns_that_the_server_saw_the_url_step_finished(revi
 MALFORMED = textwrap.dedent(
     """
     import json, sys
-    bad = {"result": {"result": "a string"}, "error": {"error": {"message": "no code"}}}[sys.argv[1]]
+    kind = sys.argv[1]
+    bad = {
+        "result": {"result": "a string"},
+        "error": {"error": {"message": "no code"}},
+        "surrogate": {"result": {"tools": [], "resultType": "complete", "note": "\\ud800"}},
+    }.get(kind)
     for line in sys.stdin:
         msg = json.loads(line)
         if "id" not in msg:
@@ -203,6 +208,8 @@ MALFORMED = textwrap.dedent(
         if msg["method"] == "server/discover":
             result = {"supportedVersions": ["2026-07-28"], "capabilities": {}, "resultType": "complete"}
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+        elif kind == "cut":  # the answer's line ends halfway through its JSON
+            print('{"jsonrpc": "2.0", "id": %s, "result": {"tools": [' % json.dumps(msg["id"]), flush=True)
         else:
             print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], **bad}), flush=True)
     """
@@ -210,7 +217,13 @@ MALFORMED = textwrap.dedent(
 
 
 @pytest.mark.parametrize(
-    ("kind", "what"), [("result", '"result" must be an object'), ("error", '"error" must be an object')]
+    ("kind", "what"),
+    [
+        ("result", '"result" must be an object'),
+        ("error", '"error" must be an object'),
+        ("surrogate", "not valid JSON (no low surrogate in string)"),
+        ("cut", "not valid JSON (unexpected end of data)"),
+    ],
 )
 async def test_a_malformed_response_fails_its_request_at_once(tmp_path: Path, kind: str, what: str) -> None:
     script = tmp_path / "malformed.py"
