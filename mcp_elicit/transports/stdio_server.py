@@ -20,7 +20,9 @@ waits to be written dropped (the spec's client sends SIGTERM after waiting for t
 then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's end or an interruption. Only JSON-RPC messages are ever written to
 stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
 what is written to fd 1 meanwhile goes to the log (``stdio_stdout``), or nowhere once the
-log's reader has gone away: whatever tool code prints never fails it. A
+log's reader has gone away: whatever tool code prints never fails it. Nor does what it
+writes to stderr: fd 2 is a pipe copied to stderr meanwhile, dropped once stderr's reader
+has gone away (``stdio_stderr``). A
 2025-11-25 session's own messages (``notifications/elicitation/complete``,
 ``notifications/resources/updated``) are written as they are queued, and the session ends
 with stdin.
@@ -45,6 +47,7 @@ from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.loopback_pages import LoopbackPages
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
+from mcp_elicit.transports.stdio_stderr import own_stderr
 from mcp_elicit.transports.stdio_stdout import own_stdout
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
@@ -185,7 +188,7 @@ class StdioServer:
             if stdout is not None:
                 await self._serve(loop, stdin, stdout)
             else:
-                with own_stdout() as protocol_out:
+                with own_stderr(), own_stdout() as protocol_out:
                     await self._serve(loop, stdin, protocol_out)
         finally:
             await self.server.stop()

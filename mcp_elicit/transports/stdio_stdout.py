@@ -21,10 +21,10 @@ import logging
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-__all__ = ["DRAIN", "own_stdout"]
+__all__ = ["DRAIN", "own_stdout", "relay"]
 
 log = logging.getLogger("mcp_elicit.stdio")
 
@@ -43,13 +43,15 @@ def own_stdout() -> Iterator[BinaryIO]:
         log_fd = sys.stderr.fileno()
     except (AttributeError, ValueError, OSError):
         log_fd = -1
-    relay: threading.Thread | None = None
+    copier: threading.Thread | None = None
     if log_fd >= 0:
         source, sink = os.pipe()  # neither inherited; fd 1, its copy, is
         os.dup2(sink, 1)
         os.close(sink)
-        relay = threading.Thread(target=_relay, args=(source, log_fd), name="mcp-elicit stdout", daemon=True)
-        relay.start()
+        copier = threading.Thread(
+            target=relay, args=(source, log_fd, _dropping), name="mcp-elicit stdout", daemon=True
+        )
+        copier.start()
     else:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
@@ -62,26 +64,31 @@ def own_stdout() -> Iterator[BinaryIO]:
         os.dup2(saved, 1)  # the pipe's last writer here: the relay reads to its end
         os.close(saved)
         out.close()  # a no-op when the pipe transport closed it already
-        if relay is not None:
-            relay.join(DRAIN)
+        if copier is not None:
+            copier.join(DRAIN)
 
 
-def _relay(source: int, log_fd: int) -> None:
-    """Copy what comes on ``source`` to ``log_fd`` until every writer has closed it; once
-    ``log_fd`` cannot be written (its reader went away), read on and drop it."""
+def relay(source: int, target: int, dropping: Callable[[OSError], None]) -> None:
+    """Copy what comes on ``source`` to ``target`` until every writer has closed it; once
+    ``target`` cannot be written (its reader went away), call ``dropping`` and read on,
+    dropping what comes."""
     heard = True
     try:
         while data := os.read(source, 65536):
             while heard and data:
                 try:
-                    data = data[os.write(log_fd, data) :]
+                    data = data[os.write(target, data) :]
                 except OSError as exc:
                     heard = False
-                    log.warning(
-                        "stderr can no longer be written (%s); what tool code writes to stdout is dropped from now on",
-                        exc.strerror or exc,
-                    )
+                    dropping(exc)
     except OSError:  # the pipe itself failed: nothing more can be copied
         pass
     finally:
         os.close(source)
+
+
+def _dropping(exc: OSError) -> None:
+    log.warning(
+        "stderr can no longer be written (%s); what tool code writes to stdout is dropped from now on",
+        exc.strerror or exc,
+    )

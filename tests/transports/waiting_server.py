@@ -1,11 +1,12 @@
 """A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
 first, so a test knows it is running), one that returns even when cancelled, a quick one,
-one that adds a tool, one that writes to stdout as tool code may, and one that leaves work
-behind that reports after the tool returned."""
+one that adds a tool, one that writes to stdout as tool code may, one that writes to stderr
+likewise, and one that leaves work behind that reports after the tool returned."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -68,4 +69,14 @@ def chatter(text: str) -> str:
     print(f"print: {text}")
     os.write(1, f"fd 1: {text}\n".encode())
     subprocess.run([sys.executable, "-c", f"print('child: {text}')"], check=True)
+    return text
+
+
+@app.tool(description="Writes to stderr the ways tool code does: print(), logging, fd 2, a child process")
+def grumble(text: str) -> str:
+    print(f"print: {text}", file=sys.stderr)
+    sys.stderr.write(f"write: {text}\n")
+    logging.getLogger("waiting.grumble").warning("logging: %s", text)
+    os.write(2, f"fd 2: {text}\n".encode())
+    subprocess.run([sys.executable, "-c", f"import sys; print('child: {text}', file=sys.stderr)"], check=True)
     return text

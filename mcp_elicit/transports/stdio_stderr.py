@@ -1,0 +1,76 @@
+"""This process's stderr while it serves stdio: written to freely, whoever reads it.
+
+Rules:
+
+* Until the server stops, fd 2 is the write end of a pipe whose bytes a thread copies to
+  stderr as the process found it (a duplicate of fd 2). Everything that writes to fd 2
+  (``sys.stderr``, the server's log handlers, tool code's ``print(file=sys.stderr)`` and
+  ``logging``, a write to fd 2, a child process, what tool code writes to stdout, see
+  ``stdio_stdout``) writes there as before, and what it writes reaches stderr as before,
+  in the order written.
+* Writing there never fails: once stderr cannot be written (its reader went away: the
+  client closed its end or died), what comes is read and dropped, said once in the log
+  (heard only by a handler that does not write to stderr, if any).
+* When the server stops, fd 2 is stderr again and what was written before is copied out
+  first (for at most ``DRAIN`` seconds: a child process still holding fd 2 is not waited
+  for).
+* Without stderr (started with fd 2 closed, ``sys.stderr`` is None) nothing is done here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import Iterator
+
+from mcp_elicit.transports.stdio_stdout import DRAIN, relay
+
+__all__ = ["own_stderr"]
+
+log = logging.getLogger("mcp_elicit.stdio")
+
+
+@contextlib.contextmanager
+def own_stderr() -> Iterator[None]:
+    """fd 2 as the module's rules say, until the block ends."""
+    if sys.stderr is None:  # started with fd 2 closed: the number may be another file's
+        yield
+        return
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    saved = os.dup(2)
+
+    def dropping(exc: OSError) -> None:
+        # said from another thread: the log writes to fd 2, the pipe only the copier reads
+        with contextlib.suppress(RuntimeError):  # no new thread as the interpreter exits: unsaid
+            threading.Thread(
+                target=_say_dropped, args=(exc,), name="mcp-elicit stderr gone", daemon=True
+            ).start()
+
+    source, sink = os.pipe()  # neither inherited; fd 2, its copy, is
+    os.dup2(sink, 2)
+    os.close(sink)
+    copier = threading.Thread(
+        target=relay, args=(source, saved, dropping), name="mcp-elicit stderr", daemon=True
+    )
+    copier.start()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        # this process's last writer of the pipe: the copier reads to its end
+        os.dup2(saved, 2)
+        copier.join(DRAIN)
+        if not copier.is_alive():  # else a child process still holds the pipe: left to it
+            os.close(saved)
+
+
+def _say_dropped(exc: OSError) -> None:
+    log.warning(
+        "stderr can no longer be written (%s); what is written to it is dropped from now on",
+        exc.strerror or exc,
+    )
