@@ -13,7 +13,10 @@ Rules:
   (heard only by a handler that does not write to stderr, if any).
 * When the server stops, fd 2 is stderr again and what was written before is copied out
   first (for at most ``DRAIN`` seconds: a child process still holding fd 2 is not waited
-  for).
+  for); unless stderr's reader went away (a write failed, or the pipe says so): then fd 2 is
+  /dev/null for the rest of the process, so that the log lines of the server's stop and
+  the interpreter's last flush of ``sys.stderr`` go nowhere instead of failing (a
+  "Logging error", an exit status of 120).
 * Without stderr (started with fd 2 closed, ``sys.stderr`` is None) nothing is done here.
 """
 
@@ -22,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import select
 import sys
 import threading
 from collections.abc import Iterator
@@ -42,8 +46,10 @@ def own_stderr() -> Iterator[None]:
     with contextlib.suppress(Exception):
         sys.stderr.flush()
     saved = os.dup(2)
+    gone = threading.Event()
 
     def dropping(exc: OSError) -> None:
+        gone.set()
         # said from another thread: the log writes to fd 2, the pipe only the copier reads
         with contextlib.suppress(RuntimeError):  # no new thread as the interpreter exits: unsaid
             threading.Thread(
@@ -62,11 +68,37 @@ def own_stderr() -> Iterator[None]:
     finally:
         with contextlib.suppress(Exception):
             sys.stderr.flush()
+        if _unread(saved):  # its reader went away, though nothing was written since
+            gone.set()
         # this process's last writer of the pipe: the copier reads to its end
-        os.dup2(saved, 2)
+        if gone.is_set():
+            _nowhere()
+        else:
+            os.dup2(saved, 2)
         copier.join(DRAIN)
+        if gone.is_set():
+            _nowhere()
         if not copier.is_alive():  # else a child process still holds the pipe: left to it
             os.close(saved)
+
+
+def _nowhere() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _unread(fd: int) -> bool:
+    """The reader of ``fd`` (a pipe, a socket) went away: asks without writing, and without
+    waiting."""
+    if not hasattr(select, "poll"):
+        return False
+    poller = select.poll()
+    try:
+        poller.register(fd, select.POLLOUT)
+        return any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 def _say_dropped(exc: OSError) -> None:

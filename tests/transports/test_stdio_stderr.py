@@ -33,8 +33,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def call(rid: int, name: str, **arguments: Any) -> dict[str, Any]:
-    params = {"name": name, "arguments": arguments, "_meta": meta()}
+def call(rid: int, name: str, progress: str | None = None, **arguments: Any) -> dict[str, Any]:
+    extra = {"progressToken": progress} if progress is not None else {}
+    params = {"name": name, "arguments": arguments, "_meta": meta(**extra)}
     return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
 
 
@@ -102,4 +103,43 @@ async def test_what_tool_code_writes_to_stderr_fails_nothing_once_its_reader_wen
             assert said["result"]["content"][0]["text"] == "unheard " * 2000
         await server.close_stdin()
         assert await server.rest() == []
+        assert await asyncio.wait_for(server.proc.wait(), 10) == 0
+
+
+async def test_the_log_at_the_servers_stop_reaches_stderr_while_it_is_read(tmp_path: Path) -> None:
+    """What is logged as the process exits, after the server stopped, still reaches stderr
+    while its reader is there, and the process exits 0."""
+    async with heard(tmp_path) as (server, stderr):
+        await server.send(call(1, "grumble", text="heard"))
+        said, _ = await server.until(1)
+        assert said["result"]["content"][0]["text"] == "heard", said
+        await server.close_stdin()
+        assert await server.rest() == []
+        assert await asyncio.wait_for(server.proc.wait(), 10) == 0
+        log = read_until(stderr.fileno(), ["print: heard", "child: heard"])
+        log += stderr.read().decode(errors="replace")  # the process has exited: to the end
+        assert "logging at exit: heard" in log, log
+        assert "Traceback" not in log and "Logging error" not in log, log
+
+
+@pytest.mark.parametrize("running", [True, False], ids=["logged-while-serving", "silent-until-exit"])
+async def test_the_log_at_the_servers_stop_fails_nothing_once_stderrs_reader_went_away(
+    tmp_path: Path, running: bool
+) -> None:
+    """stderr's reader went away while the server ran; what the server logs as it stops,
+    and what is logged as the process exits, go nowhere: no "Logging error", and the
+    process exits 0 (not 120, Python's status when it cannot flush stderr at exit). Also
+    when nothing was written to stderr between its reader's end and the server's stop."""
+    async with heard(tmp_path) as (server, stderr):
+        await server.send(call(1, "grumble", text="heard"))
+        said, _ = await server.until(1)
+        assert said["result"]["content"][0]["text"] == "heard", said
+        read_until(stderr.fileno(), ["print: heard", "child: heard"])
+        stderr.close()  # stderr's reader goes away
+        if running:  # a request running at stdin's end: its cancel is logged as the server stops
+            await server.send(call(2, "wait", progress="w", seconds=30))
+            started = await server.recv()
+            assert started["method"] == "notifications/progress", started
+        await server.close_stdin()
+        assert await server.rest(within=10) == []
         assert await asyncio.wait_for(server.proc.wait(), 10) == 0

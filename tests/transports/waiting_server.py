@@ -1,11 +1,12 @@
 """A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
 first, so a test knows it is running), one that returns even when cancelled, a quick one,
 one that adds a tool, one that writes to stdout as tool code may, one that writes to stderr
-likewise, and one that leaves work behind that reports after the tool returned."""
+likewise (and logs once more as the process exits), and one that leaves work behind that reports after the tool returned."""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import subprocess
@@ -72,8 +73,16 @@ def chatter(text: str) -> str:
     return text
 
 
-@app.tool(description="Writes to stderr the ways tool code does: print(), logging, fd 2, a child process")
+_grumbled: list[str] = []
+
+
+@app.tool(
+    description="Writes to stderr the ways tool code does: print(), logging, fd 2, a child process; logs at exit"
+)
 def grumble(text: str) -> str:
+    if not _grumbled:  # and once more, as the process exits
+        atexit.register(logging.getLogger("waiting.grumble").warning, "logging at exit: %s", text)
+        _grumbled.append(text)
     print(f"print: {text}", file=sys.stderr)
     sys.stderr.write(f"write: {text}\n")
     logging.getLogger("waiting.grumble").warning("logging: %s", text)
