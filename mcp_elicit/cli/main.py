@@ -152,6 +152,10 @@ def _split_address(value: str) -> tuple[str, int]:
 def _serve(args: argparse.Namespace) -> int:
     from mcp_elicit.cli.loader import load_server
 
+    if args.http is None:  # started with fd 2 closed: /dev/null takes its number first
+        from mcp_elicit.transports.stdio_stderr import quiet_stderr
+
+        quiet_stderr()
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_InertFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=args.log_level.upper(), handlers=[handler])

@@ -17,7 +17,11 @@ Rules:
   /dev/null for the rest of the process, so that the log lines of the server's stop and
   the interpreter's last flush of ``sys.stderr`` go nowhere instead of failing (a
   "Logging error", an exit status of 120).
-* Without stderr (started with fd 2 closed, ``sys.stderr`` is None) nothing is done here.
+* Without stderr (started with fd 2 closed, ``sys.stderr`` is None), /dev/null stands in
+  for it (:func:`quiet_stderr`): as ``sys.stderr``, so ``sys.stderr.write()`` does not
+  fail with "'NoneType' object has no attribute 'write'", and as fd 2 while that number is
+  free, so that no other file (the event loop's own, once it runs) takes it and receives
+  what is written to fd 2. The CLI does this before anything else is opened.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from collections.abc import Iterator
 
 from mcp_elicit.transports.stdio_stdout import DRAIN, relay
 
-__all__ = ["own_stderr"]
+__all__ = ["own_stderr", "quiet_stderr"]
 
 log = logging.getLogger("mcp_elicit.stdio")
 
@@ -41,6 +45,7 @@ log = logging.getLogger("mcp_elicit.stdio")
 def own_stderr() -> Iterator[None]:
     """fd 2 as the module's rules say, until the block ends."""
     if sys.stderr is None:  # started with fd 2 closed: the number may be another file's
+        quiet_stderr()
         yield
         return
     with contextlib.suppress(Exception):
@@ -80,6 +85,22 @@ def own_stderr() -> Iterator[None]:
             _nowhere()
         if not copier.is_alive():  # else a child process still holds the pipe: left to it
             os.close(saved)
+
+
+def quiet_stderr() -> None:
+    """Started with fd 2 closed, /dev/null in stderr's place, as the module's rules say;
+    else nothing."""
+    if sys.stderr is not None:
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.fstat(2)
+    except OSError:  # the number is still free: /dev/null takes it
+        if devnull != 2:
+            os.dup2(devnull, 2)
+            os.close(devnull)
+            devnull = 2
+    sys.stderr = open(devnull, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
 
 
 def _nowhere() -> None:

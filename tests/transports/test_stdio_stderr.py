@@ -143,3 +143,26 @@ async def test_the_log_at_the_servers_stop_fails_nothing_once_stderrs_reader_wen
         await server.close_stdin()
         assert await server.rest(within=10) == []
         assert await asyncio.wait_for(server.proc.wait(), 10) == 0
+
+
+async def test_what_tool_code_writes_to_stderr_fails_nothing_when_started_without_it(tmp_path: Path) -> None:
+    """Started with fd 2 closed (``2>&-``), there is no stderr: what tool code writes to it
+    goes nowhere, the tool answers, nothing of it reaches stdout, and the process exits 0."""
+    command = ["sh", "-c", 'exec "$@" 2>&-', "sh", *cli(), "serve", str(WAITING_SERVER)]
+    proc = await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, cwd=ROOT, env=_env()
+    )
+    none = tmp_path / "none.stderr"
+    none.touch()
+    server = StdioProcess(proc, none)
+    try:
+        for rid in (1, 2):
+            await server.send(call(rid, "grumble", text="nobody"))
+            said, _ = await server.until(rid, within=10.0)
+            assert "isError" not in said["result"], said
+            assert said["result"]["content"][0]["text"] == "nobody"
+        await server.close_stdin()
+        assert await server.rest() == []
+        assert await asyncio.wait_for(proc.wait(), 10) == 0
+    finally:
+        await server.stop()
