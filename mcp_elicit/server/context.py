@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
@@ -108,6 +108,8 @@ class Context:
         self._log_level = log_level if log_level is not None else call.log_level
         #: How many questions of each kind (and ``_occurrence`` names) were asked so far.
         self._counters: dict[str, int] = {}
+        #: What of the caller's own the handler used (see ``used``); shared with a ThreadContext.
+        self._used: set[str] = set()
         #: The thread of the event loop the handler runs on: the only one this works in.
         self._thread = threading.get_ident()
 
@@ -116,6 +118,13 @@ class Context:
     @property
     def capabilities(self) -> ClientCapabilities:
         return self.call.capabilities
+
+    @property
+    def used(self) -> Collection[str]:
+        """What of the caller's own the handler used so far: ``"secret"`` (``secret()``),
+        ``"connection"`` (``connect()``). A result made with it is theirs alone, for no
+        shared cache, even when it took no answer (the secret was stored before)."""
+        return self._used
 
     @property
     def revision(self) -> str:
@@ -337,6 +346,7 @@ class Context:
         self._live("secret")
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
+        self._used.add("secret")
         return await self._url_mode.secret(self, name, message)
 
     async def connect(self, provider: str, *, message: str | None = None) -> ConnectAnswer:
@@ -348,6 +358,7 @@ class Context:
         self._live("connect")
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
+        self._used.add("connection")
         return await self._url_mode.connect(self, provider, message)
 
     async def start_task(self, message: str | None = None) -> bool:

@@ -9,9 +9,10 @@ not fit their types. A fixed URI is an absolute URI (a scheme; no space nor cont
 character), or registering it is a ``ValueError``. A handler returns ``str`` (text), ``Blob`` (binary), a contents
 model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` with
 ``data.uri`` (-32602; -32002 on 2025-11-25), never an empty result. Handlers may take a
-``Context`` and elicit; contents read in a round that carried answers (2026-07-28) are
-``ttlMs: 0`` and ``cacheScope: "private"`` whatever the server's cache settings, as they
-hold what one person answered; those of a resource with a ``readable`` rule are
+``Context`` and elicit; contents read in a round that carried answers (2026-07-28), or
+made with the caller's stored secret or connection (``ctx.secret()``, ``ctx.connect()``
+finding it stored: one round, no answers), are ``ttlMs: 0`` and ``cacheScope: "private"``
+whatever the server's cache settings, as they hold what one person answered; those of a resource with a ``readable`` rule are
 ``cacheScope: "private"`` likewise (not every caller may read them). Caching hints are
 2026-07-28's: a handshake session's results carry none. Templates are matched in time linear in the URI's length
 and serve URIs of at most ``MAX_URI`` characters (as long as one may subscribe to).
@@ -287,8 +288,10 @@ class ResourceDef:
         if not ctx.call.modern:  # caching hints are 2026-07-28's
             return result
         params = ctx.call.params
-        if "requestState" in params or "inputResponses" in params:
-            # made from this person's answers: for no shared cache, and not to be reused
+        if "requestState" in params or "inputResponses" in params or ctx.used:
+            # made from this person's answers, or their stored secret or connection (the
+            # same contents as the round that asked for it): for no shared cache, and not
+            # to be reused
             result["ttlMs"], result["cacheScope"] = 0, "private"
         elif self.readable is not None:  # not every caller may read it: no shared cache
             result["cacheScope"] = "private"

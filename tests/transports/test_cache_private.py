@@ -1,0 +1,110 @@
+"""Caching hints over real HTTP, for contents made from what belongs to one caller: a
+resource read that used the caller's stored secret or stored connection completes in one
+round with no answers, yet its contents are theirs alone, so a server whose cache scope is
+public must not hint that a shared cache may serve them to others."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit.server.oauth import Tokens
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+}
+
+
+class Bearer:
+    async def verify(self, token: str) -> Principal | None:
+        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
+
+
+class CookieAuth:
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return cookies.get("who")
+
+
+def build(store: MemoryStore) -> Server:
+    app = Server(
+        "cached",
+        cache_scope="public",
+        cache_ttl_ms=60_000,
+        state_keys=KeyRing([bytes(range(8, 40))]),
+        store=store,
+        auth=Bearer(),
+        page_auth=CookieAuth(),
+    )
+    app.oauth_provider(
+        "example",
+        authorize_url="https://provider.example/authorize",
+        token_url="https://provider.example/token",
+        client_id="client",
+        client_secret="secret",
+    )
+
+    @app.resource("test://key")
+    async def key(ctx: Context) -> str:
+        answer = await ctx.secret("api_key")
+        if answer.secret is None:
+            return f"no key ({answer.action})"
+        return f"a key of {len(await answer.secret.reveal())} characters"
+
+    @app.resource("test://account")
+    async def account(ctx: Context) -> str:
+        answer = await ctx.connect("example")
+        return "connected" if answer.connection is not None else f"not connected ({answer.action})"
+
+    @app.resource("test://menu")
+    def menu() -> str:
+        return "soup"
+
+    return app
+
+
+async def read(http: httpx.AsyncClient, url: str, wire: WireChecker, uri: str, token: str) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri, "_meta": META}}
+    wire.request(body)
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "resources/read",
+        "mcp-name": uri,
+        "authorization": f"Bearer {token}",
+    }
+    response = await http.post(url, json=body, headers=headers)
+    assert response.status_code == 200, response.text
+    message: dict[str, Any] = response.json()
+    wire.response("resources/read", message)
+    result: dict[str, Any] = message["result"]
+    return result
+
+
+async def test_contents_made_with_a_stored_secret_or_connection_are_never_public(wire: WireChecker) -> None:
+    """ann stored a secret and connected her account earlier: her reads complete at once,
+    and are ttlMs 0, cacheScope private, as the same reads are in the round that asked her;
+    a resource that uses nothing of hers keeps the server's public hints."""
+    store = MemoryStore()
+    app = build(store)
+    await app.url_mode.vault.put("vault", "api_key", "ann", b"sk-ann-1234")
+    await app.url_mode.oauth.save("example", "ann", Tokens("ann-access"))
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        for uri, text in (("test://key", "a key of 11 characters"), ("test://account", "connected")):
+            result = await read(http, running.url, wire, uri, "tok-ann")
+            assert result["resultType"] == "complete", uri
+            assert result["contents"][0]["text"] == text
+            assert (result["ttlMs"], result["cacheScope"]) == (0, "private"), uri
+        menu = await read(http, running.url, wire, "test://menu", "tok-ann")
+        assert (menu["ttlMs"], menu["cacheScope"]) == (60_000, "public")
+    await store.close()
