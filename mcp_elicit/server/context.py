@@ -102,7 +102,7 @@ class Context:
         #: The task this request became (``start_task``), None while it answers in place.
         self.task: Running | None = None
         self._url_mode = url_mode
-        self.principal = principal
+        self._principal = principal
         self._channel = channel
         self._asker = asker
         self._log_level = log_level if log_level is not None else call.log_level
@@ -120,10 +120,18 @@ class Context:
         return self.call.capabilities
 
     @property
+    def principal(self) -> Principal | None:
+        """Who is calling (from the server's ``auth=``; None without it). A result made
+        after reading it may say who, so it counts as the caller's own (``used``)."""
+        self._used.add("principal")
+        return self._principal
+
+    @property
     def used(self) -> Collection[str]:
-        """What of the caller's own the handler used so far: ``"secret"`` (``secret()``),
-        ``"connection"`` (``connect()``). A result made with it is theirs alone, for no
-        shared cache, even when it took no answer (the secret was stored before)."""
+        """What of the caller's own the handler used so far: ``"principal"`` (it read
+        ``principal``), ``"secret"`` (``secret()``), ``"connection"`` (``connect()``). A
+        result made with it is theirs alone, for no shared cache, even when it took no
+        answer (the secret was stored before)."""
         return self._used
 
     @property

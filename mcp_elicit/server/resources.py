@@ -12,8 +12,10 @@ model, or a list of those. Reading a URI nothing serves is ``ResourceNotFound`` 
 ``Context`` and elicit; contents read in a round that carried answers (2026-07-28), or
 made with the caller's stored secret or connection (``ctx.secret()``, ``ctx.connect()``
 finding it stored: one round, no answers), are ``ttlMs: 0`` and ``cacheScope: "private"``
-whatever the server's cache settings, as they hold what one person answered; those of a resource with a ``readable`` rule are
-``cacheScope: "private"`` likewise (not every caller may read them). Caching hints are
+whatever the server's cache settings, as they hold what one person answered; those of a
+resource with a ``readable`` rule, or whose handler read ``ctx.principal``, are
+``cacheScope: "private"`` with the server's ``ttlMs`` (not every caller may read them, or
+they may say who reads them). Caching hints are
 2026-07-28's: a handshake session's results carry none. Templates are matched in time linear in the URI's length
 and serve URIs of at most ``MAX_URI`` characters (as long as one may subscribe to).
 
@@ -287,13 +289,14 @@ class ResourceDef:
         result: dict[str, Any] = {"contents": [self._contents(uri, item) for item in items]}
         if not ctx.call.modern:  # caching hints are 2026-07-28's
             return result
-        params = ctx.call.params
-        if "requestState" in params or "inputResponses" in params or ctx.used:
+        params, used = ctx.call.params, ctx.used
+        if "requestState" in params or "inputResponses" in params or "secret" in used or "connection" in used:
             # made from this person's answers, or their stored secret or connection (the
             # same contents as the round that asked for it): for no shared cache, and not
             # to be reused
             result["ttlMs"], result["cacheScope"] = 0, "private"
-        elif self.readable is not None:  # not every caller may read it: no shared cache
+        elif self.readable is not None or used:
+            # not every caller may read it, or it says who reads it: no shared cache
             result["cacheScope"] = "private"
         return result
 

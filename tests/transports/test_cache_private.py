@@ -1,7 +1,8 @@
 """Caching hints over real HTTP, for contents made from what belongs to one caller: a
-resource read that used the caller's stored secret or stored connection completes in one
-round with no answers, yet its contents are theirs alone, so a server whose cache scope is
-public must not hint that a shared cache may serve them to others."""
+resource read that used the caller's stored secret or stored connection, or their
+principal, completes in one round with no answers, yet its contents are theirs alone, so a
+server whose cache scope is public must not hint that a shared cache may serve them to
+others."""
 
 from __future__ import annotations
 
@@ -66,6 +67,14 @@ def build(store: MemoryStore) -> Server:
         answer = await ctx.connect("example")
         return "connected" if answer.connection is not None else f"not connected ({answer.action})"
 
+    @app.resource("test://me")
+    async def me(ctx: Context) -> str:
+        return f"hello {ctx.principal.subject if ctx.principal else 'stranger'}"
+
+    @app.resource("test://me/plain")
+    def me_plain(ctx: Context) -> str:  # a plain function: its Context is a ThreadContext
+        return f"hello {ctx.principal.subject if ctx.principal else 'stranger'}"
+
     @app.resource("test://menu")
     def menu() -> str:
         return "soup"
@@ -107,4 +116,19 @@ async def test_contents_made_with_a_stored_secret_or_connection_are_never_public
             assert (result["ttlMs"], result["cacheScope"]) == (0, "private"), uri
         menu = await read(http, running.url, wire, "test://menu", "tok-ann")
         assert (menu["ttlMs"], menu["cacheScope"]) == (60_000, "public")
+    await store.close()
+
+
+async def test_contents_made_from_the_callers_principal_are_never_public(wire: WireChecker) -> None:
+    """A resource that reads ctx.principal says who is calling: ann's contents differ from
+    bob's, so they are cacheScope private (a cache per authorization context) with the
+    server's ttlMs, as for a resource with a readable rule; from a plain function too."""
+    store = MemoryStore()
+    app = build(store)
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        for uri in ("test://me", "test://me/plain"):
+            for who in ("ann", "bob"):
+                result = await read(http, running.url, wire, uri, f"tok-{who}")
+                assert result["contents"][0]["text"] == f"hello {who}"
+                assert (result["ttlMs"], result["cacheScope"]) == (60_000, "private"), (uri, who)
     await store.close()
