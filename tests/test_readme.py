@@ -35,7 +35,7 @@ from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.transports.stdio_client import connect_stdio
 
-from support.procs import ROOT, cli, free_port, http_process
+from support.procs import ROOT, _stop, cli, free_port, http_process, wait_listening
 
 README = ROOT / "README.md"
 DEMO = "examples/demo_server.py"
@@ -317,6 +317,41 @@ async def test_keygen_then_serve_with_the_key_file(app_py: Path, tmp_path: Path)
                     requestState=first["requestState"],
                 )
     assert final["result"]["content"][0]["text"] == DECLINED, final
+
+
+def test_the_opentelemetry_launcher_command_traces(app_py: Path, tmp_path: Path) -> None:
+    """The README's ``opentelemetry-instrument`` line, run as written (on a free port): the
+    launcher sets up the SDK with the exporters it names, and the server's spans come out."""
+    (line,) = [c for c in commands() if c.startswith("opentelemetry-instrument ")]
+    assert "mcp-elicit serve app.py --http 127.0.0.1:8000" in line, line
+    launcher = Path(sys.executable).parent / "opentelemetry-instrument"
+    if not launcher.exists():
+        pytest.skip("opentelemetry-distro (a dev dependency) is not installed")
+    port = free_port()
+    argv = line.replace("127.0.0.1:8000", f"127.0.0.1:{port}").split()
+    out_path, err_path = tmp_path / "otel.out", tmp_path / "otel.err"
+    with out_path.open("wb") as out, err_path.open("wb") as err:
+        proc = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=app_py.parent, env=environ(tmp_path)
+        )
+    try:
+        assert wait_listening(proc, port), err_path.read_text(errors="replace")
+        check = subprocess.run(
+            [*cli(), "check", f"http://127.0.0.1:{port}/mcp"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            cwd=tmp_path,
+            env=environ(tmp_path),
+            timeout=RUN_TIMEOUT,
+        )
+        assert check.returncode == 0, check
+    finally:
+        _stop(proc)  # the SDK exports what it holds as the process exits
+    logged = err_path.read_text(errors="replace")
+    assert "Failed to auto initialize OpenTelemetry" not in logged, logged
+    spans = out_path.read_text(errors="replace")
+    for name in ("server/discover", "tools/list"):
+        assert f'"name": "{name}"' in spans, spans[-3000:] + logged[-3000:]
 
 
 # ---- the fragments --------------------------------------------------------------------------
