@@ -86,8 +86,8 @@ async def book_table(ctx: Context, restaurant: str) -> str:
         raise ToolError(f"Unknown restaurant {restaurant!r}; choose one of: {', '.join(RESTAURANTS)}")
     if not ctx.can_elicit():
         return (
-            f"To book {name} I need the party size, the date and the seating. "
-            "Your client cannot show forms; call again with those details in the request."
+            f"To book {name} I need the party size, the date and the seating, which I ask for in a form. "
+            "Your client cannot show forms, so nothing was booked: book from a client that can."
         )
     answer = await ctx.elicit(f"Booking a table at {name}: how many, and when?", Booking, key="details")
     if answer.action == "decline":

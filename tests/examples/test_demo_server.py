@@ -71,9 +71,15 @@ async def test_decline_and_cancel_differ(app: Server, wire: WireChecker, action:
 
 
 async def test_without_elicitation_the_tool_explains(app: Server, wire: WireChecker) -> None:
+    """What it tells the client is something the client can do: the tool takes nothing but
+    the restaurant, so the details cannot come in the request instead of the form."""
     client = MemoryClient(app, checker=wire, capabilities={})
+    (tool,) = [t for t in (await client.result("tools/list", {}))["tools"] if t["name"] == "book_table"]
+    assert list(tool["inputSchema"]["properties"]) == ["restaurant"]
     result = await client.result("tools/call", {"name": "book_table", "arguments": {"restaurant": "noma"}})
-    assert "cannot show forms" in result["content"][0]["text"]
+    text = result["content"][0]["text"]
+    assert "Your client cannot show forms, so nothing was booked" in text, text
+    assert "call again" not in text, text
 
 
 async def test_prompt_and_resource_ask(app: Server, wire: WireChecker) -> None:
