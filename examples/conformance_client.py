@@ -1,6 +1,8 @@
-"""The mcp-elicit client under the official MCP conformance harness (client mode).
+"""The mcp-elicit client under the official MCP conformance harness (client mode), pinned
+in tools/conformance and run from the repository root (``make install`` installs it and the
+Node 22 it needs)::
 
-    npx conformance client --command "python examples/conformance_client.py" --requirements 2026-07-28
+    PATH=$PWD/tools/node22/node_modules/node/bin:$PATH tools/conformance/node_modules/.bin/conformance client --command "python examples/conformance_client.py" --requirements 2026-07-28
 
 The harness appends the server URL as the last argument and says what to do in the
 environment: ``MCP_CONFORMANCE_SCENARIO`` (the scenario), ``MCP_CONFORMANCE_PROTOCOL_VERSION``

@@ -1,7 +1,10 @@
 """Every fixture the official MCP conformance suite calls, written with mcp-elicit.
 
-Run it with ``mcp-elicit serve examples/conformance_server.py --http 127.0.0.1:8000`` and
-point ``npx conformance server --url http://127.0.0.1:8000/mcp`` at it.
+Run it, and the harness pinned in tools/conformance against it, from the repository root
+(``make install`` installs the harness and the Node 22 it needs)::
+
+    mcp-elicit serve examples/conformance_server.py --http 127.0.0.1:8000
+    PATH=$PWD/tools/node22/node_modules/node/bin:$PATH tools/conformance/node_modules/.bin/conformance server --url http://127.0.0.1:8000/mcp
 """
 
 from __future__ import annotations
