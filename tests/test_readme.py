@@ -259,11 +259,12 @@ async def test_call_prompt_and_read_as_documented(tmp_path: Path) -> None:
     (shown,) = [b for b in blocks("sh") if "--answers answers.json" in b.text]
     serving = shown.text.find(f"mcp-elicit serve {DEMO} --http 127.0.0.1:8000")
     assert 0 <= serving < shown.text.index("mcp-elicit call http://127.0.0.1:8000/mcp"), shown.text
-    # the README's answer script, with a date still to come (the demo refuses past ones)
-    script = json.loads(block_starting("json", '{"answers"').text)
-    assert script["answers"][0]["content"]["date"]
-    script["answers"][0]["content"]["date"] = DAY.isoformat()
-    (tmp_path / "answers.json").write_text(json.dumps(script), encoding="utf-8")
+    # the README's answer script as written: the demo refuses a past date, so the one shown
+    # must stay to come for as long as the README is read (a year at the very least)
+    shown_script = block_starting("json", '{"answers"').text
+    booked = dt.date.fromisoformat(json.loads(shown_script)["answers"][0]["content"]["date"])
+    assert booked >= dt.date.today() + dt.timedelta(days=366), f"{booked} is too close to come"
+    (tmp_path / "answers.json").write_text(shown_script, encoding="utf-8")
     (tmp_path / "bad.json").write_text('{"answers": [{"action": "maybe"}]}', encoding="utf-8")
     with http_process(ROOT / DEMO, log_dir=tmp_path, args=("--store", "memory://")) as server:
         url = server.url
@@ -285,7 +286,7 @@ async def test_call_prompt_and_read_as_documented(tmp_path: Path) -> None:
     assert read.code == 0, read
     assert read.out.startswith("bookings://menu/noma (text/plain)\nNoma, Copenhagen")
     assert scripted.code == 0, scripted
-    assert scripted.out == f"Booked #1: Noma, Copenhagen, 2 people on {DAY.isoformat()}, inside.\n"
+    assert scripted.out == f"Booked #1: Noma, Copenhagen, 2 people on {booked.isoformat()}, inside.\n"
     # the exit codes of the table: 1 isError (an unknown tool), 2 usage, 3 cannot connect
     assert unknown.code == 1, unknown
     assert bad_script.code == 2, bad_script
