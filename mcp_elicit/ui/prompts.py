@@ -2,7 +2,8 @@
 Ctrl-D cancel; Ctrl-N declines where the caller allows it.
 
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
-keystroke and its message shows under the line; Enter does nothing while it fails).
+keystroke and its message shows under the line, wrapped at word boundaries to the
+terminal's width, every row of it: Enter does nothing while it fails).
 Esc alone or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D on an empty
 line (end of input: the terminal is closed or the person is leaving), never a bare
 ``EOFError``. Ctrl-N raises ``Declined`` at a prompt asked with ``declinable=True`` (a
@@ -16,14 +17,16 @@ the ``cli`` extra is known to be installed.
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Callable
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app
 from prompt_toolkit.document import Document
-from prompt_toolkit.filters import Condition
+from prompt_toolkit.filters import Condition, has_validation_error, to_filter
 from prompt_toolkit.input import Input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import ConditionalContainer, Window
 from prompt_toolkit.output import Output, create_output
 from prompt_toolkit.validation import ValidationError, Validator
 
@@ -51,7 +54,23 @@ class _CheckValidator(Validator):
     def validate(self, document: Document) -> None:
         problem = self._check(document.text)
         if problem is not None:
-            raise ValidationError(message=problem, cursor_position=len(document.text))
+            width = max(get_app().output.get_size().columns, 20)
+            lines = textwrap.wrap(problem, width, break_on_hyphens=False) or [problem]
+            raise ValidationError(message="\n".join(lines), cursor_position=len(document.text))
+
+
+def _problems_shown_whole(session: PromptSession[str]) -> None:
+    """Make the row under the prompt that says why the text is refused (prompt_toolkit's
+    validation toolbar) as tall as its message: it is one row, so on a narrow terminal a
+    message was cut at the edge ("Number of guests at the party tonight pl") and the reason
+    never showed. A terminal made narrower since the message was wrapped wraps it again."""
+    for container in session.layout.walk():
+        if isinstance(container, ConditionalContainer) and container.filter is has_validation_error:
+            window = container.content
+            if isinstance(window, Window):
+                window.height = None
+                window.wrap_lines = to_filter(True)
+                window.dont_extend_height = to_filter(True)
 
 
 @Condition
@@ -101,6 +120,7 @@ class Prompter:
                 output=self._output if self._output is not None else create_output(stdout=sys.stderr),
                 key_bindings=_bindings(lambda: self._declinable),
             )
+            _problems_shown_whole(self._session)
         return self._session
 
     async def ask(

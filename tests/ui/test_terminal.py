@@ -1,18 +1,25 @@
 """The terminal answerer, driven through prompt_toolkit's pipe input (keys as a terminal
-sends them) with its screen captured; the real-terminal test is tests/cli/test_pty.py."""
+sends them) with its screen captured; the real-terminal tests are tests/cli/test_pty.py and,
+at the end, ``mcp-elicit call`` on a pseudo-terminal against ``form_server.py``."""
 
 from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import fcntl
 import importlib.util
 import io
+import json
+import struct
+import termios
 import threading
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
+from cli.pty_session import PtySession
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
@@ -29,6 +36,8 @@ from mcp_elicit.ui import terminal
 from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
 from mcp_elicit.ui.terminal import TerminalAnswerer, system_browser
 from ui.web_rounds import SDK_BOUNDS, SDK_DESCRIBED
+
+from support.procs import ROOT, cli
 
 pytestmark = pytest.mark.anyio
 
@@ -645,3 +654,52 @@ async def test_the_servers_message_cannot_pass_for_the_clients_own_lines() -> No
     assert [line for line in lines if line.startswith("Site:")] == ["Site: evil.example"]
     assert not any(line.startswith(("https://accounts", "⚠")) for line in lines)
     assert "Site: google.com" in screen.text  # still shown, as the server's
+
+
+# ---- in a real terminal, against a real server ----------------------------------------------
+
+FORM_SERVER = Path(__file__).resolve().parent / "form_server.py"
+
+
+@contextmanager
+def in_a_terminal(tool: str, *arguments: str, columns: int = 120) -> Iterator[PtySession]:
+    """``mcp-elicit call TOOL ARGUMENTS --ui terminal`` on a pseudo-terminal ``columns`` wide,
+    ``form_server.py`` served over stdio behind it."""
+    server = [*cli(), "serve", str(FORM_SERVER)]
+    pty = PtySession([*cli(), "call", tool, *arguments, "--ui", "terminal", "--", *server], cwd=ROOT)
+    try:
+        # what prompt_toolkit draws follows the terminal's size, read at each drawing
+        fcntl.ioctl(pty.master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+        yield pty
+    finally:
+        pty.close()
+
+
+def asking(message: str, schema: dict[str, Any]) -> tuple[str, str, str]:
+    """The arguments of the ``form`` tool."""
+    return ("form", f"message={message}", f"schema={json.dumps(schema)}")
+
+
+def test_a_refusal_is_shown_whole_on_a_narrow_terminal() -> None:
+    # The line under the prompt that says why an answer is refused was one row: on a
+    # terminal 40 columns wide a long label left only "Number of guests at the party tonight
+    # pl", never why.
+    label = "Number of guests at the party tonight please"
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "title": label, "minimum": 1, "maximum": 5}},
+        "required": ["n"],
+    }
+    with in_a_terminal(*asking("How many?", schema), columns=40) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("Enter: fill in the form")  # drawn again as the prompt ends
+        pty.expect("Number of guests")
+        pty.expect(">")
+        pty.send("9")
+        pty.expect("must be at most 5", timeout=5)
+        pty.send(BACKSPACE + "3" + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 3}}')
+        assert pty.wait() == 0
