@@ -3,7 +3,9 @@ Ctrl-D cancel; Ctrl-N declines where the caller allows it.
 
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
 keystroke and its message shows under the line, wrapped at word boundaries to the
-terminal's width, every row of it: Enter does nothing while it fails).
+terminal's width, every row of it: Enter does nothing while it fails). A ``toolbar`` (what
+the field takes, which keys do what) shows at the bottom as rows of its `` · ``-separated
+parts, wrapped to the terminal's width, so no key it names is cut off at the edge.
 Esc alone or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D on an empty
 line (end of input: the terminal is closed or the person is leaving), never a bare
 ``EOFError``. Ctrl-N raises ``Declined`` at a prompt asked with ``declinable=True`` (a
@@ -54,9 +56,29 @@ class _CheckValidator(Validator):
     def validate(self, document: Document) -> None:
         problem = self._check(document.text)
         if problem is not None:
-            width = max(get_app().output.get_size().columns, 20)
-            lines = textwrap.wrap(problem, width, break_on_hyphens=False) or [problem]
+            lines = textwrap.wrap(problem, _width(), break_on_hyphens=False) or [problem]
             raise ValidationError(message="\n".join(lines), cursor_position=len(document.text))
+
+
+#: What separates the parts of a toolbar; a toolbar wraps between them.
+_PARTS = " · "
+
+
+def _rows(text: str, width: int) -> str:
+    """``text`` in rows of at most ``width`` characters, broken between its ``_PARTS``
+    (inside a part only when the part alone is too wide)."""
+    rows: list[str] = []
+    for part in text.split(_PARTS):
+        if rows and len(rows[-1]) + len(_PARTS) + len(part) <= width:
+            rows[-1] += _PARTS + part
+        else:
+            rows.extend(textwrap.wrap(part, width, break_on_hyphens=False) or [part])
+    return "\n".join(rows)
+
+
+def _width() -> int:
+    """The terminal's width, as the prompt being drawn has it (never under 20)."""
+    return max(get_app().output.get_size().columns, 20)
 
 
 def _problems_shown_whole(session: PromptSession[str]) -> None:
@@ -141,7 +163,7 @@ class Prompter:
                 default=default,
                 validator=_CheckValidator(check) if check is not None else None,
                 validate_while_typing=True,
-                bottom_toolbar=toolbar,
+                bottom_toolbar=(lambda: _rows(toolbar, _width())) if toolbar is not None else None,
             )
         except EOFError:
             raise Cancelled() from None

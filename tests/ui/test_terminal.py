@@ -10,6 +10,7 @@ import fcntl
 import importlib.util
 import io
 import json
+import os
 import struct
 import termios
 import threading
@@ -661,12 +662,31 @@ async def test_the_servers_message_cannot_pass_for_the_clients_own_lines() -> No
 FORM_SERVER = Path(__file__).resolve().parent / "form_server.py"
 
 
+class AnsweringPtySession(PtySession):
+    """A terminal that answers a request for the cursor's position (CPR), as terminals do:
+    prompt_toolkit shows a prompt's bottom toolbar only once it knows the rows below."""
+
+    def _read(self, timeout: float) -> bool:
+        before = len(self.raw)
+        more = super()._read(timeout)
+        for _ in range(self.raw.count("\x1b[6n", max(before - 3, 0))):
+            os.write(self.master, b"\x1b[20;1R")
+        return more
+
+
 @contextmanager
-def in_a_terminal(tool: str, *arguments: str, columns: int = 120) -> Iterator[PtySession]:
+def in_a_terminal(
+    tool: str, *arguments: str, columns: int = 120, positions: bool = False
+) -> Iterator[PtySession]:
     """``mcp-elicit call TOOL ARGUMENTS --ui terminal`` on a pseudo-terminal ``columns`` wide,
-    ``form_server.py`` served over stdio behind it."""
+    ``form_server.py`` served over stdio behind it; one that answers requests for the
+    cursor's position when ``positions``."""
     server = [*cli(), "serve", str(FORM_SERVER)]
-    pty = PtySession([*cli(), "call", tool, *arguments, "--ui", "terminal", "--", *server], cwd=ROOT)
+    command = [*cli(), "call", tool, *arguments, "--ui", "terminal", "--", *server]
+    if positions:  # PtySession tells prompt_toolkit not to ask
+        pty: PtySession = AnsweringPtySession(["env", "-u", "PROMPT_TOOLKIT_NO_CPR", *command], cwd=ROOT)
+    else:
+        pty = PtySession(command, cwd=ROOT)
     try:
         # what prompt_toolkit draws follows the terminal's size, read at each drawing
         fcntl.ioctl(pty.master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
@@ -702,4 +722,25 @@ def test_a_refusal_is_shown_whole_on_a_narrow_terminal() -> None:
         pty.expect("Enter: send")
         pty.send(ENTER)
         pty.expect('{"action": "accept", "content": {"n": 3}}')
+        assert pty.wait() == 0
+
+
+def test_the_keys_under_a_field_are_shown_whole_on_a_narrow_terminal() -> None:
+    # The toolbar under a field's prompt is the only place Ctrl-N (decline there) is
+    # named; it was one row, cut at 40 columns after "required · a whole number from 1 to 5 ·".
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "title": "Guests", "minimum": 1, "maximum": 5}},
+        "required": ["n"],
+    }
+    with in_a_terminal(*asking("How many?", schema), columns=40, positions=True) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("Guests >")
+        pty.expect("required · a whole number from 1 to 5")
+        pty.expect("Ctrl-N: decline", timeout=5)
+        pty.expect("Esc: cancel")
+        pty.send(CTRL_N)
+        pty.expect("Declined.")
+        pty.expect('{"action": "decline", "content": null}')
         assert pty.wait() == 0
