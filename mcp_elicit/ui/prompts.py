@@ -6,6 +6,10 @@ keystroke and its message shows under the line, wrapped at word boundaries to th
 terminal's width, every row of it: Enter does nothing while it fails). A ``toolbar`` (what
 the field takes, which keys do what) shows at the bottom as rows of its `` · ``-separated
 parts, wrapped to the terminal's width, so no key it names is cut off at the edge.
+The Ctrl-C key cancels the question, but a SIGINT signal (``kill -INT``, a stop button) is
+left to the program, as it is while no prompt reads: under ``mcp-elicit call`` it stops the
+call (exit 130). prompt_toolkit's own handling raised ``KeyboardInterrupt`` in whichever
+task was prompting, where nothing waits for it.
 Esc alone or Ctrl-C raise ``Cancelled`` wherever the person is; so does Ctrl-D on an empty
 line (end of input: the terminal is closed or the person is leaving), never a bare
 ``EOFError``. Ctrl-N raises ``Declined`` at a prompt asked with ``declinable=True`` (a
@@ -163,6 +167,7 @@ class Prompter:
                 default=default,
                 validator=_CheckValidator(check) if check is not None else None,
                 validate_while_typing=True,
+                handle_sigint=False,
                 bottom_toolbar=(lambda: _rows(toolbar, _width())) if toolbar is not None else None,
             )
         except EOFError:

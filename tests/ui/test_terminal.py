@@ -11,6 +11,7 @@ import importlib.util
 import io
 import json
 import os
+import signal
 import struct
 import termios
 import threading
@@ -744,3 +745,22 @@ def test_the_keys_under_a_field_are_shown_whole_on_a_narrow_terminal() -> None:
         pty.expect("Declined.")
         pty.expect('{"action": "decline", "content": null}')
         assert pty.wait() == 0
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_an_interrupt_signal_at_a_prompt_stops_the_call_without_a_traceback(revision: str) -> None:
+    # SIGINT from outside the terminal's keys (kill -INT, a stop button, Ctrl-C reaching the
+    # process group while the terminal is not in raw mode) while a field's prompt reads:
+    # prompt_toolkit raised KeyboardInterrupt inside the task answering the round, and
+    # asyncio printed "Task exception was never retrieved" with its traceback. It stops
+    # the call as SIGINT does anywhere else: exit 130, nothing printed but the prompt's end.
+    schema = {"type": "object", "properties": {"n": {"type": "string", "title": "Name"}}}
+    with in_a_terminal(*asking("Who?", schema), "--protocol", revision) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("Name (optional) >")
+        pty.send("Ad")
+        os.killpg(pty.proc.pid, signal.SIGINT)
+        assert pty.wait() == 130
+        shown = pty.screen
+    assert "Traceback" not in shown and "never retrieved" not in shown and "Error" not in shown
