@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -37,6 +37,24 @@ _PART_STYLES = {
 #: The widest a field's label is shown beside what it says (wrapped beyond): a label as wide
 #: as the terminal would leave no room for the descriptions, choices and answers.
 _LABEL_WIDTH = 32
+
+
+class _Framed:
+    """A frame titled ``title`` around ``parts``; when the title is wider than the frame's
+    top edge leaves room for, the title is the frame's first line instead, wrapped."""
+
+    def __init__(self, title: Text, parts: Sequence[RenderableType], border_style: str) -> None:
+        self.title = title
+        self.parts = parts
+        self.border_style = border_style
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.title.cell_len + 5 <= options.max_width:  # corner, rule, space, ..., space, corner
+            yield Panel(
+                Group(*self.parts), title=self.title, title_align="left", border_style=self.border_style
+            )
+        else:
+            yield Panel(Group(self.title, *self.parts), border_style=self.border_style)
 
 
 def _asker(request: ElicitationRequest) -> Text:
@@ -103,7 +121,7 @@ def problems_text(problems: Sequence[ValidationProblem], schema: FormSchema | No
     return text
 
 
-def question_panel(request: ElicitationRequest) -> Panel:
+def question_panel(request: ElicitationRequest) -> RenderableType:
     """The whole form-mode question."""
     parts: list[RenderableType] = [_context(request), _message(request)]
     if request.schema is not None and request.schema.fields:
@@ -119,7 +137,7 @@ def question_panel(request: ElicitationRequest) -> Panel:
         )
     title = _asker(request)
     title.append(" asks")
-    return Panel(Group(*parts), title=title, title_align="left", border_style="cyan")
+    return _Framed(title, parts, "cyan")
 
 
 def review_table(schema: FormSchema, values: Mapping[str, object]) -> Table:
@@ -176,16 +194,18 @@ def _url_lines(verdict: UrlVerdict) -> list[RenderableType]:
     return parts
 
 
-def url_panel(request: ElicitationRequest, verdict: UrlVerdict) -> Panel:
+def url_panel(request: ElicitationRequest, verdict: UrlVerdict) -> RenderableType:
     """The URL-mode question: the full URL, where it really goes, and every warning."""
     parts: list[RenderableType] = [_context(request), _message(request), Text()]
     parts.extend(_url_lines(verdict))
     title = _asker(request)
     title.append(" asks you to open a web page")
-    return Panel(Group(*parts), title=title, title_align="left", border_style="magenta")
+    return _Framed(title, parts, "magenta")
 
 
-def sign_in_panel(server: str, issuer: str, verdict: UrlVerdict, issuer_site: str | None = None) -> Panel:
+def sign_in_panel(
+    server: str, issuer: str, verdict: UrlVerdict, issuer_site: str | None = None
+) -> RenderableType:
     """Consent to sign in: which MCP server wants it, the authorization server (issuer)
     that signs the person in, and its page, shown like a URL-mode question's URL."""
     about = Table.grid(padding=(0, 2))
@@ -207,4 +227,4 @@ def sign_in_panel(server: str, issuer: str, verdict: UrlVerdict, issuer_site: st
     parts.append(Text())
     parts.extend(_url_lines(verdict))
     title = Text("An MCP server asks you to sign in", style="bold")
-    return Panel(Group(*parts), title=title, title_align="left", border_style="magenta")
+    return _Framed(title, parts, "magenta")

@@ -683,7 +683,18 @@ def in_a_terminal(
     ``form_server.py`` served over stdio behind it; one that answers requests for the
     cursor's position when ``positions``."""
     server = [*cli(), "serve", str(FORM_SERVER)]
-    command = [*cli(), "call", tool, *arguments, "--ui", "terminal", "--", *server]
+    command = [
+        "env",
+        f"COLUMNS={columns}",
+        *cli(),
+        "call",
+        tool,
+        *arguments,
+        "--ui",
+        "terminal",
+        "--",
+        *server,
+    ]
     if positions:  # PtySession tells prompt_toolkit not to ask
         pty: PtySession = AnsweringPtySession(["env", "-u", "PROMPT_TOOLKIT_NO_CPR", *command], cwd=ROOT)
     else:
@@ -764,3 +775,18 @@ def test_an_interrupt_signal_at_a_prompt_stops_the_call_without_a_traceback(revi
         assert pty.wait() == 130
         shown = pty.screen
     assert "Traceback" not in shown and "never retrieved" not in shown and "Error" not in shown
+
+
+def test_who_asks_and_what_is_shown_whole_on_a_narrow_terminal() -> None:
+    # The frame's title says who asks and what for; it was cut at the frame's edge, so at
+    # 40 columns a URL question said "Form tests 1.0.0 asks you to open a" (and a server
+    # with a longer title lost "asks" too). A title too wide for the frame is now its
+    # first line, wrapped.
+    params = {"mode": "url", "message": "Sign in", "url": "https://example.com/", "elicitationId": "e1"}
+    with in_a_terminal("ask", f"params={json.dumps(params)}", columns=40) as pty:
+        pty.expect("Esc: cancel >")
+        pty.send("d" + ENTER)
+        pty.expect("Declined.")
+        assert pty.wait() == 0
+        shown = " ".join(pty.screen.replace("│", " ").split())
+    assert "Form tests 1.0.0 asks you to open a web page" in shown
