@@ -790,3 +790,125 @@ def test_who_asks_and_what_is_shown_whole_on_a_narrow_terminal() -> None:
         assert pty.wait() == 0
         shown = " ".join(pty.screen.replace("│", " ").split())
     assert "Form tests 1.0.0 asks you to open a web page" in shown
+
+
+EVERY_KIND = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "minLength": 2, "maxLength": 5},
+        "email": {"type": "string", "title": "Email", "format": "email"},
+        "site": {"type": "string", "title": "Site", "format": "uri"},
+        "day": {"type": "string", "title": "Day", "format": "date"},
+        "when": {"type": "string", "title": "When", "format": "date-time"},
+        "qty": {"type": "integer", "title": "Qty", "minimum": 1, "maximum": 9},
+        "ratio": {"type": "number", "title": "Ratio", "minimum": 0, "maximum": 1},
+        "ok": {"type": "boolean", "title": "Ok", "default": True},
+        "color": {"type": "string", "title": "Color", "enum": ["red", "green"]},
+        "size": {
+            "type": "string",
+            "title": "Size",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            "default": "s",
+        },
+        "tags": {
+            "type": "array",
+            "title": "Tags",
+            "items": {"enum": ["a", "b", "c"]},
+            "minItems": 1,
+            "maxItems": 2,
+        },
+    },
+    "required": ["name", "email", "day", "qty", "color", "tags"],
+}
+
+
+@pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
+def test_every_kind_of_field_refuses_what_does_not_fit_beside_it_and_keeps_the_rest(revision: str) -> None:
+    # (prompt, refused, why, then accepted): the refusal shows under the field's prompt,
+    # the field is asked again, and what was answered before stays.
+    steps = [
+        ("Name >", "x", "Name must be at least 2 characters", "abcde"),
+        ("Email >", "nope", "Email must be an email address", "a@b.co"),
+        ("Site (optional) >", "not a uri", "Site has characters a URI cannot hold", ""),
+        ("Day >", "2026-13-01", "Day names a day that does not exist", "2026-12-01"),
+        ("When (optional) >", "2026-12-01 10:00", "When must be a date and time", "2026-12-01T10:00:00Z"),
+        ("Qty >", "0", "Qty must be at least 1", "3"),
+        ("Ratio (optional) >", "1.5", "Ratio must be at most 1", "0.5"),
+        ("Ok (optional) >", "maybe", "answer yes or no", "no"),
+        ("Color >", "blue", "'blue' is not one of the choices", "Green"),
+        ("Size (optional) >", "xl", "'xl' is not one of the choices", "Large"),
+        ("Tags >", "a,b,c", "Tags must have at most 2 choices", "1, 3"),
+    ]
+    with in_a_terminal(*asking("Every kind", EVERY_KIND), "--protocol", revision) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        for prompt, refused, why, accepted in steps:
+            pty.expect(prompt)
+            pty.send(CTRL_U + refused)
+            pty.expect(why)
+            pty.send(ENTER + CTRL_U + accepted + ENTER)  # Enter does nothing while refused
+        pty.expect("Your answers")
+        pty.expect("Enter: send · 1-11: change an answer")
+        pty.send(ENTER)
+        pty.expect("Sent.")
+        content = {
+            "name": "abcde",
+            "email": "a@b.co",
+            "day": "2026-12-01",
+            "when": "2026-12-01T10:00:00Z",
+            "qty": 3,
+            "ratio": 0.5,
+            "ok": False,
+            "color": "green",
+            "size": "l",
+            "tags": ["a", "c"],
+        }
+        pty.expect(json.dumps({"action": "accept", "content": content}, sort_keys=True))
+        assert pty.wait() == 0
+
+
+def test_a_servers_escapes_reach_the_terminal_only_shown() -> None:
+    # In the message, a title, a description, an option's title and value, a default, a
+    # URL: none may clear the screen, set the window's title, hide text or move the cursor.
+    esc = "\x1b"
+    evil = [f"{esc}[2J", f"{esc}]0;pwned\x07", f"{esc}[8m", f"{esc}[1A", "\x9b2J", "\u202e"]
+    params = {
+        "mode": "form",
+        "message": "Hi" + "".join(evil) + " שלום\r\nX\x08Y",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "n": {
+                    "type": "string",
+                    "title": "Name" + evil[2],
+                    "description": evil[3],
+                    "default": evil[0],
+                },
+                "c": {
+                    "type": "string",
+                    "title": "Pick" + evil[1],
+                    "oneOf": [
+                        {"const": "a" + evil[4], "title": "A" + evil[0]},
+                        {"const": "b", "title": evil[5]},
+                    ],
+                },
+            },
+            "required": ["c"],
+        },
+    }
+    with in_a_terminal("ask", f"params={json.dumps(params)}") as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("(optional) >")
+        pty.send(ENTER)
+        pty.expect("> ")
+        pty.send("1" + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect("Sent.")
+        assert pty.wait() == 0
+        raw = pty.raw
+    for sequence in evil:
+        assert sequence not in raw, sequence
+    for shown in ("Hi\\x1b[2J\\x1b]0;pwned\\x07\\x1b[8m\\x1b[1A\\x9b2J<U+202E>", "Name\\x1b[8m", "A\\x1b[2J"):
+        assert shown in pty.screen, shown
