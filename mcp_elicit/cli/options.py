@@ -106,7 +106,7 @@ def parse_pairs(
         if kinds is None or "string" in kinds:
             out[name] = value
         else:
-            out[name] = _json(name, value)
+            out[name] = _json(name, value, typed=kinds)
     return out
 
 
@@ -185,12 +185,20 @@ def _loads(text: str) -> Any:
     return json.loads(text, parse_float=_finite, parse_int=_in_range, parse_constant=_no_constant)
 
 
-def _json(name: str, value: str) -> Any:
+def _json(name: str, value: str, *, typed: set[str] | None = None) -> Any:
+    """``value`` read as JSON; ``typed``, the JSON types the tool's input schema allows
+    (text not among them), when that is why it is read so: quoting it as text would not help."""
     try:
         return _loads(value)
     except _NotANumber as exc:
         raise UsageError(f"the value of {name!r}: {exc}") from None
     except json.JSONDecodeError:
+        if typed is not None:
+            kinds = " or ".join(kind for _, kind in _JSON_KINDS if kind in typed)
+            raise UsageError(
+                f"{name!r} is {kinds} in the tool's input schema, and {value!r} is not JSON "
+                "(--trace shows the tool's inputSchema)"
+            ) from None
         raise UsageError(
             f"the value of {name!r} must be JSON here ({value!r} is not); quote text as {name}:='\"...\"'"
         ) from None

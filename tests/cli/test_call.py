@@ -403,7 +403,36 @@ def test_arguments_that_are_not_utf8_are_a_usage_error(
 def test_a_value_that_must_be_json(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "call", "cancel_booking", "booking_id=one", "--", *demo_stdio())
     assert result.code == 2
-    assert "the value of 'booking_id' must be JSON here" in result.err
+    # the schema wants an integer, so quoting the word as text would only fail on the server
+    assert "'booking_id' is integer in the tool's input schema, and 'one' is not JSON" in result.err
+    assert ":='\"...\"'" not in result.err, result.err
+
+
+@pytest.mark.parametrize(
+    ("pair", "said"),
+    [
+        ("maybe_n=five", "'maybe_n' is integer or null in the tool's input schema"),
+        ("level=high", "'level' is integer in the tool's input schema"),
+    ],
+)
+def test_a_value_the_schema_types_names_the_type_not_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, pair: str, said: str
+) -> None:
+    result = run(capsys, "call", "echo", pair, "--ui", "none", "--trace", "--", *_typed_app(tmp_path))
+    assert result.code == 2, result.err
+    assert said in result.err, result.err
+    assert "quote text" not in result.err, result.err
+    assert "tools/call" not in result.sent_methods()
+
+
+def test_a_value_given_as_json_that_is_not_json_says_how_to_quote_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(capsys, "call", "echo", "text:=hello", "--ui", "none", "--", *_typed_app(tmp_path))
+    assert result.code == 2, result.err
+    assert (
+        "the value of 'text' must be JSON here ('hello' is not); quote text as text:='\"...\"'" in result.err
+    )
 
 
 def test_a_broken_answer_script(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
