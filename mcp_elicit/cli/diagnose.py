@@ -9,7 +9,7 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   server's refusal), 401/403 (with the ``WWW-Authenticate`` challenge and how to pass a
   token or sign in; a 401 from another origin the server redirected to, with that URL to
   use instead), 421 (the server's DNS-rebinding
-  protection and ``--allow-host``), a wrong path (404/405, pointing at ``/mcp``), a legacy
+  protection and ``--allow-host``), a wrong path or server (404/405/501, pointing at ``/mcp``), a legacy
   HTTP+SSE server (found by the GET the 2025-03-26 spec prescribes for this case), an HTML
   page, a 301/302/303 redirect of the POST (which becomes a GET without the message: the
   new address is named to use instead), 5xx, a command that does not start or exits, a server that never answers (once
@@ -229,6 +229,10 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
     if last is None:
         return CannotConnect(str(exc))
     status = last.status
+    if status == 501:  # Not Implemented: a server (a static file server, say) that takes no POST at all
+        return CannotConnect(
+            f"HTTP 501 from {shown}: this server does not take POST, so no MCP endpoint here. {_path_hint(url)}"
+        )
     if status >= 500:
         said = (
             str(exc).removeprefix(f"The server failed with HTTP {status}: ").rstrip(".")

@@ -3,6 +3,8 @@ servers that fail in each way the exit codes name (0, 1, 2, 3, 4)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import pytest
 from cli.fake_http import fake_http
 from cli.helpers import demo_stdio, fake, run
 
-from support.procs import HttpProcess, free_port
+from support.procs import HttpProcess, free_port, wait_listening
 
 REVISIONS = ["2026-07-28", "2025-11-25"]
 
@@ -394,6 +396,31 @@ def test_a_redirect_that_keeps_the_post_is_followed(
         result = run(capsys, "check", f"{base}/moved/{status}")
     assert result.code == 0, result.err
     assert "OK: the server answers and lists its tools." in result.out
+
+
+def test_a_static_file_server_that_does_not_implement_post(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # python -m http.server, like many static file servers, answers POST 501 with an HTML
+    # page: the wrong address, not a server failing
+    (tmp_path / "index.html").write_text("<html><body>files</body></html>", encoding="utf-8")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_listening(proc, port)
+        result = run(capsys, "check", f"http://127.0.0.1:{port}/mcp")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert result.code == 3
+    assert f"HTTP 501 from http://127.0.0.1:{port}/mcp: this server does not take POST" in result.err
+    assert "no MCP endpoint here" in result.err
+    assert "own failure" not in result.err and "<html" not in result.err.lower(), result.err
 
 
 def test_a_server_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
