@@ -18,7 +18,8 @@ server turns into a task is followed to its end, its questions answered the same
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
 log messages (with ``--json``, also under ``notifications``). A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
-(``output_mismatch`` in ``--json``), like a stdio server's stray output.
+(``output_mismatch`` in ``--json``), like a stdio server's stray output. ``--json``'s object
+opens with ``ok`` and ``exit_code``, as ``check``'s report and every failure's do.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
@@ -256,8 +257,10 @@ def _main(args: argparse.Namespace) -> int:
         )
     )
     result = outcome["result"]
-    if args.json:
-        output.print_json({**outcome, "rounds": recorded.rounds if recorded is not None else []})
+    code = 1 if result.get("isError") is True else 0
+    if args.json:  # ok and exit_code first, as in check's report and every failure's object
+        rounds = recorded.rounds if recorded is not None else []
+        output.print_json({"ok": code == 0, "exit_code": code, **outcome, "rounds": rounds})
     else:
         if result.get("isError") is True:
             print("mcp-elicit: the tool reported an error:", file=sys.stderr)
@@ -266,7 +269,7 @@ def _main(args: argparse.Namespace) -> int:
         print(f"mcp-elicit: warning: {outcome['noise']}", file=sys.stderr)
     if outcome.get("output_mismatch"):
         print(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", file=sys.stderr)
-    return 1 if result.get("isError") is True else 0
+    return code
 
 
 def _utf8(word: str) -> None:

@@ -314,7 +314,18 @@ def test_a_json_rpc_error_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
 def test_an_is_error_result_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(capsys, "call", "echo", "text=x", "--json", "--", *fake("tool-error"))
     assert result.code == 1
-    assert result.json()["result"]["isError"] is True
+    outcome = result.json()
+    assert outcome["result"]["isError"] is True
+    # the same two keys as check's report and every failure's object, so one test reads them all
+    assert outcome["ok"] is False and outcome["exit_code"] == 1
+
+
+def test_a_result_as_json_says_ok_and_its_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "list_bookings", "--json", "--ui", "none", "--", *demo_stdio())
+    assert result.code == 0, result.err
+    outcome = result.json()
+    assert list(outcome)[:2] == ["ok", "exit_code"]
+    assert outcome["ok"] is True and outcome["exit_code"] == 0
 
 
 @pytest.mark.parametrize(
