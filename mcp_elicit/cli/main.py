@@ -74,13 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("target", help="path/to/app.py or package.module, optionally :NAME")
     serve.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP here instead of stdio")
-    serve.add_argument("--path", default="/mcp", help="the MCP endpoint path (default /mcp)")
+    serve.add_argument("--path", help="with --http, the MCP endpoint path (default /mcp)")
     serve.add_argument(
         "--allow-host",
         action="append",
         default=[],
         metavar="HOST",
-        help="accept this Host/Origin besides loopback (repeatable; '*' turns the check off)",
+        help="with --http, accept this Host/Origin besides loopback (repeatable; '*' turns the check off)",
     )
     serve.add_argument(
         "--state-key-file",
@@ -168,6 +168,10 @@ def _serve(args: argparse.Namespace) -> int:
     if keys is not None:
         server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)
     address = _split_address(args.http) if args.http is not None else None
+    if address is None and args.path is not None:
+        raise CliError("--path is the MCP endpoint's path over HTTP: it needs --http", exit_code=2)
+    if address is None and args.allow_host:
+        raise CliError("--allow-host names the Hosts HTTP requests may use: it needs --http", exit_code=2)
     if args.route is not None:
         from mcp_elicit.transports.http_sessions import route_prefix
 
@@ -194,7 +198,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     host, port = address
     allowed = [*LOOPBACK_HOSTS, *args.allow_host]
-    app = StreamableHTTP(server, path=args.path, allowed_hosts=allowed, route=args.route)
+    app = StreamableHTTP(server, path=args.path or "/mcp", allowed_hosts=allowed, route=args.route)
     config = uvicorn.Config(
         app,
         host=host,

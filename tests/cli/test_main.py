@@ -356,6 +356,41 @@ def test_serve_over_stdio_with_stdin_from_dev_null_ends_at_once() -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (["--path", "/tools/mcp"], "--path is the MCP endpoint's path over HTTP: it needs --http"),
+        (["--path", "/mcp"], "--path is the MCP endpoint's path over HTTP: it needs --http"),
+        (
+            ["--allow-host", "mcp.example.com"],
+            "--allow-host names the Hosts HTTP requests may use: it needs --http",
+        ),
+    ],
+)
+def test_serve_over_stdio_refuses_options_only_http_uses(given: list[str], says: str) -> None:
+    """Served over stdio they would do nothing: refused, as --route is, not silently ignored."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "serve",
+            "examples/demo_server.py",
+            "--store",
+            "memory://",
+            *given,
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
 def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:
     """SIGTERM is how a supervisor stops a server: after its graceful stop the process
     exits 0, as the help says, not by the signal re-raised (which a shell reads as 143)."""
