@@ -170,6 +170,8 @@ def _serve(args: argparse.Namespace) -> int:
     address = _split_address(args.http) if args.http is not None else None
     if address is None and args.path is not None:
         raise CliError("--path is the MCP endpoint's path over HTTP: it needs --http", exit_code=2)
+    if args.path is not None and not args.path.startswith("/"):  # no request's path could match it
+        raise CliError(f"--path must start with '/' (as /mcp does), not {args.path!r}", exit_code=2)
     if address is None and args.allow_host:
         raise CliError("--allow-host names the Hosts HTTP requests may use: it needs --http", exit_code=2)
     if args.route is not None:
@@ -198,7 +200,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     host, port = address
     allowed = [*LOOPBACK_HOSTS, *args.allow_host]
-    app = StreamableHTTP(server, path=args.path or "/mcp", allowed_hosts=allowed, route=args.route)
+    path = "/mcp" if args.path is None else args.path
+    app = StreamableHTTP(server, path=path, allowed_hosts=allowed, route=args.route)
     config = uvicorn.Config(
         app,
         host=host,

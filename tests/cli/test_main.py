@@ -15,6 +15,8 @@ import pytest
 from mcp_elicit.cli.main import main
 from mcp_elicit.sealing import KeyRing
 
+from support.procs import cli, free_port
+
 
 def test_keygen_prints_a_key_file_that_loads(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["keygen"]) == 0
@@ -389,6 +391,37 @@ def test_serve_over_stdio_refuses_options_only_http_uses(given: list[str], says:
     assert done.returncode == 2, done.stderr
     assert says in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("path", ["mcp", "http://127.0.0.1:8000/mcp", ""])
+def test_serve_http_refuses_a_path_that_no_request_can_reach(path: str) -> None:
+    """A request's path starts with '/': an endpoint at 'mcp' would answer 404 to every request
+    while saying it serves at http://127.0.0.1:PORTmcp."""
+    port = free_port()
+    try:
+        done = subprocess.run(
+            [
+                *cli(),
+                "serve",
+                "examples/demo_server.py",
+                "--store",
+                "memory://",
+                "--http",
+                f"127.0.0.1:{port}",
+                "--path",
+                path,
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except subprocess.TimeoutExpired as exc:  # it served instead (run() has killed it)
+        raise AssertionError(f"--path {path!r} was taken: {exc.stderr!r}") from None
+    assert done.returncode == 2, done.stderr
+    assert f"--path must start with '/' (as /mcp does), not {path!r}" in done.stderr, done.stderr
+    assert "serving" not in done.stderr
 
 
 def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:
