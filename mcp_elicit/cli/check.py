@@ -135,7 +135,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "  mcp-elicit check https://mcp.example.com/mcp      # signs in if the server asks\n"
             "  mcp-elicit check https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'\n\n"
             "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect or sign in, 4 protocol violation,\n"
-            "  130 interrupted (Ctrl-C; a stdio server is stopped)"
+            "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -5,7 +5,8 @@ Rules: every error ends with a message on stderr and the exit code its ``CliErro
 carries (2 for usage and configuration problems), and with ``--json`` also a JSON object
 on stdout saying so (``ok``, ``exit_code``, ``error``), argparse's own errors included; that message and the client's warnings
 may quote a server, so what could act on a terminal is shown instead. Nothing but JSON-RPC
-ever goes to stdout when serving over stdio. Everything after the first ``--`` is a server
+ever goes to stdout when serving over stdio. SIGTERM stops a client command as Ctrl-C
+does (the request cancelled, a stdio server stopped), with exit 143 instead of 130. Everything after the first ``--`` is a server
 command (the stdio TARGET of the client commands), never an option of ours. Positional words that argparse
 leaves over after options (``call URL --json TOOL x=1``) are given back to the command.
 What only one command needs is imported by that command (the key ring, the loader, the
@@ -24,6 +25,7 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from mcp_elicit.errors import CliError, ConfigError, UsageError
@@ -61,7 +63,8 @@ def _parser() -> argparse.ArgumentParser:
         description="MCP elicitation toolkit",
         epilog="exit codes: 0 success, 1 the server answered but something is wrong (an error result), "
         "2 usage or configuration (a server file that cannot be loaded), 3 cannot connect, sign in or "
-        "start the server, 4 the server broke the protocol, 130 interrupted (Ctrl-C); "
+        "start the server, 4 the server broke the protocol, 130 interrupted (Ctrl-C), 143 terminated "
+        "(SIGTERM, client commands); "
         "'mcp-elicit COMMAND --help' says what each means for that command",
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -346,6 +349,22 @@ def _client_logging(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
 
+#: The SIGTERMs a client command was stopped by (its exit is then 143, not Ctrl-C's 130).
+_terminated: list[int] = []
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM stops a client command as Ctrl-C does (a stdio server command is stopped,
+    even one that would outlive its closed stdin): by the SIGINT handler in place, which
+    within ``asyncio.run`` cancels the request, else with ``KeyboardInterrupt``."""
+    _terminated.append(signum)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:  # SIGINT ignored (a background job of a script): asyncio.run set no handler either
+        signal.default_int_handler(signal.SIGINT, frame)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parse(argv)
     try:
@@ -358,7 +377,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if hasattr(args, "handler"):
             _client_logging(args)
-            code: int = args.handler(args)
+            previous = signal.signal(signal.SIGTERM, _interrupt)
+            try:
+                code: int = args.handler(args)
+            finally:
+                signal.signal(signal.SIGTERM, previous)
             return code
     except CliError as exc:
         from mcp_elicit.ui.form_text import clean
@@ -372,7 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mcp-elicit: {clean(str(exc), multiline=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        return 130
+        return 143 if _terminated else 130
     except BrokenPipeError:  # stdout closed early (| head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -242,7 +242,7 @@ def test_help_states_every_exit_code(capsys: pytest.CaptureFixture[str], command
     assert exc.value.code == 0
     text = " ".join(capsys.readouterr().out.split())
     assert "exit codes:" in text
-    codes = ["0", "2", "130"] if command == ["serve"] else ["0", "1", "2", "3", "4", "130"]
+    codes = ["0", "2", "130"] if command == ["serve"] else ["0", "1", "2", "3", "4", "130", "143"]
     for code in codes:
         assert f" {code} " in text.split("exit codes:", 1)[1], (code, text)
 
@@ -339,6 +339,66 @@ def test_ctrl_c_during_a_call_exits_130_and_stops_the_server(tmp_path: Path, rev
     assert b"Traceback" not in err, err
     assert out == b""
     assert _gone(server_pid, 10), "the server process outlived the interrupted call"
+
+
+SILENT_SERVER = """
+import os, sys, time
+from pathlib import Path
+Path(sys.argv[1]).write_text(str(os.getpid()))
+time.sleep(600)  # reads nothing, answers nothing: only a signal ends it
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_stop_signal_to_a_client_command_stops_its_stdio_server(
+    tmp_path: Path, sig: str, code: int
+) -> None:
+    """SIGTERM (timeout(1), a CI job cancelled, a supervisor) stops the server command as
+    Ctrl-C does, even one that does not end when its stdin closes; the exit is 128 + the signal."""
+    import signal
+    import time
+
+    server = tmp_path / "silent.py"
+    server.write_text(SILENT_SERVER, encoding="utf-8")
+    started = tmp_path / "started"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "check",
+            "--timeout",
+            "300",
+            "--",
+            sys.executable,
+            str(server),
+            str(started),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    server_pid = None
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)
+        server_pid = int(started.read_text())
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if server_pid is not None and not _gone(server_pid, 10):
+            os.kill(server_pid, signal.SIGKILL)
+            raise AssertionError(f"the server process outlived the {sig}ed command")
+    assert proc.returncode == code, err
+    assert b"Traceback" not in err, err
+    assert out == b""
 
 
 def test_serve_over_stdio_with_stdin_from_dev_null_ends_at_once() -> None:
