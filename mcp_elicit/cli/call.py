@@ -222,13 +222,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _main(args: argparse.Namespace) -> int:
     words = list(args.words)
+    what = _KINDS[args.command][1]
     if args.server_command is None:
         if not words:
             raise UsageError("give the server: an http(s):// URL first, or -- and its command last")
+        later = next((word for word in words[1:] if _is_url(word)), None)
+        if not _is_url(words[0]) and later is not None:
+            raise UsageError(f"the URL comes first: mcp-elicit {args.command} {later} {words[0]} ...")
         url: str | None = words.pop(0)
+    elif words and _is_url(words[0]) and (args.command != "read" or len(words) > 1):
+        url = words.pop(0)  # a URL and a command: parse_target says to give one (a read's URI may be a URL)
     else:
         url = None
-    what = _KINDS[args.command][1]
     target = args.target = parse_args_target(args, url, stdio_usage=f"{args.command} {what} ... --")
     if not words:
         raise UsageError(f"give the {what.lower()} after the TARGET")
@@ -271,6 +276,10 @@ def _main(args: argparse.Namespace) -> int:
     if outcome.get("output_mismatch"):
         print(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", file=sys.stderr)
     return code
+
+
+def _is_url(word: str) -> bool:
+    return word.lower().startswith(("http://", "https://"))
 
 
 def _utf8(word: str) -> None:

@@ -375,6 +375,19 @@ def test_a_result_that_fits_the_output_schema_has_no_warning(capsys: pytest.Capt
         ),
         (["call", "t", "--ui", "terminal", "--", "x"], "--ui terminal needs a terminal"),
         (["call", "t", "--root", "/does/not/exist", "--", "x"], "--root /does/not/exist: not a directory"),
+        # the TARGET in the wrong place: said so, not read as a tool, an argument or a command
+        (
+            ["call", "list_bookings", "http://127.0.0.1:9/mcp"],
+            "the URL comes first: mcp-elicit call http://127.0.0.1:9/mcp list_bookings ...",
+        ),
+        (
+            ["read", "bookings://restaurants", "https://mcp.example.com/mcp"],
+            "the URL comes first: mcp-elicit read https://mcp.example.com/mcp bookings://restaurants ...",
+        ),
+        (
+            ["call", "http://127.0.0.1:9/mcp", "list_bookings", "--", "x"],
+            "give the server as a URL or as a command after --, not both ('http://127.0.0.1:9/mcp' and a command)",
+        ),
     ],
 )
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: list[str], fragment: str) -> None:
