@@ -261,8 +261,10 @@ def _verdict(report: CheckReport, paint: Paint) -> list[str]:
             paint(f"FAILED (exit {report.exit_code}): {', '.join(counts)}{strict}; see above.", "bold red")
         ]
     head = "OK" + (f", with {', '.join(counts)}" if counts else "")
-    tool = next((t.name for t in report.tools), "TOOL")
-    call = " ".join(["mcp-elicit call", *_call_argv(report, tool)])
+    first = next(iter(report.tools), None)
+    tool = first.name if first is not None else "TOOL"
+    required = first.required if first is not None else ()  # without them the call only fails
+    call = " ".join(["mcp-elicit call", *_call_argv(report, tool, required)])
     return [
         paint(f"{head}: {_what_happened(report)}", "bold green"),
         "This test declares no client capabilities, so the server could ask it nothing. To try an",
@@ -278,13 +280,14 @@ def _what_happened(report: CheckReport) -> str:
     return "the server answers, but declares no tools capability, so no tools were listed."
 
 
-def _call_argv(report: CheckReport, tool: str) -> list[str]:
+def _call_argv(report: CheckReport, tool: str, required: tuple[str, ...]) -> list[str]:
     import shlex
 
+    words = [shlex.quote(tool), *(shlex.quote(f"{name}=VALUE") for name in required)]
     target = report.target
     if target.url is not None:  # as the report names it: a key in its query is not printed
-        return [shlex.quote(str(target)), shlex.quote(tool)]
-    return [shlex.quote(tool), "--", shlex.join(target.command)]
+        return [shlex.quote(str(target)), *words]
+    return [*words, "--", shlex.join(target.command)]
 
 
 # ---- results -----------------------------------------------------------------------------

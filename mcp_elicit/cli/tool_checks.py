@@ -59,6 +59,8 @@ class ToolVerdict:
     title: str | None
     description: str | None
     findings: tuple[Finding, ...]
+    #: The argument names its ``inputSchema`` requires (what a call must give).
+    required: tuple[str, ...] = ()
 
     @property
     def errors(self) -> int:
@@ -130,11 +132,13 @@ def _check(tool: object, revision: str, names: Counter[Any]) -> ToolVerdict:
                 )
             )
     title = tool.get("title")
+    required = input_schema.get("required") if isinstance(input_schema, Mapping) else None
     return ToolVerdict(
         name,
         title if isinstance(title, str) else None,
         description if isinstance(description, str) else None,
         tuple(_dedupe(findings)),
+        tuple(r for r in required if isinstance(r, str)) if isinstance(required, list) else (),
     )
 
 

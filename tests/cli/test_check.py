@@ -52,7 +52,8 @@ def test_the_demo_server_over_stdio_is_clean(capsys: pytest.CaptureFixture[str],
     assert "prompts       1: plan_evening" in out
     assert "resources     1: bookings://restaurants" in out
     assert "templates     1: bookings://menu/{restaurant}" in out
-    assert "mcp-elicit call book_table -- " in out
+    # the suggested call names the tool's required arguments: without them it only fails
+    assert "mcp-elicit call book_table restaurant=VALUE -- " in out
     assert "timings" in out and "connect" in out
     _declared_nothing(result.sent())
     assert result.check_wire(revision) >= 2
