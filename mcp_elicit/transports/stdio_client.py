@@ -14,7 +14,8 @@ Rules:
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code and the tail of
-  its stderr, also when a process it started keeps its stdout open. Closing is the spec's
+  its stderr, also when a process it started keeps its stdout open, and when writing the
+  request found the pipe broken first. Closing is the spec's
   shutdown: close stdin, wait, then terminate, then kill; each wait is for the exit, not
   for the pipes, which are closed last. On POSIX the server gets a process group of its
   own, and both signals go to the whole group. A close cut short (cancelled while it
@@ -227,7 +228,13 @@ class StdioTransport:
         try:
             await self._flush(stdin)
         except TransportError as exc:
-            queue.put_nowait(Ended(reason=str(exc)))
+            # A broken pipe is most often a process that has exited: the end of its
+            # requests (_exited) says so, with its exit code and stderr, which this does not.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_EXIT_READ + 1.0):
+                    await self._ended.wait()
+            if not self._ended.is_set():
+                queue.put_nowait(Ended(reason=str(exc)))
 
     async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
         await self._write(message)

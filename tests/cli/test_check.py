@@ -329,6 +329,17 @@ def test_a_command_that_exits(capsys: pytest.CaptureFixture[str]) -> None:
     assert "fake: cannot open the database" in result.err
 
 
+def test_a_command_that_exits_before_its_input_is_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """A command that fails at once (a shell wrapper, a missing image) is gone before the
+    opening request reaches its stdin: the broken pipe must not hide the exit code and the
+    stderr that say why. A race, so tried a few times."""
+    for _ in range(6):
+        result = run(capsys, "check", "--", "sh", "-c", 'echo "fatal: no config" >&2; exit 7')
+        assert result.code == 3, result.err
+        assert "exited with code 7" in result.err, result.err
+        assert "fatal: no config" in result.err, result.err
+
+
 def test_the_wrong_path(capsys: pytest.CaptureFixture[str], http_demo: HttpProcess) -> None:
     url = http_demo.url.removesuffix("/mcp") + "/api"
     result = run(capsys, "check", url)
