@@ -6,7 +6,8 @@ carries (2 for usage and configuration problems), and with ``--json`` also a JSO
 on stdout saying so (``ok``, ``exit_code``, ``error``), argparse's own errors included; that message and the client's warnings
 may quote a server, so what could act on a terminal is shown instead. Nothing but JSON-RPC
 ever goes to stdout when serving over stdio. SIGTERM stops a client command as Ctrl-C
-does (the request cancelled, a stdio server stopped), with exit 143 instead of 130. Everything after the first ``--`` is a server
+does (the request cancelled, a stdio server stopped), with exit 143 instead of 130; with
+``--json`` either says so in the same JSON object. Everything after the first ``--`` is a server
 command (the stdio TARGET of the client commands), never an option of ours. Positional words that argparse
 leaves over after options (``call URL --json TOOL x=1``) are given back to the command.
 What only one command needs is imported by that command (the key ring, the loader, the
@@ -366,6 +367,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    _terminated.clear()
     args = _parse(argv)
     try:
         if args.command == "serve":
@@ -395,7 +397,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mcp-elicit: {clean(str(exc), multiline=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        return 143 if _terminated else 130
+        code = 143 if _terminated else 130
+        if getattr(args, "json", False):  # JSON on every outcome, this one too
+            from mcp_elicit.cli import output
+
+            said = "terminated (SIGTERM)" if _terminated else "interrupted (Ctrl-C)"
+            output.print_failure(CliError(said, exit_code=code), getattr(args, "target", None))
+        return code
     except BrokenPipeError:  # stdout closed early (| head): stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

@@ -350,8 +350,9 @@ time.sleep(600)  # reads nothing, answers nothing: only a signal ends it
 
 
 @pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+@pytest.mark.parametrize("as_json", [False, True])
 def test_a_stop_signal_to_a_client_command_stops_its_stdio_server(
-    tmp_path: Path, sig: str, code: int
+    tmp_path: Path, sig: str, code: int, as_json: bool
 ) -> None:
     """SIGTERM (timeout(1), a CI job cancelled, a supervisor) stops the server command as
     Ctrl-C does, even one that does not end when its stdin closes; the exit is 128 + the signal."""
@@ -369,6 +370,7 @@ def test_a_stop_signal_to_a_client_command_stops_its_stdio_server(
             "check",
             "--timeout",
             "300",
+            *(["--json"] if as_json else []),
             "--",
             sys.executable,
             str(server),
@@ -398,7 +400,14 @@ def test_a_stop_signal_to_a_client_command_stops_its_stdio_server(
             raise AssertionError(f"the server process outlived the {sig}ed command")
     assert proc.returncode == code, err
     assert b"Traceback" not in err, err
-    assert out == b""
+    if not as_json:
+        assert out == b""
+        return
+    # --json gives one object on every outcome, an interruption too
+    failure = json.loads(out)
+    assert failure["ok"] is False and failure["exit_code"] == code
+    assert failure["error"] == ("interrupted (Ctrl-C)" if sig == "SIGINT" else "terminated (SIGTERM)")
+    assert failure["target"]["kind"] == "stdio"
 
 
 def test_serve_over_stdio_with_stdin_from_dev_null_ends_at_once() -> None:
