@@ -116,11 +116,15 @@ def parse_target(
         return Target(command=tuple(command))
     if url is None:
         raise UsageError("give the server: an http(s):// URL, or -- followed by the command that starts it")
+    if not url.strip():
+        raise UsageError("the TARGET is empty: give an http(s):// URL, or -- and the server command")
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 - reading it checks the port: digits, 0-65535
     except ValueError as exc:
         raise UsageError(f"{url!r} is not a valid URL ({exc}); give it as http(s)://HOST:PORT/PATH") from None
+    if parts.scheme in ("http", "https") and not parts.hostname:
+        raise UsageError(f"{redact_urls(url)!r} names no host; give it as http(s)://HOST:PORT/PATH")
     if parts.scheme not in ("http", "https") or not parts.netloc:
         if url.endswith(".py"):  # a server file: say how to run it, not to run it bare
             raise UsageError(

@@ -225,6 +225,10 @@ def test_strict_makes_warnings_fail(capsys: pytest.CaptureFixture[str], tmp_path
     [
         (["check"], "give the server"),
         (["check", "ftp://example.com"], "is not an http(s):// URL"),
+        # an http(s) URL without its host: not to be run as a command
+        (["check", "http://"], "'http://' names no host; give it as http(s)://HOST:PORT/PATH"),
+        (["check", "https:///mcp"], "'https:///mcp' names no host; give it as http(s)://HOST:PORT/PATH"),
+        (["check", ""], "the TARGET is empty: give an http(s):// URL, or -- and the server command"),
         (["check", "mcp-elicit"], "put its command after --"),
         (["check", "app.py"], "mcp-elicit check -- mcp-elicit serve app.py (an mcp_elicit Server)"),
         (["call", "app.py", "book"], "mcp-elicit call TOOL ... -- python app.py (a script"),
