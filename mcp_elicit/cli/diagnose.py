@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
+import os
 import socket
 import ssl
 from collections.abc import Callable, Iterator
@@ -155,8 +157,27 @@ def _stdio(exc: TransportError, target: Target, observed: Observed) -> CliError:
                 + f" (an mcp_elicit Server), or -- python {program} {rest}".rstrip()
                 + " (a script that runs its own server)"
             )
-        return CannotConnect(f"{text}. Is {program!r} installed and on PATH (or give its full path)?")
+        why = _cannot_run(program, exc.__context__)  # the OSError the transport raised from None
+        return CannotConnect(
+            f"{text}. {why or f'Is {program!r} installed and on PATH (or give its full path)?'}"
+        )
     return CannotConnect(f"{text}{note}")
+
+
+def _cannot_run(program: str, error: BaseException | None) -> str | None:
+    """Why a program that is there does not run; None when it may not be there at all."""
+    if isinstance(error, IsADirectoryError) or (
+        isinstance(error, PermissionError) and os.path.isdir(program)
+    ):
+        return f"{program!r} is a directory, not a program."
+    if isinstance(error, PermissionError):
+        return f"{program!r} has no execute permission (chmod +x it), or run it through its interpreter."
+    if isinstance(error, OSError) and error.errno == errno.ENOEXEC:
+        return (
+            f"{program!r} is not a program this system can run (a script needs a #! line); "
+            "run it through its interpreter."
+        )
+    return None
 
 
 # ---- HTTP --------------------------------------------------------------------------------

@@ -311,6 +311,30 @@ def test_a_command_that_does_not_exist(capsys: pytest.CaptureFixture[str]) -> No
     assert "installed and on PATH" in result.err
 
 
+@pytest.mark.parametrize("kind", ["directory", "not-executable", "not-a-program"])
+def test_a_command_that_exists_but_cannot_run_says_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    """A path that is there is not a matter of installing it or of PATH."""
+    command = tmp_path / "server"
+    if kind == "directory":
+        command.mkdir()
+        says = "is a directory, not a program"
+    else:
+        command.write_bytes(b"\x00\x01 not a program\n")
+        command.chmod(0o644 if kind == "not-executable" else 0o755)
+        says = (
+            "has no execute permission (chmod +x it)"
+            if kind == "not-executable"
+            else "is not a program this system can run (a script needs a #! line)"
+        )
+    result = run(capsys, "check", "--", str(command), "--flag")
+    assert result.code == 3
+    assert f"cannot start the server command '{command} --flag'" in result.err
+    assert f"{str(command)!r} {says}" in result.err, result.err
+    assert "installed and on PATH" not in result.err
+
+
 def test_a_server_file_given_as_the_command_says_how_to_run_it(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
