@@ -111,6 +111,8 @@ def parse_target(
             )
         if not command:
             raise UsageError("nothing after --: give the server command, e.g. -- mcp-elicit serve app.py")
+        if not command[0].strip():  # an unset shell variable ("$SERVER"), say: no program to run
+            raise UsageError(f"the server command starts with an empty word: {shlex.join(command)}")
         if headers:
             raise UsageError("--header is for HTTP targets; a stdio server gets no headers")
         return Target(command=tuple(command))

@@ -233,6 +233,7 @@ def test_strict_makes_warnings_fail(capsys: pytest.CaptureFixture[str], tmp_path
         (["check", "app.py"], "mcp-elicit check -- mcp-elicit serve app.py (an mcp_elicit Server)"),
         (["call", "app.py", "book"], "mcp-elicit call TOOL ... -- python app.py (a script"),
         (["check", "--"], "nothing after --"),
+        (["check", "--", "", "serve"], "the server command starts with an empty word"),
         (["check", "http://127.0.0.1:1/mcp", "--", "x"], "not both"),
         (["check", "-H", "X-A: b", "--", "x"], "--header is for HTTP targets"),
         (["check", "http://127.0.0.1:1/mcp", "-H", "no colon"], "wants 'Name: value'"),
