@@ -356,14 +356,13 @@ _terminated: list[int] = []
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """SIGTERM stops a client command as Ctrl-C does (a stdio server command is stopped,
-    even one that would outlive its closed stdin): by the SIGINT handler in place, which
-    within ``asyncio.run`` cancels the request, else with ``KeyboardInterrupt``."""
+    even one that would outlive its closed stdin): it becomes a SIGINT, so whoever takes
+    that one now takes it (``asyncio.run``, which cancels the request; the terminal
+    answerer's prompt, through the event loop), else ``KeyboardInterrupt``."""
     _terminated.append(signum)
-    handler = signal.getsignal(signal.SIGINT)
-    if callable(handler):
-        handler(signal.SIGINT, frame)
-    else:  # SIGINT ignored (a background job of a script): asyncio.run set no handler either
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # a background job of a script
         signal.default_int_handler(signal.SIGINT, frame)
+    signal.raise_signal(signal.SIGINT)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -260,3 +260,25 @@ def test_a_byte_that_is_not_utf8_is_refused_at_the_prompt_not_a_crash() -> None:
         assert pty.wait() == 0
     finally:
         pty.close()
+
+
+def test_sigterm_while_a_form_is_shown_stops_the_call_and_its_server(session: PtySession) -> None:
+    """SIGTERM reaches the command while the terminal answerer waits for keys: it ends as an
+    interrupted call (143), the terminal given back, the stdio server stopped."""
+    import signal
+    import subprocess
+    import time
+
+    session.expect("Enter: fill in the form")
+    session.send(ENTER)
+    session.expect("Party size >")
+    children = subprocess.run(
+        ["ps", "-o", "pid=", "--ppid", str(session.proc.pid)], capture_output=True, text=True, check=False
+    ).stdout.split()
+    assert children, "the stdio server is a child of the command"
+    session.proc.send_signal(signal.SIGTERM)
+    assert session.wait(timeout=20) == 143, session.screen
+    deadline = time.monotonic() + 10
+    while any(os.path.exists(f"/proc/{pid}") for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(os.path.exists(f"/proc/{pid}") for pid in children), "the server outlived the call"
