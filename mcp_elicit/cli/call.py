@@ -49,7 +49,7 @@ from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.client.url_consent import judge_url
-from mcp_elicit.errors import CheckFailed, CliError, ConfigError, UsageError
+from mcp_elicit.errors import CheckFailed, CliError, ConfigError, MissingClientCapability, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
 
@@ -422,7 +422,13 @@ async def run_request(
     except CliError:
         raise
     except Exception as exc:
-        raise await explain(exc, target, observed, during=during) from None
+        error = await explain(exc, target, observed, during=during)
+        if answerer is None and getattr(exc, "code", None) == MissingClientCapability.code:
+            hint = "with no terminal on stdin and stderr (or --ui none), nothing could answer"
+            error = CheckFailed(
+                f"{error}\nThis call declared no elicitation: {hint}. Give --answers FILE, or --ui web."
+            )
+        raise error from None
     done = time.perf_counter()
     return {
         "target": target.to_json(),

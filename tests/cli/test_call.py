@@ -137,6 +137,18 @@ def test_without_an_answerer_the_client_declares_no_elicitation(capsys: pytest.C
 CONFORMANCE_STDIO = [*demo_stdio()[:-1], str(ROOT / "examples" / "conformance_server.py")]
 
 
+@pytest.mark.parametrize("ui", ["auto", "none"])
+def test_a_question_the_client_cannot_answer_says_how_to_answer_it(
+    capsys: pytest.CaptureFixture[str], ui: str
+) -> None:
+    # no terminal here (the output is captured): the call declares no elicitation
+    result = run(capsys, "call", "confirm_delete", "filename=a.txt", "--ui", ui, "--", *CONFORMANCE_STDIO)
+    assert result.code == 1
+    assert "error -32021" in result.err
+    assert "declared no elicitation" in result.err
+    assert "--answers FILE" in result.err and "--ui web" in result.err
+
+
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_root_declares_roots_and_answers_with_the_directories(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
