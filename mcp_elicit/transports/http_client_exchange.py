@@ -13,7 +13,10 @@ Rules:
   that cancels the request on the server). A response already in is given a moment
   (``_GRACE``) to end on its own, so its connection goes back to the pool.
 * A malformed response naming the id of the request sent fails that request at once, not
-  at its timeout; anything else that is not JSON-RPC is logged and skipped. A server's
+  at its timeout, and so does, on a request's stream or as its body, what is no JSON
+  object at all (cut short, a lone surrogate escape, an array): it may be the answer, and
+  cannot be anything else the server may send there. Anything else that is not JSON-RPC
+  is logged and skipped. A server's
   request that is not valid JSON-RPC, but whose id can be read, is answered -32600 (by the
   transport, ``HttpTransport.answer_unreadable``); on the stream of a request sent at a
   modern revision none is: that revision's client POSTs no responses (its servers send
@@ -40,8 +43,9 @@ from mcp_elicit.client.transport import (
     malformed_reply,
     message_json,
     session_gone,
+    unreadable_reply,
 )
-from mcp_elicit.errors import AuthorizationError, ProtocolError, TransportError
+from mcp_elicit.errors import AuthorizationError, ParseError, ProtocolError, TransportError
 from mcp_elicit.transports.http_documents import read_capped
 from mcp_elicit.transports.http_redirects import MARK, compressed
 from mcp_elicit.wire import jsonrpc
@@ -187,6 +191,10 @@ class HttpExchange(QueuedExchange):
             message = jsonrpc.decode(data)
         except ProtocolError as exc:
             ended = malformed_reply(exc, self._owner.where) if exc.request_id == self._rid else None
+            if ended is None and isinstance(self._rid, str | int) and _not_an_object(data, exc):
+                # On a request's own stream (or as its body), it may well be the answer: no
+                # notification or request of the server's is anything but an object.
+                ended = unreadable_reply(self._rid, exc, self._owner.where)
             if ended is not None:
                 self._queue.put_nowait(ended)  # the request fails now, not at its timeout
                 return True
@@ -199,6 +207,13 @@ class HttpExchange(QueuedExchange):
             return False
         self._put(message)
         return True
+
+
+def _not_an_object(data: str | bytes, exc: ProtocolError) -> bool:
+    """Whether ``data``, which failed to decode with ``exc``, is no JSON object at all (not
+    JSON, or another JSON value): nothing in it can be read, an id least of all."""
+    start = data.lstrip()[:1]
+    return isinstance(exc, ParseError) or start not in ("{", b"{")
 
 
 def describe(exc: BaseException) -> str:

@@ -5,13 +5,10 @@ another origin, a body that never ends, a compressed bomb, an SSE ``retry`` of a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ssl
 import tempfile
 import time
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
@@ -25,74 +22,10 @@ from mcp_elicit.transports.http_client import HttpTransport, connect_http
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 from mcp_elicit.wire import jsonrpc
 
+from support.raw_http import Script, Seen, raw_server, response
 from support.tls import self_signed_127
 
 pytestmark = pytest.mark.anyio
-
-
-@dataclass
-class Seen:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-Script = Callable[[Seen, asyncio.StreamWriter], Awaitable[None]]
-
-
-@dataclass
-class Raw:
-    port: int
-    scheme: str = "http"
-    seen: list[Seen] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"{self.scheme}://127.0.0.1:{self.port}/mcp"
-
-
-@contextlib.asynccontextmanager
-async def raw_server(script: Script, *, tls: ssl.SSLContext | None = None) -> AsyncIterator[Raw]:
-    """A server on 127.0.0.1 that reads each request whole and lets ``script`` answer it
-    (one request per connection), over TLS with ``tls``; stopped on exit."""
-    raw = Raw(0, "https" if tls is not None else "http")
-    open_writers: set[asyncio.StreamWriter] = set()
-
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        open_writers.add(writer)
-        try:
-            method, path, _ = (await reader.readline()).decode("latin-1").split(" ", 2)
-            headers: dict[str, str] = {}
-            while (line := await reader.readline()) not in (b"\r\n", b""):
-                name, _, value = line.decode("latin-1").partition(":")
-                headers[name.strip().lower()] = value.strip()
-            body = await reader.readexactly(int(headers.get("content-length", "0")))
-            seen = Seen(method, path, headers, body)
-            raw.seen.append(seen)
-            await script(seen, writer)
-        except (ConnectionError, ValueError, asyncio.IncompleteReadError, ssl.SSLError):
-            pass
-        finally:
-            open_writers.discard(writer)
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
-
-    server = await asyncio.start_server(handle, "127.0.0.1", 0, ssl=tls)
-    raw.port = server.sockets[0].getsockname()[1]
-    try:
-        yield raw
-    finally:
-        server.close()
-        for writer in list(open_writers):
-            writer.close()
-        await server.wait_closed()
-
-
-def response(status: str, headers: dict[str, str], body: bytes = b"") -> bytes:
-    head = f"HTTP/1.1 {status}\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-    return head.encode() + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
 
 
 _RESULT = b'{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}'

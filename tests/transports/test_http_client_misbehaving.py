@@ -1,0 +1,108 @@
+"""The HTTP client against a server that answers a request wrongly, on a real 127.0.0.1
+socket: each call fails at once (never at its timeout) with an error naming the server and
+what was wrong. The server answers ``initialize`` properly (2025-11-25, with a session) and
+the ``tools/list`` that follows as the test scripts it."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+import orjson
+import pytest
+
+from mcp_elicit.errors import MCPElicitError, ProtocolViolation
+from mcp_elicit.transports.http_client import connect_http
+
+from support.raw_http import Script, Seen, raw_server, response
+
+pytestmark = pytest.mark.anyio
+
+#: How ``tools/list`` is answered: given its id, the bytes of the whole HTTP response.
+Answer = Callable[[int, asyncio.StreamWriter], Awaitable[None]]
+
+_INITIALIZED = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "wrong", "version": "1"},
+}
+
+
+def _serving(answer: Answer) -> Script:
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        message = orjson.loads(seen.body) if seen.body else {}
+        if seen.method == "GET":
+            writer.write(response("405 Method Not Allowed", {}))
+        elif seen.method != "POST" or "id" not in message:
+            writer.write(response("202 Accepted", {}))
+        elif message["method"] == "initialize":
+            body = orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": _INITIALIZED})
+            headers = {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}
+            writer.write(response("200 OK", headers, body))
+        else:
+            await answer(message["id"], writer)
+        await writer.drain()
+
+    return script
+
+
+def _events(*events: bytes) -> Answer:
+    """An SSE answer: ``events`` (``{id}`` replaced by the request's id), then a comment
+    every 50 ms for as long as the client listens."""
+
+    async def answer(rid: int, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        for event in events:
+            writer.write(event.replace(b"{id}", str(rid).encode()))
+        while True:  # until the client hangs up (the write then fails)
+            writer.write(b": more\n\n")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+
+    return answer
+
+
+def _body(status: str, headers: dict[str, str], body: bytes) -> Answer:
+    async def answer(rid: int, writer: asyncio.StreamWriter) -> None:
+        writer.write(response(status, headers, body.replace(b"{id}", str(rid).encode())))
+
+    return answer
+
+
+async def _list_tools_fails(answer: Answer, *, timeout: float = 10.0) -> tuple[MCPElicitError, str]:
+    """The error ``tools/list`` meets (well before its ``timeout``), and the server's URL."""
+    async with raw_server(_serving(answer)) as server:
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=timeout) as client:
+            started = time.monotonic()
+            with pytest.raises(MCPElicitError) as failed:
+                async with asyncio.timeout(timeout + 10):
+                    await client.list_tools()
+            assert time.monotonic() - started < 5, "the call waited for its timeout"
+    return failed.value, server.url
+
+
+_NOTE = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b'{"jsonrpc":"2.0","id":{id},"result":{"tools":[', "not valid JSON (unexpected end of data)"),
+        (b'{"jsonrpc":"2.0","id":{id},"result":{"x":"\\ud800"}}', "not valid JSON"),
+        (b"[1, 2]", "batches are not supported"),
+        (b'"done"', "must be a JSON object"),
+    ],
+    ids=["cut", "lone-surrogate", "array", "string"],
+)
+@pytest.mark.parametrize("sse", [True, False], ids=["sse", "json"])
+async def test_an_answer_that_is_not_json_fails_the_request_at_once(data: bytes, why: str, sse: bool) -> None:
+    """An answer to the request that is not a JSON object fails it as a protocol violation
+    saying why: an SSE event (then more events, the stream left open), or the JSON body."""
+    if sse:
+        answer = _events(b"data: " + _NOTE + b"\n\n", b"data: " + data + b"\n\n", b"data: " + _NOTE + b"\n\n")
+    else:
+        answer = _body("200 OK", {"Content-Type": "application/json"}, data)
+    error, url = await _list_tools_fails(answer)
+    assert isinstance(error, ProtocolViolation)
+    assert url in str(error) and "malformed response" in str(error) and why in str(error)
