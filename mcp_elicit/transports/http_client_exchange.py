@@ -15,8 +15,8 @@ Rules:
 * A malformed response naming the id of the request sent fails that request at once, not
   at its timeout, and so does, on a request's stream or as its body, what is no JSON
   object at all (cut short, a lone surrogate escape, an array): it may be the answer, and
-  cannot be anything else the server may send there. Anything else that is not JSON-RPC
-  is logged and skipped. A server's
+  cannot be anything else the server may send there; so does a response there to any id
+  but the request's. Anything else that is not JSON-RPC is logged and skipped. A server's
   request that is not valid JSON-RPC, but whose id can be read, is answered -32600 (by the
   transport, ``HttpTransport.answer_unreadable``); on the stream of a request sent at a
   modern revision none is: that revision's client POSTs no responses (its servers send
@@ -45,7 +45,7 @@ from mcp_elicit.client.transport import (
     session_gone,
     unreadable_reply,
 )
-from mcp_elicit.errors import AuthorizationError, ParseError, ProtocolError, TransportError
+from mcp_elicit.errors import AuthorizationError, ParseError, ProtocolError, ProtocolViolation, TransportError
 from mcp_elicit.transports.http_documents import read_capped
 from mcp_elicit.transports.http_redirects import MARK, compressed
 from mcp_elicit.wire import jsonrpc
@@ -205,8 +205,24 @@ class HttpExchange(QueuedExchange):
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600
                 self._owner.answer_unreadable(reply, self._sent_with, self.headers)
             return False
+        if (
+            isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse)
+            and isinstance(self._rid, str | int)
+            and message.id is not None
+            and message.id != self._rid
+        ):
+            self._queue.put_nowait(self._misdirected(message))  # not a wait for the right one
+            return True
         self._put(message)
         return True
+
+    def _misdirected(self, message: jsonrpc.Response | jsonrpc.ErrorResponse) -> Ended:
+        """How a request ends that got, on its own stream or as its body, a response to an
+        id not its own."""
+        if self._owner.trace is not None:
+            self._owner.trace("receive", message_json(message))
+        what = f"{self._owner.where} answered request {self._rid!r} with a response to id {message.id!r}"
+        return Ended(reason=what, error=ProtocolViolation(f"{what}, which is not its id"))
 
 
 def _not_an_object(data: str | bytes, exc: ProtocolError) -> bool:

@@ -106,3 +106,17 @@ async def test_an_answer_that_is_not_json_fails_the_request_at_once(data: bytes,
     error, url = await _list_tools_fails(answer)
     assert isinstance(error, ProtocolViolation)
     assert url in str(error) and "malformed response" in str(error) and why in str(error)
+
+
+@pytest.mark.parametrize("sse", [True, False], ids=["sse", "json"])
+async def test_an_answer_to_another_request_fails_the_request_at_once(sse: bool) -> None:
+    """A response on the request's own stream (or as its body) whose id is not the
+    request's is a protocol violation naming both ids, not a wait for the right one."""
+    other = b'{"jsonrpc":"2.0","id":999,"result":{"tools":[]}}'
+    if sse:
+        answer = _events(b"data: " + other + b"\n\n")
+    else:
+        answer = _body("200 OK", {"Content-Type": "application/json"}, other)
+    error, url = await _list_tools_fails(answer)
+    assert isinstance(error, ProtocolViolation)
+    assert url in str(error) and "a response to id 999" in str(error) and "request 2" in str(error)
