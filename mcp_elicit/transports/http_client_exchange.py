@@ -13,7 +13,7 @@ Rules:
   that cancels the request on the server). A response already in is given a moment
   (``_GRACE``) to end on its own, so its connection goes back to the pool.
 * A malformed response naming the id of the request sent fails that request at once, not
-  at its timeout, and so does, on a request's stream or as its body, what is no JSON
+  at its timeout, and so does, on a request's stream or as its 2xx JSON body, what is no JSON
   object at all (cut short, a lone surrogate escape, an array): it may be the answer, and
   cannot be anything else the server may send there; so does a response there to any id
   but the request's. Anything else that is not JSON-RPC is logged and skipped. A server's
@@ -155,7 +155,7 @@ class HttpExchange(QueuedExchange):
             is_json = kind == "application/json" or kind.endswith("+json") or not kind
             if (gone := session_gone(headers, status, text, is_json)) is not None:
                 self._queue.put_nowait(gone)
-            elif body.strip() and is_json and self._decode(body):
+            elif body.strip() and is_json and self._decode(body, answer=status < 300 and bool(kind)):
                 self._queue.put_nowait(Ended(status))
             else:
                 self._queue.put_nowait(Ended(status, body=text.strip()))
@@ -186,12 +186,15 @@ class HttpExchange(QueuedExchange):
         finally:
             self.started.set()
 
-    def _decode(self, data: str | bytes) -> bool:
+    def _decode(self, data: str | bytes, *, answer: bool = True) -> bool:
+        """Deliver the message ``data`` holds; False if there is none. ``answer``: ``data``
+        is offered as the request's answer (an SSE event, a 2xx body declared JSON), which
+        fails the request if it is not one; an error page (a 500's body) is not."""
         try:
             message = jsonrpc.decode(data)
         except ProtocolError as exc:
             ended = malformed_reply(exc, self._owner.where) if exc.request_id == self._rid else None
-            if ended is None and isinstance(self._rid, str | int) and _not_an_object(data, exc):
+            if ended is None and answer and isinstance(self._rid, str | int) and _not_an_object(data, exc):
                 # On a request's own stream (or as its body), it may well be the answer: no
                 # notification or request of the server's is anything but an object.
                 ended = unreadable_reply(self._rid, exc, self._owner.where)
@@ -206,7 +209,8 @@ class HttpExchange(QueuedExchange):
                 self._owner.answer_unreadable(reply, self._sent_with, self.headers)
             return False
         if (
-            isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse)
+            answer
+            and isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse)
             and isinstance(self._rid, str | int)
             and message.id is not None
             and message.id != self._rid

@@ -120,3 +120,22 @@ async def test_an_answer_to_another_request_fails_the_request_at_once(sse: bool)
     error, url = await _list_tools_fails(answer)
     assert isinstance(error, ProtocolViolation)
     assert url in str(error) and "a response to id 999" in str(error) and "request 2" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("status", "headers", "body"),
+    [
+        ("403 Forbidden", {}, b"no"),
+        ("500 Internal Server Error", {"Content-Type": "application/json"}, b"Internal Server Error"),
+        ("200 OK", {}, b"<html>hello</html>"),
+    ],
+    ids=["403-bare", "500-declared-json", "200-untyped"],
+)
+async def test_a_body_not_offered_as_json_rpc_is_reported_with_its_status(
+    status: str, headers: dict[str, str], body: bytes
+) -> None:
+    """An error page, even one that says it is JSON, or a 2xx body that names no type, is
+    no malformed answer: the error gives the status and what the body says."""
+    error, url = await _list_tools_fails(_body(status, headers, body))
+    assert not isinstance(error, ProtocolViolation), error
+    assert url in str(error) and f"HTTP {status.split()[0]}" in str(error) and body.decode() in str(error)
