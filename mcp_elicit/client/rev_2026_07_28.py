@@ -325,5 +325,6 @@ def describe_end(ended: Ended, server: object, method: str) -> str:
         return f"{method} to {server} got no response: {ended.reason}"
     if ended.status is not None:
         body = f": {ended.body[:300]}" if ended.body else ""
-        return f"{method} to {server} got HTTP {ended.status} and no JSON-RPC response{body}"
+        detail = f" ({ended.detail})" if ended.detail else ""
+        return f"{method} to {server} got HTTP {ended.status}{detail} and no JSON-RPC response{body}"
     return f"{method} to {server} got no response"

@@ -116,7 +116,9 @@ class Ended:
     ``status`` is the HTTP status (None off HTTP); ``body`` a response body that was not a
     JSON-RPC message (for error reports); ``last_event_id`` and ``retry_ms`` what an SSE
     stream said for resuming it; ``reason`` why it ended early (a closed connection, a
-    process that exited); ``error`` the error to raise as such (a failed authorization).
+    process that exited); ``error`` the error to raise as such (a failed authorization);
+    ``detail`` what was wrong with an HTTP answer that held no JSON-RPC response (its
+    Content-Type, a 202, an authorization challenge or its absence, a Retry-After).
     """
 
     status: int | None = None
@@ -125,6 +127,7 @@ class Ended:
     retry_ms: int | None = None
     reason: str | None = None
     error: MCPElicitError | None = None
+    detail: str = ""
 
 
 class Exchange(Protocol):

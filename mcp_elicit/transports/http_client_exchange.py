@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 import httpx
@@ -59,6 +60,7 @@ __all__ = ["HttpExchange", "describe"]
 log = logging.getLogger("mcp_elicit.http_client")
 
 _MAX_BODY: Final = 16 * 1024 * 1024
+_SHOWN_HEADER: Final = 200  # what an error quotes of a header (a challenge, a Retry-After)
 #: How long a response already in may take to end on its own when its exchange closes.
 _GRACE: Final = 0.25
 
@@ -145,8 +147,11 @@ class HttpExchange(QueuedExchange):
                         for event in decoder.feed(chunk):
                             if event.data.strip():
                                 self._decode(event.data)
+                    ended = "" if self._answered else "its event stream ended before the response"
                     self._queue.put_nowait(
-                        Ended(status, last_event_id=decoder.last_event_id, retry_ms=decoder.retry)
+                        Ended(
+                            status, last_event_id=decoder.last_event_id, retry_ms=decoder.retry, detail=ended
+                        )
                     )
                     return
                 body = await read_capped(response.aiter_bytes(), _MAX_BODY)
@@ -158,7 +163,15 @@ class HttpExchange(QueuedExchange):
             elif body.strip() and is_json and self._decode(body, answer=status < 300 and bool(kind)):
                 self._queue.put_nowait(Ended(status))
             else:
-                self._queue.put_nowait(Ended(status, body=text.strip()))
+                self._queue.put_nowait(
+                    Ended(
+                        status,
+                        body=text.strip(),
+                        detail=_wrong(
+                            status, self.headers, kind, body, credentials=self._credentials(headers)
+                        ),
+                    )
+                )
         except asyncio.CancelledError:
             raise
         except AuthorizationError as exc:
@@ -185,6 +198,12 @@ class HttpExchange(QueuedExchange):
             self._queue.put_nowait(Ended(status, reason=f"the request to {shown} failed ({describe(exc)})"))
         finally:
             self.started.set()
+
+    def _credentials(self, sent: Mapping[str, str]) -> bool:
+        """Whether the request went with credentials: its own ``Authorization`` header, or
+        the transport's (or its client's) ``auth``."""
+        given = self._owner.auth is not None or self._owner.client.auth is not None
+        return given or any(k.lower() == "authorization" for k in sent)
 
     def _decode(self, data: str | bytes, *, answer: bool = True) -> bool:
         """Deliver the message ``data`` holds; False if there is none. ``answer``: ``data``
@@ -227,6 +246,28 @@ class HttpExchange(QueuedExchange):
             self._owner.trace("receive", message_json(message))
         what = f"{self._owner.where} answered request {self._rid!r} with a response to id {message.id!r}"
         return Ended(reason=what, error=ProtocolViolation(f"{what}, which is not its id"))
+
+
+def _wrong(status: int, headers: Mapping[str, str], kind: str, body: bytes, *, credentials: bool) -> str:
+    """What was wrong with an answer (``headers`` named in lower case) that held no
+    JSON-RPC response, for a person; empty if the status says all. ``credentials``: the
+    request carried some (an ``Authorization`` header, an ``auth``)."""
+    if status in (401, 403):
+        challenge = headers.get("www-authenticate", "")[:_SHOWN_HEADER]
+        said = f"WWW-Authenticate: {challenge}" if challenge else "no WWW-Authenticate challenge"
+        if credentials:
+            return f"{said}; the credentials sent were refused"
+        how = "sign in with auth=OAuth(...), or " if challenge else ""
+        return f"{said}; {how}pass a token with headers={{'Authorization': ...}}"
+    if (wait := headers.get("retry-after")) is not None:
+        return f"Retry-After: {wait[:_SHOWN_HEADER]}; the call is not retried"
+    if status == 202:
+        return "202 Accepted answers a notification; a request is owed a JSON-RPC response"
+    if 200 <= status < 300 and kind and kind != "application/json" and not kind.endswith("+json"):
+        return f"Content-Type {kind}, neither application/json nor text/event-stream"
+    if 200 <= status < 300 and not body.strip():
+        return "an empty body"
+    return ""
 
 
 def _not_an_object(data: str | bytes, exc: ProtocolError) -> bool:

@@ -47,15 +47,15 @@ def _serving(answer: Answer) -> Script:
     return script
 
 
-def _events(*events: bytes) -> Answer:
-    """An SSE answer: ``events`` (``{id}`` replaced by the request's id), then a comment
-    every 50 ms for as long as the client listens."""
+def _events(*events: bytes, kept_open: bool = True) -> Answer:
+    """An SSE answer: ``events`` (``{id}`` replaced by the request's id), then (``kept_open``)
+    a comment every 50 ms for as long as the client listens, else the end of the stream."""
 
     async def answer(rid: int, writer: asyncio.StreamWriter) -> None:
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
         for event in events:
             writer.write(event.replace(b"{id}", str(rid).encode()))
-        while True:  # until the client hangs up (the write then fails)
+        while kept_open:  # until the client hangs up (the write then fails)
             writer.write(b": more\n\n")
             await writer.drain()
             await asyncio.sleep(0.05)
@@ -139,3 +139,29 @@ async def test_a_body_not_offered_as_json_rpc_is_reported_with_its_status(
     error, url = await _list_tools_fails(_body(status, headers, body))
     assert not isinstance(error, ProtocolViolation), error
     assert url in str(error) and f"HTTP {status.split()[0]}" in str(error) and body.decode() in str(error)
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (_body("200 OK", {"Content-Type": "text/html"}, b"<p>hi</p>"), "Content-Type text/html"),
+        (_body("200 OK", {"Content-Type": "text/plain"}, b'{"jsonrpc":"2.0"}'), "Content-Type text/plain"),
+        (_body("200 OK", {"Content-Type": "application/json"}, b""), "an empty body"),
+        (_body("202 Accepted", {}, b""), "202 Accepted answers a notification"),
+        (_body("401 Unauthorized", {}, b""), "no WWW-Authenticate challenge"),
+        (_body("403 Forbidden", {}, b""), "no WWW-Authenticate challenge"),
+        (
+            _body("401 Unauthorized", {"WWW-Authenticate": 'Bearer realm="mcp"'}, b""),
+            'WWW-Authenticate: Bearer realm="mcp"',
+        ),
+        (_body("429 Too Many Requests", {"Retry-After": "30"}, b""), "Retry-After: 30"),
+        (_events(b"data: " + _NOTE + b"\n\n", kept_open=False), "its event stream ended before the response"),
+    ],
+    ids=["html", "text-plain", "empty", "202", "401", "403", "401-challenge", "429", "sse-ended"],
+)
+async def test_an_http_answer_without_a_response_says_what_was_wrong(answer: Answer, said: str) -> None:
+    """No JSON-RPC response came: the error names the server, the status and what about
+    the answer was wrong (its Content-Type, its emptiness, the challenge or its absence, how
+    long the server asks the client to wait)."""
+    error, url = await _list_tools_fails(answer)
+    assert url in str(error) and said in str(error), str(error)
