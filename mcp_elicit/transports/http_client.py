@@ -29,8 +29,9 @@ Rules:
   all the same fails its request unread, naming the encoding (the caps on a response count
   decoded bytes, and a few KB of gzip decode to gigabytes in one read).
 * Network time is bounded by the client (its request budget); httpx has a connect timeout
-  and no read timeout, since a response stream may rightly stay quiet while a person
-  answers a question on it.
+  (a host that takes no connection within it fails the request saying so) and no read
+  timeout, since a response stream may rightly stay quiet while a person answers a
+  question on it.
 """
 
 from __future__ import annotations

@@ -178,6 +178,13 @@ class HttpExchange(QueuedExchange):
             self._queue.put_nowait(Ended(status, reason=f"authorization failed: {exc}", error=exc))
         except TransportError as exc:  # a redirect refused
             self._queue.put_nowait(Ended(status, reason=str(exc), error=exc))
+        except httpx.ConnectTimeout:  # the host took no connection (a firewall drops it, a full queue)
+            self._queue.put_nowait(
+                Ended(
+                    reason=f"cannot connect to {shown}: no connection within the connect timeout "
+                    f"({self._owner.connect_timeout:g} s); is the server reachable from here?"
+                )
+            )
         except httpx.ConnectError as exc:
             self._queue.put_nowait(
                 Ended(reason=f"cannot connect to {shown} ({describe(exc)}); is the server running there?")

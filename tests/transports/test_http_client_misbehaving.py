@@ -6,14 +6,17 @@ the ``tools/list`` that follows as the test scripts it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 import time
 from collections.abc import Awaitable, Callable
 
 import orjson
 import pytest
 
-from mcp_elicit.errors import MCPElicitError, ProtocolViolation
-from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.client.session import Client
+from mcp_elicit.errors import MCPElicitError, ProtocolViolation, RequestTimeout, TransportError
+from mcp_elicit.transports.http_client import HttpTransport, connect_http
 
 from support.raw_http import Script, Seen, raw_server, response
 
@@ -165,3 +168,32 @@ async def test_an_http_answer_without_a_response_says_what_was_wrong(answer: Ans
     long the server asks the client to wait)."""
     error, url = await _list_tools_fails(answer)
     assert url in str(error) and said in str(error), str(error)
+
+
+async def test_a_server_that_never_accepts_the_connection_fails_at_the_connect_timeout() -> None:
+    """A listening socket whose queue is full takes no connection (its SYNs are dropped, as
+    a firewall's are): the call fails at the connect timeout, saying it never connected."""
+    with socket.socket() as listening:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(0)
+        port = listening.getsockname()[1]
+        queued = []
+        for _ in range(3):  # fill the queue; nothing ever accepts
+            waiting = socket.socket()
+            waiting.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                waiting.connect(("127.0.0.1", port))
+            queued.append(waiting)
+        try:
+            url = f"http://127.0.0.1:{port}/mcp"
+            transport = HttpTransport(url, connect_timeout=1.0)
+            started = time.monotonic()
+            with pytest.raises(TransportError) as failed:
+                async with Client(transport, versions=["2025-11-25"], timeout=20.0) as client:
+                    await client.list_tools()
+            assert time.monotonic() - started < 5
+        finally:
+            for waiting in queued:
+                waiting.close()
+    assert not isinstance(failed.value, RequestTimeout)
+    assert f"cannot connect to {url}" in str(failed.value) and "connect timeout (1 s)" in str(failed.value)
