@@ -22,7 +22,9 @@ Rules:
   modern revision none is: that revision's client POSTs no responses (its servers send
   no requests), so it is logged and skipped.
 * A JSON body, and each SSE line and event, is capped at 16 MiB; a response over the cap
-  fails its request with a reason naming the limit. A response compressed though none
+  fails its request with a reason naming the limit. An SSE stream is read on only while
+  fewer than 256 messages wait for the client: a server that sends faster than the client
+  handles waits, rather than the client holding all it sent. A response compressed though none
   was asked for fails its request unread, naming the encoding.
 """
 
@@ -63,6 +65,9 @@ _MAX_BODY: Final = 16 * 1024 * 1024
 _SHOWN_HEADER: Final = 200  # what an error quotes of a header (a challenge, a Retry-After)
 #: How long a response already in may take to end on its own when its exchange closes.
 _GRACE: Final = 0.25
+#: How many messages may wait for the client before the stream is read on: a server that
+#: writes faster than the client handles what it sends waits (TCP holds the rest).
+_BACKLOG: Final = 256
 
 
 class HttpExchange(QueuedExchange):
@@ -85,11 +90,23 @@ class HttpExchange(QueuedExchange):
         self._method = method
         super().__init__()
         self._answered = False
+        self._room = asyncio.Event()  # set as the client takes a message from the backlog
         self.headers: dict[str, str] = {}
         #: Set once the response has started (or failed); ``streaming`` says whether it is SSE.
         self.started = asyncio.Event()
         self.streaming = False
         self._task = asyncio.ensure_future(self._pump(headers, content))
+
+    async def receive(self) -> jsonrpc.Message | Ended:
+        item = await super().receive()
+        self._room.set()
+        return item
+
+    async def _backlog_taken(self) -> None:
+        """Wait while the backlog is full (the client has not taken what arrived)."""
+        while self._queue.qsize() >= _BACKLOG:
+            self._room.clear()
+            await self._room.wait()
 
     async def aclose(self) -> None:
         self._owner.forget(self)
@@ -147,6 +164,7 @@ class HttpExchange(QueuedExchange):
                         for event in decoder.feed(chunk):
                             if event.data.strip():
                                 self._decode(event.data)
+                        await self._backlog_taken()
                     ended = "" if self._answered else "its event stream ended before the response"
                     self._queue.put_nowait(
                         Ended(

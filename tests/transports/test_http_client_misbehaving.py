@@ -197,3 +197,39 @@ async def test_a_server_that_never_accepts_the_connection_fails_at_the_connect_t
                 waiting.close()
     assert not isinstance(failed.value, RequestTimeout)
     assert f"cannot connect to {url}" in str(failed.value) and "connect timeout (1 s)" in str(failed.value)
+
+
+async def test_a_flood_of_events_waits_for_the_client_rather_than_piling_up() -> None:
+    """A server writing notifications as fast as it can, to a client whose handler takes
+    its time: the client reads no further ahead than a bounded backlog (the server's
+    writes wait), rather than holding every event in memory until the call times out."""
+    note = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"%s"}}'
+    event = b"data: " + note % (b"x" * 200) + b"\n\n"
+    written = 0
+
+    async def flood(rid: int, writer: asyncio.StreamWriter) -> None:
+        nonlocal written
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        block = event * 256
+        while True:
+            writer.write(block)
+            await writer.drain()
+            written += len(block)
+
+    handled = 0
+
+    async def slowly(method: str, params: object) -> None:
+        nonlocal handled
+        handled += 1
+        await asyncio.sleep(0.001)
+
+    async with raw_server(_serving(flood)) as server:
+        async with connect_http(
+            server.url, versions=["2025-11-25"], timeout=2.0, on_notification=slowly
+        ) as client:
+            with pytest.raises(RequestTimeout):
+                await client.list_tools()
+    assert handled > 0
+    assert written < 32 * 1024 * 1024, (
+        f"the client read {written >> 20} MiB ahead of {handled} events handled"
+    )
