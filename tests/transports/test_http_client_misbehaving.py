@@ -233,3 +233,42 @@ async def test_a_flood_of_events_waits_for_the_client_rather_than_piling_up() ->
     assert written < 32 * 1024 * 1024, (
         f"the client read {written >> 20} MiB ahead of {handled} events handled"
     )
+
+
+async def _cut(rid: int, writer: asyncio.StreamWriter) -> None:
+    """Half of a JSON body, then the connection closes."""
+    whole = b'{"jsonrpc":"2.0","id":%d,"result":{"tools":[]}}' % rid
+    writer.write(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(whole)
+    )
+    writer.write(whole[: len(whole) // 2])
+
+
+async def _silent(rid: int, writer: asyncio.StreamWriter) -> None:
+    await asyncio.sleep(60)  # the connection is taken, and nothing ever comes
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (_cut, "broke (RemoteProtocolError: peer closed connection without sending complete message body"),
+        (_events(b'data: {"jsonrpc":"2.0","id":{id},"res', kept_open=False), "event stream ended before"),
+    ],
+    ids=["json", "sse"],
+)
+async def test_a_connection_closed_mid_answer_fails_the_request_at_once(answer: Answer, said: str) -> None:
+    error, url = await _list_tools_fails(answer)
+    assert url in str(error) and said in str(error), str(error)
+
+
+@pytest.mark.parametrize("answer", [_silent, _events()], ids=["silent", "keep-alives"])
+async def test_a_server_that_never_answers_fails_at_the_request_timeout_saying_so(answer: Answer) -> None:
+    """Nothing at all after the connection is taken, or SSE comments forever: the request
+    timeout (network time) bounds the call, and the error names it."""
+    async with raw_server(_serving(answer)) as server:
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0) as client:
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout, match=r"no answer from .* within 1 s") as failed:
+                await client.list_tools()
+            assert time.monotonic() - started < 5
+    assert server.url in str(failed.value)
