@@ -207,6 +207,11 @@ class HttpExchange(QueuedExchange):
             self._queue.put_nowait(
                 Ended(reason=f"cannot connect to {shown} ({describe(exc)}); is the server running there?")
             )
+        except httpx.TooManyRedirects:
+            limit = self._owner.client.max_redirects
+            self._queue.put_nowait(
+                Ended(reason=f"{shown} redirected more than {limit} times in a row (a redirect loop?)")
+            )
         except ValueError as exc:  # a size cap (of a body, an SSE line or event) was hit
             self._queue.put_nowait(Ended(status, reason=f"the response from {shown} was refused: {exc}"))
         except (httpx.HTTPError, OSError) as exc:

@@ -235,6 +235,13 @@ async def test_a_flood_of_events_waits_for_the_client_rather_than_piling_up() ->
     )
 
 
+async def test_a_redirect_loop_is_named_as_such() -> None:
+    """A server that redirects the request to itself, over and over: the error says it
+    redirected too often, not that a connection broke."""
+    error, url = await _list_tools_fails(_body("307 Temporary Redirect", {"Location": "/mcp"}, b""))
+    assert url in str(error) and "redirected more than" in str(error) and "broke" not in str(error)
+
+
 async def _cut(rid: int, writer: asyncio.StreamWriter) -> None:
     """Half of a JSON body, then the connection closes."""
     whole = b'{"jsonrpc":"2.0","id":%d,"result":{"tools":[]}}' % rid
