@@ -197,19 +197,27 @@ class Connection:
         task.add_done_callback(self._background.discard)
 
     async def send_notification(self, note: Mapping[str, Any], headers: Mapping[str, str]) -> None:
-        """Send one notification (as built by ``builder``), in its span."""
+        """Send one notification (as built by ``builder``), in its span, within the request
+        timeout (a server that takes its POST and never answers fails it then)."""
         params = note.get("params")
+        method = str(note.get("method"))
         version, session = _revision_and_session(headers)
         with notifying(
             self.telemetry,
-            str(note.get("method")),
+            method,
             params,
             incoming=False,
             version=version,
             session=session,
             network=self.transport.network,
         ) as sent:
-            await self.transport.send(note if sent is params else {**note, "params": sent}, headers)
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await self.transport.send(note if sent is params else {**note, "params": sent}, headers)
+            except TimeoutError:
+                raise RequestTimeout(
+                    f"{self.server} did not take {method} within {self.timeout:g} s (its sending got no answer)"
+                ) from None
 
     def receiving(
         self, message: Notification, version: str | None, session: str | None = None

@@ -194,7 +194,12 @@ class HttpTransport:
             ):
                 status = response.status_code
                 head = await _head(response, _SHOWN_BODY)
-        except (httpx.HTTPError, TimeoutError) as exc:
+        except TimeoutError:
+            raise TransportError(
+                f"could not send {message.get('method', 'a response')} to {self._shown}: "
+                f"its POST got no answer within {_SEND_TIMEOUT:g} s"
+            ) from None
+        except httpx.HTTPError as exc:
             raise TransportError(f"could not send to {self._shown}: {describe(exc)}") from None
         if status >= 400:
             log.warning(

@@ -279,3 +279,22 @@ async def test_a_server_that_never_answers_fails_at_the_request_timeout_saying_s
                 await client.list_tools()
             assert time.monotonic() - started < 5
     assert server.url in str(failed.value)
+
+
+async def test_a_server_that_never_answers_a_notification_fails_the_connect_at_the_timeout() -> None:
+    """A server that takes ``notifications/initialized``'s POST and never answers it: the
+    connect fails at the client's timeout naming the notification, not after a fixed 30 s."""
+
+    async def mute_to_notifications(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        if seen.method == "POST" and b'"id"' not in seen.body:
+            await asyncio.sleep(60)
+        else:
+            await _serving(_body("200 OK", {"Content-Type": "application/json"}, b""))(seen, writer)
+
+    async with raw_server(mute_to_notifications) as server:
+        started = time.monotonic()
+        with pytest.raises(RequestTimeout) as failed:
+            async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0):
+                pass
+        assert time.monotonic() - started < 5
+    assert server.url in str(failed.value) and "notifications/initialized" in str(failed.value)
