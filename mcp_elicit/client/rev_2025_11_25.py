@@ -289,7 +289,14 @@ class HandshakeSession:
                 await asyncio.sleep(delay)
                 await exchange.aclose()
                 sent_with = self.headers(message)
-                resumed = await self.conn.transport.listen(sent_with, last_event_id)
+                try:  # within what the request has left, not the transport's own bound
+                    async with asyncio.timeout(budget.remaining(asyncio.get_running_loop().time())):
+                        resumed = await self.conn.transport.listen(sent_with, last_event_id)
+                except TimeoutError:
+                    raise RequestTimeout(
+                        f"no answer from {self.conn.server} within {budget.timeout:g} s: its stream ended, "
+                        f"and the GET resuming it (Last-Event-ID {last_event_id!r}) got no answer"
+                    ) from None
                 if resumed is None:
                     break
                 if isinstance(resumed, Ended):

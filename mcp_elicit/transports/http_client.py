@@ -255,9 +255,13 @@ class HttpTransport:
         exchange = HttpExchange(self, "GET", all_headers, None)
         self._exchanges.add(exchange)
         # The stream is open once its headers are in; a refusal (405, say) means no stream.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(self.connect_timeout + 5.0):
-                await exchange.started.wait()
+        try:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.connect_timeout + 5.0):
+                    await exchange.started.wait()
+        except BaseException:  # its caller gave up waiting (its request timed out): no GET left open
+            await exchange.aclose()
+            raise
         if not exchange.streaming:
             await exchange.aclose()
             return exchange.refusal()

@@ -298,3 +298,35 @@ async def test_a_server_that_never_answers_a_notification_fails_the_connect_at_t
                 pass
         assert time.monotonic() - started < 5
     assert server.url in str(failed.value) and "notifications/initialized" in str(failed.value)
+
+
+def _resumable(on_resume: Answer) -> Script:
+    """A server whose answer to ``tools/list`` is an event id, a ``retry`` of 10 ms and the
+    end of the stream; its GET resuming from that id is answered by ``on_resume``."""
+
+    async def resumed(rid: int, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        writer.write(b"id: e-1\nretry: 10\ndata: \n\n")
+
+    serving = _serving(resumed)
+
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        if seen.method == "GET" and "last-event-id" in seen.headers:
+            await on_resume(0, writer)
+        else:
+            await serving(seen, writer)
+
+    return script
+
+
+async def test_a_resume_the_server_never_answers_fails_at_the_request_timeout() -> None:
+    """The stream ended asking to be resumed, and the GET resuming it gets no answer at
+    all: the call fails at its timeout, saying what it was waiting for, not at the
+    transport's own bound on a GET (the connect timeout and 5 s)."""
+    async with raw_server(_resumable(_silent)) as server:
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0) as client:
+            started = time.monotonic()
+            with pytest.raises(RequestTimeout) as failed:
+                await client.list_tools()
+            assert time.monotonic() - started < 5
+    assert server.url in str(failed.value) and "Last-Event-ID 'e-1'" in str(failed.value)
