@@ -266,6 +266,7 @@ class HandshakeSession:
             await self.questions.finish(rid, answering, done=False)
             raise
         done = False
+        resumed_in_all = 0  # how often the stream was resumed, for a timeout's message
         try:
             resumes = 0
             last_event_id: str | None = None  # the stream's, across its connections (as EventSource keeps it)
@@ -282,10 +283,12 @@ class HandshakeSession:
                 resumes += 1
                 delay = (reply.retry_ms if reply.retry_ms is not None else DEFAULT_RETRY_MS) / 1000
                 if delay > budget.remaining(asyncio.get_running_loop().time()):
+                    asked = f"asking to be resumed after {delay:g} s, later than the request may wait"
                     raise RequestTimeout(
                         f"no answer from {self.conn.server} within {budget.timeout:g} s: its stream "
-                        f"ended, asking to be resumed after {delay:g} s, later than the request may wait"
+                        f"ended {'again' if resumed_in_all else asked}"
                     )
+                resumed_in_all += 1
                 await asyncio.sleep(delay)
                 await exchange.aclose()
                 sent_with = self.headers(message)
@@ -307,8 +310,11 @@ class HandshakeSession:
                 )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
             return reply
-        except RequestTimeout:  # on a resumed stream: the server still works on it
+        except RequestTimeout as exc:  # on a resumed stream: the server still works on it
             await self.conn.cancel_request(message, self.headers(message), "timed out")
+            if resumed_in_all:
+                times = "once" if resumed_in_all == 1 else f"{resumed_in_all} times"
+                raise RequestTimeout(f"{exc}; it had been resumed {times}") from None
             raise
         except asyncio.CancelledError:
             self.conn.cancel_soon(message, self.headers(message))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import socket
 import time
 from collections.abc import Awaitable, Callable
@@ -330,3 +331,22 @@ async def test_a_resume_the_server_never_answers_fails_at_the_request_timeout() 
                 await client.list_tools()
             assert time.monotonic() - started < 5
     assert server.url in str(failed.value) and "Last-Event-ID 'e-1'" in str(failed.value)
+
+
+async def test_a_stream_resumed_until_the_timeout_says_it_was_resumed() -> None:
+    """Each GET resuming the stream brings a new event id and ends again, never with the
+    response: the call fails at its timeout saying how often the stream was resumed (the
+    server's retry of 10 ms is no wait 'later than the request may wait')."""
+
+    async def moving_on(_: int, writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
+        writer.write(b"id: e-%d\nretry: 10\ndata: \n\n" % time.monotonic_ns())
+
+    async with raw_server(_resumable(moving_on)) as server:
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0) as client:
+            with pytest.raises(RequestTimeout) as failed:
+                await client.list_tools()
+    assert "later than the request may wait" not in str(failed.value)
+    assert server.url in str(failed.value) and re.search(r"resumed \d+ times", str(failed.value)), (
+        failed.value
+    )
