@@ -350,3 +350,13 @@ async def test_a_stream_resumed_until_the_timeout_says_it_was_resumed() -> None:
     assert server.url in str(failed.value) and re.search(r"resumed \d+ times", str(failed.value)), (
         failed.value
     )
+
+
+async def test_a_401_to_a_request_that_carried_a_token_says_the_token_was_refused() -> None:
+    async with raw_server(_serving(_body("401 Unauthorized", {}, b""))) as server:
+        headers = {"Authorization": "Bearer not-taken"}
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=10.0, headers=headers) as client:
+            with pytest.raises(TransportError) as failed:
+                await client.list_tools()
+    assert "HTTP 401 (no WWW-Authenticate challenge; the credentials sent were refused)" in str(failed.value)
+    assert "not-taken" not in str(failed.value)
