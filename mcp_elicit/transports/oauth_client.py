@@ -6,7 +6,9 @@ Rules:
 * ``HttpTokenExchange`` is the ``TokenExchange`` the HTTP and stdio transports install.
   Each token request is one POST (authlib encodes the body and the client
   authentication: HTTP Basic with a client secret, ``client_id`` in the body without
-  one), no redirects followed, a bounded timeout, the answer read no further than 64 KiB.
+  one), no redirects followed, the answer read no further than 64 KiB. ``timeout`` bounds
+  the whole request, not each network read: a provider that answers a byte at a time
+  does not hold the callback (and the browser waiting on it) past it.
   The answer is asked for uncompressed (``Accept-Encoding: identity``); one compressed all
   the same is refused unread (the cap counts decoded bytes, and httpx inflates a whole
   network read at once: a few KB of gzip become megabytes before the cap is checked).
@@ -22,6 +24,7 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Final
@@ -75,6 +78,7 @@ class HttpTokenExchange:
         url, headers, body = client_auth.prepare("POST", provider.token_url, headers, body)
         try:
             async with (
+                asyncio.timeout(self.timeout),
                 httpx.AsyncClient(
                     timeout=self.timeout, transport=self.transport, follow_redirects=False
                 ) as http,
@@ -90,7 +94,7 @@ class HttpTokenExchange:
                         refused=False,
                     )
                 content = await read_capped(response.aiter_bytes(), MAX_ANSWER)
-        except httpx.HTTPError as exc:
+        except (httpx.HTTPError, TimeoutError) as exc:
             raise OAuthError(
                 "unreachable",
                 f"the token endpoint of {provider.name} did not answer ({type(exc).__name__})",

@@ -190,3 +190,35 @@ async def test_a_providers_access_token_that_cannot_be_a_header_is_refused_unquo
     assert (caught.value.error, caught.value.refused) == ("invalid_response", False)
     assert "example" in str(caught.value) and "access_token" in str(caught.value)
     assert "the-secr" not in str(caught.value) and "the secret" not in str(caught.value)
+
+
+async def test_a_token_endpoint_that_trickles_is_given_up_within_the_timeout() -> None:
+    """A token endpoint that sends its answer a byte at a time, each byte well within the
+    timeout of one read: the token request as a whole still ends within the timeout (the
+    browser waiting on the callback is not held for as long as the provider likes), as an
+    unreachable provider, quoting nothing."""
+
+    async def script(seen: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        body = orjson.dumps({"access_token": "the-secret", "token_type": "Bearer"})
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n")
+        writer.write(f"Content-Length: {len(body) + 4096}\r\n\r\n".encode() + b" ")
+        await writer.drain()
+        for _ in range(4096):
+            await asyncio.sleep(0.1)
+            writer.write(b" ")
+            await writer.drain()
+        writer.write(body)
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        provider = OAuthProvider("example", "https://id.example.com/a", server.url("/token"), "cid", "s")
+        exchange = HttpTokenExchange(timeout=1.0)
+        started = asyncio.get_running_loop().time()
+        with pytest.raises(OAuthError) as caught:
+            await asyncio.wait_for(
+                exchange.exchange(provider, "the-code", "v" * 43, "http://127.0.0.1:1/cb"), 10
+            )
+        took = asyncio.get_running_loop().time() - started
+    assert took < 3, f"the token request went on for {took:.1f} s with a 1 s timeout"
+    assert (caught.value.error, caught.value.refused) == ("unreachable", False)
+    assert "example" in str(caught.value) and "the-code" not in str(caught.value)
