@@ -14,9 +14,11 @@ Rules:
   works once. The verifier leaves the server only in the token request.
 * Tokens are sealed in the vault under kind ``tokens``, bound to (provider, principal),
   with their expiry. An expired access token is refreshed through the ``TokenExchange``
-  (one refresh at a time per connection in this process). A refresh the provider refuses
-  drops the tokens, so the next ``ctx.connect`` asks again; a provider that cannot be
-  reached keeps them and the call fails with ``OAuthError``.
+  (one refresh at a time per connection in this process), and so is one the provider's
+  API refuses (401) before its expiry (``Connection.refused``; dropped when there is no
+  refresh token). A refresh the provider refuses drops the tokens, so the next
+  ``ctx.connect`` asks again; a provider that cannot be reached keeps them and the call
+  fails with ``OAuthError``.
 * No access or refresh token, code, verifier or state ever goes into an MCP message, a
   log line or an exception message; ``Connection`` and ``Tokens`` never show them.
 * This module does no HTTP: the token requests go through ``TokenExchange``, which a
@@ -264,6 +266,13 @@ class Connection:
         """The ``Authorization`` header for a request to the provider's API."""
         return {"Authorization": f"Bearer {await self.token()}"}
 
+    async def refused(self, token: str) -> str | None:
+        """The provider's API refused ``token`` (401) before its time: a new access token
+        (refreshed), or None when there is none (then the tokens are dropped and the next
+        ``ctx.connect`` asks again)."""
+        tokens = await self._oauth.refused(self.provider, self._principal, token)
+        return tokens.access_token if tokens is not None else None
+
     def client(self, **options: Any) -> Any:
         """An ``httpx.AsyncClient`` (``options`` are its arguments) whose every request
         carries a fresh access token. Use it with ``async with``."""
@@ -346,30 +355,50 @@ class OAuthConnections:
         tokens = await self.stored(name, principal)
         if tokens is None or not tokens.expired(self.clock(), provider.leeway):
             return tokens
+        async with self._lock(name, principal):
+            tokens = await self.stored(name, principal)  # refreshed meanwhile?
+            if tokens is None or not tokens.expired(self.clock(), provider.leeway):
+                return tokens
+            return await self._refresh(provider, principal, tokens)
+
+    async def refused(self, name: str, principal: str | None, access_token: str) -> Tokens | None:
+        """The provider refused ``access_token`` (a 401) before its expiry: the tokens
+        refreshed, or None when they cannot be (then they are dropped, so the next
+        ``ctx.connect`` asks again). Tokens refreshed meanwhile are returned as they are."""
+        provider = self.provider(name)
+        async with self._lock(name, principal):
+            tokens = await self.stored(name, principal)
+            if tokens is None or not secrets.compare_digest(
+                tokens.access_token.encode(), access_token.encode()
+            ):
+                return tokens
+            return await self._refresh(provider, principal, tokens)
+
+    def _lock(self, name: str, principal: str | None) -> asyncio.Lock:
         key = hashlib.sha256(f"{name}\0{principal}".encode()).hexdigest()
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
-        async with lock:
-            tokens = await self.stored(name, principal)  # refreshed meanwhile?
-            if tokens is None or not tokens.expired(self.clock(), provider.leeway):
-                return tokens
-            if tokens.refresh_token is None:
-                log.info("connection to %s expired and has no refresh token: it will be asked again", name)
-                await self.forget(name, principal)
-                return None
-            try:
-                answer = await self.exchange.refresh(provider, tokens.refresh_token)
-                fresh = Tokens.from_response(answer, now=self.clock(), previous=tokens)
-            except OAuthError as exc:
-                if not exc.refused:
-                    raise
-                log.info("%s refused to refresh a connection (%s): it will be asked again", name, exc.error)
-                await self.forget(name, principal)
-                return None
-            await self.save(name, principal, fresh)
-            log.info("connection to %s refreshed", name)
-            return fresh
+        return lock
+
+    async def _refresh(self, provider: OAuthProvider, principal: str | None, tokens: Tokens) -> Tokens | None:
+        name = provider.name
+        if tokens.refresh_token is None:
+            log.info("connection to %s has no refresh token: it will be asked again", name)
+            await self.forget(name, principal)
+            return None
+        try:
+            answer = await self.exchange.refresh(provider, tokens.refresh_token)
+            fresh = Tokens.from_response(answer, now=self.clock(), previous=tokens)
+        except OAuthError as exc:
+            if not exc.refused:
+                raise
+            log.info("%s refused to refresh a connection (%s): it will be asked again", name, exc.error)
+            await self.forget(name, principal)
+            return None
+        await self.save(name, principal, fresh)
+        log.info("connection to %s refreshed", name)
+        return fresh
 
     # ---- authorization requests ---------------------------------------------------------
 

@@ -20,6 +20,9 @@ Rules:
   messages and logs.
 * ``authorized_client(connection)`` is an ``httpx.AsyncClient`` whose every request asks
   the connection for its access token (refreshed when expired) just before it is sent.
+  A 401 to it (the provider stopped taking the token before its announced expiry: revoked,
+  rotated) refreshes the tokens and sends the request once more; when they cannot be
+  refreshed they are dropped (the next ``ctx.connect`` asks again) and the 401 is the answer.
 """
 
 from __future__ import annotations
@@ -136,8 +139,15 @@ class BearerAuth(httpx.Auth):
         self.connection = connection
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        request.headers["Authorization"] = f"Bearer {await self.connection.token()}"
-        yield request
+        token = await self.connection.token()
+        request.headers["Authorization"] = f"Bearer {token}"
+        response = yield request
+        if response.status_code != 401:
+            return
+        fresh = await self.connection.refused(token)
+        if fresh is not None and fresh != token and isinstance(request.stream, httpx.ByteStream):
+            request.headers["Authorization"] = f"Bearer {fresh}"
+            yield request
 
 
 def authorized_client(connection: Connection, **options: Any) -> httpx.AsyncClient:

@@ -503,6 +503,31 @@ async def test_a_refused_refresh_asks_again(wire: WireChecker) -> None:
         assert (await mcp.call())["content"][0]["text"] == "hello octocat (profile repo)"
 
 
+async def test_tokens_the_api_refuses_before_their_time_are_refreshed_or_asked_again(
+    wire: WireChecker,
+) -> None:
+    """The provider stops taking an access token before the expiry it announced (revoked,
+    rotated, its lifetime cut short): the API's 401 makes the connection refresh once and
+    send the request again. When the refresh is refused too, the tokens are dropped, so the
+    next ``ctx.connect`` asks again instead of handing out the dead token for good."""
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        mcp = await connected(r, wire, http, browser)
+        before = await r.app.url_mode.oauth.stored("example", None)
+        r.provider.expire_all()  # the server still believes the token good for an hour
+        assert (await mcp.call())["content"][0]["text"] == "hello octocat (profile repo)"
+        assert r.provider.refreshes == 1
+        after = await r.app.url_mode.oauth.stored("example", None)
+        assert before is not None and after is not None and after.access_token != before.access_token
+        r.provider.expire_all()
+        r.provider.refuse_refresh = True
+        assert (await mcp.call())["content"][0]["text"] == "the API answered 401"
+        assert await r.app.url_mode.oauth.stored("example", None) is None
+        _, url = url_of(await mcp.call())  # asked again
+        r.provider.refuse_refresh = False
+        assert "Connected" in (await sign_in(browser, url)).text
+        assert (await mcp.call())["content"][0]["text"] == "hello octocat (profile repo)"
+
+
 async def test_forgetting_asks_again(wire: WireChecker) -> None:
     async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
         mcp = await connected(r, wire, http, browser)
