@@ -15,7 +15,11 @@ Rules:
   An access token that is not visible ASCII is refused (``invalid_response``): in the
   ``Authorization`` header of a tool's request, httpx would refuse it in a message quoting it.
 * An OAuth error answer (4xx with ``error``) raises ``OAuthError(refused=True)``: the grant
-  is dead. No answer, a 5xx or an unreadable one raises ``OAuthError(refused=False)``.
+  is dead. No answer, a 5xx or an unreadable one raises ``OAuthError(refused=False)``, and
+  so does an error that is not about the grant: the provider busy (408, 429,
+  ``temporarily_unavailable``, ``server_error``, ``slow_down``) or refusing the server's own
+  client credentials (``invalid_client``, ``unauthorized_client``: the operator's to fix,
+  which no new sign-in by the user would help).
   Neither carries the request or the answer body: codes, verifiers and tokens stay out of
   messages and logs.
 * ``authorized_client(connection)`` is an ``httpx.AsyncClient`` whose every request asks
@@ -44,6 +48,8 @@ __all__ = ["BearerAuth", "HttpTokenExchange", "authorized_client"]
 MAX_ANSWER: Final = 64 * 1024
 _ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _HEADER_SAFE: Final = re.compile(r"[\x21-\x7e]+")
+_NOT_NOW: Final = frozenset({"temporarily_unavailable", "server_error", "slow_down"})
+_NOT_THIS_CLIENT: Final = frozenset({"invalid_client", "unauthorized_client"})
 
 
 class HttpTokenExchange:
@@ -124,6 +130,19 @@ class HttpTokenExchange:
             return answer
         error = answer.get("error") if isinstance(answer, dict) else None
         if isinstance(error, str) and _ERROR_CODE.fullmatch(error) and 400 <= status < 500:
+            if status in (408, 429) or error in _NOT_NOW:
+                raise OAuthError(
+                    error,
+                    f"the token endpoint of {provider.name} cannot serve the request now ({error}, HTTP {status})",
+                    refused=False,
+                )
+            if error in _NOT_THIS_CLIENT:
+                raise OAuthError(
+                    error,
+                    f"{provider.name} does not accept this server's client_id or client_secret ({error}): "
+                    "the server's configuration must change",
+                    refused=False,
+                )
             raise OAuthError(error, f"{provider.name} refused the token request ({error})")
         raise OAuthError(
             "invalid_response",

@@ -222,3 +222,50 @@ async def test_a_token_endpoint_that_trickles_is_given_up_within_the_timeout() -
     assert took < 3, f"the token request went on for {took:.1f} s with a 1 s timeout"
     assert (caught.value.error, caught.value.refused) == ("unreachable", False)
     assert "example" in str(caught.value) and "the-code" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "error"),
+    [
+        ("429 Too Many Requests", "rate_limit_exceeded"),
+        ("400 Bad Request", "temporarily_unavailable"),
+        ("401 Unauthorized", "invalid_client"),
+        ("400 Bad Request", "unauthorized_client"),
+    ],
+)
+async def test_a_refresh_the_provider_cannot_serve_now_keeps_the_tokens(status: str, error: str) -> None:
+    """A refresh answered with an OAuth error that is not about the user's grant (the
+    provider rate-limits or is busy, or does not take the server's own client credentials:
+    the operator's to fix) fails the call and keeps the tokens; only a grant the provider
+    says is dead (invalid_grant) drops them, so that the user is asked again."""
+    from mcp_elicit import Server
+    from mcp_elicit.server.oauth import Tokens
+    from mcp_elicit.stores import MemoryStore
+
+    answers = [
+        _answer(status, {"Content-Type": "application/json"}, orjson.dumps({"error": error})),
+        _answer("400 Bad Request", {"Content-Type": "application/json"}, b'{"error": "invalid_grant"}'),
+    ]
+
+    async def script(seen: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        writer.write(answers.pop(0))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        app = Server("refresh", store=MemoryStore(), clock=lambda: 1000.0)
+        app.oauth_provider(
+            "example", authorize_url="https://id.example.com/a", token_url=server.url("/token"), client_id="c"
+        )
+        app.url_mode.token_exchange = HttpTokenExchange(timeout=5)
+        oauth = app.url_mode.oauth
+        await oauth.save(
+            "example", "ann", Tokens("the-access", refresh_token="the-refresh", expires_at=900.0)
+        )
+        with pytest.raises(OAuthError) as caught:
+            await oauth.usable("example", "ann")
+        assert (caught.value.error, caught.value.refused) == (error, False)
+        assert "the-refresh" not in str(caught.value)
+        assert await oauth.stored("example", "ann") is not None, "the tokens were dropped"
+        assert await oauth.usable("example", "ann") is None  # invalid_grant: dropped, asked again
+        assert await oauth.stored("example", "ann") is None
+        await app.url_mode.store.close()
