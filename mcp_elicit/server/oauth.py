@@ -178,13 +178,20 @@ class Tokens:
         cls, payload: Mapping[str, Any], *, now: float, previous: Tokens | None = None
     ) -> Tokens:
         """Tokens from a token endpoint answer; a refresh answer without a new refresh token
-        keeps the previous one (RFC 6749 section 6)."""
+        keeps the previous one (RFC 6749 section 6). An answer without a usable access
+        token raises ``OAuthError`` that is not a refusal: the grant may still be good."""
         access = payload.get("access_token")
         if not isinstance(access, str) or not access:
-            raise OAuthError("invalid_response", "the token endpoint answered without an access token")
+            raise OAuthError(
+                "invalid_response", "the token endpoint answered without an access token", refused=False
+            )
         token_type = payload.get("token_type", "Bearer")
         if not isinstance(token_type, str) or token_type.lower() != "bearer":
-            raise OAuthError("unsupported_token_type", "the token endpoint issued a token that is not Bearer")
+            raise OAuthError(
+                "unsupported_token_type",
+                "the token endpoint issued a token that is not Bearer",
+                refused=False,
+            )
         refresh = payload.get("refresh_token")
         if not isinstance(refresh, str) or not refresh:
             refresh = previous.refresh_token if previous is not None else None

@@ -269,3 +269,38 @@ async def test_a_refresh_the_provider_cannot_serve_now_keeps_the_tokens(status: 
         assert await oauth.usable("example", "ann") is None  # invalid_grant: dropped, asked again
         assert await oauth.stored("example", "ann") is None
         await app.url_mode.store.close()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"access_token": None}, {"access_token": ""}, {"access_token": "fresh", "token_type": "mac"}],
+    ids=["null", "empty", "not-bearer"],
+)
+async def test_a_refresh_answer_without_a_usable_token_keeps_the_tokens(answer: dict[str, object]) -> None:
+    """A token endpoint that answers a refresh with 200 but no usable access token (null,
+    empty, a token type this client cannot send) has not refused the grant: the call fails
+    naming the fault, and the stored tokens are kept for when the provider answers properly."""
+    from mcp_elicit import Server
+    from mcp_elicit.server.oauth import Tokens
+    from mcp_elicit.stores import MemoryStore
+
+    async def script(seen: dict[str, str], writer: asyncio.StreamWriter) -> None:
+        writer.write(_answer("200 OK", {"Content-Type": "application/json"}, orjson.dumps(answer)))
+        await writer.drain()
+
+    async with raw_server(script) as server:
+        app = Server("refresh", store=MemoryStore(), clock=lambda: 1000.0)
+        app.oauth_provider(
+            "example", authorize_url="https://id.example.com/a", token_url=server.url("/token"), client_id="c"
+        )
+        app.url_mode.token_exchange = HttpTokenExchange(timeout=5)
+        oauth = app.url_mode.oauth
+        await oauth.save(
+            "example", "ann", Tokens("the-access", refresh_token="the-refresh", expires_at=900.0)
+        )
+        with pytest.raises(OAuthError) as caught:
+            await oauth.usable("example", "ann")
+        assert caught.value.refused is False
+        assert "token" in str(caught.value) and "the-refresh" not in str(caught.value)
+        assert await oauth.stored("example", "ann") is not None, "the tokens were dropped"
+        await app.url_mode.store.close()
