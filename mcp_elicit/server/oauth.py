@@ -113,7 +113,9 @@ class OAuthProvider:
     """A third-party authorization server (authorization code + PKCE).
 
     ``leeway``: an access token this many seconds from its expiry counts as expired (it is
-    refreshed before use). ``extra_params`` go into the authorization URL as they are.
+    refreshed before use). ``extra_params`` go into the authorization URL as they are; a
+    ``response_mode`` other than ``query`` is refused (``form_post`` would come back as a
+    cross-site POST, without the browser's flow cookie).
     """
 
     name: str
@@ -141,6 +143,12 @@ class OAuthProvider:
         if clash:
             raise ConfigError(
                 f"OAuth provider {self.name!r}: extra_params may not set {', '.join(sorted(clash))}"
+            )
+        mode = self.extra_params.get("response_mode", "query")
+        if mode != "query":
+            raise ConfigError(
+                f"OAuth provider {self.name!r}: extra_params sets response_mode={mode!r}, but the "
+                "callback reads the code from its query: leave response_mode out, or set it to 'query'"
             )
         if not 0 <= self.leeway < 3600:
             raise ConfigError(f"OAuth provider {self.name!r}: leeway must be in [0, 3600) seconds")

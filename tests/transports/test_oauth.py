@@ -717,6 +717,15 @@ def test_provider_configuration_is_checked() -> None:
         app.oauth_provider("extra", **good, extra_params={"state": "fixed"})
     with pytest.raises(ConfigError, match="name"):
         app.oauth_provider("two words", **good)
+    # the callback reads the code from its query, with the flow cookie a cross-site POST
+    # (form_post) would not carry: a provider told to answer another way never comes back
+    for mode in ("form_post", "fragment", "query.jwt"):
+        with pytest.raises(ConfigError, match="response_mode") as refused:
+            app.oauth_provider(f"mode-{mode.replace('.', '-')}", **good, extra_params={"response_mode": mode})
+        assert "query" in str(refused.value)
+    app.oauth_provider(
+        "mode-query", **good, extra_params={"response_mode": "query", "access_type": "offline"}
+    )
     loopback = app.oauth_provider("local", **{**good, "token_url": "http://127.0.0.1:9/t"})
     assert "client_secret" not in repr(app.oauth_provider("secret", **good, client_secret="s3cr3t"))
     assert loopback.scopes == ()
