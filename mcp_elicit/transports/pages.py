@@ -38,7 +38,8 @@ Rules:
   refused browser burns nothing), then takes the state (once), exchanges the code with the
   verifier, stores the tokens (unless the flow ended during the token request, or while
   they were stored) and finishes the flow: ``complete``; ``access_denied`` is ``declined``; any other failure
-  ``failed``.
+  ``failed``, logged as a warning with the provider's ``error_description`` (escaped, cut
+  at 300 characters), which the page never shows.
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything; the secret's field, which
@@ -292,7 +293,12 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if error is not None or not code:
             status: FlowStatus = "declined" if error == "access_denied" else "failed"
             detail = error if error is not None and _ERROR_CODE.fullmatch(error) else "invalid_callback"
-            log.info("flow %s: the provider answered %s", flow.id[:6], detail)
+            if status == "declined":
+                log.info("flow %s: the provider answered %s", flow.id[:6], detail)
+            else:  # the operator's to look into: the description, escaped and cut, says why
+                said = params.get("error_description")
+                why = f": {said[:300]!r}" if said else ""
+                log.warning("flow %s: the provider answered %s%s", flow.id[:6], detail, why)
             ended = await url_mode.flows.finish(flow, status, detail=detail)
         else:
             try:

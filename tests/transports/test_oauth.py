@@ -369,6 +369,34 @@ async def test_access_denied_at_the_provider_is_a_decline(wire: WireChecker) -> 
         assert final["content"][0]["text"] == "not connected (decline)"
 
 
+async def test_a_provider_error_is_logged_as_a_warning_with_its_description_escaped(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The provider sends the person back with an error other than access_denied (the
+    server's scope or client is not allowed, the provider failed): the person sees that it
+    did not work, never the provider's text; the operator, at the default log level, sees
+    the code and the description, its control characters escaped."""
+    caplog.set_level(logging.WARNING, logger="mcp_elicit")
+    async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        first = await Mcp(http, r.running.url, wire).call()
+        _, url = url_of(first)
+        authorize = await continue_to_provider(browser, await open_link(browser, url))
+        description = "scope 'admin' is not allowed\n<script>x</script>\x1b[2J"
+        query = {
+            "state": authorize.params["state"],
+            "error": "invalid_scope",
+            "error_description": description,
+        }
+        done = await browser.get(r.base + CALLBACK, params=query)
+        assert "did not work" in done.text and "admin" not in done.text and "<script>x" not in done.text
+        flow = await r.app.url_mode.flows.get(first_flow_id(url))
+        assert flow is not None and (flow.status, flow.detail) == ("failed", "invalid_scope")
+    (record,) = [rec for rec in caplog.records if "invalid_scope" in rec.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert "scope 'admin' is not allowed" in record.getMessage()
+    assert "\n" not in record.getMessage() and "\x1b" not in record.getMessage()
+
+
 def first_flow_id(url: str) -> str:
     match = re.search(r"/flows/([^/?]+)", url)
     assert match is not None
