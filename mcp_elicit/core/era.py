@@ -146,10 +146,15 @@ def judge_probe(
     ``answer`` is the JSON-RPC response (None when there was none: no body, not JSON-RPC,
     or no answer in time on stdio); ``status`` the HTTP status (None off HTTP).
     """
-    if status in (401, 403):
+    if status == 401:
         raise TransportError(
-            f"The server refused the connection with HTTP {status} (authorization required); "
-            "mcp-elicit does not perform MCP authorization yet. Pass the token with headers={...}."
+            "The server requires authorization (HTTP 401): pass auth=OAuth(...) "
+            "(mcp_elicit.transports.http_auth) to sign in, or a token with "
+            "headers={'Authorization': 'Bearer ...'}"
+        )
+    if status == 403:
+        raise TransportError(
+            "The server refused access (HTTP 403): the credentials sent, if any, do not grant it"
         )
     if status is not None and status >= 500 and not isinstance(answer, ErrorResponse):
         raise TransportError(f"The server failed with HTTP {status}: {body[:200] or 'no body'}")

@@ -114,10 +114,17 @@ def test_no_answer_on_stdio_means_legacy() -> None:
     assert isinstance(judge_probe(None, requested="2026-07-28", preferred=BOTH), Legacy)
 
 
-@pytest.mark.parametrize("status", [401, 403])
-def test_authorization_failures_are_not_an_era(status: int) -> None:
-    with pytest.raises(TransportError, match="authorization"):
+@pytest.mark.parametrize(
+    ("status", "says"),
+    [
+        (401, r"requires authorization \(HTTP 401\): pass auth=OAuth\(\.\.\.\)"),
+        (403, r"refused access \(HTTP 403\): the credentials sent, if any, do not grant it"),
+    ],
+)
+def test_authorization_failures_are_not_an_era(status: int, says: str) -> None:
+    with pytest.raises(TransportError, match=says) as caught:
         judge_probe(None, requested="2026-07-28", preferred=BOTH, status=status)
+    assert "does not perform MCP authorization" not in str(caught.value)  # it does: http_auth.OAuth
 
 
 def test_a_server_failure_is_not_an_era() -> None:
