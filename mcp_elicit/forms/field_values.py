@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple, Protocol, TypeAlias
 
 from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms.formats import FORMAT_LENGTHS
 
 __all__ = [
     "REAL_NEED",
@@ -23,6 +24,7 @@ __all__ = [
     "Named",
     "Option",
     "OptionsLike",
+    "check_format_length",
     "check_options",
     "check_range",
     "check_text",
@@ -109,6 +111,25 @@ def check_range(spec: Named, lo: float | None, hi: float | None, what: str, *, c
             raise fail(spec, f"the {label} {what} must be at most {SAFE_INTEGER}, not {shown(value)}")
     if lo is not None and hi is not None and lo > hi:
         raise fail(spec, f"the minimum {what} {lo} is greater than the maximum {what} {hi}")
+
+
+def check_format_length(spec: Named, fmt: str, lo: int | None, hi: int | None) -> None:
+    """Length bounds that leave room for an answer of the format (bounds already checked)."""
+    shortest, longest = FORMAT_LENGTHS[fmt]
+    if shortest == longest:
+        span = f"exactly {shortest}"
+    else:
+        span = f"at least {shortest}" if longest is None else f"{shortest} to {longest}"
+    article = "an" if fmt == "email" else "a"
+    for label, bound, fits in (
+        ("maximum", hi, hi is None or hi >= shortest),
+        ("minimum", lo, lo is None or longest is None or lo <= longest),
+    ):
+        if not fits:
+            raise fail(
+                spec,
+                f"{article} {fmt} answer is {span} characters long, so no answer fits the {label} length {bound}",
+            )
 
 
 def check_whole_range(spec: Named, lo: float | None, hi: float | None) -> None:

@@ -20,7 +20,8 @@ Rules:
 - Integer bounds and defaults stay within I-JSON's safe range (RFC 7493,
   ``-(2**53-1)..2**53-1``), which every JSON peer reads exactly; whole-number
   bounds and defaults of a ``Number`` too. An ``Integer`` whose bounds hold no whole
-  number is refused, as no answer could satisfy it.
+  number is refused, as no answer could satisfy it; so is a ``String`` whose length bounds
+  leave no room for an answer of its ``format`` (a ``date`` is 10 characters long).
 - Every text (name, title, description, option, default) must be sendable: a lone
   surrogate (an undecodable byte as ``os.listdir`` or ``surrogateescape`` reads it) is
   refused, as UTF-8, so no JSON message, can carry it.
@@ -44,6 +45,7 @@ from mcp_elicit.forms.field_values import (
     SAFE_RANGE,
     Option,
     OptionsLike,
+    check_format_length,
     check_options,
     check_range,
     check_text,
@@ -177,6 +179,8 @@ class String(_Field):
             raise self._fail(
                 f"format {self.format!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}"
             )
+        if self.format is not None:
+            check_format_length(self, self.format, self.min_length, self.max_length)
         if self.default is not None and not isinstance(self.default, str):
             raise self._fail(f"the default must be a string, not {self.default!r}")
         if self.default is not None:

@@ -39,6 +39,7 @@ from datetime import date, datetime, timedelta
 
 __all__ = [
     "FORMAT_CHECKS",
+    "FORMAT_LENGTHS",
     "FORMAT_MESSAGES",
     "format_message",
     "is_date",
@@ -161,6 +162,15 @@ FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
     "uri": is_uri,
     "date": is_date,
     "date-time": is_date_time,
+}
+
+#: The shortest and longest answer each format accepts, in characters (None: no longest):
+#: ``2026-01-31``, ``2026-01-31T18:30:00Z``, ``a@b.co`` (and 254 at most), ``a:b``.
+FORMAT_LENGTHS: dict[str, tuple[int, int | None]] = {
+    "email": (6, 254),
+    "uri": (3, None),
+    "date": (10, 10),
+    "date-time": (20, None),
 }
 
 FORMAT_MESSAGES: dict[str, str] = {

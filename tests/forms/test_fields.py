@@ -30,7 +30,7 @@ class Size(enum.Enum):
                 title="Name",
                 description="Your name",
                 min_length=1,
-                max_length=5,
+                max_length=6,
                 format="email",
                 default="a@b.io",
             ),
@@ -39,7 +39,7 @@ class Size(enum.Enum):
                 "title": "Name",
                 "description": "Your name",
                 "minLength": 1,
-                "maxLength": 5,
+                "maxLength": 6,
                 "format": "email",
                 "default": "a@b.io",
             },
@@ -266,3 +266,58 @@ def test_a_spec_left_at_its_defaults_gets_the_short_form_key() -> None:
     assert Integer(name="a", minimum=0)._key is None
     assert Boolean(name="a", default=False)._key is None
     assert Choice(["x"], name="a")._key is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            String(name="n", format="date", max_length=8),
+            "a date answer is exactly 10 characters long, so no answer fits the maximum length 8",
+        ),
+        (
+            String(name="n", format="date", min_length=11),
+            "a date answer is exactly 10 characters long, so no answer fits the minimum length 11",
+        ),
+        (
+            String(name="n", format="date-time", max_length=19),
+            "a date-time answer is at least 20 characters long, so no answer fits the maximum length 19",
+        ),
+        (
+            String(name="n", format="email", max_length=5),
+            "an email answer is 6 to 254 characters long, so no answer fits the maximum length 5",
+        ),
+        (
+            String(name="n", format="email", min_length=255),
+            "an email answer is 6 to 254 characters long, so no answer fits the minimum length 255",
+        ),
+        (
+            String(name="n", format="uri", max_length=2),
+            "a uri answer is at least 3 characters long, so no answer fits the maximum length 2",
+        ),
+    ],
+)
+def test_a_length_no_answer_of_the_format_can_have_is_refused(spec: String, message: str) -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        spec.check()
+    assert caught.value.field == "n"
+    assert str(caught.value) == f"field 'n': {message}"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "shortest", "longest"),
+    [
+        ("date", "2026-01-31", "2026-01-31"),
+        ("date-time", "2026-01-31T18:30:00Z", "2026-01-31T18:30:00Z"),
+        ("email", "a@b.co", "a" * 64 + "@" + "b" * 63 + "." + "c" * 63 + "." + "d" * 57 + ".org"),
+        ("uri", "a:b", "a:b"),
+    ],
+)
+def test_lengths_at_the_edges_of_a_format_are_fine(fmt: Any, shortest: str, longest: str) -> None:
+    from mcp_elicit.forms import Form
+
+    assert len(longest) == {"email": 254}.get(fmt, len(longest))
+    assert Form(n=String(format=fmt, max_length=len(shortest))).validate({"n": shortest})
+    assert Form(n=String(format=fmt, min_length=len(longest))).validate({"n": longest})
+    exact = Form(n=String(format=fmt, min_length=len(shortest), max_length=len(shortest)))
+    assert exact.validate({"n": shortest}) == {"n": shortest}
