@@ -472,9 +472,8 @@ class MultiChoice(_Field):
         check_options(self, self.options)
         check_range(self, self.min_items, self.max_items, "number of choices", counts=True)
         if self.min_items is not None and self.min_items > len(self.options):
-            raise self._fail(
-                f"it asks for at least {self.min_items} choices but offers only {len(self.options)} options"
-            )
+            offered = f"{len(self.options)} option{'s' if len(self.options) > 1 else ''}"
+            raise self._fail(f"it asks for at least {self.min_items} choices but offers only {offered}")
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head("array")

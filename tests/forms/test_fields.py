@@ -175,7 +175,11 @@ def test_multi_choice_default_must_be_a_list() -> None:
         (Choice(["a"], name="n", default=1), "the default must be a string"),  # type: ignore[arg-type]
         (
             MultiChoice(["a"], name="n", min_items=2),
-            "it asks for at least 2 choices but offers only 1 options",
+            "it asks for at least 2 choices but offers only 1 option",
+        ),
+        (
+            MultiChoice(["a", "b"], name="n", min_items=3),
+            "it asks for at least 3 choices but offers only 2 options",
         ),
         (
             MultiChoice(["a", "b"], name="n", min_items=2, max_items=1),
@@ -321,3 +325,9 @@ def test_lengths_at_the_edges_of_a_format_are_fine(fmt: Any, shortest: str, long
     assert Form(n=String(format=fmt, min_length=len(longest))).validate({"n": longest})
     exact = Form(n=String(format=fmt, min_length=len(shortest), max_length=len(shortest)))
     assert exact.validate({"n": shortest}) == {"n": shortest}
+
+
+def test_a_multi_choice_asking_for_more_choices_than_one_option_says_option() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        MultiChoice(["a"], name="n", min_items=2).check()
+    assert str(caught.value) == "field 'n': it asks for at least 2 choices but offers only 1 option"
