@@ -20,6 +20,9 @@ Rules:
   ``minimum: 1``), which the field shows; on a number field they are checks of their
   own, run with the field's (:attr:`Relaxed.checks`), and kept in the field's
   :class:`FieldExtras` for a user interface to show with the field's own bounds.
+  Bounds that leave no number (``exclusiveMinimum: 5`` beside ``maximum: 5``) are
+  refused with :class:`FormSchemaError` naming the field, as the parser refuses a
+  ``minimum`` above the ``maximum``: no answer could be sent.
 - ``multipleOf`` (a number above 0) is such a check, worked out in decimal on the
   numbers as written (0.3 is a multiple of 0.1, as the person reads it); a quotient
   beyond 28 digits is not worked out (the server decides). It is kept in the
@@ -43,7 +46,7 @@ from dataclasses import dataclass, field
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, TypeAlias, TypeGuard
 
-from mcp_elicit.errors import ValidationProblem
+from mcp_elicit.errors import FormSchemaError, ValidationProblem
 
 __all__ = ["NO_EXTRAS", "Check", "FieldExtras", "Relaxed", "relax"]
 
@@ -127,6 +130,8 @@ def _relax_field(
     kind = out.get("type")
     if kind in ("number", "integer"):
         _exclusive_bounds(out, kind, checks, extras)
+        if kind == "number":
+            _check_room(name, out, extras)
         step = out.get("multipleOf")
         if _real(step) and step > 0:
             del out["multipleOf"]
@@ -171,6 +176,21 @@ def _exclusive_bounds(out: dict[str, Any], kind: str, checks: list[Check], extra
             continue  # the inclusive bound is the stricter one
         checks.append(_below(bound) if below else _above(bound))
         extras["less_than" if below else "more_than"] = bound
+
+
+def _check_room(name: str, out: Mapping[str, Any], extras: Mapping[str, Any]) -> None:
+    """:class:`FormSchemaError` for a number field whose exclusive bounds leave no number
+    (``exclusiveMinimum: 5`` beside ``maximum: 5``); inclusive bounds alone are the parser's."""
+    if "more_than" not in extras and "less_than" not in extras:
+        return
+    low, above = (
+        (extras["more_than"], "more than") if "more_than" in extras else (out.get("minimum"), "at least")
+    )
+    high, below = (
+        (extras["less_than"], "less than") if "less_than" in extras else (out.get("maximum"), "at most")
+    )
+    if _real(low) and _real(high) and low >= high:
+        raise FormSchemaError(f"no number is {above} {_shown(low)} and {below} {_shown(high)}", field=name)
 
 
 def _above(bound: float) -> Check:

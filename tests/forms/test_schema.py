@@ -334,3 +334,38 @@ def test_a_default_the_relaxed_keywords_refuse_is_refused_unless_dropped() -> No
     read = FormSchema.parse(share, beyond_subset="relax", unfit_defaults="drop")
     assert read.field("share").default is None
     assert [p.field for p in read.dropped_defaults] == ["share"]
+
+
+@pytest.mark.parametrize(
+    ("bounds", "message"),
+    [
+        ({"exclusiveMinimum": 5, "maximum": 5}, "no number is more than 5 and at most 5"),
+        ({"minimum": 5, "exclusiveMaximum": 5}, "no number is at least 5 and less than 5"),
+        ({"exclusiveMinimum": 5, "exclusiveMaximum": 5}, "no number is more than 5 and less than 5"),
+        ({"exclusiveMinimum": 6, "maximum": 5.5}, "no number is more than 6 and at most 5.5"),
+        ({"exclusiveMinimum": 0.5, "exclusiveMaximum": -1}, "no number is more than 0.5 and less than -1"),
+    ],
+)
+def test_exclusive_bounds_no_number_lies_between_are_refused_naming_the_field(
+    bounds: dict[str, Any], message: str
+) -> None:
+    wire = {"type": "object", "properties": {"share": {"type": "number", **bounds}}}
+    for drop in ("refuse", "drop"):
+        with pytest.raises(FormSchemaError) as caught:
+            FormSchema.parse(wire, beyond_subset="relax", unfit_defaults=drop)  # type: ignore[arg-type]
+        assert caught.value.field == "share"
+        assert str(caught.value) == f"field 'share': {message}"
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        {"exclusiveMinimum": 5, "maximum": 5.000001},
+        {"minimum": 5, "maximum": 5},
+        {"exclusiveMinimum": 4, "minimum": 5, "maximum": 5},
+        {"exclusiveMinimum": -1, "exclusiveMaximum": 1},
+    ],
+)
+def test_exclusive_bounds_with_room_between_are_read(bounds: dict[str, Any]) -> None:
+    wire = {"type": "object", "properties": {"share": {"type": "number", **bounds}}}
+    FormSchema.parse(wire, beyond_subset="relax")
