@@ -41,6 +41,8 @@ __all__ = [
 SAFE_INTEGER = 2**53 - 1
 """The largest whole number every JSON peer reads exactly (RFC 7493, I-JSON)."""
 _UNPAIRED = re.compile("[\ud800-\udfff]")
+#: At most this many characters of a value are shown in a message.
+_SHOWN = 60
 
 
 class Option(NamedTuple):
@@ -90,10 +92,14 @@ def is_real(value: object) -> bool:
 
 
 def shown(value: object) -> str:
-    """``repr`` for a message, with a very long whole number cut short."""
+    """``repr`` for a message, a long one cut short: a very long whole number to its first
+    digits, anything else to its first 60 characters (a server's megabyte of text in a
+    form it sent is not repeated whole)."""
     text = repr(value)
     if isinstance(value, int) and len(text) > 24:
         return f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
+    if len(text) > _SHOWN:
+        return f"{text[:_SHOWN]}… ({len(text)} characters)"
     return text
 
 
@@ -145,14 +151,14 @@ def check_options(spec: Named, options: Iterable[tuple[str, str | None]]) -> Non
     seen: set[str] = set()
     for value, title in options:
         if not isinstance(value, str):
-            raise fail(spec, f"option values must be strings, not {value!r}")
+            raise fail(spec, f"option values must be strings, not {shown(value)}")
         if title is not None and not isinstance(title, str):
-            raise fail(spec, f"the title of option {value!r} must be a string, not {title!r}")
-        check_text(spec, f"option {value!r}", value)
+            raise fail(spec, f"the title of option {shown(value)} must be a string, not {shown(title)}")
+        check_text(spec, f"option {shown(value)}", value)
         if title is not None:
-            check_text(spec, f"the title of option {value!r}", title)
+            check_text(spec, f"the title of option {shown(value)}", title)
         if value in seen:
-            raise fail(spec, f"option {value!r} is listed twice")
+            raise fail(spec, f"option {shown(value)} is listed twice")
         seen.add(value)
     titled = {title is not None for _, title in options}
     if len(titled) > 1:

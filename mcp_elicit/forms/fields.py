@@ -177,7 +177,7 @@ class String(_Field):
         check_range(self, self.min_length, self.max_length, "length", counts=True)
         if self.format is not None and self.format not in STRING_FORMATS:
             raise self._fail(
-                f"format {self.format!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}"
+                f"format {shown(self.format)} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}"
             )
         if self.format is not None:
             check_format_length(self, self.format, self.min_length, self.max_length)

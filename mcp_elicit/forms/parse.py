@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn, cast
 
 from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.forms.field_values import shown
 from mcp_elicit.forms.fields import (
     STRING_FORMATS,
     Boolean,
@@ -143,7 +144,7 @@ def _count(name: str, prop: Mapping[str, Any], key: str) -> int | None:
         return None
     whole = _whole(value)
     if whole is None or whole < 0:
-        _fail(name, f"{key} must be a whole number of 0 or more, not {value!r}")
+        _fail(name, f"{key} must be a whole number of 0 or more, not {shown(value)}")
     return whole
 
 
@@ -152,9 +153,9 @@ def _real(name: str, prop: Mapping[str, Any], key: str, *, whole: bool = False) 
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float):
-        _fail(name, f"{key} must be a finite number, not {value!r}")
+        _fail(name, f"{key} must be a finite number, not {shown(value)}")
     if isinstance(value, float) and not math.isfinite(value):  # a huge int is the field's to refuse
-        _fail(name, f"{key} must be a finite number, not {value!r}")
+        _fail(name, f"{key} must be a finite number, not {shown(value)}")
     if whole and isinstance(value, float) and value.is_integer():
         return int(value)
     return value
@@ -165,7 +166,7 @@ def _check_keys(name: str, prop: Mapping[str, Any], kind: str) -> None:
     for key in prop:
         if key in allowed or key in _FIELD_IGNORED:
             continue
-        hint = _HINTS.get(key) or f"keyword {key!r} is not part of the form subset"
+        hint = _HINTS.get(key) or f"keyword {shown(key)} is not part of the form subset"
         _fail(name, f"{hint} (in a {kind} field, allowed: {', '.join(sorted(allowed))})")
 
 
@@ -174,7 +175,7 @@ def _string_list(name: str, value: object, what: str) -> list[str]:
         _fail(name, f"{what} must be a non-empty array of strings")
     for item in value:
         if not isinstance(item, str):
-            _fail(name, f"{what} must hold strings only, not {json_kind(item)} ({item!r})")
+            _fail(name, f"{what} must hold strings only, not {json_kind(item)} ({shown(item)})")
     return value
 
 
@@ -184,10 +185,12 @@ def _titled_options(name: str, value: object, key: str) -> tuple[Option, ...]:
     options = []
     for entry in value:
         if not isinstance(entry, Mapping) or set(entry) != {"const", "title"}:
-            _fail(name, f'each {key} entry must be exactly {{"const": ..., "title": ...}}, not {entry!r}')
+            _fail(
+                name, f'each {key} entry must be exactly {{"const": ..., "title": ...}}, not {shown(entry)}'
+            )
         const, title = entry["const"], entry["title"]
         if not isinstance(const, str) or not isinstance(title, str):
-            _fail(name, f"{key} entries need a string const and a string title, not {entry!r}")
+            _fail(name, f"{key} entries need a string const and a string title, not {shown(entry)}")
         options.append(Option(const, title))
     return tuple(options)
 
@@ -195,7 +198,7 @@ def _titled_options(name: str, value: object, key: str) -> tuple[Option, ...]:
 def _single_select(name: str, prop: Mapping[str, Any], common: dict[str, Any]) -> Choice:
     default = prop.get("default")
     if default is not None and not isinstance(default, str):
-        _fail(name, f"the default must be one of the option strings, not {default!r}")
+        _fail(name, f"the default must be one of the option strings, not {shown(default)}")
     if "oneOf" in prop:
         if "enum" in prop or "enumNames" in prop:
             _fail(name, "use either oneOf or enum (+ enumNames) for a choice, not both")
@@ -228,7 +231,7 @@ def _multi_select(name: str, prop: Mapping[str, Any], common: dict[str, Any]) ->
     if default is not None and (
         not isinstance(default, list) or not all(isinstance(item, str) for item in default)
     ):
-        _fail(name, f"the default of a multi-select must be an array of option strings, not {default!r}")
+        _fail(name, f"the default of a multi-select must be an array of option strings, not {shown(default)}")
     return MultiChoice(
         options,
         default=default,
@@ -267,9 +270,11 @@ def _parse_field(name: str, prop: object, required: bool) -> FieldSpec:
         _check_keys(name, prop, "text")
         fmt = _text(name, prop, "format")
         if fmt is not None and fmt not in STRING_FORMATS:
-            _fail(name, f"format {fmt!r} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}")
+            _fail(
+                name, f"format {shown(fmt)} is not supported; use one of: {', '.join(sorted(STRING_FORMATS))}"
+            )
         if default is not None and not isinstance(default, str):
-            _fail(name, f"the default must be a string, not {json_kind(default)} ({default!r})")
+            _fail(name, f"the default must be a string, not {json_kind(default)} ({shown(default)})")
         return String(
             default=default,
             min_length=_count(name, prop, "minLength"),
@@ -289,20 +294,20 @@ def _parse_field(name: str, prop: object, required: bool) -> FieldSpec:
         }
         if whole:
             if number is not None and not isinstance(number, int):
-                _fail(name, f"the default must be a whole number, not {number!r}")
+                _fail(name, f"the default must be a whole number, not {shown(number)}")
             return Integer(default=number, **bounds, **common)
         return Number(default=number, **bounds, **common)
     if kind == "boolean":
         _check_keys(name, prop, "boolean")
         if default is not None and not isinstance(default, bool):
-            _fail(name, f"the default must be true or false, not {default!r}")
+            _fail(name, f"the default must be true or false, not {shown(default)}")
         return Boolean(default=default, **common)
     if kind == "array":
         _check_keys(name, prop, "multi-select")
         return _multi_select(name, prop, common)
     if kind == "object":
         _fail(name, "nested objects are not allowed in a form; flatten them into top-level fields")
-    _fail(name, f"type {kind!r} is not allowed; use one of: string, number, integer, boolean, array")
+    _fail(name, f"type {shown(kind)} is not allowed; use one of: string, number, integer, boolean, array")
 
 
 def _check_dialect(dialect: object) -> None:
@@ -312,7 +317,7 @@ def _check_dialect(dialect: object) -> None:
     if not (sep and scheme in ("http", "https") and rest.removesuffix("#") in _DIALECTS):
         _fail(
             None,
-            f"$schema names the JSON Schema dialect {dialect!r}, which is not supported; "
+            f"$schema names the JSON Schema dialect {shown(dialect)}, which is not supported; "
             "leave it out (2020-12 is the default) or name the json-schema.org meta-schema "
             "of 2020-12, 2019-09, draft-07 or draft-06",
         )
@@ -323,10 +328,10 @@ def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
     if not isinstance(obj, Mapping):
         _fail(None, f"a requestedSchema must be a JSON object, not {json_kind(obj)}")
     if obj.get("type") != "object":
-        _fail(None, f'a requestedSchema must have "type": "object", not {obj.get("type")!r}')
+        _fail(None, f'a requestedSchema must have "type": "object", not {shown(obj.get("type"))}')
     for key in obj:
         if key not in _TOP_KEYS and key not in _TOP_IGNORED:
-            hint = _HINTS.get(key) or f"keyword {key!r} is not part of the form subset"
+            hint = _HINTS.get(key) or f"keyword {shown(key)} is not part of the form subset"
             _fail(None, f"{hint} (at the top of the requestedSchema)")
     if "$schema" in obj:
         _check_dialect(obj["$schema"])
@@ -348,6 +353,6 @@ def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
             _fail(name, 'it is listed in "required" but is not one of the properties')
     for name in properties:
         if not isinstance(name, str) or not name:
-            _fail(None, f"property names must be non-empty strings, not {name!r}")
+            _fail(None, f"property names must be non-empty strings, not {shown(name)}")
     wanted = set(required)
     return tuple(_parse_field(name, prop, name in wanted) for name, prop in properties.items())

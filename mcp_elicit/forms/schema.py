@@ -41,6 +41,7 @@ from typing import Any, Literal, TypeAlias
 
 from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFieldError, ValidationProblem
 from mcp_elicit.forms.classes import Binding, describe_class
+from mcp_elicit.forms.field_values import shown
 from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
 from mcp_elicit.forms.foreign import NO_EXTRAS, Check, FieldExtras, Relaxed, relax
 from mcp_elicit.forms.parse import parse_fields
@@ -347,7 +348,7 @@ def _default_problem(spec: FieldSpec, checks: Iterable[Check] = ()) -> str | Non
     message = result.message if isinstance(result, Invalid) else None
     message = message or next(filter(None, (check(result) for check in checks)), None)
     if message is not None:
-        return f"the default {default!r} is not a valid answer: it {message}"
+        return f"the default {shown(default)} is not a valid answer: it {message}"
     return None
 
 

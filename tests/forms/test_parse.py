@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -467,3 +468,48 @@ def test_unknown_keyword_message_lists_what_is_allowed() -> None:
     with pytest.raises(FormSchemaError) as caught:
         FormSchema.parse(form({"flag": {"type": "boolean", "const": True}}))
     assert "(in a boolean field, allowed: default, description, title, type)" in str(caught.value)
+
+
+_HUGE = "x" * 1_000_000
+
+
+@pytest.mark.parametrize(
+    ("prop", "start"),
+    [
+        ({"type": "boolean", "default": _HUGE}, "the default must be true or false, not 'xxxx"),
+        ({"type": "string", "default": [_HUGE]}, "the default must be a string, not an array (['xxxx"),
+        (
+            {"type": "string", "enum": ["a"], "default": [_HUGE]},
+            "the default must be one of the option strings",
+        ),
+        ({"type": "string", "enum": [_HUGE, _HUGE]}, "option 'xxxx"),
+        ({"type": "string", "enum": ["a", [_HUGE]]}, "enum must hold strings only, not an array"),
+        ({"type": "string", "oneOf": [{"const": _HUGE}]}, 'each oneOf entry must be exactly {"const"'),
+        ({"type": "string", "oneOf": [{"const": 1, "title": _HUGE}]}, "oneOf entries need a string const"),
+        ({"type": "string", "format": _HUGE}, "format 'xxxx"),
+        ({"type": _HUGE}, "type 'xxxx"),
+        ({"type": "string", _HUGE: 1}, "keyword 'xxxx"),
+        ({"type": "string", "minLength": _HUGE}, "minLength must be a whole number of 0 or more, not 'xxxx"),
+        ({"type": "number", "minimum": _HUGE}, "minimum must be a finite number, not 'xxxx"),
+        (
+            {"type": "array", "items": {"enum": ["a"]}, "default": _HUGE},
+            "the default of a multi-select must be an array of option strings",
+        ),
+        ({"type": "string", "maxLength": 3, "default": _HUGE}, "the default 'xxxx"),
+    ],
+)
+def test_a_huge_value_in_a_refused_schema_is_shown_cut_short(prop: dict[str, Any], start: str) -> None:
+    """A server's megabyte of text in a refused form is not repeated whole in the message."""
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse({"type": "object", "properties": {"f": prop}})
+    message = str(caught.value)
+    assert message.startswith(f"field 'f': {start}")
+    assert len(message) < 400, message[:500]
+    assert re.search(r"… \([0-9]+ characters\)", message), message
+
+
+def test_a_huge_unfit_default_a_reader_drops_is_told_cut_short() -> None:
+    wire = {"type": "object", "properties": {"f": {"type": "string", "maxLength": 3, "default": _HUGE}}}
+    (note,) = FormSchema.parse(wire, unfit_defaults="drop").dropped_defaults
+    assert note.message.startswith("the default 'xxxx")
+    assert len(note.message) < 400
