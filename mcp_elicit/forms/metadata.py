@@ -25,6 +25,7 @@ from typing import Any
 
 from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms.fields import StringFormat
+from mcp_elicit.forms.parse import KEYWORD_HINTS
 
 __all__ = ["Constraints", "Field"]
 
@@ -123,10 +124,7 @@ class Constraints:
             for inner in info.metadata:
                 self.take(inner)
         else:
-            raise self.fail(
-                f"the constraint {item!r} cannot be expressed in a form; "
-                "use mcp_elicit.forms.Field(...) for titles, bounds and formats"
-            )
+            raise self.fail(_not_expressible(item))
 
     def _take_constraint(self, item: object) -> None:
         known = False
@@ -177,3 +175,18 @@ class Constraints:
         """Length bounds from ``Field(low=..., high=...)``, else from MinLen/MaxLen."""
         lo, hi = getattr(self.field, low), getattr(self.field, high)
         return (self.min_len if lo is None else lo), (self.max_len if hi is None else hi)
+
+
+def _not_expressible(item: object) -> str:
+    """Why ``item`` is refused: a pydantic constraint by the arguments it was given
+    (``pydantic.Field(pattern=...)``), anything else by its ``repr``."""
+    said = vars(item) if type(item).__module__.startswith("pydantic") and hasattr(item, "__dict__") else {}
+    if not said:
+        return (
+            f"the constraint {item!r} cannot be expressed in a form; "
+            "use mcp_elicit.forms.Field(...) for titles, bounds and formats"
+        )
+    named = ", ".join(f"{key}={value!r}" for key, value in said.items())
+    hints = [KEYWORD_HINTS[key] for key in said if key in KEYWORD_HINTS]
+    why = "; ".join(hints) or "use mcp_elicit.forms.Field(...) for titles, bounds and formats"
+    return f"{named} cannot be expressed in a form: {why}"

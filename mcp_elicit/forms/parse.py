@@ -50,7 +50,7 @@ from mcp_elicit.forms.fields import (
     StringFormat,
 )
 
-__all__ = ["json_kind", "parse_fields"]
+__all__ = ["KEYWORD_HINTS", "json_kind", "parse_fields"]
 
 _TOP_KEYS = frozenset({"type", "properties", "required", "additionalProperties"})
 _TOP_IGNORED = frozenset({"$schema", "$id", "$comment", "title", "description"})
@@ -71,7 +71,8 @@ _ALLOWED: dict[str, frozenset[str]] = {
     "single-select": _COMMON | {"enum", "enumNames", "oneOf"},
     "multi-select": _COMMON | {"items", "minItems", "maxItems", "uniqueItems"},
 }
-_HINTS = {
+#: For a keyword the subset does not have: why not, and what to do instead.
+KEYWORD_HINTS = {
     "$ref": "references ($ref) are not allowed; write the field out in full",
     "pattern": "pattern is not part of the form subset (neither official schema defines it); "
     "check the value in the tool instead",
@@ -85,15 +86,15 @@ _HINTS = {
 }
 #: For a property without "type": the keyword that says what was meant, and what to do.
 _UNTYPED = {
-    "$ref": _HINTS["$ref"],
-    "properties": _HINTS["properties"],
+    "$ref": KEYWORD_HINTS["$ref"],
+    "properties": KEYWORD_HINTS["properties"],
     "anyOf": 'anyOf is not part of the form subset: give the field one "type", '
     'and to make it optional leave it out of "required"',
     "oneOf": 'oneOf needs "type": "string" beside it (a single-select of {"const": ..., "title": ...} '
     "entries); a union of types is not part of the form subset",
-    "allOf": _HINTS["allOf"] + '; write the field out in full with its "type"',
+    "allOf": KEYWORD_HINTS["allOf"] + '; write the field out in full with its "type"',
     "enum": 'enum needs "type": "string" beside it',
-    "const": _HINTS["const"],
+    "const": KEYWORD_HINTS["const"],
 }
 _MULTI_SHAPE = (
     'an array must be a multi-select: items must be {"type": "string", "enum": [...]} '
@@ -166,7 +167,7 @@ def _check_keys(name: str, prop: Mapping[str, Any], kind: str) -> None:
     for key in prop:
         if key in allowed or key in _FIELD_IGNORED:
             continue
-        hint = _HINTS.get(key) or f"keyword {shown(key)} is not part of the form subset"
+        hint = KEYWORD_HINTS.get(key) or f"keyword {shown(key)} is not part of the form subset"
         _fail(name, f"{hint} (in a {kind} field, allowed: {', '.join(sorted(allowed))})")
 
 
@@ -331,7 +332,7 @@ def parse_fields(obj: object) -> tuple[FieldSpec, ...]:
         _fail(None, f'a requestedSchema must have "type": "object", not {shown(obj.get("type"))}')
     for key in obj:
         if key not in _TOP_KEYS and key not in _TOP_IGNORED:
-            hint = _HINTS.get(key) or f"keyword {shown(key)} is not part of the form subset"
+            hint = KEYWORD_HINTS.get(key) or f"keyword {shown(key)} is not part of the form subset"
             _fail(None, f"{hint} (at the top of the requestedSchema)")
     if "$schema" in obj:
         _check_dialect(obj["$schema"])
