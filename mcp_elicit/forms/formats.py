@@ -20,7 +20,9 @@ Rules:
   non-ASCII address is JSON Schema's ``idn-email``, not ``email``), one ``@``, a local
   part of atext characters without quotes or an empty or dotted-out part, and a domain
   of at least two letter-digit-hyphen labels whose last is a word of two or more
-  letters (or an ``xn--`` label). ``name@localhost`` is refused.
+  letters (or an ``xn--`` label). ``name@localhost`` is refused. A quoted part, an
+  address in brackets and a domain without a dot, which RFC 5321 allows, are each
+  refused with a message that names them (:func:`format_message`).
 - ``uri`` is an absolute RFC 3986 URI: a scheme, ``:``, then only the characters RFC
   3986 allows (ASCII letters, digits, ``-._~:/?#[]@!$&'()*+,;=``) and ``%`` followed by
   two hex digits; a non-ASCII one is an ``iri``, not a ``uri``. Each character must also
@@ -201,11 +203,35 @@ def format_message(fmt: str, text: str) -> str:
             f"has characters beyond ASCII ({', '.join(beyond)}), which an email address here cannot "
             f"hold; it {FORMAT_MESSAGES[fmt]}"
         )
+    if fmt == "email":
+        return _email_problem(text)
     if fmt == "date" and _DATE.match(text) is not None:
         return f"names a day that does not exist; it {FORMAT_MESSAGES['date']}"
     if fmt == "date-time" and _DATE_TIME.match(text) is not None:
         return _date_time_problem(text.upper())
     return FORMAT_MESSAGES[fmt]
+
+
+def _email_problem(text: str) -> str:
+    """What a person may not know is wrong with ``text`` (ASCII, refused as an ``email``): a
+    quoted part, an address in brackets or a domain without a dot, each valid in RFC 5321."""
+    local, _, domain = text.rpartition("@")
+    if len(text) > 254:
+        return FORMAT_MESSAGES["email"]
+    if len(local) > 1 and local.startswith('"') and local.endswith('"') and is_email(f"a@{domain}"):
+        problem = "has a quoted part before the @, which an email address here cannot hold"
+    elif not is_email(f"{local}@example.com"):
+        return FORMAT_MESSAGES["email"]
+    elif domain.startswith("[") and domain.endswith("]"):
+        problem = "has an address in brackets after the @, where an email address here needs a domain name"
+    elif domain and "." not in domain and is_email(f"{local}@{domain}.com"):
+        problem = (
+            f"has a domain without a dot after the @ ({domain}), where an email address here needs "
+            "a domain name like example.com"
+        )
+    else:
+        return FORMAT_MESSAGES["email"]
+    return f"{problem}; it {FORMAT_MESSAGES['email']}"
 
 
 def _date_time_problem(text: str) -> str:

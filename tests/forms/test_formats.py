@@ -312,9 +312,31 @@ def test_the_characters_a_uri_may_not_hold_are_named(text: str, named: list[str]
             "it must be an absolute URI like https://example.com/page",
         ),
         ("email", "ada", "must be an email address like name@example.com"),
+        (
+            "email",
+            '"ada lovelace"@example.com',
+            "has a quoted part before the @, which an email address here cannot hold; "
+            "it must be an email address like name@example.com",
+        ),
+        (
+            "email",
+            "ada@[192.0.2.1]",
+            "has an address in brackets after the @, where an email address here needs a domain "
+            "name; it must be an email address like name@example.com",
+        ),
+        (
+            "email",
+            "ada@localhost",
+            "has a domain without a dot after the @ (localhost), where an email address here needs "
+            "a domain name like example.com; it must be an email address like name@example.com",
+        ),
         ("uri", "example.com", "must be an absolute URI like https://example.com/page"),
     ],
 )
 def test_a_refused_answer_is_told_what_in_it_is_wrong(fmt: str, text: str, message: str) -> None:
     assert not FORMAT_CHECKS[fmt](text)
     assert format_message(fmt, text) == message
+
+
+def test_a_long_refused_email_is_not_repeated_in_its_message() -> None:
+    assert format_message("email", "a@" + "b" * 300) == "must be an email address like name@example.com"

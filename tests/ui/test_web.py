@@ -389,7 +389,8 @@ async def test_problems_show_next_to_their_field_and_are_announced(new_page: New
         alert = page.locator("#alert")
         await expect(alert).to_contain_text("answers need fixing: Your name, Email, Day, Arrival")
         await expect(page.locator("#q0-f1-error")).to_have_text(
-            "Email must be an email address like name@example.com"
+            "Email has a domain without a dot after the @ (localhost), where an email address here "
+            "needs a domain name like example.com; it must be an email address like name@example.com"
         )
         await expect(page.locator("#q0-f0-error")).to_have_text("Your name is required")
         await expect(page.locator("#q0-f12-error")).to_have_text("Extras must have at least 1 choice")
