@@ -156,6 +156,10 @@ def judge_probe(
         raise TransportError(
             "The server refused access (HTTP 403): the credentials sent, if any, do not grant it"
         )
+    if status == 429:  # load shedding says nothing of the revisions the server speaks
+        raise TransportError(
+            f"The server is busy (HTTP 429 Too Many Requests): try again later. {body[:200]}".rstrip()
+        )
     if status is not None and status >= 500 and not isinstance(answer, ErrorResponse):
         raise TransportError(f"The server failed with HTTP {status}: {body[:200] or 'no body'}")
     if isinstance(answer, Response):

@@ -127,6 +127,12 @@ def test_authorization_failures_are_not_an_era(status: int, says: str) -> None:
     assert "does not perform MCP authorization" not in str(caught.value)  # it does: http_auth.OAuth
 
 
+def test_too_many_requests_is_not_an_era() -> None:
+    # a server shedding load says nothing of the revisions it speaks: not a fallback, not a violation
+    with pytest.raises(TransportError, match=r"busy \(HTTP 429 Too Many Requests\): try again later"):
+        judge_probe(None, requested="2026-07-28", preferred=BOTH, status=429, body="slow down")
+
+
 def test_a_server_failure_is_not_an_era() -> None:
     with pytest.raises(TransportError, match="HTTP 502"):
         judge_probe(None, requested="2026-07-28", preferred=BOTH, status=502, body="bad gateway")
