@@ -10,21 +10,27 @@ Rules (reasons in ``docs/design/secret-guard.md``):
 - Only fields that can carry a typed secret are checked: :class:`String` (except
   ``date``, ``date-time`` and ``email`` formats), :class:`Integer` and :class:`Number`.
   Booleans and choices hold values the server itself offered.
-- Texts are split into lowercase words (snake, kebab, camel case, letters/digits).
-- A *clear* phrase ("password", "api key", "card number", "cvv", ...) counts anywhere in
-  the name, title or description, unless the next word says the field is about the
-  secret rather than the secret itself ("password length", "token count", "api key
-  name", "card number last 4"). "hint" is deliberately not such a word.
-- An *ambiguous* word ("token", "secret", "pin", "pwd") counts only at the end of a
-  field name, after dropping echo words ("new_pin", "github_token", "client_secret",
+- Texts are split into lowercase words (snake, kebab, camel case, letters/digits), after
+  Unicode NFC (an "ñ" typed as "n" and a combining tilde is one letter).
+- A *clear* phrase ("password", "api key", "card number", "cvv", "mot de passe",
+  "Passwort", "пароль", ...) counts anywhere in the name, title or description, unless
+  the words beside it say the field is about the secret rather than the secret itself:
+  the next word ("password length", "token count", "api key name", "card number last
+  4"), or an "about" word then "of"/"for" before it ("a label for the API key",
+  "length of your password"). "hint" is deliberately not such a word.
+- An *ambiguous* word ("token", "secret", "pin", "pwd", "bearer") counts only at the end
+  of a field name, after dropping echo words ("new_pin", "github_token", "client_secret",
   "token_confirm"), and not after a word that makes it harmless ("next_page_token").
-  In prose only the upper-case word "PIN" counts (not "PIN code", India's postal code).
+  In prose, "PIN" counts in upper case (not "PIN code", India's postal code), and
+  "token" after "your" with at most two words between ("your GitHub token"), unless an
+  "about" word follows it ("your token budget") or a harmless one precedes it.
 - A field marked ``not_secret`` is never reported.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
@@ -39,7 +45,7 @@ _SPLIT = re.compile(r"[\W_]+")
 def words(text: str) -> tuple[str, ...]:
     """Lowercase words of an identifier or a sentence: ``APIKey2`` -> ``("api", "key", "2")``."""
     out: list[str] = []
-    for chunk in _SPLIT.split(text):
+    for chunk in _SPLIT.split(unicodedata.normalize("NFC", text)):
         start = 0
         for i in range(1, len(chunk)):
             before, here = chunk[i - 1], chunk[i]
@@ -136,6 +142,19 @@ _CLEAR: tuple[tuple[str, str], ...] = (
     ("recovery phrase", "a wallet recovery phrase"),
     ("mnemonic phrase", "a wallet recovery phrase"),
     ("wallet seed", "a wallet recovery phrase"),
+    # "Password" in languages written with spaces between words.
+    ("mot de passe", "a password"),
+    ("contraseña", "a password"),
+    ("contrasena", "a password"),
+    ("passwort", "a password"),
+    ("kennwort", "a password"),
+    ("пароль", "a password"),
+    ("senha", "a password"),
+    ("wachtwoord", "a password"),
+    ("lösenord", "a password"),
+    ("passord", "a password"),
+    ("salasana", "a password"),
+    ("hasło", "a password"),
 )
 
 # A clear phrase followed by one of these is about the secret, not the secret itself.
@@ -147,6 +166,10 @@ _ABOUT = _wordset(
     "generator prefix suffix last last4 scope scopes permission permissions holder owner provider "
     "profile store helper issuer enabled required protected protection"
 )
+
+# "length of the password", "a label for your API key": about the secret too.
+_ABOUT_LINKS = _wordset("of for")
+_ARTICLES = _wordset("the a an your this its their my")
 
 # Ambiguous words: only at the end of a field name. (word, what, plural counts, harmless before)
 _HEADS: tuple[tuple[str, str, bool, frozenset[str]], ...] = (
@@ -162,6 +185,7 @@ _HEADS: tuple[tuple[str, str, bool, frozenset[str]], ...] = (
     ("secret", "a secret", True, frozenset({"santa"})),
     ("pin", "a PIN", False, frozenset({"map", "drop", "location", "board", "push", "hair"})),
     ("pwd", "a password", False, frozenset()),
+    ("bearer", "a bearer token", False, frozenset({"card", "flag", "standard"})),
 )
 
 # Words dropped from the end of a name before looking at its last word.
@@ -208,6 +232,13 @@ class SecretFinding:
         )
 
 
+def _about_before(ws: tuple[str, ...], start: int) -> bool:
+    """Whether the words before ``start`` read "<about word> of|for [the]": "length of"."""
+    if start > 0 and ws[start - 1] in _ARTICLES:
+        start -= 1
+    return start >= 2 and ws[start - 1] in _ABOUT_LINKS and ws[start - 2] in _ABOUT
+
+
 def _clear_phrase(ws: tuple[str, ...]) -> tuple[str, str] | None:
     for start, first in enumerate(ws):
         candidates = _CLEAR_BY_FIRST.get(first, [])
@@ -218,7 +249,7 @@ def _clear_phrase(ws: tuple[str, ...]) -> tuple[str, str] | None:
             window = ws[start:end]
             if window[:-1] != phrase[:-1] or window[-1:] not in ((phrase[-1],), (phrase[-1] + "s",)):
                 continue
-            if end == len(ws) or ws[end] not in _ABOUT:
+            if (end == len(ws) or ws[end] not in _ABOUT) and not _about_before(ws, start):
                 return " ".join(window), what
     return None
 
@@ -233,6 +264,20 @@ def _head_word(ws: tuple[str, ...]) -> tuple[str, str] | None:
     for word, what, plural, harmless in _HEADS:
         if (last == word or (plural and last == word + "s")) and before not in harmless:
             return last, what
+    return None
+
+
+def _prose_token(ws: tuple[str, ...]) -> tuple[str, str] | None:
+    """ "your token", "your GitHub token" (at most two words between), not "your token count"."""
+    harmless = _HEADS[0][3]
+    for i, word in enumerate(ws):
+        if word != "token" or (i + 1 < len(ws) and ws[i + 1] in _ABOUT):
+            continue
+        if i > 0 and ws[i - 1] in harmless:
+            continue
+        for start in range(max(0, i - 3), i):
+            if ws[start] == "your":
+                return " ".join(ws[start : i + 1]), "a token"
     return None
 
 
@@ -260,7 +305,8 @@ def secret_in_field(spec: FieldSpec) -> SecretFinding | None:
     for where, text in prose:
         if not text:
             continue
-        hit = _clear_phrase(words(text))
+        text_words = words(text)
+        hit = _clear_phrase(text_words) or _prose_token(text_words)
         if hit is None and (pin := _PROSE_PIN.search(text)) is not None:
             hit = pin[0], "a PIN"
         if hit is not None:

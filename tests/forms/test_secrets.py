@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from mcp_elicit.errors import FormSchemaError, SensitiveFieldError
@@ -415,3 +417,76 @@ def test_checked_schema_has_no_findings() -> None:
 def test_finding_message_mentions_parse_override() -> None:
     finding = SecretFinding("pin", "name", "pin", "a PIN")
     assert "FormSchema.parse(..., not_secret={'pin'})" in finding.message
+
+
+# What a server author writes, and what the guard says of it: the phrase it matched, or
+# None. Each row is one rule of the module docstring seen from outside.
+AUTHOR_FIELDS: list[tuple[object, str | None]] = [
+    # A boolean, a choice or a date cannot carry a typed secret: never read.
+    (Boolean(name="has_password", title="Do you have a password?"), None),
+    (Boolean(name="remember_password"), None),
+    (Choice(["yes", "no"], name="has_api_key"), None),
+    # About the secret, not the secret: the next word says so.
+    (String(name="password_length_min"), None),
+    (Integer(name="password_length_min"), None),
+    (Integer(name="pin_code_length"), None),
+    (String(name="api_key_name"), None),
+    (String(name="api_key_label", title="A label for the API key"), None),
+    (String(name="note", title="Do you have a password manager?"), None),
+    # Words that contain a secret word are other words.
+    (Integer(name="token_count"), None),
+    (Integer(name="max_tokens"), None),
+    (String(name="keyboard"), None),
+    (String(name="monkey"), None),
+    (String(name="passport_country"), None),
+    (String(name="secretary"), None),
+    (String(name="note", title="How many tokens may the summary use?"), None),
+    (String(name="note", description="Your token budget for this run"), None),
+    (String(name="cursor", description="Your next page token"), None),
+    # A hint is part of setting a password (docs/design/secret-guard.md): flagged.
+    (String(name="password_hint"), "password"),
+    # Secrets by name, however they are spelled.
+    (String(name="pwd"), "pwd"),
+    (String(name="passwd"), "passwd"),
+    (String(name="passphrase"), "passphrase"),
+    (String(name="api_key"), "api key"),
+    (String(name="apiKey"), "api key"),
+    (String(name="API-Key"), "api key"),
+    (String(name="access_token"), "access token"),
+    (String(name="bearer"), "bearer"),
+    (String(name="auth_bearer"), "bearer"),
+    (String(name="client_secret"), "client secret"),
+    (String(name="private_key"), "private key"),
+    (String(name="ssh key"), "ssh key"),
+    (String(name="otp"), "otp"),
+    (String(name="2fa code"), "2 fa code"),
+    (String(name="totp"), "totp"),
+    (Integer(name="cvv"), "cvv"),
+    (String(name="cvc"), "cvc"),
+    (String(name="card number"), "card number"),
+    (String(name="iban"), "iban"),
+    (String(name="ssn"), "ssn"),
+    (String(name="social security"), "social security"),
+    # In prose, "token" after "your" (two words may come between).
+    (String(name="value", title="Enter your GitHub token"), "your git hub token"),
+    (String(name="value", description="Paste your token here"), "your token"),
+    (String(name="value", title="Your personal access token"), "access token"),
+    # A password in another language.
+    (String(name="mot_de_passe"), "mot de passe"),
+    (String(name="value", title="Mot de passe"), "mot de passe"),
+    (String(name="contraseña"), "contraseña"),
+    # As a macOS keyboard may send it: n and a combining tilde.
+    (String(name="value", title=unicodedata.normalize("NFD", "Contraseña")), "contraseña"),
+    (String(name="Passwort"), "passwort"),
+    (String(name="value", title="Ihr Kennwort"), "kennwort"),
+    (String(name="пароль"), "пароль"),
+    (String(name="value", title="Введите пароль"), "пароль"),
+    (String(name="senha"), "senha"),
+    (String(name="wachtwoord"), "wachtwoord"),
+]
+
+
+@pytest.mark.parametrize(("spec", "phrase"), AUTHOR_FIELDS)
+def test_what_an_author_writes_is_judged_by_the_documented_rule(spec: object, phrase: str | None) -> None:
+    finding = secret_in_field(spec)  # type: ignore[arg-type]
+    assert (finding.phrase if finding else None) == phrase, finding
