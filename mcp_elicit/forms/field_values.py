@@ -1,6 +1,7 @@
 """The values a field spec holds, and the rules they obey: sendable text, numbers a JSON
 peer reads exactly, bounds in order, choice options (their accepted spellings and
-normal form) distinct and uniformly titled.
+normal form) distinct and uniformly titled, their titles distinct too (ignoring case and
+spaces: a person tells options apart by them).
 
 Rules: each check raises :class:`FormSchemaError` naming the field and the rule, and
 knows nothing of the spec classes (:mod:`mcp_elicit.forms.fields`) beyond a name.
@@ -36,6 +37,7 @@ __all__ = [
     "is_real",
     "normalize_options",
     "shown",
+    "title_key",
 ]
 
 SAFE_INTEGER = 2**53 - 1
@@ -163,6 +165,24 @@ def check_options(spec: Named, options: Iterable[tuple[str, str | None]]) -> Non
     titled = {title is not None for _, title in options}
     if len(titled) > 1:
         raise fail(spec, "options must either all have titles or all have none")
+    by_title: dict[str, tuple[str, str]] = {}
+    for value, title in options:
+        if title is None:
+            continue
+        first, first_title = by_title.setdefault(title_key(title), (value, title))
+        if first != value:
+            alike = "" if title == first_title else f" ({shown(title)} reads the same)"
+            raise fail(
+                spec,
+                f"options {shown(first)} and {shown(value)} have the same title {shown(first_title)}{alike}, "
+                "so a person cannot tell them apart; give each a title of its own",
+            )
+
+
+def title_key(title: str) -> str:
+    """What a person tells an option's title apart by: its words, whatever their case
+    and the spaces around them ("Yes" and " yes " read alike)."""
+    return " ".join(title.split()).casefold()
 
 
 def humanize(name: str) -> str:

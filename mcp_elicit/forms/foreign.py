@@ -34,6 +34,10 @@ Rules:
   the schema.json of both revisions allow beside them), when it is text, is kept in the
   field's :class:`FieldExtras` for the person choosing; other keys are dropped. An
   option without both ``const`` and ``title`` is left for the parser to refuse.
+- Options whose titles a person would read alike ("Yes" and "yes", which a form this
+  toolkit builds refuses) are told apart, not refused: each such title is followed by
+  its value ("Yes (a)", "Yes (b)"), in ``oneOf``, ``anyOf`` and ``enumNames`` alike, so
+  every user interface shows them apart.
 - Each note names its field and is written for the person answering. What a field's
   :class:`FieldExtras` hold is no note: it is shown with the field.
 """
@@ -41,12 +45,14 @@ Rules:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, TypeAlias, TypeGuard
 
 from mcp_elicit.errors import FormSchemaError, ValidationProblem
+from mcp_elicit.forms.field_values import title_key
 
 __all__ = ["NO_EXTRAS", "Check", "FieldExtras", "Relaxed", "relax"]
 
@@ -144,6 +150,9 @@ def _relax_field(
     items = out.get("items")
     if kind == "array" and isinstance(items, Mapping) and isinstance(items.get("anyOf"), list):
         out["items"] = {**items, "anyOf": _options(items["anyOf"], extras)}
+    values, titles = out.get("enum"), out.get("enumNames")
+    if kind == "string" and isinstance(values, list) and isinstance(titles, list):
+        out["enumNames"] = _told_apart(values, titles)
     if kind == "string" and isinstance(out.get("pattern"), str):
         pattern = out.pop("pattern")
         shown = pattern if len(pattern) <= _SHOWN else pattern[:_SHOWN] + "…"
@@ -237,4 +246,27 @@ def _options(entries: list[Any], extras: dict[str, Any]) -> list[Any]:
             described.setdefault(value, about)
     if described:
         extras["option_descriptions"] = described
+    titled = [
+        i for i, entry in enumerate(out) if isinstance(entry, dict) and entry.keys() == {"const", "title"}
+    ]
+    told = _told_apart([out[i]["const"] for i in titled], [out[i]["title"] for i in titled])
+    for i, title in zip(titled, told, strict=True):
+        out[i] = {"const": out[i]["const"], "title": title}
     return out
+
+
+def _told_apart(values: list[Any], titles: list[Any]) -> list[Any]:
+    """``titles``, those a person would read alike (:func:`title_key`) each followed by its
+    value in brackets: "Yes (a)", "Yes (b)". Should that still leave two alike (a third
+    option titled "Yes (b)"), every title is its value, which the parser keeps distinct.
+    Anything not text, or lists of different lengths, is left for the parser to refuse."""
+    pairs = list(zip(values, titles, strict=False))
+    if len(values) != len(titles) or not all(isinstance(v, str) and isinstance(t, str) for v, t in pairs):
+        return titles
+    counts = Counter(title_key(t) for t in titles)
+    if all(n == 1 for n in counts.values()):
+        return titles
+    told = [f"{t} ({v})" if counts[title_key(t)] > 1 else t for v, t in pairs]
+    if len({title_key(t) for t in told}) == len(told):
+        return told
+    return list(values)

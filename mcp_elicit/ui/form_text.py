@@ -107,8 +107,12 @@ def _num(value: float) -> str:
 
 
 def _option(option: Option) -> str:
+    """An option as listed: its title and value, once ("Yes (a)", which reading another
+    server's form made of two options titled "Yes", is not followed by "(a)" again)."""
     if option.title is None:
         return clean(option.value)
+    if option.title.endswith(f" ({option.value})"):
+        return clean(option.title)
     return f"{clean(option.title)} ({clean(option.value)})"
 
 

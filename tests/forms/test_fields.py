@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit.errors import FormSchemaError
-from mcp_elicit.forms import Boolean, Choice, Integer, MultiChoice, Number, Option, String
+from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, Option, String
 from mcp_elicit.forms.fields import enum_options, humanize
 
 
@@ -331,3 +331,34 @@ def test_a_multi_choice_asking_for_more_choices_than_one_option_says_option() ->
     with pytest.raises(FormSchemaError) as caught:
         MultiChoice(["a"], name="n", min_items=2).check()
     assert str(caught.value) == "field 'n': it asks for at least 2 choices but offers only 1 option"
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Form(answer=Choice({"a": "Yes", "b": "Yes"})),
+        lambda: Form(answer=MultiChoice({"a": "Yes", "b": "No", "c": " yes "})),
+        lambda: FormSchema.parse(
+            {
+                "type": "object",
+                "properties": {
+                    "answer": {
+                        "type": "string",
+                        "oneOf": [{"const": "a", "title": "Yes"}, {"const": "b", "title": "Yes"}],
+                    }
+                },
+            }
+        ),
+        lambda: FormSchema.parse(
+            {
+                "type": "object",
+                "properties": {"answer": {"type": "string", "enum": ["a", "b"], "enumNames": ["Yes", "Yes"]}},
+            }
+        ),
+    ],
+)
+def test_two_options_with_the_same_title_are_refused_naming_the_field_and_the_title(build: Any) -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        build()
+    assert caught.value.field == "answer"
+    assert "the same title 'Yes'" in str(caught.value), str(caught.value)

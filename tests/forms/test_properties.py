@@ -110,7 +110,15 @@ def options(draw: st.DrawFn) -> Any:
     values = draw(option_values)
     if draw(st.booleans()):
         return values
-    return {value: draw(words) for value in values}
+    titles = draw(
+        st.lists(
+            words,
+            min_size=len(values),
+            max_size=len(values),
+            unique_by=lambda t: " ".join(t.split()).casefold(),
+        )
+    )  # a person tells options apart by their titles: a form refuses two alike
+    return dict(zip(values, titles, strict=True))
 
 
 @st.composite

@@ -369,3 +369,36 @@ def test_exclusive_bounds_no_number_lies_between_are_refused_naming_the_field(
 def test_exclusive_bounds_with_room_between_are_read(bounds: dict[str, Any]) -> None:
     wire = {"type": "object", "properties": {"share": {"type": "number", **bounds}}}
     FormSchema.parse(wire, beyond_subset="relax")
+
+
+def test_another_servers_options_with_the_same_title_are_read_and_told_apart_by_value() -> None:
+    wire = {
+        "type": "object",
+        "properties": {
+            "one": {
+                "type": "string",
+                "oneOf": [{"const": "a", "title": "Yes"}, {"const": "b", "title": "Yes"}],
+            },
+            "legacy": {"type": "string", "enum": ["x", "y", "z"], "enumNames": ["Same", "same ", "Other"]},
+            "many": {
+                "type": "array",
+                "items": {"anyOf": [{"const": "p", "title": "Yes"}, {"const": "q", "title": "Yes"}]},
+            },
+            # Telling two apart by value must not make a third's title twice.
+            "tricky": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "a", "title": "Yes"},
+                    {"const": "b", "title": "Yes"},
+                    {"const": "c", "title": "Yes (b)"},
+                ],
+            },
+        },
+    }
+    schema = FormSchema.parse(wire, check_secrets=False, unfit_defaults="drop", beyond_subset="relax")
+    titles = {spec.name: [title for _, title in spec.options] for spec in schema.fields}  # type: ignore[union-attr]
+    assert titles["one"] == ["Yes (a)", "Yes (b)"]
+    assert titles["legacy"] == ["Same (x)", "same  (y)", "Other"]
+    assert titles["many"] == ["Yes (p)", "Yes (q)"]
+    assert len({t.casefold() for t in titles["tricky"]}) == 3
+    assert schema.validate({"one": "b", "legacy": "y", "many": ["p", "q"], "tricky": "c"})["one"] == "b"

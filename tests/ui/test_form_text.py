@@ -250,3 +250,19 @@ def test_option_descriptions_are_shown_inert_on_one_line_and_capped() -> None:
     assert len(about[2]) == OPTION_ABOUT_MAX and about[2].endswith("…")
     assert option_about(SDK_FORM.field("extras"), SDK_FORM.extras("extras")) == ["7 to 10"]
     assert option_about(room) == ["", "", ""]  # a form without descriptions
+
+
+def test_options_another_server_titled_alike_are_shown_apart() -> None:
+    wire = {
+        "type": "object",
+        "properties": {
+            "ok": {
+                "type": "string",
+                "oneOf": [{"const": "a", "title": "Yes"}, {"const": "b", "title": "Yes"}],
+            }
+        },
+    }
+    spec = FormSchema.parse(wire, check_secrets=False, beyond_subset="relax").field("ok")
+    assert option_lines(spec) == ["1. Yes (a)", "2. Yes (b)"]
+    assert show_value(spec, "b") == "Yes (b)"
+    assert parse_answer(spec, "Yes (b)").value == "b"

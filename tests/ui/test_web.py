@@ -318,7 +318,7 @@ async def test_markup_in_server_text_and_values_stays_text_in_the_browser(new_pa
         text=String(title=evil, description=evil, default=evil),
         area=String(title=evil, default=area),
         pick=Choice({evil: evil, "b": evil + "b"}, title=evil, default=evil),
-        many=Choice({f"{evil}{n}": evil for n in range(6)}, title=evil, default=f"{evil}3"),
+        many=Choice({f"{evil}{n}": f"{evil} {n}" for n in range(6)}, title=evil, default=f"{evil}3"),
         tick=MultiChoice({evil: evil, "b": "B"}, title=evil, default=[evil]),
     )
     async with open_round([form_request(form, message=evil)]) as opened:
