@@ -258,7 +258,7 @@ _set_number_default, _set_number_minimum, _set_number_maximum = (
 
 @dataclass(frozen=True, slots=True, kw_only=True, init=False)
 class Integer(_Field):
-    """A whole number, optionally within inclusive bounds."""
+    """A whole number, optionally within inclusive bounds (as written: see ``whole_bounds``)."""
 
     kind: ClassVar[FieldKind] = "integer"
 
@@ -297,6 +297,12 @@ class Integer(_Field):
             raise self._fail(f"the default must be a whole number, not {self.default!r}")
         if self.default is not None and not -SAFE_INTEGER <= self.default <= SAFE_INTEGER:
             raise self._fail(f"the default must be {SAFE_RANGE}, not {shown(self.default)}")
+
+    @property
+    def whole_bounds(self) -> tuple[int | None, int | None]:
+        """The least and greatest whole numbers the bounds allow: 1 and 3 for 0.5 and 3.7."""
+        lo, hi = self.minimum, self.maximum
+        return (None if lo is None else math.ceil(lo), None if hi is None else math.floor(hi))
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head(self.kind)

@@ -20,9 +20,11 @@ Rules:
   ``minimum: 1``), which the field shows; on a number field they are checks of their
   own, run with the field's (:attr:`Relaxed.checks`), and kept in the field's
   :class:`FieldExtras` for a user interface to show with the field's own bounds.
-  Bounds that leave no number (``exclusiveMinimum: 5`` beside ``maximum: 5``) are
-  refused with :class:`FormSchemaError` naming the field, as the parser refuses a
-  ``minimum`` above the ``maximum``: no answer could be sent.
+  Bounds that leave no number (``exclusiveMinimum: 5`` beside ``maximum: 5``, or no
+  whole number on an integer field: ``exclusiveMinimum: 5``, ``exclusiveMaximum: 6``)
+  are refused with :class:`FormSchemaError` naming the field and the bounds as the
+  server wrote them, as the parser refuses a ``minimum`` above the ``maximum``: no
+  answer could be sent.
 - ``multipleOf`` (a number above 0) is such a check, worked out in decimal on the
   numbers as written (0.3 is a multiple of 0.1, as the person reads it); a quotient
   beyond 28 digits is not worked out (the server decides). It is kept in the
@@ -138,6 +140,8 @@ def _relax_field(
         _exclusive_bounds(out, kind, checks, extras)
         if kind == "number":
             _check_room(name, out, extras)
+        else:
+            _check_whole_room(name, prop, out)
         step = out.get("multipleOf")
         if _real(step) and step > 0:
             del out["multipleOf"]
@@ -200,6 +204,31 @@ def _check_room(name: str, out: Mapping[str, Any], extras: Mapping[str, Any]) ->
     )
     if _real(low) and _real(high) and low >= high:
         raise FormSchemaError(f"no number is {above} {_shown(low)} and {below} {_shown(high)}", field=name)
+
+
+def _check_whole_room(name: str, prop: Mapping[str, Any], out: Mapping[str, Any]) -> None:
+    """:class:`FormSchemaError` for an integer field whose bounds, one exclusive at least,
+    leave no whole number (``exclusiveMinimum: 5`` and ``exclusiveMaximum: 6``), said in
+    the bounds the server wrote rather than the whole ones they became."""
+    if "exclusiveMinimum" not in prop and "exclusiveMaximum" not in prop:
+        return  # inclusive bounds alone are the parser's
+    low, high = out.get("minimum"), out.get("maximum")
+    if not (_real(low) and _real(high)) or math.ceil(low) <= math.floor(high):
+        return
+    said = []
+    for exclusive, inclusive, strict, loose in (
+        ("exclusiveMinimum", "minimum", "more than", "at least"),
+        ("exclusiveMaximum", "maximum", "less than", "at most"),
+    ):
+        bound = prop.get(exclusive)
+        # The exclusive bound is the one that counts when it is what the field became.
+        if _real(bound) and out.get(inclusive) == (
+            math.floor(bound) + 1 if strict == "more than" else math.ceil(bound) - 1
+        ):
+            said.append(f"{strict} {_shown(bound)}")
+        else:
+            said.append(f"{loose} {_shown(prop[inclusive])}")
+    raise FormSchemaError(f"no whole number is {said[0]} and {said[1]}", field=name)
 
 
 def _above(bound: float) -> Check:

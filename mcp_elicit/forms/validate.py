@@ -131,8 +131,9 @@ def _string(spec: String) -> Checker:
 
 def _numeric(spec: Number | Integer) -> Checker:
     whole = isinstance(spec, Integer)
-    lo = -math.inf if spec.minimum is None else spec.minimum
-    hi = math.inf if spec.maximum is None else spec.maximum
+    low, high = spec.whole_bounds if isinstance(spec, Integer) else (spec.minimum, spec.maximum)
+    lo = -math.inf if low is None else low
+    hi = math.inf if high is None else high
     too_small = Invalid(f"must be at least {_num(lo)}")
     too_big = Invalid(f"must be at most {_num(hi)}")
     if whole:

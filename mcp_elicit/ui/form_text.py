@@ -159,20 +159,22 @@ def constraints(spec: FieldSpec, extras: FieldExtras = NO_EXTRAS) -> list[str]:
 
 def _number_range(spec: Integer | Number, extras: FieldExtras) -> str:
     """The numbers a field takes, in words: an exclusive bound, which is kept only when
-    stricter than the inclusive one, is said in its place."""
+    stricter than the inclusive one, is said in its place; an integer field's bounds are
+    the whole numbers they allow ("from 1 to 3" for 0.5 and 3.7), as its check says."""
     kind = "a whole number" if isinstance(spec, Integer) else "a number"
+    lo, hi = spec.whole_bounds if isinstance(spec, Integer) else (spec.minimum, spec.maximum)
     inclusive = extras.more_than is None and extras.less_than is None
-    if inclusive and spec.minimum is not None and spec.maximum is not None:
-        return f"{kind} from {_num(spec.minimum)} to {_num(spec.maximum)}"
+    if inclusive and lo is not None and hi is not None:
+        return f"{kind} from {_num(lo)} to {_num(hi)}"
     ends: list[str] = []
     if extras.more_than is not None:
         ends.append(f"more than {_num(extras.more_than)}")
-    elif spec.minimum is not None:
-        ends.append(f"at least {_num(spec.minimum)}")
+    elif lo is not None:
+        ends.append(f"at least {_num(lo)}")
     if extras.less_than is not None:
         ends.append(f"less than {_num(extras.less_than)}")
-    elif spec.maximum is not None:
-        ends.append(f"at most {_num(spec.maximum)}")
+    elif hi is not None:
+        ends.append(f"at most {_num(hi)}")
     return f"{kind}, {' and '.join(ends)}" if ends else kind
 
 

@@ -352,10 +352,11 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
             if isinstance(spec, Integer)
             else ' step="any" inputmode="decimal"'
         )
-        if spec.minimum is not None:
-            extra += f' min="{_number(spec.minimum)}"'
-        if spec.maximum is not None:
-            extra += f' max="{_number(spec.maximum)}"'
+        lo, hi = spec.whole_bounds if isinstance(spec, Integer) else (spec.minimum, spec.maximum)
+        if lo is not None:
+            extra += f' min="{_number(lo)}"'
+        if hi is not None:
+            extra += f' max="{_number(hi)}"'
         if spec.default is not None:
             value = _number(spec.default)
     if kind == "datetime-local":

@@ -402,3 +402,37 @@ def test_another_servers_options_with_the_same_title_are_read_and_told_apart_by_
     assert titles["many"] == ["Yes (p)", "Yes (q)"]
     assert len({t.casefold() for t in titles["tricky"]}) == 3
     assert schema.validate({"one": "b", "legacy": "y", "many": ["p", "q"], "tricky": "c"})["one"] == "b"
+
+
+@pytest.mark.parametrize(
+    ("bounds", "message"),
+    [
+        ({"exclusiveMinimum": 5, "exclusiveMaximum": 6}, "no whole number is more than 5 and less than 6"),
+        ({"exclusiveMinimum": 5, "maximum": 5.5}, "no whole number is more than 5 and at most 5.5"),
+        ({"minimum": 5.5, "exclusiveMaximum": 6}, "no whole number is at least 5.5 and less than 6"),
+        (
+            {"exclusiveMinimum": 4, "minimum": 5.2, "exclusiveMaximum": 6},
+            "no whole number is at least 5.2 and less than 6",
+        ),
+        (
+            {"exclusiveMinimum": 5.5, "exclusiveMaximum": 5.9},
+            "no whole number is more than 5.5 and less than 5.9",
+        ),
+    ],
+)
+def test_integer_exclusive_bounds_no_whole_number_lies_between_are_refused_in_the_servers_words(
+    bounds: dict[str, Any], message: str
+) -> None:
+    wire = {"type": "object", "properties": {"count": {"type": "integer", **bounds}}}
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse(wire, beyond_subset="relax")
+    assert caught.value.field == "count"
+    assert str(caught.value) == f"field 'count': {message}"
+
+
+def test_integer_exclusive_bounds_with_a_whole_number_between_are_read() -> None:
+    wire = {
+        "type": "object",
+        "properties": {"count": {"type": "integer", "exclusiveMinimum": 5, "exclusiveMaximum": 7}},
+    }
+    assert FormSchema.parse(wire, beyond_subset="relax").validate({"count": 6}) == {"count": 6}

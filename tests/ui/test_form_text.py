@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
 from mcp_elicit.ui.form_text import (
     OPTION_ABOUT_MAX,
@@ -266,3 +267,40 @@ def test_options_another_server_titled_alike_are_shown_apart() -> None:
     assert option_lines(spec) == ["1. Yes (a)", "2. Yes (b)"]
     assert show_value(spec, "b") == "Yes (b)"
     assert parse_answer(spec, "Yes (b)").value == "b"
+
+
+@pytest.mark.parametrize(
+    ("bounds", "words", "too_small", "too_big"),
+    [
+        (
+            {"minimum": 0.5, "maximum": 3.7},
+            "a whole number from 1 to 3",
+            (0, "must be at least 1"),
+            (4, "must be at most 3"),
+        ),
+        ({"minimum": -2.5}, "a whole number, at least -2", (-3, "must be at least -2"), None),
+        ({"maximum": -0.5}, "a whole number, at most -1", None, (0, "must be at most -1")),
+        (
+            {"exclusiveMinimum": 0.5, "maximum": 3.7},
+            "a whole number from 1 to 3",
+            (0, "must be at least 1"),
+            (4, "must be at most 3"),
+        ),
+    ],
+)
+def test_an_integer_field_with_fractional_bounds_is_said_and_checked_by_its_whole_bounds(
+    bounds: dict[str, float], words: str, too_small: tuple[int, str] | None, too_big: tuple[int, str] | None
+) -> None:
+    wire = {"type": "object", "properties": {"n": {"type": "integer", **bounds}}}
+    schema = FormSchema.parse(wire, beyond_subset="relax")
+    spec = schema.field("n")
+    assert constraints(spec)[1] == words
+    for case in (too_small, too_big):
+        if case is not None:
+            with pytest.raises(FormValidationError) as caught:
+                schema.validate({"n": case[0]})
+            assert caught.value.problems[0].message == case[1]
+    if "minimum" in bounds and "maximum" in bounds:
+        assert schema.validate({"n": 1}) == {"n": 1} and schema.validate({"n": 3}) == {"n": 3}
+    if "exclusiveMinimum" not in bounds:  # the form still says what the server wrote
+        assert schema.to_json()["properties"]["n"] == {"type": "integer", **bounds}

@@ -734,3 +734,9 @@ async def test_marks_stacked_on_a_letter_are_shown_not_piled_over_the_page() -> 
         shown = (await client.get(f"{opened.base}/form")).text
     assert re.search("[\u0300-\u036f]{6}", shown) is None
     assert "a\u0363\u0364\u0363\u0364\u0363&lt;U+0364&gt;&lt;U+0363&gt;" in shown
+
+
+def test_an_integer_field_with_fractional_bounds_takes_whole_numbers_in_the_browser() -> None:
+    # min="0.5" with step="1" made the browser take 0.5, 1.5... and refuse 1, 2 and 3.
+    html = page([form_request(Form(n=Integer(minimum=0.5, maximum=3.7)))], csrf="c")
+    assert 'min="1"' in html and 'max="3"' in html and 'step="1"' in html
