@@ -350,8 +350,14 @@ class FormSchemaError(MCPElicitError):
     """
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(f"field {field!r}: {message}" if field else message)
+        super().__init__(f"field {_cut(field)}: {message}" if field else message)
         self.field = field
+
+
+def _cut(name: str) -> str:
+    """A field's name for a message: quoted, and cut to 60 characters with its length."""
+    text = repr(name)
+    return text if len(text) <= 60 else f"{text[:60]}… ({len(text)} characters)"
 
 
 class SensitiveFieldError(FormSchemaError):

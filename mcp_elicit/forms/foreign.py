@@ -40,6 +40,12 @@ Rules:
   toolkit builds refuses) are told apart, not refused: each such title is followed by
   its value ("Yes (a)", "Yes (b)"), in ``oneOf``, ``anyOf`` and ``enumNames`` alike, so
   every user interface shows them apart.
+- A form larger than any a person answers is refused with :class:`FormSchemaError`
+  naming the limit, before anything else in it is read: more than ``MAX_FIELDS`` (256)
+  fields, a name over ``MAX_NAME`` (128) characters, a title, an option or its title
+  over ``MAX_TITLE`` (1,000), a description, default or pattern over ``MAX_TEXT``
+  (20,000), a choice of more than ``MAX_OPTIONS`` (1,000) options or a form of more
+  than ``MAX_ALL_OPTIONS`` (5,000) in all.
 - Each note names its field and is written for the person answering. What a field's
   :class:`FieldExtras` hold is no note: it is shown with the field.
 """
@@ -56,7 +62,20 @@ from typing import Any, TypeAlias, TypeGuard
 from mcp_elicit.errors import FormSchemaError, ValidationProblem
 from mcp_elicit.forms.field_values import title_key
 
-__all__ = ["NO_EXTRAS", "Check", "FieldExtras", "Relaxed", "relax"]
+__all__ = [
+    "MAX_ALL_OPTIONS",
+    "MAX_FIELDS",
+    "MAX_NAME",
+    "MAX_OPTIONS",
+    "MAX_TEXT",
+    "MAX_TITLE",
+    "NO_EXTRAS",
+    "Check",
+    "FieldExtras",
+    "Relaxed",
+    "check_size",
+    "relax",
+]
 
 #: A check of one field's cleaned value: the problem, for the person, or None.
 Check: TypeAlias = Callable[[Any], "str | None"]
@@ -65,6 +84,19 @@ Check: TypeAlias = Callable[[Any], "str | None"]
 _NAMES_OPTIONS = frozenset({"enum", "enumNames", "oneOf"})
 #: At most this many characters of a pattern are shown to the person.
 _SHOWN = 200
+
+# The most a form read from another server may hold: far beyond any form a person
+# answers (a choice of time zones has some 600 options), small enough that reading the
+# largest takes a fraction of a second (400,000 fields took 11 s).
+MAX_FIELDS = 256
+MAX_NAME = 128
+#: A field's title, an option's value and its title: one line each.
+MAX_TITLE = 1_000
+#: A description (the form's, a field's, an option's), a default, a pattern.
+MAX_TEXT = 20_000
+#: Options in one choice, and in the whole form.
+MAX_OPTIONS = 1_000
+MAX_ALL_OPTIONS = 5_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +130,7 @@ def relax(obj: object) -> Relaxed:
     """``obj`` with the keywords beyond the subset that a reader can take in, taken in."""
     if not isinstance(obj, Mapping) or not isinstance(obj.get("properties"), Mapping):
         return Relaxed(obj)
+    check_size(obj)
     notes: list[ValidationProblem] = []
     checks: dict[str, list[Check]] = {}
     extras: dict[str, dict[str, Any]] = {}
@@ -110,6 +143,68 @@ def relax(obj: object) -> Relaxed:
     found = {name: tuple(each) for name, each in checks.items() if each}
     shown = {name: FieldExtras(**each) for name, each in extras.items() if each}
     return Relaxed({**obj, "properties": properties}, tuple(notes), found, shown)
+
+
+def check_size(obj: Mapping[str, Any]) -> None:
+    """:class:`FormSchemaError` naming the first limit (``MAX_*``) the form passes, read
+    before anything else in it: its fields, their names, texts and options."""
+    properties = obj["properties"]
+    if len(properties) > MAX_FIELDS:
+        raise FormSchemaError(
+            f"the form has {len(properties):,} fields; this client reads at most {MAX_FIELDS:,}"
+        )
+    _check_texts(None, obj, "the form's")
+    offered = 0
+    for name, prop in properties.items():
+        if isinstance(name, str) and len(name) > MAX_NAME:
+            raise FormSchemaError(
+                f"a field's name is {len(name):,} characters long ({name[:40] + '…'!r}); "
+                f"this client reads at most {MAX_NAME:,}"
+            )
+        if isinstance(prop, Mapping):
+            offered += _check_field_size(name, prop)
+    if offered > MAX_ALL_OPTIONS:
+        raise FormSchemaError(
+            f"the form offers {offered:,} options in all; this client reads at most {MAX_ALL_OPTIONS:,}"
+        )
+
+
+def _too_long(field: str | None, what: str, text: object, most: int) -> None:
+    if isinstance(text, str) and len(text) > most:
+        raise FormSchemaError(
+            f"{what} is {len(text):,} characters long; this client reads at most {most:,}", field=field
+        )
+
+
+def _check_texts(field: str | None, where: Mapping[str, Any], whose: str) -> None:
+    _too_long(field, f"{whose} title", where.get("title"), MAX_TITLE)
+    for key in ("description", "default", "pattern"):
+        _too_long(field, f"{whose} {key}", where.get(key), MAX_TEXT)
+
+
+def _check_field_size(name: str, prop: Mapping[str, Any]) -> int:
+    """How many options the field offers, once its texts and options are within the limits."""
+    _check_texts(name, prop, "its")
+    items = prop.get("items")
+    found = [prop.get(key) for key in ("enum", "enumNames", "oneOf")]
+    if isinstance(items, Mapping):
+        found += [items.get("enum"), items.get("anyOf")]
+    lists: list[list[Any]] = [each for each in found if isinstance(each, list)]
+    count = max(map(len, lists), default=0)
+    if count > MAX_OPTIONS:
+        raise FormSchemaError(
+            f"it offers {count:,} options; this client reads at most {MAX_OPTIONS:,} in a choice", field=name
+        )
+    for each in lists:
+        for n, entry in enumerate(each, 1):
+            if isinstance(entry, Mapping):
+                _too_long(name, f"option {n}", entry.get("const"), MAX_TITLE)
+                _too_long(name, f"the title of option {n}", entry.get("title"), MAX_TITLE)
+                _too_long(name, f"the description of option {n}", entry.get("description"), MAX_TEXT)
+            else:
+                what = "the title of option" if each is prop.get("enumNames") else "option"
+                _too_long(name, f"{what} {n}", entry, MAX_TITLE)
+    return count
 
 
 def _real(value: object) -> TypeGuard[float]:

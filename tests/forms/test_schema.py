@@ -9,6 +9,7 @@ import pytest
 
 from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
+from tests.support.deadline import within
 
 
 @dataclasses.dataclass
@@ -436,3 +437,95 @@ def test_integer_exclusive_bounds_with_a_whole_number_between_are_read() -> None
         "properties": {"count": {"type": "integer", "exclusiveMinimum": 5, "exclusiveMaximum": 7}},
     }
     assert FormSchema.parse(wire, beyond_subset="relax").validate({"count": 6}) == {"count": 6}
+
+
+def _foreign(properties: dict[str, Any], **top: Any) -> FormSchema:
+    wire = {"type": "object", "properties": properties, **top}
+    return FormSchema.parse(wire, check_secrets=False, unfit_defaults="drop", beyond_subset="relax")
+
+
+@pytest.mark.parametrize(
+    ("properties", "field", "message"),
+    [
+        (
+            {f"f{i:06}": {"type": "string", "title": "T"} for i in range(400_000)},
+            None,
+            "the form has 400,000 fields; this client reads at most 256",
+        ),
+        (
+            {"f" * 16_000_000: {"type": "string"}},
+            None,
+            f"a field's name is 16,000,000 characters long ('{'f' * 40}…'); this client reads at most 128",
+        ),
+        (
+            {"f": {"type": "string", "title": "t" * 1001}},
+            "f",
+            "its title is 1,001 characters long; this client reads at most 1,000",
+        ),
+        (
+            {"f": {"type": "string", "description": "word " * 3_000_000}},
+            "f",
+            "its description is 15,000,000 characters long; this client reads at most 20,000",
+        ),
+        (
+            {"f": {"type": "string", "default": "x" * 20_001}},
+            "f",
+            "its default is 20,001 characters long; this client reads at most 20,000",
+        ),
+        (
+            {"f": {"type": "string", "enum": [f"v{j}" for j in range(400_000)]}},
+            "f",
+            "it offers 400,000 options; this client reads at most 1,000 in a choice",
+        ),
+        (
+            {
+                "f": {
+                    "type": "array",
+                    "items": {"anyOf": [{"const": f"v{j}", "title": "T"} for j in range(1001)]},
+                }
+            },
+            "f",
+            "it offers 1,001 options; this client reads at most 1,000 in a choice",
+        ),
+        (
+            {"f": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B" * 1001]}},
+            "f",
+            "the title of option 2 is 1,001 characters long; this client reads at most 1,000",
+        ),
+        (
+            {"f": {"type": "string", "oneOf": [{"const": "v" * 1001, "title": "V"}]}},
+            "f",
+            "option 1 is 1,001 characters long; this client reads at most 1,000",
+        ),
+        (
+            {f"f{i}": {"type": "string", "enum": [f"v{j}" for j in range(1000)]} for i in range(6)},
+            None,
+            "the form offers 6,000 options in all; this client reads at most 5,000",
+        ),
+    ],
+)
+def test_a_form_too_large_for_any_person_is_refused_at_once_naming_the_limit(
+    properties: dict[str, Any], field: str | None, message: str
+) -> None:
+    # A 16 MB form with 400,000 fields took 11 s of CPU to read.
+    with within(2, "refusing an oversized form"), pytest.raises(FormSchemaError) as caught:
+        _foreign(properties)
+    assert caught.value.field == field
+    assert str(caught.value) == (f"field {field!r}: {message}" if field else message)
+
+
+def test_a_form_at_the_limits_is_read() -> None:
+    properties: dict[str, Any] = {f"{'n' * 120}{i:03}": {"type": "integer"} for i in range(250)}
+    properties |= {
+        f"c{i}": {"type": "string", "title": "t" * 1000, "enum": [f"{i}-{j}" for j in range(1000)]}
+        for i in range(5)
+    }
+    properties["d"] = {"type": "string", "description": "d" * 20_000, "default": "x" * 20_000}
+    assert len(_foreign(properties).fields) == 256
+
+
+def test_a_long_field_name_is_cut_in_a_message() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.parse({"type": "object", "properties": {"n" * 100: {"type": "bogus"}}})
+    text = str(caught.value)
+    assert text.startswith(f"field '{'n' * 59}… (102 characters): ") and caught.value.field == "n" * 100
