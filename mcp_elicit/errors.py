@@ -354,8 +354,7 @@ class FormSchemaError(MCPElicitError):
         self.field = field
 
 
-def _cut(name: str) -> str:
-    """A field's name for a message: quoted, and cut to 60 characters with its length."""
+def _cut(name: str) -> str:  # a field's name in a message: quoted, cut to 60 characters
     text = repr(name)
     return text if len(text) <= 60 else f"{text[:60]}… ({len(text)} characters)"
 
