@@ -9,7 +9,11 @@ Rules:
   A request for a capability the client did not declare (sampling or roots without a
   callback, elicitation without an answerer) is a method it does not offer: -32601 naming
   the capability, as a server says of its own. An elicitation in an undeclared mode (of a
-  declared elicitation capability) gets -32602; anything else unknown -32601. An answer
+  declared elicitation capability) gets -32602; so does a form outside the flat subset
+  (a nested object, an array of objects, an unknown type, a ``$ref``, no
+  ``requestedSchema``), naming the field, and nobody is asked: ``cancel`` would tell the
+  server the person dismissed it (2026-07-28, which can send no error for one input
+  request, answers ``cancel``). Anything else unknown gets -32601. An answer
   that does not fit, or an answerer or callback that fails, gets -32603: every request of
   the server is answered, unless it withdraws it or the client's request is abandoned. Each is
   answered in a task of its own, so that the stream it came on goes on being read while a
@@ -44,11 +48,12 @@ import contextlib
 import functools
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any, Final, Protocol
 
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.reaping import reap
-from mcp_elicit.core.client_inputs import Origin
+from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolation
 from mcp_elicit.wire.jsonrpc import Notification, Request
@@ -251,22 +256,29 @@ class ServerQuestions:
             elif (missing := self.conn.inputs.undeclared(request.method)) is not None:
                 text = f"{request.method} is not offered (this client declares no {missing} capability)"
                 return error(request.id, -32601, f"Method not found: {text}")
-            elif request.method in ("elicitation/create", "sampling/createMessage", "roots/list"):
-                raw_id = params.get("elicitationId") if params.get("mode") == "url" else None
-                eid = raw_id if isinstance(raw_id, str) else None
-                event = self.completion(eid) if eid is not None else None
-                try:
-                    result = await self.conn.inputs.answer(
-                        request.method,
-                        params,
-                        key=f"request {request.id}",
-                        origin=origin or Origin(request.method),
-                        server=self.conn.server,
-                        finished=event.wait if event is not None else None,
+            elif request.method == "elicitation/create":
+                asked = parse_elicitation(
+                    params,
+                    server=self.conn.server,
+                    key=f"request {request.id}",
+                    origin=origin or Origin(request.method),
+                )
+                if asked.schema_problem is not None and asked.mode in self.conn.inputs.modes:
+                    self.conn.inputs.report(
+                        f"{asked.server} sent a form this client cannot show ({asked.schema_problem}); "
+                        f"{asked.describe()}; answering that its requestedSchema is invalid (-32602)"
                     )
-                finally:
-                    if eid is not None:
-                        self.done_with(eid)
+                    text = f"requestedSchema is not a form this client can show: {asked.schema_problem}"
+                    return error(request.id, -32602, f"Invalid params: {text}")
+                result = await self._elicit(asked)
+            elif request.method in ("sampling/createMessage", "roots/list"):
+                result = await self.conn.inputs.answer(
+                    request.method,
+                    params,
+                    key=f"request {request.id}",
+                    origin=origin or Origin(request.method),
+                    server=self.conn.server,
+                )
             else:
                 return error(request.id, -32601, f"Method not found: {request.method}")
         except ProtocolViolation as exc:
@@ -279,6 +291,18 @@ class ServerQuestions:
             log.exception("answering %s from %s failed", request.method, self.conn.server)
             return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
         return self.conn.builder.result(request.id, result)
+
+    async def _elicit(self, asked: ElicitationRequest) -> dict[str, Any]:
+        """The checked answer to an ``elicitation/create``; a URL step with an
+        ``elicitationId`` learns when the server says it is complete."""
+        eid = asked.elicitation_id if asked.mode == "url" else None
+        if eid is None:
+            return await self.conn.inputs.elicit(asked)
+        event = self.completion(eid)
+        try:
+            return await self.conn.inputs.elicit(replace(asked, finished=event.wait))
+        finally:
+            self.done_with(eid)
 
     async def refuse_early(self, request: Request) -> None:
         """Answer -32600 to a request (not a ``ping``) the server sent before the session

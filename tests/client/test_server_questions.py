@@ -1,0 +1,126 @@
+"""2025-11-25: how the client answers the server's own requests, against a real server
+process (``asking_server.py`` over stdio) that sends them raw, as a test writes them: what
+is refused (with which JSON-RPC code, naming what), what reaches the person, what a
+cancellation withdraws. Everything the client sent must fit the revision's schema."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from client.recorder import Recorder
+from mcp_elicit.client import Client
+from mcp_elicit.client.answerers import ElicitAnswer
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.transports.stdio_client import StdioTransport
+
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+SERVER = Path(__file__).with_name("asking_server.py")
+REVISION = "2025-11-25"
+
+
+class Person:
+    """An answerer that writes down what it is asked, takes ``delay`` seconds, and then
+    accepts (a URL) or declines (a form); ``withdrawn`` counts questions taken away."""
+
+    def __init__(self, modes: Sequence[str] = ("form", "url"), delay: float = 0.0) -> None:
+        self.modes = frozenset(modes)
+        self.delay = delay
+        self.asked: list[ElicitationRequest] = []
+        self.withdrawn = 0
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.append(request)
+        try:
+            await asyncio.sleep(self.delay)
+        except asyncio.CancelledError:
+            self.withdrawn += 1
+            raise
+        return ElicitAnswer.accept() if request.mode == "url" else ElicitAnswer.decline()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+def ask(rid: object, params: object, method: str = "elicitation/create") -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": rid, "method": method, "params": params}
+
+
+def form(properties: dict[str, Any], message: object = "Your details?") -> dict[str, Any]:
+    return {
+        "mode": "form",
+        "message": message,
+        "requestedSchema": {"type": "object", "properties": properties},
+    }
+
+
+async def answers(
+    tmp_path: Path, plan: list[dict[str, Any]], person: Person, reports: list[str] | None = None, **more: Any
+) -> list[dict[str, Any]]:
+    """Run ``tools/call`` against the asking server playing ``plan``; the client's responses
+    to the server's requests, as the server received them."""
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps({"ask": plan, **more}), encoding="utf-8")
+    recorder = Recorder()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    transport = StdioTransport([sys.executable, str(SERVER), str(path)], env=env, trace=recorder)
+    report = reports.append if reports is not None else (lambda _: None)
+    async with Client(transport, answerer=person, versions=[REVISION], timeout=20, report=report) as client:
+        result = await client.call_tool("t")
+    assert recorder.check(WireChecker.load(REVISION)) > 0
+    got: list[dict[str, Any]] = json.loads(result["content"][0]["text"])
+    return got
+
+
+@pytest.mark.parametrize(
+    ("properties", "named"),
+    [
+        ({"a": {"type": "object", "properties": {"b": {"type": "string"}}}}, "field 'a': nested objects"),
+        ({"a": {"type": "array", "items": {"type": "object"}}}, "field 'a': an array must be a multi-select"),
+        ({"a": {"type": "blob"}}, "field 'a': type 'blob' is not allowed"),
+        ({"a": {"$ref": "#/$defs/b"}}, "field 'a': references ($ref) are not allowed"),
+    ],
+    ids=["nested-object", "array-of-objects", "unknown-type", "ref"],
+)
+async def test_a_form_outside_the_flat_subset_is_invalid_params_naming_the_field(
+    tmp_path: Path, properties: dict[str, Any], named: str
+) -> None:
+    """Both revisions limit a form to flat fields of primitive types; one outside that does
+    not fit ``ElicitRequestFormParams``. Nobody is asked, and the server hears why: -32602
+    naming the field (it was answered ``cancel``, as if the person had dismissed it). The
+    client's user is still told."""
+    person, reports = Person(), list[str]()
+    got = await answers(tmp_path, [ask(1, form(properties))], person, reports)
+    assert [m["id"] for m in got] == [1]
+    assert "result" not in got[0]
+    assert got[0]["error"]["code"] == -32602
+    assert named in got[0]["error"]["message"]
+    assert "requestedSchema" in got[0]["error"]["message"]
+    assert person.asked == []
+    assert len(reports) == 1 and named in reports[0]
+
+
+@pytest.mark.parametrize(
+    "schema", [None, "a form", {"type": "string"}], ids=["missing", "text", "not-object"]
+)
+async def test_a_form_without_a_readable_requested_schema_is_invalid_params(
+    tmp_path: Path, schema: object
+) -> None:
+    params: dict[str, Any] = {"mode": "form", "message": "Your details?"}
+    if schema is not None:
+        params["requestedSchema"] = schema
+    person = Person()
+    got = await answers(tmp_path, [ask(1, params)], person, [])
+    assert got[0]["error"]["code"] == -32602
+    assert "requestedSchema" in got[0]["error"]["message"]
+    assert person.asked == []
