@@ -13,7 +13,9 @@ Rules:
   (a nested object, an array of objects, an unknown type, a ``$ref``, no
   ``requestedSchema``), naming the field, and nobody is asked: ``cancel`` would tell the
   server the person dismissed it (2026-07-28, which can send no error for one input
-  request, answers ``cancel``). Anything else unknown gets -32601. An answer
+  request, answers ``cancel``). So does one without its text ``message``, which both
+  revisions require (the person would see a question saying nothing of what it is for).
+  Anything else unknown gets -32601. An answer
   that does not fit, or an answerer or callback that fails, gets -32603: every request of
   the server is answered, unless it withdraws it or the client's request is abandoned. Each is
   answered in a task of its own, so that the stream it came on goes on being read while a
@@ -54,7 +56,7 @@ from typing import Any, Final, Protocol
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
-from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.core.rounds import RoundLimits, quoted
 from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolation
 from mcp_elicit.wire.jsonrpc import Notification, Request
 
@@ -263,6 +265,9 @@ class ServerQuestions:
                     key=f"request {request.id}",
                     origin=origin or Origin(request.method),
                 )
+                missing = _unfit(params)
+                if missing is not None:
+                    return error(request.id, -32602, f"Invalid params: {missing}")
                 if asked.schema_problem is not None and asked.mode in self.conn.inputs.modes:
                     self.conn.inputs.report(
                         f"{asked.server} sent a form this client cannot show ({asked.schema_problem}); "
@@ -319,6 +324,17 @@ class ServerQuestions:
     async def _respond_error(self, request: Request, code: int, text: str) -> None:
         message = self.conn.builder.error(request.id, code, text)
         await self.conn.transport.send(message, self.session.headers(message))
+
+
+def _unfit(params: Mapping[str, Any]) -> str | None:
+    """What an ``elicitation/create``'s ``params`` lack that the person must see (its
+    ``message``), said for the server; None when nothing."""
+    message = params.get("message")
+    if isinstance(message, str):
+        return None
+    if message is None:
+        return "elicitation/create has no message; it must say, as text, what it asks for and why"
+    return f"elicitation/create's message must be text, not {quoted(message)}"
 
 
 def _remember(ids: dict[str, None], eid: str) -> None:

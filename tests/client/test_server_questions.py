@@ -124,3 +124,23 @@ async def test_a_form_without_a_readable_requested_schema_is_invalid_params(
     assert got[0]["error"]["code"] == -32602
     assert "requestedSchema" in got[0]["error"]["message"]
     assert person.asked == []
+
+
+@pytest.mark.parametrize("message", [None, 7, ["Your", "details?"]], ids=["missing", "number", "list"])
+@pytest.mark.parametrize("mode", ["form", "url"])
+async def test_an_elicitation_without_its_message_is_invalid_params(
+    tmp_path: Path, message: object, mode: str
+) -> None:
+    """Every elicitation carries a text ``message`` saying what is asked and why; one
+    without it left the person a question with nothing to say what it was for."""
+    if mode == "form":
+        params = form({"name": {"type": "string"}}, message)
+    else:
+        params = {"mode": "url", "message": message, "url": "https://example.com/", "elicitationId": "e1"}
+    if message is None:
+        del params["message"]
+    person = Person()
+    got = await answers(tmp_path, [ask(1, params)], person)
+    assert got[0]["error"]["code"] == -32602
+    assert "message" in got[0]["error"]["message"]
+    assert person.asked == []
