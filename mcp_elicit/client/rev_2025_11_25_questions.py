@@ -14,7 +14,9 @@ Rules:
   ``requestedSchema``), naming the field, and nobody is asked: ``cancel`` would tell the
   server the person dismissed it (2026-07-28, which can send no error for one input
   request, answers ``cancel``). So does one without its text ``message``, which both
-  revisions require (the person would see a question saying nothing of what it is for).
+  revisions require (the person would see a question saying nothing of what it is for),
+  and a URL-mode one without its ``elicitationId`` (2025-11-25 requires it: the name its
+  completion notice gives).
   Anything else unknown gets -32601. An answer
   that does not fit, or an answerer or callback that fails, gets -32603: every request of
   the server is answered, unless it withdraws it or the client's request is abandoned. Each is
@@ -327,14 +329,21 @@ class ServerQuestions:
 
 
 def _unfit(params: Mapping[str, Any]) -> str | None:
-    """What an ``elicitation/create``'s ``params`` lack that the person must see (its
-    ``message``), said for the server; None when nothing."""
+    """What an ``elicitation/create``'s ``params`` lack: its ``message``, which the person
+    must see, or a URL step's ``elicitationId``; said for the server, None when nothing."""
     message = params.get("message")
-    if isinstance(message, str):
-        return None
     if message is None:
         return "elicitation/create has no message; it must say, as text, what it asks for and why"
-    return f"elicitation/create's message must be text, not {quoted(message)}"
+    if not isinstance(message, str):
+        return f"elicitation/create's message must be text, not {quoted(message)}"
+    eid = params.get("elicitationId")
+    if params.get("mode") != "url" or isinstance(eid, str):
+        return None
+    how = "has no elicitationId" if eid is None else f"has elicitationId {quoted(eid)}, not text"
+    return (
+        f"URL-mode elicitation/create {how}; it must name its step with one (a string), as "
+        "notifications/elicitation/complete does"
+    )
 
 
 def _remember(ids: dict[str, None], eid: str) -> None:

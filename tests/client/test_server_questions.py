@@ -144,3 +144,14 @@ async def test_an_elicitation_without_its_message_is_invalid_params(
     assert got[0]["error"]["code"] == -32602
     assert "message" in got[0]["error"]["message"]
     assert person.asked == []
+
+
+async def test_a_url_elicitation_without_its_id_is_invalid_params(tmp_path: Path) -> None:
+    """At 2025-11-25 a URL-mode elicitation names its step (``elicitationId``), the name
+    its completion notice gives; one without it was put to the person."""
+    params = {"mode": "url", "message": "Sign in", "url": "https://example.com/"}
+    person = Person()
+    got = await answers(tmp_path, [ask(1, params), ask(2, {**params, "elicitationId": 5})], person)
+    assert [m["error"]["code"] for m in got] == [-32602, -32602]
+    assert all("elicitationId" in m["error"]["message"] for m in got)
+    assert person.asked == []
