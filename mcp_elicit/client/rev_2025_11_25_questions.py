@@ -16,7 +16,8 @@ Rules:
   request, answers ``cancel``). So does one without its text ``message``, which both
   revisions require (the person would see a question saying nothing of what it is for),
   and a URL-mode one without its ``elicitationId`` (2025-11-25 requires it: the name its
-  completion notice gives).
+  completion notice gives), or under the id of a URL step still open (its notice would
+  finish both).
   Anything else unknown gets -32601. An answer
   that does not fit, or an answerer or callback that fails, gets -32603: every request of
   the server is answered, unless it withdraws it or the client's request is abandoned. Each is
@@ -305,6 +306,11 @@ class ServerQuestions:
         eid = asked.elicitation_id if asked.mode == "url" else None
         if eid is None:
             return await self.conn.inputs.elicit(asked)
+        if eid in self._completions:
+            raise ProtocolViolation(
+                f"elicitationId {quoted(eid)} is already in use by a URL step still open; each step "
+                "needs an id of its own, which its completion notice names"
+            )
         event = self.completion(eid)
         try:
             return await self.conn.inputs.elicit(replace(asked, finished=event.wait))

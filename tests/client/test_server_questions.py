@@ -155,3 +155,42 @@ async def test_a_url_elicitation_without_its_id_is_invalid_params(tmp_path: Path
     assert [m["error"]["code"] for m in got] == [-32602, -32602]
     assert all("elicitationId" in m["error"]["message"] for m in got)
     assert person.asked == []
+
+
+class OnThePage(Person):
+    """A person who opens every URL and stays on the page until the server says the step is
+    finished (``request.finished``)."""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.append(request)
+        assert request.finished is not None
+        await asyncio.wait_for(request.finished(), 10)
+        return ElicitAnswer.accept()
+
+
+async def test_a_url_elicitation_reusing_the_id_of_a_step_still_open_is_invalid_params(
+    tmp_path: Path,
+) -> None:
+    """An ``elicitationId`` names one step: a second question under the id of a step still
+    open is refused (-32602 naming the id) before the person sees it. Both were asked, and
+    the first step's completion notice finished the second too (or, the first over, the
+    second never heard of its own)."""
+    url = {"mode": "url", "message": "Sign in", "elicitationId": "e1"}
+    done = {
+        "jsonrpc": "2.0",
+        "method": "notifications/elicitation/complete",
+        "params": {"elicitationId": "e1"},
+    }
+    plan = [
+        ask(1, {**url, "url": "https://example.com/a"}),
+        ask(2, {**url, "url": "https://example.com/b"}),
+        {"sleep": 0.5},
+        done,
+    ]
+    person = OnThePage()
+    got = await answers(tmp_path, plan, person)
+    by_id = {m["id"]: m for m in got}
+    assert by_id[1]["result"] == {"action": "accept"}
+    assert by_id[2]["error"]["code"] == -32602
+    assert "'e1'" in by_id[2]["error"]["message"]
+    assert [r.url for r in person.asked] == ["https://example.com/a"]
