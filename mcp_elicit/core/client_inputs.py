@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
@@ -55,6 +55,9 @@ __all__ = [
     "parse_elicitation",
     "unsendable_character",
 ]
+
+#: The most characters of a server's text (a message, a URL) ``describe`` quotes.
+_DESCRIBED: Final = 200
 
 #: A lone surrogate: text UTF-8 (so a JSON reply) cannot encode.
 _UNPAIRED = re.compile("[\ud800-\udfff]")
@@ -156,11 +159,19 @@ class ElicitationRequest:
         return replace(self, problems=problems)
 
     def describe(self) -> str:
-        """Which server, which question, which fields: for reports to a person."""
-        what = f"question {self.key!r} ({self.message!r})" if self.message else f"question {self.key!r}"
-        fields = f"; fields: {', '.join(self.fields)}" if self.fields else ""
-        url = f"; url: {self.url}" if self.url else ""
+        """Which server, which question, which fields: for reports to a person (and the
+        errors a server is sent), each of the server's texts cut short."""
+        key = _cut(self.key)
+        what = (
+            f"question {_cut(key)!r} ({_cut(self.message)!r})" if self.message else f"question {_cut(key)!r}"
+        )
+        fields = f"; fields: {_cut(', '.join(self.fields))}" if self.fields else ""
+        url = f"; url: {_cut(self.url)}" if self.url else ""
         return f"{self.server} asked {what} during {self.origin} [{self.mode} mode{fields}{url}]"
+
+
+def _cut(text: str, most: int = _DESCRIBED) -> str:
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def parse_elicitation(
@@ -173,7 +184,7 @@ def parse_elicitation(
     if mode == "url":
         url = params.get("url")
         if not isinstance(url, str) or not url:
-            raise ProtocolViolation(f"URL-mode elicitation {key!r} from {server} has no url")
+            raise ProtocolViolation(f"URL-mode elicitation {_cut(key)!r} from {server} has no url")
         eid = params.get("elicitationId")
         return ElicitationRequest(
             server=server,
@@ -186,7 +197,7 @@ def parse_elicitation(
             params=params,
         )
     if mode != "form":
-        raise ProtocolViolation(f"elicitation {key!r} from {server} has unknown mode {quoted(mode)}")
+        raise ProtocolViolation(f"elicitation {_cut(key)!r} from {server} has unknown mode {quoted(mode)}")
     schema: FormSchema | None = None
     problem: str | None = None
     warnings: tuple[str, ...] = ()
@@ -281,12 +292,12 @@ def check_sampling_request(params: Mapping[str, Any], *, key: str, server: Serve
         CreateMessageRequestParams.model_validate(params)
     except ValidationError as exc:
         raise ProtocolViolation(
-            f"{server} sent sampling/createMessage {key!r} with malformed params: {_first(exc)}"
+            f"{server} sent sampling/createMessage {_cut(key)!r} with malformed params: {_first(exc)}"
         ) from None
     given = [name for name in ("tools", "toolChoice") if name in params]
     if given:
         raise ProtocolViolation(
-            f"{server} sent sampling/createMessage {key!r} with {' and '.join(given)}; a tool-enabled "
+            f"{server} sent sampling/createMessage {_cut(key)!r} with {' and '.join(given)}; a tool-enabled "
             "sampling request needs the client's sampling.tools capability, and this client declares "
             "no sampling.tools capability"
         )

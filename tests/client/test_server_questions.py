@@ -194,3 +194,20 @@ async def test_a_url_elicitation_reusing_the_id_of_a_step_still_open_is_invalid_
     assert by_id[2]["error"]["code"] == -32602
     assert "'e1'" in by_id[2]["error"]["message"]
     assert [r.url for r in person.asked] == ["https://example.com/a"]
+
+
+async def test_an_error_about_a_huge_question_quotes_it_cut_short(tmp_path: Path) -> None:
+    """An error about a question names it, its message and its URL, each cut short: a
+    megabyte of message, URL or id went back to the server whole in the error's message
+    (and into the client's log)."""
+    big = "x" * 1_000_000
+    params = {"mode": "url", "message": big, "url": f"https://example.com/{big}", "elicitationId": "e1"}
+    person, reports = Person(modes=["form"]), list[str]()
+    got = await answers(
+        tmp_path, [ask(big, params), ask(2, form({"a": {"type": "object"}}, big))], person, reports
+    )
+    assert [m["error"]["code"] for m in got] == [-32602, -32602]
+    assert "url mode" in got[0]["error"]["message"]
+    assert all(len(m["error"]["message"]) < 2000 for m in got)
+    assert len(reports) == 1 and len(reports[0]) < 2000
+    assert person.asked == []
