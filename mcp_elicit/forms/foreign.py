@@ -44,8 +44,8 @@ Rules:
   naming the limit, before anything else in it is read: more than ``MAX_FIELDS`` (256)
   fields, a name over ``MAX_NAME`` (128) characters, a title, an option or its title
   over ``MAX_TITLE`` (1,000), a description, default or pattern over ``MAX_TEXT``
-  (20,000), a choice of more than ``MAX_OPTIONS`` (1,000) options or a form of more
-  than ``MAX_ALL_OPTIONS`` (5,000) in all.
+  (20,000), a choice of more than ``MAX_OPTIONS`` (100,000) options or a form of more
+  than ``MAX_ALL_OPTIONS`` (200,000) in all.
 - Each note names its field and is written for the person answering. What a field's
   :class:`FieldExtras` hold is no note: it is shown with the field.
 """
@@ -86,8 +86,10 @@ _NAMES_OPTIONS = frozenset({"enum", "enumNames", "oneOf"})
 _SHOWN = 200
 
 # The most a form read from another server may hold: far beyond any form a person
-# answers (a choice of time zones has some 600 options), small enough that reading the
-# largest takes a fraction of a second (400,000 fields took 11 s).
+# answers, small enough that reading the largest takes a fraction of a second (400,000
+# fields took 11 s). A choice may be long (a server built with this toolkit may offer tens
+# of thousands of options, which the web answerer lets a person search), so options get
+# more room than fields.
 MAX_FIELDS = 256
 MAX_NAME = 128
 #: A field's title, an option's value and its title: one line each.
@@ -95,8 +97,8 @@ MAX_TITLE = 1_000
 #: A description (the form's, a field's, an option's), a default, a pattern.
 MAX_TEXT = 20_000
 #: Options in one choice, and in the whole form.
-MAX_OPTIONS = 1_000
-MAX_ALL_OPTIONS = 5_000
+MAX_OPTIONS = 100_000
+MAX_ALL_OPTIONS = 200_000
 
 
 @dataclass(frozen=True, slots=True)

@@ -211,3 +211,38 @@ async def test_an_error_about_a_huge_question_quotes_it_cut_short(tmp_path: Path
     assert all(len(m["error"]["message"]) < 2000 for m in got)
     assert len(reports) == 1 and len(reports[0]) < 2000
     assert person.asked == []
+
+
+@pytest.mark.parametrize(
+    ("properties", "named"),
+    [
+        (
+            {f"f{i}": {"type": "string"} for i in range(257)},
+            "the form has 257 fields; this client reads at most 256",
+        ),
+        (
+            {"a": {"type": "string", "enum": [str(i) for i in range(100_001)]}},
+            "field 'a': it offers 100,001 options; this client reads at most 100,000 in a choice",
+        ),
+    ],
+    ids=["fields", "options"],
+)
+async def test_a_form_too_big_to_answer_is_invalid_params_naming_the_limit(
+    tmp_path: Path, properties: dict[str, Any], named: str
+) -> None:
+    """A form larger than any a person answers is refused before it is read whole (a form
+    of 100,000 fields held the client's event loop for seconds): the server is told which
+    limit it passed."""
+    person = Person()
+    got = await answers(tmp_path, [ask(1, form(properties))], person, [])
+    assert got[0]["error"]["code"] == -32602
+    assert named in got[0]["error"]["message"]
+    assert person.asked == []
+
+
+async def test_a_long_choice_a_server_of_this_toolkit_may_build_is_asked(tmp_path: Path) -> None:
+    values = [f"o{n}" for n in range(40_000)]  # as the web answerer's own test offers
+    person = Person()
+    got = await answers(tmp_path, [ask(1, form({"many": {"type": "string", "enum": values}}))], person)
+    assert got == [{"jsonrpc": "2.0", "id": 1, "result": {"action": "decline"}}]
+    assert len(person.asked) == 1

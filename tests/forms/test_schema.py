@@ -475,17 +475,17 @@ def _foreign(properties: dict[str, Any], **top: Any) -> FormSchema:
         (
             {"f": {"type": "string", "enum": [f"v{j}" for j in range(400_000)]}},
             "f",
-            "it offers 400,000 options; this client reads at most 1,000 in a choice",
+            "it offers 400,000 options; this client reads at most 100,000 in a choice",
         ),
         (
             {
                 "f": {
                     "type": "array",
-                    "items": {"anyOf": [{"const": f"v{j}", "title": "T"} for j in range(1001)]},
+                    "items": {"anyOf": [{"const": f"v{j}", "title": "T"} for j in range(100_001)]},
                 }
             },
             "f",
-            "it offers 1,001 options; this client reads at most 1,000 in a choice",
+            "it offers 100,001 options; this client reads at most 100,000 in a choice",
         ),
         (
             {"f": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B" * 1001]}},
@@ -498,9 +498,9 @@ def _foreign(properties: dict[str, Any], **top: Any) -> FormSchema:
             "option 1 is 1,001 characters long; this client reads at most 1,000",
         ),
         (
-            {f"f{i}": {"type": "string", "enum": [f"v{j}" for j in range(1000)]} for i in range(6)},
+            {f"f{i}": {"type": "string", "enum": [f"v{j}" for j in range(50_000)]} for i in range(5)},
             None,
-            "the form offers 6,000 options in all; this client reads at most 5,000",
+            "the form offers 250,000 options in all; this client reads at most 200,000",
         ),
     ],
 )
@@ -515,10 +515,10 @@ def test_a_form_too_large_for_any_person_is_refused_at_once_naming_the_limit(
 
 
 def test_a_form_at_the_limits_is_read() -> None:
-    properties: dict[str, Any] = {f"{'n' * 120}{i:03}": {"type": "integer"} for i in range(250)}
+    properties: dict[str, Any] = {f"{'n' * 120}{i:03}": {"type": "integer"} for i in range(253)}
     properties |= {
-        f"c{i}": {"type": "string", "title": "t" * 1000, "enum": [f"{i}-{j}" for j in range(1000)]}
-        for i in range(5)
+        f"c{i}": {"type": "string", "title": "t" * 1000, "enum": [f"{i}-{j}" for j in range(100_000)]}
+        for i in range(2)
     }
     properties["d"] = {"type": "string", "description": "d" * 20_000, "default": "x" * 20_000}
     assert len(_foreign(properties).fields) == 256
