@@ -335,13 +335,8 @@ class ServerQuestions:
 
 
 def _unfit(params: Mapping[str, Any]) -> str | None:
-    """What an ``elicitation/create``'s ``params`` lack: its ``message``, which the person
-    must see, or a URL step's ``elicitationId``; said for the server, None when nothing."""
-    message = params.get("message")
-    if message is None:
-        return "elicitation/create has no message; it must say, as text, what it asks for and why"
-    if not isinstance(message, str):
-        return f"elicitation/create's message must be text, not {quoted(message)}"
+    """What a URL step's ``elicitationId`` lacks (a ``message`` that is not text is the
+    reader's ``ProtocolViolation``, at both revisions); said for the server, None when nothing."""
     eid = params.get("elicitationId")
     if params.get("mode") != "url" or isinstance(eid, str):
         return None

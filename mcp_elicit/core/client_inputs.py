@@ -180,7 +180,11 @@ def parse_elicitation(
     """Read an ``elicitation/create`` params object; a broken schema is kept as a problem."""
     mode = params.get("mode", "form")
     message = params.get("message")
-    message = message if isinstance(message, str) else ""
+    if not isinstance(message, str):  # both revisions require it: the person must see what is asked
+        said = "has no message" if message is None else f"message must be text, not {quoted(message)}"
+        raise ProtocolViolation(
+            f"elicitation {_cut(key)!r} from {server} {said}; it must say, as text, what it asks for and why"
+        )
     if mode == "url":
         url = params.get("url")
         if not isinstance(url, str) or not url:

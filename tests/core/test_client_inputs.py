@@ -456,3 +456,20 @@ def test_a_default_the_taken_in_keywords_refuse_is_not_pre_filled() -> None:
         "Field 'steps': the default 0.25 is not a valid answer: it must be a multiple of 0.5; "
         "it is not pre-filled.",
     )
+
+
+@pytest.mark.parametrize("message", [None, 7, ["Your", "details?"]], ids=["missing", "number", "list"])
+@pytest.mark.parametrize("mode", ["form", "url"])
+def test_an_elicitation_without_its_text_message_is_a_protocol_violation(message: object, mode: str) -> None:
+    # both revisions require it: a question without it says nothing of what it is for
+    # (2025-11-25 answers the server -32602 with this; a 2026-07-28 round fails the call)
+    params: dict[str, Any] = {"mode": mode, "url": "https://example.com/", "elicitationId": "e1"}
+    if mode == "form":
+        params = {"mode": "form", "requestedSchema": {"type": "object", "properties": {}}}
+    if message is not None:
+        params["message"] = message
+    with pytest.raises(
+        ProtocolViolation,
+        match=r"elicitation 'k' from Table bookings .* (has no message|message must be text)",
+    ):
+        parse_elicitation(params, server=SERVER, key="k", origin=Origin("tools/call"))
