@@ -43,8 +43,8 @@ Rules:
 - A form larger than any a person answers is refused with :class:`FormSchemaError`
   naming the limit, before anything else in it is read: more than ``MAX_FIELDS`` (256)
   fields, a name over ``MAX_NAME`` (128) characters, a title, an option or its title
-  over ``MAX_TITLE`` (1,000), a description, default or pattern over ``MAX_TEXT``
-  (20,000), a choice of more than ``MAX_OPTIONS`` (100,000) options or a form of more
+  over ``MAX_TITLE`` (100,000), a description, default or pattern over ``MAX_TEXT``
+  (1,000,000), a choice of more than ``MAX_OPTIONS`` (100,000) options or a form of more
   than ``MAX_ALL_OPTIONS`` (200,000) in all.
 - Each note names its field and is written for the person answering. What a field's
   :class:`FieldExtras` hold is no note: it is shown with the field.
@@ -93,9 +93,9 @@ _SHOWN = 200
 MAX_FIELDS = 256
 MAX_NAME = 128
 #: A field's title, an option's value and its title: one line each.
-MAX_TITLE = 1_000
+MAX_TITLE = 100_000
 #: A description (the form's, a field's, an option's), a default, a pattern.
-MAX_TEXT = 20_000
+MAX_TEXT = 1_000_000
 #: Options in one choice, and in the whole form.
 MAX_OPTIONS = 100_000
 MAX_ALL_OPTIONS = 200_000

@@ -458,19 +458,19 @@ def _foreign(properties: dict[str, Any], **top: Any) -> FormSchema:
             f"a field's name is 16,000,000 characters long ('{'f' * 40}…'); this client reads at most 128",
         ),
         (
-            {"f": {"type": "string", "title": "t" * 1001}},
+            {"f": {"type": "string", "title": "t" * 100_001}},
             "f",
-            "its title is 1,001 characters long; this client reads at most 1,000",
+            "its title is 100,001 characters long; this client reads at most 100,000",
         ),
         (
             {"f": {"type": "string", "description": "word " * 3_000_000}},
             "f",
-            "its description is 15,000,000 characters long; this client reads at most 20,000",
+            "its description is 15,000,000 characters long; this client reads at most 1,000,000",
         ),
         (
-            {"f": {"type": "string", "default": "x" * 20_001}},
+            {"f": {"type": "string", "default": "x" * 1_000_001}},
             "f",
-            "its default is 20,001 characters long; this client reads at most 20,000",
+            "its default is 1,000,001 characters long; this client reads at most 1,000,000",
         ),
         (
             {"f": {"type": "string", "enum": [f"v{j}" for j in range(400_000)]}},
@@ -488,14 +488,14 @@ def _foreign(properties: dict[str, Any], **top: Any) -> FormSchema:
             "it offers 100,001 options; this client reads at most 100,000 in a choice",
         ),
         (
-            {"f": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B" * 1001]}},
+            {"f": {"type": "string", "enum": ["a", "b"], "enumNames": ["A", "B" * 100_001]}},
             "f",
-            "the title of option 2 is 1,001 characters long; this client reads at most 1,000",
+            "the title of option 2 is 100,001 characters long; this client reads at most 100,000",
         ),
         (
-            {"f": {"type": "string", "oneOf": [{"const": "v" * 1001, "title": "V"}]}},
+            {"f": {"type": "string", "oneOf": [{"const": "v" * 100_001, "title": "V"}]}},
             "f",
-            "option 1 is 1,001 characters long; this client reads at most 1,000",
+            "option 1 is 100,001 characters long; this client reads at most 100,000",
         ),
         (
             {f"f{i}": {"type": "string", "enum": [f"v{j}" for j in range(50_000)]} for i in range(5)},
@@ -517,10 +517,10 @@ def test_a_form_too_large_for_any_person_is_refused_at_once_naming_the_limit(
 def test_a_form_at_the_limits_is_read() -> None:
     properties: dict[str, Any] = {f"{'n' * 120}{i:03}": {"type": "integer"} for i in range(253)}
     properties |= {
-        f"c{i}": {"type": "string", "title": "t" * 1000, "enum": [f"{i}-{j}" for j in range(100_000)]}
+        f"c{i}": {"type": "string", "title": "t" * 100_000, "enum": [f"{i}-{j}" for j in range(100_000)]}
         for i in range(2)
     }
-    properties["d"] = {"type": "string", "description": "d" * 20_000, "default": "x" * 20_000}
+    properties["d"] = {"type": "string", "description": "d" * 1_000_000, "default": "x" * 1_000_000}
     assert len(_foreign(properties).fields) == 256
 
 
