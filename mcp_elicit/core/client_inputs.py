@@ -58,6 +58,8 @@ __all__ = [
 
 #: The most characters of a server's text (a message, a URL) ``describe`` quotes.
 _DESCRIBED: Final = 200
+#: The most characters of a server's name, version and title kept.
+_NAMED: Final = 100
 
 #: A lone surrogate: text UTF-8 (so a JSON reply) cannot encode.
 _UNPAIRED = re.compile("[\ud800-\udfff]")
@@ -80,10 +82,10 @@ class ServerInfo:
         if not isinstance(info, Mapping):
             return cls(where=where)
         title = info.get("title")
-        return cls(
-            name=_text(info.get("name")) or "unknown server",
-            version=_text(info.get("version")),
-            title=title if isinstance(title, str) else None,
+        return cls(  # each cut short: they name the server in every message about it
+            name=_cut(_text(info.get("name")), _NAMED) or "unknown server",
+            version=_cut(_text(info.get("version")), _NAMED),
+            title=_cut(title, _NAMED) if isinstance(title, str) else None,
             where=where,
         )
 

@@ -473,3 +473,14 @@ def test_an_elicitation_without_its_text_message_is_a_protocol_violation(message
         match=r"elicitation 'k' from Table bookings .* (has no message|message must be text)",
     ):
         parse_elicitation(params, server=SERVER, key="k", origin=Origin("tools/call"))
+
+
+def test_a_huge_server_name_is_shown_cut_short() -> None:
+    # serverInfo's name and title appear in every message about the server: a megabyte of
+    # them was repeated whole in each
+    info = ServerInfo.from_json(
+        {"name": "n" * 1_000_000, "version": "v" * 1_000_000, "title": "t" * 10**6}, "stdio"
+    )
+    assert len(str(info)) < 500
+    assert str(info).startswith("ttt") and "stdio" in str(info)
+    assert info.name.startswith("nnn") and len(info.name) < 200
