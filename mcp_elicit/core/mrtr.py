@@ -17,7 +17,8 @@ Rules:
   elicitation answer re-asks the question with a note saying what was wrong (a person
   can answer differently); a sampling result or roots list that does not fit its schema
   fails the request with -32602 naming the key (the client's software would answer the
-  same again). A bad answer is never handed to the handler. Keys nobody asked about are
+  same again), as does an ``inputResponses`` that is not an object when such a question
+  is asked. A bad answer is never handed to the handler. Keys nobody asked about are
   ignored.
 * A URL-mode answer counts only for a question the server sent: one pending in the
   sealed state of the round that asked it. Its ``accept`` is consent to open a page the
@@ -260,6 +261,12 @@ class Replay:
         raw = self.fresh.get(key, _ABSENT)
         if raw is _ABSENT:
             if self.shape_problem is not None:
+                if ask.method != ELICIT:  # the client's software would send the same again
+                    self.refusal = InvalidParams(
+                        f"Invalid params: {self.shape_problem}, so it answers nothing: "
+                        f"not the {ask.method} asked under {key!r}"
+                    )
+                    raise self.refusal
                 self.notes[key] = f"Your previous answer could not be read: {self.shape_problem}."
             return False, None
         if expected is None and ask.method == ELICIT and ask.params.get("mode") == "url":

@@ -1,0 +1,107 @@
+"""A 2026-07-28 client's retry, sent sloppily or with hostile intent, over real HTTP on
+127.0.0.1 against the real app: ``inputResponses`` of the wrong shape, answers that fit
+another question, a retry whose ``_meta`` or request changed since the first round.
+(What a client does with the sealed state itself is test_state_attacks.py's.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, Form, KeyRing, Server, String
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.http import McpHttp, meta
+from support.procs import uvicorn_server
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+CAPABILITIES = {"elicitation": {"form": {}}, "sampling": {}, "roots": {}}
+SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+
+def build(store: MemoryStore) -> Server:
+    app = Server("retries", state_keys=KeyRing([bytes(range(7, 39))]), store=store)
+
+    @app.tool()
+    async def model(ctx: Context) -> str:
+        reply = await ctx.sample("Say hi", max_tokens=5, key="hi")
+        return getattr(reply.content, "text", "?")
+
+    @app.tool()
+    async def folders(ctx: Context) -> str:
+        roots = await ctx.list_roots(key="roots")
+        return str(len(roots))
+
+    @app.tool(single_use_state=True)
+    async def once(ctx: Context) -> str:
+        name = await ctx.elicit("Name?", Form(name=String()), key="name")
+        reply = await ctx.sample(f"Greet {name.content}", max_tokens=5, key="hi")
+        return getattr(reply.content, "text", "?")
+
+    return app
+
+
+@pytest.fixture
+async def mcp(wire: WireChecker) -> AsyncIterator[McpHttp]:
+    store = MemoryStore()
+    async with (
+        uvicorn_server(StreamableHTTP(build(store)), lifespan="on") as server,
+        httpx.AsyncClient(timeout=10) as client,
+    ):
+        yield McpHttp(client, server.url, wire)
+    await store.close()
+
+
+async def call(mcp: McpHttp, name: str, **extra: Any) -> dict[str, Any]:
+    """The result or the error of ``tools/call`` ``name`` with ``extra`` params."""
+    reply = await mcp.call(name, extra=extra, meta_=meta(CAPABILITIES), malformed=True)
+    assert reply.status == 200, reply.body
+    return reply.message.get("result") or reply.error
+
+
+@pytest.mark.parametrize("responses", ["answers", [SAMPLED], 7, True])
+@pytest.mark.parametrize(("tool", "key"), [("model", "hi"), ("folders", "roots")])
+async def test_answers_not_sent_as_an_object_fail_a_sampling_or_roots_question_naming_the_fault(
+    mcp: McpHttp, tool: str, key: str, responses: Any
+) -> None:
+    """inputResponses that is not an object answers nothing. A person re-asked a form can
+    be told so; a sampling or roots question re-asked got the same unreadable retry from
+    the client's software, again and again, with nothing saying why. The retry is -32602
+    saying what inputResponses must be, as for an answer of the wrong shape."""
+    first = await call(mcp, tool)
+    assert set(first["inputRequests"]) == {key}
+    for state in (first["requestState"], None):  # the retry, or answers sent ahead
+        extra = (
+            {"inputResponses": responses}
+            if state is None
+            else {"inputResponses": responses, "requestState": state}
+        )
+        error = await call(mcp, tool, **extra)
+        assert error.get("code") == -32602, error
+        assert "inputResponses must be an object mapping each input request key" in error["message"]
+        assert key in error["message"]
+
+
+async def test_a_single_use_round_refused_for_unreadable_answers_hands_back_a_fresh_state(
+    mcp: McpHttp,
+) -> None:
+    """The state it spent is replaced, as for any -32602 over the round's answers: the
+    client sends the answers right and nobody answers the form again."""
+    first = await call(mcp, "once")
+    named = await call(
+        mcp,
+        "once",
+        requestState=first["requestState"],
+        inputResponses={"name": {"action": "accept", "content": {"name": "Ann"}}},
+    )
+    assert set(named["inputRequests"]) == {"hi"}
+    error = await call(mcp, "once", requestState=named["requestState"], inputResponses=[SAMPLED])
+    assert error["code"] == -32602 and "must be an object" in error["message"], error
+    done = await call(mcp, "once", requestState=error["data"]["requestState"], inputResponses={"hi": SAMPLED})
+    assert done["content"][0]["text"] == "hi"
