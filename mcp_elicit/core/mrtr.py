@@ -339,23 +339,21 @@ def check_input_responses(responses: dict[str, Any]) -> None:
     """-32602 when an ``inputResponses`` object is past the limits (entries, bytes, levels of
     nesting, the object itself the first); the same for every request that carries one."""
     if len(responses) > MAX_INPUT_RESPONSES:
-        raise _too_large()
+        raise _too_large(f"{len(responses)} entries, at most {MAX_INPUT_RESPONSES}")
     try:
         size = len(orjson.dumps(responses))
     except orjson.JSONEncodeError:  # nested past what the encoder takes
         raise _too_deep_error() from None
     if size > MAX_INPUT_RESPONSES_BYTES:
-        raise _too_large()
+        raise _too_large(f"{size:,} bytes encoded, at most {MAX_INPUT_RESPONSES_BYTES:,}")
     # each level takes two bytes at least ("[]"): a short value cannot be too deep
     if size > 2 * MAX_INPUT_RESPONSES_DEPTH and nests_past(responses, MAX_INPUT_RESPONSES_DEPTH):
         raise _too_deep_error()
 
 
-def _too_large() -> InvalidParams:
-    return InvalidParams(
-        f"Invalid params: inputResponses is too large (at most {MAX_INPUT_RESPONSES} entries "
-        f"and {MAX_INPUT_RESPONSES_BYTES} bytes)"
-    )
+def _too_large(what: str) -> InvalidParams:
+    """The -32602 for an ``inputResponses`` past the limit ``what`` says it passed."""
+    return InvalidParams(f"Invalid params: inputResponses is too large: {what}")
 
 
 def _too_deep_error() -> InvalidParams:

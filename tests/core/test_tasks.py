@@ -126,7 +126,7 @@ def test_input_responses_are_bounded_as_those_of_a_tool_call() -> None:
     assert input_responses_of({"inputResponses": {f"k{i}": {} for i in range(64)}})
     assert input_responses_of({"inputResponses": {"k": nested(63)}})  # 64 levels with its own
     for bad, says in (
-        ({f"k{i}": {} for i in range(65)}, "at most 64 entries"),
+        ({f"k{i}": {} for i in range(65)}, "65 entries, at most 64"),
         ({"k": {"action": "accept", "content": {"v": "x" * 256 * 1024}}}, "too large"),
         ({"k": nested(64)}, "nested too deeply"),
         ({"k": nested(300)}, "nested too deeply"),  # past what the JSON encoder takes

@@ -105,3 +105,19 @@ async def test_a_single_use_round_refused_for_unreadable_answers_hands_back_a_fr
     assert error["code"] == -32602 and "must be an object" in error["message"], error
     done = await call(mcp, "once", requestState=error["data"]["requestState"], inputResponses={"hi": SAMPLED})
     assert done["content"][0]["text"] == "hi"
+
+
+async def test_answers_past_a_limit_are_refused_naming_the_limit_they_passed(mcp: McpHttp) -> None:
+    """A client told only 'at most 64 entries and 262144 bytes' had to guess which of the
+    two its retry broke; the refusal says which, and by how much."""
+    first = await call(mcp, "model")
+    state = first["requestState"]
+    many = {f"k{i}": {} for i in range(65)}
+    error = await call(mcp, "model", requestState=state, inputResponses=many)
+    assert error["code"] == -32602
+    assert "inputResponses is too large: 65 entries, at most 64" in error["message"], error
+    big = {"hi": {**SAMPLED, "content": {"type": "text", "text": "x" * 300_000}}}
+    error = await call(mcp, "model", requestState=state, inputResponses=big)
+    assert error["code"] == -32602
+    assert "inputResponses is too large: 300,0" in error["message"], error
+    assert "bytes encoded, at most 262,144" in error["message"], error
