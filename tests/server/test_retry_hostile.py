@@ -16,7 +16,7 @@ from mcp_elicit import Context, Form, KeyRing, Server, String
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.http import McpHttp, meta
+from support.http import DROP, McpHttp, meta
 from support.procs import uvicorn_server
 from support.wire import WireChecker
 
@@ -121,3 +121,28 @@ async def test_answers_past_a_limit_are_refused_naming_the_limit_they_passed(mcp
     assert error["code"] == -32602
     assert "inputResponses is too large: 300,0" in error["message"], error
     assert "bytes encoded, at most 262,144" in error["message"], error
+
+
+async def test_a_retrys_own_meta_and_id_decide_for_it_alone(mcp: McpHttp) -> None:
+    """Each round is a request of its own: its ``_meta`` is read afresh, nothing in the
+    state ties it to the first round's. A retry under the first call's id is answered (the
+    revision forbids only an id still in flight, which a request answered is not); one
+    whose capabilities no longer declare sampling is refused -32021 as a first call would
+    be, though its answer is at hand; one with another clientInfo is served; one without
+    ``_meta`` is -32602; a version header that disagrees with ``_meta`` is -32020."""
+    first = await mcp.call("model", rid="first", meta_=meta(CAPABILITIES))
+    retry = {"requestState": first.result["requestState"], "inputResponses": {"hi": SAMPLED}}
+    again = await mcp.call("model", rid="first", extra=retry, meta_=meta(CAPABILITIES), malformed=True)
+    assert again.message["id"] == "first" and again.result["content"][0]["text"] == "hi"
+    other = meta(CAPABILITIES, **{"io.modelcontextprotocol/clientInfo": {"name": "another", "version": "9"}})
+    served = await mcp.call("model", extra=retry, meta_=other, malformed=True)
+    assert served.result["content"][0]["text"] == "hi"
+    forms_only = await mcp.call("model", extra=retry, meta_=meta({"elicitation": {}}), malformed=True)
+    assert (forms_only.status, forms_only.error["code"]) == (400, -32021)
+    assert forms_only.error["data"] == {"requiredCapabilities": {"sampling": {}}}
+    bare = await mcp.call("model", extra=retry, meta_=DROP, malformed=True)
+    assert (bare.status, bare.error["code"]) == (400, -32602)
+    assert "_meta is required" in bare.error["message"]
+    older = {"MCP-Protocol-Version": "2025-11-25"}
+    mismatch = await mcp.call("model", extra=retry, meta_=meta(CAPABILITIES), headers=older, malformed=True)
+    assert (mismatch.status, mismatch.error["code"]) == (400, -32020)
