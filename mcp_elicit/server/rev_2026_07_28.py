@@ -7,7 +7,9 @@ fails the request before the handler runs, even when the handler would ask nothi
 client is told only that, the log says why (a warning; an expired state is info).
 Questions asked from concurrent tasks (``asyncio.TaskGroup``) before any of them waits on
 real I/O are merged into one round: an unanswered question yields to its siblings a few
-times before ending the round (``ctx.gather`` batches without relying on that).
+times before ending the round (``ctx.gather`` batches without relying on that). A question
+of a sibling task that fails the request (a refused answer, a capability not declared)
+fails it as in the handler's own task, not as the task group's ``ExceptionGroup``.
 A handler that raises ``URLElicitationRequired`` itself (this revision has no -32042) has
 its steps asked as ``ctx.require_url`` asks them: an input request each; the retry runs
 the handler again, which finishes or raises again (asked again). A step the user declined
@@ -28,7 +30,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
-from mcp_elicit.errors import InvalidParams, InvalidRequestState, ToolError, URLElicitationRequired
+from mcp_elicit.errors import (
+    FormSchemaError,
+    InvalidParams,
+    InvalidRequestState,
+    ProtocolError,
+    ReplayMismatchError,
+    ToolError,
+    URLElicitationRequired,
+)
 from mcp_elicit.sealing import Binding, StateSealer
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
@@ -170,12 +180,16 @@ async def run_replayed(
                     raise
                 return outcome.failed(failure)
         except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
+            if isinstance(exc, ExceptionGroup):  # unless a sibling's question failed the request
+                _raise_exchange_error(exc, replay.refusal)
             if outcome is None:
                 raise
             return outcome.failed(exc)
         except BaseExceptionGroup as group:
             matched, rest = group.split((InputRequired, asyncio.CancelledError))
             if rest is not None or matched is None or not matched.subgroup(InputRequired):
+                if rest is not None:
+                    _raise_exchange_error(rest, replay.refusal)
                 raise
         else:
             return value if outcome is None else outcome.done(value)
@@ -188,6 +202,23 @@ async def run_replayed(
         raise
     finally:
         asker.ended = True
+
+
+def _raise_exchange_error(group: BaseExceptionGroup[BaseException], refusal: InvalidParams | None) -> None:
+    """Raise the error a question asked from a sibling task (``asyncio.TaskGroup``) failed
+    the request with, as the handler's own task would have: a refused answer (the round's
+    ``refusal``, which a single-use round renews, first), a capability the client did not
+    declare, a question changed between rounds. Nothing when ``group`` holds none: it is
+    the handler's own failure."""
+    failed = group.subgroup(lambda e: isinstance(e, _EXCHANGE_ERRORS))
+    if failed is None:
+        return
+    if refusal is not None and failed.subgroup(lambda e: e is refusal) is not None:
+        raise refusal from None
+    first: BaseException = failed
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    raise first from None
 
 
 def _log_refusal(method: str, target: str, reason: str) -> None:
@@ -225,5 +256,8 @@ def _want_steps(replay: Replay, steps: list[Ask]) -> None:
         replay.want(step)
 
 
+#: What a question raises that fails the request rather than the handler (``Outcome.failed``
+#: raises them again).
+_EXCHANGE_ERRORS = (ProtocolError, ReplayMismatchError, FormSchemaError)
 _NO_BINDING = Binding(method="", target="", arguments=b"", principal=None)
 _SIBLING_YIELDS = 3

@@ -6,6 +6,7 @@ another question, a retry whose ``_meta`` or request changed since the first rou
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -37,6 +38,14 @@ def build(store: MemoryStore) -> Server:
     async def folders(ctx: Context) -> str:
         roots = await ctx.list_roots(key="roots")
         return str(len(roots))
+
+    @app.tool()
+    async def siblings(ctx: Context) -> str:
+        """Asks from two tasks of a task group (merged into one round)."""
+        async with asyncio.TaskGroup() as group:
+            one = group.create_task(ctx.sample("One?", max_tokens=5, key="one"))
+            two = group.create_task(ctx.sample("Two?", max_tokens=5, key="two"))
+        return f"{getattr(one.result().content, 'text', '?')} {getattr(two.result().content, 'text', '?')}"
 
     @app.tool(single_use_state=True)
     async def once(ctx: Context) -> str:
@@ -146,3 +155,30 @@ async def test_a_retrys_own_meta_and_id_decide_for_it_alone(mcp: McpHttp) -> Non
     older = {"MCP-Protocol-Version": "2025-11-25"}
     mismatch = await mcp.call("model", extra=retry, meta_=meta(CAPABILITIES), headers=older, malformed=True)
     assert (mismatch.status, mismatch.error["code"]) == (400, -32020)
+
+
+async def test_a_question_asked_from_a_sibling_task_fails_the_request_as_from_the_handlers_own(
+    mcp: McpHttp,
+) -> None:
+    """Questions asked from tasks of an asyncio.TaskGroup share one round. A sampling
+    answer of the wrong shape there, or a capability the client did not declare, left the
+    task group as an ExceptionGroup, taken for the handler's own failure: the client got
+    'Error executing tool siblings: unhandled errors in a TaskGroup (2 sub-exceptions)'
+    and the log a traceback. It now gets the error the same question gets in the
+    handler's own task: -32602 naming the key, -32021 naming the capability."""
+    first = await call(mcp, "siblings")
+    assert set(first["inputRequests"]) == {"one", "two"}
+    bad = {"one": {"text": "hi"}, "two": {"text": "hi"}}
+    error = await call(mcp, "siblings", requestState=first["requestState"], inputResponses=bad)
+    assert error.get("code") == -32602, error
+    assert "answers sampling/createMessage, but it is not a sampling result" in error["message"], error
+    half = {"one": SAMPLED, "two": {"text": "hi"}}
+    error = await call(mcp, "siblings", requestState=first["requestState"], inputResponses=half)
+    assert error.get("code") == -32602 and "inputResponses['two']" in error["message"], error
+    done = await call(
+        mcp, "siblings", requestState=first["requestState"], inputResponses={"one": SAMPLED, "two": SAMPLED}
+    )
+    assert done["content"][0]["text"] == "hi hi"
+    forms_only = await mcp.call("siblings", meta_=meta({"elicitation": {}}))
+    assert (forms_only.status, forms_only.error["code"]) == (400, -32021), forms_only.message
+    assert forms_only.error["data"] == {"requiredCapabilities": {"sampling": {}}}
