@@ -101,6 +101,11 @@ LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost"})
 _ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
+#: Why a page may be refused, said so it helps whatever the reason: a page past its time
+#: cannot be told from one that was never this browser's, and its link was used up with it.
+_GONE = "It may have expired, or belong to another browser. Go back to your application and start again."
+
+
 def _cookie_name(flow_id: str) -> str:
     return f"mcp_elicit_{hashlib.sha256(flow_id.encode()).hexdigest()[:16]}"
 
@@ -216,7 +221,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         if current is None or not current.owns(cookie):
             if request.method == "POST":
                 return await late_form(request, flow_id, current)
-            return refuse(403, "This page is not available", "Open the link from your application again.")
+            return refuse(403, "This page is not available", _GONE)
         refusal = await who_may_act(request, current)
         if refusal is not None:
             return refusal
@@ -245,7 +250,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         flow = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(_cookie_name(flow_id))
         if flow is None or not flow.owns(cookie) or flow.kind != "oauth":
-            return refuse(403, "This page is not available", "Open the link from your application again.")
+            return refuse(403, "This page is not available", _GONE)
         refusal = await who_may_act(request, flow)
         if refusal is not None:
             return refusal
@@ -349,7 +354,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         """A form this browser may not act on. When its stamp says this server served it
         to this user for this flow, which is gone, the person is told it expired (or
         ended); anything else gets the refusal it gets without a stamp."""
-        refused = refuse(403, "This page is not available", "Open the link from your application again.")
+        refused = refuse(403, "This page is not available", _GONE)
         form = await form_in_time(request, flow_id)
         if not isinstance(form, dict) or current is not None:
             return form if isinstance(form, Response) else refused

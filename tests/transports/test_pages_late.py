@@ -117,6 +117,21 @@ async def test_a_form_sent_after_its_page_expired_says_so(pages: Pages, cookie: 
     assert await pages.app.url_mode.vault.get("vault", "example_api_key", "alice") is None
 
 
+async def test_a_page_reloaded_after_it_expired_gives_advice_that_can_work(pages: Pages) -> None:
+    """A reload carries no stamp, so an expired page cannot be told from a foreign one; the
+    refusal's advice must work for both: its link was used up with it, so 'open the link
+    again' led nowhere."""
+    _, link = await pages.link()
+    async with browser() as alice:
+        page = await open_page(alice, link)
+        pages.clock.now += 61
+        reloaded = await alice.get(page.url)
+    assert reloaded.status_code == 403, reloaded.text
+    assert "This page is not available" in reloaded.text
+    assert "Open the link from your application again" not in reloaded.text
+    assert "expired" in reloaded.text and "start again" in reloaded.text
+
+
 async def test_an_expired_form_sent_by_anyone_else_or_forged_gets_the_refusal_it_always_got(
     pages: Pages,
 ) -> None:
