@@ -5,7 +5,9 @@ Rules: every request runs as its own task, so a slow one does not hold up the ot
 (even when its handler returns all the same); once a request is answered or cancelled,
 nothing more is sent for it (a notification from work its handler left behind is dropped); a line that is not JSON gets a -32700 error
 without an id, an oversized line a -32600 (with its id when the line starts with it), and
-the stream goes on. At most ``max_in_flight`` requests (1024) are in flight at once (an
+the stream goes on; an oversized line under the id of a session's question still waiting
+is its answer, too long to read: the question is given up as refused, at once, and the
+-32600 names no id (the id is the server's own). At most ``max_in_flight`` requests (1024) are in flight at once (an
 answer not yet written counts): one more is refused at once (a -32600 with its id), and
 that refusal is written before the next line is read, so a client that writes requests
 and never reads the answers is held back once stdout is full, instead of having every
@@ -305,7 +307,10 @@ class StdioServer:
             err = InvalidRequest(
                 f"Invalid request: message of {line.size} bytes exceeds the {self.framer.max_line} byte limit"
             )
-            await self.write(jsonrpc.encode_error(leading_id(line.head), err))
+            rid = leading_id(line.head)
+            if rid is not None and self.session is not None and self.session.refuse(rid, err.message):
+                rid = None  # the answer to a question of ours, given up as refused: the id is ours
+            await self.write(jsonrpc.encode_error(rid, err))
             return
         try:
             message = jsonrpc.decode(line)

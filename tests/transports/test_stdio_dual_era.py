@@ -189,6 +189,24 @@ async def test_an_answer_that_does_not_decode_gives_the_question_up(
         assert "id" not in before[0], before
 
 
+async def test_an_answer_too_long_to_read_gives_the_question_up(tmp_path: Path) -> None:
+    """A 2025-11-25 client answers the server's question with a line over the size limit
+    (a person pasted 5 MB into the form): the line is dropped unread, and the question is
+    given up as refused at once (the form reads as cancel), not left waiting for the ask
+    timeout; the -32600 saying so names no id, since the id is the server's own and no
+    request of the client's has it."""
+    async with stdio_process(DEMO, log_dir=tmp_path) as server:
+        question = await _booking_question(server)
+        content = {"guests": 2, "date": "2026-12-31", "notes": "x" * (5 * 1024 * 1024)}
+        answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": content}}
+        await server.send(answer)
+        final, before = await server.until(2)
+        assert final["result"]["content"][0]["text"].startswith("Booking not finished"), final
+        assert [m["error"]["code"] for m in before] == [-32600], before
+        assert "id" not in before[0], before
+        assert "exceeds the" in before[0]["error"]["message"]
+
+
 async def test_subscribing_to_a_uri_nothing_serves_is_not_found(
     tmp_path: Path, wire_2025: WireChecker
 ) -> None:
