@@ -216,8 +216,9 @@ class Session:
         return self.resolve(jsonrpc.ErrorResponse(rid, {"code": -32600, "message": reason}))
 
     def cancel(self, rid: object) -> bool:
-        """Cancel the in-flight request ``rid`` at the client's request."""
-        task = self.inflight.get(rid) if isinstance(rid, (str, int)) else None
+        """Cancel the in-flight request ``rid`` at the client's request (a string or an
+        integer: ``true`` names no request, though Python holds it equal to 1)."""
+        task = self.inflight.get(rid) if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
         if task is None:
             return False
         self.cancelled.add(rid)  # type: ignore[arg-type]

@@ -383,7 +383,9 @@ class StdioServer:
             rid = params.get("requestId")
             if self.session is not None and self.session.cancel(rid):
                 return
-            task = self._tasks.get(rid) if isinstance(rid, (str, int)) else None
+            task = None
+            if isinstance(rid, (str, int)) and not isinstance(rid, bool):  # true is not the id 1
+                task = self._tasks.get(rid)
             if task is not None:
                 log.info("request %r cancelled by the client", rid)
                 task.cancel()

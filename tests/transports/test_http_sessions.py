@@ -489,3 +489,33 @@ async def test_a_client_that_takes_only_sse_gets_sse(
         (event,) = EventDecoder().feed(pong.content)  # the priming event carries no data
         assert orjson.loads(event.data) == {"jsonrpc": "2.0", "id": 9, "result": {}}
         assert event.id is not None
+
+
+@pytest.mark.parametrize("named", [True, 1.0, [1], {"id": 1}])
+async def test_a_cancel_naming_no_request_id_cancels_nothing(
+    served: tuple[Server, InProcess], wire_2025: WireChecker, named: Any
+) -> None:
+    """``notifications/cancelled`` whose requestId is not a string or an integer (true,
+    1.0, a list) names no request: the tool call with id 1 waiting on the person goes on,
+    and the answer reaches it (true is not the id 1, though Python holds True == 1)."""
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        async with http.stream(
+            "POST", running.url, json=session.call("ask_name"), headers=session.headers()
+        ) as stream:
+            events = _events(stream)
+            question = await anext(events)
+            assert question["method"] == "elicitation/create"
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": named}}
+            assert (await http.post(running.url, json=cancel, headers=session.headers())).status_code == 202
+            answer = {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            }
+            assert (await http.post(running.url, json=answer, headers=session.headers())).status_code == 202
+            final = await asyncio.wait_for(anext(events), 10)
+            wire_2025.response("tools/call", final)
+            assert final["result"]["content"][0]["text"] == "hello Ada"

@@ -220,6 +220,18 @@ async def test_cancelling_an_unknown_request_is_harmless(waiting: Stdio) -> None
     assert echo["result"]["content"][0]["text"] == "still here"
 
 
+async def test_a_cancel_naming_true_does_not_cancel_request_1(waiting: Stdio) -> None:
+    """A requestId of true names no request (an id is a string or an integer), though
+    Python holds True == 1: request 1 runs on and is answered."""
+    await waiting.send("tools/call", {"name": "wait", "arguments": {"seconds": 0.5}}, rid=1, progressToken=1)
+    await waiting.recv()  # its progress: it is running
+    await waiting.proc.send(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": True}}
+    )
+    answered, _ = await waiting.until(1)
+    assert answered["result"]["content"][0]["text"] == "waited 0.5"
+
+
 async def test_an_id_in_flight_cannot_be_reused(waiting: Stdio) -> None:
     await waiting.send("tools/call", {"name": "wait"}, rid=5, progressToken=5)
     await waiting.recv()  # its progress: it is running
