@@ -5,7 +5,10 @@ Rules:
 
 * ``initialize`` negotiates: the client's version when we speak it, else our latest
   handshake revision (never 2026-07-28, which has no handshake). The client's
-  capabilities from ``initialize`` decide, for the whole session, what may be asked.
+  capabilities from ``initialize`` decide, for the whole session, what may be asked, read
+  as the negotiated revision means them: before 2025-11-25 elicitation had no modes (a
+  form, no URL mode, no -32042), so there an ``elicitation`` object, whatever it holds,
+  declares forms only.
 * Methods of this era: ``initialize``, ``ping``, ``logging/setLevel``,
   ``resources/subscribe`` and ``resources/unsubscribe``, plus the ones both eras share.
   ``server/discover`` does not exist here (-32601).
@@ -22,7 +25,7 @@ from typing import Any, Final
 from mcp_elicit.core.server import FRAMEWORK_METHODS, MODERN_ONLY_METHODS, ServerIdentity
 from mcp_elicit.errors import InvalidParams, MethodNotFound
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
-from mcp_elicit.wire.versions import negotiate_handshake
+from mcp_elicit.wire.versions import REV_2025_11_25, negotiate_handshake
 
 __all__ = [
     "HANDSHAKE_ONLY",
@@ -59,11 +62,21 @@ def parse_initialize(params: Mapping[str, Any] | None) -> Handshake:
     if not isinstance(caps, Mapping):
         raise InvalidParams("Invalid params: initialize needs capabilities (an object)")
     info = params.get("clientInfo")
+    version = negotiate_handshake(requested)
     return Handshake(
-        version=negotiate_handshake(requested),
-        capabilities=ClientCapabilities(caps),
+        version=version,
+        capabilities=ClientCapabilities(_as_meant(caps, version)),
         client_info=info if isinstance(info, Mapping) else None,
     )
+
+
+def _as_meant(caps: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+    """``caps`` as ``version`` means them: before 2025-11-25 a declared ``elicitation``
+    takes forms, the only kind there was (``{"url": {}}`` in it names nothing)."""
+    elicitation = caps.get("elicitation")
+    if version == REV_2025_11_25 or not isinstance(elicitation, Mapping) or not elicitation:
+        return caps
+    return {**caps, "elicitation": {}}
 
 
 def initialize_result(identity: ServerIdentity, handshake: Handshake) -> dict[str, Any]:

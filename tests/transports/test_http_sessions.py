@@ -19,7 +19,7 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
 from support.procs import InProcess, uvicorn_server
-from support.sessions import ACCEPT, ask_name_server, initialize_body
+from support.sessions import ACCEPT, ask_name_server, initialize_body, open_session
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -519,3 +519,35 @@ async def test_a_cancel_naming_no_request_id_cancels_nothing(
             final = await asyncio.wait_for(anext(events), 10)
             wire_2025.response("tools/call", final)
             assert final["result"]["content"][0]["text"] == "hello Ada"
+
+
+async def test_a_session_before_2025_11_25_is_asked_forms_and_never_url_mode(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    """2025-06-18 has one kind of elicitation, a form, and declaring ``elicitation`` at all
+    (whatever is inside) says the client takes it; URL mode, its -32042 and elicitationId
+    came with 2025-11-25. A 2025-06-18 session whose capabilities read
+    ``{"elicitation": {"url": {}}}`` is asked its form, and a URL step is refused as a
+    capability the session does not have, never sent as mode url or as -32042."""
+    _, running = served
+    caps = {"elicitation": {"url": {}}}
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025, version="2025-06-18", capabilities=caps)
+        call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_name"}}
+        async with http.stream("POST", running.url, json=call, headers=headers) as stream:
+            events = _events(stream)
+            question = await asyncio.wait_for(anext(events), 10)
+            assert question.get("method") == "elicitation/create", question
+            assert question["params"]["requestedSchema"]["properties"] == {"name": {"type": "string"}}
+            answer = {
+                "jsonrpc": "2.0",
+                "id": question["id"],
+                "result": {"action": "accept", "content": {"name": "Ada"}},
+            }
+            assert (await http.post(running.url, json=answer, headers=headers)).status_code == 202
+            final = await asyncio.wait_for(anext(events), 10)
+            assert final["result"]["content"][0]["text"] == "hello Ada"
+        step = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "connect"}}
+        refused = (await http.post(running.url, json=step, headers=headers)).json()
+        assert refused["error"]["code"] == -32021, refused
+        assert refused["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
