@@ -15,8 +15,9 @@ Rules:
 * Once a request is answered, a ``Context`` kept past it asks nothing on its stream (a
   ``RuntimeError`` saying the request ended), and sends no progress or log for it.
 * A request the client cancels (``notifications/cancelled``) is not answered, even when its
-  handler catches the cancellation and returns all the same; the session keeps no trace
-  of it.
+  handler catches the cancellation and returns all the same, and asks nothing more: a
+  question its handler asks after it is not sent (an elicitation reads as ``cancel``,
+  sampling and roots fail the handler). The session keeps no trace of it.
 * URL-mode elicitations carry an ``elicitationId`` (generated when the handler gives
   none; made unique when one the session still waits on has the handler's), remembered by
   the session so ``notifications/elicitation/complete`` reaches only the sessions that
@@ -83,11 +84,14 @@ class SessionAsker(InPlaceAsker):
         send: Callable[[bytes], Awaitable[None]],
         timeout: float,
         telemetry: Telemetry | None = None,
+        request_id: jsonrpc.RequestId | None = None,
     ) -> None:
         self.session = session
         self.send = send
         self.timeout = timeout
         self.telemetry = telemetry
+        #: The id of the request asking (a question of one the client cancelled is not sent).
+        self.request_id = request_id
         self.memo: dict[str, Any] = {}
         #: Set once the request is answered: its stream is over.
         self.ended = False
@@ -114,6 +118,9 @@ class SessionAsker(InPlaceAsker):
 
     async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
         params: dict[str, Any] = prepared
+        if self.request_id is not None and self.request_id in self.session.cancelled:
+            # its handler caught the cancellation and asks on: the client has given it up
+            raise Refused(f"the client cancelled request {shown(self.request_id)}; {ask.method} was not sent")
         if note is not None and ask.method == ELICIT:
             params = {**params, "message": f"{note}\n\n{params.get('message', '')}".rstrip()}
         telemetry = self.telemetry
@@ -265,7 +272,7 @@ async def _dispatch(
             )
         session.subscriptions[uri] = principal
         return {}
-    asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry)
+    asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry, message.id)
     try:
         return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)
     finally:  # a Context kept past its request asks nothing on the request's ended stream

@@ -13,7 +13,7 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Server
+from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
@@ -32,6 +32,16 @@ def build() -> Server:
     async def connect(ctx: Context) -> str:
         await ctx.require_url("Connect", "https://example.com/c", elicitation_id="e-42")
         return "connected"
+
+    @app.tool()
+    async def stubborn(ctx: Context) -> str:
+        """Asks once more when cancelled (a handler may catch the cancellation)."""
+        try:
+            await ctx.elicit("Name?", Form(name=String()))
+        except asyncio.CancelledError:
+            again = await ctx.elicit("Sure you want to stop?", Form(sure=String()))
+            return f"asked again: {again.action}"
+        return "answered"
 
     return app
 
@@ -551,3 +561,35 @@ async def test_a_session_before_2025_11_25_is_asked_forms_and_never_url_mode(
         refused = (await http.post(running.url, json=step, headers=headers)).json()
         assert refused["error"]["code"] == -32021, refused
         assert refused["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+
+
+async def test_a_cancelled_request_asks_the_person_nothing_more(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    """The client cancels a tool call while the person is asked; its handler catches the
+    cancellation and asks again. The client has given the request up: nothing more is
+    asked for it (the second question reads as cancel at once, unsent), and its stream
+    ends with the first question withdrawn, not held open for the ask timeout."""
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        async with http.stream(
+            "POST", running.url, json=session.call("stubborn"), headers=session.headers()
+        ) as stream:
+            events = _events(stream)
+            question = await anext(events)
+            assert question["params"]["message"] == "Name?"
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+            assert (await http.post(running.url, json=cancel, headers=session.headers())).status_code == 202
+            async with asyncio.timeout(5):
+                rest = [message async for message in events]
+        for message in rest:
+            wire_2025.notification(message)
+        assert rest == [
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": question["id"], "reason": "the request it belongs to ended"},
+            }
+        ]
