@@ -192,6 +192,8 @@ def decode_value(value: object) -> Message:
             raise _invalid_response('Invalid response: "id" must be a string or an integer')
         if not isinstance(result, dict):
             raise _invalid_response('Invalid response: "result" must be an object', rid)
+        if "error" in value:
+            raise _invalid_response('Invalid response: both "result" and "error"; a response has one', rid)
         return Response(rid, result)
     if "error" in value:
         error = value["error"]

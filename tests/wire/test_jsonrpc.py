@@ -125,3 +125,10 @@ def test_arbitrary_objects_decode_or_raise_invalid_request(value: dict[str, obje
     except InvalidRequest:
         return
     assert isinstance(message, (Request, Notification, Response, ErrorResponse))
+
+
+def test_a_response_with_both_result_and_error_is_malformed() -> None:
+    # JSON-RPC 2.0: exactly one of them; the result was taken and the error ignored
+    with pytest.raises(InvalidResponse, match='both "result" and "error"') as caught:
+        jsonrpc.decode(b'{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":-32603,"message":"no"}}')
+    assert caught.value.request_id == 3
