@@ -34,7 +34,7 @@ import sys
 import threading
 from collections.abc import Iterator
 
-from mcp_elicit.transports.stdio_stdout import DRAIN, relay
+from mcp_elicit.transports.stdio_stdout import DRAIN, start_relay
 
 __all__ = ["own_stderr", "quiet_stderr"]
 
@@ -61,13 +61,7 @@ def own_stderr() -> Iterator[None]:
                 target=_say_dropped, args=(exc,), name="mcp-elicit stderr gone", daemon=True
             ).start()
 
-    source, sink = os.pipe()  # neither inherited; fd 2, its copy, is
-    os.dup2(sink, 2)
-    os.close(sink)
-    copier = threading.Thread(
-        target=relay, args=(source, saved, dropping), name="mcp-elicit stderr", daemon=True
-    )
-    copier.start()
+    copier = start_relay(2, saved, dropping, "mcp-elicit stderr")
     try:
         yield
     finally:

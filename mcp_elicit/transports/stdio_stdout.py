@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
-__all__ = ["DRAIN", "own_stdout", "relay"]
+__all__ = ["DRAIN", "own_stdout", "relay", "start_relay"]
 
 log = logging.getLogger("mcp_elicit.stdio")
 
@@ -45,13 +45,7 @@ def own_stdout() -> Iterator[BinaryIO]:
         log_fd = -1
     copier: threading.Thread | None = None
     if log_fd >= 0:
-        source, sink = os.pipe()  # neither inherited; fd 1, its copy, is
-        os.dup2(sink, 1)
-        os.close(sink)
-        copier = threading.Thread(
-            target=relay, args=(source, log_fd, _dropping), name="mcp-elicit stdout", daemon=True
-        )
-        copier.start()
+        copier = start_relay(1, log_fd, _dropping, "mcp-elicit stdout")
     else:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, 1)
@@ -66,6 +60,17 @@ def own_stdout() -> Iterator[BinaryIO]:
         out.close()  # a no-op when the pipe transport closed it already
         if copier is not None:
             copier.join(DRAIN)
+
+
+def start_relay(fd: int, target: int, dropping: Callable[[OSError], None], name: str) -> threading.Thread:
+    """Make ``fd`` the write end of a new pipe and start the thread (``name``) that relays
+    what comes on it to ``target`` (see :func:`relay`)."""
+    source, sink = os.pipe()  # neither inherited; fd, its copy, is
+    os.dup2(sink, fd)
+    os.close(sink)
+    copier = threading.Thread(target=relay, args=(source, target, dropping), name=name, daemon=True)
+    copier.start()
+    return copier
 
 
 def relay(source: int, target: int, dropping: Callable[[OSError], None]) -> None:
