@@ -350,12 +350,12 @@ class FormSchemaError(MCPElicitError):
     """
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
-        super().__init__(f"field {_cut(field)}: {message}" if field else message)
+        super().__init__(f"field {shown_repr(field)}: {message}" if field else message)
         self.field = field
 
 
-def _cut(name: str) -> str:  # a field's name in a message: quoted, cut to 60 characters
-    text = repr(name)
+def shown_repr(value: object) -> str:  # for a message: repr, cut to 60 characters and its length
+    text = repr(value)
     return text if len(text) <= 60 else f"{text[:60]}… ({len(text)} characters)"
 
 

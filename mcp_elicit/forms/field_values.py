@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple, Protocol, TypeAlias
 
-from mcp_elicit.errors import FormSchemaError
+from mcp_elicit.errors import FormSchemaError, shown_repr
 from mcp_elicit.forms.formats import FORMAT_LENGTHS
 
 __all__ = [
@@ -43,8 +43,6 @@ __all__ = [
 SAFE_INTEGER = 2**53 - 1
 """The largest whole number every JSON peer reads exactly (RFC 7493, I-JSON)."""
 _UNPAIRED = re.compile("[\ud800-\udfff]")
-#: At most this many characters of a value are shown in a message.
-_SHOWN = 60
 
 
 class Option(NamedTuple):
@@ -97,12 +95,9 @@ def shown(value: object) -> str:
     """``repr`` for a message, a long one cut short: a very long whole number to its first
     digits, anything else to its first 60 characters (a server's megabyte of text in a
     form it sent is not repeated whole)."""
-    text = repr(value)
-    if isinstance(value, int) and len(text) > 24:
+    if isinstance(value, int) and len(text := repr(value)) > 24:
         return f"{text[:12]}… ({len(text.lstrip('-'))} digits)"
-    if len(text) > _SHOWN:
-        return f"{text[:_SHOWN]}… ({len(text)} characters)"
-    return text
+    return shown_repr(value)
 
 
 SAFE_RANGE = f"between {-SAFE_INTEGER} and {SAFE_INTEGER}"
