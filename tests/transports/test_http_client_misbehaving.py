@@ -74,15 +74,19 @@ def _body(status: str, headers: dict[str, str], body: bytes) -> Answer:
     return answer
 
 
-async def _list_tools_fails(answer: Answer, *, timeout: float = 10.0) -> tuple[MCPElicitError, str]:
-    """The error ``tools/list`` meets (well before its ``timeout``), and the server's URL."""
+#: The request timeout of these calls, and the bound that ends a test whose call waits for
+#: it: a call that fails at once fails well within the bound, one that waits out its
+#: timeout meets the bound's TimeoutError, which is no MCPElicitError.
+_LONG, _BOUND = 120.0, 20.0
+
+
+async def _list_tools_fails(answer: Answer) -> tuple[MCPElicitError, str]:
+    """The error ``tools/list`` meets (not its timeout), and the server's URL."""
     async with raw_server(_serving(answer)) as server:
-        async with connect_http(server.url, versions=["2025-11-25"], timeout=timeout) as client:
-            started = time.monotonic()
+        async with connect_http(server.url, versions=["2025-11-25"], timeout=_LONG) as client:
             with pytest.raises(MCPElicitError) as failed:
-                async with asyncio.timeout(timeout + 10):
+                async with asyncio.timeout(_BOUND):
                     await client.list_tools()
-            assert time.monotonic() - started < 5, "the call waited for its timeout"
     return failed.value, server.url
 
 
@@ -188,11 +192,12 @@ async def test_a_server_that_never_accepts_the_connection_fails_at_the_connect_t
         try:
             url = f"http://127.0.0.1:{port}/mcp"
             transport = HttpTransport(url, connect_timeout=1.0)
-            started = time.monotonic()
-            with pytest.raises(TransportError) as failed:
-                async with Client(transport, versions=["2025-11-25"], timeout=20.0) as client:
+            with pytest.raises(TransportError) as failed:  # not the bound's TimeoutError
+                async with (
+                    asyncio.timeout(_BOUND),
+                    Client(transport, versions=["2025-11-25"], timeout=_LONG) as client,
+                ):
                     await client.list_tools()
-            assert time.monotonic() - started < 5
         finally:
             for waiting in queued:
                 waiting.close()
@@ -275,10 +280,9 @@ async def test_a_server_that_never_answers_fails_at_the_request_timeout_saying_s
     timeout (network time) bounds the call, and the error names it."""
     async with raw_server(_serving(answer)) as server:
         async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0) as client:
-            started = time.monotonic()
             with pytest.raises(RequestTimeout, match=r"no answer from .* within 1 s") as failed:
-                await client.list_tools()
-            assert time.monotonic() - started < 5
+                async with asyncio.timeout(_BOUND):
+                    await client.list_tools()
     assert server.url in str(failed.value)
 
 
@@ -293,11 +297,12 @@ async def test_a_server_that_never_answers_a_notification_fails_the_connect_at_t
             await _serving(_body("200 OK", {"Content-Type": "application/json"}, b""))(seen, writer)
 
     async with raw_server(mute_to_notifications) as server:
-        started = time.monotonic()
-        with pytest.raises(RequestTimeout) as failed:
-            async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0):
+        with pytest.raises(RequestTimeout) as failed:  # not the bound's TimeoutError: it waited 30 s
+            async with (
+                asyncio.timeout(_BOUND / 2),
+                connect_http(server.url, versions=["2025-11-25"], timeout=1.0),
+            ):
                 pass
-        assert time.monotonic() - started < 5
     assert server.url in str(failed.value) and "notifications/initialized" in str(failed.value)
 
 
@@ -326,10 +331,9 @@ async def test_a_resume_the_server_never_answers_fails_at_the_request_timeout() 
     transport's own bound on a GET (the connect timeout and 5 s)."""
     async with raw_server(_resumable(_silent)) as server:
         async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0) as client:
-            started = time.monotonic()
-            with pytest.raises(RequestTimeout) as failed:
-                await client.list_tools()
-            assert time.monotonic() - started < 5
+            with pytest.raises(RequestTimeout) as failed:  # not the bound's TimeoutError: it waited 15 s
+                async with asyncio.timeout(_BOUND / 2):
+                    await client.list_tools()
     assert server.url in str(failed.value) and "Last-Event-ID 'e-1'" in str(failed.value)
 
 
