@@ -222,17 +222,12 @@ def malformed_reply(exc: ProtocolError, server: str) -> Ended | None:
     rid = exc.request_id
     if not isinstance(exc, InvalidResponse) or rid is None:
         return None
-    return Ended(
-        reason=f"{server} answered request {rid!r} with a malformed response",
-        error=ProtocolViolation(
-            f"{server} answered request {rid!r} with a malformed response: {exc.message}"
-        ),
-    )
+    return unreadable_reply(rid, exc, server)
 
 
 def unreadable_reply(rid: str | int, exc: ProtocolError, server: str) -> Ended:
-    """``Ended`` for request ``rid``, whose answer's line (it begins with that id) is not
-    JSON at all (``exc``, a parse error)."""
+    """``Ended`` for request ``rid``, whose answer is malformed (``exc``): not JSON-RPC, or
+    not JSON at all (then ``rid`` is the id its line or event begins with)."""
     return Ended(
         reason=f"{server} answered request {rid!r} with a malformed response",
         error=ProtocolViolation(
