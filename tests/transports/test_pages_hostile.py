@@ -17,6 +17,7 @@ from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.loopback_pages import LoopbackPages
 
+from support.pages import browser, open_page
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
@@ -52,18 +53,6 @@ async def pages() -> AsyncIterator[Pages]:
             yield Pages(app, f"http://127.0.0.1:{running.port}")
     finally:
         await store.close()
-
-
-def browser(who: str | None = None) -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=10, cookies={"who": who} if who else None)
-
-
-async def open_page(client: httpx.AsyncClient, link: str) -> httpx.Response:
-    claimed = await client.get(link)
-    assert claimed.status_code == 303, claimed.text
-    page = await client.get(claimed.url.join(claimed.headers["location"]))
-    assert page.status_code == 200, page.text
-    return page
 
 
 def csrf_of(page: httpx.Response) -> str:

@@ -16,6 +16,7 @@ from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.loopback_pages import LoopbackPages
 
+from support.pages import browser, open_page
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
@@ -67,18 +68,6 @@ async def pages() -> AsyncIterator[Pages]:
         await store.close()
 
 
-def browser(who: str | None = "alice") -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=10, cookies={"who": who} if who else None)
-
-
-async def open_page(client: httpx.AsyncClient, link: str) -> httpx.Response:
-    claimed = await client.get(link)
-    assert claimed.status_code == 303, claimed.text
-    page = await client.get(claimed.url.join(claimed.headers["location"]))
-    assert page.status_code == 200, page.text
-    return page
-
-
 def form_of(page: httpx.Response, value: str = SECRET) -> dict[str, str]:
     """What the page's form sends when Save is pressed with ``value`` typed."""
     fields = dict(re.findall(r'<input type="hidden" name="([a-z]+)" value="([^"]*)">', page.text))
@@ -104,7 +93,7 @@ async def test_a_form_sent_after_its_page_expired_says_so(pages: Pages, cookie: 
     """The person left the page open past its lifetime, then pressed Save: they are told the
     request expired and what to do, not that the page 'is not available'."""
     _, link = await pages.link()
-    async with browser() as alice:
+    async with browser("alice") as alice:
         page = await open_page(alice, link)
         pages.clock.now += 61
         if cookie == "dropped":
@@ -122,7 +111,7 @@ async def test_a_page_reloaded_after_it_expired_gives_advice_that_can_work(pages
     refusal's advice must work for both: its link was used up with it, so 'open the link
     again' led nowhere."""
     _, link = await pages.link()
-    async with browser() as alice:
+    async with browser("alice") as alice:
         page = await open_page(alice, link)
         pages.clock.now += 61
         reloaded = await alice.get(page.url)
@@ -136,7 +125,7 @@ async def test_an_expired_form_sent_by_anyone_else_or_forged_gets_the_refusal_it
     pages: Pages,
 ) -> None:
     _, link = await pages.link()
-    async with browser() as alice, browser("mallory") as mallory, browser(None) as nobody:
+    async with browser("alice") as alice, browser("mallory") as mallory, browser(None) as nobody:
         page = await open_page(alice, link)
         pages.clock.now += 61
         forget_flow_cookies(alice)
@@ -172,7 +161,7 @@ async def test_a_form_sent_after_the_server_restarted_without_its_flows(keys: st
     before, after = MemoryStore(), MemoryStore()
     try:
         first = make_server(before, clock)
-        async with browser() as alice:  # one browser: it keeps the flow's cookie across the restart
+        async with browser("alice") as alice:  # one browser: it keeps the flow's cookie across the restart
             async with uvicorn_server(StreamableHTTP(first)) as running:
                 flow_id, link = await Pages(first, f"http://127.0.0.1:{running.port}", clock).link()
                 page = await open_page(alice, link)
@@ -201,7 +190,7 @@ async def test_a_form_sent_again_after_the_request_was_answered_says_its_value_w
     the first form saves; a later one must not be told 'Saved' when what it sent was
     dropped, and the value saved stays the first."""
     flow_id, link = await pages.link()
-    async with browser() as alice:
+    async with browser("alice") as alice:
         first_tab = await open_page(alice, link)
         second_tab = await alice.get(first_tab.url)
         assert second_tab.status_code == 200 and "Save" in second_tab.text
@@ -236,7 +225,7 @@ async def test_a_form_sent_after_the_server_restarted_on_the_same_store_saves(ke
     clock, store = Clock(), MemoryStore()
     try:
         first = make_server(store, clock)
-        async with browser() as alice:
+        async with browser("alice") as alice:
             async with uvicorn_server(StreamableHTTP(first)) as running:
                 flow_id, link = await Pages(first, f"http://127.0.0.1:{running.port}", clock).link()
                 page = await open_page(alice, link)

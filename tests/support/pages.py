@@ -1,0 +1,23 @@
+"""A browser for the server's hosted URL-mode pages, as the page tests drive them over HTTP.
+
+The test servers sign a person in by the ``who`` cookie (a ``PageAuth`` the tests define);
+``open_page`` follows a link as a browser does: claimed (303), then the page (200).
+"""
+
+from __future__ import annotations
+
+import httpx
+
+
+def browser(who: str | None = None) -> httpx.AsyncClient:
+    """A browser signed in as ``who`` (None: nobody)."""
+    return httpx.AsyncClient(timeout=10, cookies={"who": who} if who else None)
+
+
+async def open_page(client: httpx.AsyncClient, link: str) -> httpx.Response:
+    """The page behind ``link``, opened as a browser does."""
+    claimed = await client.get(link)
+    assert claimed.status_code == 303, claimed.text
+    page = await client.get(claimed.url.join(claimed.headers["location"]))
+    assert page.status_code == 200, page.text
+    return page
