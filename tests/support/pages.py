@@ -1,10 +1,14 @@
 """A browser for the server's hosted URL-mode pages, as the page tests drive them over HTTP.
 
 The test servers sign a person in by the ``who`` cookie (a ``PageAuth`` the tests define);
-``open_page`` follows a link as a browser does: claimed (303), then the page (200).
+``open_page`` follows a link as a browser does: claimed (303), then the page (200);
+``form_of`` is what its form sends when Save is pressed.
 """
 
 from __future__ import annotations
+
+import html
+import re
 
 import httpx
 
@@ -21,3 +25,10 @@ async def open_page(client: httpx.AsyncClient, link: str) -> httpx.Response:
     page = await client.get(claimed.url.join(claimed.headers["location"]))
     assert page.status_code == 200, page.text
     return page
+
+
+def form_of(page: httpx.Response, value: str) -> dict[str, str]:
+    """What the page's form sends when Save is pressed with ``value`` typed."""
+    fields = dict(re.findall(r'<input type="hidden" name="([a-z]+)" value="([^"]*)">', page.text))
+    assert "csrf" in fields, page.text
+    return {**{k: html.unescape(v) for k, v in fields.items()}, "action": "submit", "value": value}

@@ -16,7 +16,7 @@ from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.loopback_pages import LoopbackPages
 
-from support.pages import browser, open_page
+from support.pages import browser, form_of, open_page
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
@@ -68,13 +68,6 @@ async def pages() -> AsyncIterator[Pages]:
         await store.close()
 
 
-def form_of(page: httpx.Response, value: str = SECRET) -> dict[str, str]:
-    """What the page's form sends when Save is pressed with ``value`` typed."""
-    fields = dict(re.findall(r'<input type="hidden" name="([a-z]+)" value="([^"]*)">', page.text))
-    assert "csrf" in fields, page.text
-    return {**{k: html.unescape(v) for k, v in fields.items()}, "action": "submit", "value": value}
-
-
 def title_of(page: httpx.Response) -> str:
     found = re.search(r"<title>(.*?)</title>", page.text, re.S)
     assert found is not None, page.text
@@ -98,7 +91,7 @@ async def test_a_form_sent_after_its_page_expired_says_so(pages: Pages, cookie: 
         pages.clock.now += 61
         if cookie == "dropped":
             forget_flow_cookies(alice)
-        late = await alice.post(page.url, data=form_of(page))
+        late = await alice.post(page.url, data=form_of(page, SECRET))
     assert late.status_code == 410, late.text
     assert "expired" in late.text and "start again" in late.text
     assert title_of(late).endswith(" · late")
@@ -129,7 +122,7 @@ async def test_an_expired_form_sent_by_anyone_else_or_forged_gets_the_refusal_it
         page = await open_page(alice, link)
         pages.clock.now += 61
         forget_flow_cookies(alice)
-        form = form_of(page)
+        form = form_of(page, SECRET)
         forged = {k: v for k, v in form.items() if k not in ("csrf", "action", "value")}
         assert forged, "the page's form carries what tells an expired page from a forged one"
         sent = {
@@ -168,7 +161,7 @@ async def test_a_form_sent_after_the_server_restarted_without_its_flows(keys: st
             second = make_server(after, clock, KEY if keys == "kept" else bytes(range(40, 72)))
             async with uvicorn_server(StreamableHTTP(second)) as running:
                 address = f"http://127.0.0.1:{running.port}/mcp-elicit/flows/{flow_id}"
-                late = await alice.post(address, data=form_of(page))
+                late = await alice.post(address, data=form_of(page, SECRET))
         assert SECRET not in late.text
         if keys == "kept":
             assert late.status_code == 410, late.text
@@ -194,16 +187,16 @@ async def test_a_form_sent_again_after_the_request_was_answered_says_its_value_w
         first_tab = await open_page(alice, link)
         second_tab = await alice.get(first_tab.url)
         assert second_tab.status_code == 200 and "Save" in second_tab.text
-        saved = await alice.post(first_tab.url, data=form_of(first_tab))
+        saved = await alice.post(first_tab.url, data=form_of(first_tab, SECRET))
         assert saved.status_code == 200 and "Saved" in saved.text
         back = await alice.get(first_tab.url)  # the back button: the page is not cached
         assert back.status_code == 200 and "Saved" in back.text
         other = "sk-late-another-value"
         late = {
             "second tab": await alice.post(second_tab.url, data=form_of(second_tab, other)),
-            "sent twice": await alice.post(first_tab.url, data=form_of(first_tab)),
+            "sent twice": await alice.post(first_tab.url, data=form_of(first_tab, SECRET)),
             "declined later": await alice.post(
-                first_tab.url, data={**form_of(first_tab), "action": "decline"}
+                first_tab.url, data={**form_of(first_tab, SECRET), "action": "decline"}
             ),
         }
     for what, answer in late.items():
@@ -232,7 +225,7 @@ async def test_a_form_sent_after_the_server_restarted_on_the_same_store_saves(ke
             second = make_server(store, clock, KEY if keys == "kept" else bytes(range(40, 72)))
             async with uvicorn_server(StreamableHTTP(second)) as running:
                 address = f"http://127.0.0.1:{running.port}/mcp-elicit/flows/{flow_id}"
-                saved = await alice.post(address, data=form_of(page))
+                saved = await alice.post(address, data=form_of(page, SECRET))
         assert saved.status_code == 200 and "Saved" in saved.text, saved.text
         assert await second.url_mode.vault.get("vault", "example_api_key", "alice") == SECRET.encode()
     finally:
@@ -251,7 +244,7 @@ async def test_over_stdio_a_form_sent_after_its_page_expired_says_so() -> None:
             page = await open_page(person, f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
             clock.now += 61
             forget_flow_cookies(person)
-            late = await person.post(page.url, data=form_of(page))
+            late = await person.post(page.url, data=form_of(page, SECRET))
         assert late.status_code == 410 and "expired" in late.text, late.text
         assert SECRET not in late.text
     finally:
