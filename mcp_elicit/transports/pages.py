@@ -21,7 +21,8 @@ Rules:
   that ended otherwise meanwhile (even while the secret was being saved) keeps nothing.
   A form that comes once the flow ended (sent twice, from a second tab, back from
   history) changes nothing and is answered 409, saying how it ended and that what the
-  form sent was not used, never "Saved" for a value dropped.
+  form sent was not used, never "Saved" for a value dropped. Of two forms saved at once,
+  one is kept and the other answered so (``page_save``), on any number of instances.
   A form not received in full within ``body_timeout`` seconds (30; the app's own under
   ``StreamableHTTP``) is answered 408 and its connection closed; the flow stays open.
 * A form that finds no flow this browser may act on is refused 403 ("not available"),
@@ -86,6 +87,7 @@ from mcp_elicit.transports.page_html import (
     refusal_page,
     secret_form,
 )
+from mcp_elicit.transports.page_save import save_secret
 from mcp_elicit.transports.page_stamp import open_stamp, stamp
 
 __all__ = ["LOOPBACK_NAMES", "pages_app", "refusal_page"]
@@ -411,19 +413,12 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 )
             if latest.done:
                 return done_page(asking, latest, late=True)
-            await url_mode.vault.put("vault", flow.name, flow.principal, value.encode("utf-8"))
-            ended = await url_mode.flows.finish(flow, "complete")
-            if not ended and flow.status != "complete":  # it ended otherwise while the value was saved
-                await url_mode.vault.forget("vault", flow.name, flow.principal)
+            ended = await save_secret(url_mode, flow, value.encode("utf-8"))
         else:
             return refuse(400, "Unknown action", "Reload the page and try again.")
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
-        # not ended and complete after a save: another form completed it meanwhile, and
-        # which value the vault kept is not known here, so the page says only how it ended
-        return done_page(
-            asking, flow, late=not ended and not (action == "submit" and flow.status == "complete")
-        )
+        return done_page(asking, flow, late=not ended)  # not ended: what this form sent was not used
 
     app = Starlette(
         routes=[

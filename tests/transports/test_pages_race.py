@@ -1,0 +1,201 @@
+"""Two forms of one URL-mode page saved at the same instant (two tabs, Save pressed twice),
+over real HTTP on 127.0.0.1: exactly one is saved and told so; the other is answered 409,
+as a form sent after the save is, and the vault holds the winner's value. On one server,
+and on two instances sharing a Redis store (each form posted to a different one).
+
+The race is made the same on every run: the store holds the first secret written to the
+vault until the other request has written something to the store (or ``HOLD`` seconds
+passed), the widest window two saves can meet in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from dataclasses import dataclass, field
+
+import pytest
+
+from mcp_elicit import KeyRing, Server
+from mcp_elicit.stores import MemoryStore, RedisStore, Store, Subscription
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.pages import browser, form_of, open_page
+from support.procs import uvicorn_server
+
+pytestmark = pytest.mark.anyio
+KEY = bytes(range(8, 40))
+#: Seconds the first vault write waits at most for the other request.
+HOLD = 10.0
+#: Bounds the whole race, so a hang fails the test instead of stalling it.
+RACE_TIMEOUT = 30.0
+
+
+class CookieAuth:
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return {"alice": "alice"}.get(cookies.get("who", ""))
+
+
+@dataclass
+class Gate:
+    """Shared by the stores of every instance: once ``armed``, the first vault write waits
+    until another task (another request) has written to the store."""
+
+    armed: bool = False
+    held: asyncio.Task[object] | None = None
+    writers: set[asyncio.Task[object]] = field(default_factory=set)
+    other_wrote: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def write(self, namespace: str) -> None:
+        task = asyncio.current_task()
+        if not self.armed or task is None:
+            return
+        self.writers.add(task)
+        if self.held is None and namespace == "vault":
+            self.held = task
+            if self.writers - {task}:
+                return
+            try:
+                async with asyncio.timeout(HOLD):
+                    await self.other_wrote.wait()
+            except TimeoutError:
+                pass
+        elif self.held is not None and task is not self.held:
+            self.other_wrote.set()
+
+
+class GatedStore:
+    """``inner``, its writes passing through ``gate`` first."""
+
+    def __init__(self, inner: Store, gate: Gate) -> None:
+        self.inner = inner
+        self.gate = gate
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        return await self.inner.get(namespace, key)
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        await self.gate.write(namespace)
+        await self.inner.put(namespace, key, value, ttl=ttl)
+
+    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+        await self.gate.write(namespace)
+        return await self.inner.add(namespace, key, value, ttl=ttl)
+
+    async def take(self, namespace: str, key: str) -> bytes | None:
+        await self.gate.write(namespace)
+        return await self.inner.take(namespace, key)
+
+    async def delete(self, namespace: str, key: str) -> bool:
+        await self.gate.write(namespace)
+        return await self.inner.delete(namespace, key)
+
+    async def publish(self, channel: str, message: bytes) -> None:
+        await self.inner.publish(channel, message)
+
+    def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
+        return self.inner.subscribe(channel)
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+def make_server(store: Store) -> Server:
+    return Server(
+        "race",
+        state_keys=KeyRing([KEY]),
+        store=store,
+        page_auth=CookieAuth(),
+        flow_ttl=60.0,
+    )
+
+
+async def save_in_two_tabs(gate: Gate, apps: list[Server], bases: list[str]) -> None:
+    """One page open in two tabs, Save pressed in both at once (the second tab's form
+    posted to ``bases[-1]``); exactly one is saved."""
+    flow, token = await apps[0].url_mode.flows.start("secret", "example_api_key", "alice")
+    async with browser("alice") as alice:
+        first_tab = await open_page(alice, f"{bases[0]}/mcp-elicit/flows/{flow.id}?t={token}")
+        second_tab = await alice.get(f"{bases[-1]}/mcp-elicit/flows/{flow.id}")
+        assert second_tab.status_code == 200 and "Save" in second_tab.text, second_tab.text
+        values = ["sk-race-first-tab-value", "sk-race-second-tab-value"]
+        gate.armed = True
+        async with asyncio.timeout(RACE_TIMEOUT):
+            answers = await asyncio.gather(
+                alice.post(first_tab.url, data=form_of(first_tab, values[0])),
+                alice.post(second_tab.url, data=form_of(second_tab, values[1])),
+            )
+    saved = [i for i, answer in enumerate(answers) if answer.status_code == 200]
+    assert len(saved) == 1, [(a.status_code, a.text) for a in answers]
+    winner, loser = answers[saved[0]], answers[1 - saved[0]]
+    assert "Saved." in winner.text, winner.text
+    assert loser.status_code == 409, loser.text
+    assert "Already done" in loser.text and "had already been saved" in loser.text, loser.text
+    assert "not used" in loser.text and "Saved." not in loser.text
+    for app in apps:
+        kept = await app.url_mode.vault.get("vault", "example_api_key", "alice")
+        assert kept == values[saved[0]].encode(), (kept, saved)
+    ended = await apps[-1].url_mode.flows.get(flow.id)
+    assert ended is not None and ended.status == "complete"
+
+
+async def test_two_saves_of_one_page_at_once_keep_one_and_tell_the_other_409() -> None:
+    gate, memory = Gate(), MemoryStore()
+    app = make_server(GatedStore(memory, gate))
+    try:
+        async with uvicorn_server(StreamableHTTP(app)) as running:
+            await save_in_two_tabs(gate, [app], [f"http://127.0.0.1:{running.port}"])
+    finally:
+        await memory.close()
+
+
+async def test_two_saves_at_once_on_two_instances_sharing_redis_keep_one(redis_url: str) -> None:
+    gate, prefix = Gate(), f"test-{uuid.uuid4().hex[:12]}"
+    stores = [RedisStore(redis_url, prefix=prefix) for _ in range(2)]
+    apps = [make_server(GatedStore(store, gate)) for store in stores]
+    try:
+        async with AsyncExitStack() as stack:
+            bases = []
+            for app in apps:
+                running = await stack.enter_async_context(uvicorn_server(StreamableHTTP(app)))
+                bases.append(f"http://127.0.0.1:{running.port}")
+            await save_in_two_tabs(gate, apps, bases)
+    finally:
+        for store in stores:
+            await store.close()
+
+
+class FailingOnce(MemoryStore):
+    """A memory store whose first write to the vault fails, as a store that is down does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = False
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        if namespace == "vault" and not self.failed:
+            self.failed = True
+            raise OSError("the store is down")
+        await super().put(namespace, key, value, ttl=ttl)
+
+
+async def test_a_save_the_store_failed_can_be_sent_again() -> None:
+    """The save that failed (503) does not keep the flow for itself: the same form sent
+    again once the store is back is saved, not refused as a second form."""
+    store = FailingOnce()
+    app = make_server(store)
+    try:
+        async with uvicorn_server(StreamableHTTP(app)) as running:
+            flow, token = await app.url_mode.flows.start("secret", "example_api_key", "alice")
+            async with browser("alice") as alice:
+                base = f"http://127.0.0.1:{running.port}"
+                page = await open_page(alice, f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
+                failed = await alice.post(page.url, data=form_of(page, "sk-race-retried"))
+                again = await alice.post(page.url, data=form_of(page, "sk-race-retried"))
+        assert failed.status_code == 503 and "try again" in failed.text, failed.text
+        assert again.status_code == 200 and "Saved." in again.text, again.text
+        assert await app.url_mode.vault.get("vault", "example_api_key", "alice") == b"sk-race-retried"
+    finally:
+        await store.close()
