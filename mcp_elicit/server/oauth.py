@@ -19,6 +19,10 @@ Rules:
   refresh token). A refresh the provider refuses drops the tokens, so the next
   ``ctx.connect`` asks again; a provider that cannot be reached keeps them and the call
   fails with ``OAuthError``.
+* Tokens granting fewer scopes than the provider's ``scopes`` are no connection
+  (``oauth_scopes.py``): a narrower grant is not kept and ``ctx.connect`` raises
+  ``OAuthError`` naming the missing scopes; stored tokens that lack a scope asked now (or
+  narrowed by a refresh) count as absent, so the person is asked again.
 * No access or refresh token, code, verifier or state ever goes into an MCP message, a
   log line or an exception message; ``Connection`` and ``Tokens`` never show them.
 * This module does no HTTP: the token requests go through ``TokenExchange``, which a
@@ -29,6 +33,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import importlib
 import logging
@@ -45,6 +50,7 @@ import orjson
 
 from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError
 from mcp_elicit.sealing import Binding
+from mcp_elicit.server.oauth_scopes import missing_for_flow, missing_scopes, note_missing, shortfall
 from mcp_elicit.server.oauth_tokens import Tokens
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.vault import Vault
@@ -284,8 +290,18 @@ class OAuthConnections:
     # ---- stored tokens ----------------------------------------------------------------
 
     async def stored(self, provider: str, principal: str | None) -> Tokens | None:
+        """The stored tokens; None when there are none, or when they lack a scope the
+        provider's configuration now asks for (``oauth_scopes``: asked again)."""
         raw = await self.vault.get(TOKENS, provider, principal)
-        return Tokens.loads(raw) if raw is not None else None
+        tokens = Tokens.loads(raw) if raw is not None else None
+        if tokens is not None and self._missing(provider, tokens):
+            log.info("connection to %s lacks scopes now asked: it will be asked again", provider)
+            return None
+        return tokens
+
+    def _missing(self, name: str, tokens: Tokens) -> tuple[str, ...]:
+        found = self.providers.get(name)
+        return missing_scopes(found.scopes, tokens.scope) if found is not None else ()
 
     async def save(self, provider: str, principal: str | None, tokens: Tokens) -> None:
         await self.vault.put(TOKENS, provider, principal, tokens.dumps())
@@ -339,6 +355,10 @@ class OAuthConnections:
             if not exc.refused:
                 raise
             log.info("%s refused to refresh a connection (%s): it will be asked again", name, exc.error)
+            await self.forget(name, principal)
+            return None
+        if self._missing(name, fresh):
+            log.info("%s narrowed a connection's scopes on refresh: it will be asked again", name)
             await self.forget(name, principal)
             return None
         await self.save(name, principal, fresh)
@@ -399,10 +419,25 @@ class OAuthConnections:
     async def redeem(self, flow: Flow, pending: PendingAuthorization, code: str) -> Tokens:
         """Exchange ``code`` (with the request's verifier) for tokens, not yet kept: the
         caller keeps them (``save``) only if the flow is still open once they arrive.
-        Raises ``OAuthError`` when the provider refuses."""
+        Raises ``OAuthError`` when the provider refuses, or grants fewer scopes than asked
+        (``insufficient_scope``: noted for ``check_grant``)."""
         provider = self.provider(flow.name)
         answer = await self.exchange.exchange(provider, code, pending.verifier, pending.redirect_uri)
-        return Tokens.from_response(answer, now=self.clock())
+        tokens = Tokens.from_response(answer, now=self.clock())
+        if tokens.scope is None and provider.scopes:  # no scope in the answer: as asked
+            tokens = dataclasses.replace(tokens, scope=" ".join(provider.scopes))
+        missing = missing_scopes(provider.scopes, tokens.scope)
+        if missing:
+            await note_missing(self.store, flow.id, missing, flow.expires - self.clock())
+            raise shortfall(provider.name, missing)
+        return tokens
+
+    async def check_grant(self, flow_id: str, name: str) -> None:
+        """Raise ``OAuthError`` naming the scopes missing when the flow ``flow_id`` failed
+        for a grant narrower than asked (``redeem``)."""
+        missing = await missing_for_flow(self.store, flow_id)
+        if missing:
+            raise shortfall(name, missing)
 
 
 def _state_ok(state: str) -> bool:

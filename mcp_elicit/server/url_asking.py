@@ -11,6 +11,8 @@ Rules:
   is ``cancel`` and the flow is cancelled: its page takes nothing more; so too when the
   request is cancelled while it waits).
 * Declining or cancelling, in the client or on the page, ends the flow and is the answer.
+  A sign-in whose grant lacked scopes asked for (``oauth_scopes``) raises ``OAuthError``
+  naming them instead of answering ``cancel``.
 * Each ask is a question (and a flow) of its own: asked again after a decline, the same
   secret gets a new link; a replayed round finds its flow again by its memo key.
 * Two requests may ask for the same secret (or connection) of one principal at once, each
@@ -62,6 +64,8 @@ async def run_flow(mode: UrlMode, ctx: Context, kind: str, name: str, message: s
     flow_id = str(slot["id"])
     outcome = await _ask(mode, ctx, flow_id, str(slot["url"]), kind, name, message, memo_key)
     mode.quota.ended(flow_id, principal)  # not when a round ends with the flow pending
+    if outcome == "cancel" and kind == "oauth":  # failed for a grant narrower than asked?
+        await mode.oauth.check_grant(flow_id, name)
     return outcome
 
 
