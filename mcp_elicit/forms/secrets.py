@@ -10,8 +10,9 @@ Rules (reasons in ``docs/design/secret-guard.md``):
 - Only fields that can carry a typed secret are checked: :class:`String` (except
   ``date``, ``date-time`` and ``email`` formats), :class:`Integer` and :class:`Number`.
   Booleans and choices hold values the server itself offered.
-- Texts are split into lowercase words (snake, kebab, camel case, letters/digits), after
-  Unicode NFC (an "ñ" typed as "n" and a combining tilde is one letter).
+- Texts are split into lowercase words (snake, kebab, camel case, letters/digits, and
+  where a script written without spaces meets another), after Unicode NFC (an "ñ" typed
+  as "n" and a combining tilde is one letter).
 - A *clear* phrase ("password", "api key", "card number", "cvv", "mot de passe",
   "Passwort", "пароль", ...) counts anywhere in the name, title or description, unless
   the words beside it say the field is about the secret rather than the secret itself:
@@ -24,6 +25,10 @@ Rules (reasons in ``docs/design/secret-guard.md``):
   In prose, "PIN" counts in upper case (not "PIN code", India's postal code), and
   "token" after "your" with at most two words between ("your GitHub token"), unless an
   "about" word follows it ("your token budget") or a harmless one precedes it.
+- In scripts written without spaces (Chinese, Japanese, Thai; Korean attaches particles)
+  the secret words (密码, パスワード, 비밀번호, รหัสผ่าน, API キー, ...) are found inside
+  running text, with the same "about" rule and a list of ordinary words that hold the
+  same characters (密码学, 암호화): :mod:`mcp_elicit.forms.secrets_spaceless`.
 - A field marked ``not_secret`` is never reported.
 """
 
@@ -36,16 +41,21 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mcp_elicit.forms.fields import FieldSpec, Integer, Number, String
+from mcp_elicit.forms.secrets_spaceless import SPACELESS_LETTERS, spaceless_secret
 
 __all__ = ["SecretFinding", "find_secret_fields", "secret_in_field", "words"]
 
-_SPLIT = re.compile(r"[\W_]+")
+# A run of letters of a script written without spaces, or a run of other letters and digits.
+_CHUNK = re.compile(rf"[{SPACELESS_LETTERS}]+|[^\W_{SPACELESS_LETTERS}]+")
 
 
 def words(text: str) -> tuple[str, ...]:
-    """Lowercase words of an identifier or a sentence: ``APIKey2`` -> ``("api", "key", "2")``."""
+    """Lowercase words of an identifier or a sentence: ``APIKey2`` -> ``("api", "key", "2")``.
+
+    A run of a script written without spaces is one word: ``请输入CVV`` -> ``("请输入", "cvv")``.
+    """
     out: list[str] = []
-    for chunk in _SPLIT.split(unicodedata.normalize("NFC", text)):
+    for chunk in _CHUNK.findall(unicodedata.normalize("NFC", text)):
         start = 0
         for i in range(1, len(chunk)):
             before, here = chunk[i - 1], chunk[i]
@@ -196,7 +206,8 @@ _ECHO = _wordset(
 
 #: "PIN", not followed by "code" (spaces and one hyphen may come between). Written so
 #: that a run of spaces is split one way only: ``\s*-?\s*`` tries every split of it.
-_PROSE_PIN = re.compile(r"\bPINs?\b(?!\s*(?:-\s*)?[Cc]ode)")
+#: Letters of a script without spaces may touch it ("请输入PIN码"), Latin ones may not.
+_PROSE_PIN = re.compile(r"(?<![A-Za-z0-9_])PINs?(?![A-Za-z0-9_])(?!\s*(?:-\s*)?[Cc]ode)")
 
 
 def _index_clear() -> dict[str, list[tuple[tuple[str, ...], str]]]:
@@ -295,7 +306,7 @@ def secret_in_field(spec: FieldSpec) -> SecretFinding | None:
     if not _can_hold_secret(spec):
         return None
     name_words = words(spec.name)
-    hit = _clear_phrase(name_words) or _head_word(name_words)
+    hit = _clear_phrase(name_words) or _head_word(name_words) or spaceless_secret(spec.name)
     if hit is not None:
         return SecretFinding(spec.name, "name", *hit)
     prose: tuple[tuple[Literal["title", "description"], str | None], ...] = (
@@ -309,6 +320,7 @@ def secret_in_field(spec: FieldSpec) -> SecretFinding | None:
         hit = _clear_phrase(text_words) or _prose_token(text_words)
         if hit is None and (pin := _PROSE_PIN.search(text)) is not None:
             hit = pin[0], "a PIN"
+        hit = hit or spaceless_secret(text)
         if hit is not None:
             return SecretFinding(spec.name, where, *hit)
     return None
