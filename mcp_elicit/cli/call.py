@@ -24,7 +24,7 @@ opens with ``ok`` and ``exit_code``, as ``check``'s report and every failure's d
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
 3 could not connect, sign in or start the server, 4 protocol violation, 130 Ctrl-C, 143 SIGTERM
-(``cli.main``: either stops a stdio server).
+(``cli.main``: either stops a stdio server), 141 stdout's reader went away.
 """
 
 from __future__ import annotations
@@ -186,7 +186,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 f"  mcp-elicit {command} https://mcp.example.com/mcp {_EXAMPLES[command]}   "
                 "# signs in if the server asks\n\n"
                 "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect or sign in, 4 protocol violation,\n"
-                "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped"
+                "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped,\n"
+                "  141 stdout's reader went away (| head)"
             ),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )

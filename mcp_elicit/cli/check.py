@@ -17,7 +17,8 @@ authorization server whose token was used.
 Exit codes: 0 clean (warnings allowed unless ``--strict``), 1 the server answered but
 something is wrong (each thing named), 2 usage, 3 could not connect, sign in or start the server,
 4 protocol violation (including anything but JSON-RPC on a stdio server's stdout, or a
-``tools/list`` whose pages are malformed or never end).
+``tools/list`` whose pages are malformed or never end), 130 Ctrl-C, 143 SIGTERM, 141 stdout's
+reader went away (``cli.main``).
 """
 
 from __future__ import annotations
@@ -135,7 +136,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "  mcp-elicit check https://mcp.example.com/mcp      # signs in if the server asks\n"
             "  mcp-elicit check https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'\n\n"
             "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect or sign in, 4 protocol violation,\n"
-            "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped"
+            "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped,\n"
+            "  141 stdout's reader went away (| head)"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

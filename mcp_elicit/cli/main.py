@@ -7,7 +7,9 @@ on stdout saying so (``ok``, ``exit_code``, ``error``), argparse's own errors in
 may quote a server, so what could act on a terminal is shown instead. Nothing but JSON-RPC
 ever goes to stdout when serving over stdio. SIGTERM stops a client command as Ctrl-C
 does (the request cancelled, a stdio server stopped), with exit 143 instead of 130; with
-``--json`` either says so in the same JSON object. Everything after the first ``--`` is a server
+``--json`` either says so in the same JSON object. Once stdout's reader has gone away
+(``| head -1``), a command stops quietly with 141, the 128 + SIGPIPE a shell shows for a
+process SIGPIPE ended, as 130 and 143 are for SIGINT and SIGTERM. Everything after the first ``--`` is a server
 command (the stdio TARGET of the client commands), never an option of ours. Positional words that argparse
 leaves over after options (``call URL --json TOOL x=1``) are given back to the command.
 What only one command needs is imported by that command (the key ring, the loader, the
@@ -65,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 success, 1 the server answered but something is wrong (an error result), "
         "2 usage or configuration (a server file that cannot be loaded), 3 cannot connect, sign in or "
         "start the server, 4 the server broke the protocol, 130 interrupted (Ctrl-C), 143 terminated "
-        "(SIGTERM, client commands); "
+        "(SIGTERM, client commands), 141 stdout's reader went away (| head), nothing said; "
         "'mcp-elicit COMMAND --help' says what each means for that command",
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -365,7 +367,28 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     signal.raise_signal(signal.SIGINT)
 
 
+#: The exit code once stdout's reader has gone away (``| head -1``): 128 + SIGPIPE, what a
+#: shell shows for a process that SIGPIPE ended, as 130 and 143 are for SIGINT and SIGTERM.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; its exit code. Once stdout's reader has gone away, the
+    command stops there, says nothing (where would it, and about what) and exits 141, as
+    Python's documentation of SIGPIPE advises: stdout is pointed at /dev/null, so that
+    what is still buffered cannot fail again at exit ("Exception ignored")."""
+    try:
+        try:
+            return _main(argv)
+        finally:  # argparse's exits too: what is buffered meets the closed pipe here
+            if sys.stdout is not None:
+                sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     _terminated.clear()
     args = _parse(argv)
     try:
@@ -403,7 +426,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             said = "terminated (SIGTERM)" if _terminated else "interrupted (Ctrl-C)"
             output.print_failure(CliError(said, exit_code=code), getattr(args, "target", None))
         return code
-    except BrokenPipeError:  # stdout closed early (| head): stop quietly
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
     return 2
