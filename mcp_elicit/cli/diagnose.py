@@ -17,7 +17,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   instead, and no longer questions the server or its path);
 * exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
   answering the opening request, a stdio server that writes something other than
-  JSON-RPC on stdout and never speaks it;
+  JSON-RPC on stdout and then gives no answer (one message, whether it then waits until
+  the request times out or exits first: which comes first is only timing);
 * exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error, or a
   scripted answer that never fits.
 
@@ -125,11 +126,9 @@ def noise_note(observed: Observed) -> str:
 def _after_connecting(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
     """A failure once the server had answered the opening request: the server and its
     path are right, so name the step that failed rather than guess at where the server is."""
+    if observed.stdout_noise and target.url is None:
+        return _not_json_rpc(target, observed, f"stopped answering in JSON-RPC at {during}")
     if isinstance(exc, RequestTimeout):
-        if observed.stdout_noise and target.url is None:
-            return ServerBrokeProtocol(
-                f"{target} stopped answering in JSON-RPC at {during}.{noise_note(observed)}"
-            )
         return CannotConnect(f"{target} answered while connecting, then did not answer {during}: {exc}")
     return CannotConnect(
         f"{target} answered while connecting, then {during} failed: {exc}{noise_note(observed)}"
@@ -139,12 +138,21 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
 # ---- stdio -------------------------------------------------------------------------------
 
 
+def _not_json_rpc(target: Target, observed: Observed, what: str) -> ServerBrokeProtocol:
+    """A stdio server that wrote lines that are not JSON-RPC, then no answer: the same exit
+    and words whether it then waited (the request timed out) or exited (its requests
+    ended), with what it wrote on stderr, which is all the timing could change."""
+    tail = observed.stderr_tail.strip()[-1500:]
+    said = f"\nThe end of its stderr:\n{tail}" if tail else ""
+    return ServerBrokeProtocol(f"{target} {what}.{noise_note(observed)}{said}")
+
+
 def _stdio(exc: TransportError, target: Target, observed: Observed) -> CliError:
     note = noise_note(observed)
     text = str(exc)
+    if observed.stdout_noise:
+        return _not_json_rpc(target, observed, "never answered in JSON-RPC")
     if isinstance(exc, RequestTimeout):
-        if observed.stdout_noise:
-            return ServerBrokeProtocol(f"{target} never answered in JSON-RPC.{note}")
         return CannotConnect(
             f"{target} started but did not answer: {text}. Is it an MCP server speaking stdio?"
         )

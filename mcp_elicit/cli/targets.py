@@ -182,6 +182,8 @@ class Observed:
     responses: list[HttpSeen] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
     stdout_noise: list[str] = field(default_factory=list)
+    #: The end of a stdio server's stderr once the connection has closed ("" over HTTP).
+    stderr_tail: str = ""
     #: Whether the connection could sign in (``cli.sign_in``), and what the sign-in used:
     #: ``{"issuer": ..., "signed_in_now": ...}``, None when no token was used.
     signing_in: bool = False
@@ -244,6 +246,7 @@ async def connect(
     if logger.getEffectiveLevel() > logging.WARNING:
         logger.setLevel(logging.WARNING)
     logger.addFilter(noise)
+    stdio: StdioTransport | None = None
     try:
         async with contextlib.AsyncExitStack() as stack:
             transport: Transport
@@ -267,10 +270,12 @@ async def connect(
                 await stack.enter_async_context(http)
                 transport = HttpTransport(target.url, headers=dict(target.headers), client=http, trace=trace)
             else:
-                transport = StdioTransport(target.command, trace=trace)
+                transport = stdio = StdioTransport(target.command, trace=trace)
             client = Client(transport, answerer=answerer, roots=roots, **options)
             async with client:
                 yield client
     finally:
         logger.removeFilter(noise)
         logger.setLevel(level)
+        if stdio is not None:  # closed by now: all it wrote, for explaining a failure
+            observed.stderr_tail = stdio.stderr_tail()

@@ -4,7 +4,10 @@
 
 Modes: ``good`` (two clean tools over two pages), ``bad-tools`` (definitions with every
 kind of fault, over two pages), ``noisy`` (prints a banner on stdout first, then behaves),
-``junk`` (prints on stdout and never speaks JSON-RPC), ``exit`` (writes to stderr and exits
+``junk`` (prints on stdout and never speaks JSON-RPC), ``junk-waits`` / ``junk-exits``
+(print one such line, then read without answering / exit at once), ``junk-on-list-waits``
+/ ``junk-on-list-exits`` (answer the opening request, then print one such line for
+``tools/list``, then the same), ``exit`` (writes to stderr and exits
 with code 3), ``loop`` (tools/list's cursor never ends), ``no-tools`` (a tools/list page
 without ``tools``), ``bogus-result`` (tools/call answers an unknown resultType), ``tool-error``
 (tools/call answers an ``isError`` result), ``broken-prompts`` (declares prompts and
@@ -215,8 +218,14 @@ def main() -> int:
     if args.mode == "exit":
         print("fake: cannot open the database", file=sys.stderr, flush=True)
         return 3
-    if args.mode in ("noisy", "junk"):
+    if args.mode in ("noisy", "junk", "junk-waits", "junk-exits"):
         print("Starting the fake server on stdio...", flush=True)
+    if args.mode == "junk-exits":
+        return 0
+    if args.mode == "junk-waits":
+        while sys.stdin.readline():
+            pass
+        return 0
     if args.mode == "junk":
         while sys.stdin.readline():
             print("still not JSON", flush=True)
@@ -226,6 +235,11 @@ def main() -> int:
         if not line.strip():
             continue
         message = json.loads(line)
+        if message.get("method") == "tools/list" and args.mode.startswith("junk-on-list"):
+            print("Listing the tools...", flush=True)
+            if args.mode == "junk-on-list-exits":
+                return 0
+            continue
         if message.get("method") in ASKS.get(args.mode, ()):
             sys.stdout.write(json.dumps(ASK_ESCAPES if args.mode == "asks-escapes" else ASK) + "\n")
         reply = respond(args.mode, args.era, message)

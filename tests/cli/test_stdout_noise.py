@@ -1,0 +1,39 @@
+"""A stdio server that writes something other than JSON-RPC on stdout and then never
+answers in JSON-RPC is a protocol violation, exit 4, with one message: whether the server
+process then waits (the request times out) or exits (its requests end) is a matter of
+timing, and must not change what the command says."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli.helpers import Run, fake, run
+
+
+def _error(result: Run, mode: str) -> str:
+    """The error on stderr, with the target's command (which names the mode) taken out."""
+    return result.err.replace(" ".join(fake(mode)), "TARGET")
+
+
+@pytest.mark.parametrize(
+    "command", [["check"], ["call", "echo", "text=hi", "--ui", "none"]], ids=["check", "call"]
+)
+@pytest.mark.parametrize(
+    ("waits", "exits", "says"),
+    [
+        ("junk-waits", "junk-exits", "TARGET never answered in JSON-RPC."),
+        # call names the step "tools/call" (its listing of the tools is part of it)
+        ("junk-on-list-waits", "junk-on-list-exits", "TARGET stopped answering in JSON-RPC at tools/"),
+    ],
+    ids=["opening", "after-connecting"],
+)
+def test_non_json_rpc_on_stdout_is_exit_4_whether_the_server_waits_or_exits(
+    capsys: pytest.CaptureFixture[str], command: list[str], waits: str, exits: str, says: str
+) -> None:
+    waited = run(capsys, *command, "--timeout", "0.5", "--", *fake(waits))
+    exited = run(capsys, *command, "--timeout", "0.5", "--", *fake(exits))
+    assert (waited.code, exited.code) == (4, 4), (waited.err, exited.err)
+    assert _error(waited, waits) == _error(exited, exits)
+    assert says in _error(exited, exits)
+    assert "not JSON-RPC (first: " in exited.err
+    assert "print logs to stderr" in exited.err
