@@ -14,6 +14,9 @@ Rules:
   ``notifications/cancelled``.
 * Once a request is answered, a ``Context`` kept past it asks nothing on its stream (a
   ``RuntimeError`` saying the request ended), and sends no progress or log for it.
+* A request still running when its session ends answers all the same: -32600 when the
+  client deleted the session (HTTP ``DELETE``: its own doing), -32603 when the server
+  ended it (shutting down).
 * A request the client cancels (``notifications/cancelled``) is not answered, even when its
   handler catches the cancellation and returns all the same, and asks nothing more: a
   question its handler asks after it is not sent (an elicitation reads as ``cancel``,
@@ -198,17 +201,9 @@ async def respond_in_session(
             return None
         if not session.closed:
             raise
-        # The session ended under the request (the server is stopping, or the client
-        # deleted it): answer, rather than drop the connection.
+        # The session ended under the request: answer, rather than drop the connection.
         task.uncancel()
-        log.info("request %r (%s) ended with its session", message.id, message.method)
-        return jsonrpc.encode_error(
-            message.id,
-            InternalError(
-                "Internal error: the session ended before the request finished "
-                "(the server is shutting down, or the session was deleted)"
-            ),
-        )
+        return jsonrpc.encode_error(message.id, _ended_with(message, session))
     except ResourceNotFound as exc:  # these revisions name -32002 for it
         return jsonrpc.encode_error(message.id, exc.for_handshake())
     except ProtocolError as exc:
@@ -232,6 +227,23 @@ async def respond_in_session(
     except TypeError:  # a value JSON cannot carry got into the result
         log.exception("request %r (%s): the result could not be encoded", message.id, message.method)
         return jsonrpc.encode_error(message.id, InternalError("Internal error"))
+
+
+def _ended_with(message: jsonrpc.Request, session: Session) -> ProtocolError:
+    """The answer of a request its closed ``session`` cut short. The client's own DELETE
+    is -32600 (its own doing: a response, not the silence a ``notifications/cancelled``
+    request gets, since the client named no request to give up and its stream is open);
+    the server ending it (shutting down) is -32603."""
+    if session.deleted:
+        log.info("request %r (%s) ended with its session (deleted by the client)", message.id, message.method)
+        return InvalidRequest(
+            "Invalid request: the client ended this session (HTTP DELETE) before the request "
+            "finished; it was stopped, and any question it was waiting on withdrawn"
+        )
+    log.info("request %r (%s) ended with its session", message.id, message.method)
+    return InternalError(
+        "Internal error: the session ended before the request finished (the server is shutting down)"
+    )
 
 
 async def _dispatch(

@@ -11,7 +11,8 @@ Rules:
   flight, no question pending, no open standalone stream) for ``idle_timeout`` seconds
   since it was last seen or last stopped being in use. An expired or deleted session is
   gone (404), and closing one cancels what it had in flight and every question it was
-  waiting on — nothing is left behind. At the bound, the least recently seen session
+  waiting on — nothing is left behind. A session the client deleted says so (``deleted``):
+  its requests cut short answer -32600, the client's own doing, not -32603. At the bound, the least recently seen session
   that is not in use makes room; when every session is in use, a new one is refused (503).
   An authenticated principal holds at most ``max_sessions_per_principal`` of them (a
   tenth of ``max_sessions`` when not given; above it is a ``ConfigError``): past
@@ -116,6 +117,8 @@ class Session:
         self.listeners = 0
         self.last_seen = now
         self.closed = False
+        #: The client ended the session itself (HTTP ``DELETE``), not the server.
+        self.deleted = False
         self._ids = itertools.count(1)
         self._queue: deque[bytes] = deque(maxlen=100)
         self._wakeup = asyncio.Event()
@@ -306,10 +309,13 @@ class Session:
 
     # ---- the end -----------------------------------------------------------------
 
-    def close(self) -> None:
+    def close(self, *, deleted: bool = False) -> None:
+        """End the session: what it had in flight is cancelled. ``deleted``: the client
+        ended it (HTTP ``DELETE``), which its requests cut short answer with."""
         if self.closed:
             return
         self.closed = True
+        self.deleted = deleted
         for future in self.pending.values():
             if not future.done():
                 future.cancel()
@@ -391,11 +397,12 @@ class Sessions:
         time starts now."""
         session.last_seen = self.clock()
 
-    def close(self, sid: str) -> bool:
+    def close(self, sid: str, *, deleted: bool = False) -> bool:
+        """End session ``sid`` (``deleted``: at the client's request); False when unknown."""
         session = self._live.pop(sid, None)
         if session is None:
             return False
-        session.close()
+        session.close(deleted=deleted)
         if self.ended is not None:
             self.ended(session.version, session.network, self.clock() - session.started)
         return True

@@ -9,7 +9,8 @@ stream. ``GET`` opens the session's standalone stream (completions, resource upd
 keep-alives), written to one connection at a time: a second ``GET`` replaces the first
 (``http_streams``). With ``Last-Event-ID`` it resumes that stream or a request's: one it
 cannot resume is 400, never 404, which would tell the client to drop a session
-that is still open. ``DELETE`` ends the session.
+that is still open. ``DELETE`` ends the session: a request of it still running (waiting for
+a person, say) answers -32600 saying the client ended the session (``rev_2025_11_25``).
 
 Routes: an instance given a ``route`` (``StreamableHTTP(route="a")``, ``serve --route a``)
 starts every session id with it and a dot (``a.`` and 32 random URL-safe characters), so
@@ -305,7 +306,7 @@ class SessionRoutes:
         if refusal is not None:
             await error_response(send, None, refusal)
             return
-        self.server.sessions.close(sid)
+        self.server.sessions.close(sid, deleted=True)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b""})
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import time
 from pathlib import Path
@@ -96,7 +97,13 @@ async def test_begin_shutdown_ends_streams_answers_waiting_requests_and_refuses_
             assert "shutting down" in refused.json()["error"]["message"]
 
 
-async def test_deleting_a_session_answers_its_waiting_request(wire_2025: WireChecker) -> None:
+async def test_deleting_a_session_answers_its_waiting_request(
+    wire_2025: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The client's own DELETE ends the request waiting for a person: its question is
+    withdrawn and it answers -32600 saying the client ended the session (not -32603, which
+    says the server broke), with nothing logged at ERROR for this ordinary event."""
+    caplog.set_level(logging.INFO, "mcp_elicit")
     app = StreamableHTTP(build())
     async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=10) as http:
         async with contextlib.AsyncExitStack() as stack:
@@ -104,10 +111,19 @@ async def test_deleting_a_session_answers_its_waiting_request(wire_2025: WireChe
             messages, reader = await waiting_call(http, running.url, headers, wire_2025, stack)
             assert (await http.delete(running.url, headers=headers)).status_code == 200
             await asyncio.wait_for(reader, 5)
-            answer = messages[-1]
+            question, withdrawn, answer = messages
+            assert withdrawn["method"] == "notifications/cancelled"
+            assert withdrawn["params"]["requestId"] == question["id"]
+            wire_2025.notification(withdrawn)
             wire_2025.response("tools/call", answer)
-            assert "session was deleted" in answer["error"]["message"]
+            assert answer["id"] == 1 and answer["error"]["code"] == -32600
+            assert answer["error"]["message"] == (
+                "Invalid request: the client ended this session (HTTP DELETE) before the request "
+                "finished; it was stopped, and any question it was waiting on withdrawn"
+            )
     assert not app.draining  # a deleted session is not a shutdown
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert "ended with its session (deleted by the client)" in caplog.text
 
 
 async def test_a_request_that_outlives_the_grace_gets_a_json_rpc_503(wire: WireChecker) -> None:
