@@ -4,7 +4,9 @@
 Rules:
 
 * ``await ctx.elicit(...)`` returns an ``Answer`` whose ``action`` is accept, decline or
-  cancel. Declining and cancelling are answers, not exceptions.
+  cancel. Declining and cancelling are answers, not exceptions. A URL-mode step not
+  accepted is remembered (``refused``): a prompt or resource that then fails with
+  ``ToolError`` fails by the user's choice (-32600, ``dispatch``).
 * A form never asks for a secret (a password, an API key...): one the secret guard flags
   fails the handler with ``SensitiveFieldError``, even when it was read with
   ``check_secrets=False`` (as a client reads a server's form); ``not_secret`` lets a field
@@ -51,8 +53,9 @@ from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLE
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.outgoing import check_sampling, check_url
-from mcp_elicit.server.questions import Answer, Asker, Question
+from mcp_elicit.server.questions import Action, Answer, Asker, Question
 from mcp_elicit.server.task_handler import TaskAsker
+from mcp_elicit.wire.headers import shown
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
 
 if TYPE_CHECKING:
@@ -84,6 +87,10 @@ class Context:
 
     #: The last progress sent for this request (a class default: most requests send none).
     _progress: float | None = None
+    #: The first URL-mode step of this request the user declined or cancelled, said as
+    #: ``"the user declined ..."`` (None: none). A prompt or resource that then fails with
+    #: ``ToolError`` fails by the user's choice: -32600, not -32603 (``dispatch``).
+    refused: str | None = None
 
     def __init__(
         self,
@@ -250,7 +257,16 @@ class Context:
         if elicitation_id is not None:
             params["elicitationId"] = elicitation_id
         ask = Ask(self._key("url", key), ELICIT, params)
-        return Question(self, ask, lambda raw: Answer(raw["action"]))
+        return Question(self, ask, lambda raw: self._url_answer(raw["action"], message))
+
+    def _url_answer(self, action: Action, message: str) -> Answer[None]:
+        self._refusing(action, f"the URL-mode step {shown(message)}")
+        return Answer(action)
+
+    def _refusing(self, action: str, step: str) -> None:
+        """Remember ``step`` as ``refused`` when the user did not accept it (the first one)."""
+        if action != "accept" and self.refused is None:
+            self.refused = f"the user {'declined' if action == 'decline' else 'cancelled'} {step}"
 
     async def require_url(
         self, message: str, url: str, *, elicitation_id: str | None = None, key: str | None = None
@@ -355,7 +371,9 @@ class Context:
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
         self._used.add("secret")
-        return await self._url_mode.secret(self, name, message)
+        answer = await self._url_mode.secret(self, name, message)
+        self._refusing(answer.action, f"the page asking for {shown(name)}")
+        return answer
 
     async def connect(self, provider: str, *, message: str | None = None) -> ConnectAnswer:
         """A connection to the third-party ``provider`` (registered with
@@ -367,7 +385,9 @@ class Context:
         if self._url_mode is None:
             raise RuntimeError("this Context has no URL mode (it was built outside a Server)")
         self._used.add("connection")
-        return await self._url_mode.connect(self, provider, message)
+        answer = await self._url_mode.connect(self, provider, message)
+        self._refusing(answer.action, f"the page connecting {shown(provider)}")
+        return answer
 
     async def start_task(self, message: str | None = None) -> bool:
         """Go on as a task: the request is answered now with the task's id, and the client

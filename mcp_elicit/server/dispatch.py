@@ -7,7 +7,13 @@ Rules: a protocol fault is a JSON-RPC error with its code and HTTP status; a rep
 mismatch, a form defined wrongly or a ``ToolError`` from a prompt or resource is -32603
 saying so; anything else unexpected is -32603 "Internal error" (logged, never shown); a
 result JSON cannot carry is -32603 too. An unknown tool is a tool error (``isError``), an
-unknown prompt an invalid-params error. Without an ``asker`` (a handshake session's),
+unknown prompt an invalid-params error. A prompt or resource that needs a URL-mode step
+the user declined or cancelled fails by the user's choice, not the server's: -32600
+(the code of the client's own doing) saying so and why, nothing logged, on both
+revisions; that is its ``ToolError`` once a step of the request was refused
+(``ctx.refused``: ``ctx.connect``, ``ctx.secret``, ``ctx.elicit_url``), and on
+2026-07-28 a step of its own ``URLElicitationRequired`` refused (2025-11-25 sends that
+as -32042). A tool gets the same as its ``isError`` result. Without an ``asker`` (a handshake session's),
 2026-07-28 questions travel as multi round-trip rounds; a tool registered with ``task=``
 may go on as a task when the client declared the extension.
 """
@@ -209,7 +215,8 @@ class Dispatch(Catalog):
         function in ``run_replayed``'s frame. (A plain method handing back the awaitable: no
         coroutine layers or closures that only forward, on every request's path.)"""
         if asker is not None:
-            return run(Context(call, channel, asker, principal, None, self.url_mode), *args)
+            ctx = Context(call, channel, asker, principal, None, self.url_mode)
+            return run(ctx, *args) if tool is not None else _refusals(ctx, run(ctx, *args))
         owner = principal.subject if principal else None
         detach = Detach(self.tasks, owner) if task else None
         replay_asker = ReplayAsker()
@@ -228,6 +235,8 @@ class Dispatch(Catalog):
             outcome=tool,
             url_steps=ctx.url_steps,
         )
+        if tool is None:  # a prompt's or a resource's (never a task)
+            return _refusals(ctx, rounds)
         if detach is None:
             return rounds
         return run_detachable(detach, lambda: rounds, lambda result: self.core.finish(call.method, result))
@@ -372,6 +381,18 @@ class Dispatch(Catalog):
         if not found.may_read(principal, variables):  # told as a URI nothing serves
             raise ResourceNotFound(uri)
         return self._ask(call, channel, principal, asker, found.read, (uri, variables))
+
+
+async def _refusals(ctx: Context, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+    """``work``, a prompt's or a resource's handler: a ``ToolError`` it fails with once the
+    user declined or cancelled a URL-mode step of the request (``ctx.refused``) is the
+    user's choice, not a server fault: -32600 saying both."""
+    try:
+        return await work
+    except ToolError as exc:
+        if ctx.refused is None:
+            raise
+        raise InvalidRequest(f"Invalid request: {exc} ({ctx.refused})") from None
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:

@@ -13,7 +13,8 @@ fails it as in the handler's own task, not as the task group's ``ExceptionGroup`
 A handler that raises ``URLElicitationRequired`` itself (this revision has no -32042) has
 its steps asked as ``ctx.require_url`` asks them: an input request each; the retry runs
 the handler again, which finishes or raises again (asked again). A step the user declined
-or cancelled ends the request as the handler's failure (a tool's ``isError`` result). In a
+or cancelled ends the request: a tool's ``isError`` result; for a prompt or resource,
+-32600 (the user's choice, not a server fault). In a
 task (after ``ctx.start_task()``) it fails the task instead: the request was answered.
 Once the round is over its asker is ``ended``: a Context kept past it asks nothing
 (``Context._live`` says the request ended, rather than this module's ``InputRequired``).
@@ -33,6 +34,7 @@ from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
 from mcp_elicit.errors import (
     FormSchemaError,
     InvalidParams,
+    InvalidRequest,
     InvalidRequestState,
     ProtocolError,
     ReplayMismatchError,
@@ -174,7 +176,7 @@ async def run_replayed(
             if url_steps is None:
                 raise
             try:
-                _want_steps(replay, url_steps(exc))
+                _want_steps(replay, url_steps(exc), tool=outcome is not None)
             except Exception as failure:
                 if outcome is None:
                     raise
@@ -242,17 +244,21 @@ def _renewed(token: str, binding: Binding, sealer: StateSealer, now: float) -> d
     return {"requestState": sealer.seal(payload, binding, now=now)}
 
 
-def _want_steps(replay: Replay, steps: list[Ask]) -> None:
-    """Ask ``steps`` in this round; ``ToolError`` when the user declined or cancelled one
-    of them as asked in the last round (the request cannot go on without it)."""
+def _want_steps(replay: Replay, steps: list[Ask], *, tool: bool) -> None:
+    """Ask ``steps`` in this round. When the user declined or cancelled one of them as
+    asked in the last round (the request cannot go on without it): a ``tool``'s failure
+    (``ToolError``: its ``isError`` result), else -32600 (the user's choice, not a fault)."""
     for step in steps:
         answer = replay.fresh.get(step.key) if replay.pending.get(step.key) == step.fingerprint else None
         action = answer.get("action") if isinstance(answer, dict) else None
         if action in ("decline", "cancel"):
-            raise ToolError(
-                f"The user did not complete a step this request needs ({action}): "
+            said = (
+                f"the user did not complete a step this request needs ({action}): "
                 f"{step.params['message']} ({step.params['url']})"
             )
+            if tool:
+                raise ToolError(said[0].upper() + said[1:])
+            raise InvalidRequest(f"Invalid request: {said}")
         replay.want(step)
 
 
