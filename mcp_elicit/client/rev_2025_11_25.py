@@ -252,6 +252,7 @@ class HandshakeSession:
             answering.append(self.questions.answer(request, origin, during=rid))
 
         self._inflight[rid] = origin
+        self.questions.begin(rid)
         try:
             reply, exchange = await self.conn.request(
                 message,

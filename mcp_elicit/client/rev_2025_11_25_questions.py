@@ -32,6 +32,10 @@ Rules:
   A request but ``ping`` that comes before the session is initialized (while
   ``initialize`` is unanswered: the client knows neither the server nor what it agreed
   to) is refused too (-32600, ``refuse_early``).
+* A KeyboardInterrupt (or SystemExit) the answerer raises (a person's Ctrl-C in
+  ``input()``) leaves the client's request the question came during, as if the answerer
+  had been called there: that request is cancelled and raises it (``interrupts``). A
+  question during no request in flight raises it out of the event loop, as asyncio would.
 * A question that arrived outside any exchange but was taken to belong to the one request
   in flight (a *stray*) is withdrawn from the person when that request is abandoned
   (cancelled, timed out, failed), and answered as dismissed (``cancel``; -32603 for
@@ -57,6 +61,7 @@ from dataclasses import replace
 from typing import Any, Final, Protocol
 
 from mcp_elicit.client.connection import Connection
+from mcp_elicit.client.interrupts import Interrupt, carried, reraise
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits, quoted
@@ -105,6 +110,10 @@ class ServerQuestions:
         self._completed: dict[str, None] = {}
         #: ``elicitationId``s of steps over since (a notice for one is late, not early).
         self._over: dict[str, None] = {}
+        #: The task of each of the client's requests in flight, by id, and the person's
+        #: Ctrl-C met while answering a question during one (see ``interrupts``).
+        self._callers: dict[Any, asyncio.Task[Any]] = {}
+        self._interrupts: dict[Any, Interrupt] = {}
 
     def answer(
         self, request: Request, origin: Origin, *, during: Any = None, stray: bool = False
@@ -140,7 +149,8 @@ class ServerQuestions:
             log.warning("%s asked more than %d questions during %s; refused", self.conn.server, most, origin)
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
         else:
-            task = asyncio.ensure_future(self.respond(request, origin))
+            task = asyncio.ensure_future(carried(self.respond(request, origin)))
+            task.add_done_callback(functools.partial(self._carry, during))
             if rid is not None:
                 self._answering[rid] = task
                 task.add_done_callback(lambda _: self._answering.pop(rid, None))
@@ -150,16 +160,46 @@ class ServerQuestions:
             self._strays.setdefault(during, []).append((rid, task))
         return task
 
+    def begin(self, during: Any) -> None:
+        """The client's request ``during`` (its id) is in flight, in the running task: a
+        KeyboardInterrupt while answering a question during it leaves that request."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._callers[during] = task
+
     async def finish(self, during: Any, answering: list[asyncio.Task[None]], *, done: bool) -> None:
         """The client's request ``during`` (its id) is over: wait for the answers to the
         questions on its own stream (``answering``). When it failed or was abandoned
-        (``done`` false) they are cancelled first, and its strays withdrawn."""
+        (``done`` false) they are cancelled first, and its strays withdrawn. A
+        KeyboardInterrupt met answering one of its questions is raised here."""
         self._questions.pop(during, None)
         strays = self._strays.pop(during, [])
-        if done:
-            await _settle(answering, cancel=False)
-        else:
-            await _settle([*answering, *self._withdraw(strays)], cancel=True)
+        try:
+            if done:
+                await _settle(answering, cancel=False)
+            else:
+                await _settle([*answering, *self._withdraw(strays)], cancel=True)
+        finally:
+            self._callers.pop(during, None)
+            carrier = self._interrupts.pop(during, None)
+            if carrier is not None:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    task.uncancel()  # _carry cancelled it to bring it here
+                reraise(carrier)
+
+    def _carry(self, during: Any, task: asyncio.Task[None]) -> None:
+        """A question's answer ended: a KeyboardInterrupt (or SystemExit) it met is taken
+        to the request it came during, which is cancelled to end it (``finish`` raises it);
+        with no such request in flight it is raised out of the event loop."""
+        carrier = None if task.cancelled() else task.exception()
+        if not isinstance(carrier, Interrupt):
+            return
+        caller = self._callers.get(during) if during is not None else None
+        if caller is None or caller.done():
+            reraise(carrier)
+        self._interrupts.setdefault(during, carrier)
+        caller.cancel()
 
     async def close(self) -> None:
         """Stop answering: every answer still being made is cancelled (none is sent)."""
@@ -366,5 +406,5 @@ async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> None:
         for task in tasks:
             task.cancel()
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):
-        if isinstance(outcome, Exception):
+        if isinstance(outcome, Exception) and not isinstance(outcome, Interrupt):  # see _carry
             log.error("answering the server's question failed", exc_info=outcome)

@@ -16,6 +16,8 @@ Rules:
   (``elicit_many``).
   A server gone for good while the person answers (``Transport.gone``: a stdio server
   process exited) withdraws the round's questions and fails the call (``TransportError``).
+  A KeyboardInterrupt the answerer raises (Ctrl-C in ``input()``) leaves the call
+  (``interrupts``), not the event loop.
   Each logical request keeps its own rounds, so concurrent requests never share state.
 * A server request on a response stream is a violation of this revision: it is logged and
   ignored, never answered.
@@ -44,6 +46,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, list_pages
+from mcp_elicit.client.interrupts import Interrupt, carried, outcome
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Ended
@@ -126,7 +129,7 @@ class ModernSession:
         watch = getattr(self.conn.transport, "gone", None)
         if watch is None:  # a transport written before ``gone``: nothing to watch
             return await answer
-        answering = asyncio.ensure_future(answer)
+        answering = asyncio.ensure_future(carried(answer))
         gone = asyncio.ensure_future(watch())
         went = False
         try:
@@ -141,7 +144,7 @@ class ModernSession:
                 f"{origin} to {self.conn.server} cannot go on: {gone.result()}; its questions were "
                 "withdrawn from the person"
             )
-        return answering.result()
+        return outcome(answering)
 
     async def follow_task(self, method: str, created: Mapping[str, Any], origin: Origin) -> dict[str, Any]:
         """Follow the task ``method`` became to its end; the result it completed with."""
@@ -195,19 +198,23 @@ class ModernSession:
                     asking = frozenset(r.key for r in step.requests)
                     watch.sent(sorted(asking))
                     answering = asyncio.ensure_future(
-                        self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
+                        carried(
+                            self.conn.inputs.answer_round(
+                                step.requests, origin=origin, server=self.conn.server
+                            )
+                        )
                     )
                 if await _until(step.delay, moved, answering):  # the poll interval, or sooner
                     assert answering is not None
-                    answers, answering = answering.result(), None
+                    answers, answering = outcome(answering), None
                     await self.roundtrip("tasks/update", {**task, "inputResponses": answers})
                     await _until(step.delay, moved, None)
         finally:
             if answering is not None:  # the call ends with its own error, not the answerer's
                 answering.cancel()
                 await asyncio.wait([answering])
-                if not answering.cancelled():
-                    answering.exception()
+                if not answering.cancelled() and isinstance(answering.exception(), Interrupt):
+                    outcome(answering)  # a person's Ctrl-C is not swallowed by the call's error
             if listener is not None:
                 await reap(listener, failures=True)
             if not watch.ended:  # abandoned: cancelled, timed out, or failed on this side
@@ -309,8 +316,8 @@ async def _withdraw(answering: asyncio.Future[Any]) -> None:
     the answerer met before that is still raised."""
     answering.cancel()
     await asyncio.wait([answering])
-    if not answering.cancelled() and (failed := answering.exception()) is not None:
-        raise failed
+    if not answering.cancelled() and answering.exception() is not None:
+        outcome(answering)  # raises it
 
 
 def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:

@@ -1,0 +1,60 @@
+"""A person's Ctrl-C (or a ``SystemExit``) in a task of the client's own: carried to the
+call that waits for it, not raised out of the event loop.
+
+The client asks its answerer in tasks of its own (a round's questions beside the server
+watch, a 2025-11-25 server's questions while their request's stream is read). asyncio
+raises a ``KeyboardInterrupt`` from a task straight out of the event loop: the call that
+waited for the task never sees it, its cleanup runs only when ``asyncio.run`` cancels
+what is left, and the task's exception is reported as "never retrieved".
+
+Rules:
+
+* ``carried(aw)`` runs ``aw`` in such a task: a ``KeyboardInterrupt`` or ``SystemExit``
+  it raises ends the task with ``Interrupt`` (an ``Exception``), which holds it.
+* The task that waits for it takes the result with ``outcome(task)``, which raises the
+  ``KeyboardInterrupt`` itself: it leaves the client call as if the answerer had been
+  called there, through the call's own cleanup (its connection closed by the ``async
+  with`` around it).
+* One that nobody waits for any more is raised again where it is noticed (``reraise``),
+  out of the event loop, as asyncio would have: a Ctrl-C is never swallowed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import NoReturn, TypeVar
+
+__all__ = ["Interrupt", "carried", "outcome", "reraise"]
+
+T = TypeVar("T")
+
+
+class Interrupt(Exception):
+    """A ``KeyboardInterrupt`` or ``SystemExit`` raised in a task of the client's own,
+    carried to the task waiting for it (``raised``)."""
+
+    def __init__(self, raised: BaseException) -> None:
+        super().__init__(f"{type(raised).__name__} in a task of the client's own")
+        self.raised = raised
+
+
+async def carried(aw: Awaitable[T]) -> T:
+    """``await aw``, its ``KeyboardInterrupt`` or ``SystemExit`` carried as ``Interrupt``."""
+    try:
+        return await aw
+    except (KeyboardInterrupt, SystemExit) as exc:
+        raise Interrupt(exc) from None
+
+
+def outcome(future: asyncio.Future[T]) -> T:
+    """``future.result()``; a carried ``KeyboardInterrupt`` or ``SystemExit`` is raised as itself."""
+    try:
+        return future.result()
+    except Interrupt as exc:
+        reraise(exc)
+
+
+def reraise(carrier: Interrupt) -> NoReturn:
+    """Raise what ``carrier`` holds (with its own traceback)."""
+    raise carrier.raised from None
