@@ -26,7 +26,9 @@ Rules:
   server's questions are answered. The server's ``notifications/cancelled`` for one of
   them withdraws the question (no answer is sent), wherever it arrives. At most
   ``RoundLimits.max_requests`` (32) are answered at once: one more (but a ``ping``) is
-  refused at once (-32600, saying so) and never reaches the person. So is a question
+  refused at once (-32600, saying so) and never reaches the person. One warning tells of
+  a burst of such refusals, how many and the limit, once it is over (an answer frees a
+  place, or the session closes), not one for each. So is a question
   beyond ``max_rounds`` x ``max_requests`` (320) during one request: as many as its
   rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever.
   A request but ``ping`` that comes before the session is initialized (while
@@ -114,6 +116,8 @@ class ServerQuestions:
         #: Ctrl-C met while answering a question during one (see ``interrupts``).
         self._callers: dict[Any, asyncio.Task[Any]] = {}
         self._interrupts: dict[Any, Interrupt] = {}
+        #: Requests refused beyond ``max_requests`` since the last warning of it.
+        self._refused = 0
 
     def answer(
         self, request: Request, origin: Origin, *, during: Any = None, stray: bool = False
@@ -137,9 +141,7 @@ class ServerQuestions:
                 f"Invalid Request: the client is already answering {len(self._answering)} requests of "
                 "this server (its limit); send more once those are answered"
             )
-            log.warning(
-                "%s sent %s beyond the limit of questions at once; refused", self.conn.server, request.method
-            )
+            self._refused += 1  # one warning for the burst: see _answered
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
         elif asked > most:
             text = (
@@ -153,7 +155,7 @@ class ServerQuestions:
             task.add_done_callback(functools.partial(self._carry, during))
             if rid is not None:
                 self._answering[rid] = task
-                task.add_done_callback(lambda _: self._answering.pop(rid, None))
+                task.add_done_callback(functools.partial(self._answered, rid))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         if stray and during is not None:
@@ -204,6 +206,27 @@ class ServerQuestions:
     async def close(self) -> None:
         """Stop answering: every answer still being made is cancelled (none is sent)."""
         await reap(*self._tasks)
+        self._warn_refused()
+
+    def _answered(self, rid: Any, _: object) -> None:
+        """The question ``rid`` is answered (or withdrawn): its place is free again, so a
+        burst of refusals beyond the limit is over."""
+        self._answering.pop(rid, None)
+        self._warn_refused()
+
+    def _warn_refused(self) -> None:
+        """One warning for the requests refused beyond the limit since the last one."""
+        refused, self._refused = self._refused, 0
+        if refused:
+            log.warning(
+                "%s sent %d request%s beyond the limit of %d questions answered at once "
+                "(RoundLimits.max_requests); %s refused (-32600)",
+                self.conn.server,
+                refused,
+                "" if refused == 1 else "s",
+                self.limits.max_requests,
+                "it was" if refused == 1 else "each was",
+            )
 
     def completion(self, eid: str) -> asyncio.Event:
         """The event set when the server says the URL step ``eid`` is complete."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -240,11 +241,12 @@ class Slow:
         return None
 
 
-async def test_a_flood_of_questions_is_refused_beyond_the_limit() -> None:
+async def test_a_flood_of_questions_is_refused_beyond_the_limit(caplog: pytest.LogCaptureFixture) -> None:
     """2025-11-25: a server that sends 40 questions at once has the 32 first answered one
     by one (RoundLimits.max_requests), and the 8 others refused at once with a clear error,
-    never put to the person."""
+    never put to the person. One warning tells of the burst, not one for each refusal."""
     answerer = Slow()
+    caplog.set_level(logging.WARNING, "mcp_elicit")
     async with hostile(["legacy-flood", "40"], "2025-11-25", answerer) as (client, recorder):
         call = asyncio.ensure_future(client.call_tool("t"))
         for _ in range(500):
@@ -259,6 +261,9 @@ async def test_a_flood_of_questions_is_refused_beyond_the_limit() -> None:
     codes = json.loads(out["content"][0]["text"])
     assert codes.count(-32600) == 8 and codes.count(0) == 32
     assert answerer.asked == 32
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warned) == 1, warned
+    assert "8 requests beyond the limit of 32" in warned[0]
 
 
 @pytest.mark.parametrize("what", ["sampling", "roots", "url"])
