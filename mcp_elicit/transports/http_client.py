@@ -23,6 +23,9 @@ Rules:
   response's headers assign (they arrive before any event) goes instead, so the answer
   reaches the session it belongs to (no ``MCP-Protocol-Version``: none is agreed yet).
   At most 16 such answers are on their way at once; a flood beyond that goes unanswered.
+* An answer to a server's request that the server refuses with 413 (larger than it takes)
+  is followed by a JSON-RPC error under the same id (-32603, saying so), and a warning:
+  the server's question then ends at once instead of waiting for its timeout.
 * Of the answer to a notification's (or a response's) POST and to ``DELETE``, no more is
   read than is logged (300 bytes).
 * Answers are asked for uncompressed (``Accept-Encoding: identity``): a response compressed
@@ -181,6 +184,7 @@ class HttpTransport:
     async def send(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
         if self.trace is not None:
             self.trace("send", message)
+        body = jsonrpc.encode(message)
         try:
             async with (
                 asyncio.timeout(_SEND_TIMEOUT),
@@ -188,7 +192,7 @@ class HttpTransport:
                     "POST",
                     self.url,
                     headers=self._headers(headers),
-                    content=jsonrpc.encode(message),
+                    content=body,
                     extensions={MARK: self},
                 ) as response,
             ):
@@ -201,7 +205,9 @@ class HttpTransport:
             ) from None
         except httpx.HTTPError as exc:
             raise TransportError(f"could not send to {self._shown}: {describe(exc)}") from None
-        if status >= 400:
+        if status == 413 and "result" in message and "method" not in message:
+            await self._too_large(message, headers, len(body))
+        elif status >= 400:
             log.warning(
                 "%s answered a %s with HTTP %d: %s",
                 self._shown,
@@ -209,6 +215,22 @@ class HttpTransport:
                 status,
                 head.decode("utf-8", errors="replace"),
             )
+
+    async def _too_large(self, answer: Mapping[str, Any], headers: Mapping[str, str], size: int) -> None:
+        """The server refused ``answer`` (to one of its requests) with 413: it is told so
+        with a small JSON-RPC error under the same id, so that its question fails now
+        rather than waiting for an answer that will never come."""
+        # what matters first: a server may show only the start of it
+        text = f"Internal error: answer too large for the server (HTTP 413, {size} bytes); it was not sent"
+        log.warning(
+            "%s refused the answer to its request %r with HTTP 413 (%d bytes is too large for it); "
+            "telling it so with a JSON-RPC error (-32603)",
+            self._shown,
+            answer.get("id"),
+            size,
+        )
+        error = {"jsonrpc": "2.0", "id": answer.get("id"), "error": {"code": -32603, "message": text}}
+        await self.send(error, headers)
 
     def answer_unreadable(
         self, reply: dict[str, Any], sent_with: Mapping[str, str], response: Mapping[str, str]

@@ -5,6 +5,7 @@ stream), the demo server as a subprocess, and connection failures."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -372,3 +373,52 @@ async def test_an_idle_client_whose_session_expired_renews_it_from_its_event_str
             server.tool(name="late", description="Added once the session was renewed")(lambda: "late")
             await asyncio.wait_for(heard.wait(), 10)
             assert [t["name"] for t in await client.list_tools()] == ["late"]
+
+
+big_answers = Server("big-answers")  # the default ask timeout: ten minutes
+
+
+@big_answers.tool()
+async def story(ctx: Context) -> str:
+    """Ask for a long text."""
+    answer = await ctx.elicit("Your story?", Form(story=String()))
+    return answer.action  # an error from the client reads as cancel (server.rev_2025_11_25)
+
+
+class Storyteller:
+    """Answers with a story far longer than the server takes in one POST."""
+
+    modes = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.accept({"story": "once upon a time " * 1000})
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_an_answer_too_large_for_the_server_fails_its_question_at_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """2025-11-25: the server refuses the client's answer with 413 (over its max_body): the
+    client tells it so with a JSON-RPC error under the question's id, so the server's
+    question ends at once (not after its ask timeout), and logs a warning saying so."""
+    recorder = Recorder()
+    caplog.set_level(logging.INFO, "mcp_elicit")
+    async with (
+        uvicorn_server(StreamableHTTP(big_answers, max_body=4096)) as server,
+        connect_http(
+            server.url, answerer=Storyteller(), versions=["2025-11-25"], timeout=120, trace=recorder
+        ) as client,
+    ):
+        async with asyncio.timeout(30):  # far below the question's ten minutes
+            out = await client.call_tool("story")
+    assert out["content"][0]["text"] == "cancel"
+    answers = [m for m in recorder.sent if "result" in m and "method" not in m and "id" in m]
+    errors = [m for m in recorder.sent if "error" in m]
+    assert len(errors) == 1 and errors[0]["id"] == answers[-1]["id"]
+    assert errors[0]["error"]["code"] == -32603
+    assert "too large for the server (HTTP 413" in errors[0]["error"]["message"]
+    warned = [r.getMessage() for r in caplog.records if r.name == "mcp_elicit.http_client"]
+    assert any("HTTP 413" in w and "JSON-RPC error" in w for w in warned), warned
+    assert recorder.check(WireChecker.load("2025-11-25")) > 0
