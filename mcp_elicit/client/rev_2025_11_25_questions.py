@@ -30,7 +30,8 @@ Rules:
   a burst of such refusals, how many and the limit, once it is over (an answer frees a
   place, or the session closes), not one for each. So is a question
   beyond ``max_rounds`` x ``max_requests`` (320) during one request: as many as its
-  rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever.
+  rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever
+  (one warning, when the request is over, tells how many were refused).
   A request but ``ping`` that comes before the session is initialized (while
   ``initialize`` is unanswered: the client knows neither the server nor what it agreed
   to) is refused too (-32600, ``refuse_early``).
@@ -118,6 +119,9 @@ class ServerQuestions:
         self._interrupts: dict[Any, Interrupt] = {}
         #: Requests refused beyond ``max_requests`` since the last warning of it.
         self._refused = 0
+        #: The client's requests in flight during which questions were refused beyond the
+        #: limit for one request (what each is, for the warning).
+        self._beyond: dict[Any, Origin] = {}
 
     def answer(
         self, request: Request, origin: Origin, *, during: Any = None, stray: bool = False
@@ -148,7 +152,7 @@ class ServerQuestions:
                 f"Invalid Request: the client answers at most {most} of the server's questions during "
                 f"one request (RoundLimits: max_rounds x max_requests); {origin} asked more"
             )
-            log.warning("%s asked more than %d questions during %s; refused", self.conn.server, most, origin)
+            self._beyond[during] = origin  # one warning when the request is over: see finish
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
         else:
             task = asyncio.ensure_future(carried(self.respond(request, origin)))
@@ -174,7 +178,19 @@ class ServerQuestions:
         questions on its own stream (``answering``). When it failed or was abandoned
         (``done`` false) they are cancelled first, and its strays withdrawn. A
         KeyboardInterrupt met answering one of its questions is raised here."""
-        self._questions.pop(during, None)
+        asked = self._questions.pop(during, 0)
+        beyond = self._beyond.pop(during, None)
+        if beyond is not None:
+            most = self.limits.max_rounds * self.limits.max_requests
+            log.warning(
+                "%s asked %d questions during %s, more than the %d one request is answered "
+                "(RoundLimits: max_rounds x max_requests); %s refused (-32600)",
+                self.conn.server,
+                asked,
+                beyond,
+                most,
+                "the last one was" if asked - most == 1 else f"the last {asked - most} were",
+            )
         strays = self._strays.pop(during, [])
         try:
             if done:

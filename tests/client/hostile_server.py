@@ -147,7 +147,7 @@ def scenario(request: dict[str, Any]) -> None:
         flooded = (request, int(sys.argv[2]))
         for i in range(flooded[1]):
             send({"jsonrpc": "2.0", "id": f"s-{i}", "method": "elicitation/create", "params": FORM["params"]})
-    elif SCENARIO == "legacy-ask-forever":  # a new question after each answer, until refused
+    elif SCENARIO == "legacy-ask-forever":  # a new question after each answer, until refused (argv[2] times)
         asking = request
         send({"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": FORM["params"]})
     elif SCENARIO == "legacy-sample":  # asks for sampling; the call's result is the answer it got
@@ -185,8 +185,9 @@ def main() -> None:
             text(asking, message)
         elif "id" in message and "method" not in message and asking is not None:
             answered.append(message)
-            if "error" in message:
-                text(asking, {"answered": len(answered) - 1, "error": message["error"]})
+            refused = sum("error" in m for m in answered)
+            if refused >= int(sys.argv[2] if len(sys.argv) > 2 else 1):  # argv[2]: refusals it takes
+                text(asking, {"answered": len(answered) - refused, "error": message["error"]})
             else:
                 ask = {"jsonrpc": "2.0", "id": f"q-{len(answered)}", "method": "elicitation/create"}
                 send({**ask, "params": FORM["params"]})

@@ -5,22 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from client.hostile import NAME, SERVER, hostile
 from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
-from mcp_elicit.client.answerers import Answerer, ElicitAnswer
+from mcp_elicit.client.answerers import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     ProtocolError,
     ProtocolViolation,
@@ -37,28 +36,7 @@ from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
-SERVER = Path(__file__).with_name("hostile_server.py")
 HTTP_SERVER = Path(__file__).with_name("hostile_http_server.py")
-NAME = [{"fields": ["name"], "content": {"name": "Ann"}}]
-
-
-@asynccontextmanager
-async def hostile(
-    scenario: Sequence[str],
-    revision: str,
-    answerer: Answerer | None = None,
-    limits: RoundLimits | None = None,
-) -> AsyncIterator[tuple[Client, Recorder]]:
-    """A client at ``revision`` connected to the hostile server playing ``scenario``; on the
-    way out, every message the client sent must fit the revision's schema."""
-    recorder = Recorder()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    transport = StdioTransport([sys.executable, str(SERVER), *scenario], env=env, trace=recorder)
-    answerer = answerer if answerer is not None else Scripted.from_script(NAME)
-    async with Client(transport, answerer=answerer, versions=[revision], timeout=10, limits=limits) as client:
-        assert client.revision == revision
-        yield client, recorder
-    assert recorder.check(WireChecker.load(revision)) > 0
 
 
 @contextmanager
@@ -223,49 +201,6 @@ async def test_a_url_elicitation_required_error_without_elicitation_ids_asks_nob
     assert answerer.used == []
 
 
-class Slow:
-    """An answerer that cancels each question once ``go`` is set, counting them."""
-
-    modes = frozenset({"form"})
-
-    def __init__(self) -> None:
-        self.asked = 0
-        self.go = asyncio.Event()
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        self.asked += 1
-        await self.go.wait()
-        return ElicitAnswer.cancel()
-
-    async def url_done(self, request: ElicitationRequest) -> None:
-        return None
-
-
-async def test_a_flood_of_questions_is_refused_beyond_the_limit(caplog: pytest.LogCaptureFixture) -> None:
-    """2025-11-25: a server that sends 40 questions at once has the 32 first answered one
-    by one (RoundLimits.max_requests), and the 8 others refused at once with a clear error,
-    never put to the person. One warning tells of the burst, not one for each refusal."""
-    answerer = Slow()
-    caplog.set_level(logging.WARNING, "mcp_elicit")
-    async with hostile(["legacy-flood", "40"], "2025-11-25", answerer) as (client, recorder):
-        call = asyncio.ensure_future(client.call_tool("t"))
-        for _ in range(500):
-            refused = [m for m in recorder.sent if "error" in m]
-            if len(refused) == 8:
-                break
-            await asyncio.sleep(0.01)
-        assert sorted(m["id"] for m in refused) == sorted(f"s-{i}" for i in range(32, 40))
-        assert all("already answering 32" in m["error"]["message"] for m in refused)
-        answerer.go.set()
-        out = await asyncio.wait_for(call, 10)
-    codes = json.loads(out["content"][0]["text"])
-    assert codes.count(-32600) == 8 and codes.count(0) == 32
-    assert answerer.asked == 32
-    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warned) == 1, warned
-    assert "8 requests beyond the limit of 32" in warned[0]
-
-
 @pytest.mark.parametrize("what", ["sampling", "roots", "url"])
 async def test_a_round_asking_for_something_undeclared_asks_nobody(what: str) -> None:
     """2026-07-28: a round that also asks for what the client did not declare (sampling or
@@ -279,20 +214,6 @@ async def test_a_round_asking_for_something_undeclared_asks_nobody(what: str) ->
             await client.call_tool("t")
     assert answerer.used == []
     assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
-
-
-async def test_a_server_that_asks_for_ever_during_one_request_is_refused_at_the_limit() -> None:
-    """2025-11-25: a server asking one question after another during one request gets as
-    many answers as 2026-07-28 rounds would carry (max_rounds x max_requests), then a
-    refusal; the person is not asked for ever."""
-    answerer = Scripted.from_script(NAME)
-    limits = RoundLimits(max_rounds=2, max_requests=3)
-    async with hostile(["legacy-ask-forever"], "2025-11-25", answerer, limits) as (client, _):
-        out = await asyncio.wait_for(client.call_tool("t"), 10)
-    told = json.loads(out["content"][0]["text"])
-    assert told["answered"] == 6 and len(answerer.used) == 6
-    assert told["error"]["code"] == -32600
-    assert "at most 6 of the server's questions during one request" in told["error"]["message"]
 
 
 async def test_a_failing_sampling_callback_still_answers_the_server() -> None:
