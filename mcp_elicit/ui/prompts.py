@@ -18,10 +18,26 @@ not only once every field holds a valid answer. An Esc that starts an Alt key (A
 prompt_toolkit's own bindings say. Output goes to stderr unless an ``Output`` is given, so
 stdout stays for results. Imported only by ``ui.terminal`` once
 the ``cli`` extra is known to be installed.
+
+A toolbar needs the terminal to say where its cursor is (prompt_toolkit hides it until a
+cursor-position report came): unless this terminal is known to answer one, the toolbar
+is printed once above the prompt instead, so the keys it names are always shown.
+
+On a dumb terminal (prompt_toolkit's ``is_dumb_terminal``: ``TERM=dumb`` in an Emacs
+shell, a CI log, ``script``) the Prompter is ``plain``: it writes no escape sequence and
+moves no cursor. It prints the toolbar, then the prompt with its default in brackets
+(``Size [1] >``; an empty line takes it), and reads a whole line in the terminal's own
+line editing (cooked mode); a line the check refuses is answered with the reason on the
+next line and the prompt again. Keys a person may not be able to send there are typed
+words: ``!c`` (or ``!cancel``) cancels, ``!d`` (or ``!decline``) declines where Ctrl-N
+would; ``cancel_key`` and ``decline_key`` name them for the caller's hints. End of input
+still cancels; Ctrl-C there is the terminal's own SIGINT.
 """
 
 from __future__ import annotations
 
+import asyncio
+import re
 import sys
 import textwrap
 from collections.abc import Callable
@@ -30,16 +46,21 @@ from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, has_validation_error, to_filter
-from prompt_toolkit.input import Input
+from prompt_toolkit.input import Input, create_input
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from prompt_toolkit.layout import ConditionalContainer, Window
 from prompt_toolkit.output import Output, create_output
+from prompt_toolkit.output.vt100 import Vt100_Output
+from prompt_toolkit.renderer import CPR_Support
+from prompt_toolkit.utils import is_dumb_terminal
 from prompt_toolkit.validation import ValidationError, Validator
 
-__all__ = ["DECLINE_KEY", "Cancelled", "Check", "Declined", "Prompter"]
+__all__ = ["Cancelled", "Check", "Declined", "Prompter"]
 
-#: The key that declines at a prompt asked with ``declinable=True``, as a toolbar names it.
-DECLINE_KEY = "Ctrl-N"
+#: What a plain prompt takes, alone on its line, for Esc (cancel) and Ctrl-N (decline).
+_CANCEL_WORDS = ("!c", "!cancel")
+_DECLINE_WORDS = ("!d", "!decline")
+_LINE_END = re.compile(r"\r\n?")
 
 #: The problem with the text typed so far, or None when it may be sent.
 Check = Callable[[str], str | None]
@@ -136,6 +157,26 @@ class Prompter:
         self._output = output
         self._session: PromptSession[str] | None = None
         self._declinable = False
+        #: What the terminal asks plainly, as prompt_toolkit itself judges a terminal dumb.
+        self.plain = is_dumb_terminal(output.term if isinstance(output, Vt100_Output) else None)
+        if output is not None and not isinstance(output, Vt100_Output):
+            self.plain = False  # a test's or another front end's output: drawn as given
+        self.cancel_key = _CANCEL_WORDS[0] if self.plain else "Esc"
+        self.decline_key = _DECLINE_WORDS[0] if self.plain else "Ctrl-N"
+        self._typed = ""  # a plain prompt's input read past the line it asked for
+        self._ended = False  # a plain prompt's input is at its end
+
+    @property
+    def output(self) -> Output:
+        if self._output is None:
+            self._output = create_output(stdout=sys.stderr)
+        return self._output
+
+    @property
+    def input(self) -> Input:
+        if self._input is None:
+            self._input = create_input()
+        return self._input
 
     @property
     def session(self) -> PromptSession[str]:
@@ -143,7 +184,7 @@ class Prompter:
         if self._session is None:
             self._session = PromptSession(
                 input=self._input,
-                output=self._output if self._output is not None else create_output(stdout=sys.stderr),
+                output=self.output,
                 key_bindings=_bindings(lambda: self._declinable),
             )
             _problems_shown_whole(self._session)
@@ -160,6 +201,10 @@ class Prompter:
     ) -> str:
         """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc, Ctrl-C or end of
         input; ``Declined`` on Ctrl-N when ``declinable``."""
+        if self.plain:
+            return await self._ask_plain(message, default, check, toolbar, declinable=declinable)
+        if toolbar is not None and self.session.app.renderer.cpr_support is not CPR_Support.SUPPORTED:
+            self._say(_rows(toolbar, max(self.output.get_size().columns, 20)))  # see the docstring
         self._declinable = declinable
         try:
             return await self.session.prompt_async(
@@ -174,3 +219,56 @@ class Prompter:
             raise Cancelled() from None
         finally:
             self._declinable = False
+
+    def _say(self, text: str) -> None:
+        self.output.write(text + "\n")
+        self.output.flush()
+
+    async def _ask_plain(
+        self, message: str, default: str, check: Check | None, toolbar: str | None, *, declinable: bool
+    ) -> str:
+        if toolbar is not None:
+            self._say(toolbar)
+        head, mark, tail = message.rpartition(">")
+        shown = f"{head}[{default}] {mark}{tail}" if default and mark else message
+        while True:
+            self.output.write(shown)
+            self.output.flush()
+            try:
+                line = await self._line()
+            except EOFError:
+                self._say("")
+                raise Cancelled() from None
+            word = line.strip().lower()
+            if word in _CANCEL_WORDS:
+                raise Cancelled()
+            if declinable and word in _DECLINE_WORDS:
+                raise Declined()
+            text = line if word else default
+            problem = check(text) if check is not None else None
+            if problem is None:
+                return text
+            self._say(problem)
+
+    async def _line(self) -> str:
+        """The next line typed (the terminal's own line editing); ``EOFError`` at the end."""
+        while "\n" not in self._typed:
+            if self._ended:
+                raise EOFError
+            await self._read()
+        line, _, self._typed = self._typed.partition("\n")
+        return line
+
+    async def _read(self) -> None:
+        source = self.input
+        arrived = asyncio.get_running_loop().create_future()
+
+        def ready() -> None:
+            keys = [*source.read_keys(), *source.flush_keys()]
+            self._typed += _LINE_END.sub("\n", "".join(key.data for key in keys))
+            self._ended = source.closed
+            if (keys or self._ended) and not arrived.done():
+                arrived.set_result(None)
+
+        with source.cooked_mode(), source.attach(ready):
+            await arrived

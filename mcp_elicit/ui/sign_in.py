@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TerminalConsent"]
 
-_CONSENT = "o: open it in your browser to sign in · d: decline · Esc: cancel > "
-_REFUSED = "Enter or d: decline · Esc: cancel > "
+#: ``{cancel}`` is the prompter's key for it (Esc, or a word typed on a dumb terminal).
+_CONSENT = "o: open it in your browser to sign in · d: decline · {cancel}: cancel > "
+_REFUSED = "Enter or d: decline · {cancel}: cancel > "
 _OPEN = ("o", "open")
 _DECLINE = ("d", "decline")
 
@@ -60,12 +61,15 @@ class TerminalConsent:
         verdict = judge_url(url)
         issuer_site = judge_url(issuer).site or None
         self.console.print(sign_in_panel(self.server, issuer, verdict, issuer_site))
+        cancel = self.prompter.cancel_key
         try:
             if verdict.refused:
-                await self.prompter.ask(_REFUSED, check=_check(("",), _DECLINE))
+                await self.prompter.ask(_REFUSED.format(cancel=cancel), check=_check(("",), _DECLINE))
                 agreed = False
             else:
-                answer = await self.prompter.ask(_CONSENT, check=_check(_OPEN, _DECLINE))
+                answer = await self.prompter.ask(
+                    _CONSENT.format(cancel=cancel), check=_check(_OPEN, _DECLINE)
+                )
                 agreed = answer.strip().lower() in _OPEN
         except Cancelled:
             agreed = False

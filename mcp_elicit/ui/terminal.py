@@ -19,6 +19,10 @@ Rules: Esc (alone: Alt keys edit the line) and Ctrl-C cancel at any prompt, as d
 Ctrl-D on an empty line (end of input); declining is always an explicit choice, there at
 every step: ``d`` at the question and the review, Ctrl-N at a field's prompt (where "d"
 is an answer), so no field must first be answered to decline.
+On a dumb terminal (``TERM=dumb``) the prompts are plain lines and the keys are typed
+words (``prompts.Prompter.plain``); the hints name whichever the prompter takes. A question
+cancelled by SIGINT says "Interrupted" (the person stopped the program); one cancelled
+otherwise says the question was withdrawn.
 Everything shows on stderr (stdout stays for results). rich and prompt_toolkit come from
 the ``cli`` extra; without it, building a ``TerminalAnswerer`` raises a ``UsageError``
 saying what to install. The browser opener is injectable (tests, other front ends).
@@ -30,9 +34,12 @@ import asyncio
 import contextlib
 import importlib.util
 import os
+import signal
 import sys
+import threading
 import webbrowser
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mcp_elicit.client.answerers import ElicitAnswer, known_modes
@@ -61,12 +68,14 @@ if TYPE_CHECKING:
 __all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "system_browser"]
 
 
-_DECIDE = "Enter: fill in the form · d: decline · Esc: cancel > "
-_REVIEW = "Enter: send · {change}d: decline · Esc: cancel > "
-_CONSENT = "o: open it in your browser · d: decline · Esc: cancel > "
-_REFUSED = "Enter or d: decline · Esc: cancel > "
+#: What each prompt says; ``{cancel}`` is the prompter's key for it (Esc, or a word typed
+#: on a dumb terminal).
+_DECIDE = "Enter: fill in the form · d: decline · {cancel}: cancel > "
+_REVIEW = "Enter: send · {change}d: decline · {cancel}: cancel > "
+_CONSENT = "o: open it in your browser · d: decline · {cancel}: cancel > "
+_REFUSED = "Enter or d: decline · {cancel}: cancel > "
 _PROMPT_LABEL = 60
-_AFTER_OPEN = "Enter: I am done on the page · r: open it again · Esc: cancel > "
+_AFTER_OPEN = "Enter: I am done on the page · r: open it again · {cancel}: cancel > "
 
 
 def require_cli_extra() -> None:
@@ -129,18 +138,22 @@ class TerminalAnswerer:
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
         from mcp_elicit.ui.prompts import Cancelled, Declined
 
-        try:
-            if request.mode == "url":
-                return await self._url(request)
-            return await self._form(request)
-        except Cancelled:
-            self.console.print("Cancelled.", style="yellow")
-            return ElicitAnswer.cancel()
-        except Declined:
-            return self._declined()
-        except asyncio.CancelledError:  # the server withdrew it, or the request was abandoned
-            self.console.print("This question was withdrawn; nothing was sent.", style="yellow")
-            raise
+        with _interrupts_noted() as interrupts:
+            try:
+                if request.mode == "url":
+                    return await self._url(request)
+                return await self._form(request)
+            except Cancelled:
+                self.console.print("Cancelled.", style="yellow")
+                return ElicitAnswer.cancel()
+            except Declined:
+                return self._declined()
+            except asyncio.CancelledError:
+                if interrupts:  # SIGINT: the person stopped the program
+                    self.console.print("Interrupted; nothing was sent.", style="yellow")
+                else:  # the server withdrew it, or the request was abandoned
+                    self.console.print("This question was withdrawn; nothing was sent.", style="yellow")
+                raise
 
     async def url_done(self, request: ElicitationRequest) -> None:
         """At once: the person said they were done before ``accept`` went out."""
@@ -162,7 +175,8 @@ class TerminalAnswerer:
             values[spec.name] = await self._field(schema, spec, None)
         count = len(schema.fields)
         review = _REVIEW.format(
-            change=f"{'1' if count == 1 else f'1-{count}'}: change an answer · " if count else ""
+            change=f"{'1' if count == 1 else f'1-{count}'}: change an answer · " if count else "",
+            cancel=self.prompter.cancel_key,
         )
         while True:
             self.console.print(review_table(schema, values))
@@ -187,8 +201,6 @@ class TerminalAnswerer:
         from rich.table import Table
         from rich.text import Text
 
-        from mcp_elicit.ui.prompts import DECLINE_KEY
-
         lines = option_lines(spec)
         if lines:  # a grid: a choice that wraps goes on under its text, not at the margin
             grid = Table.grid(padding=(0, 1, 0, 0))
@@ -211,8 +223,8 @@ class TerminalAnswerer:
                 [
                     *constraints(spec, schema.extras(spec.name)),
                     "Enter: next",
-                    f"{DECLINE_KEY}: decline",
-                    "Esc: cancel",
+                    f"{self.prompter.decline_key}: decline",
+                    f"{self.prompter.cancel_key}: cancel",
                 ]
             ),
             declinable=True,
@@ -227,7 +239,7 @@ class TerminalAnswerer:
                 return None
             return "type " + " or ".join(repr(c) if c else "Enter" for c in choices)
 
-        text = await self.prompter.ask(message, check=check)
+        text = await self.prompter.ask(message.format(cancel=self.prompter.cancel_key), check=check)
         return _canonical(text, choices) or ""
 
     def _declined(self) -> ElicitAnswer:
@@ -343,3 +355,38 @@ def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError
     except FormValidationError as exc:
         return exc
     return None
+
+
+#: The SIGINT lists being noted into (one per question being asked), and the handler
+#: SIGINT had before the first of them.
+_noting: list[list[int]] = []
+_before: list[Callable[[int, FrameType | None], Any]] = []
+
+
+def _note(signum: int, frame: FrameType | None) -> None:
+    for seen in _noting:
+        seen.append(signum)
+    _before[0](signum, frame)
+
+
+@contextlib.contextmanager
+def _interrupts_noted() -> Iterator[list[int]]:
+    """A list that gets an item for each SIGINT while the block runs (the handler SIGINT
+    had then runs as before): a question cancelled by one was stopped by the person, not
+    withdrawn by the server. Only the main thread sees signals; elsewhere, or when SIGINT
+    has no Python handler (ignored, or the default action), the list stays empty."""
+    seen: list[int] = []
+    if not _noting:
+        previous = signal.getsignal(signal.SIGINT)
+        if threading.current_thread() is not threading.main_thread() or not callable(previous):
+            yield seen
+            return
+        _before[:] = [previous]
+        signal.signal(signal.SIGINT, _note)
+    _noting.append(seen)
+    try:
+        yield seen
+    finally:
+        _noting.remove(seen)
+        if not _noting:
+            signal.signal(signal.SIGINT, _before.pop())

@@ -42,14 +42,15 @@ class AnsweringPtySession(PtySession):
 
 @contextmanager
 def in_a_terminal(
-    tool: str, *arguments: str, columns: int = 120, positions: bool = False
+    tool: str, *arguments: str, columns: int = 120, positions: bool = False, term: str = "xterm-256color"
 ) -> Iterator[PtySession]:
-    """``mcp-elicit call TOOL ARGUMENTS --ui terminal`` on a pseudo-terminal ``columns`` wide,
-    ``form_server.py`` served over stdio behind it; one that answers requests for the
-    cursor's position when ``positions``."""
+    """``mcp-elicit call TOOL ARGUMENTS --ui terminal`` on a pseudo-terminal ``columns`` wide
+    of type ``term`` (``$TERM``), ``form_server.py`` served over stdio behind it; one that
+    answers requests for the cursor's position when ``positions``."""
     server = [*cli(), "serve", str(FORM_SERVER)]
     command = [
         "env",
+        f"TERM={term}",
         f"COLUMNS={columns}",
         *cli(),
         "call",
@@ -140,6 +141,86 @@ def test_an_interrupt_signal_at_a_prompt_stops_the_call_without_a_traceback(revi
         assert pty.wait() == 130
         shown = pty.screen
     assert "Traceback" not in shown and "never retrieved" not in shown and "Error" not in shown
+    # the person stopped it: the server withdrew nothing
+    assert "withdrawn" not in shown
+    assert "Interrupted; nothing was sent." in shown
+
+
+def test_the_keys_under_a_field_are_shown_on_a_terminal_that_does_not_say_where_its_cursor_is() -> None:
+    # prompt_toolkit draws a prompt's bottom toolbar only once the terminal has said where
+    # its cursor is (a cursor-position report): on one that does not, the only place
+    # Ctrl-N (decline at a field) is named never showed. It is printed above the prompt.
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer", "title": "Guests", "minimum": 1, "maximum": 5}},
+        "required": ["n"],
+    }
+    with in_a_terminal(*asking("How many?", schema)) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("required · a whole number from 1 to 5 · Enter: next · Ctrl-N: decline · Esc: cancel")
+        pty.expect("Guests >")
+        pty.send(CTRL_N)
+        pty.expect("Declined.")
+        pty.expect('{"action": "decline", "content": null}')
+        assert pty.wait() == 0
+
+
+DUMB_FORM = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer", "title": "Guests", "minimum": 1, "maximum": 5},
+        "size": {
+            "type": "string",
+            "title": "Size",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+            "default": "s",
+        },
+    },
+    "required": ["n"],
+}
+
+
+def test_a_dumb_terminal_is_asked_in_plain_lines() -> None:
+    # TERM=dumb (an Emacs shell, a CI log, script): no colour, no cursor movement, one
+    # question per line, the keys a person can type there named, every answer checked.
+    with in_a_terminal(*asking("How many?", DUMB_FORM), term="dumb") as pty:
+        pty.expect("Enter: fill in the form · d: decline · !c: cancel >")
+        pty.send(ENTER)
+        pty.expect("required · a whole number from 1 to 5 · Enter: next · !d: decline · !c: cancel")
+        pty.expect("Guests >")
+        pty.send("9" + ENTER)
+        pty.expect("Guests must be at most 5")
+        pty.expect("Guests >")  # asked again
+        pty.send("x" + BACKSPACE + "3" + ENTER)  # the terminal's own line editing
+        pty.expect("Size (optional) [s] >")  # the default, taken by an empty line
+        pty.send(ENTER)
+        pty.expect("Enter: send · 1-2: change an answer · d: decline · !c: cancel >")
+        pty.send("2" + ENTER)
+        pty.expect("Size (optional) [s] >")
+        pty.send("Large" + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 3, "size": "l"}}')
+        assert pty.wait() == 0
+        raw = pty.raw
+    assert "\x1b" not in raw, raw
+
+
+@pytest.mark.parametrize(
+    ("typed", "said", "action"), [("!d", "Declined.", "decline"), ("!c", "Cancelled.", "cancel")]
+)
+def test_a_dumb_terminal_declines_or_cancels_at_a_field_by_typing(typed: str, said: str, action: str) -> None:
+    with in_a_terminal(*asking("How many?", DUMB_FORM), term="dumb") as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("Guests >")
+        pty.send(typed + ENTER)
+        pty.expect(said)
+        pty.expect(f'{{"action": "{action}", "content": null}}')
+        assert pty.wait() == 0
+        raw = pty.raw
+    assert "\x1b" not in raw, raw
 
 
 def test_who_asks_and_what_is_shown_whole_on_a_narrow_terminal() -> None:
