@@ -24,7 +24,8 @@ cursor-position report came): unless this terminal is known to answer one, the t
 is printed once above the prompt instead, so the keys it names are always shown.
 
 On a dumb terminal (prompt_toolkit's ``is_dumb_terminal``: ``TERM=dumb`` in an Emacs
-shell, a CI log, ``script``) the Prompter is ``plain``: it writes no escape sequence and
+shell, a CI log, ``script``), or one terminfo knows without cursor addressing, the
+Prompter is ``plain``: it writes no escape sequence and
 moves no cursor. It prints the toolbar, then the prompt with its default in brackets
 (``Size [1] >``; an empty line takes it), and reads a whole line in the terminal's own
 line editing (cooked mode); a line the check refuses is answered with the reason on the
@@ -149,6 +150,27 @@ def _bindings(declinable: Callable[[], bool]) -> KeyBindings:
     return bindings
 
 
+def _cannot_draw(output: Output | None) -> bool:
+    """The terminal is dumb, as prompt_toolkit judges one (``is_dumb_terminal``: ``TERM``
+    is ``dumb`` or ``unknown``), or, for this process's own terminal, terminfo describes
+    its type without cursor addressing (``cup``). An output given (a test's, another front
+    end's) is drawn on unless it is a VT100 one of a dumb type; a type terminfo does not
+    know is drawn on, as prompt_toolkit does."""
+    if output is not None:
+        return isinstance(output, Vt100_Output) and output.term is not None and is_dumb_terminal(output.term)
+    if is_dumb_terminal():
+        return True
+    try:
+        import curses
+    except ImportError:  # no terminfo here (Windows)
+        return False
+    try:
+        curses.setupterm(fd=sys.stderr.fileno())
+        return curses.tigetstr("cup") is None
+    except (curses.error, OSError, ValueError):  # an unknown type, no stderr to ask about
+        return False
+
+
 class Prompter:
     """Asks for one line at a time on a terminal (or on the given input and output)."""
 
@@ -157,10 +179,8 @@ class Prompter:
         self._output = output
         self._session: PromptSession[str] | None = None
         self._declinable = False
-        #: What the terminal asks plainly, as prompt_toolkit itself judges a terminal dumb.
-        self.plain = is_dumb_terminal(output.term if isinstance(output, Vt100_Output) else None)
-        if output is not None and not isinstance(output, Vt100_Output):
-            self.plain = False  # a test's or another front end's output: drawn as given
+        #: Asks in plain lines: the terminal cannot be drawn on (see ``_cannot_draw``).
+        self.plain = _cannot_draw(output)
         self.cancel_key = _CANCEL_WORDS[0] if self.plain else "Esc"
         self.decline_key = _DECLINE_WORDS[0] if self.plain else "Ctrl-N"
         self._typed = ""  # a plain prompt's input read past the line it asked for

@@ -24,7 +24,15 @@ from mcp_elicit.errors import ValidationProblem
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.ui.form_text import clean, constraints, label, option_about, option_lines, show_value
 
-__all__ = ["problems_text", "question_panel", "review_table", "sign_in_panel", "url_panel", "url_text"]
+__all__ = [
+    "problems_text",
+    "question_panel",
+    "review_table",
+    "sign_in_panel",
+    "stderr_console",
+    "url_panel",
+    "url_text",
+]
 
 _PART_STYLES = {
     "scheme": "dim",
@@ -55,6 +63,16 @@ class _Framed:
             )
         else:
             yield Panel(Group(self.title, *self.parts), border_style=self.border_style)
+
+
+def stderr_console(*, plain: bool) -> Console:
+    """The console the answerers write on: stderr, reading no markup, emoji or highlights in
+    what it is given; with no styles at all when ``plain`` (a terminal the prompts cannot
+    draw on: rich drops them by itself for ``TERM=dumb``, not for a type terminfo knows
+    without cursor addressing)."""
+    return Console(
+        stderr=True, highlight=False, markup=False, emoji=False, color_system=None if plain else "auto"
+    )
 
 
 def _asker(request: ElicitationRequest) -> Text:

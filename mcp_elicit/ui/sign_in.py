@@ -46,13 +46,12 @@ class TerminalConsent:
         output: Output | None = None,
     ) -> None:
         require_cli_extra()
-        from rich.console import Console
-
         from mcp_elicit.ui.prompts import Prompter
+        from mcp_elicit.ui.render import stderr_console
 
         self.server = server
-        self.console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
         self.prompter = Prompter(input=input, output=output)
+        self.console = console or stderr_console(plain=self.prompter.plain)
 
     async def __call__(self, url: str, issuer: str) -> bool:
         from mcp_elicit.ui.prompts import Cancelled

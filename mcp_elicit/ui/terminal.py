@@ -119,12 +119,11 @@ class TerminalAnswerer:
         modes: Iterable[str] = ("form", "url"),
     ) -> None:
         require_cli_extra()
-        from rich.console import Console
-
         from mcp_elicit.ui.prompts import Prompter
+        from mcp_elicit.ui.render import stderr_console
 
-        self.console = console or Console(stderr=True, highlight=False, markup=False, emoji=False)
         self.prompter = Prompter(input=input, output=output)
+        self.console = console or stderr_console(plain=self.prompter.plain)
         self.open_url = open_url
         try:
             self._modes = known_modes(modes)

@@ -7,8 +7,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 import signal
 import struct
+import subprocess
 import sys
 import termios
 from collections.abc import Iterator
@@ -42,15 +44,22 @@ class AnsweringPtySession(PtySession):
 
 @contextmanager
 def in_a_terminal(
-    tool: str, *arguments: str, columns: int = 120, positions: bool = False, term: str = "xterm-256color"
+    tool: str,
+    *arguments: str,
+    columns: int = 120,
+    positions: bool = False,
+    term: str = "xterm-256color",
+    terminfo: Path | None = None,
 ) -> Iterator[PtySession]:
     """``mcp-elicit call TOOL ARGUMENTS --ui terminal`` on a pseudo-terminal ``columns`` wide
     of type ``term`` (``$TERM``), ``form_server.py`` served over stdio behind it; one that
-    answers requests for the cursor's position when ``positions``."""
+    answers requests for the cursor's position when ``positions``; terminal types are
+    looked up in ``terminfo`` too when given."""
     server = [*cli(), "serve", str(FORM_SERVER)]
     command = [
         "env",
         f"TERM={term}",
+        *([f"TERMINFO={terminfo}"] if terminfo is not None else []),
         f"COLUMNS={columns}",
         *cli(),
         "call",
@@ -358,3 +367,25 @@ def test_a_servers_escapes_reach_the_terminal_only_shown() -> None:
         assert sequence not in raw, sequence
     for shown in ("Hi\\x1b[2J\\x1b]0;pwned\\x07\\x1b[8m\\x1b[1A\\x9b2J<U+202E>", "Name\\x1b[8m", "A\\x1b[2J"):
         assert shown in pty.screen, shown
+
+
+@pytest.mark.skipif(shutil.which("tic") is None, reason="needs tic to describe a terminal type")
+def test_a_terminal_without_cursor_addressing_is_asked_in_plain_lines(tmp_path: Path) -> None:
+    # Not called dumb, but terminfo says it cannot move its cursor: drawn on, it showed
+    # garbage as a dumb one did.
+    source = tmp_path / "nocup.src"
+    source.write_text("nocup|a terminal without cursor addressing,\n\tam,\n\tcols#80,\n\tcr=\\r, ind=\\n,\n")
+    subprocess.run(["tic", "-o", str(tmp_path / "terminfo"), str(source)], check=True)
+    with in_a_terminal(*asking("How many?", DUMB_FORM), term="nocup", terminfo=tmp_path / "terminfo") as pty:
+        pty.expect("Enter: fill in the form · d: decline · !c: cancel >")
+        pty.send(ENTER)
+        pty.expect("Guests >")
+        pty.send("3" + ENTER)
+        pty.expect("Size (optional) [s] >")
+        pty.send(ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 3, "size": "s"}}')
+        assert pty.wait() == 0
+        raw = pty.raw
+    assert "\x1b" not in raw, raw
