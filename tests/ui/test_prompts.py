@@ -1,0 +1,104 @@
+"""The prompter's plain lines (a terminal it cannot draw on), driven through prompt_toolkit's
+pipe input with what it writes captured; the same on a real pseudo-terminal is in
+test_terminal_pty.py. And the SIGINT noting the terminal answerer asks under."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+
+import pytest
+from prompt_toolkit.data_structures import Size
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output.vt100 import Vt100_Output
+
+from mcp_elicit.ui.prompts import Cancelled, Declined, Prompter
+from mcp_elicit.ui.terminal import _interrupts_noted
+
+pytestmark = pytest.mark.anyio
+
+
+@contextmanager
+def plain(typed: str = "") -> Iterator[tuple[Prompter, io.StringIO, PipeInput]]:
+    """A prompter on a dumb terminal, ``typed`` already sent, and what it writes."""
+    written = io.StringIO()
+    with create_pipe_input() as pipe:
+        pipe.send_text(typed)
+        prompter = Prompter(input=pipe, output=Vt100_Output(written, lambda: Size(40, 80), term="dumb"))
+        yield prompter, written, pipe
+
+
+def at_most_5(text: str) -> str | None:
+    return None if text.isdigit() and int(text) <= 5 else "Guests must be at most 5"
+
+
+async def test_a_dumb_terminal_makes_a_plain_prompter_naming_typed_keys() -> None:
+    with plain() as (prompter, _, _):
+        assert prompter.plain
+        assert (prompter.cancel_key, prompter.decline_key) == ("!c", "!d")
+    with create_pipe_input() as pipe:
+        drawn = Prompter(input=pipe, output=Vt100_Output(io.StringIO(), lambda: Size(40, 80), term="xterm"))
+        assert not drawn.plain
+        assert (drawn.cancel_key, drawn.decline_key) == ("Esc", "Ctrl-N")
+
+
+async def test_a_refused_line_says_why_and_asks_again_without_an_escape() -> None:
+    with plain("9\r3\r") as (prompter, written, _):
+        async with asyncio.timeout(5):
+            text = await prompter.ask("Guests > ", check=at_most_5, toolbar="required · Enter: next")
+    assert text == "3"
+    assert written.getvalue() == ("required · Enter: next\nGuests > Guests must be at most 5\nGuests > ")
+    assert "\x1b" not in written.getvalue()
+
+
+async def test_lines_typed_ahead_answer_the_prompts_after() -> None:
+    with plain("one\ntwo\r\nthree\r") as (prompter, _, _):
+        async with asyncio.timeout(5):
+            assert [await prompter.ask("> ") for _ in range(3)] == ["one", "two", "three"]
+
+
+async def test_an_empty_line_takes_the_default_shown_in_brackets() -> None:
+    with plain("\r") as (prompter, written, _):
+        async with asyncio.timeout(5):
+            assert await prompter.ask("Size (optional) > ", default="s") == "s"
+    assert written.getvalue() == "Size (optional) [s] > "
+
+
+async def test_typed_words_decline_where_declining_is_allowed_and_cancel_anywhere() -> None:
+    with plain(" !D \r!d\r!cancel\r") as (prompter, _, _):
+        async with asyncio.timeout(5):
+            with pytest.raises(Declined):
+                await prompter.ask("> ", declinable=True)
+            assert await prompter.ask("> ") == "!d"  # an answer where there is no declining
+            with pytest.raises(Cancelled):
+                await prompter.ask("> ", declinable=True)
+
+
+async def test_the_end_of_input_cancels() -> None:
+    with plain("half a line") as (prompter, _, pipe):
+        pipe.close()
+        async with asyncio.timeout(5):
+            with pytest.raises(Cancelled):
+                await prompter.ask("> ")
+
+
+async def test_an_interrupt_is_noted_while_asking_and_handled_as_before() -> None:
+    handled: list[int] = []
+
+    def before(signum: int, frame: FrameType | None) -> None:
+        handled.append(signum)
+
+    previous = signal.signal(signal.SIGINT, before)
+    try:
+        with _interrupts_noted() as outer, _interrupts_noted() as inner:
+            signal.raise_signal(signal.SIGINT)
+        with _interrupts_noted() as later:
+            pass
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert (outer, inner, later, handled) == ([signal.SIGINT], [signal.SIGINT], [], [signal.SIGINT])
