@@ -25,7 +25,7 @@ from support.procs import ROOT, cli
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
-BACKSPACE, CTRL_N = "\x7f", "\x0e"
+BACKSPACE, CTRL_D, CTRL_N = "\x7f", "\x04", "\x0e"
 
 FORM_SERVER = Path(__file__).resolve().parent / "form_server.py"
 
@@ -123,7 +123,8 @@ def test_the_keys_under_a_field_are_shown_whole_on_a_narrow_terminal() -> None:
     with in_a_terminal(*asking("How many?", schema), columns=40, positions=True) as pty:
         pty.expect("Enter: fill in the form")
         pty.send(ENTER)
-        pty.expect("Guests >")
+        # a terminal that reports its cursor gets the keys under the prompt only, not above
+        assert "Ctrl-N" not in pty.expect("Guests >")
         pty.expect("required · a whole number from 1 to 5")
         pty.expect("Ctrl-N: decline", timeout=5)
         pty.expect("Esc: cancel")
@@ -217,14 +218,19 @@ def test_a_dumb_terminal_is_asked_in_plain_lines() -> None:
 
 
 @pytest.mark.parametrize(
-    ("typed", "said", "action"), [("!d", "Declined.", "decline"), ("!c", "Cancelled.", "cancel")]
+    ("typed", "said", "action"),
+    [
+        ("!d" + ENTER, "Declined.", "decline"),
+        ("!c" + ENTER, "Cancelled.", "cancel"),
+        (CTRL_D, "Cancelled.", "cancel"),  # end of input, on an empty line
+    ],
 )
 def test_a_dumb_terminal_declines_or_cancels_at_a_field_by_typing(typed: str, said: str, action: str) -> None:
     with in_a_terminal(*asking("How many?", DUMB_FORM), term="dumb") as pty:
         pty.expect("Enter: fill in the form")
         pty.send(ENTER)
         pty.expect("Guests >")
-        pty.send(typed + ENTER)
+        pty.send(typed)
         pty.expect(said)
         pty.expect(f'{{"action": "{action}", "content": null}}')
         assert pty.wait() == 0
@@ -386,6 +392,23 @@ def test_a_terminal_without_cursor_addressing_is_asked_in_plain_lines(tmp_path: 
         pty.expect("Enter: send")
         pty.send(ENTER)
         pty.expect('{"action": "accept", "content": {"n": 3, "size": "s"}}')
+        assert pty.wait() == 0
+        raw = pty.raw
+    assert "\x1b" not in raw, raw
+
+
+def test_a_dumb_terminal_is_asked_to_open_a_page_in_plain_lines() -> None:
+    params = {"mode": "url", "message": "Sign in", "url": "https://example.com/", "elicitationId": "e1"}
+    with in_a_terminal("ask", f"params={json.dumps(params)}", term="dumb") as pty:
+        pty.expect("o: open it in your browser · d: decline · !c: cancel >")
+        pty.send("x" + ENTER)
+        pty.expect("type 'o' or 'd'")  # refused, and asked again
+        pty.expect("!c: cancel >")
+        pty.send("o" + ENTER)
+        pty.expect("open the address above yourself")  # no browser in the test's terminal
+        pty.expect("Enter: I am done on the page · r: open it again · !c: cancel >")
+        pty.send(ENTER)
+        pty.expect('"action": "accept"')
         assert pty.wait() == 0
         raw = pty.raw
     assert "\x1b" not in raw, raw
