@@ -27,7 +27,7 @@ On a dumb terminal (prompt_toolkit's ``is_dumb_terminal``: ``TERM=dumb`` in an E
 shell, a CI log, ``script``), or one terminfo knows without cursor addressing, the
 Prompter is ``plain``: it writes no escape sequence and
 moves no cursor. It prints the toolbar, then the prompt with its default in brackets
-(``Size [1] >``; an empty line takes it), and reads a whole line in the terminal's own
+(``Size (optional) [s] >``; an empty line takes it), and reads a whole line in the terminal's own
 line editing (cooked mode); a line the check refuses is answered with the reason on the
 next line and the prompt again. Keys a person may not be able to send there are typed
 words: ``!c`` (or ``!cancel``) cancels, ``!d`` (or ``!decline``) declines where Ctrl-N
