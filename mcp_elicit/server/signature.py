@@ -5,7 +5,7 @@ Rules: a parameter annotated ``Context`` receives the request context and is not
 the schema; every other parameter must be named (no ``*args``/``**kwargs``, nothing
 positional-only: everything is passed by name); defaults make a parameter optional, and
 must fit its type; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
-constraints. A parameter named ``ctx`` or ``context`` without an annotation is refused
+constraints, and so does ``mcp_elicit.Field`` (made pydantic's: ``parameter_fields``). A parameter named ``ctx`` or ``context`` without an annotation is refused
 (the annotation was forgotten: it would be an argument), and so is a type with no JSON
 Schema, naming it. Generated titles are left out of the schema, explicit ones kept. A
 ``typing.TypedDict`` (which pydantic takes only from Python 3.12) is read as its
@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +34,8 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError, create_model
 from pydantic_core import SchemaValidator
 from typing_extensions import TypedDict, is_typeddict
+
+from mcp_elicit.server.parameter_fields import rebuilt, with_pydantic_fields
 
 __all__ = [
     "ArgumentsError",
@@ -104,7 +105,7 @@ class Signature:
             if name.startswith("_"):
                 raise TypeError(f"{where}: argument names may not start with '_' ({name})")
             default = ... if param.default is param.empty else param.default
-            fields[name] = (pydantic_ready(annotation), default)
+            fields[name] = (pydantic_ready(with_pydantic_fields(where, name, annotation)), default)
             if default is not ...:
                 _check_default(where, name, *fields[name])
         try:
@@ -156,9 +157,7 @@ def _ready(hint: Any, seen: tuple[type, ...]) -> Any:
     origin = typing.get_origin(hint)
     if origin is typing.Annotated:
         return typing.Annotated[(ready[0], *hint.__metadata__)]
-    if origin in (typing.Union, types.UnionType):
-        return typing.Union[ready]  # noqa: UP007 (built from a tuple)
-    return hint.copy_with(ready) if hasattr(hint, "copy_with") else origin[ready]
+    return rebuilt(hint, ready)
 
 
 _MARKS: Final = (typing.Required, typing.NotRequired)
