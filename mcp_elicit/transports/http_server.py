@@ -54,6 +54,7 @@ Rules:
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
@@ -330,17 +331,29 @@ class StreamableHTTP(PostRoutes):
             await self.server.stop()
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                keep_page_secrets_out()
-                try:
-                    await self.server.start()
-                except ConfigError as exc:
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+        """Start-up and shutdown as uvicorn asks. A second Ctrl-C is uvicorn's force exit,
+        which never asks for the shutdown: ``asyncio.run`` then cancels this wait, and the
+        server is stopped here instead, quietly (an error would be logged, with a
+        traceback, for the Ctrl-C the person meant)."""
+        started = False
+        try:
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    keep_page_secrets_out()
+                    started = True
+                    try:
+                        await self.server.start()
+                    except ConfigError as exc:
+                        started = False
+                        await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                        return
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    started = False
+                    await self.server.stop()
+                    await send({"type": "lifespan.shutdown.complete"})
                     return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
+        except asyncio.CancelledError:
+            if started:
                 await self.server.stop()
-                await send({"type": "lifespan.shutdown.complete"})
-                return

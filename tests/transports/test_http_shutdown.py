@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
 from support.http import meta, mirrored_headers
-from support.procs import ROOT, http_process, uvicorn_server
+from support.procs import ROOT, cli, free_port, http_process, uvicorn_server, wait_listening
 from support.sessions import ACCEPT, ask_name_server, initialize_body, open_session
 from support.wire import WireChecker
 
@@ -231,3 +233,83 @@ def test_serve_stops_promptly_on_sigterm_with_a_session_stream_open(tmp_path: Pa
                 assert EventDecoder().feed(body) == [], "its priming event only, no message"
                 server.proc.wait(timeout=8)
                 assert time.monotonic() - started < 5, server.stderr()
+
+
+#: A server whose lifespan start-up or shutdown waits for the test (the file ``go``), so
+#: that a Ctrl-C lands inside it; it marks where it is in files beside it.
+HELD_LIFESPAN = """
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from mcp_elicit import Server
+
+HERE = Path(__file__).parent
+
+
+async def held(moment: str) -> None:
+    (HERE / moment).write_text("")
+    if os.environ.get("HOLD") == moment:
+        for _ in range(3000):
+            if (HERE / "go").exists():
+                return
+            await asyncio.sleep(0.01)
+
+
+class Held(Server):
+    async def start(self) -> None:
+        await held("starting")
+        await super().start()
+
+    async def stop(self) -> None:
+        await held("stopping")
+        await super().stop()
+        (HERE / "stopped").write_text("")
+
+
+app = Held("held")
+"""
+
+
+@pytest.mark.parametrize("moment", ["starting", "stopping"])
+def test_ctrl_c_twice_during_the_lifespan_stops_quietly_with_130(tmp_path: Path, moment: str) -> None:
+    """A second Ctrl-C is uvicorn's force exit, which skips the lifespan shutdown: then
+    ``asyncio.run`` cancelled the lifespan still waiting for it, uvicorn logged "Exception in
+    'lifespan' protocol" with a KeyboardInterrupt and a CancelledError, and the server was
+    never stopped (its store left open). ``timeout -s INT`` sends its signal twice (to the
+    process, then to its group), so it did this now and then."""
+    app = tmp_path / "held_app.py"
+    app.write_text(HELD_LIFESPAN, encoding="utf-8")
+    port = free_port()
+    with (tmp_path / "stderr").open("wb") as err:
+        proc = subprocess.Popen(
+            [*cli(), "serve", str(app), "--http", f"127.0.0.1:{port}"],
+            stdin=subprocess.DEVNULL,
+            stdout=err,
+            stderr=err,
+            env={**os.environ, "HOLD": moment},
+            start_new_session=True,  # its own signals, as a terminal sends them
+        )
+    try:
+        if moment == "stopping":  # the first Ctrl-C once it serves: its shutdown begins
+            assert wait_listening(proc, port), (tmp_path / "stderr").read_text()
+            proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 20
+        while not (tmp_path / moment).exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        assert (tmp_path / moment).exists(), (tmp_path / "stderr").read_text()
+        if moment == "starting":
+            proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)  # the first is taken before the second comes (else they are one)
+        proc.send_signal(signal.SIGINT)
+        (tmp_path / "go").write_text("")
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err_text = (tmp_path / "stderr").read_text()
+    assert proc.returncode == 130, err_text
+    assert "Traceback" not in err_text and "ERROR" not in err_text, err_text
+    assert (tmp_path / "stopped").exists(), "the server was not stopped"
