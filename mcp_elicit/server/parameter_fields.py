@@ -18,20 +18,24 @@ Rules:
 * Anything else (``titles``, ``not_secret``, a bound on a type it does not fit) is refused
   with ``TypeError``, naming the parameter and what to do; so are values the form's own
   rules refuse (a minimum above the maximum, an unknown format...).
-* A ``Field`` inside a dataclass, TypedDict or model a parameter is typed with is not
-  reached: pydantic reads those classes itself.
+* A ``Field`` inside a dataclass, TypedDict or pydantic model a parameter is typed with
+  (a form's dataclass, say) is refused, naming the class and its field: pydantic reads
+  those classes itself and would ignore it, and a twin class would not be the one the
+  function expects; ``pydantic.Field`` says the same there.
 """
 
 from __future__ import annotations
 
 import collections.abc
+import dataclasses
 import types
 import typing
 from collections.abc import Callable
 from typing import Any, Final
 
 import pydantic
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel
+from typing_extensions import is_typeddict
 
 from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms import Field
@@ -61,17 +65,58 @@ _ITEMS: Final = (list, set, frozenset, tuple, collections.abc.Sequence, collecti
 def with_pydantic_fields(where: str, name: str, hint: Any) -> Any:
     """``hint`` with each ``Field`` in it made pydantic's metadata (``hint`` itself when
     it has none); ``TypeError`` naming ``where`` and ``name`` for what cannot apply."""
+    inside = _in_a_class(hint, set())
+    if inside is not None:
+        raise TypeError(
+            f"{where}: the type of {name} holds {inside}, whose mcp_elicit.Field pydantic does not read "
+            "inside a class, so it would be neither shown nor checked; there, use pydantic.Field "
+            "(title=, description=, ge=, le=, min_length=, max_length=)"
+        )
+    return _translated(where, name, hint)
+
+
+def _translated(where: str, name: str, hint: Any) -> Any:
     args = typing.get_args(hint)
     if not args:
         return hint
     if typing.get_origin(hint) is typing.Annotated:
-        inner = with_pydantic_fields(where, name, args[0])
+        inner = _translated(where, name, args[0])
         said = [_said(where, name, inner, m) if isinstance(m, Field) else [m] for m in hint.__metadata__]
         return typing.Annotated[(inner, *(m for ms in said for m in ms))]
-    ready = tuple(with_pydantic_fields(where, name, arg) for arg in args)
+    ready = tuple(_translated(where, name, arg) for arg in args)
     if all(a is b for a, b in zip(ready, args, strict=True)):
         return hint
     return rebuilt(hint, ready)
+
+
+def _in_a_class(hint: Any, seen: set[type]) -> str | None:
+    """``Class.field`` of the first ``Field`` in a dataclass, TypedDict or pydantic model
+    that ``hint`` holds (its fields' own hints too), else None."""
+    if isinstance(hint, type) and hint not in seen:
+        if dataclasses.is_dataclass(hint) or is_typeddict(hint):
+            seen.add(hint)
+            try:
+                fields = typing.get_type_hints(hint, include_extras=True)
+            except Exception:  # a name it cannot resolve: pydantic says so, as for any hint
+                return None
+            for key, field_hint in fields.items():
+                metadata = getattr(field_hint, "__metadata__", ())
+                if any(isinstance(m, Field) for m in metadata):
+                    return f"{hint.__qualname__}.{key}"
+                if (found := _in_a_class(field_hint, seen)) is not None:
+                    return found
+        elif issubclass(hint, BaseModel):
+            seen.add(hint)
+            for key, info in hint.model_fields.items():
+                if any(isinstance(m, Field) for m in info.metadata):
+                    return f"{hint.__qualname__}.{key}"
+                if (found := _in_a_class(info.annotation, seen)) is not None:
+                    return found
+        return None
+    for arg in typing.get_args(hint):
+        if (found := _in_a_class(arg, seen)) is not None:
+            return found
+    return None
 
 
 def rebuilt(hint: Any, args: tuple[Any, ...]) -> Any:

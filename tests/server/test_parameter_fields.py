@@ -6,6 +6,7 @@ every message checked against the schema."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import pydantic
@@ -193,3 +194,31 @@ def test_what_a_field_cannot_say_of_a_parameter_is_refused_naming_it(
     app = Server("refused")
     with pytest.raises(TypeError, match=rf"^{handler.__name__}: {re.escape(fragment)}"):
         getattr(app, kind_)()(handler)
+
+
+@dataclass
+class Booking:
+    guests: Annotated[int, Field(title="Party size", minimum=1, maximum=20)]
+
+
+class Order(pydantic.BaseModel):
+    items: Annotated[list[str], Field(min_items=1)]
+
+
+async def book(booking: Booking) -> str:
+    return repr(booking)
+
+
+async def order(orders: list[Order] | None = None) -> str:
+    return repr(orders)
+
+
+@pytest.mark.parametrize(("handler", "inside"), [(book, "Booking.guests"), (order, "Order.items")])
+def test_a_field_inside_a_class_a_parameter_is_typed_with_is_refused(handler: Any, inside: str) -> None:
+    """pydantic reads a dataclass's or a model's fields itself and ignores the Field there:
+    the bounds of a form's dataclass reused as an argument were neither shown nor checked."""
+    app = Server("classes")
+    with pytest.raises(
+        TypeError, match=rf"^{handler.__name__}: the type of \w+ holds {inside}, .*pydantic.Field"
+    ):
+        app.tool()(handler)
