@@ -5,8 +5,9 @@ Rules: a parameter annotated ``Context`` receives the request context and is not
 the schema; every other parameter must be named (no ``*args``/``**kwargs``, nothing
 positional-only: everything is passed by name); defaults make a parameter optional, and
 must fit its type; ``Annotated[..., pydantic.Field(...)]`` adds descriptions and
-constraints, and so does ``mcp_elicit.Field`` (made pydantic's: ``parameter_fields``). A parameter named ``ctx`` or ``context`` without an annotation is refused
-(the annotation was forgotten: it would be an argument), and so is a type with no JSON
+constraints, and so does ``mcp_elicit.Field`` (made pydantic's: ``parameter_fields``).
+A parameter named ``ctx`` or ``context`` without an annotation is refused (the
+annotation was forgotten: it would be an argument), and so is a type with no JSON
 Schema, naming it. Generated titles are left out of the schema, explicit ones kept. A
 ``typing.TypedDict`` (which pydantic takes only from Python 3.12) is read as its
 ``typing_extensions`` twin, wherever it sits in a hint (``pydantic_ready``).
