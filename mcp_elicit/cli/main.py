@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from mcp_elicit.errors import CliError, ConfigError, UsageError
 
 if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
     from mcp_elicit.sealing import KeyRing
     from mcp_elicit.server.app import Server
 
@@ -56,8 +58,37 @@ class _ParseError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with two changes: its errors are held (``_ParseError``), and a
+    help that meets stdout's closed pipe (``--help | head -1``) fails as every command's
+    output does (``main``: 141), where argparse would forget the failure and exit 0."""
+
     def error(self, message: str) -> NoReturn:
         raise _ParseError(self, message)
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if not message:
+            return
+        try:
+            (file or sys.stderr).write(message)
+        except BrokenPipeError:
+            if file is sys.stdout:  # --help's reader gone away: main ends with 141
+                raise
+        except (AttributeError, OSError):  # what argparse's own tolerates (no stderr at all)
+            pass
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """Also says in the namespace which parser left words over: a command's, whose
+        usage ``_parse`` then shows, else (words before the command) the top level's."""
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            vars(parsed).setdefault(_LEFT_OVER_BY, self)
+        return parsed, extra
+
+
+#: The attribute naming the parser that left words over (``_Parser.parse_known_args``).
+_LEFT_OVER_BY = "_mcp_elicit_left_over_by"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -309,8 +340,9 @@ def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
     words, command = split_command(sys.argv[1:] if argv is None else argv)
     try:
         args, extra = parser.parse_known_args(words)
+        left_over_by = vars(args).pop(_LEFT_OVER_BY, parser)
         if extra and (not hasattr(args, "words") or any(word.startswith("-") for word in extra)):
-            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+            left_over_by.error(f"unrecognized arguments: {' '.join(extra)}")
     except _ParseError as exc:
         if "--json" in words:
             from mcp_elicit.cli import output

@@ -235,6 +235,33 @@ def test_json_usage_errors_still_print_json(
     assert fragment in captured.err  # the person reading stderr is told too
 
 
+@pytest.mark.parametrize(
+    ("argv", "usage"),
+    [
+        (["check", "--bogus", "http://127.0.0.1:1/mcp"], "check"),
+        (["check", "--json", "--bogus", "http://127.0.0.1:1/mcp"], "check"),
+        (["check", "http://127.0.0.1:1/mcp", "extra"], "check"),
+        (["call", "http://127.0.0.1:1/mcp", "--json", "t", "--bogus"], "call"),
+        (["read", "--bogus", "a://b", "--", "x"], "read"),
+        (["keygen", "extra"], "keygen"),
+        (["serve", "app.py", "--bogus"], "serve"),
+        (["--bogus", "check", "http://127.0.0.1:1/mcp"], None),  # not check's: before the command
+    ],
+)
+def test_an_unknown_word_of_a_command_shows_that_commands_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], usage: str | None
+) -> None:
+    """Words left over after a command's options are refused under the usage of the
+    command they were given to (and its ``-h``), not the top level's list of commands."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    prog = "mcp-elicit" if usage is None else f"mcp-elicit {usage}"
+    assert err.startswith(f"usage: {prog} [-h]"), err
+    assert f"\n{prog}: error: unrecognized arguments: " in err, err
+
+
 @pytest.mark.parametrize("command", [[], ["serve"], ["check"], ["call"], ["prompt"], ["read"]])
 def test_help_states_every_exit_code(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
     with pytest.raises(SystemExit) as exc:

@@ -50,8 +50,23 @@ def _with_a_closed_reader(argv: list[str], tmp_path: Path) -> tuple[int, str]:
         # argparse's own error, given as JSON before the usage
         ["check", "--json", "--no-such-option", "--", *fake("good")],
         ["keygen"],
+        # argparse's help, which argparse itself would write and forget the failure of
+        ["--help"],
+        ["check", "--help"],
+        ["call", "--help"],
     ],
-    ids=["check", "check-json", "call", "call-json", "failure-json", "usage-json", "keygen"],
+    ids=[
+        "check",
+        "check-json",
+        "call",
+        "call-json",
+        "failure-json",
+        "usage-json",
+        "keygen",
+        "help",
+        "check-help",
+        "call-help",
+    ],
 )
 def test_a_reader_gone_away_ends_the_command_with_141_and_nothing_said(
     argv: list[str], tmp_path: Path
