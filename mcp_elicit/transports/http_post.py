@@ -5,7 +5,14 @@ requests that run user code watched for a disconnect once they run long.
 Rules: the content type must be JSON and ``Accept`` must take JSON or SSE; a body over
 ``max_body`` is 413 whatever its declared length; a malformed message is answered with the
 error its id allows; a request outside a session goes to ``Server.respond``; a notification
-outside a session is taken (202). A request that runs user code (a tool, a prompt, a
+outside a session is taken (202). With a token verifier (``auth=``) the order is: a body
+declared over ``max_body`` (413, not read), the body read (408 or 413: a DPoP proof
+digests it, so the token cannot be checked before), the token (401, 403, 400
+``invalid_request``, 503: ``http_bearer``), and only then the content type, ``Accept`` and
+the message: a request without a valid token is told to sign in whatever else is wrong
+with it, and an unauthenticated client learns nothing of how its body reads. Without a
+verifier, the content type and ``Accept`` are answered before the body is read. (Host,
+Origin and repeated headers are refused before all of this, in ``http_server``.) A request that runs user code (a tool, a prompt, a
 resource read, a completion, a listen) is cancelled when its client goes away, and a long
 silence on its SSE response gets keep-alive comments; a request cut short by the shutdown
 is answered 503 in JSON-RPC. A body that comes in several pieces must be complete within
@@ -158,25 +165,19 @@ class PostRoutes(SessionRoutes):
 
     async def _post(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
         ctype = media_type(headers.get("content-type", ""))
-        if ctype != "application/json":
-            await error_response(
-                send,
-                None,
-                InvalidRequest(
-                    f"Unsupported Media Type: send application/json, not {ctype or 'nothing'!r}",
-                    http_status=415,
-                ),
-            )
-            return
         json_ok, sse_ok = acceptable(headers.get("accept", "*/*"))
-        if not (sse_ok or json_ok):
-            await error_response(
-                send,
-                None,
-                InvalidRequest(
-                    "Not Acceptable: accept application/json and text/event-stream", http_status=406
-                ),
+        unfit: InvalidRequest | None = None
+        if ctype != "application/json":
+            unfit = InvalidRequest(
+                f"Unsupported Media Type: send application/json, not {ctype or 'nothing'!r}",
+                http_status=415,
             )
+        elif not (sse_ok or json_ok):
+            unfit = InvalidRequest(
+                "Not Acceptable: accept application/json and text/event-stream", http_status=406
+            )
+        if unfit is not None and self.auth is None:  # no token to ask for first: said at once
+            await error_response(send, None, unfit)
             return
         declared = headers.get("content-length")
         if (  # ASCII digits only ("²" is a digit int() cannot read); past 18 of them, over any limit
@@ -231,25 +232,26 @@ class PostRoutes(SessionRoutes):
                 InvalidRequest(f"Request body too large (limit {self.max_body} bytes)", http_status=413),
             )
             return
+        principal = None
+        if self.auth is not None:  # before the request is judged: without a valid token, 401
+            ok, principal = await self._authenticate(scope, headers, send, body)
+            if not ok:
+                return
+            if unfit is not None:
+                await error_response(send, None, unfit)
+                return
         try:
             message = jsonrpc.decode(body)
         except InvalidResponse as exc:  # its id answers no request of the client's: not echoed
             if exc.request_id is None:
                 await error_response(send, None, exc)
-                return
-            ok, principal = await self._authenticate(scope, headers, send, body)
-            if ok:
+            else:
                 sid = headers.get("mcp-session-id")
                 await self._malformed_response(sid, exc.request_id, exc, principal, send)
             return
         except ProtocolError as exc:
             await error_response(send, exc.request_id, exc)
             return
-        principal = None
-        if self.auth is not None:
-            ok, principal = await self._authenticate(scope, headers, send, body)
-            if not ok:
-                return
         if self.draining:  # the shutdown began while the body or the token's check was on its way
             await error_response(
                 send, message.id if isinstance(message, jsonrpc.Request) else None, SHUTTING_DOWN

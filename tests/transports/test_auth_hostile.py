@@ -260,3 +260,56 @@ async def test_where_dpop_is_required_an_unbound_token_is_not_told_to_go_bearer(
     value = response.headers["www-authenticate"]
     assert value.startswith("DPoP ") and 'error="invalid_token"' in value
     assert "Bearer" not in value and "DPoP-bound tokens only" in value
+
+
+async def _ann(token: str) -> Principal | None:
+    return Principal("ann") if token == SECRET else None
+
+
+_RESPONSE = b'{"jsonrpc": "2.0", "id": 7, "result": {"action": "accept"}}'
+
+
+@pytest.mark.parametrize(
+    ("body", "headers"),
+    [
+        (b"{}", {}),
+        (b"not json", {}),
+        (b"[1, 2]", {}),
+        (b'{"jsonrpc": "2.0", "id": 1}', {}),
+        (_RESPONSE, {}),  # a response to a question of ours, as an attacker would forge it
+        (b'{"jsonrpc": "2.0", "id": 7, "result": 1, "error": {}}', {}),  # a malformed one
+        (BODY, {"content-type": "text/plain"}),
+        (BODY, {"accept": "text/html"}),
+    ],
+    ids=["empty-object", "not-json", "batch", "no-method", "response", "bad-response", "415", "406"],
+)
+@pytest.mark.parametrize("authorization", [None, "Bearer nope"])
+async def test_a_post_without_a_valid_token_gets_401_whatever_its_body(
+    body: bytes, headers: dict[str, str], authorization: str | None
+) -> None:
+    """Authentication comes before the request is judged: a POST without valid
+    credentials is told to sign in (401 and the challenge), as the MCP authorization spec
+    says, not what is wrong with a body it has no right to send (400, 415, 406)."""
+    sent = {"accept": ACCEPT, "content-type": "application/json", **headers}
+    if authorization is not None:
+        sent["authorization"] = authorization
+    async with guarded(_ann) as url, httpx.AsyncClient(timeout=10) as http:
+        refused = await http.post(url, content=body, headers=sent)
+        sent["authorization"] = f"Bearer {SECRET}"
+        judged = await http.post(url, content=body, headers=sent)
+    assert refused.status_code == 401, refused.text
+    challenge = bearer_challenge(refused.headers.get_list("www-authenticate"))
+    assert challenge is not None and challenge.resource_metadata is not None
+    assert challenge.error == (None if authorization is None else "invalid_token")
+    assert judged.status_code in (400, 406, 415), judged.text  # with the token: the body's own answer
+
+
+async def test_a_body_declared_over_max_body_is_refused_before_authentication() -> None:
+    """What is not read cannot be authenticated (a DPoP proof digests the body): a body
+    whose Content-Length is over ``max_body`` is 413 at once, token or not."""
+    async with guarded(_ann, max_body=64) as url, httpx.AsyncClient(timeout=10) as http:
+        response = await http.post(
+            url, content=b" " * 65, headers={"accept": ACCEPT, "content-type": "application/json"}
+        )
+    assert response.status_code == 413, response.text
+    assert "www-authenticate" not in response.headers
