@@ -12,15 +12,16 @@ digests it, so the token cannot be checked before), the token (401, 403, 400
 the message: a request without a valid token is told to sign in whatever else is wrong
 with it, and an unauthenticated client learns nothing of how its body reads. Without a
 verifier, the content type and ``Accept`` are answered before the body is read. (Host,
-Origin and repeated headers are refused before all of this, in ``http_server``.) A request that runs user code (a tool, a prompt, a
-resource read, a completion, a listen) is cancelled when its client goes away, and a long
-silence on its SSE response gets keep-alive comments; a request cut short by the shutdown
-is answered 503 in JSON-RPC. A body that comes in several pieces must be complete within
-``body_timeout`` seconds of the first: else 408 (-32600) and the connection closes, so a
-client that stalls mid-body (slowloris) holds nothing; one that sends no body at all is
-refused the same way after between one and two ``body_timeout``. A body read in one
-piece, the usual case, runs no timer of its own. Without a public URL, the page links a request's handler
-makes start with that request's own allow-listed Host (``LearnedBase``).
+Origin and repeated headers are refused before all of this, in ``http_server``.) A
+request that runs user code (a tool, a prompt, a resource read, a completion, a listen)
+is cancelled when its client goes away, and a long silence on its SSE response gets
+keep-alive comments; a request cut short by the shutdown is answered 503 in JSON-RPC. A
+body that comes in several pieces must be complete within ``body_timeout`` seconds of the
+first: else 408 (-32600) and the connection closes, so a client that stalls mid-body
+(slowloris) holds nothing; one that sends no body at all is refused the same way after
+between one and two ``body_timeout``. A body read in one piece, the usual case, runs no
+timer of its own. Without a public URL, the page links a request's handler makes start
+with that request's own allow-listed Host (``LearnedBase``).
 """
 
 from __future__ import annotations
