@@ -32,6 +32,11 @@ Rules:
   beyond ``max_rounds`` x ``max_requests`` (320) during one request: as many as its
   rounds could carry at 2026-07-28, so a server asking for ever is not answered for ever
   (one warning, when the request is over, tells how many were refused).
+  A request under the id of one still being answered gets no response at all, and a
+  warning names the id: a server must not reuse an id within a session (2025-11-25,
+  basic), and a response names nothing but the id, so the server would read any response
+  to the second (-32600, say) as the answer to the first, whose question would be lost.
+  The first is answered as usual.
   A request but ``ping`` that comes before the session is initialized (while
   ``initialize`` is unanswered: the client knows neither the server nor what it agreed
   to) is refused too (-32600, ``refuse_early``).
@@ -126,20 +131,28 @@ class ServerQuestions:
     def answer(
         self, request: Request, origin: Origin, *, during: Any = None, stray: bool = False
     ) -> asyncio.Task[None]:
-        """Answer one of the server's requests in a task of its own. An id still in use by
-        a question being answered is refused (JSON-RPC ids are unique among requests in
-        flight): the earlier question keeps its id, so a cancellation still finds it. So is
-        a request beyond ``RoundLimits.max_requests`` being answered at once, and one beyond
-        the questions allowed ``during`` one of the client's requests (its id). ``stray``:
+        """Answer one of the server's requests in a task of its own. A request under an id
+        still in use by a question being answered gets no response (see the rules): the
+        earlier question keeps its id, so a cancellation still finds it. A request beyond ``RoundLimits.max_requests`` being answered at once, and one beyond
+        the questions allowed ``during`` one of the client's requests (its id), is refused.
+        ``stray``:
         it came outside that request's exchange (see the rules)."""
         rid = request.id
         asked = 0
         if during is not None and request.method != "ping":
             asked = self._questions[during] = self._questions.get(during, 0) + 1
         most = self.limits.max_rounds * self.limits.max_requests
-        if rid is not None and rid in self._answering:
-            text = f"Invalid Request: id {rid!r} is already in use by a request still being answered"
-            task = asyncio.ensure_future(self._respond_error(request, -32600, text))
+        reused = rid is not None and rid in self._answering
+        if reused:
+            log.warning(
+                "%s sent %s under id %r, the id of its request still being answered; no response is "
+                "sent to it (the server would read any response under that id as the answer to the "
+                "first), and the first is answered as usual",
+                self.conn.server,
+                request.method,
+                rid,
+            )
+            task = asyncio.ensure_future(asyncio.sleep(0))
         elif request.method != "ping" and len(self._answering) >= self.limits.max_requests:
             text = (
                 f"Invalid Request: the client is already answering {len(self._answering)} requests of "
@@ -162,7 +175,7 @@ class ServerQuestions:
                 task.add_done_callback(functools.partial(self._answered, rid))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-        if stray and during is not None:
+        if stray and during is not None and not reused:  # a reused id names the first question
             self._strays.setdefault(during, []).append((rid, task))
         return task
 

@@ -165,6 +165,11 @@ def scenario(request: dict[str, Any]) -> None:
             text(request, early[0])
         else:
             waiting.append(request)
+    elif SCENARIO == "legacy-same-id":  # two questions under one id; the result: the answers
+        asking = request
+        send({"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": FORM["params"]})
+        second = {**FORM["params"], "message": "Your age?"}
+        send({"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": second})
     elif SCENARIO == "legacy-ask":  # asks, then never answers the request
         send({"jsonrpc": "2.0", "id": "s-1", "method": "elicitation/create", "params": FORM["params"]})
     else:
@@ -176,7 +181,16 @@ def main() -> None:
     for line in sys.stdin:
         sys.stderr.write("got " + line)
         message = json.loads(line)
-        if (
+        if "id" in message and "method" not in message and SCENARIO == "legacy-same-id":
+            # every response, until the one to a ping sent once q-0 has its result: none
+            # can come after it for the questions sent before
+            if message["id"] == "p-0":
+                text(asking, answered)
+            else:
+                answered.append(message)
+                if "result" in message:
+                    send({"jsonrpc": "2.0", "id": "p-0", "method": "ping"})
+        elif (
             "id" in message
             and "method" not in message
             and asking is not None
