@@ -15,9 +15,13 @@ Rules:
   ``server/discover`` probe at the most preferred modern revision in ``versions``; a
   result or a recognized modern error means modern, anything else legacy (``initialize``
   with the most preferred handshake revision). With no modern revision in ``versions``
-  there is no probe. An ``initialize`` answered with ``-32022`` is modern evidence after
-  all: one more probe (not so the client's own refusal of the version an
-  ``InitializeResult`` chose, which ends the connecting). On stdio a probe unanswered
+  there is no probe; with no handshake revision, an answer that means legacy (an error,
+  a 202, a page, no answer in time) is ``UnsupportedProtocolVersion`` (-32022, a version
+  the two cannot agree on, as when ``server/discover`` names none the client speaks),
+  saying what the server answered and which ``versions`` would talk to it. An
+  ``initialize`` answered with ``-32022`` is modern evidence after all: one more probe
+  (not so the client's own refusal of the version an ``InitializeResult`` chose, which
+  ends the connecting). On stdio a probe unanswered
   within ``probe_timeout`` means legacy.
 * Capabilities declared are exactly what the client can do: the answerer's modes, and
   sampling or roots only with their callbacks; the tasks extension with ``tasks=True``
@@ -65,12 +69,13 @@ from mcp_elicit.errors import (
     ProtocolViolation,
     RequestTimeout,
     TransportError,
+    UnsupportedProtocolVersion,
 )
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
 from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
-from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
+from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED, is_handshake, is_modern
 
 __all__ = ["Client"]
 
@@ -207,10 +212,7 @@ class Client:
                 self._conn.tools.check_headers = self.transport.http
                 return session
             if not any(is_handshake(v) for v in self.versions):
-                raise ProtocolViolation(
-                    f"{self._conn.server} does not speak a modern revision ({verdict.reason}), and this client "
-                    f"was configured for {', '.join(self.versions)} only"
-                )
+                raise _not_modern(self._conn.server, verdict, self.versions)
             log.info("%s looks legacy (%s); falling back to initialize", self._conn.server, verdict.reason)
             try:
                 return await self._handshake()
@@ -242,9 +244,12 @@ class Client:
                 raise reply.error
             if reply.reason is not None and reply.status is None:
                 raise TransportError(f"server/discover to {self._conn.server} failed: {reply.reason}")
-            return judge_probe(
+            verdict = judge_probe(
                 None, requested=version, preferred=self.versions, status=reply.status, body=reply.body
             )
+            if isinstance(verdict, Legacy) and reply.detail:  # what was wrong with it: a 202, a page
+                return Legacy(f"{verdict.reason} ({reply.detail})")
+            return verdict
         status = 200 if self.transport.http else None
         return judge_probe(reply, requested=version, preferred=self.versions, status=status)
 
@@ -456,6 +461,21 @@ def _package_version() -> str:
         return importlib.metadata.version("mcp-elicit")
     except importlib.metadata.PackageNotFoundError:
         return ClientInfo().version
+
+
+def _not_modern(server: ServerInfo, verdict: Legacy, versions: Sequence[str]) -> UnsupportedProtocolVersion:
+    """The error for a server that does not speak the modern revisions ``versions`` allows,
+    when they allow no handshake one: a version the two cannot agree on, saying what the
+    server answered (``verdict``) and how to talk to a server of the handshake era."""
+    wanted = " or ".join(modern_preferences(versions))
+    allowed = [*versions, LATEST_HANDSHAKE]
+    return UnsupportedProtocolVersion(
+        f"{server} does not speak {wanted}: {verdict.reason}. It is a server of an earlier revision "
+        f"({LATEST_HANDSHAKE} or before), or not an MCP endpoint at all; this client was allowed "
+        f"{', '.join(versions)} only. To talk to a {LATEST_HANDSHAKE} server, allow that revision "
+        f"too (versions={allowed!r})",
+        {"supported": [], "requested": modern_preferences(versions)[0]},
+    )
 
 
 def _log_report(text: str) -> None:

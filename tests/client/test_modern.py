@@ -165,7 +165,7 @@ async def test_a_modern_only_client_does_not_fall_back() -> None:
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         return [error(message, -32601, "Method not found")]
 
-    with pytest.raises(ProtocolViolation, match="configured for 2026-07-28 only"):
+    with pytest.raises(UnsupportedProtocolVersion, match="allowed 2026-07-28 only"):
         async with Client(FakeTransport(serve), versions=["2026-07-28"]):
             pass
 
