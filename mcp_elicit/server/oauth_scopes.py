@@ -6,7 +6,9 @@ Rules:
 * A token answer's ``scope`` is what was granted; without one, what was asked (RFC 6749
   section 3.3), and the tokens are recorded with the scopes asked, so that a scope added to
   the configuration later is known to be missing. A refresh answer without ``scope``
-  keeps the one before (section 6).
+  keeps the one before (section 6). Commas separate scopes too: GitHub lists the scopes
+  it granted so ("repo,read:org"); RFC 6749 allows a comma inside a scope name, but no
+  provider known to us uses one.
 * Tokens whose scope lacks a scope the configuration asks for are no connection: a grant
   that comes back so is not kept, and its flow fails ``insufficient_scope`` (the tool
   hears which scopes are missing: ``OAuthError``); stored tokens so (stored before the
@@ -32,11 +34,12 @@ _NAMESPACE: Final = "oauth"
 
 
 def missing_scopes(asked: Sequence[str], granted: str | None) -> tuple[str, ...]:
-    """The scopes of ``asked`` that ``granted`` (space-separated, RFC 6749 section 3.3)
-    lacks, in the order asked; none when nothing was recorded (``None``)."""
+    """The scopes of ``asked`` that ``granted`` (space-separated, RFC 6749 section 3.3, or
+    comma-separated as GitHub writes it) lacks, in the order asked; none when nothing was
+    recorded (``None``)."""
     if granted is None:
         return ()
-    have = set(granted.split())
+    have = set(granted.replace(",", " ").split())
     return tuple(scope for scope in asked if scope not in have)
 
 

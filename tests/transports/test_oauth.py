@@ -1019,3 +1019,33 @@ async def test_granted_scopes_without_sockets() -> None:
     await oauth.save("example", "ann", tokens)
     assert await oauth.usable("example", "ann") is not None
     await app.url_mode.store.close()
+
+
+async def test_a_grant_listing_its_scopes_with_commas_is_a_connection() -> None:
+    """GitHub's token answer lists the scopes granted with commas ("repo,read:org"): all
+    that was asked is granted, so the tokens are kept, not refused as insufficient_scope."""
+    from mcp_elicit.server.flows import Flow
+    from mcp_elicit.server.oauth import PendingAuthorization
+
+    app = Server("offline", store=MemoryStore(), clock=lambda: 1000.0)
+    app.oauth_provider(
+        "github",
+        authorize_url="https://github.example.com/login/oauth/authorize",
+        token_url="https://github.example.com/login/oauth/access_token",
+        client_id="c",
+        scopes=["repo", "read:org"],
+    )
+    app.url_mode.token_exchange = Answers(
+        {"access_token": "a1", "token_type": "bearer", "scope": "repo,read:org"},
+        {"access_token": "a2", "token_type": "bearer", "scope": "repo,gist"},
+    )
+    oauth = app.url_mode.oauth
+    flow = Flow("f1", "oauth", "github", "ann", expires=1600.0)
+    pending = PendingAuthorization("f1", "v" * 43, "http://127.0.0.1:1/cb")
+    tokens = await oauth.redeem(flow, pending, "code")
+    await oauth.save("github", "ann", tokens)
+    kept = await oauth.usable("github", "ann")
+    assert kept is not None and kept.access_token == "a1"
+    with pytest.raises(OAuthError, match=r"missing: read:org\)"):  # still told what lacks
+        await oauth.redeem(flow, pending, "code")
+    await app.url_mode.store.close()
