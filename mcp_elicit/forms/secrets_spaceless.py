@@ -18,7 +18,8 @@ once (one pass per text, none for ASCII text). The rules are those of the clear 
   and a word that starts earlier wins over one inside it.
 - A word that is ambiguous alone (键/キー/키 "key", which is also a keyboard key or
   a person's height; 令牌/トークン "token"; 口令, also a drill command; 암호 alone is kept,
-  with its compounds listed as other words) counts only in a named kind: API キー,
+  with its compounds listed as other words, and the words that make it "cipher" when a
+  space comes between, 암호 알고리즘, as about words) counts only in a named kind: API キー,
   アクセストークン, 访问令牌.
 - A space in a listed word may be left out or repeated ("카드번호", "카드 번호"); Latin
   letters in it match in any case ("API キー", "apiキー").
@@ -107,7 +108,10 @@ _ABOUT_AFTER = _listed(
     "桁数 文字数 最小 最大 生成 末尾 下4桁 id "
     # Korean.
     "길이 강도 정책 규칙 요구 관리 재설정 만료 형식 유형 종류 이름 자릿수 최소 최대 마지막 "
-    "끝자리 생성"
+    "끝자리 생성 "
+    # 암호 is also "cipher": a cipher's algorithm, method, system; deciphering; and 암호 화폐
+    # as often written with a space.
+    "알고리즘 방식 체계 해독 화폐"
 )
 _LINKS_AFTER = ("的", "の", "의")
 

@@ -135,6 +135,10 @@ NOT_SECRETS = [
     "암호화 방식을 선택하세요",  # choose an encryption method
     "암호화폐 지갑 주소",  # crypto wallet address
     "암호학 수업",  # cryptography class
+    "사용할 암호 알고리즘",  # the cipher algorithm to use (암호 is also "cipher")
+    "암호 방식을 고르세요",  # choose an encryption method
+    "암호 해독 결과",  # the result of deciphering
+    "암호 화폐 지갑 주소",  # crypto wallet address, with the space it is often written with
     "암호랑이 사진",  # a photo of a tigress (암 + 호랑이)
     "키가 몇 cm 입니까?",  # how tall are you? (키 is also height)
     "카드 번호 마지막 4자리",  # last 4 digits of the card number
