@@ -375,9 +375,12 @@ def _interrupts_noted() -> Iterator[list[int]]:
     withdrawn by the server. Only the main thread sees signals; elsewhere, or when SIGINT
     has no Python handler (ignored, or the default action), the list stays empty."""
     seen: list[int] = []
+    if threading.current_thread() is not threading.main_thread():  # not noted, even nested
+        yield seen  # in the main thread's: its SIGINT stops the main thread's question
+        return
     if not _noting:
         previous = signal.getsignal(signal.SIGINT)
-        if threading.current_thread() is not threading.main_thread() or not callable(previous):
+        if not callable(previous):
             yield seen
             return
         _before[:] = [previous]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import signal
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -102,3 +103,41 @@ async def test_an_interrupt_is_noted_while_asking_and_handled_as_before() -> Non
     finally:
         signal.signal(signal.SIGINT, previous)
     assert (outer, inner, later, handled) == ([signal.SIGINT], [signal.SIGINT], [], [signal.SIGINT])
+
+
+def test_a_question_asked_in_another_thread_leaves_the_main_threads_noting_alone() -> None:
+    # Only the main thread may set a signal handler. A question asked in another thread
+    # (its own event loop) while one is asked in the main thread, and ending after it, must
+    # neither fail ("signal only works in main thread") nor note the main thread's SIGINT.
+    def before(signum: int, frame: FrameType | None) -> None:
+        pass
+
+    entered, main_done = threading.Event(), threading.Event()
+    outcome: list[object] = []
+
+    def other_thread() -> None:
+        try:
+            with _interrupts_noted() as seen:
+                entered.set()
+                main_done.wait()
+            outcome.append(seen)
+        except BaseException as exc:  # reported to the test's thread
+            outcome.append(exc)
+        finally:
+            entered.set()
+
+    previous = signal.signal(signal.SIGINT, before)
+    worker = threading.Thread(target=other_thread)
+    try:
+        with _interrupts_noted() as here:
+            worker.start()
+            entered.wait()
+            signal.raise_signal(signal.SIGINT)
+        main_done.set()
+        worker.join()
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        main_done.set()
+        worker.join()
+        signal.signal(signal.SIGINT, previous)
+    assert (here, outcome) == ([signal.SIGINT], [[]])
