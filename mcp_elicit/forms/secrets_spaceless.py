@@ -116,7 +116,11 @@ _ABOUT_AFTER = _listed(
 _LINKS_AFTER = ("的", "の", "의")
 
 # About words right before a secret word, in Thai (the head comes first), "of" between.
-_ABOUT_BEFORE = _listed("ความยาว นโยบาย ตัวจัดการ ความแข็งแรง ข้อกำหนด กฎ การรีเซ็ต ชื่อ ประเภท")
+_ABOUT_BEFORE = _listed(
+    "ความยาว นโยบาย ตัวจัดการ ความแข็งแรง ข้อกำหนด กฎ การรีเซ็ต ชื่อ ประเภท "
+    # expiry (date), format, last digits: as 有效期/有効期限/만료, 格式/形式/형식, 尾号/末尾/끝자리
+    "วันหมดอายุ การหมดอายุ รูปแบบ เลขท้าย"
+)
 _LINKS_BEFORE = ("ของ",)
 
 

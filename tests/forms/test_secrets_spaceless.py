@@ -146,6 +146,10 @@ NOT_SECRETS = [
     "ความยาวรหัสผ่าน",  # password length
     "นโยบายรหัสผ่าน",  # password policy
     "ความยาวของรหัสผ่าน",  # length of the password
+    "วันหมดอายุบัตรเครดิต",  # credit card expiry date (as 信用卡有效期, 신용카드 만료)
+    "วันหมดอายุของบัตรเครดิต",  # expiry date of the credit card
+    "รูปแบบรหัสผ่าน",  # password format (as 密码格式)
+    "เลขท้ายของบัตรเครดิต",  # last digits of the credit card (as 尾号, 끝자리)
     "รหัสไปรษณีย์",  # postal code
     "คีย์บอร์ด",  # keyboard
 ]
