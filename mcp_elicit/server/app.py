@@ -281,11 +281,14 @@ class Server(Dispatch):
         scopes: str | tuple[str, ...] | list[str] = (),
         extra_params: Mapping[str, str] | None = None,
         leeway: float = 30.0,
+        check_granted_scopes: bool = True,
     ) -> OAuthProvider:
         """Register a third-party OAuth provider that handlers connect to with
         ``await ctx.connect(name)`` (authorization code + PKCE). Register the redirect URI
         ``{public URL}/mcp-elicit/oauth/callback`` with the provider. Needs the
-        ``mcp-elicit[oauth]`` extra."""
+        ``mcp-elicit[oauth]`` extra. Tokens that grant fewer than ``scopes`` are refused;
+        ``check_granted_scopes=False`` keeps them (logged) for a provider whose scope names
+        cannot be matched to the ones asked."""
         require_authlib()
         provider = OAuthProvider(
             name=name,
@@ -296,6 +299,7 @@ class Server(Dispatch):
             scopes=(scopes,) if isinstance(scopes, str) else tuple(scopes),
             extra_params=dict(extra_params or {}),
             leeway=leeway,
+            check_granted_scopes=check_granted_scopes,
         )
         self.url_mode.add_provider(provider)
         return provider

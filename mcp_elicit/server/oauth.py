@@ -20,9 +20,10 @@ Rules:
   ``ctx.connect`` asks again; a provider that cannot be reached keeps them and the call
   fails with ``OAuthError``.
 * Tokens granting fewer scopes than the provider's ``scopes`` are no connection
-  (``oauth_scopes.py``): a narrower grant is not kept and ``ctx.connect`` raises
-  ``OAuthError`` naming the missing scopes; stored tokens that lack a scope asked now (or
-  narrowed by a refresh) count as absent, so the person is asked again.
+  (``oauth_scopes.py``, which also says how names written otherwise match): a narrower
+  grant is not kept and ``ctx.connect`` raises ``OAuthError`` naming the missing scopes;
+  stored tokens that lack a scope asked now (or narrowed by a refresh) count as absent, so
+  the person is asked again. ``check_granted_scopes=False`` turns this off for a provider.
 * No access or refresh token, code, verifier or state ever goes into an MCP message, a
   log line or an exception message; ``Connection`` and ``Tokens`` never show them.
 * This module does no HTTP: the token requests go through ``TokenExchange``, which a
@@ -50,7 +51,14 @@ import orjson
 
 from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError
 from mcp_elicit.sealing import Binding
-from mcp_elicit.server.oauth_scopes import missing_for_flow, missing_scopes, note_missing, shortfall
+from mcp_elicit.server.oauth_scopes import (
+    described,
+    missing_for_flow,
+    missing_scopes,
+    note_missing,
+    shortfall,
+    switch_off,
+)
 from mcp_elicit.server.oauth_tokens import Tokens
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.vault import Vault
@@ -122,7 +130,10 @@ class OAuthProvider:
     ``leeway``: an access token this many seconds from its expiry counts as expired (it is
     refreshed before use). ``extra_params`` go into the authorization URL as they are; a
     ``response_mode`` other than ``query`` is refused (``form_post`` would come back as a
-    cross-site POST, without the browser's flow cookie).
+    cross-site POST, without the browser's flow cookie). ``check_granted_scopes=False``
+    keeps tokens whose granted ``scope`` lacks some of ``scopes`` (logged at INFO), for a
+    provider that writes the scopes it grants in names that cannot be matched to the ones
+    asked (``oauth_scopes``).
     """
 
     name: str
@@ -133,6 +144,7 @@ class OAuthProvider:
     scopes: tuple[str, ...] = ()
     extra_params: Mapping[str, str] = field(default_factory=dict)
     leeway: float = 30.0
+    check_granted_scopes: bool = True
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -294,14 +306,23 @@ class OAuthConnections:
         provider's configuration now asks for (``oauth_scopes``: asked again)."""
         raw = await self.vault.get(TOKENS, provider, principal)
         tokens = Tokens.loads(raw) if raw is not None else None
-        if tokens is not None and self._missing(provider, tokens):
-            log.info("connection to %s lacks scopes now asked: it will be asked again", provider)
+        if tokens is not None and self._refused(provider, tokens, "lacks scopes now asked"):
             return None
         return tokens
 
-    def _missing(self, name: str, tokens: Tokens) -> tuple[str, ...]:
+    def _refused(self, name: str, tokens: Tokens, what: str) -> bool:
+        """Whether ``tokens`` lack a scope the provider ``name`` is asked for (logged so);
+        never when its granted scopes are not checked."""
         found = self.providers.get(name)
-        return missing_scopes(found.scopes, tokens.scope) if found is not None else ()
+        if found is None or not found.check_granted_scopes:
+            return False
+        missing = missing_scopes(found.scopes, tokens.scope, refresh_token=tokens.refresh_token is not None)
+        if missing:
+            said = described(found.scopes, tokens.scope, missing)
+            log.info(
+                "connection to %s %s (%s): it will be asked again; %s", name, what, said, switch_off(name)
+            )
+        return bool(missing)
 
     async def save(self, provider: str, principal: str | None, tokens: Tokens) -> None:
         await self.vault.put(TOKENS, provider, principal, tokens.dumps())
@@ -357,8 +378,7 @@ class OAuthConnections:
             log.info("%s refused to refresh a connection (%s): it will be asked again", name, exc.error)
             await self.forget(name, principal)
             return None
-        if self._missing(name, fresh):
-            log.info("%s narrowed a connection's scopes on refresh: it will be asked again", name)
+        if self._refused(name, fresh, "was narrowed by a refresh"):
             await self.forget(name, principal)
             return None
         await self.save(name, principal, fresh)
@@ -420,24 +440,35 @@ class OAuthConnections:
         """Exchange ``code`` (with the request's verifier) for tokens, not yet kept: the
         caller keeps them (``save``) only if the flow is still open once they arrive.
         Raises ``OAuthError`` when the provider refuses, or grants fewer scopes than asked
-        (``insufficient_scope``: noted for ``check_grant``)."""
+        (``insufficient_scope``: noted for ``check_grant``), unless the provider's granted
+        scopes are not checked (then the tokens are given, and what lacks is logged)."""
         provider = self.provider(flow.name)
         answer = await self.exchange.exchange(provider, code, pending.verifier, pending.redirect_uri)
         tokens = Tokens.from_response(answer, now=self.clock())
         if tokens.scope is None and provider.scopes:  # no scope in the answer: as asked
             tokens = dataclasses.replace(tokens, scope=" ".join(provider.scopes))
-        missing = missing_scopes(provider.scopes, tokens.scope)
-        if missing:
-            await note_missing(self.store, flow.id, missing, flow.expires - self.clock())
-            raise shortfall(provider.name, missing)
+        missing = missing_scopes(
+            provider.scopes, tokens.scope, refresh_token=tokens.refresh_token is not None
+        )
+        if missing and not provider.check_granted_scopes:
+            log.info(
+                "flow %s: connection to %s kept though it lacks scopes asked: check_granted_scopes is off (%s)",
+                flow.id[:6],
+                provider.name,
+                described(provider.scopes, tokens.scope, missing),
+            )
+        elif missing:
+            await note_missing(self.store, flow.id, missing, tokens.scope, flow.expires - self.clock())
+            raise shortfall(provider.name, provider.scopes, tokens.scope, missing)
         return tokens
 
     async def check_grant(self, flow_id: str, name: str) -> None:
         """Raise ``OAuthError`` naming the scopes missing when the flow ``flow_id`` failed
         for a grant narrower than asked (``redeem``)."""
-        missing = await missing_for_flow(self.store, flow_id)
+        missing, granted = await missing_for_flow(self.store, flow_id)
         if missing:
-            raise shortfall(name, missing)
+            found = self.providers.get(name)
+            raise shortfall(name, found.scopes if found is not None else (), granted, missing)
 
 
 def _state_ok(state: str) -> bool:

@@ -7,7 +7,9 @@ served by Starlette (authlib has no Starlette server integration: the glue is he
 * ``POST /token``: ``authorization_code`` and ``refresh_token`` (rotating: the old refresh
   token and its access token are revoked), client authentication with HTTP Basic.
   ``provider.lifetime`` is the access tokens' lifetime in seconds; ``provider.refuse_refresh``
-  makes every refresh fail with ``invalid_grant``.
+  makes every refresh fail with ``invalid_grant``. ``register(..., writes_scope=...)``
+  makes the token answers write their ``scope`` so (as a real provider writes the scopes
+  it granted in its own names: Google's URLs, Microsoft's without ``offline_access``).
 * ``GET /api/me``: a protected API. A live Bearer token (issued here, not expired, not
   revoked) gets ``{"user": ..., "scope": ...}``; anything else 401.
 * Everything secret it hands out (codes, access and refresh tokens) is kept in
@@ -183,7 +185,9 @@ class _Request(OAuth2Request):  # type: ignore[misc]
 
 class _Server(AuthorizationServer):  # type: ignore[misc]
     def __init__(self, provider: OAuthTestProvider) -> None:
-        super().__init__(scopes_supported=["profile", "repo", "email"])
+        super().__init__(
+            scopes_supported=["profile", "repo", "email", "openid", "offline_access", "User.Read", "mail"]
+        )
         self.provider = provider
         self.register_token_generator(
             "default",
@@ -296,6 +300,7 @@ class OAuthTestProvider:
     tokens: dict[str, Token] = field(default_factory=dict)
     by_refresh: dict[str, Token] = field(default_factory=dict)
     issued: list[str] = field(default_factory=list)
+    writes_scope: str | None = None
     exchanges: int = 0
     refreshes: int = 0
     api_calls: int = 0
@@ -310,8 +315,13 @@ class OAuthTestProvider:
             ]
         )
 
-    def register(self, redirect_uri: str, *, scope: str = "profile repo") -> None:
+    def register(
+        self, redirect_uri: str, *, scope: str = "profile repo", writes_scope: str | None = None
+    ) -> None:
+        """The client may be granted ``scope``; the token answers say ``writes_scope`` as
+        the scope granted when it is set (else what was granted, as authlib writes it)."""
         self.clients[CLIENT_ID] = Client(CLIENT_ID, CLIENT_SECRET, [redirect_uri], scope)
+        self.writes_scope = writes_scope
 
     def issue(self, secret: str) -> str:
         self.issued.append(secret)
@@ -336,7 +346,11 @@ class OAuthTestProvider:
     async def _token(self, request: Request) -> Response:
         pairs = urllib.parse.parse_qsl((await request.body()).decode("utf-8"), keep_blank_values=True)
         response: Response = self.server.create_token_response(_Request(request, pairs))
-        return response
+        if self.writes_scope is None or response.status_code != 200:
+            return response
+        answer = json.loads(bytes(response.body))
+        answer["scope"] = self.writes_scope
+        return JSONResponse(answer, headers={"cache-control": "no-store", "pragma": "no-cache"})
 
     async def _me(self, request: Request) -> Response:
         scheme, _, value = request.headers.get("authorization", "").partition(" ")

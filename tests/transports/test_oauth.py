@@ -912,10 +912,14 @@ async def test_tokens_saved_as_the_flow_ends_otherwise_are_not_kept(
 # ---- the scopes granted --------------------------------------------------------------------
 
 
-async def test_a_grant_narrower_than_asked_is_not_a_connection(wire: WireChecker) -> None:
+async def test_a_grant_narrower_than_asked_is_not_a_connection(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
     """The provider grants fewer scopes than the server's configuration asks (RFC 6749
     section 3.3 lets it, saying so in ``scope``): the page does not say 'Connected', the
-    tokens are not kept, and the tool hears which scopes are missing."""
+    tokens are not kept, and the tool (and the log) hears which scopes are missing, what
+    was asked, what the provider granted, and how to turn the check off."""
+    caplog.set_level(logging.INFO, logger="mcp_elicit")
     async with rig() as r, httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
         r.provider.register(r.base + CALLBACK, scope="profile")  # the provider allows no "repo"
         mcp = Mcp(http, r.running.url, wire)
@@ -934,6 +938,10 @@ async def test_a_grant_narrower_than_asked_is_not_a_connection(wire: WireChecker
         assert final["isError"] is True, final
         text = final["content"][0]["text"]
         assert "example granted fewer scopes than asked" in text and "missing: repo" in text
+        told = "asked: profile repo; granted: 'profile'"
+        assert told in text and "check_granted_scopes=False" in text
+        (logged,) = [r.getMessage() for r in caplog.records if told in r.getMessage()]
+        assert told in logged and "check_granted_scopes=False" in logged
         assert r.provider.api_calls == 0
         # asked again, and granted in full this time: connected
         r.provider.register(r.base + CALLBACK)
@@ -1046,6 +1054,6 @@ async def test_a_grant_listing_its_scopes_with_commas_is_a_connection() -> None:
     await oauth.save("github", "ann", tokens)
     kept = await oauth.usable("github", "ann")
     assert kept is not None and kept.access_token == "a1"
-    with pytest.raises(OAuthError, match=r"missing: read:org\)"):  # still told what lacks
+    with pytest.raises(OAuthError, match=r"missing: read:org;"):  # still told what lacks
         await oauth.redeem(flow, pending, "code")
     await app.url_mode.store.close()
