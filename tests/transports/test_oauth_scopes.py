@@ -101,6 +101,11 @@ async def test_microsoft_leaves_out_offline_access_and_prefixes_its_resource() -
         tokens = await sign_in(app)
         assert tokens.refresh_token is not None and tokens.scope == written
         assert await connects(app, tokens)
+        # refreshed (the API refused the token), the answer written the same way: still one
+        fresh = await app.url_mode.oauth.refused("example", "ann", tokens.access_token)
+        assert fresh is not None and fresh.access_token != tokens.access_token
+        assert provider.refreshes == 1 and fresh.scope == written
+        assert await app.url_mode.oauth.stored("example", "ann") == fresh
 
 
 async def test_scopes_written_with_commas_are_granted() -> None:
