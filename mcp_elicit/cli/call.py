@@ -48,7 +48,7 @@ from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.answerers import RootsCallback
-from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, MissingClientCapability, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
@@ -71,10 +71,10 @@ _EXAMPLES = {
 class Recorded:
     """Wraps an answerer: keeps every question and answer, and prints them on stderr
     when ``echo`` (for answerers that show nothing themselves). A URL that
-    ``client.url_consent`` refuses is declined before a script sees it, whatever the
-    script says (a person's answerer shows it, refused); the warnings about any other URL
-    are printed with it. A round's questions reach the inner answerer together when it
-    takes them so (``elicit_many``)."""
+    ``client.url_consent`` refuses never reaches a script (the client declines it): it is
+    recorded and printed, why included, through ``refused``, which a person's answerer
+    shows too; the warnings about any other URL are printed with it. A round's questions
+    reach the inner answerer together when it takes them so (``elicit_many``)."""
 
     inner: Answerer
     echo: bool = True
@@ -85,12 +85,14 @@ class Recorded:
         return self.inner.modes
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer | Mapping[str, Any]:
-        raw: ElicitAnswer | Mapping[str, Any]
-        if self._refused(request):
-            raw = ElicitAnswer.decline()
-        else:
-            raw = await self.inner.elicit(request)
-        return self._record(request, raw)
+        return self._record(request, await self.inner.elicit(request))
+
+    async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer:
+        hook = getattr(self.inner, "refused", None)
+        said = await hook(request, verdict) if hook is not None else None
+        answer = ElicitAnswer.cancel() if said == ElicitAnswer.cancel() else ElicitAnswer.decline()
+        self._record(request, answer)
+        return answer
 
     async def elicit_many(
         self, requests: Sequence[ElicitationRequest]
@@ -98,22 +100,7 @@ class Recorded:
         many = getattr(self.inner, "elicit_many", None)
         if many is None:
             return [await self.elicit(request) for request in requests]
-        refused = [self._refused(r) for r in requests]
-        shown = [r for r, no in zip(requests, refused, strict=True) if not no]
-        given = iter(await many(shown) if shown else [])
-        return [
-            self._record(r, ElicitAnswer.decline() if no else next(given))
-            for r, no in zip(requests, refused, strict=True)
-        ]
-
-    def _refused(self, request: ElicitationRequest) -> bool:
-        if request.url is None:
-            return False
-        from mcp_elicit.ui.web import WebAnswerer  # starlette: only when a URL is asked for
-
-        if isinstance(self.inner, TerminalAnswerer | WebAnswerer):
-            return False
-        return judge_url(request.url, server=request.server.where).refused
+        return [self._record(r, raw) for r, raw in zip(requests, await many(requests), strict=True)]
 
     def _record(
         self, request: ElicitationRequest, raw: ElicitAnswer | Mapping[str, Any]

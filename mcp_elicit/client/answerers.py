@@ -10,7 +10,11 @@ URL-mode request, ``accept`` means the user consented to open the URL; ``url_don
 returns when the user says the out-of-band step is finished. On a 2025-11-25 session
 ``request.finished``, when set, returns once the server says the step is finished, so an
 answerer still waiting for the person can stop asking. An answerer without ``url_done``
-is taken as done at once (2026-07-28 never waits on it).
+is taken as done at once (2026-07-28 never waits on it). A URL-mode question whose URL
+the client refuses (``client.url_consent``) never reaches ``elicit``: the client answers
+it ``decline`` itself and calls the answerer's optional ``refused(request, verdict)``
+(the ``UrlVerdict`` says why), so it can tell the person; returning
+``ElicitAnswer.cancel()`` there answers ``cancel`` instead (see ``client.inputs``).
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see
@@ -139,6 +143,10 @@ class Answerer(Protocol):
     async def url_done(self, request: ElicitationRequest) -> None:
         """Return when the user says the URL-mode step of ``request`` is finished."""
         ...
+
+    # Optional, so not declared here (a Protocol member would be required):
+    # async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer | None:
+    #     """Tell the person the URL of ``request`` is refused, and why (``verdict``)."""
 
 
 class BatchAnswerer(Answerer, Protocol):

@@ -12,13 +12,25 @@ Rules:
   does for its own undeclared capabilities). A form the client cannot show is
   reported and answered ``cancel``. An answer that still does not fit after three tries
   raises ``FormValidationError``.
+* A URL-mode question's URL is judged before any answerer sees it, by the rule the
+  bundled answerers show a person (``client.url_consent.judge_url``). One it refuses (a
+  scheme but http(s), ``javascript:``, ``file:``, ``data:``...; no scheme or no host;
+  user-info before the host; a control, invisible or bidirectional character...) is
+  answered ``decline`` by the client itself, as a person saying no would be, and
+  reported with the URL escaped (its control characters stay inert). The answerer is
+  told through its optional ``refused(request, verdict)`` hook (``Answerer``), which may
+  show the person why; the hook returning ``cancel`` (the person dismissed it) answers
+  ``cancel``, anything else ``decline``: a refused URL is never accepted. Plain ``http``
+  to a host other than this computer is not refused (a test server is often one): it is
+  reported as not encrypted, and the answerer is asked.
 * The answerer is asked one question at a time (a person answers one at a time, and a
   terminal can show one prompt): questions that arrive together (a 2025-11-25 server's
   concurrent requests, on any stream) wait their turn.
 * A round's input requests (2026-07-28) are checked together first: one the client did
   not declare fails the round before anyone is asked the others. Then they are answered
-  in their order; when the answerer has ``elicit_many`` and the round holds two or more
-  elicitations it can show, those go to it together (one page for all), and any answer
+  in their order; every URL is judged before any question is shown, and when the answerer
+  has ``elicit_many`` and the round holds two or more elicitations it can show (a refused
+  URL is not one), those go to it together (one page for all), and any answer
   among them that does not fit is asked again on its own. ``elicit_many`` returning
   anything but one answer per question is the answerer's ``TypeError``, saying so.
 """
@@ -34,6 +46,7 @@ from typing import Any
 
 from mcp_elicit.client.answerers import Answerer, ElicitAnswer, RootsCallback, SamplingCallback
 from mcp_elicit.client.transport import thinking
+from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client import ThinkClock
 from mcp_elicit.core.client_inputs import (
     ElicitationRequest,
@@ -46,7 +59,7 @@ from mcp_elicit.core.client_inputs import (
     parse_elicitation,
 )
 from mcp_elicit.core.rounds import InputRequest
-from mcp_elicit.errors import FormValidationError, ProtocolViolation, ValidationProblem
+from mcp_elicit.errors import FormValidationError, ProtocolViolation, ValidationProblem, shown_repr
 
 __all__ = ["Inputs"]
 
@@ -153,7 +166,12 @@ class Inputs:
                 self._check_mode(asked[r.key])
             else:
                 self._check_declared(r.method, key=r.key, origin=origin, server=server)
-        together = [e for e in asked.values() if e.mode in self.modes and e.schema_problem is None]
+        verdicts = {key: self._judged(e) for key, e in asked.items()}
+        together = [
+            e
+            for key, e in asked.items()
+            if e.mode in self.modes and e.schema_problem is None and not _refuses(verdicts[key])
+        ]
         batch = getattr(self.answerer, "elicit_many", None)
         first: dict[str, ElicitAnswer | Mapping[str, Any]] = {}
         if batch is not None and len(together) > 1:
@@ -164,7 +182,7 @@ class Inputs:
         out: dict[str, Any] = {}
         for r in requests:
             if r.key in asked:
-                out[r.key] = await self.elicit(asked[r.key], first=first.get(r.key))
+                out[r.key] = await self._elicit(asked[r.key], first.get(r.key), verdicts[r.key])
             else:
                 out[r.key] = await self.answer(r.method, r.params, key=r.key, origin=origin, server=server)
         return out
@@ -175,7 +193,55 @@ class Inputs:
         """The checked answer to one elicitation; ``first`` is an answer already given (by
         ``elicit_many``), checked before the answerer is asked again."""
         self._check_mode(request)
+        return await self._elicit(request, first, self._judged(request))
+
+    def refuses(self, request: ElicitationRequest) -> bool:
+        """Whether ``request``'s URL is one this client refuses (nothing reported)."""
+        return request.url is not None and judge_url(request.url, server=request.server.where).refused
+
+    def _judged(self, request: ElicitationRequest) -> UrlVerdict | None:
+        """``judge_url``'s verdict on a URL-mode question's URL (None without one), reported
+        when it refuses the URL or warns that the page is not encrypted (see the rules)."""
+        if request.url is None:
+            return None
+        verdict = judge_url(request.url, server=request.server.where)
+        asked = f"{request.server} asked question {shown_repr(request.key)} during {request.origin} to open"
+        if verdict.refused:
+            why = " ".join(w.text for w in verdict.warnings if w.refuses)
+            self.report(
+                f"{asked} {shown_repr(request.url)}, a URL this client refuses to show: {why} Answering decline"
+            )
+        elif "not-https" in verdict.codes:
+            self.report(
+                f"{asked} {shown_repr(request.url)}, a page that is not encrypted (http://, not to this "
+                "computer): what the person types there can be read or changed on the way"
+            )
+        return verdict
+
+    async def _refuse(self, request: ElicitationRequest, verdict: UrlVerdict) -> dict[str, Any]:
+        """``decline`` (``cancel`` when the answerer's ``refused`` hook says the person
+        cancelled) for a question whose URL this client refuses; the hook is told first."""
+        hook = getattr(self.answerer, "refused", None)
+        said: object = None
+        if hook is not None:
+            with self.thinking():
+                async with self._person:
+                    said = await _awaitable(hook(request, verdict), "refused")
+        if isinstance(said, ElicitAnswer):
+            said = said.to_json()
+        cancelled = isinstance(said, Mapping) and said.get("action") == "cancel"
+        return {"action": "cancel" if cancelled else "decline"}
+
+    async def _elicit(
+        self,
+        request: ElicitationRequest,
+        first: ElicitAnswer | Mapping[str, Any] | None,
+        verdict: UrlVerdict | None,
+    ) -> dict[str, Any]:
+        """``elicit`` for a question already checked, its URL judged (``verdict``)."""
         assert self.answerer is not None
+        if verdict is not None and verdict.refused:
+            return await self._refuse(request, verdict)
         if request.schema_problem is not None:
             self.report(
                 f"{request.server} sent a form this client cannot show ({request.schema_problem}); "
@@ -217,6 +283,10 @@ class Inputs:
                 done = getattr(self.answerer, "url_done", None)  # optional: done at once without it
                 if done is not None:
                     await done(request)
+
+
+def _refuses(verdict: UrlVerdict | None) -> bool:
+    return verdict is not None and verdict.refused
 
 
 def _one_each(

@@ -13,6 +13,9 @@ Rules:
   ``RoundLimits.max_requests``, an entry not in URL mode, or one without its
   ``elicitationId`` (the name its completion notice gives), is a ``ProtocolViolation``
   and none of them is shown. A client that does not take URL mode gets the error as it is.
+  So is a URL the client refuses (``client.url_consent``): that one alone is put to the
+  client's refusal (``Inputs.elicit`` declines it, telling the answerer), none of the
+  others is shown, and the request ends with the error, saying the URL was refused.
 """
 
 from __future__ import annotations
@@ -71,13 +74,15 @@ async def url_required(
                 f"without an elicitationId ({request.url!r}); without it the client cannot learn when "
                 "the step is complete, so none was shown"
             )
+    refused = [request for request in requests if conn.inputs.refuses(request)]
     waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
-    for request in requests:
+    for request in refused[:1] or requests:
         event = questions.completion(request.elicitation_id or request.key)
         answer = await conn.inputs.elicit(request)
         if answer.get("action") != "accept":
             questions.done_with(request.elicitation_id or request.key)
-            told = f"{error.get('message', '')} (the user answered {answer.get('action')})"
+            said = "this client refused its URL" if refused else f"the user answered {answer.get('action')}"
+            told = f"{error.get('message', '')} ({said})"
             raise ProtocolError.from_error({**error, "message": told})
         waits.append((request, event))
     for request, event in waits:

@@ -8,8 +8,9 @@ checked on every keystroke with the form's own rules. Then a review of every ans
 number before sending (Enter), or the whole question declined (``d``) or cancelled (Esc).
 
 A URL goes through consent: the full URL with its host and registrable domain
-highlighted and every warning from ``client.url_consent``; a refused URL can only be
-declined or cancelled. Only after the person types ``o`` is the URL handed to the system
+highlighted and every warning from ``client.url_consent``; a URL it refuses never
+reaches ``elicit`` (the client declines it) but is shown, with why, by ``refused``, where
+it can only be declined or cancelled. Only after the person types ``o`` is the URL handed to the system
 browser (never fetched here); then they say when they are done (Enter: the answer is
 ``accept``), open it again (``r``), or cancel (Esc). When the server says the step is
 finished first (2025-11-25: ``notifications/elicitation/complete``), the prompt goes away
@@ -38,12 +39,12 @@ import signal
 import sys
 import threading
 import webbrowser
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Coroutine, Iterable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mcp_elicit.client.answerers import ElicitAnswer, known_modes
-from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
 from mcp_elicit.forms import FieldSpec, FormSchema
@@ -135,13 +136,20 @@ class TerminalAnswerer:
         return self._modes
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return await self._asking(self._url(request) if request.mode == "url" else self._form(request))
+
+    async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer:
+        """A URL the client refuses: shown with why, and only declined (or cancelled)."""
+        return await self._asking(self._refused(request, verdict))
+
+    async def _asking(self, asking: Coroutine[Any, Any, ElicitAnswer]) -> ElicitAnswer:
+        """What ``asking`` (the person asked one question) comes to, a key that declines or
+        cancels at any prompt included."""
         from mcp_elicit.ui.prompts import Cancelled, Declined
 
         with _interrupts_noted() as interrupts:
             try:
-                if request.mode == "url":
-                    return await self._url(request)
-                return await self._form(request)
+                return await asking
             except Cancelled:
                 self.console.print("Cancelled.", style="yellow")
                 return ElicitAnswer.cancel()
@@ -251,11 +259,7 @@ class TerminalAnswerer:
         from mcp_elicit.ui.render import url_panel
 
         url = request.url or ""
-        verdict = judge_url(url, server=request.server.where)
-        self.console.print(url_panel(request, verdict))
-        if verdict.refused:
-            await self._choose(_REFUSED, "", "d")
-            return self._declined()
+        self.console.print(url_panel(request, judge_url(url, server=request.server.where)))
         if await self._choose(_CONSENT, "o", "d") == "d":
             return self._declined()
         while True:
@@ -272,6 +276,13 @@ class TerminalAnswerer:
                 return ElicitAnswer.accept()
             if choice != "r":
                 return ElicitAnswer.accept()
+
+    async def _refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer:
+        from mcp_elicit.ui.render import url_panel
+
+        self.console.print(url_panel(request, verdict))
+        await self._choose(_REFUSED, "", "d")
+        return self._declined()
 
     async def _choose_unless_finished(
         self, message: str, request: ElicitationRequest, *choices: str

@@ -9,8 +9,10 @@ the person types by the form's own rules (the page asks the answer server, which
 the same consent as in the terminal (``client.url_consent``): the full URL, its site
 highlighted, every warning; "Open the page" opens it in a new tab (never a frame), then
 "I'm done" answers ``accept``, as does the server saying the step is finished after the
-person pressed Open (2025-11-25, ``request.finished``); a refused URL has no Open, and the
-page saying it was opened is refused (400). Nothing here fetches that URL.
+person pressed Open (2025-11-25, ``request.finished``). A URL the client refuses never
+reaches ``elicit`` (the client declines it) but gets a page of its own through
+``refused``: it says why, has no Open, only Decline and Cancel, and the page saying it
+was opened is refused (400). Nothing here fetches that URL.
 
 Rules:
 
@@ -63,6 +65,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from mcp_elicit.client.answerers import ElicitAnswer, known_modes
+from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.transports.local import Opener, start_opener
@@ -371,6 +374,10 @@ class WebAnswerer:
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
         return (await self.elicit_many([request]))[0]
+
+    async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer:
+        """A URL the client refuses, on a page of its own: why, and only Decline or Cancel."""
+        return await self.elicit(request)
 
     async def elicit_many(self, requests: Sequence[ElicitationRequest]) -> list[ElicitAnswer]:
         """Every question on one page; one answer per question, in order."""

@@ -21,6 +21,7 @@ FORM = {
         "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
     },
 }
+URL_ASK = {"mode": "url", "message": "Sign in", "elicitationId": "e0"}
 DISCOVER = {
     "resultType": "complete",
     "supportedVersions": ["2026-07-28"],
@@ -133,7 +134,9 @@ def scenario(request: dict[str, Any]) -> None:
             }
             for i in range(int(sys.argv[2]))
         ]
-        if sys.argv[3:] == ["without-ids"]:  # which 2025-11-25 requires
+        if sys.argv[3:] == ["refused-url"]:  # the last one a URL the client refuses
+            urls[-1]["url"] = "javascript:alert(1)"
+        elif sys.argv[3:] == ["without-ids"]:  # which 2025-11-25 requires
             for entry in urls:
                 del entry["elicitationId"]
         elif len(sys.argv) > 3:  # and then a form, which -32042 may not carry
@@ -165,6 +168,22 @@ def scenario(request: dict[str, Any]) -> None:
             text(request, early[0])
         else:
             waiting.append(request)
+    elif SCENARIO == "ask-url":  # a round of URL-mode questions (argv[2:] their URLs, keys k, k1...)
+        if "inputResponses" in params:
+            text(request, params["inputResponses"])
+        else:
+            asks = {
+                "k" if i == 0 else f"k{i}": {
+                    "method": "elicitation/create",
+                    "params": {**URL_ASK, "url": url},
+                }
+                for i, url in enumerate(sys.argv[2:])
+            }
+            result(request, {"resultType": "input_required", "inputRequests": asks})
+    elif SCENARIO == "legacy-ask-url":  # a URL-mode question (argv[2] its URL); as legacy-sample
+        asking = request
+        ask = {**URL_ASK, "url": sys.argv[2]}
+        send({"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": ask})
     elif SCENARIO == "legacy-same-id":  # two questions under one id; the result: the answers
         asking = request
         send({"jsonrpc": "2.0", "id": "q-0", "method": "elicitation/create", "params": FORM["params"]})
@@ -194,7 +213,7 @@ def main() -> None:
             "id" in message
             and "method" not in message
             and asking is not None
-            and SCENARIO in ("legacy-sample", "legacy-malformed")
+            and SCENARIO in ("legacy-sample", "legacy-malformed", "legacy-ask-url")
         ):
             text(asking, message)
         elif "id" in message and "method" not in message and asking is not None:

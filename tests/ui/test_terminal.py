@@ -22,6 +22,7 @@ from rich.console import Console
 
 from mcp_elicit.cli.loader import load_server
 from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.errors import UsageError, ValidationProblem
 from mcp_elicit.forms import Boolean, Choice, Form, Integer, MultiChoice, String
@@ -483,10 +484,16 @@ async def test_esc_cancels_a_url_before_and_after_opening() -> None:
     assert screen.text.count("Cancelled.") == 2
 
 
+async def refused(ans: TerminalAnswerer, url: str) -> ElicitAnswer:
+    """What the client does with a URL it refuses: tells the answerer (``refused``)."""
+    async with asyncio.timeout(10):
+        return await ans.refused(url_request(url), judge_url(url))
+
+
 async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes() -> None:
     browser = Browser()
     async with answerer("o" + ENTER + BACKSPACE + ENTER, browser=browser) as (ans, screen, _):
-        answer = await elicit(ans, url_request("https://bank.example.com@evil.example/login"))
+        answer = await refused(ans, "https://bank.example.com@evil.example/login")
     assert answer == ElicitAnswer.decline()
     assert browser.opened == []
     text = " ".join(screen.text.replace("│", " ").split())  # the panel wraps the warning
@@ -507,10 +514,18 @@ async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes() -
 async def test_a_refused_url_can_only_be_declined(url: str) -> None:
     browser = Browser()
     async with answerer("o" + ENTER + BACKSPACE + ENTER, browser=browser) as (ans, screen, _):
-        answer = await elicit(ans, url_request(url))
+        answer = await refused(ans, url)
     assert answer == ElicitAnswer.decline()
     assert browser.opened == []
     assert "This address will not be opened." in screen.text
+
+
+async def test_a_refused_url_can_be_cancelled() -> None:
+    async with answerer() as (ans, screen, pipe), asyncio.TaskGroup() as group:
+        group.create_task(once_drawn(screen, "Enter or d: decline", pipe, ESC))
+        answer = group.create_task(refused(ans, "javascript:alert(1)"))
+    assert answer.result() == ElicitAnswer.cancel()
+    assert "Cancelled." in screen.text
 
 
 async def test_without_a_browser_the_person_opens_it_themselves() -> None:

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.errors import FormValidationError, UsageError
 from mcp_elicit.forms import Boolean, Form, Integer, MultiChoice, String
 from mcp_elicit.ui import web, web_round
@@ -311,6 +312,36 @@ async def test_a_refused_url_cannot_be_opened_so_the_servers_finished_cannot_acc
         )
         assert declined.status_code == 200
         assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+async def test_the_clients_refusal_of_a_url_gets_a_page_saying_why() -> None:
+    """A URL the client refuses never reaches ``elicit``: the client calls ``refused``,
+    whose page shows why, with no link to it, and takes Decline."""
+    loop = asyncio.get_running_loop()
+    links: asyncio.Queue[str] = asyncio.Queue()
+
+    def opener(url: str) -> bool:
+        loop.call_soon_threadsafe(links.put_nowait, url)
+        return True
+
+    url = "https://bank.example.com@evil.example/login"
+    answerer = WebAnswerer(open_url=opener, announce=lambda _: None)
+    task = asyncio.ensure_future(answerer.refused(url_request(url), judge_url(url)))
+    try:
+        opened = Opened(await asyncio.wait_for(links.get(), 10), asyncio.ensure_future(asyncio.sleep(0)))
+        async with httpx.AsyncClient() as client:
+            csrf = await claim(client, opened)
+            shown = (await client.get(f"{opened.base}/form")).text
+            assert "This address will not be opened." in shown and 'href="https://bank' not in shown
+            declined = await client.post(
+                f"{opened.base}/api/answer", json={"action": "decline"}, headers=api(csrf)
+            )
+            assert declined.status_code == 200
+        assert await asyncio.wait_for(task, 5) == ElicitAnswer.decline()
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 async def test_a_known_address_asked_with_the_wrong_method_is_405_saying_which() -> None:
