@@ -16,7 +16,9 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   the server has answered the opening request, the message names the step that failed
   instead, and no longer questions the server or its path);
 * exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
-  answering the opening request, a stdio server that writes something other than
+  answering the opening request, no protocol revision in common (-32022: a server that
+  answers ``server/discover`` with a 202, a page or an error when ``--protocol`` allows
+  no earlier revision is told as that, with the ``--protocol`` that reaches it), a stdio server that writes something other than
   JSON-RPC on stdout and then gives no answer (one message, whether it then waits until
   the request times out or exits first: which comes first is only timing);
 * exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error, or a
@@ -36,7 +38,7 @@ import errno
 import os
 import socket
 import ssl
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -55,10 +57,12 @@ from mcp_elicit.errors import (
     ServerBrokeProtocol,
     TaskCancelled,
     TransportError,
+    UnsupportedProtocolVersion,
     UsageError,
 )
 from mcp_elicit.telemetry_attributes import redact_urls
 from mcp_elicit.ui.form_text import clean
+from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED
 
 __all__ = ["explain", "legacy_sse_endpoint", "noise_note"]
 
@@ -89,6 +93,8 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
         refused = _refusal(target, observed.last_post(), observed)
         if refused is not None:
             return refused
+    if isinstance(exc, UnsupportedProtocolVersion) and during == "connect":
+        return _no_revision_in_common(exc, target, observed)
     if isinstance(exc, ProtocolError):
         if during == "connect":
             return ServerBrokeProtocol(
@@ -107,6 +113,28 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
             return await _http(exc, target, observed, during)
         return _stdio(exc, target, observed)
     return CliError(f"{type(exc).__name__}: {exc}")
+
+
+def _no_revision_in_common(exc: UnsupportedProtocolVersion, target: Target, observed: Observed) -> CliError:
+    """-32022 while connecting, in the CLI's words: when the client found the server speaks
+    none of the modern revisions ``--protocol`` allowed (it answered ``server/discover``
+    with a 202, a page, an error: ``data.answered``), that, and ``--protocol`` to reach a
+    server of the handshake era; otherwise the mismatch as the error states it."""
+    data = exc.data if isinstance(exc.data, Mapping) else {}
+    answered, allowed, requested = data.get("answered"), data.get("allowed"), data.get("requested")
+    if isinstance(answered, str) and isinstance(allowed, list) and isinstance(requested, str):
+        offered = ", ".join(clean(str(v)) for v in allowed)
+        return ServerBrokeProtocol(
+            f"{target} does not speak {clean(requested)}: {clean(answered)}. It is a server of an "
+            f"earlier revision ({LATEST_HANDSHAKE} or before), or not an MCP endpoint at all; --protocol "
+            f"offered {offered} only. To talk to a {LATEST_HANDSHAKE} server, add --protocol "
+            f"{LATEST_HANDSHAKE} (or leave --protocol out, to offer every revision){noise_note(observed)}"
+        )
+    return ServerBrokeProtocol(
+        f"{target}: no protocol revision both sides speak (-32022): {clean(exc.message)}. --protocol "
+        f"chooses the revisions offered (this client speaks {', '.join(SUPPORTED)}; without "
+        f"--protocol, all of them){noise_note(observed)}"
+    )
 
 
 def noise_note(observed: Observed) -> str:

@@ -18,7 +18,9 @@ Rules:
   there is no probe; with no handshake revision, an answer that means legacy (an error,
   a 202, a page, no answer in time) is ``UnsupportedProtocolVersion`` (-32022, a version
   the two cannot agree on, as when ``server/discover`` names none the client speaks),
-  saying what the server answered and which ``versions`` would talk to it. An
+  saying what the server answered and which ``versions`` would talk to it (its ``data``
+  also has ``answered``, what the server answered, and ``allowed``, the ``versions``,
+  so a front end can give its own advice). An
   ``initialize`` answered with ``-32022`` is modern evidence after all: one more probe
   (not so the client's own refusal of the version an ``InitializeResult`` chose, which
   ends the connecting). On stdio a probe unanswered
@@ -474,7 +476,12 @@ def _not_modern(server: ServerInfo, verdict: Legacy, versions: Sequence[str]) ->
         f"({LATEST_HANDSHAKE} or before), or not an MCP endpoint at all; this client was allowed "
         f"{', '.join(versions)} only. To talk to a {LATEST_HANDSHAKE} server, allow that revision "
         f"too (versions={allowed!r})",
-        {"supported": [], "requested": modern_preferences(versions)[0]},
+        {
+            "supported": [],
+            "requested": modern_preferences(versions)[0],
+            "answered": verdict.reason,
+            "allowed": list(versions),
+        },
     )
 
 
