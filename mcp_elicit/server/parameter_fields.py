@@ -22,6 +22,8 @@ Rules:
   (a form's dataclass, say) is refused, naming the class and its field: pydantic reads
   those classes itself and would ignore it, and a twin class would not be the one the
   function expects; ``pydantic.Field`` says the same there.
+* So is one inside the class a tool returns, when its ``outputSchema`` is made from it
+  (``tools``): pydantic writes that schema too.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from mcp_elicit.forms.field_values import check_range
 from mcp_elicit.forms.fields import Integer, Number, String
 from mcp_elicit.forms.formats import FORMAT_CHECKS, format_message
 
-__all__ = ["with_pydantic_fields"]
+__all__ = ["refuse_fields_in_classes", "with_pydantic_fields"]
 
 #: What each kind of parameter may be told, besides ``title`` and ``description``.
 _APPLIES: Final[dict[str, frozenset[str]]] = {
@@ -65,14 +67,21 @@ _ITEMS: Final = (list, set, frozenset, tuple, collections.abc.Sequence, collecti
 def with_pydantic_fields(where: str, name: str, hint: Any) -> Any:
     """``hint`` with each ``Field`` in it made pydantic's metadata (``hint`` itself when
     it has none); ``TypeError`` naming ``where`` and ``name`` for what cannot apply."""
+    refuse_fields_in_classes(where, f"the type of {name}", hint)
+    return _translated(where, name, hint)
+
+
+def refuse_fields_in_classes(where: str, what: str, hint: Any) -> None:
+    """``TypeError`` naming ``where``, ``what`` (``hint``) and the class and field, when a
+    dataclass, TypedDict or pydantic model in ``hint`` has a ``Field`` (a parameter's type,
+    or a tool's return type, whose ``outputSchema`` pydantic makes)."""
     inside = _in_a_class(hint, set())
     if inside is not None:
         raise TypeError(
-            f"{where}: the type of {name} holds {inside}, whose mcp_elicit.Field pydantic does not read "
+            f"{where}: {what} holds {inside}, whose mcp_elicit.Field pydantic does not read "
             "inside a class, so it would be neither shown nor checked; there, use pydantic.Field "
             "(title=, description=, ge=, le=, min_length=, max_length=)"
         )
-    return _translated(where, name, hint)
 
 
 def _translated(where: str, name: str, hint: Any) -> Any:
@@ -100,6 +109,8 @@ def _in_a_class(hint: Any, seen: set[type]) -> str | None:
             except Exception:  # a name it cannot resolve: pydantic says so, as for any hint
                 return None
             for key, field_hint in fields.items():
+                while typing.get_origin(field_hint) in (typing.Required, typing.NotRequired):
+                    (field_hint,) = typing.get_args(field_hint)  # a TypedDict's key, marked
                 metadata = getattr(field_hint, "__metadata__", ())
                 if any(isinstance(m, Field) for m in metadata):
                     return f"{hint.__qualname__}.{key}"

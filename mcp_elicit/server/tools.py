@@ -8,7 +8,8 @@ can correct itself. Whatever the function raises, other than a protocol error
 result: ``ToolError`` with its message as is, anything else prefixed with the tool's name;
 so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
-``outputSchema`` and ``structuredContent``. A tool with an ``outputSchema`` (derived or
+``outputSchema`` and ``structuredContent`` (an ``mcp_elicit.Field`` in it is refused, as
+in a parameter's class: ``parameter_fields``). A tool with an ``outputSchema`` (derived or
 given) answers ``structuredContent``, which fits an explicit ``output_schema=``: a result
 without it (text, a list, a ``CallToolResult`` without it) or one that does not fit is an
 ``isError`` result saying so (and logged); an ``isError`` result owes no structure.
@@ -32,6 +33,7 @@ from mcp_elicit.core.mrtr import InputRequired
 from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchError, ToolError
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
+from mcp_elicit.server.parameter_fields import refuse_fields_in_classes
 from mcp_elicit.server.results import CONTENT_TYPES, tool_result
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
@@ -126,6 +128,8 @@ class ToolDef:
             )
         elif structured is not False:
             out = _output_schema(sig.return_annotation)
+            if out is not None:
+                refuse_fields_in_classes(f"tool {tool_name!r}", "the return type", sig.return_annotation)
         doc = description if description is not None else handler_doc(fn)
         tool = cls(
             name=tool_name,

@@ -6,6 +6,7 @@ every message checked against the schema."""
 from __future__ import annotations
 
 import re
+import typing
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -213,7 +214,17 @@ async def order(orders: list[Order] | None = None) -> str:
     return repr(orders)
 
 
-@pytest.mark.parametrize(("handler", "inside"), [(book, "Booking.guests"), (order, "Order.items")])
+class Seat(typing.TypedDict, total=False):
+    row: typing.Required[Annotated[int, Field(minimum=1)]]
+
+
+async def seat(where: Seat) -> str:
+    return repr(where)
+
+
+@pytest.mark.parametrize(
+    ("handler", "inside"), [(book, "Booking.guests"), (order, "Order.items"), (seat, "Seat.row")]
+)
 def test_a_field_inside_a_class_a_parameter_is_typed_with_is_refused(handler: Any, inside: str) -> None:
     """pydantic reads a dataclass's or a model's fields itself and ignores the Field there:
     the bounds of a form's dataclass reused as an argument were neither shown nor checked."""
@@ -222,3 +233,49 @@ def test_a_field_inside_a_class_a_parameter_is_typed_with_is_refused(handler: An
         TypeError, match=rf"^{handler.__name__}: the type of \w+ holds {inside}, .*pydantic.Field"
     ):
         app.tool()(handler)
+
+
+class Stay(typing.TypedDict):
+    nights: Annotated[int, Field(minimum=1, description="How many nights")]
+
+
+class Confirmation(pydantic.BaseModel):
+    bookings: list[Booking]
+
+
+async def booked() -> Booking:
+    return Booking(guests=0)
+
+
+async def stayed() -> Stay:
+    return {"nights": 0}
+
+
+async def confirmed() -> Confirmation:
+    return Confirmation(bookings=[Booking(guests=0)])
+
+
+@pytest.mark.parametrize(
+    ("handler", "inside"),
+    [(booked, "Booking.guests"), (stayed, "Stay.nights"), (confirmed, "Booking.guests")],
+)
+def test_a_field_inside_a_class_a_tool_returns_is_refused(handler: Any, inside: str) -> None:
+    """It was ignored: the outputSchema had neither its description nor its bound, and a
+    result out of the bound went out as it was."""
+    app = Server("returns")
+    with pytest.raises(
+        TypeError,
+        match=rf"^tool '{handler.__name__}': the return type holds {inside}, .*use pydantic.Field",
+    ):
+        app.tool()(handler)
+
+
+async def test_a_field_in_a_return_type_without_an_output_schema_is_left_alone(wire: WireChecker) -> None:
+    """No outputSchema is made from the return type (``structured=False``, or one given), so
+    there is nothing the Field would be missing from."""
+    app = Server("returns")
+    app.tool(structured=False)(booked)
+    app.tool(name="given", output_schema={"type": "object"})(stayed)
+    tools = await MemoryClient(app, checker=wire).result("tools/list")
+    assert "outputSchema" not in listed(tools, "booked")
+    assert listed(tools, "given")["outputSchema"] == {"type": "object"}
