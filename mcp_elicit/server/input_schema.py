@@ -1,5 +1,5 @@
 """Arguments checked against a tool's explicit ``input_schema=`` (and structured results
-against an explicit ``output_schema=``, the same way).
+against its ``outputSchema``, given or derived from its return type, the same way).
 
 A schema derived from the type hints is enforced by binding the arguments to the
 signature. An explicit one says more than the signature can (``if``/``then``, ``anyOf``,
@@ -48,7 +48,7 @@ def compile_input_schema(
     against it.
 
     Raises ValueError, naming ``tool``, when ``schema`` is not valid JSON Schema."""
-    jsonschema: Any = importlib.import_module("jsonschema")  # untyped; loaded only for explicit schemas
+    jsonschema: Any = importlib.import_module("jsonschema")  # untyped; loaded only when a tool needs it
     unresolvable: Any = importlib.import_module("referencing.exceptions").Unresolvable
     cls = jsonschema.validators.validator_for(schema, default=None)
     if cls is None:

@@ -10,7 +10,8 @@ so is a return value that cannot be sent (bytes not wrapped, an object with no J
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
 ``outputSchema`` and ``structuredContent`` (an ``mcp_elicit.Field`` in it is refused, as
 in a parameter's class: ``parameter_fields``). A tool with an ``outputSchema`` (derived or
-given) answers ``structuredContent``, which fits an explicit ``output_schema=``: a result
+given) answers ``structuredContent``, which fits it (a dataclass or TypedDict is not
+checked when it is made, so a derived one is checked too): a result
 without it (text, a list, a ``CallToolResult`` without it) or one that does not fit is an
 ``isError`` result saying so (and logged); an ``isError`` result owes no structure.
 """
@@ -91,7 +92,7 @@ class ToolDef:
     task: Literal["optional", "required"] | None = None
     #: The check of an explicit ``input_schema=``; None when the schema is derived.
     check_arguments: ArgumentsCheck | None = None
-    #: The check of an explicit ``output_schema=``; None when derived (the type holds it).
+    #: The check of ``structuredContent`` against the ``outputSchema``, given or derived.
     check_output: ArgumentsCheck | None = None
 
     @classmethod
@@ -121,15 +122,15 @@ class ToolDef:
             raise ValueError(f"tool {tool_name!r}: {exc}") from None
         check = compile_input_schema(tool_name, schema) if input_schema is not None else None
         out = dict(output_schema) if output_schema is not None else None
-        check_output = None
-        if out is not None:
-            check_output = compile_input_schema(
-                tool_name, out, field="output_schema", root="structuredContent"
-            )
-        elif structured is not False:
+        if out is None and structured is not False:
             out = _output_schema(sig.return_annotation)
             if out is not None:
                 refuse_fields_in_classes(f"tool {tool_name!r}", "the return type", sig.return_annotation)
+        check_output = None
+        if out is not None:  # derived too: a dataclass or TypedDict is not checked when made
+            check_output = compile_input_schema(
+                tool_name, out, field="output_schema", root="structuredContent"
+            )
         doc = description if description is not None else handler_doc(fn)
         tool = cls(
             name=tool_name,
@@ -216,10 +217,10 @@ class ToolDef:
                 if given
                 else f"the function returned {type(value).__name__}, not structured content"
             )
-        elif self.check_output is not None:
-            problem = self.check_output(result["structuredContent"])
         else:
-            return result
+            problem = (
+                self.check_output(result["structuredContent"]) if self.check_output is not None else None
+            )
         if problem is None:
             return result
         log.error("tool %s: the result does not fit its outputSchema: %s", self.name, problem)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
+from pydantic import Field
 
 from mcp_elicit import Server
 
@@ -30,6 +31,15 @@ class Tagged:
 class Raw:
     name: str
     payload: bytes
+
+
+@dataclass
+class Booking:
+    guests: Annotated[int, Field(ge=1, le=20, description="Party size")]
+
+
+class Stay(TypedDict):
+    nights: int
 
 
 class Opaque:
@@ -95,3 +105,39 @@ async def test_a_value_json_cannot_carry_is_a_tool_error_saying_so(
     assert message.startswith(f"{tool}: the function's return value cannot be sent: ")
     assert fragment in message
     assert any(fragment in r.getMessage() for r in caplog.records)
+
+
+async def test_a_result_out_of_the_output_schema_its_type_gives_is_a_tool_error(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A dataclass or TypedDict is not checked when it is made: a result out of the bounds
+    its outputSchema shows (or a TypedDict of the wrong shape) went out as
+    structuredContent, breaking the schema the tool declared."""
+    app = Server("bounds")
+    returned: list[Any] = []
+
+    @app.tool()
+    async def booked() -> Booking:
+        return returned[0]  # type: ignore[no-any-return]
+
+    @app.tool()
+    async def stayed() -> Stay:
+        return returned[0]  # type: ignore[no-any-return]
+
+    client = MemoryClient(app, checker=wire)
+    tools = (await client.result("tools/list"))["tools"]
+    assert tools[0]["outputSchema"]["properties"]["guests"]["minimum"] == 1
+    for name, value, fragment in (
+        ("booked", Booking(guests=0), "structuredContent['guests']: 0 is less than the minimum of 1"),
+        ("stayed", {"nights": "two"}, "structuredContent['nights']: 'two' is not of type 'integer'"),
+        ("stayed", {}, "structuredContent: 'nights' is a required property"),
+    ):
+        returned[:] = [value]
+        with caplog.at_level(logging.ERROR, logger="mcp_elicit.server"):
+            result = await client.result("tools/call", {"name": name})
+        assert result["isError"] is True and "structuredContent" not in result, (name, result)
+        message = result["content"][0]["text"]
+        assert message == f"{name}: the result does not fit the tool's outputSchema: {fragment}"
+        assert any(fragment in r.getMessage() for r in caplog.records)
+    returned[:] = [Booking(guests=20)]
+    assert (await client.result("tools/call", {"name": "booked"}))["structuredContent"] == {"guests": 20}
