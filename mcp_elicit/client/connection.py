@@ -30,6 +30,7 @@ from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked
 from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
 from mcp_elicit.core.client_inputs import ServerInfo
+from mcp_elicit.core.rounds import shown_text
 from mcp_elicit.errors import ProtocolViolation, RequestTimeout
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
@@ -263,7 +264,7 @@ class Connection:
                 log.warning(
                     "%s sent a %s request on a request's stream, which its revision forbids; ignored",
                     self.server,
-                    item.method,
+                    shown_text(item.method),
                 )
 
     async def notify(self, method: str, params: Mapping[str, Any]) -> None:

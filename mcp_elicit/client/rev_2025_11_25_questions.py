@@ -72,7 +72,7 @@ from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.interrupts import Interrupt, carried, reraise
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
-from mcp_elicit.core.rounds import RoundLimits, quoted
+from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
 from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolation
 from mcp_elicit.wire.jsonrpc import Notification, Request
 
@@ -149,7 +149,7 @@ class ServerQuestions:
                 "sent to it (the server would read any response under that id as the answer to the "
                 "first), and the first is answered as usual",
                 self.conn.server,
-                request.method,
+                shown_text(request.method),
                 rid,
             )
             task = asyncio.ensure_future(asyncio.sleep(0))
@@ -288,7 +288,9 @@ class ServerQuestions:
             task = self._answering.get(rid) if isinstance(rid, str | int) else None
             if task is not None and not task.done():
                 log.info(
-                    "%s withdrew its question (%s)", self.conn.server, params.get("reason", "no reason given")
+                    "%s withdrew its question (%s)",
+                    self.conn.server,
+                    shown_text(str(params.get("reason", "no reason given"))),
                 )
                 task.cancel()
         await self.conn.notify(message.method, params)
@@ -388,7 +390,7 @@ class ServerQuestions:
             return error(request.id, -32603, f"The client could not produce a valid answer: {exc}")
         except Exception:  # the server still gets an answer; the details (which may quote what the
             # person typed: int("…") in an answerer) stay here
-            log.exception("answering %s from %s failed", request.method, self.conn.server)
+            log.exception("answering %s from %s failed", shown_text(request.method), self.conn.server)
             return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
         return self.conn.builder.result(request.id, result)
 
@@ -413,7 +415,9 @@ class ServerQuestions:
         """Answer -32600 to a request (not a ``ping``) the server sent before the session
         was initialized: nobody is asked."""
         log.warning(
-            "%s sent %s before the session was initialized; refused", self.conn.server, request.method
+            "%s sent %s before the session was initialized; refused",
+            self.conn.server,
+            shown_text(request.method),
         )
         text = (
             f"Invalid Request: {request.method} came before the session was initialized; a server may "

@@ -53,7 +53,7 @@ from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin
 from mcp_elicit.core.era import retry_version
-from mcp_elicit.core.rounds import Complete, NeedInput, RoundLimits, Rounds
+from mcp_elicit.core.rounds import Complete, NeedInput, RoundLimits, Rounds, shown_text
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.errors import (
@@ -152,7 +152,7 @@ class ModernSession:
         declared = isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions
         watch = TaskWatch.start(method, created, declared=declared, now=time.monotonic())
         task = {"taskId": watch.task_id}
-        log.info("%s: %s goes on as task %s", self.conn.server, method, watch.task_id)
+        log.info("%s: %s goes on as task %s", self.conn.server, method, shown_text(watch.task_id))
         told: tuple[object, object] | None = None
 
         async def tell(state: Mapping[str, Any]) -> None:
@@ -235,16 +235,16 @@ class ModernSession:
         except MethodNotFound:
             self.listens = False
         except (MCPElicitError, OSError) as exc:  # a refusal, a dropped stream: the polls go on
-            log.debug("%s: not listening for task %s: %s", self.conn.server, task_id, exc)
+            log.debug("%s: not listening for task %s: %s", self.conn.server, shown_text(task_id), exc)
         except Exception:  # a bug here must not fail the call the polls can finish
-            log.warning("listening for task %s failed; polling only", task_id, exc_info=True)
+            log.warning("listening for task %s failed; polling only", shown_text(task_id), exc_info=True)
 
     async def _cancel_task(self, task: Mapping[str, Any]) -> None:
         """``tasks/cancel``, best effort and briefly: the call was abandoned."""
         try:
             await asyncio.wait_for(self.roundtrip("tasks/cancel", task), _CANCEL_SECONDS)
         except Exception as exc:
-            log.info("%s: could not cancel task %s: %s", self.conn.server, task["taskId"], exc)
+            log.info("%s: could not cancel task %s: %s", self.conn.server, shown_text(task["taskId"]), exc)
 
     async def roundtrip(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """One request on the wire (a fresh id each time); its result, version and header

@@ -34,7 +34,7 @@ from typing import Any, Final, Literal
 
 from pydantic import ValidationError
 
-from mcp_elicit.core.rounds import quoted
+from mcp_elicit.core.rounds import quoted, shown_text
 from mcp_elicit.errors import (
     FormSchemaError,
     FormValidationError,
@@ -89,10 +89,10 @@ class ServerInfo:
             where=where,
         )
 
-    def __str__(self) -> str:
+    def __str__(self) -> str:  # in every message about the server: what it chose, escaped
         label = self.title or self.name
         version = f" {self.version}" if self.version else ""
-        return f"{label}{version}" + (f" ({self.where})" if self.where else "")
+        return shown_text(f"{label}{version}" + (f" ({self.where})" if self.where else ""))
 
 
 def _text(value: object) -> str:

@@ -52,6 +52,7 @@ __all__ = [
     "Step",
     "input_requests",
     "quoted",
+    "shown_text",
 ]
 
 #: Client requests whose result may be ``input_required``.
@@ -289,3 +290,12 @@ def quoted(value: object) -> str:
     and cut short (``repr`` itself recurses, past Python's limit for JSON nested about a
     thousand deep, which a JSON reader takes, and quotes a megabyte whole)."""
     return _QUOTE.repr(value)
+
+
+def shown_text(text: str) -> str:
+    """A server's text (its name, a command, a method) as a message says it: as it is, but
+    each character a terminal could act on (a control character, an escape) written as
+    ``repr`` writes it (``\\x1b``), without quotes."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)

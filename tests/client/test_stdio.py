@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import logging
 import os
 import sys
 import textwrap
@@ -91,6 +92,34 @@ async def test_a_legacy_server_that_ignores_the_probe_gets_initialize_after_the_
         assert loop.time() - start >= 0.5
         assert client.revision == "2025-06-18"
         assert [t["name"] for t in await client.list_tools()] == ["echo"]
+
+
+RED = textwrap.dedent(
+    """
+    import json, sys
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg.get("method") == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {},
+                      "serverInfo": {"name": "\\x1b[31mred", "version": "1\\x1b[0m"}}
+            print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+    """
+)
+
+
+async def test_the_servers_name_and_command_reach_the_log_escaped(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = tmp_path / "red.py"
+    script.write_text(RED)
+    caplog.set_level(logging.INFO, logger="mcp_elicit.client")
+    async with connect_stdio([sys.executable, str(script), "\x1b[31m"], versions=["2025-11-25"]) as client:
+        assert client.server_info.name == "\x1b[31mred"  # the value itself stays as sent
+    logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("connected to ")]
+    assert len(logged) == 1
+    assert "\x1b" not in logged[0]
+    assert logged[0].startswith(r"connected to \x1b[31mred 1\x1b[0m (")
+    assert logged[0].endswith(r" '\x1b[31m') at MCP 2025-11-25")
 
 
 async def test_a_server_that_dies_says_how_with_its_stderr(tmp_path: Path) -> None:
