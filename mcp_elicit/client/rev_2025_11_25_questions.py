@@ -122,6 +122,9 @@ class ServerQuestions:
         #: Ctrl-C met while answering a question during one (see ``interrupts``).
         self._callers: dict[Any, asyncio.Task[Any]] = {}
         self._interrupts: dict[Any, Interrupt] = {}
+        #: How often the client cancelled each request's task to bring it a Ctrl-C: undone
+        #: when it is raised there, no more (a caller's own cancellation, a timeout, stays).
+        self._cancels: dict[Any, int] = {}
         #: Requests refused beyond ``max_requests`` since the last warning of it.
         self._refused = 0
         #: The client's requests in flight during which questions were refused beyond the
@@ -213,10 +216,11 @@ class ServerQuestions:
         finally:
             self._callers.pop(during, None)
             carrier = self._interrupts.pop(during, None)
-            if carrier is not None:
-                task = asyncio.current_task()
+            task = asyncio.current_task()
+            for _ in range(self._cancels.pop(during, 0)):  # _carry cancelled it to bring it here
                 if task is not None and task.cancelling():
-                    task.uncancel()  # _carry cancelled it to bring it here
+                    task.uncancel()
+            if carrier is not None:
                 reraise(carrier)
 
     def _carry(self, during: Any, task: asyncio.Task[None]) -> None:
@@ -230,7 +234,8 @@ class ServerQuestions:
         if caller is None or caller.done():
             reraise(carrier)
         self._interrupts.setdefault(during, carrier)
-        caller.cancel()
+        if caller.cancel():
+            self._cancels[during] = self._cancels.get(during, 0) + 1
 
     async def close(self) -> None:
         """Stop answering: every answer still being made is cancelled (none is sent)."""
