@@ -5,16 +5,20 @@ MIME type is never guessed; ``mcp_types`` content models pass through; a list is
 its items; ``None`` is no content. For tools, a mapping, dataclass or pydantic model is
 structured content plus its JSON as text, so clients that ignore ``structuredContent``
 still see it; a set in it is a JSON array, and a value JSON has no form for (bytes, an
-object of a class of its own) is a ``TypeError`` saying what to return. Any other value
-is its text, unless it has none of its own (``<Thing object at 0x...>``): a ``TypeError``. A ``CallToolResult`` passes through untouched but for ``resultType``, which
-the revision sets (2025-11-25 has none).
+object of a class of its own) is a ``TypeError`` saying what to return. A value of the
+dataclass or TypedDict a tool returns is written by the pydantic adapter its
+``outputSchema`` came from (``structured_as``), so it fits that schema: fields under
+their aliases, a duration or a decimal as pydantic writes it (bytes are still refused).
+Any other value is its text, unless it has none of its own (``<Thing object at 0x...>``):
+a ``TypeError``. A ``CallToolResult`` passes through untouched but for ``resultType``,
+which the revision sets (2025-11-25 has none).
 """
 
 from __future__ import annotations
 
 import base64
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +33,8 @@ from mcp_types import (
     TextContent,
     TextResourceContents,
 )
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
+from pydantic_core import PydanticSerializationError, to_jsonable_python
 
 __all__ = [
     "Audio",
@@ -38,6 +43,7 @@ __all__ = [
     "Image",
     "content_blocks",
     "dump",
+    "structured_as",
     "structured_value",
     "tool_result",
 ]
@@ -150,6 +156,35 @@ def structured_value(value: object) -> Any:
     return None
 
 
+def structured_as(adapter: TypeAdapter[Any], kind: type) -> Callable[[object], Any]:
+    """``structured_value`` for a tool returning the type ``adapter`` is of: a value of
+    ``kind`` (the dataclass, or ``Mapping`` for a TypedDict) is written by ``adapter``, as its
+    JSON Schema describes it (aliases, ...). In Python form, then JSON: pydantic's JSON mode
+    would write bytes as UTF-8 text (or fail on other bytes), where ``_default`` refuses
+    them saying what to give."""
+    write = adapter.dump_python
+
+    def structured(value: object) -> Any:
+        if not isinstance(value, kind):
+            return structured_value(value)
+        # warnings off: a value of the wrong type is written as it is, and the check of
+        # the outputSchema says what is wrong with it
+        return orjson.loads(orjson.dumps(write(value, by_alias=True, warnings=False), default=_typed))
+
+    return structured
+
+
+def _typed(value: object) -> Any:
+    """``_default``, and pydantic's JSON form of what its schemas show one for (a duration
+    is a string, ``"PT2H"``), in a value of a tool's return type."""
+    if isinstance(value, BaseModel | set | frozenset | bytes | bytearray):
+        return _default(value)
+    try:
+        return to_jsonable_python(value)
+    except PydanticSerializationError:
+        return _default(value)  # its TypeError, saying what to give
+
+
 def _default(value: object) -> Any:
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
@@ -166,8 +201,9 @@ def _default(value: object) -> Any:
     )
 
 
-def tool_result(value: object, *, structured: bool) -> dict[str, Any]:
-    """The ``tools/call`` result for a tool's return value."""
+def tool_result(value: object, *, structured: Callable[[object], Any] | None) -> dict[str, Any]:
+    """The ``tools/call`` result for a tool's return value; ``structured`` writes the
+    structured content of a tool with an ``outputSchema`` (``structured_value``...)."""
     if isinstance(value, str):  # the common answer, first: text, whatever the output schema
         return {"content": [{"type": "text", "text": value}]}
     if isinstance(value, CallToolResult):
@@ -175,8 +211,8 @@ def tool_result(value: object, *, structured: bool) -> dict[str, Any]:
         whole = dump(value)
         whole.pop("resultType", None)
         return whole
-    if structured:
-        data = structured_value(value)
+    if structured is not None:
+        data = structured(value)
         if data is not None:
             return {
                 "content": [{"type": "text", "text": orjson.dumps(data).decode()}],

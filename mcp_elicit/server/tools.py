@@ -8,12 +8,14 @@ can correct itself. Whatever the function raises, other than a protocol error
 result: ``ToolError`` with its message as is, anything else prefixed with the tool's name;
 so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
-``outputSchema`` and ``structuredContent`` (an ``mcp_elicit.Field`` in it is refused, as
-in a parameter's class: ``parameter_fields``). A tool with an ``outputSchema`` (derived or
-given) answers ``structuredContent``, which fits it (a dataclass or TypedDict is not
-checked when it is made, so a derived one is checked too): a result
-without it (text, a list, a ``CallToolResult`` without it) or one that does not fit is an
-``isError`` result saying so (and logged); an ``isError`` result owes no structure.
+``outputSchema`` and ``structuredContent``, written by the same pydantic adapter as that
+schema (built once, here), so it fits it: fields under their aliases (``results``). An
+``mcp_elicit.Field`` in it is refused, as in a parameter's class (``parameter_fields``). A tool with an
+``outputSchema`` (derived or given) answers ``structuredContent``, which fits it (a
+dataclass or TypedDict is not checked when it is made, so a derived one is checked too):
+a result without it (text, a list, a ``CallToolResult`` without it) or one that does not
+fit is an ``isError`` result saying so (and logged); an ``isError`` result owes no
+structure.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchErro
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.parameter_fields import refuse_fields_in_classes
-from mcp_elicit.server.results import CONTENT_TYPES, tool_result
+from mcp_elicit.server.results import CONTENT_TYPES, structured_as, structured_value, tool_result
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.wire.headers import InvalidHeaderSpec, header_params
@@ -57,7 +59,9 @@ def error_result(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
-def _output_schema(annotation: Any) -> dict[str, Any] | None:
+def _output_schema(annotation: Any) -> tuple[dict[str, Any], Callable[[object], Any]] | None:
+    """The ``outputSchema`` a return type gives, and what writes its values to fit it
+    (from the same adapter, built here once), or None when it gives none."""
     target = annotation
     if typing.get_origin(target) is typing.Annotated:
         target = typing.get_args(target)[0]
@@ -68,9 +72,12 @@ def _output_schema(annotation: Any) -> dict[str, Any] | None:
     ) or is_typeddict(target)
     if not structured:
         return None
-    schema = TypeAdapter(target).json_schema()
+    adapter: TypeAdapter[Any] = TypeAdapter(target)
+    schema = adapter.json_schema()
     schema.pop("title", None)
-    return schema
+    if issubclass(target, BaseModel):  # it writes itself as its schema shows: by alias, as JSON
+        return schema, structured_value
+    return schema, structured_as(adapter, Mapping if is_typeddict(target) else target)
 
 
 @dataclass(slots=True)
@@ -94,6 +101,8 @@ class ToolDef:
     check_arguments: ArgumentsCheck | None = None
     #: The check of ``structuredContent`` against the ``outputSchema``, given or derived.
     check_output: ArgumentsCheck | None = None
+    #: What writes ``structuredContent`` (with an ``outputSchema``): ``results.structured_as``.
+    structured: Callable[[object], Any] | None = None
 
     @classmethod
     def build(
@@ -122,10 +131,10 @@ class ToolDef:
             raise ValueError(f"tool {tool_name!r}: {exc}") from None
         check = compile_input_schema(tool_name, schema) if input_schema is not None else None
         out = dict(output_schema) if output_schema is not None else None
-        if out is None and structured is not False:
-            out = _output_schema(sig.return_annotation)
-            if out is not None:
-                refuse_fields_in_classes(f"tool {tool_name!r}", "the return type", sig.return_annotation)
+        write: Callable[[object], Any] | None = None if out is None else structured_value
+        if out is None and structured is not False and (derived := _output_schema(sig.return_annotation)):
+            out, write = derived
+            refuse_fields_in_classes(f"tool {tool_name!r}", "the return type", sig.return_annotation)
         check_output = None
         if out is not None:  # derived too: a dataclass or TypedDict is not checked when made
             check_output = compile_input_schema(
@@ -146,6 +155,7 @@ class ToolDef:
             header_params=headers,
             check_arguments=check,
             check_output=check_output,
+            structured=write,
         )
         tool.wire = tool._wire()
         return tool
@@ -200,7 +210,7 @@ class ToolDef:
     def done(self, value: object) -> dict[str, Any]:
         """The result for what the function returned."""
         try:
-            result = tool_result(value, structured=self.output_schema is not None)
+            result = tool_result(value, structured=self.structured)
         except TypeError as exc:  # a value it cannot send (orjson's errors are TypeErrors)
             reason = exc.__cause__ if isinstance(exc.__cause__, TypeError) else exc  # orjson wraps ours
             log.error("tool %s: the function's return value cannot be sent: %s", self.name, reason)

@@ -6,10 +6,15 @@ sent as text. Driven in memory, every message checked against the schema."""
 
 from __future__ import annotations
 
+import datetime
+import enum
 import logging
 from dataclasses import dataclass
 from typing import Annotated, Any, TypedDict
 
+import jsonschema
+import orjson
+import pydantic
 import pytest
 from pydantic import Field
 
@@ -141,3 +146,70 @@ async def test_a_result_out_of_the_output_schema_its_type_gives_is_a_tool_error(
         assert any(fragment in r.getMessage() for r in caplog.records)
     returned[:] = [Booking(guests=20)]
     assert (await client.result("tools/call", {"name": "booked"}))["structuredContent"] == {"guests": 20}
+
+
+class Meal(enum.Enum):
+    LUNCH = "lunch"
+    DINNER = "dinner"
+
+
+@dataclass
+class Table:
+    party_size: Annotated[int, Field(alias="partySize")]
+    day: datetime.date
+    meal: Meal
+    stay: datetime.timedelta
+
+
+class TableDict(TypedDict):
+    party_size: Annotated[int, Field(alias="partySize")]
+    day: datetime.date
+    meal: Meal
+
+
+class TableModel(pydantic.BaseModel):
+    party_size: Annotated[int, Field(alias="partySize")]
+    day: datetime.date
+    meal: Meal
+
+
+DAY = datetime.date(2026, 12, 5)
+
+
+def tables() -> Server:
+    app = Server("aliases")
+
+    @app.tool()
+    async def table() -> Table:
+        return Table(party_size=4, day=DAY, meal=Meal.DINNER, stay=datetime.timedelta(hours=2))
+
+    @app.tool()
+    async def table_dict() -> TableDict:
+        return {"party_size": 4, "day": DAY, "meal": Meal.DINNER}
+
+    @app.tool()
+    async def table_model() -> TableModel:
+        return TableModel(partySize=4, day=DAY, meal=Meal.DINNER)
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("tool", "extra"), [("table", {"stay": "PT2H"}), ("table_dict", {}), ("table_model", {})]
+)
+async def test_structured_content_is_written_as_its_output_schema_describes_it(
+    wire: WireChecker, tool: str, extra: dict[str, Any]
+) -> None:
+    """The outputSchema names a field by its pydantic alias, and shows a date, an enum and
+    a duration as pydantic writes them; structuredContent was written under the Python
+    names (and a duration had no JSON form), so since results are checked against that
+    schema, every call was an isError."""
+    client = MemoryClient(tables(), checker=wire)
+    tools = {t["name"]: t for t in (await client.result("tools/list"))["tools"]}
+    schema = tools[tool]["outputSchema"]
+    assert "partySize" in schema["properties"] and "party_size" not in schema["properties"]
+    result = await client.result("tools/call", {"name": tool})
+    assert "isError" not in result, result
+    assert result["structuredContent"] == {"partySize": 4, "day": "2026-12-05", "meal": "dinner"} | extra
+    jsonschema.validate(result["structuredContent"], schema)
+    assert orjson.loads(result["content"][0]["text"]) == result["structuredContent"]
