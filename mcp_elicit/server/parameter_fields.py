@@ -23,7 +23,9 @@ Rules:
   those classes itself and would ignore it, and a twin class would not be the one the
   function expects; ``pydantic.Field`` says the same there.
 * So is one inside the class a tool returns, when its ``outputSchema`` is made from it
-  (``tools``): pydantic writes that schema too.
+  (``tools``): pydantic writes that schema too. One on a tool's return type itself
+  (``-> Annotated[str, Field(...)]``) is refused always: a result is described by the
+  tool's description, or by the fields of the class it is.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from mcp_elicit.forms.field_values import check_range
 from mcp_elicit.forms.fields import Integer, Number, String
 from mcp_elicit.forms.formats import FORMAT_CHECKS, format_message
 
-__all__ = ["refuse_fields_in_classes", "with_pydantic_fields"]
+__all__ = ["refuse_fields_in_classes", "refuse_fields_on_result", "with_pydantic_fields"]
 
 #: What each kind of parameter may be told, besides ``title`` and ``description``.
 _APPLIES: Final[dict[str, frozenset[str]]] = {
@@ -82,6 +84,23 @@ def refuse_fields_in_classes(where: str, what: str, hint: Any) -> None:
             "inside a class, so it would be neither shown nor checked; there, use pydantic.Field "
             "(title=, description=, ge=, le=, min_length=, max_length=)"
         )
+
+
+def refuse_fields_on_result(where: str, hint: Any) -> None:
+    """``TypeError`` naming ``where`` when a tool's return type ``hint`` has a ``Field``
+    outside any class (on the type itself, or on an item of a list): nothing reads it."""
+    if _has_field(hint):
+        raise TypeError(
+            f"{where}: the return type has an mcp_elicit.Field, which nothing reads on a result, so "
+            "it would be neither shown nor checked; say what the tool returns in its description=, "
+            "or return a dataclass, TypedDict or pydantic model whose fields use pydantic.Field"
+        )
+
+
+def _has_field(hint: Any) -> bool:
+    if typing.get_origin(hint) is typing.Annotated:
+        return any(isinstance(m, Field) for m in hint.__metadata__) or _has_field(typing.get_args(hint)[0])
+    return any(_has_field(arg) for arg in typing.get_args(hint))
 
 
 def _translated(where: str, name: str, hint: Any) -> Any:

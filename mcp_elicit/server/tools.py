@@ -10,7 +10,8 @@ so is a return value that cannot be sent (bytes not wrapped, an object with no J
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
 ``outputSchema`` and ``structuredContent``, written by the same pydantic adapter as that
 schema (built once, here), so it fits it: fields under their aliases (``results``). An
-``mcp_elicit.Field`` in it is refused, as in a parameter's class (``parameter_fields``). A tool with an
+``mcp_elicit.Field`` in it is refused, as in a parameter's class, and so is one on any
+return type itself: pydantic reads neither (``parameter_fields``). A tool with an
 ``outputSchema`` (derived or given) answers ``structuredContent``, which fits it (a
 dataclass or TypedDict is not checked when it is made, so a derived one is checked too):
 a result without it (text, a list, a ``CallToolResult`` without it) or one that does not
@@ -36,7 +37,7 @@ from mcp_elicit.core.mrtr import InputRequired
 from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchError, ToolError
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
-from mcp_elicit.server.parameter_fields import refuse_fields_in_classes
+from mcp_elicit.server.parameter_fields import refuse_fields_in_classes, refuse_fields_on_result
 from mcp_elicit.server.results import CONTENT_TYPES, structured_as, structured_value, tool_result
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
@@ -132,6 +133,7 @@ class ToolDef:
         check = compile_input_schema(tool_name, schema) if input_schema is not None else None
         out = dict(output_schema) if output_schema is not None else None
         write: Callable[[object], Any] | None = None if out is None else structured_value
+        refuse_fields_on_result(f"tool {tool_name!r}", sig.return_annotation)
         if out is None and structured is not False and (derived := _output_schema(sig.return_annotation)):
             out, write = derived
             refuse_fields_in_classes(f"tool {tool_name!r}", "the return type", sig.return_annotation)

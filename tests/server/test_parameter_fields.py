@@ -279,3 +279,32 @@ async def test_a_field_in_a_return_type_without_an_output_schema_is_left_alone(w
     tools = await MemoryClient(app, checker=wire).result("tools/list")
     assert "outputSchema" not in listed(tools, "booked")
     assert listed(tools, "given")["outputSchema"] == {"type": "object"}
+
+
+async def described() -> Annotated[str, Field(description="The booking's reference")]:
+    return "A1"
+
+
+async def numbers() -> list[Annotated[int, Field(minimum=1)]]:
+    return [1]
+
+
+class Reference(pydantic.BaseModel):
+    code: str
+
+
+async def described_booking() -> Annotated[Reference, Field(description="The booking")]:
+    return Reference(code="A1")
+
+
+@pytest.mark.parametrize("handler", [described, numbers, described_booking])
+@pytest.mark.parametrize("options", [{}, {"structured": False}, {"output_schema": {"type": "object"}}])
+def test_a_field_on_a_tool_s_return_type_is_refused(handler: Any, options: dict[str, Any]) -> None:
+    """It was ignored: a result has no schema of its own to show it in, and pydantic does
+    not read an mcp_elicit.Field there."""
+    app = Server("returns")
+    with pytest.raises(
+        TypeError,
+        match=rf"^tool '{handler.__name__}': the return type has an mcp_elicit.Field, .*description=",
+    ):
+        app.tool(**options)(handler)
