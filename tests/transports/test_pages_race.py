@@ -3,9 +3,8 @@ over real HTTP on 127.0.0.1: exactly one is saved and told so; the other is answ
 as a form sent after the save is, and the vault holds the winner's value. On one server,
 and on two instances sharing a Redis store (each form posted to a different one).
 
-The race is made the same on every run: the store holds the first secret written to the
-vault until the other request has written something to the store (or ``HOLD`` seconds
-passed), the widest window two saves can meet in.
+The race is made the same on every run (``support.gated_store``): the store holds the first
+secret written to the vault until the other request has written something to the store.
 """
 
 from __future__ import annotations
@@ -13,22 +12,20 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Mapping
-from contextlib import AbstractAsyncContextManager, AsyncExitStack
-from dataclasses import dataclass, field
+from contextlib import AsyncExitStack
 
 import pytest
 
 from mcp_elicit import KeyRing, Server
-from mcp_elicit.stores import MemoryStore, RedisStore, Store, Subscription
+from mcp_elicit.stores import MemoryStore, RedisStore, Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support.gated_store import Gate, GatedStore
 from support.pages import browser, form_of, open_page
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
 KEY = bytes(range(8, 40))
-#: Seconds the first vault write waits at most for the other request.
-HOLD = 10.0
 #: Bounds the whole race, so a hang fails the test instead of stalling it.
 RACE_TIMEOUT = 30.0
 
@@ -36,70 +33,6 @@ RACE_TIMEOUT = 30.0
 class CookieAuth:
     async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
         return {"alice": "alice"}.get(cookies.get("who", ""))
-
-
-@dataclass
-class Gate:
-    """Shared by the stores of every instance: once ``armed``, the first vault write waits
-    until another task (another request) has written to the store."""
-
-    armed: bool = False
-    held: asyncio.Task[object] | None = None
-    writers: set[asyncio.Task[object]] = field(default_factory=set)
-    other_wrote: asyncio.Event = field(default_factory=asyncio.Event)
-
-    async def write(self, namespace: str) -> None:
-        task = asyncio.current_task()
-        if not self.armed or task is None:
-            return
-        self.writers.add(task)
-        if self.held is None and namespace == "vault":
-            self.held = task
-            if self.writers - {task}:
-                return
-            try:
-                async with asyncio.timeout(HOLD):
-                    await self.other_wrote.wait()
-            except TimeoutError:
-                pass
-        elif self.held is not None and task is not self.held:
-            self.other_wrote.set()
-
-
-class GatedStore:
-    """``inner``, its writes passing through ``gate`` first."""
-
-    def __init__(self, inner: Store, gate: Gate) -> None:
-        self.inner = inner
-        self.gate = gate
-
-    async def get(self, namespace: str, key: str) -> bytes | None:
-        return await self.inner.get(namespace, key)
-
-    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
-        await self.gate.write(namespace)
-        await self.inner.put(namespace, key, value, ttl=ttl)
-
-    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
-        await self.gate.write(namespace)
-        return await self.inner.add(namespace, key, value, ttl=ttl)
-
-    async def take(self, namespace: str, key: str) -> bytes | None:
-        await self.gate.write(namespace)
-        return await self.inner.take(namespace, key)
-
-    async def delete(self, namespace: str, key: str) -> bool:
-        await self.gate.write(namespace)
-        return await self.inner.delete(namespace, key)
-
-    async def publish(self, channel: str, message: bytes) -> None:
-        await self.inner.publish(channel, message)
-
-    def subscribe(self, channel: str) -> AbstractAsyncContextManager[Subscription]:
-        return self.inner.subscribe(channel)
-
-    async def close(self) -> None:
-        await self.inner.close()
 
 
 def make_server(store: Store) -> Server:
