@@ -11,7 +11,9 @@ Rules:
 * Each "Continue" click starts one authorization request: a fresh PKCE verifier (S256)
   and a random ``state``. The state maps, once, to the flow, the verifier and the redirect
   URI: sealed, added to the store under ``oauth`` and *taken* at the callback, so a state
-  works once. The verifier leaves the server only in the token request.
+  works once. The verifier leaves the server only in the token request. Of two requests of
+  one flow coming back at once (its link opened twice), the pages keep one's tokens
+  (``transports/page_save``); the other's are not stored.
 * Tokens are sealed in the vault under kind ``tokens``, bound to (provider, principal),
   with their expiry. An expired access token is refreshed through the ``TokenExchange``
   (one refresh at a time per connection in this process), and so is one the provider's

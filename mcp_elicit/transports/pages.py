@@ -37,10 +37,13 @@ Rules:
   ``GET /mcp-elicit/oauth/callback?code&state`` (or ``error``) finds the request by its
   state, checks the browser's flow cookie and the user *before* using the state up (so a
   refused browser burns nothing), then takes the state (once), exchanges the code with the
-  verifier, stores the tokens (unless the flow ended during the token request, or while
-  they were stored) and finishes the flow: ``complete``; ``access_denied`` is ``declined``; any other failure
-  ``failed``, logged as a warning with the provider's ``error_description`` (escaped, cut
-  at 300 characters), which the page never shows.
+  verifier, stores the tokens and finishes the flow: ``complete``; ``access_denied`` is
+  ``declined``; any other failure ``failed``, logged as a warning with the provider's
+  ``error_description`` (escaped, cut at 300 characters), which the page never shows.
+  Tokens that come once the flow ended (during the token request, or while they were
+  stored) are not kept. Of two sign-ins of one flow coming back at once (its link opened
+  twice), one's tokens are kept (``page_save``, on any number of instances); the other
+  keeps nothing and is answered as a late form (409), never "Connected".
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything; the secret's field, which
@@ -87,7 +90,7 @@ from mcp_elicit.transports.page_html import (
     refusal_page,
     secret_form,
 )
-from mcp_elicit.transports.page_save import save_secret
+from mcp_elicit.transports.page_save import save_once, save_secret
 from mcp_elicit.transports.page_stamp import open_stamp, stamp
 
 __all__ = ["LOOPBACK_NAMES", "pages_app", "refusal_page"]
@@ -315,8 +318,8 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 reason = exc.error if isinstance(exc, OAuthError) else "config"
                 ended = await url_mode.flows.finish(flow, "failed", detail=reason)
             else:
-                # the flow may have ended during the token request (the request gave up,
-                # it expired): then the tokens are not kept
+                # the flow may have ended during the token request (the request gave up, it
+                # expired, another sign-in of it was kept): then the tokens are not kept
                 latest = await url_mode.flows.get(flow.id)
                 if latest is None or latest.done:
                     log.info("flow %s: ended before the sign-in did; its tokens are not kept", flow.id[:6])
@@ -324,14 +327,19 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                         return refuse(
                             410, "This request has ended", "Go back to your application and try again."
                         )
-                    return done_page(asking, latest)
-                await url_mode.oauth.save(flow.name, flow.principal, tokens)
-                ended = await url_mode.flows.finish(flow, "complete")
-                if not ended and flow.status != "complete":  # it ended otherwise while they were saved
-                    log.info("flow %s: ended while its tokens were saved; they are not kept", flow.id[:6])
-                    await url_mode.oauth.forget(flow.name, flow.principal)
-                else:
+                    return done_page(asking, latest, late=True)
+                oauth, name, principal = url_mode.oauth, flow.name, flow.principal
+                ended = await save_once(
+                    url_mode,
+                    flow,
+                    keep=lambda: oauth.save(name, principal, tokens),
+                    drop=lambda: oauth.forget(name, principal),
+                )
+                if ended:
                     log.info("flow %s: connected to %s", flow.id[:6], flow.name)
+                else:  # another sign-in of it was kept, or it ended otherwise meanwhile
+                    log.info("flow %s: ended before its tokens were kept; they are not kept", flow.id[:6])
+                    return done_page(asking, flow, late=True)
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)
         return done_page(asking, flow)
