@@ -13,6 +13,8 @@
   ``resultType``;
 * anything else 404. With ``tls=True`` the same over TLS with a self-signed certificate
   no client trusts.
+
+``serving(handler)`` serves another handler class the same way (a test's own server).
 """
 
 from __future__ import annotations
@@ -120,6 +122,20 @@ def fake_http(tmp: Path, *, tls: bool = False) -> Iterator[str]:
     scheme = "https" if tls else "http"
     try:
         yield f"{scheme}://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@contextlib.contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 in a thread until the block ends; yields the base URL."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

@@ -3,27 +3,12 @@ server redirects it: what the person gave for that server stays with that server
 
 from __future__ import annotations
 
-import contextlib
 import http.server
-import threading
-from collections.abc import Iterator
 
 import pytest
 
+from cli.fake_http import serving
 from mcp_elicit.cli.diagnose import legacy_sse_endpoint
-
-
-@contextlib.contextmanager
-def _serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 def _legacy_server(seen: list[dict[str, str]]) -> type[http.server.BaseHTTPRequestHandler]:
@@ -63,7 +48,7 @@ async def test_a_redirect_to_another_origin_leaves_the_persons_headers_behind() 
     origin: the probe still finds the legacy server there, but the key (meant for the
     server the person named) does not go with it. httpx itself drops only Authorization."""
     seen: list[dict[str, str]] = []
-    with _serving(_legacy_server(seen)) as elsewhere, _serving(_redirecting_to(elsewhere)) as named:
+    with serving(_legacy_server(seen)) as elsewhere, serving(_redirecting_to(elsewhere)) as named:
         found = await legacy_sse_endpoint(f"{named}/mcp", {"X-Api-Key": "the-secret", "Accept": "x"})
     assert found == "/messages?session_id=abc"
     assert len(seen) == 1 and "x-api-key" not in seen[0], seen
@@ -73,7 +58,7 @@ async def test_a_redirect_to_another_origin_leaves_the_persons_headers_behind() 
 @pytest.mark.anyio
 async def test_the_same_origin_keeps_them() -> None:
     seen: list[dict[str, str]] = []
-    with _serving(_legacy_server(seen)) as base:
+    with serving(_legacy_server(seen)) as base:
         found = await legacy_sse_endpoint(f"{base}/sse", {"X-Api-Key": "the-secret"})
     assert found == "/messages?session_id=abc"
     assert seen[0]["x-api-key"] == "the-secret"

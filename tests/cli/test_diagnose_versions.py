@@ -4,15 +4,13 @@ what the server did, and its advice is the CLI's own (``--protocol``), not the l
 
 from __future__ import annotations
 
-import contextlib
 import http.server
 import sys
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from cli.fake_http import serving
 from cli.helpers import fake, run
 
 HOSTILE = Path(__file__).resolve().parent.parent / "client" / "hostile_server.py"
@@ -42,19 +40,6 @@ class _NotModern(http.server.BaseHTTPRequestHandler):
     do_POST = do_GET = do_DELETE = _answer
 
 
-@contextlib.contextmanager
-def _serving() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotModern)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
-
-
 @pytest.mark.parametrize(
     ("path", "said"),
     [
@@ -69,7 +54,7 @@ def test_a_server_that_does_not_answer_discover_is_not_said_to_answer_minus_3202
     was said to have "answered the opening request with error -32022", and the advice was
     the library's versions=[...]. The server sent no error: the CLI says what it did and
     how to reach it from the command line."""
-    with _serving() as base:
+    with serving(_NotModern) as base:
         result = run(capsys, "check", f"{base}{path}", "--protocol", "2026-07-28", "--timeout", "10")
     assert result.code == 4, result.err
     assert "answered the opening request with error" not in result.err
