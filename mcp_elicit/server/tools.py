@@ -9,7 +9,9 @@ result: ``ToolError`` with its message as is, anything else prefixed with the to
 so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
 ``outputSchema`` and ``structuredContent``, written by the same pydantic adapter as that
-schema (built once, here), so it fits it: fields under their aliases (``results``). An
+schema (built once, here), so it fits it: fields under their aliases (``results``). The
+schema is that of what the adapter writes (pydantic's serialization mode: computed
+fields, serializers, serialization aliases), not of what it reads. An
 ``mcp_elicit.Field`` in it is refused, as in a parameter's class, and so is one on any
 return type itself: pydantic reads neither (``parameter_fields``). A tool with an
 ``outputSchema`` (derived or given) answers ``structuredContent``, which fits it (a
@@ -74,7 +76,8 @@ def _output_schema(annotation: Any) -> tuple[dict[str, Any], Callable[[object], 
     if not structured:
         return None
     adapter: TypeAdapter[Any] = TypeAdapter(target)
-    schema = adapter.json_schema()
+    # what is written, not what is read: computed fields, serializers, serialization aliases
+    schema = adapter.json_schema(mode="serialization")
     schema.pop("title", None)
     if issubclass(target, BaseModel):  # it writes itself as its schema shows: by alias, as JSON
         return schema, structured_value

@@ -213,3 +213,41 @@ async def test_structured_content_is_written_as_its_output_schema_describes_it(
     assert result["structuredContent"] == {"partySize": 4, "day": "2026-12-05", "meal": "dinner"} | extra
     jsonschema.validate(result["structuredContent"], schema)
     assert orjson.loads(result["content"][0]["text"]) == result["structuredContent"]
+
+
+class Priced(pydantic.BaseModel):
+    """Written otherwise than it is read: a computed field, a serializer changing the type,
+    a field read under one name and written under another."""
+
+    model_config = pydantic.ConfigDict(extra="forbid")
+    net: int = Field(validation_alias="net_in", serialization_alias="netCents")
+    when: datetime.datetime
+
+    @pydantic.computed_field  # type: ignore[prop-decorator]
+    @property
+    def gross(self) -> int:
+        return self.net * 2
+
+    @pydantic.field_serializer("when")
+    def _when(self, value: datetime.datetime) -> float:
+        return value.timestamp()
+
+
+async def test_the_output_schema_describes_what_is_written_not_what_is_read(wire: WireChecker) -> None:
+    """The outputSchema describes structuredContent, which is the model as pydantic writes
+    it: with its validation schema (what it reads), a computed field, a serializer's type or
+    a serialization alias made every call an isError since results are checked."""
+    app = Server("written")
+    when = datetime.datetime(2026, 12, 5, tzinfo=datetime.UTC)
+
+    @app.tool()
+    async def priced() -> Priced:
+        return Priced(net_in=3, when=when)
+
+    client = MemoryClient(app, checker=wire)
+    schema = (await client.result("tools/list"))["tools"][0]["outputSchema"]
+    assert set(schema["properties"]) == {"netCents", "when", "gross"}
+    result = await client.result("tools/call", {"name": "priced"})
+    assert "isError" not in result, result
+    assert result["structuredContent"] == {"netCents": 3, "when": when.timestamp(), "gross": 6}
+    jsonschema.validate(result["structuredContent"], schema)
