@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import reprlib
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
@@ -294,8 +295,16 @@ def quoted(value: object) -> str:
 
 def shown_text(text: str) -> str:
     """A server's text (its name, a command, a method) as a message says it: as it is, but
-    each character a terminal could act on (a control character, an escape) written as
-    ``repr`` writes it (``\\x1b``), without quotes."""
+    each character a terminal could act on (a control character, an escape, a line or
+    direction mark: not printable) written as ``repr`` writes it (``\\x1b``), without
+    quotes. A space is a space (a no-break or ideographic one is not printable to
+    ``str.isprintable``, but a terminal only shows it: Japanese names hold them)."""
     if text.isprintable():
         return text
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+    return "".join(_shown(ch) for ch in text)
+
+
+def _shown(ch: str) -> str:
+    if ch.isprintable() or unicodedata.category(ch) == "Zs":
+        return ch
+    return repr(ch)[1:-1]

@@ -122,6 +122,22 @@ async def test_the_servers_name_and_command_reach_the_log_escaped(
     assert logged[0].endswith(r" '\x1b[31m') at MCP 2025-11-25")
 
 
+async def test_a_servers_name_with_an_ideographic_space_reaches_the_log_as_it_is(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Only what a terminal acts on is escaped: an ideographic or no-break space (not
+    printable to ``str.isprintable``, harmless on a terminal) was logged as ``\\u3000``, so a
+    Japanese server's name read as code in every message naming it."""
+    script = tmp_path / "named.py"
+    script.write_text(RED.replace("\\x1b[31mred", "\\u30c7\\u30e2\\u3000\\xa0\\u202ered"))
+    caplog.set_level(logging.INFO, logger="mcp_elicit.client")
+    async with connect_stdio([sys.executable, str(script)], versions=["2025-11-25"]) as client:
+        assert client.server_info.name == "\u30c7\u30e2\u3000\xa0\u202ered"
+    logged = [r.getMessage() for r in caplog.records if r.getMessage().startswith("connected to ")]
+    assert len(logged) == 1
+    assert logged[0].startswith("connected to \u30c7\u30e2\u3000\xa0\\u202ered 1\\x1b[0m ("), logged[0]
+
+
 async def test_a_server_that_dies_says_how_with_its_stderr(tmp_path: Path) -> None:
     script = tmp_path / "dies.py"
     script.write_text("import sys\nsys.stderr.write('cannot open the database\\n')\nsys.exit(3)\n")
