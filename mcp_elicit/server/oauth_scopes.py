@@ -17,7 +17,13 @@ Rules:
      the name asked has no ``/`` itself: Google writes ``email`` as
      ``https://www.googleapis.com/auth/userinfo.email``, Microsoft ``User.Read`` as
      ``https://graph.microsoft.com/User.Read``; ``.../userinfo.email`` is no ``mail``; or
-  3. the name is ``offline_access`` and the answer carries a refresh token (OpenID
+  3. a scope written has no ``/`` and is the last segment of the name asked: Microsoft,
+     asked ``https://graph.microsoft.com/User.Read``, writes ``User.Read`` (Graph's names
+     bare); or
+  4. the name ends with ``/.default`` (Microsoft: every permission configured for that
+     resource, never written back) and the answer wrote any scope: those are what it
+     stands for; or
+  5. the name is ``offline_access`` and the answer carries a refresh token (OpenID
      Connect Core section 11: that is what it grants; Microsoft leaves it out of ``scope``).
   Rule 2 can be fooled only by a short name asked that a longer scope's last part ends
   with (``readonly`` by ``.../drive.readonly``): ask for such scopes by their full name.
@@ -58,6 +64,8 @@ __all__ = [
 
 INSUFFICIENT: Final = "insufficient_scope"
 OFFLINE: Final = "offline_access"
+#: Microsoft's name for every permission configured for a resource (``{resource}/.default``).
+_DEFAULT: Final = "/.default"
 _NAMESPACE: Final = "oauth"
 
 
@@ -74,14 +82,18 @@ def missing_scopes(
     return tuple(
         name
         for name in asked
-        if not (name == OFFLINE and refresh_token) and not any(_grants(scope, name) for scope in written)
+        if not (name == OFFLINE and refresh_token)
+        and not (name.endswith(_DEFAULT) and written)
+        and not any(_grants(scope, name) for scope in written)
     )
 
 
 def _grants(written: str, asked: str) -> bool:
     if written == asked:
         return True
-    if "/" not in written or "/" in asked:
+    if "/" not in written:  # a bare name written for a resource-prefixed one asked (Microsoft Graph)
+        return "/" in asked and asked.rsplit("/", 1)[1] == written
+    if "/" in asked:
         return False
     last = written.rsplit("/", 1)[1]
     return last == asked or last.endswith("." + asked)

@@ -167,6 +167,19 @@ async def test_with_the_check_off_a_narrower_grant_is_kept_and_logged(
         (["offline_access", "User.Read"], "User.Read", True, ()),
         (["offline_access", "User.Read"], "User.Read", False, ("offline_access",)),
         (["offline_access"], "offline_access", False, ()),
+        # Microsoft asked with its resource writes Graph's names bare, and never writes
+        # .default (all the permissions configured for the resource): what it wrote is them
+        (["https://graph.microsoft.com/User.Read"], "User.Read openid profile email", False, ()),
+        (["https://graph.microsoft.com/.default"], "User.Read Mail.Read", False, ()),
+        (["api://1234/.default"], "api://1234/Files.Read", False, ()),
+        # ... the bare name is the asked one's whole last segment, and .default needs a scope
+        (
+            ["https://graph.microsoft.com/User.Read"],
+            "Read",
+            False,
+            ("https://graph.microsoft.com/User.Read",),
+        ),
+        (["https://graph.microsoft.com/.default"], "", False, ("https://graph.microsoft.com/.default",)),
         # case counts (RFC 6749 section 3.3)
         (["user.read"], "https://graph.microsoft.com/User.Read", False, ("user.read",)),
     ],
