@@ -5,6 +5,7 @@ server process is stopped, and asyncio reports no "Task exception was never retr
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import textwrap
@@ -127,6 +128,14 @@ def _asking(tmp_path: Path, count: int) -> list[str]:
     return [sys.executable, str(ASKING), str(plan)]
 
 
+async def _expire(asked: asyncio.Event, timeout: asyncio.Timeout) -> None:
+    """Expire ``timeout`` once ``asked`` is set (the 20 s only bound the wait)."""
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(20):
+            await asked.wait()
+    timeout.reschedule(asyncio.get_running_loop().time())
+
+
 async def test_a_timeout_around_a_call_whose_question_is_being_answered_fires(tmp_path: Path) -> None:
     """An outer ``asyncio.timeout`` that expires while a 2025-11-25 question is answered is
     the caller's cancellation: the client withdraws the question and does not take it."""
@@ -134,9 +143,16 @@ async def test_a_timeout_around_a_call_whose_question_is_being_answered_fires(tm
 
     answerer = Stuck(1, interrupt=False)
     async with connect_stdio(_asking(tmp_path, 1), answerer=answerer, versions=["2025-11-25"]) as client:
-        with pytest.raises(TimeoutError):
-            async with asyncio.timeout(1):
+        expiring: list[asyncio.Future[None]] = []
+
+        async def call_until_asked() -> None:
+            async with asyncio.timeout(None) as around:  # expires once the question is asked
+                expiring.append(asyncio.ensure_future(_expire(answerer.all_asked, around)))
                 await client.call_tool("ask", {})
+
+        with pytest.raises(TimeoutError):
+            await call_until_asked()
+        await expiring[0]
         assert answerer.asked == 1
         task = asyncio.current_task()
         assert task is not None and task.cancelling() == 0
