@@ -8,7 +8,9 @@ still see it; a set in it is a JSON array, and a value JSON has no form for (byt
 object of a class of its own) is a ``TypeError`` saying what to return. A value of the
 dataclass or TypedDict a tool returns is written by the pydantic adapter its
 ``outputSchema`` came from (``structured_as``), so it fits that schema: fields under
-their aliases, a duration or a decimal as pydantic writes it (bytes are still refused).
+their aliases, a duration or a decimal as pydantic writes it (bytes are still refused);
+what that adapter does not know at the top level (a TypedDict's other keys, a dataclass's
+``init=False`` fields or its subclass's own) is kept as it is.
 Any other value is its text, unless it has none of its own (``<Thing object at 0x...>``):
 a ``TypeError``. A ``CallToolResult`` passes through untouched but for ``resultType``,
 which the revision sets (2025-11-25 has none).
@@ -169,9 +171,29 @@ def structured_as(adapter: TypeAdapter[Any], kind: type) -> Callable[[object], A
             return structured_value(value)
         # warnings off: a value of the wrong type is written as it is, and the check of
         # the outputSchema says what is wrong with it
-        return orjson.loads(orjson.dumps(write(value, by_alias=True, warnings=False), default=_typed))
+        written = write(value, by_alias=True, warnings=False)
+        others = _unknown(value, written, write)
+        if others:
+            written = {**written, **others}
+        return orjson.loads(orjson.dumps(written, default=_typed))
 
     return structured
+
+
+def _unknown(value: object, written: Any, write: Callable[..., Any]) -> dict[str, Any]:
+    """What the adapter left out of ``value``'s top level, as it is: a TypedDict's other
+    keys, a dataclass's ``init=False`` fields and its subclass's own (the schema allows
+    them: it has no ``additionalProperties``)."""
+    if isinstance(value, Mapping):
+        plain: dict[str, Any] = dict(value)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        plain = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    else:
+        return {}
+    if not isinstance(written, dict) or all(k in written for k in plain):
+        return {}  # all there, none aliased (the common case, at no further writing)
+    known = write(value, warnings=False)  # the same fields, by their Python names
+    return {k: v for k, v in plain.items() if k not in known and k not in written}
 
 
 def _typed(value: object) -> Any:

@@ -10,6 +10,7 @@ import datetime
 import enum
 import logging
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Annotated, Any, TypedDict
 
 import jsonschema
@@ -251,3 +252,42 @@ async def test_the_output_schema_describes_what_is_written_not_what_is_read(wire
     assert "isError" not in result, result
     assert result["structuredContent"] == {"netCents": 3, "when": when.timestamp(), "gross": 6}
     jsonschema.validate(result["structuredContent"], schema)
+
+
+@dataclass
+class Receipt:
+    net: int
+    total: int = dataclass_field(init=False)
+
+    def __post_init__(self) -> None:
+        self.total = self.net * 2
+
+
+@dataclass
+class TaxedReceipt(Receipt):
+    tax: int = 1
+
+
+class Loose(TypedDict):
+    nights: int
+
+
+async def test_structured_content_keeps_what_the_adapter_does_not_know(wire: WireChecker) -> None:
+    """Written by the pydantic adapter of the return type, a dataclass lost its
+    ``init=False`` fields and a subclass's own, and a TypedDict its other keys: sent before,
+    allowed by the outputSchema (no additionalProperties), silently dropped."""
+    app = Server("kept")
+
+    @app.tool()
+    async def receipt() -> Receipt:
+        return TaxedReceipt(net=3)
+
+    @app.tool()
+    async def loose() -> Loose:
+        return {"nights": 2, "breakfast": True}  # type: ignore[typeddict-unknown-key]
+
+    client = MemoryClient(app, checker=wire)
+    result = await client.result("tools/call", {"name": "receipt"})
+    assert result["structuredContent"] == {"net": 3, "total": 6, "tax": 1}, result
+    result = await client.result("tools/call", {"name": "loose"})
+    assert result["structuredContent"] == {"nights": 2, "breakfast": True}, result
