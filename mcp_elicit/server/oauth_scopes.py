@@ -10,7 +10,9 @@ Rules:
   it granted so ("repo,read:org"); RFC 6749 allows a comma inside a scope name, but no
   provider known to us uses one. The scope is kept as the provider wrote it.
 * Providers do not echo every name as asked. A scope asked is granted when (the whole
-  rule; names compare case-sensitively, RFC 6749 section 3.3):
+  rule; names compare without regard to case: RFC 6749 section 3.3 makes them
+  case-sensitive, but Microsoft's docs ask for ``user.read`` and Entra writes ``User.Read``,
+  and a refused sign-in costs more than two scopes told apart by case alone):
   1. a scope written is that name; or
   2. a scope written with a ``/`` (a URL, or a resource-prefixed name) has a last
      segment (after its last ``/``) that is the name or ends with ``.`` and the name, and
@@ -78,13 +80,13 @@ def missing_scopes(
     was recorded (``None``)."""
     if granted is None:
         return ()
-    written = granted.replace(",", " ").split()
+    written = granted.replace(",", " ").casefold().split()
     return tuple(
         name
         for name in asked
-        if not (name == OFFLINE and refresh_token)
-        and not (name.endswith(_DEFAULT) and written)
-        and not any(_grants(scope, name) for scope in written)
+        if not (name.casefold() == OFFLINE and refresh_token)
+        and not (name.casefold().endswith(_DEFAULT) and written)
+        and not any(_grants(scope, name.casefold()) for scope in written)
     )
 
 

@@ -180,8 +180,10 @@ async def test_with_the_check_off_a_narrower_grant_is_kept_and_logged(
             ("https://graph.microsoft.com/User.Read",),
         ),
         (["https://graph.microsoft.com/.default"], "", False, ("https://graph.microsoft.com/.default",)),
-        # case counts (RFC 6749 section 3.3)
-        (["user.read"], "https://graph.microsoft.com/User.Read", False, ("user.read",)),
+        # case does not count: Microsoft's docs ask for user.read, Entra writes User.Read
+        (["user.read"], "https://graph.microsoft.com/User.Read", False, ()),
+        (["user.read", "Mail.Send"], "User.Read mail.send", False, ()),
+        (["user.read"], "User.Write", False, ("user.read",)),
     ],
 )
 def test_the_matching_rule(asked: list[str], granted: str, refresh: bool, missing: tuple[str, ...]) -> None:
