@@ -6,6 +6,7 @@ schema."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -90,6 +91,19 @@ class Session:
         self.wire.request(body)
         return body
 
+    @contextlib.asynccontextmanager
+    async def asked(
+        self, name: str = "ask_name"
+    ) -> AsyncIterator[tuple[httpx.Response, AsyncIterator[dict[str, Any]], dict[str, Any]]]:
+        """Call the tool ``name`` with its answer streamed: the stream, its events, and the
+        question the tool asks first (an ``elicitation/create``, schema-checked)."""
+        async with self.http.stream("POST", self.url, json=self.call(name), headers=self.headers()) as stream:
+            events = _events(stream)
+            question = await anext(events)
+            self.wire.request(question)
+            assert question["method"] == "elicitation/create"
+            yield stream, events, question
+
 
 async def _events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
     decoder = EventDecoder()
@@ -120,14 +134,8 @@ async def test_a_question_on_the_stream_answered_by_a_post(
     async with httpx.AsyncClient(timeout=10) as http:
         session = Session(http, running.url, wire_2025)
         await session.open()
-        async with http.stream(
-            "POST", running.url, json=session.call("ask_name"), headers=session.headers()
-        ) as stream:
+        async with session.asked() as (stream, events, question):
             assert stream.headers["content-type"] == "text/event-stream"
-            events = _events(stream)
-            question = await anext(events)
-            wire_2025.request(question)
-            assert question["method"] == "elicitation/create"
             assert question["params"]["requestedSchema"]["properties"] == {"name": {"type": "string"}}
             answer = {
                 "jsonrpc": "2.0",
@@ -178,11 +186,7 @@ async def test_a_client_that_goes_away_leaves_nothing_waiting(
         live = app.sessions.get(session.sid, None)
         assert live is not None
         for _ in range(5):
-            async with http.stream(
-                "POST", running.url, json=session.call("ask_name"), headers=session.headers()
-            ) as stream:
-                question = await anext(_events(stream))
-                assert question["method"] == "elicitation/create"
+            async with session.asked():
                 assert len(live.pending) == 1
             # the stream is closed: the server notices (within its watch delay), waits
             # resume_within for the client to resume it, then cleans up
@@ -378,12 +382,7 @@ async def test_a_malformed_answer_is_refused_without_an_id_and_gives_the_questio
     async with httpx.AsyncClient(timeout=10) as http:
         session = Session(http, running.url, wire_2025)
         await session.open()
-        async with http.stream(
-            "POST", running.url, json=session.call("ask_name"), headers=session.headers()
-        ) as stream:
-            events = _events(stream)
-            question = await anext(events)
-            assert question["method"] == "elicitation/create"
+        async with session.asked() as (_, events, question):
             malformed = {"jsonrpc": "2.0", "id": question["id"], "result": None}
             posted = await http.post(running.url, json=malformed, headers=session.headers())
             assert posted.status_code == 400
@@ -512,12 +511,7 @@ async def test_a_cancel_naming_no_request_id_cancels_nothing(
     async with httpx.AsyncClient(timeout=10) as http:
         session = Session(http, running.url, wire_2025)
         await session.open()
-        async with http.stream(
-            "POST", running.url, json=session.call("ask_name"), headers=session.headers()
-        ) as stream:
-            events = _events(stream)
-            question = await anext(events)
-            assert question["method"] == "elicitation/create"
+        async with session.asked() as (_, events, question):
             cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": named}}
             assert (await http.post(running.url, json=cancel, headers=session.headers())).status_code == 202
             answer = {
