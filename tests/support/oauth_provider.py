@@ -10,6 +10,12 @@ served by Starlette (authlib has no Starlette server integration: the glue is he
   makes every refresh fail with ``invalid_grant``. ``register(..., writes_scope=...)``
   makes the token answers write their ``scope`` so (as a real provider writes the scopes
   it granted in its own names: Google's URLs, Microsoft's without ``offline_access``).
+* ``POST /revoke``: token revocation (RFC 7009, authlib's ``RevocationEndpoint``, client
+  authentication with HTTP Basic): revoking a refresh token revokes its access token too.
+  Every request is recorded in ``provider.revocations`` (``Revocation``: the token, its
+  hint, whether the client authenticated) before it is answered; ``revoke_status`` set
+  answers it so instead (and revokes nothing); ``revoke_hangs`` holds it until
+  ``release`` is set (at most 60 s).
 * ``GET /api/me``: a protected API. A live Bearer token (issued here, not expired, not
   revoked) gets ``{"user": ..., "scope": ...}``; anything else 401.
 * Everything secret it hands out (codes, access and refresh tokens) is kept in
@@ -20,6 +26,8 @@ Run it with ``support.procs.uvicorn_server(provider.app)`` (127.0.0.1, stopped a
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import hmac
 import json
 import time
@@ -40,6 +48,7 @@ from authlib.oauth2.rfc6749 import (  # type: ignore[import-untyped]
     grants,
 )
 from authlib.oauth2.rfc6750 import BearerTokenGenerator  # type: ignore[import-untyped]
+from authlib.oauth2.rfc7009 import RevocationEndpoint  # type: ignore[import-untyped]
 from authlib.oauth2.rfc7636 import CodeChallenge  # type: ignore[import-untyped]
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -199,6 +208,7 @@ class _Server(AuthorizationServer):  # type: ignore[misc]
         )
         self.register_grant(_CodeGrant, [CodeChallenge(required=True)])
         self.register_grant(_RefreshGrant)
+        self.register_endpoint(_Revocation)
 
     def query_client(self, client_id: str) -> Client | None:
         return self.provider.clients.get(client_id)
@@ -283,6 +293,30 @@ class _RefreshGrant(grants.RefreshTokenGrant):  # type: ignore[misc]
         refresh_token.revoked = True
 
 
+class _Revocation(RevocationEndpoint):  # type: ignore[misc]
+    @property
+    def provider(self) -> OAuthTestProvider:
+        return self.server.provider  # type: ignore[no-any-return]
+
+    def query_token(self, token_string: str, token_type_hint: str | None) -> Token | None:
+        if token_type_hint != "refresh_token" and token_string in self.provider.tokens:
+            return self.provider.tokens[token_string]
+        return self.provider.by_refresh.get(token_string)
+
+    def revoke_token(self, token: Token, request: _Request) -> None:
+        token.revoked = True
+
+
+@dataclass(frozen=True)
+class Revocation:
+    """One request to ``/revoke``: the token, its ``token_type_hint``, and the client id its
+    HTTP Basic credentials named (None without them)."""
+
+    token: str
+    hint: str | None
+    client: str | None
+
+
 # ---- the provider -------------------------------------------------------------------------
 
 
@@ -304,6 +338,10 @@ class OAuthTestProvider:
     exchanges: int = 0
     refreshes: int = 0
     api_calls: int = 0
+    revocations: list[Revocation] = field(default_factory=list)
+    revoke_status: int | None = None
+    revoke_hangs: bool = False
+    release: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
         self.server = _Server(self)
@@ -311,6 +349,7 @@ class OAuthTestProvider:
             routes=[
                 Route("/authorize", self._authorize, methods=["GET"]),
                 Route("/token", self._token, methods=["POST"]),
+                Route("/revoke", self._revoke, methods=["POST"]),
                 Route("/api/me", self._me, methods=["GET"]),
             ]
         )
@@ -351,6 +390,27 @@ class OAuthTestProvider:
         answer = json.loads(bytes(response.body))
         answer["scope"] = self.writes_scope
         return JSONResponse(answer, headers={"cache-control": "no-store", "pragma": "no-cache"})
+
+    async def _revoke(self, request: Request) -> Response:
+        pairs = urllib.parse.parse_qsl((await request.body()).decode("utf-8"), keep_blank_values=True)
+        form = dict(pairs)
+        scheme, _, value = request.headers.get("authorization", "").partition(" ")
+        client = None
+        if scheme.lower() == "basic":
+            client = base64.b64decode(value).decode("utf-8", "replace").partition(":")[0]
+        self.revocations.append(Revocation(form.get("token", ""), form.get("token_type_hint"), client))
+        if self.revoke_hangs:
+            async with asyncio.timeout(60):
+                await self.release.wait()
+        if self.revoke_status is not None:
+            return JSONResponse({"error": "server_error"}, status_code=self.revoke_status)
+        response: Response = self.server.create_endpoint_response("revocation", _Request(request, pairs))
+        return response
+
+    def revoked(self, token: str) -> bool:
+        """Whether ``token`` (an access or refresh token issued here) was revoked."""
+        found = self.tokens.get(token) or self.by_refresh.get(token)
+        return found is not None and found.revoked
 
     async def _me(self, request: Request) -> Response:
         scheme, _, value = request.headers.get("authorization", "").partition(" ")

@@ -2,7 +2,8 @@
 
 The test servers sign a person in by the ``who`` cookie (a ``PageAuth`` the tests define);
 ``open_page`` follows a link as a browser does: claimed (303), then the page (200);
-``form_of`` is what its form sends when Save is pressed.
+``form_of`` is what its form sends when Save is pressed; ``to_the_provider_and_back``
+presses "Continue" on a sign-in page, the provider consenting.
 """
 
 from __future__ import annotations
@@ -32,3 +33,16 @@ def form_of(page: httpx.Response, value: str) -> dict[str, str]:
     fields = dict(re.findall(r'<input type="hidden" name="([a-z]+)" value="([^"]*)">', page.text))
     assert "csrf" in fields, page.text
     return {**{k: html.unescape(v) for k, v in fields.items()}, "action": "submit", "value": value}
+
+
+async def to_the_provider_and_back(alice: httpx.AsyncClient, page: httpx.Response) -> httpx.URL:
+    """ "Continue" on ``page`` (a new authorization request), the provider consenting: the
+    callback URL the browser is sent back to."""
+    assert "Continue to example" in page.text, page.text
+    href = re.search(r'href="([^"]+/start)"', page.text)
+    assert href is not None
+    start = await alice.get(page.url.join(href.group(1)))
+    assert start.status_code == 303, start.text
+    back = await alice.get(start.headers["location"])
+    assert back.status_code == 302, back.text
+    return httpx.URL(back.headers["location"])

@@ -12,13 +12,11 @@ tokens written until the other callback, its token request done, writes too.
 from __future__ import annotations
 
 import asyncio
-import re
 import uuid
 from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from typing import Any
 
-import httpx
 import pytest
 
 from mcp_elicit import KeyRing, Server
@@ -29,7 +27,7 @@ from mcp_elicit.transports.oauth_client import HttpTokenExchange
 
 from support.gated_store import Gate, GatedStore
 from support.oauth_provider import CLIENT_ID, CLIENT_SECRET, OAuthTestProvider
-from support.pages import browser, open_page
+from support.pages import browser, open_page, to_the_provider_and_back
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
@@ -71,19 +69,6 @@ def make_server(store: Store, provider: str, exchange: Recording) -> Server:
     )
     app.url_mode.token_exchange = exchange
     return app
-
-
-async def to_the_provider_and_back(alice: httpx.AsyncClient, page: httpx.Response) -> httpx.URL:
-    """ "Continue" on ``page`` (a new authorization request), the provider consenting: the
-    callback URL the browser is sent back to."""
-    assert "Continue to example" in page.text, page.text
-    href = re.search(r'href="([^"]+/start)"', page.text)
-    assert href is not None
-    start = await alice.get(page.url.join(href.group(1)))
-    assert start.status_code == 303, start.text
-    back = await alice.get(start.headers["location"])
-    assert back.status_code == 302, back.text
-    return httpx.URL(back.headers["location"])
 
 
 async def connect_in_two_tabs(
