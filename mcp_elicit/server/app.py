@@ -282,13 +282,16 @@ class Server(Dispatch):
         extra_params: Mapping[str, str] | None = None,
         leeway: float = 30.0,
         check_granted_scopes: bool = True,
+        revocation_url: str | None = None,
     ) -> OAuthProvider:
         """Register a third-party OAuth provider that handlers connect to with
         ``await ctx.connect(name)`` (authorization code + PKCE). Register the redirect URI
         ``{public URL}/mcp-elicit/oauth/callback`` with the provider. Needs the
         ``mcp-elicit[oauth]`` extra. Tokens that grant fewer than ``scopes`` are refused;
         ``check_granted_scopes=False`` keeps them (logged) for a provider whose scope names
-        cannot be matched to the ones asked."""
+        cannot be matched to the ones asked. ``revocation_url``: the provider's RFC 7009
+        revocation endpoint (Google's is ``https://oauth2.googleapis.com/revoke``), where
+        the tokens of a sign-in not kept, or of a connection forgotten, are revoked."""
         require_authlib()
         provider = OAuthProvider(
             name=name,
@@ -300,6 +303,7 @@ class Server(Dispatch):
             extra_params=dict(extra_params or {}),
             leeway=leeway,
             check_granted_scopes=check_granted_scopes,
+            revocation_url=revocation_url,
         )
         self.url_mode.add_provider(provider)
         return provider

@@ -21,6 +21,8 @@ Rules:
   refresh token). A refresh the provider refuses drops the tokens, so the next
   ``ctx.connect`` asks again; a provider that cannot be reached keeps them and the call
   fails with ``OAuthError``.
+* Tokens thrown away (a sign-in not kept, a grant too narrow, a connection forgotten) are
+  revoked at the provider's ``revocation_url``, when it has one (``oauth_revoke.py``).
 * Tokens granting fewer scopes than the provider's ``scopes`` are no connection
   (``oauth_scopes.py``, which also says how names written otherwise match): a narrower
   grant is not kept and ``ctx.connect`` raises ``OAuthError`` naming the missing scopes;
@@ -47,13 +49,16 @@ import urllib.parse
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import orjson
 
 from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError
 from mcp_elicit.sealing import Binding
+from mcp_elicit.server.oauth_connection import ConnectAnswer, Connection
+from mcp_elicit.server.oauth_revoke import REVOKE_WAIT, revoke
 from mcp_elicit.server.oauth_scopes import (
+    INSUFFICIENT,
     described,
     missing_for_flow,
     missing_scopes,
@@ -135,7 +140,8 @@ class OAuthProvider:
     cross-site POST, without the browser's flow cookie). ``check_granted_scopes=False``
     keeps tokens whose granted ``scope`` lacks some of ``scopes`` (logged at INFO), for a
     provider that writes the scopes it grants in names that cannot be matched to the ones
-    asked (``oauth_scopes``).
+    asked (``oauth_scopes``). ``revocation_url``: the provider's RFC 7009 endpoint, where
+    tokens thrown away are revoked (``oauth_revoke``); None when it has none.
     """
 
     name: str
@@ -147,6 +153,7 @@ class OAuthProvider:
     extra_params: Mapping[str, str] = field(default_factory=dict)
     leeway: float = 30.0
     check_granted_scopes: bool = True
+    revocation_url: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.fullmatch(self.name):
@@ -156,6 +163,8 @@ class OAuthProvider:
             )
         _check_url(f"OAuth provider {self.name!r}: authorize_url", self.authorize_url)
         _check_url(f"OAuth provider {self.name!r}: token_url", self.token_url)
+        if self.revocation_url is not None:
+            _check_url(f"OAuth provider {self.name!r}: revocation_url", self.revocation_url)
         if not self.client_id:
             raise ConfigError(f"OAuth provider {self.name!r}: client_id is empty")
         if isinstance(self.scopes, str):
@@ -201,66 +210,6 @@ class PendingAuthorization:
     redirect_uri: str
 
 
-class Connection:
-    """A principal's connection to a third-party provider; a server-side handle.
-
-    ``await connection.token()`` is a usable access token (refreshed first when expired);
-    ``connection.client()`` an HTTP client (``httpx.AsyncClient``) that sends it;
-    ``await connection.forget()`` drops the tokens. Never return the token to the client.
-    """
-
-    __slots__ = ("_oauth", "_principal", "provider")
-
-    def __init__(self, oauth: OAuthConnections, provider: str, principal: str | None) -> None:
-        self.provider = provider
-        self._oauth = oauth
-        self._principal = principal
-
-    async def token(self) -> str:
-        """The access token, refreshed first when it expired. ``OAuthError`` when there is
-        none any more (forgotten, or the provider refused the refresh: ``ctx.connect``
-        asks again) or the provider cannot be reached."""
-        tokens = await self._oauth.usable(self.provider, self._principal)
-        if tokens is None:
-            raise OAuthError(
-                "not_connected", f"not connected to {self.provider} any more: ask again with ctx.connect"
-            )
-        return tokens.access_token
-
-    async def headers(self) -> dict[str, str]:
-        """The ``Authorization`` header for a request to the provider's API."""
-        return {"Authorization": f"Bearer {await self.token()}"}
-
-    async def refused(self, token: str) -> str | None:
-        """The provider's API refused ``token`` (401) before its time: a new access token
-        (refreshed), or None when there is none (then the tokens are dropped and the next
-        ``ctx.connect`` asks again)."""
-        tokens = await self._oauth.refused(self.provider, self._principal, token)
-        return tokens.access_token if tokens is not None else None
-
-    def client(self, **options: Any) -> Any:
-        """An ``httpx.AsyncClient`` (``options`` are its arguments) whose every request
-        carries a fresh access token. Use it with ``async with``."""
-        return self._oauth.exchange.client(self, **options)
-
-    async def forget(self) -> bool:
-        """Drop the tokens; the next ``ctx.connect`` asks again."""
-        return await self._oauth.forget(self.provider, self._principal)
-
-    def __repr__(self) -> str:
-        return f"<Connection to {self.provider!r} (tokens hidden)>"
-
-    __str__ = __repr__
-
-
-@dataclass(frozen=True, slots=True)
-class ConnectAnswer:
-    """``ctx.connect``'s answer: ``connection`` is set when ``action`` is accept."""
-
-    action: Literal["accept", "decline", "cancel"]
-    connection: Connection | None = None
-
-
 class OAuthConnections:
     """Providers, authorization requests and stored tokens of one server."""
 
@@ -281,6 +230,8 @@ class OAuthConnections:
         self._sealer = sealer
         self._exchange = exchange
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
+        #: Seconds the revocation of tokens thrown away may take, at most (``discard``).
+        self.revoke_wait = REVOKE_WAIT
 
     @property
     def exchange(self) -> TokenExchange:
@@ -332,6 +283,29 @@ class OAuthConnections:
     async def forget(self, provider: str, principal: str | None) -> bool:
         return await self.vault.forget(TOKENS, provider, principal)
 
+    async def disconnect(self, name: str, principal: str | None) -> bool:
+        """Forget the stored tokens, and revoke them (``discard``)."""
+        raw = await self.vault.get(TOKENS, name, principal)
+        tokens = Tokens.loads(raw) if raw is not None else None
+        forgotten = await self.forget(name, principal)
+        if tokens is not None:
+            await self.discard(name, principal, tokens, "the connection was forgotten")
+        return forgotten
+
+    async def discard(self, name: str, principal: str | None, tokens: Tokens, why: str) -> None:
+        """Revoke ``tokens``, thrown away because ``why``, best effort (``oauth_revoke``);
+        never while they are the ones stored for ``principal``."""
+        provider = self.providers.get(name)
+        if provider is None or provider.revocation_url is None:
+            return
+        raw = await self.vault.get(TOKENS, name, principal)
+        kept = Tokens.loads(raw) if raw is not None else None
+        if kept is not None and secrets.compare_digest(
+            kept.access_token.encode(), tokens.access_token.encode()
+        ):
+            return
+        await revoke(self._exchange(), provider, tokens, why, self.revoke_wait)
+
     async def usable(self, name: str, principal: str | None) -> Tokens | None:
         """The stored tokens, refreshed first when expired; None when there are none, or
         when they expired and cannot be refreshed (then they are dropped)."""
@@ -382,6 +356,7 @@ class OAuthConnections:
             return None
         if self._refused(name, fresh, "was narrowed by a refresh"):
             await self.forget(name, principal)
+            await self.discard(name, principal, fresh, "narrowed by a refresh")
             return None
         await self.save(name, principal, fresh)
         log.info("connection to %s refreshed", name)
@@ -440,9 +415,10 @@ class OAuthConnections:
 
     async def redeem(self, flow: Flow, pending: PendingAuthorization, code: str) -> Tokens:
         """Exchange ``code`` (with the request's verifier) for tokens, not yet kept: the
-        caller keeps them (``save``) only if the flow is still open once they arrive.
-        Raises ``OAuthError`` when the provider refuses, or grants fewer scopes than asked
-        (``insufficient_scope``: noted for ``check_grant``), unless the provider's granted
+        caller keeps them (``save``) only if the flow is still open once they arrive, else
+        throws them away (``discard``). Raises ``OAuthError`` when the provider refuses, or
+        grants fewer scopes than asked (``insufficient_scope``: noted for ``check_grant``,
+        the tokens revoked), unless the provider's granted
         scopes are not checked (then the tokens are given, and what lacks is logged)."""
         provider = self.provider(flow.name)
         answer = await self.exchange.exchange(provider, code, pending.verifier, pending.redirect_uri)
@@ -461,6 +437,7 @@ class OAuthConnections:
             )
         elif missing:
             await note_missing(self.store, flow.id, missing, tokens.scope, flow.expires - self.clock())
+            await self.discard(provider.name, flow.principal, tokens, INSUFFICIENT)
             raise shortfall(provider.name, provider.scopes, tokens.scope, missing)
         return tokens
 

@@ -20,6 +20,9 @@ Rules:
   ``temporarily_unavailable``, ``server_error``, ``slow_down``) or refusing the server's own
   client credentials (``invalid_client``, ``unauthorized_client``: the operator's to fix,
   which no new sign-in by the user would help).
+* ``revoke`` is one RFC 7009 request to the provider's ``revocation_url`` (``token`` and
+  ``token_type_hint``), sent as a token request is (the same client authentication,
+  timeout, cap and redirects refused); anything but 200 raises ``OAuthError``.
   Neither carries the request or the answer body: codes, verifiers and tokens stay out of
   messages and logs.
 * ``authorized_client(connection)`` is an ``httpx.AsyncClient`` whose every request asks
@@ -33,13 +36,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+import urllib.parse
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Final
 
 import httpx
 import orjson
 
-from mcp_elicit.errors import OAuthError
+from mcp_elicit.errors import ConfigError, OAuthError
 from mcp_elicit.server.oauth import Connection, OAuthProvider, authlib
 from mcp_elicit.transports.http_documents import read_capped
 
@@ -76,48 +80,26 @@ class HttpTokenExchange:
     def client(self, connection: Connection, **options: Any) -> httpx.AsyncClient:
         return authorized_client(connection, **options)
 
+    async def revoke(self, provider: OAuthProvider, token: str, hint: str) -> None:
+        """Revoke ``token`` (RFC 7009) at ``provider.revocation_url``, authenticated as at
+        the token endpoint: ``OAuthError`` unless the provider answers 200."""
+        if provider.revocation_url is None:
+            raise ConfigError(f"OAuth provider {provider.name!r} has no revocation_url")
+        body = urllib.parse.urlencode({"token": token, "token_type_hint": hint})
+        status, content = await self._send(provider, provider.revocation_url, "revocation endpoint", body)
+        if status != 200:
+            answer = _json(content)
+            error = answer.get("error") if isinstance(answer, dict) else None
+            code = error if isinstance(error, str) and _ERROR_CODE.fullmatch(error) else "revocation_failed"
+            raise OAuthError(
+                code,
+                f"the revocation endpoint of {provider.name} answered HTTP {status}",
+                refused=400 <= status < 500,
+            )
+
     async def _post(self, provider: OAuthProvider, body: str) -> Mapping[str, Any]:
-        method = "client_secret_basic" if provider.client_secret else "none"
-        client_auth = authlib("oauth2.auth").ClientAuth(provider.client_id, provider.client_secret, method)
-        headers = {
-            "Accept": "application/json",
-            "Accept-Encoding": "identity",
-            "Content-Type": "application/x-www-form-urlencoded",
-        }
-        url, headers, body = client_auth.prepare("POST", provider.token_url, headers, body)
-        try:
-            async with (
-                asyncio.timeout(self.timeout),
-                httpx.AsyncClient(
-                    timeout=self.timeout, transport=self.transport, follow_redirects=False
-                ) as http,
-                http.stream("POST", url, content=body.encode("utf-8"), headers=headers) as response,
-            ):
-                status = response.status_code
-                coding = response.headers.get("content-encoding", "").strip().lower()
-                if coding not in ("", "identity"):
-                    raise OAuthError(
-                        "invalid_response",
-                        f"the token endpoint of {provider.name} answered compressed ({coding[:32]}), "
-                        "though asked for no compression (Accept-Encoding: identity); not read",
-                        refused=False,
-                    )
-                content = await read_capped(response.aiter_bytes(), MAX_ANSWER)
-        except (httpx.HTTPError, TimeoutError) as exc:
-            raise OAuthError(
-                "unreachable",
-                f"the token endpoint of {provider.name} did not answer ({type(exc).__name__})",
-                refused=False,
-            ) from None
-        except ValueError as exc:  # over the cap: not read further
-            raise OAuthError(
-                "invalid_response", f"the token endpoint of {provider.name}: {exc}", refused=False
-            ) from None
-        answer: Any = None
-        try:
-            answer = orjson.loads(content)
-        except orjson.JSONDecodeError:
-            answer = None
+        status, content = await self._send(provider, provider.token_url, "token endpoint", body)
+        answer = _json(content)
         if status == 200 and isinstance(answer, dict) and "access_token" in answer:
             token = answer["access_token"]
             if isinstance(token, str) and _HEADER_SAFE.fullmatch(token) is None:
@@ -149,6 +131,52 @@ class HttpTokenExchange:
             f"the token endpoint of {provider.name} answered HTTP {status} without tokens",
             refused=False,
         )
+
+    async def _send(self, provider: OAuthProvider, url: str, what: str, body: str) -> tuple[int, bytes]:
+        """POST ``body`` to ``url`` with the client authentication of the token endpoint:
+        the answer's status and body (capped, uncompressed)."""
+        method = "client_secret_basic" if provider.client_secret else "none"
+        client_auth = authlib("oauth2.auth").ClientAuth(provider.client_id, provider.client_secret, method)
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": "identity",
+            "Content-Type": "application/x-www-form-urlencoded",
+        }
+        url, headers, body = client_auth.prepare("POST", url, headers, body)
+        try:
+            async with (
+                asyncio.timeout(self.timeout),
+                httpx.AsyncClient(
+                    timeout=self.timeout, transport=self.transport, follow_redirects=False
+                ) as http,
+                http.stream("POST", url, content=body.encode("utf-8"), headers=headers) as response,
+            ):
+                coding = response.headers.get("content-encoding", "").strip().lower()
+                if coding not in ("", "identity"):
+                    raise OAuthError(
+                        "invalid_response",
+                        f"the {what} of {provider.name} answered compressed ({coding[:32]}), "
+                        "though asked for no compression (Accept-Encoding: identity); not read",
+                        refused=False,
+                    )
+                return response.status_code, await read_capped(response.aiter_bytes(), MAX_ANSWER)
+        except (httpx.HTTPError, TimeoutError) as exc:
+            raise OAuthError(
+                "unreachable",
+                f"the {what} of {provider.name} did not answer ({type(exc).__name__})",
+                refused=False,
+            ) from None
+        except ValueError as exc:  # over the cap: not read further
+            raise OAuthError(
+                "invalid_response", f"the {what} of {provider.name}: {exc}", refused=False
+            ) from None
+
+
+def _json(content: bytes) -> Any:
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
 
 
 class BearerAuth(httpx.Auth):

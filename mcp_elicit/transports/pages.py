@@ -43,7 +43,8 @@ Rules:
   Tokens that come once the flow ended (during the token request, or while they were
   stored) are not kept. Of two sign-ins of one flow coming back at once (its link opened
   twice), one's tokens are kept (``page_save``, on any number of instances); the other
-  keeps nothing and is answered as a late form (409), never "Connected".
+  keeps nothing and is answered as a late form (409), never "Connected". Tokens not kept
+  are revoked at the provider when it can (``OAuthConnections.discard``).
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything; the secret's field, which
@@ -323,6 +324,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 latest = await url_mode.flows.get(flow.id)
                 if latest is None or latest.done:
                     log.info("flow %s: ended before the sign-in did; its tokens are not kept", flow.id[:6])
+                    await url_mode.oauth.discard(flow.name, flow.principal, tokens, "the flow had ended")
                     if latest is None:
                         return refuse(
                             410, "This request has ended", "Go back to your application and try again."
@@ -339,6 +341,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     log.info("flow %s: connected to %s", flow.id[:6], flow.name)
                 else:  # another sign-in of it was kept, or it ended otherwise meanwhile
                     log.info("flow %s: ended before its tokens were kept; they are not kept", flow.id[:6])
+                    await oauth.discard(name, principal, tokens, "another sign-in was kept")
                     return done_page(asking, flow, late=True)
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)

@@ -1,0 +1,89 @@
+"""Revoking tokens a third-party sign-in throws away (RFC 7009), so that they do not stay
+valid at the provider, unused.
+
+Rules:
+
+* Tokens are thrown away when one of two sign-ins of a flow that came back at once is
+  kept (``transports/page_save``) or the flow ended while its token request ran, when a
+  grant is narrower than asked (``oauth_scopes``: ``insufficient_scope``), when a refresh
+  narrowed it, and when the tool forgets a connection (``Connection.forget``).
+* They are revoked only when the provider names a revocation endpoint
+  (``OAuthProvider.revocation_url``; not every provider has one): the refresh token first
+  (RFC 7009 section 2.1: the provider then ends the access tokens of its grant too), then
+  the access token, each with its ``token_type_hint``. The requests go through the
+  installed ``TokenExchange`` when it can revoke (``Revoker``), with the token endpoint's
+  client authentication.
+* Best effort: a revocation that fails (refused, the provider unreachable, slower than
+  ``wait`` seconds for both) is logged at WARNING, naming the provider, the reason and
+  which token, never the token; it never fails what threw the tokens away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
+
+from mcp_elicit.errors import OAuthError
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.oauth import OAuthProvider
+    from mcp_elicit.server.oauth_tokens import Tokens
+
+__all__ = ["REVOKE_WAIT", "Revoker", "revoke"]
+
+#: Seconds the revocations of one set of tokens may take, at most, all told.
+REVOKE_WAIT: Final = 10.0
+
+log = logging.getLogger("mcp_elicit.oauth")
+
+
+@runtime_checkable
+class Revoker(Protocol):
+    """A ``TokenExchange`` that revokes too: one RFC 7009 request to the provider's
+    ``revocation_url``; raises ``OAuthError`` when the provider did not take it."""
+
+    async def revoke(self, provider: OAuthProvider, token: str, hint: str) -> None: ...
+
+
+async def revoke(exchange: object, provider: OAuthProvider, tokens: Tokens, why: str, wait: float) -> int:
+    """Revoke ``tokens`` (thrown away because ``why``) at ``provider``, best effort: how many
+    the provider took (0 when it names no revocation endpoint)."""
+    if provider.revocation_url is None:
+        return 0
+    if not isinstance(exchange, Revoker):
+        log.warning(
+            "cannot revoke the tokens of %s (%s): the token exchange does not revoke", provider.name, why
+        )
+        return 0
+    taken, hint = 0, "token"
+    try:
+        async with asyncio.timeout(wait):
+            for hint, token in (
+                ("refresh_token", tokens.refresh_token),
+                ("access_token", tokens.access_token),
+            ):
+                if not token:
+                    continue
+                try:
+                    await exchange.revoke(provider, token, hint)
+                except Exception as exc:  # best effort: whatever went wrong is only logged
+                    _failed(provider, hint, why, exc)
+                else:
+                    taken += 1
+    except TimeoutError as exc:  # the one in flight, and any after it, are not revoked
+        _failed(provider, hint, why, exc)
+    if taken:
+        log.info("revoked %d token(s) of %s thrown away (%s)", taken, provider.name, why)
+    return taken
+
+
+def _failed(provider: OAuthProvider, hint: str, why: str, exc: BaseException) -> None:
+    reason = exc.error if isinstance(exc, OAuthError) else type(exc).__name__
+    log.warning(
+        "could not revoke a %s of %s thrown away (%s): %s; it stays valid at the provider until it expires",
+        hint,
+        provider.name,
+        why,
+        reason,
+    )

@@ -1,0 +1,222 @@
+"""Tokens a sign-in throws away are revoked at the provider (RFC 7009) when it names a
+revocation endpoint: those of the sign-in not kept when two of one flow come back at once,
+those of a grant narrower than asked, and those of a connection the tool forgets. A
+revocation that fails (the provider answers 500, or never) changes nothing for the person
+or the tool, and shows no token in the log. A real authorization server (authlib, on
+127.0.0.1) and the server's real pages, driven over HTTP.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import KeyRing, Server
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.server.flows import Flow
+from mcp_elicit.server.oauth import Connection, OAuthProvider
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.transports.oauth_client import HttpTokenExchange
+
+from support.gated_store import Gate, GatedStore
+from support.oauth_provider import CLIENT_ID, CLIENT_SECRET, OAuthTestProvider, Revocation
+from support.pages import browser, open_page, to_the_provider_and_back
+from support.procs import uvicorn_server
+
+pytestmark = pytest.mark.anyio
+KEY = bytes(range(40, 72))
+CALLBACK = "/mcp-elicit/oauth/callback"
+#: Bounds each sign-in, so that a hang fails the test instead of stalling it.
+TIMEOUT = 30.0
+
+
+class CookieAuth:
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return {"alice": "alice"}.get(cookies.get("who", ""))
+
+
+@contextlib.asynccontextmanager
+async def running(
+    *, revocation: bool = True, granted: str = "profile repo", gate: Gate | None = None
+) -> AsyncIterator[tuple[OAuthTestProvider, Server, str]]:
+    """The provider (letting the client be granted ``granted``) and a server asking it for
+    "profile repo", with its revocation endpoint when ``revocation``; both on 127.0.0.1."""
+    provider, memory = OAuthTestProvider(), MemoryStore()
+    try:
+        async with uvicorn_server(provider.app) as idp:
+            try:
+                provider.base = f"http://127.0.0.1:{idp.port}"
+                store = GatedStore(memory, gate) if gate is not None else memory
+                app = Server("revoke", state_keys=KeyRing([KEY]), store=store, page_auth=CookieAuth())
+                app.oauth_provider(
+                    "example",
+                    authorize_url=f"{provider.base}/authorize",
+                    token_url=f"{provider.base}/token",
+                    client_id=CLIENT_ID,
+                    client_secret=CLIENT_SECRET,
+                    scopes=["profile", "repo"],
+                    revocation_url=f"{provider.base}/revoke" if revocation else None,
+                )
+                async with uvicorn_server(StreamableHTTP(app)) as server:
+                    base = f"http://127.0.0.1:{server.port}"
+                    provider.register(base + CALLBACK, scope=granted)
+                    yield provider, app, base
+            finally:
+                provider.release.set()  # a revocation held (revoke_hangs) ends before the provider stops
+    finally:
+        await memory.close()
+
+
+async def sign_in(
+    app: Server, base: str, started: tuple[Flow, str] | None = None
+) -> tuple[str, httpx.Response]:
+    """Alice opens a sign-in link (``started``: a flow and its token; else a new one) and
+    signs in: the flow's id and the callback's page."""
+    flow, token = started or await app.url_mode.flows.start("oauth", "example", "alice")
+    async with browser("alice") as alice, asyncio.timeout(TIMEOUT):
+        page = await open_page(alice, f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
+        return flow.id, await alice.get(await to_the_provider_and_back(alice, page))
+
+
+def revoked_both(provider: OAuthTestProvider, access_token: str) -> list[Revocation]:
+    """The revocations a thrown-away grant's tokens get: its refresh token, then its access
+    token, each with its hint and the client's credentials."""
+    refresh = provider.tokens[access_token].refresh_token
+    assert refresh is not None
+    return [
+        Revocation(refresh, "refresh_token", CLIENT_ID),
+        Revocation(access_token, "access_token", CLIENT_ID),
+    ]
+
+
+@pytest.mark.parametrize("revocation", [True, False], ids=["endpoint", "no-endpoint"])
+async def test_a_grant_narrower_than_asked_is_revoked_when_the_provider_has_an_endpoint(
+    revocation: bool,
+) -> None:
+    async with running(revocation=revocation, granted="profile") as (provider, app, base):
+        flow_id, page = await sign_in(app, base)
+        flow = await app.url_mode.flows.get(flow_id)
+        assert flow is not None and (flow.status, flow.detail) == ("failed", "insufficient_scope"), page.text
+        [access_token] = provider.tokens  # the provider did issue tokens for the narrower grant
+        assert await app.url_mode.oauth.stored("example", "alice") is None
+        if revocation:
+            assert provider.revocations == revoked_both(provider, access_token)
+            assert provider.revoked(access_token)
+        else:
+            assert provider.revocations == []
+            assert not provider.revoked(access_token)
+
+
+def two_tabs_gate() -> Gate:
+    """Holds the first tokens written until the other callback writes tokens, or its marker
+    (``test_oauth_race``)."""
+    return Gate(holds=frozenset({"tokens"}), counts=frozenset({"tokens", "used"}))
+
+
+@pytest.mark.parametrize("failure", [None, 500, "hang"], ids=["revoked", "answers-500", "hangs"])
+async def test_the_sign_in_not_kept_of_two_at_once_is_revoked_and_a_failure_changes_nothing(
+    failure: int | str | None, caplog: pytest.LogCaptureFixture
+) -> None:
+    gate = two_tabs_gate()
+    async with running(gate=gate) as (provider, app, base):
+        provider.revoke_status = failure if isinstance(failure, int) else None
+        provider.revoke_hangs = failure == "hang"
+        app.url_mode.oauth.revoke_wait = 1.0  # bounds a revocation that hangs
+        flow, token = await app.url_mode.flows.start("oauth", "example", "alice")
+        caplog.set_level(logging.INFO, "mcp_elicit")
+        async with browser("alice") as alice, asyncio.timeout(TIMEOUT):
+            first = await open_page(alice, f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
+            second = await alice.get(f"{base}/mcp-elicit/flows/{flow.id}")
+            callbacks = [await to_the_provider_and_back(alice, tab) for tab in (first, second)]
+            gate.armed = True
+            answers = await asyncio.gather(*(alice.get(callback) for callback in callbacks))
+        assert sorted(answer.status_code for answer in answers) == [200, 409], [a.text for a in answers]
+        assert any("Connected." in answer.text for answer in answers)
+        kept = await app.url_mode.oauth.stored("example", "alice")
+        assert kept is not None and len(provider.tokens) == 2
+        [thrown] = [token for token in provider.tokens if token != kept.access_token]
+        ended = await app.url_mode.flows.get(flow.id)
+        assert ended is not None and ended.status == "complete"
+        if failure is None:
+            assert provider.revocations == revoked_both(provider, thrown)
+            assert provider.revoked(thrown) and not provider.revoked(kept.access_token)
+        else:
+            assert provider.revocations[:1] == revoked_both(provider, thrown)[:1]
+            assert not provider.revoked(thrown)
+            assert "could not revoke a refresh_token of example" in caplog.text
+        logged = caplog.text
+        assert not any(secret in logged for secret in provider.issued)
+
+
+async def test_a_connection_forgotten_is_revoked() -> None:
+    async with running() as (provider, app, base):
+        _, page = await sign_in(app, base)
+        assert "Connected." in page.text, page.text
+        kept = await app.url_mode.oauth.stored("example", "alice")
+        assert kept is not None and provider.revocations == []
+        assert await Connection(app.url_mode.oauth, "example", "alice").forget()
+        assert provider.revocations == revoked_both(provider, kept.access_token)
+        assert provider.revoked(kept.access_token)
+        assert await app.url_mode.oauth.stored("example", "alice") is None
+
+
+class EndingTheFlow(HttpTokenExchange):
+    """Token requests over HTTP; ``flow`` is cancelled while the code is exchanged (the
+    tool's request gave up meanwhile)."""
+
+    def __init__(self, app: Server, flow: Flow) -> None:
+        super().__init__(timeout=10)
+        self.app, self.flow = app, flow
+
+    async def exchange(
+        self, provider: OAuthProvider, code: str, verifier: str, redirect_uri: str
+    ) -> Mapping[str, Any]:
+        answer = await super().exchange(provider, code, verifier, redirect_uri)
+        latest = await self.app.url_mode.flows.get(self.flow.id)
+        assert latest is not None and await self.app.url_mode.flows.finish(latest, "cancelled")
+        return answer
+
+
+async def test_a_sign_in_back_after_its_flow_ended_is_revoked() -> None:
+    async with running() as (provider, app, base):
+        started = await app.url_mode.flows.start("oauth", "example", "alice")
+        app.url_mode.token_exchange = EndingTheFlow(app, started[0])
+        _, page = await sign_in(app, base, started)
+        assert page.status_code == 409 and "Connected." not in page.text, page.text
+        [thrown] = provider.tokens
+        assert provider.revocations == revoked_both(provider, thrown)
+        assert await app.url_mode.oauth.stored("example", "alice") is None
+
+
+async def test_tokens_a_refresh_narrowed_are_revoked() -> None:
+    async with running() as (provider, app, base):
+        _, page = await sign_in(app, base)
+        assert "Connected." in page.text, page.text
+        first = await app.url_mode.oauth.stored("example", "alice")
+        assert first is not None
+        provider.writes_scope = "profile"  # the refresh grants less than asked
+        oauth = app.url_mode.oauth
+        oauth.clock = lambda: time.time() + 2 * provider.lifetime  # the access token expired
+        assert await oauth.usable("example", "alice") is None
+        [refreshed] = [token for token in provider.tokens if token != first.access_token]
+        assert provider.revocations == revoked_both(provider, refreshed)
+        assert provider.revoked(refreshed)
+
+
+def test_a_revocation_url_is_checked_as_the_other_urls() -> None:
+    with pytest.raises(ConfigError, match="revocation_url 'http://provider\\.example/revoke'"):
+        OAuthProvider(
+            "example",
+            authorize_url="https://provider.example/authorize",
+            token_url="https://provider.example/token",
+            client_id="c",
+            revocation_url="http://provider.example/revoke",
+        )
