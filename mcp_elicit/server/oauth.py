@@ -257,11 +257,15 @@ class OAuthConnections:
     async def stored(self, provider: str, principal: str | None) -> Tokens | None:
         """The stored tokens; None when there are none, or when they lack a scope the
         provider's configuration now asks for (``oauth_scopes``: asked again)."""
-        raw = await self.vault.get(TOKENS, provider, principal)
-        tokens = Tokens.loads(raw) if raw is not None else None
+        tokens = await self._kept(provider, principal)
         if tokens is not None and self._refused(provider, tokens, "lacks scopes now asked"):
             return None
         return tokens
+
+    async def _kept(self, name: str, principal: str | None) -> Tokens | None:
+        """The stored tokens as they are (scopes not checked)."""
+        raw = await self.vault.get(TOKENS, name, principal)
+        return Tokens.loads(raw) if raw is not None else None
 
     def _refused(self, name: str, tokens: Tokens, what: str) -> bool:
         """Whether ``tokens`` lack a scope the provider ``name`` is asked for (logged so);
@@ -285,8 +289,7 @@ class OAuthConnections:
 
     async def disconnect(self, name: str, principal: str | None) -> bool:
         """Forget the stored tokens, and revoke them (``discard``)."""
-        raw = await self.vault.get(TOKENS, name, principal)
-        tokens = Tokens.loads(raw) if raw is not None else None
+        tokens = await self._kept(name, principal)
         forgotten = await self.forget(name, principal)
         if tokens is not None:
             await self.discard(name, principal, tokens, "the connection was forgotten")
@@ -298,8 +301,7 @@ class OAuthConnections:
         provider = self.providers.get(name)
         if provider is None or provider.revocation_url is None:
             return
-        raw = await self.vault.get(TOKENS, name, principal)
-        kept = Tokens.loads(raw) if raw is not None else None
+        kept = await self._kept(name, principal)
         if kept is not None and secrets.compare_digest(
             kept.access_token.encode(), tokens.access_token.encode()
         ):
@@ -418,8 +420,8 @@ class OAuthConnections:
         caller keeps them (``save``) only if the flow is still open once they arrive, else
         throws them away (``discard``). Raises ``OAuthError`` when the provider refuses, or
         grants fewer scopes than asked (``insufficient_scope``: noted for ``check_grant``,
-        the tokens revoked), unless the provider's granted
-        scopes are not checked (then the tokens are given, and what lacks is logged)."""
+        the tokens revoked), unless the provider's granted scopes are not checked (then the
+        tokens are given, and what lacks is logged)."""
         provider = self.provider(flow.name)
         answer = await self.exchange.exchange(provider, code, pending.verifier, pending.redirect_uri)
         tokens = Tokens.from_response(answer, now=self.clock())
