@@ -297,16 +297,22 @@ class OAuthConnections:
 
     async def discard(self, name: str, principal: str | None, tokens: Tokens, why: str) -> None:
         """Revoke ``tokens``, thrown away because ``why``, best effort (``oauth_revoke``);
-        never while they are the ones stored for ``principal``."""
+        never while a connection to ``name`` is stored for ``principal``: RFC 7009 lets a
+        provider end the whole grant with any one of its tokens (Google does), which would
+        end the kept connection too."""
         provider = self.providers.get(name)
         if provider is None or provider.revocation_url is None:
             return
         kept = await self._kept(name, principal)
-        if kept is not None and secrets.compare_digest(
-            kept.access_token.encode(), tokens.access_token.encode()
-        ):
-            return
-        await revoke(self._exchange(), provider, tokens, why, self.revoke_wait)
+        if kept is None:
+            await revoke(self._exchange(), provider, tokens, why, self.revoke_wait)
+        elif not secrets.compare_digest(kept.access_token.encode(), tokens.access_token.encode()):
+            log.info(
+                "tokens of %s thrown away (%s) are not revoked: a connection to it is kept for "
+                "this user, and the provider may end the whole grant with them",
+                name,
+                why,
+            )
 
     async def usable(self, name: str, principal: str | None) -> Tokens | None:
         """The stored tokens, refreshed first when expired; None when there are none, or

@@ -7,7 +7,10 @@ Rules:
   kept (``transports/page_save``) or the flow ended while its token request ran, when a
   grant is narrower than asked (``oauth_scopes``: ``insufficient_scope``), when a refresh
   narrowed it, and when the tool forgets a connection (``Connection.forget``).
-* They are revoked only when the provider names a revocation endpoint
+* They are revoked only while no connection to that provider is stored for the person
+  (``OAuthConnections.discard``): RFC 7009 lets a provider end the whole grant with any
+  one of its tokens, and the kept connection would end too.
+* And only when the provider names a revocation endpoint
   (``OAuthProvider.revocation_url``; not every provider has one): the refresh token first
   (RFC 7009 section 2.1: the provider then ends the access tokens of its grant too), then
   the access token, each with its ``token_type_hint``. The requests go through the

@@ -1,6 +1,8 @@
 """Tokens a sign-in throws away are revoked at the provider (RFC 7009) when it names a
-revocation endpoint: those of the sign-in not kept when two of one flow come back at once,
-those of a grant narrower than asked, and those of a connection the tool forgets. A
+revocation endpoint: those of a sign-in back after its flow ended, of a grant narrower
+than asked or narrowed by a refresh, and of a connection the tool forgets; never while a
+connection is kept for the same person (the sign-in not kept of two at once), since a
+provider may end the whole grant with any one of its tokens. A
 revocation that fails (the provider answers 500, or never) changes nothing for the person
 or the tool, and shows no token in the log. A real authorization server (authlib, on
 127.0.0.1) and the server's real pages, driven over HTTP.
@@ -121,15 +123,14 @@ def two_tabs_gate() -> Gate:
     return Gate(holds=frozenset({"tokens"}), counts=frozenset({"tokens", "used"}))
 
 
-@pytest.mark.parametrize("failure", [None, 500, "hang"], ids=["revoked", "answers-500", "hangs"])
-async def test_the_sign_in_not_kept_of_two_at_once_is_revoked_and_a_failure_changes_nothing(
-    failure: int | str | None, caplog: pytest.LogCaptureFixture
+async def test_the_sign_in_not_kept_of_two_at_once_is_not_revoked_while_the_other_is_kept(
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    """A provider may end the whole grant with any one of its tokens (RFC 7009, Google),
+    and the two sign-ins are the same person's: revoking the one not kept could end the
+    one kept."""
     gate = two_tabs_gate()
     async with running(gate=gate) as (provider, app, base):
-        provider.revoke_status = failure if isinstance(failure, int) else None
-        provider.revoke_hangs = failure == "hang"
-        app.url_mode.oauth.revoke_wait = 1.0  # bounds a revocation that hangs
         flow, token = await app.url_mode.flows.start("oauth", "example", "alice")
         caplog.set_level(logging.INFO, "mcp_elicit")
         async with browser("alice") as alice, asyncio.timeout(TIMEOUT):
@@ -142,19 +143,10 @@ async def test_the_sign_in_not_kept_of_two_at_once_is_revoked_and_a_failure_chan
         assert any("Connected." in answer.text for answer in answers)
         kept = await app.url_mode.oauth.stored("example", "alice")
         assert kept is not None and len(provider.tokens) == 2
-        [thrown] = [token for token in provider.tokens if token != kept.access_token]
         ended = await app.url_mode.flows.get(flow.id)
         assert ended is not None and ended.status == "complete"
-        if failure is None:  # thrown away by the page's save (page_save), not before it
-            assert "revoked 2 token(s) of example thrown away (another sign-in was kept)" in caplog.text
-            assert provider.revocations == revoked_both(provider, thrown)
-            assert provider.revoked(thrown) and not provider.revoked(kept.access_token)
-        else:
-            assert provider.revocations[:1] == revoked_both(provider, thrown)[:1]
-            assert not provider.revoked(thrown)
-            assert "could not revoke a refresh_token of example" in caplog.text
-        logged = caplog.text
-        assert not any(secret in logged for secret in provider.issued)
+        assert provider.revocations == []
+        assert "thrown away (another sign-in was kept) are not revoked" in caplog.text
 
 
 async def test_a_connection_forgotten_is_revoked() -> None:
@@ -186,15 +178,29 @@ class EndingTheFlow(HttpTokenExchange):
         return answer
 
 
-async def test_a_sign_in_back_after_its_flow_ended_is_revoked() -> None:
+@pytest.mark.parametrize("failure", [None, 500, "hang"], ids=["revoked", "answers-500", "hangs"])
+async def test_a_sign_in_back_after_its_flow_ended_is_revoked_and_a_failure_changes_nothing(
+    failure: int | str | None, caplog: pytest.LogCaptureFixture
+) -> None:
     async with running() as (provider, app, base):
+        provider.revoke_status = failure if isinstance(failure, int) else None
+        provider.revoke_hangs = failure == "hang"
+        app.url_mode.oauth.revoke_wait = 1.0  # bounds a revocation that hangs
+        caplog.set_level(logging.INFO, "mcp_elicit")
         started = await app.url_mode.flows.start("oauth", "example", "alice")
         app.url_mode.token_exchange = EndingTheFlow(app, started[0])
         _, page = await sign_in(app, base, started)
         assert page.status_code == 409 and "Connected." not in page.text, page.text
         [thrown] = provider.tokens
-        assert provider.revocations == revoked_both(provider, thrown)
         assert await app.url_mode.oauth.stored("example", "alice") is None
+        if failure is None:
+            assert provider.revocations == revoked_both(provider, thrown)
+            assert provider.revoked(thrown)
+        else:
+            assert provider.revocations[:1] == revoked_both(provider, thrown)[:1]
+            assert not provider.revoked(thrown)
+            assert "could not revoke a refresh_token of example" in caplog.text
+        assert not any(secret in caplog.text for secret in provider.issued)
 
 
 async def test_tokens_a_refresh_narrowed_are_revoked() -> None:
