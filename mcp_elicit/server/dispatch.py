@@ -13,7 +13,7 @@ the user declined or cancelled fails by the user's choice, not the server's: -32
 revisions; that is its ``ToolError`` once a step of the request was refused
 (``ctx.refused``: ``ctx.connect``, ``ctx.secret``, ``ctx.elicit_url``), and on
 2026-07-28 a step of its own ``URLElicitationRequired`` refused (2025-11-25 sends that
-as -32042). A tool gets the same as its ``isError`` result. Without an ``asker`` (a
+as -32042, its steps checked and given ids as ``ctx.require_url``'s). A tool gets the same as its ``isError`` result. Without an ``asker`` (a
 handshake session's), 2026-07-28 questions travel as multi round-trip rounds; a tool
 registered with ``task=`` may go on as a task when the client declared the extension.
 """
@@ -35,6 +35,7 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
     ResourceNotFound,
     ToolError,
+    URLElicitationRequired,
 )
 from mcp_elicit.sealing import StateSealer
 from mcp_elicit.server.auth import Principal
@@ -45,6 +46,7 @@ from mcp_elicit.server.pagination import paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource
+from mcp_elicit.server.rev_2025_11_25 import SessionAsker
 from mcp_elicit.server.rev_2026_07_28 import ReplayAsker, run_replayed
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.task_handler import Detach, run_detachable
@@ -216,7 +218,8 @@ class Dispatch(Catalog):
         coroutine layers or closures that only forward, on every request's path.)"""
         if asker is not None:
             ctx = Context(call, channel, asker, principal, None, self.url_mode)
-            return run(ctx, *args) if tool is not None else _refusals(ctx, run(ctx, *args))
+            work = run(ctx, *args) if tool is not None else _refusals(ctx, run(ctx, *args))
+            return _own_url_steps(ctx, asker, work) if isinstance(asker, SessionAsker) else work
         owner = principal.subject if principal else None
         detach = Detach(self.tasks, owner) if task else None
         replay_asker = ReplayAsker()
@@ -393,6 +396,21 @@ async def _refusals(ctx: Context, work: Awaitable[dict[str, Any]]) -> dict[str, 
         if ctx.refused is None:
             raise
         raise InvalidRequest(f"Invalid request: {exc} ({ctx.refused})") from None
+
+
+async def _own_url_steps(
+    ctx: Context, asker: SessionAsker, work: Awaitable[dict[str, Any]]
+) -> dict[str, Any]:
+    """``work`` on a 2025-11-25 session: a ``URLElicitationRequired`` its handler raised
+    itself goes out as ``ctx.require_url``'s does (``ctx.url_steps`` checks its steps:
+    -32021 for a client without URL mode, a ``ValueError`` for a step that is no URL step),
+    each step with an ``elicitationId`` the session waits on."""
+    try:
+        return await work
+    except URLElicitationRequired as exc:
+        if exc is asker.required:  # ctx.require_url's own, made so already
+            raise
+        raise asker.url_required(exc.message, ctx.url_steps(exc)) from None
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:

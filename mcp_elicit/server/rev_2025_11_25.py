@@ -25,7 +25,10 @@ Rules:
   none; made unique when one the session still waits on has the handler's), remembered by
   the session so ``notifications/elicitation/complete`` reaches only the sessions that
   sent it, and only those of the principal it is completed for (an id a handler chose may
-  be in use by several users). ``ctx.require_url`` answers -32042 here.
+  be in use by several users). ``ctx.require_url`` answers -32042 here; so does a
+  handler's own ``URLElicitationRequired``, its steps made as ``ctx.require_url`` makes
+  them (a message and a valid URL each, a client that declared URL mode: -32021
+  otherwise; an ``elicitationId`` each), and one naming no such step is -32603.
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
@@ -98,13 +101,17 @@ class SessionAsker(InPlaceAsker):
         self.memo: dict[str, Any] = {}
         #: Set once the request is answered: its stream is over.
         self.ended = False
+        #: The -32042 this asker made (``url_required``), sent as it is.
+        self.required: URLElicitationRequired | None = None
 
     async def require_url(self, ask: Ask) -> Any:
-        params = self._prepare(ask)
-        raise URLElicitationRequired(
-            "This request needs you to complete a step in your browser first",
-            {"elicitations": [params]},
-        )
+        raise self.url_required("This request needs you to complete a step in your browser first", [ask])
+
+    def url_required(self, message: str, asks: list[Ask]) -> URLElicitationRequired:
+        """The -32042 that asks ``asks`` (URL steps, checked as ``ctx.elicit_url`` checks
+        them), each with the ``elicitationId`` the session then waits on."""
+        self.required = URLElicitationRequired(message, {"elicitations": [self._prepare(a) for a in asks]})
+        return self.required
 
     def _prepare(self, ask: Ask) -> dict[str, Any]:
         """The request's params: a URL step gets its ``elicitationId`` (kept by the session)."""
