@@ -52,7 +52,7 @@ from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
-from mcp_elicit.server.outgoing import check_sampling, check_url
+from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, Question
 from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.wire.headers import shown
@@ -253,6 +253,7 @@ class Context:
         check_url(url)
         if not self.can_elicit("url"):
             raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
+        warn_cleartext(url)
         params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
         if elicitation_id is not None:
             params["elicitationId"] = elicitation_id

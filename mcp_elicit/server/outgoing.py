@@ -3,11 +3,15 @@ can be sent to (URL-mode elicitation) and a sampling request the schema admits.
 
 Rules: a bad question is the handler's ``ValueError`` saying what is wrong, raised
 before anything is sent; a client is never asked to refuse what the server could have
-checked itself.
+checked itself. A URL in plain http to a host that is not loopback is sent (a test server
+often is one), but the spec asks for https outside development: it is warned about in
+the log, once per site (scheme, host and port; never the path, which may hold a token).
 """
 
 from __future__ import annotations
 
+import functools
+import logging
 import math
 import urllib.parse
 from collections.abc import Mapping
@@ -17,8 +21,11 @@ from mcp_types import CreateMessageRequestParams
 from pydantic import ValidationError
 
 from mcp_elicit.forms.formats import is_uri, non_uri_characters
+from mcp_elicit.server.options import cleartext
 
-__all__ = ["MAX_URL", "check_sampling", "check_url"]
+__all__ = ["MAX_URL", "check_sampling", "check_url", "warn_cleartext"]
+
+log = logging.getLogger("mcp_elicit.server")
 
 #: The longest URL a URL-mode elicitation may carry (what every browser and proxy takes).
 MAX_URL = 2048
@@ -63,6 +70,22 @@ def check_url(url: object) -> str:
             "after it, a second '#', or a '[' or ']' outside an IPv6 host, the query or the fragment"
         )
     return url
+
+
+def warn_cleartext(url: str) -> None:
+    """Warn (once per site) when ``url``, a checked URL, is plain http off loopback."""
+    if cleartext(url):
+        parts = urllib.parse.urlsplit(url)
+        _warn_site(f"http://{parts.netloc.lower()}")
+
+
+@functools.lru_cache(maxsize=256)  # once per site, for as many sites as a server plausibly uses
+def _warn_site(site: str) -> None:
+    log.warning(
+        "a URL-mode elicitation sends the person to %s in plain http: what they do on that page "
+        "crosses the network in cleartext; outside development, give an https:// URL",
+        site,
+    )
 
 
 def check_sampling(params: Mapping[str, Any]) -> None:
