@@ -13,9 +13,10 @@ the user declined or cancelled fails by the user's choice, not the server's: -32
 revisions; that is its ``ToolError`` once a step of the request was refused
 (``ctx.refused``: ``ctx.connect``, ``ctx.secret``, ``ctx.elicit_url``), and on
 2026-07-28 a step of its own ``URLElicitationRequired`` refused (2025-11-25 sends that
-as -32042, its steps checked and given ids as ``ctx.require_url``'s). A tool gets the same as its ``isError`` result. Without an ``asker`` (a
-handshake session's), 2026-07-28 questions travel as multi round-trip rounds; a tool
-registered with ``task=`` may go on as a task when the client declared the extension.
+as -32042, its steps checked and given ids as ``ctx.require_url``'s). A tool gets the
+same as its ``isError`` result. Without an ``asker`` (a handshake session's), 2026-07-28
+questions travel as multi round-trip rounds; a tool registered with ``task=`` may go on
+as a task when the client declared the extension.
 """
 
 from __future__ import annotations
