@@ -40,6 +40,7 @@ from typing import Any
 from mcp_elicit.errors import FormSchemaError, FormValidationError, ValidationProblem
 from mcp_elicit.forms.annotations import Converter, spec_for
 from mcp_elicit.forms.fields import FieldSpec
+from mcp_elicit.forms.metadata import unread_by_forms
 from mcp_elicit.forms.validate import Invalid, compile_field
 
 __all__ = ["Binding", "describe_class"]
@@ -208,11 +209,14 @@ def _pydantic_attrs(fields: Mapping[str, Any], config: Mapping[str, Any]) -> lis
     for name, info in fields.items():
         if info.init is False:  # a pydantic dataclass field(init=False)
             continue
+        key = _pydantic_key(config, name, info)
+        if (why := unread_by_forms(info)) is not None:
+            raise FormSchemaError(why, field=key)
         default = _NO_DEFAULT if info.default is PydanticUndefined else info.default
         factory = info.default_factory  # one that takes the validated data fails and shows no default
         attrs.append(
             _Attr(
-                _pydantic_key(config, name, info),
+                key,
                 info.annotation,
                 info.is_required(),
                 default,

@@ -12,7 +12,9 @@ Rules:
   objects with ``ge``/``gt``/``le``/``lt``/``min_length``/``max_length`` (pydantic
   turns ``pydantic.Field(ge=1)`` into these), a pydantic ``FieldInfo`` inside
   ``Annotated``, and pydantic's ``Strict`` (ignored: answers are checked strictly
-  anyway). Anything else is refused with :class:`FormSchemaError`, rather than ignored.
+  anyway). Anything else is refused with :class:`FormSchemaError`, rather than ignored;
+  so is a pydantic field's ``json_schema_extra`` (where pydantic users put a ``format``),
+  which no form reads: dropped, its format would be neither shown nor checked.
 - pydantic is looked at only when it is already imported.
 """
 
@@ -27,7 +29,7 @@ from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms.fields import StringFormat
 from mcp_elicit.forms.parse import KEYWORD_HINTS
 
-__all__ = ["Constraints", "Field"]
+__all__ = ["Constraints", "Field", "unread_by_forms"]
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -85,6 +87,20 @@ def _pydantic_field_info(item: object) -> Any:
     return item if isinstance(item, FieldInfo) else None
 
 
+def unread_by_forms(info: Any) -> str | None:
+    """Why a pydantic ``FieldInfo`` cannot be asked as it is: what it says that a form
+    would drop (its ``json_schema_extra``), else None."""
+    extra = getattr(info, "json_schema_extra", None)
+    if extra is None:
+        return None
+    return (
+        f"pydantic.Field(json_schema_extra={extra!r}) is not read into a form, so what it says "
+        "would be neither asked nor checked: give a format as "
+        "Annotated[str, mcp_elicit.Field(format='email')] (or 'uri', 'date', 'date-time'), "
+        "bounds with pydantic.Field(ge=..., le=..., min_length=..., max_length=...)"
+    )
+
+
 @dataclass(slots=True)
 class Constraints:
     """Everything said about one field besides its type, merged from all sources."""
@@ -120,6 +136,8 @@ class Constraints:
         elif type(item).__module__ == "annotated_types":
             self._take_constraint(item)
         elif (info := _pydantic_field_info(item)) is not None:
+            if (why := unread_by_forms(info)) is not None:
+                raise self.fail(why)
             self.take(Field(title=info.title, description=info.description))
             for inner in info.metadata:
                 self.take(inner)
