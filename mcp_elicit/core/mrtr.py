@@ -12,6 +12,9 @@ Rules:
   fingerprint (a digest of exactly what was asked). A recorded answer is only ever given
   back to the same key *and* the same fingerprint; anything else is a
   ``ReplayMismatchError``, never a silent mix-up.
+* A key names one question in a run of the handler: a second question under a key
+  already asked (a fixed ``key=`` in a loop) is ``key_reused``, on every revision, since
+  here it would be handed the first one's answer.
 * A fresh answer (from ``inputResponses``) is checked against the question asked *now*:
   the form schema for elicitation, the result shape for sampling and roots. A bad
   elicitation answer re-asks the question with a note saying what was wrong (a person
@@ -70,6 +73,7 @@ __all__ = [
     "binding_for",
     "check_answer",
     "check_input_responses",
+    "key_reused",
 ]
 
 ELICIT: Final = "elicitation/create"
@@ -332,6 +336,15 @@ def _state_too_large(size: int, answered: int, most: int) -> InternalError | Inv
     return InvalidParams(
         f"Invalid params: the answers given so far take {answered} bytes, more than a requestState "
         f"carries ({most} bytes); answer with less"
+    )
+
+
+def key_reused(key: str) -> ReplayMismatchError:
+    """The error for a second question asked under ``key`` in one run of a handler."""
+    return ReplayMismatchError(
+        f"The handler asked a second question under the key {key!r} in one run: a key names one "
+        "question (on 2026-07-28 the second would be handed the first one's answer). Give each "
+        f"question its own key, e.g. f'{key}-{{n}}' in a loop."
     )
 
 

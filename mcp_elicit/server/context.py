@@ -21,6 +21,7 @@ Rules:
 * How a question travels depends on the revision (``input_required`` and a retry on
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
 * Several questions asked together with ``ctx.gather(...)`` go out in one round.
+* A key names one question in a run: a second one under it fails at once (``key_reused``).
 * Progress goes out only when the request carried a progress token, and only when it is
   above the last progress sent for the request (a step reported twice, or going back,
   sends nothing); log messages only at or above the level the request (or session)
@@ -48,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, ove
 
 from mcp_types import CreateMessageResult, Root
 
-from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
+from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, key_reused
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
@@ -113,7 +114,7 @@ class Context:
         self._channel = channel
         self._asker = asker
         self._log_level = log_level if log_level is not None else call.log_level
-        #: How many questions of each kind (and ``_occurrence`` names) were asked so far.
+        #: How many questions of each kind (and ``_occurrence`` names) were asked; ``=key``: taken.
         self._counters: dict[str, int] = {}
         #: What of the caller's own the handler used (see ``used``); shared with a ThreadContext.
         self._used: set[str] = set()
@@ -204,13 +205,16 @@ class Context:
     # ---- questions -------------------------------------------------------------
 
     def _key(self, kind: str, key: str | None) -> str:
-        if key is not None:
-            if not key:
-                raise ValueError("an input request key must not be empty")
-            return key
         counters = self._counters
-        n = counters[kind] = counters.get(kind, 0) + 1
-        return f"{kind}-{n}"
+        if key is None:
+            n = counters[kind] = counters.get(kind, 0) + 1
+            key = f"{kind}-{n}"
+        elif not key:
+            raise ValueError("an input request key must not be empty")
+        if counters.setdefault(f"={key}", 0):
+            raise key_reused(key)
+        counters[f"={key}"] = 1
+        return key
 
     def _occurrence(self, what: str) -> int:
         """How many times ``what`` was asked in this run of the handler, this time included

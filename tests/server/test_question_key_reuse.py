@@ -1,0 +1,101 @@
+"""A handler that asks twice under one ``key=`` fails the same way on every revision.
+
+On 2026-07-28 the answers of earlier rounds are found again by key, so a second question
+asked under the key of an earlier one in the same run (a loop with a fixed ``key=``) was
+handed the first question's answer without asking anybody: a basket of five apples from
+one answer. On 2025-11-25 the same handler asked every time. A key names one question in
+a run of the handler; reusing it is refused at once, naming the key, on both revisions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Boolean, Context, Form, Server, String
+from mcp_elicit.client import Scripted
+from mcp_elicit.errors import ProtocolError
+from mcp_elicit.sealing import KeyRing
+from mcp_elicit.transports.memory import connect_memory
+
+pytestmark = pytest.mark.anyio
+
+REVISIONS = ["2026-07-28", "2025-11-25"]
+
+
+def build() -> Server:
+    app = Server("basket", state_keys=KeyRing([bytes(range(40, 72))]))
+
+    @app.tool()
+    async def basket(ctx: Context) -> str:
+        items = []
+        while len(items) < 5:
+            more = await ctx.elicit("Add an item?", Form(item=String(), more=Boolean()), key="next-item")
+            if more.action != "accept":
+                break
+            items.append(more.data["item"])
+            if not more.data["more"]:
+                break
+        return f"basket: {items}"
+
+    @app.tool()
+    async def together(ctx: Context) -> str:
+        first, second = await ctx.gather(
+            ctx.elicit("First?", Form(a=String()), key="same"),
+            ctx.elicit("Second?", Form(b=String()), key="same"),
+        )
+        return f"{first.data} {second.data}"
+
+    @app.tool()
+    async def numbered(ctx: Context) -> str:
+        items = []
+        for n in range(2):
+            answer = await ctx.elicit("Add an item?", Form(item=String()), key=f"item-{n}")
+            items.append(answer.data["item"])
+        return f"items: {items}"
+
+    return app
+
+
+def script() -> Scripted:
+    return Scripted.from_script(
+        [
+            {"fields": ["item", "more"], "content": {"item": "apple", "more": True}, "once": True},
+            {"fields": ["item", "more"], "content": {"item": "pear", "more": False}, "once": True},
+            {"fields": ["item"], "content": {"item": "fig"}, "once": True},
+            {"fields": ["item"], "content": {"item": "kiwi"}, "once": True},
+            {"fields": ["a"], "content": {"a": "1"}},
+            {"fields": ["b"], "content": {"b": "2"}},
+        ]
+    )
+
+
+async def _fails(version: str, tool: str) -> str:
+    answers = script()
+    async with connect_memory(build(), answerer=answers, versions=[version]) as client:
+        try:
+            result: dict[str, Any] = await client.call_tool(tool, {})
+        except ProtocolError as exc:
+            return str(exc)
+    raise AssertionError(f"{tool} at {version} answered {result}")
+
+
+@pytest.mark.parametrize("version", REVISIONS)
+async def test_a_key_reused_in_a_loop_is_refused_naming_it(version: str) -> None:
+    message = await _fails(version, "basket")
+    assert "'next-item'" in message
+    assert "its own key" in message
+
+
+@pytest.mark.parametrize("version", REVISIONS)
+async def test_a_key_shared_by_questions_asked_together_is_refused(version: str) -> None:
+    message = await _fails(version, "together")
+    assert "'same'" in message
+
+
+@pytest.mark.parametrize("version", REVISIONS)
+async def test_a_key_of_its_own_per_question_asks_each(version: str) -> None:
+    async with connect_memory(build(), answerer=script(), versions=[version]) as client:
+        result = await client.call_tool("numbered", {})
+    assert result["content"][0]["text"] == "items: ['fig', 'kiwi']"
