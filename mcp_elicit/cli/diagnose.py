@@ -21,8 +21,9 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   no earlier revision is told as that, with the ``--protocol`` that reaches it), a stdio server that writes something other than
   JSON-RPC on stdout and then gives no answer (one message, whether it then waits until
   the request times out or exits first: which comes first is only timing);
-* exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error, or a
-  scripted answer that never fits.
+* exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error (a
+  bare -32603 "Internal error" from a stdio server with the end of its stderr, where it
+  logged the reason), or a scripted answer that never fits.
 
 Rules: the only extra request is that one GET to the TARGET URL itself, and only after a
 4xx. A stdio server's non-JSON lines are quoted (cleaned, cut short) in every stdio
@@ -50,6 +51,7 @@ from mcp_elicit.errors import (
     CliError,
     ConfigError,
     FormValidationError,
+    InternalError,
     ProtocolError,
     ProtocolViolation,
     RequestTimeout,
@@ -101,7 +103,9 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
                 f"{target} answered the opening request with error {exc.code}: {clean(exc.message)}"
                 f"{noise_note(observed)}"
             )
-        return CheckFailed(f"{during}: the server answered with error {exc.code}: {clean(exc.message)}")
+        said = clean(exc.message)
+        log = _log_tail(observed) if exc.code == InternalError.code and _says_nothing(said) else ""
+        return CheckFailed(f"{during}: the server answered with error {exc.code}: {said}{log}")
     if isinstance(exc, FormValidationError):
         return CheckFailed(f"no answer that fits the form: {exc}")
     if isinstance(exc, TaskCancelled):
@@ -166,13 +170,22 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
 # ---- stdio -------------------------------------------------------------------------------
 
 
+def _log_tail(observed: Observed) -> str:
+    """The end of a stdio server's stderr (its log), as a paragraph; "" when it wrote none."""
+    tail = observed.stderr_tail.strip()[-1500:]
+    return f"\nThe end of its stderr:\n{tail}" if tail else ""
+
+
+def _says_nothing(message: str) -> bool:
+    """Whether an error's message is only its name: the reason is in the server's log."""
+    return message.strip().rstrip(".").lower() in ("", "internal error")
+
+
 def _not_json_rpc(target: Target, observed: Observed, what: str) -> ServerBrokeProtocol:
     """A stdio server that wrote lines that are not JSON-RPC, then no answer: the same exit
     and words whether it then waited (the request timed out) or exited (its requests
     ended), with what it wrote on stderr, which is all the timing could change."""
-    tail = observed.stderr_tail.strip()[-1500:]
-    said = f"\nThe end of its stderr:\n{tail}" if tail else ""
-    return ServerBrokeProtocol(f"{target} {what}.{noise_note(observed)}{said}")
+    return ServerBrokeProtocol(f"{target} {what}.{noise_note(observed)}{_log_tail(observed)}")
 
 
 def _stdio(exc: TransportError, target: Target, observed: Observed) -> CliError:
