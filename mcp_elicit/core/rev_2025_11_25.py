@@ -8,7 +8,8 @@ Rules:
   capabilities from ``initialize`` decide, for the whole session, what may be asked, read
   as the negotiated revision means them: before 2025-11-25 elicitation had no modes (a
   form, no URL mode, no -32042), so there an ``elicitation`` object, whatever it holds,
-  declares forms only.
+  declares forms only; a URL-mode question there is -32021 naming the revision as what
+  lacks URL mode (``url_mode_missing``), not the client.
 * Methods of this era: ``initialize``, ``ping``, ``logging/setLevel``,
   ``resources/subscribe`` and ``resources/unsubscribe``, plus the ones both eras share.
   ``server/discover`` does not exist here (-32601).
@@ -23,9 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from mcp_elicit.core.server import FRAMEWORK_METHODS, MODERN_ONLY_METHODS, ServerIdentity
-from mcp_elicit.errors import InvalidParams, MethodNotFound
+from mcp_elicit.errors import InvalidParams, MethodNotFound, MissingClientCapability
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
-from mcp_elicit.wire.versions import REV_2025_11_25, negotiate_handshake
+from mcp_elicit.wire.versions import HANDSHAKE, REV_2025_11_25, negotiate_handshake
 
 __all__ = [
     "HANDSHAKE_ONLY",
@@ -34,6 +35,7 @@ __all__ = [
     "initialize_result",
     "parse_initialize",
     "parse_set_level",
+    "url_mode_missing",
 ]
 
 #: Methods only the handshake era has.
@@ -77,6 +79,19 @@ def _as_meant(caps: Mapping[str, Any], version: str) -> Mapping[str, Any]:
     if version == REV_2025_11_25 or not isinstance(elicitation, Mapping) or not elicitation:
         return caps
     return {**caps, "elicitation": {}}
+
+
+def url_mode_missing(version: str) -> MissingClientCapability:
+    """The -32021 for a URL-mode question a request at ``version`` cannot carry: before
+    2025-11-25 the revision has none, whatever the client declared (see ``_as_meant``)."""
+    required: dict[str, Any] = {"elicitation": {"url": {}}}
+    if version == REV_2025_11_25 or version not in HANDSHAKE:
+        return MissingClientCapability.requiring(required)
+    return MissingClientCapability(
+        f"This request needs the client capability elicitation.url, which MCP {version} does not "
+        "have (URL-mode elicitation came with 2025-11-25): this session takes forms only",
+        {"requiredCapabilities": required},
+    )
 
 
 def initialize_result(identity: ServerIdentity, handshake: Handshake) -> dict[str, Any]:

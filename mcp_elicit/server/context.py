@@ -20,8 +20,7 @@ Rules:
   (``outgoing.check_url``); anything else is the handler's ``ValueError``.
 * How a question travels depends on the revision (``input_required`` and a retry on
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
-* Several questions asked together with ``ctx.gather(...)`` go out in one round.
-* A key names one question in a run: a second one under it fails at once (``key_reused``).
+* ``ctx.gather(...)`` asks in one round; a second question under one key fails (``key_reused``).
 * Progress goes out only when the request carried a progress token, and only when it is
   above the last progress sent for the request (a step reported twice, or going back,
   sends nothing); log messages only at or above the level the request (or session)
@@ -50,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, ove
 from mcp_types import CreateMessageResult, Root
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, key_reused
+from mcp_elicit.core.rev_2025_11_25 import url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
@@ -256,7 +256,7 @@ class Context:
             raise ValueError("a URL elicitation needs a message saying why the user should open the page")
         check_url(url)
         if not self.can_elicit("url"):
-            raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
+            raise url_mode_missing(self.revision)
         warn_cleartext(url)
         params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
         if elicitation_id is not None:

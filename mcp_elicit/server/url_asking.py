@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Literal
 
-from mcp_elicit.errors import MissingClientCapability
+from mcp_elicit.core.rev_2025_11_25 import url_mode_missing
 from mcp_elicit.server.flows import Flow, Flows, FlowStatus
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ async def run_flow(mode: UrlMode, ctx: Context, kind: str, name: str, message: s
     """Ask for a flow of ``kind`` (``"secret"``, ``"oauth"``) for ``name`` and wait for its
     page (see the rules); the answer the handler gets."""
     if not ctx.can_elicit("url"):  # before a flow is written or a page server started
-        raise MissingClientCapability.requiring({"elicitation": {"url": {}}})
+        raise url_mode_missing(ctx.revision)
     principal = ctx.principal.subject if ctx.principal else None
     # each ask is a question (and a flow) of its own: asked again after a decline, the
     # same secret gets a new link, not the ended flow's; replayed rounds count alike
