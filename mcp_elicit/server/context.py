@@ -21,10 +21,9 @@ Rules:
 * How a question travels depends on the revision (``input_required`` and a retry on
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
 * ``ctx.gather(...)`` asks in one round; a second question under one key fails (``key_reused``).
-* Progress goes out only when the request carried a progress token, and only when it is
-  above the last progress sent for the request (a step reported twice, or going back,
-  sends nothing); log messages only at or above the level the request (or session)
-  asked for.
+* Progress goes out only when the request carried a progress token, and only above the
+  last progress sent for the request (a step reported twice, or going back, sends
+  nothing); log messages only at or above the level the request (or session) asked for.
 * A ``Context`` works only on the event loop its handler runs on: asking, progress or
   logging from another thread (a ``threading.Thread``, a helper run with
   ``asyncio.to_thread``) is a ``RuntimeError`` at once, saying to await it in the handler
