@@ -237,7 +237,9 @@ class SecretFinding:
         return (
             f"{seen} asks for {self.asks_for} (matched {self.phrase!r}). The MCP spec forbids "
             "collecting passwords, API keys, access tokens and payment credentials through form-mode "
-            "elicitation; collect it through a URL-mode elicitation instead (e.g. ctx.elicit_url(...)). "
+            "elicitation; collect it through a URL-mode elicitation instead: "
+            f"await ctx.secret({self.field!r}) has the user type it into the server's own page, "
+            "ctx.elicit_url(...) sends them to a page of yours. "
             "If this is a false positive, mark the field not_secret=True "
             f"(or FormSchema.parse(..., not_secret={{{self.field!r}}}))."
         )

@@ -343,6 +343,7 @@ def test_form_refuses_a_secret_field_with_a_helpful_message() -> None:
     text = str(error)
     assert text.startswith("field 'api_key': its name asks for an API key (matched 'api key')")
     assert "URL-mode elicitation" in text
+    assert "await ctx.secret('api_key')" in text  # the server's own page, first
     assert "ctx.elicit_url(...)" in text
     assert "not_secret=True" in text
 
