@@ -16,6 +16,10 @@ Rules:
   the access token, each with its ``token_type_hint``. The requests go through the
   installed ``TokenExchange`` when it can revoke (``Revoker``), with the token endpoint's
   client authentication.
+* A provider answering ``invalid_token`` says the token is not valid there any more: no
+  failure, logged at INFO. (RFC 7009 answers 200 for such a token, but Google's endpoint
+  answers 400 ``invalid_token`` for one already revoked, as the access token is once its
+  refresh token was.)
 * Best effort: a revocation that fails (refused, the provider unreachable, slower than
   ``wait`` seconds for both) is logged at WARNING, naming the provider, the reason and
   which token, never the token; it never fails what threw the tokens away.
@@ -70,6 +74,13 @@ async def revoke(exchange: object, provider: OAuthProvider, tokens: Tokens, why:
                     continue
                 try:
                     await exchange.revoke(provider, token, hint)
+                except OAuthError as exc:
+                    if exc.error != "invalid_token":
+                        _failed(provider, hint, why, exc)
+                    else:  # not valid there any more: nothing stays valid
+                        log.info(
+                            "a %s of %s thrown away (%s) was no longer valid there", hint, provider.name, why
+                        )
                 except Exception as exc:  # best effort: whatever went wrong is only logged
                     _failed(provider, hint, why, exc)
                 else:

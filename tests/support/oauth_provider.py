@@ -15,7 +15,9 @@ served by Starlette (authlib has no Starlette server integration: the glue is he
   Every request is recorded in ``provider.revocations`` (``Revocation``: the token, its
   hint, whether the client authenticated) before it is answered; ``revoke_status`` set
   answers it so instead (and revokes nothing); ``revoke_hangs`` holds it until
-  ``release`` is set (at most 60 s).
+  ``release`` is set (at most 60 s); ``revoked_is_invalid`` answers a token already
+  revoked (as an access token is once its refresh token was) 400 ``invalid_token``, as
+  Google's endpoint does, where RFC 7009 says 200.
 * ``GET /api/me``: a protected API. A live Bearer token (issued here, not expired, not
   revoked) gets ``{"user": ..., "scope": ...}``; anything else 401.
 * Everything secret it hands out (codes, access and refresh tokens) is kept in
@@ -341,6 +343,7 @@ class OAuthTestProvider:
     revocations: list[Revocation] = field(default_factory=list)
     revoke_status: int | None = None
     revoke_hangs: bool = False
+    revoked_is_invalid: bool = False
     release: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -404,6 +407,9 @@ class OAuthTestProvider:
                 await self.release.wait()
         if self.revoke_status is not None:
             return JSONResponse({"error": "server_error"}, status_code=self.revoke_status)
+        if self.revoked_is_invalid and self.revoked(form.get("token", "")):
+            said = {"error": "invalid_token", "error_description": "Token expired or revoked"}
+            return JSONResponse(said, status_code=400)
         response: Response = self.server.create_endpoint_response("revocation", _Request(request, pairs))
         return response
 

@@ -161,6 +161,30 @@ async def test_a_connection_forgotten_is_revoked() -> None:
         assert await app.url_mode.oauth.stored("example", "alice") is None
 
 
+async def test_an_access_token_ended_with_its_refresh_token_is_no_failure(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Revoking the refresh token ends its grant's access token too (RFC 7009 section 2.1);
+    a provider that then answers the access token's revocation 400 ``invalid_token`` (as
+    Google's does for a token already revoked) says it is not valid any more: no warning
+    that it "stays valid"."""
+    async with running() as (provider, app, base):
+        provider.revoked_is_invalid = True
+        _, page = await sign_in(app, base)
+        assert "Connected." in page.text, page.text
+        kept = await app.url_mode.oauth.stored("example", "alice")
+        assert kept is not None
+        caplog.set_level(logging.INFO, "mcp_elicit")
+        assert await Connection(app.url_mode.oauth, "example", "alice").forget()
+        assert provider.revocations == revoked_both(provider, kept.access_token)
+        assert provider.revoked(kept.access_token)
+        said = [r.getMessage() for r in caplog.records if r.name == "mcp_elicit.oauth"]
+        assert not [
+            r for r in caplog.records if r.name == "mcp_elicit.oauth" and r.levelno >= logging.WARNING
+        ]
+        assert "revoked 1 token(s) of example" in said[-1], said
+
+
 class EndingTheFlow(HttpTokenExchange):
     """Token requests over HTTP; ``flow`` is cancelled while the code is exchanged (the
     tool's request gave up meanwhile)."""
