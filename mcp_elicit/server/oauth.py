@@ -288,9 +288,11 @@ class OAuthConnections:
         return await self.vault.forget(TOKENS, provider, principal)
 
     async def disconnect(self, name: str, principal: str | None) -> bool:
-        """Forget the stored tokens, and revoke them (``discard``)."""
-        tokens = await self._kept(name, principal)
-        forgotten = await self.forget(name, principal)
+        """Forget the stored tokens, and revoke them (``discard``); after a refresh in flight
+        (its lock), so that it neither saves its tokens again nor leaves them unrevoked."""
+        async with self._lock(name, principal):
+            tokens = await self._kept(name, principal)
+            forgotten = await self.forget(name, principal)
         if tokens is not None:
             await self.discard(name, principal, tokens, "the connection was forgotten")
         return forgotten

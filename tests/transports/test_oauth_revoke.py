@@ -185,6 +185,47 @@ async def test_an_access_token_ended_with_its_refresh_token_is_no_failure(
         assert "revoked 1 token(s) of example" in said[-1], said
 
 
+class HeldRefresh(HttpTokenExchange):
+    """Token requests over HTTP; a refresh waits for ``go``, a revocation for ``refreshed``
+    (so that neither order of the two at the provider decides the outcome)."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=10)
+        self.started, self.go, self.refreshed = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def refresh(self, provider: OAuthProvider, refresh_token: str) -> Mapping[str, Any]:
+        self.started.set()
+        await self.go.wait()
+        return await super().refresh(provider, refresh_token)
+
+    async def revoke(self, provider: OAuthProvider, token: str, hint: str) -> None:
+        await self.refreshed.wait()
+        await super().revoke(provider, token, hint)
+
+
+async def test_a_connection_forgotten_while_it_is_refreshed_stays_forgotten_and_is_revoked() -> None:
+    """The refresh in flight rotates the tokens: forgetting must end what it brings, not
+    the tokens it replaces, nor be undone by its save."""
+    async with running() as (provider, app, base):
+        _, page = await sign_in(app, base)
+        assert "Connected." in page.text, page.text
+        held = app.url_mode.token_exchange = HeldRefresh()
+        oauth = app.url_mode.oauth
+        oauth.clock = lambda: time.time() + 2 * provider.lifetime  # the access token expired
+        async with asyncio.timeout(TIMEOUT):
+            refreshing = asyncio.create_task(oauth.usable("example", "alice"))
+            await held.started.wait()
+            forgetting = asyncio.create_task(Connection(oauth, "example", "alice").forget())
+            await asyncio.sleep(0)  # the tool forgets while the refresh is in flight
+            held.go.set()
+            fresh = await refreshing
+            held.refreshed.set()
+            assert await forgetting
+        assert fresh is not None
+        assert await oauth.stored("example", "alice") is None, "the refresh's save undid forget()"
+        assert provider.revoked(fresh.access_token), "the tokens the refresh brought stay valid"
+
+
 class EndingTheFlow(HttpTokenExchange):
     """Token requests over HTTP; ``flow`` is cancelled while the code is exchanged (the
     tool's request gave up meanwhile)."""
