@@ -44,7 +44,8 @@ Rules:
   stored) are not kept. Of two sign-ins of one flow coming back at once (its link opened
   twice), one's tokens are kept (``page_save``, on any number of instances); the other
   keeps nothing and is answered as a late form (409), never "Connected". Tokens not kept
-  are revoked at the provider when it can (``OAuthConnections.discard``).
+  are revoked at the provider when it can (``OAuthConnections.discard``), never while the
+  kept one's save is still under way (not yet stored, it would look like no connection).
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything; the secret's field, which
@@ -341,7 +342,8 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     log.info("flow %s: connected to %s", flow.id[:6], flow.name)
                 else:  # another sign-in of it was kept, or it ended otherwise meanwhile
                     log.info("flow %s: ended before its tokens were kept; they are not kept", flow.id[:6])
-                    await oauth.discard(name, principal, tokens, "another sign-in was kept")
+                    if flow.status != "pending":  # else the kept one's save is still under way
+                        await oauth.discard(name, principal, tokens, "another sign-in was kept")
                     return done_page(asking, flow, late=True)
         if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
             await url_mode.finished(flow)

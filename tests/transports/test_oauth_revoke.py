@@ -25,6 +25,7 @@ from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.flows import Flow
 from mcp_elicit.server.oauth import Connection, OAuthProvider
 from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports import page_save
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
 
@@ -147,6 +148,30 @@ async def test_the_sign_in_not_kept_of_two_at_once_is_not_revoked_while_the_othe
         assert ended is not None and ended.status == "complete"
         assert provider.revocations == []
         assert "thrown away (another sign-in was kept) are not revoked" in caplog.text
+
+
+async def test_the_sign_in_not_kept_is_not_revoked_while_the_other_is_still_being_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other sign-in's save outlasts the wait for it (``SAVE_WAIT``): its tokens are not
+    stored yet, so nothing shows a connection kept, but revoking these could still end it."""
+    monkeypatch.setattr(page_save, "SAVE_WAIT", 0.2)
+    gate = Gate(holds=frozenset({"tokens"}), counts=frozenset({"tokens"}))  # released below
+    async with running(gate=gate) as (provider, app, base):
+        flow, token = await app.url_mode.flows.start("oauth", "example", "alice")
+        async with browser("alice") as alice, asyncio.timeout(TIMEOUT):
+            first = await open_page(alice, f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
+            second = await alice.get(f"{base}/mcp-elicit/flows/{flow.id}")
+            callbacks = [await to_the_provider_and_back(alice, tab) for tab in (first, second)]
+            gate.armed = True
+            pages = {asyncio.create_task(alice.get(callback)) for callback in callbacks}
+            [late], held = await asyncio.wait(pages, return_when=asyncio.FIRST_COMPLETED)
+            gate.other_wrote.set()  # the kept sign-in's save goes on
+            [kept_page] = [await page for page in held]
+        assert late.result().status_code == 409, late.result().text
+        assert "Connected." in kept_page.text, kept_page.text
+        assert await app.url_mode.oauth.stored("example", "alice") is not None
+        assert provider.revocations == []
 
 
 async def test_a_connection_forgotten_is_revoked() -> None:
