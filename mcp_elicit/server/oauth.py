@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import orjson
 
-from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError
+from mcp_elicit.errors import ConfigError, InvalidRequestState, OAuthError, StoreUnavailable
 from mcp_elicit.sealing import Binding
 from mcp_elicit.server.oauth_connection import ConnectAnswer, Connection
 from mcp_elicit.server.oauth_revoke import REVOKE_WAIT, revoke
@@ -305,7 +305,16 @@ class OAuthConnections:
         provider = self.providers.get(name)
         if provider is None or provider.revocation_url is None:
             return
-        kept = await self._kept(name, principal)
+        try:
+            kept = await self._kept(name, principal)
+        except StoreUnavailable:  # revoking could end a kept connection: leave them be
+            log.warning(
+                "tokens of %s thrown away (%s) are not revoked: the store could not say whether a "
+                "connection to it is kept for this user",
+                name,
+                why,
+            )
+            return
         if kept is None:
             await revoke(self._exchange(), provider, tokens, why, self.revoke_wait)
         elif not secrets.compare_digest(kept.access_token.encode(), tokens.access_token.encode()):

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from mcp_elicit import KeyRing, Server
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, StoreUnavailable
 from mcp_elicit.server.flows import Flow
 from mcp_elicit.server.oauth import Connection, OAuthProvider
 from mcp_elicit.stores import MemoryStore
@@ -48,11 +48,16 @@ class CookieAuth:
 
 @contextlib.asynccontextmanager
 async def running(
-    *, revocation: bool = True, granted: str = "profile repo", gate: Gate | None = None
+    *,
+    revocation: bool = True,
+    granted: str = "profile repo",
+    gate: Gate | None = None,
+    memory: MemoryStore | None = None,
 ) -> AsyncIterator[tuple[OAuthTestProvider, Server, str]]:
     """The provider (letting the client be granted ``granted``) and a server asking it for
-    "profile repo", with its revocation endpoint when ``revocation``; both on 127.0.0.1."""
-    provider, memory = OAuthTestProvider(), MemoryStore()
+    "profile repo" (its store ``memory``, a new one by default), with its revocation
+    endpoint when ``revocation``; both on 127.0.0.1."""
+    provider, memory = OAuthTestProvider(), memory or MemoryStore()
     try:
         async with uvicorn_server(provider.app) as idp:
             try:
@@ -321,3 +326,31 @@ def test_a_revocation_url_is_checked_as_the_other_urls() -> None:
             client_id="c",
             revocation_url="http://provider.example/revoke",
         )
+
+
+class TokensUnreadable(MemoryStore):
+    """A store whose reads of stored tokens fail (it went down) once ``broken`` is set."""
+
+    broken = False
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        if self.broken and namespace == "tokens":
+            raise StoreUnavailable
+        return await super().get(namespace, key)
+
+
+async def test_a_store_that_cannot_say_whether_a_connection_is_kept_fails_nothing_and_revokes_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Revocation never fails what threw the tokens away; unsure whether a connection is
+    kept (which revoking could end), it revokes nothing."""
+    store = TokensUnreadable()
+    async with running(memory=store) as (provider, app, base):
+        caplog.set_level(logging.INFO, "mcp_elicit")
+        started = await app.url_mode.flows.start("oauth", "example", "alice")
+        app.url_mode.token_exchange = EndingTheFlow(app, started[0])
+        store.broken = True
+        _, page = await sign_in(app, base, started)
+        assert page.status_code == 409 and "Connected." not in page.text, page.text
+        assert len(provider.tokens) == 1 and provider.revocations == []
+        assert "not revoked: the store could not say whether a connection to it is kept" in caplog.text
