@@ -1,0 +1,182 @@
+"""The browser answerer's page as HTML, and the one source of truth: server text escaped and
+made inert, text no page can carry refused, a labelled native control for every variant, and
+the page's checks saying what the form's own validation says."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit.errors import FormValidationError
+from mcp_elicit.forms import Boolean, Form, Integer, String
+from mcp_elicit.ui.web_pages import check_form, page
+from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, form_request, open_round, url_request
+
+from support.web_answers import claim
+
+pytestmark = pytest.mark.anyio
+
+
+def test_server_text_is_escaped_and_made_inert() -> None:
+    hostile = Form(
+        x=String(title='<img src=x onerror="alert(1)">', description="a\u202eb <script>alert(2)</script>")
+    )
+    request = form_request(hostile, message="</p><script>alert(3)</script>\x1b[31m red")
+    html = page([request], csrf="c")
+    assert "<script>alert" not in html
+    assert "<img" not in html
+    assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
+    assert "\u202e" not in html and "&lt;U+202E&gt;" in html
+    assert "\x1b" not in html and "\\x1b[31m" in html
+    assert '<script src="/static/app.js" defer></script>' in html
+    assert html.count("<script") == 1  # nothing inline
+
+
+async def test_text_no_page_can_carry_is_shown_made_inert() -> None:
+    # JSON can say "\u0000", which no page may carry.
+    schema = json.loads(
+        '{"type": "object", "properties": {"c": {"type": "string", "enum": ["a", "b\\u0000"]}}}'
+    )
+    async with open_round([form_request(schema)]) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        shown = await client.get(f"{opened.base}/form")
+        assert shown.status_code == 200
+        assert 'value="a"' in shown.text and 'value="b\\x00"' in shown.text and "\x00" not in shown.text
+
+
+def test_a_form_with_text_no_message_can_carry_never_reaches_a_page() -> None:
+    # JSON can say "\ud800" (a lone surrogate, which UTF-8 cannot encode): the form is
+    # refused as it is read (the connection declines it), naming the character.
+    schema = json.loads('{"type": "object", "properties": {"c": {"type": "string", "enum": ["a\\ud800"]}}}')
+    request = form_request(schema)
+    assert request.schema is None and request.schema_problem is not None
+    assert "U+D800" in request.schema_problem
+
+
+async def test_a_url_no_page_can_carry_is_refused_not_a_server_error() -> None:
+    async with (
+        open_round([url_request("https://example.com/\ud800")]) as opened,
+        httpx.AsyncClient() as client,
+    ):
+        await claim(client, opened)
+        shown = await client.get(f"{opened.base}/form")
+        assert shown.status_code == 200
+        assert "This address will not be opened." in shown.text and "U+D800" in shown.text
+
+
+def test_only_an_optional_boolean_without_a_default_is_three_way() -> None:
+    form = Form(
+        a=Boolean(title="A"), b=Boolean(title="B", required=False), c=Boolean(title="C", default=False)
+    )
+    html = page([form_request(form)], csrf="c")
+    assert html.count('type="checkbox"') == 2  # required, or defaulted: an answer either way
+    assert html.count('type="radio"') == 3 and 'value="true"' in html and 'value="false"' in html
+    assert check_form(form, [True, None, False]).content == {"a": True, "c": False}
+    assert check_form(form, [False, False, True]).content == {"a": False, "b": False, "c": True}
+
+
+def test_the_page_speaks_of_required_marks_only_when_it_shows_one() -> None:
+    # A required yes-or-no is a checkbox, always an answer, without a mark.
+    marks = Form(a=Boolean(title="A"), b=String(title="B", required=False))
+    html = page([form_request(marks)], csrf="c")
+    assert 'class="req"' not in html and "are required" not in html
+    html = page([form_request(Form(a=Boolean(title="A"), b=String(title="B")))], csrf="c")
+    assert html.count('class="req"') == 2 and "are required" in html  # the note's own star, and B's
+
+
+def test_the_page_has_a_labelled_native_control_for_every_variant() -> None:
+    html = page(
+        [form_request(), form_request(LEGACY, key="legacy"), form_request(DEFAULTS, key="defaults")], csrf="c"
+    )
+    assert 'type="email"' in html and 'type="url"' in html and 'type="date"' in html
+    assert 'type="datetime-local"' in html
+    assert 'type="number"' in html and 'min="1"' in html and 'max="20"' in html and 'step="1"' in html
+    assert 'step="any"' in html
+    assert 'role="radiogroup"' in html and "<select" in html and 'role="group"' in html
+    assert ">Medium</label>" in html  # enumNames
+    assert 'value="2"' in html and 'value="window seat"' in html  # defaults
+    assert 'data-rfc3339="2026-12-24T18:30:00Z"' in html
+    assert 'value="out" checked' in html and 'value="c" selected' in html and 'value="vegan" checked' in html
+    for control in re.findall(
+        r'<input type="(?:text|email|url|date|datetime-local|number)" id="([^"]+)"', html
+    ):
+        assert f'<label for="{control}">' in html
+    assert html.count('aria-describedby="') >= len(EVERY_KIND.fields)
+
+
+@pytest.mark.parametrize(
+    ("values", "problems"),
+    [
+        (
+            [
+                "Al",
+                "al@example.com",
+                None,
+                "2026-12-24",
+                "2026-12-24T18:30:00+01:00",
+                "2",
+                None,
+                True,
+                "mains",
+                "in",
+                "t2",
+                [],
+                ["wine"],
+            ],
+            {},
+        ),
+        (
+            ["A", "nope", "x", "24/12", "?", "0", "1000", "yes", "soup", None, None, ["vegan", "vegan"], []],
+            None,
+        ),
+    ],
+    ids=["fine", "everything-wrong"],
+)
+def test_check_form_says_what_validate_says(values: list[Any], problems: dict[int, str] | None) -> None:
+    checked = check_form(EVERY_KIND, values)
+    if problems is not None:
+        assert checked.problems == problems
+        EVERY_KIND.validate(EVERY_KIND.apply_defaults(checked.content))
+        return
+    # Every field is wrong, and each message is the form's own with the field's label in front.
+    assert set(checked.problems) == set(range(len(EVERY_KIND.fields)))
+    for index, message in checked.problems.items():
+        spec = EVERY_KIND.fields[index]
+        assert message.startswith((spec.title or spec.name) + " ")
+    with pytest.raises(FormValidationError) as raised:
+        EVERY_KIND.validate(EVERY_KIND.apply_defaults(checked.content))
+    told = {p.field: p.message for p in raised.value.problems}
+    for index, message in checked.problems.items():
+        assert message.endswith(" " + told[EVERY_KIND.fields[index].name])
+
+
+def test_text_is_read_as_typed_as_in_the_terminal() -> None:
+    form = Form(note=String(title="Note"), size=Integer(required=False))
+    assert check_form(form, ["  by the window ", " 4 "]).content == {"note": "  by the window ", "size": 4}
+    assert check_form(form, ["   ", None]).problems == {0: "Note is required"}
+    # JSON from the page can say "\ud800"; the client could not send it back.
+    assert check_form(form, ["x\ud800", None]).problems == {
+        0: "Note has a character that is not text (<U+D800>); type it again"
+    }
+
+
+async def test_marks_stacked_on_a_letter_are_shown_not_piled_over_the_page() -> None:
+    # Hundreds of combining marks on one letter paint far above and below its line, over
+    # the address and its site; past a few (no script stacks more), each is shown by code.
+    zalgo = "a" + "\u0363\u0364" * 200
+    request = url_request("https://evil.example/pay", message=f"Pay {zalgo} here")
+    async with open_round([request]) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        shown = (await client.get(f"{opened.base}/form")).text
+    assert re.search("[\u0300-\u036f]{6}", shown) is None
+    assert "a\u0363\u0364\u0363\u0364\u0363&lt;U+0364&gt;&lt;U+0363&gt;" in shown
+
+
+def test_an_integer_field_with_fractional_bounds_takes_whole_numbers_in_the_browser() -> None:
+    # min="0.5" with step="1" made the browser take 0.5, 1.5... and refuse 1, 2 and 3.
+    html = page([form_request(Form(n=Integer(minimum=0.5, maximum=3.7)))], csrf="c")
+    assert 'min="1"' in html and 'max="3"' in html and 'step="1"' in html
