@@ -8,6 +8,4 @@ from cli.helpers import demo_stdio
 from support.procs import ROOT
 
 REVISIONS = ["2026-07-28", "2025-11-25"]
-
-
 CONFORMANCE_STDIO = [*demo_stdio()[:-1], str(ROOT / "examples" / "conformance_server.py")]

@@ -24,8 +24,6 @@ META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
 }
-
-
 CALLBACK = "/mcp-elicit/oauth/callback"
 
 

@@ -1,5 +1,7 @@
 """The terminal answerer, driven through prompt_toolkit's pipe input (keys as a terminal
-sends them) with its screen captured; the real-terminal tests are tests/cli/test_pty.py and
+sends them) with its screen captured: the form, its answers checked as they are typed, the
+review, declining and cancelling, server text kept inert, and the plumbing (the CLI extra,
+modes, a client in memory). The real-terminal tests are tests/cli/test_pty.py and
 test_terminal_pty.py."""
 
 from __future__ import annotations
@@ -8,151 +10,44 @@ import asyncio
 import datetime as dt
 import importlib.util
 import io
-import threading
-from collections.abc import AsyncIterator, Callable, Coroutine
-from contextlib import asynccontextmanager
-from typing import Any
 
 import pytest
 from prompt_toolkit.data_structures import Size
-from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from prompt_toolkit.output.vt100 import Vt100_Output
 from rich.console import Console
 
 from mcp_elicit.cli.loader import load_server
 from mcp_elicit.client import ElicitAnswer
-from mcp_elicit.client.url_consent import judge_url
-from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.errors import UsageError, ValidationProblem
-from mcp_elicit.forms import Boolean, Choice, Form, Integer, MultiChoice, String
+from mcp_elicit.forms import Form, MultiChoice, String
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui import terminal
 from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
 from mcp_elicit.ui.terminal import TerminalAnswerer, system_browser
 from ui.web_rounds import SDK_BOUNDS, SDK_DESCRIBED
 
-pytestmark = pytest.mark.anyio
-
-TOMORROW = (dt.date.today() + dt.timedelta(days=1)).isoformat()
-SERVER = ServerInfo(name="bookings", version="1.0.0", title="Table bookings", where="memory:bookings")
-ORIGIN = Origin("tools/call", "book")
-FORM = Form(
-    size=Integer(title="Party size", description="How many people, you included", minimum=1, maximum=20),
-    date=String(title="Date", format="date"),
-    seat=Choice({"in": "Inside", "out": "On the terrace"}, title="Seating", default="in"),
-    diet=MultiChoice(["vegan", "gluten-free"], title="Dietary needs", required=False),
-    ok=Boolean(title="Confirm", default=True),
+from support.terminal_answerer import (
+    BACKSPACE,
+    CTRL_C,
+    CTRL_D,
+    CTRL_N,
+    CTRL_U,
+    ENTER,
+    ESC,
+    Browser,
+    Screen,
+    answerer,
+    elicit,
+    elicit_typing,
+    form_request,
+    once_drawn,
+    until_drawn,
 )
-ENTER, ESC, CTRL_C, CTRL_D, CTRL_N, CTRL_U, BACKSPACE = "\r", "\x1b", "\x03", "\x04", "\x0e", "\x15", "\x7f"
 
-
-def form_request(
-    schema: Any = FORM, message: str = "How many, and when?", **extra: Any
-) -> ElicitationRequest:
-    params = {
-        "mode": "form",
-        "message": message,
-        "requestedSchema": schema.to_json() if hasattr(schema, "to_json") else schema,
-    }
-    return parse_elicitation(params, server=SERVER, key="details", origin=ORIGIN)
-
-
-def url_request(url: str, message: str = "Sign in to your mail") -> ElicitationRequest:
-    return parse_elicitation(
-        {"mode": "url", "message": message, "url": url, "elicitationId": "e1"},
-        server=SERVER,
-        key="signin",
-        origin=ORIGIN,
-    )
-
-
-class Browser:
-    def __init__(self, works: bool = True) -> None:
-        self.opened: list[str] = []
-        self.works = works
-
-    def __call__(self, url: str) -> bool:
-        self.opened.append(url)
-        return self.works
-
-
-class Screen:
-    """What the person sees: rich's console output (``text``) and, as prompt_toolkit draws
-    them on an xterm, the prompts (``drawn``)."""
-
-    def __init__(self) -> None:
-        self.buffer = io.StringIO()
-        self.console = Console(
-            file=self.buffer, width=100, markup=False, emoji=False, highlight=False, color_system=None
-        )
-        self.prompts = io.StringIO()
-        self.output = Vt100_Output(self.prompts, lambda: Size(rows=40, columns=120), term="xterm")
-
-    @property
-    def text(self) -> str:
-        return self.buffer.getvalue()
-
-    @property
-    def drawn(self) -> str:
-        return self.prompts.getvalue()
-
-
-@asynccontextmanager
-async def answerer(
-    keys: str = "", *, browser: Callable[[str], bool] | None = None
-) -> AsyncIterator[tuple[TerminalAnswerer, Screen, PipeInput]]:
-    with create_pipe_input() as pipe:
-        pipe.send_text(keys)
-        screen = Screen()
-        yield (
-            TerminalAnswerer(
-                console=screen.console, input=pipe, output=screen.output, open_url=browser or Browser()
-            ),
-            screen,
-            pipe,
-        )
-
-
-async def elicit(ans: TerminalAnswerer, request: ElicitationRequest) -> ElicitAnswer:
-    async with asyncio.timeout(10):
-        return await ans.elicit(request)
-
-
-async def until_drawn(screen: Screen, shown: str) -> None:
-    """Return once prompt_toolkit has drawn ``shown``; fail after 5 s (before ``elicit``
-    gives up) naming what never showed and what was drawn last."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + 5
-    while shown not in screen.drawn:
-        if loop.time() > deadline:
-            raise AssertionError(
-                f"{shown!r} was not drawn within 5 s; the last drawn: {screen.drawn[-300:]!r}"
-            )
-        await asyncio.sleep(0.01)
-
-
-async def once_drawn(screen: Screen, shown: str, pipe: PipeInput, keys: str) -> None:
-    """Type ``keys`` once ``shown`` is drawn: the prompt they are meant for is then reading.
-
-    Typed sooner, an Esc can reach an earlier prompt in one read with the Enter before it;
-    that prompt ends on the Enter and leaves the Esc in the input parser, waiting for the
-    rest of an Alt key, with no prompt left to read it.
-    """
-    await until_drawn(screen, shown)
-    pipe.send_text(keys)
-
-
-async def elicit_typing(
-    ans: TerminalAnswerer, request: ElicitationRequest, typing: Coroutine[Any, Any, None]
-) -> ElicitAnswer:
-    """``elicit`` while ``typing`` runs; if ``typing`` fails, so does this, with its error."""
-    async with asyncio.TaskGroup() as group:
-        group.create_task(typing)
-        answer = group.create_task(elicit(ans, request))
-    return answer.result()
-
-
+pytestmark = pytest.mark.anyio
+TOMORROW = (dt.date.today() + dt.timedelta(days=1)).isoformat()
 FILL = ENTER + "7" + ENTER + TOMORROW + ENTER + CTRL_U + "2" + ENTER + "vegan" + ENTER + ENTER
 
 
@@ -411,134 +306,6 @@ async def test_the_review_says_what_may_be_typed(fields: int, hint: str) -> None
     assert hint in screen.drawn
 
 
-# ---- URL consent -------------------------------------------------------------------------
-
-
-async def test_a_url_opens_only_after_consent_and_can_be_reopened() -> None:
-    browser = Browser()
-    url = "https://accounts.example.co.uk/signin?state=abc"
-    async with answerer("o" + ENTER + "r" + ENTER + ENTER, browser=browser) as (ans, screen, _):
-        request = url_request(url)
-        answer = await elicit(ans, request)
-        await asyncio.wait_for(ans.url_done(request), 1)
-    assert answer == ElicitAnswer.accept()
-    assert browser.opened == [url, url]
-    text = screen.text
-    assert "Table bookings 1.0.0 asks you to open a web page" in text
-    assert url in text and "Site: example.co.uk" in text and "page on accounts.example.co.uk" in text
-    assert "Nothing is opened or fetched unless you say so" in text
-
-
-async def test_a_browser_command_that_waits_for_the_browser_to_close_holds_nothing_up() -> None:
-    """``webbrowser`` runs a ``$BROWSER`` command it does not know and waits for it to
-    exit, which may be when the person quits the browser: the person is asked whether
-    they are done while it runs, and the answer goes out without waiting for it."""
-    released = threading.Event()
-    started: list[str] = []
-
-    def browser_that_runs_until_closed(url: str) -> bool:
-        started.append(url)
-        released.wait(30)
-        return True
-
-    try:
-        async with answerer(browser=browser_that_runs_until_closed) as (ans, screen, pipe):
-            pipe.send_text("o" + ENTER)
-            done = once_drawn(screen, "Enter: I am done on the page", pipe, ENTER)
-            answer = await elicit_typing(ans, url_request("https://example.com/"), done)
-    finally:
-        released.set()
-    assert answer == ElicitAnswer.accept()
-    assert started == ["https://example.com/"]
-    assert "Opened in your browser." in screen.text
-
-
-@pytest.mark.parametrize("keys", ["d" + ENTER, "decline" + ENTER])
-async def test_a_declined_url_is_never_opened(keys: str) -> None:
-    browser = Browser()
-    async with answerer(keys, browser=browser) as (ans, screen, _):
-        answer = await elicit(ans, url_request("https://example.com/"))
-    assert answer == ElicitAnswer.decline()
-    assert browser.opened == []
-    assert "Declined." in screen.text
-
-
-async def test_enter_alone_is_not_consent() -> None:
-    browser = Browser()
-    async with answerer(ENTER + ENTER + "d" + ENTER, browser=browser) as (ans, _, _):
-        answer = await elicit(ans, url_request("https://example.com/"))
-    assert answer == ElicitAnswer.decline()
-    assert browser.opened == []
-
-
-async def test_esc_cancels_a_url_before_and_after_opening() -> None:
-    browser = Browser()
-    async with answerer(browser=browser) as (ans, screen, pipe):
-        esc = once_drawn(screen, "o: open it in your browser", pipe, ESC)
-        assert await elicit_typing(ans, url_request("https://example.com/"), esc) == ElicitAnswer.cancel()
-        assert browser.opened == []
-        pipe.send_text("o" + ENTER)
-        esc = once_drawn(screen, "Enter: I am done on the page", pipe, ESC)
-        assert await elicit_typing(ans, url_request("https://example.com/"), esc) == ElicitAnswer.cancel()
-    assert browser.opened == ["https://example.com/"]
-    assert screen.text.count("Cancelled.") == 2
-
-
-async def refused(ans: TerminalAnswerer, url: str) -> ElicitAnswer:
-    """What the client does with a URL it refuses: tells the answerer (``refused``)."""
-    async with asyncio.timeout(10):
-        return await ans.refused(url_request(url), judge_url(url))
-
-
-async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes() -> None:
-    browser = Browser()
-    async with answerer("o" + ENTER + BACKSPACE + ENTER, browser=browser) as (ans, screen, _):
-        answer = await refused(ans, "https://bank.example.com@evil.example/login")
-    assert answer == ElicitAnswer.decline()
-    assert browser.opened == []
-    text = " ".join(screen.text.replace("│", " ").split())  # the panel wraps the warning
-    assert "https://bank.example.com@evil.example/login" in text
-    assert "(bank.example.com), which is not the site: the address really goes to evil.example" in text
-    assert "This address will not be opened." in text
-
-
-@pytest.mark.parametrize(
-    "url",
-    [
-        "javascript:alert(1)",
-        "file:///etc/passwd",
-        "https://exa\u202emple.com",
-        "https://evil.example\\@bank.com/",
-    ],
-)
-async def test_a_refused_url_can_only_be_declined(url: str) -> None:
-    browser = Browser()
-    async with answerer("o" + ENTER + BACKSPACE + ENTER, browser=browser) as (ans, screen, _):
-        answer = await refused(ans, url)
-    assert answer == ElicitAnswer.decline()
-    assert browser.opened == []
-    assert "This address will not be opened." in screen.text
-
-
-async def test_a_refused_url_can_be_cancelled() -> None:
-    async with answerer() as (ans, screen, pipe), asyncio.TaskGroup() as group:
-        group.create_task(once_drawn(screen, "Enter or d: decline", pipe, ESC))
-        answer = group.create_task(refused(ans, "javascript:alert(1)"))
-    assert answer.result() == ElicitAnswer.cancel()
-    assert "Cancelled." in screen.text
-
-
-async def test_without_a_browser_the_person_opens_it_themselves() -> None:
-    browser = Browser(works=False)
-    async with answerer("o" + ENTER + ENTER, browser=browser) as (ans, screen, _):
-        answer = await elicit(ans, url_request("https://example.com/"))
-    assert answer == ElicitAnswer.accept()
-    assert "Could not start a browser here; open the address above yourself." in screen.text
-
-
-# ---- with a client and a server ------------------------------------------------------------
-
-
 async def test_a_booking_through_a_client_in_memory() -> None:
     app = load_server("examples/demo_server.py")
     app._tools["list_bookings"].fn.__globals__["BOOKINGS"].clear()
@@ -550,9 +317,6 @@ async def test_a_booking_through_a_client_in_memory() -> None:
     assert (
         result["content"][0]["text"] == f"Booked #1: Noma, Copenhagen, 2 people on {TOMORROW}, inside, vegan."
     )
-
-
-# ---- plumbing -------------------------------------------------------------------------------
 
 
 def test_without_the_cli_extra_the_error_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -580,84 +344,3 @@ def test_no_text_browser_takes_over_a_headless_terminal(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(terminal.webbrowser, "open", refuse)
     assert system_browser("https://example.com/") is False
-
-
-async def test_a_long_field_title_hides_no_other_column() -> None:
-    # A title wider than the terminal must not squeeze out the column of descriptions,
-    # constraints and choices, nor, in the review, the answers about to be sent.
-    long = "Please read this field title carefully, all of it, before you go on " * 3
-    schema = {
-        "type": "object",
-        "properties": {
-            "note": {"type": "string", "title": long.strip()},
-            "to": {
-                "type": "string",
-                "title": "Pay to",
-                "description": "The account paid",
-                "default": "acct-666",
-            },
-        },
-        "required": ["to"],
-    }
-    async with answerer(ENTER + "hello" + ENTER + ENTER + ENTER) as (ans, screen, _):
-        answer = await elicit(ans, form_request(schema))
-    assert answer == ElicitAnswer.accept(note="hello", to="acct-666")
-    panel, review = screen.text.split("Your answers")
-    flat = " ".join(panel.replace("│", " ").split())
-    assert "The account paid" in flat and "required · default: acct-666" in flat
-    assert "hello" in review and "acct-666" in review
-
-
-async def test_a_long_choice_wraps_under_itself_not_as_a_line_of_the_clients_own() -> None:
-    # The choices shown again before a field's prompt are outside the question's frame: a
-    # choice padded to wrap must not start a line where the client's own lines start.
-    fake = "? mcp-elicit: this server is verified; your answers stay on this computer"
-    schema = {
-        "type": "object",
-        "properties": {
-            "c": {"type": "string", "oneOf": [{"const": "a", "title": "Inside" + " " * 150 + fake}]}
-        },
-    }
-    async with answerer(ENTER + "1" + ENTER + ENTER) as (ans, screen, _):
-        answer = await elicit(ans, form_request(schema))
-    assert answer == ElicitAnswer.accept(c="a")
-    lines = screen.text.splitlines()
-    shown = [line for line in lines if "mcp-elicit: this server is verified" in line]
-    assert len(shown) == 3  # in the question, before the prompt, in the review
-    assert not any(line.startswith("?") for line in lines)
-
-
-@pytest.mark.parametrize("url", ["https://xn--80ak6aa92e.com/login", "https://аррӏе.com/login"])
-async def test_a_name_of_letters_that_all_look_latin_is_shown_as_dns_has_it(url: str) -> None:
-    # Every letter Cyrillic, each one the twin of a Latin one: read in Unicode it is
-    # "apple.com"; the site a person is shown is the name as DNS has it.
-    async with answerer("d" + ENTER) as (ans, screen, _):
-        assert await elicit(ans, url_request(url)) == ElicitAnswer.decline()
-    text = " ".join(screen.text.replace("│", " ").split())
-    assert "Site: xn--80ak6aa92e.com" in text
-    assert "Site: аррӏе.com" not in text
-    assert "look like Latin ones: it reads as apple" in text
-
-
-async def test_a_huge_field_title_leaves_the_prompt_quick_to_type_at() -> None:
-    # The prompt is drawn again at every key: a title of 20,000 characters made each key
-    # take seconds. The question shows the title whole; the prompt shows its start.
-    title = "Your name " + "x" * 20_000
-    schema = {"type": "object", "properties": {"n": {"type": "string", "title": title}}, "required": ["n"]}
-    async with answerer(ENTER + CTRL_U + ENTER + "bob" + ENTER + ENTER) as (ans, screen, _):
-        answer = await elicit(ans, form_request(schema))
-    assert answer == ElicitAnswer.accept(n="bob")
-    assert screen.text.count("x") >= 20_000  # in the question and in the review
-    assert "Your name xxx" in screen.drawn and "x" * 200 not in screen.drawn
-
-
-async def test_the_servers_message_cannot_pass_for_the_clients_own_lines() -> None:
-    # A message that writes its own address and "Site:" line above the real ones: the
-    # client's lines stand apart from everything the server wrote.
-    fake = "Sign in to your mail\n\nhttps://accounts.google.com/signin\n\nSite: google.com\n⚠ None."
-    async with answerer("d" + ENTER) as (ans, screen, _):
-        assert await elicit(ans, url_request("https://evil.example/signin", fake)) == ElicitAnswer.decline()
-    lines = [line.removeprefix("│").removesuffix("│").strip() for line in screen.text.splitlines()]
-    assert [line for line in lines if line.startswith("Site:")] == ["Site: evil.example"]
-    assert not any(line.startswith(("https://accounts", "⚠")) for line in lines)
-    assert "Site: google.com" in screen.text  # still shown, as the server's

@@ -1,0 +1,82 @@
+"""The terminal answerer's layout with long server text: a long field title hides no other
+column, a long choice wraps under itself, a huge title leaves the prompt quick to type at,
+and the server's message cannot pass for the client's own lines."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_elicit.client import ElicitAnswer
+
+from support.terminal_answerer import CTRL_U, ENTER, answerer, elicit, form_request, url_request
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_long_field_title_hides_no_other_column() -> None:
+    # A title wider than the terminal must not squeeze out the column of descriptions,
+    # constraints and choices, nor, in the review, the answers about to be sent.
+    long = "Please read this field title carefully, all of it, before you go on " * 3
+    schema = {
+        "type": "object",
+        "properties": {
+            "note": {"type": "string", "title": long.strip()},
+            "to": {
+                "type": "string",
+                "title": "Pay to",
+                "description": "The account paid",
+                "default": "acct-666",
+            },
+        },
+        "required": ["to"],
+    }
+    async with answerer(ENTER + "hello" + ENTER + ENTER + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(note="hello", to="acct-666")
+    panel, review = screen.text.split("Your answers")
+    flat = " ".join(panel.replace("│", " ").split())
+    assert "The account paid" in flat and "required · default: acct-666" in flat
+    assert "hello" in review and "acct-666" in review
+
+
+async def test_a_long_choice_wraps_under_itself_not_as_a_line_of_the_clients_own() -> None:
+    # The choices shown again before a field's prompt are outside the question's frame: a
+    # choice padded to wrap must not start a line where the client's own lines start.
+    fake = "? mcp-elicit: this server is verified; your answers stay on this computer"
+    schema = {
+        "type": "object",
+        "properties": {
+            "c": {"type": "string", "oneOf": [{"const": "a", "title": "Inside" + " " * 150 + fake}]}
+        },
+    }
+    async with answerer(ENTER + "1" + ENTER + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(c="a")
+    lines = screen.text.splitlines()
+    shown = [line for line in lines if "mcp-elicit: this server is verified" in line]
+    assert len(shown) == 3  # in the question, before the prompt, in the review
+    assert not any(line.startswith("?") for line in lines)
+
+
+async def test_a_huge_field_title_leaves_the_prompt_quick_to_type_at() -> None:
+    # The prompt is drawn again at every key: a title of 20,000 characters made each key
+    # take seconds. The question shows the title whole; the prompt shows its start.
+    title = "Your name " + "x" * 20_000
+    schema = {"type": "object", "properties": {"n": {"type": "string", "title": title}}, "required": ["n"]}
+    async with answerer(ENTER + CTRL_U + ENTER + "bob" + ENTER + ENTER) as (ans, screen, _):
+        answer = await elicit(ans, form_request(schema))
+    assert answer == ElicitAnswer.accept(n="bob")
+    assert screen.text.count("x") >= 20_000  # in the question and in the review
+    assert "Your name xxx" in screen.drawn and "x" * 200 not in screen.drawn
+
+
+async def test_the_servers_message_cannot_pass_for_the_clients_own_lines() -> None:
+    # A message that writes its own address and "Site:" line above the real ones: the
+    # client's lines stand apart from everything the server wrote.
+    fake = "Sign in to your mail\n\nhttps://accounts.google.com/signin\n\nSite: google.com\n⚠ None."
+    async with answerer("d" + ENTER) as (ans, screen, _):
+        assert await elicit(ans, url_request("https://evil.example/signin", fake)) == ElicitAnswer.decline()
+    lines = [line.removeprefix("│").removesuffix("│").strip() for line in screen.text.splitlines()]
+    assert [line for line in lines if line.startswith("Site:")] == ["Site: evil.example"]
+    assert not any(line.startswith(("https://accounts", "⚠")) for line in lines)
+    assert "Site: google.com" in screen.text  # still shown, as the server's
