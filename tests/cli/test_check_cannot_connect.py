@@ -1,0 +1,228 @@
+"""``mcp-elicit check`` and servers it cannot reach or talk to (exit code 3): refused
+connections, commands that do not run or exit, wrong paths and hosts, authorization, pages
+and redirects that are no MCP endpoint, certificates, and servers that fall silent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.fake_http import fake_http
+from cli.helpers import fake, run
+
+from support.procs import HttpProcess, free_port, wait_listening
+
+
+def test_connection_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    port = free_port()
+    result = run(capsys, "check", f"http://127.0.0.1:{port}/mcp")
+    assert result.code == 3
+    assert f"nothing is listening at 127.0.0.1:{port} (connection refused)" in result.err
+    assert f"mcp-elicit serve app.py --http 127.0.0.1:{port}" in result.err
+
+
+def test_connection_refused_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", f"http://127.0.0.1:{free_port()}/mcp", "--json")
+    assert result.code == 3
+    report = result.json()
+    assert report["ok"] is False and report["exit_code"] == 3
+    assert "connection refused" in report["error"]
+
+
+def test_a_command_that_does_not_exist(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--", "no-such-mcp-server-command")
+    assert result.code == 3
+    assert "cannot start the server command" in result.err
+    assert "installed and on PATH" in result.err
+
+
+@pytest.mark.parametrize("kind", ["directory", "not-executable", "not-a-program"])
+def test_a_command_that_exists_but_cannot_run_says_why(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, kind: str
+) -> None:
+    """A path that is there is not a matter of installing it or of PATH."""
+    command = tmp_path / "server"
+    if kind == "directory":
+        command.mkdir()
+        says = "is a directory, not a program"
+    else:
+        command.write_bytes(b"\x00\x01 not a program\n")
+        command.chmod(0o644 if kind == "not-executable" else 0o755)
+        says = (
+            "has no execute permission (chmod +x it)"
+            if kind == "not-executable"
+            else "is not a program this system can run (a script needs a #! line)"
+        )
+    result = run(capsys, "check", "--", str(command), "--flag")
+    assert result.code == 3
+    assert f"cannot start the server command '{command} --flag'" in result.err
+    assert f"{str(command)!r} {says}" in result.err, result.err
+    assert "installed and on PATH" not in result.err
+
+
+def test_a_server_file_given_as_the_command_says_how_to_run_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A .py file that is not executable is not a command: the error gives the two that
+    run it (mcp-elicit serve, python), not "is it installed and on PATH"."""
+    server = tmp_path / "app.py"
+    server.write_text("print('hello')\n", encoding="utf-8")
+    result = run(capsys, "check", "--", str(server), "--flag")
+    assert result.code == 3
+    assert "cannot start the server command" in result.err
+    assert f"-- mcp-elicit serve {server} --flag (an mcp_elicit Server)" in result.err
+    assert f"-- python {server} --flag (a script that runs its own server)" in result.err
+    assert "on PATH" not in result.err
+
+
+def test_a_command_that_exits(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--", *fake("exit"))
+    assert result.code == 3
+    assert "exited with code 3" in result.err
+    assert "fake: cannot open the database" in result.err
+
+
+def test_a_command_that_exits_before_its_input_is_written(capsys: pytest.CaptureFixture[str]) -> None:
+    """A command that fails at once (a shell wrapper, a missing image) is gone before the
+    opening request reaches its stdin: the broken pipe must not hide the exit code and the
+    stderr that say why. A race, so tried a few times."""
+    for _ in range(6):
+        result = run(capsys, "check", "--", "sh", "-c", 'echo "fatal: no config" >&2; exit 7')
+        assert result.code == 3, result.err
+        assert "exited with code 7" in result.err, result.err
+        assert "fatal: no config" in result.err, result.err
+
+
+def test_the_wrong_path(capsys: pytest.CaptureFixture[str], http_demo: HttpProcess) -> None:
+    url = http_demo.url.removesuffix("/mcp") + "/api"
+    result = run(capsys, "check", url)
+    assert result.code == 3
+    assert "HTTP 404" in result.err and "no MCP endpoint here" in result.err
+    assert f"try {http_demo.url}" in result.err
+
+
+def test_a_host_the_server_does_not_accept(
+    capsys: pytest.CaptureFixture[str], http_demo: HttpProcess
+) -> None:
+    result = run(capsys, "check", http_demo.url, "-H", "Host: mcp.example.com")
+    assert result.code == 3
+    assert "HTTP 421" in result.err and "--allow-host mcp.example.com" in result.err
+
+
+def test_authorization_required(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/auth")
+    assert result.code == 3
+    assert "HTTP 401" in result.err
+    assert 'WWW-Authenticate: Bearer resource_metadata="http://127.0.0.1' in result.err
+    assert "--header 'Authorization: Bearer TOKEN'" in result.err
+
+
+def test_forbidden_with_a_scope_challenge(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/scope", "-H", "Authorization: Bearer t")
+    assert result.code == 3
+    assert "HTTP 403" in result.err and 'error="insufficient_scope"' in result.err
+    assert "lacks a scope" in result.err
+
+
+def test_a_legacy_http_sse_server(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/sse")
+    assert result.code == 3
+    assert "legacy HTTP+SSE server (MCP 2024-11-05)" in result.err
+    assert "'/messages?session_id=abc'" in result.err
+
+
+def test_a_web_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/page")
+    assert result.code == 3
+    assert "answered with a web page (text/html), not MCP" in result.err
+
+
+@pytest.mark.parametrize("status", [301, 302, 303])
+def test_a_redirect_that_turns_the_post_into_a_get(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, status: int
+) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/moved/{status}")
+    assert result.code == 3
+    assert len(result.err.strip().splitlines()) == 1, result.err
+    assert f"{base}/moved/{status} redirects (HTTP {status}) to {base}/bogus" in result.err
+    assert f"use {base}/bogus as the TARGET" in result.err
+
+
+@pytest.mark.parametrize("status", [307, 308])
+def test_a_redirect_that_keeps_the_post_is_followed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, status: int
+) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/moved/{status}")
+    assert result.code == 0, result.err
+    assert "OK: the server answers and lists its tools." in result.out
+
+
+def test_a_static_file_server_that_does_not_implement_post(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # python -m http.server, like many static file servers, answers POST 501 with an HTML
+    # page: the wrong address, not a server failing
+    (tmp_path / "index.html").write_text("<html><body>files</body></html>", encoding="utf-8")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert wait_listening(proc, port)
+        result = run(capsys, "check", f"http://127.0.0.1:{port}/mcp")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert result.code == 3
+    assert f"HTTP 501 from http://127.0.0.1:{port}/mcp: this server does not take POST" in result.err
+    assert "no MCP endpoint here" in result.err
+    assert "own failure" not in result.err and "<html" not in result.err.lower(), result.err
+
+
+def test_a_server_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", f"{base}/fail")
+    assert result.code == 3
+    assert result.err.count("HTTP 500") == 1, result.err
+    assert "database is down" in result.err
+    assert "the server's own failure: its log says why" in result.err
+
+
+def test_an_untrusted_certificate(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    with fake_http(tmp_path, tls=True) as base:
+        result = run(capsys, "check", f"{base}/mcp")
+    assert result.code == 3
+    assert "TLS: the certificate of 127.0.0.1 is not trusted" in result.err
+    assert "SSL_CERT_FILE" in result.err
+
+
+def test_https_to_a_plain_http_port(capsys: pytest.CaptureFixture[str], http_demo: HttpProcess) -> None:
+    result = run(capsys, "check", http_demo.url.replace("http://", "https://"))
+    assert result.code == 3
+    assert "does not seem to speak TLS. Try http://" in result.err
+
+
+def test_a_silent_process(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "check", "--timeout", "0.5", "--", "sleep", "30")
+    assert result.code == 3
+    assert "started but did not answer" in result.err
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_that_stops_answering_after_connecting(capsys: pytest.CaptureFixture[str], era: str) -> None:
+    result = run(capsys, "check", "--timeout", "0.5", "--", *fake("list-never", era))
+    assert result.code == 3
+    assert "answered while connecting, then did not answer tools/list" in result.err
+    assert "Is it an MCP server" not in result.err
