@@ -1,0 +1,261 @@
+"""The sans-IO authorization core (``mcp_elicit.core.authorization``): the URLs of protected resource and
+authorization server metadata, which plain HTTP servers may be signed in to, and the
+resource a server may name."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_elicit.core.authorization_urls import (
+    authorization_server_metadata_urls,
+    check_resource,
+    cleartext_refusal,
+    protected_resource_urls,
+)
+
+from support.authorization import SERVER_URL, _refused
+
+
+@pytest.mark.parametrize(
+    ("server_url", "advertised", "expected"),
+    [
+        (
+            "https://mcp.example.com/mcp",
+            None,
+            [
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ],
+        ),
+        (
+            "https://mcp.example.com/mcp/",
+            None,
+            [
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ],
+        ),
+        (
+            "https://mcp.example.com:8443/a/b",
+            None,
+            [
+                "https://mcp.example.com:8443/.well-known/oauth-protected-resource/a/b",
+                "https://mcp.example.com:8443/.well-known/oauth-protected-resource",
+            ],
+        ),
+        ("https://mcp.example.com", None, ["https://mcp.example.com/.well-known/oauth-protected-resource"]),
+        ("https://mcp.example.com/", None, ["https://mcp.example.com/.well-known/oauth-protected-resource"]),
+        (
+            "https://mcp.example.com/mcp",
+            "https://meta.example.com/prm",
+            [
+                "https://meta.example.com/prm",
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ],
+        ),
+        (
+            "https://mcp.example.com/mcp",
+            "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+            [
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+            ],
+        ),
+        (
+            "https://mcp.example.com/mcp",
+            "https://mcp.example.com/.well-known/oauth-protected-resource",
+            [
+                "https://mcp.example.com/.well-known/oauth-protected-resource",
+                "https://mcp.example.com/.well-known/oauth-protected-resource/mcp",
+            ],
+        ),
+        (
+            "http://127.0.0.1:8000/mcp",
+            "http://127.0.0.1:8000/prm",
+            [
+                "http://127.0.0.1:8000/prm",
+                "http://127.0.0.1:8000/.well-known/oauth-protected-resource/mcp",
+                "http://127.0.0.1:8000/.well-known/oauth-protected-resource",
+            ],
+        ),
+        ("https://mcp.example.com/mcp", "", None),
+    ],
+)
+def test_protected_resource_urls(server_url: str, advertised: str | None, expected: list[str] | None) -> None:
+    urls = protected_resource_urls(server_url, advertised)
+    if expected is None:  # an empty advertised URL is as good as none
+        expected = protected_resource_urls(server_url, None)
+    assert urls == expected
+    assert len(urls) == len(set(urls))
+
+
+@pytest.mark.parametrize(
+    "advertised",
+    ["http://localhost/prm", "http://LOCALHOST:9/prm", "http://127.0.0.2/prm", "http://[::1]:8080/prm"],
+)
+def test_plain_http_to_loopback_is_allowed(advertised: str) -> None:
+    assert protected_resource_urls(SERVER_URL, advertised)[0] == advertised
+
+
+@pytest.mark.parametrize(
+    "advertised",
+    [
+        "http://meta.example.com/prm",
+        "http://localhost.evil.example/prm",
+        "http://10.0.0.1/prm",
+        "ftp://meta.example.com/prm",
+        "file:///etc/passwd",
+        "javascript:alert(1)",
+        "https:///nohost",
+        "/relative/prm",
+        "https://meta.example.com/prm#frag",
+    ],
+)
+def test_an_unsafe_advertised_url_is_refused(advertised: str) -> None:
+    message = _refused(protected_resource_urls, SERVER_URL, advertised)
+    assert "resource_metadata" in message
+
+
+def test_a_plain_http_servers_own_origin_may_publish_its_metadata() -> None:
+    # signing in to http://10.1.2.3 at all is allowed or not by the client's plain_http;
+    # the metadata on the server's own origin exposes nothing more than the server does
+    assert (
+        protected_resource_urls("http://10.1.2.3:80/mcp", "http://10.1.2.3/prm")[0] == "http://10.1.2.3/prm"
+    )
+    _refused(protected_resource_urls, "http://10.1.2.3/mcp", "http://10.1.2.4/prm", match="plain http")
+    _refused(protected_resource_urls, "http://10.1.2.3/mcp", "http://10.1.2.3:81/prm", match="plain http")
+    _refused(protected_resource_urls, "http://10.1.2.3/mcp", "http://10.1.2.3/prm#x", match="fragment")
+
+
+@pytest.mark.parametrize(
+    ("url", "loopback", "private"),
+    [
+        ("https://mcp.example.com/mcp", True, True),
+        ("http://127.0.0.1:8000/mcp", True, True),
+        ("http://[::1]/mcp", True, True),
+        ("http://LocalHost/mcp", True, True),
+        ("http://10.1.2.3/mcp", False, True),
+        ("http://172.31.0.9/mcp", False, True),
+        ("http://192.168.1.20:8080/mcp", False, True),
+        ("http://100.100.1.1/mcp", False, True),
+        ("http://169.254.1.1/mcp", False, True),
+        ("http://[fd12:3456::1]/mcp", False, True),
+        ("http://[fe80::1]/mcp", False, True),
+        ("http://[::ffff:10.0.0.1]/mcp", False, True),
+        ("http://nas.local/mcp", False, True),
+        ("http://nas.home.arpa./mcp", False, True),
+        ("http://mcp.corp.internal/mcp", False, True),
+        ("http://172.32.0.1/mcp", False, False),
+        ("http://198.51.100.7/mcp", False, False),
+        ("http://8.8.8.8/mcp", False, False),
+        ("http://[2001:db8::1]/mcp", False, False),
+        ("http://mcp.example.com/mcp", False, False),
+        ("http://local/mcp", False, False),
+        ("http://evil-local/mcp", False, False),
+        ("http://localhost.evil.example/mcp", False, False),
+    ],
+)
+def test_which_plain_http_servers_are_signed_in_to(url: str, loopback: bool, private: bool) -> None:
+    for plain_http, allowed in (("loopback", loopback), ("private", private)):
+        refusal = cleartext_refusal(url, plain_http)
+        assert (refusal is None) is allowed, (url, plain_http, refusal)
+        if refusal is not None:
+            assert url in refusal and "https://" in refusal
+            assert ('plain_http="private"' in refusal) is (plain_http == "loopback")
+
+
+@pytest.mark.parametrize("server_url", ["ftp://mcp.example.com/mcp", "mcp.example.com/mcp", "https://"])
+def test_a_server_url_that_is_not_http_is_refused(server_url: str) -> None:
+    _refused(protected_resource_urls, server_url, None, match="MCP server URL")
+
+
+@pytest.mark.parametrize(
+    ("issuer", "expected"),
+    [
+        (
+            "https://auth.example.com",
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+                "https://auth.example.com/.well-known/openid-configuration",
+            ],
+        ),
+        (
+            "https://auth.example.com/",
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server",
+                "https://auth.example.com/.well-known/openid-configuration",
+            ],
+        ),
+        (
+            "https://auth.example.com/tenant1",
+            [
+                "https://auth.example.com/.well-known/oauth-authorization-server/tenant1",
+                "https://auth.example.com/.well-known/openid-configuration/tenant1",
+                "https://auth.example.com/tenant1/.well-known/openid-configuration",
+            ],
+        ),
+        (
+            "http://localhost:9000/realms/a/",
+            [
+                "http://localhost:9000/.well-known/oauth-authorization-server/realms/a",
+                "http://localhost:9000/.well-known/openid-configuration/realms/a",
+                "http://localhost:9000/realms/a/.well-known/openid-configuration",
+            ],
+        ),
+    ],
+)
+def test_authorization_server_metadata_urls(issuer: str, expected: list[str]) -> None:
+    assert authorization_server_metadata_urls(issuer) == expected
+
+
+@pytest.mark.parametrize("issuer", ["ftp://auth.example.com", "auth.example.com", ""])
+def test_an_issuer_that_is_not_http_is_refused(issuer: str) -> None:
+    _refused(authorization_server_metadata_urls, issuer, match="authorization server")
+
+
+@pytest.mark.parametrize(
+    ("server_url", "resource"),
+    [
+        ("https://h.example/mcp", "https://h.example/mcp"),
+        ("https://h.example/mcp", "https://h.example/mcp/"),
+        ("https://h.example/mcp/", "https://h.example/mcp"),
+        ("https://h.example/mcp", "https://h.example/"),
+        ("https://h.example/mcp", "https://h.example"),
+        ("https://h.example", "https://h.example/"),
+        ("https://h.example/a/b/mcp", "https://h.example/a"),
+        ("https://h.example/a/b/mcp", "https://h.example/a/b/"),
+        ("https://H.Example/mcp", "https://h.example/mcp"),
+        ("HTTPS://h.example/mcp", "https://h.example/mcp"),
+        ("http://h.example:80/mcp", "http://h.example/mcp"),
+        ("http://h.example/mcp", "http://h.example:80/mcp"),
+        ("https://h.example:443/mcp", "https://h.example/mcp"),
+        ("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/"),
+    ],
+)
+def test_check_resource_accepts_the_server_or_a_parent(server_url: str, resource: str) -> None:
+    check_resource(server_url, resource)
+
+
+@pytest.mark.parametrize(
+    ("server_url", "resource"),
+    [
+        ("https://h.example/mcp", "https://h.example/mcp2"),
+        ("https://h.example/mcp2", "https://h.example/mcp"),
+        ("https://h.example/mcp", "https://h.example/mcp/sub"),
+        ("https://h.example/mcp", "https://h.example/other"),
+        ("https://h.example/mcp", "https://h.example/MCP"),
+        ("https://h.example/mcp", "https://h.example:8443/mcp"),
+        ("https://h.example/mcp", "https://other.example/mcp"),
+        ("https://h.example/mcp", "https://evil-h.example/mcp"),
+        ("https://h.example/mcp", "http://h.example/mcp"),
+        ("http://h.example/mcp", "https://h.example/mcp"),
+        ("https://h.example/mcp", "https://h.example:80/mcp"),
+        ("http://127.0.0.1:8000/mcp", "http://127.0.0.1:8001/mcp"),
+        ("http://127.0.0.1:8000/mcp", "http://localhost:8000/mcp"),
+    ],
+)
+def test_check_resource_refuses_another_resource(server_url: str, resource: str) -> None:
+    message = _refused(check_resource, server_url, resource)
+    assert repr(resource) in message
+    assert repr(server_url) in message
