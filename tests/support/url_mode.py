@@ -1,0 +1,102 @@
+"""What the URL-mode tests over real HTTP share: the server that asks for a secret through a
+page, its sign-in stand-ins, a recorded MCP connection, and filling the page as a browser."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from mcp_elicit import Context, KeyRing, Server
+from mcp_elicit.stores import Store
+
+from support.wire import WireChecker
+
+SECRET = "sk-test-7Hq2-very-secret-value"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+}
+
+
+class HeaderAuth:
+    """A stand-in for a real sign-in: the browser says who it is in a cookie."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return cookies.get("who")
+
+
+class Tokens:
+    async def verify(self, token: str) -> Any:
+        from mcp_elicit import Principal
+
+        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
+
+
+def build(store: Store, *, auth: bool = False) -> Server:
+    app = Server(
+        "url-mode",
+        state_keys=KeyRing([bytes(range(40, 72))]),
+        store=store,
+        flow_wait=0.3,
+        auth=Tokens() if auth else None,
+        page_auth=HeaderAuth() if auth else None,
+    )
+
+    @app.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        if answer.secret is None:
+            return f"no key ({answer.action})"
+        value = await answer.secret.reveal()
+        return f"key accepted ({len(value)} characters)"
+
+    return app
+
+
+class Mcp:
+    def __init__(
+        self, http: httpx.AsyncClient, url: str, wire: WireChecker, token: str | None = None
+    ) -> None:
+        self.http, self.url, self.wire, self.ids = http, url, wire, 0
+        self.token = token
+
+    async def call(self, **extra: Any) -> dict[str, Any]:
+        self.ids += 1
+        body = {
+            "jsonrpc": "2.0",
+            "id": self.ids,
+            "method": "tools/call",
+            "params": {"name": "use_key", "_meta": META, **extra},
+        }
+        self.wire.request(body)
+        headers = {
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": "use_key",
+        }
+        if self.token:
+            headers["authorization"] = f"Bearer {self.token}"
+        response = await self.http.post(self.url, json=body, headers=headers)
+        message: dict[str, Any] = response.json()
+        self.wire.response("tools/call", message)
+        return message
+
+
+async def _fill_page(
+    browser: httpx.AsyncClient, url: str, action: str = "submit", value: str = SECRET
+) -> httpx.Response:
+    first = await browser.get(url)
+    assert first.status_code == 303, first.text
+    assert "?t=" not in first.headers["location"]
+    location = first.url.join(first.headers["location"])
+    page = await browser.get(location)
+    assert page.status_code == 200
+    assert page.headers["cache-control"] == "no-store"
+    assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
+    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page.text)
+    assert csrf is not None
+    return await browser.post(location, data={"csrf": csrf.group(1), "action": action, "value": value})
