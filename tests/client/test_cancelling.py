@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from client.fakes import FakeTransport, result
-from client.test_handshake import FORM, V2025, elicit, init
 from mcp_elicit.client import Client, ElicitAnswer
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.core.client_inputs import ElicitationRequest
@@ -22,6 +21,7 @@ from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 from mcp_elicit.wire.jsonrpc import Message, Response
 
+from support.handshake import FORM, V2025, elicit, init
 from support.procs import uvicorn_server
 from support.waiting import eventually
 
