@@ -6,39 +6,26 @@ and, cancelled, ends its request at once with nothing sent for it later. Driven 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
-import errno
 import gc
-import inspect
 import logging
-import os
-import subprocess
-import sys
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 from typing import Any
 
-import httpx
 import pytest
 
-from mcp_elicit import Context, Form, Server, String, ToolError
+from mcp_elicit import Server, ToolError
 from mcp_elicit.server import threads
-from mcp_elicit.server.threads import AWAITED, MAX_WORKERS, run_sync
+from mcp_elicit.server.threads import MAX_WORKERS, run_sync
 
-from support.http import McpHttp, meta
 from support.memory import MemoryClient, SessionClient
-from support.procs import StdioProcess, http_process, stdio_process
+from support.sync_handlers import BOUND, text
 from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
-
-#: How long anything here may wait; a test that needs it has failed.
-BOUND = 5.0
-SYNC_APP = Path(__file__).with_name("sync_app.py")
 request_tag: contextvars.ContextVar[str] = contextvars.ContextVar("request_tag", default="unset")
 
 
@@ -124,10 +111,6 @@ def gate() -> Iterator[Gate]:
 @pytest.fixture
 def client(gate: Gate, wire: WireChecker) -> MemoryClient:
     return MemoryClient(build(gate), checker=wire)
-
-
-def text(result: dict[str, Any]) -> str:
-    return str(result["content"][0]["text"])
 
 
 async def test_a_blocking_sync_tool_does_not_hold_up_other_requests(client: MemoryClient, gate: Gate) -> None:
@@ -407,226 +390,3 @@ async def test_what_a_sync_tool_tells_clients_is_told_from_the_event_loop(wire: 
     finally:
         app.subscriptions.close_all()
         await asyncio.wait_for(listen, BOUND)
-
-
-# ---- a real process over stdio --------------------------------------------------------------
-
-
-@pytest.fixture
-def fifo(tmp_path: Path) -> Path:
-    path = tmp_path / "hold.fifo"
-    os.mkfifo(path)
-    return path
-
-
-async def opened_by_reader(path: Path) -> int:
-    """A write end of the FIFO, once a reader has it open (the tool waits in it)."""
-    for _ in range(int(BOUND / 0.02)):
-        try:
-            return os.open(path, os.O_WRONLY | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
-                raise
-        await asyncio.sleep(0.02)
-    raise AssertionError("the tool never opened the FIFO")
-
-
-@contextlib.asynccontextmanager
-async def sync_server(tmp_path: Path) -> AsyncIterator[StdioProcess]:
-    async with stdio_process(SYNC_APP, log_dir=tmp_path) as proc:
-        yield proc
-
-
-async def call(proc: StdioProcess, rid: int, name: str, arguments: dict[str, Any]) -> None:
-    await proc.send(
-        {
-            "jsonrpc": "2.0",
-            "id": rid,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments, "_meta": meta()},
-        }
-    )
-
-
-async def test_over_stdio_a_blocked_sync_tool_holds_up_nothing_and_cancelled_ends_quietly(
-    tmp_path: Path, fifo: Path
-) -> None:
-    async with sync_server(tmp_path) as proc:
-        await call(proc, 1, "read_fifo", {"path": str(fifo)})
-        writer = await opened_by_reader(fifo)  # the tool is in its thread, reading
-        try:
-            await call(proc, 2, "echo", {"text": "hi"})
-            answer, before = await proc.until(2, within=BOUND)
-            assert answer["result"]["content"][0]["text"] == "hi" and before == []
-            await proc.send(
-                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-            )
-            await call(proc, 3, "echo", {"text": "after the cancel"})
-            answer, before = await proc.until(3, within=BOUND)
-            assert before == []
-            os.write(writer, b"too late")
-        finally:
-            os.close(writer)  # the tool reads to the end and returns: nobody wants it
-        await call(proc, 4, "read_fifo_done", {})
-        answer, before = await proc.until(4, within=BOUND)
-        assert answer["result"]["content"][0]["text"] == "too late"  # it did finish
-        assert before == []  # and nothing was sent for request 1
-        await proc.close_stdin()
-        assert await proc.rest(within=BOUND) == []
-        assert await asyncio.wait_for(proc.proc.wait(), BOUND) == 0
-
-
-async def test_over_stdio_a_sync_tool_stuck_for_good_does_not_keep_the_process_alive(
-    tmp_path: Path, fifo: Path
-) -> None:
-    """The function waits on a FIFO nobody will ever write to; stdin closes; the process
-    exits (the request is cancelled after the grace period, the thread left behind)."""
-    async with sync_server(tmp_path) as proc:
-        await call(proc, 1, "read_fifo", {"path": str(fifo)})
-        writer = await opened_by_reader(fifo)
-        try:
-            await proc.close_stdin()
-            assert await proc.rest(within=BOUND) == []
-            assert await asyncio.wait_for(proc.proc.wait(), BOUND) == 0
-        finally:
-            os.close(writer)
-
-
-# ---- the Context of a plain function ------------------------------------------------------
-
-
-def build_with_context() -> Server:
-    app = Server("ctx")
-
-    @app.tool()
-    def reads(ctx: Context) -> str:
-        first = ctx.remember("first", lambda: "kept")
-        return f"{ctx.revision} form={ctx.can_elicit()} url={ctx.can_elicit('url')} {first}"
-
-    @app.tool()
-    def logs(ctx: Context) -> str:
-        ctx.info("starting")  # a coroutine function: nothing is sent unless awaited
-        return "logged?"
-
-    @app.tool()
-    def asks(ctx: Context) -> str:
-        answer = ctx.elicit("Your name?", Form(name=String()))
-        return f"asked: {answer}"
-
-    @app.prompt()
-    def asks_too(ctx: Context) -> str:
-        answer = ctx.elicit("Your name?", Form(name=String()))
-        return f"asked: {answer}"
-
-    async def hidden(ctx: Context) -> str:
-        await ctx.info("hidden")
-        return "hidden"
-
-    @app.tool(name="wrapped")
-    def wrapped(ctx: Context) -> Any:  # a decorator that hid an async function
-        return hidden(ctx)
-
-    return app
-
-
-async def test_a_plain_function_reads_its_context_in_its_thread(wire: WireChecker) -> None:
-    client = MemoryClient(build_with_context(), checker=wire)
-    result = await client.result("tools/call", {"name": "reads"})
-    assert text(result) == "2026-07-28 form=True url=False kept"
-
-
-@pytest.mark.parametrize(("tool", "method"), [("logs", "info"), ("asks", "elicit")])
-async def test_a_plain_function_that_calls_what_must_be_awaited_fails_saying_so(
-    wire: WireChecker, tool: str, method: str
-) -> None:
-    client = MemoryClient(build_with_context(), checker=wire)
-    result = await client.result("tools/call", {"name": tool})
-    assert result["isError"] is True
-    assert text(result) == (
-        f"Error executing tool {tool}: tool {tool!r} is a plain function (def), so it runs in a worker "
-        f"thread and cannot use ctx.{method}(), which must be awaited; declare it 'async def' and "
-        f"'await ctx.{method}(...)'"
-    )
-    assert client.notifications == []
-
-
-async def test_a_plain_prompt_that_asks_is_an_internal_error_whose_log_says_why(
-    wire: WireChecker, caplog: pytest.LogCaptureFixture
-) -> None:
-    client = MemoryClient(build_with_context(), checker=wire)
-    with caplog.at_level(logging.ERROR, "mcp_elicit.server"):
-        response = await client.request("prompts/get", {"name": "asks_too"})
-    assert response["error"]["code"] == -32603
-    assert "prompt 'asks_too' is a plain function (def)" in caplog.text
-    assert "cannot use ctx.elicit()" in caplog.text
-
-
-async def test_a_plain_function_returning_a_coroutine_fails_saying_so(wire: WireChecker) -> None:
-    """The coroutine is closed, not left to warn 'never awaited' (warnings are errors here)."""
-    client = MemoryClient(build_with_context(), checker=wire)
-    result = await client.result("tools/call", {"name": "wrapped"})
-    assert result["isError"] is True
-    assert text(result) == (
-        "Error executing tool wrapped: tool 'wrapped' is a plain function (def) that returned a "
-        "coroutine; declare it 'async def' (a decorator must keep it one: "
-        "inspect.markcoroutinefunction, or an async wrapper)"
-    )
-
-
-def test_every_context_method_that_must_be_awaited_is_refused_in_a_thread() -> None:
-    """Found by inspecting ``Context``, so a method added later is refused too."""
-    assert set(AWAITED) >= {
-        "elicit", "elicit_url", "require_url", "sample", "list_roots", "gather", "secret", "connect",
-        "start_task", "pause", "close_stream", "report_progress", "log", "debug", "info", "warning", "error",
-    }  # fmt: skip
-    for name, member in vars(Context).items():
-        if inspect.iscoroutinefunction(member) and not name.startswith("_"):
-            assert name in AWAITED
-    assert not {"remember", "slot", "can_elicit", "can_sample", "can_list_roots"} & set(AWAITED)
-
-
-async def test_over_http_a_blocked_sync_tool_does_not_keep_other_clients_waiting(
-    tmp_path: Path, fifo: Path, wire: WireChecker
-) -> None:
-    """Two clients of one ``mcp-elicit serve --http`` process: the first one's tool waits
-    on a FIFO in its thread while the second one's calls are answered."""
-    with http_process(SYNC_APP, log_dir=tmp_path) as server:
-        async with httpx.AsyncClient(timeout=BOUND) as first, httpx.AsyncClient(timeout=BOUND) as second:
-            held = asyncio.ensure_future(
-                McpHttp(first, server.url, wire).call("read_fifo", {"path": str(fifo)})
-            )
-            writer = await opened_by_reader(fifo)
-            try:
-                other = McpHttp(second, server.url, wire)
-                for n in range(3):
-                    reply = await other.call("echo", {"text": f"hi {n}"})
-                    assert reply.result["content"][0]["text"] == f"hi {n}"
-                assert not held.done()
-                os.write(writer, b"written")
-            finally:
-                os.close(writer)
-            reply = await asyncio.wait_for(held, BOUND)
-            assert reply.result["content"][0]["text"] == "written"
-
-
-def test_a_forked_child_starts_its_own_workers(tmp_path: Path) -> None:
-    """A process forked after the pool started has none of its threads: it starts new ones
-    rather than queueing jobs that nothing takes."""
-    script = tmp_path / "fork.py"
-    script.write_text(
-        "import asyncio, os, sys\n"
-        "from mcp_elicit.server.threads import run_sync\n"
-        "async def twice() -> int:\n"
-        "    return await asyncio.wait_for(run_sync('test', lambda: 2), 5)\n"
-        "assert asyncio.run(twice()) == 2\n"
-        "pid = os.fork()\n"
-        "if pid == 0:\n"
-        "    try:\n"
-        "        os._exit(0 if asyncio.run(twice()) == 2 else 1)\n"
-        "    except BaseException:\n"
-        "        os._exit(2)\n"
-        "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))\n",
-        encoding="utf-8",
-    )
-    done = subprocess.run([sys.executable, str(script)], timeout=30, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
