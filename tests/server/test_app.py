@@ -1,27 +1,21 @@
-"""The server framework, driven in memory; every message is checked against the schema."""
+"""The server framework, driven in memory: discovery, tools, their schemas, results and
+failures, prompts, resources and completion. Every message is checked against the schema."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
-import uuid
 from dataclasses import dataclass
 from decimal import Decimal
-from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
-from mcp_types import CallToolResult, EmbeddedResource, TextContent, TextResourceContents
+from mcp_types import EmbeddedResource, TextResourceContents
 from pydantic import BaseModel, Field
-from typing_extensions import TypedDict
 
 from mcp_elicit import Audio, Blob, Context, Image, Server, ToolError
-from mcp_elicit.errors import ConfigError
-from mcp_elicit.server.auth import Principal
-from mcp_elicit.stores.memory import MemoryStore
-from mcp_elicit.stores.sqlite import SqliteStore
 
 from support.memory import MemoryClient
+from support.server_app import Point
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -31,11 +25,6 @@ pytestmark = pytest.mark.anyio
 class Weather:
     city: str
     celsius: float
-
-
-class Point(TypedDict):
-    x: int
-    y: int
 
 
 class Box(BaseModel):
@@ -361,152 +350,6 @@ async def test_concurrent_requests_do_not_share_state(wire: WireChecker) -> None
     assert [r["content"][0]["text"] for r in results] == [str(i + 2) for i in range(5)]
 
 
-# --- start-up: a configured store is checked, the default one is left alone -----------
-
-
-class _BrokenStore(MemoryStore):
-    async def get(self, namespace: str, key: str) -> bytes | None:
-        raise OSError("disk on fire")
-
-
-async def test_start_checks_a_configured_store() -> None:
-    server = Server("s", store=_BrokenStore())
-    with pytest.raises(ConfigError, match="the URL-mode store _BrokenStore cannot be used: disk on fire"):
-        await server.start()
-    await Server("s", store=MemoryStore()).start()  # a working one passes
-
-
-async def test_start_refuses_a_store_that_can_be_read_but_not_written(redis_url: str) -> None:
-    from redis.asyncio import Redis
-
-    user = f"reader-{uuid.uuid4().hex[:8]}"
-    admin = Redis.from_url(redis_url)
-    try:
-        await admin.execute_command("ACL", "SETUSER", user, "on", ">pw", "~*", "&*", "+@read", "+@connection")
-        reader = redis_url.replace("redis://", f"redis://{user}:pw@")
-        server = Server("s", store=reader)
-        with pytest.raises(
-            ConfigError, match=r"redis://reader-\w+:\*\*\*@.* cannot be used: .*(NOPERM|permission)"
-        ):
-            await server.start()
-    finally:
-        await admin.execute_command("ACL", "DELUSER", user)
-        await admin.aclose()
-
-
-async def test_start_leaves_the_default_store_unopened() -> None:
-    server = Server("s")
-    await server.start()
-    assert server.url_mode._store is None  # no file created for a server without URL mode
-
-
-# --- stop: a store the server opened itself is closed, one it was given is not ----------
-
-
-def _sqlite_threads() -> int:
-    return sum(t.name.startswith("mcp-elicit-sqlite") for t in threading.enumerate())
-
-
-async def test_stop_closes_a_sqlite_store_opened_from_its_url(tmp_path: Path) -> None:
-    before = _sqlite_threads()
-    server = Server("s", store=f"sqlite://{tmp_path}/state.db")
-    await server.start()
-    assert _sqlite_threads() == before + 1
-    await server.stop()
-    assert _sqlite_threads() == before, "the worker thread of the store is gone"
-    await server.start()  # a server started again opens it again, and finds what it kept
-    try:
-        await server.url_mode.store.put("flow", "k", b"v")
-        assert await server.url_mode.store.get("flow", "k") == b"v"
-    finally:
-        await server.stop()
-    assert _sqlite_threads() == before
-
-
-async def test_stop_closes_the_default_store_once_opened(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path))
-    before = _sqlite_threads()
-    server = Server("s")
-    await server.start()
-    await server.url_mode.store.put("flow", "k", b"v")  # what the first URL-mode request does
-    assert _sqlite_threads() == before + 1
-    await server.stop()
-    assert _sqlite_threads() == before
-
-
-async def test_stop_closes_a_redis_store_opened_from_its_url(redis_url: str) -> None:
-    from redis.asyncio import Redis
-
-    admin = Redis.from_url(redis_url)
-    try:
-        before = len(await admin.client_list())
-        server = Server("s", store=f"{redis_url}?prefix=test-{uuid.uuid4().hex[:12]}")
-        await server.start()
-        assert server.relay.listening is not None
-        await asyncio.wait_for(server.relay.listening.wait(), 5.0)
-        await server.url_mode.store.put("flow", "k", b"v")  # a pooled connection besides the relay's
-        assert len(await admin.client_list()) >= before + 2
-        await server.stop()
-        assert len(await admin.client_list()) == before, "every connection of the store is closed"
-    finally:
-        await admin.aclose()
-
-
-async def test_stop_leaves_a_store_object_to_its_owner(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "state.db")
-    try:
-        server = Server("s", store=store)
-        await server.start()
-        await server.stop()
-        await store.put("flow", "k", b"still open")
-        assert await store.get("flow", "k") == b"still open"
-    finally:
-        await store.close()
-
-
-async def test_progress_sent_only_when_it_increases(wire: WireChecker) -> None:
-    """Each progress notification of a request must be above the one before: a handler
-    that reports the same step twice (a percentage rounded to the same value) or goes back
-    sends nothing for it, so a client never sees progress stall or reverse."""
-    app = Server("steps")
-
-    @app.tool()
-    async def steps(ctx: Context) -> str:
-        for value in (0, 0, 1, 0.5, 1, 2.5, 2):
-            await ctx.report_progress(value, 3)
-        return "done"
-
-    client = MemoryClient(app, checker=wire)
-    await client.result("tools/call", {"name": "steps"}, meta=client.meta(progressToken="p-1"))
-    assert [n["params"]["progress"] for n in client.notifications] == [0, 1, 2.5]
-
-
-@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
-async def test_progress_that_is_no_number_fails_the_handler(wire: WireChecker, value: float) -> None:
-    """JSON has no NaN nor infinity (orjson would write null, which no schema takes): the
-    handler's mistake is its error, named, and nothing reaches the client."""
-    app = Server("steps")
-
-    @app.tool()
-    async def steps(ctx: Context) -> str:
-        await ctx.report_progress(value)
-        return "done"
-
-    @app.tool()
-    async def totals(ctx: Context) -> str:
-        await ctx.report_progress(1, value)
-        return "done"
-
-    client = MemoryClient(app, checker=wire)
-    for name, fragment in (("steps", "progress must be"), ("totals", "total must be")):
-        result = await client.result("tools/call", {"name": name}, meta=client.meta(progressToken="p-1"))
-        assert result["isError"] is True
-        assert f"{fragment} a finite number, not {value}" in result["content"][0]["text"]
-    assert client.notifications == []
-
-
 @pytest.mark.parametrize(
     "uri", ["", "notes", "relative/path", "//host/x", "1x://a", "test://x y", "test://a\nb"]
 )
@@ -524,81 +367,3 @@ def test_a_resource_uri_of_any_scheme_is_taken() -> None:
     for uri in ("test://x", "file:///tmp/a%20b.txt", "urn:isbn:0451450523", "custom+v1.x-y:opaque"):
         app.resource(uri)(lambda: "x")
     app.resource("{+anything}")(lambda anything: anything)  # a template may be a catch-all
-
-
-async def test_a_tool_with_an_output_schema_answers_structured_content_that_fits(wire: WireChecker) -> None:
-    """A tool that declares an outputSchema promises structuredContent fitting it: a result
-    without it (text, a list) or breaking an explicit schema is the tool's error, not a
-    success a client then rejects (a client validates it, and the TypeScript SDK fails
-    the call). An error result owes no structure."""
-    app = Server("shapes")
-    schema = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
-
-    @app.tool(output_schema=schema)
-    def fits() -> dict[str, int]:
-        return {"x": 1}
-
-    @app.tool(output_schema=schema)
-    def breaks() -> dict[str, str]:
-        return {"y": "s"}
-
-    @app.tool(output_schema=schema)
-    def text() -> str:
-        return "plain"
-
-    @app.tool()
-    def typed() -> Point:
-        return "not a point"  # type: ignore[return-value]
-
-    @app.tool(output_schema=schema)
-    def given() -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text="no structure")])
-
-    @app.tool(output_schema=schema)
-    def failed() -> CallToolResult:
-        return CallToolResult(content=[TextContent(type="text", text="down")], isError=True)
-
-    client = MemoryClient(app, checker=wire)
-    assert (await client.result("tools/call", {"name": "fits"}))["structuredContent"] == {"x": 1}
-    for name, fragment in (
-        ("breaks", "structuredContent: 'x' is a required property"),
-        ("text", "the function returned str, not structured content"),
-        ("typed", "the function returned str, not structured content"),
-        ("given", "it returned no structuredContent"),
-    ):
-        result = await client.result("tools/call", {"name": name})
-        assert result["isError"] is True, name
-        assert "structuredContent" not in result
-        assert (
-            f"{name}: the result does not fit the tool's outputSchema: {fragment}"
-            in result["content"][0]["text"]
-        )
-    refused = await client.result("tools/call", {"name": "failed"})
-    assert refused["isError"] is True and refused["content"][0]["text"] == "down"
-
-
-async def test_contents_only_some_callers_may_read_are_never_for_a_shared_cache(wire: WireChecker) -> None:
-    """A resource with a readable= rule holds what one caller may see and another may not:
-    its contents are cacheScope private whatever the server's setting, so a shared cache
-    (a gateway honouring public) never serves ann's notes to bob; the server's ttlMs stays.
-    A resource without a rule keeps the server's scope."""
-    app = Server("notes", cache_scope="public", cache_ttl_ms=60_000)
-
-    @app.resource("notes://{user}", readable=lambda p, user: p is not None and p.subject == user)
-    def notes(user: str) -> str:
-        return f"the notes of {user}"
-
-    @app.resource("test://mine", readable=lambda p: p is not None and p.subject == "ann")
-    def mine() -> str:
-        return "ann's"
-
-    @app.resource("test://shared")
-    def shared() -> str:
-        return "for all"
-
-    client = MemoryClient(app, checker=wire, principal=Principal(subject="ann"))
-    for uri in ("notes://ann", "test://mine"):
-        result = await client.result("resources/read", {"uri": uri})
-        assert (result["cacheScope"], result["ttlMs"]) == ("private", 60_000), uri
-    result = await client.result("resources/read", {"uri": "test://shared"})
-    assert (result["cacheScope"], result["ttlMs"]) == ("public", 60_000)
