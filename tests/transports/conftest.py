@@ -1,10 +1,14 @@
 """Fixtures for the transport tests: one real ``mcp-elicit serve --http`` process serving the
 conformance server for the whole session, and a checked client for it per test; and, for the
-2025-11-25 session tests, the sessions' server in process on 127.0.0.1 per test (``served``)."""
+2025-11-25 session tests, the sessions' server in process on 127.0.0.1 per test (``served``); the
+stdio servers of the stdio tests (``conformance`` and ``waiting`` shared by a module, and
+``own_conformance`` and ``own_waiting`` per test; a module using the shared ones sets a
+module-scoped ``anyio_backend``)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -14,7 +18,8 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import McpHttp
 from support.http_sessions import build
-from support.procs import HttpProcess, InProcess, http_process, uvicorn_server
+from support.procs import HttpProcess, InProcess, http_process, stdio_process, uvicorn_server
+from support.stdio_transport import WAITING_SERVER, Stdio
 from support.wire import WireChecker
 
 
@@ -40,3 +45,44 @@ async def served() -> AsyncIterator[tuple[Server, InProcess]]:
     app = build()
     async with uvicorn_server(StreamableHTTP(app, keepalive=0.2, resume_within=0.2)) as running:
         yield app, running
+
+
+@pytest.fixture(scope="module")
+async def _shared_conformance(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stdio]:
+    async with stdio_process(log_dir=tmp_path_factory.mktemp("stdio")) as proc:
+        yield Stdio(proc, WireChecker.load("2026-07-28"))
+        assert "Traceback" not in proc.stderr(), proc.stderr()
+
+
+@pytest.fixture(scope="module")
+async def _shared_waiting(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Stdio]:
+    async with stdio_process(WAITING_SERVER, log_dir=tmp_path_factory.mktemp("stdio")) as proc:
+        yield Stdio(proc, WireChecker.load("2026-07-28"))
+        assert "Traceback" not in proc.stderr(), proc.stderr()
+
+
+@pytest.fixture
+def conformance(_shared_conformance: Stdio) -> Iterator[Stdio]:
+    """The conformance server over stdio, shared by the tests that leave it as they found it."""
+    yield _shared_conformance
+    assert _shared_conformance.proc.proc.returncode is None
+
+
+@pytest.fixture
+def waiting(_shared_waiting: Stdio) -> Iterator[Stdio]:
+    """The waiting server over stdio, shared likewise."""
+    yield _shared_waiting
+    assert _shared_waiting.proc.proc.returncode is None
+
+
+@pytest.fixture
+async def own_conformance(tmp_path: Path, wire: WireChecker) -> AsyncIterator[Stdio]:
+    """A conformance server process of this test's own (for tests that end it)."""
+    async with stdio_process(log_dir=tmp_path) as proc:
+        yield Stdio(proc, wire)
+
+
+@pytest.fixture
+async def own_waiting(tmp_path: Path, wire: WireChecker) -> AsyncIterator[Stdio]:
+    async with stdio_process(WAITING_SERVER, log_dir=tmp_path) as proc:
+        yield Stdio(proc, wire)
