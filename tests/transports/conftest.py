@@ -3,7 +3,8 @@ conformance server for the whole session, and a checked client for it per test; 
 2025-11-25 session tests, the sessions' server in process on 127.0.0.1 per test (``served``); the
 stdio servers of the stdio tests (``conformance`` and ``waiting`` shared by a module, and
 ``own_conformance`` and ``own_waiting`` per test; a module using the shared ones sets a
-module-scoped ``anyio_backend``)."""
+module-scoped ``anyio_backend``); and the authorization site of the client authorization
+tests (``site``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import McpHttp
 from support.http_sessions import build
+from support.mcp_authorization import McpAuthorization, serving, whoami_server
 from support.procs import HttpProcess, InProcess, http_process, stdio_process, uvicorn_server
 from support.stdio_transport import WAITING_SERVER, Stdio
 from support.wire import WireChecker
@@ -86,3 +88,9 @@ async def own_conformance(tmp_path: Path, wire: WireChecker) -> AsyncIterator[St
 async def own_waiting(tmp_path: Path, wire: WireChecker) -> AsyncIterator[Stdio]:
     async with stdio_process(WAITING_SERVER, log_dir=tmp_path) as proc:
         yield Stdio(proc, wire)
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[McpAuthorization]:
+    async with serving(whoami_server()) as site:
+        yield site
