@@ -1,31 +1,21 @@
-"""Tests of mcp_elicit.sealing: the requestState AEAD envelope."""
+"""Tests of mcp_elicit.sealing, the requestState AEAD envelope: round trip and format,
+tampering, expiry, keys and binding."""
 
 from __future__ import annotations
 
 import base64
-import binascii
 import hashlib
 import math
 import os
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from mcp_elicit import sealing
-from mcp_elicit.errors import ConfigError, InvalidRequestState
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.sealing import Binding, KeyRing, StateSealer, arguments_digest
 
-NOW = 1_000_000.0
-SECRET_A = bytes(range(32))
-SECRET_B = bytes(range(100, 164))
-SERVER = "https://golden.example/mcp"
-BINDING = Binding.for_request("tools/call", "book_flight", {"from": "CDG", "to": "SFO"}, "alice")
-
-RING_A = KeyRing([SECRET_A])
-SEALER = StateSealer(RING_A, server_id=SERVER)
-HEAD = 12  # "v2." + 8-char kid + "."
+from support.sealing import BINDING, HEAD, NOW, RING_A, SEALER, SECRET_A, SECRET_B, SERVER, TOKEN, reason
 
 
 def b64(raw: bytes) -> str:
@@ -34,21 +24,6 @@ def b64(raw: bytes) -> str:
 
 def unb64(body: str) -> bytearray:
     return bytearray(base64.b64decode(body, validate=True))
-
-
-def reason(
-    token: object, binding: Binding = BINDING, *, sealer: StateSealer = SEALER, now: float = NOW
-) -> str:
-    """The private reason ``sealer`` refuses ``token``; fails the test if it opens."""
-    with pytest.raises(InvalidRequestState) as info:
-        sealer.open(token, binding, now=now)
-    err = info.value
-    assert err.message == InvalidRequestState.WIRE_MESSAGE
-    assert err.to_error() == {"code": -32602, "message": InvalidRequestState.WIRE_MESSAGE}  # no reason
-    return err.reason
-
-
-# --- round trip and format ------------------------------------------------------------
 
 
 @pytest.mark.parametrize("size", [0, 1, 15, 16, 17, 200, 4096, 32_726])
@@ -79,8 +54,6 @@ def test_nonce_counter_running_out_draws_a_new_prefix(monkeypatch: pytest.Monkey
     """Past 2**32 - 1 the 32-bit counter cannot be packed: seal draws a new 64-bit prefix
     and starts counting again, so no nonce repeats."""
     import itertools
-
-    from mcp_elicit import sealing
 
     nonces = sealing._NONCES
     monkeypatch.setattr(nonces, "counter", itertools.count(0xFFFFFFFF))
@@ -148,11 +121,10 @@ def test_seal_rejects_bad_time(now: float, ttl: float) -> None:
         SEALER.seal(b"x", BINDING, now=now, ttl=ttl)
 
 
-# --- tampering ----------------------------------------------------------------------
-
-TOKEN = SEALER.seal(b"payload!!", BINDING, now=NOW)  # 36 + 9 bytes: no padding
 TOKEN_PADDED = SEALER.seal(b"payload!", BINDING, now=NOW)  # 36 + 8 bytes: one "="
 TOKEN_PADDED2 = SEALER.seal(b"payload", BINDING, now=NOW)  # 36 + 7 bytes: "=="
+
+
 # Base64 digits by the bytes they carry (4 digits per 3 bytes): nonce 0-11, expiry
 # 12-19 and payload 20-28 (both encrypted), tag 29-44.
 REGIONS = {
@@ -239,9 +211,6 @@ def test_every_truncation_fails() -> None:
     assert reason(TOKEN[: HEAD + 44]) == "truncated"  # 36 bytes take 48 digits
 
 
-# --- expiry ---------------------------------------------------------------------------
-
-
 def test_expiry_with_injected_clock() -> None:
     token = SEALER.seal(b"x", BINDING, now=NOW)
     assert SEALER.open(token, BINDING, now=NOW + 599.999) == b"x"
@@ -259,9 +228,6 @@ def test_per_call_and_per_sealer_ttl() -> None:
     token = short.seal(b"x", BINDING, now=NOW)
     assert SEALER.open(token, BINDING, now=NOW + 29) == b"x"  # expiry travels in the token
     assert reason(token, now=NOW + 30) == "expired"
-
-
-# --- keys -----------------------------------------------------------------------------
 
 
 def test_wrong_key() -> None:
@@ -304,9 +270,6 @@ def test_repr_and_errors_never_show_secrets() -> None:
     with pytest.raises(ConfigError) as info:
         KeyRing.from_text(short)
     assert short not in str(info.value)
-
-
-# --- binding ----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -372,155 +335,3 @@ def test_arguments_digest() -> None:
     assert arguments_digest({"é": "ü", "a": 1}).hex() == (
         hashlib.sha256('{"a":1,"é":"ü"}'.encode()).hexdigest()
     )
-
-
-# --- hostile input ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("token", [None, 123, 1.5, b"v1.", bytearray(b"x"), {"a": 1}, ["v1."], object()])
-def test_non_string_rejected(token: object) -> None:
-    assert reason(token) == "not a string"
-
-
-def test_oversized_rejected_before_any_decoding_or_crypto(monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom(*args: object) -> bytes:
-        raise AssertionError("decoded or decrypted an oversized token")
-
-    class Spy:
-        encrypt = decrypt = staticmethod(boom)
-
-    sealer = StateSealer(RING_A, server_id=SERVER, max_token_size=1024)
-    monkeypatch.setattr(binascii, "a2b_hex", boom)
-    monkeypatch.setattr(sealing, "_b64decode", boom)
-    sealer._open = {head: (Spy(), ad, codec) for head, (_, ad, codec) in sealer._open.items()}  # type: ignore[misc]
-    assert reason(TOKEN[:HEAD] + "0" * (1024 - HEAD + 1), sealer=sealer) == "too large"
-    assert reason(TOKEN[:HEAD] + "0" * 10_000_000) == "too large"
-    assert reason("é" * 70_000) == "too large"
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text())
-def test_arbitrary_text_only_invalid_request_state(text: str) -> None:
-    reason(text)
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.text(alphabet="0123456789abcdefABCDEFQR+/=v.xé\x00", max_size=200))
-def test_arbitrary_body_only_invalid_request_state(text: str) -> None:
-    reason(TOKEN[:HEAD] + text)
-    reason(TOKEN[: len(TOKEN) // 2] + text)
-    reason("v1" + TOKEN[2:HEAD] + text)
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.none() | st.integers() | st.binary() | st.lists(st.text()) | st.dictionaries(st.text(), st.text()))
-def test_arbitrary_values_only_invalid_request_state(value: object) -> None:
-    reason(value)
-
-
-# --- configuration --------------------------------------------------------------------
-
-
-def test_from_text_accepts_hex_and_base64_with_comments() -> None:
-    text = f"""
-        # rotation: newest first
-        {SECRET_B.hex().upper()}   # kid whatever
-
-        {base64.b64encode(SECRET_A).decode()}
-    """
-    ring = KeyRing.from_text(text)
-    assert ring.key_ids == KeyRing([SECRET_B, SECRET_A]).key_ids
-    urlsafe = base64.urlsafe_b64encode(SECRET_B).decode().rstrip("=")
-    assert KeyRing.from_text(f"{SECRET_A.hex()},{urlsafe}").key_ids == ring.key_ids[::-1]
-
-
-def test_export_text_round_trip() -> None:
-    ring = KeyRing([SECRET_B, SECRET_A])
-    text = ring.export_text()
-    assert text.startswith("#")
-    assert SECRET_B.hex() in text
-    assert KeyRing.from_text(text).key_ids == ring.key_ids
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("", "no keys found"),
-        ("# only a comment\n\n", "no keys found"),
-        ("00" * 16, "line 1: key is 16 bytes; need at least 32"),
-        ("\n" + base64.b64encode(b"k" * 31).decode(), "line 2: key is 31 bytes"),
-        ("00" * 32 + "!", "line 1: not a hex or base64 key"),
-        ("@" + "A" * 44, "not a hex or base64 key"),
-        ("A" * 45, "not a hex or base64 key"),  # 45 % 4 == 1: no base64 has that length
-        ("0" * 65, "not a hex or base64 key"),
-    ],
-)
-def test_from_text_errors(text: str, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        KeyRing.from_text(text)
-
-
-@pytest.mark.parametrize(
-    ("secrets", "message"),
-    [
-        ([], "at least one"),
-        (SECRET_A, "sequence of secrets"),
-        ("x" * 40, "sequence of secrets"),
-        (["x" * 40], "expected bytes"),
-        ([b"k" * 31], "31 bytes"),
-        ([b"\x00" * 32], "one byte repeated"),
-        ([SECRET_A, SECRET_B, SECRET_A], "key 3 repeats"),
-    ],
-)
-def test_key_ring_errors(secrets: Any, message: str) -> None:
-    with pytest.raises(ConfigError, match=message):
-        KeyRing(secrets)
-
-
-def test_from_text_needs_str() -> None:
-    with pytest.raises(ConfigError, match="str"):
-        KeyRing.from_text(SECRET_A.hex().encode())  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(
-    "kwargs",
-    [
-        {"server_id": ""},
-        {"server_id": SERVER, "ttl": 0},
-        {"server_id": SERVER, "ttl": -5},
-        {"server_id": SERVER, "ttl": math.inf},
-        {"server_id": SERVER, "ttl": math.nan},
-        {"server_id": SERVER, "max_token_size": 100},
-        {"server_id": SERVER, "max_token_size": 2**31},
-    ],
-)
-def test_sealer_config_errors(kwargs: dict[str, Any]) -> None:
-    with pytest.raises(ConfigError):
-        StateSealer(RING_A, **kwargs)
-    with pytest.raises(ConfigError, match="KeyRing"):
-        StateSealer([SECRET_A], server_id=SERVER)  # type: ignore[arg-type]
-
-
-def test_sealer_properties() -> None:
-    assert SEALER.server_id == SERVER
-    assert SEALER.ttl == 600.0
-
-
-def test_binascii_error_is_a_value_error() -> None:
-    """open() catches ValueError around a2b_hex and b64decode; binascii.Error must stay one."""
-    assert issubclass(binascii.Error, ValueError)
-
-
-def test_a_sibling_sealer_takes_larger_tokens_with_the_same_keys() -> None:
-    big = SEALER.with_max_token_size(1 << 20)
-    assert big.server_id == SEALER.server_id and big.ttl == SEALER.ttl
-    payload = os.urandom(200_000)  # well over the default 64 KiB token
-    with pytest.raises(ValueError, match="too large"):
-        SEALER.seal(payload, BINDING, now=NOW)
-    token = big.seal(payload, BINDING, now=NOW)
-    assert big.open(token, BINDING, now=NOW + 1) == payload
-    assert reason(token, sealer=SEALER) == "too large"  # each keeps its own bound
-    small = SEALER.seal(b"state", BINDING, now=NOW)
-    assert big.open(small, BINDING, now=NOW + 1) == b"state"  # the same keys and server
-    other = StateSealer(KeyRing([SECRET_B]), server_id=SERVER).with_max_token_size(1 << 20)
-    assert reason(token, sealer=other) == "unknown key id"
