@@ -1,0 +1,277 @@
+"""The command line and stopping: Ctrl-C during a call, stop signals to client commands and
+to serve over HTTP, stdin from /dev/null, and serve's options that no request could use."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support.procs import cli, free_port
+
+SLOW_APP = """
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from mcp_elicit import Server
+
+app = Server("slow")
+
+
+@app.tool()
+async def slow() -> str:
+    "Wait a long time."
+    Path(sys.argv[-1]).with_name("started").write_text(str(os.getpid()))
+    await asyncio.sleep(600)
+    return "done"
+"""
+
+
+def _gone(pid: int, within: float) -> bool:
+    import os
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_ctrl_c_during_a_call_exits_130_and_stops_the_server(tmp_path: Path, revision: str) -> None:
+    import signal
+    import time
+
+    app = tmp_path / "slow_app.py"
+    app.write_text(SLOW_APP, encoding="utf-8")
+    command = [sys.executable, "-m", "mcp_elicit", "call", "slow", "--ui", "none", "--protocol", revision]
+    proc = subprocess.Popen(
+        [*command, "--", sys.executable, "-m", "mcp_elicit", "serve", str(app)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # a signal of its own, as a terminal would send it
+    )
+    try:
+        started = tmp_path / "started"
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)  # the pid is written; let the file be complete
+        server_pid = int(started.read_text())
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err, err
+    assert out == b""
+    assert _gone(server_pid, 10), "the server process outlived the interrupted call"
+
+
+SILENT_SERVER = """
+import os, sys, time
+from pathlib import Path
+Path(sys.argv[1]).write_text(str(os.getpid()))
+time.sleep(600)  # reads nothing, answers nothing: only a signal ends it
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_a_stop_signal_to_a_client_command_stops_its_stdio_server(
+    tmp_path: Path, sig: str, code: int, as_json: bool
+) -> None:
+    """SIGTERM (timeout(1), a CI job cancelled, a supervisor) stops the server command as
+    Ctrl-C does, even one that does not end when its stdin closes; the exit is 128 + the signal."""
+    import signal
+    import time
+
+    server = tmp_path / "silent.py"
+    server.write_text(SILENT_SERVER, encoding="utf-8")
+    started = tmp_path / "started"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "check",
+            "--timeout",
+            "300",
+            *(["--json"] if as_json else []),
+            "--",
+            sys.executable,
+            str(server),
+            str(started),
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    server_pid = None
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert started.exists(), proc.stderr.read() if proc.stderr else ""
+        time.sleep(0.1)
+        server_pid = int(started.read_text())
+        proc.send_signal(getattr(signal, sig))
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if server_pid is not None and not _gone(server_pid, 10):
+            os.kill(server_pid, signal.SIGKILL)
+            raise AssertionError(f"the server process outlived the {sig}ed command")
+    assert proc.returncode == code, err
+    assert b"Traceback" not in err, err
+    if not as_json:
+        assert out == b""
+        return
+    # --json gives one object on every outcome, an interruption too
+    failure = json.loads(out)
+    assert failure["ok"] is False and failure["exit_code"] == code
+    assert failure["error"] == ("interrupted (Ctrl-C)" if sig == "SIGINT" else "terminated (SIGTERM)")
+    assert failure["target"]["kind"] == "stdio"
+
+
+def test_serve_over_stdio_with_stdin_from_dev_null_ends_at_once() -> None:
+    """As under docker run without -i, or a service manager: no input at all is the end of
+    the input, not a hang (/dev/null is a character device the event loop cannot watch)."""
+    with open(os.devnull, "rb") as nothing:
+        done = subprocess.run(
+            [sys.executable, "-m", "mcp_elicit", "serve", "examples/demo_server.py"],
+            stdin=nothing,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        (["--path", "/tools/mcp"], "--path is the MCP endpoint's path over HTTP: it needs --http"),
+        (["--path", "/mcp"], "--path is the MCP endpoint's path over HTTP: it needs --http"),
+        (
+            ["--allow-host", "mcp.example.com"],
+            "--allow-host names the Hosts HTTP requests may use: it needs --http",
+        ),
+    ],
+)
+def test_serve_over_stdio_refuses_options_only_http_uses(given: list[str], says: str) -> None:
+    """Served over stdio they would do nothing: refused, as --route is, not silently ignored."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "serve",
+            "examples/demo_server.py",
+            "--store",
+            "memory://",
+            *given,
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=30,
+    )
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and done.stdout == ""
+
+
+@pytest.mark.parametrize("path", ["mcp", "http://127.0.0.1:8000/mcp", ""])
+def test_serve_http_refuses_a_path_that_no_request_can_reach(path: str) -> None:
+    """A request's path starts with '/': an endpoint at 'mcp' would answer 404 to every request
+    while saying it serves at http://127.0.0.1:PORTmcp."""
+    port = free_port()
+    try:
+        done = subprocess.run(
+            [
+                *cli(),
+                "serve",
+                "examples/demo_server.py",
+                "--store",
+                "memory://",
+                "--http",
+                f"127.0.0.1:{port}",
+                "--path",
+                path,
+            ],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except subprocess.TimeoutExpired as exc:  # it served instead (run() has killed it)
+        raise AssertionError(f"--path {path!r} was taken: {exc.stderr!r}") from None
+    assert done.returncode == 2, done.stderr
+    assert f"--path must start with '/' (as /mcp does), not {path!r}" in done.stderr, done.stderr
+    assert "serving" not in done.stderr
+
+
+def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:
+    """SIGTERM is how a supervisor stops a server: after its graceful stop the process
+    exits 0, as the help says, not by the signal re-raised (which a shell reads as 143)."""
+    import signal
+    import socket
+    import time
+
+    from support.procs import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcp_elicit",
+            "serve",
+            "examples/demo_server.py",
+            "--http",
+            f"127.0.0.1:{port}",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert b"Traceback" not in err, err
