@@ -4,32 +4,25 @@ reader, given to the server rather than installed globally), over real HTTP on 1
 
 from __future__ import annotations
 
-import json
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Server
 from mcp_elicit.client import Scripted
-from mcp_elicit.errors import ToolError
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.otel import points
-from support.procs import ROOT, cli, free_port, uvicorn_server
+from support.procs import uvicorn_server
+from support.telemetry import META, PARENT_ID, TRACE_ID, build, telemetry_points
 
 sdk_trace = pytest.importorskip("opentelemetry.sdk.trace")
+
 from opentelemetry.sdk.metrics import MeterProvider  # noqa: E402
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
@@ -37,17 +30,6 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode  # noqa: E402
 
 pytestmark = pytest.mark.anyio
-
-DEMO = ROOT / "examples" / "demo_server.py"
-TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
-PARENT_ID = "00f067aa0ba902b7"
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
-    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
-    "traceparent": f"00-{TRACE_ID}-{PARENT_ID}-01",
-}
 
 
 @dataclass
@@ -71,30 +53,6 @@ class Traced:
                         assert metric.unit == "s"
                         points += list(metric.data.data_points)
         return points
-
-
-def build(telemetry: Telemetry) -> Server:
-    app = Server("traced", telemetry=telemetry)
-
-    @app.tool()
-    async def deploy(ctx: Context, name: str) -> str:
-        """Asks where."""
-        answer = await ctx.elicit("Which region?", Form(region=String()), key="region")
-        return f"{name} in {answer.data['region'] if answer.data else 'nowhere'}"
-
-    @app.tool()
-    async def whereami() -> str:
-        """The span the handler runs in: the server's, so its own spans nest under it."""
-        from opentelemetry import trace
-
-        return format(trace.get_current_span().get_span_context().span_id, "016x")
-
-    @app.tool()
-    async def broken() -> str:
-        """Always fails, as a tool."""
-        raise ToolError("the disk is full")
-
-    return app
 
 
 @pytest.fixture
@@ -300,117 +258,6 @@ async def test_one_trace_runs_from_the_caller_through_the_client_to_the_handler(
     assert dict(received.attributes)["mcp.method.name"] == "elicitation/create" and received.count == 1
 
 
-def telemetry_points(reader: InMemoryMetricReader, side: str = "client") -> list[Any]:
-    return points(reader, f"mcp.{side}.operation.duration")
-
-
-def test_opentelemetry_instrument_traces_mcp_elicit_serve_with_no_code(tmp_path: Path) -> None:
-    """The zero-code path: ``opentelemetry-instrument mcp-elicit serve ...`` (the
-    opentelemetry-distro's launcher) sets up the SDK before the server starts, and the
-    server's spans appear, in the client's trace, with nothing in the application."""
-    instrument = shutil.which("opentelemetry-instrument", path=str(Path(sys.executable).parent))
-    if instrument is None:
-        pytest.skip("opentelemetry-distro is not installed (make test installs it)")
-    port = free_port()
-    out = tmp_path / "spans.txt"
-    command = [instrument, "--traces_exporter", "console", "--metrics_exporter", "none"]
-    command += ["--logs_exporter", "none", *cli(), "serve", str(DEMO), "--http", f"127.0.0.1:{port}"]
-    with out.open("wb") as sink:
-        proc = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT, cwd=ROOT
-        )
-    try:
-        deadline = time.monotonic() + 30
-        while not listening(port):
-            assert proc.poll() is None and time.monotonic() < deadline, out.read_text()
-            time.sleep(0.05)
-        body = {"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {"_meta": META}}
-        headers = {
-            "accept": "application/json",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": "tools/list",
-        }
-        answer = httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, headers=headers, timeout=10).json()
-        assert answer["result"]["tools"]
-    finally:
-        proc.send_signal(signal.SIGINT)  # a graceful stop flushes the exporter
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-    printed = out.read_text()
-    start = printed.index('{\n    "name": "tools/list"')  # the console exporter's JSON, one span
-    span = json.loads(printed[start : printed.index("\n}", start) + 2])
-    assert span["kind"] == "SpanKind.SERVER"
-    assert span["context"]["trace_id"] == f"0x{TRACE_ID}" and span["parent_id"] == f"0x{PARENT_ID}"
-    assert span["attributes"]["mcp.method.name"] == "tools/list"
-    assert span["attributes"]["jsonrpc.request.id"] == "7"
-
-
-async def test_over_stdio_the_transport_is_a_pipe(tmp_path: Path) -> None:
-    """Both sides say ``network.transport=pipe`` over stdio, and name no address."""
-    from mcp_elicit.transports.stdio_client import connect_stdio
-    from mcp_elicit.transports.stdio_server import StdioServer
-
-    exporter = InMemorySpanExporter()
-    provider = sdk_trace.TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    # the client side: a real server process
-    telemetry = Telemetry("client", tracer_provider=provider)
-    async with connect_stdio([*cli(), "serve", str(DEMO)], telemetry=telemetry, timeout=20) as client:
-        assert await client.list_tools()
-    sent = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
-    assert sent and all(s.kind == SpanKind.CLIENT for s in sent)
-    # the server side: the stdio server in process, reading a request from a file
-    exporter.clear()
-    app = build(Telemetry(tracer_provider=provider))
-    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
-    (tmp_path / "in").write_bytes(json.dumps(request).encode() + b"\n")
-    with (tmp_path / "in").open("rb") as stdin, (tmp_path / "out").open("wb") as stdout:
-        await StdioServer(app, grace=0.1).run(stdin, stdout)
-    assert b'"tools"' in (tmp_path / "out").read_bytes()
-    answered = list(exporter.get_finished_spans())
-    assert [s.kind for s in answered] == [SpanKind.SERVER]
-    for span in [*sent, *answered]:
-        assert span.attributes["network.transport"] == "pipe"
-        assert not {"server.address", "client.address", "network.protocol.name"} & set(span.attributes)
-
-
-def listening(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
-@pytest.mark.parametrize("tracing", [True, False])
-def test_a_request_that_raises_is_recorded_as_failed(tracing: bool) -> None:
-    """No answer at all (a timeout, a cancellation): the span and the metric say why."""
-    import asyncio
-
-    exporter = InMemorySpanExporter()
-    tracer_provider = sdk_trace.TracerProvider()
-    tracer_provider.add_span_processor(SimpleSpanProcessor(exporter))
-    reader = InMemoryMetricReader()
-    telemetry = Telemetry(
-        "client", tracer_provider=tracer_provider if tracing else None, meter_provider=MeterProvider([reader])
-    )
-    for error, kind in (
-        (TimeoutError("no answer within 30 s"), "TimeoutError"),
-        (asyncio.CancelledError(), "cancelled"),
-    ):
-        with pytest.raises(type(error)):
-            with telemetry.request("tools/list", 3, {}, version="2026-07-28", session=None):
-                raise error
-        if tracing:
-            span = exporter.get_finished_spans()[-1]
-            assert span.kind == SpanKind.CLIENT and span.attributes["error.type"] == kind
-            assert span.status.status_code == StatusCode.ERROR
-    kinds = sorted(dict(p.attributes)["error.type"] for p in telemetry_points(reader))
-    assert kinds == ["TimeoutError", "cancelled"]
-    if not tracing:
-        assert not exporter.get_finished_spans()
-
-
 async def test_a_method_mcp_does_not_define_is_other_in_the_metric(traced: Traced) -> None:
     """A peer's made-up method names stay on its spans, not in the metric's series."""
     for rid, method in enumerate(("made/up", "also/made/up")):
@@ -419,96 +266,3 @@ async def test_a_method_mcp_does_not_define_is_other_in_the_metric(traced: Trace
     assert sorted(s.attributes["mcp.method.name"] for s in traced.finished()) == ["also/made/up", "made/up"]
     (point,) = traced.durations()
     assert point.attributes["mcp.method.name"] == "_OTHER" and point.count == 2
-
-
-async def test_a_protocol_version_mcp_does_not_define_is_other_in_the_metric() -> None:
-    """A peer's made-up revisions stay on its spans, not in the metric's series: each
-    would otherwise add one, though every such request is refused (-32022)."""
-    from support.memory import MemoryClient
-
-    exporter = InMemorySpanExporter()
-    provider = sdk_trace.TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    reader = InMemoryMetricReader()
-    server = build(Telemetry(tracer_provider=provider, meter_provider=MeterProvider([reader])))
-    client = MemoryClient(server)
-    for made_up in ("1999-01-01", "2026-07-28-preview", "x" * 40):
-        answer = await client.request("tools/list", meta=client.meta(**{META_VERSION: made_up}))
-        assert answer["error"]["code"] == -32022
-    assert await client.result("tools/list")  # a revision MCP defines is named as it is
-    spans = exporter.get_finished_spans()
-    assert [s.attributes["mcp.protocol.version"] for s in spans] == [
-        "1999-01-01",
-        "2026-07-28-preview",
-        "x" * 40,
-        "2026-07-28",
-    ]
-    versions = {
-        dict(p.attributes)["mcp.protocol.version"]: p.count for p in telemetry_points(reader, "server")
-    }
-    assert versions == {"_OTHER": 3, "2026-07-28": 1}
-
-
-async def test_a_tool_or_prompt_name_the_server_does_not_offer_is_other_in_the_metric() -> None:
-    """Made-up tool and prompt names stay on their spans, not in the metric's series: a
-    client calling one name after another would otherwise add a series per name."""
-    from support.memory import MemoryClient
-
-    exporter = InMemorySpanExporter()
-    provider = sdk_trace.TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    reader = InMemoryMetricReader()
-    server = build(Telemetry(tracer_provider=provider, meter_provider=MeterProvider([reader])))
-    client = MemoryClient(server)
-    for made_up in ("nope-1", "nope-2"):
-        assert (await client.result("tools/call", {"name": made_up, "arguments": {}}))["isError"] is True
-    assert (await client.result("tools/call", {"name": "broken", "arguments": {}}))["isError"] is True
-    assert [s.name for s in exporter.get_finished_spans()] == [
-        "tools/call nope-1",
-        "tools/call nope-2",
-        "tools/call broken",
-    ]
-    tools = {dict(p.attributes)["gen_ai.tool.name"]: p.count for p in telemetry_points(reader, "server")}
-    assert tools == {"_OTHER": 2, "broken": 1}
-
-
-async def test_a_made_up_name_of_any_length_gives_a_span_name_of_bounded_length() -> None:
-    """A client may send a tool name as long as the body allows (megabytes): the span keeps
-    the start of a name the server does not offer, never the whole of it."""
-    from support.memory import MemoryClient
-
-    exporter = InMemorySpanExporter()
-    provider = sdk_trace.TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    server = build(Telemetry(tracer_provider=provider))
-    client = MemoryClient(server)
-    made_up = "x" * 100_000
-    assert (await client.result("tools/call", {"name": made_up, "arguments": {}}))["isError"] is True
-    (span,) = exporter.get_finished_spans()
-    assert span.name == "tools/call " + "x" * 128 + "…"
-    assert all(len(str(value)) <= 200 for value in (span.attributes or {}).values()), span.attributes
-
-
-async def test_the_server_span_links_the_span_it_was_received_in() -> None:
-    """The client's context (in ``_meta``) is the server span's parent; the span current
-    where the request was received (an HTTP server's own, from its instrumentation) is
-    linked, so the two traces stay connected."""
-    from support.memory import MemoryClient
-
-    exporter = InMemorySpanExporter()
-    provider = sdk_trace.TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    client = MemoryClient(build(Telemetry(tracer_provider=provider)))
-    traceparent = f"00-{TRACE_ID}-{PARENT_ID}-01"
-    with provider.get_tracer("an HTTP instrumentation").start_as_current_span("POST /mcp") as http:
-        assert await client.result("tools/list", meta=client.meta(traceparent=traceparent))
-    (span,) = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
-    assert format(span.parent.span_id, "016x") == PARENT_ID
-    (link,) = span.links
-    assert link.context.span_id == http.get_span_context().span_id
-    # without a context from the client, the span received in is simply the parent
-    exporter.clear()
-    with provider.get_tracer("an HTTP instrumentation").start_as_current_span("POST /mcp") as http:
-        assert await client.result("tools/list")
-    (span,) = [s for s in exporter.get_finished_spans() if s.name == "tools/list"]
-    assert span.parent.span_id == http.get_span_context().span_id and not span.links
