@@ -10,16 +10,14 @@ network beyond 127.0.0.1. The documented ``mcp-elicit`` commands that need nothi
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import datetime as dt
-import inspect
 import json
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,45 +26,18 @@ import httpx
 import pytest
 from integration.instances import Modern
 
-from mcp_elicit import Boolean, Choice, Context, Form, Server, StaticTokens
+from mcp_elicit import Server
 from mcp_elicit.cli.loader import load_server
 from mcp_elicit.client import ElicitAnswer, ElicitationRequest
 from mcp_elicit.transports.http_client import connect_http
-from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.transports.stdio_client import connect_stdio
 
 from support.procs import ROOT, _stop, cli, free_port, http_process, wait_listening
+from support.readme import REVISIONS, block_starting, blocks
 
-README = ROOT / "README.md"
 DEMO = "examples/demo_server.py"
-REVISIONS = ("2026-07-28", "2025-11-25")
 RUN_TIMEOUT = 30.0
 DAY = dt.date.today() + dt.timedelta(days=3)
-
-
-@dataclass(frozen=True)
-class Block:
-    lang: str
-    text: str
-    line: int  # where the block's text starts in README.md
-
-    @property
-    def first(self) -> str:
-        return self.text.splitlines()[0] if self.text else ""
-
-
-def blocks(lang: str | None = None) -> list[Block]:
-    source = README.read_text(encoding="utf-8")
-    found = [
-        Block(m["lang"], m["text"], source.count("\n", 0, m.start("text")) + 1)
-        for m in re.finditer(r"^```(?P<lang>\w*)\n(?P<text>.*?)^```$", source, re.S | re.M)
-    ]
-    return [b for b in found if lang is None or b.lang == lang]
-
-
-def block_starting(lang: str, start: str) -> Block:
-    (block,) = [b for b in blocks(lang) if b.first.startswith(start)]
-    return block
 
 
 def commands() -> list[str]:
@@ -77,9 +48,6 @@ def commands() -> list[str]:
             if line.strip():
                 out.append(line.split("  #")[0].strip())
     return out
-
-
-# ---- the server file ------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -167,9 +135,6 @@ async def test_app_py_over_http(app_py: Path, tmp_path: Path) -> None:
     assert done.code == 0, done
     assert "OK: the server answers and lists its tools." in done.out
     assert re.search(r"^  ✓ book_table +Book a table; asks the user how many and when\.$", done.out, re.M)
-
-
-# ---- the commands ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -353,199 +318,3 @@ def test_the_opentelemetry_launcher_command_traces(app_py: Path, tmp_path: Path)
     spans = out_path.read_text(errors="replace")
     for name in ("server/discover", "tools/list"):
         assert f'"name": "{name}"' in spans, spans[-3000:] + logged[-3000:]
-
-
-# ---- the fragments --------------------------------------------------------------------------
-
-
-def compiled(block: Block) -> Any:
-    """The block compiled as it stands (top-level ``await`` and ``async with`` allowed)."""
-    return compile(block.text, f"README.md:{block.line}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
-
-
-def run_fragment(block: Block, names: Mapping[str, Any], *, offline: bool = False) -> dict[str, Any]:
-    """Execute the block with ``names`` supplied; ``offline`` leaves out its top-level
-    ``async with`` statements (they connect to servers that are only examples)."""
-    compiled(block)
-    tree = ast.parse(block.text)
-    if offline:
-        tree.body = [s for s in tree.body if not isinstance(s, ast.AsyncWith)]
-    namespace = dict(names)
-    exec(compile(tree, f"README.md:{block.line}", "exec"), namespace)
-    return namespace
-
-
-FRAGMENTS = {
-    "# app.py": "test_app_py_*",
-    "import os": "test_the_client_sign_in_fragment",
-    "from mcp_elicit.server.auth import ResourceMetadata": "test_the_resource_metadata_fragment",
-    "from mcp_elicit import Boolean, Choice, Form": "test_the_form_fragment",
-    "app.oauth_provider(": "test_the_url_mode_fragment",
-    "@app.tool(task=": "test_the_tasks_fragment",
-}
-
-
-def test_every_python_block_compiles_and_is_run_here() -> None:
-    python = blocks("python")
-    for block in python:
-        compiled(block)
-    assert sorted(next(k for k in FRAGMENTS if b.first.startswith(k)) for b in python) == sorted(FRAGMENTS)
-
-
-def test_the_client_sign_in_fragment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mcp_elicit.transports.http_auth import OAuth
-    from mcp_elicit.transports.http_grants import EnterpriseIdp
-    from mcp_elicit.transports.oauth_loopback import LoopbackAuthorizer
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("CI_BOT_SECRET", "s1")
-    monkeypatch.setenv("SECRET", "s2")
-    block = block_starting("python", "import os")
-    assert "async with connect_http(" in block.text
-    names = run_fragment(block, {"id_token": "an ID token"}, offline=True)
-    assert isinstance(names["person"], LoopbackAuthorizer)
-    assert isinstance(names["company"], EnterpriseIdp)
-    assert isinstance(names["auth"], OAuth)
-    assert not (tmp_path / "tokens.json").exists(), "nothing is stored before a sign-in"
-
-
-@pytest.mark.anyio
-async def test_the_resource_metadata_fragment() -> None:
-    from mcp_elicit.transports.http_server import StreamableHTTP
-
-    block = block_starting("python", "from mcp_elicit.server.auth import ResourceMetadata")
-    names = run_fragment(block, {"Server": Server, "my_token_verifier": StaticTokens({"t": "alice"})})
-    app = names["app"]
-    assert isinstance(app, Server)
-    transport = httpx.ASGITransport(app=StreamableHTTP(app))
-    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
-        metadata = await http.get("/.well-known/oauth-protected-resource/mcp")
-        refused = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
-    assert metadata.status_code == 200, metadata.text
-    assert metadata.json()["authorization_servers"] == ["https://auth.example.com"]
-    assert refused.status_code == 401
-    assert "/.well-known/oauth-protected-resource/mcp" in refused.headers["www-authenticate"]
-
-
-def test_the_form_fragment() -> None:
-    names = run_fragment(block_starting("python", "from mcp_elicit import Boolean, Choice, Form"), {})
-    assert list(names["form"].to_json()["properties"]) == ["party_size", "date", "seating", "dietary", "ok"]
-
-
-@pytest.mark.anyio
-async def test_the_url_mode_fragment() -> None:
-    pytest.importorskip("authlib")
-    app = Server("bookings")
-    run_fragment(block_starting("python", "app.oauth_provider("), {"app": app, "Context": Context})
-    async with connect_memory(app) as client:
-        assert [t["name"] for t in await client.list_tools()] == ["check_availability", "share_to_calendar"]
-
-
-@dataclass
-class Deployer:
-    """Answers the tasks fragment's two questions: staging, then yes."""
-
-    modes: frozenset[str] = frozenset({"form"})
-    asked: list[str] = field(default_factory=list)
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        self.asked.append(request.message)
-        return ElicitAnswer.accept(env="staging") if "env" in request.fields else ElicitAnswer.accept(go=True)
-
-    async def url_done(self, request: ElicitationRequest) -> None:
-        raise AssertionError("no URL-mode question here")
-
-
-@pytest.mark.anyio
-@pytest.mark.parametrize("revision", REVISIONS)
-async def test_the_tasks_fragment(revision: str) -> None:
-    """Without the extension the handler goes on in place, on either revision."""
-    app = Server("deployments")
-    names = {"app": app, "Context": Context, "Form": Form, "Choice": Choice, "Boolean": Boolean}
-    run_fragment(block_starting("python", "@app.tool(task="), names)
-    person = Deployer()
-    async with connect_memory(app, answerer=person, versions=(revision,)) as client:
-        result = await client.call_tool("deploy", {"service": "web"})
-    assert result["content"][0]["text"] == "deployed", result
-    assert person.asked == ["Which environment?", "Deploy web to staging now?"]
-
-
-def test_the_defaults_the_readme_names() -> None:
-    """``Server(x=N)`` in the README is x's default; the others are said in words."""
-    from mcp_elicit.transports.http_server import StreamableHTTP
-
-    text = README.read_text(encoding="utf-8")
-    server = inspect.signature(Server.__init__).parameters
-    named = re.findall(r"`Server\((\w+)=(\d[\d.]*)\)`", text)
-    assert len(named) >= 3
-    for name, value in named:
-        assert server[name].default == float(value), name
-    assert "expires after 10 minutes" in text and server["state_ttl"].default == 600
-    streams = inspect.signature(StreamableHTTP.__init__).parameters
-    assert "an SSE comment every 15 s" in text and streams["keepalive"].default == 15
-    assert (
-        "for 60 s (`StreamableHTTP(app, resume_within=...)`)" in text
-        and streams["resume_within"].default == 60
-    )
-    app = Server("limits")
-    assert "Past 10,000 tasks held" in text and app.tasks.max_tasks == 10_000
-    assert "or 1,000 of one principal's" in text and app.tasks.max_tasks_per_owner == 1_000
-
-
-def test_the_performance_figures_are_those_of_the_run_named() -> None:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Performance") : text.index("## Layout")]
-    (named,) = re.findall(r"`(bench/results/\d{4}-\d\d-\d\d\.md)`", section)
-    results = (ROOT / named).read_text(encoding="utf-8")
-
-    def summary(row: str) -> str:
-        found = re.search(rf"^\| {re.escape(row)} \| ([\d.]+)×", results, re.M)
-        assert found is not None, row
-        return found.group(1)
-
-    resolver = summary("rounds/s @16 vs the SDK's high-level server with its resolver")
-    fastest = summary("rounds/s @16 vs the SDK's fastest variant")
-    cpu = summary("server CPU per round vs the canned floor")
-    assert f"**{resolver}× the complete rounds per second**" in section
-    assert f"**{fastest}×** those of its fastest variant" in section
-    assert f"CPU per round is still {cpu}×" in section
-    flat = re.search(r"The flat reference .*? costs \d+ µs per round, ([\d.]+)× the floor", results)
-    assert flat is not None
-    assert f"meets that target ({flat.group(1)}×" in section
-
-    others = ["sdk-resolver", "sdk-lowlevel", "sdk-lowlevel-unsealed", "fastmcp"]
-    medians: dict[str, list[str]] = {}
-    ratios: dict[str, list[str]] = {}
-    for name, cells in re.findall(r"^\| ([a-z-]+) \| (.*) \|$", results, re.M):
-        if name in [*others, "mcp-elicit"] and name not in ratios:  # the medians, then the ratios
-            table = ratios if name in medians else medians
-            table[name] = [cell.split()[0] for cell in cells.split(" | ")]
-    # "its latency is lower too": p50 and p99 at 1 and 16 clients, against each of them
-    for name in others:
-        assert all(float(ratios[name][i].rstrip("×")) > 1 for i in (1, 2, 4, 5)), name
-    sdk = sorted(medians[name][-1] for name in others[:3])
-    memory = f"{medians['mcp-elicit'][-1]} MiB against the SDK's {sdk[0]}–{sdk[-1]} (FastMCP {medians['fastmcp'][-1]})"
-    assert memory in " ".join(section.split()), memory
-
-
-def test_the_files_and_make_targets_it_names_exist() -> None:
-    text = README.read_text(encoding="utf-8")
-    named = set(re.findall(r"[`(]((?:tests|examples|docs|bench|mcp_elicit)/[\w./*-]*)[`)]", text))
-    assert len(named) > 10
-    missing = [path for path in sorted(named) if not list(ROOT.glob(path.rstrip("/")))]
-    assert missing == []
-    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    for target in sorted(set(re.findall(r"`make (\w+)`", text))):
-        assert re.search(rf"^{target}:", makefile, re.M), target
-
-
-def test_the_layout_names_every_part_of_the_package() -> None:
-    """The README's Layout lists each top-level module and package of ``mcp_elicit``."""
-    text = README.read_text(encoding="utf-8")
-    layout = text[text.index("## Layout") :]
-    (tree,) = re.findall(r"^```\nmcp_elicit/\n(.*?)^```$", layout, re.S | re.M)
-    named = set(re.findall(r"^  (\w+(?:\.py|/))", tree, re.M))
-    package = ROOT / "mcp_elicit"
-    parts = {p.name + "/" for p in package.iterdir() if (p / "__init__.py").exists()}
-    parts |= {p.name for p in package.glob("*.py") if p.name not in {"__init__.py", "__main__.py"}}
-    assert named == parts
