@@ -7,154 +7,27 @@ flows and secrets), and what he is told does not say whether ann's things exist.
 from __future__ import annotations
 
 import asyncio
-import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Form, KeyRing, Principal, Server, String
-from mcp_elicit.forms import Boolean
-from mcp_elicit.stores import MemoryStore
-from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit import Server
 from mcp_elicit.wire.sse import EventDecoder
 
-from support.http import parse_sse
-from support.procs import InProcess, uvicorn_server
-from support.sessions import ACCEPT, initialize_body
+import support.isolation as isolation_support
+from support.isolation import META, Peer, _open
+from support.procs import InProcess
 from support.waiting import eventually
 from support.wire import WireChecker
 
+served = isolation_support.served
+http = isolation_support.http
+
 pytestmark = pytest.mark.anyio
-TASKS = "io.modelcontextprotocol/tasks"
-CAPS = {"elicitation": {"form": {}, "url": {}}, "extensions": {TASKS: {}}}
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": CAPS,
-    "io.modelcontextprotocol/clientInfo": {"name": "iso", "version": "1"},
-}
 UNKNOWN_TASK = "00000000-0000-4000-8000-000000000000"
-
-
-class Tokens:
-    """``tok-<name>`` is the principal ``<name>``."""
-
-    async def verify(self, token: str) -> Principal | None:
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
-
-
-class CookieAuth:
-    """Who is signed in to the site in this browser: its ``who`` cookie."""
-
-    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
-        return cookies.get("who")
-
-
-def build(store: MemoryStore) -> Server:
-    app = Server(
-        "isolation",
-        auth=Tokens(),
-        state_keys=KeyRing([bytes(range(100, 132))]),
-        store=store,
-        page_auth=CookieAuth(),
-        flow_wait=0.2,
-        task_poll=0.05,
-    )
-
-    @app.tool(task="optional")
-    async def deploy(ctx: Context) -> str:
-        """Becomes a task, then asks."""
-        await ctx.start_task()
-        answer = await ctx.elicit("Go?", Form(go=Boolean()), key="go")
-        return f"{ctx.principal.subject if ctx.principal else '-'}: {answer.action} {answer.content}"
-
-    @app.tool()
-    async def ask(ctx: Context) -> str:
-        answer = await ctx.elicit("Name?", Form(name=String()))
-        return f"{ctx.principal.subject if ctx.principal else '-'} got {answer.action} {answer.content}"
-
-    @app.prompt()
-    async def guided(ctx: Context) -> str:
-        answer = await ctx.elicit("Topic?", Form(topic=String()))
-        return f"{ctx.principal.subject if ctx.principal else '-'} got {answer.action} {answer.content}"
-
-    @app.resource("iso://note")
-    async def note(ctx: Context) -> str:
-        answer = await ctx.elicit("Format?", Form(fmt=String()))
-        return f"{ctx.principal.subject if ctx.principal else '-'} got {answer.action} {answer.content}"
-
-    @app.resource(
-        "iso://notes/{user}",
-        readable=lambda principal, user: principal is not None and principal.subject == user,
-    )
-    def notes(user: str) -> str:
-        return f"{user}'s notes"
-
-    @app.tool()
-    async def use_key(ctx: Context) -> str:
-        answer = await ctx.secret("example_api_key", message="Enter your key")
-        if answer.secret is None:
-            return f"no key ({answer.action})"
-        return f"key of {len(await answer.secret.reveal())} characters"
-
-    return app
-
-
-class Peer:
-    """One principal talking 2026-07-28 to the server."""
-
-    def __init__(self, http: httpx.AsyncClient, url: str, wire: WireChecker, name: str) -> None:
-        self.http, self.url, self.wire, self.name = http, url, wire, name
-        self.ids = 0
-
-    def headers(self, method: str, name: str | None = None) -> dict[str, str]:
-        headers = {
-            "accept": ACCEPT,
-            "authorization": f"Bearer tok-{self.name}",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": method,
-        }
-        if name is not None:
-            headers["mcp-name"] = name
-        return headers
-
-    async def request(self, method: str, params: Mapping[str, Any]) -> dict[str, Any]:
-        return (await self.exchange(method, params))[1]
-
-    async def exchange(self, method: str, params: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
-        """The HTTP status and the JSON-RPC response of one request."""
-        self.ids += 1
-        body = {"jsonrpc": "2.0", "id": self.ids, "method": method, "params": {**params, "_meta": META}}
-        name = params.get("uri") if method == "resources/read" else params.get("name", params.get("taskId"))
-        response = await self.http.post(self.url, json=body, headers=self.headers(method, name))
-        assert response.status_code in (200, 400, 429), response.text
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
-            message: dict[str, Any] = orjson.loads(parse_sse(response.text)[-1])
-        else:
-            message = response.json()
-        self.wire.response(method, message)
-        return response.status_code, message
-
-    async def status(self, task_id: str) -> dict[str, Any]:
-        result: dict[str, Any] = (await self.request("tasks/get", {"taskId": task_id}))["result"]
-        return result
-
-
-@pytest.fixture
-async def served() -> AsyncIterator[tuple[Server, InProcess]]:
-    store = MemoryStore()
-    app = build(store)
-    async with uvicorn_server(StreamableHTTP(app, keepalive=0.2), lifespan="on") as running:
-        yield app, running
-    await store.close()
-
-
-@pytest.fixture
-async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=10) as client:
-        yield client
 
 
 def _without(message: Mapping[str, Any], task_id: str) -> Any:
@@ -285,115 +158,6 @@ async def test_anothers_request_state_opens_for_no_one_else(
     assert stolen["error"] == {"code": -32602, "message": "Invalid or expired requestState"}
     own = (await ann.request(method, retry))["result"]
     assert "ann got accept" in orjson.dumps(own).decode()
-
-
-# ---- 2025-11-25 sessions ------------------------------------------------------------
-
-
-async def _open(http: httpx.AsyncClient, url: str, token: str) -> dict[str, str]:
-    headers = {"accept": ACCEPT, "authorization": f"Bearer {token}"}
-    opened = await http.post(url, json=initialize_body(), headers=headers)
-    assert opened.status_code == 200, opened.text
-    session = {
-        **headers,
-        "mcp-session-id": opened.headers["mcp-session-id"],
-        "mcp-protocol-version": "2025-11-25",
-    }
-    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    assert (await http.post(url, json=note, headers=session)).status_code == 202
-    return session
-
-
-async def test_anothers_session_question_and_stream_are_out_of_reach(
-    served: tuple[Server, InProcess], http: httpx.AsyncClient
-) -> None:
-    """ann's tool asks on her request's stream; bob, with her session id, her question's
-    id and her stream's event id, can neither answer it, cancel her request, resume her
-    stream, listen on her session nor end it; ann then answers and gets her result."""
-    _, running = served
-    ann = await _open(http, running.url, "tok-ann")
-    bob = await _open(http, running.url, "tok-bob")
-    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask"}}
-    asked: asyncio.Future[tuple[str, str]] = asyncio.get_running_loop().create_future()
-    final: list[dict[str, Any]] = []
-
-    async def ann_calls() -> None:
-        async with http.stream("POST", running.url, json=call, headers=ann) as response:
-            decoder = EventDecoder()
-            async for chunk in response.aiter_bytes():
-                for event in decoder.feed(chunk):
-                    if not event.data:
-                        continue
-                    message = orjson.loads(event.data)
-                    if message.get("method") == "elicitation/create" and not asked.done():
-                        asked.set_result((message["id"], event.id or ""))
-                    elif "result" in message or "error" in message:
-                        final.append(message)
-
-    calling = asyncio.ensure_future(ann_calls())
-    question, event_id = await asyncio.wait_for(asked, 5)
-    assert event_id
-    answer = {"jsonrpc": "2.0", "id": question, "result": {"action": "accept", "content": {"name": "bob"}}}
-    as_bob = {**ann, "authorization": "Bearer tok-bob"}
-    # in ann's session, as bob: not found
-    for method, body in (("POST", answer), ("GET", None), ("DELETE", None)):
-        foreign = await http.request(method, running.url, headers=as_bob, json=body)
-        assert foreign.status_code == 404, (method, foreign.text)
-    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-    assert (await http.post(running.url, json=cancel, headers=as_bob)).status_code == 404
-    resumed = await http.get(running.url, headers={**as_bob, "last-event-id": event_id})
-    assert resumed.status_code == 404
-    # in bob's own session, naming ann's ids: nothing of hers is touched
-    assert (await http.post(running.url, json=answer, headers=bob)).status_code == 202
-    assert (await http.post(running.url, json=cancel, headers=bob)).status_code == 202
-    resumed = await http.get(running.url, headers={**bob, "last-event-id": event_id})
-    assert resumed.status_code == 400
-    assert not final and not calling.done()
-    mine = {"jsonrpc": "2.0", "id": question, "result": {"action": "accept", "content": {"name": "ann"}}}
-    assert (await http.post(running.url, json=mine, headers=ann)).status_code == 202
-    await asyncio.wait_for(calling, 5)
-    assert final[-1]["result"]["content"][0]["text"] == "ann got accept {'name': 'ann'}"
-
-
-# ---- URL mode -----------------------------------------------------------------------
-
-
-async def test_anothers_flow_and_secret_stay_hers(
-    served: tuple[Server, InProcess], http: httpx.AsyncClient, wire: WireChecker
-) -> None:
-    """bob's browser, given ann's link, is refused without using it up; bob's own tool
-    call never finds ann's secret; ann's page, opened by her, saves it for her."""
-    _, running = served
-    ann, bob = Peer(http, running.url, wire, "ann"), Peer(http, running.url, wire, "bob")
-    first = (await ann.request("tools/call", {"name": "use_key"}))["result"]
-    ((key, request),) = first["inputRequests"].items()
-    link = request["params"]["url"]
-    async with httpx.AsyncClient(cookies={"who": "bob"}, timeout=10) as bobs_browser:
-        refused = await bobs_browser.get(link)
-        assert refused.status_code == 403
-        base = link.split("?")[0]
-        assert (await bobs_browser.get(base)).status_code == 403
-        assert (await bobs_browser.post(base, data={"action": "cancel"})).status_code == 403
-    async with httpx.AsyncClient(cookies={"who": "ann"}, timeout=10) as anns_browser:
-        claimed = await anns_browser.get(link)
-        assert claimed.status_code == 303, claimed.text
-        page = await anns_browser.get(claimed.url.join(claimed.headers["location"]))
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.text)
-        assert csrf is not None
-        saved = await anns_browser.post(
-            page.url, data={"csrf": csrf.group(1), "action": "submit", "value": "anns-secret"}
-        )
-        assert saved.status_code == 200 and "Saved" in saved.text
-    retry = {
-        "name": "use_key",
-        "requestState": first["requestState"],
-        "inputResponses": {key: {"action": "accept"}},
-    }
-    assert (await ann.request("tools/call", retry))["result"]["content"][0]["text"] == "key of 11 characters"
-    bobs = (await bob.request("tools/call", {"name": "use_key"}))["result"]
-    assert bobs["resultType"] == "input_required", "bob's call asks for his own key"
-    stolen = await bob.request("tools/call", {**retry})
-    assert stolen["error"]["code"] == -32602
 
 
 async def test_one_principal_at_its_limits_leaves_anothers_tasks_and_listens_alone(
