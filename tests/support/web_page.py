@@ -1,0 +1,38 @@
+"""What the browser answerer's tests in a real Chromium share: a small form, showing an opened
+round's page in a new browser page, and reviewing and sending it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from ui.web_rounds import Opened
+
+from mcp_elicit import Form, Integer
+from mcp_elicit.forms import String
+
+from support.browser import NewPage
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+expect = pytest.importorskip(
+    "playwright.async_api", reason="playwright is not installed (make install)"
+).expect
+SMALL = Form(guests=Integer(title="Guests", minimum=1, maximum=20), note=String(title="Note", required=False))
+OSLO = {"timezone_id": "Europe/Oslo", "locale": "en-GB"}
+
+
+async def show(new_page: NewPage, opened: Opened, **options: Any) -> Page:
+    page = await new_page(**{**OSLO, **options})
+    await page.goto(opened.url, wait_until="domcontentloaded")
+    await expect(page.locator("#answers")).to_be_visible()
+    await expect(page.locator("#app")).to_have_attribute("data-live", "1")  # its event stream is up
+    return page
+
+
+async def review_and_send(page: Page) -> None:
+    await page.click("#review")
+    await expect(page.locator("#review-step")).to_be_visible()
+    await page.click("#send")
+    await expect(page.locator("#finished-title")).to_have_text("Sent")

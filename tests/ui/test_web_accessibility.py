@@ -1,0 +1,152 @@
+"""The browser answerer in a real Chromium (Playwright): keyboard only, a focus outline that stands out,
+and phone width with no sideways scrolling even for long unbroken server text."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mcp_elicit import Choice, Form, Integer
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.forms import Boolean, MultiChoice, String
+from ui.web_rounds import (
+    SDK_DESCRIBED,
+    SERVER,
+    form_request,
+    open_round,
+    url_request,
+)
+
+from support import browser as browser_support
+from support.browser import PHONE, NewPage
+from support.web_page import SMALL, show
+
+expect = pytest.importorskip(
+    "playwright.async_api", reason="playwright is not installed (make install)"
+).expect
+pytestmark = [pytest.mark.anyio]
+
+
+# The browser fixtures (one Chromium for the module).
+anyio_backend = browser_support.anyio_backend
+browser = browser_support.browser
+new_page = browser_support.new_page
+
+
+async def test_keyboard_only(new_page: NewPage) -> None:
+    form = Form(
+        guests=Integer(title="Guests", minimum=1, maximum=20),
+        seating=Choice({"in": "Inside", "out": "On the terrace"}, title="Seating", default="in"),
+        ok=Boolean(title="Confirm"),
+    )
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        keys = page.keyboard
+        await keys.press("Tab")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await keys.type("30")
+        await keys.press("Enter")  # Enter in a field asks for the review: refused, focus back
+        await expect(page.locator("#alert")).to_have_text("1 answer needs fixing: Guests.")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await keys.press("Backspace")
+        await keys.press("Backspace")
+        await keys.type("3")
+        await keys.press("Tab")
+        await expect(page.locator("#q0-f1-o0")).to_be_focused()
+        await keys.press("ArrowDown")
+        await expect(page.locator("#q0-f1-o1")).to_be_checked()
+        await keys.press("Tab")
+        await expect(page.locator("#q0-f2-input")).to_be_focused()
+        await keys.press("Space")
+        await keys.press("Tab")
+        await expect(page.locator("#review")).to_be_focused()
+        await keys.press("Enter")
+        await expect(page.locator("#review-title")).to_be_focused()
+        await keys.press("Tab")
+        await expect(page.locator("#send")).to_be_focused()
+        await keys.press("Enter")
+        await expect(page.locator("#finished-title")).to_be_focused()
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3, seating="out", ok=True)]
+
+
+#: The contrast ratio (WCAG 2.x) of the focused control's outline against the colour behind
+#: it: the nearest ancestor's opaque background (the outline sits outside the control).
+FOCUS_CONTRAST = """() => {
+  const rgb = (c) => c.match(/[\\d.]+/g).map(Number);
+  const lum = (c) => {
+    const [r, g, b] = rgb(c).map((v) => (v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const focused = document.activeElement;
+  let behind = focused.parentElement;
+  while (behind && rgb(getComputedStyle(behind).backgroundColor)[3] === 0) behind = behind.parentElement;
+  const [a, b] = [lum(getComputedStyle(focused).outlineColor), lum(getComputedStyle(behind).backgroundColor)];
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+async def test_the_focus_outline_stands_out_from_the_page(new_page: NewPage, scheme: str) -> None:
+    """WCAG 1.4.11: the outline that shows where the keyboard is has at least 3:1 against
+    the page around it, in both colour schemes, on a field, a button and a link."""
+    async with open_round([form_request(SMALL), url_request("https://pay.example.com/")]) as opened:
+        page = await show(new_page, opened, color_scheme=scheme)
+        for target in ("#q0-f0-input", "#review", "#q1-open"):
+            await page.locator(target).focus()
+            await page.keyboard.press("Shift+Tab")  # the focus ring shows for the keyboard
+            await page.keyboard.press("Tab")
+            await expect(page.locator(target)).to_be_focused()
+            ratio = await page.evaluate(FOCUS_CONTRAST)
+            assert ratio >= 3, f"{target}: the focus outline has {ratio:.2f}:1 against the page"
+        await page.click("#cancel")
+        assert await opened.answers() == [ElicitAnswer.cancel()] * 2
+
+
+@pytest.mark.parametrize("which", ["form", "described", "url"])
+async def test_phone_width_has_no_sideways_scrolling(new_page: NewPage, which: str) -> None:
+    request = (
+        form_request()
+        if which == "form"
+        else form_request(SDK_DESCRIBED)
+        if which == "described"
+        else url_request("https://bank.example.com@evil.example/" + "x" * 80)
+    )
+    async with open_round([request]) as opened:
+        page = await show(new_page, opened, **PHONE)
+        width = await page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+        assert width[0] <= width[1]
+        box = await page.locator("#cancel").bounding_box()
+        assert box is not None and box["width"] > 300  # buttons stack, full width
+        await page.click("#cancel")
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+
+
+@pytest.mark.parametrize("size", ["phone", "desktop"])
+async def test_long_unbroken_server_text_wraps_instead_of_widening_the_page(
+    new_page: NewPage, size: str
+) -> None:
+    """A server's title, labels, descriptions and option titles of one 300-letter word stay
+    inside the page's width, in the form and in the review: nothing is pushed off to the side."""
+    word = "W" * 300
+    server = dataclasses.replace(SERVER, title=word, version="v" * 100)
+    form = Form(
+        name=String(title=word, description=word, default="x"),
+        pick=Choice({"a": word, "b": "B"}, title=word, default="a"),
+        many=Choice({f"o{n}": f"{n}{word}" for n in range(6)}, title=word, default="o1"),
+        extras=MultiChoice({"a": word}, title=word, default=["a"]),
+        ok=Boolean(title=word, default=True),
+    )
+    request = dataclasses.replace(form_request(form, message=word), server=server)
+    async with open_round([request]) as opened:
+        page = await show(new_page, opened, **(PHONE if size == "phone" else {}))
+        fits = "document.documentElement.scrollWidth <= window.innerWidth"
+        assert await page.evaluate(fits)
+        await page.click("#review")
+        await expect(page.locator("#review-step")).to_be_visible()
+        assert await page.evaluate(fits)
+        box = await page.locator("#send").bounding_box()
+        assert box is not None and box["x"] + box["width"] <= await page.evaluate("window.innerWidth")
+        await page.click("#send")
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(name="x", pick="a", many="o1", extras=["a"], ok=True)]

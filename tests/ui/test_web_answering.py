@@ -1,0 +1,218 @@
+"""The browser answerer in a real Chromium (Playwright): validation, review, decline and cancel: problems
+shown next to their field and announced, the review going back, closing the tab, reloads,
+the link opened from another site, no JavaScript, and time running out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from mcp_elicit import Form, Integer
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.ui import web_round
+from ui.web_rounds import (
+    DEFAULTS,
+    form_request,
+    open_round,
+    url_request,
+)
+
+from support import browser as browser_support
+from support.browser import NewPage
+from support.web_page import OSLO, SMALL, review_and_send, show
+
+expect = pytest.importorskip(
+    "playwright.async_api", reason="playwright is not installed (make install)"
+).expect
+pytestmark = [pytest.mark.anyio]
+
+
+# The browser fixtures (one Chromium for the module).
+anyio_backend = browser_support.anyio_backend
+browser = browser_support.browser
+new_page = browser_support.new_page
+SMALL_MESSAGE = "How many guests, and a note?"
+
+
+async def test_problems_show_next_to_their_field_and_are_announced(new_page: NewPage) -> None:
+    async with open_round([form_request()]) as opened:
+        page = await show(new_page, opened)
+        guests = page.locator("#q0-f5-input")
+        await guests.fill("25")  # checked as it is typed, by the form's own rules
+        await expect(page.locator("#q0-f5-error")).to_have_text("Guests must be at most 20")
+        await expect(guests).to_have_attribute("aria-invalid", "true")
+        assert "q0-f5-error" in (await guests.get_attribute("aria-describedby") or "")
+        await expect(page.locator("#status")).to_have_text("Guests must be at most 20")
+        await expect(page.locator("#q0-f1-error")).to_have_text("")  # untouched: nothing yet
+        await guests.fill("4")
+        await expect(page.locator("#q0-f5-error")).to_have_text("")
+        await expect(guests).not_to_have_attribute("aria-invalid", "true")
+        await page.fill("#q0-f1-input", "ada@localhost")
+        await page.click("#review")
+        alert = page.locator("#alert")
+        await expect(alert).to_contain_text("answers need fixing: Your name, Email, Day, Arrival")
+        await expect(page.locator("#q0-f1-error")).to_have_text(
+            "Email has a domain without a dot after the @ (localhost), where an email address here "
+            "needs a domain name like example.com; it must be an email address like name@example.com"
+        )
+        await expect(page.locator("#q0-f0-error")).to_have_text("Your name is required")
+        await expect(page.locator("#q0-f12-error")).to_have_text("Extras must have at least 1 choice")
+        await expect(page.locator("#q0-f12-group")).to_have_attribute("aria-invalid", "true")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await expect(page.locator("#review-step")).to_be_hidden()
+        assert not opened.task.done()
+
+
+async def test_the_same_problems_twice_are_announced_twice(new_page: NewPage) -> None:
+    """The alert's text changes however often the same answers are refused: a screen reader
+    announces an alert when its text changes, so the same text written again is silent, and
+    a person pressing Review again would hear nothing and think it worked."""
+    form = Form(guests=Integer(title="Guests", minimum=1, maximum=20))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        alert = page.locator("#alert")
+        await page.fill("#q0-f0-input", "30")
+        said: list[str] = []
+        for _ in range(3):
+            before = await alert.text_content()
+            await page.keyboard.press("Enter")
+            await expect(alert).not_to_have_text(before or "")
+            said.append(await alert.text_content() or "")
+        assert all(text.endswith("1 answer needs fixing: Guests.") for text in said), said
+        assert said[0] != said[1] != said[2], said
+
+
+async def test_the_review_can_go_back_and_change_an_answer(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await page.click("#review")
+        await expect(page.locator("#review-title")).to_be_focused()
+        await expect(page.locator("#review-list")).to_contain_text("Guests3Note(no answer)")
+        await page.click("#change")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await page.fill("#q0-f0-input", "5")
+        await page.fill("#q0-f1-input", "by the window")
+        await page.click("#review")
+        await expect(page.locator("#review-list")).to_contain_text("Guests5Noteby the window")
+        await page.click("#send")
+        await expect(page.locator("#finished-text")).to_contain_text("Your answers went to Table bookings")
+        assert await opened.answers() == [ElicitAnswer.accept(guests=5, note="by the window")]
+
+
+@pytest.mark.parametrize(
+    ("button", "action", "title"),
+    [("#decline", "decline", "Declined"), ("#cancel-review", "cancel", "Cancelled")],
+)
+async def test_decline_and_cancel(new_page: NewPage, button: str, action: str, title: str) -> None:
+    async with open_round([form_request(DEFAULTS)]) as opened:
+        page = await show(new_page, opened)
+        if button.endswith("-review"):
+            await page.click("#review")
+        await page.click(button)
+        await expect(page.locator("#finished-title")).to_have_text(title)
+        assert await opened.answers() == [ElicitAnswer(action)]  # type: ignore[arg-type]
+
+
+async def test_closing_the_tab_cancels(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)], grace=0.3) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await page.close()
+        assert await opened.answers(3) == [ElicitAnswer.cancel()]
+
+
+async def test_a_reload_is_not_a_close(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)], grace=0.5) as opened:
+        page = await show(new_page, opened)
+        await page.reload()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await asyncio.sleep(0.8)
+        assert not opened.task.done()
+        await page.fill("#q0-f0-input", "7")
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=7)]
+
+
+@pytest.mark.parametrize("where", ["https://notebook.example/", "http://localhost:8888/tree"])
+async def test_the_link_clicked_on_another_site_opens_the_form(new_page: NewPage, where: str) -> None:
+    """The link shown in a web page (a notebook's output, a web terminal) is a navigation
+    from another site: it opens the form, in that browser, as the link typed in does."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await new_page(**OSLO)
+        link = f'<!doctype html><title>Notebook</title><a id="go" href="{opened.url}">answer</a>'
+        await page.route(where, lambda route: route.fulfill(content_type="text/html", body=link))
+        await page.goto(where)
+        await page.click("#go")
+        await expect(page.locator("#answers")).to_be_visible()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await page.fill("#q0-f0-input", "3")
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
+async def test_without_javascript_the_page_says_so_and_shows_no_dead_form(
+    new_page: NewPage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With JavaScript off nothing on the page could send anything, and the round is
+    cancelled when no event stream comes: the page says exactly that, and shows no form
+    whose buttons would do nothing."""
+    monkeypatch.setattr(web_round, "FIRST_STREAM_SECONDS", 0.5)
+    both = [form_request(SMALL, message=SMALL_MESSAGE), url_request("https://pay.example.com/")]
+    async with open_round(both, grace=0.1) as opened:
+        page = await new_page(java_script_enabled=False)
+        await page.goto(opened.url)
+        said = page.locator("noscript .alert")  # Playwright's text and role queries skip <noscript>
+        await expect(said).to_be_visible()
+        await expect(said).to_contain_text("This page needs JavaScript")
+        await expect(said).to_contain_text("cancelled")
+        await expect(page.locator("#q0-message")).to_have_text(SMALL_MESSAGE)  # what was asked
+        for role in ("button", "link", "textbox", "spinbutton"):
+            await expect(page.get_by_role(role)).to_have_count(0)  # nothing that does nothing
+        assert await opened.answers() == [ElicitAnswer.cancel()] * 2
+
+
+async def test_waiting_too_long_cancels_and_the_page_says_so(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)], timeout=2.5) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#finished-title")).to_have_text("Timed out", timeout=5_000)
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+
+
+async def test_before_the_time_runs_out_the_page_warns_and_more_time_can_be_had(
+    new_page: NewPage,
+) -> None:
+    """WCAG 2.2.1: someone slow to answer (a screen reader, a switch, a long form) is
+    warned before mcp-elicit stops waiting, and one key press on "More time" gives them the
+    whole wait again, as often as needed; what they typed stays."""
+    wait = 6.0
+    async with open_round([form_request(SMALL)], timeout=wait) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        warning = page.locator("#time")
+        await expect(warning).to_be_hidden()
+        await expect(warning).to_be_visible(timeout=wait * 1000)  # half the wait before the end
+        await expect(warning).to_have_attribute("role", "alert")
+        await expect(warning).to_contain_text("stops waiting")
+        started = time.monotonic()  # the first end is at most wait / 2 from here
+        await page.get_by_role("button", name="More time").focus()
+        await page.keyboard.press("Enter")
+        await expect(warning).to_be_hidden()
+        await expect(page.locator("#status")).to_contain_text("more time")
+        # 1 s past the first end, 2 s before the new one (a whole wait from the press)
+        await asyncio.sleep(max(0.0, wait / 2 + 1.0 - (time.monotonic() - started)))
+        assert not opened.task.done()
+        await expect(warning).to_be_visible(timeout=wait * 1000)  # and warned again
+        await page.get_by_role("button", name="More time").click()
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
+async def test_a_request_abandoned_by_the_client_ends_the_page(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        opened.task.cancel()
+        await expect(page.locator("#finished-title")).to_have_text("Cancelled")
+        await expect(page.locator("#finished-text")).to_have_text("Nothing was sent. You can close this tab.")
