@@ -13,9 +13,7 @@ import pytest
 from client.fakes import FakeTransport, error, result
 from mcp_elicit.client import Client, ElicitAnswer, Scripted
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import (
-    URLElicitationRequired,
-)
+from mcp_elicit.errors import URLElicitationRequired
 
 from support.handshake import URL_ELICITATION, V2025, init
 

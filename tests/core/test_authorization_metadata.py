@@ -14,9 +14,7 @@ from mcp_elicit.core.authorization import (
     read_authorization_server,
     read_protected_resource,
 )
-from mcp_elicit.core.authorization_urls import (
-    protected_resource_urls,
-)
+from mcp_elicit.core.authorization_urls import protected_resource_urls
 from mcp_elicit.core.token_endpoint import (
     read_id_jag,
     read_tokens,

@@ -9,9 +9,7 @@ import pytest
 
 from mcp_elicit import Context, Principal, Server
 from mcp_elicit.errors import URLElicitationRequired
-from mcp_elicit.server.sessions import (
-    MAX_ELICITATIONS,
-)
+from mcp_elicit.server.sessions import MAX_ELICITATIONS
 
 from support.memory import MemoryClient, SessionClient
 from support.server_sessions import Silent, build

@@ -7,9 +7,7 @@ import asyncio
 
 import pytest
 
-from mcp_elicit.server.sessions import (
-    INITIALIZED_WAIT,
-)
+from mcp_elicit.server.sessions import INITIALIZED_WAIT
 
 from support.memory import SessionClient
 from support.server_sessions import Silent, build

@@ -7,9 +7,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.core.authorization import (
-    AuthorizationServer,
-)
+from mcp_elicit.core.authorization import AuthorizationServer
 from mcp_elicit.errors import AuthorizationError
 
 SERVER_URL = "https://mcp.example.com/mcp"
