@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from support.redis import redis_url
@@ -14,6 +16,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         help="rewrite the golden wire transcripts (tests/golden) from this run",
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def own_data_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Where the default store, its key file and the CLI's tokens go (``$XDG_DATA_HOME``,
+    ``$XDG_STATE_HOME``): the session's own directories, inherited by every server the
+    tests start, so no test writes into the home directory or reads what a server run
+    there left (a ``state.keys`` there changes the start-up log)."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("XDG_DATA_HOME", "XDG_STATE_HOME"):
+            patch.setenv(name, str(tmp_path_factory.mktemp(name.lower())))
+        yield
 
 
 @pytest.fixture
