@@ -10,7 +10,10 @@ Rules:
   does not wait for ever; unless the client's last request was at a modern revision, whose
   client writes no responses (``speaks_modern``). Only JSON-RPC goes to stdin.
 * Responses are routed to their exchange by id; the server's requests and notifications
-  go to the unsolicited callback (all of stdio shares one channel).
+  go to the unsolicited callback (all of stdio shares one channel). The answer to a
+  request given up before it came (an exchange closed early: Ctrl-C, a cancelled call) is
+  dropped quietly, as JSON-RPC asks; the last ``_ABANDONED_KEEP`` such ids are kept for
+  it. An answer to an id never sent is warned about.
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code and the tail of
@@ -56,6 +59,8 @@ __all__ = ["StdioTransport", "connect_stdio"]
 log = logging.getLogger("mcp_elicit.stdio_client")
 
 _STDERR_KEEP: Final = 64 * 1024
+#: How many ids of requests given up are remembered, so their late answers pass quietly.
+_ABANDONED_KEEP: Final = 256
 #: How long, after the process exited, what it wrote last may take to be read.
 _EXIT_READ: Final = 0.5
 
@@ -119,6 +124,8 @@ class StdioTransport:
         self._framer = LineFramer(max_line)
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]] = {}
+        #: Requests given up before their answer came, oldest first (a dict as an ordered set).
+        self._abandoned: dict[jsonrpc.RequestId, None] = {}
         self._unsolicited: Unsolicited | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._stderr: deque[bytes] = deque()
@@ -305,6 +312,9 @@ class StdioTransport:
                 (queue,) = self._pending.values()
             if queue is not None:
                 queue.put_nowait(message)
+            elif message.id is not None and message.id in self._abandoned:
+                del self._abandoned[message.id]
+                log.debug("%s answered request %r, given up before; dropped", self.where, message.id)
             else:
                 log.warning(
                     "%s answered an unknown request id %r: %s", self.where, message.id, message_json(message)
@@ -360,6 +370,14 @@ class StdioTransport:
         for queue in self._pending.values():
             queue.put_nowait(Ended(reason=self._gone))
         self._ended.set()
+
+    def _abandon(self, rid: jsonrpc.RequestId) -> None:
+        """Request ``rid`` was given up before its answer came: its answer, if it comes, is
+        dropped quietly."""
+        self._pending.pop(rid, None)
+        self._abandoned[rid] = None
+        if len(self._abandoned) > _ABANDONED_KEEP:
+            del self._abandoned[next(iter(self._abandoned))]
 
     async def gone(self) -> str:
         await self._ended.wait()
@@ -429,7 +447,10 @@ class _StdioExchange:
         return item
 
     async def aclose(self) -> None:
-        self._owner._pending.pop(self._rid, None)
+        if self._final is None:  # given up before its answer (or the server's end) was read
+            self._owner._abandon(self._rid)
+        else:
+            self._owner._pending.pop(self._rid, None)
 
 
 @contextlib.asynccontextmanager
