@@ -51,6 +51,9 @@ __all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_c
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _NOISE_LOGGER = "mcp_elicit.stdio_client"
+#: A URL scheme (RFC 3986), and HOST:PORT[/PATH] with no scheme: an address, never a command.
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+_ADDRESS = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})(?:/\S*)?")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,11 +137,29 @@ def parse_target(
                 f"command after --: mcp-elicit {stdio_usage} mcp-elicit serve {url} (an mcp_elicit "
                 f"Server), or mcp-elicit {stdio_usage} python {url} (a script that runs its own server)"
             )
+        meant = _meant_url(url)
+        if meant is not None:  # an address, not a command: running it would not help
+            raise UsageError(f"{url!r} is not an http(s):// URL; give it as {meant}")
         raise UsageError(
             f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"
             f" (e.g. mcp-elicit {stdio_usage} {url} ...)"
         )
     return Target(url=url, headers=tuple(_header(h) for h in headers))
+
+
+def _meant_url(word: str) -> str | None:
+    """The http(s):// URL ``word`` stands for when it is an address, not a command: a
+    ``HOST:PORT[/PATH]`` without a scheme, or a URL of another scheme (``ws://``, a typo such
+    as ``htp://``); https for ``wss`` and port 443, else http. None otherwise."""
+    scheme, sep, rest = word.partition("://")
+    if sep:
+        if not rest or not _SCHEME.fullmatch(scheme):
+            return None
+        return f"{'https' if scheme.lower() in ('https', 'wss') else 'http'}://{rest}"
+    address = _ADDRESS.fullmatch(word)
+    if address is None:
+        return None
+    return f"{'https' if address.group('port') == '443' else 'http'}://{word}"
 
 
 def _header(text: str) -> tuple[str, str]:

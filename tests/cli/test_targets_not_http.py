@@ -1,0 +1,40 @@
+"""A TARGET that is meant as a server's address but is not an http(s):// URL (the scheme
+left out, mistyped, or another protocol's) is a usage error that gives the URL to type,
+never a hint to run the address as a stdio command."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli.helpers import run
+
+
+@pytest.mark.parametrize(
+    ("argv", "meant"),
+    [
+        (["check", "127.0.0.1:8000/mcp"], "http://127.0.0.1:8000/mcp"),
+        (["check", "localhost:8000"], "http://localhost:8000"),
+        (["check", "[::1]:8000/mcp"], "http://[::1]:8000/mcp"),
+        (["call", "mcp.example.com:443/mcp", "book_table"], "https://mcp.example.com:443/mcp"),
+        (["check", "htp://127.0.0.1:8000/mcp"], "http://127.0.0.1:8000/mcp"),
+        (["call", "ws://localhost:8000/mcp", "book_table"], "http://localhost:8000/mcp"),
+        (["check", "wss://mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
+    ],
+)
+def test_an_address_without_http_gives_the_url_to_type(
+    capsys: pytest.CaptureFixture[str], argv: list[str], meant: str
+) -> None:
+    done = run(capsys, *argv)
+    assert done.code == 2
+    assert "is not an http(s):// URL" in done.err
+    assert f"give it as {meant}" in done.err
+    assert "put its command after --" not in done.err, done.err
+
+
+@pytest.mark.parametrize("word", ["mcp-elicit", "./server", "node"])
+def test_a_command_still_gets_the_hint_to_put_it_after_the_dashes(
+    capsys: pytest.CaptureFixture[str], word: str
+) -> None:
+    done = run(capsys, "check", word)
+    assert done.code == 2
+    assert f"mcp-elicit check -- {word} ..." in done.err
