@@ -218,6 +218,14 @@ class Client:
             log.info("%s looks legacy (%s); falling back to initialize", self._conn.server, verdict.reason)
             try:
                 return await self._handshake()
+            except RequestTimeout:
+                if not verdict.silent or self._answered_initialize():
+                    raise
+                # both waits passed: say so, not only the last one's length
+                raise RequestTimeout(
+                    f"no answer from {self._conn.server} to server/discover within {self.probe_timeout:g} s, "
+                    f"nor to initialize within {self._conn.timeout:g} s"
+                ) from None
             except ProtocolError as exc:
                 refused = isinstance(self._session, HandshakeSession) and self._session.refused
                 if exc.code != -32022 or refused:  # the client's own refusal says nothing modern
@@ -239,7 +247,7 @@ class Client:
         except RequestTimeout:
             if self.transport.http:
                 raise
-            return Legacy(f"no answer to server/discover within {timeout:g} s")
+            return Legacy(f"no answer to server/discover within {timeout:g} s", silent=True)
         await exchange.aclose()
         if isinstance(reply, Ended):
             if reply.error is not None:
@@ -254,6 +262,9 @@ class Client:
             return verdict
         status = 200 if self.transport.http else None
         return judge_probe(reply, requested=version, preferred=self.versions, status=status)
+
+    def _answered_initialize(self) -> bool:
+        return isinstance(self._session, HandshakeSession) and bool(self._session.initialized)
 
     async def _handshake(self) -> HandshakeSession:
         session = HandshakeSession(self._conn, preferred=self.versions, limits=self.limits)

@@ -65,9 +65,12 @@ class Reprobe:
 
 @dataclass(frozen=True, slots=True)
 class Legacy:
-    """The server is legacy (or dual-era preferring the handshake): run ``initialize``."""
+    """The server is legacy (or dual-era preferring the handshake): run ``initialize``.
+    ``silent``: it gave the probe no answer at all (a stdio server that may be slow to
+    start, or not speak MCP)."""
 
     reason: str
+    silent: bool = False
 
 
 Verdict: TypeAlias = Modern | Reprobe | Legacy
