@@ -53,7 +53,7 @@ from mcp_elicit.client.connection import Connection, Reply
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_events import DEFAULT_RETRY_MS, EventStream, renewed
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
-from mcp_elicit.client.rev_2025_11_25_url import url_required
+from mcp_elicit.client.rev_2025_11_25_url import FinishedSteps, url_required
 from mcp_elicit.client.rev_2026_07_28 import end_error
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
@@ -206,6 +206,7 @@ class HandshakeSession:
         session; its result."""
         origin = Origin.of(method, params)
         reinitialized = False
+        finished = FinishedSteps()
         for _ in range(self.limits.max_rounds):
             if self._renewing is not None and not self._renewing.done():
                 await asyncio.shield(self._renewing)  # not sent without the new session's headers
@@ -216,7 +217,7 @@ class HandshakeSession:
                 return reply.result
             if isinstance(reply, ErrorResponse):
                 if reply.error.get("code") == -32042:
-                    await url_required(self.conn, self.questions, self.limits, reply.error, origin)
+                    await url_required(self.conn, self.questions, self.limits, reply.error, origin, finished)
                     continue
                 raise ProtocolError.from_error(reply.error)
             if reply.status == 404 and sent_in is not None and not reinitialized:
@@ -225,7 +226,8 @@ class HandshakeSession:
                 continue
             raise end_error(reply, self.conn.server, method)
         raise RoundsExceeded(
-            f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; abandoned"
+            f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; "
+            f"abandoned{finished.hint()}"
         )
 
     async def renew(self, expired: str) -> None:

@@ -16,12 +16,15 @@ Rules:
   So is a URL the client refuses (``client.url_consent``): that one alone is put to the
   client's refusal (``Inputs.elicit`` declines it, telling the answerer), none of the
   others is shown, and the request ends with the error, saying the URL was refused.
+* The steps said to be done are kept for the request (``FinishedSteps``): one the server
+  asks for again was not finished when the retry went, which the round limit's error names.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.client.connection import Connection
@@ -30,8 +33,34 @@ from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import ProtocolError, ProtocolViolation
+from mcp_elicit.telemetry_attributes import redact_urls
 
-__all__ = ["url_required"]
+__all__ = ["FinishedSteps", "url_required"]
+
+
+@dataclass
+class FinishedSteps:
+    """The URL steps the person said were done during one request (by elicitationId and by
+    URL), and those the server asked for again all the same."""
+
+    seen: set[str] = field(default_factory=set)
+    again: dict[str, None] = field(default_factory=dict)
+
+    def said_done(self, request: ElicitationRequest) -> None:
+        names = {name for name in (request.elicitation_id, request.url) if name}
+        if names & self.seen:
+            self.again[redact_urls(request.url or request.key)] = None
+        self.seen |= names
+
+    def hint(self) -> str:
+        """What to do about the steps asked again, for the round limit's error; "" if none."""
+        if not self.again:
+            return ""
+        return (
+            f" (it asked again for a step said to be done ({', '.join(self.again)}), so each retry went "
+            "before the page was finished: finish it there before saying done; a script waits for "
+            'the server\'s notice with "await_completion": true)'
+        )
 
 
 async def url_required(
@@ -40,6 +69,7 @@ async def url_required(
     limits: RoundLimits,
     error: Mapping[str, Any],
     origin: Origin,
+    finished: FinishedSteps | None = None,
 ) -> None:
     """Put the URLs of ``error`` (a -32042 answering ``origin``) to the person, and return
     once every one they accepted is complete: the request may then be sent again. A URL
@@ -88,6 +118,8 @@ async def url_required(
     for request, event in waits:
         await _until_done(conn, request, event)
         questions.done_with(request.elicitation_id or request.key)
+        if finished is not None:
+            finished.said_done(request)
 
 
 async def _until_done(conn: Connection, request: ElicitationRequest, event: asyncio.Event) -> None:
