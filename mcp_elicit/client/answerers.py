@@ -173,6 +173,13 @@ class NoAnswerer:
         return None
 
 
+#: What a script entry may hold: its answer, then what it matches, then how it is used.
+_ENTRY_KEYS: Final = frozenset(
+    {"action", "content", "key", "fields", "server", "mode", "tool", "prompt", "resource", "message"}
+    | {"once", "await_completion"}
+)
+
+
 @dataclass(frozen=True, slots=True)
 class ScriptEntry:
     """One scripted answer and what it matches (every selector given must match)."""
@@ -191,22 +198,12 @@ class ScriptEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], *, where: str) -> ScriptEntry:
-        unknown = set(raw) - {
-            "action",
-            "content",
-            "key",
-            "fields",
-            "server",
-            "mode",
-            "tool",
-            "prompt",
-            "resource",
-            "message",
-            "once",
-            "await_completion",
-        }
+        unknown = set(raw) - _ENTRY_KEYS
         if unknown:
-            raise ConfigError(f"{where}: unknown keys {', '.join(sorted(unknown))}")
+            raise ConfigError(
+                f"{where}: unknown keys {', '.join(sorted(unknown))} "
+                f"(an entry takes {', '.join(sorted(_ENTRY_KEYS))})"
+            )
         action = raw.get("action", "accept")
         if action not in ("accept", "decline", "cancel"):
             raise ConfigError(f"{where}: action must be accept, decline or cancel, not {action!r}")
