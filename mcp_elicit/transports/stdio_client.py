@@ -16,9 +16,9 @@ Rules:
   it. An answer to an id never sent is warned about.
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
-* If the process exits, every request in flight ends with the exit code and the tail of
-  its stderr, also when a process it started keeps its stdout open, and when writing the
-  request found the pipe broken first. Closing is the spec's
+* If the process exits, every request in flight ends with the exit code (or the signal
+  that ended it) and the tail of its stderr, also when a process it started keeps its
+  stdout open, and when writing the request found the pipe broken first. Closing is the spec's
   shutdown: close stdin, wait, then terminate, then kill; each wait is for the exit, not
   for the pipes, which are closed last. On POSIX the server gets a process group of its
   own, and both signals go to the whole group. A close cut short (cancelled while it
@@ -79,6 +79,18 @@ def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
             pass
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(sig)
+
+
+def _how_it_ended(code: int) -> str:
+    """The process's end as a person reads it: its exit code, or (a negative return code,
+    on POSIX) the signal that ended it, which the server did not choose."""
+    if code >= 0:
+        return f"exited with code {code}"
+    try:
+        name = f" ({signal.Signals(-code).name})"
+    except ValueError:
+        name = ""
+    return f"was killed by signal {-code}{name}"
 
 
 class _Watched(asyncio.subprocess.SubprocessStreamProtocol):
@@ -362,7 +374,7 @@ class StdioTransport:
         tail = self.stderr_tail().strip()[-1500:]
         how = [
             *(["closed its output"] if output_closed else []),
-            *([f"exited with code {code}"] if code is not None else []),
+            *([_how_it_ended(code)] if code is not None else []),
         ]
         self._gone = f"the server process {self.where!r} {' and '.join(how)}" + (
             f"; the end of its stderr:\n{tail}" if tail else ""
