@@ -28,6 +28,7 @@ Rules:
 from __future__ import annotations
 
 import contextlib
+import difflib
 import logging
 import re
 import shlex
@@ -51,8 +52,7 @@ __all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_c
 
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _NOISE_LOGGER = "mcp_elicit.stdio_client"
-#: A URL scheme (RFC 3986), and HOST:PORT[/PATH] with no scheme: an address, never a command.
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+#: HOST:PORT[/PATH] with no scheme: an address, never a command.
 _ADDRESS = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})(?:/\S*)?")
 
 
@@ -149,13 +149,16 @@ def parse_target(
 
 def _meant_url(word: str) -> str | None:
     """The http(s):// URL ``word`` stands for when it is an address, not a command: a
-    ``HOST:PORT[/PATH]`` without a scheme, or a URL of another scheme (``ws://``, a typo such
-    as ``htp://``); https for ``wss`` and port 443, else http. None otherwise."""
+    ``HOST:PORT[/PATH]`` without a scheme, or a URL whose scheme is a WebSocket one or a
+    typo of http(s) (``htp://``); https for ``wss``, https-like typos and port 443, else
+    http. None otherwise (``ftp://`` is not taken for a slip)."""
     scheme, sep, rest = word.partition("://")
     if sep:
-        if not rest or not _SCHEME.fullmatch(scheme):
-            return None
-        return f"{'https' if scheme.lower() in ('https', 'wss') else 'http'}://{rest}"
+        scheme = scheme.lower()
+        meant = {"ws": "http", "wss": "https"}.get(scheme) or next(
+            iter(difflib.get_close_matches(scheme, ["http", "https"], n=1, cutoff=0.75)), None
+        )
+        return f"{meant}://{rest}" if meant is not None and rest else None
     address = _ADDRESS.fullmatch(word)
     if address is None:
         return None

@@ -17,6 +17,7 @@ from cli.helpers import run
         (["check", "[::1]:8000/mcp"], "http://[::1]:8000/mcp"),
         (["call", "mcp.example.com:443/mcp", "book_table"], "https://mcp.example.com:443/mcp"),
         (["check", "htp://127.0.0.1:8000/mcp"], "http://127.0.0.1:8000/mcp"),
+        (["check", "hhtps://mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
         (["call", "ws://localhost:8000/mcp", "book_table"], "http://localhost:8000/mcp"),
         (["check", "wss://mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
     ],
@@ -31,7 +32,7 @@ def test_an_address_without_http_gives_the_url_to_type(
     assert "put its command after --" not in done.err, done.err
 
 
-@pytest.mark.parametrize("word", ["mcp-elicit", "./server", "node"])
+@pytest.mark.parametrize("word", ["mcp-elicit", "./server", "node", "ftp://example.com"])
 def test_a_command_still_gets_the_hint_to_put_it_after_the_dashes(
     capsys: pytest.CaptureFixture[str], word: str
 ) -> None:
