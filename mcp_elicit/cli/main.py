@@ -422,7 +422,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     _terminated.clear()
-    args = _parse(argv)
+    try:
+        args = _parse(argv)  # imports the commands' modules: a Ctrl-C may come meanwhile
+    except KeyboardInterrupt:
+        return 130
     try:
         if args.command == "serve":
             return _serve(args)
