@@ -14,7 +14,10 @@ Rules:
   ``Annotated``, and pydantic's ``Strict`` (ignored: answers are checked strictly
   anyway). Anything else is refused with :class:`FormSchemaError`, rather than ignored;
   so is a pydantic field's ``json_schema_extra`` (where pydantic users put a ``format``),
-  which no form reads: dropped, its format would be neither shown nor checked.
+  which no form reads: dropped, its format would be neither shown nor checked. Its keys
+  that only document a field (``examples``, ``example``, ``$comment``, ``deprecated``)
+  are dropped, as on a wire schema's field; a callable one is refused (what it does to
+  the schema is unknown).
 - pydantic is looked at only when it is already imported.
 """
 
@@ -27,7 +30,7 @@ from typing import Any
 
 from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms.fields import StringFormat
-from mcp_elicit.forms.parse import KEYWORD_HINTS
+from mcp_elicit.forms.parse import _FIELD_IGNORED, KEYWORD_HINTS
 
 __all__ = ["Constraints", "Field", "unread_by_forms"]
 
@@ -87,10 +90,19 @@ def _pydantic_field_info(item: object) -> Any:
     return item if isinstance(item, FieldInfo) else None
 
 
+#: ``json_schema_extra`` keys that only document a field: what a wire schema's field may
+#: carry and a form drops (``parse``), and OpenAPI's ``example`` (pydantic 2 puts a
+#: ``Field(example=...)`` there).
+_EXTRA_IGNORED = _FIELD_IGNORED | {"example"}
+
+
 def unread_by_forms(info: Any) -> str | None:
     """Why a pydantic ``FieldInfo`` cannot be asked as it is: what it says that a form
-    would drop (its ``json_schema_extra``), else None."""
+    would drop (its ``json_schema_extra``, but for keys that only document the field),
+    else None."""
     extra = getattr(info, "json_schema_extra", None)
+    if isinstance(extra, Mapping):
+        extra = {k: v for k, v in extra.items() if k not in _EXTRA_IGNORED} or None
     if extra is None:
         return None
     return (

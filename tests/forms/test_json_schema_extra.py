@@ -50,3 +50,32 @@ def test_json_schema_extra_is_refused_naming_the_field_and_the_way(cls: type, fi
 def test_the_way_it_names_gives_the_format() -> None:
     schema = FormSchema.from_type(Documented)
     assert schema.fields == (String(name="email", description="Where we write", format="email"),)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"examples": ["ada@example.com"]},
+        {"example": "ada@example.com"},  # pydantic 2 puts Field(example=...) here (FastAPI models)
+        {"$comment": "kept in the CRM too", "deprecated": False},
+    ],
+)
+def test_json_schema_extra_saying_nothing_a_form_asks_or_checks_is_accepted(extra: dict[str, object]) -> None:
+    # the same keys the form subset accepts and drops on a wire schema's field: examples
+    # document a field, they neither change what is asked nor what is checked
+    class Examples(pydantic.BaseModel):
+        email: str = pydantic.Field(description="Where we write", json_schema_extra=extra)
+
+    schema = FormSchema.from_type(Examples)
+    assert schema.fields == (String(name="email", description="Where we write"),)
+
+
+def test_json_schema_extra_refusal_names_what_a_form_would_drop() -> None:
+    class Mixed(pydantic.BaseModel):
+        email: str = pydantic.Field(json_schema_extra={"examples": ["a@b.c"], "format": "email"})
+
+    with pytest.raises(FormSchemaError) as caught:
+        FormSchema.from_type(Mixed)
+    assert "'format'" in str(caught.value)
+    assert "'examples'" not in str(caught.value)
