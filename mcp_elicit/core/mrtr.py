@@ -339,8 +339,15 @@ def _state_too_large(size: int, answered: int, most: int) -> InternalError | Inv
     )
 
 
-def key_reused(key: str) -> ReplayMismatchError:
-    """The error for a second question asked under ``key`` in one run of a handler."""
+def key_reused(key: str, *, given: bool = False) -> ReplayMismatchError:
+    """The error for a second question asked under ``key`` in one run of a handler;
+    ``given``: one of the two is a question asked without ``key=``, given ``key``."""
+    if given:
+        return ReplayMismatchError(
+            f"The handler gave a question key={key!r}, the key a question asked without key= is "
+            "given (the kind of question and its number, in the order asked): a key names one "
+            "question in a run. Give the keyed question another key, or every question its own."
+        )
     return ReplayMismatchError(
         f"The handler asked a second question under the key {key!r} in one run: a key names one "
         "question (on 2026-07-28 the second would be handed the first one's answer). Give each "

@@ -204,15 +204,15 @@ class Context:
     # ---- questions -------------------------------------------------------------
 
     def _key(self, kind: str, key: str | None) -> str:
-        counters = self._counters
+        counters, by = self._counters, (1 if key is not None else 2)  # 1: key=; 2: "<kind>-<n>"
         if key is None:
             n = counters[kind] = counters.get(kind, 0) + 1
             key = f"{kind}-{n}"
         elif not key:
             raise ValueError("an input request key must not be empty")
-        if counters.setdefault(f"={key}", 0):
-            raise key_reused(key)
-        counters[f"={key}"] = 1
+        if taken := counters.get(f"={key}", 0):
+            raise key_reused(key, given=2 in (by, taken))
+        counters[f"={key}"] = by
         return key
 
     def _occurrence(self, what: str) -> int:

@@ -55,6 +55,14 @@ def build() -> Server:
             items.append(answer.data["item"])
         return f"items: {items}"
 
+    @app.tool()
+    async def shaped_like_an_own_key(ctx: Context) -> str:
+        # key="elicit-2" is the key the second question asked without key= is given
+        first = await ctx.elicit("First?", Form(a=String()), key="elicit-2")
+        second = await ctx.elicit("Second?", Form(b=String()))
+        third = await ctx.elicit("Third?", Form(b=String()))
+        return f"{first.action} {second.action} {third.action}"
+
     return app
 
 
@@ -99,3 +107,13 @@ async def test_a_key_of_its_own_per_question_asks_each(version: str) -> None:
     async with connect_memory(build(), answerer=script(), versions=[version]) as client:
         result = await client.call_tool("numbered", {})
     assert result["content"][0]["text"] == "items: ['fig', 'kiwi']"
+
+
+@pytest.mark.parametrize("version", REVISIONS)
+async def test_a_key_shaped_like_one_given_without_key_is_refused_saying_so(version: str) -> None:
+    # no question was asked twice under a key of the handler's: the clash is with the key a
+    # question without key= is given, which the error says, instead of "in a loop"
+    message = await _fails(version, "shaped_like_an_own_key")
+    assert "'elicit-2'" in message
+    assert "without key=" in message
+    assert "in a loop" not in message
