@@ -89,7 +89,7 @@ def url_mode_missing(version: str) -> MissingClientCapability:
         return MissingClientCapability.requiring(required)
     return MissingClientCapability(
         f"This request needs the client capability elicitation.url, which MCP {version} does not "
-        "have (URL-mode elicitation came with 2025-11-25): this session takes forms only",
+        "have: URL-mode elicitation came with 2025-11-25, before it elicitation asks with forms only",
         {"requiredCapabilities": required},
     )
 

@@ -1,7 +1,7 @@
 """A URL-mode question at a revision that has no URL mode says so.
 
 Before 2025-11-25 elicitation had no modes, so a session at 2025-06-18 or 2025-03-26
-takes forms only, whatever the client declared. A handler asking for a page there failed
+takes forms at most, whatever the client declared. A handler asking for a page there failed
 with -32021 saying the client "did not declare" ``elicitation.url``, though it had: the
 error now names the revision as what lacks it. A client at 2025-11-25 that declared forms
 only is still told it did not declare URL mode.
@@ -48,3 +48,14 @@ async def test_a_client_that_declared_forms_only_is_told_so() -> None:
         with pytest.raises(MissingClientCapability) as caught:
             await client.call_tool("pay", {})
     assert "which the client did not declare" in str(caught.value)
+
+
+async def test_a_client_that_declared_no_elicitation_is_not_told_it_takes_forms() -> None:
+    # no answerer: the client declared no elicitation at all, so the session takes no forms
+    # either; what the error says of the revision holds whatever the client declared
+    async with connect_memory(build(), versions=["2025-06-18"]) as client:
+        with pytest.raises(MissingClientCapability) as caught:
+            await client.call_tool("pay", {})
+    message = str(caught.value)
+    assert "MCP 2025-06-18 does not have" in message
+    assert "this session takes forms" not in message
