@@ -34,6 +34,10 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFORMANCE_SERVER = ROOT / "examples" / "conformance_server.py"
 STOP_TIMEOUT = 5.0
 START_TIMEOUT = 20.0
+#: The bound on waiting for a stdio server's next message. The first one also waits for the
+#: process to start (Python and the package imported), which on a loaded machine, with the
+#: suite in parallel workers, takes more than a few seconds: so as long as a start.
+RECV_TIMEOUT = START_TIMEOUT
 
 
 def cli() -> list[str]:
@@ -154,7 +158,7 @@ class StdioProcess:
         self.proc.stdin.write(data)
         await self.proc.stdin.drain()
 
-    async def recv(self, within: float = 5.0) -> dict[str, Any]:
+    async def recv(self, within: float = RECV_TIMEOUT) -> dict[str, Any]:
         """The next line of stdout, which must be one JSON object (a JSON-RPC message)."""
         assert self.proc.stdout is not None
         line = await asyncio.wait_for(self.proc.stdout.readline(), within)
@@ -166,7 +170,9 @@ class StdioProcess:
         self.received.append(message)
         return message
 
-    async def until(self, rid: str | int, within: float = 5.0) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    async def until(
+        self, rid: str | int, within: float = RECV_TIMEOUT
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         """Read until the response to ``rid``; return it and the messages read before it."""
         before: list[dict[str, Any]] = []
         async with asyncio.timeout(within):
@@ -183,7 +189,7 @@ class StdioProcess:
             with contextlib.suppress(ConnectionError):
                 await self.proc.stdin.wait_closed()
 
-    async def rest(self, within: float = 5.0) -> list[dict[str, Any]]:
+    async def rest(self, within: float = RECV_TIMEOUT) -> list[dict[str, Any]]:
         """Every message until stdout closes (after ``close_stdin``)."""
         out: list[dict[str, Any]] = []
         async with asyncio.timeout(within):
