@@ -9,7 +9,8 @@
   pinned by its ``package-lock.json`` and installed with the Node 22 of ``tools/node22``;
   the ``ts_node`` fixture gives that ``node``.
 
-``make peers`` builds them, and so do the fixtures when a peer is missing. The project's
+``make peers`` builds them, and so do the fixtures when a peer is missing (one worker at a
+time under ``pytest -n``: they lock the ``tests/.peers`` directory). The project's
 venv never gets ``mcp``. Without a peer (offline, say), the tests that need it skip, saying
 why.
 """
@@ -17,6 +18,7 @@ why.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
@@ -47,9 +49,28 @@ def _python_peer(name: str) -> Path:
     env, requirements = PEERS / name, PYTHON_PEERS[name]
     digest = hashlib.sha256(requirements.read_bytes()).hexdigest()
     stamp, python = env / ".installed", env / "bin" / "python"
-    if stamp.is_file() and stamp.read_text().strip() == digest:
-        return python
+    with _building():
+        if stamp.is_file() and stamp.read_text().strip() == digest:
+            return python
+        _build_python_peer(name, env, requirements, python)
+        stamp.write_text(digest + "\n")
+    return python
+
+
+@contextlib.contextmanager
+def _building() -> Iterator[None]:
+    """Held while a peer is checked and built, so parallel test workers (``pytest -n``)
+    build each peer once instead of over one another."""
     PEERS.mkdir(parents=True, exist_ok=True)
+    directory = os.open(PEERS, os.O_RDONLY)  # the lock is on the directory: no file to leave
+    try:
+        fcntl.flock(directory, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(directory)  # which releases the lock
+
+
+def _build_python_peer(name: str, env: Path, requirements: Path, python: Path) -> None:
     (PEERS / ".gitignore").write_text("*\n")
     if env.exists():
         shutil.rmtree(env)
@@ -62,8 +83,6 @@ def _python_peer(name: str) -> Path:
         if done.returncode != 0:
             why = f"{' '.join(step[:4])} failed: {(done.stderr or done.stdout)[-800:]}"
             pytest.skip(f"the {name} peer (tests/.peers/{name}) could not be built: {why}")
-    stamp.write_text(digest + "\n")
-    return python
 
 
 @pytest.fixture(scope="session")
@@ -101,10 +120,11 @@ def _ts_build() -> str | None:
 def ts_node() -> Path:
     """Node 22, with the TypeScript SDK peers installed next to their scripts."""
     stamp = TS_PEERS / "node_modules" / ".installed"
-    if not (stamp.is_file() and stamp.read_text().strip() == _ts_digest()):
-        problem = _ts_build()
-        if problem is not None:
-            pytest.skip(f"the TypeScript SDK peers (tests/peers/ts) could not be installed: {problem}")
+    with _building():
+        if not (stamp.is_file() and stamp.read_text().strip() == _ts_digest()):
+            problem = _ts_build()
+            if problem is not None:
+                pytest.skip(f"the TypeScript SDK peers (tests/peers/ts) could not be installed: {problem}")
     return NODE22 / "node"
 
 
