@@ -15,7 +15,7 @@ import pytest
 
 from conformance import harness
 
-pytestmark = [pytest.mark.conformance, pytest.mark.slow]
+pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.xdist_group("conformance")]
 
 CLIENT = harness.ROOT / "examples" / "conformance_client.py"
 

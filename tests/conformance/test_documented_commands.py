@@ -16,7 +16,7 @@ import pytest
 
 from conformance import harness
 
-pytestmark = [pytest.mark.conformance]
+pytestmark = [pytest.mark.conformance, pytest.mark.xdist_group("conformance")]
 
 EXAMPLES = harness.ROOT / "examples"
 

@@ -12,7 +12,7 @@ import pytest
 
 from conformance import harness
 
-pytestmark = [pytest.mark.conformance, pytest.mark.slow]
+pytestmark = [pytest.mark.conformance, pytest.mark.slow, pytest.mark.xdist_group("conformance")]
 
 
 @pytest.fixture(scope="module")
