@@ -18,11 +18,13 @@ Rules:
 * A fresh answer (from ``inputResponses``) is checked against the question asked *now*:
   the form schema for elicitation, the result shape for sampling and roots. A bad
   elicitation answer re-asks the question with a note saying what was wrong (a person
-  can answer differently); a sampling result or roots list that does not fit its schema
-  fails the request with -32602 naming the key (the client's software would answer the
-  same again), as does an ``inputResponses`` that is not an object when such a question
-  is asked. A bad answer is never handed to the handler. Keys nobody asked about are
-  ignored.
+  can answer differently), once, as on 2025-11-25: a second bad answer to a question
+  asked again counts as ``cancel`` (the state lists the keys asked again, never the bad
+  answers; a retry without an answer asks it again, still on its second try). A sampling
+  result or roots list that does not fit its schema fails the request with -32602 naming
+  the key (the client's software would answer the same again), as does an
+  ``inputResponses`` that is not an object when such a question is asked. A bad answer
+  is never handed to the handler. Keys nobody asked about are ignored.
 * A URL-mode answer counts only for a question the server sent: one pending in the
   sealed state of the round that asked it. Its ``accept`` is consent to open a page the
   client was shown; without that state (or with a state that did not ask it), the
@@ -184,8 +186,10 @@ class Replay:
         "outstanding",
         "pending",
         "refusal",
+        "retried",
         "round",
         "shape_problem",
+        "unfit",
     )
 
     def __init__(
@@ -196,6 +200,7 @@ class Replay:
         round_no: int = 0,
         shape_problem: str | None = None,
         memo: dict[str, Any] | None = None,
+        retried: set[str] | None = None,
     ) -> None:
         self.answers: dict[str, tuple[str, Any]] = {} if answers is None else answers
         #: JSON values a handler keeps from one round to the next (e.g. a URL flow's id).
@@ -205,6 +210,12 @@ class Replay:
         self.round = round_no
         self.shape_problem = shape_problem
         self.notes: dict[str, str] = {}
+        #: Keys of the questions asked again (with a note) in the last round: their second
+        #: and last try.
+        self.retried: set[str] = set() if retried is None else retried
+        #: The questions whose second try did not fit either (now ``cancel``), each with
+        #: what was wrong (None: the answers could not be read), for the log.
+        self.unfit: list[tuple[Ask, InvalidAnswer | None]] = []
         #: Questions asked this round without an answer, in the order they were asked.
         self.outstanding: dict[str, Ask] = {}
         #: The -32602 this round raised over the client's answers (one that does not fit
@@ -233,13 +244,15 @@ class Replay:
             answers = {k: (v[0], v[1]) for k, v in recorded.items()} if recorded else {}
             pending = state["p"]
             memo = state.get("m", {})
+            retried = state.get("t", [])
             # decoded by orjson: an object is a dict, never a subclass (nor a list of pairs)
-            if type(pending) is not dict or type(memo) is not dict:
+            if type(pending) is not dict or type(memo) is not dict or type(retried) is not list:
                 raise TypeError
             round_no = int(state["r"])
+            again = set(retried)
         except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, IndexError):
             raise InternalError("Internal error: a sealed requestState had an unexpected layout") from None
-        return cls(answers, pending, fresh, round_no, problem, memo)
+        return cls(answers, pending, fresh, round_no, problem, memo, again)
 
     def resolve(self, ask: Ask) -> tuple[bool, Any]:
         """``(True, answer)`` when ``ask`` is answered (checked), else ``(False, None)``.
@@ -271,7 +284,8 @@ class Replay:
                         f"not the {ask.method} asked under {key!r}"
                     )
                     raise self.refusal
-                self.notes[key] = f"Your previous answer could not be read: {self.shape_problem}."
+                note = f"Your previous answer could not be read: {self.shape_problem}."
+                return self._unfit(ask, expected, note, None)
             return False, None
         if expected is None and ask.method == ELICIT and ask.params.get("mode") == "url":
             return False, None  # consent to a page the client was never sent: ask
@@ -283,10 +297,23 @@ class Replay:
                     f"Invalid params: inputResponses[{key!r}] answers {ask.method}, but {exc}"
                 )
                 raise self.refusal from None
-            self.notes[key] = f"Your previous answer was not accepted: {exc}."
-            return False, None
+            return self._unfit(ask, expected, f"Your previous answer was not accepted: {exc}.", exc)
         # the pending fingerprint, when there is one, is the question's (checked above)
         self.answers[key] = (ask.fingerprint if expected is None else expected, answer)
+        return True, answer
+
+    def _unfit(
+        self, ask: Ask, expected: str | None, note: str, invalid: InvalidAnswer | None
+    ) -> tuple[bool, Any]:
+        """An elicitation answer to ``ask`` that does not fit: asked again with ``note`` the
+        first time; on its second try, ``cancel`` (recorded as the answer)."""
+        key = ask.key
+        if key not in self.retried:
+            self.notes[key] = note
+            return False, None
+        answer = {"action": "cancel"}
+        self.answers[key] = (ask.fingerprint if expected is None else expected, answer)
+        self.unfit.append((ask, invalid))
         return True, answer
 
     def want(self, ask: Ask) -> None:
@@ -311,6 +338,12 @@ class Replay:
         state = {"v": _STATE_VERSION, "r": self.round + 1, "a": self.answers, "p": pending}
         if self.memo:
             state["m"] = self.memo
+        # on its second try until answered: asked again now, or in an earlier round (the
+        # keys of this round's questions at most, so the list stays as small as ``pending``)
+        retried = self.retried
+        again = [key for key in requests if key in notes or key in retried] if notes or retried else None
+        if again:
+            state["t"] = again
         payload = orjson.dumps(state)
         try:  # seal checks the size too: say why only when it refuses
             token = sealer.seal(payload, binding, now=now)

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
 from mcp_elicit.errors import InvalidAnswer, ToolError
 
-__all__ = ["InPlaceAsker", "Refused", "answer_within"]
+__all__ = ["InPlaceAsker", "Refused", "answer_within", "give_up"]
 
 log = logging.getLogger("mcp_elicit.server")
 T = TypeVar("T")
@@ -93,14 +93,14 @@ class InPlaceAsker:
             try:
                 raw = await self._exchange(ask, prepared, note)
             except TimeoutError as exc:  # its own reason when it has one (it was never sent)
-                return _give_up(ask, str(exc) or f"no answer to {ask.method} within {self.timeout:g} s")
+                return give_up(ask, str(exc) or f"no answer to {ask.method} within {self.timeout:g} s")
             except Refused as exc:
-                return _give_up(ask, str(exc))
+                return give_up(ask, str(exc))
             try:
                 return check_answer(ask, raw)
             except InvalidAnswer as exc:
                 if attempt == 1:
-                    return _give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}", exc)
+                    return give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}", exc)
                 note = f"Your previous answer was not accepted: {exc}."
         raise AssertionError("unreachable")
 
@@ -111,7 +111,9 @@ def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:
     return _first(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-def _give_up(ask: Ask, reason: str, invalid: InvalidAnswer | None = None) -> Any:
+def give_up(ask: Ask, reason: str, invalid: InvalidAnswer | None = None) -> Any:
+    """The end of asking ``ask`` for ``reason``: ``cancel`` for an elicitation (logged;
+    ``invalid``, what did not fit, at debug only), a ``ToolError`` for the rest."""
     if ask.method == ELICIT:
         if invalid is None or not invalid.fields:  # no form field's value in it
             log.info("%s; treating it as cancel", reason)

@@ -2,9 +2,13 @@
 
 Rules: a question whose answer is in hand (in the sealed state, or fresh and valid in
 ``inputResponses``) returns at once; otherwise the round ends with ``input_required`` for
-every unanswered question of the batch. A tampered, expired or foreign ``requestState``
-fails the request before the handler runs, even when the handler would ask nothing; the
-client is told only that, the log says why (a warning; an expired state is info).
+every unanswered question of the batch. An elicitation answer that does not fit is asked
+again once, as on 2025-11-25 (``server/asking.py``); the second that does not fit is
+``cancel``, logged after the round as there (the core's ``Replay`` decides; the sealed
+state says which questions were asked again). A tampered, expired or foreign
+``requestState`` fails the request before the handler runs, even when the handler would
+ask nothing; the client is told only that, the log says why (a warning; an expired state
+is info).
 Questions asked from concurrent tasks (``asyncio.TaskGroup``) before any of them waits on
 real I/O are merged into one round: an unanswered question yields to its siblings a few
 times before ending the round (``ctx.gather`` batches without relying on that). A question
@@ -42,6 +46,7 @@ from mcp_elicit.errors import (
     URLElicitationRequired,
 )
 from mcp_elicit.sealing import Binding, StateSealer
+from mcp_elicit.server.asking import give_up
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
 
@@ -204,6 +209,14 @@ async def run_replayed(
         raise
     finally:
         asker.ended = True
+        for ask, invalid in replay.unfit:  # asked again, and still no answer that fits: cancel
+            if invalid is None:
+                give_up(
+                    ask,
+                    f"the client's answers to {ask.method} could not be read twice ({replay.shape_problem})",
+                )
+            else:
+                give_up(ask, f"the client's answer to {ask.method} was invalid: {invalid}", invalid)
 
 
 def _raise_exchange_error(group: BaseExceptionGroup[BaseException], refusal: InvalidParams | None) -> None:
