@@ -411,7 +411,7 @@ async def _own_url_steps(
     except URLElicitationRequired as exc:
         if exc is asker.required:  # ctx.require_url's own, made so already
             raise
-        raise asker.url_required(exc.message, ctx.url_steps(exc)) from None
+        raise asker.own_url_required(ctx, exc) from None
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:

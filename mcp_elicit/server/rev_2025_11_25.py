@@ -28,7 +28,8 @@ Rules:
   be in use by several users). ``ctx.require_url`` answers -32042 here; so does a
   handler's own ``URLElicitationRequired``, its steps made as ``ctx.require_url`` makes
   them (a message and a valid URL each, a client that declared URL mode: -32021
-  otherwise; an ``elicitationId`` each), and one naming no such step is -32603.
+  otherwise; an ``elicitationId`` each) keeping what else it gave (a step's ``_meta``,
+  the other keys of ``data``), and one naming no such step is -32603.
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
@@ -41,7 +42,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_elicit.core.mrtr import ELICIT, Ask
@@ -60,7 +61,7 @@ from mcp_elicit.errors import (
     URLElicitationRequired,
 )
 from mcp_elicit.server.asking import InPlaceAsker, Refused
-from mcp_elicit.server.context import Channel
+from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.sessions import MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Session
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import shown
@@ -111,6 +112,24 @@ class SessionAsker(InPlaceAsker):
         """The -32042 that asks ``asks`` (URL steps, checked as ``ctx.elicit_url`` checks
         them), each with the ``elicitationId`` the session then waits on."""
         self.required = URLElicitationRequired(message, {"elicitations": [self._prepare(a) for a in asks]})
+        return self.required
+
+    def own_url_required(self, ctx: Context, raised: URLElicitationRequired) -> URLElicitationRequired:
+        """``raised``, a handler's own -32042, made as ``url_required`` makes one: its steps
+        checked and made by ``ctx.url_steps`` (a ``ValueError`` for one that is no URL step),
+        each keeping the ``_meta`` it was given (an object, else a ``ValueError``), and the
+        other keys of its ``data`` sent as given (the schema admits any)."""
+        asks = ctx.url_steps(raised)
+        data: Mapping[str, Any] = raised.data  # url_steps checked it: an object, its steps objects
+        metas = [step.get("_meta") for step in data["elicitations"]]
+        for meta in metas:
+            if meta is not None and not isinstance(meta, Mapping):
+                raise ValueError(f"a URL step's _meta must be an object (a dict), not {type(meta).__name__}")
+        elicitations = [self._prepare(a) for a in asks]
+        for params, meta in zip(elicitations, metas, strict=True):
+            if meta is not None:
+                params["_meta"] = dict(meta)
+        self.required = URLElicitationRequired(raised.message, {**data, "elicitations": elicitations})
         return self.required
 
     def _prepare(self, ask: Ask) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 itself: sent as ``ctx.require_url`` sends it. Its elicitations are URL-mode steps, each
 with an ``elicitationId`` the session waits on (so ``notifications/elicitation/complete``
 reaches it), and only to a client that declared URL mode (-32021 otherwise, as on
-2026-07-28); a raise naming no URL step is the handler's fault (-32603), never a -32042."""
+2026-07-28); a raise naming no URL step is the handler's fault (-32603), never a -32042.
+What else the handler gave that the schema admits (a step's ``_meta``, other ``data``
+keys) is sent as given."""
 
 from __future__ import annotations
 
@@ -68,6 +70,20 @@ async def test_the_completion_of_a_raised_step_reaches_its_session(wire_2025: Wi
     assert pushed["params"] == {"elicitationId": "l-1"}
 
 
+async def test_a_raised_steps_meta_and_the_other_data_keys_are_sent_as_given(wire_2025: WireChecker) -> None:
+    meta = {"example.com/reason": "link", "progressToken": "p-1"}
+    app = raising({"elicitations": [{**STEP, "_meta": meta}], "retryAfter": 5, "example.com/why": ["x"]})
+    _, answer = await call_link(app, wire_2025, URL_CAPS)
+    data = answer["error"]["data"]
+    assert {k: v for k, v in data.items() if k != "elicitations"} == {
+        "retryAfter": 5,
+        "example.com/why": ["x"],
+    }
+    (step,) = data["elicitations"]
+    assert step["_meta"] == meta, step
+    assert {k: v for k, v in step.items() if k not in ("elicitationId", "_meta")} == STEP
+
+
 @pytest.mark.parametrize(
     "data",
     [
@@ -75,8 +91,9 @@ async def test_the_completion_of_a_raised_step_reaches_its_session(wire_2025: Wi
         {"elicitations": []},
         {"elicitations": [{"mode": "form", "message": "x", "requestedSchema": {"type": "object"}}]},
         {"elicitations": [{**STEP, "url": "not a url"}]},
+        {"elicitations": [{**STEP, "_meta": "not an object"}]},
     ],
-    ids=["no-data", "no-steps", "form-step", "bad-url"],
+    ids=["no-data", "no-steps", "form-step", "bad-url", "bad-meta"],
 )
 async def test_a_raise_naming_no_valid_url_step_is_never_sent_as_32042(
     wire_2025: WireChecker, caplog: pytest.LogCaptureFixture, data: Any
