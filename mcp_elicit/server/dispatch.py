@@ -13,7 +13,8 @@ the user declined or cancelled fails by the user's choice, not the server's: -32
 revisions; that is its ``ToolError`` once a step of the request was refused
 (``ctx.refused``: ``ctx.connect``, ``ctx.secret``, ``ctx.elicit_url``), and on
 2026-07-28 a step of its own ``URLElicitationRequired`` refused (2025-11-25 sends that
-as -32042, its steps checked and given ids as ``ctx.require_url``'s). A tool gets the
+as -32042, its steps checked and given ids as ``ctx.require_url``'s, where the session's
+request catches its errors: ``rev_2025_11_25``). A tool gets the
 same as its ``isError`` result. Without an ``asker`` (a handshake session's), 2026-07-28
 questions travel as multi round-trip rounds; a tool registered with ``task=`` may go on
 as a task when the client declared the extension.
@@ -36,7 +37,6 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
     ResourceNotFound,
     ToolError,
-    URLElicitationRequired,
 )
 from mcp_elicit.sealing import StateSealer
 from mcp_elicit.server.auth import Principal
@@ -219,8 +219,9 @@ class Dispatch(Catalog):
         coroutine layers or closures that only forward, on every request's path.)"""
         if asker is not None:
             ctx = Context(call, channel, asker, principal, None, self.url_mode)
-            work = run(ctx, *args) if tool is not None else _refusals(ctx, run(ctx, *args))
-            return _own_url_steps(ctx, asker, work) if isinstance(asker, SessionAsker) else work
+            if isinstance(asker, SessionAsker):  # for the handler's own -32042 (respond_in_session)
+                asker.context = ctx
+            return run(ctx, *args) if tool is not None else _refusals(ctx, run(ctx, *args))
         owner = principal.subject if principal else None
         detach = Detach(self.tasks, owner) if task else None
         replay_asker = ReplayAsker()
@@ -397,21 +398,6 @@ async def _refusals(ctx: Context, work: Awaitable[dict[str, Any]]) -> dict[str, 
         if ctx.refused is None:
             raise
         raise InvalidRequest(f"Invalid request: {exc} ({ctx.refused})") from None
-
-
-async def _own_url_steps(
-    ctx: Context, asker: SessionAsker, work: Awaitable[dict[str, Any]]
-) -> dict[str, Any]:
-    """``work`` on a 2025-11-25 session: a ``URLElicitationRequired`` its handler raised
-    itself goes out as ``ctx.require_url``'s does (``ctx.url_steps`` checks its steps:
-    -32021 for a client without URL mode, a ``ValueError`` for a step that is no URL step),
-    each step with an ``elicitationId`` the session waits on."""
-    try:
-        return await work
-    except URLElicitationRequired as exc:
-        if exc is asker.required:  # ctx.require_url's own, made so already
-            raise
-        raise asker.own_url_required(ctx, exc) from None
 
 
 async def _ready(result: dict[str, Any]) -> dict[str, Any]:

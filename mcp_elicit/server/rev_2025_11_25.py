@@ -104,6 +104,8 @@ class SessionAsker(InPlaceAsker):
         self.ended = False
         #: The -32042 this asker made (``url_required``), sent as it is.
         self.required: URLElicitationRequired | None = None
+        #: The handler's context (``Dispatch`` sets it): its own -32042's steps are made by it.
+        self.context: Context | None = None
 
     async def require_url(self, ask: Ask) -> Any:
         raise self.url_required("This request needs you to complete a step in your browser first", [ask])
@@ -313,5 +315,9 @@ async def _dispatch(
     asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry, message.id)
     try:
         return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)
+    except URLElicitationRequired as exc:  # the handler's own, caught here: no layer of its own
+        if exc is asker.required or asker.context is None:  # ctx.require_url's, made so already
+            raise
+        raise asker.own_url_required(asker.context, exc) from None
     finally:  # a Context kept past its request asks nothing on the request's ended stream
         asker.ended = True
