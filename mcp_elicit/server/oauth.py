@@ -16,7 +16,8 @@ Rules:
   (``transports/page_save``); the other's are not stored.
 * Tokens are sealed in the vault under kind ``tokens``, bound to (provider, principal),
   with their expiry. An expired access token is refreshed through the ``TokenExchange``
-  (one refresh at a time per connection in this process), and so is one the provider's
+  (one refresh at a time per connection in this process; revoking what it narrowed comes
+  after, outside that lock), and so is one the provider's
   API refuses (401) before its expiry (``Connection.refused``; dropped when there is no
   refresh token). A refresh the provider refuses drops the tokens, so the next
   ``ctx.connect`` asks again; a provider that cannot be reached keeps them and the call
@@ -336,7 +337,9 @@ class OAuthConnections:
             tokens = await self.stored(name, principal)  # refreshed meanwhile?
             if tokens is None or not tokens.expired(self.clock(), provider.leeway):
                 return tokens
-            return await self._refresh(provider, principal, tokens)
+            fresh, narrowed = await self._refresh(provider, principal, tokens)
+        await self._revoke_narrowed(name, principal, narrowed)
+        return fresh
 
     async def refused(self, name: str, principal: str | None, access_token: str) -> Tokens | None:
         """The provider refused ``access_token`` (a 401) before its expiry: the tokens
@@ -349,7 +352,9 @@ class OAuthConnections:
                 tokens.access_token.encode(), access_token.encode()
             ):
                 return tokens
-            return await self._refresh(provider, principal, tokens)
+            fresh, narrowed = await self._refresh(provider, principal, tokens)
+        await self._revoke_narrowed(name, principal, narrowed)
+        return fresh
 
     def _lock(self, name: str, principal: str | None) -> asyncio.Lock:
         key = hashlib.sha256(f"{name}\0{principal}".encode()).hexdigest()
@@ -358,12 +363,17 @@ class OAuthConnections:
             lock = self._locks[key] = asyncio.Lock()
         return lock
 
-    async def _refresh(self, provider: OAuthProvider, principal: str | None, tokens: Tokens) -> Tokens | None:
+    async def _refresh(
+        self, provider: OAuthProvider, principal: str | None, tokens: Tokens
+    ) -> tuple[Tokens | None, Tokens | None]:
+        """Refresh ``tokens`` (under the connection's lock): the tokens kept (None: dropped),
+        and those the refresh brought but narrowed, for ``_revoke_narrowed`` once the lock
+        is let go."""
         name = provider.name
         if tokens.refresh_token is None:
             log.info("connection to %s has no refresh token: it will be asked again", name)
             await self.forget(name, principal)
-            return None
+            return None, None
         try:
             answer = await self.exchange.refresh(provider, tokens.refresh_token)
             fresh = Tokens.from_response(answer, now=self.clock(), previous=tokens)
@@ -372,14 +382,19 @@ class OAuthConnections:
                 raise
             log.info("%s refused to refresh a connection (%s): it will be asked again", name, exc.error)
             await self.forget(name, principal)
-            return None
+            return None, None
         if self._refused(name, fresh, "was narrowed by a refresh"):
             await self.forget(name, principal)
-            await self.discard(name, principal, fresh, "narrowed by a refresh")
-            return None
+            return None, fresh
         await self.save(name, principal, fresh)
         log.info("connection to %s refreshed", name)
-        return fresh
+        return fresh, None
+
+    async def _revoke_narrowed(self, name: str, principal: str | None, narrowed: Tokens | None) -> None:
+        """Revoke the tokens a refresh narrowed (``discard``), after its lock is let go: that
+        may take ``revoke_wait``, which no other request for the connection waits out."""
+        if narrowed is not None:
+            await self.discard(name, principal, narrowed, "narrowed by a refresh")
 
     # ---- authorization requests ---------------------------------------------------------
 

@@ -317,6 +317,43 @@ async def test_tokens_a_refresh_narrowed_are_revoked() -> None:
         assert provider.revoked(refreshed)
 
 
+class HeldRevocation(HttpTokenExchange):
+    """Token requests over HTTP; a revocation says it ``started``, then waits for ``go``."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=10)
+        self.started, self.go = asyncio.Event(), asyncio.Event()
+
+    async def revoke(self, provider: OAuthProvider, token: str, hint: str) -> None:
+        self.started.set()
+        await self.go.wait()
+        await super().revoke(provider, token, hint)
+
+
+async def test_revoking_what_a_refresh_narrowed_holds_up_no_other_request_for_the_connection() -> None:
+    """The revocation may take ``revoke_wait``: it runs once the connection's refresh lock
+    is let go, so the tool forgetting the connection meanwhile is not held up by it."""
+    async with running() as (provider, app, base):
+        _, page = await sign_in(app, base)
+        assert "Connected." in page.text, page.text
+        oauth = app.url_mode.oauth
+        first = await oauth.stored("example", "alice")
+        assert first is not None
+        provider.writes_scope = "profile"  # the refresh grants less than asked
+        held = app.url_mode.token_exchange = HeldRevocation()
+        oauth.revoke_wait = 2 * TIMEOUT  # never what ends the held revocation here
+        oauth.clock = lambda: time.time() + 2 * provider.lifetime  # the access token expired
+        async with asyncio.timeout(TIMEOUT):
+            refreshing = asyncio.create_task(oauth.usable("example", "alice"))
+            await held.started.wait()  # the narrowed tokens' revocation is under way, held
+            assert not await Connection(oauth, "example", "alice").forget(), "nothing is kept to forget"
+            assert not refreshing.done()
+            held.go.set()
+            assert await refreshing is None
+        [refreshed] = [token for token in provider.tokens if token != first.access_token]
+        assert provider.revocations == revoked_both(provider, refreshed)
+
+
 def test_a_revocation_url_is_checked_as_the_other_urls() -> None:
     with pytest.raises(ConfigError, match="revocation_url 'http://provider\\.example/revoke'"):
         OAuthProvider(
