@@ -22,7 +22,8 @@ Rules:
   refresh token was.)
 * Best effort: a revocation that fails (refused, the provider unreachable, slower than
   ``wait`` seconds for both) is logged at WARNING, naming the provider, the reason and
-  which token, never the token; it never fails what threw the tokens away.
+  which token, never the token; when the time runs out, the token in flight and each one
+  then never tried are named. It never fails what threw the tokens away.
 """
 
 from __future__ import annotations
@@ -63,37 +64,48 @@ async def revoke(exchange: object, provider: OAuthProvider, tokens: Tokens, why:
             "cannot revoke the tokens of %s (%s): the token exchange does not revoke", provider.name, why
         )
         return 0
-    taken, hint = 0, "token"
+    pending = [
+        (hint, token)
+        for hint, token in (("refresh_token", tokens.refresh_token), ("access_token", tokens.access_token))
+        if token
+    ]
+    taken = tried = 0
     try:
         async with asyncio.timeout(wait):
-            for hint, token in (
-                ("refresh_token", tokens.refresh_token),
-                ("access_token", tokens.access_token),
-            ):
-                if not token:
-                    continue
+            for hint, token in pending:
                 try:
                     await exchange.revoke(provider, token, hint)
                 except OAuthError as exc:
                     if exc.error != "invalid_token":
-                        _failed(provider, hint, why, exc)
+                        _failed(provider, hint, why, _reason(exc))
                     else:  # not valid there any more: nothing stays valid
                         log.info(
                             "a %s of %s thrown away (%s) was no longer valid there", hint, provider.name, why
                         )
                 except Exception as exc:  # best effort: whatever went wrong is only logged
-                    _failed(provider, hint, why, exc)
+                    _failed(provider, hint, why, _reason(exc))
                 else:
                     taken += 1
-    except TimeoutError as exc:  # the one in flight, and any after it, are not revoked
-        _failed(provider, hint, why, exc)
+                tried += 1
+    except TimeoutError as exc:  # the one in flight is not revoked, nor any after it (never tried)
+        for i, (hint, _) in enumerate(pending[tried:]):
+            _failed(
+                provider,
+                hint,
+                why,
+                _reason(exc) if i == 0 else f"not tried, the {wait:g} s given to revoking ran out",
+            )
     if taken:
         log.info("revoked %d token(s) of %s thrown away (%s)", taken, provider.name, why)
     return taken
 
 
-def _failed(provider: OAuthProvider, hint: str, why: str, exc: BaseException) -> None:
-    reason = exc.error if isinstance(exc, OAuthError) else type(exc).__name__
+def _reason(exc: BaseException) -> str:
+    """What a failed revocation says in the log: the provider's error, else the exception's name."""
+    return exc.error if isinstance(exc, OAuthError) else type(exc).__name__
+
+
+def _failed(provider: OAuthProvider, hint: str, why: str, reason: str) -> None:
     log.warning(
         "could not revoke a %s of %s thrown away (%s): %s; it stays valid at the provider until it expires",
         hint,
