@@ -5,7 +5,8 @@ Rules: a bad question is the handler's ``ValueError`` saying what is wrong, rais
 before anything is sent; a client is never asked to refuse what the server could have
 checked itself. A URL in plain http to a host that is not loopback is sent (a test server
 often is one), but the spec asks for https outside development: it is warned about in
-the log, once per site (scheme, host and port; never the path, which may hold a token).
+the log, once per site (scheme, host and port; never the path, which may hold a token)
+in the process: every server of it shares that memory (``_warn_site``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,8 @@
 """A URL-mode elicitation SHOULD send the person to an https URL outside development: one
 in plain http to a host that is not loopback is sent as given (a test server often is
-one) but warned about in the server's log, once per site, on both revisions."""
+one) but warned about in the server's log, once per site, on both revisions. The sites
+warned about are forgotten before each test, so that none passes because an earlier one
+already warned (the tests share a site on purpose)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import pytest
 
 from mcp_elicit import Context, Server
 from mcp_elicit.sealing import KeyRing
+from mcp_elicit.server import outgoing
 
 from support.memory import MemoryClient, SessionClient
 from support.wire import WireChecker
@@ -17,6 +20,13 @@ from support.wire import WireChecker
 pytestmark = pytest.mark.anyio
 
 URL_CAPS = {"elicitation": {"url": {}}}
+SITE = "http://plain-site.example:8080"
+
+
+@pytest.fixture(autouse=True)
+def no_site_warned_yet() -> None:
+    """The once-per-site memory is the process's: each test starts from none warned."""
+    outgoing._warn_site.cache_clear()
 
 
 def opening() -> Server:
@@ -39,11 +49,11 @@ async def test_a_cleartext_url_is_sent_and_warned_about_once_per_site(
     caplog.set_level(logging.WARNING, "mcp_elicit")
     client = MemoryClient(opening(), capabilities=URL_CAPS, checker=wire)
     for path in ("a", "b?x=1"):  # two pages of one site: one warning
-        url = f"http://Plain-Site.example:8080/{path}"
+        url = f"http://Plain-Site.example:8080/{path}"  # SITE, written otherwise
         first = await client.result("tools/call", {"name": "open_page", "arguments": {"url": url}})
         assert first["inputRequests"]["url-1"]["params"]["url"] == url, "sent as given"
     (said,) = warnings(caplog)
-    assert "http://plain-site.example:8080" in said and "https" in said, said
+    assert SITE in said and "https" in said, said
     assert "/a" not in said, "a path (which may carry a token) is not logged"
 
 
@@ -72,7 +82,8 @@ async def test_a_cleartext_url_on_a_2025_session_is_warned_about(
     client = SessionClient(opening(), capabilities=URL_CAPS, checker=wire_2025)
     client.answer = lambda _k, _r: {"action": "decline"}
     await client.open()
-    url = "http://session-site.example/page"
-    result = await client.result("tools/call", {"name": "open_page", "arguments": {"url": url}})
+    result = await client.result("tools/call", {"name": "open_page", "arguments": {"url": f"{SITE}/page"}})
     assert result["content"][0]["text"] == "decline"
-    assert any("http://session-site.example" in said for said in warnings(caplog))
+    assert any(SITE in said for said in warnings(caplog)), (
+        "the site another test warned about is warned here too"
+    )
