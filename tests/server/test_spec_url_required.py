@@ -74,6 +74,7 @@ async def test_a_raised_steps_meta_and_the_other_data_keys_are_sent_as_given(wir
     meta = {"example.com/reason": "link", "progressToken": "p-1"}
     app = raising({"elicitations": [{**STEP, "_meta": meta}], "retryAfter": 5, "example.com/why": ["x"]})
     _, answer = await call_link(app, wire_2025, URL_CAPS)
+    wire_2025._validate(answer, "URLElicitationRequiredError")  # what the schema admits, and no less
     data = answer["error"]["data"]
     assert {k: v for k, v in data.items() if k != "elicitations"} == {
         "retryAfter": 5,
