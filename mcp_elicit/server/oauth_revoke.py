@@ -107,7 +107,7 @@ def _reason(exc: BaseException) -> str:
 
 def _failed(provider: OAuthProvider, hint: str, why: str, reason: str) -> None:
     log.warning(
-        "could not revoke a %s of %s thrown away (%s): %s; it stays valid at the provider until it expires",
+        "could not revoke the %s of %s thrown away (%s): %s; it stays valid at the provider until it expires",
         hint,
         provider.name,
         why,

@@ -298,9 +298,9 @@ async def test_a_sign_in_back_after_its_flow_ended_is_revoked_and_a_failure_chan
             assert provider.revocations == tried
             assert not provider.revoked(thrown)
             warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-            assert any("could not revoke a refresh_token of example" in said for said in warned), warned
+            assert any("could not revoke the refresh_token of example" in said for said in warned), warned
             # the access token is named too: refused, or never tried once the wait ran out
-            [access] = [said for said in warned if "a access_token of example" in said]
+            [access] = [said for said in warned if "the access_token of example" in said]
             assert ("not tried" in access) == (failure == "hang"), access
         assert not any(secret in caplog.text for secret in provider.issued)
 
