@@ -43,7 +43,13 @@ from typing import Any, Final
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
-from mcp_elicit.cli.options import add_connection_options, client_options, parse_args_target, parse_pairs
+from mcp_elicit.cli.options import (
+    add_connection_options,
+    client_options,
+    parse_args_target,
+    parse_pairs,
+    unknown_names,
+)
 from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
@@ -397,7 +403,10 @@ async def run_request(
             during = method
             if method == "tools/call":
                 schema, output_schema = await _tool_schema(client, name)
-                result = await client.call_tool(name, parse_pairs(pairs or [], base=base, schema=schema))
+                arguments = parse_pairs(pairs or [], base=base, schema=schema)
+                if warning := unknown_names(arguments, schema, name):
+                    print(f"mcp-elicit: warning: {clean(warning)}", file=sys.stderr)
+                result = await client.call_tool(name, arguments)
                 mismatch = output_mismatch(output_schema, result)
             elif method == "prompts/get":
                 arguments = _text_only(parse_pairs(pairs or [], base=base))

@@ -6,7 +6,14 @@ options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port
 ``cli.sign_in``) mean the same everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
 a string (its ``type``, the values of its ``enum`` or ``const``, or every branch of its
 ``anyOf`` / ``oneOf``, as ``Optional[int]`` gives; then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
-JSON object, and ``NAME=VALUE`` pairs override its keys. JSON is strict: ``NaN``,
+JSON object, and ``NAME=VALUE`` pairs override its keys. An argument name the input schema
+does not know (not in ``properties``, matching no ``patternProperties``) is refused before
+the call, naming the closest name and those the tool takes, when the schema refuses it:
+``additionalProperties: false``, or a ``required`` property is missing beside it (the schema
+refuses the call either way, and the unknown name is likely its misspelling); otherwise
+JSON Schema allows it (``additionalProperties`` true or absent), so it is sent, with a
+warning. A schema that composes its properties (``allOf``, ``$ref``...) is not second-guessed.
+JSON is strict: ``NaN``,
 ``Infinity``, numbers beyond a double (``1e400``) and integers beyond 64 bits are usage
 errors, not sent. ``--timeout`` is a finite number of
 seconds more than 0 (not ``nan`` or ``inf``).
@@ -15,8 +22,10 @@ seconds more than 0 (not ``nan`` or ``inf``).
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,7 +35,13 @@ from mcp_elicit.cli.targets import Target, parse_target
 from mcp_elicit.errors import UsageError
 from mcp_elicit.wire.versions import SUPPORTED
 
-__all__ = ["add_connection_options", "client_options", "parse_args_target", "parse_pairs"]
+__all__ = [
+    "add_connection_options",
+    "client_options",
+    "parse_args_target",
+    "parse_pairs",
+    "unknown_names",
+]
 
 
 def add_connection_options(parser: argparse.ArgumentParser, *, timeout: float) -> None:
@@ -108,6 +123,54 @@ def parse_pairs(
         else:
             out[name] = _json(name, value, typed=kinds)
     return out
+
+
+#: Keywords by which a schema takes properties its ``properties`` do not list.
+_COMPOSED = ("allOf", "anyOf", "oneOf", "$ref", "$dynamicRef", "if", "dependentSchemas")
+
+
+def unknown_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None, tool: str) -> str:
+    """A warning about argument names the tool's input ``schema`` does not list, or "";
+    a ``UsageError`` instead when the schema refuses them (the module's rules)."""
+    if schema is None or any(key in schema for key in _COMPOSED):
+        return ""
+    props = schema.get("properties")
+    known = [str(name) for name in props] if isinstance(props, Mapping) else []
+    patterns = schema.get("patternProperties")
+    unknown = [
+        name
+        for name in arguments
+        if name not in known and not (isinstance(patterns, Mapping) and _matches(name, patterns))
+    ]
+    if not unknown:
+        return ""
+    required = schema.get("required")
+    missing = (
+        [n for n in required if isinstance(n, str) and n not in arguments]
+        if isinstance(required, list)
+        else []
+    )
+    listed = ", ".join(repr(name) for name in unknown)
+    what = f"{tool} has no argument {listed}" if len(unknown) == 1 else f"{tool} has no arguments {listed}"
+    close = difflib.get_close_matches(unknown[0], known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    takes = f"; it takes: {', '.join(known)}" if known else "; it takes no named arguments"
+    if schema.get("additionalProperties") is False:
+        raise UsageError(f"{what}{hint}{takes}")
+    if missing:
+        needed = f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required"
+        raise UsageError(f"{what}{hint}{takes}; {needed}")
+    return f"{what} in its input schema{hint}{takes}; sent anyway, as the schema allows other names"
+
+
+def _matches(name: str, patterns: Mapping[str, Any]) -> bool:
+    for pattern in patterns:
+        try:
+            if re.search(str(pattern), name):
+                return True
+        except re.error:  # a pattern Python does not read: the name may match it
+            return True
+    return False
 
 
 _JSON_KINDS: tuple[tuple[type, str], ...] = (

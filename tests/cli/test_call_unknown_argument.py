@@ -1,0 +1,119 @@
+"""``mcp-elicit call`` with an argument name the tool's input schema does not have: a
+usage error before the call when the schema refuses it (``additionalProperties: false``,
+or a required property missing beside it, the usual typo), naming the name, the closest
+one and the names the tool takes; a warning, and the call, when the schema allows it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.helpers import demo_stdio, run
+
+SCHEMAS_APP = """
+import json
+
+from mcp_elicit import Server
+
+app = Server("schemas")
+
+
+@app.tool(input_schema={
+    "type": "object",
+    "properties": {"booking_id": {"type": "integer"}, "note": {"type": "string"}},
+    "additionalProperties": False,
+})
+async def closed(booking_id=None, note=None) -> str:
+    return json.dumps({"booking_id": booking_id, "note": note})
+
+
+@app.tool(input_schema={
+    "type": "object",
+    "properties": {"booking_id": {"type": "integer"}},
+    "additionalProperties": True,
+})
+async def open_ended(booking_id=None, extra=None) -> str:  # extra: not in the schema
+    return json.dumps({"booking_id": booking_id, "extra": extra})
+
+
+@app.tool(input_schema={
+    "type": "object",
+    "properties": {"text": {"type": "string"}},
+    "patternProperties": {"^x_": {"type": "string"}},
+    "additionalProperties": False,
+})
+async def patterned(text=None, x_tag=None, x_more=None) -> str:
+    return json.dumps({"text": text, "x_tag": x_tag, "x_more": x_more})
+"""
+
+
+def _app(tmp: Path) -> list[str]:
+    app = tmp / "schemas_app.py"
+    app.write_text(SCHEMAS_APP, encoding="utf-8")
+    return [sys.executable, "-m", "mcp_elicit", "serve", str(app)]
+
+
+def test_a_misspelt_required_argument_is_a_usage_error_before_the_call(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the demo's schema says nothing of additionalProperties, but booking_id is required
+    result = run(
+        capsys, "call", "cancel_booking", "booking=abc", "--ui", "none", "--trace", "--", *demo_stdio()
+    )
+    assert result.code == 2, result.err
+    assert "tools/call" not in result.sent_methods()
+    said = result.err.splitlines()[-1]
+    assert "'booking'" in said and "did you mean 'booking_id'" in said, said
+    assert "takes: booking_id" in said, said
+    assert "Field required" not in result.err
+
+
+def test_a_name_the_schema_closes_out_is_a_usage_error_with_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(
+        capsys, "call", "closed", "booking_id=1", "noet=hi", "--json", "--ui", "none", "--", *_app(tmp_path)
+    )
+    assert result.code == 2, result.err
+    report = result.json()
+    assert (report["ok"], report["exit_code"]) == (False, 2)
+    assert "'noet'" in report["error"] and "did you mean 'note'" in report["error"]
+    assert "takes: booking_id, note" in report["error"]
+
+
+def test_a_name_an_open_schema_allows_is_sent_with_a_warning(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(
+        capsys, "call", "open_ended", "booking_id=1", "extra=yes", "--ui", "none", "--", *_app(tmp_path)
+    )
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == {"booking_id": 1, "extra": "yes"}
+    assert "warning" in result.err and "'extra'" in result.err and "booking_id" in result.err
+
+
+def test_names_the_schema_knows_are_not_questioned(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(
+        capsys,
+        "call",
+        "patterned",
+        "text=a",
+        "x_tag=b",
+        "--args",
+        '{"x_more": "c"}',
+        "--ui",
+        "none",
+        "--",
+        *_app(tmp_path),
+    )
+    assert result.code == 0, result.err
+    assert json.loads(result.out) == {"text": "a", "x_tag": "b", "x_more": "c"}
+    assert "warning" not in result.err
+    refused = run(capsys, "call", "patterned", "--args", '{"y": "c"}', "--ui", "none", "--", *_app(tmp_path))
+    assert refused.code == 2, refused.err
+    assert "'y'" in refused.err
