@@ -7,7 +7,8 @@ on stdout saying so (``ok``, ``exit_code``, ``error``), argparse's own errors in
 may quote a server, so what could act on a terminal is shown instead. Nothing but JSON-RPC
 ever goes to stdout when serving over stdio. SIGTERM stops a client command as Ctrl-C
 does (the request cancelled, a stdio server stopped), with exit 143 instead of 130; with
-``--json`` either says so in the same JSON object. Once stdout's reader has gone away
+``--json`` either says so in the same JSON object, a Ctrl-C while the command line is still
+read too (when ``--json`` is among the words before ``--``, as for argparse's errors). Once stdout's reader has gone away
 (``| head -1``), a command stops quietly with 141, the 128 + SIGPIPE a shell shows for a
 process SIGPIPE ended, as 130 and 143 are for SIGINT and SIGTERM. Everything after the first ``--`` is a server
 command (the stdio TARGET of the client commands), never an option of ours. Positional words that argparse
@@ -36,6 +37,7 @@ from mcp_elicit.errors import CliError, ConfigError, UsageError
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
+    from mcp_elicit.cli.targets import Target
     from mcp_elicit.sealing import KeyRing
     from mcp_elicit.server.app import Server
 
@@ -425,6 +427,10 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         args = _parse(argv)  # imports the commands' modules: a Ctrl-C may come meanwhile
     except KeyboardInterrupt:
+        from mcp_elicit.cli.targets import split_command
+
+        if "--json" in split_command(sys.argv[1:] if argv is None else argv)[0]:  # as _parse reads it
+            _print_stopped(None)
         return 130
     try:
         if args.command == "serve":
@@ -454,11 +460,16 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"mcp-elicit: {clean(str(exc), multiline=True)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        code = 143 if _terminated else 130
         if getattr(args, "json", False):  # JSON on every outcome, this one too
-            from mcp_elicit.cli import output
-
-            said = "terminated (SIGTERM)" if _terminated else "interrupted (Ctrl-C)"
-            output.print_failure(CliError(said, exit_code=code), getattr(args, "target", None))
-        return code
+            _print_stopped(getattr(args, "target", None))
+        return 143 if _terminated else 130
     return 2
+
+
+def _print_stopped(target: Target | None) -> None:
+    """``--json``'s object for a command stopped by Ctrl-C or SIGTERM (``target`` None
+    when it came before the TARGET was read)."""
+    from mcp_elicit.cli import output
+
+    said = "terminated (SIGTERM)" if _terminated else "interrupted (Ctrl-C)"
+    output.print_failure(CliError(said, exit_code=143 if _terminated else 130), target)
