@@ -14,7 +14,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   page, a 301/302/303 redirect of the POST (which becomes a GET without the message: the
   new address is named to use instead), 5xx, a command that does not start or exits, a server that never answers (once
   the server has answered the opening request, the message names the step that failed
-  instead, and no longer questions the server or its path);
+  instead, and no longer questions the server or its path; the TARGET is named once, not
+  again where the transport's reason names it, as a stdio server's exit does);
 * exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
   answering the opening request, no protocol revision in common (-32022: a server that
   answers ``server/discover`` with a 202, a page or an error when ``--protocol`` allows
@@ -162,9 +163,10 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
         return _not_json_rpc(target, observed, f"stopped answering in JSON-RPC at {during}")
     if isinstance(exc, RequestTimeout):
         return CannotConnect(f"{target} answered while connecting, then did not answer {during}: {exc}")
-    return CannotConnect(
-        f"{target} answered while connecting, then {during} failed: {exc}{noise_note(observed)}"
-    )
+    said = str(exc)
+    who = "the server" if str(target) in said else str(target)  # named once
+    then = said if said.startswith(during) else f"{during} failed: {said}"
+    return CannotConnect(f"{who} answered while connecting, then {then}{noise_note(observed)}")
 
 
 # ---- stdio -------------------------------------------------------------------------------

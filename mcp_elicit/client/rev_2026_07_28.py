@@ -43,6 +43,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, list_pages
@@ -51,7 +52,7 @@ from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
-from mcp_elicit.core.client_inputs import Origin
+from mcp_elicit.core.client_inputs import Origin, ServerInfo
 from mcp_elicit.core.era import retry_version
 from mcp_elicit.core.rounds import Complete, NeedInput, RoundLimits, Rounds, shown_text
 from mcp_elicit.core.task_watch import TaskWatch
@@ -67,7 +68,7 @@ from mcp_elicit.errors import (
 from mcp_elicit.telemetry import rounds as traced_rounds
 from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
-__all__ = ["ModernSession", "describe_end", "end_error"]
+__all__ = ["ModernSession", "describe_end", "end_error", "to_named"]
 
 _VERSION_RETRIES: Final = 2
 _CANCEL_SECONDS: Final = 2.0
@@ -141,7 +142,7 @@ class ModernSession:
             gone.cancel()
         if answering.cancelled() and went:  # withdrawn: the server went first
             raise TransportError(
-                f"{origin} to {self.conn.server} cannot go on: {gone.result()}; its questions were "
+                f"{origin}{to_named(self.conn.server)} cannot go on: {gone.result()}; its questions were "
                 "withdrawn from the person"
             )
         return outcome(answering)
@@ -326,10 +327,21 @@ def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:
     return ended.error if ended.error is not None else TransportError(describe_end(ended, server, method))
 
 
+def to_named(server: object) -> str:
+    """ " to NAME", for a message that goes on with a transport's reason, which names where
+    the server is (its URL, its command): the server by its name only, so that neither
+    is said twice; "" while the server has told no name (not "unknown server")."""
+    if not isinstance(server, ServerInfo):
+        return f" to {server}"
+    if server == ServerInfo(where=server.where):
+        return ""
+    return f" to {replace(server, where='')}"
+
+
 def describe_end(ended: Ended, server: object, method: str) -> str:
     """Why a request got no response, for a person."""
     if ended.reason:
-        return f"{method} to {server} got no response: {ended.reason}"
+        return f"{method}{to_named(server)} got no response: {ended.reason}"
     if ended.status is not None:
         body = f": {ended.body[:300]}" if ended.body else ""
         detail = f" ({ended.detail})" if ended.detail else ""

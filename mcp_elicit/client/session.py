@@ -253,7 +253,7 @@ class Client:
             if reply.error is not None:
                 raise reply.error
             if reply.reason is not None and reply.status is None:
-                raise TransportError(f"server/discover to {self._conn.server} failed: {reply.reason}")
+                raise TransportError(f"server/discover got no response: {reply.reason}")  # names where
             verdict = judge_probe(
                 None, requested=version, preferred=self.versions, status=reply.status, body=reply.body
             )
