@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from cli.helpers import demo_stdio, run
+from mcp_elicit.cli.options import unknown_names
+from mcp_elicit.errors import UsageError
 
 SCHEMAS_APP = """
 import json
@@ -117,3 +119,24 @@ def test_names_the_schema_knows_are_not_questioned(
     refused = run(capsys, "call", "patterned", "--args", '{"y": "c"}', "--ui", "none", "--", *_app(tmp_path))
     assert refused.code == 2, refused.err
     assert "'y'" in refused.err
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"allOf": [{"properties": {"a": {}}}], "additionalProperties": False},  # composed: not second-guessed
+        {
+            "properties": {"a": {}},
+            "patternProperties": {"(": {}},
+            "additionalProperties": False,
+        },  # unreadable
+        {"properties": {"a": {}}, "additionalProperties": {"type": "string"}},  # others allowed, typed
+    ],
+)
+def test_schemas_that_may_take_the_name_do_not_refuse_it(schema: dict[str, object]) -> None:
+    assert "did you mean" not in unknown_names({"b": "x"}, schema, "tool")  # no UsageError either
+
+
+def test_a_closed_schema_without_properties_takes_no_names() -> None:
+    with pytest.raises(UsageError, match=r"no argument 'b'.*takes no named arguments"):
+        unknown_names({"b": "x"}, {"type": "object", "additionalProperties": False}, "tool")
