@@ -53,6 +53,8 @@ __all__ = ["HttpSeen", "Observed", "Target", "connect", "parse_target", "split_c
 _HEADER_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _NOISE_LOGGER = "mcp_elicit.stdio_client"
 #: HOST:PORT[/PATH] with no scheme: an address, never a command.
+#: What comes before ``//`` in a URL whose colon was left out (``http//HOST``).
+_NO_COLON = re.compile(r"[A-Za-z]+")
 _ADDRESS = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):(?P<port>[0-9]{1,5})(?:/\S*)?")
 
 
@@ -151,8 +153,11 @@ def _meant_url(word: str) -> str | None:
     """The http(s):// URL ``word`` stands for when it is an address, not a command: a
     ``HOST:PORT[/PATH]`` without a scheme, or a URL whose scheme is a WebSocket one or a
     typo of http(s) (``htp://``); https for ``wss``, https-like typos and port 443, else
-    http. None otherwise (``ftp://`` is not taken for a slip)."""
+    http. None otherwise (``ftp://`` is not taken for a slip). The colon left out
+    (``http//HOST``) is such a slip too."""
     scheme, sep, rest = word.partition("://")
+    if not sep and _NO_COLON.fullmatch(word.partition("//")[0]):
+        scheme, sep, rest = word.partition("//")
     if sep:
         scheme = scheme.lower()
         meant = {"ws": "http", "wss": "https"}.get(scheme) or next(

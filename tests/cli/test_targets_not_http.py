@@ -20,6 +20,9 @@ from cli.helpers import run
         (["check", "hhtps://mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
         (["call", "ws://localhost:8000/mcp", "book_table"], "http://localhost:8000/mcp"),
         (["check", "wss://mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
+        # the colon left out (http:/HOST is told it names no host)
+        (["call", "http//localhost:8000/mcp", "book_table"], "http://localhost:8000/mcp"),
+        (["check", "https//mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
     ],
 )
 def test_an_address_without_http_gives_the_url_to_type(
