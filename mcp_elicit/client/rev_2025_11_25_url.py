@@ -17,7 +17,8 @@ Rules:
   client's refusal (``Inputs.elicit`` declines it, telling the answerer), none of the
   others is shown, and the request ends with the error, saying the URL was refused.
 * The steps said to be done are kept for the request (``FinishedSteps``): one the server
-  asks for again was not finished when the retry went, which the round limit's error names.
+  asks for again was not finished when the retry went, or, when the server's own notice
+  said it was complete, the server does not see it; the round limit's error names which.
 """
 
 from __future__ import annotations
@@ -40,27 +41,40 @@ __all__ = ["FinishedSteps", "url_required"]
 
 @dataclass
 class FinishedSteps:
-    """The URL steps the person said were done during one request (by elicitationId and by
-    URL), and those the server asked for again all the same."""
+    """The URL steps said to be done during one request (by elicitationId and by URL), each
+    with whether the server's own notice said so, and those the server asked for again all
+    the same: one the person (or a script) called done was not finished yet; one the
+    server said was complete is the server's fault, and waiting longer would not help."""
 
-    seen: set[str] = field(default_factory=set)
-    again: dict[str, None] = field(default_factory=dict)
+    seen: dict[str, bool] = field(default_factory=dict)
+    again: dict[str, bool] = field(default_factory=dict)
 
-    def said_done(self, request: ElicitationRequest) -> None:
-        names = {name for name in (request.elicitation_id, request.url) if name}
-        if names & self.seen:
-            self.again[redact_urls(request.url or request.key)] = None
-        self.seen |= names
+    def said_done(self, request: ElicitationRequest, *, by_server: bool) -> None:
+        names = [name for name in (request.elicitation_id, request.url) if name]
+        if any(name in self.seen for name in names):
+            told = any(self.seen.get(name, False) for name in names)
+            shown = redact_urls(request.url or request.key)
+            self.again[shown] = self.again.get(shown, False) or told
+        for name in names:
+            self.seen[name] = by_server
 
     def hint(self) -> str:
         """What to do about the steps asked again, for the round limit's error; "" if none."""
-        if not self.again:
-            return ""
-        return (
-            f" (it asked again for a step said to be done ({', '.join(self.again)}), so each retry went "
-            "before the page was finished: finish it there before saying done; a script waits for "
-            'the server\'s notice with "await_completion": true)'
-        )
+        told = [name for name, by_server in self.again.items() if by_server]
+        unfinished = [name for name, by_server in self.again.items() if not by_server]
+        said = []
+        if told:
+            said.append(
+                f"it asked again for a step it had said was complete ({', '.join(told)}, "
+                "notifications/elicitation/complete): the server does not see its own completion"
+            )
+        if unfinished:
+            said.append(
+                f"it asked again for a step said to be done ({', '.join(unfinished)}), so each retry "
+                "went before the page was finished: finish it there before saying done; a script "
+                'waits for the server\'s notice with "await_completion": true'
+            )
+        return f" ({'; '.join(said)})" if said else ""
 
 
 async def url_required(
@@ -119,7 +133,7 @@ async def url_required(
         await _until_done(conn, request, event)
         questions.done_with(request.elicitation_id or request.key)
         if finished is not None:
-            finished.said_done(request)
+            finished.said_done(request, by_server=event.is_set())
 
 
 async def _until_done(conn: Connection, request: ElicitationRequest, event: asyncio.Event) -> None:
