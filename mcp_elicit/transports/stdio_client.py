@@ -17,10 +17,11 @@ Rules:
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code (or the signal
-  that ended it) and the tail of its stderr, also when a process it started keeps its
-  stdout open, and when writing the request found the pipe broken first. Closing is the spec's
-  shutdown: close stdin, wait, then terminate, then kill; each wait is for the exit, not
-  for the pipes, which are closed last. On POSIX the server gets a process group of its
+  that ended it; a code of 128 + a signal is said to be how a shell reports one) and the
+  tail of its stderr, also when a process it started keeps its stdout open, and when
+  writing the request found the pipe broken first. Closing is the spec's shutdown: close
+  stdin, wait, then terminate, then kill; each wait is for the exit, not for the pipes,
+  which are closed last. On POSIX the server gets a process group of its
   own, and both signals go to the whole group. A close cut short (cancelled while it
   waits) kills the server at once, before the cancellation goes on.
 """
@@ -83,14 +84,26 @@ def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
 
 def _how_it_ended(code: int) -> str:
     """The process's end as a person reads it: its exit code, or (a negative return code,
-    on POSIX) the signal that ended it, which the server did not choose."""
+    on POSIX) the signal that ended it, which the server did not choose. On POSIX, 128 + a
+    signal's number is how a shell or a launcher in front of the server reports that
+    signal ending the process it ran (the OOM killer's SIGKILL is 137): said so."""
     if code >= 0:
-        return f"exited with code {code}"
+        shown = _signal_name(code - 128) if _POSIX and code > 128 else None
+        if shown is None:
+            return f"exited with code {code}"
+        return (
+            f"exited with code {code} (128 + {code - 128}: how a shell or launcher reports {shown} "
+            "ending the process it ran)"
+        )
+    shown = _signal_name(-code)
+    return f"was killed by signal {-code}" + (f" ({shown})" if shown is not None else "")
+
+
+def _signal_name(number: int) -> str | None:
     try:
-        name = f" ({signal.Signals(-code).name})"
+        return signal.Signals(number).name
     except ValueError:
-        name = ""
-    return f"was killed by signal {-code}{name}"
+        return None
 
 
 class _Watched(asyncio.subprocess.SubprocessStreamProtocol):
