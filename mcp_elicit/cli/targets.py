@@ -141,6 +141,12 @@ def parse_target(
             )
         meant = _meant_url(url)
         if meant is not None:  # an address, not a command: running it would not help
+            try:
+                urlsplit(meant).port  # noqa: B018 - the URL given must not fail in its turn
+            except ValueError as exc:
+                raise UsageError(
+                    f"{url!r} is not a valid address ({exc}); give it as http(s)://HOST:PORT/PATH"
+                ) from None
             raise UsageError(f"{url!r} is not an http(s):// URL; give it as {meant}")
         raise UsageError(
             f"{url!r} is not an http(s):// URL; to start a server over stdio, put its command after --"

@@ -42,3 +42,12 @@ def test_a_command_still_gets_the_hint_to_put_it_after_the_dashes(
     done = run(capsys, "check", word)
     assert done.code == 2
     assert f"mcp-elicit check -- {word} ..." in done.err
+
+
+def test_an_address_with_a_port_out_of_range_is_not_given_a_url_that_fails_the_same_way(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    done = run(capsys, "check", "localhost:99999")
+    assert done.code == 2
+    assert "give it as http://localhost:99999" not in done.err, done.err
+    assert "Port out of range 0-65535" in done.err, done.err
