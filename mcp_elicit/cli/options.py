@@ -12,7 +12,9 @@ the call, naming the closest name and those the tool takes, when the schema refu
 ``additionalProperties: false``, or a ``required`` property is missing beside it (the schema
 refuses the call either way, and the unknown name is likely its misspelling); otherwise
 JSON Schema allows it (``additionalProperties`` true or absent), so it is sent, with a
-warning. A schema that composes its properties (``allOf``, ``$ref``...) is not second-guessed.
+warning. A name in ``required`` is one the tool takes, listed in ``properties`` or not. A
+schema that lists no name and allows others (``{"type": "object"}``, a map) questions none,
+nor does one that composes its properties (``allOf``, ``$ref``...).
 JSON is strict: ``NaN``,
 ``Infinity``, numbers beyond a double (``1e400``) and integers beyond 64 bits are usage
 errors, not sent. ``--timeout`` is a finite number of
@@ -135,7 +137,14 @@ def unknown_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None
     if schema is None or any(key in schema for key in _COMPOSED):
         return ""
     props = schema.get("properties")
-    known = [str(name) for name in props] if isinstance(props, Mapping) else []
+    required = schema.get("required")
+    named = [str(name) for name in props] if isinstance(props, Mapping) else []
+    # a required name is one too, listed in properties or not
+    needs = [n for n in required if isinstance(n, str)] if isinstance(required, list) else []
+    known = named + [n for n in needs if n not in named]
+    closed = schema.get("additionalProperties") is False
+    if not known and not closed and "properties" not in schema:  # any names: a map the tool reads
+        return ""
     patterns = schema.get("patternProperties")
     unknown = [
         name
@@ -144,23 +153,19 @@ def unknown_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None
     ]
     if not unknown:
         return ""
-    required = schema.get("required")
-    missing = (
-        [n for n in required if isinstance(n, str) and n not in arguments]
-        if isinstance(required, list)
-        else []
-    )
+    missing = [n for n in needs if n not in arguments]
     listed = ", ".join(repr(name) for name in unknown)
     what = f"{tool} has no argument {listed}" if len(unknown) == 1 else f"{tool} has no arguments {listed}"
     close = difflib.get_close_matches(unknown[0], known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     takes = f"; it takes: {', '.join(known)}" if known else "; it takes no named arguments"
-    if schema.get("additionalProperties") is False:
+    if closed:
         raise UsageError(f"{what}{hint}{takes}")
     if missing:
         needed = f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} required"
         raise UsageError(f"{what}{hint}{takes}; {needed}")
-    return f"{what} in its input schema{hint}{takes}; sent anyway, as the schema allows other names"
+    listing = takes if known else "; the schema lists none"
+    return f"{what} in its input schema{hint}{listing}; sent anyway, as the schema allows other names"
 
 
 def _matches(name: str, patterns: Mapping[str, Any]) -> bool:

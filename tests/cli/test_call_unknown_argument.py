@@ -140,3 +140,34 @@ def test_schemas_that_may_take_the_name_do_not_refuse_it(schema: dict[str, objec
 def test_a_closed_schema_without_properties_takes_no_names() -> None:
     with pytest.raises(UsageError, match=r"no argument 'b'.*takes no named arguments"):
         unknown_names({"b": "x"}, {"type": "object", "additionalProperties": False}, "tool")
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"type": "object"},  # any object: what a tool registered without a schema often lists
+        {"type": "object", "additionalProperties": {"type": "string"}},  # a map of names to text
+        {"type": "object", "additionalProperties": True},
+    ],
+    ids=["any-object", "typed-map", "open"],
+)
+def test_a_schema_that_names_no_argument_and_takes_any_questions_none(schema: dict[str, object]) -> None:
+    """No ``properties`` and other names allowed: every name is the tool's to read (a map
+    such as environment variables), so none is called unknown, on every call."""
+    assert unknown_names({"PATH": "/bin", "HOME": "/root"}, schema, "set_env") == ""
+
+
+def test_a_required_name_the_properties_leave_out_is_one_the_tool_takes() -> None:
+    """``required`` names an argument too, when ``properties`` does not list it: the
+    refusal suggests it and says the tool takes it, not that it takes no named arguments."""
+    with pytest.raises(UsageError) as refused:
+        unknown_names({"qeury": "x"}, {"type": "object", "required": ["query"]}, "search")
+    said = str(refused.value)
+    assert "did you mean 'query'" in said and "takes: query" in said, said
+    assert "no named arguments" not in said, said
+
+
+def test_an_open_schema_with_no_properties_does_not_say_the_tool_takes_no_names() -> None:
+    warning = unknown_names({"x": 1}, {"type": "object", "properties": {}}, "ping")
+    assert "'x'" in warning and "lists none" in warning, warning
+    assert "takes no named arguments" not in warning, warning  # it sends them, as the schema allows
