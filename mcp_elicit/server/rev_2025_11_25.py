@@ -119,14 +119,20 @@ class SessionAsker(InPlaceAsker):
     def own_url_required(self, ctx: Context, raised: URLElicitationRequired) -> URLElicitationRequired:
         """``raised``, a handler's own -32042, made as ``url_required`` makes one: its steps
         checked and made by ``ctx.url_steps`` (a ``ValueError`` for one that is no URL step),
-        each keeping the ``_meta`` it was given (an object, else a ``ValueError``), and the
-        other keys of its ``data`` sent as given (the schema admits any)."""
+        each keeping the ``_meta`` it was given (an object whose ``progressToken``, if any,
+        is a string or an integer, else a ``ValueError``), and the other keys of its ``data``
+        sent as given (the schema admits any)."""
         asks = ctx.url_steps(raised)
         data: Mapping[str, Any] = raised.data  # url_steps checked it: an object, its steps objects
         metas = [step.get("_meta") for step in data["elicitations"]]
         for meta in metas:
             if meta is not None and not isinstance(meta, Mapping):
                 raise ValueError(f"a URL step's _meta must be an object (a dict), not {type(meta).__name__}")
+            token = meta.get("progressToken", 0) if meta is not None else 0
+            if isinstance(token, bool) or not isinstance(token, (str, int)):
+                raise ValueError(
+                    f"a URL step's _meta progressToken must be a string or an integer, not {token!r}"
+                )
         elicitations = [self._prepare(a) for a in asks]
         for params, meta in zip(elicitations, metas, strict=True):
             if meta is not None:
