@@ -29,7 +29,8 @@ Rules:
   handler's own ``URLElicitationRequired``, its steps made as ``ctx.require_url`` makes
   them (a message and a valid URL each, a client that declared URL mode: -32021
   otherwise; an ``elicitationId`` each) keeping what else it gave (a step's ``_meta``,
-  the other keys of ``data``), and one naming no such step is -32603.
+  the other keys of ``data``), and one naming no such step is -32603, as is one holding
+  a value JSON cannot carry (logged; the request is answered all the same).
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
@@ -241,7 +242,11 @@ async def respond_in_session(
     except ResourceNotFound as exc:  # these revisions name -32002 for it
         return jsonrpc.encode_error(message.id, exc.for_handshake())
     except ProtocolError as exc:
-        return jsonrpc.encode_error(message.id, exc)
+        try:
+            return jsonrpc.encode_error(message.id, exc)
+        except TypeError:  # a value JSON cannot carry in its data (a handler's own -32042's)
+            log.exception("request %r (%s): the error could not be encoded", message.id, message.method)
+            return jsonrpc.encode_error(message.id, InternalError("Internal error"))
     except (ReplayMismatchError, FormSchemaError, ToolError, TransportError) as exc:  # said on purpose
         log.error("request %r (%s): %s", message.id, message.method, exc)
         return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}"))

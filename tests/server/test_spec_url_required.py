@@ -105,3 +105,23 @@ async def test_a_raise_naming_no_valid_url_step_is_never_sent_as_32042(
     _, answer = await call_link(raising(data), wire_2025, URL_CAPS)
     assert answer["error"]["code"] == -32603, answer
     assert any(r.levelno >= logging.ERROR for r in caplog.records), "the handler's fault is logged"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"elicitations": [STEP], "example.com/ids": {1, 2}},
+        {"elicitations": [{**STEP, "_meta": {"example.com/at": object()}}]},
+    ],
+    ids=["data-key", "step-meta"],
+)
+async def test_a_raise_with_a_value_json_cannot_carry_is_answered_32603(
+    wire_2025: WireChecker, caplog: pytest.LogCaptureFixture, data: Any
+) -> None:
+    """What the handler gave is sent as given, so it may hold a value JSON cannot carry:
+    the request is answered (-32603, logged) rather than left without a response."""
+    caplog.set_level(logging.ERROR, "mcp_elicit")
+    session, answer = await call_link(raising(data), wire_2025, URL_CAPS)
+    assert answer["error"]["code"] == -32603, answer
+    assert any(r.levelno >= logging.ERROR for r in caplog.records), "the handler's fault is logged"
+    assert await session.result("ping") == {}
