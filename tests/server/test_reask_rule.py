@@ -180,3 +180,47 @@ async def test_a_full_round_of_questions_answered_badly_cancels_each_once(wire: 
     final, rounds = await client.rounds("tools/call", {"name": "survey"}, always({"a": "far too long"}))
     assert final["result"]["content"][0]["text"] == " ".join(["cancel"] * MAX_INPUT_REQUESTS)
     assert [len(r.get("inputRequests", {})) for r in rounds] == [MAX_INPUT_REQUESTS, MAX_INPUT_REQUESTS, 0]
+
+
+def pair_app() -> Server:
+    app = Server("pair", state_keys=KeyRing([bytes(range(5, 37))]))
+
+    @app.tool()
+    async def pair(ctx: Context) -> str:
+        a, b = await ctx.gather(
+            ctx.elicit("A?", Form(a=String(max_length=3)), key="a"),
+            ctx.elicit("B?", Form(b=String(max_length=3)), key="b"),
+        )
+        return f"{a.action} {a.content} {b.action} {b.content}"
+
+    return app
+
+
+def bad_once_and_bad_always() -> Callable[[str, dict[str, Any]], dict[str, Any]]:
+    """``a`` answered badly once, then well; ``b`` answered badly every time."""
+    tries: dict[str, int] = {}
+
+    def answer(key: str, _request: dict[str, Any]) -> dict[str, Any]:
+        tries[key] = tries.get(key, 0) + 1
+        value = "ok" if key == "a" and tries[key] > 1 else "far too long"
+        return {"action": "accept", "content": {key: value}}
+
+    return answer
+
+
+async def test_two_questions_together_each_keep_their_own_count(wire: WireChecker) -> None:
+    """One answered well on its second try, the other badly twice: the first is taken,
+    the second is cancel, in one request."""
+    client = MemoryClient(pair_app(), checker=wire)
+    final, rounds = await client.rounds("tools/call", {"name": "pair"}, bad_once_and_bad_always())
+    assert final["result"]["content"][0]["text"] == "accept {'a': 'ok'} cancel None"
+    assert [sorted(r.get("inputRequests", {})) for r in rounds] == [["a", "b"], ["a", "b"], []]
+
+
+async def test_two_questions_together_on_2025_11_25(wire_2025: WireChecker) -> None:
+    client = SessionClient(pair_app(), capabilities={"elicitation": {}}, checker=wire_2025)
+    await client.open()
+    answer = bad_once_and_bad_always()
+    client.answer = lambda _k, r: answer(r["params"]["message"][-2].lower(), r)
+    result = await client.result("tools/call", {"name": "pair"})
+    assert result["content"][0]["text"] == "accept {'a': 'ok'} cancel None"
