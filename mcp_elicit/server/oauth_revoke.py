@@ -80,7 +80,10 @@ async def revoke(exchange: object, provider: OAuthProvider, tokens: Tokens, why:
                         _failed(provider, hint, why, _reason(exc))
                     else:  # not valid there any more: nothing stays valid
                         log.info(
-                            "a %s of %s thrown away (%s) was no longer valid there", hint, provider.name, why
+                            "the %s of %s thrown away (%s) was no longer valid there",
+                            hint,
+                            provider.name,
+                            why,
                         )
                 except Exception as exc:  # best effort: whatever went wrong is only logged
                     _failed(provider, hint, why, _reason(exc))

@@ -212,6 +212,10 @@ async def test_an_access_token_ended_with_its_refresh_token_is_no_failure(
         assert not [
             r for r in caplog.records if r.name == "mcp_elicit.oauth" and r.levelno >= logging.WARNING
         ]
+        assert (
+            "the access_token of example thrown away (the connection was forgotten) was no longer valid there"
+            in said
+        )
         assert "revoked 1 token(s) of example" in said[-1], said
 
 
