@@ -43,7 +43,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
 
@@ -52,6 +52,7 @@ from mcp_elicit.core.rev_2025_11_25 import url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
+from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, Question
 from mcp_elicit.server.task_handler import TaskAsker
@@ -69,17 +70,6 @@ if TYPE_CHECKING:
 __all__ = ["Channel", "Context"]
 
 T = TypeVar("T")
-
-
-class Channel(Protocol):
-    """Where a request's own notifications go (its SSE stream, or stdout)."""
-
-    async def notify(self, method: str, params: dict[str, Any]) -> None: ...
-
-    async def close_stream(self) -> bool:
-        """End the request's stream before its answer, if the client can resume it; True
-        when it did (only a resumable HTTP stream can)."""
-        ...
 
 
 class Context:
@@ -411,7 +401,7 @@ class Context:
             self._detach = None
             return False
         self._asker = TaskAsker(self._detach.tasks, self.task, dict(self._asker.memo))
-        self._channel = _NO_STREAM
+        self._channel = NO_STREAM
         return True
 
     async def pause(self) -> None:
@@ -483,18 +473,6 @@ class Context:
     async def error(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("error", data, logger=logger)
 
-
-class _NoStream:
-    """A task's stream: there is none, so its notifications go nowhere."""
-
-    async def notify(self, method: str, params: dict[str, Any]) -> None:
-        return None
-
-    async def close_stream(self) -> bool:
-        return False
-
-
-_NO_STREAM = _NoStream()
 
 #: What a handler called to ask a question, by the question's method.
 _CALLED = {ELICIT: "elicit", SAMPLE: "sample", LIST_ROOTS: "list_roots"}
