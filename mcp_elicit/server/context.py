@@ -278,7 +278,8 @@ class Context:
     def url_steps(self, required: URLElicitationRequired) -> list[Ask]:
         """The questions of the URL steps a handler's own ``URLElicitationRequired`` names
         (``data.elicitations``), made as ``require_url`` makes them: the same checks and
-        keys. (2026-07-28 asks them; 2025-11-25 sends the error as it is.) In a task the
+        keys; a step whose ``mode`` is given and is not ``"url"`` is a ``ValueError``.
+        (2026-07-28 asks them; 2025-11-25 sends the error as it is.) In a task the
         request has already been answered: the error goes on, and fails the task."""
         if self.task is not None:
             raise required
@@ -291,6 +292,10 @@ class Context:
             )
         asks = []
         for step in steps:
+            if (mode := step.get("mode", "url")) != "url":
+                raise ValueError(
+                    f"a URL step's mode must be 'url' (or left out), not {mode!r}; ask with ctx.elicit"
+                )
             given = step.get("elicitationId")
             question = self.elicit_url(
                 step.get("message"), step.get("url"), elicitation_id=given if isinstance(given, str) else None

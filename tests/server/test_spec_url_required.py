@@ -91,12 +91,22 @@ async def test_a_raised_steps_meta_and_the_other_data_keys_are_sent_as_given(wir
         None,
         {"elicitations": []},
         {"elicitations": [{"mode": "form", "message": "x", "requestedSchema": {"type": "object"}}]},
+        {"elicitations": [{**STEP, "mode": "form"}]},  # a valid URL, but not a URL step
         {"elicitations": [{**STEP, "url": "not a url"}]},
         {"elicitations": [{**STEP, "_meta": "not an object"}]},
         {"elicitations": [{**STEP, "_meta": {"progressToken": None}}]},  # a string or an integer
         {"elicitations": [{**STEP, "_meta": {"progressToken": True}}]},
     ],
-    ids=["no-data", "no-steps", "form-step", "bad-url", "bad-meta", "null-token", "bool-token"],
+    ids=[
+        "no-data",
+        "no-steps",
+        "form-step",
+        "form-mode-url",
+        "bad-url",
+        "bad-meta",
+        "null-token",
+        "bool-token",
+    ],
 )
 async def test_a_raise_naming_no_valid_url_step_is_never_sent_as_32042(
     wire_2025: WireChecker, caplog: pytest.LogCaptureFixture, data: Any
