@@ -6,8 +6,9 @@ holds no configuration of its own.
 Rules: a protocol fault is a JSON-RPC error with its code and HTTP status; a replay
 mismatch, a form defined wrongly or a ``ToolError`` from a prompt or resource is -32603
 saying so; anything else unexpected is -32603 "Internal error" (logged, never shown); a
-result JSON cannot carry is -32603 too. An unknown tool is a tool error (``isError``), an
-unknown prompt an invalid-params error. A prompt or resource that needs a URL-mode step
+result JSON cannot carry is -32603 too, as is a handler's own protocol error holding a
+value JSON cannot carry (logged; the request is answered all the same). An unknown tool
+is a tool error (``isError``), an unknown prompt an invalid-params error. A prompt or resource that needs a URL-mode step
 the user declined or cancelled fails by the user's choice, not the server's: -32600
 (the code of the client's own doing) saying so and why, nothing logged, on both
 revisions; that is its ``ToolError`` once a step of the request was refused
@@ -127,7 +128,11 @@ class Dispatch(Catalog):
                 call.method, await self._answer(core, call, channel, principal, headers, None)
             )
         except ProtocolError as exc:
-            return jsonrpc.encode_error(message.id, exc), exc.http_status
+            try:
+                return jsonrpc.encode_error(message.id, exc), exc.http_status
+            except TypeError:  # a value JSON cannot carry in its data (a handler's own error's)
+                log.exception("request %r (%s): the error could not be encoded", message.id, message.method)
+                return jsonrpc.encode_error(message.id, InternalError("Internal error")), 200
         except (ReplayMismatchError, FormSchemaError, ToolError) as exc:  # said on purpose
             log.error("request %r (%s): %s", message.id, message.method, exc)
             return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}")), 200

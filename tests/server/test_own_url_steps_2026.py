@@ -2,7 +2,9 @@
 steps become URL-mode questions (``ctx.url_steps``), checked as ``ctx.require_url``
 checks them. A step whose ``mode`` is given and is not ``"url"`` is the handler's fault
 (-32603, logged), on both revisions, never sent as a URL step. A step's ``_meta`` is not
-sent: the 2026-07-28 schema's ``ElicitRequestURLParams`` has no place for it."""
+sent: the 2026-07-28 schema's ``ElicitRequestURLParams`` has no place for it. A
+handler's own protocol error holding a value JSON cannot carry is answered -32603
+(logged), not left without a response."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Server
-from mcp_elicit.errors import URLElicitationRequired
+from mcp_elicit.errors import InvalidParams, URLElicitationRequired
 
 from support.memory import MemoryClient
 from support.wire import WireChecker
@@ -76,3 +78,16 @@ async def test_a_step_of_another_mode_is_the_tools_error(
     assert result.get("isError") is True, result
     assert "mode must be 'url'" in result["content"][0]["text"], result
     assert any(r.levelno >= logging.ERROR for r in caplog.records), "the handler's fault is logged"
+
+
+@pytest.mark.parametrize(("method", "params"), CALLS, ids=["prompt", "tool"])
+async def test_a_protocol_error_json_cannot_carry_is_answered_32603(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture, method: str, params: dict[str, Any]
+) -> None:
+    caplog.set_level(logging.ERROR, "mcp_elicit")
+    app = raising(InvalidParams("Invalid params: no such account", data={"example.com/ids": {1, 2}}))
+    client = MemoryClient(app, capabilities=URL_CAPS, checker=wire)
+    answer = await client.request(method, params)
+    assert answer["error"]["code"] == -32603, answer
+    assert any(r.levelno >= logging.ERROR for r in caplog.records), "the handler's fault is logged"
+    assert await client.result("tools/list") is not None
