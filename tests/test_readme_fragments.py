@@ -157,6 +157,21 @@ def test_the_defaults_the_readme_names() -> None:
     assert "or 1,000 of one principal's" in text and app.tasks.max_tasks_per_owner == 1_000
 
 
+def test_the_waits_and_workers_the_readme_names_in_words() -> None:
+    """The waits said in words (a script's wait for a URL step's completion notice, the
+    wait for ``notifications/initialized``) and the test workers are the real ones."""
+    from mcp_elicit.client import Scripted
+    from mcp_elicit.server import sessions
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    completion = inspect.signature(Scripted).parameters["completion_timeout"].default
+    assert '`"await_completion": true` waits instead (120 s at most)' in text and completion == 120
+    assert "10 s at most, `sessions.INITIALIZED_WAIT`" in text and sessions.INITIALIZED_WAIT == 10
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    (workers,) = re.findall(r"^PYTEST_WORKERS \?= (\d+)$", makefile, re.M)
+    assert f"runs the whole suite in {workers} pytest-xdist workers" in text
+
+
 def test_the_performance_figures_are_those_of_the_run_named() -> None:
     text = README.read_text(encoding="utf-8")
     section = text[text.index("## Performance") : text.index("## Layout")]
