@@ -257,7 +257,8 @@ class Replay:
     def resolve(self, ask: Ask) -> tuple[bool, Any]:
         """``(True, answer)`` when ``ask`` is answered (checked), else ``(False, None)``.
 
-        A fresh answer that does not fit is noted and counts as unanswered.
+        A fresh elicitation answer that does not fit is noted and counts as unanswered
+        (asked again); on its question's second try it is ``cancel`` instead.
         """
         key = ask.key
         recorded = self.answers.get(key)

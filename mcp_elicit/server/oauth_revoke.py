@@ -9,7 +9,8 @@ Rules:
   narrowed it, and when the tool forgets a connection (``Connection.forget``).
 * They are revoked only while no connection to that provider is stored for the person
   (``OAuthConnections.discard``): RFC 7009 lets a provider end the whole grant with any
-  one of its tokens, and the kept connection would end too.
+  one of its tokens, and the kept connection would end too. A store that cannot say
+  whether one is stored leaves them unrevoked, with a warning.
 * And only when the provider names a revocation endpoint
   (``OAuthProvider.revocation_url``; not every provider has one): the refresh token first
   (RFC 7009 section 2.1: the provider then ends the access tokens of its grant too), then

@@ -30,7 +30,9 @@ Rules:
   them (a message and a valid URL each, a client that declared URL mode: -32021
   otherwise; an ``elicitationId`` each) keeping what else it gave (a step's ``_meta``,
   the other keys of ``data``), and one naming no such step is -32603, as is one holding
-  a value JSON cannot carry (logged; the request is answered all the same).
+  a value JSON cannot carry or a step whose ``_meta`` is not an object or has a
+  ``progressToken`` neither a string nor an integer (logged; the request is answered all
+  the same).
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
