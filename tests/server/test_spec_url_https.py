@@ -11,6 +11,7 @@ import logging
 import pytest
 
 from mcp_elicit import Context, Server
+from mcp_elicit.errors import URLElicitationRequired
 from mcp_elicit.sealing import KeyRing
 from mcp_elicit.server import outgoing
 
@@ -87,3 +88,22 @@ async def test_a_cleartext_url_on_a_2025_session_is_warned_about(
     assert any(SITE in said for said in warnings(caplog)), (
         "the site another test warned about is warned here too"
     )
+
+
+async def test_a_handlers_own_url_elicitation_required_in_cleartext_is_warned_about(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A raised -32042 is asked through ``ctx.elicit_url`` (``ctx.url_steps``): the same check."""
+    app = Server("raising", state_keys=KeyRing([bytes(range(32))]))
+
+    @app.tool()
+    async def raise_step(ctx: Context) -> str:
+        step = {"mode": "url", "message": "Open this page", "url": f"{SITE}/own", "elicitationId": "s-1"}
+        raise URLElicitationRequired("Open the page first", {"elicitations": [step]})
+
+    caplog.set_level(logging.WARNING, "mcp_elicit")
+    client = MemoryClient(app, capabilities=URL_CAPS, checker=wire)
+    first = await client.result("tools/call", {"name": "raise_step", "arguments": {}})
+    (request,) = first["inputRequests"].values()
+    assert request["params"]["url"] == f"{SITE}/own", "sent as given"
+    assert any(SITE in said and "https" in said for said in warnings(caplog)), warnings(caplog)
