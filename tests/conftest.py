@@ -21,11 +21,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def own_data_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Where the default store, its key file and the CLI's tokens go (``$XDG_DATA_HOME``,
-    ``$XDG_STATE_HOME``): the session's own directories, inherited by every server the
-    tests start, so no test writes into the home directory or reads what a server run
-    there left (a ``state.keys`` there changes the start-up log)."""
+    ``$XDG_STATE_HOME``; ``%LOCALAPPDATA%`` on Windows): the session's own directories,
+    inherited by every server the tests start, so no test writes into the home directory
+    or reads what a server run there left (a ``state.keys`` there changes the start-up
+    log). macOS keeps them under ``~/Library``, which no variable moves."""
     with pytest.MonkeyPatch.context() as patch:
-        for name in ("XDG_DATA_HOME", "XDG_STATE_HOME"):
+        for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "LOCALAPPDATA"):
             patch.setenv(name, str(tmp_path_factory.mktemp(name.lower())))
         yield
 
