@@ -17,6 +17,9 @@ Rules:
   refresh (one a request has not tried already), then a new authorization; at most
   ``max_authorizations`` (3) per request, then :class:`AuthorizationError`, never a loop.
 * Requests that meet a 401 together wait for the first one's authorization and its token.
+* The 401 or 403 answered is read first: its connection goes back to the pool, which drops
+  it once idle too long, instead of carrying the request again, after an authorization as
+  long as the server's keep-alive, just as the server closes it.
 * Requests of the flow itself (metadata, registration, token) go out on their own HTTP
   client, never follow redirects, and read at most 256 KiB of an answer. Which grant and
   how a token is asked for: ``transports.http_auth_tokens`` (this class's base). Which
@@ -228,6 +231,7 @@ class OAuth(TokenGrants):
                 and nonces < 2
             ):
                 nonces += 1  # the server wants its nonce in the proof: sign again with it
+                await response.aread()  # released before the request goes again (below)
                 self._present(request, tokens)
                 response = yield request
                 continue
@@ -244,6 +248,11 @@ class OAuth(TokenGrants):
                     + (f" (scope asked: {self._scope})" if self._scope else "")
                     + "; giving up"
                 )
+            # Sent again, the request goes on this answer's connection if the pool holds it
+            # idle still. Read (so released) now, not after the authorization: an unread
+            # answer's connection is not idle, so after an authorization that took about
+            # the server's keep-alive it went out as the server closed it ("broken").
+            await response.aread()
             with person_at_work():  # the flow under way may be waiting for one
                 await self._lock.acquire()
             try:
