@@ -56,7 +56,7 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
 from mcp_elicit.errors import ConfigError, InvalidRequestState
 
-__all__ = ["MIN_SECRET_BYTES", "Binding", "KeyRing", "StateSealer", "arguments_digest"]
+__all__ = ["MIN_SECRET_BYTES", "Binding", "KeyRing", "StateSealer", "arguments_digest", "key_id"]
 
 MIN_SECRET_BYTES = 32
 _HKDF_SALT = b"mcp-elicit requestState"
@@ -429,6 +429,15 @@ _b64encode = pybase64.b64encode_as_string
 _b64decode = pybase64.b64decode
 _pack_expiry = _EXPIRY.pack
 _unpack_expiry = _EXPIRY.unpack_from
+
+
+def key_id(token: str) -> str | None:
+    """The id of the key a token names in its head (None: it names none we could read),
+    for a log line saying which key a refused token needs."""
+    if not token.startswith(_VERSIONS) or token[_HEAD - 1 : _HEAD] != ".":
+        return None
+    kid = token[len(_PREFIX) : _HEAD - 1]
+    return kid if all(c in "0123456789abcdef" for c in kid) else None
 
 
 def _head_problem(token: str) -> str:

@@ -31,10 +31,16 @@ from mcp_elicit.stores.base import Store
 from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.stores.url import default_data_dir
 
-__all__ = ["KEY_FILE", "at_start", "default_key_path", "load_or_create", "read"]
+__all__ = ["KEY_FILE", "MISSING_KEY", "at_start", "default_key_path", "load_or_create", "read"]
 
 KEY_FILE = "state.keys"
 log = logging.getLogger("mcp_elicit.server")
+# what to do when a token names a key id the ring lacks (logged, after that key id)
+MISSING_KEY = (
+    "which this instance's keys do not hold. Give every instance the same keys "
+    "(--state-key-file, $MCP_ELICIT_STATE_KEYS), and keep a retired key in the file until "
+    "what it sealed was read under the new one (README, 'Several instances')"
+)
 _SHARED_KEY = (
     "several instances behind one URL need a shared key (Server(state_keys=...), "
     "serve's --state-key-file or $MCP_ELICIT_STATE_KEYS, see 'mcp-elicit keygen')"

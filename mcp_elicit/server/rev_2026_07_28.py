@@ -45,8 +45,9 @@ from mcp_elicit.errors import (
     ToolError,
     URLElicitationRequired,
 )
-from mcp_elicit.sealing import Binding, StateSealer
+from mcp_elicit.sealing import Binding, StateSealer, key_id
 from mcp_elicit.server.asking import give_up
+from mcp_elicit.server.key_file import MISSING_KEY
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
 
@@ -162,7 +163,7 @@ async def run_replayed(
                     raise InvalidRequestState("replayed single-use state")
                 spent = token
         except InvalidRequestState as exc:
-            _log_refusal(method, binding.target, exc.reason)
+            _log_refusal(method, binding.target, exc.reason, token)
             raise
     elif "inputResponses" not in params:  # a first call: nothing to open or read
         replay = Replay()
@@ -236,11 +237,15 @@ def _raise_exchange_error(group: BaseExceptionGroup[BaseException], refusal: Inv
     raise first from None
 
 
-def _log_refusal(method: str, target: str, reason: str) -> None:
+def _log_refusal(method: str, target: str, reason: str, token: object) -> None:
     """Say in the log why a ``requestState`` was refused: the client is told only that it
     was. An expired state is the usual end of a request left unanswered; anything else (a
-    forged or altered token, another request's, a key the ring dropped) is worth a look."""
+    forged or altered token, another request's, a key the ring dropped) is worth a look,
+    and a key the ring lacks is named, with what to do."""
     level = logging.INFO if reason == "expired" else logging.WARNING
+    kid = key_id(token) if isinstance(token, str) and reason == "unknown key id" else None
+    if kid is not None:
+        reason = f"{reason} {kid}, {MISSING_KEY}"
     log.log(level, "%s %r: requestState refused (%s)", method, target[:128], reason)
 
 

@@ -12,6 +12,9 @@ Rules:
   old key can be dropped. The rewrite takes the old ciphertext out first (atomically) and
   puts the new one only when what it took is what it read: a value forgotten or replaced
   meanwhile is never brought back.
+* A value that does not open (sealed under a key this instance lacks, by another server,
+  or altered) is taken as absent, so the person is asked again; it is logged as a warning
+  naming the value and the key id it needs, since the person sees only the page again.
 * A ``Secret`` is a server-side handle: ``repr`` and ``str`` never show the value; only
   ``await secret.reveal()`` does, for the code that uses it. It never goes into an MCP
   message, a log line or an error.
@@ -20,18 +23,23 @@ Rules:
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections.abc import Callable
 from typing import Final
 
 from mcp_elicit.errors import InvalidRequestState
-from mcp_elicit.sealing import Binding, StateSealer
+from mcp_elicit.sealing import Binding, StateSealer, key_id
+from mcp_elicit.server.key_file import MISSING_KEY
 from mcp_elicit.stores.base import Store
 
 __all__ = ["Secret", "Vault"]
 
+log = logging.getLogger("mcp_elicit.server")
+
 _FOREVER: Final = 10 * 365 * 86400.0
 _NO_ARGS: Final = hashlib.sha256(b"vault").digest()
+_WHAT: Final = {"vault": "secret", "tokens": "connection"}
 
 
 def _key(name: str, principal: str | None) -> str:
@@ -73,7 +81,8 @@ class Vault:
         try:
             token = raw.decode("ascii")
             value = sealer.open(token, binding, now=self.clock())
-        except (InvalidRequestState, UnicodeDecodeError):
+        except (InvalidRequestState, UnicodeDecodeError) as exc:
+            _log_unopened(kind, name, raw, exc)
             return None  # sealed with a key no longer in the ring, or not ours: as if absent
         if not sealer.sealed_now(token):
             await self._reseal(kind, key, raw, sealer.seal(value, binding, now=self.clock(), ttl=_FOREVER))
@@ -88,6 +97,20 @@ class Vault:
 
     async def forget(self, kind: str, name: str, principal: str | None) -> bool:
         return await self.store.delete(kind, _key(name, principal))
+
+
+def _log_unopened(kind: str, name: str, raw: bytes, exc: Exception) -> None:
+    what = f"the stored {_WHAT.get(kind, kind)} {name!r}"
+    kid = key_id(raw.decode("ascii", "replace"))
+    if isinstance(exc, InvalidRequestState) and exc.reason == "unknown key id" and kid is not None:
+        why = f"is sealed under key id {kid}, {MISSING_KEY}"
+    else:
+        reason = exc.reason if isinstance(exc, InvalidRequestState) else "not ASCII"
+        why = (
+            f"does not open ({reason}): sealed by another server (its name or "
+            "MCP_ELICIT_SERVER_ID differs), or altered in the store"
+        )
+    log.warning("%s %s; taken as absent, so the person is asked for it again", what, why)
 
 
 class Secret:
