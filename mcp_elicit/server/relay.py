@@ -45,6 +45,8 @@ Rules:
 * Publishing never waits for the store; a failure is logged. A subscription that fails
   (the store is down) is opened again after 1, 2, 4... up to 30 seconds; what is published
   meanwhile is lost, as Redis pub/sub loses what is published while a subscriber is away.
+  Each failure is a warning, and the subscription that works again is logged too, so the
+  operator's last word on it is not that the instances are cut off.
 * A message that is not one of ours (not JSON, a wrong shape, longer than 512 KiB, a
   seal that does not open) is ignored. A relayed ``tasks/update`` holds answers within
   the ``inputResponses`` limits of any request (``core.mrtr``): its message fits.
@@ -183,11 +185,15 @@ class Relay:
 
     async def _listen(self, store: Store, listening: asyncio.Event) -> None:
         delay = 1.0
+        failed = False  # the last subscription failed: say when one works again
         while True:
             try:
                 async with store.subscribe(self.channel) as subscription:
                     listening.set()
                     delay = 1.0
+                    if failed:
+                        log.info("messages from other instances heard again (%r)", store)
+                        failed = False
                     while True:
                         message = await subscription.next(math.inf)
                         if message is not None:
@@ -196,6 +202,7 @@ class Relay:
                 raise
             except Exception as exc:  # the store is down or closed: try again later
                 listening.clear()
+                failed = True
                 log.warning("messages from other instances stopped (%s); retrying in %.0f s", exc, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, _RETRY_MAX)
