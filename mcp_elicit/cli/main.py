@@ -164,6 +164,7 @@ def _parser() -> argparse.ArgumentParser:
 def _state_keys(path: Path | None) -> KeyRing | None:
     from mcp_elicit.sealing import KeyRing
 
+    where = f"--state-key-file {str(path)!r}" if path is not None else f"${STATE_KEYS_ENV}"
     try:
         if path is not None:
             return KeyRing.from_text(path.read_text(encoding="utf-8"))
@@ -173,7 +174,11 @@ def _state_keys(path: Path | None) -> KeyRing | None:
     except OSError as exc:
         raise CliError(f"cannot read the state key file: {exc}", exit_code=2) from None
     except ConfigError as exc:
-        raise CliError(f"invalid state keys: {exc}", exit_code=2) from None
+        raise CliError(
+            f"invalid state keys in {where}: {exc} (make a key file with 'mcp-elicit keygen > state.keys'"
+            " and give every instance the same one)",
+            exit_code=2,
+        ) from None
     return None
 
 
