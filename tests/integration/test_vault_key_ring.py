@@ -1,16 +1,18 @@
-"""A stored secret or a requestState that an instance's keys cannot open is said in its log, not silently
-forgotten: two ``mcp-elicit serve`` processes share a real Redis, one with a rotated key
-file (the new key first, the old one kept) and one not yet rotated.
+"""Rotating the state keys of several instances, as the README says and as it goes wrong:
+two ``mcp-elicit serve`` processes share a real Redis, one given a new key, one not yet.
 
-A value the rotated instance reads is sealed again under the new key, which the other
-instance does not hold: that one then treats the secret as absent and asks the person
-again. That is what a rotation rolled out in one step does (README, "Several
-instances", rotate in two steps); the operator must be able to see it in the log, with
-the key id and what to do, since the person only sees the page come back.
+* Rolled out in one step (the new key first on one instance only): a value that instance
+  reads is sealed again under the new key, which the other does not hold; that one then
+  takes the secret as absent and asks the person again, and refuses the states the first
+  seals. Its log must say so, with the key id and what to do, since the person sees only
+  the page come back.
+* The README's first step (the new key added after the old one): both instances open
+  everything, nobody is asked again, nothing is refused.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,20 +28,21 @@ from support.redis import SKIP_REASON, redis_available, redis_server
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
-@pytest.fixture
-def instances(tmp_path: Path) -> Iterator[tuple[Instance, Instance, str]]:
-    """(rotated, not rotated, the new key's id), sharing one Redis."""
+@contextlib.contextmanager
+def pair(tmp_path: Path, *, new_first: bool) -> Iterator[tuple[Instance, Instance, str]]:
+    """(given both keys, given the old one only, the new key's id), sharing one Redis; the
+    first has the new key first (it seals) or after the old one (it only opens)."""
     if not redis_available():
         pytest.skip(SKIP_REASON)
     old = keygen(tmp_path / "old.keys")
     new = keygen(tmp_path / "new.keys")
-    rotated = tmp_path / "rotated.keys"
-    rotated.write_text(new.read_text() + old.read_text())
+    both = tmp_path / "both.keys"
+    both.write_text(new.read_text() + old.read_text() if new_first else old.read_text() + new.read_text())
     (new_kid,) = KeyRing.from_text(new.read_text()).key_ids
     with redis_server(tmp_path) as redis:
         store = f"{redis.url}?prefix=rotation"
         a = Instance(
-            APP, free_port(), tmp_path / "a.stderr", ("--state-key-file", str(rotated), "--store", store)
+            APP, free_port(), tmp_path / "a.stderr", ("--state-key-file", str(both), "--store", store)
         )
         b = Instance(
             APP, free_port(), tmp_path / "b.stderr", ("--state-key-file", str(old), "--store", store)
@@ -53,15 +56,35 @@ def instances(tmp_path: Path) -> Iterator[tuple[Instance, Instance, str]]:
             b.stop()
 
 
+@pytest.fixture
+def instances(tmp_path: Path) -> Iterator[tuple[Instance, Instance, str]]:
+    """A rotation rolled out in one step: the new key first on one instance only."""
+    with pair(tmp_path, new_first=True) as running:
+        yield running
+
+
+@pytest.fixture
+def first_step(tmp_path: Path) -> Iterator[tuple[Instance, Instance, str]]:
+    """The README's first step: the new key added after the old one, on one instance so far."""
+    with pair(tmp_path, new_first=False) as running:
+        yield running
+
+
+async def save_secret(
+    http: httpx.AsyncClient, browser: httpx.AsyncClient, instance: Instance, value: str
+) -> None:
+    first = (await Modern(http, instance.url).call("use_key", {"flow": "save"}))["result"]
+    ((_, request),) = first["inputRequests"].items()
+    page_url, csrf = await claim(browser, request["params"]["url"])
+    await submit_secret(browser, page_url, csrf, value)
+
+
 async def test_a_secret_the_instance_cannot_open_is_asked_again_and_logged(
     instances: tuple[Instance, Instance, str],
 ) -> None:
     rotated, behind, new_kid = instances
     async with httpx.AsyncClient(timeout=20) as http, httpx.AsyncClient(timeout=20) as browser:
-        first = (await Modern(http, behind.url).call("use_key", {"flow": "k1"}))["result"]
-        ((_, request),) = first["inputRequests"].items()
-        page_url, csrf = await claim(browser, request["params"]["url"])
-        await submit_secret(browser, page_url, csrf, "sk-sealed-under-the-old-key")
+        await save_secret(http, browser, behind, "sk-sealed-under-the-old-key")
 
         # the rotated instance opens it (the old key is in its ring) and seals it again
         read = (await Modern(http, rotated.url).call("use_key", {"flow": "k2"}))["result"]
@@ -97,3 +120,26 @@ async def test_a_state_sealed_under_a_key_the_instance_lacks_is_logged_with_the_
     assert warning, log
     assert new_kid in warning[0], warning  # which key it needs
     assert "--state-key-file" in warning[0], warning  # what to do
+
+
+async def test_the_first_step_of_a_rotation_keeps_both_instances_working(
+    first_step: tuple[Instance, Instance, str],
+) -> None:
+    rolled, behind, new_kid = first_step
+    async with httpx.AsyncClient(timeout=20) as http, httpx.AsyncClient(timeout=20) as browser:
+        await save_secret(http, browser, behind, "sk-through-the-first-step")
+        for instance in (rolled, behind, rolled, behind):  # read on both: nobody is asked again
+            read = (await Modern(http, instance.url).call("use_key", {"flow": "r"}))["result"]
+            assert read["content"][0]["text"].startswith("r: key sha256 "), read
+        # a state the instance with both keys seals opens on the other one
+        first = (await Modern(http, rolled.url).call("survey", {"flow": "s2"}))["result"]
+        second = (
+            await Modern(http, behind.url).call(
+                "survey",
+                {"flow": "s2"},
+                requestState=first["requestState"],
+                inputResponses={"name": {"action": "accept", "content": {"name": "Ada"}}},
+            )
+        )["result"]
+    assert second["resultType"] == "input_required" and "guests" in second["inputRequests"], second
+    assert new_kid not in behind.stderr(), behind.stderr()
