@@ -47,7 +47,9 @@ def test_a_server_killed_during_a_call_is_named_once(
     app = tmp_path / "dies.py"
     app.write_text(DIES_APP, encoding="utf-8")
     command = [sys.executable, "-m", "mcp_elicit", "serve", str(app)]
-    result = run(capsys, "call", "die", "--ui", "none", "--protocol", revision, "--", *command)
+    result = run(
+        capsys, "call", "die", "--ui", "none", "--protocol", revision, "--timeout", "60", "--", *command
+    )
     assert result.code == 3, result.err
     said = result.err.split("the end of its stderr")[0]
     assert said.count(sys.executable) == 1, result.err
