@@ -18,12 +18,9 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.oauth_provider import CLIENT_ID, CLIENT_SECRET, OAuthTestProvider
 from support.procs import InProcess, uvicorn_server
+from support.url_mode import Mcp as UrlModeMcp
 from support.wire import WireChecker
 
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
-}
 CALLBACK = "/mcp-elicit/oauth/callback"
 
 
@@ -73,33 +70,16 @@ def build(store: MemoryStore, provider: str, *, auth: bool = False) -> Server:
     return app
 
 
-class Mcp:
+class Mcp(UrlModeMcp):
+    """The rig's ``whoami`` tool called over plain HTTP; ``call`` gives the result."""
+
     def __init__(
         self, http: httpx.AsyncClient, url: str, wire: WireChecker, token: str | None = None
     ) -> None:
-        self.http, self.url, self.wire, self.token, self.ids = http, url, wire, token, 0
+        super().__init__(http, url, wire, token, tool="whoami")
 
     async def call(self, **extra: Any) -> dict[str, Any]:
-        self.ids += 1
-        body = {
-            "jsonrpc": "2.0",
-            "id": self.ids,
-            "method": "tools/call",
-            "params": {"name": "whoami", "_meta": META, **extra},
-        }
-        self.wire.request(body)
-        headers = {
-            "accept": "application/json, text/event-stream",
-            "mcp-protocol-version": "2026-07-28",
-            "mcp-method": "tools/call",
-            "mcp-name": "whoami",
-        }
-        if self.token:
-            headers["authorization"] = f"Bearer {self.token}"
-        response = await self.http.post(self.url, json=body, headers=headers)
-        message: dict[str, Any] = response.json()
-        self.wire.response("tools/call", message)
-        result: dict[str, Any] = message["result"]
+        result: dict[str, Any] = (await super().call(**extra))["result"]
         return result
 
 

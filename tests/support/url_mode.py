@@ -57,11 +57,20 @@ def build(store: Store, *, auth: bool = False) -> Server:
 
 
 class Mcp:
+    """``tools/call`` of ``tool`` at 2026-07-28 over plain HTTP, each request and answer
+    checked against the schema; ``call`` gives the whole answer."""
+
     def __init__(
-        self, http: httpx.AsyncClient, url: str, wire: WireChecker, token: str | None = None
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        wire: WireChecker,
+        token: str | None = None,
+        *,
+        tool: str = "use_key",
     ) -> None:
         self.http, self.url, self.wire, self.ids = http, url, wire, 0
-        self.token = token
+        self.token, self.tool = token, tool
 
     async def call(self, **extra: Any) -> dict[str, Any]:
         self.ids += 1
@@ -69,14 +78,14 @@ class Mcp:
             "jsonrpc": "2.0",
             "id": self.ids,
             "method": "tools/call",
-            "params": {"name": "use_key", "_meta": META, **extra},
+            "params": {"name": self.tool, "_meta": META, **extra},
         }
         self.wire.request(body)
         headers = {
             "accept": "application/json, text/event-stream",
             "mcp-protocol-version": "2026-07-28",
             "mcp-method": "tools/call",
-            "mcp-name": "use_key",
+            "mcp-name": self.tool,
         }
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
