@@ -5,8 +5,9 @@ The browser is Debian's ``chromium`` (``/usr/bin/chromium``, installed by ``make
 ``dev`` extra). Playwright's own browser downloads are never used. Without either, the
 fixtures skip, saying what is missing.
 
-Fixtures (import them into a test module; ``anyio_backend`` is module-scoped here so one
-browser serves a whole module, in the tests' own event loop)::
+Fixtures (tests/ui/conftest.py provides them to the UI tests; elsewhere import them into a test
+module; ``anyio_backend`` is module-scoped here so one browser serves a whole module, in the tests'
+own event loop)::
 
     from support.browser import anyio_backend, browser, new_page
 

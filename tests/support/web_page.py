@@ -1,5 +1,6 @@
-"""What the browser answerer's tests in a real Chromium share: a small form, showing an opened
-round's page in a new browser page, and reviewing and sending it."""
+"""What the browser answerer's tests in a real Chromium share: Playwright's ``expect`` (a module
+importing this one is skipped without playwright), a small form, showing an opened round's page in a
+new browser page, and reviewing and sending it."""
 
 from __future__ import annotations
 

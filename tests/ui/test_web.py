@@ -21,20 +21,10 @@ from ui.web_rounds import (
     open_round,
 )
 
-from support import browser as browser_support
 from support.browser import NewPage
-from support.web_page import review_and_send, show
+from support.web_page import expect, review_and_send, show
 
-expect = pytest.importorskip(
-    "playwright.async_api", reason="playwright is not installed (make install)"
-).expect
 pytestmark = [pytest.mark.anyio]
-
-
-# The browser fixtures (one Chromium for the module).
-anyio_backend = browser_support.anyio_backend
-browser = browser_support.browser
-new_page = browser_support.new_page
 
 
 async def test_every_kind_of_field_is_filled_and_answered(new_page: NewPage) -> None:

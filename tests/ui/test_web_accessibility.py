@@ -18,20 +18,10 @@ from ui.web_rounds import (
     url_request,
 )
 
-from support import browser as browser_support
 from support.browser import PHONE, NewPage
-from support.web_page import SMALL, show
+from support.web_page import SMALL, expect, show
 
-expect = pytest.importorskip(
-    "playwright.async_api", reason="playwright is not installed (make install)"
-).expect
 pytestmark = [pytest.mark.anyio]
-
-
-# The browser fixtures (one Chromium for the module).
-anyio_backend = browser_support.anyio_backend
-browser = browser_support.browser
-new_page = browser_support.new_page
 
 
 async def test_keyboard_only(new_page: NewPage) -> None:

@@ -19,20 +19,11 @@ from ui.web_rounds import (
     url_request,
 )
 
-from support import browser as browser_support
 from support.browser import NewPage
-from support.web_page import OSLO, SMALL, review_and_send, show
+from support.web_page import OSLO, SMALL, expect, review_and_send, show
 
-expect = pytest.importorskip(
-    "playwright.async_api", reason="playwright is not installed (make install)"
-).expect
 pytestmark = [pytest.mark.anyio]
 
-
-# The browser fixtures (one Chromium for the module).
-anyio_backend = browser_support.anyio_backend
-browser = browser_support.browser
-new_page = browser_support.new_page
 SMALL_MESSAGE = "How many guests, and a note?"
 
 

@@ -20,21 +20,11 @@ from mcp_elicit.forms import Boolean
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui.web import WebAnswerer
 
-from support import browser as browser_support
 from support.browser import NewPage
 from support.procs import ROOT
-from support.web_page import OSLO, review_and_send
+from support.web_page import OSLO, expect, review_and_send
 
-expect = pytest.importorskip(
-    "playwright.async_api", reason="playwright is not installed (make install)"
-).expect
 pytestmark = [pytest.mark.anyio]
-
-
-# The browser fixtures (one Chromium for the module).
-anyio_backend = browser_support.anyio_backend
-browser = browser_support.browser
-new_page = browser_support.new_page
 
 
 async def test_the_library_with_a_real_server_in_memory(new_page: NewPage) -> None:

@@ -20,20 +20,10 @@ from ui.web_rounds import (
     url_request,
 )
 
-from support import browser as browser_support
 from support.browser import NewPage
-from support.web_page import SMALL, show
+from support.web_page import SMALL, expect, show
 
-expect = pytest.importorskip(
-    "playwright.async_api", reason="playwright is not installed (make install)"
-).expect
 pytestmark = [pytest.mark.anyio]
-
-
-# The browser fixtures (one Chromium for the module).
-anyio_backend = browser_support.anyio_backend
-browser = browser_support.browser
-new_page = browser_support.new_page
 
 
 async def test_several_questions_of_a_round_on_one_page(new_page: NewPage) -> None:
