@@ -1,5 +1,6 @@
 """2025-11-25 sessions over real HTTP, what their tests share: the server they ask through, and a
-client session that opens streams, reads their events and answers on a separate POST."""
+client session that opens streams, reads their events and answers on a separate POST (``accepting``
+makes the answer)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import orjson
 from mcp_elicit import Context, Form, Server, String
 from mcp_elicit.wire.sse import EventDecoder
 
-from support.sessions import ACCEPT, ask_name_server
+from support.sessions import ACCEPT, ask_name_server, initialize_body
 from support.wire import WireChecker
 
 
@@ -51,16 +52,9 @@ class Session:
         return {"accept": ACCEPT, "mcp-session-id": self.sid, "mcp-protocol-version": "2025-11-25"}
 
     async def open(self, caps: dict[str, Any] | None = None) -> httpx.Response:
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": caps if caps is not None else {"elicitation": {"form": {}, "url": {}}},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
+        body = initialize_body(
+            capabilities=caps if caps is not None else {"elicitation": {"form": {}, "url": {}}}
+        )
         self.wire.request(body)
         response = await self.http.post(self.url, json=body, headers={"accept": ACCEPT})
         self.wire.response("initialize", response.json())
@@ -69,6 +63,10 @@ class Session:
         self.wire.notification(note)
         assert (await self.http.post(self.url, json=note, headers=self.headers())).status_code == 202
         return response
+
+    async def post(self, message: dict[str, Any]) -> httpx.Response:
+        """POST ``message`` in this session, with its headers."""
+        return await self.http.post(self.url, json=message, headers=self.headers())
 
     def call(self, name: str) -> dict[str, Any]:
         self.ids += 1
@@ -88,6 +86,11 @@ class Session:
             self.wire.request(question)
             assert question["method"] == "elicitation/create"
             yield stream, events, question
+
+
+def accepting(question: dict[str, Any], **content: Any) -> dict[str, Any]:
+    """The client's answer to ``question``: accept, with ``content``."""
+    return {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept", "content": content}}
 
 
 async def _events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:

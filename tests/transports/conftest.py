@@ -1,10 +1,10 @@
 """Fixtures for the transport tests: one real ``mcp-elicit serve --http`` process serving the
 conformance server for the whole session, and a checked client for it per test; and, for the
-2025-11-25 session tests, the sessions' server in process on 127.0.0.1 per test (``served``); the
-stdio servers of the stdio tests (``conformance`` and ``waiting`` shared by a module, and
-``own_conformance`` and ``own_waiting`` per test; a module using the shared ones sets a
-module-scoped ``anyio_backend``); and the authorization site of the client authorization
-tests (``site``)."""
+2025-11-25 session tests, the sessions' server in process on 127.0.0.1 per test (``served``) and
+a session opened on it (``session``); the stdio servers of the stdio tests (``conformance`` and
+``waiting`` shared by a module, and ``own_conformance`` and ``own_waiting`` per test; a module
+using the shared ones sets a module-scoped ``anyio_backend``); and the authorization site of the
+client authorization tests (``site``)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from mcp_elicit import Server
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import McpHttp
-from support.http_sessions import build
+from support.http_sessions import Session, build
 from support.mcp_authorization import McpAuthorization, serving, whoami_server
 from support.procs import HttpProcess, InProcess, http_process, stdio_process, uvicorn_server
 from support.stdio_transport import WAITING_SERVER, Stdio
@@ -47,6 +47,16 @@ async def served() -> AsyncIterator[tuple[Server, InProcess]]:
     app = build()
     async with uvicorn_server(StreamableHTTP(app, keepalive=0.2, resume_within=0.2)) as running:
         yield app, running
+
+
+@pytest.fixture
+async def session(served: tuple[Server, InProcess], wire_2025: WireChecker) -> AsyncIterator[Session]:
+    """A 2025-11-25 session opened on ``served``, over an HTTP client of its own."""
+    _, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        session = Session(http, running.url, wire_2025)
+        await session.open()
+        yield session
 
 
 @pytest.fixture(scope="module")

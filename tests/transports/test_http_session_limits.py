@@ -47,17 +47,9 @@ async def test_no_room_while_every_session_listens(wire_2025: WireChecker) -> No
         await listening.open()
         async with http.stream("GET", running.url, headers=listening.headers()) as stream:
             assert stream.status_code == 200
-            body = {
-                "jsonrpc": "2.0",
-                "id": 0,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"},
-                },
-            }
-            refused = await http.post(running.url, json=body, headers={"accept": ACCEPT})
+            refused = await http.post(
+                running.url, json=initialize_body(capabilities={}), headers={"accept": ACCEPT}
+            )
             assert refused.status_code == 503
             assert "mcp-session-id" not in refused.headers
             assert refused.json()["error"]["message"] == "Too many sessions; try again later"

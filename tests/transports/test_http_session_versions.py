@@ -12,7 +12,7 @@ import pytest
 
 from mcp_elicit import Server
 
-from support.http_sessions import Session, _events
+from support.http_sessions import Session, _events, accepting
 from support.procs import InProcess
 from support.sessions import ACCEPT, open_session
 from support.wire import WireChecker
@@ -38,18 +38,12 @@ async def test_a_handshake_revision_without_a_session_is_told_to_initialize(
     assert "initialize" in error["message"]
 
 
-async def test_an_unknown_version_header_in_a_session_is_unsupported(
-    served: tuple[Server, InProcess], wire_2025: WireChecker
-) -> None:
-    _, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        response = await http.post(
-            running.url,
-            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-            headers={**session.headers(), "mcp-protocol-version": "1999-01-01"},
-        )
+async def test_an_unknown_version_header_in_a_session_is_unsupported(session: Session) -> None:
+    response = await session.http.post(
+        session.url,
+        json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        headers={**session.headers(), "mcp-protocol-version": "1999-01-01"},
+    )
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == -32022
@@ -61,35 +55,28 @@ async def test_an_unknown_version_header_in_a_session_is_unsupported(
     "version", ["1999-01-01", "2025-06-18", "2026-07-28", "x" * 2000, "2025-11-25\xa0", "\x852025-11-25"]
 )
 async def test_get_and_delete_check_the_version_header(
-    served: tuple[Server, InProcess], wire_2025: WireChecker, version: str
+    session: Session, wire_2025: WireChecker, version: str
 ) -> None:
     """A GET or DELETE whose MCP-Protocol-Version is not the session's is 400, as a POST
     is (the GET opened the session's stream and the DELETE ended the session, whatever
     version the header named). Only HTTP's white space (spaces, tabs) around the value is
     trimmed: not a no-break space or a NEL (bytes 0xA0, 0x85), as for a 2026-07-28 request."""
-    _, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        wrong = {**session.headers(), "mcp-protocol-version": version.encode("latin-1")}
-        async with http.stream("GET", running.url, headers=wrong) as listened:
-            assert listened.status_code == 400
-            assert listened.headers["content-type"] == "application/json"
-            refusal = orjson.loads(await listened.aread())
-        deleted = await http.delete(running.url, headers=wrong)
-        assert deleted.status_code == 400
-        for error in (refusal, deleted.json()):
-            wire_2025.response("ping", error)
-            assert error["error"]["code"] == -32600 and "id" not in error
-            assert (
-                "MCP-Protocol-Version" in error["error"]["message"]
-                and "2025-11-25" in error["error"]["message"]
-            )
-            assert len(error["error"]["message"]) < 300
-        pong = await http.post(
-            running.url, json={"jsonrpc": "2.0", "id": 4, "method": "ping"}, headers=session.headers()
+    wrong = {**session.headers(), "mcp-protocol-version": version.encode("latin-1")}
+    async with session.http.stream("GET", session.url, headers=wrong) as listened:
+        assert listened.status_code == 400
+        assert listened.headers["content-type"] == "application/json"
+        refusal = orjson.loads(await listened.aread())
+    deleted = await session.http.delete(session.url, headers=wrong)
+    assert deleted.status_code == 400
+    for error in (refusal, deleted.json()):
+        wire_2025.response("ping", error)
+        assert error["error"]["code"] == -32600 and "id" not in error
+        assert (
+            "MCP-Protocol-Version" in error["error"]["message"] and "2025-11-25" in error["error"]["message"]
         )
-        assert pong.json() == {"jsonrpc": "2.0", "id": 4, "result": {}}  # the session lives on
+        assert len(error["error"]["message"]) < 300
+    pong = await session.post({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+    assert pong.json() == {"jsonrpc": "2.0", "id": 4, "result": {}}  # the session lives on
 
 
 async def test_a_session_before_2025_11_25_is_asked_forms_and_never_url_mode(
@@ -110,11 +97,7 @@ async def test_a_session_before_2025_11_25_is_asked_forms_and_never_url_mode(
             question = await asyncio.wait_for(anext(events), 10)
             assert question.get("method") == "elicitation/create", question
             assert question["params"]["requestedSchema"]["properties"] == {"name": {"type": "string"}}
-            answer = {
-                "jsonrpc": "2.0",
-                "id": question["id"],
-                "result": {"action": "accept", "content": {"name": "Ada"}},
-            }
+            answer = accepting(question, name="Ada")
             assert (await http.post(running.url, json=answer, headers=headers)).status_code == 202
             final = await asyncio.wait_for(anext(events), 10)
             assert final["result"]["content"][0]["text"] == "hello Ada"

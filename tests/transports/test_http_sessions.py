@@ -16,9 +16,9 @@ from mcp_elicit import Server
 from mcp_elicit.transports.http_server import StreamableHTTP
 from mcp_elicit.wire.sse import EventDecoder
 
-from support.http_sessions import Session, _events
+from support.http_sessions import Session, _events, accepting
 from support.procs import InProcess, uvicorn_server
-from support.sessions import ACCEPT, ask_name_server
+from support.sessions import ACCEPT, ask_name_server, initialize_body
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -39,90 +39,66 @@ async def test_initialize_gives_a_visible_ascii_session(
         assert pong.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}
 
 
-async def test_a_question_on_the_stream_answered_by_a_post(
-    served: tuple[Server, InProcess], wire_2025: WireChecker
-) -> None:
-    _, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        async with session.asked() as (stream, events, question):
-            assert stream.headers["content-type"] == "text/event-stream"
-            assert question["params"]["requestedSchema"]["properties"] == {"name": {"type": "string"}}
-            answer = {
-                "jsonrpc": "2.0",
-                "id": question["id"],
-                "result": {"action": "accept", "content": {"name": "Ada"}},
-            }
-            wire_2025.response("elicitation/create", answer)
-            posted = await http.post(running.url, json=answer, headers=session.headers())
-            assert posted.status_code == 202
-            final = await anext(events)
-            wire_2025.response("tools/call", final)
-            assert final["result"]["content"][0]["text"] == "hello Ada"
+async def test_a_question_on_the_stream_answered_by_a_post(session: Session, wire_2025: WireChecker) -> None:
+    async with session.asked() as (stream, events, question):
+        assert stream.headers["content-type"] == "text/event-stream"
+        assert question["params"]["requestedSchema"]["properties"] == {"name": {"type": "string"}}
+        answer = accepting(question, name="Ada")
+        wire_2025.response("elicitation/create", answer)
+        posted = await session.post(answer)
+        assert posted.status_code == 202
+        final = await anext(events)
+        wire_2025.response("tools/call", final)
+        assert final["result"]["content"][0]["text"] == "hello Ada"
 
 
 async def test_completion_goes_to_the_session_stream(
-    served: tuple[Server, InProcess], wire_2025: WireChecker
+    served: tuple[Server, InProcess], session: Session, wire_2025: WireChecker
 ) -> None:
-    app, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        required = (
-            await http.post(running.url, json=session.call("connect"), headers=session.headers())
-        ).json()
-        wire_2025.response("tools/call", required)
-        assert required["error"]["code"] == -32042
-        assert required["error"]["data"]["elicitations"][0]["elicitationId"] == "e-42"
-        async with http.stream("GET", running.url, headers=session.headers()) as stream:
-            assert stream.status_code == 200
-            events = _events(stream)
-            assert app.complete_elicitation("e-42")
-            done = await anext(events)
-            wire_2025.notification(done)
-            assert done == {
-                "jsonrpc": "2.0",
-                "method": "notifications/elicitation/complete",
-                "params": {"elicitationId": "e-42"},
-            }
+    app, _ = served
+    required = (await session.post(session.call("connect"))).json()
+    wire_2025.response("tools/call", required)
+    assert required["error"]["code"] == -32042
+    assert required["error"]["data"]["elicitations"][0]["elicitationId"] == "e-42"
+    async with session.http.stream("GET", session.url, headers=session.headers()) as stream:
+        assert stream.status_code == 200
+        events = _events(stream)
+        assert app.complete_elicitation("e-42")
+        done = await anext(events)
+        wire_2025.notification(done)
+        assert done == {
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": {"elicitationId": "e-42"},
+        }
 
 
 async def test_a_client_that_goes_away_leaves_nothing_waiting(
-    served: tuple[Server, InProcess], wire_2025: WireChecker
+    served: tuple[Server, InProcess], session: Session
 ) -> None:
-    app, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        live = app.sessions.get(session.sid, None)
-        assert live is not None
-        for _ in range(5):
-            async with session.asked():
-                assert len(live.pending) == 1
-            # the stream is closed: the server notices (within its watch delay), waits
-            # resume_within for the client to resume it, then cleans up
-            for _ in range(100):
-                if not live.pending and not live.inflight:
-                    break
-                await asyncio.sleep(0.02)
-            assert live.pending == {}
+    app, _ = served
+    live = app.sessions.get(session.sid, None)
+    assert live is not None
+    for _ in range(5):
+        async with session.asked():
+            assert len(live.pending) == 1
+        # the stream is closed: the server notices (within its watch delay), waits
+        # resume_within for the client to resume it, then cleans up
+        for _ in range(100):
+            if not live.pending and not live.inflight:
+                break
+            await asyncio.sleep(0.02)
         assert live.pending == {}
-        assert live.inflight == {}
+    assert live.pending == {}
+    assert live.inflight == {}
 
 
-async def test_delete_ends_the_session(served: tuple[Server, InProcess], wire_2025: WireChecker) -> None:
-    _, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        assert (await http.delete(running.url, headers=session.headers())).status_code == 200
-        gone = await http.post(
-            running.url, json={"jsonrpc": "2.0", "id": 3, "method": "ping"}, headers=session.headers()
-        )
-        assert gone.status_code == 404
-        assert gone.json()["id"] == 3
-        assert (await http.delete(running.url, headers=session.headers())).status_code == 404
+async def test_delete_ends_the_session(session: Session) -> None:
+    assert (await session.http.delete(session.url, headers=session.headers())).status_code == 200
+    gone = await session.post({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    assert gone.status_code == 404
+    assert gone.json()["id"] == 3
+    assert (await session.http.delete(session.url, headers=session.headers())).status_code == 404
 
 
 async def test_without_a_session(served: tuple[Server, InProcess]) -> None:
@@ -160,22 +136,17 @@ async def test_without_a_session(served: tuple[Server, InProcess]) -> None:
 
 
 async def test_a_malformed_answer_is_refused_without_an_id_and_gives_the_question_up(
-    served: tuple[Server, InProcess], wire_2025: WireChecker
+    session: Session, wire_2025: WireChecker
 ) -> None:
-    _, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        async with session.asked() as (_, events, question):
-            malformed = {"jsonrpc": "2.0", "id": question["id"], "result": None}
-            posted = await http.post(running.url, json=malformed, headers=session.headers())
-            assert posted.status_code == 400
-            refused = posted.json()
-            assert "id" not in refused, "the error answers no request of the client's"
-            assert refused["error"]["code"] == -32600
-            final = await asyncio.wait_for(anext(events), 10)
-            wire_2025.response("tools/call", final)
-            assert final["result"]["content"][0]["text"] == "hello cancel"
+    async with session.asked() as (_, events, question):
+        posted = await session.post({"jsonrpc": "2.0", "id": question["id"], "result": None})
+        assert posted.status_code == 400
+        refused = posted.json()
+        assert "id" not in refused, "the error answers no request of the client's"
+        assert refused["error"]["code"] == -32600
+        final = await asyncio.wait_for(anext(events), 10)
+        wire_2025.response("tools/call", final)
+        assert final["result"]["content"][0]["text"] == "hello cancel"
 
 
 async def test_a_session_in_use_does_not_expire(wire_2025: WireChecker) -> None:
@@ -223,17 +194,7 @@ async def test_a_client_that_takes_only_sse_gets_sse(
     accept = {"accept": "text/event-stream"}
     async with httpx.AsyncClient(timeout=10) as http:
         session = Session(http, running.url, wire_2025)
-        body = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
-        opened = await http.post(running.url, json=body, headers=accept)
+        opened = await http.post(running.url, json=initialize_body(capabilities={}), headers=accept)
         assert opened.headers["content-type"] == "text/event-stream"
         (answer,) = EventDecoder().feed(opened.content)
         wire_2025.response("initialize", orjson.loads(answer.data))
@@ -251,50 +212,37 @@ async def test_a_client_that_takes_only_sse_gets_sse(
 
 @pytest.mark.parametrize("named", [True, 1.0, [1], {"id": 1}])
 async def test_a_cancel_naming_no_request_id_cancels_nothing(
-    served: tuple[Server, InProcess], wire_2025: WireChecker, named: Any
+    session: Session, wire_2025: WireChecker, named: Any
 ) -> None:
     """``notifications/cancelled`` whose requestId is not a string or an integer (true,
     1.0, a list) names no request: the tool call with id 1 waiting on the person goes on,
     and the answer reaches it (true is not the id 1, though Python holds True == 1)."""
-    _, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        async with session.asked() as (_, events, question):
-            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": named}}
-            assert (await http.post(running.url, json=cancel, headers=session.headers())).status_code == 202
-            answer = {
-                "jsonrpc": "2.0",
-                "id": question["id"],
-                "result": {"action": "accept", "content": {"name": "Ada"}},
-            }
-            assert (await http.post(running.url, json=answer, headers=session.headers())).status_code == 202
-            final = await asyncio.wait_for(anext(events), 10)
-            wire_2025.response("tools/call", final)
-            assert final["result"]["content"][0]["text"] == "hello Ada"
+    async with session.asked() as (_, events, question):
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": named}}
+        assert (await session.post(cancel)).status_code == 202
+        assert (await session.post(accepting(question, name="Ada"))).status_code == 202
+        final = await asyncio.wait_for(anext(events), 10)
+        wire_2025.response("tools/call", final)
+        assert final["result"]["content"][0]["text"] == "hello Ada"
 
 
 async def test_a_cancelled_request_asks_the_person_nothing_more(
-    served: tuple[Server, InProcess], wire_2025: WireChecker
+    session: Session, wire_2025: WireChecker
 ) -> None:
     """The client cancels a tool call while the person is asked; its handler catches the
     cancellation and asks again. The client has given the request up: nothing more is
     asked for it (the second question reads as cancel at once, unsent), and its stream
     ends with the first question withdrawn, not held open for the ask timeout."""
-    _, running = served
-    async with httpx.AsyncClient(timeout=10) as http:
-        session = Session(http, running.url, wire_2025)
-        await session.open()
-        async with http.stream(
-            "POST", running.url, json=session.call("stubborn"), headers=session.headers()
-        ) as stream:
-            events = _events(stream)
-            question = await anext(events)
-            assert question["params"]["message"] == "Name?"
-            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
-            assert (await http.post(running.url, json=cancel, headers=session.headers())).status_code == 202
-            async with asyncio.timeout(5):
-                rest = [message async for message in events]
+    async with session.http.stream(
+        "POST", session.url, json=session.call("stubborn"), headers=session.headers()
+    ) as stream:
+        events = _events(stream)
+        question = await anext(events)
+        assert question["params"]["message"] == "Name?"
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        assert (await session.post(cancel)).status_code == 202
+        async with asyncio.timeout(5):
+            rest = [message async for message in events]
         for message in rest:
             wire_2025.notification(message)
         assert rest == [
