@@ -27,6 +27,11 @@ def demo_stdio() -> list[str]:
     return [*cli(), "serve", str(DEMO)]
 
 
+def url_server() -> list[str]:
+    """The URL-mode demo server (url_server.py) over stdio, as a command."""
+    return [*demo_stdio()[:-1], str(HERE / "url_server.py")]
+
+
 def fake(mode: str, era: str = "legacy") -> list[str]:
     """The misbehaving stdio server (fake_stdio_server.py) in ``mode``."""
     return [sys.executable, str(HERE / "fake_stdio_server.py"), mode, "--era", era]

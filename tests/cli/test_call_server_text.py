@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cli.helpers import answers_file, demo_stdio, fake, run
+from cli.helpers import answers_file, fake, run, url_server
 
 from support.cli_call import CONFORMANCE_STDIO, REVISIONS
 
-URL_SERVER = [*demo_stdio()[:-1], str(Path(__file__).resolve().parent / "url_server.py")]
+URL_SERVER = url_server()
 
 
 @pytest.mark.parametrize("revision", REVISIONS)

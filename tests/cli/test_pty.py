@@ -3,13 +3,14 @@ pseudo-terminal, the demo server over stdio behind it, and the test types the ke
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Iterator
 
 import pytest
 
-from cli.helpers import TOMORROW, demo_stdio
+from cli.helpers import TOMORROW, demo_stdio, url_server
 from cli.pty_session import CTRL_C, CTRL_U, ENTER, ESC, PtySession
 
 from support.procs import ROOT, cli
@@ -21,14 +22,20 @@ CTRL_D = "\x04"
 CTRL_N = "\x0e"
 
 
-@pytest.fixture
-def session() -> Iterator[PtySession]:
-    command = [*cli(), "call", "book_table", "restaurant=noma", "--ui", "terminal", "--", *demo_stdio()]
-    pty = PtySession(command, cwd=ROOT)
+@contextlib.contextmanager
+def terminal_call(*arguments: str, server: list[str]) -> Iterator[PtySession]:
+    """``mcp-elicit call <arguments> --ui terminal -- <server>`` on a pseudo-terminal, closed after."""
+    pty = PtySession([*cli(), "call", *arguments, "--ui", "terminal", "--", *server], cwd=ROOT)
     try:
         yield pty
     finally:
         pty.close()
+
+
+@pytest.fixture
+def session() -> Iterator[PtySession]:
+    with terminal_call("book_table", "restaurant=noma", server=demo_stdio()) as pty:
+        yield pty
 
 
 def fill_the_form(pty: PtySession) -> None:
@@ -129,9 +136,7 @@ def test_ctrl_d_cancels(session: PtySession) -> None:
 
 
 def test_url_consent_in_a_real_terminal() -> None:
-    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
-    pty = PtySession([*cli(), "call", "sign_in", "where=plain", "--ui", "terminal", "--", *server], cwd=ROOT)
-    try:
+    with terminal_call("sign_in", "where=plain", server=url_server()) as pty:
         pty.expect("Sign-in demo 1.0.0 asks you to open a web page")
         pty.expect("https://accounts.example.com/signin?state=abc")
         pty.expect("Site: example.com")
@@ -142,14 +147,10 @@ def test_url_consent_in_a_real_terminal() -> None:
         pty.send(ENTER)
         pty.expect("sign-in: accept")
         assert pty.wait() == 0
-    finally:
-        pty.close()
 
 
 def test_a_url_with_a_user_name_is_refused_in_a_real_terminal() -> None:
-    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
-    pty = PtySession([*cli(), "call", "sign_in", "where=tricky", "--ui", "terminal", "--", *server], cwd=ROOT)
-    try:
+    with terminal_call("sign_in", "where=tricky", server=url_server()) as pty:
         pty.expect("https://bank.com@evil.example/login")
         pty.expect("(bank.com), which is not the site")
         pty.expect("This address will not be opened.")
@@ -159,44 +160,24 @@ def test_a_url_with_a_user_name_is_refused_in_a_real_terminal() -> None:
         pty.send(CTRL_U + ENTER)
         pty.expect("sign-in: decline")
         assert pty.wait() == 0
-    finally:
-        pty.close()
 
 
 def test_the_url_prompt_goes_away_when_the_server_says_the_step_is_finished() -> None:
     """2025-11-25: notifications/elicitation/complete ends the "I am done" prompt; nobody
     presses Enter."""
-    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
-    command = [
-        *cli(),
-        "call",
-        "sign_in_elsewhere",
-        "--protocol",
-        "2025-11-25",
-        "--ui",
-        "terminal",
-        "--",
-        *server,
-    ]
-    pty = PtySession(command, cwd=ROOT)
-    try:
+    with terminal_call("sign_in_elsewhere", "--protocol", "2025-11-25", server=url_server()) as pty:
         pty.expect("o: open it in your browser · d: decline · Esc: cancel >")
         pty.send("o" + ENTER)
         pty.expect("The server says the step on the page is finished.")
         pty.expect("sign-in: accept")
         assert pty.wait() == 0
-    finally:
-        pty.close()
 
 
 @pytest.mark.parametrize("revision", ["2025-11-25", "2026-07-28"])
 def test_two_questions_asked_at_once_come_one_after_the_other(revision: str) -> None:
     """At 2025-11-25 the server sends both requests together; the terminal shows one prompt
     at a time (two at once used to fail the second: "Application is already running")."""
-    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
-    command = [*cli(), "call", "two_questions", "--protocol", revision, "--ui", "terminal", "--", *server]
-    pty = PtySession(command, cwd=ROOT)
-    try:
+    with terminal_call("two_questions", "--protocol", revision, server=url_server()) as pty:
         for field, value in (("First", "Ada"), ("Last", "Lovelace")):
             pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
             pty.send(ENTER)
@@ -207,16 +188,12 @@ def test_two_questions_asked_at_once_come_one_after_the_other(revision: str) -> 
             pty.expect("Sent.")
         pty.expect("names: Ada Lovelace")
         assert pty.wait() == 0
-    finally:
-        pty.close()
 
 
 def test_alt_keys_edit_the_line_and_only_esc_alone_cancels() -> None:
     """A terminal sends Alt+b as Esc then b: it moves back a word (it used to cancel the
     question, Esc being bound eagerly); Esc alone still cancels."""
-    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
-    pty = PtySession([*cli(), "call", "two_questions", "--ui", "terminal", "--", *server], cwd=ROOT)
-    try:
+    with terminal_call("two_questions", server=url_server()) as pty:
         pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
         pty.send(ENTER)
         pty.expect("First >")
@@ -234,16 +211,12 @@ def test_alt_keys_edit_the_line_and_only_esc_alone_cancels() -> None:
         pty.expect("Cancelled.")
         pty.expect("names: Ada")
         assert pty.wait() == 0
-    finally:
-        pty.close()
 
 
 def test_a_byte_that_is_not_utf8_is_refused_at_the_prompt_not_a_crash() -> None:
     """A paste in another encoding (Latin-1 "é") reaches the prompt as a lone surrogate; it
     used to be sent and end the run with "TypeError: str is not valid UTF-8"."""
-    server = [*demo_stdio()[:-1], str(ROOT / "tests" / "cli" / "url_server.py")]
-    pty = PtySession([*cli(), "call", "two_questions", "--ui", "terminal", "--", *server], cwd=ROOT)
-    try:
+    with terminal_call("two_questions", server=url_server()) as pty:
         for field, value in (("First", "Ada"), ("Last", "Lovelace")):
             pty.expect("Enter: fill in the form · d: decline · Esc: cancel >")
             pty.send(ENTER)
@@ -258,8 +231,6 @@ def test_a_byte_that_is_not_utf8_is_refused_at_the_prompt_not_a_crash() -> None:
             pty.expect("Sent.")
         pty.expect("names: Ada Lovelace")
         assert pty.wait() == 0
-    finally:
-        pty.close()
 
 
 def test_sigterm_while_a_form_is_shown_stops_the_call_and_its_server(session: PtySession) -> None:
