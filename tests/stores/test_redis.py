@@ -110,9 +110,9 @@ async def test_close_leaves_no_connection_open(redis_url: str, raw: Redis) -> No
 
 
 async def test_an_unreachable_server_raises_the_redis_error() -> None:
-    from support.redis import _free_port
+    from support.procs import free_port
 
-    store = RedisStore(f"redis://127.0.0.1:{_free_port()}/0")
+    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0")
     try:
         with pytest.raises(redis_asyncio.ConnectionError) as commanded:
             await store.get("flow", "k")
@@ -292,7 +292,7 @@ async def test_an_unreachable_or_silent_host_is_a_bounded_redis_error_naming_the
     within the connect timeout, naming the store's URL with the password hidden."""
     import socket
 
-    from support.redis import _free_port
+    from support.procs import free_port
 
     silent = socket.socket()
     silent.bind(("127.0.0.1", 0))
@@ -305,7 +305,7 @@ async def test_an_unreachable_or_silent_host_is_a_bounded_redis_error_naming_the
         waiting.append(filler)
     try:
         cases = [
-            (_free_port(), redis_asyncio.ConnectionError),
+            (free_port(), redis_asyncio.ConnectionError),
             (silent.getsockname()[1], redis_asyncio.TimeoutError),
         ]
         for port, error in cases:

@@ -32,12 +32,12 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from support.procs import on_a_free_port, wait_listening
 
 __all__ = ["Nginx", "Served", "SKIP_REASON", "nginx_available", "nginx_balancer", "nginx_binary"]
 
@@ -94,8 +94,12 @@ class Nginx:
         return out
 
     def error_log(self) -> str:
-        path = self.workdir / "error.log"
-        return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        return _error_log(self.workdir)
+
+
+def _error_log(workdir: Path) -> str:
+    path = workdir / "error.log"
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
 
 
 def nginx_binary() -> str | None:
@@ -178,56 +182,28 @@ def nginx_balancer(
     modules = subprocess.run([binary, "-V"], capture_output=True, text=True, timeout=10, check=False).stderr
     workdir.mkdir(parents=True, exist_ok=True)
     (workdir / "tmp").mkdir(exist_ok=True)
-    for attempt in range(3):
-        port = _free_port()
-        conf = workdir / "nginx.conf"
+    conf = workdir / "nginx.conf"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
         text = _config(workdir, port, upstreams, modules, read_timeout, balance, routes or {})
         conf.write_text(text, encoding="utf-8")
         with (workdir / "nginx.stderr").open("wb") as err:
-            proc = subprocess.Popen(
+            return subprocess.Popen(
                 [binary, "-p", str(workdir), "-c", str(conf), "-e", str(workdir / "error.log")],
                 stdin=subprocess.DEVNULL,
                 stdout=err,
                 stderr=err,
                 start_new_session=True,  # its own process group: workers are stopped with it
             )
-        running = Nginx(proc, port, workdir)
-        try:
-            ready = _wait_ready(proc, port)
-        except BaseException:
-            _stop(proc)
-            raise
-        if not ready:
-            _stop(proc)
-            text = running.error_log() + (workdir / "nginx.stderr").read_text(errors="replace")
-            if "address already in use" in text.lower() and attempt < 2:
-                continue
-            raise RuntimeError(f"nginx exited with {proc.returncode}:\n{text}")
-        try:
-            yield running
-        finally:
-            _stop(proc)
-        return
 
+    def ready(proc: subprocess.Popen[bytes], port: int) -> bool:
+        return wait_listening(proc, port, START_TIMEOUT, name="nginx")
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    def output(port: int) -> str:
+        return _error_log(workdir) + (workdir / "nginx.stderr").read_text(errors="replace")
 
-
-def _wait_ready(proc: subprocess.Popen[bytes], port: int) -> bool:
-    """True once nginx accepts connections on ``port``; False when it exited first."""
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            return False
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.settimeout(0.5)
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        time.sleep(0.02)
-    raise TimeoutError(f"nginx did not listen on 127.0.0.1:{port} within {START_TIMEOUT} s")
+    with on_a_free_port(start, output=output, name="nginx", ready=ready, stop=_stop) as (proc, port):
+        yield Nginx(proc, port, workdir)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:

@@ -2,7 +2,8 @@
 
 * ``http_process(target, log_dir)``: ``mcp-elicit serve TARGET --http 127.0.0.1:PORT`` as a
   subprocess on a free port; ready once the port accepts connections. A port taken by
-  someone else between choosing and binding is retried on another.
+  someone else between choosing and binding is retried on another (``on_a_free_port``,
+  which the Redis and nginx helpers start their servers with too).
 * ``stdio_process(target, log_dir)``: ``mcp-elicit serve TARGET`` over stdio, driven with
   asyncio pipes, one JSON-RPC message per line.
 * ``uvicorn_server(app)``: an ASGI app served by uvicorn inside the test's event loop, on a
@@ -22,7 +23,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -92,10 +93,12 @@ class HttpProcess:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
 
-def wait_listening(proc: subprocess.Popen[bytes], port: int, deadline: float | None = None) -> bool:
+def wait_listening(
+    proc: subprocess.Popen[bytes], port: int, timeout: float = START_TIMEOUT, *, name: str = "the server"
+) -> bool:
     """True once ``port`` accepts connections; False when the process died first
-    (TimeoutError at ``deadline``, a ``time.monotonic()`` value; default: START_TIMEOUT)."""
-    deadline = time.monotonic() + START_TIMEOUT if deadline is None else deadline
+    (TimeoutError after ``timeout`` seconds)."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             return False
@@ -104,7 +107,42 @@ def wait_listening(proc: subprocess.Popen[bytes], port: int, deadline: float | N
             if sock.connect_ex(("127.0.0.1", port)) == 0:
                 return True
         time.sleep(0.02)
-    raise TimeoutError(f"the server did not listen on 127.0.0.1:{port} within {START_TIMEOUT} s")
+    raise TimeoutError(f"{name} did not listen on 127.0.0.1:{port} within {timeout} s")
+
+
+@contextlib.contextmanager
+def on_a_free_port(
+    start: Callable[[int], subprocess.Popen[bytes]],
+    *,
+    output: Callable[[int], str],
+    name: str,
+    ready: Callable[[subprocess.Popen[bytes], int], bool] = wait_listening,
+    stop: Callable[[subprocess.Popen[bytes]], None] = _stop,
+) -> Iterator[tuple[subprocess.Popen[bytes], int]]:
+    """``start(port)`` on a free loopback port, yielded with its port once ``ready``, stopped after.
+
+    A port someone took between choosing and binding ("address already in use" in
+    ``output(port)``) is tried again on another, three tries in all; a process that exits
+    before it is ready otherwise is a RuntimeError showing its output."""
+    for attempt in range(3):
+        port = free_port()
+        proc = start(port)
+        try:
+            is_ready = ready(proc, port)
+        except BaseException:
+            stop(proc)
+            raise
+        if not is_ready:
+            stop(proc)
+            text = output(port)
+            if "address already in use" in text.lower() and attempt < 2:
+                continue
+            raise RuntimeError(f"{name} exited with {proc.returncode}:\n{text}")
+        try:
+            yield proc, port
+        finally:
+            stop(proc)
+        return
 
 
 @contextlib.contextmanager
@@ -112,11 +150,13 @@ def http_process(
     target: Path | str = CONFORMANCE_SERVER, *, log_dir: Path, args: tuple[str, ...] = ()
 ) -> Iterator[HttpProcess]:
     """Serve ``target`` over Streamable HTTP on a free loopback port until the block ends."""
-    for attempt in range(3):
-        port = free_port()
-        stderr_path = log_dir / f"http-{port}.stderr"
-        with stderr_path.open("wb") as err:
-            proc = subprocess.Popen(
+
+    def stderr_path(port: int) -> Path:
+        return log_dir / f"http-{port}.stderr"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        with stderr_path(port).open("wb") as err:
+            return subprocess.Popen(
                 [*cli(), "serve", str(target), "--http", f"127.0.0.1:{port}", *args],
                 stdin=subprocess.DEVNULL,
                 stdout=err,
@@ -124,22 +164,12 @@ def http_process(
                 cwd=ROOT,
                 env=_env(),
             )
-        try:
-            ready = wait_listening(proc, port)
-        except BaseException:
-            _stop(proc)
-            raise
-        if not ready:
-            _stop(proc)
-            text = stderr_path.read_text(errors="replace")
-            if "address already in use" in text.lower() and attempt < 2:
-                continue
-            raise RuntimeError(f"the server exited with {proc.returncode}:\n{text}")
-        try:
-            yield HttpProcess(proc, port, stderr_path)
-        finally:
-            _stop(proc)
-        return
+
+    def output(port: int) -> str:
+        return stderr_path(port).read_text(errors="replace")
+
+    with on_a_free_port(start, output=output, name="the server") as (proc, port):
+        yield HttpProcess(proc, port, stderr_path(port))
 
 
 # ---- stdio in a subprocess ---------------------------------------------------------------

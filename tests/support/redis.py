@@ -33,10 +33,11 @@ from types import TracebackType
 
 import pytest
 
+from support.procs import on_a_free_port
+
 __all__ = ["RedisServer", "SilencingProxy", "redis_available", "redis_server", "redis_url"]
 
 START_TIMEOUT = 10.0
-STOP_TIMEOUT = 5.0
 SKIP_REASON = "redis-server is not installed (`make services` installs it)"
 
 
@@ -68,11 +69,13 @@ def redis_server(log_dir: Path) -> Iterator[RedisServer]:
     binary = shutil.which("redis-server")
     if binary is None:
         raise FileNotFoundError(SKIP_REASON)
-    for attempt in range(3):
-        port = _free_port()
-        log_path = log_dir / f"redis-{port}.log"
-        with log_path.open("wb") as log:
-            proc = subprocess.Popen(
+
+    def log_path(port: int) -> Path:
+        return log_dir / f"redis-{port}.log"
+
+    def start(port: int) -> subprocess.Popen[bytes]:
+        with log_path(port).open("wb") as log:
+            return subprocess.Popen(
                 [
                     binary,
                     "--port",
@@ -94,22 +97,12 @@ def redis_server(log_dir: Path) -> Iterator[RedisServer]:
                 stdout=log,
                 stderr=log,
             )
-        try:
-            ready = _wait_ready(proc, port)
-        except BaseException:
-            _stop(proc)
-            raise
-        if not ready:
-            _stop(proc)
-            text = log_path.read_text(errors="replace")
-            if "address already in use" in text.lower() and attempt < 2:
-                continue
-            raise RuntimeError(f"redis-server exited with {proc.returncode}:\n{text}")
-        try:
-            yield RedisServer(proc, port, log_path)
-        finally:
-            _stop(proc)
-        return
+
+    def output(port: int) -> str:
+        return log_path(port).read_text(errors="replace")
+
+    with on_a_free_port(start, output=output, name="redis-server", ready=_wait_ready) as (proc, port):
+        yield RedisServer(proc, port, log_path(port))
 
 
 @pytest.fixture(scope="session")
@@ -169,12 +162,6 @@ class SilencingProxy:
                 await sink.drain()
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _command(port: int, *args: str) -> bytes:
     request = f"*{len(args)}\r\n".encode() + b"".join(
         f"${len(a.encode())}\r\n".encode() + a.encode() + b"\r\n" for a in args
@@ -201,13 +188,3 @@ def _wait_ready(proc: subprocess.Popen[bytes], port: int) -> bool:
                 return True
         time.sleep(0.02)
     raise TimeoutError(f"redis-server did not answer PING on 127.0.0.1:{port} within {START_TIMEOUT} s")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(STOP_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(STOP_TIMEOUT)
