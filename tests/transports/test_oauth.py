@@ -36,35 +36,15 @@ from support.oauth_rig import (
     store_dump,
     url_of,
 )
+from support.recording import RecordingTransport
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
 
-class Wire(httpx.AsyncBaseTransport):
-    """Records every byte exchanged with the MCP endpoint."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.bytes = bytearray()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.bytes += request.url.raw_path + b"".join(
-            f"{k}: {v}".encode() for k, v in request.headers.items()
-        )
-        self.bytes += request.content
-        response = await self.inner.handle_async_request(request)
-        body = await response.aread()
-        self.bytes += body + b"".join(f"{k}: {v}".encode() for k, v in response.headers.items())
-        return httpx.Response(response.status_code, headers=response.headers, content=body)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
 async def test_connect_end_to_end(wire: WireChecker, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="mcp_elicit")
-    recorder = Wire()
+    recorder = RecordingTransport()
     async with (
         rig() as r,
         httpx.AsyncClient(transport=recorder, timeout=10) as http,

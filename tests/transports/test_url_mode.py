@@ -17,31 +17,11 @@ from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.procs import InProcess, uvicorn_server
+from support.recording import RecordingTransport
 from support.url_mode import SECRET, Mcp, _fill_page, build
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
-
-
-class Wire(httpx.AsyncBaseTransport):
-    """Records every byte exchanged with the MCP endpoint."""
-
-    def __init__(self) -> None:
-        self.inner = httpx.AsyncHTTPTransport()
-        self.bytes = bytearray()
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        self.bytes += request.url.raw_path + b"".join(
-            f"{k}: {v}".encode() for k, v in request.headers.items()
-        )
-        self.bytes += request.content
-        response = await self.inner.handle_async_request(request)
-        body = await response.aread()
-        self.bytes += body + b"".join(f"{k}: {v}".encode() for k, v in response.headers.items())
-        return httpx.Response(response.status_code, headers=response.headers, content=body)
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @pytest.fixture
@@ -57,7 +37,7 @@ async def test_secret_entry_end_to_end(
     served: tuple[Server, InProcess, MemoryStore], wire: WireChecker
 ) -> None:
     _, running, store = served
-    recorder = Wire()
+    recorder = RecordingTransport()
     async with (
         httpx.AsyncClient(transport=recorder, timeout=10) as http,
         httpx.AsyncClient(timeout=10) as browser,
@@ -226,7 +206,7 @@ async def test_a_secret_asked_inside_a_task(served: tuple[Server, InProcess, Mem
             return f"no key ({answer.action})"
         return f"job ran with a key of {len(await answer.secret.reveal())} characters"
 
-    recorder = Wire()
+    recorder = RecordingTransport()
     async with httpx.AsyncClient(timeout=10) as browser:
         pages: list[asyncio.Task[httpx.Response]] = []
 
