@@ -11,11 +11,12 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit import Context, KeyRing, Server
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores import MemoryStore, SqliteStore, Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support.principals import Tokens
 from support.procs import uvicorn_server
 from support.wire import WireChecker
 
@@ -24,11 +25,6 @@ META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}},
 }
-
-
-class Tokens:
-    async def verify(self, token: str) -> Principal | None:
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
 
 
 def build(store: Store, **options: Any) -> Server:

@@ -18,11 +18,12 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Boolean, Context, Form, KeyRing, Principal, Server, String
+from mcp_elicit import Boolean, Context, Form, KeyRing, Server, String
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import parse_sse
+from support.principals import Tokens
 from support.procs import InProcess, uvicorn_server
 from support.wire import WireChecker
 
@@ -38,13 +39,6 @@ META = {
 NAME = {"name": {"action": "accept", "content": {"name": "Ann"}}}
 SURE = {"sure": {"action": "accept", "content": {"sure": True}}}
 DONE: list[str] = []
-
-
-class Tokens:
-    """``tok-<name>`` is the principal ``<name>``."""
-
-    async def verify(self, token: str) -> Principal | None:
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
 
 
 class Clock:

@@ -11,12 +11,13 @@ import httpx
 import orjson
 import pytest
 
-from mcp_elicit import Context, Form, KeyRing, Principal, Server, String
+from mcp_elicit import Context, Form, KeyRing, Server, String
 from mcp_elicit.forms import Boolean
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import parse_sse
+from support.principals import CookieAuth, Tokens
 from support.procs import InProcess, uvicorn_server
 from support.sessions import ACCEPT, initialize_body
 from support.wire import WireChecker
@@ -28,20 +29,6 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": CAPS,
     "io.modelcontextprotocol/clientInfo": {"name": "iso", "version": "1"},
 }
-
-
-class Tokens:
-    """``tok-<name>`` is the principal ``<name>``."""
-
-    async def verify(self, token: str) -> Principal | None:
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
-
-
-class CookieAuth:
-    """Who is signed in to the site in this browser: its ``who`` cookie."""
-
-    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
-        return cookies.get("who")
 
 
 def build(store: MemoryStore) -> Server:

@@ -6,34 +6,23 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
-from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit import Context, KeyRing, Server
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.oauth_provider import CLIENT_ID, CLIENT_SECRET, OAuthTestProvider
+from support.principals import CookieAuth, Tokens
 from support.procs import InProcess, uvicorn_server
 from support.url_mode import Mcp as UrlModeMcp
 from support.wire import WireChecker
 
 CALLBACK = "/mcp-elicit/oauth/callback"
-
-
-class CookieAuth:
-    """A stand-in for the server's own sign-in: the browser says who it is in a cookie."""
-
-    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
-        return cookies.get("who")
-
-
-class Tokens4Mcp:
-    async def verify(self, token: str) -> Principal | None:
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
 
 
 def build(store: MemoryStore, provider: str, *, auth: bool = False) -> Server:
@@ -42,7 +31,7 @@ def build(store: MemoryStore, provider: str, *, auth: bool = False) -> Server:
         state_keys=KeyRing([bytes(range(72, 104))]),
         store=store,
         flow_wait=0.3,
-        auth=Tokens4Mcp() if auth else None,
+        auth=Tokens() if auth else None,
         page_auth=CookieAuth() if auth else None,
     )
     app.oauth_provider(

@@ -4,7 +4,6 @@ page, its sign-in stand-ins, a recorded MCP connection, and filling the page as 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -12,6 +11,7 @@ import httpx
 from mcp_elicit import Context, KeyRing, Server
 from mcp_elicit.stores import Store
 
+from support.principals import CookieAuth, Tokens
 from support.wire import WireChecker
 
 SECRET = "sk-test-7Hq2-very-secret-value"
@@ -21,20 +21,6 @@ META = {
 }
 
 
-class HeaderAuth:
-    """A stand-in for a real sign-in: the browser says who it is in a cookie."""
-
-    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
-        return cookies.get("who")
-
-
-class Tokens:
-    async def verify(self, token: str) -> Any:
-        from mcp_elicit import Principal
-
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
-
-
 def build(store: Store, *, auth: bool = False) -> Server:
     app = Server(
         "url-mode",
@@ -42,7 +28,7 @@ def build(store: Store, *, auth: bool = False) -> Server:
         store=store,
         flow_wait=0.3,
         auth=Tokens() if auth else None,
-        page_auth=HeaderAuth() if auth else None,
+        page_auth=CookieAuth() if auth else None,
     )
 
     @app.tool()

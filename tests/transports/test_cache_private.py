@@ -6,17 +6,17 @@ others."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import httpx
 import pytest
 
-from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit import Context, KeyRing, Server
 from mcp_elicit.server.oauth import Tokens
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
+from support import principals
 from support.procs import uvicorn_server
 from support.wire import WireChecker
 
@@ -27,16 +27,6 @@ META = {
 }
 
 
-class Bearer:
-    async def verify(self, token: str) -> Principal | None:
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
-
-
-class CookieAuth:
-    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
-        return cookies.get("who")
-
-
 def build(store: MemoryStore) -> Server:
     app = Server(
         "cached",
@@ -44,8 +34,8 @@ def build(store: MemoryStore) -> Server:
         cache_ttl_ms=60_000,
         state_keys=KeyRing([bytes(range(8, 40))]),
         store=store,
-        auth=Bearer(),
-        page_auth=CookieAuth(),
+        auth=principals.Tokens(),
+        page_auth=principals.CookieAuth(),
     )
     app.oauth_provider(
         "example",

@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from mcp_elicit import Context, KeyRing, Principal, Server
+from mcp_elicit import Context, KeyRing, Server
 from mcp_elicit.client import ElicitAnswer, ElicitationRequest
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.browser import NewPage, anyio_backend, browser, new_page
+from support.principals import Tokens
 from support.procs import uvicorn_server
 
 if TYPE_CHECKING:
@@ -27,11 +28,6 @@ __all__ = ["anyio_backend", "browser", "new_page"]  # fixtures
 
 pytestmark = pytest.mark.anyio
 SECRET = "sk-browser-4f9a-typed-by-a-person"
-
-
-class Tokens:
-    async def verify(self, token: str) -> Principal | None:
-        return Principal(token.removeprefix("tok-")) if token.startswith("tok-") else None
 
 
 class SignedInAs:
