@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from client.answerers import NeverAnswering
 from client.fakes import FakeTransport, result
 from mcp_elicit.client import Client, ElicitAnswer, Scripted
 from mcp_elicit.client.transport import Ended
@@ -21,26 +22,6 @@ from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
-
-
-class Stalling:
-    """A person who never answers: each question waits until it is withdrawn."""
-
-    modes = frozenset({"form"})
-
-    def __init__(self) -> None:
-        self.asked, self.withdrawn = asyncio.Event(), asyncio.Event()
-        self.shown: list[str] = []
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        self.shown.append(request.message)
-        self.asked.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            self.withdrawn.set()
-            raise
-        raise AssertionError("unreachable")
 
 
 def asks_then_answers(text: str) -> FakeTransport:
@@ -60,7 +41,7 @@ def asks_then_answers(text: str) -> FakeTransport:
 async def test_the_server_withdraws_a_question_with_notifications_cancelled() -> None:
     """A question still with the person when its server cancels it is withdrawn: the
     answerer's wait is cancelled, no answer is sent, and the request returns."""
-    person, transport = Stalling(), asks_then_answers("went on without you")
+    person, transport = NeverAnswering(), asks_then_answers("went on without you")
     async with Client(transport, versions=V2025, answerer=person) as client:
         call = asyncio.ensure_future(client.call_tool("t"))
         await asyncio.wait_for(person.asked.wait(), 5)
@@ -84,7 +65,7 @@ async def test_a_question_reusing_the_id_of_one_still_open_gets_no_response(
     the person still has gets no response (any would read as the first one's answer), a
     warning names the id, and the first keeps its id (a cancellation naming it still
     withdraws it)."""
-    person, transport = Stalling(), asks_then_answers("done")
+    person, transport = NeverAnswering(), asks_then_answers("done")
     async with Client(transport, versions=V2025, answerer=person) as client:
         call = asyncio.ensure_future(client.call_tool("t"))
         await asyncio.wait_for(person.asked.wait(), 5)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from client.answerers import NeverAnswering
 from client.hostile import NAME, SERVER, hostile
 from client.recorder import Recorder
 from mcp_elicit.client import Client, Scripted
@@ -124,33 +125,12 @@ async def test_a_request_state_within_the_limit_is_echoed() -> None:
     assert out["content"][0]["text"] == "100000"
 
 
-class Waiting:
-    """An answerer that never answers: it counts the questions and their withdrawals."""
-
-    modes = frozenset({"form"})
-
-    def __init__(self) -> None:
-        self.asked = asyncio.Event()
-        self.withdrawn = asyncio.Event()
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        self.asked.set()
-        try:
-            await asyncio.Event().wait()
-        finally:
-            self.withdrawn.set()
-        raise AssertionError("unreachable")
-
-    async def url_done(self, request: ElicitationRequest) -> None:
-        return None
-
-
 async def test_a_question_of_a_cancelled_request_is_withdrawn_over_stdio() -> None:
     """2025-11-25 over stdio: the server's question arrives outside the request's exchange.
     When the caller cancels the request (Ctrl-C), the server is told
     (notifications/cancelled), the person is no longer asked, and the question is answered
     ``cancel`` (it may not have been the call's: nothing on the wire says so)."""
-    answerer = Waiting()
+    answerer = NeverAnswering()
     async with hostile(["legacy-ask"], "2025-11-25", answerer) as (client, recorder):
         call = asyncio.ensure_future(client.call_tool("t"))
         await asyncio.wait_for(answerer.asked.wait(), 5)
@@ -353,7 +333,7 @@ async def test_a_question_before_the_session_is_initialized_is_refused_over_stdi
 async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops() -> None:
     """2026-07-28: Ctrl-C while the person is asked ends the call: the question is taken
     down and no retry is sent."""
-    answerer = Waiting()
+    answerer = NeverAnswering()
     async with hostile(["ask-forever"], "2026-07-28", answerer) as (client, recorder):
         call = asyncio.ensure_future(client.call_tool("t"))
         await asyncio.wait_for(answerer.asked.wait(), 5)
@@ -400,7 +380,7 @@ async def test_a_server_that_exits_while_the_person_answers_withdraws_the_questi
     request is in flight while the person answers, yet the server cannot take the answer
     any more: the question is withdrawn and the call fails saying the process exited,
     rather than waiting for an answer that can only fail."""
-    answerer = Waiting()
+    answerer = NeverAnswering()
     async with hostile(["ask-then-exit"], "2026-07-28", answerer) as (client, _):
         with pytest.raises(TransportError, match=r"exited with code 3"):
             await asyncio.wait_for(client.call_tool("t"), 20)

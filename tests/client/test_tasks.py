@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from client.answerers import NeverAnswering
 from client.fakes import FakeTransport, discover, error, result
 from client.recorder import Recorder
 from mcp_elicit import Context, Form, Server, ToolError
@@ -251,25 +252,6 @@ async def test_a_bug_while_listening_leaves_the_call_to_the_polls(
     assert any("polling only" in r.message and r.exc_info for r in caplog.records)
 
 
-class Away:
-    """A person who never answers; remembers whether the question was taken back."""
-
-    modes = frozenset({"form"})
-
-    def __init__(self) -> None:
-        self.asked = asyncio.Event()
-        self.withdrawn = asyncio.Event()
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-        self.asked.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            self.withdrawn.set()
-            raise
-        raise AssertionError("unreachable")
-
-
 @pytest.mark.parametrize("ends", ["timeout", "cancelled"])
 async def test_a_question_the_task_stops_waiting_for_is_withdrawn_from_the_person(ends: str) -> None:
     """The task stops waiting for the person (its question timed out on the server, or
@@ -283,7 +265,7 @@ async def test_a_question_the_task_stops_waiting_for_is_withdrawn_from_the_perso
         answer = await ctx.elicit("Deploy?", Form(go=Boolean()), key="go")
         return f"deploy: {answer.action}"
 
-    person, recorder = Away(), Recorder()
+    person, recorder = NeverAnswering(), Recorder()
     async with connect_memory(
         app, answerer=person, versions=["2026-07-28"], trace=recorder, tasks=True
     ) as client:
