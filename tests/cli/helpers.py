@@ -1,9 +1,11 @@
-"""Running the command line in process, and reading what it printed."""
+"""Running the command line in process (or, to interrupt it as it starts, in a subprocess), the
+servers it is run against, and reading what it printed."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,33 @@ def demo_stdio() -> list[str]:
 def url_server() -> list[str]:
     """The URL-mode demo server (url_server.py) over stdio, as a command."""
     return [*demo_stdio()[:-1], str(HERE / "url_server.py")]
+
+
+# A real SIGINT, sent to the process by the system, when the CLI imports the module of its call
+# command (while it builds its parser), with the words given after the script.
+_INTERRUPTED_AT_IMPORT = """
+import signal, sys
+from mcp_elicit.cli.main import main
+
+def hook(event, args):
+    if event == "import" and args[0] == "mcp_elicit.cli.call":
+        signal.raise_signal(signal.SIGINT)
+
+sys.addaudithook(hook)
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def interrupted_at_import(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``mcp-elicit ARGV`` in a subprocess, interrupted (SIGINT) while it reads its command line."""
+    return subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_AT_IMPORT, *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
 
 
 def fake(mode: str, era: str = "legacy") -> list[str]:

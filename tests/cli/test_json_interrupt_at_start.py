@@ -5,39 +5,13 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import sys
 
 import pytest
 
-from support.procs import ROOT
+from cli.helpers import interrupted_at_import
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
-
-# A real SIGINT, sent to the process by the system, when the CLI imports the module of
-# its call command (while it builds its parser), with the words given after the script.
-INTERRUPTED_AT_IMPORT = """
-import signal, sys
-from mcp_elicit.cli.main import main
-
-def hook(event, args):
-    if event == "import" and args[0] == "mcp_elicit.cli.call":
-        signal.raise_signal(signal.SIGINT)
-
-sys.addaudithook(hook)
-sys.exit(main(sys.argv[1:]))
-"""
-
-
-def _interrupted(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", INTERRUPTED_AT_IMPORT, *argv],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize(
@@ -49,7 +23,7 @@ def _interrupted(*argv: str) -> subprocess.CompletedProcess[str]:
     ],
 )
 def test_ctrl_c_while_the_command_line_is_read_prints_the_json_object(argv: list[str]) -> None:
-    done = _interrupted(*argv)
+    done = interrupted_at_import(*argv)
     assert done.returncode == 128 + signal.SIGINT, (done.returncode, done.stderr)
     report = json.loads(done.stdout)
     assert (report["ok"], report["exit_code"]) == (False, 130), report
@@ -59,6 +33,6 @@ def test_ctrl_c_while_the_command_line_is_read_prints_the_json_object(argv: list
 
 
 def test_without_json_nothing_is_printed_on_stdout() -> None:
-    done = _interrupted("check", "--", "true", "--json")  # --json here is the server's own
+    done = interrupted_at_import("check", "--", "true", "--json")  # --json here is the server's own
     assert done.returncode == 128 + signal.SIGINT, (done.returncode, done.stderr)
     assert done.stdout == ""
