@@ -158,22 +158,36 @@ def parse_target(
 def _meant_url(word: str) -> str | None:
     """The http(s):// URL ``word`` stands for when it is an address, not a command: a
     ``HOST:PORT[/PATH]`` without a scheme, or a URL whose scheme is a WebSocket one or a
-    typo of http(s) (``htp://``); https for ``wss``, https-like typos and port 443, else
-    http. None otherwise (``ftp://`` is not taken for a slip). The colon left out
-    (``http//HOST``) is such a slip too."""
+    typo of http(s) (``htp://``); https for ``wss``, https-like typos and port 443 (which
+    is TLS whatever scheme was typed: ``ws://HOST:443``), else http. None otherwise
+    (``ftp://`` is not taken for a slip). The colon left out (``http//HOST``) is such a
+    slip too, and keeps the scheme as typed."""
     scheme, sep, rest = word.partition("://")
     if not sep and _NO_COLON.fullmatch(word.partition("//")[0]):
         scheme, sep, rest = word.partition("//")
+        if scheme.lower() in ("http", "https"):
+            return f"{scheme.lower()}://{rest}" if rest else None
     if sep:
         scheme = scheme.lower()
         meant = {"ws": "http", "wss": "https"}.get(scheme) or next(
             iter(difflib.get_close_matches(scheme, ["http", "https"], n=1, cutoff=0.75)), None
         )
-        return f"{meant}://{rest}" if meant is not None and rest else None
+        if meant is None or not rest:
+            return None
+        return f"{'https' if _port(rest) == 443 else meant}://{rest}"
     address = _ADDRESS.fullmatch(word)
     if address is None:
         return None
     return f"{'https' if address.group('port') == '443' else 'http'}://{word}"
+
+
+def _port(rest: str) -> int | None:
+    """The port of ``HOST:PORT/PATH`` (what follows ``scheme://``); None when none is given
+    or it is not a port (the caller reports that)."""
+    try:
+        return urlsplit(f"//{rest}").port
+    except ValueError:
+        return None
 
 
 def _header(text: str) -> tuple[str, str]:

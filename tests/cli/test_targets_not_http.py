@@ -20,9 +20,16 @@ from cli.helpers import run
         (["check", "hhtps://mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
         (["call", "ws://localhost:8000/mcp", "book_table"], "http://localhost:8000/mcp"),
         (["check", "wss://mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
+        # port 443 is TLS: a WebSocket or mistyped scheme on it means https
+        (["check", "ws://mcp.example.com:443/mcp"], "https://mcp.example.com:443/mcp"),
+        (["check", "WS://[2001:db8::1]:443/mcp"], "https://[2001:db8::1]:443/mcp"),
+        (["check", "htp://mcp.example.com:443/mcp"], "https://mcp.example.com:443/mcp"),
+        (["check", "wss://mcp.example.com:8443/mcp"], "https://mcp.example.com:8443/mcp"),
+        (["check", "ws://localhost:4430/mcp"], "http://localhost:4430/mcp"),
         # the colon left out (http:/HOST is told it names no host)
         (["call", "http//localhost:8000/mcp", "book_table"], "http://localhost:8000/mcp"),
         (["check", "https//mcp.example.com/mcp"], "https://mcp.example.com/mcp"),
+        (["check", "http//localhost:443/mcp"], "http://localhost:443/mcp"),  # http as typed
     ],
 )
 def test_an_address_without_http_gives_the_url_to_type(
