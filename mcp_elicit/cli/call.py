@@ -18,8 +18,10 @@ server turns into a task is followed to its end, its questions answered the same
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
 log messages (with ``--json``, also under ``notifications``). A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
-(``output_mismatch`` in ``--json``), like a stdio server's stray output. ``--json``'s object
-opens with ``ok`` and ``exit_code``, as ``check``'s report and every failure's do.
+(``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
+name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
+is a usage error before the call). ``--json``'s object opens with ``ok`` and ``exit_code``, as
+``check``'s report and every failure's do; warnings are on stderr with it too.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
 reported an error (``isError``) or the server answered with a JSON-RPC error, 2 usage,
@@ -379,7 +381,7 @@ async def run_request(
     observed = Observed()
     started = time.perf_counter()
     during = "connect"
-    mismatch = ""
+    mismatch = unknown = ""
     heard: list[dict[str, Any]] = []
 
     def hear(method: str, params: Mapping[str, Any]) -> None:
@@ -404,8 +406,8 @@ async def run_request(
             if method == "tools/call":
                 schema, output_schema = await _tool_schema(client, name)
                 arguments = parse_pairs(pairs or [], base=base, schema=schema)
-                if warning := unknown_names(arguments, schema, name):
-                    print(f"mcp-elicit: warning: {clean(warning)}", file=sys.stderr)
+                if unknown := unknown_names(arguments, schema, name):  # said now, before any round
+                    print(f"mcp-elicit: warning: {clean(unknown)}", file=sys.stderr)
                 result = await client.call_tool(name, arguments)
                 mismatch = output_mismatch(output_schema, result)
             elif method == "prompts/get":
@@ -439,6 +441,7 @@ async def run_request(
         "notifications": heard,
         "noise": noise_note(observed).strip(),
         "output_mismatch": mismatch,
+        "unknown_arguments": unknown,
         "timings_ms": {
             "connect": round((connected - started) * 1000, 1),
             "request": round((done - connected) * 1000, 1),

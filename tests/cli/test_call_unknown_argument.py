@@ -97,6 +97,33 @@ def test_a_name_an_open_schema_allows_is_sent_with_a_warning(
     assert "warning" in result.err and "'extra'" in result.err and "booking_id" in result.err
 
 
+def test_the_warning_for_a_name_an_open_schema_allows_is_in_the_json_object(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    result = run(
+        capsys,
+        "call",
+        "open_ended",
+        "booking_id=1",
+        "extra=yes",
+        "--json",
+        "--ui",
+        "none",
+        "--",
+        *_app(tmp_path),
+    )
+    assert result.code == 0, result.err
+    report = result.json()
+    assert (report["ok"], report["exit_code"]) == (True, 0)
+    assert json.loads(report["result"]["content"][0]["text"]) == {"booking_id": 1, "extra": "yes"}
+    said = report["unknown_arguments"]
+    assert "'extra'" in said and "booking_id" in said and "sent anyway" in said, said
+    assert "warning" in result.err and "'extra'" in result.err  # still said to a person too
+    quiet = run(capsys, "call", "open_ended", "booking_id=1", "--json", "--ui", "none", "--", *_app(tmp_path))
+    assert quiet.code == 0, quiet.err
+    assert quiet.json()["unknown_arguments"] == ""
+
+
 def test_names_the_schema_knows_are_not_questioned(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
