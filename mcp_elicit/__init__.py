@@ -6,15 +6,19 @@ handler serves MCP 2026-07-28 (multi round-trip requests with a sealed ``request
 and 2025-11-25 clients.
 
 The names below are imported on first use, so a command that needs only part of the
-package (``mcp-elicit check``) does not pay for the rest.
+package (``mcp-elicit check``) does not pay for the rest. This module itself imports
+nothing Python has not loaded at start-up (not even ``typing``): every command imports it
+before ``cli.entry`` can take a Ctrl-C.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (type checkers know the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from mcp_elicit.errors import ToolError
     from mcp_elicit.forms import (
         Boolean,

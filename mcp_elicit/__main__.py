@@ -1,5 +1,5 @@
-"""``python -m mcp_elicit``: the command line."""
+"""``python -m mcp_elicit``: the command line, started as the console script starts it."""
 
-from mcp_elicit.cli.main import main
+from mcp_elicit.cli.entry import main
 
 raise SystemExit(main())

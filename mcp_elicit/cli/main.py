@@ -8,7 +8,8 @@ may quote a server, so what could act on a terminal is shown instead. Nothing bu
 ever goes to stdout when serving over stdio. SIGTERM stops a client command as Ctrl-C
 does (the request cancelled, a stdio server stopped), with exit 143 instead of 130; with
 ``--json`` either says so in the same JSON object, a Ctrl-C while the command line is still
-read too (when ``--json`` is among the words before ``--``, as for argparse's errors). Once stdout's reader has gone away
+read too (when ``--json`` is among the words before ``--``, as for argparse's errors), or
+while this module is imported (``cli.entry``, where the console script starts). Once stdout's reader has gone away
 (``| head -1``), a command stops quietly with 141, the 128 + SIGPIPE a shell shows for a
 process SIGPIPE ended, as 130 and 143 are for SIGINT and SIGTERM. Everything after the first ``--`` is a server
 command (the stdio TARGET of the client commands), never an option of ours. Positional words that argparse
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from mcp_elicit.sealing import KeyRing
     from mcp_elicit.server.app import Server
 
-__all__ = ["main"]
+__all__ = ["main", "stopped_at_start"]
 
 STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
 STORE_ENV = "MCP_ELICIT_STORE"
@@ -432,11 +433,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         args = _parse(argv)  # imports the commands' modules: a Ctrl-C may come meanwhile
     except KeyboardInterrupt:
-        from mcp_elicit.cli.targets import split_command
-
-        if "--json" in split_command(sys.argv[1:] if argv is None else argv)[0]:  # as _parse reads it
-            _print_stopped(None)
-        return 130
+        return stopped_at_start(sys.argv[1:] if argv is None else argv)
     try:
         if args.command == "serve":
             return _serve(args)
@@ -469,6 +466,17 @@ def _main(argv: Sequence[str] | None) -> int:
             _print_stopped(getattr(args, "target", None))
         return 143 if _terminated else 130
     return 2
+
+
+def stopped_at_start(argv: Sequence[str]) -> int:
+    """The end of a command a Ctrl-C stopped before it ran (while the command line was read,
+    or this module imported: ``cli.entry``): 130, and with ``--json`` among the words before
+    ``--`` (as ``_parse`` reads them) the JSON object saying so."""
+    from mcp_elicit.cli.targets import split_command
+
+    if "--json" in split_command(argv)[0]:
+        _print_stopped(None)
+    return 130
 
 
 def _print_stopped(target: Target | None) -> None:
