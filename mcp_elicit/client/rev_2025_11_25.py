@@ -212,14 +212,17 @@ class HandshakeSession:
                 await asyncio.shield(self._renewing)  # not sent without the new session's headers
             _, message = self.conn.builder.request(method, params, self.revision)
             sent_in = self.session_id
-            reply = await self._send(message, origin)
-            if isinstance(reply, Response):
-                return reply.result
-            if isinstance(reply, ErrorResponse):
-                if reply.error.get("code") == -32042:
+            try:
+                reply = await self._send(message, origin)
+                if isinstance(reply, Response):
+                    return reply.result
+                if isinstance(reply, ErrorResponse):
+                    if reply.error.get("code") != -32042:
+                        raise ProtocolError.from_error(reply.error)
                     await url_required(self.conn, self.questions, self.limits, reply.error, origin, finished)
                     continue
-                raise ProtocolError.from_error(reply.error)
+            finally:  # a completion notice that came first for its steps is of no use after
+                self.questions.handled(message["id"])
             if reply.status == 404 and sent_in is not None and not reinitialized:
                 reinitialized = True
                 await self.renew(sent_in)

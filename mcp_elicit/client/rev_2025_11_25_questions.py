@@ -53,9 +53,12 @@ Rules:
   ``ElicitationRequest.finished`` that the server saw the step finished
   (``notifications/elicitation/complete``, wherever it arrives) while the person is still
   on the page. A notice that arrives before anything waits for it (it overtook a -32042 on
-  another stream, say) is kept, the last ``_EARLY_NOTICES`` of them; one for a step already
-  over is late, and dropped, so a server that gives every step of a kind one id does not
-  finish the next such step with it.
+  another stream, or came just before it) is kept, the last ``_EARLY_NOTICES`` of them,
+  until the client has handled the replies to the requests in flight when it came
+  (``handled``): it can be for a step only those are asked for. For the id of a step
+  already over, only a request begun since counts (a server that gives every step of a
+  kind one id may say each retry's step is complete before its -32042); else it is a late
+  copy of the old step's notice, and is dropped, so it does not finish the next such step.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.interrupts import Interrupt, carried, reraise
@@ -81,6 +84,7 @@ __all__ = ["ServerQuestions", "SessionView"]
 log = logging.getLogger("mcp_elicit.client")
 
 _EARLY_NOTICES: Final = 64
+_T = TypeVar("_T")
 
 
 class SessionView(Protocol):
@@ -114,10 +118,15 @@ class ServerQuestions:
         self._tasks: set[asyncio.Task[None]] = set()
         #: The server's requests being answered, by id (``notifications/cancelled`` finds them).
         self._answering: dict[Any, asyncio.Task[None]] = {}
-        #: ``elicitationId``s the server said were complete before anything waited for them.
-        self._completed: dict[str, None] = {}
-        #: ``elicitationId``s of steps over since (a notice for one is late, not early).
-        self._over: dict[str, None] = {}
+        #: ``elicitationId``s the server said were complete before anything waited for them,
+        #: each with the client's requests in flight then that it may be for.
+        self._completed: dict[str, set[Any]] = {}
+        #: ``elicitationId``s of steps over since, each with how many of the client's
+        #: requests had begun then (a notice for one is late, unless one has begun since).
+        self._over: dict[str, int] = {}
+        #: The client's requests in flight, each with how many had begun when it did.
+        self._begun: dict[Any, int] = {}
+        self._begins = 0
         #: The task of each of the client's requests in flight, by id, and the person's
         #: Ctrl-C met while answering a question during one (see ``interrupts``).
         self._callers: dict[Any, asyncio.Task[Any]] = {}
@@ -185,6 +194,8 @@ class ServerQuestions:
     def begin(self, during: Any) -> None:
         """The client's request ``during`` (its id) is in flight, in the running task: a
         KeyboardInterrupt while answering a question during it leaves that request."""
+        self._begins += 1
+        self._begun[during] = self._begins
         task = asyncio.current_task()
         if task is not None:
             self._callers[during] = task
@@ -215,6 +226,7 @@ class ServerQuestions:
                 await _settle([*answering, *self._withdraw(strays)], cancel=True)
         finally:
             self._callers.pop(during, None)
+            self._begun.pop(during, None)
             carrier = self._interrupts.pop(during, None)
             task = asyncio.current_task()
             for _ in range(self._cancels.pop(during, 0)):  # _carry cancelled it to bring it here
@@ -222,6 +234,15 @@ class ServerQuestions:
                     task.uncancel()
             if carrier is not None:
                 reraise(carrier)
+
+    def handled(self, during: Any) -> None:
+        """The client has done with the reply to its request ``during`` (its id), a -32042
+        put to the person included: a notice kept for a step only it could be asked for is
+        dropped (see the rules)."""
+        for eid, requests in list(self._completed.items()):
+            requests.discard(during)
+            if not requests:
+                del self._completed[eid]
 
     def _carry(self, during: Any, task: asyncio.Task[None]) -> None:
         """A question's answer ended: a KeyboardInterrupt (or SystemExit) it met is taken
@@ -266,7 +287,7 @@ class ServerQuestions:
         """The event set when the server says the URL step ``eid`` is complete."""
         self._over.pop(eid, None)  # a step of this id again: a notice now may be its own
         event = self._completions.setdefault(eid, asyncio.Event())
-        if self._completed.pop(eid, False) is None:  # the notice came first
+        if self._completed.pop(eid, None) is not None:  # the notice came first
             event.set()
         return event
 
@@ -274,7 +295,7 @@ class ServerQuestions:
         """Nothing waits for the URL step ``eid`` any more: a notice for it from now on is a
         late one, not kept for the next step that has the same id."""
         self._completions.pop(eid, None)
-        _remember(self._over, eid)
+        _remember(self._over, eid, self._begins)
 
     async def on_notification(self, message: Notification) -> None:
         """A notification of the server's, wherever it arrived: the ones about its questions
@@ -284,10 +305,12 @@ class ServerQuestions:
             eid = params.get("elicitationId")
             if isinstance(eid, str):
                 event = self._completions.get(eid)
+                since = self._over.get(eid, -1)  # a step of this id was over then: begun after
+                during = {rid for rid, begun in self._begun.items() if begun > since}
                 if event is not None:
                     event.set()
-                elif eid not in self._over:
-                    _remember(self._completed, eid)
+                elif during:  # early, for a step one of these requests is asked for
+                    _remember(self._completed, eid, during)
         elif message.method == "notifications/cancelled":
             rid = params.get("requestId")
             task = self._answering.get(rid) if isinstance(rid, str | int) else None
@@ -448,10 +471,10 @@ def _unfit(params: Mapping[str, Any]) -> str | None:
     )
 
 
-def _remember(ids: dict[str, None], eid: str) -> None:
-    """Add ``eid`` to ``ids``, keeping the last ``_EARLY_NOTICES`` of them."""
+def _remember(ids: dict[str, _T], eid: str, value: _T) -> None:
+    """Add ``eid`` (with ``value``) to ``ids``, keeping the last ``_EARLY_NOTICES`` of them."""
     ids.pop(eid, None)
-    ids[eid] = None
+    ids[eid] = value
     while len(ids) > _EARLY_NOTICES:
         del ids[next(iter(ids))]
 

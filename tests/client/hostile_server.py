@@ -145,6 +145,22 @@ def scenario(request: dict[str, Any]) -> None:
             )
         error = {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": urls}}
         send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+    elif SCENARIO == "legacy-url-notice-first":  # argv[2] rounds of -32042, each after its notice
+        rounds = int(sys.argv[2])
+        if count < rounds:  # argv[3] "same-id": one id (e0) for every round, else e0, e1...
+            eid = "e0" if sys.argv[3:] == ["same-id"] else f"e{count}"
+            notice = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete"}
+            send({**notice, "params": {"elicitationId": eid}})
+            url = {
+                "mode": "url",
+                "message": "Sign in",
+                "url": f"https://example.com/{eid}",
+                "elicitationId": eid,
+            }
+            error = {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": [url]}}
+            send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+        else:
+            text(request, count)
     elif SCENARIO == "legacy-flood":  # argv[2] questions at once; the result once all are answered
         global flooded
         flooded = (request, int(sys.argv[2]))

@@ -168,3 +168,44 @@ async def test_a_late_duplicate_notice_does_not_finish_the_next_step_of_the_same
         second.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await second
+
+
+async def test_a_notice_that_came_first_is_not_kept_past_the_reply_it_came_before() -> None:
+    """A notice that came before a reply needing no URL step (the server had the step
+    done already) is kept only while that reply is handled: a later call that needs the
+    step of that id again waits for the person, not finished by that old notice."""
+
+    class DoneAlready(Connector):
+        def __call__(self, message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+            out = super().__call__(message, headers)
+            if self.calls == 1:
+                notice = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete"}
+                return [{**notice, "params": {"elicitationId": "e-1"}}, *out]
+            return out
+
+    class Waits(UrlUser):
+        """Says when the client first waits for the person: the call, and URLs shown by then."""
+
+        def __init__(self, server: Connector) -> None:
+            super().__init__(server, says_done=False)
+            self.waiting = asyncio.Event()
+            self.waited: tuple[int, int] | None = None
+
+        async def url_done(self, request: ElicitationRequest) -> None:
+            if self.waited is None:
+                self.waited = (self.server.calls, len(self.shown))
+            self.waiting.set()
+            await super().url_done(request)
+
+    server = DoneAlready()
+    server.done = True
+    user = Waits(server)
+    async with Client(FakeTransport(server, http=False), versions=V2025, answerer=user) as client:
+        assert (await asyncio.wait_for(client.call_tool("connect"), 5))["content"][0]["text"] == "connected"
+        server.done = False  # the step is needed again
+        second = asyncio.ensure_future(client.call_tool("connect"))
+        await asyncio.wait_for(user.waiting.wait(), 10)
+        assert user.waited == (2, 1)  # at the first -32042 of the second call
+        second.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await second
