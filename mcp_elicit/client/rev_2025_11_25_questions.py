@@ -55,10 +55,11 @@ Rules:
   on the page. A notice that arrives before anything waits for it (it overtook a -32042 on
   another stream, or came just before it) is kept, the last ``_EARLY_NOTICES`` of them,
   until the client has handled the replies to the requests in flight when it came
-  (``handled``): it can be for a step only those are asked for. For the id of a step
-  already over, only a request begun since counts (a server that gives every step of a
-  kind one id may say each retry's step is complete before its -32042); else it is a late
-  copy of the old step's notice, and is dropped, so it does not finish the next such step.
+  (``handled``; a -32042's steps are put to the person meanwhile): it can be for a step
+  only those are asked for. For the id of a step already over, only a request begun since
+  counts (a server that gives every step of a kind one id may say each retry's step is
+  complete before its -32042); else it is a late copy of the old step's notice, and is
+  dropped, so it does not finish the next such step.
 """
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ class ServerQuestions:
         #: ``elicitationId``s of steps over since, each with how many of the client's
         #: requests had begun then (a notice for one is late, unless one has begun since).
         self._over: dict[str, int] = {}
-        #: The client's requests in flight, each with how many had begun when it did.
+        #: The client's requests whose replies are not handled yet (``handled``), each with
+        #: how many had begun when it did.
         self._begun: dict[Any, int] = {}
         self._begins = 0
         #: The task of each of the client's requests in flight, by id, and the person's
@@ -226,7 +228,6 @@ class ServerQuestions:
                 await _settle([*answering, *self._withdraw(strays)], cancel=True)
         finally:
             self._callers.pop(during, None)
-            self._begun.pop(during, None)
             carrier = self._interrupts.pop(during, None)
             task = asyncio.current_task()
             for _ in range(self._cancels.pop(during, 0)):  # _carry cancelled it to bring it here
@@ -238,7 +239,8 @@ class ServerQuestions:
     def handled(self, during: Any) -> None:
         """The client has done with the reply to its request ``during`` (its id), a -32042
         put to the person included: a notice kept for a step only it could be asked for is
-        dropped (see the rules)."""
+        dropped, and one from now on is not for it (see the rules)."""
+        self._begun.pop(during, None)
         for eid, requests in list(self._completed.items()):
             requests.discard(during)
             if not requests:

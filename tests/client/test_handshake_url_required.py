@@ -209,3 +209,45 @@ async def test_a_notice_that_came_first_is_not_kept_past_the_reply_it_came_befor
         second.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await second
+
+
+async def test_a_notice_for_a_later_url_of_the_error_while_the_first_is_shown_is_kept() -> None:
+    """A -32042 listing two steps: while the person is shown the first, the server says the
+    second is complete (finished elsewhere). The second is then shown, and the client does
+    not wait for the person to say it is done: the server said so already."""
+    second = {**URL_ELICITATION, "url": "https://example.com/connect?e=e-2", "elicitationId": "e-2"}
+
+    class TwoSteps(Connector):
+        def __call__(self, message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+            if message["method"] == "initialize" or self.done:
+                return super().__call__(message, headers)
+            self.calls += 1
+            urls = {"elicitations": [URL_ELICITATION, second]}
+            return [error(message, -32042, "Authorization required", urls)]
+
+    class FirstByHand(UrlUser):
+        """Is told on the first page that the second is finished; says done for the first only."""
+
+        def __init__(self, server: Connector, transport: FakeTransport) -> None:
+            super().__init__(server, says_done=False)
+            self.transport = transport
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            if request.elicitation_id == "e-1":
+                notice = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete"}
+                await self.transport.push({**notice, "params": {"elicitationId": "e-2"}})
+            return await super().elicit(request)
+
+        async def url_done(self, request: ElicitationRequest) -> None:
+            if request.elicitation_id == "e-1":
+                self.server.done = True
+                return
+            await super().url_done(request)  # never: nobody says the second is done
+
+    server = TwoSteps()
+    transport = FakeTransport(server, http=False)
+    user = FirstByHand(server, transport)
+    async with Client(transport, versions=V2025, answerer=user) as client:
+        out = await asyncio.wait_for(client.call_tool("connect"), 10)
+    assert out["content"][0]["text"] == "connected"
+    assert [r.elicitation_id for r in user.shown] == ["e-1", "e-2"]
