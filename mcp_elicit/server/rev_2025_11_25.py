@@ -32,7 +32,10 @@ Rules:
   the other keys of ``data``), and one naming no such step is -32603, as is one holding
   a value JSON cannot carry or a step whose ``_meta`` is not an object or has a
   ``progressToken`` neither a string nor an integer (logged; the request is answered all
-  the same).
+  the same). A -32042 whose steps were made but that is not sent (its handler caught it
+  and went on, failed or raised another; it could not be encoded) leaves the session
+  waiting on none of their ids; caught and raised again (the error, a copy of it, the
+  same step asked again), its steps keep the ids they were given.
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
@@ -115,8 +118,8 @@ class SessionAsker(InPlaceAsker):
 
     def url_required(self, message: str, asks: list[Ask]) -> URLElicitationRequired:
         """The -32042 that asks ``asks`` (URL steps, checked as ``ctx.elicit_url`` checks
-        them), each with the ``elicitationId`` the session then waits on."""
-        self.required = URLElicitationRequired(message, {"elicitations": [self._prepare(a) for a in asks]})
+        them), each with the ``elicitationId`` the session then waits on (``_remade``)."""
+        self.required = URLElicitationRequired(message, {"elicitations": self._remade(asks)})
         return self.required
 
     def own_url_required(self, ctx: Context, raised: URLElicitationRequired) -> URLElicitationRequired:
@@ -136,12 +139,41 @@ class SessionAsker(InPlaceAsker):
                 raise ValueError(
                     f"a URL step's _meta progressToken must be a string or an integer, not {token!r}"
                 )
-        elicitations = [self._prepare(a) for a in asks]
+        elicitations = self._remade(asks)
         for params, meta in zip(elicitations, metas, strict=True):
             if meta is not None:
                 params["_meta"] = dict(meta)
         self.required = URLElicitationRequired(raised.message, {**data, "elicitations": elicitations})
         return self.required
+
+    def _remade(self, asks: list[Ask]) -> list[dict[str, Any]]:
+        """The params of a -32042's steps ``asks``, each with the ``elicitationId`` the
+        session then waits on. They replace the -32042 this asker made before, if any (its
+        handler caught it and raises, or asks, again; it was never sent): a step under the
+        id a step of that one was sent with keeps it (the same step under the same id, not
+        registered twice with a suffix), and the session stops waiting on the others."""
+        earlier = {p["elicitationId"]: p for p in self._made()}
+        kept = [earlier.pop(a.params.get("elicitationId"), None) for a in asks]
+        for params in earlier.values():
+            self.session.abandon(params["elicitationId"])
+        self.required = None
+        return [
+            self._prepare(a) if k is None else {**a.params, "elicitationId": k["elicitationId"]}
+            for a, k in zip(asks, kept, strict=True)
+        ]
+
+    def _made(self) -> list[dict[str, Any]]:
+        """The params of the steps of the -32042 this asker made, if any."""
+        if self.required is None:
+            return []
+        steps: list[dict[str, Any]] = self.required.data["elicitations"]
+        return steps
+
+    def unsent(self) -> None:
+        """The -32042 this asker made is not the request's answer (the handler went on,
+        failed, or raised another), or could not be sent: its steps never reached the
+        client, so the session stops waiting on their ids."""
+        self._remade([])
 
     def _prepare(self, ask: Ask) -> dict[str, Any]:
         """The request's params: a URL step gets its ``elicitationId`` (kept by the session)."""
@@ -326,11 +358,26 @@ async def _dispatch(
         session.subscriptions[uri] = principal
         return {}
     asker = SessionAsker(session, channel.send, server.ask_timeout, server.telemetry, message.id)
+    sent = False  # the -32042 the asker made is the answer, and can be encoded
     try:
         return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)
     except URLElicitationRequired as exc:  # the handler's own, caught here: no layer of its own
         if exc is asker.required or asker.context is None:  # ctx.require_url's, made so already
+            sent = exc is asker.required and _encodable(exc)
             raise
-        raise asker.own_url_required(asker.context, exc) from None
+        required = asker.own_url_required(asker.context, exc)
+        sent = _encodable(required)
+        raise required from None
     finally:  # a Context kept past its request asks nothing on the request's ended stream
         asker.ended = True
+        if not sent:  # steps made but never sent: nothing will complete them
+            asker.unsent()
+
+
+def _encodable(error: ProtocolError) -> bool:
+    """Whether ``error`` can be sent (``respond_in_session`` answers -32603 otherwise)."""
+    try:
+        jsonrpc.encode_error(0, error)
+    except TypeError:
+        return False
+    return True
