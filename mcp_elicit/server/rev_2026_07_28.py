@@ -5,7 +5,8 @@ Rules: a question whose answer is in hand (in the sealed state, or fresh and val
 every unanswered question of the batch. An elicitation answer that does not fit is asked
 again once, as on 2025-11-25 (``server/asking.py``); the second that does not fit is
 ``cancel``, logged after the round as there (the core's ``Replay`` decides; the sealed
-state says which questions were asked again). A tampered, expired or foreign
+state says which questions were asked again), once the round goes on: not when it fails
+(-32602 over another question's answer, say), since the client sends that round again. A tampered, expired or foreign
 ``requestState`` fails the request before the handler runs, even when the handler would
 ask nothing; the client is told only that, the log says why (a warning; an expired state
 is info).
@@ -173,6 +174,7 @@ async def run_replayed(
         replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     asker.replay = replay
     asker.main_task = asyncio.current_task()
+    went_on = True  # the round ended with a result: what it gave up as cancel is logged
     try:  # the round, ended however it ends
         try:
             value = await handler(*args)
@@ -204,13 +206,19 @@ async def run_replayed(
         if binding is None:
             binding = binding_for(method, params, principal)
         return replay.input_required(sealer=sealer, binding=binding, now=now())
-    except InvalidParams as exc:
-        if spent is not None and binding is not None and exc is replay.refusal:
+    except BaseException as exc:  # the round failed: the client sends it again, nothing was cancelled
+        went_on = False
+        if (
+            isinstance(exc, InvalidParams)
+            and spent is not None
+            and binding is not None
+            and exc is replay.refusal
+        ):
             exc.data = _renewed(spent, binding, sealer, now())  # a stand-in for the spent state
         raise
     finally:
         asker.ended = True
-        for ask, invalid in replay.unfit:  # asked again, and still no answer that fits: cancel
+        for ask, invalid in replay.unfit if went_on else ():  # asked again, no answer that fits: cancel
             if invalid is None:
                 give_up(
                     ask,

@@ -7,6 +7,7 @@ another question, a retry whose ``_meta`` or request changed since the first rou
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -46,6 +47,15 @@ def build(store: MemoryStore) -> Server:
             one = group.create_task(ctx.sample("One?", max_tokens=5, key="one"))
             two = group.create_task(ctx.sample("Two?", max_tokens=5, key="two"))
         return f"{getattr(one.result().content, 'text', '?')} {getattr(two.result().content, 'text', '?')}"
+
+    @app.tool()
+    async def form_and_model(ctx: Context) -> str:
+        """A form and a sampling question, asked together in every round."""
+        name, reply = await ctx.gather(
+            ctx.elicit("Name?", Form(name=String(max_length=3)), key="name"),
+            ctx.sample("Say hi", max_tokens=5, key="hi"),
+        )
+        return f"{name.action} {getattr(reply.content, 'text', '?')}"
 
     @app.tool(single_use_state=True)
     async def once(ctx: Context) -> str:
@@ -182,3 +192,33 @@ async def test_a_question_asked_from_a_sibling_task_fails_the_request_as_from_th
     forms_only = await mcp.call("siblings", meta_=meta({"elicitation": {}}))
     assert (forms_only.status, forms_only.error["code"]) == (400, -32021), forms_only.message
     assert forms_only.error["data"] == {"requiredCapabilities": {"sampling": {}}}
+
+
+async def test_a_form_given_up_is_logged_as_cancel_only_when_its_round_goes_on(
+    mcp: McpHttp, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A form answered badly on its second try counts as cancel, and the log says so. When
+    the same round fails -32602 over another question's answer, nothing was cancelled (the
+    round failed; the client sends it again): the log said "treating it as cancel" all the
+    same. It says so only once a round goes on with the cancel."""
+    cancelled = "did not fit the form twice (in name); treating it as cancel"
+    unfit = {"action": "accept", "content": {"name": "far too long"}}
+    first = await call(mcp, "form_and_model")
+    again = await call(
+        mcp, "form_and_model", requestState=first["requestState"], inputResponses={"name": unfit}
+    )
+    assert set(again["inputRequests"]) == {"name", "hi"}, again
+    state = again["requestState"]
+    with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+        error = await call(
+            mcp, "form_and_model", requestState=state, inputResponses={"name": unfit, "hi": {"text": "hi"}}
+        )
+        assert error.get("code") == -32602 and "inputResponses['hi']" in error["message"], error
+        said = [r.getMessage() for r in caplog.records]
+        assert not any(cancelled in m for m in said), said
+        done = await call(
+            mcp, "form_and_model", requestState=state, inputResponses={"name": unfit, "hi": SAMPLED}
+        )
+        assert done["content"][0]["text"] == "cancel hi", done
+        said = [r.getMessage() for r in caplog.records]
+        assert sum(cancelled in m for m in said) == 1, said
