@@ -6,10 +6,10 @@ every unanswered question of the batch. An elicitation answer that does not fit 
 again once, as on 2025-11-25 (``server/asking.py``); the second that does not fit is
 ``cancel``, logged after the round as there (the core's ``Replay`` decides; the sealed
 state says which questions were asked again), once the round goes on: not when it fails
-(-32602 over another question's answer, say), since the client sends that round again. A tampered, expired or foreign
-``requestState`` fails the request before the handler runs, even when the handler would
-ask nothing; the client is told only that, the log says why (a warning; an expired state
-is info).
+(-32602 over another question's answer, say), since the client sends that round again.
+A tampered, expired or foreign ``requestState`` fails the request before the handler
+runs, even when the handler would ask nothing; the client is told only that, the log says
+why (a warning; an expired state is info).
 Questions asked from concurrent tasks (``asyncio.TaskGroup``) before any of them waits on
 real I/O are merged into one round: an unanswered question yields to its siblings a few
 times before ending the round (``ctx.gather`` batches without relying on that). A question
