@@ -144,14 +144,11 @@ async def test_a_verifier_that_hangs_gets_503_within_its_time_limit(caplog: pyte
         raise AssertionError("unreachable")
 
     async with guarded(hangs, verify_timeout=0.3) as url:
-        started = time.monotonic()
-        response = await initialize(url, f"Bearer {SECRET}")
-        waited = time.monotonic() - started
+        response = await initialize(url, f"Bearer {SECRET}")  # the client's timeout: a hang guard
     assert called.is_set()
     assert response.status_code == 503, response.text
     assert response.headers["retry-after"] == "1"
     assert "cannot check access tokens" in response.text
-    assert waited < 8  # the client's own timeout is 10 s: the server gave up first
     assert "did not answer within 0.3 s" in caplog.text
     assert SECRET not in caplog.text and SECRET not in response.text
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import ssl
 import tempfile
-import time
 import zlib
 from pathlib import Path
 
@@ -24,6 +23,7 @@ from mcp_elicit.wire import jsonrpc
 
 from support.raw_http import Script, Seen, raw_server, response
 from support.tls import self_signed_127
+from support.waiting import hang_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -254,11 +254,9 @@ async def test_a_stream_asking_to_be_resumed_in_an_hour_still_ends_at_the_timeou
 
     async with raw_server(script) as server:
         async with connect_http(server.url, versions=["2025-11-25"], timeout=1.0) as client:
-            started = time.monotonic()
             with pytest.raises(RequestTimeout, match="within 1 s"):
-                async with asyncio.timeout(10):
+                async with hang_guard("a request whose stream asks to be resumed in an hour"):
                     await client.list_tools()
-            assert time.monotonic() - started < 5
 
 
 async def test_a_flood_of_unreadable_requests_gets_a_bounded_number_of_answers() -> None:
