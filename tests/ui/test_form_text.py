@@ -132,6 +132,29 @@ def test_labels_defaults_and_shown_values() -> None:
     assert show_value(FORM.field("price"), None) == "(no answer)"
 
 
+class _CountedValue(str):
+    """An option's value that counts how often it is compared."""
+
+    compared = 0
+    __hash__ = str.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        _CountedValue.compared += 1
+        return str.__eq__(self, other)
+
+
+def test_a_multi_choice_answer_is_shown_in_time_linear_in_its_options() -> None:
+    """Every option of many ticked: each is looked up by value, not found by a scan of all
+    the options (quadratic, which held the browser answerer's server for many seconds on
+    every keystroke). Counted in comparisons, not timed: a few per ticked value."""
+    values = [_CountedValue(f"o{n}") for n in range(10_000)]
+    spec = MultiChoice({v: f"Option {v}" for v in values}, name="many")
+    _CountedValue.compared = 0
+    shown = show_value(spec, [str(v) for v in values])
+    assert shown.startswith("Option o0, Option o1, ") and shown.endswith(", Option o9999")
+    assert _CountedValue.compared <= 4 * len(values), f"{_CountedValue.compared:,} comparisons"
+
+
 def test_a_prompt_starts_only_with_text_shown_as_it_is() -> None:
     tricky = Form(
         pick=MultiChoice(["a,b", "c", "d\u202ee", " f"], default=["a,b", "c"]),

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import json
 import sys
-import time
 import webbrowser
 from pathlib import Path
 
@@ -72,13 +71,11 @@ async def test_a_multi_choice_of_many_options_all_ticked_is_checked_at_once() ->
     form = Form(many=MultiChoice({v: f"Option {v}" for v in values}, title="Many"))
     async with open_round([form_request(form)]) as opened, httpx.AsyncClient(timeout=120) as client:
         csrf = await claim(client, opened)
-        started = time.monotonic()
         check = await client.post(
             f"{opened.base}/api/check",
             json={"questions": [{"action": "accept", "values": [values]}]},
             headers=api(csrf),
         )
-        took = time.monotonic() - started
         assert check.status_code == 200 and check.json()["ok"] is True
         [[name, shown]] = check.json()["questions"][0]["rows"]
         assert (
@@ -86,7 +83,6 @@ async def test_a_multi_choice_of_many_options_all_ticked_is_checked_at_once() ->
             and shown.startswith("Option o0, Option o1, ")
             and shown.endswith(", Option o39999")
         )
-        assert took < 5, f"checking took {took:.1f} s"
 
 
 @pytest.mark.parametrize("action", ["decline", "cancel"])
