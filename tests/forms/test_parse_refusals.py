@@ -66,7 +66,7 @@ def test_a_repeated_required_name_is_found_in_one_pass_over_a_long_list() -> Non
     # again took minutes (quadratic).
     names = [f"f{i}" for i in range(100_000)]
     schema = form({name: {"type": "string"} for name in names}, [*names, names[-1]])
-    with within(10, "finding the repeated required name"), pytest.raises(FormSchemaError) as caught:
+    with within(60, "finding the repeated required name"), pytest.raises(FormSchemaError) as caught:
         FormSchema.parse(schema)
     assert caught.value.field == "f99999"
     assert 'listed twice in "required"' in str(caught.value)
