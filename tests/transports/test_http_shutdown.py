@@ -68,7 +68,7 @@ async def test_begin_shutdown_ends_streams_answers_waiting_requests_and_refuses_
     wire_2025: WireChecker,
 ) -> None:
     app = StreamableHTTP(build(), keepalive=HOURS)
-    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=10) as http:
+    async with uvicorn_server(app) as running, httpx.AsyncClient(timeout=2 * HANG_GUARD) as http:
         async with contextlib.AsyncExitStack() as stack:
             headers = await open_session(http, running.url, wire_2025)
             listen = await stack.enter_async_context(
