@@ -183,6 +183,21 @@ try:  # the provider examples/demo_provider.py runs; a real one would be e.g. Go
     CALENDAR_PROBLEM: str | None = None
 except ConfigError as exc:  # without the mcp-elicit[oauth] extra, the other tools still work
     CALENDAR_PROBLEM = str(exc)
+CALENDAR_DOWN = (
+    f"The Demo Calendar at {CALENDAR} does not answer; start it with `python examples/demo_provider.py` "
+    "(`make demo` starts both), or set MCP_ELICIT_DEMO_CALENDAR to where it runs."
+)
+
+
+async def _calendar_answers() -> bool:
+    """Whether the calendar provider answers at all: the person's browser is sent there to
+    sign in, and a page that cannot load would leave the call waiting for nothing."""
+    try:
+        async with httpx.AsyncClient(timeout=3) as http:
+            await http.get(f"{CALENDAR}/")
+    except httpx.HTTPError:
+        return False
+    return True
 
 
 @app.tool(annotations={"openWorldHint": True})
@@ -196,6 +211,8 @@ async def share_to_calendar(ctx: Context, booking_id: int) -> str:
         raise ToolError(f"The calendar is not set up on this server: {CALENDAR_PROBLEM}")
     if not ctx.can_elicit("url"):
         return "Sharing needs you to sign in to your calendar on a web page, and this client cannot open one."
+    if not await _calendar_answers():
+        raise ToolError(CALENDAR_DOWN)
     answer = await ctx.connect(
         "calendar", message=f"Add booking #{booking_id} to your calendar: connect your Demo Calendar account"
     )
@@ -206,9 +223,7 @@ async def share_to_calendar(ctx: Context, booking_id: int) -> str:
         async with answer.connection.client(timeout=10) as http:
             response = await http.post(f"{CALENDAR}/api/events", json=event)
     except httpx.HTTPError:
-        raise ToolError(
-            f"The calendar at {CALENDAR} does not answer; is the demo provider running?"
-        ) from None
+        raise ToolError(CALENDAR_DOWN) from None
     if response.status_code != 201:
         raise ToolError(f"The calendar refused the event (HTTP {response.status_code}).")
     added = response.json()

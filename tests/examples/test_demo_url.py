@@ -10,6 +10,7 @@ import contextlib
 import datetime as dt
 import importlib.util
 import re
+import socket
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -53,12 +54,16 @@ class Demo:
         return Modern(http, self.server.url)
 
     def book(self) -> int:
-        """A booking made as book_table makes one (its own tests are in test_demo_server)."""
-        names = self.app._tools["book_table"].fn.__globals__
-        booking = names["Booking"](party_size=2, date=TOMORROW)
-        stored = names["Stored"](next(names["_IDS"]), "Noma, Copenhagen", booking)
-        names["BOOKINGS"][stored.id] = stored
-        return int(stored.id)
+        return book(self.app)
+
+
+def book(app: Server) -> int:
+    """A booking made as book_table makes one (its own tests are in test_demo_server)."""
+    names = app._tools["book_table"].fn.__globals__
+    booking = names["Booking"](party_size=2, date=TOMORROW)
+    stored = names["Stored"](next(names["_IDS"]), "Noma, Copenhagen", booking)
+    names["BOOKINGS"][stored.id] = stored
+    return int(stored.id)
 
 
 @contextlib.asynccontextmanager
@@ -174,6 +179,29 @@ async def test_denying_at_the_provider_shares_nothing(monkeypatch: pytest.Monkey
         text = await retry(mcp, "share_to_calendar", args, key, state, "accept")
         assert text == f"Booking #{args['booking_id']} not shared (declined)."
         assert d.calendar.events == []
+
+
+async def test_share_to_calendar_says_so_when_the_provider_is_not_running(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`mcp-elicit serve examples/demo_server.py` alone (no demo provider): the tool says how
+    to start the provider instead of sending the person to a page that cannot load."""
+    with socket.socket() as closed:  # bound, never listening: a connection is refused
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("MCP_ELICIT_DEMO_CALENDAR", f"http://127.0.0.1:{closed.getsockname()[1]}")
+        app = load_server(str(Path(ROOT / "examples" / "demo_server.py")))
+        store = MemoryStore()
+        app.configure_url_mode(store=store)
+        try:
+            async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+                args = {"booking_id": book(app)}
+                result = (await Modern(http, running.url).call("share_to_calendar", args))["result"]
+        finally:
+            await store.close()
+    assert result.get("resultType") == "complete", result  # no page link that cannot load
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert "does not answer" in text and "python examples/demo_provider.py" in text, text
 
 
 async def test_the_demo_provider_refuses_what_a_provider_must_refuse() -> None:
