@@ -98,6 +98,11 @@ class _Output(asyncio.streams.FlowControlMixin):
             self._done.set_result(None)
         self._closed(exc)
 
+    @property
+    def lost(self) -> bool:
+        """The pipe is closed: its buffer written, or given up."""
+        return self._done.done()
+
     def _get_close_waiter(self, stream: asyncio.StreamWriter) -> asyncio.Future[None]:
         """What ``StreamWriter.wait_closed`` waits for: the pipe closed, its buffer written
         (or given up)."""
@@ -122,6 +127,7 @@ class StdioServer:
         #: The handshake session, once a 2025-11-25 (or earlier) client sent initialize.
         self.session: Session | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._output: _Output | None = None
         self._out: BinaryIO | None = None
         #: Bytes handed to stdout's pipe transport (written, or waiting in its buffer).
         self._taken = 0
@@ -168,7 +174,8 @@ class StdioServer:
         )
         if self._writer is not None:
             self._stopping = True
-            self._writer.transport.abort()
+            if self._output is None or not self._output.lost:  # a closed pipe cannot be aborted
+                self._writer.transport.abort()
 
     def _stdout_gone(self, exc: BaseException | None) -> None:
         """stdout's reader went away: nobody can be answered, so the server stops."""
@@ -203,6 +210,8 @@ class StdioServer:
         stdin = stdin or sys.stdin.buffer
         stdout = stdout or sys.stdout.buffer
         reader = asyncio.StreamReader(limit=2**20)
+        # now: a pipe already at its end is closed by its transport while stdout is set up
+        fd = stdin.fileno()
         try:
             if _unwatchable(stdin):
                 raise ValueError("not a pipe, socket or terminal")
@@ -210,11 +219,13 @@ class StdioServer:
         except ValueError:  # a regular file or /dev/null: read it in a thread
             reader = None  # type: ignore[assignment]
         try:
-            transport, protocol = await loop.connect_write_pipe(lambda: _Output(self._stdout_gone), stdout)
-            self._writer = asyncio.StreamWriter(transport, protocol, None, loop)
+            transport, self._output = await loop.connect_write_pipe(
+                lambda: _Output(self._stdout_gone), stdout
+            )
+            self._writer = asyncio.StreamWriter(transport, self._output, None, loop)
         except ValueError:
             self._out = stdout
-        watched = stdin.fileno() if reader is not None else None  # a pipe, a socket or a terminal
+        watched = fd if reader is not None else None  # a pipe, a socket or a terminal
         watching = (
             asyncio.ensure_future(self._watch(self._writer.transport, watched)) if self._writer else None
         )

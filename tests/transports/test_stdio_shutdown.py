@@ -14,13 +14,16 @@ from typing import Any, BinaryIO
 
 import orjson
 import pytest
+from transports.slow_stop_server import STOPPING
 
 from support.http import meta
 from support.procs import cli
+from support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
 
 WAITING_SERVER = Path(__file__).with_name("waiting_server.py")
+SLOW_STOP_SERVER = Path(__file__).with_name("slow_stop_server.py")
 
 
 def echo(rid: int, text: str) -> bytes:
@@ -141,6 +144,61 @@ async def test_a_stop_signal_ends_a_server_held_back_writing(
     stderr = (tmp_path / "stderr").read_text()
     assert "Traceback" not in stderr, stderr
     assert f"{name} received; stopping" in stderr, stderr
+
+
+async def test_a_server_whose_stdin_is_already_at_its_end_stops_quietly(tmp_path: Path) -> None:
+    """Started on an empty pipe whose writer is gone (``: | mcp-elicit serve app.py``, a
+    client that exits at once), the server has nothing to serve: it exits 0 without a
+    traceback (before: the pipe, closed at its end while the server set up stdout, made
+    ``fileno()`` raise, and the server exited 1)."""
+    read_end, write_end = os.pipe()
+    os.close(write_end)
+    with (tmp_path / "stderr").open("wb") as err, os.fdopen(read_end, "rb") as stdin:
+        proc = await asyncio.create_subprocess_exec(
+            *cli(), "serve", str(WAITING_SERVER), stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=err
+        )
+    try:
+        assert await asyncio.wait_for(proc.wait(), 20.0) == 0, (tmp_path / "stderr").read_text()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert "Traceback" not in (tmp_path / "stderr").read_text()
+
+
+async def test_a_stop_signal_while_the_server_stops_after_stdin_ended_is_quiet(tmp_path: Path) -> None:
+    """A client that closes stdin, then sends SIGTERM as the server is stopping (what
+    ``mcp-elicit call`` does when interrupted): stdout's pipe is closed by then, and the
+    signal stops what is left without a traceback (before: asyncio logged an
+    AttributeError from aborting the closed pipe), exiting 0."""
+    stderr_path = tmp_path / "stderr"
+    with stderr_path.open("wb") as err:
+        proc = await asyncio.create_subprocess_exec(
+            *cli(),
+            "serve",
+            str(SLOW_STOP_SERVER),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=err,
+        )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta()}}
+        proc.stdin.write(orjson.dumps(discover) + b"\n")
+        async with asyncio.timeout(20):
+            assert orjson.loads(await proc.stdout.readline())["id"] == 1  # serving
+            proc.stdin.close()
+        # its stop has begun, and lasts 3 s
+        await eventually(lambda: STOPPING in stderr_path.read_text(), "the server's stop", within=20)
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 20.0) == 0, stderr_path.read_text()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    stderr = stderr_path.read_text()
+    assert "SIGTERM received; stopping" in stderr, stderr
+    assert "Traceback" not in stderr, stderr
 
 
 @pytest.mark.parametrize(("fd", "name"), [(0, "stdin"), (1, "stdout")])
