@@ -16,6 +16,10 @@ Rules:
   So is a URL the client refuses (``client.url_consent``): that one alone is put to the
   client's refusal (``Inputs.elicit`` declines it, telling the answerer), none of the
   others is shown, and the request ends with the error, saying the URL was refused.
+* A step's completion notice is listened for from the moment it is shown until it is
+  done with, however the request ends (a step declined, the request cancelled, a Ctrl-C
+  while the person is shown a URL): a later step of the same ``elicitationId`` is one of
+  its own, not refused as still open.
 * The steps said to be done are kept for the request (``FinishedSteps``): one the server
   asks for again was not finished when the retry went, or, when the server's own notice
   said it was complete, the server does not see it; the round limit's error names which.
@@ -120,20 +124,28 @@ async def url_required(
             )
     refused = [request for request in requests if conn.inputs.refuses(request)]
     waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
-    for request in refused[:1] or requests:
-        event = questions.completion(request.elicitation_id or request.key)
-        answer = await conn.inputs.elicit(request)
-        if answer.get("action") != "accept":
+    waiting: list[str] = []  # the ids of the steps registered and not yet done with
+    try:
+        for request in refused[:1] or requests:
+            waiting.append(request.elicitation_id or request.key)
+            event = questions.completion(waiting[-1])
+            answer = await conn.inputs.elicit(request)
+            if answer.get("action") != "accept":
+                said = (
+                    "this client refused its URL" if refused else f"the user answered {answer.get('action')}"
+                )
+                told = f"{error.get('message', '')} ({said})"
+                raise ProtocolError.from_error({**error, "message": told})
+            waits.append((request, event))
+        for request, event in waits:
+            await _until_done(conn, request, event)
+            waiting.remove(request.elicitation_id or request.key)
             questions.done_with(request.elicitation_id or request.key)
-            said = "this client refused its URL" if refused else f"the user answered {answer.get('action')}"
-            told = f"{error.get('message', '')} ({said})"
-            raise ProtocolError.from_error({**error, "message": told})
-        waits.append((request, event))
-    for request, event in waits:
-        await _until_done(conn, request, event)
-        questions.done_with(request.elicitation_id or request.key)
-        if finished is not None:
-            finished.said_done(request, by_server=event.is_set())
+            if finished is not None:
+                finished.said_done(request, by_server=event.is_set())
+    finally:  # however the request ended (declined, cancelled, a Ctrl-C): its steps are over
+        for eid in waiting:
+            questions.done_with(eid)
 
 
 async def _until_done(conn: Connection, request: ElicitationRequest, event: asyncio.Event) -> None:

@@ -161,6 +161,31 @@ def scenario(request: dict[str, Any]) -> None:
             send({"jsonrpc": "2.0", "id": request["id"], "error": error})
         else:
             text(request, count)
+    elif SCENARIO == "legacy-url-steps":  # request i does argv[2 + i] (the last one past the end)
+        step = sys.argv[2:][min(count, len(sys.argv) - 3)]
+        what, _, ids = step.partition(":")
+        if what == "error":  # -32042 listing the URL steps of these ids ("error:e0,e1")
+            urls = [
+                {
+                    "mode": "url",
+                    "message": "Sign in",
+                    "url": f"https://example.com/{eid}",
+                    "elicitationId": eid,
+                }
+                for eid in ids.split(",")
+            ]
+            error = {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": urls}}
+            send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+        elif what == "ask":  # a URL-mode question of this id; the call's result: its response
+            asking = request
+            ask = {**URL_ASK, "url": f"https://example.com/{ids}", "elicitationId": ids}
+            send({"jsonrpc": "2.0", "id": f"q-{count}", "method": "elicitation/create", "params": ask})
+        elif what == "notice":  # the step of this id is complete, then the result
+            notice = {"jsonrpc": "2.0", "method": "notifications/elicitation/complete"}
+            send({**notice, "params": {"elicitationId": ids}})
+            text(request, count)
+        else:
+            text(request, count)
     elif SCENARIO == "legacy-flood":  # argv[2] questions at once; the result once all are answered
         global flooded
         flooded = (request, int(sys.argv[2]))
@@ -229,7 +254,7 @@ def main() -> None:
             "id" in message
             and "method" not in message
             and asking is not None
-            and SCENARIO in ("legacy-sample", "legacy-malformed", "legacy-ask-url")
+            and SCENARIO in ("legacy-sample", "legacy-malformed", "legacy-ask-url", "legacy-url-steps")
         ):
             text(asking, message)
         elif "id" in message and "method" not in message and asking is not None:

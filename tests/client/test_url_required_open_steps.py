@@ -1,0 +1,82 @@
+"""2025-11-25: the URL steps of a -32042 are registered for their completion notices only
+while the client waits for them. A step that ends any way at all (the call cancelled
+while the person is shown it or while the client waits for it to be done, a later step of
+the error declined) is done with, so a later step of the same ``elicitationId`` is not
+refused as "already in use". The server is a real process over stdio
+(``hostile_server.py``, scenario ``legacy-url-steps``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+import pytest
+
+from client.hostile import hostile
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import ProtocolError
+
+pytestmark = pytest.mark.anyio
+
+
+class Person:
+    """Accepts every URL but ``e1`` (declined); ``stuck`` says where the first step stops
+    for good ("shown": on its page, "waiting": before saying it is done), until cancelled.
+    ``at`` is set when it gets there. Later steps are accepted and said done at once, except
+    for ``waits_for``'s call (``origin.target``), whose step is never said done."""
+
+    modes = frozenset({"form", "url"})
+
+    def __init__(self, stuck: str | None = None, waits_for: str | None = None) -> None:
+        self.stuck = stuck
+        self.waits_for = waits_for
+        self.shown: list[tuple[str, str | None]] = []
+        self.at: dict[str, asyncio.Event] = {}
+
+    def reached(self, where: str) -> asyncio.Event:
+        return self.at.setdefault(where, asyncio.Event())
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.shown.append((request.origin.target or "", request.elicitation_id))
+        self.reached(f"shown {request.origin.target}").set()
+        if self.stuck == "shown" and len(self.shown) == 1:
+            await asyncio.Event().wait()
+        return ElicitAnswer("decline" if request.elicitation_id == "e1" else "accept")
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        self.reached(f"waiting {request.origin.target}").set()
+        if (self.stuck == "waiting" and len(self.shown) == 1) or request.origin.target == self.waits_for:
+            await asyncio.Event().wait()
+        release = self.at.get(f"release {request.origin.target}")
+        if release is not None:
+            await release.wait()
+
+
+async def _cancelled(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+@pytest.mark.parametrize("ended", ["cancelled-shown", "cancelled-waiting", "later-declined"])
+async def test_a_step_that_ended_early_leaves_its_id_free(ended: str) -> None:
+    """The first call's -32042 names ``e0`` (and ``e1``, declined, for ``later-declined``);
+    that call ends before ``e0`` is complete. The second call's server asks a URL question
+    of ``e0``: the person answers it, not refused as a step still open."""
+    first = "error:e0,e1" if ended == "later-declined" else "error:e0"
+    person = Person(stuck=ended.removeprefix("cancelled-") if ended != "later-declined" else None)
+    async with hostile(["legacy-url-steps", first, "ask:e0"], "2025-11-25", person) as (client, _):
+        call = asyncio.ensure_future(client.call_tool("t"))
+        if ended == "later-declined":
+            with pytest.raises(ProtocolError, match="declin"):
+                await asyncio.wait_for(call, 10)
+        else:
+            await asyncio.wait_for(person.reached(f"{ended.removeprefix('cancelled-')} t").wait(), 10)
+            await _cancelled(call)
+        out = await asyncio.wait_for(client.call_tool("t"), 10)
+    response = json.loads(out["content"][0]["text"])
+    assert response.get("result") == {"action": "accept"}, response
+    assert person.shown[-1] == ("t", "e0")
