@@ -222,7 +222,7 @@ class HandshakeSession:
                     await url_required(self.conn, self.questions, self.limits, reply.error, origin, finished)
                     continue
             finally:  # a completion notice that came first for its steps is of no use after
-                self.questions.handled(message["id"])
+                self.questions.notices.handled(message["id"])
             if reply.status == 404 and sent_in is not None and not reinitialized:
                 reinitialized = True
                 await self.renew(sent_in)

@@ -52,14 +52,8 @@ Rules:
 * A URL-mode ``elicitation/create`` with an ``elicitationId``: the answerer may learn from
   ``ElicitationRequest.finished`` that the server saw the step finished
   (``notifications/elicitation/complete``, wherever it arrives) while the person is still
-  on the page. A notice that arrives before anything waits for it (it overtook a -32042 on
-  another stream, or came just before it) is kept, the last ``_EARLY_NOTICES`` of them,
-  until the client has handled the replies to the requests in flight when it came
-  (``handled``; a -32042's steps are put to the person meanwhile): it can be for a step
-  only those are asked for. For the id of a step already over, only a request begun since
-  counts (a server that gives every step of a kind one id may say each retry's step is
-  complete before its -32042); else it is a late copy of the old step's notice, and is
-  dropped, so it does not finish the next such step.
+  on the page. The notices, those that come before their steps included, are matched to
+  the steps by ``notices`` (``rev_2025_11_25_notices``).
 """
 
 from __future__ import annotations
@@ -70,11 +64,12 @@ import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Protocol
 
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.interrupts import Interrupt, carried, reraise
 from mcp_elicit.client.reaping import reap
+from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
 from mcp_elicit.errors import FormValidationError, InvalidAnswer, ProtocolViolation
@@ -83,9 +78,6 @@ from mcp_elicit.wire.jsonrpc import Notification, Request
 __all__ = ["ServerQuestions", "SessionView"]
 
 log = logging.getLogger("mcp_elicit.client")
-
-_EARLY_NOTICES: Final = 64
-_T = TypeVar("_T")
 
 
 class SessionView(Protocol):
@@ -108,7 +100,8 @@ class ServerQuestions:
         self.conn = conn
         self.session = session
         self.limits = limits
-        self._completions: dict[str, asyncio.Event] = {}
+        #: The URL steps waiting for the server's completion notices, and notices kept.
+        self.notices = CompletionNotices()
         #: How many questions each request in flight was asked, by its id.
         self._questions: dict[Any, int] = {}
         #: Questions from outside any exchange (their ids and tasks), by the one request in
@@ -119,16 +112,6 @@ class ServerQuestions:
         self._tasks: set[asyncio.Task[None]] = set()
         #: The server's requests being answered, by id (``notifications/cancelled`` finds them).
         self._answering: dict[Any, asyncio.Task[None]] = {}
-        #: ``elicitationId``s the server said were complete before anything waited for them,
-        #: each with the client's requests in flight then that it may be for.
-        self._completed: dict[str, set[Any]] = {}
-        #: ``elicitationId``s of steps over since, each with how many of the client's
-        #: requests had begun then (a notice for one is late, unless one has begun since).
-        self._over: dict[str, int] = {}
-        #: The client's requests whose replies are not handled yet (``handled``), each with
-        #: how many had begun when it did.
-        self._begun: dict[Any, int] = {}
-        self._begins = 0
         #: The task of each of the client's requests in flight, by id, and the person's
         #: Ctrl-C met while answering a question during one (see ``interrupts``).
         self._callers: dict[Any, asyncio.Task[Any]] = {}
@@ -196,8 +179,7 @@ class ServerQuestions:
     def begin(self, during: Any) -> None:
         """The client's request ``during`` (its id) is in flight, in the running task: a
         KeyboardInterrupt while answering a question during it leaves that request."""
-        self._begins += 1
-        self._begun[during] = self._begins
+        self.notices.begin(during)
         task = asyncio.current_task()
         if task is not None:
             self._callers[during] = task
@@ -235,16 +217,6 @@ class ServerQuestions:
                     task.uncancel()
             if carrier is not None:
                 reraise(carrier)
-
-    def handled(self, during: Any) -> None:
-        """The client has done with the reply to its request ``during`` (its id), a -32042
-        put to the person included: a notice kept for a step only it could be asked for is
-        dropped, and one from now on is not for it (see the rules)."""
-        self._begun.pop(during, None)
-        for eid, requests in list(self._completed.items()):
-            requests.discard(during)
-            if not requests:
-                del self._completed[eid]
 
     def _carry(self, during: Any, task: asyncio.Task[None]) -> None:
         """A question's answer ended: a KeyboardInterrupt (or SystemExit) it met is taken
@@ -285,20 +257,6 @@ class ServerQuestions:
                 "it was" if refused == 1 else "each was",
             )
 
-    def completion(self, eid: str) -> asyncio.Event:
-        """The event set when the server says the URL step ``eid`` is complete."""
-        self._over.pop(eid, None)  # a step of this id again: a notice now may be its own
-        event = self._completions.setdefault(eid, asyncio.Event())
-        if self._completed.pop(eid, None) is not None:  # the notice came first
-            event.set()
-        return event
-
-    def done_with(self, eid: str) -> None:
-        """Nothing waits for the URL step ``eid`` any more: a notice for it from now on is a
-        late one, not kept for the next step that has the same id."""
-        self._completions.pop(eid, None)
-        _remember(self._over, eid, self._begins)
-
     async def on_notification(self, message: Notification) -> None:
         """A notification of the server's, wherever it arrived: the ones about its questions
         are acted on here; each goes on to the client's callback."""
@@ -306,13 +264,7 @@ class ServerQuestions:
         if message.method == "notifications/elicitation/complete":
             eid = params.get("elicitationId")
             if isinstance(eid, str):
-                event = self._completions.get(eid)
-                since = self._over.get(eid, -1)  # a step of this id was over then: begun after
-                during = {rid for rid, begun in self._begun.items() if begun > since}
-                if event is not None:
-                    event.set()
-                elif during:  # early, for a step one of these requests is asked for
-                    _remember(self._completed, eid, during)
+                self.notices.heard(eid)
         elif message.method == "notifications/cancelled":
             rid = params.get("requestId")
             task = self._answering.get(rid) if isinstance(rid, str | int) else None
@@ -430,16 +382,16 @@ class ServerQuestions:
         eid = asked.elicitation_id if asked.mode == "url" else None
         if eid is None:
             return await self.conn.inputs.elicit(asked)
-        if eid in self._completions:
+        if self.notices.waiting(eid):
             raise ProtocolViolation(
                 f"elicitationId {quoted(eid)} is already in use by a URL step still open; each step "
                 "needs an id of its own, which its completion notice names"
             )
-        event = self.completion(eid)
+        event = self.notices.completion(eid)
         try:
             return await self.conn.inputs.elicit(replace(asked, finished=event.wait))
         finally:
-            self.done_with(eid)
+            self.notices.done_with(eid)
 
     async def refuse_early(self, request: Request) -> None:
         """Answer -32600 to a request (not a ``ping``) the server sent before the session
@@ -471,14 +423,6 @@ def _unfit(params: Mapping[str, Any]) -> str | None:
         f"URL-mode elicitation/create {how}; it must name its step with one (a string), as "
         "notifications/elicitation/complete does"
     )
-
-
-def _remember(ids: dict[str, _T], eid: str, value: _T) -> None:
-    """Add ``eid`` (with ``value``) to ``ids``, keeping the last ``_EARLY_NOTICES`` of them."""
-    ids.pop(eid, None)
-    ids[eid] = value
-    while len(ids) > _EARLY_NOTICES:
-        del ids[next(iter(ids))]
 
 
 def _forget(ids: set[Any], qid: Any, _: object) -> None:

@@ -128,7 +128,7 @@ async def url_required(
     try:
         for request in refused[:1] or requests:
             waiting.append(request.elicitation_id or request.key)
-            event = questions.completion(waiting[-1])
+            event = questions.notices.completion(waiting[-1])
             answer = await conn.inputs.elicit(request)
             if answer.get("action") != "accept":
                 said = (
@@ -140,12 +140,12 @@ async def url_required(
         for request, event in waits:
             await _until_done(conn, request, event)
             waiting.remove(request.elicitation_id or request.key)
-            questions.done_with(request.elicitation_id or request.key)
+            questions.notices.done_with(request.elicitation_id or request.key)
             if finished is not None:
                 finished.said_done(request, by_server=event.is_set())
     finally:  # however the request ended (declined, cancelled, a Ctrl-C): its steps are over
         for eid in waiting:
-            questions.done_with(eid)
+            questions.notices.done_with(eid)
 
 
 async def _until_done(conn: Connection, request: ElicitationRequest, event: asyncio.Event) -> None:
