@@ -7,6 +7,9 @@ Rules:
   -32042) is registered while the client waits for it (``completion`` to ``done_with``):
   the notice naming it sets its event, wherever the notice arrives, and the answerer
   learns it from ``ElicitationRequest.finished`` while the person is still on the page.
+  Steps of one id registered at once (two requests whose -32042s name it: a server that
+  gives a kind of step one id) share its event, and it stays registered until the last
+  of them is done with: one done first does not leave the other deaf to the notice.
 * A notice that arrives before anything waits for it (it overtook a -32042 on another
   stream, or came just before it) is kept, the last ``_EARLY_NOTICES`` of them, until the
   client has handled the replies to the requests in flight when it came (``handled``; a
@@ -33,7 +36,9 @@ class CompletionNotices:
     that came before their steps."""
 
     def __init__(self) -> None:
+        #: The event of each registered ``elicitationId``, and how many steps wait for it.
         self._completions: dict[str, asyncio.Event] = {}
+        self._waiters: dict[str, int] = {}
         #: ``elicitationId``s the server said were complete before anything waited for them,
         #: each with the client's requests in flight then that it may be for.
         self._completed: dict[str, set[Any]] = {}
@@ -69,13 +74,19 @@ class CompletionNotices:
         """The event set when the server says the URL step ``eid`` is complete."""
         self._over.pop(eid, None)  # a step of this id again: a notice now may be its own
         event = self._completions.setdefault(eid, asyncio.Event())
+        self._waiters[eid] = self._waiters.get(eid, 0) + 1
         if self._completed.pop(eid, None) is not None:  # the notice came first
             event.set()
         return event
 
     def done_with(self, eid: str) -> None:
-        """Nothing waits for the URL step ``eid`` any more: a notice for it from now on is a
-        late one, not kept for the next step that has the same id."""
+        """A URL step ``eid`` is over (one ``completion`` each). Once no step of that id
+        waits any more, a notice for it from now on is a late one, not kept for the next
+        step that has the same id."""
+        left = self._waiters.pop(eid, 0) - 1
+        if left > 0:
+            self._waiters[eid] = left
+            return
         self._completions.pop(eid, None)
         _remember(self._over, eid, self._begins)
 

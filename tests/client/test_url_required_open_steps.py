@@ -2,8 +2,10 @@
 while the client waits for them. A step that ends any way at all (the call cancelled
 while the person is shown it or while the client waits for it to be done, a later step of
 the error declined) is done with, so a later step of the same ``elicitationId`` is not
-refused as "already in use". The server is a real process over stdio
-(``hostile_server.py``, scenario ``legacy-url-steps``)."""
+refused as "already in use". Two calls whose -32042s name one id (a server that gives a
+kind of step one id) each wait for it: one of them done does not leave the other deaf to
+the server's notice. The server is a real process over stdio (``hostile_server.py``,
+scenario ``legacy-url-steps``)."""
 
 from __future__ import annotations
 
@@ -80,3 +82,29 @@ async def test_a_step_that_ended_early_leaves_its_id_free(ended: str) -> None:
     response = json.loads(out["content"][0]["text"])
     assert response.get("result") == {"action": "accept"}, response
     assert person.shown[-1] == ("t", "e0")
+
+
+async def test_two_calls_waiting_for_steps_of_one_id_both_hear_its_notice() -> None:
+    """Calls ``a`` and ``b`` each get a -32042 naming ``e0``. The person says ``a``'s step
+    is done (once ``b``'s is waiting too); ``a``'s retry makes the server say ``e0`` is
+    complete, before its result. ``b``, whose step nobody says is done, retries on that
+    notice."""
+    person = Person(waits_for="b")
+    release = person.reached("release a")
+    steps = ["legacy-url-steps", "error:e0", "error:e0", "notice:e0", "text"]
+    async with hostile(steps, "2025-11-25", person) as (client, recorder):
+        a = asyncio.ensure_future(client.call_tool("a"))
+        b: asyncio.Future[Any] | None = None
+        try:
+            await asyncio.wait_for(person.reached("waiting a").wait(), 10)
+            b = asyncio.ensure_future(client.call_tool("b"))
+            await asyncio.wait_for(person.reached("waiting b").wait(), 10)
+            release.set()
+            assert (await asyncio.wait_for(a, 10))["content"][0]["text"] == "2"
+            assert (await asyncio.wait_for(b, 10))["content"][0]["text"] == "3"
+        finally:
+            for task in (a, b):
+                if task is not None and not task.done():
+                    await _cancelled(task)
+    names = [m["params"]["name"] for m in recorder.sent if m.get("method") == "tools/call"]
+    assert names == ["a", "b", "a", "b"]
