@@ -15,6 +15,10 @@ Rules:
   pages, which is a ``ProtocolViolation``.
 * A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
   handshake revisions the server is also sent ``notifications/cancelled``.
+* A person answering while none of the call's requests is in flight (a 2026-07-28 round,
+  a -32042's URL steps) is watched against the server going away (``while_present``):
+  no exchange could say so. A server gone for good (``Transport.gone``: a stdio server
+  process exited) withdraws the questions and fails the call with ``TransportError``.
 """
 
 from __future__ import annotations
@@ -24,14 +28,15 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp_elicit.client.inputs import Inputs
+from mcp_elicit.client.interrupts import carried, outcome
 from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked
 from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
 from mcp_elicit.core.client_inputs import ServerInfo
 from mcp_elicit.core.rounds import shown_text
-from mcp_elicit.errors import ProtocolViolation, RequestTimeout
+from mcp_elicit.errors import ProtocolViolation, RequestTimeout, TransportError
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
 from mcp_elicit.wire.meta import PROTOCOL_VERSION_META_KEY
@@ -45,6 +50,7 @@ __all__ = [
     "Reply",
     "ServerRequestHandler",
     "list_pages",
+    "withdraw",
 ]
 
 log = logging.getLogger("mcp_elicit.client")
@@ -56,6 +62,8 @@ ServerRequestHandler = Callable[[Request, Exchange], Awaitable[None]]
 #: Takes the notifications that arrive on a request's own stream (default: ``notify``).
 NotificationHandler = Callable[[Notification], Awaitable[None]]
 Reply = Response | ErrorResponse | Ended
+
+T = TypeVar("T")
 
 #: The most pages a list is read to (a server naming a new cursor on every page never ends).
 MAX_PAGES = 1000
@@ -267,6 +275,30 @@ class Connection:
                     shown_text(item.method),
                 )
 
+    async def while_present(self, answer: Awaitable[T], gone_error: Callable[[str], str]) -> T:
+        """``await answer`` (a person answering while no request is in flight) in a task of
+        its own, while the server lasts: once it is gone for good (``Transport.gone``) the
+        answer is withdrawn (cancelled) and ``TransportError`` raised, saying
+        ``gone_error(why)``. A KeyboardInterrupt the answerer raises comes out here
+        (``interrupts``); an answerer that cancels its own question (``CancelledError``)
+        cancels the caller, as it would with no ``gone`` to watch."""
+        watch = getattr(self.transport, "gone", None)
+        if watch is None:  # a transport written before ``gone``: nothing to watch
+            return await answer
+        answering = asyncio.ensure_future(carried(answer))
+        gone = asyncio.ensure_future(watch())
+        went = False
+        try:
+            await asyncio.wait([answering, gone], return_when=asyncio.FIRST_COMPLETED)
+            went = gone.done()
+        finally:
+            if not answering.done():
+                await withdraw(answering)
+            gone.cancel()
+        if answering.cancelled() and went:  # withdrawn: the server went first
+            raise TransportError(gone_error(gone.result()))
+        return outcome(answering)
+
     async def notify(self, method: str, params: Mapping[str, Any]) -> None:
         if self.on_notification is None:
             return
@@ -276,6 +308,15 @@ class Connection:
                 await out
         except Exception:
             log.exception("the notification callback failed on %s", method)
+
+
+async def withdraw(answering: asyncio.Future[Any]) -> None:
+    """Take a question back from the person (the task no longer waits for it); an error
+    the answerer met before that is still raised."""
+    answering.cancel()
+    await asyncio.wait([answering])
+    if not answering.cancelled() and answering.exception() is not None:
+        outcome(answering)  # raises it
 
 
 def _revision_and_session(headers: Mapping[str, str] | None) -> tuple[str | None, str | None]:

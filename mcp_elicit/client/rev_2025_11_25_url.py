@@ -20,6 +20,9 @@ Rules:
   done with, however the request ends (a step declined, the request cancelled, a Ctrl-C
   while the person is shown a URL): a later step of the same ``elicitationId`` is one of
   its own, not refused as still open.
+* No request is in flight while the person is on the steps: a server gone for good
+  meanwhile (a stdio server process exited) withdraws them from the person and fails the
+  request with ``TransportError`` (``Connection.while_present``), as a 2026-07-28 round.
 * The steps said to be done are kept for the request (``FinishedSteps``): one the server
   asks for again was not finished when the retry went, or, when the server's own notice
   said it was complete, the server does not see it; the round limit's error names which.
@@ -35,6 +38,7 @@ from typing import Any
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
+from mcp_elicit.client.rev_2026_07_28 import to_named
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import ProtocolError, ProtocolViolation
@@ -123,10 +127,29 @@ async def url_required(
                 "the step is complete, so none was shown"
             )
     refused = [request for request in requests if conn.inputs.refuses(request)]
+    await conn.while_present(
+        _steps(conn, questions, error, refused[:1] or requests, refused=bool(refused), finished=finished),
+        lambda why: (
+            f"{origin}{to_named(conn.server)} cannot go on: {why}; its URL steps were "
+            "withdrawn from the person"
+        ),
+    )
+
+
+async def _steps(
+    conn: Connection,
+    questions: ServerQuestions,
+    error: Mapping[str, Any],
+    requests: list[ElicitationRequest],
+    *,
+    refused: bool,
+    finished: FinishedSteps | None,
+) -> None:
+    """Put each of ``requests`` to the person, then wait until each accepted is complete."""
     waits: list[tuple[ElicitationRequest, asyncio.Event]] = []
     waiting: list[str] = []  # the ids of the steps registered and not yet done with
     try:
-        for request in refused[:1] or requests:
+        for request in requests:
             waiting.append(request.elicitation_id or request.key)
             event = questions.notices.completion(waiting[-1])
             answer = await conn.inputs.elicit(request)

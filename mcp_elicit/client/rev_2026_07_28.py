@@ -46,7 +46,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Final
 
-from mcp_elicit.client.connection import Connection, list_pages
+from mcp_elicit.client.connection import Connection, list_pages, withdraw
 from mcp_elicit.client.interrupts import Interrupt, carried, outcome
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
@@ -127,25 +127,13 @@ class ModernSession:
         if not step.requests:
             return {}
         answer = self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
-        watch = getattr(self.conn.transport, "gone", None)
-        if watch is None:  # a transport written before ``gone``: nothing to watch
-            return await answer
-        answering = asyncio.ensure_future(carried(answer))
-        gone = asyncio.ensure_future(watch())
-        went = False
-        try:
-            await asyncio.wait([answering, gone], return_when=asyncio.FIRST_COMPLETED)
-            went = gone.done()
-        finally:
-            if not answering.done():
-                await _withdraw(answering)
-            gone.cancel()
-        if answering.cancelled() and went:  # withdrawn: the server went first
-            raise TransportError(
-                f"{origin}{to_named(self.conn.server)} cannot go on: {gone.result()}; its questions were "
+        return await self.conn.while_present(
+            answer,
+            lambda why: (
+                f"{origin}{to_named(self.conn.server)} cannot go on: {why}; its questions were "
                 "withdrawn from the person"
-            )
-        return outcome(answering)
+            ),
+        )
 
     async def follow_task(self, method: str, created: Mapping[str, Any], origin: Origin) -> dict[str, Any]:
         """Follow the task ``method`` became to its end; the result it completed with."""
@@ -186,7 +174,7 @@ class ModernSession:
                 if isinstance(step, Complete):
                     return step.result
                 if answering is not None and not asking & step.outstanding:
-                    await _withdraw(answering)
+                    await withdraw(answering)
                     answering = None
                 if answering is None and step.requests:
                     asked += len(step.requests)
@@ -310,15 +298,6 @@ async def _until(delay: float, moved: asyncio.Event, answering: asyncio.Future[A
     finally:
         heard.cancel()
     return answering is not None and answering.done()
-
-
-async def _withdraw(answering: asyncio.Future[Any]) -> None:
-    """Take a question back from the person (the task no longer waits for it); an error
-    the answerer met before that is still raised."""
-    answering.cancel()
-    await asyncio.wait([answering])
-    if not answering.cancelled() and answering.exception() is not None:
-        outcome(answering)  # raises it
 
 
 def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:

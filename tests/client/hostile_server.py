@@ -164,7 +164,7 @@ def scenario(request: dict[str, Any]) -> None:
     elif SCENARIO == "legacy-url-steps":  # request i does argv[2 + i] (the last one past the end)
         step = sys.argv[2:][min(count, len(sys.argv) - 3)]
         what, _, ids = step.partition(":")
-        if what == "error":  # -32042 listing the URL steps of these ids ("error:e0,e1")
+        if what in ("error", "gone"):  # -32042 listing the URL steps of these ids ("error:e0,e1")
             urls = [
                 {
                     "mode": "url",
@@ -176,6 +176,8 @@ def scenario(request: dict[str, Any]) -> None:
             ]
             error = {"code": -32042, "message": "URL elicitation required", "data": {"elicitations": urls}}
             send({"jsonrpc": "2.0", "id": request["id"], "error": error})
+            if what == "gone":  # and then the process ends
+                sys.exit(3)
         elif what == "ask":  # a URL-mode question of this id; the call's result: its response
             asking = request
             ask = {**URL_ASK, "url": f"https://example.com/{ids}", "elicitationId": ids}

@@ -19,21 +19,25 @@ import pytest
 from client.hostile import hostile
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.errors import ProtocolError
+from mcp_elicit.errors import ProtocolError, TransportError
 
 pytestmark = pytest.mark.anyio
 
 
 class Person:
     """Accepts every URL but ``e1`` (declined); ``stuck`` says where the first step stops
-    for good ("shown": on its page, "waiting": before saying it is done), until cancelled.
+    for good ("shown": on its page, "waiting": before saying it is done), until cancelled,
+    or with ``interrupt`` raises KeyboardInterrupt there (a Ctrl-C in ``input()``).
     ``at`` is set when it gets there. Later steps are accepted and said done at once, except
     for ``waits_for``'s call (``origin.target``), whose step is never said done."""
 
     modes = frozenset({"form", "url"})
 
-    def __init__(self, stuck: str | None = None, waits_for: str | None = None) -> None:
+    def __init__(
+        self, stuck: str | None = None, waits_for: str | None = None, *, interrupt: bool = False
+    ) -> None:
         self.stuck = stuck
+        self.interrupt = interrupt
         self.waits_for = waits_for
         self.shown: list[tuple[str, str | None]] = []
         self.at: dict[str, asyncio.Event] = {}
@@ -45,16 +49,23 @@ class Person:
         self.shown.append((request.origin.target or "", request.elicitation_id))
         self.reached(f"shown {request.origin.target}").set()
         if self.stuck == "shown" and len(self.shown) == 1:
-            await asyncio.Event().wait()
+            await self._stop()
         return ElicitAnswer("decline" if request.elicitation_id == "e1" else "accept")
 
     async def url_done(self, request: ElicitationRequest) -> None:
         self.reached(f"waiting {request.origin.target}").set()
-        if (self.stuck == "waiting" and len(self.shown) == 1) or request.origin.target == self.waits_for:
+        if self.stuck == "waiting" and len(self.shown) == 1:
+            await self._stop()
+        if request.origin.target == self.waits_for:
             await asyncio.Event().wait()
         release = self.at.get(f"release {request.origin.target}")
         if release is not None:
             await release.wait()
+
+    async def _stop(self) -> None:
+        if self.interrupt:
+            raise KeyboardInterrupt
+        await asyncio.Event().wait()
 
 
 async def _cancelled(task: asyncio.Future[Any]) -> None:
@@ -63,20 +74,26 @@ async def _cancelled(task: asyncio.Future[Any]) -> None:
         await task
 
 
-@pytest.mark.parametrize("ended", ["cancelled-shown", "cancelled-waiting", "later-declined"])
+@pytest.mark.parametrize("ended", ["cancelled-shown", "cancelled-waiting", "ctrl-c-shown", "later-declined"])
 async def test_a_step_that_ended_early_leaves_its_id_free(ended: str) -> None:
     """The first call's -32042 names ``e0`` (and ``e1``, declined, for ``later-declined``);
-    that call ends before ``e0`` is complete. The second call's server asks a URL question
-    of ``e0``: the person answers it, not refused as a step still open."""
+    that call ends before ``e0`` is complete (cancelled, or left by the person's Ctrl-C).
+    The second call's server asks a URL question of ``e0``: the person answers it, not
+    refused as a step still open."""
     first = "error:e0,e1" if ended == "later-declined" else "error:e0"
-    person = Person(stuck=ended.removeprefix("cancelled-") if ended != "later-declined" else None)
+    how, _, where = ended.rpartition("-")
+    person = Person(stuck=where if how else None, interrupt=how == "ctrl-c")
     async with hostile(["legacy-url-steps", first, "ask:e0"], "2025-11-25", person) as (client, _):
-        call = asyncio.ensure_future(client.call_tool("t"))
         if ended == "later-declined":
             with pytest.raises(ProtocolError, match="declin"):
-                await asyncio.wait_for(call, 10)
+                await asyncio.wait_for(client.call_tool("t"), 10)
+        elif how == "ctrl-c":  # in this task: a KeyboardInterrupt out of a task of its own ends the loop
+            with pytest.raises(KeyboardInterrupt):
+                async with asyncio.timeout(10):
+                    await client.call_tool("t")
         else:
-            await asyncio.wait_for(person.reached(f"{ended.removeprefix('cancelled-')} t").wait(), 10)
+            call = asyncio.ensure_future(client.call_tool("t"))
+            await asyncio.wait_for(person.reached(f"{where} t").wait(), 10)
             await _cancelled(call)
         out = await asyncio.wait_for(client.call_tool("t"), 10)
     response = json.loads(out["content"][0]["text"])
@@ -108,3 +125,16 @@ async def test_two_calls_waiting_for_steps_of_one_id_both_hear_its_notice() -> N
                     await _cancelled(task)
     names = [m["params"]["name"] for m in recorder.sent if m.get("method") == "tools/call"]
     assert names == ["a", "b", "a", "b"]
+
+
+@pytest.mark.parametrize("where", ["shown", "waiting"])
+async def test_a_server_gone_while_the_person_is_on_a_step_ends_the_call(where: str) -> None:
+    """The server process exits right after its -32042: the person, on the step's page
+    (``shown``) or not yet saying it is done (``waiting``), is not kept there for ever
+    (no notice can come, nor a retry be answered); the call fails saying the server went,
+    as a 2026-07-28 round's does."""
+    person = Person(stuck=where)
+    async with hostile(["legacy-url-steps", "gone:e0"], "2025-11-25", person) as (client, _):
+        with pytest.raises(TransportError, match=r"exited with code 3"):
+            await asyncio.wait_for(client.call_tool("t"), 20)
+    assert person.shown == [("t", "e0")]
