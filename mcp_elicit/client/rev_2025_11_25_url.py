@@ -23,6 +23,8 @@ Rules:
 * No request is in flight while the person is on the steps: a server gone for good
   meanwhile (a stdio server process exited) withdraws them from the person and fails the
   request with ``TransportError`` (``Connection.while_present``), as a 2026-07-28 round.
+  A KeyboardInterrupt the answerer raises, on a step's page or while the person says when
+  it is done (``url_done``), leaves the request (``interrupts``), not the event loop.
 * The steps said to be done are kept for the request (``FinishedSteps``): one the server
   asks for again was not finished when the retry went, or, when the server's own notice
   said it was complete, the server does not see it; the round limit's error names which.
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.client.connection import Connection
+from mcp_elicit.client.interrupts import Interrupt, carried, reraise
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2026_07_28 import to_named
@@ -174,9 +177,12 @@ async def _steps(
 async def _until_done(conn: Connection, request: ElicitationRequest, event: asyncio.Event) -> None:
     if event.is_set():
         return
-    done = asyncio.ensure_future(conn.inputs.url_done(request))
+    done = asyncio.ensure_future(carried(conn.inputs.url_done(request)))
     heard = asyncio.ensure_future(event.wait())
     try:
         await asyncio.wait({done, heard}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        await reap(done, heard, failures=True)
+        try:
+            await reap(done, heard, failures=True)
+        except Interrupt as exc:  # a Ctrl-C while the person says when they are done
+            reraise(exc)

@@ -74,7 +74,9 @@ async def _cancelled(task: asyncio.Future[Any]) -> None:
         await task
 
 
-@pytest.mark.parametrize("ended", ["cancelled-shown", "cancelled-waiting", "ctrl-c-shown", "later-declined"])
+@pytest.mark.parametrize(
+    "ended", ["cancelled-shown", "cancelled-waiting", "ctrl-c-shown", "ctrl-c-waiting", "later-declined"]
+)
 async def test_a_step_that_ended_early_leaves_its_id_free(ended: str) -> None:
     """The first call's -32042 names ``e0`` (and ``e1``, declined, for ``later-declined``);
     that call ends before ``e0`` is complete (cancelled, or left by the person's Ctrl-C).
