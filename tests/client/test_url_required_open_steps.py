@@ -1,10 +1,11 @@
 """2025-11-25: the URL steps of a -32042 are registered for their completion notices only
-while the client waits for them. A step that ends any way at all (the call cancelled
-while the person is shown it or while the client waits for it to be done, a later step of
-the error declined) is done with, so a later step of the same ``elicitationId`` is not
-refused as "already in use". Two calls whose -32042s name one id (a server that gives a
-kind of step one id) each wait for it: one of them done does not leave the other deaf to
-the server's notice. The server is a real process over stdio (``hostile_server.py``,
+while the client waits for them. A step that ends any way at all (the call cancelled, or
+left by the person's Ctrl-C, while the person is shown it or while the client waits for
+it to be done; a later step of the error declined) is done with, so a later step of the
+same ``elicitationId`` is not refused as "already in use". Two calls whose -32042s name
+one id (a server that gives a kind of step one id) each wait for it: one of them done
+does not leave the other deaf to the server's notice. A server gone while the person is
+on a step ends the call. The server is a real process over stdio (``hostile_server.py``,
 scenario ``legacy-url-steps``)."""
 
 from __future__ import annotations
