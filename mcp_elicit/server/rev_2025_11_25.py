@@ -33,9 +33,13 @@ Rules:
   a value JSON cannot carry or a step whose ``_meta`` is not an object or has a
   ``progressToken`` neither a string nor an integer (logged; the request is answered all
   the same). A -32042 whose steps were made but that is not sent (its handler caught it
-  and went on, failed or raised another; it could not be encoded) leaves the session
-  waiting on none of their ids; caught and raised again (the error, a copy of it, the
-  same step asked again), its steps keep the ids they were given.
+  and went on, failed or raised another; it could not be encoded; the client cancelled
+  the request) leaves the session waiting on none of their ids; caught and raised again
+  (the error, a copy of it, the same step asked again), its steps keep the ids they were
+  given, unless the handler changed a step's id in it (the session then waits on the id
+  sent) or the session stopped waiting on one meanwhile (completed by the app, say: the
+  step is then waited on anew). Withdrawing a step never ends one that another request
+  sent under the same id since.
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
@@ -110,6 +114,8 @@ class SessionAsker(InPlaceAsker):
         self.ended = False
         #: The -32042 this asker made (``url_required``), sent as it is.
         self.required: URLElicitationRequired | None = None
+        #: The ids its steps were given (the session waits on them while ``holds`` says so).
+        self._made: list[str] = []
         #: The handler's context (``Dispatch`` sets it): its own -32042's steps are made by it.
         self.context: Context | None = None
 
@@ -150,24 +156,36 @@ class SessionAsker(InPlaceAsker):
         """The params of a -32042's steps ``asks``, each with the ``elicitationId`` the
         session then waits on. They replace the -32042 this asker made before, if any (its
         handler caught it and raises, or asks, again; it was never sent): a step under the
-        id a step of that one was sent with keeps it (the same step under the same id, not
-        registered twice with a suffix), and the session stops waiting on the others."""
-        earlier = {p["elicitationId"]: p for p in self._made()}
-        kept = [earlier.pop(a.params.get("elicitationId"), None) for a in asks]
-        for params in earlier.values():
-            self.session.abandon(params["elicitationId"])
+        id a step of that one was given keeps it while the session still waits on it for
+        this asker (the same step under the same id, not registered twice with a suffix),
+        and the session stops waiting on the others. The ids are this asker's record, not
+        the error's ``data``, which the handler may have changed."""
+        earlier = [i for i in self._made if self.session.holds(i, self)]
+        kept: list[str | None] = []
+        for ask in asks:
+            given = ask.params.get("elicitationId")
+            kept.append(given if given in earlier else None)
+            if given in earlier:
+                earlier.remove(given)
+        for sent_as in earlier:
+            self.session.withdraw(sent_as, self)
         self.required = None
-        return [
-            self._prepare(a) if k is None else {**a.params, "elicitationId": k["elicitationId"]}
+        steps = [
+            self._prepare(a) if k is None else {**a.params, "elicitationId": k}
             for a, k in zip(asks, kept, strict=True)
         ]
-
-    def _made(self) -> list[dict[str, Any]]:
-        """The params of the steps of the -32042 this asker made, if any."""
-        if self.required is None:
-            return []
-        steps: list[dict[str, Any]] = self.required.data["elicitations"]
+        self._made = [p["elicitationId"] for p in steps]
         return steps
+
+    def as_made(self, error: URLElicitationRequired) -> bool:
+        """Whether ``error`` is the -32042 this asker made, its steps still under the ids
+        they were given (the handler may have changed them in the error it caught)."""
+        if error is not self.required:
+            return False
+        steps = error.data.get("elicitations") if isinstance(error.data, Mapping) else None
+        if not isinstance(steps, list) or not all(isinstance(s, Mapping) for s in steps):
+            return False
+        return [s.get("elicitationId") for s in steps] == self._made
 
     def unsent(self) -> None:
         """The -32042 this asker made is not the request's answer (the handler went on,
@@ -179,14 +197,15 @@ class SessionAsker(InPlaceAsker):
         """The request's params: a URL step gets its ``elicitationId`` (kept by the session)."""
         params = dict(ask.params)
         if params.get("mode") == "url":
-            params["elicitationId"] = self.session.expect(params.get("elicitationId") or str(uuid.uuid4()))
+            given = params.get("elicitationId") or str(uuid.uuid4())
+            params["elicitationId"] = self.session.expect(given, self)
         return params
 
     def _ended(self, ask: Ask, prepared: Any, answer: Any) -> None:
         """A URL step not accepted (declined, cancelled, unanswered) will not complete."""
         params: dict[str, Any] = prepared
         if params.get("mode") == "url" and (not isinstance(answer, dict) or answer.get("action") != "accept"):
-            self.session.abandon(params["elicitationId"])
+            self.session.withdraw(params["elicitationId"], self)
 
     async def _exchange(self, ask: Ask, prepared: Any, note: str | None) -> Any:
         params: dict[str, Any] = prepared
@@ -362,15 +381,16 @@ async def _dispatch(
     try:
         return await server.handle(_call(message, session), channel=channel, principal=principal, asker=asker)
     except URLElicitationRequired as exc:  # the handler's own, caught here: no layer of its own
-        if exc is asker.required or asker.context is None:  # ctx.require_url's, made so already
-            sent = exc is asker.required and _encodable(exc)
+        if asker.as_made(exc) or asker.context is None:  # ctx.require_url's, made so already
+            sent = asker.as_made(exc) and _encodable(exc)
             raise
         required = asker.own_url_required(asker.context, exc)
         sent = _encodable(required)
         raise required from None
     finally:  # a Context kept past its request asks nothing on the request's ended stream
         asker.ended = True
-        if not sent:  # steps made but never sent: nothing will complete them
+        # steps made but never sent (nor answered: the client cancelled the request)
+        if not sent or message.id in session.cancelled:
             asker.unsent()
 
 

@@ -107,6 +107,9 @@ class Session:
         self.elicitations: dict[str, list[str]] = {}
         #: The id the handler gave, of each id sent and not yet finished.
         self._sent_for: dict[str, str] = {}
+        #: Who asked each id sent and not yet finished (``expect``'s ``owner``): an id freed
+        #: (completed, say) and sent again by another request is no longer the first's.
+        self._owners: dict[str, object] = {}
         self.pending: dict[jsonrpc.RequestId, asyncio.Future[dict[str, Any]]] = {}
         self.inflight: dict[jsonrpc.RequestId, asyncio.Task[Any]] = {}
         #: Requests the client cancelled (``notifications/cancelled``): no response is sent.
@@ -230,12 +233,13 @@ class Session:
 
     # ---- URL elicitations ------------------------------------------------------------
 
-    def expect(self, elicitation_id: str) -> str:
-        """A URL elicitation is asked under ``elicitation_id``: the id to send it with, whose
-        completion is then awaited. That is ``elicitation_id`` itself unless a question
-        still waiting was sent with it; then a new one, ``elicitation_id`` with a random
-        suffix. Past ``MAX_ELICITATIONS`` ids, the least recently sent one is forgotten
-        (its completion notice, which is optional, is then not sent)."""
+    def expect(self, elicitation_id: str, owner: object = None) -> str:
+        """A URL elicitation is asked under ``elicitation_id`` (by ``owner``, its asker):
+        the id to send it with, whose completion is then awaited. That is
+        ``elicitation_id`` itself unless a question still waiting was sent with it; then a
+        new one, ``elicitation_id`` with a random suffix. Past ``MAX_ELICITATIONS`` ids, the
+        least recently sent one is forgotten (its completion notice, which is optional, is
+        then not sent)."""
         sent_as = elicitation_id
         if sent_as in self._sent_for:
             sent_as = f"{elicitation_id}#{secrets.token_hex(8)}"
@@ -243,12 +247,24 @@ class Session:
         sent.append(sent_as)
         self.elicitations[elicitation_id] = sent
         self._sent_for[sent_as] = elicitation_id
+        self._owners[sent_as] = owner
         while len(sent) > MAX_ELICITATIONS:
-            del self._sent_for[sent.pop(0)]
+            self._forget(sent.pop(0))
         while len(self.elicitations) > MAX_ELICITATIONS:
             for forgotten in self.elicitations.pop(next(iter(self.elicitations))):
-                del self._sent_for[forgotten]
+                self._forget(forgotten)
         return sent_as
+
+    def holds(self, sent_as: str, owner: object) -> bool:
+        """Whether the question ``owner`` sent as ``sent_as`` is still waited on: not once
+        it finished, even if another question was sent under that id since."""
+        return sent_as in self._sent_for and self._owners.get(sent_as) is owner
+
+    def withdraw(self, sent_as: str, owner: object) -> None:
+        """``abandon`` the question ``owner`` sent as ``sent_as``, if it is still waited on
+        (``holds``); a question sent under that id since is another's, and left alone."""
+        if self.holds(sent_as, owner):
+            self.abandon(sent_as)
 
     def abandon(self, elicitation_id: str) -> None:
         """One question ended without its page (declined, cancelled, unanswered in time,
@@ -260,7 +276,7 @@ class Session:
             if not sent_as:
                 return
             given, elicitation_id = elicitation_id, sent_as[0]
-        del self._sent_for[elicitation_id]
+        self._forget(elicitation_id)
         sent = self.elicitations[given]
         sent.remove(elicitation_id)
         if not sent:
@@ -271,8 +287,12 @@ class Session:
         waits any more. The ids they were sent with, least recently sent first."""
         sent = self.elicitations.pop(elicitation_id, [])
         for sent_as in sent:
-            del self._sent_for[sent_as]
+            self._forget(sent_as)
         return sent
+
+    def _forget(self, sent_as: str) -> None:
+        del self._sent_for[sent_as]
+        del self._owners[sent_as]
 
     # ---- the standalone stream -------------------------------------------------
 
