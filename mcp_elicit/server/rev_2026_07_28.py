@@ -5,8 +5,10 @@ Rules: a question whose answer is in hand (in the sealed state, or fresh and val
 every unanswered question of the batch. An elicitation answer that does not fit is asked
 again once, as on 2025-11-25 (``server/asking.py``); the second that does not fit is
 ``cancel``, logged after the round as there (the core's ``Replay`` decides; the sealed
-state says which questions were asked again), once the round goes on: not when it fails
-(-32602 over another question's answer, say), since the client sends that round again.
+state says which questions were asked again), unless the round is refused over the
+client's answers (-32602 over another question's answer, say), since the client sends
+that round again; a round that ends otherwise (its handler failed, the task it became
+was cancelled) is not sent again, and logs it.
 A tampered, expired or foreign ``requestState`` fails the request before the handler
 runs, even when the handler would ask nothing; the client is told only that, the log says
 why (a warning; an expired state is info).
@@ -174,7 +176,7 @@ async def run_replayed(
         replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
     asker.replay = replay
     asker.main_task = asyncio.current_task()
-    went_on = True  # the round ended with a result: what it gave up as cancel is logged
+    went_on = True  # not refused over the client's answers: what it gave up as cancel is logged
     try:  # the round, ended however it ends
         try:
             value = await handler(*args)
@@ -206,14 +208,11 @@ async def run_replayed(
         if binding is None:
             binding = binding_for(method, params, principal)
         return replay.input_required(sealer=sealer, binding=binding, now=now())
-    except BaseException as exc:  # the round failed: the client sends it again, nothing was cancelled
-        went_on = False
-        if (
-            isinstance(exc, InvalidParams)
-            and spent is not None
-            and binding is not None
-            and exc is replay.refusal
-        ):
+    except InvalidParams as exc:
+        # refused over the client's answers: it sends the round again, nothing was cancelled.
+        # Any other end (a cancellation, say, of the task the round became) is no retry.
+        went_on = exc is not replay.refusal
+        if spent is not None and binding is not None and exc is replay.refusal:
             exc.data = _renewed(spent, binding, sealer, now())  # a stand-in for the spent state
         raise
     finally:

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from mcp_elicit import Context, Form, KeyRing, Server, String
@@ -20,6 +21,8 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import DROP, McpHttp, meta
 from support.procs import uvicorn_server
+from support.tasks import TASKS
+from support.waiting import eventually
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -56,6 +59,22 @@ def build(store: MemoryStore) -> Server:
             ctx.sample("Say hi", max_tokens=5, key="hi"),
         )
         return f"{name.action} {getattr(reply.content, 'text', '?')}"
+
+    @app.tool(task="optional")
+    async def form_then_task(ctx: Context) -> str:
+        """A form, then the rest as a task that waits until it is cancelled."""
+        name = await ctx.elicit("Name?", Form(name=String(max_length=3)), key="name")
+        await ctx.start_task(f"working ({name.action})")
+        await asyncio.Event().wait()
+        return "unreachable"
+
+    @app.prompt()
+    async def named(ctx: Context) -> str:
+        """A form whose answer the prompt cannot do without."""
+        name = await ctx.elicit("Name?", Form(name=String(max_length=3)), key="name")
+        if name.action != "accept":
+            raise RuntimeError("no name to greet")
+        return "hi"
 
     @app.tool(single_use_state=True)
     async def once(ctx: Context) -> str:
@@ -222,3 +241,57 @@ async def test_a_form_given_up_is_logged_as_cancel_only_when_its_round_goes_on(
         assert done["content"][0]["text"] == "cancel hi", done
         said = [r.getMessage() for r in caplog.records]
         assert sum(cancelled in m for m in said) == 1, said
+
+
+async def test_a_form_given_up_before_its_request_became_a_task_is_logged_though_the_task_is_cancelled(
+    mcp: McpHttp, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The round that gave the form up as cancel went on: the handler got ``cancel`` and
+    became a task, and the request was answered with it. Cancelling the task later ends
+    that round's code with a cancellation, which is no failure of the round (nothing will
+    send it again): the cancel is logged all the same, once."""
+    cancelled = "did not fit the form twice (in name); treating it as cancel"
+    unfit = {"action": "accept", "content": {"name": "far too long"}}
+    caps = meta({"elicitation": {"form": {}}, "extensions": {TASKS: {}}})
+
+    async def call_task(**extra: Any) -> dict[str, Any]:
+        reply = await mcp.call("form_then_task", extra=extra, meta_=caps)
+        assert reply.status == 200, reply.body
+        return reply.result
+
+    first = await call_task()
+    again = await call_task(requestState=first["requestState"], inputResponses={"name": unfit})
+    assert set(again["inputRequests"]) == {"name"}, again
+    with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+        task = await call_task(requestState=again["requestState"], inputResponses={"name": unfit})
+        task_id = task["task"]["taskId"] if "task" in task else task["taskId"]
+        message, headers = mcp.build("tasks/cancel", {"taskId": task_id}, meta_=caps)
+        # an extension's method, which the wire checker does not know: posted as it is
+        reply = await mcp.client.post(
+            mcp.url, content=orjson.dumps(message), headers={**headers, "Mcp-Name": task_id}
+        )
+        assert reply.status_code == 200 and "result" in reply.text, reply.text
+        await eventually(lambda: cancelled in caplog.text, "the cancel to be logged")
+        assert caplog.text.count(cancelled) == 1, caplog.text
+
+
+async def test_a_form_given_up_is_logged_when_its_prompt_then_fails(
+    mcp: McpHttp, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The prompt's handler got ``cancel`` and failed over it (-32603): that answer is the
+    request's last, not a round the client corrects and sends again, so the cancel it was
+    given is logged."""
+    cancelled = "did not fit the form twice (in name); treating it as cancel"
+    unfit = {"action": "accept", "content": {"name": "far too long"}}
+
+    async def get(**extra: Any) -> dict[str, Any]:
+        reply = await mcp.request("prompts/get", {"name": "named", **extra}, meta_=meta(CAPABILITIES))
+        return reply.message.get("result") or reply.error
+
+    first = await get()
+    again = await get(requestState=first["requestState"], inputResponses={"name": unfit})
+    assert set(again["inputRequests"]) == {"name"}, again
+    with caplog.at_level(logging.INFO, logger="mcp_elicit.server"):
+        error = await get(requestState=again["requestState"], inputResponses={"name": unfit})
+        assert error.get("code") == -32603, error
+    assert caplog.text.count(cancelled) == 1, caplog.text
