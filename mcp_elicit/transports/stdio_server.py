@@ -73,7 +73,7 @@ class _Lines:
         self.ended = False
 
     async def notify(self, method: str, params: dict[str, Any]) -> None:
-        if not self.ended and not (self._task is not None and self._task.cancelling()):
+        if not self.ended and not (self._task is not None and self._task in self._out.given_up):
             await self._out.write(jsonrpc.encode_notification(method, params))
 
     async def send(self, message: bytes) -> None:
@@ -124,6 +124,10 @@ class StdioServer:
         #: Requests in flight at most (their answers written or not); one more is refused.
         self.max_in_flight = max_in_flight
         self._tasks: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
+        #: The tasks of requests given up (cancelled by the client, or still running after
+        #: stdin's grace), never answered: not the tasks whose ``cancelling()`` is raised,
+        #: which Python 3.11 leaves so after a ``TaskGroup`` whose child failed.
+        self.given_up: set[asyncio.Task[None]] = set()
         #: The handshake session, once a 2025-11-25 (or earlier) client sent initialize.
         self.session: Session | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -253,6 +257,7 @@ class StdioServer:
                     ", ".join(repr(rid) for rid in running[:10]),
                 )
             for task in still:
+                self.given_up.add(task)
                 task.cancel()
         if self._pushing is not None:
             self._pushing.cancel()
@@ -382,8 +387,9 @@ class StdioServer:
             self.session.resolve(message)
 
     def _forget(self, rid: jsonrpc.RequestId) -> Callable[[asyncio.Task[None]], None]:
-        def forget(_task: asyncio.Task[None]) -> None:
+        def forget(task: asyncio.Task[None]) -> None:
             self._tasks.pop(rid, None)
+            self.given_up.discard(task)
 
         return forget
 
@@ -392,11 +398,13 @@ class StdioServer:
             self.session.initialized = True
         elif method == "notifications/cancelled":
             rid = params.get("requestId")
-            if self.session is not None and self.session.cancel(rid):
-                return
             task = None
             if isinstance(rid, (str, int)) and not isinstance(rid, bool):  # true is not the id 1
                 task = self._tasks.get(rid)
+            if task is not None:
+                self.given_up.add(task)
+            if self.session is not None and self.session.cancel(rid):
+                return
             if task is not None:
                 log.info("request %r cancelled by the client", rid)
                 task.cancel()
@@ -417,8 +425,7 @@ class StdioServer:
         finally:  # work the handler left behind sends nothing more for this request
             channel.ended = True
             self._running.discard(message.id)
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
+        if asyncio.current_task() in self.given_up:
             return  # cancelled, and its handler returned anyway: the client gave it up
         if payload is not None:
             await self.write(payload)
