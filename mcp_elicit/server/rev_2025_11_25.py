@@ -18,9 +18,10 @@ Rules:
   client deleted the session (HTTP ``DELETE``: its own doing), -32603 when the server
   ended it (shutting down).
 * A request the client cancels (``notifications/cancelled``) is not answered, even when its
-  handler catches the cancellation and returns all the same, and asks nothing more: a
-  question its handler asks after it is not sent (an elicitation reads as ``cancel``,
-  sampling and roots fail the handler). The session keeps no trace of it.
+  handler catches the cancellation and returns (or fails, a -32042 included) all the same,
+  and asks nothing more: a question its handler asks after it is not sent (an elicitation
+  reads as ``cancel``, sampling and roots fail the handler). The session keeps no trace of
+  it.
 * URL-mode elicitations carry an ``elicitationId`` (generated when the handler gives
   none; made unique when one the session still waits on has the handler's), remembered by
   the session so ``notifications/elicitation/complete`` reaches only the sessions that
@@ -277,6 +278,7 @@ async def respond_in_session(
     task = asyncio.current_task()
     if task is not None:
         session.inflight[message.id] = task
+    failed: bytes | None = None  # the error that answers the request, when it failed
     try:
         result = await _dispatch(server, message, session, channel, principal)
     except asyncio.CancelledError:
@@ -293,27 +295,29 @@ async def respond_in_session(
         task.uncancel()
         return jsonrpc.encode_error(message.id, _ended_with(message, session))
     except ResourceNotFound as exc:  # these revisions name -32002 for it
-        return jsonrpc.encode_error(message.id, exc.for_handshake())
+        failed = jsonrpc.encode_error(message.id, exc.for_handshake())
     except ProtocolError as exc:
         try:
-            return jsonrpc.encode_error(message.id, exc)
+            failed = jsonrpc.encode_error(message.id, exc)
         except TypeError:  # a value JSON cannot carry in its data (a handler's own -32042's)
             log.exception("request %r (%s): the error could not be encoded", message.id, message.method)
-            return jsonrpc.encode_error(message.id, InternalError("Internal error"))
+            failed = jsonrpc.encode_error(message.id, InternalError("Internal error"))
     except (ReplayMismatchError, FormSchemaError, ToolError, TransportError) as exc:  # said on purpose
         log.error("request %r (%s): %s", message.id, message.method, exc)
-        return jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}"))
+        failed = jsonrpc.encode_error(message.id, InternalError(f"Internal error: {exc}"))
     except Exception:
         log.exception("request %r (%s) failed", message.id, message.method)
-        return jsonrpc.encode_error(message.id, InternalError("Internal error"))
+        failed = jsonrpc.encode_error(message.id, InternalError("Internal error"))
     finally:
         session.inflight.pop(message.id, None)
         ignored = message.id in session.cancelled  # its handler caught the cancellation
         session.cancelled.discard(message.id)
-    if ignored and task is not None:  # and returned all the same: nothing is sent
+    if ignored and task is not None:  # and returned (or failed) all the same: nothing is sent
         task.uncancel()
         log.info("request %r cancelled by the client; what its handler returned is dropped", message.id)
         return None
+    if failed is not None:
+        return failed
     try:
         return jsonrpc.encode_result(message.id, result)
     except TypeError:  # a value JSON cannot carry got into the result

@@ -37,6 +37,15 @@ def build() -> Server:
             return f"asked again: {again.action}"
         return "answered"
 
+    @app.tool()
+    async def stubborn_step(ctx: Context) -> str:
+        """Asks a URL step (-32042) when cancelled."""
+        try:
+            await ctx.elicit("Name?", Form(name=String()))
+        except asyncio.CancelledError:
+            await ctx.require_url("Connect", "https://example.com/c", elicitation_id="e-7")
+        return "answered"
+
     return app
 
 

@@ -252,3 +252,22 @@ async def test_a_cancelled_request_asks_the_person_nothing_more(
                 "params": {"requestId": question["id"], "reason": "the request it belongs to ended"},
             }
         ]
+
+
+async def test_a_cancelled_request_whose_handler_then_asks_a_url_step_gets_no_answer(
+    session: Session, wire_2025: WireChecker
+) -> None:
+    """The client cancels a tool call; its handler catches the cancellation and asks a URL
+    step, which ends the request with -32042. The client has given the request up: as for
+    a handler that returns, nothing answers it, and the session waits on no step."""
+    async with session.http.stream(
+        "POST", session.url, json=session.call("stubborn_step"), headers=session.headers()
+    ) as stream:
+        events = _events(stream)
+        question = await anext(events)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+        assert (await session.post(cancel)).status_code == 202
+        async with asyncio.timeout(5):
+            rest = [message async for message in events]
+    assert [m.get("method") for m in rest] == ["notifications/cancelled"], rest
+    assert rest[0]["params"]["requestId"] == question["id"]
