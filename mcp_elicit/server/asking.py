@@ -19,9 +19,16 @@ import logging
 from typing import Any, TypeVar
 
 from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
-from mcp_elicit.errors import InvalidAnswer, ToolError
+from mcp_elicit.errors import (
+    FormSchemaError,
+    InvalidAnswer,
+    InvalidParams,
+    ProtocolError,
+    ReplayMismatchError,
+    ToolError,
+)
 
-__all__ = ["InPlaceAsker", "Refused", "answer_within", "give_up"]
+__all__ = ["EXCHANGE_ERRORS", "InPlaceAsker", "Refused", "answer_within", "give_up", "raise_exchange_error"]
 
 log = logging.getLogger("mcp_elicit.server")
 T = TypeVar("T")
@@ -103,6 +110,28 @@ class InPlaceAsker:
                     return give_up(ask, f"the client's answer to {ask.method} was invalid: {exc}", exc)
                 note = f"Your previous answer was not accepted: {exc}."
         raise AssertionError("unreachable")
+
+
+#: What a question raises that fails the request rather than the handler (``Tool.failed``
+#: raises them again).
+EXCHANGE_ERRORS = (ProtocolError, ReplayMismatchError, FormSchemaError)
+
+
+def raise_exchange_error(
+    group: BaseExceptionGroup[BaseException], refusal: InvalidParams | None = None
+) -> None:
+    """Raise the error a question asked from a sibling task (``asyncio.TaskGroup``) failed
+    the request with, as the handler's own task would have: a refused answer (2026-07-28's
+    ``refusal`` of the round, which a single-use round renews, first), a capability the
+    client did not declare, a question changed between rounds, a URL step (2025-11-25's
+    -32042). Nothing when ``group`` holds none: it is the handler's own failure."""
+    failed = group.subgroup(lambda e: isinstance(e, EXCHANGE_ERRORS))
+    if failed is None:
+        return
+    if refusal is not None and failed.subgroup(lambda e: e is refusal) is not None:
+        raise refusal from None
+    first = _first(failed)
+    raise first from None
 
 
 def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:

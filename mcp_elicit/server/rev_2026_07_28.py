@@ -39,17 +39,14 @@ from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask, InputRequired, Replay, binding_for
 from mcp_elicit.errors import (
-    FormSchemaError,
     InvalidParams,
     InvalidRequest,
     InvalidRequestState,
-    ProtocolError,
-    ReplayMismatchError,
     ToolError,
     URLElicitationRequired,
 )
 from mcp_elicit.sealing import Binding, StateSealer, key_id
-from mcp_elicit.server.asking import give_up
+from mcp_elicit.server.asking import give_up, raise_exchange_error
 from mcp_elicit.server.key_file import MISSING_KEY
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
@@ -193,7 +190,7 @@ async def run_replayed(
                 return outcome.failed(failure)
         except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
             if isinstance(exc, ExceptionGroup):  # unless a sibling's question failed the request
-                _raise_exchange_error(exc, replay.refusal)
+                raise_exchange_error(exc, replay.refusal)
             if outcome is None:
                 raise
             return outcome.failed(exc)
@@ -201,7 +198,7 @@ async def run_replayed(
             matched, rest = group.split((InputRequired, asyncio.CancelledError))
             if rest is not None or matched is None or not matched.subgroup(InputRequired):
                 if rest is not None:
-                    _raise_exchange_error(rest, replay.refusal)
+                    raise_exchange_error(rest, replay.refusal)
                 raise
         else:
             return value if outcome is None else outcome.done(value)
@@ -225,23 +222,6 @@ async def run_replayed(
                 )
             else:
                 give_up(ask, f"the client's answer to {ask.method} was invalid: {invalid}", invalid)
-
-
-def _raise_exchange_error(group: BaseExceptionGroup[BaseException], refusal: InvalidParams | None) -> None:
-    """Raise the error a question asked from a sibling task (``asyncio.TaskGroup``) failed
-    the request with, as the handler's own task would have: a refused answer (the round's
-    ``refusal``, which a single-use round renews, first), a capability the client did not
-    declare, a question changed between rounds. Nothing when ``group`` holds none: it is
-    the handler's own failure."""
-    failed = group.subgroup(lambda e: isinstance(e, _EXCHANGE_ERRORS))
-    if failed is None:
-        return
-    if refusal is not None and failed.subgroup(lambda e: e is refusal) is not None:
-        raise refusal from None
-    first: BaseException = failed
-    while isinstance(first, BaseExceptionGroup):
-        first = first.exceptions[0]
-    raise first from None
 
 
 def _log_refusal(method: str, target: str, reason: str, token: object) -> None:
@@ -287,8 +267,5 @@ def _want_steps(replay: Replay, steps: list[Ask], *, tool: bool) -> None:
         replay.want(step)
 
 
-#: What a question raises that fails the request rather than the handler (``Outcome.failed``
-#: raises them again).
-_EXCHANGE_ERRORS = (ProtocolError, ReplayMismatchError, FormSchemaError)
 _NO_BINDING = Binding(method="", target="", arguments=b"", principal=None)
 _SIBLING_YIELDS = 3

@@ -36,7 +36,8 @@ from pydantic import BaseModel, TypeAdapter
 from typing_extensions import is_typeddict
 
 from mcp_elicit.core.mrtr import InputRequired
-from mcp_elicit.errors import FormSchemaError, ProtocolError, ReplayMismatchError, ToolError
+from mcp_elicit.errors import ToolError
+from mcp_elicit.server.asking import EXCHANGE_ERRORS, raise_exchange_error
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.parameter_fields import refuse_fields_in_classes, refuse_fields_on_result
@@ -190,6 +191,8 @@ class ToolDef:
         except InputRequired:  # a round ends (the common miss): checked first, so it passes at once
             raise
         except Exception as exc:
+            if isinstance(exc, ExceptionGroup):  # unless a sibling task's question failed the request
+                raise_exchange_error(exc)
             return self.failed(exc)
         return self.done(value)
 
@@ -244,7 +247,7 @@ class ToolDef:
     def failed(self, exc: Exception) -> dict[str, Any]:
         """The result for what ``start`` or the function raised (called while handling it):
         a tool error, or a protocol error raised again."""
-        if isinstance(exc, (ProtocolError, ReplayMismatchError, FormSchemaError)):
+        if isinstance(exc, EXCHANGE_ERRORS):
             raise exc
         if isinstance(exc, _BadArguments):
             return error_result(f"{self.name}: {exc}")

@@ -3,7 +3,8 @@ other. On Python 3.11 such a group leaves its task's ``cancelling()`` count rais
 nothing cancelled the request, and the transport read that as the client's
 ``notifications/cancelled``: the answer, and the request's notifications after it, were
 dropped, and the client waited for ever. Only what the client (or the end of stdin)
-cancelled goes unanswered. Over real pipes, in this process."""
+cancelled goes unanswered. A question of the group's that fails the request (a URL step's
+-32042) fails it as in the handler's own task. Over real pipes, in this process."""
 
 from __future__ import annotations
 
@@ -64,7 +65,13 @@ async def test_a_handler_that_caught_its_task_groups_failure_is_answered_with_it
         assert [n["method"] for n in notes] == ["notifications/progress"], notes
 
 
-async def test_a_url_step_asked_from_a_sibling_task_gets_an_answer() -> None:
-    async with stdio_session(build(), URL_CAPS) as pipes:
+async def test_a_url_step_asked_from_a_sibling_task_is_the_requests_32042() -> None:
+    """As in the handler's own task (and as 2026-07-28 asks it): not a tool failure saying
+    "unhandled errors in a TaskGroup", and the session waits on the step it sent."""
+    app = build()
+    async with stdio_session(app, URL_CAPS) as pipes:
         (result,) = await answer(pipes, 1, "step_from_a_sibling")
-        assert result["id"] == 1 and ("result" in result or "error" in result), result
+        assert result["error"]["code"] == -32042, result
+        step = {"mode": "url", "message": "Link", "url": "https://example.com/link", "elicitationId": "l-1"}
+        assert result["error"]["data"] == {"elicitations": [step]}, result
+        assert pipes.server.session is not None and pipes.server.session.elicitations == {"l-1": ["l-1"]}
