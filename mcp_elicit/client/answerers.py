@@ -14,7 +14,11 @@ is taken as done at once (2026-07-28 never waits on it). A URL-mode question who
 the client refuses (``client.url_consent``) never reaches ``elicit``: the client answers
 it ``decline`` itself and calls the answerer's optional ``refused(request, verdict)``
 (the ``UrlVerdict`` says why), so it can tell the person; returning
-``ElicitAnswer.cancel()`` there answers ``cancel`` instead (see ``client.inputs``).
+``ElicitAnswer.cancel()`` there answers ``cancel`` instead (see ``client.inputs``). On
+2026-07-28, once the server answers a state-only round after a URL step the answerer
+accepted (the person has not finished the page yet, and the request waits for it, up to
+``RoundLimits.url_wait``), the client calls the answerer's optional
+``url_waiting(request)`` once for that step, so it can say what the call waits for.
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see
@@ -147,6 +151,8 @@ class Answerer(Protocol):
     # Optional, so not declared here (a Protocol member would be required):
     # async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer | None:
     #     """Tell the person the URL of ``request`` is refused, and why (``verdict``)."""
+    # async def url_waiting(self, request: ElicitationRequest) -> None:
+    #     """Tell the person the request waits for the page of ``request`` to be finished."""
 
 
 class BatchAnswerer(Answerer, Protocol):

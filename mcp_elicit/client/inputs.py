@@ -277,6 +277,14 @@ class Inputs:
         summary = ValidationProblem(None, f"no valid answer to {request.describe()} after {_ATTEMPTS} tries")
         raise FormValidationError((summary, *last.problems))
 
+    async def url_waiting(self, step: InputRequest, *, origin: Origin, server: ServerInfo) -> None:
+        """Tell the answerer, through its optional ``url_waiting(request)``, that the request
+        waits for the page of ``step``, a URL step it accepted (2026-07-28)."""
+        hook = getattr(self.answerer, "url_waiting", None)
+        if hook is not None:
+            request = parse_elicitation(step.params, server=server, key=step.key, origin=origin)
+            await _awaitable(hook(request), "url_waiting")
+
     async def url_done(self, request: ElicitationRequest) -> None:
         if self.answerer is not None:
             with self.thinking():

@@ -12,6 +12,9 @@ Rules:
 * ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
   input request (answerer, sampling and roots callbacks), retry with a new id, the answers
   under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
+  State-only rounds after a URL step the person accepted wait for its page, bounded by
+  time (``RoundLimits.url_wait``, see ``core.rounds``); the answerer hears once that the
+  call waits for that page (its optional ``url_waiting``).
   A round's elicitations go to the answerer together when it can take them so
   (``elicit_many``).
   A server gone for good while the person answers (``Transport.gone``: a stdio server
@@ -110,9 +113,19 @@ class ModernSession:
                 result = await self.roundtrip(method, send)
                 if result.get("resultType") == "task":
                     return await self.follow_task(method, result, origin)
-                step = rounds.step(result)
+                step = rounds.step(result, time.monotonic())
                 if isinstance(step, Complete):
                     return step.result
+                if step.awaiting_page is not None:
+                    log.info(
+                        "%s: %s waits for the page of %s",
+                        self.conn.server,
+                        origin,
+                        shown_text(step.awaiting_page.key),
+                    )
+                    await self.conn.inputs.url_waiting(
+                        step.awaiting_page, origin=origin, server=self.conn.server
+                    )
                 responses = await self._answer(step, origin)
                 if step.delay > 0:
                     await asyncio.sleep(step.delay)

@@ -22,6 +22,17 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   Limits that cannot work (not whole numbers, fewer than one round or one request, a
   delay that is negative or not finite) are refused as ``RoundLimits`` is made
   (``ConfigError`` naming the field), not in the middle of a call.
+* A URL step the client accepted (an ``elicitation/create`` in ``url`` mode answered
+  ``accept``) is *pending* until a round asks something else or the request completes:
+  the person is on its page, and the server answers state-only rounds while it waits
+  for the page (each after its own wait; URL mode's completion on this revision). Those
+  rounds are bounded by time, not by count: they go on until ``url_wait`` seconds
+  (600, a page's life) have passed since the round that asked the step, given the
+  clock (``step(result, now)``), and count against neither ``max_state_only`` nor
+  ``max_rounds``. The first of them says which step it waits for
+  (``NeedInput.awaiting_page``), so the client can say so once. State-only rounds with no
+  URL step pending (none asked, one declined, or no clock given) are counted as before:
+  a server cannot keep a client for ever.
 * At most ``max_requests`` input requests in one round (32 by default): a result asking
   more is a ``ProtocolViolation``, and none of it is answered.
 * A ``requestState`` longer than ``max_state_bytes`` (UTF-8; 1 MiB by default) is a
@@ -34,6 +45,7 @@ from __future__ import annotations
 import math
 import reprlib
 import unicodedata
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeAlias
@@ -76,6 +88,8 @@ class RoundLimits:
     max_requests: int = MAX_INPUT_REQUESTS
     max_state_bytes: int = MAX_STATE_BYTES
     backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0)
+    #: Seconds an accepted URL step's page may keep the request in state-only rounds.
+    url_wait: float = 600.0
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -97,6 +111,11 @@ class RoundLimits:
                 f"RoundLimits backoff {delays!r}: expected a sequence of finite numbers of seconds, at least 0"
             )
         object.__setattr__(self, "backoff", tuple(float(d) for d in delays))
+        if not _seconds(self.url_wait):
+            raise ConfigError(
+                f"RoundLimits url_wait {self.url_wait!r}: expected a finite number of seconds, at least 0"
+            )
+        object.__setattr__(self, "url_wait", float(self.url_wait))
 
     def delay(self, state_only: int) -> float:
         """The wait before the ``state_only``-th consecutive state-only retry (1-based)."""
@@ -124,11 +143,22 @@ class Complete:
 @dataclass(frozen=True, slots=True)
 class NeedInput:
     """The server wants ``requests`` answered (possibly none) before the retry, which goes
-    out after ``delay`` seconds."""
+    out after ``delay`` seconds. ``awaiting_page``: on the first state-only round of a
+    pending URL step, that step (the server waits for its page)."""
 
     requests: tuple[InputRequest, ...]
     state: str | None = field(repr=False)  # sealed answers: a bearer of them, not shown
     delay: float = 0.0
+    awaiting_page: InputRequest | None = None
+
+
+@dataclass(slots=True)
+class _Page:
+    """An accepted URL step, pending: asked at ``asked`` (the clock), said once."""
+
+    step: InputRequest
+    asked: float
+    said: bool = False
 
 
 Step: TypeAlias = Complete | NeedInput
@@ -137,24 +167,30 @@ Step: TypeAlias = Complete | NeedInput
 @dataclass(slots=True)
 class Rounds:
     """One logical request's rounds: feed each result to ``step``, build the retry with
-    ``retry``. ``rounds`` counts the results seen so far."""
+    ``retry``. ``rounds`` counts the results seen so far, ``waited`` those of them that
+    were state-only while a URL step was pending."""
 
     method: str
     params: Mapping[str, Any]
     limits: RoundLimits = field(default_factory=RoundLimits)
     rounds: int = 0
     state_only: int = 0
+    waited: int = 0
     _pending: NeedInput | None = None
+    _asked: float | None = None  # the clock at the round that asked the pending questions
+    _page: _Page | None = None
 
     def __post_init__(self) -> None:
         self.params = {k: v for k, v in self.params.items() if k not in _RETRY_KEYS}
 
-    def step(self, result: Mapping[str, Any]) -> Step:
-        """Classify one round's result; raise ``ProtocolViolation`` or ``RoundsExceeded``."""
+    def step(self, result: Mapping[str, Any], now: float | None = None) -> Step:
+        """Classify one round's result, received at ``now`` (a monotonic clock, seconds;
+        without it no URL step is waited for); raise ``ProtocolViolation`` or
+        ``RoundsExceeded``."""
         self.rounds += 1
         kind = result.get("resultType", "complete")
         if kind == "complete":
-            self._pending = None
+            self._pending = self._page = None
             return Complete(dict(result))
         if kind != "input_required":
             raise ProtocolViolation(
@@ -190,25 +226,46 @@ class Rounds:
                     else "but neither inputRequests nor requestState"
                 )
             )
-        if self.rounds >= self.limits.max_rounds:
+        page = None if requests else self._waiting(now)
+        if page is not None:
+            self.waited += 1
+        if self.rounds - self.waited >= self.limits.max_rounds:
             raise RoundsExceeded(
-                f"{self.method} still needed input after {self.rounds} rounds (the limit is "
+                f"{self.method} still needed input after {self.rounds - self.waited} rounds (the limit is "
                 f"{self.limits.max_rounds}); the server keeps asking, so the request was abandoned"
             )
         delay = 0.0
         if requests:
             self.state_only = 0
+            self._asked = now
         else:
             self.state_only += 1
-            if self.state_only > self.limits.max_state_only:
+            if page is None and self.state_only > self.limits.max_state_only:
                 raise RoundsExceeded(
                     f"{self.method} was answered {self.state_only} times in a row with only a "
                     f"requestState and nothing to answer (the limit is {self.limits.max_state_only}); "
                     "the server is not making progress"
                 )
             delay = self.limits.delay(self.state_only)
-        self._pending = NeedInput(requests, state, delay)
+        awaiting = None
+        if page is not None and not page.said:  # said once for each page
+            page.said, awaiting = True, page.step
+        self._pending = NeedInput(requests, state, delay, awaiting)
         return self._pending
+
+    def _waiting(self, now: float | None) -> _Page | None:
+        """The URL step a state-only round at ``now`` waits for, if one is pending;
+        ``RoundsExceeded`` once it has been pending longer than ``url_wait``."""
+        page = self._page
+        if page is None or now is None:
+            return None
+        if now - page.asked > self.limits.url_wait:
+            raise RoundsExceeded(
+                f"{self.method} waited more than {self.limits.url_wait:g} s for the page at "
+                f"{_host(page.step)} to be finished (RoundLimits.url_wait): the server still answers "
+                "with only a requestState, so the request was abandoned"
+            )
+        return page
 
     def retry(self, responses: Mapping[str, Any]) -> dict[str, Any]:
         """The params of the next round: the original params, the answers to the last
@@ -223,6 +280,9 @@ class Rounds:
             raise ValueError(
                 f"inputResponses must answer exactly the keys asked (missing {missing}, extra {extra})"
             )
+        if pending.requests:  # a round that asked something ends any earlier wait
+            accepted = [r for r in pending.requests if _accepted_url(r, responses[r.key])]
+            self._page = _Page(accepted[-1], self._asked) if accepted and self._asked is not None else None
         params = dict(self.params)
         if asked:
             params["inputResponses"] = {key: responses[key] for key in asked}
@@ -261,6 +321,27 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
             raise ProtocolViolation(f"the params of input request {quoted(key)} must be an object")
         out.append(InputRequest(str(key), str(what), params))
     return tuple(out)
+
+
+def _accepted_url(request: InputRequest, response: object) -> bool:
+    """Whether ``response`` accepts ``request``, a URL-mode elicitation."""
+    return (
+        request.method == "elicitation/create"
+        and request.params.get("mode") == "url"
+        and isinstance(response, Mapping)
+        and response.get("action") == "accept"
+    )
+
+
+def _host(request: InputRequest) -> str:
+    """The host of a URL step's page, as a message names it (its URL was checked before
+    anyone was asked)."""
+    url = request.params.get("url")
+    try:
+        host = urllib.parse.urlsplit(url).hostname if isinstance(url, str) else None
+    except ValueError:  # an unclosed "[": no host to name
+        host = None
+    return shown_text(host) if host else "(no host)"
 
 
 def _not_a_map(method: str, raw: object) -> str:

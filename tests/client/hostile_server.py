@@ -87,6 +87,18 @@ def scenario(request: dict[str, Any]) -> None:
         sys.exit(3)
     elif SCENARIO == "state-forever":
         result(request, {"resultType": "input_required", "requestState": f"s{count}"})
+    elif SCENARIO == "url-then-state":  # a URL step, then only a requestState for ever
+        if "requestState" not in params:
+            ask = {
+                "method": "elicitation/create",
+                "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/sign-in"},
+            }
+            result(
+                request,
+                {"resultType": "input_required", "inputRequests": {"signin": ask}, "requestState": "s"},
+            )
+        else:
+            result(request, {"resultType": "input_required", "requestState": f"s{count}"})
     elif SCENARIO == "many-requests":
         result(
             request, {"resultType": "input_required", "inputRequests": {f"k{i}": FORM for i in range(500)}}

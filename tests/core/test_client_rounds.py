@@ -281,6 +281,9 @@ def test_the_request_state_stays_out_of_reprs() -> None:
         ("backoff", (0.1, -1), "a sequence of finite numbers of seconds, at least 0"),
         ("backoff", (float("nan"),), "a sequence of finite numbers of seconds, at least 0"),
         ("backoff", 0.5, "a sequence of finite numbers of seconds, at least 0"),
+        ("url_wait", -1, "a finite number of seconds, at least 0"),
+        ("url_wait", float("inf"), "a finite number of seconds, at least 0"),
+        ("url_wait", "600", "a finite number of seconds, at least 0"),
     ],
 )
 def test_limits_that_cannot_work_are_refused_naming_them(option: str, value: object, expected: str) -> None:

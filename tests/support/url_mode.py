@@ -21,12 +21,12 @@ META = {
 }
 
 
-def build(store: Store, *, auth: bool = False) -> Server:
+def build(store: Store, *, auth: bool = False, flow_wait: float = 0.3) -> Server:
     app = Server(
         "url-mode",
         state_keys=KeyRing([bytes(range(40, 72))]),
         store=store,
-        flow_wait=0.3,
+        flow_wait=flow_wait,
         auth=Tokens() if auth else None,
         page_auth=CookieAuth() if auth else None,
     )

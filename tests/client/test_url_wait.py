@@ -1,0 +1,145 @@
+"""2026-07-28: a URL step the client accepted keeps its request going while the page is open.
+The server answers a state-only round every ``flow_wait`` until the page is finished; the
+client goes on past ``RoundLimits.max_state_only`` for as long as ``RoundLimits.url_wait``
+allows, and tells the answerer once (``url_waiting``) that it waits for the page.
+State-only rounds with no URL step pending (one declined, or none asked) are still
+stopped by the count: a server cannot keep a client for ever."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import httpx
+import pytest
+
+from client.hostile import hostile
+from mcp_elicit.client import ElicitAnswer, RoundLimits
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import RoundsExceeded
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+from support.url_mode import SECRET, _fill_page, build
+
+pytestmark = pytest.mark.anyio
+
+#: More state-only rounds in a row than the client takes with no page pending.
+PAST_THE_COUNT = RoundLimits().max_state_only + 2
+
+
+class StateOnly:
+    """A transport trace: counts the state-only results the client receives, and is set
+    once there were ``enough``."""
+
+    def __init__(self, enough: int) -> None:
+        self.seen = 0
+        self.enough = enough
+        self.reached = asyncio.Event()
+
+    def __call__(self, direction: Literal["send", "receive"], message: Mapping[str, Any]) -> None:
+        result = message.get("result")
+        if direction != "receive" or not isinstance(result, Mapping):
+            return
+        if result.get("resultType") == "input_required" and "inputRequests" not in result:
+            self.seen += 1
+            if self.seen >= self.enough:
+                self.reached.set()
+
+
+class Person:
+    """Agrees to open each page (accept), and notes what the client says it waits for."""
+
+    modes = frozenset({"url"})
+
+    def __init__(self, action: Literal["accept", "decline"] = "accept") -> None:
+        self.action = action
+        self.urls: list[str] = []
+        self.waiting: list[str | None] = []
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        assert request.url is not None
+        self.urls.append(request.url)
+        return ElicitAnswer(self.action)
+
+    async def url_waiting(self, request: ElicitationRequest) -> None:
+        self.waiting.append(request.url)
+
+
+async def test_an_accepted_page_is_waited_for_past_the_count_of_state_only_rounds() -> None:
+    """The person said yes but is slow on the page: the server answers more state-only
+    rounds than ``max_state_only`` while it waits, then the page is finished and the call
+    completes; the answerer heard once that the client waits for that page."""
+    store = MemoryStore()
+    app = build(store, flow_wait=0.02)
+    trace, person = StateOnly(PAST_THE_COUNT), Person()
+    try:
+        async with (
+            uvicorn_server(StreamableHTTP(app)) as running,
+            httpx.AsyncClient(timeout=10) as browser,
+            connect_http(running.url, answerer=person, trace=trace) as client,
+        ):
+            call = asyncio.ensure_future(client.call_tool("use_key"))
+            reached = asyncio.ensure_future(trace.reached.wait())
+            try:
+                done, _ = await asyncio.wait([call, reached], timeout=60, return_when=asyncio.FIRST_COMPLETED)
+                assert call not in done, call.result()  # the call gave up: its error is the failure
+                assert reached in done, f"only {trace.seen} state-only rounds"
+                (url,) = person.urls
+                page = await _fill_page(browser, url)
+                assert page.status_code == 200, page.text
+                out = await asyncio.wait_for(call, 60)
+            finally:
+                reached.cancel()
+                call.cancel()
+    finally:
+        await store.close()
+    assert out["content"][0]["text"] == f"key accepted ({len(SECRET)} characters)"
+    assert trace.seen >= PAST_THE_COUNT
+    assert person.waiting == [url]
+
+
+async def test_an_accepted_page_is_waited_for_no_longer_than_url_wait() -> None:
+    """A page never finished: the rounds go on until ``url_wait`` has passed since the
+    step was asked, then the call fails saying so (and which limit)."""
+    store = MemoryStore()
+    app = build(store, flow_wait=0.02)
+    limits = RoundLimits(url_wait=0.5)
+    try:
+        async with (
+            uvicorn_server(StreamableHTTP(app)) as running,
+            connect_http(running.url, answerer=Person(), limits=limits) as client,
+        ):
+            with pytest.raises(RoundsExceeded, match=r"RoundLimits\.url_wait") as caught:
+                await asyncio.wait_for(client.call_tool("use_key"), 60)
+    finally:
+        await store.close()
+    assert "waited more than 0.5 s for the page at 127.0.0.1" in str(caught.value)
+
+
+async def test_a_server_with_no_page_pending_is_still_stopped_by_the_count() -> None:
+    """The person declined the URL step, yet the server answers only state-only rounds:
+    nothing is pending, so the count stops it, as for a server that asked nothing."""
+    person = Person("decline")
+    async with hostile(["url-then-state"], "2026-07-28", person) as (client, recorder):
+        with pytest.raises(
+            RoundsExceeded, match=r"6 times in a row with only a requestState.*the limit is 5"
+        ):
+            await asyncio.wait_for(client.call_tool("t"), 60)
+    assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 7
+    assert person.waiting == []
+
+
+async def test_a_hostile_server_keeps_an_accepted_page_no_longer_than_url_wait() -> None:
+    """A server that asked a URL step, then answers state-only rounds for ever whatever
+    happens to the page, is stopped once ``url_wait`` has passed."""
+    person = Person()
+    limits = RoundLimits(url_wait=1.0, backoff=(0.05,))
+    async with hostile(["url-then-state"], "2026-07-28", person, limits) as (client, recorder):
+        with pytest.raises(RoundsExceeded, match=r"example\.com.*RoundLimits\.url_wait"):
+            await asyncio.wait_for(client.call_tool("t"), 60)
+    assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) > PAST_THE_COUNT
+    assert person.waiting == ["https://example.com/sign-in"]
