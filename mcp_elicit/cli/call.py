@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from mcp_elicit.cli import output
+from mcp_elicit.cli import output, page_wait
 from mcp_elicit.cli.diagnose import explain, noise_note
 from mcp_elicit.cli.options import (
     add_connection_options,
@@ -134,6 +134,8 @@ class Recorded:
 
     async def url_done(self, request: ElicitationRequest) -> None:
         await self.inner.url_done(request)
+
+    url_waiting = staticmethod(page_wait.say_waiting)  # a line on stderr, whoever answers
 
     def _print(self, request: ElicitationRequest, answer: Mapping[str, Any]) -> None:
         server = request.server.title or request.server.name
