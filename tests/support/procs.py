@@ -235,16 +235,23 @@ class StdioProcess:
         return self.stderr_path.read_text(encoding="utf-8", errors="replace")
 
     async def stop(self) -> None:
-        await self.close_stdin()
         try:
-            await asyncio.wait_for(self.proc.wait(), STOP_TIMEOUT)
-        except TimeoutError:
-            self.proc.kill()
-            await self.proc.wait()
-        # drain what is left so the pipe transport can close cleanly
-        assert self.proc.stdout is not None
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.proc.stdout.read(), STOP_TIMEOUT)
+            await self.close_stdin()
+            try:
+                await asyncio.wait_for(self.proc.wait(), STOP_TIMEOUT)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+            # drain what is left so the pipe transport can close cleanly
+            assert self.proc.stdout is not None
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.proc.stdout.read(), STOP_TIMEOUT)
+        finally:
+            # The pipes are closed here whatever happened above: stdout reaches its end only
+            # once every process holding it has gone, so a helper the server started that
+            # outlives it kept the drain from ending, and the pipe was left open, to be found
+            # unclosed by the garbage collector during a later test.
+            self.proc._transport.close()  # type: ignore[attr-defined]
 
 
 @contextlib.asynccontextmanager
