@@ -230,7 +230,7 @@ def test_check_says_when_the_token_is_bound_to_the_clients_key(
 class SlowPerson(Person):
     """Takes longer to sign in than the command's --timeout."""
 
-    seconds: float = 1.5
+    seconds: float = 4.0
 
     async def consent(self, url: str, issuer: str) -> bool:
         await asyncio.sleep(self.seconds)
@@ -239,10 +239,13 @@ class SlowPerson(Person):
 
 def test_a_sign_in_slower_than_the_timeout_is_not_a_timeout(site: McpAuthorization, tokens: Path) -> None:
     person = SlowPerson()
-    report = asyncio.run(run_check(Target(url=site.url), timeout=1.0, sign_in=person.sign_in(tokens)))
+    # The person takes 4 s, past the 3 s the server is given: counted against it, the check
+    # would fail; the server's own answers fit in it with room to spare, loaded or not.
+    report = asyncio.run(run_check(Target(url=site.url), timeout=3.0, sign_in=person.sign_in(tokens)))
     assert report.exit_code == 0, report.to_json()
-    assert report.timings_ms["sign_in"] >= 1500
-    assert report.timings_ms["connect"] < 1500  # the person's time is not the server's
+    assert report.timings_ms["sign_in"] >= person.seconds * 1000
+    # the person's time is reported as the sign-in's, not within the connection's
+    assert report.timings_ms["connect"] < report.timings_ms["sign_in"]
 
 
 def test_the_next_sign_in_listens_where_the_client_was_registered(
