@@ -34,16 +34,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import json
 import sys
 import textwrap
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from mcp_elicit.cli import output, page_wait
+from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
 from mcp_elicit.cli.options import (
     add_connection_options,
@@ -52,11 +50,11 @@ from mcp_elicit.cli.options import (
     parse_pairs,
     unknown_names,
 )
+from mcp_elicit.cli.recorded import Recorded
 from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
-from mcp_elicit.client import Answerer, Client, ElicitAnswer, ElicitationRequest, Scripted
+from mcp_elicit.client import Answerer, Client, Scripted
 from mcp_elicit.client.answerers import RootsCallback
-from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, MissingClientCapability, UsageError
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
@@ -73,88 +71,6 @@ _EXAMPLES = {
     "prompt": "plan_evening city=Oslo",
     "read": "bookings://menu/noma",
 }
-
-
-@dataclass
-class Recorded:
-    """Wraps an answerer: keeps every question and answer, and prints them on stderr
-    when ``echo`` (for answerers that show nothing themselves). A URL that
-    ``client.url_consent`` refuses never reaches a script (the client declines it): it is
-    recorded and printed, why included, through ``refused``, which a person's answerer
-    shows too; the warnings about any other URL are printed with it. A round's questions
-    reach the inner answerer together when it takes them so (``elicit_many``)."""
-
-    inner: Answerer
-    echo: bool = True
-    rounds: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def modes(self) -> frozenset[str]:
-        return self.inner.modes
-
-    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer | Mapping[str, Any]:
-        return self._record(request, await self.inner.elicit(request))
-
-    async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer:
-        hook = getattr(self.inner, "refused", None)
-        said = await hook(request, verdict) if hook is not None else None
-        answer = ElicitAnswer.cancel() if said == ElicitAnswer.cancel() else ElicitAnswer.decline()
-        self._record(request, answer)
-        return answer
-
-    async def elicit_many(
-        self, requests: Sequence[ElicitationRequest]
-    ) -> list[ElicitAnswer | Mapping[str, Any]]:
-        many = getattr(self.inner, "elicit_many", None)
-        if many is None:
-            return [await self.elicit(request) for request in requests]
-        return [self._record(r, raw) for r, raw in zip(requests, await many(requests), strict=True)]
-
-    def _record(
-        self, request: ElicitationRequest, raw: ElicitAnswer | Mapping[str, Any]
-    ) -> ElicitAnswer | Mapping[str, Any]:
-        verdict = judge_url(request.url, server=request.server.where) if request.url is not None else None
-        answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
-        entry: dict[str, Any] = {
-            "key": request.key,
-            "mode": request.mode,
-            "message": request.message,
-            "action": answer.get("action"),
-        }
-        if "content" in answer:
-            entry["content"] = answer["content"]
-        if request.url is not None:
-            entry["url"] = request.url
-        if verdict is not None:
-            entry["url_warnings"] = [w.code for w in verdict.warnings]
-        self.rounds.append(entry)
-        if self.echo:
-            self._print(request, answer)
-        return raw
-
-    async def url_done(self, request: ElicitationRequest) -> None:
-        await self.inner.url_done(request)
-
-    url_waiting = staticmethod(page_wait.say_waiting)  # a line on stderr, whoever answers
-
-    def _print(self, request: ElicitationRequest, answer: Mapping[str, Any]) -> None:
-        server = request.server.title or request.server.name
-        print(
-            f"? {clean(server)} asks ({clean(request.key)}, during {clean(str(request.origin))}):",
-            file=sys.stderr,
-        )
-        print(f"  {clean(request.message)}", file=sys.stderr)
-        if request.url is not None:
-            verdict = judge_url(request.url, server=request.server.where)
-            print(f"  url: {clean(request.url)}  (site: {clean(verdict.site) or '?'})", file=sys.stderr)
-            for warning in verdict.warnings:
-                mark = "refused" if warning.refuses else "warning"
-                print(f"  {mark}: {clean(warning.text)}", file=sys.stderr)
-        content = answer.get("content")
-        shown = ""
-        if isinstance(content, Mapping) and content:
-            shown = "  " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in content.items())
-        print(f"  → {answer.get('action')}{clean(shown)}", file=sys.stderr, flush=True)
 
 
 #: What each command's words are, as its help says.

@@ -1,0 +1,141 @@
+"""What ``call`` (``prompt``, ``read``) shows and keeps of the questions it answered: each
+question once, with the answer that was sent.
+
+Rules: an answer is kept and shown as the client will send it. One that does not fit the
+form (the client checks every answer before it leaves, and asks again: a script then
+says ``cancel``, a page shows the form again) is not shown when it is given: it is held,
+and shown with the answer that is sent, as why that one was not (``not_sent`` in
+``--json``'s rounds). A question is thus shown once, whoever answers it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcp_elicit.cli import page_wait
+from mcp_elicit.client import Answerer, ElicitAnswer, ElicitationRequest
+from mcp_elicit.client.url_consent import UrlVerdict, judge_url
+from mcp_elicit.core.client_inputs import check_elicit_answer
+from mcp_elicit.errors import FormValidationError
+from mcp_elicit.ui.form_text import clean
+
+__all__ = ["Recorded"]
+
+
+@dataclass
+class Recorded:
+    """Wraps an answerer: keeps every question and answer, and prints them on stderr
+    when ``echo`` (for answerers that show nothing themselves). A URL that
+    ``client.url_consent`` refuses never reaches a script (the client declines it): it is
+    recorded and printed, why included, through ``refused``, which a person's answerer
+    shows too; the warnings about any other URL are printed with it. A round's questions
+    reach the inner answerer together when it takes them so (``elicit_many``). An answer
+    that does not fit is held until the one sent (the module's rules)."""
+
+    inner: Answerer
+    echo: bool = True
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+    #: Answers given that did not fit, by question key, until an answer to it is sent.
+    unfit: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    url_waiting = staticmethod(page_wait.say_waiting)  # a line on stderr, whoever answers
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return self.inner.modes
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer | Mapping[str, Any]:
+        return self._record(request, await self.inner.elicit(request))
+
+    async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer:
+        hook = getattr(self.inner, "refused", None)
+        said = await hook(request, verdict) if hook is not None else None
+        answer = ElicitAnswer.cancel() if said == ElicitAnswer.cancel() else ElicitAnswer.decline()
+        self._record(request, answer)
+        return answer
+
+    async def elicit_many(
+        self, requests: Sequence[ElicitationRequest]
+    ) -> list[ElicitAnswer | Mapping[str, Any]]:
+        many = getattr(self.inner, "elicit_many", None)
+        if many is None:
+            return [await self.elicit(request) for request in requests]
+        return [self._record(r, raw) for r, raw in zip(requests, await many(requests), strict=True)]
+
+    def _record(
+        self, request: ElicitationRequest, raw: ElicitAnswer | Mapping[str, Any]
+    ) -> ElicitAnswer | Mapping[str, Any]:
+        answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
+        problems = _problems(request, answer)
+        if problems:  # the client asks again: shown with the answer it sends
+            held = {"action": answer.get("action"), "problems": problems}
+            if "content" in answer:
+                held["content"] = answer["content"]
+            self.unfit.setdefault(request.key, []).append(held)
+            return raw
+        verdict = judge_url(request.url, server=request.server.where) if request.url is not None else None
+        entry: dict[str, Any] = {
+            "key": request.key,
+            "mode": request.mode,
+            "message": request.message,
+            "action": answer.get("action"),
+        }
+        if "content" in answer:
+            entry["content"] = answer["content"]
+        if request.url is not None:
+            entry["url"] = request.url
+        if verdict is not None:
+            entry["url_warnings"] = [w.code for w in verdict.warnings]
+        not_sent = self.unfit.pop(request.key, [])
+        if not_sent:
+            entry["not_sent"] = not_sent
+        self.rounds.append(entry)
+        if self.echo:
+            self._print(request, answer, not_sent)
+        return raw
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        await self.inner.url_done(request)
+
+    def _print(
+        self, request: ElicitationRequest, answer: Mapping[str, Any], not_sent: Sequence[Mapping[str, Any]]
+    ) -> None:
+        server = request.server.title or request.server.name
+        print(
+            f"? {clean(server)} asks ({clean(request.key)}, during {clean(str(request.origin))}):",
+            file=sys.stderr,
+        )
+        print(f"  {clean(request.message)}", file=sys.stderr)
+        if request.url is not None:
+            verdict = judge_url(request.url, server=request.server.where)
+            print(f"  url: {clean(request.url)}  (site: {clean(verdict.site) or '?'})", file=sys.stderr)
+            for warning in verdict.warnings:
+                mark = "refused" if warning.refuses else "warning"
+                print(f"  {mark}: {clean(warning.text)}", file=sys.stderr)
+        for held in not_sent:
+            given = f"{held['action']}{_shown(held.get('content'))}"
+            why = "; ".join(held["problems"])
+            print(f"  not sent: {clean(given)} (it does not fit the form: {clean(why)})", file=sys.stderr)
+        print(
+            f"  → {answer.get('action')}{clean(_shown(answer.get('content')))}", file=sys.stderr, flush=True
+        )
+
+
+def _shown(content: object) -> str:
+    if not isinstance(content, Mapping) or not content:
+        return ""
+    return "  " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in content.items())
+
+
+def _problems(request: ElicitationRequest, answer: Mapping[str, Any]) -> list[str]:
+    """Why the client will not send ``answer`` (it checks it the same way), or []."""
+    try:
+        check_elicit_answer(request, answer)
+    except FormValidationError as exc:
+        return [str(problem) for problem in exc.problems]
+    except ValueError as exc:  # a malformed answer (InvalidAnswer)
+        return [str(exc)]
+    return []

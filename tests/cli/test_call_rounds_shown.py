@@ -1,0 +1,49 @@
+"""What ``mcp-elicit call`` shows on stderr of the questions it answered: each question once,
+with what was sent and, for an answer that did not fit the form, why it was not sent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.helpers import answers_file, demo_stdio, run
+
+from support.cli_call import REVISIONS
+from support.procs import ROOT
+
+MOUNTED_STDIO = [*demo_stdio()[:-1], str(ROOT / "examples" / "mounted_app.py")]
+UNFIT = {"answers": [{"content": {"region": "eu-west"}}]}  # the form offers eu-west-1 or us-east-1
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_scripted_answer_that_does_not_fit_is_shown_once_as_what_was_sent(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
+) -> None:
+    script = answers_file(tmp_path, UNFIT)
+    result = run(
+        capsys, "call", "provision", "name=web-1", "--answers", script, "--protocol", revision, "--",
+        *MOUNTED_STDIO,
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    assert result.out.startswith("Did not provision web-1 (cancel)")
+    assert result.err.count("Where should web-1 run?") == 1, result.err
+    assert "→ accept" not in result.err  # never sent
+    assert "→ cancel" in result.err
+    block = result.err[result.err.index("? inventory asks") :]
+    assert 'region="eu-west"' in block and "must be one of: eu-west-1, us-east-1" in block, block
+
+
+def test_the_json_rounds_hold_what_was_sent_and_the_answer_that_did_not_fit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = answers_file(tmp_path, UNFIT)
+    result = run(
+        capsys, "call", "provision", "name=web-1", "--answers", script, "--json", "--", *MOUNTED_STDIO
+    )
+    assert result.code == 0, result.err
+    (entry,) = result.json()["rounds"]
+    assert entry["action"] == "cancel"
+    (unfit,) = entry["not_sent"]
+    assert unfit["action"] == "accept" and unfit["content"] == {"region": "eu-west"}
+    assert any("must be one of" in problem for problem in unfit["problems"]), unfit
