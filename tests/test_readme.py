@@ -265,6 +265,7 @@ async def test_keygen_then_serve_with_the_key_file(app_py: Path, tmp_path: Path)
     keys = await run(["keygen"], cwd=tmp_path)
     assert keys.code == 0, keys
     (tmp_path / "state.keys").write_text(keys.out, encoding="utf-8")
+    (tmp_path / "state.keys").chmod(0o600)  # as the README says next: serve refuses it otherwise
     with http_process(
         app_py, log_dir=tmp_path, args=("--state-key-file", str(tmp_path / "state.keys"))
     ) as one:

@@ -46,6 +46,8 @@ __all__ = ["main", "stopped_at_start"]
 
 STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
 STORE_ENV = "MCP_ELICIT_STORE"
+#: How to make a key file that only its owner may read (keygen prints the keys).
+KEYGEN_PRIVATE = "(umask 077; mcp-elicit keygen > state.keys)"
 #: Seconds ``serve --http`` lets requests finish after a stop signal before cancelling them.
 SHUTDOWN_GRACE = 10
 log = logging.getLogger("mcp_elicit.cli")
@@ -163,24 +165,33 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _state_keys(path: Path | None) -> KeyRing | None:
+    """The keys of ``--state-key-file`` (refused, as the default key file is, when others
+    may read it), else of ``$MCP_ELICIT_STATE_KEYS``; None when neither is given."""
     from mcp_elicit.sealing import KeyRing
+    from mcp_elicit.server.key_file import check_private
 
     where = f"--state-key-file {str(path)!r}" if path is not None else f"${STATE_KEYS_ENV}"
     try:
         if path is not None:
-            return KeyRing.from_text(path.read_text(encoding="utf-8"))
-        env = os.environ.get(STATE_KEYS_ENV)
-        if env:
-            return KeyRing.from_text(env)
-    except OSError as exc:
+            with open(path, encoding="utf-8") as file:
+                check_private(path, os.fstat(file.fileno()))
+                text: str | None = file.read()
+        else:
+            text = os.environ.get(STATE_KEYS_ENV) or None
+    except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"cannot read the state key file: {exc}", exit_code=2) from None
+    except ConfigError as exc:  # others may read it
+        raise CliError(str(exc), exit_code=2) from None
+    if text is None:
+        return None
+    try:
+        return KeyRing.from_text(text)
     except ConfigError as exc:
         raise CliError(
-            f"invalid state keys in {where}: {exc} (make a key file with 'mcp-elicit keygen > state.keys'"
-            " and give every instance the same one)",
+            f"invalid state keys in {where}: {exc} (make a key file with "
+            f"'{KEYGEN_PRIVATE}' and give every instance the same one)",
             exit_code=2,
         ) from None
-    return None
 
 
 def _split_address(value: str) -> tuple[str, int]:

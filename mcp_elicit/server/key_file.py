@@ -11,7 +11,8 @@ Rules:
   linked into place, which fails when the file exists: two processes starting at once both
   end up with the one key that was linked first, and no reader sees half a file.
 * Read at start-up when it exists, so that a state sealed by the previous process opens.
-* A file other users may read or change (POSIX mode bits beyond 0600, or another owner)
+* A file other users may read or change (this one, or one given to ``serve
+  --state-key-file``) (POSIX mode bits beyond 0600, or another owner)
   is refused with a ``ConfigError`` saying what to run; so is one that does not parse.
   Errors name the file, never a key.
 """
@@ -31,7 +32,15 @@ from mcp_elicit.stores.base import Store
 from mcp_elicit.stores.memory import MemoryStore
 from mcp_elicit.stores.url import default_data_dir
 
-__all__ = ["KEY_FILE", "MISSING_KEY", "at_start", "default_key_path", "load_or_create", "read"]
+__all__ = [
+    "KEY_FILE",
+    "MISSING_KEY",
+    "at_start",
+    "check_private",
+    "default_key_path",
+    "load_or_create",
+    "read",
+]
 
 KEY_FILE = "state.keys"
 log = logging.getLogger("mcp_elicit.server")
@@ -96,7 +105,7 @@ def read(path: Path) -> str | None:
     """The key text in ``path``, checked; None when there is no such file."""
     try:
         with open(path, encoding="utf-8") as file:
-            _check_private(path, os.fstat(file.fileno()))
+            check_private(path, os.fstat(file.fileno()), made_here=True)
             text = file.read()
     except FileNotFoundError:
         return None
@@ -134,14 +143,18 @@ def load_or_create(path: Path) -> str:
     return text
 
 
-def _check_private(path: Path, info: os.stat_result) -> None:
+def check_private(path: Path, info: os.stat_result, *, made_here: bool = False) -> None:
+    """A ``ConfigError`` saying what to run when the key file at ``path`` (its ``info``)
+    is not private to this user (the module's rules); any key file, the default one
+    (``made_here``: removing it makes a new one) or one given."""
     if os.name == "nt":  # no POSIX modes: the user profile's ACLs protect it
         return
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
+        start_over = ", or remove it to start over (what it sealed is then lost)" if made_here else ""
         raise ConfigError(
             f"the state key file {str(path)!r} can be read or changed by other users (mode {mode:04o}): "
-            f"run chmod 600 {str(path)!r}, or remove it to start over (what it sealed is then lost)"
+            f"run chmod 600 {str(path)!r}{start_over}"
         )
     if info.st_uid != os.getuid():
         raise ConfigError(

@@ -50,8 +50,24 @@ def test_serve_errors_exit_2_with_a_message(
 def test_bad_key_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     keys = tmp_path / "keys"
     keys.write_text("too-short\n")
+    keys.chmod(0o600)
     assert main(["serve", "examples/demo_server.py", "--state-key-file", str(keys)]) == 2
-    assert "invalid state keys" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "invalid state keys" in err
+    assert "(umask 077; mcp-elicit keygen > state.keys)" in err  # a command that leaves it private
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+def test_a_key_file_others_can_read_is_refused_as_the_default_one_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    keys = tmp_path / "state.keys"
+    keys.write_text(KeyRing.generate().export_text())
+    keys.chmod(0o644)
+    assert main(["serve", "examples/demo_server.py", "--state-key-file", str(keys)]) == 2
+    err = capsys.readouterr().err
+    assert "can be read or changed by other users (mode 0644)" in err, err
+    assert f"chmod 600 {str(keys)!r}" in err, err
 
 
 def test_python_dash_m_runs_the_cli() -> None:

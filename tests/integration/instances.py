@@ -63,6 +63,7 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
 def keygen(path: Path) -> Path:
     done = subprocess.run([*cli(), "keygen"], capture_output=True, check=True, timeout=30, env=_env())
     path.write_bytes(done.stdout)
+    path.chmod(0o600)  # serve refuses a key file others may read
     return path
 
 

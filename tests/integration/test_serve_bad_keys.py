@@ -38,6 +38,7 @@ def serve(args: list[str], env: dict[str, str] | None = None) -> subprocess.Comp
 def test_a_bad_key_file_is_named_with_what_to_do(tmp_path: Path, content: str) -> None:
     keys = tmp_path / "state.keys"
     keys.write_text(content)
+    keys.chmod(0o600)  # private: what is refused is its content
     done = serve(["--state-key-file", str(keys)])
     assert done.returncode == 2, done.stderr
     assert str(keys) in done.stderr, done.stderr

@@ -38,6 +38,7 @@ def pair(tmp_path: Path, *, new_first: bool) -> Iterator[tuple[Instance, Instanc
     new = keygen(tmp_path / "new.keys")
     both = tmp_path / "both.keys"
     both.write_text(new.read_text() + old.read_text() if new_first else old.read_text() + new.read_text())
+    both.chmod(0o600)  # serve refuses a key file others may read
     (new_kid,) = KeyRing.from_text(new.read_text()).key_ids
     with redis_server(tmp_path) as redis:
         store = f"{redis.url}?prefix=rotation"
