@@ -129,6 +129,18 @@ def test_prompt_arguments_given_as_json_are_refused_before_connecting(
     assert result.sent() == []  # nothing started, nothing sent
 
 
+@pytest.mark.parametrize("pair", ["restaurant=noma", 'restaurant:="noma"'])
+def test_a_pair_that_names_an_argument_of_args_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], pair: str
+) -> None:
+    result = run(
+        capsys, "call", "book_table", pair, "--args", '{"restaurant": 1}', "--trace", "--", *demo_stdio()
+    )
+    assert result.code == 2, result.err
+    assert "'restaurant' is given twice" in result.err, result.err
+    assert result.sent() == []  # refused before connecting
+
+
 @pytest.mark.parametrize(
     "given",
     [
