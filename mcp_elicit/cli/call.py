@@ -20,7 +20,8 @@ log messages (with ``--json``, also under ``notifications``). A tool result is c
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
 name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
-is a usage error before the call). ``--json``'s object opens with ``ok`` and ``exit_code``, as
+is a usage error before the call). A call that declared no elicitation for want of a terminal
+says so on stderr, with what to give instead (not with ``--json``). ``--json``'s object opens with ``ok`` and ``exit_code``, as
 ``check``'s report and every failure's do; warnings are on stderr with it too.
 
 Exit codes: 0 a result (declined and cancelled questions are results too), 1 the tool
@@ -185,11 +186,22 @@ def _main(args: argparse.Namespace) -> int:
         if result.get("isError") is True:
             print("mcp-elicit: the tool reported an error:", file=sys.stderr)
         output.print_result(args.method, result)
+    if answerer is None and args.ui == "auto" and not args.json:  # the person did not choose it
+        sys.stdout.flush()  # a reader gone away (| head) ends the command here, nothing said
+        print(f"mcp-elicit: note: {_NOBODY_ANSWERS}", file=sys.stderr)
     if outcome.get("noise"):
         print(f"mcp-elicit: warning: {outcome['noise']}", file=sys.stderr)
     if outcome.get("output_mismatch"):
         print(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", file=sys.stderr)
     return code
+
+
+#: Why a call declared no elicitation, and what to do: said when the server needed an answer
+#: (-32021), and as a note after a call the server (or its tool) coped without one.
+_NOBODY_ANSWERS: Final = (
+    "this call declared no elicitation: with no terminal on stdin and stderr (or --ui none), "
+    "nothing could answer the server's questions. Give --answers FILE, or --ui web."
+)
 
 
 def _is_url(word: str) -> bool:
@@ -341,10 +353,7 @@ async def run_request(
     except Exception as exc:
         error = await explain(exc, target, observed, during=during)
         if answerer is None and getattr(exc, "code", None) == MissingClientCapability.code:
-            hint = "with no terminal on stdin and stderr (or --ui none), nothing could answer"
-            error = CheckFailed(
-                f"{error}\nThis call declared no elicitation: {hint}. Give --answers FILE, or --ui web."
-            )
+            error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
         raise error from None
     done = time.perf_counter()
     return {

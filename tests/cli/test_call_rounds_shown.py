@@ -47,3 +47,23 @@ def test_the_json_rounds_hold_what_was_sent_and_the_answer_that_did_not_fit(
     (unfit,) = entry["not_sent"]
     assert unfit["action"] == "accept" and unfit["content"] == {"region": "eu-west"}
     assert any("must be one of" in problem for problem in unfit["problems"]), unfit
+
+
+def test_a_call_that_could_not_answer_says_why_it_declared_no_elicitation(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # no terminal here (the output is captured), no --answers: the tool copes by itself
+    result = run(capsys, "call", "book_table", "restaurant=noma", "--", *demo_stdio())
+    assert result.code == 0, result.err
+    assert "Your client cannot show forms" in result.out
+    assert result.err.count("declared no elicitation") == 1, result.err
+    assert "--answers FILE" in result.err and "--ui web" in result.err
+
+
+def test_the_note_is_neither_in_json_nor_when_asked_for_no_answerer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    chosen = run(capsys, "call", "book_table", "restaurant=noma", "--ui", "none", "--", *demo_stdio())
+    as_json = run(capsys, "call", "book_table", "restaurant=noma", "--json", "--", *demo_stdio())
+    assert chosen.code == 0 and as_json.code == 0, (chosen.err, as_json.err)
+    assert "declared no elicitation" not in chosen.err + as_json.err + as_json.out

@@ -45,6 +45,7 @@ def _with_a_closed_reader(argv: list[str], tmp_path: Path) -> tuple[int, str]:
         ["check", "--json", "--", *fake("good")],
         ["call", "echo", "text=hi", "--ui", "none", "--", *fake("good")],
         ["call", "--json", "echo", "text=hi", "--ui", "none", "--", *fake("good")],
+        ["call", "echo", "text=hi", "--", *fake("good")],  # no terminal: a note would follow the result
         # the failure's JSON is what meets the closed pipe (the server exits with code 3)
         ["check", "--json", "--", *fake("exit")],
         # argparse's own error, given as JSON before the usage
@@ -60,6 +61,7 @@ def _with_a_closed_reader(argv: list[str], tmp_path: Path) -> tuple[int, str]:
         "check-json",
         "call",
         "call-json",
+        "call-no-terminal",
         "failure-json",
         "usage-json",
         "keygen",
