@@ -194,18 +194,8 @@ def _state_keys(path: Path | None) -> KeyRing | None:
         ) from None
 
 
-def _split_address(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    if not sep or not (port.isascii() and port.isdigit()):
-        raise CliError(f"--http needs HOST:PORT, not {value!r}", exit_code=2)
-    number = int(port) if len(port) <= 12 else 0  # int() refuses thousands of digits
-    if not 0 < number <= 65535:  # 0 would bind some free port that neither we nor the page links know
-        shown = port if len(port) <= 12 else f"{port[:12]}..."
-        raise CliError(f"--http: port {shown} is not in 1-65535", exit_code=2)
-    return host.strip("[]") or "127.0.0.1", number
-
-
 def _serve(args: argparse.Namespace) -> int:
+    from mcp_elicit.cli.address import split_address, taken
     from mcp_elicit.cli.loader import load_server
 
     if args.http is None:  # started with fd 2 closed: /dev/null takes its number first
@@ -223,7 +213,7 @@ def _serve(args: argparse.Namespace) -> int:
     keys = _state_keys(args.state_key_file)
     if keys is not None:
         server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)
-    address = _split_address(args.http) if args.http is not None else None
+    address = split_address(args.http) if args.http is not None else None
     if address is None and args.path is not None:
         raise CliError("--path is the MCP endpoint's path over HTTP: it needs --http", exit_code=2)
     if args.path is not None and not args.path.startswith("/"):  # no request's path could match it
@@ -302,6 +292,9 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGTERM, previous)
     if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
+        said = taken(host, port)
+        if said:
+            print(f"mcp-elicit: {said}", file=sys.stderr, flush=True)
         return 2
     return 0
 
@@ -332,18 +325,13 @@ def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple
     derive = args.public_url is None and server.url_mode.public_url is None  # the server's own stays
     if derive and address is not None and not args.allow_host:
         # derived, not given: plain http off loopback (a LAN test) is warned about at start-up
+        from mcp_elicit.cli.address import default_public_url
+
         server.url_mode.configure(public_url=default_public_url(*address), from_address=True)
     if store is not None:
         from mcp_elicit.stores.redis import redact_url
 
         log.info("URL mode keeps its state in %s", redact_url(store))
-
-
-def default_public_url(host: str, port: int) -> str:
-    """``http://HOST:PORT`` of a bound address; a wildcard address reads as 127.0.0.1."""
-    if host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _has(module: str) -> bool:

@@ -4,6 +4,7 @@ serving starts, a server file that cannot be imported, --json, usage and help.""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import threading
@@ -123,6 +124,33 @@ def test_serve_http_with_an_unreachable_store_exits_2_before_listening() -> None
     assert "hunter2" not in done.stderr
     assert "Application startup failed" in done.stderr
     assert "serving" not in done.stderr  # it never served: the line comes once it listens
+
+
+def test_serve_http_on_a_port_in_use_says_which_and_what_to_do() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcp_elicit",
+                "serve",
+                "examples/demo_server.py",
+                "--http",
+                f"127.0.0.1:{port}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    assert done.returncode == 2, done.stderr
+    assert f"127.0.0.1:{port} is in use" in done.stderr, done.stderr
+    assert "give another port" in done.stderr, done.stderr
+    assert "serving" not in done.stderr
 
 
 def test_serve_http_says_where_it_serves_once_it_listens() -> None:

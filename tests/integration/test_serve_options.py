@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from integration.instances import APP, Instance, Modern
-from mcp_elicit.cli.main import default_public_url
+from mcp_elicit.cli.address import default_public_url
 
 from support.procs import ROOT, cli, free_port
 
