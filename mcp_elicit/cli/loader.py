@@ -3,14 +3,18 @@
 Rules: a target is ``path/to/file.py`` or ``package.module``, optionally followed by
 ``:attribute``. Without an attribute, the module's ``app``, ``server`` or ``mcp`` is used,
 or its only ``Server`` instance. Every failure says what was looked for and where; a
-module that fails while it is imported (a syntax error, an exception, a missing import) is
-named with the error and the line it came from, in one line, not a traceback.
+name that is not a ``Server`` is said to be what it is (a class, a function...), with the
+Servers the module does define. A module that fails while it is imported (a syntax error,
+an exception, a missing import) is named with the error and the line it came from, in one
+line, not a traceback.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
+import inspect
 import sys
 import traceback
 from pathlib import Path
@@ -67,6 +71,17 @@ def _import_failed(spec: str, exc: Exception) -> CliError:
     )
 
 
+def _what(obj: object) -> str:
+    """What ``obj`` is, for a person who took it for a ``Server``."""
+    if inspect.isclass(obj):
+        return "a class (a dataclass)" if dataclasses.is_dataclass(obj) else "a class"
+    if inspect.isfunction(obj) or inspect.isbuiltin(obj):
+        return "a function"
+    if inspect.ismodule(obj):
+        return "a module"
+    return f"a {type(obj).__name__} object"
+
+
 def load_server(target: str) -> Server:
     spec, _, attr = target.partition(":")
     if ":" in target and len(spec) == 1 and target[1:3] in (":\\", ":/"):  # a Windows drive letter
@@ -74,9 +89,13 @@ def load_server(target: str) -> Server:
     module = _load_module(spec)
     if attr:
         obj = getattr(module, attr, None)
-        if not isinstance(obj, Server):
-            raise CliError(f"{spec} has no Server named {attr!r}", exit_code=2)
-        return obj
+        if isinstance(obj, Server):
+            return obj
+        servers = [f"{spec}:{name}" for name, value in vars(module).items() if isinstance(value, Server)]
+        others = f"; its Servers: {', '.join(servers)}" if servers else "; it defines no Server"
+        if obj is None:
+            raise CliError(f"{spec} has no Server named {attr!r}{others}", exit_code=2)
+        raise CliError(f"{spec}:{attr} is {_what(obj)}, not an mcp_elicit.Server{others}", exit_code=2)
     for name in _NAMES:
         obj = getattr(module, name, None)
         if isinstance(obj, Server):

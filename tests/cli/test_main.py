@@ -48,6 +48,31 @@ def test_serve_errors_exit_2_with_a_message(
     assert fragment in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("Booking", "Booking is a class (a dataclass), not an mcp_elicit.Server"),
+        ("tool", "tool is a function, not an mcp_elicit.Server"),
+    ],
+)
+def test_serve_names_what_a_name_is_when_it_is_not_a_server(
+    name: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = tmp_path / "app.py"
+    app.write_text(
+        "from dataclasses import dataclass\n"
+        "from mcp_elicit import Server\n"
+        "server = Server('bookings')\n"
+        "@dataclass\nclass Booking:\n    name: str\n"
+        "def tool() -> None: ...\n"
+    )
+    assert main(["serve", f"{app}:{name}"]) == 2
+    err = capsys.readouterr().err
+    assert said in err, err
+    assert "no Server named" not in err
+    assert "app.py:server" in err  # the Server it does define
+
+
 def test_bad_key_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     keys = tmp_path / "keys"
     keys.write_text("too-short\n")
