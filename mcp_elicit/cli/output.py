@@ -138,6 +138,10 @@ class Tracer:
 # ---- check -------------------------------------------------------------------------------
 
 
+#: The least room a tool's description keeps beside the names in check's table (characters).
+_ABOUT_ROOM: Final = 30
+
+
 def _fit(text: str, width: int) -> str:
     text = " ".join(clean(text).split())
     return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
@@ -173,15 +177,24 @@ def print_check(report: CheckReport) -> None:
     if report.listed:
         pages = "page" if report.pages == 1 else "pages"
         row("tools", f"{len(report.tools)}, in {report.pages} {pages}")
-        name_width = min(max((len(clean(t.name)) for t in report.tools), default=0), 32)
+        # one column for the descriptions: the longest name's, unless that leaves a description
+        # too little room; a longer name then has its description below it, in the column
+        longest = max((len(clean(t.name)) for t in report.tools), default=0)
+        name_width = min(longest, max(width - 7 - _ABOUT_ROOM, 12))
         for tool in report.tools:
             mark = (
                 paint("✓", "green")
                 if not tool.findings
                 else (paint("✗", "red") if tool.errors else paint("!", "yellow"))
             )
-            about = _fit(tool.description or "(no description)", max(width - name_width - 8, 20))
-            out.append(f"  {mark} {clean(tool.name):<{name_width}}  {paint(about, 'dim')}")
+            about = paint(
+                _fit(tool.description or "(no description)", max(width - name_width - 7, 20)), "dim"
+            )
+            name = clean(tool.name)
+            if len(name) <= name_width:
+                out.append(f"  {mark} {name:<{name_width}}  {about}")
+            else:
+                out.extend([f"  {mark} {name}", f"{'':<{name_width + 6}}{about}"])
             for finding in tool.findings:
                 out.append(f"      {_finding(finding, paint)}")
     if report.offers:

@@ -1,0 +1,51 @@
+"""``mcp-elicit check``'s table of tools, as a person reads it: every description starts in
+one column, whatever the length of the names (the conformance server's run to 42
+characters), and fits the terminal's width."""
+
+from __future__ import annotations
+
+import pytest
+
+from cli.helpers import run
+
+from support.cli_call import CONFORMANCE_STDIO
+
+
+def _rows(out: str) -> list[tuple[str, int, str]]:
+    """Each tool's row of the table: its name, the column its description starts in, and it."""
+    rows = []
+    for line in out.splitlines():
+        if line[:4] in ("  ✓ ", "  ! ", "  ✗ ") and len(line) > 4:
+            name = line[4:].split()[0]
+            rest = line[4 + len(name) :]
+            rows.append((name, len(line) - len(rest.lstrip()), rest.strip()))
+    return rows
+
+
+@pytest.mark.parametrize("columns", [100, 160])
+def test_every_description_starts_in_one_column(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = run(capsys, "check", "--", *CONFORMANCE_STDIO)
+    assert result.code == 0, result.err
+    rows = _rows(result.out)
+    assert "test_elicitation_sep1034_defaults" in [name for name, _, _ in rows]
+    assert len({column for _, column, _ in rows}) == 1, result.out
+    assert all(len(line) <= columns for line in result.out.splitlines() if line[:4] in ("  ✓ ", "  ! "))
+
+
+def test_a_name_too_long_for_a_narrow_terminal_has_its_description_below_in_the_column(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    result = run(capsys, "check", "--", *CONFORMANCE_STDIO)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    rows = _rows(result.out)
+    columns = {column for _, column, about in rows if about}
+    assert len(columns) == 1, result.out
+    (column,) = columns
+    long = next(i for i, line in enumerate(lines) if "test_input_required_result_multiple_inputs" in line)
+    below = lines[long + 1]
+    assert below[:column].strip() == "" and below[column:].startswith("MRTR: asks"), result.out
