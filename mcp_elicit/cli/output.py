@@ -144,7 +144,7 @@ _ABOUT_ROOM: Final = 30
 
 def _fit(text: str, width: int) -> str:
     text = " ".join(clean(text).split())
-    return text if len(text) <= width else text[: max(width - 1, 1)] + "…"
+    return text if len(text) <= width else text[: max(width - 1, 1)].rstrip() + "…"  # "word…", not "word …"
 
 
 def print_check(report: CheckReport) -> None:
