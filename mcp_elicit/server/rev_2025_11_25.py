@@ -41,9 +41,10 @@ Rules:
   sent) or the session stopped waiting on one meanwhile (completed by the app, say: the
   step is then waited on anew). Withdrawing a step never ends one that another request
   sent under the same id since.
-* A tool's question asked from a sibling task (``asyncio.TaskGroup``) that fails the
-  request (a URL step's -32042, a capability the client did not declare) fails it as in
-  the handler's own task, not as the tool's failure over the group (as on 2026-07-28).
+* A question of a tool, prompt or resource asked from a sibling task (``asyncio.TaskGroup``)
+  that fails the request (a URL step's -32042, a capability the client did not declare)
+  fails it as in the handler's own task, not as the handler's failure over the group (a
+  tool's ``isError`` result, a prompt's or resource's -32603), as on 2026-07-28.
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.

@@ -1,0 +1,132 @@
+"""A 2025-11-25 prompt's or resource's question asked from a sibling task
+(``asyncio.TaskGroup``) that fails the request (a URL step's -32042, a form the client
+did not declare it can answer: -32021) is answered as when the handler's own task asks
+it, not -32603 "Internal error" for the group; as a tool's is. 2026-07-28 asks the same
+questions the same way from either task. Over real pipes, in this process, so the session
+can be looked at after the answer; 2026-07-28 over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, Form, KeyRing, Server, String
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.http import McpHttp, meta
+from support.procs import uvicorn_server
+from support.stdio_pipes import Pipes, stdio_session
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+URL_CAPS = {"elicitation": {"url": {}}}  # no form
+STEP = {"mode": "url", "message": "Link", "url": "https://example.com/link", "elicitationId": "l-1"}
+
+Question = Callable[[Context], Awaitable[Any]]
+
+
+async def url_step(ctx: Context) -> None:
+    await ctx.require_url("Link", "https://example.com/link", elicitation_id="l-1")
+
+
+async def form(ctx: Context) -> None:
+    await ctx.elicit("Name?", Form(name=String()))
+
+
+QUESTIONS: dict[str, Question] = {"url_step": url_step, "form": form}
+
+
+async def asked(ctx: Context, question: str, sibling: str) -> str:
+    """Ask ``question`` in the handler's own task, or (``sibling`` "yes") from a task group's."""
+    ask = QUESTIONS[question]
+    if sibling != "yes":
+        await ask(ctx)
+        return "asked"
+    async with asyncio.TaskGroup() as group:
+        group.create_task(ask(ctx))
+    return "asked"
+
+
+def build() -> Server:
+    app = Server("prompt-resource-groups", state_keys=KeyRing([bytes(range(7, 39))]))
+
+    @app.prompt()
+    async def ask(ctx: Context, question: str, sibling: str) -> str:
+        return await asked(ctx, question, sibling)
+
+    @app.resource("test://ask/{question}/{sibling}")
+    async def asking(ctx: Context, question: str, sibling: str) -> str:
+        return await asked(ctx, question, sibling)
+
+    return app
+
+
+def request(kind: str, rid: int, question: str, sibling: str) -> dict[str, Any]:
+    if kind == "prompt":
+        arguments = {"question": question, "sibling": sibling}
+        params: dict[str, Any] = {"name": "ask", "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": rid, "method": "prompts/get", "params": params}
+    params = {"uri": f"test://ask/{question}/{sibling}"}
+    return {"jsonrpc": "2.0", "id": rid, "method": "resources/read", "params": params}
+
+
+async def answer(pipes: Pipes, message: dict[str, Any]) -> dict[str, Any]:
+    pipes.write(message)
+    (response,) = await pipes.until(message["id"])  # a 5 s bound on each line read
+    return response
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource"])
+async def test_a_url_step_asked_from_a_sibling_task_is_the_requests_32042(kind: str) -> None:
+    async with stdio_session(build(), URL_CAPS) as pipes:
+        response = await answer(pipes, request(kind, 1, "url_step", "yes"))
+        assert response["error"]["code"] == -32042, response
+        assert response["error"]["data"] == {"elicitations": [STEP]}, response
+        session = pipes.server.session
+        assert session is not None and session.elicitations == {"l-1": ["l-1"]}, "the step sent"
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource"])
+@pytest.mark.parametrize("question", ["url_step", "form"])
+async def test_a_question_from_a_sibling_task_fails_the_request_as_from_the_handlers_own(
+    kind: str, question: str
+) -> None:
+    async with stdio_session(build(), URL_CAPS) as pipes:
+        own = await answer(pipes, request(kind, 1, question, "no"))
+        if question == "url_step":  # done with: the sibling's may be sent under the same id
+            assert pipes.server.session is not None
+            pipes.server.session.completed("l-1")
+        sibling = await answer(pipes, request(kind, 2, question, "yes"))
+        assert own["error"]["code"] == (-32042 if question == "url_step" else -32021), own
+        assert {**sibling, "id": 1} == own
+
+
+@pytest.fixture
+async def mcp(wire: WireChecker) -> AsyncIterator[McpHttp]:
+    async with uvicorn_server(StreamableHTTP(build())) as server, httpx.AsyncClient(timeout=10) as client:
+        yield McpHttp(client, server.url, wire)
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource"])
+@pytest.mark.parametrize("question", ["url_step", "form"])
+async def test_on_2026_07_28_a_question_from_a_sibling_task_is_asked_as_from_the_handlers_own(
+    mcp: McpHttp, kind: str, question: str
+) -> None:
+    """The URL step is an input request of the round, the form the client cannot answer -32021."""
+    answers = []
+    for sibling in ("no", "yes"):
+        message = request(kind, 0, question, sibling)
+        reply = await mcp.request(message["method"], message["params"], meta_=meta(URL_CAPS))
+        answers.append(reply.message.get("result") or reply.error)
+    own, from_sibling = answers
+    if question == "url_step":
+        assert own["resultType"] == "input_required", own
+        assert from_sibling["inputRequests"] == own["inputRequests"], from_sibling
+    else:
+        assert own["code"] == -32021, own
+        assert from_sibling == own
