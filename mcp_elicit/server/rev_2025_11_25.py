@@ -16,7 +16,8 @@ Rules:
   ``RuntimeError`` saying the request ended), and sends no progress or log for it.
 * A request still running when its session ends answers all the same: -32600 when the
   client deleted the session (HTTP ``DELETE``: its own doing), -32603 when the server
-  ended it (shutting down).
+  ended it (shutting down), even when its handler catches the cancellation and returns (or
+  fails, a -32042 included) all the same.
 * A request the client cancels (``notifications/cancelled``) is not answered, even when its
   handler catches the cancellation and returns (or fails, a -32042 included) all the same,
   and asks nothing more: a question its handler asks after it is not sent (an elicitation
@@ -320,6 +321,9 @@ async def respond_in_session(
         task.uncancel()
         log.info("request %r cancelled by the client; what its handler returned is dropped", message.id)
         return None
+    if session.closed and task is not None:  # it ended under the handler, which went on all the same
+        task.uncancel()
+        return jsonrpc.encode_error(message.id, _ended_with(message, session))
     if failed is not None:
         return failed
     try:
@@ -397,8 +401,9 @@ async def _dispatch(
         raise required from None
     finally:  # a Context kept past its request asks nothing on the request's ended stream
         asker.ended = True
-        # steps made but never sent (nor answered: the client cancelled the request)
-        if not sent or message.id in session.cancelled:
+        # steps made but never sent (nor answered: the client cancelled the request, or the
+        # session ended)
+        if not sent or message.id in session.cancelled or session.closed:
             asker.unsent()
 
 

@@ -1,0 +1,69 @@
+"""A 2025-11-25 session that ends (the client's DELETE, the server shutting down) under a
+handler that catches the cancellation and goes on: returns a result, asks again, or
+asks a URL step (-32042). The request answers what the session's end says (-32600 for
+the client's DELETE, -32603 for the server's shutdown), not what its handler made after
+it, as it does when the handler lets the cancellation go. Real uvicorn on 127.0.0.1;
+messages checked against the 2025-11-25 schema."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.http_sessions import Session, build
+from support.procs import uvicorn_server
+from support.waiting import hang_guard
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+DELETED = (
+    "Invalid request: the client ended this session (HTTP DELETE) before the request "
+    "finished; it was stopped, and any question it was waiting on withdrawn"
+)
+SHUT_DOWN = "Internal error: the session ended before the request finished (the server is shutting down)"
+
+
+def server() -> Server:
+    app = build()  # with stubborn (asks again when cancelled) and stubborn_step (a -32042)
+
+    @app.tool()
+    async def returns_anyway(ctx: Context) -> str:
+        try:
+            await ctx.elicit("Name?", Form(name=String()))
+        except asyncio.CancelledError:
+            return "went on all the same"
+        return "answered"
+
+    return app
+
+
+@pytest.mark.parametrize("tool", ["returns_anyway", "stubborn", "stubborn_step"])
+@pytest.mark.parametrize("ended_by", ["delete", "shutdown"])
+async def test_a_handler_that_goes_on_after_its_session_ended_is_answered_as_the_end_says(
+    wire_2025: WireChecker, tool: str, ended_by: str
+) -> None:
+    transport = StreamableHTTP(server())
+    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
+        client = Session(http, running.url, wire_2025)
+        await client.open()
+        async with client.asked(tool) as (_, events, question):
+            if ended_by == "delete":
+                assert (await http.delete(running.url, headers=client.headers())).status_code == 200
+            else:
+                transport.begin_shutdown()
+            async with hang_guard("the request's stream ending with its session"):
+                rest: list[dict[str, Any]] = [message async for message in events]
+        withdrawn, answer = rest
+        assert withdrawn["method"] == "notifications/cancelled", rest
+        assert withdrawn["params"]["requestId"] == question["id"]
+        wire_2025.notification(withdrawn)
+        wire_2025.response("tools/call", answer)
+        code, message = (-32600, DELETED) if ended_by == "delete" else (-32603, SHUT_DOWN)
+        assert answer["id"] == 1 and answer["error"] == {"code": code, "message": message}, answer
