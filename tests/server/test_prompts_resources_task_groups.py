@@ -2,8 +2,9 @@
 (``asyncio.TaskGroup``) that fails the request (a URL step's -32042, a form the client
 did not declare it can answer: -32021) is answered as when the handler's own task asks
 it, not -32603 "Internal error" for the group; as a tool's is. 2026-07-28 asks the same
-questions the same way from either task. Over real pipes, in this process, so the session
-can be looked at after the answer; 2026-07-28 over real HTTP on 127.0.0.1."""
+questions (and refuses an answer that does not fit) the same way from either task.
+2025-11-25 over real pipes, in this process, so the session can be looked at after the
+answer; 2026-07-28 over real HTTP on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -38,7 +39,11 @@ async def form(ctx: Context) -> None:
     await ctx.elicit("Name?", Form(name=String()))
 
 
-QUESTIONS: dict[str, Question] = {"url_step": url_step, "form": form}
+async def model(ctx: Context) -> None:
+    await ctx.sample("Say hi", max_tokens=5, key="hi")
+
+
+QUESTIONS: dict[str, Question] = {"url_step": url_step, "form": form, "model": model}
 
 
 async def asked(ctx: Context, question: str, sibling: str) -> str:
@@ -130,3 +135,23 @@ async def test_on_2026_07_28_a_question_from_a_sibling_task_is_asked_as_from_the
     else:
         assert own["code"] == -32021, own
         assert from_sibling == own
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource"])
+async def test_on_2026_07_28_an_answer_refused_in_a_sibling_task_is_refused_as_in_the_handlers_own(
+    mcp: McpHttp, kind: str
+) -> None:
+    """A sampling answer of the wrong shape: -32602 naming the question, from either task."""
+    errors = []
+    for sibling in ("no", "yes"):
+        message = request(kind, 0, "model", sibling)
+        caps = meta({"sampling": {}})
+        first = await mcp.request(message["method"], message["params"], meta_=caps)
+        assert set(first.result["inputRequests"]) == {"hi"}, first.result
+        retry = {**message["params"], "requestState": first.result["requestState"]}
+        retry["inputResponses"] = {"hi": {"text": "hi"}}
+        refused = await mcp.request(message["method"], retry, meta_=caps, malformed=True)
+        errors.append(refused.error)
+    own, from_sibling = errors
+    assert own["code"] == -32602 and "it is not a sampling result" in own["message"], own
+    assert from_sibling["code"] == own["code"] and from_sibling["message"] == own["message"], from_sibling
