@@ -116,16 +116,11 @@ class ModernSession:
                 step = rounds.step(result, time.monotonic())
                 if isinstance(step, Complete):
                     return step.result
-                if step.awaiting_page is not None:
+                for page in step.awaiting_pages:  # each accepted page, said once
                     log.info(
-                        "%s: %s waits for the page of %s",
-                        self.conn.server,
-                        origin,
-                        shown_text(step.awaiting_page.key),
+                        "%s: %s waits for the page of %s", self.conn.server, origin, shown_text(page.key)
                     )
-                    await self.conn.inputs.url_waiting(
-                        step.awaiting_page, origin=origin, server=self.conn.server
-                    )
+                    await self.conn.inputs.url_waiting(page, origin=origin, server=self.conn.server)
                 responses = await self._answer(step, origin)
                 if step.delay > 0:
                     await asyncio.sleep(step.delay)

@@ -29,8 +29,9 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   rounds are bounded by time, not by count: they go on until ``url_wait`` seconds
   (600, a page's life) have passed since the round that asked the step, given the
   clock (``step(result, now)``), and count against neither ``max_state_only`` nor
-  ``max_rounds``. The first of them says which step it waits for
-  (``NeedInput.awaiting_page``), so the client can say so once. State-only rounds with no
+  ``max_rounds``. The first of them says which steps it waits for
+  (``NeedInput.awaiting_pages``: every URL step of that round the client accepted, as
+  the server may wait for any of them), so the client can say so once for each. State-only rounds with no
   URL step pending (none asked, one declined, or no clock given) are counted as before:
   a server cannot keep a client for ever.
 * At most ``max_requests`` input requests in one round (32 by default): a result asking
@@ -143,20 +144,21 @@ class Complete:
 @dataclass(frozen=True, slots=True)
 class NeedInput:
     """The server wants ``requests`` answered (possibly none) before the retry, which goes
-    out after ``delay`` seconds. ``awaiting_page``: on the first state-only round of a
-    pending URL step, that step (the server waits for its page)."""
+    out after ``delay`` seconds. ``awaiting_pages``: on the first state-only round of
+    pending URL steps, those steps (the server waits for their pages), in the order asked."""
 
     requests: tuple[InputRequest, ...]
     state: str | None = field(repr=False)  # sealed answers: a bearer of them, not shown
     delay: float = 0.0
-    awaiting_page: InputRequest | None = None
+    awaiting_pages: tuple[InputRequest, ...] = ()
 
 
 @dataclass(slots=True)
 class _Page:
-    """An accepted URL step, pending: asked at ``asked`` (the clock), said once."""
+    """The accepted URL steps of one round, pending: asked at ``asked`` (the clock), said
+    once."""
 
-    step: InputRequest
+    steps: tuple[InputRequest, ...]
     asked: float
     said: bool = False
 
@@ -247,9 +249,9 @@ class Rounds:
                     "the server is not making progress"
                 )
             delay = self.limits.delay(self.state_only)
-        awaiting = None
+        awaiting: tuple[InputRequest, ...] = ()
         if page is not None and not page.said:  # said once for each page
-            page.said, awaiting = True, page.step
+            page.said, awaiting = True, page.steps
         self._pending = NeedInput(requests, state, delay, awaiting)
         return self._pending
 
@@ -261,8 +263,9 @@ class Rounds:
             return None
         if now - page.asked > self.limits.url_wait:
             raise RoundsExceeded(
-                f"{self.method} waited more than {self.limits.url_wait:g} s for the page at "
-                f"{_host(page.step)} to be finished (RoundLimits.url_wait): the server still answers "
+                f"{self.method} waited more than {self.limits.url_wait:g} s for the "
+                f"{'page' if len(page.steps) == 1 else 'pages'} at "
+                f"{' and '.join(_host(step) for step in page.steps)} to be finished (RoundLimits.url_wait): the server still answers "
                 "with only a requestState, so the request was abandoned"
             )
         return page
@@ -281,8 +284,8 @@ class Rounds:
                 f"inputResponses must answer exactly the keys asked (missing {missing}, extra {extra})"
             )
         if pending.requests:  # a round that asked something ends any earlier wait
-            accepted = [r for r in pending.requests if _accepted_url(r, responses[r.key])]
-            self._page = _Page(accepted[-1], self._asked) if accepted and self._asked is not None else None
+            accepted = tuple(r for r in pending.requests if _accepted_url(r, responses[r.key]))
+            self._page = _Page(accepted, self._asked) if accepted and self._asked is not None else None
         params = dict(self.params)
         if asked:
             params["inputResponses"] = {key: responses[key] for key in asked}

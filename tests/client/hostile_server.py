@@ -87,16 +87,17 @@ def scenario(request: dict[str, Any]) -> None:
         sys.exit(3)
     elif SCENARIO == "state-forever":
         result(request, {"resultType": "input_required", "requestState": f"s{count}"})
-    elif SCENARIO == "url-then-state":  # a URL step, then only a requestState for ever
+    elif SCENARIO in ("url-then-state", "pages-then-state"):  # then only a requestState for ever
         if "requestState" not in params:
             ask = {
                 "method": "elicitation/create",
                 "params": {"mode": "url", "message": "Sign in", "url": "https://example.com/sign-in"},
             }
-            result(
-                request,
-                {"resultType": "input_required", "inputRequests": {"signin": ask}, "requestState": "s"},
-            )
+            asks = {"signin": ask}
+            if SCENARIO == "pages-then-state":  # two pages in one round
+                pay = {**ask["params"], "message": "Pay", "url": "https://pay.example.net/p"}
+                asks["pay"] = {"method": "elicitation/create", "params": pay}
+            result(request, {"resultType": "input_required", "inputRequests": asks, "requestState": "s"})
         else:
             result(request, {"resultType": "input_required", "requestState": f"s{count}"})
     elif SCENARIO == "many-requests":

@@ -143,3 +143,17 @@ async def test_a_hostile_server_keeps_an_accepted_page_no_longer_than_url_wait()
             await asyncio.wait_for(client.call_tool("t"), 60)
     assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) > PAST_THE_COUNT
     assert person.waiting == ["https://example.com/sign-in"]
+
+
+async def test_every_page_accepted_in_one_round_is_said_once() -> None:
+    """A round asked two pages and the person accepted both: the server may wait for
+    either, so the answerer hears of each, once, in the order asked; the bound names both."""
+    person = Person()
+    limits = RoundLimits(url_wait=1.0, backoff=(0.05,))
+    async with hostile(["pages-then-state"], "2026-07-28", person, limits) as (client, _):
+        with pytest.raises(
+            RoundsExceeded, match=r"example\.com and pay\.example\.net.*RoundLimits\.url_wait"
+        ):
+            await asyncio.wait_for(client.call_tool("t"), 60)
+    assert person.urls == ["https://example.com/sign-in", "https://pay.example.net/p"]
+    assert person.waiting == person.urls

@@ -42,9 +42,9 @@ def test_an_accepted_page_is_waited_for_past_every_count_and_said_once() -> None
     for n in range(50):  # more than max_state_only and max_rounds
         step = rounds.step(need(), 100.0 + n * 10)
         assert isinstance(step, NeedInput) and step.requests == ()
-        said.append(step.awaiting_page.key if step.awaiting_page is not None else None)
+        said.append([r.key for r in step.awaiting_pages])
         rounds.retry({})
-    assert said == ["signin"] + [None] * 49
+    assert said == [["signin"]] + [[]] * 49
     assert rounds.waited == 50
 
 
@@ -65,7 +65,7 @@ def test_a_page_not_accepted_is_not_waited_for(answer: dict[str, Any]) -> None:
     rounds.step(need(signin=URL), 0.0)
     rounds.retry({"signin": answer})
     for n in range(2):
-        assert rounds.step(need(), 1.0 + n).awaiting_page is None  # type: ignore[union-attr]
+        assert rounds.step(need(), 1.0 + n).awaiting_pages == ()  # type: ignore[union-attr]
         rounds.retry({})
     with pytest.raises(RoundsExceeded, match=r"3 times in a row.*the limit is 2"):
         rounds.step(need(), 5.0)
@@ -122,10 +122,28 @@ def test_a_server_that_asks_a_page_each_round_is_still_bounded_by_max_rounds() -
 
 def test_a_new_page_has_its_own_wait_and_is_said_again() -> None:
     rounds = accepted(at=0.0)
-    assert rounds.step(need(), 500.0).awaiting_page is not None  # type: ignore[union-attr]
+    assert rounds.step(need(), 500.0).awaiting_pages  # type: ignore[union-attr]
     rounds.retry({})
     rounds.step(need(connect=URL), 550.0)
     rounds.retry({"connect": ACCEPT})
     step = rounds.step(need(), 1100.0)  # 700 s after the first ask, 550 s after this one
-    assert isinstance(step, NeedInput) and step.awaiting_page is not None
-    assert step.awaiting_page.key == "connect"
+    assert isinstance(step, NeedInput)
+    assert [r.key for r in step.awaiting_pages] == ["connect"]
+
+
+def test_every_page_accepted_in_one_round_is_waited_for_and_said_once() -> None:
+    """A round asked two pages and the person accepted both: the server waits for both,
+    so the client says it waits for each, once, in the order asked (not only the last)."""
+    other = {**URL, "params": {**URL["params"], "url": "https://pay.example.net/p"}}
+    rounds = Rounds("tools/call", {"name": "t"}, LIMITS)
+    rounds.step(need(signin=URL, pay=other, q=FORM), 0.0)
+    rounds.retry({"signin": ACCEPT, "pay": ACCEPT, "q": {"action": "accept", "content": {}}})
+    said = []
+    for n in range(3):
+        step = rounds.step(need(), 1.0 + n)
+        assert isinstance(step, NeedInput)
+        said.append([r.key for r in step.awaiting_pages])
+        rounds.retry({})
+    assert said == [["signin", "pay"], [], []]
+    with pytest.raises(RoundsExceeded, match=r"for the pages at idp\.example\.com and pay\.example\.net"):
+        rounds.step(need(), 601.0)
