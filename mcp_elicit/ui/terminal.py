@@ -14,7 +14,8 @@ it can only be declined or cancelled. Only after the person types ``o`` is the U
 browser (never fetched here); then they say when they are done (Enter: the answer is
 ``accept``), open it again (``r``), or cancel (Esc). When the server says the step is
 finished first (2025-11-25: ``notifications/elicitation/complete``), the prompt goes away
-and the answer is ``accept``.
+and the answer is ``accept``. On 2026-07-28, while the server waits for a page the person
+said done before finishing it, one line says so (``url_waiting``, ``ui.page_wait``).
 
 Rules: Esc (alone: Alt keys edit the line) and Ctrl-C cancel at any prompt, as does
 Ctrl-D on an empty line (end of input); declining is always an explicit choice, there at
@@ -60,6 +61,7 @@ from mcp_elicit.ui.form_text import (
     position,
     typed,
 )
+from mcp_elicit.ui.page_wait import waiting_line
 
 if TYPE_CHECKING:
     from prompt_toolkit.input import Input
@@ -165,6 +167,10 @@ class TerminalAnswerer:
     async def url_done(self, request: ElicitationRequest) -> None:
         """At once: the person said they were done before ``accept`` went out."""
         return None
+
+    async def url_waiting(self, request: ElicitationRequest) -> None:
+        """One line: the request waits for the page of ``request`` to be finished."""
+        self.console.print(waiting_line(request), soft_wrap=True)
 
     # ---- forms ------------------------------------------------------------------------
 

@@ -46,6 +46,9 @@ Rules:
   default) in a daemon thread that nothing waits for (``webbrowser`` waits for a
   ``$BROWSER`` command it does not know to exit); the link is also printed (``announce``)
   for a person to open.
+* While a 2026-07-28 request waits for a page the person accepted (``url_waiting``), that
+  is announced in one line (``ui.page_wait``), not on a page: the round's answer server
+  stopped once it was answered, so no page of it is left to show it.
 """
 
 from __future__ import annotations
@@ -70,6 +73,7 @@ from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import clean
+from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.terminal import system_browser
 from mcp_elicit.ui.web_pages import page
 from mcp_elicit.ui.web_round import Round, finished_watch
@@ -426,3 +430,7 @@ class WebAnswerer:
     async def url_done(self, request: ElicitationRequest) -> None:
         """At once: the person said they were done before ``accept`` went out."""
         return None
+
+    async def url_waiting(self, request: ElicitationRequest) -> None:
+        """Announce that the request waits for the page of ``request`` to be finished."""
+        self.announce(f"mcp-elicit: {waiting_line(request)}")
