@@ -3,7 +3,8 @@ The server answers a state-only round every ``flow_wait`` until the page is fini
 client goes on past ``RoundLimits.max_state_only`` for as long as ``RoundLimits.url_wait``
 allows, and tells the answerer once (``url_waiting``) that it waits for the page.
 State-only rounds with no URL step pending (one declined, or none asked) are still
-stopped by the count: a server cannot keep a client for ever."""
+stopped by the count: a server cannot keep a client for ever. Several pages accepted in
+one round are each said; a prompt or a resource waits as a tool does."""
 
 from __future__ import annotations
 
@@ -157,3 +158,18 @@ async def test_every_page_accepted_in_one_round_is_said_once() -> None:
             await asyncio.wait_for(client.call_tool("t"), 60)
     assert person.urls == ["https://example.com/sign-in", "https://pay.example.net/p"]
     assert person.waiting == person.urls
+
+
+@pytest.mark.parametrize("method", ["prompts/get", "resources/read"])
+async def test_a_prompt_or_a_resource_waits_for_its_page_as_a_tool_does(method: str) -> None:
+    """The wait is the request's, whatever its method: a prompt or a resource whose server
+    asked a page, then answers only a requestState, is waited for past the count, said
+    once, and stopped by ``url_wait``."""
+    person = Person()
+    limits = RoundLimits(url_wait=1.0, backoff=(0.05,))
+    async with hostile(["url-then-state"], "2026-07-28", person, limits) as (client, recorder):
+        call = client.get_prompt("p") if method == "prompts/get" else client.read_resource("r://x")
+        with pytest.raises(RoundsExceeded, match=rf"{method} waited more than 1 s .*RoundLimits\.url_wait"):
+            await asyncio.wait_for(call, 60)
+    assert len([m for m in recorder.sent if m.get("method") == method]) > PAST_THE_COUNT
+    assert person.waiting == ["https://example.com/sign-in"]
