@@ -29,11 +29,14 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   rounds are bounded by time, not by count: they go on until ``url_wait`` seconds
   (600, a page's life) have passed since the round that asked the step, given the
   clock (``step(result, now)``), and count against neither ``max_state_only`` nor
-  ``max_rounds``. The first of them says which steps it waits for
-  (``NeedInput.awaiting_pages``: every URL step of that round the client accepted, as
-  the server may wait for any of them), so the client can say so once for each. State-only rounds with no
-  URL step pending (none asked, one declined, or no clock given) are counted as before:
-  a server cannot keep a client for ever.
+  ``max_rounds``. The time is checked as each round comes back, so the last round sent
+  within it may end later, by at most its backoff and the request timeout (cutting it at
+  ``url_wait`` would race the server's own end of the page, which it answers in that
+  round). The first of them says which steps it waits for (``NeedInput.awaiting_pages``:
+  every URL step of that round the client accepted, as the server may wait for any of
+  them), so the client can say so once for each. State-only rounds with no URL step
+  pending (none asked, one declined, or no clock given) are counted as before: a server
+  cannot keep a client for ever.
 * At most ``max_requests`` input requests in one round (32 by default): a result asking
   more is a ``ProtocolViolation``, and none of it is answered.
 * A ``requestState`` longer than ``max_state_bytes`` (UTF-8; 1 MiB by default) is a
