@@ -33,18 +33,25 @@ next line and the prompt again. Keys a person may not be able to send there are 
 words: ``!c`` (or ``!cancel``) cancels, ``!d`` (or ``!decline``) declines where Ctrl-N
 would; ``cancel_key`` and ``decline_key`` name them for the caller's hints. End of input
 still cancels; Ctrl-C there is the terminal's own SIGINT.
+
+Output written while a prompt may be reading (a line about another request: one person,
+several requests) goes through ``above``: a drawn prompt is taken off the screen first and
+drawn again below it (prompt_toolkit's ``in_terminal``), a plain prompt's line is ended
+first and written again after, so nothing lands in the line the person types.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.application import get_app
+from prompt_toolkit.application import get_app, in_terminal
+from prompt_toolkit.application.current import set_app
 from prompt_toolkit.document import Document
 from prompt_toolkit.filters import Condition, has_validation_error, to_filter
 from prompt_toolkit.input import Input, create_input
@@ -185,6 +192,7 @@ class Prompter:
         self.decline_key = _DECLINE_WORDS[0] if self.plain else "Ctrl-N"
         self._typed = ""  # a plain prompt's input read past the line it asked for
         self._ended = False  # a plain prompt's input is at its end
+        self._showing: str | None = None  # a plain prompt waiting for its line
 
     @property
     def output(self) -> Output:
@@ -240,6 +248,29 @@ class Prompter:
         finally:
             self._declinable = False
 
+    @contextlib.asynccontextmanager
+    async def above(self) -> AsyncIterator[None]:
+        """Around output written while a prompt may be reading: it shows above the prompt,
+        which is drawn (or written) again below it."""
+        if self.plain:
+            shown = self._showing
+            if shown is not None:
+                self._say("")
+            try:
+                yield
+            finally:
+                if shown is not None and self._showing is shown:
+                    self.output.write(shown)
+                    self.output.flush()
+            return
+        app = self._session.app if self._session is not None else None
+        if app is None or not app.is_running:
+            yield
+            return
+        with set_app(app):
+            async with in_terminal():
+                yield
+
     def _say(self, text: str) -> None:
         self.output.write(text + "\n")
         self.output.flush()
@@ -254,11 +285,14 @@ class Prompter:
         while True:
             self.output.write(shown)
             self.output.flush()
+            self._showing = shown
             try:
                 line = await self._line()
             except EOFError:
                 self._say("")
                 raise Cancelled() from None
+            finally:
+                self._showing = None
             word = line.strip().lower()
             if word in _CANCEL_WORDS:
                 raise Cancelled()

@@ -169,8 +169,10 @@ class TerminalAnswerer:
         return None
 
     async def url_waiting(self, request: ElicitationRequest) -> None:
-        """One line: the request waits for the page of ``request`` to be finished."""
-        self.console.print(waiting_line(request), soft_wrap=True)
+        """One line: the request waits for the page of ``request`` to be finished; above
+        the prompt of another request's question, if one is being asked."""
+        async with self.prompter.above():
+            self.console.print(waiting_line(request), soft_wrap=True)
 
     # ---- forms ------------------------------------------------------------------------
 
