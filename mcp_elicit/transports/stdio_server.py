@@ -36,9 +36,7 @@ import asyncio
 import contextlib
 import logging
 import os
-import select
 import signal
-import stat
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any, BinaryIO
@@ -49,6 +47,7 @@ from mcp_elicit.server.sessions import Session
 from mcp_elicit.telemetry import notifying
 from mcp_elicit.transports.loopback_pages import LoopbackPages
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
+from mcp_elicit.transports.stdio_ends import PipeOutput, hung_up, unwatchable
 from mcp_elicit.transports.stdio_stderr import own_stderr
 from mcp_elicit.transports.stdio_stdout import own_stdout
 from mcp_elicit.wire import jsonrpc
@@ -83,32 +82,6 @@ class _Lines:
         return False  # nothing to resume here
 
 
-class _Output(asyncio.streams.FlowControlMixin):
-    """stdout's pipe protocol: tells the server when the pipe closes (its reader went
-    away), even while nothing is being written."""
-
-    def __init__(self, closed: Callable[[BaseException | None], None]) -> None:
-        super().__init__()
-        self._closed = closed
-        self._done = asyncio.get_running_loop().create_future()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        super().connection_lost(exc)
-        if not self._done.done():
-            self._done.set_result(None)
-        self._closed(exc)
-
-    @property
-    def lost(self) -> bool:
-        """The pipe is closed: its buffer written, or given up."""
-        return self._done.done()
-
-    def _get_close_waiter(self, stream: asyncio.StreamWriter) -> asyncio.Future[None]:
-        """What ``StreamWriter.wait_closed`` waits for: the pipe closed, its buffer written
-        (or given up)."""
-        return self._done
-
-
 class StdioServer:
     def __init__(
         self,
@@ -131,7 +104,7 @@ class StdioServer:
         #: The handshake session, once a 2025-11-25 (or earlier) client sent initialize.
         self.session: Session | None = None
         self._writer: asyncio.StreamWriter | None = None
-        self._output: _Output | None = None
+        self._output: PipeOutput | None = None
         self._out: BinaryIO | None = None
         #: Bytes handed to stdout's pipe transport (written, or waiting in its buffer).
         self._taken = 0
@@ -217,14 +190,14 @@ class StdioServer:
         # now: a pipe already at its end is closed by its transport while stdout is set up
         fd = stdin.fileno()
         try:
-            if _unwatchable(stdin):
+            if unwatchable(stdin):
                 raise ValueError("not a pipe, socket or terminal")
             await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
         except ValueError:  # a regular file or /dev/null: read it in a thread
             reader = None  # type: ignore[assignment]
         try:
             transport, self._output = await loop.connect_write_pipe(
-                lambda: _Output(self._stdout_gone), stdout
+                lambda: PipeOutput(self._stdout_gone), stdout
             )
             self._writer = asyncio.StreamWriter(transport, self._output, None, loop)
         except ValueError:
@@ -288,7 +261,7 @@ class StdioServer:
             waiting = transport.get_write_buffer_size()
             if not waiting or self._taken - waiting != written:  # nothing owed, or the reader took some
                 written, since = self._taken - waiting, loop.time()
-            elif loop.time() - since >= self.grace and (self._input_ended or _hung_up(stdin)):
+            elif loop.time() - since >= self.grace and (self._input_ended or hung_up(stdin)):
                 self._out_gone.set()
                 log.warning(
                     "stdin is closed and nothing was read from stdout for %g s: %d bytes of answers "
@@ -462,27 +435,3 @@ async def serve_stdio(server: Server) -> None:
             loop.remove_signal_handler(sig)
     if signal.SIGINT in caught:
         raise KeyboardInterrupt
-
-
-def _hung_up(fd: int | None) -> bool:
-    """The writer of stdin (a pipe, a socket) closed its end; data it wrote may still be
-    waiting unread. Asks without reading, and without waiting."""
-    if fd is None or not hasattr(select, "poll"):
-        return False
-    hangup = select.POLLHUP | getattr(select, "POLLRDHUP", 0)
-    poller = select.poll()
-    try:
-        poller.register(fd, getattr(select, "POLLRDHUP", 0))
-        return any(events & hangup for _, events in poller.poll(0))
-    except (OSError, ValueError):
-        return False
-
-
-def _unwatchable(stream: BinaryIO) -> bool:
-    """A character device that is not a terminal (``/dev/null``, as ``docker run`` without
-    ``-i`` and service managers give): the event loop takes it as a pipe, then fails to
-    watch it (epoll refuses), and the read never ends."""
-    try:
-        return stat.S_ISCHR(os.fstat(stream.fileno()).st_mode) and not os.isatty(stream.fileno())
-    except (OSError, ValueError):
-        return False
