@@ -2,7 +2,9 @@
 
 Rules: every request runs as its own task, so a slow one does not hold up the others;
 ``notifications/cancelled`` cancels the request it names, which is then never answered
-(even when its handler returns all the same); once a request is answered or cancelled,
+(even when its handler returns all the same), and whose id is free at once for the
+client's next request while the cancelled handler winds down (a 2025-11-25 session's
+own check refuses it meanwhile: that revision never reuses an id in a session); once a request is answered or cancelled,
 nothing more is sent for it (a notification from work its handler left behind is dropped); a line that is not JSON gets a -32700 error
 without an id, an oversized line a -32600 (with its id when the line starts with it), and
 the stream goes on; an oversized line under the id of a session's question still waiting
@@ -96,6 +98,11 @@ class StdioServer:
         self.grace = grace
         #: Requests in flight at most (their answers written or not); one more is refused.
         self.max_in_flight = max_in_flight
+        #: Every request's task until it is done, its answer written or not (what counts
+        #: against ``max_in_flight``); ``_tasks`` maps each id to the one that owns it.
+        self._flight: set[asyncio.Task[None]] = set()
+        #: A cancelled request gives its id up at once: the client may send the next one under
+        #: it while the cancelled handler still winds down (or catches it and goes on).
         self._tasks: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
         #: The tasks of requests given up (cancelled by the client, or still running after
         #: stdin's grace), never answered: not the tasks whose ``cancelling()`` is raised,
@@ -111,7 +118,7 @@ class StdioServer:
         #: stdin's end was read: answers are buffered, not waited for (see :meth:`_watch`).
         self._input_ended = False
         #: Requests whose handler still runs (not those only writing their answer).
-        self._running: set[jsonrpc.RequestId] = set()
+        self._running: dict[asyncio.Task[None], jsonrpc.RequestId] = {}
         #: Set once stdout can no longer be written (its reader closed it).
         self._out_gone = asyncio.Event()
         self._stopping = False
@@ -216,12 +223,12 @@ class StdioServer:
             with contextlib.suppress(asyncio.CancelledError):
                 await waiter
         self.server.subscriptions.close_all()  # stdin ended: subscriptions end gracefully
-        pending = list(self._tasks.values())
+        pending = list(self._flight)
         if pending:
             # nobody hears the answers once stdout is gone: no grace period then
             grace = 0 if self._out_gone.is_set() else self.grace
             _, still = await asyncio.wait(pending, timeout=grace)
-            running = [rid for rid, task in self._tasks.items() if task in still and rid in self._running]
+            running = [rid for task, rid in self._running.items() if task in still]
             if running and not self._out_gone.is_set():
                 log.info(
                     "stdin closed: %d request(s) still running after %g s cancelled, unanswered: %s",
@@ -320,11 +327,11 @@ class StdioServer:
                 )
                 await self.write(jsonrpc.encode_error(message.id, err))
                 return
-            if len(self._tasks) >= self.max_in_flight:
+            if len(self._flight) >= self.max_in_flight:
                 # written before the next line is read: a client that does not read its
                 # answers is held back here once stdout is full
                 err = InvalidRequest(
-                    f"Invalid request: {len(self._tasks)} requests are in flight, the most this server "
+                    f"Invalid request: {len(self._flight)} requests are in flight, the most this server "
                     "takes at once; read their answers before sending more"
                 )
                 await self.write(jsonrpc.encode_error(message.id, err))
@@ -343,6 +350,7 @@ class StdioServer:
                 return
             task = asyncio.ensure_future(self._request(message))
             self._tasks[message.id] = task
+            self._flight.add(task)
             task.add_done_callback(self._forget(message.id))
         elif isinstance(message, jsonrpc.Notification):
             session = self.session
@@ -361,7 +369,9 @@ class StdioServer:
 
     def _forget(self, rid: jsonrpc.RequestId) -> Callable[[asyncio.Task[None]], None]:
         def forget(task: asyncio.Task[None]) -> None:
-            self._tasks.pop(rid, None)
+            if self._tasks.get(rid) is task:  # not a later request's, sent under the id since
+                del self._tasks[rid]
+            self._flight.discard(task)
             self.given_up.discard(task)
 
         return forget
@@ -373,7 +383,7 @@ class StdioServer:
             rid = params.get("requestId")
             task = None
             if isinstance(rid, (str, int)) and not isinstance(rid, bool):  # true is not the id 1
-                task = self._tasks.get(rid)
+                task = self._tasks.pop(rid, None)  # given up: the id is free for the next request
             if task is not None:
                 self.given_up.add(task)
             if self.session is not None and self.session.cancel(rid):
@@ -385,7 +395,9 @@ class StdioServer:
     async def _request(self, message: jsonrpc.Request) -> None:
         session = self.session
         channel = _Lines(self)
-        self._running.add(message.id)
+        me = asyncio.current_task()
+        assert me is not None  # a request runs as its own task
+        self._running[me] = message.id
         try:
             if session is not None and self.server.core.is_handshake_request(message, None, in_session=True):
                 payload: bytes | None = await self.server.respond_in_session(
@@ -397,8 +409,8 @@ class StdioServer:
             return
         finally:  # work the handler left behind sends nothing more for this request
             channel.ended = True
-            self._running.discard(message.id)
-        if asyncio.current_task() in self.given_up:
+            self._running.pop(me, None)
+        if me in self.given_up:
             return  # cancelled, and its handler returned anyway: the client gave it up
         if payload is not None:
             await self.write(payload)

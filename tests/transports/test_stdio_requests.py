@@ -230,3 +230,35 @@ async def test_what_tool_code_writes_after_stderrs_reader_went_away_fails_nothin
         if read_end >= 0:
             os.close(read_end)
         await server.stop()
+
+
+def _cancel_and_reuse(rid: str) -> bytes:
+    """A client's cancel of ``rid`` and its next request under the same id, in one write:
+    the server reads both in one chunk, before the cancelled handler has run again."""
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": rid}}
+    params = {"name": "echo", "arguments": {"text": "the next one"}, "_meta": meta()}
+    again = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+    return orjson.dumps(cancel) + b"\n" + orjson.dumps(again) + b"\n"
+
+
+@pytest.mark.parametrize("tool", ["wait", "stubborn"])
+async def test_a_cancelled_requests_id_is_free_at_once(own_waiting: Stdio, tool: str) -> None:
+    """Once the client cancelled a request, it has given it up and may send the next one
+    under its id straight away: that one is answered, whether the cancelled handler ends
+    at once (wait) or catches its cancellation and returns later (stubborn), and nothing
+    of the cancelled one (its result, its late progress) is sent under the id."""
+    waiting = own_waiting
+    await waiting.send("tools/call", {"name": tool}, rid="r", progressToken="r")
+    assert (await waiting.recv())["method"] == "notifications/progress"
+    waiting.methods["r"] = "tools/call"
+    await waiting.proc.send(_cancel_and_reuse("r"))
+    again, before = await waiting.until("r")
+    assert "result" in again, again
+    assert again["result"]["content"][0]["text"] == "the next one"
+    assert before == []
+    await asyncio.sleep(0.5)  # the stubborn tool has returned by now
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, rid=2)
+    assert echo["result"]["content"][0]["text"] == "hi"
+    await waiting.proc.close_stdin()
+    assert [waiting.check(m) for m in await waiting.proc.rest()] == []
+    assert "Traceback" not in waiting.proc.stderr()
