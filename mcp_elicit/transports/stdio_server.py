@@ -156,6 +156,9 @@ class StdioServer:
             len(self._running),
             waiting,
         )
+        for task in self._flight:  # now, in stdin's grace period too (the answers are dropped)
+            self.given_up.add(task)
+            task.cancel()
         if self._writer is not None:
             self._stopping = True
             if self._output is None or not self._output.lost:  # a closed pipe cannot be aborted

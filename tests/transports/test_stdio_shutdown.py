@@ -17,7 +17,7 @@ import pytest
 from transports.slow_stop_server import STOPPING
 
 from support.http import meta
-from support.procs import cli
+from support.procs import cli, stdio_process
 from support.waiting import eventually
 
 pytestmark = pytest.mark.anyio
@@ -198,6 +198,31 @@ async def test_a_stop_signal_while_the_server_stops_after_stdin_ended_is_quiet(t
             await proc.wait()
     stderr = stderr_path.read_text()
     assert "SIGTERM received; stopping" in stderr, stderr
+    assert "Traceback" not in stderr, stderr
+
+
+async def test_a_stop_signal_in_stdins_grace_period_cancels_what_runs_at_once(tmp_path: Path) -> None:
+    """SIGTERM after stdin ended, while a request still runs in the grace period that end
+    gives it: the request is cancelled at once, as the server says ('1 request(s) in
+    flight cancelled unanswered'), not left to run on, unanswered, for the rest of the
+    grace period (before: it ran on, and could finish, after the server said so)."""
+    told = tmp_path / "told"
+    async with stdio_process(WAITING_SERVER, log_dir=tmp_path) as server:
+        listen = {"notifications": {"toolsListChanged": True}, "_meta": meta()}
+        await server.send({"jsonrpc": "2.0", "id": "sub", "method": "subscriptions/listen", "params": listen})
+        assert (await server.recv())["method"] == "notifications/subscriptions/acknowledged"
+        params = {"name": "until_told", "arguments": {"path": str(told)}, "_meta": meta(progressToken=1)}
+        await server.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+        assert (await server.recv())["method"] == "notifications/progress"  # it runs
+        await server.close_stdin()
+        await server.until("sub")  # answered as stdin's end is seen: the grace period has begun
+        server.proc.send_signal(signal.SIGTERM)
+        await eventually(lambda: "SIGTERM received; stopping" in server.stderr(), "the signal's log line")
+        told.touch()  # a request still running would now return
+        assert await asyncio.wait_for(server.proc.wait(), 20.0) == 0
+    stderr = server.stderr()
+    assert "until_told: cancelled" in stderr, stderr
+    assert "until_told: told" not in stderr, stderr
     assert "Traceback" not in stderr, stderr
 
 

@@ -1,7 +1,8 @@
 """A server for the stdio tests: a tool that runs until it is cancelled (it reports progress
 first, so a test knows it is running), one that returns even when cancelled, a quick one,
 one that adds a tool, one that writes to stdout as tool code may, one that writes to stderr
-likewise (and logs once more as the process exits), and one that leaves work behind that reports after the tool returned."""
+likewise (and logs once more as the process exits), one that leaves work behind that reports after the tool returned,
+and one that runs until a file the test makes exists (logging whether it was told or cancelled)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,20 @@ async def stubborn(ctx: Context) -> str:
         await ctx.warning("finished anyway")
         return "finished anyway"
     return "slept"
+
+
+@app.tool(description="Reports progress, then runs until a file exists at path; logs how it ended")
+async def until_told(ctx: Context, path: str) -> str:
+    said = logging.getLogger("waiting.until_told")
+    await ctx.report_progress(0, 1, "started")
+    try:
+        while not os.path.exists(path):  # noqa: ASYNC110, ASYNC240 (another process makes it)
+            await asyncio.sleep(0.02)
+    except asyncio.CancelledError:
+        said.warning("until_told: cancelled")
+        raise
+    said.warning("until_told: told")
+    return "told"
 
 
 _left: set[asyncio.Task[None]] = set()
