@@ -19,8 +19,8 @@ ours). When stdin closes, requests in flight get a short grace period (``grace``
 then the ones still running are cancelled unanswered (logged); the answers owed are
 written for as long as the client keeps reading them, and given up (logged) once nothing
 is read from stdout for ``grace`` seconds; then the server stops. When stdout closes, it
-stops at once; on SIGTERM or SIGINT (Ctrl-C) too, saying so, what runs cancelled and what
-waits to be written dropped (the spec's client sends SIGTERM after waiting for the exit),
+stops at once; on SIGTERM or SIGINT (Ctrl-C) too, saying so, what runs cancelled (in
+stdin's grace period too: nobody hears its answer) and what waits to be written dropped (the spec's client sends SIGTERM after waiting for the exit),
 then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's end or an interruption. Only JSON-RPC messages are ever written to
 stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
 what is written to fd 1 meanwhile goes to the log (``stdio_stdout``), or nowhere once the
@@ -156,9 +156,7 @@ class StdioServer:
             len(self._running),
             waiting,
         )
-        for task in self._flight:  # now, in stdin's grace period too (the answers are dropped)
-            self.given_up.add(task)
-            task.cancel()
+        self._give_up_all()
         if self._writer is not None:
             self._stopping = True
             if self._output is None or not self._output.lost:  # a closed pipe cannot be aborted
@@ -169,6 +167,14 @@ class StdioServer:
         if not self._out_gone.is_set() and not self._stopping:
             self._out_gone.set()
             log.info("stdout was closed by its reader (%s); stopping", exc or "end of pipe")
+            self._give_up_all()
+
+    def _give_up_all(self) -> None:
+        """Nobody will hear an answer: every request in flight is cancelled now, unanswered
+        (in stdin's grace period too, which would let them run on)."""
+        for task in self._flight:
+            self.given_up.add(task)
+            task.cancel()
 
     async def run(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve until stdin closes. Raises :class:`ConfigError` before reading anything

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -201,11 +201,30 @@ async def test_a_stop_signal_while_the_server_stops_after_stdin_ended_is_quiet(t
     assert "Traceback" not in stderr, stderr
 
 
-async def test_a_stop_signal_in_stdins_grace_period_cancels_what_runs_at_once(tmp_path: Path) -> None:
-    """SIGTERM after stdin ended, while a request still runs in the grace period that end
-    gives it: the request is cancelled at once, as the server says ('1 request(s) in
-    flight cancelled unanswered'), not left to run on, unanswered, for the rest of the
-    grace period (before: it ran on, and could finish, after the server said so)."""
+def _stop_by_signal(proc: asyncio.subprocess.Process) -> None:
+    proc.send_signal(signal.SIGTERM)
+
+
+def _stop_by_closing_stdout(proc: asyncio.subprocess.Process) -> None:
+    transport = proc._transport  # type: ignore[attr-defined]  # the test's end of the pipes
+    transport.get_pipe_transport(1).close()  # the client's end of stdout: nobody reads it now
+
+
+@pytest.mark.parametrize(
+    ("stop", "said"),
+    [
+        (_stop_by_signal, "SIGTERM received; stopping"),
+        (_stop_by_closing_stdout, "stdout was closed by its reader"),
+    ],
+)
+async def test_stopped_in_stdins_grace_period_the_server_cancels_what_runs_at_once(
+    tmp_path: Path, stop: Callable[[asyncio.subprocess.Process], None], said: str
+) -> None:
+    """SIGTERM, or stdout's reader going away, after stdin ended while a request still
+    runs in the grace period that end gives it: nobody can be answered any more, and the
+    request is cancelled at once (as the signal's log line says, '1 request(s) in flight
+    cancelled unanswered'), not left to run on, unanswered, for the rest of the grace
+    period (before: it ran on, and could finish, while the server waited for it)."""
     told = tmp_path / "told"
     async with stdio_process(WAITING_SERVER, log_dir=tmp_path) as server:
         listen = {"notifications": {"toolsListChanged": True}, "_meta": meta()}
@@ -216,8 +235,8 @@ async def test_a_stop_signal_in_stdins_grace_period_cancels_what_runs_at_once(tm
         assert (await server.recv())["method"] == "notifications/progress"  # it runs
         await server.close_stdin()
         await server.until("sub")  # answered as stdin's end is seen: the grace period has begun
-        server.proc.send_signal(signal.SIGTERM)
-        await eventually(lambda: "SIGTERM received; stopping" in server.stderr(), "the signal's log line")
+        stop(server.proc)
+        await eventually(lambda: said in server.stderr(), "the server's stop")
         told.touch()  # a request still running would now return
         assert await asyncio.wait_for(server.proc.wait(), 20.0) == 0
     stderr = server.stderr()
