@@ -3,33 +3,36 @@
 Rules: every request runs as its own task, so a slow one does not hold up the others;
 ``notifications/cancelled`` cancels the request it names, which is then never answered
 (even when its handler returns all the same), and whose id is free at once for the
-client's next request while the cancelled handler winds down (a 2025-11-25 session's
-own check refuses it meanwhile: that revision never reuses an id in a session); once a request is answered or cancelled,
-nothing more is sent for it (a notification from work its handler left behind is dropped); a line that is not JSON gets a -32700 error
-without an id, an oversized line a -32600 (with its id when the line starts with it), and
-the stream goes on; an oversized line under the id of a session's question still waiting
-is its answer, too long to read: the question is given up as refused, at once, and the
--32600 names no id (the id is the server's own). At most ``max_in_flight`` requests (1024) are in flight at once (an
-answer not yet written counts): one more is refused at once (a -32600 with its id), and
-that refusal is written before the next line is read, so a client that writes requests
-and never reads the answers is held back once stdout is full, instead of having every
-request it writes taken and kept in memory. An answer to a 2025-11-25 session's question that is not a valid
-response gives the question up as refused, at once (a -32600 without an id: the id is
-ours). When stdin closes, requests in flight get a short grace period (``grace``, 2 s),
-then the ones still running are cancelled unanswered (logged); the answers owed are
-written for as long as the client keeps reading them, and given up (logged) once nothing
-is read from stdout for ``grace`` seconds; then the server stops. When stdout closes, it
-stops at once; on SIGTERM or SIGINT (Ctrl-C) too, saying so, what runs cancelled (in
-stdin's grace period too: nobody hears its answer) and what waits to be written dropped (the spec's client sends SIGTERM after waiting for the exit),
-then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's end or an interruption. Only JSON-RPC messages are ever written to
-stdout: serving this process's own stdout, the protocol writes to a duplicate of fd 1 and
-what is written to fd 1 meanwhile goes to the log (``stdio_stdout``), or nowhere once the
-log's reader has gone away: whatever tool code prints never fails it. Nor does what it
-writes to stderr: fd 2 is a pipe copied to stderr meanwhile, dropped once stderr's reader
-has gone away (``stdio_stderr``). A
-2025-11-25 session's own messages (``notifications/elicitation/complete``,
-``notifications/resources/updated``) are written as they are queued, and the session ends
-with stdin.
+client's next request while the cancelled handler winds down (a 2025-11-25 session's own
+check refuses it meanwhile: that revision never reuses an id in a session); once a
+request is answered or cancelled, nothing more is sent for it (a notification from work
+its handler left behind is dropped); a line that is not JSON gets a -32700 error without
+an id, an oversized line a -32600 (with its id when the line starts with it), and the
+stream goes on; an oversized line under the id of a session's question still waiting is
+its answer, too long to read: the question is given up as refused, at once, and the
+-32600 names no id (the id is the server's own). At most ``max_in_flight`` requests
+(1024) are in flight at once (an answer not yet written counts): one more is refused at
+once (a -32600 with its id), and that refusal is written before the next line is read,
+so a client that writes requests and never reads the answers is held back once stdout is
+full, instead of having every request it writes taken and kept in memory. An answer to a
+2025-11-25 session's question that is not a valid response gives the question up as
+refused, at once (a -32600 without an id: the id is ours). When stdin closes, requests
+in flight get a short grace period (``grace``, 2 s), then the ones still running are
+cancelled unanswered (logged); the answers owed are written for as long as the client
+keeps reading them, and given up (logged) once nothing is read from stdout for ``grace``
+seconds; then the server stops. When stdout closes, it stops at once; on SIGTERM or
+SIGINT (Ctrl-C) too, saying so, what runs cancelled (in stdin's grace period too: nobody
+hears its answer) and what waits to be written dropped (the spec's client sends SIGTERM
+after waiting for the exit), then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's
+end or an interruption. Only JSON-RPC messages are ever written to stdout: serving this
+process's own stdout, the protocol writes to a duplicate of fd 1 and what is written to
+fd 1 meanwhile goes to the log (``stdio_stdout``), or nowhere once the log's reader has
+gone away: whatever tool code prints never fails it. Nor does what it writes to stderr:
+fd 2 is a pipe copied to stderr meanwhile, dropped once stderr's reader has gone away
+(``stdio_stderr``). stdout's pipe protocol and what stdin is are told in ``stdio_ends``.
+A 2025-11-25 session's own messages (``notifications/elicitation/complete``,
+``notifications/resources/updated``) are written as they are queued, and the session
+ends with stdin.
 """
 
 from __future__ import annotations
@@ -104,8 +107,8 @@ class StdioServer:
         #: A cancelled request gives its id up at once: the client may send the next one under
         #: it while the cancelled handler still winds down (or catches it and goes on).
         self._tasks: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
-        #: The tasks of requests given up (cancelled by the client, or still running after
-        #: stdin's grace), never answered: not the tasks whose ``cancelling()`` is raised,
+        #: The tasks of requests given up (cancelled by the client, by the server's stop, or
+        #: still running after stdin's grace), never answered: not the tasks whose ``cancelling()`` is raised,
         #: which Python 3.11 leaves so after a ``TaskGroup`` whose child failed.
         self.given_up: set[asyncio.Task[None]] = set()
         #: The handshake session, once a 2025-11-25 (or earlier) client sent initialize.
