@@ -3,7 +3,9 @@
 Rules:
 
 * Only loopback ``Host``/``Origin`` values are accepted by default (DNS-rebinding
-  protection); a bad Host is 421, a bad Origin 403. A header the server acts on sent
+  protection); a bad Host is 421, a bad Origin 403, ``Origin: null`` included (a sandboxed
+  frame, a page after a cross-site redirect), except on the hosted pages, whose own form is
+  posted with it (``pages.PAGE_NULL_ORIGIN``). ``allowed_hosts=["*"]`` turns both off. A header the server acts on sent
   twice with different values is 400 (``repeated_headers``).
 * A POST carries one JSON-RPC message as ``application/json``, at most ``max_body``
   bytes (413 beyond, checked on Content-Length before reading and while reading). A body
@@ -84,7 +86,7 @@ from mcp_elicit.transports.http_exchange import (
 from mcp_elicit.transports.http_post import SHUTTING_DOWN, LearnedBase, PostRoutes
 from mcp_elicit.transports.http_sessions import claim_route
 from mcp_elicit.transports.oauth_client import HttpTokenExchange
-from mcp_elicit.transports.pages import pages_app
+from mcp_elicit.transports.pages import PAGE_NULL_ORIGIN, pages_app
 
 __all__ = ["StreamableHTTP", "LOOPBACK_HOSTS"]
 
@@ -268,7 +270,7 @@ class StreamableHTTP(PostRoutes):
         resource metadata, the fallback app (else 404)."""
         if path.startswith(_PAGES):
             page_headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-            refusal = self._check_origin(page_headers)
+            refusal = self._check_origin(page_headers, page=True)
             if refusal is not None:
                 await plain(send, refusal[0], refusal[1].encode())
                 return
@@ -295,17 +297,20 @@ class StreamableHTTP(PostRoutes):
 
     # ---- checks ----------------------------------------------------------------
 
-    def _check_origin(self, headers: Mapping[str, str]) -> tuple[int, str] | None:
+    def _check_origin(self, headers: Mapping[str, str], *, page: bool = False) -> tuple[int, str] | None:
+        """421 for a Host not allowed, 403 for an Origin not allowed: ``null`` (a sandboxed
+        frame, a page after a cross-site redirect) included, except for a ``page``, whose own
+        form is posted with it (``PAGE_NULL_ORIGIN``)."""
         if self._any_host:
             return None
         host = headers.get("host")
         if host is None or host_only(host) not in self._hosts:
             return 421, f"Misdirected request: host {host!r} is not allowed (DNS-rebinding protection)"
         origin = headers.get("origin")
-        if origin is not None and origin != "null":
-            rest = origin.split("://", 1)[-1]
-            if host_only(rest) not in self._hosts:
-                return 403, f"Forbidden: origin {origin!r} is not allowed (DNS-rebinding protection)"
+        if origin is None or (page and origin == PAGE_NULL_ORIGIN):
+            return None
+        if host_only(origin.split("://", 1)[-1]) not in self._hosts:
+            return 403, f"Forbidden: origin {origin!r} is not allowed (DNS-rebinding protection)"
         return None
 
     async def _resource_metadata(self, scope: Scope, send: Send) -> None:

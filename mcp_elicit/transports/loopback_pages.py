@@ -7,7 +7,8 @@ Rules:
   log: a link's token and a sign-in's code travel in the query), and stopped by ``close``.
 * Only a loopback ``Host`` (421 otherwise) and no ``Origin`` but this machine's (403): a
   site whose name resolves to 127.0.0.1 (DNS rebinding) would otherwise reach the pages
-  from the person's own browser.
+  from the person's own browser. ``Origin: null`` is taken, as by every page: a page's own
+  form is posted with it (``pages.PAGE_NULL_ORIGIN``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mcp_elicit.server.app import Server
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.http_exchange import host_only
 from mcp_elicit.transports.local import LocalServer, serve_quietly
-from mcp_elicit.transports.pages import LOOPBACK_NAMES, pages_app, refusal_page
+from mcp_elicit.transports.pages import LOOPBACK_NAMES, PAGE_NULL_ORIGIN, pages_app, refusal_page
 
 __all__ = ["LoopbackPages"]
 
@@ -44,7 +45,10 @@ def _loopback_only(app: ASGIApp, server: str) -> ASGIApp:
                 refusal = refusal_page(
                     421, "Wrong address", "Open the link exactly as your application gave it.", server=server
                 )
-            elif origin not in (None, "null") and host_only(origin.split("://", 1)[-1]) not in LOOPBACK_NAMES:
+            elif (
+                origin not in (None, PAGE_NULL_ORIGIN)
+                and host_only(origin.split("://", 1)[-1]) not in LOOPBACK_NAMES
+            ):
                 refusal = refusal_page(
                     403, "Not available", "This page cannot be used from another site.", server=server
                 )

@@ -95,7 +95,7 @@ from mcp_elicit.transports.page_html import (
 from mcp_elicit.transports.page_save import save_once, save_secret
 from mcp_elicit.transports.page_stamp import open_stamp, stamp
 
-__all__ = ["LOOPBACK_NAMES", "pages_app", "refusal_page"]
+__all__ = ["LOOPBACK_NAMES", "PAGE_NULL_ORIGIN", "pages_app", "refusal_page"]
 
 #: Seconds a form POSTed to a page has to arrive in full (408 beyond).
 BODY_TIMEOUT: Final = 30.0
@@ -105,6 +105,11 @@ log = logging.getLogger("mcp_elicit.pages")
 MAX_SECRET: Final = 8192
 #: The names the loopback page server answers to (its ``Host``, a page's ``Origin``).
 LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost"})
+#: The ``Origin`` a page's own form is posted with, taken from the pages alone (the MCP
+#: endpoint refuses it, 403): the pages send no referrer, and a browser then sends a POST
+#: with ``Origin: null`` (Fetch, "append a request Origin header"). Another site's form
+#: posted with it (from a sandboxed frame, say) carries no flow cookie and CSRF token.
+PAGE_NULL_ORIGIN: Final = "null"
 _ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 

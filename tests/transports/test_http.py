@@ -270,6 +270,8 @@ async def test_other_paths_are_not_found(mcp: McpHttp) -> None:
         pytest.param({"Host": "127.0.0.1.evil.example.com"}, 421, id="loopback-looking host"),
         pytest.param({"Origin": "http://evil.example.com"}, 403, id="foreign origin"),
         pytest.param({"Origin": "https://127.0.0.1.evil.example.com"}, 403, id="loopback-looking origin"),
+        # a sandboxed frame, a page after a cross-site redirect: a page not trusted
+        pytest.param({"Origin": "null"}, 403, id="null origin"),
     ],
 )
 async def test_dns_rebinding_is_refused(mcp: McpHttp, headers: dict[str, str], status: int) -> None:

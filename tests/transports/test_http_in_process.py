@@ -76,6 +76,25 @@ async def test_an_integer_header_is_compared_as_the_exact_number(
         assert "Mcp-Param-Count" in reply.error["message"]
 
 
+@pytest.mark.parametrize("allowed", [None, ["*"]], ids=["loopback", "any host"])
+async def test_a_null_origin_is_served_only_when_any_host_is_allowed(
+    wire: WireChecker, allowed: list[str] | None
+) -> None:
+    """``Origin: null`` (a sandboxed frame, a page after a cross-site redirect) is refused
+    like another site's, unless the server was told to take any Host and Origin."""
+    async with (
+        uvicorn_server(StreamableHTTP(mirroring_server(), allowed_hosts=allowed)) as server,
+        httpx.AsyncClient(timeout=10.0) as client,
+    ):
+        mcp = McpHttp(client, server.url, wire)
+        reply = await mcp.request("tools/list", headers={"Origin": "null"}, refused=allowed is None)
+    if allowed is None:
+        assert (reply.status, reply.error["code"]) == (403, -32600), reply.body
+        assert "origin 'null' is not allowed" in reply.error["message"]
+    else:
+        assert reply.status == 200 and reply.result["tools"][0]["name"] == "counted", reply.body
+
+
 class Gates:
     """Events a tool and its test meet at (created inside the test's event loop)."""
 

@@ -127,6 +127,28 @@ async def test_the_person_types_the_secret_and_the_call_completes(new_page: NewP
     await store.close()
 
 
+async def test_the_pages_form_comes_with_origin_null_and_is_served(new_page: NewPage) -> None:
+    """The pages send no referrer (``Referrer-Policy: no-referrer``), so a browser sends
+    their own form's POST with ``Origin: null`` (Fetch, "append a request Origin header"):
+    the pages must take it, though ``/mcp`` refuses it (403)."""
+    store = MemoryStore()
+    mcp = StreamableHTTP(build(store))
+    origins: list[str | None] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and "/flows/" in scope["path"]:
+            origins.append(dict(scope["headers"]).get(b"origin", b"").decode() or None)
+        await mcp(scope, receive, send)
+
+    async with uvicorn_server(recording) as running:
+        person = Person(new_page, f"http://127.0.0.1:{running.port}", "alice")
+        result = await _call(running.url, person, "tok-alice")
+    assert origins == ["null"]
+    assert "Saved" in person.outcome
+    assert result["content"][0]["text"] == f"key of {len(SECRET)} characters"
+    await store.close()
+
+
 async def test_another_principals_browser_is_refused(new_page: NewPage) -> None:
     store = MemoryStore()
     app = build(store)
