@@ -17,7 +17,8 @@ Rules:
 * A request still running when its session ends answers all the same: -32600 when the
   client deleted the session (HTTP ``DELETE``: its own doing), -32603 when the server
   ended it (shutting down), even when its handler catches the cancellation and returns (or
-  fails, a -32042 included) all the same.
+  fails, a -32042 included) all the same. A question its handler asks after the end is not
+  sent, as after a cancel below (logged at INFO: no failure of the tool's own).
 * A request the client cancels (``notifications/cancelled``) is not answered, even when its
   handler catches the cancellation and returns (or fails, a -32042 included) all the same,
   and asks nothing more: a question its handler asks after it is not sent (an elicitation
@@ -218,6 +219,11 @@ class SessionAsker(InPlaceAsker):
         if self.request_id is not None and self.request_id in self.session.cancelled:
             # its handler caught the cancellation and asks on: the client has given it up
             raise Refused(f"the client cancelled request {shown(self.request_id)}; {ask.method} was not sent")
+        if self.session.closed:  # its handler caught the session's end and asks on: no failure of its own
+            by = (
+                "the client ended it (HTTP DELETE)" if self.session.deleted else "the server is shutting down"
+            )
+            raise Refused(f"the session ended ({by}); {ask.method} was not sent")
         if note is not None and ask.method == ELICIT:
             params = {**params, "message": f"{note}\n\n{params.get('message', '')}".rstrip()}
         telemetry = self.telemetry

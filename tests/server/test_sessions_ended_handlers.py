@@ -8,6 +8,7 @@ messages checked against the 2025-11-25 schema."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import httpx
@@ -67,3 +68,31 @@ async def test_a_handler_that_goes_on_after_its_session_ended_is_answered_as_the
         wire_2025.response("tools/call", answer)
         code, message = (-32600, DELETED) if ended_by == "delete" else (-32603, SHUT_DOWN)
         assert answer["id"] == 1 and answer["error"] == {"code": code, "message": message}, answer
+
+
+@pytest.mark.parametrize("ended_by", ["delete", "shutdown"])
+async def test_a_question_asked_after_the_session_ended_is_no_tool_failure_in_the_log(
+    wire_2025: WireChecker, ended_by: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``stubborn`` asks again once its session ended: that question is not sent, and it is
+    answered ``cancel``, as one asked after the client cancelled the request is. The
+    session's end was the client's DELETE or the server's shutdown, not a failure of the
+    tool: the log says so at INFO, with no error and no traceback."""
+    transport = StreamableHTTP(server())
+    caplog.set_level(logging.INFO, logger="mcp_elicit")
+    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
+        client = Session(http, running.url, wire_2025)
+        await client.open()
+        async with client.asked("stubborn") as (_, events, _question):
+            if ended_by == "delete":
+                assert (await http.delete(running.url, headers=client.headers())).status_code == 200
+            else:
+                transport.begin_shutdown()
+            async with hang_guard("the request's stream ending with its session"):
+                rest = [message async for message in events]
+        assert rest[-1]["error"]["code"] == (-32600 if ended_by == "delete" else -32603), rest
+    loud = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno > logging.INFO or r.exc_info]
+    assert loud == []
+    said = [r.getMessage() for r in caplog.records if "was not sent" in r.getMessage()]
+    by = "the client ended it (HTTP DELETE)" if ended_by == "delete" else "the server is shutting down"
+    assert said == [f"the session ended ({by}); elicitation/create was not sent; treating it as cancel"]
