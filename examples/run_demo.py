@@ -18,7 +18,8 @@ on the pages: it opens each link with httpx from this machine, as your browser w
 types a made-up key or presses Allow, while the client's retry waits for the page. What
 the pages store (the key, the calendar tokens) goes to a temporary SQLite store, removed
 at the end with everything else; both servers are stopped. Extra arguments go to
-`mcp-elicit call` (try `--trace`).
+`mcp-elicit call` (try `--trace`). Once stdout's reader has gone away (`| head -3`), the
+demo stops there, as `mcp-elicit` does: exit 141, nothing said.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ import httpx
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.call import Recorded
-from mcp_elicit.cli.main import main as cli
+from mcp_elicit.cli.main import EXIT_BROKEN_PIPE, reader_gone
+from mcp_elicit.cli.main import main as _cli
 from mcp_elicit.client import ElicitAnswer, ElicitationRequest
 from mcp_elicit.transports.http_client import connect_http
 
@@ -249,12 +251,23 @@ def main() -> int:
             )
             try:
                 codes = _run(f"http://127.0.0.1:{port}/mcp", calendar, Path(tmp), interactive, extra)
+            except BrokenPipeError:  # stdout's reader has gone away (`| head -3`): stop, as mcp-elicit does
+                return reader_gone()
             finally:
                 _stop(server)
         finally:
             _stop(provider)
     say("done, servers stopped. Next: mcp-elicit check -- mcp-elicit serve examples/demo_server.py")
     return next((code for code in codes if code != 0), 0)
+
+
+def cli(argv: list[str]) -> int:
+    """``mcp-elicit`` with ``argv``; a command that met stdout's closed pipe (141) stops the
+    demo too."""
+    code = _cli(argv)
+    if code == EXIT_BROKEN_PIPE:
+        raise BrokenPipeError("stdout's reader has gone away")
+    return code
 
 
 def _run(url: str, calendar: str, tmp: Path, interactive: bool, extra: list[str]) -> list[int]:

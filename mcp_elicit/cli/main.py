@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from mcp_elicit.sealing import KeyRing
     from mcp_elicit.server.app import Server
 
-__all__ = ["main", "stopped_at_start"]
+__all__ = ["EXIT_BROKEN_PIPE", "main", "reader_gone", "stopped_at_start"]
 
 STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
 STORE_ENV = "MCP_ELICIT_STORE"
@@ -423,8 +423,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             if sys.stdout is not None:
                 sys.stdout.flush()
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_BROKEN_PIPE
+        return reader_gone()
+
+
+def reader_gone() -> int:
+    """``EXIT_BROKEN_PIPE``, once stdout's reader has gone away, with stdout pointed at
+    /dev/null first (``main``; a script running commands stops so too)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return EXIT_BROKEN_PIPE
 
 
 def _main(argv: Sequence[str] | None) -> int:

@@ -9,8 +9,10 @@ import re
 import socket
 import subprocess
 import sys
+from pathlib import Path
 
 import httpx
+import pytest
 
 from cli.helpers import TOMORROW
 from cli.pty_session import PtySession
@@ -92,3 +94,37 @@ def test_in_a_terminal_the_person_answers_and_opens_the_page() -> None:
     finally:
         pty.close()
     assert not _listening(port)
+
+
+@pytest.mark.parametrize("lines_read", [0, 3], ids=["reader-gone-at-start", "head-3"])
+def test_a_reader_gone_away_ends_the_demo_with_141_and_no_traceback(lines_read: int, tmp_path: Path) -> None:
+    """``run_demo.py | head -3``: once stdout's reader has gone away (at the first result, or
+    after three), the demo stops there, as ``mcp-elicit`` itself does (exit 141, no
+    traceback), and its servers are stopped."""
+    port = free_port()
+    err_path = tmp_path / "stderr.txt"
+    with err_path.open("wb") as err:
+        demo = subprocess.Popen(
+            [*DEMO, "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            cwd=ROOT,
+        )
+        assert demo.stdout is not None
+        try:
+            read = [demo.stdout.readline() for _ in range(lines_read)]
+            demo.stdout.close()
+            code = demo.wait(timeout=90)  # a hang guard only
+        finally:
+            if demo.poll() is None:
+                demo.kill()
+                demo.wait()
+    said = err_path.read_text(encoding="utf-8", errors="replace")
+    assert all(line.endswith(b"\n") for line in read), read
+    assert code == 141, said
+    assert "Traceback" not in said and "Exception ignored" not in said, said
+    if lines_read == 0:  # book_table's result met the closed pipe: nothing more was called
+        assert "calling check_availability" not in said, said
+    assert not _listening(port)
+    assert not _listening(port + 1)
