@@ -5,8 +5,8 @@ Rules:
 * Only loopback ``Host``/``Origin`` values are accepted by default (DNS-rebinding
   protection); a bad Host is 421, a bad Origin 403, ``Origin: null`` included (a sandboxed
   frame, a page after a cross-site redirect), except on the hosted pages, whose own form is
-  posted with it (``pages.PAGE_NULL_ORIGIN``). ``allowed_hosts=["*"]`` turns both off. A header the server acts on sent
-  twice with different values is 400 (``repeated_headers``).
+  posted with it (``pages.PAGE_NULL_ORIGIN``). ``allowed_hosts=["*"]`` turns both off. A
+  header the server acts on sent twice with different values is 400 (``repeated_headers``).
 * A POST carries one JSON-RPC message as ``application/json``, at most ``max_body``
   bytes (413 beyond, checked on Content-Length before reading and while reading). A body
   that comes in several pieces must be complete within ``body_timeout`` seconds (30) of
