@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.cli import page_wait
-from mcp_elicit.client import Answerer, ElicitAnswer, ElicitationRequest
+from mcp_elicit.client import Answerer, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import check_elicit_answer
 from mcp_elicit.errors import FormValidationError
@@ -34,7 +34,8 @@ class Recorded:
     recorded and printed, why included, through ``refused``, which a person's answerer
     shows too; the warnings about any other URL are printed with it. A round's questions
     reach the inner answerer together when it takes them so (``elicit_many``). An answer
-    that does not fit is held until the one sent (the module's rules)."""
+    that does not fit is held until the one sent (the module's rules); when it is printed
+    here, a script's own warning of it is turned off (``Scripted.warn_unfit``)."""
 
     inner: Answerer
     echo: bool = True
@@ -42,6 +43,10 @@ class Recorded:
     #: Answers given that did not fit, by question key, until an answer to it is sent.
     unfit: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     url_waiting = staticmethod(page_wait.say_waiting)  # a line on stderr, whoever answers
+
+    def __post_init__(self) -> None:
+        if self.echo and isinstance(self.inner, Scripted):
+            self.inner.warn_unfit = False  # shown here, with the answer sent
 
     @property
     def modes(self) -> frozenset[str]:

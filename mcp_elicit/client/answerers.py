@@ -292,7 +292,10 @@ class Scripted:
     what could not be answered. An entry that waits for the server to say its URL step is
     complete (``await_completion``) waits ``completion_timeout`` seconds at most, then
     fails the request with ``RequestTimeout``: no person is there to say it is done, and
-    an answerer's time never counts against the request's own timeout.
+    an answerer's time never counts against the request's own timeout. A scripted answer
+    that does not fit the form is cancelled, kept in ``reports`` and logged as a warning,
+    unless ``warn_unfit`` is off: a wrapper that shows it itself (``mcp-elicit call``'s
+    rounds) turns it off, so the reason is said once.
     """
 
     entries: list[ScriptEntry]
@@ -300,6 +303,7 @@ class Scripted:
     reports: list[str] = field(default_factory=list)
     used: list[tuple[str, ScriptEntry]] = field(default_factory=list)
     completion_timeout: float = 120.0
+    warn_unfit: bool = True
 
     @classmethod
     def from_script(
@@ -346,7 +350,8 @@ class Scripted:
         if request.problems:
             # The scripted answer did not validate; asking again would give the same one.
             problem = "; ".join(str(p) for p in request.problems)
-            self._report(f"the scripted answer does not fit: {problem}. {request.describe()}; cancelling")
+            text = f"the scripted answer does not fit: {problem}. {request.describe()}; cancelling"
+            self._report(text, warn=self.warn_unfit)
             return ElicitAnswer.cancel()
         entry = self._find(request)
         if entry is None:
@@ -370,9 +375,10 @@ class Scripted:
                     ) from None
         return None
 
-    def _report(self, text: str) -> None:
+    def _report(self, text: str, *, warn: bool = True) -> None:
         self.reports.append(text)
-        log.warning("%s", text)
+        if warn:
+            log.warning("%s", text)
 
 
 async def _forever() -> None:

@@ -18,7 +18,7 @@ UNFIT = {"answers": [{"content": {"region": "eu-west"}}]}  # the form offers eu-
 
 @pytest.mark.parametrize("revision", REVISIONS)
 def test_a_scripted_answer_that_does_not_fit_is_shown_once_as_what_was_sent(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, tmp_path: Path, revision: str
 ) -> None:
     script = answers_file(tmp_path, UNFIT)
     result = run(
@@ -32,6 +32,8 @@ def test_a_scripted_answer_that_does_not_fit_is_shown_once_as_what_was_sent(
     assert "→ cancel" in result.err
     block = result.err[result.err.index("? inventory asks") :]
     assert 'region="eu-west"' in block and "must be one of: eu-west-1, us-east-1" in block, block
+    # the script's own warning would say the reason a second time (logged: on stderr outside tests)
+    assert "must be one of" not in caplog.text, caplog.text
 
 
 def test_the_json_rounds_hold_what_was_sent_and_the_answer_that_did_not_fit(

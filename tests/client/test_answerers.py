@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit import Choice, Context, Form, Server, String
 from mcp_elicit.client import Client, ElicitAnswer, NoAnswerer, Scripted
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.errors import ConfigError
@@ -333,3 +333,19 @@ async def test_a_url_answerer_without_url_done_is_taken_as_done_at_once(revision
     # the call again after -32042), and finds it done
     assert result["content"] == [{"type": "text", "text": "signed in"}]
     assert person.opened == ["https://example.com/sign-in"]
+
+
+async def test_a_script_alone_warns_of_an_answer_that_does_not_fit(caplog: pytest.LogCaptureFixture) -> None:
+    # No wrapper shows the answer that was not sent (as the CLI's rounds do): the warning says it.
+    app = Server("regions", "1.0")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks a region."""
+        answer = await ctx.elicit("Where?", Form(region=Choice(["eu-west-1"])), key="where")
+        return answer.action
+
+    script = Scripted.from_script({"where": {"content": {"region": "eu-west"}}})
+    async with connect_memory(app, answerer=script) as client:
+        await client.call_tool("ask", {})
+    assert "the scripted answer does not fit: region: must be one of: eu-west-1" in caplog.text
