@@ -28,7 +28,16 @@ from mcp_elicit.errors import (
     ToolError,
 )
 
-__all__ = ["EXCHANGE_ERRORS", "InPlaceAsker", "Refused", "answer_within", "give_up", "raise_exchange_error"]
+__all__ = [
+    "EXCHANGE_ERRORS",
+    "InPlaceAsker",
+    "Refused",
+    "answer_within",
+    "as_own",
+    "give_up",
+    "raise_as_own",
+    "raise_exchange_error",
+]
 
 log = logging.getLogger("mcp_elicit.server")
 T = TypeVar("T")
@@ -132,6 +141,28 @@ def raise_exchange_error(
         raise refusal from None
     first = _first(failed)
     raise first from None
+
+
+def as_own(failure: Exception) -> Exception:
+    """``failure`` as the handler's own task would have raised it: a task group's that
+    holds only ``ToolError``s (a sampling or roots question the client refused, or the
+    handler's own, raised in sibling tasks) is its first, so its message reaches the
+    client; anything else (a mix is a failure of the handler) is ``failure`` itself."""
+    if isinstance(failure, ExceptionGroup) and failure.split(ToolError)[1] is None:
+        first = _first(failure)
+        assert isinstance(first, ToolError)
+        return first
+    return failure
+
+
+def raise_as_own(group: ExceptionGroup[Exception], refusal: InvalidParams | None = None) -> None:
+    """For a prompt or resource (a ``ToolError`` fails its request): raise what the
+    handler's own task would have, the error a sibling task's question failed the request
+    with first (``raise_exchange_error``). Nothing when that is ``group`` itself."""
+    raise_exchange_error(group, refusal)
+    own = as_own(group)
+    if own is not group:
+        raise own from None
 
 
 def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -18,7 +18,7 @@ from mcp_types import GetPromptResult, PromptMessage
 from pydantic import ValidationError
 
 from mcp_elicit.errors import InvalidParams
-from mcp_elicit.server.asking import raise_exchange_error
+from mcp_elicit.server.asking import raise_as_own
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import content_blocks, dump
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
@@ -89,7 +89,7 @@ class PromptDef:
                 value = await self.fn(**kwargs)
             except ExceptionGroup as group:  # unless a sibling task's question failed the request
                 if not ctx.call.modern:  # (2026-07-28's run_replayed raises it, its refusal first)
-                    raise_exchange_error(group)
+                    raise_as_own(group)
                 raise
         else:  # a plain function may block: not on the event loop
             value = await run_handler(f"prompt {self.name!r}", self.fn, kwargs, self.signature.context_param)

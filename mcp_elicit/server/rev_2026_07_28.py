@@ -46,7 +46,7 @@ from mcp_elicit.errors import (
     URLElicitationRequired,
 )
 from mcp_elicit.sealing import Binding, StateSealer, key_id
-from mcp_elicit.server.asking import give_up, raise_exchange_error
+from mcp_elicit.server.asking import as_own, give_up, raise_as_own, raise_exchange_error
 from mcp_elicit.server.key_file import MISSING_KEY
 
 __all__ = ["Outcome", "ReplayAsker", "run_replayed"]
@@ -190,10 +190,12 @@ async def run_replayed(
                 return outcome.failed(failure)
         except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
             if isinstance(exc, ExceptionGroup):  # unless a sibling's question failed the request
+                if outcome is None:
+                    raise_as_own(exc, replay.refusal)
                 raise_exchange_error(exc, replay.refusal)
             if outcome is None:
                 raise
-            return outcome.failed(exc)
+            return outcome.failed(as_own(exc))
         except BaseExceptionGroup as group:
             matched, rest = group.split((InputRequired, asyncio.CancelledError))
             if rest is not None or matched is None or not matched.subgroup(InputRequired):

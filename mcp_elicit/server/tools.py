@@ -37,7 +37,7 @@ from typing_extensions import is_typeddict
 
 from mcp_elicit.core.mrtr import InputRequired
 from mcp_elicit.errors import ToolError
-from mcp_elicit.server.asking import EXCHANGE_ERRORS, raise_exchange_error
+from mcp_elicit.server.asking import EXCHANGE_ERRORS, as_own, raise_exchange_error
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.parameter_fields import refuse_fields_in_classes, refuse_fields_on_result
@@ -193,7 +193,7 @@ class ToolDef:
         except Exception as exc:
             if isinstance(exc, ExceptionGroup):  # unless a sibling task's question failed the request
                 raise_exchange_error(exc)
-            return self.failed(exc)
+            return self.failed(as_own(exc))
         return self.done(value)
 
     def start(self, ctx: Context, arguments: Mapping[str, Any] | None) -> Awaitable[Any]:

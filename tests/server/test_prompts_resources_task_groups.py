@@ -2,7 +2,10 @@
 (``asyncio.TaskGroup``) that fails the request (a URL step's -32042, a form the client
 did not declare it can answer: -32021) is answered as when the handler's own task asks
 it, not -32603 "Internal error" for the group; as a tool's is. 2026-07-28 asks the same
-questions (and refuses an answer that does not fit) the same way from either task.
+questions (and refuses an answer that does not fit) the same way from either task. A
+sampling question the client refuses, or the handler's own ``ToolError``, raised in a
+sibling task says its message as from the handler's own task (-32603 "Internal error: ...",
+a tool's ``isError`` result), on both revisions, not a bare "Internal error".
 2025-11-25 over real pipes, in this process, so the session can be looked at after the
 answer; 2026-07-28 over real HTTP on 127.0.0.1."""
 
@@ -15,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_elicit import Context, Form, KeyRing, Server, String
+from mcp_elicit import Context, Form, KeyRing, Server, String, ToolError
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import McpHttp, meta
@@ -43,7 +46,11 @@ async def model(ctx: Context) -> None:
     await ctx.sample("Say hi", max_tokens=5, key="hi")
 
 
-QUESTIONS: dict[str, Question] = {"url_step": url_step, "form": form, "model": model}
+async def no_question(ctx: Context) -> None:
+    raise ToolError("Nothing to ask today")  # the handler's own, said on purpose
+
+
+QUESTIONS: dict[str, Question] = {"url_step": url_step, "form": form, "model": model, "said": no_question}
 
 
 async def asked(ctx: Context, question: str, sibling: str) -> str:
@@ -68,10 +75,23 @@ def build() -> Server:
     async def asking(ctx: Context, question: str, sibling: str) -> str:
         return await asked(ctx, question, sibling)
 
+    @app.tool()
+    async def asks(ctx: Context, question: str, sibling: str) -> str:
+        """Asks ``question`` in its own task or a task group's."""
+        return await asked(ctx, question, sibling)
+
     return app
 
 
 def request(kind: str, rid: int, question: str, sibling: str) -> dict[str, Any]:
+    if kind == "tool":
+        arguments = {"question": question, "sibling": sibling}
+        return {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": "asks", "arguments": arguments},
+        }
     if kind == "prompt":
         arguments = {"question": question, "sibling": sibling}
         params: dict[str, Any] = {"name": "ask", "arguments": arguments}
@@ -109,6 +129,50 @@ async def test_a_question_from_a_sibling_task_fails_the_request_as_from_the_hand
         sibling = await answer(pipes, request(kind, 2, question, "yes"))
         assert own["error"]["code"] == (-32042 if question == "url_step" else -32021), own
         assert {**sibling, "id": 1} == own
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource", "tool"])
+async def test_a_sampling_question_the_client_refuses_in_a_sibling_task_says_why_as_in_the_own(
+    kind: str,
+) -> None:
+    """The client answers sampling/createMessage with an error. From the handler's own
+    task the request fails with that reason (-32603 "Internal error: The client refused
+    ...", an isError result for a tool); from a sibling task it was a bare "Internal error"."""
+    replies = []
+    async with stdio_session(build(), {"sampling": {}}) as pipes:
+        for rid, sibling in ((1, "no"), (2, "yes")):
+            pipes.write(request(kind, rid, "model", sibling))
+            asked = await pipes.read()
+            assert asked.get("method") == "sampling/createMessage", asked
+            pipes.write(
+                {"jsonrpc": "2.0", "id": asked["id"], "error": {"code": -1, "message": "No model here"}}
+            )
+            replies.append((await pipes.until(rid))[-1])
+    own, sibling = replies
+    refused = "he client refused sampling/createMessage: 'No model here'"
+    if kind == "tool":
+        assert own["result"]["isError"] is True and refused in own["result"]["content"][0]["text"], own
+    else:
+        assert own["error"]["code"] == -32603 and refused in own["error"]["message"], own
+    assert {**sibling, "id": 1} == own
+
+
+def said(reply: dict[str, Any]) -> str:
+    """What the client was told of a failed request: an isError result's text, or the error's."""
+    if "result" in reply:
+        assert reply["result"]["isError"] is True, reply
+        return str(reply["result"]["content"][0]["text"])
+    assert reply["error"]["code"] == -32603, reply
+    return str(reply["error"]["message"])
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource", "tool"])
+async def test_a_tool_error_raised_in_a_sibling_task_says_its_message_as_in_the_own(kind: str) -> None:
+    async with stdio_session(build(), URL_CAPS) as pipes:
+        own = await answer(pipes, request(kind, 1, "said", "no"))
+        sibling = await answer(pipes, request(kind, 2, "said", "yes"))
+    assert "Nothing to ask today" in said(own)
+    assert {**sibling, "id": 1} == own
 
 
 @pytest.fixture
@@ -155,3 +219,17 @@ async def test_on_2026_07_28_an_answer_refused_in_a_sibling_task_is_refused_as_i
     own, from_sibling = errors
     assert own["code"] == -32602 and "it is not a sampling result" in own["message"], own
     assert from_sibling["code"] == own["code"] and from_sibling["message"] == own["message"], from_sibling
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource", "tool"])
+async def test_on_2026_07_28_a_tool_error_raised_in_a_sibling_task_says_its_message_as_in_the_own(
+    mcp: McpHttp, kind: str
+) -> None:
+    replies = []
+    for sibling in ("no", "yes"):
+        message = request(kind, 0, "said", sibling)
+        reply = await mcp.request(message["method"], message["params"], meta_=meta(URL_CAPS))
+        replies.append({k: v for k, v in reply.message.items() if k != "id"})
+    own, from_sibling = replies
+    assert "Nothing to ask today" in said(own)
+    assert from_sibling == own
