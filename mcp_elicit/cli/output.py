@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import sys
+import textwrap
 import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
@@ -166,7 +167,7 @@ def print_check(report: CheckReport) -> None:
     others = [v for v in report.supported_versions if v != report.revision]
     also = f"; also speaks {', '.join(others)}" if others else ""
     row("revision", f"MCP {report.revision} ({report.era}){also}")
-    row("capabilities", _capabilities(report.capabilities))
+    row("capabilities", f"\n{'':<14}".join(_wrap_list(_capabilities(report.capabilities), width - 14)))
     if report.instructions:
         row("instructions", _fit(report.instructions, width - 15))
     declared = ", ".join(sorted(report.client_capabilities)) or "no capabilities"
@@ -226,7 +227,7 @@ def _finding(finding: Finding, paint: Paint) -> str:
     return f"{paint(f'{finding.severity:<8}', color)} {finding.code}: {clean(finding.message)}"
 
 
-def _capabilities(caps: Mapping[str, Any]) -> str:
+def _capabilities(caps: Mapping[str, Any]) -> list[str]:
     """The capabilities, with what each says beyond being there: "tools (listChanged)",
     "extensions (io.modelcontextprotocol/tasks)"."""
     shown = []
@@ -238,7 +239,21 @@ def _capabilities(caps: Mapping[str, Any]) -> str:
             else []
         )
         shown.append(clean(f"{name} ({', '.join(details)})" if details else name))
-    return ", ".join(shown) or "(none)"
+    return shown or ["(none)"]
+
+
+def _wrap_list(items: list[str], room: int) -> list[str]:
+    """``items`` as a list ("a, b, c") in lines of at most ``room`` characters (20 at
+    least), broken between items; an item longer than a line is broken at its spaces."""
+    room = max(room, 20)
+    lines: list[str] = []
+    for i, item in enumerate(items):
+        piece = item if i == len(items) - 1 else f"{item},"
+        if lines and len(lines[-1]) + 1 + len(piece) <= room:
+            lines[-1] += f" {piece}"
+        else:
+            lines.extend(textwrap.wrap(piece, room, break_on_hyphens=False) or [piece])
+    return lines
 
 
 def sign_in_text(authorization: Mapping[str, Any]) -> str:

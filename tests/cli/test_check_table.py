@@ -49,3 +49,24 @@ def test_a_name_too_long_for_a_narrow_terminal_has_its_description_below_in_the_
     long = next(i for i, line in enumerate(lines) if "test_input_required_result_multiple_inputs" in line)
     below = lines[long + 1]
     assert below[:column].strip() == "" and below[column:].startswith("MRTR: asks"), result.out
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_the_capabilities_wrap_at_the_width_under_the_value_column(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    # the conformance server's capabilities run to about 130 characters on one line
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = run(capsys, "check", "--", *CONFORMANCE_STDIO)
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("capabilities  "))
+    end = next(i for i in range(first + 1, len(lines)) if not lines[i].startswith(" " * 14))
+    block = lines[first:end]
+    assert len(block) > 1, result.out
+    assert all(len(line) <= columns for line in block), result.out
+    assert all(line[14] != " " for line in block[1:]), result.out  # in the value column
+    value = " ".join(line[14:] for line in block)
+    expected = "completions, extensions (io.modelcontextprotocol/tasks), logging, prompts (listChanged), "
+    assert value == expected + "resources (listChanged, subscribe), tools (listChanged)", result.out
+    assert all(line.endswith(",") for line in block[:-1]), result.out  # broken between capabilities
