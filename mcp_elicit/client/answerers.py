@@ -19,7 +19,8 @@ it ``decline`` itself and calls the answerer's optional ``refused(request, verdi
 accepted (the person has not finished the page yet, and the request waits for it, up to
 ``RoundLimits.url_wait``), the client calls the answerer's optional
 ``url_waiting(request)`` once for that step, so it can say what the call waits for (the
-terminal and browser answerers say it in one line, ``ui.page_wait``).
+terminal and browser answerers say it in one line, ``ui.page_wait``); so too for a step
+accepted in a task, at its first poll that asks nothing new (``core.task_watch``).
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see

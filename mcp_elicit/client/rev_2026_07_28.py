@@ -28,6 +28,8 @@ Rules:
   the client declared it) is followed with ``tasks/get`` to its end (``core.task_watch``);
   its questions go to the answerer and back with ``tasks/update``, while the polls go
   on: a question the task stops waiting for is withdrawn (the answerer is cancelled).
+  A URL step accepted there is said once through ``url_waiting``, at the first poll
+  after the update that asks nothing new (the task waits for the page in place).
   Bounded as the rounds are: a task asking more than ``max_rounds`` x ``max_requests``
   questions in all (as many as its rounds could carry) is given up (``RoundsExceeded``).
   Each change of its
@@ -57,7 +59,7 @@ from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin, ServerInfo
 from mcp_elicit.core.era import retry_version
-from mcp_elicit.core.rounds import Complete, NeedInput, RoundLimits, Rounds, shown_text
+from mcp_elicit.core.rounds import Complete, InputRequest, NeedInput, RoundLimits, Rounds, shown_text
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.errors import (
@@ -116,15 +118,18 @@ class ModernSession:
                 step = rounds.step(result, time.monotonic())
                 if isinstance(step, Complete):
                     return step.result
-                for page in step.awaiting_pages:  # each accepted page, said once
-                    log.info(
-                        "%s: %s waits for the page of %s", self.conn.server, origin, shown_text(page.key)
-                    )
-                    await self.conn.inputs.url_waiting(page, origin=origin, server=self.conn.server)
+                await self._say_waiting(step.awaiting_pages, origin)
                 responses = await self._answer(step, origin)
                 if step.delay > 0:
                     await asyncio.sleep(step.delay)
                 send = rounds.retry(responses)
+
+    async def _say_waiting(self, pages: tuple[InputRequest, ...], origin: Origin) -> None:
+        """Tell the answerer of each accepted page the request now waits for (once each:
+        ``NeedInput.awaiting_pages``, ``Poll.awaiting_pages``)."""
+        for page in pages:
+            log.info("%s: %s waits for the page of %s", self.conn.server, origin, shown_text(page.key))
+            await self.conn.inputs.url_waiting(page, origin=origin, server=self.conn.server)
 
     async def _answer(self, step: NeedInput, origin: Origin) -> dict[str, Any]:
         """The answers to one round's questions, while the server lasts: no request is in
@@ -167,6 +172,7 @@ class ModernSession:
         # waiting for (timed out on the server, the task ended) is withdrawn from them.
         answering: asyncio.Future[dict[str, Any]] | None = None
         asking: frozenset[str] = frozenset()
+        questions: tuple[InputRequest, ...] = ()  # those being answered
         asked = 0  # questions put to the person during this task
         most = self.limits.max_rounds * self.limits.max_requests
         try:
@@ -181,6 +187,7 @@ class ModernSession:
                 await tell(polled)
                 if isinstance(step, Complete):
                     return step.result
+                await self._say_waiting(step.awaiting_pages, origin)
                 if answering is not None and not asking & step.outstanding:
                     await withdraw(answering)
                     answering = None
@@ -192,7 +199,8 @@ class ModernSession:
                             "(RoundLimits: max_rounds x max_requests); the server keeps asking, so "
                             "the call was abandoned and the task cancelled"
                         )
-                    asking = frozenset(r.key for r in step.requests)
+                    questions = step.requests
+                    asking = frozenset(r.key for r in questions)
                     watch.sent(sorted(asking))
                     answering = asyncio.ensure_future(
                         carried(
@@ -205,6 +213,7 @@ class ModernSession:
                     assert answering is not None
                     answers, answering = outcome(answering), None
                     await self.roundtrip("tasks/update", {**task, "inputResponses": answers})
+                    watch.updated(questions, answers)
                     await _until(step.delay, moved, None)
         finally:
             if answering is not None:  # the call ends with its own error, not the answerer's

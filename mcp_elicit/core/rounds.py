@@ -67,6 +67,7 @@ __all__ = [
     "RoundLimits",
     "Rounds",
     "Step",
+    "accepted_url",
     "input_requests",
     "quoted",
     "shown_text",
@@ -287,7 +288,7 @@ class Rounds:
                 f"inputResponses must answer exactly the keys asked (missing {missing}, extra {extra})"
             )
         if pending.requests:  # a round that asked something ends any earlier wait
-            accepted = tuple(r for r in pending.requests if _accepted_url(r, responses[r.key]))
+            accepted = tuple(r for r in pending.requests if accepted_url(r, responses[r.key]))
             self._page = _Page(accepted, self._asked) if accepted and self._asked is not None else None
         params = dict(self.params)
         if asked:
@@ -329,7 +330,7 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
     return tuple(out)
 
 
-def _accepted_url(request: InputRequest, response: object) -> bool:
+def accepted_url(request: InputRequest, response: object) -> bool:
     """Whether ``response`` accepts ``request``, a URL-mode elicitation."""
     return (
         request.method == "elicitation/create"

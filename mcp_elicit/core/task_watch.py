@@ -14,6 +14,11 @@ Rules:
   (a poll while the person is asked, or before the server took the answer in) is not
   asked again. Each poll also says which keys the task still waits for: a question it
   no longer waits for (the server gave up on it, or the task ended) is withdrawn.
+* A URL step answered ``accept`` (``updated``) is pending: the first poll after that asks
+  nothing new says the task waits for its page (``Poll.awaiting_pages``, every step of
+  that ``tasks/update`` the client accepted, in the order asked), once; a poll asking
+  something new first ends the wait unsaid, as a round that asks something does
+  (``core.rounds``). The task's ttl bounds the wait, not ``RoundLimits.url_wait``.
 * Polls are ``pollIntervalMs`` apart (1 s when the server gives none), clamped to
   [50 ms, 30 s]. Past the task's ``ttlMs`` (from when it was created here), the task is
   given up (``RequestTimeout``); without a ttl, only the caller's own limits apply.
@@ -25,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from mcp_elicit.core.rounds import Complete, InputRequest, input_requests, quoted
+from mcp_elicit.core.rounds import Complete, InputRequest, accepted_url, input_requests, quoted
 from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TaskCancelled
 
 __all__ = ["Poll", "TaskWatch"]
@@ -40,11 +45,13 @@ _MAX_POLL: Final = 30.0
 @dataclass(frozen=True, slots=True)
 class Poll:
     """Answer ``requests`` (maybe none) with ``tasks/update``, then poll again after
-    ``delay``; ``outstanding``: every key the task waits for an answer to."""
+    ``delay``; ``outstanding``: every key the task waits for an answer to;
+    ``awaiting_pages``: the accepted URL steps whose pages the task now waits for."""
 
     requests: tuple[InputRequest, ...]
     delay: float
     outstanding: frozenset[str] = frozenset()
+    awaiting_pages: tuple[InputRequest, ...] = ()
 
 
 @dataclass(slots=True)
@@ -57,6 +64,8 @@ class TaskWatch:
     delay: float
     answered: set[str] = field(default_factory=set)
     status: str = "working"
+    #: URL steps accepted in the last ``tasks/update``, not said yet.
+    pages: tuple[InputRequest, ...] = ()
 
     @classmethod
     def start(cls, method: str, created: Mapping[str, Any], *, declared: bool, now: float) -> TaskWatch:
@@ -106,13 +115,20 @@ class TaskWatch:
                 "it was given up"
             )
         if self.status != "input_required":
-            return Poll((), self.delay)
+            return Poll((), self.delay, awaiting_pages=self._said())
         raw = result.get("inputRequests")
         if not isinstance(raw, Mapping) or not raw:
             raise ProtocolViolation(f"task {self.task_id} is input_required without inputRequests")
         waiting = input_requests(raw, "tasks/get")
         asked = tuple(r for r in waiting if r.key not in self.answered)
-        return Poll(asked, self.delay, frozenset(r.key for r in waiting))
+        if asked:  # something new asked: any earlier wait ends
+            self.pages = ()
+        return Poll(asked, self.delay, frozenset(r.key for r in waiting), self._said())
+
+    def _said(self) -> tuple[InputRequest, ...]:
+        """The pending pages, said now (once)."""
+        pages, self.pages = self.pages, ()
+        return pages
 
     @property
     def ended(self) -> bool:
@@ -122,6 +138,11 @@ class TaskWatch:
     def sent(self, keys: list[str]) -> None:
         """Those keys are being asked, or were answered: never asked again."""
         self.answered.update(keys)
+
+    def updated(self, requests: tuple[InputRequest, ...], answers: Mapping[str, Any]) -> None:
+        """``answers`` to ``requests`` went out with ``tasks/update``: the URL steps among
+        them accepted are pending, said by the next poll that asks nothing new."""
+        self.pages = tuple(r for r in requests if accepted_url(r, answers.get(r.key)))
 
     def _note(self, task: Mapping[str, Any]) -> None:
         status = task.get("status")

@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from client.hostile import hostile
+from mcp_elicit import Context
 from mcp_elicit.client import ElicitAnswer, RoundLimits
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import RoundsExceeded
@@ -58,6 +59,7 @@ class Person:
 
     def __init__(self, action: Literal["accept", "decline"] = "accept") -> None:
         self.action = action
+        self.heard = asyncio.Event()  # set once the client says it waits for a page
         self.urls: list[str] = []
         self.waiting: list[str | None] = []
 
@@ -68,6 +70,7 @@ class Person:
 
     async def url_waiting(self, request: ElicitationRequest) -> None:
         self.waiting.append(request.url)
+        self.heard.set()
 
 
 async def test_an_accepted_page_is_waited_for_past_the_count_of_state_only_rounds() -> None:
@@ -173,3 +176,45 @@ async def test_a_prompt_or_a_resource_waits_for_its_page_as_a_tool_does(method: 
             await asyncio.wait_for(call, 60)
     assert len([m for m in recorder.sent if m.get("method") == method]) > PAST_THE_COUNT
     assert person.waiting == ["https://example.com/sign-in"]
+
+
+async def test_a_task_waiting_for_an_accepted_page_is_said_once() -> None:
+    """A tool gone on as a task (the tasks extension) asks for a secret's page: the task
+    waits for it in place, polled as working. The answerer heard nothing while it did, as
+    the rounds' state-only wait says it; it now hears once, however many polls it takes."""
+    store = MemoryStore()
+    app = build(store, flow_wait=0.02)
+
+    @app.tool(task="optional")
+    async def key_in_a_task(ctx: Context) -> str:
+        """Asks for the key from a task."""
+        await ctx.start_task("needs a key")
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        return f"key {'stored' if answer.secret is not None else answer.action}"
+
+    person = Person()
+    try:
+        async with (
+            uvicorn_server(StreamableHTTP(app)) as running,
+            httpx.AsyncClient(timeout=10) as browser,
+            connect_http(running.url, answerer=person, tasks=True) as client,
+        ):
+            call = asyncio.ensure_future(client.call_tool("key_in_a_task"))
+            try:
+                heard = asyncio.ensure_future(person.heard.wait())
+                try:  # the page is not finished: only the line (or the call's failure) ends this
+                    await asyncio.wait([call, heard], timeout=30, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    heard.cancel()
+                assert not call.done(), call.result()
+                assert person.waiting, "the client said nothing while the task waited for the page"
+                (url,) = person.urls
+                page = await _fill_page(browser, url)
+                assert page.status_code == 200, page.text
+                out = await asyncio.wait_for(call, 60)
+            finally:
+                call.cancel()
+    finally:
+        await store.close()
+    assert out["content"][0]["text"] == "key stored"
+    assert person.waiting == [url]

@@ -117,3 +117,36 @@ def test_a_status_or_task_id_nested_too_deeply_to_quote_is_still_a_protocol_viol
         TaskWatch.start("tools/call", created(status=deep), declared=True, now=0.0)
     with pytest.raises(ProtocolViolation, match="answered about"):
         watch().step({"taskId": deep, "status": "working"}, 1.0)
+
+
+PAGE = {
+    "method": "elicitation/create",
+    "params": {"mode": "url", "message": "Sign in", "url": "https://a.test/x"},
+}
+
+
+def test_an_accepted_page_is_said_once_at_the_first_poll_that_asks_nothing_new() -> None:
+    w = watch()
+    asked = w.step(task("input_required", inputRequests={"page": PAGE, "go": QUESTION}), 1.0)
+    assert isinstance(asked, Poll)
+    w.sent(["page", "go"])
+    w.updated(asked.requests, {"page": {"action": "accept"}, "go": {"action": "accept", "content": {}}})
+    first = w.step(task("working"), 2.0)
+    assert isinstance(first, Poll) and [r.key for r in first.awaiting_pages] == ["page"]
+    assert w.step(task("working"), 3.0) == Poll((), 1.0)  # said once
+
+
+def test_a_declined_page_or_a_new_question_first_says_no_wait() -> None:
+    declined = watch()
+    asked = declined.step(task("input_required", inputRequests={"page": PAGE}), 1.0)
+    assert isinstance(asked, Poll)
+    declined.updated(asked.requests, {"page": {"action": "decline"}})
+    assert declined.step(task("working"), 2.0) == Poll((), 1.0)
+    moved_on = watch()
+    asked = moved_on.step(task("input_required", inputRequests={"page": PAGE}), 1.0)
+    assert isinstance(asked, Poll)
+    moved_on.sent(["page"])
+    moved_on.updated(asked.requests, {"page": {"action": "accept"}})
+    new = moved_on.step(task("input_required", inputRequests={"go": QUESTION}), 2.0)
+    assert isinstance(new, Poll) and new.awaiting_pages == () and [r.key for r in new.requests] == ["go"]
+    assert moved_on.step(task("working"), 3.0) == Poll((), 1.0)
