@@ -31,7 +31,10 @@ def _declared_nothing(sent: list[dict[str, object]]) -> None:
 
 
 @pytest.mark.parametrize("revision", REVISIONS)
-def test_the_demo_server_over_stdio_is_clean(capsys: pytest.CaptureFixture[str], revision: str) -> None:
+def test_the_demo_server_over_stdio_is_clean(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, revision: str
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # rows on one line each, whatever terminal the run has
     result = run(capsys, "check", "--trace", "--protocol", revision, "--", *demo_stdio())
     assert result.code == 0, result.err
     out = result.out
