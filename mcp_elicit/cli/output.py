@@ -166,7 +166,10 @@ def print_check(report: CheckReport) -> None:
     row("server", f"{paint(shown, 'bold')}{version}{name}")
     others = [v for v in report.supported_versions if v != report.revision]
     also = f"; also speaks {', '.join(others)}" if others else ""
-    row("revision", f"MCP {report.revision} ({report.era}){also}")
+    revision = textwrap.wrap(
+        f"MCP {report.revision} ({report.era}){also}", max(width - 14, 20), break_on_hyphens=False
+    )
+    row("revision", f"\n{'':<14}".join(revision))
     row("capabilities", f"\n{'':<14}".join(_wrap_list(_capabilities(report.capabilities), width - 14)))
     if report.instructions:
         row("instructions", _fit(report.instructions, width - 15))
