@@ -37,7 +37,11 @@ still cancels; Ctrl-C there is the terminal's own SIGINT.
 Output written while a prompt may be reading (a line about another request: one person,
 several requests) goes through ``above``: a drawn prompt is taken off the screen first and
 drawn again below it (prompt_toolkit's ``in_terminal``), a plain prompt's line is ended
-first and written again after, so nothing lands in the line the person types.
+first and written again after, so nothing lands in the line the person types. Either way
+what was typed so far is shown again after the prompt and kept: a plain prompt takes it
+from the terminal, which holds a line until Enter (it hands it over out of cooked mode),
+so the person does not type again what they see gone; the terminal's line editing no
+longer reaches that part (the answer can be changed at the form's review).
 """
 
 from __future__ import annotations
@@ -193,6 +197,7 @@ class Prompter:
         self._typed = ""  # a plain prompt's input read past the line it asked for
         self._ended = False  # a plain prompt's input is at its end
         self._showing: str | None = None  # a plain prompt waiting for its line
+        self._arrived: asyncio.Future[None] | None = None  # what a plain prompt's read waits on
 
     @property
     def output(self) -> Output:
@@ -255,12 +260,14 @@ class Prompter:
         if self.plain:
             shown = self._showing
             if shown is not None:
+                self._held()
                 self._say("")
             try:
                 yield
             finally:
                 if shown is not None and self._showing is shown:
-                    self.output.write(shown)
+                    typed, newline, _ = self._typed.partition("\n")
+                    self.output.write(shown + typed + newline)
                     self.output.flush()
             return
         app = self._session.app if self._session is not None else None
@@ -315,14 +322,34 @@ class Prompter:
 
     async def _read(self) -> None:
         source = self.input
-        arrived = asyncio.get_running_loop().create_future()
+        arrived: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def ready() -> None:
-            keys = [*source.read_keys(), *source.flush_keys()]
-            self._typed += _LINE_END.sub("\n", "".join(key.data for key in keys))
-            self._ended = source.closed
-            if (keys or self._ended) and not arrived.done():
+            if self._take() and not arrived.done():
                 arrived.set_result(None)
 
-        with source.cooked_mode(), source.attach(ready):
-            await arrived
+        self._arrived = arrived
+        try:
+            with source.cooked_mode(), source.attach(ready):
+                await arrived
+        finally:
+            self._arrived = None
+
+    def _take(self) -> bool:
+        """Add what the input holds now to ``_typed``: whether anything came (or its end)."""
+        source = self.input
+        keys = [*source.read_keys(), *source.flush_keys()]
+        self._typed += _LINE_END.sub("\n", "".join(key.data for key in keys))
+        self._ended = source.closed
+        return bool(keys) or self._ended
+
+    def _held(self) -> None:
+        """Take the part of a line typed so far at a plain prompt, which a terminal in cooked
+        mode keeps to itself until Enter: out of that mode for a moment, it hands it over.
+        A whole line (or the end) taken with it wakes the prompt's read."""
+        with self.input.raw_mode():
+            while self._take() and not self._ended:
+                pass
+        arrived = self._arrived
+        if arrived is not None and not arrived.done() and ("\n" in self._typed or self._ended):
+            arrived.set_result(None)
