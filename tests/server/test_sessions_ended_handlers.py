@@ -1,6 +1,6 @@
 """A 2025-11-25 session that ends (the client's DELETE, the server shutting down) under a
-handler that catches the cancellation and goes on: returns a result, asks again, or
-asks a URL step (-32042). The request answers what the session's end says (-32600 for
+handler that catches the cancellation and goes on: returns a result, asks again (a form,
+sampling, roots, a secret's page), or asks a URL step (-32042). The request answers what the session's end says (-32600 for
 the client's DELETE, -32603 for the server's shutdown), not what its handler made after
 it, as it does when the handler lets the cancellation go. Real uvicorn on 127.0.0.1;
 messages checked against the 2025-11-25 schema."""
@@ -42,7 +42,61 @@ def server() -> Server:
             return "went on all the same"
         return "answered"
 
+    @app.tool()
+    async def then_samples(ctx: Context) -> str:
+        try:
+            await ctx.elicit("Name?", Form(name=String()))
+        except asyncio.CancelledError:
+            await ctx.sample("Go on?")
+        return "answered"
+
+    @app.tool()
+    async def then_lists_roots(ctx: Context) -> str:
+        try:
+            await ctx.elicit("Name?", Form(name=String()))
+        except asyncio.CancelledError:
+            await ctx.list_roots()
+        return "answered"
+
+    @app.tool()
+    async def then_asks_a_secret(ctx: Context) -> str:
+        try:
+            await ctx.elicit("Name?", Form(name=String()))
+        except asyncio.CancelledError:
+            return f"secret: {(await ctx.secret('api_key')).action}"
+        return "answered"
+
     return app
+
+
+@pytest.mark.parametrize("tool", ["then_samples", "then_lists_roots", "then_asks_a_secret"])
+@pytest.mark.parametrize("ended_by", ["delete", "shutdown"])
+async def test_sampling_roots_or_a_page_asked_after_the_session_ended_are_not_sent(
+    wire_2025: WireChecker, tool: str, ended_by: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What the handler asks once its session ended (sampling, roots, a secret's page) is not
+    sent: the stream carries the withdrawn question and the session's end, and the log has
+    no error and no traceback."""
+    transport = StreamableHTTP(server())
+    caplog.set_level(logging.INFO, logger="mcp_elicit")
+    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
+        client = Session(http, running.url, wire_2025)
+        await client.open({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}})
+        async with client.asked(tool) as (_, events, question):
+            if ended_by == "delete":
+                assert (await http.delete(running.url, headers=client.headers())).status_code == 200
+            else:
+                transport.begin_shutdown()
+            async with hang_guard("the request's stream ending with its session"):
+                rest: list[dict[str, Any]] = [message async for message in events]
+        withdrawn, answer = rest
+        assert (
+            withdrawn["method"] == "notifications/cancelled"
+            and withdrawn["params"]["requestId"] == question["id"]
+        )
+        assert answer["error"]["code"] == (-32600 if ended_by == "delete" else -32603), rest
+    loud = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno > logging.INFO or r.exc_info]
+    assert loud == []
 
 
 @pytest.mark.parametrize("tool", ["returns_anyway", "stubborn", "stubborn_step"])
