@@ -1,6 +1,7 @@
 """Streamable HTTP (2026-07-28) served by uvicorn in process on 127.0.0.1: what only the
 server's own code can show (integer headers compared as numbers, notifications flushed as
-they happen, a closed connection cancelling its handler, the watchlist)."""
+they happen, a closed connection cancelling its handler, the watchlist), and the
+``Origin: null`` rule on every method of the endpoint (a 2025-11-25 session's too)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,14 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
 
 from mcp_elicit import Context, Server
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import McpHttp, build_request, meta, raw_request, sentinel
+from support.http_sessions import Session
 from support.procs import uvicorn_server
 from support.wire import WireChecker
 
@@ -206,3 +210,32 @@ async def test_the_watchlist_watches_only_requests_that_run_long() -> None:
     watchlist.add(quick)  # and the next request starts it again
     assert watchlist._timer is not None
     watchlist.discard(quick)
+
+
+@pytest.mark.parametrize("root", ["", "/tools"], ids=["at the root", "mounted"])
+async def test_a_null_origin_is_refused_on_every_method_of_the_endpoint_and_the_session_goes_on(
+    wire_2025: WireChecker, root: str
+) -> None:
+    """A 2025-11-25 session's GET (its stream) and DELETE with ``Origin: null``, or a case
+    variant of it, are refused (403) like its POSTs, mounted under a path too; the session
+    is untouched (a refused DELETE ends nothing), while the pages under the same app take
+    ``null`` (their form is posted with it)."""
+    mcp = StreamableHTTP(mirroring_server())
+    app = Starlette(routes=[Mount(root, app=mcp)], lifespan=mcp.lifespan) if root else mcp
+    async with uvicorn_server(app, lifespan="on") as running, httpx.AsyncClient(timeout=10.0) as http:
+        base = f"http://127.0.0.1:{running.port}{root}"
+        session = Session(http, f"{base}/mcp", wire_2025)
+        await session.open()
+        for origin in ("null", "NULL", "Null"):
+            headers = {**session.headers(), "origin": origin}
+            for method in ("GET", "DELETE", "POST"):
+                body = (
+                    orjson.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}) if method == "POST" else None
+                )
+                reply = await http.request(method, f"{base}/mcp", headers=headers, content=body)
+                assert reply.status_code == 403, (origin, method, reply.text)
+                assert f"origin {origin!r} is not allowed" in reply.json()["error"]["message"]
+        ping = await session.post({"jsonrpc": "2.0", "id": 10, "method": "ping"})
+        assert (ping.status_code, ping.json()["result"]) == (200, {}), ping.text
+        page = await http.get(f"{base}/mcp-elicit/flows/unknown", headers={"origin": "null"})
+        assert page.status_code == 403 and "not available" in page.text.lower(), page.text
