@@ -11,7 +11,8 @@ an id, an oversized line a -32600 (with its id when the line starts with it), an
 stream goes on; an oversized line under the id of a session's question still waiting is
 its answer, too long to read: the question is given up as refused, at once, and the
 -32600 names no id (the id is the server's own). At most ``max_in_flight`` requests
-(1024) are in flight at once (an answer not yet written counts): one more is refused at
+(1024) are in flight at once (an answer not yet written counts, and so does a cancelled
+request whose handler goes on: the refusal then says how many): one more is refused at
 once (a -32600 with its id), and that refusal is written before the next line is read,
 so a client that writes requests and never reads the answers is held back once stdout is
 full, instead of having every request it writes taken and kept in memory. An answer to a
@@ -342,9 +343,15 @@ class StdioServer:
             if len(self._flight) >= self.max_in_flight:
                 # written before the next line is read: a client that does not read its
                 # answers is held back here once stdout is full
+                ending = len(self.given_up)  # cancelled, their handlers going on: no answer to read
+                hint = (
+                    f"{ending} of them cancelled and still ending; wait for them, or read the others' answers,"
+                    if ending
+                    else "read their answers"
+                )
                 err = InvalidRequest(
                     f"Invalid request: {len(self._flight)} requests are in flight, the most this server "
-                    "takes at once; read their answers before sending more"
+                    f"takes at once; {hint} before sending more"
                 )
                 await self.write(jsonrpc.encode_error(message.id, err))
                 return

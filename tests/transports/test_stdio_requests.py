@@ -262,3 +262,48 @@ async def test_a_cancelled_requests_id_is_free_at_once(own_waiting: Stdio, tool:
     await waiting.proc.close_stdin()
     assert [waiting.check(m) for m in await waiting.proc.rest()] == []
     assert "Traceback" not in waiting.proc.stderr()
+
+
+async def test_a_request_refused_for_cancelled_ones_still_ending_says_so(
+    own_waiting: Stdio, tmp_path: Path
+) -> None:
+    """A cancelled request still counts against the limit of requests in flight while its
+    handler goes on (it caught the cancellation): one more request is refused, saying that
+    some of those in flight were cancelled and are still ending, not only to read answers
+    (there are none to read for those). Once they have ended, it is taken."""
+    waiting, told = own_waiting, tmp_path / "told"
+    await waiting.send(
+        "tools/call", {"name": "stubborn_until", "arguments": {"path": str(told)}}, rid="s", progressToken="s"
+    )
+    assert (await waiting.recv())["params"]["message"] == "started"
+    filler = b"".join(
+        orjson.dumps(
+            {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "wait", "_meta": meta()}}
+        )
+        + b"\n"
+        for i in range(1023)
+    )
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "s"}}
+    one_more = {
+        "jsonrpc": "2.0",
+        "id": "m",
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": meta()},
+    }
+    waiting.methods["m"] = "tools/call"
+    await waiting.proc.send(filler + orjson.dumps(cancel) + b"\n" + orjson.dumps(one_more) + b"\n")
+    refused, before = await waiting.until("m")
+    assert before == []
+    assert refused["error"]["code"] == -32600, refused
+    message = refused["error"]["message"]
+    assert message.startswith(
+        "Invalid request: 1024 requests are in flight, the most this server takes at once"
+    ), message
+    assert "1 of them cancelled and still ending" in message, message
+    told.touch()
+    for _ in range(200):  # until the cancelled handler has ended, freeing its place (10 s)
+        taken = await waiting.call("tools/call", one_more["params"], rid="m")
+        if "result" in taken:
+            break
+        await asyncio.sleep(0.05)
+    assert taken["result"]["content"][0]["text"] == "hi"

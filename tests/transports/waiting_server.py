@@ -2,7 +2,8 @@
 first, so a test knows it is running), one that returns even when cancelled, a quick one,
 one that adds a tool, one that writes to stdout as tool code may, one that writes to stderr
 likewise (and logs once more as the process exits), one that leaves work behind that reports after the tool returned,
-and one that runs until a file the test makes exists (logging whether it was told or cancelled)."""
+one that runs until a file the test makes exists (logging whether it was told or cancelled),
+and one that, cancelled, goes on until such a file exists."""
 
 from __future__ import annotations
 
@@ -50,6 +51,19 @@ async def until_told(ctx: Context, path: str) -> str:
         raise
     said.warning("until_told: told")
     return "told"
+
+
+@app.tool(description="Reports progress, then sleeps; cancelled, it goes on until a file exists at path")
+async def stubborn_until(ctx: Context, path: str) -> str:
+    await ctx.report_progress(0, 1, "started")
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        while not os.path.exists(path):  # noqa: ASYNC110, ASYNC240 (another process makes it)
+            await asyncio.sleep(0.02)
+        await ctx.report_progress(1, 1, "finished anyway")
+        return "finished anyway"
+    return "slept"
 
 
 _left: set[asyncio.Task[None]] = set()
