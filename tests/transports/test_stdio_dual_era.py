@@ -5,12 +5,15 @@ Every message is checked against the schema of its revision."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from support.procs import StdioProcess, stdio_process
+from support.stdio_transport import WAITING_SERVER as WAITING
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -243,3 +246,40 @@ async def test_a_ping_before_initialize_is_answered(tmp_path: Path, wire_2025: W
         await server.send(initialize({}))
         opened, _ = await server.until(1)
         assert opened["result"]["protocolVersion"] == "2025-11-25"
+
+
+async def test_a_sessions_cancelled_request_keeps_its_id_while_its_handler_goes_on(tmp_path: Path) -> None:
+    """In a 2025-11-25 session (which never reuses an id) a request the client cancelled
+    keeps its id while its handler goes on (it caught the cancellation): the next request
+    under it is refused (-32600), then answered once the handler has ended; nothing of the
+    cancelled one (its late progress, its result) is sent."""
+    told = tmp_path / "told"
+    async with stdio_process(WAITING, log_dir=tmp_path) as server:
+        await server.send(initialize({}))
+        await server.until(1)
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        params = {"name": "stubborn_until", "arguments": {"path": str(told)}, "_meta": {"progressToken": 5}}
+        await server.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": params})
+        assert (await server.recv())["params"]["message"] == "started"
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+        echo = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "hi"}},
+        }
+        await server.send(orjson.dumps(cancel) + b"\n" + orjson.dumps(echo) + b"\n")
+        refused, before = await server.until(5)
+        assert before == [] and refused["error"]["code"] == -32600, refused
+        assert refused["error"]["message"] == "Invalid request: id 5 is already in use by a request in flight"
+        told.touch()
+        for _ in range(200):  # until the cancelled handler has ended (10 s)
+            await server.send(echo)
+            answer, before = await server.until(5)
+            assert before == [], before
+            if "result" in answer:
+                break
+            await asyncio.sleep(0.05)
+        assert answer["result"]["content"][0]["text"] == "hi", answer
+        await server.close_stdin()
+        assert await server.rest() == []

@@ -264,6 +264,36 @@ async def test_a_cancelled_requests_id_is_free_at_once(own_waiting: Stdio, tool:
     assert "Traceback" not in waiting.proc.stderr()
 
 
+async def test_a_cancelled_handler_that_goes_on_sends_nothing_under_its_reused_id(
+    own_waiting: Stdio, tmp_path: Path
+) -> None:
+    """The client cancels a request and sends the next one under its id, which is still
+    running when the cancelled handler (it catches its cancellation) reports progress and
+    returns: neither reaches the client, whose request under that id owns it now."""
+    waiting, told = own_waiting, tmp_path / "told"
+    await waiting.send(
+        "tools/call", {"name": "stubborn_until", "arguments": {"path": str(told)}}, rid="r", progressToken="r"
+    )
+    assert (await waiting.recv())["params"]["message"] == "started"
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "r"}}
+    again = {
+        "jsonrpc": "2.0",
+        "id": "r",
+        "method": "tools/call",
+        "params": {"name": "wait", "_meta": meta(progressToken="r")},
+    }
+    await waiting.proc.send(orjson.dumps(cancel) + b"\n" + orjson.dumps(again) + b"\n")
+    started = await waiting.recv()
+    assert started["params"] == {"progressToken": "r", "progress": 0, "total": 1, "message": "started"}
+    told.touch()  # the cancelled handler reports and returns now, the next "r" still waiting
+    echo = await waiting.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}}, rid=2)
+    assert echo["result"]["content"][0]["text"] == "hi"
+    await waiting.proc.send(cancel)  # the next "r" too
+    await waiting.proc.close_stdin()
+    assert [waiting.check(m) for m in await waiting.proc.rest()] == []
+    assert "Traceback" not in waiting.proc.stderr()
+
+
 async def test_a_request_refused_for_cancelled_ones_still_ending_says_so(
     own_waiting: Stdio, tmp_path: Path
 ) -> None:
