@@ -23,7 +23,8 @@ cancelled unanswered (logged); the answers owed are written for as long as the c
 keeps reading them, and given up (logged) once nothing is read from stdout for ``grace``
 seconds; then the server stops. When stdout closes, it stops at once; on SIGTERM or
 SIGINT (Ctrl-C) too, saying so, what runs cancelled (in stdin's grace period too: nobody
-hears its answer) and what waits to be written dropped (the spec's client sends SIGTERM
+hears its answer; the grace period ends there, so a handler that goes on after its
+cancellation is cancelled again at once) and what waits to be written dropped (the spec's client sends SIGTERM
 after waiting for the exit), then exits 0 (SIGTERM) or 130 (SIGINT), as after stdin's
 end or an interruption. Only JSON-RPC messages are ever written to stdout: serving this
 process's own stdout, the protocol writes to a duplicate of fd 1 and what is written to
@@ -238,9 +239,8 @@ class StdioServer:
         self.server.subscriptions.close_all()  # stdin ended: subscriptions end gracefully
         pending = list(self._flight)
         if pending:
-            # nobody hears the answers once stdout is gone: no grace period then
             grace = 0 if self._out_gone.is_set() else self.grace
-            _, still = await asyncio.wait(pending, timeout=grace)
+            still = await self._in_grace(pending, grace)
             running = [rid for task, rid in self._running.items() if task in still]
             if running and not self._out_gone.is_set():
                 log.info(
@@ -266,6 +266,21 @@ class StdioServer:
                 await self._writer.wait_closed()
         if watching is not None:
             watching.cancel()
+
+    async def _in_grace(self, pending: list[asyncio.Task[None]], grace: float) -> set[asyncio.Task[None]]:
+        """The requests of ``pending`` still running after ``grace`` seconds, or as soon as
+        stdout is gone (a stop signal, its reader away): nobody hears the answers then, and a
+        handler that goes on after the stop's cancellation must not hold the server."""
+        every = asyncio.ensure_future(asyncio.wait(pending))
+        gone = asyncio.ensure_future(self._out_gone.wait())
+        try:
+            await asyncio.wait([every, gone], timeout=grace, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in (every, gone):
+                waiter.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await waiter
+        return {task for task in pending if not task.done()}
 
     async def _watch(self, transport: asyncio.WriteTransport, stdin: int | None) -> None:
         """Stop the server once stdin has ended and stdout has taken nothing for ``grace``
