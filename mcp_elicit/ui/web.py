@@ -30,6 +30,8 @@ Rules:
   from a web page (a notebook's output): its token is what counts, and it then answers a page that
   steps to ``/form`` itself (``Refresh``), as a redirect would keep the other site as the
   initiator and the ``SameSite=Strict`` cookie would not be sent.
+* ``/favicon.ico``, which the browser asks for by itself, is 204 (no icon): a 404 would
+  be an error in the page's console.
 * Every response: ``Cache-Control: no-store``, a CSP allowing only this server's own
   script, style and requests (no inline code), no framing, no referrer, no DNS prefetch
   (browsers resolve a plain-http page's link hosts ahead of a click otherwise, which
@@ -167,6 +169,8 @@ class _App:
                 response = self._page(request)
             elif method == "GET" and path in _STATIC:
                 response = Response(_static(path), media_type=_STATIC[path], headers=_HEADERS)
+            elif method == "GET" and path == "/favicon.ico":  # asked by the browser itself
+                response = Response(status_code=204, headers=_HEADERS)
             elif method == "GET" and path == "/api/events":
                 if self._allowed(request):
                     await self._events(send, receive)

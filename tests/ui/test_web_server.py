@@ -333,6 +333,21 @@ async def test_a_known_address_asked_with_the_wrong_method_is_405_saying_which()
         assert not opened.task.done()
 
 
+async def test_the_browsers_own_request_for_the_tabs_icon_is_not_an_error() -> None:
+    """A browser asks every page's server for ``/favicon.ico`` by itself; a 404 there is an
+    error in the page's console, which a person who opens the developer tools reads as
+    the page being broken. There is no icon: "no content", with the usual headers."""
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        icon = await client.get(f"{opened.base}/favicon.ico")
+        assert icon.status_code == 204
+        assert icon.content == b""
+        assert icon.headers["cache-control"] == "no-store"
+        assert "default-src 'none'" in icon.headers["content-security-policy"]
+        refused = await client.get(f"{opened.base}/favicon.ico", headers={"Host": "evil.example"})
+        assert refused.status_code == 421
+        assert not opened.task.done()
+
+
 async def test_every_response_carries_the_security_headers() -> None:
     async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
         responses = [
