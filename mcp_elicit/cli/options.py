@@ -6,8 +6,8 @@ options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port
 ``cli.sign_in``) mean the same everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
 a string (its ``type``, the values of its ``enum`` or ``const``, or every branch of its
 ``anyOf`` / ``oneOf``, as ``Optional[int]`` gives; then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
-JSON object, beside which ``NAME=VALUE`` pairs give other names: a name given both ways is a
-usage error (which one was meant?), never one silently overriding the other. An argument name the input schema
+JSON object, beside which ``NAME=VALUE`` pairs give other names: a name given twice (both
+ways, or by two pairs) is a usage error (which one was meant?), never one silently overriding the other. An argument name the input schema
 does not know (not in ``properties``, matching no ``patternProperties``) is refused before
 the call, naming the closest name and those the tool takes, when the schema refuses it:
 ``additionalProperties: false``, or a ``required`` property is missing beside it (the schema
@@ -113,16 +113,17 @@ def parse_pairs(
         out.update(loaded)
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     props = props if isinstance(props, Mapping) else {}
-    from_args = set(out)
+    given = dict.fromkeys(out, "in --args")  # where each name was given
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise UsageError(f"arguments are NAME=VALUE or NAME:=JSON, not {pair!r}")
-        if name.removesuffix(":") in from_args:
+        bare = name.removesuffix(":")
+        if bare in given:
             raise UsageError(
-                f"the argument {name.removesuffix(':')!r} is given twice, in --args and as {name}=...; "
-                "give it once"
+                f"the argument {bare!r} is given twice, {given[bare]} and as {name}=...; give it once"
             )
+        given[bare] = f"as {name}=..."
         if name.endswith(":"):
             out[name[:-1]] = _json(name[:-1], value)
             continue

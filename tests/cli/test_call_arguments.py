@@ -192,3 +192,16 @@ def test_a_value_given_as_json_that_is_not_json_says_how_to_quote_text(
     assert (
         "the value of 'text' must be JSON here ('hello' is not); quote text as text:='\"...\"'" in result.err
     )
+
+
+@pytest.mark.parametrize(
+    "pairs", [("restaurant=noma", "restaurant=geranium"), ("restaurant=noma", 'restaurant:="noma"')]
+)
+def test_a_name_given_by_two_pairs_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], pairs: tuple[str, str]
+) -> None:
+    """As with --args and a pair: one of the two values typed would be dropped without a word."""
+    result = run(capsys, "call", "book_table", *pairs, "--trace", "--", *demo_stdio())
+    assert result.code == 2, result.err
+    assert "'restaurant' is given twice" in result.err, result.err
+    assert result.sent() == []  # refused before connecting
