@@ -5,8 +5,8 @@ Rules: a target is ``path/to/file.py`` or ``package.module``, optionally followe
 or its only ``Server`` instance. Every failure says what was looked for and where; a
 name that is not a ``Server`` is said to be what it is (a class, a function...), with the
 Servers the module does define. A module that fails while it is imported (a syntax error,
-an exception, a missing import) is named with the error and the line it came from, in one
-line, not a traceback.
+an exception, a missing import), or a name whose reading raises (a module ``__getattr__``),
+is named with the error and the line it came from, in one line, not a traceback.
 """
 
 from __future__ import annotations
@@ -56,8 +56,9 @@ def _load_module(spec: str) -> ModuleType:
         raise _import_failed(spec, exc) from None
 
 
-def _import_failed(spec: str, exc: Exception) -> CliError:
-    """What went wrong importing the user's module, and where, in one line."""
+def _import_failed(spec: str, exc: Exception, doing: str = "importing it") -> CliError:
+    """What went wrong importing the user's module (or ``doing`` something else with it,
+    such as reading a name a module ``__getattr__`` gives), and where, in one line."""
     if isinstance(exc, SyntaxError):
         where = f"{Path(exc.filename).name} line {exc.lineno}" if exc.filename else f"line {exc.lineno}"
         return CliError(f"cannot load {spec}: {exc.msg} ({where})", exit_code=2)
@@ -65,7 +66,7 @@ def _import_failed(spec: str, exc: Exception) -> CliError:
     at = f" (at {Path(frames[-1].filename).name} line {frames[-1].lineno})" if frames else ""
     run = f"python {spec}" if spec.endswith(".py") or "/" in spec else f"python -c 'import {spec}'"
     return CliError(
-        f"cannot load {spec}: importing it raised {type(exc).__name__}: {exc}{at}; "
+        f"cannot load {spec}: {doing} raised {type(exc).__name__}: {exc}{at}; "
         f"run {run} to see the whole traceback",
         exit_code=2,
     )
@@ -79,7 +80,17 @@ def _what(obj: object) -> str:
         return "a function"
     if inspect.ismodule(obj):
         return "a module"
-    return f"a {type(obj).__name__} object"
+    kind = type(obj).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind} object"
+
+
+def _attribute(module: ModuleType, spec: str, name: str) -> object:
+    """``module``'s ``name``, or None; what a module ``__getattr__`` raises is said as an
+    import that fails is."""
+    try:
+        return getattr(module, name, None)
+    except Exception as exc:
+        raise _import_failed(spec, exc, f"reading {name!r}") from None
 
 
 def load_server(target: str) -> Server:
@@ -88,7 +99,7 @@ def load_server(target: str) -> Server:
         spec, attr = target, ""
     module = _load_module(spec)
     if attr:
-        obj = getattr(module, attr, None)
+        obj = _attribute(module, spec, attr)
         if isinstance(obj, Server):
             return obj
         servers = [f"{spec}:{name}" for name, value in vars(module).items() if isinstance(value, Server)]
@@ -97,7 +108,7 @@ def load_server(target: str) -> Server:
             raise CliError(f"{spec} has no Server named {attr!r}{others}", exit_code=2)
         raise CliError(f"{spec}:{attr} is {_what(obj)}, not an mcp_elicit.Server{others}", exit_code=2)
     for name in _NAMES:
-        obj = getattr(module, name, None)
+        obj = _attribute(module, spec, name)
         if isinstance(obj, Server):
             return obj
     found = [v for v in vars(module).values() if isinstance(v, Server)]

@@ -73,6 +73,30 @@ def test_serve_names_what_a_name_is_when_it_is_not_a_server(
     assert "app.py:server" in err  # the Server it does define
 
 
+@pytest.mark.parametrize("target", ["{app}:lazy", "{app}"], ids=["named", "looked-for"])
+def test_a_name_whose_reading_raises_is_one_line_exit_2(
+    target: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A module ``__getattr__`` (a lazy attribute) that fails: said as an import that
+    fails is, not a traceback."""
+    app = tmp_path / "lazy_app.py"
+    app.write_text("def __getattr__(name):\n    raise RuntimeError('no config for ' + name)\n")
+    assert main(["serve", target.format(app=app)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "RuntimeError: no config for " in err, err
+    assert "lazy_app.py line 2" in err, err
+
+
+def test_a_name_that_is_an_int_is_said_with_an(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    app = tmp_path / "app.py"
+    app.write_text("PORT = 8000\n")
+    assert main(["serve", f"{app}:PORT"]) == 2
+    err = capsys.readouterr().err
+    assert "PORT is an int object, not an mcp_elicit.Server; it defines no Server" in err, err
+
+
 def test_bad_key_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     keys = tmp_path / "keys"
     keys.write_text("too-short\n")
