@@ -16,7 +16,9 @@ Questions asked from concurrent tasks (``asyncio.TaskGroup``) before any of them
 real I/O are merged into one round: an unanswered question yields to its siblings a few
 times before ending the round (``ctx.gather`` batches without relying on that). A question
 of a sibling task that fails the request (a refused answer, a capability not declared)
-fails it as in the handler's own task, not as the task group's ``ExceptionGroup``.
+fails it as in the handler's own task, not as the task group's ``ExceptionGroup``; so does
+a sibling that fails (a ``ToolError`` it raises once cancelled, say) as another's question
+ends the round: the failure wins, as one raised in a ``finally`` does.
 A handler that raises ``URLElicitationRequired`` itself (this revision has no -32042) has
 its steps asked as ``ctx.require_url`` asks them: an input request each; the retry runs
 the handler again, which finishes or raises again (asked again). A step the user declined
@@ -125,6 +127,20 @@ class ReplayAsker:
         raise InputRequired
 
 
+def _failed(exc: Exception, outcome: Outcome | None, refusal: InvalidParams | None) -> dict[str, Any]:
+    """What the handler's failure ``exc`` makes of the round (called while handling it): a
+    sibling task's question that failed the request, or the ToolError a sibling raised,
+    raised as from the handler's own task (``refusal`` first); else ``outcome.failed``
+    (a tool's result), or ``exc`` raised again."""
+    if isinstance(exc, ExceptionGroup):
+        if outcome is None:
+            raise_as_own(exc, refusal)
+        raise_exchange_error(exc, refusal)
+    if outcome is None:
+        raise exc
+    return outcome.failed(as_own(exc))
+
+
 async def run_replayed(
     method: str,
     params: Mapping[str, Any],
@@ -189,18 +205,12 @@ async def run_replayed(
                     raise
                 return outcome.failed(failure)
         except Exception as exc:  # before the groups: an ExceptionGroup is the handler's failure
-            if isinstance(exc, ExceptionGroup):  # unless a sibling's question failed the request
-                if outcome is None:
-                    raise_as_own(exc, replay.refusal)
-                raise_exchange_error(exc, replay.refusal)
-            if outcome is None:
-                raise
-            return outcome.failed(as_own(exc))
+            return _failed(exc, outcome, replay.refusal)
         except BaseExceptionGroup as group:
             matched, rest = group.split((InputRequired, asyncio.CancelledError))
+            if isinstance(rest, ExceptionGroup):  # a sibling failed too (say, once cancelled):
+                return _failed(rest, outcome, replay.refusal)  # as a failure in a finally would
             if rest is not None or matched is None or not matched.subgroup(InputRequired):
-                if rest is not None:
-                    raise_exchange_error(rest, replay.refusal)
                 raise
         else:
             return value if outcome is None else outcome.done(value)

@@ -50,7 +50,35 @@ async def no_question(ctx: Context) -> None:
     raise ToolError("Nothing to ask today")  # the handler's own, said on purpose
 
 
-QUESTIONS: dict[str, Question] = {"url_step": url_step, "form": form, "model": model, "said": no_question}
+async def tidy_own(ctx: Context) -> None:
+    try:
+        await form(ctx)
+    finally:  # the round ends here (2026-07-28): what the handler says instead is its failure
+        raise ToolError("Could not tidy up")
+
+
+async def tidy_sibling(ctx: Context) -> None:
+    """As ``tidy_own``, the form asked in one task while another fails once cancelled."""
+
+    async def tidy() -> None:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            raise ToolError("Could not tidy up") from None
+
+    async with asyncio.TaskGroup() as group:
+        group.create_task(tidy())
+        group.create_task(form(ctx))
+
+
+QUESTIONS: dict[str, Question] = {
+    "url_step": url_step,
+    "form": form,
+    "model": model,
+    "said": no_question,
+    "tidy_own": tidy_own,
+    "tidy_sibling": tidy_sibling,
+}
 
 
 async def asked(ctx: Context, question: str, sibling: str) -> str:
@@ -233,3 +261,19 @@ async def test_on_2026_07_28_a_tool_error_raised_in_a_sibling_task_says_its_mess
     own, from_sibling = replies
     assert "Nothing to ask today" in said(own)
     assert from_sibling == own
+
+
+@pytest.mark.parametrize("kind", ["prompt", "resource", "tool"])
+async def test_on_2026_07_28_a_tool_error_a_sibling_raises_as_a_question_ends_the_round_is_said_as_in_the_own(
+    mcp: McpHttp, kind: str
+) -> None:
+    """One sibling's form ends the round (input required), another raises a ToolError once
+    cancelled: said as the handler's own ToolError in a ``finally`` is, not a 500."""
+    replies = []
+    for question, sibling in (("tidy_own", "no"), ("tidy_sibling", "no"), ("tidy_sibling", "yes")):
+        message = request(kind, 0, question, sibling)
+        reply = await mcp.request(message["method"], message["params"], meta_=meta())
+        replies.append({k: v for k, v in reply.message.items() if k != "id"})
+    own, *from_siblings = replies
+    assert "Could not tidy up" in said(own)
+    assert from_siblings == [own, own]
