@@ -45,6 +45,7 @@ from typing import Any, Final
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
 from mcp_elicit.cli.options import (
+    Once,
     add_connection_options,
     client_options,
     parse_args_target,
@@ -113,7 +114,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help=_WORDS_HELP[command],
         )
         if command != "read":
-            parser.add_argument("--args", metavar="JSON", help="the arguments as one JSON object")
+            parser.add_argument(
+                "--args", action=Once, metavar="JSON", help="the arguments as one JSON object"
+            )
         parser.add_argument(
             "--answers", metavar="FILE", help="answer the server's questions from this script"
         )

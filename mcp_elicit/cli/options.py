@@ -5,7 +5,7 @@ Rules: ``--header``, ``--timeout``, ``--protocol``, ``--json``, ``--trace`` and 
 options (``--no-login``, ``--client-id``, ``--client-secret``, ``--callback-port``:
 ``cli.sign_in``) mean the same everywhere. ``NAME=VALUE`` is text unless the tool's input schema says the property is not
 a string (its ``type``, the values of its ``enum`` or ``const``, or every branch of its
-``anyOf`` / ``oneOf``, as ``Optional[int]`` gives; then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` gives a
+``anyOf`` / ``oneOf``, as ``Optional[int]`` gives; then VALUE is read as JSON); ``NAME:=JSON`` is always JSON; ``--args`` (once) gives a
 JSON object, beside which ``NAME=VALUE`` pairs give other names: a name given twice (both
 ways, or by two pairs) is a usage error (which one was meant?), never one silently overriding the other. An argument name the input schema
 does not know (not in ``properties``, matching no ``patternProperties``) is refused before
@@ -39,12 +39,29 @@ from mcp_elicit.errors import UsageError
 from mcp_elicit.wire.versions import SUPPORTED
 
 __all__ = [
+    "Once",
     "add_connection_options",
     "client_options",
     "parse_args_target",
     "parse_pairs",
     "unknown_names",
 ]
+
+
+class Once(argparse.Action):
+    """An option given at most once: a second would replace the first without a word
+    (``--args``: the later JSON object, whole)."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option: str | None = None,
+    ) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            raise argparse.ArgumentError(self, "given twice: give it once")
+        setattr(namespace, self.dest, values)
 
 
 def add_connection_options(parser: argparse.ArgumentParser, *, timeout: float) -> None:

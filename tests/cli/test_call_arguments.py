@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from cli.helpers import demo_stdio, run
+from mcp_elicit.cli.main import main
 
 from support.procs import HttpProcess
 
@@ -205,3 +206,13 @@ def test_a_name_given_by_two_pairs_is_a_usage_error(
     assert result.code == 2, result.err
     assert "'restaurant' is given twice" in result.err, result.err
     assert result.sent() == []  # refused before connecting
+
+
+def test_args_given_twice_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """The later object would replace the earlier whole: one of them dropped without a word.
+    An error of argparse's own, as the CLI's other option errors are (exit 2)."""
+    twice = ["--args", '{"restaurant": "noma"}', "--args", '{"party_size": 2}']
+    with pytest.raises(SystemExit) as exc:
+        main(["call", "book_table", *twice, "--", *demo_stdio()])
+    assert exc.value.code == 2
+    assert "argument --args: given twice: give it once" in capsys.readouterr().err
