@@ -165,22 +165,25 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _state_keys(path: Path | None) -> KeyRing | None:
-    """The keys of ``--state-key-file`` (refused, as the default key file is, when others
-    may read it), else of ``$MCP_ELICIT_STATE_KEYS``; None when neither is given."""
+    """The keys of ``--state-key-file`` (refused when others may change it, used with a
+    warning when they may read it: ``key_file.check_given``), else of
+    ``$MCP_ELICIT_STATE_KEYS``; None when neither is given."""
     from mcp_elicit.sealing import KeyRing
-    from mcp_elicit.server.key_file import check_private
+    from mcp_elicit.server.key_file import check_given
 
     where = f"--state-key-file {str(path)!r}" if path is not None else f"${STATE_KEYS_ENV}"
     try:
         if path is not None:
             with open(path, encoding="utf-8") as file:
-                check_private(path, os.fstat(file.fileno()))
+                readable = check_given(path, os.fstat(file.fileno()))
+                if readable is not None:
+                    logging.getLogger("mcp_elicit.cli").warning("%s", readable)
                 text: str | None = file.read()
         else:
             text = os.environ.get(STATE_KEYS_ENV) or None
     except (OSError, UnicodeDecodeError) as exc:
         raise CliError(f"cannot read the state key file: {exc}", exit_code=2) from None
-    except ConfigError as exc:  # others may read it
+    except ConfigError as exc:  # others may change it
         raise CliError(str(exc), exit_code=2) from None
     if text is None:
         return None

@@ -11,10 +11,13 @@ Rules:
   linked into place, which fails when the file exists: two processes starting at once both
   end up with the one key that was linked first, and no reader sees half a file.
 * Read at start-up when it exists, so that a state sealed by the previous process opens.
-* A file other users may read or change (this one, or one given to ``serve
-  --state-key-file``) (POSIX mode bits beyond 0600, or another owner)
-  is refused with a ``ConfigError`` saying what to run; so is one that does not parse.
-  Errors name the file, never a key.
+* This file, when other users may read or change it (POSIX mode bits beyond 0600, or
+  another owner), is refused with a ``ConfigError`` saying what to run; so is one that
+  does not parse. A file given to ``serve --state-key-file`` is refused when others may
+  change it (group or other write bits, an owner neither the server's user nor root), and
+  used with a warning saying what to run when others may only read it: deployments mount
+  key files so (a Kubernetes secret is 0644 by default, a Docker secret 0444 and root's).
+  Errors and warnings name the file, never a key.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ __all__ = [
     "KEY_FILE",
     "MISSING_KEY",
     "at_start",
+    "check_given",
     "check_private",
     "default_key_path",
     "load_or_create",
@@ -161,3 +165,29 @@ def check_private(path: Path, info: os.stat_result, *, made_here: bool = False) 
             f"the state key file {str(path)!r} belongs to another user (uid {info.st_uid}): "
             "it must be the server user's own, mode 0600"
         )
+
+
+def check_given(path: Path, info: os.stat_result) -> str | None:
+    """For a key file given to ``serve --state-key-file`` (its ``info``): a ``ConfigError``
+    saying what to run when other users may change it; a warning to log when they may read
+    it; None when it is private (the module's rules)."""
+    if os.name == "nt":  # no POSIX modes: the user profile's ACLs protect it
+        return None
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o022:
+        raise ConfigError(
+            f"the state key file {str(path)!r} can be changed by other users (mode {mode:04o}): "
+            f"run chmod 600 {str(path)!r}"
+        )
+    if info.st_uid not in (os.getuid(), 0):
+        raise ConfigError(
+            f"the state key file {str(path)!r} belongs to another user (uid {info.st_uid}): "
+            "it must be the server user's own (or root's), mode 0600"
+        )
+    if mode & 0o044:
+        return (
+            f"the state key file {str(path)!r} can be read by other users (mode {mode:04o}): whoever "
+            f"reads it can forge requestState and open stored secrets; run chmod 600 {str(path)!r} "
+            "(a mounted secret: give it mode 0400)"
+        )
+    return None

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcp_elicit.cli.main import main
+from mcp_elicit.cli.main import _state_keys, main
 from mcp_elicit.sealing import KeyRing
 
 from support.procs import free_port
@@ -108,16 +108,36 @@ def test_bad_key_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
-def test_a_key_file_others_can_read_is_refused_as_the_default_one_is(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("mode", [0o664, 0o646], ids=oct)
+def test_a_key_file_others_can_change_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: int
 ) -> None:
     keys = tmp_path / "state.keys"
     keys.write_text(KeyRing.generate().export_text())
-    keys.chmod(0o644)
+    keys.chmod(mode)
     assert main(["serve", "examples/demo_server.py", "--state-key-file", str(keys)]) == 2
     err = capsys.readouterr().err
-    assert "can be read or changed by other users (mode 0644)" in err, err
+    assert f"can be changed by other users (mode {mode:04o})" in err, err
     assert f"chmod 600 {str(keys)!r}" in err, err
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
+@pytest.mark.parametrize("mode", [0o644, 0o444, 0o640], ids=oct)
+def test_a_given_key_file_others_can_read_is_used_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, mode: int
+) -> None:
+    # as a deployment mounts one: a Kubernetes secret is 0644 by default, a Docker secret 0444
+    ring = KeyRing.generate()
+    keys = tmp_path / "state.keys"
+    keys.write_text(ring.export_text())
+    keys.chmod(mode)
+    with caplog.at_level("WARNING", logger="mcp_elicit"):
+        used = _state_keys(keys)
+    assert used is not None and used.export_text() == ring.export_text()
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 1, said
+    assert f"can be read by other users (mode {mode:04o})" in said[0], said
+    assert f"chmod 600 {str(keys)!r}" in said[0], said
 
 
 def test_python_dash_m_runs_the_cli() -> None:
