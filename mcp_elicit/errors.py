@@ -395,11 +395,9 @@ class InvalidAnswer(MCPElicitError, ValueError):
 
 
 class ReplayMismatchError(MCPElicitError):
-    """On replay, a handler asked something other than what the recorded round asked.
-
-    This is a bug in the handler (its questions must not depend on anything but its
-    arguments and earlier answers); the request fails instead of mixing up answers.
-    """
+    """On replay, a handler asked something other than what the recorded round asked: a
+    bug in the handler (its questions must not depend on anything but its arguments and
+    earlier answers); the request fails instead of mixing up answers."""
 
 
 class ToolError(MCPElicitError):
@@ -411,7 +409,10 @@ class ConfigError(MCPElicitError):
 
 
 class TransportError(MCPElicitError):
-    """The connection could not be made, or failed or closed underneath a request."""
+    """The connection could not be made, or failed or closed underneath a request;
+    ``http_status``: the HTTP status that came instead of a response (None: none came)."""
+
+    http_status: int | None = None
 
 
 class CliError(MCPElicitError):
@@ -491,8 +492,7 @@ class OAuthError(MCPElicitError):
     or ``unreachable`` / ``invalid_response`` / ``not_connected`` for what went wrong on the
     way. ``refused`` is True when the server answered no (the grant is dead: stored tokens
     are dropped and the user is asked again), False when it may work later. The message
-    never carries a token, a code or a verifier.
-    """
+    never carries a token, a code or a verifier."""
 
     def __init__(self, error: str, message: str | None = None, *, refused: bool = True) -> None:
         super().__init__(message or f"the authorization server answered {error!r}")

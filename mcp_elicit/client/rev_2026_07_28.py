@@ -35,11 +35,14 @@ Rules:
   Each change of its
   status or status message reaches ``on_notification`` as ``notifications/tasks`` (the
   task as polled). A call abandoned before the task ended (cancelled, timed out, failed)
-  sends ``tasks/cancel``, best effort. Beside the polls, the client listens for the task
-  (``subscriptions/listen`` with its ``taskIds``): each ``notifications/tasks`` polls at
-  once, so a question or the result arrives when it happens, not at the next poll
-  interval. Polling stays the ground truth; a server without ``subscriptions/listen`` is
-  not asked again on this connection.
+  sends ``tasks/cancel``, best effort. A poll answered by the server's passing outage
+  (-32603 with HTTP 503, a proxy's 502/503/504) is polled again after a backoff, for
+  ``RoundLimits.outage_wait`` seconds at most, each retry logged (``core.task_watch``);
+  the error that ends it says how long the outage lasted. Beside the polls, the client
+  listens for the task (``subscriptions/listen`` with its ``taskIds``): each
+  ``notifications/tasks`` polls at once, so a question or the result arrives when it
+  happens, not at the next poll interval. Polling stays the ground truth; a server
+  without ``subscriptions/listen`` is not asked again on this connection.
 """
 
 from __future__ import annotations
@@ -178,7 +181,7 @@ class ModernSession:
         try:
             while True:
                 moved.clear()  # what the server says from here on calls for another poll
-                polled = await self.roundtrip("tasks/get", task)
+                polled = await self._poll(task, watch)
                 try:
                     step = watch.step(polled, time.monotonic())  # checked before anyone sees it
                 except (ProtocolError, TaskCancelled):  # the task failed, or was cancelled
@@ -225,6 +228,28 @@ class ModernSession:
                 await reap(listener, failures=True)
             if not watch.ended:  # abandoned: cancelled, timed out, or failed on this side
                 await self._cancel_task(task)
+
+    async def _poll(self, task: Mapping[str, Any], watch: TaskWatch) -> dict[str, Any]:
+        """``tasks/get``; polled again after a backoff while the server's passing outage
+        lasts (``TaskWatch.outage``, bounded by ``RoundLimits.outage_wait``). The error that
+        ends the polls says how long the outage lasted."""
+        while True:
+            try:
+                return await self.roundtrip("tasks/get", task)
+            except (ProtocolError, TransportError) as exc:
+                now = time.monotonic()
+                delay = watch.outage(exc, now, self.limits.outage_wait)
+                if delay is None:
+                    _say_more(exc, watch.outage_said(now))
+                    raise
+                log.info(
+                    "%s: tasks/get for task %s: %s; polled again in %g s",
+                    self.conn.server,
+                    shown_text(watch.task_id),
+                    exc,
+                    delay,
+                )
+            await asyncio.sleep(delay)
 
     async def _hear(self, task_id: str, moved: asyncio.Event) -> None:
         """Set ``moved`` at each ``notifications/tasks`` the server sends for ``task_id``
@@ -277,7 +302,11 @@ class ModernSession:
                     refreshed = True
                     await self.list_all("tools/list", "tools")
                     continue
-                raise ProtocolError.from_error(reply.error)
+                error = ProtocolError.from_error(reply.error)
+                status = getattr(exchange, "status", None)  # over HTTP, what it came with
+                if isinstance(status, int):
+                    error.http_status = status
+                raise error
             raise end_error(reply, self.conn.server, method)
 
     async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:
@@ -320,7 +349,19 @@ async def _until(delay: float, moved: asyncio.Event, answering: asyncio.Future[A
 def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:
     """What to raise for a request that got no response: the transport's own error (a
     failed authorization), else a ``TransportError`` saying why."""
-    return ended.error if ended.error is not None else TransportError(describe_end(ended, server, method))
+    if ended.error is not None:
+        return ended.error
+    error = TransportError(describe_end(ended, server, method))
+    error.http_status = ended.status
+    return error
+
+
+def _say_more(error: MCPElicitError, more: str) -> None:
+    """Add ``more`` to ``error``'s message (a ``ProtocolError``'s too)."""
+    if more:
+        error.args = (f"{error}{more}",)
+        if isinstance(error, ProtocolError):
+            error.message = str(error)
 
 
 def to_named(server: object) -> str:

@@ -95,6 +95,8 @@ class RoundLimits:
     backoff: tuple[float, ...] = (0.0, 0.1, 0.25, 0.5, 1.0)
     #: Seconds an accepted URL step's page may keep the request in state-only rounds.
     url_wait: float = 600.0
+    #: Seconds a task's polls go on through the server's passing outage (``core.task_watch``).
+    outage_wait: float = 60.0
 
     def __post_init__(self) -> None:
         for name, least in (
@@ -121,6 +123,11 @@ class RoundLimits:
                 f"RoundLimits url_wait {self.url_wait!r}: expected a finite number of seconds, at least 0"
             )
         object.__setattr__(self, "url_wait", float(self.url_wait))
+        if not _seconds(self.outage_wait):
+            raise ConfigError(
+                f"RoundLimits outage_wait {self.outage_wait!r}: expected a finite number of seconds, at least 0"
+            )
+        object.__setattr__(self, "outage_wait", float(self.outage_wait))
 
     def delay(self, state_only: int) -> float:
         """The wait before the ``state_only``-th consecutive state-only retry (1-based)."""

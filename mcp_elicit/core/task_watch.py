@@ -22,6 +22,12 @@ Rules:
 * Polls are ``pollIntervalMs`` apart (1 s when the server gives none), clamped to
   [50 ms, 30 s]. Past the task's ``ttlMs`` (from when it was created here), the task is
   given up (``RequestTimeout``); without a ttl, only the caller's own limits apply.
+* A ``tasks/get`` answered by the server's passing outage (-32603 with HTTP 503, its store
+  down; or HTTP 502, 503 or 504 and no JSON-RPC response, from a proxy) is polled again
+  after a backoff (0.5 s, doubling, at most 8 s), while the outage has lasted less than
+  ``RoundLimits.outage_wait`` (from its first such answer; a poll answered ends it). Past
+  that, or for any other error, the call fails with the error; one that ended an outage
+  says how long it lasted (``outage_said``).
 """
 
 from __future__ import annotations
@@ -31,9 +37,23 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp_elicit.core.rounds import Complete, InputRequest, accepted_url, input_requests, quoted
-from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TaskCancelled
+from mcp_elicit.errors import (
+    InternalError,
+    MCPElicitError,
+    ProtocolError,
+    ProtocolViolation,
+    RequestTimeout,
+    TaskCancelled,
+    TransportError,
+)
 
-__all__ = ["Poll", "TaskWatch"]
+__all__ = ["OUTAGE_STATUSES", "Poll", "TaskWatch"]
+
+#: The HTTP statuses of a passing outage: a server that will be back (503), or a proxy
+#: that could not reach it (502, 504).
+OUTAGE_STATUSES: Final = frozenset({502, 503, 504})
+_OUTAGE_FIRST: Final = 0.5
+_OUTAGE_MOST: Final = 8.0
 
 _ENDED: Final = frozenset({"completed", "failed", "cancelled"})
 _STATUSES: Final = frozenset({"working", "input_required", *_ENDED})
@@ -66,6 +86,9 @@ class TaskWatch:
     status: str = "working"
     #: URL steps accepted in the last ``tasks/update``, not said yet.
     pages: tuple[InputRequest, ...] = ()
+    #: When the server's current outage began (its first poll answered so), and its polls.
+    outage_since: float | None = None
+    outage_polls: int = 0
 
     @classmethod
     def start(cls, method: str, created: Mapping[str, Any], *, declared: bool, now: float) -> TaskWatch:
@@ -92,6 +115,7 @@ class TaskWatch:
                 f"tasks/get for task {self.task_id!r} answered about {quoted(result.get('taskId'))}"
             )
         self._note(result)
+        self.outage_since, self.outage_polls = None, 0
         if self.status == "completed":
             final = result.get("result")
             if not isinstance(final, Mapping):
@@ -124,6 +148,30 @@ class TaskWatch:
         if asked:  # something new asked: any earlier wait ends
             self.pages = ()
         return Poll(asked, self.delay, frozenset(r.key for r in waiting), self._said())
+
+    def outage(self, error: MCPElicitError, now: float, bound: float) -> float | None:
+        """A ``tasks/get`` failed with ``error``: the seconds to wait before polling again
+        when it is the server's passing outage, begun less than ``bound`` seconds ago;
+        None to fail with it."""
+        if not passing(error):
+            self.outage_since, self.outage_polls = None, 0
+            return None
+        if self.outage_since is None:
+            self.outage_since = now
+        self.outage_polls += 1
+        left = bound - (now - self.outage_since)
+        if left <= 0:
+            return None
+        return min(_OUTAGE_FIRST * 2.0 ** (self.outage_polls - 1), _OUTAGE_MOST, left)
+
+    def outage_said(self, now: float) -> str:
+        """For the error that ended the polls: how long the outage lasted ("" if none did)."""
+        if self.outage_since is None:
+            return ""
+        return (
+            f" (the server was unavailable for {now - self.outage_since:.1f} s, {self.outage_polls} polls "
+            f"of task {self.task_id}; given up)"
+        )
 
     def _said(self) -> tuple[InputRequest, ...]:
         """The pending pages, said now (once)."""
@@ -160,3 +208,11 @@ def _ttl(raw: object) -> float | None:
     if isinstance(raw, int | float) and not isinstance(raw, bool) and raw >= 0:
         return raw / 1000
     return None
+
+
+def passing(error: MCPElicitError) -> bool:
+    """Whether ``error`` answered a request during a passing outage of the server
+    (``OUTAGE_STATUSES``): -32603 with one of them, or one of them with no JSON-RPC in it."""
+    if isinstance(error, ProtocolError):
+        return error.code == InternalError.code and error.http_status in OUTAGE_STATUSES
+    return isinstance(error, TransportError) and error.http_status in OUTAGE_STATUSES

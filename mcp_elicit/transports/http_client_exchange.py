@@ -7,7 +7,8 @@ Rules:
   priming events skipped) until the stream ends; either way the exchange ends with
   ``Ended`` carrying the status, a non-JSON-RPC body, the SSE ``id``/``retry`` (for
   resuming); a 404 naming a session ends it whatever its body (``session_gone``). A broken
-  connection ends it with a reason: a ``TransportError`` a person can act on.
+  connection ends it with a reason: a ``TransportError`` a person can act on. ``status``
+  is the response's HTTP status as soon as it starts (a JSON-RPC error's 503, say).
 * Reading happens in a task per exchange feeding a queue, so a wait for the next message
   can be abandoned and resumed; closing an exchange closes its response (on 2026-07-28
   that cancels the request on the server). A response already in is given a moment
@@ -92,6 +93,8 @@ class HttpExchange(QueuedExchange):
         self._answered = False
         self._room = asyncio.Event()  # set as the client takes a message from the backlog
         self.headers: dict[str, str] = {}
+        #: The response's HTTP status, once it has started.
+        self.status: int | None = None
         #: Set once the response has started (or failed); ``streaming`` says whether it is SSE.
         self.started = asyncio.Event()
         self.streaming = False
@@ -144,7 +147,7 @@ class HttpExchange(QueuedExchange):
             async with self._owner.client.stream(
                 self._method, url, headers=headers, content=content, extensions={MARK: self._owner}
             ) as response:
-                status = response.status_code
+                status = self.status = response.status_code
                 self.headers = {k.lower(): v for k, v in response.headers.items()}
                 coding = compressed(response)
                 if coding is not None:

@@ -284,6 +284,8 @@ def test_the_request_state_stays_out_of_reprs() -> None:
         ("url_wait", -1, "a finite number of seconds, at least 0"),
         ("url_wait", float("inf"), "a finite number of seconds, at least 0"),
         ("url_wait", "600", "a finite number of seconds, at least 0"),
+        ("outage_wait", -1, "a finite number of seconds, at least 0"),
+        ("outage_wait", float("nan"), "a finite number of seconds, at least 0"),
     ],
 )
 def test_limits_that_cannot_work_are_refused_naming_them(option: str, value: object, expected: str) -> None:

@@ -9,7 +9,16 @@ import pytest
 
 from mcp_elicit.core.rounds import Complete
 from mcp_elicit.core.task_watch import Poll, TaskWatch
-from mcp_elicit.errors import ProtocolError, ProtocolViolation, RequestTimeout, TaskCancelled
+from mcp_elicit.errors import (
+    InternalError,
+    InvalidRequest,
+    ProtocolError,
+    ProtocolViolation,
+    RequestTimeout,
+    StoreUnavailable,
+    TaskCancelled,
+    TransportError,
+)
 
 QUESTION = {
     "method": "elicitation/create",
@@ -150,3 +159,51 @@ def test_a_declined_page_or_a_new_question_first_says_no_wait() -> None:
     new = moved_on.step(task("input_required", inputRequests={"go": QUESTION}), 2.0)
     assert isinstance(new, Poll) and new.awaiting_pages == () and [r.key for r in new.requests] == ["go"]
     assert moved_on.step(task("working"), 3.0) == Poll((), 1.0)
+
+
+def down(status: int | None) -> TransportError:
+    error = TransportError("no JSON-RPC response")
+    error.http_status = status
+    return error
+
+
+def test_a_passing_outage_is_polled_again_with_a_growing_backoff_within_its_bound() -> None:
+    w = watch()
+    delays = [w.outage(StoreUnavailable(), now, 10.0) for now in (1.0, 2.0, 3.5, 6.0, 9.0)]
+    assert delays == [0.5, 1.0, 2.0, 4.0, 2.0]  # the last cut to what is left of the bound
+    assert w.outage(StoreUnavailable(), 11.0, 10.0) is None  # past it: the call fails
+    assert w.outage_said(11.0) == " (the server was unavailable for 10.0 s, 6 polls of task t-1; given up)"
+
+
+@pytest.mark.parametrize("status", [502, 503, 504])
+def test_a_proxy_answering_for_a_server_that_is_away_is_an_outage(status: int) -> None:
+    assert watch().outage(down(status), 0.0, 60.0) == 0.5
+
+
+def test_a_poll_answered_ends_the_outage() -> None:
+    w = watch()
+    assert w.outage(down(503), 0.0, 60.0) == 0.5
+    assert w.outage(down(503), 1.0, 60.0) == 1.0
+    w.step(task("working"), 2.0)
+    assert w.outage(down(503), 50.0, 60.0) == 0.5  # a new outage, bounded from its own start
+    assert w.outage(down(503), 110.0, 60.0) is None
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        InternalError("Internal error"),  # -32603 with no outage status (200, or off HTTP)
+        InternalError("Internal error", http_status=500),
+        InvalidRequest("Service unavailable", http_status=503),  # not -32603
+        down(None),  # a broken connection
+        down(500),
+        RequestTimeout("no answer"),
+    ],
+)
+def test_any_other_error_fails_the_call_without_naming_an_outage(
+    error: ProtocolError | TransportError,
+) -> None:
+    w = watch()
+    assert w.outage(down(503), 0.0, 60.0) == 0.5
+    assert w.outage(error, 1.0, 60.0) is None
+    assert w.outage_said(1.0) == ""
