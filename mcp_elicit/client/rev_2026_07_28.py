@@ -17,6 +17,10 @@ Rules:
   call waits for that page (its optional ``url_waiting``).
   A round's elicitations go to the answerer together when it can take them so
   (``elicit_many``).
+  A retry whose ``requestState`` the server refuses (-32602: it lapsed while the person
+  answered) starts the request again, once (``Rounds.restart``): questions identical to
+  ones already answered get those answers, only new ones are asked; refused again, the
+  call fails saying so.
   A server gone for good while the person answers (``Transport.gone``: a stdio server
   process exited) withdraws the round's questions and fails the call (``TransportError``).
   A KeyboardInterrupt the answerer raises (Ctrl-C in ``input()``) leaves the call
@@ -66,6 +70,7 @@ from mcp_elicit.core.rounds import Complete, InputRequest, NeedInput, RoundLimit
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.errors import (
+    InvalidParams,
     MCPElicitError,
     MethodNotFound,
     ProtocolError,
@@ -115,7 +120,11 @@ class ModernSession:
         send: dict[str, Any] = dict(rounds.params)
         with traced_rounds(self.conn.telemetry):  # its retries' spans follow the first's
             while True:
-                result = await self.roundtrip(method, send)
+                try:
+                    result = await self.roundtrip(method, send)
+                except InvalidParams as exc:
+                    send = self._restart(rounds, send, exc, origin)
+                    continue
                 if result.get("resultType") == "task":
                     return await self.follow_task(method, result, origin)
                 step = rounds.step(result, time.monotonic())
@@ -126,6 +135,32 @@ class ModernSession:
                 if step.delay > 0:
                     await asyncio.sleep(step.delay)
                 send = rounds.retry(responses)
+
+    def _restart(
+        self, rounds: Rounds, sent: Mapping[str, Any], refused: InvalidParams, origin: Origin
+    ) -> dict[str, Any]:
+        """The params that start ``rounds`` again after its retry ``sent`` was refused
+        with -32602 (its ``requestState`` lapsed while the person answered, say), the
+        answers kept for the same questions; else the refusal, said so when the state
+        was refused again after such a start."""
+        again = rounds.restart()
+        if again is not None:
+            log.info(
+                "%s: the server refused the requestState of %s (%s); the call started again, "
+                "with the answers already given",
+                self.conn.server,
+                origin,
+                shown_text(refused.message[:200]),
+            )
+            return again
+        if not rounds.restarted or "requestState" not in sent:
+            raise refused
+        raise InvalidParams(
+            f"{refused.message} (the second time: the call was started again once after the "
+            "server refused its state, and the state expired or was refused again, so the "
+            "answers could not be used)",
+            refused.data,
+        ) from refused
 
     async def _say_waiting(self, pages: tuple[InputRequest, ...], origin: Origin) -> None:
         """Tell the answerer of each accepted page the request now waits for (once each:

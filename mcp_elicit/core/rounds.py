@@ -42,6 +42,11 @@ Rules (*Multi Round-Trip Requests*, client requirements):
 * A ``requestState`` longer than ``max_state_bytes`` (UTF-8; 1 MiB by default) is a
   ``ProtocolViolation`` too: it would travel back with every retry, so nothing of that
   round is answered or sent.
+* A retry that carried a ``requestState`` and was refused (-32602: the state lapsed while
+  the person answered, say) may be started again once (``restart``): from the original
+  params, with the counts from zero. From then on each question identical (key, method,
+  params) to one answered earlier in this request gets that answer (``NeedInput.known``),
+  and only the others are asked (``NeedInput.requests``).
 """
 
 from __future__ import annotations
@@ -156,12 +161,17 @@ class Complete:
 class NeedInput:
     """The server wants ``requests`` answered (possibly none) before the retry, which goes
     out after ``delay`` seconds. ``awaiting_pages``: on the first state-only round of
-    pending URL steps, those steps (the server waits for their pages), in the order asked."""
+    pending URL steps, those steps (the server waits for their pages), in the order asked.
+    ``requests`` are those to answer now; after a ``restart`` those already answered
+    identically are in ``known`` instead."""
 
     requests: tuple[InputRequest, ...]
     state: str | None = field(repr=False)  # sealed answers: a bearer of them, not shown
     delay: float = 0.0
     awaiting_pages: tuple[InputRequest, ...] = ()
+    #: After a ``restart``, the answers already given to this round's other questions (by
+    #: key): ``retry`` adds them, nobody is asked them again.
+    known: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
 
 @dataclass(slots=True)
@@ -181,7 +191,8 @@ Step: TypeAlias = Complete | NeedInput
 class Rounds:
     """One logical request's rounds: feed each result to ``step``, build the retry with
     ``retry``. ``rounds`` counts the results seen so far, ``waited`` those of them that
-    were state-only while a URL step was pending."""
+    were state-only while a URL step was pending; ``restarted`` is True once the request
+    was started again (``restart``)."""
 
     method: str
     params: Mapping[str, Any]
@@ -192,6 +203,10 @@ class Rounds:
     _pending: NeedInput | None = None
     _asked: float | None = None  # the clock at the round that asked the pending questions
     _page: _Page | None = None
+    restarted: bool = False
+    _asked_all: tuple[InputRequest, ...] = ()  # the pending round's questions, known ones too
+    _answered: list[tuple[InputRequest, Any]] = field(default_factory=list, repr=False)
+    _state_sent: bool = False  # whether the last retry carried a requestState
 
     def __post_init__(self) -> None:
         self.params = {k: v for k, v in self.params.items() if k not in _RETRY_KEYS}
@@ -263,8 +278,33 @@ class Rounds:
         awaiting: tuple[InputRequest, ...] = ()
         if page is not None and not page.said:  # said once for each page
             page.said, awaiting = True, page.steps
-        self._pending = NeedInput(requests, state, delay, awaiting)
+        known = self._known(requests) if self.restarted else {}
+        ask = tuple(r for r in requests if r.key not in known)
+        self._asked_all = requests
+        self._pending = NeedInput(ask, state, delay, awaiting, known)
         return self._pending
+
+    def _known(self, requests: tuple[InputRequest, ...]) -> dict[str, Any]:
+        """The answers given earlier in this request to questions identical to some of
+        ``requests`` (the latest answer to each), by key."""
+        known: dict[str, Any] = {}
+        for request in requests:
+            for earlier, answer in self._answered:
+                if earlier == request:
+                    known[request.key] = answer
+        return known
+
+    def restart(self) -> dict[str, Any] | None:
+        """The params that start the request again (the original ones: no requestState,
+        no inputResponses) after the server refused the last retry with -32602; None when
+        that retry carried no ``requestState`` (the refusal is then about something else)
+        or the request was started again before (at most once)."""
+        if not self._state_sent or self.restarted:
+            return None
+        self.restarted, self._state_sent = True, False
+        self.rounds = self.state_only = self.waited = 0
+        self._pending = self._page = self._asked = None
+        return dict(self.params)
 
     def _waiting(self, now: float | None) -> _Page | None:
         """The URL step a state-only round at ``now`` waits for, if one is pending;
@@ -287,22 +327,26 @@ class Rounds:
         pending = self._pending
         if pending is None:
             raise RuntimeError("retry() needs a NeedInput step first")
-        asked = [r.key for r in pending.requests]
-        if set(responses) != set(asked):
-            missing = sorted(set(asked) - set(responses))
-            extra = sorted(set(responses) - set(asked))
+        wanted = {r.key for r in pending.requests}
+        if set(responses) != wanted:
+            missing = sorted(wanted - set(responses))
+            extra = sorted(set(responses) - wanted)
             raise ValueError(
                 f"inputResponses must answer exactly the keys asked (missing {missing}, extra {extra})"
             )
-        if pending.requests:  # a round that asked something ends any earlier wait
-            accepted = tuple(r for r in pending.requests if accepted_url(r, responses[r.key]))
+        responses = {**pending.known, **responses}
+        asked = [r.key for r in self._asked_all]
+        self._answered.extend((r, responses[r.key]) for r in self._asked_all)
+        if self._asked_all:  # a round that asked something ends any earlier wait
+            accepted = tuple(r for r in self._asked_all if accepted_url(r, responses[r.key]))
             self._page = _Page(accepted, self._asked) if accepted and self._asked is not None else None
         params = dict(self.params)
         if asked:
             params["inputResponses"] = {key: responses[key] for key in asked}
         if pending.state is not None:
             params["requestState"] = pending.state
-        self._pending = None
+        self._state_sent = pending.state is not None
+        self._pending, self._asked_all = None, ()
         return params
 
 
