@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from client.fakes import FakeTransport, result
+from client.fakes import FakeTransport, error, result
 from mcp_elicit.client import Client, RoundLimits
 from mcp_elicit.errors import (
+    InvalidParams,
     ProtocolViolation,
     RoundsExceeded,
 )
@@ -77,6 +78,26 @@ async def test_no_state_means_none_in_the_retry() -> None:
     assert server.calls[1]["inputResponses"] == {
         "confirm": {"action": "accept", "content": {"confirmed": True}}
     }
+
+
+class RefusesTheAnswers(NoState):
+    """Answers the retry (which carries no requestState) with -32602."""
+
+    def call(self, message: dict[str, Any], params: dict[str, Any]) -> list[Any]:
+        if "inputResponses" in params:
+            return [error(message, -32602, "confirm: not a boolean")]
+        return super().call(message, params)
+
+
+async def test_a_refused_retry_without_state_is_not_started_again() -> None:
+    """-32602 to a retry with no requestState is about something else than a lapsed
+    state: the call fails with the server's words, and is not sent again."""
+    server = RefusesTheAnswers()
+    async with Client(FakeTransport(server), answerer=yes()) as client:
+        with pytest.raises(InvalidParams) as caught:
+            await client.call_tool("t")
+    assert caught.value.message == "confirm: not a boolean"
+    assert len(server.calls) == 2
 
 
 class Slow(Server):
