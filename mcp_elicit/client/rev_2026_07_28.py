@@ -20,7 +20,7 @@ Rules:
   A retry whose ``requestState`` the server refuses (-32602: it lapsed while the person
   answered) starts the request again, once (``Rounds.restart``): questions identical to
   ones already answered get those answers, only new ones are asked; refused again, the
-  call fails saying so.
+  call fails saying so. A -32602 about the answers (``refuses_answers``) is raised as is.
   A server gone for good while the person answers (``Transport.gone``: a stdio server
   process exited) withdraws the round's questions and fails the call (``TransportError``).
   A KeyboardInterrupt the answerer raises (Ctrl-C in ``input()``) leaves the call
@@ -66,7 +66,15 @@ from mcp_elicit.client.transport import Ended
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin, ServerInfo
 from mcp_elicit.core.era import retry_version
-from mcp_elicit.core.rounds import Complete, InputRequest, NeedInput, RoundLimits, Rounds, shown_text
+from mcp_elicit.core.rounds import (
+    Complete,
+    InputRequest,
+    NeedInput,
+    RoundLimits,
+    Rounds,
+    refuses_answers,
+    shown_text,
+)
 from mcp_elicit.core.task_watch import TaskWatch
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.errors import (
@@ -142,7 +150,10 @@ class ModernSession:
         """The params that start ``rounds`` again after its retry ``sent`` was refused
         with -32602 (its ``requestState`` lapsed while the person answered, say), the
         answers kept for the same questions; else the refusal, said so when the state
-        was refused again after such a start."""
+        was refused again after such a start. A refusal of the answers themselves is
+        raised as it is (``refuses_answers``): they would be refused again."""
+        if refuses_answers(refused.message, refused.data):
+            raise refused
         again = rounds.restart()
         if again is not None:
             log.info(

@@ -46,7 +46,9 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   the person answered, say) may be started again once (``restart``): from the original
   params, with the counts from zero. From then on each question identical (key, method,
   params) to one answered earlier in this request gets that answer (``NeedInput.known``),
-  and only the others are asked (``NeedInput.requests``).
+  and only the others are asked (``NeedInput.requests``). Not when the refusal is about
+  the answers rather than the state (``refuses_answers``): started again, the same answers
+  would be refused the same way, and the person told their state lapsed.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ __all__ = [
     "Step",
     "accepted_url",
     "input_requests",
+    "refuses_answers",
     "quoted",
     "shown_text",
 ]
@@ -379,6 +382,17 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
             raise ProtocolViolation(f"the params of input request {quoted(key)} must be an object")
         out.append(InputRequest(str(key), str(what), params))
     return tuple(out)
+
+
+def refuses_answers(message: str, data: object) -> bool:
+    """Whether a -32602 refusing a retry is about the answers it carried, not its
+    ``requestState``: the server put a renewed ``requestState`` in the error's ``data``
+    (the state held; a single-use one is renewed so), or the message names the answers
+    (``inputResponses``, an answer). A lapsed or refused state is said without them."""
+    if isinstance(data, Mapping) and isinstance(data.get("requestState"), str):
+        return True
+    said = message.lower()
+    return "inputresponses" in said or "answer" in said
 
 
 def accepted_url(request: InputRequest, response: object) -> bool:

@@ -80,9 +80,9 @@ class Person:
         raise AssertionError("no URL step here")
 
 
-async def _call(world: World, person: Person) -> str:
+async def _call(world: World, person: Person, app: Server | None = None) -> str:
     async with (
-        uvicorn_server(StreamableHTTP(survey_server(world))) as running,
+        uvicorn_server(StreamableHTTP(app or survey_server(world))) as running,
         connect_http(running.url, answerer=person) as client,
     ):
         async with asyncio.timeout(60):
@@ -119,3 +119,29 @@ async def test_a_state_refused_again_after_the_restart_fails_the_call_saying_so(
     assert caught.value.code == -32602
     assert "answers could not be used" in str(caught.value)
     assert person.asked == ["Your name?", "Your mood? (edition 1)", "Your mood? (edition 2)"]
+
+
+class Wordy(Person):
+    """Gives a name longer than the server's states carry: the server refuses the answer
+    (-32602, "answer with less"), not the state."""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.append(request.message)
+        return ElicitAnswer.accept(name="Ann " * 600)
+
+
+async def test_a_refused_answer_is_not_sent_again_as_if_the_state_had_lapsed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    world = World()
+    person = Wordy(world)
+    app = survey_server(world)
+    app.sealer = app.sealer.with_max_token_size(2048)  # the name's answer does not fit in it
+    with caplog.at_level(logging.INFO, logger="mcp_elicit.client"), pytest.raises(InvalidParams) as caught:
+        await _call(world, person, app)
+    said = str(caught.value)
+    assert "answer with less" in said  # the server's words, about the answer
+    assert "expired" not in said and "again" not in said, said
+    assert person.asked == ["Your name?"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "mcp_elicit.client"]
+    assert not any("started again" in m for m in logged), logged

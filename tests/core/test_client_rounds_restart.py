@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_elicit.core.rounds import NeedInput, Rounds
+from mcp_elicit.core.rounds import NeedInput, Rounds, refuses_answers
 
 NAME = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}
 MOOD = {"method": "elicitation/create", "params": {"message": "Mood?", "requestedSchema": {"type": "object"}}}
@@ -87,3 +87,15 @@ def test_no_restart_after_a_retry_without_state_nor_a_second_one() -> None:
     rounds.step(need("t1", name=NAME))
     rounds.retry({})
     assert rounds.restart() is None  # at most once
+
+
+def test_a_refusal_of_the_answers_is_told_from_one_of_the_state() -> None:
+    assert not refuses_answers("Invalid or expired requestState", None)
+    assert refuses_answers("Invalid or expired requestState", {"requestState": "v1.renewed"})
+    assert refuses_answers(
+        "Invalid params: inputResponses['llm'] answers sampling/createMessage, but ...", None
+    )
+    assert refuses_answers(
+        "Invalid params: the answers given so far take 2471 bytes, more than a requestState carries", None
+    )
+    assert not refuses_answers("state lapsed", {"requestState": 3})
