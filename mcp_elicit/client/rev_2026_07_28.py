@@ -39,8 +39,9 @@ Rules:
   Each change of its
   status or status message reaches ``on_notification`` as ``notifications/tasks`` (the
   task as polled). A call abandoned before the task ended (cancelled, timed out, failed)
-  sends ``tasks/cancel``, best effort. A poll answered by the server's passing outage
-  (-32603 with HTTP 503, a proxy's 502/503/504) is polled again after a backoff, for
+  sends ``tasks/cancel``, best effort. A poll, or the ``tasks/update`` carrying the
+  person's answers, answered by the server's passing outage (-32603 with HTTP 503, a
+  proxy's 502/503/504) is sent again after a backoff, for
   ``RoundLimits.outage_wait`` seconds at most, each retry logged (``core.task_watch``);
   the error that ends it says how long the outage lasted. Beside the polls, the client
   listens for the task (``subscriptions/listen`` with its ``taskIds``): each
@@ -227,7 +228,7 @@ class ModernSession:
         try:
             while True:
                 moved.clear()  # what the server says from here on calls for another poll
-                polled = await self._poll(task, watch)
+                polled = await self._through_outage("tasks/get", task, watch)
                 try:
                     step = watch.step(polled, time.monotonic())  # checked before anyone sees it
                 except (ProtocolError, TaskCancelled):  # the task failed, or was cancelled
@@ -261,7 +262,7 @@ class ModernSession:
                 if await _until(step.delay, moved, answering):  # the poll interval, or sooner
                     assert answering is not None
                     answers, answering = outcome(answering), None
-                    await self.roundtrip("tasks/update", {**task, "inputResponses": answers})
+                    await self._through_outage("tasks/update", {**task, "inputResponses": answers}, watch)
                     watch.updated(questions, answers)
                     await _until(step.delay, moved, None)
         finally:
@@ -275,13 +276,17 @@ class ModernSession:
             if not watch.ended:  # abandoned: cancelled, timed out, or failed on this side
                 await self._cancel_task(task)
 
-    async def _poll(self, task: Mapping[str, Any], watch: TaskWatch) -> dict[str, Any]:
-        """``tasks/get``; polled again after a backoff while the server's passing outage
-        lasts (``TaskWatch.outage``, bounded by ``RoundLimits.outage_wait``). The error that
-        ends the polls says how long the outage lasted."""
+    async def _through_outage(
+        self, method: str, params: Mapping[str, Any], watch: TaskWatch
+    ) -> dict[str, Any]:
+        """``method`` about the task (``tasks/get``, or ``tasks/update`` with the person's
+        answers: the server ignores answers to questions no longer waiting, so sending them
+        again is safe); sent again after a backoff while the server's passing outage lasts
+        (``TaskWatch.outage``, bounded by ``RoundLimits.outage_wait``). The error that ends
+        it says how long the outage lasted."""
         while True:
             try:
-                return await self.roundtrip("tasks/get", task)
+                answered = await self.roundtrip(method, params)
             except (ProtocolError, TransportError) as exc:
                 now = time.monotonic()
                 delay = watch.outage(exc, now, self.limits.outage_wait)
@@ -289,12 +294,16 @@ class ModernSession:
                     _say_more(exc, watch.outage_said(now))
                     raise
                 log.info(
-                    "%s: tasks/get for task %s: %s; polled again in %g s",
+                    "%s: %s for task %s: %s; sent again in %g s",
                     self.conn.server,
+                    method,
                     shown_text(watch.task_id),
                     exc,
                     delay,
                 )
+            else:
+                watch.reached()
+                return answered
             await asyncio.sleep(delay)
 
     async def _hear(self, task_id: str, moved: asyncio.Event) -> None:

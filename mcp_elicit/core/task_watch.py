@@ -22,7 +22,7 @@ Rules:
 * Polls are ``pollIntervalMs`` apart (1 s when the server gives none), clamped to
   [50 ms, 30 s]. Past the task's ``ttlMs`` (from when it was created here), the task is
   given up (``RequestTimeout``); without a ttl, only the caller's own limits apply.
-* A ``tasks/get`` answered by the server's passing outage (-32603 with HTTP 503, its store
+* A ``tasks/get`` (or ``tasks/update``) answered by the server's passing outage (-32603 with HTTP 503, its store
   down; or HTTP 502, 503 or 504 and no JSON-RPC response, from a proxy) is polled again
   after a backoff (0.5 s, doubling, at most 8 s), while the outage has lasted less than
   ``RoundLimits.outage_wait`` (from its first such answer; a poll answered ends it). Past
@@ -115,7 +115,7 @@ class TaskWatch:
                 f"tasks/get for task {self.task_id!r} answered about {quoted(result.get('taskId'))}"
             )
         self._note(result)
-        self.outage_since, self.outage_polls = None, 0
+        self.reached()
         if self.status == "completed":
             final = result.get("result")
             if not isinstance(final, Mapping):
@@ -163,6 +163,10 @@ class TaskWatch:
         if left <= 0:
             return None
         return min(_OUTAGE_FIRST * 2.0 ** (self.outage_polls - 1), _OUTAGE_MOST, left)
+
+    def reached(self) -> None:
+        """The server answered (a poll, an update): any outage is over."""
+        self.outage_since, self.outage_polls = None, 0
 
     def outage_said(self, now: float) -> str:
         """For the error that ended the polls: how long the outage lasted ("" if none did)."""

@@ -1,7 +1,8 @@
 """2026-07-28 tasks over real HTTP: a ``tasks/get`` answered by a server's passing outage
 (-32603 with HTTP 503, its store down; or a proxy's 502/503/504 with no JSON-RPC in it) is
 polled again after a growing backoff, for ``RoundLimits.outage_wait`` seconds in all: the
-call completes once the server is back. A longer outage fails the call as before, naming
+call completes once the server is back. So is a ``tasks/update`` carrying the person's
+answers. A longer outage fails the call as before, naming
 the outage; any other error fails it at once."""
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit import Context, Server
-from mcp_elicit.client import Client, RoundLimits
+from mcp_elicit import Boolean, Context, Form, Server
+from mcp_elicit.client import Client, ElicitAnswer, RoundLimits
+from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import InternalError, MCPElicitError, ProtocolError, StoreUnavailable, TransportError
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
@@ -34,18 +36,19 @@ ANSWERS = {
 
 
 class Outage:
-    """The next ``left`` ``tasks/get`` requests are answered as ``kind`` says; ``hits``
+    """The next ``left`` ``method`` requests are answered as ``kind`` says; ``hits``
     counts them."""
 
-    def __init__(self, kind: str, left: int) -> None:
+    def __init__(self, kind: str, left: int, method: str = "tasks/get") -> None:
         self.kind = kind
         self.left = left
+        self.method = method.encode()
         self.hits = 0
 
     def wrap(self, app: Any) -> Any:
         async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
             headers = dict(scope.get("headers", ()))
-            if scope["type"] != "http" or headers.get(b"mcp-method") != b"tasks/get" or self.left <= 0:
+            if scope["type"] != "http" or headers.get(b"mcp-method") != self.method or self.left <= 0:
                 await app(scope, receive, send)
                 return
             self.left -= 1
@@ -84,14 +87,23 @@ def build() -> Server:
         await ctx.start_task("deploying")
         return "deployed"
 
+    @app.tool(task="optional")
+    async def confirm(ctx: Context) -> str:
+        """Asks, as a task, whether to deploy."""
+        await ctx.start_task("asking")
+        answer = await ctx.elicit("Deploy?", Form(go=Boolean()), key="go")
+        return "deployed" if answer.accepted else "kept"
+
     return app
 
 
 @asynccontextmanager
-async def serving(outage: Outage, limits: RoundLimits) -> AsyncIterator[Client]:
+async def serving(outage: Outage, limits: RoundLimits, answerer: Any = None) -> AsyncIterator[Client]:
     async with (
         uvicorn_server(outage.wrap(StreamableHTTP(build()))) as running,
-        connect_http(running.url, tasks=True, limits=limits, versions=["2026-07-28"]) as client,
+        connect_http(
+            running.url, answerer=answerer, tasks=True, limits=limits, versions=["2026-07-28"]
+        ) as client,
     ):
         yield client
 
@@ -106,7 +118,7 @@ async def test_a_task_polled_through_a_brief_outage_completes(
         out = await asyncio.wait_for(client.call_tool("deploy"), 30)
     assert out["content"][0]["text"] == "deployed"
     assert outage.hits == 3 and outage.left == 0
-    retries = [r for r in caplog.records if "polled again" in r.getMessage()]
+    retries = [r for r in caplog.records if "sent again" in r.getMessage()]
     assert len(retries) == 3 and all(r.levelno == logging.INFO for r in retries)
 
 
@@ -132,3 +144,31 @@ async def test_another_error_fails_the_call_at_once() -> None:
         with pytest.raises(ProtocolError, match="boom") as raised:
             await asyncio.wait_for(client.call_tool("deploy"), 30)
     assert outage.hits == 1 and raised.value.code == -32603
+
+
+class Yes:
+    """Says yes, once."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked += 1
+        return ElicitAnswer.accept(go=True)
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        raise AssertionError("no URL step here")
+
+
+@pytest.mark.parametrize("kind", ["store", "proxy"])
+async def test_the_answers_of_a_task_are_sent_again_through_a_brief_outage(kind: str) -> None:
+    """``tasks/update`` answered by the passing outage: the person's answers are not lost
+    (nor the task cancelled); they go again once the server is back."""
+    outage = Outage(kind, 2, "tasks/update")
+    person = Yes()
+    async with serving(outage, RoundLimits(), person) as client:
+        out = await asyncio.wait_for(client.call_tool("confirm"), 30)
+    assert out["content"][0]["text"] == "deployed"
+    assert outage.hits == 2 and person.asked == 1
