@@ -293,7 +293,8 @@ def _wrong(status: int, headers: Mapping[str, str], kind: str, body: bytes, *, c
         how = "sign in with auth=OAuth(...), or " if challenge else ""
         return f"{said}; {how}pass a token with headers={{'Authorization': ...}}"
     if (wait := headers.get("retry-after")) is not None:
-        return f"Retry-After: {wait[:_SHOWN_HEADER]}; the call is not retried"
+        # quoted, not promised either way: the client decides (a task's polls go on)
+        return f"Retry-After: {wait[:_SHOWN_HEADER]}"
     if status == 202:
         return "202 Accepted answers a notification; a request is owed a JSON-RPC response"
     if 200 <= status < 300 and kind and kind != "application/json" and not kind.endswith("+json"):

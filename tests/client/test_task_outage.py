@@ -32,6 +32,8 @@ ANSWERS = {
     "store": (503, "application/json", None),  # our server with its store down
     "proxy": (502, "text/html", b"<html><body><h1>502 Bad Gateway</h1></body></html>"),
     "broken": (500, "application/json", None),  # -32603, but no outage: not polled again
+    # what our bearer check answers while its token verifier is unreachable
+    "busy": (503, "text/plain", b"Service Unavailable: the token verifier is unreachable"),
 }
 
 
@@ -70,7 +72,8 @@ class Outage:
                 {
                     "type": "http.response.start",
                     "status": status,
-                    "headers": [(b"content-type", kind.encode())],
+                    "headers": [(b"content-type", kind.encode())]
+                    + ([(b"retry-after", b"1")] if self.kind == "busy" else []),
                 }
             )
             await send({"type": "http.response.body", "body": text})
@@ -172,3 +175,18 @@ async def test_the_answers_of_a_task_are_sent_again_through_a_brief_outage(kind:
         out = await asyncio.wait_for(client.call_tool("confirm"), 30)
     assert out["content"][0]["text"] == "deployed"
     assert outage.hits == 2 and person.asked == 1
+
+
+async def test_a_retry_after_is_not_said_to_stop_the_polls_it_does_not_stop(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 503 with ``Retry-After`` (no JSON-RPC in it) is a passing outage: the poll goes
+    again, and what is said of it does not claim that nothing is retried."""
+    outage = Outage("busy", 2)
+    caplog.set_level(logging.INFO, "mcp_elicit.client")
+    async with serving(outage, RoundLimits()) as client:
+        out = await asyncio.wait_for(client.call_tool("deploy"), 30)
+    assert out["content"][0]["text"] == "deployed"
+    retries = [r.getMessage() for r in caplog.records if "sent again" in r.getMessage()]
+    assert len(retries) == 2 and all("Retry-After: 1" in m for m in retries), retries
+    assert not any("not retried" in m for m in retries), retries
