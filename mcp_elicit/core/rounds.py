@@ -46,7 +46,8 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   the person answered, say) may be started again once (``restart``): from the original
   params, with the counts from zero. From then on each question identical (key, method,
   params) to one answered earlier in this request gets that answer (``NeedInput.known``),
-  and only the others are asked (``NeedInput.requests``). Not when the refusal is about
+  and only the others are asked (``NeedInput.requests``); a page accepted before is not
+  said again, and its ``url_wait`` goes on from when it was first asked. Not when the refusal is about
   the answers rather than the state (``refuses_answers``): started again, the same answers
   would be refused the same way, and the person told their state lapsed.
 """
@@ -210,6 +211,7 @@ class Rounds:
     _asked_all: tuple[InputRequest, ...] = ()  # the pending round's questions, known ones too
     _answered: list[tuple[InputRequest, Any]] = field(default_factory=list, repr=False)
     _state_sent: bool = False  # whether the last retry carried a requestState
+    _pages: list[_Page] = field(default_factory=list, repr=False)  # each accepted, in order
 
     def __post_init__(self) -> None:
         self.params = {k: v for k, v in self.params.items() if k not in _RETRY_KEYS}
@@ -309,6 +311,16 @@ class Rounds:
         self._pending = self._page = self._asked = None
         return dict(self.params)
 
+    def _same_page(self, page: _Page) -> _Page:
+        """``page``, or after a ``restart`` the page of the same steps accepted before it
+        (answered from before, not shown again): its wait goes on, said once."""
+        if self.restarted:
+            for earlier in self._pages:
+                if all(step in earlier.steps for step in page.steps):
+                    return earlier
+        self._pages.append(page)
+        return page
+
     def _waiting(self, now: float | None) -> _Page | None:
         """The URL step a state-only round at ``now`` waits for, if one is pending;
         ``RoundsExceeded`` once it has been pending longer than ``url_wait``."""
@@ -343,6 +355,8 @@ class Rounds:
         if self._asked_all:  # a round that asked something ends any earlier wait
             accepted = tuple(r for r in self._asked_all if accepted_url(r, responses[r.key]))
             self._page = _Page(accepted, self._asked) if accepted and self._asked is not None else None
+            if self._page is not None:
+                self._page = self._same_page(self._page)
         params = dict(self.params)
         if asked:
             params["inputResponses"] = {key: responses[key] for key in asked}

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mcp_elicit.core.rounds import NeedInput, Rounds, refuses_answers
+from mcp_elicit.errors import RoundsExceeded
 
 NAME = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}
 MOOD = {"method": "elicitation/create", "params": {"message": "Mood?", "requestedSchema": {"type": "object"}}}
@@ -99,3 +102,30 @@ def test_a_refusal_of_the_answers_is_told_from_one_of_the_state() -> None:
         "Invalid params: the answers given so far take 2471 bytes, more than a requestState carries", None
     )
     assert not refuses_answers("state lapsed", {"requestState": 3})
+
+
+URL = {
+    "method": "elicitation/create",
+    "params": {"mode": "url", "message": "Sign in", "url": "https://x.example/a", "elicitationId": "e1"},
+}
+
+
+def test_a_page_accepted_before_a_restart_is_not_said_again_nor_its_wait_begun_again() -> None:
+    """The person is on the page (accepted before the state lapsed): after the restart the
+    step is answered from before, not shown; its wait is not said a second time and goes
+    on from when the page was first asked (``url_wait``, a page's life), not from zero."""
+    rounds = Rounds("tools/call", {"name": "t"})
+    rounds.step(need("s1", u=URL), 0.0)
+    rounds.retry({"u": {"action": "accept"}})
+    step = rounds.step(need("s2"), 1.0)
+    assert isinstance(step, NeedInput) and [p.key for p in step.awaiting_pages] == ["u"]
+    rounds.retry({})
+    assert rounds.restart() is not None
+    step = rounds.step(need("t1", u=URL), 500.0)
+    assert isinstance(step, NeedInput) and step.requests == () and list(step.known) == ["u"]
+    rounds.retry({})
+    step = rounds.step(need("t2"), 501.0)
+    assert isinstance(step, NeedInput) and step.awaiting_pages == ()  # said once, before
+    rounds.retry({})
+    with pytest.raises(RoundsExceeded, match="url_wait"):
+        rounds.step(need("t3"), 601.0)  # 601 s after the page was first asked
