@@ -20,7 +20,8 @@ Rules:
   A retry whose ``requestState`` the server refuses (-32602: it lapsed while the person
   answered) starts the request again, once (``Rounds.restart``): questions identical to
   ones already answered get those answers, only new ones are asked; refused again, the
-  call fails saying so. A -32602 about the answers (``refuses_answers``) is raised as is.
+  call fails saying so. A -32602 that is not about the state (``refuses_state``: a
+  handler's own, one about the answers) is raised as is.
   A server gone for good while the person answers (``Transport.gone``: a stdio server
   process exited) withdraws the round's questions and fails the call (``TransportError``).
   A KeyboardInterrupt the answerer raises (Ctrl-C in ``input()``) leaves the call
@@ -73,7 +74,7 @@ from mcp_elicit.core.rounds import (
     NeedInput,
     RoundLimits,
     Rounds,
-    refuses_answers,
+    refuses_state,
     shown_text,
 )
 from mcp_elicit.core.task_watch import TaskWatch
@@ -151,9 +152,9 @@ class ModernSession:
         """The params that start ``rounds`` again after its retry ``sent`` was refused
         with -32602 (its ``requestState`` lapsed while the person answered, say), the
         answers kept for the same questions; else the refusal, said so when the state
-        was refused again after such a start. A refusal of the answers themselves is
-        raised as it is (``refuses_answers``): they would be refused again."""
-        if refuses_answers(refused.message, refused.data):
+        was refused again after such a start. A refusal of anything but the state is
+        raised as it is (``refuses_state``): it would come again."""
+        if not refuses_state(refused.message, refused.data):
             raise refused
         again = rounds.restart()
         if again is not None:

@@ -48,13 +48,14 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   params) to one answered earlier in this request gets that answer (``NeedInput.known``),
   and only the others are asked (``NeedInput.requests``); a page accepted before is not
   said again, and its ``url_wait`` goes on from when it was first asked. Not when the refusal is about
-  the answers rather than the state (``refuses_answers``): started again, the same answers
-  would be refused the same way, and the person told their state lapsed.
+  anything but the state (``refuses_state``): started again, the same answers would be
+  refused the same way, and the person told their state lapsed.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import reprlib
 import unicodedata
 import urllib.parse
@@ -77,7 +78,7 @@ __all__ = [
     "Step",
     "accepted_url",
     "input_requests",
-    "refuses_answers",
+    "refuses_state",
     "quoted",
     "shown_text",
 ]
@@ -398,15 +399,19 @@ def input_requests(raw: object, method: str, *, limit: int = MAX_INPUT_REQUESTS)
     return tuple(out)
 
 
-def refuses_answers(message: str, data: object) -> bool:
-    """Whether a -32602 refusing a retry is about the answers it carried, not its
-    ``requestState``: the server put a renewed ``requestState`` in the error's ``data``
-    (the state held; a single-use one is renewed so), or the message names the answers
-    (``inputResponses``, an answer). A lapsed or refused state is said without them."""
+def refuses_state(message: str, data: object) -> bool:
+    """Whether a -32602 refusing a retry refused its ``requestState`` (lapsed, or no longer
+    this server's), so that the request started again may get further: the message names
+    the state ("Invalid or expired requestState"), and neither names the answers
+    (``inputResponses``, an answer) nor puts a renewed ``requestState`` in ``data`` (the
+    state held: a single-use one is renewed so). Any other -32602 (a handler's own, an
+    answer too large) would come again the same way."""
     if isinstance(data, Mapping) and isinstance(data.get("requestState"), str):
-        return True
+        return False
     said = message.lower()
-    return "inputresponses" in said or "answer" in said
+    if "inputresponses" in said or "answer" in said:
+        return False
+    return "requeststate" in said or re.search(r"\bstate\b", said) is not None
 
 
 def accepted_url(request: InputRequest, response: object) -> bool:

@@ -145,3 +145,27 @@ async def test_a_refused_answer_is_not_sent_again_as_if_the_state_had_lapsed(
     assert person.asked == ["Your name?"]
     logged = [r.getMessage() for r in caplog.records if r.name == "mcp_elicit.client"]
     assert not any("started again" in m for m in logged), logged
+
+
+async def test_a_refusal_that_does_not_name_the_state_is_raised_as_the_server_said_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A handler that refuses with -32602 after its question (here: no such account) is
+    not a lapsed state: started again, it would refuse the same answer the same way."""
+    world = World()
+    app = Server("accounts", state_keys=KeyRing([bytes(range(40, 72))]), state_ttl=TTL, clock=world.clock)
+
+    @app.tool()
+    async def survey(ctx: Context) -> str:
+        """Asks whose account, then finds none."""
+        name = await ctx.elicit("Your name?", Form(name=String()), key="name")
+        assert name.content is not None
+        raise InvalidParams(f"Invalid params: no account named {name.content['name']!r}")
+
+    person = Person(world)
+    with caplog.at_level(logging.INFO, logger="mcp_elicit.client"), pytest.raises(InvalidParams) as caught:
+        await _call(world, person, app)
+    assert str(caught.value) == "Invalid params: no account named 'Ann'"
+    assert person.asked == ["Your name?"]
+    logged = [r.getMessage() for r in caplog.records if r.name == "mcp_elicit.client"]
+    assert not any("started again" in m for m in logged), logged

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_elicit.core.rounds import NeedInput, Rounds, refuses_answers
+from mcp_elicit.core.rounds import NeedInput, Rounds, refuses_state
 from mcp_elicit.errors import RoundsExceeded
 
 NAME = {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {"type": "object"}}}
@@ -92,16 +92,18 @@ def test_no_restart_after_a_retry_without_state_nor_a_second_one() -> None:
     assert rounds.restart() is None  # at most once
 
 
-def test_a_refusal_of_the_answers_is_told_from_one_of_the_state() -> None:
-    assert not refuses_answers("Invalid or expired requestState", None)
-    assert refuses_answers("Invalid or expired requestState", {"requestState": "v1.renewed"})
-    assert refuses_answers(
+def test_a_refusal_of_the_state_is_told_from_any_other() -> None:
+    assert refuses_state("Invalid or expired requestState", None)
+    assert refuses_state("the state has expired", {"why": 1})
+    assert not refuses_state("Invalid or expired requestState", {"requestState": "v1.renewed"})
+    assert not refuses_state(
         "Invalid params: inputResponses['llm'] answers sampling/createMessage, but ...", None
     )
-    assert refuses_answers(
+    assert not refuses_state(
         "Invalid params: the answers given so far take 2471 bytes, more than a requestState carries", None
     )
-    assert not refuses_answers("state lapsed", {"requestState": 3})
+    assert not refuses_state("Invalid params: no account named 'Ann'", None)
+    assert not refuses_state("Invalid params: a statement is required", None)
 
 
 URL = {
