@@ -13,7 +13,7 @@ import pytest
 from client.recorder import Recorder
 
 from mcp_elicit import Context, Form, Server
-from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.client import ElicitAnswer, RoundLimits
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import MCPElicitError
@@ -103,7 +103,8 @@ async def test_stopping_the_server_cancels_running_tasks(wire: WireChecker) -> N
     http_app = StreamableHTTP(app)
     async with (
         uvicorn_server(http_app) as running,
-        connect_http(running.url, answerer=Yes(), tasks=True) as client,
+        # the polls go on through a passing outage (a 503): 1 s of it here, not a minute
+        connect_http(running.url, answerer=Yes(), tasks=True, limits=RoundLimits(outage_wait=1.0)) as client,
     ):
         call = asyncio.ensure_future(client.call_tool("forever"))
         await eventually(lambda: len(app.tasks), "the task")
@@ -112,7 +113,8 @@ async def test_stopping_the_server_cancels_running_tasks(wire: WireChecker) -> N
         await asyncio.wait_for(cleaned.wait(), 5)  # the handler's cleanup ran
         assert running_task.record.status == "cancelled"
         assert running_task.record.status_message == "The server is shutting down"
-        with pytest.raises(MCPElicitError):  # polls now get 503: the call fails, it does not hang
+        # polls now get 503: polled again for outage_wait, then the call fails, naming the outage
+        with pytest.raises(MCPElicitError, match=r"shutting down.*unavailable for"):
             await asyncio.wait_for(call, 10)
     result: Any = running_task.record.wire()
     assert result["status"] == "cancelled"
