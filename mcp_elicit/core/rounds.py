@@ -47,9 +47,9 @@ Rules (*Multi Round-Trip Requests*, client requirements):
   params, with the counts from zero. From then on each question identical (key, method,
   params) to one answered earlier in this request gets that answer (``NeedInput.known``),
   and only the others are asked (``NeedInput.requests``); a page accepted before is not
-  said again, and its ``url_wait`` goes on from when it was first asked. Not when the refusal is about
-  anything but the state (``refuses_state``): started again, the same answers would be
-  refused the same way, and the person told their state lapsed.
+  said again, and its ``url_wait`` goes on from when it was first asked. Not when the
+  refusal is about anything but the state (``refuses_state``): started again, the same
+  answers would be refused the same way, and the person told their state lapsed.
 """
 
 from __future__ import annotations
