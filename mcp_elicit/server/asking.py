@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from mcp_elicit.core.mrtr import ELICIT, Ask, check_answer
@@ -34,6 +35,7 @@ __all__ = [
     "Refused",
     "answer_within",
     "as_own",
+    "awaited_as_own",
     "give_up",
     "raise_as_own",
     "raise_exchange_error",
@@ -163,6 +165,18 @@ def raise_as_own(group: ExceptionGroup[Exception], refusal: InvalidParams | None
     own = as_own(group)
     if own is not group:
         raise own from None
+
+
+async def awaited_as_own(fn: Callable[..., Awaitable[T]], kwargs: dict[str, Any], *, modern: bool) -> T:
+    """A prompt's or resource's coroutine function ``fn`` awaited: on 2025-11-25, a task
+    group it fails with is raised as from its own task (``raise_as_own``); on 2026-07-28,
+    ``run_replayed`` does that, its round's refusal first."""
+    try:
+        return await fn(**kwargs)
+    except ExceptionGroup as group:
+        if not modern:
+            raise_as_own(group)
+        raise
 
 
 def _first(group: BaseExceptionGroup[BaseException]) -> BaseException:

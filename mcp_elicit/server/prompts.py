@@ -18,7 +18,7 @@ from mcp_types import GetPromptResult, PromptMessage
 from pydantic import ValidationError
 
 from mcp_elicit.errors import InvalidParams
-from mcp_elicit.server.asking import raise_as_own
+from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import content_blocks, dump
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
@@ -85,12 +85,7 @@ class PromptDef:
         if self.signature.context_param is not None:
             kwargs[self.signature.context_param] = ctx
         if self.signature.is_async:
-            try:
-                value = await self.fn(**kwargs)
-            except ExceptionGroup as group:  # unless a sibling task's question failed the request
-                if not ctx.call.modern:  # (2026-07-28's run_replayed raises it, its refusal first)
-                    raise_as_own(group)
-                raise
+            value = await awaited_as_own(self.fn, kwargs, modern=ctx.call.modern)
         else:  # a plain function may block: not on the event loop
             value = await run_handler(f"prompt {self.name!r}", self.fn, kwargs, self.signature.context_param)
         return prompt_result(value, self.description, name=self.name)

@@ -43,7 +43,7 @@ from mcp_types import BlobResourceContents, TextResourceContents
 
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ResourceNotFound
-from mcp_elicit.server.asking import raise_as_own
+from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Context
 from mcp_elicit.server.results import Blob, dump
@@ -283,12 +283,7 @@ class ResourceDef:
         if self.signature.context_param is not None:
             kwargs[self.signature.context_param] = ctx
         if self.signature.is_async:
-            try:
-                value = await self.fn(**kwargs)
-            except ExceptionGroup as group:  # unless a sibling task's question failed the request
-                if not ctx.call.modern:  # (2026-07-28's run_replayed raises it, its refusal first)
-                    raise_as_own(group)
-                raise
+            value = await awaited_as_own(self.fn, kwargs, modern=ctx.call.modern)
         else:  # a plain function may block: not on the event loop
             value = await run_handler(f"resource {self.uri!r}", self.fn, kwargs, self.signature.context_param)
         items = value if isinstance(value, list) else [value]
