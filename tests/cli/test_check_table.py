@@ -51,25 +51,34 @@ def test_a_name_too_long_for_a_narrow_terminal_has_its_description_below_in_the_
     assert below[:column].strip() == "" and below[column:].startswith("MRTR: asks"), result.out
 
 
-@pytest.mark.parametrize("columns", [60, 100])
-def test_the_capabilities_wrap_at_the_width_under_the_value_column(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int
-) -> None:
-    # the conformance server's capabilities run to about 130 characters on one line
+def _wrapped_row(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int, label: str
+) -> tuple[list[str], str]:
+    """Check the conformance server at ``columns`` wide: the lines of the row ``label``,
+    checked to fit the width, more than one, continued under the value column; and its
+    value, its lines joined."""
     monkeypatch.setenv("COLUMNS", str(columns))
     result = run(capsys, "check", "--", *CONFORMANCE_STDIO)
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("capabilities  "))
+    first = next(i for i, line in enumerate(lines) if line.startswith(f"{label}  "))
     end = next(i for i in range(first + 1, len(lines)) if not lines[i].startswith(" " * 14))
     block = lines[first:end]
     assert len(block) > 1, result.out
     assert all(len(line) <= columns for line in block), result.out
     assert all(line[14] != " " for line in block[1:]), result.out  # in the value column
-    value = " ".join(line[14:] for line in block)
+    return block, " ".join(line[14:] for line in block)
+
+
+@pytest.mark.parametrize("columns", [60, 100])
+def test_the_capabilities_wrap_at_the_width_under_the_value_column(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int
+) -> None:
+    # the conformance server's capabilities run to about 130 characters on one line
+    block, value = _wrapped_row(capsys, monkeypatch, columns, "capabilities")
     expected = "completions, extensions (io.modelcontextprotocol/tasks), logging, prompts (listChanged), "
-    assert value == expected + "resources (listChanged, subscribe), tools (listChanged)", result.out
-    assert all(line.endswith(",") for line in block[:-1]), result.out  # broken between capabilities
+    assert value == expected + "resources (listChanged, subscribe), tools (listChanged)", block
+    assert all(line.endswith(",") for line in block[:-1]), block  # broken between capabilities
 
 
 @pytest.mark.parametrize("columns", [60, 100])
@@ -77,17 +86,7 @@ def test_the_revision_row_wraps_at_the_width_under_the_value_column(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: int
 ) -> None:
     # "MCP 2026-07-28 (modern: ...); also speaks ..." runs to about 110 characters on one line
-    monkeypatch.setenv("COLUMNS", str(columns))
-    result = run(capsys, "check", "--", *CONFORMANCE_STDIO)
-    assert result.code == 0, result.err
-    lines = result.out.splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("revision  "))
-    end = next(i for i in range(first + 1, len(lines)) if not lines[i].startswith(" " * 14))
-    block = lines[first:end]
-    assert len(block) > 1, result.out
-    assert all(len(line) <= columns for line in block), result.out
-    assert all(line[14] != " " for line in block[1:]), result.out  # in the value column
-    value = " ".join(line[14:] for line in block)
+    block, value = _wrapped_row(capsys, monkeypatch, columns, "revision")
     assert value.startswith("MCP 2026-07-28 (modern: answered server/discover); also speaks 2025-11-25, "), (
-        value
+        block
     )
