@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import report
+import report_connection
 from envs import BENCH, Env
 
 ROOT = BENCH.parent
@@ -346,11 +346,11 @@ def main(argv: list[str] | None = None) -> int:
         cpus=sorted(os.sched_getaffinity(0)),
         log=lambda m: print(m, file=sys.stderr, flush=True),
     )
-    raw["summary"] = report.connection_summary(raw)
+    raw["summary"] = report_connection.connection_summary(raw)
     if args.json:
         print(json.dumps(raw, indent=1))
     else:
-        print("\n".join(report.render_connection(raw, report.connection_targets(raw))))
+        print("\n".join(report_connection.render_connection(raw, report_connection.connection_targets(raw))))
     return 0
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 import report
+import report_connection
 from connection import ConnectionFailed
 from connection import measure as measure_connection
 from envs import BENCH, Env
@@ -426,7 +427,7 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
                 warmup=not args.smoke,
                 log=log,
             )
-            connection["summary"] = report.connection_summary(connection)
+            connection["summary"] = report_connection.connection_summary(connection)
         except (ConnectionFailed, subprocess.SubprocessError) as exc:
             problems.append(f"connection test: {exc}")
             log(problems[-1])
@@ -492,7 +493,7 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
         "runs": runs,
         "summary": summary,
         "ratios": report.ratios(summary),
-        "targets": report.targets(summary, micro) + report.connection_targets(connection),
+        "targets": report.targets(summary, micro) + report_connection.connection_targets(connection),
         "loadgen_check": loadgen_check(summary),
         "calibration": report.calibration_summary(calibration, summary, micro),
         "connection": connection,

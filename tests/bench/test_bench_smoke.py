@@ -221,15 +221,15 @@ def test_the_connection_test_ran_and_is_reported(smoke: tuple[dict, str]) -> Non
 def test_connection_shares_are_paired_run_by_run() -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import report
+        import report_connection
     finally:
         sys.path.remove(str(ROOT / "bench"))
     raw = {"samples_s": {"check": [1.0, 2.0, 1.5], "sdk": [2.0, 2.6, 2.1], "server": [0.5, 1.5, 0.9]}}
-    summary = report.connection_summary(raw)
+    summary = report_connection.connection_summary(raw)
     assert summary["share_ms"]["check"]["median"] == pytest.approx(500)
     assert summary["share_ms"]["sdk"]["median"] == pytest.approx(1200)
     assert summary["ratio"] == pytest.approx(500 / 1200)
-    target = report.connection_targets({**raw, "summary": summary})[0]
+    target = report_connection.connection_targets({**raw, "summary": summary})[0]
     assert target["met"] and target["bound"] == 0.5
 
 
