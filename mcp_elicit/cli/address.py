@@ -45,6 +45,8 @@ def taken(host: str, port: int) -> str:
     for family, kind, proto, _, where in found:
         with contextlib.closing(socket.socket(family, kind, proto)) as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # as uvicorn binds it: [::] alone, not 0.0.0.0 too
+                probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             try:
                 probe.bind(where)
             except OSError as exc:
