@@ -234,6 +234,7 @@ def _serve(args: argparse.Namespace) -> int:
             route_prefix(args.route)
         except ConfigError as exc:
             raise CliError(f"--route: {exc}", exit_code=2) from None
+    given_public = args.public_url is not None or server.url_mode.public_url is not None  # not derived
     _configure_url_mode(server, args, address)
     if address is None:
         from mcp_elicit.transports.stdio_server import serve_stdio
@@ -267,11 +268,10 @@ def _serve(args: argparse.Namespace) -> int:
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)  # exits when the app's start-up or the bind fails
             shown = f"[{host}]" if ":" in host else host  # said once it listens, not before
-            print(
-                f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}",
-                file=sys.stderr,
-                flush=True,
-            )
+            said = f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}"
+            if given_public and server.url_mode.public_url is not None:  # where people reach it
+                said += f" (public URL {server.url_mode.public_url}{app.path})"
+            print(said, file=sys.stderr, flush=True)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             app.begin_shutdown()  # sessions end now: their open streams would hold the exit

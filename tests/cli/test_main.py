@@ -222,7 +222,10 @@ def test_serve_http_on_a_port_in_use_says_which_and_what_to_do() -> None:
     assert "serving" not in done.stderr
 
 
-def test_serve_http_says_where_it_serves_once_it_listens() -> None:
+@pytest.mark.parametrize(
+    "public", [None, "https://mcp.example.com"], ids=["bound address", "public URL given"]
+)
+def test_serve_http_says_where_it_serves_once_it_listens(public: str | None) -> None:
     from support.deadline import within
 
     port = free_port()
@@ -235,6 +238,7 @@ def test_serve_http_says_where_it_serves_once_it_listens() -> None:
             "examples/demo_server.py",
             "--http",
             f"127.0.0.1:{port}",
+            *(["--public-url", public] if public is not None else []),
         ],
         stderr=subprocess.PIPE,
         text=True,
@@ -244,7 +248,10 @@ def test_serve_http_says_where_it_serves_once_it_listens() -> None:
         lines = iter(proc.stderr.readline, "")  # the start-up's log lines come first
         with within(30, "reading the line saying where it serves"):
             line = next((line for line in lines if not line[:1].isdigit()), "(stderr ended)")
-        assert line == f"mcp-elicit: serving 'bookings' at http://127.0.0.1:{port}/mcp\n"
+        said = f"mcp-elicit: serving 'bookings' at http://127.0.0.1:{port}/mcp"
+        if public is not None:  # where people reach it, besides where it listens
+            said += f" (public URL {public}/mcp)"
+        assert line == said + "\n"
         reply = httpx.get(f"http://127.0.0.1:{port}/mcp", headers={"accept": "text/event-stream"})
         assert reply.status_code in (400, 405), reply.text  # an MCP endpoint answers there
     finally:
