@@ -1,8 +1,8 @@
 """A 2025-11-25 session that ends (the client's DELETE, the server shutting down) under a
 handler that catches the cancellation and goes on: returns a result, asks again (a form,
-sampling, roots, a secret's page), or asks a URL step (-32042). The request answers what the session's end says (-32600 for
-the client's DELETE, -32603 for the server's shutdown), not what its handler made after
-it, as it does when the handler lets the cancellation go. Real uvicorn on 127.0.0.1;
+sampling, roots, a secret's page), or asks a URL step (-32042). The request answers what
+the session's end says (-32600 for the client's DELETE, -32603 for the server's shutdown),
+not what its handler made after it, as it does when the handler lets the cancellation go. Real uvicorn on 127.0.0.1;
 messages checked against the 2025-11-25 schema."""
 
 from __future__ import annotations
@@ -69,6 +69,26 @@ def server() -> Server:
     return app
 
 
+async def _ended_under(
+    wire: WireChecker, tool: str, ended_by: str, capabilities: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Call ``tool`` in a new session, end the session (``ended_by``: the client's DELETE or
+    the server's shutdown) while its first question waits: that question, and what the
+    request's stream carried after it."""
+    transport = StreamableHTTP(server())
+    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
+        client = Session(http, running.url, wire)
+        await client.open(capabilities)
+        async with client.asked(tool) as (_, events, question):
+            if ended_by == "delete":
+                assert (await http.delete(running.url, headers=client.headers())).status_code == 200
+            else:
+                transport.begin_shutdown()
+            async with hang_guard("the request's stream ending with its session"):
+                rest = [message async for message in events]
+    return question, rest
+
+
 @pytest.mark.parametrize("tool", ["then_samples", "then_lists_roots", "then_asks_a_secret"])
 @pytest.mark.parametrize("ended_by", ["delete", "shutdown"])
 async def test_sampling_roots_or_a_page_asked_after_the_session_ended_are_not_sent(
@@ -77,24 +97,15 @@ async def test_sampling_roots_or_a_page_asked_after_the_session_ended_are_not_se
     """What the handler asks once its session ended (sampling, roots, a secret's page) is not
     sent: the stream carries the withdrawn question and the session's end, and the log has
     no error and no traceback."""
-    transport = StreamableHTTP(server())
     caplog.set_level(logging.INFO, logger="mcp_elicit")
-    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
-        client = Session(http, running.url, wire_2025)
-        await client.open({"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}})
-        async with client.asked(tool) as (_, events, question):
-            if ended_by == "delete":
-                assert (await http.delete(running.url, headers=client.headers())).status_code == 200
-            else:
-                transport.begin_shutdown()
-            async with hang_guard("the request's stream ending with its session"):
-                rest: list[dict[str, Any]] = [message async for message in events]
-        withdrawn, answer = rest
-        assert (
-            withdrawn["method"] == "notifications/cancelled"
-            and withdrawn["params"]["requestId"] == question["id"]
-        )
-        assert answer["error"]["code"] == (-32600 if ended_by == "delete" else -32603), rest
+    everything = {"elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {}}
+    question, rest = await _ended_under(wire_2025, tool, ended_by, everything)
+    withdrawn, answer = rest
+    assert (
+        withdrawn["method"] == "notifications/cancelled"
+        and withdrawn["params"]["requestId"] == question["id"]
+    )
+    assert answer["error"]["code"] == (-32600 if ended_by == "delete" else -32603), rest
     loud = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno > logging.INFO or r.exc_info]
     assert loud == []
 
@@ -104,24 +115,14 @@ async def test_sampling_roots_or_a_page_asked_after_the_session_ended_are_not_se
 async def test_a_handler_that_goes_on_after_its_session_ended_is_answered_as_the_end_says(
     wire_2025: WireChecker, tool: str, ended_by: str
 ) -> None:
-    transport = StreamableHTTP(server())
-    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
-        client = Session(http, running.url, wire_2025)
-        await client.open()
-        async with client.asked(tool) as (_, events, question):
-            if ended_by == "delete":
-                assert (await http.delete(running.url, headers=client.headers())).status_code == 200
-            else:
-                transport.begin_shutdown()
-            async with hang_guard("the request's stream ending with its session"):
-                rest: list[dict[str, Any]] = [message async for message in events]
-        withdrawn, answer = rest
-        assert withdrawn["method"] == "notifications/cancelled", rest
-        assert withdrawn["params"]["requestId"] == question["id"]
-        wire_2025.notification(withdrawn)
-        wire_2025.response("tools/call", answer)
-        code, message = (-32600, DELETED) if ended_by == "delete" else (-32603, SHUT_DOWN)
-        assert answer["id"] == 1 and answer["error"] == {"code": code, "message": message}, answer
+    question, rest = await _ended_under(wire_2025, tool, ended_by)
+    withdrawn, answer = rest
+    assert withdrawn["method"] == "notifications/cancelled", rest
+    assert withdrawn["params"]["requestId"] == question["id"]
+    wire_2025.notification(withdrawn)
+    wire_2025.response("tools/call", answer)
+    code, message = (-32600, DELETED) if ended_by == "delete" else (-32603, SHUT_DOWN)
+    assert answer["id"] == 1 and answer["error"] == {"code": code, "message": message}, answer
 
 
 @pytest.mark.parametrize("ended_by", ["delete", "shutdown"])
@@ -132,19 +133,9 @@ async def test_a_question_asked_after_the_session_ended_is_no_tool_failure_in_th
     answered ``cancel``, as one asked after the client cancelled the request is. The
     session's end was the client's DELETE or the server's shutdown, not a failure of the
     tool: the log says so at INFO, with no error and no traceback."""
-    transport = StreamableHTTP(server())
     caplog.set_level(logging.INFO, logger="mcp_elicit")
-    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
-        client = Session(http, running.url, wire_2025)
-        await client.open()
-        async with client.asked("stubborn") as (_, events, _question):
-            if ended_by == "delete":
-                assert (await http.delete(running.url, headers=client.headers())).status_code == 200
-            else:
-                transport.begin_shutdown()
-            async with hang_guard("the request's stream ending with its session"):
-                rest = [message async for message in events]
-        assert rest[-1]["error"]["code"] == (-32600 if ended_by == "delete" else -32603), rest
+    _, rest = await _ended_under(wire_2025, "stubborn", ended_by)
+    assert rest[-1]["error"]["code"] == (-32600 if ended_by == "delete" else -32603), rest
     loud = [(r.levelname, r.getMessage()) for r in caplog.records if r.levelno > logging.INFO or r.exc_info]
     assert loud == []
     said = [r.getMessage() for r in caplog.records if "was not sent" in r.getMessage()]
