@@ -10,7 +10,9 @@ Rules:
   text box) is only escaped, not made inert: ``clean`` would change it (a Persian
   zero-width non-joiner, an emoji's zero-width joiner), and the changed text would no
   longer be the option or the default. The page has no inline script or style: it loads ``/static/app.js`` and
-  ``/static/app.css`` (the answer server's CSP allows nothing else).
+  ``/static/app.css`` (the answer server's CSP allows nothing else). Fields and buttons,
+  which do nothing without the script, are ``hidden`` in the HTML (``data-js``) and shown
+  by the script, so a page without JavaScript shows none, with or without its stylesheet.
 * One native control per kind of field: text (a ``textarea`` when the default has a line
   break, which a text box would drop), ``email``, ``url``, ``date`` and
   ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
@@ -206,8 +208,8 @@ address to answer in the browser next time.</p></noscript>
 <div id="status" class="sr-only" role="status" aria-live="polite"></div>
 <form id="answers" novalidate>
 {sections}
-<p class="legend-note">{note}</p>
-<div class="actions" id="form-actions">
+<p class="legend-note" data-js hidden>{note}</p>
+<div class="actions" id="form-actions" data-js hidden>
 {review_button}
 <button type="button" class="decline" id="decline">{"Decline all" if several else "Decline"}</button>
 <button type="button" class="cancel" id="cancel">Cancel</button>
@@ -253,7 +255,7 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
     if request.mode == "url":
         parts.append(url_box(qid, request.url or "", request.server.where))
     elif request.schema is not None:
-        parts.append('<div class="fields">')
+        parts.append('<div class="fields" data-js hidden>')
         schema = request.schema
         parts.extend(
             _field(f"{qid}-f{n}", spec, schema.extras(spec.name)) for n, spec in enumerate(schema.fields)
@@ -264,7 +266,7 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         parts.append(
             f'<p class="declined-note" id="{qid}-declined" hidden>You declined this question. '
             f'<button type="button" class="link undecline" data-q="{qid}">Answer it after all</button></p>'
-            f'<p><button type="button" class="link decline-one" data-q="{qid}">Decline this question</button></p>'
+            f'<p data-js hidden><button type="button" class="link decline-one" data-q="{qid}">Decline this question</button></p>'
         )
     parts.append("</section>")
     return "\n".join(parts)

@@ -44,7 +44,7 @@ def url_box(qid: str, url: str, server: str) -> str:
     """A URL-mode question's box: the URL, where it goes, its warnings, and its link."""
     verdict = judge_url(url, server=server)
     out = [
-        f'<div class="url-box{" refused" if verdict.refused else ""}">',
+        f'<div class="url-box{" refused" if verdict.refused else ""}" data-js hidden>',
         f'<p class="url-label" id="{qid}-url-label">The server asks you to open this web page:</p>',
         f'<p class="url" id="{qid}-url" aria-labelledby="{qid}-url-label {qid}-url">{url_html(verdict)}</p>',
     ]

@@ -165,6 +165,22 @@ async def test_without_javascript_the_page_says_so_and_shows_no_dead_form(
         assert await opened.answers() == [ElicitAnswer.cancel()] * 2
 
 
+async def test_without_javascript_or_stylesheet_the_page_still_shows_no_dead_form(
+    new_page: NewPage,
+) -> None:
+    """What does nothing without JavaScript is hidden by the page itself, not by its
+    stylesheet: a stylesheet that never arrives (the answer server gone once the round was
+    cancelled, a proxy that drops it) shows no buttons either."""
+    both = [form_request(SMALL, message=SMALL_MESSAGE), url_request("https://pay.example.com/")]
+    async with open_round(both) as opened:
+        page = await new_page(java_script_enabled=False)
+        await page.route("**/static/app.css", lambda route: route.abort())
+        await page.goto(opened.url)
+        await expect(page.locator("#q0-message")).to_have_text(SMALL_MESSAGE)
+        for role in ("button", "link", "textbox", "spinbutton", "checkbox"):
+            await expect(page.get_by_role(role)).to_have_count(0)
+
+
 async def test_waiting_too_long_cancels_and_the_page_says_so(new_page: NewPage) -> None:
     async with open_round([form_request(SMALL)], timeout=2.5) as opened:
         page = await show(new_page, opened)

@@ -9,6 +9,9 @@
 (() => {
   const app = document.getElementById("app");
   if (!app) return;
+  // The fields and buttons come hidden: without this script they would do nothing (the
+  // page's <noscript> says why), and hiding them in the HTML holds without the stylesheet.
+  for (const part of document.querySelectorAll("[data-js]")) part.hidden = false;
   const $ = (id) => document.getElementById(id);
   const csrf = app.dataset.csrf;
   const server = app.dataset.server || "The server";
