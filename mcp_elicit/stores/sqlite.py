@@ -3,8 +3,9 @@
 Rules:
 
 * One table, ``entries(namespace, key, value BLOB, expires REAL)`` with the primary key
-  ``(namespace, key)``; ``expires`` is wall-clock time (``time.time()``), so it means the
-  same after a restart and in another process on the same host.
+  ``(namespace, key)``; ``expires`` is wall-clock time (``clock``: ``time.time`` unless a
+  test injects its own), so it means the same after a restart and in another process on
+  the same host.
 * The standard library ``sqlite3`` runs on one worker thread per store, never on the
   event loop. The connection is opened there on first use (creating the directory, mode
   0700, and the file, mode 0600), in WAL mode with ``synchronous=NORMAL``; a path that
@@ -99,7 +100,13 @@ _HUBS_LOCK = threading.Lock()
 class SqliteStore:
     """A ``Store`` in one SQLite file; see the module docstring for the rules."""
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 5.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if sqlite3.sqlite_version_info < (3, 24, 0):
             raise ConfigError(
                 f"the SQLite store needs SQLite 3.24 or later; this Python has {sqlite3.sqlite_version}"
@@ -108,6 +115,7 @@ class SqliteStore:
             raise ConfigError(MEMORY_ADVICE)
         self.path = Path(os.path.abspath(Path(path).expanduser()))
         self._busy_timeout = busy_timeout
+        self._clock = clock
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mcp-elicit-sqlite")
         self._conn: sqlite3.Connection | None = None  # used on the worker thread only
         self._opened: tuple[int, int] | None = None  # (device, inode) of the file opened; worker only
@@ -126,7 +134,7 @@ class SqliteStore:
 
     async def get(self, namespace: str, key: str) -> bytes | None:
         check_key(namespace, key)
-        return await self._run(lambda db: _first(db.execute(_GET, (namespace, key, time.time()))))
+        return await self._run(lambda db: _first(db.execute(_GET, (namespace, key, self._clock()))))
 
     async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
         check_key(namespace, key)
@@ -134,7 +142,7 @@ class SqliteStore:
         ttl = check_ttl(ttl)
 
         def put(db: sqlite3.Connection) -> None:
-            db.execute(_PUT, (namespace, key, value, _expires(ttl)))
+            db.execute(_PUT, (namespace, key, value, _expires(ttl, self._clock())))
             self._wrote(db)
 
         await self._run(put)
@@ -145,7 +153,8 @@ class SqliteStore:
         ttl = check_ttl(ttl)
 
         def add(db: sqlite3.Connection) -> bool:
-            stored = db.execute(_ADD, (namespace, key, value, _expires(ttl), time.time())).rowcount == 1
+            now = self._clock()
+            stored = db.execute(_ADD, (namespace, key, value, _expires(ttl, now), now)).rowcount == 1
             self._wrote(db)
             return stored
 
@@ -157,7 +166,7 @@ class SqliteStore:
         def take(db: sqlite3.Connection) -> bytes | None:
             db.execute("BEGIN IMMEDIATE")
             try:
-                value = _first(db.execute(_GET, (namespace, key, time.time())))
+                value = _first(db.execute(_GET, (namespace, key, self._clock())))
                 if value is not None:
                     db.execute("DELETE FROM entries WHERE namespace = ? AND key = ?", (namespace, key))
                 db.execute("COMMIT")
@@ -171,7 +180,7 @@ class SqliteStore:
 
     async def delete(self, namespace: str, key: str) -> bool:
         check_key(namespace, key)
-        return await self._run(lambda db: db.execute(_DELETE, (namespace, key, time.time())).rowcount > 0)
+        return await self._run(lambda db: db.execute(_DELETE, (namespace, key, self._clock())).rowcount > 0)
 
     async def publish(self, channel: str, message: bytes) -> None:
         check_channel(channel)
@@ -186,7 +195,7 @@ class SqliteStore:
 
     async def purge(self) -> int:
         """Delete every expired row now; how many were deleted."""
-        return await self._run(_purge)
+        return await self._run(lambda db: _purge(db, self._clock()))
 
     async def close(self) -> None:
         if self._closed:
@@ -299,7 +308,7 @@ class SqliteStore:
         write purges): opening never waits for a lock to read."""
         db.execute("PRAGMA busy_timeout = 0")
         try:
-            _purge(db)
+            _purge(db, self._clock())
         except sqlite3.OperationalError as exc:
             if not _is_lock(exc):
                 raise
@@ -325,7 +334,7 @@ class SqliteStore:
     def _wrote(self, db: sqlite3.Connection) -> None:
         self._writes += 1
         if self._writes % PURGE_EVERY == 0:
-            _purge(db)
+            _purge(db, self._clock())
 
     def _disconnect(self) -> None:
         if self._conn is not None:
@@ -361,8 +370,8 @@ def _is_lock(exc: sqlite3.Error) -> bool:
     return isinstance(exc, sqlite3.OperationalError) and ("locked" in detail or "busy" in detail)
 
 
-def _expires(ttl: float | None) -> float | None:
-    return None if ttl is None else time.time() + ttl
+def _expires(ttl: float | None, now: float) -> float | None:
+    return None if ttl is None else now + ttl
 
 
 def _first(cursor: sqlite3.Cursor) -> bytes | None:
@@ -370,5 +379,5 @@ def _first(cursor: sqlite3.Cursor) -> bytes | None:
     return None if row is None else bytes(row[0])
 
 
-def _purge(db: sqlite3.Connection) -> int:
-    return db.execute(_PURGE, (time.time(),)).rowcount
+def _purge(db: sqlite3.Connection, now: float) -> int:
+    return db.execute(_PURGE, (now,)).rowcount

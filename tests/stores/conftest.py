@@ -4,8 +4,9 @@ for the session; those cases skip when it is not installed).
 
 ``backend.open()`` gives another store object on the same backend, as a second instance
 would have (for memory, the same object: a ``MemoryStore`` is its own backend).
-``backend.elapse(seconds)`` lets time pass: an injected clock for memory, real sleeping
-for SQLite and Redis. Every store opened is closed after the test.
+``backend.elapse(seconds)`` lets time pass: an injected clock for memory and SQLite, real
+sleeping for Redis (whose server keeps the time; ``backend.ttl`` is longer there, so a
+loaded machine does not outrun it). Every store opened is closed after the test.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         made = Backend(name, lambda: memory, clock)
     elif name == "sqlite":
         path = tmp_path / "state.db"
-        made = Backend(name, lambda: SqliteStore(path))
+        clock = FakeClock()
+        made = Backend(name, lambda: SqliteStore(path, clock=clock), clock)
     else:
         url: str = request.getfixturevalue("redis_url")
         prefix = f"test-{uuid.uuid4().hex[:12]}"

@@ -7,7 +7,7 @@ backend (two instances); a subscriber sees what is published after it subscribed
 any store object on the backend, and ``next`` gives up on time; ``close`` is idempotent
 and ends what the store opened.
 
-Expiry uses an injected clock on memory and real time (short TTLs) elsewhere; every wait
+Expiry uses an injected clock on memory and SQLite and real time (short TTLs) on Redis; every wait
 is bounded.
 """
 
@@ -27,8 +27,6 @@ from support.waiting import HOURS, hang_guard
 
 pytestmark = pytest.mark.anyio
 
-TTL = 0.4  # real seconds on SQLite and Redis
-PAST_TTL = 0.55
 WAIT = 5.0  # the longest a test waits for a message that should come
 
 
@@ -164,16 +162,17 @@ async def test_values_must_be_bytes(store: Store, value: object) -> None:
 
 
 async def test_entries_expire(backend: Backend, store: Store) -> None:
-    await store.put("flow", "get", b"v", ttl=TTL)
-    await store.put("flow", "take", b"v", ttl=TTL)
-    await store.put("flow", "delete", b"v", ttl=TTL)
+    ttl = backend.ttl
+    await store.put("flow", "get", b"v", ttl=ttl)
+    await store.put("flow", "take", b"v", ttl=ttl)
+    await store.put("flow", "delete", b"v", ttl=ttl)
     await store.put("flow", "forever", b"v")
-    await store.put("flow", "renewed", b"v", ttl=TTL)
+    await store.put("flow", "renewed", b"v", ttl=ttl)
     await store.put("flow", "renewed", b"w")  # a put without ttl keeps the entry forever
-    await store.put("flow", "extended", b"v", ttl=TTL)
+    await store.put("flow", "extended", b"v", ttl=ttl)
     await store.put("flow", "extended", b"w", ttl=60)
     assert await store.get("flow", "get") == b"v"
-    await backend.elapse(PAST_TTL)
+    await backend.elapse(ttl * 1.3)
     assert await store.get("flow", "get") is None
     assert await store.take("flow", "take") is None
     assert await store.delete("flow", "delete") is False
@@ -183,13 +182,14 @@ async def test_entries_expire(backend: Backend, store: Store) -> None:
 
 
 async def test_add_succeeds_again_once_the_entry_expired(backend: Backend, store: Store) -> None:
-    assert await store.add("used", "nonce", b"first", ttl=TTL) is True
-    assert await store.add("used", "nonce", b"second", ttl=TTL) is False
+    ttl = backend.ttl
+    assert await store.add("used", "nonce", b"first", ttl=ttl) is True
+    assert await store.add("used", "nonce", b"second", ttl=ttl) is False
     assert await store.get("used", "nonce") == b"first"
-    await backend.elapse(PAST_TTL)
+    await backend.elapse(ttl * 1.3)
     assert await store.add("used", "nonce", b"third") is True
     assert await store.get("used", "nonce") == b"third"
-    await backend.elapse(PAST_TTL)
+    await backend.elapse(ttl * 1.3)
     assert await store.get("used", "nonce") == b"third", "an add without ttl keeps the entry"
 
 

@@ -19,6 +19,7 @@ import pytest
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores import SqliteStore
 from mcp_elicit.stores import sqlite as sqlite_module
+from stores.backends import FakeClock
 
 from support.waiting import HANG_GUARD, HOURS, hang_guard
 
@@ -34,15 +35,16 @@ def rows(path: Path) -> list[tuple[str, str]]:
 
 async def test_entries_survive_close_and_reopen(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    store = SqliteStore(path)
+    clock = FakeClock()
+    store = SqliteStore(path, clock=clock)
     await store.put("vault", "forever", bytes(range(256)))
     await store.put("flow", "an-hour", b"later", ttl=3600)
     await store.put("flow", "brief", b"gone", ttl=0.1)
     assert await store.add("used", "marker", b"") is True
     await store.close()
-    await asyncio.sleep(0.15)
+    clock.advance(0.15)
 
-    again = SqliteStore(path)
+    again = SqliteStore(path, clock=clock)
     try:
         assert await again.get("vault", "forever") == bytes(range(256))
         assert await again.get("flow", "an-hour") == b"later"
@@ -77,19 +79,20 @@ async def test_the_file_is_private_and_in_wal_mode(tmp_path: Path) -> None:
 
 async def test_expired_rows_are_purged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "state.db"
-    store = SqliteStore(path)
+    clock = FakeClock()
+    store = SqliteStore(path, clock=clock)
     try:
         for i in range(3):
             await store.put("flow", f"brief-{i}", b"v", ttl=0.05)
         await store.put("flow", "kept", b"v", ttl=60)
-        await asyncio.sleep(0.1)
+        clock.advance(0.1)
         assert len(rows(path)) == 4, "expired rows stay until a purge"
         assert await store.purge() == 3
         assert rows(path) == [("flow", "kept")]
 
         monkeypatch.setattr(sqlite_module, "PURGE_EVERY", 2)
         await store.put("flow", "brief", b"v", ttl=0.05)
-        await asyncio.sleep(0.1)
+        clock.advance(0.1)
         await store.put("flow", "w1", b"v")
         await store.put("flow", "w2", b"v")
         assert ("flow", "brief") not in rows(path), "writes purge now and then"
