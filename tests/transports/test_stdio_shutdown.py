@@ -189,7 +189,7 @@ async def test_a_stop_signal_while_the_server_stops_after_stdin_ended_is_quiet(t
             assert orjson.loads(await proc.stdout.readline())["id"] == 1  # serving
             proc.stdin.close()
         # its stop has begun, and lasts 3 s
-        await eventually(lambda: STOPPING in stderr_path.read_text(), "the server's stop", within=20)
+        await eventually(lambda: STOPPING in stderr_path.read_text(), "the server's stop")
         proc.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(proc.wait(), 20.0) == 0, stderr_path.read_text()
     finally:
