@@ -381,13 +381,15 @@ def _plain_app() -> Any:
 
 
 #: The label of the in-process round figures; ", mcp-elicit" or ", floor" follows.
-ASGI_ROUND = "one round through the ASGI app in process (call + retry)"  # = report.ASGI_ROUND
+ASGI_ROUND = "one round through the ASGI app in process (call + retry)"  # = report_calibration.ASGI_ROUND
 #: The same round entered at ``Server.respond``: no HTTP transport.
 ASGI_RESPOND = "one round entered at Server.respond (no HTTP transport)"
 #: The same round entered at ``Server.handle``: decode and checks done outside the timing.
 ASGI_HANDLE = "one round entered at Server.handle (decode and checks left out)"
 #: The label of the in-process figures of one tools/call that asks nothing.
-ASGI_CALL = "one tools/call that asks nothing, through the ASGI app in process"  # = report.ASGI_CALL
+ASGI_CALL = (
+    "one tools/call that asks nothing, through the ASGI app in process"  # = report_calibration.ASGI_CALL
+)
 
 
 def sdk_benchmarks(number: int, repeat: int) -> dict[str, Any]:

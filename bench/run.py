@@ -30,7 +30,6 @@ import contextlib
 import datetime as dt
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -39,11 +38,13 @@ from pathlib import Path
 from typing import Any
 
 import report
+import report_calibration
 import report_connection
 from connection import ConnectionFailed
 from connection import measure as measure_connection
 from envs import BENCH, Env
 from harness import Cores, ServerFailed, ServerSpec, load, profile, rss_kib, serve
+from host import machine, revision
 
 PROJECT = Env(None)
 MCP = Env("mcp")
@@ -206,24 +207,6 @@ def prepare_envs(args: argparse.Namespace, log_file: Path) -> dict[str, str]:
     return skipped
 
 
-def machine() -> dict[str, Any]:
-    cpu = platform.processor() or "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    return {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-        "loadavg_at_start": os.getloadavg(),
-    }
-
-
 def run_micro(cores: Cores, smoke: bool, sdk: bool) -> dict[str, Any]:
     env = MCP if sdk else PROJECT
     cmd = [env.python, str(BENCH / "micro.py")]
@@ -323,21 +306,6 @@ def errors_in(run: dict[str, Any]) -> list[str]:
             samples = "; ".join(figures["error_samples"][:2])
             problems.append(f"{key}: {figures['errors']} errors, {figures['completed']} completed {samples}")
     return problems
-
-
-def revision() -> dict[str, Any]:
-    """The project commit measured, and the package files that differ from it."""
-    root = BENCH.parent
-
-    def git(*args: str) -> str:
-        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
-        return done.stdout.rstrip() if done.returncode == 0 else ""
-
-    changed = git("status", "--porcelain", "--", "mcp_elicit")
-    return {
-        "commit": git("rev-parse", "--short=12", "HEAD") or "unknown",
-        "uncommitted": sorted(line[3:] for line in changed.splitlines() if line.strip()),
-    }
 
 
 def loadgen_check(summary: dict[str, Any]) -> dict[str, Any]:
@@ -495,7 +463,7 @@ def _main(args: argparse.Namespace, cores: Cores, nice: int, started: float) -> 
         "ratios": report.ratios(summary),
         "targets": report.targets(summary, micro) + report_connection.connection_targets(connection),
         "loadgen_check": loadgen_check(summary),
-        "calibration": report.calibration_summary(calibration, summary, micro),
+        "calibration": report_calibration.calibration_summary(calibration, summary, micro),
         "connection": connection,
         "profiles": profiles,
         "problems": problems,

@@ -168,7 +168,7 @@ async def test_the_flat_reference_refuses_what_it_does_not_expect() -> None:
 def test_the_calibration_curve_is_read_by_linear_interpolation() -> None:
     sys.path.insert(0, str(ROOT / "bench"))
     try:
-        import report
+        import report_calibration as report
     finally:
         sys.path.remove(str(ROOT / "bench"))
 
