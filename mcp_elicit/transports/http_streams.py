@@ -5,7 +5,10 @@ Rules:
 * A session request's response that becomes an SSE stream gives every event an id,
   ``<stream>-<n>``, unique in the session; on a 2025-11-25 session it starts with a
   priming event (an id and a ``retry`` hint, no data) so that the client can come back
-  even before the first message. The events are kept until the stream is forgotten.
+  even before the first message; so does each resume, naming the event it resumes after,
+  so that a client cut off again before the next event still knows where to come back
+  from (the TypeScript SDK's clients forget it otherwise, and come back without
+  ``Last-Event-ID``, losing the request). The events are kept until the stream is forgotten.
 * When the connection drops, or the server ends it (:meth:`ResumableExchange.close_stream`), the
   request keeps running for ``resume_within`` seconds: a ``GET`` with ``Last-Event-ID``
   naming one of the stream's events gets every later event, then the rest as it comes,
@@ -241,6 +244,9 @@ class ResumableExchange(Exchange):
         async with self._guard():
             self._set_timer(None)
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            if self.session.version in _POLLING:  # where to come back from, should this one be cut too
+                priming = encode_event(b"", event_id=f"{self.stream_id}-{after}", retry=RETRY_MS)
+                await send({"type": "http.response.body", "body": priming, "more_body": True})
             for seq, chunk in list(self._events):
                 if seq > after:
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})

@@ -87,14 +87,16 @@ async function typeSecret(link, value) {
     if (done.status !== 200 || !text.includes('Saved')) throw new Error(`the page answered ${done.status}: ${text.slice(0, 300)}`);
 }
 
-// An answer is {"action": ..., "content": ...}, plus, for a URL step, "secret" (the value
-// the person types into the page after agreeing to open it) and "awaitComplete" (answer
-// only once the server said the step is complete: a 2025-11-25 client may do so).
+// An answer is {"action": ..., "content": ...}, plus "delayMs" (how long the person takes
+// before answering), and, for a URL step, "secret" (the value the person types into the
+// page after agreeing to open it) and "awaitComplete" (answer only once the server said
+// the step is complete: a 2025-11-25 client may do so).
 const typing = [];
 async function answer(request) {
     const params = request.params ?? {};
     asked.push(params);
-    const { secret, awaitComplete, ...result } = answers.shift() ?? { action: 'cancel' };
+    const { secret, awaitComplete, delayMs, ...result } = answers.shift() ?? { action: 'cancel' };
+    if (delayMs) await new Promise(resolve => setTimeout(resolve, delayMs)); // a person taking their time
     if (params.mode === 'url' && result.action === 'accept' && secret !== undefined) {
         const typed = typeSecret(params.url, secret);
         typing.push(typed.catch(error => ({ error: String(error) })));
