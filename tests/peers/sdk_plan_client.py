@@ -7,9 +7,10 @@ The plan is the one tests/peers/ts/client.mjs reads: ``era`` is the SDK's ``mode
 (``auto`` or ``legacy``), ``url`` or ``command`` says where the server is, ``answers`` and
 ``steps`` say what to answer and do. The SDK declares elicitation (form and url) whenever
 an elicitation callback is given, and nothing without one, so ``elicitation`` may only be
-``{"form": {}, "url": {}}`` or null here. An answer may carry ``secret`` (typed into the
-server's page, as a person would) and ``awaitComplete`` (answer once the server's
-``notifications/elicitation/complete`` for that step has come).
+``{"form": {}, "url": {}}`` or null here. An answer may carry ``delayMs`` (how long the
+person takes before answering), ``secret`` (typed into the server's page, as a person
+would) and ``awaitComplete`` (answer once the server's ``notifications/elicitation/complete``
+for that step has come).
 
 Prints one JSON object: the protocol version, each step's result or error, the params of
 every elicitation asked, the completion notices and what typing into pages gave. The SDK
@@ -75,6 +76,7 @@ async def main(plan: dict[str, Any]) -> None:
         answer = dict(answers.pop(0)) if answers else {"action": "cancel"}
         secret = answer.pop("secret", None)
         wait = answer.pop("awaitComplete", False)
+        await asyncio.sleep(answer.pop("delayMs", 0) / 1000)  # a person taking their time
         if wire.get("mode") == "url" and answer["action"] == "accept" and secret is not None:
             typed = asyncio.ensure_future(type_secret(wire["url"], secret))
             typing.append(typed)

@@ -1,14 +1,15 @@
-"""Interop: a 2025-11-25 client of the official TypeScript SDK keeps its call when a proxy
-cuts the call's SSE stream while the person is still answering.
+"""Interop: a 2025-11-25 client of an official SDK (TypeScript v1 and v2, Python) keeps its
+call when a proxy cuts the call's SSE stream while the person is still answering.
 
 nginx in front of an mcp-elicit server (tests/server/interop_app.py) gives up on a silent
 response after one second (its ``proxy_read_timeout``), much less than the server's
 keep-alive: the stream carrying the question is cut, and so is every resumed one, while
 the person takes a few seconds over the answer. The SDK comes back with ``Last-Event-ID``
-each time, and only knows where to come back from while each resumed stream names an event:
-a resumed stream that says nothing before it is cut again must still start with one, or the
-SDK loses the call (it comes back without ``Last-Event-ID``, to the session's standalone
-stream) and never hears the next question nor the result.
+each time, and the TypeScript SDK only knows where to come back from while each resumed
+stream names an event: a resumed stream that says nothing before it is cut again must
+still start with one, or the SDK loses the call (it comes back without ``Last-Event-ID``,
+to the session's standalone stream) and never hears the next question nor the result.
+The Python SDK declares URL mode too, and shows no messages (``received`` stays empty).
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from typing import Any
 import pytest
 
 from support.nginx import SKIP_REASON, Nginx, nginx_available, nginx_balancer
-from support.peers import TS_PEERS, ts_node
+from support.peers import TS_PEERS, sdk_python, ts_node
 from support.procs import ROOT, HttpProcess, http_process
 from support.wire import WireChecker
 
-__all__ = ["ts_node"]  # a fixture
+__all__ = ["sdk_python", "ts_node"]  # fixtures
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not nginx_available(), reason=SKIP_REASON)]
 
@@ -34,6 +35,12 @@ APP = ROOT / "tests" / "server" / "interop_app.py"
 #: nginx's proxy_read_timeout, s; the person answers after several of these.
 CUT_AFTER = 1.0
 THINKING_MS = 3500
+#: Each SDK's plan runner: the fixture giving its interpreter, its script, where it runs.
+RUNNERS = {
+    "v1": ("ts_node", TS_PEERS / "client.mjs", TS_PEERS),
+    "v2": ("ts_node", TS_PEERS / "client.mjs", TS_PEERS),
+    "python": ("sdk_python", ROOT / "tests" / "peers" / "sdk_plan_client.py", ROOT),
+}
 #: Bounds the client's run; a client that lost its call would wait out its own 60 s timeout.
 RUN_TIMEOUT = 50
 
@@ -49,16 +56,16 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpProc
     assert "Traceback" not in server.stderr(), server.stderr()[-3000:]
 
 
-@pytest.mark.parametrize(("sdk", "era"), [("v1", "legacy"), ("v2", "legacy")])
+@pytest.mark.parametrize(("sdk", "era"), [("v1", "legacy"), ("v2", "legacy"), ("python", "legacy")])
 def test_a_question_answered_after_the_proxy_cut_its_stream(
-    ts_node: Path, tmp_path: Path, proxied: tuple[HttpProcess, Nginx], sdk: str, era: str
+    request: pytest.FixtureRequest, tmp_path: Path, proxied: tuple[HttpProcess, Nginx], sdk: str, era: str
 ) -> None:
     _, nginx = proxied
     plan: dict[str, Any] = {
         "sdk": sdk,
         "era": era,
         "url": f"{nginx.base}/mcp",
-        "elicitation": {"form": {}},
+        "elicitation": {"form": {}, "url": {}} if sdk == "python" else {"form": {}},
         "steps": [{"op": "callTool", "name": "plan_trip", "arguments": {"traveller": sdk}}],
         "answers": [
             {"action": "accept", "content": {"city": "Oslo"}, "delayMs": THINKING_MS},
@@ -67,10 +74,11 @@ def test_a_question_answered_after_the_proxy_cut_its_stream(
     }
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
+    fixture, script, cwd = RUNNERS[sdk]
     try:
         done = subprocess.run(
-            [str(ts_node), str(TS_PEERS / "client.mjs"), str(path)],
-            cwd=TS_PEERS,
+            [str(request.getfixturevalue(fixture)), str(script), str(path)],
+            cwd=cwd,
             capture_output=True,
             text=True,
             timeout=RUN_TIMEOUT,
