@@ -11,7 +11,7 @@
 //    "elicitation": {"form": {}, "url": {}} | {} | null,   // null: no elicitation capability
 //    "answers": [{"action": "accept", "content": {...}}, {"action": "decline"}, ...],
 //    "listChanged": true,           // the SDK's listChanged option: refetch tools on a change
-//    "steps": [{"op": "listTools"} | {"op": "callTool", "name": ..., "arguments": {...}}
+//    "steps": [{"op": "listTools"} | {"op": "callTool", "name": ..., "arguments": {...}, "timeoutMs": N?}
 //              | {"op": "getPrompt", "name": ..., "arguments": {...}}
 //              | {"op": "readResource", "uri": ...}
 //              | {"op": "toolsChanged"}]}  // wait for the SDK's refetch after a change
@@ -19,8 +19,8 @@
 // Each elicitation/create the SDK hands to the client's handler takes the next answer (see
 // `answer` below). Prints one JSON object on stdout: the negotiated protocol version, each
 // step's result or error, the params of every elicitation asked, the completion notices,
-// what typing into pages gave, and every message received and sent (so that the test can
-// check what the server sent against the schema).
+// what typing into pages gave, the questions withdrawn, and every message received and
+// sent (so that the test can check what the server sent against the schema).
 import { readFileSync } from 'node:fs';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
@@ -88,15 +88,24 @@ async function typeSecret(link, value) {
 }
 
 // An answer is {"action": ..., "content": ...}, plus "delayMs" (how long the person takes
-// before answering), and, for a URL step, "secret" (the value the person types into the
+// before answering), "refuse" (the handler throws this message instead of answering), "hang"
+// (nobody answers: the handler waits until the SDK aborts it, and the question's message is
+// listed in "withdrawn"), and, for a URL step, "secret" (the value the person types into the
 // page after agreeing to open it) and "awaitComplete" (answer only once the server said
 // the step is complete: a 2025-11-25 client may do so).
 const typing = [];
-async function answer(request) {
+const withdrawn = [];
+async function answer(request, extra) {
     const params = request.params ?? {};
     asked.push(params);
-    const { secret, awaitComplete, delayMs, ...result } = answers.shift() ?? { action: 'cancel' };
+    const { secret, awaitComplete, delayMs, hang, refuse, ...result } = answers.shift() ?? { action: 'cancel' };
     if (delayMs) await new Promise(resolve => setTimeout(resolve, delayMs)); // a person taking their time
+    if (refuse) throw new Error(refuse); // the client's handler fails: a JSON-RPC error goes back
+    if (hang) {
+        // nobody answers: wait for the SDK to say the server withdrew the question
+        await new Promise(resolve => extra.signal.addEventListener('abort', resolve, { once: true }));
+        withdrawn.push(params.message);
+    }
     if (params.mode === 'url' && result.action === 'accept' && secret !== undefined) {
         const typed = typeSecret(params.url, secret);
         typing.push(typed.catch(error => ({ error: String(error) })));
@@ -174,7 +183,13 @@ const results = [];
 for (const step of plan.steps) {
     try {
         if (step.op === 'listTools') results.push({ result: await client.listTools() });
-        else if (step.op === 'callTool') results.push({ result: await client.callTool({ name: step.name, arguments: step.arguments ?? {} }) });
+        else if (step.op === 'callTool') {
+            // timeoutMs: the SDK's own request timeout (it then cancels the request)
+            const options = step.timeoutMs ? { timeout: step.timeoutMs } : undefined;
+            const params = { name: step.name, arguments: step.arguments ?? {} };
+            const called = plan.sdk === 'v1' ? client.callTool(params, undefined, options) : client.callTool(params, options);
+            results.push({ result: await called });
+        }
         else if (step.op === 'getPrompt') results.push({ result: await client.getPrompt({ name: step.name, arguments: step.arguments ?? {} }) });
         else if (step.op === 'readResource') results.push({ result: await client.readResource({ uri: step.uri }) });
         else if (step.op === 'toolsChanged') results.push({ result: { tools: await toolsChanged() } });
@@ -187,5 +202,5 @@ const handshake = received.find(m => typeof m.result?.protocolVersion === 'strin
 const protocolVersion = client.getNegotiatedProtocolVersion?.() ?? handshake?.result.protocolVersion ?? null;
 const pages = await Promise.all(typing);
 await client.close();
-process.stdout.write(JSON.stringify({ protocolVersion, results, asked, notices, pages, received, sent }) + '\n');
+process.stdout.write(JSON.stringify({ protocolVersion, results, asked, notices, pages, withdrawn, received, sent }) + '\n');
 process.exit(0);

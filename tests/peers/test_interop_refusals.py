@@ -1,0 +1,108 @@
+"""Interop: the TypeScript SDK's clients at 2025-11-25 (v1, and v2 made to speak it) whose
+elicitation handler does not answer as asked, against an mcp-elicit server
+(tests/server/interop_app.py), over stdio and Streamable HTTP:
+
+* the handler throws (the SDK answers ``elicitation/create`` with a JSON-RPC error): the
+  tool reads it as ``cancel`` and says so;
+* the handler answers with content that breaks the form twice: asked again once, with the
+  reason leading the message, then ``cancel``;
+* (v1) nobody answers and the SDK's own request timeout cancels the call: the server
+  withdraws the question (``notifications/cancelled``, which aborts the handler), and the
+  session goes on: the next call is asked and answered. (Tried with v2 at 2025-11-25, the
+  call came back as the tool's ``cancel`` result, not as a timeout, and the handler was
+  never aborted: the SDK's own doing, so it is not checked here.)
+
+Every message the server sent is checked against the 2025-11-25 schema.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.peers import TS_PEERS, ts_node
+from support.procs import ROOT, HttpProcess, cli, http_process
+from support.wire import WireChecker
+
+__all__ = ["ts_node"]  # a fixture
+
+pytestmark = pytest.mark.slow
+
+APP = ROOT / "tests" / "server" / "interop_app.py"
+RUN_TIMEOUT = 60
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpProcess]:
+    with http_process(
+        APP, log_dir=tmp_path_factory.mktemp("refusals"), args=("--store", "memory://")
+    ) as proc:
+        yield proc
+    assert "Traceback" not in proc.stderr(), proc.stderr()[-3000:]
+
+
+def _call(traveller: str, **extra: Any) -> dict[str, Any]:
+    return {"op": "callTool", "name": "plan_trip", "arguments": {"traveller": traveller}, **extra}
+
+
+@pytest.mark.parametrize("sdk", ["v1", "v2"])
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_refused_bad_and_unanswered_questions(
+    request: pytest.FixtureRequest, ts_node: Path, tmp_path: Path, sdk: str, kind: str
+) -> None:
+    hangs = sdk == "v1"
+    plan: dict[str, Any] = {
+        "sdk": sdk,
+        "era": "legacy",
+        "elicitation": {"form": {}},
+        "steps": [_call("Al"), _call("Bo"), *([_call("Cy", timeoutMs=1500)] if hangs else []), _call("Di")],
+        "answers": [
+            {"refuse": "the window was closed"},
+            {"action": "accept", "content": {"city": "Rome"}},
+            {"action": "accept", "content": {"nights": 0}},
+            {"action": "accept", "content": {"nights": "two"}},
+            *([{"hang": True}] if hangs else []),
+            {"action": "accept", "content": {"city": "Oslo"}},
+            {"action": "accept", "content": {"nights": 2}},
+        ],
+    }
+    if kind == "http":
+        plan["url"] = request.getfixturevalue("server").url
+    else:
+        plan["command"] = [*cli(), "serve", str(APP), "--store", "memory://"]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    done = subprocess.run(
+        [str(ts_node), str(TS_PEERS / "client.mjs"), str(path)],
+        cwd=TS_PEERS,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    refused, bad, *unanswered, answered = report["results"]
+    assert refused["result"]["content"][0]["text"] == "trip: cancelled, ask later"
+    assert bad["result"]["content"][0]["text"] == "trip: cancelled, ask later"
+    assert answered["result"]["content"][0]["text"] == "Di: 2 nights in Oslo"
+    if hangs:
+        assert unanswered[0].get("error", {}).get("code") == -32001, unanswered  # the SDK's own timeout
+        assert report["withdrawn"] == ["Where does Cy go?"]
+    messages = [a["message"] for a in report["asked"]]
+    assert messages[2:4] == [
+        "How many nights in Rome?",
+        "Your previous answer was not accepted: nights: must be at least 1.\n\nHow many nights in Rome?",
+    ]
+    checker = WireChecker.load("2025-11-25")
+    methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
+    for message in report["received"]:
+        checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
+    cancelled = [m for m in report["received"] if m.get("method") == "notifications/cancelled"]
+    assert len(cancelled) == (1 if hangs else 0), cancelled
