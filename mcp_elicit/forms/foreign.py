@@ -147,27 +147,33 @@ def relax(obj: object) -> Relaxed:
     return Relaxed({**obj, "properties": properties}, tuple(notes), found, shown)
 
 
-def check_size(obj: Mapping[str, Any]) -> None:
+def check_size(obj: Mapping[str, Any], *, reader: str = "this client", texts: bool = True) -> None:
     """:class:`FormSchemaError` naming the first limit (``MAX_*``) the form passes, read
-    before anything else in it: its fields, their names, texts and options."""
+    before anything else in it: its fields, their names, texts and options.
+
+    A form being built (``FormSchema``'s own check, so that a server never sends what a
+    client refuses) names the client as ``reader`` and leaves the texts (``texts=False``):
+    a client's rewriting of a title (``foreign.relax``) may lengthen it past the limit it
+    was read within."""
     properties = obj["properties"]
     if len(properties) > MAX_FIELDS:
         raise FormSchemaError(
-            f"the form has {len(properties):,} fields; this client reads at most {MAX_FIELDS:,}"
+            f"the form has {len(properties):,} fields; {reader} reads at most {MAX_FIELDS:,}"
         )
-    _check_texts(None, obj, "the form's")
+    if texts:
+        _check_texts(None, obj, "the form's")
     offered = 0
     for name, prop in properties.items():
         if isinstance(name, str) and len(name) > MAX_NAME:
             raise FormSchemaError(
                 f"a field's name is {len(name):,} characters long ({name[:40] + '…'!r}); "
-                f"this client reads at most {MAX_NAME:,}"
+                f"{reader} reads at most {MAX_NAME:,}"
             )
         if isinstance(prop, Mapping):
-            offered += _check_field_size(name, prop)
+            offered += _check_field_size(name, prop, reader, texts)
     if offered > MAX_ALL_OPTIONS:
         raise FormSchemaError(
-            f"the form offers {offered:,} options in all; this client reads at most {MAX_ALL_OPTIONS:,}"
+            f"the form offers {offered:,} options in all; {reader} reads at most {MAX_ALL_OPTIONS:,}"
         )
 
 
@@ -184,9 +190,10 @@ def _check_texts(field: str | None, where: Mapping[str, Any], whose: str) -> Non
         _too_long(field, f"{whose} {key}", where.get(key), MAX_TEXT)
 
 
-def _check_field_size(name: str, prop: Mapping[str, Any]) -> int:
+def _check_field_size(name: str, prop: Mapping[str, Any], reader: str, texts: bool) -> int:
     """How many options the field offers, once its texts and options are within the limits."""
-    _check_texts(name, prop, "its")
+    if texts:
+        _check_texts(name, prop, "its")
     items = prop.get("items")
     found = [prop.get(key) for key in ("enum", "enumNames", "oneOf")]
     if isinstance(items, Mapping):
@@ -195,8 +202,10 @@ def _check_field_size(name: str, prop: Mapping[str, Any]) -> int:
     count = max(map(len, lists), default=0)
     if count > MAX_OPTIONS:
         raise FormSchemaError(
-            f"it offers {count:,} options; this client reads at most {MAX_OPTIONS:,} in a choice", field=name
+            f"it offers {count:,} options; {reader} reads at most {MAX_OPTIONS:,} in a choice", field=name
         )
+    if not texts:
+        return count
     for each in lists:
         for n, entry in enumerate(each, 1):
             if isinstance(entry, Mapping):

@@ -9,8 +9,9 @@ Rules:
 
 - A FormSchema is immutable and always consistent: construction checks that names
   are unique and non-empty, each field obeys its own rules, each default passes the
-  field's own validator, and (unless ``check_secrets=False``) that no field asks for
-  a secret, raising :class:`SensitiveFieldError` for the first that does.
+  field's own validator, that the form is no larger than a client reads (its fields,
+  names and options within ``foreign.MAX_*``), and (unless ``check_secrets=False``) that
+  no field asks for a secret, raising :class:`SensitiveFieldError` for the first that does.
 - A default its own field refuses is a :class:`FormSchemaError`, except for a reader of
   a form it did not write (``parse(..., unfit_defaults="drop")``): the field is kept
   without that default, and :attr:`FormSchema.dropped_defaults` says which and why.
@@ -43,7 +44,7 @@ from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFie
 from mcp_elicit.forms.classes import Binding, describe_class
 from mcp_elicit.forms.field_values import shown
 from mcp_elicit.forms.fields import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
-from mcp_elicit.forms.foreign import NO_EXTRAS, Check, FieldExtras, Relaxed, relax
+from mcp_elicit.forms.foreign import NO_EXTRAS, Check, FieldExtras, Relaxed, check_size, relax
 from mcp_elicit.forms.parse import parse_fields
 from mcp_elicit.forms.secrets import SecretFinding, find_secret_fields
 from mcp_elicit.forms.validate import FormValidator, Invalid, compile_field
@@ -138,6 +139,7 @@ class FormSchema:
         object.__setattr__(self, "_validator", FormValidator(specs))
         object.__setattr__(self, "_binding", None)
         wire = self._build_json()
+        check_size(wire, reader="mcp-elicit's client", texts=False)  # what a client would refuse to show
         object.__setattr__(self, "_wire", wire)
         digest = hashlib.sha256(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         object.__setattr__(self, "_digest", digest[:32])

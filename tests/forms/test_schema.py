@@ -9,6 +9,7 @@ import pytest
 
 from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
+from mcp_elicit.forms.foreign import MAX_ALL_OPTIONS, MAX_FIELDS, MAX_NAME, MAX_OPTIONS
 
 
 @dataclasses.dataclass
@@ -254,3 +255,35 @@ def test_build_of_admitted_content_skips_the_second_check() -> None:
 def test_every_kind_round_trips_through_the_wire(spec: Any) -> None:
     schema = Form(f=spec)
     assert FormSchema.parse(schema.to_json()) == schema
+
+
+def _options(count: int, prefix: str = "o") -> list[str]:
+    return [f"{prefix}{i}" for i in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("make", "said"),
+    [
+        (lambda past: Form({f"f{i}": String() for i in range(MAX_FIELDS + past)}), "the form has 257 fields"),
+        (
+            lambda past: Form({"a" * (MAX_NAME + past): String()}),
+            "a field's name is 129 characters long \\('a+…'\\)",
+        ),
+        (lambda past: Form(c=Choice(_options(MAX_OPTIONS + past))), "it offers 100,001 options"),
+        (
+            lambda past: Form(
+                a=MultiChoice(_options(MAX_OPTIONS, "a")),
+                b=MultiChoice(_options(MAX_ALL_OPTIONS - MAX_OPTIONS - 1 + past, "b")),
+                c=Choice(["c"]),
+            ),
+            "the form offers 200,001 options in all",
+        ),
+    ],
+)
+def test_a_form_larger_than_a_client_reads_is_refused_when_built(make: Any, said: str) -> None:
+    # At the client's limits the form is built and read back; one step past them, a form
+    # the client would refuse to show is refused where the author wrote it, naming the limit.
+    within = make(0)
+    assert FormSchema.parse(within.to_json(), beyond_subset="relax") == within
+    with pytest.raises(FormSchemaError, match=f"{said}; mcp-elicit's client reads at most"):
+        make(1)
