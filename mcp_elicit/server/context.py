@@ -54,7 +54,7 @@ from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
-from mcp_elicit.server.questions import Action, Answer, Asker, Question
+from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
 from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.wire.headers import shown
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
@@ -214,11 +214,11 @@ class Context:
         return n
 
     @overload
-    def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Question[Answer[T]]: ...
+    def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Question[FormAnswer[T]]: ...
     @overload
     def elicit(
         self, message: str, schema: FormSchema | Mapping[str, Any], *, key: str | None = None
-    ) -> Question[Answer[dict[str, Any]]]: ...
+    ) -> Question[FormAnswer[dict[str, Any]]]: ...
 
     def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Question[Any]:
         """Ask the user to fill in a form (flat schema: a dataclass, TypedDict, pydantic

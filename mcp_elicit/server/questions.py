@@ -10,7 +10,8 @@ Rules:
 * An answer at hand (a replayed 2026-07-28 round) comes back with no coroutine layer under
   the handler's; only an unanswered question waits on the asker.
 * An elicitation's answer is an ``Answer``: accept (with the form's typed ``data`` and its
-  raw ``content``), decline or cancel. Declining and cancelling are answers, not
+  raw ``content``), decline or cancel, each its own subclass so that checking ``action``
+  narrows ``data`` for a type checker. Declining and cancelling are answers, not
   exceptions. Other questions (sampling, roots, URL mode) are converted by the function
   the ``Context`` gave with them.
 """
@@ -26,7 +27,7 @@ from mcp_elicit.core.mrtr import Ask
 if TYPE_CHECKING:
     from mcp_elicit.server.context import Context
 
-__all__ = ["Answer", "Asker", "Question"]
+__all__ = ["Accepted", "Answer", "Asker", "Cancelled", "Declined", "FormAnswer", "Question", "answer_of"]
 
 T = TypeVar("T")
 Action = Literal["accept", "decline", "cancel"]
@@ -55,12 +56,16 @@ class Asker(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True, init=False)
+@dataclass(frozen=True, slots=True, init=False, eq=False)
 class Answer(Generic[T]):
     """The user's answer to an elicitation.
 
     ``data`` is the typed content of an accepted form (an instance of the type asked for,
-    or a dict for a raw schema); None for decline, cancel, and URL mode.
+    or a dict for a raw schema); None for decline, cancel, and URL mode. A form's answer
+    is one of the subclasses :class:`Accepted`, :class:`Declined` and :class:`Cancelled`
+    (``ctx.elicit`` returns a :data:`FormAnswer`), so that a type checker takes ``data``
+    as the type asked for once ``action`` (or ``accepted``) has ruled the others out.
+    Answers are equal when their action, data and content are, whichever class made them.
     """
 
     action: Action
@@ -79,6 +84,64 @@ class Answer(Generic[T]):
     @property
     def accepted(self) -> bool:
         return self.action == "accept"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Answer):
+            return NotImplemented
+        return (self.action, self.data, self.content) == (other.action, other.data, other.content)
+
+    def __hash__(self) -> int:
+        return hash((self.action, self.data, self.content))
+
+
+class Accepted(Answer[T]):
+    """An accepted form: ``data`` is the type asked for, ``content`` what the client sent."""
+
+    __slots__ = ()
+    action: Literal["accept"]
+    data: T
+    content: Mapping[str, Any]
+
+    @property
+    def accepted(self) -> Literal[True]:
+        return True
+
+
+class Declined(Answer[T]):
+    """The user said no."""
+
+    __slots__ = ()
+    action: Literal["decline"]
+    data: None
+    content: None
+
+    @property
+    def accepted(self) -> Literal[False]:
+        return False
+
+
+class Cancelled(Answer[T]):
+    """The user closed the form without choosing (or gave no answer that fits, twice)."""
+
+    __slots__ = ()
+    action: Literal["cancel"]
+    data: None
+    content: None
+
+    @property
+    def accepted(self) -> Literal[False]:
+        return False
+
+
+#: What ``ctx.elicit`` returns: narrowed by ``action`` or ``accepted`` to one of the three.
+FormAnswer = Accepted[T] | Declined[T] | Cancelled[T]
+
+_BY_ACTION: dict[str, type[Answer[Any]]] = {"accept": Accepted, "decline": Declined, "cancel": Cancelled}
+
+
+def answer_of(action: Action, data: Any = None, content: Mapping[str, Any] | None = None) -> Answer[Any]:
+    """The form answer of ``action``: an :class:`Accepted`, :class:`Declined` or :class:`Cancelled`."""
+    return _BY_ACTION[action](action, data, content)
 
 
 _set_action, _set_data, _set_content = (vars(Answer)[name].__set__ for name in ("action", "data", "content"))
@@ -103,10 +166,10 @@ class Question(Coroutine[Any, Any, T]):
         if convert is not None:
             return convert(raw)
         if raw["action"] != "accept":  # a form's answer (checked by the asker)
-            return Answer(raw["action"])  # type: ignore[return-value]
+            return answer_of(raw["action"])  # type: ignore[return-value]
         content = raw.get("content") or {}
         form = self.ask.schema
-        return Answer("accept", form.build(content, checked=True) if form is not None else content, content)  # type: ignore[return-value]
+        return Accepted("accept", form.build(content, checked=True) if form is not None else content, content)  # type: ignore[return-value]
 
     def _asking(self) -> Generator[Any, None, T]:
         # A generator, not a coroutine awaiting the asker's: an answer at hand (a replayed
