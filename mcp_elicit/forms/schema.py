@@ -36,7 +36,7 @@ import json
 import operator
 import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from dataclasses import fields as dataclass_fields
 from typing import Any, Literal, TypeAlias
 
@@ -232,11 +232,11 @@ class FormSchema:
         """
         if isinstance(spec, FormSchema):
             return spec
-        if isinstance(spec, Mapping):
+        if isinstance(spec, Mapping) and not any(isinstance(v, _SPEC_TYPES) for v in spec.values()):
             return cls.parse(spec, not_secret=not_secret)
         if isinstance(spec, type):
             return cls.from_type(spec)
-        raise FormSchemaError(f"a form is a FormSchema, a requestedSchema mapping or a class, not {spec!r}")
+        raise FormSchemaError(_not_a_form(spec))
 
     # -- reading ----------------------------------------------------------------------
 
@@ -370,6 +370,24 @@ def _without_unfit_default(
         return spec
     dropped.append(ValidationProblem(spec.name, f"{problem}; it is not pre-filled"))
     return replace(spec, default=None)
+
+
+def _not_a_form(spec: object) -> str:
+    """What is wrong with ``spec`` as a form, naming the usual slip and its fix."""
+    fix = "Form(name=String(), ...)"
+    kind = type(spec)
+    if isinstance(spec, Mapping | list | tuple) and any(
+        isinstance(v, _SPEC_TYPES) for v in (spec.values() if isinstance(spec, Mapping) else spec)
+    ):
+        what = "dict" if isinstance(spec, Mapping) else kind.__name__
+        what = f"fields given in a {what}: build the form with {fix} (or Form({{...}}) for names that are not identifiers)"
+    elif spec is Form:
+        what = f"the function Form itself: call it with the fields, {fix}"
+    elif is_dataclass(spec) or hasattr(kind, "model_fields"):
+        what = f"an instance of {kind.__name__}: pass the class itself, ctx.elicit(message, {kind.__name__})"
+    else:
+        what = repr(spec)
+    return f"a form is a FormSchema, a requestedSchema mapping or a class, not {what}"
 
 
 def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -> FormSchema:

@@ -222,6 +222,22 @@ def test_of() -> None:
         FormSchema.of(3)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"name": String(), "n": Integer()}, r"fields given in a dict: .* Form\(name=String\(\), \.\.\.\)"),
+        ([String(name="name")], r"fields given in a list: .* Form\(name=String\(\), \.\.\.\)"),
+        (Small(1), r"an instance of Small: pass the class itself, ctx.elicit\(message, Small\)"),
+        (Form, r"the function Form itself: call it with the fields, Form\(name=String\(\), \.\.\.\)"),
+    ],
+)
+def test_of_names_the_usual_slip_and_its_fix(given: Any, said: str) -> None:
+    # Each was refused before, but as "not a FormSchema" or a requestedSchema without
+    # "type": "object", which does not say what was meant or how to give it.
+    with pytest.raises(FormSchemaError, match=said):
+        FormSchema.of(given)
+
+
 def test_build_without_binding_returns_the_clean_dict() -> None:
     assert booking().build({"party_size": 2, "date": "2026-01-01", "seating": "indoor", "x": 1}) == {
         "party_size": 2,
