@@ -198,6 +198,11 @@ class Context:
         if key is None:
             n = counters[kind] = counters.get(kind, 0) + 1
             key = f"{kind}-{n}"
+        elif not isinstance(key, str):  # caught here: at 2026-07-28 it would break the result's JSON
+            raise TypeError(
+                f"a question's key must be a string, not {key!r} ({type(key).__name__}): "
+                "give key=f'item-{n}' for a number"
+            )
         elif not key:
             raise ValueError("an input request key must not be empty")
         if taken := counters.get(f"={key}", 0):

@@ -63,6 +63,12 @@ def build() -> Server:
         third = await ctx.elicit("Third?", Form(b=String()))
         return f"{first.action} {second.action} {third.action}"
 
+    @app.tool()
+    async def numbered_key(ctx: Context) -> str:
+        # a key that is not a string (a loop's counter given as it is)
+        answer = await ctx.elicit("Add an item?", Form(item=String()), key=3)  # type: ignore[arg-type]
+        return f"{answer.action}"
+
     return app
 
 
@@ -117,3 +123,16 @@ async def test_a_key_shaped_like_one_given_without_key_is_refused_saying_so(vers
     assert "'elicit-2'" in message
     assert "without key=" in message
     assert "in a loop" not in message
+
+
+@pytest.mark.parametrize("version", REVISIONS)
+async def test_a_key_that_is_not_a_string_is_refused_the_same_on_each_revision(version: str) -> None:
+    # On 2026-07-28 it failed as it was written into the input requests, after the handler
+    # had run: -32603 "Internal error" with a traceback in the log; on 2025-11-25 it was asked.
+    async with connect_memory(build(), answerer=script(), versions=[version]) as client:
+        result = await client.call_tool("numbered_key", {})
+    assert result.get("isError") is True
+    assert result["content"][0]["text"] == (
+        "Error executing tool numbered_key: a question's key must be a string, not 3 (int): "
+        "give key=f'item-{n}' for a number"
+    )
