@@ -33,9 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError, create_model
-from pydantic_core import SchemaValidator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined, SchemaValidator
 from typing_extensions import TypedDict, is_typeddict
 
+from mcp_elicit.forms.metadata import Field
 from mcp_elicit.server.parameter_fields import rebuilt, with_pydantic_fields
 
 __all__ = [
@@ -106,6 +108,8 @@ class Signature:
             if name.startswith("_"):
                 raise TypeError(f"{where}: argument names may not start with '_' ({name})")
             default = ... if param.default is param.empty else param.default
+            if isinstance(default, FieldInfo | Field):
+                raise TypeError(_field_as_default(where, name, annotation, default))
             fields[name] = (pydantic_ready(with_pydantic_fields(where, name, annotation)), default)
             if default is not ...:
                 _check_default(where, name, *fields[name])
@@ -287,6 +291,20 @@ def _is_context(annotation: Any, context_type: type) -> bool:
     if origin is typing.Annotated:
         return _is_context(typing.get_args(annotation)[0], context_type)
     return isinstance(annotation, type) and issubclass(annotation, context_type)
+
+
+def _field_as_default(where: str, name: str, annotation: Any, given: FieldInfo | Field) -> str:
+    """Where a ``Field`` given as a parameter's default goes (``x: int = Field(...)``, the
+    way some frameworks take it): in the annotation, with the default, if any, after it."""
+    kind = "mcp_elicit.Field" if isinstance(given, Field) else "pydantic.Field"
+    shown = annotation.__name__ if isinstance(annotation, type) else repr(annotation)
+    default = ""
+    if isinstance(given, FieldInfo) and given.default is not PydanticUndefined:
+        default = f" = {given.default!r}"
+    return (
+        f"{where}: the default of {name} is a {kind}(...), which goes in the annotation: "
+        f"{name}: Annotated[{shown}, {kind}(...)]{default}"
+    )
 
 
 def _check_default(where: str, name: str, annotation: Any, default: Any) -> None:

@@ -13,9 +13,11 @@ import threading
 import typing
 from typing import Annotated, Any
 
+import pydantic
 import pytest
 from pydantic import Field
 
+import mcp_elicit
 from mcp_elicit import Context, Server
 
 from support.memory import MemoryClient
@@ -355,6 +357,41 @@ def test_a_default_that_does_not_fit_its_type_is_refused_saying_so(
         TypeError, match=rf"{handler.__name__}: {re.escape(fragment)}.*change the default or the type"
     ):
         getattr(app, kind)()(handler)
+
+
+async def pydantic_field_default(name: str = pydantic.Field(default="z", max_length=3)) -> str:
+    return name
+
+
+async def own_field_default(times: int = mcp_elicit.Field(minimum=1)) -> str:  # type: ignore[assignment]
+    return str(times)
+
+
+@pytest.mark.parametrize(
+    ("handler", "expected"),
+    [
+        (
+            pydantic_field_default,
+            "pydantic_field_default: the default of name is a pydantic.Field(...), which goes in the "
+            "annotation: name: Annotated[str, pydantic.Field(...)] = 'z'",
+        ),
+        (
+            own_field_default,
+            "own_field_default: the default of times is a mcp_elicit.Field(...), which goes in the "
+            "annotation: times: Annotated[int, mcp_elicit.Field(...)]",
+        ),
+    ],
+)
+@pytest.mark.parametrize("kind", ["tool", "prompt"])
+def test_a_field_given_as_the_default_is_refused_saying_where_it_goes(
+    kind: str, handler: Any, expected: str
+) -> None:
+    # It was "the default of name, FieldInfo(annotation=NoneType, ...), does not fit its
+    # type ... change the default or the type", which names neither the slip nor the fix.
+    app = Server("defaults")
+    with pytest.raises(TypeError) as refused:
+        getattr(app, kind)()(handler)
+    assert str(refused.value) == expected
 
 
 @pytest.mark.parametrize(
