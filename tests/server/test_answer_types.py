@@ -42,9 +42,11 @@ NARROWING = textwrap.dedent(
 
 
 @pytest.mark.slow
-def test_the_readme_server_and_each_way_of_narrowing_type_check_strictly(tmp_path: Path) -> None:
+def test_the_readme_servers_and_each_way_of_narrowing_type_check_strictly(tmp_path: Path) -> None:
     app = tmp_path / "app.py"
-    app.write_text(block_starting("python", "# app.py").text + NARROWING, encoding="utf-8")
+    tasks = block_starting("python", "@app.tool(task=").text
+    imports = "from mcp_elicit import Boolean, Choice\n"
+    app.write_text(block_starting("python", "# app.py").text + NARROWING + imports + tasks, encoding="utf-8")
     out, err, status = mypy_api.run(
         ["--strict", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), str(app)]
     )
