@@ -154,6 +154,12 @@ def check_options(spec: Named, options: Iterable[tuple[str, str | None]]) -> Non
         check_text(spec, f"option {shown(value)}", value)
         if title is not None:
             check_text(spec, f"the title of option {shown(value)}", title)
+            if not title.strip():
+                raise fail(
+                    spec,
+                    f"option {shown(value)} has a blank title, which a person cannot pick by; "
+                    "give it words, or give no option a title",
+                )
         if value in seen:
             raise fail(spec, f"option {shown(value)} is listed twice")
         seen.add(value)

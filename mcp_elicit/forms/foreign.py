@@ -39,7 +39,8 @@ Rules:
 - Options whose titles a person would read alike ("Yes" and "yes", which a form this
   toolkit builds refuses) are told apart, not refused: each such title is followed by
   its value ("Yes (a)", "Yes (b)"), in ``oneOf``, ``anyOf`` and ``enumNames`` alike, so
-  every user interface shows them apart.
+  every user interface shows them apart. A blank title (refused too in a form this
+  toolkit builds) is replaced by its option's value, which a person can pick by.
 - A form larger than any a person answers is refused with :class:`FormSchemaError`
   naming the limit, before anything else in it is read: more than ``MAX_FIELDS`` (256)
   fields, a name over ``MAX_NAME`` (128) characters, a title, an option or its title
@@ -391,13 +392,15 @@ def _options(entries: list[Any], extras: dict[str, Any]) -> list[Any]:
 
 
 def _told_apart(values: list[Any], titles: list[Any]) -> list[Any]:
-    """``titles``, those a person would read alike (:func:`title_key`) each followed by its
-    value in brackets: "Yes (a)", "Yes (b)". Should that still leave two alike (a third
+    """``titles``, a blank one replaced by its value, and those a person would read alike
+    (:func:`title_key`) each followed by its value in brackets: "Yes (a)", "Yes (b)". Should that still leave two alike (a third
     option titled "Yes (b)"), every title is its value, which the parser keeps distinct.
     Anything not text, or lists of different lengths, is left for the parser to refuse."""
     pairs = list(zip(values, titles, strict=False))
     if len(values) != len(titles) or not all(isinstance(v, str) and isinstance(t, str) for v, t in pairs):
         return titles
+    titles = [t if t.strip() else v for v, t in pairs]  # a blank title reads as nothing: its value does
+    pairs = list(zip(values, titles, strict=True))
     counts = Counter(title_key(t) for t in titles)
     if all(n == 1 for n in counts.values()):
         return titles

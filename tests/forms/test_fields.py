@@ -362,3 +362,24 @@ def test_two_options_with_the_same_title_are_refused_naming_the_field_and_the_ti
         build()
     assert caught.value.field == "answer"
     assert "the same title 'Yes'" in str(caught.value), str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: Form(answer=Choice({"a": "Yes", "b": ""})),
+        lambda: Form(answer=MultiChoice({"a": "Yes", "b": "   "})),
+        lambda: FormSchema.parse(
+            {
+                "type": "object",
+                "properties": {"answer": {"type": "string", "enum": ["a", "b"], "enumNames": ["Yes", ""]}},
+            }
+        ),
+    ],
+)
+def test_an_option_with_a_blank_title_is_refused_naming_the_field_and_the_option(build: Any) -> None:
+    # It was sent, and the page showed the option as a radio button with no label.
+    with pytest.raises(FormSchemaError) as caught:
+        build()
+    assert caught.value.field == "answer"
+    assert "option 'b' has a blank title, which a person cannot pick by" in str(caught.value)

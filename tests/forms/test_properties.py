@@ -112,12 +112,12 @@ def options(draw: st.DrawFn) -> Any:
         return values
     titles = draw(
         st.lists(
-            words,
+            words.filter(str.strip),
             min_size=len(values),
             max_size=len(values),
             unique_by=lambda t: " ".join(t.split()).casefold(),
         )
-    )  # a person tells options apart by their titles: a form refuses two alike
+    )  # a person tells options apart by their titles: a form refuses two alike, or a blank one
     return dict(zip(values, titles, strict=True))
 
 

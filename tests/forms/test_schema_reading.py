@@ -291,3 +291,20 @@ def test_a_long_field_name_is_cut_in_a_message() -> None:
         FormSchema.parse({"type": "object", "properties": {"n" * 100: {"type": "bogus"}}})
     text = str(caught.value)
     assert text.startswith(f"field '{'n' * 59}… (102 characters): ") and caught.value.field == "n" * 100
+
+
+def test_another_servers_option_with_a_blank_title_is_shown_by_its_value() -> None:
+    wire = {
+        "type": "object",
+        "properties": {
+            "one": {"type": "string", "oneOf": [{"const": "a", "title": "Yes"}, {"const": "b", "title": ""}]},
+            "legacy": {"type": "string", "enum": ["x", "y"], "enumNames": [" ", "Other"]},
+            "many": {
+                "type": "array",
+                "items": {"anyOf": [{"const": "p", "title": ""}, {"const": "q", "title": "p"}]},
+            },
+        },
+    }
+    schema = FormSchema.parse(wire, check_secrets=False, unfit_defaults="drop", beyond_subset="relax")
+    titles = {spec.name: [title for _, title in spec.options] for spec in schema.fields}  # type: ignore[union-attr]
+    assert titles == {"one": ["Yes", "b"], "legacy": ["x", "Other"], "many": ["p (p)", "p (q)"]}
