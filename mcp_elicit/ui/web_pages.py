@@ -13,6 +13,8 @@ Rules:
   ``/static/app.css`` (the answer server's CSP allows nothing else). Fields and buttons,
   which do nothing without the script, are ``hidden`` in the HTML (``data-js``) and shown
   by the script, so a page without JavaScript shows none, with or without its stylesheet.
+  Server text and text boxes carry ``dir="auto"``: Arabic or Hebrew reads right to left
+  (its full stop at its end) on a page that is otherwise English.
 * One native control per kind of field: text (a ``textarea`` when the default has a line
   break, which a text box would drop), ``email``, ``url``, ``date`` and
   ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
@@ -196,7 +198,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
 <main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}">
 <header class="asker">
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
-<h1><span class="server">{who}</span>{version} {verb}</h1>
+<h1><span class="server" dir="auto">{who}</span>{version} {verb}</h1>
 <p class="context">during <code>{_e(str(first.origin))}</code>{where}</p>
 </header>
 <noscript><p class="alert">This page needs JavaScript to send your answers, and it is off here:
@@ -246,7 +248,7 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
     parts = [
         f'<section class="question" id="{qid}" data-mode="{request.mode}" aria-labelledby="{qid}-title">',
         heading,
-        f'<p class="message" id="{qid}-message">{message}</p>',
+        f'<p class="message" id="{qid}-message" dir="auto">{message}</p>',
     ]
     parts.extend(f'<p class="warning">{_e(w)}</p>' for w in request.warnings)
     if request.problems:
@@ -305,7 +307,7 @@ def _about(fid: str, spec: FieldSpec, extras: FieldExtras) -> tuple[str, str]:
     out: list[str] = []
     ids: list[str] = []
     if spec.description:
-        out.append(f'<p class="desc" id="{fid}-desc">{_e(spec.description, multiline=True)}</p>')
+        out.append(f'<p class="desc" id="{fid}-desc" dir="auto">{_e(spec.description, multiline=True)}</p>')
         ids.append(f"{fid}-desc")
     hint = _hint(spec, extras)
     if hint:
@@ -321,7 +323,7 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
     head = f'<div class="field" id="{fid}" data-kind="{spec.kind}" data-label="{_label(spec)}"'
     required = " required" if spec.required else ""
     if isinstance(spec, Boolean) and not spec.required and spec.default is None:
-        legend = f"<legend>{_label(spec)}</legend>"
+        legend = f'<legend dir="auto">{_label(spec)}</legend>'
         items = [
             _option(fid, str(n), value, title, radio=True, checked=n == 0, none=n == 0)
             for n, (value, title) in enumerate((("", "(no answer)"), ("true", "Yes"), ("false", "No")))
@@ -334,7 +336,7 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
         checked = " checked" if spec.default else ""
         return (
             f'{head}><div class="check"><input type="checkbox" id="{fid}-input"{checked} '
-            f'aria-describedby="{described}"><label for="{fid}-input">{_label(spec)}</label></div>'
+            f'aria-describedby="{described}"><label for="{fid}-input" dir="auto">{_label(spec)}</label></div>'
             f"{about}{error}</div>"
         )
     if isinstance(spec, Choice | MultiChoice):
@@ -364,6 +366,8 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
     if kind == "datetime-local":
         extra += ' step="1"'
     autocomplete = ' autocomplete="email"' if kind == "email" else ' autocomplete="off"'
+    if kind == "text":
+        autocomplete += ' dir="auto"'  # typed Arabic or Hebrew reads right to left
     if kind == "text" and ("\n" in value or "\r" in value):
         # A text box drops line breaks. The newline after the tag is one HTML drops itself.
         control = (
@@ -377,7 +381,7 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
         )
     return (
         f'{head} data-format="{_e(getattr(spec, "format", None) or "")}">'
-        f'<label for="{fid}-input">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
+        f'<label for="{fid}-input" dir="auto">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
         f"{control}{error}</div>"
     )
 
@@ -385,7 +389,7 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
 def _group(
     fid: str, spec: Choice | MultiChoice, extras: FieldExtras, about: str, described: str, error: str
 ) -> str:
-    legend = f"<legend>{_label(spec)}{_mark(spec, group=True)}</legend>"
+    legend = f'<legend dir="auto">{_label(spec)}{_mark(spec, group=True)}</legend>'
     said = option_about(spec, extras)
     if isinstance(spec, Choice) and len(spec.options) > RADIO_LIMIT and not any(said):
         empty = "(no answer)" if not spec.required else "Choose one"
@@ -398,8 +402,8 @@ def _group(
             ),
         ]
         return (
-            f'<label for="{fid}-input">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
-            f'<select id="{fid}-input"{" required" if spec.required else ""} aria-describedby="{described}">'
+            f'<label for="{fid}-input" dir="auto">{_label(spec)}{_mark(spec, group=False)}</label>{about}'
+            f'<select id="{fid}-input" dir="auto"{" required" if spec.required else ""} aria-describedby="{described}">'
             f"{''.join(options)}</select>{error}"
         )
     radio = isinstance(spec, Choice)
@@ -446,12 +450,12 @@ def _option(
     name = f' name="{fid}"' if radio else ""
     mark = (" checked" if checked else "") + (" data-none" if none else "")
     oid = f"{fid}-o{n}"
-    label_html = f'<label for="{oid}">{_e(title)}</label>'
+    label_html = f'<label for="{oid}" dir="auto">{_e(title)}</label>'
     if about:
         mark += f' aria-describedby="{oid}-desc"'
         label_html = (
             f'<div class="opt-text">{label_html}'
-            f'<span class="opt-desc" id="{oid}-desc">{html.escape(about)}</span></div>'
+            f'<span class="opt-desc" id="{oid}-desc" dir="auto">{html.escape(about)}</span></div>'
         )
     return (
         f'<div class="option"><input type="{kind}" id="{oid}"{name} value="{_value(value)}"{mark}>'

@@ -140,3 +140,50 @@ async def test_long_unbroken_server_text_wraps_instead_of_widening_the_page(
         await page.click("#send")
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept(name="x", pick="a", many="o1", extras=["a"], ok=True)]
+
+
+#: Whether each of the page's texts, by selector, reads right to left.
+READS_RTL = """(selectors) => selectors.map((s) => {
+  const found = document.querySelector(s);
+  return found === null ? `${s}: missing` : found.matches(":dir(rtl)");
+})"""
+
+
+async def test_right_to_left_server_text_reads_right_to_left(new_page: NewPage) -> None:
+    """A server writing Arabic gets its message, labels, descriptions and option titles laid
+    out right to left (its full stop and question mark at the end, on the left), on a page that
+    is otherwise English; what a person types in a text box too. English text stays as it is."""
+    form = Form(
+        name=String(title="الاسم الكامل", description="كما في جواز السفر."),
+        city=Choice({"ry": "الرياض", "jd": "جدة"}, title="المدينة؟"),
+        size=Choice({f"s{n}": f"الحجم {n}" for n in range(6)}, title="الحجم؟", default="s1"),
+        extras=MultiChoice({"w": "نبيذ"}, title="إضافات", required=False),
+        ok=Boolean(title="موافق؟", default=True),
+    )
+    message = "هل تريد حجز طاولة لـ 4 أشخاص؟"
+    async with open_round([form_request(form, message=message)]) as opened:
+        page = await show(new_page, opened)
+        rtl = [
+            "#q0-message",
+            "label[for=q0-f0-input]",
+            "#q0-f0-desc",
+            "#q0-f0-input",
+            "#q0-f1-group legend",
+            "label[for=q0-f1-o0]",
+            "label[for=q0-f2-input]",
+            "#q0-f2-input",
+            "#q0-f3-group legend",
+            "label[for=q0-f3-o0]",
+            "label[for=q0-f4-input]",
+        ]
+        await page.fill("#q0-f0-input", "زيد")
+        assert await page.evaluate(READS_RTL, rtl) == [True] * len(rtl)
+        assert await page.evaluate(READS_RTL, ["h1", "#q0-f1-hint", "#review"]) == [False] * 3
+        await page.check("#q0-f1-o0")
+        await page.click("#review")
+        await expect(page.locator("#review-step")).to_be_visible()
+        shown = ["#review-list .message", "#review-list dt", "#review-list dd"]
+        assert await page.evaluate(READS_RTL, shown) == [True] * len(shown)
+        await page.click("#send")
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(name="زيد", city="ry", size="s1", extras=[], ok=True)]

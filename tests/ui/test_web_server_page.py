@@ -104,7 +104,7 @@ def test_the_page_has_a_labelled_native_control_for_every_variant() -> None:
     for control in re.findall(
         r'<input type="(?:text|email|url|date|datetime-local|number)" id="([^"]+)"', html
     ):
-        assert f'<label for="{control}">' in html
+        assert f'<label for="{control}" dir="auto">' in html
     assert html.count('aria-describedby="') >= len(EVERY_KIND.fields)
 
 

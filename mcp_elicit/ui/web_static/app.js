@@ -248,14 +248,17 @@
       }
       const message = document.createElement("p");
       message.className = "message";
+      message.dir = "auto"; // a server's right-to-left text reads right to left
       message.textContent = $(`${q.id}-message`).textContent;
       block.append(message);
       const list = document.createElement("dl");
       for (const [label, value] of (result.questions[i] || {}).rows || []) {
         const dt = document.createElement("dt");
         dt.textContent = label || "Answer";
+        dt.dir = "auto";
         const dd = document.createElement("dd");
         dd.textContent = value;
+        dd.dir = "auto";
         list.append(dt, dd);
       }
       block.append(list);
