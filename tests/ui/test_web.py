@@ -256,6 +256,27 @@ async def test_a_date_time_in_a_zone_whose_offset_had_seconds_gets_whole_minutes
     assert answers == [ElicitAnswer.accept(when="1900-06-01T12:00:00+05:21")]
 
 
+async def test_a_date_time_the_clocks_skip_is_refused_with_a_reason(new_page: NewPage) -> None:
+    """On 2026-03-29 Oslo's clocks go from 02:00 to 03:00: 02:30 is no time there. It was
+    sent as "02:30:00+02:00", an instant the person's clock showed as 01:30; it is refused,
+    next to the field, saying why, and a time that exists is then sent."""
+    form = Form(when=String(title="When", format="date-time"))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "2026-03-29T02:30")
+        await page.click("#review")
+        await expect(page.locator("#alert")).to_have_text("1 answer needs fixing: When.")
+        await expect(page.locator("#q0-f0-error")).to_have_text(
+            "When: there is no 02:30 on 2026-03-29 in your time zone (the clocks skip it); pick another time"
+        )
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await page.fill("#q0-f0-input", "2026-03-29T03:30")
+        await expect(page.locator("#q0-f0-error")).to_have_text("")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(when="2026-03-29T03:30:00+02:00")]
+
+
 async def test_markup_in_server_text_and_values_stays_text_in_the_browser(new_page: NewPage) -> None:
     """Markup in every place a server writes (titles, descriptions, option titles and
     values, defaults, the message) is shown as text, runs nothing, and values go back as

@@ -56,12 +56,18 @@
     );
   }
 
-  // A datetime-local value is wall time in this browser's time zone: say which zone.
+  // Why a field's control cannot be read as a value, by field id (set by fieldValue): the
+  // answer server is sent "?" for it, and this message is shown instead of its own.
+  const unreadable = new Map();
+
+  // A datetime-local value is wall time in this browser's time zone: say which zone. A
+  // wall time the clocks skip (summer time) names no instant: null.
   function withOffset(text) {
     const m = /^(\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d)(?::(\d\d))?/.exec(text);
     if (!m) return text;
     const seconds = m[6] || "00";
     const when = new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +seconds);
+    if (when.getHours() !== +m[4] || when.getMinutes() !== +m[5]) return null;
     // RFC 3339 offsets are whole minutes; a zone's old local mean time was not (5:21:10).
     const offset = -when.getTimezoneOffset();
     const sign = offset >= 0 ? "+" : "-";
@@ -93,6 +99,7 @@
   }
 
   function fieldValue(field) {
+    unreadable.delete(field.id);
     const kind = field.dataset.kind;
     if (kind === "multi_choice") {
       return Array.from(field.querySelectorAll("input:checked"), (box) => box.value);
@@ -119,7 +126,12 @@
     }
     if (field.dataset.format !== "date-time") return input.value;
     if (input.dataset.shown !== undefined && input.value === input.dataset.shown) return input.dataset.rfc3339;
-    return withOffset(input.value);
+    const sent = withOffset(input.value);
+    if (sent !== null) return sent;
+    const [day, time] = input.value.split("T");
+    const why = `there is no ${time.slice(0, 5)} on ${day} in your time zone (the clocks skip it)`;
+    unreadable.set(field.id, `${field.dataset.label}: ${why}; pick another time`);
+    return "?";
   }
 
   function collect() {
@@ -194,7 +206,7 @@
       const seen = (result.questions || [])[i] || {};
       const problems = seen.problems || {};
       q.querySelectorAll(".field").forEach((field, n) => {
-        const message = problems[String(n)];
+        const message = problems[String(n)] && (unreadable.get(field.id) || problems[String(n)]);
         const show = Boolean(message) && !state[i].declined && (all || touched.has(field.id));
         setError(field, show ? message : "");
         if (show) bad.push({ target: focusable(field), label: field.dataset.label });
