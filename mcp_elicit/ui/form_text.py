@@ -324,7 +324,8 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
 
 def _parse_number(spec: Integer | Number, text: str) -> Parsed:
     """``text`` read exactly (``Decimal``: ``int`` refuses over 4300 digits and ``float``
-    rounds), then made an ``int`` (a whole number within the safe range) or a ``float``."""
+    rounds), then made an ``int`` (a whole number within the safe range) or a ``float``;
+    one no ``float`` holds (it would arrive as another number) is refused, saying which."""
     whole = isinstance(spec, Integer)
     try:
         exact = Decimal(text)
@@ -342,7 +343,13 @@ def _parse_number(spec: Integer | Number, text: str) -> Parsed:
         return Parsed(int(exact))
     if whole or size > _LARGEST_FLOAT:
         return _beyond(spec, negative=exact.is_signed())
-    return Parsed(float(exact))
+    carried = float(exact)
+    if Decimal(repr(carried)) != exact:  # a JSON number is a double: it would arrive rounded
+        return Parsed(
+            problem=f"has more digits than a number can carry: it would arrive as {carried!r}; "
+            "type that, or fewer digits"
+        )
+    return Parsed(carried)
 
 
 def _beyond(spec: Integer | Number, *, negative: bool) -> Parsed:

@@ -229,6 +229,33 @@ def test_a_number_too_large_says_what_is_allowed() -> None:
     assert parse_answer(Form(n=Number()).field("n"), "1e308").value == 1e308
 
 
+@pytest.mark.parametrize(
+    ("text", "sent"),
+    [
+        ("12345678901234567890", "1.2345678901234567e+19"),  # was sent as 12345678901234567168
+        ("9007199254740993", "9007199254740992.0"),
+        ("1.00000000000000001", "1.0"),
+        ("1e-400", "0.0"),  # was sent as 0.0
+    ],
+)
+def test_a_number_a_json_number_cannot_carry_is_refused_saying_what_it_would_be(text: str, sent: str) -> None:
+    """What was typed reaches the server as a double: one that would arrive as another number
+    is refused, saying which, instead of silently rounded."""
+    parsed = parse_answer(Form(n=Number()).field("n"), text)
+    assert (parsed.value, parsed.problem) == (
+        None,
+        f"has more digits than a number can carry: it would arrive as {sent}; type that, or fewer digits",
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("0.1", 0.1), ("0.30000000000000004", 0.30000000000000004), ("1.50", 1.5), ("5e-324", 5e-324)],
+)
+def test_a_number_a_json_number_carries_is_taken(text: str, value: float) -> None:
+    assert parse_answer(Form(n=Number()).field("n"), text).value == value
+
+
 #: A form as the official SDKs write one: exclusive bounds, a step, described options.
 SDK_FORM = FormSchema.parse(
     {
