@@ -5,7 +5,8 @@ Rules: ``ask`` returns the text once it passes ``check`` (the check runs on ever
 keystroke and its message shows under the line, wrapped at word boundaries to the
 terminal's width, every row of it: Enter does nothing while it fails). A ``toolbar`` (what
 the field takes, which keys do what) shows at the bottom as rows of its `` · ``-separated
-parts, wrapped to the terminal's width, so no key it names is cut off at the edge.
+parts, wrapped to the terminal's width, so no key it names is cut off at the edge; so
+is the prompt itself (``Enter: fill in the form · d: decline · Esc: cancel >``).
 The Ctrl-C key cancels the question, but a SIGINT signal (``kill -INT``, a stop button) is
 left to the program, as it is while no prompt reads: under ``mcp-elicit call`` it stops the
 call (exit 130). prompt_toolkit's own handling raised ``KeyboardInterrupt`` in whichever
@@ -241,7 +242,7 @@ class Prompter:
         self._declinable = declinable
         try:
             return await self.session.prompt_async(
-                message,
+                lambda: _rows(message, _width()).rstrip() + message[len(message.rstrip()) :],
                 default=default,
                 validator=_CheckValidator(check) if check is not None else None,
                 validate_while_typing=True,

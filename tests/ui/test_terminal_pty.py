@@ -253,6 +253,19 @@ def test_who_asks_and_what_is_shown_whole_on_a_narrow_terminal() -> None:
     assert "Form tests 1.0.0 asks you to open a web page" in shown
 
 
+def test_the_keys_a_prompt_names_wrap_between_them_on_a_narrow_terminal() -> None:
+    # At 30 columns the form's first prompt broke inside a word, "Enter: fill in the form
+    # · d: d" then "ecline · Esc: cancel >": it now wraps between the keys it names.
+    params = {"mode": "form", "message": "Who?", "requestedSchema": {"type": "object", "properties": {}}}
+    with in_a_terminal("ask", f"params={json.dumps(params)}", columns=30) as pty:
+        pty.expect("Esc: cancel >")
+        pty.send("d" + ENTER)
+        pty.expect("Declined.")
+        assert pty.wait() == 0
+        shown = pty.screen
+    assert "Enter: fill in the form\nd: decline · Esc: cancel >" in shown, shown
+
+
 EVERY_KIND = {
     "type": "object",
     "properties": {
