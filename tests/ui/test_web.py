@@ -210,6 +210,26 @@ async def test_date_time_defaults_are_shown_in_local_time_and_sent_back_as_given
     assert answers == [ElicitAnswer.accept(**{**expected, "edited": "2026-12-25T10:00:00+01:00"})]
 
 
+async def test_the_review_shows_a_date_time_in_the_time_the_field_showed(new_page: NewPage) -> None:
+    """The field shows a default in the person's time (19:30 in Oslo); the review showed
+    only "2026-12-24T18:30:00Z", another hour on its face: it now says the person's time too."""
+    form = Form(
+        arrival=String(title="Arrival", format="date-time", default="2026-12-24T18:30:00Z"),
+        leave=String(title="Leave", format="date-time"),
+    )
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-f0-input")).to_have_value("2026-12-24T19:30")
+        await page.fill("#q0-f1-input", "2026-12-24T22:00")
+        await page.click("#review")
+        rows = page.locator("#review-list dd")
+        await expect(rows.nth(0)).to_have_text("2026-12-24T18:30:00Z (24 Dec 2026, 19:30:00 your time)")
+        await expect(rows.nth(1)).to_have_text("2026-12-24T22:00:00+01:00 (24 Dec 2026, 22:00:00 your time)")
+        await page.click("#send")
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(arrival="2026-12-24T18:30:00Z", leave="2026-12-24T22:00:00+01:00")]
+
+
 async def test_an_untitled_option_of_empty_text_has_a_label(new_page: NewPage) -> None:
     """An untitled option "" is named "(empty text)" in the form and in the review, not
     shown as a nameless button."""

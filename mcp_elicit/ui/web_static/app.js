@@ -248,6 +248,16 @@
 
   // ---- review, send, decline, cancel ---------------------------------------------------
 
+  // A date-time's field shows the person's own time; its review row says that time too, so
+  // "2026-12-24T18:30:00Z" does not read as another hour than the field showed (19:30).
+  function shownAs(field, value) {
+    if (!field || field.dataset.format !== "date-time") return "";
+    const when = instant(value.replace(/ \(default\)$/, ""));
+    if (!when || Number.isNaN(when.getTime())) return "";
+    const local = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+    return ` (${local} your time)`;
+  }
+
   function fillReview(result) {
     reviewList.replaceChildren();
     questions.forEach((q, i) => {
@@ -264,15 +274,16 @@
       message.textContent = $(`${q.id}-message`).textContent;
       block.append(message);
       const list = document.createElement("dl");
-      for (const [label, value] of (result.questions[i] || {}).rows || []) {
+      const fields = q.querySelectorAll(".field");
+      ((result.questions[i] || {}).rows || []).forEach(([label, value], n) => {
         const dt = document.createElement("dt");
         dt.textContent = label || "Answer";
         dt.dir = "auto";
         const dd = document.createElement("dd");
-        dd.textContent = value;
+        dd.textContent = value + shownAs(fields[n], value);
         dd.dir = "auto";
         list.append(dt, dd);
-      }
+      });
       block.append(list);
       reviewList.append(block);
     });
