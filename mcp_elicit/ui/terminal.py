@@ -347,7 +347,7 @@ def _field_check(schema: FormSchema, spec: FieldSpec) -> Callable[[str], str | N
     def check(text: str) -> str | None:
         parsed = parse_answer(spec, text)
         if parsed.problem is not None:
-            return parsed.problem
+            return f"{_short_label(spec)} {parsed.problem}"
         if parsed.value is None:
             if spec.required and spec.default is None:
                 return f"{_short_label(spec)} is required"

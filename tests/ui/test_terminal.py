@@ -110,6 +110,21 @@ async def test_an_answer_is_checked_as_it_is_typed_and_cannot_be_sent_until_it_f
     assert answer.content == {"size": 3, "date": TOMORROW, "seat": "in", "ok": True}
 
 
+async def test_a_reason_an_answer_cannot_be_read_names_its_field() -> None:
+    # The form's own reasons named the field ("Party size must be at most 20"), but one from
+    # reading the text did not: "must be a whole number", "'x' is not one of the choices".
+    async with answerer(ENTER + "x") as (ans, screen, pipe):
+
+        async def typing() -> None:
+            await once_drawn(screen, "Party size must be a whole number", pipe, BACKSPACE + "7" + ENTER)
+            await once_drawn(screen, "Date >", pipe, TOMORROW + ENTER + CTRL_U + "x")
+            await once_drawn(screen, "Seating 'x' is not one of the choices", pipe, BACKSPACE + "2" + ENTER)
+            pipe.send_text(ENTER + ENTER + ENTER)
+
+        answer = await elicit_typing(ans, form_request(), typing())
+    assert answer == ElicitAnswer.accept(size=7, date=TOMORROW, seat="out", ok=True)
+
+
 async def test_the_review_changes_an_answer_before_sending() -> None:
     async with answerer(
         FILL + "1" + ENTER + CTRL_U + "12" + ENTER + "5" + ENTER + CTRL_U + "no" + ENTER + ENTER
