@@ -299,6 +299,9 @@ class Prompter:
             except EOFError:
                 self._say("")
                 raise Cancelled() from None
+            except asyncio.CancelledError:  # the line being typed ends before what is said next
+                self._say("")
+                raise
             finally:
                 self._showing = None
             word = line.strip().lower()

@@ -156,6 +156,22 @@ def test_an_interrupt_signal_at_a_prompt_stops_the_call_without_a_traceback(revi
     assert "Interrupted; nothing was sent." in shown
 
 
+def test_an_interrupt_at_a_dumb_terminals_prompt_says_so_on_a_line_of_its_own() -> None:
+    # The terminal's Ctrl-C (SIGINT) while a line is half typed: "Interrupted; nothing was
+    # sent." was written straight after it, "Name (optional) > AdInterrupted; ...".
+    schema = {"type": "object", "properties": {"n": {"type": "string", "title": "Name"}}}
+    with in_a_terminal(*asking("Who?", schema), term="dumb") as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("Name (optional) >")
+        pty.send("Ad")
+        pty.expect("Ad")
+        os.killpg(pty.proc.pid, signal.SIGINT)
+        assert pty.wait() == 130
+        shown = pty.screen
+    assert "Name (optional) > Ad\nInterrupted; nothing was sent.\n" in shown, shown
+
+
 def test_the_keys_under_a_field_are_shown_on_a_terminal_that_does_not_say_where_its_cursor_is() -> None:
     # prompt_toolkit draws a prompt's bottom toolbar only once the terminal has said where
     # its cursor is (a cursor-position report): on one that does not, the only place
