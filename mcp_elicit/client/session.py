@@ -31,6 +31,10 @@ Rules:
 * ``progress=True`` asks for progress on every tool call, prompt and resource read (the
   request id is the token); progress, log messages and a followed task's course reach
   ``on_notification``.
+* Closing (``aclose``, the end of ``async with``) ends every call still in flight at
+  once, each raising ``TransportError`` ("the client was closed"), a question its person
+  is on withdrawn; a closed client's calls raise it too. Before, a call went on waiting
+  over a connection that was gone, until its timeout.
 * Results are returned as received (JSON objects); a result without ``resultType`` is
   complete. Protocol errors raise the matching ``ProtocolError``; limits, timeouts and
   broken connections raise ``RoundsExceeded``, ``RequestTimeout``, ``TransportError``.
@@ -42,13 +46,15 @@ import contextlib
 import importlib.metadata
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback, check_answerer
+from mcp_elicit.client.closing import Calls
 from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
 from mcp_elicit.client.inputs import Inputs
+from mcp_elicit.client.negotiation import modern_from, not_modern
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
@@ -71,19 +77,20 @@ from mcp_elicit.errors import (
     ProtocolViolation,
     RequestTimeout,
     TransportError,
-    UnsupportedProtocolVersion,
 )
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
 from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
-from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED, is_handshake, is_modern
+from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
 
 __all__ = ["Client"]
 
 log = logging.getLogger("mcp_elicit.client")
 
 _PROBES: Final = 2
+
+T = TypeVar("T")
 
 
 def _seconds(option: str, value: object) -> float:
@@ -152,6 +159,8 @@ class Client:
         self._session: ModernSession | HandshakeSession | None = None
         self._subscriptions: dict[RequestId, Subscription] = {}
         self._open = False
+        self._closed = False
+        self._calls = Calls()
 
     # ---- connecting --------------------------------------------------------------
 
@@ -169,7 +178,7 @@ class Client:
         if self._open:
             return
         await self.transport.open(self._unsolicited)
-        self._open = True
+        self._open, self._closed = True, False
         try:
             self._session = await self._negotiate()
         except BaseException:
@@ -181,7 +190,9 @@ class Client:
         """End the session, then close the transport: also when ending the session fails
         or is cancelled (a DELETE the server holds), so no connection or process is left."""
         session, self._session = self._session, None
+        self._closed = self._closed or session is not None
         try:
+            await self._calls.end()
             if session is not None:
                 await session.close()
         finally:
@@ -214,7 +225,7 @@ class Client:
                 self._conn.tools.check_headers = self.transport.http
                 return session
             if not any(is_handshake(v) for v in self.versions):
-                raise _not_modern(self._conn.server, verdict, self.versions)
+                raise not_modern(self._conn.server, verdict, self.versions)
             log.info("%s looks legacy (%s); falling back to initialize", self._conn.server, verdict.reason)
             try:
                 return await self._handshake()
@@ -232,7 +243,7 @@ class Client:
                     raise
                 # The server is modern after all (a slow start, or a dual-era server that
                 # refuses the handshake): its error names the versions; probe once more.
-                version = _modern_from(exc, modern) or version
+                version = modern_from(exc, modern) or version
         raise ProtocolViolation(f"could not settle a protocol revision with {self._conn.server}")
 
     async def _probe(self, version: str) -> Modern | Reprobe | Legacy:
@@ -307,6 +318,8 @@ class Client:
     @property
     def session(self) -> ModernSession | HandshakeSession:
         if self._session is None:
+            if self._closed:
+                raise TransportError(f"the client was closed: its connection to {self._conn.server} is over")
             raise TransportError("the client is not connected; use 'async with Client(...)' or connect()")
         return self._session
 
@@ -345,13 +358,13 @@ class Client:
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Any request, raw; multi round-trip methods go through their rounds."""
-        return await self.session.call(method, params)
+        return await self._call(method, lambda: self.session.call(method, params))
 
     async def discover(self) -> dict[str, Any]:
         """``server/discover`` (modern); on a handshake session, the same facts from ``initialize``."""
         session = self.session
         if isinstance(session, ModernSession):
-            result = await session.discover()
+            result = await self._call("server/discover", session.discover)
             self._adopt(result)
             return result
         init = session.initialized
@@ -414,10 +427,13 @@ class Client:
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Call a tool; questions the server asks on the way go to the answerer."""
-        session = self.session
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
+        return await self._call("tools/call", lambda: self._call_tool(name, params))
+
+    async def _call_tool(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session
         if isinstance(session, ModernSession):
             await session.ensure_tools()
             reason = self._conn.tools.rejected.get(name)
@@ -429,10 +445,10 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = dict(arguments)
-        return await self.session.call("prompts/get", params)
+        return await self._call("prompts/get", lambda: self.session.call("prompts/get", params))
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
-        return await self.session.call("resources/read", {"uri": uri})
+        return await self._call("resources/read", lambda: self.session.call("resources/read", {"uri": uri}))
 
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self._list("prompts/list", "prompts")
@@ -450,23 +466,23 @@ class Client:
         params: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
         if context is not None:
             params["context"] = dict(context)
-        return await self.session.call("completion/complete", params)
+        return await self._call(
+            "completion/complete", lambda: self.session.call("completion/complete", params)
+        )
+
+    async def _call(self, method: str, work: Callable[[], Awaitable[T]]) -> T:
+        """``work()``, a call the close cuts short (``closing``)."""
+        server = self.session and self._conn.server  # not connected, or closed: said here
+        return await self._calls.run(lambda: f"{method} to {server}", work)
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        return await self._call(method, lambda: self._pages(method, key))
+
+    async def _pages(self, method: str, key: str) -> list[dict[str, Any]]:
         session = self.session
         if isinstance(session, ModernSession):
             return await session.list_all(method, key)
         return await list_pages(session.call, method, key)
-
-
-def _modern_from(exc: ProtocolError, modern: Sequence[str]) -> str | None:
-    data = exc.data if isinstance(exc.data, Mapping) else {}
-    supported = data.get("supported")
-    if isinstance(supported, list):
-        for version in modern:
-            if version in supported:
-                return version
-    return None
 
 
 def _package_version() -> str:
@@ -474,26 +490,6 @@ def _package_version() -> str:
         return importlib.metadata.version("mcp-elicit")
     except importlib.metadata.PackageNotFoundError:
         return ClientInfo().version
-
-
-def _not_modern(server: ServerInfo, verdict: Legacy, versions: Sequence[str]) -> UnsupportedProtocolVersion:
-    """The error for a server that does not speak the modern revisions ``versions`` allows,
-    when they allow no handshake one: a version the two cannot agree on, saying what the
-    server answered (``verdict``) and how to talk to a server of the handshake era."""
-    wanted = " or ".join(modern_preferences(versions))
-    allowed = [*versions, LATEST_HANDSHAKE]
-    return UnsupportedProtocolVersion(
-        f"{server} does not speak {wanted}: {verdict.reason}. It is a server of an earlier revision "
-        f"({LATEST_HANDSHAKE} or before), or not an MCP endpoint at all; this client was allowed "
-        f"{', '.join(versions)} only. To talk to a {LATEST_HANDSHAKE} server, allow that revision "
-        f"too (versions={allowed!r})",
-        {
-            "supported": [],
-            "requested": modern_preferences(versions)[0],
-            "answered": verdict.reason,
-            "allowed": list(versions),
-        },
-    )
 
 
 def _log_report(text: str) -> None:
