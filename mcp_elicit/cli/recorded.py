@@ -103,7 +103,9 @@ class Recorded:
         return raw
 
     async def url_done(self, request: ElicitationRequest) -> None:
-        await self.inner.url_done(request)
+        done = getattr(self.inner, "url_done", None)  # optional: done at once without it
+        if done is not None:
+            await done(request)
 
     def _print(
         self, request: ElicitationRequest, answer: Mapping[str, Any], not_sent: Sequence[Mapping[str, Any]]

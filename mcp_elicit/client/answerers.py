@@ -146,11 +146,10 @@ class Answerer(Protocol):
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer | Mapping[str, Any]: ...
 
-    async def url_done(self, request: ElicitationRequest) -> None:
-        """Return when the user says the URL-mode step of ``request`` is finished."""
-        ...
-
     # Optional, so not declared here (a Protocol member would be required):
+    # async def url_done(self, request: ElicitationRequest) -> None:
+    #     """Return when the user says the URL-mode step of ``request`` is finished
+    #     (without it, the step is taken as done once the person accepts it)."""
     # async def refused(self, request: ElicitationRequest, verdict: UrlVerdict) -> ElicitAnswer | None:
     #     """Tell the person the URL of ``request`` is refused, and why (``verdict``)."""
     # async def url_waiting(self, request: ElicitationRequest) -> None:
