@@ -33,8 +33,7 @@ Rules:
   ``on_notification``.
 * Closing (``aclose``, the end of ``async with``) ends every call still in flight at
   once, each raising ``TransportError`` ("the client was closed"), a question its person
-  is on withdrawn; a closed client's calls raise it too. Before, a call went on waiting
-  over a connection that was gone, until its timeout.
+  is on withdrawn; a subscription's iteration ends; a closed client's calls raise it too.
 * Results are returned as received (JSON objects); a result without ``resultType`` is
   complete. Protocol errors raise the matching ``ProtocolError``; limits, timeouts and
   broken connections raise ``RoundsExceeded``, ``RequestTimeout``, ``TransportError``.
@@ -193,6 +192,8 @@ class Client:
         self._closed = self._closed or session is not None
         try:
             await self._calls.end()
+            for subscription in self._subscriptions.values():
+                subscription.dropped()
             if session is not None:
                 await session.close()
         finally:

@@ -11,7 +11,8 @@ Rules:
 * Iteration ends when the server answers the request (``ended_by_server``: a graceful
   closure, e.g. it stops) or the stream drops (the caller may open a new one). Leaving
   the ``async with`` ends it: over HTTP the stream is closed, over stdio the request is
-  cancelled (``notifications/cancelled``).
+  cancelled (``notifications/cancelled``). Closing the client ends every iteration as
+  a dropped stream would (``Subscription.dropped``): over HTTP it waited for ever.
 """
 
 from __future__ import annotations
@@ -73,6 +74,10 @@ class Subscription:
         else:
             self._queue.put_nowait((message.method, params))
         return True
+
+    def dropped(self) -> None:
+        """End the iteration as a dropped stream does (the client is closed)."""
+        self._end(by_server=False)
 
     def _end(self, *, by_server: bool, error: Mapping[str, Any] | None = None) -> None:
         self.ended_by_server = by_server

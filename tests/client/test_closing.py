@@ -126,3 +126,30 @@ async def test_closing_withdraws_the_question_and_ends_its_call(revision: str, s
     task = asyncio.ensure_future(client.call_tool("ask"))
     await _close_under(client, task, person.asked)
     assert person.withdrawn.is_set()
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_closing_ends_a_subscription_being_iterated(
+    transport: str, server_file: Path, request: pytest.FixtureRequest
+) -> None:
+    """Over HTTP the iteration waited on the subscription's stream for ever."""
+    if transport == "stdio":
+        made: StdioTransport | HttpTransport = StdioTransport([*cli(), "serve", str(server_file)])
+    else:
+        made = HttpTransport(request.getfixturevalue("http_url"))
+    client = Client(made, versions=["2026-07-28"], timeout=HOURS)
+    await client.connect()
+    listening = asyncio.Event()
+
+    async def listen() -> list[str]:
+        async with client.listen(tools=True) as changes:
+            listening.set()
+            return [method async for method, _ in changes]
+
+    task = asyncio.ensure_future(listen())
+    async with hang_guard("the subscription to open"):
+        await listening.wait()
+    async with hang_guard("the close"):
+        await client.aclose()
+    async with hang_guard("the iteration to end once the client was closed"):
+        assert await task == []
