@@ -11,7 +11,8 @@ Rules:
   capability, for both revisions' wording (2025-11-25 answers -32601 with it, as a server
   does for its own undeclared capabilities). A form the client cannot show is
   reported and answered ``cancel``. An answer that still does not fit after three tries
-  raises ``FormValidationError``.
+  raises ``FormValidationError``. An accepted answer naming a field the form lacks is
+  sent without it, and reported (an answerer's typo would otherwise vanish unsaid).
 * A URL-mode question's URL is judged before any answerer sees it, by the rule the
   bundled answerers show a person (``client.url_consent.judge_url``). One it refuses (a
   scheme but http(s), ``javascript:``, ``file:``, ``data:``...; no scheme or no host;
@@ -266,16 +267,32 @@ class Inputs:
                     "mapping like {'action': 'accept', 'content': {...}}"
                 )
             try:
-                return check_elicit_answer(request, answer)
+                checked = check_elicit_answer(request, answer)
             except FormValidationError as exc:
                 last = exc
                 request = request.again(exc.problems)
             except ValueError as exc:
                 last = FormValidationError((ValidationProblem(None, str(exc)),))
                 request = request.again(last.problems)
+            else:
+                self._report_unknown(request, answer)
+                return checked
         assert last is not None
         summary = ValidationProblem(None, f"no valid answer to {request.describe()} after {_ATTEMPTS} tries")
         raise FormValidationError((summary, *last.problems))
+
+    def _report_unknown(self, request: ElicitationRequest, answer: Mapping[str, Any]) -> None:
+        """Report the fields an accepted form answer names that the form lacks (a typo in
+        an answerer): they cannot be sent, and dropping them silently lost the answer."""
+        content = answer.get("content")
+        if answer.get("action") != "accept" or request.mode != "form" or not isinstance(content, Mapping):
+            return
+        unknown = [shown_repr(str(name)) for name in content if name not in request.fields]
+        if unknown:
+            self.report(
+                f"the answer to {request.describe()} names {', '.join(unknown)}: the form has no such "
+                f"field (its fields: {', '.join(request.fields)}); not sent"
+            )
 
     async def url_waiting(self, step: InputRequest, *, origin: Origin, server: ServerInfo) -> None:
         """Tell the answerer, through its optional ``url_waiting(request)``, that the request

@@ -349,3 +349,36 @@ async def test_a_script_alone_warns_of_an_answer_that_does_not_fit(caplog: pytes
     async with connect_memory(app, answerer=script) as client:
         await client.call_tool("ask", {})
     assert "the scripted answer does not fit: region: must be one of: eu-west-1" in caplog.text
+
+
+class Misspelling:
+    """An answerer that names a field the form does not have (a typo of ``nickname``)."""
+
+    modes = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.accept(name="Ada", nickame="Countess")
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_an_answer_naming_fields_the_form_lacks_is_reported(revision: str) -> None:
+    """Such a field cannot be sent (the form has no place for it), and was dropped without
+    a word: the answer the person meant never arrived, and nothing said why."""
+    app = Server("profile")
+
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        """Asks a name and a nickname."""
+        answer = await ctx.elicit("Who?", Form(name=String(), nickname=String(default="")))
+        return json.dumps(answer.content)
+
+    reports: list[str] = []
+    async with connect_memory(
+        app, answerer=Misspelling(), versions=[revision], report=reports.append
+    ) as client:
+        result = await client.call_tool("ask", {})
+    assert json.loads(result["content"][0]["text"]) == {"name": "Ada", "nickname": ""}
+    assert len(reports) == 1
+    assert "'nickame'" in reports[0]
+    assert "the form has no such field (its fields: name, nickname)" in reports[0]
+    assert "not sent" in reports[0]
