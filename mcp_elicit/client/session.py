@@ -54,6 +54,7 @@ from mcp_elicit.client.closing import Calls
 from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
 from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.negotiation import modern_from, not_modern
+from mcp_elicit.client.params import given
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
@@ -428,9 +429,7 @@ class Client:
 
     async def call_tool(self, name: str, arguments: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Call a tool; questions the server asks on the way go to the answerer."""
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
+        params = {"name": name, **given(f"tools/call {name!r}", "arguments", arguments)}
         return await self._call("tools/call", lambda: self._call_tool(name, params))
 
     async def _call_tool(self, name: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -443,9 +442,7 @@ class Client:
         return await session.call("tools/call", params)
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> dict[str, Any]:
-        params: dict[str, Any] = {"name": name}
-        if arguments is not None:
-            params["arguments"] = dict(arguments)
+        params = {"name": name, **given(f"prompts/get {name!r}", "arguments", arguments)}
         return await self._call("prompts/get", lambda: self.session.call("prompts/get", params))
 
     async def read_resource(self, uri: str) -> dict[str, Any]:
@@ -464,9 +461,12 @@ class Client:
         self, ref: Mapping[str, Any], argument: Mapping[str, Any], context: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """``completion/complete`` for a prompt or resource-template argument."""
-        params: dict[str, Any] = {"ref": dict(ref), "argument": dict(argument)}
-        if context is not None:
-            params["context"] = dict(context)
+        what = "completion/complete"
+        params = {
+            **given(what, "ref", ref),
+            **given(what, "argument", argument),
+            **given(what, "context", context),
+        }
         return await self._call(
             "completion/complete", lambda: self.session.call("completion/complete", params)
         )
