@@ -128,7 +128,7 @@ def read_host(
             address = ipaddress.IPv6Address(text[1:-1])
         except ValueError:
             raise Refused("malformed", f"The address has an invalid IPv6 host ({text}).") from None
-        shown = f"[{address.compressed}]"
+        shown = f"[{_as_browsers_write(address)}]"
         return shown, shown, True, None, []
     warnings: list[UrlWarning] = []
     if len(text) > _MAX_HOST_ESCAPED:  # too long even if every character were %-escaped
@@ -315,6 +315,17 @@ def _number(text: str) -> int | None:
     if not digits or any(ch not in _DIGITS[:base] for ch in digits.lower()):
         return None
     return int(digits, base)
+
+
+def _as_browsers_write(address: ipaddress.IPv6Address) -> str:
+    """The address as a browser's address bar shows it: compressed, all in hex. Python
+    3.13 writes an IPv4-mapped address with its IPv4 part dotted (``::ffff:127.0.0.1``),
+    where browsers, and Python before it, write ``::ffff:7f00:1``."""
+    mapped = address.ipv4_mapped
+    if mapped is None:
+        return address.compressed
+    n = int(mapped)
+    return f"::ffff:{n >> 16:x}:{n & 0xFFFF:x}"
 
 
 def address_of(ip_host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
