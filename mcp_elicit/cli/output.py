@@ -5,8 +5,10 @@ stderr. ``--json`` prints exactly one JSON object on stdout. Human output is pla
 coloured only when stdout is a terminal and ``NO_COLOR`` is unset. Anything a server
 wrote is passed through ``ui.form_text.clean`` first, so it cannot act on the terminal.
 The trace shortens ``requestState`` (an opaque sealed blob) to its start and length.
-What is nested too deeply for ``json.dumps`` (a JSON reader takes 1024 levels, Python
-recursion stops short of that) is shown as ``NESTED``, and refused for ``--json``.
+What nests objects and arrays more than ``MAX_SHOWN_DEPTH`` (500) levels deep (a JSON
+reader takes 1024) is shown as ``NESTED``, and refused for ``--json``, on every Python:
+how deep ``json.dumps`` and ``repr`` go differs by version (3.11 stops short of 1000
+levels, 3.13 does not), and nobody reads 500 levels of brackets.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
 from mcp_elicit.core.rounds import quoted
 from mcp_elicit.ui.form_text import clean
+from mcp_elicit.wire.jsonrpc import nests_past
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.check import CheckReport
@@ -61,10 +64,14 @@ class Paint:
 
 #: What is shown for a value nested too deeply to write out.
 NESTED: Final = "(nested too deeply to show)"
+#: The deepest nesting of objects and arrays written out.
+MAX_SHOWN_DEPTH: Final = 500
 
 
 def shown_json(value: object, **options: Any) -> str:
     """``json.dumps(value, **options)``, or ``NESTED`` when it is too deep for that."""
+    if nests_past(value, MAX_SHOWN_DEPTH):
+        return NESTED
     try:
         return json.dumps(value, **options)
     except RecursionError:
@@ -76,15 +83,14 @@ def print_json(value: Mapping[str, Any]) -> None:
     characters ``form_text.clean`` would not let act (control, bidirectional, invisible)
     are written as ``\\uXXXX`` escapes, the same JSON value, so that what a server sent
     cannot act on a terminal showing it. ``CheckFailed`` when it is nested too deeply."""
-    try:
-        text = json.dumps(value, indent=2, ensure_ascii=False)
-    except RecursionError:
+    text = shown_json(value, indent=2, ensure_ascii=False)
+    if text is NESTED:
         from mcp_elicit.errors import CheckFailed
 
         raise CheckFailed(
-            "the server's answer is nested too deeply to write as JSON (a JSON reader takes "
-            "1024 levels, this program's JSON writer fewer); run without --json to see the rest of it"
-        ) from None
+            "the server's answer is nested too deeply to write as JSON (objects and arrays more "
+            f"than {MAX_SHOWN_DEPTH} levels deep); run without --json to see the rest of it"
+        )
     print("".join(_inert(ch) for ch in text), flush=True)
 
 
@@ -380,6 +386,8 @@ def _list(value: object) -> list[Any]:
 
 def _block(block: object) -> str:
     if not isinstance(block, Mapping):
+        if nests_past(block, MAX_SHOWN_DEPTH):
+            return NESTED
         try:
             return clean(repr(block))
         except RecursionError:

@@ -43,6 +43,7 @@ from mcp_elicit.errors import (
     ValidationProblem,
 )
 from mcp_elicit.forms import FormSchema, SecretFinding
+from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = [
     "ElicitationRequest",
@@ -58,6 +59,10 @@ __all__ = [
 
 #: The most characters of a server's text (a message, a URL) ``describe`` quotes.
 _DESCRIBED: Final = 200
+#: Nesting past which a form is not read: a flat form is a few levels deep, and how deep
+#: reading it recurses before Python stops it differs by version (3.11 stops short of
+#: 1000 levels, 3.13 does not), so the verdict on a very deep one would too.
+_FORM_DEPTH: Final = 64
 #: The most characters of a server's name, version and title kept.
 _NAMED: Final = 100
 
@@ -207,20 +212,25 @@ def parse_elicitation(
     schema: FormSchema | None = None
     problem: str | None = None
     warnings: tuple[str, ...] = ()
-    try:
-        schema = FormSchema.parse(
-            params.get("requestedSchema"), check_secrets=False, unfit_defaults="drop", beyond_subset="relax"
-        )
-    except FormSchemaError as exc:
-        problem = str(exc)
-    except RecursionError:  # read by recursion: Python stops short of what JSON takes
-        problem = "the form is nested too deeply to read"
+    requested = params.get("requestedSchema")
+    too_deep = "the form is nested too deeply to read"
+    if nests_past(requested, _FORM_DEPTH):  # the same verdict on every Python (see _FORM_DEPTH)
+        problem = too_deep
     else:
-        warnings = (
-            *(_secret_warning(f) for f in schema.secret_findings),
-            *(f"Field {p.field!r}: {p.message}." for p in schema.dropped_defaults),
-            *(f"Field {p.field!r} {p.message}." for p in schema.relaxed),
-        )
+        try:
+            schema = FormSchema.parse(
+                requested, check_secrets=False, unfit_defaults="drop", beyond_subset="relax"
+            )
+        except FormSchemaError as exc:
+            problem = str(exc)
+        except RecursionError:  # read by recursion: Python stops short of what JSON takes
+            problem = too_deep
+        else:
+            warnings = (
+                *(_secret_warning(f) for f in schema.secret_findings),
+                *(f"Field {p.field!r}: {p.message}." for p in schema.dropped_defaults),
+                *(f"Field {p.field!r} {p.message}." for p in schema.relaxed),
+            )
     return ElicitationRequest(
         server=server,
         key=key,
