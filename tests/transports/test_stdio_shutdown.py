@@ -18,7 +18,7 @@ from transports.slow_stop_server import STOPPING
 
 from support.http import meta
 from support.procs import cli, stdio_process
-from support.waiting import eventually
+from support.waiting import eventually, hang_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -51,17 +51,28 @@ async def unread(tmp_path: Path) -> AsyncIterator[tuple[asyncio.subprocess.Proce
             await proc.wait()
 
 
+#: Requests whose answers (over 2 KiB each) overflow a pipe (64 KiB by default on Linux):
+#: once the server has them, it cannot write every answer while nobody reads.
+OVERFLOWING = 40
+
+
 async def flood(proc: asyncio.subprocess.Process) -> int:
-    """Write requests until the server stops taking them (its answers are not read)."""
+    """Write requests until the server stops taking them (its answers are not read), and
+    at least ``OVERFLOWING`` of them: a server merely slow on a loaded machine also makes a
+    write wait, and the wait alone would not tell that its answers cannot all be written."""
     assert proc.stdin is not None
     sent = 0
-    while sent < 6000:
-        proc.stdin.write(echo(sent, "x" * 2048))
-        sent += 1
-        try:
-            await asyncio.wait_for(proc.stdin.drain(), 5.0)
-        except TimeoutError:
-            return sent
+    async with hang_guard("the server to take the first requests"):
+        while sent < 6000:
+            proc.stdin.write(echo(sent, "x" * 2048))
+            sent += 1
+            while True:
+                try:
+                    await asyncio.wait_for(proc.stdin.drain(), 1.0)
+                    break
+                except TimeoutError:
+                    if sent >= OVERFLOWING:
+                        return sent
     raise AssertionError(f"the server took all {sent} requests while its answers went unread")
 
 
