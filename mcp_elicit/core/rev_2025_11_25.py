@@ -9,7 +9,9 @@ Rules:
   as the negotiated revision means them: before 2025-11-25 elicitation had no modes (a
   form, no URL mode, no -32042), so there an ``elicitation`` object, whatever it holds,
   declares forms only; a URL-mode question there is -32021 naming the revision as what
-  lacks URL mode (``url_mode_missing``), not the client.
+  lacks URL mode (``url_mode_missing``), not the client. Before 2025-06-18 there was no
+  elicitation at all: a declared ``elicitation`` is read as not declared, and a form asked
+  there is -32021 naming the revision (``form_missing``).
 * Methods of this era: ``initialize``, ``ping``, ``logging/setLevel``,
   ``resources/subscribe`` and ``resources/unsubscribe``, plus the ones both eras share.
   ``server/discover`` does not exist here (-32601).
@@ -32,6 +34,7 @@ __all__ = [
     "HANDSHAKE_ONLY",
     "Handshake",
     "check_method",
+    "form_missing",
     "initialize_result",
     "parse_initialize",
     "parse_set_level",
@@ -72,24 +75,49 @@ def parse_initialize(params: Mapping[str, Any] | None) -> Handshake:
     )
 
 
+#: The handshake revisions before elicitation (it came with 2025-06-18).
+WITHOUT_ELICITATION: Final = frozenset({"2024-11-05", "2025-03-26"})
+
+
 def _as_meant(caps: Mapping[str, Any], version: str) -> Mapping[str, Any]:
     """``caps`` as ``version`` means them: before 2025-11-25 a declared ``elicitation``
-    takes forms, the only kind there was (``{"url": {}}`` in it names nothing)."""
+    takes forms, the only kind there was (``{"url": {}}`` in it names nothing); before
+    2025-06-18 it names nothing at all, as if it had not been declared."""
     elicitation = caps.get("elicitation")
+    if version in WITHOUT_ELICITATION and "elicitation" in caps:
+        return {k: v for k, v in caps.items() if k != "elicitation"}
     if version == REV_2025_11_25 or not isinstance(elicitation, Mapping) or not elicitation:
         return caps
     return {**caps, "elicitation": {}}
+
+
+def form_missing(version: str) -> MissingClientCapability:
+    """The -32021 for a form a request at ``version`` cannot carry: a client that did not
+    declare ``elicitation``, or a revision without elicitation, whatever it declared."""
+    required: dict[str, Any] = {"elicitation": {"form": {}}}
+    if version not in WITHOUT_ELICITATION:
+        return MissingClientCapability.requiring(required)
+    return MissingClientCapability(
+        f"This request needs the client capability elicitation.form, which MCP {version} does not "
+        "have: elicitation came with 2025-06-18",
+        {"requiredCapabilities": required},
+    )
 
 
 def url_mode_missing(version: str) -> MissingClientCapability:
     """The -32021 for a URL-mode question a request at ``version`` cannot carry: before
     2025-11-25 the revision has none, whatever the client declared (see ``_as_meant``)."""
     required: dict[str, Any] = {"elicitation": {"url": {}}}
-    if version == REV_2025_11_25 or version not in HANDSHAKE:
+    if version == REV_2025_11_25 or (version not in HANDSHAKE and version not in WITHOUT_ELICITATION):
         return MissingClientCapability.requiring(required)
+    before = (
+        "elicitation came with 2025-06-18"
+        if version in WITHOUT_ELICITATION
+        else "before it elicitation asks with forms only"
+    )
     return MissingClientCapability(
         f"This request needs the client capability elicitation.url, which MCP {version} does not "
-        "have: URL-mode elicitation came with 2025-11-25, before it elicitation asks with forms only",
+        f"have: URL-mode elicitation came with 2025-11-25, {before}",
         {"requiredCapabilities": required},
     )
 

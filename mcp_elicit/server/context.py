@@ -15,6 +15,8 @@ Rules:
   ``elicitation`` (``{}`` means form), URL elicitation needs ``elicitation.url``, sampling
   needs ``sampling``, roots need ``roots``. Asking anyway fails the request with -32021
   naming the missing capability; ``ctx.can_elicit()`` and friends let a handler fall back.
+  A session asks in its revision's words: 2025-03-26 has no elicitation, 2025-06-18 forms
+  only, said its way (``rev_2025_06_18``: a multi-select there is -32021 naming the field).
 * A URL-mode question carries only a web address a browser reads as written: an
   absolute http(s) URI with a host, no credentials, at most ``MAX_URL`` characters
   (``outgoing.check_url``); anything else is the handler's ``ValueError``.
@@ -48,13 +50,14 @@ from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
 from mcp_types import CreateMessageResult, Root
 
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, key_reused
-from mcp_elicit.core.rev_2025_11_25 import url_mode_missing
+from mcp_elicit.core.rev_2025_11_25 import form_missing, url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
+from mcp_elicit.server.rev_2025_06_18 import REV_2025_06_18, form_params
 from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.wire.headers import shown
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
@@ -236,8 +239,11 @@ class Context:
             found = form.secret_findings[0]
             raise SensitiveFieldError(found.message, field=found.field)
         if not self.call.capabilities.elicitation_form:
-            raise MissingClientCapability.requiring({"elicitation": {"form": {}}})
-        params = {"mode": "form", "message": message, "requestedSchema": form.wire}
+            raise form_missing(self.revision)
+        if self.call.revision == REV_2025_06_18:  # no mode, fewer words
+            params = form_params(message, form)
+        else:
+            params = {"mode": "form", "message": message, "requestedSchema": form.wire}
         return Question(self, Ask(self._key("elicit", key), ELICIT, params, form), None)
 
     def elicit_url(
