@@ -44,6 +44,7 @@ from typing import Any, Final
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
+from mcp_elicit.cli.era_hints import tool_error_note
 from mcp_elicit.cli.options import (
     Once,
     add_connection_options,
@@ -192,6 +193,8 @@ def _main(args: argparse.Namespace) -> int:
     if answerer is None and args.ui == "auto" and not args.json:  # the person did not choose it
         sys.stdout.flush()  # a reader gone away (| head) ends the command here, nothing said
         print(f"mcp-elicit: note: {_NOBODY_ANSWERS}", file=sys.stderr)
+    if note := tool_error_note(result, outcome["revision"]):
+        print(f"mcp-elicit: note: {note}", file=sys.stderr)
     if outcome.get("noise"):
         print(f"mcp-elicit: warning: {outcome['noise']}", file=sys.stderr)
     if outcome.get("output_mismatch"):

@@ -44,6 +44,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
+from mcp_elicit.cli.era_hints import era_hint
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
 from mcp_elicit.errors import (
     AuthorizationError,
@@ -106,7 +107,8 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
             )
         said = clean(exc.message)
         log = _log_tail(observed) if exc.code == InternalError.code and _says_nothing(said) else ""
-        return CheckFailed(f"{during}: the server answered with error {exc.code}: {said}{log}")
+        hint = era_hint(exc, str(target), observed.revision)
+        return CheckFailed(f"{during}: the server answered with error {exc.code}: {said}{log}{hint}")
     if isinstance(exc, FormValidationError):
         return CheckFailed(f"no answer that fits the form: {exc}")
     if isinstance(exc, TaskCancelled):

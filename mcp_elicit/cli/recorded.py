@@ -23,7 +23,7 @@ from mcp_elicit.core.client_inputs import check_elicit_answer
 from mcp_elicit.errors import FormValidationError
 from mcp_elicit.ui.form_text import clean
 
-__all__ = ["Recorded"]
+__all__ = ["Recorded", "url_lines"]
 
 
 @dataclass
@@ -117,11 +117,8 @@ class Recorded:
         )
         print(f"  {clean(request.message)}", file=sys.stderr)
         if request.url is not None:
-            verdict = judge_url(request.url, server=request.server.where)
-            print(f"  url: {clean(request.url)}  (site: {clean(verdict.site) or '?'})", file=sys.stderr)
-            for warning in verdict.warnings:
-                mark = "refused" if warning.refuses else "warning"
-                print(f"  {mark}: {clean(warning.text)}", file=sys.stderr)
+            for line in url_lines(request.url, request.server.where):
+                print(f"  {line}", file=sys.stderr)
         for held in not_sent:
             given = f"{held['action']}{_shown(held.get('content'))}"
             why = "; ".join(held["problems"])
@@ -129,6 +126,17 @@ class Recorded:
         print(
             f"  → {answer.get('action')}{clean(_shown(answer.get('content')))}", file=sys.stderr, flush=True
         )
+
+
+def url_lines(url: str, server: str) -> list[str]:
+    """A URL step's address as shown to a person: the URL and its site, then each warning
+    ``client.url_consent`` has about it (``refused:`` for one that must not be opened).
+    ``server``: where the server that sent it was reached."""
+    verdict = judge_url(url, server=server)
+    lines = [f"url: {clean(url)}  (site: {clean(verdict.site) or '?'})"]
+    for warning in verdict.warnings:
+        lines.append(f"{'refused' if warning.refuses else 'warning'}: {clean(warning.text)}")
+    return lines
 
 
 def _shown(content: object) -> str:

@@ -239,6 +239,8 @@ class Observed:
     authorization: dict[str, Any] | None = None
     #: Milliseconds spent before the MCP requests on the sign-in (a person included).
     sign_in_ms: float = 0.0
+    #: The revision agreed, once connected (None before).
+    revision: str | None = None
 
     def last_post(self) -> HttpSeen | None:
         for seen in reversed(self.responses):
@@ -322,6 +324,7 @@ async def connect(
                 transport = stdio = StdioTransport(target.command, trace=trace)
             client = Client(transport, answerer=answerer, roots=roots, **options)
             async with client:
+                observed.revision = client.revision
                 yield client
     finally:
         logger.removeFilter(noise)

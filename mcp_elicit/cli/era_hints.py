@@ -1,0 +1,96 @@
+"""A server that asks in 2025-11-25's ways on a 2026-07-28 connection, in the CLI's words:
+what it asked, and the ``--protocol`` with which the CLI can follow it.
+
+Some servers keep their handshake-era habits whatever revision was agreed: the official
+Python SDK answers a call with -32042 (URL elicitation required, which 2026-07-28 has no
+place for), and its servers and FastMCP's, asking with ``elicitation/create``, fail the
+request saying their 2026-07-28 transport cannot send server-initiated requests. The
+client cannot follow either at 2026-07-28; at 2025-11-25 it follows both.
+
+Rules:
+
+* Only at a modern revision (``wire.versions.is_modern``): at 2025-11-25 the client follows
+  these itself, and a failure there has other causes.
+* -32042: each step of ``data.elicitations`` is shown, its message and its URL judged
+  and shown as a URL-mode question's is (``recorded.url_lines``: the site, a refusal,
+  the warnings); nothing is opened. At most ``_SHOWN`` steps, the rest counted. A step
+  that is not an object, or whose ``url`` is not a string, is said to be unreadable.
+* Server-initiated requests: only an error (or a tool's error result) whose words name
+  them (``server-initiated request``) or the request (``elicitation/create``) gets the
+  hint, whatever its code: another -32600 or -32603 is the server's own failure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from mcp_elicit.cli.recorded import url_lines
+from mcp_elicit.errors import ProtocolError, URLElicitationRequired
+from mcp_elicit.ui.form_text import clean
+from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
+
+__all__ = ["era_hint", "tool_error_note"]
+
+#: How many of a -32042's steps are shown.
+_SHOWN: Final = 10
+_NAMES_SERVER_REQUESTS: Final = re.compile(r"(?i)server[- ]initiated requests?|\belicitation/create\b")
+_FOLLOW: Final = f"--protocol {LATEST_HANDSHAKE}"
+
+
+def era_hint(exc: ProtocolError, where: str, revision: str | None) -> str:
+    """What to add to the message of ``exc``, a server's error at ``revision`` ("" when
+    nothing): the steps of a -32042, or the hint for a refused server-initiated request.
+    ``where``: the TARGET, as the URL's judge reads where the server runs."""
+    if not is_modern(revision):
+        return ""
+    if isinstance(exc, URLElicitationRequired):
+        return _url_required(exc, where, revision)
+    if _NAMES_SERVER_REQUESTS.search(exc.message):
+        return "\n" + _server_requests(revision)
+    return ""
+
+
+def tool_error_note(result: Mapping[str, Any], revision: str | None) -> str:
+    """The note for a tool's error result at ``revision`` whose text names server-initiated
+    requests (FastMCP's, for one); "" otherwise."""
+    if not is_modern(revision) or result.get("isError") is not True:
+        return ""
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else []
+    text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, Mapping))
+    return _server_requests(revision) if _NAMES_SERVER_REQUESTS.search(text) else ""
+
+
+def _server_requests(revision: str | None) -> str:
+    return (
+        f"The server asks with server-initiated requests (elicitation/create), which a {revision} "
+        f"connection does not carry; {LATEST_HANDSHAKE} does. To answer it, run the command again with {_FOLLOW}."
+    )
+
+
+def _url_required(exc: URLElicitationRequired, where: str, revision: str | None) -> str:
+    data = exc.data if isinstance(exc.data, Mapping) else {}
+    steps = data.get("elicitations")
+    steps = steps if isinstance(steps, list) else []
+    lines = [
+        f"The server asked for URL-mode steps in {LATEST_HANDSHAKE}'s way (-32042), which {revision} "
+        f"has no place for, so the client cannot follow them; their pages were not opened."
+    ]
+    if not steps:
+        lines.append("It named no step (no data.elicitations).")
+    for number, step in enumerate(steps[:_SHOWN], 1):
+        url = step.get("url") if isinstance(step, Mapping) else None
+        if not isinstance(step, Mapping) or not isinstance(url, str):
+            lines.append(f"  {number}. (unreadable: no URL)")
+            continue
+        message = step.get("message")
+        lines.append(f"  {number}. {clean(message) if isinstance(message, str) else '(no message)'}")
+        lines.extend(f"     {line}" for line in url_lines(url, where))
+    if len(steps) > _SHOWN:
+        lines.append(f"  ... and {len(steps) - _SHOWN} more")
+    lines.append(
+        f"To let mcp-elicit follow them (each page shown to you first, to open or not), run the command again with {_FOLLOW}."
+    )
+    return "\n" + "\n".join(lines)
