@@ -22,8 +22,11 @@ Rules:
   writing the request found the pipe broken first. Closing is the spec's shutdown: close
   stdin, wait, then terminate, then kill; each wait is for the exit, not for the pipes,
   which are closed last. On POSIX the server gets a process group of its
-  own, and both signals go to the whole group. A close cut short (cancelled while it
-  waits) kills the server at once, before the cancellation goes on.
+  own, and both signals go to the whole group (``stdio_process``). A close cut short (cancelled while it
+  waits) kills the server at once, before the cancellation goes on. A request still waiting
+  when the transport closes ends then, with a ``TransportError`` saying it was closed.
+* ``open`` after ``aclose`` starts a new process, with nothing of the last one (its end,
+  stderr, requests); ``open`` while open is refused.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from mcp_elicit.client.transport import (
     unreadable_reply,
 )
 from mcp_elicit.errors import ParseError, ProtocolError, TransportError
+from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
@@ -64,58 +68,6 @@ _STDERR_KEEP: Final = 64 * 1024
 _ABANDONED_KEEP: Final = 256
 #: How long, after the process exited, what it wrote last may take to be read.
 _EXIT_READ: Final = 0.5
-
-
-_POSIX: Final = os.name == "posix"
-
-
-def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
-    """Signal the server and, on POSIX, every process of its group (helpers it started,
-    the real server behind a wrapper such as ``npx`` or ``sh -c``), so none outlives it."""
-    if _POSIX:
-        try:
-            os.killpg(proc.pid, sig)
-            return
-        except (ProcessLookupError, PermissionError):  # it left the group: signal it alone
-            pass
-    with contextlib.suppress(ProcessLookupError):
-        proc.send_signal(sig)
-
-
-def _how_it_ended(code: int) -> str:
-    """The process's end as a person reads it: its exit code, or (a negative return code,
-    on POSIX) the signal that ended it, which the server did not choose. On POSIX, 128 + a
-    signal's number is how a shell or a launcher in front of the server reports that
-    signal ending the process it ran (the OOM killer's SIGKILL is 137): said so."""
-    if code >= 0:
-        shown = _signal_name(code - 128) if _POSIX and code > 128 else None
-        if shown is None:
-            return f"exited with code {code}"
-        return (
-            f"exited with code {code} (128 + {code - 128}: how a shell or launcher reports {shown} "
-            "ending the process it ran)"
-        )
-    shown = _signal_name(-code)
-    return f"was killed by signal {-code}" + (f" ({shown})" if shown is not None else "")
-
-
-def _signal_name(number: int) -> str | None:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return None
-
-
-class _Watched(asyncio.subprocess.SubprocessStreamProtocol):
-    """The process's pipes as streams, and an event set as soon as the process exits."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(limit=2**16, loop=loop)
-        self.exit = asyncio.Event()
-
-    def process_exited(self) -> None:
-        super().process_exited()
-        self.exit.set()
 
 
 class StdioTransport:
@@ -146,7 +98,13 @@ class StdioTransport:
         self.stderr_mode = stderr
         self.stop_timeout = stop_timeout
         self.trace = trace
-        self._framer = LineFramer(max_line)
+        self._max_line = max_line
+        self._fresh()
+
+    def _fresh(self) -> None:
+        """The state of one process: set anew by each ``open``, so that nothing of the
+        last one (its end, its stderr, its requests) is taken for the new one's."""
+        self._framer = LineFramer(self._max_line)
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]] = {}
         #: Requests given up before their answer came, oldest first (a dict as an ordered set).
@@ -158,7 +116,7 @@ class StdioTransport:
         #: Requests queued on stdin whose sending is not finished yet.
         self._sending: set[asyncio.Task[None]] = set()
         self._gone: str | None = None
-        #: Set once ``_gone`` says how the server ended.
+        #: Set once ``_gone`` says how the server ended (or that the transport was closed).
         self._ended = asyncio.Event()
         self._transport: asyncio.SubprocessTransport | None = None
         #: Set when the process exits (whether or not its pipes are closed yet).
@@ -167,6 +125,8 @@ class StdioTransport:
         self._stderr_reading: asyncio.Task[None] | None = None
         #: The last request went at a modern revision: the server's requests get no answer.
         self._modern = False
+        #: Opened and not closed yet.
+        self._running = False
 
     @property
     def http(self) -> bool:
@@ -188,22 +148,30 @@ class StdioTransport:
         return b"".join(self._stderr).decode("utf-8", errors="replace")
 
     async def open(self, unsolicited: Unsolicited) -> None:
+        """Start the server process: a new one after ``aclose``."""
+        if self._running:
+            raise TransportError(
+                f"the server process {self.where!r} is already open on this transport: close it "
+                "(aclose) before opening it again"
+            )
+        self._fresh()
         self._unsolicited = unsolicited
         loop = asyncio.get_running_loop()
         try:
             transport, protocol = await loop.subprocess_exec(
-                lambda: _Watched(loop),
+                lambda: Watched(loop),
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE if self.stderr_mode == "capture" else None,
                 env=self.env,
                 cwd=self.cwd,
-                start_new_session=_POSIX,  # its own process group: see _signal
+                start_new_session=POSIX,  # its own process group: see _signal
             )
         except OSError as exc:
             raise TransportError(f"cannot start the server command {self.where!r}: {exc}") from None
         self._transport = transport
+        self._running = True
         self._exit = protocol.exit
         self._proc = asyncio.subprocess.Process(transport, protocol, loop)
         reading = asyncio.ensure_future(self._read_stdout())
@@ -387,7 +355,7 @@ class StdioTransport:
         tail = self.stderr_tail().strip()[-1500:]
         how = [
             *(["closed its output"] if output_closed else []),
-            *([_how_it_ended(code)] if code is not None else []),
+            *([how_it_ended(code)] if code is not None else []),
         ]
         self._gone = f"the server process {self.where!r} {' and '.join(how)}" + (
             f"; the end of its stderr:\n{tail}" if tail else ""
@@ -428,12 +396,12 @@ class StdioTransport:
                     async with asyncio.timeout(self.stop_timeout):
                         await self._exit.wait()
                 except TimeoutError:
-                    _signal(proc, signal.SIGTERM)
+                    signal_group(proc, signal.SIGTERM)
                     try:
                         async with asyncio.timeout(self.stop_timeout):
                             await self._exit.wait()
                     except TimeoutError:
-                        _signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
+                        signal_group(proc, signal.SIGKILL if POSIX else signal.SIGTERM)
                         await self._exit.wait()
         await reap(*self._tasks, *self._sending)
 
@@ -443,10 +411,19 @@ class StdioTransport:
         Nothing here waits, so a cancellation that goes on cannot stop it."""
         proc = self._proc
         if proc is not None and proc.returncode is None and not self._exit.is_set():
-            _signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
+            signal_group(proc, signal.SIGKILL if POSIX else signal.SIGTERM)
         for task in [*self._tasks, *self._sending]:
             task.cancel()
         self._tasks.clear()
+        self._running = False
+        if not self._ended.is_set():  # its requests still waiting end now, not never
+            self._gone = (
+                f"the connection to the server process {self.where!r} was closed (StdioTransport.aclose) "
+                "before the server's answer came"
+            )
+            for queue in self._pending.values():
+                queue.put_nowait(Ended(reason=self._gone, error=TransportError(self._gone)))
+            self._ended.set()
         if self._transport is not None:
             self._transport.close()  # its pipes, even those a process it started still holds
 

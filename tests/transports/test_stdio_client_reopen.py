@@ -1,0 +1,94 @@
+"""A ``StdioTransport`` opened again after ``aclose`` (a ``Client`` connected, closed and
+connected again) starts a new process and speaks with it as with the first: nothing of
+the first process (its end, its stderr, a request it left) is taken for the new one's.
+And a close ends at once every exchange still waiting, with a ``TransportError``, for a
+caller of the transport other than the client (which ends its own calls first)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+
+import pytest
+
+from mcp_elicit.client import Client
+from mcp_elicit.client.transport import Ended
+from mcp_elicit.errors import TransportError
+from mcp_elicit.transports.stdio_client import StdioTransport
+
+from support.procs import ROOT
+
+pytestmark = pytest.mark.anyio
+
+DEMO = [sys.executable, "-m", "mcp_elicit", "serve", str(ROOT / "examples" / "demo_server.py")]
+REVISIONS = ["2026-07-28", "2025-11-25"]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_client_connects_again_after_its_server_exited_and_it_was_closed(revision: str) -> None:
+    transport = StdioTransport(DEMO)
+    client = Client(transport, versions=[revision], timeout=20)
+    await client.connect()
+    first = transport.pid
+    assert first is not None
+    os.kill(first, signal.SIGKILL)  # the first process is over, and the transport knows it
+    async with asyncio.timeout(20):
+        assert "signal 9" in await transport.gone()
+    await client.aclose()
+    try:
+        await client.connect()
+        assert transport.pid not in (None, first)
+        assert "book_table" in {tool["name"] for tool in await client.list_tools()}
+    finally:
+        await client.aclose()
+
+
+async def test_the_second_process_exiting_ends_its_request_saying_so() -> None:
+    transport = StdioTransport(DEMO)
+    client = Client(transport, versions=["2026-07-28"], timeout=20)
+    await client.connect()
+    await client.aclose()  # a close whose own end of the process may be cut short
+    await client.connect()
+    try:
+        second = transport.pid
+        assert second is not None
+        os.kill(second, signal.SIGKILL)
+        async with asyncio.timeout(20):
+            assert "signal 9" in await transport.gone()
+    finally:
+        await client.aclose()
+
+
+async def test_opening_a_transport_that_is_open_is_refused() -> None:
+    transport = StdioTransport(DEMO)
+
+    async def nothing(message: object) -> None:
+        return None
+
+    await transport.open(nothing)
+    try:
+        with pytest.raises(TransportError, match="already open"):
+            await transport.open(nothing)
+    finally:
+        await transport.aclose()
+
+
+async def test_closing_the_transport_ends_a_receive_waiting_with_a_transport_error() -> None:
+    silent = [sys.executable, "-c", "import sys; sys.stdin.read()"]  # answers nothing
+    transport = StdioTransport(silent, stop_timeout=5)
+
+    async def nothing(message: object) -> None:
+        return None
+
+    await transport.open(nothing)
+    exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "ping"}, {})
+    waiting = asyncio.ensure_future(exchange.receive())
+    await asyncio.sleep(0)
+    await transport.aclose()
+    async with asyncio.timeout(10):
+        ended = await waiting
+    assert isinstance(ended, Ended)
+    assert isinstance(ended.error, TransportError), ended
+    assert "closed" in str(ended.error)
