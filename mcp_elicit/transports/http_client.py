@@ -313,7 +313,7 @@ class HttpTransport:
 
     async def aclose(self) -> None:
         for exchange in list(self._exchanges):
-            await exchange.aclose()
+            await exchange.aclose(why="the transport was closed (HttpTransport.aclose)")
         await reap(*self._replies)
         if self._client is not None and self._given is None:
             await self._client.aclose()

@@ -12,7 +12,8 @@ Rules:
 * Reading happens in a task per exchange feeding a queue, so a wait for the next message
   can be abandoned and resumed; closing an exchange closes its response (on 2026-07-28
   that cancels the request on the server). A response already in is given a moment
-  (``_GRACE``) to end on its own, so its connection goes back to the pool.
+  (``_GRACE``) to end on its own, so its connection goes back to the pool. A ``receive``
+  waiting when its exchange (or its transport) closes ends then, with a ``TransportError``.
 * A malformed response naming the id of the request sent fails that request at once, not
   at its timeout, and so does, on a request's stream or as its 2xx JSON body, what is no JSON
   object at all (cut short, a lone surrogate escape, an array): it may be the answer, and
@@ -91,6 +92,8 @@ class HttpExchange(QueuedExchange):
         self._method = method
         super().__init__()
         self._answered = False
+        #: What ``aclose`` put for a ``receive`` (not how the response ended: ``refusal``).
+        self._closing: Ended | None = None
         self._room = asyncio.Event()  # set as the client takes a message from the backlog
         self.headers: dict[str, str] = {}
         #: The response's HTTP status, once it has started.
@@ -111,7 +114,9 @@ class HttpExchange(QueuedExchange):
             self._room.clear()
             await self._room.wait()
 
-    async def aclose(self) -> None:
+    async def aclose(self, *, why: str = "its exchange was closed") -> None:
+        """Stop reading the response; a ``receive`` waiting (or to come) then ends, with a
+        ``TransportError`` saying ``why`` unless the response had ended by itself."""
         self._owner.forget(self)
         try:
             if not self._task.done() and self._answered:
@@ -121,14 +126,25 @@ class HttpExchange(QueuedExchange):
                     async with asyncio.timeout(_GRACE):
                         await asyncio.shield(self._task)
         finally:  # a close its caller cancels meanwhile still stops the response
-            await reap(self._task)
+            try:
+                await reap(self._task)
+            finally:
+                self._end(why)
+
+    def _end(self, why: str) -> None:
+        """After the pump: an ``Ended`` after what it put, so that no ``receive`` waits for
+        ever (one that comes after the pump's own ``Ended`` is never read)."""
+        if self._final is None:
+            reason = f"the request to {self._owner.where} ended before the server's answer came: {why}"
+            self._closing = Ended(self.status, reason=reason, error=TransportError(reason))
+            self._queue.put_nowait(self._closing)
 
     def refusal(self) -> Ended:
         """How a request that opened no stream ended (a GET refused): what its response
         said, once it is over."""
         while not self._queue.empty():
             item = self._queue.get_nowait()
-            if isinstance(item, Ended):
+            if isinstance(item, Ended) and item is not self._closing:
                 return item
         return Ended(reason=f"{self._owner.where} did not answer the GET within the connect timeout")
 
