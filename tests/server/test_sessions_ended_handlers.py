@@ -76,7 +76,7 @@ async def _ended_under(
     the server's shutdown) while its first question waits: that question, and what the
     request's stream carried after it."""
     transport = StreamableHTTP(server())
-    async with uvicorn_server(transport) as running, httpx.AsyncClient(timeout=10) as http:
+    async with uvicorn_server(transport, lifespan="on") as running, httpx.AsyncClient(timeout=10) as http:
         client = Session(http, running.url, wire)
         await client.open(capabilities)
         async with client.asked(tool) as (_, events, question):
