@@ -5,8 +5,11 @@ ends within a bounded time, says why on stderr, and exits as its help says."""
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import signal
+import sys
+import termios
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -56,10 +59,18 @@ async def unread(tmp_path: Path) -> AsyncIterator[tuple[asyncio.subprocess.Proce
 OVERFLOWING = 40
 
 
-async def flood(proc: asyncio.subprocess.Process) -> int:
-    """Write requests until the server stops taking them (its answers are not read), and
-    at least ``OVERFLOWING`` of them: a server merely slow on a loaded machine also makes a
-    write wait, and the wait alone would not tell that its answers cannot all be written."""
+def answered(answers: BinaryIO) -> bool:
+    """Whether the server has written an answer to the pipe nobody reads (FIONREAD)."""
+    waiting = fcntl.ioctl(answers.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    return int.from_bytes(waiting, sys.byteorder) > 0
+
+
+async def flood(proc: asyncio.subprocess.Process, answers: BinaryIO) -> int:
+    """Write requests until the server stops taking them (its answers are not read): at
+    least ``OVERFLOWING`` of them, and once it has answered (it is serving, its signal
+    handlers set). A write also waits while the server is merely slow on a loaded machine,
+    or still starting (the pipe and our buffer hold some 128 KiB unread), and the wait
+    alone would not tell that its answers cannot all be written."""
     assert proc.stdin is not None
     sent = 0
     async with hang_guard("the server to take the first requests"):
@@ -71,7 +82,7 @@ async def flood(proc: asyncio.subprocess.Process) -> int:
                     await asyncio.wait_for(proc.stdin.drain(), 1.0)
                     break
                 except TimeoutError:
-                    if sent >= OVERFLOWING:
+                    if sent >= OVERFLOWING and answered(answers):
                         return sent
     raise AssertionError(f"the server took all {sent} requests while its answers went unread")
 
@@ -81,8 +92,8 @@ async def test_closing_stdin_without_reading_stdout_ends_the_server(tmp_path: Pa
     held back writing, still notices stdin is gone; once nothing has been read from stdout
     for the grace period it stops, says why, and exits 0 (before, it waited, blocked, until
     the client exited)."""
-    async with unread(tmp_path) as (proc, _answers):
-        await flood(proc)
+    async with unread(tmp_path) as (proc, answers):
+        await flood(proc, answers)
         assert proc.stdin is not None
         proc.stdin.transport.abort()  # closed now, what the server has not taken with it
         assert await asyncio.wait_for(proc.wait(), 15.0) == 0  # before, it waited for good
@@ -148,8 +159,8 @@ async def test_a_stop_signal_ends_a_server_held_back_writing(
     """The spec's last word to a stdio server before SIGKILL is SIGTERM: it stops the server
     at once, even while it is held back writing to a stdout nobody reads, saying so, and
     it exits 0 (stopped, as for stdin closed); Ctrl-C (SIGINT) likewise, exiting 130."""
-    async with unread(tmp_path) as (proc, _answers):
-        await flood(proc)
+    async with unread(tmp_path) as (proc, answers):
+        await flood(proc, answers)
         proc.send_signal(sig)  # its stdin open: held back, it would wait for a reader for good
         assert await asyncio.wait_for(proc.wait(), 10.0) == status
     stderr = (tmp_path / "stderr").read_text()
