@@ -122,6 +122,8 @@ class StdioTransport:
         #: Set when the process exits (whether or not its pipes are closed yet).
         self._exit = asyncio.Event()
         self._ending = False
+        #: ``aclose`` began: the server's end that follows is ours, not its own.
+        self._closing = False
         self._stderr_reading: asyncio.Task[None] | None = None
         #: The last request went at a modern revision: the server's requests get no answer.
         self._modern = False
@@ -339,8 +341,9 @@ class StdioTransport:
         await self._exited(output_closed=False)
 
     async def _exited(self, *, output_closed: bool = True) -> None:
-        """The server is gone: every request in flight ends, saying how."""
-        if self._ending:
+        """The server is gone: every request in flight ends, saying how (once the close
+        began, as the close says: the server ended because its stdin was closed)."""
+        if self._ending or self._closing:
             return
         self._ending = True
         proc = self._proc
@@ -378,6 +381,7 @@ class StdioTransport:
         return self._gone
 
     async def aclose(self) -> None:
+        self._closing = True
         try:
             await self._stop()
         finally:
