@@ -40,7 +40,9 @@ Rules:
   toolkit builds refuses) are told apart, not refused: each such title is followed by
   its value ("Yes (a)", "Yes (b)"), in ``oneOf``, ``anyOf`` and ``enumNames`` alike, so
   every user interface shows them apart. A blank title (refused too in a form this
-  toolkit builds) is replaced by its option's value, which a person can pick by.
+  toolkit builds) is replaced by its option's value, which a person can pick by, or,
+  when the value is blank too, by words saying so: "(blank)" for "", "(blank: U+0020)"
+  for a space. Such a form is read, never refused for it.
 - A form larger than any a person answers is refused with :class:`FormSchemaError`
   naming the limit, before anything else in it is read: more than ``MAX_FIELDS`` (256)
   fields, a name over ``MAX_NAME`` (128) characters, a title, an option or its title
@@ -392,14 +394,15 @@ def _options(entries: list[Any], extras: dict[str, Any]) -> list[Any]:
 
 
 def _told_apart(values: list[Any], titles: list[Any]) -> list[Any]:
-    """``titles``, a blank one replaced by its value, and those a person would read alike
-    (:func:`title_key`) each followed by its value in brackets: "Yes (a)", "Yes (b)". Should that still leave two alike (a third
-    option titled "Yes (b)"), every title is its value, which the parser keeps distinct.
-    Anything not text, or lists of different lengths, is left for the parser to refuse."""
+    """``titles``, a blank one replaced by its value (:func:`_readable`), and those a person
+    would read alike (:func:`title_key`) each followed by its value in brackets: "Yes (a)",
+    "Yes (b)". Should that still leave two alike (a third option titled "Yes (b)"), every
+    title is its value, which the parser keeps distinct. Anything not text, or lists of
+    different lengths, is left for the parser to refuse."""
     pairs = list(zip(values, titles, strict=False))
     if len(values) != len(titles) or not all(isinstance(v, str) and isinstance(t, str) for v, t in pairs):
         return titles
-    titles = [t if t.strip() else v for v, t in pairs]  # a blank title reads as nothing: its value does
+    titles = [t if t.strip() else _readable(v) for v, t in pairs]  # a blank title reads as nothing
     pairs = list(zip(values, titles, strict=True))
     counts = Counter(title_key(t) for t in titles)
     if all(n == 1 for n in counts.values()):
@@ -407,4 +410,15 @@ def _told_apart(values: list[Any], titles: list[Any]) -> list[Any]:
     told = [f"{t} ({v})" if counts[title_key(t)] > 1 else t for v, t in pairs]
     if len({title_key(t) for t in told}) == len(told):
         return told
-    return list(values)
+    return [_readable(v) for v in values]
+
+
+def _readable(value: str) -> str:
+    """``value`` as an option's title a person can pick by: itself, or, when it is blank
+    too, words saying so that keep each blank value apart ("(blank)" for "", "(blank:
+    U+0020 U+0020)" for two spaces)."""
+    if value.strip():
+        return value
+    if not value:
+        return "(blank)"
+    return f"(blank: {' '.join(f'U+{ord(c):04X}' for c in value)})"

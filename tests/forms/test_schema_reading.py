@@ -308,3 +308,35 @@ def test_another_servers_option_with_a_blank_title_is_shown_by_its_value() -> No
     schema = FormSchema.parse(wire, check_secrets=False, unfit_defaults="drop", beyond_subset="relax")
     titles = {spec.name: [title for _, title in spec.options] for spec in schema.fields}  # type: ignore[union-attr]
     assert titles == {"one": ["Yes", "b"], "legacy": ["x", "Other"], "many": ["p (p)", "p (q)"]}
+
+
+def test_another_servers_blank_option_with_a_blank_title_is_shown_by_a_placeholder() -> None:
+    # A blank title gives way to its value; a value as blank gives way to words that say so,
+    # each blank value its own (a space and two spaces are two options).
+    wire = {
+        "type": "object",
+        "properties": {
+            "one": {"type": "string", "oneOf": [{"const": "", "title": ""}, {"const": "x", "title": "X"}]},
+            "legacy": {"type": "string", "enum": ["", "x"], "enumNames": ["", "X"]},
+            "spaces": {
+                "type": "string",
+                "oneOf": [
+                    {"const": " ", "title": " "},
+                    {"const": "  ", "title": ""},
+                    {"const": "x", "title": "X"},
+                ],
+            },
+            "many": {
+                "type": "array",
+                "items": {"anyOf": [{"const": "\t", "title": " "}, {"const": "", "title": ""}]},
+            },
+        },
+    }
+    schema = FormSchema.parse(wire, check_secrets=False, unfit_defaults="drop", beyond_subset="relax")
+    options = {spec.name: list(spec.options) for spec in schema.fields}  # type: ignore[union-attr]
+    assert options == {
+        "one": [("", "(blank)"), ("x", "X")],
+        "legacy": [("", "(blank)"), ("x", "X")],
+        "spaces": [(" ", "(blank: U+0020)"), ("  ", "(blank: U+0020 U+0020)"), ("x", "X")],
+        "many": [("\t", "(blank: U+0009)"), ("", "(blank)")],
+    }
