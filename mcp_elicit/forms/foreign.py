@@ -48,7 +48,8 @@ Rules:
   fields, a name over ``MAX_NAME`` (128) characters, a title, an option or its title
   over ``MAX_TITLE`` (100,000), a description, default or pattern over ``MAX_TEXT``
   (1,000,000), a choice of more than ``MAX_OPTIONS`` (100,000) options or a form of more
-  than ``MAX_ALL_OPTIONS`` (200,000) in all.
+  than ``MAX_ALL_OPTIONS`` (200,000) in all. A form this toolkit builds is held to the
+  same limits (:func:`check_size`), and a title this module rewrites stays within them.
 - Each note names its field and is written for the person answering. What a field's
   :class:`FieldExtras` hold is no note: it is shown with the field.
 """
@@ -150,21 +151,19 @@ def relax(obj: object) -> Relaxed:
     return Relaxed({**obj, "properties": properties}, tuple(notes), found, shown)
 
 
-def check_size(obj: Mapping[str, Any], *, reader: str = "this client", texts: bool = True) -> None:
+def check_size(obj: Mapping[str, Any], *, reader: str = "this client") -> None:
     """:class:`FormSchemaError` naming the first limit (``MAX_*``) the form passes, read
     before anything else in it: its fields, their names, texts and options.
 
     A form being built (``FormSchema``'s own check, so that a server never sends what a
-    client refuses) names the client as ``reader`` and leaves the texts (``texts=False``):
-    a client's rewriting of a title (``foreign.relax``) may lengthen it past the limit it
-    was read within."""
+    client refuses) names the client as ``reader``. A client's rewriting of a title
+    (:func:`relax`) keeps it within the limit too, so a form read within the limits builds."""
     properties = obj["properties"]
     if len(properties) > MAX_FIELDS:
         raise FormSchemaError(
             f"the form has {len(properties):,} fields; {reader} reads at most {MAX_FIELDS:,}"
         )
-    if texts:
-        _check_texts(None, obj, "the form's")
+    _check_texts(None, obj, "the form's", reader)
     offered = 0
     for name, prop in properties.items():
         if isinstance(name, str) and len(name) > MAX_NAME:
@@ -173,30 +172,29 @@ def check_size(obj: Mapping[str, Any], *, reader: str = "this client", texts: bo
                 f"{reader} reads at most {MAX_NAME:,}"
             )
         if isinstance(prop, Mapping):
-            offered += _check_field_size(name, prop, reader, texts)
+            offered += _check_field_size(name, prop, reader)
     if offered > MAX_ALL_OPTIONS:
         raise FormSchemaError(
             f"the form offers {offered:,} options in all; {reader} reads at most {MAX_ALL_OPTIONS:,}"
         )
 
 
-def _too_long(field: str | None, what: str, text: object, most: int) -> None:
+def _too_long(field: str | None, what: str, text: object, most: int, reader: str) -> None:
     if isinstance(text, str) and len(text) > most:
         raise FormSchemaError(
-            f"{what} is {len(text):,} characters long; this client reads at most {most:,}", field=field
+            f"{what} is {len(text):,} characters long; {reader} reads at most {most:,}", field=field
         )
 
 
-def _check_texts(field: str | None, where: Mapping[str, Any], whose: str) -> None:
-    _too_long(field, f"{whose} title", where.get("title"), MAX_TITLE)
+def _check_texts(field: str | None, where: Mapping[str, Any], whose: str, reader: str) -> None:
+    _too_long(field, f"{whose} title", where.get("title"), MAX_TITLE, reader)
     for key in ("description", "default", "pattern"):
-        _too_long(field, f"{whose} {key}", where.get(key), MAX_TEXT)
+        _too_long(field, f"{whose} {key}", where.get(key), MAX_TEXT, reader)
 
 
-def _check_field_size(name: str, prop: Mapping[str, Any], reader: str, texts: bool) -> int:
+def _check_field_size(name: str, prop: Mapping[str, Any], reader: str) -> int:
     """How many options the field offers, once its texts and options are within the limits."""
-    if texts:
-        _check_texts(name, prop, "its")
+    _check_texts(name, prop, "its", reader)
     items = prop.get("items")
     found = [prop.get(key) for key in ("enum", "enumNames", "oneOf")]
     if isinstance(items, Mapping):
@@ -207,17 +205,15 @@ def _check_field_size(name: str, prop: Mapping[str, Any], reader: str, texts: bo
         raise FormSchemaError(
             f"it offers {count:,} options; {reader} reads at most {MAX_OPTIONS:,} in a choice", field=name
         )
-    if not texts:
-        return count
     for each in lists:
         for n, entry in enumerate(each, 1):
             if isinstance(entry, Mapping):
-                _too_long(name, f"option {n}", entry.get("const"), MAX_TITLE)
-                _too_long(name, f"the title of option {n}", entry.get("title"), MAX_TITLE)
-                _too_long(name, f"the description of option {n}", entry.get("description"), MAX_TEXT)
+                _too_long(name, f"option {n}", entry.get("const"), MAX_TITLE, reader)
+                _too_long(name, f"the title of option {n}", entry.get("title"), MAX_TITLE, reader)
+                _too_long(name, f"the description of option {n}", entry.get("description"), MAX_TEXT, reader)
             else:
                 what = "the title of option" if each is prop.get("enumNames") else "option"
-                _too_long(name, f"{what} {n}", entry, MAX_TITLE)
+                _too_long(name, f"{what} {n}", entry, MAX_TITLE, reader)
     return count
 
 
@@ -396,8 +392,8 @@ def _options(entries: list[Any], extras: dict[str, Any]) -> list[Any]:
 def _told_apart(values: list[Any], titles: list[Any]) -> list[Any]:
     """``titles``, a blank one replaced by its value (:func:`_readable`), and those a person
     would read alike (:func:`title_key`) each followed by its value in brackets: "Yes (a)",
-    "Yes (b)". Should that still leave two alike (a third option titled "Yes (b)"), every
-    title is its value, which the parser keeps distinct. Anything not text, or lists of
+    "Yes (b)". Should that still leave two alike (a third option titled "Yes (b)"), or a
+    title past ``MAX_TITLE``, every title is its value, which the parser keeps distinct. Anything not text, or lists of
     different lengths, is left for the parser to refuse."""
     pairs = list(zip(values, titles, strict=False))
     if len(values) != len(titles) or not all(isinstance(v, str) and isinstance(t, str) for v, t in pairs):
@@ -408,7 +404,7 @@ def _told_apart(values: list[Any], titles: list[Any]) -> list[Any]:
     if all(n == 1 for n in counts.values()):
         return titles
     told = [f"{t} ({v})" if counts[title_key(t)] > 1 else t for v, t in pairs]
-    if len({title_key(t) for t in told}) == len(told):
+    if len({title_key(t) for t in told}) == len(told) and max(map(len, told)) <= MAX_TITLE:
         return told
     return [_readable(v) for v in values]
 
@@ -421,4 +417,5 @@ def _readable(value: str) -> str:
         return value
     if not value:
         return "(blank)"
-    return f"(blank: {' '.join(f'U+{ord(c):04X}' for c in value)})"
+    points = " ".join(f"U+{ord(c):04X}" for c in value)
+    return f"(blank: {points})" if len(points) < MAX_TITLE - 9 else f"(blank: {len(value):,} characters)"

@@ -10,7 +10,7 @@ Rules:
 - A FormSchema is immutable and always consistent: construction checks that names
   are unique and non-empty, each field obeys its own rules, each default passes the
   field's own validator, that the form is no larger than a client reads (its fields,
-  names and options within ``foreign.MAX_*``), and (unless ``check_secrets=False``) that
+  names, texts and options within ``foreign.MAX_*``), and (unless ``check_secrets=False``) that
   no field asks for a secret, raising :class:`SensitiveFieldError` for the first that does.
 - A default its own field refuses is a :class:`FormSchemaError`, except for a reader of
   a form it did not write (``parse(..., unfit_defaults="drop")``): the field is kept
@@ -139,7 +139,7 @@ class FormSchema:
         object.__setattr__(self, "_validator", FormValidator(specs))
         object.__setattr__(self, "_binding", None)
         wire = self._build_json()
-        check_size(wire, reader="mcp-elicit's client", texts=False)  # what a client would refuse to show
+        check_size(wire, reader="mcp-elicit's client")  # what a client would refuse to show
         object.__setattr__(self, "_wire", wire)
         digest = hashlib.sha256(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
         object.__setattr__(self, "_digest", digest[:32])

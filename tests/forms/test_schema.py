@@ -9,7 +9,7 @@ import pytest
 
 from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
-from mcp_elicit.forms.foreign import MAX_ALL_OPTIONS, MAX_FIELDS, MAX_NAME, MAX_OPTIONS
+from mcp_elicit.forms.foreign import MAX_ALL_OPTIONS, MAX_FIELDS, MAX_NAME, MAX_OPTIONS, MAX_TEXT, MAX_TITLE
 
 
 @dataclasses.dataclass
@@ -294,6 +294,26 @@ def _options(count: int, prefix: str = "o") -> list[str]:
             ),
             "the form offers 200,001 options in all",
         ),
+        (
+            lambda past: Form(a=String(title="t" * (MAX_TITLE + past))),
+            "field 'a': its title is 100,001 characters long",
+        ),
+        (
+            lambda past: Form(a=String(description="d" * (MAX_TEXT + past))),
+            "field 'a': its description is 1,000,001 characters long",
+        ),
+        (
+            lambda past: Form(a=String(default="d" * (MAX_TEXT + past), max_length=2 * MAX_TEXT)),
+            "field 'a': its default is 1,000,001 characters long",
+        ),
+        (
+            lambda past: Form(a=Choice({"a": "y" * (MAX_TITLE + past), "b": "B"})),
+            "field 'a': the title of option 1 is 100,001 characters long",
+        ),
+        (
+            lambda past: Form(a=MultiChoice(["v" * (MAX_TITLE + past), "b"])),
+            "field 'a': option 1 is 100,001 characters long",
+        ),
     ],
 )
 def test_a_form_larger_than_a_client_reads_is_refused_when_built(make: Any, said: str) -> None:
@@ -303,3 +323,17 @@ def test_a_form_larger_than_a_client_reads_is_refused_when_built(make: Any, said
     assert FormSchema.parse(within.to_json(), beyond_subset="relax") == within
     with pytest.raises(FormSchemaError, match=f"{said}; mcp-elicit's client reads at most"):
         make(1)
+
+
+def test_a_title_told_apart_on_reading_stays_within_what_the_client_reads() -> None:
+    # Titles a person reads alike are followed by their values; where that would pass the
+    # limit on a title, each option is titled by its value instead, and the form is read.
+    long = "y" * MAX_TITLE
+    wire = {
+        "type": "object",
+        "properties": {
+            "c": {"type": "string", "oneOf": [{"const": "a", "title": long}, {"const": "b", "title": long}]}
+        },
+    }
+    read = FormSchema.parse(wire, beyond_subset="relax")
+    assert list(read.fields[0].options) == [("a", "a"), ("b", "b")]  # type: ignore[union-attr]
