@@ -297,6 +297,39 @@ async def test_a_date_time_the_clocks_skip_is_refused_with_a_reason(new_page: Ne
     assert answers == [ElicitAnswer.accept(when="2026-03-29T03:30:00+02:00")]
 
 
+async def test_a_whole_day_the_clocks_skip_is_refused(new_page: NewPage) -> None:
+    """Samoa skipped 2011-12-30 (from the 29th at 23:59:59, UTC-10, to the 31st, UTC+14):
+    10:00 that day names no instant. Only the hour and minute were compared, so it was
+    sent as "2011-12-30T10:00:00+14:00", the instant Samoa's clocks showed as 10:00 on the
+    29th; it is refused, saying why."""
+    form = Form(when=String(title="When", format="date-time"))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened, timezone_id="Pacific/Apia")
+        await page.fill("#q0-f0-input", "2011-12-30T10:00")
+        await page.click("#review")
+        await expect(page.locator("#q0-f0-error")).to_have_text(
+            "When: there is no 10:00 on 2011-12-30 in your time zone (the clocks skip it); pick another time"
+        )
+        await page.fill("#q0-f0-input", "2011-12-31T10:00")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(when="2011-12-31T10:00:00+14:00")]
+
+
+async def test_a_date_time_before_the_year_100_is_sent_in_its_own_year(new_page: NewPage) -> None:
+    """JavaScript's Date reads a year below 100 as 19xx: 02:30 on 2 April 45 was taken for
+    1945, when Oslo's clocks skipped 02:00 to 03:00, and refused; another year would have
+    been sent with 1945's offset. It is sent in year 45, with Oslo's offset then (its
+    local mean time, 0:53:28 ahead of UTC, to the whole minute)."""
+    form = Form(when=String(title="When", format="date-time"))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "0045-04-02T02:30")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(when="0045-04-02T02:30:00+00:53")]
+
+
 async def test_markup_in_server_text_and_values_stays_text_in_the_browser(new_page: NewPage) -> None:
     """Markup in every place a server writes (titles, descriptions, option titles and
     values, defaults, the message) is shown as text, runs nothing, and values go back as

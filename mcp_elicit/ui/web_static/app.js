@@ -61,13 +61,17 @@
   const unreadable = new Map();
 
   // A datetime-local value is wall time in this browser's time zone: say which zone. A
-  // wall time the clocks skip (summer time) names no instant: null.
+  // wall time the clocks skip (summer time, Samoa's whole 2011-12-30) names no instant:
+  // it comes back as another day, hour or minute, and is null. (new Date(45, ...) is 1945.)
   function withOffset(text) {
     const m = /^(\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d)(?::(\d\d))?/.exec(text);
     if (!m) return text;
     const seconds = m[6] || "00";
-    const when = new Date(+m[1], +m[2] - 1, +m[3], +m[4], +m[5], +seconds);
-    if (when.getHours() !== +m[4] || when.getMinutes() !== +m[5]) return null;
+    const when = new Date(0);
+    when.setFullYear(+m[1], +m[2] - 1, +m[3]);
+    when.setHours(+m[4], +m[5], +seconds, 0);
+    const wall = [when.getFullYear(), when.getMonth() + 1, when.getDate(), when.getHours(), when.getMinutes()];
+    if (wall.some((part, i) => part !== +m[i + 1])) return null;
     // RFC 3339 offsets are whole minutes; a zone's old local mean time was not (5:21:10).
     const offset = -when.getTimezoneOffset();
     const sign = offset >= 0 ? "+" : "-";
