@@ -344,7 +344,10 @@ def _parse_number(spec: Integer | Number, text: str) -> Parsed:
     if whole or size > _LARGEST_FLOAT:
         return _beyond(spec, negative=exact.is_signed())
     carried = float(exact)
-    if Decimal(repr(carried)) != exact:  # a JSON number is a double: it would arrive rounded
+    # A JSON number is a double: refused when it is another number than the one typed,
+    # both exactly and in its shortest form. "0.1" and the exact value of that double
+    # (0.1000000000000000055511151231257827...) arrive as typed; "1.00000000000000001" as 1.0.
+    if Decimal(carried) != exact and Decimal(repr(carried)) != exact:
         return Parsed(
             problem=f"has more digits than a number can carry: it would arrive as {carried!r}; "
             "type that, or fewer digits"

@@ -250,7 +250,16 @@ def test_a_number_a_json_number_cannot_carry_is_refused_saying_what_it_would_be(
 
 @pytest.mark.parametrize(
     ("text", "value"),
-    [("0.1", 0.1), ("0.30000000000000004", 0.30000000000000004), ("1.50", 1.5), ("5e-324", 5e-324)],
+    [
+        ("0.1", 0.1),
+        ("0.30000000000000004", 0.30000000000000004),
+        ("1.50", 1.5),
+        ("5e-324", 5e-324),
+        # the exact value of the double 0.1 and of 1e23: each arrives as the number typed
+        ("0.1000000000000000055511151231257827021181583404541015625", 0.1),
+        ("99999999999999991611392", 1e23),
+        ("9007199254740992", 9007199254740992.0),
+    ],
 )
 def test_a_number_a_json_number_carries_is_taken(text: str, value: float) -> None:
     assert parse_answer(Form(n=Number()).field("n"), text).value == value
