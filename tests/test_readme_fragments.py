@@ -47,6 +47,7 @@ FRAGMENTS = {
     "from mcp_elicit import Boolean, Choice, Form": "test_the_form_fragment",
     "app.oauth_provider(": "test_the_url_mode_fragment",
     "@app.tool(task=": "test_the_tasks_fragment",
+    "# What narrows": "test_the_readme_servers_and_each_way_of_narrowing_type_check_strictly",
 }
 
 

@@ -1,5 +1,6 @@
 """What a type checker makes of an ``Answer``: once the handler has ruled out decline and
-cancel (by ``action`` or ``accepted``), ``data`` is the type asked for, not ``T | None``;
+cancel (in each way the README shows: ``action`` compared with ``==`` or ``!=``, ``match``,
+``accepted``), ``data`` is the type asked for, not ``T | None``;
 and the runtime ``Answer`` of each action is still an ``Answer`` equal to one made by hand."""
 
 from __future__ import annotations
@@ -16,22 +17,15 @@ from support.readme import block_starting
 
 NARROWING = textwrap.dedent(
     """
-    from mcp_elicit import Context, Form, Integer
+    from mcp_elicit import Form, Integer
 
 
-    async def by_inequality(ctx: Context) -> int:
+    async def by_inequality_on_a_form(ctx: Context) -> int:
         answer = await ctx.elicit("How many?", Form(n=Integer()))
         if answer.action != "accept":
             return 0
         n: int = answer.data["n"]
         return n
-
-
-    async def by_accepted(ctx: Context) -> str:
-        answer = await ctx.elicit("When?", Booking)
-        if not answer.accepted:
-            return answer.action
-        return f"{answer.data.guests} on {answer.data.date}"
 
 
     async def by_gather(ctx: Context) -> int:
@@ -46,7 +40,8 @@ def test_the_readme_servers_and_each_way_of_narrowing_type_check_strictly(tmp_pa
     app = tmp_path / "app.py"
     tasks = block_starting("python", "@app.tool(task=").text
     imports = "from mcp_elicit import Boolean, Choice\n"
-    app.write_text(block_starting("python", "# app.py").text + NARROWING + imports + tasks, encoding="utf-8")
+    server, narrowing = (block_starting("python", start).text for start in ("# app.py", "# What narrows"))
+    app.write_text(server + narrowing + NARROWING + imports + tasks, encoding="utf-8")
     out, err, status = mypy_api.run(
         ["--strict", "--no-error-summary", "--cache-dir", str(tmp_path / "cache"), str(app)]
     )
