@@ -177,22 +177,22 @@ class Client:
         """Open the transport and settle the revision (see the module docstring)."""
         if self._open:
             return
-        await self.transport.open(self._unsolicited)
-        self._open, self._closed = True, False
-        try:
-            self._session = await self._negotiate()
+        try:  # a call of its own: a close meanwhile cuts it short
+            self._session = await self._calls.run(lambda: f"connecting to {self._conn.server}", self._connect)
         except BaseException:
             await self.aclose()
             raise
         log.info("connected to %s at MCP %s", self._conn.server, self.revision)
 
     async def aclose(self) -> None:
-        """End the session, then close the transport: also when ending the session fails
-        or is cancelled (a DELETE the server holds), so no connection or process is left."""
+        """End the calls in flight, the session, then the transport (``closing``)."""
         session, self._session = self._session, None
-        self._closed = self._closed or session is not None
+        self._closed = self._closed or session is not None or self._calls.running
+        await self._calls.close(lambda: self._end(session))
+
+    async def _end(self, session: ModernSession | HandshakeSession | None) -> None:
+        """The transport is closed even if ending the session fails or is cancelled."""
         try:
-            await self._calls.end()
             for subscription in self._subscriptions.values():
                 subscription.dropped()
             if session is not None:
@@ -201,6 +201,11 @@ class Client:
             if self._open:
                 self._open = False
                 await self.transport.aclose()
+
+    async def _connect(self) -> ModernSession | HandshakeSession:
+        self._open, self._closed = True, False  # closed even if its opening is cut short
+        await self.transport.open(self._unsolicited)
+        return await self._negotiate()
 
     async def _negotiate(self) -> ModernSession | HandshakeSession:
         modern = modern_preferences(self.versions)
@@ -467,14 +472,11 @@ class Client:
             **given(what, "argument", argument),
             **given(what, "context", context),
         }
-        return await self._call(
-            "completion/complete", lambda: self.session.call("completion/complete", params)
-        )
+        return await self._call(what, lambda: self.session.call(what, params))
 
     async def _call(self, method: str, work: Callable[[], Awaitable[T]]) -> T:
-        """``work()``, a call the close cuts short (``closing``)."""
         server = self.session and self._conn.server  # not connected, or closed: said here
-        return await self._calls.run(lambda: f"{method} to {server}", work)
+        return await self._calls.run(lambda: f"{method} to {server}", work)  # cut by a close
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
         return await self._call(method, lambda: self._pages(method, key))

@@ -19,7 +19,7 @@ from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
 from support.procs import cli, http_process
-from support.waiting import HOURS, hang_guard
+from support.waiting import HOURS, eventually, hang_guard
 
 pytestmark = pytest.mark.anyio
 
@@ -153,3 +153,120 @@ async def test_closing_ends_a_subscription_being_iterated(
         await client.aclose()
     async with hang_guard("the iteration to end once the client was closed"):
         assert await task == []
+
+
+def _stdio(server_file: Path, revision: str, answerer: object = None) -> Client:
+    return Client(
+        StdioTransport([*cli(), "serve", str(server_file)]),
+        versions=[revision],
+        timeout=HOURS,
+        answerer=answerer,  # type: ignore[arg-type]
+    )
+
+
+async def test_closing_waits_for_the_call_not_for_its_callers_task(server_file: Path) -> None:
+    """A caller that catches the error and goes on with other work held the close until
+    its whole task ended: the close waited on the callers' tasks, not on their calls."""
+    client = _stdio(server_file, "2026-07-28")
+    await client.connect()
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def caller() -> BaseException | None:
+        started.set()
+        try:
+            await client.call_tool("wait")
+        except TransportError as exc:
+            await release.wait()  # the caller's task goes on with other work
+            return exc
+        return None
+
+    task = asyncio.ensure_future(caller())
+    await started.wait()
+    await asyncio.sleep(0.5)  # the request is on its way (it fails the same way if not)
+    try:
+        async with hang_guard("the close, while the caller's task goes on"):
+            await client.aclose()
+    finally:
+        release.set()
+    assert "the client was closed" in str(await task)
+
+
+async def test_two_closes_at_once_end_the_call_once(server_file: Path) -> None:
+    """Each close cancelled the call's task: it raised ``CancelledError``, not the
+    ``TransportError``, and its caller's task stayed cancelled."""
+    client = _stdio(server_file, "2026-07-28")
+    await client.connect()
+    started = asyncio.Event()
+
+    async def call() -> dict[str, object]:
+        started.set()
+        return await client.call_tool("wait")
+
+    task = asyncio.ensure_future(call())
+    await started.wait()
+    await asyncio.sleep(0.5)
+    async with hang_guard("the two closes"):
+        assert await asyncio.gather(client.aclose(), client.aclose()) == [None, None]
+    async with hang_guard("the call to end once the client was closed"):
+        with pytest.raises(TransportError, match="the client was closed"):
+            await task
+    assert not task.cancelled()
+
+
+class Closing:
+    """A person whose answerer closes the client."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.client: Client | None = None
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        assert self.client is not None
+        await self.client.aclose()
+        return ElicitAnswer.cancel()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_close_from_an_answerer_completes(
+    revision: str, transport: str, server_file: Path, request: pytest.FixtureRequest
+) -> None:
+    """The close cut the call, whose question withdrawn cancelled the answerer running
+    the close: the session was never ended (over HTTP at 2025-11-25 its event stream's
+    listener was left running)."""
+    before = asyncio.all_tasks()
+    person = Closing()
+    if transport == "stdio":
+        made: StdioTransport | HttpTransport = StdioTransport([*cli(), "serve", str(server_file)])
+    else:
+        made = HttpTransport(request.getfixturevalue("http_url"))
+    client = person.client = Client(made, versions=[revision], timeout=HOURS, answerer=person)
+    await client.connect()
+    async with hang_guard("the call to end once its answerer closed the client"):
+        with pytest.raises(TransportError, match="the client was closed"):
+            await client.call_tool("ask")
+    await eventually(
+        lambda: all(task.done() for task in asyncio.all_tasks() - before), "nothing left running"
+    )
+    with pytest.raises(TransportError, match="the client was closed"):
+        await client.list_tools()
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.5])
+async def test_closing_during_connect_ends_the_connecting(server_file: Path, delay: float) -> None:
+    """``connect()`` went on and returned as if connected, and the next call blamed the
+    server ("... stopped reading its input")."""
+    client = _stdio(server_file, "2026-07-28")
+    connecting = asyncio.ensure_future(client.connect())
+    await asyncio.sleep(delay)  # starting the server, or asking it its revision
+    async with hang_guard("the close"):
+        await client.aclose()
+    async with hang_guard("the connecting to end once the client was closed"):
+        with pytest.raises(TransportError, match="the client was closed"):
+            await connecting
+    with pytest.raises(TransportError, match="the client was closed"):
+        await client.list_tools()
