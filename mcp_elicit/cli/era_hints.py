@@ -15,9 +15,12 @@ Rules:
   and shown as a URL-mode question's is (``recorded.url_lines``: the site, a refusal,
   the warnings); nothing is opened. At most ``_SHOWN`` steps, the rest counted. A step
   that is not an object, or whose ``url`` is not a string, is said to be unreadable.
-* Server-initiated requests: only an error (or a tool's error result) whose words name
-  them (``server-initiated request``) or the request (``elicitation/create``) gets the
-  hint, whatever its code: another -32600 or -32603 is the server's own failure.
+* Server-initiated requests: only an error (or a tool's error result) whose words say
+  the server cannot send them gets the hint, whatever its code: "cannot send
+  'elicitation/create'" and "no back-channel" (the SDK's), "server-initiated requests is
+  (are) unavailable / not supported" (FastMCP's). Words that merely name them (a query
+  echoed back, "'elicitation/create' is not a tool") are the server's own failure, as is
+  another -32600 or -32603. A tool's error text that is not a string is not read.
 """
 
 from __future__ import annotations
@@ -35,7 +38,10 @@ __all__ = ["era_hint", "tool_error_note"]
 
 #: How many of a -32042's steps are shown.
 _SHOWN: Final = 10
-_NAMES_SERVER_REQUESTS: Final = re.compile(r"(?i)server[- ]initiated requests?|\belicitation/create\b")
+_CANNOT_SEND_REQUESTS: Final = re.compile(
+    r"(?i)cannot send '?(?:elicitation/create|sampling/createMessage|roots/list)\b|no back-channel"
+    r"|server[- ]initiated requests? (?:is|are) (?:unavailable|not (?:available|supported))"
+)
 _FOLLOW: Final = f"--protocol {LATEST_HANDSHAKE}"
 
 
@@ -47,20 +53,21 @@ def era_hint(exc: ProtocolError, where: str, revision: str | None) -> str:
         return ""
     if isinstance(exc, URLElicitationRequired):
         return _url_required(exc, where, revision)
-    if _NAMES_SERVER_REQUESTS.search(exc.message):
+    if _CANNOT_SEND_REQUESTS.search(exc.message):
         return "\n" + _server_requests(revision)
     return ""
 
 
 def tool_error_note(result: Mapping[str, Any], revision: str | None) -> str:
-    """The note for a tool's error result at ``revision`` whose text names server-initiated
-    requests (FastMCP's, for one); "" otherwise."""
+    """The note for a tool's error result at ``revision`` whose text says the server cannot
+    send its requests (FastMCP's, for one); "" otherwise."""
     if not is_modern(revision) or result.get("isError") is not True:
         return ""
     content = result.get("content")
     blocks = content if isinstance(content, list) else []
-    text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, Mapping))
-    return _server_requests(revision) if _NAMES_SERVER_REQUESTS.search(text) else ""
+    texts = (b.get("text") for b in blocks if isinstance(b, Mapping))
+    text = " ".join(t for t in texts if isinstance(t, str))
+    return _server_requests(revision) if _CANNOT_SEND_REQUESTS.search(text) else ""
 
 
 def _server_requests(revision: str | None) -> str:
