@@ -17,7 +17,7 @@ DEMO_PORT ?= 8765
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
 
-.PHONY: all install test check lint typecheck unit conformance demo bench clean
+.PHONY: all install test check lint typecheck unit conformance demo bench clean test-python
 
 include mk/peers.mk
 include mk/services.mk
@@ -56,6 +56,17 @@ unit: install
 check: lint typecheck
 
 test: install check unit
+
+# The suite on another Python than $(PY) (the package supports 3.11 and later), in a
+# virtualenv of its own: `make test-python PYTHON=python3.13`. All but the browser's, the
+# conformance harness's and the benchmark's tests, which need nothing version-specific.
+PYTHON ?= python3.13
+OTHER_VENV = .venv-$(notdir $(PYTHON))
+test-python: install
+	test -x $(OTHER_VENV)/bin/python || $(PYTHON) -m venv $(OTHER_VENV)
+	$(OTHER_VENV)/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	PATH=$(NODE22_BIN):$$PATH $(OTHER_VENV)/bin/pytest -q $(PYTEST_PARALLEL) \
+		--ignore=tests/ui --ignore=tests/conformance --ignore=tests/bench
 
 conformance: install
 	PATH=$(NODE22_BIN):$$PATH $(BIN)/pytest -q $(PYTEST_PARALLEL) -m conformance
