@@ -26,7 +26,9 @@ Rules:
   waits) kills the server at once, before the cancellation goes on. A request still waiting
   when the transport closes ends then, with a ``TransportError`` saying it was closed.
 * ``open`` after ``aclose`` starts a new process, with nothing of the last one (its end,
-  stderr, requests); ``open`` while open is refused.
+  stderr, requests); ``open`` while open, or while another ``open`` starts its process,
+  is refused. A close during an ``open`` kills the process it starts, and that ``open``
+  fails saying so.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ from mcp_elicit.client.transport import (
     unreadable_reply,
 )
 from mcp_elicit.errors import ParseError, ProtocolError, TransportError
-from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group
+from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
 
@@ -150,14 +152,17 @@ class StdioTransport:
         return b"".join(self._stderr).decode("utf-8", errors="replace")
 
     async def open(self, unsolicited: Unsolicited) -> None:
-        """Start the server process: a new one after ``aclose``."""
-        if self._running:
+        """Start the server process: a new one after ``aclose``. A close while it starts
+        kills it, and the open fails saying so."""
+        if self._running:  # also while another open is starting its process
             raise TransportError(
                 f"the server process {self.where!r} is already open on this transport: close it "
                 "(aclose) before opening it again"
             )
         self._fresh()
+        self._running = True
         self._unsolicited = unsolicited
+        closed = self._ended  # set by a close meanwhile (nothing else sets it before the process)
         loop = asyncio.get_running_loop()
         try:
             transport, protocol = await loop.subprocess_exec(
@@ -170,12 +175,22 @@ class StdioTransport:
                 cwd=self.cwd,
                 start_new_session=POSIX,  # its own process group: see _signal
             )
-        except OSError as exc:
-            raise TransportError(f"cannot start the server command {self.where!r}: {exc}") from None
+        except BaseException as exc:
+            if not closed.is_set():
+                self._running = False
+            if isinstance(exc, OSError):
+                raise TransportError(f"cannot start the server command {self.where!r}: {exc}") from None
+            raise
+        proc = asyncio.subprocess.Process(transport, protocol, loop)
+        if closed.is_set():
+            await stop_started(proc, transport, protocol.exit)
+            raise TransportError(
+                f"the server process {self.where!r} was closed (StdioTransport.aclose) while it was "
+                "being opened; it was stopped"
+            )
         self._transport = transport
-        self._running = True
         self._exit = protocol.exit
-        self._proc = asyncio.subprocess.Process(transport, protocol, loop)
+        self._proc = proc
         reading = asyncio.ensure_future(self._read_stdout())
         self._tasks.append(reading)
         self._tasks.append(asyncio.ensure_future(self._watch(reading)))

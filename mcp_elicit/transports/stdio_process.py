@@ -16,7 +16,7 @@ import os
 import signal
 from typing import Final
 
-__all__ = ["POSIX", "Watched", "how_it_ended", "signal_group"]
+__all__ = ["POSIX", "Watched", "how_it_ended", "signal_group", "stop_started"]
 
 POSIX: Final = os.name == "posix"
 
@@ -32,6 +32,19 @@ def signal_group(proc: asyncio.subprocess.Process, sig: int) -> None:
             pass
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(sig)
+
+
+async def stop_started(
+    proc: asyncio.subprocess.Process, transport: asyncio.SubprocessTransport, exited: asyncio.Event
+) -> None:
+    """A process started for a transport closed meanwhile: killed with its group, its exit
+    waited for (SIGKILL is not refused), its pipes closed, even if the wait is cut short."""
+    try:
+        if proc.returncode is None and not exited.is_set():
+            signal_group(proc, signal.SIGKILL if POSIX else signal.SIGTERM)
+            await exited.wait()
+    finally:
+        transport.close()
 
 
 def how_it_ended(code: int) -> str:

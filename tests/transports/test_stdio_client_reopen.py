@@ -7,9 +7,12 @@ caller of the transport other than the client (which ends its own calls first)."
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
+import uuid
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +95,75 @@ async def test_closing_the_transport_ends_a_receive_waiting_with_a_transport_err
     assert isinstance(ended, Ended)
     assert isinstance(ended.error, TransportError), ended
     assert "closed" in str(ended.error)
+
+
+def _running_with(token: str) -> list[int]:
+    """The processes running (not zombies) whose command line holds ``token``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if token.encode() not in (entry / "cmdline").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if state not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+def _kill_left(token: str) -> None:
+    for pid in _running_with(token):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _silent(token: str) -> list[str]:
+    """A server that answers nothing, marked by ``token`` on its command line."""
+    return [sys.executable, "-c", "import sys; sys.stdin.read()", token]
+
+
+async def _nothing(message: object) -> None:
+    return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_a_close_during_the_open_leaves_no_process_running() -> None:
+    token = f"close-while-opening-{uuid.uuid4()}"
+    transport = StdioTransport(_silent(token), stop_timeout=5)
+    opening = asyncio.ensure_future(transport.open(_nothing))
+    await asyncio.sleep(0)  # the open is starting the process
+    try:
+        await transport.aclose()
+        with pytest.raises(TransportError, match="closed"):
+            async with asyncio.timeout(30):
+                await opening
+        assert transport.pid is None
+        assert _running_with(token) == []
+        exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "ping"}, {})
+        ended = await exchange.receive()
+        assert isinstance(ended, Ended) and "closed" in (ended.reason or "")
+    finally:
+        await transport.aclose()
+        _kill_left(token)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+async def test_an_open_while_another_is_in_progress_is_refused() -> None:
+    token = f"two-opens-{uuid.uuid4()}"
+    transport = StdioTransport(_silent(token), stop_timeout=5)
+    try:
+        async with asyncio.timeout(30):
+            first, second = await asyncio.gather(
+                transport.open(_nothing), transport.open(_nothing), return_exceptions=True
+            )
+        assert first is None
+        assert isinstance(second, TransportError) and "already open" in str(second), second
+        assert _running_with(token) == [transport.pid]
+        await transport.aclose()
+        assert _running_with(token) == []
+    finally:
+        await transport.aclose()
+        _kill_left(token)
