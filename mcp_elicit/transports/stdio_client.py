@@ -26,9 +26,9 @@ Rules:
   waits) kills the server at once, before the cancellation goes on. A request still waiting
   when the transport closes ends then, with a ``TransportError`` saying it was closed.
 * ``open`` after ``aclose`` starts a new process, with nothing of the last one (its end,
-  stderr, requests); ``open`` while open, or while another ``open`` starts its process,
-  is refused. A close during an ``open`` kills the process it starts, and that ``open``
-  fails saying so.
+  stderr, requests), and an exchange only ever touches the state of its own process;
+  ``open`` while open, or while another ``open`` starts its process, is refused. A close
+  during an ``open`` kills the process it starts, and that ``open`` fails saying so.
 """
 
 from __future__ import annotations
@@ -227,7 +227,7 @@ class StdioTransport:
         self._modern = speaks_modern(message)
         queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
         self._pending[rid] = queue
-        exchange = _StdioExchange(self, rid, queue)
+        exchange = _StdioExchange(self._pending, self._abandoned, rid, queue)
         if self._gone is not None:
             queue.put_nowait(Ended(reason=self._gone))
             return exchange
@@ -382,14 +382,6 @@ class StdioTransport:
             queue.put_nowait(Ended(reason=self._gone))
         self._ended.set()
 
-    def _abandon(self, rid: jsonrpc.RequestId) -> None:
-        """Request ``rid`` was given up before its answer came: its answer, if it comes, is
-        dropped quietly."""
-        self._pending.pop(rid, None)
-        self._abandoned[rid] = None
-        if len(self._abandoned) > _ABANDONED_KEEP:
-            del self._abandoned[next(iter(self._abandoned))]
-
     async def gone(self) -> str:
         await self._ended.wait()
         assert self._gone is not None
@@ -448,10 +440,18 @@ class StdioTransport:
 
 
 class _StdioExchange:
+    """One request's answer; it holds the state of the process it was made on (its
+    requests in flight, those given up), never the state of one opened after it."""
+
     def __init__(
-        self, owner: StdioTransport, rid: jsonrpc.RequestId, queue: asyncio.Queue[jsonrpc.Message | Ended]
+        self,
+        pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]],
+        abandoned: dict[jsonrpc.RequestId, None],
+        rid: jsonrpc.RequestId,
+        queue: asyncio.Queue[jsonrpc.Message | Ended],
     ):
-        self._owner = owner
+        self._pending = pending
+        self._abandoned = abandoned
         self._rid = rid
         self._queue = queue
         self._final: Ended | None = None
@@ -468,10 +468,12 @@ class _StdioExchange:
         return item
 
     async def aclose(self) -> None:
-        if self._final is None:  # given up before its answer (or the server's end) was read
-            self._owner._abandon(self._rid)
-        else:
-            self._owner._pending.pop(self._rid, None)
+        if self._pending.get(self._rid) is self._queue:
+            del self._pending[self._rid]
+        if self._final is None:  # given up before its answer (or the server's end) was read:
+            self._abandoned[self._rid] = None  # its answer, if it comes, is dropped quietly
+            if len(self._abandoned) > _ABANDONED_KEEP:
+                del self._abandoned[next(iter(self._abandoned))]
 
 
 @contextlib.asynccontextmanager

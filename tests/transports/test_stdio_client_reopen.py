@@ -20,6 +20,7 @@ from mcp_elicit.client import Client
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.errors import TransportError
 from mcp_elicit.transports.stdio_client import StdioTransport
+from mcp_elicit.wire.jsonrpc import Response
 
 from support.procs import ROOT
 
@@ -167,3 +168,35 @@ async def test_an_open_while_another_is_in_progress_is_refused() -> None:
     finally:
         await transport.aclose()
         _kill_left(token)
+
+
+ECHO = [
+    sys.executable,
+    "-c",
+    "import json, sys\n"
+    "for line in sys.stdin:\n"
+    "    m = json.loads(line)\n"
+    "    print(json.dumps({'jsonrpc': '2.0', 'id': m['id'], 'result': {}}), flush=True)\n",
+]
+
+
+async def test_an_exchange_of_the_last_process_closed_late_leaves_the_new_one_alone() -> None:
+    """An exchange closed after a reopen touches only the process it was made on: the new
+    process's request of the same id still gets its answer."""
+    transport = StdioTransport(ECHO, stop_timeout=5)
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    await transport.open(_nothing)
+    try:
+        old = await transport.exchange(ping, {})
+        async with asyncio.timeout(30):
+            assert isinstance(await old.receive(), Response)
+        await transport.aclose()
+        await transport.open(_nothing)
+        new = await transport.exchange(ping, {})
+        await old.aclose()  # its caller tidies it up late
+        async with asyncio.timeout(30):
+            answer = await new.receive()
+        assert isinstance(answer, Response) and answer.id == 1
+        await new.aclose()
+    finally:
+        await transport.aclose()
