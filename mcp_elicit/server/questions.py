@@ -107,30 +107,30 @@ class Accepted(Answer[T]):
         return True
 
 
-class Declined(Answer[T]):
+class _NotAccepted(Answer[T]):
+    """A form answered without data: declined or cancelled."""
+
+    __slots__ = ()
+    data: None
+    content: None
+
+    @property
+    def accepted(self) -> Literal[False]:
+        return False
+
+
+class Declined(_NotAccepted[T]):
     """The user said no."""
 
     __slots__ = ()
     action: Literal["decline"]
-    data: None
-    content: None
-
-    @property
-    def accepted(self) -> Literal[False]:
-        return False
 
 
-class Cancelled(Answer[T]):
+class Cancelled(_NotAccepted[T]):
     """The user closed the form without choosing (or gave no answer that fits, twice)."""
 
     __slots__ = ()
     action: Literal["cancel"]
-    data: None
-    content: None
-
-    @property
-    def accepted(self) -> Literal[False]:
-        return False
 
 
 #: What ``ctx.elicit`` returns: narrowed by ``action`` or ``accepted`` to one of the three.
