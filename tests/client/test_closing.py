@@ -80,9 +80,26 @@ def http_url(server_file: Path, tmp_path: Path) -> Iterator[str]:
         yield server.url
 
 
-async def _close_under(client: Client, call: asyncio.Task[dict[str, object]], ready: asyncio.Event) -> None:
-    async with hang_guard("the call to be under way"):
-        await ready.wait()
+async def _waiting_call(client: Client) -> asyncio.Task[dict[str, object]]:
+    """A call of the tool ``wait`` (which never answers), running in a task of its own."""
+    started = asyncio.Event()
+
+    async def call() -> dict[str, object]:
+        started.set()
+        return await client.call_tool("wait")
+
+    task = asyncio.ensure_future(call())
+    await started.wait()
+    await asyncio.sleep(0.5)  # the request is on its way (it fails the same way if not)
+    return task
+
+
+async def _close_under(
+    client: Client, call: asyncio.Task[dict[str, object]], ready: asyncio.Event | None = None
+) -> None:
+    if ready is not None:
+        async with hang_guard("the call to be under way"):
+            await ready.wait()
     async with hang_guard("the close"):
         await client.aclose()
     async with hang_guard("the call to end once the client was closed"):
@@ -101,16 +118,8 @@ async def test_closing_ends_a_call_waiting_for_its_answer(
         made = HttpTransport(request.getfixturevalue("http_url"))
     client = Client(made, versions=[revision], timeout=HOURS, answerer=Thinking())
     await client.connect()
-    started = asyncio.Event()
-
-    async def call() -> dict[str, object]:
-        started.set()
-        return await client.call_tool("wait")
-
-    task = asyncio.ensure_future(call())
-    await started.wait()
-    await asyncio.sleep(0.5)  # the request is on its way (it fails the same way if not)
-    await _close_under(client, task, started)
+    task = await _waiting_call(client)
+    await _close_under(client, task)
 
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
@@ -196,15 +205,7 @@ async def test_two_closes_at_once_end_the_call_once(server_file: Path) -> None:
     ``TransportError``, and its caller's task stayed cancelled."""
     client = _stdio(server_file, "2026-07-28")
     await client.connect()
-    started = asyncio.Event()
-
-    async def call() -> dict[str, object]:
-        started.set()
-        return await client.call_tool("wait")
-
-    task = asyncio.ensure_future(call())
-    await started.wait()
-    await asyncio.sleep(0.5)
+    task = await _waiting_call(client)
     async with hang_guard("the two closes"):
         assert await asyncio.gather(client.aclose(), client.aclose()) == [None, None]
     async with hang_guard("the call to end once the client was closed"):
