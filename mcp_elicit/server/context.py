@@ -57,10 +57,11 @@ from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.channel import NO_STREAM, Channel
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
-from mcp_elicit.server.rev_2025_06_18 import REV_2025_06_18, form_params
+from mcp_elicit.server.rev_2025_06_18 import form_params
 from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.wire.headers import shown
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
+from mcp_elicit.wire.versions import REV_2025_06_18
 
 if TYPE_CHECKING:
     from mcp_elicit.core.server import Call

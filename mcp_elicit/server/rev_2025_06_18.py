@@ -14,15 +14,14 @@ Rules:
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 from mcp_elicit.errors import MissingClientCapability
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.forms.rev_2025_06_18 import requested_schema, unsayable
+from mcp_elicit.wire.versions import REV_2025_06_18
 
-__all__ = ["REV_2025_06_18", "form_params"]
-
-REV_2025_06_18: Final = "2025-06-18"
+__all__ = ["form_params"]
 
 
 def form_params(message: str, form: FormSchema) -> dict[str, Any]:

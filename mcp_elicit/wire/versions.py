@@ -20,6 +20,7 @@ __all__ = [
     "LATEST_HANDSHAKE",
     "LATEST_MODERN",
     "MODERN",
+    "REV_2025_06_18",
     "REV_2025_11_25",
     "REV_2026_07_28",
     "SUPPORTED",
@@ -28,6 +29,7 @@ __all__ = [
     "negotiate_handshake",
 ]
 
+REV_2025_06_18: Final = "2025-06-18"
 REV_2025_11_25: Final = "2025-11-25"
 REV_2026_07_28: Final = "2026-07-28"
 
