@@ -80,6 +80,7 @@ from mcp_elicit.ui.terminal import system_browser
 from mcp_elicit.ui.web_pages import page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import serve_local
+from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = ["WebAnswerer"]
 
@@ -108,6 +109,9 @@ _POSTED: Final = frozenset({"/api/check", "/api/answer", "/api/opened", "/api/mo
 #: What the page may post: as much as a server's message the client reads (16 MiB), since
 #: the page sends back the defaults it was given, and a text field may have no length limit.
 _MAX_BODY: Final = 16 * 1024 * 1024
+#: The deepest nesting an answer may have (a page sends a handful of levels): the same
+#: verdict whatever depth this Python's json recursion reaches.
+_MAX_DEPTH: Final = 64
 _BODY_TIMEOUT = 30.0  # seconds an answer's body has to arrive in full (408 beyond)
 _PING_SECONDS: Final = 15.0
 _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the address above yourself."
@@ -268,6 +272,8 @@ class _App:
         except ValueError:
             return _text(400, "Not JSON.")
         except RecursionError:  # json reads arrays and objects by recursion
+            return _text(400, "Not JSON: nested too deeply.")
+        if nests_past(data, _MAX_DEPTH):  # where recursion stops differs by Python and its limit
             return _text(400, "Not JSON: nested too deeply.")
         if not isinstance(data, dict):
             return _text(400, "Send a JSON object.")
