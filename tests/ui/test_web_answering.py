@@ -150,7 +150,8 @@ async def test_without_javascript_the_page_says_so_and_shows_no_dead_form(
     """With JavaScript off nothing on the page could send anything, and the round is
     cancelled when no event stream comes: the page says exactly that, and shows no form
     whose buttons would do nothing."""
-    monkeypatch.setattr(web_round, "FIRST_STREAM_SECONDS", 0.5)
+    # long enough for a loaded machine to fetch the page once its link is used (0.5 s was not)
+    monkeypatch.setattr(web_round, "FIRST_STREAM_SECONDS", 5.0)
     both = [form_request(SMALL, message=SMALL_MESSAGE), url_request("https://pay.example.com/")]
     async with open_round(both, grace=0.1) as opened:
         page = await new_page(java_script_enabled=False)
