@@ -104,7 +104,12 @@ _HEADERS: Final = {
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
 }
-_STATIC: Final = {"/static/app.js": "text/javascript", "/static/app.css": "text/css"}
+_STATIC: Final = {
+    "/static/values.js": "text/javascript",
+    "/static/draft.js": "text/javascript",
+    "/static/app.js": "text/javascript",
+    "/static/app.css": "text/css",
+}
 _POSTED: Final = frozenset({"/api/check", "/api/answer", "/api/opened", "/api/more-time"})
 #: What the page may post: as much as a server's message the client reads (16 MiB), since
 #: the page sends back the defaults it was given, and a text field may have no length limit.
@@ -249,7 +254,9 @@ class _App:
             return _text(403, "Open this page from the link mcp-elicit gave; it works in one browser only.")
         if self.round.answers.done():
             return _text(410, "This question is no longer open.")
-        body = page(self.round.requests, csrf=self.round.csrf, left=self.round.left())
+        body = page(
+            self.round.requests, csrf=self.round.csrf, left=self.round.left(), draft=self.round.cookie_name
+        )
         return HTMLResponse(body, headers=_HEADERS)
 
     async def _post(self, request: Request, path: str) -> Response:

@@ -9,15 +9,18 @@ Rules:
   always quoted. What the page sends back as it is (an option's value, a default in a
   text box) is only escaped, not made inert: ``clean`` would change it (a Persian
   zero-width non-joiner, an emoji's zero-width joiner), and the changed text would no
-  longer be the option or the default. The page has no inline script or style: it loads ``/static/app.js`` and
-  ``/static/app.css`` (the answer server's CSP allows nothing else). Fields and buttons,
+  longer be the option or the default. The page has no inline script or style: it loads
+  ``/static/values.js``, ``/static/draft.js``, ``/static/app.js`` and ``/static/app.css``
+  (the answer server's CSP allows nothing else). Fields and buttons,
   which do nothing without the script, are ``hidden`` in the HTML (``data-js``) and shown
   by the script, so a page without JavaScript shows none, with or without its stylesheet.
   Server text and text boxes carry ``dir="auto"``: Arabic or Hebrew reads right to left
   (its full stop at its end) on a page that is otherwise English.
 * One native control per kind of field: text (a ``textarea`` when the default has a line
   break, which a text box would drop), ``email``, ``url``, ``date`` and
-  ``datetime-local`` inputs; ``number`` with ``min``/``max`` and ``step`` (1 for integers);
+  ``datetime-local`` inputs (years 0001 to 9999, as the form's dates); a text box for a
+  number (``inputmode`` numeric or decimal, ``data-number``: the page reads it with the
+  browser's decimal mark, where a number box reads a German "2,5" as 25);
   a checkbox for a boolean, or, for an optional one without a default, radio buttons
   "(no answer)", "Yes" and "No" (an unticked box would say "no" for the person); radio
   buttons for up to five options, else a select (radio buttons still when an option has a
@@ -26,6 +29,9 @@ Rules:
   sits under its title, tied to its control by ``aria-describedby``. Each is labelled (a ``<label>``, or a ``<fieldset>``
   and ``<legend>`` for groups) and tied by ``aria-describedby`` to its description, hint
   and error slot. Defaults are pre-filled; required fields carry ``required`` and a mark.
+  A field that looks like it asks for a secret (``forms.secrets.secret_in_field``; a
+  client reads another server's form unguarded) is marked ``data-secret``: the page's
+  draft of the answers (kept in the tab under ``draft``, the round's key) never holds it.
 * Those native constraints are hints (the form is ``novalidate``). What is valid is
   decided by ``FormSchema.validate`` alone, on the answer server (``check_form``), as the
   person types and again before anything is returned: there is no second copy of the
@@ -60,6 +66,7 @@ from mcp_elicit.forms import (
     String,
 )
 from mcp_elicit.forms.foreign import FieldExtras
+from mcp_elicit.forms.secrets import secret_in_field
 from mcp_elicit.ui.form_text import clean, constraints, label, option_about, parse_answer, show_value
 from mcp_elicit.ui.web_url import url_box
 
@@ -70,6 +77,11 @@ RADIO_LIMIT: Final = 5
 _EMPTY: Final = "(empty text)"
 _UNWRITABLE: Final = re.compile("[\x00\ud800-\udfff]")
 _FORMAT_INPUT: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
+#: The days a date picker offers: the form's dates have four-digit years, from 0001.
+_DAYS: Final = {
+    "date": ' min="0001-01-01" max="9999-12-31"',
+    "datetime-local": ' min="0001-01-01T00:00" max="9999-12-31T23:59:59" step="1"',
+}
 _FORMAT_HINT: Final = {
     "email": "an email address, like name@example.com",
     "uri": "a full web address, like https://example.com/page",
@@ -162,9 +174,10 @@ def review_rows(schema: FormSchema, content: Mapping[str, Any]) -> list[tuple[st
 # ---- the page ----------------------------------------------------------------------------
 
 
-def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600.0) -> str:
+def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600.0, draft: str = "") -> str:
     """The whole page for one round of questions (all from the same server); ``left``:
-    seconds until mcp-elicit stops waiting (the page warns before, and offers more time)."""
+    seconds until mcp-elicit stops waiting (the page warns before, and offers more time);
+    ``draft``: the round's key for the tab's draft of the answers (none when empty)."""
     first = requests[0]
     server = first.server
     who = _e(server.title or server.name)
@@ -192,10 +205,12 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
 <meta name="referrer" content="no-referrer">
 <title>{html.escape(title)} · mcp-elicit</title>
 <link rel="stylesheet" href="/static/app.css">
+<script src="/static/values.js" defer></script>
+<script src="/static/draft.js" defer></script>
 <script src="/static/app.js" defer></script>
 </head>
 <body>
-<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}">
+<main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">
 <header class="asker">
 <p class="eyebrow">mcp-elicit · a question from an MCP server</p>
 <h1><span class="server" dir="auto">{who}</span>{version} {verb}</h1>
@@ -321,6 +336,8 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
     about, described = _about(fid, spec, extras)
     error = f'<p class="error" id="{fid}-error"></p>'
     head = f'<div class="field" id="{fid}" data-kind="{spec.kind}" data-label="{_label(spec)}"'
+    if secret_in_field(spec) is not None:
+        head += " data-secret"  # never kept in the tab's draft
     required = " required" if spec.required else ""
     if isinstance(spec, Boolean) and not spec.required and spec.default is None:
         legend = f'<legend dir="auto">{_label(spec)}</legend>'
@@ -346,27 +363,19 @@ def _field(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
     value = "" if spec.default is None else str(spec.default)
     if isinstance(spec, String) and spec.format is not None:
         kind = _FORMAT_INPUT[spec.format]
+        extra += _DAYS.get(kind, "")
         if spec.format == "date-time" and spec.default is not None:
             extra += f' data-rfc3339="{_value(spec.default)}"'
             value = ""
     elif isinstance(spec, Integer | Number):
-        kind = "number"
-        extra += (
-            ' step="1" inputmode="numeric"'
-            if isinstance(spec, Integer)
-            else ' step="any" inputmode="decimal"'
-        )
-        lo, hi = spec.whole_bounds if isinstance(spec, Integer) else (spec.minimum, spec.maximum)
-        if lo is not None:
-            extra += f' min="{_number(lo)}"'
-        if hi is not None:
-            extra += f' max="{_number(hi)}"'
+        # Text, read by the page with the browser's decimal mark: a number box reads a
+        # German "2,5" as 25 (the bounds are in the hint, the check is the form's).
+        head += " data-number"
+        extra += ' inputmode="numeric"' if isinstance(spec, Integer) else ' inputmode="decimal"'
         if spec.default is not None:
             value = _number(spec.default)
-    if kind == "datetime-local":
-        extra += ' step="1"'
     autocomplete = ' autocomplete="email"' if kind == "email" else ' autocomplete="off"'
-    if kind == "text":
+    if kind == "text" and not isinstance(spec, Integer | Number):
         autocomplete += ' dir="auto"'  # typed Arabic or Hebrew reads right to left
     if kind == "text" and ("\n" in value or "\r" in value):
         # A text box drops line breaks. The newline after the tag is one HTML drops itself.

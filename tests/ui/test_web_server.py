@@ -356,6 +356,8 @@ async def test_every_response_carries_the_security_headers() -> None:
             await client.get(f"{opened.base}/static/app.js"),
             await client.get(f"{opened.base}/nothing"),
             await client.get(opened.url, headers={"Host": "evil.example"}),
+            await client.get(f"{opened.base}/static/values.js"),
+            await client.get(f"{opened.base}/static/draft.js"),
         ]
         for response in responses:
             csp = response.headers["content-security-policy"]
@@ -365,7 +367,9 @@ async def test_every_response_carries_the_security_headers() -> None:
             assert response.headers["x-frame-options"] == "DENY"
             assert response.headers["cache-control"] == "no-store"
             assert response.headers["referrer-policy"] == "no-referrer"
-        assert responses[2].headers["content-type"].startswith("text/javascript")
+        for script in (responses[2], responses[5], responses[6]):
+            assert script.status_code == 200
+            assert script.headers["content-type"].startswith("text/javascript")
         assert responses[3].status_code == 404
 
 

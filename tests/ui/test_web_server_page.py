@@ -32,8 +32,11 @@ def test_server_text_is_escaped_and_made_inert() -> None:
     assert "&lt;img src=x onerror=&quot;alert(1)&quot;&gt;" in html
     assert "\u202e" not in html and "&lt;U+202E&gt;" in html
     assert "\x1b" not in html and "\\x1b[31m" in html
-    assert '<script src="/static/app.js" defer></script>' in html
-    assert html.count("<script") == 1  # nothing inline
+    scripts = re.findall(r"<script[^>]*>[^<]*</script>", html)
+    assert scripts == [
+        f'<script src="/static/{name}.js" defer></script>' for name in ("values", "draft", "app")
+    ]
+    assert html.count("<script") == 3  # nothing inline
 
 
 async def test_text_no_page_can_carry_is_shown_made_inert() -> None:
@@ -93,17 +96,18 @@ def test_the_page_has_a_labelled_native_control_for_every_variant() -> None:
         [form_request(), form_request(LEGACY, key="legacy"), form_request(DEFAULTS, key="defaults")], csrf="c"
     )
     assert 'type="email"' in html and 'type="url"' in html and 'type="date"' in html
-    assert 'type="datetime-local"' in html
-    assert 'type="number"' in html and 'min="1"' in html and 'max="20"' in html and 'step="1"' in html
-    assert 'step="any"' in html
+    assert (
+        'type="datetime-local"' in html and 'max="9999-12-31T23:59:59"' in html and 'max="9999-12-31"' in html
+    )
+    # numbers are text the page reads with the browser's decimal mark, bounds in the hint
+    assert 'type="number"' not in html and "data-number" in html
+    assert 'inputmode="numeric"' in html and 'inputmode="decimal"' in html
     assert 'role="radiogroup"' in html and "<select" in html and 'role="group"' in html
     assert ">Medium</label>" in html  # enumNames
     assert 'value="2"' in html and 'value="window seat"' in html  # defaults
     assert 'data-rfc3339="2026-12-24T18:30:00Z"' in html
     assert 'value="out" checked' in html and 'value="c" selected' in html and 'value="vegan" checked' in html
-    for control in re.findall(
-        r'<input type="(?:text|email|url|date|datetime-local|number)" id="([^"]+)"', html
-    ):
+    for control in re.findall(r'<input type="(?:text|email|url|date|datetime-local)" id="([^"]+)"', html):
         assert f'<label for="{control}" dir="auto">' in html
     assert html.count('aria-describedby="') >= len(EVERY_KIND.fields)
 
@@ -176,7 +180,15 @@ async def test_marks_stacked_on_a_letter_are_shown_not_piled_over_the_page() -> 
     assert "a\u0363\u0364\u0363\u0364\u0363&lt;U+0364&gt;&lt;U+0363&gt;" in shown
 
 
-def test_an_integer_field_with_fractional_bounds_takes_whole_numbers_in_the_browser() -> None:
-    # min="0.5" with step="1" made the browser take 0.5, 1.5... and refuse 1, 2 and 3.
+def test_an_integer_field_with_fractional_bounds_says_the_whole_numbers_it_takes() -> None:
+    # min="0.5" with step="1" made a number box take 0.5, 1.5... and refuse 1, 2 and 3; the
+    # box is text now, and the hint says which whole numbers the form takes.
     html = page([form_request(Form(n=Integer(minimum=0.5, maximum=3.7)))], csrf="c")
-    assert 'min="1"' in html and 'max="3"' in html and 'step="1"' in html
+    assert 'min="' not in html and "a whole number from 1 to 3" in html
+
+
+def test_a_field_that_looks_like_a_secret_is_marked_so_no_draft_keeps_it() -> None:
+    form = {"type": "object", "properties": {"password": {"type": "string"}, "note": {"type": "string"}}}
+    html = page([form_request(form)], csrf="c", draft="mcp_elicit_abc")
+    assert re.findall(r'<div class="field" id="(q0-f\d)"[^>]* data-secret', html) == ["q0-f0"]
+    assert 'data-round="mcp_elicit_abc"' in html

@@ -4,6 +4,8 @@
 // answer server (/api/check), which checks it with the form's own FormSchema.validate, and
 // shows the messages it gets back next to their fields. /api/answer checks again before
 // anything reaches the MCP client. All text from the server is set with textContent.
+// values.js (how typed values are read and shown) and draft.js (what a reload keeps) load
+// before it.
 "use strict";
 
 (() => {
@@ -13,6 +15,7 @@
   // page's <noscript> says why), and hiding them in the HTML holds without the stylesheet.
   for (const part of document.querySelectorAll("[data-js]")) part.hidden = false;
   const $ = (id) => document.getElementById(id);
+  const { instant, localText, readNumber, showNumber, withOffset, yearProblem } = window.mcpElicitValues;
   const csrf = app.dataset.csrf;
   const server = app.dataset.server || "The server";
   const form = $("answers");
@@ -47,51 +50,9 @@
 
   // ---- values ------------------------------------------------------------------------
 
-  const pad = (n, width = 2) => String(n).padStart(width, "0");
-
-  function localText(when) {
-    return (
-      `${pad(when.getFullYear(), 4)}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}` +
-      `T${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())}`
-    );
-  }
-
   // Why a field's control cannot be read as a value, by field id (set by fieldValue): the
   // answer server is sent "?" for it, and this message is shown instead of its own.
   const unreadable = new Map();
-
-  // A datetime-local value is wall time in this browser's time zone: say which zone. A
-  // wall time the clocks skip (summer time, Samoa's whole 2011-12-30) names no instant:
-  // it comes back as another day, hour or minute, and is null. (new Date(45, ...) is 1945.)
-  function withOffset(text) {
-    const m = /^(\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d)(?::(\d\d))?/.exec(text);
-    if (!m) return text;
-    const seconds = m[6] || "00";
-    const when = new Date(0);
-    when.setFullYear(+m[1], +m[2] - 1, +m[3]);
-    when.setHours(+m[4], +m[5], +seconds, 0);
-    const wall = [when.getFullYear(), when.getMonth() + 1, when.getDate(), when.getHours(), when.getMinutes()];
-    if (wall.some((part, i) => part !== +m[i + 1])) return null;
-    // RFC 3339 offsets are whole minutes; a zone's old local mean time was not (5:21:10).
-    const offset = -when.getTimezoneOffset();
-    const sign = offset >= 0 ? "+" : "-";
-    const abs = Math.round(Math.abs(offset));
-    return `${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${seconds}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
-  }
-
-  // The instant an RFC 3339 date-time names, as the form's rules read it (T or t, Z or z,
-  // any fraction). A leap second (:60) is shown as the second before it: no Date holds it.
-  const RFC3339 = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:[Zz]|([+-])(\d\d):(\d\d))$/;
-
-  function instant(text) {
-    const m = RFC3339.exec(text);
-    if (!m) return null;
-    const when = new Date(0);
-    when.setUTCFullYear(+m[1], +m[2] - 1, +m[3]);
-    when.setUTCHours(+m[4], +m[5], Math.min(+m[6], 59), m[7] ? +m[7].slice(0, 3).padEnd(3, "0") : 0);
-    const offset = m[8] ? (m[8] === "-" ? -1 : 1) * (+m[9] * 60 + +m[10]) : 0;
-    return new Date(when.getTime() - offset * 60000);
-  }
 
   // A default is shown in local wall time, which drops its zone, its fraction and a leap
   // second, and cannot tell an hour the clock shows twice: left as shown, it goes back as
@@ -101,6 +62,12 @@
     if (when && !Number.isNaN(when.getTime())) input.value = localText(when);
     if (input.value !== "") input.dataset.shown = input.value; // as the control keeps it
   }
+  // A number's default is shown with this language's decimal mark ("0,5" in German).
+  for (const input of form.querySelectorAll(".field[data-number] input")) input.value = showNumber(input.value);
+
+  // What was typed before a reload, back in its fields (draft.js).
+  const draft = window.mcpElicitDraft.open(form, app.dataset.round);
+  const restored = draft.restore();
 
   function fieldValue(field) {
     unreadable.delete(field.id);
@@ -128,14 +95,23 @@
     if (input.tagName === "TEXTAREA" && input.value === input.defaultValue.replace(/\r\n?/g, "\n")) {
       return input.defaultValue;
     }
-    if (field.dataset.format !== "date-time") return input.value;
+    const cannot = (why) => {
+      unreadable.set(field.id, `${field.dataset.label}: ${why}`);
+      return "?";
+    };
+    if (field.dataset.number !== undefined) {
+      const number = readNumber(input.value);
+      return number.problem ? cannot(number.problem) : number.text;
+    }
+    const format = field.dataset.format;
+    if (format !== "date-time" && format !== "date") return input.value;
     if (input.dataset.shown !== undefined && input.value === input.dataset.shown) return input.dataset.rfc3339;
+    if (yearProblem(input.value)) return cannot(yearProblem(input.value));
+    if (format === "date") return input.value;
     const sent = withOffset(input.value);
     if (sent !== null) return sent;
     const [day, time] = input.value.split("T");
-    const why = `there is no ${time.slice(0, 5)} on ${day} in your time zone (the clocks skip it)`;
-    unreadable.set(field.id, `${field.dataset.label}: ${why}; pick another time`);
-    return "?";
+    return cannot(`there is no ${time.slice(0, 5)} on ${day} in your time zone (the clocks skip it); pick another time`);
   }
 
   function collect() {
@@ -244,6 +220,7 @@
     if (!field) return;
     touched.add(field.id);
     dirty = true;
+    draft.save();
     scheduleCheck();
   }
 
@@ -284,7 +261,8 @@
         dt.textContent = label || "Answer";
         dt.dir = "auto";
         const dd = document.createElement("dd");
-        dd.textContent = value + shownAs(fields[n], value);
+        const number = fields[n] && fields[n].dataset.number !== undefined;
+        dd.textContent = (number ? showNumber(value) : value) + shownAs(fields[n], value);
         dd.dir = "auto";
         list.append(dt, dd);
       });
@@ -361,6 +339,7 @@
   function finish(reason) {
     if (over) return;
     over = true;
+    draft.forget();
     window.clearTimeout(timer);
     window.clearTimeout(warnTimer);
     timeBox.hidden = true;
@@ -478,7 +457,13 @@
     });
     // The answer server stops when the round is over: a stream that cannot come back means
     // nobody is waiting for this page any more.
+    // A reload closes the stream too: that ends nothing (the draft stays for the next page).
+    let leaving = false;
+    window.addEventListener("pagehide", () => {
+      leaving = true;
+    });
     events.addEventListener("error", () => {
+      if (leaving) return;
       app.dataset.live = "0";
       failures += 1;
       if (events.readyState === EventSource.CLOSED || failures >= 3) finish("gone");
@@ -492,6 +477,13 @@
       }
       finish(reason);
     });
+  }
+
+  if (restored.size) {
+    for (const field of restored) touched.add(field.id);
+    dirty = true;
+    say("What you typed before the page was reloaded is back.");
+    scheduleCheck();
   }
 
   window.addEventListener("beforeunload", (event) => {
