@@ -88,7 +88,7 @@
       return picked && !picked.hasAttribute("data-none") ? picked.value : null;
     }
     const input = field.querySelector("input, textarea");
-    // A half-typed date or number reads as "": send something, and let the check say what.
+    // A half-typed date reads as "": send something, and let the check say what.
     if (input.validity && input.validity.badInput) return "?";
     if (input.value === "") return null;
     // A textarea reads every line break as "\n": its default, untouched, goes back as it is.
