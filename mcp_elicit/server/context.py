@@ -22,18 +22,14 @@ Rules:
   (``outgoing.check_url``); anything else is the handler's ``ValueError``.
 * How a question travels depends on the revision (``input_required`` and a retry on
   2026-07-28, a server-to-client request on 2025-11-25); the handler's code is the same.
-* ``ctx.gather(...)`` asks in one round; a second question under one key fails (``key_reused``).
+* ``ctx.gather(...)`` asks in one round; a second question under one key fails (``key_reused``,
+  ``context_memory``).
 * Progress goes out only when the request carried a progress token, and only above the
   last progress sent for the request (a step reported twice, or going back, sends
   nothing); log messages only at or above the level the request (or session) asked for.
-* A ``Context`` works only on the event loop its handler runs on: asking, progress or
-  logging from another thread (a ``threading.Thread``, a helper run with
-  ``asyncio.to_thread``) is a ``RuntimeError`` at once, saying to await it in the handler
-  and hand the thread the answer. (A plain-function handler gets a ``ThreadContext``.)
-  Nor does it work once its request has ended (kept in a global, used by a background
-  task after the handler returned; on 2026-07-28, after its round): asking (and awaiting
-  a question made before the end) is a ``RuntimeError`` naming the handler; progress and
-  logs are dropped, as nothing is sent for a request once it is answered.
+* A ``Context`` works only on its handler's event loop, and only while its request runs
+  (``context_guard``): elsewhere, asking is a ``RuntimeError``; progress and logs are
+  dropped once the request has ended.
 * A tool registered with ``task=`` becomes a task at ``await ctx.start_task()`` when the
   client declared the tasks extension (``server.tasks``); from then on its questions wait
   in the task, its progress messages become the task's ``statusMessage`` and its logs are
@@ -44,17 +40,19 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar, overload
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
 
-from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, key_reused
+from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask
 from mcp_elicit.core.rev_2025_11_25 import form_missing, url_mode_missing
 from mcp_elicit.errors import MissingClientCapability, SensitiveFieldError, URLElicitationRequired
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.server.asking import InPlaceAsker
 from mcp_elicit.server.channel import NO_STREAM, Channel
+from mcp_elicit.server.context_guard import ContextGuard
+from mcp_elicit.server.context_memory import ContextMemory
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
 from mcp_elicit.server.rev_2025_06_18 import form_params
@@ -74,9 +72,15 @@ if TYPE_CHECKING:
 __all__ = ["Channel", "Context"]
 
 T = TypeVar("T")
+T1 = TypeVar("T1")
+T2 = TypeVar("T2")
+T3 = TypeVar("T3")
+T4 = TypeVar("T4")
+T5 = TypeVar("T5")
+T6 = TypeVar("T6")
 
 
-class Context:
+class Context(ContextGuard, ContextMemory):
     """Per-request handle given to tools, prompts and resources that ask for it."""
 
     #: The last progress sent for this request (a class default: most requests send none).
@@ -111,7 +115,6 @@ class Context:
         self._counters: dict[str, int] = {}
         #: What of the caller's own the handler used (see ``used``); shared with a ThreadContext.
         self._used: set[str] = set()
-        #: The thread of the event loop the handler runs on: the only one this works in.
         self._thread = threading.get_ident()
 
     # ---- what the client can do ------------------------------------------------
@@ -159,68 +162,7 @@ class Context:
     def can_list_roots(self) -> bool:
         return self.call.capabilities.roots
 
-    def _what(self) -> str:
-        """The handler this Context is for, as a message names it (``tool 'book'``)."""
-        method, params = self.call.method, self.call.params
-        if method == "resources/read":
-            return f"resource {params.get('uri')!r}"
-        kind = {"tools/call": "tool", "prompts/get": "prompt"}.get(method, method)
-        return f"{kind} {params.get('name')!r}"
-
-    def _live(self, name: str | Ask) -> None:
-        """Refuse ``ctx.name()`` (or awaiting the question ``name``) where it cannot work:
-        off the handler's event loop, or once its request has ended."""
-        if threading.get_ident() != self._thread or self._asker.ended:
-            self._refuse(name)
-
-    def _sending(self, name: str) -> bool:
-        """Whether ``ctx.name()`` may send its notification: not once the request has ended
-        (nothing is sent for a request once it is answered); off the loop, refused."""
-        if threading.get_ident() != self._thread:
-            self._refuse(name)
-        return not self._asker.ended
-
-    def _refuse(self, name: str | Ask) -> NoReturn:
-        if isinstance(name, Ask):
-            name = "elicit_url" if name.params.get("mode") == "url" else _CALLED.get(name.method, name.method)
-        if threading.get_ident() != self._thread:
-            raise RuntimeError(
-                f"ctx.{name}() was called from thread {threading.current_thread().name!r}, not the event "
-                f"loop's thread where {self._what()} runs: a Context works only there. Await it in the "
-                "handler (or a task it starts on the same loop) and hand the thread the answer, not the Context"
-            )
-        raise RuntimeError(
-            f"ctx.{name}() was called after the request of {self._what()} ended: a Context works only "
-            "while its handler runs (was it kept in a global, or used by a background task?). Ask "
-            "from the handler itself, before it returns"
-        )
-
     # ---- questions -------------------------------------------------------------
-
-    def _key(self, kind: str, key: str | None) -> str:
-        counters, by = self._counters, (1 if key is not None else 2)  # 1: key=; 2: "<kind>-<n>"
-        if key is None:
-            n = counters[kind] = counters.get(kind, 0) + 1
-            key = f"{kind}-{n}"
-        elif not isinstance(key, str):  # caught here: at 2026-07-28 it would break the result's JSON
-            raise TypeError(
-                f"a question's key must be a string, not {key!r} ({type(key).__name__}): "
-                "give key=f'item-{n}' for a number"
-            )
-        elif not key:
-            raise ValueError("an input request key must not be empty")
-        if taken := counters.get(f"={key}", 0):
-            raise key_reused(key, given=2 in (by, taken))
-        counters[f"={key}"] = by
-        return key
-
-    def _occurrence(self, what: str) -> int:
-        """How many times ``what`` was asked in this run of the handler, this time included
-        (the same on every replayed round, as the handler asks in the same order)."""
-        counters = self._counters
-        name = f"#{what}"
-        n = counters[name] = counters.get(name, 0) + 1
-        return n
 
     @overload
     def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> Question[FormAnswer[T]]: ...
@@ -352,27 +294,57 @@ class Context:
         ask = Ask(self._key("roots", key), LIST_ROOTS, {})
         return Question(self, ask, lambda raw: [Root.model_validate(r) for r in raw.get("roots", [])])
 
-    async def gather(self, *questions: Question[Any]) -> list[Any]:
-        """Ask several questions in one round; answers come back in the same order."""
+    # Typed by arity, as asyncio.gather is: each answer keeps its question's type.
+    @overload
+    async def gather(self) -> tuple[()]: ...
+    @overload
+    async def gather(self, q1: Question[T1], /) -> tuple[T1]: ...
+    @overload
+    async def gather(self, q1: Question[T1], q2: Question[T2], /) -> tuple[T1, T2]: ...
+    @overload
+    async def gather(self, q1: Question[T1], q2: Question[T2], q3: Question[T3], /) -> tuple[T1, T2, T3]: ...
+    @overload
+    async def gather(
+        self, q1: Question[T1], q2: Question[T2], q3: Question[T3], q4: Question[T4], /
+    ) -> tuple[T1, T2, T3, T4]: ...
+    @overload
+    async def gather(
+        self, q1: Question[T1], q2: Question[T2], q3: Question[T3], q4: Question[T4], q5: Question[T5], /
+    ) -> tuple[T1, T2, T3, T4, T5]: ...
+    @overload
+    async def gather(
+        self,
+        q1: Question[T1],
+        q2: Question[T2],
+        q3: Question[T3],
+        q4: Question[T4],
+        q5: Question[T5],
+        q6: Question[T6],
+        /,
+    ) -> tuple[T1, T2, T3, T4, T5, T6]: ...
+    @overload
+    async def gather(
+        self,
+        q1: Question[T],
+        q2: Question[T],
+        q3: Question[T],
+        q4: Question[T],
+        q5: Question[T],
+        q6: Question[T],
+        q7: Question[T],
+        /,
+        *more: Question[T],
+    ) -> tuple[T, ...]: ...
+
+    async def gather(self, *questions: Question[Any]) -> tuple[Any, ...]:
+        """Ask several questions in one round; the answers come back as a tuple, in the
+        same order, each typed as its question's (``ctx.elicit``'s ``FormAnswer``...;
+        past six questions, the union of their types). A tuple, not
+        the list of earlier versions: unpacking and indexing are unchanged, but compare
+        with a tuple and copy to a list to change it."""
         self._live("gather")
         raws = await self._asker.ask([q.ask for q in questions])
-        return [q.result(raw) for q, raw in zip(questions, raws, strict=True)]
-
-    def remember(self, key: str, make: Callable[[], Any]) -> Any:
-        """A JSON value kept for the whole request: made once by ``make``, then given back
-        on every later round (on 2026-07-28 it travels sealed in ``requestState``)."""
-        memo = self._asker.memo
-        if key not in memo:
-            memo[key] = make()
-        return memo[key]
-
-    def slot(self, key: str) -> dict[str, Any]:
-        """A small JSON object kept for the whole request, to fill in as the handler goes."""
-        memo = self._asker.memo
-        value = memo.get(key)
-        if not isinstance(value, dict):
-            value = memo[key] = {}
-        return value
+        return tuple([q.result(raw) for q, raw in zip(questions, raws, strict=True)])
 
     async def secret(self, name: str, *, message: str | None = None) -> SecretAnswer:
         """A secret (an API key...) the user types into the server's own page, never into
@@ -489,7 +461,3 @@ class Context:
 
     async def error(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("error", data, logger=logger)
-
-
-#: What a handler called to ask a question, by the question's method.
-_CALLED = {ELICIT: "elicit", SAMPLE: "sample", LIST_ROOTS: "list_roots"}

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["Accepted", "Answer", "Asker", "Cancelled", "Declined", "FormAnswer", "Question", "answer_of"]
 
 T = TypeVar("T")
+#: A question's answer: covariant, so that questions of several kinds gathered past six
+#: (``ctx.gather``) share their common type rather than fail to type check.
+T_co = TypeVar("T_co", covariant=True)
 Action = Literal["accept", "decline", "cancel"]
 
 
@@ -147,21 +150,21 @@ def answer_of(action: Action, data: Any = None, content: Mapping[str, Any] | Non
 _set_action, _set_data, _set_content = (vars(Answer)[name].__set__ for name in ("action", "data", "content"))
 
 
-class Question(Coroutine[Any, Any, T]):
+class Question(Coroutine[Any, Any, T_co]):
     """A question not yet asked: ``await`` it alone, pass several to ``ctx.gather``, or
     run it as a task (it is a coroutine, started only when awaited)."""
 
     __slots__ = ("_convert", "_coro", "_ctx", "ask")
 
-    def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T] | None) -> None:
+    def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T_co] | None) -> None:
         """``convert`` turns the raw answer into the handler's; None for a form's ``Answer``
         (built from ``ask.schema``: no closure per question)."""
         self._ctx = ctx
         self.ask = ask
         self._convert = convert
-        self._coro: Generator[Any, None, T] | None = None
+        self._coro: Generator[Any, None, T_co] | None = None
 
-    def result(self, raw: Any) -> T:
+    def result(self, raw: Any) -> T_co:
         convert = self._convert
         if convert is not None:
             return convert(raw)
@@ -171,7 +174,7 @@ class Question(Coroutine[Any, Any, T]):
         form = self.ask.schema
         return Accepted("accept", form.build(content, checked=True) if form is not None else content, content)  # type: ignore[return-value]
 
-    def _asking(self) -> Generator[Any, None, T]:
+    def _asking(self) -> Generator[Any, None, T_co]:
         # A generator, not a coroutine awaiting the asker's: an answer at hand (a replayed
         # round) comes back with no coroutine layer under the handler's.
         ctx = self._ctx
@@ -183,7 +186,7 @@ class Question(Coroutine[Any, Any, T]):
             raws = yield from asker.ask(asks).__await__()
         return self.result(raws[0])
 
-    def _inner(self) -> Generator[Any, None, T]:
+    def _inner(self) -> Generator[Any, None, T_co]:
         if self._coro is None:
             self._coro = self._asking()
         return self._coro
@@ -198,7 +201,7 @@ class Question(Coroutine[Any, Any, T]):
         if self._coro is not None:
             self._coro.close()
 
-    def __await__(self) -> Generator[Any, None, T]:
+    def __await__(self) -> Generator[Any, None, T_co]:
         if self._coro is not None:
             raise RuntimeError("cannot reuse already awaited question")
         self._coro = coro = self._asking()

@@ -13,6 +13,7 @@ from mypy import api as mypy_api
 
 from mcp_elicit import Answer
 
+from support.procs import ROOT
 from support.readme import block_starting
 
 NARROWING = textwrap.dedent(
@@ -61,3 +62,55 @@ def test_each_action_gives_an_answer_equal_to_one_made_by_hand() -> None:
     assert accepted == Answer("accept", {"n": 1}, {"n": 1})
     assert accepted != Answer("decline")
     assert accepted.accepted is True
+
+
+GATHERED = textwrap.dedent(
+    """
+    from __future__ import annotations
+
+    from dataclasses import dataclass
+    from typing import Any, assert_type
+
+    from mcp_types import CreateMessageResult, Root
+
+    from mcp_elicit import Answer, Context, Form, Integer
+    from mcp_elicit.server.questions import FormAnswer
+
+
+    @dataclass
+    class Booking:
+        guests: int
+
+
+    async def handler(ctx: Context) -> None:
+        one = await ctx.gather(ctx.elicit("A", Booking))
+        assert_type(one, tuple[FormAnswer[Booking]])
+        booking, n = await ctx.gather(ctx.elicit("A", Booking), ctx.elicit("B", Form(n=Integer())))
+        assert_type(booking, FormAnswer[Booking])
+        assert_type(n, FormAnswer[dict[str, Any]])
+        reply, roots, page = await ctx.gather(
+            ctx.sample("Say hi"), ctx.list_roots(), ctx.elicit_url("Pay", "https://pay.example.com/1")
+        )
+        assert_type(reply, CreateMessageResult)
+        assert_type(roots, list[Root])
+        assert_type(page, Answer[None])
+        many = await ctx.gather(*[ctx.elicit(f"Q{i}", Booking) for i in range(9)])
+        assert_type(many, tuple[FormAnswer[Booking], ...])
+        seven = await ctx.gather(
+            ctx.list_roots(), ctx.list_roots(), ctx.list_roots(), ctx.list_roots(),
+            ctx.list_roots(), ctx.list_roots(), ctx.elicit("G", Booking),
+        )
+        assert_type(seven, tuple[list[Root] | FormAnswer[Booking], ...])
+        assert_type(await ctx.gather(), tuple[()])
+    """
+)
+
+
+def test_gather_gives_each_answer_its_own_type(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ctx.gather`` was typed ``list[Any]``: a handler lost under mypy the answer types
+    ``ctx.elicit`` gives. Each question's answer now keeps its type, by position."""
+    monkeypatch.setenv("MYPYPATH", str(ROOT))  # this checkout's package, not an installed one
+    program = tmp_path / "gathered.py"
+    program.write_text(GATHERED, encoding="utf-8")
+    out, err, status = mypy_api.run(["--strict", "--no-incremental", "--follow-imports=silent", str(program)])
+    assert status == 0, out + err
