@@ -1,7 +1,8 @@
 """mcp-elicit: MCP servers that ask the user for more information mid-request.
 
 Build a server with ``Server``; handlers that take a ``Context`` can ``await
-ctx.elicit(message, Schema)`` and get an ``Answer`` (accept, decline or cancel). The same
+ctx.elicit(message, Schema)`` and get an ``Answer`` (accept, decline or cancel: an
+``Accepted``, ``Declined`` or ``Cancelled``, together a ``FormAnswer``). The same
 handler serves MCP 2026-07-28 (multi round-trip requests with a sealed ``requestState``)
 and 2025-11-25 clients.
 
@@ -35,20 +36,24 @@ if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
     from mcp_elicit.server.auth import Principal, StaticTokens, TokenVerifier
     from mcp_elicit.server.context import Context
-    from mcp_elicit.server.questions import Answer
+    from mcp_elicit.server.questions import Accepted, Answer, Cancelled, Declined, FormAnswer
     from mcp_elicit.server.results import Audio, Blob, Image
 
 __version__ = "0.1.0"
 
 _WHERE = {
+    "Accepted": "mcp_elicit.server.questions",
     "Answer": "mcp_elicit.server.questions",
     "Audio": "mcp_elicit.server.results",
     "Blob": "mcp_elicit.server.results",
     "Boolean": "mcp_elicit.forms",
+    "Cancelled": "mcp_elicit.server.questions",
     "Choice": "mcp_elicit.forms",
     "Context": "mcp_elicit.server.context",
+    "Declined": "mcp_elicit.server.questions",
     "Field": "mcp_elicit.forms",
     "Form": "mcp_elicit.forms",
+    "FormAnswer": "mcp_elicit.server.questions",
     "FormSchema": "mcp_elicit.forms",
     "Image": "mcp_elicit.server.results",
     "Integer": "mcp_elicit.forms",
@@ -64,14 +69,18 @@ _WHERE = {
 }
 
 __all__ = [
+    "Accepted",
     "Answer",
     "Audio",
     "Blob",
     "Boolean",
+    "Cancelled",
     "Choice",
     "Context",
+    "Declined",
     "Field",
     "Form",
+    "FormAnswer",
     "FormSchema",
     "Image",
     "Integer",

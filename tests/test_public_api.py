@@ -7,14 +7,18 @@ import importlib
 import mcp_elicit
 
 EXPECTED = {
+    "Accepted",
     "Answer",
     "Audio",
     "Blob",
     "Boolean",
+    "Cancelled",
     "Choice",
     "Context",
+    "Declined",
     "Field",
     "Form",
+    "FormAnswer",
     "FormSchema",
     "Image",
     "Integer",
@@ -59,3 +63,15 @@ def test_the_root_imports_its_names_on_first_use() -> None:
     code = "import mcp_elicit, sys; print('mcp_elicit.server.app' in sys.modules); mcp_elicit.Server; print('mcp_elicit.server.app' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["False", "True"]
+
+
+def test_the_answer_classes_a_handler_matches_on_are_the_root_s() -> None:
+    """``Answer`` was importable from ``mcp_elicit``, but not the classes a handler narrows
+    it with (``isinstance``, ``match``): they came from ``mcp_elicit.server.questions``."""
+    from mcp_elicit.server import questions
+
+    for name in ("Accepted", "Cancelled", "Declined", "FormAnswer"):
+        assert getattr(mcp_elicit, name) is getattr(questions, name), name
+    answer = questions.answer_of("decline")
+    assert isinstance(answer, mcp_elicit.Declined) and isinstance(answer, mcp_elicit.Answer)
+    assert not isinstance(answer, mcp_elicit.Accepted | mcp_elicit.Cancelled)
