@@ -11,7 +11,9 @@ Rules:
   declares forms only; a URL-mode question there is -32021 naming the revision as what
   lacks URL mode (``url_mode_missing``), not the client. Before 2025-06-18 there was no
   elicitation at all: a declared ``elicitation`` is read as not declared, and a form asked
-  there is -32021 naming the revision (``form_missing``).
+  there is -32021 naming the revision (``form_missing``). Where the revision is what
+  lacks it, the -32021's data says so too: ``requiredProtocolVersion``, the first revision
+  that has it, beside the capability (``revision_lacks``).
 * Methods of this era: ``initialize``, ``ping``, ``logging/setLevel``,
   ``resources/subscribe`` and ``resources/unsubscribe``, plus the ones both eras share.
   ``server/discover`` does not exist here (-32601).
@@ -28,7 +30,7 @@ from typing import Any, Final
 from mcp_elicit.core.server import FRAMEWORK_METHODS, MODERN_ONLY_METHODS, ServerIdentity
 from mcp_elicit.errors import InvalidParams, MethodNotFound, MissingClientCapability
 from mcp_elicit.wire.meta import LOG_LEVELS, ClientCapabilities
-from mcp_elicit.wire.versions import HANDSHAKE, REV_2025_11_25, negotiate_handshake
+from mcp_elicit.wire.versions import HANDSHAKE, REV_2025_06_18, REV_2025_11_25, negotiate_handshake
 
 __all__ = [
     "HANDSHAKE_ONLY",
@@ -38,6 +40,7 @@ __all__ = [
     "initialize_result",
     "parse_initialize",
     "parse_set_level",
+    "revision_lacks",
     "url_mode_missing",
 ]
 
@@ -97,10 +100,11 @@ def form_missing(version: str) -> MissingClientCapability:
     required: dict[str, Any] = {"elicitation": {"form": {}}}
     if version not in WITHOUT_ELICITATION:
         return MissingClientCapability.requiring(required)
-    return MissingClientCapability(
+    return revision_lacks(
         f"This request needs the client capability elicitation.form, which MCP {version} does not "
         "have: elicitation came with 2025-06-18",
-        {"requiredCapabilities": required},
+        required,
+        REV_2025_06_18,
     )
 
 
@@ -115,10 +119,20 @@ def url_mode_missing(version: str) -> MissingClientCapability:
         if version in WITHOUT_ELICITATION
         else "before it elicitation asks with forms only"
     )
-    return MissingClientCapability(
+    return revision_lacks(
         f"This request needs the client capability elicitation.url, which MCP {version} does not "
         f"have: URL-mode elicitation came with 2025-11-25, {before}",
-        {"requiredCapabilities": required},
+        required,
+        REV_2025_11_25,
+    )
+
+
+def revision_lacks(message: str, required: Mapping[str, Any], since: str) -> MissingClientCapability:
+    """The -32021 for what the session's revision cannot carry, whatever the client
+    declared: its data names the capability it takes and, as ``requiredProtocolVersion``,
+    the first revision that has it (declaring the capability would not be enough)."""
+    return MissingClientCapability(
+        message, {"requiredCapabilities": dict(required), "requiredProtocolVersion": since}
     )
 
 

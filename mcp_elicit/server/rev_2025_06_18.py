@@ -7,7 +7,10 @@ Rules:
   ``enumNames``, a default on a boolean only). Its answer is read by the same form, as
   that revision defines it (an action; values that are strings, numbers or booleans).
 * A form that revision cannot say (a multi-select) is not sent: the handler is refused
-  with -32021, naming the revision and the field, as for a client without the capability.
+  with -32021, as for a client without the capability (``except
+  MissingClientCapability`` falls back for both), naming the field and the revision: the
+  client declared ``elicitation``, so the data names, beside it, the revision that has
+  multi-selects (``requiredProtocolVersion``: 2025-11-25).
 * URL mode is not offered (the session's capabilities say forms only:
   ``core.rev_2025_11_25``).
 """
@@ -16,10 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_elicit.errors import MissingClientCapability
+from mcp_elicit.core.rev_2025_11_25 import revision_lacks
 from mcp_elicit.forms import FormSchema
 from mcp_elicit.forms.rev_2025_06_18 import requested_schema, unsayable
-from mcp_elicit.wire.versions import REV_2025_06_18
+from mcp_elicit.wire.versions import REV_2025_06_18, REV_2025_11_25
 
 __all__ = ["form_params"]
 
@@ -28,10 +31,12 @@ def form_params(message: str, form: FormSchema) -> dict[str, Any]:
     """The params of ``elicitation/create`` asking ``form`` at 2025-06-18."""
     field = unsayable(form)
     if field is not None:
-        raise MissingClientCapability(
+        raise revision_lacks(
             f"This request needs a multi-select (field {field.name!r}), which MCP {REV_2025_06_18} "
             "elicitation does not have: multi-selects came with 2025-11-25, before it a form field "
-            "holds one string, number or boolean",
-            {"requiredCapabilities": {"elicitation": {"form": {}}}},
+            "holds one string, number or boolean. What is missing is that revision, not a "
+            "capability the client could declare",
+            {"elicitation": {"form": {}}},
+            REV_2025_11_25,
         )
     return {"message": message, "requestedSchema": requested_schema(form)}

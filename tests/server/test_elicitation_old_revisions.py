@@ -5,7 +5,8 @@ multi-selects (``array``) and a ``default`` on strings, numbers and single-selec
 2025-06-18 session was sent them all, which its client cannot read: it now gets a form as
 2025-06-18 says it (no ``mode``; a titled single-select as ``enum`` + ``enumNames``; a
 default on a boolean only), and a form that revision cannot say at all (a multi-select) is
-not sent: the handler is refused with -32021 naming the revision and the field. 2025-03-26
+not sent: the handler is refused with -32021 naming the revision and the field (in the
+data too, as ``requiredProtocolVersion``: the client had declared the capability). 2025-03-26
 has no elicitation: its session is asked nothing, whatever its client declared.
 
 Real servers (``mcp-elicit serve`` over stdio and over HTTP on 127.0.0.1), raw sessions,
@@ -132,9 +133,14 @@ async def test_a_2025_06_18_session_is_not_sent_a_multi_select(stdio: StdioProce
             "message": (
                 "This request needs a multi-select (field 'toppings'), which MCP 2025-06-18 "
                 "elicitation does not have: multi-selects came with 2025-11-25, before it a "
-                "form field holds one string, number or boolean"
+                "form field holds one string, number or boolean. What is missing is that "
+                "revision, not a capability the client could declare"
             ),
-            "data": {"requiredCapabilities": {"elicitation": {"form": {}}}},
+            # the client declared elicitation (form): what it lacks is the revision
+            "data": {
+                "requiredCapabilities": {"elicitation": {"form": {}}},
+                "requiredProtocolVersion": "2025-11-25",
+            },
         },
     }
     # the session goes on: a form it can say is still asked
@@ -178,7 +184,10 @@ async def test_a_2025_03_26_session_is_asked_nothing_whatever_its_client_declare
                 "This request needs the client capability elicitation.form, which MCP 2025-03-26 "
                 "does not have: elicitation came with 2025-06-18"
             ),
-            "data": {"requiredCapabilities": {"elicitation": {"form": {}}}},
+            "data": {
+                "requiredCapabilities": {"elicitation": {"form": {}}},
+                "requiredProtocolVersion": "2025-06-18",
+            },
         },
     }
     await stdio.send(call(3, "pay"))

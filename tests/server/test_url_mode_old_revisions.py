@@ -3,7 +3,8 @@
 Before 2025-11-25 elicitation had no modes, so a session at 2025-06-18 or 2025-03-26
 takes forms at most, whatever the client declared. A handler asking for a page there failed
 with -32021 saying the client "did not declare" ``elicitation.url``, though it had: the
-error now names the revision as what lacks it. A client at 2025-11-25 that declared forms
+error now names the revision as what lacks it, in its message and in its data
+(``requiredProtocolVersion``: the data named only the capability). A client at 2025-11-25 that declared forms
 only is still told it did not declare URL mode.
 """
 
@@ -40,6 +41,11 @@ async def test_a_revision_without_url_mode_is_named_as_what_lacks_it(version: st
     assert f"MCP {version} does not have" in message
     assert "did not declare" not in message
     assert caught.value.required == {"elicitation": {"url": {}}}
+    # the client declared URL mode: the data names the revision it needs, too
+    assert caught.value.data == {
+        "requiredCapabilities": {"elicitation": {"url": {}}},
+        "requiredProtocolVersion": "2025-11-25",
+    }
 
 
 async def test_a_client_that_declared_forms_only_is_told_so() -> None:
@@ -48,6 +54,7 @@ async def test_a_client_that_declared_forms_only_is_told_so() -> None:
         with pytest.raises(MissingClientCapability) as caught:
             await client.call_tool("pay", {})
     assert "which the client did not declare" in str(caught.value)
+    assert caught.value.data == {"requiredCapabilities": {"elicitation": {"url": {}}}}  # the revision has it
 
 
 async def test_a_client_that_declared_no_elicitation_is_not_told_it_takes_forms() -> None:

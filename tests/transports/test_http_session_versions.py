@@ -104,4 +104,7 @@ async def test_a_session_before_2025_11_25_is_asked_forms_and_never_url_mode(
         step = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "connect"}}
         refused = (await http.post(running.url, json=step, headers=headers)).json()
         assert refused["error"]["code"] == -32021, refused
-        assert refused["error"]["data"] == {"requiredCapabilities": {"elicitation": {"url": {}}}}
+        assert refused["error"]["data"] == {  # the capability, and the revision that has it
+            "requiredCapabilities": {"elicitation": {"url": {}}},
+            "requiredProtocolVersion": "2025-11-25",
+        }
