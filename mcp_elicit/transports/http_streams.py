@@ -5,10 +5,14 @@ Rules:
 * A session request's response that becomes an SSE stream gives every event an id,
   ``<stream>-<n>``, unique in the session; on a 2025-11-25 session it starts with a
   priming event (an id and a ``retry`` hint, no data) so that the client can come back
-  even before the first message; so does each resume, naming the event it resumes after,
-  so that a client cut off again before the next event still knows where to come back
-  from (the TypeScript SDK's clients forget it otherwise, and come back without
-  ``Last-Event-ID``, losing the request). The events are kept until the stream is forgotten.
+  even before the first message; so does each resume, so that a client cut off again
+  before the next event still knows where to come back from (the TypeScript SDK's clients
+  forget it otherwise, and come back without ``Last-Event-ID``, losing the request). A
+  priming event's id says where it stands, after event ``<n>``, and is unique in the
+  session as the spec asks of every event id: ``<stream>-0`` for a stream's first (no
+  event is numbered 0), ``<stream>-<n>.<k>`` for the ``k``-th connection after (a resume,
+  a new ``GET``). A ``Last-Event-ID`` naming one resumes after event ``<n>``. The events
+  are kept until the stream is forgotten.
 * When the connection drops, or the server ends it (:meth:`ResumableExchange.close_stream`), the
   request keeps running for ``resume_within`` seconds: a ``GET`` with ``Last-Event-ID``
   naming one of the stream's events gets every later event, then the rest as it comes,
@@ -64,11 +68,24 @@ _POLLING: Final = frozenset({REV_2025_11_25})
 
 
 def parse_event_id(value: str) -> tuple[str, int] | None:
-    """``<stream>-<n>`` as sent by :class:`ResumableExchange`; None for anything else."""
+    """``<stream>-<n>`` (an event's id) or ``<stream>-<n>.<k>`` (a priming event's after
+    event ``<n>``) as sent here: the stream and ``<n>``; None for anything else."""
     stream, sep, seq = value.strip(OWS).rpartition("-")
-    if not sep or not stream or not (seq.isascii() and seq.isdigit()) or len(seq) > 9:
+    seq, dot, k = seq.partition(".")
+    if not sep or not stream or not _number(seq) or (dot and not _number(k)):
         return None
     return stream, int(seq)
+
+
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdigit() and len(text) <= 9
+
+
+def _priming(stream_id: str, after: int, k: int) -> bytes:
+    """The priming event of the ``k``-th connection to a stream (0: its first, which
+    stands before event 1), standing after event ``after``; its id unique in the session."""
+    event_id = f"{stream_id}-{after}" if k == 0 else f"{stream_id}-{after}.{k}"
+    return encode_event(b"", event_id=event_id, retry=RETRY_MS)
 
 
 class ResumableExchange(Exchange):
@@ -121,8 +138,9 @@ class ResumableExchange(Exchange):
         self.stream_id = secrets.token_urlsafe(12)
         self.session.streams[self.stream_id] = self
         if self.session.version in _POLLING:
-            priming = encode_event(b"", event_id=f"{self.stream_id}-0", retry=RETRY_MS)
-            await self.send({"type": "http.response.body", "body": priming, "more_body": True})
+            await self.send(
+                {"type": "http.response.body", "body": _priming(self.stream_id, 0, 0), "more_body": True}
+            )
 
     async def _event(self, data: bytes) -> None:
         async with self._guard():
@@ -245,7 +263,7 @@ class ResumableExchange(Exchange):
             self._set_timer(None)
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             if self.session.version in _POLLING:  # where to come back from, should this one be cut too
-                priming = encode_event(b"", event_id=f"{self.stream_id}-{after}", retry=RETRY_MS)
+                priming = _priming(self.stream_id, after, self._link + 1)  # this link's number
                 await send({"type": "http.response.body", "body": priming, "more_body": True})
             for seq, chunk in list(self._events):
                 if seq > after:
@@ -276,7 +294,7 @@ class ResumableExchange(Exchange):
 class StandaloneStream:
     """A session's standalone (``GET``) stream: one connection at a time, the newest."""
 
-    __slots__ = ("_events", "_lock", "_seq", "_task", "_written", "stream_id")
+    __slots__ = ("_connections", "_events", "_lock", "_seq", "_task", "_written", "stream_id")
 
     def __init__(self) -> None:
         self.stream_id = secrets.token_urlsafe(12)
@@ -287,6 +305,7 @@ class StandaloneStream:
         #: The task serving the connection written to now.
         self._task: asyncio.Task[object] | None = None
         self._lock = asyncio.Lock()  # one write at a time
+        self._connections = 0  # how many there were: numbers each one's priming event
 
     @classmethod
     def of(cls, session: Session) -> StandaloneStream:
@@ -327,7 +346,8 @@ class StandaloneStream:
                 await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
                 started = True
                 if session.version in _POLLING:
-                    priming = encode_event(b"", event_id=f"{self.stream_id}-{start}", retry=RETRY_MS)
+                    self._connections += 1
+                    priming = _priming(self.stream_id, start, self._connections)
                     await send({"type": "http.response.body", "body": priming, "more_body": True})
                 for seq, chunk in list(self._events):
                     if seq > start:

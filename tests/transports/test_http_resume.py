@@ -67,10 +67,11 @@ def call(name: str, rid: int = 1) -> dict[str, Any]:
 
 
 async def read_events(
-    response: httpx.Response, *, until_method: str | None = None
+    response: httpx.Response, *, until_method: str | None = None, count: int | None = None
 ) -> tuple[list[Event], bytes]:
     """The events of ``response`` (priming events included: they are read raw here) and
-    its raw bytes, up to the end or to the first message with ``until_method``."""
+    its raw bytes, up to the end, to the first message with ``until_method`` or to the
+    ``count``-th event."""
     raw = b""
     events: list[Event] = []
     async for chunk in response.aiter_bytes():
@@ -78,7 +79,7 @@ async def read_events(
         for block in raw.split(b"\n\n")[len(events) : -1]:
             fields = dict(line.split(": ", 1) for line in block.decode().split("\n") if ": " in line)
             events.append(Event(fields.get("data", ""), "message", fields.get("id"), None))
-            if until_method and until_method in fields.get("data", ""):
+            if (until_method and until_method in fields.get("data", "")) or len(events) == count:
                 return events, raw
     return events, raw
 
@@ -167,6 +168,50 @@ async def test_what_was_missed_is_replayed(running: InProcess, wire_2025: WireCh
         assert got[-1]["result"]["content"][0]["text"] == "hello Bo"
 
 
+async def test_each_priming_event_has_an_id_of_its_own_and_resumes_right_after_it(
+    running: InProcess, wire_2025: WireChecker
+) -> None:
+    """Event ids are unique within a session (2025-11-25, basic/transports, "Resumability
+    and Redelivery"), but the priming event of each resume repeated the id it resumed
+    after: two events of the session had one id. Each priming event now has its own, and
+    a ``Last-Event-ID`` naming it resumes right after where it stood."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers = await open_session(http, running.url, wire_2025)
+        async with http.stream("POST", running.url, json=call("ask_name"), headers=headers) as response:
+            (first, question), _ = await read_events(response, until_method="elicitation/create")
+        primings = [first]
+        for _ in range(2):  # from the stream's first priming event, then from each resume's
+            after = primings[-1]
+            assert after.id is not None
+            async with asyncio.timeout(10):
+                async with http.stream(
+                    "GET", running.url, headers={**headers, "last-event-id": after.id}
+                ) as again:
+                    (priming, replayed), _ = await read_events(again, count=2)
+            assert priming.data == "", "a priming event first"
+            assert (replayed.id, replayed.data) == (question.id, question.data), "then what came after"
+            primings.append(priming)
+        ask = message(question)
+        answer = {
+            "jsonrpc": "2.0",
+            "id": ask["id"],
+            "result": {"action": "accept", "content": {"name": "Cy"}},
+        }
+        assert (await http.post(running.url, json=answer, headers=headers)).status_code == 202
+        assert question.id is not None
+        async with asyncio.timeout(10):
+            async with http.stream(
+                "GET", running.url, headers={**headers, "last-event-id": question.id}
+            ) as last:
+                (priming, *rest), _ = await read_events(last)
+        primings.append(priming)
+        ids = [event.id for event in [*primings, question]]
+        assert None not in ids and len(set(ids)) == len(ids), ids
+        (result,) = rest
+        wire_2025.response("tools/call", message(result))
+        assert message(result)["result"]["content"][0]["text"] == "hello Cy"
+
+
 async def test_streams_that_cannot_be_resumed_are_400(running: InProcess, wire_2025: WireChecker) -> None:
     """Refused with 400, never 404: a 404 to a request carrying Mcp-Session-Id tells the
     client its session is gone, and a conforming client then drops it and starts anew."""
@@ -183,6 +228,8 @@ async def test_streams_that_cannot_be_resumed_are_400(running: InProcess, wire_2
             (mine, "x-1" * 3000),
             (mine, "x-\xb2".encode("latin-1")),  # "²" passes str.isdigit, but int() cannot read it
             (mine, f"\xa0{priming.id}\x85".encode("latin-1")),  # not HTTP's white space: not trimmed
+            (mine, f"{priming.id}."),  # a priming event's id is <stream>-<n>.<k>, k a number
+            (mine, f"{priming.id}.1.2"),
         ):
             refused = await http.get(running.url, headers={**headers, "last-event-id": last})
             assert refused.status_code == 400, last

@@ -192,3 +192,51 @@ async def test_a_standalone_event_id_resumes_only_in_its_session(
         assert refused.status_code == 400
         error: dict[str, Any] = refused.json()["error"]
         assert "Last-Event-ID" in error["message"] and "still open" in error["message"]
+
+
+async def raw_events(response: httpx.Response, count: int) -> list[tuple[str | None, str]]:
+    """The first ``count`` events of ``response`` as (id, data), priming events included,
+    within 5 s."""
+    raw, events = b"", []
+    async with asyncio.timeout(5.0):
+        async for chunk in response.aiter_bytes():
+            raw += chunk
+            for block in raw.split(b"\n\n")[len(events) : -1]:
+                fields = dict(line.split(": ", 1) for line in block.decode().split("\n") if ": " in line)
+                events.append((fields.get("id"), fields.get("data", "")))
+            if len(events) >= count:
+                return events[:count]
+    raise AssertionError(f"the stream ended after {len(events)} events")
+
+
+async def test_each_priming_event_has_an_id_of_its_own_and_resumes_right_after_it(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    """Event ids are unique within a session (2025-11-25, basic/transports, "Resumability
+    and Redelivery"), but the priming event of each GET repeated an id already sent: the
+    last message's, or the Last-Event-ID it resumed from. Each now has its own, and a
+    ``Last-Event-ID`` naming it resumes right after where it stood."""
+    app, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers, live = await _session(app, http, running.url, wire_2025)
+        notify(live, 1)
+        async with http.stream("GET", running.url, headers=headers) as first:
+            (priming, sent) = await raw_events(first, 2)
+        primings, messages = [priming[0]], {sent[0]}
+        async with http.stream("GET", running.url, headers=headers) as fresh:  # no Last-Event-ID
+            ((after, _),) = await raw_events(fresh, 1)
+        primings.append(after)
+        notify(live, 2)
+        for _ in range(2):  # from the fresh stream's priming event, then from the resume's
+            assert after is not None
+            async with http.stream(
+                "GET", running.url, headers={**headers, "last-event-id": after}
+            ) as resumed:
+                (primed, got) = await raw_events(resumed, 2)
+            assert primed[1] == "", "a priming event first"
+            assert numbers([Event(got[1], "message", got[0], None)]) == [2], "then what came after it"
+            primings.append(primed[0])
+            messages.add(got[0])
+            after = primed[0]
+        assert None not in primings and len(set(primings)) == len(primings), primings
+        assert not set(primings) & messages, (primings, messages)
