@@ -43,6 +43,7 @@ from mcp_elicit.server.parameter_fields import rebuilt, with_pydantic_fields
 __all__ = [
     "ArgumentsError",
     "Signature",
+    "describe_invalid",
     "handler",
     "handler_doc",
     "handler_name",
@@ -139,7 +140,7 @@ class Signature:
             # values are this call's alone, so they need no copy.
             return self._validate(arguments or {})[0]
         except ValidationError as exc:
-            raise ArgumentsError(_describe(exc)) from None
+            raise ArgumentsError(describe_invalid(exc)) from None
 
 
 def pydantic_ready(hint: Any) -> Any:
@@ -347,7 +348,8 @@ def _clean_schema(schema: dict[str, Any], model: type[BaseModel]) -> dict[str, A
     return schema
 
 
-def _describe(exc: ValidationError) -> str:
+def describe_invalid(exc: ValidationError) -> str:
+    """What ``exc`` says is wrong with arguments: each fault, with its place."""
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"

@@ -2,8 +2,10 @@
 
 Rules: the input schema comes from the type hints (or is given explicitly, and then the
 arguments are checked against it too, see ``input_schema``); arguments are validated
-before the function runs, and bad arguments are a tool error (``isError``), so the model
-can correct itself. Whatever the function raises, other than a protocol error
+before the function runs, held to the schema derived from the hints as JSON Schema reads
+it (no ``"3"`` for an integer, a date-time with its offset: ``strict_arguments``), and
+bad arguments are a tool error (``isError``) listing each fault, so the model can correct
+itself. Whatever the function raises, other than a protocol error
 (which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
 result: ``ToolError`` with its message as is, anything else prefixed with the tool's name;
 so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
@@ -43,6 +45,7 @@ from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.parameter_fields import refuse_fields_in_classes, refuse_fields_on_result
 from mcp_elicit.server.results import CONTENT_TYPES, structured_as, structured_value, tool_result
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
+from mcp_elicit.server.strict_arguments import StrictValidate, strict_validator
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.wire.headers import InvalidHeaderSpec, header_params
 
@@ -104,6 +107,9 @@ class ToolDef:
     task: Literal["optional", "required"] | None = None
     #: The check of an explicit ``input_schema=``; None when the schema is derived.
     check_arguments: ArgumentsCheck | None = None
+    #: The binding of arguments held to a derived schema (``strict_arguments``); None
+    #: with an explicit one (checked by ``check_arguments``, then bound as the signature says).
+    bind_strict: StrictValidate | None = None
     #: The check of ``structuredContent`` against the ``outputSchema``, given or derived.
     check_output: ArgumentsCheck | None = None
     #: What writes ``structuredContent`` (with an ``outputSchema``): ``results.structured_as``.
@@ -160,6 +166,7 @@ class ToolDef:
             icons=icons,
             header_params=headers,
             check_arguments=check,
+            bind_strict=strict_validator(sig.model) if check is None else None,
             check_output=check_output,
             structured=write,
         )
@@ -205,7 +212,9 @@ class ToolDef:
                 raise _BadArguments(f"Invalid arguments: {problem}")
         signature = self.signature
         try:
-            kwargs = signature.bind(arguments)
+            kwargs = (
+                signature.bind(arguments) if self.bind_strict is None else self.bind_strict(arguments or {})
+            )
         except ArgumentsError as exc:
             raise _BadArguments(str(exc)) from None
         if signature.context_param is not None:

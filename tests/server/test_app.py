@@ -188,7 +188,8 @@ async def test_tool_failures_are_results_with_is_error(
 @pytest.mark.parametrize("sent", ["nan", "NaN", "inf", "-Infinity", "1e999", "-1e999"])
 async def test_a_number_argument_is_finite(wire: WireChecker, sent: str) -> None:
     """JSON has no NaN nor infinity, and the schema says "number": text that reads as one
-    ("nan", "1e999") is refused like any other argument that does not fit, so a handler's
+    ("nan", "1e999") is refused like any other argument that does not fit (for a float,
+    as text; for a Decimal, whose schema allows text, as not finite), so a handler's
     bounds check (``amount > limit``, false for NaN) cannot be slipped past, nor a
     resource template's variable (all text) or a prompt's argument turn into one."""
     app = Server("numbers")
@@ -208,21 +209,23 @@ async def test_a_number_argument_is_finite(wire: WireChecker, sent: str) -> None
         return f"within {amount}"
 
     client = MemoryClient(app, checker=wire)
-    tried: list[dict[str, object]] = [{"amount": sent}]
+    tried: list[tuple[dict[str, object], str]] = [
+        ({"amount": sent}, "amount: Input should be a valid number")
+    ]
     if "e" not in sent:  # a Decimal holds 1e999 as it is: only its NaN and infinities are refused
-        tried.append({"amount": 1, "cap": sent})
-    for arguments in tried:
+        tried.append(({"amount": 1, "cap": sent}, "cap: Input should be a finite number"))
+    for arguments, fault in tried:
         result = await client.result("tools/call", {"name": "pay", "arguments": arguments})
         assert result.get("isError") is True, result
-        assert "Input should be a finite number" in result["content"][0]["text"]
+        assert fault in result["content"][0]["text"], result
     assert spent == []
     read = await client.request("resources/read", {"uri": f"test://price/{sent}"})
     assert read["error"]["code"] == -32602, read
     got = await client.request("prompts/get", {"name": "budget", "arguments": {"amount": sent}})
     assert got["error"]["code"] == -32602 and "finite" in got["error"]["message"], got
-    assert (await client.result("tools/call", {"name": "pay", "arguments": {"amount": "12.5"}}))["content"][
-        0
-    ]["text"] == "paid"
+    assert (await client.result("tools/call", {"name": "pay", "arguments": {"amount": 12.5}}))["content"][0][
+        "text"
+    ] == "paid"
 
 
 async def test_a_tool_failing_with_an_exception_group_is_a_result_with_is_error(wire: WireChecker) -> None:
