@@ -169,15 +169,20 @@ def _fields_schema(schema: Any) -> Any:
     return None
 
 
-def _rewritten(node: Any) -> Any:
+def _rewritten(node: Any, *, key: bool = False) -> Any:
     """The core schema ``node`` with each ``datetime``, ``date`` and ``int`` read first by
-    its ``_BEFORE`` function (a copy: the classes' own schemas are left as they are)."""
+    its ``_BEFORE`` function (a copy: the classes' own schemas are left as they are). An
+    object's key (``key``) is text: JSON mode reads it as an integer, no float to take."""
     if isinstance(node, list | tuple):
-        return type(node)(_rewritten(item) for item in node)
+        return type(node)(_rewritten(item, key=key) for item in node)
     if not isinstance(node, dict):
         return node
-    out = {key: value if key in _NOT_SCHEMAS else _rewritten(value) for key, value in node.items()}
-    before = _BEFORE.get(out.get("type", ""))
+    out = {
+        name: value if name in _NOT_SCHEMAS else _rewritten(value, key=key or name == "keys_schema")
+        for name, value in node.items()
+    }
+    kind = out.get("type", "")
+    before = None if key and kind == "int" else _BEFORE.get(kind)
     if before is None:
         return out
     ref = out.pop("ref", None)  # a reference names the whole, checked first

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -52,6 +52,22 @@ class Slot:
 class Trip(pydantic.BaseModel):
     on: dt.date
     days: list[dt.date] = []
+
+
+@dataclass
+class Node:
+    at: dt.datetime
+    children: list[Node] = field(default_factory=list)
+
+
+class Cat(pydantic.BaseModel):
+    kind: Literal["cat"]
+    lives: int
+
+
+class Dog(pydantic.BaseModel):
+    kind: Literal["dog"]
+    good: bool
 
 
 def text(result: dict[str, Any]) -> str:
@@ -99,6 +115,14 @@ def build() -> Server:
         while isinstance(inside, list):
             depth, inside = depth + 1, inside[0] if inside else None
         return f"{key} {depth}"
+
+    @app.tool()
+    async def kinds(
+        node: Node,
+        names: dict[int, str],
+        pet: Annotated[Cat | Dog, pydantic.Field(discriminator="kind")],
+    ) -> str:
+        return repr((node, names, pet))
 
     @app.prompt()
     async def repeat(word: str, times: int) -> str:
@@ -238,6 +262,37 @@ async def test_what_strict_checking_must_still_accept(wire: WireChecker) -> None
     )
     nulls = await call(client, "shapes", {**SHAPES, "times": None, "maybe": None, "fallback": "f"})
     assert text(nulls).endswith("None, None, 'f')"), text(nulls)
+
+
+KINDS: dict[str, Any] = {
+    "node": {"at": "2026-01-01T10:00:00Z", "children": [{"at": "2026-01-01T11:00:00+01:00"}]},
+    "names": {"1": "one"},
+    "pet": {"kind": "cat", "lives": 9},
+}
+
+
+async def test_a_recursive_class_an_integer_key_and_a_tagged_union_are_read(wire: WireChecker) -> None:
+    """A recursive dataclass (held once, referred to), an object whose keys are integers
+    (as text: JSON's keys are), and a union told apart by a field."""
+    client = MemoryClient(build(), checker=wire)
+    done = await call(client, "kinds", KINDS)
+    inner = Node(at=dt.datetime(2026, 1, 1, 11, tzinfo=dt.timezone(dt.timedelta(hours=1))))
+    expected = (
+        Node(at=dt.datetime(2026, 1, 1, 10, tzinfo=dt.UTC), children=[inner]),
+        {1: "one"},
+        Cat(kind="cat", lives=9),
+    )
+    assert text(done) == repr(expected), text(done)
+    for change, fault in [
+        (
+            {"node": {"at": "2026-01-01T10:00:00Z", "children": [{"at": "2026-01-01T11:00:00"}]}},
+            "node.children.0.at: Value error, must be a date and time",
+        ),
+        ({"names": {"one": "one"}}, "names.one.[key]: Input should be a valid integer"),
+        ({"pet": {"kind": "dog", "good": "yes"}}, "pet.dog.good: Input should be a valid boolean"),
+    ]:
+        refused = await call(client, "kinds", {**KINDS, **change})
+        assert refused.get("isError") is True and fault in text(refused), text(refused)
 
 
 @pytest.mark.parametrize(
