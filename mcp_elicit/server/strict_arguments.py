@@ -79,6 +79,8 @@ def _integer(value: Any) -> Any:
 #: What reads a JSON value first, by the core schema type it goes to.
 _BEFORE: Final[dict[str, Callable[[Any], Any]]] = {"datetime": _date_time, "date": _date, "int": _integer}
 
+_READERS: Final = frozenset(_BEFORE.values())
+
 #: Keys of a core schema whose values are not schemas to validate with.
 _NOT_SCHEMAS: Final = frozenset({"serialization", "metadata", "config", "cls", "default", "expected", "ref"})
 
@@ -182,6 +184,8 @@ def _rewritten(node: Any, *, key: bool = False) -> Any:
         for name, value in node.items()
     }
     kind = out.get("type", "")
+    if kind == "union":  # a fault names the choice as before, not the function reading it first
+        out["choices"] = [_labelled(choice) for choice in out["choices"]]
     before = None if key and kind == "int" else _BEFORE.get(kind)
     if before is None:
         return out
@@ -190,6 +194,18 @@ def _rewritten(node: Any, *, key: bool = False) -> Any:
     if ref is not None:
         wrapped["ref"] = ref
     return wrapped
+
+
+def _labelled(choice: Any) -> Any:
+    """A union's ``choice``, labelled by the type it reads when ``_rewritten`` wrapped it
+    (``o.int: ...``, not ``o.function-before[_integer(), int]: ...``)."""
+    if (
+        isinstance(choice, dict)
+        and choice["type"] == "function-before"
+        and choice["function"]["function"] in _READERS
+    ):
+        return (choice, choice["schema"]["type"])
+    return choice
 
 
 def _encoded(arguments: Mapping[str, Any]) -> bytes:

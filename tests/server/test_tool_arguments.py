@@ -99,10 +99,26 @@ def build() -> Server:
         tags: set[str],
         times: list[dt.datetime] | None = None,
         maybe: int | None = None,
+        either: int | str = 0,
         fallback: str = "none",
     ) -> str:
         return repr(
-            (colour, level, kind, window, slot, trip, key, amount, pair, sorted(tags), times, maybe, fallback)
+            (
+                colour,
+                level,
+                kind,
+                window,
+                slot,
+                trip,
+                key,
+                amount,
+                pair,
+                sorted(tags),
+                times,
+                maybe,
+                either,
+                fallback,
+            )
         )
 
     @app.tool()
@@ -257,11 +273,15 @@ async def test_what_strict_checking_must_still_accept(wire: WireChecker) -> None
             ["a", "b"],
             None,
             None,
+            0,
             "none",
         )
     )
-    nulls = await call(client, "shapes", {**SHAPES, "times": None, "maybe": None, "fallback": "f"})
-    assert text(nulls).endswith("None, None, 'f')"), text(nulls)
+    given = {"times": None, "maybe": None, "either": "5", "fallback": "f"}
+    nulls = await call(client, "shapes", {**SHAPES, **given})
+    assert text(nulls).endswith("None, None, '5', 'f')"), text(nulls)
+    whole = await call(client, "shapes", {**SHAPES, "either": 2.0})
+    assert text(whole).endswith("None, None, 2, 'none')"), text(whole)
 
 
 KINDS: dict[str, Any] = {
@@ -317,6 +337,10 @@ async def test_a_recursive_class_an_integer_key_and_a_tagged_union_are_read(wire
         ),
         ({"maybe": "4"}, "maybe: Input should be a valid integer"),
         ({"pair": [1, 2]}, "pair.1: Input should be a valid string"),
+        (
+            {"either": 1.5},
+            "either.int: Input should be a valid integer; either.str: Input should be a valid string",
+        ),
     ],
 )
 async def test_nested_values_are_held_to_the_schema_too(
