@@ -1,5 +1,8 @@
 """A handler function's signature: which parameter gets the ``Context``, and a pydantic
 model for the rest, giving the JSON Schema of the arguments and their validation.
+``Signature.bind`` is pydantic's lax check (a prompt's arguments are text on the wire;
+a tool with an explicit ``input_schema=`` has had its JSON checked); a tool whose schema
+is derived binds its arguments strictly, as that schema reads them (``strict_arguments``).
 
 Rules: a parameter annotated ``Context`` receives the request context and is not part of
 the schema; every other parameter must be named (no ``*args``/``**kwargs``, nothing
