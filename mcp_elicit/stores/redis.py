@@ -33,7 +33,8 @@ Rules:
 * Redis errors (connection refused, timeouts, a refused password, a database number the
   server lacks) propagate as ``redis`` exceptions of the same class, saying which store
   (its URL, password hidden); a password missing or refused also says where it goes in
-  the URL, a refused connection asks whether Redis runs there, and a ``rediss://`` that
+  the URL, a refused connection asks whether Redis runs there, a key or channel an ACL
+  user may not use (``NOPERM``) names the prefix's patterns, and a ``rediss://`` that
   cannot connect asks whether TLS is on there. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
 * ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
@@ -187,6 +188,11 @@ class RedisStore:
             text = str(exc)
             if _refused(exc):
                 text += "; nothing accepts connections there: is Redis running at that address?"
+            elif text.startswith("this user has no permissions") or text.startswith("NOPERM"):
+                text += (  # Redis names no key: say which ones the store uses
+                    f"; this store's keys and channels start with {self.prefix}: give the user "
+                    f"~{self.prefix}:* &{self.prefix}:*, or set ?prefix= to keys it may use"
+                )
             elif self.url.startswith("rediss:") and re.search(r"(?i)connecting|ssl", text):
                 # a plain Redis takes the TLS hello for a command and never answers as TLS does
                 text += "; rediss:// speaks TLS: is TLS on at that port? A plain Redis takes redis://"

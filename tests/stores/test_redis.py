@@ -451,3 +451,28 @@ async def test_rediss_to_a_server_without_tls_says_so(redis_url: str) -> None:
         await store.close()
     assert tls.split("?")[0] in str(caught.value)
     assert "TLS" in str(caught.value) and "redis://" in str(caught.value).split(": ", 1)[1]
+
+
+@pytest.mark.skipif(not redis_available(), reason=SKIP_REASON)
+async def test_an_acl_user_without_the_prefix_is_told_which_keys_and_channels_it_needs(
+    tmp_path: Path,
+) -> None:
+    """An ACL user confined to other keys gets Redis's NOPERM, which names no key: the
+    error must name the store's patterns (``~prefix:* &prefix:*``), so the operator can
+    widen the user or set ``?prefix=`` to what the user may use."""
+    with redis_server(tmp_path) as redis:
+        redis.command("ACL", "SETUSER", "app", "on", ">app-pass", "~other:*", "&other:*", "+@all")
+        url = redis.url.replace("redis://", "redis://app:app-pass@")
+        store = RedisStore(url)
+        try:
+            with pytest.raises(redis_asyncio.ResponseError) as on_key:
+                await store.get("flow", "k")
+            with pytest.raises(redis_asyncio.ResponseError) as on_channel:
+                await store.publish("flow-done", b"x")
+        finally:
+            await store.close()
+    for caught in (on_key, on_channel):
+        text = str(caught.value)
+        assert type(caught.value).__name__ == "NoPermissionError", repr(caught.value)
+        assert "redis://app:***@" in text and "app-pass" not in text, text
+        assert "~mcp-elicit:* &mcp-elicit:*" in text and "prefix=" in text, text
