@@ -233,6 +233,8 @@ class SqliteStore:
             os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
             db = sqlite3.connect(path, timeout=self._busy_timeout, isolation_level=None)
             opened = path.stat()
+        except (FileExistsError, NotADirectoryError) as exc:  # mkdir's words for a file on the way
+            raise ConfigError(f"cannot open the SQLite store {str(path)!r}: {_blocking(path, exc)}") from exc
         except (OSError, sqlite3.Error) as exc:
             raise ConfigError(f"cannot open the SQLite store {str(path)!r}: {exc}") from exc
         try:
@@ -363,6 +365,15 @@ def _named(exc: sqlite3.Error, path: Path, busy_timeout: float) -> sqlite3.Error
         if hasattr(exc, attribute):
             setattr(named, attribute, getattr(exc, attribute))
     return named
+
+
+def _blocking(path: Path, exc: OSError) -> str:
+    """What stands where a directory of ``path`` belongs (``mkdir`` calls it "File
+    exists", as if the database were there), else ``exc`` as it is."""
+    for parent in path.parents:
+        if parent.exists() and not parent.is_dir():
+            return f"{str(parent)!r} is a file, not a directory"
+    return str(exc)
 
 
 def _is_lock(exc: sqlite3.Error) -> bool:

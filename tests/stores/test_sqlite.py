@@ -155,6 +155,21 @@ async def test_unusable_files_are_config_errors(
         await store.close()
 
 
+async def test_a_file_where_a_directory_of_the_path_belongs_is_named_as_such(tmp_path: Path) -> None:
+    """``mkdir`` says "File exists" of a file in the directory part of the path, which
+    reads as if the database were there already: the error names the file and says it
+    is not a directory."""
+    store = SqliteStore(under_a_file(tmp_path))
+    try:
+        with pytest.raises(ConfigError) as caught:
+            await store.get("flow", "k")
+    finally:
+        await store.close()
+    text = str(caught.value)
+    assert f"{str(tmp_path / 'file')!r} is a file, not a directory" in text, text
+    assert "File exists" not in text, text
+
+
 @pytest.mark.parametrize(
     "schema",
     ["CREATE TABLE users (id INTEGER, name TEXT)", "CREATE TABLE entries (id INTEGER, title TEXT)"],
