@@ -33,7 +33,8 @@ Rules:
 * Redis errors (connection refused, timeouts, a refused password, a database number the
   server lacks) propagate as ``redis`` exceptions of the same class, saying which store
   (its URL, password hidden); a password missing or refused also says where it goes in
-  the URL, a refused connection asks whether Redis runs there, a key or channel an ACL
+  the URL, a refused connection asks whether Redis runs there, a ``ssl_ca_certs`` file
+  that cannot be read is named, a key or channel an ACL
   user may not use (``NOPERM``) names the prefix's patterns, and a ``rediss://`` that
   cannot connect asks whether TLS is on there. Something that is not Redis on the port (a web server)
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
@@ -105,6 +106,7 @@ class RedisStore:
         options = client.connection_pool.connection_kwargs
         self._health_check = float(options.get("health_check_interval") or HEALTH_CHECK_INTERVAL)
         self._reply_within = float(options.get("socket_timeout") or SOCKET_TIMEOUT)
+        self._ca_file: str | None = options.get("ssl_ca_certs")
         self._subs: set[RedisSubscription] = set()
         self._closed = False
 
@@ -186,8 +188,12 @@ class RedisStore:
             raise _renamed(exc, f"Redis store {self.url}: {fix} ({exc})") from exc
         except aioredis.RedisError as exc:
             text = str(exc)
-            if _refused(exc):
+            if _caused_by(exc, ConnectionRefusedError):
                 text += "; nothing accepts connections there: is Redis running at that address?"
+            elif self._ca_file is not None and _caused_by(
+                exc, FileNotFoundError, PermissionError, IsADirectoryError
+            ):
+                text += f"; ssl_ca_certs cannot be read: {self._ca_file!r}"  # ssl names no file
             elif text.startswith("this user has no permissions") or text.startswith("NOPERM"):
                 text += (  # Redis names no key: say which ones the store uses
                     f"; this store's keys and channels start with {self.prefix}: give the user "
@@ -346,13 +352,14 @@ def _renamed(exc: Exception, message: str) -> Exception:
         return exc
 
 
-def _refused(exc: BaseException) -> bool:
-    """Whether the connection was refused (nothing listens there), as the cause says."""
+def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:
+    """Whether ``exc`` came of one of ``kinds`` (a refused connection, a CA file that
+    cannot be read), as its chain of causes says."""
     seen: BaseException | None = exc
     for _ in range(8):  # the chain redis-py builds is short; never loop on a cycle
         if seen is None:
             return False
-        if isinstance(seen, ConnectionRefusedError):
+        if isinstance(seen, kinds):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

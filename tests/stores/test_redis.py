@@ -476,3 +476,20 @@ async def test_an_acl_user_without_the_prefix_is_told_which_keys_and_channels_it
         assert type(caught.value).__name__ == "NoPermissionError", repr(caught.value)
         assert "redis://app:***@" in text and "app-pass" not in text, text
         assert "~mcp-elicit:* &mcp-elicit:*" in text and "prefix=" in text, text
+
+
+async def test_a_ca_file_that_cannot_be_read_is_named_not_taken_for_a_server_without_tls(
+    redis_url: str, tmp_path: Path
+) -> None:
+    """A ``ssl_ca_certs`` naming no file fails before any byte is sent: the error says so,
+    naming the file, and does not ask whether the server speaks TLS."""
+    missing = tmp_path / "missing-ca.pem"
+    store = RedisStore(redis_url.replace("redis://", "rediss://") + f"?ssl_ca_certs={missing}")
+    try:
+        with pytest.raises(redis_asyncio.ConnectionError) as caught:
+            await store.get("flow", "k")
+    finally:
+        await store.close()
+    text = str(caught.value)
+    assert f"ssl_ca_certs cannot be read: {str(missing)!r}" in text, text
+    assert "is TLS on" not in text, text
