@@ -56,6 +56,7 @@ from mcp_elicit.cli.options import (
 from mcp_elicit.cli.recorded import Recorded
 from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
+from mcp_elicit.cli.url_steps import unfollowed
 from mcp_elicit.client import Answerer, Client, Scripted
 from mcp_elicit.client.answerers import RootsCallback
 from mcp_elicit.errors import CheckFailed, CliError, ConfigError, MissingClientCapability, UsageError
@@ -358,6 +359,7 @@ async def run_request(
         raise
     except Exception as exc:
         error = await explain(exc, target, observed, during=during)
+        error = unfollowed(error, exc, str(target), observed.revision, nobody_answers=answerer is None)
         if answerer is None and getattr(exc, "code", None) == MissingClientCapability.code:
             error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
         raise error from None

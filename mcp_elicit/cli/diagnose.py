@@ -45,6 +45,7 @@ from typing import Any, Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from mcp_elicit.cli.era_hints import era_hint
+from mcp_elicit.cli.output import SAID_MAX, fit
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
 from mcp_elicit.errors import (
     AuthorizationError,
@@ -102,10 +103,10 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
     if isinstance(exc, ProtocolError):
         if during == "connect":
             return ServerBrokeProtocol(
-                f"{target} answered the opening request with error {exc.code}: {clean(exc.message)}"
+                f"{target} answered the opening request with error {exc.code}: {_said(exc.message)}"
                 f"{noise_note(observed)}"
             )
-        said = clean(exc.message)
+        said = _said(exc.message)
         log = _log_tail(observed) if exc.code == InternalError.code and _says_nothing(said) else ""
         hint = era_hint(exc, str(target), observed.revision)
         return CheckFailed(f"{during}: the server answered with error {exc.code}: {said}{log}{hint}")
@@ -138,10 +139,15 @@ def _no_revision_in_common(exc: UnsupportedProtocolVersion, target: Target, obse
             f"{LATEST_HANDSHAKE} (or leave --protocol out, to offer every revision){noise_note(observed)}"
         )
     return ServerBrokeProtocol(
-        f"{target}: no protocol revision both sides speak (-32022): {clean(exc.message)}. --protocol "
+        f"{target}: no protocol revision both sides speak (-32022): {_said(exc.message)}. --protocol "
         f"chooses the revisions offered (this client speaks {', '.join(SUPPORTED)}; without "
         f"--protocol, all of them){noise_note(observed)}"
     )
+
+
+def _said(message: str) -> str:
+    """A server's error message, inert and cut short (``output.fit``)."""
+    return fit(message, SAID_MAX, length=True)
 
 
 def noise_note(observed: Observed) -> str:

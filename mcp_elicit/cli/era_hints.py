@@ -11,10 +11,8 @@ Rules:
 
 * Only at a modern revision (``wire.versions.is_modern``): at 2025-11-25 the client follows
   these itself, and a failure there has other causes.
-* -32042: each step of ``data.elicitations`` is shown, its message and its URL judged
-  and shown as a URL-mode question's is (``recorded.url_lines``: the site, a refusal,
-  the warnings); nothing is opened. At most ``_SHOWN`` steps, the rest counted. A step
-  that is not an object, or whose ``url`` is not a string, is said to be unreadable.
+* -32042: each step of ``data.elicitations`` is shown as ``url_steps`` shows them
+  (bounded, inert, each URL judged); nothing is opened.
 * Server-initiated requests: only an error (or a tool's error result) whose words say
   the server cannot send them gets the hint, whatever its code: "cannot send
   'elicitation/create'" and "no back-channel" (the SDK's), "server-initiated requests is
@@ -29,15 +27,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mcp_elicit.cli.recorded import url_lines
+from mcp_elicit.cli.url_steps import step_lines
 from mcp_elicit.errors import ProtocolError, URLElicitationRequired
-from mcp_elicit.ui.form_text import clean
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
 
 __all__ = ["era_hint", "tool_error_note"]
 
-#: How many of a -32042's steps are shown.
-_SHOWN: Final = 10
 _CANNOT_SEND_REQUESTS: Final = re.compile(
     r"(?i)cannot send '?(?:elicitation/create|sampling/createMessage|roots/list)\b|no back-channel"
     r"|server[- ]initiated requests? (?:is|are) (?:unavailable|not (?:available|supported))"
@@ -78,25 +73,11 @@ def _server_requests(revision: str | None) -> str:
 
 
 def _url_required(exc: URLElicitationRequired, where: str, revision: str | None) -> str:
-    data = exc.data if isinstance(exc.data, Mapping) else {}
-    steps = data.get("elicitations")
-    steps = steps if isinstance(steps, list) else []
     lines = [
         f"The server asked for URL-mode steps in {LATEST_HANDSHAKE}'s way (-32042), which {revision} "
-        f"has no place for, so the client cannot follow them; their pages were not opened."
+        f"has no place for, so the client cannot follow them; their pages were not opened.",
+        *step_lines(exc, where),
     ]
-    if not steps:
-        lines.append("It named no step (no data.elicitations).")
-    for number, step in enumerate(steps[:_SHOWN], 1):
-        url = step.get("url") if isinstance(step, Mapping) else None
-        if not isinstance(step, Mapping) or not isinstance(url, str):
-            lines.append(f"  {number}. (unreadable: no URL)")
-            continue
-        message = step.get("message")
-        lines.append(f"  {number}. {clean(message) if isinstance(message, str) else '(no message)'}")
-        lines.extend(f"     {line}" for line in url_lines(url, where))
-    if len(steps) > _SHOWN:
-        lines.append(f"  ... and {len(steps) - _SHOWN} more")
     lines.append(
         f"To let mcp-elicit follow them (each page shown to you first, to open or not), run the command again with {_FOLLOW}."
     )

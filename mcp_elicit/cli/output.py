@@ -34,12 +34,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NESTED",
+    "SAID_MAX",
+    "URL_MAX",
     "Paint",
     "Tracer",
     "print_check",
     "print_failure",
     "print_json",
     "print_result",
+    "fit",
     "said",
     "shorten_state",
     "shown_json",
@@ -106,9 +109,12 @@ def _inert(ch: str) -> str:
 
 def print_failure(error: CliError, target: Target | None) -> None:
     """``--json`` when there is no report to give: what failed, and the exit code
-    (``target`` is null when the failure came before the TARGET was read)."""
+    (``target`` is null when the failure came before the TARGET was read); the URL steps
+    of a -32042 the CLI did not follow as ``url_steps`` (``cli.url_steps``)."""
     where = target.to_json() if target is not None else None
-    print_json({"ok": False, "exit_code": error.exit_code, "target": where, "error": str(error)})
+    failure = {"ok": False, "exit_code": error.exit_code, "target": where, "error": str(error)}
+    steps = getattr(error, "steps", None)  # url_steps.UrlStepsRequired: a -32042's URL steps
+    print_json(failure if steps is None else {**failure, "url_steps": steps})
 
 
 def shorten_state(value: Any) -> Any:
@@ -149,9 +155,24 @@ class Tracer:
 _ABOUT_ROOM: Final = 30
 
 
-def _fit(text: str, width: int) -> str:
-    text = " ".join(clean(text).split())
-    return text if len(text) <= width else text[: max(width - 1, 1)].rstrip() + "…"  # "word…", not "word …"
+#: The most characters shown of a server's message on a line (an error's, a URL step's): a
+#: megabyte of it would push everything else off the screen.
+SAID_MAX: Final = 1000
+#: The most characters shown of a URL a server sent (``--json`` gives the whole of it).
+URL_MAX: Final = 2048
+
+
+def fit(text: str, width: int, *, length: bool = False) -> str:
+    """``text``, a server's, on one line, made inert (``clean``), at most ``width`` characters:
+    "…" ends one cut short, then, when ``length``, how long the whole is. Only what can be
+    shown of it is cleaned (a few megabytes would take seconds)."""
+    whole = len(text)
+    text = text[: width * 4]  # more than is shown, spaces collapsed or characters written as codes
+    shown = " ".join(clean(text).split())
+    if len(shown) <= width and len(text) == whole:
+        return shown
+    shown = shown[: max(width - 1, 1)].rstrip() + "…"  # "word…", not "word …"
+    return f"{shown} ({whole} characters)" if length else shown
 
 
 def print_check(report: CheckReport) -> None:
@@ -178,7 +199,7 @@ def print_check(report: CheckReport) -> None:
     row("revision", f"\n{'':<14}".join(revision))
     row("capabilities", f"\n{'':<14}".join(_wrap_list(_capabilities(report.capabilities), width - 14)))
     if report.instructions:
-        row("instructions", _fit(report.instructions, width - 15))
+        row("instructions", fit(report.instructions, width - 15))
     declared = ", ".join(sorted(report.client_capabilities)) or "no capabilities"
     row("this client", f"declared {declared} and called no tool")
     if report.authorization is not None:
@@ -197,9 +218,7 @@ def print_check(report: CheckReport) -> None:
                 if not tool.findings
                 else (paint("✗", "red") if tool.errors else paint("!", "yellow"))
             )
-            about = paint(
-                _fit(tool.description or "(no description)", max(width - name_width - 7, 20)), "dim"
-            )
+            about = paint(fit(tool.description or "(no description)", max(width - name_width - 7, 20)), "dim")
             name = clean(tool.name)
             if len(name) <= name_width:
                 out.append(f"  {mark} {name:<{name_width}}  {about}")
@@ -212,7 +231,7 @@ def print_check(report: CheckReport) -> None:
         for kind, names in report.offers.items():
             listed = ", ".join(clean(n) for n in names) if names else "none"
             label = "templates" if kind == "resource_templates" else kind
-            row(label, _fit(f"{len(names)}: {listed}" if names else listed, width - 15))
+            row(label, fit(f"{len(names)}: {listed}" if names else listed, width - 15))
             for finding in report.offer_problems.get(kind, ()):
                 out.append(f"              {_finding(finding, paint)}")
     for finding in report.problems:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.cli import page_wait
+from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit
 from mcp_elicit.client import Answerer, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import check_elicit_answer
@@ -115,7 +116,7 @@ class Recorded:
             f"? {clean(server)} asks ({clean(request.key)}, during {clean(str(request.origin))}):",
             file=sys.stderr,
         )
-        print(f"  {clean(request.message)}", file=sys.stderr)
+        print(f"  {fit(request.message, SAID_MAX, length=True)}", file=sys.stderr)
         if request.url is not None:
             for line in url_lines(request.url, request.server.where):
                 print(f"  {line}", file=sys.stderr)
@@ -133,7 +134,7 @@ def url_lines(url: str, server: str) -> list[str]:
     ``client.url_consent`` has about it (``refused:`` for one that must not be opened).
     ``server``: where the server that sent it was reached."""
     verdict = judge_url(url, server=server)
-    lines = [f"url: {clean(url)}  (site: {clean(verdict.site) or '?'})"]
+    lines = [f"url: {fit(url, URL_MAX, length=True)}  (site: {clean(verdict.site) or '?'})"]
     for warning in verdict.warnings:
         lines.append(f"{'refused' if warning.refuses else 'warning'}: {clean(warning.text)}")
     return lines

@@ -23,7 +23,10 @@ the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` 
 an outputSchema; its result breaks it, or has no structuredContent), ``deep`` (tools/call
 answers structuredContent nested 1000 deep), ``deep-page`` (a tools/list page without
 ``tools``, its ``items`` nested 1000 deep), ``deep-schema`` (echo's inputSchema and
-outputSchema nest ``items`` 600 deep, its result a list as deep). A legacy server answers ``server/discover``
+outputSchema nest ``items`` 600 deep, its result a list as deep), ``url-required`` (tools/call
+answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it when that is
+``huge``; the second has terminal escapes in its message, id and URL), ``huge-error``
+(tools/call answers an error whose message is 2 MB, escapes in it). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -80,6 +83,16 @@ COUNTED = {"type": "object", "properties": {"n": {"type": "integer"}}, "required
 
 #: What the ``deep`` mode's result carries, replaced on the way out by ``_deep()``.
 DEEP = "deep"
+
+#: The second step ``url-required`` names: what it says would act on a terminal.
+ESCAPED_STEP = {
+    "mode": "url",
+    "elicitationId": "e\x1b[2J",
+    "message": "Then here\x1b[2J",
+    "url": "https://example.com/\x1b]0;pwned\x07",
+}
+#: Two megabytes of server text.
+HUGE = "x" * 2_000_000
 
 #: The request the ``asks-*`` modes send, and before answering what.
 ASK = {
@@ -177,6 +190,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         if mode == "asks-escapes" and modern:
             body = {"resultType": "input_required", "inputRequests": {"q": ASK_ESCAPES}, "requestState": "s"}
             return {"jsonrpc": "2.0", "id": rid, "result": body}
+        if mode in ("url-required", "huge-error"):
+            return {"jsonrpc": "2.0", "id": rid, "error": _error(mode, message)}
         if mode == "bogus-result":
             return {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "bogus"}}
         if mode == "tool-error":
@@ -196,6 +211,22 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         text = ((message.get("params") or {}).get("arguments") or {}).get("text", "")
         return result({"content": [{"type": "text", "text": f"echo: {text}"}]})
     return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"Method not found: {method}"}}
+
+
+def _error(mode: str, message: dict[str, Any]) -> dict[str, Any]:
+    """The error ``url-required`` or ``huge-error`` answers tools/call with."""
+    if mode == "huge-error":
+        return {"code": -32603, "message": f"Internal error\x1b[2J {HUGE} END"}
+    text = ((message.get("params") or {}).get("arguments") or {}).get("text", "")
+    said = f"Sign in {HUGE} END" if text == "huge" else text
+    first = {
+        "mode": "url",
+        "elicitationId": "bank-1",
+        "message": said,
+        "url": "https://accounts.example.com/signin",
+    }
+    data = {"elicitations": [first, ESCAPED_STEP]}
+    return {"code": -32042, "message": "URL elicitation required", "data": data}
 
 
 def _nested(inner: Any, key: str | None, depth: int) -> Any:

@@ -1,0 +1,103 @@
+"""``mcp-elicit call`` and a -32042 (URL elicitation required) it does not follow: whatever
+the revision and whoever answers, the person is told each step (its message and URL,
+judged, bounded and inert) and why no page was opened; ``--json`` names the steps as
+data (``url_steps``). The server is the hand-written fake (``url-required``) and the
+official Python SDK's (tests/peers/sdk_era_server.py), which sends -32042 whatever the
+client declared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.helpers import Run, fake, run
+
+from support.cli_call import REVISIONS
+from support.peers import sdk_python
+
+__all__ = ["sdk_python"]  # fixture
+
+ERAS = {"2026-07-28": "modern", "2025-11-25": "legacy"}
+SDK_SERVER = Path(__file__).resolve().parents[1] / "peers" / "sdk_era_server.py"
+FIRST = {
+    "elicitationId": "bank-1",
+    "url": "https://accounts.example.com/signin",
+    "message": "Sign in to your bank",
+}
+ESCAPED = {
+    "elicitationId": "e\x1b[2J",
+    "url": "https://example.com/\x1b]0;pwned\x07",
+    "message": "Then here\x1b[2J",
+}
+
+
+def _call(capsys: pytest.CaptureFixture[str], revision: str, text: str, *more: str) -> Run:
+    server = fake("url-required", ERAS[revision])
+    return run(
+        capsys, "call", "echo", f"text={text}", "--ui", "none", "--protocol", revision, *more, "--", *server
+    )
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_with_nobody_to_answer_the_steps_are_shown_and_why_nothing_was_opened(
+    capsys: pytest.CaptureFixture[str], revision: str
+) -> None:
+    result = _call(capsys, revision, "Sign in to your bank")
+    assert result.code == 1, result.err
+    assert "error -32042: URL elicitation required" in result.err
+    assert "  1. Sign in to your bank" in result.err
+    assert "url: https://accounts.example.com/signin  (site: example.com)" in result.err
+    assert "  2. Then here\\x1b[2J" in result.err
+    assert "refused: The address contains spaces, control or invisible characters" in result.err
+    assert "not opened" in result.err
+    if revision == "2025-11-25":  # why, and what to give instead
+        assert "declared no elicitation" in result.err
+        assert "--ui web" in result.err and "--answers FILE" in result.err
+
+
+def test_with_nobody_to_answer_at_2025_11_25_a_real_sdk_servers_step_is_shown(
+    capsys: pytest.CaptureFixture[str], sdk_python: Path
+) -> None:
+    argv = ["call", "link", "provider=gh", "--ui", "none", "--protocol", "2025-11-25"]
+    result = run(capsys, *argv, "--", str(sdk_python), str(SDK_SERVER))
+    assert result.code == 1, result.err
+    assert "  1. Sign in to gh" in result.err
+    assert "url: https://example.com/oauth/start  (site: example.com)" in result.err
+    assert "--protocol 2025-11-25" not in result.err  # it is the revision in use
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_json_names_each_step_as_data(capsys: pytest.CaptureFixture[str], revision: str) -> None:
+    result = _call(capsys, revision, "Sign in to your bank", "--json")
+    assert result.code == 1, result.err
+    outcome = result.json()
+    assert outcome["ok"] is False and outcome["exit_code"] == 1
+    steps = outcome["url_steps"]
+    assert [{k: s[k] for k in ("elicitationId", "url", "message")} for s in steps] == [FIRST, ESCAPED]
+    assert steps[0]["url_warnings"] == [] and steps[1]["url_warnings"] == ["hidden-characters"]
+    assert [s["url_refused"] for s in steps] == [False, True]
+    assert "\x1b" not in result.out  # the values exactly, as JSON escapes
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_a_huge_step_message_is_cut_short_and_json_keeps_it_whole(
+    capsys: pytest.CaptureFixture[str], revision: str
+) -> None:
+    result = _call(capsys, revision, "huge")
+    assert result.code == 1, result.err
+    assert len(result.err) < 10_000, result.err[:2000]
+    assert "  1. Sign in xxx" in result.err and " END" not in result.err
+    assert "(2000012 characters)" in result.err
+    assert "\x1b" not in result.err
+    whole = _call(capsys, revision, "huge", "--json")
+    assert whole.json()["url_steps"][0]["message"].endswith(" END")
+    assert len(whole.json()["error"]) < 10_000
+
+
+def test_a_huge_error_message_is_cut_short(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--", *fake("huge-error", "modern"))
+    assert result.code == 1, result.err
+    assert len(result.err) < 10_000, result.err[:2000]
+    assert "error -32603: Internal error\\x1b[2J xxx" in result.err
+    assert "(2000023 characters)" in result.err
