@@ -16,7 +16,7 @@ terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
 server turns into a task is followed to its end, its questions answered the same way.
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
-log messages (with ``--json``, also under ``notifications``). A tool result is checked
+log messages, each on a line and cut short (with ``--json``, also whole under ``notifications``). A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
 name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
@@ -238,7 +238,7 @@ def _text_only(arguments: dict[str, Any]) -> dict[str, str]:
 
 def narrate(method: str, params: Mapping[str, Any]) -> None:
     """What the server says while the request runs, on stderr: a task's status, progress,
-    log messages."""
+    log messages, each on a line, what the server wrote cut short (``output.said``)."""
     if method == "notifications/tasks":
         message = params.get("statusMessage")
         said = f" - {output.said(message)}" if message else ""
@@ -255,7 +255,7 @@ def narrate(method: str, params: Mapping[str, Any]) -> None:
         where = f" {output.said(logger)}:" if logger else ""
         data = params.get("data")
         text = data if isinstance(data, str) else output.shown_json(data, default=str)
-        line = f"[{output.said(params.get('level'))}]{where} {clean(text)}"
+        line = f"[{output.said(params.get('level'))}]{where} {output.said(text)}"
     else:
         return
     print(line, file=sys.stderr, flush=True)

@@ -394,9 +394,10 @@ def _resource(result: Mapping[str, Any]) -> list[str]:
 
 
 def said(value: object) -> str:
-    """A value of a server's message, as text: ``str`` of it, but a list or an object only
-    three levels deep (``str`` recurses, past Python's limit for JSON a reader takes)."""
-    return clean(quoted(value) if isinstance(value, list | dict) else str(value))
+    """A value of a server's message, as text on one line (``fit``: inert, at most
+    ``SAID_MAX`` characters): ``str`` of it, but a list or an object only three levels deep
+    (``str`` recurses, past Python's limit for JSON a reader takes)."""
+    return fit(quoted(value) if isinstance(value, list | dict) else str(value), SAID_MAX, length=True)
 
 
 def _list(value: object) -> list[Any]:

@@ -26,7 +26,8 @@ answers structuredContent nested 1000 deep), ``deep-page`` (a tools/list page wi
 outputSchema nest ``items`` 600 deep, its result a list as deep), ``url-required`` (tools/call
 answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it when that is
 ``huge``; the second has terminal escapes in its message, id and URL), ``huge-error``
-(tools/call answers an error whose message is 2 MB, escapes in it). A legacy server answers ``server/discover``
+(tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
+answering tools/call, sends progress and a log message of 2 MB each, escapes in them). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -229,6 +230,18 @@ def _error(mode: str, message: dict[str, Any]) -> dict[str, Any]:
     return {"code": -32042, "message": "URL elicitation required", "data": data}
 
 
+def _huge_notes(call: dict[str, Any]) -> list[dict[str, Any]]:
+    """The notifications ``huge-notes`` sends before it answers ``call``."""
+    token = ((call.get("params") or {}).get("_meta") or {}).get("progressToken", call.get("id"))
+    said = f"Working\x1b[2J {HUGE} END"
+    progress = {"progressToken": token, "progress": 1, "total": 2, "message": said}
+    log = {"level": "info", "logger": "fake\x1b[31m", "data": said}
+    return [
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": progress},
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": log},
+    ]
+
+
 def _nested(inner: Any, key: str | None, depth: int) -> Any:
     """``inner`` wrapped ``depth`` times: in ``{key: ...}``, or in a list when ``key`` is None."""
     for _ in range(depth):
@@ -271,6 +284,9 @@ def main() -> int:
             if args.mode == "junk-on-list-exits":
                 return 0
             continue
+        if message.get("method") == "tools/call" and args.mode == "huge-notes":
+            for note in _huge_notes(message):
+                sys.stdout.write(json.dumps(note) + "\n")
         if message.get("method") in ASKS.get(args.mode, ()):
             sys.stdout.write(json.dumps(ASK_ESCAPES if args.mode == "asks-escapes" else ASK) + "\n")
         reply = respond(args.mode, args.era, message)
