@@ -394,15 +394,18 @@ async def _tool_schema(
     tools = await client.list_tools()
     for tool in tools:
         if tool.get("name") == name:
-            schema, output = tool.get("inputSchema"), tool.get("outputSchema")
+            schema, produces = tool.get("inputSchema"), tool.get("outputSchema")
             return (
                 schema if isinstance(schema, Mapping) else None,
-                output if isinstance(output, Mapping) else None,
+                produces if isinstance(produces, Mapping) else None,
             )
     if name in client.rejected_tools:
         return None, None  # call_tool says why it was rejected
-    names = ", ".join(sorted(str(t.get("name")) for t in tools)) or "none"
-    raise CheckFailed(f"the server has no tool {name!r}; its tools: {names}")
+    names = sorted(str(t.get("name")) for t in tools)
+    listed = output.listed(names) or "none"
+    if len(names) > output.NAMES_LISTED:
+        listed += " (mcp-elicit check with the same TARGET lists them all)"
+    raise CheckFailed(f"the server has no tool {name!r}; its tools: {listed}")
 
 
 def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any]) -> str:

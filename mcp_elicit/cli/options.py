@@ -9,7 +9,8 @@ a string (its ``type``, the values of its ``enum`` or ``const``, or every branch
 JSON object, beside which ``NAME=VALUE`` pairs give other names: a name given twice (both
 ways, or by two pairs) is a usage error (which one was meant?), never one silently overriding the other. An argument name the input schema
 does not know (not in ``properties``, matching no ``patternProperties``) is refused before
-the call, naming the closest name and those the tool takes, when the schema refuses it:
+the call, naming the closest name and those the tool takes (``output.listed``: twenty,
+and how many more), when the schema refuses it:
 ``additionalProperties: false``, or a ``required`` property is missing beside it (the schema
 refuses the call either way, and the unknown name is likely its misspelling); otherwise
 JSON Schema allows it (``additionalProperties`` true or absent), so it is sent, with a
@@ -183,7 +184,7 @@ def unknown_names(arguments: Mapping[str, Any], schema: Mapping[str, Any] | None
     what = f"{tool} has no argument {listed}" if len(unknown) == 1 else f"{tool} has no arguments {listed}"
     close = difflib.get_close_matches(unknown[0], known, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
-    takes = f"; it takes: {', '.join(known)}" if known else "; it takes no named arguments"
+    takes = f"; it takes: {output.listed(known)}" if known else "; it takes no named arguments"
     if closed:
         raise UsageError(f"{what}{hint}{takes}")
     if missing:

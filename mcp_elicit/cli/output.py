@@ -19,7 +19,7 @@ import shutil
 import sys
 import textwrap
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
 from mcp_elicit.core.rounds import quoted
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from mcp_elicit.errors import CliError
 
 __all__ = [
+    "NAMES_LISTED",
     "NESTED",
     "SAID_MAX",
     "URL_MAX",
@@ -43,6 +44,7 @@ __all__ = [
     "print_json",
     "print_result",
     "fit",
+    "listed",
     "said",
     "shorten_state",
     "shown_json",
@@ -398,6 +400,18 @@ def said(value: object) -> str:
     ``SAID_MAX`` characters): ``str`` of it, but a list or an object only three levels deep
     (``str`` recurses, past Python's limit for JSON a reader takes)."""
     return fit(quoted(value) if isinstance(value, list | dict) else str(value), SAID_MAX, length=True)
+
+
+#: The most names of a server's (tools, arguments) an error lists.
+NAMES_LISTED: Final = 20
+
+
+def listed(names: Sequence[str]) -> str:
+    """``names``, a server's, as a message lists them: "a, b, c", each ``said``, at most
+    ``NAMES_LISTED`` of them and how many more ("" for none)."""
+    shown = ", ".join(said(name) for name in names[:NAMES_LISTED])
+    more = len(names) - NAMES_LISTED
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 def _list(value: object) -> list[Any]:

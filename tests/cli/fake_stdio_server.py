@@ -27,7 +27,9 @@ outputSchema nest ``items`` 600 deep, its result a list as deep), ``url-required
 answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it when that is
 ``huge``; the second has terminal escapes in its message, id and URL), ``huge-error``
 (tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
-answering tools/call, sends progress and a log message of 2 MB each, escapes in them). A legacy server answers ``server/discover``
+answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
+``many-tools`` (lists 3001 tools, one of them named with an escape; echo takes 3000
+arguments and no other). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
 
@@ -171,6 +173,12 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         if mode == "deep-schema":
             deep = {"type": "object", "properties": {"x": _nested({}, "items", 600)}}
             return result({"tools": [{**GOOD[0], "inputSchema": deep, "outputSchema": deep}]})
+        if mode == "many-tools":
+            many = [{**GOOD[1], "name": f"tool_{n:04}"} for n in range(2999)]
+            props = {f"p{n:04}": {"type": "string"} for n in range(3000)}
+            wide = {"type": "object", "properties": props, "additionalProperties": False}
+            first = [{**GOOD[1], "name": "a\x1b[2J"}, {**GOOD[0], "inputSchema": wide}]
+            return result({"tools": [*first, *many]})
         pages = [GOOD, BAD] if mode == "bad-tools" else [GOOD[:1], GOOD[1:]]
         if cursor is None:
             return result({"tools": pages[0], "nextCursor": "page-2"})

@@ -39,3 +39,22 @@ def test_json_keeps_what_the_server_said_whole(capsys: pytest.CaptureFixture[str
         " END",
     ]
     assert len(result.err) < 10_000
+
+
+def test_a_tool_the_server_lacks_names_some_of_its_tools_and_where_to_see_them_all(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run(capsys, "call", "nope", "--ui", "none", "--", *fake("many-tools", "modern"))
+    assert result.code == 1, result.err[:2000]
+    assert "the server has no tool 'nope'; its tools: a\\x1b[2J, echo, tool_0000, tool_0001," in result.err
+    assert "and 2981 more" in result.err and "tool_2998" not in result.err
+    assert "mcp-elicit check" in result.err
+    assert "\x1b" not in result.err
+
+
+def test_an_argument_a_tool_lacks_names_some_of_those_it_takes(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "echo", "p9999=1", "--ui", "none", "--", *fake("many-tools", "modern"))
+    assert result.code == 2, result.err[:2000]
+    assert "echo has no argument 'p9999'" in result.err
+    assert "it takes: p0000, p0001," in result.err and "and 2980 more" in result.err
+    assert "p1500" not in result.err
