@@ -423,9 +423,7 @@ def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any])
             validator(dict(schema)).iter_errors(result["structuredContent"])
         )
     except jsonschema.SchemaError as exc:
-        return (
-            f"the tool's outputSchema is not a valid JSON Schema ({exc.message}); the result was not checked"
-        )
+        return f"the tool's outputSchema is not a valid JSON Schema ({output.said(exc.message)}); the result was not checked"
     except RecursionError:  # the check recurses, several calls a level: hundreds of levels stop it
         return (
             "the tool's outputSchema or its result is nested too deeply to check; the result was not checked"
@@ -433,4 +431,5 @@ def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any])
     if error is None:
         return ""
     where = error.json_path.replace("$", "structuredContent", 1)
-    return f"the result does not match the tool's outputSchema: at {where}, {error.message}"
+    said = output.fit(error.message, output.SAID_MAX, length=True)  # it quotes the value whole
+    return f"the result does not match the tool's outputSchema: at {output.said(where)}, {said}"

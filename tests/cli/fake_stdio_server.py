@@ -28,7 +28,8 @@ answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it 
 ``huge``; the second has terminal escapes in its message, id and URL), ``huge-error``
 (tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
 answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
-``many-tools`` (lists 3001 tools, one of them named with an escape; echo takes 3000
+``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
+(lists 3001 tools, one of them named with an escape; echo takes 3000
 arguments and no other). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
 """
@@ -168,7 +169,7 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             return result({"items": []})
         if mode == "deep-page":
             return result({"items": DEEP})
-        if mode in ("output-bad", "output-missing"):
+        if mode in ("output-bad", "output-missing", "output-huge"):
             return result({"tools": [{**GOOD[0], "outputSchema": COUNTED}]})
         if mode == "deep-schema":
             deep = {"type": "object", "properties": {"x": _nested({}, "items", 600)}}
@@ -213,6 +214,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
                 "structuredContent": {"x": _nested([], None, 600)},
             }
             return result(body)
+        if mode == "output-huge":  # a result that breaks the schema with 2 MB
+            return result({"content": [{"type": "text", "text": "many"}], "structuredContent": {"n": HUGE}})
         if mode == "output-bad":
             return result(
                 {"content": [{"type": "text", "text": '{"n": "many"}'}], "structuredContent": {"n": "many"}}

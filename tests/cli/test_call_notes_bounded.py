@@ -58,3 +58,14 @@ def test_an_argument_a_tool_lacks_names_some_of_those_it_takes(capsys: pytest.Ca
     assert "echo has no argument 'p9999'" in result.err
     assert "it takes: p0000, p0001," in result.err and "and 2980 more" in result.err
     assert "p1500" not in result.err
+
+
+def test_a_huge_value_breaking_the_output_schema_is_cut_short_in_the_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--", *fake("output-huge", "modern"))
+    assert result.code == 0, result.err[:2000]
+    assert result.out.strip() == "many"
+    assert len(result.err) < 10_000, result.err[:2000]
+    assert "warning: the result does not match the tool's outputSchema: at structuredContent.n," in result.err
+    assert "characters)" in result.err
