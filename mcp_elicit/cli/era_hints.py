@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mcp_elicit.cli.url_steps import step_lines
+from mcp_elicit.cli.url_steps import step_lines, unfollowable
 from mcp_elicit.errors import ProtocolError, URLElicitationRequired
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
 
@@ -79,6 +79,7 @@ def _url_required(exc: URLElicitationRequired, where: str, revision: str | None)
         *step_lines(exc, where),
     ]
     lines.append(
-        f"To let mcp-elicit follow them (each page shown to you first, to open or not), run the command again with {_FOLLOW}."
+        unfollowable(exc, where)
+        or f"To let mcp-elicit follow them (each page shown to you first, to open or not), run the command again with {_FOLLOW}."
     )
     return "\n" + "\n".join(lines)

@@ -12,7 +12,9 @@ Rules:
   and at most ``output.SAID_MAX`` characters ("…" and the whole length end one cut
   short), and its URL judged as a URL-mode question's is (``recorded.url_lines``: the
   site, a refusal, the warnings); nothing is opened. A step that is not an object, or
-  whose ``url`` is not a string, is said to be unreadable.
+  whose ``url`` is not a string, is said to be unreadable. How to follow them is said only
+  when one can be followed (``unfollowable``: not when none is named, nor when this client
+  refuses every URL).
 * ``--json``: every step, as the server sent it: ``elicitationId``, ``url`` and
   ``message`` exactly (null when missing or not a string); ``url_warnings``, the codes of
   ``client.url_consent``'s warnings about the URL (as a round's), and ``url_refused``,
@@ -30,7 +32,7 @@ from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.errors import CheckFailed, CliError, URLElicitationRequired
 from mcp_elicit.wire.versions import is_modern
 
-__all__ = ["SHOWN", "UrlStepsRequired", "step_lines", "unfollowed"]
+__all__ = ["SHOWN", "UrlStepsRequired", "step_lines", "unfollowable", "unfollowed"]
 
 #: How many of a -32042's steps are shown as text.
 SHOWN: Final = 10
@@ -59,8 +61,12 @@ def unfollowed(
             "\nThis call declared no elicitation (with no terminal on stdin and stderr, or --ui none), "
             "so the client could not follow the server's URL-mode steps; their pages were not opened."
             + "".join(f"\n{line}" for line in step_lines(exc, where))
-            + "\nTo follow them (each page shown to you first, to open or not), give --ui web, "
-            "--ui terminal (in a terminal), or --answers FILE."
+            + "\n"
+            + (
+                unfollowable(exc, where)
+                or "To follow them (each page shown to you first, to open or not), give --ui web, "
+                "--ui terminal (in a terminal), or --answers FILE."
+            )
         )
     return UrlStepsRequired(text, [_data(step, where) for step in _steps(exc)])
 
@@ -84,6 +90,18 @@ def step_lines(exc: URLElicitationRequired, where: str) -> list[str]:
     if len(steps) > SHOWN:
         lines.append(f"  ... and {len(steps) - SHOWN} more")
     return lines
+
+
+def unfollowable(exc: URLElicitationRequired, where: str) -> str:
+    """Why no step of ``exc`` could be followed however the command is run again (it names
+    none, or this client refuses every URL), or "" when one could."""
+    steps = _steps(exc)
+    if not steps:
+        return "With no step named, there is nothing to follow, however the command is run."
+    urls = [s.get("url") if isinstance(s, Mapping) else None for s in steps]
+    if any(isinstance(url, str) and not judge_url(url, server=where).refused for url in urls):
+        return ""
+    return "This client refuses the URL of every step, so none can be followed, however it is run."
 
 
 def _steps(exc: URLElicitationRequired) -> list[Any]:

@@ -54,7 +54,8 @@ def test_url_elicitation_required_in_json_names_the_steps_and_a_refused_url_is_s
     error = result.json()["error"]
     assert "url: https://bank.com@evil.example/login  (site: evil.example)" in error
     assert "refused: The address has a user name or password before '@' (bank.com)" in error
-    assert FOLLOW in error
+    # at 2025-11-25 the client would refuse it all the same: no --protocol leads anywhere
+    assert "This client refuses the URL of every step" in error and FOLLOW not in error
 
 
 @pytest.mark.parametrize(

@@ -101,3 +101,15 @@ def test_a_huge_error_message_is_cut_short(capsys: pytest.CaptureFixture[str]) -
     assert len(result.err) < 10_000, result.err[:2000]
     assert "error -32603: Internal error\\x1b[2J xxx" in result.err
     assert "(2000023 characters)" in result.err
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_steps_whose_urls_are_all_refused_are_not_offered_to_follow(
+    capsys: pytest.CaptureFixture[str], sdk_python: Path, revision: str
+) -> None:
+    argv = ["call", "link", "provider=gh", "url=https://bank.com@evil.example/x", "--ui", "none"]
+    result = run(capsys, *argv, "--protocol", revision, "--", str(sdk_python), str(SDK_SERVER))
+    assert result.code == 1, result.err
+    assert "refused: The address has a user name or password before '@' (bank.com)" in result.err
+    assert "This client refuses the URL of every step, so none can be followed" in result.err
+    assert "--ui web" not in result.err and "run the command again" not in result.err
