@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from mcp_elicit.cli.tool_checks import Finding, wrong_types
 from mcp_elicit.core.rounds import quoted
+from mcp_elicit.errors import shown_repr
 from mcp_elicit.forms.parse import json_kind
 
 __all__ = ["check_prompts", "check_resource_templates", "check_resources"]
@@ -98,7 +99,7 @@ def _judge(
             )
             continue
         value = item.get(key)
-        who = f"{kind} {value!r}" if isinstance(value, str) else f"{kind} #{i + 1}"
+        who = f"{kind} {shown_repr(value)}" if isinstance(value, str) else f"{kind} #{i + 1}"
         findings += _required(who, item, *required)
         findings += wrong_types(item, shapes, who)
         findings += more(who, item)
@@ -156,7 +157,7 @@ def uri_template_problem(template: str) -> str | None:
             close = template.find("}", end)
             if close < 0:
                 return f"the brace at offset {end} is never closed"
-            return f"{template[end : close + 1]!r} is not a valid expression ({{var}}, {{+var}}, {{?a,b}}, {{var:3}}, {{list*}})"
+            return f"{shown_repr(template[end : close + 1])} is not a valid expression ({{var}}, {{+var}}, {{?a,b}}, {{var:3}}, {{list*}})"
         position = expression.end()
     return None
 
@@ -207,7 +208,11 @@ def _duplicate(who: str, counts: Counter[Any], value: object, what: str, said: s
         return []
     said.add(value)
     return [
-        Finding("error", "duplicate", f"{who}: {counts[value]} {what} {value!r}; a client reaches only one")
+        Finding(
+            "error",
+            "duplicate",
+            f"{who}: {counts[value]} {what} {shown_repr(value)}; a client reaches only one",
+        )
     ]
 
 

@@ -221,7 +221,7 @@ def print_check(report: CheckReport) -> None:
                 else (paint("✗", "red") if tool.errors else paint("!", "yellow"))
             )
             about = paint(fit(tool.description or "(no description)", max(width - name_width - 7, 20)), "dim")
-            name = clean(tool.name)
+            name = fit(tool.name, max(width - 6, 20), length=True)
             if len(name) <= name_width:
                 out.append(f"  {mark} {name:<{name_width}}  {about}")
             else:
@@ -254,7 +254,7 @@ def print_check(report: CheckReport) -> None:
 
 def _finding(finding: Finding, paint: Paint) -> str:
     color = "red" if finding.severity == "error" else "yellow"
-    return f"{paint(f'{finding.severity:<8}', color)} {finding.code}: {clean(finding.message)}"
+    return f"{paint(f'{finding.severity:<8}', color)} {finding.code}: {fit(finding.message, SAID_MAX)}"
 
 
 def _capabilities(caps: Mapping[str, Any]) -> list[str]:

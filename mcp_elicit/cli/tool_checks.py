@@ -29,6 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from mcp_elicit.cli.output import SAID_MAX, fit
+from mcp_elicit.errors import shown_repr
 from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.versions import is_modern
@@ -100,13 +102,15 @@ def _check(tool: object, revision: str, names: Counter[Any]) -> ToolVerdict:
                 Finding(
                     "error",
                     "name",
-                    f"the name {raw_name!r} should be 1 to 128 characters of A-Z a-z 0-9 _ - . "
+                    f"the name {shown_repr(raw_name)} should be 1 to 128 characters of A-Z a-z 0-9 _ - . "
                     "(many clients refuse other names)",
                 )
             )
         if names[raw_name] > 1:
             findings.append(
-                Finding("error", "duplicate-name", f"{names[raw_name]} tools are named {raw_name!r}")
+                Finding(
+                    "error", "duplicate-name", f"{names[raw_name]} tools are named {shown_repr(raw_name)}"
+                )
             )
     description = tool.get("description")
     if not isinstance(description, str) or not description.strip():
@@ -188,7 +192,9 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
     if need_object and schema.get("type") != "object":
         findings.append(
             Finding(
-                "error", code, f'{key} must have "type": "object" at its root, not {schema.get("type")!r}'
+                "error",
+                code,
+                f'{key} must have "type": "object" at its root, not {shown_repr(schema.get("type"))}',
             )
         )
     jsonschema: Any = importlib.import_module("jsonschema")  # untyped; imported on first use
@@ -199,7 +205,7 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
                 Finding(
                     "warning",
                     "schema-dialect",
-                    f"{key} names the unknown dialect {schema['$schema']!r}; checked as JSON Schema 2020-12",
+                    f"{key} names the unknown dialect {shown_repr(schema['$schema'])}; checked as JSON Schema 2020-12",
                 )
             )
         validator = jsonschema.Draft202012Validator
@@ -208,7 +214,11 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
     except jsonschema.SchemaError as exc:
         where = exc.json_path.replace("$", key, 1)
         findings.append(
-            Finding("error", code, f"{key} is not a valid JSON Schema: at {where}, {exc.message}")
+            Finding(
+                "error",
+                code,
+                f"{key} is not a valid JSON Schema: at {fit(where, SAID_MAX)}, {fit(exc.message, SAID_MAX, length=True)}",
+            )
         )
     except RecursionError:  # the check recurses, several calls a level: hundreds of levels stop it
         findings.append(Finding("error", code, f"{key} is nested too deeply to check as a JSON Schema"))

@@ -28,7 +28,8 @@ answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it 
 ``huge``; the second has terminal escapes in its message, id and URL), ``huge-error``
 (tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
 answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
-``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
+``long-names`` (two tools with the same name of 200 004 characters, one whose
+inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
 (lists 3001 tools, one of them named with an escape; echo takes 3000
 arguments and no other). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize``.
@@ -180,6 +181,9 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             wide = {"type": "object", "properties": props, "additionalProperties": False}
             first = [{**GOOD[1], "name": "a\x1b[2J"}, {**GOOD[0], "inputSchema": wide}]
             return result({"tools": [*first, *many]})
+        if mode == "long-names":  # one name 200 004 characters long, twice (a duplicate)
+            long = {**GOOD[0], "name": "echo" + "n" * 200_000, "description": "d" * 200_000}
+            return result({"tools": [long, long, {**GOOD[1], "inputSchema": {"type": "x" * 200_000}}]})
         pages = [GOOD, BAD] if mode == "bad-tools" else [GOOD[:1], GOOD[1:]]
         if cursor is None:
             return result({"tools": pages[0], "nextCursor": "page-2"})
