@@ -59,7 +59,14 @@ from mcp_elicit.cli.targets import Observed, Target, connect
 from mcp_elicit.cli.url_steps import unfollowed
 from mcp_elicit.client import Answerer, Client, Scripted
 from mcp_elicit.client.answerers import RootsCallback
-from mcp_elicit.errors import CheckFailed, CliError, ConfigError, MissingClientCapability, UsageError
+from mcp_elicit.errors import (
+    CheckFailed,
+    CliError,
+    ConfigError,
+    MethodNotFound,
+    MissingClientCapability,
+    UsageError,
+)
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
 
@@ -211,6 +218,10 @@ _NOBODY_ANSWERS: Final = (
 )
 
 
+#: The server capability each request needs.
+_CAPABILITY: Final = {"tools/call": "tools", "prompts/get": "prompts", "resources/read": "resources"}
+
+
 def _is_url(word: str) -> bool:
     return word.lower().startswith(("http://", "https://"))
 
@@ -316,6 +327,7 @@ async def run_request(
     return the result with what was spoken; a ``CliError`` with the right exit code
     otherwise."""
     observed = Observed()
+    offered: set[str] = {"tools", "prompts", "resources"}  # until the server has said
     started = time.perf_counter()
     during = "connect"
     mismatch = unknown = ""
@@ -339,6 +351,7 @@ async def run_request(
             on_notification=hear,
         ) as client:
             connected = time.perf_counter()
+            offered = set(client.server_capabilities)
             during = method
             if method == "tools/call":
                 schema, output_schema = await _tool_schema(client, name)
@@ -360,6 +373,11 @@ async def run_request(
     except Exception as exc:
         error = await explain(exc, target, observed, during=during)
         error = unfollowed(error, exc, str(target), observed.revision, nobody_answers=answerer is None)
+        if getattr(exc, "code", None) == MethodNotFound.code and _CAPABILITY[method] not in offered:
+            error = CheckFailed(
+                f"{error}\nThe server declares no {_CAPABILITY[method]} capability: it offers none. "
+                "mcp-elicit check with the same TARGET shows what it offers."
+            )
         if answerer is None and getattr(exc, "code", None) == MissingClientCapability.code:
             error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
         raise error from None

@@ -69,3 +69,17 @@ def test_a_huge_value_breaking_the_output_schema_is_cut_short_in_the_warning(
     assert len(result.err) < 10_000, result.err[:2000]
     assert "warning: the result does not match the tool's outputSchema: at structuredContent.n," in result.err
     assert "characters)" in result.err
+
+
+@pytest.mark.parametrize(
+    ("command", "words", "capability"),
+    [("read", ["notes://x"], "resources"), ("prompt", ["plan"], "prompts")],
+)
+def test_a_method_the_server_does_not_offer_says_so(
+    capsys: pytest.CaptureFixture[str], command: str, words: list[str], capability: str
+) -> None:
+    result = run(capsys, command, *words, "--ui", "none", "--", *fake("good", "modern"))
+    assert result.code == 1, result.err
+    assert "error -32601" in result.err
+    assert f"The server declares no {capability} capability" in result.err
+    assert "mcp-elicit check" in result.err
