@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.cli import page_wait
-from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit
+from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit, said
 from mcp_elicit.client import Answerer, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import check_elicit_answer
@@ -113,7 +113,7 @@ class Recorded:
     ) -> None:
         server = request.server.title or request.server.name
         print(
-            f"? {clean(server)} asks ({clean(request.key)}, during {clean(str(request.origin))}):",
+            f"? {said(server)} asks ({said(request.key)}, during {said(str(request.origin))}):",
             file=sys.stderr,
         )
         print(f"  {fit(request.message, SAID_MAX, length=True)}", file=sys.stderr)

@@ -25,7 +25,7 @@ answers structuredContent nested 1000 deep), ``deep-page`` (a tools/list page wi
 ``tools``, its ``items`` nested 1000 deep), ``deep-schema`` (echo's inputSchema and
 outputSchema nest ``items`` 600 deep, its result a list as deep), ``url-required`` (tools/call
 answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it when that is
-``huge``; the second has terminal escapes in its message, id and URL), ``huge-error``
+``huge``, its id 200 002 characters and no second step when that is ``long-id``; the second has terminal escapes in its message, id and URL), ``huge-error``
 (tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
 answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
 ``long-names`` (two tools with the same name of 200 004 characters, one whose
@@ -237,11 +237,11 @@ def _error(mode: str, message: dict[str, Any]) -> dict[str, Any]:
     said = f"Sign in {HUGE} END" if text == "huge" else text
     first = {
         "mode": "url",
-        "elicitationId": "bank-1",
+        "elicitationId": "id" + "i" * 200_000 if text == "long-id" else "bank-1",
         "message": said,
         "url": "https://accounts.example.com/signin",
     }
-    data = {"elicitations": [first, ESCAPED_STEP]}
+    data = {"elicitations": [first] if text == "long-id" else [first, ESCAPED_STEP]}
     return {"code": -32042, "message": "URL elicitation required", "data": data}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.helpers import Run, fake, run
+from cli.helpers import Run, answers_file, fake, run
 
 from support.cli_call import REVISIONS
 from support.peers import sdk_python
@@ -113,3 +113,17 @@ def test_steps_whose_urls_are_all_refused_are_not_offered_to_follow(
     assert "refused: The address has a user name or password before '@' (bank.com)" in result.err
     assert "This client refuses the URL of every step, so none can be followed" in result.err
     assert "--ui web" not in result.err and "run the command again" not in result.err
+
+
+def test_a_step_put_to_a_script_is_shown_with_its_huge_id_cut_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = answers_file(tmp_path, [{"mode": "url", "action": "decline"}])
+    server = fake("url-required", "legacy")
+    argv = ["call", "echo", "text=long-id", "--answers", script, "--protocol", "2025-11-25"]
+    result = run(capsys, *argv, "--", *server)
+    assert result.code == 1, result.err[:2000]
+    assert result.err.startswith("? Fake server asks (url idiii"), result.err[:200]
+    assert "(200006 characters)" in result.err  # the key: "url " and the id
+    assert len(result.err) < 10_000
+    assert "(the user answered decline)" in result.err
