@@ -11,7 +11,8 @@ Rules:
   request with the error.
 * All of them are checked before the person sees any: an error listing more URLs than
   ``RoundLimits.max_requests``, an entry not in URL mode, or one without its
-  ``elicitationId`` (the name its completion notice gives), is a ``ProtocolViolation``
+  ``elicitationId`` (the name its completion notice gives), or two under one
+  ``elicitationId`` (one notice would finish both), is a ``ProtocolViolation`` naming it,
   and none of them is shown. A client that does not take URL mode gets the error as it is.
   So is a URL the client refuses (``client.url_consent``): that one alone is put to the
   client's refusal (``Inputs.elicit`` declines it, telling the answerer), none of the
@@ -43,7 +44,7 @@ from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2026_07_28 import to_named
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
-from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.core.rounds import RoundLimits, quoted
 from mcp_elicit.errors import ProtocolError, ProtocolViolation
 from mcp_elicit.telemetry_attributes import redact_urls
 
@@ -129,6 +130,14 @@ async def url_required(
                 f"without an elicitationId ({request.url!r}); without it the client cannot learn when "
                 "the step is complete, so none was shown"
             )
+    ids = [request.elicitation_id for request in requests]
+    twice = next((eid for i, eid in enumerate(ids) if eid in ids[:i]), None)
+    if twice is not None:
+        raise ProtocolViolation(
+            f"{conn.server} answered {origin} with -32042 listing elicitationId {quoted(twice)} twice; "
+            "each step needs an id of its own (one completion notice would finish both), so none "
+            "was shown"
+        )
     refused = [request for request in requests if conn.inputs.refuses(request)]
     await conn.while_present(
         _steps(conn, questions, error, refused[:1] or requests, refused=bool(refused), finished=finished),

@@ -181,6 +181,18 @@ async def test_a_url_elicitation_required_error_without_elicitation_ids_asks_nob
     assert answerer.used == []
 
 
+async def test_a_url_elicitation_required_error_naming_one_id_twice_asks_nobody() -> None:
+    """2025-11-25: two URL steps of one -32042 under one elicitationId were both put to the
+    person, though one completion notice names both: the first notice finished the two.
+    Refused whole, naming the id, as other malformed -32042 data is."""
+    answerer = Scripted.from_script([{"mode": "url", "action": "accept"}], modes=["url"])
+    async with hostile(["legacy-url-steps", "error:e7,e7"], "2025-11-25", answerer) as (client, recorder):
+        with pytest.raises(ProtocolViolation, match=r"-32042 listing elicitationId 'e7' twice"):
+            await asyncio.wait_for(client.call_tool("t"), 10)
+    assert answerer.used == []
+    assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
+
+
 @pytest.mark.parametrize("what", ["sampling", "roots", "url"])
 async def test_a_round_asking_for_something_undeclared_asks_nobody(what: str) -> None:
     """2026-07-28: a round that also asks for what the client did not declare (sampling or
