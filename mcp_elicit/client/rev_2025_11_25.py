@@ -3,7 +3,8 @@ chooses them): ``initialize``, sessions, and the server's own requests.
 
 Rules:
 
-* ``initialize`` offers the client's most preferred handshake revision; the server's
+* ``initialize`` offers the client's most preferred handshake revision, with the
+  capabilities that revision defines (``declared``); the server's
   choice must be one of the client's configured ``versions``. Then ``notifications/initialized``. Over HTTP the
   ``Mcp-Session-Id`` the server assigns goes on every later request, with
   ``MCP-Protocol-Version``, and on the answers to the server's requests on
@@ -50,6 +51,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, Reply
+from mcp_elicit.client.declared import declared_at
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_events import DEFAULT_RETRY_MS, EventStream, renewed
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
@@ -105,6 +107,8 @@ class HandshakeSession:
         #: (kept only while that request is in flight).
         self._late: dict[Any, Response | ErrorResponse] = {}
         self.questions = ServerQuestions(conn, self, limits)
+        #: The capabilities ``initialize`` declared (those of the revision it offered).
+        self.declared: dict[str, Any] = declared_at(conn.builder.capabilities, self.revision)
 
     # ---- lifecycle -------------------------------------------------------------
 
@@ -118,10 +122,10 @@ class HandshakeSession:
         """Run the handshake; the ``InitializeResult``."""
         self._negotiated = False
         self.session_id = None
+        self.declared = declared_at(self.conn.builder.capabilities, self.preferred[0])
         params = {
             "protocolVersion": self.preferred[0],
-            # extensions (the tasks extension) exist from 2026-07-28 on
-            "capabilities": {k: v for k, v in self.conn.builder.capabilities.items() if k != "extensions"},
+            "capabilities": self.declared,  # as the revision offered defines them (``declared``)
             "clientInfo": self.conn.builder.info.to_json(),
         }
         _, message = self.conn.builder.request("initialize", params, self.preferred[0])

@@ -352,11 +352,10 @@ class Client:
     @property
     def capabilities(self) -> dict[str, Any]:
         """What this client declares it can do (at the revision spoken: extensions, such
-        as the tasks extension, exist from 2026-07-28 on)."""
-        caps = dict(self._conn.builder.capabilities)
+        as the tasks extension, exist from 2026-07-28 on; see ``client.declared``)."""
         if isinstance(self._session, HandshakeSession):
-            caps.pop("extensions", None)
-        return caps
+            return dict(self._session.declared)
+        return dict(self._conn.builder.capabilities)
 
     @property
     def rejected_tools(self) -> dict[str, str]:
