@@ -22,6 +22,16 @@ accepted (the person has not finished the page yet, and the request waits for it
 terminal and browser answerers say it in one line, ``ui.page_wait``); so too for a step
 accepted in a task, at its first poll that asks nothing new (``core.task_watch``).
 
+An answerer (or a sampling or roots callback) that raises an exception of its own ends the
+request the question came during: ``call_tool`` (``get_prompt``...) raises that very
+exception, at both revisions, and the session goes on. At 2025-11-25 the server's
+``elicitation/create`` is first answered -32603 ("the client failed to answer", never the
+exception's text, which may quote what the person typed: every server request is answered,
+as the spec asks), then the call is abandoned (``notifications/cancelled``); at 2026-07-28,
+where one input request has no error to send, the request is not retried. An answer that
+still does not fit after three tries (``FormValidationError``) ends it so too. To say no,
+return ``ElicitAnswer.decline()`` or ``cancel()``: those are answers, not failures.
+
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see
 ``BatchAnswerer``. On 2026-07-28 the client gives it every elicitation of a round together

@@ -32,7 +32,8 @@ T = TypeVar("T")
 
 class Interrupt(Exception):
     """A ``KeyboardInterrupt`` or ``SystemExit`` raised in a task of the client's own,
-    carried to the task waiting for it (``raised``)."""
+    carried to the task waiting for it (``raised``); at 2025-11-25, also an answerer's or
+    callback's own exception, once the server was told -32603 (``rev_2025_11_25_questions``)."""
 
     def __init__(self, raised: BaseException) -> None:
         super().__init__(f"{type(raised).__name__} in a task of the client's own")

@@ -332,9 +332,11 @@ class HandshakeSession:
         finally:
             self._inflight.pop(rid, None)
             self._late.pop(rid, None)
-            await exchange.aclose()
-            # the questions of a request that failed are moot: withdrawn (see ServerQuestions)
-            await self.questions.finish(rid, answering, done=done)
+            try:
+                await exchange.aclose()
+            finally:  # also when a failed question's answer cancelled this task meanwhile
+                # the questions of a request that failed are moot: withdrawn (see ServerQuestions)
+                await self.questions.finish(rid, answering, done=done)
 
     # ---- what arrives outside any exchange --------------------------------------------
 

@@ -19,8 +19,11 @@ Rules:
   completion notice gives), or under the id of a URL step still open (its notice would
   finish both).
   Anything else unknown gets -32601. An answer
-  that does not fit, or an answerer or callback that fails, gets -32603: every request of
-  the server is answered, unless it withdraws it or the client's request is abandoned. Each is
+  that does not fit, or an answerer or callback that fails, gets -32603 (a failure's own
+  text is not sent): every request of the server is answered, unless it withdraws it or
+  the client's request is abandoned. The failure is then carried to the client's request
+  the question came during, as a KeyboardInterrupt is (below): that request is cancelled
+  and raises it, as at 2026-07-28 (``answerers``); during no request, it is logged. Each is
   answered in a task of its own, so that the stream it came on goes on being read while a
   person answers (its notifications, the next questions); a request returns once its
   server's questions are answered. The server's ``notifications/cancelled`` for one of
@@ -227,6 +230,9 @@ class ServerQuestions:
             return
         caller = self._callers.get(during) if during is not None else None
         if caller is None or caller.done():
+            if isinstance(carrier.raised, Exception):  # no call to raise it in: said here
+                log.error("answering the server's question failed", exc_info=carrier.raised)
+                return
             reraise(carrier)
         self._interrupts.setdefault(during, carrier)
         if caller.cancel():
@@ -291,6 +297,15 @@ class ServerQuestions:
         for it, with the limits; the requests on ``initialize``'s own stream come here)."""
         try:
             message = await self._traced_response(request, origin)
+        except Failed as failed:  # told -32603, then carried to the call it came during
+            log.info(
+                "answering %s from %s failed (%s); the server is told -32603",
+                shown_text(request.method),
+                self.conn.server,
+                type(failed.raised).__name__,
+            )
+            await self.conn.transport.send(failed.message, self.session.headers(failed.message))
+            raise Interrupt(failed.raised) from None
         except asyncio.CancelledError:
             if request.id not in self._withdrawn:
                 raise  # the server withdrew it, or the session closes: nothing to send
@@ -368,12 +383,12 @@ class ServerQuestions:
         except ProtocolViolation as exc:
             return error(request.id, -32602, f"Invalid params: {exc}")
         except (FormValidationError, InvalidAnswer) as exc:  # an answer or callback result that does not fit
-            self.conn.inputs.report(str(exc))
-            return error(request.id, -32603, f"The client could not produce a valid answer: {exc}")
-        except Exception:  # the server still gets an answer; the details (which may quote what the
-            # person typed: int("…") in an answerer) stay here
-            log.exception("answering %s from %s failed", shown_text(request.method), self.conn.server)
-            return error(request.id, -32603, f"Internal error: the client failed to answer {request.method}")
+            text = f"The client could not produce a valid answer: {exc}"
+            raise Failed(error(request.id, -32603, text), exc) from None
+        except Exception as exc:  # the server still gets an answer, without the details (which may
+            # quote what the person typed: int("…") in an answerer); the caller gets them
+            text = f"Internal error: the client failed to answer {request.method}"
+            raise Failed(error(request.id, -32603, text), exc) from None
         return self.conn.builder.result(request.id, result)
 
     async def _elicit(self, asked: ElicitationRequest) -> dict[str, Any]:
@@ -410,6 +425,16 @@ class ServerQuestions:
     async def _respond_error(self, request: Request, code: int, text: str) -> None:
         message = self.conn.builder.error(request.id, code, text)
         await self.conn.transport.send(message, self.session.headers(message))
+
+
+class Failed(Exception):
+    """The client's answerer or callback failed (``raised``): ``message``, the -32603 the
+    server is told, goes out before ``raised`` is carried to the caller."""
+
+    def __init__(self, message: dict[str, Any], raised: Exception) -> None:
+        super().__init__(str(message.get("error", {}).get("message", "")))
+        self.message = message
+        self.raised = raised
 
 
 def _unfit(params: Mapping[str, Any]) -> str | None:

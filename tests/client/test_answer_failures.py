@@ -1,32 +1,46 @@
-"""What the server is told when the client's own answerer or callback fails while it
-answers the server's question (2025-11-25, where the client answers with a JSON-RPC
-error): never the failure's text, which may quote what the person typed."""
+"""An answerer (or callback) that fails with its own exception while it answers the
+server's question: the caller of ``call_tool`` gets that exception at both revisions.
+At 2025-11-25 the server is first told -32603 (every server request is answered), never
+the failure's text, which may quote what the person typed; the call is then abandoned.
+Before, 2026-07-28 raised the exception while 2025-11-25 only logged it and returned
+whatever the server made of the -32603."""
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from client.recorder import Recorder
-from mcp_elicit import Context, Form, Server, String
+from mcp_elicit.client import Client
 from mcp_elicit.client.answerers import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.transports.memory import connect_memory
+from mcp_elicit.transports.http_client import HttpTransport
+from mcp_elicit.transports.stdio_client import StdioTransport
+
+from support.procs import cli, http_process
+from support.waiting import hang_guard
 
 pytestmark = pytest.mark.anyio
 
 TYPED = "forty-two, my name is Ada Lovelace"
 
-app = Server("answer-failures")
+SERVER = textwrap.dedent(
+    """
+    from mcp_elicit import Context, Form, Server, String
 
+    app = Server("answer-failures")
 
-@app.tool()
-async def ask(ctx: Context) -> str:
-    """Ask one question."""
-    answer = await ctx.elicit("Your age?", Form(age=String()))
-    return answer.action
+    @app.tool()
+    async def ask(ctx: Context) -> str:
+        '''Ask one question.'''
+        answer = await ctx.elicit("Your age?", Form(age=String()))
+        return answer.action
+    """
+)
 
 
 class Parsing:
@@ -41,14 +55,54 @@ class Parsing:
         return None
 
 
-async def test_an_answerers_value_error_is_not_sent_to_the_server(caplog: pytest.LogCaptureFixture) -> None:
+@pytest.fixture
+def server_file(tmp_path: Path) -> Path:
+    path = tmp_path / "failures_server.py"
+    path.write_text(SERVER, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def http_url(server_file: Path, tmp_path: Path) -> Iterator[str]:
+    with http_process(server_file, log_dir=tmp_path) as server:
+        yield server.url
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_an_answerers_own_exception_reaches_the_caller(
+    revision: str,
+    transport: str,
+    server_file: Path,
+    request: pytest.FixtureRequest,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     recorder = Recorder()
-    with caplog.at_level(logging.ERROR, "mcp_elicit"):
-        async with connect_memory(app, answerer=Parsing(), versions=["2025-11-25"], trace=recorder) as client:
-            out: Any = await client.call_tool("ask")
+    if transport == "stdio":
+        made: StdioTransport | HttpTransport = StdioTransport(
+            [*cli(), "serve", str(server_file)], trace=recorder
+        )
+    else:
+        made = HttpTransport(request.getfixturevalue("http_url"), trace=recorder)
+    with caplog.at_level(logging.WARNING, "mcp_elicit"):
+        async with Client(made, answerer=Parsing(), versions=[revision], timeout=30) as client:
+            async with hang_guard("the call to fail with the answerer's exception"):
+                with pytest.raises(ValueError, match="invalid literal for int") as raised:
+                    await client.call_tool("ask")
+            assert raised.value.__traceback__ is not None
+            # the session goes on
+            assert [t["name"] for t in await client.list_tools()] == ["ask"]
     errors = [m["error"] for m in recorder.sent if "error" in m]
-    assert [e["code"] for e in errors] == [-32603]
+    if revision == "2025-11-25":  # the server's question is answered, without the text
+        assert [e["code"] for e in errors] == [-32603]
+        assert "failed to answer elicitation/create" in errors[0]["message"]
+        (call,) = [m for m in recorder.sent if m.get("method") == "tools/call"]
+        cancelled = [m for m in recorder.sent if m.get("method") == "notifications/cancelled"]
+        # the call, which nobody waits for any more, is cancelled (unless its response was
+        # read first: the server's reply to the -32603 races the cancellation)
+        assert [m["params"]["requestId"] for m in cancelled] in ([], [call["id"]])
+    else:  # one input request cannot be answered with an error: the call is not retried
+        assert errors == []
+        assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
     assert TYPED not in str(recorder.sent)
-    assert TYPED not in str(out)
-    assert "failed to answer elicitation/create" in errors[0]["message"]
-    assert "ValueError" in caplog.text  # the client's own log keeps the traceback
+    assert "never retrieved" not in caplog.text

@@ -22,6 +22,7 @@ from mcp_elicit.client import Client, Scripted
 from mcp_elicit.client.answerers import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import (
+    InvalidAnswer,
     ProtocolError,
     ProtocolViolation,
     RequestTimeout,
@@ -211,7 +212,7 @@ async def test_a_round_asking_for_something_undeclared_asks_nobody(what: str) ->
 async def test_a_failing_sampling_callback_still_answers_the_server() -> None:
     """2025-11-25: when the client's own callback fails (here: no valid CreateMessageResult),
     the server's request still gets an answer, -32603 saying why, rather than none (the
-    server's tool would wait for ever)."""
+    server's tool would wait for ever); the call raises the failure, as at 2026-07-28."""
 
     async def sampling(params: Mapping[str, Any]) -> Mapping[str, Any]:
         return {"model": "m"}
@@ -220,9 +221,10 @@ async def test_a_failing_sampling_callback_still_answers_the_server() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     transport = StdioTransport([sys.executable, str(SERVER), "legacy-sample"], env=env, trace=recorder)
     async with Client(transport, sampling=sampling, versions=["2025-11-25"], timeout=10) as client:
-        out = await asyncio.wait_for(client.call_tool("t"), 10)
-    told = json.loads(out["content"][0]["text"])
-    assert told["id"] == "q-0" and told["error"]["code"] == -32603
+        with pytest.raises(InvalidAnswer, match="no valid CreateMessageResult"):
+            await asyncio.wait_for(client.call_tool("t"), 10)
+    (told,) = [m for m in recorder.sent if m.get("id") == "q-0"]
+    assert told["error"]["code"] == -32603
     assert "no valid CreateMessageResult" in told["error"]["message"]
     assert recorder.check(WireChecker.load("2025-11-25")) > 0
 
