@@ -31,6 +31,10 @@ as the spec asks), then the call is abandoned (``notifications/cancelled``); at 
 where one input request has no error to send, the request is not retried. An answer that
 still does not fit after three tries (``FormValidationError``) ends it so too. To say no,
 return ``ElicitAnswer.decline()`` or ``cancel()``: those are answers, not failures.
+An answerer that closes the client (``await client.aclose()``) withdraws its own question
+by doing so: ``aclose`` raises ``CancelledError`` there, as a withdrawn question's answerer
+sees it (let it propagate); the close completes on its own, and the call raises
+``TransportError`` ("the client was closed") once it has (``client.closing``).
 
 An answerer that can show several questions at once (the browser answerer puts one round's
 questions on one page) also has ``elicit_many(requests)``, answering them in order: see

@@ -15,10 +15,13 @@ Rules:
   ends as it does.
 * A call cut short waits for the close to finish, then raises ``TransportError`` saying
   the client was closed; a cancellation aimed at the caller itself at the same time still
-  propagates as one (``Task.uncancel``, as ``asyncio.timeout`` does).
+  propagates as one (``Task.uncancel``, as ``asyncio.timeout`` does). One that ends
+  otherwise meanwhile (its answerer's own error) waits for the close too, then ends so.
 * A close whose caller is cancelled while the calls are being cut (an answerer running
   the close, its question withdrawn by that very cut) leaves the close to finish on its
-  own: waiting would wait for itself. Cancelled later (``end()``: a DELETE the server
+  own: waiting would wait for itself. So ``aclose()`` from inside an answerer raises
+  ``CancelledError`` there, as any withdrawn question's answerer sees it (let it
+  propagate); the call then raises ``TransportError`` once the close has finished. Cancelled later (``end()``: a DELETE the server
   holds), it cancels the close, whose ``end()`` still closes the transport, and waits.
 """
 
@@ -71,9 +74,7 @@ class Calls:
                 call.cut = False
                 if task.uncancel() == 0:
                     self._ended(call)
-                    closing = self._closing
-                    if closing is not None and not closing.done():
-                        await asyncio.wait([closing])  # its outcome is the closer's
+                    await self._until_closed()
                     raise TransportError(
                         f"{what()} was cut short: the client was closed (Client.aclose, or the end of "
                         "its 'async with') while it waited"
@@ -81,9 +82,16 @@ class Calls:
             raise
         finally:
             self._ended(call)
-            if call.cut:  # the cancellation never reached the call: take it back
+            if call.cut:  # the call ended otherwise (an answerer's own error): take it back
                 call.cut = False
                 task.uncancel()
+                await self._until_closed()
+
+    async def _until_closed(self) -> None:
+        """Wait until the close under way has ended; its outcome is the closer's."""
+        closing = self._closing
+        if closing is not None and not closing.done():
+            await asyncio.wait([closing])
 
     def _ended(self, call: _Call) -> None:
         self._running.discard(call)

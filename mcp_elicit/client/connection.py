@@ -292,9 +292,9 @@ class Connection:
             await asyncio.wait([answering, gone], return_when=asyncio.FIRST_COMPLETED)
             went = gone.done()
         finally:
+            gone.cancel()  # first: withdrawing may raise the answerer's own error
             if not answering.done():
                 await withdraw(answering)
-            gone.cancel()
         if answering.cancelled() and went:  # withdrawn: the server went first
             raise TransportError(gone_error(gone.result()))
         return outcome(answering)

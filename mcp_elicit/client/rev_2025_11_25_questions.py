@@ -298,13 +298,15 @@ class ServerQuestions:
         try:
             message = await self._traced_response(request, origin)
         except Failed as failed:  # told -32603, then carried to the call it came during
-            log.info(
-                "answering %s from %s failed (%s); the server is told -32603",
-                shown_text(request.method),
-                self.conn.server,
-                type(failed.raised).__name__,
-            )
-            await self.conn.transport.send(failed.message, self.session.headers(failed.message))
+            task = asyncio.current_task()
+            if task is None or not task.cancelling():  # a question withdrawn gets no answer
+                log.info(
+                    "answering %s from %s failed (%s); the server is told -32603",
+                    shown_text(request.method),
+                    self.conn.server,
+                    type(failed.raised).__name__,
+                )
+                await self.conn.transport.send(failed.message, self.session.headers(failed.message))
             raise Interrupt(failed.raised) from None
         except asyncio.CancelledError:
             if request.id not in self._withdrawn:

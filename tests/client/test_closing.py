@@ -6,6 +6,8 @@ until the request's timeout, and then blamed the server for not answering."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -215,16 +217,25 @@ async def test_two_closes_at_once_end_the_call_once(server_file: Path) -> None:
 
 
 class Closing:
-    """A person whose answerer closes the client."""
+    """A person whose answerer closes the client (``fails``: then raises its own error);
+    ``saw`` is what ``aclose`` raised there."""
 
     modes = frozenset({"form"})
 
-    def __init__(self) -> None:
+    def __init__(self, *, fails: bool = False) -> None:
         self.client: Client | None = None
+        self.fails = fails
+        self.saw: list[type[BaseException]] = []
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
         assert self.client is not None
-        await self.client.aclose()
+        try:
+            await self.client.aclose()
+        except BaseException as exc:
+            self.saw.append(type(exc))
+            if self.fails:
+                raise LookupError("the answerer's own error, once the client is closed") from None
+            raise
         return ElicitAnswer.cancel()
 
     async def url_done(self, request: ElicitationRequest) -> None:
@@ -255,6 +266,39 @@ async def test_a_close_from_an_answerer_completes(
     )
     with pytest.raises(TransportError, match="the client was closed"):
         await client.list_tools()
+    assert person.saw == [asyncio.CancelledError]  # its question withdrawn by the close
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_an_answerer_failing_after_its_close_leaves_nothing_behind(
+    revision: str,
+    transport: str,
+    server_file: Path,
+    request: pytest.FixtureRequest,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An answerer that closes the client, then raises its own error: the call raises that
+    error (as any answerer's own), the close completes, and nothing is left for asyncio to
+    report. Over HTTP at 2026-07-28 the task watching for the server's exit was left
+    pending ("Task was destroyed but it is pending!")."""
+    person = Closing(fails=True)
+    if transport == "stdio":
+        made: StdioTransport | HttpTransport = StdioTransport([*cli(), "serve", str(server_file)])
+    else:
+        made = HttpTransport(request.getfixturevalue("http_url"))
+    client = person.client = Client(made, versions=[revision], timeout=HOURS, answerer=person)
+    await client.connect()
+    with caplog.at_level(logging.WARNING, "asyncio"):
+        async with hang_guard("the call to end once its answerer closed the client"):
+            with pytest.raises(LookupError, match="the answerer's own error"):
+                await client.call_tool("ask")
+        with pytest.raises(TransportError, match="the client was closed"):
+            await client.list_tools()
+        await asyncio.sleep(0.1)  # what was cancelled has ended
+        gc.collect()  # a task left pending is reported when it is collected
+    assert person.saw == [asyncio.CancelledError]
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
 @pytest.mark.parametrize("delay", [0.0, 0.5])
