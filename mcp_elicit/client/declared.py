@@ -10,7 +10,8 @@ Rules:
   capability is a bare ``{}``, meaning form mode (URL mode does not exist there): declared
   only when the answerer takes forms. 2025-03-26 has no elicitation at all.
 * ``initialize`` declares what the revision it offers defines; that is what the session
-  declared, whichever revision the server then chooses.
+  declared, whichever revision the server then chooses, and what its questions are held
+  to (``declared_modes``: a question in a mode not declared is refused as undeclared).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any, Final
 
 from mcp_elicit.wire.versions import REV_2025_06_18
 
-__all__ = ["declared_at"]
+__all__ = ["declared_at", "declared_modes"]
 
 #: The handshake revision before elicitation existed.
 _REV_2025_03_26: Final = "2025-03-26"
@@ -39,3 +40,14 @@ def declared_at(capabilities: Mapping[str, Any], revision: str) -> dict[str, Any
         return caps
     caps["elicitation"] = elicitation
     return caps
+
+
+def declared_modes(declared: Mapping[str, Any]) -> frozenset[str]:
+    """The elicitation modes ``declared`` (a session's capabilities) says the client takes:
+    none without ``elicitation``, form for a bare ``{}`` (2025-06-18's way, and any
+    revision's for an empty one), else the modes it names."""
+    elicitation = declared.get("elicitation")
+    if not isinstance(elicitation, Mapping):
+        return frozenset()
+    modes = frozenset(m for m in ("form", "url") if m in elicitation)
+    return modes or frozenset({"form"})

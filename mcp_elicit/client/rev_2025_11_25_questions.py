@@ -8,8 +8,9 @@ Rules:
   answered through the same answerer and callbacks as in 2026-07-28, with the same checks.
   A request for a capability the client did not declare (sampling or roots without a
   callback, elicitation without an answerer) is a method it does not offer: -32601 naming
-  the capability, as a server says of its own. An elicitation in an undeclared mode (of a
-  declared elicitation capability) gets -32602; so does a form outside the flat subset
+  the capability, as a server says of its own; so does ``elicitation/create`` at a revision
+  whose ``initialize`` declared none (2025-03-26, ``client.declared``). An elicitation in
+  an undeclared mode (of a declared elicitation capability; URL mode at 2025-06-18) gets -32602; so does a form outside the flat subset
   (a nested object, an array of objects, an unknown type, a ``$ref``, no
   ``requestedSchema``), naming the field, and nobody is asked: ``cancel`` would tell the
   server the person dismissed it (2026-07-28, which can send no error for one input
@@ -70,6 +71,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mcp_elicit.client.connection import Connection
+from mcp_elicit.client.declared import declared_modes
 from mcp_elicit.client.interrupts import Interrupt, carried, reraise
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
@@ -92,6 +94,9 @@ class SessionView(Protocol):
 
     @property
     def session_id(self) -> str | None: ...
+
+    @property
+    def declared(self) -> dict[str, Any]: ...
 
     def headers(self, message: Mapping[str, Any]) -> dict[str, str]: ...
 
@@ -354,6 +359,12 @@ class ServerQuestions:
             elif (missing := self.conn.inputs.undeclared(request.method)) is not None:
                 text = f"{request.method} is not offered (this client declares no {missing} capability)"
                 return error(request.id, -32601, f"Method not found: {text}")
+            elif request.method == "elicitation/create" and not self._modes():
+                text = (
+                    f"{request.method} is not offered (this client declares no elicitation capability "
+                    f"at {self.session.revision})"
+                )
+                return error(request.id, -32601, f"Method not found: {text}")
             elif request.method == "elicitation/create":
                 asked = parse_elicitation(
                     params,
@@ -361,6 +372,12 @@ class ServerQuestions:
                     key=f"request {request.id}",
                     origin=origin or Origin(request.method),
                 )
+                if asked.mode in self.conn.inputs.modes - self._modes():  # the revision's, not the answerer's
+                    text = (
+                        f"this client declared no {asked.mode}-mode elicitation at {self.session.revision} "
+                        f"(it declared {self.session.declared.get('elicitation')!r})"
+                    )
+                    return error(request.id, -32602, f"Invalid params: {text}")
                 missing = _unfit(params)
                 if missing is not None:
                     return error(request.id, -32602, f"Invalid params: {missing}")
@@ -392,6 +409,10 @@ class ServerQuestions:
             text = f"Internal error: the client failed to answer {request.method}"
             raise Failed(error(request.id, -32603, text), exc) from None
         return self.conn.builder.result(request.id, result)
+
+    def _modes(self) -> frozenset[str]:
+        """The elicitation modes this session declared (``declared``) that the answerer takes."""
+        return declared_modes(self.session.declared) & self.conn.inputs.modes
 
     async def _elicit(self, asked: ElicitationRequest) -> dict[str, Any]:
         """The checked answer to an ``elicitation/create``; a URL step with an

@@ -6,7 +6,8 @@ notification), or ``{"sleep": seconds}``. They are sent when ``tools/call`` arri
 after ``notifications/initialized`` with ``"at": "initialized"``). The call's result is a
 text content holding every response the client sent to the server's requests, in order,
 once there are ``expect`` of them (default: one per request in ``ask``), or after
-``wait`` seconds (default 8). Each line received is echoed to stderr.
+``wait`` seconds (default 8). ``init`` overrides fields of its ``InitializeResult`` (its
+``protocolVersion``). Each line received is echoed to stderr.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def main() -> None:
             if len(answers) >= EXPECT:
                 reply()
         elif message["method"] == "initialize":
-            send({"jsonrpc": "2.0", "id": message["id"], "result": INIT})
+            send({"jsonrpc": "2.0", "id": message["id"], "result": {**INIT, **PLAN.get("init", {})}})
         elif message["method"] == "notifications/initialized":
             if PLAN.get("at") == "initialized":
                 threading.Thread(target=ask, daemon=True).start()

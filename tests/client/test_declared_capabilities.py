@@ -5,6 +5,9 @@ capability. The client declared the 2025-11-25 shape at every revision."""
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +21,8 @@ from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.transports.stdio_client import StdioTransport
 
 from support.procs import cli
+
+ASKING = Path(__file__).with_name("asking_server.py")
 
 pytestmark = pytest.mark.anyio
 
@@ -88,3 +93,45 @@ async def test_initialize_declares_what_the_offered_revision_defines(
         expected["elicitation"] = elicitation
     assert sent == expected
     assert declared == expected
+
+
+URL_ASK = {"mode": "url", "message": "Sign in", "url": "https://example.com/", "elicitationId": "e1"}
+FORM_ASK = {
+    "message": "Name?",
+    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+}
+
+
+@pytest.mark.parametrize(
+    ("revision", "params", "code", "said"),
+    [
+        ("2025-03-26", FORM_ASK, -32601, "declares no elicitation capability"),
+        ("2025-06-18", URL_ASK, -32602, "no url-mode elicitation"),
+    ],
+    ids=["no-elicitation-at-2025-03-26", "no-url-mode-at-2025-06-18"],
+)
+async def test_a_question_the_revision_did_not_declare_is_refused(
+    tmp_path: Path, revision: str, params: dict[str, Any], code: int, said: str
+) -> None:
+    """What the session did not declare is refused as for an undeclared capability, and
+    nobody is asked: the client answered it as the answerer's modes allowed."""
+    path = tmp_path / "plan.json"
+    ask = {"jsonrpc": "2.0", "id": "q-1", "method": "elicitation/create", "params": params}
+    path.write_text(json.dumps({"ask": [ask], "init": {"protocolVersion": revision}}), encoding="utf-8")
+    person = Person("form", "url")
+    asked: list[ElicitationRequest] = []
+
+    async def elicit(request: ElicitationRequest) -> ElicitAnswer:
+        asked.append(request)
+        return ElicitAnswer.decline()
+
+    person.elicit = elicit  # type: ignore[method-assign]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    transport = StdioTransport([sys.executable, str(ASKING), str(path)], env=env)
+    async with Client(transport, answerer=person, versions=[revision], timeout=20) as client:
+        assert client.revision == revision
+        result = await client.call_tool("t")
+    (answer,) = json.loads(result["content"][0]["text"])
+    assert answer["error"]["code"] == code, answer
+    assert said in answer["error"]["message"]
+    assert asked == []
