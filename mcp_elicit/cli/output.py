@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
 from mcp_elicit.core.rounds import quoted
-from mcp_elicit.ui.form_text import clean
+from mcp_elicit.ui.form_text import SAID_MAX, URL_MAX, clean, fit
 from mcp_elicit.wire.jsonrpc import nests_past
 
 if TYPE_CHECKING:
@@ -155,26 +155,6 @@ class Tracer:
 
 #: The least room a tool's description keeps beside the names in check's table (characters).
 _ABOUT_ROOM: Final = 30
-
-
-#: The most characters shown of a server's message on a line (an error's, a URL step's): a
-#: megabyte of it would push everything else off the screen.
-SAID_MAX: Final = 1000
-#: The most characters shown of a URL a server sent (``--json`` gives the whole of it).
-URL_MAX: Final = 2048
-
-
-def fit(text: str, width: int, *, length: bool = False) -> str:
-    """``text``, a server's, on one line, made inert (``clean``), at most ``width`` characters:
-    "…" ends one cut short, then, when ``length``, how long the whole is. Only what can be
-    shown of it is cleaned (a few megabytes would take seconds)."""
-    whole = len(text)
-    text = text[: width * 4]  # more than is shown, spaces collapsed or characters written as codes
-    shown = " ".join(clean(text).split())
-    if len(shown) <= width and len(text) == whole:
-        return shown
-    shown = shown[: max(width - 1, 1)].rstrip() + "…"  # "word…", not "word …"
-    return f"{shown} ({whole} characters)" if length else shown
 
 
 def print_check(report: CheckReport) -> None:

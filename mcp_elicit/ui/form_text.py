@@ -9,6 +9,11 @@ Rules:
   ``<U+202E>`` instead of acting, as are combining marks past five in a row (stacked by
   the hundred, they cover the lines around them). Single-line texts (titles) also lose
   their newlines.
+* Everything a server wrote is also shown bounded (``fit``): at most ``SAID_MAX``
+  characters of a message or a description, ``TITLE_MAX`` of a title (a field's, a
+  choice's) or a default, ``URL_MAX`` of a URL, with "…" and how long the whole is ending
+  one cut short: a few megabytes of it would push everything else off the screen, and
+  drawing them takes seconds.
 * What a person types is read per kind of field. Text is kept exactly as typed, spaces
   around it included, but text with a lone surrogate (an invalid byte from the terminal,
   a page's ``"\\ud800"``) is refused: no JSON reply can carry it. The other kinds ignore
@@ -31,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
+from mcp_elicit.client.url_consent import PartRole, UrlVerdict
 from mcp_elicit.core.client_inputs import unsendable_character
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
 from mcp_elicit.forms.fields import SAFE_INTEGER, humanize
@@ -39,10 +45,14 @@ from mcp_elicit.forms.validate import Invalid, compile_field
 
 __all__ = [
     "OPTION_ABOUT_MAX",
+    "SAID_MAX",
+    "TITLE_MAX",
+    "URL_MAX",
     "Parsed",
     "clean",
     "constraints",
     "default_text",
+    "fit",
     "label",
     "option_about",
     "option_lines",
@@ -50,6 +60,7 @@ __all__ = [
     "position",
     "show_value",
     "typed",
+    "url_shown",
 ]
 
 #: Typed for a multi-choice: none of the options (unless an option is called that).
@@ -62,6 +73,15 @@ _MAX_MARKS: Final = 5
 #: The most characters of an option's description shown: one is read beside its option
 #: (a server's essay under every option would push the others off the screen).
 OPTION_ABOUT_MAX: Final = 200
+#: The most characters shown of a server's message (a question's, an error's, a URL step's)
+#: or a description: a megabyte of it would push everything else off the screen.
+SAID_MAX: Final = 1000
+#: The most lines shown of a server's message (each at most ``SAID_MAX`` characters).
+SAID_LINES: Final = 40
+#: The most characters shown of a title (a field's, a choice's, a server's) or a value.
+TITLE_MAX: Final = 200
+#: The most characters shown of a URL a server sent, its host aside (always whole).
+URL_MAX: Final = 2048
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -95,9 +115,49 @@ def clean(text: str, *, multiline: bool = False) -> str:
     return "".join(out)
 
 
+def fit(text: str, width: int, *, length: bool = False, multiline: bool = False) -> str:
+    """``text``, a server's, made inert (``clean``), at most ``width`` characters: "…" ends
+    one cut short, then, when ``length``, how long the whole is. On one line, spaces
+    collapsed; or, when ``multiline``, with its lines and spaces, at most ``SAID_LINES``
+    lines of it. Only what can be shown of it is cleaned (a few megabytes would take
+    seconds)."""
+    whole = len(text)
+    text = text[: width * 4]  # more than is shown, spaces collapsed or characters written as codes
+    if multiline:
+        lines = clean(text, multiline=True).rstrip().split("\n")
+        shown = "\n".join(lines[:SAID_LINES])
+        cut = len(lines) > SAID_LINES
+    else:
+        shown = " ".join(clean(text).split())
+        cut = False
+    if len(shown) <= width and len(text) == whole and not cut:
+        return shown
+    shown = shown[: max(width - 1, 1)].rstrip() + "…"  # "word…", not "word …"
+    return f"{shown} ({whole} characters)" if length else shown
+
+
+#: The parts of a URL always shown whole: where it goes.
+_WHOLE: Final = frozenset({"host", "domain", "port"})
+
+
+def url_shown(verdict: UrlVerdict) -> tuple[list[tuple[PartRole, str]], str]:
+    """The parts of a URL as shown, made inert (``clean``), each with its role: the host
+    and port whole, what is not (the scheme, a user-info, the path) within ``URL_MAX``
+    characters in all; and what ends one cut short ("… (N characters)", else "")."""
+    room = URL_MAX - sum(len(p.text) for p in verdict.parts if p.role in _WHOLE)
+    shown: list[tuple[PartRole, str]] = []
+    for part in verdict.parts:
+        text = part.text
+        if part.role not in _WHOLE:
+            text, room = text[: max(room, 0)], room - len(text)
+        if text:
+            shown.append((part.role, clean(text)))
+    return shown, f"… ({len(verdict.url)} characters)" if room < 0 else ""
+
+
 def label(spec: FieldSpec) -> str:
-    """What to call the field: its title, else its name made readable."""
-    return clean(spec.title) if spec.title else clean(humanize(spec.name))
+    """What to call the field: its title, else its name made readable (``TITLE_MAX``)."""
+    return fit(spec.title or humanize(spec.name), TITLE_MAX, length=True)
 
 
 def _num(value: float) -> str:
@@ -109,11 +169,12 @@ def _num(value: float) -> str:
 def _option(option: Option) -> str:
     """An option as listed: its title and value, once ("Yes (a)", which reading another
     server's form made of two options titled "Yes", is not followed by "(a)" again)."""
+    value = fit(option.value, TITLE_MAX, length=True)
     if option.title is None:
-        return clean(option.value)
+        return value
     if option.title.endswith(f" ({option.value})"):
-        return clean(option.title)
-    return f"{clean(option.title)} ({clean(option.value)})"
+        return fit(option.title, TITLE_MAX, length=True)
+    return f"{fit(option.title, TITLE_MAX, length=True)} ({value})"
 
 
 def constraints(spec: FieldSpec, extras: FieldExtras = NO_EXTRAS) -> list[str]:
@@ -193,15 +254,13 @@ def option_about(spec: FieldSpec, extras: FieldExtras = NO_EXTRAS) -> list[str]:
         return []
     out: list[str] = []
     for option in spec.options:
-        text = clean(extras.option_descriptions.get(option.value, "")).strip()
-        if len(text) > OPTION_ABOUT_MAX:
-            text = text[: OPTION_ABOUT_MAX - 1] + "…"
-        out.append(text)
+        out.append(fit(extras.option_descriptions.get(option.value, ""), OPTION_ABOUT_MAX))
     return out
 
 
 def show_value(spec: FieldSpec, value: object) -> str:
-    """An answer as a person reads it (option titles for choices)."""
+    """An answer as a person reads it (option titles for choices), at most ``TITLE_MAX``
+    characters of each."""
     if value is None:
         return "(no answer)"
     if isinstance(spec, Boolean) and isinstance(value, bool):
@@ -213,7 +272,7 @@ def show_value(spec: FieldSpec, value: object) -> str:
         return ", ".join(_title_of(options, str(v)) for v in value) or "(none)"
     if isinstance(value, float):
         return _num(value)
-    return clean(str(value))
+    return fit(str(value), TITLE_MAX, length=True)
 
 
 def _by_value(options: Sequence[Option]) -> dict[str, Option]:
@@ -226,14 +285,18 @@ def _by_value(options: Sequence[Option]) -> dict[str, Option]:
 
 def _title_of(options: Mapping[str, Option], value: str) -> str:
     option = options.get(value)
-    return clean(option.title) if option is not None and option.title is not None else clean(value)
+    shown = option.title if option is not None and option.title is not None else value
+    return fit(shown, TITLE_MAX, length=True)
 
 
 def default_text(spec: FieldSpec) -> str:
     """The text a prompt starts with: the default, written as a person would type it
-    (see ``typed``); empty for a default of no choices (an empty line gives it too)."""
+    (see ``typed``); empty for a default of no choices, or of text longer than
+    ``TITLE_MAX`` (a prompt is drawn again at every key): an empty line gives it too."""
     default = list(spec.default) if isinstance(spec.default, tuple) else spec.default
-    return typed(spec, default) if default != [] else ""
+    if default == [] or (isinstance(default, str) and len(default) > TITLE_MAX):
+        return ""
+    return typed(spec, default)
 
 
 def typed(spec: FieldSpec, value: object) -> str:
@@ -242,7 +305,8 @@ def typed(spec: FieldSpec, value: object) -> str:
     A prompt shows its text as it is, so server text that ``clean`` would change (an
     escape, a bidirectional override) never goes in: a choice is then written as its
     number in the list (as is one whose value has a comma, in a multi-choice, or spaces
-    around it), and other text is left out (an empty answer takes the default)."""
+    around it, or longer than ``TITLE_MAX``), and other text is left out (an empty answer
+    takes the default)."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -259,7 +323,7 @@ def typed(spec: FieldSpec, value: object) -> str:
 
 
 def _typed_choice(spec: Choice | MultiChoice, value: str) -> str:
-    as_is = clean(value) == value and value.strip() == value
+    as_is = len(value) <= TITLE_MAX and clean(value) == value and value.strip() == value
     if as_is and not (isinstance(spec, MultiChoice) and "," in value):
         return value
     for n, option in enumerate(spec.options, 1):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.ui.form_text import clean
+from mcp_elicit.ui.form_text import TITLE_MAX, clean, fit
 
 __all__ = ["waiting_line"]
 
@@ -24,5 +24,5 @@ def waiting_line(request: ElicitationRequest) -> str:
     server = request.server.title or request.server.name
     return (
         f"… waiting for the page at {clean(host) or '?'} to be finished "
-        f"({clean(server)} asks, during {clean(str(request.origin))})"
+        f"({fit(server, TITLE_MAX, length=True)} asks, during {fit(str(request.origin), TITLE_MAX, length=True)})"
     )

@@ -4,7 +4,8 @@ the consent to sign in (``ui.sign_in``).
 
 Rules: server text enters only as ``rich.text.Text`` built from ``form_text.clean`` output,
 never as markup, so a server cannot style, move or hide anything; styles come from here
-only. The server's message has a frame of its own inside the question's, so no line of it
+only. Each is bounded (``form_text.fit``): a URL is cut in what follows its host, never
+in the host, which is what the person must read. The server's message has a frame of its own inside the question's, so no line of it
 can pass for one the client adds (the address, its site, a warning). Imported only by ``ui.terminal`` and ``ui.sign_in`` once the ``cli`` extra is known to be
 installed.
 """
@@ -22,7 +23,19 @@ from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ValidationProblem
 from mcp_elicit.forms import FormSchema
-from mcp_elicit.ui.form_text import clean, constraints, label, option_about, option_lines, show_value
+from mcp_elicit.ui.form_text import (
+    SAID_MAX,
+    TITLE_MAX,
+    URL_MAX,
+    clean,
+    constraints,
+    fit,
+    label,
+    option_about,
+    option_lines,
+    show_value,
+    url_shown,
+)
 
 __all__ = [
     "problems_text",
@@ -77,23 +90,23 @@ def stderr_console(*, plain: bool) -> Console:
 
 def _asker(request: ElicitationRequest) -> Text:
     server = request.server
-    text = Text(clean(server.title or server.name), style="bold")
+    text = Text(fit(server.title or server.name, TITLE_MAX, length=True), style="bold")
     if server.version:
-        text.append(f" {clean(server.version)}")
+        text.append(f" {fit(server.version, TITLE_MAX, length=True)}")
     return text
 
 
 def _context(request: ElicitationRequest) -> Text:
-    text = Text(f"during {clean(str(request.origin))}", style="dim")
+    text = Text(f"during {fit(str(request.origin), TITLE_MAX, length=True)}", style="dim")
     if request.server.where:
-        text.append(f" · {clean(request.server.where)}", style="dim")
+        text.append(f" · {fit(request.server.where, URL_MAX, length=True)}", style="dim")
     return text
 
 
 def _message(request: ElicitationRequest) -> Panel:
     """The server's message in a frame of its own: whatever it writes (an address, a
     "Site:" line, a warning) stays apart from the lines the client adds."""
-    text = Text(clean(request.message, multiline=True) or "(no message)")
+    text = Text(fit(request.message, SAID_MAX, length=True, multiline=True) or "(no message)")
     return Panel(
         text, title=Text("the server's message", style="dim"), title_align="left", border_style="dim"
     )
@@ -109,7 +122,7 @@ def field_rows(schema: FormSchema) -> Table:
     for i, spec in enumerate(schema.fields, 1):
         about = Text()
         if spec.description:
-            about.append(clean(spec.description, multiline=True) + "\n")
+            about.append(fit(spec.description, SAID_MAX, length=True, multiline=True) + "\n")
         extras = schema.extras(spec.name)
         about.append(" · ".join(constraints(spec, extras)), style="dim")
         if spec.default is not None:
@@ -129,11 +142,12 @@ def problems_text(problems: Sequence[ValidationProblem], schema: FormSchema | No
     text = Text()
     for problem in problems:
         name = problem.field
-        where = name
+        where = fit(name, TITLE_MAX, length=True) if name else name
         if schema is not None and name is not None and name in schema.names:
             where = label(schema.field(name))
+        said = fit(problem.message, SAID_MAX, length=True)
         text.append("✗ ", style="bold red")
-        text.append(f"{clean(where)}: {clean(problem.message)}" if where else clean(problem.message))
+        text.append(f"{where}: {said}" if where else said)
         text.append("\n")
     text.rstrip()
     return text
@@ -145,7 +159,7 @@ def question_panel(request: ElicitationRequest) -> RenderableType:
     if request.schema is not None and request.schema.fields:
         parts.extend([Text(), field_rows(request.schema)])
     for warning in request.warnings:
-        parts.append(Text(f"⚠ {clean(warning)}", style="yellow"))
+        parts.append(Text(f"⚠ {fit(warning, SAID_MAX, length=True)}", style="yellow"))
     if request.problems:
         parts.extend(
             [
@@ -178,10 +192,13 @@ def review_table(schema: FormSchema, values: Mapping[str, object]) -> Table:
 
 
 def url_text(verdict: UrlVerdict) -> Text:
-    """The full URL, host and registrable domain highlighted."""
+    """The URL, host and registrable domain highlighted (``form_text.url_shown``: the host
+    whole, the rest cut short past ``URL_MAX`` characters)."""
     text = Text(overflow="fold")
-    for part in verdict.parts:
-        text.append(clean(part.text), style=_PART_STYLES[part.role] if not verdict.refused else "")
+    parts, cut = url_shown(verdict)
+    for role, shown in parts:
+        text.append(shown, style=_PART_STYLES[role] if not verdict.refused else "")
+    text.append(cut, style="dim")
     return text
 
 
@@ -191,9 +208,9 @@ def _url_lines(verdict: UrlVerdict) -> list[RenderableType]:
     if verdict.refused:
         for warning in verdict.warnings:
             if warning.refuses:
-                parts.append(Text(f"✗ {clean(warning.text)}", style="bold red"))
+                parts.append(Text(f"✗ {fit(warning.text, SAID_MAX)}", style="bold red"))
             else:
-                parts.append(Text(f"⚠ {clean(warning.text)}", style="yellow"))
+                parts.append(Text(f"⚠ {fit(warning.text, SAID_MAX)}", style="yellow"))
         parts.append(Text("This address will not be opened.", style="bold red"))
         return parts
     site = Text("Site: ", style="dim")
@@ -205,7 +222,7 @@ def _url_lines(verdict: UrlVerdict) -> list[RenderableType]:
         site.append(f"   (to DNS: {clean(verdict.ascii_host)})", style="dim")
     parts.append(site)
     for warning in verdict.warnings:
-        parts.append(Text(f"⚠ {clean(warning.text)}", style="yellow"))
+        parts.append(Text(f"⚠ {fit(warning.text, SAID_MAX)}", style="yellow"))
     parts.append(
         Text("Nothing is opened or fetched unless you say so; then it opens in your browser.", style="dim")
     )
@@ -229,8 +246,8 @@ def sign_in_panel(
     about = Table.grid(padding=(0, 2))
     about.add_column(style="dim", no_wrap=True)
     about.add_column(overflow="fold")
-    about.add_row("MCP server", Text(clean(server), style="bold"))
-    about.add_row("signs you in", Text(clean(issuer), style="bold"))
+    about.add_row("MCP server", Text(fit(server, URL_MAX, length=True), style="bold"))
+    about.add_row("signs you in", Text(fit(issuer, URL_MAX, length=True), style="bold"))
     parts: list[RenderableType] = [about, Text()]
     parts.append(
         Text(

@@ -51,9 +51,10 @@ from mcp_elicit.errors import ConfigError, FormValidationError, UsageError
 from mcp_elicit.forms import FieldSpec, FormSchema
 from mcp_elicit.transports.local import Opener, open_in_browser
 from mcp_elicit.ui.form_text import (
-    clean,
+    SAID_MAX,
     constraints,
     default_text,
+    fit,
     label,
     option_about,
     option_lines,
@@ -353,7 +354,7 @@ def _field_check(schema: FormSchema, spec: FieldSpec) -> Callable[[str], str | N
                 return f"{_short_label(spec)} is required"
             return None
         problem = schema.check_field(spec.name, parsed.value)
-        return f"{_short_label(spec)} {clean(problem)}" if problem else None
+        return f"{_short_label(spec)} {fit(problem, SAID_MAX, length=True)}" if problem else None
 
     return check
 

@@ -1,7 +1,9 @@
 """A server that asks what a test hands it, for the terminal answerer's tests in a real
 terminal. ``form`` asks its ``message`` with the JSON schema ``schema`` (``ctx.elicit``) and
 returns the action and content as JSON; ``ask`` sends its ``params`` argument (JSON) as the
-``elicitation/create`` params, as they are, and returns the action. ``ctx.elicit`` refuses some of what a test
+``elicitation/create`` params, as they are, and returns the action; ``ask_big`` does
+the same with every ``<big>`` in them made ``big`` characters of words, and every
+``<path>`` the same with slashes for spaces (a command line cannot carry megabytes). ``ctx.elicit`` refuses some of what a test
 sends (a title holding an escape, a message that moves the cursor): this server sends it
 anyway, as a hostile one would, so that the tests see what the terminal makes of it.
 """
@@ -30,3 +32,11 @@ async def ask(ctx: Context, params: str) -> str:
     """Asks the elicitation ``params`` (JSON) as they are and returns the answer as JSON."""
     question: Question[dict[str, Any]] = Question(ctx, Ask("q", ELICIT, json.loads(params)), dict)
     return json.dumps(await question, sort_keys=True)
+
+
+@app.tool()
+async def ask_big(ctx: Context, params: str, big: int) -> str:
+    """``ask``, with every ``<big>`` in ``params`` made ``big`` characters of words, and
+    every ``<path>`` the same with slashes for spaces."""
+    words = ("many words " * (big // 11 + 1))[:big]
+    return await ask(ctx, params.replace("<big>", words).replace("<path>", words.replace(" ", "/")))
