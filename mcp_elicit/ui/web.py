@@ -74,7 +74,7 @@ from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.transports.local import Opener, start_opener
-from mcp_elicit.ui.form_text import clean
+from mcp_elicit.ui.form_text import TITLE_MAX, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.terminal import system_browser
 from mcp_elicit.ui.web_pages import page
@@ -125,7 +125,7 @@ _NO_BROWSER: Final = "mcp-elicit: could not start a browser here; open the addre
 def _continue(server: str) -> str:
     """What the link answers when followed from another site: this page's own step to the
     form, which names the ``server`` asking (made inert and escaped) as the form does."""
-    who = html.escape(clean(server))
+    who = html.escape(fit(server, TITLE_MAX, length=True))
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
@@ -410,7 +410,7 @@ class WebAnswerer:
         try:
             url = f"http://127.0.0.1:{running.port}/r/{round_.token}"
             server = requests[0].server
-            asks = f"{clean(server.title or server.name)} asks"
+            asks = f"{fit(server.title or server.name, TITLE_MAX, length=True)} asks"
             self.announce(f"mcp-elicit: {asks}; answer in your browser: {url}")
             self._open(url)
             watch = finished_watch(round_)

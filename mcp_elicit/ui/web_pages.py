@@ -5,8 +5,9 @@ Rules:
 
 * Everything a server wrote (its name, the message, titles, descriptions, option titles,
   URLs) is first made inert with ``form_text.clean`` (control, bidirectional and invisible
-  characters shown as ``<U+202E>`` instead of acting), then HTML-escaped; attributes are
-  always quoted. What the page sends back as it is (an option's value, a default in a
+  characters shown as ``<U+202E>`` instead of acting) and bounded (``form_text.fit``:
+  a message of megabytes put the form below it, a title of 90,000 characters filled the
+  screen from its ``<label>``), then HTML-escaped; attributes are always quoted. What the page sends back as it is (an option's value, a default in a
   text box) is only escaped, not made inert: ``clean`` would change it (a Persian
   zero-width non-joiner, an emoji's zero-width joiner), and the changed text would no
   longer be the option or the default. The page has no inline script or style: it loads
@@ -67,7 +68,8 @@ from mcp_elicit.forms import (
 )
 from mcp_elicit.forms.foreign import FieldExtras
 from mcp_elicit.forms.secrets import secret_in_field
-from mcp_elicit.ui.form_text import clean, constraints, label, option_about, parse_answer, show_value
+from mcp_elicit.ui import form_text
+from mcp_elicit.ui.form_text import clean, constraints, fit, label, option_about, parse_answer, show_value
 from mcp_elicit.ui.web_url import url_box
 
 __all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows"]
@@ -90,9 +92,10 @@ _FORMAT_HINT: Final = {
 }
 
 
-def _e(text: str, *, multiline: bool = False) -> str:
-    """Server text, made inert and escaped for HTML text or a quoted attribute."""
-    return html.escape(clean(text, multiline=multiline), quote=True)
+def _e(text: str, most: int = form_text.TITLE_MAX, *, multiline: bool = False) -> str:
+    """Server text, made inert, at most ``most`` characters (``form_text.fit``: "…" and
+    how long the whole is end one cut short), escaped for HTML text or a quoted attribute."""
+    return html.escape(fit(text, most, length=True, multiline=multiline), quote=True)
 
 
 def _value(text: str) -> str:
@@ -100,7 +103,7 @@ def _value(text: str) -> str:
     carriage return as a reference: HTML reads a bare one as a line feed). Text no page
     can carry (a lone surrogate, which UTF-8 cannot encode; NUL) is made inert instead."""
     if _UNWRITABLE.search(text):
-        return _e(text)
+        return html.escape(clean(text), quote=True)
     return html.escape(text, quote=True).replace("\r", "&#13;")
 
 
@@ -142,7 +145,7 @@ def check_form(schema: FormSchema, raw: object) -> Checked:
     for n, (spec, given) in enumerate(zip(schema.fields, raw, strict=True)):
         value, problem = _read(spec, given)
         if problem is not None:
-            out.problems[n] = f"{label(spec)} {clean(problem)}"
+            out.problems[n] = f"{label(spec)} {fit(problem, form_text.SAID_MAX, length=True)}"
         elif value is not None:
             out.content[spec.name] = value
     try:
@@ -151,9 +154,11 @@ def check_form(schema: FormSchema, raw: object) -> Checked:
         for found in exc.problems:
             at = where.get(found.field) if found.field is not None else None
             if at is None:
-                out.form_problem = clean(found.message)
+                out.form_problem = fit(found.message, form_text.SAID_MAX, length=True)
             elif at not in out.problems:
-                out.problems[at] = f"{label(schema.fields[at])} {clean(found.message)}"
+                out.problems[at] = (
+                    f"{label(schema.fields[at])} {fit(found.message, form_text.SAID_MAX, length=True)}"
+                )
     return out
 
 
@@ -182,7 +187,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     server = first.server
     who = _e(server.title or server.name)
     version = f' <span class="version">{_e(server.version)}</span>' if server.version else ""
-    where = f" · {_e(server.where)}" if server.where else ""
+    where = f" · {_e(server.where, form_text.URL_MAX)}" if server.where else ""
     several = len(requests) > 1
     sections = "\n".join(_question(i, r, several) for i, r in enumerate(requests))
     needs_review = any(r.mode == "form" for r in requests) or several
@@ -196,7 +201,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
             f"star</span> are required. {note}"
         )
     verb = "asks you" if several else ("asks you to open a web page" if first.mode == "url" else "asks")
-    title = f"{clean(server.title or server.name)} {verb}"
+    title = f"{fit(server.title or server.name, form_text.TITLE_MAX)} {verb}"
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -259,15 +264,15 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         if several
         else f'<h2 id="{qid}-title" class="sr-only">The question</h2>'
     )
-    message = _e(request.message, multiline=True) or "(no message)"
+    message = _e(request.message, form_text.SAID_MAX, multiline=True) or "(no message)"
     parts = [
         f'<section class="question" id="{qid}" data-mode="{request.mode}" aria-labelledby="{qid}-title">',
         heading,
         f'<p class="message" id="{qid}-message" dir="auto">{message}</p>',
     ]
-    parts.extend(f'<p class="warning">{_e(w)}</p>' for w in request.warnings)
+    parts.extend(f'<p class="warning">{_e(w, form_text.SAID_MAX)}</p>' for w in request.warnings)
     if request.problems:
-        items = "".join(f"<li>{_e(str(p))}</li>" for p in request.problems)
+        items = "".join(f"<li>{_e(str(p), form_text.SAID_MAX)}</li>" for p in request.problems)
         parts.append(f'<div class="problems"><p>The last answer was not accepted:</p><ul>{items}</ul></div>')
     if request.mode == "url":
         parts.append(url_box(qid, request.url or "", request.server.where))
@@ -322,7 +327,9 @@ def _about(fid: str, spec: FieldSpec, extras: FieldExtras) -> tuple[str, str]:
     out: list[str] = []
     ids: list[str] = []
     if spec.description:
-        out.append(f'<p class="desc" id="{fid}-desc" dir="auto">{_e(spec.description, multiline=True)}</p>')
+        out.append(
+            f'<p class="desc" id="{fid}-desc" dir="auto">{_e(spec.description, form_text.SAID_MAX, multiline=True)}</p>'
+        )
         ids.append(f"{fid}-desc")
     hint = _hint(spec, extras)
     if hint:

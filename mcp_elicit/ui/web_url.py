@@ -4,7 +4,8 @@ Rules: a URL is shown in full, split into ``client.url_consent`` parts (host and
 registrable domain highlighted) with every warning; a refused URL gets no link at all.
 The link opens a new top-level tab (``target="_blank"``, ``rel="noopener noreferrer"``).
 Server text is made inert with ``form_text.clean``, then HTML-escaped, as on the rest of
-the page (``web_pages``).
+the page (``web_pages``), and bounded: the URL shown keeps its host whole and cuts the rest
+short past ``form_text.URL_MAX`` characters (``url_shown``); the link opens all of it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import html
 from typing import Final
 
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
-from mcp_elicit.ui.form_text import clean
+from mcp_elicit.ui.form_text import SAID_MAX, clean, fit, url_shown
 
 __all__ = ["url_box", "url_html"]
 
@@ -34,10 +35,13 @@ _PART_CLASS: Final = {
 
 
 def url_html(verdict: UrlVerdict) -> str:
-    """The full URL, each part in a span of its role (host and domain highlighted)."""
+    """The URL, each part in a span of its role (host and domain highlighted), the host
+    whole and the rest cut short past ``URL_MAX`` characters (``form_text.url_shown``)."""
+    parts, cut = url_shown(verdict)
     if verdict.refused:
-        return _e(verdict.url)
-    return "".join(f'<span class="{_PART_CLASS[p.role]}">{_e(p.text)}</span>' for p in verdict.parts)
+        return html.escape("".join(text for _, text in parts) + cut, quote=True)
+    spans = "".join(f'<span class="{_PART_CLASS[role]}">{html.escape(text)}</span>' for role, text in parts)
+    return spans + html.escape(cut)
 
 
 def url_box(qid: str, url: str, server: str) -> str:
@@ -50,9 +54,9 @@ def url_box(qid: str, url: str, server: str) -> str:
     ]
     if verdict.refused:
         out.extend(
-            f'<p class="warning refuse">✗ {_e(w.text)}</p>'
+            f'<p class="warning refuse">✗ {_e(fit(w.text, SAID_MAX))}</p>'
             if w.refuses
-            else f'<p class="warning">⚠ {_e(w.text)}</p>'
+            else f'<p class="warning">⚠ {_e(fit(w.text, SAID_MAX))}</p>'
             for w in verdict.warnings
         )
         out.append('<p class="warning refuse"><strong>This address will not be opened.</strong></p>')
@@ -65,7 +69,8 @@ def url_box(qid: str, url: str, server: str) -> str:
         out.append(f'<dl class="site">{"".join(rows)}</dl>')
         if verdict.warnings:
             items = "".join(
-                f'<li class="warning" data-code="{_e(w.code)}">{_e(w.text)}</li>' for w in verdict.warnings
+                f'<li class="warning" data-code="{_e(w.code)}">{_e(fit(w.text, SAID_MAX))}</li>'
+                for w in verdict.warnings
             )
             out.append(f'<ul class="warnings" aria-label="Warnings about this address">{items}</ul>')
         out.append(

@@ -192,3 +192,32 @@ def test_a_field_that_looks_like_a_secret_is_marked_so_no_draft_keeps_it() -> No
     html = page([form_request(form)], csrf="c", draft="mcp_elicit_abc")
     assert re.findall(r'<div class="field" id="(q0-f\d)"[^>]* data-secret', html) == ["q0-f0"]
     assert 'data-round="mcp_elicit_abc"' in html
+
+
+def test_a_servers_huge_texts_are_cut_short_on_the_page() -> None:
+    # A message, description or URL path of megabytes, a title of 90,000 characters (a
+    # client reads up to 100,000) went onto the page whole: the form sat below megabytes
+    # of text, and a <label> or <legend> of 90,000 characters filled the screen.
+    big = "many words " * 200_000
+    form = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Your name " + big[:90_000], "description": "About " + big},
+            "pick": {
+                "type": "string",
+                "title": "Pick",
+                "oneOf": [
+                    {"const": "a", "title": "First " + big[:90_000]},
+                    {"const": "b", "title": "Second"},
+                ],
+            },
+        },
+    }
+    path = big.replace(" ", "/")
+    url = f"https://accounts.example.com/{path}"
+    html = page([form_request(form, message="Tell us " + big), url_request(url, message=big)], csrf="c")
+    assert html.count(f'href="{url}"') == 1  # the link opens the whole of it
+    shown = html.replace(f'href="{url}"', "")
+    assert len(shown) < 100_000, f"{len(shown)} characters on the page"
+    assert "(2200008 characters)" in shown  # the message, cut short
+    assert '<span class="p-host">accounts.</span><span class="p-domain">example.com</span>' in shown
