@@ -16,6 +16,9 @@ Rules:
   a tuple or a set; ``X | None`` takes null; what is left out gets its default.
 * An integer may be written with a zero fraction (``2.0``): JSON Schema says it is an
   integer. ``2.5`` is not.
+* A ``Literal`` or an enum matches a value as JSON Schema's ``enum`` does: ``true`` is
+  not ``1`` and ``1`` is not ``true`` (pydantic's strict check takes either for the
+  other), ``1.0`` is ``1``.
 * A ``datetime`` is RFC 3339 with its offset and a ``date`` strictly ``YYYY-MM-DD`` on
   the calendar, checked and read by the forms' own ``formats`` (with their messages; a
   leap second as ``parse_date_time`` reads it), wherever it sits: in a list, an
@@ -36,6 +39,7 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -76,10 +80,37 @@ def _integer(value: Any) -> Any:
     return int(value) if type(value) is float and value.is_integer() else value
 
 
-#: What reads a JSON value first, by the core schema type it goes to.
+#: What a ``Literal`` or an enum is given in place of a value it must refuse.
+_REFUSED: Final = object()
+
+
+def _listed(expected: tuple[Any, ...], value: Any) -> Any:
+    """``value`` matched against a ``Literal``'s or an enum's ``expected`` values as JSON
+    Schema's ``enum`` matches it: ``true`` is not ``1`` (pydantic's strict check takes it
+    for 1, and 1 for True), ``1.0`` is ``1``."""
+    if type(value) is bool:
+        return value if any(type(e) is bool and e is value for e in expected) else _REFUSED
+    if type(value) in (int, float):
+        for e in expected:
+            if isinstance(e, int | float) and not isinstance(e, bool) and e == value:
+                return e
+        return _REFUSED if any(isinstance(e, bool) for e in expected) else value
+    return value
+
+
+def _reader(kind: str, node: dict[str, Any]) -> Callable[[Any], Any] | None:
+    """What reads a JSON value first for the core schema ``node`` of type ``kind``."""
+    if kind == "literal":
+        return functools.partial(_listed, tuple(node["expected"]))
+    if kind == "enum":
+        return functools.partial(_listed, tuple(member.value for member in node["members"]))
+    return _BEFORE.get(kind)
+
+
+#: What reads a JSON value first, by the core schema type it goes to (and ``_reader``).
 _BEFORE: Final[dict[str, Callable[[Any], Any]]] = {"datetime": _date_time, "date": _date, "int": _integer}
 
-_READERS: Final = frozenset(_BEFORE.values())
+_READERS: Final = frozenset({*_BEFORE.values(), _listed})
 
 #: Keys of a core schema whose values are not schemas to validate with.
 _NOT_SCHEMAS: Final = frozenset({"serialization", "metadata", "config", "cls", "default", "expected", "ref"})
@@ -172,9 +203,10 @@ def _fields_schema(schema: Any) -> Any:
 
 
 def _rewritten(node: Any, *, key: bool = False) -> Any:
-    """The core schema ``node`` with each ``datetime``, ``date`` and ``int`` read first by
-    its ``_BEFORE`` function (a copy: the classes' own schemas are left as they are). An
-    object's key (``key``) is text: JSON mode reads it as an integer, no float to take."""
+    """The core schema ``node`` with each ``datetime``, ``date``, ``int``, ``literal`` and
+    ``enum`` read first by its ``_reader`` (a copy: the classes' own schemas are left as
+    they are). An object's key (``key``) is text: JSON mode reads it as an integer, no
+    float to take."""
     if isinstance(node, list | tuple):
         return type(node)(_rewritten(item, key=key) for item in node)
     if not isinstance(node, dict):
@@ -186,7 +218,7 @@ def _rewritten(node: Any, *, key: bool = False) -> Any:
     kind = out.get("type", "")
     if kind == "union":  # a fault names the choice as before, not the function reading it first
         out["choices"] = [_labelled(choice) for choice in out["choices"]]
-    before = None if key and kind == "int" else _BEFORE.get(kind)
+    before = None if key and kind == "int" else _reader(kind, out)
     if before is None:
         return out
     ref = out.pop("ref", None)  # a reference names the whole, checked first
@@ -202,7 +234,7 @@ def _labelled(choice: Any) -> Any:
     if (
         isinstance(choice, dict)
         and choice["type"] == "function-before"
-        and choice["function"]["function"] in _READERS
+        and getattr(choice["function"]["function"], "func", choice["function"]["function"]) in _READERS
     ):
         return (choice, choice["schema"]["type"])
     return choice

@@ -140,6 +140,10 @@ def build() -> Server:
     ) -> str:
         return repr((node, names, pet))
 
+    @app.tool()
+    async def picks(size: Literal[1, 2] = 1, on: Literal[True] = True, either: Literal[1, True] = 1) -> str:
+        return repr((size, on, either))
+
     @app.prompt()
     async def repeat(word: str, times: int) -> str:
         return word * times
@@ -350,6 +354,35 @@ async def test_nested_values_are_held_to_the_schema_too(
     refused = await call(client, "shapes", {**SHAPES, **change})
     assert refused.get("isError") is True, text(refused)
     assert fault in text(refused), text(refused)
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "fault"),
+    [
+        ("shapes", {**SHAPES, "level": True}, "level: Input should be 1 or 2"),
+        ("picks", {"size": True}, "size: Input should be 1 or 2"),
+        ("picks", {"size": False}, "size: Input should be 1 or 2"),
+        ("picks", {"on": 1}, "on: Input should be True"),
+        ("picks", {"either": 0}, "either: Input should be 1 or True"),
+    ],
+)
+async def test_a_boolean_is_not_a_number_in_a_literal_or_an_enum(
+    wire: WireChecker, tool: str, arguments: dict[str, Any], fault: str
+) -> None:
+    """JSON Schema's ``enum``/``const`` tell ``true`` from ``1``: pydantic's strict check
+    of a ``Literal`` or an ``IntEnum`` did not (``true`` reached the function as 1, and
+    ``1`` as True)."""
+    client = MemoryClient(build(), checker=wire)
+    refused = await call(client, tool, arguments)
+    assert refused.get("isError") is True, text(refused)
+    assert fault in text(refused), text(refused)
+
+
+async def test_a_literal_takes_its_values_as_json_schema_reads_them(wire: WireChecker) -> None:
+    client = MemoryClient(build(), checker=wire)
+    assert text(await call(client, "picks", {"size": 2.0, "on": True, "either": True})) == "(2, True, True)"
+    assert text(await call(client, "picks", {"either": 1})) == "(1, True, 1)"
+    assert text(await call(client, "picks", {"either": 1.0})) == "(1, True, 1)"
 
 
 async def test_a_text_with_a_date_time_format_is_checked_and_kept_as_sent(wire: WireChecker) -> None:
