@@ -141,7 +141,9 @@ _TOO_DEEP: Final = (
 
 def strict_validator(model: type[BaseModel]) -> StrictValidate | None:
     """The check of ``model``'s fields against JSON arguments (see the module's rules),
-    giving their values; None when pydantic could not complete ``model``."""
+    giving their values; None when pydantic could not complete ``model`` or lays out its
+    core schema otherwise (``tools`` then checks the published schema with jsonschema
+    before the lax bind, and logs it)."""
     if not model.__pydantic_complete__:
         return None
     whole = model.__pydantic_core_schema__

@@ -3,7 +3,9 @@
 Rules: the input schema comes from the type hints (or is given explicitly, and then the
 arguments are checked against it too, see ``input_schema``); arguments are validated
 before the function runs, held to the schema derived from the hints as JSON Schema reads
-it (no ``"3"`` for an integer, a date-time with its offset: ``strict_arguments``), and
+it (no ``"3"`` for an integer, a date-time with its offset: ``strict_arguments``; when
+pydantic lays out the arguments' core schema in a way that module cannot read, the
+derived schema is checked with ``jsonschema`` first, as an explicit one is, and logged), and
 bad arguments are a tool error (``isError``) listing each fault, so the model can correct
 itself. Whatever the function raises, other than a protocol error
 (which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
@@ -105,7 +107,8 @@ class ToolDef:
     single_use_state: bool = False
     #: Whether a call may become a task (``ctx.start_task``), or must at 2026-07-28.
     task: Literal["optional", "required"] | None = None
-    #: The check of an explicit ``input_schema=``; None when the schema is derived.
+    #: The check of an explicit ``input_schema=`` (or of a derived one the strict bind
+    #: cannot read); None when the strict bind holds the derived schema.
     check_arguments: ArgumentsCheck | None = None
     #: The binding of arguments held to a derived schema (``strict_arguments``); None
     #: with an explicit one (checked by ``check_arguments``, then bound as the signature says).
@@ -141,6 +144,10 @@ class ToolDef:
         except InvalidHeaderSpec as exc:
             raise ValueError(f"tool {tool_name!r}: {exc}") from None
         check = compile_input_schema(tool_name, schema) if input_schema is not None else None
+        bind_strict = strict_validator(sig.model) if check is None else None
+        if check is None and bind_strict is None:  # a core schema it cannot read: as an explicit one
+            log.warning("tool %s: its arguments are checked with jsonschema, then bound laxly", tool_name)
+            check = compile_input_schema(tool_name, schema)
         out = dict(output_schema) if output_schema is not None else None
         write: Callable[[object], Any] | None = None if out is None else structured_value
         refuse_fields_on_result(f"tool {tool_name!r}", sig.return_annotation)
@@ -166,7 +173,7 @@ class ToolDef:
             icons=icons,
             header_params=headers,
             check_arguments=check,
-            bind_strict=strict_validator(sig.model) if check is None else None,
+            bind_strict=bind_strict,
             check_output=check_output,
             structured=write,
         )
