@@ -45,7 +45,7 @@ from typing import Any, Final
 
 import orjson
 from pydantic import BaseModel, ValidationError
-from pydantic_core import SchemaValidator, core_schema
+from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from mcp_elicit.forms.formats import format_message, parse_date, parse_date_time
 from mcp_elicit.server.signature import ArgumentsError, describe_invalid
@@ -218,8 +218,10 @@ def _rewritten(node: Any, *, key: bool = False) -> Any:
         for name, value in node.items()
     }
     kind = out.get("type", "")
-    if kind == "union":  # a fault names the choice as before, not the function reading it first
-        out["choices"] = [_labelled(choice) for choice in out["choices"]]
+    if kind == "union":  # a fault names the choice as before, not the functions reading it first
+        out["choices"] = [
+            _labelled(new, old) for new, old in zip(out["choices"], node["choices"], strict=True)
+        ]
     before = None if key and kind == "int" else _reader(kind, out)
     if before is None:
         return out
@@ -230,12 +232,18 @@ def _rewritten(node: Any, *, key: bool = False) -> Any:
     return wrapped
 
 
-def _labelled(choice: Any) -> Any:
-    """A union's ``choice``, labelled by the type it reads when ``_rewritten`` wrapped it
-    (``o.int: ...``, not ``o.function-before[_integer(), int]: ...``)."""
+def _labelled(choice: Any, original: Any) -> Any:
+    """A union's ``choice`` (rewritten from ``original``), labelled as pydantic labels the
+    ``original``: ``o.list[int]: ...``, not ``o.list[function-before[_integer(), int]]: ...``;
+    by the type it reads when it refers to definitions elsewhere."""
+    if isinstance(choice, tuple):  # labelled by the author
+        return choice
+    try:
+        return (choice, SchemaValidator(original).title)
+    except SchemaError:  # a reference to definitions held above it
+        pass
     if (
-        isinstance(choice, dict)
-        and choice["type"] == "function-before"
+        choice["type"] == "function-before"
         and getattr(choice["function"]["function"], "func", choice["function"]["function"]) in _READERS
     ):
         return (choice, choice["schema"]["type"])

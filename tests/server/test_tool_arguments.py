@@ -141,7 +141,13 @@ def build() -> Server:
         return repr((node, names, pet))
 
     @app.tool()
-    async def picks(size: Literal[1, 2] = 1, on: Literal[True] = True, either: Literal[1, True] = 1) -> str:
+    async def picks(
+        size: Literal[1, 2] = 1,
+        on: Literal[True] = True,
+        either: Literal[1, True] = 1,
+        sizes: Literal[1, 2] | list[int] = 1,
+        level: Level | str = "none",
+    ) -> str:
         return repr((size, on, either))
 
     @app.prompt()
@@ -374,6 +380,30 @@ async def test_a_boolean_is_not_a_number_in_a_literal_or_an_enum(
     ``1`` as True)."""
     client = MemoryClient(build(), checker=wire)
     refused = await call(client, tool, arguments)
+    assert refused.get("isError") is True, text(refused)
+    assert fault in text(refused), text(refused)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fault"),
+    [
+        (
+            {"sizes": 3},
+            "sizes.literal[1,2]: Input should be 1 or 2; sizes.list[int]: Input should be a valid array",
+        ),
+        (
+            {"level": 3},
+            "level.int-enum[Level]: Input should be 1 or 2; level.str: Input should be a valid string",
+        ),
+    ],
+)
+async def test_a_fault_in_a_union_names_each_choice_as_its_type(
+    wire: WireChecker, arguments: dict[str, Any], fault: str
+) -> None:
+    """Not by what the bind reads it with first (``sizes.literal``, ``sizes.list[function-
+    before[_integer(), int]]``): the model is told the types the choices are."""
+    client = MemoryClient(build(), checker=wire)
+    refused = await call(client, "picks", arguments)
     assert refused.get("isError") is True, text(refused)
     assert fault in text(refused), text(refused)
 
