@@ -207,8 +207,8 @@ def _fields_schema(schema: Any) -> Any:
 def _rewritten(node: Any, *, key: bool = False) -> Any:
     """The core schema ``node`` with each ``datetime``, ``date``, ``int``, ``literal`` and
     ``enum`` read first by its ``_reader`` (a copy: the classes' own schemas are left as
-    they are). An object's key (``key``) is text: JSON mode reads it as an integer, no
-    float to take."""
+    they are). An object's key (``key``) is text, which JSON mode reads as the integer, the
+    ``Literal`` or the enum it goes to: no float or boolean to tell apart."""
     if isinstance(node, list | tuple):
         return type(node)(_rewritten(item, key=key) for item in node)
     if not isinstance(node, dict):
@@ -222,7 +222,7 @@ def _rewritten(node: Any, *, key: bool = False) -> Any:
         out["choices"] = [
             _labelled(new, old) for new, old in zip(out["choices"], node["choices"], strict=True)
         ]
-    before = None if key and kind == "int" else _reader(kind, out)
+    before = None if key and kind in ("int", "literal", "enum") else _reader(kind, out)
     if before is None:
         return out
     ref = out.pop("ref", None)  # a reference names the whole, checked first

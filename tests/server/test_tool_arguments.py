@@ -147,8 +147,9 @@ def build() -> Server:
         either: Literal[1, True] = 1,
         sizes: Literal[1, 2] | list[int] = 1,
         level: Level | str = "none",
+        ranks: dict[Level, str] | None = None,
     ) -> str:
-        return repr((size, on, either))
+        return repr((size, on, either, ranks))
 
     @app.prompt()
     async def repeat(word: str, times: int) -> str:
@@ -410,9 +411,14 @@ async def test_a_fault_in_a_union_names_each_choice_as_its_type(
 
 async def test_a_literal_takes_its_values_as_json_schema_reads_them(wire: WireChecker) -> None:
     client = MemoryClient(build(), checker=wire)
-    assert text(await call(client, "picks", {"size": 2.0, "on": True, "either": True})) == "(2, True, True)"
-    assert text(await call(client, "picks", {"either": 1})) == "(1, True, 1)"
-    assert text(await call(client, "picks", {"either": 1.0})) == "(1, True, 1)"
+    assert (
+        text(await call(client, "picks", {"size": 2.0, "on": True, "either": True}))
+        == "(2, True, True, None)"
+    )
+    assert text(await call(client, "picks", {"either": 1})) == "(1, True, 1, None)"
+    assert text(await call(client, "picks", {"either": 1.0})) == "(1, True, 1, None)"
+    keyed = await call(client, "picks", {"ranks": {"2": "high"}})  # an object's key is text
+    assert text(keyed) == "(1, True, 1, {<Level.HIGH: 2>: 'high'})", text(keyed)
 
 
 async def test_a_text_with_a_date_time_format_is_checked_and_kept_as_sent(wire: WireChecker) -> None:
