@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import enum
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 import pydantic
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
+from typing_extensions import TypedDict
 
 from mcp_elicit.server.signature import ArgumentsError
 from mcp_elicit.server.tools import ToolDef
@@ -51,6 +52,20 @@ async def nested(
 
 async def dates(
     at: dt.datetime | None = None, day: dt.date | None = None, ats: list[dt.datetime] | None = None
+) -> None: ...
+
+
+class Window(TypedDict):
+    start: int
+    note: NotRequired[str]
+
+
+async def shapes(
+    levels: list[Level] | None = None,
+    ranks: dict[str, Level] | None = None,
+    mixed: Literal[1, "a"] | bool = True,
+    window: Window | None = None,
+    pair: tuple[int, float] | None = None,
 ) -> None: ...
 
 
@@ -151,6 +166,18 @@ SIGNATURES: dict[str, tuple[Any, dict[str, st.SearchStrategy[Any]]]] = {
             "bounded": st.integers(0, 10),
             "word": st.sampled_from(["ab", "abc"]),
             "either": wire_ints | st.text(max_size=2),
+        },
+    ),
+    "shapes": (
+        shapes,
+        {
+            "levels": st.none() | st.lists(st.sampled_from([1, 2, 1.0]), max_size=3),
+            "ranks": st.none() | st.dictionaries(st.text(max_size=2), st.sampled_from([1, 2]), max_size=2),
+            "mixed": st.sampled_from([1, "a", True, False, 1.0]),
+            "window": st.none()
+            | st.fixed_dictionaries({"start": wire_ints}, optional={"note": st.text(max_size=2)}),
+            "pair": st.none()
+            | st.tuples(wire_ints, st.floats(allow_nan=False, allow_infinity=False)).map(list),
         },
     ),
     "dates": (
