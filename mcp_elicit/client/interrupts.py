@@ -14,7 +14,7 @@ Rules:
 * The task that waits for it takes the result with ``outcome(task)``, which raises the
   ``KeyboardInterrupt`` itself: it leaves the client call as if the answerer had been
   called there, through the call's own cleanup (its connection closed by the ``async
-  with`` around it).
+  with`` around it), with the cause, context and traceback it was raised with.
 * One that nobody waits for any more is raised again where it is noticed (``reraise``),
   out of the event loop, as asyncio would have: a Ctrl-C is never swallowed.
 """
@@ -57,5 +57,12 @@ def outcome(future: asyncio.Future[T]) -> T:
 
 
 def reraise(carrier: Interrupt) -> NoReturn:
-    """Raise what ``carrier`` holds (with its own traceback)."""
-    raise carrier.raised from None
+    """Raise what ``carrier`` holds (with its own traceback), its chaining as it was raised:
+    raising it again where ``Interrupt`` is handled would make that its context (and
+    ``from None`` would cut its ``__cause__``)."""
+    raised = carrier.raised
+    chained = raised.__cause__, raised.__context__, raised.__suppress_context__
+    try:
+        raise raised
+    finally:
+        raised.__cause__, raised.__context__, raised.__suppress_context__ = chained

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import textwrap
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,3 +107,49 @@ async def test_an_answerers_own_exception_reaches_the_caller(
         assert len([m for m in recorder.sent if m.get("method") == "tools/call"]) == 1
     assert TYPED not in str(recorder.sent)
     assert "never retrieved" not in caplog.text
+
+
+class Chained:
+    """An answerer that fails with ``raised``, chained to the error it met parsing."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self, raised: BaseException) -> None:
+        self.raised = raised
+        self.asked = 0
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked += 1
+        if self.asked > 1:  # the next call is answered
+            return ElicitAnswer.accept({"age": "42"})
+        try:
+            int(TYPED)
+        except ValueError as exc:
+            raise self.raised from exc  # the answerer's line
+        return ElicitAnswer.decline()
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize("raised", [LookupError("no such person"), KeyboardInterrupt(), SystemExit(3)])
+async def test_the_caller_gets_the_answerers_exception_as_it_was_raised(
+    revision: str, raised: BaseException, server_file: Path
+) -> None:
+    """Its cause and traceback are the answerer's (not cut by carrying it to the caller),
+    and the next call is answered."""
+    answerer = Chained(raised)
+    transport = StdioTransport([*cli(), "serve", str(server_file)])
+    async with Client(transport, answerer=answerer, versions=[revision], timeout=30) as client:
+        async with hang_guard("the call to fail with the answerer's exception"):
+            with pytest.raises(type(raised)) as caught:
+                await client.call_tool("ask")
+        assert caught.value is raised
+        assert isinstance(raised.__cause__, ValueError), raised.__cause__
+        assert "invalid literal for int" in str(raised.__cause__)
+        frames = traceback.extract_tb(raised.__traceback__)
+        assert any(f.line == "raise self.raised from exc  # the answerer's line" for f in frames), frames
+        async with hang_guard("the next call"):
+            result = await client.call_tool("ask")
+        assert result["content"][0]["text"] == "accept"
