@@ -20,8 +20,8 @@ Rules:
   completion notice gives), or under the id of a URL step still open (its notice would
   finish both).
   Anything else unknown gets -32601. An answer
-  that does not fit, or an answerer or callback that fails, gets -32603 (a failure's own
-  text is not sent): every request of the server is answered, unless it withdraws it or
+  that does not fit, or an answerer or callback that fails (a ``CancelledError`` of its
+  own, nobody having cancelled it, included), gets -32603 (a failure's own text is not sent): every request of the server is answered, unless it withdraws it or
   the client's request is abandoned. The failure is then carried to the client's request
   the question came during, as a KeyboardInterrupt is (below): that request is cancelled
   and raises it, as at 2026-07-28 (``answerers``); during no request, it is logged. Each is
@@ -235,7 +235,7 @@ class ServerQuestions:
             return
         caller = self._callers.get(during) if during is not None else None
         if caller is None or caller.done():
-            if isinstance(carrier.raised, Exception):  # no call to raise it in: said here
+            if not isinstance(carrier.raised, KeyboardInterrupt | SystemExit):  # no call to raise it in
                 log.error("answering the server's question failed", exc_info=carrier.raised)
                 return
             reraise(carrier)
@@ -404,6 +404,14 @@ class ServerQuestions:
         except (FormValidationError, InvalidAnswer) as exc:  # an answer or callback result that does not fit
             text = f"The client could not produce a valid answer: {exc}"
             raise Failed(error(request.id, -32603, text), exc) from None
+        except asyncio.CancelledError as exc:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise  # withdrawn (by the server, the call's end, a close): see respond
+            # the answerer's own (nobody cancelled it): a failure like any other, so the
+            # server is not left waiting for an answer
+            text = f"Internal error: the client failed to answer {request.method}"
+            raise Failed(error(request.id, -32603, text), exc) from None
         except Exception as exc:  # the server still gets an answer, without the details (which may
             # quote what the person typed: int("…") in an answerer); the caller gets them
             text = f"Internal error: the client failed to answer {request.method}"
@@ -454,7 +462,7 @@ class Failed(Exception):
     """The client's answerer or callback failed (``raised``): ``message``, the -32603 the
     server is told, goes out before ``raised`` is carried to the caller."""
 
-    def __init__(self, message: dict[str, Any], raised: Exception) -> None:
+    def __init__(self, message: dict[str, Any], raised: BaseException) -> None:
         super().__init__(str(message.get("error", {}).get("message", "")))
         self.message = message
         self.raised = raised

@@ -7,6 +7,7 @@ whatever the server made of the -32603."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import textwrap
 import traceback
@@ -153,3 +154,27 @@ async def test_the_caller_gets_the_answerers_exception_as_it_was_raised(
         async with hang_guard("the next call"):
             result = await client.call_tool("ask")
         assert result["content"][0]["text"] == "accept"
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_a_cancelled_error_the_answerer_raises_itself_reaches_the_caller(
+    revision: str, server_file: Path
+) -> None:
+    """Nobody cancelled its question: the answerer raised ``CancelledError`` of its own (as
+    some UI toolkits say a closed window). The caller gets it at both revisions; at
+    2025-11-25 the server is told -32603 rather than left waiting for an answer (the call
+    hung until its timeout, the question taken as withdrawn)."""
+    recorder = Recorder()
+    answerer = Chained(asyncio.CancelledError())
+    transport = StdioTransport([*cli(), "serve", str(server_file)], trace=recorder)
+    async with Client(transport, answerer=answerer, versions=[revision], timeout=30) as client:
+        with pytest.raises(asyncio.CancelledError):
+            async with hang_guard("the call to end with the answerer's CancelledError"):
+                await client.call_tool("ask")
+        task = asyncio.current_task()
+        assert task is not None and task.cancelling() == 0  # nobody cancelled the caller
+        async with hang_guard("the next call"):
+            result = await client.call_tool("ask")
+        assert result["content"][0]["text"] == "accept"
+    errors = [m["error"]["code"] for m in recorder.sent if "error" in m]
+    assert errors == ([-32603] if revision == "2025-11-25" else [])
