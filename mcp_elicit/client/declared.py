@@ -10,8 +10,10 @@ Rules:
   capability is a bare ``{}``, meaning form mode (URL mode does not exist there): declared
   only when the answerer takes forms. 2025-03-26 has no elicitation at all.
 * ``initialize`` declares what the revision it offers defines; that is what the session
-  declared, whichever revision the server then chooses, and what its questions are held
-  to (``declared_modes``: a question in a mode not declared is refused as undeclared).
+  declared, whichever revision the server then chooses. Its questions are held to what
+  was declared and what the revision spoken defines (``declared_modes``): a question in
+  another mode is refused as undeclared (URL mode when the server chose 2025-06-18 over
+  an offered 2025-11-25, elicitation at all when it chose 2025-03-26).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any, Final
 
 from mcp_elicit.wire.versions import REV_2025_06_18
 
-__all__ = ["declared_at", "declared_modes"]
+__all__ = ["declared_at", "declared_modes", "defined_modes"]
 
 #: The handshake revision before elicitation existed.
 _REV_2025_03_26: Final = "2025-03-26"
@@ -42,12 +44,22 @@ def declared_at(capabilities: Mapping[str, Any], revision: str) -> dict[str, Any
     return caps
 
 
-def declared_modes(declared: Mapping[str, Any]) -> frozenset[str]:
-    """The elicitation modes ``declared`` (a session's capabilities) says the client takes:
-    none without ``elicitation``, form for a bare ``{}`` (2025-06-18's way, and any
-    revision's for an empty one), else the modes it names."""
+def declared_modes(declared: Mapping[str, Any], revision: str) -> frozenset[str]:
+    """The elicitation modes ``declared`` (a session's capabilities) says the client takes
+    at ``revision``, the one spoken: none without ``elicitation``, form for a bare ``{}``
+    (2025-06-18's way, and any revision's for an empty one), else the modes it names;
+    only those ``revision`` defines (the server may choose an older one than offered)."""
     elicitation = declared.get("elicitation")
     if not isinstance(elicitation, Mapping):
         return frozenset()
-    modes = frozenset(m for m in ("form", "url") if m in elicitation)
-    return modes or frozenset({"form"})
+    modes = frozenset(m for m in ("form", "url") if m in elicitation) or frozenset({"form"})
+    return modes & defined_modes(revision)
+
+
+def defined_modes(revision: str) -> frozenset[str]:
+    """The elicitation modes handshake revision ``revision`` defines."""
+    if revision == _REV_2025_03_26:
+        return frozenset()
+    if revision == REV_2025_06_18:
+        return frozenset({"form"})
+    return frozenset({"form", "url"})

@@ -9,8 +9,9 @@ Rules:
   A request for a capability the client did not declare (sampling or roots without a
   callback, elicitation without an answerer) is a method it does not offer: -32601 naming
   the capability, as a server says of its own; so does ``elicitation/create`` at a revision
-  whose ``initialize`` declared none (2025-03-26, ``client.declared``). An elicitation in
-  an undeclared mode (of a declared elicitation capability; URL mode at 2025-06-18) gets -32602; so does a form outside the flat subset
+  that has none (2025-03-26, offered or chosen: ``client.declared``). An elicitation in an
+  undeclared mode (URL mode at 2025-06-18, even if offered 2025-11-25 declared it) gets
+  -32602; so does a form outside the flat subset
   (a nested object, an array of objects, an unknown type, a ``$ref``, no
   ``requestedSchema``), naming the field, and nobody is asked: ``cancel`` would tell the
   server the person dismissed it (2026-07-28, which can send no error for one input
@@ -360,11 +361,8 @@ class ServerQuestions:
                 text = f"{request.method} is not offered (this client declares no {missing} capability)"
                 return error(request.id, -32601, f"Method not found: {text}")
             elif request.method == "elicitation/create" and not self._modes():
-                text = (
-                    f"{request.method} is not offered (this client declares no elicitation capability "
-                    f"at {self.session.revision})"
-                )
-                return error(request.id, -32601, f"Method not found: {text}")
+                text = f"no elicitation capability at {self.session.revision} (initialize declared {self._declared()})"
+                return error(request.id, -32601, f"Method not found: {request.method} is not offered: {text}")
             elif request.method == "elicitation/create":
                 asked = parse_elicitation(
                     params,
@@ -375,7 +373,7 @@ class ServerQuestions:
                 if asked.mode in self.conn.inputs.modes - self._modes():  # the revision's, not the answerer's
                     text = (
                         f"this client declared no {asked.mode}-mode elicitation at {self.session.revision} "
-                        f"(it declared {self.session.declared.get('elicitation')!r})"
+                        f"(its initialize declared {self._declared()})"
                     )
                     return error(request.id, -32602, f"Invalid params: {text}")
                 missing = _unfit(params)
@@ -419,8 +417,13 @@ class ServerQuestions:
         return self.conn.builder.result(request.id, result)
 
     def _modes(self) -> frozenset[str]:
-        """The elicitation modes this session declared (``declared``) that the answerer takes."""
-        return declared_modes(self.session.declared) & self.conn.inputs.modes
+        """The elicitation modes this session declared at its revision that the answerer takes."""
+        return declared_modes(self.session.declared, self.session.revision) & self.conn.inputs.modes
+
+    def _declared(self) -> str:
+        """What ``initialize`` declared of elicitation, and for which revision, said for the server."""
+        elicitation = self.session.declared.get("elicitation")
+        return "no elicitation" if elicitation is None else f"elicitation {elicitation!r}"
 
     async def _elicit(self, asked: ElicitationRequest) -> dict[str, Any]:
         """The checked answer to an ``elicitation/create``; a URL step with an

@@ -103,18 +103,28 @@ FORM_ASK = {
 
 
 @pytest.mark.parametrize(
-    ("revision", "params", "code", "said"),
+    ("offered", "revision", "params", "code", "said"),
     [
-        ("2025-03-26", FORM_ASK, -32601, "declares no elicitation capability"),
-        ("2025-06-18", URL_ASK, -32602, "no url-mode elicitation"),
+        (["2025-03-26"], "2025-03-26", FORM_ASK, -32601, "no elicitation capability"),
+        (["2025-06-18"], "2025-06-18", URL_ASK, -32602, "no url-mode elicitation"),
+        (["2025-11-25", "2025-03-26"], "2025-03-26", FORM_ASK, -32601, "no elicitation capability"),
+        (["2025-11-25", "2025-06-18"], "2025-06-18", URL_ASK, -32602, "no url-mode elicitation"),
     ],
-    ids=["no-elicitation-at-2025-03-26", "no-url-mode-at-2025-06-18"],
+    ids=[
+        "no-elicitation-at-2025-03-26",
+        "no-url-mode-at-2025-06-18",
+        "no-elicitation-at-2025-03-26-chosen-over-2025-11-25",
+        "no-url-mode-at-2025-06-18-chosen-over-2025-11-25",
+    ],
 )
 async def test_a_question_the_revision_did_not_declare_is_refused(
-    tmp_path: Path, revision: str, params: dict[str, Any], code: int, said: str
+    tmp_path: Path, offered: list[str], revision: str, params: dict[str, Any], code: int, said: str
 ) -> None:
     """What the session did not declare is refused as for an undeclared capability, and
-    nobody is asked: the client answered it as the answerer's modes allowed."""
+    nobody is asked: the client answered it as the answerer's modes allowed. So too when
+    the server chose an older revision than the one offered: initialize declared the
+    offered revision's capabilities, but the session speaks the chosen one, which has no
+    URL mode (2025-06-18) or no elicitation (2025-03-26); it answered them."""
     path = tmp_path / "plan.json"
     ask = {"jsonrpc": "2.0", "id": "q-1", "method": "elicitation/create", "params": params}
     path.write_text(json.dumps({"ask": [ask], "init": {"protocolVersion": revision}}), encoding="utf-8")
@@ -128,7 +138,7 @@ async def test_a_question_the_revision_did_not_declare_is_refused(
     person.elicit = elicit  # type: ignore[method-assign]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     transport = StdioTransport([sys.executable, str(ASKING), str(path)], env=env)
-    async with Client(transport, answerer=person, versions=[revision], timeout=20) as client:
+    async with Client(transport, answerer=person, versions=offered, timeout=20) as client:
         assert client.revision == revision
         result = await client.call_tool("t")
     (answer,) = json.loads(result["content"][0]["text"])
