@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mcp_elicit.client.inputs import Inputs
-from mcp_elicit.client.interrupts import carried, outcome
+from mcp_elicit.client.interrupts import carrying, outcome
 from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked
 from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
 from mcp_elicit.core.client_inputs import ServerInfo
@@ -285,7 +285,7 @@ class Connection:
         watch = getattr(self.transport, "gone", None)
         if watch is None:  # a transport written before ``gone``: nothing to watch
             return await answer
-        answering = asyncio.ensure_future(carried(answer))
+        answering = carrying(answer)
         gone = asyncio.ensure_future(watch())
         went = False
         try:

@@ -9,7 +9,7 @@ what is left, and the task's exception is reported as "never retrieved".
 
 Rules:
 
-* ``carried(aw)`` runs ``aw`` in such a task: a ``KeyboardInterrupt`` or ``SystemExit``
+* ``carried(aw)`` runs ``aw`` in such a task (``carrying(aw)`` starts one): a ``KeyboardInterrupt`` or ``SystemExit``
   it raises ends the task with ``Interrupt`` (an ``Exception``), which holds it.
 * The task that waits for it takes the result with ``outcome(task)``, which raises the
   ``KeyboardInterrupt`` itself: it leaves the client call as if the answerer had been
@@ -22,10 +22,11 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Awaitable
 from typing import NoReturn, TypeVar
 
-__all__ = ["Interrupt", "carried", "outcome", "reraise"]
+__all__ = ["Interrupt", "carried", "carrying", "outcome", "reraise"]
 
 T = TypeVar("T")
 
@@ -46,6 +47,15 @@ async def carried(aw: Awaitable[T]) -> T:
         return await aw
     except (KeyboardInterrupt, SystemExit) as exc:
         raise Interrupt(exc) from None
+
+
+def carrying(aw: Awaitable[T]) -> asyncio.Task[T]:
+    """A task of its own running ``carried(aw)``. A task cancelled before it starts never
+    awaits ``aw``: a coroutine is then closed, not left to warn "never awaited"."""
+    task = asyncio.ensure_future(carried(aw))
+    if inspect.iscoroutine(aw):
+        task.add_done_callback(lambda _: aw.close())  # a no-op once it has run
+    return task
 
 
 def outcome(future: asyncio.Future[T]) -> T:

@@ -73,7 +73,7 @@ from typing import Any, Protocol
 
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.declared import declared_modes
-from mcp_elicit.client.interrupts import Interrupt, carried, reraise
+from mcp_elicit.client.interrupts import Interrupt, carrying, reraise
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
@@ -174,7 +174,7 @@ class ServerQuestions:
             self._beyond[during] = origin  # one warning when the request is over: see finish
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
         else:
-            task = asyncio.ensure_future(carried(self.respond(request, origin)))
+            task = carrying(self.respond(request, origin))
             task.add_done_callback(functools.partial(self._carry, during))
             if rid is not None:
                 self._answering[rid] = task

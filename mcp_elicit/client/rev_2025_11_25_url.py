@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.client.connection import Connection
-from mcp_elicit.client.interrupts import Interrupt, carried, reraise
+from mcp_elicit.client.interrupts import Interrupt, carrying, reraise
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2026_07_28 import to_named
@@ -186,7 +186,7 @@ async def _steps(
 async def _until_done(conn: Connection, request: ElicitationRequest, event: asyncio.Event) -> None:
     if event.is_set():
         return
-    done = asyncio.ensure_future(carried(conn.inputs.url_done(request)))
+    done = carrying(conn.inputs.url_done(request))
     heard = asyncio.ensure_future(event.wait())
     try:
         await asyncio.wait({done, heard}, return_when=asyncio.FIRST_COMPLETED)

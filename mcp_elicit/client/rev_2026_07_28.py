@@ -61,7 +61,7 @@ from dataclasses import replace
 from typing import Any, Final
 
 from mcp_elicit.client.connection import Connection, list_pages, withdraw
-from mcp_elicit.client.interrupts import Interrupt, carried, outcome
+from mcp_elicit.client.interrupts import Interrupt, carrying, outcome
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Ended
@@ -253,12 +253,8 @@ class ModernSession:
                     questions = step.requests
                     asking = frozenset(r.key for r in questions)
                     watch.sent(sorted(asking))
-                    answering = asyncio.ensure_future(
-                        carried(
-                            self.conn.inputs.answer_round(
-                                step.requests, origin=origin, server=self.conn.server
-                            )
-                        )
+                    answering = carrying(
+                        self.conn.inputs.answer_round(step.requests, origin=origin, server=self.conn.server)
                     )
                 if await _until(step.delay, moved, answering):  # the poll interval, or sooner
                     assert answering is not None

@@ -8,9 +8,11 @@ whatever the server made of the -32603."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import textwrap
 import traceback
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,6 +43,17 @@ SERVER = textwrap.dedent(
         '''Ask one question.'''
         answer = await ctx.elicit("Your age?", Form(age=String()))
         return answer.action
+
+    @app.tool()
+    async def ask_on(ctx: Context) -> str:
+        '''Ask three questions, the next one even when the last failed.'''
+        actions = []
+        for n in range(3):
+            try:
+                actions.append((await ctx.elicit(f"Question {n}?", Form(age=String()))).action)
+            except Exception as exc:
+                actions.append(type(exc).__name__)
+        return " ".join(actions)
     """
 )
 
@@ -93,7 +106,7 @@ async def test_an_answerers_own_exception_reaches_the_caller(
                     await client.call_tool("ask")
             assert raised.value.__traceback__ is not None
             # the session goes on
-            assert [t["name"] for t in await client.list_tools()] == ["ask"]
+            assert [t["name"] for t in await client.list_tools()] == ["ask", "ask_on"]
     errors = [m["error"] for m in recorder.sent if "error" in m]
     if revision == "2025-11-25":  # the server's question is answered, without the text
         assert [e["code"] for e in errors] == [-32603]
@@ -121,7 +134,7 @@ class Chained:
 
     async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
         self.asked += 1
-        if self.asked > 1:  # the next call is answered
+        if self.asked != 1:  # the next call is answered
             return ElicitAnswer.accept({"age": "42"})
         try:
             int(TYPED)
@@ -178,3 +191,30 @@ async def test_a_cancelled_error_the_answerer_raises_itself_reaches_the_caller(
         assert result["content"][0]["text"] == "accept"
     errors = [m["error"]["code"] for m in recorder.sent if "error" in m]
     assert errors == ([-32603] if revision == "2025-11-25" else [])
+
+
+async def test_a_question_asked_as_the_call_is_abandoned_leaves_no_coroutine_behind(
+    server_file: Path,
+) -> None:
+    """The second answer fails at 2025-11-25; the server, told -32603, asks its third
+    question at once, which arrives as the call is abandoned: its answering task is
+    cancelled before it starts. The coroutine made for it was never awaited (a
+    RuntimeWarning when it was collected); made inside the task, it is never made."""
+    answerer = Chained(LookupError("no such person"))
+    answerer.asked = -1  # the second question fails
+    transport = StdioTransport([*cli(), "serve", str(server_file)])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        async with Client(transport, answerer=answerer, versions=["2025-11-25"], timeout=30) as client:
+            for _ in range(3):  # the third question does not always arrive in time
+                answerer.asked = -1
+                async with hang_guard("the call to fail with the answerer's exception"):
+                    with pytest.raises(LookupError):
+                        await client.call_tool("ask_on")
+                gc.collect()
+            answerer.asked = 1
+            async with hang_guard("the next call"):
+                result = await client.call_tool("ask_on")
+            assert result["content"][0]["text"] == "accept accept accept"
+        gc.collect()
+    assert [str(w.message) for w in seen if "never awaited" in str(w.message)] == []
