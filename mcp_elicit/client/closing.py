@@ -17,6 +17,9 @@ Rules:
   the client was closed; a cancellation aimed at the caller itself at the same time still
   propagates as one (``Task.uncancel``, as ``asyncio.timeout`` does). One that ends
   otherwise meanwhile (its answerer's own error) waits for the close too, then ends so.
+* A call its caller cancelled (its timeout) that ends with an error meanwhile (an answerer
+  failing as its question is withdrawn) ends cancelled all the same, the error logged: a
+  timeout around it would otherwise see that error, not its cancellation.
 * A close whose caller is cancelled while the calls are being cut (an answerer running
   the close, its question withdrawn by that very cut) leaves the close to finish on its
   own: waiting would wait for itself. So ``aclose()`` from inside an answerer raises
@@ -28,6 +31,7 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -38,6 +42,8 @@ from mcp_elicit.errors import TransportError
 __all__ = ["Calls"]
 
 T = TypeVar("T")
+
+log = logging.getLogger("mcp_elicit.client")
 
 
 @dataclass(eq=False)
@@ -80,6 +86,13 @@ class Calls:
                         "its 'async with') while it waited"
                     ) from None
             raise
+        except Exception as exc:
+            if call.cut or not task.cancelling():
+                raise
+            # its caller cancelled it (a timeout), and it failed meanwhile (an answerer failing
+            # as its question was withdrawn): the cancellation is what the caller waits for
+            log.error("%s failed as it was cancelled", what(), exc_info=exc)
+            raise asyncio.CancelledError from exc
         finally:
             self._ended(call)
             if call.cut:  # the call ended otherwise (an answerer's own error): take it back

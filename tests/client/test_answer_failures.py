@@ -218,3 +218,44 @@ async def test_a_question_asked_as_the_call_is_abandoned_leaves_no_coroutine_beh
             assert result["content"][0]["text"] == "accept accept accept"
         gc.collect()
     assert [str(w.message) for w in seen if "never awaited" in str(w.message)] == []
+
+
+class FailsWhenWithdrawn:
+    """An answerer that fails as its question is withdrawn (its cleanup raising)."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            raise LookupError("the window was already gone")
+        return ElicitAnswer.decline()  # pragma: no cover
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_a_call_the_caller_cancelled_ends_cancelled_though_its_answerer_then_fails(
+    revision: str, server_file: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The caller's own cancellation (its timeout) wins over the failure of the answerer it
+    withdraws, which is logged: the caller's asyncio.timeout got that LookupError instead
+    of its TimeoutError."""
+    answerer = FailsWhenWithdrawn()
+    transport = StdioTransport([*cli(), "serve", str(server_file)])
+    async with Client(transport, answerer=answerer, versions=[revision], timeout=30) as client:
+        call = asyncio.ensure_future(client.call_tool("ask"))
+        async with hang_guard("the question"):
+            await answerer.asked.wait()
+        call.cancel()
+        with caplog.at_level(logging.ERROR, "mcp_elicit"):
+            async with hang_guard("the call to end"):
+                with pytest.raises(asyncio.CancelledError):
+                    await call
+        assert "the window was already gone" in caplog.text
