@@ -399,8 +399,9 @@ class ServerQuestions:
                 return error(request.id, -32601, f"Method not found: {request.method}")
         except ProtocolViolation as exc:
             return error(request.id, -32602, f"Invalid params: {exc}")
-        except (FormValidationError, InvalidAnswer) as exc:  # an answer or callback result that does not fit
-            text = f"The client could not produce a valid answer: {exc}"
+        except (FormValidationError, InvalidAnswer) as exc:  # not said: it may quote what the person typed
+            fields = ", ".join(sorted({p.field for p in getattr(exc, "problems", ()) if p.field})) or "-"
+            text = f"The client could not produce a valid answer to {request.method} (fields: {fields})"
             raise Failed(error(request.id, -32603, text), exc) from None
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()

@@ -22,6 +22,7 @@ from client.recorder import Recorder
 from mcp_elicit.client import Client
 from mcp_elicit.client.answerers import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.errors import FormValidationError
 from mcp_elicit.transports.http_client import HttpTransport
 from mcp_elicit.transports.stdio_client import StdioTransport
 
@@ -34,7 +35,7 @@ TYPED = "forty-two, my name is Ada Lovelace"
 
 SERVER = textwrap.dedent(
     """
-    from mcp_elicit import Context, Form, Server, String
+    from mcp_elicit import Context, Form, MultiChoice, Server, String
 
     app = Server("answer-failures")
 
@@ -43,6 +44,11 @@ SERVER = textwrap.dedent(
         '''Ask one question.'''
         answer = await ctx.elicit("Your age?", Form(age=String()))
         return answer.action
+
+    @app.tool()
+    async def toppings(ctx: Context) -> str:
+        '''Ask for toppings.'''
+        return (await ctx.elicit("Toppings?", Form(toppings=MultiChoice(["ham", "olives"])))).action
 
     @app.tool()
     async def ask_on(ctx: Context) -> str:
@@ -106,7 +112,7 @@ async def test_an_answerers_own_exception_reaches_the_caller(
                     await client.call_tool("ask")
             assert raised.value.__traceback__ is not None
             # the session goes on
-            assert [t["name"] for t in await client.list_tools()] == ["ask", "ask_on"]
+            assert [t["name"] for t in await client.list_tools()] == ["ask", "toppings", "ask_on"]
     errors = [m["error"] for m in recorder.sent if "error" in m]
     if revision == "2025-11-25":  # the server's question is answered, without the text
         assert [e["code"] for e in errors] == [-32603]
@@ -259,3 +265,29 @@ async def test_a_call_the_caller_cancelled_ends_cancelled_though_its_answerer_th
                 with pytest.raises(asyncio.CancelledError):
                     await call
         assert "the window was already gone" in caplog.text
+
+
+async def test_an_answer_that_never_fits_is_not_quoted_to_the_server(server_file: Path) -> None:
+    """After three tries the caller gets the FormValidationError, which quotes the value
+    the answer gave; the server's -32603 names the field only (it said the whole error)."""
+
+    class Typing:
+        modes = frozenset({"form"})
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            return ElicitAnswer.accept({"toppings": [TYPED]})
+
+        async def url_done(self, request: ElicitationRequest) -> None:
+            return None
+
+    recorder = Recorder()
+    transport = StdioTransport([*cli(), "serve", str(server_file)], trace=recorder)
+    async with Client(transport, answerer=Typing(), versions=["2025-11-25"], timeout=30) as client:
+        async with hang_guard("the call to fail with the FormValidationError"):
+            with pytest.raises(FormValidationError, match="after 3 tries") as raised:
+                await client.call_tool("toppings")
+        assert TYPED in str(raised.value)
+    (error,) = [m["error"] for m in recorder.sent if "error" in m]
+    assert error["code"] == -32603
+    assert "toppings" in error["message"]
+    assert TYPED not in str(recorder.sent)
