@@ -400,8 +400,8 @@ class ServerQuestions:
         except ProtocolViolation as exc:
             return error(request.id, -32602, f"Invalid params: {exc}")
         except (FormValidationError, InvalidAnswer) as exc:  # not said: it may quote what the person typed
-            fields = ", ".join(sorted({p.field for p in getattr(exc, "problems", ()) if p.field})) or "-"
-            text = f"The client could not produce a valid answer to {request.method} (fields: {fields})"
+            named = ", ".join(sorted({p.field for p in getattr(exc, "problems", ()) if p.field}))
+            text = f"The client could not produce a valid answer to {request.method}{named and f' (fields: {named})'}"
             raise Failed(error(request.id, -32603, text), exc) from None
         except asyncio.CancelledError as exc:
             task = asyncio.current_task()
