@@ -183,18 +183,23 @@ class UrlMode:
             )
 
     async def check_store(self) -> None:
-        """Write to a configured store once and read it back, so that one that is down or
-        cannot be written (a read-only replica or user) fails the start-up with a clear
-        message rather than the first request that needs it. A server on the default store
-        opens it when it first needs it: nothing is created for a server that never uses
-        URL mode."""
+        """Try once, cheaply, each thing the server will ask of a configured store (write,
+        read, take, subscribe, publish), so that one that is down or refuses a part of it (a
+        read-only replica or user, a Redis user without channel rights) fails the start-up
+        with a clear message rather than every request that needs it. A server on the
+        default store opens it when it first needs it: nothing is created for a server that
+        never uses URL mode."""
         if self._store_spec is None:
             return
         store = self.store
         try:
             await store.put("health", "start-up", b"", ttl=60.0)
             await store.get("health", "start-up")
+            await store.take("health", "start-up")
+            async with store.subscribe("health:start-up"):  # as the relay and waiting retries do
+                await store.publish("health:start-up", b"")  # as saving a page does
         except Exception as exc:  # any backend's failure: redis, sqlite3, OSError
+            from mcp_elicit.stores.base import failure_text
             from mcp_elicit.stores.redis import redact_url
 
             spec = self._store_spec
@@ -203,8 +208,7 @@ class UrlMode:
                 with contextlib.suppress(Exception):
                     await store.close()
             where = redact_url(spec) if isinstance(spec, str) else type(spec).__name__
-            detail = str(exc) or type(exc).__name__
-            raise ConfigError(f"the URL-mode store {where} cannot be used: {detail}") from exc
+            raise ConfigError(f"the URL-mode store {where} cannot be used: {failure_text(exc)}") from exc
 
     async def close(self) -> None:
         """The server stopped: close the store if it opened it itself (from a URL, or the

@@ -35,13 +35,16 @@ Rules:
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from contextlib import AbstractAsyncContextManager
 from typing import Protocol
 
 from mcp_elicit.errors import ConfigError, StoreUnavailable
 
-__all__ = ["Store", "Subscription", "backend_errors"]
+__all__ = ["Store", "Subscription", "backend_errors", "failure_text"]
+
+_NAMED = re.compile(r"Redis store \S+: ")
 
 
 def backend_errors() -> tuple[type[Exception], ...]:
@@ -51,6 +54,14 @@ def backend_errors() -> tuple[type[Exception], ...]:
     except ImportError:
         return (ConfigError, OSError, sqlite3.Error, StoreUnavailable)
     return (ConfigError, OSError, sqlite3.Error, StoreUnavailable, RedisError)
+
+
+def failure_text(exc: BaseException) -> str:
+    """What a backend's error says, without the store's own name in front (``Redis store
+    URL: ``): for a line that names the store already."""
+    text = str(exc) or type(exc).__name__
+    named = _NAMED.match(text)
+    return text[named.end() :] if named else text
 
 
 class Subscription(Protocol):

@@ -24,7 +24,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import TypeVar
 
 from mcp_elicit.errors import StoreUnavailable
-from mcp_elicit.stores.base import Store, Subscription, backend_errors
+from mcp_elicit.stores.base import Store, Subscription, backend_errors, failure_text
 
 __all__ = ["Guarded"]
 
@@ -78,7 +78,7 @@ class Guarded:
         try:
             return await command
         except self._failures as exc:
-            log.error("the store %s failed: %s", self.where, str(exc) or type(exc).__name__)
+            log.error("the store %s failed: %s", self.where, failure_text(exc))
             raise StoreUnavailable() from exc
 
 

@@ -115,3 +115,25 @@ async def test_stop_leaves_a_store_object_to_its_owner(tmp_path: Path) -> None:
         assert await store.get("flow", "k") == b"still open"
     finally:
         await store.close()
+
+
+async def test_start_refuses_a_redis_user_without_channel_rights(redis_url: str) -> None:
+    # Keys but no channels: put and get work, yet no page could ever be saved (the save
+    # publishes) and the relay could never subscribe. The start-up says so, not the first page.
+    from redis.asyncio import Redis
+
+    user = f"keysonly-{uuid.uuid4().hex[:8]}"
+    admin = Redis.from_url(redis_url)
+    try:
+        await admin.execute_command(
+            "ACL", "SETUSER", user, "on", ">pw", "~mcp-elicit:*", "resetchannels", "+@all"
+        )
+        server = Server("s", store=redis_url.replace("redis://", f"redis://{user}:pw@"))
+        with pytest.raises(
+            ConfigError, match=r"cannot be used: .*no permissions.*channels.*&mcp-elicit:\*"
+        ) as caught:
+            await server.start()
+        assert str(caught.value).count("redis://") == 1  # the store's URL is said once
+    finally:
+        await admin.execute_command("ACL", "DELUSER", user)
+        await admin.aclose()

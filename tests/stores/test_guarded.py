@@ -86,6 +86,8 @@ async def test_a_store_gone_before_the_retry_is_a_503_saying_try_again(
     _unavailable(retry, redis.port)
     assert f"redis://:***@127.0.0.1:{redis.port}/0" in caplog.text
     assert "hunter2" not in caplog.text
+    failures = [r.getMessage() for r in caplog.records if "failed" in r.getMessage()]
+    assert failures and all(line.count("redis://") == 1 for line in failures)  # the URL said once
 
 
 async def test_a_single_use_state_is_refused_while_the_store_is_down_and_the_action_never_runs(
