@@ -238,7 +238,7 @@ class Dispatch(Catalog):
             replay_asker,
             run if tool is None else tool.start,
             (ctx, *args),
-            sealer=self.sealer,
+            sealer=lambda: self.sealer,  # read when sealing: the round may make the key file
             principal=owner,
             now=self.clock,
             spend=self.url_mode.spend_state if single_use else None,

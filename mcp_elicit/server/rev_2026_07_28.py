@@ -148,7 +148,7 @@ async def run_replayed(
     handler: Callable[..., Awaitable[Any]],
     args: tuple[Any, ...],
     *,
-    sealer: StateSealer,
+    sealer: Callable[[], StateSealer],
     principal: str | None,
     now: Callable[[], float],
     spend: Callable[[str], Awaitable[bool]] | None = None,
@@ -166,14 +166,16 @@ async def run_replayed(
     over the round's answers (``Replay.refusal``) carries a fresh state in its data. A
     ``requestState`` of null is no state. ``url_steps`` makes the questions of a
     ``URLElicitationRequired`` the handler raised (checked as ``ctx.require_url`` checks
-    them); without it, that error goes on."""
+    them); without it, that error goes on. ``sealer`` is read each time state is opened or
+    sealed: the round may change it (URL mode opening the default store, whose key file
+    then seals, so that the round's state survives a restart)."""
     binding: Binding | None = None
     token = params.get("requestState")
     spent: str | None = None  # the single-use token this round redeemed
     if token is not None:
         binding = binding_for(method, params, principal)
         try:
-            replay = Replay.begin(params, sealer=sealer, binding=binding, now=now())
+            replay = Replay.begin(params, sealer=sealer(), binding=binding, now=now())
             if spend is not None:
                 if not await spend(token):
                     raise InvalidRequestState("replayed single-use state")
@@ -186,7 +188,7 @@ async def run_replayed(
     else:
         if spend is not None:
             params = {k: v for k, v in params.items() if k != "inputResponses"}
-        replay = Replay.begin(params, sealer=sealer, binding=_NO_BINDING, now=0.0)
+        replay = Replay.begin(params, sealer=sealer(), binding=_NO_BINDING, now=0.0)
     asker.replay = replay
     asker.main_task = asyncio.current_task()
     went_on = True  # not refused over the client's answers: what it gave up as cancel is logged
@@ -216,13 +218,13 @@ async def run_replayed(
             return value if outcome is None else outcome.done(value)
         if binding is None:
             binding = binding_for(method, params, principal)
-        return replay.input_required(sealer=sealer, binding=binding, now=now())
+        return replay.input_required(sealer=sealer(), binding=binding, now=now())
     except InvalidParams as exc:
         # refused over the client's answers: it sends the round again, nothing was cancelled.
         # Any other end (a cancellation, say, of the task the round became) is no retry.
         went_on = exc is not replay.refusal
         if spent is not None and binding is not None and exc is replay.refusal:
-            exc.data = _renewed(spent, binding, sealer, now())  # a stand-in for the spent state
+            exc.data = _renewed(spent, binding, sealer(), now())  # a stand-in for the spent state
         raise
     finally:
         asker.ended = True

@@ -17,11 +17,16 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
-from mcp_elicit import Server
+from mcp_elicit import Context, Server
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.sealing import Binding, KeyRing
+
+from support.procs import uvicorn_server
+from support.url_mode import SECRET, Mcp, _fill_page
+from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 
@@ -207,3 +212,37 @@ def test_processes_making_the_key_file_at_once_end_up_with_one_key(tmp_path: Pat
     assert all(maker.returncode == 0 for maker in makers)
     assert texts == {path.read_text(encoding="utf-8")}
     assert _files(path.parent) == ["state.keys"], "no temporary file is left behind"
+
+
+def _asks_by_url() -> Server:
+    app = Server("s", flow_wait=0.3)  # no key, no store: the default store and its key file
+
+    @app.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        return "no key" if answer.secret is None else f"key of {len(await answer.secret.reveal())}"
+
+    return app
+
+
+async def test_the_first_url_mode_round_on_a_fresh_default_store_survives_a_restart(
+    data_dir: Path, wire: WireChecker
+) -> None:
+    # The first round opens the default store, which makes the key file: that round's state
+    # is sealed with the file's key (not the per-process one), so the next process opens it.
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    async with httpx.AsyncClient(timeout=10) as http, httpx.AsyncClient(timeout=10) as browser:
+        async with uvicorn_server(StreamableHTTP(_asks_by_url()), lifespan="on") as running:
+            mcp = Mcp(http, running.url, wire)
+            first = (await mcp.call())["result"]
+            ((key, request),) = first["inputRequests"].items()
+            assert (await _fill_page(browser, request["params"]["url"])).status_code == 200
+        assert _files(data_dir) == ["state.keys"]
+        async with uvicorn_server(StreamableHTTP(_asks_by_url()), lifespan="on") as running:  # the restart
+            mcp = Mcp(http, running.url, wire)
+            retry = await mcp.call(
+                inputResponses={key: {"action": "accept"}}, requestState=first["requestState"]
+            )
+    assert "error" not in retry, retry
+    assert retry["result"]["content"][0]["text"] == f"key of {len(SECRET)}"
