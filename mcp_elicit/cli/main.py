@@ -26,7 +26,6 @@ import contextlib
 import logging
 import os
 import signal
-import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -49,7 +48,6 @@ STORE_ENV = "MCP_ELICIT_STORE"
 #: How to make a key file that only its owner may read (keygen prints the keys).
 KEYGEN_PRIVATE = "(umask 077; mcp-elicit keygen > state.keys)"
 #: Seconds ``serve --http`` lets requests finish after a stop signal before cancelling them.
-SHUTDOWN_GRACE = 10
 log = logging.getLogger("mcp_elicit.cli")
 
 
@@ -198,7 +196,7 @@ def _state_keys(path: Path | None) -> KeyRing | None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from mcp_elicit.cli.address import split_address, taken
+    from mcp_elicit.cli.address import split_address
     from mcp_elicit.cli.loader import load_server
 
     if args.http is None:  # started with fd 2 closed: /dev/null takes its number first
@@ -244,71 +242,9 @@ def _serve(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             raise CliError(f"cannot serve: {exc}", exit_code=2) from None
         return 0
-    import uvicorn
+    from mcp_elicit.cli.serve_http import serve_http
 
-    from mcp_elicit.transports.http_server import LOOPBACK_HOSTS, StreamableHTTP
-
-    host, port = address
-    allowed = [*LOOPBACK_HOSTS, *args.allow_host]
-    path = "/mcp" if args.path is None else args.path
-    app = StreamableHTTP(server, path=path, allowed_hosts=allowed, route=args.route)
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        log_level="warning" if args.log_level == "info" else args.log_level,
-        lifespan="on",
-        http="httptools" if _has("httptools") else "h11",
-        loop="uvloop" if _has("uvloop") else "asyncio",
-        # what still runs this long after the stop signal (a slow tool) is cancelled
-        timeout_graceful_shutdown=SHUTDOWN_GRACE,
-    )
-
-    class Runner(uvicorn.Server):
-        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-            await super().startup(sockets)  # exits when the app's start-up or the bind fails
-            shown = f"[{host}]" if ":" in host else host  # said once it listens, not before
-            said = f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}"
-            if given_public and server.url_mode.public_url is not None:  # where people reach it
-                said += f" (public URL {server.url_mode.public_url}{app.path})"
-            print(said, file=sys.stderr, flush=True)
-
-        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            app.begin_shutdown()  # sessions end now: their open streams would hold the exit
-            await super().shutdown(sockets)
-
-    if args.log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
-        logging.getLogger("uvicorn.access").addFilter(_no_query)
-    runner = Runner(config)
-
-    def stop(signum: int, frame: object) -> None:
-        runner.should_exit = True
-
-    # uvicorn stops gracefully on SIGTERM, then sends the signal again to the handler it
-    # found: this one takes it, so a stopped server exits 0 as the help says, and a
-    # SIGTERM before uvicorn's own handler is in place still stops it (SIGINT keeps
-    # Python's handler: Ctrl-C exits 130).
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
-            runner.run()
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-    if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
-        said = taken(host, port)
-        if said:
-            print(f"mcp-elicit: {said}", file=sys.stderr, flush=True)
-        return 2
-    return 0
-
-
-def _no_query(record: logging.LogRecord) -> bool:
-    """Drop the query from an access-log line's path: a URL-mode page's one-time link
-    (``?t=``) and a sign-in callback's ``code`` and ``state`` travel there."""
-    args = record.args
-    if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
-        record.args = (*args[:2], args[2].split("?", 1)[0] + "?…", *args[3:])
-    return True
+    return serve_http(server, address, args, given_public=given_public)
 
 
 def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:
@@ -335,12 +271,6 @@ def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple
         from mcp_elicit.stores.redis import redact_url
 
         log.info("URL mode keeps its state in %s", redact_url(store))
-
-
-def _has(module: str) -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec(module) is not None
 
 
 def _parse(argv: Sequence[str] | None) -> argparse.Namespace:

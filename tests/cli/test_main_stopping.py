@@ -13,6 +13,16 @@ import pytest
 
 from support.procs import cli, free_port
 
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+HEADERS = {
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+}
+
 SLOW_APP = """
 import asyncio
 import os
@@ -275,3 +285,86 @@ def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:
             proc.wait()
     assert proc.returncode == 0, err
     assert b"Traceback" not in err, err
+
+
+HELD_APP = """
+import asyncio
+from pathlib import Path
+
+from mcp_elicit import Server
+
+app = Server("held")
+
+
+@app.tool()
+async def held() -> str:
+    "Wait until stopped."
+    Path(__file__).with_name("started").touch()
+    await asyncio.sleep(600)
+    return "done"
+"""
+
+
+def test_sigterm_closes_the_listening_socket_and_says_what_it_waits_for(tmp_path: Path) -> None:
+    """What the README's "Stopping" says: on SIGTERM a new connection is refused at once
+    (a balancer sends it elsewhere), while a request already running gets its grace and
+    then a JSON-RPC 503; the log says once that the server stops, and what it waits for."""
+    import signal
+    import socket
+    import threading
+    import time
+
+    import httpx
+
+    app = tmp_path / "held_app.py"
+    app.write_text(HELD_APP, encoding="utf-8")
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcp_elicit", "serve", str(app), "--http", f"127.0.0.1:{port}"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    answers: list[httpx.Response] = []
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "held", "_meta": META}}
+    headers = {**HEADERS, "mcp-name": "held"}
+
+    def running_call() -> None:
+        answers.append(httpx.post(f"http://127.0.0.1:{port}/mcp", json=call, headers=headers, timeout=60))
+
+    caller = threading.Thread(target=running_call)
+    try:
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        caller.start()
+        while not (tmp_path / "started").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert (tmp_path / "started").exists(), proc.stderr.read() if proc.stderr else ""
+        proc.send_signal(signal.SIGTERM)
+        refused = False
+        while not refused and time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                time.sleep(0.05)
+            except ConnectionRefusedError:
+                refused = True
+        assert refused, "a new connection was still accepted after SIGTERM"
+        assert not answers, "the running request was answered before the new one was refused"
+        caller.join(timeout=60)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        caller.join(timeout=60)
+    assert proc.returncode == 0, err
+    (answer,) = answers
+    assert answer.status_code == 503 and "shutting down" in answer.json()["error"]["message"], answer.text
+    said = [line for line in err.decode().splitlines() if "stopping" in line]
+    assert len(said) == 1, err
+    assert "INFO" in said[0] and "for 1 running request;" in said[0], said

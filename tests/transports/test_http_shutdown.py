@@ -230,7 +230,7 @@ def test_serve_stops_promptly_on_sigterm_with_a_session_stream_open(tmp_path: Pa
                 body = listen.read()  # the stream ends rather than hanging
                 assert EventDecoder().feed(body) == [], "its priming event only, no message"
                 assert server.proc.wait(timeout=HANG_GUARD) == 0, server.stderr()
-        # ended by the server, not cut when uvicorn's grace (SHUTDOWN_GRACE) ran out
+        # ended by the server, not cut when uvicorn's grace (cli.serve_http.SHUTDOWN_GRACE) ran out
         assert "timeout graceful shutdown exceeded" not in server.stderr()
 
 

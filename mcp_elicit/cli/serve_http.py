@@ -1,0 +1,119 @@
+"""``serve --http``: the server under uvicorn, and how it stops.
+
+Rules:
+
+* It says once that it serves (where), after it listens, not before; a start-up that fails
+  (a port in use, a store that cannot be used) exits 2, saying why.
+* SIGTERM (or Ctrl-C) stops it gracefully: it says once, at INFO, that it is stopping and
+  what it waits for; the listening socket and idle keep-alive connections close at once
+  (a new request meets "connection refused"); sessions end; a request still running gets
+  ``SHUTDOWN_GRACE`` seconds, then a JSON-RPC 503. A stopped server exits 0.
+* uvicorn's access log (``--log-level debug``) never shows a link's query.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import logging
+import signal
+import socket
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_elicit.server.app import Server
+
+__all__ = ["SHUTDOWN_GRACE", "serve_http"]
+
+#: Seconds a request still running at the stop signal gets before it is cancelled.
+SHUTDOWN_GRACE = 10
+log = logging.getLogger("mcp_elicit.cli")
+
+
+def serve_http(
+    server: Server, address: tuple[str, int], args: argparse.Namespace, *, given_public: bool
+) -> int:
+    """Serve ``server`` at ``address`` until stopped; the exit code."""
+    import uvicorn
+
+    from mcp_elicit.cli.address import taken
+    from mcp_elicit.transports.http_server import LOOPBACK_HOSTS, StreamableHTTP
+
+    host, port = address
+    allowed = [*LOOPBACK_HOSTS, *args.allow_host]
+    path = "/mcp" if args.path is None else args.path
+    app = StreamableHTTP(server, path=path, allowed_hosts=allowed, route=args.route)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning" if args.log_level == "info" else args.log_level,
+        lifespan="on",
+        http="httptools" if _has("httptools") else "h11",
+        loop="uvloop" if _has("uvloop") else "asyncio",
+        # what still runs this long after the stop signal (a slow tool) is cancelled
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
+    )
+
+    class Runner(uvicorn.Server):
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)  # exits when the app's start-up or the bind fails
+            shown = f"[{host}]" if ":" in host else host  # said once it listens, not before
+            said = f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}"
+            if given_public and server.url_mode.public_url is not None:  # where people reach it
+                said += f" (public URL {server.url_mode.public_url}{app.path})"
+            print(said, file=sys.stderr, flush=True)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            running, sessions = len(self.server_state.tasks), len(server.sessions)
+            log.info(  # uvicorn's own lines are below the log level: say it once, here
+                "stopping: new connections are refused; waiting up to %d s for %d running "
+                "request%s; %d session%s end%s now",
+                SHUTDOWN_GRACE,
+                running,
+                "" if running == 1 else "s",
+                sessions,
+                "" if sessions == 1 else "s",
+                "s" if sessions == 1 else "",
+            )
+            app.begin_shutdown()  # sessions end now: their open streams would hold the exit
+            await super().shutdown(sockets)
+
+    if args.log_level == "debug":  # uvicorn's access log is on: keep page links' tokens out of it
+        logging.getLogger("uvicorn.access").addFilter(_no_query)
+    runner = Runner(config)
+
+    def stop(signum: int, frame: object) -> None:
+        runner.should_exit = True
+
+    # uvicorn stops gracefully on SIGTERM, then sends the signal again to the handler it
+    # found: this one takes it, so a stopped server exits 0 as the help says, and a
+    # SIGTERM before uvicorn's own handler is in place still stops it (SIGINT keeps
+    # Python's handler: Ctrl-C exits 130).
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        with contextlib.suppress(SystemExit):  # uvicorn exits by itself when the start-up fails
+            runner.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
+        said = taken(host, port)
+        if said:
+            print(f"mcp-elicit: {said}", file=sys.stderr, flush=True)
+        return 2
+    return 0
+
+
+def _no_query(record: logging.LogRecord) -> bool:
+    """Drop the query from an access-log line's path: a URL-mode page's one-time link
+    (``?t=``) and a sign-in callback's ``code`` and ``state`` travel there."""
+    args = record.args
+    if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
+        record.args = (*args[:2], args[2].split("?", 1)[0] + "?…", *args[3:])
+    return True
+
+
+def _has(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
