@@ -47,7 +47,6 @@ STATE_KEYS_ENV = "MCP_ELICIT_STATE_KEYS"
 STORE_ENV = "MCP_ELICIT_STORE"
 #: How to make a key file that only its owner may read (keygen prints the keys).
 KEYGEN_PRIVATE = "(umask 077; mcp-elicit keygen > state.keys)"
-#: Seconds ``serve --http`` lets requests finish after a stop signal before cancelling them.
 log = logging.getLogger("mcp_elicit.cli")
 
 
@@ -119,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-host",
         action="append",
         default=[],
+        type=_host,
         metavar="HOST",
         help="with --http, accept this Host/Origin besides loopback (repeatable; '*' turns the check off)",
     )
@@ -150,7 +150,12 @@ def _parser() -> argparse.ArgumentParser:
         "(a.<random>), so the balancer can send a session's requests to this instance by the "
         "Mcp-Session-Id prefix (1-32 letters, digits, '-', '_'; one per instance; README, 'Several instances')",
     )
-    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    serve.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning", "error"],
+        help="what serve logs to stderr (default: info; debug adds the HTTP access log)",
+    )
 
     keygen = sub.add_parser("keygen", help="print a new requestState key file")
     keygen.set_defaults(command="keygen")
@@ -179,8 +184,14 @@ def _state_keys(path: Path | None) -> KeyRing | None:
                 text: str | None = file.read()
         else:
             text = os.environ.get(STATE_KEYS_ENV) or None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CliError(f"cannot read the state key file: {exc}", exit_code=2) from None
+    except UnicodeDecodeError:
+        raise CliError(
+            f"{where} is not UTF-8 text: a key file holds hex or base64 keys, one per line "
+            f"(make one with '{KEYGEN_PRIVATE}')",
+            exit_code=2,
+        ) from None
+    except OSError as exc:
+        raise CliError(f"cannot read the state key file {str(path)!r}: {exc}", exit_code=2) from None
     except ConfigError as exc:  # others may change it
         raise CliError(str(exc), exit_code=2) from None
     if text is None:
@@ -247,11 +258,18 @@ def _serve(args: argparse.Namespace) -> int:
     return serve_http(server, address, args, given_public=given_public)
 
 
+def _host(text: str) -> str:
+    """An ``--allow-host`` value: a Host name (or ``*``), never empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a Host name (or '*'), not an empty one")
+    return text.strip()
+
+
 def _configure_url_mode(server: Server, args: argparse.Namespace, address: tuple[str, int] | None) -> None:
     """``--store`` (else ``$MCP_ELICIT_STORE``, else the server's own) and ``--public-url``
     (else the server's own, else, over HTTP reached by loopback names only, the bound
     address)."""
-    store = args.store or os.environ.get(STORE_ENV) or None
+    store = (args.store or os.environ.get(STORE_ENV) or "").strip() or None
     named = "--store" if args.store else f"${STORE_ENV}"
     try:
         server.configure_url_mode(store=store)

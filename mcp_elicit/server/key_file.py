@@ -113,13 +113,26 @@ def read(path: Path) -> str | None:
             text = file.read()
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError:
+        raise ConfigError(
+            f"the state key file {str(path)!r} is not UTF-8 text; {_REPAIR.format(str(path))}"
+        ) from None
+    except OSError as exc:
         raise ConfigError(f"cannot read the state key file {str(path)!r}: {exc}") from None
     try:
         KeyRing.from_text(text)
     except ConfigError as exc:
-        raise ConfigError(f"the state key file {str(path)!r} is not a key file: {exc}") from None
+        raise ConfigError(
+            f"the state key file {str(path)!r} is not a key file: {exc}; {_REPAIR.format(str(path))}"
+        ) from None
     return text
+
+
+_REPAIR = (
+    "it holds the key that opens what the default store keeps: restore {!r} from a backup, or "
+    "remove it (a new key is made, and the secrets, connections and requestState sealed with "
+    "the old one are lost)"
+)
 
 
 def load_or_create(path: Path) -> str:

@@ -149,9 +149,18 @@ async def test_a_key_file_others_can_read_is_refused(data_dir: Path) -> None:
 
 
 async def test_a_broken_key_file_is_a_clear_error(data_dir: Path) -> None:
-    _key_file(data_dir, "!!! left half-written\n", 0o600)
-    with pytest.raises(ConfigError, match=r"state\.keys.*not a hex or base64 key"):
+    path = _key_file(data_dir, "!!! left half-written\n", 0o600)
+    with pytest.raises(ConfigError, match=r"state\.keys.*not a hex or base64 key") as caught:
         await Server("s").start()
+    assert f"restore {str(path)!r} from a backup, or remove it" in str(caught.value)
+
+
+async def test_a_default_key_file_that_is_not_text_says_where_and_what_to_do(data_dir: Path) -> None:
+    path = _key_file(data_dir, "", 0o600)
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(ConfigError, match="is not UTF-8 text") as caught:
+        await Server("s").start()
+    assert f"restore {str(path)!r} from a backup, or remove it" in str(caught.value)
 
 
 async def test_a_configured_store_without_keys_is_warned_about(
