@@ -265,6 +265,8 @@ async def test_a_relay_whose_store_fails_listens_again(wire: WireChecker) -> Non
         calls = 0
 
         def subscribe(self, channel: str) -> Any:
+            if channel == "health:start-up":  # the start-up check's, before the relay's (which fails)
+                return super().subscribe(channel)
             self.calls += 1
             if self.fails:
                 self.fails -= 1
