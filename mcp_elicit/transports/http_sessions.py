@@ -267,7 +267,7 @@ class SessionRoutes:
         if (
             parsed is None
             or not isinstance(stream, (ResumableExchange, StandaloneStream))
-            or not stream.can_resume(parsed[1])
+            or not stream.can_resume(parsed[1], parsed[2])
         ):
             await error_response(
                 send,

@@ -11,8 +11,10 @@ Rules:
   priming event's id says where it stands, after event ``<n>``, and is unique in the
   session as the spec asks of every event id: ``<stream>-0`` for a stream's first (no
   event is numbered 0), ``<stream>-<n>.<k>`` for the ``k``-th connection after (a resume,
-  a new ``GET``). A ``Last-Event-ID`` naming one resumes after event ``<n>``. The events
-  are kept until the stream is forgotten.
+  a new ``GET``). A ``Last-Event-ID`` naming one resumes after event ``<n>``; one never
+  sent (a ``<k>`` still to come, an ``<n>`` that connection did not stand after, a number
+  with a leading zero) is as unknown as any other id. The events are kept until the
+  stream is forgotten.
 * When the connection drops, or the server ends it (:meth:`ResumableExchange.close_stream`), the
   request keeps running for ``resume_within`` seconds: a ``GET`` with ``Last-Event-ID``
   naming one of the stream's events gets every later event, then the rest as it comes,
@@ -63,29 +65,50 @@ KEEP_EVENTS: Final = 1000
 KEEP_FINISHED: Final = 16
 #: Events of a session's standalone stream kept for a resume.
 KEEP_STANDALONE: Final = 100
+#: How many priming events' ids a stream knows (its connections': see ``_Primings``).
+KEEP_PRIMINGS: Final = 100
 #: Revisions with SEP-1699: priming events, and servers ending a stream to be resumed.
 _POLLING: Final = frozenset({REV_2025_11_25})
 
 
-def parse_event_id(value: str) -> tuple[str, int] | None:
+def parse_event_id(value: str) -> tuple[str, int, int] | None:
     """``<stream>-<n>`` (an event's id) or ``<stream>-<n>.<k>`` (a priming event's after
-    event ``<n>``) as sent here: the stream and ``<n>``; None for anything else."""
+    event ``<n>``) as sent here: the stream, ``<n>`` and ``<k>`` (0 for the first form);
+    None for anything else (a number with a leading zero, ``<k>`` 0: never sent)."""
     stream, sep, seq = value.strip(OWS).rpartition("-")
     seq, dot, k = seq.partition(".")
-    if not sep or not stream or not _number(seq) or (dot and not _number(k)):
+    if not sep or not stream or not _number(seq) or (dot and (not _number(k) or k == "0")):
         return None
-    return stream, int(seq)
+    return stream, int(seq), int(k) if dot else 0
 
 
 def _number(text: str) -> bool:
-    return text.isascii() and text.isdigit() and len(text) <= 9
+    """A number as written here: ASCII digits, at most 9, no leading zero."""
+    return text.isascii() and text.isdigit() and len(text) <= 9 and (text == "0" or text[0] != "0")
 
 
-def _priming(stream_id: str, after: int, k: int) -> bytes:
-    """The priming event of the ``k``-th connection to a stream (0: its first, which
-    stands before event 1), standing after event ``after``; its id unique in the session."""
-    event_id = f"{stream_id}-{after}" if k == 0 else f"{stream_id}-{after}.{k}"
-    return encode_event(b"", event_id=event_id, retry=RETRY_MS)
+class _Primings:
+    """The priming events a stream sent, by connection number ``k`` (0: a request stream's
+    first), each with the event it stood after: only an id sent resumes (the last
+    ``KEEP_PRIMINGS`` are known)."""
+
+    __slots__ = ("_after",)
+
+    def __init__(self) -> None:
+        self._after: dict[int, int] = {}
+
+    def event(self, stream_id: str, after: int, k: int) -> bytes:
+        """The priming event of the ``k``-th connection, standing after event ``after``."""
+        self._after[k] = after
+        if len(self._after) > KEEP_PRIMINGS:
+            del self._after[next(iter(self._after))]
+        event_id = f"{stream_id}-{after}" if k == 0 else f"{stream_id}-{after}.{k}"
+        return encode_event(b"", event_id=event_id, retry=RETRY_MS)
+
+    def sent(self, after: int, k: int) -> bool:
+        """Whether ``<stream>-<after>.<k>`` (``<stream>-<after>`` for ``k`` 0) is a priming
+        event sent; a message's id (``k`` 0, ``after`` from 1) the stream checks itself."""
+        return self._after.get(k) == after if k or not after else True
 
 
 class ResumableExchange(Exchange):
@@ -95,6 +118,7 @@ class ResumableExchange(Exchange):
         "_done",
         "_events",
         "_link",
+        "_primings",
         "_seq",
         "_timer",
         "attached",
@@ -119,6 +143,7 @@ class ResumableExchange(Exchange):
         self._link = 0  # which connection writes go to: 0 the POST, then each resume
         self._events: deque[tuple[int, bytes]] = deque(maxlen=KEEP_EVENTS)
         self._seq = 0
+        self._primings = _Primings()
         self._done = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
 
@@ -139,7 +164,11 @@ class ResumableExchange(Exchange):
         self.session.streams[self.stream_id] = self
         if self.session.version in _POLLING:
             await self.send(
-                {"type": "http.response.body", "body": _priming(self.stream_id, 0, 0), "more_body": True}
+                {
+                    "type": "http.response.body",
+                    "body": self._primings.event(self.stream_id, 0, 0),
+                    "more_body": True,
+                }
             )
 
     async def _event(self, data: bytes) -> None:
@@ -250,10 +279,11 @@ class ResumableExchange(Exchange):
                 self._set_timer(self._nobody_came_back)
         return True
 
-    def can_resume(self, after: int) -> bool:
-        """Whether every event after ``<stream>-<after>`` is still kept (and it was sent)."""
+    def can_resume(self, after: int, k: int = 0) -> bool:
+        """Whether ``<stream>-<after>.<k>`` (see :func:`parse_event_id`) was sent and every
+        event after it is still kept."""
         oldest = self._events[0][0] if self._events else self._seq + 1
-        return 0 <= after <= self._seq and after >= oldest - 1
+        return self._primings.sent(after, k) and 0 <= after <= self._seq and after >= oldest - 1
 
     async def resume(self, after: int, send: Send) -> int:
         """Take over the stream for a ``GET`` with ``Last-Event-ID`` ``<stream>-<after>``
@@ -263,7 +293,7 @@ class ResumableExchange(Exchange):
             self._set_timer(None)
             await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             if self.session.version in _POLLING:  # where to come back from, should this one be cut too
-                priming = _priming(self.stream_id, after, self._link + 1)  # this link's number
+                priming = self._primings.event(self.stream_id, after, self._link + 1)  # this link's number
                 await send({"type": "http.response.body", "body": priming, "more_body": True})
             for seq, chunk in list(self._events):
                 if seq > after:
@@ -294,7 +324,7 @@ class ResumableExchange(Exchange):
 class StandaloneStream:
     """A session's standalone (``GET``) stream: one connection at a time, the newest."""
 
-    __slots__ = ("_connections", "_events", "_lock", "_seq", "_task", "_written", "stream_id")
+    __slots__ = ("_connections", "_events", "_lock", "_primings", "_seq", "_task", "_written", "stream_id")
 
     def __init__(self) -> None:
         self.stream_id = secrets.token_urlsafe(12)
@@ -306,6 +336,7 @@ class StandaloneStream:
         self._task: asyncio.Task[object] | None = None
         self._lock = asyncio.Lock()  # one write at a time
         self._connections = 0  # how many there were: numbers each one's priming event
+        self._primings = _Primings()
 
     @classmethod
     def of(cls, session: Session) -> StandaloneStream:
@@ -317,10 +348,11 @@ class StandaloneStream:
         session.streams[stream.stream_id] = stream
         return stream
 
-    def can_resume(self, after: int) -> bool:
-        """Whether every event after ``<stream>-<after>`` is still kept (and it was sent)."""
+    def can_resume(self, after: int, k: int = 0) -> bool:
+        """Whether ``<stream>-<after>.<k>`` (see :func:`parse_event_id`) was sent and every
+        event after it is still kept."""
         oldest = self._events[0][0] if self._events else self._seq + 1
-        return 0 <= after <= self._seq and after >= oldest - 1
+        return self._primings.sent(after, k) and 0 <= after <= self._seq and after >= oldest - 1
 
     async def serve(
         self, session: Session, receive: Receive, send: Send, *, after: int | None, keepalive: float | None
@@ -347,7 +379,7 @@ class StandaloneStream:
                 started = True
                 if session.version in _POLLING:
                     self._connections += 1
-                    priming = _priming(self.stream_id, start, self._connections)
+                    priming = self._primings.event(self.stream_id, start, self._connections)
                     await send({"type": "http.response.body", "body": priming, "more_body": True})
                 for seq, chunk in list(self._events):
                     if seq > start:

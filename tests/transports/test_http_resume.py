@@ -243,6 +243,46 @@ async def test_streams_that_cannot_be_resumed_are_400(running: InProcess, wire_2
         )
 
 
+async def test_an_event_id_never_sent_is_400_not_read_as_a_near_one(
+    running: InProcess, wire_2025: WireChecker
+) -> None:
+    """A priming event's id is ``<stream>-<n>.<k>``; one the server never sent (a ``k`` no
+    connection has had yet, an ``n`` that connection did not stand after, a number written
+    with leading zeros or ``k`` 0) is as unknown as ``unknown-3``: refused with 400, as
+    every other id the session never sent, not taken for the id it resembles."""
+    async with httpx.AsyncClient(timeout=10) as http:
+        mine = await open_session(http, running.url, wire_2025)
+        async with http.stream("POST", running.url, json=call("poll"), headers=mine) as response:
+            (priming,), _ = await read_events(response)
+        assert priming.id is not None and priming.id.endswith("-0")
+        stream = priming.id[: -len("-0")]
+        never_sent = (
+            f"{stream}-0.1",  # no connection has resumed yet: a future priming event
+            f"{stream}-0.999999999",
+            f"{stream}-0.0",
+            f"{stream}-00",
+            f"{stream}-01",
+            f"{stream}-1.1",
+        )
+        for last in never_sent:
+            refused = await http.get(running.url, headers={**mine, "last-event-id": last})
+            assert refused.status_code == 400, last
+            wire_2025.response("ping", refused.json())
+            assert "no stream of this session to resume" in refused.json()["error"]["message"]
+        async with asyncio.timeout(10):
+            async with http.stream(
+                "GET", running.url, headers={**mine, "last-event-id": priming.id}
+            ) as again:
+                (primed, result), _ = await read_events(again)
+        assert (
+            primed.id == f"{stream}-0.1" and message(result)["result"]["content"][0]["text"] == "closed=True"
+        )
+        # the resume's priming event, now sent, resumes; one standing elsewhere still does not
+        for last, status in ((f"{stream}-1.1", 400), (f"{stream}-0.2", 400), (primed.id, 200)):
+            got = await http.get(running.url, headers={**mine, "last-event-id": last})
+            assert got.status_code == status, last
+
+
 async def test_an_older_session_gets_ids_but_no_priming_and_cannot_be_closed(
     running: InProcess, wire_2025: WireChecker
 ) -> None:
