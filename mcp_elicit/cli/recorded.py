@@ -14,7 +14,7 @@ import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.cli import page_wait
 from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit, said
@@ -134,10 +134,37 @@ def url_lines(url: str, server: str) -> list[str]:
     ``client.url_consent`` has about it (``refused:`` for one that must not be opened).
     ``server``: where the server that sent it was reached."""
     verdict = judge_url(url, server=server)
-    lines = [f"url: {fit(url, URL_MAX, length=True)}  (site: {clean(verdict.site) or '?'})"]
+    lines = [f"url: {_url_shown(url, verdict)}  (site: {clean(verdict.site) or '?'})"]
     for warning in verdict.warnings:
         lines.append(f"{'refused' if warning.refuses else 'warning'}: {clean(warning.text)}")
     return lines
+
+
+#: The parts of a URL never cut short: where the page is.
+_WHOLE: Final = frozenset({"scheme", "host", "domain", "port"})
+
+
+def _url_shown(url: str, verdict: UrlVerdict) -> str:
+    """``url`` inert, at most about ``URL_MAX`` characters and then how long the whole is:
+    cut in its user-info and its path, never in its host (a host cut off would hide the
+    site the page is on), unless that alone is longer (it is refused: ``url_consent``)."""
+    whole = sum(len(part.text) for part in verdict.parts if part.role in _WHOLE)
+    if len(url) <= URL_MAX or not verdict.parts or whole > URL_MAX:
+        return fit(url, URL_MAX, length=True)
+    room = URL_MAX - whole
+    cut = [part for part in verdict.parts if part.role not in _WHOLE]  # user-info, the rest
+    shown = []
+    for part in verdict.parts:
+        if part.role in _WHOLE:
+            shown.append(clean(part.text))
+            continue
+        cut.remove(part)
+        # what follows keeps up to half of what is left
+        width = max(room - min(sum(len(p.text) for p in cut), room // 2), 2)
+        at = "@" if part.role == "userinfo" else ""  # kept: it says where the user-info ends
+        shown.append(fit(part.text.removesuffix(at), width) + at)
+        room = max(room - width, 0)
+    return f"{''.join(shown)} ({len(url)} characters)"
 
 
 def _shown(content: object) -> str:

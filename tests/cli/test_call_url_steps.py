@@ -127,3 +127,24 @@ def test_a_step_put_to_a_script_is_shown_with_its_huge_id_cut_short(
     assert "(200006 characters)" in result.err  # the key: "url " and the id
     assert len(result.err) < 10_000
     assert "(the user answered decline)" in result.err
+
+
+@pytest.mark.parametrize(
+    ("url", "kept"),
+    [
+        # user-info longer than a line may show: what follows it is the site the page is on
+        ("https://" + "bank.com." * 300 + "@evil.example/x", "@evil.example/x"),
+        ("https://" + "a" * 60 + ".pages.example:8443/" + "p" * 3000, "a" * 60 + ".pages.example:8443/ppp"),
+    ],
+)
+def test_a_long_url_is_cut_short_but_never_in_its_host(
+    capsys: pytest.CaptureFixture[str], sdk_python: Path, url: str, kept: str
+) -> None:
+    """A URL longer than a line shows is cut short, but in its user-info or after its
+    host: a URL cut in its user-info lost its host, the site the page is really on."""
+    argv = ["call", "link", "provider=gh", f"url={url}", "--ui", "none", "--protocol", "2025-11-25"]
+    result = run(capsys, *argv, "--", str(sdk_python), str(SDK_SERVER))
+    assert result.code == 1, result.err
+    (line,) = [line for line in result.err.splitlines() if line.lstrip().startswith("url: https://")]
+    assert kept in line, line[-300:]
+    assert f"({len(url)} characters)" in line and len(line) < 2300, line[-300:]
