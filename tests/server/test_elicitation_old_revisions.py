@@ -120,11 +120,15 @@ async def test_a_2025_06_18_session_gets_its_own_form(stdio: StdioProcess) -> No
     assert final == text(1, 'accept {"color": "blue", "count": 2, "gift": true, "size": "l"}')
 
 
-async def test_a_2025_06_18_session_is_not_sent_a_multi_select(stdio: StdioProcess) -> None:
+async def test_a_2025_06_18_session_is_not_sent_a_multi_select(
+    stdio: StdioProcess, wire_2025: WireChecker
+) -> None:
     await initialize(stdio, "2025-06-18", DECLARED)
     await stdio.send(call(1, "toppings"))
     refused, before = await stdio.until(1)
     assert before == [], "no elicitation/create went out"
+    # no schema for 2025-06-18 here; its error is one as 2025-11-25 defines it (data open)
+    wire_2025.response("tools/call", refused)
     assert refused == {
         "jsonrpc": "2.0",
         "id": 1,
@@ -167,7 +171,7 @@ async def test_a_2025_06_18_session_is_offered_no_url_mode(stdio: StdioProcess) 
 
 
 async def test_a_2025_03_26_session_is_asked_nothing_whatever_its_client_declared(
-    stdio: StdioProcess,
+    stdio: StdioProcess, wire_2025: WireChecker
 ) -> None:
     await initialize(stdio, "2025-03-26", DECLARED)
     await stdio.send(call(1, "can_ask"))
@@ -175,6 +179,7 @@ async def test_a_2025_03_26_session_is_asked_nothing_whatever_its_client_declare
     await stdio.send(call(2, "order"))
     refused, before = await stdio.until(2)
     assert before == [], "no elicitation/create went out"
+    wire_2025.response("tools/call", refused)
     assert refused == {
         "jsonrpc": "2.0",
         "id": 2,
