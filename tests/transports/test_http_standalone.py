@@ -240,3 +240,30 @@ async def test_each_priming_event_has_an_id_of_its_own_and_resumes_right_after_i
             after = primed[0]
         assert None not in primings and len(set(primings)) == len(primings), primings
         assert not set(primings) & messages, (primings, messages)
+
+
+async def test_a_priming_id_the_stream_never_sent_is_400(
+    served: tuple[Server, InProcess], wire_2025: WireChecker
+) -> None:
+    """The standalone stream's priming ids are ``<stream>-<n>.<k>``, ``k`` its connection's
+    number: one of a connection still to come, or standing where that connection did not,
+    or the ``<stream>-0`` it never sends, is unknown (400), not read as from event ``n``."""
+    app, running = served
+    async with httpx.AsyncClient(timeout=10) as http:
+        headers, live = await _session(app, http, running.url, wire_2025)
+        notify(live, 1)
+        async with http.stream("GET", running.url, headers=headers) as first:
+            ((primed, _), _sent) = await raw_events(first, 2)
+        assert primed is not None and primed.endswith("-0.1"), primed
+        stream = primed[: -len("-0.1")]
+        for last in (f"{stream}-0.2", f"{stream}-1.1", f"{stream}-0", f"{stream}-0.01"):
+            async with (
+                asyncio.timeout(5.0),  # a stream taken for a resume would not end
+                http.stream("GET", running.url, headers={**headers, "last-event-id": last}) as refused,
+            ):
+                assert refused.status_code == 400, last
+                wire_2025.response("ping", orjson.loads(await refused.aread()))
+            wire_2025.response("ping", refused.json())
+        async with http.stream("GET", running.url, headers={**headers, "last-event-id": primed}) as again:
+            (_, (_, data)) = await raw_events(again, 2)
+        assert numbers([Event(data, "message", None, None)]) == [1], "what came after it"
