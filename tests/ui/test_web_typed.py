@@ -213,3 +213,36 @@ async def test_a_year_past_9999_is_refused_next_to_its_field(
         answers = await opened.answers()
     sent = "9999-01-01T00:00:00+01:00" if "T" in typed else "9999-01-01"
     assert answers == [ElicitAnswer.accept(when=sent)]
+
+
+#: Fills this tab's session storage to the last kilobyte (Chromium's quota), under a key of
+#: its own: the next draft larger than what is left cannot be saved.
+_FILL_STORAGE = """() => {
+  let n = 0;
+  for (const size of [1 << 20, 1 << 16, 1 << 10]) {
+    for (;;) {
+      try { sessionStorage.setItem(`other-${n++}`, "x".repeat(size)); } catch (error) { break; }
+    }
+  }
+}"""
+
+
+async def test_a_draft_that_no_longer_fits_is_not_brought_back_stale(new_page: NewPage) -> None:
+    """With the tab's storage full, saving the draft failed silently and the draft of some
+    keys earlier stayed: a reload put that back ("What you typed ... is back") without what
+    was typed since. A draft that cannot be saved is dropped instead."""
+    async with open_round([form_request(WITH_PASSWORD)]) as opened:
+        page = await show(new_page, opened)
+        _leave_without_asking(page)
+        await page.fill("#q0-f0-input", "7")
+        assert any(key.startswith("mcp-elicit-draft:") for key in await _draft(page))
+        await page.evaluate(_FILL_STORAGE)
+        await page.fill("#q0-f1-input", "by the window " * 400)
+        assert not any(key.startswith("mcp-elicit-draft:") for key in await _draft(page))
+        await page.reload()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await expect(page.locator("#q0-f0-input")).to_have_value("")
+        await page.fill("#q0-f0-input", "8")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(guests=8, diet=[], ok=True)]

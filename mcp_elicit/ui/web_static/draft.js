@@ -49,7 +49,7 @@ window.mcpElicitDraft = (() => {
       try {
         storage.setItem(key, JSON.stringify(kept));
       } catch (error) {
-        // full or refused: no draft
+        forget(); // full or refused: no draft, rather than one of some keys ago put back
       }
     }
 
