@@ -132,8 +132,20 @@ def fit(text: str, width: int, *, length: bool = False, multiline: bool = False)
         cut = False
     if len(shown) <= width and len(text) == whole and not cut:
         return shown
-    shown = shown[: max(width - 1, 1)].rstrip() + "…"  # "word…", not "word …"
+    shown = shown[: _whole_at(shown, max(width - 1, 1))].rstrip() + "…"  # "word…", not "word …"
     return f"{shown} ({whole} characters)" if length else shown
+
+
+def _whole_at(text: str, at: int) -> int:
+    """Where to cut ``text`` at or before ``at`` so that what is read as one stays whole: a
+    character shown as its code ("<U+202E>", whose "<" alone reads as one), a letter and
+    the marks on it ("é" cut to "e" is another letter)."""
+    code = text.rfind("<", max(at - 12, 0), at)
+    if code != -1 and text.startswith("<U+", code) and text.find(">", code) >= at:
+        at = code
+    while at > 1 and unicodedata.category(text[at]).startswith("M"):
+        at -= 1
+    return at
 
 
 #: The parts of a URL always shown whole: where it goes.

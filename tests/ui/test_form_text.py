@@ -11,6 +11,7 @@ from mcp_elicit.ui.form_text import (
     clean,
     constraints,
     default_text,
+    fit,
     label,
     option_about,
     option_lines,
@@ -363,3 +364,20 @@ def test_an_integer_field_with_fractional_bounds_is_said_and_checked_by_its_whol
         assert schema.validate({"n": 1}) == {"n": 1} and schema.validate({"n": 3}) == {"n": 3}
     if "exclusiveMinimum" not in bounds:  # the form still says what the server wrote
         assert schema.to_json()["properties"]["n"] == {"type": "integer", **bounds}
+
+
+@pytest.mark.parametrize(
+    ("at", "whole"),
+    [
+        ("\u202e", "<U+202E>"),  # a character shown as its code: "<…" read as a "<"
+        ("e\u0301", "e\u0301"),  # a letter and its accent: "e…" is another letter
+        ("\u0915\u093f", "\u0915\u093f"),  # Devanagari ki: its vowel sign is a mark
+    ],
+    ids=["code", "accent", "vowel sign"],
+)
+def test_a_cut_never_splits_what_is_read_as_one(at: str, whole: str) -> None:
+    for before in range(190, 200):
+        shown = fit("a" * before + at + "b" * 20, 200)
+        assert shown.endswith("…") and len(shown) <= 200
+        kept = shown[before:-1]
+        assert kept == "" or kept.startswith(whole), (before, kept)
