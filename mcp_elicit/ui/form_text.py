@@ -13,7 +13,8 @@ Rules:
   characters of a message or a description, ``TITLE_MAX`` of a title (a field's, a
   choice's) or a default, ``URL_MAX`` of a URL, with "…" and how long the whole is ending
   one cut short: a few megabytes of it would push everything else off the screen, and
-  drawing them takes seconds.
+  drawing them takes seconds. A cut keeps a letter with its marks; options cut short the
+  same show where they differ (``option_names``).
 * What a person types is read per kind of field. Text is kept exactly as typed, spaces
   around it included, but text with a lone surrogate (an invalid byte from the terminal,
   a page's ``"\\ud800"``) is refused: no JSON reply can carry it. The other kinds ignore
@@ -32,7 +33,8 @@ from __future__ import annotations
 
 import sys
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
@@ -55,6 +57,7 @@ __all__ = [
     "fit",
     "label",
     "option_about",
+    "option_names",
     "option_lines",
     "parse_answer",
     "position",
@@ -172,6 +175,41 @@ def label(spec: FieldSpec) -> str:
     return fit(spec.title or humanize(spec.name), TITLE_MAX, length=True)
 
 
+def option_names(options: Sequence[Option], empty: str = "") -> list[str]:
+    """What each option is called (its title, else its value; ``empty`` for ""), made inert
+    and within about ``TITLE_MAX`` characters, no two alike: titles cut short at the same
+    place show where they differ ("A seat… by the window…"), and any still alike (or alike
+    once made inert) are numbered ("Yes (choice 2)"): a person must tell them apart."""
+    whole = [(o.title if o.title is not None else o.value) or empty for o in options]
+    shown = [fit(text, TITLE_MAX, length=True) for text in whole]
+    alike: dict[str, list[int]] = {}
+    for n, text in enumerate(shown):
+        alike.setdefault(text, []).append(n)
+    for same in alike.values():
+        order = sorted(same, key=whole.__getitem__)  # the closest to each is beside it
+        for k, n in enumerate(order):
+            beside = [whole[m] for m in order[max(k - 1, 0) : k + 2] if m != n and whole[m] != whole[n]]
+            if beside and len(whole[n]) > TITLE_MAX:
+                shown[n] = _where_apart(whole[n], max(_common(whole[n], b) for b in beside))
+    times = Counter(shown)
+    return [f"{text} (choice {n})" if times[text] > 1 else text for n, text in enumerate(shown, 1)]
+
+
+def _common(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` begin with alike."""
+    apart = (n for n, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    return next(apart, min(len(a), len(b)))
+
+
+def _where_apart(text: str, at: int) -> str:
+    """``text`` cut short to its start and the part around character ``at``."""
+    head, room = TITLE_MAX // 4, TITLE_MAX // 2
+    start = max(at - room // 2, head)
+    part = " ".join(clean(text[start : start + room]).split())
+    tail = "…" if start + room < len(text) else ""
+    return f"{' '.join(clean(text[:head]).split())}… {part}{tail} ({len(text)} characters)"
+
+
 def _num(value: float) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return str(int(value))
@@ -278,27 +316,21 @@ def show_value(spec: FieldSpec, value: object) -> str:
     if isinstance(spec, Boolean) and isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(spec, Choice) and isinstance(value, str):
-        return _title_of(_by_value(spec.options), value)
+        return _names(spec).get(value) or fit(value, TITLE_MAX, length=True)
     if isinstance(spec, MultiChoice) and isinstance(value, list | tuple):
-        options = _by_value(spec.options)  # once per field: a list may tick every option
-        return ", ".join(_title_of(options, str(v)) for v in value) or "(none)"
+        names = _names(spec)  # once per field: a list may tick every option
+        return ", ".join(names.get(str(v)) or fit(str(v), TITLE_MAX, length=True) for v in value) or "(none)"
     if isinstance(value, float):
         return _num(value)
     return fit(str(value), TITLE_MAX, length=True)
 
 
-def _by_value(options: Sequence[Option]) -> dict[str, Option]:
-    """The options by value (the first of a value, if a value were given twice)."""
-    found: dict[str, Option] = {}
-    for option in options:
-        found.setdefault(option.value, option)
+def _names(spec: Choice | MultiChoice) -> dict[str, str]:
+    """What each option is called (``option_names``), by value (the first of a value)."""
+    found: dict[str, str] = {}
+    for option, name in zip(spec.options, option_names(spec.options), strict=True):
+        found.setdefault(option.value, name)
     return found
-
-
-def _title_of(options: Mapping[str, Option], value: str) -> str:
-    option = options.get(value)
-    shown = option.title if option is not None and option.title is not None else value
-    return fit(shown, TITLE_MAX, length=True)
 
 
 def default_text(spec: FieldSpec) -> str:

@@ -27,7 +27,7 @@ Rules:
   buttons for up to five options, else a select (radio buttons still when an option has a
   description, which a select cannot show); a group of checkboxes for a multi-choice. An
   option's description (made inert, on one line, capped: ``form_text.option_about``)
-  sits under its title, tied to its control by ``aria-describedby``. Each is labelled (a ``<label>``, or a ``<fieldset>``
+  sits under its title (no two alike, even cut short: ``form_text.option_names``), tied to its control by ``aria-describedby``. Each is labelled (a ``<label>``, or a ``<fieldset>``
   and ``<legend>`` for groups) and tied by ``aria-describedby`` to its description, hint
   and error slot. Defaults are pre-filled; required fields carry ``required`` and a mark.
   A field that looks like it asks for a secret (``forms.secrets.secret_in_field``; a
@@ -63,13 +63,21 @@ from mcp_elicit.forms import (
     Integer,
     MultiChoice,
     Number,
-    Option,
     String,
 )
 from mcp_elicit.forms.foreign import FieldExtras
 from mcp_elicit.forms.secrets import secret_in_field
 from mcp_elicit.ui import form_text
-from mcp_elicit.ui.form_text import clean, constraints, fit, label, option_about, parse_answer, show_value
+from mcp_elicit.ui.form_text import (
+    clean,
+    constraints,
+    fit,
+    label,
+    option_about,
+    option_names,
+    parse_answer,
+    show_value,
+)
 from mcp_elicit.ui.web_url import url_box
 
 __all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows"]
@@ -407,14 +415,15 @@ def _group(
 ) -> str:
     legend = f'<legend dir="auto">{_label(spec)}{_mark(spec, group=True)}</legend>'
     said = option_about(spec, extras)
+    names = option_names(spec.options, _EMPTY)  # no two alike, even cut short
     if isinstance(spec, Choice) and len(spec.options) > RADIO_LIMIT and not any(said):
         empty = "(no answer)" if not spec.required else "Choose one"
         options = [
             *([f'<option value="" data-none>{empty}</option>'] if spec.default is None else []),
             *(
                 f'<option value="{_value(o.value)}"{" selected" if o.value == spec.default else ""}>'
-                f"{_e(_named(o))}</option>"
-                for o in spec.options
+                f"{html.escape(name)}</option>"
+                for o, name in zip(spec.options, names, strict=True)
             ),
         ]
         return (
@@ -430,13 +439,13 @@ def _group(
     boxes = list(spec.options)
     if radio and not spec.required and spec.default is None:
         items.append(_option(fid, "none", "", "(no answer)", radio=True, checked=True, none=True))
-    for n, (option, text) in enumerate(zip(boxes, said, strict=True)):
+    for n, (option, name, text) in enumerate(zip(boxes, names, said, strict=True)):
         items.append(
             _option(
                 fid,
                 str(n),
                 option.value,
-                _named(option),
+                name,
                 radio=radio,
                 checked=option.value in chosen,
                 about=text,
@@ -460,13 +469,14 @@ def _option(
     about: str = "",
 ) -> str:
     """One radio button or checkbox; ``none``: the "(no answer)" one, told apart by its
-    mark, not its value (an option's value may be empty text); ``about``: its description,
-    already made inert (``option_about``), under its title."""
+    mark, not its value (an option's value may be empty text); ``title``, already made inert
+    (``option_names``); ``about``: its description, already made inert (``option_about``),
+    under its title."""
     kind = "radio" if radio else "checkbox"
     name = f' name="{fid}"' if radio else ""
     mark = (" checked" if checked else "") + (" data-none" if none else "")
     oid = f"{fid}-o{n}"
-    label_html = f'<label for="{oid}" dir="auto">{_e(title)}</label>'
+    label_html = f'<label for="{oid}" dir="auto">{html.escape(title)}</label>'
     if about:
         mark += f' aria-describedby="{oid}-desc"'
         label_html = (
@@ -477,13 +487,6 @@ def _option(
         f'<div class="option"><input type="{kind}" id="{oid}"{name} value="{_value(value)}"{mark}>'
         f"{label_html}</div>"
     )
-
-
-def _named(option: Option) -> str:
-    """What an option is called on the page: its title, else its value ("(empty text)" for
-    an untitled "", which would be a button without a name)."""
-    name = option.title if option.title is not None else option.value
-    return name if name else _EMPTY
 
 
 def _label(spec: FieldSpec) -> str:

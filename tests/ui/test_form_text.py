@@ -381,3 +381,9 @@ def test_a_cut_never_splits_what_is_read_as_one(at: str, whole: str) -> None:
         assert shown.endswith("…") and len(shown) <= 200
         kept = shown[before:-1]
         assert kept == "" or kept.startswith(whole), (before, kept)
+
+
+def test_options_alike_are_told_apart_in_the_review() -> None:
+    # Two options titled the same (another server's form) read the same in the review.
+    seat = Choice({"a": "Yes", "b": "Yes", "c": "No"}, title="Seat")
+    assert [show_value(seat, v) for v in "abc"] == ["Yes (choice 1)", "Yes (choice 2)", "No"]

@@ -187,3 +187,30 @@ async def test_right_to_left_server_text_reads_right_to_left(new_page: NewPage) 
         await page.click("#send")
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept(name="زيد", city="ry", size="s1", extras=[], ok=True)]
+
+
+#: Two seats whose titles differ only past what a title shows (``form_text.TITLE_MAX``).
+_ROW = "A seat in the middle of row twelve, " * 8
+SEATS = {"w": _ROW + "by the window", "d": _ROW + "near the door"}  # as long
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["radio buttons", "a select"])
+async def test_choices_cut_short_still_read_apart(new_page: NewPage, many: bool) -> None:
+    """Titles cut at the same place read the same ("A seat in… (301 characters)" twice): a
+    person could not tell which button was which. The part where they differ is shown."""
+    options = {**SEATS, **({f"x{n}": f"Seat {n}" for n in range(5)} if many else {})}
+    async with open_round([form_request(Form(seat=Choice(options, title="Seat")))]) as opened:
+        page = await show(new_page, opened)
+        if many:
+            names = await page.locator("#q0-f0-input option").all_text_contents()
+        else:
+            names = await page.locator("#q0-f0 label").all_text_contents()
+        shown = [name for name in names if name.startswith("A seat")]
+        assert len(shown) == 2 and shown[0] != shown[1], shown
+        assert "window" in shown[0] and "door" in shown[1], shown
+        if many:
+            await page.select_option("#q0-f0-input", "d")
+        else:
+            await page.get_by_role("radio", name=shown[1]).check()
+        await page.click("#review")
+        await expect(page.locator("#review-list dd").first).to_have_text(shown[1])
