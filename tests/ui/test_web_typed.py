@@ -246,3 +246,47 @@ async def test_a_draft_that_no_longer_fits_is_not_brought_back_stale(new_page: N
         await review_and_send(page)
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept(guests=8, diet=[], ok=True)]
+
+
+@pytest.mark.parametrize(
+    ("locale", "typed"),
+    [
+        ("fr-FR", "1\u202f000"),
+        ("fr-FR", "1 000,5"),
+        ("de-CH", "1’000"),
+        ("ar-EG", "\u0661\u066c\u0660\u0660\u0660"),
+    ],
+    ids=["narrow no-break space", "space", "apostrophe", "arabic"],
+)
+async def test_digits_grouped_as_the_language_writes_them_are_refused_saying_why(
+    new_page: NewPage, locale: str, typed: str
+) -> None:
+    """A French "1 000" (digits grouped by a narrow no-break space, as the browser itself
+    writes a thousand) was refused as "Guests must be a number": it is one. The page says
+    what to change, as it does for a thousands separator that reads two ways."""
+    async with open_round([form_request(PRICES)]) as opened:
+        page = await show(new_page, opened, locale=locale)
+        mark = await page.evaluate("new Intl.NumberFormat().formatToParts(1.5)[1].value")
+        await page.locator("#q0-f0-input").fill("3")
+        await page.locator("#q0-f1-input").fill(typed)
+        await page.click("#review")
+        await expect(page.locator("#q0-f1-error")).to_have_text(
+            f"Guests: “{typed}” has a separator between its digits; write the number without "
+            f"thousands separators and with “{mark}” before any decimals, like 1000 or 2{mark}5"
+        )
+        await page.locator("#q0-f1-input").fill("1000")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(budget=3, guests=1000, tip=0.5)]
+
+
+async def test_a_minus_sign_is_read_as_one(new_page: NewPage) -> None:
+    """The minus sign (U+2212), as Swedish or Norwegian numbers are written (and copied),
+    was refused as "must be a number"."""
+    form = Form(change=Integer(title="Change"))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened, locale="sv-SE")
+        await page.locator("#q0-f0-input").fill("\u22125")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(change=-5)]

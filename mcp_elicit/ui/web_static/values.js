@@ -72,17 +72,18 @@ window.mcpElicitValues = (() => {
   // others ("1.000" is a thousand in Germany, one in Britain). Never guessed at.
   const OTHER = DECIMAL === "," ? "." : ",";
 
+  // Digits grouped as a language writes them: "1 000" in French (a narrow no-break space),
+  // "1’000" in Swiss German, "١٬٠٠٠" in Arabic. One number, but no form reads it so.
+  const GROUPED = /\p{Nd}[\s'’\u066c]\p{Nd}/u;
+
   // What a number typed goes to the answer server as ({text}: the form's own way of writing
-  // it, a point before any decimals), or why it is not sent ({problem}).
+  // it, a point before any decimals), or why it is not sent ({problem}). A minus sign
+  // (U+2212, as Swedish writes one) is a minus.
   function readNumber(typed) {
-    const text = typed.trim();
-    if (text.includes(OTHER)) {
-      return {
-        problem:
-          `“${text}” reads two ways; write the number without thousands separators and with ` +
-          `“${DECIMAL}” before any decimals, like 1000 or 2${DECIMAL}5`,
-      };
-    }
+    const text = typed.trim().replace(/^\u2212/, "-");
+    const write = `write the number without thousands separators and with “${DECIMAL}” before any decimals, like 1000 or 2${DECIMAL}5`;
+    if (text.includes(OTHER)) return { problem: `“${text}” reads two ways; ${write}` };
+    if (GROUPED.test(text)) return { problem: `“${text}” has a separator between its digits; ${write}` };
     return { text: DECIMAL === "." ? text : text.split(DECIMAL).join(".") };
   }
 
