@@ -175,11 +175,11 @@ def label(spec: FieldSpec) -> str:
     return fit(spec.title or humanize(spec.name), TITLE_MAX, length=True)
 
 
-def option_names(options: Sequence[Option], empty: str = "") -> list[str]:
-    """What each option is called (its title, else its value; ``empty`` for ""), made inert
-    and within about ``TITLE_MAX`` characters, no two alike: titles cut short at the same
-    place show where they differ ("A seat… by the window…"), and any still alike (or alike
-    once made inert) are numbered ("Yes (choice 2)"): a person must tell them apart."""
+def option_names(options: Sequence[Option], empty: str = "", *, number: bool = True) -> list[str]:
+    """What each option is called (its title, else its value; ``empty`` for ""), made inert,
+    within about ``TITLE_MAX`` characters: titles cut short alike show where they differ
+    ("A seat… by the window…"); any still alike (or alike once made inert) are numbered
+    ("Yes (choice 2)") when ``number``. A person must tell them apart."""
     whole = [(o.title if o.title is not None else o.value) or empty for o in options]
     shown = [fit(text, TITLE_MAX, length=True) for text in whole]
     alike: dict[str, list[int]] = {}
@@ -192,7 +192,7 @@ def option_names(options: Sequence[Option], empty: str = "") -> list[str]:
             if beside and len(whole[n]) > TITLE_MAX:
                 shown[n] = _where_apart(whole[n], max(_common(whole[n], b) for b in beside))
     times = Counter(shown)
-    return [f"{text} (choice {n})" if times[text] > 1 else text for n, text in enumerate(shown, 1)]
+    return [f"{text} (choice {n})" if number and times[text] > 1 else text for n, text in enumerate(shown, 1)]
 
 
 def _common(a: str, b: str) -> int:
@@ -216,15 +216,12 @@ def _num(value: float) -> str:
     return str(value)
 
 
-def _option(option: Option) -> str:
-    """An option as listed: its title and value, once ("Yes (a)", which reading another
-    server's form made of two options titled "Yes", is not followed by "(a)" again)."""
-    value = fit(option.value, TITLE_MAX, length=True)
-    if option.title is None:
-        return value
-    if option.title.endswith(f" ({option.value})"):
-        return fit(option.title, TITLE_MAX, length=True)
-    return f"{fit(option.title, TITLE_MAX, length=True)} ({value})"
+def _option(option: Option, name: str) -> str:
+    """An option as listed: its ``name`` (``option_names``) and value, once ("Yes (a)"; a
+    title already ending in " (a)", as two options titled "Yes" read, is not followed by it)."""
+    if option.title is None or option.title.endswith(f" ({option.value})"):
+        return name
+    return f"{name} ({fit(option.value, TITLE_MAX, length=True)})"
 
 
 def constraints(spec: FieldSpec, extras: FieldExtras = NO_EXTRAS) -> list[str]:
@@ -293,7 +290,10 @@ def option_lines(spec: FieldSpec) -> list[str]:
     """The numbered choices of a choice field (empty for other kinds)."""
     if not isinstance(spec, Choice | MultiChoice):
         return []
-    return [f"{i}. {_option(option)}" for i, option in enumerate(spec.options, 1)]
+    names = option_names(spec.options, number=False)  # the lines are numbered
+    return [
+        f"{i}. {_option(o, name)}" for i, (o, name) in enumerate(zip(spec.options, names, strict=True), 1)
+    ]
 
 
 def option_about(spec: FieldSpec, extras: FieldExtras = NO_EXTRAS) -> list[str]:

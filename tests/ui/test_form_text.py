@@ -387,3 +387,13 @@ def test_options_alike_are_told_apart_in_the_review() -> None:
     # Two options titled the same (another server's form) read the same in the review.
     seat = Choice({"a": "Yes", "b": "Yes", "c": "No"}, title="Seat")
     assert [show_value(seat, v) for v in "abc"] == ["Yes (choice 1)", "Yes (choice 2)", "No"]
+
+
+def test_options_listed_cut_short_alike_show_where_they_differ() -> None:
+    # Two long values differing only at their ends were listed "1. seat-in-the-…
+    # (275 characters)" and "2. seat-in-the-… (276 characters)" in the terminal.
+    row = "seat-in-the-middle-of-row-twelve-" * 8
+    lines = option_lines(Choice([row + "by-the-window", row + "near-the-door"]))
+    assert "by-the-window" in lines[0] and "near-the-door" in lines[1], lines
+    titled = option_lines(Choice({"w": row + "by-the-window", "d": row + "near-the-door"}))
+    assert "by-the-window" in titled[0] and titled[0].endswith("(w)"), titled
