@@ -259,12 +259,21 @@ def _refuse(name: str) -> Callable[..., NoReturn]:
     return refuse
 
 
+def awaited_methods(cls: type) -> tuple[str, ...]:
+    """The public methods of ``cls`` that must be awaited, its bases' (mixins) included: each
+    judged as the class resolves it (a base's method redefined is judged as redefined)."""
+    members: dict[str, Any] = {}
+    for base in reversed(cls.__mro__[:-1]):  # every class but object, the nearest last
+        members.update(vars(base))
+    return tuple(
+        name
+        for name, member in members.items()
+        if not name.startswith("_") and inspect.isfunction(member) and _awaited(name, member)
+    )
+
+
 #: The ``Context`` methods a plain function cannot use.
-AWAITED: Final = tuple(
-    name
-    for name, member in vars(Context).items()
-    if not name.startswith("_") and inspect.isfunction(member) and _awaited(name, member)
-)
+AWAITED: Final = awaited_methods(Context)
 for _name in AWAITED:
     setattr(ThreadContext, _name, _refuse(_name))
 

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from mcp_elicit import Context, Form, Server, String
-from mcp_elicit.server.threads import AWAITED
+from mcp_elicit.server.questions import Question
+from mcp_elicit.server.threads import AWAITED, ThreadContext, awaited_methods
 
 from support.memory import MemoryClient
 from support.sync_handlers import text
@@ -103,7 +104,44 @@ def test_every_context_method_that_must_be_awaited_is_refused_in_a_thread() -> N
         "elicit", "elicit_url", "require_url", "sample", "list_roots", "gather", "secret", "connect",
         "start_task", "pause", "close_stream", "report_progress", "log", "debug", "info", "warning", "error",
     }  # fmt: skip
-    for name, member in vars(Context).items():
-        if inspect.iscoroutinefunction(member) and not name.startswith("_"):
-            assert name in AWAITED
+    public_coroutines = {
+        name
+        for cls in Context.__mro__[:-1]  # every base but object: the mixins too
+        for name, member in vars(cls).items()
+        if inspect.iscoroutinefunction(member) and not name.startswith("_")
+    }
+    assert public_coroutines <= set(AWAITED)
+    for name in AWAITED:
+        assert getattr(ThreadContext, name).__qualname__ == name  # the refusal, not the method
     assert not {"remember", "slot", "can_elicit", "can_sample", "can_list_roots"} & set(AWAITED)
+
+
+class _Mixin:
+    async def fetch(self) -> str:
+        return "fetched"
+
+    def ask_later(self) -> Question[str]:
+        raise NotImplementedError
+
+    def read(self) -> str:
+        return "read"
+
+    async def _private(self) -> None:
+        return None
+
+
+class _Overrides(_Mixin):
+    def fetch(self) -> str:  # type: ignore[override]  # no longer awaited here
+        return "fetched at once"
+
+
+class _Built(_Mixin):
+    async def ask(self) -> str:
+        return "asked"
+
+
+def test_a_method_that_must_be_awaited_is_found_on_a_base_too() -> None:
+    """A mixin of ``Context`` adding an ``async def`` gets it refused in a thread as well,
+    and what the class itself redefines is judged as it redefines it."""
+    assert set(awaited_methods(_Built)) == {"ask", "fetch", "ask_later"}
+    assert set(awaited_methods(_Overrides)) == {"ask_later"}
