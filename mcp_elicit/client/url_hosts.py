@@ -6,7 +6,10 @@ that mix scripts, loopback, and the registrable domain (the Public Suffix List, 
 
 Rules: what cannot be read as a host a browser would go to raises ``Refused`` (with the
 ``UrlWarning`` a person is shown); what reads, but should be said, comes back as
-warnings. Nothing is fetched.
+warnings. Nothing is fetched. A name DNS cannot hold (a label over 63 characters, the
+whole over 253, counted as DNS has them: an international name in punycode, a trailing
+dot left out) is refused: no browser can reach such a site, so there is nothing for a
+person to consent to, and the server that sent it has to send another.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 from urllib.parse import unquote
+
+from mcp_elicit.wire.headers import shown
 
 if TYPE_CHECKING:
     from publicsuffixlist import PublicSuffixList
@@ -48,6 +53,9 @@ _NOT_IN_HOST: Final = frozenset(":<>[]^|%@/\\?#")
 _MAX_HOST: Final = 1024
 #: The same, written with %-escapes (up to four UTF-8 bytes of three characters each).
 _MAX_HOST_ESCAPED: Final = 12 * _MAX_HOST
+#: The longest label and name DNS holds (RFC 1035), in ASCII characters, no trailing dot.
+_MAX_LABEL: Final = 63
+_MAX_NAME: Final = 253
 #: Script sets that may share one label (Unicode TS 39, "highly restrictive").
 _SCRIPT_SETS: Final = (
     frozenset({"Latin", "Han", "Hiragana", "Katakana"}),
@@ -128,8 +136,8 @@ def read_host(
             address = ipaddress.IPv6Address(text[1:-1])
         except ValueError:
             raise Refused("malformed", f"The address has an invalid IPv6 host ({text}).") from None
-        shown = f"[{_as_browsers_write(address)}]"
-        return shown, shown, True, None, []
+        written = f"[{_as_browsers_write(address)}]"
+        return written, written, True, None, []
     warnings: list[UrlWarning] = []
     if len(text) > _MAX_HOST_ESCAPED:  # too long even if every character were %-escaped
         raise _too_long(text)
@@ -161,6 +169,8 @@ def read_host(
             if index == len(labels) - 1 and index > 0:  # a trailing dot: "example.com."
                 continue
             raise Refused("malformed", f"The host {text} has an empty label.")
+        if label.isascii() and len(label) > _MAX_LABEL:
+            raise _not_in_dns(text, _part(label), len(label), "63 between two dots")
         try:
             if label.isascii():
                 ascii_label = label
@@ -175,6 +185,9 @@ def read_host(
                 ascii_label = _to_ascii(label)
                 unicode_label = _to_unicode(ascii_label)
         except UnicodeError:  # idna.IDNAError is one
+            length = _dns_length(label)
+            if length > _MAX_LABEL:
+                raise _not_in_dns(text, _part(label), length, "63 between two dots") from None
             raise Refused(
                 "malformed", f"The host {text} is not a valid internationalised name (label {label!r})."
             ) from None
@@ -186,6 +199,8 @@ def read_host(
         return _ip_host(ipv4, text, decoded, warnings)
     host = ".".join(unicode_labels)
     ascii_host = ".".join(ascii_labels)
+    if len(ascii_host) > _MAX_NAME:
+        raise _not_in_dns(text, "it", len(ascii_host), "253 in all")
     if had_punycode and host != ascii_host:
         warnings.append(
             UrlWarning(
@@ -259,6 +274,32 @@ def _too_long(text: str) -> Refused:
         f"The host is {len(text)} characters long, longer than any site name can be (DNS names "
         "hold at most 253); a browser would not find it.",
     )
+
+
+def _not_in_dns(host: str, what: str, length: int, limit: str) -> Refused:
+    return Refused(
+        "malformed",
+        f"The host {shown(host)} is no name a site can have: {what} is {length} characters long as "
+        f"DNS has it, and DNS allows at most {limit}, so a browser would not find it. The address "
+        "is wrong: ask whoever runs the server for a working one.",
+    )
+
+
+def _part(label: str) -> str:
+    """A label as ``_not_in_dns`` names it: its start, since its length is said next."""
+    return f"its part {label[:20] + '...' if len(label) > 24 else label!r}"
+
+
+def _dns_length(label: str) -> int:
+    """How long a non-ASCII ``label`` is as DNS would have it (its punycode form), when the
+    name mapping takes it (0 when it does not: then it is not a name at all)."""
+    import idna
+
+    try:
+        mapped = idna.uts46_remap(label, std3_rules=False, transitional=False)
+    except UnicodeError:
+        return 0
+    return len(mapped) if mapped.isascii() else len("xn--") + len(mapped.encode("punycode"))
 
 
 def _to_ascii(label: str) -> str:

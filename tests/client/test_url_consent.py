@@ -368,3 +368,48 @@ def test_what_int_reads_but_no_ipv4_number_is_is_not_an_ip(
         assert verdict.refused and verdict.codes == (code,)
     else:
         assert verdict.host == host
+
+
+_LABEL_63_PUNY = "\u00e4" * 57  # to DNS: xn--4ca + 56 a, 63 characters
+_NAME_253 = ".".join(["a" * 63] * 3) + "." + "a" * 61
+
+
+@pytest.mark.parametrize(
+    "host",
+    [
+        "a" * 63 + ".example",
+        _NAME_253,
+        _NAME_253 + ".",  # the trailing dot is not counted
+        _LABEL_63_PUNY + ".example",
+        "xn--4ca" + "a" * 56 + ".example",  # the same, written in punycode
+        ".".join([_LABEL_63_PUNY] * 3) + "." + "a" * 61,  # 253 to DNS, 235 as written
+    ],
+)
+def test_a_name_dns_can_hold_is_read(host: str) -> None:
+    verdict = judge_url(f"https://{host}/")
+    assert not verdict.refused, verdict.warnings
+    assert len(verdict.ascii_host) <= 253
+
+
+@pytest.mark.parametrize(
+    ("host", "length", "limit"),
+    [
+        ("a" * 64 + ".example", 64, "63 between two dots"),
+        ("login." + "B" * 64 + ".example", 64, "63 between two dots"),
+        ("\u00e4" * 58 + ".example", 64, "63 between two dots"),  # xn--4ca + 57 a
+        ("xn--4ca" + "a" * 57 + ".example", 64, "63 between two dots"),
+        (_NAME_253 + "a", 254, "253 in all"),
+        (_NAME_253 + "a.", 254, "253 in all"),
+        (".".join([_LABEL_63_PUNY] * 3) + "." + "a" * 62, 254, "253 in all"),  # 236 as written
+    ],
+)
+def test_a_name_longer_than_dns_allows_is_refused(host: str, length: int, limit: str) -> None:
+    """No browser can find such a site: a label over 63 characters or a name over 253, as
+    DNS has them (an international name counted in punycode)."""
+    verdict = judge_url(f"https://{host}/login")
+    assert verdict.refused
+    assert verdict.codes == ("malformed",)
+    text = verdict.warnings[0].text
+    assert f"is {length} characters long as DNS has it" in text
+    assert f"DNS allows at most {limit}" in text
+    assert "ask whoever runs the server" in text
