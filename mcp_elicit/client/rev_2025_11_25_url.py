@@ -13,7 +13,13 @@ Rules:
   ``RoundLimits.max_requests``, an entry not in URL mode, or one without its
   ``elicitationId`` (the name its completion notice gives), or two under one
   ``elicitationId`` (one notice would finish both), is a ``ProtocolViolation`` naming it,
-  and none of them is shown. A client that does not take URL mode gets the error as it is.
+  and none of them is shown. A session that did not declare URL mode, or whose answerer
+  does not take it, gets the error as it is (``URLElicitationRequired``), unread.
+* At a revision without URL mode (2025-06-18, 2025-03-26: ``declared.defined_modes``),
+  whatever ``initialize`` declared for the revision it offered, -32042 means nothing the
+  client can follow: it is the server's error, raised as a plain ``ProtocolError`` with
+  the server's code, message and data, not as a URL elicitation (whose steps a user
+  interface would offer to open). No URL is shown and the request is not sent again.
   So is a URL the client refuses (``client.url_consent``): that one alone is put to the
   client's refusal (``Inputs.elicit`` declines it, telling the answerer), none of the
   others is shown, and the request ends with the error, saying the URL was refused.
@@ -39,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_elicit.client.connection import Connection
+from mcp_elicit.client.declared import declared_modes, defined_modes
 from mcp_elicit.client.interrupts import Interrupt, carrying, reraise
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
@@ -100,6 +107,11 @@ async def url_required(
     """Put the URLs of ``error`` (a -32042 answering ``origin``) to the person, and return
     once every one they accepted is complete: the request may then be sent again. A URL
     declined ends the request with the error; a malformed error is raised as it is."""
+    revision = questions.session.revision
+    if "url" not in defined_modes(revision):
+        raise _servers_own(error)
+    if "url" not in declared_modes(questions.session.declared, revision) & conn.inputs.modes:
+        raise ProtocolError.from_error(error)
     data = error.get("data")
     raw = data.get("elicitations") if isinstance(data, Mapping) else None
     if not isinstance(raw, list) or not raw:
@@ -119,8 +131,6 @@ async def url_required(
         )
         for i, entry in enumerate(raw)
     ]
-    if "url" not in conn.inputs.modes:
-        raise ProtocolError.from_error(error)
     for request in requests:  # all checked before the person sees any
         if request.mode != "url":
             raise ProtocolViolation(f"{request.describe()}: -32042 may only carry URL-mode elicitations")
@@ -146,6 +156,13 @@ async def url_required(
             "withdrawn from the person"
         ),
     )
+
+
+def _servers_own(error: Mapping[str, Any]) -> ProtocolError:
+    """``error`` as a code its revision does not define: the server's, as it sent it."""
+    own = ProtocolError(str(error.get("message", "")), error.get("data"))
+    own.code = -32042  # type: ignore[misc]  # as from_error keeps a code it does not know
+    return own
 
 
 async def _steps(

@@ -7,7 +7,8 @@ after ``notifications/initialized`` with ``"at": "initialized"``). The call's re
 text content holding every response the client sent to the server's requests, in order,
 once there are ``expect`` of them (default: one per request in ``ask``), or after
 ``wait`` seconds (default 8). ``init`` overrides fields of its ``InitializeResult`` (its
-``protocolVersion``). Each line received is echoed to stderr.
+``protocolVersion``). With ``call_error``, ``tools/call`` is answered with that JSON-RPC
+``error`` at once, and nothing is asked. Each line received is echoed to stderr.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ def main() -> None:
         elif message["method"] == "notifications/initialized":
             if PLAN.get("at") == "initialized":
                 threading.Thread(target=ask, daemon=True).start()
+        elif message["method"] == "tools/call" and "call_error" in PLAN:
+            send({"jsonrpc": "2.0", "id": message["id"], "error": PLAN["call_error"]})
         elif message["method"] == "tools/call":
             call = message
             threading.Thread(target=later, daemon=True).start()
