@@ -1,20 +1,11 @@
-"""Forms as text: labels, constraints, defaults, typed answers read back into values, and
-server text made safe to print. No terminal library: any text interface can use it.
+"""Forms as text: labels, constraints, defaults, and typed answers read back into values, on
+server text made safe to print (``server_text``). No terminal library: any text interface can use it.
 
 Rules:
 
-* Everything a server wrote (messages, titles, descriptions, option titles and
-  descriptions, URLs) goes through ``clean`` before it reaches a terminal: control
-  characters (ESC starts terminal commands), invisible and bidirectional-formatting characters are shown as ``\\x1b`` /
-  ``<U+202E>`` instead of acting, as are combining marks past five in a row (stacked by
-  the hundred, they cover the lines around them). Single-line texts (titles) also lose
-  their newlines.
-* Everything a server wrote is also shown bounded (``fit``): at most ``SAID_MAX``
-  characters of a message or a description, ``TITLE_MAX`` of a title (a field's, a
-  choice's) or a default, ``URL_MAX`` of a URL, with "…" and how long the whole is ending
-  one cut short: a few megabytes of it would push everything else off the screen, and
-  drawing them takes seconds. A cut keeps a letter with its marks; options cut short the
-  same show where they differ (``option_names``).
+* Everything a server wrote is made inert (``clean``) and bounded (``fit``) first:
+  ``server_text``'s rules (re-exported here). Options cut short the same show where they
+  differ (``option_names``).
 * What a person types is read per kind of field. Text is kept exactly as typed, spaces
   around it included, but text with a lone surrogate (an invalid byte from the terminal,
   a page's ``"\\ud800"``) is refused: no JSON reply can carry it. The other kinds ignore
@@ -32,21 +23,30 @@ Rules:
 from __future__ import annotations
 
 import sys
-import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
-from mcp_elicit.client.url_consent import PartRole, UrlVerdict
 from mcp_elicit.core.client_inputs import unsendable_character
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, Option, String
 from mcp_elicit.forms.fields import SAFE_INTEGER, humanize
 from mcp_elicit.forms.foreign import NO_EXTRAS, FieldExtras
 from mcp_elicit.forms.validate import Invalid, compile_field
+from mcp_elicit.ui.server_text import (
+    OPTION_ABOUT_MAX,
+    SAID_LINES,
+    SAID_MAX,
+    TITLE_MAX,
+    URL_MAX,
+    clean,
+    fit,
+    url_shown,
+)
 
 __all__ = [
     "OPTION_ABOUT_MAX",
+    "SAID_LINES",
     "SAID_MAX",
     "TITLE_MAX",
     "URL_MAX",
@@ -69,22 +69,6 @@ __all__ = [
 #: Typed for a multi-choice: none of the options (unless an option is called that).
 NONE_TYPED: Final = "-"
 _LARGEST_FLOAT: Final = sys.float_info.max
-#: Combining marks in a row shown as they are (a letter with an accent and a tone, a
-#: Tibetan stack, a keycap emoji); more are shown by code: hundreds stacked on one letter
-#: paint over the lines above and below it, in a browser over the address shown.
-_MAX_MARKS: Final = 5
-#: The most characters of an option's description shown: one is read beside its option
-#: (a server's essay under every option would push the others off the screen).
-OPTION_ABOUT_MAX: Final = 200
-#: The most characters shown of a server's message (a question's, an error's, a URL step's)
-#: or a description: a megabyte of it would push everything else off the screen.
-SAID_MAX: Final = 1000
-#: The most lines shown of a server's message (each at most ``SAID_MAX`` characters).
-SAID_LINES: Final = 40
-#: The most characters shown of a title (a field's, a choice's, a server's) or a value.
-TITLE_MAX: Final = 200
-#: The most characters shown of a URL a server sent, its host aside (always whole).
-URL_MAX: Final = 2048
 _TRUE: Final = frozenset({"y", "yes", "true", "1", "on"})
 _FALSE: Final = frozenset({"n", "no", "false", "0", "off"})
 _FORMAT_HINTS: Final = {
@@ -93,81 +77,6 @@ _FORMAT_HINTS: Final = {
     "date": "a date, YYYY-MM-DD",
     "date-time": "a date and time with a time zone, like 2026-12-31T18:30:00Z",
 }
-
-
-def clean(text: str, *, multiline: bool = False) -> str:
-    """``text`` with every character that could act on a terminal shown instead."""
-    out: list[str] = []
-    marks = 0  # combining marks in a row so far
-    for ch in text:
-        category = unicodedata.category(ch)
-        marks = marks + 1 if category in ("Mn", "Me") else 0
-        if ch == "\n" and multiline:
-            out.append(ch)
-        elif ch == "\t":
-            out.append("    " if multiline else " ")
-        elif ch in "\n\r":
-            out.append(" ")
-        elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>")
-        elif marks > _MAX_MARKS:
-            out.append(f"<U+{ord(ch):04X}>")
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def fit(text: str, width: int, *, length: bool = False, multiline: bool = False) -> str:
-    """``text``, a server's, made inert (``clean``), at most ``width`` characters: "…" ends
-    one cut short, then, when ``length``, how long the whole is. On one line, spaces
-    collapsed; or, when ``multiline``, with its lines and spaces, at most ``SAID_LINES``
-    lines of it. Only what can be shown of it is cleaned (a few megabytes would take
-    seconds)."""
-    whole = len(text)
-    text = text[: width * 4]  # more than is shown, spaces collapsed or characters written as codes
-    if multiline:
-        lines = clean(text, multiline=True).rstrip().split("\n")
-        shown = "\n".join(lines[:SAID_LINES])
-        cut = len(lines) > SAID_LINES
-    else:
-        shown = " ".join(clean(text).split())
-        cut = False
-    if len(shown) <= width and len(text) == whole and not cut:
-        return shown
-    shown = shown[: _whole_at(shown, max(width - 1, 1))].rstrip() + "…"  # "word…", not "word …"
-    return f"{shown} ({whole} characters)" if length else shown
-
-
-def _whole_at(text: str, at: int) -> int:
-    """Where to cut ``text`` at or before ``at`` so that what is read as one stays whole: a
-    character shown as its code ("<U+202E>", whose "<" alone reads as one), a letter and
-    the marks on it ("é" cut to "e" is another letter)."""
-    code = text.rfind("<", max(at - 12, 0), at)
-    if code != -1 and text.startswith("<U+", code) and text.find(">", code) >= at:
-        at = code
-    while at > 1 and unicodedata.category(text[at]).startswith("M"):
-        at -= 1
-    return at
-
-
-#: The parts of a URL always shown whole: where it goes.
-_WHOLE: Final = frozenset({"host", "domain", "port"})
-
-
-def url_shown(verdict: UrlVerdict) -> tuple[list[tuple[PartRole, str]], str]:
-    """The parts of a URL as shown, made inert (``clean``), each with its role: the host
-    and port whole, what is not (the scheme, a user-info, the path) within ``URL_MAX``
-    characters in all; and what ends one cut short ("… (N characters)", else "")."""
-    room = URL_MAX - sum(len(p.text) for p in verdict.parts if p.role in _WHOLE)
-    shown: list[tuple[PartRole, str]] = []
-    for part in verdict.parts:
-        text = part.text
-        if part.role not in _WHOLE:
-            text, room = text[: max(room, 0)], room - len(text)
-        if text:
-            shown.append((part.role, clean(text)))
-    return shown, f"… ({len(verdict.url)} characters)" if room < 0 else ""
 
 
 def label(spec: FieldSpec) -> str:

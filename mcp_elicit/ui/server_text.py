@@ -1,0 +1,155 @@
+"""Server text made safe to print, and bounded. No terminal library: any text interface can
+use it (``form_text`` builds forms as text on it).
+
+Rules:
+
+* Everything a server wrote (messages, titles, descriptions, option titles and
+  descriptions, URLs) goes through ``clean`` before it reaches a terminal: control
+  characters (ESC starts terminal commands), invisible and bidirectional-formatting
+  characters are shown as ``\\x1b`` / ``<U+202E>`` instead of acting, as are combining
+  marks past five in a row (stacked by the hundred, they cover the lines around them).
+  Single-line texts (titles) also lose their newlines.
+* Everything a server wrote is also shown bounded (``fit``): at most ``SAID_MAX``
+  characters of a message or a description, ``TITLE_MAX`` of a title (a field's, a
+  choice's) or a default, ``URL_MAX`` of a URL, with "…" and how long the whole is ending
+  one cut short: a few megabytes of it would push everything else off the screen, and
+  drawing them takes seconds. Only what can be shown is read: spaces collapsed on one
+  line, however many of them, never hide the text after them.
+* A cut falls between whole shown units: a character shown as its code (``\\x1b``,
+  ``<U+202E>``), a letter and the marks on it ("é" cut to "e" is another letter). A
+  backslash or a "<" the server wrote is a character like any other.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final
+
+from mcp_elicit.client.url_consent import PartRole, UrlVerdict
+
+__all__ = ["OPTION_ABOUT_MAX", "SAID_LINES", "SAID_MAX", "TITLE_MAX", "URL_MAX", "clean", "fit", "url_shown"]
+
+#: Combining marks in a row shown as they are (a letter with an accent and a tone, a
+#: Tibetan stack, a keycap emoji); more are shown by code: hundreds stacked on one letter
+#: paint over the lines above and below it, in a browser over the address shown.
+_MAX_MARKS: Final = 5
+#: The most characters of an option's description shown: one is read beside its option
+#: (a server's essay under every option would push the others off the screen).
+OPTION_ABOUT_MAX: Final = 200
+#: The most characters shown of a server's message (a question's, an error's, a URL step's)
+#: or a description: a megabyte of it would push everything else off the screen.
+SAID_MAX: Final = 1000
+#: The most lines shown of a server's message (each at most ``SAID_MAX`` characters).
+SAID_LINES: Final = 40
+#: The most characters shown of a title (a field's, a choice's, a server's) or a value.
+TITLE_MAX: Final = 200
+#: The most characters shown of a URL a server sent, its host aside (always whole).
+URL_MAX: Final = 2048
+#: What ``clean`` leaves as a space on one line (tab, line breaks, Unicode's spaces):
+#: a run of it is one space. Other white space (``\x1c``, ``\x85``) is shown by its code.
+_BLANK: Final = re.compile("[\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
+_NOT_BLANK: Final = re.compile("[^\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def _units(text: str, *, multiline: bool = False) -> list[str]:
+    """``text`` as shown by ``clean``, in the pieces read as one: a character, a character's
+    code, a letter with the marks on it."""
+    out: list[str] = []
+    marks = 0  # combining marks in a row so far
+    for ch in text:
+        category = unicodedata.category(ch)
+        marks = marks + 1 if category in ("Mn", "Me") else 0
+        if ch == "\n" and multiline:
+            out.append(ch)
+        elif ch == "\t":
+            out.append("    " if multiline else " ")
+        elif ch in "\n\r":
+            out.append(" ")
+        elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>")
+        elif marks > _MAX_MARKS:
+            out.append(f"<U+{ord(ch):04X}>")
+        elif category.startswith("M") and out:
+            out[-1] += ch  # on its letter
+        else:
+            out.append(ch)
+    return out
+
+
+def clean(text: str, *, multiline: bool = False) -> str:
+    """``text`` with every character that could act on a terminal shown instead."""
+    return "".join(_units(text, multiline=multiline))
+
+
+def _words(text: str, most: int) -> tuple[str, bool]:
+    """The start of ``text`` on one line, its runs of spaces one space, at least ``most``
+    characters of it when it has them; and whether more than that follows. Reads no
+    further than that, however many spaces come first."""
+    out: list[str] = []
+    size = -1  # the spaces between the words
+    at = 0
+    while size < most:
+        start = _NOT_BLANK.search(text, at)
+        if start is None:
+            return " ".join(out), False
+        begin = start.start()
+        room = most - size
+        stop = _BLANK.search(text, begin, begin + room)
+        at = stop.start() if stop is not None else min(begin + room, len(text))
+        out.append(text[begin:at])
+        size += at - begin + 1
+    return " ".join(out), _NOT_BLANK.search(text, at) is not None
+
+
+def fit(text: str, width: int, *, length: bool = False, multiline: bool = False) -> str:
+    """``text``, a server's, made inert (``clean``), at most ``width`` characters: "…" ends
+    one cut short, then, when ``length``, how long the whole is. On one line, spaces
+    collapsed; or, when ``multiline``, with its lines and spaces, at most ``SAID_LINES``
+    lines of it. Only what can be shown of it is cleaned (a few megabytes would take
+    seconds)."""
+    whole = len(text)
+    if multiline:
+        head = text[: width * 4]  # more than is shown, characters written as codes
+        units = _units(head, multiline=True)
+        while units and units[-1].isspace():
+            units.pop()
+        breaks = [n for n, unit in enumerate(units) if unit == "\n"]
+        cut = len(breaks) >= SAID_LINES or len(head) < whole
+        if len(breaks) >= SAID_LINES:
+            units = units[: breaks[SAID_LINES - 1]]
+    else:
+        head, cut = _words(text, width + 1)
+        units = _units(head)
+    shown = "".join(units)
+    if len(shown) <= width and not cut:
+        return shown
+    kept: list[str] = []
+    room = max(width - 1, 1)
+    for unit in units:
+        room -= len(unit)
+        if room < 0:
+            break
+        kept.append(unit)
+    short = "".join(kept).rstrip() + "…"  # "word…", not "word …"
+    return f"{short} ({whole} characters)" if length else short
+
+
+#: The parts of a URL always shown whole: where it goes.
+_WHOLE: Final = frozenset({"host", "domain", "port"})
+
+
+def url_shown(verdict: UrlVerdict) -> tuple[list[tuple[PartRole, str]], str]:
+    """The parts of a URL as shown, made inert (``clean``), each with its role: the host
+    and port whole, what is not (the scheme, a user-info, the path) within ``URL_MAX``
+    characters in all; and what ends one cut short ("… (N characters)", else "")."""
+    room = URL_MAX - sum(len(p.text) for p in verdict.parts if p.role in _WHOLE)
+    shown: list[tuple[PartRole, str]] = []
+    for part in verdict.parts:
+        text = part.text
+        if part.role not in _WHOLE:
+            text, room = text[: max(room, 0)], room - len(text)
+        if text:
+            shown.append((part.role, clean(text)))
+    return shown, f"… ({len(verdict.url)} characters)" if room < 0 else ""

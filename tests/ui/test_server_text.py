@@ -1,0 +1,47 @@
+"""Server text bounded (``fit``): what would fit is never hidden by the spaces before it, and a
+cut falls between whole shown units, never inside the code written for a character."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_elicit.ui.form_text import clean, fit
+
+
+@pytest.mark.parametrize("spaces", [" " * 5000, "\n\t " * 2000, "\u3000" * 5000])
+def test_spaces_before_text_that_fits_do_not_hide_it(spaces: str) -> None:
+    # Only the first 4 x width characters were read: "… (5005 characters)", "hello" lost.
+    # On one line, spaces collapse: all there is to show is "hello".
+    assert fit(spaces + "hello", 10, length=True) == "hello"
+    assert fit(spaces + "hello" + spaces, 10) == "hello"
+    assert fit("hi" + spaces + "there" + spaces + "you", 20) == "hi there you"
+    text = spaces + "hello, and more words after it"
+    assert fit(text, 10, length=True) == f"hello, an… ({len(text)} characters)"
+
+
+def test_text_that_fits_once_its_spaces_collapse_is_shown_whole() -> None:
+    assert fit("  hello   world  ", 11) == "hello world"
+    assert fit("a\x1c" + " " * 100 + "b", 10) == "a\\x1c b"  # a separator is shown, not a space
+
+
+@pytest.mark.parametrize("width", range(3, 40))
+def test_a_cut_never_falls_inside_a_code(width: int) -> None:
+    # 'ab' and ten "\x1b[2J" cut at 12 ended "\\x…": half of the code for ESC.
+    text = "ab" + "\x1b[2J" * 10
+    shown = fit(text, width)
+    assert shown.endswith("…") and len(shown) <= width
+    whole = clean(text)
+    assert whole.startswith(shown[:-1])
+    rest = whole[len(shown) - 1 :]
+    assert rest.startswith(("\\x1b", "[", "2", "J")), (width, shown)
+    assert not shown[:-1].endswith(("\\", "\\x", "\\x1")), (width, shown)
+
+
+def test_the_reported_cuts() -> None:
+    assert fit("ab" + "\x1b[2J" * 10, 12) == "ab\\x1b[2J…"
+    assert fit(" " * 5000 + "hello", 10, length=True) == "hello"
+
+
+def test_a_backslash_the_server_wrote_is_cut_as_any_character() -> None:
+    assert fit("ab\\x1b" + "c" * 20, 6) == "ab\\x1…"
+    assert fit("a<U+202E>" + "c" * 20, 6) == "a<U+2…"
