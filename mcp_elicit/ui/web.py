@@ -108,6 +108,7 @@ _STATIC: Final = {
     "/static/values.js": "text/javascript",
     "/static/draft.js": "text/javascript",
     "/static/app.js": "text/javascript",
+    "/static/spin.js": "text/javascript",
     "/static/app.css": "text/css",
 }
 _POSTED: Final = frozenset({"/api/check", "/api/answer", "/api/opened", "/api/more-time"})

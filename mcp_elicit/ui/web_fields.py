@@ -25,6 +25,12 @@ Rules:
   A field that looks like it asks for a secret (``forms.secrets.secret_in_field``; a
   client reads another server's form unguarded) is marked ``data-secret``: the page's
   draft of the answers (kept in the tab under ``draft``, the round's key) never holds it.
+* A number's text box is an ARIA spin button (``role="spinbutton"``): its bounds as
+  ``aria-valuemin``/``aria-valuemax`` (an integer's, the whole numbers they allow), its
+  default as ``aria-valuenow``, its step as ``data-step`` (a multiple it must be, else 1, or a tenth, a
+  hundredth... for a number within a range under 10 wide).
+  The page keeps ``aria-valuenow`` true as the person types and steps the value with the
+  Up and Down arrows, within the bounds (``app.js``).
 """
 
 from __future__ import annotations
@@ -156,9 +162,11 @@ def field_html(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
             value = ""
     elif isinstance(spec, Integer | Number):
         # Text, read by the page with the browser's decimal mark: a number box reads a
-        # German "2,5" as 25 (the bounds are in the hint, the check is the form's).
+        # German "2,5" as 25 (the bounds are in the hint, the check is the form's). A spin
+        # button, as the number box was: its bounds said, the arrows step it (app.js).
         head += " data-number"
         extra += ' inputmode="numeric"' if isinstance(spec, Integer) else ' inputmode="decimal"'
+        extra += _spin(spec, extras)
         if spec.default is not None:
             value = _number(spec.default)
     autocomplete = ' autocomplete="email"' if kind == "email" else ' autocomplete="off"'
@@ -269,3 +277,30 @@ def _number(value: float) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         return str(int(value))
     return str(value)
+
+
+def _spin(spec: Integer | Number, extras: FieldExtras) -> str:
+    """A number field's spin-button attributes: its inclusive bounds (none where an exclusive
+    one is stricter: no value on the bound is allowed), its default as its value, and the
+    step the arrows take: the multiple it must be, else 1 (a tenth, a hundredth... for a
+    number within a range under 10 wide)."""
+    lo, hi = spec.whole_bounds if isinstance(spec, Integer) else (spec.minimum, spec.maximum)
+    if extras.more_than is not None:
+        lo = None
+    if extras.less_than is not None:
+        hi = None
+    step = 1.0 if extras.multiple_of is None else extras.multiple_of
+    if extras.multiple_of is None and isinstance(spec, Number) and lo is not None and hi is not None:
+        width = hi - lo
+        while 0 < width < 10 * step and step > 1e-6:
+            step /= 10
+    out = ' role="spinbutton"'
+    out += "" if lo is None else f' aria-valuemin="{_number(lo)}"'
+    out += "" if hi is None else f' aria-valuemax="{_number(hi)}"'
+    out += "" if spec.default is None else f' aria-valuenow="{_number(spec.default)}"'
+    return f'{out} data-step="{_step(step)}"'
+
+
+def _step(step: float) -> str:
+    """A step as the page reads it: "0.1", not "0.1" x 10 rounding to "0.010000000000000002"."""
+    return _number(float(f"{step:.12g}"))

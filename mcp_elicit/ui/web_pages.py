@@ -8,7 +8,7 @@ Rules:
   form below it), then HTML-escaped; attributes are always quoted. Each field is
   ``web_fields``' (which control for which kind of field, and its labels). The page has
   no inline script or style: it loads ``/static/values.js``, ``/static/draft.js``,
-  ``/static/app.js`` and ``/static/app.css`` (the answer server's CSP allows nothing
+  ``/static/app.js``, ``/static/spin.js`` and ``/static/app.css`` (the answer server's CSP allows nothing
   else). Fields and buttons, which do nothing without the script, are ``hidden`` in the
   HTML (``data-js``) and shown by the script, so a page without JavaScript shows none,
   with or without its stylesheet. Server text carries ``dir="auto"``: Arabic or Hebrew
@@ -148,6 +148,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
 <script src="/static/values.js" defer></script>
 <script src="/static/draft.js" defer></script>
 <script src="/static/app.js" defer></script>
+<script src="/static/spin.js" defer></script>
 </head>
 <body>
 <main id="app" data-csrf="{html.escape(csrf, quote=True)}" data-server="{who}" data-count="{len(requests)}" data-left="{left:.1f}" data-round="{html.escape(draft, quote=True)}">

@@ -358,6 +358,7 @@ async def test_every_response_carries_the_security_headers() -> None:
             await client.get(opened.url, headers={"Host": "evil.example"}),
             await client.get(f"{opened.base}/static/values.js"),
             await client.get(f"{opened.base}/static/draft.js"),
+            await client.get(f"{opened.base}/static/spin.js"),
         ]
         for response in responses:
             csp = response.headers["content-security-policy"]
@@ -367,7 +368,7 @@ async def test_every_response_carries_the_security_headers() -> None:
             assert response.headers["x-frame-options"] == "DENY"
             assert response.headers["cache-control"] == "no-store"
             assert response.headers["referrer-policy"] == "no-referrer"
-        for script in (responses[2], responses[5], responses[6]):
+        for script in (responses[2], responses[5], responses[6], responses[7]):
             assert script.status_code == 200
             assert script.headers["content-type"].startswith("text/javascript")
         assert responses[3].status_code == 404

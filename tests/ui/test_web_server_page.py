@@ -34,9 +34,9 @@ def test_server_text_is_escaped_and_made_inert() -> None:
     assert "\x1b" not in html and "\\x1b[31m" in html
     scripts = re.findall(r"<script[^>]*>[^<]*</script>", html)
     assert scripts == [
-        f'<script src="/static/{name}.js" defer></script>' for name in ("values", "draft", "app")
+        f'<script src="/static/{name}.js" defer></script>' for name in ("values", "draft", "app", "spin")
     ]
-    assert html.count("<script") == 3  # nothing inline
+    assert html.count("<script") == 4  # nothing inline
 
 
 async def test_text_no_page_can_carry_is_shown_made_inert() -> None:
@@ -182,9 +182,11 @@ async def test_marks_stacked_on_a_letter_are_shown_not_piled_over_the_page() -> 
 
 def test_an_integer_field_with_fractional_bounds_says_the_whole_numbers_it_takes() -> None:
     # min="0.5" with step="1" made a number box take 0.5, 1.5... and refuse 1, 2 and 3; the
-    # box is text now, and the hint says which whole numbers the form takes.
+    # box is text now, and the hint says which whole numbers the form takes, as does the
+    # spin button to assistive technology.
     html = page([form_request(Form(n=Integer(minimum=0.5, maximum=3.7)))], csrf="c")
-    assert 'min="' not in html and "a whole number from 1 to 3" in html
+    assert ' min="' not in html and "a whole number from 1 to 3" in html
+    assert 'role="spinbutton" aria-valuemin="1" aria-valuemax="3" data-step="1"' in html
 
 
 def test_a_field_that_looks_like_a_secret_is_marked_so_no_draft_keeps_it() -> None:
