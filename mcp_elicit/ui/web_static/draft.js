@@ -5,9 +5,11 @@
 // Rules: only form fields are kept, never a URL-mode step (the person says again that a
 // page is done) and never a field marked data-secret (one that looks like a password, a
 // key or a card: no page should keep one); session storage is this tab's only, and gone
-// with it. The draft is forgotten when the round ends, however it ends, and a draft of
-// another round in the same tab is dropped. Storage refused (a full or disabled store)
-// means no draft: the page works as before.
+// with it. The draft is forgotten when the page learns the round ended, and a draft of
+// another round in the same tab is dropped. A round that ends while no page of it is
+// loaded (a reload, another site in the tab) leaves its draft, under its own address
+// only, until the tab closes: its answer server stops with it, so no page of it loads.
+// Storage refused (a full or disabled store) means no draft: the page works as before.
 "use strict";
 
 window.mcpElicitDraft = (() => {
