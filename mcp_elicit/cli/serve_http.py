@@ -67,16 +67,23 @@ def serve_http(
             print(said, file=sys.stderr, flush=True)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            running, sessions = len(self.server_state.tasks), len(server.sessions)
+            # uvicorn counts every open request: the streams among them (sessions' standalone
+            # streams, subscriptions) end now, with their sessions, and are not waited for
+            streams = sum(s.listeners for s in server.sessions.live()) + len(server.subscriptions)
+            running = max(len(self.server_state.tasks) - streams, 0)
+            sessions = len(server.sessions)
             log.info(  # uvicorn's own lines are below the log level: say it once, here
                 "stopping: new connections are refused; waiting up to %d s for %d running "
-                "request%s; %d session%s end%s now",
+                "request%s; %d session%s end%s now; %d open stream%s close%s now",
                 SHUTDOWN_GRACE,
                 running,
-                "" if running == 1 else "s",
+                _plural(running),
                 sessions,
-                "" if sessions == 1 else "s",
-                "s" if sessions == 1 else "",
+                _plural(sessions),
+                _verb(sessions),
+                streams,
+                _plural(streams),
+                _verb(streams),
             )
             app.begin_shutdown()  # sessions end now: their open streams would hold the exit
             await super().shutdown(sockets)
@@ -113,6 +120,15 @@ def _no_query(record: logging.LogRecord) -> bool:
     if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str) and "?" in args[2]:
         record.args = (*args[:2], args[2].split("?", 1)[0] + "?…", *args[3:])
     return True
+
+
+def _plural(count: int) -> str:
+    return "" if count == 1 else "s"
+
+
+def _verb(count: int) -> str:
+    """The ending of a verb in the present whose subject is ``count`` things."""
+    return "s" if count == 1 else ""
 
 
 def _has(module: str) -> bool:
