@@ -192,6 +192,13 @@ class UrlMode:
         if self._store_spec is None:
             return
         store = self.store
+        if not isinstance(self._store_spec, str):  # a user's own store may lack a part
+            from mcp_elicit.stores.base import shape_problem
+
+            problem = shape_problem(store)
+            if problem is not None:
+                where = type(self._store_spec).__name__
+                raise ConfigError(f"the URL-mode store {where} cannot be used: {problem}")
         try:
             await store.put("health", "start-up", b"", ttl=60.0)
             await store.get("health", "start-up")

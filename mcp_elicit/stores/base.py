@@ -35,6 +35,7 @@ Rules:
 
 from __future__ import annotations
 
+import inspect
 import re
 import sqlite3
 from contextlib import AbstractAsyncContextManager
@@ -42,9 +43,11 @@ from typing import Protocol
 
 from mcp_elicit.errors import ConfigError, StoreUnavailable
 
-__all__ = ["Store", "Subscription", "backend_errors", "failure_text"]
+__all__ = ["Store", "Subscription", "backend_errors", "failure_text", "shape_problem"]
 
 _NAMED = re.compile(r"Redis store \S+: ")
+#: What the server calls on a store (the ``Store`` protocol below).
+_METHODS = ("get", "put", "add", "take", "delete", "publish", "subscribe", "close")
 
 
 def backend_errors() -> tuple[type[Exception], ...]:
@@ -62,6 +65,24 @@ def failure_text(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     named = _NAMED.match(text)
     return text[named.end() :] if named else text
+
+
+def shape_problem(store: object) -> str | None:
+    """What keeps a store object (a user's own class) from being a ``Store`` at all, said
+    before it is called: a method it lacks, or a ``subscribe`` written as an async generator
+    that ``async with`` cannot enter. None when it has the shape."""
+    missing = [name for name in _METHODS if not callable(getattr(store, name, None))]
+    if missing:
+        return (
+            f"it has no {', '.join(missing)} (a store needs {', '.join(_METHODS)}: "
+            "see mcp_elicit.stores.base.Store)"
+        )
+    if inspect.isasyncgenfunction(getattr(store, "subscribe", None)):
+        return (
+            f"{type(store).__name__}.subscribe(channel) gives an async generator, not the async "
+            "context manager 'async with' enters: decorate it with @contextlib.asynccontextmanager"
+        )
+    return None
 
 
 class Subscription(Protocol):

@@ -137,3 +137,47 @@ async def test_start_refuses_a_redis_user_without_channel_rights(redis_url: str)
     finally:
         await admin.execute_command("ACL", "DELUSER", user)
         await admin.aclose()
+
+
+class _GeneratorSubscribe(MemoryStore):
+    async def subscribe(self, channel: str):  # type: ignore[override]  # the mistake shown
+        yield None
+
+
+class _NoChannels:
+    """A store written before channels were asked of one: no delete, publish, subscribe."""
+
+    async def get(self, namespace: str, key: str) -> bytes | None:
+        return None
+
+    async def put(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> None:
+        return None
+
+    async def add(self, namespace: str, key: str, value: bytes, *, ttl: float | None = None) -> bool:
+        return True
+
+    async def take(self, namespace: str, key: str) -> bytes | None:
+        return None
+
+    async def close(self) -> None:
+        return None
+
+
+async def test_start_says_what_a_custom_store_lacks() -> None:
+    # a store without channels could never hear a page saved: it fails the start, saying
+    # what a store needs, not what Python made of the missing attribute
+    server = Server("s", store=_NoChannels())  # type: ignore[arg-type]
+    with pytest.raises(ConfigError) as caught:
+        await server.start()
+    said = str(caught.value)
+    assert "the URL-mode store _NoChannels cannot be used: it has no delete, publish, subscribe " in said
+    assert "mcp_elicit.stores.base.Store" in said
+
+
+async def test_start_says_a_subscribe_written_as_a_generator_needs_a_decorator() -> None:
+    server = Server("s", store=_GeneratorSubscribe())
+    with pytest.raises(ConfigError) as caught:
+        await server.start()
+    said = str(caught.value)
+    assert "_GeneratorSubscribe.subscribe(channel) gives an async generator" in said, said
+    assert "@contextlib.asynccontextmanager" in said, said
