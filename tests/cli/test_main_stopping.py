@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support.procs import cli, free_port
+from support.procs import cli, free_port, wait_listening
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -248,10 +248,6 @@ def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:
     """SIGTERM is how a supervisor stops a server: after its graceful stop the process
     exits 0, as the help says, not by the signal re-raised (which a shell reads as 143)."""
     import signal
-    import socket
-    import time
-
-    from support.procs import free_port
 
     port = free_port()
     proc = subprocess.Popen(
@@ -269,14 +265,7 @@ def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 30
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert wait_listening(proc, port), proc.stderr.read() if proc.stderr else ""
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     finally:
@@ -334,13 +323,8 @@ def test_sigterm_closes_the_listening_socket_and_says_what_it_waits_for(tmp_path
 
     caller = threading.Thread(target=running_call)
     try:
+        assert wait_listening(proc, port), proc.stderr.read() if proc.stderr else ""
         deadline = time.monotonic() + 30
-        while proc.poll() is None and time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
         caller.start()
         while not (tmp_path / "started").exists() and time.monotonic() < deadline:
             time.sleep(0.05)
