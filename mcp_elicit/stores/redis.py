@@ -40,6 +40,11 @@ Rules:
   is a ``redis.InvalidResponse`` naming the store, whatever redis-py made of its reply.
 * ``close`` (idempotent) ends the subscriptions (a waiting ``next`` raises
   ``RuntimeError``), then closes the connection pool.
+* A cancelled command, subscription or ``next`` is cancelled, at once and always: each runs
+  on a task of its own, cancelled again until it has ended. redis-py alone does not
+  promise it: it writes with ``asyncio.wait_for``, which on Python 3.11 drops a
+  cancellation that comes as a write ends, and a server's relay stopped while it
+  subscribed went on for ever.
 """
 
 from __future__ import annotations
@@ -76,6 +81,8 @@ SOCKET_TIMEOUT = 10.0
 #: Seconds a subscription may stay silent before it checks its connection with a PING.
 HEALTH_CHECK_INTERVAL = 15.0
 SUBSCRIBE_TIMEOUT = 10.0
+#: Seconds until a task redis-py did not let end when cancelled is cancelled again.
+_CANCEL_AGAIN = 0.05
 #: The longest ``PX`` sent: Redis adds it to its clock in milliseconds, as a signed 64-bit integer.
 MAX_PX = 2**62
 _PREFIX = re.compile(r"[A-Za-z0-9_.-]{1,64}")
@@ -179,7 +186,7 @@ class RedisStore:
         sense of (something else listens there) as ``redis.InvalidResponse``."""
         aioredis = _import_redis()
         try:
-            return await command
+            return await _own_task(command)
         except aioredis.AuthenticationError as exc:  # redis-py's text names HELLO, not the fix
             if "@" in urlsplit(self.url).netloc:
                 fix = "the server refused the user name or password given in the URL; check them"
@@ -228,7 +235,8 @@ class RedisSubscription:
     """One ``PubSub`` connection listening on one channel.
 
     ``next`` reads on a task of its own, so ``aclose`` can stop a waiting reader without
-    letting redis-py reconnect underneath it. It reads in slices of at most
+    letting redis-py reconnect underneath it, and a cancelled ``next`` ends whatever
+    redis-py does with the cancellation. It reads in slices of at most
     ``health_check`` seconds (never an unbounded read, whose meaning changed between
     redis-py versions), pinging the server when a slice passed in silence.
     """
@@ -270,23 +278,20 @@ class RedisSubscription:
         reader = asyncio.ensure_future(self._read(limit))
         self._reader = reader
         try:
-            return await reader
-        except asyncio.CancelledError:
-            current = asyncio.current_task()
-            if self._closed and not (current is not None and current.cancelling()):
-                raise RuntimeError("the store that opened this subscription is closed") from None
-            raise
+            await _ended(reader)
         finally:
             self._reader = None
+        if reader.cancelled():  # by ``aclose``
+            raise RuntimeError("the store that opened this subscription is closed")
+        return reader.result()
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
         reader = self._reader
-        if reader is not None and not reader.done():
-            reader.cancel()
-            await asyncio.wait({reader})
+        if reader is not None:
+            await _stopped(reader)
         await self._pubsub.aclose()  # type: ignore[no-untyped-call, unused-ignore]  # untyped before redis-py 8.2
 
     async def _read(self, limit: float | None) -> bytes | None:
@@ -337,6 +342,43 @@ class RedisSubscription:
         connection = self._pubsub.connection
         if connection is not None:
             await connection.disconnect()
+
+
+async def _own_task(work: Awaitable[T]) -> T:
+    """``work``'s result, on a task of its own (see :func:`_ended`)."""
+    task = asyncio.ensure_future(work)
+    await _ended(task)
+    return task.result()
+
+
+async def _ended(task: asyncio.Future[Any]) -> None:
+    """Wait until ``task`` has ended. Cancelled meanwhile: stop it (:func:`_stopped`), then
+    raise ``CancelledError``, always. Awaiting redis-py directly would not: it writes a
+    command with ``asyncio.wait_for``, which on Python 3.11 returns a write that ended in
+    the same turn as a cancellation and drops the cancellation, so a task stopped while it
+    connected or subscribed went on, and whoever stopped it waited for ever."""
+    try:
+        await asyncio.wait({task})
+    except asyncio.CancelledError:
+        await _stopped(task)
+        raise
+
+
+async def _stopped(task: asyncio.Future[Any]) -> None:
+    """Cancel ``task`` until it has ended (redis-py may drop a cancellation, see
+    :func:`_ended`: the next one, a moment later, finds it waiting for a reply), its outcome
+    retrieved. A cancellation of the waiting task meanwhile is raised once it has ended."""
+    cancelled = False
+    while not task.done():
+        task.cancel()
+        try:
+            await asyncio.wait({task}, timeout=_CANCEL_AGAIN)
+        except asyncio.CancelledError:
+            cancelled = True
+    if not task.cancelled():
+        task.exception()  # retrieved: never logged as lost, the waiter has its own outcome
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 #: What redis-py raises, beyond its own errors, on replies no Redis sends (seen: an
