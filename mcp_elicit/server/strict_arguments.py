@@ -58,22 +58,21 @@ __all__ = ["JSON_DEPTH", "StrictValidate", "strict_validator"]
 StrictValidate = Callable[[Mapping[str, Any]], dict[str, Any]]
 
 
-def _date_time(value: Any) -> Any:
-    if isinstance(value, str):
-        when = parse_date_time(value)
-        if when is None:
-            raise ValueError(format_message("date-time", value))
-        return when
-    return value  # not a string: the strict check below refuses it, as such
+def _format_reader(fmt: str, parse: Callable[[str], Any]) -> Callable[[Any], Any]:
+    """What reads a JSON string of format ``fmt`` with ``parse`` (None: not of it)."""
+
+    def read(value: Any) -> Any:
+        if isinstance(value, str):
+            parsed = parse(value)
+            if parsed is None:
+                raise ValueError(format_message(fmt, value))
+            return parsed
+        return value  # not a string: the strict check below refuses it, as such
+
+    return read
 
 
-def _date(value: Any) -> Any:
-    if isinstance(value, str):
-        day = parse_date(value)
-        if day is None:
-            raise ValueError(format_message("date", value))
-        return day
-    return value
+_date_time, _date = _format_reader("date-time", parse_date_time), _format_reader("date", parse_date)
 
 
 def _integer(value: Any) -> Any:
