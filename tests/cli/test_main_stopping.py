@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from support.procs import cli, free_port, wait_listening
+from support.procs import free_port, refused_at_start, wait_listening
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -217,31 +217,9 @@ def test_serve_over_stdio_refuses_options_only_http_uses(given: list[str], says:
 def test_serve_http_refuses_a_path_that_no_request_can_reach(path: str) -> None:
     """A request's path starts with '/': an endpoint at 'mcp' would answer 404 to every request
     while saying it serves at http://127.0.0.1:PORTmcp."""
-    port = free_port()
-    try:
-        done = subprocess.run(
-            [
-                *cli(),
-                "serve",
-                "examples/demo_server.py",
-                "--store",
-                "memory://",
-                "--http",
-                f"127.0.0.1:{port}",
-                "--path",
-                path,
-            ],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        )
-    except subprocess.TimeoutExpired as exc:  # it served instead (run() has killed it)
-        raise AssertionError(f"--path {path!r} was taken: {exc.stderr!r}") from None
-    assert done.returncode == 2, done.stderr
+    argv = ["serve", "examples/demo_server.py", "--store", "memory://", "--http", f"127.0.0.1:{free_port()}"]
+    done = refused_at_start([*argv, "--path", path], f"--path {path!r}")
     assert f"--path must start with '/' (as /mcp does), not {path!r}" in done.stderr, done.stderr
-    assert "serving" not in done.stderr
 
 
 def test_a_stop_signal_ends_serve_http_with_exit_0() -> None:

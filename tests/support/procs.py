@@ -49,6 +49,20 @@ def cli() -> list[str]:
     return [script] if script else [sys.executable, "-m", "mcp_elicit"]
 
 
+def refused_at_start(args: list[str], taken: str) -> subprocess.CompletedProcess[str]:
+    """``mcp-elicit args`` run to its exit, expected to refuse them at start (exit 2, checked
+    here); AssertionError saying ``taken`` was taken when it served instead (killed after 30 s)."""
+    try:
+        done = subprocess.run(
+            [*cli(), *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False, timeout=30
+        )
+    except subprocess.TimeoutExpired as exc:  # it served instead (run() has killed it)
+        raise AssertionError(f"{taken} was taken: {exc.stderr!r}") from None
+    assert done.returncode == 2, done.stderr
+    assert "serving" not in done.stderr, done.stderr
+    return done
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
