@@ -115,6 +115,7 @@ class StreamableHTTP(PostRoutes):
         body_timeout: float | None = 30.0,
         verify_timeout: float | None = 10.0,
         route: str | None = None,
+        max_in_flight: int = 1024,
     ) -> None:
         if keepalive is not None and not 0.0 < keepalive < float("inf"):
             raise ConfigError(f"keepalive must be a positive number of seconds or None, not {keepalive!r}")
@@ -123,6 +124,11 @@ class StreamableHTTP(PostRoutes):
         #: Seconds a 2025-11-25 session request waits for its client to resume a dropped
         #: stream (``Last-Event-ID``), and keeps a finished stream's answer for it.
         self.resume_within = resume_within
+        if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
+            raise ConfigError(f"max_in_flight must be a positive whole number, not {max_in_flight!r}")
+        #: Requests one 2025-11-25 session may have running at once (one more is refused).
+        self.max_in_flight = max_in_flight
+        self._running: dict[str, int] = {}
         #: This instance's name in its sessions' ids (``a`` gives ``a.<random>``), so that a
         #: load balancer can send a 2025-11-25 session's requests to it (None: plain ids).
         self.route = route

@@ -11,6 +11,10 @@ keep-alives), written to one connection at a time: a second ``GET`` replaces the
 cannot resume is 400, never 404, which would tell the client to drop a session
 that is still open. ``DELETE`` ends the session: a request of it still running (waiting for
 a person, say) answers -32600 saying the client ended the session (``rev_2025_11_25``).
+A session has at most ``max_in_flight`` requests running at once (1024; one whose stream
+dropped counts until it is given up, ``resume_within`` later): one more is refused at
+once, -32600 with its id and HTTP 429, so a client cannot pile up handlers waiting for a
+person without end (stdio has the same bound, ``StdioServer(max_in_flight=)``).
 
 Routes: an instance given a ``route`` (``StreamableHTTP(route="a")``, ``serve --route a``)
 starts every session id with it and a dot (``a.`` and 32 random URL-safe characters), so
@@ -104,6 +108,8 @@ class SessionRoutes:
     server: Server
     keepalive: float | None
     resume_within: float
+    max_in_flight: int
+    _running: dict[str, int]
     route: str | None
     _misrouted: set[str]
 
@@ -183,6 +189,11 @@ class SessionRoutes:
             session.resolve(message)
             await accepted(send)
             return
+        running = self._running.get(session.id, 0)
+        if running >= self.max_in_flight:
+            await error_response(send, message.id, _too_many(running))
+            return
+        self._running[session.id] = running + 1
         exchange = ResumableExchange(send, sse_ok, session, resume_within=self.resume_within, json_ok=json_ok)
         channel = SessionChannel(exchange)
         try:
@@ -194,6 +205,10 @@ class SessionRoutes:
             )
         finally:
             self.server.sessions.seen(session)  # a long request is not idle time
+            if (left := self._running[session.id] - 1) > 0:
+                self._running[session.id] = left
+            else:
+                del self._running[session.id]
 
     async def _malformed_response(
         self,
@@ -309,6 +324,14 @@ class SessionRoutes:
         self.server.sessions.close(sid, deleted=True)
         await send({"type": "http.response.start", "status": 200, "headers": []})
         await send({"type": "http.response.body", "body": b""})
+
+
+def _too_many(running: int) -> InvalidRequest:
+    return InvalidRequest(
+        f"Invalid request: {running} requests of this session are in flight, the most this server "
+        "runs at once for one session; wait for their answers (or cancel some) before sending more",
+        http_status=429,
+    )
 
 
 def _version_refusal(session: Session, headers: Mapping[str, str]) -> InvalidRequest | None:

@@ -1,16 +1,18 @@
-"""2025-11-25 sessions over real HTTP: the limit on sessions. A session with an open stream is
-not evicted, there is no room while every session listens, and one principal cannot push
-another's session out or use it."""
+"""2025-11-25 sessions over real HTTP: the limits on sessions. A session with an open stream is
+not evicted, there is no room while every session listens, one principal cannot push
+another's session out or use it, and one session has at most ``max_in_flight`` requests
+running at once."""
 
 from __future__ import annotations
 
 import httpx
+import orjson
 import pytest
 
 from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.http_sessions import Session
+from support.http_sessions import Session, accepting
 from support.procs import uvicorn_server
 from support.sessions import ACCEPT, ask_name_server, initialize_body
 from support.wire import WireChecker
@@ -99,3 +101,34 @@ async def test_one_principal_cannot_push_anothers_session_out_or_use_it() -> Non
             assert foreign.json()["error"]["message"].startswith("Session not found"), method
         still = await http.post(running.url, json=ping, headers=bob)
         assert still.status_code == 200, "bob's session survived ann's attempts"
+
+
+async def test_a_session_runs_at_most_max_in_flight_requests_at_once(wire_2025: WireChecker) -> None:
+    """Requests waiting for a person hold memory until answered (or until their dropped
+    stream is given up): one more than ``max_in_flight`` in a session is refused at once,
+    naming the limit, while another session is not held back, and an answer makes room."""
+    app = ask_name_server("http-sessions-in-flight")
+    async with (
+        uvicorn_server(StreamableHTTP(app, max_in_flight=2)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        busy, other = Session(http, running.url, wire_2025), Session(http, running.url, wire_2025)
+        await busy.open()
+        await other.open()
+        async with busy.asked() as (_, events, first), busy.asked():
+            async with http.stream(
+                "POST", running.url, json=busy.call("ask_name"), headers=busy.headers()
+            ) as third:
+                assert third.status_code == 429, "refused at once, not run"
+                refused = orjson.loads(await third.aread())
+            assert refused["id"] == 3
+            assert refused["error"]["code"] == -32600
+            assert "2 requests of this session are in flight" in refused["error"]["message"]
+            async with other.asked() as (_, _, question):
+                assert question["method"] == "elicitation/create", "another session is not held back"
+            await busy.post(accepting(first, name="Ann"))
+            answered = [event async for event in events]
+            assert answered[-1]["result"]["content"][0]["text"] == "hello Ann"
+            ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+            room = await busy.post(ping)
+            assert room.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}, "an answer made room"
