@@ -95,6 +95,16 @@ def _valid_id(value: object) -> TypeGuard[RequestId]:
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, str)
 
 
+def _bad_id(kind: str, rid: object, *, null: bool = False) -> str:
+    """Why ``rid`` is no id: a number that decoded to a float was written with a fraction or
+    an exponent, or is an integer past 64 bits (decoded to the nearest float, which could
+    not be echoed as sent), so the message names both."""
+    allowed = "a string, an integer or null" if null else "a string or an integer"
+    if isinstance(rid, float):
+        allowed += " (an integer of at most 64 bits, written without a fraction or exponent)"
+    return f'Invalid {kind}: "id" must be {allowed}'
+
+
 def _invalid(message: str, rid: object = None) -> InvalidRequest:
     return InvalidRequest(message, request_id=rid if _valid_id(rid) else None)
 
@@ -184,12 +194,12 @@ def decode_value(value: object) -> Message:
             return Notification(method, params)
         # The exact classes first: orjson makes no subclasses, and most ids pass with no call.
         if rid.__class__ is not int and rid.__class__ is not str and not _valid_id(rid):
-            raise _invalid('Invalid request: "id" must be a string or an integer')
+            raise _invalid(_bad_id("request", rid))
         return Request(rid, method, params)
     if "result" in value:
         result = value["result"]
         if not _valid_id(rid):
-            raise _invalid_response('Invalid response: "id" must be a string or an integer')
+            raise _invalid_response(_bad_id("response", rid))
         if not isinstance(result, dict):
             raise _invalid_response('Invalid response: "result" must be an object', rid)
         if "error" in value:
@@ -198,7 +208,7 @@ def decode_value(value: object) -> Message:
     if "error" in value:
         error = value["error"]
         if rid is not None and not _valid_id(rid):
-            raise _invalid_response('Invalid response: "id" must be a string, an integer or null')
+            raise _invalid_response(_bad_id("response", rid, null=True))
         if (
             not isinstance(error, dict)
             or not isinstance(error.get("code"), int)
