@@ -2,7 +2,9 @@
 checked, authenticated, answered (JSON or SSE) or handed to its 2025-11-25 session, with
 requests that run user code watched for a disconnect once they run long.
 
-Rules: the content type must be JSON and ``Accept`` must take JSON or SSE; a body over
+Rules: the content type must be JSON, with no ``Content-Encoding`` but ``identity`` (a
+body is read as sent: a coded one is 415 naming the coding), and ``Accept`` must take JSON
+or SSE; a body over
 ``max_body`` is 413 whatever its declared length; a malformed message is answered with the
 error its id allows; a request outside a session goes to ``Server.respond``; a notification
 outside a session is taken (202). With a token verifier (``auth=``) the order is: a body
@@ -171,6 +173,11 @@ class PostRoutes(SessionRoutes):
         if ctype != "application/json":
             unfit = InvalidRequest(
                 f"Unsupported Media Type: send application/json, not {ctype or 'nothing'!r}",
+                http_status=415,
+            )
+        elif (coding := headers.get("content-encoding", "").strip(OWS)).lower() not in ("", "identity"):
+            unfit = InvalidRequest(  # never decompressed, nor read as if it were not coded
+                f"Unsupported Media Type: send the body uncompressed, not with Content-Encoding {coding!r}",
                 http_status=415,
             )
         elif not (sse_ok or json_ok):

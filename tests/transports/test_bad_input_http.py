@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -95,6 +96,33 @@ async def test_sse_only_client_still_gets_its_notifications(mcp: McpHttp) -> Non
         "test_tool_with_progress", meta_=meta(progressToken="t"), headers={"Accept": "text/event-stream"}
     )
     assert reply.sse and len(reply.notifications) == 3
+
+
+@pytest.mark.parametrize(
+    ("coding", "compress", "status"),
+    [
+        pytest.param("gzip", True, 415, id="a gzip body"),
+        pytest.param("gzip", False, 415, id="gzip declared, JSON sent"),
+        pytest.param("br, gzip", False, 415, id="two codings"),
+        pytest.param("identity", False, 200, id="identity"),
+        pytest.param("Identity", False, 200, id="identity, upper case"),
+    ],
+)
+async def test_a_body_is_read_as_sent_and_a_content_coding_is_refused(
+    mcp: McpHttp, coding: str, compress: bool, status: int
+) -> None:
+    """A body is never decompressed: a coded one is 415 naming the coding (it was -32700,
+    "not UTF-8: byte 0x8b", for gzip), never read as if it were not coded (a body declared
+    gzip but sent plain was served)."""
+    body = orjson.dumps(_tools_list("coded"))
+    headers = {**mirrored_headers("tools/list", {}), "Content-Encoding": coding}
+    reply = await mcp.post(gzip.compress(body) if compress else body, headers, method="tools/list")
+    assert reply.status == status, reply.body
+    if status == 415:
+        assert reply.error["code"] == -32600 and "id" not in reply.message
+        assert f"Content-Encoding {coding!r}" in reply.error["message"]
+    else:
+        assert reply.message["id"] == "coded"
 
 
 def _padded(size: int) -> bytes:
