@@ -257,6 +257,10 @@ def _where(url: str) -> tuple[str, int]:
     return parts.hostname or "?", port
 
 
+#: What h11 (under httpx) says of a response whose status line and headers pass its limit.
+_HEAD_TOO_LONG: Final = "Receive buffer too long"
+
+
 def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> CliError | None:
     if not errors:
         return None
@@ -290,11 +294,14 @@ def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> Cli
             return CannotConnect(
                 f"no connection to {host}:{port} within {timeout} (a firewall, or the wrong address?)"
             )
-        if isinstance(cause, httpx.RemoteProtocolError):
+        if isinstance(cause, httpx.RemoteProtocolError) and str(cause) == _HEAD_TOO_LONG:
             return CannotConnect(
-                f"{host}:{port} does not answer like an HTTP server ({cause}). An https server reached with "
-                "http://?"
+                f"{host}:{port} answered HTTP with headers longer than mcp-elicit reads (100 KiB for the "
+                "status line and headers): the server, or a proxy in front of it, sends oversized headers."
             )
+        if isinstance(cause, httpx.RemoteProtocolError):
+            hint = " An https server reached with http://?" if urlsplit(url).scheme == "http" else ""
+            return CannotConnect(f"{host}:{port} does not answer like an HTTP server ({cause}).{hint}")
     return None
 
 

@@ -129,13 +129,19 @@ def fake_http(tmp: Path, *, tls: bool = False) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    """Serve ``handler`` on 127.0.0.1 in a thread until the block ends; yields the base URL."""
+def serving(handler: type[http.server.BaseHTTPRequestHandler], *, tls: Path | None = None) -> Iterator[str]:
+    """Serve ``handler`` on 127.0.0.1 in a thread until the block ends; yields the base URL.
+    With ``tls`` (a directory), over TLS with a self-signed certificate written there as
+    ``cert.pem``, which a client trusts through ``SSL_CERT_FILE``."""
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*_self_signed(tls))
+        server.socket = context.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield f"{'http' if tls is None else 'https'}://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

@@ -4,13 +4,14 @@ and redirects that are no MCP endpoint, certificates, and servers that fall sile
 
 from __future__ import annotations
 
+import http.server
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from cli.fake_http import fake_http
+from cli.fake_http import fake_http, serving
 from cli.helpers import fake, run
 
 from support.procs import HttpProcess, free_port, wait_listening
@@ -164,6 +165,37 @@ def test_a_redirect_that_keeps_the_post_is_followed(
         result = run(capsys, "check", f"{base}/moved/{status}")
     assert result.code == 0, result.err
     assert "OK: the server answers and lists its tools." in result.out
+
+
+class _HugeHeaders(http.server.BaseHTTPRequestHandler):
+    """An HTTP server answering every POST with a header longer than a client reads."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.send_response(200)
+        self.send_header("X-Padding", "a" * 200_000)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("tls", [False, True])
+def test_an_answer_whose_headers_are_too_long_is_not_taken_for_another_protocol(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tls: bool
+) -> None:
+    with serving(_HugeHeaders, tls=tmp_path if tls else None) as base:
+        if tls:
+            monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "cert.pem"))
+        result = run(capsys, "check", f"{base}/mcp")
+    assert result.code == 3
+    port = base.rsplit(":", 1)[1]
+    assert f"127.0.0.1:{port} answered HTTP with headers longer than mcp-elicit reads" in result.err, (
+        result.err
+    )
+    assert "does not answer like an HTTP server" not in result.err
+    assert "http://?" not in result.err
 
 
 def test_a_static_file_server_that_does_not_implement_post(
