@@ -2,7 +2,9 @@
 
 Rules: a URL is shown in full, split into ``client.url_consent`` parts (host and
 registrable domain highlighted) with every warning; a refused URL gets no link at all.
-The link opens a new top-level tab (``target="_blank"``, ``rel="noopener noreferrer"``).
+The link opens a new top-level tab (``target="_blank"``, ``rel="noopener noreferrer"``),
+written with two slashes after its scheme (``_link``) so the page's own address cannot
+make it a path on this answer server.
 Server text is made inert with ``form_text.clean``, then HTML-escaped, as on the rest of
 the page (``web_pages``), and bounded: the URL shown keeps its host whole and cuts the rest
 short past ``form_text.URL_MAX`` characters (``url_shown``); the link opens all of it.
@@ -79,9 +81,18 @@ def url_box(qid: str, url: str, server: str) -> str:
         )
         out.append(
             f'<div class="actions url-actions"><a class="button primary open" id="{qid}-open" '
-            f'href="{html.escape(url, quote=True)}" target="_blank" rel="noopener noreferrer">Open the page</a>'
+            f'href="{html.escape(_link(url), quote=True)}" target="_blank" rel="noopener noreferrer">Open the page</a>'
             f'<button type="button" class="done" id="{qid}-done" hidden>I&#39;m done</button></div>'
         )
         out.append(f'<p class="url-state" id="{qid}-state"></p>')
     out.append("</div>")
     return "\n".join(out)
+
+
+def _link(url: str) -> str:
+    """Where an http(s) URL's link goes, with exactly two slashes after its scheme. A browser
+    given the URL alone skips however many slashes come there (``http:evil.example`` is
+    evil.example, as the verdict says); read against this page's address, a URL of the
+    page's own scheme (http) written with fewer would be a path on this answer server."""
+    scheme, _, rest = url.partition(":")
+    return f"{scheme.lower()}://{rest.lstrip('/')}"

@@ -173,3 +173,29 @@ async def test_a_url_with_a_user_name_is_refused_naming_where_it_really_goes(new
         assert await page.locator("#q0-open").count() == 0
         await page.click("#decline")
         assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+@pytest.mark.parametrize(
+    ("url", "goes"),
+    [
+        ("http:evil.example/login", "http://evil.example/login"),
+        ("http:/evil.example/login", "http://evil.example/login"),
+        ("HTTP:evil.example/login", "http://evil.example/login"),
+        ("https:evil.example/login", "https://evil.example/login"),
+        ("http:///evil.example/login", "http://evil.example/login"),
+    ],
+)
+async def test_a_url_written_oddly_opens_where_its_verdict_says(
+    new_page: NewPage, url: str, goes: str
+) -> None:
+    """A URL with too few slashes after its scheme, read against the page's own address
+    (http://127.0.0.1:PORT), would be a path on this answer server when the scheme is the
+    page's own: the link opens the site the person was shown, as a browser given it alone."""
+    verdict = judge_url(url, server=SERVER.where)
+    assert verdict.site == "evil.example" and "odd-syntax" in verdict.codes
+    async with open_round([url_request(url)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0 .url")).to_have_text(url)  # shown as the server wrote it
+        assert await page.locator("#q0-open").evaluate("a => a.href") == goes
+        await page.click("#decline")
+        assert await opened.answers() == [ElicitAnswer.decline()]
