@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Coroutine, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
@@ -116,6 +116,7 @@ class Context(ContextGuard, ContextMemory):
         #: What of the caller's own the handler used (see ``used``); shared with a ThreadContext.
         self._used: set[str] = set()
         self._thread = threading.get_ident()
+        self._making = False
 
     # ---- what the client can do ------------------------------------------------
 
@@ -174,6 +175,7 @@ class Context(ContextGuard, ContextMemory):
     def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Question[Any]:
         """Ask the user to fill in a form (flat schema: a dataclass, TypedDict, pydantic
         model, ``Form(...)`` or JSON schema). Never for secrets: use ``elicit_url``."""
+        self._making = True  # until its Question is made
         self._live("elicit")
         if not isinstance(message, str) or not message or message.isspace():
             raise ValueError("an elicitation needs a message saying what is asked and why")
@@ -194,6 +196,7 @@ class Context(ContextGuard, ContextMemory):
     ) -> Question[Answer[None]]:
         """Send the user to ``url`` (secrets, payments, third-party sign-in). ``accept`` means
         the user agreed to open it; the work on that page may not be finished."""
+        self._making = True  # until its Question is made
         self._live("elicit_url")
         if not isinstance(message, str) or not message.strip():
             raise ValueError("a URL elicitation needs a message saying why the user should open the page")
@@ -268,6 +271,7 @@ class Context(ContextGuard, ContextMemory):
         key: str | None = None,
     ) -> Question[CreateMessageResult]:
         """Ask the client's model for a completion (needs the ``sampling`` capability)."""
+        self._making = True  # until its Question is made
         self._live("sample")
         if not self.can_sample():
             raise MissingClientCapability.requiring({"sampling": {}})
@@ -288,6 +292,7 @@ class Context(ContextGuard, ContextMemory):
 
     def list_roots(self, *, key: str | None = None) -> Question[list[Root]]:
         """Ask the client for its roots (needs the ``roots`` capability)."""
+        self._making = True  # until its Question is made
         self._live("list_roots")
         if not self.can_list_roots():
             raise MissingClientCapability.requiring({"roots": {}})
@@ -342,8 +347,9 @@ class Context(ContextGuard, ContextMemory):
         past six questions, the union of their types). A tuple, not
         the list of earlier versions: unpacking and indexing are unchanged, but compare
         with a tuple and copy to a list to change it."""
+        asks = _gathered(questions)
         self._live("gather")
-        raws = await self._asker.ask([q.ask for q in questions])
+        raws = await self._asker.ask(asks)
         return tuple([q.result(raw) for q, raw in zip(questions, raws, strict=True)])
 
     async def secret(self, name: str, *, message: str | None = None) -> SecretAnswer:
@@ -461,3 +467,24 @@ class Context(ContextGuard, ContextMemory):
 
     async def error(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("error", data, logger=logger)
+
+
+def _gathered(questions: Sequence[object]) -> list[Ask]:
+    """What ``ctx.gather`` sends for its arguments. Anything but a question (a coroutine
+    such as ``ctx.info(...)``, closed unrun) is a ``TypeError`` naming the first; the
+    questions beside it are taken all the same, so none warns that it was never awaited."""
+    asks = [q.ask for q in questions if isinstance(q, Question)]
+    wrong = [(n, q) for n, q in enumerate(questions, 1) if not isinstance(q, Question)]
+    for _, other in wrong:
+        if isinstance(other, Coroutine):
+            other.close()
+    if not wrong:
+        return asks
+    n, other = wrong[0]
+    what = f"a {type(other).__name__}"
+    if isinstance(other, Coroutine):
+        what = f"a coroutine ({getattr(other, '__qualname__', what)})"
+    raise TypeError(
+        "ctx.gather() takes questions (ctx.elicit(...), ctx.elicit_url(...), ctx.sample(...), "
+        f"ctx.list_roots()); its argument {n} is {what}: await that on its own"
+    )

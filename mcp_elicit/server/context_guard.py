@@ -35,6 +35,10 @@ class ContextGuard:
     _asker: Asker
     #: The thread of the event loop the handler runs on: the only one a Context works in.
     _thread: int
+    #: A question is being made (``ctx.elicit``...), or its making failed: the questions made
+    #: before it were dropped by that error (``ctx.gather(q1, bad)``), not forgotten, and do
+    #: not warn that they were never awaited (``Question.__del__``).
+    _making: bool
 
     def _what(self) -> str:
         """The handler this Context is for, as a message names it (``tool 'book'``)."""
@@ -57,9 +61,13 @@ class ContextGuard:
             self._refuse(name)
         return not self._asker.ended
 
+    def _called(self, ask: Ask) -> str:
+        """The ``ctx`` method that made ``ask`` (``elicit``, ``elicit_url``...), as messages name it."""
+        return "elicit_url" if ask.params.get("mode") == "url" else _CALLED.get(ask.method, ask.method)
+
     def _refuse(self, name: str | Ask) -> NoReturn:
         if isinstance(name, Ask):
-            name = "elicit_url" if name.params.get("mode") == "url" else _CALLED.get(name.method, name.method)
+            name = self._called(name)
         if threading.get_ident() != self._thread:
             raise RuntimeError(
                 f"ctx.{name}() was called from thread {threading.current_thread().name!r}, not the event "

@@ -7,6 +7,11 @@ Rules:
   ``ctx.gather``); it is a coroutine, so it can also run as a task. Awaited once: a second
   ``await`` is a ``RuntimeError``, and so is awaiting it off the handler's event loop or
   after its request ended (``Context._live``).
+* A question forgotten says so, as a coroutine never awaited does: reading an answer's
+  attribute (``action``, ``data``...) off the question is an ``AttributeError`` saying to
+  await it, and one otherwise dropped without being awaited, gathered or made a URL step
+  (its ``ask`` read) warns (``RuntimeWarning``) that it was never asked; not when the
+  making of a later question failed (``ctx.gather(q1, refused)``): that error says it.
 * An answer at hand (a replayed 2026-07-28 round) comes back with no coroutine layer under
   the handler's; only an unanswered question waits on the asker.
 * An elicitation's answer is an ``Answer``: accept (with the form's typed ``data`` and its
@@ -18,6 +23,7 @@ Rules:
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Coroutine, Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
@@ -150,19 +156,55 @@ def answer_of(action: Action, data: Any = None, content: Mapping[str, Any] | Non
 _set_action, _set_data, _set_content = (vars(Answer)[name].__set__ for name in ("action", "data", "content"))
 
 
+#: What a handler reads off an answer (a form's, a URL step's, a sampling result): read off
+#: a question not awaited, it is a hint to await it rather than a bare ``AttributeError``.
+_ANSWER_ATTRIBUTES = frozenset({"accepted", "action", "content", "data", "model", "role"})
+
+
 class Question(Coroutine[Any, Any, T_co]):
     """A question not yet asked: ``await`` it alone, pass several to ``ctx.gather``, or
     run it as a task (it is a coroutine, started only when awaited)."""
 
-    __slots__ = ("_convert", "_coro", "_ctx", "ask")
+    __slots__ = ("_ask", "_convert", "_coro", "_ctx", "_taken")
 
     def __init__(self, ctx: Context, ask: Ask, convert: Callable[[Any], T_co] | None) -> None:
         """``convert`` turns the raw answer into the handler's; None for a form's ``Answer``
         (built from ``ask.schema``: no closure per question)."""
         self._ctx = ctx
-        self.ask = ask
+        ctx._making = False
+        self._ask = ask
+        self._taken = False
         self._convert = convert
         self._coro: Generator[Any, None, T_co] | None = None
+
+    @property
+    def ask(self) -> Ask:
+        """The question as the asker sends it; read by ``ctx.gather`` and the URL steps,
+        which ask it themselves (so it is not a question dropped unasked)."""
+        self._taken = True
+        return self._ask
+
+    def __getattr__(self, name: str) -> Any:
+        if name in _ANSWER_ATTRIBUTES:
+            self._taken = True  # this error says it already; no warning when it is dropped
+            called = self._ctx._called(self._ask)
+            raise AttributeError(
+                f"ctx.{called}() returns the question, not its answer: {name!r} is an attribute of "
+                f"the answer. Await the question: answer = await ctx.{called}(...)"
+            )
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def __del__(self) -> None:
+        if getattr(self, "_coro", True) is not None or getattr(self, "_taken", True) or self._ctx._making:
+            return  # awaited, asked by other means, or dropped by a later question's error
+        called = self._ctx._called(self._ask)
+        warnings.warn(
+            f"ctx.{called}() made question {self._ask.key!r} in {self._ctx._what()}, but it was never "
+            f"awaited, so it was never asked: await it (answer = await ctx.{called}(...)) or pass it "
+            "to ctx.gather(...)",
+            RuntimeWarning,
+            stacklevel=1,
+        )
 
     def result(self, raw: Any) -> T_co:
         convert = self._convert
@@ -171,16 +213,16 @@ class Question(Coroutine[Any, Any, T_co]):
         if raw["action"] != "accept":  # a form's answer (checked by the asker)
             return answer_of(raw["action"])  # type: ignore[return-value]
         content = raw.get("content") or {}
-        form = self.ask.schema
+        form = self._ask.schema
         return Accepted("accept", form.build(content, checked=True) if form is not None else content, content)  # type: ignore[return-value]
 
     def _asking(self) -> Generator[Any, None, T_co]:
         # A generator, not a coroutine awaiting the asker's: an answer at hand (a replayed
         # round) comes back with no coroutine layer under the handler's.
         ctx = self._ctx
-        ctx._live(self.ask)  # made in time, awaited where, or when, it cannot be asked
+        ctx._live(self._ask)  # made in time, awaited where, or when, it cannot be asked
         asker = ctx._asker
-        asks = [self.ask]
+        asks = [self._ask]
         raws = asker.answered(asks)
         if raws is None:
             raws = yield from asker.ask(asks).__await__()

@@ -1,0 +1,137 @@
+"""A question a handler forgets to ``await`` says so: reading an answer's attribute off it
+fails naming the fix, and one otherwise dropped without being awaited (never asked) warns,
+as a coroutine never awaited does. A question awaited, gathered or made into a URL step does
+not warn. Driven in memory on both revisions (every message checked against the schema)."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from typing import Any
+
+import pytest
+
+from mcp_elicit import Context, Form, Server, String
+
+from support.memory import MemoryClient, SessionClient
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+NAME = Form(name=String())
+CAPS = {"elicitation": {"form": {}, "url": {}}}
+NOT_AWAITED = (
+    "ctx.elicit() returns the question, not its answer: 'action' is an attribute of the answer. "
+    "Await the question: answer = await ctx.elicit(...)"
+)
+NEVER_ASKED = (
+    "ctx.elicit() made question 'elicit-1' in tool {tool!r}, but it was never awaited, so it "
+    "was never asked: await it (answer = await ctx.elicit(...)) or pass it to ctx.gather(...)"
+)
+
+
+def build() -> Server:
+    app = Server("forgets")
+
+    @app.tool()
+    async def reads(ctx: Context) -> str:
+        answer: Any = ctx.elicit("Your name?", NAME)
+        return str(answer.action)
+
+    @app.tool()
+    async def drops(ctx: Context) -> str:
+        ctx.elicit("Your name?", NAME)
+        return "returned without asking"
+
+    @app.tool()
+    async def minds(ctx: Context) -> str:
+        first, second = await ctx.gather(ctx.elicit("Your name?", NAME), ctx.elicit("Again?", NAME, key="b"))
+        third = await ctx.elicit("Once more?", NAME, key="c")
+        return " ".join([first.action, second.action, third.action])
+
+    @app.tool()
+    async def gathers_a_log(ctx: Context) -> str:
+        await ctx.gather(ctx.info("hello"), ctx.elicit("Your name?", NAME))  # type: ignore[call-overload]
+        return "gathered"
+
+    return app
+
+
+def never_asked(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [str(w.message) for w in caught if "never awaited" in str(w.message)]
+
+
+def text(result: dict[str, Any]) -> str:
+    return str(result["content"][0]["text"])
+
+
+async def call(revision: str, tool: str, checker: WireChecker) -> dict[str, Any]:
+    if revision == "2026-07-28":
+        return await MemoryClient(build(), capabilities=CAPS, checker=checker).result(
+            "tools/call", {"name": tool}
+        )
+    client = SessionClient(build(), capabilities=CAPS, checker=checker)
+    client.answer = lambda _key, _request: {"action": "decline"}
+    await client.open()
+    result = await client.result("tools/call", {"name": tool, "arguments": {}})
+    assert tool == "minds" or client.asked == []
+    return result
+
+
+@pytest.fixture(params=["2026-07-28", "2025-11-25"])
+def revision(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def checker(revision: str, wire: WireChecker, wire_2025: WireChecker) -> WireChecker:
+    return wire if revision == "2026-07-28" else wire_2025
+
+
+async def test_an_answer_read_off_a_question_not_awaited_says_to_await_it(
+    revision: str, checker: WireChecker
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = await call(revision, "reads", checker)
+        gc.collect()
+    assert result["isError"] is True
+    assert text(result) == f"Error executing tool reads: {NOT_AWAITED}"
+    assert never_asked(caught) == []  # the error says it; no warning besides
+
+
+async def test_a_question_dropped_without_being_awaited_warns_that_it_was_never_asked(
+    revision: str, checker: WireChecker
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = await call(revision, "drops", checker)
+        gc.collect()
+    assert text(result) == "returned without asking"
+    assert never_asked(caught) == [NEVER_ASKED.format(tool="drops")]
+    assert caught[0].category is RuntimeWarning
+
+
+async def test_questions_awaited_or_gathered_do_not_warn(revision: str, checker: WireChecker) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = await call(revision, "minds", checker)
+        gc.collect()
+    assert "isError" not in result or result["isError"] is False
+    assert never_asked(caught) == []
+
+
+async def test_gather_given_something_other_than_a_question_says_what_it_takes(
+    revision: str, checker: WireChecker
+) -> None:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = await call(revision, "gathers_a_log", checker)
+        gc.collect()
+    assert result["isError"] is True
+    assert text(result) == (
+        "Error executing tool gathers_a_log: ctx.gather() takes questions (ctx.elicit(...), "
+        "ctx.elicit_url(...), ctx.sample(...), ctx.list_roots()); its argument 1 is a coroutine "
+        "(Context.info): await that on its own"
+    )
+    assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
