@@ -11,8 +11,8 @@ dataclass or TypedDict a tool returns is written by the pydantic adapter its
 their aliases, a duration or a decimal as pydantic writes it (bytes are still refused);
 what that adapter does not know at the top level (a TypedDict's other keys, a dataclass's
 ``init=False`` fields or its subclass's own) is kept as it is.
-Any other value is its text, unless it has none of its own (``<Thing object at 0x...>``):
-a ``TypeError``. A ``CallToolResult`` passes through untouched but for ``resultType``,
+Any other value is its text, unless it has none of its own (``<Thing object at 0x...>``),
+or is a coroutine (an ``await`` forgotten: closed unrun) or a generator: a ``TypeError``. A ``CallToolResult`` passes through untouched but for ``resultType``,
 which the revision sets (2025-11-25 has none).
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncGenerator, Callable, Coroutine, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -135,6 +135,14 @@ def content_blocks(value: object) -> list[dict[str, Any]]:
             "return bytes wrapped in Image(...), Audio(...) or Blob(...) so the MIME type is known"
         )
     kind = type(value)
+    if isinstance(value, Coroutine):  # `return helper()` for `return await helper()`
+        name = getattr(value, "__qualname__", kind.__name__)
+        value.close()  # never run: no "never awaited" warning besides this error
+        raise TypeError(
+            f"it is a coroutine ({name}), never awaited: write 'return await {name.rsplit('.', 1)[-1]}(...)'"
+        )
+    if isinstance(value, (Generator, AsyncGenerator)):
+        raise TypeError(f"{_a(kind.__name__)} has no text or JSON form; return a list (list(...))")
     if kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__:
         raise TypeError(
             f"{_a(kind.__name__)} object has no text or JSON form; return str, a dataclass, TypedDict, "

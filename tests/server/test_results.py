@@ -79,6 +79,17 @@ def build() -> Server:
     async def opaque() -> object:
         return Opaque()
 
+    async def lookup() -> str:
+        return "found"
+
+    @app.tool()
+    async def not_awaited() -> object:
+        return lookup()  # the await forgotten
+
+    @app.tool()
+    async def generated() -> object:
+        return (n for n in range(3))
+
     return app
 
 
@@ -98,6 +109,11 @@ async def test_a_set_in_structured_content_is_a_json_array(wire: WireChecker) ->
         ("mapping_with_bytes", "bytes have no JSON form"),
         ("bare_bytes", "wrapped in Image(...), Audio(...) or Blob(...)"),
         ("opaque", "an Opaque object has no text or JSON form"),
+        (
+            "not_awaited",
+            "it is a coroutine (build.<locals>.lookup), never awaited: write 'return await lookup(...)'",
+        ),
+        ("generated", "a generator has no text or JSON form; return a list (list(...))"),
     ],
 )
 async def test_a_value_json_cannot_carry_is_a_tool_error_saying_so(
