@@ -59,6 +59,10 @@ def _options(kind: str, **options: tuple[str, object]) -> None:
             raise TypeError(f"app.{kind}(): {option} {value!r}: expected {expected}")
 
 
+#: How to resolve a resource registered at a URI already served.
+_OWN_URI = "serve this one at a URI of its own, or remove the other first (app.remove_resource({uri!r}))"
+
+
 class Catalog:
     """The registrations of one server (``Server`` is one)."""
 
@@ -137,7 +141,10 @@ class Catalog:
     @on_loop
     def _add_tool(self, tool: ToolDef) -> None:
         if tool.name in self._tools:
-            raise ValueError(f"a tool named {tool.name!r} is already registered")
+            raise ValueError(
+                f"a tool named {tool.name!r} is already registered: give this one a name of its own "
+                f"(@app.tool(name=...)), or remove the other first (app.remove_tool({tool.name!r}))"
+            )
         self._tools[tool.name] = tool
         self._changed("tools")
 
@@ -190,7 +197,10 @@ class Catalog:
     @on_loop
     def _add_prompt(self, prompt: PromptDef) -> None:
         if prompt.name in self._prompts:
-            raise ValueError(f"a prompt named {prompt.name!r} is already registered")
+            raise ValueError(
+                f"a prompt named {prompt.name!r} is already registered: give this one a name of its own "
+                f"(@app.prompt(name=...)), or remove the other first (app.remove_prompt({prompt.name!r}))"
+            )
         self._prompts[prompt.name] = prompt
         self._changed("prompts")
 
@@ -237,11 +247,13 @@ class Catalog:
         uri = res.uri
         if is_template(uri):
             if any(t.uri == uri for t in self._templates):
-                raise ValueError(f"a resource template at {uri!r} is already registered")
+                raise ValueError(
+                    f"a resource template at {uri!r} is already registered: {_OWN_URI.format(uri=uri)}"
+                )
             self._templates.append(res)
         else:
             if uri in self._resources:
-                raise ValueError(f"a resource at {uri!r} is already registered")
+                raise ValueError(f"a resource at {uri!r} is already registered: {_OWN_URI.format(uri=uri)}")
             self._resources[uri] = res
         self._changed("resources")
 

@@ -469,3 +469,39 @@ async def test_a_typing_typeddict_gives_schemas_on_every_python(wire: WireChecke
     )
     refused = await client.result("tools/call", {"name": "seat", "arguments": {"seating": {"spot": {}}}})
     assert refused["isError"] and "room" in text(refused)
+
+
+def test_a_second_registration_under_a_taken_name_says_how_to_resolve_it() -> None:
+    app = Server("twice")
+
+    async def first() -> str:
+        return "1"
+
+    app.tool(name="book")(first)
+    app.prompt(name="plan")(first)
+    app.resource("menu://today")(first)
+    app.resource("menu://{day}")(lambda day: day)
+    with pytest.raises(ValueError, match="already registered") as tool:
+        app.tool(name="book")(first)
+    with pytest.raises(ValueError, match="already registered") as prompt:
+        app.prompt(name="plan")(first)
+    with pytest.raises(ValueError, match="already registered") as resource:
+        app.resource("menu://today")(first)
+    with pytest.raises(ValueError, match="already registered") as template:
+        app.resource("menu://{day}")(lambda day: day)
+    assert str(tool.value) == (
+        "a tool named 'book' is already registered: give this one a name of its own "
+        "(@app.tool(name=...)), or remove the other first (app.remove_tool('book'))"
+    )
+    assert str(prompt.value) == (
+        "a prompt named 'plan' is already registered: give this one a name of its own "
+        "(@app.prompt(name=...)), or remove the other first (app.remove_prompt('plan'))"
+    )
+    assert str(resource.value) == (
+        "a resource at 'menu://today' is already registered: serve this one at a URI of its own, "
+        "or remove the other first (app.remove_resource('menu://today'))"
+    )
+    assert str(template.value) == (
+        "a resource template at 'menu://{day}' is already registered: serve this one at a URI "
+        "of its own, or remove the other first (app.remove_resource('menu://{day}'))"
+    )
