@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.context import Context
-from mcp_elicit.server.results import content_blocks, dump
+from mcp_elicit.server.results import content_blocks, dump, unawaited
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.server.tools import check_name
@@ -95,6 +95,8 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
     """The ``prompts/get`` result for what the prompt ``name`` returned; ``TypeError`` for
     anything that is not a message the schema allows (a role other than user or assistant,
     no content block), so it is never sent."""
+    if (fault := unawaited(value)) is not None:
+        raise TypeError(f"prompt {name!r} returned a value that cannot be sent: {fault}")
     if isinstance(value, GetPromptResult):
         # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
         whole = dump(value)

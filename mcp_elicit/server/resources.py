@@ -46,7 +46,7 @@ from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Context
-from mcp_elicit.server.results import Blob, dump
+from mcp_elicit.server.results import Blob, dump, unawaited
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 
@@ -302,6 +302,8 @@ class ResourceDef:
         return result
 
     def _contents(self, uri: str, item: object) -> dict[str, Any]:
+        if (fault := unawaited(item)) is not None:
+            raise TypeError(f"resource {self.uri!r} returned a value that cannot be sent: {fault}")
         if isinstance(item, (TextResourceContents, BlobResourceContents)):
             return dump(item)
         if isinstance(item, str):

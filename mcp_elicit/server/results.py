@@ -48,6 +48,7 @@ __all__ = [
     "structured_as",
     "structured_value",
     "tool_result",
+    "unawaited",
 ]
 
 _CONTENT_MODELS = (TextContent, ImageContent, AudioContent, EmbeddedResource, ResourceLink)
@@ -135,12 +136,8 @@ def content_blocks(value: object) -> list[dict[str, Any]]:
             "return bytes wrapped in Image(...), Audio(...) or Blob(...) so the MIME type is known"
         )
     kind = type(value)
-    if isinstance(value, Coroutine):  # `return helper()` for `return await helper()`
-        name = getattr(value, "__qualname__", kind.__name__)
-        value.close()  # never run: no "never awaited" warning besides this error
-        raise TypeError(
-            f"it is a coroutine ({name}), never awaited: write 'return await {name.rsplit('.', 1)[-1]}(...)'"
-        )
+    if (fault := unawaited(value)) is not None:
+        raise TypeError(fault)
     if isinstance(value, (Generator, AsyncGenerator)):
         raise TypeError(f"{_a(kind.__name__)} has no text or JSON form; return a list (list(...))")
     if kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__:
@@ -149,6 +146,17 @@ def content_blocks(value: object) -> list[dict[str, Any]]:
             "pydantic model or mapping, Image(...)/Audio(...), or mcp_types content"
         )
     return [{"type": "text", "text": str(value)}]
+
+
+def unawaited(value: object) -> str | None:
+    """What to say of a handler's value that is a coroutine (``return helper()`` for
+    ``return await helper()``), which is closed unrun: no "never awaited" warning besides
+    the error; None for any other value."""
+    if not isinstance(value, Coroutine):
+        return None
+    name = getattr(value, "__qualname__", type(value).__name__)
+    value.close()
+    return f"it is a coroutine ({name}), never awaited: write 'return await {name.rsplit('.', 1)[-1]}(...)'"
 
 
 def _a(noun: str) -> str:

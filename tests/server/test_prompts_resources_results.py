@@ -104,6 +104,33 @@ async def test_a_prompt_returning_what_is_no_message_is_said_naming_the_prompt_a
     )
 
 
+async def test_a_prompt_or_resource_returning_a_coroutine_says_the_await_was_forgotten(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    # It was "prompt 'plan' returned coroutine; return str, ...", and a "coroutine 'lookup'
+    # was never awaited" warning at some later point, from wherever the object was freed.
+    app = Server("forgetful")
+
+    async def lookup() -> str:
+        return "found"
+
+    @app.prompt()
+    async def plan() -> Any:
+        return lookup()
+
+    @app.resource("menu://today")
+    async def menu() -> Any:
+        return lookup()
+
+    client = MemoryClient(app, checker=wire)
+    for method, params in [("prompts/get", {"name": "plan"}), ("resources/read", {"uri": "menu://today"})]:
+        response = await client.request(method, params)
+        assert response["error"] == {"code": -32603, "message": "Internal error"}
+    fix = "it is a coroutine (test_a_prompt_or_resource_returning_a_coroutine_says_the_await_was_forgotten.<locals>.lookup), never awaited: write 'return await lookup(...)'"
+    assert f"prompt 'plan' returned a value that cannot be sent: {fix}" in caplog.text
+    assert f"resource 'menu://today' returned a value that cannot be sent: {fix}" in caplog.text
+
+
 def two_arguments() -> Server:
     app = Server("args")
 
