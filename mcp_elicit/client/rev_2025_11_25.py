@@ -158,7 +158,22 @@ class HandshakeSession:
         note = self.conn.builder.notification("notifications/initialized", None, self.revision)
         await self.conn.send_notification(note, self.headers(note))
         await self.events.open()
+        await self._set_log_level()
         return self.initialized
+
+    async def _set_log_level(self) -> None:
+        """``logging/setLevel`` for the session, when the client wants logs and the server
+        declares ``logging`` (each new session, a renewed one too)."""
+        level = self.conn.builder.log_level
+        if level is None or not isinstance(self.initialized.get("capabilities", {}).get("logging"), Mapping):
+            return
+        _, message = self.conn.builder.request("logging/setLevel", {"level": level}, self.revision)
+        reply, exchange = await self.conn.request(message, self.headers(message))
+        await exchange.aclose()
+        if isinstance(reply, ErrorResponse):
+            raise ProtocolError.from_error(reply.error)
+        if not isinstance(reply, Response):
+            raise end_error(reply, self.conn.server, "logging/setLevel")
 
     async def _opening(self, request: Request, exchange: Exchange) -> None:
         """A request of the server's on ``initialize``'s own stream: answered in the session

@@ -29,8 +29,9 @@ Rules:
   sampling or roots only with their callbacks; the tasks extension with ``tasks=True``
   (2026-07-28 requests only: a tool call may then become a task, followed to its end).
 * ``progress=True`` asks for progress on every tool call, prompt and resource read (the
-  request id is the token); progress, log messages and a followed task's course reach
-  ``on_notification``.
+  request id is the token); ``log_level="info"`` asks for log messages at that level and
+  above (each request's ``_meta``; at 2025-11-25 ``logging/setLevel``, if the server has
+  ``logging``); progress, logs and a followed task's course reach ``on_notification``.
 * Closing (``aclose``, the end of ``async with``) ends every call still in flight at
   once, each raising ``TransportError`` ("the client was closed"), a question its person
   is on withdrawn; a subscription's iteration ends; a closed client's calls raise it too.
@@ -44,7 +45,6 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import logging
-import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
@@ -54,6 +54,7 @@ from mcp_elicit.client.closing import Calls
 from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
 from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.negotiation import modern_from, not_modern
+from mcp_elicit.client.options import checked_log_level, checked_versions, limits_or_default, seconds
 from mcp_elicit.client.params import given
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
@@ -71,7 +72,6 @@ from mcp_elicit.core.client_inputs import ServerInfo
 from mcp_elicit.core.era import Legacy, Modern, Reprobe, judge_probe, modern_preferences
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
-    ConfigError,
     MethodNotFound,
     ProtocolError,
     ProtocolViolation,
@@ -82,7 +82,7 @@ from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
 from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
-from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
+from mcp_elicit.wire.versions import SUPPORTED, is_handshake
 
 __all__ = ["Client"]
 
@@ -91,13 +91,6 @@ log = logging.getLogger("mcp_elicit.client")
 _PROBES: Final = 2
 
 T = TypeVar("T")
-
-
-def _seconds(option: str, value: object) -> float:
-    """``value``, a finite number of seconds above zero; ``ConfigError`` naming ``option``."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
-        return float(value)
-    raise ConfigError(f"{option} {value!r}: expected a finite number of seconds, above 0")
 
 
 class Client:
@@ -119,24 +112,20 @@ class Client:
         report: Callable[[str], None] | None = None,
         tasks: bool = False,
         progress: bool = False,
+        log_level: str | None = None,
         telemetry: bool | Telemetry | None = None,
     ) -> None:
-        if isinstance(versions, str):
-            raise TypeError(f"versions is a list of revisions (['2026-07-28']), not the string {versions!r}")
-        timeout, probe_timeout = _seconds("timeout", timeout), _seconds("probe_timeout", probe_timeout)
-        versions = tuple(dict.fromkeys(versions))
-        unknown = [v for v in versions if not (is_modern(v) or is_handshake(v))]
-        if unknown or not versions:
-            raise ValueError(
-                f"versions must be revisions this client speaks ({', '.join(SUPPORTED)}), not {unknown or 'none'}"
-            )
-        if limits is not None and not isinstance(limits, RoundLimits):
-            raise ConfigError(f"limits {limits!r}: expected a RoundLimits (RoundLimits(max_rounds=3))")
+        timeout, probe_timeout = seconds("timeout", timeout), seconds("probe_timeout", probe_timeout)
+        versions, limits, log_level = (
+            checked_versions(versions),
+            limits_or_default(limits),
+            checked_log_level(log_level),
+        )
         if answerer is not None:
             check_answerer(answerer)
         self.transport = transport
         self.versions = versions
-        self.limits = limits or RoundLimits()
+        self.limits = limits
         self.probe_timeout = probe_timeout
         clock = ThinkClock()
         modes = answerer.modes if answerer is not None else frozenset()
@@ -146,7 +135,10 @@ class Client:
         self._conn = Connection(
             transport=transport,
             builder=MessageBuilder(
-                info or ClientInfo(version=_package_version()), capabilities, progress=progress
+                info or ClientInfo(version=_package_version()),
+                capabilities,
+                progress=progress,
+                log_level=log_level,
             ),
             inputs=Inputs(answerer, sampling, roots, clock, report or _log_report),
             timeout=timeout,

@@ -33,7 +33,12 @@ from typing import Any, Final
 from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.jsonrpc import RequestId
-from mcp_elicit.wire.meta import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_elicit.wire.meta import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    LOG_LEVEL_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+)
 from mcp_elicit.wire.versions import is_modern
 
 __all__ = [
@@ -88,11 +93,20 @@ _PROGRESS_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/re
 class MessageBuilder:
     """Builds the client's JSON-RPC messages for one connection; owns the id counter."""
 
-    def __init__(self, info: ClientInfo, capabilities: Mapping[str, Any], *, progress: bool = False) -> None:
+    def __init__(
+        self,
+        info: ClientInfo,
+        capabilities: Mapping[str, Any],
+        *,
+        progress: bool = False,
+        log_level: str | None = None,
+    ) -> None:
         self.info = info
         self.capabilities = dict(capabilities)
         #: Ask for progress on requests that run user code (the request id is the token).
         self.progress = progress
+        #: The least severe log message wanted (``notifications/message``); None: none.
+        self.log_level = log_level
         self._ids = itertools.count(1)
 
     def next_id(self) -> RequestId:
@@ -100,11 +114,14 @@ class MessageBuilder:
 
     def meta(self, revision: str) -> dict[str, Any]:
         """The per-request ``_meta`` fields of a modern request."""
-        return {
+        meta = {
             PROTOCOL_VERSION_META_KEY: revision,
             CLIENT_CAPABILITIES_META_KEY: dict(self.capabilities),
             CLIENT_INFO_META_KEY: self.info.to_json(),
         }
+        if self.log_level is not None:
+            meta[LOG_LEVEL_META_KEY] = self.log_level
+        return meta
 
     def params(self, params: Mapping[str, Any] | None, revision: str) -> dict[str, Any] | None:
         """``params`` as sent at ``revision``: modern ones gain our ``_meta`` fields (a copy;

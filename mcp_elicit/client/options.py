@@ -1,0 +1,49 @@
+"""``Client``'s options, checked when the client is made: a value that cannot work is an
+error naming the option there, not a ``TypeError`` in the middle of a call."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.errors import ConfigError
+from mcp_elicit.wire.meta import LOG_LEVELS
+from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
+
+__all__ = ["checked_log_level", "checked_versions", "limits_or_default", "seconds"]
+
+
+def seconds(option: str, value: object) -> float:
+    """``value``, a finite number of seconds above zero; ``ConfigError`` naming ``option``."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+        return float(value)
+    raise ConfigError(f"{option} {value!r}: expected a finite number of seconds, above 0")
+
+
+def checked_versions(versions: Sequence[str]) -> tuple[str, ...]:
+    """``versions`` without repeats, each one a revision the client speaks."""
+    if isinstance(versions, str):
+        raise TypeError(f"versions is a list of revisions (['2026-07-28']), not the string {versions!r}")
+    chosen = tuple(dict.fromkeys(versions))
+    unknown = [v for v in chosen if not (is_modern(v) or is_handshake(v))]
+    if unknown or not chosen:
+        raise ValueError(
+            f"versions must be revisions this client speaks ({', '.join(SUPPORTED)}), not {unknown or 'none'}"
+        )
+    return chosen
+
+
+def limits_or_default(limits: object) -> RoundLimits:
+    if limits is None:
+        return RoundLimits()
+    if not isinstance(limits, RoundLimits):
+        raise ConfigError(f"limits {limits!r}: expected a RoundLimits (RoundLimits(max_rounds=3))")
+    return limits
+
+
+def checked_log_level(level: object) -> str | None:
+    """The least severe log message the client asks for (None: no logs)."""
+    if level is None or (isinstance(level, str) and level in LOG_LEVELS):
+        return level
+    raise ConfigError(f"log_level {level!r}: expected one of {', '.join(LOG_LEVELS)}, or None for no logs")
