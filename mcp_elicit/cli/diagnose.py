@@ -321,9 +321,8 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
             f"HTTP 501 from {shown}: this server does not take POST, so no MCP endpoint here. {_path_hint(url)}"
         )
     if status >= 500:
-        said = (
-            str(exc).removeprefix(f"The server failed with HTTP {status}: ").rstrip(".")
-        )  # core.era's words
+        said = str(exc).partition(f"failed with HTTP {status}: ")[2] or str(exc)  # core.era's words
+        said = said.rstrip(".")
         return CannotConnect(
             f"{shown} failed with HTTP {status}: {clean(said)}. That is the server's own failure: its log says why."
         )

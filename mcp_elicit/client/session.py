@@ -69,7 +69,7 @@ from mcp_elicit.core.client import (
     request_headers,
 )
 from mcp_elicit.core.client_inputs import ServerInfo
-from mcp_elicit.core.era import Legacy, Modern, Reprobe, judge_probe, modern_preferences
+from mcp_elicit.core.era import Legacy, Modern, Reprobe, Verdict, judge_probe, modern_preferences
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     MethodNotFound,
@@ -264,14 +264,20 @@ class Client:
                 raise reply.error
             if reply.reason is not None and reply.status is None:
                 raise TransportError(f"server/discover got no response: {reply.reason}")  # names where
-            verdict = judge_probe(
-                None, requested=version, preferred=self.versions, status=reply.status, body=reply.body
-            )
+            verdict = self._judged(None, version, reply.status, reply.body)
             if isinstance(verdict, Legacy) and reply.detail:  # what was wrong with it: a 202, a page
                 return Legacy(f"{verdict.reason} ({reply.detail})")
             return verdict
-        status = 200 if self.transport.http else None
-        return judge_probe(reply, requested=version, preferred=self.versions, status=status)
+        return self._judged(reply, version, 200 if self.transport.http else None, "")
+
+    def _judged(self, answer: Message | None, version: str, status: int | None, body: str) -> Verdict:
+        """``judge_probe``'s verdict; its refusals (401, 403, 429, 5xx) name the server."""
+        try:
+            return judge_probe(answer, requested=version, preferred=self.versions, status=status, body=body)
+        except TransportError as exc:
+            named = TransportError(f"server/discover to {self._conn.server}: {exc}")
+            named.http_status = status
+            raise named from None
 
     def _answered_initialize(self) -> bool:
         return isinstance(self._session, HandshakeSession) and bool(self._session.initialized)
