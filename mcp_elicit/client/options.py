@@ -1,17 +1,43 @@
 """``Client``'s options, checked when the client is made: a value that cannot work is an
-error naming the option there, not a ``TypeError`` in the middle of a call."""
+error naming the option there, not a ``TypeError`` in the middle of a call. ``ClientOptions``
+types them for the ``connect_*`` helpers, which pass them on (``**options``), so a misspelt
+option is a type checker's error where it is written."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from typing_extensions import TypedDict
+
+from mcp_elicit.client.answerers import RootsCallback, SamplingCallback
+from mcp_elicit.client.connection import NotificationCallback
+from mcp_elicit.core.client import ClientInfo
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import ConfigError
+from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.wire.meta import LOG_LEVELS
 from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
 
-__all__ = ["checked_log_level", "checked_versions", "limits_or_default", "seconds"]
+__all__ = ["ClientOptions", "checked_log_level", "checked_versions", "limits_or_default", "seconds"]
+
+
+class ClientOptions(TypedDict, total=False):
+    """``Client``'s keyword arguments but ``answerer`` (see ``Client``), for ``connect_*``."""
+
+    sampling: SamplingCallback | None
+    roots: RootsCallback | None
+    versions: Sequence[str]
+    info: ClientInfo | None
+    timeout: float
+    probe_timeout: float
+    limits: RoundLimits | None
+    on_notification: NotificationCallback | None
+    report: Callable[[str], None] | None
+    tasks: bool
+    progress: bool
+    log_level: str | None
+    telemetry: bool | Telemetry | None
 
 
 def seconds(option: str, value: object) -> float:

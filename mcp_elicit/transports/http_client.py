@@ -46,8 +46,10 @@ from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 import httpx
+from typing_extensions import Unpack
 
 from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, Trace, Unsolicited, speaks_modern
@@ -349,7 +351,7 @@ async def connect_http(
     http_client: httpx.AsyncClient | None = None,
     trace: Trace | None = None,
     auth: httpx.Auth | None = None,
-    **options: Any,
+    **options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for the Streamable HTTP endpoint at ``url``; ``options`` are
     ``Client``'s keyword arguments. ``auth``: e.g. an :class:`~mcp_elicit.transports.http_auth.OAuth`."""

@@ -21,7 +21,10 @@ import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from typing_extensions import Unpack
+
 from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import Ended, QueuedExchange, Trace, Unsolicited, message_json
 from mcp_elicit.errors import ProtocolError
@@ -195,7 +198,7 @@ async def connect_memory(
     http: bool = False,
     principal: Principal | None = None,
     trace: Trace | None = None,
-    **options: Any,
+    **options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``server`` in memory; ``options`` are ``Client``'s
     keyword arguments."""

@@ -43,7 +43,10 @@ from collections import deque
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Final, Literal
 
+from typing_extensions import Unpack
+
 from mcp_elicit.client.answerers import Answerer
+from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.transport import (
@@ -485,7 +488,7 @@ async def connect_stdio(
     cwd: str | None = None,
     stderr: Literal["capture", "inherit"] = "capture",
     trace: Trace | None = None,
-    **options: Any,
+    **options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for the server started by ``command``; ``options`` are
     ``Client``'s keyword arguments."""
