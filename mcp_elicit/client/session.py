@@ -265,8 +265,9 @@ class Client:
             if reply.reason is not None and reply.status is None:
                 raise TransportError(f"server/discover got no response: {reply.reason}")  # names where
             verdict = self._judged(None, version, reply.status, reply.body)
-            if isinstance(verdict, Legacy) and reply.detail:  # what was wrong with it: a 202, a page
-                return Legacy(f"{verdict.reason} ({reply.detail})")
+            if isinstance(verdict, Legacy) and (reply.detail or reply.body):  # a 202, a page; its words
+                detail = f" ({reply.detail})" if reply.detail else ""
+                return Legacy(f"{verdict.reason}{detail}{f': {reply.body[:300]}' if reply.body else ''}")
             return verdict
         return self._judged(reply, version, 200 if self.transport.http else None, "")
 
