@@ -6,7 +6,7 @@ option is a type checker's error where it is written."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from typing_extensions import TypedDict
 
@@ -14,12 +14,19 @@ from mcp_elicit.client.answerers import RootsCallback, SamplingCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.core.client import ClientInfo
 from mcp_elicit.core.rounds import RoundLimits
-from mcp_elicit.errors import ConfigError
+from mcp_elicit.errors import ConfigError, MissingClientCapability
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.wire.meta import LOG_LEVELS
 from mcp_elicit.wire.versions import SUPPORTED, is_handshake, is_modern
 
-__all__ = ["ClientOptions", "checked_log_level", "checked_versions", "limits_or_default", "seconds"]
+__all__ = [
+    "ClientOptions",
+    "checked_log_level",
+    "checked_versions",
+    "limits_or_default",
+    "say_what_to_pass",
+    "seconds",
+]
 
 
 class ClientOptions(TypedDict, total=False):
@@ -73,3 +80,18 @@ def checked_log_level(level: object) -> str | None:
     if level is None or (isinstance(level, str) and level in LOG_LEVELS):
         return level
     raise ConfigError(f"log_level {level!r}: expected one of {', '.join(LOG_LEVELS)}, or None for no logs")
+
+
+def say_what_to_pass(error: MissingClientCapability) -> None:
+    """Add to a server's -32021 which ``Client`` option declares what it needs (an answerer
+    with the mode, a sampling or roots callback): the server names it in its own terms."""
+    said: list[str] = []
+    for name, value in error.required.items():
+        if name == "elicitation":
+            modes = sorted(value) if isinstance(value, Mapping) and value else ["form"]
+            said.append(f"an answerer= whose modes include {' and '.join(map(str, modes))}")
+        elif name in ("sampling", "roots"):
+            said.append(f"a {name}= callback")
+    if said:
+        error.message = f"{error.message} (pass Client {' and '.join(said)})"
+        error.args = (error.message,)

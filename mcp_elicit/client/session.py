@@ -49,12 +49,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any, Final, TypeVar
 
+from mcp_elicit.client import options as opt
 from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallback, check_answerer
 from mcp_elicit.client.closing import Calls
 from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
 from mcp_elicit.client.inputs import Inputs
 from mcp_elicit.client.negotiation import modern_from, not_modern
-from mcp_elicit.client.options import checked_log_level, checked_versions, limits_or_default, seconds
 from mcp_elicit.client.params import given
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
@@ -73,6 +73,7 @@ from mcp_elicit.core.era import Legacy, Modern, Reprobe, Verdict, judge_probe, m
 from mcp_elicit.core.rounds import RoundLimits
 from mcp_elicit.errors import (
     MethodNotFound,
+    MissingClientCapability,
     ProtocolError,
     ProtocolViolation,
     RequestTimeout,
@@ -115,12 +116,9 @@ class Client:
         log_level: str | None = None,
         telemetry: bool | Telemetry | None = None,
     ) -> None:
-        timeout, probe_timeout = seconds("timeout", timeout), seconds("probe_timeout", probe_timeout)
-        versions, limits, log_level = (
-            checked_versions(versions),
-            limits_or_default(limits),
-            checked_log_level(log_level),
-        )
+        timeout, probe_timeout = opt.seconds("timeout", timeout), opt.seconds("probe_timeout", probe_timeout)
+        versions, limits = opt.checked_versions(versions), opt.limits_or_default(limits)
+        log_level = opt.checked_log_level(log_level)
         if answerer is not None:
             check_answerer(answerer)
         self.transport = transport
@@ -474,7 +472,11 @@ class Client:
 
     async def _call(self, method: str, work: Callable[[], Awaitable[T]]) -> T:
         server = self.session and self._conn.server  # not connected, or closed: said here
-        return await self._calls.run(lambda: f"{method} to {server}", work)  # cut by a close
+        try:
+            return await self._calls.run(lambda: f"{method} to {server}", work)  # cut by a close
+        except MissingClientCapability as exc:
+            opt.say_what_to_pass(exc)
+            raise
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
         return await self._call(method, lambda: self._pages(method, key))
