@@ -252,7 +252,8 @@ async def test_call_prompt_and_read_as_documented(tmp_path: Path) -> None:
     assert read.out.startswith("bookings://menu/noma (text/plain)\nNoma, Copenhagen")
     assert scripted.code == 0, scripted
     assert scripted.out == f"Booked #1: Noma, Copenhagen, 2 people on {booked.isoformat()}, inside.\n"
-    # the exit codes of the table: 1 isError (an unknown tool), 2 usage, 3 cannot connect
+    # the exit codes of the table: 1 something wrong (a tool the server does not list), 2 usage,
+    # 3 cannot connect
     assert unknown.code == 1, unknown
     assert bad_script.code == 2, bad_script
     assert usage.code == 2, usage

@@ -2,10 +2,10 @@
 with decorators; a transport hands it checked requests and gets results back.
 
 Rules: list results come in registration order, paginated with an opaque cursor; an
-unknown tool is a tool error (``isError``), an unknown prompt or resource a JSON-RPC error;
-handlers that may ask questions (tools, prompts, resource reads) run under the asking
-strategy of the request's revision, so one handler serves every revision unchanged. A
-handler that is a plain function runs in a worker thread (``server.threads``); what tells
+unknown tool, prompt or resource is a JSON-RPC error (-32602; -32002 for a resource on
+2025-11-25); handlers that may ask questions (tools, prompts, resource reads) run under
+the asking strategy of the request's revision, so one handler serves every revision
+unchanged. A handler that is a plain function runs in a worker thread (``server.threads``); what tells
 clients of a change (registering, ``notify_*``) runs on the event loop even when such a
 handler calls it.
 """

@@ -8,7 +8,8 @@ mismatch, a form defined wrongly or a ``ToolError`` from a prompt or resource is
 saying so; anything else unexpected is -32603 "Internal error" (logged, never shown); a
 result JSON cannot carry is -32603 too, as is a handler's own protocol error holding a
 value JSON cannot carry (logged; the request is answered all the same). An unknown tool
-is a tool error (``isError``), an unknown prompt an invalid-params error. A prompt or resource that needs a URL-mode step
+is -32602 "Unknown tool: NAME" (a protocol error in both revisions' specifications, not a
+tool's ``isError``), naming a few of the tools there are; an unknown prompt is -32602 too. A prompt or resource that needs a URL-mode step
 the user declined or cancelled fails by the user's choice, not the server's: -32600
 (the code of the client's own doing) saying so and why, nothing logged, on both
 revisions; that is its ``ToolError`` once a step of the request was refused
@@ -53,7 +54,7 @@ from mcp_elicit.server.rev_2026_07_28 import ReplayAsker, run_replayed
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.task_handler import Detach, run_detachable
 from mcp_elicit.server.tasks import Tasks, answer_task_method
-from mcp_elicit.server.tools import ToolDef, error_result
+from mcp_elicit.server.tools import ToolDef
 from mcp_elicit.server.url_mode import UrlMode
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.wire import headers as h
@@ -346,7 +347,7 @@ class Dispatch(Catalog):
             raise InvalidParams('Invalid params: tools/call "arguments" must be an object')
         tool = self._tools.get(name)
         if tool is None:
-            return _ready(error_result(f"Unknown tool: {name}"))
+            raise _unknown_tool(name, self._tools)
         if tool.header_params and headers is not None:
             h.check_param_headers(tool.header_params, arguments or {}, headers)
         tasks = False
@@ -391,6 +392,20 @@ class Dispatch(Catalog):
         if not found.may_read(principal, variables):  # told as a URI nothing serves
             raise ResourceNotFound(uri)
         return self._ask(call, channel, principal, asker, found.read, (uri, variables))
+
+
+#: How much of an unknown tool's name its error repeats, and how many of the tools there are it names.
+_QUOTED = 200
+_NAMED = 5
+
+
+def _unknown_tool(name: str, tools: Mapping[str, ToolDef]) -> InvalidParams:
+    """-32602 for a ``tools/call`` of ``name``, which no tool has: the spec's message,
+    then (bounded) some of the tools there are."""
+    shown = name if len(name) <= _QUOTED else f"{name[:_QUOTED]}… ({len(name)} characters)"
+    names = sorted(tools)
+    listed = ", ".join(names[:_NAMED]) + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
+    return InvalidParams(f"Unknown tool: {shown} (its tools: {listed or 'none'})")
 
 
 async def _refusals(ctx: Context, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:

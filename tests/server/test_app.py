@@ -170,7 +170,6 @@ async def test_unstructured_and_media(client: MemoryClient) -> None:
 @pytest.mark.parametrize(
     ("name", "arguments", "fragment"),
     [
-        ("nope", {}, "Unknown tool: nope"),
         ("failing", {}, "no luck today"),
         ("crashing", {}, "Error executing tool crashing: boom"),
         ("add", {"a": "x"}, "a: Input should be a valid integer"),

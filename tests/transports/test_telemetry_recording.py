@@ -182,7 +182,9 @@ async def test_a_tool_or_prompt_name_the_server_does_not_offer_is_other_in_the_m
     server = build(Telemetry(tracer_provider=provider, meter_provider=MeterProvider([reader])))
     client = MemoryClient(server)
     for made_up in ("nope-1", "nope-2"):
-        assert (await client.result("tools/call", {"name": made_up, "arguments": {}}))["isError"] is True
+        assert (await client.request("tools/call", {"name": made_up, "arguments": {}}))["error"][
+            "code"
+        ] == -32602
     assert (await client.result("tools/call", {"name": "broken", "arguments": {}}))["isError"] is True
     assert [s.name for s in exporter.get_finished_spans()] == [
         "tools/call nope-1",
@@ -204,7 +206,7 @@ async def test_a_made_up_name_of_any_length_gives_a_span_name_of_bounded_length(
     server = build(Telemetry(tracer_provider=provider))
     client = MemoryClient(server)
     made_up = "x" * 100_000
-    assert (await client.result("tools/call", {"name": made_up, "arguments": {}}))["isError"] is True
+    assert (await client.request("tools/call", {"name": made_up, "arguments": {}}))["error"]["code"] == -32602
     (span,) = exporter.get_finished_spans()
     assert span.name == "tools/call " + "x" * 128 + "…"
     assert all(len(str(value)) <= 200 for value in (span.attributes or {}).values()), span.attributes
