@@ -46,7 +46,7 @@ from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.context import Context
-from mcp_elicit.server.results import Blob, dump, unawaited
+from mcp_elicit.server.results import Blob, dump, finite, unawaited
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 
@@ -318,6 +318,12 @@ class ResourceDef:
             mime = self.mime_type or "application/octet-stream"
             return {"uri": uri, "mimeType": mime, "blob": base64.b64encode(item).decode("ascii")}
         if isinstance(item, Mapping):
+            try:
+                finite(item)
+            except TypeError as exc:
+                raise TypeError(
+                    f"resource {self.uri!r} returned a value that cannot be sent: {exc}"
+                ) from None
             return {
                 "uri": uri,
                 "mimeType": self.mime_type or "application/json",

@@ -5,7 +5,10 @@ MIME type is never guessed; ``mcp_types`` content models pass through; a list is
 its items; ``None`` is no content. For tools, a mapping, dataclass or pydantic model is
 structured content plus its JSON as text, so clients that ignore ``structuredContent``
 still see it; a set in it is a JSON array, and a value JSON has no form for (bytes, an
-object of a class of its own) is a ``TypeError`` saying what to return. A value of the
+object of a class of its own) is a ``TypeError`` saying what to return, as is a float that
+is NaN or an infinity, which JSON has no form for either (orjson would write ``null``):
+the error names its JSON path (``finite``; a mapping, list, dataclass or model is walked
+once, a ``str`` never). A value of the
 dataclass or TypedDict a tool returns is written by the pydantic adapter its
 ``outputSchema`` came from (``structured_as``), so it fits that schema: fields under
 their aliases, a duration or a decimal as pydantic writes it (bytes are still refused);
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import math
+import re
 from collections.abc import AsyncGenerator, Callable, Coroutine, Generator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +50,7 @@ __all__ = [
     "Image",
     "content_blocks",
     "dump",
+    "finite",
     "structured_as",
     "structured_value",
     "tool_result",
@@ -109,8 +115,8 @@ def dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def content_blocks(value: object) -> list[dict[str, Any]]:
-    """The content blocks a returned value stands for."""
+def content_blocks(value: object, *, walked: bool = False) -> list[dict[str, Any]]:
+    """The content blocks a returned value stands for (``walked``: ``finite`` passed it)."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -124,11 +130,11 @@ def content_blocks(value: object) -> list[dict[str, Any]]:
     if isinstance(value, (list, tuple)):
         blocks: list[dict[str, Any]] = []
         for item in value:
-            blocks.extend(content_blocks(item))
+            blocks.extend(content_blocks(item, walked=walked))
         return blocks
     if isinstance(value, Mapping) and isinstance(value.get("type"), str):
         return [dict(value)]
-    structured = structured_value(value)
+    structured = structured_value(value, walked=walked)
     if structured is not None:
         return [{"type": "text", "text": orjson.dumps(structured).decode()}]
     if isinstance(value, bytes):
@@ -163,15 +169,81 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
-def structured_value(value: object) -> Any:
-    """The JSON form of a structured return value, or None when it is not structured."""
+def structured_value(value: object, *, walked: bool = False) -> Any:
+    """The JSON form of a structured return value, or None when it is not structured
+    (``TypeError`` for a NaN or infinity in it, unless ``walked``: ``finite`` passed it)."""
     if isinstance(value, BaseModel):
+        if not walked:
+            finite(value)
         return value.model_dump(mode="json", by_alias=True)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        if not walked:
+            finite(value)
         return orjson.loads(orjson.dumps(value, default=_default))
     if isinstance(value, Mapping) and not isinstance(value.get("type"), str):
+        if not walked:
+            finite(value)
         return orjson.loads(orjson.dumps(value, default=_default))
     return None
+
+
+#: How much of a path ``finite`` shows: of one key, and of the whole; how deep it looks
+#: (orjson refuses deeper values itself).
+_KEY_SHOWN = 40
+_PATH_SHOWN = 200
+_DEPTH = 256
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def finite(value: object) -> None:
+    """``TypeError`` naming where in ``value`` a float is NaN or an infinity (JSON has
+    neither; orjson writes them as ``null``, which the tool never returned): its JSON path,
+    ``$.rows[1].ratio``, bounded. Walks mappings, lists, tuples, sets, dataclasses and
+    pydantic models (by their Python field names), once."""
+    found = _not_finite(value, 0)
+    if found is None:
+        return
+    keys, number = found
+    said = "NaN" if math.isnan(number) else "Infinity" if number > 0 else "-Infinity"
+    path = "$" + "".join(_step(key) for key in reversed(keys))
+    if len(path) > _PATH_SHOWN:
+        path = path[:_PATH_SHOWN] + "…"
+    raise TypeError(f"{path} is {said}; JSON has no NaN or infinity: return None or a string instead")
+
+
+def _not_finite(value: object, depth: int) -> tuple[list[object], float] | None:
+    """The keys to the first non-finite float in ``value``, innermost first, and the float."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else ([], value)
+    if isinstance(value, str | int | None) or depth > _DEPTH:
+        return None
+    items: Any
+    if isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = enumerate(value)
+    elif isinstance(value, BaseModel):
+        items = value  # its (name, value) pairs, extras too
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = ((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
+    else:
+        return None
+    for key, item in items:
+        found = _not_finite(item, depth + 1)
+        if found is not None:
+            found[0].append(key)
+            return found
+    return None
+
+
+def _step(key: object) -> str:
+    if isinstance(key, int):
+        return f"[{key}]"
+    text = str(key)
+    if _PLAIN_KEY.match(text):
+        return f".{text}" if len(text) <= _KEY_SHOWN else f".{text[:_KEY_SHOWN]}…"
+    shown = text if len(text) <= _KEY_SHOWN else text[:_KEY_SHOWN] + "…"
+    return "[" + orjson.dumps(shown).decode() + "]"
 
 
 def structured_as(adapter: TypeAdapter[Any], kind: type) -> Callable[[object], Any]:
@@ -185,6 +257,7 @@ def structured_as(adapter: TypeAdapter[Any], kind: type) -> Callable[[object], A
     def structured(value: object) -> Any:
         if not isinstance(value, kind):
             return structured_value(value)
+        finite(value)
         # warnings off: a value of the wrong type is written as it is, and the check of
         # the outputSchema says what is wrong with it
         written = write(value, by_alias=True, warnings=False)
@@ -246,6 +319,7 @@ def tool_result(value: object, *, structured: Callable[[object], Any] | None) ->
         return {"content": [{"type": "text", "text": value}]}
     if isinstance(value, CallToolResult):
         # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
+        finite(value.model_dump(by_alias=True, exclude_none=True))  # JSON mode: NaN is None
         whole = dump(value)
         whole.pop("resultType", None)
         return whole
@@ -256,4 +330,7 @@ def tool_result(value: object, *, structured: Callable[[object], Any] | None) ->
                 "content": [{"type": "text", "text": orjson.dumps(data).decode()}],
                 "structuredContent": data,
             }
+    if isinstance(value, list | tuple):  # walked whole, for a path from the top
+        finite(value)
+        return {"content": content_blocks(value, walked=True)}
     return {"content": content_blocks(value)}
