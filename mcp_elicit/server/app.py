@@ -35,6 +35,7 @@ from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
 from mcp_elicit.server.tasks import Tasks
 from mcp_elicit.server.threads import on_loop
+from mcp_elicit.server.tools import ToolDef
 from mcp_elicit.server.url_mode import PageAuth, UrlMode
 from mcp_elicit.stores.base import Store
 from mcp_elicit.telemetry import Telemetry
@@ -79,6 +80,7 @@ class Server(Dispatch):
         task_ttl: float | None = 3600.0,
         task_poll: float = 1.0,
         telemetry: bool | Telemetry | None = None,
+        redact_tool_errors: bool = False,
         clock: Callable[[], float] = time.time,
     ) -> None:
         name, version = text("name", name), text("version", version)  # type: ignore[assignment]
@@ -117,6 +119,9 @@ class Server(Dispatch):
             telemetry is None or isinstance(telemetry, bool | Telemetry),
             "None, True, False or a Telemetry",
         )
+        expect(
+            "redact_tool_errors", redact_tool_errors, isinstance(redact_tool_errors, bool), "True or False"
+        )
         expect("clock", clock, callable(clock), "a function returning the time in seconds (time.time)")
         state_ttl = seconds("state_ttl", state_ttl)
         page_size = whole("page_size", page_size)
@@ -131,6 +136,9 @@ class Server(Dispatch):
         flow_wait = seconds("flow_wait", flow_wait, zero=True)
         max_flows_per_principal = whole("max_flows_per_principal", max_flows_per_principal)
         self.name = name
+        #: Whether a tool's unexpected exception is sent as "Error executing tool NAME" and a
+        #: reference its log line holds, never its message (which may name paths, hosts, SQL).
+        self.redact_tool_errors = redact_tool_errors
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
         #: default is on when ``opentelemetry-api`` is installed; True insists on it.
         self.telemetry = load_telemetry(telemetry, "server")
@@ -416,6 +424,10 @@ class Server(Dispatch):
     def _task_changed(self, record: TaskRecord) -> None:
         self.subscriptions.publish("notifications/tasks", record.wire())
         self.relay.mirror(record)
+
+    def _add_tool(self, tool: ToolDef) -> None:
+        tool.redact_errors = self.redact_tool_errors  # before any request can reach it
+        super()._add_tool(tool)
 
     @on_loop
     def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:

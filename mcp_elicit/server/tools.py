@@ -9,7 +9,9 @@ derived schema is checked with ``jsonschema`` first, as an explicit one is, and 
 bad arguments are a tool error (``isError``) listing each fault, so the model can correct
 itself. Whatever the function raises, other than a protocol error
 (which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
-result: ``ToolError`` with its message as is, anything else prefixed with the tool's name;
+result: ``ToolError`` with its message as is, anything else prefixed with the tool's name
+(with ``redact_errors``, the server's ``redact_tool_errors``, only the name and a
+reference the log line of its traceback holds: its message may name paths, hosts, SQL);
 so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
 ``outputSchema`` and ``structuredContent``, written by the same pydantic adapter as that
@@ -30,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+import secrets
 import typing
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -117,6 +120,8 @@ class ToolDef:
     check_output: ArgumentsCheck | None = None
     #: What writes ``structuredContent`` (with an ``outputSchema``): ``results.structured_as``.
     structured: Callable[[object], Any] | None = None
+    #: The server's ``redact_tool_errors``: an unexpected exception's message stays in the log.
+    redact_errors: bool = False
 
     @classmethod
     def build(
@@ -269,6 +274,12 @@ class ToolDef:
             return error_result(f"{self.name}: {exc}")
         if isinstance(exc, ToolError):
             return error_result(str(exc))
+        if self.redact_errors:
+            reference = secrets.token_hex(4)
+            log.exception("tool %s failed (reference %s)", self.name, reference)
+            return error_result(
+                f"Error executing tool {self.name} (reference {reference} in the server's log)"
+            )
         log.exception("tool %s failed", self.name)
         return error_result(f"Error executing tool {self.name}: {exc}")
 

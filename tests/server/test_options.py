@@ -21,6 +21,7 @@ BAD: dict[str, list[Any]] = {
     "session_idle_timeout": [0, -5, math.nan, math.inf],
     "flow_ttl": [0, -1, math.nan, math.inf],
     "flow_wait": [-1, math.nan, math.inf, True],
+    "redact_tool_errors": [None, 1, "yes"],
 }
 
 

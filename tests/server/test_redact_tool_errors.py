@@ -1,0 +1,90 @@
+"""``Server(redact_tool_errors=True)``: a tool's unexpected exception is sent as "Error
+executing tool NAME" and a reference, never its message (paths, hosts, SQL); the
+server's log line holds the reference, the message and the traceback. A ``ToolError`` is
+said on purpose, so it is still sent as it is. The default (False) sends the message
+(``test_app``). Real servers: ``mcp-elicit serve`` over stdio (2026-07-28 and a 2025-11-25
+session) and over HTTP on 127.0.0.1, every message checked against the schema."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from support.http import McpHttp, meta
+from support.procs import http_process, stdio_process
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+SERVER = Path(__file__).with_name("redacted_server.py")
+SECRET = "db.internal:5432"
+SENT = re.compile(r"Error executing tool lookup \(reference ([0-9a-f]{8}) in the server's log\)")
+
+
+def call(rid: int, name: str, arguments: dict[str, Any], *, modern: bool) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if modern:
+        params["_meta"] = meta()
+    return {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+
+
+def reference(result: dict[str, Any], log: str) -> str:
+    """The reference the result gives, checked: no trace of the message in the result, the
+    log line holding the reference and the message, then the traceback."""
+    assert result["isError"] is True
+    (block,) = result["content"]
+    found = SENT.fullmatch(block["text"])
+    assert found is not None, block["text"]
+    assert SECRET not in str(result)
+    ref = found.group(1)
+    line = next(line for line in log.splitlines() if ref in line)
+    assert "tool lookup failed" in line
+    assert SECRET in log[log.index(line) :] and "Traceback" in log[log.index(line) :]
+    return ref
+
+
+async def test_over_stdio(tmp_path: Path, wire: WireChecker, wire_2025: WireChecker) -> None:
+    async with stdio_process(SERVER, log_dir=tmp_path) as stdio:
+        await stdio.send(call(1, "lookup", {"order": 7}, modern=True))
+        first, _ = await stdio.until(1)
+        wire.response("tools/call", first)
+        await stdio.send(call(2, "lookup", {"order": 8}, modern=True))
+        second, _ = await stdio.until(2)
+        await stdio.send(call(3, "refuse", {}, modern=True))
+        refused, _ = await stdio.until(3)
+        assert refused["result"]["content"][0]["text"] == "No orders today"
+        # a 2025-11-25 session's call, on the same server
+        init = {
+            "jsonrpc": "2.0",
+            "id": 4,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        await stdio.send(init)
+        await stdio.until(4)
+        await stdio.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await stdio.send(call(5, "lookup", {"order": 9}, modern=False))
+        old, _ = await stdio.until(5)
+        wire_2025.response("tools/call", old)
+        await stdio.close_stdin()
+        await stdio.rest()
+        log = stdio.stderr()
+    refs = {reference(r["result"], log) for r in (first, second, old)}
+    assert len(refs) == 3, "each failure has its own reference"
+
+
+async def test_over_http(tmp_path: Path, wire: WireChecker) -> None:
+    with http_process(SERVER, log_dir=tmp_path) as running:
+        async with httpx.AsyncClient(timeout=10) as http:
+            reply = await McpHttp(http, running.url, wire).call("lookup", {"order": 7})
+        assert reply.status == 200
+        result = reply.result
+        log = running.stderr()
+    reference(result, log)
