@@ -22,6 +22,7 @@ import pytest
 
 from mcp_elicit import Context, Form, Integer, Server
 from mcp_elicit.client import Client, Scripted
+from mcp_elicit.errors import ProtocolError
 from mcp_elicit.forms import Boolean
 from mcp_elicit.transports.memory import connect_memory
 
@@ -138,6 +139,14 @@ async def no_capability(t: Transcript, revision: str) -> None:
             await client_.call_tool("order", {"item": "plums"})
 
 
+async def unknown_tool(t: Transcript, revision: str) -> None:
+    async with connect_memory(build(), versions=[revision], trace=t) as client:
+        client_: Client = client
+        with pytest.raises(ProtocolError, match="Unknown tool: book") as raised:
+            await client_.call_tool("book", {})
+    assert raised.value.code == -32602
+
+
 async def task_with_a_question(t: Transcript, revision: str) -> None:
     """The tasks extension, message by message (the client side driven by hand, so that
     the number of polls is fixed)."""
@@ -202,6 +211,7 @@ SCENARIOS: dict[str, tuple[Scenario, tuple[str, ...]]] = {
     "order-declined": (order_declined, ("2026-07-28", "2025-11-25")),
     "url-step": (url_step, ("2026-07-28", "2025-11-25")),
     "no-capability": (no_capability, ("2026-07-28", "2025-11-25")),
+    "unknown-tool": (unknown_tool, ("2026-07-28", "2025-11-25")),
     "task-with-a-question": (task_with_a_question, ("2026-07-28",)),
     "listen-for-changes": (listen_for_changes, ("2026-07-28",)),
 }
