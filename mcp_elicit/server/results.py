@@ -218,10 +218,11 @@ def _not_finite(value: object, depth: int) -> tuple[list[object], float] | None:
     if isinstance(value, str | int | None) or depth > _DEPTH:
         return None
     items: Any
+    indexed = False  # a mapping's key 1 is "1" in JSON, not an index
     if isinstance(value, Mapping):
         items = value.items()
     elif isinstance(value, list | tuple | set | frozenset):
-        items = enumerate(value)
+        items, indexed = enumerate(value), True
     elif isinstance(value, BaseModel):
         items = value  # its (name, value) pairs, extras too
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -231,13 +232,13 @@ def _not_finite(value: object, depth: int) -> tuple[list[object], float] | None:
     for key, item in items:
         found = _not_finite(item, depth + 1)
         if found is not None:
-            found[0].append(key)
+            found[0].append(key if indexed else str(key))
             return found
     return None
 
 
 def _step(key: object) -> str:
-    if isinstance(key, int):
+    if isinstance(key, int):  # an index
         return f"[{key}]"
     text = str(key)
     if _PLAIN_KEY.match(text):

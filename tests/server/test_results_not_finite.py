@@ -71,6 +71,10 @@ def build() -> Server:
         return {"k" * 1000: {"x": NAN}}
 
     @app.tool()
+    def keyed() -> dict[Any, Any]:
+        return {"by id": {7: [0.5, NAN]}}
+
+    @app.tool()
     def finite() -> dict[str, Any]:
         return {"ratio": 0.5, "big": 1e308, "nothing": None}
 
@@ -93,6 +97,7 @@ def build() -> Server:
         ("typed", "$.points[1].x is Infinity"),
         ("model", "$.value is NaN"),
         ("given", "$.structuredContent.v[0] is NaN"),
+        ("keyed", '$["by id"]["7"][1] is NaN'),
     ],
 )
 async def test_a_tool_result_holding_nan_or_an_infinity_says_where(
