@@ -116,7 +116,7 @@ class Context(ContextGuard, ContextMemory):
         #: What of the caller's own the handler used (see ``used``); shared with a ThreadContext.
         self._used: set[str] = set()
         self._thread = threading.get_ident()
-        self._making = False
+        self._interrupted = False
 
     # ---- what the client can do ------------------------------------------------
 
@@ -175,7 +175,7 @@ class Context(ContextGuard, ContextMemory):
     def elicit(self, message: str, schema: Any, *, key: str | None = None) -> Question[Any]:
         """Ask the user to fill in a form (flat schema: a dataclass, TypedDict, pydantic
         model, ``Form(...)`` or JSON schema). Never for secrets: use ``elicit_url``."""
-        self._making = True  # until its Question is made
+        self._interrupted = True  # until its Question is made
         self._live("elicit")
         if not isinstance(message, str) or not message or message.isspace():
             raise ValueError("an elicitation needs a message saying what is asked and why")
@@ -196,7 +196,7 @@ class Context(ContextGuard, ContextMemory):
     ) -> Question[Answer[None]]:
         """Send the user to ``url`` (secrets, payments, third-party sign-in). ``accept`` means
         the user agreed to open it; the work on that page may not be finished."""
-        self._making = True  # until its Question is made
+        self._interrupted = True  # until its Question is made
         self._live("elicit_url")
         if not isinstance(message, str) or not message.strip():
             raise ValueError("a URL elicitation needs a message saying why the user should open the page")
@@ -230,7 +230,12 @@ class Context(ContextGuard, ContextMemory):
         """
         self._live("require_url")
         question = self.elicit_url(message, url, elicitation_id=elicitation_id, key=key)
-        return question.result(await self._asker.require_url(question.ask))
+        try:
+            answer = await self._asker.require_url(question.ask)
+        except BaseException:
+            self._interrupted = True  # as Question._asking: the questions made before are not forgotten
+            raise
+        return question.result(answer)
 
     def url_steps(self, required: URLElicitationRequired) -> list[Ask]:
         """The questions of the URL steps a handler's own ``URLElicitationRequired`` names
@@ -271,7 +276,7 @@ class Context(ContextGuard, ContextMemory):
         key: str | None = None,
     ) -> Question[CreateMessageResult]:
         """Ask the client's model for a completion (needs the ``sampling`` capability)."""
-        self._making = True  # until its Question is made
+        self._interrupted = True  # until its Question is made
         self._live("sample")
         if not self.can_sample():
             raise MissingClientCapability.requiring({"sampling": {}})
@@ -292,7 +297,7 @@ class Context(ContextGuard, ContextMemory):
 
     def list_roots(self, *, key: str | None = None) -> Question[list[Root]]:
         """Ask the client for its roots (needs the ``roots`` capability)."""
-        self._making = True  # until its Question is made
+        self._interrupted = True  # until its Question is made
         self._live("list_roots")
         if not self.can_list_roots():
             raise MissingClientCapability.requiring({"roots": {}})
@@ -349,7 +354,11 @@ class Context(ContextGuard, ContextMemory):
         with a tuple and copy to a list to change it."""
         asks = _gathered(questions)
         self._live("gather")
-        raws = await self._asker.ask(asks)
+        try:
+            raws = await self._asker.ask(asks)
+        except BaseException:
+            self._interrupted = True  # as Question._asking: the questions made before are not forgotten
+            raise
         return tuple([q.result(raw) for q, raw in zip(questions, raws, strict=True)])
 
     async def secret(self, name: str, *, message: str | None = None) -> SecretAnswer:

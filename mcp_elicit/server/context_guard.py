@@ -35,10 +35,12 @@ class ContextGuard:
     _asker: Asker
     #: The thread of the event loop the handler runs on: the only one a Context works in.
     _thread: int
-    #: A question is being made (``ctx.elicit``...), or its making failed: the questions made
-    #: before it were dropped by that error (``ctx.gather(q1, bad)``), not forgotten, and do
-    #: not warn that they were never awaited (``Question.__del__``).
-    _making: bool
+    #: A question is being made (``ctx.elicit``...), or its making or asking ended with an
+    #: error (a refusal, a cancellation, an unanswered question ending a 2026-07-28 round): the
+    #: questions made before it were dropped by that end (``ctx.gather(q1, bad)``, ``q2`` made
+    #: to await after ``q1``), not forgotten, and do not warn that they were never awaited
+    #: (``Question.__del__``).
+    _interrupted: bool
 
     def _what(self) -> str:
         """The handler this Context is for, as a message names it (``tool 'book'``)."""

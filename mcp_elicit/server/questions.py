@@ -9,9 +9,11 @@ Rules:
   after its request ended (``Context._live``).
 * A question forgotten says so, as a coroutine never awaited does: reading an answer's
   attribute (``action``, ``data``...) off the question is an ``AttributeError`` saying to
-  await it, and one otherwise dropped without being awaited, gathered or made a URL step
+  await it, and one otherwise dropped without being awaited, gathered, closed or made a URL step
   (its ``ask`` read) warns (``RuntimeWarning``) that it was never asked; not when the
-  making of a later question failed (``ctx.gather(q1, refused)``): that error says it.
+  making or asking of another question ended the handler (``ctx.gather(q1, refused)``, a
+  cancellation, an unanswered 2026-07-28 question ending the round before the next one
+  made is awaited): that end says it, or the next round asks it.
 * An answer at hand (a replayed 2026-07-28 round) comes back with no coroutine layer under
   the handler's; only an unanswered question waits on the asker.
 * An elicitation's answer is an ``Answer``: accept (with the form's typed ``data`` and its
@@ -171,7 +173,7 @@ class Question(Coroutine[Any, Any, T_co]):
         """``convert`` turns the raw answer into the handler's; None for a form's ``Answer``
         (built from ``ask.schema``: no closure per question)."""
         self._ctx = ctx
-        ctx._making = False
+        ctx._interrupted = False
         self._ask = ask
         self._taken = False
         self._convert = convert
@@ -195,8 +197,12 @@ class Question(Coroutine[Any, Any, T_co]):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __del__(self) -> None:
-        if getattr(self, "_coro", True) is not None or getattr(self, "_taken", True) or self._ctx._making:
-            return  # awaited, asked by other means, or dropped by a later question's error
+        # runs for every question: plain slot reads (no getattr call) for one awaited
+        try:
+            if self._coro is not None or self._taken or self._ctx._interrupted:
+                return  # awaited, asked by other means, closed, or dropped by another's end
+        except AttributeError:  # never made whole (its __init__ did not run)
+            return
         called = self._ctx._called(self._ask)
         warnings.warn(
             f"ctx.{called}() made question {self._ask.key!r} in {self._ctx._what()}, but it was never "
@@ -223,9 +229,13 @@ class Question(Coroutine[Any, Any, T_co]):
         ctx._live(self._ask)  # made in time, awaited where, or when, it cannot be asked
         asker = ctx._asker
         asks = [self._ask]
-        raws = asker.answered(asks)
-        if raws is None:
-            raws = yield from asker.ask(asks).__await__()
+        try:
+            raws = asker.answered(asks)
+            if raws is None:
+                raws = yield from asker.ask(asks).__await__()
+        except BaseException:
+            ctx._interrupted = True  # the questions made to await after it are not forgotten
+            raise
         return self.result(raws[0])
 
     def _inner(self) -> Generator[Any, None, T_co]:
@@ -242,6 +252,8 @@ class Question(Coroutine[Any, Any, T_co]):
     def close(self) -> None:
         if self._coro is not None:
             self._coro.close()
+        else:  # closed unstarted, as a coroutine is: dropped on purpose, no warning
+            self._taken = True
 
     def __await__(self) -> Generator[Any, None, T_co]:
         if self._coro is not None:

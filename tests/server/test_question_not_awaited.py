@@ -135,3 +135,64 @@ async def test_gather_given_something_other_than_a_question_says_what_it_takes(
         "(Context.info): await that on its own"
     )
     assert [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)] == []
+
+
+@pytest.mark.parametrize("tool", ["awaits", "gathers"])
+async def test_questions_made_before_the_one_that_ends_a_round_do_not_warn(
+    wire: WireChecker, tool: str
+) -> None:
+    """At 2026-07-28 awaiting an unanswered question (alone or gathered) ends the round; the
+    questions the handler made before it, to await next, are asked in a later round, not
+    forgotten (each round warned that one was never awaited)."""
+    app = Server("in-order")
+
+    @app.tool()
+    async def awaits(ctx: Context) -> str:
+        first = ctx.elicit("Your name?", NAME, key="a")
+        second = ctx.elicit("Again?", NAME, key="b")
+        return f"{(await first).action} {(await second).action}"
+
+    @app.tool()
+    async def gathers(ctx: Context) -> str:
+        later = ctx.elicit("Your name?", NAME, key="a")
+        (now,) = await ctx.gather(ctx.elicit("Again?", NAME, key="b"))
+        return f"{now.action} {(await later).action}"
+
+    client = MemoryClient(app, capabilities=CAPS, checker=wire)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        response, rounds = await client.rounds(
+            "tools/call", {"name": tool}, lambda _k, _r: {"action": "decline"}
+        )
+        gc.collect()
+    assert text(response["result"]) == "decline decline"
+    assert len(rounds) == 3
+    assert never_asked(caught) == []
+
+
+async def test_a_question_returned_unawaited_is_the_tools_error_alone(
+    revision: str, checker: WireChecker
+) -> None:
+    """``return ctx.elicit(...)`` is the tool's error (closing the question, as a coroutine
+    returned is closed), not that and a warning besides, as closing a coroutine unstarted
+    spares its warning."""
+    app = Server("returns")
+
+    @app.tool()
+    async def returns(ctx: Context) -> Any:
+        return ctx.elicit("Your name?", NAME)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if revision == "2026-07-28":
+            result = await MemoryClient(app, capabilities=CAPS, checker=checker).result(
+                "tools/call", {"name": "returns"}
+            )
+        else:
+            client = SessionClient(app, capabilities=CAPS, checker=checker)
+            await client.open()
+            result = await client.result("tools/call", {"name": "returns", "arguments": {}})
+        gc.collect()
+    assert result["isError"] is True
+    assert "never awaited" in text(result)
+    assert never_asked(caught) == []
