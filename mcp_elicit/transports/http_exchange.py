@@ -6,7 +6,7 @@ Rules: a JSON body always carries Content-Length; an SSE response carries
 the status its error names, and no ``id`` when the request's could not be read. A header
 the server acts on (``Host``, ``Origin``, ``Content-Type``, the ``Mcp-*`` ones...) sent
 twice with different values is refused, since an intermediary may have acted on the
-other one; ``Accept`` sent twice counts as one list. A response that stays silent a long
+other one; ``Accept`` or ``Content-Encoding`` sent twice counts as one list. A response that stays silent a long
 time (a person answering, a page being completed) can be kept alive with SSE comments,
 which proxies see as traffic; once streaming, every write of a response goes through one
 lock, so a keep-alive and the handler's own events never interleave mid-message or race
@@ -97,18 +97,23 @@ def network_attributes(scope: Scope) -> dict[str, str | int]:
 #: ``Authorization`` and ``DPoP`` are not here: the authentication refuses any repeat of
 #: them itself, with the challenge (``WWW-Authenticate``) a client acts on.
 _ONE_VALUE: Final = frozenset({"host", "origin", "content-type", "last-event-id"})
+#: Headers that are lists the server reads whole: each line is joined into one value (in
+#: order), never the last line alone (a second ``Content-Encoding: identity`` line does not
+#: hide the first's ``gzip``).
+_LISTS: Final = frozenset({"accept", "content-encoding"})
 
 
 def repeated_headers(raw: Iterable[tuple[bytes, bytes]], headers: dict[str, str]) -> ProtocolError | None:
     """For a request whose header names repeat (``headers`` has fewer entries than ``raw``):
     the error when one read as a single value comes twice with different values, else
-    None, with each ``Accept`` line joined into ``headers`` as one list."""
+    None, with the lines of each list (``Accept``, ``Content-Encoding``) joined into
+    ``headers`` as one list."""
     first: dict[str, str] = {}
-    accept: list[str] = []  # joined once at the end: joining line by line is quadratic
+    lists: dict[str, list[str]] = {}  # joined once at the end: joining line by line is quadratic
     for key, value in raw:
         name, text = key.decode("latin-1").lower(), value.decode("latin-1")
-        if name == "accept":
-            accept.append(text)
+        if name in _LISTS:
+            lists.setdefault(name, []).append(text)
             continue
         seen = first.get(name)
         if seen is None:
@@ -119,8 +124,9 @@ def repeated_headers(raw: Iterable[tuple[bytes, bytes]], headers: dict[str, str]
                 f"Bad request: the {shown} header is sent more than once, with different values; send it once"
             )
             return HeaderMismatch(problem) if name.startswith("mcp-") else InvalidRequest(problem)
-    if len(accept) > 1:
-        headers["accept"] = ", ".join(accept)
+    for name, lines in lists.items():
+        if len(lines) > 1:
+            headers[name] = ", ".join(lines)
     return None
 
 

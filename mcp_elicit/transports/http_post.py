@@ -74,6 +74,14 @@ log = logging.getLogger("mcp_elicit.http")
 SHUTTING_DOWN: Final = InternalError(
     "Service unavailable: the server is shutting down; send the request again", http_status=503
 )
+
+
+def _coded(coding: str) -> bool:
+    """Whether a ``Content-Encoding`` (a list: ``gzip``, ``identity, gzip``) names a coding
+    other than ``identity``, in any case, with HTTP's white space and empty items."""
+    return any(item.strip(OWS).lower() not in ("", "identity") for item in coding.split(","))
+
+
 _RUNS_USER_CODE: Final = frozenset(
     {"tools/call", "prompts/get", "resources/read", "completion/complete", "subscriptions/listen"}
 )
@@ -175,9 +183,10 @@ class PostRoutes(SessionRoutes):
                 f"Unsupported Media Type: send application/json, not {ctype or 'nothing'!r}",
                 http_status=415,
             )
-        elif (coding := headers.get("content-encoding", "").strip(OWS)).lower() not in ("", "identity"):
+        elif (coding := headers.get("content-encoding")) is not None and _coded(coding):
             unfit = InvalidRequest(  # never decompressed, nor read as if it were not coded
-                f"Unsupported Media Type: send the body uncompressed, not with Content-Encoding {coding!r}",
+                "Unsupported Media Type: send the body uncompressed, not with Content-Encoding "
+                f"{coding.strip(OWS)!r}",
                 http_status=415,
             )
         elif not (sse_ok or json_ok):

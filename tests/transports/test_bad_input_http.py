@@ -106,6 +106,8 @@ async def test_sse_only_client_still_gets_its_notifications(mcp: McpHttp) -> Non
         pytest.param("br, gzip", False, 415, id="two codings"),
         pytest.param("identity", False, 200, id="identity"),
         pytest.param("Identity", False, 200, id="identity, upper case"),
+        pytest.param("identity , identity", False, 200, id="identity listed twice"),
+        pytest.param("identity, gzip", True, 415, id="gzip after identity"),
     ],
 )
 async def test_a_body_is_read_as_sent_and_a_content_coding_is_refused(
@@ -123,6 +125,27 @@ async def test_a_body_is_read_as_sent_and_a_content_coding_is_refused(
         assert f"Content-Encoding {coding!r}" in reply.error["message"]
     else:
         assert reply.message["id"] == "coded"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        pytest.param(["gzip", "identity"], id="gzip, then identity"),
+        pytest.param(["identity", "gzip"], id="identity, then gzip"),
+    ],
+)
+async def test_content_encoding_sent_on_several_lines_is_read_as_one_list(
+    mcp: McpHttp, lines: list[str]
+) -> None:
+    """Header lines of one name are one list (RFC 9110 5.3): a gzip body whose second
+    Content-Encoding line says identity is still coded (the last line alone was read)."""
+    body = gzip.compress(orjson.dumps(_tools_list("coded")))
+    headers = [*mirrored_headers("tools/list", {}).items(), *(("Content-Encoding", line) for line in lines)]
+    reply = mcp.checked(await mcp.client.post(mcp.url, content=body, headers=headers), "tools/list")
+    assert reply.status == 415, reply.body
+    assert reply.error["message"] == (
+        f"Unsupported Media Type: send the body uncompressed, not with Content-Encoding {', '.join(lines)!r}"
+    )
 
 
 def _padded(size: int) -> bytes:
