@@ -68,6 +68,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.server.app import Server
 from mcp_elicit.server.auth import ResourceMetadata, TokenVerifier
+from mcp_elicit.server.options import whole
 from mcp_elicit.server.url_mode import PAGES_PATH
 from mcp_elicit.transports.access_log import keep_page_secrets_out
 from mcp_elicit.transports.http_bearer import app_base, serve_metadata
@@ -124,10 +125,8 @@ class StreamableHTTP(PostRoutes):
         #: Seconds a 2025-11-25 session request waits for its client to resume a dropped
         #: stream (``Last-Event-ID``), and keeps a finished stream's answer for it.
         self.resume_within = resume_within
-        if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 1:
-            raise ConfigError(f"max_in_flight must be a positive whole number, not {max_in_flight!r}")
         #: Requests one 2025-11-25 session may have running at once (one more is refused).
-        self.max_in_flight = max_in_flight
+        self.max_in_flight = whole("max_in_flight", max_in_flight)
         self._running: dict[str, int] = {}
         #: This instance's name in its sessions' ids (``a`` gives ``a.<random>``), so that a
         #: load balancer can send a 2025-11-25 session's requests to it (None: plain ids).

@@ -9,6 +9,7 @@ import httpx
 import orjson
 import pytest
 
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.auth import StaticTokens
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -132,3 +133,30 @@ async def test_a_session_runs_at_most_max_in_flight_requests_at_once(wire_2025: 
             ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
             room = await busy.post(ping)
             assert room.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}, "an answer made room"
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 1.5, "8"])
+def test_max_in_flight_is_a_whole_number_above_zero(bad: object) -> None:
+    """Refused as every other whole-number option of the server is (``options.whole``)."""
+    with pytest.raises(ConfigError) as refused:
+        StreamableHTTP(ask_name_server("in-flight-option"), max_in_flight=bad)  # type: ignore[arg-type]
+    assert str(refused.value) == f"max_in_flight {bad!r}: expected a whole number above zero"
+
+
+async def test_a_cancelled_request_gives_its_place_back(wire_2025: WireChecker) -> None:
+    """A request the client cancels (``notifications/cancelled``) stops counting against
+    ``max_in_flight`` once it has ended: the session's next request runs."""
+    app = ask_name_server("http-sessions-cancelled")
+    async with (
+        uvicorn_server(StreamableHTTP(app, max_in_flight=1)) as running,
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        busy = Session(http, running.url, wire_2025)
+        await busy.open()
+        async with busy.asked() as (_, events, _):
+            cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}}
+            assert (await busy.post(cancel)).status_code == 202
+            assert [event async for event in events if "id" in event and "method" not in event] == []
+        ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+        room = await busy.post(ping)
+        assert room.json() == {"jsonrpc": "2.0", "id": 9, "result": {}}, "the cancelled request made room"
