@@ -59,6 +59,14 @@ def _options(kind: str, **options: tuple[str, object]) -> None:
             raise TypeError(f"app.{kind}(): {option} {value!r}: expected {expected}")
 
 
+def _taken(kind: str, name: str) -> str:
+    """The error for a tool or prompt registered under a ``name`` already taken, saying how to resolve it."""
+    return (
+        f"a {kind} named {name!r} is already registered: give this one a name of its own "
+        f"(@app.{kind}(name=...)), or remove the other first (app.remove_{kind}({name!r}))"
+    )
+
+
 #: How to resolve a resource registered at a URI already served.
 _OWN_URI = "serve this one at a URI of its own, or remove the other first (app.remove_resource({uri!r}))"
 
@@ -141,10 +149,7 @@ class Catalog:
     @on_loop
     def _add_tool(self, tool: ToolDef) -> None:
         if tool.name in self._tools:
-            raise ValueError(
-                f"a tool named {tool.name!r} is already registered: give this one a name of its own "
-                f"(@app.tool(name=...)), or remove the other first (app.remove_tool({tool.name!r}))"
-            )
+            raise ValueError(_taken("tool", tool.name))
         self._tools[tool.name] = tool
         self._changed("tools")
 
@@ -197,10 +202,7 @@ class Catalog:
     @on_loop
     def _add_prompt(self, prompt: PromptDef) -> None:
         if prompt.name in self._prompts:
-            raise ValueError(
-                f"a prompt named {prompt.name!r} is already registered: give this one a name of its own "
-                f"(@app.prompt(name=...)), or remove the other first (app.remove_prompt({prompt.name!r}))"
-            )
+            raise ValueError(_taken("prompt", prompt.name))
         self._prompts[prompt.name] = prompt
         self._changed("prompts")
 
