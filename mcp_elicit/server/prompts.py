@@ -95,8 +95,6 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
     """The ``prompts/get`` result for what the prompt ``name`` returned; ``TypeError`` for
     anything that is not a message the schema allows (a role other than user or assistant,
     no content block), so it is never sent."""
-    if (fault := unawaited(value)) is not None:
-        raise TypeError(f"prompt {name!r} returned a value that cannot be sent: {fault}")
     if isinstance(value, GetPromptResult):
         # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
         whole = dump(value)
@@ -107,7 +105,7 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
     elif isinstance(value, Iterable) and not isinstance(value, (set, frozenset, bytes)):
         items = list(value)  # a list of messages (or a generator of them): in order
     else:
-        raise TypeError(_not_messages(name, type(value).__name__))
+        raise TypeError(_not_messages(name, value, type(value).__name__))
     messages: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, str):
@@ -121,14 +119,19 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
         elif isinstance(item, Mapping):
             messages.append(_message(name, item))
         else:
-            raise TypeError(_not_messages(name, f"a list holding {type(item).__name__}"))
+            raise TypeError(_not_messages(name, item, f"a list holding {type(item).__name__}"))
     result: dict[str, Any] = {"messages": messages}
     if description:
         result["description"] = description
     return result
 
 
-def _not_messages(prompt: str, what: str) -> str:
+def _not_messages(prompt: str, value: object, what: str) -> str:
+    """Why ``value`` (returned, or in the list returned; ``what`` names it) is no message:
+    a coroutine (an ``await`` forgotten, closed unrun) says so, looked for only here, once
+    the value is known to be none of the messages (no cost for those)."""
+    if (fault := unawaited(value)) is not None:
+        return f"prompt {prompt!r} returned a value that cannot be sent: {fault}"
     return (
         f"prompt {prompt!r} returned {what}; return str, a list of messages (str, (role, content) or "
         "PromptMessage) or GetPromptResult"

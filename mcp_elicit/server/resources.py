@@ -302,8 +302,6 @@ class ResourceDef:
         return result
 
     def _contents(self, uri: str, item: object) -> dict[str, Any]:
-        if (fault := unawaited(item)) is not None:
-            raise TypeError(f"resource {self.uri!r} returned a value that cannot be sent: {fault}")
         if isinstance(item, (TextResourceContents, BlobResourceContents)):
             return dump(item)
         if isinstance(item, str):
@@ -329,6 +327,8 @@ class ResourceDef:
                 "mimeType": self.mime_type or "application/json",
                 "text": orjson.dumps(item).decode(),
             }
+        if (fault := unawaited(item)) is not None:  # looked for last: no cost for what can be sent
+            raise TypeError(f"resource {self.uri!r} returned a value that cannot be sent: {fault}")
         raise TypeError(f"resource {self.uri!r} returned {type(item).__name__}; return str, Blob or contents")
 
 

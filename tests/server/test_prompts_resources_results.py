@@ -122,13 +122,28 @@ async def test_a_prompt_or_resource_returning_a_coroutine_says_the_await_was_for
     async def menu() -> Any:
         return lookup()
 
+    @app.prompt()
+    async def plans() -> Any:
+        return ["first", lookup()]
+
+    @app.resource("menu://week")
+    async def week() -> Any:
+        return ["monday", lookup()]
+
     client = MemoryClient(app, checker=wire)
-    for method, params in [("prompts/get", {"name": "plan"}), ("resources/read", {"uri": "menu://today"})]:
+    for method, params in [
+        ("prompts/get", {"name": "plan"}),
+        ("resources/read", {"uri": "menu://today"}),
+        ("prompts/get", {"name": "plans"}),
+        ("resources/read", {"uri": "menu://week"}),
+    ]:
         response = await client.request(method, params)
         assert response["error"] == {"code": -32603, "message": "Internal error"}
     fix = "it is a coroutine (test_a_prompt_or_resource_returning_a_coroutine_says_the_await_was_forgotten.<locals>.lookup), never awaited: write 'return await lookup(...)'"
     assert f"prompt 'plan' returned a value that cannot be sent: {fix}" in caplog.text
     assert f"resource 'menu://today' returned a value that cannot be sent: {fix}" in caplog.text
+    assert f"prompt 'plans' returned a value that cannot be sent: {fix}" in caplog.text
+    assert f"resource 'menu://week' returned a value that cannot be sent: {fix}" in caplog.text
 
 
 def two_arguments() -> Server:
