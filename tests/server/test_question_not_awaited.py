@@ -5,6 +5,8 @@ not warn. Driven in memory on both revisions (every message checked against the 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import gc
 import warnings
 from typing import Any
@@ -196,4 +198,35 @@ async def test_a_question_returned_unawaited_is_the_tools_error_alone(
         gc.collect()
     assert result["isError"] is True
     assert "never awaited" in text(result)
+    assert never_asked(caught) == []
+
+
+async def test_a_question_run_as_a_task_does_not_warn(revision: str, checker: WireChecker) -> None:
+    """A question is a coroutine, so it may run as a task: one awaited through its task, and
+    one whose task is cancelled before it starts (given up, not forgotten), do not warn."""
+    app = Server("tasks")
+
+    @app.tool()
+    async def as_task(ctx: Context) -> str:
+        given_up = asyncio.create_task(ctx.elicit("Never mind?", NAME, key="b"))
+        given_up.cancel()
+        answer = await asyncio.create_task(ctx.elicit("Your name?", NAME, key="a"))
+        with contextlib.suppress(asyncio.CancelledError):
+            await given_up
+        return str(answer.action)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if revision == "2026-07-28":
+            response, _ = await MemoryClient(app, capabilities=CAPS, checker=checker).rounds(
+                "tools/call", {"name": "as_task"}, lambda _key, _request: {"action": "decline"}
+            )
+            result = response["result"]
+        else:
+            client = SessionClient(app, capabilities=CAPS, checker=checker)
+            client.answer = lambda _key, _request: {"action": "decline"}
+            await client.open()
+            result = await client.result("tools/call", {"name": "as_task", "arguments": {}})
+        gc.collect()
+    assert text(result) == "decline"
     assert never_asked(caught) == []
