@@ -230,3 +230,26 @@ async def test_a_question_run_as_a_task_does_not_warn(revision: str, checker: Wi
         gc.collect()
     assert text(result) == "decline"
     assert never_asked(caught) == []
+
+
+async def test_a_question_made_before_a_required_url_step_does_not_warn(wire_2025: WireChecker) -> None:
+    """On 2025-11-25 ``ctx.require_url`` ends the request with -32042; a question made to
+    await after it is asked when the client sends the request again, not forgotten."""
+    app = Server("url-first")
+
+    @app.tool()
+    async def signs_in(ctx: Context) -> str:
+        later = ctx.elicit("Your name?", NAME, key="a")
+        await ctx.require_url("Sign in first", "https://example.com/sign-in", elicitation_id="e1")
+        return str((await later).action)
+
+    client = SessionClient(app, capabilities=CAPS, checker=wire_2025)
+    await client.open()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        response = await client.request("tools/call", {"name": "signs_in", "arguments": {}})
+        await client.close_stream()
+        del client, app  # the ended handler's frame, and its question, live on with them
+        gc.collect()
+    assert response["error"]["code"] == -32042
+    assert never_asked(caught) == []
