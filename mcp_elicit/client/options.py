@@ -14,6 +14,7 @@ from mcp_elicit.client.answerers import RootsCallback, SamplingCallback
 from mcp_elicit.client.connection import NotificationCallback
 from mcp_elicit.core.client import ClientInfo
 from mcp_elicit.core.rounds import RoundLimits
+from mcp_elicit.core.tasks import TASKS_EXTENSION
 from mcp_elicit.errors import ConfigError, MissingClientCapability
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.wire.meta import LOG_LEVELS
@@ -84,14 +85,31 @@ def checked_log_level(level: object) -> str | None:
 
 def say_what_to_pass(error: MissingClientCapability) -> None:
     """Add to a server's -32021 which ``Client`` option declares what it needs (an answerer
-    with the mode, a sampling or roots callback): the server names it in its own terms."""
-    said: list[str] = []
-    for name, value in error.required.items():
-        if name == "elicitation":
-            modes = sorted(value) if isinstance(value, Mapping) and value else ["form"]
-            said.append(f"an answerer= whose modes include {' and '.join(map(str, modes))}")
-        elif name in ("sampling", "roots"):
-            said.append(f"a {name}= callback")
-    if said:
-        error.message = f"{error.message} (pass Client {' and '.join(said)})"
+    with the mode, a sampling or roots callback, ``tasks=True``): the server names it in its
+    own terms. When the session's revision cannot carry it (``requiredProtocolVersion``),
+    no option but a later revision helps, and that is what it says."""
+    if "(pass Client " in error.message or "(allow versions= " in error.message:
+        return  # said already
+    data = error.data if isinstance(error.data, Mapping) else {}
+    since = data.get("requiredProtocolVersion")
+    if isinstance(since, str) and since in SUPPORTED:
+        hint = f"allow versions= {since} or later: the revision in use cannot carry it"
+    else:
+        said = [option for name, value in error.required.items() if (option := _option_for(name, value))]
+        hint = f"pass Client {' and '.join(said)}" if said else ""
+    if hint:
+        error.message = f"{error.message} ({hint})"
         error.args = (error.message,)
+
+
+def _option_for(capability: str, value: object) -> str | None:
+    """The ``Client`` option that declares ``capability`` (None: none does)."""
+    if capability == "elicitation":
+        asked = sorted(value) if isinstance(value, Mapping) and value else ["form"]
+        modes = [mode for mode in asked if mode in ("form", "url")] or ["form"]  # keys: server text
+        return f"an answerer= whose modes include {' and '.join(modes)}"
+    if capability in ("sampling", "roots"):
+        return f"a {capability}= callback"
+    if capability == "extensions" and isinstance(value, Mapping) and TASKS_EXTENSION in value:
+        return "tasks=True"
+    return None

@@ -65,3 +65,30 @@ async def test_the_error_says_which_client_option_gives_the_capability(
                 await client.call_tool(tool)
     assert hint in str(caught.value)
     assert caught.value.code == -32021
+
+
+class FormsAndUrls:
+    modes = frozenset({"form", "url"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.cancel()
+
+
+async def test_a_revision_without_the_capability_is_not_told_to_declare_it() -> None:
+    """At 2025-06-18 no client can take a URL-mode question, whatever its answerer: the
+    error names the revision that brought it, not an answerer the client already has."""
+    async with uvicorn_server(StreamableHTTP(server)) as running:
+        async with connect_http(running.url, versions=["2025-06-18"], answerer=FormsAndUrls()) as client:
+            with pytest.raises(MissingClientCapability) as caught:
+                await client.call_tool("page")
+    said = str(caught.value)
+    assert "answerer=" not in said, said
+    assert "allow versions= 2025-11-25 or later" in said, said
+
+
+async def test_a_tasks_method_says_to_pass_tasks() -> None:
+    async with uvicorn_server(StreamableHTTP(server)) as running:
+        async with connect_http(running.url, versions=["2026-07-28"]) as client:
+            with pytest.raises(MissingClientCapability) as caught:
+                await client.request("tasks/get", {"taskId": "t1"})
+    assert "(pass Client tasks=True)" in str(caught.value), str(caught.value)
