@@ -163,7 +163,8 @@ class HandshakeSession:
 
     async def _set_log_level(self) -> None:
         """``logging/setLevel`` for the session, when the client wants logs and the server
-        declares ``logging`` (each new session, a renewed one too)."""
+        declares ``logging`` (each new session, a renewed one too). Logs are an extra: a
+        server's error answer is reported and the session goes on without them."""
         level = self.conn.builder.log_level
         if level is None or not isinstance(self.initialized.get("capabilities", {}).get("logging"), Mapping):
             return
@@ -171,7 +172,12 @@ class HandshakeSession:
         reply, exchange = await self.conn.request(message, self.headers(message))
         await exchange.aclose()
         if isinstance(reply, ErrorResponse):
-            raise ProtocolError.from_error(reply.error)
+            refused = ProtocolError.from_error(reply.error)
+            self.conn.inputs.report(
+                f"{self.conn.server} refused logging/setLevel {level!r} ({refused.code}: "
+                f"{quoted(refused.message)}); going on without its log messages"
+            )
+            return
         if not isinstance(reply, Response):
             raise end_error(reply, self.conn.server, "logging/setLevel")
 

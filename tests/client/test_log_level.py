@@ -8,6 +8,7 @@ a log message at 2026-07-28, though the docstring promised it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,3 +70,56 @@ async def test_without_a_level_no_log_message_is_sent(revision: str) -> None:
 def test_an_unknown_level_is_refused_naming_the_levels() -> None:
     with pytest.raises(ConfigError, match=r"log_level 'verbose'.*debug, info, notice, warning, error"):
         Client(HttpTransport("http://127.0.0.1:9/mcp"), log_level="verbose")
+
+
+def refusing_set_level(app: Any, code: int) -> Any:
+    """``app``, but each ``logging/setLevel`` is answered with the JSON-RPC error ``code``
+    (the server still declares ``logging``), as a server whose logging fails would."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            event = await receive()
+            body, more = body + event.get("body", b""), event.get("more_body", False)
+        message = json.loads(body)
+        if message.get("method") == "logging/setLevel":
+            error = {
+                "jsonrpc": "2.0",
+                "id": message["id"],
+                "error": {"code": code, "message": "no logs here"},
+            }
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+            return None
+        replayed = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def receive_again() -> Any:
+            return replayed.pop() if replayed else await receive()
+
+        return await app(scope, receive_again, send)
+
+    return wrapped
+
+
+@pytest.mark.parametrize("code", [-32601, -32603])
+async def test_a_server_refusing_set_level_is_still_connected_and_the_refusal_reported(code: int) -> None:
+    """Logs are an extra: a server that declares ``logging`` but refuses or fails
+    ``logging/setLevel`` is used without them (as a client calling it by hand would go
+    on), and ``report`` says so. The refusal failed the whole connection."""
+    reports: list[str] = []
+    async with uvicorn_server(refusing_set_level(StreamableHTTP(server), code)) as running:
+        async with connect_http(
+            running.url, versions=["2025-11-25"], log_level="info", report=reports.append
+        ) as client:
+            result = await client.call_tool("chatty")
+    assert result["content"][0]["text"] == "done"
+    assert len(reports) == 1, reports
+    assert "logging/setLevel" in reports[0] and "no logs here" in reports[0], reports
