@@ -12,6 +12,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import httpx
 import pytest
 
 from mcp_elicit import Context, Server
@@ -123,3 +124,27 @@ async def test_a_server_refusing_set_level_is_still_connected_and_the_refusal_re
     assert result["content"][0]["text"] == "done"
     assert len(reports) == 1, reports
     assert "logging/setLevel" in reports[0] and "no logs here" in reports[0], reports
+
+
+async def test_a_renewed_session_is_asked_for_logs_again() -> None:
+    """At 2025-11-25 the level belongs to the session: when the server ends it and the
+    client opens another, ``logging/setLevel`` goes again, so log messages keep coming."""
+    heard: list[Any] = []
+
+    async def on_notification(method: str, params: Mapping[str, Any]) -> None:
+        if method == "notifications/message":
+            heard.append(params["data"])
+
+    async with uvicorn_server(StreamableHTTP(server)) as running:
+        async with connect_http(
+            running.url, versions=["2025-11-25"], log_level="warning", on_notification=on_notification
+        ) as client:
+            first = client.session.session_id  # type: ignore[union-attr]
+            async with httpx.AsyncClient() as raw:
+                ended = await raw.delete(
+                    running.url, headers={"Mcp-Session-Id": first, "MCP-Protocol-Version": "2025-11-25"}
+                )
+            assert ended.status_code == 200
+            await client.call_tool("chatty")
+            assert client.session.session_id not in (None, first)  # type: ignore[union-attr]
+    assert heard == ["almost out of coffee"]
