@@ -401,7 +401,7 @@ class HandshakeSession:
         if refused.status is None:
             how = f"resuming it failed: {refused.reason or 'no answer'}"
         else:
-            said = refused.reason or refused.body[:300]
+            said = refused.reason or refused.said
             how = (
                 f"resuming it was refused (GET with Last-Event-ID {last_event_id!r}: HTTP {refused.status}"
                 + (f": {said})" if said else ")")

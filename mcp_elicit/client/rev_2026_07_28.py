@@ -432,7 +432,7 @@ def describe_end(ended: Ended, server: object, method: str) -> str:
     if ended.reason:
         return f"{method}{to_named(server)} got no response: {ended.reason}"
     if ended.status is not None:
-        body = f": {ended.body[:300]}" if ended.body else ""
+        body = f": {ended.said}" if ended.body else ""
         detail = f" ({ended.detail})" if ended.detail else ""
         return f"{method} to {server} got HTTP {ended.status}{detail} and no JSON-RPC response{body}"
     return f"{method} to {server} got no response"

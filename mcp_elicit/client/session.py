@@ -262,10 +262,10 @@ class Client:
                 raise reply.error
             if reply.reason is not None and reply.status is None:
                 raise TransportError(f"server/discover got no response: {reply.reason}")  # names where
-            verdict = self._judged(None, version, reply.status, reply.body)
+            verdict = self._judged(None, version, reply.status, reply.said)
             if isinstance(verdict, Legacy) and (reply.detail or reply.body):  # a 202, a page; its words
                 detail = f" ({reply.detail})" if reply.detail else ""
-                return Legacy(f"{verdict.reason}{detail}{f': {reply.body[:300]}' if reply.body else ''}")
+                return Legacy(f"{verdict.reason}{detail}{f': {reply.said}' if reply.body else ''}")
             return verdict
         return self._judged(reply, version, 200 if self.transport.http else None, "")
 

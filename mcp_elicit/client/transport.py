@@ -35,9 +35,10 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from mcp_elicit.core.client import ThinkClock
+from mcp_elicit.core.rounds import shown_text
 from mcp_elicit.errors import (
     InvalidRequest,
     InvalidResponse,
@@ -65,6 +66,9 @@ __all__ = [
     "speaks_modern",
     "thinking",
 ]
+
+#: How much of a body that is no JSON-RPC message an error message quotes.
+SAID_MAX: Final = 300
 
 _CLOCK: ContextVar[ThinkClock | None] = ContextVar("mcp_elicit_think_clock", default=None)
 
@@ -128,6 +132,13 @@ class Ended:
     reason: str | None = None
     error: MCPElicitError | None = None
     detail: str = ""
+
+    @property
+    def said(self) -> str:
+        """The body's words as an error message quotes them: its first ``SAID_MAX``
+        characters, each a terminal could act on escaped (``shown_text``), "..." if cut."""
+        cut = len(self.body) > SAID_MAX
+        return shown_text(self.body[:SAID_MAX]) + ("..." if cut else "")
 
 
 class Exchange(Protocol):

@@ -6,6 +6,7 @@ naming neither, while the 2025-11-25 ``initialize`` said both."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -64,3 +65,32 @@ async def test_a_wrong_path_is_reported_with_what_the_server_said(versions: list
     said = str(caught.value)
     assert "HTTP 404" in said
     assert "the MCP endpoint is /mcp" in said
+
+
+ESCAPES = b"\x1b[2J\x1b]8;;http://evil.example\x07Not Found\x1b]8;;\x07\r\n" + b"x" * 5000
+
+
+def answering(status: str) -> Callable[[Seen, asyncio.StreamWriter], Awaitable[None]]:
+    async def script(seen: Seen, writer: asyncio.StreamWriter) -> None:
+        writer.write(response(status, {"Content-Type": "text/plain"}, ESCAPES))
+        await writer.drain()
+
+    return script
+
+
+@pytest.mark.parametrize("status", ["404 Not Found", "500 Internal Server Error"])
+@pytest.mark.parametrize("versions", [["2026-07-28"], ["2025-11-25"]])
+async def test_a_body_with_terminal_escapes_is_quoted_inert_and_short(
+    versions: list[str], status: str
+) -> None:
+    """The body's words reach the error, but as text: a terminal printing the error does not
+    clear the screen or show a link, and a long body is cut short."""
+    async with raw_server(answering(status)) as raw:
+        with pytest.raises(MCPElicitError) as caught:
+            async with asyncio.timeout(30), connect_http(raw.url, versions=versions):
+                pass
+    said = str(caught.value)
+    assert "Not Found" in said, said
+    assert not any(ch in said for ch in "\x1b\x07\r"), repr(said)
+    assert "\\x1b[2J" in said, said
+    assert len(said) < 1000, len(said)
