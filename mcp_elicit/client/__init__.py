@@ -2,7 +2,8 @@
 
 ``Client`` speaks 2026-07-28 and the handshake revisions over any ``Transport``; an
 ``Answerer`` (``Scripted`` for CI and tests) answers the server's questions. Transports and
-the ``connect_*`` helpers live in ``mcp_elicit.transports``.
+the ``connect_*`` helpers live in ``mcp_elicit.transports``; ``ClientOptions`` types the
+``Client`` options they pass on.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from mcp_elicit.client.answerers import (
     Scripted,
     ScriptEntry,
 )
+from mcp_elicit.client.options import ClientOptions
 from mcp_elicit.client.session import Client
 from mcp_elicit.client.subscriptions import Subscription
 from mcp_elicit.client.transport import Ended, Exchange, Transport
@@ -27,6 +29,7 @@ __all__ = [
     "Answerer",
     "Client",
     "ClientInfo",
+    "ClientOptions",
     "ElicitAnswer",
     "ElicitationRequest",
     "Ended",

@@ -5,11 +5,15 @@ type-checked and failed only when run (``TypeError`` from ``Client.__init__``)."
 
 from __future__ import annotations
 
+import inspect
 import textwrap
 from pathlib import Path
 
 import pytest
 from mypy import api
+
+from mcp_elicit.client import Client
+from mcp_elicit.client.options import ClientOptions
 
 from support.procs import ROOT
 
@@ -49,3 +53,26 @@ def test_a_misspelt_or_mistyped_option_is_a_type_error(
     errors = [line for line in out.splitlines() if ": error:" in line]
     assert [line.split(":")[1] for line in errors] == ["18", "20"], out + err
     assert '"timout"' in errors[0]
+
+
+def test_client_options_are_exactly_clients_keyword_arguments_but_the_answerer() -> None:
+    """``ClientOptions`` is written out by hand: an option added to ``Client`` and not
+    there would be mypy's error at every ``connect_*`` that passes it. Names and types
+    are compared as written (``from __future__ import annotations``)."""
+    parameters = inspect.signature(Client).parameters
+    written = {
+        name: p.annotation
+        for name, p in parameters.items()
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "answerer"
+    }
+    typed = {name: getattr(t, "__forward_arg__", t) for name, t in ClientOptions.__annotations__.items()}
+    assert typed == written
+    assert set(ClientOptions.__optional_keys__) == set(written)
+
+
+def test_client_options_are_importable_where_client_is() -> None:
+    """A helper of one's own that passes options on types them as ``connect_*`` do."""
+    import mcp_elicit.client
+
+    assert mcp_elicit.client.ClientOptions is ClientOptions
+    assert "ClientOptions" in mcp_elicit.client.__all__
