@@ -16,7 +16,8 @@ terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
 server turns into a task is followed to its end, its questions answered the same way.
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
-log messages, each on a line and cut short (with ``--json``, also whole under ``notifications``). A tool result is checked
+log messages (from ``--log-level``, default info, up: asked for, since a server sends none
+unasked), each on a line and cut short (with ``--json``, also whole under ``notifications``). A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
 name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
@@ -69,6 +70,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
+from mcp_elicit.wire.meta import LOG_LEVELS
 
 __all__ = ["Recorded", "register", "run_request"]
 
@@ -143,6 +145,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             metavar="DIR",
             help="declare the roots capability and give the server this directory as a root (repeatable)",
         )
+        parser.add_argument(
+            "--log-level",
+            choices=[*LOG_LEVELS, "off"],
+            default="info",
+            metavar="LEVEL",
+            help="print the server's log messages of this level and above (debug, info, notice, warning, "
+            "error, critical, alert, emergency), or none with off (default info)",
+        )
         add_connection_options(parser, timeout=30.0)
         parser.set_defaults(handler=_main, method=method)
 
@@ -186,6 +196,7 @@ def _main(args: argparse.Namespace) -> int:
             base=getattr(args, "args", None),
             answerer=recorded,
             roots=roots,
+            log_level=None if args.log_level == "off" else args.log_level,
             **client_options(args, target),
         )
     )
@@ -322,10 +333,11 @@ async def run_request(
     versions: list[str] | None = None,
     trace: output.Tracer | None = None,
     sign_in: SignIn | None = None,
+    log_level: str | None = "info",
 ) -> dict[str, Any]:
     """Connect, send ``method`` for ``name`` (tool, prompt or URI) through every round, and
     return the result with what was spoken; a ``CliError`` with the right exit code
-    otherwise."""
+    otherwise. The server's log messages from ``log_level`` up are asked for and printed."""
     observed = Observed()
     offered: set[str] = {"tools", "prompts", "resources"}  # until the server has said
     started = time.perf_counter()
@@ -349,6 +361,7 @@ async def run_request(
             sign_in=sign_in,
             tasks=method == "tools/call",
             on_notification=hear,
+            log_level=log_level,
         ) as client:
             connected = time.perf_counter()
             offered = set(client.server_capabilities)

@@ -279,6 +279,7 @@ async def connect(
     sign_in: SignIn | None = None,
     tasks: bool = False,
     on_notification: NotificationCallback | None = None,
+    log_level: str | None = None,
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for ``target``, signing in first as ``sign_in`` says (HTTP),
     declaring the tasks extension with ``tasks``; exceptions pass through as raised."""
@@ -288,6 +289,7 @@ async def connect(
         "tasks": tasks,
         "on_notification": on_notification,
         "progress": on_notification is not None,
+        "log_level": log_level,
     }
     if versions:
         options["versions"] = list(versions)
