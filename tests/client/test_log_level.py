@@ -20,8 +20,10 @@ from mcp_elicit.client import Client
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.transports.http_client import HttpTransport, connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
+from mcp_elicit.wire.meta import LOG_LEVEL_META_KEY, LOG_LEVELS
 
 from support.procs import uvicorn_server
+from support.wire import SPEC_DIR
 
 pytestmark = pytest.mark.anyio
 
@@ -148,3 +150,12 @@ async def test_a_renewed_session_is_asked_for_logs_again() -> None:
             await client.call_tool("chatty")
             assert client.session.session_id not in (None, first)  # type: ignore[union-attr]
     assert heard == ["almost out of coffee"]
+
+
+def test_the_levels_and_the_meta_key_are_the_schemas() -> None:
+    """The eight levels a ``log_level`` may name, and the ``_meta`` key that carries it,
+    are those of the 2026-07-28 schema (``LoggingLevel``, ``RequestMetaObject``)."""
+    schema = json.loads((SPEC_DIR / "2026-07-28" / "schema.json").read_text(encoding="utf-8"))
+    assert sorted(LOG_LEVELS) == sorted(schema["$defs"]["LoggingLevel"]["enum"])
+    meta = schema["$defs"]["RequestMetaObject"]["properties"]
+    assert meta[LOG_LEVEL_META_KEY] == {**meta[LOG_LEVEL_META_KEY], "$ref": "#/$defs/LoggingLevel"}
