@@ -37,6 +37,7 @@ import contextlib
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
+from urllib.parse import parse_qsl, unquote_plus
 
 import httpx
 
@@ -51,6 +52,7 @@ from mcp_elicit.client.transport import (
     unreadable_reply,
 )
 from mcp_elicit.errors import AuthorizationError, ParseError, ProtocolError, ProtocolViolation, TransportError
+from mcp_elicit.telemetry import redact_urls
 from mcp_elicit.transports.http_documents import read_capped
 from mcp_elicit.transports.http_redirects import MARK, compressed
 from mcp_elicit.wire import jsonrpc
@@ -203,7 +205,7 @@ class HttpExchange(QueuedExchange):
                 self._queue.put_nowait(
                     Ended(
                         status,
-                        body=text.strip(),
+                        body=_unechoed(text.strip(), url),
                         detail=_wrong(
                             status, self.headers, kind, body, credentials=self._credentials(headers)
                         ),
@@ -331,3 +333,14 @@ def describe(exc: BaseException) -> str:
     """An exception as a reason names it: its type, and its message if it has one."""
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _unechoed(text: str, url: str) -> str:
+    """A body that is no JSON-RPC message, for an error to quote, without the keys of the
+    address's query (a 404 page echoing "Cannot POST /mcp?key=..."), nor those of any URL it
+    holds: they are redacted wherever the address is shown (``redact_urls``)."""
+    query = httpx.URL(url).query.decode("ascii", errors="replace")
+    keys = {query, unquote_plus(query)} | {v for _, v in parse_qsl(query) if len(v) >= 4}
+    for key in sorted(filter(None, keys), key=len, reverse=True):
+        text = text.replace(key, "REDACTED")
+    return redact_urls(text)

@@ -94,3 +94,23 @@ async def test_a_body_with_terminal_escapes_is_quoted_inert_and_short(
     assert not any(ch in said for ch in "\x1b\x07\r"), repr(said)
     assert "\\x1b[2J" in said, said
     assert len(said) < 1000, len(said)
+
+
+async def echoing(seen: Seen, writer: asyncio.StreamWriter) -> None:
+    """A 404 page that says what was asked for, as many web servers' do: the query too."""
+    said = f"Cannot POST {seen.path} (http://127.0.0.1{seen.path})".encode()
+    writer.write(response("404 Not Found", {"Content-Type": "text/plain"}, said))
+    await writer.drain()
+
+
+@pytest.mark.parametrize("versions", [["2026-07-28"], ["2025-11-25"]])
+async def test_a_page_echoing_the_address_does_not_show_its_key(versions: list[str]) -> None:
+    """A key in the address's query is never said: the address is shown without it, and so
+    is the page's echo of it (the path stays, to see what the server was asked)."""
+    async with raw_server(echoing) as raw:
+        with pytest.raises(MCPElicitError) as caught:
+            async with asyncio.timeout(30), connect_http(f"{raw.url}?key=s3cret-k3y", versions=versions):
+                pass
+    said = str(caught.value)
+    assert "Cannot POST /mcp" in said, said
+    assert "s3cret" not in said, said
