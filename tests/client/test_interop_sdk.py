@@ -157,3 +157,15 @@ async def test_a_session_the_sdk_ended_is_renewed_at_2025(sdk_http: str) -> None
         out = await client.call_tool("book_table", {"restaurant": "noma"})
         assert out["content"][0]["text"] == "Booked noma for 2 on 2026-12-24"
         assert client.session.session_id not in (None, ended)  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_asking_for_logs_keeps_the_sdk_server_usable(sdk_http: str, revision: str) -> None:
+    """``log_level`` at both revisions against the SDK (a ``_meta`` level at 2026-07-28,
+    ``logging/setLevel`` at 2025-11-25 if it declares ``logging``): the client connects and
+    calls as without it, whatever the SDK makes of the request, and nothing is reported."""
+    reports: list[str] = []
+    client = Client(HttpTransport(sdk_http), versions=[revision], log_level="debug", report=reports.append)
+    async with client:
+        assert await client.list_tools()
+    assert reports == []
