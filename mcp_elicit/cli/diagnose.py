@@ -156,7 +156,7 @@ def noise_note(observed: Observed) -> str:
         return ""
     first = clean(observed.stdout_noise[0])
     first = first if len(first) <= 120 else first[:117] + "..."
-    count = len(observed.stdout_noise)
+    count = max(observed.stdout_noise_count, len(observed.stdout_noise))
     lines = "a line" if count == 1 else f"{count} lines"
     return (
         f"\nThe server wrote {lines} to stdout that {'is' if count == 1 else 'are'} not JSON-RPC "

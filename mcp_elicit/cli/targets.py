@@ -230,7 +230,10 @@ class Observed:
 
     responses: list[HttpSeen] = field(default_factory=list)
     errors: list[BaseException] = field(default_factory=list)
+    #: The first lines a stdio server wrote to stdout that are not JSON-RPC (the transport's
+    #: log quotes the first few), and how many there were in all.
     stdout_noise: list[str] = field(default_factory=list)
+    stdout_noise_count: int = 0
     #: The end of a stdio server's stderr once the connection has closed ("" over HTTP).
     stderr_tail: str = ""
     #: Whether the connection could sign in (``cli.sign_in``), and what the sign-in used:
@@ -258,12 +261,12 @@ class _Noise(logging.Filter):
         self._observed = observed
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if "not JSON-RPC" in str(record.msg) and isinstance(record.args, tuple) and record.args:
-            line = record.args[-1]
-            if isinstance(line, bytes):
-                self._observed.stdout_noise.append(line.decode("utf-8", errors="replace").strip())
-                return False
-        return True
+        if "not JSON-RPC" not in str(record.msg):
+            return True
+        line = record.args[-1] if isinstance(record.args, tuple) and record.args else None
+        if isinstance(line, bytes):  # one of the first few (the transport counts them all)
+            self._observed.stdout_noise.append(line.decode("utf-8", errors="replace").strip())
+        return False
 
 
 @contextlib.asynccontextmanager
@@ -333,3 +336,4 @@ async def connect(
         logger.setLevel(level)
         if stdio is not None:  # closed by now: all it wrote, for explaining a failure
             observed.stderr_tail = stdio.stderr_tail()
+            observed.stdout_noise_count = stdio.stdout_noise_count

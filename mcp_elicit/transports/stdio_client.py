@@ -12,7 +12,7 @@ Rules:
 * Responses are routed to their exchange by id; the server's requests and notifications
   go to the unsolicited callback (all of stdio shares one channel). The answer to a
   request given up before it came (an exchange closed early: Ctrl-C, a cancelled call) is
-  dropped quietly, as JSON-RPC asks; the last ``_ABANDONED_KEEP`` such ids are kept for
+  dropped quietly, as JSON-RPC asks; the last ``stdio_exchange.ABANDONED_KEEP`` such ids are kept for
   it. An answer to an id never sent is warned about.
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import os
 import shlex
@@ -59,7 +60,15 @@ from mcp_elicit.client.transport import (
     speaks_modern,
     unreadable_reply,
 )
-from mcp_elicit.errors import ParseError, ProtocolError, TransportError
+from mcp_elicit.errors import (
+    MCPElicitError,
+    ParseError,
+    ProtocolError,
+    TransportError,
+    UnsupportedProtocolVersion,
+)
+from mcp_elicit.transports.stdio_exchange import StdioExchange
+from mcp_elicit.transports.stdio_noise import StdoutNoise
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.framing import LineFramer, Oversized, leading_id
@@ -69,8 +78,6 @@ __all__ = ["StdioTransport", "connect_stdio"]
 log = logging.getLogger("mcp_elicit.stdio_client")
 
 _STDERR_KEEP: Final = 64 * 1024
-#: How many ids of requests given up are remembered, so their late answers pass quietly.
-_ABANDONED_KEEP: Final = 256
 #: How long, after the process exited, what it wrote last may take to be read.
 _EXIT_READ: Final = 0.5
 
@@ -110,6 +117,7 @@ class StdioTransport:
         """The state of one process: set anew by each ``open``, so that nothing of the
         last one (its end, its stderr, its requests) is taken for the new one's."""
         self._framer = LineFramer(self._max_line)
+        self._noise = StdoutNoise(self.where, log)
         self._proc: asyncio.subprocess.Process | None = None
         self._pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]] = {}
         #: Requests given up before their answer came, oldest first (a dict as an ordered set).
@@ -153,6 +161,14 @@ class StdioTransport:
 
     def stderr_tail(self) -> str:
         return b"".join(self._stderr).decode("utf-8", errors="replace")
+
+    def stdout_noise(self) -> str:
+        """What it wrote to stdout that is not JSON-RPC, as ``stdio_noise`` says; "" if nothing."""
+        return self._noise.note()
+
+    @property
+    def stdout_noise_count(self) -> int:
+        return self._noise.count
 
     async def open(self, unsolicited: Unsolicited) -> None:
         """Start the server process: a new one after ``aclose``. A close while it starts
@@ -223,14 +239,14 @@ class StdioTransport:
     async def _write(self, message: Mapping[str, Any]) -> None:
         await self._flush(self._put(message))
 
-    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> _StdioExchange:
+    async def exchange(self, message: Mapping[str, Any], headers: Mapping[str, str]) -> StdioExchange:
         """The request is queued, not waited for: a server that stops reading its input
         leaves it to the request's timeout, which counts from its response's wait."""
         rid = message["id"]
         self._modern = speaks_modern(message)
         queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
         self._pending[rid] = queue
-        exchange = _StdioExchange(self._pending, self._abandoned, rid, queue)
+        exchange = StdioExchange(self._pending, self._abandoned, rid, queue)
         if self._gone is not None:
             queue.put_nowait(Ended(reason=self._gone))
             return exchange
@@ -309,7 +325,7 @@ class StdioTransport:
                 if rid is not None and (pending := self._pending.get(rid)) is not None:
                     pending.put_nowait(unreadable_reply(rid, exc, self.where))
                     return
-            log.warning("%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, exc, line[:200])
+            self._noise.line(line, exc)
             reply = None if self._modern else invalid_request_reply(exc)
             if reply is not None:  # a request we cannot read, but can answer: it gets -32600
                 with contextlib.suppress(TransportError):  # gone: the exit says so
@@ -378,7 +394,7 @@ class StdioTransport:
             *(["closed its output"] if output_closed else []),
             *([how_it_ended(code)] if code is not None else []),
         ]
-        self._gone = f"the server process {self.where!r} {' and '.join(how)}" + (
+        self._gone = f"the server process {self.where!r} {' and '.join(how)}{self.stdout_noise()}" + (
             f"; the end of its stderr:\n{tail}" if tail else ""
         )
         for queue in self._pending.values():
@@ -442,43 +458,6 @@ class StdioTransport:
             self._transport.close()  # its pipes, even those a process it started still holds
 
 
-class _StdioExchange:
-    """One request's answer; it holds the state of the process it was made on (its
-    requests in flight, those given up), never the state of one opened after it."""
-
-    def __init__(
-        self,
-        pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]],
-        abandoned: dict[jsonrpc.RequestId, None],
-        rid: jsonrpc.RequestId,
-        queue: asyncio.Queue[jsonrpc.Message | Ended],
-    ):
-        self._pending = pending
-        self._abandoned = abandoned
-        self._rid = rid
-        self._queue = queue
-        self._final: Ended | None = None
-        self.headers: dict[str, str] = {}
-
-    async def receive(self) -> jsonrpc.Message | Ended:
-        if self._final is not None:
-            return self._final
-        item = await self._queue.get()
-        if isinstance(item, Ended):
-            self._final = item
-        elif isinstance(item, jsonrpc.Response | jsonrpc.ErrorResponse):
-            self._final = Ended()
-        return item
-
-    async def aclose(self) -> None:
-        if self._pending.get(self._rid) is self._queue:
-            del self._pending[self._rid]
-        if self._final is None:  # given up before its answer (or the server's end) was read:
-            self._abandoned[self._rid] = None  # its answer, if it comes, is dropped quietly
-            if len(self._abandoned) > _ABANDONED_KEEP:
-                del self._abandoned[next(iter(self._abandoned))]
-
-
 @contextlib.asynccontextmanager
 async def connect_stdio(
     command: Sequence[str],
@@ -491,7 +470,24 @@ async def connect_stdio(
     **options: Unpack[ClientOptions],
 ) -> AsyncIterator[Client]:
     """A connected ``Client`` for the server started by ``command``; ``options`` are
-    ``Client``'s keyword arguments."""
+    ``Client``'s keyword arguments. An error that ends the connection or a request (raised
+    from here, or through the ``async with`` body) ends with what the server wrote to
+    stdout that is not JSON-RPC, if anything (``StdioTransport.stdout_noise``)."""
     transport = StdioTransport(command, env=env, cwd=cwd, stderr=stderr, trace=trace)
-    async with Client(transport, answerer=answerer, **options) as client:
-        yield client
+    try:
+        async with Client(transport, answerer=answerer, **options) as client:
+            yield client
+    except (TransportError, UnsupportedProtocolVersion) as exc:
+        note = transport.stdout_noise()
+        if not note or note in str(exc):
+            raise
+        raise _noted(exc, note) from exc.__cause__
+
+
+def _noted(exc: MCPElicitError, note: str) -> MCPElicitError:
+    """``exc`` (a copy), its message ending with ``note``."""
+    noted = copy.copy(exc)
+    noted.args = (f"{exc.args[0] if exc.args else exc}{note}", *exc.args[1:])
+    if isinstance(noted, ProtocolError):
+        noted.message += note
+    return noted

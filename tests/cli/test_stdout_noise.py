@@ -5,6 +5,8 @@ timing, and must not change what the command says."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from cli.helpers import Run, fake, run
@@ -37,3 +39,12 @@ def test_non_json_rpc_on_stdout_is_exit_4_whether_the_server_waits_or_exits(
     assert says in _error(exited, exits)
     assert "not JSON-RPC (first: " in exited.err
     assert "print logs to stderr" in exited.err
+
+
+def test_many_lines_are_counted_and_not_logged_one_by_one(capsys: pytest.CaptureFixture[str]) -> None:
+    """The transport logs only the first few of them; the command still says how many."""
+    writer = "import sys; sys.stdout.write('junk\\n' * 50); sys.stdout.flush()"
+    result = run(capsys, "check", "--timeout", "5", "--", sys.executable, "-c", writer)
+    assert result.code == 4, result.err
+    assert "wrote 50 lines to stdout that are not JSON-RPC (first: 'junk')" in result.err, result.err
+    assert "keeps writing" not in result.err and "skipped" not in result.err, result.err

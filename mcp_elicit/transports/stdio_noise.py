@@ -1,0 +1,80 @@
+"""stdio, client side: the lines a server wrote to stdout that are not JSON-RPC (a banner,
+``print`` debugging, a program that is no MCP server at all, such as ``yes``).
+
+Rules:
+
+* The log hears of a bounded number of them, however many come: the first ``LOUD`` each
+  get a warning of their own (the line quoted, cut to ``QUOTED`` bytes); the one after
+  them a warning that further lines are counted, not logged; then, while they keep
+  coming, one warning at most every ``EVERY`` seconds with the count so far. A server
+  writing a million lines costs a handful of log records, not a million.
+* Every such line is counted and the first is kept (its first ``QUOTED`` bytes):
+  ``note`` says so as a sentence for the error of a request that then fails (the server
+  exited, the request timed out, the revision probe got no answer): how many lines, the
+  first one quoted inert (``repr``: control characters, a terminal's escape among them,
+  are shown by their code) and cut short, and that a stdio server writes only JSON-RPC
+  messages to stdout and logs to stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Final
+
+__all__ = ["EVERY", "LOUD", "QUOTED", "StdoutNoise"]
+
+#: How many lines that are not JSON-RPC each get a warning of their own.
+LOUD: Final = 5
+#: The most seconds between two warnings counting the lines not logged.
+EVERY: Final = 10.0
+#: The most bytes of a line quoted (in the log and in ``note``).
+QUOTED: Final = 120
+
+
+class StdoutNoise:
+    """Counts one server process's lines that are not JSON-RPC and warns of them, bounded."""
+
+    def __init__(self, where: str, log: logging.Logger, clock: Callable[[], float] = time.monotonic) -> None:
+        self.where = where
+        self.count = 0
+        #: The start of the first line that was not JSON-RPC (None before one came).
+        self.first: bytes | None = None
+        self._log = log
+        self._clock = clock
+        self._told = 0.0
+
+    def line(self, line: bytes, why: Exception) -> None:
+        """One more line that is not JSON-RPC (``why``: what was wrong with it)."""
+        self.count += 1
+        if self.first is None:
+            self.first = line[: QUOTED + 1]
+        if self.count <= LOUD:
+            self._log.warning(
+                "%s wrote a line that is not JSON-RPC (%s); skipped: %r", self.where, why, line[:QUOTED]
+            )
+        elif self.count == LOUD + 1:
+            self._told = self._clock()
+            self._log.warning(
+                "%s keeps writing lines that are not JSON-RPC to stdout; further ones are counted, not "
+                "logged (a count every %g s while they come)",
+                self.where,
+                EVERY,
+            )
+        elif self._clock() - self._told >= EVERY:
+            self._told = self._clock()
+            self._log.warning("%s has written %d lines that are not JSON-RPC so far", self.where, self.count)
+
+    def note(self) -> str:
+        """A sentence about the lines, to end an error with; "" when there were none."""
+        if self.first is None:
+            return ""
+        first = self.first[:QUOTED]
+        quoted = repr(first.decode("utf-8", errors="replace")) + ("..." if len(self.first) > QUOTED else "")
+        lines = "a line" if self.count == 1 else f"{self.count} lines"
+        return (
+            f"; the server wrote {lines} to stdout that {'is' if self.count == 1 else 'are'} not JSON-RPC "
+            f"(the first: {quoted}): a stdio server writes only JSON-RPC messages to stdout, and its "
+            "log to stderr"
+        )

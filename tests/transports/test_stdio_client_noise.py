@@ -1,0 +1,67 @@
+"""A stdio server that writes lines that are not JSON-RPC to stdout (a banner, ``print``
+debugging, ``yes``): the log hears of a bounded number of them however many there are,
+and the error of the request that then fails (it times out, or the server exits) says how
+many lines there were, quotes the first one inert and cut short, and says that a server
+logs to stderr."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import pytest
+
+from mcp_elicit.errors import RequestTimeout, TransportError, UnsupportedProtocolVersion
+from mcp_elicit.transports.stdio_client import connect_stdio
+
+pytestmark = pytest.mark.anyio
+
+_LINES = 3000
+#: The first line has a terminal escape (ESC [31m) and is long; the others are short.
+_WRITER = (
+    "import sys\n"
+    "sys.stdout.write(chr(27) + '[31mstarting' + 'x' * 5000 + '\\n')\n"
+    f"sys.stdout.write('junk\\n' * {_LINES - 1})\n"
+    "sys.stdout.flush()\n"
+)
+WRITES_THEN_WAITS = [sys.executable, "-c", _WRITER + "sys.stdin.read()\n"]
+WRITES_THEN_EXITS = [sys.executable, "-c", _WRITER + "sys.stdin.readline()\n"]
+
+
+def _noise_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if r.name == "mcp_elicit.stdio_client" and "JSON-RPC" in r.getMessage()]
+
+
+def _says_what_was_written(said: str) -> None:
+    assert f"wrote {_LINES} lines to stdout that are not JSON-RPC" in said, said
+    assert "\x1b" not in said, said  # the escape is shown, not sent to a terminal
+    assert "\\x1b[31mstarting" in said, said
+    assert "x" * 1000 not in said, said  # the first line, cut short
+    assert "stderr" in said, said
+
+
+@pytest.mark.parametrize(
+    ("versions", "error"),
+    # at 2026-07-28 alone, a probe with no answer is a server that does not speak it
+    [(["2026-07-28"], UnsupportedProtocolVersion), (["2025-11-25"], RequestTimeout)],
+)
+async def test_a_timeout_after_junk_on_stdout_says_so_and_the_log_is_bounded(
+    caplog: pytest.LogCaptureFixture, versions: list[str], error: type[Exception]
+) -> None:
+    caplog.set_level(logging.WARNING, "mcp_elicit.stdio_client")
+    with pytest.raises(error) as caught:
+        async with connect_stdio(WRITES_THEN_WAITS, versions=versions, timeout=1.5, probe_timeout=1.5):
+            pass
+    _says_what_was_written(str(caught.value))
+    assert 1 <= len(_noise_records(caplog)) <= 10, [r.getMessage()[:80] for r in _noise_records(caplog)]
+
+
+async def test_a_server_that_exits_after_junk_on_stdout_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, "mcp_elicit.stdio_client")
+    with pytest.raises(TransportError) as caught:
+        async with connect_stdio(WRITES_THEN_EXITS, timeout=20, probe_timeout=20):
+            pass
+    said = str(caught.value)
+    assert "exited with code 0" in said, said
+    _says_what_was_written(said)
+    assert 1 <= len(_noise_records(caplog)) <= 10
