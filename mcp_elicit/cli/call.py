@@ -17,7 +17,8 @@ result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a too
 server turns into a task is followed to its end, its questions answered the same way.
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
 log messages (from ``--log-level``, default info, up: asked for, since a server sends none
-unasked), each on a line and cut short (with ``--json``, also whole under ``notifications``). A tool result is checked
+unasked), each on a line and cut short (with ``--json``, also whole under ``notifications``);
+at most ``LOG_LINES`` log messages, then one line at the end says how many more came. A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
 name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
@@ -230,6 +231,9 @@ _NOBODY_ANSWERS: Final = (
 
 
 #: The server capability each request needs.
+#: The most log messages (``notifications/message``) a call prints; one line at its end
+#: says how many more came (thousands would scroll a question or a warning away).
+LOG_LINES: Final = 20
 _CAPABILITY: Final = {"tools/call": "tools", "prompts/get": "prompts", "resources/read": "resources"}
 
 
@@ -344,10 +348,14 @@ async def run_request(
     during = "connect"
     mismatch = unknown = ""
     heard: list[dict[str, Any]] = []
+    logs = 0
 
     def hear(method: str, params: Mapping[str, Any]) -> None:
+        nonlocal logs
         heard.append({"method": method, "params": dict(params)})
-        narrate(method, params)
+        logs += method == "notifications/message"
+        if method != "notifications/message" or logs <= LOG_LINES:
+            narrate(method, params)
 
     try:
         async with connect(
@@ -394,6 +402,14 @@ async def run_request(
         if answerer is None and getattr(exc, "code", None) == MissingClientCapability.code:
             error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
         raise error from None
+    finally:
+        if logs > LOG_LINES:
+            print(
+                f"… {logs - LOG_LINES} more log messages from the server were not shown (the first "
+                f"{LOG_LINES} were); --json lists them all under notifications, --trace prints every message",
+                file=sys.stderr,
+                flush=True,
+            )
     done = time.perf_counter()
     return {
         "target": target.to_json(),

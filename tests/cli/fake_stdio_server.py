@@ -28,6 +28,7 @@ answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it 
 ``huge``, its id 200 002 characters and no second step when that is ``long-id``; the second has terminal escapes in its message, id and URL), ``huge-error``
 (tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
 answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
+``many-logs`` (before answering tools/call, sends 5000 log messages ``log 1`` ... ``log 5000``),
 ``long-names`` (two tools with the same name of 200 004 characters, one whose
 inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
 (lists 3001 tools, one of them named with an escape; echo takes 3000
@@ -302,6 +303,13 @@ def main() -> int:
         if message.get("method") == "tools/call" and args.mode == "huge-notes":
             for note in _huge_notes(message):
                 sys.stdout.write(json.dumps(note) + "\n")
+        if message.get("method") == "tools/call" and args.mode == "many-logs":
+            for n in range(1, 5001):
+                log = {"level": "info", "data": f"log {n}"}
+                sys.stdout.write(
+                    json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": log})
+                )
+                sys.stdout.write("\n")
         if message.get("method") in ASKS.get(args.mode, ()):
             sys.stdout.write(json.dumps(ASK_ESCAPES if args.mode == "asks-escapes" else ASK) + "\n")
         reply = respond(args.mode, args.era, message)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cli.helpers import fake, run
+from mcp_elicit.cli.call import LOG_LINES
 
 from support.cli_call import REVISIONS
 
@@ -83,3 +84,29 @@ def test_a_method_the_server_does_not_offer_says_so(
     assert "error -32601" in result.err
     assert f"The server declares no {capability} capability" in result.err
     assert "mcp-elicit check" in result.err
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_thousands_of_log_messages_print_a_bounded_number_and_say_how_many_more(
+    capsys: pytest.CaptureFixture[str], revision: str
+) -> None:
+    """5000 log messages would scroll a question or a warning off the screen: the first few
+    are printed, then, at the end, one line says how many more came and where to see them."""
+    server = fake("many-logs", ERAS[revision])
+    result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--protocol", revision, "--", *server)
+    assert result.code == 0, result.err[:2000]
+    assert result.out.strip() == "echo: hi"
+    logs = [line for line in result.err.splitlines() if line.startswith("[info] log ")]
+    assert logs == [f"[info] log {n}" for n in range(1, LOG_LINES + 1)], result.err[:2000]
+    assert f"{5000 - LOG_LINES} more log messages from the server were not shown" in result.err, result.err[
+        -500:
+    ]
+    assert "--json" in result.err.splitlines()[-1], result.err[-500:]
+
+
+def test_json_still_has_every_log_message(capsys: pytest.CaptureFixture[str]) -> None:
+    server = fake("many-logs", "modern")
+    result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--json", "--", *server)
+    assert result.code == 0, result.err[:2000]
+    assert len(result.json()["notifications"]) == 5000
+    assert len(result.err.splitlines()) == LOG_LINES + 1, result.err[-500:]
