@@ -309,6 +309,10 @@ async def connect(
             if target.url is not None:
                 import httpx
 
+                from mcp_elicit.cli.tls_env import check_tls_environment
+
+                check_tls_environment()  # before a sign-in makes its own clients
+
                 from mcp_elicit.cli.http_watch import Watch
                 from mcp_elicit.transports.http_client import HttpTransport
 

@@ -1,0 +1,50 @@
+"""The CA certificates named in the environment (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
+which httpx reads for every HTTP connection): a missing file or directory, or a file of no
+certificates, is a configuration error (exit 2) naming the variable and the path, with what
+to do; not a bare "FileNotFoundError" (exit 1) nor, for a directory, "nothing is listening"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.helpers import run
+
+TARGET = "https://127.0.0.1:9/mcp"  # never reached: the error comes first
+
+
+def test_a_missing_ssl_cert_file_is_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = tmp_path / "ca.pem"
+    monkeypatch.setenv("SSL_CERT_FILE", str(missing))
+    result = run(capsys, "check", TARGET)
+    assert result.code == 2, result.err
+    assert f"SSL_CERT_FILE names {str(missing)!r}" in result.err, result.err
+    assert "does not exist" in result.err and "unset SSL_CERT_FILE" in result.err, result.err
+    assert "FileNotFoundError" not in result.err
+
+
+def test_a_file_of_no_certificates_is_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    garbage = tmp_path / "ca.pem"
+    garbage.write_text("not a certificate\n")
+    monkeypatch.setenv("SSL_CERT_FILE", str(garbage))
+    result = run(capsys, "call", TARGET, "echo", "--ui", "none")
+    assert result.code == 2, result.err
+    assert f"SSL_CERT_FILE names {str(garbage)!r}" in result.err, result.err
+    assert "PEM" in result.err, result.err
+
+
+def test_a_missing_ssl_cert_dir_is_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = tmp_path / "certs"
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("SSL_CERT_DIR", str(missing))
+    result = run(capsys, "check", TARGET)
+    assert result.code == 2, result.err
+    assert f"SSL_CERT_DIR names {str(missing)!r}" in result.err, result.err
+    assert "unset SSL_CERT_DIR" in result.err, result.err
