@@ -13,7 +13,8 @@ Rules:
   go to the unsolicited callback (all of stdio shares one channel). The answer to a
   request given up before it came (an exchange closed early: Ctrl-C, a cancelled call) is
   dropped quietly, as JSON-RPC asks; the last ``stdio_exchange.ABANDONED_KEEP`` such ids are kept for
-  it. An answer to an id never sent is warned about.
+  it. An answer to an id never sent is warned about. A request in flight read back (``cat``)
+  ends it: ``stdio_exchange.echoed``.
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code (or the signal
@@ -67,7 +68,7 @@ from mcp_elicit.errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
-from mcp_elicit.transports.stdio_exchange import StdioExchange
+from mcp_elicit.transports.stdio_exchange import Pending, StdioExchange, echoed
 from mcp_elicit.transports.stdio_noise import StdoutNoise
 from mcp_elicit.transports.stdio_process import POSIX, Watched, how_it_ended, signal_group, stop_started
 from mcp_elicit.wire import jsonrpc
@@ -119,7 +120,7 @@ class StdioTransport:
         self._framer = LineFramer(self._max_line)
         self._noise = StdoutNoise(self.where, log)
         self._proc: asyncio.subprocess.Process | None = None
-        self._pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]] = {}
+        self._pending: dict[jsonrpc.RequestId, Pending] = {}
         #: Requests given up before their answer came, oldest first (a dict as an ordered set).
         self._abandoned: dict[jsonrpc.RequestId, None] = {}
         self._unsolicited: Unsolicited | None = None
@@ -244,7 +245,7 @@ class StdioTransport:
         leaves it to the request's timeout, which counts from its response's wait."""
         rid = message["id"]
         self._modern = speaks_modern(message)
-        queue: asyncio.Queue[jsonrpc.Message | Ended] = asyncio.Queue()
+        queue = Pending(str(message.get("method")))
         self._pending[rid] = queue
         exchange = StdioExchange(self._pending, self._abandoned, rid, queue)
         if self._gone is not None:
@@ -333,6 +334,8 @@ class StdioTransport:
             return
         if self.trace is not None:
             self.trace("receive", message_json(message))
+        if echoed(message, self._pending, self.where):  # cat: no server, its request unanswered
+            return
         if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             queue = self._pending.get(message.id) if message.id is not None else None
             if queue is None and message.id is None and len(self._pending) == 1:

@@ -3,7 +3,11 @@
 Rules: an exchange holds the state of the process it was made on (its requests in
 flight, those given up), never the state of one opened after it. A request given up
 before its answer (or the server's end) was read is remembered, the last
-``ABANDONED_KEEP`` of them, so that its answer, if it comes, is dropped quietly.
+``ABANDONED_KEEP`` of them, so that its answer, if it comes, is dropped quietly. A request
+read back from the server that is one in flight (its id and its method: ``echoed``) ends
+that request saying the program echoes its input (``cat``) and is no MCP server, rather
+than being taken for the server's own request, refused, and the refusal echoed back as
+the answer.
 """
 
 from __future__ import annotations
@@ -14,10 +18,34 @@ from typing import Final
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.wire import jsonrpc
 
-__all__ = ["ABANDONED_KEEP", "StdioExchange"]
+__all__ = ["ABANDONED_KEEP", "Pending", "StdioExchange", "echoed"]
 
 #: How many ids of requests given up are remembered, so their late answers pass quietly.
 ABANDONED_KEEP: Final = 256
+
+
+class Pending(asyncio.Queue[jsonrpc.Message | Ended]):
+    """What arrives for one request in flight; ``method`` is the request's."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__()
+        self.method = method
+
+
+def echoed(message: jsonrpc.Message, pending: dict[jsonrpc.RequestId, Pending], where: str) -> bool:
+    """Whether ``message`` is a request in flight read back; if so, that request ends."""
+    if not isinstance(message, jsonrpc.Request) or message.id is None:
+        return False
+    queue = pending.get(message.id)
+    if queue is None or queue.method != message.method:
+        return False
+    queue.put_nowait(
+        Ended(
+            reason=f"{where} sent back the request it was sent ({message.method}, id {message.id!r}): "
+            "the program echoes what it is sent (as cat does); it is not an MCP server"
+        )
+    )
+    return True
 
 
 class StdioExchange:
@@ -26,10 +54,10 @@ class StdioExchange:
 
     def __init__(
         self,
-        pending: dict[jsonrpc.RequestId, asyncio.Queue[jsonrpc.Message | Ended]],
+        pending: dict[jsonrpc.RequestId, Pending],
         abandoned: dict[jsonrpc.RequestId, None],
         rid: jsonrpc.RequestId,
-        queue: asyncio.Queue[jsonrpc.Message | Ended],
+        queue: Pending,
     ):
         self._pending = pending
         self._abandoned = abandoned
