@@ -210,13 +210,7 @@ def read_host(
             )
         )
     elif not decoded.isascii():
-        warnings.append(
-            UrlWarning(
-                "idn",
-                f"The host uses non-ASCII letters ({host}); to DNS it is {ascii_host}. Letters from "
-                "other alphabets can look like the ones you expect.",
-            )
-        )
+        warnings.append(UrlWarning("idn", _idn_text(decoded, host, ascii_host)))
     lookalike = False
     for label, ascii_label in zip(unicode_labels, ascii_labels, strict=True):
         scripts = _scripts(label)
@@ -241,6 +235,19 @@ def read_host(
             )
     # Such a name is shown as DNS has it, which reads as what it is (browsers do the same).
     return ascii_host if lookalike else host, ascii_host, False, None, warnings
+
+
+def _idn_text(sent: str, host: str, ascii_host: str) -> str:
+    """The ``idn`` warning: the host as sent (a character that shows as nothing by its
+    code), as it reads once mapped when that differs (full-width or capital letters), and
+    as DNS reads it."""
+    shown = "".join(f"<U+{ord(ch):04X}>" if is_hidden(ch) else ch for ch in sent)
+    mapped = host not in (sent, sent.rstrip(".")) and host != ascii_host
+    reads = f", which reads as {host}" if mapped else ""
+    return (
+        f"The host is written with non-ASCII characters ({shown}{reads}); DNS reads it as {ascii_host}. "
+        "Letters from other alphabets, or of other widths, can look like the ones you expect."
+    )
 
 
 def _latin_twin(label: str, scripts: set[str]) -> str | None:

@@ -413,3 +413,33 @@ def test_a_name_longer_than_dns_allows_is_refused(host: str, length: int, limit:
     assert f"is {length} characters long as DNS has it" in text
     assert f"DNS allows at most {limit}" in text
     assert "ask whoever runs the server" in text
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        # full-width letters fold to ASCII: what was sent, and what DNS reads, both shown
+        (
+            "https://ｅｖｉｌ.example/",
+            "The host is written with non-ASCII characters (ｅｖｉｌ.example); DNS reads it as evil.example.",
+        ),
+        (
+            "https://ＭÜNCHEN.de/",
+            "The host is written with non-ASCII characters (ＭÜNCHEN.de, which reads as münchen.de); "
+            "DNS reads it as xn--mnchen-3ya.de.",
+        ),
+        (
+            "https://münchen.de/",
+            "The host is written with non-ASCII characters (münchen.de); DNS reads it as xn--mnchen-3ya.de.",
+        ),
+        # an ideographic full stop is a dot to DNS
+        (
+            "https://ＥＶＩＬ。example/",
+            "The host is written with non-ASCII characters (ＥＶＩＬ。example); DNS reads it as evil.example.",
+        ),
+    ],
+)
+def test_the_idn_warning_shows_what_was_sent_and_what_dns_reads(url: str, says: str) -> None:
+    verdict = judge_url(url)
+    (idn,) = [w for w in verdict.warnings if w.code == "idn"]
+    assert idn.text.startswith(says), idn.text
