@@ -13,6 +13,7 @@ import pytest
 
 from mcp_elicit.errors import RequestTimeout, TransportError, UnsupportedProtocolVersion
 from mcp_elicit.transports.stdio_client import connect_stdio
+from mcp_elicit.transports.stdio_noise import EVERY, LOUD, StdoutNoise
 
 pytestmark = pytest.mark.anyio
 
@@ -65,3 +66,23 @@ async def test_a_server_that_exits_after_junk_on_stdout_says_so(caplog: pytest.L
     assert "exited with code 0" in said, said
     _says_what_was_written(said)
     assert 1 <= len(_noise_records(caplog)) <= 10
+
+
+def test_while_lines_keep_coming_a_count_is_logged_at_most_every_few_seconds(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    now = [0.0]
+    noise = StdoutNoise("srv", logging.getLogger("test.noise"), clock=lambda: now[0])
+    caplog.set_level(logging.WARNING, "test.noise")
+    for _ in range(LOUD + 1000):  # no time passes: the first few, then one line
+        noise.line(b"junk", ValueError("not JSON"))
+    assert len(caplog.records) == LOUD + 1
+    now[0] = EVERY / 2
+    noise.line(b"junk", ValueError("not JSON"))
+    assert len(caplog.records) == LOUD + 1
+    now[0] = EVERY
+    noise.line(b"junk", ValueError("not JSON"))
+    assert (
+        caplog.records[-1].getMessage() == f"srv has written {LOUD + 1002} lines that are not JSON-RPC so far"
+    )
+    assert noise.note().startswith(f"; the server wrote {LOUD + 1002} lines to stdout that are not JSON-RPC")
