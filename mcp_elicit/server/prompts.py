@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from mcp_elicit.errors import InvalidParams
 from mcp_elicit.server.asking import awaited_as_own
 from mcp_elicit.server.context import Context
-from mcp_elicit.server.results import content_blocks, dump, unawaited
+from mcp_elicit.server.results import content_blocks, dump, finite, unawaited
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.server.tools import check_name
@@ -97,6 +97,7 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
     no content block), so it is never sent."""
     if isinstance(value, GetPromptResult):
         # the model fills in 2026-07-28's resultType; the revision's finish sets it when due
+        _finite(name, value.model_dump(by_alias=True, exclude_none=True))  # JSON mode: NaN is None
         whole = dump(value)
         whole.pop("resultType", None)
         return whole
@@ -106,6 +107,7 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
         items = list(value)  # a list of messages (or a generator of them): in order
     else:
         raise TypeError(_not_messages(name, value, type(value).__name__))
+    _finite(name, value if isinstance(value, list | tuple) else items)  # once, before any dump
     messages: list[dict[str, Any]] = []
     for item in items:
         if isinstance(item, str):
@@ -114,7 +116,7 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
             messages.append(dump(item))
         elif isinstance(item, tuple) and len(item) == 2:
             role, content = item
-            for block in content_blocks(content):
+            for block in content_blocks(content, walked=True):
                 messages.append(_message(name, {"role": role, "content": block}))
         elif isinstance(item, Mapping):
             messages.append(_message(name, item))
@@ -124,6 +126,14 @@ def prompt_result(value: object, description: str | None, *, name: str = "") -> 
     if description:
         result["description"] = description
     return result
+
+
+def _finite(prompt: str, value: object) -> None:
+    """``results.finite`` for what the prompt returned (a NaN dumped in JSON mode is null)."""
+    try:
+        finite(value)
+    except TypeError as exc:
+        raise TypeError(f"prompt {prompt!r} returned a value that cannot be sent: {exc}") from None
 
 
 def _not_messages(prompt: str, value: object, what: str) -> str:

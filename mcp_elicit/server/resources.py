@@ -286,6 +286,10 @@ class ResourceDef:
             value = await awaited_as_own(self.fn, kwargs, modern=ctx.call.modern)
         else:  # a plain function may block: not on the event loop
             value = await run_handler(f"resource {self.uri!r}", self.fn, kwargs, self.signature.context_param)
+        try:  # once, from the top, before a model is dumped (JSON mode writes NaN as null)
+            finite(value)
+        except TypeError as exc:
+            raise TypeError(f"resource {self.uri!r} returned a value that cannot be sent: {exc}") from None
         items = value if isinstance(value, list) else [value]
         result: dict[str, Any] = {"contents": [self._contents(uri, item) for item in items]}
         if not ctx.call.modern:  # caching hints are 2026-07-28's
@@ -316,12 +320,6 @@ class ResourceDef:
             mime = self.mime_type or "application/octet-stream"
             return {"uri": uri, "mimeType": mime, "blob": base64.b64encode(item).decode("ascii")}
         if isinstance(item, Mapping):
-            try:
-                finite(item)
-            except TypeError as exc:
-                raise TypeError(
-                    f"resource {self.uri!r} returned a value that cannot be sent: {exc}"
-                ) from None
             return {
                 "uri": uri,
                 "mimeType": self.mime_type or "application/json",

@@ -4,11 +4,13 @@ Rules: a ``str`` is text; ``bytes`` must be wrapped (``Image``, ``Audio``, ``Blo
 MIME type is never guessed; ``mcp_types`` content models pass through; a list is each of
 its items; ``None`` is no content. For tools, a mapping, dataclass or pydantic model is
 structured content plus its JSON as text, so clients that ignore ``structuredContent``
-still see it; a set in it is a JSON array, and a value JSON has no form for (bytes, an
+still see it; a set in it is a JSON array, a float of a class of its own (numpy's ``float64``)
+a number, and a value JSON has no form for (bytes, an
 object of a class of its own) is a ``TypeError`` saying what to return, as is a float that
 is NaN or an infinity, which JSON has no form for either (orjson would write ``null``):
 the error names its JSON path (``finite``; a mapping, list, dataclass or model is walked
-once, a ``str`` never). A value of the
+once, a ``str`` never, a model in the Python form of its JSON names; one nesting deeper than
+orjson writes, as one holding itself does, is refused the same way). A value of the
 dataclass or TypedDict a tool returns is written by the pydantic adapter its
 ``outputSchema`` came from (``structured_as``), so it fits that schema: fields under
 their aliases, a duration or a decimal as pydantic writes it (bytes are still refused);
@@ -188,7 +190,7 @@ def structured_value(value: object, *, walked: bool = False) -> Any:
 
 
 #: How much of a path ``finite`` shows: of one key, and of the whole; how deep it looks
-#: (orjson refuses deeper values itself).
+#: before refusing the value (orjson refuses 255 levels; a value holding itself has no end).
 _KEY_SHOWN = 40
 _PATH_SHOWN = 200
 _DEPTH = 256
@@ -199,7 +201,9 @@ def finite(value: object) -> None:
     """``TypeError`` naming where in ``value`` a float is NaN or an infinity (JSON has
     neither; orjson writes them as ``null``, which the tool never returned): its JSON path,
     ``$.rows[1].ratio``, bounded. Walks mappings, lists, tuples, sets, dataclasses and
-    pydantic models (by their Python field names), once."""
+    pydantic models (in Python form, by the names JSON gives their fields: ``_meta``),
+    once; ``TypeError`` too for a value nesting deeper than orjson writes (one holding itself).
+    A path is built only for what is found."""
     found = _not_finite(value, 0)
     if found is None:
         return
@@ -215,16 +219,21 @@ def _not_finite(value: object, depth: int) -> tuple[list[object], float] | None:
     """The keys to the first non-finite float in ``value``, innermost first, and the float."""
     if isinstance(value, float):
         return None if math.isfinite(value) else ([], value)
-    if isinstance(value, str | int | None) or depth > _DEPTH:
+    if isinstance(value, str | int | None):
         return None
+    if depth > _DEPTH:  # where orjson stops too; else a list holding itself twice is 2**256 ways down
+        raise TypeError(
+            f"it nests deeper than {_DEPTH} levels, which JSON writers refuse (does a list, mapping or "
+            "object hold itself?); return a value that ends"
+        )
     items: Any
     indexed = False  # a mapping's key 1 is "1" in JSON, not an index
     if isinstance(value, Mapping):
         items = value.items()
     elif isinstance(value, list | tuple | set | frozenset):
         items, indexed = enumerate(value), True
-    elif isinstance(value, BaseModel):
-        items = value  # its (name, value) pairs, extras too
+    elif isinstance(value, BaseModel):  # as it is written: aliases (_meta), extras, nested models
+        items = value.model_dump(by_alias=True).items()
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         items = ((f.name, getattr(value, f.name)) for f in dataclasses.fields(value))
     else:
@@ -298,6 +307,8 @@ def _typed(value: object) -> Any:
 
 
 def _default(value: object) -> Any:
+    if isinstance(value, float):  # of a class of its own (numpy's float64): finite, walked first
+        return float(value)
     if isinstance(value, BaseModel):
         return value.model_dump(mode="json", by_alias=True)
     if isinstance(value, set | frozenset):
@@ -331,7 +342,5 @@ def tool_result(value: object, *, structured: Callable[[object], Any] | None) ->
                 "content": [{"type": "text", "text": orjson.dumps(data).decode()}],
                 "structuredContent": data,
             }
-    if isinstance(value, list | tuple):  # walked whole, for a path from the top
-        finite(value)
-        return {"content": content_blocks(value, walked=True)}
-    return {"content": content_blocks(value)}
+    finite(value)  # walked whole, for a path from the top (a content block's _meta too)
+    return {"content": content_blocks(value, walked=True)}

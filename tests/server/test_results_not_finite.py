@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import orjson
 import pydantic
 import pytest
-from mcp_types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent, TextResourceContents
 
 from mcp_elicit import Server
 
+from support.http import meta
 from support.memory import MemoryClient
+from support.procs import stdio_process
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -140,5 +143,112 @@ async def test_a_prompt_or_resource_holding_one_is_refused_and_logged(
         read = await client.request("resources/read", {"uri": "data://ratio"})
     assert prompt["error"] == {"code": -32603, "message": "Internal error"}
     assert read["error"] == {"code": -32603, "message": "Internal error"}
-    assert f"$.score is NaN; {FIX}" in caplog.text
+    assert f"$[0][1].score is NaN; {FIX}" in caplog.text  # from the top of what it returned
     assert f"$.ratio is Infinity; {FIX}" in caplog.text
+
+
+class Measure(float):
+    """A float of a class of its own, as numpy's ``float64`` is."""
+
+
+def build_more() -> Server:
+    app = Server("not-finite-more")
+
+    @app.tool()
+    def block() -> dict[str, Any]:  # a content block as a mapping, returned alone
+        return {"type": "text", "text": "x", "_meta": {"score": NAN}}
+
+    @app.tool()
+    def measured() -> dict[str, Any]:
+        return {"ok": Measure(0.5), "bad": [Measure("nan")]}
+
+    @app.tool()
+    def fine_measure() -> dict[str, Any]:
+        return {"ok": Measure(0.5)}
+
+    @app.prompt()
+    def given_block() -> list[Any]:  # a content block as a mapping in a message
+        return [{"role": "user", "content": {"type": "text", "text": "x", "_meta": {"s": INF}}}]
+
+    @app.prompt()
+    def paired_block() -> list[Any]:
+        return [("user", {"type": "text", "text": "x", "_meta": {"s": NAN}})]
+
+    return app
+
+
+@pytest.mark.parametrize(
+    ("name", "said"), [("block", "$._meta.score is NaN"), ("measured", "$.bad[0] is NaN")]
+)
+async def test_a_content_block_or_a_float_of_its_own_class_says_where(
+    wire: WireChecker, name: str, said: str
+) -> None:
+    client = MemoryClient(build_more(), checker=wire)
+    result = await client.result("tools/call", {"name": name, "arguments": {}})
+    assert result["isError"] is True
+    assert (
+        result["content"][0]["text"] == f"{name}: the function's return value cannot be sent: {said}; {FIX}"
+    )
+
+
+async def test_a_finite_float_of_its_own_class_is_sent_as_a_number(wire: WireChecker) -> None:
+    client = MemoryClient(build_more(), checker=wire)
+    result = await client.result("tools/call", {"name": "fine_measure", "arguments": {}})
+    assert "isError" not in result, result
+    assert orjson.loads(result["content"][0]["text"]) == {"ok": 0.5}
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("given_block", "$[0].content._meta.s is Infinity"), ("paired_block", "$[0][1]._meta.s is NaN")],
+)
+async def test_a_prompt_content_block_holding_one_is_refused(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture, name: str, said: str
+) -> None:
+    client = MemoryClient(build_more(), checker=wire)
+    with caplog.at_level(logging.ERROR, logger="mcp_elicit.server"):
+        answer = await client.request("prompts/get", {"name": name})
+    assert answer.get("error") == {"code": -32603, "message": "Internal error"}, answer
+    assert f"{said}; {FIX}" in caplog.text
+
+
+async def test_resource_contents_holding_one_are_refused(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = Server("not-finite-contents")
+
+    @app.resource("data://given")
+    def given() -> TextResourceContents:
+        return TextResourceContents(uri="data://given", text="x", _meta={"s": NAN})
+
+    client = MemoryClient(app, checker=wire)
+    with caplog.at_level(logging.ERROR, logger="mcp_elicit.server"):
+        answer = await client.request("resources/read", {"uri": "data://given"})
+    assert answer.get("error") == {"code": -32603, "message": "Internal error"}, answer
+    assert f"returned a value that cannot be sent: $._meta.s is NaN; {FIX}" in caplog.text
+
+
+async def test_a_value_holding_itself_is_an_error_not_a_hang(tmp_path: Path, wire: WireChecker) -> None:
+    """The walk stops where orjson would (no JSON nests that deep), not after exploring every
+    way down a list holding itself twice (2**256 of them): a real server, over stdio."""
+    async with stdio_process(Path(__file__).with_name("cyclic_server.py"), log_dir=tmp_path) as stdio:
+        for rid, name in enumerate(("loop", "own"), start=1):
+            await stdio.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": {}, "_meta": meta()},
+                }
+            )
+            answer, _ = await stdio.until(rid)
+            wire.response("tools/call", answer)
+            result = answer["result"]
+            assert result["isError"] is True
+            assert result["content"][0]["text"].startswith(
+                f"{name}: the function's return value cannot be sent: it nests deeper than 256 levels"
+            ), result
+        await stdio.send(
+            {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "ping", "_meta": meta()}}
+        )
+        assert (await stdio.until(3))[0]["result"]["content"][0]["text"] == "pong"
