@@ -136,9 +136,7 @@ class Server(Dispatch):
         flow_wait = seconds("flow_wait", flow_wait, zero=True)
         max_flows_per_principal = whole("max_flows_per_principal", max_flows_per_principal)
         self.name = name
-        #: Whether a tool's unexpected exception is sent as "Error executing tool NAME" and a
-        #: reference its log line holds, never its message (which may name paths, hosts, SQL).
-        self.redact_tool_errors = redact_tool_errors
+        self._redact_tool_errors = redact_tool_errors  # the property below, once tools exist
         #: OpenTelemetry spans and metrics (``server.telemetry``): None when off. The
         #: default is on when ``opentelemetry-api`` is installed; True insists on it.
         self.telemetry = load_telemetry(telemetry, "server")
@@ -425,8 +423,23 @@ class Server(Dispatch):
         self.subscriptions.publish("notifications/tasks", record.wire())
         self.relay.mirror(record)
 
+    @property
+    def redact_tool_errors(self) -> bool:
+        """Whether a tool's unexpected exception is sent as "Error executing tool NAME" and a
+        reference its log line holds, never its message (which may name paths, hosts, SQL).
+        Set after the tools are registered (a launcher's, a deployment's start-up), it holds
+        for them too."""
+        return self._redact_tool_errors
+
+    @redact_tool_errors.setter
+    def redact_tool_errors(self, value: bool) -> None:
+        expect("redact_tool_errors", value, isinstance(value, bool), "True or False")
+        self._redact_tool_errors = value
+        for tool in list(self._tools.values()):
+            tool.redact_errors = value
+
     def _add_tool(self, tool: ToolDef) -> None:
-        tool.redact_errors = self.redact_tool_errors  # before any request can reach it
+        tool.redact_errors = self._redact_tool_errors  # before any request can reach it
         super()._add_tool(tool)
 
     @on_loop

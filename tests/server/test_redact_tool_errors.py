@@ -7,6 +7,7 @@ session) and over HTTP on 127.0.0.1, every message checked against the schema.""
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,11 @@ from typing import Any
 import httpx
 import pytest
 
+from mcp_elicit import Server
+from mcp_elicit.errors import ConfigError
+
 from support.http import McpHttp, meta
+from support.memory import MemoryClient
 from support.procs import http_process, stdio_process
 from support.wire import WireChecker
 
@@ -88,3 +93,26 @@ async def test_over_http(tmp_path: Path, wire: WireChecker) -> None:
         result = reply.result
         log = running.stderr()
     reference(result, log)
+
+
+async def test_turned_on_after_the_tools_are_registered(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As a deployment's own start-up code (or a launcher) would: the attribute set once the
+    module registered its tools still holds for every one of them, and a bad value is refused."""
+    app = Server("late")
+
+    @app.tool()
+    def lookup(order: int) -> str:
+        raise RuntimeError(f"order {order} on {SECRET} failed")
+
+    app.redact_tool_errors = True
+    client = MemoryClient(app, checker=wire)
+    with caplog.at_level(logging.ERROR, logger="mcp_elicit.server"):
+        result = await client.result("tools/call", {"name": "lookup", "arguments": {"order": 7}})
+    reference(result, caplog.text)
+    with pytest.raises(ConfigError, match=r"redact_tool_errors 'yes': expected True or False"):
+        app.redact_tool_errors = "yes"  # type: ignore[assignment]
+    app.redact_tool_errors = False
+    again = await client.result("tools/call", {"name": "lookup", "arguments": {"order": 8}})
+    assert again["content"][0]["text"] == f"Error executing tool lookup: order 8 on {SECRET} failed"
