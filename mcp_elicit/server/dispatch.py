@@ -8,7 +8,7 @@ mismatch, a form defined wrongly or a ``ToolError`` from a prompt or resource is
 saying so; anything else unexpected is -32603 "Internal error" (logged, never shown); a
 result JSON cannot carry is -32603 too, as is a handler's own protocol error holding a
 value JSON cannot carry (logged; the request is answered all the same). An unknown tool
-is -32602 "Unknown tool: NAME" (a protocol error in both revisions' specifications, not a
+is -32602 "Unknown tool: NAME" (NAME inert and cut short; a protocol error in both revisions' specifications, not a
 tool's ``isError``), naming a few of the tools there are; an unknown prompt is -32602 too. A prompt or resource that needs a URL-mode step
 the user declined or cancelled fails by the user's choice, not the server's: -32600
 (the code of the client's own doing) saying so and why, nothing logged, on both
@@ -28,6 +28,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
+from mcp_elicit.core.rounds import shown_text
 from mcp_elicit.core.server import Call, ServerCore
 from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, require_tasks
 from mcp_elicit.errors import (
@@ -401,8 +402,9 @@ _NAMED = 5
 
 def _unknown_tool(name: str, tools: Mapping[str, ToolDef]) -> InvalidParams:
     """-32602 for a ``tools/call`` of ``name``, which no tool has: the spec's message,
-    then (bounded) some of the tools there are."""
-    shown = name if len(name) <= _QUOTED else f"{name[:_QUOTED]}… ({len(name)} characters)"
+    the name inert (a client prints it: no escape or line break acts) and bounded, then
+    (bounded) some of the tools there are."""
+    shown = shown_text(name if len(name) <= _QUOTED else f"{name[:_QUOTED]}… ({len(name)} characters)")
     names = sorted(tools)
     listed = ", ".join(names[:_NAMED]) + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
     return InvalidParams(f"Unknown tool: {shown} (its tools: {listed or 'none'})")

@@ -104,3 +104,16 @@ async def test_the_message_is_bounded(wire: WireChecker) -> None:
         f"Unknown tool: {'x' * 200}… (100000 characters) "
         "(its tools: tool_00, tool_01, tool_02, tool_03, tool_04 and 25 more)"
     )
+
+
+async def test_the_name_is_repeated_inert(wire: WireChecker) -> None:
+    """The caller's name goes back in a message a client prints: a control character, an
+    escape or a line break in it is written as Python writes it (``\\x1b``), never as is."""
+    app = Server("inert")
+    app.tool(name="order")(lambda: "x")
+    client = MemoryClient(app, checker=wire)
+    error = (await client.request("tools/call", {"name": "pay\x1b[2J\r\nforged line\u202e"}))["error"]
+    assert error == {
+        "code": -32602,
+        "message": "Unknown tool: pay\\x1b[2J\\r\\nforged line\\u202e (its tools: order)",
+    }
