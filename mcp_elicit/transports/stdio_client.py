@@ -13,8 +13,8 @@ Rules:
   go to the unsolicited callback (all of stdio shares one channel). The answer to a
   request given up before it came (an exchange closed early: Ctrl-C, a cancelled call) is
   dropped quietly, as JSON-RPC asks; the last ``stdio_exchange.ABANDONED_KEEP`` such ids are kept for
-  it. An answer to an id never sent is warned about. A request in flight read back (``cat``)
-  ends it: ``stdio_exchange.echoed``.
+  it. An answer to an id never sent is warned about. A request in flight read back whole
+  (``cat``) ends it: ``stdio_exchange.echoed``.
 * stderr is captured (the last 64 KiB kept for error messages, so the pipe never fills)
   or passed through to ours.
 * If the process exits, every request in flight ends with the exit code (or the signal
@@ -245,7 +245,7 @@ class StdioTransport:
         leaves it to the request's timeout, which counts from its response's wait."""
         rid = message["id"]
         self._modern = speaks_modern(message)
-        queue = Pending(str(message.get("method")))
+        queue = Pending(message)
         self._pending[rid] = queue
         exchange = StdioExchange(self._pending, self._abandoned, rid, queue)
         if self._gone is not None:
@@ -334,7 +334,7 @@ class StdioTransport:
             return
         if self.trace is not None:
             self.trace("receive", message_json(message))
-        if echoed(message, self._pending, self.where):  # cat: no server, its request unanswered
+        if echoed(line, message, self._pending, self.where):  # cat: no server, its request unanswered
             return
         if isinstance(message, jsonrpc.Response | jsonrpc.ErrorResponse):
             queue = self._pending.get(message.id) if message.id is not None else None

@@ -4,40 +4,52 @@ Rules: an exchange holds the state of the process it was made on (its requests i
 flight, those given up), never the state of one opened after it. A request given up
 before its answer (or the server's end) was read is remembered, the last
 ``ABANDONED_KEEP`` of them, so that its answer, if it comes, is dropped quietly. A request
-read back from the server that is one in flight (its id and its method: ``echoed``) ends
-that request saying the program echoes its input (``cat``) and is no MCP server, rather
-than being taken for the server's own request, refused, and the refusal echoed back as
-the answer.
+read back from the server that is one in flight, whole (the same JSON value as the one
+sent: ``echoed``), ends that request saying the program echoes its input (``cat``) and is
+no MCP server, rather than being taken for the server's own request, refused, and the
+refusal echoed back as the answer. A request of a method either side may send (``ping``,
+the tasks methods: ``BOTH_WAYS``) is never taken for an echo: each side numbers its own
+ids, so a server's ``ping`` may read exactly like ours, and it is answered as the server's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Final
+import json
+from collections.abc import Mapping
+from typing import Any, Final
 
 from mcp_elicit.client.transport import Ended
 from mcp_elicit.wire import jsonrpc
 
-__all__ = ["ABANDONED_KEEP", "Pending", "StdioExchange", "echoed"]
+__all__ = ["ABANDONED_KEEP", "BOTH_WAYS", "Pending", "StdioExchange", "echoed"]
 
 #: How many ids of requests given up are remembered, so their late answers pass quietly.
 ABANDONED_KEEP: Final = 256
 
+#: Requests a server may send a client as well as be sent: never read as an echo.
+BOTH_WAYS: Final = frozenset({"ping", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+
 
 class Pending(asyncio.Queue[jsonrpc.Message | Ended]):
-    """What arrives for one request in flight; ``method`` is the request's."""
+    """What arrives for one request in flight; ``method`` and ``sent`` (as written) are
+    the request's."""
 
-    def __init__(self, method: str) -> None:
+    def __init__(self, sent: Mapping[str, Any]) -> None:
         super().__init__()
-        self.method = method
+        self.method = str(sent.get("method"))
+        self.sent = jsonrpc.encode(sent)
 
 
-def echoed(message: jsonrpc.Message, pending: dict[jsonrpc.RequestId, Pending], where: str) -> bool:
-    """Whether ``message`` is a request in flight read back; if so, that request ends."""
-    if not isinstance(message, jsonrpc.Request) or message.id is None:
+def echoed(
+    line: bytes, message: jsonrpc.Message, pending: dict[jsonrpc.RequestId, Pending], where: str
+) -> bool:
+    """Whether ``message`` (read as ``line``) is a request in flight read back whole; if so,
+    that request ends."""
+    if not isinstance(message, jsonrpc.Request) or message.id is None or message.method in BOTH_WAYS:
         return False
     queue = pending.get(message.id)
-    if queue is None or queue.method != message.method:
+    if queue is None or queue.method != message.method or json.loads(line) != json.loads(queue.sent):
         return False
     queue.put_nowait(
         Ended(
