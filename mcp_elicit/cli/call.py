@@ -16,9 +16,10 @@ terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
 server turns into a task is followed to its end, its questions answered the same way.
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
-log messages (from ``--log-level``, default info, up: asked for, since a server sends none
-unasked), each on a line and cut short (with ``--json``, also whole under ``notifications``);
-at most ``LOG_LINES`` log messages, then one line at the end says how many more came. A tool result is checked
+log messages (from ``--log-level``, default info, up: asked for, since a server need send
+none unasked), each on a line and cut short (with ``--json``, also whole under
+``notifications`` when the call succeeds); at most ``LOG_LINES`` log messages, then one line
+at the end says how many more came. A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
 name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
@@ -230,10 +231,10 @@ _NOBODY_ANSWERS: Final = (
 )
 
 
-#: The server capability each request needs.
 #: The most log messages (``notifications/message``) a call prints; one line at its end
 #: says how many more came (thousands would scroll a question or a warning away).
 LOG_LINES: Final = 20
+#: The server capability each request needs.
 _CAPABILITY: Final = {"tools/call": "tools", "prompts/get": "prompts", "resources/read": "resources"}
 
 
@@ -349,6 +350,7 @@ async def run_request(
     mismatch = unknown = ""
     heard: list[dict[str, Any]] = []
     logs = 0
+    done = False
 
     def hear(method: str, params: Mapping[str, Any]) -> None:
         nonlocal logs
@@ -389,6 +391,7 @@ async def run_request(
             info = client.server_info
             revision = client.revision
             capabilities = client.capabilities
+        done = True
     except CliError:
         raise
     except Exception as exc:
@@ -403,14 +406,15 @@ async def run_request(
             error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
         raise error from None
     finally:
-        if logs > LOG_LINES:
+        if logs > LOG_LINES:  # a failure's --json has no notifications: only --trace shows them
+            where = "--json lists them all under notifications, " if done else ""
             print(
                 f"… {logs - LOG_LINES} more log messages from the server were not shown (the first "
-                f"{LOG_LINES} were); --json lists them all under notifications, --trace prints every message",
+                f"{LOG_LINES} were); {where}--trace prints every message",
                 file=sys.stderr,
                 flush=True,
             )
-    done = time.perf_counter()
+    finished = time.perf_counter()
     return {
         "target": target.to_json(),
         "revision": revision,
@@ -426,7 +430,7 @@ async def run_request(
         "unknown_arguments": unknown,
         "timings_ms": {
             "connect": round((connected - started) * 1000, 1),
-            "request": round((done - connected) * 1000, 1),
+            "request": round((finished - connected) * 1000, 1),
         },
     }
 

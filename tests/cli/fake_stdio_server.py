@@ -28,7 +28,8 @@ answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it 
 ``huge``, its id 200 002 characters and no second step when that is ``long-id``; the second has terminal escapes in its message, id and URL), ``huge-error``
 (tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
 answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
-``many-logs`` (before answering tools/call, sends 5000 log messages ``log 1`` ... ``log 5000``),
+``many-logs`` (before answering tools/call, sends 5000 log messages ``log 1`` ... ``log 5000``;
+then, when echo's ``text`` is ``fail``, answers -32603),
 ``long-names`` (two tools with the same name of 200 004 characters, one whose
 inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
 (lists 3001 tools, one of them named with an escape; echo takes 3000
@@ -310,6 +311,11 @@ def main() -> int:
                     json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": log})
                 )
                 sys.stdout.write("\n")
+            if message.get("params", {}).get("arguments", {}).get("text") == "fail":
+                failed = {"code": -32603, "message": "it failed"}
+                sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "error": failed}) + "\n")
+                sys.stdout.flush()
+                continue
         if message.get("method") in ASKS.get(args.mode, ()):
             sys.stdout.write(json.dumps(ASK_ESCAPES if args.mode == "asks-escapes" else ASK) + "\n")
         reply = respond(args.mode, args.era, message)

@@ -110,3 +110,20 @@ def test_json_still_has_every_log_message(capsys: pytest.CaptureFixture[str]) ->
     assert result.code == 0, result.err[:2000]
     assert len(result.json()["notifications"]) == 5000
     assert len(result.err.splitlines()) == LOG_LINES + 1, result.err[-500:]
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_failed_call_after_many_log_messages_does_not_promise_them_in_json(
+    capsys: pytest.CaptureFixture[str], json_flag: list[str]
+) -> None:
+    """A failure's ``--json`` object has no ``notifications``: the closing line points only
+    to ``--trace`` then, and still counts the messages not shown."""
+    server = fake("many-logs", "modern")
+    result = run(capsys, "call", "echo", "text=fail", "--ui", "none", *json_flag, "--", *server)
+    assert result.code != 0, result.err[-500:]
+    if json_flag:
+        assert "notifications" not in result.json()
+    said = [line for line in result.err.splitlines() if "more log messages" in line]
+    assert len(said) == 1, result.err[-1000:]
+    assert f"{5000 - LOG_LINES} more log messages from the server were not shown" in said[0]
+    assert "--trace prints every message" in said[0] and "--json" not in said[0], said[0]
