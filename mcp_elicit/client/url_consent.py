@@ -29,7 +29,8 @@ Rules:
   host, including IPv4 in decimal, hex or octal forms, or written as IPv6
   (``[::ffff:10.0.0.5]`` is 10.0.0.5) (``ip-host``, which says so when
   the address is on a private or link-local network); a host in punycode
-  (``punycode``) or with non-ASCII letters (``idn``), both shown in both forms; a label
+  (``punycode``) or with non-ASCII characters (``idn``), both shown as sent (a character
+  that shows as nothing by its code), as they read, and as DNS reads them; a label
   that mixes scripts (``mixed-script``: Latin with Cyrillic, say; the Chinese, Japanese
   and Korean combinations with Han are allowed, as in Unicode TS 39); a label written
   in Cyrillic or Greek letters that all look like Latin ones, under a Latin top-level

@@ -202,10 +202,16 @@ def read_host(
     if len(ascii_host) > _MAX_NAME:
         raise _not_in_dns(text, "it", len(ascii_host), "253 in all")
     if had_punycode and host != ascii_host:
+        # beside non-ASCII characters, the host as sent (not as mapped), and what DNS reads
+        sent, dns = (
+            (ascii_host, "")
+            if decoded.isascii()
+            else (_as_sent(decoded), f", and DNS reads it as {ascii_host}")
+        )
         warnings.append(
             UrlWarning(
                 "punycode",
-                f"The host is written in punycode ({ascii_host}); it reads as {host}. Check that this is "
+                f"The host is written in punycode ({sent}); it reads as {host}{dns}. Check that this is "
                 "the site you expect.",
             )
         )
@@ -241,13 +247,18 @@ def _idn_text(sent: str, host: str, ascii_host: str) -> str:
     """The ``idn`` warning: the host as sent (a character that shows as nothing by its
     code), as it reads once mapped when that differs (full-width or capital letters), and
     as DNS reads it."""
-    shown = "".join(f"<U+{ord(ch):04X}>" if is_hidden(ch) else ch for ch in sent)
+    shown = _as_sent(sent)
     mapped = host not in (sent, sent.rstrip(".")) and host != ascii_host
     reads = f", which reads as {host}" if mapped else ""
     return (
         f"The host is written with non-ASCII characters ({shown}{reads}); DNS reads it as {ascii_host}. "
         "Letters from other alphabets, or of other widths, can look like the ones you expect."
     )
+
+
+def _as_sent(sent: str) -> str:
+    """The host as sent, a character that shows as nothing given by its code."""
+    return "".join(f"<U+{ord(ch):04X}>" if is_hidden(ch) else ch for ch in sent)
 
 
 def _latin_twin(label: str, scripts: set[str]) -> str | None:

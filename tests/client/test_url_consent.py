@@ -443,3 +443,30 @@ def test_the_idn_warning_shows_what_was_sent_and_what_dns_reads(url: str, says: 
     verdict = judge_url(url)
     (idn,) = [w for w in verdict.warnings if w.code == "idn"]
     assert idn.text.startswith(says), idn.text
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        # punycode beside full-width letters: the host as sent, not as mapped, then what it reads as
+        (
+            "https://ＥＶＩＬ.xn--p1ai/",
+            "The host is written in punycode (ＥＶＩＬ.xn--p1ai); it reads as evil.рф, and DNS reads it as "
+            "evil.xn--p1ai.",
+        ),
+        (
+            "https://xn--mnchen-3ya.ｄｅ/",
+            "The host is written in punycode (xn--mnchen-3ya.ｄｅ); it reads as münchen.de, and DNS reads it "
+            "as xn--mnchen-3ya.de.",
+        ),
+        # all ASCII: as before
+        (
+            "https://xn--mnchen-3ya.de/",
+            "The host is written in punycode (xn--mnchen-3ya.de); it reads as münchen.de.",
+        ),
+    ],
+)
+def test_the_punycode_warning_shows_the_host_as_sent(url: str, says: str) -> None:
+    verdict = judge_url(url)
+    (punycode,) = [w for w in verdict.warnings if w.code == "punycode"]
+    assert punycode.text.startswith(says), punycode.text
