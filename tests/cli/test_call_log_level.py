@@ -65,3 +65,18 @@ def test_off_asks_for_none(capsys: pytest.CaptureFixture[str], tmp_path: Path) -
     result = run(capsys, "call", "chatty", "--log-level", "off", "--", *chatty(tmp_path))
     assert result.code == 0, result.err
     assert "coffee" not in result.err and "started" not in result.err
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+@pytest.mark.parametrize("command", [["call", "chatty", "--log-level", "off"], ["check"]])
+def test_off_and_check_send_no_level_on_the_wire(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str, command: list[str]
+) -> None:
+    """Neither ``logging/setLevel`` (2025-11-25) nor the ``_meta`` level (2026-07-28) is sent
+    by ``call --log-level off`` or by ``check``, which declares nothing and asks for nothing;
+    the default call does send one (so the trace would show it)."""
+    result = run(capsys, *command, "--protocol", revision, "--trace", "--", *chatty(tmp_path))
+    assert result.code == 0, result.err
+    assert "logging/setLevel" not in result.err and "logLevel" not in result.err, result.err
+    asked = run(capsys, "call", "chatty", "--protocol", revision, "--trace", "--", *chatty(tmp_path))
+    assert "logging/setLevel" in asked.err or "io.modelcontextprotocol/logLevel" in asked.err, asked.err
