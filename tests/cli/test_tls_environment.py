@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.helpers import run
+from cli.helpers import fake, run
 
 TARGET = "https://127.0.0.1:9/mcp"  # never reached: the error comes first
 
@@ -48,3 +48,25 @@ def test_a_missing_ssl_cert_dir_is_named(
     assert result.code == 2, result.err
     assert f"SSL_CERT_DIR names {str(missing)!r}" in result.err, result.err
     assert "unset SSL_CERT_DIR" in result.err, result.err
+
+
+def test_an_empty_ssl_cert_file_gives_way_to_ssl_cert_dir_as_in_httpx(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = tmp_path / "certs"
+    monkeypatch.setenv("SSL_CERT_FILE", "")
+    monkeypatch.setenv("SSL_CERT_DIR", str(missing))
+    result = run(capsys, "check", TARGET)
+    assert result.code == 2, result.err
+    assert f"SSL_CERT_DIR names {str(missing)!r}" in result.err, result.err
+
+
+def test_a_stdio_target_is_not_held_to_them(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No HTTP is spoken to a stdio server: what the variables name does not matter."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "ca.pem"))
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path / "certs"))
+    result = run(capsys, "check", "--", *fake("good", "modern"))
+    assert result.code == 0, result.err
+    assert "SSL_CERT" not in result.err, result.err
