@@ -6,8 +6,10 @@ Rules:
 * The log hears of a bounded number of them, however many come: the first ``LOUD`` each
   get a warning of their own (the line quoted, cut to ``QUOTED`` bytes); the one after
   them a warning that further lines are counted, not logged; then, while they keep
-  coming, one warning at most every ``EVERY`` seconds with the count so far. A server
-  writing a million lines costs a handful of log records, not a million.
+  coming, a warning with the count so far, ``EVERY`` seconds after that one at the
+  soonest, each next wait twice the last, up to ``EVERY_MOST``. A server writing a million
+  lines costs a handful of log records, not a million, and one writing a line a second
+  for a day some 150 (not 8,640).
 * Every such line is counted and the first is kept (its first ``QUOTED`` bytes):
   ``note`` says so as a sentence for the error of a request that then fails (the server
   exited, the request timed out, the revision probe got no answer): how many lines, the
@@ -23,12 +25,14 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["EVERY", "LOUD", "QUOTED", "StdoutNoise"]
+__all__ = ["EVERY", "EVERY_MOST", "LOUD", "QUOTED", "StdoutNoise"]
 
 #: How many lines that are not JSON-RPC each get a warning of their own.
 LOUD: Final = 5
 #: The most seconds between two warnings counting the lines not logged.
 EVERY: Final = 10.0
+#: The longest wait between two counts: each one doubles the wait, from ``EVERY`` up to this.
+EVERY_MOST: Final = 600.0
 #: The most bytes of a line quoted (in the log and in ``note``).
 QUOTED: Final = 120
 
@@ -44,6 +48,7 @@ class StdoutNoise:
         self._log = log
         self._clock = clock
         self._told = 0.0
+        self._wait = EVERY
 
     def line(self, line: bytes, why: Exception) -> None:
         """One more line that is not JSON-RPC (``why``: what was wrong with it)."""
@@ -58,12 +63,12 @@ class StdoutNoise:
             self._told = self._clock()
             self._log.warning(
                 "%s keeps writing lines that are not JSON-RPC to stdout; further ones are counted, not "
-                "logged (a count every %g s while they come)",
+                "logged (a count now and then while they come)",
                 self.where,
-                EVERY,
             )
-        elif self._clock() - self._told >= EVERY:
-            self._told = self._clock()
+        elif (now := self._clock()) - self._told >= self._wait:
+            self._told = now
+            self._wait = min(self._wait * 2, EVERY_MOST)
             self._log.warning("%s has written %d lines that are not JSON-RPC so far", self.where, self.count)
 
     def note(self) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from mcp_elicit.errors import RequestTimeout, TransportError, UnsupportedProtocolVersion
 from mcp_elicit.transports.stdio_client import connect_stdio
-from mcp_elicit.transports.stdio_noise import EVERY, LOUD, StdoutNoise
+from mcp_elicit.transports.stdio_noise import EVERY, EVERY_MOST, LOUD, StdoutNoise
 
 pytestmark = pytest.mark.anyio
 
@@ -86,3 +86,20 @@ def test_while_lines_keep_coming_a_count_is_logged_at_most_every_few_seconds(
         caplog.records[-1].getMessage() == f"srv has written {LOUD + 1002} lines that are not JSON-RPC so far"
     )
     assert noise.note().startswith(f"; the server wrote {LOUD + 1002} lines to stdout that are not JSON-RPC")
+
+
+def test_a_trickle_of_lines_over_a_long_session_logs_ever_more_rarely(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One line a second for a day would be a count every EVERY seconds (8,640 warnings);
+    each count doubles the wait before the next, up to ``EVERY_MOST``."""
+    now = [0.0]
+    noise = StdoutNoise("srv", logging.getLogger("test.noise"), clock=lambda: now[0])
+    caplog.set_level(logging.WARNING, "test.noise")
+    for second in range(24 * 3600):
+        now[0] = float(second)
+        noise.line(b"tick", ValueError("not JSON"))
+    counts = [r.getMessage() for r in caplog.records if "so far" in r.getMessage()]
+    # 10, 30, 70, ... s: doubling until the wait is EVERY_MOST, then one per EVERY_MOST
+    assert len(counts) <= 24 * 3600 / EVERY_MOST + 10, len(counts)
+    assert counts[0] == f"srv has written {LOUD + 1 + int(EVERY)} lines that are not JSON-RPC so far"
