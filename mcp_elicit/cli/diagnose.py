@@ -154,13 +154,13 @@ def noise_note(observed: Observed) -> str:
     """A sentence about non-JSON-RPC lines on a stdio server's stdout, or ""."""
     if not observed.stdout_noise:
         return ""
-    first = clean(observed.stdout_noise[0])
+    first = clean(observed.stdout_noise[0])  # inert already: quoted, not repr'd again
     first = first if len(first) <= 120 else first[:117] + "..."
     count = max(observed.stdout_noise_count, len(observed.stdout_noise))
     lines = "a line" if count == 1 else f"{count} lines"
     return (
         f"\nThe server wrote {lines} to stdout that {'is' if count == 1 else 'are'} not JSON-RPC "
-        f"(first: {first!r}). On stdio, stdout carries MCP messages only: print logs to stderr."
+        f"(first: '{first}'). On stdio, stdout carries MCP messages only: print logs to stderr."
     )
 
 

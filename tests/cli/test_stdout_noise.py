@@ -48,3 +48,12 @@ def test_many_lines_are_counted_and_not_logged_one_by_one(capsys: pytest.Capture
     assert result.code == 4, result.err
     assert "wrote 50 lines to stdout that are not JSON-RPC (first: 'junk')" in result.err, result.err
     assert "keeps writing" not in result.err and "skipped" not in result.err, result.err
+
+
+def test_the_first_line_is_shown_inert_once_not_escaped_twice(capsys: pytest.CaptureFixture[str]) -> None:
+    """A terminal escape in it reads as ``\\x1b`` (as the transport's own error has it), not ``\\\\x1b``."""
+    writer = "import sys; sys.stdout.write(chr(27) + '[31mred\\n'); sys.stdout.flush()"
+    result = run(capsys, "check", "--timeout", "5", "--", sys.executable, "-c", writer)
+    assert result.code == 4, result.err
+    assert "not JSON-RPC (first: '\\x1b[31mred')" in result.err, result.err
+    assert "\x1b" not in result.err
