@@ -16,8 +16,9 @@ terminals (or ``--ui terminal``); a page in the browser with ``--ui web``
 result goes to stdout. ``call`` declares the tasks extension (2026-07-28): a tool call the
 server turns into a task is followed to its end, its questions answered the same way.
 What the server says meanwhile goes to stderr as it comes: the task's course, progress,
-log messages (from ``--log-level``, default info, up: asked for, since a server need send
-none unasked), each on a line and cut short (with ``--json``, also whole under
+log messages (asked for from ``--log-level LEVEL`` up, since a server need send none
+unasked; by default none is asked for, as the MCP Inspector's CLI and the SDKs' clients set
+no level of their own, a level set changing what the server does), each on a line and cut short (with ``--json``, also whole under
 ``notifications`` when the call succeeds); at most ``LOG_LINES`` log messages, then one line
 at the end says how many more came. A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
@@ -150,10 +151,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         parser.add_argument(
             "--log-level",
             choices=[*LOG_LEVELS, "off"],
-            default="info",
+            default="off",
             metavar="LEVEL",
-            help="print the server's log messages of this level and above (debug, info, notice, warning, "
-            "error, critical, alert, emergency), or none with off (default info)",
+            help="ask the server for its log messages of this level and above (debug, info, notice, warning, "
+            "error, critical, alert, emergency) and print them; default off: none is asked for (those a "
+            "server sends unasked are printed still)",
         )
         add_connection_options(parser, timeout=30.0)
         parser.set_defaults(handler=_main, method=method)
@@ -338,7 +340,7 @@ async def run_request(
     versions: list[str] | None = None,
     trace: output.Tracer | None = None,
     sign_in: SignIn | None = None,
-    log_level: str | None = "info",
+    log_level: str | None = None,
 ) -> dict[str, Any]:
     """Connect, send ``method`` for ``name`` (tool, prompt or URI) through every round, and
     return the result with what was spoken; a ``CliError`` with the right exit code
