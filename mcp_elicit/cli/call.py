@@ -60,6 +60,7 @@ from mcp_elicit.cli.options import (
 from mcp_elicit.cli.recorded import Recorded
 from mcp_elicit.cli.sign_in import SignIn
 from mcp_elicit.cli.targets import Observed, Target, connect
+from mcp_elicit.cli.tool_checks import MAX_CHECKED_DEPTH
 from mcp_elicit.cli.url_steps import unfollowed
 from mcp_elicit.client import Answerer, Client, Scripted
 from mcp_elicit.client.answerers import RootsCallback
@@ -73,6 +74,7 @@ from mcp_elicit.errors import (
 )
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.ui.terminal import TerminalAnswerer
+from mcp_elicit.wire.jsonrpc import nests_past
 from mcp_elicit.wire.meta import LOG_LEVELS
 
 __all__ = ["Recorded", "register", "run_request"]
@@ -471,16 +473,19 @@ def output_mismatch(schema: Mapping[str, Any] | None, result: Mapping[str, Any])
         return "the tool lists an outputSchema, but its result has no structuredContent"
     jsonschema: Any = importlib.import_module("jsonschema")  # untyped; imported on first use
     validator = jsonschema.validators.validator_for(dict(schema), default=jsonschema.Draft202012Validator)
+    too_deep = (
+        "the tool's outputSchema or its result is nested too deeply to check; the result was not checked"
+    )
+    if nests_past(schema, MAX_CHECKED_DEPTH) or nests_past(result["structuredContent"], MAX_CHECKED_DEPTH):
+        return too_deep  # the same verdict whatever the process's recursion limit
     try:
         error = jsonschema.exceptions.best_match(
             validator(dict(schema)).iter_errors(result["structuredContent"])
         )
     except jsonschema.SchemaError as exc:
         return f"the tool's outputSchema is not a valid JSON Schema ({output.said(exc.message)}); the result was not checked"
-    except RecursionError:  # the check recurses, several calls a level: hundreds of levels stop it
-        return (
-            "the tool's outputSchema or its result is nested too deeply to check; the result was not checked"
-        )
+    except RecursionError:  # within MAX_CHECKED_DEPTH, on a stack already deep
+        return too_deep
     if error is None:
         return ""
     where = error.json_path.replace("$", "structuredContent", 1)

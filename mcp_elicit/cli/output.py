@@ -143,10 +143,12 @@ class Tracer:
     def __call__(self, direction: Literal["send", "receive"], message: Mapping[str, Any]) -> None:
         stream = self.stream or sys.stderr
         arrow = "→" if direction == "send" else "←"
-        try:
-            text = json.dumps(shorten_state(message), ensure_ascii=False, separators=(",", ":"))
-        except RecursionError:  # a trace line must never cost the message itself
-            text = "(a message nested too deeply to show)"
+        # a trace line must never cost the message itself, and says the same whatever
+        # the process's recursion limit (``shown_json``)
+        text = "(a message nested too deeply to show)"
+        if not nests_past(message, MAX_SHOWN_DEPTH):
+            text = shown_json(shorten_state(message), ensure_ascii=False, separators=(",", ":"))
+            text = "(a message nested too deeply to show)" if text is NESTED else text
         print(f"{arrow} {clean(text)}", file=stream, flush=True)
 
 

@@ -17,7 +17,10 @@ Each tool gets ``Finding``s, each an ``error`` (clients will fail on it) or a ``
   revisions): an annotation a Streamable HTTP client must reject (the client's own rules,
   ``wire.headers``).
 
-The meta-schema check is ``jsonschema``'s, imported on first use.
+The meta-schema check is ``jsonschema``'s, imported on first use. It recurses, several
+calls a level, so a schema nesting objects and arrays more than ``MAX_CHECKED_DEPTH`` (64)
+levels deep is an error without being checked: the same verdict whatever the process's
+recursion limit (jsonschema stops near 130 levels at Python's default; raised, it went on).
 """
 
 from __future__ import annotations
@@ -33,11 +36,15 @@ from mcp_elicit.cli.output import SAID_MAX, fit
 from mcp_elicit.errors import shown_repr
 from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.wire import headers as h
+from mcp_elicit.wire.jsonrpc import nests_past
 from mcp_elicit.wire.versions import is_modern
 
-__all__ = ["Finding", "Severity", "ToolVerdict", "check_tools", "wrong_types"]
+__all__ = ["MAX_CHECKED_DEPTH", "Finding", "Severity", "ToolVerdict", "check_tools", "wrong_types"]
 
 Severity = Literal["error", "warning"]
+
+#: The deepest a schema (or a value checked against one) nests and is still checked.
+MAX_CHECKED_DEPTH: Final = 64
 _NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 
 
@@ -209,6 +216,9 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
                 )
             )
         validator = jsonschema.Draft202012Validator
+    too_deep = Finding("error", code, f"{key} is nested too deeply to check as a JSON Schema")
+    if nests_past(schema, MAX_CHECKED_DEPTH):
+        return [*findings, too_deep]
     try:
         validator.check_schema(dict(schema))
     except jsonschema.SchemaError as exc:
@@ -220,8 +230,8 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
                 f"{key} is not a valid JSON Schema: at {fit(where, SAID_MAX)}, {fit(exc.message, SAID_MAX, length=True)}",
             )
         )
-    except RecursionError:  # the check recurses, several calls a level: hundreds of levels stop it
-        findings.append(Finding("error", code, f"{key} is nested too deeply to check as a JSON Schema"))
+    except RecursionError:  # within MAX_CHECKED_DEPTH, on a stack already deep
+        findings.append(too_deep)
     return findings
 
 

@@ -3,10 +3,12 @@ servers it is run against, and reading what it printed."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,25 @@ class Run:
         for direction, message in self.wire():
             recorder("send" if direction == "send" else "receive", message)
         return recorder.check(WireChecker.load(revision))
+
+
+#: Recursion limits a process may run with: Python's default, and one raised as a program
+#: embedding mcp-elicit (or a test library, for its own run) may set it. How deep a value
+#: is "too deep" must not depend on it.
+RECURSION_LIMITS = pytest.mark.parametrize(
+    "recursion_limit", [None, 5000], ids=["default-limit", "raised-limit"]
+)
+
+
+@contextlib.contextmanager
+def limited_recursion(limit: int | None) -> Iterator[None]:
+    """The process's recursion limit set to ``limit`` (None: left as it is) in the block."""
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit or before)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(before)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Run:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cli.helpers import fake, run
+from cli.helpers import RECURSION_LIMITS, fake, limited_recursion, run
 
 
 def test_a_result_nested_too_deeply_to_show_is_still_given(capsys: pytest.CaptureFixture[str]) -> None:
@@ -15,10 +15,15 @@ def test_a_result_nested_too_deeply_to_show_is_still_given(capsys: pytest.Captur
     assert "(nested too deeply to show)" in result.out
 
 
-def test_a_traced_message_nested_too_deeply_to_show_is_still_read(capsys: pytest.CaptureFixture[str]) -> None:
+@RECURSION_LIMITS
+def test_a_traced_message_nested_too_deeply_to_show_is_still_read(
+    capsys: pytest.CaptureFixture[str], recursion_limit: int | None
+) -> None:
     # the trace raised RecursionError where the message was read: it was lost, and the call
-    # waited out its 30 s for an answer that had come
-    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--trace", "--", *fake("deep"))
+    # waited out its 30 s for an answer that had come. With the limit raised, the 1000
+    # levels were traced in full
+    with limited_recursion(recursion_limit):
+        result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--trace", "--", *fake("deep"))
     assert result.code == 0
     assert "← (a message nested too deeply to show)" in result.err.splitlines()
     assert "(nested too deeply to show)" in result.out
@@ -34,8 +39,13 @@ def test_a_result_nested_too_deeply_to_write_as_json_fails_in_json(
     assert "nested too deeply to write as JSON" in failure["error"]
 
 
-def test_an_output_schema_nested_too_deeply_to_check_is_a_warning(capsys: pytest.CaptureFixture[str]) -> None:
-    result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--", *fake("deep-schema", "modern"))
+@RECURSION_LIMITS
+def test_an_output_schema_nested_too_deeply_to_check_is_a_warning(
+    capsys: pytest.CaptureFixture[str], recursion_limit: int | None
+) -> None:
+    # with the recursion limit raised the result was checked, and no warning said otherwise
+    with limited_recursion(recursion_limit):
+        result = run(capsys, "call", "echo", "text=x", "--ui", "none", "--", *fake("deep-schema", "modern"))
     assert result.code == 0  # the result is still given
     assert "ok" in result.out
     assert (
