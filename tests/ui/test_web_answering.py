@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
 
 from mcp_elicit import Form, Integer
 from mcp_elicit.client import ElicitAnswer
-from mcp_elicit.ui import web_round
+from mcp_elicit.ui import web, web_round
 from ui.web_rounds import (
     DEFAULTS,
     form_request,
@@ -115,13 +116,32 @@ async def test_closing_the_tab_cancels(new_page: NewPage) -> None:
         assert await opened.answers(3) == [ElicitAnswer.cancel()]
 
 
-async def test_a_reload_is_not_a_close(new_page: NewPage) -> None:
-    async with open_round([form_request(SMALL)], grace=0.5) as opened:
-        page = await show(new_page, opened)
-        await page.reload()
+async def test_a_reload_is_not_a_close(new_page: NewPage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reload closes the page's event stream and opens another: within the grace that is
+    no close. The grace is a ratio of how long loading the page took on this machine now:
+    a fixed 0.5 s was shorter than a reload on a loaded one (the round was cancelled and
+    the reloaded page's stream never came up)."""
+    rounds: list[web_round.Round] = []
+
+    class Seen(web_round.Round):
+        def __init__(self, *args: Any, **options: Any) -> None:
+            super().__init__(*args, **options)
+            rounds.append(self)
+
+    monkeypatch.setattr(web, "Round", Seen)
+    loop = asyncio.get_running_loop()
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await new_page(**OSLO)
+        started = loop.time()
+        await page.goto(opened.url)
         await expect(page.locator("#app")).to_have_attribute("data-live", "1")
-        await asyncio.sleep(0.8)
+        [round_] = rounds
+        round_.grace = max(0.5, 3 * (loop.time() - started))  # read when a stream closes
+        await page.reload()
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1", timeout=round_.grace * 1000)
         assert not opened.task.done()
+        with pytest.raises(TimeoutError):  # the close the reload armed has passed, and ended nothing
+            await opened.answers(timeout=round_.grace * 1.5)
         await page.fill("#q0-f0-input", "7")
         await review_and_send(page)
         assert await opened.answers() == [ElicitAnswer.accept(guests=7)]
