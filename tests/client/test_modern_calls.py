@@ -147,17 +147,21 @@ async def test_a_silent_server_times_out_on_network_time() -> None:
 
 
 async def test_think_time_between_rounds_never_counts() -> None:
+    # The think time is a ratio of the timeout, and the timeout leaves the requests' own
+    # time room: 0.2 s was passed by a request alone on a loaded machine
+    timeout = 1.0
+
     class Thinker:
         modes = frozenset({"form"})
 
         async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
-            await asyncio.sleep(0.4)
+            await asyncio.sleep(2 * timeout)  # counted, it alone would time the call out
             return ElicitAnswer.accept(confirmed=True)
 
         async def url_done(self, request: ElicitationRequest) -> None:
             return None
 
-    async with Client(FakeTransport(Asking()), answerer=Thinker(), timeout=0.2) as client:
+    async with Client(FakeTransport(Asking()), answerer=Thinker(), timeout=timeout) as client:
         out = await client.call_tool("t")
     assert out["content"]
 
