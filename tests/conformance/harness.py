@@ -84,7 +84,9 @@ def read_results(out_dir: Path, scenarios: list[str], prefix: str = "") -> Outco
         for path in found:
             for check in json.loads(path.read_text()):
                 if check["status"] not in OK:
-                    bad.append(f"{check['id']} {check['status']}: {check.get('errorMessage', '')[:300]}")
+                    # a check with no message of its own (a WARNING left standing) says what it saw
+                    said = check.get("errorMessage") or json.dumps(check.get("details"), sort_keys=True)
+                    bad.append(f"{check['id']} {check['status']}: {said[:300]}")
         if bad:
             outcome.failed[name] = bad
         else:
