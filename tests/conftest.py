@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -29,6 +30,17 @@ def own_data_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         for name in ("XDG_DATA_HOME", "XDG_STATE_HOME", "LOCALAPPDATA"):
             patch.setenv(name, str(tmp_path_factory.mktemp(name.lower())))
         yield
+
+
+@pytest.fixture(autouse=True)
+def own_recursion_limit() -> Iterator[None]:
+    """The recursion limit each test found, put back after it: a test that runs mypy in
+    process leaves it at 16384 (mypy raises it and never lowers it), and what a later test
+    in the same worker sees then depends on which tests ran there before."""
+    limit = sys.getrecursionlimit()
+    yield
+    if sys.getrecursionlimit() != limit:
+        sys.setrecursionlimit(limit)
 
 
 @pytest.fixture
