@@ -186,6 +186,12 @@ class Question(Coroutine[Any, Any, T_co]):
         self._taken = True
         return self._ask
 
+    @property
+    def made_by(self) -> str:
+        """The call that made it, as a handler writes it (``ctx.elicit``): what a message
+        about it tells the handler to await."""
+        return f"ctx.{self._ctx._called(self._ask)}"
+
     def __getattr__(self, name: str) -> Any:
         if name in _ANSWER_ATTRIBUTES:
             self._taken = True  # this error says it already; no warning when it is dropped

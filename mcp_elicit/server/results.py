@@ -147,7 +147,8 @@ def content_blocks(value: object, *, walked: bool = False) -> list[dict[str, Any
     if (fault := unawaited(value)) is not None:
         raise TypeError(fault)
     if isinstance(value, (Generator, AsyncGenerator)):
-        raise TypeError(f"{_a(kind.__name__)} has no text or JSON form; return a list (list(...))")
+        gathered = "[x async for x in ...]" if isinstance(value, AsyncGenerator) else "list(...)"
+        raise TypeError(f"{_a(kind.__name__)} has no text or JSON form; return a list ({gathered})")
     if kind.__str__ is object.__str__ and kind.__repr__ is object.__repr__:
         raise TypeError(
             f"{_a(kind.__name__)} object has no text or JSON form; return str, a dataclass, TypedDict, "
@@ -162,9 +163,11 @@ def unawaited(value: object) -> str | None:
     the error; None for any other value."""
     if not isinstance(value, Coroutine):
         return None
-    name = getattr(value, "__qualname__", type(value).__name__)
+    made_by = getattr(value, "made_by", None)  # a question (ctx.elicit...): no name of its own
+    name = made_by if isinstance(made_by, str) else getattr(value, "__qualname__", type(value).__name__)
+    call = made_by if isinstance(made_by, str) else name.rsplit(".", 1)[-1]
     value.close()
-    return f"it is a coroutine ({name}), never awaited: write 'return await {name.rsplit('.', 1)[-1]}(...)'"
+    return f"it is a coroutine ({name}), never awaited: write 'return await {call}(...)'"
 
 
 def _a(noun: str) -> str:

@@ -198,6 +198,7 @@ async def test_a_question_returned_unawaited_is_the_tools_error_alone(
         gc.collect()
     assert result["isError"] is True
     assert "never awaited" in text(result)
+    assert "write 'return await ctx.elicit(...)'" in text(result)  # not the class's name
     assert never_asked(caught) == []
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import enum
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Annotated, Any, TypedDict
@@ -90,6 +91,13 @@ def build() -> Server:
     async def generated() -> object:
         return (n for n in range(3))
 
+    async def numbers() -> AsyncIterator[int]:
+        yield 1
+
+    @app.tool()
+    async def async_generated() -> object:
+        return numbers()
+
     return app
 
 
@@ -114,6 +122,10 @@ async def test_a_set_in_structured_content_is_a_json_array(wire: WireChecker) ->
             "it is a coroutine (build.<locals>.lookup), never awaited: write 'return await lookup(...)'",
         ),
         ("generated", "a generator has no text or JSON form; return a list (list(...))"),
+        (
+            "async_generated",
+            "an async_generator has no text or JSON form; return a list ([x async for x in ...])",
+        ),
     ],
 )
 async def test_a_value_json_cannot_carry_is_a_tool_error_saying_so(
