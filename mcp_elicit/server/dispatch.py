@@ -46,7 +46,7 @@ from mcp_elicit.server.auth import Principal
 from mcp_elicit.server.catalog import Catalog
 from mcp_elicit.server.completion import complete
 from mcp_elicit.server.context import Channel, Context
-from mcp_elicit.server.pagination import paginate
+from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.relay import Relay
 from mcp_elicit.server.resources import find_resource
@@ -312,20 +312,25 @@ class Dispatch(Catalog):
     ) -> dict[str, Any]:
         """``resources/list``: a fixed resource with a ``readable`` rule is named only to
         the callers it lets read it (a rule that fails counts as no, logged); a list that
-        may differ by caller is never for a shared cache (2026-07-28: a handshake
+        may differ by caller is never for a shared cache, nor is any later page of it
+        (its cursor says so, whatever the list holds by then; 2026-07-28: a handshake
         session's results carry no caching hints)."""
         resources = self._resources.values()
+        private = cursor_private(params, "resources")
         if all(r.readable is None for r in resources):
-            return paginate(params, "resources", self.page_size, [r.wire for r in resources])
-        shown = []
-        for r in resources:
-            try:
-                if r.may_read(principal, {}):
-                    shown.append(r.wire)
-            except Exception:
-                log.exception("the readable rule of resource %r failed; it is not listed", r.uri)
-        result = paginate(params, "resources", self.page_size, shown)
-        if modern:
+            result = paginate(
+                params, "resources", self.page_size, [r.wire for r in resources], private=private
+            )
+        else:
+            private, shown = True, []
+            for r in resources:
+                try:
+                    if r.may_read(principal, {}):
+                        shown.append(r.wire)
+                except Exception:
+                    log.exception("the readable rule of resource %r failed; it is not listed", r.uri)
+            result = paginate(params, "resources", self.page_size, shown, private=True)
+        if modern and private:
             result["cacheScope"] = "private"
         return result
 

@@ -17,6 +17,7 @@ from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support import principals
+from support.http import McpHttp
 from support.procs import uvicorn_server
 from support.wire import WireChecker
 
@@ -122,3 +123,34 @@ async def test_contents_made_from_the_callers_principal_are_never_public(wire: W
                 assert result["contents"][0]["text"] == f"hello {who}"
                 assert (result["ttlMs"], result["cacheScope"]) == (60_000, "private"), (uri, who)
     await store.close()
+
+
+async def test_every_page_of_a_private_list_stays_private(wire: WireChecker) -> None:
+    """A resource list holding a resource with a readable rule is cacheScope private, and so
+    is every later page of it: the spec asks the same scope of all the pages of one list
+    request. The rule's resource removed between pages, the next page (asked with the first
+    page's cursor) was public, so a shared cache could keep it; it stays private."""
+    app = Server("paged", cache_scope="public", cache_ttl_ms=60_000, page_size=1)
+
+    @app.resource("test://mine", readable=lambda p: True)
+    def mine() -> str:
+        return "mine"
+
+    @app.resource("test://menu")
+    def menu() -> str:
+        return "soup"
+
+    @app.resource("test://wine")
+    def wine() -> str:
+        return "red"
+
+    async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=10) as http:
+        mcp = McpHttp(http, running.url, wire)
+        first = (await mcp.request("resources/list")).result
+        assert first["cacheScope"] == "private"
+        app.remove_resource("test://mine")
+        second = (await mcp.request("resources/list", {"cursor": first["nextCursor"]})).result
+        assert [r["uri"] for r in second["resources"]] == ["test://wine"]
+        assert (second["cacheScope"], second["ttlMs"]) == ("private", 60_000)
+        fresh = (await mcp.request("resources/list")).result  # a new list request: the server's own
+        assert (fresh["cacheScope"], fresh["ttlMs"]) == ("public", 60_000)
