@@ -13,8 +13,12 @@ expect):
    (``check_offered``, once the handlers are known: ``prompts/list`` on a server
    without prompts; both revisions)
 
-Header checks (2 and 4) apply only where there are headers (Streamable HTTP). Every result
-gets ``resultType``; cacheable results get ``ttlMs`` and ``cacheScope``; every modern result
+Header checks (2 and 4) apply only where there are headers (Streamable HTTP). An error a
+handler raised goes out in codes 2026-07-28 allows (``modern_error``): it forbids -32002
+(resource not found before it: -32602 now, ``data`` kept) and every code of its reserved
+range -32020..-32099 it does not define (those go out as -32603, message and ``data``
+kept). Every
+result gets ``resultType``; cacheable results get ``ttlMs`` and ``cacheScope``; every modern result
 names the server in ``_meta``. A request whose era is the handshake one goes to
 ``rev_2025_11_25``.
 """
@@ -28,9 +32,13 @@ from typing import Any, Final, Literal
 from mcp_elicit.core.tasks import TASK_METHODS
 from mcp_elicit.errors import (
     HeaderMismatch,
+    InternalError,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
+    MissingClientCapability,
+    ProtocolError,
+    ResourceNotFound,
     UnsupportedProtocolVersion,
 )
 from mcp_elicit.wire import headers as h
@@ -53,6 +61,7 @@ __all__ = [
     "Call",
     "ServerCore",
     "ServerIdentity",
+    "modern_error",
 ]
 
 #: The server capability each method belongs to: a server that did not declare it does
@@ -293,6 +302,32 @@ class ServerCore:
                 result.setdefault("ttlMs", self.identity.cache_ttl_ms)
                 result.setdefault("cacheScope", self.identity.cache_scope)
         return result
+
+
+#: The codes of the range 2026-07-28 reserves (-32020..-32099) that it defines.
+_DEFINED_RESERVED: Final = frozenset(
+    {HeaderMismatch.code, MissingClientCapability.code, UnsupportedProtocolVersion.code}
+)
+
+
+def modern_error(exc: ProtocolError) -> ProtocolError:
+    """``exc`` as a 2026-07-28 answer may carry it: a handler's own (or one relayed from a
+    server of another revision) may hold a code that revision forbids. A resource not
+    found said the old way (-32002) is -32602 with its ``data``; another code of the
+    reserved range the revision does not define is -32603 with its message and ``data``;
+    anything else
+    is ``exc`` itself."""
+    if isinstance(exc, ResourceNotFound) and exc.handshake:
+        modern: ProtocolError = ResourceNotFound(exc.uri, exc.reason)
+    elif exc.code == ResourceNotFound.HANDSHAKE_CODE:
+        modern = InvalidParams(exc.message, exc.data)
+    elif -32099 <= exc.code <= -32020 and exc.code not in _DEFINED_RESERVED:
+        modern = InternalError(exc.message, exc.data)
+    else:
+        return exc
+    modern.message, modern.args = exc.message, (exc.message,)  # its own words
+    modern.http_status, modern.request_id = exc.http_status, exc.request_id
+    return modern
 
 
 def _version_mismatch(raw: str | None, version: str) -> HeaderMismatch:

@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
 from mcp_elicit.core.rounds import shown_text
-from mcp_elicit.core.server import Call, ServerCore
+from mcp_elicit.core.server import Call, ServerCore, modern_error
 from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, require_tasks
 from mcp_elicit.errors import (
     FormSchemaError,
@@ -129,7 +129,8 @@ class Dispatch(Catalog):
             result = core.finish(
                 call.method, await self._answer(core, call, channel, principal, headers, None)
             )
-        except ProtocolError as exc:
+        except ProtocolError as raised:
+            exc = modern_error(raised)
             try:
                 return jsonrpc.encode_error(message.id, exc), exc.http_status
             except TypeError:  # a value JSON cannot carry in its data (a handler's own error's)

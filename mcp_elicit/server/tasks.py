@@ -9,7 +9,8 @@ Rules:
 * The handler's result completes the task (a tool error, and any exception a tool raises,
   is a result with ``isError``); a protocol error fails it with that error, except
   ``URLElicitationRequired`` (2025-11-25's -32042: in a task, ``ctx.require_url`` asks),
-  which fails it with -32603 as anything else does (a bad form schema, say). Progress and
+  which fails it with -32603 as anything else does (a bad form schema, say); an error in a
+  code 2026-07-28 forbids is said in its codes (``core.server.modern_error``). Progress and
   log notifications of a task are dropped: the extension gives them no stream.
 * ``tasks/cancel`` cancels the handler; the task ends ``cancelled`` unless it had ended,
   or its handler had returned or raised (its end is recorded as it is: a finished
@@ -36,7 +37,7 @@ from typing import Any, Protocol
 
 from mcp_elicit.core.mrtr import Ask
 from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
-from mcp_elicit.core.server import Call
+from mcp_elicit.core.server import Call, modern_error
 from mcp_elicit.core.tasks import TaskRecord, input_responses_of, require_tasks, task_id_of
 from mcp_elicit.errors import (
     FormSchemaError,
@@ -247,8 +248,8 @@ class Tasks:
         elif isinstance(exc, URLElicitationRequired):  # -32042 is 2025-11-25's; a task asks in place
             log.error("task %s: %s", record.task_id, _URL_RAISED)
             record.fail(InternalError(_URL_RAISED).to_error(), now)
-        elif isinstance(exc, ProtocolError):
-            record.fail(exc.to_error(), now)
+        elif isinstance(exc, ProtocolError):  # in the codes 2026-07-28 allows
+            record.fail(modern_error(exc).to_error(), now)
         else:  # as a request in place would answer
             log.error("task %s failed", record.task_id, exc_info=exc)
             known = isinstance(exc, (ReplayMismatchError, FormSchemaError))

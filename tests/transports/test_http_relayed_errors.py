@@ -1,0 +1,111 @@
+"""Errors a handler raises with a code of its own (one relayed from another server, rebuilt
+by ``ProtocolError.from_error``), answered over real HTTP at 2026-07-28. That revision
+forbids -32002 (resource not found before it, -32602 now) and every code of its reserved
+range -32020..-32099 it does not define; such an error goes out as what it means there:
+-32602 for a resource not found, -32603 for the rest (message and ``data`` kept), in a
+response or in the task (tasks extension) it fails. The codes the revision defines, and
+those outside its ranges, pass as raised. Every message received is checked against the
+official schema (but the extension's ``tasks/get``, which it does not define)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from mcp_elicit import Context, Server
+from mcp_elicit.errors import MissingClientCapability, ProtocolError, ResourceNotFound
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.http import McpHttp, meta
+from support.procs import uvicorn_server
+from support.waiting import eventually
+from support.wire import WireChecker
+
+pytestmark = pytest.mark.anyio
+
+
+def build() -> Server:
+    app = Server("relaying")
+
+    @app.tool()
+    async def relay(code: int) -> str:
+        data = {"uri": "up://stream"} if code == -32002 else None
+        raise ProtocolError.from_error({"code": code, "message": f"upstream said {code}", "data": data})
+
+    @app.tool()
+    async def needs_roots() -> str:
+        raise MissingClientCapability.requiring({"roots": {}})
+
+    @app.tool(task="optional")
+    async def relay_later(ctx: Context, code: int) -> str:
+        await ctx.start_task()
+        raise ProtocolError.from_error(
+            {"code": code, "message": f"upstream said {code}", "data": {"uri": "up://x"}}
+        )
+
+    @app.resource("test://proxied")
+    async def proxied() -> str:
+        raise ResourceNotFound("test://proxied", handshake=True)  # as a 2025-11-25 upstream said it
+
+    return app
+
+
+@pytest.fixture
+async def mcp(wire: WireChecker) -> AsyncIterator[McpHttp]:
+    async with uvicorn_server(StreamableHTTP(build())) as running, httpx.AsyncClient(timeout=10) as http:
+        yield McpHttp(http, running.url, wire)
+
+
+async def test_a_resource_not_found_said_the_old_way_is_32602(mcp: McpHttp) -> None:
+    reply = await mcp.request("resources/read", {"uri": "test://proxied"})
+    assert reply.error["code"] == -32602
+    assert reply.error["data"] == {"uri": "test://proxied"}
+    assert "Resource not found: test://proxied" in reply.error["message"]
+    relayed = await mcp.call("relay", {"code": -32002})
+    assert (relayed.error["code"], relayed.error["data"]) == (-32602, {"uri": "up://stream"})
+
+
+@pytest.mark.parametrize("code", [-32023, -32050, -32099])
+async def test_a_reserved_code_the_revision_does_not_define_is_32603(mcp: McpHttp, code: int) -> None:
+    reply = await mcp.call("relay", {"code": code})
+    assert reply.error["code"] == -32603
+    assert f"upstream said {code}" in reply.error["message"]
+
+
+@pytest.mark.parametrize("code", [-32601, -32602, -32001, -31999, 7])
+async def test_other_codes_pass_as_raised(mcp: McpHttp, code: int) -> None:
+    reply = await mcp.call("relay", {"code": code})
+    assert (reply.error["code"], reply.error["message"]) == (code, f"upstream said {code}")
+
+
+async def test_a_defined_code_passes_with_its_status(mcp: McpHttp) -> None:
+    reply = await mcp.call("needs_roots")
+    assert (reply.status, reply.error["code"]) == (400, -32021)
+    assert reply.error["data"] == {"requiredCapabilities": {"roots": {}}}
+
+
+@pytest.mark.parametrize(("code", "sent"), [(-32002, -32602), (-32050, -32603), (-32601, -32601)])
+async def test_a_task_failed_by_such_an_error_says_it_in_the_revisions_codes(
+    mcp: McpHttp, code: int, sent: int
+) -> None:
+    with_tasks = meta({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    created = (await mcp.call("relay_later", {"code": code}, meta_=with_tasks)).result
+    task: dict[str, object] = {}
+
+    async def failed() -> bool:
+        # the extension's method, which the core schema the checked client knows has not
+        message, headers = mcp.build(
+            "tasks/get",
+            {"taskId": created["taskId"]},
+            meta_=with_tasks,
+            headers={"Mcp-Name": created["taskId"]},
+        )
+        response = await mcp.client.post(mcp.url, json=message, headers=headers)
+        assert response.status_code == 200, response.text
+        task.update(response.json()["result"])
+        return task["status"] == "failed"
+
+    await eventually(failed, "the task to fail")
+    assert task["error"] == {"code": sent, "message": f"upstream said {code}", "data": {"uri": "up://x"}}
