@@ -151,6 +151,12 @@ def _parser() -> argparse.ArgumentParser:
         "Mcp-Session-Id prefix (1-32 letters, digits, '-', '_'; one per instance; README, 'Several instances')",
     )
     serve.add_argument(
+        "--redact-tool-errors",
+        action="store_true",
+        help="send a tool's unexpected exception as 'Error executing tool NAME' and a reference "
+        "its log line holds, never its message (as Server(redact_tool_errors=True) does)",
+    )
+    serve.add_argument(
         "--log-level",
         default="info",
         choices=["debug", "info", "warning", "error"],
@@ -222,6 +228,8 @@ def _serve(args: argparse.Namespace) -> int:
             server = load_server(args.target)
     else:
         server = load_server(args.target)
+    if args.redact_tool_errors:  # else the server's own setting stays
+        server.redact_tool_errors = True
     keys = _state_keys(args.state_key_file)
     if keys is not None:
         server.set_state_keys(keys)  # else the server says at start-up what seals (Server.start)

@@ -3,12 +3,15 @@ executing tool NAME" and a reference, never its message (paths, hosts, SQL); the
 server's log line holds the reference, the message and the traceback. A ``ToolError`` is
 said on purpose, so it is still sent as it is. The default (False) sends the message
 (``test_app``). Real servers: ``mcp-elicit serve`` over stdio (2026-07-28 and a 2025-11-25
-session) and over HTTP on 127.0.0.1, every message checked against the schema."""
+session) and over HTTP on 127.0.0.1, every message checked against the schema; and
+``mcp-elicit serve --redact-tool-errors``, which turns it on for a server that does not."""
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +23,12 @@ from mcp_elicit.errors import ConfigError
 
 from support.http import McpHttp, meta
 from support.memory import MemoryClient
-from support.procs import http_process, stdio_process
+from support.procs import cli, http_process, stdio_process
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
 SERVER = Path(__file__).with_name("redacted_server.py")
+LEAKY = Path(__file__).with_name("leaky_server.py")
 SECRET = "db.internal:5432"
 SENT = re.compile(r"Error executing tool lookup \(reference ([0-9a-f]{8}) in the server's log\)")
 
@@ -116,3 +120,38 @@ async def test_turned_on_after_the_tools_are_registered(
     app.redact_tool_errors = False
     again = await client.result("tools/call", {"name": "lookup", "arguments": {"order": 8}})
     assert again["content"][0]["text"] == f"Error executing tool lookup: order 8 on {SECRET} failed"
+
+
+async def test_serve_switch_over_stdio(tmp_path: Path, wire: WireChecker) -> None:
+    """``mcp-elicit serve --redact-tool-errors`` turns it on for a server that does not:
+    without the switch the same server sends the message."""
+    async with stdio_process(LEAKY, log_dir=tmp_path) as stdio:
+        await stdio.send(call(1, "lookup", {"order": 7}, modern=True))
+        plain, _ = await stdio.until(1)
+    assert SECRET in plain["result"]["content"][0]["text"]
+    async with stdio_process(LEAKY, log_dir=tmp_path, args=("--redact-tool-errors",)) as stdio:
+        await stdio.send(call(1, "lookup", {"order": 7}, modern=True))
+        redacted, _ = await stdio.until(1)
+        wire.response("tools/call", redacted)
+        await stdio.close_stdin()
+        await stdio.rest()
+        log = stdio.stderr()
+    reference(redacted["result"], log)
+
+
+async def test_serve_switch_over_http(tmp_path: Path, wire: WireChecker) -> None:
+    with http_process(LEAKY, log_dir=tmp_path, args=("--redact-tool-errors",)) as running:
+        async with httpx.AsyncClient(timeout=10) as http:
+            reply = await McpHttp(http, running.url, wire).call("lookup", {"order": 7})
+        assert reply.status == 200
+        log = running.stderr()
+    reference(reply.result, log)
+
+
+def test_serve_help_names_the_switch() -> None:
+    done = subprocess.run(
+        [*cli(), "serve", "--help"], capture_output=True, text=True, check=True, timeout=60, env=os.environ
+    )
+    said = " ".join(done.stdout.split())
+    assert "--redact-tool-errors" in said
+    assert "reference" in said[said.index("--redact-tool-errors") :]

@@ -270,15 +270,17 @@ class StdioProcess:
 
 @contextlib.asynccontextmanager
 async def stdio_process(
-    target: Path | str = CONFORMANCE_SERVER, *, log_dir: Path
+    target: Path | str = CONFORMANCE_SERVER, *, log_dir: Path, args: tuple[str, ...] = ()
 ) -> AsyncIterator[StdioProcess]:
-    """Serve ``target`` over stdio until the block ends (then close stdin, wait, kill)."""
+    """Serve ``target`` over stdio (``serve``'s options ``args`` after it) until the block
+    ends (then close stdin, wait, kill)."""
     stderr_path = log_dir / "stdio.stderr"
     with stderr_path.open("wb") as err:
         proc = await asyncio.create_subprocess_exec(
             *cli(),
             "serve",
             str(target),
+            *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=err,
