@@ -44,6 +44,7 @@ from mcp_elicit.forms.metadata import Field
 from mcp_elicit.server.parameter_fields import rebuilt, with_pydantic_fields
 
 __all__ = [
+    "VALIDATOR_ERRORS",
     "ArgumentsError",
     "Signature",
     "describe_invalid",
@@ -52,6 +53,7 @@ __all__ = [
     "handler_name",
     "is_async",
     "pydantic_ready",
+    "validators_spoke",
 ]
 
 
@@ -60,7 +62,17 @@ _CONTEXT_NAMES: Final = frozenset({"ctx", "context"})
 
 
 class ArgumentsError(ValueError):
-    """Arguments that do not fit a handler's signature; the message lists every fault."""
+    """Arguments that do not fit a handler's signature; the message lists every fault.
+    ``invalid`` is pydantic's account of them, when it found them, to say them again with
+    a validator's own text withheld (``describe_invalid``)."""
+
+    def __init__(self, message: str, invalid: ValidationError | None = None) -> None:
+        super().__init__(message)
+        self.invalid = invalid
+
+    @classmethod
+    def found(cls, invalid: ValidationError) -> ArgumentsError:
+        return cls(describe_invalid(invalid), invalid)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +155,7 @@ class Signature:
             # values are this call's alone, so they need no copy.
             return self._validate(arguments or {})[0]
         except ValidationError as exc:
-            raise ArgumentsError(describe_invalid(exc)) from None
+            raise ArgumentsError.found(exc) from None
 
 
 def pydantic_ready(hint: Any) -> Any:
@@ -351,10 +363,25 @@ def _clean_schema(schema: dict[str, Any], model: type[BaseModel]) -> dict[str, A
     return schema
 
 
-def describe_invalid(exc: ValidationError) -> str:
-    """What ``exc`` says is wrong with arguments: each fault, with its place."""
+#: pydantic's error types for a validator's own ``ValueError`` or ``AssertionError``: the
+#: message is the handler's code's (it may name paths, hosts, SQL), not pydantic's.
+VALIDATOR_ERRORS: Final = frozenset({"value_error", "assertion_error"})
+
+
+def describe_invalid(exc: ValidationError, *, reference: str | None = None) -> str:
+    """What ``exc`` says is wrong with arguments: each fault, with its place. With
+    ``reference``, a validator's own message (``VALIDATOR_ERRORS``) is withheld, the
+    reference said in its place; pydantic's own words (a type, a bound) stay."""
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
-        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+        said = error.get("msg", "invalid")
+        if reference is not None and error["type"] in VALIDATOR_ERRORS:
+            said = f"the validator's message withheld (reference {reference} in the server's log)"
+        parts.append(f"{where}: {said}")
     return "Invalid arguments: " + "; ".join(parts)
+
+
+def validators_spoke(exc: ValidationError) -> bool:
+    """Whether a fault of ``exc`` is a validator's own message (``VALIDATOR_ERRORS``)."""
+    return any(error["type"] in VALIDATOR_ERRORS for error in exc.errors())

@@ -48,7 +48,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import SchemaError, SchemaValidator, core_schema
 
 from mcp_elicit.forms.formats import format_message, parse_date, parse_date_time
-from mcp_elicit.server.signature import ArgumentsError, describe_invalid
+from mcp_elicit.server.signature import ArgumentsError
 from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = ["JSON_DEPTH", "StrictValidate", "strict_validator"]
@@ -159,7 +159,7 @@ def strict_validator(model: type[BaseModel]) -> StrictValidate | None:
                 given = arguments if type(arguments) is dict else dict(arguments)
                 values: dict[str, Any] = validate_python(given, strict=True)[0]
             except ValidationError as exc:
-                raise ArgumentsError(describe_invalid(exc)) from None
+                raise ArgumentsError.found(exc) from None
             return values
 
         return bind_decoded
@@ -171,7 +171,7 @@ def strict_validator(model: type[BaseModel]) -> StrictValidate | None:
         except ValidationError as exc:
             if exc.errors()[0]["type"] == "json_invalid":  # JSON orjson wrote: only too deep for pydantic
                 raise ArgumentsError(_TOO_DEEP) from None
-            raise ArgumentsError(describe_invalid(exc)) from None
+            raise ArgumentsError.found(exc) from None
         return values
 
     return bind_json

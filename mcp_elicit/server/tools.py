@@ -11,7 +11,9 @@ itself. Whatever the function raises, other than a protocol error
 (which becomes a JSON-RPC error, e.g. a missing client capability), is an ``isError``
 result: ``ToolError`` with its message as is, anything else prefixed with the tool's name
 (with ``redact_errors``, the server's ``redact_tool_errors``, only the name and a
-reference the log line of its traceback holds: its message may name paths, hosts, SQL);
+reference the log line of its traceback holds: its message may name paths, hosts, SQL;
+and a bad argument's fault that a validator's own ``ValueError`` or ``AssertionError``
+wrote is withheld the same way, pydantic's own words kept: ``describe_invalid``);
 so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
 ``outputSchema`` and ``structuredContent``, written by the same pydantic adapter as that
@@ -39,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_types import CallToolResult
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel, TypeAdapter, ValidationError
 from typing_extensions import is_typeddict
 
 from mcp_elicit.core.mrtr import InputRequired
@@ -49,7 +51,15 @@ from mcp_elicit.server.context import Context
 from mcp_elicit.server.input_schema import ArgumentsCheck, compile_input_schema
 from mcp_elicit.server.parameter_fields import refuse_fields_in_classes, refuse_fields_on_result
 from mcp_elicit.server.results import CONTENT_TYPES, structured_as, structured_value, tool_result
-from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
+from mcp_elicit.server.signature import (
+    ArgumentsError,
+    Signature,
+    describe_invalid,
+    handler,
+    handler_doc,
+    handler_name,
+    validators_spoke,
+)
 from mcp_elicit.server.strict_arguments import StrictValidate, strict_validator
 from mcp_elicit.server.threads import run_handler
 from mcp_elicit.wire.headers import InvalidHeaderSpec, header_params
@@ -228,7 +238,7 @@ class ToolDef:
                 signature.bind(arguments) if self.bind_strict is None else self.bind_strict(arguments or {})
             )
         except ArgumentsError as exc:
-            raise _BadArguments(str(exc)) from None
+            raise _BadArguments(str(exc), exc.invalid) from None
         if signature.context_param is not None:
             kwargs[signature.context_param] = ctx
         if signature.is_async:
@@ -271,6 +281,10 @@ class ToolDef:
         if isinstance(exc, EXCHANGE_ERRORS):
             raise exc
         if isinstance(exc, _BadArguments):
+            if self.redact_errors and exc.invalid is not None and validators_spoke(exc.invalid):
+                reference = secrets.token_hex(4)
+                log.warning("tool %s: %s (reference %s)", self.name, exc, reference)
+                return error_result(f"{self.name}: {describe_invalid(exc.invalid, reference=reference)}")
             return error_result(f"{self.name}: {exc}")
         if isinstance(exc, ToolError):
             return error_result(str(exc))
@@ -285,4 +299,9 @@ class ToolDef:
 
 
 class _BadArguments(Exception):
-    """Arguments that do not fit the tool (raised before its function runs)."""
+    """Arguments that do not fit the tool (raised before its function runs); ``invalid``,
+    pydantic's account of them when it found them."""
+
+    def __init__(self, message: str, invalid: ValidationError | None = None) -> None:
+        super().__init__(message)
+        self.invalid = invalid

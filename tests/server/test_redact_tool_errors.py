@@ -4,7 +4,8 @@ server's log line holds the reference, the message and the traceback. A ``ToolEr
 said on purpose, so it is still sent as it is. The default (False) sends the message
 (``test_app``). Real servers: ``mcp-elicit serve`` over stdio (2026-07-28 and a 2025-11-25
 session) and over HTTP on 127.0.0.1, every message checked against the schema; and
-``mcp-elicit serve --redact-tool-errors``, which turns it on for a server that does not."""
+``mcp-elicit serve --redact-tool-errors``, which turns it on for a server that does not.
+A bad argument's fault a validator of the tool's own wrote is withheld too."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import os
 import re
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
 import pytest
+from pydantic import AfterValidator, BaseModel, field_validator
 
 from mcp_elicit import Server
 from mcp_elicit.errors import ConfigError
@@ -155,3 +157,51 @@ def test_serve_help_names_the_switch() -> None:
     said = " ".join(done.stdout.split())
     assert "--redact-tool-errors" in said
     assert "reference" in said[said.index("--redact-tool-errors") :]
+
+
+def _order_code(code: str) -> str:
+    if not code.startswith("A"):
+        raise ValueError(f"{code!r} is not in orders on {SECRET}")
+    return code
+
+
+class Order(BaseModel):
+    code: str
+
+    @field_validator("code")
+    @classmethod
+    def known(cls, code: str) -> str:
+        assert code.isupper(), f"lower case codes live on {SECRET}"
+        return code
+
+
+async def test_a_validators_message_is_withheld(wire: WireChecker, caplog: pytest.LogCaptureFixture) -> None:
+    """A validator's own ValueError or AssertionError text is the tool's code's, as an
+    exception's is: redacted, the fault keeps its place and gets a reference, the log holds
+    the text. pydantic's own words about the value (a type, a bound) are still sent, so the
+    model can correct the call; without redaction the validator's text is sent too."""
+    app = Server("validated", redact_tool_errors=True)
+
+    @app.tool()
+    def lookup(code: Annotated[str, AfterValidator(_order_code)], order: Order, count: int) -> str:
+        return code
+
+    client = MemoryClient(app, checker=wire)
+    arguments = {"code": "B7", "order": {"code": "a1"}, "count": "two"}
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+        result = await client.result("tools/call", {"name": "lookup", "arguments": arguments})
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert SECRET not in text
+    found = re.fullmatch(
+        r"lookup: Invalid arguments: code: the validator's message withheld \(reference ([0-9a-f]{8}) "
+        r"in the server's log\); order\.code: the validator's message withheld \(reference \1 in the "
+        r"server's log\); count: Input should be a valid integer",
+        text,
+    )
+    assert found is not None, text
+    (line,) = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
+    assert f"'B7' is not in orders on {SECRET}" in line and f"lower case codes live on {SECRET}" in line
+    app.redact_tool_errors = False
+    plain = await client.result("tools/call", {"name": "lookup", "arguments": arguments})
+    assert f"code: Value error, 'B7' is not in orders on {SECRET}" in plain["content"][0]["text"]
