@@ -207,7 +207,7 @@ class InvalidRequestMeta(InvalidParams):
     default_http_status = 400
 
 
-#: How much of a URI an error message quotes (``data`` carries it whole).
+#: How much of a URI an error message quotes (``data`` carries it whole) unless ``shown`` is given.
 _QUOTED = 200
 
 
@@ -219,19 +219,19 @@ class ResourceNotFound(InvalidParams):
 
     HANDSHAKE_CODE: ClassVar[int] = -32002
 
-    def __init__(self, uri: str, reason: str | None = None, *, handshake: bool = False) -> None:
-        shown = uri if len(uri) <= _QUOTED else f"{uri[:_QUOTED]}… ({len(uri)} characters)"
+    def __init__(
+        self, uri: str, reason: str | None = None, *, handshake: bool = False, shown: str = ""
+    ) -> None:
+        shown = shown or (uri if len(uri) <= _QUOTED else f"{uri[:_QUOTED]}… ({len(uri)} characters)")
         message = f"Resource not found: {shown}" + (f" ({reason})" if reason else "")
         super().__init__(message, {"uri": uri})
-        self.uri = uri
-        self.reason = reason
-        self.handshake = handshake
+        self.uri, self.reason, self.shown, self.handshake = uri, reason, shown, handshake
         if handshake:
             self.code = self.HANDSHAKE_CODE  # type: ignore[misc]
 
     def for_handshake(self) -> ResourceNotFound:
         """The same error as a 2025-11-25 (or earlier) session answers it: code -32002."""
-        return ResourceNotFound(self.uri, self.reason, handshake=True)
+        return ResourceNotFound(self.uri, self.reason, handshake=True, shown=self.shown)
 
 
 class InvalidRequestState(InvalidParams):

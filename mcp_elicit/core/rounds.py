@@ -70,6 +70,7 @@ __all__ = [
     "INPUT_REQUEST_METHODS",
     "MAX_INPUT_REQUESTS",
     "MAX_STATE_BYTES",
+    "QUOTED",
     "Complete",
     "InputRequest",
     "NeedInput",
@@ -80,6 +81,7 @@ __all__ = [
     "input_requests",
     "refuses_state",
     "quoted",
+    "shown_name",
     "shown_text",
 ]
 
@@ -463,6 +465,16 @@ def quoted(value: object) -> str:
     and cut short (``repr`` itself recurses, past Python's limit for JSON nested about a
     thousand deep, which a JSON reader takes, and quotes a megabyte whole)."""
     return _QUOTE.repr(value)
+
+
+#: How much of a name or URI a request gave an error message repeats.
+QUOTED: Final = 200
+
+
+def shown_name(name: str) -> str:
+    """A name (a tool's, a prompt's) or URI a request gave, as an error message repeats it:
+    cut at ``QUOTED`` characters (its length said), then inert (``shown_text``)."""
+    return shown_text(name if len(name) <= QUOTED else f"{name[:QUOTED]}… ({len(name)} characters)")
 
 
 def shown_text(text: str) -> str:

@@ -9,7 +9,8 @@ saying so; anything else unexpected is -32603 "Internal error" (logged, never sh
 result JSON cannot carry is -32603 too, as is a handler's own protocol error holding a
 value JSON cannot carry (logged; the request is answered all the same). An unknown tool
 is -32602 "Unknown tool: NAME" (NAME inert and cut short; a protocol error in both revisions' specifications, not a
-tool's ``isError``), naming a few of the tools there are; an unknown prompt is -32602 too. A prompt or resource that needs a URL-mode step
+tool's ``isError``), naming a few of the tools there are; an unknown prompt is -32602 "Unknown
+prompt: NAME" alike, and an unknown URI's NAME is cut and inert too. A prompt or resource that needs a URL-mode step
 the user declined or cancelled fails by the user's choice, not the server's: -32600
 (the code of the client's own doing) saying so and why, nothing logged, on both
 revisions; that is its ``ToolError`` once a step of the request was refused
@@ -28,7 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any
 
-from mcp_elicit.core.rounds import shown_text
+from mcp_elicit.core.rounds import shown_name
 from mcp_elicit.core.server import Call, ServerCore, modern_error
 from mcp_elicit.core.tasks import TASK_METHODS, TASKS_EXTENSION, require_tasks
 from mcp_elicit.errors import (
@@ -49,7 +50,7 @@ from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.pagination import cursor_private, paginate
 from mcp_elicit.server.questions import Asker
 from mcp_elicit.server.relay import Relay
-from mcp_elicit.server.resources import find_resource
+from mcp_elicit.server.resources import find_resource, not_found
 from mcp_elicit.server.rev_2025_11_25 import SessionAsker
 from mcp_elicit.server.rev_2026_07_28 import ReplayAsker, run_replayed
 from mcp_elicit.server.subscriptions import Subscriptions
@@ -278,7 +279,7 @@ class Dispatch(Catalog):
         subscription to it could never be told anything, or must not be."""
         found, variables = find_resource(self._resources, self._templates, uri)
         if not found.may_read(principal, variables):
-            raise ResourceNotFound(uri)
+            raise not_found(uri)
 
     def _subscribable(self, uri: str, principal: Principal | None) -> bool:
         try:
@@ -354,7 +355,7 @@ class Dispatch(Catalog):
             raise InvalidParams('Invalid params: tools/call "arguments" must be an object')
         tool = self._tools.get(name)
         if tool is None:
-            raise _unknown_tool(name, self._tools)
+            raise _unknown("tool", name, self._tools)
         if tool.header_params and headers is not None:
             h.check_param_headers(tool.header_params, arguments or {}, headers)
         tasks = False
@@ -383,7 +384,7 @@ class Dispatch(Catalog):
             raise InvalidParams('Invalid params: prompts/get needs "name" (a string)')
         prompt = self._prompts.get(name)
         if prompt is None:
-            raise InvalidParams(f"Invalid params: unknown prompt {name!r}")
+            raise _unknown("prompt", name, self._prompts)
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams('Invalid params: prompts/get "arguments" must be an object')
@@ -397,23 +398,21 @@ class Dispatch(Catalog):
             raise InvalidParams('Invalid params: resources/read needs "uri" (a string)')
         found, variables = find_resource(self._resources, self._templates, uri)
         if not found.may_read(principal, variables):  # told as a URI nothing serves
-            raise ResourceNotFound(uri)
+            raise not_found(uri)
         return self._ask(call, channel, principal, asker, found.read, (uri, variables))
 
 
-#: How much of an unknown tool's name its error repeats, and how many of the tools there are it names.
-_QUOTED = 200
+#: How many of the tools (prompts) there are an unknown one's error names.
 _NAMED = 5
 
 
-def _unknown_tool(name: str, tools: Mapping[str, ToolDef]) -> InvalidParams:
-    """-32602 for a ``tools/call`` of ``name``, which no tool has: the spec's message,
-    the name inert (a client prints it: no escape or line break acts) and bounded, then
-    (bounded) some of the tools there are."""
-    shown = shown_text(name if len(name) <= _QUOTED else f"{name[:_QUOTED]}… ({len(name)} characters)")
-    names = sorted(tools)
+def _unknown(kind: str, name: str, offered: Mapping[str, object]) -> InvalidParams:
+    """-32602 for a ``tools/call`` (``prompts/get``) of ``name``, which no tool (prompt)
+    has: the spec's message, the name inert (a client prints it: no escape or line break
+    acts) and bounded (``shown_name``), then (bounded) some of those there are."""
+    names = sorted(offered)
     listed = ", ".join(names[:_NAMED]) + (f" and {len(names) - _NAMED} more" if len(names) > _NAMED else "")
-    return InvalidParams(f"Unknown tool: {shown} (its tools: {listed or 'none'})")
+    return InvalidParams(f"Unknown {kind}: {shown_name(name)} (its {kind}s: {listed or 'none'})")
 
 
 async def _refusals(ctx: Context, work: Awaitable[dict[str, Any]]) -> dict[str, Any]:

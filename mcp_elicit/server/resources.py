@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 from mcp_types import BlobResourceContents, TextResourceContents
 
+from mcp_elicit.core.rounds import shown_name
 from mcp_elicit.core.subscriptions import MAX_URI
 from mcp_elicit.errors import ResourceNotFound
 from mcp_elicit.server.asking import awaited_as_own
@@ -50,7 +51,7 @@ from mcp_elicit.server.results import Blob, dump, finite, unawaited
 from mcp_elicit.server.signature import ArgumentsError, Signature, handler, handler_doc, handler_name
 from mcp_elicit.server.threads import run_handler
 
-__all__ = ["Readable", "ResourceDef", "find_resource", "is_template"]
+__all__ = ["Readable", "ResourceDef", "find_resource", "is_template", "not_found"]
 
 #: ``readable(principal, **variables) -> bool``: whether a caller may read the resource.
 Readable = Callable[..., bool]
@@ -76,7 +77,7 @@ def find_resource(
     if found is not None:
         return found, {}
     if len(uri) > MAX_URI and templates:  # matching is linear, but megabytes would hold the loop
-        raise ResourceNotFound(
+        raise not_found(
             uri, f"it is {len(uri)} characters long; a template here serves URIs of at most {MAX_URI}"
         )
     reason: str | None = None
@@ -90,7 +91,13 @@ def find_resource(
             reason = reason or f"the template {template.uri} does not take it: {exc}"
             continue
         return template, variables
-    raise ResourceNotFound(uri, reason)
+    raise not_found(uri, reason)
+
+
+def not_found(uri: str, reason: str | None = None) -> ResourceNotFound:
+    """``ResourceNotFound`` for a URI a request gave: its message repeats it as an unknown
+    tool's name is, cut short and inert (``shown_name``); ``data.uri`` holds it whole."""
+    return ResourceNotFound(uri, reason, shown=shown_name(uri))
 
 
 def _unescape(value: str) -> str | None:
