@@ -19,7 +19,7 @@ What the server says meanwhile goes to stderr as it comes: the task's course, pr
 log messages (asked for from ``--log-level LEVEL`` up, since a server need send none
 unasked; by default none is asked for, as the MCP Inspector's CLI and the SDKs' clients set
 no level of their own, a level set changing what the server does), each on a line and cut short (with ``--json``, also whole under
-``notifications`` when the call succeeds); at most ``LOG_LINES`` log messages, then one line
+``notifications`` when the call succeeds, the first of them: ``output.Heard``); at most ``LOG_LINES`` log messages, then one line
 at the end says how many more came. A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
@@ -352,13 +352,13 @@ async def run_request(
     started = time.perf_counter()
     during = "connect"
     mismatch = unknown = ""
-    heard: list[dict[str, Any]] = []
+    heard = output.Heard()
     logs = 0
     done = False
 
     def hear(method: str, params: Mapping[str, Any]) -> None:
         nonlocal logs
-        heard.append({"method": method, "params": dict(params)})
+        heard(method, params)
         logs += method == "notifications/message"
         if method != "notifications/message" or logs <= LOG_LINES:
             narrate(method, params)
@@ -411,7 +411,8 @@ async def run_request(
         raise error from None
     finally:
         if logs > LOG_LINES:  # a failure's --json has no notifications: only --trace shows them
-            where = "--json lists them all under notifications, " if done else ""
+            kept = f"the first {len(heard.kept)} notifications" if heard.left_out else "them all"
+            where = f"--json lists {kept} under notifications, " if done else ""
             print(
                 f"… {logs - LOG_LINES} more log messages from the server were not shown (the first "
                 f"{LOG_LINES} were); {where}--trace prints every message",
@@ -428,7 +429,8 @@ async def run_request(
         "method": method,
         "name": name,
         "result": result,
-        "notifications": heard,
+        "notifications": heard.kept,
+        "notifications_left_out": heard.left_out,
         "noise": noise_note(observed).strip(),
         "output_mismatch": mismatch,
         "unknown_arguments": unknown,

@@ -33,10 +33,13 @@ if TYPE_CHECKING:
     from mcp_elicit.errors import CliError
 
 __all__ = [
+    "HEARD_CHARS",
+    "HEARD_COUNT",
     "NAMES_LISTED",
     "NESTED",
     "SAID_MAX",
     "URL_MAX",
+    "Heard",
     "Paint",
     "Tracer",
     "print_check",
@@ -52,6 +55,10 @@ __all__ = [
 ]
 
 _STATE_KEEP = 16
+#: The most notifications ``call --json`` keeps, and the most characters of their JSON
+#: (``Heard``).
+HEARD_COUNT: Final = 1000
+HEARD_CHARS: Final = 8_000_000
 
 
 class Paint:
@@ -81,6 +88,28 @@ def shown_json(value: object, **options: Any) -> str:
         return json.dumps(value, **options)
     except RecursionError:
         return NESTED
+
+
+class Heard:
+    """What the server said while a call ran, for ``--json``'s ``notifications``: the first
+    notifications, whole, up to ``HEARD_COUNT`` of them and ``HEARD_CHARS`` of their JSON;
+    once one does not fit, it and every later one is only counted (``left_out``), so a
+    server sending without end cannot grow the client without bound."""
+
+    def __init__(self) -> None:
+        self.kept: list[dict[str, Any]] = []
+        self.left_out = 0
+        self._chars = 0
+
+    def __call__(self, method: str, params: Mapping[str, Any]) -> None:
+        if not self.left_out and len(self.kept) < HEARD_COUNT:
+            note = {"method": method, "params": dict(params)}
+            size = len(shown_json(note, ensure_ascii=False, default=str))
+            if self._chars + size <= HEARD_CHARS:
+                self.kept.append(note)
+                self._chars += size
+                return
+        self.left_out += 1
 
 
 def print_json(value: Mapping[str, Any]) -> None:

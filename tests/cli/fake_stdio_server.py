@@ -29,7 +29,8 @@ answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it 
 (tools/call answers an error whose message is 2 MB, escapes in it), ``huge-notes`` (before
 answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
 ``many-logs`` (before answering tools/call, sends 5000 log messages ``log 1`` ... ``log 5000``;
-then, when echo's ``text`` is ``fail``, answers -32603),
+then, when echo's ``text`` is ``fail``, answers -32603), ``big-logs`` (before answering
+tools/call, sends ``BIG_LOGS`` log messages ``big N xxx...`` of 1 MB each),
 ``long-names`` (two tools with the same name of 200 004 characters, one whose
 inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
 (lists 3001 tools, one of them named with an escape; echo takes 3000
@@ -85,6 +86,8 @@ BAD_OFFERS = {
     "resources/templates/list": {"resourceTemplates": [{"uriTemplate": "file:///{path", "name": "files"}]},
 }
 
+#: How many log messages of 1 MB the ``big-logs`` mode sends.
+BIG_LOGS = 12
 #: The outputSchema the ``output-*`` modes list for echo.
 COUNTED = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
 
@@ -303,6 +306,11 @@ def main() -> int:
             continue
         if message.get("method") == "tools/call" and args.mode == "huge-notes":
             for note in _huge_notes(message):
+                sys.stdout.write(json.dumps(note) + "\n")
+        if message.get("method") == "tools/call" and args.mode == "big-logs":
+            for n in range(1, BIG_LOGS + 1):
+                log = {"level": "info", "data": f"big {n} " + "x" * 1_000_000}
+                note = {"jsonrpc": "2.0", "method": "notifications/message", "params": log}
                 sys.stdout.write(json.dumps(note) + "\n")
         if message.get("method") == "tools/call" and args.mode == "many-logs":
             for n in range(1, 5001):

@@ -4,10 +4,14 @@ shown on stderr on one line each, inert and cut short, however much the server s
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from cli.fake_stdio_server import BIG_LOGS
 from cli.helpers import fake, run
 from mcp_elicit.cli.call import LOG_LINES
+from mcp_elicit.cli.output import HEARD_CHARS, HEARD_COUNT
 
 from support.cli_call import REVISIONS
 
@@ -104,12 +108,46 @@ def test_thousands_of_log_messages_print_a_bounded_number_and_say_how_many_more(
     assert "--json" in result.err.splitlines()[-1], result.err[-500:]
 
 
-def test_json_still_has_every_log_message(capsys: pytest.CaptureFixture[str]) -> None:
+def test_json_keeps_the_first_notifications_and_counts_the_rest(capsys: pytest.CaptureFixture[str]) -> None:
+    """A server may send notifications without end: ``--json`` keeps the first
+    ``HEARD_COUNT``, whole, and counts the rest (``notifications_left_out``), and the
+    closing line on stderr says so."""
     server = fake("many-logs", "modern")
     result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--json", "--", *server)
     assert result.code == 0, result.err[:2000]
-    assert len(result.json()["notifications"]) == 5000
+    said = result.json()
+    assert [n["params"]["data"] for n in said["notifications"]] == [
+        f"log {n}" for n in range(1, HEARD_COUNT + 1)
+    ]
+    assert said["notifications_left_out"] == 5000 - HEARD_COUNT
     assert len(result.err.splitlines()) == LOG_LINES + 1, result.err[-500:]
+    last = result.err.splitlines()[-1]
+    assert f"--json lists the first {HEARD_COUNT} notifications" in last, last
+
+
+def test_json_keeps_a_bounded_size_of_notifications(capsys: pytest.CaptureFixture[str]) -> None:
+    """Fewer but bigger notifications: what ``--json`` keeps is bounded in size too, the
+    first ones whole, the rest counted."""
+    server = fake("big-logs", "modern")
+    result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--json", "--", *server)
+    assert result.code == 0, result.err[:2000]
+    said = result.json()
+    kept = said["notifications"]
+    assert 1 <= len(kept) < BIG_LOGS
+    assert [n["params"]["data"].split(" ")[:2] for n in kept] == [
+        ["big", str(n)] for n in range(1, len(kept) + 1)
+    ]
+    assert all(n["params"]["data"].endswith("x" * 1000) for n in kept)  # each whole
+    assert sum(len(json.dumps(n, ensure_ascii=False)) for n in kept) <= HEARD_CHARS
+    assert said["notifications_left_out"] == BIG_LOGS - len(kept)
+
+
+def test_json_says_none_left_out(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(
+        capsys, "call", "echo", "text=hi", "--ui", "none", "--json", "--", *fake("huge-notes", "modern")
+    )
+    assert result.code == 0, result.err[:2000]
+    assert result.json()["notifications_left_out"] == 0
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
