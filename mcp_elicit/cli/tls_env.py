@@ -3,7 +3,9 @@ connected to.
 
 Rules: httpx reads ``SSL_CERT_FILE`` (a PEM file of CA certificates), else ``SSL_CERT_DIR``
 (a directory of them), for every client it makes, HTTP or HTTPS. One that names a file or
-directory that is not there, or a file holding no certificate, is a configuration error
+directory that is not there, a file holding no certificate, or a directory holding none
+OpenSSL can find (empty, or no file named by a subject's hash, ``1a2b3c4d.0``, as OpenSSL
+looks them up: it trusts nothing else, so every server would fail verification) is a configuration error
 (exit 2, as the command line's other configuration errors) that names the variable, the
 path and what to do; not a bare "FileNotFoundError" when the client is made, nor, for a
 directory (which OpenSSL reads only when it verifies), a failed verification that reads
@@ -13,11 +15,15 @@ like the server's fault.
 from __future__ import annotations
 
 import os
+import re
 import ssl
 
 from mcp_elicit.errors import CliError
 
 __all__ = ["check_tls_environment"]
+
+#: A certificate's name in a directory as OpenSSL reads one: its subject's hash, a dot, a number.
+_HASHED = re.compile(r"[0-9a-f]{8}\.[0-9]+\Z")
 
 
 def check_tls_environment() -> None:
@@ -42,9 +48,21 @@ def check_tls_environment() -> None:
 def _problem(name: str, path: str) -> str | None:
     """What is wrong with the file or directory, or None."""
     if name == "SSL_CERT_DIR":
-        if os.path.isdir(path):
-            return None
-        return "which is not a directory" if os.path.exists(path) else "which does not exist"
+        if not os.path.isdir(path):
+            return "which is not a directory" if os.path.exists(path) else "which does not exist"
+        try:
+            names = os.listdir(path)
+        except OSError as exc:
+            return f"which cannot be read ({exc.strerror or exc})"
+        if not names:
+            return "which is empty, so no server's certificate would be trusted"
+        if not any(_HASHED.match(entry) for entry in names):
+            return (
+                "which holds no certificate OpenSSL can find: it looks each up by its subject's "
+                "hash, in a file named like 1a2b3c4d.0, and none is named so ('openssl rehash "
+                "DIR' names them)"
+            )
+        return None
     try:
         ssl.create_default_context(cafile=path)  # as httpx will
     except FileNotFoundError:

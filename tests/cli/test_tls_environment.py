@@ -1,7 +1,8 @@
 """The CA certificates named in the environment (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``,
 which httpx reads for every HTTP connection): a missing file or directory, or a file of no
-certificates, is a configuration error (exit 2) naming the variable and the path, with what
-to do; not a bare "FileNotFoundError" (exit 1) nor, for a directory, "nothing is listening"."""
+certificates, or a directory of none OpenSSL can find (empty, or none named by its subject's
+hash), is a configuration error (exit 2) naming the variable and the path, with what to do;
+not a bare "FileNotFoundError" (exit 1) nor, for a directory, "nothing is listening"."""
 
 from __future__ import annotations
 
@@ -70,3 +71,50 @@ def test_a_stdio_target_is_not_held_to_them(
     result = run(capsys, "check", "--", *fake("good", "modern"))
     assert result.code == 0, result.err
     assert "SSL_CERT" not in result.err, result.err
+
+
+def test_an_ssl_cert_dir_of_no_certificates_is_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """An empty directory trusts nothing (httpx trusts it instead of certifi's): every
+    HTTPS server would fail verification, which reads like the server's fault."""
+    empty = tmp_path / "certs"
+    empty.mkdir()
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("SSL_CERT_DIR", str(empty))
+    result = run(capsys, "check", TARGET)
+    assert result.code == 2, result.err
+    assert f"SSL_CERT_DIR names {str(empty)!r}, which is empty" in result.err, result.err
+    assert "unset SSL_CERT_DIR" in result.err, result.err
+
+
+def test_an_ssl_cert_dir_of_files_openssl_cannot_find_is_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """OpenSSL looks a directory's certificates up by their subject's hash (``1a2b3c4d.0``):
+    one of PEM files under other names holds none it can find, and the message says how to
+    name them."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    (certs / "ca.pem").write_text("-----BEGIN CERTIFICATE-----\n")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("SSL_CERT_DIR", str(certs))
+    result = run(capsys, "call", TARGET, "echo", "--ui", "none")
+    assert result.code == 2, result.err
+    assert f"SSL_CERT_DIR names {str(certs)!r}, which holds no certificate" in result.err, result.err
+    assert "openssl rehash" in result.err, result.err
+
+
+def test_an_ssl_cert_dir_of_hashed_names_passes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A directory laid out as OpenSSL reads it is not refused: the connection is tried
+    (nothing listens on port 9: exit 3, not a word about SSL_CERT_DIR)."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    (certs / "1a2b3c4d.0").write_text("-----BEGIN CERTIFICATE-----\n")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("SSL_CERT_DIR", str(certs))
+    result = run(capsys, "check", TARGET)
+    assert result.code == 3, result.err
+    assert "SSL_CERT_DIR" not in result.err, result.err
