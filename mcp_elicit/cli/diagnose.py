@@ -66,6 +66,7 @@ from mcp_elicit.errors import (
     UsageError,
 )
 from mcp_elicit.telemetry_attributes import redact_urls
+from mcp_elicit.transports.stdio_noise import wrote_lines
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED
 
@@ -157,10 +158,9 @@ def noise_note(observed: Observed) -> str:
     first = clean(observed.stdout_noise[0])  # inert already: quoted, not repr'd again
     first = first if len(first) <= 120 else first[:117] + "..."
     count = max(observed.stdout_noise_count, len(observed.stdout_noise))
-    lines = "a line" if count == 1 else f"{count} lines"
     return (
-        f"\nThe server wrote {lines} to stdout that {'is' if count == 1 else 'are'} not JSON-RPC "
-        f"(first: '{first}'). On stdio, stdout carries MCP messages only: print logs to stderr."
+        f"\nThe server {wrote_lines(count)} (first: '{first}'). On stdio, stdout carries MCP "
+        "messages only: print logs to stderr."
     )
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Collection, Coroutine, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from mcp_types import CreateMessageResult, Root
@@ -55,6 +55,7 @@ from mcp_elicit.server.context_guard import ContextGuard
 from mcp_elicit.server.context_memory import ContextMemory
 from mcp_elicit.server.outgoing import check_sampling, check_url, warn_cleartext
 from mcp_elicit.server.questions import Action, Answer, Asker, FormAnswer, Question
+from mcp_elicit.server.results import closed_unrun
 from mcp_elicit.server.rev_2025_06_18 import form_params
 from mcp_elicit.server.task_handler import TaskAsker
 from mcp_elicit.wire.headers import shown
@@ -483,16 +484,11 @@ def _gathered(questions: Sequence[object]) -> list[Ask]:
     such as ``ctx.info(...)``, closed unrun) is a ``TypeError`` naming the first; the
     questions beside it are taken all the same, so none warns that it was never awaited."""
     asks = [q.ask for q in questions if isinstance(q, Question)]
-    wrong = [(n, q) for n, q in enumerate(questions, 1) if not isinstance(q, Question)]
-    for _, other in wrong:
-        if isinstance(other, Coroutine):
-            other.close()
+    wrong = [(n, q, closed_unrun(q)) for n, q in enumerate(questions, 1) if not isinstance(q, Question)]
     if not wrong:
         return asks
-    n, other = wrong[0]
-    what = f"a {type(other).__name__}"
-    if isinstance(other, Coroutine):
-        what = f"a coroutine ({getattr(other, '__qualname__', what)})"
+    n, other, name = wrong[0]
+    what = f"a {type(other).__name__}" if name is None else f"a coroutine ({name})"
     raise TypeError(
         "ctx.gather() takes questions (ctx.elicit(...), ctx.elicit_url(...), ctx.sample(...), "
         f"ctx.list_roots()); its argument {n} is {what}: await that on its own"

@@ -50,6 +50,7 @@ __all__ = [
     "Blob",
     "CONTENT_TYPES",
     "Image",
+    "closed_unrun",
     "content_blocks",
     "dump",
     "finite",
@@ -161,13 +162,23 @@ def unawaited(value: object) -> str | None:
     """What to say of a handler's value that is a coroutine (``return helper()`` for
     ``return await helper()``), which is closed unrun: no "never awaited" warning besides
     the error; None for any other value."""
+    name = closed_unrun(value)
+    if name is None:
+        return None
+    call = name if isinstance(getattr(value, "made_by", None), str) else name.rsplit(".", 1)[-1]
+    return f"it is a coroutine ({name}), never awaited: write 'return await {call}(...)'"
+
+
+def closed_unrun(value: object) -> str | None:
+    """The name of ``value``, a coroutine, which is closed unrun (so it never warns that
+    it was never awaited): the call that made it for a question (``made_by``: ``ctx.elicit``
+    has no name of its own), else its function's qualified name; None for any other value."""
     if not isinstance(value, Coroutine):
         return None
-    made_by = getattr(value, "made_by", None)  # a question (ctx.elicit...): no name of its own
+    made_by = getattr(value, "made_by", None)
     name = made_by if isinstance(made_by, str) else getattr(value, "__qualname__", type(value).__name__)
-    call = made_by if isinstance(made_by, str) else name.rsplit(".", 1)[-1]
     value.close()
-    return f"it is a coroutine ({name}), never awaited: write 'return await {call}(...)'"
+    return name
 
 
 def _a(noun: str) -> str:

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-__all__ = ["EVERY", "EVERY_MOST", "LOUD", "QUOTED", "StdoutNoise"]
+__all__ = ["EVERY", "EVERY_MOST", "LOUD", "QUOTED", "StdoutNoise", "wrote_lines"]
 
 #: How many lines that are not JSON-RPC each get a warning of their own.
 LOUD: Final = 5
@@ -77,9 +77,14 @@ class StdoutNoise:
             return ""
         first = self.first[:QUOTED]
         quoted = repr(first.decode("utf-8", errors="replace")) + ("..." if len(self.first) > QUOTED else "")
-        lines = "a line" if self.count == 1 else f"{self.count} lines"
         return (
-            f"; the server wrote {lines} to stdout that {'is' if self.count == 1 else 'are'} not JSON-RPC "
-            f"(the first: {quoted}): a stdio server writes only JSON-RPC messages to stdout, and its "
-            "log to stderr"
+            f"; the server {wrote_lines(self.count)} (the first: {quoted}): a stdio server writes only "
+            "JSON-RPC messages to stdout, and its log to stderr"
         )
+
+
+def wrote_lines(count: int) -> str:
+    """What a server did, ``count`` lines that are not JSON-RPC on its stdout, as a message
+    says it ("wrote 3 lines to stdout that are not JSON-RPC"); ``note`` and the CLI's."""
+    lines = "a line" if count == 1 else f"{count} lines"
+    return f"wrote {lines} to stdout that {'is' if count == 1 else 'are'} not JSON-RPC"
