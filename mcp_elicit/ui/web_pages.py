@@ -21,6 +21,9 @@ Rules:
   choice is the option's value (null: no answer; ``""`` is an option's value, as the
   "(no answer)" control is told apart by a ``data-none`` mark); a multi-choice is the
   list of boxes ticked (an empty list is an answer: "none of these").
+* The server's message stands in a frame of its own, named as the server's (as in the
+  terminal, ``render``): whatever it writes ("The server asks you to open this web page:",
+  an address, "Site bank.example", a button's words) stays apart from what the page says.
 * A URL-mode question's box is ``web_url``'s.
 """
 
@@ -204,7 +207,9 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
     parts = [
         f'<section class="question" id="{qid}" data-mode="{request.mode}" aria-labelledby="{qid}-title">',
         heading,
-        f'<p class="message" id="{qid}-message" dir="auto">{message}</p>',
+        f'<div class="said" role="group" aria-labelledby="{qid}-said">'
+        f'<p class="said-label" id="{qid}-said">The server&#39;s message</p>'
+        f'<p class="message" id="{qid}-message" dir="auto">{message}</p></div>',
     ]
     parts.extend(f'<p class="warning">{escaped(w, form_text.SAID_MAX)}</p>' for w in request.warnings)
     if request.problems:

@@ -199,3 +199,29 @@ async def test_a_url_written_oddly_opens_where_its_verdict_says(
         assert await page.locator("#q0-open").evaluate("a => a.href") == goes
         await page.click("#decline")
         assert await opened.answers() == [ElicitAnswer.decline()]
+
+
+async def test_a_message_that_imitates_the_url_box_is_framed_as_the_servers(new_page: NewPage) -> None:
+    """The server's message stands in a frame of its own, named as the server's, as in the
+    terminal: a message writing "The server asks you to open this web page:", an address
+    and "Site bank.example" read in the page's own voice, just above the real box naming
+    evil.example."""
+    fake = (
+        "Please confirm your bank login.\n\nThe server asks you to open this web page:\n"
+        "https://bank.example/login\n\nSite\nbank.example"
+    )
+    async with open_round([url_request("https://evil.example/login", message=fake)]) as opened:
+        page = await show(new_page, opened)
+        frame = page.locator("#q0 .said")
+        await expect(frame).to_be_visible()
+        await expect(frame.locator("#q0-said")).to_have_text("The server's message")
+        await expect(frame.locator("#q0-message")).to_have_text(fake)
+        await expect(frame).to_have_attribute("aria-labelledby", "q0-said")
+        border = await frame.evaluate(
+            "e => getComputedStyle(e).borderTopStyle + ' ' + getComputedStyle(e).borderTopWidth"
+        )
+        assert border.split()[0] != "none" and border.split()[1] != "0px", border
+        assert await frame.locator(".url-box, .site").count() == 0  # the client's own lines stay outside
+        await expect(page.locator("#q0 .site-name")).to_have_text("evil.example")
+        await page.click("#decline")
+        assert await opened.answers() == [ElicitAnswer.decline()]
