@@ -6,7 +6,9 @@ Rules:
 * Everything a server wrote (messages, titles, descriptions, option titles and
   descriptions, URLs) goes through ``clean`` before it reaches a terminal: control
   characters (ESC starts terminal commands), invisible and bidirectional-formatting
-  characters are shown as ``\\x1b`` / ``<U+202E>`` instead of acting, as are combining
+  characters (letters a font draws blank, the Hangul fillers, included: ``url_hosts``'
+  ``is_hidden``), and noncharacters, which have no glyph, are shown as ``\\x1b`` /
+  ``<U+202E>`` instead of acting or passing for nothing, as are combining
   marks past five in a row (stacked by the hundred, they cover the lines around them).
   Single-line texts (titles) also lose their newlines.
 * Everything a server wrote is also shown bounded (``fit``): at most ``SAID_MAX``
@@ -27,6 +29,7 @@ import unicodedata
 from typing import Final
 
 from mcp_elicit.client.url_consent import PartRole, UrlVerdict
+from mcp_elicit.client.url_hosts import is_hidden
 
 __all__ = ["OPTION_ABOUT_MAX", "SAID_LINES", "SAID_MAX", "TITLE_MAX", "URL_MAX", "clean", "fit", "url_shown"]
 
@@ -66,7 +69,7 @@ def _units(text: str, *, multiline: bool = False) -> list[str]:
             out.append("    " if multiline else " ")
         elif ch in "\n\r":
             out.append(" ")
-        elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs"):
+        elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs") or _blank_or_noncharacter(ch, category):
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>")
         elif marks > _MAX_MARKS:
@@ -76,6 +79,15 @@ def _units(text: str, *, multiline: bool = False) -> list[str]:
         else:
             out.append(ch)
     return out
+
+
+def _blank_or_noncharacter(ch: str, category: str) -> bool:
+    """Whether ``ch`` shows as nothing though it is no control (a Hangul filler), or is a
+    noncharacter (``U+FFFE``, ``U+FDD0``: no glyph at all)."""
+    if category == "Cn":
+        code = ord(ch)
+        return code & 0xFFFE == 0xFFFE or 0xFDD0 <= code <= 0xFDEF
+    return category != "Zs" and is_hidden(ch)
 
 
 def clean(text: str, *, multiline: bool = False) -> str:

@@ -45,3 +45,14 @@ def test_the_reported_cuts() -> None:
 def test_a_backslash_the_server_wrote_is_cut_as_any_character() -> None:
     assert fit("ab\\x1b" + "c" * 20, 6) == "ab\\x1…"
     assert fit("a<U+202E>" + "c" * 20, 6) == "a<U+2…"
+
+
+@pytest.mark.parametrize(
+    "blank", ["\u3164", "\u115f", "\u1160", "\uffa0", "\u034f", "\u17b4", "\ufffe", "\uffff", "\ufdd0"]
+)
+def test_a_letter_that_shows_as_nothing_is_shown_by_its_code(blank: str) -> None:
+    # Hangul fillers are letters a font draws blank: two choices "yes" and "yes\u3164"
+    # read alike, as "yes" and "yes\u200b" did not. Noncharacters have no glyph at all.
+    code = f"<U+{ord(blank):04X}>"
+    assert clean(f"yes{blank}") == f"yes{code}"
+    assert fit(f"a{blank}b", 20) == f"a{code}b"
