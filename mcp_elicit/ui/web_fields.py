@@ -21,7 +21,9 @@ Rules:
   sits under its title (no two alike, even cut short: ``form_text.option_names``), tied
   to its control by ``aria-describedby``. Each is labelled (a ``<label>``, or a ``<fieldset>``
   and ``<legend>`` for groups) and tied by ``aria-describedby`` to its description, hint
-  and error slot. Defaults are pre-filled; required fields carry ``required`` and a mark.
+  and error slot. Defaults are pre-filled (but a text default that a bidirectional
+  override would draw as other text: ``_boxed_default``); required fields carry
+  ``required`` and a mark.
   A field that looks like it asks for a secret (``forms.secrets.secret_in_field``; a
   client reads another server's form unguarded) is marked ``data-secret``: the page's
   draft of the answers (kept in the tab under ``draft``, the round's key) never holds it.
@@ -51,6 +53,9 @@ __all__ = ["EMPTY", "RADIO_LIMIT", "escaped", "field_html", "marked"]
 RADIO_LIMIT: Final = 5
 EMPTY: Final = "(empty text)"
 _UNWRITABLE: Final = re.compile("[\x00\ud800-\udfff]")
+#: The bidirectional embeddings, overrides and isolates: text after one in a box is drawn
+#: in another order (U+202E makes "00001 ot $" read "$ to 10000").
+_REORDERS: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _FORMAT_INPUT: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 #: The days a date picker offers: the form's dates have four-digit years, from 0001.
 _DAYS: Final = {
@@ -85,6 +90,8 @@ def _hint(spec: FieldSpec, extras: FieldExtras) -> str:
         words = constraints(dataclasses.replace(spec, format=None))[1:]
         if spec.format is not None:
             words.insert(0, _FORMAT_HINT[spec.format])
+        if spec.default is not None and _boxed_default(spec) != spec.default:
+            words.append(f"left empty: {fit(spec.default, form_text.TITLE_MAX, length=True)}")
         return ", ".join(words)
     if isinstance(spec, Integer | Number):
         return ", ".join(constraints(spec, extras)[1:])
@@ -93,6 +100,15 @@ def _hint(spec: FieldSpec, extras: FieldExtras) -> str:
     if isinstance(spec, MultiChoice):
         return constraints(spec)[1].split(":")[0]
     return ""
+
+
+def _boxed_default(spec: String) -> str:
+    """The text a text field's box starts with: its default, unless the default holds a
+    bidirectional override or isolate (``_REORDERS``), which the box would draw as other
+    text; the box is then empty (which gives the default) and the hint shows it made
+    visible, as the terminal, which never pre-fills what ``clean`` would change."""
+    default = spec.default or ""
+    return "" if _REORDERS.search(default) else default
 
 
 def marked(spec: FieldSpec) -> bool:
@@ -154,6 +170,8 @@ def field_html(fid: str, spec: FieldSpec, extras: FieldExtras) -> str:
     kind = "text"
     extra = ""
     value = "" if spec.default is None else str(spec.default)
+    if isinstance(spec, String):
+        value = _boxed_default(spec)
     if isinstance(spec, String) and spec.format is not None:
         kind = _FORMAT_INPUT[spec.format]
         extra += _DAYS.get(kind, "")

@@ -388,3 +388,18 @@ async def test_an_optional_yes_or_no_can_be_left_unanswered(
         await review_and_send(page)
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept(name="Ada", **expected)]
+
+
+async def test_a_default_that_reorders_its_own_text_is_not_put_in_the_box(new_page: NewPage) -> None:
+    """A default with a bidirectional override read in its box as other text ("I agree to
+    pay 1$ to 10000" for "...1<U+202E>00001 ot $"), as the terminal never pre-fills: the
+    box is left empty, the hint shows the default made visible, and an empty box gives it."""
+    default = "I agree to pay 1\u202e00001 ot $"
+    form = Form(agree=String(title="Agreed", default=default))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-f0-input")).to_have_value("")
+        await expect(page.locator("#q0-f0-hint")).to_contain_text("I agree to pay 1<U+202E>00001 ot $")
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept()]  # no answer: the default, as from the terminal
