@@ -55,6 +55,10 @@ _BLANK: Final = re.compile("[\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]+"
 _NOT_BLANK: Final = re.compile("[^\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 
 
+#: Where an unassigned character is default-ignorable (drawn as nothing, as a tag is).
+_IGNORED: Final = ((0x2060, 0x206F), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF))
+
+
 def _units(text: str, *, multiline: bool = False) -> list[str]:
     """``text`` as shown by ``clean``, in the pieces read as one: a character, a character's
     code, a letter with the marks on it."""
@@ -82,11 +86,14 @@ def _units(text: str, *, multiline: bool = False) -> list[str]:
 
 
 def _blank_or_noncharacter(ch: str, category: str) -> bool:
-    """Whether ``ch`` shows as nothing though it is no control (a Hangul filler), or is a
-    noncharacter (``U+FFFE``, ``U+FDD0``: no glyph at all)."""
+    """Whether ``ch`` shows as nothing though it is no control (a Hangul filler; unassigned
+    where Unicode tells fonts to draw nothing: ``_IGNORED``), or is a noncharacter
+    (``U+FFFE``, ``U+FDD0``: no glyph at all). Other unassigned characters are left as
+    they are: they may be assigned in the terminal's Unicode, newer than this Python's (an emoji)."""
     if category == "Cn":
         code = ord(ch)
-        return code & 0xFFFE == 0xFFFE or 0xFDD0 <= code <= 0xFDEF
+        ignored = any(low <= code <= high for low, high in _IGNORED)
+        return ignored or code & 0xFFFE == 0xFFFE or 0xFDD0 <= code <= 0xFDEF
     return category != "Zs" and is_hidden(ch)
 
 

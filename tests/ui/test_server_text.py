@@ -48,7 +48,11 @@ def test_a_backslash_the_server_wrote_is_cut_as_any_character() -> None:
 
 
 @pytest.mark.parametrize(
-    "blank", ["\u3164", "\u115f", "\u1160", "\uffa0", "\u034f", "\u17b4", "\ufffe", "\uffff", "\ufdd0"]
+    "blank",
+    [
+        *("\u3164", "\u115f", "\u1160", "\uffa0", "\u034f", "\u17b4", "\ufffe", "\uffff", "\ufdd0"),
+        *("\u2065", "\ufff0", "\U000e0080", "\U000e0fff"),  # unassigned, default-ignorable: drawn as nothing
+    ],
 )
 def test_a_letter_that_shows_as_nothing_is_shown_by_its_code(blank: str) -> None:
     # Hangul fillers are letters a font draws blank: two choices "yes" and "yes\u3164"
