@@ -313,10 +313,10 @@ _DEFINED_RESERVED: Final = frozenset(
 def modern_error(exc: ProtocolError) -> ProtocolError:
     """``exc`` as a 2026-07-28 answer may carry it: a handler's own (or one relayed from a
     server of another revision) may hold a code that revision forbids. A resource not
-    found said the old way (-32002) is -32602 with its ``data``; another code of the
-    reserved range the revision does not define is -32603 with its message and ``data``;
-    anything else
-    is ``exc`` itself."""
+    found said the old way (-32002) is -32602; another code of the reserved range the
+    revision does not define is -32603; either keeps its message and ``data`` as they
+    were (a relayed one's ``data`` says what its server said, not only the URI).
+    Anything else is ``exc`` itself."""
     if isinstance(exc, ResourceNotFound) and exc.handshake:
         modern: ProtocolError = ResourceNotFound(exc.uri, exc.reason)
     elif exc.code == ResourceNotFound.HANDSHAKE_CODE:
@@ -325,7 +325,7 @@ def modern_error(exc: ProtocolError) -> ProtocolError:
         modern = InternalError(exc.message, exc.data)
     else:
         return exc
-    modern.message, modern.args = exc.message, (exc.message,)  # its own words
+    modern.message, modern.args, modern.data = exc.message, (exc.message,), exc.data  # its own words
     modern.http_status, modern.request_id = exc.http_status, exc.request_id
     return modern
 

@@ -10,6 +10,7 @@ official schema (but the extension's ``tasks/get``, which it does not define).""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -33,6 +34,10 @@ def build() -> Server:
     async def relay(code: int) -> str:
         data = {"uri": "up://stream"} if code == -32002 else None
         raise ProtocolError.from_error({"code": code, "message": f"upstream said {code}", "data": data})
+
+    @app.tool()
+    async def relay_error(error: dict[str, Any]) -> str:
+        raise ProtocolError.from_error(error)  # an upstream's error member, as received
 
     @app.tool()
     async def needs_roots() -> str:
@@ -65,6 +70,21 @@ async def test_a_resource_not_found_said_the_old_way_is_32602(mcp: McpHttp) -> N
     assert "Resource not found: test://proxied" in reply.error["message"]
     relayed = await mcp.call("relay", {"code": -32002})
     assert (relayed.error["code"], relayed.error["data"]) == (-32602, {"uri": "up://stream"})
+
+
+@pytest.mark.parametrize(
+    "data",
+    [None, {"uri": "up://s", "server": "upstream.example"}, {"detail": "gone"}],
+    ids=["no data", "uri and more", "no uri"],
+)
+async def test_a_relayed_not_found_keeps_its_data(mcp: McpHttp, data: Any) -> None:
+    """The upstream's ``data`` goes on as it came, whatever it holds: it was rebuilt from
+    the URI alone (what else it said dropped, ``{"uri": ""}`` where it named none)."""
+    error = {"code": -32002, "message": "upstream: not found"}
+    if data is not None:
+        error["data"] = data
+    reply = await mcp.call("relay_error", {"error": error})
+    assert reply.error == {**error, "code": -32602}
 
 
 @pytest.mark.parametrize("code", [-32023, -32050, -32099])
