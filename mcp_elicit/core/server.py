@@ -17,7 +17,8 @@ Header checks (2 and 4) apply only where there are headers (Streamable HTTP). An
 handler raised goes out in codes 2026-07-28 allows (``modern_error``): it forbids -32002
 (resource not found before it: -32602 now, ``data`` kept) and every code of its reserved
 range -32020..-32099 it does not define (those go out as -32603, message and ``data``
-kept). Every
+kept), as is one of the codes it defines that is not about the client's request (a
+handler's -32020 or -32022, a -32021 without the ``data`` its schema asks). Every
 result gets ``resultType``; cacheable results get ``ttlMs`` and ``cacheScope``; every modern result
 names the server in ``_meta``. A request whose era is the handshake one goes to
 ``rev_2025_11_25``.
@@ -310,24 +311,44 @@ _DEFINED_RESERVED: Final = frozenset(
 )
 
 
-def modern_error(exc: ProtocolError) -> ProtocolError:
+def modern_error(exc: ProtocolError, *, handler: bool = False) -> ProtocolError:
     """``exc`` as a 2026-07-28 answer may carry it: a handler's own (or one relayed from a
     server of another revision) may hold a code that revision forbids. A resource not
     found said the old way (-32002) is -32602; another code of the reserved range the
     revision does not define is -32603; either keeps its message and ``data`` as they
     were (a relayed one's ``data`` says what its server said, not only the URI).
-    Anything else is ``exc`` itself."""
+
+    The codes it defines speak of the client's request, each with the ``data`` its schema
+    asks: one that is not so is -32603 too (HTTP 200: not the client's doing), message and
+    ``data`` kept. That is a -32021 without ``data.requiredCapabilities`` (an object), and,
+    raised while the ``handler`` ran, a -32020 or -32022: the request's headers and version
+    were checked before it ran, so such a one is about a request of the handler's own (an
+    upstream's answer it relays, naming that server's versions). Anything else is ``exc``
+    itself."""
+    code = exc.code
     if isinstance(exc, ResourceNotFound) and exc.handshake:
         modern: ProtocolError = ResourceNotFound(exc.uri, exc.reason)
-    elif exc.code == ResourceNotFound.HANDSHAKE_CODE:
+    elif code == ResourceNotFound.HANDSHAKE_CODE:
         modern = InvalidParams(exc.message, exc.data)
-    elif -32099 <= exc.code <= -32020 and exc.code not in _DEFINED_RESERVED:
+    elif -32099 <= code <= -32020 and code not in _DEFINED_RESERVED:
         modern = InternalError(exc.message, exc.data)
+    elif code in _DEFINED_RESERVED and not _about_the_request(exc, handler):
+        modern = InternalError(exc.message, exc.data)
+        modern.request_id = exc.request_id
+        return modern
     else:
         return exc
     modern.message, modern.args, modern.data = exc.message, (exc.message,), exc.data  # its own words
     modern.http_status, modern.request_id = exc.http_status, exc.request_id
     return modern
+
+
+def _about_the_request(exc: ProtocolError, handler: bool) -> bool:
+    """Whether ``exc``, in a code 2026-07-28 defines, can be about the client's request."""
+    if exc.code == MissingClientCapability.code:
+        data = exc.data
+        return isinstance(data, Mapping) and isinstance(data.get("requiredCapabilities"), Mapping)
+    return not handler
 
 
 def _version_mismatch(raw: str | None, version: str) -> HeaderMismatch:

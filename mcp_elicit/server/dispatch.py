@@ -126,10 +126,13 @@ class Dispatch(Catalog):
                         http_status=400,
                     ) from None
                 raise
-            # handle's work without its coroutine layer (check_modern passes modern calls only)
-            result = core.finish(
-                call.method, await self._answer(core, call, channel, principal, headers, None)
-            )
+            # handle's work without its coroutine layer (check_modern passes modern calls only);
+            # the framework's checks raise at the call, the handler's errors as it is awaited
+            work = self._answer(core, call, channel, principal, headers, None)
+            try:
+                result = core.finish(call.method, await work)
+            except ProtocolError as raised:
+                raise modern_error(raised, handler=True) from None
         except ProtocolError as raised:
             exc = modern_error(raised)
             try:

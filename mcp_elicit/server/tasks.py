@@ -249,7 +249,7 @@ class Tasks:
             log.error("task %s: %s", record.task_id, _URL_RAISED)
             record.fail(InternalError(_URL_RAISED).to_error(), now)
         elif isinstance(exc, ProtocolError):  # in the codes 2026-07-28 allows
-            record.fail(modern_error(exc).to_error(), now)
+            record.fail(modern_error(exc, handler=True).to_error(), now)
         else:  # as a request in place would answer
             log.error("task %s failed", record.task_id, exc_info=exc)
             known = isinstance(exc, (ReplayMismatchError, FormSchemaError))
