@@ -197,14 +197,15 @@ class ServerCore:
     def check_modern(self, message: Request, headers: Mapping[str, str] | None) -> Call:
         """Run the 2026-07-28 checks on ``message``; raise the first error that applies.
 
-        Without ``_meta``, a version header naming no revision we speak is the error to
-        report (-32022), not the missing ``_meta``."""
+        Without ``_meta`` (or its protocolVersion), a version header naming no revision we
+        speak is the error to report (-32022), not the missing ``_meta``; a protocolVersion
+        of another type than string is -32602 all the same (the request is malformed)."""
         params = message.params if message.params is not None else {}
         try:
             meta = read_request_meta(params)
         except InvalidParams as exc:
             raw = headers.get(h.VERSION_HEADER) if headers is not None else None
-            if raw is not None and raw.strip(OWS) not in SUPPORTED:
+            if raw is not None and raw.strip(OWS) not in SUPPORTED and not _version_not_a_string(params):
                 unsupported = UnsupportedProtocolVersion.for_version(raw.strip(OWS), SUPPORTED)
                 unsupported.request_id = message.id
                 raise unsupported from None
@@ -349,6 +350,16 @@ def _about_the_request(exc: ProtocolError, handler: bool) -> bool:
         data = exc.data
         return isinstance(data, Mapping) and isinstance(data.get("requiredCapabilities"), Mapping)
     return not handler
+
+
+def _version_not_a_string(params: Mapping[str, Any]) -> bool:
+    """Whether ``params._meta`` holds a protocolVersion that is not a string."""
+    meta = params.get("_meta")
+    return (
+        isinstance(meta, (dict, Mapping))
+        and PROTOCOL_VERSION_META_KEY in meta
+        and not isinstance(meta[PROTOCOL_VERSION_META_KEY], str)
+    )
 
 
 def _version_mismatch(raw: str | None, version: str) -> HeaderMismatch:

@@ -203,3 +203,19 @@ def test_a_huge_header_or_version_is_quoted_cut_short(
     error = caught.value.to_error()
     assert len(str(error)) < 500
     assert "..." in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("version", "header"),
+    [(2026, "2026"), (20260728, "20260728"), (None, "null"), (True, "true"), (["2026-07-28"], "2026-07-28")],
+    ids=["number", "a date as a number", "null", "boolean", "array"],
+)
+def test_a_version_that_is_not_a_string_is_invalid_params(version: Any, header: str) -> None:
+    """The schema asks a string of ``_meta`` protocolVersion: one of another type makes the
+    request malformed, -32602 (HTTP 400) saying so, whatever the version header holds. With
+    the header spelling the same number it was -32022, naming as requested a version the
+    request never gave as one."""
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": version}
+    err = _fails(_request(meta=meta), _headers(version=header), InvalidRequestMeta)
+    assert (err.code, err.http_status) == (-32602, 400)
+    assert "(a string)" in err.message

@@ -37,6 +37,18 @@ pytestmark = pytest.mark.anyio
             id="_meta without protocolVersion",
         ),
         pytest.param(
+            "tools/list",
+            {},
+            {
+                "io.modelcontextprotocol/protocolVersion": 2026,
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            {"MCP-Protocol-Version": "2026"},
+            400,
+            -32602,
+            id="protocolVersion a number, the header spelling it",
+        ),
+        pytest.param(
             "tools/list", {}, None, {"MCP-Protocol-Version": DROP}, 400, -32020, id="no version header"
         ),
         pytest.param(
