@@ -6,13 +6,15 @@ Rules:
   (a string) and ``io.modelcontextprotocol/clientCapabilities`` (an object); a request
   missing either is malformed: -32602, HTTP 400. ``clientInfo`` and ``logLevel`` are
   optional; a malformed optional field is ignored rather than fatal, except ``logLevel``
-  which must be a known level when present.
+  which must be a known level when present, and ``progressToken``, which the spec says
+  MUST be a string or an integer (-32602 otherwise; null is no token, 2.0 is 2).
 * Capabilities are read as declared, nothing inferred: ``elicitation: {}`` means form mode
   only; no ``elicitation`` key means no elicitation at all.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -131,11 +133,29 @@ def read_request_meta(
             f"Invalid params: {LOG_LEVEL_META_KEY} must be one of {', '.join(LOG_LEVELS)}, not {level!r}"
         )
     token = meta.get("progressToken")
-    if token is not None and not (
-        isinstance(token, str) or (isinstance(token, int) and not isinstance(token, bool))
+    if (
+        token is not None
+        and not isinstance(token, str)
+        and (isinstance(token, bool) or not isinstance(token, int))
     ):
-        token = None
+        if not (isinstance(token, float) and token.is_integer()):
+            raise InvalidRequestMeta(
+                f"Invalid params: _meta progressToken must be a string or an integer, not {_shown(token)}"
+            )
+        token = int(token)  # 2.0 is the integer 2 to JSON Schema
     # None first: isinstance(None, Mapping) is a slow miss in the ABC machinery.
     if info is not None and not isinstance(info, (dict, Mapping)):
         info = None
     return version, ClientCapabilities(caps), info, level, token
+
+
+def _shown(value: object) -> str:
+    """A wrong ``_meta`` value, for a message: its JSON type, and the value when short."""
+    kind = {bool: "a boolean", float: "a number", list: "an array", dict: "an object"}.get(
+        type(value), "a value"
+    )
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):  # not from JSON (a caller's own mapping): the type says enough
+        return kind
+    return f"{kind} ({text})" if len(text) <= 40 else kind

@@ -272,6 +272,36 @@ async def test_bad_log_level_is_invalid_params(client: MemoryClient) -> None:
     assert response["error"]["code"] == -32602
 
 
+@pytest.mark.parametrize("token", [1.5, True, "", ["p"], {"p": 1}], ids=str)
+async def test_a_progress_token_neither_string_nor_integer_is_invalid_params(
+    client: MemoryClient, token: Any
+) -> None:
+    """The spec: progress tokens MUST be a string or an integer. One of another type was
+    ignored in silence (no progress, and nothing said why); it is -32602 naming the key.
+    (The empty string is a string: it is a token, the one case here that passes.)"""
+    meta = client.meta(progressToken=token)
+    response = await client.request("tools/call", {"name": "slow"}, meta=meta, malformed=True)
+    if token == "":
+        assert [n["params"]["progressToken"] for n in client.notifications] == [""] * 3
+        return
+    assert response["error"]["code"] == -32602
+    assert "progressToken" in response["error"]["message"]
+    assert client.notifications == []
+
+
+@pytest.mark.parametrize(("token", "sent"), [(None, None), (2.0, 2)], ids=["null", "2.0"])
+async def test_a_null_progress_token_is_none_and_an_integral_number_is_one(
+    client: MemoryClient, token: Any, sent: int | None
+) -> None:
+    """A null progressToken is read as no token, as a null logLevel is no level; 2.0 is the
+    integer 2 to JSON Schema, and the notifications carry it."""
+    meta = client.meta(progressToken=token)
+    response = await client.request("tools/call", {"name": "slow"}, meta=meta, malformed=token is None)
+    assert "result" in response, response
+    tokens = [n["params"]["progressToken"] for n in client.notifications]
+    assert tokens == ([] if sent is None else [sent] * 3)
+
+
 async def test_prompts(client: MemoryClient) -> None:
     listed = (await client.result("prompts/list"))["prompts"]
     assert listed == [

@@ -49,6 +49,9 @@ pytestmark = pytest.mark.anyio
             id="protocolVersion a number, the header spelling it",
         ),
         pytest.param(
+            "tools/list", {}, meta(progressToken=1.5), {}, 400, -32602, id="progressToken a fraction"
+        ),
+        pytest.param(
             "tools/list", {}, None, {"MCP-Protocol-Version": DROP}, 400, -32020, id="no version header"
         ),
         pytest.param(
