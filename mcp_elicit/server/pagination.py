@@ -7,8 +7,10 @@ list's, a negative or reshaped offset, extra characters) is -32602 saying to pas
 ``nextCursor`` back as received, and one at or past the end of a list that shrank is
 -32602 saying to start again. A page that is for no shared cache (``private``) marks its
 ``nextCursor`` so, and a page asked for with such a cursor is private too
-(``cursor_private``): the spec asks the same ``cacheScope`` of every page of one list,
-and the list may have changed between pages.
+(``cursor_private``). The spec makes each page a cacheable response of its own, with no
+consistency across pages; this is our own choice: the cursor came from a list that could
+differ by caller, and what the list holds may have changed between pages, so a page it
+asks for is kept from shared caches rather than judged again.
 """
 
 from __future__ import annotations

@@ -127,8 +127,8 @@ async def test_contents_made_from_the_callers_principal_are_never_public(wire: W
 
 async def test_every_page_of_a_private_list_stays_private(wire: WireChecker) -> None:
     """A resource list holding a resource with a readable rule is cacheScope private, and so
-    is every later page of it: the spec asks the same scope of all the pages of one list
-    request. The rule's resource removed between pages, the next page (asked with the first
+    is every later page of it (the server's choice: the spec makes each page cacheable on
+    its own, with no consistency across pages). The rule's resource removed between pages, the next page (asked with the first
     page's cursor) was public, so a shared cache could keep it; it stays private."""
     app = Server("paged", cache_scope="public", cache_ttl_ms=60_000, page_size=1)
 
