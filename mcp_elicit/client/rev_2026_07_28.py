@@ -8,7 +8,8 @@ Rules:
   tool's schema as listed (over HTTP the client lists tools before its first call).
 * ``-32022`` on any request: retry it with a revision from ``data.supported`` (at most
   twice); the connection keeps that revision. ``-32020`` on a tool call over HTTP: list
-  the tools again (the schema may have changed) and retry once.
+  the tools again (the schema may have changed, or the tool be new since the listing)
+  and retry once.
 * ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
   input request (answerer, sampling and roots callbacks), retry with a new id, the answers
   under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
@@ -350,7 +351,8 @@ class ModernSession:
                     version_retries += 1
                     self.revision = retry_version(reply.error, self.revision, self.preferred)
                     continue
-                if code == -32020 and specs is not None and not refreshed and method == "tools/call":
+                if code == -32020 and self.conn.transport.http and not refreshed and method == "tools/call":
+                    # the tool's schema changed, or it is new since the listing (no specs)
                     refreshed = True
                     await self.list_all("tools/list", "tools")
                     continue

@@ -8,10 +8,11 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import httpx
 import pytest
+from pydantic import Field as PydanticField
 
 from client.app import CONNECTED, TOMORROW, User, app, roots, sample
 from client.recorder import Recorder
@@ -422,3 +423,36 @@ async def test_an_answer_too_large_for_the_server_fails_its_question_at_once(
     warned = [r.getMessage() for r in caplog.records if r.name == "mcp_elicit.http_client"]
     assert any("HTTP 413" in w and "JSON-RPC error" in w for w in warned), warned
     assert recorder.check(WireChecker.load("2025-11-25")) > 0
+
+
+async def test_a_tool_added_after_the_listing_is_listed_again_when_its_headers_are_missing() -> None:
+    """A tool the server added after the client listed its tools (its ``x-mcp-header``
+    paths unknown): the server refuses the call without its header (-32020), and the
+    client lists the tools again and retries, as it does for a tool whose schema changed."""
+    server = Server("growing", "1.0")
+
+    @server.tool()
+    def first() -> str:
+        return "first"
+
+    recorder = Recorder()
+    async with uvicorn_server(StreamableHTTP(server)) as running:
+        async with connect_http(running.url, trace=recorder) as client:
+            assert (await client.call_tool("first"))["content"][0]["text"] == "first"
+
+            @server.tool()
+            def later(
+                region: Annotated[str, PydanticField(json_schema_extra={"x-mcp-header": "Region"})],
+            ) -> str:
+                return f"later in {region}"
+
+            out = await client.call_tool("later", {"region": "eu"})
+    assert out["content"][0]["text"] == "later in eu"
+    assert recorder.methods() == [
+        "server/discover",
+        "tools/list",
+        "tools/call",
+        "tools/call",
+        "tools/list",
+        "tools/call",
+    ]
