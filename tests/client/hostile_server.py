@@ -216,8 +216,8 @@ def scenario(request: dict[str, Any]) -> None:
     elif SCENARIO == "legacy-malformed":  # a request that is not valid JSON-RPC (argv[2]); as legacy-sample
         asking = request
         send({"jsonrpc": "2.0", "id": "q-0", **MALFORMED[sys.argv[2]]})
-    elif SCENARIO == "malformed":  # a request not valid JSON-RPC (argv[2]), then the result
-        send({"jsonrpc": "2.0", "id": "q-0", **MALFORMED[sys.argv[2]]})
+    elif SCENARIO == "malformed":  # a request not valid JSON-RPC (argv[2]; or a form), then the result
+        send({"jsonrpc": "2.0", "id": "q-0", **MALFORMED.get(sys.argv[2], FORM)})
         text(request, "done")
     elif SCENARIO == "legacy-ask-during-initialize":  # the call's result: what came for q-0
         if early:

@@ -253,15 +253,18 @@ async def test_a_request_that_is_not_json_rpc_is_answered_invalid_request(shape:
     assert [m for m in recorder.sent if m.get("id") == "q-0"] == [told]
 
 
-@pytest.mark.parametrize("shape", ["params-not-object", "method-not-string"])
+@pytest.mark.parametrize("shape", ["params-not-object", "method-not-string", "well-formed"])
 async def test_a_request_that_is_not_json_rpc_gets_no_answer_from_a_modern_client(shape: str) -> None:
     """2026-07-28 over stdio: the client writes requests and notifications only, never a
     response (a server of that revision sends no requests at all). A malformed request is
-    skipped as a well-formed one is, with no -32600 written back."""
-    async with hostile(["malformed", shape], "2026-07-28") as (client, recorder):
+    skipped as a well-formed one (an ``elicitation/create`` on stdout) is, with no -32600
+    written back; nobody is asked."""
+    answerer = Scripted.from_script(NAME)
+    async with hostile(["malformed", shape], "2026-07-28", answerer) as (client, recorder):
         out = await asyncio.wait_for(client.call_tool("t"), 10)
     assert out["content"][0]["text"] == '"done"'
     assert [m for m in recorder.sent if "method" not in m] == []
+    assert answerer.used == []
 
 
 @pytest.mark.parametrize(
@@ -358,6 +361,8 @@ async def test_a_multi_round_trip_call_cancelled_while_the_person_answers_stops(
         await asyncio.wait_for(answerer.withdrawn.wait(), 5)
         await asyncio.sleep(0.2)
     assert len(sizes(recorder, "tools/call")) == 1
+    # the round's request was answered (input_required): nothing is in flight to cancel
+    assert [m for m in recorder.sent if m.get("method") == "notifications/cancelled"] == []
 
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
