@@ -1,17 +1,29 @@
-"""What the revision negotiation (``Client.connect``) says about a server's errors: the
-modern revision a ``-32022`` names, and the error for a server of the handshake era that
-the client may not speak to."""
+"""What the revision negotiation (``Client.connect``) reads from a server's answers: who a
+``DiscoverResult`` says it is, the modern revision a ``-32022`` names, and the error for a
+server of the handshake era that the client may not speak to."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from mcp_elicit.core.client_inputs import ServerInfo
 from mcp_elicit.core.era import Legacy, modern_preferences
 from mcp_elicit.errors import ProtocolError, UnsupportedProtocolVersion
+from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE
 
-__all__ = ["modern_from", "not_modern"]
+__all__ = ["discovered_server", "modern_from", "not_modern"]
+
+
+def discovered_server(discover: Mapping[str, Any], where: str) -> ServerInfo:
+    """Who a ``DiscoverResult`` says the server is (``_meta``'s serverInfo; a top-level
+    ``serverInfo`` as some servers send it), reached at ``where``."""
+    meta = discover.get("_meta")
+    info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, Mapping) else None
+    if info is None:
+        info = discover.get("serverInfo")
+    return ServerInfo.from_json(info, where)
 
 
 def modern_from(exc: ProtocolError, modern: Sequence[str]) -> str | None:

@@ -5,6 +5,7 @@ option is a type checker's error where it is written."""
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
 from collections.abc import Callable, Mapping, Sequence
 
@@ -113,3 +114,11 @@ def _option_for(capability: str, value: object) -> str | None:
     if capability == "extensions" and isinstance(value, Mapping) and TASKS_EXTENSION in value:
         return "tasks=True"
     return None
+
+
+def package_version() -> str:
+    """This package's version, for the ``clientInfo`` a client sends by default."""
+    try:
+        return importlib.metadata.version("mcp-elicit")
+    except importlib.metadata.PackageNotFoundError:
+        return ClientInfo().version

@@ -212,6 +212,17 @@ class HandshakeSession:
             "send it back"
         )
 
+    def discovered(self) -> dict[str, Any]:
+        """What ``server/discover`` says at 2026-07-28, from the ``InitializeResult``."""
+        init = self.initialized
+        out = {
+            "supportedVersions": [self.revision],
+            **{k: init.get(k, {}) for k in ("capabilities", "serverInfo")},
+        }
+        if "instructions" in init:
+            out["instructions"] = init["instructions"]
+        return out
+
     async def close(self) -> None:
         listener = self.events.stop()
         await self.questions.close()

@@ -35,6 +35,8 @@ Rules:
 * Closing (``aclose``, the end of ``async with``) ends every call still in flight at
   once, each raising ``TransportError`` ("the client was closed"), a question its person
   is on withdrawn; a subscription's iteration ends; a closed client's calls raise it too.
+* A stdio server that exited on its own is started again by the next call, its era probed
+  again (``client.restarts``); what was in flight is lost with it, never sent again.
 * Results are returned as received (JSON objects); a result without ``resultType`` is
   complete. Protocol errors raise the matching ``ProtocolError``; limits, timeouts and
   broken connections raise ``RoundsExceeded``, ``RequestTimeout``, ``TransportError``.
@@ -43,7 +45,6 @@ Rules:
 from __future__ import annotations
 
 import contextlib
-import importlib.metadata
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from types import TracebackType
@@ -54,8 +55,9 @@ from mcp_elicit.client.answerers import Answerer, RootsCallback, SamplingCallbac
 from mcp_elicit.client.closing import Calls
 from mcp_elicit.client.connection import Connection, NotificationCallback, list_pages
 from mcp_elicit.client.inputs import Inputs
-from mcp_elicit.client.negotiation import modern_from, not_modern
+from mcp_elicit.client.negotiation import discovered_server, modern_from, not_modern
 from mcp_elicit.client.params import given
+from mcp_elicit.client.restarts import Restarts
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
@@ -82,7 +84,6 @@ from mcp_elicit.errors import (
 from mcp_elicit.telemetry import Telemetry
 from mcp_elicit.telemetry import load as load_telemetry
 from mcp_elicit.wire.jsonrpc import Message, Notification, RequestId
-from mcp_elicit.wire.meta import SERVER_INFO_META_KEY
 from mcp_elicit.wire.versions import SUPPORTED, is_handshake
 
 __all__ = ["Client"]
@@ -133,12 +134,12 @@ class Client:
         self._conn = Connection(
             transport=transport,
             builder=MessageBuilder(
-                info or ClientInfo(version=_package_version()),
+                info or ClientInfo(version=opt.package_version()),
                 capabilities,
                 progress=progress,
                 log_level=log_level,
             ),
-            inputs=Inputs(answerer, sampling, roots, clock, report or _log_report),
+            inputs=Inputs(answerer, sampling, roots, clock, report or (lambda text: log.warning("%s", text))),
             timeout=timeout,
             clock=clock,
             on_notification=on_notification,
@@ -151,6 +152,7 @@ class Client:
         self._open = False
         self._closed = False
         self._calls = Calls()
+        self._restarts = Restarts(transport)
 
     # ---- connecting --------------------------------------------------------------
 
@@ -188,6 +190,7 @@ class Client:
             if session is not None:
                 await session.close()
         finally:
+            await self._restarts.stop()
             if self._open:
                 self._open = False
                 await self.transport.aclose()
@@ -195,7 +198,19 @@ class Client:
     async def _connect(self) -> ModernSession | HandshakeSession:
         self._open, self._closed = True, False  # closed even if its opening is cut short
         await self.transport.open(self._unsolicited)
+        self._restarts.watch()
         return await self._negotiate()
+
+    async def _restart(self) -> None:
+        """The server exited on its own: start it again (``client.restarts``)."""
+        for subscription in self._subscriptions.values():
+            subscription.dropped()
+        with contextlib.suppress(Exception):
+            await self.session.close()
+        await self.transport.aclose()
+        await self.transport.open(self._unsolicited)
+        self._restarts.watch()
+        self._session = await self._negotiate()
 
     async def _negotiate(self) -> ModernSession | HandshakeSession:
         modern = modern_preferences(self.versions)
@@ -288,11 +303,7 @@ class Client:
         return session
 
     def _adopt(self, discover: Mapping[str, Any]) -> None:
-        meta = discover.get("_meta")
-        info = meta.get(SERVER_INFO_META_KEY) if isinstance(meta, Mapping) else None
-        if info is None:
-            info = discover.get("serverInfo")
-        self._conn.server = ServerInfo.from_json(info, self.transport.where)
+        self._conn.server = discovered_server(discover, self.transport.where)
 
     async def _unsolicited(self, message: Message) -> None:
         if not isinstance(message, Notification):
@@ -365,20 +376,13 @@ class Client:
 
     async def discover(self) -> dict[str, Any]:
         """``server/discover`` (modern); on a handshake session, the same facts from ``initialize``."""
+        result = await self._call("server/discover", self._discover)
+        self._adopt(result)
+        return result
+
+    async def _discover(self) -> dict[str, Any]:
         session = self.session
-        if isinstance(session, ModernSession):
-            result = await self._call("server/discover", session.discover)
-            self._adopt(result)
-            return result
-        init = session.initialized
-        out: dict[str, Any] = {
-            "supportedVersions": [session.revision],
-            "capabilities": init.get("capabilities", {}),
-            "serverInfo": init.get("serverInfo", {}),
-        }
-        if "instructions" in init:
-            out["instructions"] = init["instructions"]
-        return out
+        return session.discovered() if isinstance(session, HandshakeSession) else await session.discover()
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool (all pages). Over HTTP at a modern revision, tools with invalid
@@ -473,10 +477,15 @@ class Client:
     async def _call(self, method: str, work: Callable[[], Awaitable[T]]) -> T:
         server = self.session and self._conn.server  # not connected, or closed: said here
         try:
-            return await self._calls.run(lambda: f"{method} to {server}", work)  # cut by a close
+            return await self._calls.run(lambda: f"{method} to {server}", lambda: self._revived(work))
         except MissingClientCapability as exc:
             opt.say_what_to_pass(exc)
             raise
+
+    async def _revived(self, work: Callable[[], Awaitable[T]]) -> T:
+        """``work``, once a server that exited on its own is started again; a close cuts both."""
+        await self._restarts.revive(self._restart, self._conn.server)
+        return await work()
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
         return await self._call(method, lambda: self._pages(method, key))
@@ -486,14 +495,3 @@ class Client:
         if isinstance(session, ModernSession):
             return await session.list_all(method, key)
         return await list_pages(session.call, method, key)
-
-
-def _package_version() -> str:
-    try:
-        return importlib.metadata.version("mcp-elicit")
-    except importlib.metadata.PackageNotFoundError:
-        return ClientInfo().version
-
-
-def _log_report(text: str) -> None:
-    log.warning("%s", text)

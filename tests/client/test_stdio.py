@@ -481,3 +481,95 @@ async def test_a_stubborn_server_is_stopped_though_closing_it_is_cancelled(tmp_p
             proc.kill()
             await proc.wait()
     assert proc.returncode is not None
+
+
+MORTAL = """
+import json, os, sys
+with open(sys.argv[1], "a") as starts:
+    starts.write(f"{os.getpid()}\\n")
+DISCOVERED = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "ttlMs": 0,
+    "cacheScope": "public",
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "mortal", "version": "1"}},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if message["method"] == "server/discover":
+        result = DISCOVERED
+    elif message["params"].get("name") == "die":
+        sys.exit(3)
+    else:
+        result = {"resultType": "complete", "content": [{"type": "text", "text": str(os.getpid())}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+async def test_a_server_that_exited_is_started_again_for_the_next_call(tmp_path: Path) -> None:
+    """stdio, Unexpected Termination: the client starts the server again. The call in
+    flight when it exited is lost with it (said so, never sent again: a tool may have
+    acted); the next calls, together, find one new process, probed again."""
+    script, starts = tmp_path / "mortal.py", tmp_path / "starts"
+    script.write_text(MORTAL)
+    recorder = Recorder()
+    async with connect_stdio(
+        [sys.executable, str(script), str(starts)], trace=recorder, timeout=20
+    ) as client:
+        first = await client.call_tool("pid")
+        with pytest.raises(TransportError, match="exited with code 3"):
+            await client.call_tool("die")
+        again = await asyncio.gather(client.call_tool("pid"), client.call_tool("pid"))
+    pids = starts.read_text().split()
+    assert len(pids) == 2
+    assert first["content"][0]["text"] == pids[0]
+    assert [out["content"][0]["text"] for out in again] == [pids[1], pids[1]]
+    assert recorder.methods() == [
+        "server/discover",
+        "tools/call",
+        "tools/call",
+        "server/discover",
+        "tools/call",
+        "tools/call",
+    ]
+
+
+async def test_a_server_that_cannot_be_started_again_fails_that_call_and_the_next_tries_again(
+    tmp_path: Path,
+) -> None:
+    script, starts = tmp_path / "mortal", tmp_path / "starts"
+    script.write_text(f"#!{sys.executable}\n{MORTAL}")
+    script.chmod(0o755)
+    async with connect_stdio([str(script), str(starts)], timeout=20) as client:
+        with pytest.raises(TransportError, match="exited with code 3"):
+            await client.call_tool("die")
+        script.unlink()
+        with pytest.raises(TransportError, match="mortal"):
+            await client.call_tool("pid")
+        script.write_text(f"#!{sys.executable}\n{MORTAL}")
+        script.chmod(0o755)
+        out = await client.call_tool("pid")
+    pids = starts.read_text().split()
+    assert len(pids) == 2
+    assert out["content"][0]["text"] == pids[1]
+
+
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+async def test_a_killed_server_is_started_again_at_either_revision(revision: str) -> None:
+    """At 2025-11-25 the new process gets its own ``initialize``: a session is the process's."""
+    recorder = Recorder()
+    transport = StdioTransport([sys.executable, "-m", "mcp_elicit", "serve", str(DEMO)], trace=recorder)
+    async with Client(transport, versions=[revision], timeout=20) as client:
+        first = transport.pid
+        assert first is not None
+        os.kill(first, signal.SIGKILL)
+        async with asyncio.timeout(20):
+            assert "signal 9" in await transport.gone()
+        assert "book_table" in {tool["name"] for tool in await client.list_tools()}
+        assert transport.pid not in (None, first)
+        assert client.revision == revision
+    opening = ["server/discover"] if revision == "2026-07-28" else ["initialize"]
+    assert recorder.methods() == [*opening, *opening, "tools/list"]
