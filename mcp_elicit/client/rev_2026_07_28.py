@@ -5,7 +5,9 @@ Rules:
 
 * Every request carries ``_meta`` (version, capabilities, clientInfo) and, over HTTP, the
   mirrored headers; a tool call also mirrors its ``x-mcp-header`` arguments, from the
-  tool's schema as listed (over HTTP the client lists tools before its first call).
+  tool's schema as listed (over HTTP the client lists tools before its first call). A
+  tool whose annotations break the rules is left out of each listing with a warning
+  naming it and why, whoever asked for the listing.
 * ``-32022`` on any request: retry it with a revision from ``data.supported`` (at most
   twice); the connection keeps that revision. ``-32020`` on a tool call over HTTP: list
   the tools again (the schema may have changed, or the tool be new since the listing)
@@ -370,7 +372,10 @@ class ModernSession:
             return items
         self.conn.tools.reset()
         self.tools_listed = True
-        return self.conn.tools.admit(items)
+        kept = self.conn.tools.admit(items)
+        for name, reason in self.conn.tools.rejected.items():  # at every listing, asked or not
+            log.warning("tool %r from %s rejected: %s", name, self.conn.server, reason)
+        return kept
 
     async def ensure_tools(self) -> None:
         """Over HTTP, know every tool's ``x-mcp-header`` paths before the first call."""

@@ -387,10 +387,7 @@ class Client:
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every tool (all pages). Over HTTP at a modern revision, tools with invalid
         ``x-mcp-header`` annotations are left out (see ``rejected_tools``)."""
-        tools = await self._list("tools/list", "tools")
-        for name, reason in self._conn.tools.rejected.items():
-            log.warning("tool %r from %s rejected: %s", name, self._conn.server, reason)
-        return tools
+        return await self._list("tools/list", "tools")
 
     def listen(
         self,

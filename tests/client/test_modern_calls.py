@@ -5,6 +5,7 @@ time and think time, notifications, and cancelling an abandoned request."""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -86,6 +87,28 @@ async def test_a_tool_with_invalid_header_annotations_is_not_listed_nor_called()
         with pytest.raises(ProtocolViolation, match=r"'bad'.*rejected"):
             await client.call_tool("bad", {"r": []})
     assert [c["name"] for c in server.calls] == []
+
+
+async def test_a_tool_rejected_for_its_header_annotations_is_warned_about_at_each_listing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Streamable HTTP: the client should log a warning naming the tool and the reason,
+    also when it lists the tools itself (before its first call, not asked to)."""
+    server = Server()
+    server.tools = [
+        {"name": "good", "inputSchema": {"type": "object"}},
+        {
+            "name": "bad",
+            "inputSchema": {"type": "object", "properties": {"r": {"type": "number", "x-mcp-header": "R"}}},
+        },
+    ]
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.client"):
+        async with Client(FakeTransport(server)) as client:
+            await client.call_tool("good")
+            warned = [r.getMessage() for r in caplog.records if "'bad'" in r.getMessage()]
+            assert len(warned) == 1 and "rejected" in warned[0] and "number" in warned[0]
+            await client.list_tools()
+    assert len([r for r in caplog.records if "'bad'" in r.getMessage()]) == 2
 
 
 async def test_over_stdio_header_annotations_are_ignored() -> None:
