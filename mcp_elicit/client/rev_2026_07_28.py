@@ -12,6 +12,10 @@ Rules:
   twice); the connection keeps that revision. ``-32020`` on a tool call over HTTP: list
   the tools again (the schema may have changed, or the tool be new since the listing)
   and retry once.
+* A request whose response stream broke before its response (``Ended.broken``: nothing
+  resumes at this revision, the request is lost) is sent again as a new request, once, if
+  it only reads (lists, ``resources/read``, ``prompts/get``, ``server/discover``...); a
+  tool call is not (the tool may have acted): the caller is told the stream broke.
 * ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
   input request (answerer, sampling and roots callbacks), retry with a new id, the answers
   under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
@@ -97,6 +101,20 @@ from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 __all__ = ["ModernSession", "describe_end", "end_error", "to_named"]
 
 _VERSION_RETRIES: Final = 2
+#: Requests that only read, sent again when their response stream broke (the request was
+#: lost with it: this revision resumes nothing). Not a tool call, which may have acted.
+_REISSUED: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "completion/complete",
+    }
+)
 _CANCEL_SECONDS: Final = 2.0
 
 log = logging.getLogger("mcp_elicit.client")
@@ -336,7 +354,7 @@ class ModernSession:
         """One request on the wire (a fresh id each time); its result, version and header
         retries included."""
         version_retries = 0
-        refreshed = False
+        refreshed = reissued = False
         while True:
             _, message = self.conn.builder.request(method, params, self.revision)
             specs = None
@@ -363,6 +381,10 @@ class ModernSession:
                 if isinstance(status, int):
                     error.http_status = status
                 raise error
+            if reply.broken and not reissued and method in _REISSUED:
+                reissued = True
+                log.info("%s; sending it again", describe_end(reply, self.conn.server, method))
+                continue  # a new request, with a new id
             raise end_error(reply, self.conn.server, method)
 
     async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:

@@ -122,7 +122,9 @@ class Ended:
     stream said for resuming it; ``reason`` why it ended early (a closed connection, a
     process that exited); ``error`` the error to raise as such (a failed authorization);
     ``detail`` what was wrong with an HTTP answer that held no JSON-RPC response (its
-    Content-Type, a 202, an authorization challenge or its absence, a Retry-After).
+    Content-Type, a 202, an authorization challenge or its absence, a Retry-After);
+    ``broken`` that the response had begun (2xx) and ended before the JSON-RPC response
+    (its stream ended, its connection broke): the request was lost, not refused.
     """
 
     status: int | None = None
@@ -132,6 +134,7 @@ class Ended:
     reason: str | None = None
     error: MCPElicitError | None = None
     detail: str = ""
+    broken: bool = False
 
     @property
     def said(self) -> str:

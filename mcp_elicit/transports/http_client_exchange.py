@@ -189,7 +189,11 @@ class HttpExchange(QueuedExchange):
                     ended = "" if self._answered else "its event stream ended before the response"
                     self._queue.put_nowait(
                         Ended(
-                            status, last_event_id=decoder.last_event_id, retry_ms=decoder.retry, detail=ended
+                            status,
+                            last_event_id=decoder.last_event_id,
+                            retry_ms=decoder.retry,
+                            detail=ended,
+                            broken=bool(ended),
                         )
                     )
                     return
@@ -242,6 +246,7 @@ class HttpExchange(QueuedExchange):
                     last_event_id=decoder.last_event_id,
                     retry_ms=decoder.retry,
                     reason=f"the connection to {shown} broke ({describe(exc)})",
+                    broken=status is not None and status < 300 and not self._answered,
                 )
             )
         except Exception as exc:  # a bug below us (an auth flow, say): fail the request, never hang it

@@ -5,6 +5,7 @@ stream), the demo server as a subprocess, and connection failures."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
@@ -456,3 +457,61 @@ async def test_a_tool_added_after_the_listing_is_listed_again_when_its_headers_a
         "tools/list",
         "tools/call",
     ]
+
+
+class Breaking:
+    """A 2026-07-28 server (ASGI) whose first answer to each of ``breaks`` is an event
+    stream that ends before the response: the request is lost with it."""
+
+    def __init__(self, *breaks: str) -> None:
+        self.breaks = set(breaks)
+        self.ids: list[tuple[str, object]] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body, more = b"", True
+        while more:
+            event = await receive()
+            body, more = body + event.get("body", b""), event.get("more_body", False)
+        message = json.loads(body)
+        method = message["method"]
+        self.ids.append((method, message["id"]))
+        if method in self.breaks:
+            self.breaks.discard(method)
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b": working\n\n"})
+            return
+        if method == "server/discover":
+            result: dict[str, Any] = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+        elif method == "tools/list":
+            result = {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+        else:
+            result = {"content": [{"type": "text", "text": method}]}
+        answer = {"jsonrpc": "2.0", "id": message["id"], "result": {"resultType": "complete", **result}}
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
+        await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+
+
+async def test_a_list_whose_response_stream_broke_is_sent_again_as_a_new_request() -> None:
+    """2026-07-28 has no resuming: a broken response stream loses the request, and the
+    client sends it again with a new id. A tool call is not sent again (the tool may have
+    acted): the caller hears the stream broke."""
+    server = Breaking("tools/list", "tools/call")
+    async with uvicorn_server(server) as running, connect_http(running.url) as client:
+        assert [tool["name"] for tool in await client.list_tools()] == ["t"]
+        with pytest.raises(TransportError, match="event stream ended before the response"):
+            await client.call_tool("t")
+    lists = [rid for method, rid in server.ids if method == "tools/list"]
+    assert len(lists) == 2 and lists[0] != lists[1]
+    assert [method for method, _ in server.ids].count("tools/call") == 1
