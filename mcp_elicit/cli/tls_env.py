@@ -5,7 +5,9 @@ Rules: httpx reads ``SSL_CERT_FILE`` (a PEM file of CA certificates), else ``SSL
 (a directory of them), for every client it makes, HTTP or HTTPS. One that names a file or
 directory that is not there, a file holding no certificate, or a directory holding none
 OpenSSL can find (empty, or no file named by a subject's hash, ``1a2b3c4d.0``, as OpenSSL
-looks them up: it trusts nothing else, so every server would fail verification) is a configuration error
+looks them up: it trusts nothing else, so every server would fail verification) is a configuration error;
+``SSL_CERT_DIR`` may list several directories (``os.pathsep`` between them, as OpenSSL
+reads it), and is one when none of them will do
 (exit 2, as the command line's other configuration errors) that names the variable, the
 path and what to do; not a bare "FileNotFoundError" when the client is made, nor, for a
 directory (which OpenSSL reads only when it verifies), a failed verification that reads
@@ -48,21 +50,7 @@ def check_tls_environment() -> None:
 def _problem(name: str, path: str) -> str | None:
     """What is wrong with the file or directory, or None."""
     if name == "SSL_CERT_DIR":
-        if not os.path.isdir(path):
-            return "which is not a directory" if os.path.exists(path) else "which does not exist"
-        try:
-            names = os.listdir(path)
-        except OSError as exc:
-            return f"which cannot be read ({exc.strerror or exc})"
-        if not names:
-            return "which is empty, so no server's certificate would be trusted"
-        if not any(_HASHED.match(entry) for entry in names):
-            return (
-                "which holds no certificate OpenSSL can find: it looks each up by its subject's "
-                "hash, in a file named like 1a2b3c4d.0, and none is named so ('openssl rehash "
-                "DIR' names them)"
-            )
-        return None
+        return _dirs_problem(path)
     try:
         ssl.create_default_context(cafile=path)  # as httpx will
     except FileNotFoundError:
@@ -71,4 +59,37 @@ def _problem(name: str, path: str) -> str | None:
         return f"which holds no CA certificate in PEM form ({exc.reason or exc})"
     except OSError as exc:
         return f"which cannot be read ({exc.strerror or exc})"
+    return None
+
+
+def _dirs_problem(path: str) -> str | None:
+    """What is wrong with ``SSL_CERT_DIR``, or None. OpenSSL reads it as a list of
+    directories (``os.pathsep`` between them) and skips one it finds nothing in, so the
+    list is wrong only when every one of them is."""
+    dirs = [part for part in path.split(os.pathsep) if part]
+    problems = [_dir_problem(part) for part in dirs]
+    if not dirs or None in problems:
+        return None if dirs else "which names no directory"
+    if len(dirs) == 1:
+        return problems[0]
+    each = "; ".join(f"{part!r}: {problem}" for part, problem in zip(dirs, problems, strict=True))
+    return f"a list of directories ('{os.pathsep}' between them) of which none will do ({each})"
+
+
+def _dir_problem(path: str) -> str | None:
+    """What is wrong with one directory of ``SSL_CERT_DIR``, or None."""
+    if not os.path.isdir(path):
+        return "which is not a directory" if os.path.exists(path) else "which does not exist"
+    try:
+        names = os.listdir(path)
+    except OSError as exc:
+        return f"which cannot be read ({exc.strerror or exc})"
+    if not names:
+        return "which is empty, so no server's certificate would be trusted"
+    if not any(_HASHED.match(entry) for entry in names):
+        return (
+            "which holds no certificate OpenSSL can find: it looks each up by its subject's "
+            "hash, in a file named like 1a2b3c4d.0, and none is named so ('openssl rehash "
+            "DIR' names them)"
+        )
     return None

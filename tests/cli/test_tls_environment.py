@@ -6,10 +6,13 @@ not a bare "FileNotFoundError" (exit 1) nor, for a directory, "nothing is listen
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from cli.fake_http import fake_http
 from cli.helpers import fake, run
 
 TARGET = "https://127.0.0.1:9/mcp"  # never reached: the error comes first
@@ -118,3 +121,36 @@ def test_an_ssl_cert_dir_of_hashed_names_passes(
     result = run(capsys, "check", TARGET)
     assert result.code == 3, result.err
     assert "SSL_CERT_DIR" not in result.err, result.err
+
+
+def _hashed_dir(directory: Path, cert: Path) -> Path:
+    """``directory`` laid out as ``openssl rehash`` lays it out: ``cert`` under its
+    subject's hash."""
+    done = subprocess.run(
+        ["openssl", "x509", "-hash", "-noout", "-in", str(cert)], capture_output=True, text=True, check=True
+    )
+    directory.mkdir()
+    (directory / f"{done.stdout.strip()}.0").symlink_to(cert)
+    return directory
+
+
+def test_an_ssl_cert_dir_listing_several_directories_is_read_as_openssl_reads_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """OpenSSL reads SSL_CERT_DIR as a list of directories (``os.pathsep`` between them),
+    skipping one that is missing or holds none it can find: a real server over TLS whose
+    CA is in the last of them is trusted, so the check lets the list pass."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with fake_http(tmp_path, tls=True) as base:
+        hashed = _hashed_dir(tmp_path / "hashed", tmp_path / "cert.pem")
+        for listed in (f"{empty}{os.pathsep}{hashed}", f"{tmp_path / 'missing'}{os.pathsep}{hashed}"):
+            monkeypatch.setenv("SSL_CERT_DIR", listed)
+            result = run(capsys, "check", f"{base}/bogus")
+            assert result.code == 0, result.err
+            assert "SSL_CERT_DIR" not in result.err, result.err
+    monkeypatch.setenv("SSL_CERT_DIR", f"{empty}{os.pathsep}{tmp_path / 'missing'}")
+    result = run(capsys, "check", TARGET)
+    assert result.code == 2, result.err
+    assert "SSL_CERT_DIR names" in result.err and "unset SSL_CERT_DIR" in result.err, result.err
