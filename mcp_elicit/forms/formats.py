@@ -43,6 +43,7 @@ __all__ = [
     "FORMAT_CHECKS",
     "FORMAT_LENGTHS",
     "FORMAT_MESSAGES",
+    "FormatMismatch",
     "format_message",
     "is_date",
     "is_date_time",
@@ -181,6 +182,12 @@ FORMAT_MESSAGES: dict[str, str] = {
     "date": "must be a date like 2026-12-31",
     "date-time": "must be a date and time with a time zone, like 2026-12-31T18:30:00Z",
 }
+
+
+class FormatMismatch(ValueError):
+    """A text not of its field's format, raised from a pydantic validator with
+    ``format_message``'s words: mcp-elicit's own, about the value, so a server that withholds
+    its validators' messages (``redact_tool_errors``) still sends them."""
 
 
 def format_message(fmt: str, text: str) -> str:

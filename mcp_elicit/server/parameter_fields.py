@@ -45,7 +45,7 @@ from mcp_elicit.errors import FormSchemaError
 from mcp_elicit.forms import Field
 from mcp_elicit.forms.field_values import check_range
 from mcp_elicit.forms.fields import Integer, Number, String
-from mcp_elicit.forms.formats import FORMAT_CHECKS, format_message
+from mcp_elicit.forms.formats import FORMAT_CHECKS, FormatMismatch, format_message
 
 __all__ = ["refuse_fields_in_classes", "refuse_fields_on_result", "with_pydantic_fields"]
 
@@ -245,7 +245,7 @@ def _format_check(fmt: str) -> Callable[[Any], Any]:
 
     def check(value: Any) -> Any:
         if isinstance(value, str) and not test(value):
-            raise ValueError(format_message(fmt, value))
+            raise FormatMismatch(format_message(fmt, value))
         return value
 
     return check

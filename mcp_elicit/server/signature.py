@@ -37,9 +37,11 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
-from pydantic_core import PydanticUndefined, SchemaValidator
+from pydantic_core import ErrorDetails, PydanticKnownError, PydanticUndefined, SchemaValidator
+from pydantic_core.core_schema import ErrorType
 from typing_extensions import TypedDict, is_typeddict
 
+from mcp_elicit.forms.formats import FormatMismatch
 from mcp_elicit.forms.metadata import Field
 from mcp_elicit.server.parameter_fields import rebuilt, with_pydantic_fields
 
@@ -54,6 +56,7 @@ __all__ = [
     "is_async",
     "pydantic_ready",
     "validators_spoke",
+    "validators_words",
 ]
 
 
@@ -370,18 +373,33 @@ VALIDATOR_ERRORS: Final = frozenset({"value_error", "assertion_error"})
 
 def describe_invalid(exc: ValidationError, *, reference: str | None = None) -> str:
     """What ``exc`` says is wrong with arguments: each fault, with its place. With
-    ``reference``, a validator's own message (``VALIDATOR_ERRORS``) is withheld, the
-    reference said in its place; pydantic's own words (a type, a bound) stay."""
+    ``reference``, a validator's own message (``validators_words``) is withheld, the
+    reference said in its place; pydantic's own words (a type, a bound) and a format
+    check's stay."""
     parts = []
     for error in exc.errors():
         where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
         said = error.get("msg", "invalid")
-        if reference is not None and error["type"] in VALIDATOR_ERRORS:
+        if reference is not None and validators_words(error):
             said = f"the validator's message withheld (reference {reference} in the server's log)"
         parts.append(f"{where}: {said}")
     return "Invalid arguments: " + "; ".join(parts)
 
 
 def validators_spoke(exc: ValidationError) -> bool:
-    """Whether a fault of ``exc`` is a validator's own message (``VALIDATOR_ERRORS``)."""
-    return any(error["type"] in VALIDATOR_ERRORS for error in exc.errors())
+    """Whether a fault of ``exc`` is a validator's own message (``validators_words``)."""
+    return any(validators_words(error) for error in exc.errors())
+
+
+def validators_words(error: ErrorDetails) -> bool:
+    """Whether the fault's message is a validator's own text: its ``ValueError`` or
+    ``AssertionError`` (``VALIDATOR_ERRORS``; not mcp-elicit's ``FormatMismatch``), or a
+    ``PydanticCustomError``, whose type is its own or whose words are not those pydantic
+    writes for that type."""
+    if error["type"] in VALIDATOR_ERRORS:
+        return not isinstance(error.get("ctx", {}).get("error"), FormatMismatch)
+    try:
+        own = PydanticKnownError(typing.cast("ErrorType", error["type"]), error.get("ctx")).message()
+    except (KeyError, TypeError, ValueError):  # a type pydantic does not know
+        return True
+    return own != error["msg"]

@@ -47,7 +47,7 @@ import orjson
 from pydantic import BaseModel, ValidationError
 from pydantic_core import SchemaError, SchemaValidator, core_schema
 
-from mcp_elicit.forms.formats import format_message, parse_date, parse_date_time
+from mcp_elicit.forms.formats import FormatMismatch, format_message, parse_date, parse_date_time
 from mcp_elicit.server.signature import ArgumentsError
 from mcp_elicit.wire.jsonrpc import nests_past
 
@@ -65,7 +65,7 @@ def _format_reader(fmt: str, parse: Callable[[str], Any]) -> Callable[[Any], Any
         if isinstance(value, str):
             parsed = parse(value)
             if parsed is None:
-                raise ValueError(format_message(fmt, value))
+                raise FormatMismatch(format_message(fmt, value))
             return parsed
         return value  # not a string: the strict check below refuses it, as such
 

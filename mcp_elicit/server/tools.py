@@ -12,8 +12,9 @@ itself. Whatever the function raises, other than a protocol error
 result: ``ToolError`` with its message as is, anything else prefixed with the tool's name
 (with ``redact_errors``, the server's ``redact_tool_errors``, only the name and a
 reference the log line of its traceback holds: its message may name paths, hosts, SQL;
-and a bad argument's fault that a validator's own ``ValueError`` or ``AssertionError``
-wrote is withheld the same way, pydantic's own words kept: ``describe_invalid``);
+and a bad argument's fault that a validator's own ``ValueError``, ``AssertionError`` or
+``PydanticCustomError`` wrote is withheld the same way, pydantic's own words and a format
+check's kept: ``describe_invalid``);
 so is a return value that cannot be sent (bytes not wrapped, an object with no JSON form).
 A return type that is a dataclass, TypedDict or pydantic model also gives the tool an
 ``outputSchema`` and ``structuredContent``, written by the same pydantic adapter as that

@@ -19,8 +19,9 @@ from typing import Annotated, Any
 import httpx
 import pytest
 from pydantic import AfterValidator, BaseModel, field_validator
+from pydantic_core import PydanticCustomError
 
-from mcp_elicit import Server
+from mcp_elicit import Field, Server
 from mcp_elicit.errors import ConfigError
 
 from support.http import McpHttp, meta
@@ -205,3 +206,45 @@ async def test_a_validators_message_is_withheld(wire: WireChecker, caplog: pytes
     app.redact_tool_errors = False
     plain = await client.result("tools/call", {"name": "lookup", "arguments": arguments})
     assert f"code: Value error, 'B7' is not in orders on {SECRET}" in plain["content"][0]["text"]
+
+
+def _custom(code: str) -> str:
+    raise PydanticCustomError("order_unknown", "order {code} is not on " + SECRET, {"code": code})
+
+
+def _posing(code: str) -> str:
+    raise PydanticCustomError("string_type", f"a string, as {SECRET} keeps them")
+
+
+async def test_a_validators_own_error_type_is_withheld_and_the_formats_words_are_sent(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A validator may raise pydantic's ``PydanticCustomError`` with a type of its own, or
+    with one of pydantic's types and words of its own: either is the tool's code's text,
+    withheld. A ``Field(format=...)`` check is mcp-elicit's, about the value: sent, so the
+    model can write the date right."""
+    app = Server("custom", redact_tool_errors=True)
+
+    @app.tool()
+    def lookup(
+        code: Annotated[str, AfterValidator(_custom)],
+        alias: Annotated[str, AfterValidator(_posing)],
+        day: Annotated[str, Field(format="date")],
+    ) -> str:
+        return code
+
+    client = MemoryClient(app, checker=wire)
+    arguments = {"code": "B7", "alias": "b", "day": "tomorrow"}
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+        result = await client.result("tools/call", {"name": "lookup", "arguments": arguments})
+    text = result["content"][0]["text"]
+    assert SECRET not in text, text
+    found = re.fullmatch(
+        r"lookup: Invalid arguments: code: the validator's message withheld \(reference ([0-9a-f]{8}) "
+        r"in the server's log\); alias: the validator's message withheld \(reference \1 in the "
+        r"server's log\); day: Value error, .*date.*",
+        text,
+    )
+    assert found is not None, text
+    (line,) = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
+    assert f"order B7 is not on {SECRET}" in line and f"a string, as {SECRET} keeps them" in line
