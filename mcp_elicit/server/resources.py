@@ -289,10 +289,16 @@ class ResourceDef:
         kwargs = self.signature.bind(variables)
         if self.signature.context_param is not None:
             kwargs[self.signature.context_param] = ctx
-        if self.signature.is_async:
-            value = await awaited_as_own(self.fn, kwargs, modern=ctx.call.modern)
-        else:  # a plain function may block: not on the event loop
-            value = await run_handler(f"resource {self.uri!r}", self.fn, kwargs, self.signature.context_param)
+        try:
+            if self.signature.is_async:
+                value = await awaited_as_own(self.fn, kwargs, modern=ctx.call.modern)
+            else:  # a plain function may block: not on the event loop
+                value = await run_handler(
+                    f"resource {self.uri!r}", self.fn, kwargs, self.signature.context_param
+                )
+        except ResourceNotFound as exc:  # the handler refusing: its URI repeated inert, as ours
+            said = not_found(exc.uri, exc.reason)
+            raise (said.for_handshake() if exc.handshake else said) from None
         try:  # once, from the top, before a model is dumped (JSON mode writes NaN as null)
             finite(value)
         except TypeError as exc:

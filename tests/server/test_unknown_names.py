@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_elicit import Server
+from mcp_elicit.errors import ResourceNotFound
 
 from support.memory import MemoryClient
 from support.wire import WireChecker
@@ -62,3 +63,23 @@ async def test_an_unknown_uri_is_bounded(wire: WireChecker) -> None:
     bell = "\\x07"  # as the message writes the bell
     assert error["message"] == f"Resource not found: test://{bell * 193}… (100007 characters)"
     assert error["data"] == {"uri": uri}
+
+
+async def test_a_uri_a_handler_refuses_is_repeated_inert(wire: WireChecker) -> None:
+    """A handler that refuses a reader raises ``ResourceNotFound`` itself (as the README
+    says), with the URI the request gave: the message repeats it inert, as the server's
+    own "not found" does."""
+    app = Server("refusing")
+
+    @app.resource("test://items/{item}")
+    def item(item: str) -> str:
+        raise ResourceNotFound(f"test://items/{item}")
+
+    client = MemoryClient(app, checker=wire)
+    uri = f"test://items/{FORGED}"
+    error = (await client.request("resources/read", {"uri": uri}))["error"]
+    assert error == {
+        "code": -32602,
+        "message": "Resource not found: test://items/pay\\x1b[2J\\r\\nforged line\\u202e",
+        "data": {"uri": uri},
+    }
