@@ -93,8 +93,9 @@ def shown_json(value: object, **options: Any) -> str:
 class Heard:
     """What the server said while a call ran, for ``--json``'s ``notifications``: the first
     notifications, whole, up to ``HEARD_COUNT`` of them and ``HEARD_CHARS`` of their JSON;
-    once one does not fit, it and every later one is only counted (``left_out``), so a
-    server sending without end cannot grow the client without bound."""
+    once one does not fit (or is nested too deeply to write: ``NESTED``), it and every
+    later one is only counted (``left_out``), so a server sending without end cannot grow
+    the client without bound, nor one deep message keep ``--json`` from writing the answer."""
 
     def __init__(self) -> None:
         self.kept: list[dict[str, Any]] = []
@@ -104,8 +105,11 @@ class Heard:
     def __call__(self, method: str, params: Mapping[str, Any]) -> None:
         if not self.left_out and len(self.kept) < HEARD_COUNT:
             note = {"method": method, "params": dict(params)}
-            size = len(shown_json(note, ensure_ascii=False, default=str))
-            if self._chars + size <= HEARD_CHARS:
+            # as --json writes it, in the list in the document: nested too deeply there
+            # (NESTED), the whole document could not be written
+            shown = shown_json({"notifications": [note]}, ensure_ascii=False, default=str)
+            size = len(shown)
+            if shown is not NESTED and self._chars + size <= HEARD_CHARS:
                 self.kept.append(note)
                 self._chars += size
                 return

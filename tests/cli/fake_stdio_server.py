@@ -30,7 +30,9 @@ answers -32042 naming two URL steps: the first says echo's ``text``, 2 MB of it 
 answering tools/call, sends progress and a log message of 2 MB each, escapes in them),
 ``many-logs`` (before answering tools/call, sends 5000 log messages ``log 1`` ... ``log 5000``;
 then, when echo's ``text`` is ``fail``, answers -32603), ``big-logs`` (before answering
-tools/call, sends ``BIG_LOGS`` log messages ``big N xxx...`` of 1 MB each),
+tools/call, sends ``BIG_LOGS`` log messages ``big N xxx...`` of 1 MB each), ``deep-log``
+(before answering tools/call, sends a log message ``first``, then one whose data nests
+lists 600 deep, then ``last``),
 ``long-names`` (two tools with the same name of 200 004 characters, one whose
 inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
 (lists 3001 tools, one of them named with an escape; echo takes 3000
@@ -311,6 +313,17 @@ def main() -> int:
             for n in range(1, BIG_LOGS + 1):
                 log = {"level": "info", "data": f"big {n} " + "x" * 1_000_000}
                 note = {"jsonrpc": "2.0", "method": "notifications/message", "params": log}
+                sys.stdout.write(json.dumps(note) + "\n")
+        if message.get("method") == "tools/call" and args.mode == "deep-log":
+            deep: object = "bottom"
+            for _ in range(600):
+                deep = [deep]
+            for data in ("first", deep, "last"):
+                note = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/message",
+                    "params": {"level": "info", "data": data},
+                }
                 sys.stdout.write(json.dumps(note) + "\n")
         if message.get("method") == "tools/call" and args.mode == "many-logs":
             for n in range(1, 5001):

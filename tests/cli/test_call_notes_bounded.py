@@ -165,3 +165,16 @@ def test_a_failed_call_after_many_log_messages_does_not_promise_them_in_json(
     assert len(said) == 1, result.err[-1000:]
     assert f"{5000 - LOG_LINES} more log messages from the server were not shown" in said[0]
     assert "--trace prints every message" in said[0] and "--json" not in said[0], said[0]
+
+
+def test_json_leaves_out_a_notification_too_deep_to_write(capsys: pytest.CaptureFixture[str]) -> None:
+    """A log message nested deeper than JSON is written out does not fit what ``--json``
+    keeps: it is counted, not kept, and the call's answer is still written (it was not
+    too deep)."""
+    result = run(
+        capsys, "call", "echo", "text=hi", "--ui", "none", "--json", "--", *fake("deep-log", "modern")
+    )
+    assert result.code == 0, result.err[:2000]
+    said = result.json()
+    assert [n["params"]["data"] for n in said["notifications"]] == ["first"]
+    assert said["notifications_left_out"] == 2
