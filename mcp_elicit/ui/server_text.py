@@ -7,7 +7,7 @@ Rules:
   descriptions, URLs) goes through ``clean`` before it reaches a terminal: control
   characters (ESC starts terminal commands), invisible and bidirectional-formatting
   characters (letters a font draws blank, the Hangul fillers, included: ``url_hosts``'
-  ``is_hidden``), and noncharacters, which have no glyph, are shown as ``\\x1b`` /
+  ``is_hidden``, unless drawn with the letters around them: ``_joined``), and noncharacters, which have no glyph, are shown as ``\\x1b`` /
   ``<U+202E>`` instead of acting or passing for nothing, as are combining
   marks past five in a row (stacked by the hundred, they cover the lines around them).
   Single-line texts (titles) also lose their newlines.
@@ -57,6 +57,9 @@ _NOT_BLANK: Final = re.compile("[^\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u30
 
 #: Where an unassigned character is default-ignorable (drawn as nothing, as a tag is).
 _IGNORED: Final = ((0x2060, 0x206F), (0xFFF0, 0xFFF8), (0xE0000, 0xE0FFF))
+#: Hangul's conjoining consonants that lead a syllable, and its vowels, not their fillers.
+_LEADS: Final = ((0x1100, 0x115E), (0xA960, 0xA97C))
+_VOWELS: Final = ((0x1161, 0x11A7), (0xD7B0, 0xD7C6))
 
 
 def _units(text: str, *, multiline: bool = False) -> list[str]:
@@ -64,7 +67,7 @@ def _units(text: str, *, multiline: bool = False) -> list[str]:
     code, a letter with the marks on it."""
     out: list[str] = []
     marks = 0  # combining marks in a row so far
-    for ch in text:
+    for at, ch in enumerate(text):
         category = unicodedata.category(ch)
         marks = marks + 1 if category in ("Mn", "Me") else 0
         if ch == "\n" and multiline:
@@ -73,7 +76,7 @@ def _units(text: str, *, multiline: bool = False) -> list[str]:
             out.append("    " if multiline else " ")
         elif ch in "\n\r":
             out.append(" ")
-        elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs") or _blank_or_noncharacter(ch, category):
+        elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs") or _blank_or_noncharacter(text, at, category):
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>")
         elif marks > _MAX_MARKS:
@@ -85,16 +88,39 @@ def _units(text: str, *, multiline: bool = False) -> list[str]:
     return out
 
 
-def _blank_or_noncharacter(ch: str, category: str) -> bool:
-    """Whether ``ch`` shows as nothing though it is no control (a Hangul filler; unassigned
-    where Unicode tells fonts to draw nothing: ``_IGNORED``), or is a noncharacter
-    (``U+FFFE``, ``U+FDD0``: no glyph at all). Other unassigned characters are left as
-    they are: they may be assigned in the terminal's Unicode, newer than this Python's (an emoji)."""
+def _blank_or_noncharacter(text: str, at: int, category: str) -> bool:
+    """Whether ``text[at]`` shows as nothing though it is no control (a Hangul filler, but
+    not one drawn with the letters around it: ``_joined``; unassigned where Unicode tells
+    fonts to draw nothing: ``_IGNORED``), or is a noncharacter (``U+FFFE``, ``U+FDD0``: no
+    glyph at all). Other unassigned characters are left as they are: they may be assigned
+    in the terminal's Unicode, newer than this Python's (an emoji)."""
+    ch = text[at]
     if category == "Cn":
         code = ord(ch)
         ignored = any(low <= code <= high for low, high in _IGNORED)
         return ignored or code & 0xFFFE == 0xFFFE or 0xFDD0 <= code <= 0xFDEF
-    return category != "Zs" and is_hidden(ch)
+    return category != "Zs" and is_hidden(ch) and not _joined(text, at)
+
+
+def _joined(text: str, at: int) -> bool:
+    """Whether the blank letter ``text[at]`` is drawn as part of the letters around it, as
+    Unicode means it: the vowel filler after a consonant, the consonant filler before a
+    vowel (an old Hangul syllable lacking one), the grapheme joiner between a letter or mark
+    and the mark it keeps in order (Biblical Hebrew's points)."""
+    ch = text[at]
+    before = text[at - 1] if at else ""
+    after = text[at + 1] if at + 1 < len(text) else ""
+    if ch == "\u1160":
+        return _within(before, _LEADS)
+    if ch == "\u115f":
+        return _within(after, _VOWELS)
+    if ch == "\u034f" and before and after and after != ch:
+        return unicodedata.category(before)[0] in "LM" and unicodedata.category(after) in ("Mn", "Mc", "Me")
+    return False
+
+
+def _within(ch: str, ranges: tuple[tuple[int, int], ...]) -> bool:
+    return bool(ch) and any(low <= ord(ch) <= high for low, high in ranges)
 
 
 def clean(text: str, *, multiline: bool = False) -> str:

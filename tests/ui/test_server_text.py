@@ -60,3 +60,28 @@ def test_a_letter_that_shows_as_nothing_is_shown_by_its_code(blank: str) -> None
     code = f"<U+{ord(blank):04X}>"
     assert clean(f"yes{blank}") == f"yes{code}"
     assert fit(f"a{blank}b", 20) == f"a{code}b"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "مرحبا بالعالم",  # Arabic
+        "नमस्ते हिन्दी",  # Hindi
+        "สวัสดีครับ",  # Thai
+        "한국어 ㅋㅋ",  # Hangul syllables and letters
+        "\u1112\u1161\u11ab\u1100\u116e\u11a8",  # the same Hangul as conjoining letters (NFD)
+        "\u1100\u1160",  # an old Hangul syllable of a consonant and no vowel: the vowel filler
+        "\u115f\u1161",  # and one of a vowel and no consonant: the consonant filler
+        "\u05d1\u05b8\u034f\u05b7",  # Biblical Hebrew: the grapheme joiner keeps two points in order
+        "❤\ufe0f 👍🏽 1\ufe0f\u20e3",  # emoji with a variation selector, a skin tone, a keycap
+    ],
+)
+def test_a_script_written_as_it_should_be_is_left_as_it_is(text: str) -> None:
+    """A filler or the grapheme joiner inside the syllable or the marks it belongs to is
+    drawn with them, as Unicode means it to be: only one that stands alone shows nothing."""
+    assert clean(text) == text
+
+
+def test_fillers_that_make_a_syllable_of_nothing_are_shown_by_their_codes() -> None:
+    assert clean("yes\u115f\u1160") == "yes<U+115F><U+1160>"
+    assert clean("a\u1160b\u034f") == "a<U+1160>b<U+034F>"
