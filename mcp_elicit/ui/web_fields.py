@@ -22,7 +22,7 @@ Rules:
   to its control by ``aria-describedby``. Each is labelled (a ``<label>``, or a ``<fieldset>``
   and ``<legend>`` for groups) and tied by ``aria-describedby`` to its description, hint
   and error slot. Defaults are pre-filled (but a text default that a bidirectional
-  override would draw as other text: ``_boxed_default``); required fields carry
+  override or mark would draw as other text: ``_boxed_default``); required fields carry
   ``required`` and a mark.
   A field that looks like it asks for a secret (``forms.secrets.secret_in_field``; a
   client reads another server's form unguarded) is marked ``data-secret``: the page's
@@ -53,9 +53,10 @@ __all__ = ["EMPTY", "RADIO_LIMIT", "escaped", "field_html", "marked"]
 RADIO_LIMIT: Final = 5
 EMPTY: Final = "(empty text)"
 _UNWRITABLE: Final = re.compile("[\x00\ud800-\udfff]")
-#: The bidirectional embeddings, overrides and isolates: text after one in a box is drawn
-#: in another order (U+202E makes "00001 ot $" read "$ to 10000").
-_REORDERS: Final = re.compile("[\u202a-\u202e\u2066-\u2069]")
+#: The bidirectional embeddings, overrides, isolates and marks: text after one in a box is
+#: drawn in another order (U+202E makes "00001 ot $" read "$ to 10000"; right-to-left
+#: marks between digits, "10<U+200F>.5<U+200F>0" read "05.10").
+_REORDERS: Final = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _FORMAT_INPUT: Final = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
 #: The days a date picker offers: the form's dates have four-digit years, from 0001.
 _DAYS: Final = {
@@ -104,7 +105,7 @@ def _hint(spec: FieldSpec, extras: FieldExtras) -> str:
 
 def _boxed_default(spec: String) -> str:
     """The text a text field's box starts with: its default, unless the default holds a
-    bidirectional override or isolate (``_REORDERS``), which the box would draw as other
+    bidirectional override, isolate or mark (``_REORDERS``), which the box would draw as other
     text; the box is then empty (which gives the default) and the hint shows it made
     visible, as the terminal, which never pre-fills what ``clean`` would change."""
     default = spec.default or ""

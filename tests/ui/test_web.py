@@ -403,3 +403,20 @@ async def test_a_default_that_reorders_its_own_text_is_not_put_in_the_box(new_pa
         await review_and_send(page)
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept()]  # no answer: the default, as from the terminal
+
+
+async def test_a_default_that_direction_marks_reorder_is_not_put_in_the_box(new_page: NewPage) -> None:
+    """Right-to-left marks (U+200F), with no override or isolate, reorder what is around
+    them too: the box drew "Refund 05.10 to me" for "Refund 10.50 to me" written with
+    them. The box is left empty, the hint shows the default made visible."""
+    default = "Refund \u200f10\u200f.5\u200f0 to me"
+    form = Form(refund=String(title="Refund", default=default))
+    async with open_round([form_request(form)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-f0-input")).to_have_value("")
+        await expect(page.locator("#q0-f0-hint")).to_contain_text(
+            "Refund <U+200F>10<U+200F>.5<U+200F>0 to me"
+        )
+        await review_and_send(page)
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept()]  # no answer: the default, as from the terminal
