@@ -4,8 +4,9 @@ connected to.
 Rules: httpx reads ``SSL_CERT_FILE`` (a PEM file of CA certificates), else ``SSL_CERT_DIR``
 (a directory of them), for every client it makes, HTTP or HTTPS. One that names a file or
 directory that is not there, a file holding no certificate, or a directory holding none
-OpenSSL can find (empty, or no file named by a subject's hash, ``1a2b3c4d.0``, as OpenSSL
-looks them up: it trusts nothing else, so every server would fail verification) is a configuration error;
+OpenSSL can find (empty, no file named by a subject's hash, ``1a2b3c4d.0``, as OpenSSL
+looks them up, or only links by such names to files that are not there: it trusts nothing
+else, so every server would fail verification) is a configuration error;
 ``SSL_CERT_DIR`` may list several directories (``os.pathsep`` between them, as OpenSSL
 reads it), and is one when none of them will do
 (exit 2, as the command line's other configuration errors) that names the variable, the
@@ -86,10 +87,18 @@ def _dir_problem(path: str) -> str | None:
         return f"which cannot be read ({exc.strerror or exc})"
     if not names:
         return "which is empty, so no server's certificate would be trusted"
-    if not any(_HASHED.match(entry) for entry in names):
+    hashed = sorted(entry for entry in names if _HASHED.match(entry))
+    if not hashed:
         return (
             "which holds no certificate OpenSSL can find: it looks each up by its subject's "
             "hash, in a file named like 1a2b3c4d.0, and none is named so ('openssl rehash "
             "DIR' names them)"
+        )
+    if not any(os.path.isfile(os.path.join(path, entry)) for entry in hashed):
+        return (
+            f"whose certificates named by their hash ({hashed[0]}"
+            f"{f' and {len(hashed) - 1} more' if len(hashed) > 1 else ''}) lead to no file "
+            "(links to files that are not there, or directories), so OpenSSL reads none (copy "
+            "in the files the links point to, or 'openssl rehash DIR' once the certificates are in it)"
         )
     return None

@@ -154,3 +154,20 @@ def test_an_ssl_cert_dir_listing_several_directories_is_read_as_openssl_reads_it
     result = run(capsys, "check", TARGET)
     assert result.code == 2, result.err
     assert "SSL_CERT_DIR names" in result.err and "unset SSL_CERT_DIR" in result.err, result.err
+
+
+def test_an_ssl_cert_dir_of_broken_links_is_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A directory whose hashed names are links to files that are not there (one copied
+    without what its links point to, as /etc/ssl/certs into a container) holds no
+    certificate OpenSSL can read: named, with the broken link."""
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    (certs / "1a2b3c4d.0").symlink_to(tmp_path / "gone" / "ca.pem")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("SSL_CERT_DIR", str(certs))
+    result = run(capsys, "check", TARGET)
+    assert result.code == 2, result.err
+    assert f"SSL_CERT_DIR names {str(certs)!r}" in result.err, result.err
+    assert "1a2b3c4d.0" in result.err and "unset SSL_CERT_DIR" in result.err, result.err
