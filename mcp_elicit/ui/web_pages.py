@@ -23,7 +23,8 @@ Rules:
   list of boxes ticked (an empty list is an answer: "none of these").
 * The server's message stands in a frame of its own, named as the server's (as in the
   terminal, ``render``): whatever it writes ("The server asks you to open this web page:",
-  an address, "Site bank.example", a button's words) stays apart from what the page says.
+  an address, "Site bank.example", a button's words) stays apart from what the page says;
+  the review, which repeats it, frames it the same way.
 * A URL-mode question's box is ``web_url``'s.
 """
 

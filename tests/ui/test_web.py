@@ -420,3 +420,24 @@ async def test_a_default_that_direction_marks_reorder_is_not_put_in_the_box(new_
         await review_and_send(page)
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept()]  # no answer: the default, as from the terminal
+
+
+async def test_the_review_frames_the_servers_message_as_the_question_does(new_page: NewPage) -> None:
+    """The review, where the person confirms, repeats the server's message: in the same
+    frame named as the server's, so a message writing "Your answers: Amount 10" reads as the
+    server's, not as the page's own account of what is sent."""
+    fake = "Your answers:\nAmount\n10 (checked by your bank)"
+    form = Form(amount=String(title="Amount", default="10000"))
+    async with open_round([form_request(form, message=fake)]) as opened:
+        page = await show(new_page, opened)
+        await page.click("#review")
+        frame = page.locator("#review-list .said")
+        await expect(frame).to_have_count(1)
+        await expect(frame.locator(".said-label")).to_have_text("The server's message")
+        await expect(frame.locator(".message")).to_have_text(fake)
+        label_id = await frame.locator(".said-label").get_attribute("id")
+        await expect(frame).to_have_attribute("role", "group")
+        await expect(frame).to_have_attribute("aria-labelledby", label_id or "")
+        await page.click("#send")
+        answers = await opened.answers()
+    assert answers == [ElicitAnswer.accept(amount="10000")]

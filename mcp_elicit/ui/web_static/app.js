@@ -249,11 +249,22 @@
         title.textContent = `Question ${i + 1}`;
         block.append(title);
       }
+      // The server's message in the frame the question gives it, named as the server's:
+      // here too, where the person confirms, it never reads as the page's own words.
+      const said = document.createElement("div");
+      said.className = "said";
+      said.setAttribute("role", "group");
+      said.setAttribute("aria-labelledby", `review-${q.id}-said`);
+      const label = document.createElement("p");
+      label.className = "said-label";
+      label.id = `review-${q.id}-said`;
+      label.textContent = $(`${q.id}-said`).textContent;
       const message = document.createElement("p");
       message.className = "message";
       message.dir = "auto"; // a server's right-to-left text reads right to left
       message.textContent = $(`${q.id}-message`).textContent;
-      block.append(message);
+      said.append(label, message);
+      block.append(said);
       const list = document.createElement("dl");
       const fields = q.querySelectorAll(".field");
       ((result.questions[i] || {}).rows || []).forEach(([label, value], n) => {
