@@ -154,7 +154,9 @@ def _parser() -> argparse.ArgumentParser:
         "--redact-tool-errors",
         action="store_true",
         help="send a tool's unexpected exception as 'Error executing tool NAME' and a reference "
-        "its log line holds, never its message (as Server(redact_tool_errors=True) does)",
+        "its log line holds, never its message, and a validator's own message about an argument "
+        "as withheld, with a reference, pydantic's words about the value kept (as "
+        "Server(redact_tool_errors=True) does)",
     )
     serve.add_argument(
         "--log-level",

@@ -158,6 +158,7 @@ def test_serve_help_names_the_switch() -> None:
     said = " ".join(done.stdout.split())
     assert "--redact-tool-errors" in said
     assert "reference" in said[said.index("--redact-tool-errors") :]
+    assert "validator" in said[said.index("--redact-tool-errors") :]  # its message withheld too
 
 
 def _order_code(code: str) -> str:
