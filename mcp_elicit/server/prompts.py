@@ -2,7 +2,8 @@
 
 Rules: arguments are the function's parameters (all passed as strings on the wire;
 required when they have no default); missing arguments are -32602 naming each, an invalid
-one -32602 saying what is wrong. The function returns a ``str`` (one user message), a
+one -32602 saying what is wrong (with ``redact_errors``, a validator's own message withheld,
+as a tool's: ``ArgumentsError.redacted``). The function returns a ``str`` (one user message), a
 list of messages (``PromptMessage``, dicts, or ``(role, content)`` pairs whose content is
 a str or content block), or a ``GetPromptResult`` (whose ``resultType`` the revision
 sets, not the model). It may take a ``Context`` and elicit, like a tool.
@@ -36,6 +37,8 @@ class PromptDef:
     title: str | None = None
     description: str | None = None
     wire: dict[str, Any] = field(default_factory=dict)
+    #: The server's ``redact_tool_errors``: an argument validator's own message withheld.
+    redact_errors: bool = False
 
     @classmethod
     def build(
@@ -81,7 +84,8 @@ class PromptDef:
         try:
             kwargs = self.signature.bind(arguments)
         except ArgumentsError as exc:
-            raise InvalidParams(f"Invalid params for prompt {self.name!r}: {exc}") from None
+            said = exc.redacted(f"prompt {self.name}") if self.redact_errors else str(exc)
+            raise InvalidParams(f"Invalid params for prompt {self.name!r}: {said}") from None
         if self.signature.context_param is not None:
             kwargs[self.signature.context_param] = ctx
         if self.signature.is_async:

@@ -29,6 +29,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import logging
+import secrets
 import sys
 import typing
 from collections.abc import Callable, Mapping
@@ -62,6 +64,7 @@ __all__ = [
 
 #: Parameter names that mean the request context: one without an annotation is a mistake.
 _CONTEXT_NAMES: Final = frozenset({"ctx", "context"})
+log = logging.getLogger("mcp_elicit.server")
 
 
 class ArgumentsError(ValueError):
@@ -76,6 +79,16 @@ class ArgumentsError(ValueError):
     @classmethod
     def found(cls, invalid: ValidationError) -> ArgumentsError:
         return cls(describe_invalid(invalid), invalid)
+
+    def redacted(self, what: str) -> str:
+        """The message with a validator's own words withheld (``describe_invalid``), the
+        log line of ``what`` ("tool NAME") holding them under the reference said; the
+        message as it is when no validator spoke."""
+        if self.invalid is None or not validators_spoke(self.invalid):
+            return str(self)
+        reference = secrets.token_hex(4)
+        log.warning("%s: %s (reference %s)", what, self, reference)
+        return describe_invalid(self.invalid, reference=reference)
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_types import CallToolResult
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, TypeAdapter
 from typing_extensions import is_typeddict
 
 from mcp_elicit.core.mrtr import InputRequired
@@ -55,11 +55,9 @@ from mcp_elicit.server.results import CONTENT_TYPES, structured_as, structured_v
 from mcp_elicit.server.signature import (
     ArgumentsError,
     Signature,
-    describe_invalid,
     handler,
     handler_doc,
     handler_name,
-    validators_spoke,
 )
 from mcp_elicit.server.strict_arguments import StrictValidate, strict_validator
 from mcp_elicit.server.threads import run_handler
@@ -232,14 +230,14 @@ class ToolDef:
         if self.check_arguments is not None:
             problem = self.check_arguments(arguments if arguments is not None else {})
             if problem is not None:
-                raise _BadArguments(f"Invalid arguments: {problem}")
+                raise _BadArguments(ArgumentsError(f"Invalid arguments: {problem}"))
         signature = self.signature
         try:
             kwargs = (
                 signature.bind(arguments) if self.bind_strict is None else self.bind_strict(arguments or {})
             )
         except ArgumentsError as exc:
-            raise _BadArguments(str(exc), exc.invalid) from None
+            raise _BadArguments(exc) from None
         if signature.context_param is not None:
             kwargs[signature.context_param] = ctx
         if signature.is_async:
@@ -282,11 +280,10 @@ class ToolDef:
         if isinstance(exc, EXCHANGE_ERRORS):
             raise exc
         if isinstance(exc, _BadArguments):
-            if self.redact_errors and exc.invalid is not None and validators_spoke(exc.invalid):
-                reference = secrets.token_hex(4)
-                log.warning("tool %s: %s (reference %s)", self.name, exc, reference)
-                return error_result(f"{self.name}: {describe_invalid(exc.invalid, reference=reference)}")
-            return error_result(f"{self.name}: {exc}")
+            bad = exc.arguments
+            return error_result(
+                f"{self.name}: {bad.redacted(f'tool {self.name}') if self.redact_errors else bad}"
+            )
         if isinstance(exc, ToolError):
             return error_result(str(exc))
         if self.redact_errors:
@@ -300,9 +297,9 @@ class ToolDef:
 
 
 class _BadArguments(Exception):
-    """Arguments that do not fit the tool (raised before its function runs); ``invalid``,
-    pydantic's account of them when it found them."""
+    """Arguments that do not fit the tool (raised before its function runs): ``arguments``
+    says how."""
 
-    def __init__(self, message: str, invalid: ValidationError | None = None) -> None:
-        super().__init__(message)
-        self.invalid = invalid
+    def __init__(self, arguments: ArgumentsError) -> None:
+        super().__init__(str(arguments))
+        self.arguments = arguments

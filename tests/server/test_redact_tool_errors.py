@@ -249,3 +249,33 @@ async def test_a_validators_own_error_type_is_withheld_and_the_formats_words_are
     assert found is not None, text
     (line,) = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
     assert f"order B7 is not on {SECRET}" in line and f"a string, as {SECRET} keeps them" in line
+
+
+async def test_a_prompts_validator_is_withheld_too(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A prompt's argument validator is the server's code as a tool's is: redacted, its
+    -32602 says the fault's place and a reference, the log holds the text; a prompt's
+    unexpected exception was never sent. Set later, the switch holds for prompts too."""
+    app = Server("prompted")
+
+    @app.prompt()
+    def plan(code: Annotated[str, AfterValidator(_order_code)]) -> str:
+        return code
+
+    app.redact_tool_errors = True
+    client = MemoryClient(app, checker=wire)
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+        error = (await client.request("prompts/get", {"name": "plan", "arguments": {"code": "B7"}}))["error"]
+    assert error["code"] == -32602 and SECRET not in error["message"], error
+    found = re.fullmatch(
+        r"Invalid params for prompt 'plan': Invalid arguments: code: the validator's message withheld "
+        r"\(reference ([0-9a-f]{8}) in the server's log\)",
+        error["message"],
+    )
+    assert found is not None, error
+    (line,) = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
+    assert f"'B7' is not in orders on {SECRET}" in line
+    app.redact_tool_errors = False
+    plain = (await client.request("prompts/get", {"name": "plan", "arguments": {"code": "B7"}}))["error"]
+    assert f"'B7' is not in orders on {SECRET}" in plain["message"]
