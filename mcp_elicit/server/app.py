@@ -31,6 +31,7 @@ from mcp_elicit.server.oauth import OAuthProvider, require_authlib
 from mcp_elicit.server.options import MOST_MS, expect, milliseconds, one_of, seconds, text, whole
 from mcp_elicit.server.prompts import PromptDef
 from mcp_elicit.server.relay import Relay
+from mcp_elicit.server.resources import ResourceDef
 from mcp_elicit.server.rev_2025_11_25 import HandshakeChannel, respond_in_session
 from mcp_elicit.server.sessions import Session, Sessions
 from mcp_elicit.server.subscriptions import Subscriptions
@@ -428,7 +429,8 @@ class Server(Dispatch):
     def redact_tool_errors(self) -> bool:
         """Whether a tool's unexpected exception is sent as "Error executing tool NAME" and a
         reference its log line holds, never its message (which may name paths, hosts, SQL);
-        a tool's or prompt's argument validator's own message is withheld the same way.
+        a tool's, prompt's or resource template's argument validator's own message is
+        withheld the same way.
         Set after the tools are registered (a launcher's, a deployment's start-up), it holds
         for them too."""
         return self._redact_tool_errors
@@ -441,6 +443,8 @@ class Server(Dispatch):
             tool.redact_errors = value
         for prompt in list(self._prompts.values()):
             prompt.redact_errors = value
+        for template in list(self._templates):
+            template.redact_errors = value
 
     def _add_tool(self, tool: ToolDef) -> None:
         tool.redact_errors = self._redact_tool_errors  # before any request can reach it
@@ -449,6 +453,10 @@ class Server(Dispatch):
     def _add_prompt(self, prompt: PromptDef) -> None:
         prompt.redact_errors = self._redact_tool_errors  # a prompt's validators are its code too
         super()._add_prompt(prompt)
+
+    def _add_resource(self, res: ResourceDef) -> None:
+        res.redact_errors = self._redact_tool_errors  # a template's validators are its code too
+        super()._add_resource(res)
 
     @on_loop
     def _changed(self, kind: Literal["tools", "prompts", "resources", "completions"]) -> None:

@@ -88,7 +88,9 @@ def find_resource(
         try:
             template.signature.bind(variables)
         except ArgumentsError as exc:
-            reason = reason or f"the template {template.uri} does not take it: {exc}"
+            if reason is None:
+                said = exc.redacted(f"resource {template.uri}") if template.redact_errors else str(exc)
+                reason = f"the template {template.uri} does not take it: {said}"
             continue
         return template, variables
     raise not_found(uri, reason)
@@ -204,6 +206,8 @@ class ResourceDef:
     encoded: frozenset[str] = frozenset()
     shape: _Shape | None = None
     readable: Readable | None = None
+    #: The server's ``redact_tool_errors``: a template's validator's own message withheld.
+    redact_errors: bool = False
 
     @classmethod
     def build(

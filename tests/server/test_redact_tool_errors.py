@@ -279,3 +279,27 @@ async def test_a_prompts_validator_is_withheld_too(
     app.redact_tool_errors = False
     plain = (await client.request("prompts/get", {"name": "plan", "arguments": {"code": "B7"}}))["error"]
     assert f"'B7' is not in orders on {SECRET}" in plain["message"]
+
+
+async def test_a_resource_templates_validator_is_withheld_too(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A URI a template's validator refuses is "not found", the reason naming the fault:
+    redacted, the validator's own words are withheld there too, the log holding them."""
+    app = Server("templated", redact_tool_errors=True)
+
+    @app.resource("test://orders/{code}")
+    def order(code: Annotated[str, AfterValidator(_order_code)]) -> str:
+        return code
+
+    client = MemoryClient(app, checker=wire)
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+        error = (await client.request("resources/read", {"uri": "test://orders/B7"}))["error"]
+    assert error["code"] == -32602 and SECRET not in error["message"], error
+    found = re.search(
+        r"code: the validator's message withheld \(reference ([0-9a-f]{8}) in the server's log\)",
+        error["message"],
+    )
+    assert found is not None, error
+    (line,) = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
+    assert f"'B7' is not in orders on {SECRET}" in line
