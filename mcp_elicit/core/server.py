@@ -7,6 +7,8 @@ expect):
 1. ``_meta`` carries protocolVersion and clientCapabilities        -32602, HTTP 400
 2. the ``MCP-Protocol-Version`` header equals the ``_meta`` version   -32020, HTTP 400
 3. the version is one we speak                                    -32022, HTTP 400
+   (then ``_meta``'s optional fields: a bad logLevel or progressToken  -32602, HTTP 400;
+   what they may hold is the version's to say)
 4. ``Mcp-Method`` equals ``method``; ``Mcp-Name`` equals name/uri    -32020, HTTP 400
 5. the method exists in this revision                             -32601, HTTP 404
 6. the server declared the capability the method belongs to       -32601, HTTP 404
@@ -46,6 +48,7 @@ from mcp_elicit.wire import headers as h
 from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.jsonrpc import Request, RequestId
 from mcp_elicit.wire.meta import (
+    CLIENT_CAPABILITIES_META_KEY,
     PROTOCOL_VERSION_META_KEY,
     SERVER_INFO_META_KEY,
     ClientCapabilities,
@@ -204,6 +207,9 @@ class ServerCore:
         try:
             meta = read_request_meta(params)
         except InvalidParams as exc:
+            given = _required_version(params)
+            if given is not None:  # an optional field failed: the version is checked first
+                self._check_version(message, given, headers)
             raw = headers.get(h.VERSION_HEADER) if headers is not None else None
             if raw is not None and raw.strip(OWS) not in SUPPORTED and not _version_not_a_string(params):
                 unsupported = UnsupportedProtocolVersion.for_version(raw.strip(OWS), SUPPORTED)
@@ -213,20 +219,8 @@ class ServerCore:
             raise
         version = meta[0]
         method = message.method
+        self._check_version(message, version, headers)
         try:
-            if headers is not None:
-                raw = headers.get(h.VERSION_HEADER)
-                if raw is None or raw.strip(OWS) != version:
-                    raise _version_mismatch(raw, version)
-            if version not in MODERN:  # MODERN and the handshake revisions are disjoint
-                if is_handshake(version):
-                    raise InvalidRequest(
-                        f"Bad request: no session. Revision {version} needs the initialize handshake: "
-                        "send initialize first and then the session's requests without _meta "
-                        f"protocolVersion, or send {MODERN[0]} in _meta protocolVersion",
-                        http_status=400,
-                    )
-                raise UnsupportedProtocolVersion.for_version(version, SUPPORTED)
             if headers is not None:
                 self._check_standard_headers(headers, method, params)
             if method not in FRAMEWORK_METHODS and method != "server/discover":
@@ -241,6 +235,27 @@ class ServerCore:
             raise
         # Positional: keyword arguments make this (once per request) about twice as slow.
         return Call(message.id, method, params, *meta)
+
+    @staticmethod
+    def _check_version(message: Request, version: str, headers: Mapping[str, str] | None) -> None:
+        """Checks 2 and 3 for ``message``, whose ``_meta`` names ``version``."""
+        try:
+            if headers is not None:
+                raw = headers.get(h.VERSION_HEADER)
+                if raw is None or raw.strip(OWS) != version:
+                    raise _version_mismatch(raw, version)
+            if version not in MODERN:  # MODERN and the handshake revisions are disjoint
+                if is_handshake(version):
+                    raise InvalidRequest(
+                        f"Bad request: no session. Revision {version} needs the initialize handshake: "
+                        "send initialize first and then the session's requests without _meta "
+                        f"protocolVersion, or send {MODERN[0]} in _meta protocolVersion",
+                        http_status=400,
+                    )
+                raise UnsupportedProtocolVersion.for_version(version, SUPPORTED)
+        except (HeaderMismatch, InvalidRequest, UnsupportedProtocolVersion) as exc:
+            exc.request_id = message.id
+            raise
 
     def check_offered(self, method: str) -> None:
         """-32601 when ``method`` belongs to a capability this server did not declare
@@ -350,6 +365,18 @@ def _about_the_request(exc: ProtocolError, handler: bool) -> bool:
         data = exc.data
         return isinstance(data, Mapping) and isinstance(data.get("requiredCapabilities"), Mapping)
     return not handler
+
+
+def _required_version(params: Mapping[str, Any]) -> str | None:
+    """The protocolVersion of ``params._meta`` when it holds both required fields, each of
+    its type (a ``_meta`` that failed did so on an optional field then)."""
+    meta = params.get("_meta")
+    if not isinstance(meta, (dict, Mapping)) or not isinstance(
+        meta.get(CLIENT_CAPABILITIES_META_KEY), Mapping
+    ):
+        return None
+    version = meta.get(PROTOCOL_VERSION_META_KEY)
+    return version if isinstance(version, str) else None
 
 
 def _version_not_a_string(params: Mapping[str, Any]) -> bool:

@@ -9,6 +9,7 @@ import pytest
 from mcp_elicit.core.server import ServerCore, ServerIdentity
 from mcp_elicit.errors import (
     HeaderMismatch,
+    InvalidRequest,
     InvalidRequestMeta,
     MethodNotFound,
     ProtocolError,
@@ -219,3 +220,26 @@ def test_a_version_that_is_not_a_string_is_invalid_params(version: Any, header: 
     err = _fails(_request(meta=meta), _headers(version=header), InvalidRequestMeta)
     assert (err.code, err.http_status) == (-32602, 400)
     assert "(a string)" in err.message
+
+
+@pytest.mark.parametrize(
+    "bad", [{"progressToken": 1.5}, {"io.modelcontextprotocol/logLevel": "loud"}], ids=["token", "level"]
+)
+@pytest.mark.parametrize(
+    ("version", "header", "error"),
+    [
+        ("2099-01-01", None, UnsupportedProtocolVersion),
+        ("2099-01-01", "2026-07-28", HeaderMismatch),
+        ("2099-01-01", "2099-01-01", UnsupportedProtocolVersion),
+        ("2025-11-25", None, InvalidRequest),
+    ],
+    ids=["unsupported", "header disagrees", "header agrees", "a session's revision"],
+)
+def test_the_version_is_checked_before_the_optional_meta_fields(
+    bad: dict[str, Any], version: str, header: str | None, error: type[ProtocolError]
+) -> None:
+    """The required fields present, the version checks come first: what a progressToken or
+    a logLevel may be is the version's to say (the client retries on -32022's list). They
+    were -32602 about the optional field without headers, or with a header that agreed."""
+    meta = {**META, "io.modelcontextprotocol/protocolVersion": version, **bad}
+    _fails(_request(meta=meta), None if header is None else _headers(version=header), error)

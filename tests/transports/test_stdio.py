@@ -78,6 +78,27 @@ async def test_protocol_errors_carry_the_request_id(conformance: Stdio) -> None:
     assert capability["error"]["code"] == -32021
 
 
+@pytest.mark.parametrize(
+    "bad",
+    [{"progressToken": 1.5}, {"io.modelcontextprotocol/logLevel": "loud"}],
+    ids=["progressToken", "logLevel"],
+)
+async def test_an_unsupported_version_is_told_before_what_its_meta_holds(
+    conformance: Stdio, bad: dict[str, Any]
+) -> None:
+    """A version the server does not speak is -32022 whatever else ``_meta`` holds: what a
+    progressToken or a logLevel may be is that version's to say, and the client needs the
+    supported versions to retry. (It was -32602 about the optional field, over stdio where
+    no version header stands in.) A 2025-11-25 request without a session is told so."""
+    versions = {"2099-01-01": -32022, "2025-11-25": -32600}
+    for rid, (version, code) in enumerate(versions.items(), start=20):
+        params = {"_meta": {**meta(), "io.modelcontextprotocol/protocolVersion": version, **bad}}
+        await conformance.proc.send({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": params})
+        conformance.methods[rid] = "tools/list"
+        reply, _ = await conformance.until(rid)
+        assert reply["error"]["code"] == code, reply
+
+
 async def test_a_slow_request_does_not_hold_up_a_fast_one(conformance: Stdio) -> None:
     await conformance.send("tools/call", {"name": "test_tool_with_progress"}, rid="slow")
     await conformance.send("tools/list", rid="fast")
