@@ -7,7 +7,8 @@ Rules:
   missing either is malformed: -32602, HTTP 400. ``clientInfo`` and ``logLevel`` are
   optional; a malformed optional field is ignored rather than fatal, except ``logLevel``
   which must be a known level when present, and ``progressToken``, which the spec says
-  MUST be a string or an integer (-32602 otherwise; null is no token, 2.0 is 2).
+  MUST be a string or an integer (-32602 otherwise, or past 64 bits; null is no token,
+  2.0 is 2).
 * Capabilities are read as declared, nothing inferred: ``elicitation: {}`` means form mode
   only; no ``elicitation`` key means no elicitation at all.
 """
@@ -32,6 +33,7 @@ __all__ = [
     "SERVER_INFO_META_KEY",
     "SUBSCRIPTION_ID_META_KEY",
     "parse_request_meta",
+    "progress_token",
     "read_request_meta",
 ]
 
@@ -133,25 +135,48 @@ def read_request_meta(
             f"Invalid params: {LOG_LEVEL_META_KEY} must be one of {', '.join(LOG_LEVELS)}, not {level!r}"
         )
     token = meta.get("progressToken")
-    if (
-        token is not None
-        and not isinstance(token, str)
-        and (isinstance(token, bool) or not isinstance(token, int))
-    ):
-        if not (isinstance(token, float) and token.is_integer()):
-            raise InvalidRequestMeta(
-                f"Invalid params: _meta progressToken must be a string or an integer, not {_shown(token)}"
-            )
-        token = int(token)  # 2.0 is the integer 2 to JSON Schema
+    if token is not None and not isinstance(token, str):
+        token = progress_token(token)
     # None first: isinstance(None, Mapping) is a slow miss in the ABC machinery.
     if info is not None and not isinstance(info, (dict, Mapping)):
         info = None
     return version, ClientCapabilities(caps), info, level, token
 
 
+def progress_token(token: object) -> str | int | None:
+    """``token``, a request's ``_meta`` progressToken, as this server takes it: a string, an
+    integer (2.0 is 2, an integer to JSON Schema) or None (null: no token). -32602 for any
+    other, and for an integer past 64 bits, which the encoder cannot write back (the token
+    is echoed in every progress notification; nor are such request ids taken). Read from
+    JSON such an integer is the nearest float: a number past 2**53 written with a fraction
+    or an exponent is refused too, as its integer may not be the number sent."""
+    if token is None or isinstance(token, str):
+        return token
+    if isinstance(token, int) and not isinstance(token, bool):
+        if _INT_MIN <= token <= _INT_MAX:
+            return token
+    elif not isinstance(token, float) or not token.is_integer():
+        raise InvalidRequestMeta(
+            f"Invalid params: _meta progressToken must be a string or an integer, not {_shown(token)}"
+        )
+    elif abs(token) <= _EXACT:
+        return int(token)
+    raise InvalidRequestMeta(
+        "Invalid params: _meta progressToken must be a string or an integer of at most 64 bits "
+        f"(each progress notification echoes it as sent), not {_shown(token)}"
+    )
+
+
+#: The integers a message this server writes may hold (its encoder's range), and the
+#: largest a float holds exactly.
+_INT_MIN: Final = -(2**63)
+_INT_MAX: Final = 2**64 - 1
+_EXACT: Final = 2**53
+
+
 def _shown(value: object) -> str:
     """A wrong ``_meta`` value, for a message: its JSON type, and the value when short."""
-    kind = {bool: "a boolean", float: "a number", list: "an array", dict: "an object"}.get(
+    kind = {bool: "a boolean", int: "an integer", float: "a number", list: "an array", dict: "an object"}.get(
         type(value), "a value"
     )
     try:

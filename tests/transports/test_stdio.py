@@ -233,3 +233,41 @@ async def test_stdout_is_only_json_rpc_and_logs_go_to_stderr(own_conformance: St
         stderr
     )
     assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("written", "echoed"),
+    [
+        (str(2**70), None),
+        ("-9223372036854775809", None),
+        ("1e300", None),
+        (str(2**64 - 1), 2**64 - 1),
+        ("-9223372036854775808", -(2**63)),
+        ("-1", -1),
+    ],
+    ids=["2**70", "below int64", "1e300", "2**64-1", "int64 min", "-1"],
+)
+async def test_an_integer_token_past_64_bits_is_invalid_params(
+    conformance: Stdio, written: str, echoed: int | None
+) -> None:
+    """A progressToken is echoed in every notifications/progress, and this server writes
+    integers of at most 64 bits (as it reads request ids): a larger one was taken, and the
+    tool failed at its first progress report (the encoder refused the token) with a result
+    that said nothing of why. It is -32602 naming the key, as a request id that large is
+    -32600; one within 64 bits is echoed as sent."""
+    meta_json = orjson.dumps(meta()).decode()[:-1] + f',"progressToken":{written}}}'
+    line = (
+        '{"jsonrpc":"2.0","id":"big","method":"tools/call","params":'
+        f'{{"name":"test_tool_with_progress","_meta":{meta_json}}}}}\n'
+    )
+    conformance.methods["big"] = "tools/call"
+    await conformance.proc.send(line.encode())
+    reply, before = await conformance.until("big")
+    if echoed is None:
+        assert reply["error"]["code"] == -32602, reply
+        assert "progressToken" in reply["error"]["message"]
+        assert "64 bits" in reply["error"]["message"]
+        assert before == []
+        return
+    assert "result" in reply and not reply["result"].get("isError"), reply
+    assert [m["params"]["progressToken"] for m in before] == [echoed] * len(before) != []
