@@ -136,9 +136,9 @@ class ProtocolError(MCPElicitError):
         data = error.get("data")
         if code == ResourceNotFound.HANDSHAKE_CODE:  # 2025-11-25 and earlier: not found
             uri = data.get("uri") if isinstance(data, Mapping) else None
-            found = ResourceNotFound(uri if isinstance(uri, str) else "", handshake=True)
+            found = ResourceNotFound(uri if isinstance(uri, str) else "")
             found.message, found.data, found.args = message, data, (message,)  # the server's words
-            return found
+            return found.for_handshake()
         cls = _BY_CODE.get(code) if isinstance(code, int) else None
         if cls is None:
             err = ProtocolError(message, data)
@@ -212,10 +212,8 @@ _QUOTED = 200
 
 
 class ResourceNotFound(InvalidParams):
-    """``resources/read`` named a URI that no resource or template serves.
-
-    -32602 from 2026-07-28 on; the handshake revisions (2025-11-25 and earlier) name
-    -32002 for it, which ``for_handshake()`` sends: ``code`` is the one sent (or received)."""
+    """``resources/read`` named a URI nothing serves: -32602 from 2026-07-28 on; -32002 before
+    (``for_handshake()``, 2025-11-25 and earlier): ``code`` is the one sent (or received)."""
 
     HANDSHAKE_CODE: ClassVar[int] = -32002
 
@@ -230,8 +228,10 @@ class ResourceNotFound(InvalidParams):
             self.code = self.HANDSHAKE_CODE  # type: ignore[misc]
 
     def for_handshake(self) -> ResourceNotFound:
-        """The same error as a 2025-11-25 (or earlier) session answers it: code -32002."""
-        return ResourceNotFound(self.uri, self.reason, handshake=True, shown=self.shown)
+        """The same error as a handshake session answers it: -32002, message and data kept."""
+        found = ResourceNotFound(self.uri, self.reason, handshake=True, shown=self.shown)
+        found.message, found.data, found.args = self.message, self.data, self.args
+        return found
 
 
 class InvalidRequestState(InvalidParams):

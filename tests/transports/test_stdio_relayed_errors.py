@@ -42,21 +42,7 @@ async def _relayed(
     return reply["error"]
 
 
-@pytest.mark.parametrize(
-    "error",
-    [
-        pytest.param(
-            ERRORS[0],
-            id="-32002",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a session's ResourceNotFound is rebuilt from its URI (for_handshake): "
-                "a relayed one loses the upstream's message and data",
-            ),
-        ),
-        *(pytest.param(e, id=str(e["code"])) for e in ERRORS[1:]),
-    ],
-)
+@pytest.mark.parametrize("error", ERRORS, ids=[str(e["code"]) for e in ERRORS])
 async def test_a_session_of_2025_11_25_gets_the_error_as_raised(
     tmp_path: Path, wire_2025: WireChecker, error: dict[str, Any]
 ) -> None:
