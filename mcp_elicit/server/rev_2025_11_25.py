@@ -50,6 +50,9 @@ Rules:
 * A session subscribes to at most ``MAX_SUBSCRIPTIONS`` resources, each URI at most
   ``MAX_SUBSCRIBED_URI`` characters long (-32600 and -32602 beyond: the client's own
   doing, not a server fault), so a client cannot grow the server's memory by subscribing.
+* A request's ``_meta`` progressToken is read as at 2026-07-28 (``wire.meta.progress_token``:
+  a string or an integer of at most 64 bits, 2.0 being 2, else -32602): the revision's
+  progress page has the same MUST.
 * A URI nothing serves is -32002 (what these revisions name for it), not 2026-07-28's -32602,
   for ``resources/subscribe`` as for ``resources/read``.
 """
@@ -82,6 +85,7 @@ from mcp_elicit.server.context import Channel, Context
 from mcp_elicit.server.sessions import MAX_SUBSCRIBED_URI, MAX_SUBSCRIPTIONS, Session
 from mcp_elicit.wire import jsonrpc
 from mcp_elicit.wire.headers import shown
+from mcp_elicit.wire.meta import progress_token
 
 if TYPE_CHECKING:
     from mcp_elicit.server.app import Server
@@ -256,9 +260,7 @@ class SessionAsker(InPlaceAsker):
 def _call(message: jsonrpc.Request, session: Session) -> Call:
     params = message.params or {}
     meta = params.get("_meta")
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    if isinstance(token, bool) or not isinstance(token, (str, int)):
-        token = None
+    token = progress_token(meta.get("progressToken")) if isinstance(meta, dict) else None
     return Call(
         id=message.id,
         method=message.method,

@@ -283,3 +283,30 @@ async def test_a_sessions_cancelled_request_keeps_its_id_while_its_handler_goes_
         assert answer["result"]["content"][0]["text"] == "hi", answer
         await server.close_stdin()
         assert await server.rest() == []
+
+
+async def test_a_sessions_progress_token_is_read_as_at_2026_07_28(tmp_path: Path) -> None:
+    """2025-11-25 says as 2026-07-28 does that progress tokens MUST be a string or an
+    integer: one of another type (or an integer past 64 bits, which the server could not
+    echo) is -32602 naming the key, as at 2026-07-28, and 2.0 is the integer 2. The session
+    ignored a wrong one in silence (no progress, nothing said why), and its tool failed at
+    its first progress report with an integer past 64 bits."""
+    async with stdio_process(log_dir=tmp_path) as server:
+        await server.send(initialize({}))
+        await server.until(1)
+        await server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for rid, written in enumerate(["1.5", "true", '["p"]', str(2**70)], start=2):
+            params = f'{{"name":"test_tool_with_progress","_meta":{{"progressToken":{written}}}}}'
+            await server.send(
+                f'{{"jsonrpc":"2.0","id":{rid},"method":"tools/call","params":{params}}}\n'.encode()
+            )
+            reply, before = await server.until(rid)
+            assert reply["error"]["code"] == -32602, (written, reply)
+            assert "progressToken" in reply["error"]["message"]
+            assert before == []
+        call = {"name": "test_tool_with_progress", "_meta": {"progressToken": 2.0}}
+        await server.send({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": call})
+        reply, before = await server.until(9)
+        assert "result" in reply and not reply["result"].get("isError"), reply
+        tokens = [m["params"]["progressToken"] for m in before if m["method"] == "notifications/progress"]
+        assert tokens != [] and all(t == 2 and isinstance(t, int) for t in tokens)
