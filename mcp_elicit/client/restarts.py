@@ -12,7 +12,9 @@ Rules:
   are never sent again (a tool call may have acted before the end).
 * One start per exit: calls that find the server gone together wait for the one start.
   A start that fails (the server exits again at once, its command is gone) fails the
-  call that waited for it, saying how; the call after it tries again.
+  call that waited for it, saying which call, how the server had ended and why it could
+  not be started again; the call after it tries again (once: a server that exits at
+  every start is started once per call, never in a loop).
 * Subscriptions end with the process, as a dropped stream does (the caller listens
   again).
 * Where the server cannot go (over HTTP each request connects anew; in memory it is in
@@ -27,6 +29,7 @@ from collections.abc import Awaitable, Callable
 
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.transport import Transport
+from mcp_elicit.errors import TransportError
 
 __all__ = ["Restarts"]
 
@@ -62,9 +65,10 @@ class Restarts:
         if watch is not None:
             await reap(watch)
 
-    async def revive(self, start: Callable[[], Awaitable[None]], server: object) -> None:
-        """Before a call: if the server has gone, ``start`` it again (once for all the
-        calls that found it gone), and watch the new one."""
+    async def revive(self, start: Callable[[], Awaitable[None]], server: object, call: str) -> None:
+        """Before ``call`` (its method and server, as its errors name it): if the server has
+        gone, ``start`` it again (once for all the calls that found it gone), and watch the
+        new one."""
         if self._watch is not None and not self._watch.done():
             # The exit that just ended a call woke the watch, which has yet to run: let it
             # (tasks run in the order woken), so the next call does not meet the old end.
@@ -84,4 +88,8 @@ class Restarts:
                     failed = asyncio.get_running_loop().create_future()
                     failed.set_result(f"it could not be started: {exc}")
                     self._watch = failed
+                if isinstance(exc, TransportError):  # not only a probe the caller never made
+                    raise TransportError(
+                        f"{call}: the server had ended ({how}) and could not be started again: {exc}"
+                    ) from exc
                 raise

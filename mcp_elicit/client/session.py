@@ -474,14 +474,14 @@ class Client:
     async def _call(self, method: str, work: Callable[[], Awaitable[T]]) -> T:
         server = self.session and self._conn.server  # not connected, or closed: said here
         try:
-            return await self._calls.run(lambda: f"{method} to {server}", lambda: self._revived(work))
+            return await self._calls.run(lambda: f"{method} to {server}", lambda: self._revived(method, work))
         except MissingClientCapability as exc:
             opt.say_what_to_pass(exc)
             raise
 
-    async def _revived(self, work: Callable[[], Awaitable[T]]) -> T:
+    async def _revived(self, method: str, work: Callable[[], Awaitable[T]]) -> T:
         """``work``, once a server that exited on its own is started again; a close cuts both."""
-        await self._restarts.revive(self._restart, self._conn.server)
+        await self._restarts.revive(self._restart, self._conn.server, f"{method} to {self._conn.server}")
         return await work()
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:

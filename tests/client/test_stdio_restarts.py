@@ -1,0 +1,61 @@
+"""A stdio server that exited on its own, started again by the next call
+(``client.restarts``): a server that cannot start any more, with real processes."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcp_elicit.errors import TransportError
+from mcp_elicit.transports.stdio_client import connect_stdio
+
+pytestmark = pytest.mark.anyio
+
+#: Answers its first life; every later start fails at once, saying why on stderr.
+ONCE = """
+import json, os, sys
+with open(sys.argv[1], "a") as starts:
+    starts.write(f"{os.getpid()}\\n")
+if len(open(sys.argv[1]).read().split()) > 1:
+    print("boom: the configuration is broken", file=sys.stderr)
+    sys.exit(1)
+DISCOVERED = {
+    "resultType": "complete",
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "once", "version": "1"}},
+}
+for line in sys.stdin:
+    message = json.loads(line)
+    if message["method"] == "server/discover":
+        result = DISCOVERED
+    elif message["params"].get("name") == "die":
+        sys.exit(3)
+    else:
+        result = {"resultType": "complete", "content": []}
+    print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
+"""
+
+
+async def test_a_server_that_exits_at_every_start_is_started_once_per_call_each_saying_so(
+    tmp_path: Path,
+) -> None:
+    """No start loop: each call makes one attempt, and its error says which call it was,
+    that the server had ended and how, and that starting it again failed and why (its
+    exit and its stderr), not only that a ``server/discover`` it never made got no answer."""
+    script, starts = tmp_path / "once.py", tmp_path / "starts"
+    script.write_text(ONCE)
+    async with connect_stdio([sys.executable, str(script), str(starts)], timeout=20) as client:
+        with pytest.raises(TransportError, match="exited with code 3"):
+            await client.call_tool("die")
+        for attempt in range(3):
+            with pytest.raises(TransportError) as failed:
+                await client.call_tool("t")
+            said = str(failed.value)
+            assert said.startswith("tools/call to once 1"), said
+            ended = "exited with code 3" if attempt == 0 else "exited with code 1"
+            assert f"{ended}" in said.split("could not be started again")[0], said
+            assert "could not be started again" in said and "boom: the configuration is broken" in said, said
+            assert len(starts.read_text().split()) == attempt + 2
