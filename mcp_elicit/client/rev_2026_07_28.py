@@ -7,7 +7,8 @@ Rules:
   mirrored headers; a tool call also mirrors its ``x-mcp-header`` arguments, from the
   tool's schema as listed (over HTTP the client lists tools before its first call). A
   tool whose annotations break the rules is left out of each listing with a warning
-  naming it and why, whoever asked for the listing.
+  naming it and why, whoever asked for the listing: one warning per listing, naming the
+  first few and counting the rest (a server with a thousand such tools is one line).
 * ``-32022`` on any request: retry it with a revision from ``data.supported`` (at most
   twice); the connection keeps that revision. ``-32020`` on a tool call over HTTP: list
   the tools again (the schema may have changed, or the tool be new since the listing)
@@ -116,6 +117,8 @@ _REISSUED: Final = frozenset(
     }
 )
 _CANCEL_SECONDS: Final = 2.0
+#: Rejected tools a listing's warning names with their reasons; it counts the rest.
+_NAMED: Final = 5
 
 log = logging.getLogger("mcp_elicit.client")
 
@@ -395,8 +398,17 @@ class ModernSession:
         self.conn.tools.reset()
         self.tools_listed = True
         kept = self.conn.tools.admit(items)
-        for name, reason in self.conn.tools.rejected.items():  # at every listing, asked or not
-            log.warning("tool %r from %s rejected: %s", name, self.conn.server, reason)
+        rejected = self.conn.tools.rejected
+        if rejected:  # at every listing, asked or not; one line, however many tools
+            named = "; ".join(f"tool {name!r}: {reason}" for name, reason in list(rejected.items())[:_NAMED])
+            more = f"; and {len(rejected) - _NAMED} more" if len(rejected) > _NAMED else ""
+            log.warning(
+                "%d tool(s) from %s rejected (Client.rejected_tools has them all): %s%s",
+                len(rejected),
+                self.conn.server,
+                named,
+                more,
+            )
         return kept
 
     async def ensure_tools(self) -> None:

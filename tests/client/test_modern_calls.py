@@ -248,3 +248,25 @@ async def test_an_abandoned_request_is_cancelled_where_that_is_how_it_is_done(
         assert notes[0]["params"]["reason"] == "timed out"
         for note in notes:
             wire.notification(note)
+
+
+async def test_a_thousand_rejected_tools_make_one_warning_per_listing_not_a_thousand(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The warning names the first few tools and why, says how many in all, and where to
+    find them all (``Client.rejected_tools``): a listing is one line of the log, however
+    many tools a server gets wrong."""
+    server = Server()
+    bad = {"type": "object", "properties": {"r": {"type": "number", "x-mcp-header": "R"}}}
+    server.tools = [
+        {"name": "good", "inputSchema": {"type": "object"}},
+        *({"name": f"bad{i}", "inputSchema": bad} for i in range(1000)),
+    ]
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.client"):
+        async with Client(FakeTransport(server)) as client:
+            await client.call_tool("good")
+            assert len(client.rejected_tools) == 1000
+    warned = [r.getMessage() for r in caplog.records if "rejected" in r.getMessage()]
+    assert len(warned) == 1, len(warned)
+    assert "'bad0'" in warned[0] and "number" in warned[0] and "1000" in warned[0]
+    assert "rejected_tools" in warned[0] and "'bad999'" not in warned[0]
