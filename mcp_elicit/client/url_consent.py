@@ -15,7 +15,8 @@ Rules:
   itself.
 * Refused (``refused``, and a warning whose ``refuses`` is true): a scheme other than
   ``http``/``https`` (``javascript:``, ``file:``, ``data:``...), a URL that is not absolute
-  or has no host, a bad port, an unreadable host, and any control, invisible or
+  or has no host, a bad port, an unreadable host (a character no registered site name
+  holds, such as ``;`` in ``evil.com;good.example``, included), and any control, invisible or
   bidirectional-formatting character (they make the URL read differently from where it
   goes). Also user-info before the host (``userinfo``: ``https://bank.com@evil.example``
   goes to ``evil.example``; ``https://user:pw@host`` carries a password): no page a server
@@ -41,7 +42,7 @@ Rules:
   (``this-computer``: allowed, since a local server's own page is one, but a remote server
   sending the person there reaches what runs on their computer; not said when the server
   itself runs here, a command or a loopback URL); a host written with
-  %-escapes (``encoded-host``); a wrong number of slashes after the scheme
+  %-escapes (``encoded-host``); an underscore in the host (``underscore``); a wrong number of slashes after the scheme
   (``odd-syntax``), which browsers read in their own way.
 * The authority is split as browsers split it (WHATWG URL): it ends at the first ``/``,
   ``\\``, ``?`` or ``#``; the user-info ends at its *last* ``@``. Names go to and from

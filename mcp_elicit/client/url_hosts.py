@@ -9,7 +9,12 @@ Rules: what cannot be read as a host a browser would go to raises ``Refused`` (w
 warnings. Nothing is fetched. A name DNS cannot hold (a label over 63 characters, the
 whole over 253, counted as DNS has them: an international name in punycode, a trailing
 dot left out) is refused: no browser can reach such a site, so there is nothing for a
-person to consent to, and the server that sent it has to send another.
+person to consent to, and the server that sent it has to send another. So is a name
+with a character no registered name holds (as DNS has it: anything but letters, digits,
+hyphens and underscores between the dots): browsers keep ``;``, ``,``, ``&``, ``'``, ``(``,
+``)``, ``*``, ``+``, ``=``, ``!``, ``$``, ``~`` in a host, and a person reads
+``evil.com;good.example`` as two names, the site among them. An underscore, which DNS
+holds, is only warned about (``underscore``).
 """
 
 from __future__ import annotations
@@ -46,6 +51,9 @@ _DIGITS: Final = "0123456789abcdef"
 #: What no host name may hold (WHATWG URL's forbidden domain code points, less those that
 #: end the authority or are refused as hidden before the host is read).
 _NOT_IN_HOST: Final = frozenset(":<>[]^|%@/\\?#")
+#: What a label of a registered name holds, as DNS has it (after the name mapping): letters,
+#: digits, hyphens, and underscores (which DNS holds, and browsers reach, though rare).
+_IN_SITE_NAMES: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-_")
 #: The longest host read, in characters after %-decoding: DNS names hold 253, and room is
 #: left for what the name mapping drops (soft hyphens, variation selectors). A longer one
 #: is refused before its labels are mapped one by one, which costs tens of microseconds
@@ -193,6 +201,21 @@ def read_host(
             ) from None
         unicode_labels.append(unicode_label)
         ascii_labels.append(ascii_label)
+    odd = next((ch for label in ascii_labels for ch in label if ch not in _IN_SITE_NAMES), None)
+    if odd is not None:
+        raise Refused(
+            "malformed",
+            f"The host {text} has a character no registered site name holds ({odd!r}); it can make "
+            "the address read as a different site. Such an address is never opened.",
+        )
+    if any("_" in label for label in ascii_labels):
+        warnings.append(
+            UrlWarning(
+                "underscore",
+                f"The host {text} has an underscore (_), which site names rarely hold: check that "
+                "this is the site you expect.",
+            )
+        )
     # A browser maps the name before it looks for a number: "127.0.0.¹" is 127.0.0.1.
     ipv4 = None if decoded.isascii() else _ipv4(ascii_labels)
     if ipv4 is not None:

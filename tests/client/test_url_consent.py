@@ -351,10 +351,10 @@ def test_an_ip_address_written_with_digits_the_name_mapping_makes_ascii_is_an_ip
         # (an error for ipaddress, raised out of judging), "01_7" as octal 15
         ("https://0-5/", None, "0-5"),
         ("https://0x-5/", None, "0x-5"),
-        ("https://0+5.example/", None, "0+5.example"),
+        ("https://0+5.example/", "malformed", None),  # not an IP; and no site name has a "+"
         ("https://01_7.1/", "malformed", None),
         ("https://0x1_f.1/", "malformed", None),
-        ("https://1.+2/", None, "1.+2"),
+        ("https://1.+2/", "malformed", None),
         ("https://08/", "malformed", None),  # all digits: an IPv4 number, but not octal
         ("https://1.09/", "malformed", None),
     ],
