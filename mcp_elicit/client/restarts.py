@@ -15,6 +15,10 @@ Rules:
   call that waited for it, saying which call, how the server had ended and why it could
   not be started again; the call after it tries again (once: a server that exits at
   every start is started once per call, never in a loop).
+* A server that shut itself down (stdio lets it: its output closed, exit code 0) is
+  started again the same way: only when a caller makes another call, which the ended
+  process could not serve; an idle server that quit comes back when it is needed, and one
+  that exits at once fails that call, saying so. The warning logged says how it ended.
 * Subscriptions end with the process, as a dropped stream does (the caller listens
   again).
 * Where the server cannot go (over HTTP each request connects anew; in memory it is in

@@ -13,12 +13,13 @@ from mcp_elicit.transports.stdio_client import connect_stdio
 
 pytestmark = pytest.mark.anyio
 
-#: Answers its first life; every later start fails at once, saying why on stderr.
+#: Answers its first life; with "once", every later start fails at once, saying why on
+#: stderr. Its tool "die" exits with code 3; "quit" shuts it down (stdout closed, code 0).
 ONCE = """
 import json, os, sys
 with open(sys.argv[1], "a") as starts:
     starts.write(f"{os.getpid()}\\n")
-if len(open(sys.argv[1]).read().split()) > 1:
+if sys.argv[2:] == ["once"] and len(open(sys.argv[1]).read().split()) > 1:
     print("boom: the configuration is broken", file=sys.stderr)
     sys.exit(1)
 DISCOVERED = {
@@ -33,6 +34,9 @@ for line in sys.stdin:
         result = DISCOVERED
     elif message["params"].get("name") == "die":
         sys.exit(3)
+    elif message["params"].get("name") == "quit":
+        sys.stdout.close()
+        os._exit(0)
     else:
         result = {"resultType": "complete", "content": []}
     print(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}), flush=True)
@@ -47,7 +51,7 @@ async def test_a_server_that_exits_at_every_start_is_started_once_per_call_each_
     exit and its stderr), not only that a ``server/discover`` it never made got no answer."""
     script, starts = tmp_path / "once.py", tmp_path / "starts"
     script.write_text(ONCE)
-    async with connect_stdio([sys.executable, str(script), str(starts)], timeout=20) as client:
+    async with connect_stdio([sys.executable, str(script), str(starts), "once"], timeout=20) as client:
         with pytest.raises(TransportError, match="exited with code 3"):
             await client.call_tool("die")
         for attempt in range(3):
@@ -59,3 +63,17 @@ async def test_a_server_that_exits_at_every_start_is_started_once_per_call_each_
             assert f"{ended}" in said.split("could not be started again")[0], said
             assert "could not be started again" in said and "boom: the configuration is broken" in said, said
             assert len(starts.read_text().split()) == attempt + 2
+
+
+async def test_a_server_that_shut_itself_down_is_started_again_by_the_next_call(tmp_path: Path) -> None:
+    """stdio lets a server end by closing its output and exiting: the ended process can
+    serve nothing more, so a later call starts it again (lazily: nothing starts it until
+    that call), as for a crash."""
+    script, starts = tmp_path / "once.py", tmp_path / "starts"
+    script.write_text(ONCE)
+    async with connect_stdio([sys.executable, str(script), str(starts)], timeout=20) as client:
+        with pytest.raises(TransportError, match="closed its output and exited with code 0"):
+            await client.call_tool("quit")
+        assert len(starts.read_text().split()) == 1
+        await client.call_tool("t")
+    assert len(starts.read_text().split()) == 2
