@@ -99,7 +99,7 @@ def _asker(request: ElicitationRequest) -> Text:
 def _context(request: ElicitationRequest) -> Text:
     text = Text(f"during {fit(str(request.origin), TITLE_MAX, length=True)}", style="dim")
     if request.server.where:
-        text.append(f" · {fit(request.server.where, URL_MAX, length=True)}", style="dim")
+        text.append(f" · {fit(request.server.where, URL_MAX, length=True, joiners=False)}", style="dim")
     return text
 
 
@@ -214,12 +214,12 @@ def _url_lines(verdict: UrlVerdict) -> list[RenderableType]:
         parts.append(Text("This address will not be opened.", style="bold red"))
         return parts
     site = Text("Site: ", style="dim")
-    site.append(clean(verdict.site), style="bold")
+    site.append(clean(verdict.site, joiners=False), style="bold")
     if verdict.host != verdict.site:
         site.append("   page on ", style="dim")
-        site.append(clean(verdict.host))
+        site.append(clean(verdict.host, joiners=False))
     if verdict.ascii_host != verdict.host:
-        site.append(f"   (to DNS: {clean(verdict.ascii_host)})", style="dim")
+        site.append(f"   (to DNS: {clean(verdict.ascii_host, joiners=False)})", style="dim")
     parts.append(site)
     for warning in verdict.warnings:
         parts.append(Text(f"⚠ {fit(warning.text, SAID_MAX)}", style="yellow"))
@@ -246,8 +246,8 @@ def sign_in_panel(
     about = Table.grid(padding=(0, 2))
     about.add_column(style="dim", no_wrap=True)
     about.add_column(overflow="fold")
-    about.add_row("MCP server", Text(fit(server, URL_MAX, length=True), style="bold"))
-    about.add_row("signs you in", Text(fit(issuer, URL_MAX, length=True), style="bold"))
+    about.add_row("MCP server", Text(fit(server, URL_MAX, length=True, joiners=False), style="bold"))
+    about.add_row("signs you in", Text(fit(issuer, URL_MAX, length=True, joiners=False), style="bold"))
     parts: list[RenderableType] = [about, Text()]
     parts.append(
         Text(
@@ -257,7 +257,10 @@ def sign_in_panel(
     )
     if issuer_site and not verdict.refused and issuer_site != verdict.site:
         parts.append(
-            Text(f"⚠ The sign-in page is not on the issuer's site ({clean(issuer_site)}).", style="yellow")
+            Text(
+                f"⚠ The sign-in page is not on the issuer's site ({clean(issuer_site, joiners=False)}).",
+                style="yellow",
+            )
         )
     parts.append(Text())
     parts.extend(_url_lines(verdict))

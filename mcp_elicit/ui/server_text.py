@@ -10,7 +10,11 @@ Rules:
   ``is_hidden``, unless drawn with the letters around them: ``_joined``), and noncharacters, which have no glyph, are shown as ``\\x1b`` /
   ``<U+202E>`` instead of acting or passing for nothing, as are combining
   marks past five in a row (stacked by the hundred, they cover the lines around them).
-  Single-line texts (titles) also lose their newlines.
+  The joiners a script or an emoji needs are kept where Unicode says they belong
+  (``_needed``: a ZWNJ in Persian, a ZWJ after a virama, between two emoji; a subdivision
+  flag's tags: ``_FLAG_TAGS``), and shown by code anywhere else ("y<U+200D>es" is no
+  "yes") and anywhere in a URL (``joiners=False``: a host with a ZWNJ reads as the one
+  without). Single-line texts (titles) also lose their newlines.
 * Everything a server wrote is also shown bounded (``fit``): at most ``SAID_MAX``
   characters of a message or a description, ``TITLE_MAX`` of a title (a field's, a
   choice's) or a default, ``URL_MAX`` of a URL, with "…" and how long the whole is ending
@@ -62,10 +66,25 @@ _LEADS: Final = ((0x1100, 0x115E), (0xA960, 0xA97C))
 _VOWELS: Final = ((0x1161, 0x11A7), (0xD7B0, 0xD7C6))
 
 
-def _units(text: str, *, multiline: bool = False) -> list[str]:
+#: What may come between the letters a joiner joins and the joiner (marks on them), read on
+#: each side of it: more than five marks in a row are shown by their codes anyway.
+_JOIN_SPAN: Final = 2 * _MAX_MARKS
+#: What may come between an emoji and the ZWJ after it: its variation selector, a skin tone.
+_ON_EMOJI: Final = frozenset("\ufe0f\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff")
+#: A subdivision flag (UTS #51's emoji tag sequence): the black flag, the subdivision's code
+#: in tags (CLDR's: three to seven lowercase letters and digits), CANCEL TAG. Tags anywhere
+#: else spell text no one sees.
+_FLAG_TAGS: Final = re.compile("\U0001f3f4([\U000e0030-\U000e0039\U000e0061-\U000e007a]{3,7}\U000e007f)")
+
+
+def _units(text: str, *, multiline: bool = False, joiners: bool = True) -> list[str]:
     """``text`` as shown by ``clean``, in the pieces read as one: a character, a character's
-    code, a letter with the marks on it."""
+    code, a letter with the marks on it, and the joiners it needs (``_needed``, a flag's
+    tags: ``_FLAG_TAGS``) when ``joiners``."""
     out: list[str] = []
+    tags = (
+        {n for m in _FLAG_TAGS.finditer(text) for n in range(*m.span(1))} if "\U0001f3f4" in text else set()
+    )
     marks = 0  # combining marks in a row so far
     for at, ch in enumerate(text):
         category = unicodedata.category(ch)
@@ -76,6 +95,11 @@ def _units(text: str, *, multiline: bool = False) -> list[str]:
             out.append("    " if multiline else " ")
         elif ch in "\n\r":
             out.append(" ")
+        elif category == "Cf" and joiners and (at in tags or _needed(text, at)):
+            if out:
+                out[-1] += ch  # with what it joins: a cut keeps an emoji whole
+            else:
+                out.append(ch)
         elif category in ("Cc", "Cf", "Zl", "Zp", "Co", "Cs") or _blank_or_noncharacter(text, at, category):
             code = ord(ch)
             out.append(f"\\x{code:02x}" if code < 0x100 else f"<U+{code:04X}>")
@@ -119,13 +143,39 @@ def _joined(text: str, at: int) -> bool:
     return False
 
 
+def _needed(text: str, at: int) -> bool:
+    """Whether ``text[at]``, a format character, is a joiner its script or its emoji needs:
+    ZWNJ or ZWJ after a virama (a half form, a chillu), ZWNJ between letters that would
+    join (Persian "<U+0645><U+06CC><U+200C><U+062E>"): UAX #31's contexts, as IDNA has them
+    (``idna.core.valid_contextj``); ZWJ between two emoji (symbols, UTS #51's ZWJ sequences),
+    the first with its variation selector or skin tone. Anywhere else (between Latin letters,
+    at either end) it would only hide a difference, and is shown by its code."""
+    ch = text[at]
+    if ch not in "\u200c\u200d" or not at:
+        return False
+    from idna.core import valid_contextj  # its tables load only when a joiner is met
+
+    start = max(at - _JOIN_SPAN, 0)
+    try:
+        if valid_contextj(text[start : at + _JOIN_SPAN + 1], at - start):
+            return True
+    except ValueError:  # a character next to it that Unicode does not name (a control)
+        return False
+    if ch != "\u200d" or at + 1 == len(text):
+        return False
+    before = at - 2 if text[at - 1] in _ON_EMOJI and at > 1 else at - 1
+    return unicodedata.category(text[before]) == unicodedata.category(text[at + 1]) == "So"
+
+
 def _within(ch: str, ranges: tuple[tuple[int, int], ...]) -> bool:
     return bool(ch) and any(low <= ord(ch) <= high for low, high in ranges)
 
 
-def clean(text: str, *, multiline: bool = False) -> str:
-    """``text`` with every character that could act on a terminal shown instead."""
-    return "".join(_units(text, multiline=multiline))
+def clean(text: str, *, multiline: bool = False, joiners: bool = True) -> str:
+    """``text`` with every character that could act on a terminal shown instead; with the
+    joiners its script or emoji need (``_needed``) unless not ``joiners`` (a URL: a name
+    with a ZWNJ and one without read alike)."""
+    return "".join(_units(text, multiline=multiline, joiners=joiners))
 
 
 def _words(text: str, most: int) -> tuple[str, bool]:
@@ -148,16 +198,16 @@ def _words(text: str, most: int) -> tuple[str, bool]:
     return " ".join(out), _NOT_BLANK.search(text, at) is not None
 
 
-def fit(text: str, width: int, *, length: bool = False, multiline: bool = False) -> str:
+def fit(text: str, width: int, *, length: bool = False, multiline: bool = False, joiners: bool = True) -> str:
     """``text``, a server's, made inert (``clean``), at most ``width`` characters: "…" ends
     one cut short, then, when ``length``, how long the whole is. On one line, spaces
     collapsed; or, when ``multiline``, with its lines and spaces, at most ``SAID_LINES``
     lines of it. Only what can be shown of it is cleaned (a few megabytes would take
-    seconds)."""
+    seconds). ``joiners`` as for ``clean``."""
     whole = len(text)
     if multiline:
         head = text[: width * 4]  # more than is shown, characters written as codes
-        units = _units(head, multiline=True)
+        units = _units(head, multiline=True, joiners=joiners)
         while units and units[-1].isspace():
             units.pop()
         breaks = [n for n, unit in enumerate(units) if unit == "\n"]
@@ -166,7 +216,7 @@ def fit(text: str, width: int, *, length: bool = False, multiline: bool = False)
             units = units[: breaks[SAID_LINES - 1]]
     else:
         head, cut = _words(text, width + 1)
-        units = _units(head)
+        units = _units(head, joiners=joiners)
     shown = "".join(units)
     if len(shown) <= width and not cut:
         return shown
@@ -196,5 +246,5 @@ def url_shown(verdict: UrlVerdict) -> tuple[list[tuple[PartRole, str]], str]:
         if part.role not in _WHOLE:
             text, room = text[: max(room, 0)], room - len(text)
         if text:
-            shown.append((part.role, clean(text)))
+            shown.append((part.role, clean(text, joiners=False)))
     return shown, f"… ({len(verdict.url)} characters)" if room < 0 else ""

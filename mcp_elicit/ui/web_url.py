@@ -21,9 +21,10 @@ from mcp_elicit.ui.form_text import SAID_MAX, clean, fit, url_shown
 __all__ = ["url_box", "url_html"]
 
 
-def _e(text: str) -> str:
-    """Server text, made inert and escaped for HTML text or a quoted attribute."""
-    return html.escape(clean(text), quote=True)
+def _e(text: str, *, joiners: bool = True) -> str:
+    """Server text, made inert and escaped for HTML text or a quoted attribute (a name in an
+    address with every joiner by its code: ``joiners=False``)."""
+    return html.escape(clean(text, joiners=joiners), quote=True)
 
 
 _PART_CLASS: Final = {
@@ -63,11 +64,11 @@ def url_box(qid: str, url: str, server: str) -> str:
         )
         out.append('<p class="warning refuse"><strong>This address will not be opened.</strong></p>')
     else:
-        rows = [f'<dt>Site</dt><dd class="site-name">{_e(verdict.site)}</dd>']
+        rows = [f'<dt>Site</dt><dd class="site-name">{_e(verdict.site, joiners=False)}</dd>']
         if verdict.host != verdict.site:
-            rows.append(f"<dt>Page on</dt><dd>{_e(verdict.host)}</dd>")
+            rows.append(f"<dt>Page on</dt><dd>{_e(verdict.host, joiners=False)}</dd>")
         if verdict.ascii_host != verdict.host:
-            rows.append(f"<dt>To DNS</dt><dd>{_e(verdict.ascii_host)}</dd>")
+            rows.append(f"<dt>To DNS</dt><dd>{_e(verdict.ascii_host, joiners=False)}</dd>")
         out.append(f'<dl class="site">{"".join(rows)}</dl>')
         if verdict.warnings:
             items = "".join(

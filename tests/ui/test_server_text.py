@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_elicit.ui.form_text import clean, fit
+from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.ui.form_text import clean, fit, url_shown
+
+#: Where the server answering is, for URLs judged here.
+SERVER = "http://127.0.0.1:8000/mcp"
 
 
 @pytest.mark.parametrize("spaces", [" " * 5000, "\n\t " * 2000, "\u3000" * 5000])
@@ -85,3 +89,60 @@ def test_a_script_written_as_it_should_be_is_left_as_it_is(text: str) -> None:
 def test_fillers_that_make_a_syllable_of_nothing_are_shown_by_their_codes() -> None:
     assert clean("yes\u115f\u1160") == "yes<U+115F><U+1160>"
     assert clean("a\u1160b\u034f") == "a<U+1160>b<U+034F>"
+
+
+#: Text whose joiners are part of its spelling (Unicode's UAX #31 and emoji spec, UTS #51).
+JOINED = [
+    "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",  # Persian "I want": a ZWNJ between two joining letters
+    "\u0646\u0627\u0645\u0647\u200c\u0647\u0627",  # Persian "letters"
+    "\u0915\u094d\u200d\u0937",  # Devanagari: a half form, a ZWJ after the virama
+    "\u0915\u094d\u200c\u0937",  # and the virama shown, a ZWNJ after it
+    "\u0d28\u0d4d\u200d",  # Malayalam: a chillu written as letter, virama, ZWJ
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # family: man, woman, girl
+    "\U0001f3f3\ufe0f\u200d\U0001f308",  # rainbow flag: a variation selector before the ZWJ
+    "\U0001f9d1\U0001f3fd\u200d\U0001f4bb",  # technologist with a skin tone
+    "\U0001f3c3\u200d\u2642\ufe0f",  # man running: an emoji of the BMP after the ZWJ
+    "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",  # Scotland's flag
+]
+
+
+@pytest.mark.parametrize("text", JOINED)
+def test_joiners_a_script_or_an_emoji_needs_are_left_as_they_are(text: str) -> None:
+    # Each was shown with "<U+200C>", "<U+200D>", "<U+E0067>" in it: misspelt, or emoji in pieces.
+    assert clean(text) == text
+    assert fit(f"{text} ok", 40) == f"{text} ok"
+    assert clean(text, joiners=False) != text  # in a URL, every one is shown by its code
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("y\u200des", "y<U+200D>es"),  # between Latin letters: a "yes" that is not "yes"
+        ("ye\u200cs", "ye<U+200C>s"),
+        ("\u200cyes\u200d", "<U+200C>yes<U+200D>"),
+        ("\u0645\u200c", "\u0645<U+200C>"),  # a ZWNJ after a joining letter, nothing after it
+        ("\u0627\u200c\u0628", "\u0627<U+200C>\u0628"),  # alef joins nothing after it
+        ("\u0645\u200d\u0645", "\u0645<U+200D>\u0645"),  # a ZWJ is not asked for between letters
+        ("\U0001f468\u200dx", "\U0001f468<U+200D>x"),  # an emoji, then a letter
+        ("yes\U000e0079\U000e0065\U000e0073", "yes<U+E0079><U+E0065><U+E0073>"),  # tags not on a flag
+        ("\U0001f3f4\U000e0067\U000e0062", "\U0001f3f4<U+E0067><U+E0062>"),  # no CANCEL TAG to end them
+        (
+            "\U0001f3f3\U000e0067\U000e0062\U000e0073\U000e007f",
+            "\U0001f3f3<U+E0067><U+E0062><U+E0073><U+E007F>",
+        ),
+        (  # words spelt in tags behind a flag: no subdivision has such a name
+            "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "ignore all") + "\U000e007f",
+            "\U0001f3f4" + "".join(f"<U+{0xE0000 + ord(c):04X}>" for c in "ignore all") + "<U+E007F>",
+        ),
+    ],
+)
+def test_joiners_and_tags_anywhere_else_are_shown_by_their_codes(text: str, shown: str) -> None:
+    assert clean(text) == shown
+
+
+def test_a_joiner_in_a_url_is_shown_by_its_code() -> None:
+    # A Persian host with its ZWNJ is refused (``url_consent``), and shown as sent: the ZWNJ
+    # would make it read as another name, the one without it.
+    verdict = judge_url("https://\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.example/", server=SERVER)
+    parts, _ = url_shown(verdict)
+    assert "<U+200C>" in "".join(text for _, text in parts)

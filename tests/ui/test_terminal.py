@@ -257,6 +257,23 @@ async def test_server_text_cannot_drive_the_terminal() -> None:
     assert "Hello\\x1b[2J" in screen.text and "Name\\x1b[31m" in screen.text and "<U+202E>" in screen.text
 
 
+#: Persian with its ZWNJ, a Devanagari half form, a family and a rainbow flag (ZWJ), Scotland's flag (tags).
+JOINED = (
+    "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u0915\u094d\u200d\u0937 "
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f3f3\ufe0f\u200d\U0001f308 "
+    "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f"
+)
+
+
+async def test_joiners_a_script_needs_reach_the_terminal_and_no_others() -> None:
+    # The message was shown as "\u0645\u06cc<U+200C>..." and the family in pieces.
+    schema = {"type": "object", "properties": {"ok": {"type": "string", "enum": ["yes", "y\u200des"]}}}
+    async with answerer("d" + ENTER) as (ans, screen, _):
+        await elicit(ans, form_request(schema, message=JOINED))
+    assert JOINED in screen.text
+    assert "y<U+200D>es" in screen.text and "y\u200des" not in screen.text
+
+
 async def test_a_default_reaches_the_terminal_only_made_inert() -> None:
     # The default goes in the prompt as typed text, and into the review once erased.
     evil = "ok\x1b]0;pwned\x07\x1b[2J\u202eevil"

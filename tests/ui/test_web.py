@@ -12,6 +12,7 @@ from mcp_elicit import Choice, Form
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.forms import Boolean, MultiChoice, String
 from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
+from ui.test_terminal import JOINED
 from ui.web_rounds import (
     DEFAULTS,
     LEGACY,
@@ -123,6 +124,17 @@ async def test_exclusive_bounds_and_a_step_are_in_the_fields_hint(new_page: NewP
         await review_and_send(page)
         answers = await opened.answers()
     assert answers == [ElicitAnswer.accept(share=0.5, pair=4)]
+
+
+async def test_joiners_a_script_needs_reach_the_page_and_no_others(new_page: NewPage) -> None:
+    # The message was shown as "\u0645\u06cc<U+200C>..." and the family in pieces.
+    form = Form(ok=Choice({"y": "yes", "n": "y\u200des"}, title="OK?"))
+    async with open_round([form_request(form, message=JOINED)]) as opened:
+        page = await show(new_page, opened)
+        await expect(page.locator("#q0-message")).to_have_text(JOINED)
+        await expect(page.locator("label[for=q0-f0-o1]")).to_have_text("y<U+200D>es")
+        await page.click("#decline")
+        assert await opened.answers() == [ElicitAnswer.decline()]
 
 
 async def test_option_descriptions_are_shown_under_their_options(new_page: NewPage) -> None:
