@@ -24,7 +24,8 @@ Rules:
 * The server's message stands in a frame of its own, named as the server's (as in the
   terminal, ``render``): whatever it writes ("The server asks you to open this web page:",
   an address, "Site bank.example", a button's words) stays apart from what the page says;
-  the review, which repeats it, frames it the same way.
+  the review, which repeats it, frames it the same way. The frame's label names its group
+  and is hidden from screen readers itself, which would read it twice.
 * A URL-mode question's box is ``web_url``'s.
 """
 
@@ -209,7 +210,7 @@ def _question(index: int, request: ElicitationRequest, several: bool) -> str:
         f'<section class="question" id="{qid}" data-mode="{request.mode}" aria-labelledby="{qid}-title">',
         heading,
         f'<div class="said" role="group" aria-labelledby="{qid}-said">'
-        f'<p class="said-label" id="{qid}-said">The server&#39;s message</p>'
+        f'<p class="said-label" id="{qid}-said" aria-hidden="true">The server&#39;s message</p>'
         f'<p class="message" id="{qid}-message" dir="auto">{message}</p></div>',
     ]
     parts.extend(f'<p class="warning">{escaped(w, form_text.SAID_MAX)}</p>' for w in request.warnings)

@@ -4,6 +4,7 @@ and phone width with no sideways scrolling even for long unbroken server text.""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -20,6 +21,9 @@ from ui.web_rounds import (
 
 from support.browser import PHONE, NewPage
 from support.web_page import SMALL, expect, show
+
+if TYPE_CHECKING:
+    from playwright.async_api import Locator
 
 pytestmark = [pytest.mark.anyio]
 
@@ -214,3 +218,24 @@ async def test_choices_cut_short_still_read_apart(new_page: NewPage, many: bool)
             await page.get_by_role("radio", name=shown[1]).check()
         await page.click("#review")
         await expect(page.locator("#review-list dd").first).to_have_text(shown[1])
+
+
+async def test_the_servers_message_is_named_once(new_page: NewPage) -> None:
+    """A screen reader names the frame of the server's message (its group) and reads what
+    the server wrote: "The server's message" was read twice, as the group's name and again
+    as the label's text inside it. On the question and again on the review."""
+    form = Form(ok=Boolean(title="Confirm", default=True))
+    async with open_round([form_request(form, message="Table for four at eight?")]) as opened:
+        page = await show(new_page, opened)
+        await _named_once(page.locator("#q0 .said"))
+        await page.click("#review")
+        await _named_once(page.locator("#review-list .said"))
+        await page.click("#send")
+        assert await opened.answers() == [ElicitAnswer.accept(ok=True)]
+
+
+async def _named_once(frame: Locator) -> None:
+    await expect(frame.locator(".said-label")).to_be_visible()  # still seen on the screen
+    tree = await frame.aria_snapshot()
+    assert tree.count("The server's message") == 1, tree
+    assert 'group "The server\'s message"' in tree and "Table for four at eight?" in tree, tree

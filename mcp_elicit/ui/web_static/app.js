@@ -258,6 +258,7 @@
       const label = document.createElement("p");
       label.className = "said-label";
       label.id = `review-${q.id}-said`;
+      label.setAttribute("aria-hidden", "true"); // it names the group: read once, not twice
       label.textContent = $(`${q.id}-said`).textContent;
       const message = document.createElement("p");
       message.className = "message";
