@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import ipaddress
 import logging
+import re
 import secrets
 import sys
 import typing
@@ -39,8 +41,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, PydanticUserError, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
-from pydantic_core import ErrorDetails, PydanticKnownError, PydanticUndefined, SchemaValidator
-from pydantic_core.core_schema import ErrorType
+from pydantic_core import ErrorDetails, PydanticUndefined, SchemaValidator
 from typing_extensions import TypedDict, is_typeddict
 
 from mcp_elicit.forms.formats import FormatMismatch
@@ -406,13 +407,68 @@ def validators_spoke(exc: ValidationError) -> bool:
 
 def validators_words(error: ErrorDetails) -> bool:
     """Whether the fault's message is a validator's own text: its ``ValueError`` or
-    ``AssertionError`` (``VALIDATOR_ERRORS``; not mcp-elicit's ``FormatMismatch``), or a
-    ``PydanticCustomError``, whose type is its own or whose words are not those pydantic
-    writes for that type."""
+    ``AssertionError`` (``VALIDATOR_ERRORS``; not mcp-elicit's ``FormatMismatch``, nor the
+    ``ipaddress`` module's words about the value sent), or a ``PydanticCustomError``, whose
+    type is its own or whose words are not those pydantic writes for that type (of a
+    Python value or of one decoded from JSON, or in its own checks: ``_PYDANTICS_CHECKS``)."""
+    ctx = error.get("ctx") or {}
     if error["type"] in VALIDATOR_ERRORS:
-        return not isinstance(error.get("ctx", {}).get("error"), FormatMismatch)
+        cause = ctx.get("error")
+        about_the_value = isinstance(cause, _ADDRESS_ERRORS) and repr(str(error.get("input"))) in str(cause)
+        return not (isinstance(cause, FormatMismatch) or about_the_value)
+    said = error["msg"]
+    for written in _PYDANTICS_CHECKS.get(error["type"], ()):
+        if written.fullmatch(said) if isinstance(written, re.Pattern) else _filled(written, ctx) == said:
+            return False
+    return said not in _pydantics_words(error["type"], ctx)
+
+
+def _pydantics_words(kind: str, ctx: Mapping[str, Any]) -> set[str]:
+    """What pydantic-core writes for a fault of ``kind``, of a Python value and of one
+    decoded from JSON ("Input should be an object" for a model): none for a type it does
+    not know."""
+    words = set()
+    for input_type in ("python", "json"):
+        line: Any = {"type": kind, "loc": (), "input": None}
+        if ctx:
+            line["ctx"] = dict(ctx)
+        try:
+            said = ValidationError.from_exception_data("words", [line], input_type=input_type)
+        except (KeyError, TypeError, ValueError):  # a type pydantic-core does not know
+            return set()
+        words.add(said.errors()[0]["msg"])
+    return words
+
+
+def _filled(template: str, ctx: Mapping[str, Any]) -> str | None:
     try:
-        own = PydanticKnownError(typing.cast("ErrorType", error["type"]), error.get("ctx")).message()
-    except (KeyError, TypeError, ValueError):  # a type pydantic does not know
-        return True
-    return own != error["msg"]
+        return template.format_map(ctx)
+    except (KeyError, IndexError, ValueError):
+        return None
+
+
+#: The exceptions of the ``ipaddress`` module, which pydantic's address types let through
+#: as a ``value_error`` naming the value sent ("Expected 4 octets in '1.2.3'").
+_ADDRESS_ERRORS: Final = (ipaddress.AddressValueError, ipaddress.NetmaskValueError)
+#: pydantic's own checks written in Python, whose error types pydantic-core does not know:
+#: the words pydantic writes for each (``{key}`` filled from the fault's ``ctx``), or a
+#: pattern where they name the function checked.
+_PYDANTICS_CHECKS: Final[Mapping[str, tuple[str | re.Pattern[str], ...]]] = {
+    **{
+        f"ip_{version}_{what}": (f"Input is not a valid IP{version} {what}",)
+        for version in ("v4", "v6")
+        for what in ("address", "interface", "network")
+    },
+    **{
+        f"ip_any_{what}": (f"value is not a valid IPv4 or IPv6 {what}",)
+        for what in ("address", "interface", "network")
+    },
+    "path_not_file": ("Path does not point to a file",),
+    "path_not_directory": ("Path does not point to a directory",),
+    "path_exists": ("Path already exists",),
+    "zoneinfo_str": ("invalid timezone: {value}",),
+    "byte_size_unit": ("could not interpret byte unit: {unit}", "Could not interpret byte unit: {unit}"),
+    "base64_decode": ("Base64 decoding error: '{error}'",),
+    "predicate_failed": (re.compile(r"Predicate ('[\w.<>]+' )?failed"),),
+    "not_operation_failed": (re.compile(r"Not of ('[\w.<>]+' )?failed"),),
+}

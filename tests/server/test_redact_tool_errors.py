@@ -13,13 +13,28 @@ import logging
 import os
 import re
 import subprocess
+from collections.abc import Sequence
+from ipaddress import IPv4Address, IPv4Network, IPv6Address
 from pathlib import Path
 from typing import Annotated, Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
-from pydantic import AfterValidator, BaseModel, field_validator
+from annotated_types import Not, Predicate
+from pydantic import (
+    AfterValidator,
+    Base64Bytes,
+    BaseModel,
+    ByteSize,
+    DirectoryPath,
+    FilePath,
+    IPvAnyAddress,
+    NewPath,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
+from typing_extensions import TypedDict
 
 from mcp_elicit import Field, Server
 from mcp_elicit.errors import ConfigError
@@ -303,3 +318,110 @@ async def test_a_resource_templates_validator_is_withheld_too(
     assert found is not None, error
     (line,) = [r.getMessage() for r in caplog.records if found.group(1) in r.getMessage()]
     assert f"'B7' is not in orders on {SECRET}" in line
+
+
+class Point(BaseModel):
+    x: int
+
+
+class Pair(TypedDict):
+    a: int
+
+
+def _even(number: int) -> bool:
+    return number % 2 == 0
+
+
+async def test_pydantics_own_words_are_sent_as_they_are(
+    tmp_path: Path, wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What pydantic writes of a bad value is the model's to read, to correct its call:
+    with redaction, sent as without it, and nothing logged. That holds for the words it
+    writes of a value decoded from JSON (a string for an object: 'Input should be an
+    object'), and for those of the checks it writes in Python (an IP address, a time zone,
+    a byte size, a path, base64, a predicate), whose error types pydantic-core does not know."""
+    app = Server("typed", redact_tool_errors=True)
+
+    @app.tool()
+    def lookup(
+        point: Point,
+        points: list[Point],
+        tags: dict[str, int],
+        pair: Pair,
+        either: int | Point,
+        span: tuple[int, int],
+        ip: IPv4Address,
+        ip6: IPv6Address,
+        anywhere: IPvAnyAddress,
+        network: IPv4Network,
+        zone: ZoneInfo,
+        size: ByteSize,
+        names: Sequence[str],
+        even: Annotated[int, Predicate(_even)],
+        odd: Annotated[int, Not(_even)],
+        file: FilePath,
+        folder: DirectoryPath,
+        new: NewPath,
+        blob: Base64Bytes,
+    ) -> str:
+        return "found"
+
+    arguments = {
+        "point": "p",
+        "points": "p",
+        "tags": "t",
+        "pair": "p",
+        "either": "e",
+        "span": "s",
+        "ip": "1.2.3",
+        "ip6": "x",
+        "anywhere": "x",
+        "network": "x",
+        "zone": "Mars/Base",
+        "size": "12 XB",
+        "names": "abc",
+        "even": 3,
+        "odd": 4,
+        "file": str(tmp_path / "absent"),
+        "folder": str(tmp_path / "absent"),
+        "new": str(tmp_path),
+        "blob": "a",
+    }
+    client = MemoryClient(app, checker=wire)
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+        redacted = await client.result("tools/call", {"name": "lookup", "arguments": arguments})
+    app.redact_tool_errors = False
+    plain = await client.result("tools/call", {"name": "lookup", "arguments": arguments})
+    text = redacted["content"][0]["text"]
+    assert "withheld" not in text, text
+    assert text == plain["content"][0]["text"]
+    assert "point: Input should be an object" in text and "zone: invalid timezone: Mars/Base" in text
+    assert not [r for r in caplog.records if "reference" in r.getMessage()]
+
+
+async def test_pydantics_own_words_about_a_prompts_and_a_templates_arguments_are_sent(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A prompt's and a template's arguments are read from text (pydantic's lax check),
+    where its own checks have their own words: sent, as a tool's are."""
+    app = Server("lax", redact_tool_errors=True)
+
+    @app.prompt()
+    def plan(host: IPv4Address, size: ByteSize) -> str:
+        return str(host)
+
+    @app.resource("test://hosts/{host}")
+    def host(host: IPv4Address) -> str:
+        return str(host)
+
+    client = MemoryClient(app, checker=wire)
+    with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+        arguments = {"host": "1.2.3", "size": "12 XB"}
+        prompt = (await client.request("prompts/get", {"name": "plan", "arguments": arguments}))["error"]
+        template = (await client.request("resources/read", {"uri": "test://hosts/1.2.3"}))["error"]
+    assert prompt["message"] == (
+        "Invalid params for prompt 'plan': Invalid arguments: host: Input is not a valid IPv4 address; "
+        "size: could not interpret byte unit: XB"
+    )
+    assert "host: Input is not a valid IPv4 address" in template["message"], template
+    assert not [r for r in caplog.records if "reference" in r.getMessage()]
