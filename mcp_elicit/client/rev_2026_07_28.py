@@ -16,7 +16,8 @@ Rules:
 * A request whose response stream broke before its response (``Ended.broken``: nothing
   resumes at this revision, the request is lost) is sent again as a new request, once, if
   it only reads (lists, ``resources/read``, ``prompts/get``, ``server/discover``...); a
-  tool call is not (the tool may have acted): the caller is told the stream broke.
+  tool call is not (the tool may have acted): the caller is told the stream broke. When
+  the second stream breaks too, the error says the request was already sent again.
 * ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
   input request (answerer, sampling and roots callbacks), retry with a new id, the answers
   under the same keys and ``requestState`` echoed as received; bounded by ``RoundLimits``.
@@ -388,7 +389,10 @@ class ModernSession:
                 reissued = True
                 log.info("%s; sending it again", describe_end(reply, self.conn.server, method))
                 continue  # a new request, with a new id
-            raise end_error(reply, self.conn.server, method)
+            lost = end_error(reply, self.conn.server, method)
+            if reissued:
+                _say_more(lost, "; it was already sent again once, after its first response stream broke")
+            raise lost
 
     async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:
         """Every page of a list; tools are filtered for ``x-mcp-header`` validity over HTTP."""

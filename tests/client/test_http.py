@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any
@@ -461,10 +462,11 @@ async def test_a_tool_added_after_the_listing_is_listed_again_when_its_headers_a
 
 class Breaking:
     """A 2026-07-28 server (ASGI) whose first answer to each of ``breaks`` is an event
-    stream that ends before the response: the request is lost with it."""
+    stream that ends before the response: the request is lost with it. A method named
+    twice breaks its first two answers."""
 
     def __init__(self, *breaks: str) -> None:
-        self.breaks = set(breaks)
+        self.breaks = Counter(breaks)
         self.ids: list[tuple[str, object]] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -475,8 +477,8 @@ class Breaking:
         message = json.loads(body)
         method = message["method"]
         self.ids.append((method, message["id"]))
-        if method in self.breaks:
-            self.breaks.discard(method)
+        if self.breaks[method] > 0:
+            self.breaks[method] -= 1
             await send(
                 {
                     "type": "http.response.start",
@@ -515,3 +517,17 @@ async def test_a_list_whose_response_stream_broke_is_sent_again_as_a_new_request
     lists = [rid for method, rid in server.ids if method == "tools/list"]
     assert len(lists) == 2 and lists[0] != lists[1]
     assert [method for method, _ in server.ids].count("tools/call") == 1
+
+
+async def test_a_list_whose_stream_broke_again_says_it_was_already_sent_again() -> None:
+    """The second stream breaks too: the request is not sent a third time, and the error
+    says it was already sent again once (else a person reading it would think the client
+    gave up at the first break)."""
+    server = Breaking("tools/list", "tools/list")
+    async with uvicorn_server(server) as running, connect_http(running.url) as client:
+        with pytest.raises(TransportError) as raised:
+            await client.list_tools()
+    message = str(raised.value)
+    assert "event stream ended before the response" in message
+    assert "already sent again once" in message, message
+    assert [method for method, _ in server.ids].count("tools/list") == 2
