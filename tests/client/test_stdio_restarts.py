@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -14,7 +15,8 @@ from mcp_elicit.transports.stdio_client import connect_stdio
 pytestmark = pytest.mark.anyio
 
 #: Answers its first life; with "once", every later start fails at once, saying why on
-#: stderr. Its tool "die" exits with code 3; "quit" shuts it down (stdout closed, code 0).
+#: stderr. Its tool "die" exits with code 3; "quit" shuts it down (stdout closed, code 0);
+#: "shout" writes 5,000 numbered lines (some 340 KB) to stderr, then exits with code 3.
 ONCE = """
 import json, os, sys
 with open(sys.argv[1], "a") as starts:
@@ -33,6 +35,10 @@ for line in sys.stdin:
     if message["method"] == "server/discover":
         result = DISCOVERED
     elif message["params"].get("name") == "die":
+        sys.exit(3)
+    elif message["params"].get("name") == "shout":
+        for i in range(5000):
+            print(f"log line {i:04d} " + "x" * 50, file=sys.stderr)
         sys.exit(3)
     elif message["params"].get("name") == "quit":
         sys.stdout.close()
@@ -77,3 +83,23 @@ async def test_a_server_that_shut_itself_down_is_started_again_by_the_next_call(
         assert len(starts.read_text().split()) == 1
         await client.call_tool("t")
     assert len(starts.read_text().split()) == 2
+
+
+async def test_the_warning_for_a_server_started_again_quotes_only_the_end_of_its_stderr(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that wrote a lot to stderr before it exited: the warning logged when it is
+    started again quotes the end of its stderr cut as the call's error cuts it (its last
+    1,500 characters), never all that was kept of it."""
+    script, starts = tmp_path / "once.py", tmp_path / "starts"
+    script.write_text(ONCE)
+    async with connect_stdio([sys.executable, str(script), str(starts)], timeout=20) as client:
+        with pytest.raises(TransportError, match="exited with code 3"):
+            await client.call_tool("shout")
+        with caplog.at_level(logging.WARNING, logger="mcp_elicit.client"):
+            await client.call_tool("t")
+    warned = [r.getMessage() for r in caplog.records if "starting it again" in r.getMessage()]
+    assert len(warned) == 1, warned
+    tail = warned[0].split("the end of its stderr:\n", 1)[1]
+    assert "log line 4999" in tail and "log line 0000" not in tail, tail[:200]
+    assert len(tail) <= 1500 + len("); starting it again"), len(tail)
