@@ -20,7 +20,7 @@ log messages (asked for from ``--log-level LEVEL`` up, since a server need send 
 unasked; by default none is asked for, as the MCP Inspector's CLI and the SDKs' clients set
 no level of their own, a level set changing what the server does), each on a line and cut short (with ``--json``, also whole under
 ``notifications`` when the call succeeds, the first of them: ``output.Heard``); at most ``LOG_LINES`` log messages, then one line
-at the end says how many more came. A tool result is checked
+at the end says how many more came; fewer, but some left out of ``--json``, that line says so. A tool result is checked
 against the tool's listed ``outputSchema``: a mismatch is a warning on stderr
 (``output_mismatch`` in ``--json``), like a stdio server's stray output, and so is an argument
 name the tool's input schema does not list but allows (``unknown_arguments``; one it refuses
@@ -409,16 +409,9 @@ async def run_request(
         if answerer is None and getattr(exc, "code", None) == MissingClientCapability.code:
             error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
         raise error from None
-    finally:
-        if logs > LOG_LINES:  # a failure's --json has no notifications: only --trace shows them
-            kept = f"the first {len(heard.kept)} notifications" if heard.left_out else "them all"
-            where = f"--json lists {kept} under notifications, " if done else ""
-            print(
-                f"… {logs - LOG_LINES} more log messages from the server were not shown (the first "
-                f"{LOG_LINES} were); {where}--trace prints every message",
-                file=sys.stderr,
-                flush=True,
-            )
+    finally:  # a failure's --json has no notifications: only --trace shows them then
+        if closing := heard.closing(logs - LOG_LINES, LOG_LINES, listed=done):
+            print(closing, file=sys.stderr, flush=True)
     finished = time.perf_counter()
     return {
         "target": target.to_json(),

@@ -142,6 +142,26 @@ def test_json_keeps_a_bounded_size_of_notifications(capsys: pytest.CaptureFixtur
     assert said["notifications_left_out"] == BIG_LOGS - len(kept)
 
 
+def test_json_leaving_out_a_few_huge_notifications_says_so_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Fewer log messages than ``LOG_LINES``, but too large for ``--json`` to keep them all:
+    stderr says how many it left out and where to see them, as it does past the log-line
+    cap."""
+    assert BIG_LOGS <= LOG_LINES  # the cap is not what is passed here
+    server = fake("big-logs", "modern")
+    result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--json", "--", *server)
+    assert result.code == 0, result.err[:2000]
+    said = result.json()
+    left_out = said["notifications_left_out"]
+    assert left_out > 0
+    lines = [line for line in result.err.splitlines() if "notifications_left_out" in line]
+    assert len(lines) == 1, result.err[-1000:]
+    assert f"--json lists the first {len(said['notifications'])} notifications" in lines[0], lines[0]
+    assert f"the other {left_out} under notifications_left_out" in lines[0], lines[0]
+    assert "--trace prints every message" in lines[0], lines[0]
+
+
 def test_json_says_none_left_out(capsys: pytest.CaptureFixture[str]) -> None:
     result = run(
         capsys, "call", "echo", "text=hi", "--ui", "none", "--json", "--", *fake("huge-notes", "modern")
