@@ -220,7 +220,7 @@ def print_check(report: CheckReport) -> None:
         out.append(f"{paint(f'{label:<13}', 'dim')} {value}")
 
     target = report.target
-    out.append(paint(f"mcp-elicit check  {clean(str(target))}  ({target.kind})", "bold"))
+    out.append(paint(f"mcp-elicit check  {clean(str(target), joiners=False)}  ({target.kind})", "bold"))
     out.append("")
     server = report.server
     shown = clean(server.get("title") or server.get("name") or "?")
@@ -330,7 +330,7 @@ def sign_in_text(authorization: Mapping[str, Any]) -> str:
         how = "a token kept from an earlier sign-in"
     if authorization.get("token_type") == "DPoP":
         how += "; the token is bound to this client's key (DPoP)"
-    return f"with OAuth at {clean(str(authorization.get('issuer')))} ({how})"
+    return f"with OAuth at {clean(str(authorization.get('issuer')), joiners=False)} ({how})"
 
 
 def _ms(value: float) -> str:
