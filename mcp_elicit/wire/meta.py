@@ -161,9 +161,10 @@ def progress_token(token: object) -> str | int | None:
         )
     elif abs(token) <= _EXACT:
         return int(token)
+    digits = len(str(abs(int(token))))  # read as the nearest float past 2**53: not its own digits
     raise InvalidRequestMeta(
         "Invalid params: _meta progressToken must be a string or an integer of at most 64 bits "
-        f"(each progress notification echoes it as sent), not {_shown(token)}"
+        f"(each progress notification echoes it as sent), not an integer of {digits} digits"
     )
 
 

@@ -267,6 +267,9 @@ async def test_an_integer_token_past_64_bits_is_invalid_params(
         assert reply["error"]["code"] == -32602, reply
         assert "progressToken" in reply["error"]["message"]
         assert "64 bits" in reply["error"]["message"]
+        # said as the integer it is (how many digits), not as the float it was read as
+        assert "not an integer of " in reply["error"]["message"], reply
+        assert "e+" not in reply["error"]["message"], reply
         assert before == []
         return
     assert "result" in reply and not reply["result"].get("isError"), reply
