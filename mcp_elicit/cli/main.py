@@ -155,7 +155,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="send a tool's unexpected exception as 'Error executing tool NAME' and a reference "
         "its log line holds, never its message, and a validator's own message about an argument "
-        "as withheld, with a reference, pydantic's words about the value kept (as "
+        "(of a tool, a prompt or a resource template) as withheld, with a reference, pydantic's "
+        "words about the value kept (as "
         "Server(redact_tool_errors=True) does)",
     )
     serve.add_argument(

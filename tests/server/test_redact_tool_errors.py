@@ -174,6 +174,7 @@ def test_serve_help_names_the_switch() -> None:
     assert "--redact-tool-errors" in said
     assert "reference" in said[said.index("--redact-tool-errors") :]
     assert "validator" in said[said.index("--redact-tool-errors") :]  # its message withheld too
+    assert "prompt" in said[said.index("--redact-tool-errors") :]  # a prompt's and a template's too
 
 
 def _order_code(code: str) -> str:
