@@ -72,9 +72,20 @@ _JOIN_SPAN: Final = 2 * _MAX_MARKS
 #: What may come between an emoji and the ZWJ after it: its variation selector, a skin tone.
 _ON_EMOJI: Final = frozenset("\ufe0f\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff")
 #: A subdivision flag (UTS #51's emoji tag sequence): the black flag, the subdivision's code
-#: in tags (CLDR's: three to seven lowercase letters and digits), CANCEL TAG. Tags anywhere
-#: else spell text no one sees.
-_FLAG_TAGS: Final = re.compile("\U0001f3f4([\U000e0030-\U000e0039\U000e0061-\U000e007a]{3,7}\U000e007f)")
+#: in tags, CANCEL TAG; only the codes UTS #51 recommends (England, Scotland, Wales), the
+#: only ones drawn as flags: any other draws a black flag alone, hiding what its tags spell
+#: (a word, or another region's code that reads as this one). Tags anywhere else spell
+#: text no one sees.
+_FLAG_TAGS: Final = re.compile(
+    "\U0001f3f4((?:"
+    + "|".join("".join(chr(0xE0000 + ord(c)) for c in code) for code in ("gbeng", "gbsct", "gbwls"))
+    + ")\U000e007f)"
+)
+#: Where the emoji a ZWJ joins are (UTS #51's ZWJ sequences): Miscellaneous Symbols,
+#: Dingbats, the arrows and shapes of U+2B00, the pictographs from U+1F300. Not the symbols
+#: that are letters drawn in a circle, a square, brackets (U+2460, U+1F100, U+1F200), nor
+#: regional indicators, nor box drawing: a ZWJ between those joins nothing ("ⓨ‍ⓔⓢ").
+_EMOJI: Final = ((0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x1F300, 0x1FAFF))
 
 
 def _units(text: str, *, multiline: bool = False, joiners: bool = True) -> list[str]:
@@ -147,7 +158,7 @@ def _needed(text: str, at: int) -> bool:
     """Whether ``text[at]``, a format character, is a joiner its script or its emoji needs:
     ZWNJ or ZWJ after a virama (a half form, a chillu), ZWNJ between letters that would
     join (Persian "<U+0645><U+06CC><U+200C><U+062E>"): UAX #31's contexts, as IDNA has them
-    (``idna.core.valid_contextj``); ZWJ between two emoji (symbols, UTS #51's ZWJ sequences),
+    (``idna.core.valid_contextj``); ZWJ between two emoji (``_EMOJI``, UTS #51's ZWJ sequences),
     the first with its variation selector or skin tone. Anywhere else (between Latin letters,
     at either end) it would only hide a difference, and is shown by its code."""
     ch = text[at]
@@ -158,13 +169,35 @@ def _needed(text: str, at: int) -> bool:
     start = max(at - _JOIN_SPAN, 0)
     try:
         if valid_contextj(text[start : at + _JOIN_SPAN + 1], at - start):
-            return True
+            return _one_script(text, at)
     except ValueError:  # a character next to it that Unicode does not name (a control)
         return False
     if ch != "\u200d" or at + 1 == len(text):
         return False
     before = at - 2 if text[at - 1] in _ON_EMOJI and at > 1 else at - 1
-    return unicodedata.category(text[before]) == unicodedata.category(text[at + 1]) == "So"
+    return all(unicodedata.category(c) == "So" and _within(c, _EMOJI) for c in (text[before], text[at + 1]))
+
+
+def _one_script(text: str, at: int) -> bool:
+    """Whether what the joiner at ``text[at]`` joins is of one script (the first word of
+    the Unicode names: ARABIC, DEVANAGARI), as it must be to be drawn joined: after a
+    virama, the letter it is on with it; else the letters on either side, marks passed
+    over. Letters of two scripts never join: a ZWNJ between them changes nothing drawn."""
+    marks = ("Mn", "Mc", "Me")
+    before, after, low = at - 1, at + 1, max(at - _JOIN_SPAN, 0)
+    while before > low and unicodedata.category(text[before]) in marks:
+        before -= 1
+    if unicodedata.combining(text[at - 1]) == 9:  # a virama
+        scripts = {_script(ch) for ch in text[before:at]}
+    else:
+        while after < min(at + _JOIN_SPAN, len(text) - 1) and unicodedata.category(text[after]) in marks:
+            after += 1
+        scripts = {_script(text[before]), _script(text[after])}
+    return len(scripts) == 1
+
+
+def _script(ch: str) -> str:
+    return unicodedata.name(ch, "").partition(" ")[0]
 
 
 def _within(ch: str, ranges: tuple[tuple[int, int], ...]) -> bool:

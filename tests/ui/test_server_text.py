@@ -146,3 +146,54 @@ def test_a_joiner_in_a_url_is_shown_by_its_code() -> None:
     verdict = judge_url("https://\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.example/", server=SERVER)
     parts, _ = url_shown(verdict)
     assert "<U+200C>" in "".join(text for _, text in parts)
+
+
+def _tags(code: str) -> str:
+    return "".join(chr(0xE0000 + ord(c)) for c in code) + "\U000e007f"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u24e8\u200d\u24d4\u24e2",  # circled letters: "ⓨ‍ⓔⓢ" read as "ⓨⓔⓢ"
+        "\U0001f130\u200d\U0001f131",  # squared letters
+        "\U0001f1fa\u200d\U0001f1f8",  # regional indicators: a ZWJ is no flag
+        "\u249c\u200d\u249d",  # parenthesized letters
+        "\U0001d432\u200d\U0001d41e\U0001d42c",  # mathematical bold "yes"
+        "\u2500\u200d\u2502",  # box drawing
+    ],
+)
+def test_a_joiner_between_symbols_that_are_no_emoji_is_shown_by_its_code(text: str) -> None:
+    # Kept, "ⓨ‍ⓔⓢ" and "ⓨⓔⓢ" were two choices that read alike.
+    assert "<U+200D>" in clean(text)
+
+
+@pytest.mark.parametrize("code", ["yes", "usca", "gbxyz", "zz1", "frbre"])
+def test_tags_behind_a_black_flag_that_no_flag_has_are_shown_by_their_codes(code: str) -> None:
+    # Kept, each drew a black flag alone: a word or another region's code hidden behind it,
+    # and two choices with two codes reading alike.
+    assert (
+        clean("\U0001f3f4" + _tags(code))
+        == "\U0001f3f4" + "".join(f"<U+{0xE0000 + ord(c):04X}>" for c in code) + "<U+E007F>"
+    )
+
+
+@pytest.mark.parametrize("code", ["gbeng", "gbsct", "gbwls"])
+def test_the_flags_of_england_scotland_and_wales_are_kept(code: str) -> None:
+    assert clean("\U0001f3f4" + _tags(code)) == "\U0001f3f4" + _tags(code)
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [  # letters of two scripts do not join: a ZWNJ between them changes nothing drawn
+        ("\u0628\u200c\u0712", "\u0628<U+200C>\u0712"),  # Arabic, Syriac
+        ("\u0628\u064b\u200c\u07ca", "\u0628\u064b<U+200C>\u07ca"),  # Arabic with a mark, N'Ko
+        ("\u1820\u200c\u0628", "\u1820<U+200C>\u0628"),  # Mongolian, Arabic
+        # a virama put on a letter of another script: the ZWJ after it forms nothing
+        ("y\u094d\u200des", "y\u094d<U+200D>es"),
+        ("\u0d28\u094d\u200c", "\u0d28\u094d<U+200C>"),  # Malayalam letter, Devanagari virama
+    ],
+)
+def test_a_joiner_between_letters_of_two_scripts_is_shown_by_its_code(text: str, shown: str) -> None:
+    # Kept, "ب‌ܒ" and "بܒ" were two choices that read alike.
+    assert clean(text) == shown
