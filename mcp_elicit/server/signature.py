@@ -408,13 +408,18 @@ def validators_spoke(exc: ValidationError) -> bool:
 def validators_words(error: ErrorDetails) -> bool:
     """Whether the fault's message is a validator's own text: its ``ValueError`` or
     ``AssertionError`` (``VALIDATOR_ERRORS``; not mcp-elicit's ``FormatMismatch``, nor the
-    ``ipaddress`` module's words about the value sent), or a ``PydanticCustomError``, whose
-    type is its own or whose words are not those pydantic writes for that type (of a
-    Python value or of one decoded from JSON, or in its own checks: ``_PYDANTICS_CHECKS``)."""
+    words the ``ipaddress`` module itself raises about the value sent), or a
+    ``PydanticCustomError``, whose type is its own or whose words are not those pydantic
+    writes for that type (of a Python value or of one decoded from JSON, or in its own
+    checks: ``_PYDANTICS_CHECKS``)."""
     ctx = error.get("ctx") or {}
     if error["type"] in VALIDATOR_ERRORS:
         cause = ctx.get("error")
-        about_the_value = isinstance(cause, _ADDRESS_ERRORS) and repr(str(error.get("input"))) in str(cause)
+        about_the_value = (
+            isinstance(cause, _ADDRESS_ERRORS)
+            and _raised_in_ipaddress(cause)
+            and repr(str(error.get("input"))) in str(cause)
+        )
         return not (isinstance(cause, FormatMismatch) or about_the_value)
     said = error["msg"]
     for written in _PYDANTICS_CHECKS.get(error["type"], ()):
@@ -445,6 +450,15 @@ def _filled(template: str, ctx: Mapping[str, Any]) -> str | None:
         return template.format_map(ctx)
     except (KeyError, IndexError, ValueError):
         return None
+
+
+def _raised_in_ipaddress(cause: BaseException) -> bool:
+    """Whether ``cause`` was raised by the ``ipaddress`` module itself, not by a validator
+    using its exception for its own words ("'10.1.2.3' is not on db.internal")."""
+    trace = cause.__traceback__
+    while trace is not None and trace.tb_next is not None:
+        trace = trace.tb_next
+    return trace is not None and trace.tb_frame.f_code.co_filename == ipaddress.__file__
 
 
 #: The exceptions of the ``ipaddress`` module, which pydantic's address types let through

@@ -14,7 +14,7 @@ import os
 import re
 import subprocess
 from collections.abc import Sequence
-from ipaddress import IPv4Address, IPv4Network, IPv6Address
+from ipaddress import AddressValueError, IPv4Address, IPv4Network, IPv6Address
 from pathlib import Path
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
@@ -426,3 +426,36 @@ async def test_pydantics_own_words_about_a_prompts_and_a_templates_arguments_are
     )
     assert "host: Input is not a valid IPv4 address" in template["message"], template
     assert not [r for r in caplog.records if "reference" in r.getMessage()]
+
+
+def _pydantic_like(value: str) -> str:
+    raise ValueError("Input should be a valid integer")
+
+
+def _in_our_range(value: str) -> str:
+    raise AddressValueError(f"{value!r} is not on {SECRET}")
+
+
+PydanticLike = Annotated[str, AfterValidator(_pydantic_like)]
+InOurRange = Annotated[str, AfterValidator(_in_our_range)]
+
+
+async def test_a_validators_words_that_read_as_pydantics_or_ipaddress_are_withheld(wire: WireChecker) -> None:
+    """A validator's ValueError is its own even when its words are pydantic's, and an
+    ``AddressValueError`` a validator raises itself (naming the value sent, and more) is
+    not the ``ipaddress`` module's: both withheld."""
+    app = Server("checked", redact_tool_errors=True)
+
+    @app.tool()
+    def alike(host: PydanticLike) -> str:
+        return host
+
+    @app.tool()
+    def ranged(host: InOurRange) -> str:
+        return host
+
+    client = MemoryClient(app, checker=wire)
+    for name in ("alike", "ranged"):
+        result = await client.result("tools/call", {"name": name, "arguments": {"host": "1.2.3"}})
+        text = result["content"][0]["text"]
+        assert "withheld" in text and SECRET not in text and "valid integer" not in text, (name, text)
