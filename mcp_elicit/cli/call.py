@@ -203,6 +203,7 @@ def _main(args: argparse.Namespace) -> int:
             answerer=recorded,
             roots=roots,
             log_level=None if args.log_level == "off" else args.log_level,
+            listing=args.json,
             **client_options(args, target),
         )
     )
@@ -343,10 +344,12 @@ async def run_request(
     trace: output.Tracer | None = None,
     sign_in: SignIn | None = None,
     log_level: str | None = None,
+    listing: bool = False,
 ) -> dict[str, Any]:
     """Connect, send ``method`` for ``name`` (tool, prompt or URI) through every round, and
     return the result with what was spoken; a ``CliError`` with the right exit code
-    otherwise. The server's log messages from ``log_level`` up are asked for and printed."""
+    otherwise. The server's log messages from ``log_level`` up are asked for and printed;
+    ``listing``: ``--json`` was asked for, to list the notifications heard."""
     observed = Observed()
     offered: set[str] = {"tools", "prompts", "resources"}  # until the server has said
     started = time.perf_counter()
@@ -410,7 +413,7 @@ async def run_request(
             error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
         raise error from None
     finally:  # a failure's --json has no notifications: only --trace shows them then
-        if closing := heard.closing(logs - LOG_LINES, LOG_LINES, listed=done):
+        if closing := heard.closing(logs - LOG_LINES, LOG_LINES, listed=done, asked=listing):
             print(closing, file=sys.stderr, flush=True)
     finished = time.perf_counter()
     return {

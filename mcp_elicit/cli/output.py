@@ -115,10 +115,12 @@ class Heard:
                 return
         self.left_out += 1
 
-    def closing(self, more_logs: int, shown: int, *, listed: bool) -> str:
+    def closing(self, more_logs: int, shown: int, *, listed: bool, asked: bool) -> str:
         """The line that ends a call on stderr, "" when nothing was left out: how many log
         messages were not shown (``more_logs`` past the ``shown`` first) and, when the call's
-        ``--json`` lists notifications (``listed``), what it left out of them."""
+        ``--json`` lists notifications (``listed``: the call succeeded), what it would leave
+        out of them; with fewer, what it left out only when ``--json`` was ``asked`` for
+        (without it, every message was shown and no list left any out)."""
         if more_logs > 0:
             kept = f"the first {len(self.kept)} notifications" if self.left_out else "them all"
             where = f"--json lists {kept} under notifications, " if listed else ""
@@ -126,7 +128,7 @@ class Heard:
                 f"… {more_logs} more log messages from the server were not shown (the first "
                 f"{shown} were); {where}--trace prints every message"
             )
-        if listed and self.left_out:  # fewer log messages, but too many or too large to keep
+        if asked and listed and self.left_out:  # fewer log messages, but too many or too large to keep
             return (
                 f"… --json lists the first {len(self.kept)} notifications under notifications and "
                 f"counts the other {self.left_out} under notifications_left_out (it keeps at most "

@@ -198,3 +198,11 @@ def test_json_leaves_out_a_notification_too_deep_to_write(capsys: pytest.Capture
     said = result.json()
     assert [n["params"]["data"] for n in said["notifications"]] == ["first"]
     assert said["notifications_left_out"] == 2
+
+
+def test_without_json_nothing_is_said_of_what_json_left_out(capsys: pytest.CaptureFixture[str]) -> None:
+    """Without ``--json`` there is no list to leave notifications out of, and every log
+    message was shown (fewer than the cap): no closing line about ``notifications_left_out``."""
+    result = run(capsys, "call", "echo", "text=hi", "--ui", "none", "--", *fake("big-logs", "modern"))
+    assert result.code == 0, result.err[:2000]
+    assert "--json" not in result.err and "notifications_left_out" not in result.err, result.err[-1000:]
