@@ -388,7 +388,7 @@ def _post_redirected(url: str, last: HttpSeen | None) -> CliError | None:
     address instead."""
     if last is None or last.status not in (301, 302, 303):
         return None
-    location = clean(urljoin(last.url, last.headers.get("location", "")))
+    location = clean(urljoin(last.url, last.headers.get("location", "")), joiners=False)
     return CannotConnect(
         f"{redact_urls(url)} redirects (HTTP {last.status}) to {location}, and a redirected POST becomes a GET "
         f"without the JSON-RPC message: use {location} as the TARGET."

@@ -134,7 +134,7 @@ def url_lines(url: str, server: str) -> list[str]:
     ``client.url_consent`` has about it (``refused:`` for one that must not be opened).
     ``server``: where the server that sent it was reached."""
     verdict = judge_url(url, server=server)
-    lines = [f"url: {_url_shown(url, verdict)}  (site: {clean(verdict.site) or '?'})"]
+    lines = [f"url: {_url_shown(url, verdict)}  (site: {clean(verdict.site, joiners=False) or '?'})"]
     for warning in verdict.warnings:
         lines.append(f"{'refused' if warning.refuses else 'warning'}: {clean(warning.text)}")
     return lines
@@ -150,19 +150,19 @@ def _url_shown(url: str, verdict: UrlVerdict) -> str:
     site the page is on), unless that alone is longer (it is refused: ``url_consent``)."""
     whole = sum(len(part.text) for part in verdict.parts if part.role in _WHOLE)
     if len(url) <= URL_MAX or not verdict.parts or whole > URL_MAX:
-        return fit(url, URL_MAX, length=True)
+        return fit(url, URL_MAX, length=True, joiners=False)
     room = URL_MAX - whole
     cut = [part for part in verdict.parts if part.role not in _WHOLE]  # user-info, the rest
     shown = []
     for part in verdict.parts:
         if part.role in _WHOLE:
-            shown.append(clean(part.text))
+            shown.append(clean(part.text, joiners=False))
             continue
         cut.remove(part)
         # what follows keeps up to half of what is left
         width = max(room - min(sum(len(p.text) for p in cut), room // 2), 2)
         at = "@" if part.role == "userinfo" else ""  # kept: it says where the user-info ends
-        shown.append(fit(part.text.removesuffix(at), width) + at)
+        shown.append(fit(part.text.removesuffix(at), width, joiners=False) + at)
         room = max(room - width, 0)
     return f"{''.join(shown)} ({len(url)} characters)"
 

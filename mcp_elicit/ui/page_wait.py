@@ -23,6 +23,6 @@ def waiting_line(request: ElicitationRequest) -> str:
     host = judge_url(request.url, server=request.server.where).host if request.url is not None else ""
     server = request.server.title or request.server.name
     return (
-        f"… waiting for the page at {clean(host) or '?'} to be finished "
+        f"… waiting for the page at {clean(host, joiners=False) or '?'} to be finished "
         f"({fit(server, TITLE_MAX, length=True)} asks, during {fit(str(request.origin), TITLE_MAX, length=True)})"
     )

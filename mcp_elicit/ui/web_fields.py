@@ -71,10 +71,13 @@ _FORMAT_HINT: Final = {
 }
 
 
-def escaped(text: str, most: int = form_text.TITLE_MAX, *, multiline: bool = False) -> str:
+def escaped(
+    text: str, most: int = form_text.TITLE_MAX, *, multiline: bool = False, joiners: bool = True
+) -> str:
     """Server text, made inert, at most ``most`` characters (``form_text.fit``: "…" and
-    how long the whole is end one cut short), escaped for HTML text or a quoted attribute."""
-    return html.escape(fit(text, most, length=True, multiline=multiline), quote=True)
+    how long the whole is end one cut short; ``joiners`` as there: False for an address),
+    escaped for HTML text or a quoted attribute."""
+    return html.escape(fit(text, most, length=True, multiline=multiline, joiners=joiners), quote=True)
 
 
 def _value(text: str) -> str:

@@ -127,7 +127,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     server = first.server
     who = escaped(server.title or server.name)
     version = f' <span class="version">{escaped(server.version)}</span>' if server.version else ""
-    where = f" · {escaped(server.where, form_text.URL_MAX)}" if server.where else ""
+    where = f" · {escaped(server.where, form_text.URL_MAX, joiners=False)}" if server.where else ""
     several = len(requests) > 1
     sections = "\n".join(_question(i, r, several) for i, r in enumerate(requests))
     needs_review = any(r.mode == "form" for r in requests) or several

@@ -135,7 +135,7 @@ class Round:
                 elif verdict.refused:
                     seen["form"] = "This address is refused; it can only be declined."
                 else:
-                    seen["rows"] = [[f"Web page on {clean(verdict.site)}", "Done"]]
+                    seen["rows"] = [[f"Web page on {clean(verdict.site, joiners=False)}", "Done"]]
                     answers.append(ElicitAnswer.accept())
             elif request.schema is None or action != "accept":
                 seen["form"] = "This question has no answer yet."
