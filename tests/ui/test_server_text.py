@@ -103,6 +103,25 @@ JOINED = [
     "\U0001f9d1\U0001f3fd\u200d\U0001f4bb",  # technologist with a skin tone
     "\U0001f3c3\u200d\u2642\ufe0f",  # man running: an emoji of the BMP after the ZWJ
     "\U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",  # Scotland's flag
+    # UTS #51's RGI ZWJ sequences, of every kind of part:
+    "\U0001f9d1\U0001f3fb\u200d\u2764\ufe0f\u200d\U0001f48b\u200d\U0001f9d1\U0001f3fc",  # kiss, two tones
+    "\U0001f469\U0001f3fd\u200d\u2764\ufe0f\u200d\U0001f468\U0001f3ff",  # couple with heart, tones
+    "\U0001f469\U0001f3fd\u200d\U0001f4bb",  # woman technologist, medium skin tone
+    "\U0001f9d1\U0001f3fb\u200d\U0001f91d\u200d\U0001f9d1\U0001f3ff",  # people holding hands, tones
+    "\u2764\ufe0f\u200d\U0001f525",  # heart on fire: a BMP emoji first
+    "\U0001f43b\u200d\u2744\ufe0f",  # polar bear
+    "\U0001f3f3\ufe0f\u200d\u26a7\ufe0f",  # transgender flag
+    "\U0001f441\ufe0f\u200d\U0001f5e8\ufe0f",  # eye in speech bubble
+    "\U0001f642\u200d\u2194\ufe0f",  # head shaking horizontally: an arrow (Sm) after the ZWJ
+    "\U0001f642\u200d\u2195\ufe0f",  # head shaking vertically
+    "\U0001f3c3\U0001f3fd\u200d\u27a1\ufe0f",  # person running facing right
+    "\U0001f426\u200d\u2b1b",  # black bird
+    # Joiners in Arabic script and in Brahmic scripts, after a virama:
+    "\u0646\u06c1\u06cc\u06ba\u200c\u06c1\u06d2",  # Urdu
+    "\u0647\u200c\u0686",  # Sorani Kurdish, a heh kept from joining
+    "\u0995\u09cd\u200d\u09b7",  # Bengali
+    "\u0dc1\u0dca\u200d\u0dbb\u0dd3",  # Sinhala "sri": a ZWJ after the al-lakuna
+    "\u0b95\u0bcd\u200c\u0bb7",  # Tamil
 ]
 
 
