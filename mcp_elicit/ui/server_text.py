@@ -86,6 +86,10 @@ _FLAG_TAGS: Final = re.compile(
 #: that are letters drawn in a circle, a square, brackets (U+2460, U+1F100, U+1F200), nor
 #: regional indicators, nor box drawing: a ZWJ between those joins nothing ("ⓨ‍ⓔⓢ").
 _EMOJI: Final = ((0x2600, 0x27BF), (0x2B00, 0x2BFF), (0x1F300, 0x1FAFF))
+#: The scripts that draw a ZWJ between a letter and its virama (Unicode's chapter on each):
+#: Bengali's ya-phala after a ra that is no reph ("<U+09B0><U+200D><U+09CD><U+09AF>"),
+#: Sinhala's touching letters. Elsewhere a ZWJ there changes nothing drawn.
+_ZWJ_BEFORE_VIRAMA: Final = frozenset({"BENGALI", "SINHALA"})
 #: The arrows of U+2190 that are emoji too (UTS #51's emoji data), the one of them a math
 #: symbol (Sm) included: "🙂‍↔️" (head shaking) and "🙂‍↕️" are ZWJ sequences.
 _EMOJI_ARROWS: Final = frozenset("\u2194\u2195\u2196\u2197\u2198\u2199\u21a9\u21aa")
@@ -161,9 +165,11 @@ def _needed(text: str, at: int) -> bool:
     """Whether ``text[at]``, a format character, is a joiner its script or its emoji needs:
     ZWNJ or ZWJ after a virama (a half form, a chillu), ZWNJ between letters that would
     join (Persian "<U+0645><U+06CC><U+200C><U+062E>"): UAX #31's contexts, as IDNA has them
-    (``idna.core.valid_contextj``); ZWJ between two emoji (``_EMOJI``, ``_EMOJI_ARROWS``: UTS #51's ZWJ sequences),
-    the first with its variation selector or skin tone. Anywhere else (between Latin letters,
-    at either end) it would only hide a difference, and is shown by its code."""
+    (``idna.core.valid_contextj``); ZWJ between a Bengali or Sinhala letter and its virama
+    (``_ZWJ_BEFORE_VIRAMA``); ZWJ between two emoji (``_EMOJI``, ``_EMOJI_ARROWS``: UTS
+    #51's ZWJ sequences), the first with its variation selector or skin tone. Anywhere else
+    (between Latin letters, at either end) it would only hide a difference, and is shown by
+    its code."""
     ch = text[at]
     if ch not in "\u200c\u200d" or not at:
         return False
@@ -177,6 +183,9 @@ def _needed(text: str, at: int) -> bool:
         return False
     if ch != "\u200d" or at + 1 == len(text):
         return False
+    if unicodedata.combining(text[at + 1]) == 9:  # a virama after it
+        letter = unicodedata.category(text[at - 1]) == "Lo"
+        return letter and _script(text[at - 1]) == _script(text[at + 1]) in _ZWJ_BEFORE_VIRAMA
     before = at - 2 if text[at - 1] in _ON_EMOJI and at > 1 else at - 1
     return all(
         c in _EMOJI_ARROWS or (unicodedata.category(c) == "So" and _within(c, _EMOJI))

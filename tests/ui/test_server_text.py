@@ -216,3 +216,27 @@ def test_the_flags_of_england_scotland_and_wales_are_kept(code: str) -> None:
 def test_a_joiner_between_letters_of_two_scripts_is_shown_by_its_code(text: str, shown: str) -> None:
     # Kept, "ب‌ܒ" and "بܒ" were two choices that read alike.
     assert clean(text) == shown
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u09b0\u200d\u09cd\u09af\u09be\u09aa",  # Bengali "rap": ra, ZWJ, virama, ya (ya-phala, no reph)
+        "\u0d9a\u200d\u0dca\u0dc0",  # Sinhala touching letters: ka, ZWJ, al-lakuna, va
+    ],
+)
+def test_a_zwj_before_a_virama_where_the_script_draws_it_is_kept(text: str) -> None:
+    # Each was shown with "<U+200D>" in it: Unicode's Bengali and Sinhala spell these so.
+    assert clean(text) == text
+    assert clean(text, joiners=False) != text
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("y\u200d\u09cd\u09af", "y<U+200D>\u09cd\u09af"),  # a Latin letter before the virama
+        ("\u0915\u200d\u094d\u0937", "\u0915<U+200D>\u094d\u0937"),  # Devanagari gives it no form
+    ],
+)
+def test_a_zwj_before_a_virama_elsewhere_is_shown_by_its_code(text: str, shown: str) -> None:
+    assert clean(text) == shown
