@@ -161,10 +161,13 @@ def progress_token(token: object) -> str | int | None:
         )
     elif abs(token) <= _EXACT:
         return int(token)
-    digits = len(str(abs(int(token))))  # read as the nearest float past 2**53: not its own digits
+    if isinstance(token, float) and _INT_MIN < token < _INT_MAX:  # no integer past 64 bits
+        why = f"{token:g}, a number written with a fraction or an exponent past 2**53, where it is not exact"
+    else:  # an integer past 64 bits is read as the nearest float: said by its size, not its digits
+        why = f"an integer outside -2**63..2**64-1 ({abs(int(token)).bit_length()} bits)"
     raise InvalidRequestMeta(
         "Invalid params: _meta progressToken must be a string or an integer of at most 64 bits "
-        f"(each progress notification echoes it as sent), not an integer of {digits} digits"
+        f"(each progress notification echoes it as sent), not {why}"
     )
 
 

@@ -244,8 +244,9 @@ async def test_stdout_is_only_json_rpc_and_logs_go_to_stderr(own_conformance: St
         (str(2**64 - 1), 2**64 - 1),
         ("-9223372036854775808", -(2**63)),
         ("-1", -1),
+        ("1e18", None),
     ],
-    ids=["2**70", "below int64", "1e300", "2**64-1", "int64 min", "-1"],
+    ids=["2**70", "below int64", "1e300", "2**64-1", "int64 min", "-1", "1e18"],
 )
 async def test_an_integer_token_past_64_bits_is_invalid_params(
     conformance: Stdio, written: str, echoed: int | None
@@ -267,9 +268,12 @@ async def test_an_integer_token_past_64_bits_is_invalid_params(
         assert reply["error"]["code"] == -32602, reply
         assert "progressToken" in reply["error"]["message"]
         assert "64 bits" in reply["error"]["message"]
-        # said as the integer it is (how many digits), not as the float it was read as
-        assert "not an integer of " in reply["error"]["message"], reply
-        assert "e+" not in reply["error"]["message"], reply
+        said = reply["error"]["message"]
+        if written == "1e18":  # within 64 bits: refused as a float past 2**53, not exact
+            assert "fraction or an exponent" in said and "2**53" in said, reply
+        else:  # said as the integer it is (how many bits), not as the float it was read as
+            assert re.search(r"not an integer outside -2\*\*63\.\.2\*\*64-1 \(\d+ bits\)", said), reply
+            assert "e+" not in said, reply
         assert before == []
         return
     assert "result" in reply and not reply["result"].get("isError"), reply
