@@ -160,36 +160,27 @@ async def test_a_task_failed_by_such_an_error_says_it_in_the_revisions_codes(
 ) -> None:
     with_tasks = meta({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     created = (await mcp.call("relay_later", {"code": code}, meta_=with_tasks)).result
-    task: dict[str, object] = {}
-
-    async def failed() -> bool:
-        # the extension's method, which the core schema the checked client knows has not
-        message, headers = mcp.build(
-            "tasks/get",
-            {"taskId": created["taskId"]},
-            meta_=with_tasks,
-            headers={"Mcp-Name": created["taskId"]},
-        )
-        response = await mcp.client.post(mcp.url, json=message, headers=headers)
-        assert response.status_code == 200, response.text
-        task.update(response.json()["result"])
-        return task["status"] == "failed"
-
-    await eventually(failed, "the task to fail")
+    task = await _failed_task(mcp, created["taskId"], with_tasks)
     assert task["error"] == {"code": sent, "message": f"upstream said {code}", "data": {"uri": "up://x"}}
 
 
 async def test_a_task_failed_by_a_missing_capability_keeps_it(mcp: McpHttp) -> None:
     with_tasks = meta({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     created = (await mcp.call("needs_roots_later", meta_=with_tasks)).result
-    task: dict[str, object] = {}
+    task = await _failed_task(mcp, created["taskId"], with_tasks)
+    error = task["error"]
+    assert isinstance(error, dict)
+    assert (error["code"], error["data"]) == (-32021, {"requiredCapabilities": {"roots": {}}})
+
+
+async def _failed_task(mcp: McpHttp, task_id: str, with_tasks: dict[str, Any]) -> dict[str, Any]:
+    """The task ``task_id`` once it has failed, polled with ``tasks/get`` (the extension's
+    method, which the core schema the checked client knows has not)."""
+    task: dict[str, Any] = {}
 
     async def failed() -> bool:
         message, headers = mcp.build(
-            "tasks/get",
-            {"taskId": created["taskId"]},
-            meta_=with_tasks,
-            headers={"Mcp-Name": created["taskId"]},
+            "tasks/get", {"taskId": task_id}, meta_=with_tasks, headers={"Mcp-Name": task_id}
         )
         response = await mcp.client.post(mcp.url, json=message, headers=headers)
         assert response.status_code == 200, response.text
@@ -197,6 +188,4 @@ async def test_a_task_failed_by_a_missing_capability_keeps_it(mcp: McpHttp) -> N
         return task["status"] == "failed"
 
     await eventually(failed, "the task to fail")
-    error = task["error"]
-    assert isinstance(error, dict)
-    assert (error["code"], error["data"]) == (-32021, {"requiredCapabilities": {"roots": {}}})
+    return task
