@@ -416,57 +416,55 @@ def test_a_name_longer_than_dns_allows_is_refused(host: str, length: int, limit:
 
 
 @pytest.mark.parametrize(
-    ("url", "says"),
+    ("url", "code", "says"),
     [
         # full-width letters fold to ASCII: what was sent, and what DNS reads, both shown
         (
             "https://ｅｖｉｌ.example/",
+            "idn",
             "The host is written with non-ASCII characters (ｅｖｉｌ.example); DNS reads it as evil.example.",
         ),
         (
             "https://ＭÜNCHEN.de/",
+            "idn",
             "The host is written with non-ASCII characters (ＭÜNCHEN.de, which reads as münchen.de); "
             "DNS reads it as xn--mnchen-3ya.de.",
         ),
         (
             "https://münchen.de/",
+            "idn",
             "The host is written with non-ASCII characters (münchen.de); DNS reads it as xn--mnchen-3ya.de.",
         ),
         # an ideographic full stop is a dot to DNS
         (
             "https://ＥＶＩＬ。example/",
+            "idn",
             "The host is written with non-ASCII characters (ＥＶＩＬ。example); DNS reads it as evil.example.",
         ),
-    ],
-)
-def test_the_idn_warning_shows_what_was_sent_and_what_dns_reads(url: str, says: str) -> None:
-    verdict = judge_url(url)
-    (idn,) = [w for w in verdict.warnings if w.code == "idn"]
-    assert idn.text.startswith(says), idn.text
-
-
-@pytest.mark.parametrize(
-    ("url", "says"),
-    [
         # punycode beside full-width letters: the host as sent, not as mapped, then what it reads as
         (
             "https://ＥＶＩＬ.xn--p1ai/",
+            "punycode",
             "The host is written in punycode (ＥＶＩＬ.xn--p1ai); it reads as evil.рф, and DNS reads it as "
             "evil.xn--p1ai.",
         ),
         (
             "https://xn--mnchen-3ya.ｄｅ/",
+            "punycode",
             "The host is written in punycode (xn--mnchen-3ya.ｄｅ); it reads as münchen.de, and DNS reads it "
             "as xn--mnchen-3ya.de.",
         ),
         # all ASCII: as before
         (
             "https://xn--mnchen-3ya.de/",
+            "punycode",
             "The host is written in punycode (xn--mnchen-3ya.de); it reads as münchen.de.",
         ),
     ],
 )
-def test_the_punycode_warning_shows_the_host_as_sent(url: str, says: str) -> None:
+def test_the_idn_and_punycode_warnings_show_the_host_as_sent_and_what_dns_reads(
+    url: str, code: str, says: str
+) -> None:
     verdict = judge_url(url)
-    (punycode,) = [w for w in verdict.warnings if w.code == "punycode"]
-    assert punycode.text.startswith(says), punycode.text
+    (warning,) = [w for w in verdict.warnings if w.code == code]
+    assert warning.text.startswith(says), warning.text

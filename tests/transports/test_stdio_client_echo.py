@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import shutil
 import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import pytest
 from cli.helpers import run
@@ -64,14 +66,7 @@ async def test_a_servers_own_ping_with_the_id_and_method_of_ours_is_no_echo() ->
         assert isinstance(message, jsonrpc.Request)
         await transport.send({"jsonrpc": "2.0", "id": message.id, "result": {}}, {})
 
-    await transport.open(unsolicited)
-    try:
-        exchange = await transport.exchange({"jsonrpc": "2.0", "id": 1, "method": "ping"}, {})
-        async with asyncio.timeout(20):
-            answer = await exchange.receive()
-        await exchange.aclose()
-    finally:
-        await transport.aclose()
+    answer = await _answer_to(transport, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, unsolicited)
     assert isinstance(answer, jsonrpc.Response), answer
     assert [(m.method, m.id) for m in asked if isinstance(m, jsonrpc.Request)] == [("ping", 1)]
 
@@ -91,14 +86,25 @@ async def test_a_servers_request_with_our_id_and_method_but_other_params_is_no_e
         asked.append(message)
         await transport.send({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no"}}, {})
 
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mine"}}
+    answer = await _answer_to(transport, request, unsolicited)
+    assert isinstance(answer, jsonrpc.Response), answer
+    assert len(asked) == 1
+
+
+async def _answer_to(
+    transport: StdioTransport,
+    request: dict[str, Any],
+    unsolicited: Callable[[jsonrpc.Message], Awaitable[None]],
+) -> object:
+    """What the server (opened here, closed after) answers ``request``, its own messages
+    meanwhile handed to ``unsolicited``."""
     await transport.open(unsolicited)
     try:
-        request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "mine"}}
         exchange = await transport.exchange(request, {})
         async with asyncio.timeout(20):
             answer = await exchange.receive()
         await exchange.aclose()
     finally:
         await transport.aclose()
-    assert isinstance(answer, jsonrpc.Response), answer
-    assert len(asked) == 1
+    return answer
