@@ -6,6 +6,7 @@ never accepted because the store failed."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -162,3 +163,46 @@ async def test_a_task_followed_on_another_instance_while_the_store_is_down_is_no
     assert followed["error"]["code"] == -32603, followed
     assert "cannot reach its storage" in followed["error"]["message"]
     assert f"redis://127.0.0.1:{redis.port}/0" in caplog.text
+
+
+async def test_a_single_use_state_refused_by_a_frozen_store_is_redeemable_once_it_answers(
+    tmp_path: Path,
+) -> None:
+    """Redis frozen (``DEBUG SLEEP``) past the store's socket timeout: the retry is told to
+    try again; the retry it was told to make, once Redis answers, is served (once), not
+    refused as a replayed state."""
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    paid: list[int] = []
+    with redis_server(tmp_path, debug=True) as redis:
+        store = RedisStore(f"{redis.url}?socket_timeout=2")
+        app = Server("payments", state_keys=KeyRing([bytes(range(32))]), store=store)
+
+        @app.tool(single_use_state=True)
+        async def pay(ctx: Context, amount: int) -> str:
+            answer = await ctx.elicit(f"Pay {amount} EUR?", Form(ok=Boolean()), key="confirm")
+            if answer.accepted:
+                paid.append(amount)
+            return "paid"
+
+        try:
+            async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
+                params: dict[str, Any] = {"arguments": {"amount": 5}}
+                first = (await call(http, running.url, 1, "pay", params)).json()["result"]
+                params["inputResponses"] = {"confirm": {"action": "accept", "content": {"ok": True}}}
+                params["requestState"] = first["requestState"]
+                reader, writer = await asyncio.open_connection("127.0.0.1", redis.port)
+                writer.write(b"*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$1\r\n3\r\n")  # frozen for 3 s
+                await asyncio.sleep(0.3)
+                during = await call(http, running.url, 2, "pay", params)
+                assert await reader.readline() == b"+OK\r\n"  # awake again
+                writer.close()
+                after = [await call(http, running.url, n, "pay", params) for n in (3, 4)]
+        finally:
+            await store.close()
+    _unavailable(during, redis.port)
+    assert after[0].json().get("result", {}).get("content") == [{"type": "text", "text": "paid"}], after[
+        0
+    ].text
+    assert after[1].json()["error"]["message"] == "Invalid or expired requestState"
+    assert paid == [5]

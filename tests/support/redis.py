@@ -4,6 +4,8 @@
   persisted (``--save '' --appendonly no``), bound to loopback with protected mode on,
   waits until it answers ``PING``, yields a ``RedisServer`` (``.url``), and stops it
   (terminate, then kill). A port taken between choosing and binding is retried.
+  ``debug=True`` allows ``DEBUG SLEEP``, which freezes the server: commands sent
+  meanwhile time out in the client, yet run once it wakes.
 * ``redis_url``: a session-scoped pytest fixture built on it, yielding
   ``redis://127.0.0.1:PORT/0``. Tests stay apart by key prefix, not by flushing, so one
   server serves the whole session. Use it from a conftest with
@@ -64,8 +66,9 @@ def redis_available() -> bool:
 
 
 @contextlib.contextmanager
-def redis_server(log_dir: Path) -> Iterator[RedisServer]:
-    """Run ``redis-server`` on a free loopback port until the block ends."""
+def redis_server(log_dir: Path, *, debug: bool = False) -> Iterator[RedisServer]:
+    """Run ``redis-server`` on a free loopback port until the block ends; ``debug``
+    allows ``DEBUG`` (``SLEEP``: a frozen server) from loopback (Redis 7)."""
     binary = shutil.which("redis-server")
     if binary is None:
         raise FileNotFoundError(SKIP_REASON)
@@ -92,6 +95,7 @@ def redis_server(log_dir: Path) -> Iterator[RedisServer]:
                     "no",
                     "--dir",
                     str(log_dir),
+                    *(("--enable-debug-command", "local") if debug else ()),
                 ],
                 stdin=subprocess.DEVNULL,
                 stdout=log,

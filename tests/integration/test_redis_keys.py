@@ -1,0 +1,117 @@
+"""What two instances leave in Redis after many rounds of every kind, as an operator
+running them for months sees it: every key either expires or is a secret a person gave
+(``vault``, kept on purpose: README, "Several instances"); no pub/sub channel is left
+subscribed per request; the connections to Redis do not grow with the rounds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import redis.asyncio as aioredis
+
+from integration.instances import Cluster, Modern, claim, running_cluster, submit_secret
+from mcp_elicit.client import Scripted
+from mcp_elicit.transports.http_client import connect_http
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+ROUNDS = 4
+KEPT_ON_PURPOSE = ("vault",)  # secrets and connections people gave
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    with running_cluster(tmp_path_factory.mktemp("keys")) as running:
+        yield running
+
+
+async def one_round_of_each(cluster: Cluster, n: int) -> None:
+    """Forms, URL-mode pages saved, declined and abandoned, single-use states (used and
+    replayed), tasks done and declined, subscriptions opened and closed."""
+    answers = Scripted.from_script(
+        [
+            {"fields": ["name"], "content": {"name": f"guest {n}"}},
+            {"fields": ["guests"], "content": {"guests": 2}},
+            {"fields": ["seat"], "content": {"seat": "terrace"}},
+        ]
+    )
+    async with connect_http(cluster.url, answerer=answers, timeout=20) as client:
+        assert (await client.call_tool("survey", {"flow": f"s{n}"}))["content"][0]["text"].endswith("terrace")
+    async with httpx.AsyncClient(timeout=20) as http, httpx.AsyncClient(timeout=20) as browser:
+        mcp = Modern(http, cluster.url)
+        for kind in ("unopened", "abandoned", "declined", "saved"):  # once saved, never asked again
+            first = (await mcp.call("use_key", {"flow": f"k{n}{kind}"}))["result"]
+            if first["resultType"] != "input_required":
+                continue  # the secret saved in an earlier round: nothing asked
+            ((key, request),) = first["inputRequests"].items()
+            link = request["params"]["url"]
+            if kind == "unopened":
+                continue
+            page_url, csrf = await claim(browser, link)
+            if kind == "saved":
+                await submit_secret(browser, page_url, csrf, f"sk-{n}")
+            action = "decline" if kind == "declined" else "accept"
+            if kind != "abandoned":
+                await mcp.call(
+                    "use_key",
+                    {"flow": f"k{n}{kind}"},
+                    inputResponses={key: {"action": action}},
+                    requestState=first["requestState"],
+                )
+        first = (await mcp.call("pay", {"flow": f"p{n}", "amount": 1}))["result"]
+        ((key, _),) = first["inputRequests"].items()
+        retry = {"inputResponses": {key: {"action": "accept", "content": {"ok": True}}}}
+        retry["requestState"] = first["requestState"]
+        for _ in range(2):  # the second is a replay, refused
+            await mcp.call("pay", {"flow": f"p{n}", "amount": 1}, **retry)
+    for go in (True, False):
+        answers = Scripted.from_script([{"fields": ["go"], "content": {"go": go}}])
+        async with connect_http(cluster.url, answerer=answers, tasks=True, timeout=30) as client:
+            await client.call_tool("migrate", {"flow": f"t{n}{go}"})
+    for instance in cluster.instances:
+        async with connect_http(instance.url, versions=["2026-07-28"], timeout=20) as listening:
+            async with listening.listen(resource_uris=["test://board"]):
+                async with connect_http(cluster.url, versions=["2026-07-28"], timeout=20) as posting:
+                    await posting.call_tool("post", {"note": f"n{n}"})
+
+
+async def test_after_many_rounds_every_key_expires_or_is_kept_on_purpose(cluster: Cluster) -> None:
+    r = aioredis.Redis.from_url(cluster.redis.url)
+    try:
+        clients = []
+        for n in range(ROUNDS):
+            await one_round_of_each(cluster, n)
+            clients.append(len(await r.client_list()))
+        await asyncio.sleep(0.5)  # closed subscriptions are dropped by Redis as their socket closes
+        keys = {k.decode(): await r.pttl(k) async for k in r.scan_iter(match=f"{cluster.prefix}:*")}
+        channels = sorted(c.decode() for c in await r.pubsub_channels(f"{cluster.prefix}:*"))
+        forever = {k for k, ttl in keys.items() if ttl < 0 and k.split(":")[1] not in KEPT_ON_PURPOSE}
+        assert not forever, f"keys that never expire: {sorted(forever)}"
+        (relay,) = channels  # no flow's channel is left subscribed
+        assert "relay" in relay, channels
+        assert (await r.pubsub_numsub(relay))[0][1] == 2, "one subscription per instance"
+        # the pools keep the connections the busiest moment needed, not one per request
+        assert clients[-1] - clients[0] <= 2, f"Redis connections grew with the rounds: {clients}"
+    finally:
+        await r.aclose()
+
+
+async def test_connections_redis_closes_are_opened_again_and_every_kind_of_round_still_works(
+    cluster: Cluster,
+) -> None:
+    """``CLIENT KILL`` of every connection the instances hold (their pools and their
+    subscriptions, as a failover or an output buffer limit does): the next rounds work."""
+    r = aioredis.Redis.from_url(cluster.redis.url)
+    try:
+        await one_round_of_each(cluster, 100)
+        killed = await r.client_kill_filter(_type="normal", skipme=True)
+        killed += await r.client_kill_filter(_type="pubsub")
+        assert killed >= 2, "the instances' connections were there to kill"
+        await one_round_of_each(cluster, 101)
+        for instance in cluster.instances:
+            assert "Traceback" not in instance.stderr(), instance.stderr()
+    finally:
+        await r.aclose()
