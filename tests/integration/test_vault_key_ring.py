@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -144,3 +145,85 @@ async def test_the_first_step_of_a_rotation_keeps_both_instances_working(
         )["result"]
     assert second["resultType"] == "input_required" and "guests" in second["inputRequests"], second
     assert new_kid not in behind.stderr(), behind.stderr()
+
+
+async def test_a_rotation_done_as_the_readme_says_keeps_rounds_in_flight_going(tmp_path: Path) -> None:
+    """The README's whole rotation on two instances, each restarted in turn at every step
+    (new key added after the old, then moved first, then the old dropped) while a form's
+    rounds and a secret page are in flight: every round goes on, nobody is asked again; only
+    a state sealed before the rotation and presented after the old key went is refused."""
+    if not redis_available():
+        pytest.skip(SKIP_REASON)
+    old, new = keygen(tmp_path / "old.keys").read_text(), keygen(tmp_path / "new.keys").read_text()
+    files = [tmp_path / "a.keys", tmp_path / "b.keys"]
+
+    def roll_out(keys: str, instances: list[Instance]) -> None:
+        for file, instance in zip(files, instances, strict=True):  # one at a time, as a rollout does
+            file.write_text(keys)
+            instance.stop()
+            instance.restart()
+
+    for file in files:
+        file.write_text(old)
+        file.chmod(0o600)
+    with redis_server(tmp_path) as redis:
+        store = f"{redis.url}?prefix=rolling"
+        instances = [
+            Instance(
+                APP, free_port(), tmp_path / f"{n}.stderr", ("--state-key-file", str(f), "--store", store)
+            )
+            for n, f in zip("ab", files, strict=True)
+        ]
+        try:
+            for instance in instances:
+                instance.restart()
+            a, b = instances
+            async with httpx.AsyncClient(timeout=20) as http, httpx.AsyncClient(timeout=20) as browser:
+                page = (await Modern(http, a.url).call("use_key", {"flow": "p"}))["result"]
+                ((key, request),) = page["inputRequests"].items()
+                form = (await Modern(http, a.url).call("survey", {"flow": "f"}))["result"]
+                sealed_before = form["requestState"]
+
+                async def answer(instance: Instance, field: str, value: Any) -> dict[str, Any]:
+                    nonlocal form
+                    reply = await Modern(http, instance.url).call(
+                        "survey",
+                        {"flow": "f"},
+                        requestState=form["requestState"],
+                        inputResponses={field: {"action": "accept", "content": {field: value}}},
+                    )
+                    assert "result" in reply, (reply, a.stderr(), b.stderr())
+                    form = reply["result"]
+                    return form
+
+                roll_out(old + new, instances)  # step 1: the new key opens only
+                await answer(b, "name", "Ada")
+                roll_out(new + old, instances)  # step 2: the new key seals
+                await answer(a, "guests", 2)
+                page_url, csrf = await claim(browser, request["params"]["url"])
+                await submit_secret(browser, page_url, csrf, "sk-across-the-rotation")
+                done = await Modern(http, b.url).call(
+                    "use_key",
+                    {"flow": "p"},
+                    requestState=page["requestState"],
+                    inputResponses={key: {"action": "accept"}},
+                )
+                assert done["result"]["content"][0]["text"].startswith("p: key sha256 "), done
+                for instance in (a, b):  # read once after step 2: sealed again under the new key
+                    read = (await Modern(http, instance.url).call("use_key", {"flow": "r"}))["result"]
+                    assert read["content"][0]["text"].startswith("r: key sha256 "), read
+                roll_out(new, instances)  # step 3: the old key dropped
+                assert (await answer(b, "seat", "terrace"))["content"][0]["text"] == "f: Ada, 2, terrace"
+                for instance in (a, b):
+                    read = (await Modern(http, instance.url).call("use_key", {"flow": "r"}))["result"]
+                    assert read["content"][0]["text"].startswith("r: key sha256 "), read
+                    stale = await Modern(http, instance.url).call(
+                        "survey",
+                        {"flow": "f"},
+                        requestState=sealed_before,
+                        inputResponses={"name": {"action": "accept", "content": {"name": "Ada"}}},
+                    )
+                    assert stale["error"] == {"code": -32602, "message": "Invalid or expired requestState"}
+        finally:
+            for instance in instances:
+                instance.stop()
