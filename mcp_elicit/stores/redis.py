@@ -28,6 +28,9 @@ Rules:
   ``socket_timeout`` means the connection is dead, and it is opened and subscribed again
   as a closed one is (so a subscription waiting without limit, as the server's relay
   does, never goes deaf for good).
+* ``?max_connections=N`` caps the store's connections, subscriptions included (each holds
+  one while it lasts): a command or subscription finding none free waits for one up to the
+  socket timeout, then fails naming the store (redis-py's plain pool fails at once).
 * ``redis`` is imported when a store is made, never at module import; without it the
   error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
 * Redis errors (connection refused, timeouts, a refused password, a database number the
@@ -58,7 +61,7 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import AbstractAsyncContextManager
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.stores.base import Subscription
@@ -101,10 +104,7 @@ class RedisStore:
             )
         aioredis = _import_redis()
         try:
-            # redis-py lets the URL's own options override these keyword arguments.
-            client: Redis = aioredis.Redis.from_url(
-                redis_url, socket_connect_timeout=CONNECT_TIMEOUT, socket_timeout=SOCKET_TIMEOUT
-            )
+            client = _client(aioredis, redis_url)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"Redis URL {redact_url(url)!r}: {exc}") from exc
         self.url = shown_valid_url(url)
@@ -405,6 +405,20 @@ def _caused_by(exc: BaseException, *kinds: type[BaseException]) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _client(aioredis: ModuleType, redis_url: str) -> Redis:
+    """A client on ``redis_url``; with ``max_connections``, on a pool that makes a command
+    wait for a free connection (within the socket timeout) rather than fail at once."""
+    # redis-py lets the URL's own options override these keyword arguments.
+    timeouts = {"socket_connect_timeout": CONNECT_TIMEOUT, "socket_timeout": SOCKET_TIMEOUT}
+    if "max_connections" not in parse_qs(urlsplit(redis_url).query):
+        client: Redis = aioredis.Redis.from_url(redis_url, **timeouts)
+        return client
+    pool = aioredis.BlockingConnectionPool.from_url(redis_url, **timeouts)
+    pool.timeout = float(pool.connection_kwargs.get("socket_timeout") or SOCKET_TIMEOUT)
+    pooled: Redis = aioredis.Redis.from_pool(pool)
+    return pooled
 
 
 def _import_redis() -> ModuleType:
