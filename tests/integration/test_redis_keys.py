@@ -17,6 +17,8 @@ from integration.instances import Cluster, Modern, claim, running_cluster, submi
 from mcp_elicit.client import Scripted
 from mcp_elicit.transports.http_client import connect_http
 
+from support.waiting import eventually
+
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 ROUNDS = 4
 KEPT_ON_PURPOSE = ("vault",)  # secrets and connections people gave
@@ -113,5 +115,32 @@ async def test_connections_redis_closes_are_opened_again_and_every_kind_of_round
         await one_round_of_each(cluster, 101)
         for instance in cluster.instances:
             assert "Traceback" not in instance.stderr(), instance.stderr()
+    finally:
+        await r.aclose()
+
+
+async def test_a_retry_whose_client_goes_away_leaves_no_subscription(cluster: Cluster) -> None:
+    """A retry waiting for a page subscribes to the flow's channel; its client giving up
+    (the HTTP request dropped), time after time, leaves no subscription nor connection."""
+    r = aioredis.Redis.from_url(cluster.redis.url)
+
+    async def subscribers(channel: str, count: int) -> bool:
+        return bool((await r.pubsub_numsub(channel))[0][1] == count)
+
+    try:
+        async with httpx.AsyncClient(timeout=20) as http:
+            mcp = Modern(http, cluster.a.url)
+            first = (await mcp.call("use_key", {"flow": "gone"}))["result"]
+            ((key, request),) = first["inputRequests"].items()
+            flow_id = request["params"]["url"].split("/flows/", 1)[1].split("?", 1)[0]
+            channel = f"{cluster.prefix}:flow:{flow_id}"
+            retry = {"inputResponses": {key: {"action": "accept"}}, "requestState": first["requestState"]}
+            clients = len(await r.client_list())
+            for _ in range(5):
+                waiting = asyncio.ensure_future(mcp.call("use_key", {"flow": "gone"}, **retry))
+                await eventually(lambda: subscribers(channel, 1), "the retry waiting on the flow")
+                waiting.cancel()  # the client gives up: httpx drops the connection
+                await eventually(lambda: subscribers(channel, 0), "the abandoned wait unsubscribed")
+        assert len(await r.client_list()) <= clients
     finally:
         await r.aclose()
