@@ -41,7 +41,7 @@ $(STAMP_HARNESS): $(HARNESS_DIR)/package-lock.json $(STAMP_NODE)
 	cd $(HARNESS_DIR) && PATH=$(NODE22_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
-install: services browser $(STAMP_PY) $(STAMP_HARNESS) peers
+install: services browser axe $(STAMP_PY) $(STAMP_HARNESS) peers
 
 lint: $(STAMP_PY)
 	$(BIN)/ruff check mcp_elicit tests examples bench

@@ -2,18 +2,32 @@
 # through the playwright package from PyPI (in the `dev` extra, so the venv has it).
 # Playwright's own browser downloads (`playwright install`) are never used: they cannot be
 # fetched here, and Debian's build is the one every machine of this project can install.
-# Include from the Makefile and make `install` depend on `browser`.
+# Include from the Makefile and make `install` depend on `browser` and `axe`.
 #
 # * Installed with apt-get only when /usr/bin/chromium is missing, non-interactively and
 #   without recommended packages. Not root: through sudo.
 # * Not Debian/Ubuntu (no apt-get): the target says what is missing and goes on; the tests
 #   that need a browser then skip with the reason (tests/support/browser.py).
 # * MCP_ELICIT_CHROMIUM names another Chromium for the tests and the screenshots script.
+#
+# `axe`: axe-core, the WCAG rule engine the accessibility tests run in the pages
+# (tests/ui/test_web_axe.py), pinned by tests/ui/axe/package-lock.json and installed there
+# with Node 22. Tests only: nothing of it reaches the package. Without it those tests skip.
+# Include after NODE22_BIN and STAMP_NODE are set.
 
 BROWSER_SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: browser screenshots
+.PHONY: browser screenshots axe
+
+AXE_DIR := tests/ui/axe
+AXE_STAMP := $(AXE_DIR)/node_modules/.installed
+
+$(AXE_STAMP): $(AXE_DIR)/package-lock.json $(STAMP_NODE)
+	cd $(AXE_DIR) && PATH=$(NODE22_BIN):$$PATH npm ci --no-audit --no-fund --loglevel=error
+	sha256sum $(AXE_DIR)/package-lock.json | cut -d' ' -f1 > $@
+
+axe: $(AXE_STAMP)
 
 browser:
 	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \

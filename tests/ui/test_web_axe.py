@@ -1,0 +1,166 @@
+"""Every page the browser answerer can show, run through axe-core (the WCAG 2.2 A and AA rules
+and axe's best practices) in a real Chromium: the form with every kind of field, the same with
+its problems shown, the review, each ending, URL consent and its wait, odd server text, phone
+width, and both colour schemes and forced colours. No violation of moderate impact or more."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from ui.web_rounds import (
+    DEFAULTS,
+    LEGACY,
+    SDK_BOUNDS,
+    SDK_DESCRIBED,
+    SERVER,
+    form_request,
+    open_round,
+    url_request,
+)
+
+from support.axe import audit, blocking, describe
+from support.browser import PHONE, NewPage
+from support.web_page import SMALL, expect, show
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+pytestmark = [pytest.mark.anyio]
+
+ODD = "Line one\nline two\u202e reversed? " + "W" * 300 + " <b>not bold</b> &amp; " + "ﷺ" * 3
+
+
+def _requests(which: str) -> list[ElicitationRequest]:
+    if which == "every kind":
+        return [form_request()]
+    if which == "defaults":
+        return [form_request(DEFAULTS)]
+    if which == "legacy titles":
+        return [form_request(LEGACY)]
+    if which == "sdk forms":
+        return [form_request(SDK_BOUNDS, key="a"), form_request(SDK_DESCRIBED, key="b")]
+    if which == "odd text":
+        server = dataclasses.replace(SERVER, title="T" * 200, version="v" * 80)
+        return [dataclasses.replace(form_request(SMALL, message=ODD), server=server)]
+    if which == "url":
+        return [url_request("https://pay.example.com/deposit?id=42")]
+    if which == "url warned":
+        return [
+            url_request("https://bank.example.com@evil.example/login"),
+            url_request("javascript:alert(1)", key="j"),
+        ]
+    if which == "mixed":
+        return [form_request(SMALL), url_request("https://pay.example.com/")]
+    raise AssertionError(which)
+
+
+async def _clean(page: Page, where: str) -> None:
+    found = await audit(page)
+    assert not blocking(found), f"{where}: {describe(found)}"
+
+
+async def _failed_submit(page: Page) -> None:
+    await page.click("#review")
+    await expect(page.locator("#alert")).not_to_have_text("")
+
+
+async def _filled(page: Page) -> None:
+    if await page.locator("#q0-f12-group").count() == 0:  # SMALL: guests and a note
+        await page.fill("#q0-f0-input", "3")
+        return
+    for field, text in enumerate(["Ada", "ada@example.com", "https://ada.example/", "2026-12-24"]):
+        await page.fill(f"#q0-f{field}-input", text)
+    await page.fill("#q0-f4-input", "2026-12-24T18:30")
+    await page.fill("#q0-f5-input", "4")
+    for box in ("#q0-f8-o1", "#q0-f9-o1", "#q0-f12-o0"):
+        await page.check(box)
+    await page.select_option("#q0-f10-input", "t6")
+
+
+async def _declined_one(page: Page) -> None:
+    await page.click("#q1 button.decline-one")
+    await expect(page.locator("#q1 button.undecline")).to_be_focused()
+
+
+async def _sent(page: Page) -> None:
+    await page.click("#send")
+    await expect(page.locator("#finished-title")).to_have_text("Sent")
+
+
+async def _review(page: Page) -> None:
+    await page.click("#review")
+    await expect(page.locator("#review-step")).to_be_visible()
+
+
+async def _declined(page: Page) -> None:
+    await page.click("#decline")
+    await expect(page.locator("#finished-title")).to_be_focused()
+
+
+async def _opened(page: Page) -> None:
+    async with page.expect_popup():
+        await page.click("#q0-open")
+    await expect(page.locator("#q0-done")).to_be_visible()
+
+
+STEPS: dict[str, Callable[[Page], Awaitable[None]]] = {
+    "failed submit": _failed_submit,
+    "filled": _filled,
+    "sent": _sent,
+    "declined one": _declined_one,
+    "review": _review,
+    "declined": _declined,
+    "opened": _opened,
+}
+MEDIA: dict[str, dict[str, Any]] = {
+    "light": {"color_scheme": "light"},
+    "dark": {"color_scheme": "dark"},
+    "forced colours": {"forced_colors": "active"},
+    "phone": {**PHONE},
+}
+CASES = [
+    ("every kind", []),
+    ("every kind", ["failed submit"]),
+    ("every kind", ["filled", "review", "sent"]),
+    ("defaults", ["review"]),
+    ("defaults", ["declined"]),
+    ("legacy titles", []),
+    ("sdk forms", []),
+    ("sdk forms", ["failed submit"]),
+    ("odd text", ["filled", "review"]),
+    ("url", ["opened"]),
+    ("url warned", []),
+    ("mixed", ["filled", "declined one", "review"]),
+]
+
+
+@pytest.mark.parametrize("media", list(MEDIA))
+@pytest.mark.parametrize(("which", "steps"), CASES, ids=[f"{w}-{'-'.join(s) or 'shown'}" for w, s in CASES])
+async def test_no_violations(new_page: NewPage, which: str, steps: list[str], media: str) -> None:
+    async with open_round(_requests(which)) as opened:
+        page = await show(new_page, opened, **MEDIA[media])
+        await _clean(page, "shown")
+        for step in steps:
+            await STEPS[step](page)
+            await _clean(page, step)
+        if not await page.locator("#finished").is_visible():
+            await page.click("#cancel:visible, #cancel-review:visible")
+        await opened.answers()
+
+
+async def test_the_audit_names_each_violations_rule_impact_and_element(new_page: NewPage) -> None:
+    """The check can fail: a page with an unlabelled field and an image without text is
+    reported, each violation by its rule, its impact and the element."""
+    page = await new_page()
+    await page.set_content(
+        '<!doctype html><html lang="en"><title>t</title><main><input id="x"><img src="a.png"></main>'
+    )
+    found = {(v.rule, v.impact, v.target) for v in blocking(await audit(page))}
+    assert {("label", "critical", "#x"), ("image-alt", "critical", "img")} <= found, describe(
+        list(blocking(await audit(page)))
+    )
