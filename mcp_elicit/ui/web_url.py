@@ -8,6 +8,8 @@ make it a path on this answer server.
 Server text is made inert with ``form_text.clean``, then HTML-escaped, as on the rest of
 the page (``web_pages``), and bounded: the URL shown keeps its host whole and cuts the rest
 short past ``form_text.URL_MAX`` characters (``url_shown``); the link opens all of it.
+The URL's paragraph is read right after the one saying what it is: a paragraph has no name
+(ARIA prohibits naming it, and screen readers ignore an ``aria-labelledby`` on it).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ def url_box(qid: str, url: str, server: str) -> str:
     out = [
         f'<div class="url-box{" refused" if verdict.refused else ""}" data-js hidden>',
         f'<p class="url-label" id="{qid}-url-label">The server asks you to open this web page:</p>',
-        f'<p class="url" id="{qid}-url" aria-labelledby="{qid}-url-label {qid}-url">{url_html(verdict)}</p>',
+        f'<p class="url" id="{qid}-url">{url_html(verdict)}</p>',
     ]
     if verdict.refused:
         out.extend(
