@@ -141,7 +141,11 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
             f"star</span> are required. {note}"
         )
     verb = "asks you" if several else ("asks you to open a web page" if first.mode == "url" else "asks")
-    title = f"{fit(server.title or server.name, form_text.TITLE_MAX)} {verb}"
+    # The tab's title names the question too (WCAG 2.4.2); the script says there where the
+    # person is (problems, the review, the end) before it.
+    said = fit(first.message, form_text.TITLE_MAX) if first.mode == "form" else ""
+    asked = f"asks you {len(requests)} questions" if several else f"{verb}: {said}" if said else verb
+    title = f"{fit(server.title or server.name, form_text.TITLE_MAX)} {asked}"
     return f"""<!doctype html>
 <html lang="en">
 <head>

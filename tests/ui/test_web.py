@@ -11,7 +11,7 @@ import pytest
 from mcp_elicit import Choice, Form
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.forms import Boolean, MultiChoice, String
-from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
+from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX, TITLE_MAX, fit
 from ui.test_terminal import JOINED
 from ui.web_rounds import (
     DEFAULTS,
@@ -364,7 +364,9 @@ async def test_markup_in_server_text_and_values_stays_text_in_the_browser(new_pa
         title = await page.title()
         await review_and_send(page)
         answers = await opened.answers()
-    assert not dialogs and title == "Table bookings asks · mcp-elicit"  # no script set it
+    assert (
+        not dialogs and title == f"Table bookings asks: {fit(evil, TITLE_MAX)} · mcp-elicit"
+    )  # no script set it
     assert answers == [ElicitAnswer.accept(text=evil, area=area, pick=evil, many=f"{evil}3", tick=[evil])]
 
 

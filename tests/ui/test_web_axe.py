@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from ui.web_rounds import (
     DEFAULTS,
@@ -164,3 +165,44 @@ async def test_the_audit_names_each_violations_rule_impact_and_element(new_page:
     assert {("label", "critical", "#x"), ("image-alt", "critical", "img")} <= found, describe(
         list(blocking(await audit(page)))
     )
+
+
+#: The page's visible headings (and those only screen readers see), by level, in order.
+HEADINGS = """() => [...document.querySelectorAll("h1, h2, h3, h4, h5, h6")]
+  .filter((h) => h.closest("[hidden]") === null)
+  .map((h) => `${h.tagName[1]} ${h.textContent}`)"""
+
+
+async def test_the_tab_title_says_what_is_asked_and_where_the_person_is(new_page: NewPage) -> None:
+    """WCAG 2.4.2: the tab's title, which a screen reader reads first and a person sees among
+    other tabs, names the server and its question; with problems, during the review and once
+    it is over it says so, where it only ever said "Table bookings asks"."""
+    async with open_round([form_request(SMALL, message="Table for how many?\nAnd a note?")]) as opened:
+        page = await show(new_page, opened)
+        asked = "Table bookings asks: Table for how many? And a note? · mcp-elicit"
+        await expect(page).to_have_title(asked)
+        assert await page.evaluate(HEADINGS) == ["1 Table bookings 1.0.0 asks", "2 The question"]
+        await page.fill("#q0-f0-input", "30")
+        await page.click("#review")
+        await expect(page.locator("#q0-f0-input")).to_be_focused()
+        await expect(page).to_have_title(f"1 answer needs fixing · {asked}")
+        await page.fill("#q0-f0-input", "3")
+        await page.click("#review")
+        await expect(page).to_have_title(f"Check your answers · {asked}")
+        assert await page.evaluate(HEADINGS) == ["1 Table bookings 1.0.0 asks", "2 Check your answers"]
+        await page.click("#change")
+        await expect(page).to_have_title(asked)
+        await page.click("#review")
+        await page.click("#send")
+        await expect(page).to_have_title(f"Sent · {asked}")
+        assert await page.evaluate(HEADINGS) == ["1 Table bookings 1.0.0 asks", "2 Sent"]
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
+async def test_several_questions_are_counted_in_the_title(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL), url_request("https://pay.example.com/")]) as opened:
+        page = await show(new_page, opened)
+        await expect(page).to_have_title("Table bookings asks you 2 questions · mcp-elicit")
+        await page.click("#cancel")
+        await expect(page).to_have_title("Cancelled · Table bookings asks you 2 questions · mcp-elicit")
+        assert await opened.answers() == [ElicitAnswer.cancel()] * 2

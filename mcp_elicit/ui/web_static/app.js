@@ -23,6 +23,7 @@
   const status = $("status");
   const reviewStep = $("review-step");
   const reviewList = $("review-list");
+  const asked = document.title; // the server and its question: the tab says where the person is before it
   const questions = Array.from(form.querySelectorAll("section.question"));
   const state = questions.map((q) => ({
     declined: false,
@@ -159,6 +160,10 @@
     alertBox.textContent = text && alertBox.textContent === text ? `Again: ${text}` : text;
   }
 
+  function retitle(where) {
+    document.title = where ? `${where} · ${asked}` : asked;
+  }
+
   function controlOf(field) {
     return field.querySelector("fieldset") || field.querySelector("input, select, textarea");
   }
@@ -286,6 +291,7 @@
   function backToForm() {
     reviewStep.hidden = true;
     form.hidden = false;
+    retitle("");
   }
 
   function refuseWith(data) {
@@ -294,6 +300,7 @@
     const names = bad.map((b) => b.label);
     const count = names.length === 1 ? "1 answer needs" : `${names.length} answers need`;
     alarm(`${count} fixing: ${names.join(", ")}.`);
+    retitle(`${count} fixing`);
     if (bad.length && bad[0].target) bad[0].target.focus();
   }
 
@@ -311,6 +318,7 @@
       fillReview(data);
       form.hidden = true;
       reviewStep.hidden = false;
+      retitle("Check your answers");
       $("review-title").focus();
     } finally {
       busy = false;
@@ -363,6 +371,7 @@
     $("finished-title").textContent = title;
     $("finished-text").textContent = text;
     $("finished").hidden = false;
+    retitle(title);
     $("finished-title").focus();
   }
 
