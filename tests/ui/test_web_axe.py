@@ -9,6 +9,7 @@ import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 
 from mcp_elicit.client import ElicitAnswer
@@ -206,3 +207,29 @@ async def test_several_questions_are_counted_in_the_title(new_page: NewPage) -> 
         await page.click("#cancel")
         await expect(page).to_have_title("Cancelled · Table bookings asks you 2 questions · mcp-elicit")
         assert await opened.answers() == [ElicitAnswer.cancel()] * 2
+
+
+@pytest.mark.parametrize("media", list(MEDIA))
+async def test_the_warning_that_time_runs_out_has_no_violations(new_page: NewPage, media: str) -> None:
+    wait = 4.0
+    async with open_round([form_request(SMALL)], timeout=wait) as opened:
+        page = await show(new_page, opened, **MEDIA[media])
+        await expect(page.locator("#time")).to_be_visible(timeout=wait * 1000)
+        await _clean(page, "time runs out")
+        assert await opened.answers(wait + 5) == [ElicitAnswer.cancel()]  # the time runs out
+
+
+@pytest.mark.parametrize("media", list(MEDIA))
+async def test_the_step_to_the_form_has_no_violations(new_page: NewPage, media: str) -> None:
+    """The page the link answers when followed from another site, as the answer server
+    wrote it, shown at the answer server's address (its stylesheet is the server's)."""
+    tab = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        step = (await client.get(opened.url, headers=tab)).text
+        assert "Continue to the question" in step, step
+        page = await new_page(**MEDIA[media])
+        await page.route(
+            f"{opened.base}/step", lambda route: route.fulfill(content_type="text/html", body=step)
+        )
+        await page.goto(f"{opened.base}/step")
+        await _clean(page, "the step to the form")
