@@ -233,3 +233,32 @@ async def test_the_step_to_the_form_has_no_violations(new_page: NewPage, media: 
         )
         await page.goto(f"{opened.base}/step")
         await _clean(page, "the step to the form")
+
+
+#: Each box's border as drawn: [style, width in px, colour], by selector.
+BORDERS = """(selectors) => selectors.map((s) => {
+  const style = getComputedStyle(document.querySelector(s));
+  return [s, style.borderTopStyle, parseFloat(style.borderTopWidth), style.borderTopColor];
+})"""
+
+
+async def test_boxes_set_apart_by_their_colour_keep_a_frame_in_forced_colours(new_page: NewPage) -> None:
+    """Forced colours (Windows High Contrast) draw every background in the one page colour:
+    the alert, a URL's warnings and the time warning, set apart by their background alone,
+    became lines of text among the others. Each keeps a border there, in the text's colour."""
+    wait = 4.0
+    requests = [form_request(SMALL), url_request("https://xn--80ak6aa92e.com/", key="u")]
+    async with open_round(requests, timeout=wait) as opened:
+        page = await show(new_page, opened, forced_colors="active")
+        await page.click("#review")
+        await expect(page.locator("#alert")).not_to_have_text("")
+        await expect(page.locator("#time")).to_be_visible(timeout=wait * 1000)
+        boxes = ["#alert", "#q1 .warning", "#time"]
+        for name, style, width, colour in await page.evaluate(BORDERS, boxes):
+            assert style == "solid" and width >= 1 and colour != "rgba(0, 0, 0, 0)", (
+                name,
+                style,
+                width,
+                colour,
+            )
+        assert await opened.answers(wait + 5) == [ElicitAnswer.cancel()] * 2
