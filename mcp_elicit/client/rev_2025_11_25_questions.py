@@ -11,22 +11,21 @@ Rules:
   the capability, as a server says of its own; so does ``elicitation/create`` at a revision
   that has none (2025-03-26, offered or chosen: ``client.declared``). An elicitation in an
   undeclared mode (URL mode at 2025-06-18, even if offered 2025-11-25 declared it) gets
-  -32602; so does a form outside the flat subset
-  (a nested object, an array of objects, an unknown type, a ``$ref``, no
-  ``requestedSchema``), naming the field, and nobody is asked: ``cancel`` would tell the
+  -32602; so does a form outside the flat subset (a nested object, an array of objects, an
+  unknown type, a ``$ref``, no ``requestedSchema``), naming the field, and nobody is asked: ``cancel`` would tell the
   server the person dismissed it (2026-07-28, which can send no error for one input
   request, answers ``cancel``). So does one without its text ``message``, which both
   revisions require (the person would see a question saying nothing of what it is for),
   and a URL-mode one without its ``elicitationId`` (2025-11-25 requires it: the name its
   completion notice gives), or under the id of a URL step still open (its notice would
-  finish both).
-  Anything else unknown gets -32601. An answer
+  finish both). Anything else unknown gets -32601. An answer
   that does not fit, or an answerer or callback that fails (a ``CancelledError`` of its
   own, nobody having cancelled it, included), gets -32603 (a failure's own text is not sent): every request of the server is answered, unless it withdraws it or
   the client's request is abandoned. The failure is then carried to the client's request
   the question came during, as a KeyboardInterrupt is (below): that request is cancelled
   and raises it, as at 2026-07-28 (``answerers``); during no request, it is logged. Each is
-  answered in a task of its own, so that the stream it came on goes on being read while a
+  answered in a task of its own (its answer POSTed again once if the connection broke:
+  ``rev_2025_11_25_answers``), so that the stream it came on goes on being read while a
   person answers (its notifications, the next questions); a request returns once its
   server's questions are answered. The server's ``notifications/cancelled`` for one of
   them withdraws the question (no answer is sent), wherever it arrives. At most
@@ -75,6 +74,7 @@ from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.declared import declared_modes
 from mcp_elicit.client.interrupts import Interrupt, carrying, reraise
 from mcp_elicit.client.reaping import reap
+from mcp_elicit.client.rev_2025_11_25_answers import send_answer
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
@@ -329,7 +329,9 @@ class ServerQuestions:
                 async with asyncio.timeout(2.0):
                     await self.conn.transport.send(message, self.session.headers(message))
             raise
-        await self.conn.transport.send(message, self.session.headers(message))
+        await send_answer(
+            self.conn.transport, request, message, self.session.headers(message), self.conn.server
+        )
 
     async def _traced_response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
         telemetry = self.conn.telemetry

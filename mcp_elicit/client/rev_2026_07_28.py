@@ -13,10 +13,11 @@ Rules:
   twice); the connection keeps that revision. ``-32020`` on a tool call over HTTP: list
   the tools again (the schema may have changed, or the tool be new since the listing)
   and retry once.
-* A request whose response stream broke before its response (``Ended.broken``: nothing
-  resumes at this revision, the request is lost) is sent again as a new request, once, if
-  it only reads (lists, ``resources/read``, ``prompts/get``, ``server/discover``...); a
-  tool call is not (the tool may have acted): the caller is told the stream broke. When
+* A request whose connection or response stream broke before its response
+  (``Ended.broken``: nothing resumes at this revision, the request is lost) is sent again
+  as a new request, once, if it only reads (lists, ``resources/read``, ``prompts/get``,
+  ``server/discover``...); a tool call is not (the tool may have acted): the caller is
+  told the stream broke, and that the tool may have acted. When
   the second stream breaks too, the error says the request was already sent again.
 * ``input_required`` on ``tools/call``, ``prompts/get`` or ``resources/read``: answer every
   input request (answerer, sampling and roots callbacks), retry with a new id, the answers
@@ -105,6 +106,10 @@ __all__ = ["ModernSession", "describe_end", "end_error", "to_named"]
 _VERSION_RETRIES: Final = 2
 #: Requests that only read, sent again when their response stream broke (the request was
 #: lost with it: this revision resumes nothing). Not a tool call, which may have acted.
+_NOT_SENT_AGAIN: Final = (
+    "; it was not sent again, since the tool may have acted (with any answers given): "
+    "check what it did before calling it again"
+)
 _REISSUED: Final = frozenset(
     {
         "server/discover",
@@ -390,6 +395,8 @@ class ModernSession:
                 log.info("%s; sending it again", describe_end(reply, self.conn.server, method))
                 continue  # a new request, with a new id
             lost = end_error(reply, self.conn.server, method)
+            if reply.broken and method == "tools/call":
+                _say_more(lost, _NOT_SENT_AGAIN)
             if reissued:
                 _say_more(lost, "; it was already sent again once, after its first response stream broke")
             raise lost

@@ -123,7 +123,8 @@ class Ended:
     process that exited); ``error`` the error to raise as such (a failed authorization);
     ``detail`` what was wrong with an HTTP answer that held no JSON-RPC response (its
     Content-Type, a 202, an authorization challenge or its absence, a Retry-After);
-    ``broken`` that the response had begun (2xx) and ended before the JSON-RPC response
+    ``broken`` that the connection broke before any response (a keep-alive connection
+    closed under it, a reset), or that a 2xx response ended before the JSON-RPC response
     (its stream ended, its connection broke): the request was lost, not refused.
     """
 

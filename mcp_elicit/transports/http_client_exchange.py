@@ -246,7 +246,7 @@ class HttpExchange(QueuedExchange):
                     last_event_id=decoder.last_event_id,
                     retry_ms=decoder.retry,
                     reason=f"the connection to {shown} broke ({describe(exc)})",
-                    broken=status is not None and status < 300 and not self._answered,
+                    broken=(status is None or status < 300) and not self._answered,
                 )
             )
         except Exception as exc:  # a bug below us (an auth flow, say): fail the request, never hang it

@@ -1,0 +1,181 @@
+"""Connections that break mid-round, through a TCP proxy on 127.0.0.1 (``support.proxy``)
+between the real client and a real server: closed inside the headers, inside the body or
+between SSE events, reset, stalled, or dropped before the request arrives, during a form
+and a URL-mode round at both revisions. Each case says what the caller gets and how many
+times the tool's side effect ran: a call that recovers runs it once; one that fails says
+what broke, and runs it at most once (a tool call is never sent again)."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+
+import pytest
+
+from mcp_elicit import Context, Form, KeyRing, Server, String
+from mcp_elicit.client.answerers import Scripted
+from mcp_elicit.errors import TransportError
+from mcp_elicit.transports.http_client import connect_http
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
+from support.proxy import Fault, breaking
+
+pytestmark = pytest.mark.anyio
+
+NEW, OLD = "2026-07-28", "2025-11-25"
+SCRIPT = [{"action": "accept", "content": {"name": "Ada"}}, {"action": "accept"}]
+FIRST, RETRY = b'"tools/call"', b"inputResponses"
+
+
+def build(done: dict[str, int]) -> Server:
+    """``order`` asks a form, ``link`` a URL step; each counts its side effect in ``done``."""
+    app = Server("breaks", state_keys=KeyRing([bytes(range(40, 72))]))
+
+    @app.tool()
+    async def order(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", Form(name=String()))
+        done["order"] += 1
+        return f"ordered for {answer.content['name'] if answer.content else answer.action}"
+
+    @app.tool()
+    async def link(ctx: Context) -> str:
+        answer = await ctx.elicit_url("Sign in", "https://example.com/connect")
+        done["link"] += 1
+        return f"signed in: {answer.action}"
+
+    return app
+
+
+def fresh(fault: Fault) -> Fault:
+    """A copy of ``fault`` not yet fired: a case's fault is shared by its parameters."""
+    return dataclasses.replace(fault, fired=asyncio.Event())
+
+
+async def run(revision: str, tool: str, fault: Fault) -> tuple[str | BaseException, int]:
+    """Call ``tool`` through a proxy applying ``fault``: the result's text (or what the call
+    raised) and how many times the tool acted; a hang guard of 60 s."""
+    fault = fresh(fault)
+    done = {"order": 0, "link": 0}
+    async with (
+        uvicorn_server(StreamableHTTP(build(done))) as running,
+        breaking(running.port, [fault]) as proxy,
+    ):
+        try:
+            async with (
+                asyncio.timeout(60),
+                connect_http(
+                    proxy.url(), answerer=Scripted.from_script(SCRIPT), versions=[revision], timeout=20
+                ) as client,
+            ):
+                result = await client.call_tool(tool)
+            out: str | BaseException = result["content"][0]["text"]
+        except Exception as exc:
+            out = exc
+    assert fault.fired.is_set(), "the fault never met its request"
+    return out, done[tool]
+
+
+RECOVERED = {
+    "2026 retry stalled": (NEW, Fault(RETRY, "stall", seconds=2)),
+    "2025 call closed after the question": (OLD, Fault(FIRST, marker=b"\n\n")),
+    "2025 call reset after the question": (OLD, Fault(FIRST, "reset", marker=b"\n\n")),
+    "2025 call closed before its result": (OLD, Fault(FIRST, marker=b"\n\n", nth=2)),
+    "2025 call stalled after the question": (OLD, Fault(FIRST, "stall", marker=b"\n\n", seconds=2)),
+    "2025 event stream cut": (OLD, Fault(b"GET /mcp", marker=b"\r\n\r\n")),
+    "2025 answer's POST closed unanswered": (OLD, Fault(b'"result"')),
+    "2025 answer's POST reset unanswered": (OLD, Fault(b'"result"', "reset")),
+    "2025 answer's POST closed in its headers": (OLD, Fault(b'"result"', after=10)),
+    "2025 answer's POST dropped": (OLD, Fault(b'"result"', "drop")),
+}
+
+
+@pytest.mark.parametrize("tool", ["order", "link"])
+@pytest.mark.parametrize(("revision", "fault"), list(RECOVERED.values()), ids=list(RECOVERED))
+async def test_a_break_the_client_recovers_from_runs_the_tool_once(
+    revision: str, fault: Fault, tool: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Resumed from the last event id, or the answer's POST sent again: the call ends as
+    if nothing broke, nothing is logged as an error, and the tool acted once."""
+    out, done = await run(revision, tool, fault)
+    assert out in ("ordered for Ada", "signed in: accept"), out
+    assert done == 1
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+LISTED = {
+    "closed unanswered": Fault(b'"tools/list"'),
+    "closed in its headers": Fault(b'"tools/list"', after=20),
+    "reset unanswered": Fault(b'"tools/list"', "reset"),
+    "closed after its headers": Fault(b'"tools/list"', marker=b"\r\n\r\n"),
+    "dropped": Fault(b'"tools/list"', "drop"),
+}
+
+
+@pytest.mark.parametrize("fault", list(LISTED.values()), ids=list(LISTED))
+async def test_a_2026_read_whose_connection_broke_is_sent_again(fault: Fault) -> None:
+    """A read is sent again once whether its connection broke before the response began
+    (a keep-alive connection the server or a proxy had closed, a reset) or inside it."""
+    fault = fresh(fault)
+    async with uvicorn_server(StreamableHTTP(build({}))) as running, breaking(running.port, [fault]) as proxy:
+        async with asyncio.timeout(60), connect_http(proxy.url(), versions=[NEW], timeout=20) as client:
+            tools = await client.list_tools()
+    assert fault.fired.is_set()
+    assert sorted(tool["name"] for tool in tools) == ["link", "order"]
+
+
+FAILED = {
+    "2026 call closed unanswered": (NEW, Fault(FIRST, unless=RETRY), 0, "the tool may have acted"),
+    "2026 call reset after its headers": (
+        NEW,
+        Fault(FIRST, "reset", marker=b"\r\n\r\n", unless=RETRY),
+        0,
+        "the tool may have acted",
+    ),
+    "2026 retry closed in its headers": (NEW, Fault(RETRY, after=20), 1, "the tool may have acted"),
+    "2026 retry closed after its headers": (
+        NEW,
+        Fault(RETRY, marker=b"\r\n\r\n"),
+        1,
+        "the tool may have acted",
+    ),
+    "2026 retry reset": (NEW, Fault(RETRY, "reset"), 1, "the tool may have acted"),
+    "2025 call closed in its headers": (OLD, Fault(FIRST, after=20), 0, "the connection to"),
+    "2025 call closed before any event": (OLD, Fault(FIRST, marker=b"\r\n\r\n"), 0, "the connection to"),
+}
+
+
+@pytest.mark.parametrize("tool", ["order", "link"])
+@pytest.mark.parametrize(("revision", "fault", "acted", "said"), list(FAILED.values()), ids=list(FAILED))
+async def test_a_tool_call_whose_stream_broke_fails_saying_so(
+    revision: str, fault: Fault, acted: int, said: str, tool: str
+) -> None:
+    """Nothing to resume from: the call fails with ``TransportError`` saying the connection
+    broke (and, at 2026-07-28, that it was not sent again since the tool may have acted);
+    the tool acted at most once."""
+    out, done = await run(revision, tool, fault)
+    assert isinstance(out, TransportError), out
+    assert "broke" in str(out) and said in str(out), out
+    assert done == acted
+
+
+async def test_an_answer_whose_post_breaks_twice_fails_the_call_saying_so() -> None:
+    """The person answered, but neither POST of the answer reached the server: the call
+    fails at once saying the answer could not be sent, not after its timeout blaming
+    the server for not answering; the tool never acted."""
+    done = {"order": 0, "link": 0}
+    faults = [Fault(b'"result"', "drop"), Fault(b'"result"', "drop")]
+    async with (
+        uvicorn_server(StreamableHTTP(build(done))) as running,
+        breaking(running.port, faults) as proxy,
+    ):
+        async with connect_http(
+            proxy.url(), answerer=Scripted.from_script(SCRIPT), versions=[OLD], timeout=120
+        ) as client:
+            with pytest.raises(TransportError, match="was given but could not be sent") as raised:
+                async with asyncio.timeout(60):
+                    await client.call_tool("order")
+    assert "elicitation/create" in str(raised.value)
+    assert all(fault.fired.is_set() for fault in faults)
+    assert done["order"] == 0
