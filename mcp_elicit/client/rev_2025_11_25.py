@@ -37,6 +37,10 @@ Rules:
   ``notifications/cancelled``, as one given up on its first connection is. A resuming
   GET the server refuses fails the request, saying so and with the status; a 404 also
   renews the session, but the request is not sent again (the server may have acted on it).
+* A response that broke with nothing to resume from (no event id yet, or the connection
+  broke before the response began) loses the request: a read is sent again once, as at
+  2026-07-28 (``rev_2026_07_28.REISSUED``); a tool call is not, and the caller is told
+  the tool may have acted.
 * ``-32042`` (URL elicitation required) is put to the person (``rev_2025_11_25_url``), and
   the original request retried (a new id) once they are done; bounded by the round limit.
 """
@@ -56,7 +60,7 @@ from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_events import DEFAULT_RETRY_MS, EventStream, renewed
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2025_11_25_url import FinishedSteps, url_required
-from mcp_elicit.client.rev_2026_07_28 import end_error
+from mcp_elicit.client.rev_2026_07_28 import NOT_SENT_AGAIN, REISSUED, end_error, say_more
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin, ServerInfo
@@ -241,7 +245,7 @@ class HandshakeSession:
         """One request, with URL-elicitation retries and one re-initialize on an expired
         session; its result."""
         origin = Origin.of(method, params)
-        reinitialized = False
+        reinitialized = reissued = False
         finished = FinishedSteps()
         for _ in range(self.limits.max_rounds):
             if self._renewing is not None and not self._renewing.done():
@@ -263,7 +267,14 @@ class HandshakeSession:
                 reinitialized = True
                 await self.renew(sent_in)
                 continue
-            raise end_error(reply, self.conn.server, method)
+            if reply.broken and not reissued and method in REISSUED:  # nothing to resume from
+                reissued = True
+                log.info("%s got no response (%s); sending it again", method, reply.reason or reply.detail)
+                continue
+            lost = end_error(reply, self.conn.server, method)
+            if reply.broken and method == "tools/call":
+                say_more(lost, NOT_SENT_AGAIN)
+            raise lost
         raise RoundsExceeded(
             f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; "
             f"abandoned{finished.hint()}"

@@ -101,16 +101,16 @@ from mcp_elicit.errors import (
 from mcp_elicit.telemetry import rounds as traced_rounds
 from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
-__all__ = ["ModernSession", "describe_end", "end_error", "to_named"]
+__all__ = ["NOT_SENT_AGAIN", "REISSUED", "ModernSession", "describe_end", "end_error", "say_more", "to_named"]
 
 _VERSION_RETRIES: Final = 2
 #: Requests that only read, sent again when their response stream broke (the request was
 #: lost with it: this revision resumes nothing). Not a tool call, which may have acted.
-_NOT_SENT_AGAIN: Final = (
+NOT_SENT_AGAIN: Final = (
     "; it was not sent again, since the tool may have acted (with any answers given): "
     "check what it did before calling it again"
 )
-_REISSUED: Final = frozenset(
+REISSUED: Final = frozenset(
     {
         "server/discover",
         "tools/list",
@@ -318,7 +318,7 @@ class ModernSession:
                 now = time.monotonic()
                 delay = watch.outage(exc, now, self.limits.outage_wait)
                 if delay is None:
-                    _say_more(exc, watch.outage_said(now))
+                    say_more(exc, watch.outage_said(now))
                     raise
                 log.info(
                     "%s: %s for task %s: %s; sent again in %g s",
@@ -390,15 +390,15 @@ class ModernSession:
                 if isinstance(status, int):
                     error.http_status = status
                 raise error
-            if reply.broken and not reissued and method in _REISSUED:
+            if reply.broken and not reissued and method in REISSUED:
                 reissued = True
                 log.info("%s; sending it again", describe_end(reply, self.conn.server, method))
                 continue  # a new request, with a new id
             lost = end_error(reply, self.conn.server, method)
             if reply.broken and method == "tools/call":
-                _say_more(lost, _NOT_SENT_AGAIN)
+                say_more(lost, NOT_SENT_AGAIN)
             if reissued:
-                _say_more(lost, "; it was already sent again once, after its first response stream broke")
+                say_more(lost, "; it was already sent again once, after its first response stream broke")
             raise lost
 
     async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:
@@ -460,7 +460,7 @@ def end_error(ended: Ended, server: object, method: str) -> MCPElicitError:
     return error
 
 
-def _say_more(error: MCPElicitError, more: str) -> None:
+def say_more(error: MCPElicitError, more: str) -> None:
     """Add ``more`` to ``error``'s message (a ``ProtocolError``'s too)."""
     if more:
         error.args = (f"{error}{more}",)
