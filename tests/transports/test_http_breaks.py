@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import logging
+from asyncio.subprocess import PIPE
+from pathlib import Path
 
 import pytest
 
@@ -19,7 +22,7 @@ from mcp_elicit.errors import TransportError
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.procs import uvicorn_server
+from support.procs import _env, cli, uvicorn_server
 from support.proxy import Fault, breaking
 
 pytestmark = pytest.mark.anyio
@@ -186,3 +189,46 @@ async def test_an_answer_whose_post_breaks_twice_fails_the_call_saying_so() -> N
     assert "elicitation/create" in str(raised.value)
     assert all(fault.fired.is_set() for fault in faults)
     assert done["order"] == 0
+
+
+CLI = {
+    "2026 retry reset": (NEW, Fault(RETRY, "reset"), 3, 1, "the tool may have acted"),
+    "2025 call closed before any event": (
+        OLD,
+        Fault(FIRST, marker=b"\r\n\r\n"),
+        3,
+        0,
+        "the tool may have acted",
+    ),
+    "2025 answer's POST dropped": (OLD, Fault(b'"result"', "drop"), 0, 1, ""),
+}
+
+
+@pytest.mark.parametrize(("revision", "fault", "code", "acted", "said"), list(CLI.values()), ids=list(CLI))
+async def test_mcp_elicit_call_through_a_break(
+    revision: str, fault: Fault, code: int, acted: int, said: str, tmp_path: Path
+) -> None:
+    """``mcp-elicit call`` exits 3 saying what broke and that the tool may have acted, or,
+    recovered, 0 with the result; no traceback either way."""
+    fault = fresh(fault)
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(SCRIPT))
+    done = {"order": 0, "link": 0}
+    async with (
+        uvicorn_server(StreamableHTTP(build(done))) as running,
+        breaking(running.port, [fault]) as proxy,
+    ):
+        args = ["call", proxy.url(), "order", "--answers", str(answers), "--protocol", revision]
+        proc = await asyncio.create_subprocess_exec(*cli(), *args, stdout=PIPE, stderr=PIPE, env=_env())
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+    stderr = err.decode()
+    assert proc.returncode == code, stderr
+    assert "Traceback" not in stderr
+    assert said in stderr
+    assert (out.decode() == "ordered for Ada\n") == (code == 0)
+    assert done["order"] == acted
