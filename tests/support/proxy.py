@@ -87,6 +87,7 @@ class Breaker:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream)
         except OSError:
             writer.close()
+            self._tasks.discard(task)
             return
         armed: list[Fault | None] = [None]
         sent = bytearray()
