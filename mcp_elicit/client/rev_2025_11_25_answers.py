@@ -10,20 +10,25 @@ Rules:
   (``Interrupt``, as an answerer's own error is carried), with a ``TransportError`` saying
   the answer was given but could not be sent and the server may never have had it: the
   call does not wait out its timeout and then blame the server for not answering.
+* Once the request the question came during has its response, the server needs no
+  answer to it: a POST still under way (a stalled connection) is cancelled
+  (``AnswerPosts.cut``), so the result is not held until that POST's own time limit.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
+from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.interrupts import Interrupt
 from mcp_elicit.core.rounds import shown_text
 from mcp_elicit.errors import TransportError
 from mcp_elicit.wire.jsonrpc import Request
 
-__all__ = ["send_answer"]
+__all__ = ["AnswerPosts", "send_answer"]
 
 log = logging.getLogger("mcp_elicit.client")
 
@@ -61,3 +66,28 @@ async def send_answer(
             f"during is ended; call it again once the server can be reached"
         )
         raise Interrupt(lost) from None
+
+
+class AnswerPosts:
+    """The answers being sent over ``conn``, by the task sending each."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self._sending: set[asyncio.Task[Any]] = set()
+
+    async def send(self, request: Request, message: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        """``send_answer``, known to be under way until it ends."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._sending.add(task)
+        try:
+            await send_answer(self.conn.transport, request, message, headers, self.conn.server)
+        finally:
+            if task is not None:
+                self._sending.discard(task)
+
+    def cut(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Cancel those of ``tasks`` still sending an answer: their request was answered."""
+        for task in tasks:
+            if task in self._sending:
+                task.cancel()

@@ -74,7 +74,7 @@ from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.declared import declared_modes
 from mcp_elicit.client.interrupts import Interrupt, carrying, reraise
 from mcp_elicit.client.reaping import reap
-from mcp_elicit.client.rev_2025_11_25_answers import send_answer
+from mcp_elicit.client.rev_2025_11_25_answers import AnswerPosts
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
@@ -106,15 +106,13 @@ class ServerQuestions:
     """The server's requests being answered on one handshake-era session."""
 
     def __init__(self, conn: Connection, session: SessionView, limits: RoundLimits) -> None:
-        self.conn = conn
-        self.session = session
-        self.limits = limits
+        self.conn, self.session, self.limits = conn, session, limits
         #: The URL steps waiting for the server's completion notices, and notices kept.
         self.notices = CompletionNotices()
+        self.posts = AnswerPosts(conn)  # our answers being POSTed
         #: How many questions each request in flight was asked, by its id.
         self._questions: dict[Any, int] = {}
-        #: Questions from outside any exchange (their ids and tasks), by the one request in
-        #: flight when they came.
+        #: Questions from outside any exchange (ids and tasks), by the request in flight then.
         self._strays: dict[Any, list[tuple[Any, asyncio.Task[None]]]] = {}
         #: Ids of the server's questions withdrawn with the request they seemed to belong to.
         self._withdrawn: set[Any] = set()
@@ -214,6 +212,7 @@ class ServerQuestions:
         strays = self._strays.pop(during, [])
         try:
             if done:
+                self.posts.cut(answering)  # the server needs no answer to an answered request
                 await _settle(answering, cancel=False)
             else:
                 await _settle([*answering, *self._withdraw(strays)], cancel=True)
@@ -329,9 +328,7 @@ class ServerQuestions:
                 async with asyncio.timeout(2.0):
                     await self.conn.transport.send(message, self.session.headers(message))
             raise
-        await send_answer(
-            self.conn.transport, request, message, self.session.headers(message), self.conn.server
-        )
+        await self.posts.send(request, message, self.session.headers(message))
 
     async def _traced_response(self, request: Request, origin: Origin | None) -> dict[str, Any]:
         telemetry = self.conn.telemetry

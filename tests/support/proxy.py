@@ -52,6 +52,8 @@ class Fault:
     seconds: float = 0.0
     unless: bytes | None = None
     fired: asyncio.Event = field(default_factory=asyncio.Event)
+    #: Set when a stall ends and forwarding goes on.
+    resumed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def matches(self, sent: bytes) -> bool:
         return self.request in sent and (self.unless is None or self.unless not in sent)
@@ -133,6 +135,7 @@ class Breaker:
             armed[0] = None
             if fault.how == "stall":
                 await asyncio.sleep(fault.seconds)
+                fault.resumed.set()
                 writer.write(bytes(answered[at:]))
                 await writer.drain()
                 sent.clear()

@@ -53,7 +53,7 @@ def build(done: dict[str, int]) -> Server:
 
 def fresh(fault: Fault) -> Fault:
     """A copy of ``fault`` not yet fired: a case's fault is shared by its parameters."""
-    return dataclasses.replace(fault, fired=asyncio.Event())
+    return dataclasses.replace(fault, fired=asyncio.Event(), resumed=asyncio.Event())
 
 
 async def run(revision: str, tool: str, fault: Fault) -> tuple[str | BaseException, int]:
@@ -232,3 +232,25 @@ async def test_mcp_elicit_call_through_a_break(
     assert said in stderr
     assert (out.decode() == "ordered for Ada\n") == (code == 0)
     assert done["order"] == acted
+
+
+async def test_a_result_is_not_held_while_the_answers_post_stalls() -> None:
+    """The tool's result came on the call's stream while the POST of the person's answer
+    still waits for its own HTTP answer (a stalled connection): the call returns the
+    result, rather than holding it until that POST's own time limit (30 s) ends and it
+    is sent again; the server needs no answer to a request it has answered."""
+    stalls = [Fault(b'"result"', "stall", seconds=300), Fault(b'"result"', "stall", seconds=300)]
+    done = {"order": 0, "link": 0}
+    async with (
+        uvicorn_server(StreamableHTTP(build(done))) as running,
+        breaking(running.port, stalls) as proxy,
+    ):
+        async with connect_http(
+            proxy.url(), answerer=Scripted.from_script(SCRIPT), versions=[OLD], timeout=20
+        ) as client:
+            async with asyncio.timeout(120):
+                result = await client.call_tool("order")
+            assert stalls[0].fired.is_set() and not stalls[0].resumed.is_set()
+            assert not stalls[1].fired.is_set(), "the answer was POSTed again"
+    assert result["content"][0]["text"] == "ordered for Ada"
+    assert done["order"] == 1
