@@ -13,8 +13,8 @@ Rules:
   beyond the safe range, ``-(2**53-1)..2**53-1``, or any number beyond what a float
   holds, is refused with the form's message for it, never rounded); booleans as
   yes/no/true/false/y/n/1/0; a choice by its value, else its number in the list, else its
-  value or title ignoring case; a multi-choice as a comma-separated list of those, or
-  ``-`` for none of them (an answer, unlike an empty line). Empty, or only spaces, means
+  value or title ignoring case; a multi-choice as a comma-separated list of those, each
+  named once, or ``-`` for none of them (an answer, unlike an empty line). Empty, or only spaces, means
   "no answer" (the field's default applies when it has one; a required field without one
   is "required"). The value read is then checked with the form's own ``check_field``, so
   the message is the one the server would give.
@@ -320,7 +320,7 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
             return Parsed(True)
         if word in _FALSE:
             return Parsed(False)
-        return Parsed(problem="answer yes or no")
+        return Parsed(problem="must be yes or no: type y or n")
     if isinstance(spec, Choice):
         value = _pick(spec.options, text)
         if value is None:
@@ -335,6 +335,8 @@ def parse_answer(spec: FieldSpec, text: str) -> Parsed:
         value = _pick(spec.options, item)
         if value is None:
             return Parsed(problem=f"{item!r} is not one of the choices; type numbers, values or titles")
+        if value in chosen:  # "1, a": one choice named twice, by its number and its value
+            return Parsed(problem=f"names {fit(value, TITLE_MAX)!r} more than once: type each choice once")
         chosen.append(value)
     return Parsed(chosen)
 

@@ -324,7 +324,7 @@ def test_every_kind_of_field_refuses_what_does_not_fit_beside_it_and_keeps_the_r
         ("When (optional) >", "2026-12-01 10:00", "When must be a date and time", "2026-12-01T10:00:00Z"),
         ("Qty >", "0", "Qty must be at least 1", "3"),
         ("Ratio (optional) >", "1.5", "Ratio must be at most 1", "0.5"),
-        ("Ok (optional) >", "maybe", "answer yes or no", "no"),
+        ("Ok (optional) >", "maybe", "Ok must be yes or no: type y or n", "no"),
         ("Color >", "blue", "'blue' is not one of the choices", "Green"),
         ("Size (optional) >", "xl", "'xl' is not one of the choices", "Large"),
         ("Tags >", "a,b,c", "Tags must have at most 2 choices", "1, 3"),

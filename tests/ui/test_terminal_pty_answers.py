@@ -1,0 +1,93 @@
+"""Answers typed at a field's prompt in a real terminal (``in_a_terminal``): each kind of
+field read from the words a person types for it, and an answer that does not fit refused
+beside the prompt, saying what was wrong and what to type instead, then asked again."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import pytest
+from cli.pty_session import CTRL_U, ENTER
+
+from ui.test_terminal_pty import asking, in_a_terminal
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+YES_NO = {"type": "boolean", "title": "Agree"}
+TAGS = {"type": "array", "title": "Tags", "items": {"enum": ["a", "b", "c"]}, "minItems": 1, "maxItems": 2}
+PLAIN_CHOICE = {"type": "string", "title": "Color", "enum": ["red", "green"]}
+TITLED_CHOICE = {
+    "type": "string",
+    "title": "Size",
+    "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],
+}
+
+
+def answered(field: dict[str, Any], typed: str) -> Any:
+    """The value the server gets for the one required field ``field`` answered ``typed``."""
+    schema = {"type": "object", "properties": {"f": field}, "required": ["f"]}
+    with in_a_terminal(*asking("Answer", schema)) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect(f"{field['title']} >")
+        pty.send(typed + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect("Sent.")
+        assert pty.wait() == 0
+        shown = pty.screen
+    return json.loads(shown[shown.index('{"action"') :].splitlines()[0])["content"]["f"]
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "value"),
+    [
+        *((YES_NO, word, True) for word in ("y", "Yes", "true")),
+        *((YES_NO, word, False) for word in ("N", "no", "FALSE")),
+        (PLAIN_CHOICE, "2", "green"),  # by its number
+        (PLAIN_CHOICE, "RED", "red"),  # by its value, any case
+        (TITLED_CHOICE, "large", "l"),  # by its title
+        (TITLED_CHOICE, "s", "s"),
+        (TAGS, "3, a", ["c", "a"]),  # several, by number and by value, in the order typed
+    ],
+)
+def test_an_answer_is_read_from_the_words_a_person_types(
+    field: dict[str, Any], typed: str, value: Any
+) -> None:
+    assert answered(field, typed) == value
+
+
+@pytest.mark.parametrize(
+    ("field", "refused", "why", "accepted", "value"),
+    [
+        (YES_NO, "maybe", "Agree must be yes or no: type y or n", "n", False),
+        (YES_NO, "", "Agree is required", "y", True),
+        (TAGS, "1, a", "Tags names 'a' more than once: type each choice once", "1", ["a"]),
+        (TAGS, "4", "Tags '4' is not one of the choices; type numbers, values or titles", "b", ["b"]),
+        (TAGS, "-", "Tags must have at least 1 choice", "a,b", ["a", "b"]),
+        (
+            PLAIN_CHOICE,
+            "0",
+            "Color '0' is not one of the choices; type its number, value or title",
+            "1",
+            "red",
+        ),
+    ],
+)
+def test_an_answer_that_does_not_fit_says_what_to_type_and_is_asked_again(
+    field: dict[str, Any], refused: str, why: str, accepted: str, value: Any
+) -> None:
+    schema = {"type": "object", "properties": {"f": field}, "required": ["f"]}
+    with in_a_terminal(*asking("Answer", schema)) as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect(f"{field['title']} >")
+        pty.send(refused + ENTER)  # Enter does nothing while refused
+        pty.expect(why, timeout=5)
+        pty.send(CTRL_U + accepted + ENTER)
+        pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect(json.dumps({"action": "accept", "content": {"f": value}}))
+        assert pty.wait() == 0
