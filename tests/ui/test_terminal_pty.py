@@ -50,14 +50,17 @@ def in_a_terminal(
     positions: bool = False,
     term: str = "xterm-256color",
     terminfo: Path | None = None,
+    environment: tuple[str, ...] = (),
 ) -> Iterator[PtySession]:
     """``mcp-elicit call TOOL ARGUMENTS --ui terminal`` on a pseudo-terminal ``columns`` wide
     of type ``term`` (``$TERM``), ``form_server.py`` served over stdio behind it; one that
     answers requests for the cursor's position when ``positions``; terminal types are
-    looked up in ``terminfo`` too when given."""
+    looked up in ``terminfo`` too when given; ``environment`` is more of ``env``'s
+    arguments (``NAME=VALUE`` sets one, ``-u NAME`` unsets one)."""
     server = [*cli(), "serve", str(FORM_SERVER)]
     command = [
         "env",
+        *environment,
         f"TERM={term}",
         *([f"TERMINFO={terminfo}"] if terminfo is not None else []),
         f"COLUMNS={columns}",
