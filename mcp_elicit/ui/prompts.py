@@ -17,8 +17,9 @@ line (end of input: the terminal is closed or the person is leaving), never a ba
 form's field, where typing "d" is an answer), so a person can decline wherever they are,
 not only once every field holds a valid answer. An Esc that starts an Alt key (Alt+b, Alt+f, Alt+d) edits the line as
 prompt_toolkit's own bindings say. Output goes to stderr unless an ``Output`` is given, so
-stdout stays for results. Imported only by ``ui.terminal`` once
-the ``cli`` extra is known to be installed.
+stdout stays for results, in the output's encoding (``server_text.for_encoding``: on an
+ASCII-only terminal the "·" between the keys a prompt names is "|", never the encoder's
+"?"). Imported only by ``ui.terminal`` once the ``cli`` extra is known to be installed.
 
 A toolbar needs the terminal to say where its cursor is (prompt_toolkit hides it until a
 cursor-position report came): unless this terminal is known to answer one, the toolbar
@@ -68,6 +69,8 @@ from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.utils import is_dumb_terminal
 from prompt_toolkit.validation import ValidationError, Validator
 
+from mcp_elicit.ui.server_text import for_encoding
+
 __all__ = ["Cancelled", "Check", "Declined", "Prompter"]
 
 #: What a plain prompt takes, alone on its line, for Esc (cancel) and Ctrl-N (decline).
@@ -88,12 +91,14 @@ class Declined(Exception):
 
 
 class _CheckValidator(Validator):
-    def __init__(self, check: Check) -> None:
+    def __init__(self, check: Check, shown: Callable[[str], str]) -> None:
         self._check = check
+        self._shown = shown
 
     def validate(self, document: Document) -> None:
         problem = self._check(document.text)
         if problem is not None:
+            problem = self._shown(problem)
             lines = textwrap.wrap(problem, _width(), break_on_hyphens=False) or [problem]
             raise ValidationError(message="\n".join(lines), cursor_position=len(document.text))
 
@@ -237,17 +242,18 @@ class Prompter:
         input; ``Declined`` on Ctrl-N when ``declinable``."""
         if self.plain:
             return await self._ask_plain(message, default, check, toolbar, declinable=declinable)
+        shown = self._shown
         if toolbar is not None and self.session.app.renderer.cpr_support is not CPR_Support.SUPPORTED:
             self._say(_rows(toolbar, max(self.output.get_size().columns, 20)))  # see the docstring
         self._declinable = declinable
         try:
             return await self.session.prompt_async(
-                lambda: _rows(message, _width()).rstrip() + message[len(message.rstrip()) :],
+                lambda: shown(_rows(message, _width()).rstrip() + message[len(message.rstrip()) :]),
                 default=default,
-                validator=_CheckValidator(check) if check is not None else None,
+                validator=_CheckValidator(check, shown) if check is not None else None,
                 validate_while_typing=True,
                 handle_sigint=False,
-                bottom_toolbar=(lambda: _rows(toolbar, _width())) if toolbar is not None else None,
+                bottom_toolbar=(lambda: shown(_rows(toolbar, _width()))) if toolbar is not None else None,
             )
         except EOFError:
             raise Cancelled() from None
@@ -279,8 +285,12 @@ class Prompter:
             async with in_terminal():
                 yield
 
+    def _shown(self, text: str) -> str:
+        """``text`` as this terminal's encoding can show it (``server_text.for_encoding``)."""
+        return for_encoding(text, self.output.encoding())
+
     def _say(self, text: str) -> None:
-        self.output.write(text + "\n")
+        self.output.write(self._shown(text) + "\n")
         self.output.flush()
 
     async def _ask_plain(
@@ -289,7 +299,7 @@ class Prompter:
         if toolbar is not None:
             self._say(toolbar)
         head, mark, tail = message.rpartition(">")
-        shown = f"{head}[{default}] {mark}{tail}" if default and mark else message
+        shown = self._shown(f"{head}[{default}] {mark}{tail}" if default and mark else message)
         while True:
             self.output.write(shown)
             self.output.flush()

@@ -24,6 +24,10 @@ Rules:
 * A cut falls between whole shown units: a character shown as its code (``\\x1b``,
   ``<U+202E>``), a letter and the marks on it ("é" cut to "e" is another letter). A
   backslash or a "<" the server wrote is a character like any other.
+* On a terminal whose encoding cannot show a character (``LC_ALL=C`` without Python's
+  UTF-8 mode: ASCII), ``for_encoding`` writes the client's own marks in ASCII ("·" as
+  "|", "…" as "...") and any other character by its code (``\\xf4``), as Python writes
+  one to stderr; the encoder's "?" put a question mark between the keys a prompt names.
 """
 
 from __future__ import annotations
@@ -35,7 +39,17 @@ from typing import Final
 from mcp_elicit.client.url_consent import PartRole, UrlVerdict
 from mcp_elicit.client.url_hosts import is_hidden
 
-__all__ = ["OPTION_ABOUT_MAX", "SAID_LINES", "SAID_MAX", "TITLE_MAX", "URL_MAX", "clean", "fit", "url_shown"]
+__all__ = [
+    "OPTION_ABOUT_MAX",
+    "SAID_LINES",
+    "SAID_MAX",
+    "TITLE_MAX",
+    "URL_MAX",
+    "clean",
+    "fit",
+    "for_encoding",
+    "url_shown",
+]
 
 #: Combining marks in a row shown as they are (a letter with an accent and a tone, a
 #: Tibetan stack, a keycap emoji); more are shown by code: hundreds stacked on one letter
@@ -55,6 +69,8 @@ TITLE_MAX: Final = 200
 URL_MAX: Final = 2048
 #: What ``clean`` leaves as a space on one line (tab, line breaks, Unicode's spaces):
 #: a run of it is one space. Other white space (``\x1c``, ``\x85``) is shown by its code.
+#: The client's own marks as a terminal that cannot show them gets them (``for_encoding``).
+_ASCII_MARKS: Final = str.maketrans({"·": "|", "…": "...", "—": "-", "⚠": "!", "✗": "x"})
 _BLANK: Final = re.compile("[\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 _NOT_BLANK: Final = re.compile("[^\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 
@@ -296,3 +312,18 @@ def url_shown(verdict: UrlVerdict) -> tuple[list[tuple[PartRole, str]], str]:
         if text:
             shown.append((part.role, clean(text, joiners=False)))
     return shown, f"… ({len(verdict.url)} characters)" if room < 0 else ""
+
+
+def for_encoding(text: str, encoding: str | None) -> str:
+    """``text`` as a terminal writing ``encoding`` can show it: as it is when it can (or
+    when the encoding is not known), else with the client's own marks in ASCII and any
+    other character it cannot show by its code (``\\xf4``)."""
+    if not encoding:
+        return text
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        return text.translate(_ASCII_MARKS).encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # an encoding Python does not know: left to the stream's own rule
+        pass
+    return text

@@ -7,6 +7,7 @@ import pytest
 
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.ui.form_text import clean, fit, url_shown
+from mcp_elicit.ui.server_text import for_encoding
 
 #: Where the server answering is, for URLs judged here.
 SERVER = "http://127.0.0.1:8000/mcp"
@@ -240,3 +241,20 @@ def test_a_zwj_before_a_virama_where_the_script_draws_it_is_kept(text: str) -> N
 )
 def test_a_zwj_before_a_virama_elsewhere_is_shown_by_its_code(text: str, shown: str) -> None:
     assert clean(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding", "shown"),
+    [
+        ("Enter: send · d: decline", "ascii", "Enter: send | d: decline"),
+        ("Hôte 🎉 — cut…", "ascii", "H\\xf4te \\U0001f389 - cut..."),
+        ("Hôte · 🎉", "utf-8", "Hôte · 🎉"),  # shown as it is wherever it can be
+        ("Hôte ·", "latin-1", "Hôte ·"),  # both in latin-1
+        ("Hôte ·", None, "Hôte ·"),  # an output of no known encoding
+        ("Hôte ·", "no-such-encoding", "Hôte ·"),
+    ],
+)
+def test_text_is_shown_in_what_the_terminals_encoding_can_show(
+    text: str, encoding: str | None, shown: str
+) -> None:
+    assert for_encoding(text, encoding) == shown

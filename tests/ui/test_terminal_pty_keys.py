@@ -103,3 +103,35 @@ def test_a_terminal_made_narrower_at_a_prompt_wraps_the_refusal_to_its_new_width
         pty.send(ENTER)
         pty.expect('{"action": "accept", "content": {"n": 3}}')
         assert pty.wait() == 0
+
+
+#: A C locale that Python leaves ASCII (no UTF-8 mode, no coercion to C.UTF-8).
+ASCII_ONLY = ("LANG=C", "LC_ALL=C", "PYTHONUTF8=0", "PYTHONCOERCECLOCALE=0")
+
+
+@pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
+def test_an_ascii_only_terminal_is_asked_in_ascii_and_sends_the_servers_letters_whole(term: str) -> None:
+    # The keys a prompt names were written with "?" for the "·" between them, "Enter: fill
+    # in the form ? d: decline ? Esc: cancel", and a label lost its letters to "?" too.
+    params = {
+        "mode": "form",
+        "message": "Réservez 🎉 déjà",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {"n": {"type": "string", "title": "Hôte 🎉", "enum": ["crème", "brûlée 🍮"]}},
+            "required": ["n"],
+        },
+    }
+    cancel = "!c" if term == "dumb" else "Esc"
+    with in_a_terminal("ask", f"params={json.dumps(params)}", term=term, environment=ASCII_ONLY) as pty:
+        pty.expect(f"Enter: fill in the form | d: decline | {cancel}: cancel >")
+        pty.send(ENTER)
+        pty.expect("H\\xf4te \\U0001f389 >")  # its letters by their codes, as in the frame above
+        pty.send("2" + ENTER)
+        pty.expect(f"Enter: send | 1: change an answer | d: decline | {cancel}: cancel >")
+        pty.send(ENTER)
+        pty.expect("Sent.")
+        assert pty.wait() == 0
+        raw = pty.raw
+    assert raw.isascii()
+    assert " ? " not in pty.screen, pty.screen
