@@ -58,6 +58,8 @@ _PART_STYLES = {
 #: The widest a field's label is shown beside what it says (wrapped beyond): a label as wide
 #: as the terminal would leave no room for the descriptions, choices and answers.
 _LABEL_WIDTH = 32
+#: Under this many columns the review shows each label above its answer.
+_NARROW = 40
 
 
 class _Framed:
@@ -172,12 +174,9 @@ def question_panel(request: ElicitationRequest) -> RenderableType:
     return _Framed(title, parts, "cyan")
 
 
-def review_table(schema: FormSchema, values: Mapping[str, object]) -> Table:
-    """The answers so far, numbered so that one can be changed."""
-    table = Table(title="Your answers", title_justify="left", show_header=False, box=None, padding=(0, 2))
-    table.add_column(justify="right", style="bold cyan", no_wrap=True)
-    table.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
-    table.add_column(overflow="fold")
+def review_table(schema: FormSchema, values: Mapping[str, object]) -> RenderableType:
+    """The answers so far, numbered so that one can be changed (``_Review``)."""
+    rows: list[tuple[str, Text, Text]] = []
     for i, spec in enumerate(schema.fields, 1):
         value = values.get(spec.name)
         if value is None and spec.default is not None:
@@ -187,8 +186,39 @@ def review_table(schema: FormSchema, values: Mapping[str, object]) -> Table:
             shown = Text("(no answer)", style="dim")
         else:
             shown = Text(show_value(spec, value))
-        table.add_row(str(i), Text(label(spec)), shown)
-    return table
+        rows.append((str(i), Text(label(spec)), shown))
+    return _Review(rows)
+
+
+class _Review:
+    """Numbered rows of a label and an answer: side by side, or, under ``_NARROW`` columns,
+    each label on a line of its own above its answer (beside each other, the padded columns
+    left a few characters each at 20 columns, and words were broken: "Numb", "er")."""
+
+    def __init__(self, rows: Sequence[tuple[str, Text, Text]]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        narrow = options.max_width < _NARROW
+        table = Table(
+            title="Your answers",
+            title_justify="left",
+            show_header=False,
+            box=None,
+            padding=(0, 1) if narrow else (0, 2),
+            pad_edge=not narrow,
+        )
+        table.add_column(justify="right", style="bold cyan", no_wrap=True)
+        if narrow:
+            table.add_column(overflow="fold")
+            for number, name, shown in self.rows:
+                table.add_row(number, Text.assemble(Text(name.plain, style="bold"), "\n", shown))
+        else:
+            table.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
+            table.add_column(overflow="fold")
+            for row in self.rows:
+                table.add_row(*row)
+        yield table
 
 
 def url_text(verdict: UrlVerdict) -> Text:

@@ -135,3 +135,30 @@ def test_an_ascii_only_terminal_is_asked_in_ascii_and_sends_the_servers_letters_
         raw = pty.raw
     assert raw.isascii()
     assert " ? " not in pty.screen, pty.screen
+
+
+def test_the_review_on_a_terminal_20_columns_wide_breaks_no_word() -> None:
+    # The review's three columns, padded for a wide terminal, left four columns for a
+    # label at 20: "Numb", "er", "of", "gues", "ts"; and "Ins", "ide" for an answer.
+    schema = {
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer", "title": "Number of guests"},
+            "s": {"type": "string", "title": "Seating", "enum": ["by-the-window", "terrace"]},
+        },
+        "required": ["n", "s"],
+    }
+    with in_a_terminal(*asking("How many?", schema), columns=20) as pty:
+        pty.expect("cancel >")
+        pty.send(ENTER)
+        pty.expect("guests >")
+        pty.send("3" + ENTER)
+        pty.expect("Seating >")
+        pty.send("1" + ENTER)
+        review = pty.expect("Enter: send")
+        pty.send(ENTER)
+        pty.expect('{"action": "accept", "content": {"n": 3, "s": "by-the-window"}}')
+        assert pty.wait() == 0
+    rows = [row.strip() for row in review.splitlines()]
+    assert "1  Number of guests" in rows, review  # the answer on the line below
+    assert "by-the-window" in rows, review
