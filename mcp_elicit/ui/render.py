@@ -114,13 +114,10 @@ def _message(request: ElicitationRequest) -> Panel:
     )
 
 
-def field_rows(schema: FormSchema) -> Table:
+def field_rows(schema: FormSchema) -> RenderableType:
     """Every field: number, title, description, constraints, default and choices (each
-    with its description, dim, on the lines under it)."""
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(justify="right", style="bold cyan", no_wrap=True)
-    grid.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
-    grid.add_column(overflow="fold")
+    with its description, dim, on the lines under it), as ``_Rows``."""
+    rows: list[tuple[str, Text, Text]] = []
     for i, spec in enumerate(schema.fields, 1):
         about = Text()
         if spec.description:
@@ -136,8 +133,8 @@ def field_rows(schema: FormSchema) -> Table:
             about.append("\n  " + line)
             if said:
                 about.append("\n     " + said, style="dim")
-        grid.add_row(str(i), Text(label(spec)), about)
-    return grid
+        rows.append((str(i), Text(label(spec)), about))
+    return _Rows(rows)
 
 
 def problems_text(problems: Sequence[ValidationProblem], schema: FormSchema | None) -> Text:
@@ -175,7 +172,7 @@ def question_panel(request: ElicitationRequest) -> RenderableType:
 
 
 def review_table(schema: FormSchema, values: Mapping[str, object]) -> RenderableType:
-    """The answers so far, numbered so that one can be changed (``_Review``)."""
+    """The answers so far, numbered so that one can be changed (``_Rows``)."""
     rows: list[tuple[str, Text, Text]] = []
     for i, spec in enumerate(schema.fields, 1):
         value = values.get(spec.name)
@@ -187,26 +184,30 @@ def review_table(schema: FormSchema, values: Mapping[str, object]) -> Renderable
         else:
             shown = Text(show_value(spec, value))
         rows.append((str(i), Text(label(spec)), shown))
-    return _Review(rows)
+    return _Rows(rows, title="Your answers")
 
 
-class _Review:
-    """Numbered rows of a label and an answer: side by side, or, under ``_NARROW`` columns,
-    each label on a line of its own above its answer (beside each other, the padded columns
-    left a few characters each at 20 columns, and words were broken: "Numb", "er")."""
+class _Rows:
+    """Numbered rows of a field's label and what is said of it (its answer; its details):
+    side by side, or, under ``_NARROW`` columns, each label on a line of its own above it
+    (beside each other, the padded columns left a few characters each at 20 columns, and
+    words were broken: "Numb", "er")."""
 
-    def __init__(self, rows: Sequence[tuple[str, Text, Text]]) -> None:
+    def __init__(self, rows: Sequence[tuple[str, Text, Text]], title: str | None = None) -> None:
         self.rows = rows
+        self.title = title
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         narrow = options.max_width < _NARROW
         table = Table(
-            title="Your answers",
+            title=self.title,
             title_justify="left",
             show_header=False,
+            show_edge=self.title is not None,
             box=None,
             padding=(0, 1) if narrow else (0, 2),
-            pad_edge=not narrow,
+            collapse_padding=self.title is None,  # the question's rows: a grid
+            pad_edge=not narrow and self.title is not None,
         )
         table.add_column(justify="right", style="bold cyan", no_wrap=True)
         if narrow:

@@ -137,9 +137,9 @@ def test_an_ascii_only_terminal_is_asked_in_ascii_and_sends_the_servers_letters_
     assert " ? " not in pty.screen, pty.screen
 
 
-def test_the_review_on_a_terminal_20_columns_wide_breaks_no_word() -> None:
-    # The review's three columns, padded for a wide terminal, left four columns for a
-    # label at 20: "Numb", "er", "of", "gues", "ts"; and "Ins", "ide" for an answer.
+def test_the_question_and_the_review_on_a_terminal_20_columns_wide_break_no_word() -> None:
+    # Their three columns, padded for a wide terminal, left four columns for a label at
+    # 20: "Numb", "er", "of", "gues", "ts"; and "require", "d" beside it.
     schema = {
         "type": "object",
         "properties": {
@@ -149,7 +149,7 @@ def test_the_review_on_a_terminal_20_columns_wide_breaks_no_word() -> None:
         "required": ["n", "s"],
     }
     with in_a_terminal(*asking("How many?", schema), columns=20) as pty:
-        pty.expect("cancel >")
+        question = pty.expect("cancel >")
         pty.send(ENTER)
         pty.expect("guests >")
         pty.send("3" + ENTER)
@@ -159,6 +159,9 @@ def test_the_review_on_a_terminal_20_columns_wide_breaks_no_word() -> None:
         pty.send(ENTER)
         pty.expect('{"action": "accept", "content": {"n": 3, "s": "by-the-window"}}')
         assert pty.wait() == 0
+    words = question.replace("│", " ").split()
+    for word in ("Number", "guests", "required", "Seating"):
+        assert word in words, question
     rows = [row.strip() for row in review.splitlines()]
     assert "1  Number of guests" in rows, review  # the answer on the line below
     assert "by-the-window" in rows, review
