@@ -234,7 +234,7 @@ class TerminalAnswerer:
         text = await self.prompter.ask(
             f"{_short_label(spec)}{suffix} > ",
             default=start,
-            check=_field_check(schema, spec),
+            check=_field_check(schema, spec, self.prompter.decline_key),
             toolbar=" · ".join(
                 [
                     *constraints(spec, schema.extras(spec.name)),
@@ -344,14 +344,17 @@ def _review_check(count: int, *, ready: bool) -> Callable[[str], str | None]:
     return check
 
 
-def _field_check(schema: FormSchema, spec: FieldSpec) -> Callable[[str], str | None]:
+def _field_check(schema: FormSchema, spec: FieldSpec, decline_key: str) -> Callable[[str], str | None]:
+    """What is wrong with ``text`` as ``spec``'s answer; a required field left empty says
+    how to leave it instead (a person may have no answer to give)."""
+
     def check(text: str) -> str | None:
         parsed = parse_answer(spec, text)
         if parsed.problem is not None:
             return f"{_short_label(spec)} {parsed.problem}"
         if parsed.value is None:
             if spec.required and spec.default is None:
-                return f"{_short_label(spec)} is required"
+                return f"{_short_label(spec)} is required: type an answer, or {decline_key} to decline"
             return None
         problem = schema.check_field(spec.name, parsed.value)
         return f"{_short_label(spec)} {fit(problem, SAID_MAX, length=True)}" if problem else None

@@ -63,7 +63,7 @@ def test_an_answer_is_read_from_the_words_a_person_types(
     ("field", "refused", "why", "accepted", "value"),
     [
         (YES_NO, "maybe", "Agree must be yes or no: type y or n", "n", False),
-        (YES_NO, "", "Agree is required", "y", True),
+        (YES_NO, "", "Agree is required: type an answer, or Ctrl-N to decline", "y", True),
         (TAGS, "1, a", "Tags names 'a' more than once: type each choice once", "1", ["a"]),
         (TAGS, "4", "Tags '4' is not one of the choices; type numbers, values or titles", "b", ["b"]),
         (TAGS, "-", "Tags must have at least 1 choice", "a,b", ["a", "b"]),
