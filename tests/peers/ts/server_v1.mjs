@@ -10,6 +10,7 @@
 //                     tied to the call, so over HTTP it goes out on the session's GET stream);
 //                     echoes the accepted content and the JS type of each value, with distinct
 //                     texts for decline and cancel.
+//   profile           a form of every field kind (tests/peers/ts/trip.mjs), echoed like plan_trip.
 //   connect_calendar  a URL-mode elicitInput with an elicitationId, tied to the call
 //                     (relatedRequestId); 150 ms after asking, the "page" finishes and the server
 //                     sends notifications/elicitation/complete (createElicitationCompletionNotifier,
@@ -29,7 +30,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod/v4';
 
-import { text, TRIP_FORM, tripAnswer } from './trip.mjs';
+import { PROFILE_FORM, profileAnswer, text, TRIP_FORM, tripAnswer } from './trip.mjs';
 
 const PAGE_DONE_MS = 150;
 
@@ -58,6 +59,12 @@ function buildServer() {
                 await server.server.elicitInput({ mode: 'form', message: 'Who travels, and when?', requestedSchema: TRIP_FORM })
             );
         }
+    );
+
+    server.registerTool(
+        'profile',
+        { description: 'Fill in a profile: a form of every field kind.', inputSchema: {} },
+        async () => profileAnswer(await server.server.elicitInput({ mode: 'form', message: 'Your profile', requestedSchema: PROFILE_FORM }))
     );
 
     server.registerTool(

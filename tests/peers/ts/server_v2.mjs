@@ -18,6 +18,10 @@
 //                    requestState (HMAC-sealed by createRequestStateCodec). Written once with
 //                    inputRequired; on a 2025-11-25 connection the SDK's legacy shim pushes the
 //                    elicitation/create requests itself.
+//   profile          a form of every field kind (tests/peers/ts/trip.mjs), echoed like plan_trip.
+//   briefing         a prompt that asks the audience first (inputRequired on 2026-07-28,
+//                    ctx.mcpReq.elicitInput on 2025-11-25), then writes the prompt for it.
+//   memo://vault     a resource that asks a passphrase before it is read, the same two ways.
 //   connect_calendar a URL-mode elicitation: inputRequired.elicitUrl on 2026-07-28,
 //                    elicitInput({mode: 'url', elicitationId}) on 2025-11-25.
 //
@@ -45,7 +49,7 @@ import {
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import * as z from 'zod/v4';
 
-import { text, TRIP_FORM, tripAnswer } from './trip.mjs';
+import { PROFILE_FORM, profileAnswer, text, TRIP_FORM, tripAnswer } from './trip.mjs';
 
 const DISHES = {
     italian: ['risotto', 'lasagne'],
@@ -114,6 +118,44 @@ function buildServer({ era }) {
             return text(dish === undefined ? `dish: no ${state.cuisine} dish chosen` : `dish: ${dish.dish} (${state.cuisine})`);
         }
     );
+
+    // Asks one form under `key`, the way the era wants; the answer (action and content), or
+    // undefined when the 2026-07-28 round must first go out (`ask` is then returned).
+    async function askOnce(ctx, key, message, requestedSchema) {
+        if (era === 'legacy') return { answer: await ctx.mcpReq.elicitInput({ mode: 'form', message, requestedSchema }) };
+        const view = inputResponse(ctx.mcpReq.inputResponses, key);
+        if (view.kind === 'elicit') return { answer: view };
+        return { ask: inputRequired({ inputRequests: { [key]: inputRequired.elicit({ message, requestedSchema }) } }) };
+    }
+
+    server.registerTool(
+        'profile',
+        { description: 'Fill in a profile: a form of every field kind.', inputSchema: z.object({}) },
+        async (_args, ctx) => {
+            const { answer, ask } = await askOnce(ctx, 'profile', 'Your profile', PROFILE_FORM);
+            return ask ?? profileAnswer(answer);
+        }
+    );
+
+    server.registerPrompt(
+        'briefing',
+        { description: 'A briefing written for an audience asked first.', argsSchema: z.object({ topic: z.string() }) },
+        async ({ topic }, ctx) => {
+            const form = { type: 'object', properties: { audience: { type: 'string', enum: ['team', 'board'] } }, required: ['audience'] };
+            const { answer, ask } = await askOnce(ctx, 'audience', `Who reads the ${topic} briefing?`, form);
+            if (ask) return ask;
+            const who = answer.action === 'accept' ? answer.content.audience : `nobody (${answer.action})`;
+            return { messages: [{ role: 'user', content: { type: 'text', text: `Brief ${who} on ${topic}.` } }] };
+        }
+    );
+
+    server.registerResource('vault', 'memo://vault', { mimeType: 'text/plain' }, async (uri, ctx) => {
+        const form = { type: 'object', properties: { passphrase: { type: 'string', minLength: 4 } }, required: ['passphrase'] };
+        const { answer, ask } = await askOnce(ctx, 'passphrase', 'The vault passphrase', form);
+        if (ask) return ask;
+        const opened = answer.action === 'accept' && answer.content.passphrase === 'open sesame';
+        return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: opened ? 'the memo: buy milk' : `vault shut (${answer.action})` }] };
+    });
 
     server.registerTool(
         'connect_calendar',

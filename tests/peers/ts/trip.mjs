@@ -32,3 +32,55 @@ export function tripAnswer(result) {
     const types = Object.fromEntries(Object.entries(content).map(([k, v]) => [k, typeof v]));
     return text(JSON.stringify({ content, types }));
 }
+
+// The profile tool of both servers: every kind of field a form may hold (each string format,
+// number, integer, boolean, single choice with and without titles, several choices with and
+// without titles) and defaults of each kind the person may leave as they are.
+export const PROFILE_FORM = {
+    type: 'object',
+    properties: {
+        email: { type: 'string', format: 'email', title: 'Email' },
+        site: { type: 'string', format: 'uri', title: 'Web site' },
+        born: { type: 'string', format: 'date', title: 'Birthday' },
+        meeting: { type: 'string', format: 'date-time', title: 'First meeting' },
+        nickname: { type: 'string', title: 'Nickname', minLength: 2, maxLength: 20, default: 'friend' },
+        budget: { type: 'number', title: 'Budget', minimum: 0, maximum: 1000 },
+        guests: { type: 'integer', title: 'Guests', minimum: 1, maximum: 9, default: 2 },
+        newsletter: { type: 'boolean', title: 'Newsletter', default: false },
+        size: { type: 'string', title: 'Size', enum: ['S', 'M', 'L'], default: 'M' },
+        seat: {
+            type: 'string',
+            title: 'Seat',
+            oneOf: [
+                { const: 'in', title: 'Inside' },
+                { const: 'out', title: 'Terrace' }
+            ]
+        },
+        diet: { type: 'array', title: 'Diet', items: { type: 'string', enum: ['veg', 'gf', 'halal'] }, default: ['veg'] },
+        extras: {
+            type: 'array',
+            title: 'Extras',
+            minItems: 1,
+            maxItems: 2,
+            items: {
+                anyOf: [
+                    { const: 'cake', title: 'A cake' },
+                    { const: 'music', title: 'Live music' },
+                    { const: 'flowers', title: 'Flowers' }
+                ]
+            }
+        }
+    },
+    required: ['email', 'site', 'born', 'meeting', 'budget', 'seat', 'extras']
+};
+
+// Like tripAnswer, for the profile tool: decline and cancel say so, an accepted form is echoed
+// with what the handler received of each value (arrays named as such).
+export function profileAnswer(result) {
+    if (result.action !== 'accept') return text(`profile: ${result.action}`);
+    const content = result.content ?? {};
+    const types = Object.fromEntries(
+        Object.entries(content).map(([k, v]) => [k, Array.isArray(v) ? `array of ${v.map(x => typeof x).join(',')}` : typeof v])
+    );
+    return text(JSON.stringify({ content, types }));
+}
