@@ -1,0 +1,142 @@
+"""``mcp-elicit call`` with an answer script (``--answers``) against servers nobody here
+wrote, over stdio: the official TypeScript SDK (v1 and v2), the official Python SDK and
+FastMCP. Each question the server asks is answered from the script, and what the server's
+handler received comes back in the result: accepted forms (defaults filled in), declines,
+URL steps, at each revision the server speaks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support.peers import TS_PEERS, fastmcp_python, sdk_python, ts_node
+from support.procs import ROOT, cli
+
+__all__ = ["fastmcp_python", "sdk_python", "ts_node"]  # fixtures
+
+pytestmark = pytest.mark.slow
+
+MODERN, LEGACY = "2026-07-28", "2025-11-25"
+#: Each peer: the fixture giving its interpreter, and its script.
+SERVERS = {
+    "ts-v1": ("ts_node", TS_PEERS / "server_v1.mjs"),
+    "ts-v2": ("ts_node", TS_PEERS / "server_v2.mjs"),
+    "python-sdk": ("sdk_python", ROOT / "tests" / "peers" / "sdk_server.py"),
+    "fastmcp": ("fastmcp_python", ROOT / "tests" / "peers" / "fastmcp_server.py"),
+}
+PROFILE = {
+    "email": "ann@example.com",
+    "site": "https://ann.example.com/",
+    "born": "1990-02-28",
+    "meeting": "2026-12-24T18:30:00Z",
+    "budget": 120.5,
+    "seat": "out",
+    "extras": ["cake"],
+}
+PROFILE_SENT = {
+    **PROFILE,
+    "nickname": "friend",
+    "guests": 2,
+    "newsletter": False,
+    "size": "M",
+    "diet": ["veg"],
+}
+
+
+def call(
+    request: pytest.FixtureRequest, tmp_path: Path, peer: str, revision: str, answers: list[Any], *words: str
+) -> dict[str, Any]:
+    """Run ``mcp-elicit call --json`` on the peer's stdio server; its JSON report."""
+    fixture, script = SERVERS[peer]
+    interpreter: Path = request.getfixturevalue(fixture)
+    (tmp_path / "answers.json").write_text(json.dumps(answers), encoding="utf-8")
+    argv = ["call", *words, "--answers", str(tmp_path / "answers.json"), "--json", "--protocol", revision]
+    done = subprocess.run(
+        [*cli(), *argv, "--", str(interpreter), str(script)],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        cwd=ROOT,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FASTMCP_LOG_LEVEL": "WARNING"},
+        check=False,
+    )
+    assert done.stdout, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout)
+    assert report["revision"] == revision, report
+    return report
+
+
+def text(report: dict[str, Any]) -> str:
+    assert report["exit_code"] == 0, report
+    (block,) = report["result"]["content"]
+    return str(block["text"])
+
+
+@pytest.mark.parametrize(
+    ("peer", "revision"), [("ts-v2", MODERN), ("ts-v2", LEGACY), ("ts-v1", LEGACY)], ids="-".join
+)
+def test_a_form_of_every_field_kind_from_a_script(
+    request: pytest.FixtureRequest, tmp_path: Path, peer: str, revision: str
+) -> None:
+    answers = [{"fields": ["email"], "content": PROFILE}]
+    report = call(request, tmp_path, peer, revision, answers, "profile")
+    assert json.loads(text(report))["content"] == PROFILE_SENT
+
+
+@pytest.mark.parametrize(
+    ("peer", "revision"), [("ts-v2", MODERN), ("ts-v2", LEGACY), ("ts-v1", LEGACY)], ids="-".join
+)
+def test_a_declined_form_from_a_script(
+    request: pytest.FixtureRequest, tmp_path: Path, peer: str, revision: str
+) -> None:
+    report = call(request, tmp_path, peer, revision, [{"fields": ["email"], "action": "decline"}], "profile")
+    assert text(report) == "profile: decline"
+
+
+@pytest.mark.parametrize("revision", [MODERN, LEGACY])
+def test_the_python_sdks_defaults_and_resolver(
+    request: pytest.FixtureRequest, tmp_path: Path, revision: str
+) -> None:
+    defaults = call(
+        request, tmp_path, "python-sdk", revision, [{"fields": ["name"], "content": {}}], "preferences"
+    )
+    assert text(defaults) == '{"name":"John Doe","age":30,"verified":true}'
+    answers = [{"fields": ["party_size"], "content": {"party_size": 4, "date": "2026-12-31"}}]
+    booked = call(request, tmp_path, "python-sdk", revision, answers, "book_table", "restaurant=noma")
+    assert text(booked) == "Booked noma for 4 on 2026-12-31"
+
+
+def test_fastmcp_at_each_revision(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    answers = [{"fields": ["name"], "content": {"name": "Ann", "age": 33}}]
+    registered = call(request, tmp_path, "fastmcp", LEGACY, answers, "register")
+    assert json.loads(text(registered)) == {
+        "action": "accept",
+        "data": {"name": "Ann", "age": 33, "subscribe": False},
+    }
+    guarded = call(
+        request,
+        tmp_path,
+        "fastmcp",
+        MODERN,
+        [{"fields": ["city"], "content": {"city": "Oslo"}}],
+        "guarded",
+        "name=Ann",
+    )
+    assert text(guarded) == "Ann lives in Oslo"
+
+
+def test_a_url_step_the_v1_server_finishes(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    report = call(
+        request,
+        tmp_path,
+        "ts-v1",
+        LEGACY,
+        [{"mode": "url", "action": "accept"}],
+        "connect_calendar",
+        "provider=home",
+    )
+    assert text(report).startswith("calendar: home connected (")
