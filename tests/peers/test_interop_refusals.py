@@ -12,7 +12,11 @@ elicitation handler does not answer as asked, against an mcp-elicit server
   call came back as the tool's ``cancel`` result, not as a timeout, and the handler was
   never aborted: the SDK's own doing, so it is not checked here.)
 
-Every message the server sent is checked against the 2025-11-25 schema.
+At 2026-07-28 (v2, whose SDK answers ``input_required`` itself) the same handler that
+throws fails the call inside the client, and the same bad answers are asked again once, then
+read as ``cancel``.
+
+Every message the server sent is checked against the schema of the revision spoken.
 """
 
 from __future__ import annotations
@@ -106,3 +110,59 @@ def test_refused_bad_and_unanswered_questions(
         checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
     cancelled = [m for m in report["received"] if m.get("method") == "notifications/cancelled"]
     assert len(cancelled) == (1 if hangs else 0), cancelled
+
+
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+def test_refused_and_bad_answers_at_2026_07_28(
+    request: pytest.FixtureRequest, ts_node: Path, tmp_path: Path, kind: str
+) -> None:
+    """The v2 client at 2026-07-28, where its SDK answers ``input_required`` itself: a
+    handler that throws fails the call in the client (the SDK sends no retry, so the server
+    hears nothing), and answers that break the form (the SDK sends them unchecked) are asked
+    again once, the reason leading the message, then read as ``cancel``; the session goes on."""
+    plan: dict[str, Any] = {
+        "sdk": "v2",
+        "era": "auto",
+        "elicitation": {"form": {}},
+        "steps": [_call("Al"), _call("Bo"), _call("Di")],
+        "answers": [
+            {"refuse": "the window was closed"},
+            {"action": "accept", "content": {"city": "Rome"}},
+            {"action": "accept", "content": {"nights": 0}},
+            {"action": "accept", "content": {"nights": "two"}},
+            {"action": "accept", "content": {"city": "Oslo"}},
+            {"action": "accept", "content": {"nights": 2}},
+        ],
+    }
+    if kind == "http":
+        plan["url"] = request.getfixturevalue("server").url
+    else:
+        plan["command"] = [*cli(), "serve", str(APP), "--store", "memory://"]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    done = subprocess.run(
+        [str(ts_node), str(TS_PEERS / "client.mjs"), str(path)],
+        cwd=TS_PEERS,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["protocolVersion"] == "2026-07-28"
+    refused, bad, answered = report["results"]
+    assert refused["error"]["message"] == "the window was closed"
+    assert bad["result"]["content"][0]["text"] == "trip: cancelled, ask later"
+    assert answered["result"]["content"][0]["text"] == "Di: 2 nights in Oslo"
+    assert [a["message"] for a in report["asked"]][2:4] == [
+        "How many nights in Rome?",
+        "Your previous answer was not accepted: nights: must be at least 1.\n\nHow many nights in Rome?",
+    ]
+    calls = [m for m in report["sent"] if m.get("method") == "tools/call"]
+    assert [c["params"]["arguments"]["traveller"] for c in calls] == ["Al", *["Bo"] * 4, *["Di"] * 3]
+    checker = WireChecker.load("2026-07-28")
+    methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
+    for message in report["received"]:
+        checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
