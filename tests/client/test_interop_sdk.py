@@ -10,6 +10,7 @@ tests skip, saying why.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -169,3 +170,83 @@ async def test_asking_for_logs_keeps_the_sdk_server_usable(sdk_http: str, revisi
     async with client:
         assert await client.list_tools()
     assert reports == []
+
+
+PROFILE = {
+    "email": "ann@example.com",
+    "site": "https://ann.example.com/",
+    "born": "1990-02-28",
+    "meeting": "2026-12-24T18:30:00Z",
+    "budget": 120.5,
+    "seat": "out",
+}
+
+
+@asynccontextmanager
+async def scripted(
+    kind: str, revision: str, sdk_python: Path, url: str | None, *entries: dict[str, object]
+) -> AsyncIterator[tuple[Client, Recorder, Scripted]]:
+    script = Scripted.from_script(list(entries))
+    where = url if kind == "http" and url is not None else [str(sdk_python), str(SERVER)]
+    async with peer_client(where, script, revision) as (client, recorder):
+        yield client, recorder, script
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_form_of_every_field_kind_pydantic_renders(
+    kind: str, revision: str, sdk_python: Path, url: str | None
+) -> None:
+    """Strings of each format, a number, an integer, a boolean, a titled and an untitled
+    choice, a multiple choice: the SDK validates the answer with its pydantic model, so the
+    values must arrive with their JSON types, the defaults filled in."""
+    entries = (
+        {"fields": ["email"], "content": PROFILE, "once": True},
+        {"fields": ["email"], "action": "decline"},
+    )
+    async with scripted(kind, revision, sdk_python, url, *entries) as (client, _, script):
+        accepted = await client.call_tool("profile")
+        declined = await client.call_tool("profile")
+    assert script.reports == []
+    assert json.loads(accepted["content"][0]["text"]) == {
+        **PROFILE,
+        "guests": 2,
+        "newsletter": False,
+        "size": "M",
+        "diet": ["veg"],
+    }
+    assert declined["content"][0]["text"] == "profile: decline"
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+async def test_a_prompt_that_asks_first(kind: str, revision: str, sdk_python: Path, url: str | None) -> None:
+    entries = (
+        {"fields": ["audience"], "content": {"audience": "board"}, "once": True},
+        {"fields": ["audience"], "action": "cancel", "once": True},
+    )
+    async with scripted(kind, revision, sdk_python, url, *entries) as (client, recorder, _):
+        asked = await client.get_prompt("briefing", {"topic": "budget"})
+        cancelled = await client.get_prompt("briefing", {"topic": "hiring"})
+    assert asked["messages"][0]["content"]["text"] == "Brief board on budget."
+    assert cancelled["messages"][0]["content"]["text"] == "Brief nobody (cancel) on hiring."
+    gets = [m for m in recorder.sent if m.get("method") == "prompts/get"]
+    assert len(gets) == (4 if revision == "2026-07-28" else 2)
+
+
+async def test_a_resource_and_a_url_step_asked_the_2026_way(
+    kind: str, sdk_python: Path, url: str | None
+) -> None:
+    entries = (
+        {"fields": ["passphrase"], "content": {"passphrase": "open sesame"}},
+        {"mode": "url", "action": "accept", "once": True},
+        {"mode": "url", "action": "decline", "once": True},
+    )
+    async with scripted(kind, "2026-07-28", sdk_python, url, *entries) as (client, recorder, script):
+        memo = await client.read_resource("memo://shopping")
+        granted = await client.call_tool("consent", {"scope": "calendar"})
+        refused = await client.call_tool("consent", {"scope": "mail"})
+    assert memo["contents"][0]["text"] == "the shopping memo: buy milk"
+    assert granted["content"][0]["text"] == "consent calendar: accept"
+    assert refused["content"][0]["text"] == "consent mail: decline"
+    assert [(e.mode, e.action) for _, e in script.used][1:] == [("url", "accept"), ("url", "decline")]
+    retries = [m["params"].get("inputResponses") for m in recorder.sent if m.get("method") == "tools/call"]
+    assert retries == [None, {"consent": {"action": "accept"}}, None, {"consent": {"action": "decline"}}]

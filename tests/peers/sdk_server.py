@@ -14,16 +14,34 @@ Tools:
 * ``sign_up()``: a form of pydantic constraints beyond the flat subset (an empty default
   its own min_length refuses, a pattern, exclusive bounds); returns what came back.
 * ``link_account(provider)``: a URL-mode elicitation (``ctx.elicit_url``); 2025-11-25 only.
+* ``profile()``: a form of every field kind pydantic renders (email and uri and date and
+  date-time strings, a number, an integer, a boolean, a titled and an untitled choice, a
+  multiple choice) with defaults; returns what came back.
+* ``consent(scope)``: a URL step the 2026-07-28 way, an ``InputRequiredResult`` built by
+  hand (the SDK's resolvers ask forms only); returns the action of the retry's answer.
+* prompt ``briefing(topic)``: asks the audience before it answers, by hand (the SDK's
+  resolvers do not serve prompts): ``input_required`` at 2026-07-28, ``ctx.elicit`` at
+  2025-11-25;
+* resource template ``memo://{name}``: asks a passphrase with an ``InputRequiredResult``
+  built by hand (the SDK's resolvers do not serve resources); 2026-07-28 only.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Annotated
+import datetime
+from typing import Annotated, Literal
 
-from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult, render_elicitation_schema
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
-from pydantic import BaseModel, Field
+from mcp.types import (
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    InputRequiredResult,
+)
+from pydantic import AnyUrl, BaseModel, Field
 
 
 class Booking(BaseModel):
@@ -41,6 +59,27 @@ class SignUp(BaseModel):
     nickname: str = Field("", min_length=1)
     code: str = Field(description="Three capital letters", pattern=r"^[A-Z]{3}$")
     seats: int = Field(gt=0, lt=10)
+
+
+class Profile(BaseModel):
+    email: str = Field(json_schema_extra={"format": "email"})
+    site: AnyUrl
+    born: datetime.date
+    meeting: datetime.datetime
+    budget: float = Field(ge=0)
+    guests: int = Field(default=2, ge=1, le=9)
+    newsletter: bool = False
+    size: Literal["S", "M", "L"] = "M"
+    seat: str = Field(
+        json_schema_extra={
+            "oneOf": [{"const": "in", "title": "Inside"}, {"const": "out", "title": "Terrace"}]
+        }
+    )
+    diet: list[Literal["veg", "gf", "halal"]] = Field(default=["veg"])
+
+
+class Audience(BaseModel):
+    audience: Literal["team", "board"]
 
 
 class Confirmation(BaseModel):
@@ -104,6 +143,76 @@ async def link_account(provider: str, ctx: Context) -> str:
         elicitation_id=f"link-{provider}",
     )
     return f"link {answer.action}"
+
+
+async def ask_profile() -> Elicit[Profile]:
+    return Elicit("Your profile", Profile)
+
+
+@mcp.tool()
+async def profile(answer: Annotated[ElicitationResult[Profile], Resolve(ask_profile)]) -> str:
+    """Asks a form of every field kind."""
+    if isinstance(answer, AcceptedElicitation):
+        return answer.data.model_dump_json()
+    return f"profile: {answer.action}"
+
+
+@mcp.tool()
+async def consent(scope: str, ctx: Context) -> str | InputRequiredResult:
+    """Sends the user to a consent page, the 2026-07-28 way."""
+    answer = (ctx.input_responses or {}).get("consent")
+    if not isinstance(answer, ElicitResult):
+        page = ElicitRequestURLParams(
+            message=f"Grant {scope}",
+            url=f"https://example.com/consent/{scope}",
+            elicitation_id=f"consent-{scope}",
+        )
+        return InputRequiredResult(input_requests={"consent": ElicitRequest(params=page)})
+    return f"consent {scope}: {answer.action}"
+
+
+@mcp.prompt()
+async def briefing(topic: str, ctx: Context) -> str | InputRequiredResult:
+    """A briefing written for an audience asked first (by hand: the SDK's resolvers do not
+    serve prompts): ``input_required`` at 2026-07-28, ``ctx.elicit`` at 2025-11-25."""
+    message = f"Who reads the {topic} briefing?"
+    if ctx.protocol_version != "2026-07-28":
+        pushed = await ctx.elicit(message, Audience)
+        reader = (
+            pushed.data.audience if isinstance(pushed, AcceptedElicitation) else f"nobody ({pushed.action})"
+        )
+        return f"Brief {reader} on {topic}."
+    answer = (ctx.input_responses or {}).get("audience")
+    if not isinstance(answer, ElicitResult):
+        form = ElicitRequestFormParams(message=message, requested_schema=render_elicitation_schema(Audience))
+        return InputRequiredResult(input_requests={"audience": ElicitRequest(params=form)})
+    accepted = answer.action == "accept" and answer.content is not None
+    reader = answer.content["audience"] if accepted and answer.content else f"nobody ({answer.action})"
+    return f"Brief {reader} on {topic}."
+
+
+ASK_PASSPHRASE = ElicitRequest(
+    params=ElicitRequestFormParams(
+        message="The vault passphrase",
+        requested_schema={
+            "type": "object",
+            "properties": {"passphrase": {"type": "string"}},
+            "required": ["passphrase"],
+        },
+    )
+)
+
+
+@mcp.resource("memo://{name}")
+async def memo(name: str, ctx: Context) -> str | InputRequiredResult:
+    """A memo read only with the passphrase, asked the 2026-07-28 way (the SDK's resolvers
+    do not serve resources)."""
+    key = (ctx.input_responses or {}).get("passphrase")
+    if not isinstance(key, ElicitResult):
+        return InputRequiredResult(input_requests={"passphrase": ASK_PASSPHRASE})
+    if key.action == "accept" and (key.content or {}).get("passphrase") == "open sesame":
+        return f"the {name} memo: buy milk"
+    return f"{name}: shut ({key.action})"
 
 
 def main() -> None:
