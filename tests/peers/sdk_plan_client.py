@@ -10,7 +10,7 @@ an elicitation callback is given, and nothing without one, so ``elicitation`` ma
 ``{"form": {}, "url": {}}`` or null here. An answer may carry ``delayMs`` (how long the
 person takes before answering), ``secret`` (typed into the server's page, as a person
 would) and ``awaitComplete`` (answer once the server's ``notifications/elicitation/complete``
-for that step has come).
+for that step has come); ``refuse`` (a message) makes the handler fail with that error.
 
 Prints one JSON object: the protocol version, each step's result or error, the params of
 every elicitation asked, the completion notices and what typing into pages gave. The SDK
@@ -70,10 +70,12 @@ async def main(plan: dict[str, Any]) -> None:
 
     async def on_elicit(
         context: ClientRequestContext, params: types.ElicitRequestParams
-    ) -> types.ElicitResult:
+    ) -> types.ElicitResult | types.ErrorData:
         wire = params.model_dump(mode="json", by_alias=True, exclude_none=True)
         asked.append(wire)
         answer = dict(answers.pop(0)) if answers else {"action": "cancel"}
+        if "refuse" in answer:  # the handler fails: the SDK sends (or raises) this error
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=answer["refuse"])
         secret = answer.pop("secret", None)
         wait = answer.pop("awaitComplete", False)
         await asyncio.sleep(answer.pop("delayMs", 0) / 1000)  # a person taking their time

@@ -12,9 +12,10 @@ elicitation handler does not answer as asked, against an mcp-elicit server
   call came back as the tool's ``cancel`` result, not as a timeout, and the handler was
   never aborted: the SDK's own doing, so it is not checked here.)
 
-At 2026-07-28 (v2, whose SDK answers ``input_required`` itself) the same handler that
-throws fails the call inside the client, and the same bad answers are asked again once, then
-read as ``cancel``.
+The same refusal and bad answers from the v2 client at 2026-07-28 and from the official
+Python SDK's client (tests/peers/sdk_plan_client.py) at both revisions: where the SDK
+answers ``input_required`` itself, the refusal fails the call inside the client; the bad
+answers are asked again once, then read as ``cancel``.
 
 Every message the server sent is checked against the schema of the revision spoken.
 """
@@ -29,16 +30,17 @@ from typing import Any
 
 import pytest
 
-from support.peers import TS_PEERS, ts_node
+from support.peers import TS_PEERS, sdk_python, ts_node
 from support.procs import ROOT, HttpProcess, cli, http_process
 from support.wire import WireChecker
 
-__all__ = ["ts_node"]  # a fixture
+__all__ = ["sdk_python", "ts_node"]  # fixtures
 
 pytestmark = pytest.mark.slow
 
 APP = ROOT / "tests" / "server" / "interop_app.py"
 RUN_TIMEOUT = 60
+PYTHON_CLIENT = ROOT / "tests" / "peers" / "sdk_plan_client.py"
 
 
 @pytest.fixture(scope="module")
@@ -112,18 +114,30 @@ def test_refused_bad_and_unanswered_questions(
     assert len(cancelled) == (1 if hangs else 0), cancelled
 
 
+#: Clients whose handler refuses and answers badly, beyond the TypeScript ones at 2025-11-25:
+#: (SDK, era) -> the revision spoken.
+MORE_CLIENTS = {
+    ("v2", "auto"): "2026-07-28",
+    ("python", "auto"): "2026-07-28",
+    ("python", "legacy"): "2025-11-25",
+}
+
+
+@pytest.mark.parametrize(("sdk", "era"), list(MORE_CLIENTS), ids="-".join)
 @pytest.mark.parametrize("kind", ["stdio", "http"])
-def test_refused_and_bad_answers_at_2026_07_28(
-    request: pytest.FixtureRequest, ts_node: Path, tmp_path: Path, kind: str
+def test_refused_and_bad_answers_of_more_clients(
+    request: pytest.FixtureRequest, tmp_path: Path, sdk: str, era: str, kind: str
 ) -> None:
-    """The v2 client at 2026-07-28, where its SDK answers ``input_required`` itself: a
-    handler that throws fails the call in the client (the SDK sends no retry, so the server
-    hears nothing), and answers that break the form (the SDK sends them unchecked) are asked
+    """The v2 client at 2026-07-28 and the Python SDK's at both revisions. Where the SDK
+    answers ``input_required`` itself (2026-07-28), a handler that fails fails the call
+    inside the client (no retry reaches the server); at 2025-11-25 the server reads the
+    error as ``cancel``. Answers that break the form (neither SDK checks them) are asked
     again once, the reason leading the message, then read as ``cancel``; the session goes on."""
+    revision = MORE_CLIENTS[sdk, era]
     plan: dict[str, Any] = {
-        "sdk": "v2",
-        "era": "auto",
-        "elicitation": {"form": {}},
+        "sdk": sdk,
+        "era": era,
+        "elicitation": {"form": {}} if sdk == "v2" else {"form": {}, "url": {}},
         "steps": [_call("Al"), _call("Bo"), _call("Di")],
         "answers": [
             {"refuse": "the window was closed"},
@@ -140,29 +154,32 @@ def test_refused_and_bad_answers_at_2026_07_28(
         plan["command"] = [*cli(), "serve", str(APP), "--store", "memory://"]
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(plan))
+    if sdk == "v2":
+        argv, cwd = [str(request.getfixturevalue("ts_node")), str(TS_PEERS / "client.mjs")], TS_PEERS
+    else:
+        argv, cwd = [str(request.getfixturevalue("sdk_python")), str(PYTHON_CLIENT)], ROOT
     done = subprocess.run(
-        [str(ts_node), str(TS_PEERS / "client.mjs"), str(path)],
-        cwd=TS_PEERS,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
+        [*argv, str(path)], cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Traceback" not in done.stderr, done.stderr[-3000:]
     report = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["protocolVersion"] == "2026-07-28"
+    assert report["protocolVersion"] == revision
     refused, bad, answered = report["results"]
-    assert refused["error"]["message"] == "the window was closed"
+    if revision == "2026-07-28":
+        assert refused["error"]["message"] == "the window was closed"
+    else:
+        assert refused["result"]["content"][0]["text"] == "trip: cancelled, ask later"
     assert bad["result"]["content"][0]["text"] == "trip: cancelled, ask later"
     assert answered["result"]["content"][0]["text"] == "Di: 2 nights in Oslo"
     assert [a["message"] for a in report["asked"]][2:4] == [
         "How many nights in Rome?",
         "Your previous answer was not accepted: nights: must be at least 1.\n\nHow many nights in Rome?",
     ]
-    calls = [m for m in report["sent"] if m.get("method") == "tools/call"]
-    assert [c["params"]["arguments"]["traveller"] for c in calls] == ["Al", *["Bo"] * 4, *["Di"] * 3]
-    checker = WireChecker.load("2026-07-28")
-    methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
-    for message in report["received"]:
-        checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
+    if sdk == "v2":  # the Python SDK offers no tap on its messages
+        calls = [m for m in report["sent"] if m.get("method") == "tools/call"]
+        assert [c["params"]["arguments"]["traveller"] for c in calls] == ["Al", *["Bo"] * 4, *["Di"] * 3]
+        checker = WireChecker.load(revision)
+        methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
+        for message in report["received"]:
+            checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
