@@ -1,11 +1,11 @@
 """What ``call`` (``prompt``, ``read``) shows and keeps of the questions it answered: each
 question once, with the answer that was sent.
 
-Rules: an answer is kept and shown as the client will send it. One that does not fit the
-form (the client checks every answer before it leaves, and asks again: a script then
-says ``cancel``, a page shows the form again) is not shown when it is given: it is held,
-and shown with the answer that is sent, as why that one was not (``not_sent`` in
-``--json``'s rounds). A question is thus shown once, whoever answers it.
+Rules: an answer is kept and shown as the client will send it, the form's defaults filled
+in. One that does not fit the form (the client checks every answer before it leaves, and
+asks again: a script then says ``cancel``, a page shows the form again) is not shown when
+it is given: it is held, and shown with the answer that is sent, as why that one was not
+(``not_sent`` in ``--json``'s rounds). A question is thus shown once, whoever answers it.
 """
 
 from __future__ import annotations
@@ -74,12 +74,12 @@ class Recorded:
     def _record(
         self, request: ElicitationRequest, raw: ElicitAnswer | Mapping[str, Any]
     ) -> ElicitAnswer | Mapping[str, Any]:
-        answer = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
-        problems = _problems(request, answer)
+        given = raw.to_json() if isinstance(raw, ElicitAnswer) else dict(raw)
+        answer, problems = _checked(request, given)
         if problems:  # the client asks again: shown with the answer it sends
-            held = {"action": answer.get("action"), "problems": problems}
-            if "content" in answer:
-                held["content"] = answer["content"]
+            held = {"action": given.get("action"), "problems": problems}
+            if "content" in given:
+                held["content"] = given["content"]
             self.unfit.setdefault(request.key, []).append(held)
             return raw
         verdict = judge_url(request.url, server=request.server.where) if request.url is not None else None
@@ -173,12 +173,12 @@ def _shown(content: object) -> str:
     return "  " + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in content.items())
 
 
-def _problems(request: ElicitationRequest, answer: Mapping[str, Any]) -> list[str]:
-    """Why the client will not send ``answer`` (it checks it the same way), or []."""
+def _checked(request: ElicitationRequest, answer: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """What the client will send for ``answer`` (it checks it the same way, and fills in the
+    form's defaults) and no problem; else ``answer`` itself and why it will not be sent."""
     try:
-        check_elicit_answer(request, answer)
+        return check_elicit_answer(request, answer), []
     except FormValidationError as exc:
-        return [str(problem) for problem in exc.problems]
+        return dict(answer), [str(problem) for problem in exc.problems]
     except ValueError as exc:  # a malformed answer (InvalidAnswer)
-        return [str(exc)]
-    return []
+        return dict(answer), [str(exc)]

@@ -7,6 +7,7 @@ URL steps, at each revision the server speaks."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -61,7 +62,12 @@ def call(
         text=True,
         timeout=90,
         cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "FASTMCP_LOG_LEVEL": "WARNING"},
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "FASTMCP_LOG_LEVEL": "WARNING",
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},  # this tree's code
+        },
         check=False,
     )
     assert done.stdout, done.stderr[-3000:]
@@ -85,6 +91,8 @@ def test_a_form_of_every_field_kind_from_a_script(
     answers = [{"fields": ["email"], "content": PROFILE}]
     report = call(request, tmp_path, peer, revision, answers, "profile")
     assert json.loads(text(report))["content"] == PROFILE_SENT
+    (shown,) = report["rounds"]  # kept as sent: the defaults filled in
+    assert shown["content"] == PROFILE_SENT
 
 
 @pytest.mark.parametrize(

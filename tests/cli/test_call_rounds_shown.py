@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.helpers import answers_file, demo_stdio, run
+from cli.helpers import TOMORROW, answers_file, demo_stdio, run
 
 from support.cli_call import REVISIONS
 from support.procs import ROOT
@@ -69,3 +69,32 @@ def test_the_note_is_neither_in_json_nor_when_asked_for_no_answerer(
     as_json = run(capsys, "call", "book_table", "restaurant=noma", "--json", "--", *demo_stdio())
     assert chosen.code == 0 and as_json.code == 0, (chosen.err, as_json.err)
     assert "declared no elicitation" not in chosen.err + as_json.err + as_json.out
+
+
+@pytest.mark.parametrize("revision", REVISIONS)
+def test_an_answer_is_shown_with_the_defaults_the_client_filled_in(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, revision: str
+) -> None:
+    """The script leaves out the confirmation, whose default is true: what is sent (and what
+    the server reads) holds it, and so must what is shown and kept of the round."""
+    script = answers_file(
+        tmp_path,
+        {
+            "answers": [
+                {
+                    "fields": ["party_size"],
+                    "content": {"party_size": 2, "date": TOMORROW, "seating": "terrace"},
+                },
+                {"fields": ["confirm"], "content": {}},
+            ]
+        },
+    )
+    argv = ["call", "book_table", "restaurant=noma", "--answers", script, "--protocol", revision]
+    shown = run(capsys, *argv, "--", *demo_stdio())
+    assert shown.code == 0, shown.err
+    assert shown.out.startswith("Booked #"), shown.out  # the server read confirm=true
+    assert "→ accept  confirm=true" in shown.err, shown.err
+    kept = run(capsys, *argv, "--json", "--", *demo_stdio())
+    details, confirm = kept.json()["rounds"]  # keyed by request id at 2025-11-25
+    assert details["content"] == {"party_size": 2, "date": TOMORROW, "seating": "terrace", "dietary": []}
+    assert confirm["content"] == {"confirm": True}
