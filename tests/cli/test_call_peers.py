@@ -1,20 +1,22 @@
 """``mcp-elicit call`` with an answer script (``--answers``) against servers nobody here
-wrote, over stdio: the official TypeScript SDK (v1 and v2), the official Python SDK and
-FastMCP. Each question the server asks is answered from the script, and what the server's
-handler received comes back in the result: accepted forms (defaults filled in), declines,
-URL steps, at each revision the server speaks."""
+wrote: over stdio the official TypeScript SDK (v1 and v2), the official Python SDK and
+FastMCP; over Streamable HTTP the TypeScript v2 and Python SDK servers. Each question the
+server asks is answered from the script, and what the server's handler received comes back
+in the result: accepted forms (defaults filled in), declines, URL steps, at each revision
+the server speaks."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support.peers import TS_PEERS, fastmcp_python, sdk_python, ts_node
+from support.peers import TS_PEERS, fastmcp_python, peer_http, sdk_python, ts_node
 from support.procs import ROOT, cli
 
 __all__ = ["fastmcp_python", "sdk_python", "ts_node"]  # fixtures
@@ -48,16 +50,44 @@ PROFILE_SENT = {
 }
 
 
+@pytest.fixture(scope="module")
+def ts_v2_http(ts_node: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The TypeScript v2 server over Streamable HTTP (both revisions) on a free loopback port."""
+    log = tmp_path_factory.mktemp("ts") / "v2-http.log"
+    with peer_http(lambda port: [str(ts_node), str(SERVERS["ts-v2"][1]), "--http", str(port)], log) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def sdk_http(sdk_python: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The Python SDK server over Streamable HTTP on a free loopback port."""
+    log = tmp_path_factory.mktemp("sdk") / "sdk-http.log"
+    with peer_http(
+        lambda port: [str(sdk_python), str(SERVERS["python-sdk"][1]), "--http", str(port)], log
+    ) as url:
+        yield url
+
+
 def call(
-    request: pytest.FixtureRequest, tmp_path: Path, peer: str, revision: str, answers: list[Any], *words: str
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    peer: str,
+    revision: str,
+    answers: list[Any],
+    *words: str,
+    url: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``mcp-elicit call --json`` on the peer's stdio server; its JSON report."""
-    fixture, script = SERVERS[peer]
-    interpreter: Path = request.getfixturevalue(fixture)
+    """Run ``mcp-elicit call --json`` on the peer's stdio server, or at ``url``; its JSON report."""
     (tmp_path / "answers.json").write_text(json.dumps(answers), encoding="utf-8")
     argv = ["call", *words, "--answers", str(tmp_path / "answers.json"), "--json", "--protocol", revision]
+    if url is None:
+        fixture, script = SERVERS[peer]
+        interpreter: Path = request.getfixturevalue(fixture)
+        argv = [*argv, "--", str(interpreter), str(script)]
+    else:
+        argv = [argv[0], url, *argv[1:]]
     done = subprocess.run(
-        [*cli(), *argv, "--", str(interpreter), str(script)],
+        [*cli(), *argv],
         capture_output=True,
         text=True,
         timeout=90,
@@ -135,6 +165,18 @@ def test_fastmcp_at_each_revision(request: pytest.FixtureRequest, tmp_path: Path
         "name=Ann",
     )
     assert text(guarded) == "Ann lives in Oslo"
+
+
+@pytest.mark.parametrize("revision", [MODERN, LEGACY])
+def test_over_http(
+    request: pytest.FixtureRequest, tmp_path: Path, ts_v2_http: str, sdk_http: str, revision: str
+) -> None:
+    answers = [{"fields": ["email"], "content": PROFILE}]
+    profile = call(request, tmp_path, "ts-v2", revision, answers, "profile", url=ts_v2_http)
+    assert json.loads(text(profile))["content"] == PROFILE_SENT
+    defaults = [{"fields": ["name"], "content": {}}]
+    preferences = call(request, tmp_path, "python-sdk", revision, defaults, "preferences", url=sdk_http)
+    assert text(preferences) == '{"name":"John Doe","age":30,"verified":true}'
 
 
 def test_a_url_step_the_v1_server_finishes(request: pytest.FixtureRequest, tmp_path: Path) -> None:
