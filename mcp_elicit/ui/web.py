@@ -107,6 +107,7 @@ _HEADERS: Final = {
 _STATIC: Final = {
     "/static/values.js": "text/javascript",
     "/static/draft.js": "text/javascript",
+    "/static/review.js": "text/javascript",
     "/static/app.js": "text/javascript",
     "/static/spin.js": "text/javascript",
     "/static/app.css": "text/css",

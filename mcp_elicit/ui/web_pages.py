@@ -8,8 +8,8 @@ Rules:
   form below it), then HTML-escaped; attributes are always quoted. Each field is
   ``web_fields``' (which control for which kind of field, and its labels). The page has
   no inline script or style: it loads ``/static/values.js``, ``/static/draft.js``,
-  ``/static/app.js``, ``/static/spin.js`` and ``/static/app.css`` (the answer server's CSP allows nothing
-  else). Fields and buttons, which do nothing without the script, are ``hidden`` in the
+  ``/static/review.js``, ``/static/app.js``, ``/static/spin.js`` and ``/static/app.css`` (the answer
+  server's CSP allows nothing else). Fields and buttons, which do nothing without the script, are ``hidden`` in the
   HTML (``data-js``) and shown by the script, so a page without JavaScript shows none,
   with or without its stylesheet. Server text carries ``dir="auto"``: Arabic or Hebrew
   reads right to left (its full stop at its end) on a page that is otherwise English.
@@ -156,6 +156,7 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
 <link rel="stylesheet" href="/static/app.css">
 <script src="/static/values.js" defer></script>
 <script src="/static/draft.js" defer></script>
+<script src="/static/review.js" defer></script>
 <script src="/static/app.js" defer></script>
 <script src="/static/spin.js" defer></script>
 </head>

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,12 +14,15 @@ import pytest
 
 from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import Boolean, Form, Integer, String
+from mcp_elicit.ui import web_pages
 from mcp_elicit.ui.web_pages import check_form, page
 from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, form_request, open_round, url_request
 
 from support.web_answers import claim
 
 pytestmark = pytest.mark.anyio
+
+STATIC = Path(web_pages.__file__).parent / "web_static"
 
 
 def test_server_text_is_escaped_and_made_inert() -> None:
@@ -34,9 +38,10 @@ def test_server_text_is_escaped_and_made_inert() -> None:
     assert "\x1b" not in html and "\\x1b[31m" in html
     scripts = re.findall(r"<script[^>]*>[^<]*</script>", html)
     assert scripts == [
-        f'<script src="/static/{name}.js" defer></script>' for name in ("values", "draft", "app", "spin")
+        f'<script src="/static/{name}.js" defer></script>'
+        for name in ("values", "draft", "review", "app", "spin")
     ]
-    assert html.count("<script") == 4  # nothing inline
+    assert html.count("<script") == 5  # nothing inline
 
 
 async def test_text_no_page_can_carry_is_shown_made_inert() -> None:
@@ -223,3 +228,19 @@ def test_a_servers_huge_texts_are_cut_short_on_the_page() -> None:
     assert len(shown) < 100_000, f"{len(shown)} characters on the page"
     assert "(2200008 characters)" in shown  # the message, cut short
     assert '<span class="p-host">accounts.</span><span class="p-domain">example.com</span>' in shown
+
+
+async def test_every_script_and_stylesheet_the_page_loads_is_served_and_each_is_short() -> None:
+    """The page's scripts and stylesheet, each named by the page, served by the answer
+    server with its type (the CSP allows only those), and none past 500 lines: the page's
+    script is split by concern rather than grown into one file no one reads whole."""
+    async with open_round([form_request(EVERY_KIND)]) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        shown = (await client.get(f"{opened.base}/form")).text
+        linked = re.findall(r'<(?:script src|link rel="stylesheet" href)="(/static/[^"]+)"', shown)
+        assert {p.rsplit("/", 1)[1] for p in linked} == {p.name for p in STATIC.iterdir()}, linked
+        for path in linked:
+            response = await client.get(f"{opened.base}{path}")
+            kind = "text/css" if path.endswith(".css") else "text/javascript"
+            assert (response.status_code, response.headers["content-type"].split(";")[0]) == (200, kind), path
+            assert len(response.text.splitlines()) <= 500, (path, len(response.text.splitlines()))

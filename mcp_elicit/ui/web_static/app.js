@@ -4,8 +4,8 @@
 // answer server (/api/check), which checks it with the form's own FormSchema.validate, and
 // shows the messages it gets back next to their fields. /api/answer checks again before
 // anything reaches the MCP client. All text from the server is set with textContent.
-// values.js (how typed values are read and shown) and draft.js (what a reload keeps) load
-// before it.
+// values.js (how typed values are read and shown), draft.js (what a reload keeps) and
+// review.js (the answers shown back before they are sent) load before it.
 "use strict";
 
 (() => {
@@ -234,60 +234,6 @@
 
   // ---- review, send, decline, cancel ---------------------------------------------------
 
-  // A date-time's field shows the person's own time; its review row says that time too, so
-  // "2026-12-24T18:30:00Z" does not read as another hour than the field showed (19:30).
-  function shownAs(field, value) {
-    if (!field || field.dataset.format !== "date-time") return "";
-    const when = instant(value.replace(/ \(default\)$/, ""));
-    if (!when || Number.isNaN(when.getTime())) return "";
-    const local = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
-    return ` (${local} your time)`;
-  }
-
-  function fillReview(result) {
-    reviewList.replaceChildren();
-    questions.forEach((q, i) => {
-      const block = document.createElement("div");
-      block.className = "review-question";
-      if (questions.length > 1) {
-        const title = document.createElement("h3");
-        title.textContent = `Question ${i + 1}`;
-        block.append(title);
-      }
-      // The server's message in the frame the question gives it, named as the server's:
-      // here too, where the person confirms, it never reads as the page's own words.
-      const said = document.createElement("div");
-      said.className = "said";
-      said.setAttribute("role", "group");
-      said.setAttribute("aria-labelledby", `review-${q.id}-said`);
-      const label = document.createElement("p");
-      label.className = "said-label";
-      label.id = `review-${q.id}-said`;
-      label.setAttribute("aria-hidden", "true"); // it names the group: read once, not twice
-      label.textContent = $(`${q.id}-said`).textContent;
-      const message = document.createElement("p");
-      message.className = "message";
-      message.dir = "auto"; // a server's right-to-left text reads right to left
-      message.textContent = $(`${q.id}-message`).textContent;
-      said.append(label, message);
-      block.append(said);
-      const list = document.createElement("dl");
-      const fields = q.querySelectorAll(".field");
-      ((result.questions[i] || {}).rows || []).forEach(([label, value], n) => {
-        const dt = document.createElement("dt");
-        dt.textContent = label || "Answer";
-        dt.dir = "auto";
-        const dd = document.createElement("dd");
-        const number = fields[n] && fields[n].dataset.number !== undefined;
-        dd.textContent = (number ? showNumber(value) : value) + shownAs(fields[n], value);
-        dd.dir = "auto";
-        list.append(dt, dd);
-      });
-      block.append(list);
-      reviewList.append(block);
-    });
-  }
-
   function backToForm() {
     reviewStep.hidden = true;
     form.hidden = false;
@@ -315,7 +261,7 @@
       if (!data.ok) return refuseWith(data);
       showProblems(data, true);
       alarm("");
-      fillReview(data);
+      window.mcpElicitReview.fill(reviewList, questions, data);
       form.hidden = true;
       reviewStep.hidden = false;
       retitle("Check your answers");

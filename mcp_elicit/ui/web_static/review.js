@@ -1,0 +1,67 @@
+// mcp-elicit: the browser answerer's review, the answers shown back before they are sent.
+// Loaded after values.js, before app.js (which uses it as window.mcpElicitReview).
+//
+// The rows are the answer server's (/api/check: each field's label and its answer as a person
+// reads it); this script only lays them out, each question's message in the frame the form
+// gives it. All text from the server is set with textContent.
+"use strict";
+
+window.mcpElicitReview = (() => {
+  const { instant, showNumber } = window.mcpElicitValues;
+
+  // A date-time's field shows the person's own time; its review row says that time too, so
+  // "2026-12-24T18:30:00Z" does not read as another hour than the field showed (19:30).
+  function shownAs(field, value) {
+    if (!field || field.dataset.format !== "date-time") return "";
+    const when = instant(value.replace(/ \(default\)$/, ""));
+    if (!when || Number.isNaN(when.getTime())) return "";
+    const local = when.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+    return ` (${local} your time)`;
+  }
+
+  function fill(reviewList, questions, result) {
+    reviewList.replaceChildren();
+    questions.forEach((q, i) => {
+      const block = document.createElement("div");
+      block.className = "review-question";
+      if (questions.length > 1) {
+        const title = document.createElement("h3");
+        title.textContent = `Question ${i + 1}`;
+        block.append(title);
+      }
+      // The server's message in the frame the question gives it, named as the server's:
+      // here too, where the person confirms, it never reads as the page's own words.
+      const said = document.createElement("div");
+      said.className = "said";
+      said.setAttribute("role", "group");
+      said.setAttribute("aria-labelledby", `review-${q.id}-said`);
+      const label = document.createElement("p");
+      label.className = "said-label";
+      label.id = `review-${q.id}-said`;
+      label.setAttribute("aria-hidden", "true"); // it names the group: read once, not twice
+      label.textContent = document.getElementById(`${q.id}-said`).textContent;
+      const message = document.createElement("p");
+      message.className = "message";
+      message.dir = "auto"; // a server's right-to-left text reads right to left
+      message.textContent = document.getElementById(`${q.id}-message`).textContent;
+      said.append(label, message);
+      block.append(said);
+      const list = document.createElement("dl");
+      const fields = q.querySelectorAll(".field");
+      ((result.questions[i] || {}).rows || []).forEach(([label, value], n) => {
+        const dt = document.createElement("dt");
+        dt.textContent = label || "Answer";
+        dt.dir = "auto";
+        const dd = document.createElement("dd");
+        const number = fields[n] && fields[n].dataset.number !== undefined;
+        dd.textContent = (number ? showNumber(value) : value) + shownAs(fields[n], value);
+        dd.dir = "auto";
+        list.append(dt, dd);
+      });
+      block.append(list);
+      reviewList.append(block);
+    });
+  }
+
+  return Object.freeze({ fill });
+})();
