@@ -200,6 +200,24 @@ async def test_the_tab_title_says_what_is_asked_and_where_the_person_is(new_page
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
 
 
+async def test_the_title_stops_saying_answers_need_fixing_once_they_are_fixed(new_page: NewPage) -> None:
+    """The title follows the problems as the person fixes them, as the fields' messages do:
+    it said "1 answer needs fixing" until the next review, however many were fixed."""
+    async with open_round([form_request(SMALL, message="How many?")]) as opened:
+        page = await show(new_page, opened)
+        asked = "Table bookings asks: How many? · mcp-elicit"
+        await page.fill("#q0-f0-input", "30")
+        await page.click("#review")
+        await expect(page).to_have_title(f"1 answer needs fixing · {asked}")
+        await page.fill("#q0-f0-input", "3")
+        await expect(page.locator("#q0-f0-input")).not_to_have_attribute("aria-invalid", "true")
+        await expect(page).to_have_title(asked)
+        await page.fill("#q0-f0-input", "31")
+        await expect(page).to_have_title(f"1 answer needs fixing · {asked}")
+        await page.click("#cancel")
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+
+
 async def test_several_questions_are_counted_in_the_title(new_page: NewPage) -> None:
     async with open_round([form_request(SMALL), url_request("https://pay.example.com/")]) as opened:
         page = await show(new_page, opened)

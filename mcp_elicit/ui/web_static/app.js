@@ -164,6 +164,10 @@
     document.title = where ? `${where} · ${asked}` : asked;
   }
 
+  function needFixing(count) {
+    return count === 1 ? "1 answer needs fixing" : `${count} answers need fixing`;
+  }
+
   function controlOf(field) {
     return field.querySelector("fieldset") || field.querySelector("input, select, textarea");
   }
@@ -217,7 +221,8 @@
     const mine = ++seq;
     const { status: code, data } = await post("/api/check", { questions: collect() });
     if (mine !== seq || over || code !== 200) return;
-    showProblems(data, showAll);
+    const bad = showProblems(data, showAll);
+    if (showAll && !form.hidden) retitle(bad.length ? needFixing(bad.length) : ""); // as the fields say
   }
 
   function touch(event) {
@@ -244,9 +249,8 @@
     backToForm();
     const bad = showProblems(data, true);
     const names = bad.map((b) => b.label);
-    const count = names.length === 1 ? "1 answer needs" : `${names.length} answers need`;
-    alarm(`${count} fixing: ${names.join(", ")}.`);
-    retitle(`${count} fixing`);
+    alarm(`${needFixing(names.length)}: ${names.join(", ")}.`);
+    retitle(needFixing(names.length));
     if (bad.length && bad[0].target) bad[0].target.focus();
   }
 
