@@ -4,6 +4,8 @@ the page's checks saying what the form's own validation says."""
 
 from __future__ import annotations
 
+import dataclasses
+import html as html_lib
 import json
 import re
 from pathlib import Path
@@ -16,9 +18,9 @@ from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import Boolean, Form, Integer, String
 from mcp_elicit.ui import web_pages
 from mcp_elicit.ui.web_pages import check_form, page
-from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, form_request, open_round, url_request
+from ui.web_rounds import DEFAULTS, EVERY_KIND, LEGACY, SERVER, form_request, open_round, url_request
 
-from support.web_answers import claim
+from support.web_answers import SMALL, claim
 
 pytestmark = pytest.mark.anyio
 
@@ -244,3 +246,30 @@ async def test_every_script_and_stylesheet_the_page_loads_is_served_and_each_is_
             kind = "text/css" if path.endswith(".css") else "text/javascript"
             assert (response.status_code, response.headers["content-type"].split(";")[0]) == (200, kind), path
             assert len(response.text.splitlines()) <= 500, (path, len(response.text.splitlines()))
+
+
+def _tab_title(requests: list[Any]) -> str:
+    found = re.search(r"<title>([^<]*)</title>", page(requests, csrf="c"))
+    assert found is not None
+    return html_lib.unescape(found.group(1))
+
+
+def test_the_tabs_title_is_short_and_its_server_text_inert_and_isolated() -> None:
+    """The title is a tab's label and the first thing a screen reader says: a server's name
+    and message of 200 characters each made it a paragraph. Right-to-left server text is
+    set apart in it (first-strong isolates) as on the page (``dir="auto"``), so it cannot
+    reorder the page's own words around it; controls show as codes, as on the page."""
+    long = dataclasses.replace(
+        form_request(SMALL, message="Tell us " + "much " * 100),
+        server=dataclasses.replace(SERVER, title="T" * 300),
+    )
+    title = _tab_title([long])
+    assert len(title) <= 2 * 80 + len(" asks: ") + len(" · mcp-elicit"), title
+    assert title.startswith("T" * 70) and " asks: Tell us much much" in title, title
+    hebrew = dataclasses.replace(
+        form_request(SMALL, message="כמה אורחים? 4"), server=dataclasses.replace(SERVER, title="מסעדה 2")
+    )
+    assert _tab_title([hebrew]) == "\u2068מסעדה 2\u2069 asks: \u2068כמה אורחים? 4\u2069 · mcp-elicit"
+    hostile = form_request(SMALL, message="Pay\u202e\x1b[31m now\n\u2069 <b>")
+    assert _tab_title([hostile]) == "Table bookings asks: Pay<U+202E>\\x1b[31m now <U+2069> <b> · mcp-elicit"
+    assert _tab_title([form_request(SMALL, message="  \n ")]) == "Table bookings asks · mcp-elicit"
