@@ -77,6 +77,7 @@ from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import TITLE_MAX, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.terminal import system_browser
+from mcp_elicit.ui.web_fields import in_title
 from mcp_elicit.ui.web_pages import page
 from mcp_elicit.ui.web_round import Round, finished_watch
 from mcp_elicit.ui.web_serve import serve_local
@@ -131,7 +132,7 @@ def _continue(server: str) -> str:
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
-        f"<title>Opening the question from {who} · mcp-elicit</title>\n"
+        f"<title>Opening the question from {html.escape(in_title(server))} · mcp-elicit</title>\n"
         '<link rel="stylesheet" href="/static/app.css">\n</head>\n<body>\n<main>\n'
         f"<h1>Opening the question from {who}…</h1>\n"
         '<p><a href="/form">Continue to the question</a></p>\n</main>\n</body>\n</html>\n'

@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import html
 import re
+import unicodedata
 from typing import Final
 
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, Integer, MultiChoice, Number, String
@@ -48,10 +49,12 @@ from mcp_elicit.forms.secrets import secret_in_field
 from mcp_elicit.ui import form_text
 from mcp_elicit.ui.form_text import clean, constraints, fit, label, option_about, option_names
 
-__all__ = ["EMPTY", "RADIO_LIMIT", "escaped", "field_html", "marked"]
+__all__ = ["EMPTY", "RADIO_LIMIT", "escaped", "field_html", "in_title", "marked"]
 
 RADIO_LIMIT: Final = 5
 EMPTY: Final = "(empty text)"
+#: The most characters of a server's name, and of its message, in a tab's title.
+_TAB_MAX: Final = 80
 _UNWRITABLE: Final = re.compile("[\x00\ud800-\udfff]")
 #: The bidirectional embeddings, overrides, isolates and marks: text after one in a box is
 #: drawn in another order (U+202E makes "00001 ot $" read "$ to 10000"; right-to-left
@@ -78,6 +81,17 @@ def escaped(
     how long the whole is end one cut short; ``joiners`` as there: False for an address),
     escaped for HTML text or a quoted attribute."""
     return html.escape(fit(text, most, length=True, multiline=multiline, joiners=joiners), quote=True)
+
+
+def in_title(text: str) -> str:
+    """Server text for a tab's title (not yet escaped): made inert as on the page, shorter
+    (``_TAB_MAX``: a tab's label, read first by a screen reader), and right-to-left text set
+    apart in first-strong isolates, as ``dir="auto"`` sets it apart on the page: a title has
+    no elements of its own to carry that."""
+    shown = fit(text, _TAB_MAX)
+    if any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in shown):
+        return f"\u2068{shown}\u2069"
+    return shown
 
 
 def _value(text: str) -> str:

@@ -32,7 +32,6 @@ Rules:
 from __future__ import annotations
 
 import html
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,13 +41,10 @@ from mcp_elicit.errors import FormValidationError
 from mcp_elicit.forms import Boolean, Choice, FieldSpec, FormSchema, MultiChoice
 from mcp_elicit.ui import form_text
 from mcp_elicit.ui.form_text import fit, label, parse_answer, show_value
-from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, marked
+from mcp_elicit.ui.web_fields import EMPTY, RADIO_LIMIT, escaped, field_html, in_title, marked
 from mcp_elicit.ui.web_url import url_box
 
 __all__ = ["RADIO_LIMIT", "Checked", "check_form", "page", "review_rows"]
-
-#: The most characters of a server's name, and of its message, in the tab's title.
-_TAB_MAX = 80
 
 
 # ---- reading and checking answers ---------------------------------------------------------
@@ -147,9 +143,9 @@ def page(requests: Sequence[ElicitationRequest], *, csrf: str, left: float = 600
     verb = "asks you" if several else ("asks you to open a web page" if first.mode == "url" else "asks")
     # The tab's title names the question too (WCAG 2.4.2); the script says there where the
     # person is (problems, the review, the end) before it.
-    said = _in_title(first.message) if first.mode == "form" else ""
+    said = in_title(first.message) if first.mode == "form" else ""
     asked = f"asks you {len(requests)} questions" if several else f"{verb}: {said}" if said else verb
-    title = f"{_in_title(server.title or server.name)} {asked}"
+    title = f"{in_title(server.title or server.name)} {asked}"
     return f"""<!doctype html>
 <html lang="en">
 <head>
@@ -205,17 +201,6 @@ address to answer in the browser next time.</p></noscript>
 </body>
 </html>
 """
-
-
-def _in_title(text: str) -> str:
-    """Server text for the tab's title: made inert and bounded as on the page, shorter
-    (``_TAB_MAX``: a tab's label, read first by a screen reader), and right-to-left text set
-    apart in first-strong isolates, as ``dir="auto"`` sets it apart on the page: the title
-    element has no elements of its own to carry it."""
-    shown = fit(text, _TAB_MAX)
-    if any(unicodedata.bidirectional(ch) in ("R", "AL") for ch in shown):
-        return f"\u2068{shown}\u2069"
-    return shown
 
 
 def _question(index: int, request: ElicitationRequest, several: bool) -> str:

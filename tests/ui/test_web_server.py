@@ -80,6 +80,16 @@ async def test_the_step_to_the_form_is_a_page_like_the_others() -> None:
     assert '<a href="/form">Continue to the question</a>' in main.group(1)
 
 
+async def test_the_step_to_the_forms_title_treats_server_text_as_the_forms_title_does() -> None:
+    """Short, and right-to-left text isolated: a 200-character name filled the tab's label."""
+    tab = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
+    for name, shown in [("מסעדה 2", "\u2068מסעדה 2\u2069"), ("T" * 300, "T" * 79 + "…")]:
+        request = dataclasses.replace(form_request(SMALL), server=dataclasses.replace(SERVER, title=name))
+        async with open_round([request]) as opened, httpx.AsyncClient() as client:
+            stop = (await client.get(opened.url, headers=tab)).text
+        assert f"<title>Opening the question from {shown} · mcp-elicit</title>" in stop, stop
+
+
 @pytest.mark.parametrize(
     "headers",
     [
