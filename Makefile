@@ -78,4 +78,4 @@ bench: install
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) $(NODE22_DIR)/node_modules $(HARNESS_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(NODE22_DIR)/node_modules $(HARNESS_DIR)/node_modules $(AXE_DIR)/node_modules .pytest_cache .mypy_cache .ruff_cache
