@@ -134,7 +134,7 @@ def _continue(server: str) -> str:
         '<meta name="viewport" content="width=device-width,initial-scale=1">\n'
         f"<title>Opening the question from {html.escape(in_title(server))} · mcp-elicit</title>\n"
         '<link rel="stylesheet" href="/static/app.css">\n</head>\n<body>\n<main>\n'
-        f"<h1>Opening the question from {who}…</h1>\n"
+        f'<h1>Opening the question from <span class="server" dir="auto">{who}</span>…</h1>\n'
         '<p><a href="/form">Continue to the question</a></p>\n</main>\n</body>\n</html>\n'
     )
 

@@ -62,7 +62,8 @@ async def test_the_link_opened_in_a_tab_from_another_site_steps_to_the_form_itse
 async def test_the_step_to_the_form_is_a_page_like_the_others() -> None:
     """WCAG 2.4.2 and 1.3.1: the page the link answers when followed from another site
     names the server asking in its title and has the landmark and heading of every other
-    page (a screen reader may land on it before the step), the server's text made inert."""
+    page (a screen reader may land on it before the step), the server's text made inert
+    and, in the heading, given its own direction (right-to-left names read whole)."""
     tab = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}
     server = dataclasses.replace(SERVER, title="Table <b>bookings</b>\u202e")
     request = dataclasses.replace(form_request(SMALL), server=server)
@@ -76,7 +77,11 @@ async def test_the_step_to_the_form_is_a_page_like_the_others() -> None:
     assert '<link rel="stylesheet" href="/static/app.css">' in stop
     main = re.search(r"<main>(.*)</main>", stop, re.S)
     assert main is not None, stop
-    assert re.search(r"<h1>Opening the question from .*bookings.*</h1>", main.group(1)), stop
+    # The name set apart as the form's heading sets it: its own direction, its own span.
+    assert re.search(
+        r'<h1>Opening the question from <span class="server" dir="auto">[^<]*bookings[^<]*</span>…</h1>',
+        main.group(1),
+    ), stop
     assert '<a href="/form">Continue to the question</a>' in main.group(1)
 
 
