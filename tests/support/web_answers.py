@@ -29,4 +29,5 @@ def api(csrf: str, **headers: str) -> dict[str, str]:
     return {"X-MCP-Elicit-CSRF": csrf, "Content-Type": "application/json", **headers}
 
 
-SMALL = Form(guests=Integer(title="Guests", minimum=1, maximum=20), note=String(required=False))
+#: A small form the answerer's tests share, over plain HTTP and in a real browser alike.
+SMALL = Form(guests=Integer(title="Guests", minimum=1, maximum=20), note=String(title="Note", required=False))

@@ -9,18 +9,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from ui.web_rounds import Opened
 
-from mcp_elicit import Form, Integer
-from mcp_elicit.forms import String
-
 from support.browser import NewPage
+from support.web_answers import SMALL
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
+__all__ = ["OSLO", "SMALL", "expect", "review_and_send", "show"]
+
 expect = pytest.importorskip(
     "playwright.async_api", reason="playwright is not installed (make install)"
 ).expect
-SMALL = Form(guests=Integer(title="Guests", minimum=1, maximum=20), note=String(title="Note", required=False))
 OSLO = {"timezone_id": "Europe/Oslo", "locale": "en-GB"}
 
 
