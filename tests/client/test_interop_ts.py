@@ -29,12 +29,12 @@ from client.ts_peer import (
     V1,
     Patient,
     Peer,
-    _id,
-    _position,
-    _script,
-    _text,
     connected,
     peer,
+    peer_id,
+    position_of,
+    scripted,
+    tool_text,
     v1_http,
     v1_peer,
     v2_http,
@@ -60,13 +60,13 @@ TRIP_SENT = {**TRIP, "meal": "standard"}
 async def test_a_form_with_every_field_kind_arrives_with_its_json_types(
     request: pytest.FixtureRequest, ts_node: Path, peer: Peer
 ) -> None:
-    script = _script({"fields": ["travellers", "date", "cabin"], "content": TRIP})
+    script = scripted({"fields": ["travellers", "date", "cabin"], "content": TRIP})
     async with connected(request, ts_node, peer, script) as s:
         tools = {t["name"] for t in await s.client.list_tools()}
         out = await s.client.call_tool("plan_trip", {})
     assert tools == TOOLS[peer.sdk]
     assert script.reports == []
-    echoed = json.loads(_text(out))
+    echoed = json.loads(tool_text(out))
     assert echoed["content"] == TRIP_SENT
     content = echoed["content"]
     assert type(content["travellers"]) is int and type(content["window"]) is bool
@@ -98,15 +98,15 @@ async def test_a_form_with_every_field_kind_arrives_with_its_json_types(
 async def test_decline_and_cancel_come_back_as_distinct_results(
     request: pytest.FixtureRequest, ts_node: Path, peer: Peer
 ) -> None:
-    script = _script(
+    script = scripted(
         {"fields": ["travellers"], "action": "decline", "once": True},
         {"fields": ["travellers"], "action": "cancel", "once": True},
     )
     async with connected(request, ts_node, peer, script) as s:
         declined = await s.client.call_tool("plan_trip", {})
         cancelled = await s.client.call_tool("plan_trip", {})
-    assert _text(declined) == "trip: declined, nothing booked"
-    assert _text(cancelled) == "trip: cancelled, ask again later"
+    assert tool_text(declined) == "trip: declined, nothing booked"
+    assert tool_text(cancelled) == "trip: cancelled, ask again later"
     if peer.modern:
         retries = [c["params"].get("inputResponses") for c in s.tape.requests("tools/call")]
         assert retries == [None, {"trip": {"action": "decline"}}, None, {"trip": {"action": "cancel"}}]
@@ -120,13 +120,13 @@ async def test_decline_and_cancel_come_back_as_distinct_results(
 async def test_the_second_question_depends_on_the_first(
     request: pytest.FixtureRequest, ts_node: Path, v2_peer: Peer
 ) -> None:
-    script = _script(
+    script = scripted(
         {"fields": ["cuisine"], "content": {"cuisine": "japanese"}},
         {"fields": ["dish"], "content": {"dish": "ramen"}},
     )
     async with connected(request, ts_node, v2_peer, script) as s:
         out = await s.client.call_tool("pick_dish", {})
-    assert _text(out) == "dish: ramen (japanese)"
+    assert tool_text(out) == "dish: ramen (japanese)"
     calls = s.tape.requests("tools/call")
     if v2_peer.modern:
         assert len(calls) == 3 and len({c["id"] for c in calls}) == 3
@@ -161,15 +161,15 @@ async def test_the_second_question_depends_on_the_first(
 async def test_a_url_step_accepted_and_declined(
     request: pytest.FixtureRequest, ts_node: Path, v2_peer: Peer
 ) -> None:
-    script = _script(
+    script = scripted(
         {"mode": "url", "action": "accept", "once": True},
         {"mode": "url", "action": "decline", "once": True},
     )
     async with connected(request, ts_node, v2_peer, script) as s:
         accepted = await s.client.call_tool("connect_calendar", {"provider": "work"})
         declined = await s.client.call_tool("connect_calendar", {"provider": "work"})
-    assert _text(accepted) == "calendar: work connected"
-    assert _text(declined) == "calendar: work not connected (decline)"
+    assert tool_text(accepted) == "calendar: work connected"
+    assert tool_text(declined) == "calendar: work not connected (decline)"
     assert [(e.mode, e.action) for _, e in script.used] == [("url", "accept"), ("url", "decline")]
     calls = s.tape.requests("tools/call")
     if v2_peer.modern:
@@ -190,31 +190,31 @@ async def test_a_url_step_accepted_and_declined(
 async def test_the_completion_notice_reaches_the_client(
     request: pytest.FixtureRequest, ts_node: Path, v1_peer: Peer
 ) -> None:
-    script = _script({"mode": "url", "action": "accept"})
+    script = scripted({"mode": "url", "action": "accept"})
     async with connected(request, ts_node, v1_peer, script) as s:
         out = await s.client.call_tool("connect_calendar", {"provider": "home"})
     (asked,) = s.tape.asked()
     eid = asked["params"]["elicitationId"]
-    assert _text(out) == f"calendar: home connected ({eid})"
+    assert tool_text(out) == f"calendar: home connected ({eid})"
     assert s.tape.notices() == [eid]
     assert s.notes == [("notifications/elicitation/complete", {"elicitationId": eid})]
 
 
-@pytest.mark.parametrize("v1_peer", V1, ids=_id)
+@pytest.mark.parametrize("v1_peer", V1, ids=peer_id)
 async def test_a_waiting_answerer_hears_that_the_url_step_is_finished(
     request: pytest.FixtureRequest, ts_node: Path, v1_peer: Peer
 ) -> None:
     """The v1 server sends notifications/elicitation/complete 150 ms after asking, while its
     elicitation/create is unanswered; ``request.finished`` must return then, not time out."""
-    patient = Patient(_script({"mode": "url", "action": "accept"}))
+    patient = Patient(scripted({"mode": "url", "action": "accept"}))
     async with connected(request, ts_node, v1_peer, patient) as s:
         out = await s.client.call_tool("connect_calendar", {"provider": "home"})
     (asked,) = s.tape.asked()
     eid = asked["params"]["elicitationId"]
-    assert _text(out) == f"calendar: home connected ({eid})"
+    assert tool_text(out) == f"calendar: home connected ({eid})"
     assert patient.heard == [eid]
     # The answer left after the notice came in, not before.
-    assert _position(s.tape, "receive", "notifications/elicitation/complete") < _position(
+    assert position_of(s.tape, "receive", "notifications/elicitation/complete") < position_of(
         s.tape, "send", None, asked["id"]
     )
 
@@ -222,10 +222,10 @@ async def test_a_waiting_answerer_hears_that_the_url_step_is_finished(
 async def test_url_elicitation_required_waits_for_the_notice_then_retries(
     request: pytest.FixtureRequest, ts_node: Path, v1_peer: Peer
 ) -> None:
-    script = _script({"mode": "url", "action": "accept", "await_completion": True})
+    script = scripted({"mode": "url", "action": "accept", "await_completion": True})
     async with connected(request, ts_node, v1_peer, script) as s:
         out = await s.client.call_tool("connect_bank", {"account": "savings"})
-    assert _text(out) == "bank: savings linked, balance 42"
+    assert tool_text(out) == "bank: savings linked, balance 42"
     first, retry = s.tape.requests("tools/call")
     assert first["id"] != retry["id"] and first["params"] == retry["params"]
     error = s.tape.answer_to(first)["error"]
@@ -234,7 +234,7 @@ async def test_url_elicitation_required_waits_for_the_notice_then_retries(
     assert wanted["url"].startswith("https://bank.example.com/link?state=")
     assert s.tape.notices() == [wanted["elicitationId"]]
     # The retry went out only once the server said the page was done.
-    assert _position(s.tape, "receive", "notifications/elicitation/complete") < _position(
+    assert position_of(s.tape, "receive", "notifications/elicitation/complete") < position_of(
         s.tape, "send", "tools/call", retry["id"]
     )
     assert [entry.mode for _, entry in script.used] == ["url"]
@@ -243,7 +243,7 @@ async def test_url_elicitation_required_waits_for_the_notice_then_retries(
 async def test_a_declined_url_elicitation_required_ends_the_call_with_the_error(
     request: pytest.FixtureRequest, ts_node: Path, v1_peer: Peer
 ) -> None:
-    script = _script({"mode": "url", "action": "decline"})
+    script = scripted({"mode": "url", "action": "decline"})
     async with connected(request, ts_node, v1_peer, script) as s:
         with pytest.raises(URLElicitationRequired) as caught:
             await s.client.call_tool("connect_bank", {"account": "checking"})
@@ -270,10 +270,10 @@ async def test_a_declined_url_elicitation_required_ends_the_call_with_the_error(
 async def test_without_versions_the_client_finds_each_servers_era(
     request: pytest.FixtureRequest, ts_node: Path, peer: Peer
 ) -> None:
-    script = _script({"fields": ["travellers"], "content": TRIP})
+    script = scripted({"fields": ["travellers"], "content": TRIP})
     async with connected(request, ts_node, peer, script, auto=True) as s:
         out = await s.client.call_tool("plan_trip", {})
-    assert json.loads(_text(out))["content"] == TRIP_SENT
+    assert json.loads(tool_text(out))["content"] == TRIP_SENT
     methods = s.tape.methods()
     assert methods[0] == "server/discover"
     assert (methods[1] == "initialize") is (peer.revision == LEGACY)

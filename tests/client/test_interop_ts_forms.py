@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from client.ts_peer import Peer, _script, _text, connected, peer, v1_http, v2_http, v2_peer
+from client.ts_peer import Peer, connected, peer, scripted, tool_text, v1_http, v2_http, v2_peer
 
 from support.peers import ts_node
 
@@ -45,11 +45,11 @@ PROFILE_SENT = {
 async def test_every_string_format_choice_and_default_reaches_the_handler(
     request: pytest.FixtureRequest, ts_node: Path, peer: Peer
 ) -> None:
-    script = _script({"fields": ["email", "extras"], "content": PROFILE})
+    script = scripted({"fields": ["email", "extras"], "content": PROFILE})
     async with connected(request, ts_node, peer, script) as s:
         out = await s.client.call_tool("profile", {})
     assert script.reports == []
-    echoed = json.loads(_text(out))
+    echoed = json.loads(tool_text(out))
     assert echoed["content"] == PROFILE_SENT
     assert echoed["types"] == {
         **{name: "string" for name in ("email", "site", "born", "meeting", "nickname", "size", "seat")},
@@ -64,10 +64,10 @@ async def test_every_string_format_choice_and_default_reaches_the_handler(
 async def test_a_declined_profile_reaches_the_handler_as_a_decline(
     request: pytest.FixtureRequest, ts_node: Path, peer: Peer
 ) -> None:
-    script = _script({"fields": ["email"], "action": "decline"})
+    script = scripted({"fields": ["email"], "action": "decline"})
     async with connected(request, ts_node, peer, script) as s:
         out = await s.client.call_tool("profile", {})
-    assert _text(out) == "profile: decline"
+    assert tool_text(out) == "profile: decline"
 
 
 # ---- prompts and resources that ask first (v2) -------------------------------------------
@@ -76,7 +76,7 @@ async def test_a_declined_profile_reaches_the_handler_as_a_decline(
 async def test_a_prompt_and_a_resource_that_ask_before_answering(
     request: pytest.FixtureRequest, ts_node: Path, v2_peer: Peer
 ) -> None:
-    script = _script(
+    script = scripted(
         {"fields": ["audience"], "content": {"audience": "board"}},
         {"fields": ["passphrase"], "content": {"passphrase": "open sesame"}},
     )
@@ -104,7 +104,7 @@ async def test_a_prompt_and_a_resource_that_ask_before_answering(
 async def test_a_cancelled_prompt_question_reaches_the_prompt(
     request: pytest.FixtureRequest, ts_node: Path, v2_peer: Peer
 ) -> None:
-    script = _script(
+    script = scripted(
         {"fields": ["audience"], "action": "cancel"}, {"fields": ["passphrase"], "action": "decline"}
     )
     async with connected(request, ts_node, v2_peer, script) as s:

@@ -51,7 +51,7 @@ V2 = [Peer("v2", kind, revision) for kind in ("stdio", "http") for revision in (
 V1 = [Peer("v1", kind, LEGACY) for kind in ("stdio", "http")]
 
 
-def _id(peer: Peer) -> str:
+def peer_id(peer: Peer) -> str:
     return f"{peer.sdk}-{peer.kind}-{peer.revision}"
 
 
@@ -190,7 +190,7 @@ async def connected(
     assert tape.validate(peer.revision) > 0
 
 
-def _position(tape: Tape, direction: str, method: str | None, rid: object = None) -> int:
+def position_of(tape: Tape, direction: str, method: str | None, rid: object = None) -> int:
     """Where in the tape the first message going ``direction`` with this method (None: a
     response) and, when given, this id is."""
     for i, (way, message) in enumerate(tape.log):
@@ -199,26 +199,26 @@ def _position(tape: Tape, direction: str, method: str | None, rid: object = None
     raise AssertionError(f"no {direction} {method or 'response'} {rid!r} in the tape")
 
 
-def _text(result: Mapping[str, Any]) -> str:
+def tool_text(result: Mapping[str, Any]) -> str:
     assert not result.get("isError"), result
     (block,) = result["content"]
     return str(block["text"])
 
 
-def _script(*entries: Mapping[str, Any]) -> Scripted:
+def scripted(*entries: Mapping[str, Any]) -> Scripted:
     return Scripted.from_script(list(entries))
 
 
-@pytest.fixture(params=[*V2, *V1], ids=_id)
+@pytest.fixture(params=[*V2, *V1], ids=peer_id)
 def peer(request: pytest.FixtureRequest) -> Peer:
     return request.param  # type: ignore[no-any-return]
 
 
-@pytest.fixture(params=V2, ids=_id)
+@pytest.fixture(params=V2, ids=peer_id)
 def v2_peer(request: pytest.FixtureRequest) -> Peer:
     return request.param  # type: ignore[no-any-return]
 
 
-@pytest.fixture(params=V1, ids=_id)
+@pytest.fixture(params=V1, ids=peer_id)
 def v1_peer(request: pytest.FixtureRequest) -> Peer:
     return request.param  # type: ignore[no-any-return]
