@@ -123,7 +123,7 @@ MORE_CLIENTS = {
 }
 
 
-@pytest.mark.parametrize(("sdk", "era"), list(MORE_CLIENTS), ids="-".join)
+@pytest.mark.parametrize(("sdk", "era"), list(MORE_CLIENTS), ids=[f"{s}-{e}" for s, e in MORE_CLIENTS])
 @pytest.mark.parametrize("kind", ["stdio", "http"])
 def test_refused_and_bad_answers_of_more_clients(
     request: pytest.FixtureRequest, tmp_path: Path, sdk: str, era: str, kind: str
