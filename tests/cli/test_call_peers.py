@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from client.ts_peer import v1_http, v2_http
 
 from support.peers import TS_PEERS, fastmcp_python, peer_http, sdk_python, ts_node
 from support.procs import ROOT, cli
 
-__all__ = ["fastmcp_python", "sdk_python", "ts_node"]  # fixtures
+__all__ = ["fastmcp_python", "sdk_python", "ts_node", "v1_http", "v2_http"]  # fixtures
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +32,8 @@ SERVERS = {
     "python-sdk": ("sdk_python", ROOT / "tests" / "peers" / "sdk_server.py"),
     "fastmcp": ("fastmcp_python", ROOT / "tests" / "peers" / "fastmcp_server.py"),
 }
+#: The TypeScript servers' profile form: (peer, revision).
+TS_CASES = [("ts-v2", MODERN), ("ts-v2", LEGACY), ("ts-v1", LEGACY)]
 PROFILE = {
     "email": "ann@example.com",
     "site": "https://ann.example.com/",
@@ -48,14 +51,6 @@ PROFILE_SENT = {
     "size": "M",
     "diet": ["veg"],
 }
-
-
-@pytest.fixture(scope="module")
-def ts_v2_http(ts_node: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The TypeScript v2 server over Streamable HTTP (both revisions) on a free loopback port."""
-    log = tmp_path_factory.mktemp("ts") / "v2-http.log"
-    with peer_http(lambda port: [str(ts_node), str(SERVERS["ts-v2"][1]), "--http", str(port)], log) as url:
-        yield url
 
 
 @pytest.fixture(scope="module")
@@ -112,27 +107,28 @@ def text(report: dict[str, Any]) -> str:
     return str(block["text"])
 
 
-@pytest.mark.parametrize(
-    ("peer", "revision"), [("ts-v2", MODERN), ("ts-v2", LEGACY), ("ts-v1", LEGACY)], ids="-".join
-)
+@pytest.mark.parametrize("kind", ["stdio", "http"])
+@pytest.mark.parametrize(("peer", "revision"), TS_CASES, ids=[f"{p}-{r}" for p, r in TS_CASES])
 def test_a_form_of_every_field_kind_from_a_script(
-    request: pytest.FixtureRequest, tmp_path: Path, peer: str, revision: str
+    request: pytest.FixtureRequest, tmp_path: Path, peer: str, revision: str, kind: str
 ) -> None:
+    """Over HTTP, each server is the one its module-scoped fixture started (``client.ts_peer``)."""
+    url = request.getfixturevalue(f"{peer.removeprefix('ts-')}_http") if kind == "http" else None
     answers = [{"fields": ["email"], "content": PROFILE}]
-    report = call(request, tmp_path, peer, revision, answers, "profile")
+    report = call(request, tmp_path, peer, revision, answers, "profile", url=url)
     assert json.loads(text(report))["content"] == PROFILE_SENT
     (shown,) = report["rounds"]  # kept as sent: the defaults filled in
     assert shown["content"] == PROFILE_SENT
 
 
-@pytest.mark.parametrize(
-    ("peer", "revision"), [("ts-v2", MODERN), ("ts-v2", LEGACY), ("ts-v1", LEGACY)], ids="-".join
-)
+@pytest.mark.parametrize(("peer", "revision"), TS_CASES, ids=[f"{p}-{r}" for p, r in TS_CASES])
 def test_a_declined_form_from_a_script(
     request: pytest.FixtureRequest, tmp_path: Path, peer: str, revision: str
 ) -> None:
     report = call(request, tmp_path, peer, revision, [{"fields": ["email"], "action": "decline"}], "profile")
     assert text(report) == "profile: decline"
+    (shown,) = report["rounds"]
+    assert shown["action"] == "decline" and "content" not in shown, shown
 
 
 @pytest.mark.parametrize("revision", [MODERN, LEGACY])
@@ -168,15 +164,14 @@ def test_fastmcp_at_each_revision(request: pytest.FixtureRequest, tmp_path: Path
 
 
 @pytest.mark.parametrize("revision", [MODERN, LEGACY])
-def test_over_http(
-    request: pytest.FixtureRequest, tmp_path: Path, ts_v2_http: str, sdk_http: str, revision: str
+def test_the_python_sdks_defaults_over_http(
+    request: pytest.FixtureRequest, tmp_path: Path, sdk_http: str, revision: str
 ) -> None:
-    answers = [{"fields": ["email"], "content": PROFILE}]
-    profile = call(request, tmp_path, "ts-v2", revision, answers, "profile", url=ts_v2_http)
-    assert json.loads(text(profile))["content"] == PROFILE_SENT
     defaults = [{"fields": ["name"], "content": {}}]
     preferences = call(request, tmp_path, "python-sdk", revision, defaults, "preferences", url=sdk_http)
     assert text(preferences) == '{"name":"John Doe","age":30,"verified":true}'
+    (shown,) = preferences["rounds"]
+    assert shown["content"] == {"name": "John Doe", "age": 30, "verified": True}
 
 
 def test_a_url_step_the_v1_server_finishes(request: pytest.FixtureRequest, tmp_path: Path) -> None:
