@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client.ts_peer import v1_http, v2_http
+from client.ts_peer import PROFILE, PROFILE_SENT, v1_http, v2_http
 
 from support.peers import TS_PEERS, fastmcp_python, peer_http, sdk_python, ts_node
 from support.procs import ROOT, cli
@@ -34,23 +34,6 @@ SERVERS = {
 }
 #: The TypeScript servers' profile form: (peer, revision).
 TS_CASES = [("ts-v2", MODERN), ("ts-v2", LEGACY), ("ts-v1", LEGACY)]
-PROFILE = {
-    "email": "ann@example.com",
-    "site": "https://ann.example.com/",
-    "born": "1990-02-28",
-    "meeting": "2026-12-24T18:30:00Z",
-    "budget": 120.5,
-    "seat": "out",
-    "extras": ["cake"],
-}
-PROFILE_SENT = {
-    **PROFILE,
-    "nickname": "friend",
-    "guests": 2,
-    "newsletter": False,
-    "size": "M",
-    "diet": ["veg"],
-}
 
 
 @pytest.fixture(scope="module")

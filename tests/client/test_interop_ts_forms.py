@@ -13,33 +13,24 @@ from pathlib import Path
 
 import pytest
 
-from client.ts_peer import Peer, connected, peer, scripted, tool_text, v1_http, v2_http, v2_peer
+from client.ts_peer import (
+    PROFILE,
+    PROFILE_SENT,
+    Peer,
+    connected,
+    peer,
+    scripted,
+    tool_text,
+    v1_http,
+    v2_http,
+    v2_peer,
+)
 
 from support.peers import ts_node
 
 __all__ = ["peer", "ts_node", "v1_http", "v2_http", "v2_peer"]  # fixtures
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-#: The answer to the profile form (tests/peers/ts/trip.mjs): nickname, guests, newsletter,
-#: size and diet are left out, so the client sends their defaults.
-PROFILE = {
-    "email": "ann@example.com",
-    "site": "https://ann.example.com/",
-    "born": "1990-02-28",
-    "meeting": "2026-12-24T18:30:00Z",
-    "budget": 120.5,
-    "seat": "out",
-    "extras": ["cake", "music"],
-}
-PROFILE_SENT = {
-    **PROFILE,
-    "nickname": "friend",
-    "guests": 2,
-    "newsletter": False,
-    "size": "M",
-    "diet": ["veg"],
-}
 
 
 async def test_every_string_format_choice_and_default_reaches_the_handler(

@@ -32,6 +32,26 @@ TOOLS = {
     "v2": {"plan_trip", "profile", "pick_dish", "connect_calendar"},
 }
 
+#: The answer to the profile form (tests/peers/ts/trip.mjs): nickname, guests, newsletter,
+#: size and diet are left out, so the client sends their defaults.
+PROFILE = {
+    "email": "ann@example.com",
+    "site": "https://ann.example.com/",
+    "born": "1990-02-28",
+    "meeting": "2026-12-24T18:30:00Z",
+    "budget": 120.5,
+    "seat": "out",
+    "extras": ["cake", "music"],
+}
+PROFILE_SENT = {
+    **PROFILE,
+    "nickname": "friend",
+    "guests": 2,
+    "newsletter": False,
+    "size": "M",
+    "diet": ["veg"],
+}
+
 #: How long an answerer waits for the server to say a URL step is finished.
 FINISH_WAIT = 3.0
 
