@@ -168,3 +168,19 @@ def test_a_url_step_the_v1_server_finishes(request: pytest.FixtureRequest, tmp_p
         "provider=home",
     )
     assert text(report).startswith("calendar: home connected (")
+
+
+@pytest.mark.parametrize("revision", [MODERN, LEGACY])
+def test_a_url_step_of_the_v2_server(request: pytest.FixtureRequest, tmp_path: Path, revision: str) -> None:
+    """At 2026-07-28 the step comes in an input_required result (-32042 is gone from that
+    revision), at 2025-11-25 as elicitation/create; either way it is kept as sent."""
+    answers = [{"mode": "url", "action": "accept"}]
+    report = call(request, tmp_path, "ts-v2", revision, answers, "connect_calendar", "provider=work")
+    assert text(report) == "calendar: work connected"
+    (shown,) = report["rounds"]
+    assert (shown["mode"], shown["action"], shown["url"]) == (
+        "url",
+        "accept",
+        "https://calendar.example.com/consent/work",
+    )
+    assert "content" not in shown, shown
