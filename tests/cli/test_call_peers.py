@@ -55,7 +55,8 @@ def call(
     *words: str,
     url: str | None = None,
 ) -> dict[str, Any]:
-    """Run ``mcp-elicit call --json`` on the peer's stdio server, or at ``url``; its JSON report."""
+    """Run ``mcp-elicit call --json`` on the peer's stdio server, or at ``url``; its JSON report,
+    and what it printed on stderr under ``"stderr"``."""
     (tmp_path / "answers.json").write_text(json.dumps(answers), encoding="utf-8")
     argv = ["call", *words, "--answers", str(tmp_path / "answers.json"), "--json", "--protocol", revision]
     if url is None:
@@ -81,6 +82,7 @@ def call(
     assert done.stdout, done.stderr[-3000:]
     report: dict[str, Any] = json.loads(done.stdout)
     assert report["revision"] == revision, report
+    report["stderr"] = done.stderr
     return report
 
 
@@ -100,8 +102,10 @@ def test_a_form_of_every_field_kind_from_a_script(
     answers = [{"fields": ["email"], "content": PROFILE}]
     report = call(request, tmp_path, peer, revision, answers, "profile", url=url)
     assert json.loads(text(report))["content"] == PROFILE_SENT
-    (shown,) = report["rounds"]  # kept as sent: the defaults filled in
+    (shown,) = report["rounds"]  # kept and shown as sent: the defaults filled in
     assert shown["content"] == PROFILE_SENT
+    for filled in ('nickname="friend"', "guests=2", "newsletter=false", 'size="M"', 'diet=["veg"]'):
+        assert filled in report["stderr"], report["stderr"]
 
 
 @pytest.mark.parametrize(("peer", "revision"), TS_CASES, ids=[f"{p}-{r}" for p, r in TS_CASES])
