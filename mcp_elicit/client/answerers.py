@@ -242,6 +242,15 @@ class ScriptEntry:
         mode = _opt_str(raw, "mode", where)
         if mode is not None and mode not in MODES:
             raise ConfigError(f"{where}: mode must be form or url, not {mode!r}")
+        if mode == "url" and content is not None:
+            raise ConfigError(
+                f"{where}: a URL step is answered without content (the page collects it): drop content"
+            )
+        await_completion = _opt_bool(raw, "await_completion", where)
+        if mode == "form" and await_completion:
+            raise ConfigError(
+                f"{where}: await_completion is for a URL step, not a form: drop it or say mode url"
+            )
         message = _opt_str(raw, "message", where)
         try:
             pattern = re.compile(message) if message is not None else None
@@ -257,7 +266,7 @@ class ScriptEntry:
             target=targets[0] if targets else None,
             message=pattern,
             once=_opt_bool(raw, "once", where),
-            await_completion=_opt_bool(raw, "await_completion", where),
+            await_completion=await_completion,
         )
 
     def matches(self, request: ElicitationRequest) -> bool:

@@ -149,6 +149,10 @@ def test_scripts_load_from_json_files(tmp_path: Path) -> None:
         ('[{"once": "false"}]', "once must be true or false"),
         ('[{"mode": "forms"}]', "mode must be form or url, not 'forms'"),
         ('[{"await_completion": 1}]', "await_completion must be true or false"),
+        # A URL step is answered with no content, and only a URL step is completed later:
+        # such an entry would never match, and the call would cancel "for no scripted answer".
+        ('[{"mode": "url", "content": {"a": 1}}]', "a URL step is answered without content"),
+        ('[{"mode": "form", "await_completion": true}]', "await_completion is for a URL step"),
         ("[3]", "must be an object"),
         ('{"k": 3}', "must be an object"),
     ],
