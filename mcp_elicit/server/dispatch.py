@@ -249,6 +249,7 @@ class Dispatch(Catalog):
             principal=owner,
             now=self.clock,
             spend=self.url_mode.spend_state if single_use else None,
+            issue=self.url_mode.issue_state if single_use else None,
             outcome=tool,
             url_steps=ctx.url_steps,
         )

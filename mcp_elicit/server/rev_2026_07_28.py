@@ -152,6 +152,7 @@ async def run_replayed(
     principal: str | None,
     now: Callable[[], float],
     spend: Callable[[str], Awaitable[bool]] | None = None,
+    issue: Callable[[str], Awaitable[None]] | None = None,
     outcome: Outcome | None = None,
     url_steps: Callable[[URLElicitationRequired], list[Ask]] | None = None,
 ) -> dict[str, Any]:
@@ -160,7 +161,9 @@ async def run_replayed(
     it goes to ``outcome.failed``), or ``input_required`` with new state.
 
     ``spend`` makes each ``requestState`` redeemable once: called with a verified token,
-    it returns False when that token was redeemed before (on any instance). With ``spend``,
+    it returns False when that token was not issued or was redeemed before (on any
+    instance); ``issue`` records each state the round seals, so that ``spend`` can tell
+    (a store that lost its data then refuses a state rather than accept it twice). With ``spend``,
     answers that come without a ``requestState`` count for nothing: the round runs as a
     first call, so leaving the spent state out cannot replay a one-time action; a -32602
     over the round's answers (``Replay.refusal``) carries a fresh state in its data. A
@@ -218,13 +221,18 @@ async def run_replayed(
             return value if outcome is None else outcome.done(value)
         if binding is None:
             binding = binding_for(method, params, principal)
-        return replay.input_required(sealer=sealer(), binding=binding, now=now())
+        result = replay.input_required(sealer=sealer(), binding=binding, now=now())
+        if issue is not None:
+            await issue(result["requestState"])
+        return result
     except InvalidParams as exc:
         # refused over the client's answers: it sends the round again, nothing was cancelled.
         # Any other end (a cancellation, say, of the task the round became) is no retry.
         went_on = exc is not replay.refusal
         if spent is not None and binding is not None and exc is replay.refusal:
             exc.data = _renewed(spent, binding, sealer(), now())  # a stand-in for the spent state
+            if exc.data is not None and issue is not None:
+                await issue(exc.data["requestState"])
         raise
     finally:
         asker.ended = True

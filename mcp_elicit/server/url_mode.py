@@ -272,11 +272,18 @@ class UrlMode:
 
         return Guarded(self.store, repr(self.store))
 
+    async def issue_state(self, token: str) -> None:
+        """Record a single-use ``requestState`` as issued, for its lifetime: ``spend_state``
+        takes the record, so a state is redeemable only while its record is in the store."""
+        await self.guarded.put("issued", _state_marker(token), b"1", ttl=self._sealer().ttl + 60.0)
+
     async def spend_state(self, token: str) -> bool:
-        """Mark a ``requestState`` redeemed in the store; False when it already was (on any
-        instance sharing the store). A store that fails refuses it (``StoreUnavailable``)."""
-        marker = hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]
-        return await self.guarded.add("used", marker, b"1", ttl=self._sealer().ttl + 60.0)
+        """Take a single-use ``requestState``'s issued record from the store; False when it
+        is not there: redeemed already (on any instance sharing the store), or lost with the
+        store's data (a restart without persistence, a flush), which cannot be told from a
+        redemption, so the state is refused rather than accepted twice. A store that fails
+        refuses it too (``StoreUnavailable``)."""
+        return await self.guarded.take("issued", _state_marker(token)) is not None
 
     async def spend_proof(self, marker: str, ttl: float) -> bool:
         """Remember a DPoP proof for ``ttl`` seconds; False when it was already seen (a
@@ -384,3 +391,8 @@ def _public_base(url: str, *, from_address: bool = False) -> str:
             "only on loopback (127.0.0.1, [::1], localhost)"
         )
     return text.rstrip("/")
+
+
+def _state_marker(token: str) -> str:
+    """The store key of a single-use ``requestState``: a hash, never the state itself."""
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:40]

@@ -165,12 +165,13 @@ async def test_a_task_followed_on_another_instance_while_the_store_is_down_is_no
     assert f"redis://127.0.0.1:{redis.port}/0" in caplog.text
 
 
-async def test_a_single_use_state_refused_by_a_frozen_store_is_redeemable_once_it_answers(
+async def test_a_single_use_state_a_frozen_store_took_without_answering_is_asked_again(
     tmp_path: Path,
 ) -> None:
-    """Redis frozen (``DEBUG SLEEP``) past the store's socket timeout: the retry is told to
-    try again; the retry it was told to make, once Redis answers, is served (once), not
-    refused as a replayed state."""
+    """Redis frozen (``DEBUG SLEEP``) past the store's socket timeout while a state is
+    redeemed: the retry is told to try again, yet Redis took the state's record when it woke.
+    The server cannot tell that from a redemption, so the state is refused (never accepted
+    twice); the call started again asks again and pays once."""
     from mcp_elicit.transports.http_server import StreamableHTTP
 
     paid: list[int] = []
@@ -197,12 +198,15 @@ async def test_a_single_use_state_refused_by_a_frozen_store_is_redeemable_once_i
                 during = await call(http, running.url, 2, "pay", params)
                 assert await reader.readline() == b"+OK\r\n"  # awake again
                 writer.close()
-                after = [await call(http, running.url, n, "pay", params) for n in (3, 4)]
+                after = await call(http, running.url, 3, "pay", params)
+                again = (await call(http, running.url, 4, "pay", {"arguments": {"amount": 5}})).json()[
+                    "result"
+                ]
+                params["requestState"] = again["requestState"]
+                done = await call(http, running.url, 5, "pay", params)
         finally:
             await store.close()
     _unavailable(during, redis.port)
-    assert after[0].json().get("result", {}).get("content") == [{"type": "text", "text": "paid"}], after[
-        0
-    ].text
-    assert after[1].json()["error"]["message"] == "Invalid or expired requestState"
+    assert after.json()["error"] == {"code": -32602, "message": "Invalid or expired requestState"}, after.text
+    assert done.json()["result"]["content"] == [{"type": "text", "text": "paid"}], done.text
     assert paid == [5]
