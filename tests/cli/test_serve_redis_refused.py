@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cli.helpers import DEMO
 from mcp_elicit.cli.main import main
 
 from support.redis import SKIP_REASON, RedisServer, redis_available, redis_server
@@ -42,7 +43,7 @@ def test_serve_on_a_redis_that_refuses_it_exits_2_naming_the_store_never_the_pas
     tmp_path: Path,
 ) -> None:
     url = f"{scheme}://{userinfo}127.0.0.1:{guarded_redis.port}/0?socket_connect_timeout=2"
-    assert main(["serve", "examples/demo_server.py", "--store", url]) == 2
+    assert main(["serve", str(DEMO), "--store", url]) == 2
     err = capsys.readouterr().err
     shown = f"{scheme}://{':***@' if userinfo else ''}127.0.0.1:{guarded_redis.port}/0"
     assert f"cannot serve: the URL-mode store {shown}" in err, err
