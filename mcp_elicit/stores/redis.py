@@ -30,7 +30,8 @@ Rules:
   does, never goes deaf for good).
 * ``?max_connections=N`` caps the store's connections, subscriptions included (each holds
   one while it lasts): a command or subscription finding none free waits for one up to the
-  socket timeout, then fails naming the store (redis-py's plain pool fails at once).
+  socket timeout, then fails naming the store and the cap to raise (redis-py's plain pool
+  fails at once).
 * ``redis`` is imported when a store is made, never at module import; without it the
   error names the ``mcp-elicit[redis]`` extra. URL passwords never appear in messages.
 * Redis errors (connection refused, timeouts, a refused password, a database number the
@@ -205,6 +206,14 @@ class RedisStore:
                 text += (  # Redis names no key: say which ones the store uses
                     f"; this store's keys and channels start with {self.prefix}: give the user "
                     f"~{self.prefix}:* &{self.prefix}:*, or set ?prefix= to keys it may use"
+                )
+            elif text == "No connection available.":  # BlockingConnectionPool's wait ran out
+                cap = self._client.connection_pool.max_connections
+                text = (
+                    f"no connection came free within the socket timeout: all max_connections={cap} "
+                    "connections are in use, and each subscription holds one while it lasts (the "
+                    "server's relay, each retry waiting for a page; serving needs 2 at least): raise "
+                    "max_connections"
                 )
             elif self.url.startswith("rediss:") and re.search(r"(?i)connecting|ssl", text):
                 # a plain Redis takes the TLS hello for a command and never answers as TLS does

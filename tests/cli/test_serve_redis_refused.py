@@ -49,3 +49,17 @@ def test_serve_on_a_redis_that_refuses_it_exits_2_naming_the_store_never_the_pas
     assert f"cannot serve: the URL-mode store {shown}" in err, err
     assert says in err, err
     assert PASSWORD not in err and "wrong-one" not in err and "Traceback" not in err, err
+
+
+def test_serve_with_too_few_max_connections_for_its_subscriptions_says_to_raise_it(
+    guarded_redis: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A subscription holds a connection while it lasts, and serving needs one beside it:
+    ``?max_connections=1`` is too few, and the message says so rather than redis-py's bare
+    "No connection available."."""
+    url = f"redis://:{PASSWORD}@127.0.0.1:{guarded_redis.port}/0?max_connections=1&socket_timeout=1"
+    assert main(["serve", str(DEMO), "--store", url]) == 2
+    err = capsys.readouterr().err
+    assert "all max_connections=1 connections are in use" in err, err
+    assert "each subscription holds one while it lasts" in err and "raise max_connections" in err, err
+    assert PASSWORD not in err and "Traceback" not in err, err
