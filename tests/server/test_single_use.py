@@ -75,6 +75,25 @@ async def test_a_replayed_state_is_refused_on_either_instance(store: Store, wire
     assert PAID == ["20"], "the one-time action ran once"
 
 
+async def test_states_in_flight_when_a_memory_store_restarts_are_refused(wire: WireChecker) -> None:
+    """The same key after a restart, the memory store empty: a state redeemed before is not
+    accepted again, nor one handed out before and not yet redeemed (the person is asked
+    again); the store cannot tell which was used."""
+    params: dict[str, Any] = {"name": "pay", "arguments": {"amount": 30}}
+    answers = {"confirm": {"action": "accept", "content": {"ok": True}}}
+    before = MemoryClient(instance(MemoryStore()), checker=wire)
+    redeemed = {**params, "inputResponses": answers}
+    redeemed["requestState"] = (await before.result("tools/call", params))["requestState"]
+    pending = {**params, "inputResponses": answers}
+    pending["requestState"] = (await before.result("tools/call", params))["requestState"]
+    PAID.clear()
+    assert (await before.result("tools/call", redeemed))["content"][0]["text"] == "paid 30"
+    after = MemoryClient(instance(MemoryStore()), checker=wire)  # restarted: the store is empty
+    for retry in (redeemed, pending):
+        assert (await after.request("tools/call", retry))["error"] == REFUSED
+    assert PAID == ["30"], "the one-time action ran once"
+
+
 async def test_ordinary_tools_accept_the_same_state_twice(store: Store, wire: WireChecker) -> None:
     a = MemoryClient(instance(store), checker=wire)
     first = await a.result("tools/call", {"name": "ordinary"})
