@@ -6,7 +6,8 @@ Rules:
   TLS; the path is the database number; the options are ``URL_OPTIONS`` (passed on to
   redis-py) and ``prefix`` (ours, taken out before redis-py sees the URL).
 * Option values are checked here, not at the first call: a timeout is seconds above 0
-  (``nan`` and ``inf`` are none), ``health_check_interval`` whole seconds above 0; the
+  (``nan`` and ``inf`` are none), ``health_check_interval`` whole seconds above 0,
+  ``max_connections`` a whole number above 0 (redis-py reads 0 as its default); the
   ``ssl_`` options need ``rediss://`` and values TLS knows. No option is given twice,
   nor the database both as the path and as ``db=``.
 * Every refusal is a ``ConfigError`` quoting the URL as ``redact_url`` shows it: the
@@ -177,4 +178,6 @@ def _option_problem(name: str, value: str, *, tls: bool) -> str | None:
             return f"{name} is seconds, a number above 0 (as in {name}=10)"
     elif name == "health_check_interval" and not (value.isascii() and value.isdigit() and int(value) > 0):
         return f"{name} is whole seconds above 0 (as in {name}=15)"
+    elif name == "max_connections" and not (value.isascii() and value.isdigit() and int(value) > 0):
+        return f"{name} is a whole number above 0 (as in {name}=20)"  # redis-py reads 0 as its default
     return None

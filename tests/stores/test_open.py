@@ -384,11 +384,14 @@ def test_a_windows_path_is_no_url_with_a_password() -> None:
         ("health_check_interval=-5", "health_check_interval is whole seconds above 0 (as in"),
         ("health_check_interval=0", "health_check_interval is whole seconds above 0"),
         ("health_check_interval=1.5", "health_check_interval is whole seconds above 0"),
+        ("max_connections=0", "max_connections is a whole number above 0 (as in max_connections=20)"),
+        ("max_connections=", "max_connections is a whole number above 0"),
     ],
 )
-def test_a_timeout_that_would_fail_every_call_is_refused_when_configured(option: str, says: str) -> None:
+def test_an_option_redis_py_would_misread_is_refused_when_configured(option: str, says: str) -> None:
     """0, a negative number, nan or inf was taken: every call then timed out at once ('Timeout
-    reading from ...'), waited for ever, or failed with a reply no one could act on."""
+    reading from ...'), waited for ever, or failed with a reply no one could act on; a
+    ``max_connections`` of 0 or nothing was a cap of 100, or none at all."""
     with pytest.raises(ConfigError, match=re.escape(f"Redis URL 'redis://u:***@h:6379/0?{option}': {says}")):
         open_store(f"redis://u:s3cret@h:6379/0?{option}")
 
