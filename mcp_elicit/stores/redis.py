@@ -28,6 +28,8 @@ Rules:
   ``socket_timeout`` means the connection is dead, and it is opened and subscribed again
   as a closed one is (so a subscription waiting without limit, as the server's relay
   does, never goes deaf for good).
+* Without ``?max_connections=`` the connections have no cap (redis-py 8 would stop at 100,
+  failing the 101st command or subscription at once).
 * ``?max_connections=N`` caps the store's connections, subscriptions included (each holds
   one while it lasts): a command or subscription finding none free waits for one up to the
   socket timeout, then fails naming the store and the cap to raise (redis-py's plain pool
@@ -422,7 +424,8 @@ def _client(aioredis: ModuleType, redis_url: str) -> Redis:
     # redis-py lets the URL's own options override these keyword arguments.
     timeouts = {"socket_connect_timeout": CONNECT_TIMEOUT, "socket_timeout": SOCKET_TIMEOUT}
     if "max_connections" not in parse_qs(urlsplit(redis_url).query):
-        client: Redis = aioredis.Redis.from_url(redis_url, **timeouts)
+        # no cap, as documented: redis-py 8's pool stops at 100 and fails the next at once
+        client: Redis = aioredis.Redis.from_url(redis_url, max_connections=2**31, **timeouts)
         return client
     pool = aioredis.BlockingConnectionPool.from_url(redis_url, **timeouts)
     pool.timeout = float(pool.connection_kwargs.get("socket_timeout") or SOCKET_TIMEOUT)

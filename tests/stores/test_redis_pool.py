@@ -4,6 +4,7 @@ caps them, and a burst beyond the cap waits its turn instead of failing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -54,3 +55,18 @@ async def test_a_pool_all_taken_by_subscriptions_is_a_redis_error_naming_the_sto
     finally:
         await store.close()
     assert str(caught.value).startswith(f"Redis store {redis_url}?max_connections=1"), caught.value
+
+
+async def test_without_max_connections_the_pool_has_no_cap(redis_url: str) -> None:
+    """No ``max_connections`` in the URL: no cap (redis-py 8's own pool stops at 100, failing
+    the next command at once with "Too many connections"), so 101 waiting subscriptions, as
+    101 retries waiting for pages, leave commands working."""
+    store = RedisStore(redis_url, prefix=f"pool-{uuid.uuid4().hex[:12]}")
+    try:
+        async with contextlib.AsyncExitStack() as held:
+            for n in range(101):
+                await held.enter_async_context(store.subscribe(f"waiting-{n}"))
+            await store.put("flow", "k", b"v", ttl=60)
+            assert await store.get("flow", "k") == b"v"
+    finally:
+        await store.close()
