@@ -286,13 +286,16 @@ def _typed_choice(spec: Choice | MultiChoice, value: str) -> str:
 
 
 class Parsed:
-    """A typed answer read back: ``value`` (None for no answer) or ``problem``."""
+    """A typed answer read back: ``value`` (None for no answer) or ``problem``; ``how``:
+    how to type it instead, where that is the terminal's own way (a number with a point
+    before its decimals: a web page reads the browser language's mark)."""
 
-    __slots__ = ("problem", "value")
+    __slots__ = ("how", "problem", "value")
 
-    def __init__(self, value: object = None, problem: str | None = None) -> None:
+    def __init__(self, value: object = None, problem: str | None = None, how: str | None = None) -> None:
         self.value = value
         self.problem = problem
+        self.how = how
 
     def __repr__(self) -> str:
         return f"Parsed({self.value!r}, problem={self.problem!r})"
@@ -349,7 +352,12 @@ def _parse_number(spec: Integer | Number, text: str) -> Parsed:
     try:
         exact = Decimal(text)
     except InvalidOperation:
-        return Parsed(problem="must be a whole number" if whole else "must be a number")
+        return Parsed(
+            problem="must be a whole number" if whole else "must be a number",
+            how="type it like 1000, with no commas or spaces"
+            if whole
+            else "type it like 1000 or 1.5, with a point before any decimals and no commas or spaces",
+        )
     if not exact.is_finite():
         return Parsed(problem="must be a finite number")
     integral = exact == exact.to_integral_value()

@@ -351,7 +351,8 @@ def _field_check(schema: FormSchema, spec: FieldSpec, decline_key: str) -> Calla
     def check(text: str) -> str | None:
         parsed = parse_answer(spec, text)
         if parsed.problem is not None:
-            return f"{_short_label(spec)} {parsed.problem}"
+            how = f": {parsed.how}" if parsed.how else ""
+            return f"{_short_label(spec)} {parsed.problem}{how}"
         if parsed.value is None:
             if spec.required and spec.default is None:
                 return f"{_short_label(spec)} is required: type an answer, or {decline_key} to decline"

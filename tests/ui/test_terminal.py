@@ -21,7 +21,7 @@ from rich.console import Console
 from mcp_elicit.cli.loader import load_server
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.errors import UsageError, ValidationProblem
-from mcp_elicit.forms import Form, MultiChoice, String
+from mcp_elicit.forms import Form, Integer, MultiChoice, Number, String
 from mcp_elicit.transports.memory import connect_memory
 from mcp_elicit.ui import terminal
 from mcp_elicit.ui.form_text import OPTION_ABOUT_MAX
@@ -123,6 +123,23 @@ async def test_a_reason_an_answer_cannot_be_read_names_its_field() -> None:
 
         answer = await elicit_typing(ans, form_request(), typing())
     assert answer == ElicitAnswer.accept(size=7, date=TOMORROW, seat="out", ok=True)
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "how"),
+    [
+        (Integer(title="Guests"), "1 000", "Guests must be a whole number: type it like 1000, with no"),
+        (Number(title="Tip"), "1,5", "Tip must be a number: type it like 1000 or 1.5, with a point"),
+    ],
+)
+async def test_a_number_written_with_a_comma_or_spaces_is_refused_saying_how_to_write_it(
+    field: Integer | Number, typed: str, how: str
+) -> None:
+    # It said only "Guests must be a whole number": nothing about how a number is written.
+    async with answerer(ENTER + typed) as (ans, screen, pipe):
+        typing = once_drawn(screen, how, pipe, CTRL_U + "7" + ENTER + ENTER)
+        answer = await elicit_typing(ans, form_request(Form(n=field)), typing)
+    assert answer == ElicitAnswer.accept(n=7)
 
 
 async def test_the_review_changes_an_answer_before_sending() -> None:
