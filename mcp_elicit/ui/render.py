@@ -105,13 +105,12 @@ def _context(request: ElicitationRequest) -> Text:
     return text
 
 
-def _message(request: ElicitationRequest) -> Panel:
+def _message(request: ElicitationRequest) -> RenderableType:
     """The server's message in a frame of its own: whatever it writes (an address, a
-    "Site:" line, a warning) stays apart from the lines the client adds."""
+    "Site:" line, a warning) stays apart from the lines the client adds. Its title is
+    ``_Framed``'s: on a narrow terminal, words whole on the frame's first lines."""
     text = Text(fit(request.message, SAID_MAX, length=True, multiline=True) or "(no message)")
-    return Panel(
-        text, title=Text("the server's message", style="dim"), title_align="left", border_style="dim"
-    )
+    return _Framed(Text("the server's message", style="dim"), [text], "dim")
 
 
 def field_rows(schema: FormSchema) -> RenderableType:

@@ -4,9 +4,16 @@ and the server's message cannot pass for the client's own lines."""
 
 from __future__ import annotations
 
+import io
+import re
+
 import pytest
+from rich.console import Console
 
 from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.client.url_consent import UrlVerdict, judge_url
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.ui.render import question_panel, url_panel
 
 from support.terminal_answerer import CTRL_U, ENTER, answerer, elicit, form_request, url_request
 
@@ -82,3 +89,22 @@ async def test_the_servers_message_cannot_pass_for_the_clients_own_lines() -> No
     assert [line for line in lines if line.startswith("Site:")] == ["Site: evil.example"]
     assert not any(line.startswith(("https://accounts", "⚠")) for line in lines)
     assert "Site: google.com" in screen.text  # still shown, as the server's
+
+
+@pytest.mark.parametrize("columns", [20, 24, 80])
+def test_the_frame_of_the_servers_message_names_it_in_whole_words_at_any_width(columns: int) -> None:
+    # At 20 columns its frame's title was cut to "the server'" on the top edge.
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer, width=columns, color_system=None, markup=False, emoji=False, highlight=False
+    )
+    for panel in (question_panel(form_request()), url_panel(*_judged("https://example.com/signin"))):
+        console.print(panel)
+    words = re.sub("[─│╭╮╰╯]", " ", buffer.getvalue()).split()
+    assert "server's" in words and "message" in words, buffer.getvalue()
+    assert not any(word.startswith("server'") and word != "server's" for word in words), buffer.getvalue()
+
+
+def _judged(url: str) -> tuple[ElicitationRequest, UrlVerdict]:
+    request = url_request(url)
+    return request, judge_url(url, server=request.server.where)
