@@ -12,12 +12,13 @@ installed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
 from mcp_elicit.client.url_consent import UrlVerdict
 from mcp_elicit.core.client_inputs import ElicitationRequest
@@ -36,6 +37,7 @@ from mcp_elicit.ui.form_text import (
     show_value,
     url_shown,
 )
+from mcp_elicit.ui.server_text import for_encoding
 
 __all__ = [
     "problems_text",
@@ -85,9 +87,36 @@ def stderr_console(*, plain: bool) -> Console:
     what it is given; with no styles at all when ``plain`` (a terminal the prompts cannot
     draw on: rich drops them by itself for ``TERM=dumb``, not for a type terminfo knows
     without cursor addressing)."""
-    return Console(
+    return _EncodedConsole(
         stderr=True, highlight=False, markup=False, emoji=False, color_system=None if plain else "auto"
     )
+
+
+class _EncodedConsole(Console):
+    """A console that writes each text as its output's encoding can show it
+    (``server_text.for_encoding``) before laying it out: on an ASCII-only terminal the
+    encoder wrote "é" as "\\xe9" after rich had measured one column for it, and a frame's
+    right edge stood out by three columns a letter."""
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        if isinstance(renderable, Text):
+            renderable = _encoded(renderable, self.encoding)
+        return super().render(renderable, options)
+
+
+def _encoded(text: Text, encoding: str) -> Text:
+    """``text`` with every character shown as ``for_encoding`` shows it, its styles kept."""
+    plain = text.plain
+    if for_encoding(plain, encoding) == plain:
+        return text
+    shown = [for_encoding(character, encoding) for character in plain]
+    at = [0]
+    for part in shown:
+        at.append(at[-1] + len(part))
+    out = text.blank_copy("".join(shown))
+    end = len(plain)
+    out.spans = [Span(at[min(span.start, end)], at[min(span.end, end)], span.style) for span in text.spans]
+    return out
 
 
 def _asker(request: ElicitationRequest) -> Text:

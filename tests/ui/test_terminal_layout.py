@@ -13,7 +13,8 @@ from rich.console import Console
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import ElicitationRequest
-from mcp_elicit.ui.render import question_panel, url_panel
+from mcp_elicit.forms import Form, String
+from mcp_elicit.ui.render import question_panel, stderr_console, url_panel
 
 from support.terminal_answerer import CTRL_U, ENTER, answerer, elicit, form_request, url_request
 
@@ -108,3 +109,17 @@ def test_the_frame_of_the_servers_message_names_it_in_whole_words_at_any_width(c
 def _judged(url: str) -> tuple[ElicitationRequest, UrlVerdict]:
     request = url_request(url)
     return request, judge_url(url, server=request.server.where)
+
+
+def test_a_frame_on_an_ascii_only_terminal_lines_up_around_server_text_shown_by_code() -> None:
+    # Measured before the encoder wrote "é" as "\xe9", each such line stuck out past the
+    # frame's right edge by three columns a letter.
+    console = stderr_console(plain=True)
+    raw = io.BytesIO()
+    console.file = io.TextIOWrapper(raw, encoding="ascii", errors="backslashreplace", newline="")
+    console.width = 40
+    console.print(question_panel(form_request(Form(n=String(title="Hôte")), message="Réservez déjà")))
+    console.file.flush()
+    shown = raw.getvalue().decode("ascii")
+    assert "R\\xe9servez d\\xe9j\\xe0" in shown and "H\\xf4te" in shown, shown
+    assert {len(line) for line in shown.splitlines()} == {40}, shown
