@@ -91,3 +91,17 @@ def test_an_answer_that_does_not_fit_says_what_to_type_and_is_asked_again(
         pty.send(ENTER)
         pty.expect(json.dumps({"action": "accept", "content": {"f": value}}))
         assert pty.wait() == 0
+
+
+def test_an_empty_required_field_on_a_dumb_terminal_names_the_word_that_declines() -> None:
+    # A dumb terminal has no Ctrl-N: its way out is the word "!d", typed as an answer.
+    schema = {"type": "object", "properties": {"f": YES_NO}, "required": ["f"]}
+    with in_a_terminal(*asking("Answer", schema), term="dumb") as pty:
+        pty.expect("Enter: fill in the form")
+        pty.send(ENTER)
+        pty.expect("Agree >")
+        pty.send(ENTER)
+        pty.expect("Agree is required: type an answer, or !d to decline")
+        pty.send("!d" + ENTER)
+        pty.expect('{"action": "decline"')
+        assert pty.wait() == 0
