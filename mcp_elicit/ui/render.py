@@ -74,7 +74,8 @@ class _Framed:
         self.border_style = border_style
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        if self.title.cell_len + 5 <= options.max_width:  # corner, rule, space, ..., space, corner
+        shown = _encoded(self.title, options.encoding)  # as wide as it is written
+        if shown.cell_len + 5 <= options.max_width:  # corner, rule, space, ..., space, corner
             yield Panel(
                 Group(*self.parts), title=self.title, title_align="left", border_style=self.border_style
             )

@@ -4,6 +4,7 @@ and the server's message cannot pass for the client's own lines."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 
@@ -111,15 +112,19 @@ def _judged(url: str) -> tuple[ElicitationRequest, UrlVerdict]:
     return request, judge_url(url, server=request.server.where)
 
 
-def test_a_frame_on_an_ascii_only_terminal_lines_up_around_server_text_shown_by_code() -> None:
+@pytest.mark.parametrize("server", ["Table bookings", "Réservé château éé"])
+def test_a_frame_on_an_ascii_only_terminal_lines_up_around_server_text_shown_by_code(server: str) -> None:
     # Measured before the encoder wrote "é" as "\xe9", each such line stuck out past the
-    # frame's right edge by three columns a letter.
+    # frame's right edge by three columns a letter; a title that fitted unescaped was cut.
     console = stderr_console(plain=True)
     raw = io.BytesIO()
     console.file = io.TextIOWrapper(raw, encoding="ascii", errors="backslashreplace", newline="")
     console.width = 40
-    console.print(question_panel(form_request(Form(n=String(title="Hôte")), message="Réservez déjà")))
+    request = form_request(Form(n=String(title="Hôte")), message="Réservez déjà")
+    request = dataclasses.replace(request, server=dataclasses.replace(request.server, title=server))
+    console.print(question_panel(request))
     console.file.flush()
     shown = raw.getvalue().decode("ascii")
     assert "R\\xe9servez d\\xe9j\\xe0" in shown and "H\\xf4te" in shown, shown
+    assert "asks" in shown.split(), shown
     assert {len(line) for line in shown.splitlines()} == {40}, shown
