@@ -49,8 +49,8 @@ FORM = Form(
         ("name", " \t ", None, None),  # only spaces: no answer
         # An invalid byte read from a terminal (surrogateescape): no JSON can carry it.
         ("name", "Jos\udce9", None, "has a character that is not text (<U+DCE9>); type it again"),
-        ("ok", "Y", True, None),
-        ("ok", "no", False, None),
+        *(("ok", word, True, None) for word in ("Y", "y", "Yes", "true")),
+        *(("ok", word, False, None) for word in ("no", "N", "FALSE")),
         ("ok", "maybe", None, "must be yes or no: type y or n"),
         ("seat", "2", "out", None),
         ("seat", "terrace", "out", None),
@@ -72,6 +72,7 @@ FORM = Form(
         ("diet", "vegan, 1", None, "names 'vegan' more than once: type each choice once"),
         ("diet", " - ", [], None),
         ("diet", "fish", None, "'fish' is not one of the choices; type numbers, values or titles"),
+        ("diet", "4", None, "'4' is not one of the choices; type numbers, values or titles"),
     ],
 )
 def test_parse_answer(field: str, text: str, value: object, problem: str | None) -> None:
