@@ -7,7 +7,7 @@ arms on the first request whose bytes hold ``request`` (and not ``unless``), the
 that request's response: it forwards ``after`` bytes of it (or up to and including the
 ``nth`` ``marker``: ``b"\\r\\n\\r\\n"`` ends the headers, ``b"\\n\\n"`` an SSE event) and
 then closes the connection (``close``), resets it (``reset``: RST, SO_LINGER 0), or stops
-forwarding for ``seconds`` (``stall``) and goes on; ``drop`` closes the connection before the
+forwarding for ``seconds``, or until ``until`` is set (``stall``), and goes on; ``drop`` closes the connection before the
 request reaches the server. ``after=0`` with ``close`` is the client
 side going away while the server is still answering. Each fault fires once.
 """
@@ -51,6 +51,8 @@ class Fault:
     nth: int = 1
     seconds: float = 0.0
     unless: bytes | None = None
+    #: Ends a stall before its ``seconds`` when set (another fault's ``fired``, say).
+    until: asyncio.Event | None = None
     fired: asyncio.Event = field(default_factory=asyncio.Event)
     #: Set when a stall ends and forwarding goes on.
     resumed: asyncio.Event = field(default_factory=asyncio.Event)
@@ -134,7 +136,8 @@ class Breaker:
                     break
             armed[0] = None
             if fault.how == "stall":
-                await asyncio.sleep(fault.seconds)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for((fault.until or asyncio.Event()).wait(), fault.seconds)
                 fault.resumed.set()
                 writer.write(bytes(answered[at:]))
                 await writer.drain()

@@ -254,3 +254,32 @@ async def test_a_result_is_not_held_while_the_answers_post_stalls() -> None:
             assert not stalls[1].fired.is_set(), "the answer was POSTed again"
     assert result["content"][0]["text"] == "ordered for Ada"
     assert done["order"] == 1
+
+
+async def test_an_answer_posted_twice_is_applied_once(caplog: pytest.LogCaptureFixture) -> None:
+    """The answer's first POST reached the server but its HTTP answer never came back, and
+    the call's result is held until the second POST has gone: the server gets the answer
+    twice, applies it once, and the session goes on (tests/transports/test_http_breaks_peers.py:
+    the SDKs' servers)."""
+    cut, again = Fault(b'"result"'), Fault(b'"result"', "stall")
+    hold = Fault(FIRST, "stall", marker=b"\n\n", nth=2, seconds=30, until=again.fired)
+    done = {"order": 0, "link": 0}
+    async with (
+        uvicorn_server(StreamableHTTP(build(done))) as running,
+        breaking(running.port, [hold, cut, again]) as proxy,
+    ):
+        async with (
+            asyncio.timeout(60),
+            connect_http(
+                proxy.url(), answerer=Scripted.from_script(SCRIPT), versions=[OLD], timeout=20
+            ) as client,
+        ):
+            ordered = await client.call_tool("order")
+            assert hold.resumed.is_set() and again.fired.is_set(), "the answer was not POSTed twice"
+            linked = await client.call_tool("link")
+    assert [ordered["content"][0]["text"], linked["content"][0]["text"]] == [
+        "ordered for Ada",
+        "signed in: accept",
+    ]
+    assert done == {"order": 1, "link": 1}
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
