@@ -283,3 +283,25 @@ async def test_an_answer_posted_twice_is_applied_once(caplog: pytest.LogCaptureF
     ]
     assert done == {"order": 1, "link": 1}
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+@pytest.mark.parametrize("revision", [NEW, OLD])
+@pytest.mark.parametrize("method", ["call_tool", "list_tools"])
+async def test_a_request_that_never_reached_the_server_says_so(revision: str, method: str) -> None:
+    """The server went away after the handshake: a request refused its connection never
+    reached it, so nothing may have acted and nothing is sent again; the error says the
+    client cannot connect, not that the tool may have acted."""
+    done = {"order": 0, "link": 0}
+    async with uvicorn_server(StreamableHTTP(build(done))) as running:
+        url = f"http://127.0.0.1:{running.port}/mcp"
+        client_cm = connect_http(url, answerer=Scripted.from_script(SCRIPT), versions=[revision], timeout=20)
+        client = await client_cm.__aenter__()
+    try:
+        with pytest.raises(TransportError) as raised:
+            async with asyncio.timeout(60):
+                await (client.call_tool("order") if method == "call_tool" else client.list_tools())
+    finally:
+        await client_cm.__aexit__(None, None, None)
+    assert "cannot connect" in str(raised.value), raised.value
+    assert "may have acted" not in str(raised.value) and "sent again" not in str(raised.value)
+    assert done["order"] == 0
