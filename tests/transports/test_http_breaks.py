@@ -305,3 +305,36 @@ async def test_a_request_that_never_reached_the_server_says_so(revision: str, me
     assert "cannot connect" in str(raised.value), raised.value
     assert "may have acted" not in str(raised.value) and "sent again" not in str(raised.value)
     assert done["order"] == 0
+
+
+async def test_a_call_cut_before_any_event_is_cancelled_after_resume_within(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A 2025-11-25 call cut before the client saw any event cannot be resumed (it has no
+    id): the server's handler, waiting on a question nobody saw, is cancelled once
+    ``resume_within`` has passed with no resume, and the server logs it."""
+    caplog.set_level(logging.INFO, logger="mcp_elicit.http")
+    cancelled = asyncio.Event()
+    app = Server("stranded", state_keys=KeyRing([bytes(range(40, 72))]))
+
+    @app.tool()
+    async def order(ctx: Context) -> str:
+        try:
+            await ctx.elicit("Name?", Form(name=String()))
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "ordered"
+
+    fault = Fault(FIRST, marker=b"\r\n\r\n")
+    async with (
+        uvicorn_server(StreamableHTTP(app, resume_within=0.5)) as running,
+        breaking(running.port, [fault]) as proxy,
+        connect_http(
+            proxy.url(), answerer=Scripted.from_script(SCRIPT), versions=[OLD], timeout=20
+        ) as client,
+    ):
+        with pytest.raises(TransportError, match="may have acted"):
+            await client.call_tool("order")
+        await asyncio.wait_for(cancelled.wait(), 30)
+    assert any("(tools/call) cancelled" in r.getMessage() for r in caplog.records), caplog.text
