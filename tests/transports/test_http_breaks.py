@@ -82,10 +82,10 @@ async def run(revision: str, tool: str, fault: Fault) -> tuple[str | BaseExcepti
 
 RECOVERED = {
     "2026 retry stalled": (NEW, Fault(RETRY, "stall", seconds=2)),
-    "2025 call closed after the question": (OLD, Fault(FIRST, marker=b"\n\n")),
-    "2025 call reset after the question": (OLD, Fault(FIRST, "reset", marker=b"\n\n")),
-    "2025 call closed before its result": (OLD, Fault(FIRST, marker=b"\n\n", nth=2)),
-    "2025 call stalled after the question": (OLD, Fault(FIRST, "stall", marker=b"\n\n", seconds=2)),
+    "2025 call closed after its priming event": (OLD, Fault(FIRST, marker=b"\n\n")),
+    "2025 call reset after its priming event": (OLD, Fault(FIRST, "reset", marker=b"\n\n")),
+    "2025 call closed after the question": (OLD, Fault(FIRST, marker=b"\n\n", nth=2)),
+    "2025 call stalled after its priming event": (OLD, Fault(FIRST, "stall", marker=b"\n\n", seconds=2)),
     "2025 event stream cut": (OLD, Fault(b"GET /mcp", marker=b"\r\n\r\n")),
     "2025 answer's POST closed unanswered": (OLD, Fault(b'"result"')),
     "2025 answer's POST reset unanswered": (OLD, Fault(b'"result"', "reset")),
