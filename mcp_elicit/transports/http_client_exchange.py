@@ -232,6 +232,22 @@ class HttpExchange(QueuedExchange):
             self._queue.put_nowait(
                 Ended(reason=f"cannot connect to {shown} ({describe(exc)}); is the server running there?")
             )
+        except httpx.PoolTimeout:  # never sent: every connection the client may open is in use
+            waited = self._owner.client.timeout.pool
+            self._queue.put_nowait(
+                Ended(
+                    reason=f"the request was not sent: no connection to {shown} came free within "
+                    f"the HTTP client's pool timeout ({waited or 0:g} s), every one it may open "
+                    "being in use; wait for requests to end, or give the client more connections"
+                )
+            )
+        except httpx.ProxyError as exc:  # never sent: the proxy refused or failed the tunnel
+            self._queue.put_nowait(
+                Ended(
+                    reason=f"cannot connect to {shown} through the proxy ({describe(exc)}); check "
+                    "HTTPS_PROXY, HTTP_PROXY and ALL_PROXY, or list the host in NO_PROXY"
+                )
+            )
         except httpx.TooManyRedirects:
             limit = self._owner.client.max_redirects
             self._queue.put_nowait(

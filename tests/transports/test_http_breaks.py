@@ -14,6 +14,7 @@ import logging
 from asyncio.subprocess import PIPE
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcp_elicit import Context, Form, KeyRing, Server, String
@@ -338,3 +339,72 @@ async def test_a_call_cut_before_any_event_is_cancelled_after_resume_within(
             await client.call_tool("order")
         await asyncio.wait_for(cancelled.wait(), 30)
     assert any("(tools/call) cancelled" in r.getMessage() for r in caplog.records), caplog.text
+
+
+@pytest.mark.parametrize("revision", [NEW, OLD])
+async def test_a_request_that_found_no_free_connection_says_it_was_not_sent(revision: str) -> None:
+    """A request that waited out the pool's timeout for a connection never left the client:
+    its error says so and how to make room, not that the tool may have acted."""
+    done = {"order": 0, "link": 0}
+    app = build(done)
+    release = asyncio.Event()
+
+    @app.tool()
+    async def hold() -> str:
+        await release.wait()
+        return "held"
+
+    pool = httpx.AsyncClient(
+        limits=httpx.Limits(max_connections=1), timeout=httpx.Timeout(10.0, read=None, pool=0.3)
+    )
+    async with (
+        pool,
+        uvicorn_server(StreamableHTTP(app)) as running,
+        connect_http(
+            f"http://127.0.0.1:{running.port}/mcp",
+            answerer=Scripted.from_script(SCRIPT),
+            versions=[revision],
+            timeout=20,
+            http_client=pool,
+        ) as client,
+    ):
+        # takes the one connection (at 2025-11-25 the session's GET stream may have it first)
+        holding = asyncio.ensure_future(client.call_tool("hold"))
+        try:
+            with pytest.raises(TransportError) as raised:
+                async with asyncio.timeout(60):
+                    await client.call_tool("order")
+        finally:
+            release.set()
+            await asyncio.gather(holding, return_exceptions=True)
+    text = str(raised.value)
+    assert "not sent" in text and "no connection" in text, text
+    assert "may have acted" not in text and "broke" not in text, text
+    assert done["order"] == 0
+
+
+async def test_a_proxy_that_refuses_the_tunnel_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``HTTPS_PROXY`` names a proxy that refuses the CONNECT: nothing reached the server,
+    and the error says the proxy stood in the way, not that a connection broke."""
+
+    async def refuse(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    proxy = await asyncio.start_server(refuse, "127.0.0.1", 0)
+    port = proxy.sockets[0].getsockname()[1]
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")
+    try:
+        with pytest.raises(TransportError) as raised:
+            async with asyncio.timeout(60), connect_http("https://127.0.0.1:9/mcp", timeout=20):
+                pass
+    finally:
+        proxy.close()
+        await proxy.wait_closed()
+    text = str(raised.value)
+    assert "through the proxy" in text and "HTTPS_PROXY" in text, text
+    assert "broke" not in text, text
