@@ -60,7 +60,7 @@ from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_events import DEFAULT_RETRY_MS, EventStream, renewed
 from mcp_elicit.client.rev_2025_11_25_questions import ServerQuestions
 from mcp_elicit.client.rev_2025_11_25_url import FinishedSteps, url_required
-from mcp_elicit.client.rev_2026_07_28 import NOT_SENT_AGAIN, REISSUED, end_error, say_more
+from mcp_elicit.client.rev_2026_07_28 import NOT_SENT_AGAIN, REISSUED, SENT_AGAIN, end_error, say_more
 from mcp_elicit.client.transport import Ended, Exchange
 from mcp_elicit.core.client import request_headers
 from mcp_elicit.core.client_inputs import Origin, ServerInfo
@@ -274,6 +274,8 @@ class HandshakeSession:
             lost = end_error(reply, self.conn.server, method)
             if reply.broken and method == "tools/call":
                 say_more(lost, NOT_SENT_AGAIN)
+            if reissued:
+                say_more(lost, SENT_AGAIN)
             raise lost
         raise RoundsExceeded(
             f"{method} still needed URL elicitations after {self.limits.max_rounds} attempts; "

@@ -101,7 +101,16 @@ from mcp_elicit.errors import (
 from mcp_elicit.telemetry import rounds as traced_rounds
 from mcp_elicit.wire.jsonrpc import ErrorResponse, RequestId, Response
 
-__all__ = ["NOT_SENT_AGAIN", "REISSUED", "ModernSession", "describe_end", "end_error", "say_more", "to_named"]
+__all__ = [
+    "NOT_SENT_AGAIN",
+    "REISSUED",
+    "SENT_AGAIN",
+    "ModernSession",
+    "describe_end",
+    "end_error",
+    "say_more",
+    "to_named",
+]
 
 _VERSION_RETRIES: Final = 2
 #: Requests that only read, sent again when their response stream broke (the request was
@@ -110,6 +119,7 @@ NOT_SENT_AGAIN: Final = (
     "; it was not sent again, since the tool may have acted (with any answers given): "
     "check what it did before calling it again"
 )
+SENT_AGAIN: Final = "; it was already sent again once, after its first response or connection broke"
 REISSUED: Final = frozenset(
     {
         "server/discover",
@@ -398,7 +408,7 @@ class ModernSession:
             if reply.broken and method == "tools/call":
                 say_more(lost, NOT_SENT_AGAIN)
             if reissued:
-                say_more(lost, "; it was already sent again once, after its first response stream broke")
+                say_more(lost, SENT_AGAIN)
             raise lost
 
     async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:

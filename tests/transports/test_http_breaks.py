@@ -131,6 +131,19 @@ async def test_a_read_whose_connection_broke_is_sent_again(fault: Fault, revisio
     assert sorted(tool["name"] for tool in tools) == ["link", "order"]
 
 
+@pytest.mark.parametrize("revision", [NEW, OLD])
+async def test_a_read_whose_connection_broke_twice_says_it_was_sent_again(revision: str) -> None:
+    """The second connection breaks too: no third try, and the error says the read was
+    already sent again once (else a person would think the client gave up at once)."""
+    faults = [Fault(b'"tools/list"'), Fault(b'"tools/list"')]
+    async with uvicorn_server(StreamableHTTP(build({}))) as running, breaking(running.port, faults) as proxy:
+        async with asyncio.timeout(60), connect_http(proxy.url(), versions=[revision], timeout=20) as client:
+            with pytest.raises(TransportError) as raised:
+                await client.list_tools()
+    assert all(fault.fired.is_set() for fault in faults)
+    assert "already sent again once" in str(raised.value), raised.value
+
+
 FAILED = {
     "2026 call closed unanswered": (NEW, Fault(FIRST, unless=RETRY), 0, "the tool may have acted"),
     "2026 call reset after its headers": (
