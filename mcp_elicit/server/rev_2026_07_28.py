@@ -181,7 +181,9 @@ async def run_replayed(
             replay = Replay.begin(params, sealer=sealer(), binding=binding, now=now())
             if spend is not None:
                 if not await spend(token):
-                    raise InvalidRequestState("replayed single-use state")
+                    raise InvalidRequestState(
+                        "single-use state redeemed before, or its record lost with the store's data"
+                    )
                 spent = token
         except InvalidRequestState as exc:
             _log_refusal(method, binding.target, exc.reason, token)

@@ -4,6 +4,7 @@ over HTTP (uvicorn on 127.0.0.1)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -75,10 +76,13 @@ async def test_a_replayed_state_is_refused_on_either_instance(store: Store, wire
     assert PAID == ["20"], "the one-time action ran once"
 
 
-async def test_states_in_flight_when_a_memory_store_restarts_are_refused(wire: WireChecker) -> None:
+async def test_states_in_flight_when_a_memory_store_restarts_are_refused(
+    wire: WireChecker, caplog: pytest.LogCaptureFixture
+) -> None:
     """The same key after a restart, the memory store empty: a state redeemed before is not
-    accepted again, nor one handed out before and not yet redeemed (the person is asked
-    again); the store cannot tell which was used."""
+    accepted again, nor one handed out before and not yet redeemed (the client starts the
+    call again); the store cannot tell which was used, and the log does not call both a
+    replay (the warning after a Redis restart would point at an attack that is not one)."""
     params: dict[str, Any] = {"name": "pay", "arguments": {"amount": 30}}
     answers = {"confirm": {"action": "accept", "content": {"ok": True}}}
     before = MemoryClient(instance(MemoryStore()), checker=wire)
@@ -90,8 +94,13 @@ async def test_states_in_flight_when_a_memory_store_restarts_are_refused(wire: W
     assert (await before.result("tools/call", redeemed))["content"][0]["text"] == "paid 30"
     after = MemoryClient(instance(MemoryStore()), checker=wire)  # restarted: the store is empty
     for retry in (redeemed, pending):
-        assert (await after.request("tools/call", retry))["error"] == REFUSED
+        with caplog.at_level(logging.WARNING, logger="mcp_elicit.server"):
+            assert (await after.request("tools/call", retry))["error"] == REFUSED
     assert PAID == ["30"], "the one-time action ran once"
+    said = [r.getMessage() for r in caplog.records if "requestState refused" in r.getMessage()]
+    assert len(said) == 2 and all(
+        "single-use state redeemed before, or its record lost with the store's data" in m for m in said
+    ), said
 
 
 async def test_ordinary_tools_accept_the_same_state_twice(store: Store, wire: WireChecker) -> None:
