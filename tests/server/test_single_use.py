@@ -1,11 +1,12 @@
 """Single-use requestState: a one-time action's state is redeemed once, on any instance
-sharing the store (memory within a process; a real Redis across processes), in memory and
-over HTTP (uvicorn on 127.0.0.1)."""
+sharing the store (memory within a process; a SQLite file; a real Redis across processes),
+in memory and over HTTP (uvicorn on 127.0.0.1)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,12 +14,13 @@ import orjson
 import pytest
 
 from mcp_elicit import Boolean, Context, Form, KeyRing, Server
-from mcp_elicit.stores import MemoryStore, RedisStore, Store
+from mcp_elicit.stores import MemoryStore, RedisStore, SqliteStore, Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.http import parse_sse
 from support.memory import MemoryClient
 from support.procs import uvicorn_server
+from support.url_mode import Mcp, _fill_page
 from support.wire import WireChecker
 
 pytestmark = pytest.mark.anyio
@@ -46,10 +48,12 @@ def instance(store: Store) -> Server:
     return app
 
 
-@pytest.fixture(params=["memory", "redis"])
-async def store(request: pytest.FixtureRequest) -> AsyncIterator[Store]:
+@pytest.fixture(params=["memory", "sqlite", "redis"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     if request.param == "memory":
         shared: Store = MemoryStore()
+    elif request.param == "sqlite":
+        shared = SqliteStore(tmp_path / "state.db")
     else:
         url: str = request.getfixturevalue("redis_url")
         shared = RedisStore(url, prefix=f"single-use-{id(request)}")
@@ -253,3 +257,51 @@ async def test_a_round_refusing_the_answers_hands_back_a_fresh_single_use_state(
             retry = {**params, "requestState": asked["requestState"], "inputResponses": go}
             assert await post(http, url, wire, retry) == REFUSED
     assert PAID == ["30: ok"], "the one-time action ran once"
+
+
+def by_key(store: Store, paid: list[str], *, flow_wait: float) -> Server:
+    """An instance whose one-time action follows a secret entered on its page (URL mode)."""
+    app = Server("pay-by-key", state_keys=KEYS, store=store, flow_wait=flow_wait)
+
+    @app.tool(single_use_state=True)
+    async def pay(ctx: Context) -> str:
+        answer = await ctx.secret("bank_key", message="Enter your bank key")
+        if answer.secret is None:
+            return "not paid"
+        paid.append("paid")
+        return "paid"
+
+    return app
+
+
+async def test_the_rounds_waiting_for_a_page_each_hand_back_a_state_redeemable_once(
+    store: Store, wire: WireChecker
+) -> None:
+    """URL mode: the retry that waited for the page in vain, and the one a stopping
+    instance answers at once, each spend their state and hand back a state-only round
+    whose state the other instance redeems once; the action runs once."""
+    paid: list[str] = []
+    stopping = by_key(store, paid, flow_wait=3600.0)
+    async with (
+        uvicorn_server(StreamableHTTP(stopping)) as one,
+        uvicorn_server(StreamableHTTP(by_key(store, paid, flow_wait=0.1))) as two,
+        httpx.AsyncClient(timeout=10) as http,
+        httpx.AsyncClient(timeout=10) as browser,
+    ):
+        a, b = Mcp(http, one.url, wire, tool="pay"), Mcp(http, two.url, wire, tool="pay")
+        first = (await a.call())["result"]
+        ((key, request),) = first["inputRequests"].items()
+        accepted = {"inputResponses": {key: {"action": "accept"}}, "requestState": first["requestState"]}
+        waited = (await b.call(**accepted))["result"]  # the page is not done: state only
+        assert "inputRequests" not in waited and waited["requestState"], waited
+        assert (await a.call(**accepted))["error"] == REFUSED
+        stopping.url_mode.stop_waiting()  # the instance is stopping: it answers at once
+        stopped = (await a.call(requestState=waited["requestState"]))["result"]
+        assert "inputRequests" not in stopped and stopped["requestState"], stopped
+        assert (await b.call(requestState=waited["requestState"]))["error"] == REFUSED
+        assert (await _fill_page(browser, request["params"]["url"])).status_code == 200
+        done = (await b.call(requestState=stopped["requestState"]))["result"]
+        assert done["content"] == [{"type": "text", "text": "paid"}], done
+        for mcp in (a, b):
+            assert (await mcp.call(requestState=stopped["requestState"]))["error"] == REFUSED
+    assert paid == ["paid"], "the one-time action ran once"
