@@ -210,3 +210,47 @@ async def test_a_single_use_state_a_frozen_store_took_without_answering_is_asked
     assert after.json()["error"] == {"code": -32602, "message": "Invalid or expired requestState"}, after.text
     assert done.json()["result"]["content"] == [{"type": "text", "text": "paid"}], done.text
     assert paid == [5]
+
+
+async def test_a_single_use_state_the_store_cannot_record_is_never_handed_out(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store down when a single-use tool's round ends with a question: its state is not
+    recorded, so it is not handed out (a state with no record would be refused): 503, try
+    again, the log naming the store. An ordinary tool's rounds write nothing to the store,
+    so they go on as usual."""
+    from mcp_elicit.transports.http_server import StreamableHTTP
+
+    asked: list[str] = []
+    with redis_server(tmp_path) as redis:
+        store = RedisStore(redis.url)
+        app = Server("payments", state_keys=KeyRing([bytes(range(32))]), store=store)
+
+        @app.tool(single_use_state=True)
+        async def pay(ctx: Context) -> str:
+            asked.append("pay")
+            await ctx.elicit("Pay?", Form(ok=Boolean()), key="confirm")
+            return "paid"
+
+        @app.tool()
+        async def ordinary(ctx: Context) -> str:
+            asked.append("ordinary")
+            answer = await ctx.elicit("Sure?", Form(ok=Boolean()), key="confirm")
+            return answer.action
+
+        redis.proc.kill()
+        redis.proc.wait()
+        try:
+            async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
+                first = await call(http, running.url, 1, "pay", {})
+                plain = (await call(http, running.url, 2, "ordinary", {})).json()["result"]
+                answers = {"confirm": {"action": "decline"}}
+                retry = {"inputResponses": answers, "requestState": plain["requestState"]}
+                done = (await call(http, running.url, 3, "ordinary", retry)).json()["result"]
+        finally:
+            await store.close()
+    _unavailable(first, redis.port)
+    assert "requestState" not in first.text
+    assert done["content"] == [{"type": "text", "text": "decline"}], done
+    assert asked == ["pay", "ordinary", "ordinary"], "each round ran its handler once"
+    assert f"redis://127.0.0.1:{redis.port}/0" in caplog.text
