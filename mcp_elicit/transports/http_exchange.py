@@ -221,6 +221,10 @@ class Exchange:
         stream can (see ``http_streams``); here, False."""
         return False
 
+    def gone_reason(self) -> str:
+        """Why the request was given up once ``gone``, as the log says it."""
+        return "the client closed the connection"
+
     def dropped(self, task: asyncio.Task[object]) -> None:
         """The connection closed while ``task`` answered this request: cancel it (a
         resumable stream waits for the client to come back first)."""

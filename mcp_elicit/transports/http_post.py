@@ -372,9 +372,7 @@ class PostRoutes(SessionRoutes):
                 await exchange.reply(payload, status)
         except asyncio.CancelledError:
             if exchange.gone:
-                log.info(
-                    "request %r (%s) cancelled: the client closed the connection", message.id, message.method
-                )
+                log.info("request %r (%s) cancelled: %s", message.id, message.method, exchange.gone_reason())
                 task.uncancel()
             elif self.draining and not exchange.closed:
                 # the server stops and this request ran out of grace: say so, in JSON-RPC

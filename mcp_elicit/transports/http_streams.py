@@ -121,6 +121,7 @@ class ResumableExchange(Exchange):
         "_primings",
         "_seq",
         "_timer",
+        "_waited",
         "attached",
         "finished",
         "resume_within",
@@ -136,6 +137,7 @@ class ResumableExchange(Exchange):
         self.session = session
         self.resume_within = resume_within
         self.stream_id = ""  # drawn when the response becomes a stream
+        self._waited = False  # given up after resume_within with no resume
         #: The task answering the request: cancelled when nobody resumes in time.
         self.task = asyncio.current_task()
         self.attached = True  # a connection is there to write to
@@ -260,7 +262,13 @@ class ResumableExchange(Exchange):
         if not self.attached and not self.finished:
             self.forget()
             if self.task is not None:
+                self._waited = True
                 super().dropped(self.task)
+
+    def gone_reason(self) -> str:
+        if self._waited:
+            return f"the client closed the connection and did not resume it within {self.resume_within:g} s"
+        return super().gone_reason()
 
     async def close_stream(self) -> bool:
         """End the response now (SEP-1699 polling): the client reconnects with
