@@ -72,6 +72,11 @@ class Field:
     ) -> None:
         values = dict(locals())
         del values["self"]
+        if titles is not None and not isinstance(titles, Mapping):
+            raise TypeError(
+                "Field(titles=...) maps each option's value to its title, "
+                f"as {{'inside': 'Inside'}}; got {type(titles).__name__} {titles!r:.80}"
+            )
         values["titles"] = None if titles is None else tuple(titles.items())
         for attr, value in values.items():
             object.__setattr__(self, attr, value)

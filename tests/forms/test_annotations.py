@@ -134,6 +134,12 @@ def test_field_is_hashable_and_immutable() -> None:
     assert Annotated[Literal["a"], field] | None is not None
 
 
+@pytest.mark.parametrize("titles", [["a", "b"], "ab", ("a",)])
+def test_field_titles_not_a_mapping_is_refused_naming_what_it_takes(titles: Any) -> None:
+    with pytest.raises(TypeError, match=r"Field\(titles=\.\.\.\) maps each option's value to its title"):
+        Field(titles=titles)
+
+
 REFUSALS: list[tuple[Any, str]] = [
     (Any, "Any is not allowed in a form; give the field one of: str, int, float, bool"),
     (object, "object is not allowed in a form"),
