@@ -230,3 +230,25 @@ def test_the_layout_names_every_part_of_the_package() -> None:
     parts = {p.name + "/" for p in package.iterdir() if (p / "__init__.py").exists()}
     parts |= {p.name for p in package.glob("*.py") if p.name not in {"__init__.py", "__main__.py"}}
     assert named == parts
+
+
+def test_the_exceptions_it_names_are_where_it_says() -> None:
+    """Each of mcp-elicit's exceptions the README names is in ``mcp_elicit.errors``, as its
+    Errors paragraph says (the builtins', pydantic's and the official SDK's are not ours)."""
+    import mcp_elicit
+    from mcp_elicit import errors
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "(`ToolError` comes from `mcp_elicit`; the rest of the exception tree," in text
+    assert "from `mcp_elicit.errors`)" in text
+    others = {
+        "AssertionError",
+        "ValueError",
+        "TypeError",
+        "PydanticCustomError",
+        "UrlElicitationRequiredError",
+    }
+    named = set(re.findall(r"`([A-Z]\w+(?:Error|NotFound|Required|Reached))\b", text)) - others
+    assert len(named) >= 8
+    assert [name for name in sorted(named) if not isinstance(getattr(errors, name, None), type)] == []
+    assert mcp_elicit.ToolError is errors.ToolError
