@@ -252,3 +252,53 @@ def test_the_exceptions_it_names_are_where_it_says() -> None:
     assert len(named) >= 8
     assert [name for name in sorted(named) if not isinstance(getattr(errors, name, None), type)] == []
     assert mcp_elicit.ToolError is errors.ToolError
+
+
+def test_the_limits_and_waits_it_states_are_the_code_s() -> None:
+    """Each bound or wait the README states as a number, beside the code's own value: a
+    change to one of them must change the sentence too."""
+    from mcp_elicit.cli import call, output, serve_http
+    from mcp_elicit.core import subscriptions
+    from mcp_elicit.core.dpop import check_proof
+    from mcp_elicit.server import sessions
+    from mcp_elicit.transports.http_server import StreamableHTTP
+    from mcp_elicit.transports.oauth_loopback import LoopbackAuthorizer
+    from mcp_elicit.transports.stdio_server import StdioServer
+    from mcp_elicit.ui import server_text
+
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    http = inspect.signature(StreamableHTTP.__init__).parameters
+    stated = {
+        "a session runs at most 1024 requests at once": (http["max_in_flight"].default, 1024),
+        "has not answered within 10 seconds (`StreamableHTTP(app, verify_timeout=...)`": (
+            http["verify_timeout"].default,
+            10,
+        ),
+        "gets 408 once 30 s have passed since the body's first bytes": (http["body_timeout"].default, 30),
+        "A session holds at most 256 resource subscriptions, each URI at most 8,192 characters": (
+            (sessions.MAX_SUBSCRIPTIONS, subscriptions.MAX_URI),
+            (256, 8192),
+        ),
+        "A template serves URIs of up to 8,192 characters": (subscriptions.MAX_URI, 8192),
+        "a message at most 1000 characters and 40 lines, a title 200, a URL 2048": (
+            (server_text.SAID_MAX, server_text.SAID_LINES, server_text.TITLE_MAX, server_text.URL_MAX),
+            (1000, 40, 200, 2048),
+        ),
+        "the first 20 of them, then one line saying how many more came": (call.LOG_LINES, 20),
+        "the first 1,000 notifications or 8 million characters of their JSON": (
+            (output.HEARD_COUNT, output.HEARD_CHARS),
+            (1000, 8_000_000),
+        ),
+        "Other requests get 10 s to finish": (serve_http.SHUTDOWN_GRACE, 10),
+        "requests still running get 2 s, then are cancelled": (
+            inspect.signature(StdioServer.__init__).parameters["grace"].default,
+            2,
+        ),
+        "during the sign-in only (up to 5 minutes)": (
+            inspect.signature(LoopbackAuthorizer.__init__).parameters["timeout"].default,
+            300,
+        ),
+        "or EdDSA, within 5 minutes)": (inspect.signature(check_proof).parameters["max_age"].default, 300),
+    }
+    assert [phrase for phrase in stated if phrase not in text] == []
+    assert {phrase: code for phrase, (code, said) in stated.items() if code != said} == {}
