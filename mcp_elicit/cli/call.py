@@ -48,7 +48,7 @@ from typing import Any, Final
 
 from mcp_elicit.cli import output
 from mcp_elicit.cli.diagnose import explain, noise_note
-from mcp_elicit.cli.era_hints import tool_error_note
+from mcp_elicit.cli.era_hints import capability_words, tool_error_note
 from mcp_elicit.cli.options import (
     Once,
     add_connection_options,
@@ -409,8 +409,9 @@ async def run_request(
                 f"{error}\nThe server declares no {_CAPABILITY[method]} capability: it offers none. "
                 "mcp-elicit check with the same TARGET shows what it offers."
             )
-        if answerer is None and getattr(exc, "code", None) == MissingClientCapability.code:
-            error = CheckFailed(f"{error}\n{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}")
+        if isinstance(exc, MissingClientCapability):
+            nobody = f"{_NOBODY_ANSWERS[0].upper()}{_NOBODY_ANSWERS[1:]}" if answerer is None else None
+            error = CheckFailed(capability_words(exc, str(error), nobody))
         raise error from None
     finally:  # a failure's --json has no notifications: only --trace shows them then
         if closing := heard.closing(logs - LOG_LINES, LOG_LINES, listed=done, asked=listing):

@@ -28,10 +28,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcp_elicit.cli.url_steps import step_lines, unfollowable
-from mcp_elicit.errors import ProtocolError, URLElicitationRequired
+from mcp_elicit.client.options import client_hint, required_revision
+from mcp_elicit.errors import MissingClientCapability, ProtocolError, URLElicitationRequired
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, is_modern
 
-__all__ = ["era_hint", "tool_error_note"]
+__all__ = ["capability_words", "era_hint", "tool_error_note"]
 
 _CANNOT_SEND_REQUESTS: Final = re.compile(
     r"(?i)cannot send '?(?:elicitation/create|sampling/createMessage|roots/list)\b|no back-channel"
@@ -51,6 +52,29 @@ def era_hint(exc: ProtocolError, where: str, revision: str | None) -> str:
     if _CANNOT_SEND_REQUESTS.search(exc.message):
         return "\n" + _server_requests(revision)
     return ""
+
+
+def capability_words(exc: MissingClientCapability, text: str, nobody_answers: str | None) -> str:
+    """``text``, the message for a server's -32021, with what to do in the command's own words
+    rather than the client library's (``Client``'s ``versions=`` or ``answerer=``, which the
+    command line has no way to pass): the ``--protocol`` to offer when the revision agreed
+    cannot carry the request, ``--root`` for roots, and ``nobody_answers`` (why nothing could
+    answer, and what to give) when the call declared no elicitation."""
+    if hint := client_hint(exc):
+        text = text.replace(f" ({hint})", "", 1)
+    if since := required_revision(exc):
+        return (
+            f"{text}\nIt needs MCP {since} or later, which this connection did not agree on: offer it "
+            f"(--protocol {since}, or no --protocol to offer every revision)."
+        )
+    required = exc.required
+    if "roots" in required:
+        text += "\nGive --root DIR (repeatable) to declare roots and name the directories."
+    if "sampling" in required:
+        text += "\nmcp-elicit call declares no sampling: call it from a client that does."
+    if nobody_answers and ("elicitation" in required or not required):
+        text += "\n" + nobody_answers
+    return text
 
 
 def tool_error_note(result: Mapping[str, Any], revision: str | None) -> str:

@@ -26,6 +26,8 @@ __all__ = [
     "checked_log_level",
     "checked_versions",
     "limits_or_default",
+    "client_hint",
+    "required_revision",
     "say_what_to_pass",
     "seconds",
 ]
@@ -91,16 +93,24 @@ def say_what_to_pass(error: MissingClientCapability) -> None:
     no option but a later revision helps, and that is what it says."""
     if "(pass Client " in error.message or "(allow versions= " in error.message:
         return  # said already
-    data = error.data if isinstance(error.data, Mapping) else {}
-    since = data.get("requiredProtocolVersion")
-    if isinstance(since, str) and since in SUPPORTED:
-        hint = f"allow versions= {since} or later: the revision in use cannot carry it"
-    else:
-        said = [option for name, value in error.required.items() if (option := _option_for(name, value))]
-        hint = f"pass Client {' and '.join(said)}" if said else ""
-    if hint:
+    if hint := client_hint(error):
         error.message = f"{error.message} ({hint})"
         error.args = (error.message,)
+
+
+def required_revision(error: MissingClientCapability) -> str | None:
+    """The revision a -32021 says the request needs (``requiredProtocolVersion``), or None."""
+    data = error.data if isinstance(error.data, Mapping) else {}
+    since = data.get("requiredProtocolVersion")
+    return since if isinstance(since, str) and since in SUPPORTED else None
+
+
+def client_hint(error: MissingClientCapability) -> str:
+    """The words ``say_what_to_pass`` adds, in parentheses, to the server's (empty: none)."""
+    if since := required_revision(error):
+        return f"allow versions= {since} or later: the revision in use cannot carry it"
+    said = [option for name, value in error.required.items() if (option := _option_for(name, value))]
+    return f"pass Client {' and '.join(said)}" if said else ""
 
 
 def _option_for(capability: str, value: object) -> str | None:
