@@ -91,7 +91,7 @@ def say_what_to_pass(error: MissingClientCapability) -> None:
     with the mode, a sampling or roots callback, ``tasks=True``): the server names it in its
     own terms. When the session's revision cannot carry it (``requiredProtocolVersion``),
     no option but a later revision helps, and that is what it says."""
-    if "(pass Client " in error.message or "(allow versions= " in error.message:
+    if "(pass Client " in error.message:
         return  # said already
     if hint := client_hint(error):
         error.message = f"{error.message} ({hint})"
@@ -108,7 +108,7 @@ def required_revision(error: MissingClientCapability) -> str | None:
 def client_hint(error: MissingClientCapability) -> str:
     """The words ``say_what_to_pass`` adds, in parentheses, to the server's (empty: none)."""
     if since := required_revision(error):
-        return f"allow versions= {since} or later: the revision in use cannot carry it"
+        return f"pass Client versions= that include {since} or a later revision: the revision in use cannot carry it"
     said = [option for name, value in error.required.items() if (option := _option_for(name, value))]
     return f"pass Client {' and '.join(said)}" if said else ""
 

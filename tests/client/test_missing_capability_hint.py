@@ -83,7 +83,7 @@ async def test_a_revision_without_the_capability_is_not_told_to_declare_it() -> 
                 await client.call_tool("page")
     said = str(caught.value)
     assert "answerer=" not in said, said
-    assert "allow versions= 2025-11-25 or later" in said, said
+    assert "(pass Client versions= that include 2025-11-25 or a later revision:" in said, said
 
 
 async def test_a_tasks_method_says_to_pass_tasks() -> None:
