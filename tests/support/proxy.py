@@ -9,20 +9,23 @@ that request's response: it forwards ``after`` bytes of it (or up to and includi
 then closes the connection (``close``), resets it (``reset``: RST, SO_LINGER 0), or stops
 forwarding for ``seconds``, or until ``until`` is set (``stall``), and goes on; ``drop`` closes the connection before the
 request reaches the server. ``after=0`` with ``close`` is the client
-side going away while the server is still answering. Each fault fires once.
+side going away while the server is still answering. Each fault fires once; ``fresh``
+copies one not yet fired (a case's fault is shared by its parameters). ``heard`` is every
+byte of the server's that reached the client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import socket
 import struct
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Breaker", "Fault", "breaking", "stripping"]
+__all__ = ["Breaker", "Fault", "breaking", "fresh", "stripping"]
 
 
 def stripping(prefix: str, app: Any) -> Any:
@@ -72,12 +75,18 @@ class Fault:
         return at + len(self.marker)
 
 
+def fresh(fault: Fault) -> Fault:
+    """A copy of ``fault`` not yet fired."""
+    return dataclasses.replace(fault, fired=asyncio.Event(), resumed=asyncio.Event())
+
+
 class Breaker:
     """A TCP proxy to ``127.0.0.1:upstream`` applying ``faults``."""
 
     def __init__(self, upstream: int, faults: list[Fault]) -> None:
         self.upstream, self.faults = upstream, faults
         self.port = 0
+        self.heard = bytearray()
         self._tasks: set[asyncio.Task[None]] = set()
 
     def url(self, path: str = "/mcp") -> str:
@@ -124,11 +133,13 @@ class Breaker:
                 fault = armed[0]
                 if fault is None:
                     sent.clear()
+                    self.heard.extend(data)
                     writer.write(data)
                     await writer.drain()
                     continue
                 answered.extend(data)
                 at = fault.cut(bytes(answered))
+                self.heard.extend(answered[forwarded : len(answered) if at is None else at])
                 writer.write(bytes(answered[forwarded : len(answered) if at is None else at]))
                 await writer.drain()
                 forwarded = len(answered)
@@ -139,10 +150,12 @@ class Breaker:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for((fault.until or asyncio.Event()).wait(), fault.seconds)
                 fault.resumed.set()
+                self.heard.extend(answered[at:])
                 writer.write(bytes(answered[at:]))
                 await writer.drain()
                 sent.clear()
                 while data := await up_reader.read(65536):
+                    self.heard.extend(data)
                     writer.write(data)
                     await writer.drain()
                 writer.close()

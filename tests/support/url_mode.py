@@ -21,10 +21,19 @@ META = {
 }
 
 
-def build(store: Store, *, auth: bool = False, flow_wait: float = 0.3) -> Server:
+def build(
+    store: Store | None,
+    *,
+    auth: bool = False,
+    flow_wait: float = 0.3,
+    done: dict[str, int] | None = None,
+    default_keys: bool = False,
+) -> Server:
+    """``use_key`` asks for a secret, then counts its side effect in ``done["use_key"]``.
+    ``store`` None and ``default_keys``: the default SQLite file and its key file."""
     app = Server(
         "url-mode",
-        state_keys=KeyRing([bytes(range(40, 72))]),
+        state_keys=None if default_keys else KeyRing([bytes(range(40, 72))]),
         store=store,
         flow_wait=flow_wait,
         auth=Tokens() if auth else None,
@@ -37,6 +46,8 @@ def build(store: Store, *, auth: bool = False, flow_wait: float = 0.3) -> Server
         if answer.secret is None:
             return f"no key ({answer.action})"
         value = await answer.secret.reveal()
+        if done is not None:
+            done["use_key"] = done.get("use_key", 0) + 1
         return f"key accepted ({len(value)} characters)"
 
     return app

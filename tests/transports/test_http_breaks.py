@@ -8,7 +8,6 @@ what broke, and runs it at most once (a tool call is never sent again)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import logging
 from asyncio.subprocess import PIPE
@@ -24,7 +23,7 @@ from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.procs import _env, cli, uvicorn_server
-from support.proxy import Fault, breaking
+from support.proxy import Fault, breaking, fresh
 
 pytestmark = pytest.mark.anyio
 
@@ -50,11 +49,6 @@ def build(done: dict[str, int]) -> Server:
         return f"signed in: {answer.action}"
 
     return app
-
-
-def fresh(fault: Fault) -> Fault:
-    """A copy of ``fault`` not yet fired: a case's fault is shared by its parameters."""
-    return dataclasses.replace(fault, fired=asyncio.Event(), resumed=asyncio.Event())
 
 
 async def run(revision: str, tool: str, fault: Fault) -> tuple[str | BaseException, int]:
