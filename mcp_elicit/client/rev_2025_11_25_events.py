@@ -11,7 +11,11 @@ Rules:
 * Whenever the server ends it, it is opened again from its last event id (whichever
   connection brought it) after the ``retry`` it gave; after a connection that brought
   nothing new, no sooner than a second, so a server ending it at once cannot make this
-  spin. A stream without ids, or a GET refused, ends the listening.
+  spin. A stream without ids, or a GET refused, ends the listening; but one whose
+  connection broke before its first id came (a proxy or the network cut it, as the
+  priming event was on its way) is opened again, without an id, up to
+  ``REOPEN_UNHEARD`` times in a row, or the session would never again hear its server's
+  notices (``notifications/elicitation/complete``) nor the requests sent there.
 * A 404 to a GET (this one, or one resuming a request's stream) means the session it went
   in is gone: a new session is opened (:func:`renewed`), whose ``initialize`` opens the
   event stream again.
@@ -37,6 +41,8 @@ log = logging.getLogger("mcp_elicit.client")
 
 #: How long to wait before a stream is opened again when the server gave no ``retry``.
 DEFAULT_RETRY_MS: Final = 1000
+#: How many times in a row a stream whose connection broke before it gave an id is opened again.
+REOPEN_UNHEARD: Final = 3
 
 
 class ListeningSession(Protocol):
@@ -91,6 +97,7 @@ class EventStream:
         """Read the event stream while the session lasts (see the module docstring)."""
         session = self.session
         last_event_id: str | None = None
+        unheard = 0  # connections in a row that broke before any id came
         while True:
             try:
                 ended = await self._pump(stream)
@@ -99,7 +106,13 @@ class EventStream:
             news = ended.last_event_id is not None and ended.last_event_id != last_event_id
             last_event_id = ended.last_event_id or last_event_id
             if last_event_id is None:
-                return
+                if ended.reason is None or unheard >= REOPEN_UNHEARD:  # a server without ids
+                    if ended.reason is not None:
+                        log.warning(
+                            "the event stream of %s: %s; not opened again", session.conn.server, ended.reason
+                        )
+                    return
+                unheard += 1
             delay = ended.retry_ms if ended.retry_ms is not None else DEFAULT_RETRY_MS
             await asyncio.sleep((delay if news else max(delay, DEFAULT_RETRY_MS)) / 1000)
             sent_with = session.headers({})
