@@ -34,9 +34,9 @@ Rules:
   authorization request (PKCE S256, a new single-use ``state``) and redirects (303) to the
   provider. It also gives the browser the flow cookie for the callback path (SameSite=Lax:
   the provider's redirect back is a cross-site navigation).
-  ``GET /mcp-elicit/oauth/callback?code&state`` (or ``error``) finds the request by its
-  state, checks the browser's flow cookie and the user *before* using the state up (so a
-  refused browser burns nothing), then takes the state (once), exchanges the code with the
+  ``GET /mcp-elicit/oauth/callback?code&state`` (or ``error``; ``page_callback``) finds the
+  request by its state, checks the browser's flow cookie and the user *before* using the
+  state up (so a refused browser burns nothing), then takes the state (once), exchanges the code with the
   verifier, stores the tokens and finishes the flow: ``complete``; ``access_denied`` is
   ``declined``; any other failure ``failed``, logged as a warning with the provider's
   ``error_description`` (escaped, cut at 300 characters), which the page never shows.
@@ -46,6 +46,8 @@ Rules:
   keeps nothing and is answered as a late form (409), never "Connected". Tokens not kept
   are revoked at the provider when it can (``OAuthConnections.discard``), never while the
   kept one's save is still under way (not yet stored, it would look like no connection).
+  The browser that signed in, reloading a callback whose answer it never got, is shown
+  how the flow ended; any other browser presenting a used state is refused.
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything; the secret's field, which
@@ -67,7 +69,6 @@ import hmac
 import html
 import logging
 import math
-import re
 import urllib.parse
 from collections.abc import Awaitable, Callable
 from typing import Final, Literal
@@ -77,12 +78,13 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from mcp_elicit.errors import ConfigError, OAuthError
+from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.flows import Flow, FlowStatus
+from mcp_elicit.server.flows import Flow
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
+from mcp_elicit.transports.page_callback import callback_page
 from mcp_elicit.transports.page_expiry import expiry_notice
 from mcp_elicit.transports.page_html import (
     HEADERS,
@@ -92,7 +94,7 @@ from mcp_elicit.transports.page_html import (
     refusal_page,
     secret_form,
 )
-from mcp_elicit.transports.page_save import save_once, save_secret
+from mcp_elicit.transports.page_save import save_secret
 from mcp_elicit.transports.page_stamp import open_stamp, stamp
 
 __all__ = ["LOOPBACK_NAMES", "PAGE_NULL_ORIGIN", "pages_app", "refusal_page"]
@@ -110,7 +112,6 @@ LOOPBACK_NAMES: Final = frozenset({"127.0.0.1", "localhost"})
 #: with ``Origin: null`` (Fetch, "append a request Origin header"). Another site's form
 #: posted with it (from a sandboxed frame, say) carries no flow cookie and CSRF token.
 PAGE_NULL_ORIGIN: Final = "null"
-_ERROR_CODE: Final = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 
 
 #: Why a page may be refused, said so it helps whatever the reason: a page past its time
@@ -280,79 +281,10 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
         _set_flow_cookie(response, request, url_mode, flow, cookie, callback_path, "lax")
         return response
 
-    async def callback(request: Request) -> Response:
-        """The provider sends the browser back here with a code (or an error)."""
-        params = request.query_params
-        state = params.get("state") or ""
-        pending = await url_mode.oauth.pending(state)
-        if pending is None:
-            return refuse(
-                403,
-                "This sign-in cannot be used",
-                "It was already used or has expired. Go back to your application and try again.",
-            )
-        flow = await url_mode.flows.get(pending.flow_id)
-        if flow is None or flow.done:
-            return refuse(410, "This request has ended", "Go back to your application and try again.")
-        if not flow.owns(request.cookies.get(_cookie_name(flow.id))):
-            log.warning("flow %s: refused a sign-in callback from another browser", flow.id[:6])
-            return refuse(
-                403,
-                "Please use the same browser",
-                "Finish signing in in the browser where you opened the link from your application.",
-            )
-        refusal = await who_may_act(request, flow)
-        if refusal is not None:
-            return refusal
-        if await url_mode.oauth.take(state) is None:  # used up by a concurrent callback
-            return refuse(403, "This sign-in cannot be used", "It was already used.")
-        error, code = params.get("error"), params.get("code")
-        if error is not None or not code:
-            status: FlowStatus = "declined" if error == "access_denied" else "failed"
-            detail = error if error is not None and _ERROR_CODE.fullmatch(error) else "invalid_callback"
-            if status == "declined":
-                log.info("flow %s: the provider answered %s", flow.id[:6], detail)
-            else:  # the operator's to look into: the description, escaped and cut, says why
-                said = params.get("error_description")
-                why = f": {said[:300]!r}" if said else ""
-                log.warning("flow %s: the provider answered %s%s", flow.id[:6], detail, why)
-            ended = await url_mode.flows.finish(flow, status, detail=detail)
-        else:
-            try:
-                tokens = await url_mode.oauth.redeem(flow, pending, code)
-            except (OAuthError, ConfigError) as exc:
-                log.warning("flow %s: the token request failed: %s", flow.id[:6], exc)
-                reason = exc.error if isinstance(exc, OAuthError) else "config"
-                ended = await url_mode.flows.finish(flow, "failed", detail=reason)
-            else:
-                # the flow may have ended during the token request (the request gave up, it
-                # expired, another sign-in of it was kept): then the tokens are not kept
-                latest = await url_mode.flows.get(flow.id)
-                if latest is None or latest.done:
-                    log.info("flow %s: ended before the sign-in did; its tokens are not kept", flow.id[:6])
-                    await url_mode.oauth.discard(flow.name, flow.principal, tokens, "the flow had ended")
-                    if latest is None:
-                        return refuse(
-                            410, "This request has ended", "Go back to your application and try again."
-                        )
-                    return done_page(asking, latest, late=True)
-                oauth, name, principal = url_mode.oauth, flow.name, flow.principal
-                ended = await save_once(
-                    url_mode,
-                    flow,
-                    keep=lambda: oauth.save(name, principal, tokens),
-                    drop=lambda: oauth.forget(name, principal),
-                )
-                if ended:
-                    log.info("flow %s: connected to %s", flow.id[:6], flow.name)
-                else:  # another sign-in of it was kept, or it ended otherwise meanwhile
-                    log.info("flow %s: ended before its tokens were kept; they are not kept", flow.id[:6])
-                    if flow.status != "pending":  # else the kept one's save is still under way
-                        await oauth.discard(name, principal, tokens, "another sign-in was kept")
-                    return done_page(asking, flow, late=True)
-        if ended:  # else it had ended elsewhere: that instance said so, and the page shows how
-            await url_mode.finished(flow)
-        return done_page(asking, flow)
+    def owns(request: Request, flow: Flow) -> bool:
+        return flow.owns(request.cookies.get(_cookie_name(flow.id)))
+
+    callback = callback_page(url_mode, asking, refuse, who_may_act, owns)
 
     async def form_in_time(request: Request, flow_id: str) -> dict[str, str] | Response | None:
         """The form sent, None when it cannot be read, or the 408 when it came too slowly."""

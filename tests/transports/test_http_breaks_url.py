@@ -303,3 +303,44 @@ async def test_a_restart_between_the_save_and_the_retry(
             assert await _call(proxy.url(), later, revision) == ACCEPTED
             assert later.seen == []
     assert (tmp_path / "mcp-elicit" / "state.keys").exists()
+
+
+@dataclass
+class Connecting(Person):
+    """Agrees to open the sign-in page, then goes to the provider, consents, and is sent
+    back to the callback; a step whose connection broke is done once more (a reload)."""
+
+    async def fill(self, link: str) -> None:
+        from support.oauth_rig import consent, continue_to_provider
+
+        claimed = await self._step(lambda: self.web.get(link))
+        assert claimed is not None and claimed.status_code == 303
+        page = await self.web.get(claimed.url.join(claimed.headers["location"]))
+        callback = await consent(self.web, await continue_to_provider(self.web, page))
+        await self._step(lambda: self.web.get(callback))
+
+
+@pytest.mark.parametrize("revision", [NEW, OLD])
+async def test_a_sign_in_whose_callback_answer_was_lost_says_connected_on_reload(
+    revision: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``ctx.connect``: the provider sent the browser back, the server kept the tokens and
+    ended the flow, but its answer never reached the browser. The person reloads the
+    callback: they are told they are connected (the flow's usual done page), not that the
+    sign-in "cannot be used" and to try again; the call finishes once, connected."""
+    from support.oauth_rig import CALLBACK, rig
+
+    fault = Fault(b"GET " + CALLBACK.encode())
+    async with rig() as r, breaking(r.running.port, [fault]) as proxy, browser() as web:
+        r.app.url_mode.public_url = proxy.url("")
+        r.provider.register(proxy.url(CALLBACK))
+        person = Connecting(web)
+        async with (
+            asyncio.timeout(30),
+            connect_http(proxy.url(), answerer=person, versions=[revision], timeout=20) as client,
+        ):
+            out = (await client.call_tool("whoami"))["content"][0]["text"]
+        await asyncio.gather(*person.pages)
+    assert out == "hello octocat (profile repo)"
+    assert person.seen == ["303", "RemoteProtocolError", "200 Done"]
+    assert "Connected" in person.last or "connected" in person.last, person.last

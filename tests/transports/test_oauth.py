@@ -222,7 +222,12 @@ async def test_a_state_works_once(wire: WireChecker) -> None:
         page = await open_link(browser, url)
         callback = await consent(browser, await continue_to_provider(browser, page))
         assert "Connected" in (await browser.get(callback)).text
+        # the same browser reloading it (its answer lost) is shown how it ended, exchanging
+        # nothing; any other browser is refused
         replay = await browser.get(callback)
+        assert replay.status_code == 200 and "Connected" in replay.text
+        async with httpx.AsyncClient(timeout=10) as stranger:
+            replay = await stranger.get(callback)
         assert replay.status_code == 403
         assert "already used" in replay.text
         forged = await browser.get(callback.copy_set_param("state", "x" * 32))
