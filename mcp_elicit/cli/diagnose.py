@@ -8,14 +8,15 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   ``AuthorizationError``'s message: declined, no terminal, discovery, the authorization
   server's refusal), 401/403 (with the ``WWW-Authenticate`` challenge and how to pass a
   token or sign in; a 401 from another origin the server redirected to, with that URL to
-  use instead), 421 (the server's DNS-rebinding
-  protection and ``--allow-host``), a wrong path or server (404/405/501, pointing at ``/mcp``), a legacy
-  HTTP+SSE server (found by the GET the 2025-03-26 spec prescribes for this case), an HTML
-  page, a 301/302/303 redirect of the POST (which becomes a GET without the message: the
-  new address is named to use instead), 5xx, a command that does not start or exits, a server that never answers (once
-  the server has answered the opening request, the message names the step that failed
-  instead, and no longer questions the server or its path; the TARGET is named once, not
-  again where the transport's reason names it, as a stdio server's exit does);
+  use instead), 421 (the server's DNS-rebinding protection and ``--allow-host``), a wrong
+  path or server (404/405/501, pointing at ``/mcp``), a legacy HTTP+SSE server (found by
+  the GET the 2025-03-26 spec prescribes for this case), an HTML page, a 301/302/303
+  redirect of the POST (which becomes a GET without the message: the new address is named
+  to use instead), 5xx, a command that does not start or exits, a server that never answers
+  (saying ``--timeout``; once the server has answered the opening request, the message
+  names the step that failed instead, and no longer questions the server or its path; the
+  TARGET is named once, not again where the transport's reason names it, as a stdio
+  server's exit does);
 * exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
   answering the opening request, no protocol revision in common (-32022: a server that
   answers ``server/discover`` with a 202, a page or an error when ``--protocol`` allows
@@ -74,6 +75,7 @@ __all__ = ["explain", "legacy_sse_endpoint", "noise_note"]
 
 _SSE_PROBE_SECONDS: Final = 3.0
 _SSE_PROBE_BYTES: Final = 4096
+_SLOW: Final = "If the server is only slow, give it longer: --timeout SECONDS."  # after a timeout
 
 
 async def explain(exc: BaseException, target: Target, observed: Observed, *, during: str) -> CliError:
@@ -169,11 +171,11 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
     path are right, so name the step that failed rather than guess at where the server is."""
     if observed.stdout_noise and target.url is None:
         return _not_json_rpc(target, observed, f"stopped answering in JSON-RPC at {during}")
-    if isinstance(exc, RequestTimeout):
-        return CannotConnect(f"{target} answered while connecting, then did not answer {during}: {exc}")
     said = str(exc)
     who = "the server" if str(target) in said else str(target)  # named once
     then = said if said.startswith(during) else f"{during} failed: {said}"
+    if isinstance(exc, RequestTimeout):
+        then = f"did not answer {during}: {said}. {_SLOW}"
     return CannotConnect(f"{who} answered while connecting, then {then}{noise_note(observed)}")
 
 
@@ -205,7 +207,7 @@ def _stdio(exc: TransportError, target: Target, observed: Observed) -> CliError:
         return _not_json_rpc(target, observed, "never answered in JSON-RPC")
     if isinstance(exc, RequestTimeout):
         return CannotConnect(
-            f"{target} started but did not answer: {text}. Is it an MCP server speaking stdio?"
+            f"{target} started but did not answer: {text}. Is it an MCP server speaking stdio? {_SLOW}"
         )
     if "cannot start the server command" in text:
         program = target.command[0] if target.command else "?"
@@ -308,7 +310,7 @@ def _connect_failure(errors: list[BaseException], url: str, timeout: str) -> Cli
 async def _http(exc: TransportError, target: Target, observed: Observed, during: str) -> CliError:
     url, shown = target.url or "", str(target)
     if isinstance(exc, RequestTimeout):
-        return CannotConnect(f"{exc}")
+        return CannotConnect(f"{exc}. {_SLOW}")
     failure = _connect_failure(observed.errors, url, "the connect timeout")
     if failure is not None:
         return failure

@@ -37,7 +37,8 @@ lists 600 deep, then ``last``),
 inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
 (lists 3001 tools, one of them named with an escape; echo takes 3000
 arguments and no other). A legacy server answers ``server/discover``
-with -32601 and speaks 2025-11-25 after ``initialize``.
+with -32601 and speaks 2025-11-25 after ``initialize`` (or the older revision ``--era``
+names, ``2025-06-18`` or ``2025-03-26``, whatever the client proposed).
 """
 
 from __future__ import annotations
@@ -166,7 +167,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             }
         )
     if method == "initialize":
-        return result({"protocolVersion": "2025-11-25", "capabilities": capabilities, "serverInfo": info})
+        spoken = era if era.startswith("20") else "2025-11-25"
+        return result({"protocolVersion": spoken, "capabilities": capabilities, "serverInfo": info})
     if method == "tools/list":
         if mode == "list-never":
             return None
@@ -279,7 +281,7 @@ def _deep() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode")
-    parser.add_argument("--era", default="legacy", choices=["modern", "legacy"])
+    parser.add_argument("--era", default="legacy", choices=["modern", "legacy", "2025-06-18", "2025-03-26"])
     args = parser.parse_args()
     if args.mode == "exit":
         print("fake: cannot open the database", file=sys.stderr, flush=True)

@@ -1,0 +1,69 @@
+"""``mcp-elicit check`` against awkward servers: one that speaks only an older revision,
+one too slow for ``--timeout`` (over stdio and HTTP, before and after connecting), and
+what the server received meanwhile: no capability declared, no tool called."""
+
+from __future__ import annotations
+
+import http.server
+import time
+
+import pytest
+
+from cli.fake_http import serving
+from cli.helpers import fake, run
+
+#: What a timeout says to do, wherever it struck.
+SLOWER = "If the server is only slow, give it longer: --timeout SECONDS."
+
+
+@pytest.mark.parametrize("revision", ["2025-06-18", "2025-03-26"])
+def test_a_server_that_speaks_only_an_older_revision_is_reported_at_it(
+    capsys: pytest.CaptureFixture[str], revision: str
+) -> None:
+    result = run(capsys, "check", "--json", "--trace", "--", *fake("good", revision))
+    assert result.code == 0, result.err
+    report = result.json()
+    assert (report["revision"], report["era"]) == (revision, "handshake: initialize")
+    assert report["supported_versions"] == [revision]
+    assert [t["name"] for t in report["tools"]] == ["echo", "ping.v2"]
+    assert report["pages"] == 2 and report["client_capabilities"] == {}
+    sent = result.sent()
+    assert "tools/call" not in result.sent_methods()
+    assert [m["params"]["capabilities"] for m in sent if m.get("method") == "initialize"] == [{}]
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--", "sleep", "30"], "started but did not answer"),
+        (["--", *fake("list-never")], "answered while connecting, then did not answer tools/list"),
+    ],
+    ids=["stdio-silent", "stdio-silent-after-connecting"],
+)
+def test_a_stdio_timeout_says_how_to_allow_more_time(
+    capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    result = run(capsys, "check", "--json", "--timeout", "0.5", *argv)
+    assert result.code == 3
+    error = result.json()["error"]
+    assert said in error and SLOWER in error
+
+
+class _Slow(http.server.BaseHTTPRequestHandler):
+    """Answers every POST after longer than the test's --timeout, with a 202."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        time.sleep(1.5)
+        self.send_response(202)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_an_http_timeout_says_how_to_allow_more_time(capsys: pytest.CaptureFixture[str]) -> None:
+    with serving(_Slow) as base:
+        result = run(capsys, "check", "--timeout", "0.5", f"{base}/mcp")
+    assert result.code == 3
+    assert "within 0.5 s" in result.err and SLOWER in result.err
