@@ -8,7 +8,8 @@ what else it offers (its prompts, resources and resource templates, listed when 
 declares them, each listing with a verdict on its entries, ``cli.offer_checks``; a listing
 that fails is a warning), and how long each step took.
 A clean result says the server answers and lists its tools (or that it declares no tools
-capability, so none were listed); a ``server/discover`` result that is not complete or whose
+capability, so none were listed); a ``tools/list`` answered with a JSON-RPC error is an
+error in the report (``list-failed``), which still says who answered; a ``server/discover`` result that is not complete or whose
 ``capabilities`` is not an object is a protocol violation. To try an elicitation flow,
 call a tool from a client that declares elicitation (``mcp-elicit call``). A server over
 HTTP that wants OAuth gets a sign-in first (``cli.sign_in``); the report names the
@@ -40,7 +41,7 @@ from mcp_elicit.cli.tool_checks import Finding, ToolVerdict, check_tools
 from mcp_elicit.client import Client
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.core.rounds import quoted
-from mcp_elicit.errors import CliError, ProtocolError, ServerBrokeProtocol
+from mcp_elicit.errors import CheckFailed, CliError, ProtocolError, ServerBrokeProtocol
 
 __all__ = ["CheckReport", "register", "run_check"]
 
@@ -174,6 +175,7 @@ async def run_check(
     started = time.perf_counter()
     asks = _ServerAsks(trace)
     during = "connect"
+    refused: ProtocolError | None = None  # tools/list answered with an error
     try:
         async with connect(
             target,
@@ -190,10 +192,14 @@ async def run_check(
             if "tools" in report.capabilities:
                 during = asks.during = "tools/list"
                 listed = time.perf_counter()
-                tools = await _list_tools(client, report)
-                report.timings_ms["tools_list"] = _ms(listed)
-                report.listed = True
-                report.tools = check_tools(tools, report.revision)
+                try:
+                    tools = await _list_tools(client, report)
+                except ProtocolError as exc:
+                    refused = exc  # explained once closed: a stdio server's log is read then
+                else:
+                    report.timings_ms["tools_list"] = _ms(listed)
+                    report.listed = True
+                    report.tools = check_tools(tools, report.revision)
             else:
                 report.problems.append(
                     Finding(
@@ -209,6 +215,11 @@ async def run_check(
     except Exception as exc:
         raise await explain(exc, target, observed, during=during) from None
     report.timings_ms["total"] = _ms(started)
+    if refused is not None:
+        failed = await explain(refused, target, observed, during="tools/list")
+        if not isinstance(failed, CheckFailed):  # a refusal over HTTP (401, 403...) says more
+            raise failed
+        report.problems.append(Finding("error", "list-failed", str(failed)))
     report.authorization = observed.authorization
     if report.authorization is not None and report.authorization.get("signed_in_now"):
         # the time a person took to sign in is not the server's

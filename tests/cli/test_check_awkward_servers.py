@@ -67,3 +67,26 @@ def test_an_http_timeout_says_how_to_allow_more_time(capsys: pytest.CaptureFixtu
         result = run(capsys, "check", "--timeout", "0.5", f"{base}/mcp")
     assert result.code == 3
     assert "within 0.5 s" in result.err and SLOWER in result.err
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_failed_tools_list_is_an_error_in_a_report_that_still_names_the_server(
+    capsys: pytest.CaptureFixture[str], era: str
+) -> None:
+    result = run(capsys, "check", "--json", "--trace", "--", *fake("list-error", era))
+    assert result.code == 1, result.err
+    report = result.json()
+    assert "error" not in report
+    assert report["exit_code"] == 1 and report["ok"] is False
+    assert report["server"]["name"] == "fake"
+    assert report["revision"] == ("2026-07-28" if era == "modern" else "2025-11-25")
+    assert report["tools_listed"] is False and report["tools"] == []
+    [problem] = report["problems"]
+    assert (problem["severity"], problem["code"]) == ("error", "list-failed")
+    assert "tools/list: the server answered with error -32603: database is down" in problem["message"]
+    assert "tools/call" not in result.sent_methods()
+    human = run(capsys, "check", "--", *fake("list-error", era))
+    assert human.code == 1
+    assert "Fake server" in human.out and "list-failed: tools/list" in human.out
+    assert "FAILED (exit 1): 1 error" in human.out
+    assert "lists its tools" not in human.out
