@@ -1,5 +1,6 @@
 """The connection test (``mcp-elicit check``) against servers nobody here wrote: built with
-the official TypeScript SDK (v1 and v2), the official Python SDK and FastMCP, over stdio.
+the official TypeScript SDK (v1 and v2), the official Python SDK and FastMCP, over stdio
+and over Streamable HTTP.
 
 Each run must say the server answers and lists its tools, at the revision that server
 speaks, and the trace of every message must show what the test promises: no client
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from support.peers import TS_PEERS, fastmcp_python, sdk_python, ts_node
+from support.peers import TS_PEERS, fastmcp_python, peer_http, sdk_python, ts_node
 from support.procs import ROOT, cli
 
 __all__ = ["fastmcp_python", "sdk_python", "ts_node"]  # fixtures
@@ -36,8 +37,27 @@ def test_check_reports_a_third_party_server_without_asking_or_calling(
 ) -> None:
     fixture, script, revision, tools = PEERS[peer]
     interpreter: Path = request.getfixturevalue(fixture)
+    _check_clean([str(interpreter), str(script)], revision, tools, tmp_path)
+
+
+@pytest.mark.parametrize("peer", list(PEERS))
+def test_check_reports_a_third_party_http_server_without_asking_or_calling(
+    peer: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    fixture, script, revision, tools = PEERS[peer]
+    interpreter: Path = request.getfixturevalue(fixture)
+    argv = [str(interpreter), str(script)]
+    with peer_http(lambda port: [*argv, "--http", str(port)], tmp_path / "peer.log") as url:
+        _check_clean([url], revision, tools, tmp_path)
+
+
+def _check_clean(target: list[str], revision: str, tools: set[str], tmp_path: Path) -> None:
+    """``check --json --trace`` on ``target`` (a URL, or a command to run after ``--``) is
+    clean at ``revision``, lists ``tools`` among others, and declared, called and answered
+    nothing on the wire."""
+    words = target if target[0].startswith("http") else ["--", *target]
     done = subprocess.run(
-        [*cli(), "check", "--json", "--trace", "--", str(interpreter), str(script)],
+        [*cli(), "check", "--json", "--trace", *words],
         capture_output=True,
         text=True,
         timeout=90,
