@@ -10,7 +10,8 @@ Each tool gets ``Finding``s, each an ``error`` (clients will fail on it) or a ``
   only the name to go by.
 * ``input-schema`` (error): missing, not an object, ``type`` not ``"object"``, or not a
   valid JSON Schema (checked against the meta-schema of its ``$schema`` dialect, 2020-12
-  when it names none; ``$ref`` is never resolved). ``output-schema`` (error): the same
+  when it names none), and no ``$ref`` within it points to nothing (``cli.schema_refs``;
+  remote ones are never fetched). ``output-schema`` (error): the same
   for an ``outputSchema``, without the ``type`` rule. ``schema-dialect`` (warning): a
   ``$schema`` this checker does not know (checked as 2020-12).
 * ``x-mcp-header`` (error at 2026-07-28, where the annotation exists; a warning on older
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from mcp_elicit.cli.output import SAID_MAX, fit
+from mcp_elicit.cli.schema_refs import dangling_refs
 from mcp_elicit.errors import shown_repr
 from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.wire import headers as h
@@ -232,6 +234,10 @@ def _schema(schema: object, code: str, key: str, *, need_object: bool) -> list[F
         )
     except RecursionError:  # within MAX_CHECKED_DEPTH, on a stack already deep
         findings.append(too_deep)
+    else:
+        for where, ref in dangling_refs(schema, key):
+            said = f"{key} has a $ref {fit(repr(ref), SAID_MAX)} at {fit(where, SAID_MAX)}"
+            findings.append(Finding("error", code, f"{said} that points to nothing in the schema"))
     return findings
 
 
