@@ -39,13 +39,15 @@ inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2
 (lists 3001 tools, one of them named with an escape; echo takes 3000
 arguments and no other). A legacy server answers ``server/discover``
 with -32601 and speaks 2025-11-25 after ``initialize`` (or the older revision ``--era``
-names, ``2025-06-18`` or ``2025-03-26``, whatever the client proposed).
+names, ``2025-06-18`` or ``2025-03-26``, whatever the client proposed). With
+``FAKE_RECEIVED`` set to a path, every line it reads is appended to that file.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -302,9 +304,13 @@ def main() -> int:
             print("still not JSON", flush=True)
         time.sleep(0.1)
         return 0
+    received = os.environ.get("FAKE_RECEIVED")
     for line in sys.stdin:
         if not line.strip():
             continue
+        if received:
+            with open(received, "a", encoding="utf-8") as log:
+                log.write(line)
         message = json.loads(line)
         if message.get("method") == "tools/list" and args.mode.startswith("junk-on-list"):
             print("Listing the tools...", flush=True)
