@@ -19,7 +19,8 @@ before ``tools/list``, and on 2026-07-28 as its answer to ``tools/call``, with t
 escapes in its URL question and its title), ``caps-list`` (capabilities
 as a list), ``discover-input-required`` (server/discover answered with input_required),
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-error`` (answers
-``tools/list`` with -32603 "database is down"), ``list-never`` (answers
+``tools/list`` with -32603 "database is down"; ``list-internal`` the same with only
+"Internal error", the reason on stderr), ``list-never`` (answers
 the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` (echo lists
 an outputSchema; its result breaks it, or has no structuredContent), ``deep`` (tools/call
 answers structuredContent nested 1000 deep), ``deep-page`` (a tools/list page without
@@ -175,8 +176,11 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
     if method == "tools/list":
         if mode == "list-never":
             return None
-        if mode == "list-error":
-            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": "database is down"}}
+        if mode in ("list-error", "list-internal"):
+            said = "database is down" if mode == "list-error" else "Internal error"
+            if mode == "list-internal":
+                print("fake: the database at port 5432 refused the connection", file=sys.stderr, flush=True)
+            return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": said}}
         cursor = (message.get("params") or {}).get("cursor")
         if mode == "loop":
             return result({"tools": GOOD[:1], "nextCursor": "again"})

@@ -90,3 +90,14 @@ def test_a_failed_tools_list_is_an_error_in_a_report_that_still_names_the_server
     assert "Fake server" in human.out and "list-failed: tools/list" in human.out
     assert "FAILED (exit 1): 1 error" in human.out
     assert "lists its tools" not in human.out
+
+
+def test_a_bare_internal_error_from_tools_list_keeps_the_end_of_the_servers_log(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    result = run(capsys, "check", "--json", "--", *fake("list-internal"))
+    assert result.code == 1, result.err
+    [problem] = result.json()["problems"]
+    assert problem["code"] == "list-failed"
+    assert "-32603: Internal error" in problem["message"] and "The end of its stderr" in problem["message"]
+    assert "the database at port 5432 refused the connection" in problem["message"]
