@@ -340,6 +340,8 @@ def _ms(value: float) -> str:
 
 
 def _verdict(report: CheckReport, paint: Paint) -> list[str]:
+    from mcp_elicit.client.declared import defined_modes  # loaded by the check already
+
     counts = []
     if report.errors:
         counts.append(f"{report.errors} error{'s' if report.errors != 1 else ''}")
@@ -359,10 +361,19 @@ def _verdict(report: CheckReport, paint: Paint) -> list[str]:
     tool = first.name if first is not None else "TOOL"
     required = first.required if first is not None else ()  # without them the call only fails
     call = " ".join(["mcp-elicit call", *_call_argv(report, tool, required)])
+    nothing = "This test declares no client capabilities, so the server could ask it nothing"
+    advice = [
+        f"{nothing}. To try an",
+        "elicitation flow, call a tool from a client that declares elicitation:",
+    ]
+    if report.era.startswith("handshake") and not defined_modes(report.revision):
+        advice = [
+            f"{nothing};",
+            f"MCP {report.revision} has no elicitation, so it can ask no client anything. To call a tool:",
+        ]
     return [
         paint(f"{head}: {_what_happened(report)}", "bold green"),
-        "This test declares no client capabilities, so the server could ask it nothing. To try an",
-        "elicitation flow, call a tool from a client that declares elicitation:",
+        *advice,
         f"  {clean(call)}",
     ]
 

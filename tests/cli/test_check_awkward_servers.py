@@ -101,3 +101,14 @@ def test_a_bare_internal_error_from_tools_list_keeps_the_end_of_the_servers_log(
     assert problem["code"] == "list-failed"
     assert "-32603: Internal error" in problem["message"] and "The end of its stderr" in problem["message"]
     assert "the database at port 5432 refused the connection" in problem["message"]
+
+
+@pytest.mark.parametrize(("revision", "can_ask"), [("2025-06-18", True), ("2025-03-26", False)])
+def test_the_closing_advice_offers_an_elicitation_flow_only_where_the_revision_has_one(
+    capsys: pytest.CaptureFixture[str], revision: str, can_ask: bool
+) -> None:
+    result = run(capsys, "check", "--", *fake("good", revision))
+    assert result.code == 0, result.err
+    assert ("To try an" in result.out) is can_ask
+    assert (f"MCP {revision} has no elicitation" in result.out) is not can_ask
+    assert "mcp-elicit call echo text=VALUE -- " in result.out
