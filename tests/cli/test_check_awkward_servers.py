@@ -1,6 +1,6 @@
-"""``mcp-elicit check`` against awkward servers: one that speaks only an older revision,
-one too slow for ``--timeout`` (over stdio and HTTP, before and after connecting), and
-what the server received meanwhile: no capability declared, no tool called."""
+"""``mcp-elicit check`` against awkward servers: one that speaks only an older revision
+(and the closing advice that fits it), one too slow for ``--timeout`` (over stdio and
+HTTP, before and after connecting), and one whose ``tools/list`` fails with an error."""
 
 from __future__ import annotations
 
