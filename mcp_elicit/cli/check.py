@@ -379,9 +379,11 @@ async def _list_all(client: Client, method: str, key: str) -> tuple[list[object]
                 f"{method} gave a nextCursor that is not a string: {_short(next_cursor)}"
             )
         if next_cursor in seen or pages >= _MAX_PAGES:
+            end = "; to end the list, leave nextCursor out of the last page" if next_cursor == "" else ""
             raise ServerBrokeProtocol(
                 f"{method} never ends: page {pages} gives the cursor {next_cursor!r} "
                 + ("again" if next_cursor in seen else f"after {_MAX_PAGES} pages")
+                + end
             )
         seen.add(next_cursor)
         cursor = next_cursor

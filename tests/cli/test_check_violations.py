@@ -32,6 +32,8 @@ def test_a_server_that_never_speaks_json_rpc(capsys: pytest.CaptureFixture[str])
     ("mode", "fragment"),
     [
         ("loop", "tools/list never ends: page 2 gives the cursor 'again' again"),
+        # what a client that stops at an empty cursor takes for the end: say how to end
+        ("empty-cursor", "'' again; to end the list, leave nextCursor out of the last page"),
         ("no-tools", "has no tools list"),
         # 1000 levels (a JSON reader takes 1024): quoting it with repr raised RecursionError
         ("deep-page", "page 1 of tools/list has no tools list: {'items': {'a': {'a': {...}}}}"),
