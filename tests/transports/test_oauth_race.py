@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from contextlib import AsyncExitStack
 from typing import Any
 
+import httpx
 import pytest
 
 from mcp_elicit import KeyRing, Server
@@ -86,6 +87,17 @@ async def connect_in_two_tabs(
         gate.armed = True
         async with asyncio.timeout(RACE_TIMEOUT):
             answers = await asyncio.gather(*(alice.get(callback) for callback in callbacks))
+        # each answer lost and reloaded, on the other instance: how the flow ended, nothing
+        # exchanged again; another browser is refused alike for both
+        ports = [httpx.URL(base).port for base in bases]
+        moved = [c.copy_with(port=ports[(ports.index(c.port) + 1) % len(ports)]) for c in callbacks]
+        reloads = [await alice.get(callback) for callback in moved]
+        async with browser("alice") as stranger:
+            forged = moved[0].copy_set_param("state", "x" * 32)
+            refused = [await stranger.get(callback) for callback in [*moved, forged]]
+    assert [(r.status_code, "Connected." in r.text) for r in reloads] == [(200, True)] * 2
+    assert [r.status_code for r in refused] == [403] * 3 and "already used" in refused[0].text
+    assert refused[0].text == refused[1].text == refused[2].text  # a used state tells nothing
     assert provider.exchanges == 2  # both sign-ins got their tokens from the provider
     kept = [i for i, answer in enumerate(answers) if answer.status_code == 200]
     assert len(kept) == 1, [(a.status_code, a.text) for a in answers]
