@@ -109,7 +109,11 @@ class EventStream:
                 if ended.reason is None or unheard >= REOPEN_UNHEARD:  # a server without ids
                     if ended.reason is not None:
                         log.warning(
-                            "the event stream of %s: %s; not opened again", session.conn.server, ended.reason
+                            "the event stream of %s: %s; not opened again, so what the server sends "
+                            "outside a request will not arrive (a page's completion notice): "
+                            "reconnect to hear it again",
+                            session.conn.server,
+                            ended.reason,
                         )
                     return
                 unheard += 1

@@ -419,3 +419,31 @@ async def test_a_proxy_that_refuses_the_tunnel_is_named(monkeypatch: pytest.Monk
     text = str(raised.value)
     assert "through the proxy" in text and "HTTPS_PROXY" in text, text
     assert "broke" not in text, text
+
+
+async def test_a_2025_event_stream_cut_before_any_id_is_opened_again_three_times(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Every GET of the session's event stream is cut after its headers, before any event
+    id: it is opened again three times, then the listening ends, said once as a warning;
+    the session still works for its requests."""
+    faults = [Fault(b"GET /mcp", marker=b"\r\n\r\n") for _ in range(5)]
+    done = {"order": 0, "link": 0}
+    said = "not opened again"
+    async with (
+        uvicorn_server(StreamableHTTP(build(done))) as running,
+        breaking(running.port, faults) as proxy,
+        asyncio.timeout(60),
+        connect_http(
+            proxy.url(), answerer=Scripted.from_script(SCRIPT), versions=[OLD], timeout=20
+        ) as client,
+    ):
+        for _ in range(300):  # three reopenings, a second or more apart
+            if said in caplog.text:
+                break
+            await asyncio.sleep(0.05)
+        assert (await client.call_tool("order"))["content"][0]["text"] == "ordered for Ada"
+    assert [f.fired.is_set() for f in faults] == [True, True, True, True, False]
+    warned = [r.getMessage() for r in caplog.records if said in r.getMessage()]
+    assert len(warned) == 1 and "the event stream of" in warned[0], warned
+    assert "outside a request will not arrive" in warned[0] and "reconnect" in warned[0], warned
