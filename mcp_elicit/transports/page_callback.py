@@ -14,7 +14,8 @@ Rules:
 * A state taken is remembered (its digest, naming the flow, for the flow's life), so that
   the browser that signed in, reloading the callback whose answer it never got (a dropped
   connection), is shown how the flow ended ("Connected"), not told the sign-in cannot be
-  used; any other browser still gets that refusal.
+  used (while the first callback's token request is still under way: to reload in a
+  moment); any other browser still gets that refusal.
 """
 
 from __future__ import annotations
@@ -58,15 +59,22 @@ def callback_page(
     carries the flow's cookie."""
 
     async def again(request: Request, state: str) -> Response | None:
-        """The flow's done page, to the browser that signed in reloading its callback."""
+        """The flow's done page, to the browser that signed in reloading its callback (or,
+        while that first callback's token request is still under way, to wait)."""
         if not state or len(state) > 512:
             return None
         flow_id = await url_mode.guarded.get(_USED, _used_key(state))
         flow = await url_mode.flows.get(flow_id.decode("ascii", "replace")) if flow_id else None
-        if flow is None or not flow.done or not owns(request, flow):
+        if flow is None or not owns(request, flow):
             return None
         if await who_may_act(request, flow) is not None:
             return None
+        if not flow.done:
+            return refuse(
+                409,
+                "Still connecting",
+                f"Your {flow.name} sign-in is being completed. Reload this page in a moment.",
+            )
         return done_page(asking, flow)
 
     async def callback(request: Request) -> Response:

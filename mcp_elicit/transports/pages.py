@@ -47,7 +47,8 @@ Rules:
   are revoked at the provider when it can (``OAuthConnections.discard``), never while the
   kept one's save is still under way (not yet stored, it would look like no connection).
   The browser that signed in, reloading a callback whose answer it never got, is shown
-  how the flow ended; any other browser presenting a used state is refused.
+  how the flow ended (or, while its token request is under way, to reload in a moment);
+  any other browser presenting a used state is refused.
 * A page that takes a secret or leads to a sign-in names the server asking (its title, else
   its name) and the user it is for (the flow's principal), so that a person sent someone
   else's link sees that it is not theirs before typing anything; the secret's field, which

@@ -155,3 +155,47 @@ async def test_two_callbacks_at_once_on_two_instances_sharing_redis_keep_one(red
     finally:
         for store in stores:
             await store.close()
+
+
+class Held(Recording):
+    """Token requests that wait for ``go`` before going to the provider."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked, self.go = asyncio.Event(), asyncio.Event()
+
+    async def exchange(
+        self, provider: OAuthProvider, code: str, verifier: str, redirect_uri: str
+    ) -> Mapping[str, Any]:
+        self.asked.set()
+        await self.go.wait()
+        return await super().exchange(provider, code, verifier, redirect_uri)
+
+
+async def test_a_callback_reloaded_while_its_tokens_are_requested_says_to_wait() -> None:
+    """The browser reloads the callback while the first one's token request is still under
+    way: it is told the sign-in is being completed, not that it cannot be used; once done,
+    a reload says "Connected"."""
+    provider, exchange, memory = OAuthTestProvider(), Held(), MemoryStore()
+    try:
+        async with uvicorn_server(provider.app) as idp, asyncio.timeout(RACE_TIMEOUT):
+            provider.base = f"http://127.0.0.1:{idp.port}"
+            app = make_server(memory, provider.base, exchange)
+            async with uvicorn_server(StreamableHTTP(app)) as running, browser("alice") as alice:
+                base = f"http://127.0.0.1:{running.port}"
+                provider.register(base + CALLBACK)
+                flow, token = await app.url_mode.flows.start("oauth", "example", "alice")
+                page = await open_page(alice, f"{base}/mcp-elicit/flows/{flow.id}?t={token}")
+                callback = await to_the_provider_and_back(alice, page)
+                first = asyncio.ensure_future(alice.get(callback))
+                await exchange.asked.wait()
+                meanwhile = await alice.get(callback)
+                exchange.go.set()
+                assert "Connected." in (await first).text
+                after = await alice.get(callback)
+    finally:
+        await memory.close()
+    assert "cannot be used" not in meanwhile.text and "try again" not in meanwhile.text, meanwhile.text
+    assert "Reload this page in a moment" in meanwhile.text, meanwhile.text
+    assert (after.status_code, "Connected." in after.text) == (200, True)
+    assert provider.exchanges == 1
