@@ -14,7 +14,8 @@ Rules:
   spin. A stream without ids, or a GET refused, ends the listening; but one whose
   connection broke before its first id came (a proxy or the network cut it, as the
   priming event was on its way) is opened again, without an id, up to
-  ``REOPEN_UNHEARD`` times in a row, or the session would never again hear its server's
+  ``REOPEN_UNHEARD`` times in a row (a connection that brought a message starts the count
+  again), or the session would never again hear its server's
   notices (``notifications/elicitation/complete``) nor the requests sent there.
 * A 404 to a GET (this one, or one resuming a request's stream) means the session it went
   in is gone: a new session is opened (:func:`renewed`), whose ``initialize`` opens the
@@ -100,9 +101,11 @@ class EventStream:
         unheard = 0  # connections in a row that broke before any id came
         while True:
             try:
-                ended = await self._pump(stream)
+                ended, brought = await self._pump(stream)
             finally:
                 await stream.aclose()
+            if brought:
+                unheard = 0  # it was heard: only breaks in a row that brought nothing count
             news = ended.last_event_id is not None and ended.last_event_id != last_event_id
             last_event_id = ended.last_event_id or last_event_id
             if last_event_id is None:
@@ -127,12 +130,15 @@ class EventStream:
                 return
             stream = resumed
 
-    async def _pump(self, stream: Exchange) -> Ended:
+    async def _pump(self, stream: Exchange) -> tuple[Ended, bool]:
+        """Read ``stream`` to its end; how it ended, and whether it brought any message."""
         session = self.session
+        brought = False
         while True:
             item = await stream.receive()
             if isinstance(item, Ended):
-                return item
+                return item, brought
+            brought = True
             if isinstance(item, Notification):
                 with session.conn.receiving(item, session.revision, session.session_id):
                     await session.on_unsolicited(item)

@@ -319,3 +319,25 @@ async def test_a_response_that_arrives_on_the_event_stream_still_answers_its_req
     async with Client(transport, versions=V2025) as client:
         out = await client.call_tool("t")
     assert out["content"][0]["text"] == "late"
+
+
+async def test_an_event_stream_that_breaks_after_each_message_is_always_opened_again() -> None:
+    """A server that gives no event ids, whose stream breaks after each notice it brings:
+    the limit on reopening counts breaks in a row that brought nothing, so a connection
+    that brought a notice starts the count again and the session keeps listening."""
+    heard: list[str] = []
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "initialize":
+            return [init(message)]
+        return [result(message, {"tools": []})]
+
+    def listen(headers: dict[str, str], last: str | None) -> FakeExchange:
+        notice = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        return FakeExchange([notice, Ended(200, reason="the connection broke", retry_ms=10)])
+
+    transport = FakeTransport(serve, listen=listen, headers={"mcp-session-id": "S"})
+    client = Client(transport, versions=V2025, on_notification=lambda method, params: heard.append(method))
+    async with client:
+        await eventually(lambda: len(transport.listens) >= 5, "a fifth opening of the event stream")
+    assert len(heard) >= 4, heard
