@@ -1,14 +1,12 @@
 """The ``$ref``s in a JSON Schema that point to nothing in that schema. No I/O.
 
 A client that compiles a tool's schema (Ajv, a model host) fails on a reference it cannot
-resolve, so ``check`` names each one. Rules, to say nothing false:
-
-* only references within the schema are followed: ``#`` and JSON Pointers ``#/...``
-  (percent-decoded, then ``~1`` and ``~0`` unescaped); anchors (``#name``) and other
-  documents are left alone;
-* a subschema with its own ``$id`` sets another base, so nothing under it is followed;
-* the values of ``const``, ``enum``, ``default`` and ``examples`` are data, not schemas;
-  under ``properties``, ``$defs`` and the like every key is a name, whatever it spells.
+resolve, so ``check`` names each one. The ``referencing`` library (which ``jsonschema``
+uses) knows, for the schema's dialect (``$schema``, else 2020-12), which keywords hold
+subschemas and where each ``$id`` sets a base, so a ``$ref`` inside data (``const``,
+``enum``, ``default``, ``examples``), inside an unknown keyword (``example``, ``x-...``),
+or a property named ``$ref``, is never taken for a reference. To say nothing false, only
+a JSON Pointer that leads nowhere is named; anchors and other documents are left alone.
 
 The walk is a loop, not recursion: ``tool_checks`` has bounded the depth already, and the
 width (thousands of properties) costs one pass.
@@ -16,52 +14,63 @@ width (thousands of properties) costs one pass.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Final
-from urllib.parse import unquote
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from referencing import Registry, Resource
+from referencing.exceptions import PointerToNowhere, Unresolvable
+from referencing.jsonschema import DRAFT202012, specification_with
 
 __all__ = ["dangling_refs"]
 
-#: Keywords whose value is data: a ``$ref`` in it is a value, not a reference.
-_DATA: Final = frozenset({"const", "enum", "default", "examples"})
-#: Keywords whose value maps names to schemas: every key in it is a name.
-_NAMED: Final = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"})
 
-
-def dangling_refs(schema: Mapping[str, object], key: str) -> list[tuple[str, str]]:
+def dangling_refs(schema: Mapping[str, Any], key: str) -> list[tuple[str, str]]:
     """Each ``(where, ref)``: a local ``$ref`` at ``where`` (``key.properties.a``) that
-    points to nothing in ``schema``, in the order found."""
+    points to nothing in ``schema``, in the order found. A schema its own dialect's
+    meta-schema refuses (``tool_checks`` says so first) may come back with fewer."""
+    dialect = schema.get("$schema")
+    spec = specification_with(dialect if isinstance(dialect, str) else "", default=DRAFT202012)
     found: list[tuple[str, str]] = []
-    stack: list[tuple[object, str, bool]] = [(schema, key, False)]  # node, where, names only
-    while stack:
-        node, where, names = stack.pop()
-        if isinstance(node, list):
-            stack.extend((item, f"{where}[{n}]", False) for n, item in reversed(list(enumerate(node))))
-            continue
-        if not isinstance(node, Mapping) or (node is not schema and not names and "$id" in node):
-            continue
-        ref = node.get("$ref")
-        if not names and isinstance(ref, str) and not _resolves(schema, ref):
-            found.append((where, ref))
-        for name, value in reversed(list(node.items())):
-            if names or name not in _DATA:
-                stack.append((value, f"{where}.{name}", not names and name in _NAMED))
+    try:
+        root: Resource[Any] = spec.create_resource(schema)
+        registry: Registry[Any] = Registry().with_resource(root.id() or "", root).crawl()
+        stack = [(root, registry.resolver(root.id() or ""), key)]
+        while stack:
+            resource, resolver, where = stack.pop()
+            ref = resource.contents.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/") and _nowhere(resolver, ref):
+                found.append((where, ref))
+            subs = {
+                id(sub.contents): sub for sub in resource.subresources() if isinstance(sub.contents, Mapping)
+            }
+            children = [
+                (subs.pop(id(child)), at)
+                for at, child in _children(resource.contents, where)
+                if id(child) in subs
+            ]
+            stack.extend((sub, resolver.in_subresource(sub), at) for sub, at in reversed(children))
+    except (AttributeError, TypeError):  # e.g. a list where the dialect has a schema
+        pass
     return found
 
 
-def _resolves(schema: Mapping[str, object], ref: str) -> bool:
-    """Whether ``ref`` points into ``schema``; True for one this module does not follow."""
-    if ref == "#":
+def _children(node: Mapping[str, Any], where: str) -> Iterator[tuple[str, object]]:
+    """Each value one or two steps below ``node``, with where it is: the candidates to
+    match against the subschemas ``referencing`` finds, which it gives without a path."""
+    for name, value in node.items():
+        yield f"{where}.{name}", value
+        if isinstance(value, Mapping):
+            yield from ((f"{where}.{name}.{k}", v) for k, v in value.items())
+        elif isinstance(value, list):
+            yield from ((f"{where}.{name}[{n}]", v) for n, v in enumerate(value))
+
+
+def _nowhere(resolver: Any, ref: str) -> bool:
+    """Whether the JSON Pointer ``ref`` leads to nothing (not: cannot be followed here)."""
+    try:
+        resolver.lookup(ref)
+    except (PointerToNowhere, ValueError, TypeError):  # TypeError, ValueError: a step past a leaf
         return True
-    if not ref.startswith("#/"):
-        return True  # an anchor, or another document
-    node: object = schema
-    for token in ref[2:].split("/"):
-        step = unquote(token).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and step in node:
-            node = node[step]
-        elif isinstance(node, list) and step.isdigit() and int(step) < len(node):
-            node = node[int(step)]
-        else:
-            return False
-    return True
+    except Unresolvable:  # under a nested $id whose document is not this one
+        return False
+    return False
