@@ -15,7 +15,8 @@ Rules:
   whatever the body says (servers, this one included, put a JSON-RPC error in it): run
   ``initialize`` again once and send the request again, whatever its method (a ``tools/call``
   too: the server answered it 404 without acting on it, its session being unknown to it); a
-  404 in the new session fails the request with the server's error. Requests that meet the 404 of one session together
+  404 in the new session fails the request with the server's error (``http_status`` 404, its
+  message saying so and what usually causes it). Requests that meet the 404 of one session together
   start one new session between them, and no request goes out while it is being set up
   (it would carry neither the session's id nor its version): they wait for it. Over HTTP the GET event stream is listened to for as
   long as the session lasts (``rev_2025_11_25_events``). Closing sends DELETE (best effort), also for a session
@@ -85,6 +86,11 @@ log = logging.getLogger("mcp_elicit.client")
 _RESUMES: Final = 5
 #: The longest ``Mcp-Session-Id`` taken (it goes on every request); real ones are far shorter.
 _MAX_SESSION_ID: Final = 4096
+#: Said after a server's error that came with a 404 in the session opened for its request.
+_GONE_AGAIN: Final = (
+    " (HTTP 404 in a new session too: the server forgets a session as soon as it opens it;"
+    " if it runs as several instances, each session's requests must reach the one that opened it)"
+)
 
 
 class HandshakeSession:
@@ -272,6 +278,9 @@ class HandshakeSession:
                 log.info("%s got no response (%s); sending it again", method, reply.reason or reply.detail)
                 continue
             lost = end_error(reply, self.conn.server, method)
+            if reply.status == 404 and reinitialized and isinstance(lost, ProtocolError):
+                lost.http_status = 404
+                say_more(lost, _GONE_AGAIN)
             if reply.broken and method == "tools/call":
                 say_more(lost, NOT_SENT_AGAIN)
             if reissued:

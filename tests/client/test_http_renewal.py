@@ -149,7 +149,8 @@ async def test_concurrent_requests_meeting_the_404_share_one_new_session() -> No
 
 async def test_a_server_that_answers_404_again_fails_the_request_with_its_own_error() -> None:
     """A 404 after the renewal (a server that answers every tools/call so) ends the request
-    with the server's JSON-RPC error, after one new session: no loop."""
+    with the server's JSON-RPC error, after one new session: no loop. The error says the
+    status too, and what a server that forgets its sessions at once usually is."""
     server, ran = counting_server()
     inner = StreamableHTTP(server)
     initializes: list[bytes] = []
@@ -167,7 +168,10 @@ async def test_a_server_that_answers_404_again_fails_the_request_with_its_own_er
 
     async with uvicorn_server(refusing_calls) as running:
         async with connect_http(running.url, versions=V2025, timeout=30) as client:
-            with pytest.raises(InvalidRequest, match="Session not found"):
+            with pytest.raises(InvalidRequest, match="Session not found") as refused:
                 await client.call_tool("note", {"text": "c"})
     assert ran == []
     assert len(initializes) == 2
+    assert refused.value.http_status == 404
+    assert "HTTP 404 in a new session too" in str(refused.value)
+    assert "several instances" in str(refused.value)
