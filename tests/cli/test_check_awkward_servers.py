@@ -1,10 +1,12 @@
 """``mcp-elicit check`` against awkward servers: one that speaks only an older revision
 (and the closing advice that fits it), one too slow for ``--timeout`` (over stdio and
-HTTP, before and after connecting), and one whose ``tools/list`` fails with an error."""
+HTTP, before and after connecting), and one whose ``tools/list`` fails with an error (over
+HTTP, a 404 in every session)."""
 
 from __future__ import annotations
 
 import http.server
+import json
 import time
 
 import pytest
@@ -90,6 +92,57 @@ def test_a_failed_tools_list_is_an_error_in_a_report_that_still_names_the_server
     assert "Fake server" in human.out and "list-failed: tools/list" in human.out
     assert "FAILED (exit 1): 1 error" in human.out
     assert "lists its tools" not in human.out
+
+
+class _Forgetful(http.server.BaseHTTPRequestHandler):
+    """A 2025-11-25 server over HTTP that opens a session, then answers every tools/list
+    in it 404 with the JSON-RPC error the SDKs send: a session it no longer knows."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _answer(self, status: int, message: dict[str, object] | None, session: str = "") -> None:
+        body = json.dumps(message).encode() if message is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if session:
+            self.send_header("Mcp-Session-Id", session)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._answer(405, None)
+
+    do_DELETE = do_GET
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        method, rid = sent.get("method"), sent.get("id")
+        if method == "initialize":
+            opened = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": SERVER}
+            self._answer(200, {"jsonrpc": "2.0", "id": rid, "result": opened}, session="s-1")
+        elif rid is None:
+            self._answer(202, None)
+        else:
+            gone = {"code": -32001, "message": "Session not found"}
+            self._answer(404 if method == "tools/list" else 400, {"jsonrpc": "2.0", "id": rid, "error": gone})
+
+
+SERVER = {"name": "forgetful", "version": "1"}
+
+
+def test_a_tools_list_refused_404_in_every_session_says_the_status(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with serving(_Forgetful) as base:
+        result = run(capsys, "check", "--json", f"{base}/mcp")
+    assert result.code == 1, result.err
+    report = result.json()
+    assert report["server"]["name"] == "forgetful"
+    [problem] = report["problems"]
+    assert problem["code"] == "list-failed" and "-32001: Session not found" in problem["message"]
+    assert "HTTP 404 in a new session too" in problem["message"]
 
 
 def test_a_bare_internal_error_from_tools_list_keeps_the_end_of_the_servers_log(
