@@ -382,9 +382,10 @@ async def run_request(
         ) as client:
             connected = time.perf_counter()
             offered = set(client.server_capabilities)
-            during = method
+            during = "tools/list" if method == "tools/call" else method  # its schema first
             if method == "tools/call":
                 schema, output_schema = await _tool_schema(client, name)
+                during = method
                 arguments = parse_pairs(pairs or [], base=base, schema=schema)
                 if unknown := unknown_names(arguments, schema, name):  # said now, before any round
                     print(f"mcp-elicit: warning: {clean(unknown)}", file=sys.stderr)
