@@ -59,7 +59,7 @@ from mcp_elicit.client.negotiation import discovered_server, modern_from, not_mo
 from mcp_elicit.client.params import given
 from mcp_elicit.client.restarts import Restarts
 from mcp_elicit.client.rev_2025_11_25 import HandshakeSession
-from mcp_elicit.client.rev_2026_07_28 import ModernSession
+from mcp_elicit.client.rev_2026_07_28 import ModernSession, say_more
 from mcp_elicit.client.subscriptions import Subscription, open_subscription
 from mcp_elicit.client.transport import Ended, Transport
 from mcp_elicit.core.client import (
@@ -441,7 +441,11 @@ class Client:
             reason = self._conn.tools.rejected.get(name)
             if reason is not None:
                 raise ProtocolViolation(f"tool {name!r} of {self._conn.server} was rejected: {reason}")
-        return await session.call("tools/call", params)
+        try:
+            return await session.call("tools/call", params)
+        except RequestTimeout as exc:  # given up on, not undone
+            say_more(exc, "; the tool may have acted: check what it did before calling it again")
+            raise
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str] | None = None) -> dict[str, Any]:
         params = {"name": name, **given(f"prompts/get {name!r}", "arguments", arguments)}

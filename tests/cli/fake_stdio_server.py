@@ -22,7 +22,7 @@ as a list), ``discover-input-required`` (server/discover answered with input_req
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-error`` (answers
 ``tools/list`` with -32603 "database is down"; ``list-internal`` the same with only
 "Internal error", the reason on stderr), ``list-never`` (answers
-the opening request, never ``tools/list``), ``output-bad`` / ``output-missing`` (echo lists
+the opening request, never ``tools/list``), ``call-never`` (never answers ``tools/call``), ``output-bad`` / ``output-missing`` (echo lists
 an outputSchema; its result breaks it, or has no structuredContent), ``deep`` (tools/call
 answers structuredContent nested 1000 deep), ``deep-page`` (a tools/list page without
 ``tools``, its ``items`` nested 1000 deep), ``deep-schema`` (echo's inputSchema and
@@ -220,6 +220,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
     if mode == "bad-offers" and method in BAD_OFFERS:
         return result(BAD_OFFERS[method])
     if method == "tools/call":
+        if mode == "call-never":
+            return None
         if mode == "asks-escapes" and modern:
             body = {"resultType": "input_required", "inputRequests": {"q": ASK_ESCAPES}, "requestState": "s"}
             return {"jsonrpc": "2.0", "id": rid, "result": body}

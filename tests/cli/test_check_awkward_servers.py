@@ -1,6 +1,6 @@
 """``mcp-elicit check`` against awkward servers: one that speaks only an older revision
 (and the closing advice that fits it), one too slow for ``--timeout`` (over stdio and
-HTTP, before and after connecting), and one whose ``tools/list`` fails with an error (over
+HTTP, before and after connecting; for ``call``, before or after the tool is called), and one whose ``tools/list`` fails with an error (over
 HTTP, a 404 in every session)."""
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ def test_a_stdio_timeout_says_how_to_allow_more_time(
     assert result.code == 3
     assert said in result.err and SLOWER in result.err
     assert "may have acted" not in result.err  # no tool was called
+
+
+def test_a_tool_call_that_times_out_says_the_tool_may_have_acted(capsys: pytest.CaptureFixture[str]) -> None:
+    result = run(capsys, "call", "--timeout", "0.5", "echo", "text=hi", "--", *fake("call-never"))
+    assert result.code == 3
+    assert "then did not answer tools/call" in result.err and SLOWER in result.err
+    assert "the tool may have acted: check what it did before calling it again" in result.err
 
 
 class _Slow(http.server.BaseHTTPRequestHandler):
