@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -45,3 +46,13 @@ async def backend(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 @pytest.fixture
 def store(backend: Backend) -> Store:
     return backend.open()
+
+
+@pytest.fixture
+async def raw(redis_url: str) -> AsyncIterator[Any]:
+    """A plain redis-py client on the test server, to look behind the store (a
+    ``redis.asyncio.Redis``; the tests using it skip without redis-py)."""
+    redis_asyncio = pytest.importorskip("redis.asyncio")
+    client = redis_asyncio.Redis.from_url(redis_url)
+    yield client
+    await client.aclose()

@@ -42,6 +42,20 @@ def build(store: RedisStore) -> Server:
     return app
 
 
+def payments(store: RedisStore, paid: list[int]) -> Server:
+    """``pay``: single-use state, asks to confirm, and records each amount paid in ``paid``."""
+    app = Server("payments", state_keys=KeyRing([bytes(range(32))]), store=store)
+
+    @app.tool(single_use_state=True)
+    async def pay(ctx: Context, amount: int) -> str:
+        answer = await ctx.elicit(f"Pay {amount} EUR?", Form(ok=Boolean()), key="confirm")
+        if answer.accepted:
+            paid.append(amount)
+        return "paid"
+
+    return app
+
+
 async def call(
     http: httpx.AsyncClient, url: str, n: int, name: str, params: dict[str, Any]
 ) -> httpx.Response:
@@ -99,14 +113,7 @@ async def test_a_single_use_state_is_refused_while_the_store_is_down_and_the_act
     paid: list[int] = []
     with redis_server(tmp_path) as redis:
         store = RedisStore(redis.url)
-        app = Server("payments", state_keys=KeyRing([bytes(range(32))]), store=store)
-
-        @app.tool(single_use_state=True)
-        async def pay(ctx: Context, amount: int) -> str:
-            answer = await ctx.elicit(f"Pay {amount} EUR?", Form(ok=Boolean()), key="confirm")
-            if answer.accepted:
-                paid.append(amount)
-            return "paid"
+        app = payments(store, paid)
 
         try:
             async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
@@ -177,14 +184,7 @@ async def test_a_single_use_state_a_frozen_store_took_without_answering_is_asked
     paid: list[int] = []
     with redis_server(tmp_path, debug=True) as redis:
         store = RedisStore(f"{redis.url}?socket_timeout=2")
-        app = Server("payments", state_keys=KeyRing([bytes(range(32))]), store=store)
-
-        @app.tool(single_use_state=True)
-        async def pay(ctx: Context, amount: int) -> str:
-            answer = await ctx.elicit(f"Pay {amount} EUR?", Form(ok=Boolean()), key="confirm")
-            if answer.accepted:
-                paid.append(amount)
-            return "paid"
+        app = payments(store, paid)
 
         try:
             async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:

@@ -11,7 +11,6 @@ import math
 import os
 import signal
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,14 +30,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 redis_asyncio = pytest.importorskip("redis.asyncio")
-
-
-@pytest.fixture
-async def raw(redis_url: str) -> AsyncIterator[Redis]:
-    """A plain redis-py client on the test server, to look behind the store."""
-    client = redis_asyncio.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 def fresh_prefix() -> str:

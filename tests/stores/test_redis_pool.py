@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 import pytest
@@ -19,13 +18,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.anyio
 
 redis_asyncio = pytest.importorskip("redis.asyncio")
-
-
-@pytest.fixture
-async def raw(redis_url: str) -> AsyncIterator[Redis]:
-    client = redis_asyncio.Redis.from_url(redis_url)
-    yield client
-    await client.aclose()
 
 
 async def test_max_connections_bounds_the_pool_and_a_burst_waits_its_turn(redis_url: str, raw: Redis) -> None:
