@@ -259,8 +259,7 @@ class ModernSession:
         await tell(created)
         moved = asyncio.Event()  # set when the server says the task moved
         listener = asyncio.ensure_future(self._hear(watch.task_id, moved)) if self.listens else None
-        # The person is asked while the polls go on, so that a question the task stops
-        # waiting for (timed out on the server, the task ended) is withdrawn from them.
+        # The person is asked while the polls go on: a question the task stops waiting for is withdrawn.
         answering: asyncio.Future[dict[str, Any]] | None = None
         asking: frozenset[str] = frozenset()
         questions: tuple[InputRequest, ...] = ()  # those being answered
@@ -298,8 +297,9 @@ class ModernSession:
                     )
                 if await _until(step.delay, moved, answering):  # the poll interval, or sooner
                     assert answering is not None
-                    answers, answering = outcome(answering), None
-                    await self._through_outage("tasks/update", {**task, "inputResponses": answers}, watch)
+                    answers, answering = watch.waited_for(outcome(answering)), None
+                    if answers:  # those the task stopped waiting for meanwhile are dropped
+                        await self._through_outage("tasks/update", {**task, "inputResponses": answers}, watch)
                     watch.updated(questions, answers)
                     await _until(step.delay, moved, None)
         finally:

@@ -13,7 +13,9 @@ Rules:
 * ``input_required``: each key of ``inputRequests`` is asked once; a key seen again
   (a poll while the person is asked, or before the server took the answer in) is not
   asked again. Each poll also says which keys the task still waits for: a question it
-  no longer waits for (the server gave up on it, or the task ended) is withdrawn.
+  no longer waits for (the server gave up on it, or the task ended) is withdrawn, and
+  ``tasks/update`` carries answers only to the keys the last poll showed waiting (each
+  key of ``inputResponses`` must be one still outstanding: ``waited_for``).
 * A URL step answered ``accept`` (``updated``) is pending: the first poll after that asks
   nothing new says the task waits for its page (``Poll.awaiting_pages``, every step of
   that ``tasks/update`` the client accepted, in the order asked), once; a poll asking
@@ -89,6 +91,8 @@ class TaskWatch:
     #: When the server's current outage began (its first poll answered so), and its polls.
     outage_since: float | None = None
     outage_polls: int = 0
+    #: The keys the last poll showed the task waiting for.
+    outstanding: frozenset[str] = frozenset()
 
     @classmethod
     def start(cls, method: str, created: Mapping[str, Any], *, declared: bool, now: float) -> TaskWatch:
@@ -116,6 +120,7 @@ class TaskWatch:
             )
         self._note(result)
         self.reached()
+        self.outstanding = frozenset()
         if self.status == "completed":
             final = result.get("result")
             if not isinstance(final, Mapping):
@@ -147,7 +152,14 @@ class TaskWatch:
         asked = tuple(r for r in waiting if r.key not in self.answered)
         if asked:  # something new asked: any earlier wait ends
             self.pages = ()
-        return Poll(asked, self.delay, frozenset(r.key for r in waiting), self._said())
+        self.outstanding = frozenset(r.key for r in waiting)
+        return Poll(asked, self.delay, self.outstanding, self._said())
+
+    def waited_for(self, answers: dict[str, Any]) -> dict[str, Any]:
+        """Those of ``answers`` whose keys the last poll showed waiting: a question the
+        task stopped waiting for meanwhile is not answered (its key is no longer
+        outstanding, so ``tasks/update`` must not carry it)."""
+        return {key: answer for key, answer in answers.items() if key in self.outstanding}
 
     def outage(self, error: MCPElicitError, now: float, bound: float) -> float | None:
         """A ``tasks/get`` failed with ``error``: the seconds to wait before polling again

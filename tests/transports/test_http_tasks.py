@@ -118,3 +118,58 @@ async def test_stopping_the_server_cancels_running_tasks(wire: WireChecker) -> N
             await asyncio.wait_for(call, 10)
     result: Any = running_task.record.wire()
     assert result["status"] == "cancelled"
+
+
+class Slow:
+    """Answers every form with ``go``, but answers the question ``a`` only once ``ready``
+    says so (the server has stopped waiting for it, and the client has seen that)."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self, ready: Any) -> None:
+        self.ready = ready
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        if request.key == "a":
+            await eventually(self.ready, "the task to stop waiting for a, and a poll to show it")
+        return ElicitAnswer("accept", {"go": True})
+
+
+async def test_answers_go_only_to_questions_the_task_still_waits_for(wire: WireChecker) -> None:
+    """Two questions asked at once; the tool stops waiting for one (``a``) while the person
+    is still answering: the client, having seen ``a`` gone from ``inputRequests``, sends
+    ``tasks/update`` with the answer to ``b`` only (each key must be one still outstanding)."""
+    app = Server("http-tasks-partial", task_poll=0.02)
+    recorder = Recorder()
+
+    @app.tool(task="optional")
+    async def two(ctx: Context) -> str:
+        """Asks a and b; gives a up after a moment."""
+        await ctx.start_task()
+
+        async def first() -> str:
+            try:
+                return (await asyncio.wait_for(ctx.elicit("A?", Form(go=Boolean()), key="a"), 0.3)).action
+            except TimeoutError:
+                return "given up"
+
+        a, b = await asyncio.gather(first(), ctx.elicit("B?", Form(go=Boolean()), key="b"))
+        return f"a: {a}, b: {b.action}"
+
+    def seen_without_a() -> bool:
+        """A tasks/get answered after ``a`` left the task shows only ``b``."""
+        (running_task,) = app.tasks._tasks.values()
+        if "a" in running_task.record.input_requests:
+            return False
+        polls = [m for m in recorder.received if "inputRequests" in m.get("result", {})]
+        return bool(polls) and set(polls[-1]["result"]["inputRequests"]) == {"b"}
+
+    async with (
+        uvicorn_server(StreamableHTTP(app)) as running,
+        connect_http(running.url, answerer=Slow(seen_without_a), trace=recorder, tasks=True) as client,
+    ):
+        out = await asyncio.wait_for(client.call_tool("two"), 10)
+    assert out["content"][0]["text"] == "a: given up, b: accept"
+    (update,) = [m for m in recorder.sent if m.get("method") == "tasks/update"]
+    assert update["params"]["inputResponses"] == {"b": {"action": "accept", "content": {"go": True}}}
+    assert recorder.check(wire) == len(recorder.sent)
