@@ -12,8 +12,10 @@ Rules:
   lifetime (the server puts at most ``MAX_INPUT_REQUESTS`` there at once:
   ``server.task_handler``); an answer under any other key is ignored. ``tasks/update`` answers are
   bounded as a tool call's ``inputResponses`` are (``core.mrtr``): past that, -32602.
-* ``ttlMs`` and ``pollIntervalMs`` are integer milliseconds. A task stays readable for its
-  ttl after creation, and after it ended until the same ttl has passed again.
+* ``ttlMs`` and ``pollIntervalMs`` are integer milliseconds. A running task is never
+  forgotten, and says ``ttlMs: null`` (the extension counts the ttl from creation: a
+  client may give a task up past it); once it ended it stays readable for its ttl, and
+  says so from creation (the time it ran plus the ttl).
 * A task belongs to the principal that created it (None: unauthenticated); to anyone
   else it does not exist. Nothing of ``requestState`` ever appears in a task.
 * ``on_change`` (when set) is called after every change a client could see, with the
@@ -116,6 +118,13 @@ class TaskRecord:
             return None
         return max(self.created, self.ended) + self.ttl_ms / 1000
 
+    def _ttl_from_creation(self) -> int | None:
+        """``ttlMs`` as the extension counts it, from creation (when the task may be
+        discarded): none while it runs, since a running task is never forgotten; once it
+        ended, the time it ran plus its ttl (:attr:`expires`)."""
+        expires = self.expires
+        return None if expires is None else round((expires - self.created) * 1000)
+
     def expired(self, now: float) -> bool:
         """Whether the task may be forgotten (see :attr:`expires`)."""
         expires = self.expires
@@ -195,7 +204,7 @@ class TaskRecord:
             "status": self.status,
             "createdAt": _iso(self.created),
             "lastUpdatedAt": _iso(self.updated),
-            "ttlMs": self.ttl_ms,
+            "ttlMs": self._ttl_from_creation(),
             "pollIntervalMs": self.poll_ms,
         }
         if self.status_message is not None:

@@ -29,10 +29,19 @@ def test_a_new_task_is_working_and_says_when_in_utc_milliseconds() -> None:
         "status": "working",
         "createdAt": "2026-01-01T00:00:00.000Z",
         "lastUpdatedAt": "2026-01-01T00:00:00.000Z",
-        "ttlMs": 60_000,
+        "ttlMs": None,  # a running task is never forgotten
         "pollIntervalMs": 500,
     }
     assert task.created_result() == {**task.wire(), "resultType": "task"}
+
+
+def test_an_ended_task_says_its_ttl_from_creation() -> None:
+    """The extension counts ``ttlMs`` from creation: a task that ran 5 s and is kept 60 s
+    after it ended may be discarded 65 s after it was created."""
+    task = record()
+    task.complete({"content": []}, T0 + 5)
+    assert task.wire()["ttlMs"] == 65_000
+    assert task.expires == T0 + 65
 
 
 def test_questions_park_the_task_until_all_are_answered() -> None:

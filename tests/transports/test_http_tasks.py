@@ -173,3 +173,38 @@ async def test_answers_go_only_to_questions_the_task_still_waits_for(wire: WireC
     (update,) = [m for m in recorder.sent if m.get("method") == "tasks/update"]
     assert update["params"]["inputResponses"] == {"b": {"action": "accept", "content": {"go": True}}}
     assert recorder.check(wire) == len(recorder.sent)
+
+
+async def test_a_task_that_runs_longer_than_its_ttl_is_followed_to_its_end() -> None:
+    """``ttlMs`` counts from the task's creation and says when the server may discard it;
+    this server never discards a running task, so while it runs it says none (null), and
+    once it ended, the time it ran plus ``task_ttl``. A client reading the ttl as a
+    deadline (as the extension allows) then never gives up a task that is still running."""
+    app = Server("long-tasks", task_poll=0.05, task_ttl=0.3)
+    release = asyncio.Event()
+    seen: list[Any] = []
+
+    @app.tool(task="optional")
+    async def slow(ctx: Context) -> str:
+        await ctx.start_task()
+        await release.wait()
+        return "done"
+
+    async with (
+        uvicorn_server(StreamableHTTP(app)) as running,
+        connect_http(running.url, tasks=True) as client,
+    ):
+        call = asyncio.ensure_future(client.call_tool("slow"))
+        await eventually(lambda: app.tasks._tasks, "the task")
+        (task_id,) = app.tasks._tasks
+        record = app.tasks._tasks[task_id].record
+        seen.append(record.wire()["ttlMs"])
+        await asyncio.sleep(0.6)  # twice the ttl, still running
+        assert not call.done(), call
+        release.set()
+        out = await asyncio.wait_for(call, 30)
+        seen.append(record.wire()["ttlMs"])
+    assert out["content"][0]["text"] == "done"
+    assert seen[0] is None, seen
+    ran = record.ended - record.created
+    assert abs(seen[1] - (ran * 1000 + 300)) <= 1, seen  # the time it ran, plus task_ttl
