@@ -35,6 +35,7 @@ __all__ = [
     "humanize",
     "is_count",
     "is_real",
+    "multi_default",
     "normalize_options",
     "shown",
     "title_key",
@@ -207,13 +208,23 @@ def enum_options(enum_type: type[enum.Enum]) -> tuple[Option, ...]:
     return tuple(options)
 
 
-def normalize_options(options: OptionsLike) -> tuple[Option, ...]:
+def normalize_options(options: OptionsLike, name: str = "") -> tuple[Option, ...]:
+    """The options as (value, title) pairs; :class:`FormSchemaError` naming the field
+    ``name`` (when given) for options of no shape a choice takes."""
     if isinstance(options, type) and issubclass(options, enum.Enum):
         return enum_options(options)
     if isinstance(options, Mapping):
         return tuple(Option(value, title) for value, title in options.items())
     if isinstance(options, str):
-        raise FormSchemaError(f"options must be a list of strings, not the single string {options!r}")
+        raise FormSchemaError(
+            f"options must be a list of strings, not the single string {options!r}", field=name
+        )
+    if not isinstance(options, Iterable):
+        raise FormSchemaError(
+            "options must be a list of strings, a {value: title} mapping, (value, title) pairs or a "
+            f"str Enum, not {shown(options)}",
+            field=name,
+        )
     out: list[Option] = []
     for item in options:
         if isinstance(item, str):
@@ -221,5 +232,20 @@ def normalize_options(options: OptionsLike) -> tuple[Option, ...]:
         elif isinstance(item, tuple) and len(item) == 2:
             out.append(Option(item[0], item[1]))
         else:
-            raise FormSchemaError(f"option {item!r} is neither a string nor a (value, title) pair")
+            raise FormSchemaError(
+                f"option {shown(item)} is neither a string nor a (value, title) pair", field=name
+            )
     return tuple(out)
+
+
+def multi_default(default: Iterable[str] | None, name: str = "") -> tuple[str, ...] | None:
+    """A multi-choice's default as a tuple; :class:`FormSchemaError` naming the field when
+    it is a single string or no list at all."""
+    if default is None:
+        return None
+    if isinstance(default, str) or not isinstance(default, Iterable):
+        what = f"the string {default!r}" if isinstance(default, str) else shown(default)
+        raise FormSchemaError(
+            f"the default of a multi-choice must be a list of option values, not {what}", field=name
+        )
+    return tuple(default)

@@ -54,6 +54,7 @@ from mcp_elicit.forms.field_values import (
     fail,
     humanize,
     is_real,
+    multi_default,
     normalize_options,
     shown,
 )
@@ -396,7 +397,7 @@ class Choice(_Field):
             ("description", description),
             ("required", required),
             ("not_secret", not_secret),
-            ("options", normalize_options(options)),
+            ("options", normalize_options(options, name)),
             ("default", default),
             ("legacy_enum_names", legacy_enum_names),
             ("_key", None),
@@ -452,16 +453,14 @@ class MultiChoice(_Field):
         max_items: int | None = None,
         not_secret: bool = False,
     ) -> None:
-        if isinstance(default, str):
-            raise FormSchemaError(f"the default of a multi-choice must be a list, not the string {default!r}")
         for attr, value in (
             ("name", name),
             ("title", title),
             ("description", description),
             ("required", required),
             ("not_secret", not_secret),
-            ("options", normalize_options(options)),
-            ("default", None if default is None else tuple(default)),
+            ("options", normalize_options(options, name)),
+            ("default", multi_default(default, name)),
             ("min_items", min_items),
             ("max_items", max_items),
             ("_key", None),

@@ -117,6 +117,38 @@ def test_bad_option_shapes(options: Any, message: str) -> None:
         Choice(options)
 
 
+@pytest.mark.parametrize("kind", [Choice, MultiChoice])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            None,
+            "options must be a list of strings, a {value: title} mapping, (value, title) pairs or a str Enum, not None",
+        ),
+        (
+            3,
+            "options must be a list of strings, a {value: title} mapping, (value, title) pairs or a str Enum, not 3",
+        ),
+        ([1], "option 1 is neither a string nor a (value, title) pair"),
+        ("abc", "not the single string 'abc'"),
+    ],
+)
+def test_bad_options_are_refused_naming_the_field(kind: Any, options: Any, message: str) -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        kind(options, name="size")
+    assert str(caught.value).startswith("field 'size': ")
+    assert message in str(caught.value)
+    assert caught.value.field == "size"
+
+
+@pytest.mark.parametrize("default", [5, 2.5, True])
+def test_multi_choice_default_that_is_no_list_is_refused(default: Any) -> None:
+    with pytest.raises(
+        FormSchemaError, match="the default of a multi-choice must be a list of option values, not "
+    ):
+        MultiChoice(["a"], name="size", default=default)
+
+
 def test_multi_choice_default_must_be_a_list() -> None:
     with pytest.raises(FormSchemaError, match="must be a list"):
         MultiChoice(["a"], default="a")
