@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -301,13 +302,29 @@ async def test_an_answerer_failing_after_its_close_leaves_nothing_behind(
     assert [r.getMessage() for r in caplog.records if r.name == "asyncio"] == []
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.5])
-async def test_closing_during_connect_ends_the_connecting(server_file: Path, delay: float) -> None:
+#: A server that reads the client's first message (the revision asked), says so in a file,
+#: and never answers: a connect to it is still asking when the test closes the client.
+SILENT_AFTER_ASKED = "import sys; sys.stdin.readline(); open(sys.argv[1], 'w').close(); sys.stdin.read()"
+
+
+@pytest.mark.parametrize("when", ["starting", "asking"])
+async def test_closing_during_connect_ends_the_connecting(
+    server_file: Path, tmp_path: Path, when: str
+) -> None:
     """``connect()`` went on and returned as if connected, and the next call blamed the
-    server ("... stopped reading its input")."""
-    client = _stdio(server_file, "2026-07-28")
+    server ("... stopped reading its input"). Closed while the server starts, or once it
+    has been asked its revision (a server that never answers, so the connect cannot have
+    finished first however fast the machine)."""
+    asked = tmp_path / "asked"
+    if when == "starting":
+        client = _stdio(server_file, "2026-07-28")
+    else:
+        command = [sys.executable, "-c", SILENT_AFTER_ASKED, str(asked)]
+        client = Client(StdioTransport(command), versions=["2026-07-28"], timeout=HOURS)
     connecting = asyncio.ensure_future(client.connect())
-    await asyncio.sleep(delay)  # starting the server, or asking it its revision
+    await asyncio.sleep(0)  # the connecting begins: the server starts
+    if when == "asking":
+        await eventually(asked.exists, "the server asked its revision")
     async with hang_guard("the close"):
         await client.aclose()
     async with hang_guard("the connecting to end once the client was closed"):
