@@ -52,6 +52,57 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpProcess]:
     assert "Traceback" not in proc.stderr(), proc.stderr()[-3000:]
 
 
+#: A refusal, then answers that break the form twice, then (after any given in between)
+#: the answers to the last call.
+REFUSED_THEN_BAD = [
+    {"refuse": "the window was closed"},
+    {"action": "accept", "content": {"city": "Rome"}},
+    {"action": "accept", "content": {"nights": 0}},
+    {"action": "accept", "content": {"nights": "two"}},
+]
+LAST_ANSWERED = [
+    {"action": "accept", "content": {"city": "Oslo"}},
+    {"action": "accept", "content": {"nights": 2}},
+]
+ASKED_AGAIN = [
+    "How many nights in Rome?",
+    "Your previous answer was not accepted: nights: must be at least 1.\n\nHow many nights in Rome?",
+]
+
+
+def _run(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    kind: str,
+    plan: dict[str, Any],
+    argv: list[str],
+    cwd: Path,
+) -> dict[str, Any]:
+    """Run a peer client on ``plan`` against the app (the module's server over HTTP, or a
+    process of its own over stdio); the report it prints, once it ended cleanly."""
+    if kind == "http":
+        plan["url"] = request.getfixturevalue("server").url
+    else:
+        plan["command"] = [*cli(), "serve", str(APP), "--store", "memory://"]
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    done = subprocess.run(
+        [*argv, str(path)], cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr, done.stderr[-3000:]
+    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return report
+
+
+def _check_wire(report: dict[str, Any], revision: str) -> None:
+    """Every message the server sent, against the schema of ``revision``."""
+    checker = WireChecker.load(revision)
+    methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
+    for message in report["received"]:
+        checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
+
+
 def _call(traveller: str, **extra: Any) -> dict[str, Any]:
     return {"op": "callTool", "name": "plan_trip", "arguments": {"traveller": traveller}, **extra}
 
@@ -67,33 +118,9 @@ def test_refused_bad_and_unanswered_questions(
         "era": "legacy",
         "elicitation": {"form": {}},
         "steps": [_call("Al"), _call("Bo"), *([_call("Cy", timeoutMs=1500)] if hangs else []), _call("Di")],
-        "answers": [
-            {"refuse": "the window was closed"},
-            {"action": "accept", "content": {"city": "Rome"}},
-            {"action": "accept", "content": {"nights": 0}},
-            {"action": "accept", "content": {"nights": "two"}},
-            *([{"hang": True}] if hangs else []),
-            {"action": "accept", "content": {"city": "Oslo"}},
-            {"action": "accept", "content": {"nights": 2}},
-        ],
+        "answers": [*REFUSED_THEN_BAD, *([{"hang": True}] if hangs else []), *LAST_ANSWERED],
     }
-    if kind == "http":
-        plan["url"] = request.getfixturevalue("server").url
-    else:
-        plan["command"] = [*cli(), "serve", str(APP), "--store", "memory://"]
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan))
-    done = subprocess.run(
-        [str(ts_node), str(TS_PEERS / "client.mjs"), str(path)],
-        cwd=TS_PEERS,
-        capture_output=True,
-        text=True,
-        timeout=RUN_TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = _run(request, tmp_path, kind, plan, [str(ts_node), str(TS_PEERS / "client.mjs")], TS_PEERS)
     refused, bad, *unanswered, answered = report["results"]
     assert refused["result"]["content"][0]["text"] == "trip: cancelled, ask later"
     assert bad["result"]["content"][0]["text"] == "trip: cancelled, ask later"
@@ -101,15 +128,8 @@ def test_refused_bad_and_unanswered_questions(
     if hangs:
         assert unanswered[0].get("error", {}).get("code") == -32001, unanswered  # the SDK's own timeout
         assert report["withdrawn"] == ["Where does Cy go?"]
-    messages = [a["message"] for a in report["asked"]]
-    assert messages[2:4] == [
-        "How many nights in Rome?",
-        "Your previous answer was not accepted: nights: must be at least 1.\n\nHow many nights in Rome?",
-    ]
-    checker = WireChecker.load("2025-11-25")
-    methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
-    for message in report["received"]:
-        checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
+    assert [a["message"] for a in report["asked"]][2:4] == ASKED_AGAIN
+    _check_wire(report, "2025-11-25")
     cancelled = [m for m in report["received"] if m.get("method") == "notifications/cancelled"]
     assert len(cancelled) == (1 if hangs else 0), cancelled
 
@@ -139,31 +159,13 @@ def test_refused_and_bad_answers_of_more_clients(
         "era": era,
         "elicitation": {"form": {}} if sdk == "v2" else {"form": {}, "url": {}},
         "steps": [_call("Al"), _call("Bo"), _call("Di")],
-        "answers": [
-            {"refuse": "the window was closed"},
-            {"action": "accept", "content": {"city": "Rome"}},
-            {"action": "accept", "content": {"nights": 0}},
-            {"action": "accept", "content": {"nights": "two"}},
-            {"action": "accept", "content": {"city": "Oslo"}},
-            {"action": "accept", "content": {"nights": 2}},
-        ],
+        "answers": [*REFUSED_THEN_BAD, *LAST_ANSWERED],
     }
-    if kind == "http":
-        plan["url"] = request.getfixturevalue("server").url
-    else:
-        plan["command"] = [*cli(), "serve", str(APP), "--store", "memory://"]
-    path = tmp_path / "plan.json"
-    path.write_text(json.dumps(plan))
     if sdk == "v2":
         argv, cwd = [str(request.getfixturevalue("ts_node")), str(TS_PEERS / "client.mjs")], TS_PEERS
     else:
         argv, cwd = [str(request.getfixturevalue("sdk_python")), str(PYTHON_CLIENT)], ROOT
-    done = subprocess.run(
-        [*argv, str(path)], cwd=cwd, capture_output=True, text=True, timeout=RUN_TIMEOUT, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "Traceback" not in done.stderr, done.stderr[-3000:]
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = _run(request, tmp_path, kind, plan, argv, cwd)
     assert report["protocolVersion"] == revision
     refused, bad, answered = report["results"]
     if revision == "2026-07-28":
@@ -172,14 +174,8 @@ def test_refused_and_bad_answers_of_more_clients(
         assert refused["result"]["content"][0]["text"] == "trip: cancelled, ask later"
     assert bad["result"]["content"][0]["text"] == "trip: cancelled, ask later"
     assert answered["result"]["content"][0]["text"] == "Di: 2 nights in Oslo"
-    assert [a["message"] for a in report["asked"]][2:4] == [
-        "How many nights in Rome?",
-        "Your previous answer was not accepted: nights: must be at least 1.\n\nHow many nights in Rome?",
-    ]
+    assert [a["message"] for a in report["asked"]][2:4] == ASKED_AGAIN
     if sdk == "v2":  # the Python SDK offers no tap on its messages
         calls = [m for m in report["sent"] if m.get("method") == "tools/call"]
         assert [c["params"]["arguments"]["traveller"] for c in calls] == ["Al", *["Bo"] * 4, *["Di"] * 3]
-        checker = WireChecker.load(revision)
-        methods = {m["id"]: m["method"] for m in report["sent"] if "method" in m and "id" in m}
-        for message in report["received"]:
-            checker.outgoing(message, methods.get(message.get("id")) if "method" not in message else None)
+        _check_wire(report, revision)
