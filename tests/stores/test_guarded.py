@@ -68,6 +68,15 @@ async def call(
     return await http.post(url, json=body, headers={**HEADERS, "mcp-name": name})
 
 
+async def confirmed_retry(http: httpx.AsyncClient, url: str) -> dict[str, Any]:
+    """Call ``pay`` 5 EUR (it asks to confirm); the params of its retry, confirmed."""
+    params: dict[str, Any] = {"arguments": {"amount": 5}}
+    first = (await call(http, url, 1, "pay", params)).json()["result"]
+    params["inputResponses"] = {"confirm": {"action": "accept", "content": {"ok": True}}}
+    params["requestState"] = first["requestState"]
+    return params
+
+
 def _unavailable(response: httpx.Response, port: int) -> None:
     assert response.status_code == 503, response.text
     error = response.json()["error"]
@@ -117,10 +126,7 @@ async def test_a_single_use_state_is_refused_while_the_store_is_down_and_the_act
 
         try:
             async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
-                params: dict[str, Any] = {"arguments": {"amount": 5}}
-                first = (await call(http, running.url, 1, "pay", params)).json()["result"]
-                params["inputResponses"] = {"confirm": {"action": "accept", "content": {"ok": True}}}
-                params["requestState"] = first["requestState"]
+                params = await confirmed_retry(http, running.url)
                 redis.proc.kill()
                 redis.proc.wait()
                 retries = [await call(http, running.url, n, "pay", params) for n in (2, 3)]
@@ -188,10 +194,7 @@ async def test_a_single_use_state_a_frozen_store_took_without_answering_is_asked
 
         try:
             async with uvicorn_server(StreamableHTTP(app)) as running, httpx.AsyncClient(timeout=30) as http:
-                params: dict[str, Any] = {"arguments": {"amount": 5}}
-                first = (await call(http, running.url, 1, "pay", params)).json()["result"]
-                params["inputResponses"] = {"confirm": {"action": "accept", "content": {"ok": True}}}
-                params["requestState"] = first["requestState"]
+                params = await confirmed_retry(http, running.url)
                 reader, writer = await asyncio.open_connection("127.0.0.1", redis.port)
                 writer.write(b"*3\r\n$5\r\nDEBUG\r\n$5\r\nSLEEP\r\n$1\r\n3\r\n")  # frozen for 3 s
                 await asyncio.sleep(0.3)
