@@ -244,3 +244,27 @@ async def test_a_request_abandoned_by_the_client_ends_the_page(new_page: NewPage
         opened.task.cancel()
         await expect(page.locator("#finished-title")).to_have_text("Cancelled")
         await expect(page.locator("#finished-text")).to_have_text("Nothing was sent. You can close this tab.")
+
+
+async def test_a_stream_the_browser_closed_is_asked_for_again(new_page: NewPage) -> None:
+    """The browser closes the page's event stream when the tab stops its loads (Esc, or a
+    reload starting): that alone ended the page ("No longer open") and forgot its draft, with
+    the answer server still waiting. The page now asks for the stream again."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await page.evaluate("window.stop()")
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await expect(page.locator("#finished")).to_be_hidden()
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
+async def test_a_stream_that_cannot_come_back_says_nobody_is_waiting(new_page: NewPage) -> None:
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        await page.route("**/api/events", lambda route: route.fulfill(status=503))
+        await page.evaluate("window.stop()")
+        await expect(page.locator("#finished-title")).to_have_text("No longer open", timeout=5_000)
+        assert await page.evaluate("sessionStorage.length") == 0  # the draft of an ended round

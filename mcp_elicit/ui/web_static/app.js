@@ -227,7 +227,7 @@
 
   function touch(event) {
     const field = event.target.closest(".field");
-    if (!field) return;
+    if (!field || over) return; // a field left as the page ends (its change) keeps no draft
     touched.add(field.id);
     dirty = true;
     draft.save();
@@ -419,35 +419,46 @@
 
   // ---- the answer server's event stream: how the round ended ---------------------------
 
+  // The answer server stops when the round is over: a stream that cannot come back means
+  // nobody is waiting for this page any more. The browser closes a stream itself too: a
+  // reload (or Esc) stops the page's loads before the page is hidden, a reload after the
+  // person clicked even sooner (the page may ask before leaving). A closed stream is asked
+  // for again; only three failures in a row end the page, and a page being left ends
+  // nothing (the draft stays for the next page).
   if (window.EventSource) {
     let failures = 0;
-    events = new EventSource("/api/events");
-    events.addEventListener("open", () => {
-      failures = 0;
-      app.dataset.live = "1";
-    });
-    // The answer server stops when the round is over: a stream that cannot come back means
-    // nobody is waiting for this page any more.
-    // A reload closes the stream too: that ends nothing (the draft stays for the next page).
     let leaving = false;
     window.addEventListener("pagehide", () => {
       leaving = true;
     });
-    events.addEventListener("error", () => {
-      if (leaving) return;
-      app.dataset.live = "0";
-      failures += 1;
-      if (events.readyState === EventSource.CLOSED || failures >= 3) finish("gone");
-    });
-    events.addEventListener("end", (event) => {
-      let reason = "cancelled";
-      try {
-        reason = JSON.parse(event.data).reason;
-      } catch (error) {
-        reason = "cancelled";
-      }
-      finish(reason);
-    });
+    const listen = () => {
+      events = new EventSource("/api/events");
+      events.addEventListener("open", () => {
+        failures = 0;
+        app.dataset.live = "1";
+      });
+      events.addEventListener("error", () => {
+        if (leaving || over) return;
+        app.dataset.live = "0";
+        failures += 1;
+        if (failures >= 3) finish("gone");
+        else if (events.readyState === EventSource.CLOSED) {
+          window.setTimeout(() => {
+            if (!leaving && !over) listen();
+          }, 1000);
+        }
+      });
+      events.addEventListener("end", (event) => {
+        let reason = "cancelled";
+        try {
+          reason = JSON.parse(event.data).reason;
+        } catch (error) {
+          reason = "cancelled";
+        }
+        finish(reason);
+      });
+    };
+    listen();
   }
 
   if (restored.size) {
