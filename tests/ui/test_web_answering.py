@@ -164,6 +164,30 @@ async def test_the_link_clicked_on_another_site_opens_the_form(new_page: NewPage
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
 
 
+async def test_a_page_of_another_site_that_opens_the_link_gets_no_hold_on_the_form(
+    new_page: NewPage,
+) -> None:
+    """The page's ``Cross-Origin-Opener-Policy: same-origin``: a page of another site that
+    opens the link in a window of its own gets no handle into the form (the window it holds
+    reads as closed, the form has no opener), so it cannot script, navigate or watch it."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await new_page(**OSLO)
+        stub = "<!doctype html><title>Notebook</title><p>Output</p>"
+        await page.route(
+            "https://notebook.example/", lambda route: route.fulfill(content_type="text/html", body=stub)
+        )
+        await page.goto("https://notebook.example/")
+        async with page.expect_popup() as popup_info:
+            await page.evaluate(f"window.held = window.open({opened.url!r}, 'answer')")
+        form = await popup_info.value
+        await expect(form.locator("#app")).to_have_attribute("data-live", "1")
+        assert await form.evaluate("window.opener") is None
+        assert await page.evaluate("window.held.closed") is True  # severed from its opener
+        await form.fill("#q0-f0-input", "3")
+        await review_and_send(form)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
 async def test_without_javascript_the_page_says_so_and_shows_no_dead_form(
     new_page: NewPage, monkeypatch: pytest.MonkeyPatch
 ) -> None:
