@@ -6,12 +6,14 @@ Rules:
 * Status moves ``working`` -> ``input_required`` -> ``working`` ... and ends in
   ``completed``, ``failed`` or ``cancelled``; a task that ended never changes again.
 * ``completed`` carries the request's own result (a tool that reported an error included:
-  ``isError`` is a result); ``failed`` carries a JSON-RPC error object, never a result,
-  and the error's message as its ``statusMessage``.
+  ``isError`` is a result) and no ``statusMessage``; ``failed`` carries a JSON-RPC error
+  object, never a result, and the error's message as its ``statusMessage``; ``cancelled``
+  says why as its ``statusMessage``. The progress text shown while it ran never outlives it.
 * ``inputRequests`` holds every question still waiting, under keys unique over the task's
   lifetime (the server puts at most ``MAX_INPUT_REQUESTS`` there at once:
   ``server.task_handler``); an answer under any other key is ignored. ``tasks/update`` answers are
-  bounded as a tool call's ``inputResponses`` are (``core.mrtr``): past that, -32602.
+  bounded as a tool call's ``inputResponses`` are (``core.mrtr``): past that, -32602; so is
+  an answer that is not an object (the schema's ``InputResponse``), under any key.
 * ``ttlMs`` and ``pollIntervalMs`` are integer milliseconds. A running task is never
   forgotten, and says ``ttlMs: null`` (the extension counts the ttl from creation: a
   client may give a task up past it); once it ended it stays readable for its ttl, and
@@ -30,8 +32,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_elicit.core.mrtr import check_input_responses
+from mcp_elicit.core.rounds import shown_name
 from mcp_elicit.core.subscriptions import MAX_TASK_ID
 from mcp_elicit.errors import InvalidParams, MissingClientCapability
+from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.wire.meta import ClientCapabilities
 
 __all__ = [
@@ -69,11 +73,18 @@ def task_id_of(params: Mapping[str, Any]) -> str:
 
 def input_responses_of(params: Mapping[str, Any]) -> dict[str, Any]:
     """``params.inputResponses`` of ``tasks/update``, or -32602 saying what is wrong (within
-    the limits of a tool call's: entries, bytes, levels of nesting)."""
+    the limits of a tool call's: entries, bytes, levels of nesting; and each value an
+    object, as the schema's ``InputResponse`` is, under any key)."""
     responses = params.get("inputResponses")
     if not isinstance(responses, dict):
         raise InvalidParams('Invalid params: tasks/update needs "inputResponses" (an object)')
     check_input_responses(responses)
+    for key, value in responses.items():  # each is a result (an object), whatever its key
+        if not isinstance(value, dict):
+            raise InvalidParams(
+                f'Invalid params: inputResponses["{shown_name(key)}"] must be an object '
+                f"(the result answering that input request), not {json_kind(value)}"
+            )
     return responses
 
 
@@ -156,6 +167,7 @@ class TaskRecord:
     def complete(self, result: dict[str, Any], now: float) -> None:
         self._still_open()
         self.result = result
+        self.status_message = None  # the last progress shown is not the outcome: the result is
         self._end("completed", now)
 
     def fail(self, error: dict[str, Any], now: float) -> None:

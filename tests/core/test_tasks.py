@@ -88,6 +88,23 @@ def test_an_ended_task_carries_what_its_status_says_and_never_moves_again(
     assert task.wire() == wire
 
 
+@pytest.mark.parametrize(
+    ("end", "says"),
+    [
+        (lambda t: t.complete({"content": []}, T0 + 5), None),
+        (lambda t: t.fail({"code": -32603, "message": "Internal error"}, T0 + 5), "Internal error"),
+        (lambda t: t.cancel(T0 + 5, "stopped"), "stopped"),
+    ],
+)
+def test_an_ended_task_says_its_outcome_not_its_last_progress(
+    end: Callable[[TaskRecord], None], says: str | None
+) -> None:
+    task = record()
+    task.set_message("half way", T0 + 1)
+    end(task)
+    assert task.wire().get("statusMessage") == says
+
+
 def test_a_task_is_forgotten_only_when_its_ttl_passed_since_creation_and_since_its_end() -> None:
     task = record(ttl_ms=10_000)
     assert not task.expired(T0 + 1_000)  # running: never forgotten
@@ -121,6 +138,9 @@ def test_the_request_checks() -> None:
     for bad in ({}, {"inputResponses": []}, {"inputResponses": None}):
         with pytest.raises(InvalidParams, match="inputResponses"):
             input_responses_of(bad)
+    for value, kind in ((5, "a number"), ("yes", "a string"), ([], "an array"), (None, "null")):
+        with pytest.raises(InvalidParams, match=rf'inputResponses\["a"\] must be an object .* not {kind}$'):
+            input_responses_of({"inputResponses": {"ok": {}, "a": value}})
 
 
 def test_input_responses_are_bounded_as_those_of_a_tool_call() -> None:

@@ -56,6 +56,8 @@ async def test_a_task_asks_through_tasks_get_and_is_answered_by_tasks_update(wir
     assert done["result"]["content"] == [{"type": "text", "text": "api: deployed (task)"}]
     assert not done["result"].get("isError")
     assert "error" not in done and "inputRequests" not in done
+    # the last progress shown ("half way") is not the outcome: an ended task drops it
+    assert "statusMessage" not in await status(client, task_id)
     assert client.notifications == []  # a task has no stream: no progress notification went out
 
 
@@ -120,6 +122,32 @@ async def test_tasks_update_answers_past_a_tool_calls_limits_are_invalid_params(
     await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
     done = await settle(client, task_id, "completed")
     assert done["result"]["content"][0]["text"] == "big: not deployed (decline)"
+
+
+async def test_tasks_update_answers_that_are_not_objects_are_invalid_params(wire: WireChecker) -> None:
+    """Each value of ``inputResponses`` is a result (an object): any other is -32602
+    naming its key, and the question still waits, not asked again."""
+    client = MemoryClient(build(), capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "odd"}}))[
+        "taskId"
+    ]
+    await settle(client, task_id, "input_required")
+    for responses, kind in (
+        ({"go": 5}, "a number"),
+        ({"go": [{"action": "decline"}]}, "an array"),
+        ({"nope": {"action": "decline"}, "go": None}, "null"),
+        ({"never-asked": "yes"}, "a string"),
+    ):
+        sent = {"taskId": task_id, "inputResponses": responses}
+        error = (await client.request("tasks/update", sent, malformed=True))["error"]
+        (key,) = (k for k, v in responses.items() if not isinstance(v, dict))
+        assert error["code"] == -32602
+        assert f'inputResponses["{key}"]' in error["message"] and "object" in error["message"]
+        assert kind in error["message"]
+    assert list((await status(client, task_id))["inputRequests"]) == ["go"]
+    await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
+    done = await settle(client, task_id, "completed")
+    assert done["result"]["content"][0]["text"] == "odd: not deployed (decline)"
 
 
 async def test_no_answer_in_time_counts_as_cancel(wire: WireChecker) -> None:
