@@ -21,9 +21,11 @@ Rules:
   that ``tasks/update`` the client accepted, in the order asked), once; a poll asking
   something new first ends the wait unsaid, as a round that asks something does
   (``core.rounds``). The task's ttl bounds the wait, not ``RoundLimits.url_wait``.
-* Polls are ``pollIntervalMs`` apart (1 s when the server gives none), clamped to
-  [50 ms, 30 s]. Past the task's ``ttlMs`` (from when it was created here), the task is
-  given up (``RequestTimeout``); without a ttl, only the caller's own limits apply.
+* Polls are ``pollIntervalMs`` apart, as the extension asks clients to honour it (1 s when
+  the server gives none), within [50 ms, 10 min] (the top a safety cap against a server
+  that says a year), and never later than when the task's ttl passes. Past the task's
+  ``ttlMs`` (from when it was created here), the task is given up (``RequestTimeout``);
+  without a ttl, only the caller's own limits apply (its deadline cuts a wait short).
 * A ``tasks/get`` (or ``tasks/update``) answered by the server's passing outage (-32603 with HTTP 503, its store
   down; or HTTP 502, 503 or 504 and no JSON-RPC response, from a proxy) is polled again
   after a backoff (0.5 s, doubling, at most 8 s), while the outage has lasted less than
@@ -61,7 +63,10 @@ _ENDED: Final = frozenset({"completed", "failed", "cancelled"})
 _STATUSES: Final = frozenset({"working", "input_required", *_ENDED})
 _DEFAULT_POLL: Final = 1.0
 _MIN_POLL: Final = 0.05
-_MAX_POLL: Final = 30.0
+#: A safety cap on the server's interval (one that says a year): 10 minutes. The
+#: extension asks clients to honour the interval, so it is the only cap besides the task's
+#: ttl and the caller's own deadline.
+_MAX_POLL: Final = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,8 +148,9 @@ class TaskWatch:
                 f"task {self.task_id} was still {self.status} after its time to live ({self.ttl:g} s); "
                 "it was given up"
             )
+        delay = self._wait(now)
         if self.status != "input_required":
-            return Poll((), self.delay, awaiting_pages=self._said())
+            return Poll((), delay, awaiting_pages=self._said())
         raw = result.get("inputRequests")
         if not isinstance(raw, Mapping) or not raw:
             raise ProtocolViolation(f"task {self.task_id} is input_required without inputRequests")
@@ -153,7 +159,14 @@ class TaskWatch:
         if asked:  # something new asked: any earlier wait ends
             self.pages = ()
         self.outstanding = frozenset(r.key for r in waiting)
-        return Poll(asked, self.delay, self.outstanding, self._said())
+        return Poll(asked, delay, self.outstanding, self._said())
+
+    def _wait(self, now: float) -> float:
+        """The wait before the next poll: the server's interval, but no later than when the
+        task's ttl passes (one more look before giving it up, its result perhaps held)."""
+        if self.ttl is None:
+            return self.delay
+        return min(self.delay, max(self.ttl - (now - self.started), _MIN_POLL))
 
     def waited_for(self, answers: dict[str, Any]) -> dict[str, Any]:
         """Those of ``answers`` whose keys the last poll showed waiting: a question the

@@ -185,7 +185,7 @@ async def test_the_person_declining_inside_a_task_reaches_the_tool() -> None:
 
 
 def slow_polling() -> Server:
-    """A task tool on a server that asks to be polled every 30 s (the client's longest)."""
+    """A task tool on a server that asks to be polled every 30 s."""
     app = Server("slow-polls", task_poll=30.0)
 
     @app.tool(task="required")

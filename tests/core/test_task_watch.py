@@ -76,10 +76,28 @@ def test_a_task_still_running_past_its_ttl_is_given_up() -> None:
     assert isinstance(unlimited.step(task("working", ttlMs=None), 1e9), Poll)
 
 
-@pytest.mark.parametrize(("given", "delay"), [(None, 1.0), (0, 0.05), (10**9, 30.0), (True, 1.0), (40, 0.05)])
+@pytest.mark.parametrize(
+    ("given", "delay"),
+    [(None, 1.0), (0, 0.05), (45_000, 45.0), (300_000, 300.0), (10**9, 600.0), (True, 1.0), (40, 0.05)],
+)
 def test_the_poll_interval_is_kept_within_bounds(given: object, delay: float) -> None:
+    """The server's interval is honoured (the extension: clients SHOULD), from 50 ms up to
+    a safety cap of 10 minutes against a server that says a year."""
     extra = {} if given is None else {"pollIntervalMs": given}
-    assert watch(**extra).delay == delay
+    w = TaskWatch.start("tools/call", created(ttlMs=None, **extra), declared=True, now=0.0)
+    assert w.delay == delay
+    assert w.step(task("working", ttlMs=None, **extra), 1.0) == Poll((), delay)
+
+
+def test_a_long_poll_interval_is_cut_to_poll_once_more_before_the_ttl_passes() -> None:
+    """Waiting the whole interval past the task's ttl would give it up unseen (its result
+    perhaps discarded meanwhile): the wait ends when the ttl does."""
+    w = watch(ttlMs=120_000, pollIntervalMs=100_000)
+    assert w.step(task("working", ttlMs=120_000, pollIntervalMs=100_000), 10.0) == Poll((), 100.0)
+    assert w.step(task("working", ttlMs=120_000, pollIntervalMs=100_000), 110.0) == Poll((), 10.0)
+    assert w.step(task("working", ttlMs=120_000, pollIntervalMs=100_000), 120.0) == Poll((), 0.05)
+    with pytest.raises(RequestTimeout, match="time to live"):
+        w.step(task("working", ttlMs=120_000, pollIntervalMs=100_000), 120.05)
 
 
 @pytest.mark.parametrize(
