@@ -13,7 +13,7 @@ import enum
 import math
 import re
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple, Protocol, TypeAlias
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 from mcp_elicit.errors import FormSchemaError, shown_repr
 from mcp_elicit.forms.formats import FORMAT_LENGTHS
@@ -32,6 +32,8 @@ __all__ = [
     "check_whole_range",
     "enum_options",
     "fail",
+    "given_multi_default",
+    "given_options",
     "humanize",
     "is_count",
     "is_real",
@@ -144,6 +146,8 @@ def check_whole_range(spec: Named, lo: float | None, hi: float | None) -> None:
 
 
 def check_options(spec: Named, options: Iterable[tuple[str, str | None]]) -> None:
+    if not (isinstance(options, tuple) and all(isinstance(option, Option) for option in options)):
+        options = normalize_options(options, spec.name)  # kept as given (``given_options``): refused
     if not options:
         raise fail(spec, "a choice needs at least one option")
     seen: set[str] = set()
@@ -195,14 +199,16 @@ def humanize(name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def enum_options(enum_type: type[enum.Enum]) -> tuple[Option, ...]:
-    """Titled options from an Enum whose values are strings; titles come from member names."""
+def enum_options(enum_type: type[enum.Enum], name: str = "") -> tuple[Option, ...]:
+    """Titled options from an Enum whose values are strings; titles come from member names.
+    :class:`FormSchemaError` (naming the field ``name``, when given) for any other value."""
     options = []
     for member in enum_type:
         if not isinstance(member.value, str):
             raise FormSchemaError(
                 f"Enum {enum_type.__name__} has the non-string value {member.value!r}; "
-                "form choices are strings (use a StrEnum or an Enum of str)"
+                "form choices are strings (use a StrEnum or an Enum of str)",
+                field=name or None,
             )
         options.append(Option(member.value, humanize(member.name)))
     return tuple(options)
@@ -212,7 +218,7 @@ def normalize_options(options: OptionsLike, name: str = "") -> tuple[Option, ...
     """The options as (value, title) pairs; :class:`FormSchemaError` naming the field
     ``name`` (when given) for options of no shape a choice takes."""
     if isinstance(options, type) and issubclass(options, enum.Enum):
-        return enum_options(options)
+        return enum_options(options, name)
     if isinstance(options, Mapping):
         return tuple(Option(value, title) for value, title in options.items())
     if isinstance(options, str):
@@ -236,6 +242,33 @@ def normalize_options(options: OptionsLike, name: str = "") -> tuple[Option, ...
                 f"option {shown(item)} is neither a string nor a (value, title) pair", field=name
             )
     return tuple(out)
+
+
+def given_options(options: OptionsLike, name: str) -> object:
+    """The options of a choice being built (:func:`normalize_options`). One built with no
+    name yet keeps options it cannot read as given: ``Form(size=Choice([1]))`` builds the
+    Choice before the form names it, so the form refuses them, naming the field, when it
+    builds the field again under its name, or checks it (:func:`check_options`)."""
+    if name:
+        return normalize_options(options, name)
+    given: Any = options  # what normalize_options reads, perhaps nothing it takes
+    if isinstance(options, Iterable) and not isinstance(options, str | Mapping | type):
+        given = list(options)  # read once: a generator could not be read again
+    try:
+        return normalize_options(given, name)
+    except FormSchemaError:
+        return tuple(given) if isinstance(given, list) else given  # hashable, as a spec is
+
+
+def given_multi_default(default: Iterable[str] | None, name: str) -> object:
+    """A multi-choice's default being built (:func:`multi_default`); with no name yet, one
+    it cannot read is kept as given, for its form to refuse naming the field."""
+    try:
+        return multi_default(default, name)
+    except FormSchemaError:
+        if name:
+            raise
+        return default
 
 
 def multi_default(default: Iterable[str] | None, name: str = "") -> tuple[str, ...] | None:

@@ -52,10 +52,11 @@ from mcp_elicit.forms.field_values import (
     check_whole_range,
     enum_options,
     fail,
+    given_multi_default,
+    given_options,
     humanize,
     is_real,
     multi_default,
-    normalize_options,
     shown,
 )
 
@@ -397,7 +398,7 @@ class Choice(_Field):
             ("description", description),
             ("required", required),
             ("not_secret", not_secret),
-            ("options", normalize_options(options, name)),
+            ("options", given_options(options, name)),
             ("default", default),
             ("legacy_enum_names", legacy_enum_names),
             ("_key", None),
@@ -459,8 +460,8 @@ class MultiChoice(_Field):
             ("description", description),
             ("required", required),
             ("not_secret", not_secret),
-            ("options", normalize_options(options, name)),
-            ("default", multi_default(default, name)),
+            ("options", given_options(options, name)),
+            ("default", given_multi_default(default, name)),
             ("min_items", min_items),
             ("max_items", max_items),
             ("_key", None),
@@ -475,6 +476,7 @@ class MultiChoice(_Field):
     def check(self) -> None:
         self._check_common()
         check_options(self, self.options)
+        multi_default(self.default, self.name)  # one kept as given (``given_multi_default``): refused
         check_range(self, self.min_items, self.max_items, "number of choices", counts=True)
         if self.min_items is not None and self.min_items > len(self.options):
             offered = f"{len(self.options)} option{'s' if len(self.options) > 1 else ''}"

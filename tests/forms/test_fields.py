@@ -114,7 +114,43 @@ def test_multi_choice_default_becomes_a_tuple() -> None:
 )
 def test_bad_option_shapes(options: Any, message: str) -> None:
     with pytest.raises(FormSchemaError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        Choice(options)
+        Form(size=Choice(options))
+
+
+@pytest.mark.parametrize("kind", [Choice, MultiChoice])
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (lambda: [1], "option 1 is neither a string nor a (value, title) pair"),
+        (lambda: (o for o in ["a", ("b", "B", "x")]), "option ('b', 'B', 'x') is neither a string nor"),
+        (lambda: "abc", "options must be a list of strings, not the single string 'abc'"),
+        (lambda: None, "options must be a list of strings, a {value: title} mapping"),
+        (lambda: Size, "Enum Size has the non-string value 1"),
+    ],
+)
+def test_bad_options_of_a_field_named_by_its_form_name_the_field(
+    kind: Any, options: Any, message: str
+) -> None:
+    """``Form(size=Choice([1]))``: the Choice is built before the form names it, so the
+    form, not the Choice, refuses its options, naming the field."""
+    spec = kind(options())  # nothing to name yet
+    for build in (lambda: Form(size=spec), lambda: Form({"size": spec})):
+        with pytest.raises(FormSchemaError) as caught:
+            build()
+        assert caught.value.field == "size"
+        assert str(caught.value).startswith(f"field 'size': {message}")
+    with pytest.raises(FormSchemaError, match="every field needs a non-empty name"):
+        FormSchema([spec])
+
+
+def test_a_multi_choice_default_that_is_no_list_is_refused_naming_the_field_its_form_gives() -> None:
+    with pytest.raises(FormSchemaError) as caught:
+        Form(sizes=MultiChoice(["a"], default=5))
+    assert caught.value.field == "sizes"
+    assert (
+        str(caught.value)
+        == "field 'sizes': the default of a multi-choice must be a list of option values, not 5"
+    )
 
 
 @pytest.mark.parametrize("kind", [Choice, MultiChoice])
@@ -150,8 +186,8 @@ def test_multi_choice_default_that_is_no_list_is_refused(default: Any) -> None:
 
 
 def test_multi_choice_default_must_be_a_list() -> None:
-    with pytest.raises(FormSchemaError, match="must be a list"):
-        MultiChoice(["a"], default="a")
+    with pytest.raises(FormSchemaError, match=r"field 'sizes': .* must be a list"):
+        Form(sizes=MultiChoice(["a"], default="a"))
 
 
 @pytest.mark.parametrize(
