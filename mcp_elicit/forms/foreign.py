@@ -36,6 +36,10 @@ Rules:
   the schema.json of both revisions allow beside them), when it is text, is kept in the
   field's :class:`FieldExtras` for the person choosing; other keys are dropped. An
   option without both ``const`` and ``title`` is left for the parser to refuse.
+- A choice's value listed more than once (neither revision's schema.json asks for
+  unique values: no ``uniqueItems``) is read once, the first time it comes, with the
+  title (and description) it came with there: a person picks a value, and the values
+  sent back are the server's own. Nothing is said: the person loses no option.
 - Options whose titles a person would read alike ("Yes" and "yes", which a form this
   toolkit builds refuses) are told apart, not refused: each such title is followed by
   its value ("Yes (a)", "Yes (b)"), in ``oneOf``, ``anyOf`` and ``enumNames`` alike, so
@@ -254,6 +258,8 @@ def _relax_field(
             extras["multiple_of"] = step
     if kind == "string" and isinstance(out.get("const"), str) and _NAMES_OPTIONS.isdisjoint(out):
         out["enum"] = [out.pop("const")]
+    if kind in ("string", "array"):
+        _each_value_once(out)
     if kind == "string" and isinstance(out.get("oneOf"), list):
         out["oneOf"] = _options(out["oneOf"], extras)
     items = out.get("items")
@@ -362,6 +368,52 @@ def _multiple_of(step: float) -> Check:
         return None if rest == 0 else message
 
     return check
+
+
+def _each_value_once(out: dict[str, Any]) -> None:
+    """A choice's options (``enum`` with its ``enumNames``, ``oneOf``, and a multi-select's
+    ``items.enum`` or ``items.anyOf``), each text value kept the first time it comes.
+    ``enumNames`` of another length than ``enum`` leaves both for the parser to refuse."""
+    values, titles = out.get("enum"), out.get("enumNames")
+    if isinstance(values, list) and (
+        titles is None or (isinstance(titles, list) and len(titles) == len(values))
+    ):
+        kept = _first_of_each(values, _itself)
+        out["enum"] = [values[i] for i in kept]
+        if titles is not None:
+            out["enumNames"] = [titles[i] for i in kept]
+    if isinstance(out.get("oneOf"), list):
+        out["oneOf"] = [out["oneOf"][i] for i in _first_of_each(out["oneOf"], _const)]
+    items = out.get("items")
+    if isinstance(items, Mapping):
+        items = dict(items)
+        for key, value_of in (("enum", _itself), ("anyOf", _const)):
+            if isinstance(items.get(key), list):
+                items[key] = [items[key][i] for i in _first_of_each(items[key], value_of)]
+        out["items"] = items
+
+
+def _itself(entry: object) -> object:
+    return entry
+
+
+def _const(entry: object) -> object:
+    return entry.get("const") if isinstance(entry, Mapping) else None
+
+
+def _first_of_each(entries: list[Any], value_of: Callable[[Any], object]) -> list[int]:
+    """The places of ``entries`` to keep: each text value the first time it comes, and
+    every entry without one (left for the parser to refuse by name)."""
+    seen: set[str] = set()
+    kept: list[int] = []
+    for i, entry in enumerate(entries):
+        value = value_of(entry)
+        if isinstance(value, str):
+            if value in seen:
+                continue
+            seen.add(value)
+        kept.append(i)
+    return kept
 
 
 def _options(entries: list[Any], extras: dict[str, Any]) -> list[Any]:

@@ -340,3 +340,45 @@ def test_another_servers_blank_option_with_a_blank_title_is_shown_by_a_placehold
         "spaces": [(" ", "(blank: U+0020)"), ("  ", "(blank: U+0020 U+0020)"), ("x", "X")],
         "many": [("\t", "(blank: U+0009)"), ("", "(blank)")],
     }
+
+
+def test_another_servers_options_listed_twice_are_read_once_each() -> None:
+    """Neither revision's schema.json asks a choice's values to be unique (no
+    ``uniqueItems``): another server's form that repeats one is read, each value once
+    with the title it first came with, and answered with the same values. A form this
+    toolkit builds, or read strictly, still refuses it."""
+    properties: dict[str, Any] = {
+        "plain": {"type": "string", "enum": ["a", "b", "a"]},
+        "legacy": {"type": "string", "enum": ["x", "y", "x"], "enumNames": ["X", "Y", "X again"]},
+        "titled": {
+            "type": "string",
+            "oneOf": [
+                {"const": "a", "title": "A", "description": "the first"},
+                {"const": "b", "title": "B"},
+                {"const": "a", "title": "A", "description": "the second"},
+            ],
+        },
+        "many": {"type": "array", "items": {"type": "string", "enum": ["p", "p", "q"]}},
+        "many_titled": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "p", "title": "P"}, {"const": "p", "title": "Also P"}]},
+        },
+    }
+    schema = _foreign(properties)
+    options = {spec.name: list(spec.options) for spec in schema.fields}  # type: ignore[union-attr]
+    assert options == {
+        "plain": [("a", None), ("b", None)],
+        "legacy": [("x", "X"), ("y", "Y")],
+        "titled": [("a", "A"), ("b", "B")],
+        "many": [("p", None), ("q", None)],
+        "many_titled": [("p", "P")],
+    }
+    assert schema.extras("titled").option_descriptions == {"a": "the first"}
+    answer = {"plain": "a", "legacy": "x", "titled": "a", "many": ["p", "q"], "many_titled": ["p"]}
+    assert schema.validate(answer) == answer
+    for name, prop in properties.items():
+        if name == "titled":  # the descriptions aside, which a strict reader refuses first
+            prop = {**prop, "oneOf": [{"const": o["const"], "title": o["title"]} for o in prop["oneOf"]]}
+        with pytest.raises(FormSchemaError, match="is listed twice") as caught:
+            FormSchema.parse({"type": "object", "properties": {name: prop}})
+        assert caught.value.field == name
