@@ -23,7 +23,8 @@ Rules:
   letters (or an ``xn--`` label). ``name@localhost`` is refused. A quoted part, an
   address in brackets and a domain without a dot, which RFC 5321 allows, are each
   refused with a message that names them (:func:`format_message`).
-- ``uri`` is an absolute RFC 3986 URI: a scheme, ``:``, then only the characters RFC
+- ``uri`` is an absolute RFC 3986 URI: a scheme, ``:`` (then perhaps nothing: ``x:`` has
+  an empty path, which RFC 3986 allows, as ``mailto:`` does), then only the characters RFC
   3986 allows (ASCII letters, digits, ``-._~:/?#[]@!$&'()*+,;=``) and ``%`` followed by
   two hex digits; a non-ASCII one is an ``iri``, not a ``uri``. Each character must also
   be allowed where it stands: after ``//`` an authority (``user@``, a host name or a
@@ -68,7 +69,7 @@ _URI_CHAR = r"[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]"
 _PLAIN = r"(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})"
 _PCHAR = rf"(?:{_PLAIN}|[:@])"
 _URI = re.compile(
-    rf"([A-Za-z][A-Za-z0-9+.-]*):(?=.)"
+    rf"([A-Za-z][A-Za-z0-9+.-]*):"
     rf"(?://(?:(?:{_PLAIN}|:)*@)?(\[[^\[\]]*\]|{_PLAIN}*)(?::[0-9]*)?(?:/{_PCHAR}*)*"
     rf"|/?(?:{_PCHAR}+(?:/{_PCHAR}*)*)?)"
     rf"(?:\?(?:{_PCHAR}|[/?\[\]])*)?(?:#(?:{_PCHAR}|[/?\[\]])*)?\Z"
@@ -168,10 +169,10 @@ FORMAT_CHECKS: dict[str, Callable[[str], bool]] = {
 }
 
 #: The shortest and longest answer each format accepts, in characters (None: no longest):
-#: ``2026-01-31``, ``2026-01-31T18:30:00Z``, ``a@b.co`` (and 254 at most), ``a:b``.
+#: ``2026-01-31``, ``2026-01-31T18:30:00Z``, ``a@b.co`` (and 254 at most), ``a:``.
 FORMAT_LENGTHS: dict[str, tuple[int, int | None]] = {
     "email": (6, 254),
-    "uri": (3, None),
+    "uri": (2, None),
     "date": (10, 10),
     "date-time": (20, None),
 }

@@ -92,6 +92,12 @@ def test_email_refuses(text: str) -> None:
         "https://example.com/search?tags[]=a&tags[]=b#[1]",
         "x:/a//b",
         "file:///",
+        # RFC 3986: scheme ":" hier-part, whose path may be empty (path-empty)
+        "x:",
+        "mailto:",
+        "x:?q=1",
+        "x:#top",
+        "about:?",
     ],
 )
 def test_uri_accepts(text: str) -> None:
@@ -107,7 +113,11 @@ def test_uri_accepts(text: str) -> None:
         "//example.com",
         "1http://x",
         "https:",
+        "https:?q=1",
         "https://",
+        ":",
+        ":x",
+        "x",
         "https:///path",
         "https://:80/",
         "http:example.com",
