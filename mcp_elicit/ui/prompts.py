@@ -19,7 +19,8 @@ not only once every field holds a valid answer. An Esc that starts an Alt key (A
 prompt_toolkit's own bindings say. Output goes to stderr unless an ``Output`` is given, so
 stdout stays for results, in the output's encoding (``server_text.for_encoding``: on an
 ASCII-only terminal the "·" between the keys a prompt names is "|", never the encoder's
-"?"). Imported only by ``ui.terminal`` once the ``cli`` extra is known to be installed.
+"?"), wrapped as so written ("é" shown as "\\xe9" takes four columns). Imported only by
+``ui.terminal`` once the ``cli`` extra is known to be installed.
 
 A toolbar needs the terminal to say where its cursor is (prompt_toolkit hides it until a
 cursor-position report came): unless this terminal is known to answer one, the toolbar
@@ -107,13 +108,15 @@ class _CheckValidator(Validator):
 _PARTS = " · "
 
 
-def _rows(text: str, width: int) -> str:
-    """``text`` in rows of at most ``width`` characters, broken between its ``_PARTS``
-    (inside a part only when the part alone is too wide)."""
+def _rows(text: str, width: int, shown: Callable[[str], str]) -> str:
+    """``text`` as the terminal shows it (``shown``) in rows of at most ``width`` characters,
+    broken between its ``_PARTS`` (inside a part only when the part alone is too wide).
+    Measured as shown: on an ASCII-only terminal "é" takes four columns ("\\xe9")."""
     rows: list[str] = []
-    for part in text.split(_PARTS):
-        if rows and len(rows[-1]) + len(_PARTS) + len(part) <= width:
-            rows[-1] += _PARTS + part
+    between = shown(_PARTS)
+    for part in map(shown, text.split(_PARTS)):
+        if rows and len(rows[-1]) + len(between) + len(part) <= width:
+            rows[-1] += between + part
         else:
             rows.extend(textwrap.wrap(part, width, break_on_hyphens=False) or [part])
     return "\n".join(rows)
@@ -244,16 +247,16 @@ class Prompter:
             return await self._ask_plain(message, default, check, toolbar, declinable=declinable)
         shown = self._shown
         if toolbar is not None and self.session.app.renderer.cpr_support is not CPR_Support.SUPPORTED:
-            self._say(_rows(toolbar, max(self.output.get_size().columns, 20)))  # see the docstring
+            self._say(_rows(toolbar, max(self.output.get_size().columns, 20), shown))  # see the docstring
         self._declinable = declinable
         try:
             return await self.session.prompt_async(
-                lambda: shown(_rows(message, _width()).rstrip() + message[len(message.rstrip()) :]),
+                lambda: _rows(message, _width(), shown).rstrip() + message[len(message.rstrip()) :],
                 default=default,
                 validator=_CheckValidator(check, shown) if check is not None else None,
                 validate_while_typing=True,
                 handle_sigint=False,
-                bottom_toolbar=(lambda: shown(_rows(toolbar, _width()))) if toolbar is not None else None,
+                bottom_toolbar=(lambda: _rows(toolbar, _width(), shown)) if toolbar is not None else None,
             )
         except EOFError:
             raise Cancelled() from None
