@@ -13,6 +13,8 @@ installed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from copy import copy
+from dataclasses import replace
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -97,12 +99,41 @@ class _EncodedConsole(Console):
     """A console that writes each text as its output's encoding can show it
     (``server_text.for_encoding``) before laying it out: on an ASCII-only terminal the
     encoder wrote "é" as "\\xe9" after rich had measured one column for it, and a frame's
-    right edge stood out by three columns a letter."""
+    right edge stood out by three columns a letter. A table's cells are written so before
+    its columns are measured: sized on the letters, a column broke "cr\\xe8me br\\xfbl\\xe9e"
+    over two rows with room beside it."""
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         if isinstance(renderable, Text):
             renderable = _encoded(renderable, self.encoding)
+        elif isinstance(renderable, Table):
+            renderable = _encoded_table(renderable, self.encoding)
         return super().render(renderable, options)
+
+
+def _encoded_table(table: Table, encoding: str) -> Table:
+    """A copy of ``table`` whose title and cells (text) are written as ``_encoded`` writes
+    them."""
+    shown = copy(table)
+    shown.columns = [
+        replace(column, _cells=[_encoded_cell(cell, encoding) for cell in column.cells])
+        for column in table.columns
+    ]
+    if isinstance(table.title, Text):
+        shown.title = _encoded(table.title, encoding)
+    elif table.title is not None:
+        shown.title = for_encoding(table.title, encoding)
+    return shown
+
+
+def _encoded_cell(cell: RenderableType, encoding: str) -> RenderableType:
+    """A table's cell as ``_encoded`` writes it: text only; any other renderable is written
+    so as it is rendered."""
+    if isinstance(cell, Text):
+        return _encoded(cell, encoding)
+    if isinstance(cell, str):
+        return for_encoding(cell, encoding)
+    return cell
 
 
 def _encoded(text: Text, encoding: str) -> Text:
