@@ -12,10 +12,12 @@ installed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from copy import copy
 from dataclasses import replace
 
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.segment import Segment
@@ -101,14 +103,34 @@ class _EncodedConsole(Console):
     encoder wrote "é" as "\\xe9" after rich had measured one column for it, and a frame's
     right edge stood out by three columns a letter. A table's cells are written so before
     its columns are measured: sized on the letters, a column broke "cr\\xe8me br\\xfbl\\xe9e"
-    over two rows with room beside it."""
+    over two rows with room beside it. What rich cuts short itself (a label too wide for its
+    column) it ends with "…", which such a terminal got as "\\u2026": it gets dots instead,
+    in the columns the "…" and what it follows took (``_dotted``)."""
 
     def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
         if isinstance(renderable, Text):
             renderable = _encoded(renderable, self.encoding)
         elif isinstance(renderable, Table):
             renderable = _encoded_table(renderable, self.encoding)
-        return super().render(renderable, options)
+        segments = super().render(renderable, options)
+        if for_encoding(_ELLIPSIS, self.encoding) == _ELLIPSIS:
+            return segments
+        return map(_dotted, segments)
+
+
+#: What rich ends a text it cuts short with; and that with the (at most two) characters
+#: before it, which dots replace on a terminal that cannot show it.
+_ELLIPSIS = "…"
+_CUT = re.compile(f".{{0,2}}{_ELLIPSIS}")
+
+
+def _dotted(segment: Segment) -> Segment:
+    """``segment`` with each "…" rich ended a cut with written as dots in as many columns as
+    it and the two characters before it took: "signs you…" in ten columns is "signs y..."."""
+    if segment.control or _ELLIPSIS not in segment.text:
+        return segment
+    dots = _CUT.sub(lambda cut: "." * cell_len(cut.group()), segment.text)
+    return Segment(dots, segment.style, segment.control)
 
 
 def _encoded_table(table: Table, encoding: str) -> Table:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import fcntl
 import json
 import os
 import re
 import stat
+import struct
 import sys
+import termios
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -450,3 +453,34 @@ def test_plain_http_private_reaches_the_sign_in(tokens: Path) -> None:
         sign_in = sign_in_from_args(parser.parse_args(argv), target)
         assert sign_in is not None and sign_in.plain_http == expected
         assert asyncio.run(built(Person().sign_in(tokens, plain_http=expected))) == expected
+
+
+@needs_pty
+@pytest.mark.parametrize(
+    ("environment", "cut"),
+    [
+        ({"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}, "signs y..."),
+        ({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}, "signs you…"),
+    ],
+    ids=["ascii", "utf-8"],
+)
+def test_a_label_cut_short_on_a_narrow_terminal_ends_in_what_the_terminal_can_show(
+    site: McpAuthorization, tokens: Path, environment: dict[str, str], cut: str
+) -> None:
+    # At 16 columns the consent's "signs you in" is cut short by the terminal library,
+    # which ends it with "…": an ASCII-only terminal was written "\u2026" there.
+    command = ["env", "COLUMNS=16", *cli(), "check", site.url]  # PtySession's is 120
+    pty = PtySession(command, cwd=ROOT, env={**os.environ, **environment})
+    try:
+        fcntl.ioctl(pty.master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 16, 0, 0))
+        pty.expect("cancel >")
+        pty.send("d" + ENTER)
+        assert pty.wait() == 3
+        shown, raw = pty.screen, pty.raw
+    finally:
+        pty.close()
+    rows = [row.strip(" |│") for row in shown.splitlines()]
+    assert cut in rows, shown
+    assert "sign-in declined" in shown
+    if cut.endswith("..."):
+        assert raw.isascii() and "\\u2026" not in shown, shown
