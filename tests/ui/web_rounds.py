@@ -7,13 +7,17 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, ServerInfo, parse_elicitation
 from mcp_elicit.forms import Boolean, Choice, Form, FormSchema, Integer, MultiChoice, Number, String
+from mcp_elicit.ui import web, web_round
 from mcp_elicit.ui.web import WebAnswerer
+
+if TYPE_CHECKING:
+    import pytest
 
 SERVER = ServerInfo(
     name="bookings", version="1.0.0", title="Table bookings", where="stdio: mcp-elicit serve demo_server.py"
@@ -117,6 +121,20 @@ class Opened:
 
     async def answers(self, timeout: float = 5.0) -> list[ElicitAnswer]:
         return await asyncio.wait_for(asyncio.shield(self.task), timeout)
+
+
+def rounds_seen(monkeypatch: pytest.MonkeyPatch) -> list[web_round.Round]:
+    """Every round the browser answerer starts from now on, as it starts it (its grace, its
+    deadline), for a test to read or move."""
+    rounds: list[web_round.Round] = []
+
+    class Seen(web_round.Round):
+        def __init__(self, *args: Any, **options: Any) -> None:
+            super().__init__(*args, **options)
+            rounds.append(self)
+
+    monkeypatch.setattr(web, "Round", Seen)
+    return rounds
 
 
 @contextlib.asynccontextmanager

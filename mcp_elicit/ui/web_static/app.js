@@ -314,6 +314,7 @@
     window.clearTimeout(warnTimer);
     timeBox.hidden = true;
     if (events) events.close();
+    app.dataset.live = "0"; // an ended page listens no more: its stream is closed
     const [title, text] = ENDINGS[reason] || ENDINGS.cancelled;
     form.hidden = true;
     reviewStep.hidden = true;
