@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -22,6 +23,9 @@ from ui.web_rounds import (
 
 from support.browser import NewPage
 from support.web_page import OSLO, SMALL, expect, review_and_send, show
+
+if TYPE_CHECKING:
+    from playwright.async_api import Route
 
 pytestmark = [pytest.mark.anyio]
 
@@ -289,11 +293,36 @@ async def test_a_stream_the_browser_closed_is_asked_for_again(new_page: NewPage)
         assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
 
 
-async def test_a_stream_that_cannot_come_back_says_nobody_is_waiting(new_page: NewPage) -> None:
+async def test_stopping_the_tab_again_and_again_ends_nothing(new_page: NewPage) -> None:
+    """Each stop (Esc, window.stop()) aborts the stream, the one being asked for again too:
+    three in a row ended the page ("No longer open") and forgot its draft while the answer
+    server was still waiting. A stream the browser dropped is no sign of a server gone."""
     async with open_round([form_request(SMALL)]) as opened:
         page = await show(new_page, opened)
         await page.fill("#q0-f0-input", "3")
-        await page.route("**/api/events", lambda route: route.fulfill(status=503))
+        asked: asyncio.Queue[Route] = asyncio.Queue()
+        await page.route("**/api/events", asked.put_nowait)  # held: the stream stays unanswered
+        for _ in range(2):
+            await page.evaluate("window.stop()")
+            await asyncio.wait_for(asked.get(), 10)  # asked for again, held
+        await page.unroute("**/api/events")
+        await page.evaluate("window.stop()")  # the third stop in a row, of a stream still asked for
+        await expect(page.locator("#app")).to_have_attribute("data-live", "1")
+        await expect(page.locator("#finished")).to_be_hidden()
+        await expect(page.locator("#q0-f0-input")).to_have_value("3")
+        await review_and_send(page)
+        assert await opened.answers() == [ElicitAnswer.accept(guests=3)]
+
+
+async def test_a_stream_that_cannot_come_back_says_nobody_is_waiting(new_page: NewPage) -> None:
+    """The stream fails, and the answer server, asked whether it still waits, does not say
+    so (503 here, as a proxy would; refused once it has stopped): three times in a row end
+    the page."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await show(new_page, opened)
+        await page.fill("#q0-f0-input", "3")
+        for path in ("**/api/events", "**/api/check"):
+            await page.route(path, lambda route: route.fulfill(status=503))
         await page.evaluate("window.stop()")
         await expect(page.locator("#finished-title")).to_have_text("No longer open", timeout=5_000)
         assert await page.evaluate("sessionStorage.length") == 0  # the draft of an ended round

@@ -421,35 +421,47 @@
   // ---- the answer server's event stream: how the round ended ---------------------------
 
   // The answer server stops when the round is over: a stream that cannot come back means
-  // nobody is waiting for this page any more. The browser closes a stream itself too: a
+  // nobody is waiting for this page any more. The browser drops a stream itself too: a
   // reload (or Esc) stops the page's loads before the page is hidden, a reload after the
-  // person clicked even sooner (the page may ask before leaving). A closed stream is asked
-  // for again; only three failures in a row end the page, and a page being left ends
-  // nothing (the draft stays for the next page).
+  // person clicked even sooner, and Esc again stops the stream being asked for again. So a
+  // failed stream asks the answer server itself: still waiting, the stream is asked for
+  // again; the round over, the page says how it ended; no answer (or a refusal), three
+  // times in a row, ends the page. A page being left ends nothing (the draft stays).
   if (window.EventSource) {
     let failures = 0;
     let leaving = false;
+    let asking = false;
     window.addEventListener("pagehide", () => {
       leaving = true;
     });
+    let waiting = 0; // the timer that asks for a closed stream again: one at a time
+    const lost = async () => {
+      asking = true;
+      const { status: code, data } = await post("/api/check", {});
+      asking = false;
+      if (leaving || over) return;
+      if (code === 409 && data.ended) return finish(data.ended);
+      if (code !== 200) failures += 1;
+      if (failures >= 3) return finish("gone");
+      if (events.readyState !== EventSource.CLOSED || waiting) return; // the browser asks again
+      waiting = window.setTimeout(() => {
+        waiting = 0;
+        if (!leaving && !over) listen();
+      }, 1000);
+    };
     const listen = () => {
-      events = new EventSource("/api/events");
-      events.addEventListener("open", () => {
+      const stream = new EventSource("/api/events");
+      events = stream;
+      stream.addEventListener("open", () => {
         failures = 0;
         app.dataset.live = "1";
       });
-      events.addEventListener("error", () => {
+      stream.addEventListener("error", () => {
         if (leaving || over) return;
         app.dataset.live = "0";
-        failures += 1;
-        if (failures >= 3) finish("gone");
-        else if (events.readyState === EventSource.CLOSED) {
-          window.setTimeout(() => {
-            if (!leaving && !over) listen();
-          }, 1000);
-        }
+        if (!asking) lost(); // a failure while the server is asked is the same failure
       });
-      events.addEventListener("end", (event) => {
+      stream.addEventListener("end", (event) => {
         let reason = "cancelled";
         try {
           reason = JSON.parse(event.data).reason;
