@@ -35,17 +35,16 @@ failure.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import errno
 import os
 import socket
 import ssl
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final
+from collections.abc import Iterator, Mapping
+from typing import Final
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from mcp_elicit.cli.era_hints import era_hint
+from mcp_elicit.cli.legacy_sse import legacy_sse_endpoint
 from mcp_elicit.cli.output import SAID_MAX, fit
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
 from mcp_elicit.errors import (
@@ -71,10 +70,8 @@ from mcp_elicit.transports.stdio_noise import wrote_lines
 from mcp_elicit.ui.form_text import clean
 from mcp_elicit.wire.versions import LATEST_HANDSHAKE, SUPPORTED
 
-__all__ = ["explain", "legacy_sse_endpoint", "noise_note"]
+__all__ = ["explain", "noise_note"]
 
-_SSE_PROBE_SECONDS: Final = 3.0
-_SSE_PROBE_BYTES: Final = 4096
 _SLOW: Final = "If the server is only slow, give it longer: --timeout SECONDS."  # after a timeout
 
 
@@ -451,50 +448,3 @@ def _path_hint(url: str) -> str:
         return "Check the host and port."
     suggestion = urlunsplit((parts.scheme, parts.netloc, "/mcp", "", ""))
     return f"MCP endpoints are usually at /mcp (mcp-elicit serve uses it): try {suggestion}"
-
-
-async def legacy_sse_endpoint(url: str, headers: dict[str, str]) -> str | None:
-    """The message endpoint a legacy HTTP+SSE server names in its first ``endpoint``
-    event on GET, or None (not such a server, or no answer within a few seconds). A
-    redirect is followed as the client's own transport follows one: never from https to
-    http, and without the person's ``headers`` to another origin."""
-    import httpx
-
-    from mcp_elicit.transports.http_redirects import keep_home, refuse_leaving
-
-    async def home_only(request: httpx.Request) -> None:
-        keep_home(request, url, headers)
-
-    async def no_downgrade(response: httpx.Response) -> None:
-        refuse_leaving(response, url, url)
-
-    hooks: dict[str, list[Callable[..., Any]]] = {"request": [home_only], "response": [no_downgrade]}
-    with contextlib.suppress(httpx.HTTPError, TransportError, TimeoutError, OSError, UnicodeDecodeError):
-        async with (
-            httpx.AsyncClient(timeout=_SSE_PROBE_SECONDS, follow_redirects=True, event_hooks=hooks) as client,
-            asyncio.timeout(_SSE_PROBE_SECONDS),
-            client.stream("GET", url, headers={**headers, "Accept": "text/event-stream"}) as response,
-        ):
-            kind = response.headers.get("content-type", "")
-            if response.status_code != 200 or not kind.startswith("text/event-stream"):
-                return None
-            data = b""
-            async for chunk in response.aiter_bytes():
-                data += chunk
-                found = _endpoint_event(data.decode("utf-8", errors="replace"))
-                if found is not None or len(data) > _SSE_PROBE_BYTES:
-                    return found
-    return None
-
-
-def _endpoint_event(text: str) -> str | None:
-    for block in text.replace("\r\n", "\n").split("\n\n")[:-1]:
-        event, data = "message", []
-        for line in block.split("\n"):
-            if line.startswith("event:"):
-                event = line[6:].strip()
-            elif line.startswith("data:"):
-                data.append(line[5:].strip())
-        if event == "endpoint":
-            return "\n".join(data)
-    return None

@@ -8,7 +8,7 @@ import http.server
 import pytest
 
 from cli.fake_http import serving
-from mcp_elicit.cli.diagnose import legacy_sse_endpoint
+from mcp_elicit.cli.legacy_sse import legacy_sse_endpoint
 
 
 def _legacy_server(seen: list[dict[str, str]]) -> type[http.server.BaseHTTPRequestHandler]:
