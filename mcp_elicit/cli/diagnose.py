@@ -10,7 +10,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   token or sign in; a 401 from another origin the server redirected to, with that URL to
   use instead), 421 (the server's DNS-rebinding protection and ``--allow-host``), a wrong
   path or server (404/405/501, pointing at ``/mcp``), a legacy HTTP+SSE server (found by
-  the GET the 2025-03-26 spec prescribes for this case), an HTML page, a 301/302/303
+  the GET the 2025-03-26 spec prescribes for this case), an HTML page, a 2xx in another
+  Content-Type than JSON or SSE (plain text: its status, type and start, quoted inert), a 301/302/303
   redirect of the POST (which becomes a GET without the message: the new address is named
   to use instead), 5xx, a command that does not start or exits, a server that never answers
   (saying ``--timeout``; once the server has answered the opening request, the message
@@ -341,7 +342,25 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
         return CannotConnect(f"{shown} refused the request with HTTP {status}: {exc}")
     if last.content_type == "text/html":
         return CannotConnect(f"{shown} answered with a web page (text/html), not MCP. {_path_hint(url)}")
+    if 200 <= status < 300 and _not_mcp_type(last.content_type):
+        began = str(exc).partition("no JSON-RPC response: ")[2]  # the transport's quote, inert already
+        quoted = f" It began: '{fit(began, _BEGAN_MAX)}'." if began else " Its body was empty."
+        return CannotConnect(
+            f"{shown} answered HTTP {status} with Content-Type {clean(last.content_type)}, not MCP: a "
+            f"Streamable HTTP server answers a POST with application/json or text/event-stream.{quoted} "
+            f"{_path_hint(url)}"
+        )
     return CannotConnect(f"{exc}")
+
+
+#: The most characters quoted of a body that is not MCP (the start says what answered).
+_BEGAN_MAX: Final = 160
+
+
+def _not_mcp_type(kind: str) -> bool:
+    """Whether a Content-Type (lower case, no parameters) is none a Streamable HTTP server
+    answers a request with; "" (none given) is left to the transport's own words."""
+    return bool(kind) and kind not in ("application/json", "text/event-stream") and not kind.endswith("+json")
 
 
 _PASS_A_TOKEN: Final = "--header 'Authorization: Bearer TOKEN'"

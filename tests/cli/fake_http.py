@@ -6,7 +6,8 @@
   ``insufficient_scope`` challenge;
 * ``GET /sse`` a legacy HTTP+SSE stream whose first event is ``endpoint``; ``POST /sse``
   405;
-* ``POST /page`` an HTML page; ``POST /fail`` a 500 saying why;
+* ``POST /page`` an HTML page; ``POST /plain`` a 200 in plain text (a terminal escape in
+  it, and longer than a message quotes); ``POST /fail`` a 500 saying why;
 * ``POST /moved/CODE`` a redirect with that status (301, 302, 303, 307, 308) to ``/bogus``;
 * ``POST /broken``: a modern MCP server whose ``tools/list`` page has no ``tools``;
 * ``POST /bogus``: a modern MCP server whose ``tools/call`` answers an unknown
@@ -42,6 +43,9 @@ TOOLS = {
     "resultType": "complete",
     "tools": [{"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}],
 }
+
+#: What ``POST /plain`` answers: a terminal escape that clears the screen, then 2000 "x".
+PLAIN = b"It works!\x1b[2J\n" + b"x" * 2000
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -83,6 +87,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(int(self.path[7:]), b"", "text/plain", {"Location": "/bogus"})
         elif self.path == "/fail":
             self._send(500, b"database is down", "text/plain")
+        elif self.path == "/plain":
+            self._send(200, PLAIN, "text/plain; charset=utf-8")
         elif self.path == "/page":
             self._send(200, b"<html><body>Welcome!</body></html>", "text/html; charset=utf-8")
         elif self.path in ("/broken", "/bogus") and isinstance(body, dict) and "id" in body:

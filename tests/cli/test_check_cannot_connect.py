@@ -145,6 +145,22 @@ def test_a_web_page(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert "answered with a web page (text/html), not MCP" in result.err
 
 
+@pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
+def test_a_plain_text_answer_is_not_mcp_and_is_quoted_inert_and_short(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: list[str]
+) -> None:
+    with fake_http(tmp_path) as base:
+        result = run(capsys, command[0], "--json", f"{base}/plain", *command[1:])
+    assert result.code == 3, result.err
+    said = result.json()["error"]
+    assert said.startswith(f"{base}/plain answered HTTP 200 with Content-Type text/plain, not MCP")
+    assert "a Streamable HTTP server answers a POST with application/json or text/event-stream" in said
+    assert "It began: 'It works!\\x1b[2J\\nxxx" in said and "\x1b" not in said
+    assert "x" * 200 not in said and "xxx…" in said
+    assert f"try {base}/mcp" in said
+    assert "unknown server" not in said
+
+
 @pytest.mark.parametrize("status", [301, 302, 303])
 def test_a_redirect_that_turns_the_post_into_a_get(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, status: int
