@@ -24,7 +24,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   no earlier revision is told as that, with the ``--protocol`` that reaches it), a stdio server that writes something other than
   JSON-RPC on stdout and then gives no answer (one message, whether it then waits until
   the request times out or exits first: which comes first is only timing);
-* exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error (a
+* exit 1, ``CheckFailed``: the server answered a later request with a JSON-RPC error (over
+  HTTP with an error status, that status too: "HTTP 404, and the server answered..."; a
   bare -32603 "Internal error" from a stdio server with the end of its stderr, where it
   logged the reason), or a scripted answer that never fits.
 
@@ -110,7 +111,8 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
         said = _said(exc.message)
         log = _log_tail(observed) if exc.code == InternalError.code and _says_nothing(said) else ""
         hint = era_hint(exc, str(target), observed.revision)
-        return CheckFailed(f"{during}: the server answered with error {exc.code}: {said}{log}{hint}")
+        status = _came_with(exc, target, observed)
+        return CheckFailed(f"{during}: {status}the server answered with error {exc.code}: {said}{log}{hint}")
     if isinstance(exc, FormValidationError):
         return CheckFailed(f"no answer that fits the form: {exc}")
     if isinstance(exc, TaskCancelled):
@@ -122,6 +124,16 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
             return await _http(exc, target, observed, during)
         return _stdio(exc, target, observed)
     return CliError(f"{type(exc).__name__}: {exc}")
+
+
+def _came_with(exc: ProtocolError, target: Target, observed: Observed) -> str:
+    """ "HTTP 404, and " when a JSON-RPC error came in a response whose status says more than
+    the body (an error status, which a proxy or a router may have set): a person needs both;
+    "" over stdio, with a 2xx, or for a status no response had (an error's default)."""
+    status = exc.http_status
+    if target.url is None or status < 300 or all(seen.status != status for seen in observed.responses):
+        return ""
+    return f"HTTP {status}, and "
 
 
 def _no_revision_in_common(exc: UnsupportedProtocolVersion, target: Target, observed: Observed) -> CliError:

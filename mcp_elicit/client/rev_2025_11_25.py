@@ -16,7 +16,8 @@ Rules:
   ``initialize`` again once and send the request again, whatever its method (a ``tools/call``
   too: the server answered it 404 without acting on it, its session being unknown to it); a
   404 in the new session fails the request with the server's error (``http_status`` 404, its
-  message saying so and what usually causes it). Requests that meet the 404 of one session together
+  message saying so and what usually causes it). A JSON-RPC error in a response without
+  a session's 404 carries that response's status (``http_status``), as at 2026-07-28. Requests that meet the 404 of one session together
   start one new session between them, and no request goes out while it is being set up
   (it would carry neither the session's id nor its version): they wait for it. Over HTTP the GET event stream is listened to for as
   long as the session lasts (``rev_2025_11_25_events``). Closing sends DELETE (best effort), also for a session
@@ -259,12 +260,15 @@ class HandshakeSession:
             _, message = self.conn.builder.request(method, params, self.revision)
             sent_in = self.session_id
             try:
-                reply = await self._send(message, origin)
+                reply, status = await self._send(message, origin)
                 if isinstance(reply, Response):
                     return reply.result
                 if isinstance(reply, ErrorResponse):
                     if reply.error.get("code") != -32042:
-                        raise ProtocolError.from_error(reply.error)
+                        error = ProtocolError.from_error(reply.error)
+                        if status is not None:  # over HTTP, what it came with (a 404, say)
+                            error.http_status = status
+                        raise error
                     await url_required(self.conn, self.questions, self.limits, reply.error, origin, finished)
                     continue
             finally:  # a completion notice that came first for its steps is of no use after
@@ -305,7 +309,9 @@ class HandshakeSession:
             renewing.add_done_callback(lambda f: f.cancelled() or f.exception())
         await asyncio.shield(renewing)
 
-    async def _send(self, message: Mapping[str, Any], origin: Origin) -> Reply:
+    async def _send(self, message: Mapping[str, Any], origin: Origin) -> tuple[Reply, int | None]:
+        """The reply to ``message`` and, over HTTP, the status of the response it came in
+        (a response that came on the event stream instead: that stream's 200)."""
         budget = self.conn.budget()
         rid = message["id"]
 
@@ -338,7 +344,7 @@ class HandshakeSession:
                 late = self._late.pop(rid, None)
                 if late is not None:
                     done = True
-                    return late
+                    return late, 200
                 if reply.last_event_id is not None and reply.last_event_id != last_event_id:
                     resumes = 0  # the stream moved on: only resumes in a row that bring nothing count
                 last_event_id = reply.last_event_id or last_event_id
@@ -373,7 +379,8 @@ class HandshakeSession:
                     exchange, rid, budget, in_band, self.questions.on_notification, self.headers(message)
                 )
             done = not isinstance(reply, Ended)  # else the request failed: its questions are moot
-            return reply
+            status = getattr(exchange, "status", None)
+            return reply, status if isinstance(status, int) else None
         except RequestTimeout as exc:  # on a resumed stream: the server still works on it
             await self.conn.cancel_request(message, self.headers(message), "timed out")
             if resumed_in_all:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import http.server
 import json
 import time
+from typing import ClassVar
 
 import pytest
 
@@ -173,3 +174,52 @@ def test_the_closing_advice_offers_an_elicitation_flow_only_where_the_revision_h
     assert ("To try an" in result.out) is can_ask
     assert (f"MCP {revision} has no elicitation" in result.out) is not can_ask
     assert "mcp-elicit call echo text=VALUE -- " in result.out
+
+
+class _NoToolsList(_Forgetful):
+    """A 2025-11-25 server over HTTP without sessions (no ``Mcp-Session-Id``) that answers
+    ``tools/list`` HTTP 404 with the JSON-RPC ``error`` in the body; ``modern``: a
+    2026-07-28 server that does the same."""
+
+    modern = False
+    error: ClassVar[dict[str, object]] = {"code": -32601, "message": "Method not found"}
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        method, rid = sent.get("method"), sent.get("id")
+        if method == "server/discover" and self.modern:
+            meta = {"io.modelcontextprotocol/serverInfo": SERVER}
+            found = {
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+            }
+            self._answer(200, {"jsonrpc": "2.0", "id": rid, "result": {**found, "_meta": meta}})
+        elif method == "initialize":
+            opened = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": SERVER}
+            self._answer(200, {"jsonrpc": "2.0", "id": rid, "result": opened})
+        elif rid is None:
+            self._answer(202, None)
+        else:
+            self._answer(404, {"jsonrpc": "2.0", "id": rid, "error": self.error})
+
+
+class _NoToolsListModern(_NoToolsList):
+    modern = True
+
+
+@pytest.mark.parametrize("era", [_NoToolsList, _NoToolsListModern], ids=["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize(
+    ("code", "message"), [(-32601, "Method not found"), (-32000, "Not Found: /mcp")], ids=["-32601", "-32000"]
+)
+@pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
+def test_a_json_rpc_error_in_an_http_404_without_a_session_says_both(
+    capsys: pytest.CaptureFixture[str], era: type[_NoToolsList], code: int, message: str, command: list[str]
+) -> None:
+    handler = type("Handler", (era,), {"error": {"code": code, "message": message}})
+    with serving(handler) as base:
+        result = run(capsys, command[0], "--json", f"{base}/mcp", *command[1:])
+    assert result.code == 1, result.err
+    report = result.json()
+    said = report["problems"][0]["message"] if command == ["check"] else report["error"]
+    assert f"tools/list: HTTP 404, and the server answered with error {code}: {message}" in said
