@@ -18,7 +18,8 @@ authorization server whose token was used.
 Exit codes: 0 clean (warnings allowed unless ``--strict``), 1 the server answered but
 something is wrong (each thing named), 2 usage, 3 could not connect, sign in or start the server,
 4 protocol violation (including anything but JSON-RPC on a stdio server's stdout, or a
-``tools/list`` whose pages are malformed or never end), 130 Ctrl-C, 143 SIGTERM, 141 stdout's
+``tools/list`` whose pages are malformed or never end: a cursor given again, a new one on page
+1000; an empty ``nextCursor`` is the end, with a warning, before 2026-07-28, a cursor at it), 130 Ctrl-C, 143 SIGTERM, 141 stdout's
 reader went away (``cli.main``).
 """
 
@@ -42,6 +43,7 @@ from mcp_elicit.client import Client
 from mcp_elicit.client.rev_2026_07_28 import ModernSession
 from mcp_elicit.core.rounds import quoted
 from mcp_elicit.errors import CheckFailed, CliError, ProtocolError, ServerBrokeProtocol
+from mcp_elicit.wire.versions import REV_2026_07_28, is_modern
 
 __all__ = ["CheckReport", "register", "run_check"]
 
@@ -312,7 +314,7 @@ def _discover_faults(discovered: Mapping[str, Any]) -> list[str]:
 
 
 async def _list_tools(client: Client, report: CheckReport) -> list[object]:
-    tools, report.pages = await _list_all(client, "tools/list", "tools")
+    tools, report.pages = await _list_all(client, "tools/list", "tools", report)
     return tools
 
 
@@ -345,7 +347,7 @@ async def _list_offer(
     listing that fails is a warning, not a verdict on the connection (the connection test
     is about tools)."""
     try:
-        items, _ = await _list_all(client, method, key)
+        items, _ = await _list_all(client, method, key, report)
     except (ProtocolError, ServerBrokeProtocol) as exc:
         report.problems.append(Finding("warning", "list-failed", f"{method} failed: {exc}"))
         return
@@ -357,8 +359,11 @@ async def _list_offer(
         report.offer_problems[kind] = findings
 
 
-async def _list_all(client: Client, method: str, key: str) -> tuple[list[object], int]:
-    """Every item of every page of a list method, and the number of pages."""
+async def _list_all(client: Client, method: str, key: str, report: CheckReport) -> tuple[list[object], int]:
+    """Every item of every page of a list method, and the number of pages. An empty
+    ``nextCursor`` is a cursor at 2026-07-28, which says so, and the end of the list before
+    it (``_EMPTY_CURSOR``, a warning in ``report``). A cursor given again, or a new one
+    on page ``_MAX_PAGES``, is a list that never ends: read no further."""
     items: list[object] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -378,15 +383,41 @@ async def _list_all(client: Client, method: str, key: str) -> tuple[list[object]
             raise ServerBrokeProtocol(
                 f"{method} gave a nextCursor that is not a string: {_short(next_cursor)}"
             )
-        if next_cursor in seen or pages >= _MAX_PAGES:
-            end = "; to end the list, leave nextCursor out of the last page" if next_cursor == "" else ""
+        if next_cursor == "" and not is_modern(report.revision):
+            report.problems.append(
+                Finding(
+                    "warning",
+                    "empty-cursor",
+                    _EMPTY_CURSOR.format(page=pages, method=method, revision=report.revision),
+                )
+            )
+            return items, pages
+        if next_cursor in seen:
+            rule = (
+                f" (at {REV_2026_07_28} an empty nextCursor is a cursor, not the end)"
+                if next_cursor == ""
+                else ""
+            )
             raise ServerBrokeProtocol(
-                f"{method} never ends: page {pages} gives the cursor {next_cursor!r} "
-                + ("again" if next_cursor in seen else f"after {_MAX_PAGES} pages")
-                + end
+                f"{method} never ends: page {pages} gives the cursor {_short(next_cursor)} again{rule}; "
+                "to end the list, leave nextCursor out of the last page"
+            )
+        if pages >= _MAX_PAGES:
+            raise ServerBrokeProtocol(
+                f"{method} never ends: page {pages} gives yet another cursor ({_short(next_cursor)}), and "
+                f"mcp-elicit reads at most {_MAX_PAGES} pages; to end the list, leave nextCursor out of the last page"
             )
         seen.add(next_cursor)
         cursor = next_cursor
+
+
+#: What an empty ``nextCursor`` before 2026-07-28 gets: the end, and a warning.
+_EMPTY_CURSOR: Final = (
+    'page {page} of {method} gives nextCursor "" (an empty string): taken as the end of the list, as '
+    "clients commonly take it (the TypeScript SDK's does); {revision} says only that a missing "
+    "nextCursor ends it, and at " + REV_2026_07_28 + " an empty one is a cursor a client must follow. To end "
+    "the list, leave nextCursor out of the last page"
+)
 
 
 def _short(value: object) -> str:

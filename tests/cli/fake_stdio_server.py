@@ -18,7 +18,6 @@ then a fault in a prompt, a resource and a template), ``asks-on-connect`` / ``as
 before ``tools/list``, and on 2026-07-28 as its answer to ``tools/call``, with terminal
 escapes in its URL question and its title), ``caps-list`` (capabilities
 as a list), ``discover-input-required`` (server/discover answered with input_required),
-``empty-cursor`` (every tools/list page ends with ``"nextCursor": ""``),
 ``no-capabilities`` (declares nothing, so has no tools to list), ``list-error`` (answers
 ``tools/list`` with -32603 "database is down"; ``list-internal`` the same with only
 "Internal error", the reason on stderr), ``list-never`` (answers
@@ -183,8 +182,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
                 print("fake: the database at port 5432 refused the connection", file=sys.stderr, flush=True)
             return {"jsonrpc": "2.0", "id": rid, "error": {"code": -32603, "message": said}}
         cursor = (message.get("params") or {}).get("cursor")
-        if mode in ("loop", "empty-cursor"):
-            return result({"tools": GOOD[:1], "nextCursor": "again" if mode == "loop" else ""})
+        if mode == "loop":
+            return result({"tools": GOOD[:1], "nextCursor": "again"})
         if mode == "no-tools":
             return result({"items": []})
         if mode == "deep-page":

@@ -1,14 +1,19 @@
 """``mcp-elicit check`` and servers that break the protocol (exit code 4): a banner on stdout,
 no JSON-RPC, broken listings, requests to a client that declared nothing, a malformed
-discover result."""
+discover result. Cursors: an empty ``nextCursor`` (the end before 2026-07-28, with a
+warning; a cursor at 2026-07-28), and one that never ends (bounded)."""
 
 from __future__ import annotations
 
+import http.server
+import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
-from cli.fake_http import fake_http
+from cli.fake_http import fake_http, serving
 from cli.helpers import fake, run
 
 
@@ -32,8 +37,6 @@ def test_a_server_that_never_speaks_json_rpc(capsys: pytest.CaptureFixture[str])
     ("mode", "fragment"),
     [
         ("loop", "tools/list never ends: page 2 gives the cursor 'again' again"),
-        # what a client that stops at an empty cursor takes for the end: say how to end
-        ("empty-cursor", "'' again; to end the list, leave nextCursor out of the last page"),
         ("no-tools", "has no tools list"),
         # 1000 levels (a JSON reader takes 1024): quoting it with repr raised RecursionError
         ("deep-page", "page 1 of tools/list has no tools list: {'items': {'a': {'a': {...}}}}"),
@@ -90,3 +93,115 @@ def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path
     assert result.code == 4
     assert result.json()["exit_code"] == 4
     assert "has no tools list" in result.json()["error"]
+
+
+class _Cursors(http.server.BaseHTTPRequestHandler):
+    """A server over HTTP without sessions whose every ``tools/list`` page holds one tool and
+    the ``nextCursor`` that ``next_cursor`` makes of the cursor asked with ("" for none);
+    ``modern``: at 2026-07-28, else 2025-11-25. ``asked`` counts the pages asked for."""
+
+    modern = False
+    asked: ClassVar[list[str]]
+
+    @staticmethod
+    def next_cursor(cursor: str) -> str:
+        return ""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _answer(self, status: int, message: dict[str, object] | None) -> None:
+        body = json.dumps(message).encode() if message is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._answer(405, None)
+
+    do_DELETE = do_GET
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        method, rid = sent.get("method"), sent.get("id")
+        info = {"name": "cursors", "version": "1"}
+        if method == "server/discover" and self.modern:
+            found = {
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+            }
+            result: dict[str, object] = {**found, "_meta": {"io.modelcontextprotocol/serverInfo": info}}
+        elif method == "initialize":
+            result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": info}
+        elif method == "tools/list":
+            cursor = str((sent.get("params") or {}).get("cursor", ""))
+            self.asked.append(cursor)
+            tool = {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}
+            result = {"tools": [tool], "nextCursor": self.next_cursor(cursor)}
+            if self.modern:
+                result["resultType"] = "complete"
+        elif rid is None:
+            self._answer(202, None)
+            return
+        else:
+            self._answer(404, {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "no"}})
+            return
+        self._answer(200, {"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def _cursors(modern: bool, next_cursor: Callable[[str], str] | None = None) -> type[_Cursors]:
+    more: dict[str, object] = {"modern": modern, "asked": []}
+    if next_cursor is not None:
+        more["next_cursor"] = staticmethod(next_cursor)
+    return type("Cursors", (_Cursors,), more)
+
+
+def test_an_empty_next_cursor_before_2026_07_28_ends_the_list_with_a_warning(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    handler = _cursors(modern=False)
+    with serving(handler) as base:
+        result = run(capsys, "check", "--json", f"{base}/mcp")
+    assert result.code == 0, result.out
+    report = result.json()
+    assert (report["revision"], report["pages"], report["warnings"]) == ("2025-11-25", 1, 1)
+    assert [t["name"] for t in report["tools"]] == ["echo"]
+    [problem] = report["problems"]
+    assert (problem["severity"], problem["code"]) == ("warning", "empty-cursor")
+    assert 'page 1 of tools/list gives nextCursor ""' in problem["message"]
+    assert "leave nextCursor out of the last page" in problem["message"]
+    assert handler.asked == [""]  # never asked with the empty cursor
+    with serving(handler) as base:
+        assert run(capsys, "check", "--strict", f"{base}/mcp").code == 1
+
+
+def test_an_empty_next_cursor_at_2026_07_28_is_a_cursor_and_one_given_again_never_ends(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    handler = _cursors(modern=True)
+    with serving(handler) as base:
+        result = run(capsys, "check", "--json", f"{base}/mcp")
+    assert result.code == 4, result.out
+    said = result.json()["error"]
+    assert "tools/list never ends: page 2 gives the cursor '' again" in said
+    assert "at 2026-07-28 an empty nextCursor is a cursor, not the end" in said
+    assert "leave nextCursor out of the last page" in said
+    assert handler.asked == ["", ""]  # the first page, then the empty cursor once
+
+
+def test_a_cursor_that_is_new_on_every_page_is_read_for_1000_pages_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 300 characters, then the number of the page: another cursor each time
+    handler = _cursors(modern=True, next_cursor=lambda cursor: "p" * 300 + str(int(cursor[300:] or 0) + 1))
+    with serving(handler) as base:
+        result = run(capsys, "check", "--json", "--timeout", "30", f"{base}/mcp")
+    assert result.code == 4, result.out
+    said = result.json()["error"]
+    assert "tools/list never ends: page 1000 gives yet another cursor" in said
+    assert "mcp-elicit reads at most 1000 pages" in said
+    assert len(said) < 600  # a long cursor is cut short
+    assert len(handler.asked) == 1000
