@@ -12,7 +12,8 @@ Rules:
 * Notifications go to the ``on_notification`` callback; a failing callback is logged, not
   fatal.
 * A paginated list is followed to its end, a repeated cursor, or ``MAX_PAGES`` (1000)
-  pages, which is a ``ProtocolViolation``.
+  pages, which is a ``ProtocolViolation``. An empty ``nextCursor`` is a cursor at
+  2026-07-28 (the spec forbids taking it for the end), the end before it.
 * A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
   handshake revisions the server is also sent ``notifications/cancelled``.
 * A person answering while none of the call's requests is in flight (a 2026-07-28 round,
@@ -327,10 +328,16 @@ def _revision_and_session(headers: Mapping[str, str] | None) -> tuple[str | None
 
 
 async def list_pages(
-    call: Callable[[str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]], method: str, key: str
+    call: Callable[[str, Mapping[str, Any] | None], Awaitable[dict[str, Any]]],
+    method: str,
+    key: str,
+    *,
+    empty_is_a_cursor: bool = False,
 ) -> list[dict[str, Any]]:
     """Every item of a paginated list, following ``nextCursor`` until it ends (or repeats);
-    a list of more than ``MAX_PAGES`` pages is a ``ProtocolViolation``."""
+    a list of more than ``MAX_PAGES`` pages is a ``ProtocolViolation``. An empty
+    ``nextCursor`` ends it, unless ``empty_is_a_cursor`` (2026-07-28 says a client must
+    not take "" for the end)."""
     items: list[dict[str, Any]] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -344,7 +351,7 @@ async def list_pages(
         page = result.get(key)
         items.extend(dict(i) for i in (page if isinstance(page, list) else []) if isinstance(i, Mapping))
         nxt = result.get("nextCursor")
-        if not isinstance(nxt, str) or not nxt or nxt in seen:
+        if not isinstance(nxt, str) or not (nxt or empty_is_a_cursor) or nxt in seen:
             return items
         seen.add(nxt)
         cursor = nxt

@@ -413,7 +413,7 @@ class ModernSession:
 
     async def list_all(self, method: str, key: str) -> list[dict[str, Any]]:
         """Every page of a list; tools are filtered for ``x-mcp-header`` validity over HTTP."""
-        items = await list_pages(self.call, method, key)
+        items = await list_pages(self.call, method, key, empty_is_a_cursor=True)
         if key != "tools":
             return items
         self.conn.tools.reset()

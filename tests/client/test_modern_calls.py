@@ -140,6 +140,24 @@ async def test_lists_follow_every_page_and_stop_on_a_repeated_cursor() -> None:
     assert [p["name"] for p in prompts] == ["a", "b", "c", "d"]
 
 
+async def test_an_empty_next_cursor_is_a_cursor_to_follow() -> None:
+    """2026-07-28: a client must not take "" for the end of a list."""
+
+    def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "server/discover":
+            return [discover(message)]
+        cursor = message["params"].get("cursor")
+        pages = {None: (["a"], ""), "": (["b"], "")}  # then "" again: a repeated cursor ends it
+        names, nxt = pages[cursor]
+        return [result(message, {"prompts": [{"name": n} for n in names], "nextCursor": nxt})]
+
+    transport = FakeTransport(serve)
+    async with Client(transport) as client:
+        prompts = await client.list_prompts()
+    assert [p["name"] for p in prompts] == ["a", "b"]
+    assert transport.methods() == ["server/discover", "prompts/list", "prompts/list"]
+
+
 async def test_errors_from_the_server_raise_the_matching_class() -> None:
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         if message["method"] == "server/discover":
