@@ -361,9 +361,10 @@ async def _list_offer(
 
 async def _list_all(client: Client, method: str, key: str, report: CheckReport) -> tuple[list[object], int]:
     """Every item of every page of a list method, and the number of pages. An empty
-    ``nextCursor`` is a cursor at 2026-07-28, which says so, and the end of the list before
-    it (``_EMPTY_CURSOR``, a warning in ``report``). A cursor given again, or a new one
-    on page ``_MAX_PAGES``, is a list that never ends: read no further."""
+    ``nextCursor`` is a cursor at 2026-07-28 and the end of the list before it, with a
+    warning in ``report`` either way (``_EMPTY_FOLLOWED``, ``_EMPTY_CURSOR``). A cursor
+    given again, or a new one on page ``_MAX_PAGES``, is a list that never ends: read no
+    further."""
     items: list[object] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -392,6 +393,10 @@ async def _list_all(client: Client, method: str, key: str, report: CheckReport) 
                 )
             )
             return items, pages
+        if next_cursor == "" and "" not in seen:
+            report.problems.append(
+                Finding("warning", "empty-cursor", _EMPTY_FOLLOWED.format(page=pages, method=method))
+            )
         if next_cursor in seen:
             rule = (
                 f" (at {REV_2026_07_28} an empty nextCursor is a cursor, not the end)"
@@ -410,6 +415,14 @@ async def _list_all(client: Client, method: str, key: str, report: CheckReport) 
         seen.add(next_cursor)
         cursor = next_cursor
 
+
+#: What an empty ``nextCursor`` at 2026-07-28 gets: followed, and a warning for the clients
+#: that stop there.
+_EMPTY_FOLLOWED: Final = (
+    'page {page} of {method} gives nextCursor "", a cursor at ' + REV_2026_07_28 + " (followed): "
+    'clients that take "" for the end (the TypeScript SDK\'s does) miss the pages after it. A cursor '
+    "that is never empty reads alike everywhere"
+)
 
 #: What an empty ``nextCursor`` before 2026-07-28 gets: the end, and a warning.
 _EMPTY_CURSOR: Final = (

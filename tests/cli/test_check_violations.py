@@ -96,15 +96,16 @@ def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path
 
 
 class _Cursors(http.server.BaseHTTPRequestHandler):
-    """A server over HTTP without sessions whose every ``tools/list`` page holds one tool and
-    the ``nextCursor`` that ``next_cursor`` makes of the cursor asked with ("" for none);
-    ``modern``: at 2026-07-28, else 2025-11-25. ``asked`` counts the pages asked for."""
+    """A server over HTTP without sessions whose every ``tools/list`` page holds one tool (its
+    name numbered by the page) and the ``nextCursor`` that ``next_cursor`` makes of the
+    cursor asked with (None: none; it gives None for the last page); ``modern``: at
+    2026-07-28, else 2025-11-25. ``asked`` holds the cursors asked with, in order."""
 
     modern = False
-    asked: ClassVar[list[str]]
+    asked: ClassVar[list[str | None]]
 
     @staticmethod
-    def next_cursor(cursor: str) -> str:
+    def next_cursor(cursor: str | None) -> str | None:
         return ""
 
     def log_message(self, *args: object) -> None:
@@ -137,10 +138,15 @@ class _Cursors(http.server.BaseHTTPRequestHandler):
         elif method == "initialize":
             result = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": info}
         elif method == "tools/list":
-            cursor = str((sent.get("params") or {}).get("cursor", ""))
+            cursor = (sent.get("params") or {}).get("cursor")
             self.asked.append(cursor)
-            tool = {"name": "echo", "description": "Echo.", "inputSchema": {"type": "object"}}
-            result = {"tools": [tool], "nextCursor": self.next_cursor(cursor)}
+            tool = {
+                "name": f"echo{len(self.asked)}",
+                "description": "Echo.",
+                "inputSchema": {"type": "object"},
+            }
+            following = self.next_cursor(cursor)
+            result = {"tools": [tool]} if following is None else {"tools": [tool], "nextCursor": following}
             if self.modern:
                 result["resultType"] = "complete"
         elif rid is None:
@@ -152,7 +158,7 @@ class _Cursors(http.server.BaseHTTPRequestHandler):
         self._answer(200, {"jsonrpc": "2.0", "id": rid, "result": result})
 
 
-def _cursors(modern: bool, next_cursor: Callable[[str], str] | None = None) -> type[_Cursors]:
+def _cursors(modern: bool, next_cursor: Callable[[str | None], str | None] | None = None) -> type[_Cursors]:
     more: dict[str, object] = {"modern": modern, "asked": []}
     if next_cursor is not None:
         more["next_cursor"] = staticmethod(next_cursor)
@@ -168,12 +174,12 @@ def test_an_empty_next_cursor_before_2026_07_28_ends_the_list_with_a_warning(
     assert result.code == 0, result.out
     report = result.json()
     assert (report["revision"], report["pages"], report["warnings"]) == ("2025-11-25", 1, 1)
-    assert [t["name"] for t in report["tools"]] == ["echo"]
+    assert [t["name"] for t in report["tools"]] == ["echo1"]
     [problem] = report["problems"]
     assert (problem["severity"], problem["code"]) == ("warning", "empty-cursor")
     assert 'page 1 of tools/list gives nextCursor ""' in problem["message"]
     assert "leave nextCursor out of the last page" in problem["message"]
-    assert handler.asked == [""]  # never asked with the empty cursor
+    assert handler.asked == [None]  # never asked with the empty cursor
     with serving(handler) as base:
         assert run(capsys, "check", "--strict", f"{base}/mcp").code == 1
 
@@ -189,14 +195,16 @@ def test_an_empty_next_cursor_at_2026_07_28_is_a_cursor_and_one_given_again_neve
     assert "tools/list never ends: page 2 gives the cursor '' again" in said
     assert "at 2026-07-28 an empty nextCursor is a cursor, not the end" in said
     assert "leave nextCursor out of the last page" in said
-    assert handler.asked == ["", ""]  # the first page, then the empty cursor once
+    assert handler.asked == [None, ""]  # the first page, then the empty cursor once
 
 
 def test_a_cursor_that_is_new_on_every_page_is_read_for_1000_pages_only(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # 300 characters, then the number of the page: another cursor each time
-    handler = _cursors(modern=True, next_cursor=lambda cursor: "p" * 300 + str(int(cursor[300:] or 0) + 1))
+    handler = _cursors(
+        modern=True, next_cursor=lambda cursor: "p" * 300 + str(int((cursor or "")[300:] or 0) + 1)
+    )
     with serving(handler) as base:
         result = run(capsys, "check", "--json", "--timeout", "30", f"{base}/mcp")
     assert result.code == 4, result.out
@@ -205,3 +213,18 @@ def test_a_cursor_that_is_new_on_every_page_is_read_for_1000_pages_only(
     assert "mcp-elicit reads at most 1000 pages" in said
     assert len(said) < 600  # a long cursor is cut short
     assert len(handler.asked) == 1000
+
+
+def test_an_empty_next_cursor_at_2026_07_28_is_followed_with_a_warning_for_older_clients(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    handler = _cursors(modern=True, next_cursor=lambda cursor: "" if cursor is None else None)
+    with serving(handler) as base:
+        result = run(capsys, "check", "--json", f"{base}/mcp")
+    assert result.code == 0, result.out
+    report = result.json()
+    assert (report["pages"], handler.asked) == (2, [None, ""])
+    [problem] = report["problems"]
+    assert (problem["severity"], problem["code"]) == ("warning", "empty-cursor")
+    assert 'page 1 of tools/list gives nextCursor "", a cursor at 2026-07-28' in problem["message"]
+    assert "miss the pages after it" in problem["message"]
