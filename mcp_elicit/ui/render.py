@@ -270,14 +270,18 @@ def review_table(schema: FormSchema, values: Mapping[str, object]) -> Renderable
 
 
 class _Rows:
-    """Numbered rows of a field's label and what is said of it (its answer; its details):
-    side by side, or, under ``_NARROW`` columns, each label on a line of its own above it
-    (beside each other, the padded columns left a few characters each at 20 columns, and
-    words were broken: "Numb", "er")."""
+    """Rows of a label and what is said of it (a field's answer, its details; the sign-in's
+    server and issuer), numbered when their numbers are not empty: side by side, or, under
+    ``_NARROW`` columns, each label on a line of its own above it (beside each other, the
+    padded columns left a few characters each at 20 columns, and words were broken: "Numb",
+    "er"; a sign-in's addresses got none at 16 columns)."""
 
-    def __init__(self, rows: Sequence[tuple[str, Text, Text]], title: str | None = None) -> None:
+    def __init__(
+        self, rows: Sequence[tuple[str, Text, Text]], title: str | None = None, *, labels: str = "bold"
+    ) -> None:
         self.rows = rows
         self.title = title
+        self.labels = labels
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         narrow = options.max_width < _NARROW
@@ -291,16 +295,19 @@ class _Rows:
             collapse_padding=self.title is None,  # the question's rows: a grid
             pad_edge=not narrow and self.title is not None,
         )
-        table.add_column(justify="right", style="bold cyan", no_wrap=True)
+        numbered = any(number for number, _, _ in self.rows)
+        if numbered:
+            table.add_column(justify="right", style="bold cyan", no_wrap=True)
         if narrow:
             table.add_column(overflow="fold")
             for number, name, shown in self.rows:
-                table.add_row(number, Text.assemble(Text(name.plain, style="bold"), "\n", shown))
+                said = Text.assemble(Text(name.plain, style=self.labels), "\n", shown)
+                table.add_row(*([number] if numbered else []), said)
         else:
-            table.add_column(style="bold", overflow="fold", max_width=_LABEL_WIDTH)
+            table.add_column(style=self.labels, overflow="fold", max_width=_LABEL_WIDTH)
             table.add_column(overflow="fold")
-            for row in self.rows:
-                table.add_row(*row)
+            for number, name, shown in self.rows:
+                table.add_row(*([number] if numbered else []), name, shown)
         yield table
 
 
@@ -355,12 +362,15 @@ def sign_in_panel(
     server: str, issuer: str, verdict: UrlVerdict, issuer_site: str | None = None
 ) -> RenderableType:
     """Consent to sign in: which MCP server wants it, the authorization server (issuer)
-    that signs the person in, and its page, shown like a URL-mode question's URL."""
-    about = Table.grid(padding=(0, 2))
-    about.add_column(style="dim", no_wrap=True)
-    about.add_column(overflow="fold")
-    about.add_row("MCP server", Text(fit(server, URL_MAX, length=True, joiners=False), style="bold"))
-    about.add_row("signs you in", Text(fit(issuer, URL_MAX, length=True, joiners=False), style="bold"))
+    that signs the person in (each under its label on a narrow terminal: ``_Rows``), and its
+    page, shown like a URL-mode question's URL."""
+    about = _Rows(
+        [
+            ("", Text("MCP server"), Text(fit(server, URL_MAX, length=True, joiners=False), style="bold")),
+            ("", Text("signs you in"), Text(fit(issuer, URL_MAX, length=True, joiners=False), style="bold")),
+        ],
+        labels="dim",
+    )
     parts: list[RenderableType] = [about, Text()]
     parts.append(
         Text(

@@ -455,32 +455,38 @@ def test_plain_http_private_reaches_the_sign_in(tokens: Path) -> None:
         assert asyncio.run(built(Person().sign_in(tokens, plain_http=expected))) == expected
 
 
-@needs_pty
-@pytest.mark.parametrize(
-    ("environment", "cut"),
-    [
-        ({"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}, "signs y..."),
-        ({"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}, "signs you…"),
-    ],
-    ids=["ascii", "utf-8"],
-)
-def test_a_label_cut_short_on_a_narrow_terminal_ends_in_what_the_terminal_can_show(
-    site: McpAuthorization, tokens: Path, environment: dict[str, str], cut: str
-) -> None:
-    # At 16 columns the consent's "signs you in" is cut short by the terminal library,
-    # which ends it with "…": an ASCII-only terminal was written "\u2026" there.
-    command = ["env", "COLUMNS=16", *cli(), "check", site.url]  # PtySession's is 120
+ASCII_ONLY = {"LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+UTF8 = {"LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+
+
+def consent_rows(site: McpAuthorization, columns: int, environment: dict[str, str]) -> tuple[list[str], str]:
+    """The rows of what ``check`` shows on a terminal ``columns`` wide up to the sign-in
+    consent's prompt (declined), each without the frame's edges; and all it wrote."""
+    command = ["env", f"COLUMNS={columns}", *cli(), "check", site.url]  # PtySession's is 120
     pty = PtySession(command, cwd=ROOT, env={**os.environ, **environment})
     try:
-        fcntl.ioctl(pty.master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 16, 0, 0))
+        fcntl.ioctl(pty.master, termios.TIOCSWINSZ, struct.pack("HHHH", 60, columns, 0, 0))
         pty.expect("cancel >")
         pty.send("d" + ENTER)
         assert pty.wait() == 3
         shown, raw = pty.screen, pty.raw
     finally:
         pty.close()
-    rows = [row.strip(" |│") for row in shown.splitlines()]
-    assert cut in rows, shown
     assert "sign-in declined" in shown
-    if cut.endswith("..."):
+    if environment is ASCII_ONLY:
         assert raw.isascii() and "\\u2026" not in shown, shown
+    return [row.strip(" |│") for row in shown.splitlines()], shown
+
+
+@needs_pty
+@pytest.mark.parametrize("columns", [16, 24])
+@pytest.mark.parametrize("environment", [ASCII_ONLY, UTF8], ids=["ascii", "utf-8"])
+def test_the_consent_on_a_narrow_terminal_shows_the_server_and_the_issuer_whole(
+    site: McpAuthorization, tokens: Path, environment: dict[str, str], columns: int
+) -> None:
+    # Beside their labels, the addresses had the columns the labels left: none at 16
+    # columns ("MCP server", "signs you…" and no address at all), a few at 24 (one
+    # address in rows of six characters). Each is now under its label, in the frame's
+    # width, folded but never cut.
+    rows, shown = consent_rows(site, columns, environment)
+    assert f"MCP server{site.url}signs you in{site.base}" in "".join(rows), shown

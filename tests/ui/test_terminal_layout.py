@@ -10,6 +10,7 @@ import re
 
 import pytest
 from rich.console import Console
+from rich.table import Table
 
 from mcp_elicit.client import ElicitAnswer
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
@@ -112,14 +113,36 @@ def _judged(url: str) -> tuple[ElicitationRequest, UrlVerdict]:
     return request, judge_url(url, server=request.server.where)
 
 
+def _writing(encoding: str, width: int) -> tuple[Console, io.BytesIO]:
+    """The answerer's console writing ``encoding`` (what it cannot show, by its code) on a
+    terminal ``width`` columns wide, and the bytes it writes."""
+    console = stderr_console(plain=True)
+    raw = io.BytesIO()
+    console.file = io.TextIOWrapper(raw, encoding=encoding, errors="backslashreplace", newline="")
+    console.width = width
+    return console, raw
+
+
+@pytest.mark.parametrize(("encoding", "cut"), [("ascii", "signs y..."), ("utf-8", "signs you…")])
+def test_what_the_terminal_library_cuts_short_ends_in_what_the_terminal_can_show(
+    encoding: str, cut: str
+) -> None:
+    # A column that does not wrap is cut short by rich, which ends it with "…": an
+    # ASCII-only terminal was written "\u2026" there, three columns wider than the cut.
+    console, raw = _writing(encoding, 10)
+    grid = Table.grid()
+    grid.add_column(no_wrap=True)
+    grid.add_row("signs you in")
+    console.print(grid)
+    console.file.flush()
+    assert raw.getvalue().decode(encoding).splitlines() == [cut]
+
+
 @pytest.mark.parametrize("server", ["Table bookings", "Réservé château éé"])
 def test_a_frame_on_an_ascii_only_terminal_lines_up_around_server_text_shown_by_code(server: str) -> None:
     # Measured before the encoder wrote "é" as "\xe9", each such line stuck out past the
     # frame's right edge by three columns a letter; a title that fitted unescaped was cut.
-    console = stderr_console(plain=True)
-    raw = io.BytesIO()
-    console.file = io.TextIOWrapper(raw, encoding="ascii", errors="backslashreplace", newline="")
-    console.width = 40
+    console, raw = _writing("ascii", 40)
     request = form_request(Form(n=String(title="Hôte")), message="Réservez déjà")
     request = dataclasses.replace(request, server=dataclasses.replace(request.server, title=server))
     console.print(question_panel(request))
