@@ -53,6 +53,8 @@ __all__ = ["Running", "Tasks", "answer_task_method"]
 
 log = logging.getLogger("mcp_elicit.server")
 _URL_RAISED = "Internal error: a task's handler raised URLElicitationRequired; ask with ctx.require_url"
+#: A task whose handler was cancelled by no tasks/cancel: its own work was (its statusMessage).
+_HANDLER_CANCELLED = "Cancelled on the server: its handler was cancelled"
 
 #: How often, at most, a call that finds a task limit reached sweeps (seconds).
 _SWEEP_AT_LIMIT = 0.1
@@ -239,8 +241,8 @@ class Tasks:
                     job.exception(),
                 )
             return
-        if job.cancelled():
-            record.cancel(now)
+        if job.cancelled():  # not by tasks/cancel (that ends the record first): its own work was
+            record.cancel(now, _HANDLER_CANCELLED)
             return
         exc = job.exception()
         if exc is None:

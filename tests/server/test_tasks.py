@@ -371,3 +371,25 @@ async def test_a_task_asks_no_more_questions_at_once_than_a_client_takes(wire: W
     async with connect_memory(app, answerer=script, versions=["2026-07-28"], tasks=True) as client:
         out = await asyncio.wait_for(client.call_tool("survey"), 30)  # bounded here, not by ask_timeout
     assert out["content"][0]["text"] == " ".join(f"a{i}" for i in range(many))
+
+
+async def test_a_cancelled_task_says_who_cancelled_it(wire: WireChecker) -> None:
+    """``statusMessage`` of a cancelled task says why: the client's ``tasks/cancel``, or its
+    handler's own work cancelled (no client asked: saying so would mislead whoever reads it)."""
+    app = build()
+
+    @app.tool(task="required")
+    async def stops(ctx: Context) -> str:
+        """Its own work is cancelled under it."""
+        await ctx.start_task("working")
+        raise asyncio.CancelledError
+
+    client = MemoryClient(app, capabilities=WITH_TASKS, checker=wire)
+    task_id = (await client.result("tools/call", {"name": "deploy", "arguments": {"service": "x"}}))["taskId"]
+    await settle(client, task_id, "input_required")
+    await client.result("tasks/cancel", {"taskId": task_id})
+    assert (await status(client, task_id))["statusMessage"] == "Cancelled at the client's request"
+
+    task_id = (await client.result("tools/call", {"name": "stops"}))["taskId"]
+    ended = await settle(client, task_id, "cancelled")
+    assert ended["statusMessage"] == "Cancelled on the server: its handler was cancelled"
