@@ -38,6 +38,7 @@ __all__ = [
     "is_count",
     "is_real",
     "multi_default",
+    "read_options",
     "normalize_options",
     "shown",
     "title_key",
@@ -145,9 +146,16 @@ def check_whole_range(spec: Named, lo: float | None, hi: float | None) -> None:
             raise fail(spec, f"the {label} value must be {SAFE_RANGE}, not {shown(value)}")
 
 
+def read_options(spec: Named, options: object) -> tuple[Option, ...]:
+    """A choice's ``options`` as (value, title) pairs; those it kept as given
+    (:func:`given_options`) are refused here, naming the field."""
+    if isinstance(options, tuple) and all(isinstance(option, Option) for option in options):
+        return options
+    return normalize_options(options, spec.name)  # type: ignore[arg-type]  # refused
+
+
 def check_options(spec: Named, options: Iterable[tuple[str, str | None]]) -> None:
-    if not (isinstance(options, tuple) and all(isinstance(option, Option) for option in options)):
-        options = normalize_options(options, spec.name)  # kept as given (``given_options``): refused
+    options = read_options(spec, options)
     if not options:
         raise fail(spec, "a choice needs at least one option")
     seen: set[str] = set()

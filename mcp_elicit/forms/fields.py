@@ -57,6 +57,7 @@ from mcp_elicit.forms.field_values import (
     humanize,
     is_real,
     multi_default,
+    read_options,
     shown,
 )
 
@@ -360,7 +361,8 @@ class Boolean(_Field):
 _set_boolean_default = vars(Boolean)["default"].__set__
 
 
-def _options_json(options: tuple[Option, ...], key: str) -> dict[str, Any]:
+def _options_json(spec: Choice | MultiChoice, key: str) -> dict[str, Any]:
+    options = read_options(spec, spec.options)  # kept as given (unnamed, unchecked): refused
     if options[0].title is None:
         return {"type": "string", "enum": [value for value, _ in options]}
     return {key: [{"const": value, "title": title} for value, title in options]}
@@ -421,10 +423,10 @@ class Choice(_Field):
     def to_json(self) -> dict[str, Any]:
         out = self._json_head("string")
         if self.legacy_enum_names:
-            out["enum"] = [value for value, _ in self.options]
+            out["enum"] = [value for value, _ in read_options(self, self.options)]
             out["enumNames"] = [title for _, title in self.options]
         else:
-            out.update(_options_json(self.options, "oneOf"))
+            out.update(_options_json(self, "oneOf"))
         if self.default is not None:
             out["default"] = self.default
         return out
@@ -484,13 +486,13 @@ class MultiChoice(_Field):
 
     def to_json(self) -> dict[str, Any]:
         out = self._json_head("array")
-        out["items"] = _options_json(self.options, "anyOf")
+        out["items"] = _options_json(self, "anyOf")
         if self.min_items is not None:
             out["minItems"] = self.min_items
         if self.max_items is not None:
             out["maxItems"] = self.max_items
         if self.default is not None:
-            out["default"] = list(self.default)
+            out["default"] = list(multi_default(self.default, self.name) or ())  # kept as given: refused
         return out
 
 

@@ -143,6 +143,22 @@ def test_bad_options_of_a_field_named_by_its_form_name_the_field(
         FormSchema([spec])
 
 
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (lambda: Choice([1]), "option 1 is neither a string nor a (value, title) pair"),
+        (lambda: Choice([1], legacy_enum_names=True), "option 1 is neither a string nor"),
+        (lambda: MultiChoice("abc"), "options must be a list of strings, not the single string 'abc'"),
+        (lambda: MultiChoice(["a"], default=5), "the default of a multi-choice must be a list"),
+    ],
+)
+def test_a_spec_holding_what_it_could_not_read_refuses_to_be_written_out(spec: Any, message: str) -> None:
+    """Kept for its form to refuse by name, options no choice takes are refused, not
+    crashed on, by a spec written out alone (``to_json``), as they were when it was built."""
+    with pytest.raises(FormSchemaError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        spec().to_json()
+
+
 def test_a_multi_choice_default_that_is_no_list_is_refused_naming_the_field_its_form_gives() -> None:
     with pytest.raises(FormSchemaError) as caught:
         Form(sizes=MultiChoice(["a"], default=5))
