@@ -78,7 +78,11 @@ def test_a_task_still_running_past_its_ttl_is_given_up() -> None:
 
 @pytest.mark.parametrize(
     ("given", "delay"),
-    [(None, 1.0), (0, 0.05), (45_000, 45.0), (300_000, 300.0), (10**9, 600.0), (True, 1.0), (40, 0.05)],
+    [
+        *((None, 1.0), (0, 0.05), (45_000, 45.0), (300_000, 300.0), (10**9, 600.0), (True, 1.0), (40, 0.05)),
+        # a hostile server's: below nothing, fractions, beyond every cap, or no number at all
+        *((-5, 0.05), (-(10**18), 0.05), (0.5, 0.05), (1e308, 600.0), ("5000", 1.0), ([], 1.0), ({}, 1.0)),
+    ],
 )
 def test_the_poll_interval_is_kept_within_bounds(given: object, delay: float) -> None:
     """The server's interval is honoured (the extension: clients SHOULD), from 50 ms up to

@@ -118,6 +118,12 @@ async def test_tasks_update_answers_past_a_tool_calls_limits_are_invalid_params(
             "error"
         ]
         assert error["code"] == -32602 and "inputResponses is too large" in error["message"]
+    # a good answer beside a bad one is not taken either: the whole update is refused
+    mixed = {
+        "taskId": task_id,
+        "inputResponses": {"go": {"action": "accept", "content": {"go": True}}, "x": 1},
+    }
+    assert (await client.request("tasks/update", mixed, malformed=True))["error"]["code"] == -32602
     assert list((await status(client, task_id))["inputRequests"]) == ["go"]
     await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
     done = await settle(client, task_id, "completed")
@@ -144,6 +150,12 @@ async def test_tasks_update_answers_that_are_not_objects_are_invalid_params(wire
         assert error["code"] == -32602
         assert f'inputResponses["{key}"]' in error["message"] and "object" in error["message"]
         assert kind in error["message"]
+    # a good answer beside a bad one is not taken either: the whole update is refused
+    mixed = {
+        "taskId": task_id,
+        "inputResponses": {"go": {"action": "accept", "content": {"go": True}}, "x": 1},
+    }
+    assert (await client.request("tasks/update", mixed, malformed=True))["error"]["code"] == -32602
     assert list((await status(client, task_id))["inputRequests"]) == ["go"]
     await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
     done = await settle(client, task_id, "completed")
