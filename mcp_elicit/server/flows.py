@@ -6,10 +6,14 @@ Rules:
 * A flow has an unguessable id (128 bits) and belongs to the principal who started it.
   It lives in the store (so any instance can serve its page or its retry) and expires
   (default 10 minutes).
-* Its link carries a second, single-use token. The first browser to present it claims the
-  flow: the token is consumed atomically (``Store.take``) and the browser gets a cookie;
-  only that browser may then act on the flow. Links hold no personal data and grant
-  access to nothing but this one flow's page.
+* Its link carries a second, single-use token, used up in two steps. Presenting it
+  (``claim``) gives the browser a cookie and records a *pending claim* under the cookie's
+  digest (until the flow expires); it uses nothing up, so an answer lost on its way, or a
+  link preview that keeps no cookie, leaves the link working. A browser coming back with a
+  pending claim's cookie (``confirm``) takes the token atomically (``Store.take``): the
+  first to come back holds the flow (its cookie's digest in the record), and the link and
+  every other pending claim are dead. Only that browser may then act on the flow. Links
+  hold no personal data and grant access to nothing but this one flow's page.
 * A flow ends once: the first ``finish`` (complete, declined, cancelled, failed), on any
   instance, adds the flow's end marker (``Store.add``, atomic); a later one changes
   nothing and learns how the flow ended. The marker is the truth: a pending record
@@ -176,19 +180,56 @@ class Flows:
         await self.store.put(NAMESPACE, f"id:{flow.id}", orjson.dumps(asdict(flow)), ttl=ttl)
 
     async def claim(self, flow_id: str, link: str) -> tuple[Flow, str] | None:
-        """Consume the link token of ``flow_id``; the flow and a cookie for the browser."""
+        """A pending claim of ``flow_id`` by the link token ``link``: the flow and a cookie
+        for the browser, which ``confirm`` makes the flow's. The link stays usable until a
+        claim is confirmed. None when the link is not (or no longer) this open flow's."""
         if not link or len(link) > 128:
             return None
-        owner = await self.store.take(NAMESPACE, f"link:{_digest(link)}")
+        owner = await self.store.get(NAMESPACE, f"link:{_digest(link)}")
         if owner is None or not hmac.compare_digest(owner, flow_id.encode()):
             return None
         flow = await self.get(flow_id)
         if flow is None or flow.done:
             return None
         cookie = secrets.token_urlsafe(24)
-        flow.browser = _digest(cookie)
-        await self.save(flow)
+        pending = orjson.dumps({"flow": flow.id, "link": _digest(link)})
+        ttl = max(flow.expires - self.clock(), 1.0)
+        await self.store.put(NAMESPACE, f"claim:{_digest(cookie)}", pending, ttl=ttl)
         return flow, cookie
+
+    async def claiming(self, flow: Flow, cookie: str | None) -> bool:
+        """True when ``cookie`` is that of a pending claim of ``flow`` (confirmed or not)."""
+        return await self._link_claimed(flow, cookie) is not None
+
+    async def confirm(self, flow: Flow, cookie: str) -> Flow | None:
+        """The browser holding ``cookie`` (a pending claim's) comes back: the first to do
+        so takes the link token and is recorded as the flow's browser. The flow as it
+        now stands (None when gone); it ``owns(cookie)`` unless another browser came
+        back first (its ``browser`` then says so) or the claim is not this flow's."""
+        link = await self._link_claimed(flow, cookie)
+        if link is None:
+            return await self.get(flow.id)
+        owner = await self.store.take(NAMESPACE, f"link:{link}")
+        latest = await self.get(flow.id)
+        if latest is None or owner is None or not hmac.compare_digest(owner, flow.id.encode()):
+            return latest  # another browser came first (or, the same one, a moment ago)
+        latest.browser = _digest(cookie)
+        await self.save(latest)
+        await self.store.delete(NAMESPACE, f"claim:{_digest(cookie)}")
+        return latest
+
+    async def _link_claimed(self, flow: Flow, cookie: str | None) -> str | None:
+        """The digest of the link a pending claim by ``cookie`` presented for ``flow``."""
+        if not cookie or len(cookie) > 128:
+            return None
+        raw = await self.store.get(NAMESPACE, f"claim:{_digest(cookie)}")
+        try:
+            pending = orjson.loads(raw) if raw is not None else None
+        except orjson.JSONDecodeError:
+            pending = None
+        if not isinstance(pending, dict) or not isinstance(link := pending.get("link"), str):
+            return None
+        return link if pending.get("flow") == flow.id else None
 
     async def finish(self, flow: Flow, status: FlowStatus, detail: str | None = None) -> bool:
         """End the flow with ``status`` and wake whoever waits for it; True when this call

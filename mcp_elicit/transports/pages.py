@@ -3,13 +3,17 @@ servers, ``loopback_pages`` hosts it on 127.0.0.1).
 
 Rules:
 
-* ``GET /mcp-elicit/flows/{id}?t=<link token>`` claims the flow for this browser (the
-  token is single-use; ``HEAD``, what link checkers send, claims nothing) and redirects
-  to the same page without the token, so it stays out of history and referrers. Opened
-  again in that browser, the link leads to the page again; in any other it is used up.
-  Later visits need the browser's flow cookie (HttpOnly, path-scoped, ``Secure`` when the
-  browser is on https: the request's scheme, or the public URL's behind a proxy that
-  ends TLS).
+* ``GET /mcp-elicit/flows/{id}?t=<link token>`` claims the flow for this browser, in two
+  steps (``Flows.claim``, ``Flows.confirm``): it gives the browser a flow cookie (a
+  pending claim; ``HEAD``, what link checkers send, claims nothing) and redirects to the
+  same page without the token, so it stays out of history and referrers. The link is used
+  up only when a browser comes back to the page with a pending claim's cookie: the first
+  to come back holds the page, any other is refused saying the page was opened in another
+  browser. So a redirect that never reached the browser, or a link preview that does not
+  follow it, leaves the link working. Opened again in the browser holding the page, the
+  link leads to the page again; in any other it is used up. Later visits need the
+  browser's flow cookie (HttpOnly, path-scoped, ``Secure`` when the browser is on https:
+  the request's scheme, or the public URL's behind a proxy that ends TLS).
 * The browser user must be the principal who started the flow: the server's ``PageAuth``
   says who is signed in; a server without one is single-user and serves the pages only to
   loopback connections. A different user is refused and the flow is left untouched. The
@@ -118,6 +122,12 @@ PAGE_NULL_ORIGIN: Final = "null"
 #: Why a page may be refused, said so it helps whatever the reason: a page past its time
 #: cannot be told from one that was never this browser's, and its link was used up with it.
 _GONE = "It may have expired, or belong to another browser. Go back to your application and start again."
+
+
+#: Why a browser back with its claim after another one is refused.
+_ELSEWHERE = (
+    "This page was opened in another browser: continue there, or go back to your application and start again."
+)
 
 
 def _cookie_name(flow_id: str) -> str:
@@ -232,6 +242,21 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
             return response
         current = await url_mode.flows.get(flow_id)
         cookie = request.cookies.get(cookie_name)
+        if (
+            current is not None
+            and not current.owns(cookie)
+            and await url_mode.flows.claiming(current, cookie)
+        ):
+            # back with a pending claim's cookie: the first browser back holds the page
+            refusal = await who_may_act(request, current)
+            if refusal is not None:
+                return refusal
+            if request.method == "HEAD":  # it must not use the link up either
+                return Response(status_code=200, headers=HEADERS, media_type="text/html")
+            assert cookie is not None
+            current = await url_mode.flows.confirm(current, cookie)
+            if current is not None and current.browser is not None and not current.owns(cookie):
+                return refuse(403, "This page is not available", _ELSEWHERE)
         if current is None or not current.owns(cookie):
             if request.method == "POST":
                 return await late_form(request, flow_id, current)

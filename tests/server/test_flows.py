@@ -1,5 +1,6 @@
 """URL-mode flows in a store shared by several instances: exactly one way of finishing a
-flow wins, whatever order the instances write in, and a record the running version cannot
+flow wins, whatever order the instances write in; of the browsers that opened its link,
+the first to come back holds it, on whichever instance; and a record the running version cannot
 read (damaged, or written by another version) is reported, never a crash."""
 
 from __future__ import annotations
@@ -79,6 +80,25 @@ async def test_a_stale_save_does_not_reopen_a_finished_flow(instances: Callable[
     for flows in (a, b):
         final = await flows.get(flow.id)
         assert final is not None and final.done and final.status == "cancelled"
+
+
+async def test_of_two_pending_claims_the_first_confirmed_holds_the_flow(
+    instances: Callable[[], Flows],
+) -> None:
+    a, b = instances(), instances()
+    flow, link = await a.start("secret", "api_key", "alice")
+    first = await a.claim(flow.id, link)
+    second = await b.claim(flow.id, link)  # the link is not used up by a claim
+    assert first is not None and second is not None
+    (_, lost), (_, back) = first, second
+    assert await a.claim("another-flow", link) is None
+    held = await a.confirm(flow, back)  # confirmed on another instance than its claim
+    assert held is not None and held.owns(back)
+    refused = await b.confirm(flow, lost)
+    assert refused is not None and not refused.owns(lost) and refused.owns(back)
+    assert await b.claim(flow.id, link) is None, "the link is dead once a claim is confirmed"
+    again = await b.confirm(flow, back)
+    assert again is not None and again.owns(back)
 
 
 async def test_a_record_from_a_newer_version_is_read(instances: Callable[[], Flows]) -> None:

@@ -1,7 +1,7 @@
 """A browser for the server's hosted URL-mode pages, as the page tests drive them over HTTP.
 
-The test servers sign a person in by the ``who`` cookie (a ``PageAuth`` the tests define);
-``open_page`` follows a link as a browser does: claimed (303), then the page (200);
+The test servers sign a person in by the ``who`` cookie (``CookieAuth``: alice or mallory;
+``pages_server(store)`` is such a server on ``store``); ``open_page`` follows a link as a browser does: claimed (303), then the page (200);
 ``form_of`` is what its form sends when Save is pressed; ``to_the_provider_and_back``
 presses "Continue" on a sign-in page, the provider consenting.
 """
@@ -10,8 +10,27 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 
 import httpx
+
+from mcp_elicit import KeyRing, Server
+from mcp_elicit.stores import Store
+
+#: The state key of ``pages_server``.
+KEY = bytes(range(8, 40))
+
+
+class CookieAuth:
+    """Signs in alice or mallory (the cookie ``who=<name>``), nobody else."""
+
+    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
+        return {"alice": "alice", "mallory": "mallory"}.get(cookies.get("who", ""))
+
+
+def pages_server(store: Store) -> Server:
+    """A server on ``store`` whose pages know their user by ``CookieAuth``; flows last a minute."""
+    return Server("race", state_keys=KeyRing([KEY]), store=store, page_auth=CookieAuth(), flow_ttl=60.0)
 
 
 def browser(who: str | None = None) -> httpx.AsyncClient:

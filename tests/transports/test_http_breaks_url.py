@@ -194,17 +194,12 @@ async def test_a_page_whose_connection_broke_is_done_again_and_saves_once(
     _no_secret_shown(outcome, caplog)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,  # on what the person saw, not on an error of the test itself
-    reason="the link's claim uses it up before the browser has its cookie (docs/rough-edges.md)",
-)
 @pytest.mark.parametrize("revision", [NEW, OLD])
 async def test_a_link_whose_claim_was_lost_still_leads_to_the_page(revision: str) -> None:
-    """The server claimed the flow for the browser (its link used up), but the answer, a
-    303 with the flow's cookie, never reached it. Reloading the link should still lead
-    that person to the page; today it says "This link was already used", and the call
-    waits until it gives up (2026-07-28: up to 10 minutes; 2025-11-25: its timeout)."""
+    """The server answered the link with a 303 and a cookie (a pending claim), but the
+    answer never reached the browser. The link is not used up until a browser comes back
+    with such a cookie: reloading it leads that person to the page, and the secret is
+    saved once."""
     outcome = await run(revision, Fault(CLAIM), within=5)
     assert outcome.seen == ["RemoteProtocolError", "303", ASKED, DONE]
     assert (outcome.out, outcome.acted) == (ACCEPTED, 1)

@@ -11,38 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Mapping
 from contextlib import AsyncExitStack
 
 import pytest
 
-from mcp_elicit import KeyRing, Server
-from mcp_elicit.stores import MemoryStore, RedisStore, Store
+from mcp_elicit import Server
+from mcp_elicit.stores import MemoryStore, RedisStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.gated_store import Gate, GatedStore
-from support.pages import browser, form_of, open_page
+from support.pages import browser, form_of, open_page, pages_server
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
-KEY = bytes(range(8, 40))
 #: Bounds the whole race, so a hang fails the test instead of stalling it.
 RACE_TIMEOUT = 30.0
-
-
-class CookieAuth:
-    async def subject(self, headers: Mapping[str, str], cookies: Mapping[str, str]) -> str | None:
-        return {"alice": "alice"}.get(cookies.get("who", ""))
-
-
-def make_server(store: Store) -> Server:
-    return Server(
-        "race",
-        state_keys=KeyRing([KEY]),
-        store=store,
-        page_auth=CookieAuth(),
-        flow_ttl=60.0,
-    )
 
 
 async def save_in_two_tabs(gate: Gate, apps: list[Server], bases: list[str]) -> None:
@@ -76,7 +59,7 @@ async def save_in_two_tabs(gate: Gate, apps: list[Server], bases: list[str]) -> 
 
 async def test_two_saves_of_one_page_at_once_keep_one_and_tell_the_other_409() -> None:
     gate, memory = Gate(), MemoryStore()
-    app = make_server(GatedStore(memory, gate))
+    app = pages_server(GatedStore(memory, gate))
     try:
         async with uvicorn_server(StreamableHTTP(app)) as running:
             await save_in_two_tabs(gate, [app], [f"http://127.0.0.1:{running.port}"])
@@ -87,7 +70,7 @@ async def test_two_saves_of_one_page_at_once_keep_one_and_tell_the_other_409() -
 async def test_two_saves_at_once_on_two_instances_sharing_redis_keep_one(redis_url: str) -> None:
     gate, prefix = Gate(), f"test-{uuid.uuid4().hex[:12]}"
     stores = [RedisStore(redis_url, prefix=prefix) for _ in range(2)]
-    apps = [make_server(GatedStore(store, gate)) for store in stores]
+    apps = [pages_server(GatedStore(store, gate)) for store in stores]
     try:
         async with AsyncExitStack() as stack:
             bases = []
@@ -118,7 +101,7 @@ async def test_a_save_the_store_failed_can_be_sent_again() -> None:
     """The save that failed (503) does not keep the flow for itself: the same form sent
     again once the store is back is saved, not refused as a second form."""
     store = FailingOnce()
-    app = make_server(store)
+    app = pages_server(store)
     try:
         async with uvicorn_server(StreamableHTTP(app)) as running:
             flow, token = await app.url_mode.flows.start("secret", "example_api_key", "alice")

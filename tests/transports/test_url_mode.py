@@ -88,7 +88,10 @@ async def test_a_used_link_is_refused(
     ):
         first = (await Mcp(http, running.url, wire).call())["result"]
         url = next(iter(first["inputRequests"].values()))["params"]["url"]
-        assert (await browser.get(url)).status_code == 303
+        claimed = await browser.get(url)
+        assert claimed.status_code == 303
+        # the link is used up once the browser is back with its cookie
+        assert (await browser.get(claimed.url.join(claimed.headers["location"]))).status_code == 200
         replay = await stranger.get(url)
         assert replay.status_code == 403
         assert "already used" in replay.text
@@ -285,6 +288,7 @@ async def test_the_browser_that_claimed_the_link_may_open_it_again(
         url = next(iter(first["inputRequests"].values()))["params"]["url"]
         claimed = await browser.get(url)
         assert claimed.status_code == 303
+        assert (await browser.get(claimed.url.join(claimed.headers["location"]))).status_code == 200
         again = await browser.get(url)
         assert again.status_code == 303, again.text
         assert again.headers["location"] == claimed.headers["location"]
