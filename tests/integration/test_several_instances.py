@@ -6,8 +6,9 @@ turn, so the rounds of one flow land on both, and the test knows which: nginx's 
 log names the upstream of every request, and every handler run is logged with its pid.
 What must hold: every form flow completes with its answers (sequential and concurrent);
 a secret typed into a page served by one instance wakes the retry waiting on the other at
-once (Redis pub/sub, not the waiter's one-second re-check); a single-use state is redeemed
-once and refused on both instances afterwards.
+once (Redis pub/sub, not the waiter's one-second re-check); a page link opened twice on
+one instance is held by the browser back first on the other; a single-use state is
+redeemed once and refused on both instances afterwards.
 
 Only 2026-07-28 is run here: its requests carry everything a round needs. A 2025-11-25
 session lives in the process that answered ``initialize`` (README, "Several instances"),
@@ -151,6 +152,39 @@ async def test_a_page_on_one_instance_wakes_the_retry_waiting_on_the_other(clust
                 assert SECRET.encode() not in (await r.get(k) or b""), k
     finally:
         await r.aclose()
+
+
+async def test_a_link_opened_on_one_instance_is_held_by_the_browser_back_first_on_the_other(
+    cluster: Cluster,
+) -> None:
+    """The link opened twice on instance a (an answer lost, then a reload), the page then
+    reached on instance b: the browser back first holds it, the other is refused there, and
+    the link is used up on both instances."""
+    r = aioredis.Redis.from_url(cluster.redis.url)
+    try:  # the key saved by another test would be used without asking
+        for key in [k async for k in r.scan_iter(match=f"{cluster.prefix}:vault:*")]:
+            await r.delete(key)
+    finally:
+        await r.aclose()
+    async with (
+        httpx.AsyncClient(timeout=20) as http,
+        httpx.AsyncClient(timeout=20) as lost,
+        httpx.AsyncClient(timeout=20) as browser,
+    ):
+        first = (await Modern(http, cluster.url).call("use_key", {"flow": "claim-1"}))["result"]
+        ((_, request),) = first["inputRequests"].items()
+        link = httpx.URL(request["params"]["url"])
+        link_on = {i.port: link.copy_with(port=i.port) for i in cluster.instances}
+        for client in (lost, browser):
+            assert (await client.get(link_on[cluster.a.port])).status_code == 303
+        page_on_b = link_on[cluster.b.port].copy_with(query=None)
+        page = await browser.get(page_on_b)
+        assert page.status_code == 200 and 'name="csrf"' in page.text, page.text
+        refused = await lost.get(page_on_b)
+        assert refused.status_code == 403 and "opened in another browser" in refused.text, refused.text
+        for port in link_on:
+            used = await lost.get(link_on[port])
+            assert used.status_code == 403 and "already used" in used.text, used.text
 
 
 async def logged_when(lb: Nginx, done: Callable[[list[Served]], bool], seconds: float = 5.0) -> list[Served]:
