@@ -89,6 +89,21 @@ class _Parser(argparse.ArgumentParser):
         return parsed, extra
 
 
+class _Version(argparse.Action):
+    """``--version``: the release of the installed distribution (what pip shows), looked up
+    only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            release = version("mcp-elicit")
+        except PackageNotFoundError:
+            release = "(not installed: release unknown)"
+        parser._print_message(f"{parser.prog} {release}\n", sys.stdout)
+        parser.exit()
+
+
 #: The attribute naming the parser that left words over (``_Parser.parse_known_args``).
 _LEFT_OVER_BY = "_mcp_elicit_left_over_by"
 
@@ -103,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
         "(SIGTERM, client commands), 141 stdout's reader went away (| head), nothing said; "
         "'mcp-elicit COMMAND --help' says what each means for that command",
     )
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the installed release and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser(
