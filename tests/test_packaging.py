@@ -279,3 +279,11 @@ def test_the_installed_web_answerer_serves_its_page_assets(built: Built, tmp_pat
         assert status == 200, (name, status)
         assert content_type.startswith(kind)
         assert text == (static / name).read_text(encoding="utf-8")
+
+
+def test_the_client_says_the_packages_version_when_not_installed() -> None:
+    """``clientInfo`` and ``--version`` read the installed distribution; from a source tree
+    that is not installed they fall back on ``ClientInfo``'s default, which must not drift."""
+    from mcp_elicit.core.client import ClientInfo
+
+    assert ClientInfo().version == mcp_elicit.__version__

@@ -90,17 +90,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 class _Version(argparse.Action):
-    """``--version``: the release of the installed distribution (what pip shows), looked up
-    only when asked."""
+    """``--version``: the release of the installed distribution (what pip shows, and what
+    the client's ``clientInfo`` says), looked up only when asked."""
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        from importlib.metadata import PackageNotFoundError, version
+        from mcp_elicit.client.options import package_version
 
-        try:
-            release = version("mcp-elicit")
-        except PackageNotFoundError:
-            release = "(not installed: release unknown)"
-        parser._print_message(f"{parser.prog} {release}\n", sys.stdout)
+        parser._print_message(f"{parser.prog} {package_version()}\n", sys.stdout)
         parser.exit()
 
 
