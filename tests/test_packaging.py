@@ -9,11 +9,14 @@ output is left in the repository. Without the package index the tests are skippe
 
 from __future__ import annotations
 
+import ast
 import configparser
 import email.message
 import email.parser
+import importlib.metadata
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -287,3 +290,40 @@ def test_the_client_says_the_packages_version_when_not_installed() -> None:
     from mcp_elicit.core.client import ClientInfo
 
     assert ClientInfo().version == mcp_elicit.__version__
+
+
+#: Imported by the package without being a requirement of its own, and why that is safe.
+_IMPORTED_THROUGH = {"pydantic-core": "pydantic requires the exact pydantic-core it was built with"}
+
+
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_library_the_package_imports_is_a_requirement() -> None:
+    """A module importing a library that is only there because something else brought it
+    along works here and fails in a user's environment (or after a dependency's release)."""
+    project = _pyproject()["project"]
+    assert isinstance(project, dict)
+    declared = {_normalized(Requirement(text).name) for text in project["dependencies"]}
+    for extra, texts in project["optional-dependencies"].items():
+        if extra != "dev":
+            declared |= {_normalized(Requirement(text).name) for text in texts}
+    providers = importlib.metadata.packages_distributions()
+    undeclared: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "mcp_elicit").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                modules = [node.module]
+            else:
+                continue
+            for module in modules:
+                top = module.split(".")[0]
+                if top in sys.stdlib_module_names or top in ("mcp_elicit", "__future__", "_typeshed"):
+                    continue
+                names = {_normalized(name) for name in providers.get(top, [top])}
+                if not names & (declared | set(_IMPORTED_THROUGH)):
+                    undeclared.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    assert not undeclared, f"imported but not in pyproject's dependencies or extras: {undeclared}"
