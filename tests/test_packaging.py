@@ -74,11 +74,12 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
 
     pyproject = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
     wheels = tmp / "backend-wheels"
-    fetched = _run(
-        [PYTHON, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", str(wheels)]
-        + pyproject["build-system"]["requires"],
-        cwd=tmp,
-    )
+    fetch = [PYTHON, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:"]
+    fetch += ["--timeout", "15", "--retries", "1", "-d", str(wheels), *pyproject["build-system"]["requires"]]
+    try:
+        fetched = _run(fetch, cwd=tmp)
+    except subprocess.TimeoutExpired:
+        pytest.skip("cannot fetch the build backend: the package index did not answer within 120 s")
     if fetched.returncode != 0:
         pytest.skip(f"cannot fetch the build backend from the package index: {fetched.stderr.strip()[-600:]}")
     backend = tmp / "backend"
