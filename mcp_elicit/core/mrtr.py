@@ -36,7 +36,10 @@ Rules:
   within the ``inputResponses`` limit) fail the request with -32602 saying so; what the
   handler remembers (``ctx.remember``) grown too large is -32603 saying so.
 * Limits come first: an oversized ``inputResponses`` (too many entries, bytes or levels
-  of nesting) is refused with -32602 before anything else. A round asks at most
+  of nesting) is refused with -32602 before anything else; then one holding a value that
+  is not an object (each is a result), under any key, asked or not: -32602 naming the
+  key, as ``tasks/update`` is (``check_input_responses``). An object that is not a fit
+  answer is the question's to judge (above). A round asks at most
   ``MAX_INPUT_REQUESTS`` questions (what a client answers in one round), the first ones
   asked; the others are asked in the rounds after.
 """
@@ -53,7 +56,7 @@ from typing import Any, Final
 import orjson
 from pydantic import ValidationError
 
-from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
+from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS, shown_name
 from mcp_elicit.errors import (
     FormValidationError,
     InternalError,
@@ -62,6 +65,7 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
 )
 from mcp_elicit.forms import FormSchema
+from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.sealing import Binding, StateSealer, arguments_digest
 from mcp_elicit.wire.jsonrpc import nests_past
 
@@ -391,7 +395,9 @@ def key_reused(key: str, *, given: bool = False) -> ReplayMismatchError:
 
 def check_input_responses(responses: dict[str, Any]) -> None:
     """-32602 when an ``inputResponses`` object is past the limits (entries, bytes, levels of
-    nesting, the object itself the first); the same for every request that carries one."""
+    nesting, the object itself the first), or holds a value that is not an object (the
+    schema's ``InputResponse`` is a result) under any key, asked or not; the same for every
+    request that carries one. An object under a key nobody asked is left to be ignored."""
     if len(responses) > MAX_INPUT_RESPONSES:
         raise _too_large(f"{len(responses)} entries, at most {MAX_INPUT_RESPONSES}")
     try:
@@ -403,6 +409,12 @@ def check_input_responses(responses: dict[str, Any]) -> None:
     # each level takes two bytes at least ("[]"): a short value cannot be too deep
     if size > 2 * MAX_INPUT_RESPONSES_DEPTH and nests_past(responses, MAX_INPUT_RESPONSES_DEPTH):
         raise _too_deep_error()
+    for key, value in responses.items():
+        if not isinstance(value, dict):
+            raise InvalidParams(
+                f'Invalid params: inputResponses["{shown_name(key)}"] must be an object '
+                f"(the result answering that input request), not {json_kind(value)}"
+            )
 
 
 def _too_large(what: str) -> InvalidParams:

@@ -32,10 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from mcp_elicit.core.mrtr import check_input_responses
-from mcp_elicit.core.rounds import shown_name
 from mcp_elicit.core.subscriptions import MAX_TASK_ID
 from mcp_elicit.errors import InvalidParams, MissingClientCapability
-from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.wire.meta import ClientCapabilities
 
 __all__ = [
@@ -79,12 +77,6 @@ def input_responses_of(params: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(responses, dict):
         raise InvalidParams('Invalid params: tasks/update needs "inputResponses" (an object)')
     check_input_responses(responses)
-    for key, value in responses.items():  # each is a result (an object), whatever its key
-        if not isinstance(value, dict):
-            raise InvalidParams(
-                f'Invalid params: inputResponses["{shown_name(key)}"] must be an object '
-                f"(the result answering that input request), not {json_kind(value)}"
-            )
     return responses
 
 

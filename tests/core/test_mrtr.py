@@ -69,7 +69,7 @@ def test_decline_and_cancel_are_answers(action: str) -> None:
     [
         ({"action": "accept", "content": {"n": 9}}, "n: must be at most 3"),
         ({"action": "accept"}, "n"),
-        (7, "object"),
+        ({"action": "maybe"}, '"action" must be'),
     ],
 )
 def test_a_bad_answer_is_noted_and_asked_again(answer: object, fragment: str) -> None:
@@ -80,6 +80,16 @@ def test_a_bad_answer_is_noted_and_asked_again(answer: object, fragment: str) ->
     message = result["inputRequests"]["k"]["params"]["message"]
     assert fragment in message
     assert message.endswith("How many?")
+
+
+@pytest.mark.parametrize(("answer", "kind"), [(7, "a number"), ("yes", "a string"), ([], "an array")])
+def test_an_answer_that_is_not_an_object_is_invalid_params_not_a_bad_answer(
+    answer: object, kind: str
+) -> None:
+    """Each value of inputResponses is a result: any other is -32602 before any answer is
+    read, as tasks/update says it, not a form asked again."""
+    with pytest.raises(InvalidParams, match=rf'inputResponses\["k"\] must be an object .* not {kind}$'):
+        _round_two(answer)
 
 
 def test_a_different_question_under_a_recorded_key_is_refused() -> None:

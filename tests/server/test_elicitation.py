@@ -109,7 +109,6 @@ async def test_prompt_and_resource_template_elicit(client: MemoryClient) -> None
         ({"action": "accept", "content": {"guests": 2, "date": "31/12/2026"}}, "date"),
         ({"action": "accept", "content": {"guests": 2, "date": "2026-12-31", "seating": "roof"}}, "seating"),
         ({"action": "maybe"}, "action"),
-        (12345, "object"),
     ],
 )
 async def test_invalid_answers_are_asked_again(client: MemoryClient, bad: Any, fragment: str) -> None:

@@ -76,6 +76,11 @@ def build(store: MemoryStore) -> Server:
             raise RuntimeError("no name to greet")
         return "hi"
 
+    @app.resource("test://named")
+    async def named_note(ctx: Context) -> str:
+        name = await ctx.elicit("Name?", Form(name=String(max_length=3)), key="name")
+        return f"note of {name.action}"
+
     @app.tool(single_use_state=True)
     async def once(ctx: Context) -> str:
         name = await ctx.elicit("Name?", Form(name=String()), key="name")
@@ -124,6 +129,45 @@ async def test_answers_not_sent_as_an_object_fail_a_sampling_or_roots_question_n
         assert error.get("code") == -32602, error
         assert "inputResponses must be an object mapping each input request key" in error["message"]
         assert key in error["message"]
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tools/call", {"name": "form_and_model"}),
+        ("prompts/get", {"name": "named"}),
+        ("resources/read", {"uri": "test://named"}),
+    ],
+)
+async def test_an_answer_that_is_not_an_object_is_invalid_params_under_any_key(
+    mcp: McpHttp, method: str, params: dict[str, Any]
+) -> None:
+    """Each value of inputResponses is a result, an object (the schema's InputResponse).
+    A form answered {"name": 5} was taken for a bad answer and asked again ("could not be
+    read"), while tasks/update refused the same with -32602: the retry is now refused the
+    same way, naming the key and what it got, under a key asked or not. An object under a
+    key nobody asked is still ignored, and an object that is a wrong answer asked again."""
+
+    async def send(**extra: Any) -> dict[str, Any]:
+        reply = await mcp.request(method, {**params, **extra}, meta_=meta(CAPABILITIES), malformed=True)
+        assert reply.status == 200, reply.body
+        return reply.message.get("result") or reply.error
+
+    first = await send()
+    assert "name" in first["inputRequests"], first
+    state = first["requestState"]
+    for responses, key, kind in (
+        ({"name": 5}, "name", "a number"),
+        ({"name": [{"action": "decline"}]}, "name", "an array"),
+        ({"name": {"action": "decline"}, "never-asked": "yes"}, "never-asked", "a string"),
+        ({"name": None}, "name", "null"),
+    ):
+        error = await send(requestState=state, inputResponses=responses)
+        assert error.get("code") == -32602, error
+        assert f'inputResponses["{key}"] must be an object' in error["message"], error
+        assert kind in error["message"], error
+    again = await send(requestState=state, inputResponses={"name": {"action": "maybe"}, "stray": {"x": 1}})
+    assert '"action" must be' in again["inputRequests"]["name"]["params"]["message"], again
 
 
 async def test_a_single_use_round_refused_for_unreadable_answers_hands_back_a_fresh_state(
