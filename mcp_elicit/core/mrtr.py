@@ -56,7 +56,8 @@ from typing import Any, Final
 import orjson
 from pydantic import ValidationError
 
-from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS, shown_name
+from mcp_elicit.core.input_responses import check_input_responses
+from mcp_elicit.core.rounds import MAX_INPUT_REQUESTS
 from mcp_elicit.errors import (
     FormValidationError,
     InternalError,
@@ -65,9 +66,7 @@ from mcp_elicit.errors import (
     ReplayMismatchError,
 )
 from mcp_elicit.forms import FormSchema
-from mcp_elicit.forms.parse import json_kind
 from mcp_elicit.sealing import Binding, StateSealer, arguments_digest
-from mcp_elicit.wire.jsonrpc import nests_past
 
 __all__ = [
     "ELICIT",
@@ -78,7 +77,6 @@ __all__ = [
     "Replay",
     "binding_for",
     "check_answer",
-    "check_input_responses",
     "key_reused",
 ]
 
@@ -88,11 +86,6 @@ LIST_ROOTS: Final = "roots/list"
 
 #: Fingerprints of form questions by (schema digest, message, mode), bounded.
 _FORM_FINGERPRINTS: dict[tuple[str, object, object], str] = {}
-MAX_INPUT_RESPONSES_BYTES: Final = 256 * 1024
-MAX_INPUT_RESPONSES: Final = 64
-#: Levels of nesting an ``inputResponses`` value may have: well within what the state's
-#: encoder takes (about 250), which the answers it records must pass through again.
-MAX_INPUT_RESPONSES_DEPTH: Final = 64
 _STATE_VERSION: Final = 1
 _ABSENT: Final = object()  # no entry under a key (an entry's value may be null)
 
@@ -390,42 +383,6 @@ def key_reused(key: str, *, given: bool = False) -> ReplayMismatchError:
         f"The handler asked a second question under the key {key!r} in one run: a key names one "
         "question (on 2026-07-28 the second would be handed the first one's answer). Give each "
         f"question its own key, e.g. f'{key}-{{n}}' in a loop."
-    )
-
-
-def check_input_responses(responses: dict[str, Any]) -> None:
-    """-32602 when an ``inputResponses`` object is past the limits (entries, bytes, levels of
-    nesting, the object itself the first), or holds a value that is not an object (the
-    schema's ``InputResponse`` is a result) under any key, asked or not; the same for every
-    request that carries one. An object under a key nobody asked is left to be ignored."""
-    if len(responses) > MAX_INPUT_RESPONSES:
-        raise _too_large(f"{len(responses)} entries, at most {MAX_INPUT_RESPONSES}")
-    try:
-        size = len(orjson.dumps(responses))
-    except orjson.JSONEncodeError:  # nested past what the encoder takes
-        raise _too_deep_error() from None
-    if size > MAX_INPUT_RESPONSES_BYTES:
-        raise _too_large(f"{size:,} bytes encoded, at most {MAX_INPUT_RESPONSES_BYTES:,}")
-    # each level takes two bytes at least ("[]"): a short value cannot be too deep
-    if size > 2 * MAX_INPUT_RESPONSES_DEPTH and nests_past(responses, MAX_INPUT_RESPONSES_DEPTH):
-        raise _too_deep_error()
-    for key, value in responses.items():
-        if not isinstance(value, dict):
-            raise InvalidParams(
-                f'Invalid params: inputResponses["{shown_name(key)}"] must be an object '
-                f"(the result answering that input request), not {json_kind(value)}"
-            )
-
-
-def _too_large(what: str) -> InvalidParams:
-    """The -32602 for an ``inputResponses`` past the limit ``what`` says it passed."""
-    return InvalidParams(f"Invalid params: inputResponses is too large: {what}")
-
-
-def _too_deep_error() -> InvalidParams:
-    return InvalidParams(
-        "Invalid params: inputResponses is nested too deeply (at most "
-        f"{MAX_INPUT_RESPONSES_DEPTH} levels of objects and arrays)"
     )
 
 

@@ -12,7 +12,7 @@ Rules:
 * ``inputRequests`` holds every question still waiting, under keys unique over the task's
   lifetime (the server puts at most ``MAX_INPUT_REQUESTS`` there at once:
   ``server.task_handler``); an answer under any other key is ignored. ``tasks/update`` answers are
-  bounded as a tool call's ``inputResponses`` are (``core.mrtr``): past that, -32602; so is
+  bounded as a tool call's ``inputResponses`` are (``core.input_responses``): past that, -32602; so is
   an answer that is not an object (the schema's ``InputResponse``), under any key.
 * ``ttlMs`` and ``pollIntervalMs`` are integer milliseconds. A running task is never
   forgotten, and says ``ttlMs: null`` (the extension counts the ttl from creation: a
@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from mcp_elicit.core.mrtr import check_input_responses
+from mcp_elicit.core.input_responses import check_input_responses
 from mcp_elicit.core.subscriptions import MAX_TASK_ID
 from mcp_elicit.errors import InvalidParams, MissingClientCapability
 from mcp_elicit.wire.meta import ClientCapabilities

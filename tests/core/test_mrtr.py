@@ -5,6 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from mcp_elicit.core.input_responses import check_input_responses
 from mcp_elicit.core.mrtr import ELICIT, LIST_ROOTS, SAMPLE, Ask, Replay, binding_for
 from mcp_elicit.errors import InternalError, InvalidParams, InvalidRequestState, ReplayMismatchError
 from mcp_elicit.forms import Form, Integer
@@ -173,3 +174,24 @@ def test_a_state_with_a_memo_carries_it() -> None:
     )
     replay = begin(requestState=token)
     assert (replay.memo, replay.round, replay.pending, replay.answers) == ({"id": "x"}, 3, {}, {})
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ('a"]', r'inputResponses["a\"]"]'),
+        ("back\\slash", r'inputResponses["back\\slash"]'),
+        ("\x1b[31mred\nline\t", r'inputResponses["\u001b[31mred\nline\t"]'),
+        ("\u202eevil\u2028\x7f", r'inputResponses["\u202eevil\u2028\u007f"]'),
+        ("\U000e0001tag", r'inputResponses["\udb40\udc01tag"]'),
+        ("日本 語", 'inputResponses["日本 語"]'),
+        ("k" * 300, 'inputResponses["' + "k" * 200 + '…"] (a key of 300 characters)'),
+    ],
+)
+def test_a_key_an_answer_is_refused_under_is_quoted_as_json_writes_it(key: str, shown: str) -> None:
+    """A key was put between quotes as it was: 'a"]' read inputResponses["a"]"]. It is
+    now a JSON string (a quote or backslash escaped, as is each character a terminal could
+    act on), cut short when long."""
+    with pytest.raises(InvalidParams) as caught:
+        check_input_responses({key: 5})
+    assert str(caught.value).startswith(f"Invalid params: {shown} must be an object"), str(caught.value)
