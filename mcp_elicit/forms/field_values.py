@@ -233,6 +233,12 @@ def normalize_options(options: OptionsLike, name: str = "") -> tuple[Option, ...
         raise FormSchemaError(
             f"options must be a list of strings, not the single string {options!r}", field=name
         )
+    if isinstance(options, set | frozenset):  # its order is the hash seed's, not the caller's
+        raise FormSchemaError(
+            "options must be in an order: a list or tuple, not a set (a set's order changes "
+            "from one run to the next, and with it what the person sees)",
+            field=name,
+        )
     if not isinstance(options, Iterable):
         raise FormSchemaError(
             "options must be a list of strings, a {value: title} mapping, (value, title) pairs or a "
@@ -260,7 +266,9 @@ def given_options(options: OptionsLike, name: str) -> object:
     if name:
         return normalize_options(options, name)
     given: Any = options  # what normalize_options reads, perhaps nothing it takes
-    if isinstance(options, Iterable) and not isinstance(options, str | Mapping | type):
+    if isinstance(options, set):
+        given = frozenset(options)  # refused as a set, and hashable, as a spec is
+    elif isinstance(options, Iterable) and not isinstance(options, str | Mapping | type | frozenset):
         given = list(options)  # read once: a generator could not be read again
     try:
         return normalize_options(given, name)

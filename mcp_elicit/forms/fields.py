@@ -16,7 +16,7 @@ Rules:
   the field and the rule; the form calls it, so no inconsistent spec reaches a form.
 - Bounds are inclusive, as JSON Schema's ``minimum``/``minLength``/``minItems`` are.
 - Choice options are ``(value, title)`` pairs, either all titled or all untitled;
-  values are strings, unique, and in the order given.
+  values are strings, unique, and in the order given (a ``set`` of them is refused).
 - Integer bounds and defaults stay within I-JSON's safe range (RFC 7493,
   ``-(2**53-1)..2**53-1``), which every JSON peer reads exactly; whole-number
   bounds and defaults of a ``Number`` too. An ``Integer`` whose bounds hold no whole

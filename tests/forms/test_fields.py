@@ -143,6 +143,28 @@ def test_bad_options_of_a_field_named_by_its_form_name_the_field(
         FormSchema([spec])
 
 
+@pytest.mark.parametrize("kind", [Choice, MultiChoice])
+@pytest.mark.parametrize("unordered", [set, frozenset])
+def test_options_in_no_order_are_refused_naming_the_field(kind: Any, unordered: Any) -> None:
+    """Options given as a set were taken in the set's order, which the process's hash
+    seed decides: what the person saw and the schema changed from one run to the next.
+    They are refused, naming the field, whichever way the field is built or named."""
+    said = "options must be in an order: a list or tuple, not a set"
+    options = unordered({"small", "medium", "large"})
+    for build in (
+        lambda: kind(options, name="size"),
+        lambda: Form(size=kind(options)),
+        lambda: Form({"size": kind(options)}),
+        lambda: Form(size=kind(unordered({("s", "Small"), ("l", "Large")}))),
+    ):
+        with pytest.raises(FormSchemaError) as caught:
+            build()
+        assert caught.value.field == "size"
+        assert str(caught.value).startswith(f"field 'size': {said}"), str(caught.value)
+    assert Form(size=kind(("small", "large"))).to_json()  # a tuple is in an order
+    assert Form(size=kind({"s": "Small", "l": "Large"})).to_json()  # so is a dict
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
