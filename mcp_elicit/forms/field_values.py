@@ -289,12 +289,16 @@ def given_multi_default(default: Iterable[str] | None, name: str) -> object:
 
 def multi_default(default: Iterable[str] | None, name: str = "") -> tuple[str, ...] | None:
     """A multi-choice's default as a tuple; :class:`FormSchemaError` naming the field when
-    it is a single string or no list at all."""
+    it is a single string, no list at all, or a set (in no order)."""
     if default is None:
         return None
     if isinstance(default, str) or not isinstance(default, Iterable):
         what = f"the string {default!r}" if isinstance(default, str) else shown(default)
         raise FormSchemaError(
             f"the default of a multi-choice must be a list of option values, not {what}", field=name
+        )
+    if isinstance(default, set | frozenset):  # its order, which the hash seed picks, would be the schema's
+        raise FormSchemaError(
+            "the default of a multi-choice must be in an order: a list or tuple, not a set", field=name
         )
     return tuple(default)
