@@ -10,9 +10,10 @@ Rules:
   (``claim``) gives the browser a cookie and records a *pending claim* under the cookie's
   digest (until the flow expires); it uses nothing up, so an answer lost on its way, or a
   link preview that keeps no cookie, leaves the link working. A browser coming back with a
-  pending claim's cookie (``confirm``) takes the token atomically (``Store.take``): the
-  first to come back holds the flow (its cookie's digest in the record), and the link and
-  every other pending claim are dead. Only that browser may then act on the flow. Links
+  pending claim's cookie (``confirm``) adds its cookie's digest as the flow's holder
+  atomically (``Store.add``): the first to come back holds the flow, every later confirm
+  (another browser's, or the same browser's request a moment later) reads who does, and
+  the link and every other pending claim are dead. Only that browser may then act on the flow. Links
   hold no personal data and grant access to nothing but this one flow's page.
 * A flow ends once: the first ``finish`` (complete, declined, cancelled, failed), on any
   instance, adds the flow's end marker (``Store.add``, atomic); a later one changes
@@ -58,6 +59,8 @@ NAMESPACE = "flow"
 _STATUSES: frozenset[str] = frozenset(get_args(FlowStatus))
 #: What ``start`` makes (``token_urlsafe``), with room to spare.
 _FLOW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: What ``_digest`` gives, as stored.
+_DIGEST = re.compile(rb"[0-9a-f]{64}")
 
 log = logging.getLogger("mcp_elicit.flows")
 
@@ -173,6 +176,10 @@ class Flows:
             ended = await self.store.get(NAMESPACE, f"end:{flow_id}")
             if ended is not None:
                 flow.status, flow.detail = _end(flow_id, ended)
+        if flow.browser is None:  # and behind the confirmed claim (a save written over it)
+            held = await self.store.get(NAMESPACE, f"held:{flow_id}")
+            if held is not None and _DIGEST.fullmatch(held):
+                flow.browser = held.decode("ascii")
         return flow
 
     async def save(self, flow: Flow) -> None:
@@ -189,7 +196,7 @@ class Flows:
         if owner is None or not hmac.compare_digest(owner, flow_id.encode()):
             return None
         flow = await self.get(flow_id)
-        if flow is None or flow.done:
+        if flow is None or flow.done or flow.browser is not None:  # held: the link is dead
             return None
         cookie = secrets.token_urlsafe(24)
         pending = orjson.dumps({"flow": flow.id, "link": _digest(link)})
@@ -203,19 +210,25 @@ class Flows:
 
     async def confirm(self, flow: Flow, cookie: str) -> Flow | None:
         """The browser holding ``cookie`` (a pending claim's) comes back: the first to do
-        so takes the link token and is recorded as the flow's browser. The flow as it
-        now stands (None when gone); it ``owns(cookie)`` unless another browser came
-        back first (its ``browser`` then says so) or the claim is not this flow's."""
+        so is recorded, atomically, as the flow's browser (``held:<id>``, which ``get``
+        reads) and the link token is taken. The flow as it now stands (None when gone); it
+        ``owns(cookie)`` unless another browser came back first (its ``browser`` then says
+        so, even while that browser's confirm is still under way) or the claim is not this
+        flow's."""
         link = await self._link_claimed(flow, cookie)
         if link is None:
             return await self.get(flow.id)
-        owner = await self.store.take(NAMESPACE, f"link:{link}")
         latest = await self.get(flow.id)
-        if latest is None or owner is None or not hmac.compare_digest(owner, flow.id.encode()):
+        if latest is None or latest.browser is not None:
             return latest  # another browser came first (or, the same one, a moment ago)
-        latest.browser = _digest(cookie)
+        held = _digest(cookie)
+        ttl = max(latest.expires - self.clock(), 1.0)
+        if not await self.store.add(NAMESPACE, f"held:{flow.id}", held.encode("ascii"), ttl=ttl):
+            return await self.get(flow.id)  # it reads who holds it
+        latest.browser = held
         await self.save(latest)
-        await self.store.delete(NAMESPACE, f"claim:{_digest(cookie)}")
+        await self.store.take(NAMESPACE, f"link:{link}")
+        await self.store.delete(NAMESPACE, f"claim:{held}")
         return latest
 
     async def _link_claimed(self, flow: Flow, cookie: str | None) -> str | None:

@@ -141,3 +141,24 @@ async def test_a_damaged_end_marker_reads_as_failed_and_is_reported(
         found = await flows.get(flow.id)
     assert found is not None and found.status == "failed"
     assert f"flow {flow.id[:6]}" in caplog.text and "cannot be read" in caplog.text
+
+
+async def test_two_confirms_at_once_agree_on_the_browser_holding_the_flow(
+    instances: Callable[[], Flows],
+) -> None:
+    """The loser of two confirms at once learns who won (never "nobody yet"): the same
+    browser's two requests both hold the flow, another browser's is told it lost."""
+    a, b = instances(), instances()
+    for _ in range(10):
+        flow, link = await a.start("secret", "api_key", "alice")
+        first, second = await a.claim(flow.id, link), await b.claim(flow.id, link)
+        assert first is not None and second is not None
+        same = await asyncio.gather(a.confirm(flow, first[1]), b.confirm(flow, first[1]))
+        assert all(seen is not None and seen.owns(first[1]) for seen in same), same
+        flow, link = await a.start("secret", "api_key", "alice")
+        first, second = await a.claim(flow.id, link), await b.claim(flow.id, link)
+        assert first is not None and second is not None
+        both = await asyncio.gather(a.confirm(flow, first[1]), b.confirm(flow, second[1]))
+        assert all(seen is not None and seen.browser is not None for seen in both), both
+        held = [seen.owns(cookie) for seen, (_, cookie) in zip(both, (first, second), strict=True) if seen]
+        assert sorted(held) == [False, True], both
