@@ -52,7 +52,7 @@ import orjson
 from mcp_elicit.errors import PrincipalLimitReached
 from mcp_elicit.stores.base import Store
 
-__all__ = ["Flow", "FlowQuota", "FlowStatus", "Flows"]
+__all__ = ["MAX_PENDING_CLAIMS", "ClaimsExhausted", "Flow", "FlowQuota", "FlowStatus", "Flows"]
 
 FlowStatus = Literal["pending", "complete", "declined", "cancelled", "failed"]
 NAMESPACE = "flow"
@@ -61,6 +61,8 @@ _STATUSES: frozenset[str] = frozenset(get_args(FlowStatus))
 _FLOW_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 #: What ``_digest`` gives, as stored.
 _DIGEST = re.compile(rb"[0-9a-f]{64}")
+#: Pending claims of one flow at most (openings of its link no browser came back from).
+MAX_PENDING_CLAIMS = 16
 
 log = logging.getLogger("mcp_elicit.flows")
 
@@ -125,6 +127,10 @@ class Flow:
             and self.browser is not None
             and hmac.compare_digest(self.browser, _digest(cookie or ""))
         )
+
+
+class ClaimsExhausted(Exception):
+    """A flow's link was opened ``MAX_PENDING_CLAIMS`` times with no browser back yet."""
 
 
 class Flows:
@@ -198,11 +204,24 @@ class Flows:
         flow = await self.get(flow_id)
         if flow is None or flow.done or flow.browser is not None:  # held: the link is dead
             return None
+        ttl = max(flow.expires - self.clock(), 1.0)
+        if not await self._pending_slot(flow.id, ttl):
+            raise ClaimsExhausted(flow.id)
         cookie = secrets.token_urlsafe(24)
         pending = orjson.dumps({"flow": flow.id, "link": _digest(link)})
-        ttl = max(flow.expires - self.clock(), 1.0)
         await self.store.put(NAMESPACE, f"claim:{_digest(cookie)}", pending, ttl=ttl)
         return flow, cookie
+
+    async def _pending_slot(self, flow_id: str, ttl: float) -> bool:
+        """One of the flow's ``MAX_PENDING_CLAIMS`` places for a pending claim, taken
+        atomically (``Store.add``, first free place first) until the flow expires; False
+        when all are taken (the last one taken says so in one look)."""
+        if await self.store.get(NAMESPACE, f"pending:{flow_id}:{MAX_PENDING_CLAIMS - 1}") is not None:
+            return False
+        for place in range(MAX_PENDING_CLAIMS):
+            if await self.store.add(NAMESPACE, f"pending:{flow_id}:{place}", b"1", ttl=ttl):
+                return True
+        return False
 
     async def claiming(self, flow: Flow, cookie: str | None) -> bool:
         """True when ``cookie`` is that of a pending claim of ``flow`` (confirmed or not)."""

@@ -85,7 +85,7 @@ from starlette.routing import Route
 
 from mcp_elicit.errors import ConfigError
 from mcp_elicit.server.app import Server
-from mcp_elicit.server.flows import Flow
+from mcp_elicit.server.flows import ClaimsExhausted, Flow
 from mcp_elicit.server.options import loopback_host
 from mcp_elicit.server.url_mode import PAGES_PATH, UrlMode
 from mcp_elicit.stores.base import backend_errors
@@ -229,7 +229,15 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                 return refusal
             if request.method == "HEAD":  # a link checker or preview: it must not use the link up
                 return Response(status_code=200, headers=HEADERS, media_type="text/html")
-            claimed = await url_mode.flows.claim(flow_id, token)
+            try:
+                claimed = await url_mode.flows.claim(flow_id, token)
+            except ClaimsExhausted:
+                log.warning("flow %s: its link was opened too many times; refused", flow_id[:6])
+                return refuse(
+                    429,
+                    "This link was opened too many times",
+                    "Go back to the browser you opened it in first, or to your application to start again.",
+                )
             if claimed is None:
                 return refuse(
                     403,

@@ -19,6 +19,7 @@ import httpx
 import pytest
 
 from mcp_elicit import Server
+from mcp_elicit.server.flows import MAX_PENDING_CLAIMS
 from mcp_elicit.stores import MemoryStore, RedisStore, Store
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -155,3 +156,23 @@ async def test_another_user_with_a_pending_claim_is_refused_before_the_link_is_u
         async with browser("alice") as other:
             page = await open_page(other, link)  # the link still works: another browser takes it
             assert "Save" in page.text
+
+
+async def test_a_link_opened_over_and_over_is_refused_once_its_pending_claims_are_at_the_bound(
+    served: Served,
+) -> None:
+    """Each opening records a pending claim until the flow ends: a flood of openings stops
+    at ``MAX_PENDING_CLAIMS`` with a clear refusal, and a browser given one of those
+    claims still comes back to the page and holds it."""
+    flow_id, link = await served.link()
+    async with browser("alice") as alice, httpx.AsyncClient(timeout=10, cookies={"who": "alice"}) as flood:
+        await claim(alice, link)
+        for _ in range(MAX_PENDING_CLAIMS - 1):
+            await claim(flood, link)
+            flood.cookies.clear()
+            flood.cookies.set("who", "alice")
+        refused = await flood.get(link)
+        assert refused.status_code == 429 and "opened too many times" in refused.text, refused.text
+        assert "set-cookie" not in refused.headers
+        shown = await alice.get(served.page(flow_id))
+        assert shown.status_code == 200 and "Save" in shown.text, shown.text
