@@ -162,3 +162,23 @@ async def test_two_confirms_at_once_agree_on_the_browser_holding_the_flow(
         assert all(seen is not None and seen.browser is not None for seen in both), both
         held = [seen.owns(cookie) for seen, (_, cookie) in zip(both, (first, second), strict=True) if seen]
         assert sorted(held) == [False, True], both
+
+
+async def test_a_finish_that_read_the_flow_before_its_confirm_keeps_the_browser_holding_it(
+    instances: Callable[[], Flows],
+) -> None:
+    """A record written back by a finish that read the flow before a browser's confirm
+    (its save lands last) does not take the page from that browser: it is still the
+    flow's, and sees how the flow ended."""
+    a, b = instances(), instances()
+    flow, link = await a.start("secret", "api_key", "alice")
+    claimed = await a.claim(flow.id, link)
+    assert claimed is not None
+    read_by_finish = await b.get(flow.id)
+    assert read_by_finish is not None and read_by_finish.browser is None
+    held = await a.confirm(flow, claimed[1])
+    assert held is not None and held.owns(claimed[1])
+    read_by_finish.status = "cancelled"
+    await b.save(read_by_finish)  # the finish's late write, without the browser
+    final = await a.get(flow.id)
+    assert final is not None and final.owns(claimed[1]) and final.status == "cancelled"
