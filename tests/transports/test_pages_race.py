@@ -115,3 +115,33 @@ async def test_a_save_the_store_failed_can_be_sent_again() -> None:
         assert await app.url_mode.vault.get("vault", "example_api_key", "alice") == b"sk-race-retried"
     finally:
         await store.close()
+
+
+@pytest.mark.parametrize("same_browser", [False, True], ids=["two browsers", "one browser, two requests"])
+async def test_two_browsers_back_with_their_claims_at_once_one_holds_the_page(same_browser: bool) -> None:
+    """The link opened in two browsers (or one), both back at the same moment: exactly
+    one browser holds the page; another is told it was opened elsewhere, and one browser's
+    two requests are both served."""
+    gate, memory = Gate(holds=frozenset({"flow"}), counts=frozenset({"flow"})), MemoryStore()
+    app = pages_server(GatedStore(memory, gate))
+    try:
+        async with uvicorn_server(StreamableHTTP(app)) as running:
+            flow, token = await app.url_mode.flows.start("secret", "example_api_key", "alice")
+            link = f"http://127.0.0.1:{running.port}/mcp-elicit/flows/{flow.id}?t={token}"
+            async with browser("alice") as first, browser("alice") as second:
+                claims = (
+                    [await first.get(link)] if same_browser else [await b.get(link) for b in (first, second)]
+                )
+                assert all(c.status_code == 303 for c in claims), claims
+                page = claims[0].url.join(claims[0].headers["location"])
+                if same_browser:
+                    second.cookies.update(first.cookies)
+                gate.armed = True
+                async with asyncio.timeout(RACE_TIMEOUT):
+                    answers = await asyncio.gather(first.get(page), second.get(page))
+    finally:
+        await memory.close()
+    codes = sorted(answer.status_code for answer in answers)
+    assert codes == ([200, 200] if same_browser else [200, 403]), [(a.status_code, a.text) for a in answers]
+    for answer in answers:
+        assert "Save" in answer.text or "opened in another browser" in answer.text, answer.text
