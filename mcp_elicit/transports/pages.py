@@ -6,7 +6,9 @@ Rules:
 * ``GET /mcp-elicit/flows/{id}?t=<link token>`` claims the flow for this browser, in two
   steps (``Flows.claim``, ``Flows.confirm``): it gives the browser a flow cookie (a
   pending claim; ``HEAD``, what link checkers send, claims nothing) and redirects to the
-  same page without the token, so it stays out of history and referrers. The link is used
+  same page without the token, so it stays out of history and referrers (followed from a
+  page of another site, a short page that steps to it itself: after a redirect the browser
+  would not send the SameSite=Strict cookie). The link is used
   up only when a browser comes back to the page with a pending claim's cookie: the first
   to come back holds the page, any other is refused saying the page was opened in another
   browser. So a redirect that never reached the browser, or a link preview that does not
@@ -161,6 +163,21 @@ def _set_flow_cookie(
     )
 
 
+def _to_the_page(request: Request, here: str, asking: str) -> Response:
+    """The link's answer: on to the page ``here``. A redirect keeps the page the link was
+    followed from as the initiator, so when that page is of another site the browser
+    would not send the SameSite=Strict cookie back: then a short page steps to it itself
+    (``Refresh: 0``, no script)."""
+    if request.headers.get("sec-fetch-site") != "cross-site":
+        return RedirectResponse(here, status_code=303, headers=HEADERS)
+    who = html.escape(asking)
+    return html_page(
+        f"Opening the page · {asking}",
+        f'<h1>Opening the page of {who}…</h1><p><a href="{html.escape(here)}">Continue to the page</a></p>',
+        headers={"Refresh": f"0; url={here}"},
+    )
+
+
 def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> Starlette:
     """The pages of ``server``'s URL-mode flows; a form must arrive within
     ``body_timeout`` seconds (None: no limit), read from the app's ``state.body_timeout``
@@ -245,7 +262,7 @@ def pages_app(server: Server, *, body_timeout: float | None = BODY_TIMEOUT) -> S
                     "Each link works once. Go back to your application and try again.",
                 )
             flow, new_cookie = claimed
-            response = RedirectResponse(here, status_code=303, headers=HEADERS)
+            response = _to_the_page(request, here, asking)
             _set_flow_cookie(response, request, url_mode, flow, new_cookie, here, "strict")
             return response
         current = await url_mode.flows.get(flow_id)
