@@ -116,7 +116,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                 f"  mcp-elicit {command} {_EXAMPLES[command]} -- mcp-elicit serve examples/demo_server.py\n"
                 f"  mcp-elicit {command} https://mcp.example.com/mcp {_EXAMPLES[command]}   "
                 "# signs in if the server asks\n\n"
-                "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect or sign in, 4 protocol violation,\n"
+                "exit codes: 0 a result, 1 an error result, 2 usage, 3 cannot connect, sign in or start the server,\n"
+                "  or not an MCP server (a web page, plain text, a legacy HTTP+SSE server), 4 protocol violation,\n"
                 "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped,\n"
                 "  141 stdout's reader went away (| head)"
             ),

@@ -138,7 +138,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "  mcp-elicit check -- mcp-elicit serve examples/demo_server.py\n"
             "  mcp-elicit check https://mcp.example.com/mcp      # signs in if the server asks\n"
             "  mcp-elicit check https://mcp.example.com/mcp --header 'Authorization: Bearer TOKEN'\n\n"
-            "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect or sign in, 4 protocol violation,\n"
+            "exit codes: 0 clean, 1 something is wrong, 2 usage, 3 cannot connect, sign in or start the server,\n"
+            "  or not an MCP server (a web page, plain text, a legacy HTTP+SSE server), 4 protocol violation,\n"
             "  130 interrupted (Ctrl-C), 143 terminated (SIGTERM); either way a stdio server is stopped,\n"
             "  141 stdout's reader went away (| head)"
         ),

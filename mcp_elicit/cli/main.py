@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
         description="MCP elicitation toolkit",
         epilog="exit codes: 0 success, 1 the server answered but something is wrong (an error result), "
         "2 usage or configuration (a server file that cannot be loaded), 3 cannot connect, sign in or "
-        "start the server, 4 the server broke the protocol, 130 interrupted (Ctrl-C), 143 terminated "
+        "start the server, or not an MCP server, 4 the server broke the protocol, 130 interrupted (Ctrl-C), 143 terminated "
         "(SIGTERM, client commands), 141 stdout's reader went away (| head), nothing said; "
         "'mcp-elicit COMMAND --help' says what each means for that command",
     )

@@ -403,3 +403,17 @@ def test_help_says_what_each_command_takes(
         assert "tool's" not in text and "NAME:=JSON" not in text
         example = {"prompt": "plan_evening", "read": "bookings://menu/noma"}[command]
         assert main([command, example, *refused, "--", "true"]) == 2
+
+
+@pytest.mark.parametrize("command", [[], ["check"], ["call"], ["prompt"], ["read"]])
+def test_help_says_exit_3_is_also_what_is_not_an_mcp_server(
+    capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """As the README's table says: 3 is also an answer from something that is not an MCP
+    server (a web page, plain text, a legacy HTTP+SSE server), not only a failed connection."""
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    codes = " ".join(capsys.readouterr().out.split()).split("exit codes:", 1)[1]
+    three = codes.split(" 3 ", 1)[1].split(", 4 ", 1)[0]
+    assert "cannot connect" in three and "sign in" in three and "start the server" in three, three
+    assert "not an MCP server" in three, three
