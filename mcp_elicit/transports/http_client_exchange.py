@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl, unquote_plus
 
@@ -209,7 +209,7 @@ class HttpExchange(QueuedExchange):
                 self._queue.put_nowait(
                     Ended(
                         status,
-                        body=_unechoed(text.strip(), url),
+                        body=_unechoed(text.strip(), url, response.request.headers.items()),
                         detail=_wrong(
                             status, self.headers, kind, body, credentials=self._credentials(headers)
                         ),
@@ -356,12 +356,24 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-def _unechoed(text: str, url: str) -> str:
+#: Request headers whose values say nothing secret (and name what a quoted body may be about).
+_NOT_SECRET: Final = frozenset(
+    {"accept", "accept-encoding", "connection", "content-length", "content-type", "host", "user-agent"}
+    | {"last-event-id", "mcp-method", "mcp-name", "mcp-protocol-version"}
+)
+
+
+def _unechoed(text: str, url: str, sent: Iterable[tuple[str, str]]) -> str:
     """A body that is no JSON-RPC message, for an error to quote, without the keys of the
     address's query (a 404 page echoing "Cannot POST /mcp?key=..."), nor those of any URL it
-    holds: they are redacted wherever the address is shown (``redact_urls``)."""
+    holds: they are redacted wherever the address is shown (``redact_urls``); nor the values
+    of the headers ``sent`` but the protocol's own (a debugging endpoint echoing
+    "Authorization: Bearer ..."), the credential after a scheme alone too."""
     query = httpx.URL(url).query.decode("ascii", errors="replace")
     keys = {query, unquote_plus(query)} | {v for _, v in parse_qsl(query) if len(v) >= 4}
+    for name, value in sent:
+        if name.lower() not in _NOT_SECRET:
+            keys |= {part for part in (value, value.rpartition(" ")[2]) if len(part) >= 4}
     for key in sorted(filter(None, keys), key=len, reverse=True):
         text = text.replace(key, "REDACTED")
     return redact_urls(text)

@@ -7,7 +7,8 @@
 * ``GET /sse`` a legacy HTTP+SSE stream whose first event is ``endpoint``; ``POST /sse``
   405;
 * ``POST /page`` an HTML page; ``POST /plain`` a 200 in plain text (a terminal escape in
-  it, and longer than a message quotes); ``POST /fail`` a 500 saying why;
+  it, and longer than a message quotes); ``POST /fail`` a 500 saying why; ``POST /echo/CODE``
+  that status in plain text, echoing the request's ``Authorization`` and ``X-Api-Key``;
 * ``POST /moved/CODE`` a redirect with that status (301, 302, 303, 307, 308) to ``/bogus``;
 * ``POST /broken``: a modern MCP server whose ``tools/list`` page has no ``tools``;
 * ``POST /bogus``: a modern MCP server whose ``tools/call`` answers an unknown
@@ -87,6 +88,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._send(int(self.path[7:]), b"", "text/plain", {"Location": "/bogus"})
         elif self.path == "/fail":
             self._send(500, b"database is down", "text/plain")
+        elif self.path.startswith("/echo/"):  # a debugging endpoint that says what it was sent
+            echoed = (
+                f"got Authorization: {self.headers.get('Authorization')}, key={self.headers.get('X-Api-Key')}"
+            )
+            self._send(int(self.path[6:]), echoed.encode(), "text/plain")
         elif self.path == "/plain":
             self._send(200, PLAIN, "text/plain; charset=utf-8")
         elif self.path == "/page":

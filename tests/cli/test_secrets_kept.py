@@ -48,6 +48,23 @@ def test_a_key_in_the_target_url_stays_out_of_error_messages(
     assert SECRET not in err
 
 
+@pytest.mark.parametrize("status", [200, 500])
+@pytest.mark.parametrize("json_out", [True, False], ids=["json", "text"])
+def test_a_header_value_the_server_echoes_stays_out_of_the_quote_of_its_body(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], status: int, json_out: bool
+) -> None:
+    """A body that is not MCP is quoted; one that repeats what the request carried (a
+    debugging endpoint, a proxy's error page) must not print the person's token."""
+    headers = ["--header", f"Authorization: Bearer {SECRET}", "--header", f"X-Api-Key: {SECRET}k"]
+    with fake_http(tmp_path) as base:
+        code = main(["check", *(["--json"] if json_out else []), *headers, f"{base}/echo/{status}"])
+    assert code == 3
+    out = capsys.readouterr()
+    assert SECRET not in out.out + out.err
+    said = json.loads(out.out)["error"] if json_out else out.err
+    assert "got Authorization: REDACTED, key=REDACTED" in said, said
+
+
 def test_the_target_requests_its_url_as_given_and_names_it_without_its_query() -> None:
     target = parse_target(f"https://127.0.0.1:8443/mcp?token={SECRET}", None)
     assert str(target) == "https://127.0.0.1:8443/mcp?REDACTED"
