@@ -11,7 +11,8 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   use instead), 421 (the server's DNS-rebinding protection and ``--allow-host``), a wrong
   path or server (404/405/501, pointing at ``/mcp``), a legacy HTTP+SSE server (found by
   the GET the 2025-03-26 spec prescribes for this case), an HTML page, a 2xx in another
-  Content-Type than JSON or SSE (plain text: its status, type and start, quoted inert), a 301/302/303
+  Content-Type than JSON or SSE (plain text: its status, type and start, quoted inert; a
+  protocol violation once the server has answered the opening request as MCP), a 301/302/303
   redirect of the POST (which becomes a GET without the message: the new address is named
   to use instead), 5xx, a command that does not start or exits, a server that never answers
   (saying ``--timeout``; once the server has answered the opening request, the message
@@ -181,6 +182,13 @@ def _after_connecting(exc: TransportError, target: Target, observed: Observed, d
     path are right, so name the step that failed rather than guess at where the server is."""
     if observed.stdout_noise and target.url is None:
         return _not_json_rpc(target, observed, f"stopped answering in JSON-RPC at {during}")
+    last = observed.last_post()
+    if last is not None and 200 <= last.status < 300 and _not_mcp_type(last.content_type):
+        return ServerBrokeProtocol(  # the address is right: the server broke the transport's rules
+            f"{target} answered while connecting, then answered {during} with HTTP {last.status} in "
+            f"{clean(last.content_type)}: a Streamable HTTP server answers every request with "
+            f"application/json or text/event-stream (or a proxy in front of it answered instead).{_began(exc)}"
+        )
     said = str(exc)
     who = "the server" if str(target) in said else str(target)  # named once
     then = said if said.startswith(during) else f"{during} failed: {said}"
@@ -355,11 +363,9 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
     if last.content_type == "text/html":
         return CannotConnect(f"{shown} answered with a web page (text/html), not MCP. {_path_hint(url)}")
     if 200 <= status < 300 and _not_mcp_type(last.content_type):
-        began = str(exc).partition("no JSON-RPC response: ")[2]  # the transport's quote, inert already
-        quoted = f" It began: '{fit(began, _BEGAN_MAX)}'." if began else " Its body was empty."
         return CannotConnect(
             f"{shown} answered HTTP {status} with Content-Type {clean(last.content_type)}, not MCP: a "
-            f"Streamable HTTP server answers a POST with application/json or text/event-stream.{quoted} "
+            f"Streamable HTTP server answers a POST with application/json or text/event-stream.{_began(exc)} "
             f"{_path_hint(url)}"
         )
     return CannotConnect(f"{exc}")
@@ -367,6 +373,13 @@ async def _http(exc: TransportError, target: Target, observed: Observed, during:
 
 #: The most characters quoted of a body that is not MCP (the start says what answered).
 _BEGAN_MAX: Final = 160
+
+
+def _began(exc: TransportError) -> str:
+    """ " It began: '...'." with the start of a body that is not MCP, as the transport quoted
+    it (inert already), or " Its body was empty." """
+    began = str(exc).partition("no JSON-RPC response: ")[2]
+    return f" It began: '{fit(began, _BEGAN_MAX)}'." if began else " Its body was empty."
 
 
 def _not_mcp_type(kind: str) -> bool:

@@ -223,3 +223,40 @@ def test_a_json_rpc_error_in_an_http_404_without_a_session_says_both(
     report = result.json()
     said = report["problems"][0]["message"] if command == ["check"] else report["error"]
     assert f"tools/list: HTTP 404, and the server answered with error {code}: {message}" in said
+
+
+class _PlainToolsList(_NoToolsList):
+    """A 2025-11-25 server over HTTP (``modern``: 2026-07-28) that answers the opening
+    request as MCP, then ``tools/list`` HTTP 200 in plain text (a terminal escape in it)."""
+
+    def _answer(self, status: int, message: dict[str, object] | None, session: str = "") -> None:
+        if message is None or "result" in message:
+            super()._answer(status, message, session)
+            return
+        body = b"Service paused\x1b[2J for maintenance"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class _PlainToolsListModern(_PlainToolsList):
+    modern = True
+
+
+@pytest.mark.parametrize("era", [_PlainToolsList, _PlainToolsListModern], ids=["2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
+def test_plain_text_from_a_server_that_has_spoken_mcp_is_a_protocol_violation(
+    capsys: pytest.CaptureFixture[str], era: type[_PlainToolsList], command: list[str]
+) -> None:
+    """The address is right (the server answered the opening request as MCP): a 2xx that
+    is neither JSON nor an event stream is that server breaking the transport's rules, exit 4,
+    not a server that cannot be reached (exit 3)."""
+    with serving(era) as base:
+        result = run(capsys, command[0], "--json", f"{base}/mcp", *command[1:])
+    assert result.code == 4, result.err
+    said = result.json()["error"]
+    assert "answered while connecting, then answered tools/list with HTTP 200 in text/plain" in said, said
+    assert "It began: 'Service paused\\x1b[2J for maintenance'" in said and "\x1b" not in said, said
+    assert "/mcp" not in said.partition("It began")[2], said  # no hint to change the address
