@@ -20,7 +20,7 @@ connection saw, ``targets.Observed``) into a ``CliError``:
   TARGET is named once, not again where the transport's reason names it, as a stdio
   server's exit does);
 * exit 4, ``ServerBrokeProtocol``: a protocol violation, a round limit hit, an error
-  answering the opening request, no protocol revision in common (-32022: a server that
+  answering the opening request (with an HTTP error status, that too; a 404, with the /mcp hint), no protocol revision in common (-32022: a server that
   answers ``server/discover`` with a 202, a page or an error when ``--protocol`` allows
   no earlier revision is told as that, with the ``--protocol`` that reaches it), a stdio server that writes something other than
   JSON-RPC on stdout and then gives no answer (one message, whether it then waits until
@@ -105,9 +105,11 @@ async def explain(exc: BaseException, target: Target, observed: Observed, *, dur
         return _no_revision_in_common(exc, target, observed)
     if isinstance(exc, ProtocolError):
         if during == "connect":
+            status = _came_with(exc, target, observed)
+            hint = f". {_path_hint(target.url)}" if status and exc.http_status == 404 and target.url else ""
             return ServerBrokeProtocol(
-                f"{target} answered the opening request with error {exc.code}: {_said(exc.message)}"
-                f"{noise_note(observed)}"
+                f"{target} answered the opening request with {status}error {exc.code}: {_said(exc.message)}"
+                f"{hint}{noise_note(observed)}"
             )
         said = _said(exc.message)
         log = _log_tail(observed) if exc.code == InternalError.code and _says_nothing(said) else ""

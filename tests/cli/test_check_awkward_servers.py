@@ -260,3 +260,30 @@ def test_plain_text_from_a_server_that_has_spoken_mcp_is_a_protocol_violation(
     assert "answered while connecting, then answered tools/list with HTTP 200 in text/plain" in said, said
     assert "It began: 'Service paused\\x1b[2J for maintenance'" in said and "\x1b" not in said, said
     assert "/mcp" not in said.partition("It began")[2], said  # no hint to change the address
+
+
+class _AllNotFound(_Forgetful):
+    """A JSON-RPC server over HTTP that answers every POST HTTP 404 with the error
+    -32601 in the body (a router that knows no such path, in JSON-RPC's words)."""
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        error = {"code": -32601, "message": "Method not found"}
+        self._answer(404, {"jsonrpc": "2.0", "id": sent.get("id"), "error": error})
+
+
+@pytest.mark.parametrize("offered", [[], ["--protocol", "2025-11-25"]], ids=["any", "2025-11-25"])
+@pytest.mark.parametrize("command", [["check"], ["call", "echo"]])
+def test_a_json_rpc_error_in_an_http_404_to_the_opening_request_says_both(
+    capsys: pytest.CaptureFixture[str], offered: list[str], command: list[str]
+) -> None:
+    """As for a later request: the status says as much as the body (a wrong path, most
+    likely), so both are said, with where MCP endpoints usually are."""
+    with serving(_AllNotFound) as base:
+        result = run(capsys, command[0], "--json", *offered, f"{base}/rpc", *command[1:])
+    assert result.code == 4, result.err
+    said = result.json()["error"]
+    assert (
+        f"{base}/rpc answered the opening request with HTTP 404, and error -32601: Method not found" in said
+    )
+    assert f"try {base}/mcp" in said, said
