@@ -4,9 +4,13 @@ Ctrl-D cancel; Ctrl-N declines where the caller allows it.
 Rules: ``ask`` returns the text once it passes ``check`` (the check runs on every
 keystroke and its message shows under the line, wrapped at word boundaries to the
 terminal's width, every row of it: Enter does nothing while it fails). A ``toolbar`` (what
-the field takes, which keys do what) shows at the bottom as rows of its `` · ``-separated
-parts, wrapped to the terminal's width, so no key it names is cut off at the edge; so
-is the prompt itself (``Enter: fill in the form · d: decline · Esc: cancel >``).
+the field takes, which keys do what) shows at the bottom as rows of its parts (a sequence
+of texts, shown `` · ``-separated), wrapped to the terminal's width, so no key it names is
+cut off at the edge; so is the prompt itself (``("Enter: fill in the form", "d: decline",
+"Esc: cancel > ")``). A text given whole (a ``str``) is one part, never split: a server's
+" · " in a field's label is its text, not the client's separator. Widths are the columns
+the text takes as rich measures them (``rich.cells``: a Chinese or Japanese letter or an
+emoji takes two, a combining mark none), so a row never runs past the terminal's edge.
 The Ctrl-C key cancels the question, but a SIGINT signal (``kill -INT``, a stop button) is
 left to the program, as it is while no prompt reads: under ``mcp-elicit call`` it stops the
 call (exit 130). prompt_toolkit's own handling raised ``KeyboardInterrupt`` in whichever
@@ -51,10 +55,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import re
 import sys
-import textwrap
-from collections.abc import AsyncIterator, Callable
+import unicodedata
+from collections.abc import AsyncIterator, Callable, Sequence
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.application import get_app, in_terminal
@@ -69,10 +74,13 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.utils import is_dumb_terminal
 from prompt_toolkit.validation import ValidationError, Validator
+from rich.cells import cell_len
+from rich.console import Console
+from rich.text import Text
 
 from mcp_elicit.ui.server_text import for_encoding
 
-__all__ = ["Cancelled", "Check", "Declined", "Prompter"]
+__all__ = ["Cancelled", "Check", "Declined", "Parts", "Prompter"]
 
 #: What a plain prompt takes, alone on its line, for Esc (cancel) and Ctrl-N (decline).
 _CANCEL_WORDS = ("!c", "!cancel")
@@ -81,6 +89,9 @@ _LINE_END = re.compile(r"\r\n?")
 
 #: The problem with the text typed so far, or None when it may be sent.
 Check = Callable[[str], str | None]
+
+#: What a prompt or a toolbar says: one text, or parts shown ``_PARTS``-separated.
+Parts = str | Sequence[str]
 
 
 class Cancelled(Exception):
@@ -100,25 +111,44 @@ class _CheckValidator(Validator):
         problem = self._check(document.text)
         if problem is not None:
             problem = self._shown(problem)
-            lines = textwrap.wrap(problem, _width(), break_on_hyphens=False) or [problem]
+            lines = _wrapped(problem, _width())
             raise ValidationError(message="\n".join(lines), cursor_position=len(document.text))
 
 
 #: What separates the parts of a toolbar; a toolbar wraps between them.
 _PARTS = " · "
 
+#: Measures and wraps text for ``_wrapped`` (it is never printed to).
+_MEASURE = Console(file=io.StringIO(), width=80, color_system=None)
 
-def _rows(text: str, width: int, shown: Callable[[str], str]) -> str:
-    """``text`` as the terminal shows it (``shown``) in rows of at most ``width`` characters,
-    broken between its ``_PARTS`` (inside a part only when the part alone is too wide).
+
+def _parts(text: Parts) -> list[str]:
+    return [text] if isinstance(text, str) else list(text)
+
+
+def _joined(text: Parts) -> str:
+    return _PARTS.join(_parts(text))
+
+
+def _wrapped(text: str, width: int) -> list[str]:
+    """``text`` in rows of at most ``width`` columns as the terminal counts them (rich's
+    cells), broken between words (inside a word only when the word alone is too wide)."""
+    lines = Text(text).wrap(_MEASURE, width, overflow="fold")
+    rows = [line.plain.rstrip() if n == 0 else line.plain.strip() for n, line in enumerate(lines)]
+    return [row for row in rows if row] or [text]
+
+
+def _rows(text: Parts, width: int, shown: Callable[[str], str]) -> str:
+    """``text``'s parts as the terminal shows them (``shown``) in rows of at most ``width``
+    columns, broken between parts (inside a part only when the part alone is too wide).
     Measured as shown: on an ASCII-only terminal "é" takes four columns ("\\xe9")."""
     rows: list[str] = []
     between = shown(_PARTS)
-    for part in map(shown, text.split(_PARTS)):
-        if rows and len(rows[-1]) + len(between) + len(part) <= width:
+    for part in map(shown, _parts(text)):
+        if rows and cell_len(rows[-1]) + cell_len(between) + cell_len(part) <= width:
             rows[-1] += between + part
         else:
-            rows.extend(textwrap.wrap(part, width, break_on_hyphens=False) or [part])
+            rows.extend(_wrapped(part, width))
     return "\n".join(rows)
 
 
@@ -234,24 +264,26 @@ class Prompter:
 
     async def ask(
         self,
-        message: str,
+        message: Parts,
         *,
         default: str = "",
         check: Check | None = None,
-        toolbar: str | None = None,
+        toolbar: Parts | None = None,
         declinable: bool = False,
     ) -> str:
         """The text typed, once ``check`` accepts it; ``Cancelled`` on Esc, Ctrl-C or end of
         input; ``Declined`` on Ctrl-N when ``declinable``."""
         if self.plain:
             return await self._ask_plain(message, default, check, toolbar, declinable=declinable)
-        shown = self._shown
+        shown = self._drawn
         if toolbar is not None and self.session.app.renderer.cpr_support is not CPR_Support.SUPPORTED:
             self._say(_rows(toolbar, max(self.output.get_size().columns, 20), shown))  # see the docstring
         self._declinable = declinable
+        last = _parts(message)[-1] if _parts(message) else ""
+        after = last[len(last.rstrip()) :]  # the space the cursor starts after
         try:
             return await self.session.prompt_async(
-                lambda: _rows(message, _width(), shown).rstrip() + message[len(message.rstrip()) :],
+                lambda: _rows(message, _width(), shown).rstrip() + after,
                 default=default,
                 validator=_CheckValidator(check, shown) if check is not None else None,
                 validate_while_typing=True,
@@ -292,17 +324,24 @@ class Prompter:
         """``text`` as this terminal's encoding can show it (``server_text.for_encoding``)."""
         return for_encoding(text, self.output.encoding())
 
+    def _drawn(self, text: str) -> str:
+        """``text`` as ``_shown``, each letter and the marks on it written as one character
+        where Unicode has one (NFC: "e" and U+0301 as "é"): prompt_toolkit draws a
+        combining mark that ends a row twice, or drops it at the terminal's edge."""
+        return unicodedata.normalize("NFC", self._shown(text))
+
     def _say(self, text: str) -> None:
         self.output.write(self._shown(text) + "\n")
         self.output.flush()
 
     async def _ask_plain(
-        self, message: str, default: str, check: Check | None, toolbar: str | None, *, declinable: bool
+        self, message: Parts, default: str, check: Check | None, toolbar: Parts | None, *, declinable: bool
     ) -> str:
         if toolbar is not None:
-            self._say(toolbar)
-        head, mark, tail = message.rpartition(">")
-        shown = self._shown(f"{head}[{default}] {mark}{tail}" if default and mark else message)
+            self._say(_joined(toolbar))
+        said = _joined(message)
+        head, mark, tail = said.rpartition(">")
+        shown = self._shown(f"{head}[{default}] {mark}{tail}" if default and mark else said)
         while True:
             self.output.write(shown)
             self.output.flush()

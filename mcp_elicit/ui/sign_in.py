@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["TerminalConsent"]
 
 #: ``{cancel}`` is the prompter's key for it (Esc, or a word typed on a dumb terminal).
-_CONSENT = "o: open it in your browser to sign in · d: decline · {cancel}: cancel > "
-_REFUSED = "Enter or d: decline · {cancel}: cancel > "
+_CONSENT = ("o: open it in your browser to sign in", "d: decline", "{cancel}: cancel > ")
+_REFUSED = ("Enter or d: decline", "{cancel}: cancel > ")
 _OPEN = ("o", "open")
 _DECLINE = ("d", "decline")
 
@@ -63,11 +63,13 @@ class TerminalConsent:
         cancel = self.prompter.cancel_key
         try:
             if verdict.refused:
-                await self.prompter.ask(_REFUSED.format(cancel=cancel), check=_check(("",), _DECLINE))
+                await self.prompter.ask(
+                    [p.format(cancel=cancel) for p in _REFUSED], check=_check(("",), _DECLINE)
+                )
                 agreed = False
             else:
                 answer = await self.prompter.ask(
-                    _CONSENT.format(cancel=cancel), check=_check(_OPEN, _DECLINE)
+                    [p.format(cancel=cancel) for p in _CONSENT], check=_check(_OPEN, _DECLINE)
                 )
                 agreed = answer.strip().lower() in _OPEN
         except Cancelled:

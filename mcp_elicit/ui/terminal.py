@@ -74,12 +74,11 @@ __all__ = ["Opener", "TerminalAnswerer", "require_cli_extra", "system_browser"]
 
 #: What each prompt says; ``{cancel}`` is the prompter's key for it (Esc, or a word typed
 #: on a dumb terminal).
-_DECIDE = "Enter: fill in the form · d: decline · {cancel}: cancel > "
-_REVIEW = "Enter: send · {change}d: decline · {cancel}: cancel > "
-_CONSENT = "o: open it in your browser · d: decline · {cancel}: cancel > "
-_REFUSED = "Enter or d: decline · {cancel}: cancel > "
+_DECIDE = ("Enter: fill in the form", "d: decline", "{cancel}: cancel > ")
+_CONSENT = ("o: open it in your browser", "d: decline", "{cancel}: cancel > ")
+_REFUSED = ("Enter or d: decline", "{cancel}: cancel > ")
 _PROMPT_LABEL = 60
-_AFTER_OPEN = "Enter: I am done on the page · r: open it again · {cancel}: cancel > "
+_AFTER_OPEN = ("Enter: I am done on the page", "r: open it again", "{cancel}: cancel > ")
 
 
 def require_cli_extra() -> None:
@@ -190,9 +189,11 @@ class TerminalAnswerer:
         for spec in schema.fields:
             values[spec.name] = await self._field(schema, spec, None)
         count = len(schema.fields)
-        review = _REVIEW.format(
-            change=f"{'1' if count == 1 else f'1-{count}'}: change an answer · " if count else "",
-            cancel=self.prompter.cancel_key,
+        review = (
+            "Enter: send",
+            *([f"{'1' if count == 1 else f'1-{count}'}: change an answer"] if count else []),
+            "d: decline",
+            f"{self.prompter.cancel_key}: cancel > ",
         )
         while True:
             self.console.print(review_table(schema, values))
@@ -235,19 +236,17 @@ class TerminalAnswerer:
             f"{_short_label(spec)}{suffix} > ",
             default=start,
             check=_field_check(schema, spec, self.prompter.decline_key),
-            toolbar=" · ".join(
-                [
-                    *constraints(spec, schema.extras(spec.name)),
-                    "Enter: next",
-                    f"{self.prompter.decline_key}: decline",
-                    f"{self.prompter.cancel_key}: cancel",
-                ]
-            ),
+            toolbar=[
+                *constraints(spec, schema.extras(spec.name)),
+                "Enter: next",
+                f"{self.prompter.decline_key}: decline",
+                f"{self.prompter.cancel_key}: cancel",
+            ],
             declinable=True,
         )
         return parse_answer(spec, text).value
 
-    async def _choose(self, message: str, *choices: str) -> str:
+    async def _choose(self, message: tuple[str, ...], *choices: str) -> str:
         """One of ``choices`` (keys of ``_WORDS``), typed as a letter or a word."""
 
         def check(text: str) -> str | None:
@@ -255,7 +254,8 @@ class TerminalAnswerer:
                 return None
             return "type " + " or ".join(repr(c) if c else "Enter" for c in choices)
 
-        text = await self.prompter.ask(message.format(cancel=self.prompter.cancel_key), check=check)
+        cancel = self.prompter.cancel_key
+        text = await self.prompter.ask([part.format(cancel=cancel) for part in message], check=check)
         return _canonical(text, choices) or ""
 
     def _declined(self) -> ElicitAnswer:
@@ -294,7 +294,7 @@ class TerminalAnswerer:
         return self._declined()
 
     async def _choose_unless_finished(
-        self, message: str, request: ElicitationRequest, *choices: str
+        self, message: tuple[str, ...], request: ElicitationRequest, *choices: str
     ) -> str | None:
         """``_choose``, or None as soon as the server says the URL step is finished (the
         prompt is then taken down)."""
