@@ -118,16 +118,7 @@ async def test_tasks_update_answers_past_a_tool_calls_limits_are_invalid_params(
             "error"
         ]
         assert error["code"] == -32602 and "inputResponses is too large" in error["message"]
-    # a good answer beside a bad one is not taken either: the whole update is refused
-    mixed = {
-        "taskId": task_id,
-        "inputResponses": {"go": {"action": "accept", "content": {"go": True}}, "x": 1},
-    }
-    assert (await client.request("tasks/update", mixed, malformed=True))["error"]["code"] == -32602
-    assert list((await status(client, task_id))["inputRequests"]) == ["go"]
-    await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
-    done = await settle(client, task_id, "completed")
-    assert done["result"]["content"][0]["text"] == "big: not deployed (decline)"
+    await _refused_whole_then_declined(client, task_id, "big")
 
 
 async def test_tasks_update_answers_that_are_not_objects_are_invalid_params(wire: WireChecker) -> None:
@@ -150,7 +141,12 @@ async def test_tasks_update_answers_that_are_not_objects_are_invalid_params(wire
         assert error["code"] == -32602
         assert f'inputResponses["{key}"]' in error["message"] and "object" in error["message"]
         assert kind in error["message"]
-    # a good answer beside a bad one is not taken either: the whole update is refused
+    await _refused_whole_then_declined(client, task_id, "odd")
+
+
+async def _refused_whole_then_declined(client: MemoryClient, task_id: str, service: str) -> None:
+    """A good answer beside a bad one is not taken either: the whole update is refused,
+    the question still waits under its key, and a decline then ends the task."""
     mixed = {
         "taskId": task_id,
         "inputResponses": {"go": {"action": "accept", "content": {"go": True}}, "x": 1},
@@ -159,7 +155,7 @@ async def test_tasks_update_answers_that_are_not_objects_are_invalid_params(wire
     assert list((await status(client, task_id))["inputRequests"]) == ["go"]
     await client.result("tasks/update", {"taskId": task_id, "inputResponses": {"go": {"action": "decline"}}})
     done = await settle(client, task_id, "completed")
-    assert done["result"]["content"][0]["text"] == "odd: not deployed (decline)"
+    assert done["result"]["content"][0]["text"] == f"{service}: not deployed (decline)"
 
 
 async def test_no_answer_in_time_counts_as_cancel(wire: WireChecker) -> None:
