@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import httpx
 
 from mcp_elicit import KeyRing, Server
 from mcp_elicit.stores import Store
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.procs import uvicorn_server
 
 #: The state key of ``pages_server``.
 KEY = bytes(range(8, 40))
@@ -31,6 +35,17 @@ class CookieAuth:
 def pages_server(store: Store) -> Server:
     """A server on ``store`` whose pages know their user by ``CookieAuth``; flows last a minute."""
     return Server("race", state_keys=KeyRing([KEY]), store=store, page_auth=CookieAuth(), flow_ttl=60.0)
+
+
+@asynccontextmanager
+async def serving(apps: Sequence[Server]) -> AsyncIterator[list[str]]:
+    """Each of ``apps`` served over Streamable HTTP on 127.0.0.1: their base URLs, in order."""
+    async with AsyncExitStack() as stack:
+        bases = []
+        for app in apps:
+            running = await stack.enter_async_context(uvicorn_server(StreamableHTTP(app)))
+            bases.append(f"http://127.0.0.1:{running.port}")
+        yield bases
 
 
 def browser(who: str | None = None) -> httpx.AsyncClient:

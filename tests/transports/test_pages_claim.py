@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
 from dataclasses import dataclass
 
 import httpx
@@ -21,10 +20,8 @@ import pytest
 from mcp_elicit import Server
 from mcp_elicit.server.flows import MAX_PENDING_CLAIMS
 from mcp_elicit.stores import MemoryStore, RedisStore, Store
-from mcp_elicit.transports.http_server import StreamableHTTP
 
-from support.pages import browser, form_of, open_page, pages_server
-from support.procs import uvicorn_server
+from support.pages import browser, form_of, open_page, pages_server, serving
 
 pytestmark = pytest.mark.anyio
 ELSEWHERE = "This page was opened in another browser"
@@ -58,11 +55,7 @@ async def served(request: pytest.FixtureRequest) -> AsyncIterator[Served]:
         stores = [RedisStore(redis_url, prefix=prefix) for _ in range(2)]
     apps = [pages_server(store) for store in stores]
     try:
-        async with AsyncExitStack() as stack:
-            bases = []
-            for app in apps:
-                running = await stack.enter_async_context(uvicorn_server(StreamableHTTP(app)))
-                bases.append(f"http://127.0.0.1:{running.port}")
+        async with serving(apps) as bases:
             yield Served(apps, bases)
     finally:
         for store in stores:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from contextlib import AsyncExitStack
 
 import pytest
 
@@ -20,7 +19,7 @@ from mcp_elicit.stores import MemoryStore, RedisStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
 from support.gated_store import Gate, GatedStore
-from support.pages import browser, form_of, open_page, pages_server
+from support.pages import browser, form_of, open_page, pages_server, serving
 from support.procs import uvicorn_server
 
 pytestmark = pytest.mark.anyio
@@ -72,11 +71,7 @@ async def test_two_saves_at_once_on_two_instances_sharing_redis_keep_one(redis_u
     stores = [RedisStore(redis_url, prefix=prefix) for _ in range(2)]
     apps = [pages_server(GatedStore(store, gate)) for store in stores]
     try:
-        async with AsyncExitStack() as stack:
-            bases = []
-            for app in apps:
-                running = await stack.enter_async_context(uvicorn_server(StreamableHTTP(app)))
-                bases.append(f"http://127.0.0.1:{running.port}")
+        async with serving(apps) as bases:
             await save_in_two_tabs(gate, apps, bases)
     finally:
         for store in stores:
