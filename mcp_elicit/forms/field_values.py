@@ -284,7 +284,7 @@ def given_multi_default(default: Iterable[str] | None, name: str) -> object:
     except FormSchemaError:
         if name:
             raise
-        return default
+        return frozenset(default) if isinstance(default, set) else default  # hashable, as a spec is
 
 
 def multi_default(default: Iterable[str] | None, name: str = "") -> tuple[str, ...] | None:

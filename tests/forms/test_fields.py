@@ -185,6 +185,18 @@ def test_a_multi_choice_default_in_no_order_is_refused_naming_the_field(unordere
     ] == ["c", "a"]
 
 
+def test_a_multi_choice_built_without_a_name_with_a_set_default_stays_hashable() -> None:
+    """Built with no name yet, it keeps the set default for its form to refuse; kept as the
+    mutable set, the spec (frozen, hashable like every other) raised "unhashable type:
+    'set'" when hashed, as a dict key or in a type hint's metadata. It keeps it frozen."""
+    spec = MultiChoice(["a", "b"], default={"a"})
+    assert hash(spec) == hash(MultiChoice(["a", "b"], default=frozenset({"a"})))
+    with pytest.raises(
+        FormSchemaError, match="field 'tags': the default of a multi-choice must be in an order"
+    ):
+        Form(tags=spec)
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
