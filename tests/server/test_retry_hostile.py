@@ -189,6 +189,22 @@ async def test_a_single_use_round_refused_for_unreadable_answers_hands_back_a_fr
     assert done["content"][0]["text"] == "hi"
 
 
+async def test_answers_sent_ahead_to_a_single_use_tool_are_checked_as_any_tools_are(mcp: McpHttp) -> None:
+    """Answers a first call carries count for nothing on a tool whose state is single-use,
+    but they are checked all the same: {"name": 5} or 65 entries was -32602 on any other
+    tool and went unread here (the form simply asked), so one malformed request got two
+    answers depending on how the tool was declared. An object stays ignored."""
+    for responses, said in (
+        ({"name": 5}, 'inputResponses["name"] must be an object'),
+        ({f"k{i}": {} for i in range(65)}, "inputResponses is too large: 65 entries"),
+    ):
+        for tool in ("model", "once"):
+            error = await call(mcp, tool, inputResponses=responses)
+            assert error.get("code") == -32602 and said in error["message"], (tool, error)
+    asked = await call(mcp, "once", inputResponses={"name": {"action": "accept", "content": {"name": "Ann"}}})
+    assert set(asked["inputRequests"]) == {"name"}, asked
+
+
 async def test_answers_past_a_limit_are_refused_naming_the_limit_they_passed(mcp: McpHttp) -> None:
     """A client told only 'at most 64 entries and 262144 bytes' had to guess which of the
     two its retry broke; the refusal says which, and by how much."""
