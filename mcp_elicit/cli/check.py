@@ -159,7 +159,9 @@ def _main(args: argparse.Namespace) -> int:
     if args.json:
         output.print_json(report.to_json())
     else:
-        output.print_check(report)
+        from mcp_elicit.cli.check_text import print_check
+
+        print_check(report)
     return report.exit_code
 
 

@@ -9,7 +9,7 @@ of texts, shown `` · ``-separated), wrapped to the terminal's width, so no key 
 cut off at the edge; so is the prompt itself (``("Enter: fill in the form", "d: decline",
 "Esc: cancel > ")``). A text given whole (a ``str``) is one part, never split: a server's
 " · " in a field's label is its text, not the client's separator. Widths are the columns
-the text takes as rich measures them (``rich.cells``: a Chinese or Japanese letter or an
+the text takes as rich measures them (``ui.columns``: a Chinese or Japanese letter or an
 emoji takes two, a combining mark none), so a row never runs past the terminal's edge.
 The Ctrl-C key cancels the question, but a SIGINT signal (``kill -INT``, a stop button) is
 left to the program, as it is while no prompt reads: under ``mcp-elicit call`` it stops the
@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import re
 import sys
 import unicodedata
@@ -74,10 +73,8 @@ from prompt_toolkit.output.vt100 import Vt100_Output
 from prompt_toolkit.renderer import CPR_Support
 from prompt_toolkit.utils import is_dumb_terminal
 from prompt_toolkit.validation import ValidationError, Validator
-from rich.cells import cell_len
-from rich.console import Console
-from rich.text import Text
 
+from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.server_text import for_encoding
 
 __all__ = ["Cancelled", "Check", "Declined", "Parts", "Prompter"]
@@ -111,15 +108,12 @@ class _CheckValidator(Validator):
         problem = self._check(document.text)
         if problem is not None:
             problem = self._shown(problem)
-            lines = _wrapped(problem, _width())
+            lines = wrapped(problem, _width())
             raise ValidationError(message="\n".join(lines), cursor_position=len(document.text))
 
 
 #: What separates the parts of a toolbar; a toolbar wraps between them.
 _PARTS = " · "
-
-#: Measures and wraps text for ``_wrapped`` (it is never printed to).
-_MEASURE = Console(file=io.StringIO(), width=80, color_system=None)
 
 
 def _parts(text: Parts) -> list[str]:
@@ -130,14 +124,6 @@ def _joined(text: Parts) -> str:
     return _PARTS.join(_parts(text))
 
 
-def _wrapped(text: str, width: int) -> list[str]:
-    """``text`` in rows of at most ``width`` columns as the terminal counts them (rich's
-    cells), broken between words (inside a word only when the word alone is too wide)."""
-    lines = Text(text).wrap(_MEASURE, width, overflow="fold")
-    rows = [line.plain.rstrip() if n == 0 else line.plain.strip() for n, line in enumerate(lines)]
-    return [row for row in rows if row] or [text]
-
-
 def _rows(text: Parts, width: int, shown: Callable[[str], str]) -> str:
     """``text``'s parts as the terminal shows them (``shown``) in rows of at most ``width``
     columns, broken between parts (inside a part only when the part alone is too wide).
@@ -145,10 +131,10 @@ def _rows(text: Parts, width: int, shown: Callable[[str], str]) -> str:
     rows: list[str] = []
     between = shown(_PARTS)
     for part in map(shown, _parts(text)):
-        if rows and cell_len(rows[-1]) + cell_len(between) + cell_len(part) <= width:
+        if rows and cells(rows[-1]) + cells(between) + cells(part) <= width:
             rows[-1] += between + part
         else:
-            rows.extend(_wrapped(part, width))
+            rows.extend(wrapped(part, width))
     return "\n".join(rows)
 
 

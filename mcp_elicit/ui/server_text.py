@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Final
 
 from mcp_elicit.client.url_consent import PartRole, UrlVerdict
@@ -262,15 +263,28 @@ def _words(text: str, most: int) -> tuple[str, bool]:
     return " ".join(out), _NOT_BLANK.search(text, at) is not None
 
 
-def fit(text: str, width: int, *, length: bool = False, multiline: bool = False, joiners: bool = True) -> str:
+def fit(
+    text: str,
+    width: int,
+    *,
+    length: bool = False,
+    multiline: bool = False,
+    joiners: bool = True,
+    measure: Callable[[str], int] = len,
+) -> str:
     """``text``, a server's, made inert (``clean``), at most ``width`` characters: "…" ends
-    one cut short, then, when ``length``, how long the whole is. On one line, spaces
-    collapsed; or, when ``multiline``, with its lines and spaces, at most ``SAID_LINES``
-    lines of it. Only what can be shown of it is cleaned (a few megabytes would take
-    seconds). ``joiners`` as for ``clean``."""
+    one cut short, then, when ``length``, how long the whole is (in characters). On one
+    line, spaces collapsed; or, when ``multiline``, with its lines and spaces, at most
+    ``SAID_LINES`` lines of it. Only what can be shown of it is cleaned (a few megabytes
+    would take seconds). ``joiners`` as for ``clean``. ``width`` is in what ``measure``
+    counts: characters, or, for a row of a terminal, the columns the text takes there
+    (``ui.columns.cells``: a Chinese letter two, a combining mark none)."""
     whole = len(text)
+    # more than is shown: characters written as codes, or taking no column (a letter's
+    # marks, at most _MAX_MARKS of them shown as marks, and the joiners of an emoji)
+    most = width if measure is len else width * (_MAX_MARKS + 1)
     if multiline:
-        head = text[: width * 4]  # more than is shown, characters written as codes
+        head = text[: most * 4]
         units = _units(head, multiline=True, joiners=joiners)
         while units and units[-1].isspace():
             units.pop()
@@ -279,15 +293,15 @@ def fit(text: str, width: int, *, length: bool = False, multiline: bool = False,
         if len(breaks) >= SAID_LINES:
             units = units[: breaks[SAID_LINES - 1]]
     else:
-        head, cut = _words(text, width + 1)
+        head, cut = _words(text, most + 1)
         units = _units(head, joiners=joiners)
     shown = "".join(units)
-    if len(shown) <= width and not cut:
+    if measure(shown) <= width and not cut:
         return shown
     kept: list[str] = []
-    room = max(width - 1, 1)
+    room = max(width - measure("…"), 1)
     for unit in units:
-        room -= len(unit)
+        room -= measure(unit)
         if room < 0:
             break
         kept.append(unit)

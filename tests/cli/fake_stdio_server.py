@@ -35,7 +35,8 @@ then, when echo's ``text`` is ``fail``, answers -32603), ``big-logs`` (before an
 tools/call, sends ``BIG_LOGS`` log messages ``big N xxx...`` of 1 MB each), ``deep-log``
 (before answering tools/call, sends a log message ``first``, then one whose data nests
 lists 600 deep, then ``last``),
-``long-names`` (two tools with the same name of 200 004 characters, one whose
+``wide`` (tools, instructions and prompts in Chinese, with emoji and combining marks:
+``WIDE``), ``long-names`` (two tools with the same name of 200 004 characters, one whose
 inputSchema's type is 200 000 characters), ``output-huge`` (as ``output-bad``, 2 MB in the value that breaks it), ``many-tools``
 (lists 3001 tools, one of them named with an escape; echo takes 3000
 arguments and no other). A legacy server answers ``server/discover``
@@ -92,6 +93,30 @@ BAD_OFFERS = {
     "resources/list": {"resources": [{"uri": "notes.txt", "name": "notes"}]},
     "resources/templates/list": {"resourceTemplates": [{"uriTemplate": "file:///{path", "name": "files"}]},
 }
+
+#: What the ``wide`` mode lists: names and descriptions whose letters take two columns
+#: (Chinese, emoji) or none (combining marks), and its instructions.
+WIDE = [
+    {"name": "echo", "description": "Echo the text back, as it was typed, to whoever asked for it."},
+    {
+        "name": "天气预报",
+        "description": "查询指定城市未来七天的天气预报，包括温度、湿度、风速和降水概率等详细信息，数据每小时更新一次。",
+    },
+    {
+        "name": "派对🎉",
+        "description": "Throws a party 🎉🎊🥳 with balloons 🎈 for all 👯 who ask nicely, all night 🕺💃🎶",
+    },
+    {
+        "name": "cafe\u0301_cre\u0300me",
+        "description": "Le menu du cafe\u0301 : cre\u0300me bru\u0302le\u0301e, the\u0301 glace\u0301, "
+        "tarte a\u0300 la po\u0302ire, pre\u0301pare\u0301e chaque matin",
+    },
+    {"name": "長い名前のツール一覧表示機能", "description": "すべてのツールを一覧表示します。"},
+]
+WIDE_INSTRUCTIONS = (
+    "请先调用天气预报工具，然后再举办派对🎉。所有工具都需要登录，每位用户每天最多可调用一百次。"
+)
+WIDE_PROMPTS = {"prompts": [{"name": f"提示词模板第{n}号"} for n in range(1, 9)]}
 
 #: How many log messages of 1 MB the ``big-logs`` mode sends.
 BIG_LOGS = 12
@@ -150,7 +175,7 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
 
     info = {**SERVER_INFO, "title": "Fake\x1b[31m server"} if mode == "asks-escapes" else SERVER_INFO
     capabilities: dict[str, Any] = {"tools": {}}
-    if mode in ("broken-prompts", "bad-offers"):
+    if mode in ("broken-prompts", "bad-offers", "wide"):
         capabilities.update(prompts={}, resources={})
     if mode == "no-capabilities":
         capabilities = {}
@@ -168,11 +193,13 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
                 "ttlMs": 0,
                 "cacheScope": "private",
                 "_meta": {"io.modelcontextprotocol/serverInfo": info},
+                **({"instructions": WIDE_INSTRUCTIONS} if mode == "wide" else {}),
             }
         )
     if method == "initialize":
         spoken = era if era.startswith("20") else "2025-11-25"
-        return result({"protocolVersion": spoken, "capabilities": capabilities, "serverInfo": info})
+        said = {"instructions": WIDE_INSTRUCTIONS} if mode == "wide" else {}
+        return result({"protocolVersion": spoken, "capabilities": capabilities, "serverInfo": info, **said})
     if method == "tools/list":
         if mode == "list-never":
             return None
@@ -199,6 +226,8 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
             wide = {"type": "object", "properties": props, "additionalProperties": False}
             first = [{**GOOD[1], "name": "a\x1b[2J"}, {**GOOD[0], "inputSchema": wide}]
             return result({"tools": [*first, *many]})
+        if mode == "wide":
+            return result({"tools": [{**tool, "inputSchema": {"type": "object"}} for tool in WIDE]})
         if mode == "long-names":  # one name 200 004 characters long, twice (a duplicate)
             long = {**GOOD[0], "name": "echo" + "n" * 200_000, "description": "d" * 200_000}
             return result({"tools": [long, long, {**GOOD[1], "inputSchema": {"type": "x" * 200_000}}]})
@@ -206,6 +235,10 @@ def respond(mode: str, era: str, message: dict[str, Any]) -> dict[str, Any] | No
         if cursor is None:
             return result({"tools": pages[0], "nextCursor": "page-2"})
         return result({"tools": pages[1]})
+    if method == "prompts/list" and mode == "wide":
+        return result(WIDE_PROMPTS)
+    if method in ("resources/list", "resources/templates/list") and mode == "wide":
+        return result({"resources": []} if method == "resources/list" else {"resourceTemplates": []})
     if method == "prompts/list" and mode == "broken-prompts":
         return {
             "jsonrpc": "2.0",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.ui.columns import cells
 from mcp_elicit.ui.form_text import clean, fit, url_shown
 from mcp_elicit.ui.server_text import for_encoding
 
@@ -258,3 +259,16 @@ def test_text_is_shown_in_what_the_terminals_encoding_can_show(
     text: str, encoding: str | None, shown: str
 ) -> None:
     assert for_encoding(text, encoding) == shown
+
+
+def test_a_cut_in_columns_counts_the_columns_each_letter_takes() -> None:
+    # check's table cut a Chinese description to its width in characters: twice as wide
+    wide = "天气预报工具"
+    assert fit(wide, 7) == wide  # six characters
+    assert fit(wide, 7, measure=cells) == "天气预…"  # twelve columns: three letters and "…"
+    assert fit(wide, 7, length=True, measure=cells) == "天气预… (6 characters)"
+    marked = "e\u0301" * 10  # ten columns, twenty characters: a mark takes none
+    assert fit(marked, 10, measure=cells) == marked
+    assert fit(marked, 10) == "e\u0301" * 4 + "…"  # cut between a letter and its marks, never inside
+    assert fit("party 🎉🎉🎉", 10, measure=cells) == "party 🎉…"
+    assert fit("plain ascii text", 10, measure=cells) == fit("plain ascii text", 10) == "plain asc…"

@@ -1,0 +1,204 @@
+"""``mcp-elicit check``'s report as text: the server, its tools in a table, its offers, the
+verdict.
+
+Rules: laid out in the columns the text takes on the terminal (``ui.columns.cells``: a
+Chinese or Japanese letter or an emoji takes two, a combining mark none), not in characters:
+every row of the table, the instructions and the offers are cut (``fit``) or wrapped to the
+terminal's width, and the descriptions of the tools start in one column, whatever script
+their names are in. A finding's message is not cut: the terminal wraps it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from mcp_elicit.cli.output import Paint, sign_in_text
+from mcp_elicit.ui.columns import cells, wrapped
+from mcp_elicit.ui.form_text import SAID_MAX, clean, fit
+
+if TYPE_CHECKING:
+    from mcp_elicit.cli.check import CheckReport
+    from mcp_elicit.cli.tool_checks import Finding
+
+__all__ = ["print_check"]
+
+#: The least room a tool's description keeps beside the names in check's table (columns).
+_ABOUT_ROOM: Final = 30
+
+
+def print_check(report: CheckReport) -> None:
+    paint = Paint(sys.stdout)
+    width = shutil.get_terminal_size((100, 24)).columns
+    out: list[str] = []
+
+    def row(label: str, value: str) -> None:
+        out.append(f"{paint(f'{label:<13}', 'dim')} {value}")
+
+    target = report.target
+    out.append(paint(f"mcp-elicit check  {clean(str(target), joiners=False)}  ({target.kind})", "bold"))
+    out.append("")
+    server = report.server
+    shown = clean(server.get("title") or server.get("name") or "?")
+    version = f" {clean(server['version'])}" if server.get("version") else ""
+    name = f"  (name: {clean(server['name'])})" if server.get("title") else ""
+    row("server", f"{paint(shown, 'bold')}{version}{name}")
+    others = [v for v in report.supported_versions if v != report.revision]
+    also = f"; also speaks {', '.join(others)}" if others else ""
+    revision = textwrap.wrap(
+        f"MCP {report.revision} ({report.era}){also}", max(width - 14, 20), break_on_hyphens=False
+    )
+    row("revision", f"\n{'':<14}".join(revision))
+    row("capabilities", f"\n{'':<14}".join(_wrap_list(_capabilities(report.capabilities), width - 14)))
+    if report.instructions:
+        row("instructions", fit(report.instructions, width - 15, measure=cells))
+    declared = ", ".join(sorted(report.client_capabilities)) or "no capabilities"
+    row("this client", f"declared {declared} and called no tool")
+    if report.authorization is not None:
+        row("signed in", sign_in_text(report.authorization))
+    out.append("")
+    if report.listed:
+        pages = "page" if report.pages == 1 else "pages"
+        row("tools", f"{len(report.tools)}, in {report.pages} {pages}")
+        # one column for the descriptions: the longest name's, unless that leaves a description
+        # too little room; a longer name then has its description below it, in the column
+        longest = max((cells(clean(t.name)) for t in report.tools), default=0)
+        name_width = min(longest, max(width - 7 - _ABOUT_ROOM, 12))
+        for tool in report.tools:
+            mark = (
+                paint("✓", "green")
+                if not tool.findings
+                else (paint("✗", "red") if tool.errors else paint("!", "yellow"))
+            )
+            about = fit(
+                tool.description or "(no description)", max(width - name_width - 7, 20), measure=cells
+            )
+            about = paint(about, "dim")
+            name = fit(tool.name, max(width - 6, 20), length=True, measure=cells)
+            if cells(name) <= name_width:
+                out.append(f"  {mark} {name}{'':<{name_width - cells(name)}}  {about}")
+            else:
+                out.extend([f"  {mark} {name}", f"{'':<{name_width + 6}}{about}"])
+            for finding in tool.findings:
+                out.append(f"      {_finding(finding, paint)}")
+    if report.offers:
+        out.append("")
+        for kind, names in report.offers.items():
+            listed = ", ".join(clean(n) for n in names) if names else "none"
+            label = "templates" if kind == "resource_templates" else kind
+            row(label, fit(f"{len(names)}: {listed}" if names else listed, width - 15, measure=cells))
+            for finding in report.offer_problems.get(kind, ()):
+                out.append(f"              {_finding(finding, paint)}")
+    for finding in report.problems:
+        row("server", _finding(finding, paint))
+    timings = report.timings_ms
+    parts = [f"sign-in {_ms(timings['sign_in'])} (with you)"] if "sign_in" in timings else []
+    parts += [f"connect {_ms(timings['connect'])}"] if "connect" in timings else []
+    if "tools_list" in timings:
+        parts.append(f"tools/list {_ms(timings['tools_list'])}")
+    if "total" in timings:
+        parts.append(f"total {_ms(timings['total'])}")
+    out.append("")
+    row("timings", " · ".join(parts))
+    out.append("")
+    out.extend(_verdict(report, paint))
+    print("\n".join(out))
+
+
+def _finding(finding: Finding, paint: Paint) -> str:
+    color = "red" if finding.severity == "error" else "yellow"
+    return f"{paint(f'{finding.severity:<8}', color)} {finding.code}: {fit(finding.message, SAID_MAX)}"
+
+
+def _capabilities(caps: Mapping[str, Any]) -> list[str]:
+    """The capabilities, with what each says beyond being there: "tools (listChanged)",
+    "extensions (io.modelcontextprotocol/tasks)"."""
+    shown = []
+    for name in sorted(caps):
+        value = caps[name]
+        details = (
+            sorted(k for k, v in value.items() if v not in (False, None))
+            if isinstance(value, Mapping)
+            else []
+        )
+        shown.append(clean(f"{name} ({', '.join(details)})" if details else name))
+    return shown or ["(none)"]
+
+
+def _wrap_list(items: list[str], room: int) -> list[str]:
+    """``items`` as a list ("a, b, c") in lines of at most ``room`` columns (20 at least),
+    broken between items; an item longer than a line is broken at its spaces."""
+    room = max(room, 20)
+    lines: list[str] = []
+    for i, item in enumerate(items):
+        piece = item if i == len(items) - 1 else f"{item},"
+        if lines and cells(lines[-1]) + 1 + cells(piece) <= room:
+            lines[-1] += f" {piece}"
+        elif piece.isascii():  # as it always was, without loading rich for it (ui.columns)
+            lines.extend(textwrap.wrap(piece, room, break_on_hyphens=False) or [piece])
+        else:
+            lines.extend(wrapped(piece, room))
+    return lines
+
+
+def _ms(value: float) -> str:
+    return f"{value:.0f} ms" if value >= 10 else f"{value:.1f} ms"
+
+
+def _verdict(report: CheckReport, paint: Paint) -> list[str]:
+    from mcp_elicit.client.declared import defined_modes  # loaded by the check already
+
+    counts = []
+    if report.errors:
+        counts.append(f"{report.errors} error{'s' if report.errors != 1 else ''}")
+    if report.warnings:
+        counts.append(f"{report.warnings} warning{'s' if report.warnings != 1 else ''}")
+    if report.violations:
+        lines = [paint(f"PROTOCOL VIOLATION (exit {report.exit_code})", "bold red")]
+        lines.extend(clean(v, multiline=True) for v in report.violations)
+        return lines
+    if report.exit_code:
+        strict = " (--strict: warnings count)" if report.strict and not report.errors else ""
+        return [
+            paint(f"FAILED (exit {report.exit_code}): {', '.join(counts)}{strict}; see above.", "bold red")
+        ]
+    head = "OK" + (f", with {', '.join(counts)}" if counts else "")
+    first = next(iter(report.tools), None)
+    tool = first.name if first is not None else "TOOL"
+    required = first.required if first is not None else ()  # without them the call only fails
+    call = " ".join(["mcp-elicit call", *_call_argv(report, tool, required)])
+    nothing = "This test declares no client capabilities, so the server could ask it nothing"
+    advice = [
+        f"{nothing}. To try an",
+        "elicitation flow, call a tool from a client that declares elicitation:",
+    ]
+    if report.era.startswith("handshake") and not defined_modes(report.revision):
+        advice = [
+            f"{nothing};",
+            f"MCP {report.revision} has no elicitation, so it can ask no client anything. To call a tool:",
+        ]
+    return [
+        paint(f"{head}: {_what_happened(report)}", "bold green"),
+        *advice,
+        f"  {clean(call)}",
+    ]
+
+
+def _what_happened(report: CheckReport) -> str:
+    """Only what the test did: a server that declares no tools was not asked for them."""
+    if report.listed:
+        return "the server answers and lists its tools."
+    return "the server answers, but declares no tools capability, so no tools were listed."
+
+
+def _call_argv(report: CheckReport, tool: str, required: tuple[str, ...]) -> list[str]:
+    import shlex
+
+    words = [shlex.quote(tool), *(shlex.quote(f"{name}=VALUE") for name in required)]
+    target = report.target
+    if target.url is not None:  # as the report names it: a key in its query is not printed
+        return [shlex.quote(str(target)), *words]
+    return [*words, "--", shlex.join(target.command)]

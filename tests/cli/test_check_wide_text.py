@@ -1,0 +1,57 @@
+"""``mcp-elicit check``'s report of a server writing Chinese, Japanese, emoji and combining
+marks: laid out in the columns the text takes on a terminal (a Chinese letter or an emoji
+takes two, a combining mark none), not in characters. Every row fits the terminal's width and
+every tool's description starts in one column."""
+
+from __future__ import annotations
+
+import pytest
+from wcwidth import wcswidth
+
+from cli.helpers import fake, run
+
+#: How the rows laid out in the server's text start: a tool's (or a description below its
+#: name), the instructions, the offers. The client's own rows and a finding's message (a
+#: server's, not cut: the terminal wraps it) are not measured here.
+_LAID_OUT = ("  ✓ ", "  ! ", "  ✗ ", " " * 8, "instructions  ", "prompts  ")
+
+
+def _columns(line: str) -> int:
+    width = wcswidth(line)
+    assert width >= 0, repr(line)  # a character a terminal cannot place
+    return width
+
+
+def _description_columns(lines: list[str]) -> set[int]:
+    """The terminal column each tool's description starts in, on the tool's row or below it."""
+    starts = set()
+    for n, line in enumerate(lines):
+        if line[:4] not in ("  ✓ ", "  ! ", "  ✗ "):
+            continue
+        _, _, about = line[4:].partition("  ")
+        if about.strip():
+            before = line[: len(line) - len(about.lstrip())]
+        else:  # a name too long for the column: its description below it
+            below = lines[n + 1]
+            before = below[: len(below) - len(below.lstrip())]
+        starts.add(_columns(before))
+    return starts
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("width", [40, 80])
+def test_rows_fit_the_terminal_and_descriptions_line_up_in_columns(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, width: int, era: str
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = run(capsys, "check", "--", *fake("wide", era))
+    assert result.code == 1, result.err  # the names break the tool-name rule: errors
+    lines = result.out.splitlines()[1:]  # the first names the command, as it was given
+    assert "天气预报" in result.out and "派对🎉" in result.out and "cafe\u0301_cre\u0300me" in result.out
+    assert any(line.startswith("instructions  请先调用") for line in lines), result.out
+    laid_out = [
+        line for line in lines if line.startswith(_LAID_OUT) and not line.lstrip().startswith("warning ")
+    ]
+    too_wide = [line for line in laid_out if _columns(line) > width]
+    assert not too_wide, result.out
+    assert len(_description_columns(lines)) == 1, result.out
