@@ -5,7 +5,9 @@ Rules: laid out in the columns the text takes on the terminal (``ui.columns.cell
 Chinese or Japanese letter or an emoji takes two, a combining mark none), not in characters:
 every row of the table, the instructions and the offers are cut (``fit``) or wrapped to the
 terminal's width, and the descriptions of the tools start in one column, whatever script
-their names are in. A finding's message is not cut: the terminal wraps it.
+their names are in. A finding's message is not cut: the terminal wraps it. On a terminal
+that can only show ASCII the report is written as ``for_encoding`` has it (a Chinese
+letter as ``\\u5929``, the client's "✓" as "v") and laid out as so written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final
 from mcp_elicit.cli.output import Paint, sign_in_text
 from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.form_text import SAID_MAX, clean, fit
+from mcp_elicit.ui.server_text import for_encoding
 
 if TYPE_CHECKING:
     from mcp_elicit.cli.check import CheckReport
@@ -34,6 +37,11 @@ def print_check(report: CheckReport) -> None:
     paint = Paint(sys.stdout)
     width = shutil.get_terminal_size((100, 24)).columns
     out: list[str] = []
+    encoding = sys.stdout.encoding
+
+    def measure(text: str) -> int:
+        """The columns ``text`` takes as written to stdout (``for_encoding``)."""
+        return cells(for_encoding(text, encoding))
 
     def row(label: str, value: str) -> None:
         out.append(f"{paint(f'{label:<13}', 'dim')} {value}")
@@ -52,9 +60,10 @@ def print_check(report: CheckReport) -> None:
         f"MCP {report.revision} ({report.era}){also}", max(width - 14, 20), break_on_hyphens=False
     )
     row("revision", f"\n{'':<14}".join(revision))
-    row("capabilities", f"\n{'':<14}".join(_wrap_list(_capabilities(report.capabilities), width - 14)))
+    capabilities = [for_encoding(c, encoding) for c in _capabilities(report.capabilities)]
+    row("capabilities", f"\n{'':<14}".join(_wrap_list(capabilities, width - 14)))
     if report.instructions:
-        row("instructions", fit(report.instructions, width - 15, measure=cells))
+        row("instructions", fit(report.instructions, width - 15, measure=measure))
     declared = ", ".join(sorted(report.client_capabilities)) or "no capabilities"
     row("this client", f"declared {declared} and called no tool")
     if report.authorization is not None:
@@ -65,7 +74,7 @@ def print_check(report: CheckReport) -> None:
         row("tools", f"{len(report.tools)}, in {report.pages} {pages}")
         # one column for the descriptions: the longest name's, unless that leaves a description
         # too little room; a longer name then has its description below it, in the column
-        longest = max((cells(clean(t.name)) for t in report.tools), default=0)
+        longest = max((measure(clean(t.name)) for t in report.tools), default=0)
         name_width = min(longest, max(width - 7 - _ABOUT_ROOM, 12))
         for tool in report.tools:
             mark = (
@@ -74,12 +83,15 @@ def print_check(report: CheckReport) -> None:
                 else (paint("✗", "red") if tool.errors else paint("!", "yellow"))
             )
             about = fit(
-                tool.description or "(no description)", max(width - name_width - 7, 20), measure=cells
+                tool.description or "(no description)", max(width - name_width - 7, 20), measure=measure
             )
             about = paint(about, "dim")
-            name = fit(tool.name, max(width - 6, 20), length=True, measure=cells)
-            if cells(name) <= name_width:
-                out.append(f"  {mark} {name}{'':<{name_width - cells(name)}}  {about}")
+            name = fit(tool.name, max(width - 6, 20), length=True, measure=measure)
+            if measure(name) > width - 6:  # cut short: the length said after it takes room too
+                said = len(f" ({len(tool.name)} characters)")
+                name = fit(tool.name, max(width - 6 - said, 20), length=True, measure=measure)
+            if measure(name) <= name_width:
+                out.append(f"  {mark} {name}{'':<{name_width - measure(name)}}  {about}")
             else:
                 out.extend([f"  {mark} {name}", f"{'':<{name_width + 6}}{about}"])
             for finding in tool.findings:
@@ -89,7 +101,7 @@ def print_check(report: CheckReport) -> None:
         for kind, names in report.offers.items():
             listed = ", ".join(clean(n) for n in names) if names else "none"
             label = "templates" if kind == "resource_templates" else kind
-            row(label, fit(f"{len(names)}: {listed}" if names else listed, width - 15, measure=cells))
+            row(label, fit(f"{len(names)}: {listed}" if names else listed, width - 15, measure=measure))
             for finding in report.offer_problems.get(kind, ()):
                 out.append(f"              {_finding(finding, paint)}")
     for finding in report.problems:
@@ -105,7 +117,7 @@ def print_check(report: CheckReport) -> None:
     row("timings", " · ".join(parts))
     out.append("")
     out.extend(_verdict(report, paint))
-    print("\n".join(out))
+    print(for_encoding("\n".join(out), encoding))
 
 
 def _finding(finding: Finding, paint: Paint) -> str:

@@ -5,15 +5,26 @@ every tool's description starts in one column."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+
 import pytest
 from wcwidth import wcswidth
 
 from cli.helpers import fake, run
 
+from support.procs import cli
+
 #: How the rows laid out in the server's text start: a tool's (or a description below its
 #: name), the instructions, the offers. The client's own rows and a finding's message (a
 #: server's, not cut: the terminal wraps it) are not measured here.
-_LAID_OUT = ("  ✓ ", "  ! ", "  ✗ ", " " * 8, "instructions  ", "prompts  ")
+_MARKS = ("  ✓ ", "  ! ", "  ✗ ", "  v ", "  x ")  # and as an ASCII-only terminal has them
+_LAID_OUT = (*_MARKS, " " * 8, "instructions  ", "prompts  ")
+
+
+def _laid_out(lines: list[str]) -> list[str]:
+    """The rows laid out in the server's text (``_LAID_OUT``), not the findings under them."""
+    return [line for line in lines if line.startswith(_LAID_OUT) and not line.lstrip().startswith("warning ")]
 
 
 def _columns(line: str) -> int:
@@ -26,7 +37,7 @@ def _description_columns(lines: list[str]) -> set[int]:
     """The terminal column each tool's description starts in, on the tool's row or below it."""
     starts = set()
     for n, line in enumerate(lines):
-        if line[:4] not in ("  ✓ ", "  ! ", "  ✗ "):
+        if line[:4] not in _MARKS:
             continue
         _, _, about = line[4:].partition("  ")
         if about.strip():
@@ -49,9 +60,30 @@ def test_rows_fit_the_terminal_and_descriptions_line_up_in_columns(
     lines = result.out.splitlines()[1:]  # the first names the command, as it was given
     assert "天气预报" in result.out and "派对🎉" in result.out and "cafe\u0301_cre\u0300me" in result.out
     assert any(line.startswith("instructions  请先调用") for line in lines), result.out
-    laid_out = [
-        line for line in lines if line.startswith(_LAID_OUT) and not line.lstrip().startswith("warning ")
-    ]
-    too_wide = [line for line in laid_out if _columns(line) > width]
+    too_wide = [line for line in _laid_out(lines) if _columns(line) > width]
     assert not too_wide, result.out
     assert len(_description_columns(lines)) == 1, result.out
+
+
+#: A terminal that can only show ASCII: the C locale, without Python's UTF-8 mode.
+ASCII_ONLY = {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
+@pytest.mark.parametrize("mode", ["wide", "good"])
+@pytest.mark.parametrize("width", [40, 80])
+def test_on_an_ascii_terminal_the_report_is_written_by_code_and_laid_out_as_written(
+    width: int, mode: str
+) -> None:
+    # it stopped with a UnicodeEncodeError traceback at its first "✓", whatever the server
+    env = {**os.environ, **ASCII_ONLY, "COLUMNS": str(width)}
+    done = subprocess.run(
+        [*cli(), "check", "--", *fake(mode)], capture_output=True, env=env, timeout=60, check=False
+    )
+    assert done.returncode == (1 if mode == "wide" else 0), done.stderr.decode("ascii", "replace")
+    out = done.stdout.decode("ascii")  # nothing else
+    lines = out.splitlines()[1:]
+    if mode == "wide":
+        assert "\\u5929\\u6c14\\u9884\\u62a5" in out  # 天气预报, by its code
+        assert all(len(line) <= width for line in _laid_out(lines)), out
+    assert "  v echo" in out, out  # the client's own mark, in ASCII
+    assert len(_description_columns(lines)) == 1, out
