@@ -1,48 +1,64 @@
 """Text measured and wrapped in the columns a terminal gives it, not in characters: a
 Chinese or Japanese letter or an emoji takes two, a combining mark none.
 
-Rules: one width table, rich's (``rich.cells``), for every text laid out on a terminal (the
-terminal answerer's prompts, ``mcp-elicit check``'s report). It is imported only for text
-that is not all ASCII: an ASCII character takes one column, and a stdio ``check`` of a server
-writing ASCII does not load rich (``tests/cli/test_lazy_imports.py``). A terminal whose own
-table differs from rich's (newer emoji, emoji sequences) can still draw a row wider.
+Rules: one measure for every text laid out on a terminal (the terminal answerer's prompts,
+``mcp-elicit check``'s report): the more of rich's count (``rich.cells``: an emoji sequence
+joined by ZWJ, or with a skin tone, is one emoji) and prompt_toolkit's (each character's own
+width, as it lays out a row and cuts it off at the terminal's edge: "👩🏽‍💻" is six), so that
+a row never runs past the edge of a terminal that draws a sequence either way. Both tables
+are imported only for text that is not all ASCII: an ASCII character takes one column, and a
+stdio ``check`` of a server writing ASCII loads neither (``tests/cli/test_lazy_imports.py``).
+A terminal whose own table is wider than both (newer emoji) can still draw a row wider.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from rich.console import Console
-
 __all__ = ["cells", "wrapped"]
+
+#: What joins the characters on either side into one (an emoji sequence).
+_JOINER = "\u200d"
 
 
 def cells(text: str) -> int:
     """The columns ``text`` (one line, made inert: no control characters) takes."""
     if text.isascii():
         return len(text)
+    from prompt_toolkit.utils import get_cwidth
     from rich.cells import cell_len
 
-    return cell_len(text)
+    return max(cell_len(text), sum(map(get_cwidth, text)))
 
 
-@cache
-def _measure() -> Console:
-    """A console that measures and wraps (it is never printed to)."""
-    import io
+def _own(char: str) -> int:
+    """The columns one character takes alone (a combining mark or a joiner: none)."""
+    if char.isascii():
+        return 1 if char.isprintable() else 0
+    from prompt_toolkit.utils import get_cwidth
 
-    from rich.console import Console
+    return get_cwidth(char)
 
-    return Console(file=io.StringIO(), width=80, color_system=None)
+
+def _folded(word: str, width: int) -> list[str]:
+    """``word``, too wide for a row alone, in rows of at most ``width`` columns, never
+    parted from a mark on its letter (an emoji sequence too wide for a row is parted after
+    a joiner, where prompt_toolkit would cut it off)."""
+    rows = [""]
+    for char in word:
+        if rows[-1] and _own(char) and cells(rows[-1] + char) > width:
+            rows.append("")
+        rows[-1] += char
+    return rows
 
 
 def wrapped(text: str, width: int) -> list[str]:
     """``text`` in rows of at most ``width`` columns (``cells``), broken between words
-    (inside a word only when the word alone is too wide)."""
-    from rich.text import Text
-
-    lines = Text(text).wrap(_measure(), width, overflow="fold")
-    rows = [line.plain.rstrip() if n == 0 else line.plain.strip() for n, line in enumerate(lines)]
-    return [row for row in rows if row] or [text]
+    (inside a word only when the word alone is too wide); a line break in it stays one."""
+    rows: list[str] = []
+    for line in text.split("\n"):
+        start = len(rows)
+        for word in line.split():
+            if len(rows) > start and cells(f"{rows[-1]} {word}") <= width:
+                rows[-1] += f" {word}"
+            else:
+                rows.extend(_folded(word, width) if cells(word) > width else [word])
+    return rows or [text]

@@ -9,8 +9,9 @@ of texts, shown `` · ``-separated), wrapped to the terminal's width, so no key 
 cut off at the edge; so is the prompt itself (``("Enter: fill in the form", "d: decline",
 "Esc: cancel > ")``). A text given whole (a ``str``) is one part, never split: a server's
 " · " in a field's label is its text, not the client's separator. Widths are the columns
-the text takes as rich measures them (``ui.columns``: a Chinese or Japanese letter or an
-emoji takes two, a combining mark none), so a row never runs past the terminal's edge.
+the text takes (``ui.columns``: a Chinese or Japanese letter or an emoji takes two, a
+combining mark none; an emoji sequence as prompt_toolkit draws it, each emoji in it two),
+so a row never runs past the terminal's edge, where prompt_toolkit would cut it off.
 The Ctrl-C key cancels the question, but a SIGINT signal (``kill -INT``, a stop button) is
 left to the program, as it is while no prompt reads: under ``mcp-elicit call`` it stops the
 call (exit 130). prompt_toolkit's own handling raised ``KeyboardInterrupt`` in whichever
