@@ -215,17 +215,17 @@ def _main(args: argparse.Namespace) -> int:
         output.print_json({"ok": code == 0, "exit_code": code, **outcome, "rounds": rounds})
     else:
         if result.get("isError") is True:
-            print("mcp-elicit: the tool reported an error:", file=sys.stderr)
+            output.write("mcp-elicit: the tool reported an error:", sys.stderr)
         output.print_result(args.method, result)
     if answerer is None and args.ui == "auto" and not args.json:  # the person did not choose it
         sys.stdout.flush()  # a reader gone away (| head) ends the command here, nothing said
-        print(f"mcp-elicit: note: {_NOBODY_ANSWERS}", file=sys.stderr)
+        output.write(f"mcp-elicit: note: {_NOBODY_ANSWERS}", sys.stderr)
     if note := tool_error_note(result, outcome["revision"]):
-        print(f"mcp-elicit: note: {note}", file=sys.stderr)
+        output.write(f"mcp-elicit: note: {note}", sys.stderr)
     if outcome.get("noise"):
-        print(f"mcp-elicit: warning: {outcome['noise']}", file=sys.stderr)
+        output.write(f"mcp-elicit: warning: {outcome['noise']}", sys.stderr)
     if outcome.get("output_mismatch"):
-        print(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", file=sys.stderr)
+        output.write(f"mcp-elicit: warning: {clean(outcome['output_mismatch'])}", sys.stderr)
     return code
 
 
@@ -291,7 +291,7 @@ def narrate(method: str, params: Mapping[str, Any]) -> None:
         line = f"[{output.said(params.get('level'))}]{where} {output.said(text)}"
     else:
         return
-    print(line, file=sys.stderr, flush=True)
+    output.write(line, sys.stderr)
 
 
 def _give(roots: Sequence[Mapping[str, str]]) -> RootsCallback:
@@ -389,7 +389,7 @@ async def run_request(
                 during = method
                 arguments = parse_pairs(pairs or [], base=base, schema=schema)
                 if unknown := unknown_names(arguments, schema, name):  # said now, before any round
-                    print(f"mcp-elicit: warning: {clean(unknown)}", file=sys.stderr)
+                    output.write(f"mcp-elicit: warning: {clean(unknown)}", sys.stderr)
                 result = await client.call_tool(name, arguments)
                 mismatch = output_mismatch(output_schema, result)
             elif method == "prompts/get":
@@ -417,7 +417,7 @@ async def run_request(
         raise error from None
     finally:  # a failure's --json has no notifications: only --trace shows them then
         if closing := heard.closing(logs - LOG_LINES, LOG_LINES, listed=done, asked=listing):
-            print(closing, file=sys.stderr, flush=True)
+            output.write(closing, sys.stderr)
     finished = time.perf_counter()
     return {
         "target": target.to_json(),

@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from mcp_elicit.cli.output import Paint, sign_in_text
+from mcp_elicit.cli.output import Paint, sign_in_text, write
 from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.form_text import SAID_MAX, clean, fit
 from mcp_elicit.ui.server_text import for_encoding
@@ -117,7 +117,7 @@ def print_check(report: CheckReport) -> None:
     row("timings", " · ".join(parts))
     out.append("")
     out.extend(_verdict(report, paint))
-    print(for_encoding("\n".join(out), encoding))
+    write("\n".join(out))  # as stdout's encoding can show it, as measured above
 
 
 def _finding(finding: Finding, paint: Paint) -> str:

@@ -235,7 +235,7 @@ def _serve(args: argparse.Namespace) -> int:
         from mcp_elicit.transports.stdio_stderr import quiet_stderr
 
         quiet_stderr()
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _ShownHandler(sys.stderr)
     handler.setFormatter(_InertFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=args.log_level.upper(), handlers=[handler])
     if args.http is None:  # stdio: stdout is the protocol's, so what the module prints is a log line
@@ -358,9 +358,19 @@ def _inert(text: str, *, multiline: bool) -> str:
     return clean(text, multiline=multiline)
 
 
+class _ShownHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Log lines as stderr's encoding can show them (``server_text.for_encoding``): a
+    warning quoting a server's Chinese on an ASCII-only terminal, not logging's traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from mcp_elicit.ui.server_text import for_encoding
+
+        return for_encoding(super().format(record), getattr(self.stream, "encoding", None))
+
+
 def _client_logging(args: argparse.Namespace) -> None:
     """Warnings from the client on stderr, briefly."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _ShownHandler(sys.stderr)
     handler.setFormatter(_InertFormatter("mcp-elicit: %(levelname)s: %(message)s"))
     logging.basicConfig(level=logging.WARNING, handlers=[handler])
 
@@ -439,8 +449,11 @@ def _main(argv: Sequence[str] | None) -> int:
 
             output.print_failure(exc, getattr(args, "target", None))
 
-        # the message may quote a server (its name, a URL, an error text): made inert
-        print(f"mcp-elicit: {clean(str(exc), multiline=True)}", file=sys.stderr)
+        # the message may quote a server (its name, a URL, an error text): made inert, and
+        # written as stderr's encoding can show it
+        from mcp_elicit.cli.output import write
+
+        write(f"mcp-elicit: {clean(str(exc), multiline=True)}", sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         if getattr(args, "json", False):  # JSON on every outcome, this one too

@@ -4,7 +4,11 @@ Rules: results and reports go to stdout, everything else (trace, rounds, errors)
 stderr. ``--json`` prints exactly one JSON object on stdout. Human output is plain text,
 coloured only when stdout is a terminal and ``NO_COLOR`` is unset. Anything a server
 wrote is passed through ``ui.form_text.clean`` first, so it cannot act on the terminal.
-The trace shortens ``requestState`` (an opaque sealed blob) to its start and length.
+Everything is written as the stream's encoding can show it (``write``, ``print_json``): on
+a terminal that can only show ASCII (the C locale, without Python's UTF-8 mode) the
+client's own marks in ASCII and any other character by its code, JSON with ``\\uXXXX``
+escapes; never a ``UnicodeEncodeError``. The trace shortens ``requestState`` (an opaque
+sealed blob) to its start and length.
 What nests objects and arrays more than ``MAX_SHOWN_DEPTH`` (500) levels deep (a JSON
 reader takes 1024) is shown as ``NESTED``, and refused for ``--json``, on every Python:
 how deep ``json.dumps`` and ``repr`` go differs by version (3.11 stops short of 1000
@@ -22,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
 from mcp_elicit.core.rounds import quoted
 from mcp_elicit.ui.form_text import SAID_MAX, URL_MAX, clean, fit
+from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.wire.jsonrpc import nests_past
 
 if TYPE_CHECKING:
@@ -47,6 +52,7 @@ __all__ = [
     "shorten_state",
     "shown_json",
     "sign_in_text",
+    "write",
 ]
 
 _STATE_KEEP = 16
@@ -132,12 +138,24 @@ class Heard:
         return ""
 
 
+def write(text: str, stream: TextIO | None = None) -> None:
+    """``text`` and a line's end on ``stream`` (stdout when None), flushed, as its encoding
+    can show it (``server_text.for_encoding``: on an ASCII-only terminal the client's own
+    marks in ASCII, any other character it cannot show by its code, as ``\\u5929``)."""
+    where = stream or sys.stdout
+    print(for_encoding(text, getattr(where, "encoding", None)), file=where, flush=True)
+
+
 def print_json(value: Mapping[str, Any]) -> None:
     """``value`` as JSON, readable (non-ASCII letters as themselves) but inert: the
     characters ``form_text.clean`` would not let act (control, bidirectional, invisible)
     are written as ``\\uXXXX`` escapes, the same JSON value, so that what a server sent
-    cannot act on a terminal showing it. ``CheckFailed`` when it is nested too deeply."""
+    cannot act on a terminal showing it. On a stdout that cannot write the letters (an
+    ASCII-only terminal) every character past ASCII is such an escape: still the same value.
+    ``CheckFailed`` when it is nested too deeply."""
     text = shown_json(value, indent=2, ensure_ascii=False)
+    if text is not NESTED and for_encoding(text, getattr(sys.stdout, "encoding", None)) != text:
+        text = shown_json(value, indent=2, ensure_ascii=True)
     if text is NESTED:
         from mcp_elicit.errors import CheckFailed
 
@@ -198,7 +216,7 @@ class Tracer:
         if not nests_past(message, MAX_SHOWN_DEPTH):
             text = shown_json(shorten_state(message), ensure_ascii=False, separators=(",", ":"))
             text = "(a message nested too deeply to show)" if text is NESTED else text
-        print(f"{arrow} {clean(text)}", file=stream, flush=True)
+        write(f"{arrow} {clean(text)}", stream)
 
 
 # ---- check (its report: cli.check_text) ----------------------------------------------------
@@ -228,7 +246,7 @@ def print_result(method: str, result: Mapping[str, Any]) -> None:
         lines = _resource(result)
     else:
         lines = _tool(result)
-    print("\n".join(lines), flush=True)
+    write("\n".join(lines))
 
 
 def _tool(result: Mapping[str, Any]) -> list[str]:

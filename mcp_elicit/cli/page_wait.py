@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from mcp_elicit.cli.output import write
 from mcp_elicit.core.client_inputs import ElicitationRequest
 from mcp_elicit.ui.page_wait import waiting_line
 
@@ -17,4 +18,4 @@ __all__ = ["say_waiting"]
 
 async def say_waiting(request: ElicitationRequest) -> None:
     """Say on stderr that the request waits for ``request``'s page to be finished."""
-    print(waiting_line(request), file=sys.stderr, flush=True)
+    write(waiting_line(request), sys.stderr)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from mcp_elicit.cli import page_wait
-from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit, said
+from mcp_elicit.cli.output import SAID_MAX, URL_MAX, fit, said, write
 from mcp_elicit.client import Answerer, ElicitAnswer, ElicitationRequest, Scripted
 from mcp_elicit.client.url_consent import UrlVerdict, judge_url
 from mcp_elicit.core.client_inputs import check_elicit_answer
@@ -112,21 +112,18 @@ class Recorded:
         self, request: ElicitationRequest, answer: Mapping[str, Any], not_sent: Sequence[Mapping[str, Any]]
     ) -> None:
         server = request.server.title or request.server.name
-        print(
+        lines = [
             f"? {said(server)} asks ({said(request.key)}, during {said(str(request.origin))}):",
-            file=sys.stderr,
-        )
-        print(f"  {fit(request.message, SAID_MAX, length=True)}", file=sys.stderr)
+            f"  {fit(request.message, SAID_MAX, length=True)}",
+        ]
         if request.url is not None:
-            for line in url_lines(request.url, request.server.where):
-                print(f"  {line}", file=sys.stderr)
+            lines += [f"  {line}" for line in url_lines(request.url, request.server.where)]
         for held in not_sent:
             given = f"{held['action']}{_shown(held.get('content'))}"
             why = "; ".join(held["problems"])
-            print(f"  not sent: {clean(given)} (it does not fit the form: {clean(why)})", file=sys.stderr)
-        print(
-            f"  → {answer.get('action')}{clean(_shown(answer.get('content')))}", file=sys.stderr, flush=True
-        )
+            lines.append(f"  not sent: {clean(given)} (it does not fit the form: {clean(why)})")
+        lines.append(f"  → {answer.get('action')}{clean(_shown(answer.get('content')))}")
+        write("\n".join(lines), sys.stderr)
 
 
 def url_lines(url: str, server: str) -> list[str]:

@@ -39,6 +39,7 @@ def serve_http(
     import uvicorn
 
     from mcp_elicit.cli.address import taken
+    from mcp_elicit.cli.output import write
     from mcp_elicit.transports.http_server import LOOPBACK_HOSTS, StreamableHTTP
 
     host, port = address
@@ -64,7 +65,7 @@ def serve_http(
             said = f"mcp-elicit: serving {server.name!r} at http://{shown}:{port}{app.path}"
             if given_public and server.url_mode.public_url is not None:  # where people reach it
                 said += f" (public URL {server.url_mode.public_url}{app.path})"
-            print(said, file=sys.stderr, flush=True)
+            write(said, sys.stderr)
 
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # uvicorn counts every open request: the streams among them (sessions' standalone
@@ -108,7 +109,7 @@ def serve_http(
     if not runner.started:  # uvicorn has logged why (a port in use, a store that cannot be used)
         said = taken(host, port)
         if said:
-            print(f"mcp-elicit: {said}", file=sys.stderr, flush=True)
+            write(f"mcp-elicit: {said}", sys.stderr)
         return 2
     return 0
 

@@ -71,7 +71,9 @@ URL_MAX: Final = 2048
 #: What ``clean`` leaves as a space on one line (tab, line breaks, Unicode's spaces):
 #: a run of it is one space. Other white space (``\x1c``, ``\x85``) is shown by its code.
 #: The client's own marks as a terminal that cannot show them gets them (``for_encoding``).
-_ASCII_MARKS: Final = str.maketrans({"·": "|", "…": "...", "—": "-", "⚠": "!", "✗": "x", "✓": "v"})
+_ASCII_MARKS: Final = str.maketrans(
+    {"·": "|", "…": "...", "—": "-", "⚠": "!", "✗": "x", "✓": "v", "→": "->", "←": "<-"}
+)
 _BLANK: Final = re.compile("[\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]+")
 _NOT_BLANK: Final = re.compile("[^\t\n\r \xa0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 

@@ -63,6 +63,10 @@ def interrupted_at_import(*argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+#: A terminal that can only show ASCII: the C locale, without Python's UTF-8 mode.
+ASCII_ONLY = {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
 def fake(mode: str, era: str = "legacy") -> list[str]:
     """The misbehaving stdio server (fake_stdio_server.py) in ``mode``."""
     return [sys.executable, str(HERE / "fake_stdio_server.py"), mode, "--era", era]

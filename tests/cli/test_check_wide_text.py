@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from wcwidth import wcswidth
 
-from cli.helpers import fake, run
+from cli.helpers import ASCII_ONLY, fake, run
 
 from support.procs import cli
 
@@ -63,10 +63,6 @@ def test_rows_fit_the_terminal_and_descriptions_line_up_in_columns(
     too_wide = [line for line in _laid_out(lines) if _columns(line) > width]
     assert not too_wide, result.out
     assert len(_description_columns(lines)) == 1, result.out
-
-
-#: A terminal that can only show ASCII: the C locale, without Python's UTF-8 mode.
-ASCII_ONLY = {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
 
 
 @pytest.mark.parametrize("mode", ["wide", "good"])

@@ -249,6 +249,7 @@ def test_a_zwj_before_a_virama_elsewhere_is_shown_by_its_code(text: str, shown: 
     [
         ("Enter: send · d: decline", "ascii", "Enter: send | d: decline"),
         ("Hôte 🎉 — cut…", "ascii", "H\\xf4te \\U0001f389 - cut..."),
+        ("→ accept ← sent", "ascii", "-> accept <- sent"),  # the CLI's rounds and trace
         ("Hôte · 🎉", "utf-8", "Hôte · 🎉"),  # shown as it is wherever it can be
         ("Hôte ·", "latin-1", "Hôte ·"),  # both in latin-1
         ("Hôte ·", None, "Hôte ·"),  # an output of no known encoding
