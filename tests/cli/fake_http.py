@@ -16,7 +16,9 @@
 * anything else 404. With ``tls=True`` the same over TLS with a self-signed certificate
   no client trusts.
 
-``serving(handler)`` serves another handler class the same way (a test's own server).
+``serving(handler)`` serves another handler class the same way (a test's own server);
+``JsonAnswering`` is a base for such a handler speaking JSON-RPC over POST (``_answer``),
+refusing GET and DELETE 405.
 """
 
 from __future__ import annotations
@@ -47,6 +49,29 @@ TOOLS = {
 
 #: What ``POST /plain`` answers: a terminal escape that clears the screen, then 2000 "x".
 PLAIN = b"It works!\x1b[2J\n" + b"x" * 2000
+
+
+class JsonAnswering(http.server.BaseHTTPRequestHandler):
+    """A test's own JSON-RPC server over HTTP: ``_answer`` writes a JSON body (none for
+    None) with an ``Mcp-Session-Id`` when ``session`` is given; GET and DELETE are 405."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return None
+
+    def _answer(self, status: int, message: dict[str, object] | None, session: str = "") -> None:
+        body = json.dumps(message).encode() if message is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        if session:
+            self.send_header("Mcp-Session-Id", session)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        self._answer(405, None)
+
+    do_DELETE = do_GET
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from cli.fake_http import serving
+from cli.fake_http import JsonAnswering, serving
 from cli.helpers import fake, run
 
 #: What a timeout says to do, wherever it struck.
@@ -103,27 +103,9 @@ def test_a_failed_tools_list_is_an_error_in_a_report_that_still_names_the_server
     assert "lists its tools" not in human.out
 
 
-class _Forgetful(http.server.BaseHTTPRequestHandler):
+class _Forgetful(JsonAnswering):
     """A 2025-11-25 server over HTTP that opens a session, then answers every tools/list
     in it 404 with the JSON-RPC error the SDKs send: a session it no longer knows."""
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _answer(self, status: int, message: dict[str, object] | None, session: str = "") -> None:
-        body = json.dumps(message).encode() if message is not None else b""
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        if session:
-            self.send_header("Mcp-Session-Id", session)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        self._answer(405, None)
-
-    do_DELETE = do_GET
 
     def do_POST(self) -> None:
         sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))

@@ -5,7 +5,6 @@ warning; a cursor at 2026-07-28), and one that never ends (bounded)."""
 
 from __future__ import annotations
 
-import http.server
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import ClassVar
 
 import pytest
 
-from cli.fake_http import fake_http, serving
+from cli.fake_http import JsonAnswering, fake_http, serving
 from cli.helpers import fake, run
 
 
@@ -95,7 +94,7 @@ def test_a_broken_listing_over_http(capsys: pytest.CaptureFixture[str], tmp_path
     assert "has no tools list" in result.json()["error"]
 
 
-class _Cursors(http.server.BaseHTTPRequestHandler):
+class _Cursors(JsonAnswering):
     """A server over HTTP without sessions whose every ``tools/list`` page holds one tool (its
     name numbered by the page) and the ``nextCursor`` that ``next_cursor`` makes of the
     cursor asked with (None: none; it gives None for the last page); ``modern``: at
@@ -107,22 +106,6 @@ class _Cursors(http.server.BaseHTTPRequestHandler):
     @staticmethod
     def next_cursor(cursor: str | None) -> str | None:
         return ""
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _answer(self, status: int, message: dict[str, object] | None) -> None:
-        body = json.dumps(message).encode() if message is not None else b""
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_GET(self) -> None:
-        self._answer(405, None)
-
-    do_DELETE = do_GET
 
     def do_POST(self) -> None:
         sent = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
