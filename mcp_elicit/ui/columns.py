@@ -8,10 +8,14 @@ width, as it lays out a row and cuts it off at the terminal's edge: "👩🏽‍
 a row never runs past the edge of a terminal that draws a sequence either way. Both tables
 are imported only for text that is not all ASCII: an ASCII character takes one column, and a
 stdio ``check`` of a server writing ASCII loads neither (``tests/cli/test_lazy_imports.py``).
+Without them (mcp-elicit installed without its ``cli`` extra) Unicode's own data measures:
+an East Asian wide letter two columns, a mark or a joiner none.
 A terminal whose own table is wider than both (newer emoji) can still draw a row wider.
 """
 
 from __future__ import annotations
+
+import unicodedata
 
 __all__ = ["cells", "wrapped"]
 
@@ -23,19 +27,25 @@ def cells(text: str) -> int:
     """The columns ``text`` (one line, made inert: no control characters) takes."""
     if text.isascii():
         return len(text)
-    from prompt_toolkit.utils import get_cwidth
-    from rich.cells import cell_len
-
+    try:
+        from prompt_toolkit.utils import get_cwidth
+        from rich.cells import cell_len
+    except ImportError:  # no terminal extra (a bare ``check``): the standard library's table
+        return sum(map(_plain, text))
     return max(cell_len(text), sum(map(get_cwidth, text)))
+
+
+def _plain(char: str) -> int:
+    """The columns one character takes by Unicode's own data: an East Asian wide or
+    full-width one two, a mark or a format character (a joiner) none."""
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
 
 
 def _own(char: str) -> int:
     """The columns one character takes alone (a combining mark or a joiner: none)."""
-    if char.isascii():
-        return 1 if char.isprintable() else 0
-    from prompt_toolkit.utils import get_cwidth
-
-    return get_cwidth(char)
+    return cells(char) if char.isascii() or unicodedata.category(char) not in ("Mn", "Me", "Cf") else 0
 
 
 def _folded(word: str, width: int) -> list[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from pathlib import Path
 
 import pytest
 from wcwidth import wcswidth
@@ -83,3 +84,39 @@ def test_on_an_ascii_terminal_the_report_is_written_by_code_and_laid_out_as_writ
         assert all(len(line) <= width for line in _laid_out(lines)), out
     assert "  v echo" in out, out  # the client's own mark, in ASCII
     assert len(_description_columns(lines)) == 1, out
+
+
+#: A ``sitecustomize`` making the terminal extra's libraries missing, as in an environment
+#: with ``pip install mcp-elicit`` and no ``[cli]``.
+_NO_CLI_EXTRA = """
+import sys
+class _Missing:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("rich", "prompt_toolkit", "wcwidth"):
+            raise ImportError(f"No module named {name!r}")
+sys.meta_path.insert(0, _Missing())
+"""
+
+
+@pytest.mark.parametrize("width", [40, 80])
+def test_without_the_cli_extra_the_report_is_laid_out_all_the_same(tmp_path: Path, width: int) -> None:
+    # it stopped with an ImportError traceback at the first letter past ASCII: the columns
+    # were measured with the terminal extra's width tables only
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_NO_CLI_EXTRA, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(site), "COLUMNS": str(width), "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run(
+        [*cli(), "check", "--", *fake("wide", "modern")],
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    err = done.stderr.decode("utf-8", "replace")
+    assert done.returncode == 1 and "Traceback" not in err, err  # the names break the tool-name rule
+    lines = done.stdout.decode("utf-8").splitlines()[1:]
+    assert "天气预报" in "\n".join(lines)
+    too_wide = [line for line in _laid_out(lines) if _columns(line) > width]
+    assert not too_wide, "\n".join(lines)
+    assert len(_description_columns(lines)) == 1, "\n".join(lines)
