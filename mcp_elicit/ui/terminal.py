@@ -39,6 +39,7 @@ import os
 import signal
 import sys
 import threading
+import unicodedata
 import webbrowser
 from collections.abc import Callable, Coroutine, Iterable, Iterator
 from types import FrameType
@@ -364,11 +365,16 @@ def _field_check(schema: FormSchema, spec: FieldSpec, decline_key: str) -> Calla
 
 
 def _short_label(spec: FieldSpec) -> str:
-    """The field's label as its prompt shows it: at most ``_PROMPT_LABEL`` characters (the
-    question above shows it whole). The prompt is drawn again at every key, so a label of
-    thousands of characters made each key take seconds."""
+    """The field's label as its prompt shows it: at most ``_PROMPT_LABEL`` characters, cut
+    between whole letters (the question above shows it whole). The prompt is drawn again
+    at every key, so a label of thousands of characters made each key take seconds."""
     text = label(spec)
-    return text if len(text) <= _PROMPT_LABEL else text[: _PROMPT_LABEL - 1] + "…"
+    if len(text) <= _PROMPT_LABEL:
+        return text
+    cut = _PROMPT_LABEL - 1  # between whole letters: not before a mark, nor after a joiner
+    while cut > 1 and (unicodedata.category(text[cut]) in ("Mn", "Me", "Cf") or text[cut - 1] == "\u200d"):
+        cut -= 1
+    return text[:cut] + "…"
 
 
 def _problems(schema: FormSchema, values: dict[str, Any]) -> FormValidationError | None:

@@ -393,3 +393,21 @@ def test_no_text_browser_takes_over_a_headless_terminal(monkeypatch: pytest.Monk
 
     monkeypatch.setattr(terminal.webbrowser, "open", refuse)
     assert system_browser("https://example.com/") is False
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [
+        ("a" * 58 + "e\u0301" + " and more", "a" * 58 + "…"),  # the accent is not parted from its e
+        ("a" * 58 + "\U0001f469\u200d\U0001f4bb" + " coders", "a" * 58 + "…"),  # nor an emoji from its joiner
+        ("a" * 57 + "e\u0301" + " and more", "a" * 57 + "e\u0301" + "…"),  # a whole letter fits
+        ("short", "short"),
+    ],
+    ids=["mark", "joiner", "whole", "short"],
+)
+def test_a_long_label_is_cut_short_between_whole_letters(title: str, shown: str) -> None:
+    """The prompt's label is cut at 60 characters; cut after an "e" whose accent follows
+    it as a combining mark, it showed a plain "e" where the label said "é"."""
+    from mcp_elicit.ui.terminal import _short_label
+
+    assert _short_label(String(title=title, name="f")) == shown
