@@ -18,6 +18,7 @@ Rules:
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from typing import Any, Final
 
@@ -40,16 +41,6 @@ MAX_INPUT_RESPONSES: Final = 64
 #: Levels of nesting an ``inputResponses`` value may have: well within what the state's
 #: encoder takes (about 250), which the answers it records must pass through again.
 MAX_INPUT_RESPONSES_DEPTH: Final = 64
-#: The characters JSON writes with a short escape.
-_SHORT_ESCAPES: Final = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-    "\b": "\\b",
-    "\f": "\\f",
-}
 
 
 def check_input_responses(responses: dict[str, Any]) -> None:
@@ -100,15 +91,8 @@ def _entry(key: str) -> str:
 
 def _json_char(ch: str) -> str:
     """``ch`` as it stands in a JSON string a terminal shows inert: as it is when it is
-    printable (a space of any kind is), else escaped (``\\u`` and a surrogate pair past
-    the Basic Multilingual Plane, as JSON has it)."""
-    escape = _SHORT_ESCAPES.get(ch)
-    if escape is not None:
-        return escape
-    if ch.isprintable() or unicodedata.category(ch) == "Zs":
+    printable (a space of any kind is), else as JSON escapes it (``\\u``, a surrogate pair
+    past the Basic Multilingual Plane)."""
+    if (ch.isprintable() or unicodedata.category(ch) == "Zs") and ch not in '"\\':
         return ch
-    code = ord(ch)
-    if code > 0xFFFF:
-        code -= 0x10000
-        return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
-    return f"\\u{code:04x}"
+    return json.dumps(ch)[1:-1]
