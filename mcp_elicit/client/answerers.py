@@ -27,7 +27,8 @@ request the question came during: ``call_tool`` (``get_prompt``...) raises that 
 exception, at both revisions, and the session goes on. At 2025-11-25 the server's
 ``elicitation/create`` is first answered -32603 ("the client failed to answer", never the
 exception's text, which may quote what the person typed: every server request is answered,
-as the spec asks), then the call is abandoned (``notifications/cancelled``); at 2026-07-28,
+as the spec asks), then the call is abandoned (``notifications/cancelled``), or, when the
+server's response to the call came first, the call raises the exception all the same; at 2026-07-28,
 where one input request has no error to send, the request is not retried. An answer that
 still does not fit after three tries (``FormValidationError``) ends it so too. To say no,
 return ``ElicitAnswer.decline()`` or ``cancel()``: those are answers, not failures.

@@ -23,7 +23,13 @@ Rules:
   own, nobody having cancelled it, included), gets -32603 (a failure's own text is not sent): every request of the server is answered, unless it withdraws it or
   the client's request is abandoned. The failure is then carried to the client's request
   the question came during, as a KeyboardInterrupt is (below): that request is cancelled
-  and raises it, as at 2026-07-28 (``answerers``); during no request, it is logged. Each is
+  and raises it, as at 2026-07-28 (``answerers``); during no request, it is logged. It is
+  held for that request from the moment it fails (``rev_2025_11_25_failures``): a request
+  whose response came first (the server, told -32603, answered the call before the POST
+  that told it) raises it all the same, once the -32603 is sent; a request that had
+  already returned (a question off its stream, which it does not wait for) is too late
+  for it, and it is logged. A -32603 that cannot be sent is logged, and the request
+  raises the answerer's exception all the same. Each is
   answered in a task of its own (its answer POSTed again once if the connection broke:
   ``rev_2025_11_25_answers``), so that the stream it came on goes on being read while a
   person answers (its notifications, the next questions); a request returns once its
@@ -52,7 +58,7 @@ Rules:
   in flight (a *stray*) is withdrawn from the person when that request is abandoned
   (cancelled, timed out, failed), and answered as dismissed (``cancel``; -32603 for
   sampling or roots), since nothing on the wire said it was that request's. A request
-  that completes does not wait for it.
+  that completes does not wait for it, unless its answer failed: then for its -32603.
 * A URL-mode ``elicitation/create`` with an ``elicitationId``: the answerer may learn from
   ``ElicitationRequest.finished`` that the server saw the step finished
   (``notifications/elicitation/complete``, wherever it arrives) while the person is still
@@ -72,9 +78,10 @@ from typing import Any, Protocol
 
 from mcp_elicit.client.connection import Connection
 from mcp_elicit.client.declared import declared_modes
-from mcp_elicit.client.interrupts import Interrupt, carrying, reraise
+from mcp_elicit.client.interrupts import Interrupt, carrying
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_answers import AnswerPosts
+from mcp_elicit.client.rev_2025_11_25_failures import Failures
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
@@ -119,13 +126,8 @@ class ServerQuestions:
         self._tasks: set[asyncio.Task[None]] = set()
         #: The server's requests being answered, by id (``notifications/cancelled`` finds them).
         self._answering: dict[Any, asyncio.Task[None]] = {}
-        #: The task of each of the client's requests in flight, by id, and the person's
-        #: Ctrl-C met while answering a question during one (see ``interrupts``).
-        self._callers: dict[Any, asyncio.Task[Any]] = {}
-        self._interrupts: dict[Any, Interrupt] = {}
-        #: How often the client cancelled each request's task to bring it a Ctrl-C: undone
-        #: when it is raised there, no more (a caller's own cancellation, a timeout, stays).
-        self._cancels: dict[Any, int] = {}
+        #: The answerers' failures and Ctrl-Cs, carried to the requests they came during.
+        self.failures = Failures()
         #: Requests refused beyond ``max_requests`` since the last warning of it.
         self._refused = 0
         #: The client's requests in flight during which questions were refused beyond the
@@ -172,8 +174,8 @@ class ServerQuestions:
             self._beyond[during] = origin  # one warning when the request is over: see finish
             task = asyncio.ensure_future(self._respond_error(request, -32600, text))
         else:
-            task = carrying(self.respond(request, origin))
-            task.add_done_callback(functools.partial(self._carry, during))
+            task = carrying(self.respond(request, origin, during=during))
+            task.add_done_callback(functools.partial(self.failures.carry, during))
             if rid is not None:
                 self._answering[rid] = task
                 task.add_done_callback(functools.partial(self._answered, rid))
@@ -187,9 +189,7 @@ class ServerQuestions:
         """The client's request ``during`` (its id) is in flight, in the running task: a
         KeyboardInterrupt while answering a question during it leaves that request."""
         self.notices.begin(during)
-        task = asyncio.current_task()
-        if task is not None:
-            self._callers[during] = task
+        self.failures.begin(during)
 
     async def finish(self, during: Any, answering: list[asyncio.Task[None]], *, done: bool) -> None:
         """The client's request ``during`` (its id) is over: wait for the answers to the
@@ -213,35 +213,15 @@ class ServerQuestions:
         try:
             if done:
                 self.posts.cut(answering)  # the server needs no answer to an answered request
-                await _settle(answering, cancel=False)
+                carried = await _settle(answering, cancel=False)
             else:
-                await _settle([*answering, *self._withdraw(strays)], cancel=True)
+                carried = await _settle([*answering, *self._withdraw(strays)], cancel=True)
+            for carrier in carried:  # whether or not their done callbacks have run yet
+                self.failures.hold(during, carrier)
+            while unsent := self.failures.unsent(during):  # a stray's -32603: sent first
+                await _settle(unsent, cancel=False)
         finally:
-            self._callers.pop(during, None)
-            carrier = self._interrupts.pop(during, None)
-            task = asyncio.current_task()
-            for _ in range(self._cancels.pop(during, 0)):  # _carry cancelled it to bring it here
-                if task is not None and task.cancelling():
-                    task.uncancel()
-            if carrier is not None:
-                reraise(carrier)
-
-    def _carry(self, during: Any, task: asyncio.Task[None]) -> None:
-        """A question's answer ended: a KeyboardInterrupt (or SystemExit) it met is taken
-        to the request it came during, which is cancelled to end it (``finish`` raises it);
-        with no such request in flight it is raised out of the event loop."""
-        carrier = None if task.cancelled() else task.exception()
-        if not isinstance(carrier, Interrupt):
-            return
-        caller = self._callers.get(during) if during is not None else None
-        if caller is None or caller.done():
-            if not isinstance(carrier.raised, KeyboardInterrupt | SystemExit):  # no call to raise it in
-                log.error("answering the server's question failed", exc_info=carrier.raised)
-                return
-            reraise(carrier)
-        self._interrupts.setdefault(during, carrier)
-        if caller.cancel():
-            self._cancels[during] = self._cancels.get(during, 0) + 1
+            self.failures.end(during)  # raises what was carried to it
 
     async def close(self) -> None:
         """Stop answering: every answer still being made is cancelled (none is sent)."""
@@ -297,12 +277,15 @@ class ServerQuestions:
                 task.add_done_callback(functools.partial(_forget, self._withdrawn, qid))
         return [task for _, task in strays]
 
-    async def respond(self, request: Request, origin: Origin | None = None) -> None:
+    async def respond(self, request: Request, origin: Origin | None = None, *, during: Any = None) -> None:
         """Answer one of the server's requests in the running task (``answer`` starts one
-        for it, with the limits; the requests on ``initialize``'s own stream come here)."""
+        for it, with the limits, ``during`` the client's request it came during; the
+        requests on ``initialize``'s own stream come here)."""
         try:
             message = await self._traced_response(request, origin)
         except Failed as failed:  # told -32603, then carried to the call it came during
+            carrier = Interrupt(failed.raised)
+            self.failures.failed(during, carrier)  # before the -32603: the call's result may come first
             task = asyncio.current_task()
             if task is None or not task.cancelling():  # a question withdrawn gets no answer
                 log.info(
@@ -311,8 +294,11 @@ class ServerQuestions:
                     self.conn.server,
                     type(failed.raised).__name__,
                 )
-                await self.conn.transport.send(failed.message, self.session.headers(failed.message))
-            raise Interrupt(failed.raised) from None
+                try:
+                    await self.conn.transport.send(failed.message, self.session.headers(failed.message))
+                except Exception as exc:  # the caller still gets the answerer's own exception
+                    log.warning("%s could not be told -32603: %s", self.conn.server, exc)
+            raise carrier from None
         except asyncio.CancelledError:
             if request.id not in self._withdrawn:
                 raise  # the server withdrew it, or the session closes: nothing to send
@@ -488,12 +474,17 @@ def _forget(ids: set[Any], qid: Any, _: object) -> None:
     ids.discard(qid)
 
 
-async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> None:
+async def _settle(tasks: list[asyncio.Task[None]], *, cancel: bool) -> list[Interrupt]:
     """Wait for the answers to a request's questions (cancelled first when the request
-    failed or was abandoned); an answer that failed is logged, not raised."""
+    failed or was abandoned); what they carry to it (``failures``). An answer that failed
+    otherwise is logged, not raised."""
     if cancel:
         for task in tasks:
             task.cancel()
+    carried: list[Interrupt] = []
     for outcome in await asyncio.gather(*tasks, return_exceptions=True):
-        if isinstance(outcome, Exception) and not isinstance(outcome, Interrupt):  # see _carry
+        if isinstance(outcome, Interrupt):
+            carried.append(outcome)
+        elif isinstance(outcome, Exception):
             log.error("answering the server's question failed", exc_info=outcome)
+    return carried

@@ -1,0 +1,105 @@
+"""Carrying what went wrong answering a handshake-era server's question (2025-11-25,
+2025-06-18, 2025-03-26) to the client's request the question came during: the answerer's
+or a callback's own exception (once the server is told -32603), or a person's Ctrl-C.
+
+Rules:
+
+* An answer that fails is held for that request at once, before its -32603 goes out
+  (``failed``). The request raises it however it ends (``end``), whichever came first:
+  its own response (the server, told -32603, may end its tool and answer the call before
+  it answers the POST that told it), or that answer's end. A request that has its
+  response waits for such an answer to be sent (``unsent``) before it raises, so the
+  server is told -32603 first, a question on the event stream too (which a request that
+  completes does not otherwise wait for).
+* Once the answer has been sent (or was withdrawn unsent), the request still in flight
+  is cancelled to end it (``carry``, the answering task's done callback), as a Ctrl-C
+  met answering ends it: it then raises what was carried, not a ``CancelledError``.
+* What fails once its request has returned comes too late for it: an answerer's
+  exception is logged; a KeyboardInterrupt or SystemExit is raised out of the event
+  loop (``interrupts``). One the request already raised is neither.
+* Nothing here depends on the order in which asyncio runs the answering task's done
+  callbacks and wakes the request (since Python 3.12 ``asyncio.gather`` of a task already
+  done returns before that task's callbacks have run).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from mcp_elicit.client.interrupts import Interrupt, reraise
+
+__all__ = ["Failures"]
+
+log = logging.getLogger("mcp_elicit.client")
+
+
+class Failures:
+    """The failures met answering questions during the client's requests in flight."""
+
+    def __init__(self) -> None:
+        #: The task of each of the client's requests in flight, by id.
+        self._callers: dict[Any, asyncio.Task[Any]] = {}
+        #: What each request will raise when it ends (the first failure met during it).
+        self._held: dict[Any, Interrupt] = {}
+        #: The answering tasks whose answer failed during each request (its -32603 being sent).
+        self._failing: dict[Any, list[asyncio.Task[Any]]] = {}
+        #: How often each request's task was cancelled to end it: undone when it raises
+        #: what was carried, no more (a caller's own cancellation, a timeout, stays).
+        self._cancels: dict[Any, int] = {}
+
+    def begin(self, during: Any) -> None:
+        """The client's request ``during`` (its id) is in flight, in the running task."""
+        task = asyncio.current_task()
+        if task is not None:
+            self._callers[during] = task
+
+    def failed(self, during: Any, carrier: Interrupt) -> None:
+        """An answer during request ``during`` failed (its -32603 not sent yet), in the
+        running task: held for that request if it is still in flight."""
+        if during is None or during not in self._callers:
+            return  # too late for it: ``carry`` logs it once the task ends
+        self._held.setdefault(during, carrier)
+        task = asyncio.current_task()
+        if task is not None:
+            self._failing.setdefault(during, []).append(task)
+
+    def hold(self, during: Any, carrier: Interrupt) -> None:
+        """A failure the request ``during`` found waiting for its questions' answers."""
+        self._held.setdefault(during, carrier)
+
+    def unsent(self, during: Any) -> list[asyncio.Task[Any]]:
+        """The failed answers during ``during`` still being sent."""
+        return [task for task in self._failing.get(during, []) if not task.done()]
+
+    def carry(self, during: Any, task: asyncio.Task[Any]) -> None:
+        """The answering ``task`` ended (its done callback): what it carried ends the
+        request it came during, which is cancelled for it; too late for that request, an
+        answerer's exception is logged and a Ctrl-C raised out of the event loop."""
+        carrier = None if task.cancelled() else task.exception()
+        if not isinstance(carrier, Interrupt) or carrier.taken:  # taken: its request raised it
+            return
+        caller = self._callers.get(during) if during is not None else None
+        if caller is None or caller.done():
+            if not isinstance(carrier.raised, KeyboardInterrupt | SystemExit):  # no call to raise it in
+                log.error("answering the server's question failed", exc_info=carrier.raised)
+                return
+            reraise(carrier)
+        self._held.setdefault(during, carrier)
+        if caller.cancel():
+            self._cancels[during] = self._cancels.get(during, 0) + 1
+
+    def end(self, during: Any) -> None:
+        """The request ``during`` is over, in its own task: the cancellations made to end
+        it are taken back, and what was carried to it is raised."""
+        self._callers.pop(during, None)
+        self._failing.pop(during, None)
+        carrier = self._held.pop(during, None)
+        task = asyncio.current_task()
+        for _ in range(self._cancels.pop(during, 0)):  # ``carry`` cancelled it to bring it here
+            if task is not None and task.cancelling():
+                task.uncancel()
+        if carrier is not None:
+            carrier.taken = True
+            reraise(carrier)

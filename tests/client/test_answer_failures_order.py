@@ -1,0 +1,184 @@
+"""An answerer's own exception reaches the caller of ``call_tool`` at 2025-11-25 over HTTP
+whichever comes first: the server's response to the call, or the end of the POST that
+tells the server -32603. A server told -32603 may end its tool at once and answer the
+call before it answers that POST; the call then had its result while the answer's failure
+was still on its way. A question on the session's event stream (as some SDKs ask), which
+a call that completes does not wait for, had the call return the server's result, the
+answerer's exception only logged ("answering the server's question failed"): the caller
+took the person's unparsable input for an answer.
+
+The server here is raw HTTP on 127.0.0.1 in the test's own event loop: it answers the
+-32603's POST (202) only once the client's transport has read the call's result, so that
+order is certain, not a race."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import pytest
+
+from client.fakes import result
+from client.recorder import Recorder
+from mcp_elicit.client import Client
+from mcp_elicit.client.answerers import ElicitAnswer
+from mcp_elicit.core.client_inputs import ElicitationRequest
+from mcp_elicit.transports.http_client import HttpTransport
+
+from support.handshake import elicit, init
+from support.raw_http import Seen, raw_server, response
+from support.waiting import hang_guard
+
+pytestmark = pytest.mark.anyio
+
+TYPED = "forty-two, my name is Ada Lovelace"
+FORM = {
+    "mode": "form",
+    "message": "Your age?",
+    "requestedSchema": {"type": "object", "properties": {"age": {"type": "string"}}},
+}
+SSE = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
+
+
+class Parsing:
+    """An answerer whose own parsing of what the person typed fails."""
+
+    modes = frozenset({"form"})
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        return ElicitAnswer.accept({"age": int(TYPED)})  # ValueError quoting the text
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+class AnswersFirst:
+    """A 2025-11-25 server that asks its question on the event stream (``asks_on``
+    "events") or on the call's own stream ("call"), answers the call as soon as the answer
+    comes, and answers the answer's POST only once the client has read the call's result.
+    ``drops_answers``: it drops the answer's connection instead, unanswered, and the call
+    waits for ever."""
+
+    def __init__(self, asks_on: Literal["events", "call"], *, drops_answers: bool = False) -> None:
+        self.asks_on = asks_on
+        self.drops_answers = drops_answers
+        self.events: asyncio.Queue[bytes] = asyncio.Queue()  # for the GET stream
+        self.call_id: Any = None
+        self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.result_read = asyncio.Event()  # the client's transport read the call's result
+        self.acknowledged = False  # the answer's POST was answered
+
+    def trace(self, recorder: Recorder) -> Any:
+        def traced(direction: Literal["send", "receive"], message: Mapping[str, Any]) -> None:
+            recorder(direction, message)
+            if direction == "receive" and "method" not in message and message.get("id") == self.call_id:
+                self.result_read.set()
+
+        return traced
+
+    async def __call__(self, seen: Seen, writer: asyncio.StreamWriter) -> None:
+        if seen.method == "GET":
+            writer.write(SSE.encode())
+            while True:
+                writer.write(await self.events.get())
+                await writer.drain()
+        if seen.method == "DELETE":
+            writer.write(response("200 OK", {}))
+            return
+        message = json.loads(seen.body)
+        method = message.get("method")
+        if method == "initialize":
+            body = json.dumps(init(message)).encode()
+            writer.write(
+                response("200 OK", {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}, body)
+            )
+        elif method == "tools/list":
+            tools = {"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}
+            writer.write(
+                response("200 OK", {"Content-Type": "application/json"}, _json(result(message, tools)))
+            )
+        elif method == "tools/call":
+            await self._call(message, writer)
+        elif method is None and self.drops_answers:
+            return  # the connection closes, with no response
+        elif method is None:  # the client's answer to the question
+            self.answer.set_result(message)
+            await self.result_read.wait()
+            self.acknowledged = True
+            writer.write(response("202 Accepted", {}))
+        else:  # a notification
+            writer.write(response("202 Accepted", {}))
+        await writer.drain()
+
+    async def _call(self, message: dict[str, Any], writer: asyncio.StreamWriter) -> None:
+        self.call_id = message["id"]
+        question = b"data: " + _json(elicit("q-1", FORM)) + b"\n\n"
+        if self.asks_on == "events":
+            self.events.put_nowait(question)
+        else:
+            writer.write(SSE.encode() + question)
+            await writer.drain()
+        answer = await self.answer  # the tool ends as soon as it is answered
+        done = _json(result(message, {"content": [{"type": "text", "text": str(answer.get("error"))}]}))
+        if self.asks_on == "events":
+            writer.write(response("200 OK", {"Content-Type": "application/json"}, done))
+        else:
+            writer.write(b"data: " + done + b"\n\n")
+
+
+def _json(message: Mapping[str, Any]) -> bytes:
+    return json.dumps(message).encode()
+
+
+@pytest.mark.parametrize("asks_on", ["events", "call"])
+async def test_the_answerers_exception_reaches_the_caller_though_the_result_came_first(
+    asks_on: Literal["events", "call"], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = AnswersFirst(asks_on)
+    recorder = Recorder()
+    async with raw_server(server) as raw:
+        transport = HttpTransport(raw.url, trace=server.trace(recorder))
+        with caplog.at_level(logging.INFO, "mcp_elicit"):
+            async with Client(transport, answerer=Parsing(), versions=["2025-11-25"], timeout=30) as client:
+                async with hang_guard("the call to fail with the answerer's exception"):
+                    with pytest.raises(ValueError, match="invalid literal for int"):
+                        await client.call_tool("ask")
+                assert server.result_read.is_set()  # the result came first
+                assert server.acknowledged  # the server was told -32603 before the call raised
+                assert [t["name"] for t in await client.list_tools()] == ["ask"]  # the session goes on
+    (error,) = [m["error"] for m in recorder.sent if "error" in m]
+    assert error["code"] == -32603
+    assert TYPED not in str(recorder.sent)
+    # the call had its response: nothing to cancel
+    assert [m for m in recorder.sent if m.get("method") == "notifications/cancelled"] == []
+    assert "answering the server's question failed" not in caplog.text  # not taken for lost
+    assert "never retrieved" not in caplog.text
+
+
+async def test_the_answerers_exception_reaches_the_caller_though_the_server_could_not_be_told(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The -32603's POST fails: that is logged, and the call (which the server would
+    answer only once told) still ends with the answerer's exception. It waited for its
+    timeout and raised RequestTimeout, the answerer's exception lost."""
+    server = AnswersFirst("call", drops_answers=True)
+    recorder = Recorder()
+    async with raw_server(server) as raw:
+        transport = HttpTransport(raw.url, trace=server.trace(recorder))
+        with caplog.at_level(logging.WARNING, "mcp_elicit"):
+            async with Client(transport, answerer=Parsing(), versions=["2025-11-25"], timeout=30) as client:
+                async with hang_guard("the call to fail with the answerer's exception"):
+                    with pytest.raises(ValueError, match="invalid literal for int"):
+                        await client.call_tool("ask")
+                assert [t["name"] for t in await client.list_tools()] == ["ask"]  # the session goes on
+    assert "could not be told -32603" in caplog.text
+    (call,) = [m for m in recorder.sent if m.get("method") == "tools/call"]
+    cancelled = [
+        m["params"]["requestId"] for m in recorder.sent if m.get("method") == "notifications/cancelled"
+    ]
+    assert cancelled == [call["id"]]  # the call is abandoned
+    assert TYPED not in str(recorder.sent)
+    assert "answering the server's question failed" not in caplog.text
