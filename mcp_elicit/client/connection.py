@@ -11,9 +11,10 @@ Rules:
   (``client.inputs``), which keeps its own rules; ``Inputs`` is importable from here too.
 * Notifications go to the ``on_notification`` callback; a failing callback is logged, not
   fatal.
-* A paginated list is followed to its end, a repeated cursor, or ``MAX_PAGES`` (1000)
-  pages, which is a ``ProtocolViolation``. An empty ``nextCursor`` is a cursor at
-  2026-07-28 (the spec forbids taking it for the end), the end before it.
+* A paginated list is followed to its end; a cursor given again (a server loop), one
+  that is not a string, or more than ``MAX_PAGES`` (1000) pages is a
+  ``ProtocolViolation``. An empty ``nextCursor`` is a cursor at 2026-07-28 (the spec
+  forbids taking it for the end), the end before it.
 * A request abandoned (timeout, or the caller cancelled it) is closed; over stdio and on
   handshake revisions the server is also sent ``notifications/cancelled``.
 * A person answering while none of the call's requests is in flight (a 2026-07-28 round,
@@ -36,7 +37,7 @@ from mcp_elicit.client.interrupts import carrying, outcome
 from mcp_elicit.client.transport import Ended, Exchange, Transport, clocked
 from mcp_elicit.core.client import Budget, MessageBuilder, ThinkClock, ToolIndex
 from mcp_elicit.core.client_inputs import ServerInfo
-from mcp_elicit.core.rounds import shown_text
+from mcp_elicit.core.rounds import quoted, shown_text
 from mcp_elicit.errors import ProtocolViolation, RequestTimeout, TransportError
 from mcp_elicit.telemetry import Telemetry, notifying
 from mcp_elicit.wire.jsonrpc import ErrorResponse, Message, Notification, Request, RequestId, Response
@@ -334,13 +335,15 @@ async def list_pages(
     *,
     empty_is_a_cursor: bool = False,
 ) -> list[dict[str, Any]]:
-    """Every item of a paginated list, following ``nextCursor`` until it ends (or repeats);
-    a list of more than ``MAX_PAGES`` pages is a ``ProtocolViolation``. An empty
-    ``nextCursor`` ends it, unless ``empty_is_a_cursor`` (2026-07-28 says a client must
-    not take "" for the end)."""
+    """Every item of a paginated list, following ``nextCursor`` until it ends. A cursor
+    given again (a server loop), one that is not a string, or more than ``MAX_PAGES``
+    pages is a ``ProtocolViolation`` naming the page: never a list cut short as if whole.
+    An empty ``nextCursor`` ends it, unless ``empty_is_a_cursor`` (2026-07-28 says a client
+    must not take "" for the end)."""
     items: list[dict[str, Any]] = []
     cursor: str | None = None
     seen: set[str] = set()
+    page_number = 0
     while True:
         if cursor is not None and len(seen) >= MAX_PAGES:
             raise ProtocolViolation(
@@ -348,11 +351,23 @@ async def list_pages(
                 f"{cursor[:100]!r}); this client reads no further"
             )
         result = await call(method, {"cursor": cursor} if cursor is not None else None)
+        page_number += 1
         page = result.get(key)
         items.extend(dict(i) for i in (page if isinstance(page, list) else []) if isinstance(i, Mapping))
         nxt = result.get("nextCursor")
-        if not isinstance(nxt, str) or not (nxt or empty_is_a_cursor) or nxt in seen:
+        if nxt is None or (nxt == "" and not empty_is_a_cursor):
             return items
+        if not isinstance(nxt, str):
+            raise ProtocolViolation(
+                f"page {page_number} of {method} gives a nextCursor that is not a string: "
+                f"{quoted(nxt)}; to end the list, leave nextCursor out of the last page"
+            )
+        if nxt in seen:
+            rule = " (at 2026-07-28 an empty nextCursor is a cursor, not the end)" if nxt == "" else ""
+            raise ProtocolViolation(
+                f"{method} never ends: page {page_number} gives the cursor {nxt[:100]!r} again{rule}; "
+                "to end the list, leave nextCursor out of the last page"
+            )
         seen.add(nxt)
         cursor = nxt
 

@@ -119,6 +119,11 @@ def scenario(request: dict[str, Any]) -> None:
     elif SCENARIO in ("endless-pages", "legacy-endless-pages"):  # a new cursor on every page
         tool = {"name": f"t{count}", "inputSchema": {"type": "object"}}
         result(request, {"tools": [tool], "nextCursor": f"c{count}"})
+    elif SCENARIO in ("looping-pages", "legacy-looping-pages"):  # page 2 names page 2 again
+        tool = {"name": f"t{count}", "inputSchema": {"type": "object"}}
+        result(request, {"tools": [tool], "nextCursor": "again"})
+    elif SCENARIO in ("number-cursor", "legacy-number-cursor"):  # a cursor that is not a string
+        result(request, {"tools": [{"name": "t", "inputSchema": {"type": "object"}}], "nextCursor": 2})
     elif SCENARIO == "huge-state":
         if "requestState" in params:
             text(request, len(params["requestState"]))

@@ -376,6 +376,26 @@ async def test_a_list_that_never_ends_is_stopped(revision: str) -> None:
     assert len([m for m in recorder.sent if m.get("method") == "tools/list"]) == 1000
 
 
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+@pytest.mark.parametrize(
+    ("scenario", "said", "pages"),
+    [
+        ("looping-pages", r"tools/list never ends: page 2 gives the cursor 'again' again", 2),
+        ("number-cursor", r"page 1 of tools/list gives a nextCursor that is not a string: 2", 1),
+    ],
+)
+async def test_a_list_whose_cursor_repeats_or_is_no_string_is_refused(
+    revision: str, scenario: str, said: str, pages: int
+) -> None:
+    """A server loop (a cursor given again) or a cursor of another type is an error naming
+    the list and the page, never a list cut short as if it were whole."""
+    name = scenario if revision == "2026-07-28" else f"legacy-{scenario}"
+    async with hostile([name], revision) as (client, recorder):
+        with pytest.raises(ProtocolViolation, match=said):
+            await asyncio.wait_for(client.list_tools(), 10)
+    assert len([m for m in recorder.sent if m.get("method") == "tools/list"]) == pages
+
+
 async def test_an_error_without_an_id_fails_the_one_request_in_flight_at_once() -> None:
     """JSON-RPC answers a request whose id could not be read with an error whose id is
     null: with one request in flight, it is that request's (it waited out its timeout)."""

@@ -126,36 +126,64 @@ async def test_over_stdio_header_annotations_are_ignored() -> None:
     assert transport.methods() == ["server/discover", "tools/list", "tools/call"]
 
 
-async def test_lists_follow_every_page_and_stop_on_a_repeated_cursor() -> None:
+async def test_lists_follow_every_page_and_refuse_a_repeated_cursor() -> None:
+    """A cursor given again is a server loop: an error naming the list and the page, not a
+    list cut short as if it were whole."""
+
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         if message["method"] == "server/discover":
             return [discover(message)]
         cursor = message["params"].get("cursor")
-        pages = {None: (["a", "b"], "c1"), "c1": (["c"], "c2"), "c2": (["d"], "c1")}
+        pages = {None: (["a", "b"], "c1"), "c1": (["c"], "c2"), "c2": (["d"], None)}
         names, nxt = pages[cursor]
-        return [result(message, {"prompts": [{"name": n} for n in names], "nextCursor": nxt})]
+        body: dict[str, Any] = {"prompts": [{"name": n} for n in names]}
+        return [result(message, body if nxt is None else {**body, "nextCursor": nxt})]
 
     async with Client(FakeTransport(serve)) as client:
         prompts = await client.list_prompts()
     assert [p["name"] for p in prompts] == ["a", "b", "c", "d"]
 
+    def looping(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "server/discover":
+            return [discover(message)]
+        nxt = {None: "c1", "c1": "c2", "c2": "c1"}[message["params"].get("cursor")]
+        return [result(message, {"prompts": [{"name": "x"}], "nextCursor": nxt})]
+
+    transport = FakeTransport(looping)
+    async with Client(transport) as client:
+        with pytest.raises(
+            ProtocolViolation, match=r"prompts/list never ends: page 3 gives the cursor 'c1' again"
+        ):
+            await client.list_prompts()
+    assert transport.methods() == ["server/discover"] + ["prompts/list"] * 3
+
 
 async def test_an_empty_next_cursor_is_a_cursor_to_follow() -> None:
-    """2026-07-28: a client must not take "" for the end of a list."""
+    """2026-07-28: a client must not take "" for the end of a list; given again, it is a
+    loop like any other cursor."""
 
     def serve(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
         if message["method"] == "server/discover":
             return [discover(message)]
         cursor = message["params"].get("cursor")
-        pages = {None: (["a"], ""), "": (["b"], "")}  # then "" again: a repeated cursor ends it
-        names, nxt = pages[cursor]
-        return [result(message, {"prompts": [{"name": n} for n in names], "nextCursor": nxt})]
+        if cursor == "":
+            return [result(message, {"prompts": [{"name": "b"}]})]
+        return [result(message, {"prompts": [{"name": "a"}], "nextCursor": ""})]
 
     transport = FakeTransport(serve)
     async with Client(transport) as client:
         prompts = await client.list_prompts()
     assert [p["name"] for p in prompts] == ["a", "b"]
     assert transport.methods() == ["server/discover", "prompts/list", "prompts/list"]
+
+    def again(message: dict[str, Any], headers: dict[str, str]) -> list[Any]:
+        if message["method"] == "server/discover":
+            return [discover(message)]
+        return [result(message, {"prompts": [{"name": "a"}], "nextCursor": ""})]
+
+    async with Client(FakeTransport(again)) as client:
+        with pytest.raises(ProtocolViolation, match="an empty nextCursor is a cursor, not the end"):
+            await client.list_prompts()
 
 
 async def test_errors_from_the_server_raise_the_matching_class() -> None:
