@@ -166,7 +166,8 @@ async def run_replayed(
     instance); ``issue`` records each state the round seals, so that ``spend`` can tell
     (a store that lost its data then refuses a state rather than accept it twice). With ``spend``,
     answers that come without a ``requestState`` count for nothing (though checked as any
-    ``inputResponses`` is: ``check_input_responses``): the round runs as a first call, so leaving the spent state out cannot replay a one-time action; a -32602
+    ``inputResponses`` is: ``check_input_responses``, and one that is not an object read as
+    ``Replay.begin`` reads it): the round runs as a first call, so leaving the spent state out cannot replay a one-time action; a -32602
     over the round's answers (``Replay.refusal``) carries a fresh state in its data. A
     ``requestState`` of null is no state. ``url_steps`` makes the questions of a
     ``URLElicitationRequired`` the handler raised (checked as ``ctx.require_url`` checks
@@ -192,9 +193,10 @@ async def run_replayed(
     elif "inputResponses" not in params:  # a first call: nothing to open or read
         replay = Replay()
     else:
-        if spend is not None:  # checked as any answers are, then counted for nothing
-            if isinstance(responses := params["inputResponses"], dict):
-                check_input_responses(responses)
+        # single-use: checked as any answers are, then counted for nothing; a value that is
+        # not an object answers nothing anyway, and is read as on any tool (it says why)
+        if spend is not None and isinstance(responses := params["inputResponses"], dict):
+            check_input_responses(responses)
             params = {k: v for k, v in params.items() if k != "inputResponses"}
         replay = Replay.begin(params, sealer=sealer(), binding=_NO_BINDING, now=0.0)
     asker.replay = replay

@@ -87,6 +87,11 @@ def build(store: MemoryStore) -> Server:
         reply = await ctx.sample(f"Greet {name.content}", max_tokens=5, key="hi")
         return getattr(reply.content, "text", "?")
 
+    @app.tool(single_use_state=True)
+    async def model_once(ctx: Context) -> str:
+        reply = await ctx.sample("Say hi", max_tokens=5, key="hi")
+        return getattr(reply.content, "text", "?")
+
     return app
 
 
@@ -203,6 +208,22 @@ async def test_answers_sent_ahead_to_a_single_use_tool_are_checked_as_any_tools_
             assert error.get("code") == -32602 and said in error["message"], (tool, error)
     asked = await call(mcp, "once", inputResponses={"name": {"action": "accept", "content": {"name": "Ann"}}})
     assert set(asked["inputRequests"]) == {"name"}, asked
+
+
+@pytest.mark.parametrize("responses", ["answers", [SAMPLED]])
+async def test_answers_sent_ahead_not_as_an_object_to_a_single_use_tool_are_read_as_any_tools_are(
+    mcp: McpHttp, responses: Any
+) -> None:
+    """A first call whose inputResponses is a string or an array was taken as no answers on
+    a tool whose state is single-use (the questions simply asked), while any other tool
+    said what was wrong: -32602 on a sampling question, a note on a form asked again."""
+    for tool in ("model", "model_once"):
+        error = await call(mcp, tool, inputResponses=responses)
+        assert error.get("code") == -32602, (tool, error)
+        assert "inputResponses must be an object mapping each input request key" in error["message"], error
+    asked = await call(mcp, "once", inputResponses=responses)
+    note = asked["inputRequests"]["name"]["params"]["message"]
+    assert note.startswith("Your previous answer could not be read: inputResponses must be an object"), asked
 
 
 async def test_answers_past_a_limit_are_refused_naming_the_limit_they_passed(mcp: McpHttp) -> None:
