@@ -134,6 +134,7 @@ def test_a_tools_list_refused_404_in_every_session_says_the_status(
     [problem] = report["problems"]
     assert problem["code"] == "list-failed" and "-32001: Session not found" in problem["message"]
     assert "HTTP 404 in a new session too" in problem["message"]
+    assert problem["message"].count("HTTP 404") == 1, problem["message"]  # said once, not twice
 
 
 def test_a_bare_internal_error_from_tools_list_keeps_the_end_of_the_servers_log(
