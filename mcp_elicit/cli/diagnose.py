@@ -48,7 +48,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from mcp_elicit.cli.era_hints import era_hint
 from mcp_elicit.cli.legacy_sse import legacy_sse_endpoint
-from mcp_elicit.cli.output import SAID_MAX, fit
+from mcp_elicit.cli.output import SAID_MAX, fit, fit_quoted
 from mcp_elicit.cli.targets import HttpSeen, Observed, Target
 from mcp_elicit.errors import (
     AuthorizationError,
@@ -382,9 +382,9 @@ _BEGAN_MAX: Final = 160
 
 def _began(exc: TransportError) -> str:
     """ " It began: '...'." with the start of a body that is not MCP, as the transport quoted
-    it (inert already), or " Its body was empty." """
+    it (inert already: cut between whole codes), or " Its body was empty." """
     began = str(exc).partition("no JSON-RPC response: ")[2]
-    return f" It began: '{fit(began, _BEGAN_MAX)}'." if began else " Its body was empty."
+    return f" It began: '{fit_quoted(began, _BEGAN_MAX)}'." if began else " Its body was empty."
 
 
 def _not_mcp_type(kind: str) -> bool:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, TextIO
 
 from mcp_elicit.core.rounds import quoted
 from mcp_elicit.ui.form_text import SAID_MAX, URL_MAX, clean, fit
-from mcp_elicit.ui.server_text import for_encoding
+from mcp_elicit.ui.server_text import fit_quoted, for_encoding
 from mcp_elicit.wire.jsonrpc import nests_past
 
 if TYPE_CHECKING:
@@ -47,6 +47,7 @@ __all__ = [
     "print_json",
     "print_result",
     "fit",
+    "fit_quoted",
     "listed",
     "said",
     "shorten_state",

@@ -23,7 +23,9 @@ Rules:
   line, however many of them, never hide the text after them.
 * A cut falls between whole shown units: a character shown as its code (``\\x1b``,
   ``<U+202E>``), a letter and the marks on it ("é" cut to "e" is another letter). A
-  backslash or a "<" the server wrote is a character like any other.
+  backslash or a "<" the server wrote is a character like any other, except in a text
+  quoted inert before (``fit_quoted``: a transport's quote of a body), whose codes are
+  kept whole too.
 * On a terminal whose encoding cannot show a character (``LC_ALL=C`` without Python's
   UTF-8 mode: ASCII), ``for_encoding`` writes the client's own marks in ASCII ("·" as
   "|", "…" as "...") and any other character by its code (``\\xf4``), as Python writes
@@ -48,6 +50,7 @@ __all__ = [
     "URL_MAX",
     "clean",
     "fit",
+    "fit_quoted",
     "for_encoding",
     "url_shown",
 ]
@@ -309,6 +312,21 @@ def fit(
         kept.append(unit)
     short = "".join(kept).rstrip() + "…"  # "word…", not "word …"
     return f"{short} ({whole} characters)" if length else short
+
+
+#: The end of a text cut inside a character's code as ``core.rounds.shown_text`` writes
+#: one (``\x1b``, ``\u200e``, ``\U000e0001``): that code's start, cut off with it.
+_PART_OF_A_CODE: Final = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3}|U[0-9a-f]{0,7})?$")
+
+
+def fit_quoted(text: str, width: int) -> str:
+    """``fit`` (on one line) for a text quoted inert already, each character a terminal
+    could act on written as its code (``core.rounds.shown_text``: ``\\x1b``, ``\\u200e``):
+    cut between whole codes too, never inside one ("\\u20…")."""
+    short = fit(text, width)
+    if len(text) <= width or not short.endswith("…"):
+        return short
+    return _PART_OF_A_CODE.sub("", short[:-1]).rstrip() + "…"
 
 
 #: The parts of a URL always shown whole: where it goes.

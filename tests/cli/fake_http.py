@@ -9,6 +9,7 @@
 * ``POST /page`` an HTML page; ``POST /plain`` a 200 in plain text (a terminal escape in
   it, and longer than a message quotes); ``POST /fail`` a 500 saying why; ``POST /echo/CODE``
   that status in plain text, echoing the request's ``Authorization`` and ``X-Api-Key``;
+  ``POST /marks`` a 200 in plain text of direction marks, each quoted as a code;
 * ``POST /moved/CODE`` a redirect with that status (301, 302, 303, 307, 308) to ``/bogus``;
 * ``POST /broken``: a modern MCP server whose ``tools/list`` page has no ``tools``;
 * ``POST /bogus``: a modern MCP server whose ``tools/call`` answers an unknown
@@ -49,6 +50,9 @@ TOOLS = {
 
 #: What ``POST /plain`` answers: a terminal escape that clears the screen, then 2000 "x".
 PLAIN = b"It works!\x1b[2J\n" + b"x" * 2000
+#: What ``POST /marks`` answers: left-to-right marks, each quoted as six characters
+#: (``\u200e``), more than a message quotes.
+MARKS = b"Paused:" + "\u200e".encode() * 100
 
 
 class JsonAnswering(http.server.BaseHTTPRequestHandler):
@@ -118,6 +122,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 f"got Authorization: {self.headers.get('Authorization')}, key={self.headers.get('X-Api-Key')}"
             )
             self._send(int(self.path[6:]), echoed.encode(), "text/plain")
+        elif self.path == "/marks":
+            self._send(200, MARKS, "text/plain; charset=utf-8")
         elif self.path == "/plain":
             self._send(200, PLAIN, "text/plain; charset=utf-8")
         elif self.path == "/page":

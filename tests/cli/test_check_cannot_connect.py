@@ -161,6 +161,19 @@ def test_a_plain_text_answer_is_not_mcp_and_is_quoted_inert_and_short(
     assert "unknown server" not in said
 
 
+def test_a_quote_cut_short_ends_between_whole_codes(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A body quoted cut at 160 characters ended inside a character's code ("\\u20…"):
+    the cut now falls between whole codes."""
+    with fake_http(tmp_path) as base:
+        result = run(capsys, "check", "--json", f"{base}/marks")
+    assert result.code == 3, result.err
+    quote = result.json()["error"].partition("It began: '")[2].partition("'.")[0]
+    assert quote.startswith("Paused:\\u200e") and quote.endswith("\\u200e…"), quote
+    assert len(quote) <= 160, quote
+
+
 @pytest.mark.parametrize("status", [301, 302, 303])
 def test_a_redirect_that_turns_the_post_into_a_get(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, status: int

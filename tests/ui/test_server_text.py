@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from mcp_elicit.client.url_consent import judge_url
+from mcp_elicit.core.rounds import shown_text
 from mcp_elicit.ui.columns import cells
 from mcp_elicit.ui.form_text import clean, fit, url_shown
-from mcp_elicit.ui.server_text import for_encoding
+from mcp_elicit.ui.server_text import fit_quoted, for_encoding
 
 #: Where the server answering is, for URLs judged here.
 SERVER = "http://127.0.0.1:8000/mcp"
@@ -273,3 +274,18 @@ def test_a_cut_in_columns_counts_the_columns_each_letter_takes() -> None:
     assert fit(marked, 10) == "e\u0301" * 4 + "…"  # cut between a letter and its marks, never inside
     assert fit("party 🎉🎉🎉", 10, measure=cells) == "party 🎉…"
     assert fit("plain ascii text", 10, measure=cells) == fit("plain ascii text", 10) == "plain asc…"
+
+
+@pytest.mark.parametrize("char", ["\x1b", "\u200e", "\U000e0001"])
+def test_a_text_quoted_inert_before_is_cut_between_whole_codes(char: str) -> None:
+    """A transport's quote of a body writes each character a terminal could act on as its
+    code already; cut at any width, it ends with a whole code, never "\\u20…"."""
+    quote = shown_text("ok " + char * 50)
+    code = shown_text(char)
+    for width in range(5, 60):
+        short = fit_quoted(quote, width)
+        assert short.endswith("…") and len(short) <= width, (width, short)
+        head = short[:-1].removeprefix("ok").strip()
+        assert head == code * (len(head) // len(code)), (width, short)
+    assert fit_quoted(quote, len(quote)) == quote
+    assert fit_quoted("a\\x1b" * 2, 6) == "a\\x1b…"
