@@ -76,6 +76,7 @@ from mcp_elicit.errors import ConfigError, UsageError
 from mcp_elicit.transports.local import Opener, start_opener
 from mcp_elicit.ui.form_text import TITLE_MAX, fit
 from mcp_elicit.ui.page_wait import waiting_line
+from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import system_browser
 from mcp_elicit.ui.web_fields import in_title
 from mcp_elicit.ui.web_pages import page
@@ -368,7 +369,8 @@ async def _disconnected(receive: Receive) -> None:
 
 
 def _stderr(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    """``text`` on stderr as its encoding can show it (``server_text.for_encoding``)."""
+    print(for_encoding(text, getattr(sys.stderr, "encoding", None)), file=sys.stderr, flush=True)
 
 
 class WebAnswerer:

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
+import subprocess
+import sys
 
 import httpx
 import pytest
+from cli.helpers import ASCII_ONLY
 from client.test_url_wait import PAST_THE_COUNT, StateOnly
 from prompt_toolkit.data_structures import Size
 from prompt_toolkit.input import create_pipe_input
@@ -109,3 +113,30 @@ async def test_the_browser_answerer_announces_the_wait_as_the_terminal_says_it()
         "mcp-elicit: … waiting for the page at pay.example.com to be finished "
         "(Table bookings asks, during tools/call book_table)"
     ]
+
+
+def test_the_browser_answerers_own_line_is_written_as_an_ascii_only_terminal_can_show_it() -> None:
+    """Its default ``announce`` wrote "\\u2026 waiting" on a terminal that can only show
+    ASCII (the C locale, without Python's UTF-8 mode), where the CLI's own lines write its
+    marks in ASCII ("..."): it now writes them as the rest of the CLI does."""
+    script = (
+        "import asyncio\n"
+        "from mcp_elicit.ui.web import WebAnswerer\n"
+        "from ui.web_rounds import url_request\n"
+        "web = WebAnswerer(open_url=lambda _: True)\n"
+        "asyncio.run(web.url_waiting(url_request('https://pay.example.com/deposit')))\n"
+    )
+    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join([os.path.dirname(tests), tests, os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        env={**os.environ, **ASCII_ONLY, "PYTHONPATH": path},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode("ascii") == (
+        "mcp-elicit: ... waiting for the page at pay.example.com to be finished "
+        "(Table bookings asks, during tools/call book_table)\n"
+    )
