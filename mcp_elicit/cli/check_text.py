@@ -5,9 +5,10 @@ Rules: laid out in the columns the text takes on the terminal (``ui.columns.cell
 Chinese or Japanese letter or an emoji takes two, a combining mark none), not in characters:
 every row of the table, the instructions and the offers are cut (``fit``) or wrapped to the
 terminal's width, and the descriptions of the tools start in one column, whatever script
-their names are in. A finding's message is not cut: the terminal wraps it. On a terminal
-that can only show ASCII the report is written as ``for_encoding`` has it (a Chinese
-letter as ``\\u5929``, the client's "✓" as "v") and laid out as so written.
+their names are in. A finding's message is not cut: it is wrapped to the width, its lines
+after the first starting under its code. On a terminal that can only show ASCII the report
+is written as ``for_encoding`` has it (a Chinese letter as ``\\u5929``, the client's "✓" as
+"v") and laid out as so written.
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ __all__ = ["print_check"]
 
 #: The least room a tool's description keeps beside the names in check's table (columns).
 _ABOUT_ROOM: Final = 30
+#: The columns a finding's severity takes ("warning" and a space): its code starts after.
+_SEVERITY: Final = 9
+#: The least room a finding's message takes (columns): on a narrower terminal it wraps
+#: there too.
+_LEAST_SAID: Final = 12
 
 
 def print_check(report: CheckReport) -> None:
@@ -45,6 +51,15 @@ def print_check(report: CheckReport) -> None:
 
     def row(label: str, value: str) -> None:
         out.append(f"{paint(f'{label:<13}', 'dim')} {value}")
+
+    def finding(item: Finding, indent: int) -> str:
+        """``item`` as its lines (starting at column ``indent``): the severity, then the
+        code and the message wrapped to the width, the lines after the first under the code."""
+        color = "red" if item.severity == "error" else "yellow"
+        said = for_encoding(f"{item.code}: {fit(item.message, SAID_MAX)}", encoding)
+        lines = _wrapped(said, max(width - indent - _SEVERITY, _LEAST_SAID))
+        first = f"{paint(f'{item.severity:<{_SEVERITY - 1}}', color)} {lines[0]}"
+        return f"\n{'':<{indent + _SEVERITY}}".join([first, *lines[1:]])
 
     target = report.target
     out.append(paint(f"mcp-elicit check  {clean(str(target), joiners=False)}  ({target.kind})", "bold"))
@@ -94,18 +109,16 @@ def print_check(report: CheckReport) -> None:
                 out.append(f"  {mark} {name}{'':<{name_width - measure(name)}}  {about}")
             else:
                 out.extend([f"  {mark} {name}", f"{'':<{name_width + 6}}{about}"])
-            for finding in tool.findings:
-                out.append(f"      {_finding(finding, paint)}")
+            out.extend(f"      {finding(item, 6)}" for item in tool.findings)
     if report.offers:
         out.append("")
         for kind, names in report.offers.items():
             listed = ", ".join(clean(n) for n in names) if names else "none"
             label = "templates" if kind == "resource_templates" else kind
             row(label, fit(f"{len(names)}: {listed}" if names else listed, width - 15, measure=measure))
-            for finding in report.offer_problems.get(kind, ()):
-                out.append(f"              {_finding(finding, paint)}")
-    for finding in report.problems:
-        row("server", _finding(finding, paint))
+            out.extend(f"{'':<14}{finding(item, 14)}" for item in report.offer_problems.get(kind, ()))
+    for item in report.problems:
+        row("server", finding(item, 14))
     timings = report.timings_ms
     parts = [f"sign-in {_ms(timings['sign_in'])} (with you)"] if "sign_in" in timings else []
     parts += [f"connect {_ms(timings['connect'])}"] if "connect" in timings else []
@@ -118,11 +131,6 @@ def print_check(report: CheckReport) -> None:
     out.append("")
     out.extend(_verdict(report, paint))
     write("\n".join(out))  # as stdout's encoding can show it, as measured above
-
-
-def _finding(finding: Finding, paint: Paint) -> str:
-    color = "red" if finding.severity == "error" else "yellow"
-    return f"{paint(f'{finding.severity:<8}', color)} {finding.code}: {fit(finding.message, SAID_MAX)}"
 
 
 def _capabilities(caps: Mapping[str, Any]) -> list[str]:
@@ -149,11 +157,17 @@ def _wrap_list(items: list[str], room: int) -> list[str]:
         piece = item if i == len(items) - 1 else f"{item},"
         if lines and cells(lines[-1]) + 1 + cells(piece) <= room:
             lines[-1] += f" {piece}"
-        elif piece.isascii():  # as it always was, without loading rich for it (ui.columns)
-            lines.extend(textwrap.wrap(piece, room, break_on_hyphens=False) or [piece])
         else:
-            lines.extend(wrapped(piece, room))
+            lines.extend(_wrapped(piece, room))
     return lines
+
+
+def _wrapped(text: str, room: int) -> list[str]:
+    """``text`` in lines of at most ``room`` columns, broken at its spaces (inside a word
+    only when the word alone is too wide)."""
+    if text.isascii():  # as it always was, without loading rich for it (ui.columns)
+        return textwrap.wrap(text, room, break_on_hyphens=False) or [text]
+    return wrapped(text, room)
 
 
 def _ms(value: float) -> str:

@@ -118,7 +118,7 @@ def test_a_failed_listing_of_what_else_is_offered_is_a_warning(
 
 @pytest.mark.parametrize("era", ["modern", "legacy"])
 def test_faults_in_prompts_resources_and_templates_are_found(
-    capsys: pytest.CaptureFixture[str], era: str
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, era: str
 ) -> None:
     result = run(capsys, "check", "--json", "--", *fake("bad-offers", era))
     assert result.code == 1, result.err
@@ -146,6 +146,7 @@ def test_faults_in_prompts_resources_and_templates_are_found(
         template["code"] == "uri-template" and "the brace at offset 8 is never closed" in template["message"]
     )
     assert report["errors"] == 3 and report["warnings"] == 1 and report["problems"] == []
+    monkeypatch.setenv("COLUMNS", "200")  # each finding on a line of its own
     human = run(capsys, "check", "--", *fake("bad-offers", era))
     assert human.code == 1
     lines = human.out.splitlines()

@@ -17,15 +17,32 @@ from cli.helpers import ASCII_ONLY, fake, run
 from support.procs import cli
 
 #: How the rows laid out in the server's text start: a tool's (or a description below its
-#: name), the instructions, the offers. The client's own rows and a finding's message (a
-#: server's, not cut: the terminal wraps it) are not measured here.
+#: name), the instructions, the offers, and the findings (``_findings``). The client's own
+#: rows are not measured here.
 _MARKS = ("  ✓ ", "  ! ", "  ✗ ", "  v ", "  x ")  # and as an ASCII-only terminal has them
 _LAID_OUT = (*_MARKS, " " * 8, "instructions  ", "prompts  ")
+#: Where a finding starts: under a tool, under an offer, and a server's own.
+_FINDING = ("      error ", "      warning ", " " * 14 + "warning ", "server        error ")
+
+
+#: What the tool-name finding says after the name.
+_NAME_RULE = "1 to 128 characters of A-Z a-z 0-9 _ - . (many clients refuse other names)"
 
 
 def _laid_out(lines: list[str]) -> list[str]:
-    """The rows laid out in the server's text (``_LAID_OUT``), not the findings under them."""
-    return [line for line in lines if line.startswith(_LAID_OUT) and not line.lstrip().startswith("warning ")]
+    """The rows laid out in the server's text (``_LAID_OUT``) and the findings."""
+    return [line for line in lines if line.startswith(_LAID_OUT)] + _findings(lines)
+
+
+def _findings(lines: list[str]) -> list[str]:
+    """Every line of every finding: its first, and those below it, starting under its code."""
+    found: list[str] = []
+    for line in lines:
+        if line.startswith(_FINDING) or (found and found[-1] != "" and line.startswith(" " * 15)):
+            found.append(line)
+        elif found and found[-1] != "":
+            found.append("")  # not a finding's: the next line starts a finding or nothing
+    return [line for line in found if line]
 
 
 def _columns(line: str) -> int:
@@ -64,6 +81,8 @@ def test_rows_fit_the_terminal_and_descriptions_line_up_in_columns(
     too_wide = [line for line in _laid_out(lines) if _columns(line) > width]
     assert not too_wide, result.out
     assert len(_description_columns(lines)) == 1, result.out
+    said = " ".join(line.strip() for line in _findings(lines))  # wrapped, not cut
+    assert f"name: the name '天气预报' should be {_NAME_RULE}" in said, result.out
 
 
 @pytest.mark.parametrize("mode", ["wide", "good"])
@@ -105,7 +124,8 @@ def test_without_the_cli_extra_the_report_is_laid_out_all_the_same(tmp_path: Pat
     site = tmp_path / "site"
     site.mkdir()
     (site / "sitecustomize.py").write_text(_NO_CLI_EXTRA, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(site), "COLUMNS": str(width), "PYTHONIOENCODING": "utf-8"}
+    path = os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))  # and the code tested
+    env = {**os.environ, "PYTHONPATH": path, "COLUMNS": str(width), "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run(
         [*cli(), "check", "--", *fake("wide", "modern")],
         capture_output=True,
