@@ -16,7 +16,8 @@ Rules:
   ``initialize`` again once and send the request again, whatever its method (a ``tools/call``
   too: the server answered it 404 without acting on it, its session being unknown to it); a
   404 in the new session fails the request with the server's error (``http_status`` 404, its
-  message saying so and what usually causes it). A JSON-RPC error in a response without
+  message saying so and what usually causes it), or, without one, with the transport's
+  ``TransportError`` saying the same. A JSON-RPC error in a response without
   a session's 404 carries that response's status (``http_status``), as at 2026-07-28. Requests that meet the 404 of one session together
   start one new session between them, and no request goes out while it is being set up
   (it would carry neither the session's id nor its version): they wait for it. Over HTTP the GET event stream is listened to for as
@@ -87,10 +88,10 @@ log = logging.getLogger("mcp_elicit.client")
 _RESUMES: Final = 5
 #: The longest ``Mcp-Session-Id`` taken (it goes on every request); real ones are far shorter.
 _MAX_SESSION_ID: Final = 4096
-#: Said after a server's error that came with a 404 in the session opened for its request.
+#: Said after a 404 in the session opened for a request (after the server's error in it).
 _GONE_AGAIN: Final = (
-    " (HTTP 404 in a new session too: the server forgets a session as soon as it opens it;"
-    " if it runs as several instances, each session's requests must reach the one that opened it)"
+    "in a new session too: the server forgets a session as soon as it opens it;"
+    " if it runs as several instances, each session's requests must reach the one that opened it"
 )
 
 
@@ -282,9 +283,11 @@ class HandshakeSession:
                 log.info("%s got no response (%s); sending it again", method, reply.reason or reply.detail)
                 continue
             lost = end_error(reply, self.conn.server, method)
-            if reply.status == 404 and reinitialized and isinstance(lost, ProtocolError):
-                lost.http_status = 404
-                say_more(lost, _GONE_AGAIN)
+            if reply.status == 404 and reinitialized:  # the status said once (a transport's says it)
+                again = _GONE_AGAIN
+                if isinstance(lost, ProtocolError):
+                    lost.http_status, again = 404, f"HTTP 404 {again}"
+                say_more(lost, f" ({again})")
             if reply.broken and method == "tools/call":
                 say_more(lost, NOT_SENT_AGAIN)
             if reissued:

@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from mcp_elicit import Server
-from mcp_elicit.errors import InvalidRequest
+from mcp_elicit.errors import InvalidRequest, TransportError
 from mcp_elicit.transports.http_client import connect_http
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -65,8 +65,8 @@ async def test_a_session_the_server_ended_is_renewed_and_its_requests_sent_again
     assert ran == ["a"]
 
 
-async def not_found(send: Any, body: bytes) -> None:
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+async def not_found(send: Any, body: bytes, kind: bytes = b"application/json") -> None:
+    headers = [(b"content-type", kind), (b"content-length", b"%d" % len(body))]
     await send({"type": "http.response.start", "status": 404, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -175,3 +175,28 @@ async def test_a_server_that_answers_404_again_fails_the_request_with_its_own_er
     assert refused.value.http_status == 404
     assert "HTTP 404 in a new session too" in str(refused.value)
     assert "several instances" in str(refused.value)
+
+
+async def test_a_404_in_plain_text_in_the_new_session_too_says_why_once() -> None:
+    """A 404 without a JSON-RPC error in it after the renewal said only "got HTTP 404 and
+    no JSON-RPC response": not that it came in a new session too, as one with an error
+    says. It says so now, the status once."""
+    server, ran = counting_server()
+    inner = StreamableHTTP(server)
+
+    async def refusing_calls(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            body, receive = await posted(receive)
+            if orjson.loads(body).get("method") == "tools/call":
+                await not_found(send, b"Session not found", b"text/plain")
+                return
+        await inner(scope, receive, send)
+
+    async with uvicorn_server(refusing_calls) as running:
+        async with connect_http(running.url, versions=V2025, timeout=30) as client:
+            with pytest.raises(TransportError, match="Session not found") as refused:
+                await client.call_tool("note", {"text": "c"})
+    said = str(refused.value)
+    assert ran == []
+    assert "in a new session too: the server forgets a session as soon as it opens it" in said, said
+    assert said.count("HTTP 404") == 1, said
