@@ -2,10 +2,12 @@
 
 Each round of questions (one, or every elicitation of a 2026-07-28 round together, through
 ``elicit_many``) gets its own answer server on 127.0.0.1 (a random port, ``ui.web_serve``),
-started for the round and stopped when it is answered. The page opens in the system browser: it says which
-server asks, during which request, and why; it shows every field of the form, checked as
-the person types by the form's own rules (the page asks the answer server, which runs
-``FormSchema.validate``); then a review, and Send, Decline or Cancel. A URL goes through
+started for the round and stopped when it is answered (or kept a short while, answering
+only how the round ended, for a page whose event stream was down then: ``ui.web_after``).
+The page opens in the system browser: it says which server asks, during which request,
+and why; it shows every field of the form, checked as the person types by the form's own
+rules (the page asks the answer server, which runs ``FormSchema.validate``); then a review,
+and Send, Decline or Cancel. A URL goes through
 the same consent as in the terminal (``client.url_consent``): the full URL, its site
 highlighted, every warning; "Open the page" opens it in a new tab (never a frame), then
 "I'm done" answers ``accept``, as does the server saying the step is finished after the
@@ -78,6 +80,7 @@ from mcp_elicit.ui.form_text import TITLE_MAX, fit
 from mcp_elicit.ui.page_wait import waiting_line
 from mcp_elicit.ui.server_text import for_encoding
 from mcp_elicit.ui.terminal import system_browser
+from mcp_elicit.ui.web_after import Afterwards
 from mcp_elicit.ui.web_fields import in_title
 from mcp_elicit.ui.web_pages import page
 from mcp_elicit.ui.web_round import Round, finished_watch
@@ -289,6 +292,7 @@ class _App:
         if not isinstance(data, dict):
             return _text(400, "Send a JSON object.")
         if self.round.answers.done():
+            self.round.heard()
             return JSONResponse({"ok": False, "ended": self.round.reason}, 409, headers=_HEADERS)
         if path == "/api/opened":  # the person pressed Open on a URL question
             refusal = self.round.not_openable(data.get("question"))
@@ -302,7 +306,7 @@ class _App:
             return response
         if path == "/api/answer" and data.get("action") in ("decline", "cancel"):
             action: Literal["decline", "cancel"] = "decline" if data["action"] == "decline" else "cancel"
-            self.round.finish(self.round.every(action), action)
+            self._finish(self.round.every(action), action)
             return JSONResponse({"ok": True}, headers=_HEADERS)
         questions, answers = self.round.judge(data.get("questions"))
         if path == "/api/check":
@@ -311,8 +315,15 @@ class _App:
             return _text(400, "The action is accept, decline or cancel.")
         if answers is None:
             return JSONResponse({"ok": False, "questions": questions}, 422, headers=_HEADERS)
-        self.round.finish(answers, "answered")
+        self._finish(answers, "answered")
         return JSONResponse({"ok": True}, headers=_HEADERS)
+
+    def _finish(self, answers: list[ElicitAnswer], reason: str) -> None:
+        """The page's own post ends the round: it hears how, even without a live stream."""
+        streaming = self.round.streams > 0
+        self.round.finish(answers, reason)
+        if not streaming:  # with one, which page posted cannot be told from those streaming
+            self.round.heard()
 
     async def _events(self, send: Send, receive: Receive) -> None:
         """An event stream that says when the round ends, and whose end says the page went."""
@@ -334,6 +345,7 @@ class _App:
                     data = json.dumps({"reason": self.round.reason})
                     body = f"event: end\ndata: {data}\n\n".encode()
                     await send({"type": "http.response.body", "body": body, "more_body": False})
+                    self.round.heard()
                     return
                 await send({"type": "http.response.body", "body": b": ping\n\n", "more_body": True})
         except OSError:  # the browser went away while we wrote
@@ -389,6 +401,7 @@ class WebAnswerer:
         self.timeout = timeout
         self.grace = grace
         self.announce = announce
+        self._after = Afterwards()
         try:
             self._modes = known_modes(modes)
         except ConfigError as exc:
@@ -434,7 +447,7 @@ class WebAnswerer:
                 with contextlib.suppress(asyncio.CancelledError):
                     await watch
             await asyncio.sleep(0)  # let the event streams say how it ended
-            await running.stop()
+            await self._after.end(running, round_)
         if round_.reason == "closed":
             self.announce("mcp-elicit: the page was closed; cancelled.")
         return answers

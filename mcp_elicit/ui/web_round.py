@@ -15,6 +15,11 @@ Rules:
   asked (WCAG 2.2.1).
 * A one-question URL round whose server says when the step is done (2025-11-25) ends
   with ``accept`` once it says so and the person has pressed Open (``finished_watch``).
+* Its pages are taken to be as many as the most event streams ever open at once: when the
+  round ends, that many have not heard how (``untold``). A page hears it (``heard``) on an
+  event stream (live, or asked for again), as a post answered 409, or by ending the round
+  with a post while no stream is live (with one, the page that posted cannot be told from
+  the others, and hears it on its stream).
 """
 
 from __future__ import annotations
@@ -53,6 +58,10 @@ class Round:
         self.reason = ""
         self.grace = grace
         self.streams = 0
+        self.peak = 0  # the most event streams open at once: the round's pages
+        #: Pages that have not heard how the round ended; ``all_told`` is set once none is left.
+        self.untold = 0
+        self.all_told = asyncio.Event()
         self._timer: asyncio.TimerHandle | None = None
         #: Set when the person opened the URL of a one-question URL round ("Open").
         self.url_opened = asyncio.Event()
@@ -75,15 +84,25 @@ class Round:
         if not self.answers.done():
             self.reason = reason
             self.answers.set_result(answers)
+            self.untold = self.peak
+            if self.untold <= 0:
+                self.all_told.set()
         self.ended.set()
         if self._timer is not None:
             self._timer.cancel()
+
+    def heard(self) -> None:
+        """A page learnt how the round ended."""
+        self.untold -= 1
+        if self.untold <= 0:
+            self.all_told.set()
 
     def every(self, action: Literal["decline", "cancel"]) -> list[ElicitAnswer]:
         return [ElicitAnswer(action) for _ in self.requests]
 
     def stream_opened(self) -> None:
         self.streams += 1
+        self.peak = max(self.peak, self.streams)
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -137,6 +137,16 @@ def rounds_seen(monkeypatch: pytest.MonkeyPatch) -> list[web_round.Round]:
     return rounds
 
 
+async def until_streams(round_: web_round.Round, count: int) -> None:
+    """Once the answer server of ``round_`` counts ``count`` event streams (a stream a page
+    dropped is seen gone a moment later), bounded."""
+    for _ in range(200):
+        if round_.streams == count:
+            return
+        await asyncio.sleep(0.025)
+    raise AssertionError(f"the answer server counts {round_.streams} event streams, not {count}")
+
+
 @contextlib.asynccontextmanager
 async def open_round(requests: Sequence[ElicitationRequest], **options: Any) -> AsyncIterator[Opened]:
     """``WebAnswerer.elicit_many(requests)`` running, its link caught by the opener."""

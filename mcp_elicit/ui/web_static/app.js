@@ -220,6 +220,7 @@
     if (over) return;
     const mine = ++seq;
     const { status: code, data } = await post("/api/check", { questions: collect() });
+    if (code === 409 && data.ended) return finish(data.ended); // the round ended meanwhile
     if (mine !== seq || over || code !== 200) return;
     const bad = showProblems(data, showAll);
     if (showAll && !form.hidden) retitle(bad.length ? needFixing(bad.length) : ""); // as the fields say
@@ -396,7 +397,9 @@
     if (!open || !done) return;
     open.addEventListener("click", () => {
       if (state[i].url === "pending") state[i].url = "opened";
-      post("/api/opened", { question: i }); // the server may then say the step is finished
+      post("/api/opened", { question: i }).then(({ status: code, data }) => {
+        if (code === 409 && data.ended) finish(data.ended); // the round ended meanwhile
+      }); // the server may then say the step is finished
       done.hidden = false;
       open.textContent = "Open it again";
       open.classList.remove("primary");
@@ -420,8 +423,9 @@
 
   // ---- the answer server's event stream: how the round ended ---------------------------
 
-  // The answer server stops when the round is over: a stream that cannot come back means
-  // nobody is waiting for this page any more. The browser drops a stream itself too: a
+  // The answer server stops when the round is over (after a while when a page's stream was
+  // down then, so that the page can still learn how it ended): a stream that cannot come
+  // back means nobody is waiting for this page any more. The browser drops a stream itself too: a
   // reload (or Esc) stops the page's loads before the page is hidden, a reload after the
   // person clicked even sooner, and Esc again stops the stream being asked for again. So a
   // failed stream asks the answer server itself: still waiting, the stream is asked for

@@ -1,0 +1,68 @@
+"""After a round of the browser answerer: its answer server kept a short while for the pages
+that have not heard how it ended (``ui.web``).
+
+A page whose event stream is down when its round ends (a flaky network, a proxy, a reload
+under way) asks again a little later: an answer server stopped with its round would leave it
+nobody to ask, and the page could only say that nobody is waiting any more. So it stays up
+for them, bounded.
+
+Rules:
+
+* Only a round with more pages left untold (``Round.untold``) than live event streams is
+  kept; every other answer server stops with its round, as before (a stopping server lets
+  its streams say how the round ended).
+* A kept answer server answers nothing but how its round ended (its link and page 410, every
+  post 409 with the ending, an event stream the ``end`` event), and stops once every such
+  page has asked, or ``AFTER_SECONDS`` have passed, whichever comes first.
+* At most ``MOST_KEPT`` are kept per answerer: one more stops the oldest. Cancelling the
+  keeper (the event loop ending) stops them too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from typing import Final
+
+from mcp_elicit.transports.local import LocalServer
+from mcp_elicit.ui.web_round import Round
+
+__all__ = ["AFTER_SECONDS", "MOST_KEPT", "Afterwards"]
+
+#: How long an ended round's answer server waits for its untold pages: longer than the
+#: page's longest pause between asking again (8 s).
+AFTER_SECONDS: Final = 30.0
+MOST_KEPT: Final = 4
+
+
+class Afterwards:
+    """The answer servers of ended rounds kept for their untold pages."""
+
+    def __init__(self) -> None:
+        self._kept: deque[asyncio.Task[None]] = deque()
+
+    async def end(self, running: LocalServer, round_: Round) -> None:
+        """``running``, the answer server of ``round_`` (ended), stopped now, or kept a while
+        when a page of it has not heard how it ended."""
+        if round_.untold <= round_.streams:  # each hears it on its live stream as this stops
+            await running.stop()
+            return
+        kept = asyncio.ensure_future(_until_told(running, round_))
+        self._kept.append(kept)
+        kept.add_done_callback(self._forget)
+        while len(self._kept) > MOST_KEPT:
+            self._kept.popleft().cancel()
+
+    def _forget(self, kept: asyncio.Task[None]) -> None:
+        with contextlib.suppress(ValueError):
+            self._kept.remove(kept)
+
+
+async def _until_told(running: LocalServer, round_: Round) -> None:
+    try:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(AFTER_SECONDS):
+                await round_.all_told.wait()
+    finally:
+        await running.stop()

@@ -1,0 +1,140 @@
+"""An ended round's answer server over plain HTTP (httpx, no browser): kept for a page whose
+event stream was down at the end, until it asks how the round ended, for a bounded time, and
+a bounded number of them; stopped at once when every page heard."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+
+from mcp_elicit.client import ElicitAnswer
+from mcp_elicit.ui import web_after, web_round
+from mcp_elicit.ui.web import WebAnswerer
+from ui.web_rounds import Opened, form_request, open_round, rounds_seen, until_streams
+
+from support.web_answers import SMALL, api, claim
+
+pytestmark = pytest.mark.anyio
+
+
+async def _stopped(opened: Opened, seconds: float = 5.0) -> bool:
+    """Whether the round's answer server stops listening within ``seconds``."""
+    async with httpx.AsyncClient() as client:
+        for _ in range(int(seconds / 0.05)):
+            try:
+                await client.get(f"{opened.base}/favicon.ico")
+            except httpx.ConnectError:
+                return True
+            await asyncio.sleep(0.05)
+    return False
+
+
+@contextlib.asynccontextmanager
+async def _stream(
+    client: httpx.AsyncClient, opened: Opened, round_: web_round.Round
+) -> AsyncIterator[AsyncIterator[str]]:
+    """The page's event stream, open until the block ends (and seen open, then closed, by the
+    answer server): what it says after its ``retry``."""
+    async with client.stream("GET", f"{opened.base}/api/events") as events:
+        said = events.aiter_text()
+        await anext(said)  # the server's retry: it counts the stream by now
+        yield said
+    await until_streams(round_, 0)
+
+
+async def test_a_page_whose_stream_was_down_at_the_end_asks_and_then_the_server_stops(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The answer server stopped with its round, so a page whose stream was down then found
+    nobody to ask how it ended; it now answers that page, then stops."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_):
+            pass  # the stream went away, within the grace
+        opened.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await opened.task
+        check = await client.post(f"{opened.base}/api/check", json={}, headers=api(csrf))
+        assert (check.status_code, check.json()) == (409, {"ok": False, "ended": "cancelled"})
+        assert (await client.get(f"{opened.base}/form")).status_code == 410
+        assert await _stopped(opened)
+
+
+async def test_a_stream_asked_for_after_the_end_is_told_the_end_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)], timeout=1.0) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_):
+            pass
+        assert await opened.answers() == [ElicitAnswer.cancel()]
+        async with client.stream("GET", f"{opened.base}/api/events") as events:
+            text = "".join([chunk async for chunk in events.aiter_text()])
+        assert 'event: end\ndata: {"reason": "timeout"}' in text
+        assert await _stopped(opened)
+
+
+async def test_a_round_whose_page_heard_the_end_stops_its_server_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)]) as opened, httpx.AsyncClient() as client:
+        csrf = await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_) as events:
+            await client.post(f"{opened.base}/api/answer", json={"action": "decline"}, headers=api(csrf))
+            assert "event: end" in "".join([chunk async for chunk in events])
+        assert await opened.answers() == [ElicitAnswer.decline()]
+    with pytest.raises(httpx.ConnectError):  # stopped with its round: nothing waited for
+        async with httpx.AsyncClient() as client:
+            await client.get(f"{opened.base}/favicon.ico")
+
+
+async def test_a_page_that_never_asks_is_waited_for_a_bounded_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(web_after, "AFTER_SECONDS", 0.3)
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)], grace=0.1) as opened, httpx.AsyncClient() as client:
+        await claim(client, opened)
+        [round_] = rounds
+        async with _stream(client, opened, round_):
+            pass
+        assert await opened.answers() == [ElicitAnswer.cancel()]  # the page was closed
+        assert await _stopped(opened)
+
+
+async def test_an_answerer_keeps_a_bounded_number_of_ended_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One more ended round kept than ``MOST_KEPT`` stops the oldest kept."""
+    monkeypatch.setattr(web_after, "MOST_KEPT", 1)
+    rounds = rounds_seen(monkeypatch)
+    loop = asyncio.get_running_loop()
+    links: asyncio.Queue[str] = asyncio.Queue()
+    answerer = WebAnswerer(
+        open_url=lambda url: loop.call_soon_threadsafe(links.put_nowait, url) is None,
+        announce=lambda _: None,
+        grace=0.1,
+    )
+    ended: list[Opened] = []
+    async with httpx.AsyncClient() as client:
+        for _ in range(2):
+            task = asyncio.ensure_future(answerer.elicit(form_request(SMALL)))
+            opened = Opened(await asyncio.wait_for(links.get(), 10), task)  # type: ignore[arg-type]
+            await claim(client, opened)
+            round_ = rounds[-1]
+            async with _stream(client, opened, round_):
+                pass
+            assert await asyncio.wait_for(task, 5) == ElicitAnswer.cancel()
+            ended.append(opened)
+            client.cookies.clear()
+        first, second = ended
+        assert await _stopped(first)
+        assert (await client.get(f"{second.base}/favicon.ico")).status_code == 204  # still kept
+        csrf_less = await client.post(f"{second.base}/api/check", json={})
+        assert csrf_less.status_code == 403  # kept, yet as guarded as before
