@@ -1,5 +1,7 @@
 """The browser answerer's page in a real Chromium while its event stream is down: a round that
-ends meanwhile is said as it ended."""
+ends meanwhile is said as it ended, a page whose first stream never comes says so without
+waiting for the browser's own retries, and a stream that keeps failing while the answer
+server answers is asked for again less and less often, and not at all once the round ended."""
 
 from __future__ import annotations
 
@@ -13,10 +15,10 @@ from mcp_elicit.ui.web_round import Round
 from ui.web_rounds import form_request, open_round, rounds_seen, until_streams
 
 from support.browser import NewPage
-from support.web_page import SMALL, expect, review_and_send, show
+from support.web_page import OSLO, SMALL, expect, review_and_send, show
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import Page, Request
 
 pytestmark = [pytest.mark.anyio]
 
@@ -29,6 +31,18 @@ async def _stream_down(page: Page, round_: Round, others: int) -> None:
     await page.evaluate("window.stop()")
     await expect(page.locator("#app")).to_have_attribute("data-live", "0")
     await until_streams(round_, others)
+
+
+def _asked(page: Page, path: str) -> list[str]:
+    """Every request of ``page`` for ``path``, as it is made."""
+    seen: list[str] = []
+
+    def record(request: Request) -> None:
+        if request.url.endswith(path):
+            seen.append(request.url)
+
+    page.on("request", record)
+    return seen
 
 
 @pytest.mark.parametrize("how", ["timed out", "withdrawn by the client", "answered in another tab"])
@@ -66,3 +80,55 @@ async def test_a_round_that_ends_while_the_stream_is_down_is_said_as_it_ended(
         await expect(page.locator("#finished-title")).to_have_text(title, timeout=10_000)
         await expect(page.locator("#finished-text")).to_contain_text(text)
         assert await page.evaluate("sessionStorage.length") == 0  # the draft of an ended round
+
+
+async def test_a_page_whose_first_stream_never_comes_asks_at_once(new_page: NewPage) -> None:
+    """The page's first stream failed and the answer server did not answer: the page waited
+    for the browser to ask for the stream again (3 s each time, before the server's own
+    ``retry`` could arrive), three times, before it said "No longer open". It now asks the
+    answer server again by itself, and says so before the stream is asked for again."""
+    async with open_round([form_request(SMALL)]) as opened:
+        page = await new_page(**OSLO)
+        streams = _asked(page, "/api/events")
+        await page.route("**/api/events", lambda route: route.abort())
+        await page.route("**/api/check", lambda route: route.abort())
+        await page.goto(opened.url)
+        await expect(page.locator("#finished-title")).to_have_text("No longer open", timeout=10_000)
+        assert len(streams) == 1, streams
+
+
+async def test_a_stream_that_keeps_failing_is_asked_for_less_often_and_not_once_ended(
+    new_page: NewPage, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the answer server answered ``/api/check`` but every stream failed (a proxy that
+    refuses event streams), the page asked for both every second, for good. It now waits
+    longer each time (up to 8 s), and asks nothing more once it learns the round ended
+    (here the answer server's grace without a stream runs out). Time on the page is
+    Playwright's clock, run forward by the test."""
+    rounds = rounds_seen(monkeypatch)
+    async with open_round([form_request(SMALL)], grace=600) as opened:
+        page = await new_page(**OSLO)
+        await page.clock.install()
+        streams = _asked(page, "/api/events")
+        await page.route("**/api/events", lambda route: route.fulfill(status=503))
+        await page.goto(opened.url)
+        await expect(page.locator("#answers")).to_be_visible()
+        for _ in range(60):  # a minute on the page's clock, a second at a time
+            await page.clock.run_for(1000)
+            await asyncio.sleep(0.05)  # the requests it made meanwhile go and come back
+        assert 3 <= len(streams) <= 15, streams  # every second: 60
+        [round_] = rounds
+        round_.grace = 0.1
+        round_.stream_opened()  # the grace starts again, as when the last stream closes
+        round_.stream_closed()
+        await asyncio.sleep(0.3)
+        for _ in range(20):
+            await page.clock.run_for(1000)
+            await asyncio.sleep(0.05)
+        await expect(page.locator("#finished-title")).to_have_text("Cancelled")
+        await expect(page.locator("#finished-text")).to_have_text("The page was closed, so nothing was sent.")
+        before = len(streams)
+        for _ in range(20):
+            await page.clock.run_for(1000)
+            await asyncio.sleep(0.05)
+        assert len(streams) == before

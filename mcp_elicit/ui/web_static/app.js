@@ -425,45 +425,52 @@
 
   // The answer server stops when the round is over (after a while when a page's stream was
   // down then, so that the page can still learn how it ended): a stream that cannot come
-  // back means nobody is waiting for this page any more. The browser drops a stream itself too: a
-  // reload (or Esc) stops the page's loads before the page is hidden, a reload after the
-  // person clicked even sooner, and Esc again stops the stream being asked for again. So a
-  // failed stream asks the answer server itself: still waiting, the stream is asked for
-  // again; the round over, the page says how it ended; no answer (or a refusal), three
-  // times in a row, ends the page. A page being left ends nothing (the draft stays).
+  // back means nobody is waiting for this page any more. The browser drops a stream itself
+  // too: a reload (or Esc) stops the page's loads before the page is hidden, a reload after
+  // the person clicked even sooner, and Esc again stops the stream being asked for again.
+  // So a failed stream is closed and the answer server asked itself: still waiting, the
+  // stream is asked for again, a second later, then, while it keeps failing, later each
+  // time (up to 8 s); the round over, the page says how it ended; no answer (or a
+  // refusal) is asked again at once, and three in a row end the page. A page being left
+  // ends nothing (the draft stays).
   if (window.EventSource) {
-    let failures = 0;
+    let failures = 0; // checks in a row that got no answer
+    let tries = 0; // streams in a row that failed
     let leaving = false;
-    let asking = false;
+    let waiting = 0; // the timer that asks again: one at a time
     window.addEventListener("pagehide", () => {
       leaving = true;
     });
-    let waiting = 0; // the timer that asks for a closed stream again: one at a time
+    const later = (ms, then) => {
+      window.clearTimeout(waiting);
+      waiting = window.setTimeout(() => {
+        if (!leaving && !over) then();
+      }, ms);
+    };
     const lost = async () => {
-      asking = true;
       const { status: code, data } = await post("/api/check", {});
-      asking = false;
       if (leaving || over) return;
       if (code === 409 && data.ended) return finish(data.ended);
-      if (code !== 200) failures += 1;
-      if (failures >= 3) return finish("gone");
-      if (events.readyState !== EventSource.CLOSED || waiting) return; // the browser asks again
-      waiting = window.setTimeout(() => {
-        waiting = 0;
-        if (!leaving && !over) listen();
-      }, 1000);
+      if (code !== 200) {
+        failures += 1;
+        return failures >= 3 ? finish("gone") : later(250, lost);
+      }
+      failures = 0;
+      tries += 1;
+      later(Math.min(8000, 1000 * 2 ** Math.max(0, tries - 3)), listen); // 1, 1, 1, 2, 4, 8 s
     };
     const listen = () => {
       const stream = new EventSource("/api/events");
       events = stream;
       stream.addEventListener("open", () => {
-        failures = 0;
+        tries = 0;
         app.dataset.live = "1";
       });
       stream.addEventListener("error", () => {
+        stream.close(); // asked for again by this page, not by the browser
         if (leaving || over) return;
         app.dataset.live = "0";
-        if (!asking) lost(); // a failure while the server is asked is the same failure
+        lost();
       });
       stream.addEventListener("end", (event) => {
         let reason = "cancelled";
