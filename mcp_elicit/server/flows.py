@@ -55,6 +55,8 @@ from mcp_elicit.stores.base import Store
 __all__ = ["MAX_PENDING_CLAIMS", "ClaimsExhausted", "Flow", "FlowQuota", "FlowStatus", "Flows"]
 
 FlowStatus = Literal["pending", "complete", "declined", "cancelled", "failed"]
+#: Principals ``FlowQuota`` holds before its first sweep of expired flows.
+_SWEEP_LEAST = 256
 NAMESPACE = "flow"
 _STATUSES: frozenset[str] = frozenset(get_args(FlowStatus))
 #: What ``start`` makes (``token_urlsafe``), with room to spare.
@@ -298,7 +300,10 @@ class Flows:
 
 class FlowQuota:
     """The flows this process started and has not seen end, by principal (with when each
-    expires): at most ``limit`` of one principal's."""
+    expires): at most ``limit`` of one principal's. A flow nobody finished is dropped once
+    it expired: its principal's on their next flow, everyone's on a sweep whenever the
+    principals held have doubled since the last one (so callers who never come back are
+    not kept for the life of the process)."""
 
     def __init__(self, limit: int, *, clock: Callable[[], float] = time.time) -> None:
         self.limit = limit
@@ -306,6 +311,11 @@ class FlowQuota:
         self._open: dict[str | None, dict[str, float]] = {}
         self._looked: dict[str | None, float] = {}
         self._tickets = itertools.count()
+        self._sweep_at = _SWEEP_LEAST
+
+    def __len__(self) -> int:
+        """How many principals it holds flows of."""
+        return len(self._open)
 
     async def admit(self, principal: str | None, flows: Flows) -> str:
         """A place for one more flow of ``principal`` while it starts (a ticket: give it to
@@ -313,6 +323,8 @@ class FlowQuota:
         ``limit`` open. The place is taken at once, so requests at the same time
         cannot all pass."""
         now = self.clock()
+        if len(self._open) >= self._sweep_at:
+            self._sweep(now)
         held = self._open.setdefault(principal, {})
         for flow_id, expires in list(held.items()):
             if expires <= now:
@@ -348,6 +360,15 @@ class FlowQuota:
     def _forget(self, principal: str | None) -> None:
         self._open.pop(principal, None)
         self._looked.pop(principal, None)
+
+    def _sweep(self, now: float) -> None:
+        """Drop every expired flow, and every principal left with none."""
+        for principal, held in list(self._open.items()):
+            for flow_id in [f for f, expires in held.items() if expires <= now]:
+                del held[flow_id]
+            if not held:
+                self._forget(principal)
+        self._sweep_at = max(_SWEEP_LEAST, 2 * len(self._open))
 
 
 def _field(record: dict[str, Any], name: str, kind: type, *, required: bool = False) -> None:

@@ -1,0 +1,50 @@
+"""Call an ASGI app directly, as uvicorn would, without a socket or an HTTP client: for
+tests that send thousands of requests and look at what the app keeps between them."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["asgi_post"]
+
+
+async def asgi_post(
+    app: Any, body: bytes, headers: Mapping[str, str], *, path: str = "/mcp"
+) -> tuple[int, bytes]:
+    """POST ``body`` to ``path`` of ``app``: the status and the whole response body. The
+    request runs in a task of its own, as under uvicorn, and its connection stays open
+    until the app has answered (no disconnect)."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+    }
+    events = [{"type": "http.request", "body": body, "more_body": False}]
+    status: list[int] = []
+    out: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        if events:
+            return events.pop()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        elif message["type"] == "http.response.body":
+            out.append(message.get("body", b""))
+
+    await asyncio.ensure_future(app(scope, receive, send))  # its own task, as uvicorn runs it
+    return status[0], b"".join(out)

@@ -1,0 +1,178 @@
+"""A server that runs for weeks keeps nothing per request beyond what is bounded: thousands
+of requests through the ASGI app in process (each in its own task, as under uvicorn), with
+the values a memo could key on varied, and the memory the process holds afterwards
+compared with what it held before (``tracemalloc``, after a collection)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import importlib.util
+import tracemalloc
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from mcp_elicit import Context, KeyRing, Server
+from mcp_elicit.stores import MemoryStore
+from mcp_elicit.transports.http_server import StreamableHTTP
+
+from support.asgi_calls import asgi_post
+from support.elicitation import Clock
+from support.principals import Tokens
+
+pytestmark = pytest.mark.anyio
+
+BENCH_SERVER = Path(__file__).resolve().parents[2] / "bench" / "servers" / "elicit_server.py"
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}, "url": {}}},
+    "io.modelcontextprotocol/clientInfo": {"name": "soak", "version": "1"},
+}
+
+
+def headers(method: str, name: str | None = None, **more: str) -> dict[str, str]:
+    sent = {
+        "host": "127.0.0.1:8000",
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": method,
+    }
+    if name is not None:
+        sent["mcp-name"] = name
+    return sent | more
+
+
+def call(rid: int, name: str, arguments: dict[str, Any] | None = None, **params: Any) -> bytes:
+    body = {"name": name, "_meta": META, **params}
+    if arguments is not None:
+        body["arguments"] = arguments
+    return orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": body})
+
+
+async def growth(run: Callable[[int], Awaitable[None]], warm: int, count: int) -> int:
+    """Bytes the process holds after ``count`` more calls of ``run`` than after ``warm``."""
+    for i in range(warm):
+        await run(i)
+    tracemalloc.start()
+    try:
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for i in range(warm, warm + count):
+            await run(i)
+        await asyncio.sleep(0)
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.fixture
+def bench_app() -> Any:
+    """The benchmark's server (``bench/servers/elicit_server.py``), loaded from its file."""
+    spec = importlib.util.spec_from_file_location("soak_elicit_server", BENCH_SERVER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.app
+
+
+async def test_the_benchmark_workload_keeps_nothing_per_round(bench_app: Any) -> None:
+    """5,000 rounds of the benchmark (one tool asking one form question, stateless
+    2026-07-28, the second request answering with the sealed state): the process holds no
+    more than 256 KiB more after them than before, and no task is left running."""
+    running = len(asyncio.all_tasks())
+
+    async def round_trip(i: int) -> None:
+        status, body = await asgi_post(
+            bench_app, call(2 * i, "provision", {"name": f"web-{i}"}), headers("tools/call", "provision")
+        )
+        result = orjson.loads(body)["result"]
+        (key,) = result["inputRequests"]
+        answer = {key: {"action": "accept", "content": {"region": f"eu-{i}"}}}
+        retry = call(
+            2 * i + 1,
+            "provision",
+            {"name": f"web-{i}"},
+            inputResponses=answer,
+            requestState=result["requestState"],
+        )
+        status, body = await asgi_post(bench_app, retry, headers("tools/call", "provision"))
+        assert (
+            status == 200
+            and orjson.loads(body)["result"]["content"][0]["text"] == f"Provisioned web-{i} in eu-{i}"
+        )
+
+    grew = await growth(round_trip, 200, 5000)
+    assert grew < 256 * 1024, f"{grew} bytes more after 5,000 rounds"
+    assert len(asyncio.all_tasks()) == running
+
+
+def url_server(clock: Clock) -> Server:
+    """``use_key`` asks for a secret on a page; the store and the flows share ``clock``."""
+    app = Server(
+        "soak",
+        state_keys=KeyRing([bytes(range(32))]),
+        auth=Tokens(),
+        store=MemoryStore(clock=clock),
+        clock=clock,
+        flow_ttl=600.0,
+    )
+
+    @app.tool()
+    async def use_key(ctx: Context) -> str:
+        answer = await ctx.secret("example_api_key", message="Enter your Example API key")
+        return "no key" if answer.secret is None else "key kept"
+
+    return app
+
+
+async def test_header_spellings_are_not_remembered() -> None:
+    """3,000 requests, each with a Content-Type and an Accept spelled its own way (parameters,
+    weights, case): whatever the app memoizes of them stays under 64 KiB."""
+    server = Server("soak")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    app = StreamableHTTP(server)
+
+    async def listed(i: int) -> None:
+        spelled = {
+            "content-type": f"Application/JSON; charset=utf-8; v={i}",
+            "accept": f"text/event-stream;q=0.{i % 9 + 1}, application/json; level={i}",
+        }
+        body = call(i, "echo", {"text": "x"})
+        status, reply = await asgi_post(app, body, headers("tools/call", "echo", **spelled))
+        assert status == 200 and orjson.loads(reply)["result"]["content"][0]["text"] == "x", reply
+
+    grew = await growth(listed, 100, 3000)
+    assert grew < 64 * 1024, f"{grew} bytes more after 3,000 requests"
+
+
+async def test_abandoned_page_flows_of_many_callers_are_forgotten() -> None:
+    """2,000 callers, each starting a URL-mode flow (a page to enter a secret) and never
+    coming back, 200 of them within each ``flow_ttl``: once their flows expired, the
+    server forgets them, so what it keeps is that of the flows open in one ``flow_ttl``,
+    not of every caller it ever served."""
+    clock = Clock()
+    server = url_server(clock)
+    app = StreamableHTTP(server)
+
+    async def abandoned(i: int) -> None:
+        if i % 200 == 0:
+            clock.now += 601.0  # every flow started so far has expired
+        sent = headers("tools/call", "use_key", authorization=f"Bearer tok-user-{i}")
+        status, reply = await asgi_post(app, call(i, "use_key"), sent)
+        assert status == 200 and orjson.loads(reply)["result"]["resultType"] == "input_required", reply
+
+    grew = await growth(abandoned, 200, 2000)
+    # the callers the quota holds: those of the flows open in one flow_ttl (200), with
+    # room for as many again (and at least 256) between two sweeps
+    assert len(server.url_mode.quota) <= 512
+    assert grew < 2 * 1024 * 1024, f"{grew} bytes more after 2,000 abandoned flows"
