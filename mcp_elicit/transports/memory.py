@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -36,6 +37,9 @@ from mcp_elicit.wire import jsonrpc
 __all__ = ["MemoryTransport", "connect_memory"]
 
 log = logging.getLogger("mcp_elicit.transports.memory")
+
+#: How many of the messages the client sent ``MemoryTransport.sent`` keeps.
+KEEP_SENT = 100
 
 
 class MemoryTransport:
@@ -56,8 +60,9 @@ class MemoryTransport:
         self._exchanges: set[_MemoryExchange] = set()
         #: The handshake session, once the client sent ``initialize``.
         self.session: Session | None = None
-        #: Every notification and response the client sent.
-        self.sent: list[dict[str, Any]] = []
+        #: The last ``KEEP_SENT`` notifications and responses the client sent (a client
+        #: that lives long answers thousands of questions: older ones are dropped).
+        self.sent: deque[dict[str, Any]] = deque(maxlen=KEEP_SENT)
 
     @property
     def http(self) -> bool:

@@ -6,10 +6,7 @@ compared with what it held before (``tracemalloc``, after a collection)."""
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib.util
-import tracemalloc
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +20,7 @@ from mcp_elicit.transports.http_server import StreamableHTTP
 from support.asgi_calls import asgi_post
 from support.elicitation import Clock
 from support.principals import Tokens
+from support.soak import growth
 
 pytestmark = pytest.mark.anyio
 
@@ -52,23 +50,6 @@ def call(rid: int, name: str, arguments: dict[str, Any] | None = None, **params:
     if arguments is not None:
         body["arguments"] = arguments
     return orjson.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": body})
-
-
-async def growth(run: Callable[[int], Awaitable[None]], warm: int, count: int) -> int:
-    """Bytes the process holds after ``count`` more calls of ``run`` than after ``warm``."""
-    for i in range(warm):
-        await run(i)
-    tracemalloc.start()
-    try:
-        gc.collect()
-        before = tracemalloc.get_traced_memory()[0]
-        for i in range(warm, warm + count):
-            await run(i)
-        await asyncio.sleep(0)
-        gc.collect()
-        return tracemalloc.get_traced_memory()[0] - before
-    finally:
-        tracemalloc.stop()
 
 
 @pytest.fixture
