@@ -116,6 +116,8 @@ class Session:
         self.cancelled: set[jsonrpc.RequestId] = set()
         #: The transport's resumable request streams, by stream id (HTTP only).
         self.streams: dict[str, Any] = {}
+        #: The ids of its finished streams, oldest first: how many it keeps is bounded.
+        self.finished_streams: deque[str] = deque()
         #: Standalone streams (``GET``) the client holds open now, set by the transport.
         self.listeners = 0
         self.last_seen = now

@@ -26,7 +26,9 @@ Rules:
   that the client gave up on but the server did not see close) ends that one, as a
   complete response.
 * Only the session that owns a stream can resume it, and it gets only that stream's
-  events. A finished stream is forgotten ``resume_within`` seconds after its answer.
+  events. A finished stream is forgotten ``resume_within`` seconds after its answer, or
+  sooner once ``KEEP_FINISHED_STREAMS`` (100) of the session's streams finished after it;
+  what it keeps meanwhile is its last events, not its request (its task, its connection).
 * A response that stays JSON is never kept. 2026-07-28 removed resumption: its responses
   never carry ids.
 * A session's standalone stream (``GET``, :class:`StandaloneStream`) is one stream written
@@ -43,12 +45,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import secrets
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Receive, Send
+from mcp_elicit.transports.http_exchange import SSE_HEADERS, Exchange, Message, Receive, Send
 from mcp_elicit.wire.headers import OWS
 from mcp_elicit.wire.sse import KEEPALIVE, encode_event
 from mcp_elicit.wire.versions import REV_2025_11_25
@@ -63,12 +66,18 @@ RETRY_MS: Final = 1000
 #: Events kept per stream for a resume: while the request runs, and once it has answered.
 KEEP_EVENTS: Final = 1000
 KEEP_FINISHED: Final = 16
+#: Finished streams a session keeps for a resume (the most recently finished).
+KEEP_FINISHED_STREAMS: Final = 100
 #: Events of a session's standalone stream kept for a resume.
 KEEP_STANDALONE: Final = 100
 #: How many priming events' ids a stream knows (its connections': see ``_Primings``).
 KEEP_PRIMINGS: Final = 100
 #: Revisions with SEP-1699: priming events, and servers ending a stream to be resumed.
 _POLLING: Final = frozenset({REV_2025_11_25})
+
+
+async def _answered(message: Message) -> None:
+    """The ``send`` of a finished stream: its POST's connection was written to the end."""
 
 
 def parse_event_id(value: str) -> tuple[str, int, int] | None:
@@ -224,17 +233,29 @@ class ResumableExchange(Exchange):
         while len(self._events) > KEEP_FINISHED:  # enough to fetch a lost answer again
             self._events.popleft()
         self._set_timer(self.forget if self.streaming else None)
+        if self.streaming:  # kept for a resume: its events, not the request
+            self.task = None
+            self.send = _answered
+            kept = self.session.finished_streams
+            kept.append(self.stream_id)
+            while len(kept) > KEEP_FINISHED_STREAMS:
+                older = self.session.streams.get(kept.popleft())
+                if older is not None and older.finished:
+                    older.forget()
 
     def _set_timer(self, action: Callable[[], None] | None) -> None:
         """Run ``action`` in ``resume_within`` seconds, instead of what was due (None: nothing)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if action is not None:
-            self._timer = asyncio.get_running_loop().call_later(self.resume_within, action)
+        if action is not None:  # in a context of its own: the request's would live as long
+            self._timer = asyncio.get_running_loop().call_later(
+                self.resume_within, action, context=contextvars.Context()
+            )
 
     def forget(self) -> None:
         """Drop the stream's events: it can no longer be resumed."""
+        self._set_timer(None)
         if self.session.streams.get(self.stream_id) is self:
             del self.session.streams[self.stream_id]
         self._events.clear()

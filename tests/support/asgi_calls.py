@@ -5,15 +5,23 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["asgi_post"]
+__all__ = ["Posted", "asgi_post"]
 
 
-async def asgi_post(
-    app: Any, body: bytes, headers: Mapping[str, str], *, path: str = "/mcp"
-) -> tuple[int, bytes]:
-    """POST ``body`` to ``path`` of ``app``: the status and the whole response body. The
+@dataclass
+class Posted:
+    """A response: its status, headers (names lower-cased) and whole body."""
+
+    status: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b""
+
+
+async def asgi_post(app: Any, body: bytes, headers: Mapping[str, str], *, path: str = "/mcp") -> Posted:
+    """POST ``body`` to ``path`` of ``app``: the status, headers and whole body. The
     request runs in a task of its own, as under uvicorn, and its connection stays open
     until the app has answered (no disconnect)."""
     scope = {
@@ -31,7 +39,7 @@ async def asgi_post(
         "server": ("127.0.0.1", 8000),
     }
     events = [{"type": "http.request", "body": body, "more_body": False}]
-    status: list[int] = []
+    posted = Posted()
     out: list[bytes] = []
 
     async def receive() -> dict[str, Any]:
@@ -42,9 +50,11 @@ async def asgi_post(
 
     async def send(message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
-            status.append(message["status"])
+            posted.status = message["status"]
+            posted.headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in message["headers"]}
         elif message["type"] == "http.response.body":
             out.append(message.get("body", b""))
 
     await asyncio.ensure_future(app(scope, receive, send))  # its own task, as uvicorn runs it
-    return status[0], b"".join(out)
+    posted.body = b"".join(out)
+    return posted

@@ -69,10 +69,10 @@ async def test_the_benchmark_workload_keeps_nothing_per_round(bench_app: Any) ->
     running = len(asyncio.all_tasks())
 
     async def round_trip(i: int) -> None:
-        status, body = await asgi_post(
+        first = await asgi_post(
             bench_app, call(2 * i, "provision", {"name": f"web-{i}"}), headers("tools/call", "provision")
         )
-        result = orjson.loads(body)["result"]
+        result = orjson.loads(first.body)["result"]
         (key,) = result["inputRequests"]
         answer = {key: {"action": "accept", "content": {"region": f"eu-{i}"}}}
         retry = call(
@@ -82,11 +82,9 @@ async def test_the_benchmark_workload_keeps_nothing_per_round(bench_app: Any) ->
             inputResponses=answer,
             requestState=result["requestState"],
         )
-        status, body = await asgi_post(bench_app, retry, headers("tools/call", "provision"))
-        assert (
-            status == 200
-            and orjson.loads(body)["result"]["content"][0]["text"] == f"Provisioned web-{i} in eu-{i}"
-        )
+        final = await asgi_post(bench_app, retry, headers("tools/call", "provision"))
+        assert final.status == 200, final
+        assert orjson.loads(final.body)["result"]["content"][0]["text"] == f"Provisioned web-{i} in eu-{i}"
 
     grew = await growth(round_trip, 200, 5000)
     assert grew < 256 * 1024, f"{grew} bytes more after 5,000 rounds"
@@ -129,8 +127,8 @@ async def test_header_spellings_are_not_remembered() -> None:
             "accept": f"text/event-stream;q=0.{i % 9 + 1}, application/json; level={i}",
         }
         body = call(i, "echo", {"text": "x"})
-        status, reply = await asgi_post(app, body, headers("tools/call", "echo", **spelled))
-        assert status == 200 and orjson.loads(reply)["result"]["content"][0]["text"] == "x", reply
+        reply = await asgi_post(app, body, headers("tools/call", "echo", **spelled))
+        assert reply.status == 200 and orjson.loads(reply.body)["result"]["content"][0]["text"] == "x", reply
 
     grew = await growth(listed, 100, 3000)
     assert grew < 64 * 1024, f"{grew} bytes more after 3,000 requests"
@@ -149,11 +147,55 @@ async def test_abandoned_page_flows_of_many_callers_are_forgotten() -> None:
         if i % 200 == 0:
             clock.now += 601.0  # every flow started so far has expired
         sent = headers("tools/call", "use_key", authorization=f"Bearer tok-user-{i}")
-        status, reply = await asgi_post(app, call(i, "use_key"), sent)
-        assert status == 200 and orjson.loads(reply)["result"]["resultType"] == "input_required", reply
+        reply = await asgi_post(app, call(i, "use_key"), sent)
+        assert reply.status == 200, reply
+        assert orjson.loads(reply.body)["result"]["resultType"] == "input_required", reply
 
     grew = await growth(abandoned, 200, 2000)
     # the callers the quota holds: those of the flows open in one flow_ttl (200), with
     # room for as many again (and at least 256) between two sweeps
     assert len(server.url_mode.quota) <= 512
     assert grew < 2 * 1024 * 1024, f"{grew} bytes more after 2,000 abandoned flows"
+
+
+async def test_a_busy_session_keeps_a_bounded_number_of_finished_streams() -> None:
+    """1,000 requests of one 2025-11-25 session, each answered on an SSE stream (the client
+    takes SSE only) and read whole: a finished stream is kept a while for a resume, but a
+    session keeps at most 100 of them (not every one of the last ``resume_within``
+    seconds), and what one keeps is its last events, not its request (the task, its
+    context, the connection): under 512 KiB more held after them."""
+    server = Server("soak")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    app = StreamableHTTP(server)
+    plain = {
+        "host": "127.0.0.1:8000",
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+    }
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "soak", "version": "1"},
+    }
+    opened = await asgi_post(
+        app, orjson.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}), plain
+    )
+    assert opened.status == 200, opened
+    sent = plain | {"mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    done = await asgi_post(app, orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), sent)
+    assert done.status == 202, done
+    (session,) = server.sessions.live()
+
+    async def streamed(i: int) -> None:
+        message = {"jsonrpc": "2.0", "id": i + 1, "method": "tools/call"}
+        message["params"] = {"name": "echo", "arguments": {"text": f"x{i}"}}
+        reply = await asgi_post(app, orjson.dumps(message), sent | {"accept": "text/event-stream"})
+        assert reply.status == 200 and f'"text":"x{i}"'.encode() in reply.body, reply
+
+    grew = await growth(streamed, 100, 1000)
+    assert len(session.streams) <= 100
+    assert grew < 512 * 1024, f"{grew} bytes more after 1,000 requests"
