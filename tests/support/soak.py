@@ -13,10 +13,10 @@ __all__ = ["growth"]
 async def growth(run: Callable[[int], Awaitable[None]], warm: int, count: int) -> int:
     """Bytes the process holds after ``count`` more calls of ``run`` than after ``warm``
     (``run`` gets the call's number; both measured after a collection)."""
-    for i in range(warm):
-        await run(i)
-    tracemalloc.start()
+    tracemalloc.start()  # before the warm-up: what it made and the count replaces is traced
     try:
+        for i in range(warm):
+            await run(i)
         gc.collect()
         before = tracemalloc.get_traced_memory()[0]
         for i in range(warm, warm + count):
