@@ -84,8 +84,12 @@ ELICIT: Final = "elicitation/create"
 SAMPLE: Final = "sampling/createMessage"
 LIST_ROOTS: Final = "roots/list"
 
-#: Fingerprints of form questions by (schema digest, message, mode), bounded.
+#: Fingerprints of form questions by (schema digest, message, mode): at most
+#: ``_FINGERPRINTS_KEPT``, of messages of at most ``_MESSAGE_KEPT`` characters (a long one,
+#: which often holds text of its own request, is digested each time rather than kept).
 _FORM_FINGERPRINTS: dict[tuple[str, object, object], str] = {}
+_FINGERPRINTS_KEPT: Final = 4096
+_MESSAGE_KEPT: Final = 512
 _STATE_VERSION: Final = 1
 _ABSENT: Final = object()  # no entry under a key (an entry's value may be null)
 
@@ -112,8 +116,10 @@ class Ask:
         params = self.params
         memo: tuple[str, object, object] | None = None
         if schema is not None and self.method == ELICIT and len(params) == 3:
-            memo = (schema.digest, params.get("message"), params.get("mode"))
-            fingerprint = _FORM_FINGERPRINTS.get(memo)
+            message = params.get("message")
+            if not isinstance(message, str) or len(message) <= _MESSAGE_KEPT:
+                memo = (schema.digest, message, params.get("mode"))
+                fingerprint = _FORM_FINGERPRINTS.get(memo)
         if fingerprint is None:
             if schema is not None:
                 # the schema's own digest stands for it: no need to encode it again
@@ -124,7 +130,7 @@ class Ask:
             ).digest()
             fingerprint = base64.urlsafe_b64encode(digest[:12]).decode("ascii")
             if memo is not None:
-                if len(_FORM_FINGERPRINTS) >= 4096:
+                if len(_FORM_FINGERPRINTS) >= _FINGERPRINTS_KEPT:
                     _FORM_FINGERPRINTS.clear()
                 _FORM_FINGERPRINTS[memo] = fingerprint
         self._fingerprint = fingerprint

@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from mcp_elicit import Context, KeyRing, Server
+from mcp_elicit import Boolean, Context, Form, KeyRing, Server
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -226,3 +226,26 @@ async def test_sessions_never_deleted_are_bounded() -> None:
     grew = await growth(opened, 200, 2000)
     assert len(server.sessions) == 200
     assert grew < 64 * 1024, f"{grew} bytes more after 2,000 sessions"
+
+
+async def test_long_questions_are_not_remembered() -> None:
+    """3,000 requests whose question carries 4 KB of text of its own (what the person is
+    asked to confirm, say), never answered: how a question's fingerprint is memoized does
+    not keep the texts (12 MB); under 1 MiB more held after them."""
+    server = Server("soak", state_keys=KeyRing([bytes(range(32))]))
+
+    @server.tool()
+    async def confirm(ctx: Context, text: str) -> str:
+        answer = await ctx.elicit(f"Send this?\n\n{text}", Form(ok=Boolean()))
+        return answer.action
+
+    app = StreamableHTTP(server)
+
+    async def asked(i: int) -> None:
+        text = f"{i:08d}" * 512
+        reply = await asgi_post(app, call(i, "confirm", {"text": text}), headers("tools/call", "confirm"))
+        assert reply.status == 200, reply
+        assert orjson.loads(reply.body)["result"]["resultType"] == "input_required", reply
+
+    grew = await growth(asked, 100, 3000)
+    assert grew < 1024 * 1024, f"{grew} bytes more after 3,000 questions"
