@@ -38,7 +38,7 @@ import weakref
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field, is_dataclass, replace
 from dataclasses import fields as dataclass_fields
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 from mcp_elicit.errors import FormSchemaError, FormValidationError, SensitiveFieldError, ValidationProblem
 from mcp_elicit.forms.classes import Binding, describe_class
@@ -55,10 +55,39 @@ _SPEC_TYPES = (String, Number, Integer, Boolean, Choice, MultiChoice)
 _FROM_TYPE_CACHE: weakref.WeakKeyDictionary[object, FormSchema] = weakref.WeakKeyDictionary()
 
 
+_V = TypeVar("_V")
 #: Forms built again and again from equal fields (``Form(region=String())`` inside a
 #: handler) are checked and compiled once: the lint, the validator, the wire JSON, the digest.
-_COMPILED: dict[tuple[Any, ...], tuple[Any, Any, dict[str, Any], str]] = {}
 _COMPILED_MAX = 512
+#: The JSON (bytes) of the forms each cache keeps at most; a larger form is not kept.
+_CACHED_BYTES = 1 << 18
+
+
+class _Kept(Generic[_V]):
+    """A cache of forms by key: at most ``_COMPILED_MAX`` of them, of at most
+    ``_CACHED_BYTES`` of JSON together (the memory they hold is some ten times that);
+    past either, it is emptied. Forms built anew on every call (options read from data
+    that changes) come and go; the same form asked again is built once."""
+
+    __slots__ = ("entries", "size")
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple[Any, ...], _V] = {}
+        self.size = 0
+
+    def put(self, key: tuple[Any, ...], value: _V, size: int) -> None:
+        if size > _CACHED_BYTES:
+            return
+        if len(self.entries) >= _COMPILED_MAX or self.size + size > _CACHED_BYTES:
+            self.entries.clear()
+            self.size = 0
+        self.entries[key] = value
+        self.size += size
+
+
+#: What building a form's fields gave: its secret findings, validator, JSON Schema,
+#: digest and the JSON's size, by :func:`_spec_key` of its fields.
+_COMPILED: _Kept[tuple[Any, Any, dict[str, Any], str, int]] = _Kept()
 
 #: Every field's value, in declaration order, per spec class (``not_secret`` included).
 _FIELD_VALUES: dict[type, Callable[[Any], tuple[Any, ...]]] = {
@@ -96,13 +125,14 @@ class FormSchema:
     _binding: Binding | None = field(compare=False, repr=False)
     _wire: dict[str, Any] = field(compare=False, repr=False)
     _digest: str = field(compare=False, repr=False)
+    _size: int = field(compare=False, repr=False)  # of the JSON Schema, in bytes
 
     def __init__(self, fields: Iterable[FieldSpec], *, check_secrets: bool = True) -> None:
         specs = tuple(fields)
         key: tuple[Any, ...] | None
         try:
             key = (tuple(map(_spec_key, specs)), check_secrets)
-            compiled = _COMPILED.get(key)
+            compiled = _COMPILED.entries.get(key)
         except (KeyError, TypeError):  # not a spec, or something unhashable: no cache
             key = compiled = None
         object.__setattr__(self, "dropped_defaults", ())
@@ -113,7 +143,7 @@ class FormSchema:
             object.__setattr__(self, "fields", specs)
             object.__setattr__(self, "_binding", None)
             for name, value in zip(
-                ("secret_findings", "_validator", "_wire", "_digest"), compiled, strict=True
+                ("secret_findings", "_validator", "_wire", "_digest", "_size"), compiled, strict=True
             ):
                 object.__setattr__(self, name, value)
             return
@@ -141,12 +171,11 @@ class FormSchema:
         wire = self._build_json()
         check_size(wire, reader="mcp-elicit's client")  # what a client would refuse to show
         object.__setattr__(self, "_wire", wire)
-        digest = hashlib.sha256(json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
-        object.__setattr__(self, "_digest", digest[:32])
+        encoded = json.dumps(wire, sort_keys=True, separators=(",", ":")).encode()
+        object.__setattr__(self, "_digest", hashlib.sha256(encoded).hexdigest()[:32])
+        object.__setattr__(self, "_size", len(encoded))
         if key is not None:
-            if len(_COMPILED) >= _COMPILED_MAX:
-                _COMPILED.clear()
-            _COMPILED[key] = (findings, self._validator, wire, self._digest)
+            _COMPILED.put(key, (findings, self._validator, wire, self._digest, len(encoded)), len(encoded))
 
     # -- constructors -----------------------------------------------------------------
 
@@ -410,7 +439,7 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
         key = ()
         for name, spec in pairs:  # a loop, not a comprehension: forms are a few fields long
             key += ((name, _spec_key(spec)),)
-        form = _FORMS.get(key)
+        form = _FORMS.entries.get(key)
     except (AttributeError, KeyError, TypeError):  # not specs, or unhashable: no cache
         key = form = None
     if form is not None:
@@ -431,11 +460,9 @@ def Form(fields: Mapping[str, FieldSpec] | None = None, /, **named: FieldSpec) -
         specs.append(spec if spec.name == name else replace(spec, name=name))
     form = FormSchema(specs)
     if key is not None:  # equal fields make an equal, immutable form: share it
-        if len(_FORMS) >= _COMPILED_MAX:
-            _FORMS.clear()
-        _FORMS[key] = form
+        _FORMS.put(key, form, form._size)
     return form
 
 
 #: ``Form(...)`` by its fields' names and :func:`_spec_key`.
-_FORMS: dict[tuple[Any, ...], FormSchema] = {}
+_FORMS: _Kept[FormSchema] = _Kept()

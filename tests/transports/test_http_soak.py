@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from mcp_elicit import Boolean, Context, Form, KeyRing, Server
+from mcp_elicit import Boolean, Choice, Context, Form, KeyRing, Server
 from mcp_elicit.stores import MemoryStore
 from mcp_elicit.transports.http_server import StreamableHTTP
 
@@ -249,3 +249,27 @@ async def test_long_questions_are_not_remembered() -> None:
 
     grew = await growth(asked, 100, 3000)
     assert grew < 1024 * 1024, f"{grew} bytes more after 3,000 questions"
+
+
+async def test_large_forms_built_per_request_are_not_kept() -> None:
+    """200 requests, each asking a form of its own with a 500-option choice (options read
+    from data that changes between requests, say), never answered: the forms kept for
+    the next request to reuse are bounded in size as well as in number (512 of them held
+    about 140 KB a form): under 4 MiB more held after them."""
+    server = Server("soak", state_keys=KeyRing([bytes(range(32))]))
+
+    @server.tool()
+    async def pick(ctx: Context, n: int) -> str:
+        options = [f"host-{n:04d}-{k:03d}" for k in range(500)]
+        answer = await ctx.elicit("Which host?", Form(host=Choice(options)))
+        return answer.action
+
+    app = StreamableHTTP(server)
+
+    async def asked(i: int) -> None:
+        reply = await asgi_post(app, call(i, "pick", {"n": i}), headers("tools/call", "pick"))
+        assert reply.status == 200, reply
+        assert orjson.loads(reply.body)["result"]["resultType"] == "input_required", reply
+
+    grew = await growth(asked, 20, 200)
+    assert grew < 4 * 1024 * 1024, f"{grew} bytes more after 200 forms"
