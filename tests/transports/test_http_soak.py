@@ -5,6 +5,7 @@ compared with what it held before (``tracemalloc``, after a collection)."""
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 from pathlib import Path
 from typing import Any
@@ -270,3 +271,31 @@ async def test_large_forms_built_per_request_are_not_kept() -> None:
 
     grew = await growth(asked, 20, 200)
     assert grew < 4 * 1024 * 1024, f"{grew} bytes more after 200 forms"
+
+
+async def test_long_requests_watched_for_a_disconnect_leave_nothing() -> None:
+    """1,000 requests (25 at a time) that each run long enough to be watched for a
+    disconnect and kept alive (``watch_after`` 0.01 s, the handler 0.03 s): the watchers
+    end with their requests, and under 64 KiB more is held after them."""
+    server = Server("soak")
+
+    @server.tool()
+    async def slow(n: int) -> str:
+        await asyncio.sleep(0.03)
+        return f"slow {n}"
+
+    app = StreamableHTTP(server, watch_after=0.01, keepalive=0.01)
+    kept_alive = []
+
+    async def one(n: int) -> None:
+        reply = await asgi_post(app, call(n, "slow", {"n": n}), headers("tools/call", "slow"))
+        assert reply.status == 200 and f"slow {n}".encode() in reply.body, reply
+        if reply.headers["content-type"].startswith("text/event-stream"):
+            kept_alive.append(n)  # a keep-alive comment came first: the watch had started
+
+    async def batch(i: int) -> None:
+        await asyncio.gather(*(one(25 * i + k) for k in range(25)))
+
+    grew = await growth(batch, 4, 40)
+    assert kept_alive, "no request was watched: the test ran nothing it means to"
+    assert grew < 64 * 1024, f"{grew} bytes more after 1,000 requests"
