@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import Any, Final
 
 from mcp_elicit.client.interrupts import Interrupt, reraise
 
-__all__ = ["Failures"]
+__all__ = ["Failures", "TELLING"]
 
 log = logging.getLogger("mcp_elicit.client")
+
+#: How long a request that has its response waits for a failed answer's -32603 to be sent.
+TELLING: Final = 5.0
 
 
 class Failures:
@@ -69,9 +72,17 @@ class Failures:
         """A failure the request ``during`` found waiting for its questions' answers."""
         self._held.setdefault(during, carrier)
 
-    def unsent(self, during: Any) -> list[asyncio.Task[Any]]:
-        """The failed answers during ``during`` still being sent."""
-        return [task for task in self._failing.get(during, []) if not task.done()]
+    async def sent(self, during: Any) -> bool:
+        """Wait until the failed answers during ``during`` are sent, ``TELLING`` seconds at
+        most (they go on being sent after); whether they were."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + TELLING
+        while unsent := [task for task in self._failing.get(during, []) if not task.done()]:
+            left = until - loop.time()
+            if left <= 0:
+                return False
+            await asyncio.wait(unsent, timeout=left)
+        return True
 
     def carry(self, during: Any, task: asyncio.Task[Any]) -> None:
         """The answering ``task`` ended (its done callback): what it carried ends the

@@ -26,7 +26,8 @@ Rules:
   and raises it, as at 2026-07-28 (``answerers``); during no request, it is logged. It is
   held for that request from the moment it fails (``rev_2025_11_25_failures``): a request
   whose response came first (the server, told -32603, answered the call before the POST
-  that told it) raises it all the same, once the -32603 is sent; a request that had
+  that told it) raises it all the same, once the -32603 is sent (or after
+  ``TELLING`` seconds of trying, the -32603 still on its way); a request that had
   already returned (a question off its stream, which it does not wait for) is too late
   for it, and it is logged. A -32603 that cannot be sent is logged, and the request
   raises the answerer's exception all the same. Each is
@@ -81,7 +82,7 @@ from mcp_elicit.client.declared import declared_modes
 from mcp_elicit.client.interrupts import Interrupt, carrying
 from mcp_elicit.client.reaping import reap
 from mcp_elicit.client.rev_2025_11_25_answers import AnswerPosts
-from mcp_elicit.client.rev_2025_11_25_failures import Failures
+from mcp_elicit.client.rev_2025_11_25_failures import TELLING, Failures
 from mcp_elicit.client.rev_2025_11_25_notices import CompletionNotices
 from mcp_elicit.core.client_inputs import ElicitationRequest, Origin, parse_elicitation
 from mcp_elicit.core.rounds import RoundLimits, quoted, shown_text
@@ -218,8 +219,13 @@ class ServerQuestions:
                 carried = await _settle([*answering, *self._withdraw(strays)], cancel=True)
             for carrier in carried:  # whether or not their done callbacks have run yet
                 self.failures.hold(during, carrier)
-            while unsent := self.failures.unsent(during):  # a stray's -32603: sent first
-                await _settle(unsent, cancel=False)
+            if not await self.failures.sent(during):  # a stray's -32603: sent first, if it can be
+                log.warning(
+                    "%s did not take the -32603 for a question that failed within %g s (is it still "
+                    "reading?); the request ends with the answerer's exception, the -32603 still on its way",
+                    self.conn.server,
+                    TELLING,
+                )
         finally:
             self.failures.end(during)  # raises what was carried to it
 
