@@ -14,6 +14,10 @@ Rules:
 * Once the answer has been sent (or was withdrawn unsent), the request still in flight
   is cancelled to end it (``carry``, the answering task's done callback), as a Ctrl-C
   met answering ends it: it then raises what was carried, not a ``CancelledError``.
+* A request raises one failure: the first met during it, unless a KeyboardInterrupt or
+  SystemExit comes after an exception of the answerer's (its -32603 still being sent,
+  say): a Ctrl-C is never swallowed, so that is raised, and the other logged. Another
+  exception during the same request is logged too, once.
 * What fails once its request has returned comes too late for it: an answerer's
   exception is logged; a KeyboardInterrupt or SystemExit is raised out of the event
   loop (``interrupts``). One the request already raised is neither.
@@ -63,14 +67,29 @@ class Failures:
         running task: held for that request if it is still in flight."""
         if during is None or during not in self._callers:
             return  # too late for it: ``carry`` logs it once the task ends
-        self._held.setdefault(during, carrier)
+        self._keep(during, carrier)
         task = asyncio.current_task()
         if task is not None:
             self._failing.setdefault(during, []).append(task)
 
     def hold(self, during: Any, carrier: Interrupt) -> None:
         """A failure the request ``during`` found waiting for its questions' answers."""
-        self._held.setdefault(during, carrier)
+        self._keep(during, carrier)
+
+    def _keep(self, during: Any, carrier: Interrupt) -> None:
+        """Hold ``carrier`` for the request ``during`` unless it holds one already (a Ctrl-C
+        takes the place of an exception); the one it will not raise is logged, once."""
+        held = self._held.get(during)
+        if held is carrier or carrier.taken:
+            return
+        if held is None or (_stops(carrier) and not _stops(held)):
+            self._held[during] = carrier
+            if held is None:
+                return
+            carrier = held
+        carrier.taken = True  # not raised, and logged here only
+        if not _stops(carrier):  # a second Ctrl-C is the first one's
+            log.error("answering the server's question failed", exc_info=carrier.raised)
 
     async def sent(self, during: Any) -> bool:
         """Wait until the failed answers during ``during`` are sent, ``TELLING`` seconds at
@@ -89,15 +108,17 @@ class Failures:
         request it came during, which is cancelled for it; too late for that request, an
         answerer's exception is logged and a Ctrl-C raised out of the event loop."""
         carrier = None if task.cancelled() else task.exception()
-        if not isinstance(carrier, Interrupt) or carrier.taken:  # taken: its request raised it
+        if not isinstance(carrier, Interrupt):
             return
         caller = self._callers.get(during) if during is not None else None
         if caller is None or caller.done():
-            if not isinstance(carrier.raised, KeyboardInterrupt | SystemExit):  # no call to raise it in
+            if carrier.taken:  # its request raised it, or it was logged
+                return
+            if not _stops(carrier):  # no call to raise it in
                 log.error("answering the server's question failed", exc_info=carrier.raised)
                 return
             reraise(carrier)
-        self._held.setdefault(during, carrier)
+        self._keep(during, carrier)
         if caller.cancel():
             self._cancels[during] = self._cancels.get(during, 0) + 1
 
@@ -114,3 +135,8 @@ class Failures:
         if carrier is not None:
             carrier.taken = True
             reraise(carrier)
+
+
+def _stops(carrier: Interrupt) -> bool:
+    """Whether ``carrier`` holds a Ctrl-C (or a SystemExit), which is never swallowed."""
+    return isinstance(carrier.raised, KeyboardInterrupt | SystemExit)

@@ -182,3 +182,74 @@ async def test_the_answerers_exception_reaches_the_caller_though_the_server_coul
     assert cancelled == [call["id"]]  # the call is abandoned
     assert TYPED not in str(recorder.sent)
     assert "answering the server's question failed" not in caplog.text
+
+
+class HoldsTheError:
+    """A 2025-11-25 server that asks two questions at once on the call's stream and never
+    answers the POST of an error response (it holds it open): the client's -32603 is
+    still being sent while the next question is asked."""
+
+    async def __call__(self, seen: Seen, writer: asyncio.StreamWriter) -> None:
+        if seen.method == "GET":
+            writer.write(response("405 Method Not Allowed", {}))
+            return
+        if seen.method == "DELETE":
+            writer.write(response("200 OK", {}))
+            return
+        message = json.loads(seen.body)
+        method = message.get("method")
+        if method == "initialize":
+            body = json.dumps(init(message)).encode()
+            writer.write(
+                response("200 OK", {"Content-Type": "application/json", "Mcp-Session-Id": "s-1"}, body)
+            )
+        elif method == "tools/call":
+            asked = [b"data: " + _json(elicit(f"q-{n}", FORM)) + b"\n\n" for n in (1, 2)]
+            writer.write(SSE.encode() + b"".join(asked))
+            await writer.drain()
+            await asyncio.Event().wait()  # the call is never answered
+        elif method is None and "error" in message:
+            await asyncio.Event().wait()  # the -32603's POST is never answered
+        else:  # a notification, or an answer
+            writer.write(response("202 Accepted", {}))
+        await writer.drain()
+
+
+class FailsThenInterrupted:
+    """The first answer fails parsing what the person typed; at the second question the
+    person presses Ctrl-C."""
+
+    modes = frozenset({"form"})
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+        self.asked += 1
+        if self.asked == 1:
+            return ElicitAnswer.accept({"age": int(TYPED)})  # ValueError quoting the text
+        raise KeyboardInterrupt
+
+    async def url_done(self, request: ElicitationRequest) -> None:
+        return None
+
+
+async def test_a_ctrl_c_while_an_earlier_failure_is_being_told_is_not_lost(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The first answer's ValueError is held for the call as it fails, before its -32603
+    goes out; the person's Ctrl-C at the next question, while that -32603 is still being
+    sent, ended the call, which raised the ValueError: the Ctrl-C was neither raised nor
+    logged. A Ctrl-C is never swallowed: the call raises it, and the ValueError is logged."""
+    answerer = FailsThenInterrupted()
+    async with raw_server(HoldsTheError()) as raw:
+        with caplog.at_level(logging.ERROR, "mcp_elicit"):
+            async with Client(
+                HttpTransport(raw.url), answerer=answerer, versions=["2025-11-25"], timeout=30
+            ) as client:
+                async with hang_guard("the call to end with the person's Ctrl-C"):
+                    with pytest.raises(KeyboardInterrupt):
+                        await client.call_tool("ask")
+    assert answerer.asked == 2
+    assert "invalid literal for int" in caplog.text  # the answer that failed first, logged
+    assert "never retrieved" not in caplog.text
