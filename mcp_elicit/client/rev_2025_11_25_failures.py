@@ -8,9 +8,11 @@ Rules:
   (``failed``). The request raises it however it ends (``end``), whichever came first:
   its own response (the server, told -32603, may end its tool and answer the call before
   it answers the POST that told it), or that answer's end. A request that has its
-  response waits for such an answer to be sent (``unsent``) before it raises, so the
+  response waits for such an answer to be sent (``sent``) before it raises, so the
   server is told -32603 first, a question on the event stream too (which a request that
-  completes does not otherwise wait for).
+  completes does not otherwise wait for): for ``TELLING`` seconds at most, since its
+  result is in (not for the send's own time limit, 30 s over HTTP, nor for ever over
+  stdio to a server that has stopped reading its stdin); the -32603 goes on being sent.
 * Once the answer has been sent (or was withdrawn unsent), the request still in flight
   is cancelled to end it (``carry``, the answering task's done callback), as a Ctrl-C
   met answering ends it: it then raises what was carried, not a ``CancelledError``.
@@ -90,6 +92,12 @@ class Failures:
         carrier.taken = True  # not raised, and logged here only
         if not _stops(carrier):  # a second Ctrl-C is the first one's
             log.error("answering the server's question failed", exc_info=carrier.raised)
+
+    def others(self, during: Any, tasks: list[asyncio.Task[Any]]) -> list[asyncio.Task[Any]]:
+        """Those of ``tasks`` (answers during ``during``) whose answer did not fail: a failed
+        one's -32603 is waited for by ``sent``."""
+        failing = self._failing.get(during, [])
+        return [task for task in tasks if task not in failing]
 
     async def sent(self, during: Any) -> bool:
         """Wait until the failed answers during ``during`` are sent, ``TELLING`` seconds at

@@ -214,7 +214,7 @@ class ServerQuestions:
         try:
             if done:
                 self.posts.cut(answering)  # the server needs no answer to an answered request
-                carried = await _settle(answering, cancel=False)
+                carried = await _settle(self.failures.others(during, answering), cancel=False)
             else:
                 carried = await _settle([*answering, *self._withdraw(strays)], cancel=True)
             for carrier in carried:  # whether or not their done callbacks have run yet

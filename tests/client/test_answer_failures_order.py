@@ -60,11 +60,14 @@ class AnswersFirst:
     "events") or on the call's own stream ("call"), answers the call as soon as the answer
     comes, and answers the answer's POST only once the client has read the call's result.
     ``drops_answers``: it drops the answer's connection instead, unanswered, and the call
-    waits for ever."""
+    waits for ever; ``holds_answers``: it never answers the answer's POST (keeps it open)."""
 
-    def __init__(self, asks_on: Literal["events", "call"], *, drops_answers: bool = False) -> None:
+    def __init__(
+        self, asks_on: Literal["events", "call"], *, drops_answers: bool = False, holds_answers: bool = False
+    ) -> None:
         self.asks_on = asks_on
         self.drops_answers = drops_answers
+        self.holds_answers = holds_answers
         self.events: asyncio.Queue[bytes] = asyncio.Queue()  # for the GET stream
         self.call_id: Any = None
         self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -107,6 +110,8 @@ class AnswersFirst:
         elif method is None:  # the client's answer to the question
             self.answer.set_result(message)
             await self.result_read.wait()
+            if self.holds_answers:
+                await asyncio.Event().wait()
             self.acknowledged = True
             writer.write(response("202 Accepted", {}))
         else:  # a notification
@@ -182,6 +187,30 @@ async def test_the_answerers_exception_reaches_the_caller_though_the_server_coul
     assert cancelled == [call["id"]]  # the call is abandoned
     assert TYPED not in str(recorder.sent)
     assert "answering the server's question failed" not in caplog.text
+
+
+@pytest.mark.parametrize("asks_on", ["events", "call"])
+async def test_a_call_with_its_result_is_not_held_by_a_post_the_server_keeps_open(
+    asks_on: Literal["events", "call"], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server answers the call but never the -32603's POST: the call, its result in
+    hand, raises the answerer's exception after ``TELLING`` seconds, not at the end of the
+    POST's own time limit (30 s: "could not be told -32603"), which a question on the
+    call's own stream waited for."""
+    server = AnswersFirst(asks_on, holds_answers=True)
+    recorder = Recorder()
+    async with raw_server(server) as raw:
+        transport = HttpTransport(raw.url, trace=server.trace(recorder))
+        with caplog.at_level(logging.WARNING, "mcp_elicit"):
+            async with Client(transport, answerer=Parsing(), versions=["2025-11-25"], timeout=30) as client:
+                async with hang_guard("the call to fail with the answerer's exception"):
+                    with pytest.raises(ValueError, match="invalid literal for int"):
+                        await client.call_tool("ask")
+                assert server.result_read.is_set()
+                assert "did not take the -32603" in caplog.text
+                assert "could not be told -32603" not in caplog.text
+    assert not server.acknowledged
+    assert [m["error"]["code"] for m in recorder.sent if "error" in m] == [-32603]
 
 
 class HoldsTheError:
