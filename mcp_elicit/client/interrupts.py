@@ -39,7 +39,8 @@ class Interrupt(Exception):
     def __init__(self, raised: BaseException) -> None:
         super().__init__(f"{type(raised).__name__} in a task of the client's own")
         self.raised = raised
-        #: Raised in the call it was carried to (whoever notices it later leaves it be).
+        #: Raised in the call it was carried to, or logged in place of another it raised
+        #: (whoever notices it later leaves it be).
         self.taken = False
 
 

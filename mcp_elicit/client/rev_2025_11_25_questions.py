@@ -219,9 +219,9 @@ class ServerQuestions:
                 carried = await _settle([*answering, *self._withdraw(strays)], cancel=True)
             for carrier in carried:  # whether or not their done callbacks have run yet
                 self.failures.hold(during, carrier)
-            if not await self.failures.sent(during):  # a stray's -32603: sent first, if it can be
+            if not await self.failures.sent(during):  # a failed answer's -32603: sent first, if it can be
                 log.warning(
-                    "%s did not take the -32603 for a question that failed within %g s (is it still "
+                    "%s has not taken, within %g s, the -32603 saying an answer failed (has it stopped "
                     "reading?); the request ends with the answerer's exception, the -32603 still on its way",
                     self.conn.server,
                     TELLING,

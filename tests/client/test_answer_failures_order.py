@@ -207,7 +207,7 @@ async def test_a_call_with_its_result_is_not_held_by_a_post_the_server_keeps_ope
                     with pytest.raises(ValueError, match="invalid literal for int"):
                         await client.call_tool("ask")
                 assert server.result_read.is_set()
-                assert "did not take the -32603" in caplog.text
+                assert "has not taken, within 5 s, the -32603" in caplog.text
                 assert "could not be told -32603" not in caplog.text
     assert not server.acknowledged
     assert [m["error"]["code"] for m in recorder.sent if "error" in m] == [-32603]
