@@ -291,3 +291,41 @@ async def test_an_answer_that_never_fits_is_not_quoted_to_the_server(server_file
     assert error["code"] == -32603
     assert "toppings" in error["message"]
     assert TYPED not in str(recorder.sent)
+
+
+async def test_calls_at_once_each_raise_their_own_answerers_exception(
+    http_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Over HTTP each call's question comes on its own stream: several calls at once whose
+    answers all fail each raise the exception met answering its own question, none
+    another's, and the session goes on."""
+
+    class Numbered:
+        modes = frozenset({"form"})
+
+        def __init__(self) -> None:
+            self.asked = 0
+
+        async def elicit(self, request: ElicitationRequest) -> ElicitAnswer:
+            self.asked += 1
+            raise LookupError(f"answer {self.asked} failed")
+
+        async def url_done(self, request: ElicitationRequest) -> None:
+            return None
+
+    answerer = Numbered()
+    recorder = Recorder()
+    with caplog.at_level(logging.WARNING, "mcp_elicit"):
+        async with Client(
+            HttpTransport(http_url, trace=recorder), answerer=answerer, versions=["2025-11-25"], timeout=30
+        ) as client:
+            async with hang_guard("the calls to fail with their answerers' exceptions"):
+                ended = await asyncio.gather(
+                    *(client.call_tool("ask") for _ in range(4)), return_exceptions=True
+                )
+            assert all(isinstance(e, LookupError) for e in ended), ended
+            assert sorted(str(e) for e in ended) == [f"answer {n} failed" for n in range(1, 5)]
+            assert [t["name"] for t in await client.list_tools()] == ["ask", "toppings", "ask_on"]
+    assert [m["error"]["code"] for m in recorder.sent if "error" in m] == [-32603] * 4
+    assert "answering the server's question failed" not in caplog.text
+    assert "never retrieved" not in caplog.text
