@@ -164,10 +164,9 @@ def _wrap_list(items: list[str], room: int) -> list[str]:
 
 def _wrapped(text: str, room: int) -> list[str]:
     """``text`` in lines of at most ``room`` columns, broken at its spaces (inside a word
-    only when the word alone is too wide)."""
-    if text.isascii():  # as it always was, without loading rich for it (ui.columns)
-        return textwrap.wrap(text, room, break_on_hyphens=False) or [text]
-    return wrapped(text, room)
+    only when the word alone is too wide, and then between whole characters' codes: a
+    report for a terminal that can only show ASCII is mostly ``\\u5929``)."""
+    return wrapped(text, room)  # ASCII is measured without loading rich (ui.columns)
 
 
 def _ms(value: float) -> str:

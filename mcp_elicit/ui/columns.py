@@ -11,16 +11,24 @@ stdio ``check`` of a server writing ASCII loads neither (``tests/cli/test_lazy_i
 Without them (mcp-elicit installed without its ``cli`` extra) Unicode's own data measures:
 an East Asian wide letter two columns, a mark or a joiner none.
 A terminal whose own table is wider than both (newer emoji) can still draw a row wider.
+A word too wide for a row is folded between whole characters and their marks, and
+between whole codes of characters shown by code (``\\u5929``, ``<U+202E>``).
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
+from typing import Final
 
 __all__ = ["cells", "wrapped"]
 
 #: What joins the characters on either side into one (an emoji sequence).
 _JOINER = "\u200d"
+#: A character written as its code, read as one piece: by ``server_text.clean``
+#: (``\\x1b``, ``<U+202E>``) or by ``for_encoding`` for a terminal that cannot show it
+#: (``\\u5929``, ``\\U0001f389``); else one character.
+_PIECE: Final = re.compile(r"\\x[0-9a-f]{2}|\\u[0-9a-f]{4}|\\U[0-9a-f]{8}|<U\+[0-9A-F]{4,6}>|.", re.DOTALL)
 
 
 def cells(text: str) -> int:
@@ -51,12 +59,13 @@ def _own(char: str) -> int:
 def _folded(word: str, width: int) -> list[str]:
     """``word``, too wide for a row alone, in rows of at most ``width`` columns, never
     parted from a mark on its letter (an emoji sequence too wide for a row is parted after
-    a joiner, where prompt_toolkit would cut it off)."""
+    a joiner, where prompt_toolkit would cut it off), nor inside a character's code
+    (``_PIECE``: "\\u59" and "29" would read as other text)."""
     rows = [""]
-    for char in word:
-        if rows[-1] and _own(char) and cells(rows[-1] + char) > width:
+    for piece in _PIECE.findall(word):
+        if rows[-1] and _own(piece[0]) and cells(rows[-1] + piece) > width:
             rows.append("")
-        rows[-1] += char
+        rows[-1] += piece
     return rows
 
 

@@ -6,6 +6,7 @@ every tool's description starts in one column."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -24,6 +25,9 @@ _LAID_OUT = (*_MARKS, " " * 8, "instructions  ", "prompts  ")
 #: Where a finding starts: under a tool, under an offer, and a server's own.
 _FINDING = ("      error ", "      warning ", " " * 14 + "warning ", "server        error ")
 
+
+#: A character's code as an ASCII-only terminal writes it (``\\u5929``), cut short.
+_CUT_CODE = re.compile(r"\\(?:x(?![0-9a-f]{2})|u(?![0-9a-f]{4})|U(?![0-9a-f]{8}))")
 
 #: What the tool-name finding says after the name.
 _NAME_RULE = "1 to 128 characters of A-Z a-z 0-9 _ - . (many clients refuse other names)"
@@ -101,6 +105,8 @@ def test_on_an_ascii_terminal_the_report_is_written_by_code_and_laid_out_as_writ
     if mode == "wide":
         assert "\\u5929\\u6c14\\u9884\\u62a5" in out  # 天气预报, by its code
         assert all(len(line) <= width for line in _laid_out(lines)), out
+        # a finding wrapped between whole codes: "'\\u5929\\u6" then "c14..." was one cut inside
+        assert not [line for line in _findings(lines) if _CUT_CODE.search(line)], out
     assert "  v echo" in out, out  # the client's own mark, in ASCII
     assert len(_description_columns(lines)) == 1, out
 

@@ -3,11 +3,13 @@ cut falls between whole shown units, never inside the code written for a charact
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from mcp_elicit.client.url_consent import judge_url
 from mcp_elicit.core.rounds import shown_text
-from mcp_elicit.ui.columns import cells
+from mcp_elicit.ui.columns import cells, wrapped
 from mcp_elicit.ui.form_text import clean, fit, url_shown
 from mcp_elicit.ui.server_text import fit_quoted, for_encoding
 
@@ -289,3 +291,17 @@ def test_a_text_quoted_inert_before_is_cut_between_whole_codes(char: str) -> Non
         assert head == code * (len(head) // len(code)), (width, short)
     assert fit_quoted(quote, len(quote)) == quote
     assert fit_quoted("a\\x1b" * 2, 6) == "a\\x1b…"
+
+
+@pytest.mark.parametrize("text", ["天气" + "\u202e" * 6 + "预报", "\x1b" * 12, "a\u5929" * 8])
+@pytest.mark.parametrize("encoding", [None, "ascii"])
+def test_a_word_too_wide_for_a_row_is_folded_between_whole_codes(text: str, encoding: str | None) -> None:
+    """A word wider than a row is folded inside it, but never inside a character's code,
+    as ``clean`` writes it (``<U+202E>``, ``\\x1b``) or a terminal showing only ASCII gets
+    it (``\\u5929``): "\\u59" and "29" would read as other text."""
+    shown = for_encoding(clean(text), encoding)
+    codes = re.compile(r"\\x[0-9a-f]{2}|\\u[0-9a-f]{4}|<U\+[0-9A-F]{4}>")
+    for width in range(12, 30):
+        rows = wrapped(shown, width)
+        assert "".join(rows) == shown and all(cells(row) <= width for row in rows), (width, rows)
+        assert [code for row in rows for code in codes.findall(row)] == codes.findall(shown), (width, rows)
